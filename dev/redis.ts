@@ -1,0 +1,93 @@
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { createServer, connect } from "node:net";
+import { resolve } from "node:path";
+
+export interface RedisServer {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+export interface StartRedisOptions {
+  /** Keep data here with AOF on (dev); omit for a throwaway server (tests). */
+  dataDir?: string;
+  /** @default a free port */
+  port?: number;
+}
+
+/** Exits at once, with the way out, when redis-server is not on PATH. */
+export function requireRedisServer(): void {
+  const found = spawnSync("redis-server", ["--version"], { encoding: "utf8" });
+  if (found.error || found.status !== 0) {
+    console.error(
+      "\nedgestats needs redis-server on PATH for local dev and tests, and it was not found.\n" +
+        "  Debian/Ubuntu: sudo apt-get install redis-server\n" +
+        "  macOS:         brew install redis\n" +
+        "Or point REDIS_URL at a running Redis (redis://127.0.0.1:6379).\n",
+    );
+    process.exit(1);
+  }
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on("error", fail);
+    srv.listen(0, "127.0.0.1", () => {
+      const address = srv.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      srv.close(() => ok(port));
+    });
+  });
+}
+
+function waitForPort(port: number, child: ChildProcess, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((ok, fail) => {
+    const attempt = () => {
+      if (child.exitCode !== null) return fail(new Error(`redis-server exited with code ${child.exitCode}`));
+      const socket = connect(port, "127.0.0.1");
+      socket.once("connect", () => {
+        socket.end();
+        ok();
+      });
+      socket.once("error", () => {
+        socket.destroy();
+        if (Date.now() > deadline) fail(new Error(`redis-server did not listen on ${port} within ${timeoutMs} ms`));
+        else setTimeout(attempt, 50);
+      });
+    };
+    attempt();
+  });
+}
+
+/** Starts a private redis-server on loopback; it dies with this process. */
+export async function startRedis(options: StartRedisOptions = {}): Promise<RedisServer> {
+  requireRedisServer();
+  const port = options.port ?? (await freePort());
+  const args = ["--port", String(port), "--bind", "127.0.0.1", "--protected-mode", "no", "--save", ""];
+  if (options.dataDir) {
+    const dir = resolve(options.dataDir);
+    mkdirSync(dir, { recursive: true });
+    args.push("--dir", dir, "--appendonly", "yes", "--appendfsync", "everysec");
+  } else {
+    args.push("--appendonly", "no");
+  }
+  const child = spawn("redis-server", args, { stdio: ["ignore", "ignore", "inherit"] });
+  const kill = () => child.kill("SIGTERM");
+  process.once("exit", kill);
+  await waitForPort(port, child);
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    stop: () =>
+      new Promise<void>((ok) => {
+        process.off("exit", kill);
+        if (child.exitCode !== null) return ok();
+        child.once("exit", () => ok());
+        child.kill("SIGTERM");
+      }),
+  };
+}

@@ -1,0 +1,51 @@
+import { requestId } from "hono/request-id";
+import { errorBody, onError } from "./errors.ts";
+import { requireScope } from "./middleware/auth.ts";
+import { jsonBodyGuard } from "./middleware/body.ts";
+import { idempotencyKey, requestContext } from "./middleware/context.ts";
+import { createRouter } from "./router.ts";
+import { docsPage, OPENAPI_INFO } from "./routes/docs.ts";
+import { healthRoutes } from "./routes/health.ts";
+import { jobRoutes } from "./routes/jobs.ts";
+import { featureRoutes } from "./routes/index.ts";
+
+export interface AppOptions {
+  /**
+   * The clock; tests pass a fake one to move across hours and days.
+   * @default Date.now
+   */
+  now?: () => number;
+}
+
+export function createApp(options: AppOptions = {}) {
+  const app = createRouter();
+  app.use("*", requestId({ headerName: "X-Request-Id" }));
+  app.use("*", requestContext(options.now ?? Date.now));
+  app.use("/v1/*", requireScope());
+  app.use("/v1/*", jsonBodyGuard);
+  app.use("/internal/*", jsonBodyGuard);
+  app.use("/v1/*", idempotencyKey);
+
+  app.route("/", healthRoutes);
+  app.route("/", jobRoutes);
+  for (const [base, routes] of featureRoutes) app.route(base, routes);
+
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
+    type: "http",
+    scheme: "bearer",
+    description: "An API key from INGEST_KEYS, READ_KEYS or ADMIN_KEYS.",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "qstashSignature", {
+    type: "apiKey",
+    in: "header",
+    name: "Upstash-Signature",
+  });
+  app.doc31("/openapi.json", { openapi: "3.1.0", info: OPENAPI_INFO, security: [{ bearerAuth: [] }] });
+  app.get("/docs", (c) => c.html(docsPage(app.getOpenAPI31Document({ openapi: "3.1.0", info: OPENAPI_INFO }))));
+
+  app.notFound((c) => c.json(errorBody("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}; see /docs.`), 404));
+  app.onError(onError);
+  return app;
+}
+
+export type App = ReturnType<typeof createApp>;

@@ -1,0 +1,12 @@
+import { createApp } from "./app.ts";
+import { runScheduled } from "./scheduled.ts";
+
+export const app = createApp();
+
+export default {
+  fetch: app.fetch,
+  scheduled(controller, env, ctx) {
+    // The cron picks the jobs; the library does the work after the trigger returns.
+    ctx.waitUntil(runScheduled(controller.cron, controller.scheduledTime, env));
+  },
+} satisfies ExportedHandler<Env>;

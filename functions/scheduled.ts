@@ -1,0 +1,22 @@
+import { readConfig } from "../src/config.ts";
+import { createRedis } from "../src/redis/client.ts";
+import { CRON_JOBS, JOBS } from "./jobs.ts";
+
+/** Runs the jobs of one cron trigger; each job's failure is logged and does not stop the others. */
+export async function runScheduled(cron: string, scheduledTime: number, env: Env): Promise<Record<string, unknown>> {
+  const config = readConfig(env as unknown as Record<string, unknown>);
+  const redis = createRedis({ url: env.UPSTASH_REDIS_REST_URL, token: env.UPSTASH_REDIS_REST_TOKEN, timeoutMs: config.redisTimeoutMs });
+  const ctx = { redis, prefix: config.keyPrefix, now: scheduledTime };
+  const results: Record<string, unknown> = {};
+  for (const name of CRON_JOBS[cron] ?? []) {
+    const job = JOBS[name];
+    if (!job) continue;
+    try {
+      results[name] = await job(ctx, config);
+    } catch (error) {
+      console.error(`scheduled job ${name} failed`, error);
+      results[name] = { error: String(error) };
+    }
+  }
+  return results;
+}

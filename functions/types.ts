@@ -1,0 +1,24 @@
+import type { Config } from "../src/config.ts";
+import type { Ctx } from "../src/context.ts";
+import type { Idempotency } from "../src/redis/script.ts";
+
+/** Hono environment of the app: Worker bindings plus per-request values set by middleware. */
+export interface AppEnv {
+  Bindings: Env;
+  Variables: {
+    /** The request's time (epoch ms); tests inject a fake clock through createApp({ now }). */
+    now: number;
+    config: Config;
+    /** Library context: Redis client, key prefix, now. Created lazily by `ctxOf`. */
+    ctx: Ctx;
+    /** Scopes the presented API key holds. */
+    scopes: ReadonlySet<Scope>;
+    /** A short, non-secret id of the API key (for rate limiting and logs). */
+    keyId: string;
+    /** Set when the request carries an Idempotency-Key. */
+    idempotency: Idempotency | undefined;
+    requestId: string;
+  };
+}
+
+export type Scope = "read" | "ingest" | "admin";

@@ -1,0 +1,45 @@
+import { ConfigError } from "./errors.ts";
+
+/** Deployment settings, read from Worker vars (see wrangler.toml) with these defaults. */
+export interface Config {
+  /** @default "es" */
+  keyPrefix: string;
+  /** Hours an hourly trending bucket lives after its hour. @default 50 */
+  trendingRetentionHours: number;
+  /** Members kept per finished hour by compaction; 0 disables trimming. @default 240 */
+  trendingKeep: number;
+  /** Seconds a top-N answer may be served from the Workers cache; 0 = off. @default 5 */
+  trendingCacheSeconds: number;
+  /** Seconds without a heartbeat after which an id is offline. @default 300 */
+  presenceTimeoutSeconds: number;
+  /** Milliseconds to wait for Redis before a 503. @default 3000 */
+  redisTimeoutMs: number;
+  /** Requests per API key per 10 s; 0 = no rate limit. @default 0 */
+  rateLimitPer10s: number;
+}
+
+function int(env: Record<string, unknown>, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}; it is '${String(raw)}'.`);
+  }
+  return value;
+}
+
+export function readConfig(env: Record<string, unknown>): Config {
+  const keyPrefix = env.KEY_PREFIX === undefined || env.KEY_PREFIX === "" ? "es" : String(env.KEY_PREFIX);
+  if (!/^[A-Za-z0-9_.-]{1,32}$/.test(keyPrefix)) {
+    throw new ConfigError("KEY_PREFIX must be 1-32 characters of A-Z a-z 0-9 _ . -.");
+  }
+  return {
+    keyPrefix,
+    trendingRetentionHours: int(env, "TRENDING_RETENTION_HOURS", 50, 2, 24 * 400),
+    trendingKeep: int(env, "TRENDING_KEEP", 240, 0, 1_000_000),
+    trendingCacheSeconds: int(env, "TRENDING_CACHE_SECONDS", 5, 0, 3600),
+    presenceTimeoutSeconds: int(env, "PRESENCE_TIMEOUT_SECONDS", 300, 5, 86400),
+    redisTimeoutMs: int(env, "REDIS_TIMEOUT_MS", 3000, 100, 60_000),
+    rateLimitPer10s: int(env, "RATE_LIMIT_PER_10S", 0, 0, 1_000_000),
+  };
+}

@@ -1,0 +1,41 @@
+import { Redis } from "@upstash/redis";
+
+/** The commands the library uses; everything else goes through Lua scripts. */
+export type RedisClient = Pick<Redis, "evalsha" | "eval" | "ping">;
+
+export interface RedisOptions {
+  /** Upstash REST URL, e.g. `https://eu1-xxx.upstash.io` or the local server. */
+  url: string;
+  /** Upstash REST token. */
+  token: string;
+  /**
+   * Abort a Redis HTTP request after this many milliseconds and answer 503.
+   * @default 3000
+   */
+  timeoutMs?: number;
+}
+
+/**
+ * Creates the Upstash client with defaults chosen on purpose:
+ * - `retry: false`: the client would otherwise re-send a request whose response
+ *   was lost (up to 5 times), and a re-sent increment counts twice. A failed call
+ *   becomes a 503 instead; clients retry with an Idempotency-Key, which is safe.
+ * - `automaticDeserialization: false`: scripts return JSON text that we parse
+ *   ourselves; the default would turn the member "123" into the number 123.
+ * - `enableAutoPipelining: false`: each API call is exactly one script call, so
+ *   there is nothing to batch and counts stay explicit.
+ * - a timeout through `signal` (a function, so each request gets a fresh one
+ *   and an abort throws instead of resolving to "Aborted").
+ */
+export function createRedis(options: RedisOptions): Redis {
+  const timeoutMs = options.timeoutMs ?? 3000;
+  return new Redis({
+    url: options.url,
+    token: options.token,
+    retry: false,
+    automaticDeserialization: false,
+    enableAutoPipelining: false,
+    enableTelemetry: false,
+    signal: () => AbortSignal.timeout(timeoutMs),
+  });
+}

@@ -1,0 +1,35 @@
+/**
+ * Pure checks shared by the HTTP schemas and the library (no zod, no Hono).
+ */
+
+/** Names of streams, counters, histograms, rooms, boards and players. */
+export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+/** Members and ids: at most this many UTF-8 bytes. */
+export const MAX_MEMBER_BYTES = 256;
+/** Largest absolute increment one write may carry. */
+export const MAX_INCREMENT = 1e12;
+/** Largest batch one request may carry. */
+export const MAX_BATCH = 1000;
+
+const encoder = new TextEncoder();
+
+export function utf8Length(value: string): number {
+  return encoder.encode(value).length;
+}
+
+// C0, DEL and C1 control characters; also lone surrogates, which cannot be encoded as UTF-8.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Returns why `value` is not a valid member/id, or null when it is. */
+export function memberProblem(value: string): string | null {
+  if (value.length === 0) return "must not be empty";
+  if (CONTROL.test(value)) return "must not contain control characters";
+  if (LONE_SURROGATE.test(value)) return "must be valid Unicode (no lone surrogates)";
+  if (utf8Length(value) > MAX_MEMBER_BYTES) return `must be at most ${MAX_MEMBER_BYTES} UTF-8 bytes`;
+  return null;
+}
+
+export function isName(value: string): boolean {
+  return NAME_PATTERN.test(value);
+}
