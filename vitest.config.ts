@@ -6,7 +6,8 @@ import { TEST_KEYS, TEST_SIGNING_KEYS } from "./test/helpers/keys.ts";
  * Three projects, all against real Redis (started by `npm test`, see dev/test.ts):
  * - unit:   pure logic on Node;
  * - redis:  the library and the local Upstash server through @upstash/redis on Node;
- * - worker: routes and the scheduled handler inside workerd, fetching the local Upstash server.
+ * - worker: routes and the scheduled handler inside workerd, fetching the local Upstash server;
+ * - browser: the dashboard in headless Chromium against `wrangler dev` (test/browser).
  */
 const upstashUrl = process.env.EDGESTATS_UPSTASH_URL ?? "";
 const upstashToken = process.env.EDGESTATS_UPSTASH_TOKEN ?? "";
@@ -44,6 +45,15 @@ export default defineConfig({
           }),
         ],
         test: { name: "worker", include: ["test/worker/**/*.test.ts"], testTimeout: 60_000, hookTimeout: 30_000 },
+      },
+      {
+        test: {
+          name: "browser",
+          include: ["test/browser/**/*.test.ts"],
+          environment: "node",
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
       },
     ],
   },
