@@ -32,17 +32,21 @@ const wrangler = spawn(
 
 const base = `http://127.0.0.1:${PORT}`;
 const crons = new CronSchedule(readFileSync("wrangler.toml", "utf8"));
-const timer = setInterval(async () => {
-  for (const cron of crons.due(new Date())) {
-    // wrangler's scheduled-handler endpoint, enabled by --test-scheduled.
-    await fetch(`${base}/__scheduled?cron=${encodeURIComponent(cron)}`).catch((e) => console.error(`cron ${cron}: ${e}`));
-  }
-}, 1000);
+let timer: ReturnType<typeof setInterval> | undefined;
+/** Fires due crons through wrangler's scheduled-handler endpoint (enabled by --test-scheduled). */
+function startCrons() {
+  timer = setInterval(async () => {
+    for (const cron of crons.due(new Date())) {
+      await fetch(`${base}/__scheduled?cron=${encodeURIComponent(cron)}`).catch((e) => console.error(`cron ${cron}: ${e}`));
+    }
+  }, 1000);
+}
 
 void (async () => {
   for (let i = 0; i < 120; i++) {
     const ok = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
     if (ok) {
+      startCrons();
       console.log(`\nedgestats is running at ${base}
   dashboard  ${base}/
   API docs   ${base}/docs
