@@ -10,7 +10,9 @@ import type { RedisClient } from "./client.ts";
  * the request fingerprint and ARGV[2] the record's lifetime in seconds. The
  * body sees KEYS/ARGV without those, runs only when no record exists, and its
  * encoded result is stored in the same atomic step, so a key is recorded only
- * when the write happened and a replay returns the first result.
+ * when the write happened and a replay returns the first result. A body that
+ * refuses the request before writing anything returns a table with
+ * `refused = true`; then no record is kept.
  *
  * Every script starts with `allow-key-locking`: on Upstash it locks only the
  * declared keys, so every key a script touches must be passed in KEYS.
@@ -48,8 +50,11 @@ end
 local keys, argv = {}, {}
 for i = 2, #KEYS do keys[i - 1] = KEYS[i] end
 for i = 3, #ARGV do argv[i - 2] = ARGV[i] end
-local encoded = cjson.encode(body(keys, argv))
-if idemKey ~= '' then
+local result  = body(keys, argv)
+local encoded = cjson.encode(result)
+-- A refusal ({refused = true}, decided before anything was written) leaves no
+-- record: the retry of a refused request must be judged afresh.
+if idemKey ~= '' and not (type(result) == 'table' and result.refused) then
   redis.call('SET', idemKey, fingerprint .. '\\n' .. encoded, 'EX', tonumber(ARGV[2]))
 end
 return '{"replayed":false,"value":' .. encoded .. '}'

@@ -1,0 +1,296 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import * as lb from "../../src/leaderboards/index.ts";
+import { requireScope } from "../middleware/auth.ts";
+import { ctxOf, markReplay } from "../middleware/context.ts";
+import { createRouter } from "../router.ts";
+import { MAX_BATCH } from "../../src/validation.ts";
+import {
+  errorResponses,
+  Increment,
+  intQuery,
+  jsonBody,
+  jsonResponse,
+  Member,
+  Name,
+  nameParams,
+  normalizeBatch,
+  notFoundResponse,
+  Score,
+  writeErrorResponses,
+} from "../schemas.ts";
+
+const tags = ["Leaderboards"];
+
+const Ties = z.enum(["joined", "reached"]).openapi({
+  description: "Of equal scores, `joined`: the earlier joiner ranks higher; `reached`: whoever reached the score first.",
+});
+
+const Meta = z
+  .record(z.string(), z.any())
+  .nullable()
+  .superRefine((value, ctx) => {
+    const problem = lb.metaProblem(value);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  })
+  .openapi({ description: `Any JSON object up to ${lb.MAX_META_BYTES} bytes.`, example: { country: "ES" } });
+
+const PlayerScore = Score.openapi({ description: "finite, within ±1e15 (integers are exact)" });
+
+const Settings = z
+  .object({
+    board: z.string(),
+    ties: Ties,
+    createdAt: z.number().int().openapi({ description: "epoch ms" }),
+    players: z.number().int(),
+    created: z.boolean(),
+  })
+  .openapi("LeaderboardSettings");
+
+const Row = z
+  .object({ rank: z.number().int(), player: z.string(), name: z.string().nullable(), score: z.number() })
+  .openapi("LeaderboardRow");
+
+const Player = z
+  .object({
+    player: z.string(),
+    name: z.string().nullable(),
+    meta: z.record(z.string(), z.any()).nullable(),
+    score: z.number(),
+    rank: z.number().int(),
+    joinedAt: z.number().int().openapi({ description: "epoch ms" }),
+  })
+  .openapi("LeaderboardPlayer");
+
+const Joined = Player.extend({ created: z.boolean() }).openapi("LeaderboardJoin");
+
+const ByChange = z.object({ by: Increment });
+const SetChange = z.object({
+  set: PlayerScore,
+  mode: z.enum(["replace", "best"]).optional().openapi({ description: "`best` keeps the higher of the old and new score. @default replace" }),
+});
+const Change = z.union([ByChange.strict(), SetChange.strict()]).openapi("LeaderboardScoreChange");
+const ScoreResult = z.object({ player: z.string(), score: z.number(), rank: z.number().int() }).openapi("LeaderboardScore");
+
+const boardParams = nameParams("board");
+const playerParams = nameParams("board", "player");
+const noContent = { description: "Done (also when there was nothing to delete)." };
+
+export const leaderboardsRoutes = createRouter();
+
+leaderboardsRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/",
+    tags,
+    summary: "Names of existing boards, sorted, at most 1,000",
+    responses: { 200: jsonResponse(z.object({ boards: z.array(z.string()) }), "Board names from the registry."), ...errorResponses },
+  }),
+  async (c) => c.json({ boards: await lb.listBoards(ctxOf(c)) }, 200),
+);
+
+leaderboardsRoutes.openapi(
+  createRoute({
+    method: "put",
+    path: "/{board}",
+    tags,
+    summary: "Create a board or set its tie policy (admin)",
+    description: "Without `ties` an existing board keeps its policy. Changing the policy of a board with players is a 409 (`board_not_empty`).",
+    middleware: [requireScope("admin")] as const,
+    request: {
+      params: boardParams,
+      body: { content: { "application/json": { schema: z.object({ ties: Ties.optional() }).strict() } }, required: false },
+    },
+    responses: {
+      200: jsonResponse(Settings, "The board's settings."),
+      ...writeErrorResponses,
+    },
+  }),
+  async (c) => {
+    const { board } = c.req.valid("param");
+    const { ties } = c.req.valid("json");
+    const { value, replayed } = await lb.configureBoard(ctxOf(c), board, ties, c.get("idempotency"));
+    markReplay(c, replayed);
+    return c.json(value, 200);
+  },
+);
+
+leaderboardsRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/{board}",
+    tags,
+    summary: "A page of the ranking with ranks",
+    description: "A page past the end has no items. `ties` says how equal scores are ordered.",
+    request: { params: boardParams, query: z.object({ page: intQuery(1, 1_000_000, 1), limit: intQuery(1, lb.MAX_PAGE_LIMIT, 10) }) },
+    responses: {
+      200: jsonResponse(
+        z.object({ items: z.array(Row), total: z.number().int(), page: z.number().int(), limit: z.number().int(), ties: Ties }).openapi("LeaderboardPage"),
+        "The page.",
+      ),
+      ...errorResponses,
+      ...notFoundResponse,
+    },
+  }),
+  async (c) => {
+    const { board } = c.req.valid("param");
+    const { page, limit } = c.req.valid("query");
+    return c.json(await lb.pageOfBoard(ctxOf(c), board, { page, limit }), 200);
+  },
+);
+
+leaderboardsRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/{board}/count",
+    tags,
+    summary: "How many players a board has, and its settings",
+    request: { params: boardParams },
+    responses: {
+      200: jsonResponse(Settings.omit({ created: true }).openapi("LeaderboardCount"), "The board."),
+      ...errorResponses,
+      ...notFoundResponse,
+    },
+  }),
+  async (c) => c.json(await lb.boardInfo(ctxOf(c), c.req.valid("param").board), 200),
+);
+
+leaderboardsRoutes.openapi(
+  createRoute({
+    method: "delete",
+    path: "/{board}",
+    tags,
+    summary: "Delete a board with every player (admin)",
+    description: "Removes every key of the board and its registry entry in one script; no keyspace scan.",
+    middleware: [requireScope("admin")] as const,
+    request: { params: boardParams },
+    responses: { 204: noContent, ...errorResponses },
+  }),
+  async (c) => {
+    await lb.deleteBoard(ctxOf(c), c.req.valid("param").board);
+    return c.body(null, 204);
+  },
+);
+
+leaderboardsRoutes.openapi(
+  createRoute({
+    method: "put",
+    path: "/{board}/players/{player}",
+    tags,
+    summary: "Join a player, or replace the profile of one who joined before",
+    description: "Creates the board with default settings if needed. Joining again replaces `name` and `meta` but never the score or join time; `score` applies to new players only.",
+    request: {
+      params: playerParams,
+      ...jsonBody(z.object({ name: Member.openapi({ example: "Alice", description: "display name: 1..256 UTF-8 bytes, no control characters" }), meta: Meta.optional(), score: PlayerScore.optional() }).strict()),
+    },
+    responses: {
+      200: jsonResponse(Joined, "The player existed; the profile was replaced."),
+      201: jsonResponse(Joined, "The player joined."),
+      ...writeErrorResponses,
+    },
+  }),
+  async (c) => {
+    const { board, player } = c.req.valid("param");
+    const body = c.req.valid("json");
+    const { value, replayed } = await lb.joinBoard(ctxOf(c), board, player, body, c.get("idempotency"));
+    markReplay(c, replayed);
+    return value.created ? c.json(value, 201) : c.json(value, 200);
+  },
+);
+
+leaderboardsRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/{board}/players/{player}/score",
+    tags,
+    summary: "Increment (`by`, may be negative) or set (`set`, `mode` replace|best) a score",
+    description: "Atomic. 404 when the player has not joined; 400 when the result would leave ±1e15.",
+    request: { params: playerParams, ...jsonBody(Change) },
+    responses: {
+      200: jsonResponse(ScoreResult.omit({ player: true }), "The new score and 1-based rank."),
+      ...writeErrorResponses,
+      ...notFoundResponse,
+    },
+  }),
+  async (c) => {
+    const { board, player } = c.req.valid("param");
+    const { value, replayed } = await lb.changeScore(ctxOf(c), board, player, c.req.valid("json"), c.get("idempotency"));
+    markReplay(c, replayed);
+    return c.json({ score: value.score, rank: value.rank }, 200);
+  },
+);
+
+const BatchChange = z.union([ByChange.extend({ player: Name }).strict(), SetChange.extend({ player: Name }).strict()]);
+const BatchBody = z.union([...BatchChange.options, z.object({ items: z.array(BatchChange).min(1).max(MAX_BATCH) }).strict()]).openapi("LeaderboardScoreBatch");
+
+leaderboardsRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/{board}/scores",
+    tags,
+    summary: "Score changes for several players in one atomic request",
+    description: "`{player, by}` / `{player, set, mode?}` or `{items: [...]}` (up to 1,000), applied in order. One unknown player or out-of-range result refuses the whole batch.",
+    request: { params: boardParams, ...jsonBody(BatchBody) },
+    responses: {
+      200: jsonResponse(z.object({ results: z.array(ScoreResult) }), "Each change's score; ranks are after the whole batch."),
+      ...writeErrorResponses,
+      ...notFoundResponse,
+    },
+  }),
+  async (c) => {
+    const { board } = c.req.valid("param");
+    const changes = normalizeBatch<z.infer<typeof BatchChange>, "items">(c.req.valid("json"), "items");
+    const { value, replayed } = await lb.changeScores(ctxOf(c), board, changes, c.get("idempotency"));
+    markReplay(c, replayed);
+    return c.json({ results: value }, 200);
+  },
+);
+
+leaderboardsRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/{board}/players/{player}",
+    tags,
+    summary: "A player's score, 1-based rank, profile and join time",
+    request: { params: playerParams },
+    responses: { 200: jsonResponse(Player, "The player."), ...errorResponses, ...notFoundResponse },
+  }),
+  async (c) => {
+    const { board, player } = c.req.valid("param");
+    return c.json(await lb.getPlayer(ctxOf(c), board, player), 200);
+  },
+);
+
+leaderboardsRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/{board}/players/{player}/around",
+    tags,
+    summary: "The player with up to k rows above and below",
+    request: { params: playerParams, query: z.object({ k: intQuery(0, lb.MAX_AROUND, 5) }) },
+    responses: {
+      200: jsonResponse(z.object({ player: z.string(), rank: z.number().int(), items: z.array(Row) }).openapi("LeaderboardAround"), "Rows around the player."),
+      ...errorResponses,
+      ...notFoundResponse,
+    },
+  }),
+  async (c) => {
+    const { board, player } = c.req.valid("param");
+    return c.json(await lb.aroundPlayer(ctxOf(c), board, player, c.req.valid("query").k), 200);
+  },
+);
+
+leaderboardsRoutes.openapi(
+  createRoute({
+    method: "delete",
+    path: "/{board}/players/{player}",
+    tags,
+    summary: "Remove a player (ingest)",
+    request: { params: playerParams },
+    responses: { 204: noContent, ...errorResponses },
+  }),
+  async (c) => {
+    const { board, player } = c.req.valid("param");
+    await lb.removePlayer(ctxOf(c), board, player);
+    return c.body(null, 204);
+  },
+);

@@ -1,0 +1,261 @@
+import { defineReadScript, defineWriteScript } from "../redis/script.ts";
+import { SEQ_WIDTH } from "./keys.ts";
+
+/*
+ * Ranking members are `<SEQ_WIDTH-digit seq>:<player>` with the score stored negated:
+ * ascending order is then "highest score first, and of equal scores the lower
+ * sequence first". The sequence is a per-board counter (HINCRBY on the settings
+ * hash) taken when a player joins (ties "joined") or whenever the score changes
+ * (ties "reached"). It orders writes as Redis applied them, which Worker clocks
+ * in different locations cannot do, and never repeats within a millisecond.
+ *
+ * Scores travel as strings: what TypeScript formats (shortest round-trip) or
+ * what Redis returns (%.17g), never a Lua number turned back into text, so
+ * every integer up to 2^53 stays exact.
+ */
+
+/** Read scripts return a Lua value like write scripts do; this encodes it for `runRead`. */
+function readScript(name: string, body: string) {
+  return defineReadScript(name, `local function run()\n${body.trim()}\nend\nreturn cjson.encode(run())`);
+}
+
+const ENTRY = `
+-- players hash values are '<joinedAt>:<ranking member>'
+local function parseEntry(entry)
+  return string.match(entry, '^(%-?%d+):(.+)$')
+end`;
+
+/**
+ * PUT a board's settings. KEYS: settings, ranking, registry.
+ * ARGV: board, now, ties ('' keeps the current policy).
+ */
+export const configureBoard = defineWriteScript(
+  "leaderboards:configure",
+  `
+local settings, ranking, registry = KEYS[1], KEYS[2], KEYS[3]
+local board, now, ties            = ARGV[1], ARGV[2], ARGV[3]
+local current = redis.call('HGET', settings, 'ties')
+local created = false
+if not current then
+  current = ties ~= '' and ties or 'joined'
+  redis.call('HSET', settings, 'ties', current, 'createdAt', now, 'seq', 0)
+  redis.call('ZADD', registry, 0, board)
+  created = true
+elseif ties ~= '' and ties ~= current then
+  -- existing tie-breaks were taken under the old policy; mixing them would rank unfairly
+  local players = redis.call('ZCARD', ranking)
+  if players > 0 then return {refused = true, conflict = current, players = players} end
+  redis.call('HSET', settings, 'ties', ties)
+  current = ties
+end
+return {ties = current, createdAt = redis.call('HGET', settings, 'createdAt'), players = redis.call('ZCARD', ranking), created = created}
+`,
+);
+
+/**
+ * Join (or update the profile of) a player. KEYS: settings, ranking, players, profiles, registry.
+ * ARGV: board, player, now, profile JSON, negated initial score.
+ */
+export const joinPlayer = defineWriteScript(
+  "leaderboards:join",
+  `${ENTRY}
+local settings, ranking, players, profiles, registry = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local board, player, now, profile, negScore          = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+if redis.call('EXISTS', settings) == 0 then
+  -- first join creates the board with the default policy
+  redis.call('HSET', settings, 'ties', 'joined', 'createdAt', now, 'seq', 0)
+  redis.call('ZADD', registry, 0, board)
+end
+redis.call('HSET', profiles, player, profile)
+local entry = redis.call('HGET', players, player)
+local joined, member
+if entry then
+  -- joining again replaces the profile only: score and join time stay
+  joined, member = parseEntry(entry)
+else
+  local seq = redis.call('HINCRBY', settings, 'seq', 1)
+  member = string.format('%0${SEQ_WIDTH}d', seq) .. ':' .. player
+  joined = now
+  redis.call('ZADD', ranking, negScore, member)
+  redis.call('HSET', players, player, joined .. ':' .. member)
+end
+return {
+  created  = not entry,
+  joinedAt = joined,
+  score    = redis.call('ZSCORE', ranking, member),
+  rank     = redis.call('ZRANK', ranking, member) + 1,
+}
+`,
+);
+
+/**
+ * Apply score changes in order. KEYS: settings, ranking, players.
+ * ARGV: limit, count, then per op: player, kind ('by' | 'replace' | 'best'), negated value.
+ */
+export const applyScores = defineWriteScript(
+  "leaderboards:score",
+  `${ENTRY}
+local settings, ranking, players = KEYS[1], KEYS[2], KEYS[3]
+local limit, n                   = tonumber(ARGV[1]), tonumber(ARGV[2])
+local ties                       = redis.call('HGET', settings, 'ties') or 'joined'
+local entries, sim = {}, {}
+
+-- Pass 1 writes nothing: every player must exist and every intermediate score
+-- stay within the exact range, so one bad item refuses the whole batch.
+for i = 0, n - 1 do
+  local player = ARGV[3 + i * 3]
+  local kind   = ARGV[4 + i * 3]
+  local value  = tonumber(ARGV[5 + i * 3])
+  if not entries[player] then
+    local entry = redis.call('HGET', players, player)
+    if not entry then return {refused = true, missing = player, index = i} end
+    local joined, member = parseEntry(entry)
+    entries[player] = {joined = joined, member = member}
+    sim[player] = tonumber(redis.call('ZSCORE', ranking, member))
+  end
+  local stored = sim[player]
+  -- the same double addition ZINCRBY performs, so the check matches what pass 2 stores
+  if kind == 'by' then stored = stored + value
+  elseif kind == 'replace' then stored = value
+  elseif value < stored then stored = value end -- best: negated, so lower is better
+  if stored > limit or stored < -limit then return {refused = true, outOfRange = player, index = i} end
+  sim[player] = stored
+end
+
+local results = {}
+for i = 0, n - 1 do
+  local player = ARGV[3 + i * 3]
+  local kind   = ARGV[4 + i * 3]
+  local value  = ARGV[5 + i * 3]
+  local e      = entries[player]
+  local before = redis.call('ZSCORE', ranking, e.member)
+  local after  = before
+  if kind == 'by' then
+    after = redis.call('ZINCRBY', ranking, value, e.member)
+  elseif kind == 'replace' or tonumber(value) < tonumber(before) then
+    redis.call('ZADD', ranking, value, e.member)
+    after = redis.call('ZSCORE', ranking, e.member)
+  end
+  if ties == 'reached' and tonumber(after) ~= tonumber(before) then
+    -- reaching a new score takes a new place in the tie order
+    local seq    = redis.call('HINCRBY', settings, 'seq', 1)
+    local member = string.format('%0${SEQ_WIDTH}d', seq) .. ':' .. player
+    redis.call('ZREM', ranking, e.member)
+    redis.call('ZADD', ranking, after, member)
+    redis.call('HSET', players, player, e.joined .. ':' .. member)
+    e.member = member
+  end
+  results[i + 1] = {player, after}
+end
+-- ranks once the whole batch is in
+for i = 1, n do
+  results[i][3] = redis.call('ZRANK', ranking, entries[results[i][1]].member) + 1
+end
+return results
+`,
+);
+
+/** KEYS: ranking, players, profiles. ARGV: player. */
+export const removePlayer = defineWriteScript(
+  "leaderboards:remove",
+  `${ENTRY}
+local ranking, players, profiles = KEYS[1], KEYS[2], KEYS[3]
+local player                     = ARGV[1]
+local entry = redis.call('HGET', players, player)
+if not entry then return {removed = false} end
+local _, member = parseEntry(entry)
+redis.call('ZREM', ranking, member)
+redis.call('HDEL', players, player)
+redis.call('HDEL', profiles, player)
+return {removed = true}
+`,
+);
+
+/** KEYS: settings, ranking, players, profiles, registry. ARGV: board. */
+export const deleteBoard = defineWriteScript(
+  "leaderboards:delete",
+  `
+local settings, ranking, players, profiles, registry = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local board                                          = ARGV[1]
+-- UNLINK frees a large board off the main thread
+local removed = redis.call('UNLINK', settings, ranking, players, profiles)
+redis.call('ZREM', registry, board)
+return {removed = removed > 0}
+`,
+);
+
+/** KEYS: ranking, players, profiles. ARGV: player. */
+export const getPlayer = readScript(
+  "leaderboards:get",
+  `${ENTRY}
+local ranking, players, profiles = KEYS[1], KEYS[2], KEYS[3]
+local player                     = ARGV[1]
+local entry = redis.call('HGET', players, player)
+if not entry then return {missing = true} end
+local joined, member = parseEntry(entry)
+return {
+  profile  = redis.call('HGET', profiles, player),
+  joinedAt = joined,
+  score    = redis.call('ZSCORE', ranking, member),
+  rank     = redis.call('ZRANK', ranking, member) + 1,
+}
+`,
+);
+
+const PROFILES_OF_ROWS = `
+-- rows are member, score, member, score, ...; members end in the player name
+local function profilesOf(profiles, rows)
+  local names = {}
+  for i = 1, #rows, 2 do names[#names + 1] = string.sub(rows[i], ${SEQ_WIDTH + 2}) end
+  if #names == 0 then return {} end
+  return redis.call('HMGET', profiles, unpack(names))
+end`;
+
+/** KEYS: settings, ranking, profiles. ARGV: start, stop (0-based, inclusive). */
+export const pageOf = readScript(
+  "leaderboards:page",
+  `${PROFILES_OF_ROWS}
+local settings, ranking, profiles = KEYS[1], KEYS[2], KEYS[3]
+local start, stop                 = ARGV[1], ARGV[2]
+local ties = redis.call('HGET', settings, 'ties')
+if not ties then return {missing = true} end
+local rows = redis.call('ZRANGE', ranking, start, stop, 'WITHSCORES')
+return {ties = ties, total = redis.call('ZCARD', ranking), rows = rows, profiles = profilesOf(profiles, rows)}
+`,
+);
+
+/** KEYS: ranking, players, profiles. ARGV: player, k. */
+export const aroundOf = readScript(
+  "leaderboards:around",
+  `${ENTRY}${PROFILES_OF_ROWS}
+local ranking, players, profiles = KEYS[1], KEYS[2], KEYS[3]
+local player, k                  = ARGV[1], tonumber(ARGV[2])
+local entry = redis.call('HGET', players, player)
+if not entry then return {missing = true} end
+local _, member = parseEntry(entry)
+local rank  = redis.call('ZRANK', ranking, member)
+local start = math.max(0, rank - k)
+local rows  = redis.call('ZRANGE', ranking, start, rank + k, 'WITHSCORES')
+return {start = start, rank = rank + 1, rows = rows, profiles = profilesOf(profiles, rows)}
+`,
+);
+
+/** KEYS: settings, ranking. */
+export const countOf = readScript(
+  "leaderboards:count",
+  `
+local settings, ranking = KEYS[1], KEYS[2]
+local meta = redis.call('HMGET', settings, 'ties', 'createdAt')
+if not meta[1] then return {missing = true} end
+return {ties = meta[1], createdAt = meta[2], total = redis.call('ZCARD', ranking)}
+`,
+);
+
+/** KEYS: registry. ARGV: most names to return. */
+export const listBoards = readScript(
+  "leaderboards:list",
+  `
+local registry, most = KEYS[1], tonumber(ARGV[1])
+return redis.call('ZRANGE', registry, 0, most - 1)
+`,
+);

@@ -1,0 +1,54 @@
+import { describe, expect, it } from "vitest";
+import { boardKeys, playerOfMember, registryKey, SEQ_WIDTH } from "../../src/leaderboards/keys.ts";
+import { changeIssues, MAX_META_BYTES, metaProblem, negated, profileIssues, scoreOf, scoreProblem } from "../../src/leaderboards/validate.ts";
+
+describe("leaderboard scores", () => {
+  it("negates scores without ever producing -0 and reads them back exactly", () => {
+    expect(negated(0)).toBe("0");
+    expect(negated(-0)).toBe("0");
+    expect(negated(5)).toBe("-5");
+    expect(negated(-12.5)).toBe("12.5");
+    expect(Object.is(scoreOf("-0"), 0)).toBe(true);
+    expect(Object.is(scoreOf("0"), 0)).toBe(true);
+    for (const v of [1e15, -1e15, 999_999_999_999_999, 2 ** 53 - 1, 0.1, -3.25]) expect(scoreOf(negated(v))).toBe(v);
+  });
+
+  it("accepts finite scores within ±1e15 and increments within ±1e12", () => {
+    expect(scoreProblem(1e15)).toBeNull();
+    expect(scoreProblem(-1e15)).toBeNull();
+    expect(scoreProblem(1e15 + 1)).toMatch(/within/);
+    expect(scoreProblem(Number.NaN)).toMatch(/finite/);
+    expect(scoreProblem(Infinity)).toMatch(/finite/);
+    expect(scoreProblem("1")).toMatch(/finite/);
+    expect(changeIssues({ by: 1e12 }, "").filter(Boolean)).toEqual([]);
+    expect(changeIssues({ by: 1e12 + 1 }, "")[0]?.path).toBe("by");
+    expect(changeIssues({ set: 1, mode: "worst" as never }, "items.2.")[1]?.path).toBe("items.2.mode");
+  });
+
+  it("checks profiles: name as a member, meta an object of bounded size", () => {
+    expect(profileIssues("Alice", { a: 1 }, 3).filter(Boolean)).toEqual([]);
+    expect(profileIssues("", null, undefined)[0]?.path).toBe("name");
+    expect(metaProblem([1])).toMatch(/object/);
+    expect(metaProblem("x")).toMatch(/object/);
+    expect(metaProblem({ s: "x".repeat(MAX_META_BYTES) })).toMatch(/bytes/);
+    expect(metaProblem(null)).toBeNull();
+  });
+});
+
+describe("leaderboard keys", () => {
+  it("gives each board a fixed set of keys apart from the registry", () => {
+    const k = boardKeys("es", "g1");
+    expect(Object.values(k)).toEqual(["es:lb:g1:settings", "es:lb:g1:ranking", "es:lb:g1:players", "es:lb:g1:profiles"]);
+    // a board name cannot start with '_', so no board's keys can be the registry
+    expect(registryKey("es")).toBe("es:lb:_boards");
+  });
+
+  it("reads the player back from a fixed-width member", () => {
+    const member = `${"7".padStart(SEQ_WIDTH, "0")}:p.1-x`;
+    expect(playerOfMember(member)).toBe("p.1-x");
+    // lexicographic order of fixed-width sequences is numeric order
+    const a = `${"9".padStart(SEQ_WIDTH, "0")}:z`;
+    const b = `${"10".padStart(SEQ_WIDTH, "0")}:a`;
+    expect(a < b).toBe(true);
+  });
+});
