@@ -1,0 +1,189 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { MAX_RETENTION_DAYS } from "../../src/histograms/keys.ts";
+import {
+  deleteHistogram,
+  listHistograms,
+  MAX_BUCKET_WIDTH,
+  MAX_UNIT_LENGTH,
+  observe,
+  putHistogram,
+  readHistogram,
+  type Observation,
+} from "../../src/histograms/histograms.ts";
+import { MAX_BATCH } from "../../src/validation.ts";
+import { requireScope } from "../middleware/auth.ts";
+import { ctxOf, markReplay } from "../middleware/context.ts";
+import { createRouter } from "../router.ts";
+import { At, errorResponses, intQuery, jsonBody, jsonResponse, nameParams, notFoundResponse, Score, writeErrorResponses } from "../schemas.ts";
+
+const tags = ["Histograms"];
+const params = nameParams("histogram");
+
+const Settings = z
+  .object({
+    bucketWidth: z.number().finite().positive().max(MAX_BUCKET_WIDTH).openapi({ example: 10, description: "width of every bucket, in the unit of the values" }),
+    unit: z.string().min(1).max(MAX_UNIT_LENGTH).optional().openapi({ example: "s", description: "a label echoed on reads; default none" }),
+    retentionDays: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_RETENTION_DAYS)
+      .optional()
+      .openapi({ example: 30, description: `days each UTC day is kept after it ends; default ${MAX_RETENTION_DAYS}` }),
+  })
+  .strict()
+  .openapi("HistogramSettings");
+
+const HistogramInfo = z
+  .object({
+    histogram: z.string(),
+    bucketWidth: z.number(),
+    unit: z.string().nullable(),
+    retentionDays: z.number().int(),
+    createdAt: z.number().int().openapi({ description: "epoch ms of the first PUT" }),
+    created: z.boolean(),
+  })
+  .openapi("HistogramInfo");
+
+const ObservationItem = z.object({ value: Score.openapi({ example: 60 }), at: At.optional() }).strict();
+
+/** One observation, or `values` of up to 1,000 observations or bare numbers. */
+const ObservationBody = z
+  .union([
+    ObservationItem,
+    z.object({ values: z.array(z.union([Score, ObservationItem])).min(1).max(MAX_BATCH) }).strict(),
+  ])
+  .openapi("HistogramObservations", { example: { values: [60, 120, { value: 90, at: "2026-11-22T10:00:00Z" }] } });
+
+const Accepted = z.object({ accepted: z.number().int() }).openapi("HistogramAccepted");
+
+const Bucket = z
+  .object({ lower: z.number(), upper: z.number(), count: z.number().int() })
+  .openapi("HistogramBucket", { description: "values v with lower ≤ v < upper" });
+
+const Summary = z
+  .object({
+    histogram: z.string(),
+    unit: z.string().nullable(),
+    bucketWidth: z.number(),
+    from: z.string().openapi({ example: "2026-11-16" }),
+    to: z.string().openapi({ example: "2026-11-22" }),
+    count: z.number().int(),
+    sum: z.number().openapi({ description: "exact sum of the values" }),
+    min: z.number().nullable().openapi({ description: "exact smallest value; null when count is 0" }),
+    max: z.number().nullable().openapi({ description: "exact largest value; null when count is 0" }),
+    mean: z.number().nullable().openapi({ description: "exact mean (sum / count)" }),
+    p50: z.number().nullable().openapi({ description: "estimated by interpolating within its bucket; off by less than bucketWidth" }),
+    p90: z.number().nullable(),
+    p99: z.number().nullable(),
+    buckets: z.array(Bucket).openapi({ description: "non-empty buckets ordered by value" }),
+    top: z.array(Bucket).openapi({ description: "the fullest buckets, fuller first (ties: lower bucket first)" }),
+  })
+  .openapi("HistogramSummary");
+
+const Day = z
+  .string()
+  // Empty counts as absent, so a form that sends `from=&to=` gets today.
+  .regex(/^(\d{4}-\d{2}-\d{2})?$/, "must be a date YYYY-MM-DD")
+  .optional()
+  .openapi({ example: "2026-11-22" });
+
+export const histogramsRoutes = createRouter();
+
+histogramsRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/",
+    tags,
+    summary: "Names of the histograms that exist (sorted, at most 1,000)",
+    responses: {
+      200: jsonResponse(z.object({ histograms: z.array(z.string()), total: z.number().int() }).openapi("HistogramList"), "The names, in name order."),
+      ...errorResponses,
+    },
+  }),
+  async (c) => c.json(await listHistograms(ctxOf(c)), 200),
+);
+
+histogramsRoutes.openapi(
+  createRoute({
+    method: "put",
+    path: "/{histogram}",
+    tags,
+    summary: "Create a histogram or replace its settings (admin)",
+    description:
+      "An omitted unit or retentionDays goes back to its default. Changing bucketWidth while the histogram holds data is a 409; a new retentionDays re-times the stored days at once.",
+    middleware: [requireScope("admin")] as const,
+    request: { params, ...jsonBody(Settings) },
+    responses: {
+      200: jsonResponse(HistogramInfo, "Settings replaced."),
+      201: jsonResponse(HistogramInfo, "Histogram created."),
+      ...writeErrorResponses,
+    },
+  }),
+  async (c) => {
+    const { histogram } = c.req.valid("param");
+    const { value, replayed } = await putHistogram(ctxOf(c), histogram, c.req.valid("json"), c.get("idempotency"));
+    markReplay(c, replayed);
+    return c.json(value, value.created ? 201 : 200);
+  },
+);
+
+histogramsRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/{histogram}/observations",
+    tags,
+    summary: "Record one observation or a batch of up to 1,000",
+    description: "Each value goes into the bucket of its UTC day (from `at`, default now). All or nothing. 404 when the histogram was never created with PUT.",
+    request: { params, ...jsonBody(ObservationBody) },
+    responses: { 200: jsonResponse(Accepted, "Recorded."), ...writeErrorResponses, ...notFoundResponse },
+  }),
+  async (c) => {
+    const { histogram } = c.req.valid("param");
+    const body = c.req.valid("json");
+    const list: Observation[] = "values" in body ? body.values.map((v) => (typeof v === "number" ? { value: v } : v)) : [body];
+    const { value, replayed } = await observe(ctxOf(c), histogram, list, c.get("idempotency"));
+    markReplay(c, replayed);
+    return c.json(value, 200);
+  },
+);
+
+histogramsRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/{histogram}",
+    tags,
+    summary: "Distribution over UTC days from..to: buckets, count, exact min/max/mean, p50/p90/p99, fullest buckets",
+    request: {
+      params,
+      query: z.object({
+        from: Day.openapi({ description: "first UTC day; default `to`" }),
+        to: Day.openapi({ description: `last UTC day, inclusive; default today; at most ${MAX_RETENTION_DAYS} days from 'from'` }),
+        top: intQuery(0, 100, 5).openapi({ description: "how many of the fullest buckets to list" }),
+      }),
+    },
+    responses: { 200: jsonResponse(Summary, "The distribution."), ...errorResponses, ...notFoundResponse },
+  }),
+  async (c) => {
+    const { histogram } = c.req.valid("param");
+    const { from, to, top } = c.req.valid("query");
+    return c.json(await readHistogram(ctxOf(c), histogram, { from: from || undefined, to: to || undefined, top }), 200);
+  },
+);
+
+histogramsRoutes.openapi(
+  createRoute({
+    method: "delete",
+    path: "/{histogram}",
+    tags,
+    summary: "Delete a histogram: settings, every stored day, registry entry (admin)",
+    description: "Idempotent: 204 whether or not it existed.",
+    middleware: [requireScope("admin")] as const,
+    request: { params },
+    responses: { 204: { description: "Deleted." }, ...errorResponses },
+  }),
+  async (c) => {
+    await deleteHistogram(ctxOf(c), c.req.valid("param").histogram);
+    return c.body(null, 204);
+  },
+);

@@ -1,0 +1,46 @@
+import { keyOf } from "../keys.ts";
+import { DAY, dayLabel, dayStart } from "../time.ts";
+
+/** Longest retention a histogram may have, in days; also the longest range one read may cover. */
+export const MAX_RETENTION_DAYS = 400;
+/** How far ahead of the clock an observation's `at` may be (client clock skew). */
+export const MAX_FUTURE_MS = DAY;
+
+/**
+ * Keys of one histogram. Names never contain ':' nor start with '_', so
+ * `_names` cannot be a histogram and no name can spell another's day key.
+ */
+export const histogramKeys = {
+  /** Hash of settings: bucketWidth, unit, retentionDays, createdAt. No TTL. */
+  meta: (prefix: string, name: string) => keyOf(prefix, "hist", name),
+  /** Sorted set: member = bucket index, score = observations in it that UTC day. */
+  day: (prefix: string, name: string, dayMs: number) => keyOf(prefix, "hist", name, dayLabel(dayMs)),
+  /** Hash of that day's exact sum, min and max, for an exact mean and tight percentiles. */
+  stats: (prefix: string, name: string, dayMs: number) => keyOf(prefix, "hist", name, dayLabel(dayMs), "stats"),
+  /** Sorted set of every histogram name (score 0, so ZRANGE is name order): the registry. */
+  registry: (prefix: string) => keyOf(prefix, "hist", "_names"),
+};
+
+/** Start times of the UTC days from `from` to `to` inclusive (both day starts). */
+export function daysBetween(from: number, to: number): number[] {
+  const out: number[] = [];
+  for (let day = dayStart(from); day <= to; day += DAY) out.push(day);
+  return out;
+}
+
+/**
+ * Every day that may still hold data of a histogram at `now`: a day key lives
+ * at most MAX_RETENTION_DAYS after its day ends, and `at` may run a day ahead.
+ * A margin of a day each way covers clocks that disagree a little. Deletes and
+ * retention changes pass these keys, since a script may touch only declared
+ * keys and SCAN is off limits.
+ */
+export function liveDays(now: number): number[] {
+  const today = dayStart(now);
+  return daysBetween(today - (MAX_RETENTION_DAYS + 1) * DAY, today + 2 * DAY);
+}
+
+/** `[day zset, day stats]` for each day, flattened: the layout the scripts expect. */
+export function dayKeyPairs(prefix: string, name: string, days: readonly number[]): string[] {
+  return days.flatMap((day) => [histogramKeys.day(prefix, name, day), histogramKeys.stats(prefix, name, day)]);
+}
