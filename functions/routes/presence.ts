@@ -1,0 +1,165 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { deleteRoom, heartbeat, history, leave, listMembers, listRooms, roomStats } from "../../src/presence/presence.ts";
+import { requireScope } from "../middleware/auth.ts";
+import { ctxOf, markReplay } from "../middleware/context.ts";
+import { createRouter } from "../router.ts";
+import { MAX_BATCH_ITEMS, Member, Name, errorResponses, intQuery, jsonBody, jsonResponse, nameParams, writeErrorResponses } from "../schemas.ts";
+
+const tags = ["Presence"];
+
+/**
+ * `{"id"}` or `{"ids":[...]}` of plain strings (not `{"ids":[{"id"}]}` as
+ * batchOf would build), so the contract's shape needs its own schema.
+ */
+const HeartbeatBody = z
+  .object({
+    id: Member.optional(),
+    ids: z.array(Member).min(1).max(MAX_BATCH_ITEMS).optional().openapi({ description: `1..${MAX_BATCH_ITEMS} ids` }),
+  })
+  .strict()
+  .superRefine((body, ctx) => {
+    if ((body.id === undefined) === (body.ids === undefined)) ctx.addIssue({ code: "custom", path: [], message: "send exactly one of 'id' or 'ids'" });
+  })
+  .openapi("PresenceHeartbeat", { example: { ids: ["3f1c9a6e-4b7d-4f0a-9a55-0c1d2e3f4a5b", "user-42"] } });
+
+const HeartbeatResult = z
+  .object({
+    online: z.number().int().openapi({ description: "ids online in the room right after this heartbeat" }),
+    new: z.number().int().openapi({ description: "ids of this request never seen in the room before" }),
+  })
+  .openapi("PresenceHeartbeatResult");
+
+const RoomStats = z
+  .object({
+    room: z.string(),
+    online: z.number().int().openapi({ description: "ids with a heartbeat within timeoutSeconds, exact now" }),
+    timeoutSeconds: z.number().int(),
+    peakToday: z.number().int().openapi({ description: "most ids online at once since UTC midnight (PCU)" }),
+    peakAt: z.number().int().nullable().openapi({ description: "when peakToday was reached (epoch ms)" }),
+    activeToday: z.number().int().openapi({ description: "distinct ids seen since UTC midnight (AU, exact)" }),
+    newToday: z.number().int().openapi({ description: "ids first seen in this room since UTC midnight (NU)" }),
+    day: z.number().int().openapi({ description: "start of the UTC day of the daily figures (epoch ms)" }),
+  })
+  .openapi("PresenceRoom");
+
+const MemberPage = z
+  .object({
+    members: z.array(z.object({ id: z.string(), lastSeen: z.number().int() })),
+    nextCursor: z.string().nullable().openapi({ description: "pass as cursor for the next page; null on the last page" }),
+  })
+  .openapi("PresenceMembers");
+
+const History = z
+  .object({ points: z.array(z.object({ at: z.number().int().openapi({ description: "minute (epoch ms)" }), online: z.number().int() })) })
+  .openapi("PresenceHistory");
+
+const Rooms = z
+  .object({ rooms: z.array(z.string()), truncated: z.boolean().openapi({ description: "true when more than 1,000 rooms exist" }) })
+  .openapi("PresenceRooms");
+
+const roomParams = nameParams("room");
+const timeoutOf = (c: { get(key: "config"): { presenceTimeoutSeconds: number } }) => ({ timeoutSeconds: c.get("config").presenceTimeoutSeconds });
+
+export const presenceRoutes = createRouter()
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/",
+      tags,
+      summary: "Room names (sorted, at most 1,000) for pickers",
+      responses: { 200: jsonResponse(Rooms, "Rooms that had heartbeats and were not deleted."), ...errorResponses },
+    }),
+    async (c) => c.json(await listRooms(ctxOf(c)), 200),
+  )
+  .openapi(
+    createRoute({
+      method: "post",
+      path: "/{room}/heartbeats",
+      tags,
+      summary: "Mark one id or up to 1,000 ids online now; returns the online count",
+      request: { params: roomParams, ...jsonBody(HeartbeatBody) },
+      responses: { 200: jsonResponse(HeartbeatResult, "Recorded."), ...writeErrorResponses },
+    }),
+    async (c) => {
+      const body = c.req.valid("json");
+      const ids = body.ids ?? (body.id === undefined ? [] : [body.id]);
+      const { value, replayed } = await heartbeat(ctxOf(c), c.req.valid("param").room, ids, { ...timeoutOf(c), idempotency: c.get("idempotency") });
+      markReplay(c, replayed);
+      return c.json(value, 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "delete",
+      path: "/{room}/members/{id}",
+      tags,
+      summary: "Take an id offline at once (leave)",
+      request: { params: z.object({ room: Name.openapi({ param: { name: "room", in: "path" } }), id: Member.openapi({ param: { name: "id", in: "path" } }) }) },
+      responses: { 204: { description: "The id is offline (also when it was not online)." }, ...errorResponses },
+    }),
+    async (c) => {
+      const { room, id } = c.req.valid("param");
+      await leave(ctxOf(c), room, id);
+      return c.body(null, 204);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/{room}",
+      tags,
+      summary: "Online now, peak, active and new users today",
+      description: "`online` counts heartbeats within the timeout at this moment, whether or not the trim job has run. Unknown rooms read as empty.",
+      request: { params: roomParams },
+      responses: { 200: jsonResponse(RoomStats, "The room's figures."), ...errorResponses },
+    }),
+    async (c) => c.json(await roomStats(ctxOf(c), c.req.valid("param").room, timeoutOf(c)), 200),
+  )
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/{room}/members",
+      tags,
+      summary: "Online members, least recently seen first, with cursor pagination",
+      description: "A member that heartbeats while you page moves to the end: it may appear twice, but no member online throughout is skipped.",
+      request: {
+        params: roomParams,
+        query: z.object({
+          limit: intQuery(1, 1000, 100),
+          cursor: z.string().max(40).optional().openapi({ description: "nextCursor of the previous page" }),
+        }),
+      },
+      responses: { 200: jsonResponse(MemberPage, "One page of online members."), ...errorResponses },
+    }),
+    async (c) => {
+      const { limit, cursor } = c.req.valid("query");
+      return c.json(await listMembers(ctxOf(c), c.req.valid("param").room, { ...timeoutOf(c), limit, ...(cursor === undefined ? {} : { cursor }) }), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/{room}/history",
+      tags,
+      summary: "Online count sampled each minute by the trim job, oldest first",
+      description: "Minutes without a sample (the job did not run, or the room had been idle) have no point.",
+      request: { params: roomParams, query: z.object({ hours: intQuery(1, 24, 24) }) },
+      responses: { 200: jsonResponse(History, "Points of the last `hours` hours."), ...errorResponses },
+    }),
+    async (c) => c.json(await history(ctxOf(c), c.req.valid("param").room, c.req.valid("query").hours), 200),
+  )
+  .openapi(
+    createRoute({
+      method: "delete",
+      path: "/{room}",
+      tags,
+      summary: "Delete a room: every key, its id mapping and its registry entries (admin)",
+      middleware: [requireScope("admin")] as const,
+      request: { params: roomParams },
+      responses: { 204: { description: "Deleted (also when it did not exist)." }, ...errorResponses },
+    }),
+    async (c) => {
+      await deleteRoom(ctxOf(c), c.req.valid("param").room);
+      return c.body(null, 204);
+    },
+  );

@@ -1,0 +1,224 @@
+import type { Ctx } from "../context.ts";
+import { ValidationError, type FieldIssue } from "../errors.ts";
+import { asList, runRead, runWrite, type Idempotency } from "../redis/script.ts";
+import { DAY, HOUR, MINUTE, SECOND, dayStart } from "../time.ts";
+import { MAX_BATCH, isName, memberProblem } from "../validation.ts";
+import { dayKeys, recentDayKeys, registryKeys, roomKeys } from "./keys.ts";
+import { DELETE_ROOM, HEARTBEAT, HISTORY, LEAVE, MEMBERS, ROOMS, STATS } from "./scripts.ts";
+
+/** Seconds without a heartbeat after which an id is offline, unless configured. */
+export const DEFAULT_TIMEOUT_SECONDS = 300;
+/** Day keys (new, peak, active bitmap) outlive their day by a day, for reads near midnight. */
+export const DAY_TTL_SECONDS = (2 * DAY) / SECOND;
+/** The online set outlives its last heartbeat by this margin past the timeout. */
+export const ONLINE_TTL_MARGIN_SECONDS = 120;
+/** History points kept: one a minute for a day. */
+export const HISTORY_HOURS = 24;
+export const MAX_ROOMS_LISTED = 1000;
+export const MAX_MEMBERS_PAGE = 1000;
+
+export interface PresenceOptions {
+  /**
+   * Seconds without a heartbeat after which an id is offline.
+   * @default 300
+   */
+  timeoutSeconds?: number;
+}
+
+export interface HeartbeatOptions extends PresenceOptions {
+  /** The request's Idempotency-Key record, when it has one. @default undefined */
+  idempotency?: Idempotency;
+}
+
+export interface HeartbeatResult {
+  /** Ids online in the room right after this heartbeat. */
+  online: number;
+  /** Ids of this batch never seen in the room before. */
+  new: number;
+}
+
+export interface RoomStats {
+  room: string;
+  online: number;
+  timeoutSeconds: number;
+  /** Most ids online at once since UTC midnight. */
+  peakToday: number;
+  /** When `peakToday` was first reached (epoch ms); null before anyone was online today. */
+  peakAt: number | null;
+  /** Distinct ids seen since UTC midnight (exact). */
+  activeToday: number;
+  /** Ids seen since UTC midnight for the first time ever in this room. */
+  newToday: number;
+  /** Start of the UTC day the daily figures are for (epoch ms). */
+  day: number;
+}
+
+export interface MemberPage {
+  members: { id: string; lastSeen: number }[];
+  /** Pass as `cursor` for the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
+function timeoutMs(options: PresenceOptions): number {
+  const seconds = options.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
+  if (!Number.isInteger(seconds) || seconds < 1) throw new Error(`timeoutSeconds must be a positive integer, not ${seconds}`);
+  return seconds * SECOND;
+}
+
+function requireRoom(room: string): void {
+  if (!isName(room)) {
+    throw new ValidationError("The room name must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$.", [{ path: "room", message: "must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$" }]);
+  }
+}
+
+/** Rejects the whole batch when any id is bad, naming each bad one. */
+export function requireIds(ids: readonly string[], path = "ids"): void {
+  if (ids.length === 0 || ids.length > MAX_BATCH) {
+    throw new ValidationError(`Send 1 to ${MAX_BATCH} ids per request.`, [{ path, message: `must hold 1 to ${MAX_BATCH} ids` }]);
+  }
+  const details: FieldIssue[] = [];
+  ids.forEach((id, i) => {
+    const problem = typeof id === "string" ? memberProblem(id) : "must be a string";
+    if (problem) details.push({ path: `${path}.${i}`, message: problem });
+  });
+  const first = details[0];
+  if (first) throw new ValidationError(`Invalid id at ${first.path}: ${first.message}.`, details);
+}
+
+/** Records that `ids` are online in `room` now; one round trip. */
+export async function heartbeat(ctx: Ctx, room: string, ids: readonly string[], options: HeartbeatOptions = {}): Promise<{ value: HeartbeatResult; replayed: boolean }> {
+  requireRoom(room);
+  requireIds(ids);
+  const timeout = timeoutMs(options);
+  const keys = roomKeys(ctx.prefix, room);
+  const today = dayKeys(ctx.prefix, room, ctx.now);
+  const registry = registryKeys(ctx.prefix);
+  return runWrite<HeartbeatResult>(
+    ctx.redis,
+    HEARTBEAT,
+    [keys.online, keys.ids, keys.names, keys.seq, today.day, today.au, registry.names, registry.active],
+    [ctx.now, ctx.now - timeout, Math.ceil(timeout / SECOND) + ONLINE_TTL_MARGIN_SECONDS, DAY_TTL_SECONDS, room, ...ids],
+    options.idempotency,
+  );
+}
+
+/** Takes `id` offline at once; true when it was listed. */
+export async function leave(ctx: Ctx, room: string, id: string): Promise<boolean> {
+  requireRoom(room);
+  requireIds([id], "id");
+  const keys = roomKeys(ctx.prefix, room);
+  const { value } = await runWrite<number>(ctx.redis, LEAVE, [keys.online, keys.ids], [id]);
+  return value === 1;
+}
+
+/** Online now (exact at this moment, trimmed or not), peak, active and new today. */
+export async function roomStats(ctx: Ctx, room: string, options: PresenceOptions = {}): Promise<RoomStats> {
+  requireRoom(room);
+  const timeout = timeoutMs(options);
+  const keys = roomKeys(ctx.prefix, room);
+  const today = dayKeys(ctx.prefix, room, ctx.now);
+  // HMGET gives false (cjson's nil) for a missing field.
+  const raw = await runRead<{ online: number; peak: string | false; peakAt: string | false; new: string | false; active: number }>(
+    ctx.redis,
+    STATS,
+    [keys.online, today.day, today.au],
+    [ctx.now - timeout],
+  );
+  const stored = raw.peak === false ? 0 : Number(raw.peak);
+  // Ids carried over midnight count towards today's peak before the job or a heartbeat records it.
+  const carried = raw.online > stored;
+  return {
+    room,
+    online: raw.online,
+    timeoutSeconds: timeout / SECOND,
+    peakToday: carried ? raw.online : stored,
+    peakAt: carried ? ctx.now : raw.peakAt === false ? null : Number(raw.peakAt),
+    activeToday: raw.active,
+    newToday: raw.new === false ? 0 : Number(raw.new),
+    day: dayStart(ctx.now),
+  };
+}
+
+const CURSOR = /^(\d{1,16})-([1-9]\d{0,15})$/;
+
+export interface ListMembersOptions extends PresenceOptions {
+  /** Members per page, 1..1000. @default 100 */
+  limit?: number;
+  /** `nextCursor` of the previous page. @default undefined (first page) */
+  cursor?: string;
+}
+
+/**
+ * Online members, least recently seen first. A member that heartbeats while
+ * someone pages moves to the end, so it may be listed twice but is never
+ * skipped; members that stay online throughout appear at least once.
+ */
+export async function listMembers(ctx: Ctx, room: string, options: ListMembersOptions = {}): Promise<MemberPage> {
+  requireRoom(room);
+  const limit = options.limit ?? 100;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_MEMBERS_PAGE) {
+    throw new ValidationError(`limit must be an integer from 1 to ${MAX_MEMBERS_PAGE}.`, [{ path: "limit", message: `must be 1..${MAX_MEMBERS_PAGE}` }]);
+  }
+  let score = "";
+  let member = "";
+  if (options.cursor !== undefined && options.cursor !== "") {
+    const m = CURSOR.exec(options.cursor);
+    if (!m) throw new ValidationError("cursor must be a nextCursor this endpoint returned.", [{ path: "cursor", message: "not a cursor of this endpoint" }]);
+    score = m[1] ?? "";
+    member = m[2] ?? "";
+  }
+  const timeout = timeoutMs(options);
+  const keys = roomKeys(ctx.prefix, room);
+  const raw = await runRead<{ items: [string, string, string][] | Record<string, never>; more: boolean }>(
+    ctx.redis,
+    MEMBERS,
+    [keys.online, keys.names],
+    [ctx.now - timeout, limit, score, member],
+  );
+  const items = asList(raw.items);
+  const last = items[items.length - 1];
+  return {
+    members: items.map(([id, lastSeen]) => ({ id, lastSeen: Number(lastSeen) })),
+    nextCursor: raw.more && last ? `${last[1]}-${last[2]}` : null,
+  };
+}
+
+/** Per-minute samples of the online count over the last `hours` (1..24), oldest first. */
+export async function history(ctx: Ctx, room: string, hours = HISTORY_HOURS): Promise<{ points: { at: number; online: number }[] }> {
+  requireRoom(room);
+  if (!Number.isInteger(hours) || hours < 1 || hours > HISTORY_HOURS) {
+    throw new ValidationError(`hours must be an integer from 1 to ${HISTORY_HOURS}.`, [{ path: "hours", message: `must be 1..${HISTORY_HOURS}` }]);
+  }
+  const keys = roomKeys(ctx.prefix, room);
+  const raw = await runRead<string[] | Record<string, never>>(ctx.redis, HISTORY, [keys.history], [ctx.now - hours * HOUR, ctx.now]);
+  const points = asList(raw).map((entry) => {
+    const [at, online] = entry.split(":");
+    return { at: Number(at), online: Number(online) };
+  });
+  return { points };
+}
+
+/** Room names (sorted by bytes, at most 1,000) from the registry; never a key scan. */
+export async function listRooms(ctx: Ctx): Promise<{ rooms: string[]; truncated: boolean }> {
+  const raw = asList(await runRead<string[] | Record<string, never>>(ctx.redis, ROOMS, [registryKeys(ctx.prefix).names], [MAX_ROOMS_LISTED + 1]));
+  return { rooms: raw.slice(0, MAX_ROOMS_LISTED), truncated: raw.length > MAX_ROOMS_LISTED };
+}
+
+/** Removes every key of the room and its registry entries; true when anything existed. */
+export async function deleteRoom(ctx: Ctx, room: string): Promise<boolean> {
+  requireRoom(room);
+  const registry = registryKeys(ctx.prefix);
+  const keys = roomKeys(ctx.prefix, room);
+  const { value } = await runWrite<number>(
+    ctx.redis,
+    DELETE_ROOM,
+    [registry.names, registry.active, ...Object.values(keys), ...recentDayKeys(ctx.prefix, room, ctx.now)],
+    [room],
+  );
+  return value > 0;
+}
+
+/** The minute a timestamp falls in (epoch ms), which labels a history point. */
+export function minuteOf(ms: number): number {
+  return Math.floor(ms / MINUTE) * MINUTE;
+}
