@@ -1,0 +1,32 @@
+import { keyOf } from "../keys.ts";
+import { periodLabel, type Period } from "../time.ts";
+
+/**
+ * Keys of the counters area. Names never start with `_` (NAME_PATTERN), so the
+ * area-wide keys below can never be spelled by a counter name, and names never
+ * contain `:`, so one counter's keys can never be another's.
+ */
+export const counterKeys = {
+  /** The counter itself: a sorted set member → score (also where `POST …/union` stores a rollup). */
+  plain: (prefix: string, name: string) => keyOf(prefix, "counters", name),
+  /** One calendar bucket of a period counter, e.g. `…:pageviews:day:20261122`. */
+  bucket: (prefix: string, name: string, period: Period, start: number) => keyOf(prefix, "counters", name, period, periodLabel(period, start)),
+  /** Hash: `b:<bucket key>` for each bucket of the counter's current life, `late` = cache generation. */
+  index: (prefix: string, name: string) => keyOf(prefix, "counters", name, "index"),
+  /** A union of buckets over a range, cached when the range is finished (or scratch when it is not). */
+  union: (prefix: string, name: string, period: Period, from: number, to: number, aggregate: Aggregate) =>
+    keyOf(prefix, "counters", name, "union", period, periodLabel(period, from), periodLabel(period, to), aggregate),
+  /** String next to a cached union: the index's `late` value it was built under. */
+  unionMark: (unionKey: string) => `${unionKey}:mark`,
+  /** Registry: every live counter name, score 0 so ZRANGE returns names in byte order. */
+  names: (prefix: string) => keyOf(prefix, "counters", "_names"),
+  /** Registry companion: name → epoch ms when its last key expires (absent: never). */
+  expiry: (prefix: string) => keyOf(prefix, "counters", "_expiry"),
+  /** A global counter; each index's `late` value comes from it, so cache marks never repeat across lives. */
+  seq: (prefix: string) => keyOf(prefix, "counters", "_seq"),
+  /** Hash: bucket keys orphaned by deleting their counter → epoch ms of the delete (for the sweep job). */
+  purge: (prefix: string) => keyOf(prefix, "counters", "_purge"),
+};
+
+export type Aggregate = "sum" | "min" | "max";
+export const AGGREGATES: readonly Aggregate[] = ["sum", "min", "max"];

@@ -1,0 +1,138 @@
+/**
+ * Pure request logic of counters: score bounds, calendar ranges, member order.
+ * Everything here runs before the first Redis call, so bad input writes nothing.
+ */
+import { ValidationError } from "../errors.ts";
+import { DAY, parseAt, periodEnd, periodStart, periodsBetween, PERIODS, type Period } from "../time.ts";
+import type { Aggregate } from "./keys.ts";
+
+/** Longest `from..to` a period read or rollup may span. */
+export const MAX_RANGE_DAYS = 400;
+/** Largest TTL a write may set (ten years), so a typo cannot pin data for ever-ish. */
+export const MAX_TTL_SECONDS = 10 * 366 * 86400;
+
+/** A score bound as Redis takes it (`(5`, `-inf`) and as a number for checks. */
+export interface Bound {
+  redis: string;
+  value: number;
+  exclusive: boolean;
+}
+
+const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+
+/**
+ * Parses `10`, `(10`, `-inf`, `+inf`. A `+` in a query string arrives as a
+ * space when the client did not percent-encode it, so `inf`/` inf` count too.
+ */
+export function parseBound(raw: string, field: string): Bound {
+  let text = raw.trim();
+  const exclusive = text.startsWith("(");
+  if (exclusive) text = text.slice(1).trim();
+  if (/^[+]?inf$/i.test(text)) return { redis: "+inf", value: Infinity, exclusive };
+  if (/^-inf$/i.test(text)) return { redis: "-inf", value: -Infinity, exclusive };
+  const value = DECIMAL.test(text) ? Number(text) : NaN;
+  if (!Number.isFinite(value)) {
+    throw new ValidationError(`'${field}' must be a number, '(' + a number for an exclusive bound, '-inf' or '+inf'.`, [
+      { path: field, message: "must be a finite number, optionally prefixed by '(', or -inf/+inf" },
+    ]);
+  }
+  return { redis: `${exclusive ? "(" : ""}${value}`, value, exclusive };
+}
+
+/** Both bounds, refusing a minimum above the maximum (Redis would just answer nothing). */
+export function parseBounds(min: string, max: string): { min: Bound; max: Bound } {
+  const lo = parseBound(min, "min");
+  const hi = parseBound(max, "max");
+  if (lo.value > hi.value) {
+    throw new ValidationError("'min' is above 'max'; swap them or use order=desc.", [{ path: "min", message: "must not be above max" }]);
+  }
+  return { min: lo, max: hi };
+}
+
+/** Which calendar buckets a read or rollup covers. */
+export interface PeriodRange {
+  period: Period;
+  /** Start of the first period (inclusive). */
+  from: number;
+  /** Start of the last period (inclusive). */
+  to: number;
+  /** Start time of every bucket in range. */
+  starts: number[];
+  /** True when the last period has ended at `now`: its union can no longer change except by late writes. */
+  finished: boolean;
+}
+
+export interface PeriodOptions {
+  period?: Period | undefined;
+  /** Epoch ms or ISO-8601; the period containing it is the first. @default the period of `to` */
+  from?: string | number | undefined;
+  /** Epoch ms or ISO-8601; the period containing it is the last. @default now */
+  to?: string | number | undefined;
+}
+
+function when(value: string | number, field: string): number {
+  const ms = parseAt(value);
+  if (ms === null) throw new ValidationError(`'${field}' must be epoch milliseconds or an ISO-8601 date.`, [{ path: field, message: "must be epoch ms or ISO-8601" }]);
+  return ms;
+}
+
+/** Resolves `period`/`from`/`to` into buckets; undefined when the read is of the plain counter. */
+export function periodRange(options: PeriodOptions, now: number): PeriodRange | undefined {
+  const { period } = options;
+  if (period === undefined) {
+    const stray = (["from", "to"] as const).find((f) => options[f] !== undefined);
+    if (stray) throw new ValidationError(`'${stray}' needs 'period' (hour, day, week or month).`, [{ path: stray, message: "only allowed with period" }]);
+    return undefined;
+  }
+  if (!PERIODS.includes(period)) throw new ValidationError("'period' must be hour, day, week or month.", [{ path: "period", message: "must be hour|day|week|month" }]);
+  const to = options.to === undefined ? now : when(options.to, "to");
+  const from = options.from === undefined ? to : when(options.from, "from");
+  if (from > to) throw new ValidationError("'from' is after 'to'.", [{ path: "from", message: "must not be after to" }]);
+  if (to - from > MAX_RANGE_DAYS * DAY) {
+    throw new ValidationError(`A range may span at most ${MAX_RANGE_DAYS} days; split it.`, [{ path: "to", message: `at most ${MAX_RANGE_DAYS} days after from` }]);
+  }
+  const starts = periodsBetween(period, from, to);
+  return {
+    period,
+    from: periodStart(period, from),
+    to: periodStart(period, to),
+    starts,
+    finished: periodEnd(period, to) <= now,
+  };
+}
+
+/** Redis' AGGREGATE keyword for an aggregate. */
+export function aggregateArg(aggregate: Aggregate): string {
+  return aggregate.toUpperCase();
+}
+
+/** True when every member reads as a finite decimal number, so numeric order makes sense. */
+export function allNumeric(members: readonly string[]): boolean {
+  return members.every((m) => DECIMAL.test(m) && Number.isFinite(Number(m)));
+}
+
+/** Code point order, which is the UTF-8 byte order Redis uses for equal scores (JS `<` is UTF-16 order). */
+export function compareCodePoints(a: string, b: string): number {
+  const x = [...a];
+  const y = [...b];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const d = (x[i]?.codePointAt(0) ?? 0) - (y[i]?.codePointAt(0) ?? 0);
+    if (d !== 0) return d;
+  }
+  return x.length - y.length;
+}
+
+/**
+ * Orders members by their own value: numerically when all are numbers (ties
+ * such as "1" and "1.0" by text), else by code point. Upstash has no SORT, and
+ * SORT would still need a second round trip for the scores.
+ */
+export function sortByMember<T extends { member: string }>(items: T[], order: "asc" | "desc"): { items: T[]; numeric: boolean } {
+  const numeric = allNumeric(items.map((i) => i.member));
+  const sign = order === "asc" ? 1 : -1;
+  const sorted = [...items].sort((a, b) => {
+    const d = numeric ? Number(a.member) - Number(b.member) : 0;
+    return sign * (d !== 0 ? d : compareCodePoints(a.member, b.member));
+  });
+  return { items: sorted, numeric };
+}

@@ -1,0 +1,34 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { increment, deleteCounter, ranked } from "../../src/counters/counters.ts";
+import { sweepCountersJob } from "../../src/counters/jobs.ts";
+import { createRedis } from "../../src/redis/client.ts";
+import type { Ctx } from "../../src/context.ts";
+import type { Config } from "../../src/config.ts";
+import { command, deleteUnder, keysUnder, requireTarget } from "../helpers/upstash-rest.ts";
+
+const target = requireTarget(process.env.EDGESTATS_UPSTASH_URL, process.env.EDGESTATS_UPSTASH_TOKEN);
+const prefix = `t-counters-${Date.now().toString(36)}`;
+const ctx: Ctx = { redis: createRedis(target), prefix, now: Date.UTC(2026, 10, 22, 12) };
+const config = {} as Config;
+afterAll(() => deleteUnder(target, prefix));
+
+describe("sweep job", () => {
+  it("frees the buckets of a deleted counter, but not those a new life of it claimed", async () => {
+    await increment(ctx, "old", [
+      { member: "a", period: "day" },
+      { member: "a", period: "day", at: Date.UTC(2026, 10, 20) },
+    ]);
+    await deleteCounter(ctx, "old");
+    // the counter is gone for readers at once, the keys stay until swept
+    expect((await ranked(ctx, "old", "top", 10, { period: "day", from: "2026-11-20", to: "2026-11-22" })).items).toEqual([]);
+    expect(await keysUnder(target, `${prefix}:counters:old`)).toHaveLength(2);
+    // a new life of the counter claims today's bucket before the sweep runs
+    await increment(ctx, "old", [{ member: "b", period: "day" }]);
+    const result = await sweepCountersJob(ctx, config);
+    expect(result).toEqual({ checked: 2, deleted: 1 });
+    expect(await keysUnder(target, `${prefix}:counters:old:day`)).toEqual([`${prefix}:counters:old:day:20261122`]);
+    expect(await command(target, "ZSCORE", `${prefix}:counters:old:day:20261122`, "b")).toBe("1");
+    expect(await command(target, "EXISTS", `${prefix}:counters:_purge`)).toBe(0);
+    expect(await sweepCountersJob(ctx, config)).toEqual({ checked: 0, deleted: 0 });
+  });
+});

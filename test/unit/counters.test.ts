@@ -1,0 +1,74 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { allNumeric, compareCodePoints, parseBound, parseBounds, periodRange, sortByMember } from "../../src/counters/select.ts";
+import { ValidationError } from "../../src/errors.ts";
+
+const now = Date.UTC(2026, 10, 22, 12, 30);
+
+describe("score bounds", () => {
+  it("parses numbers, exclusive bounds and infinities into Redis' syntax", () => {
+    expect(parseBound("10", "min")).toEqual({ redis: "10", value: 10, exclusive: false });
+    expect(parseBound("(10.5", "min")).toEqual({ redis: "(10.5", value: 10.5, exclusive: true });
+    expect(parseBound("-inf", "min").redis).toBe("-inf");
+    expect(parseBound("+inf", "max").redis).toBe("+inf");
+    expect(parseBound(" inf", "max").redis).toBe("+inf"); // '+' decoded as a space
+    expect(parseBound("1e3", "max").value).toBe(1000);
+  });
+
+  it("refuses text, NaN, overflow and min above max", () => {
+    for (const bad of ["abc", "NaN", "1e999", "", "((1", "0x10", "1,5"]) expect(() => parseBound(bad, "min")).toThrow(ValidationError);
+    expect(() => parseBounds("5", "1")).toThrow(/above/);
+    expect(parseBounds("(5", "5").min.exclusive).toBe(true);
+  });
+});
+
+describe("period ranges", () => {
+  it("defaults to the current period and lists every bucket from..to inclusive", () => {
+    expect(periodRange({ period: "day" }, now)).toMatchObject({ starts: [Date.UTC(2026, 10, 22)], finished: false });
+    const week = periodRange({ period: "day", from: "2026-11-16", to: "2026-11-22T23:00:00Z" }, now);
+    expect(week?.starts).toHaveLength(7);
+    expect(week?.finished).toBe(false);
+    expect(periodRange({ period: "week", from: "2026-11-01", to: "2026-11-15" }, now)?.finished).toBe(true);
+    expect(periodRange({}, now)).toBeUndefined();
+  });
+
+  it("refuses from after to, over 400 days, and from/to without a period", () => {
+    expect(() => periodRange({ period: "day", from: "2026-11-10", to: "2026-11-01" }, now)).toThrow(/after/);
+    expect(() => periodRange({ period: "month", from: "2025-01-01", to: "2026-02-06" }, now)).toThrow(/400 days/);
+    expect(periodRange({ period: "month", from: "2025-10-18", to: "2026-11-22" }, now)?.starts).toHaveLength(14);
+    expect(() => periodRange({ to: "2026-11-01" }, now)).toThrow(/needs 'period'/);
+  });
+});
+
+describe("member order", () => {
+  it("is numeric only when every member is a number", () => {
+    expect(allNumeric(["20", "160", "-1.5", "1e3"])).toBe(true);
+    expect(allNumeric(["20", "x"])).toBe(false);
+    expect(sortByMember([{ member: "160" }, { member: "20" }, { member: "40" }], "asc").items.map((i) => i.member)).toEqual(["20", "40", "160"]);
+    expect(sortByMember([{ member: "160" }, { member: "20" }, { member: "b" }], "asc").items.map((i) => i.member)).toEqual(["160", "20", "b"]);
+  });
+
+  it("orders text by code point, as Redis orders UTF-8 bytes", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "binary", maxLength: 8 }), fc.string({ unit: "binary", maxLength: 8 }), (a, b) => {
+        const bytes = (s: string) => [...new TextEncoder().encode(s)];
+        const x = bytes(a);
+        const y = bytes(b);
+        let expected = x.length - y.length;
+        for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) { expected = (x[i] ?? 0) - (y[i] ?? 0); break; }
+        expect(Math.sign(compareCodePoints(a, b))).toBe(Math.sign(expected));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("sorts any numeric members the same way as Number order", () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.integer({ min: -1e6, max: 1e6 }), { maxLength: 30 }), (values) => {
+        const sorted = sortByMember(values.map((v) => ({ member: String(v) })), "desc").items.map((i) => Number(i.member));
+        expect(sorted).toEqual([...values].sort((a, b) => b - a));
+      }),
+      { numRuns: 100 },
+    );
+  });
+});
