@@ -1,0 +1,114 @@
+/**
+ * Client script, part 2: inline SVG charts built with DOM calls (no charting
+ * library, nothing to download). Text stays in HTML where it must stay
+ * readable on a phone; SVG draws the shapes.
+ */
+export const CHARTS_JS = String.raw`
+// Ranked horizontal bars: one list item per row (rank, label, bar, value),
+// so long labels wrap on a narrow screen instead of shrinking with the chart.
+function rankedBars(items, label) {
+  if (items.length === 0) return empty("Nothing here yet.");
+  const max = Math.max(...items.map((item) => Math.abs(item.value))) || 1;
+  const list = el("ol", { class: "bars", "aria-label": label });
+  for (const item of items) {
+    const share = Math.max(0.5, (Math.abs(item.value) / max) * 100);
+    list.append(
+      el("li", { "data-member": item.label }, [
+        el("span", { class: "rank", "aria-label": "rank " + item.rank, text: "#" + item.rank }),
+        el("span", { class: "label", title: item.label, text: item.label }),
+        svg("svg", { class: "bar", viewBox: "0 0 100 10", preserveAspectRatio: "none", "aria-hidden": "true", focusable: "false" }, [
+          svg("rect", { width: share.toFixed(2), height: "10", rx: "1", class: item.value < 0 ? "negative" : null }),
+        ]),
+        el("span", { class: "value", text: fmt(item.value) }),
+      ]),
+    );
+  }
+  return list;
+}
+
+const MARKS = [
+  { name: "p50", className: "p50" },
+  { name: "p90", className: "p90" },
+  { name: "p99", className: "p99" },
+];
+
+// Vertical bars on a linear value axis (buckets may be sparse: gaps stay gaps),
+// with a line per percentile; labels that would overlap move down a row.
+function histogramChart(stats, unit) {
+  const buckets = asArray(stats.buckets)
+    .map((b) => ({ lower: finite(b.lower), upper: finite(b.upper), count: finite(b.count) }))
+    .filter((b) => b.lower !== null && b.upper !== null && b.count !== null && b.upper >= b.lower);
+  if (buckets.length === 0) return empty("No observations in this range.");
+  const W = 400, H = 160, TOP = 34, BOTTOM = 2;
+  const lo = Math.min(...buckets.map((b) => b.lower));
+  const hi = Math.max(...buckets.map((b) => b.upper));
+  const span = hi - lo || 1;
+  const maxCount = Math.max(...buckets.map((b) => b.count)) || 1;
+  const x = (v) => ((Math.min(Math.max(v, lo), hi) - lo) / span) * W;
+  const y = (c) => H - BOTTOM - (c / maxCount) * (H - TOP - BOTTOM);
+  const suffix = unit ? " " + unit : "";
+  const described = MARKS.map((m) => m.name + " " + fmt(stats[m.name]) + suffix).join(", ");
+  const chart = svg("svg", {
+    class: "hist",
+    viewBox: "0 0 " + W + " " + H,
+    role: "img",
+    "aria-label": "Histogram of " + fmt(stats.count) + " observations from " + fmt(lo) + " to " + fmt(hi) + suffix + "; " + described,
+  });
+  for (const b of buckets) {
+    const left = x(b.lower);
+    const width = Math.max(1, x(b.upper) - left - 1);
+    const top = y(b.count);
+    chart.append(
+      svg("rect", { class: "bucket", x: (left + 0.5).toFixed(2), y: top.toFixed(2), width: width.toFixed(2), height: (H - BOTTOM - top).toFixed(2) }, [
+        svg("title", { text: fmt(b.lower) + "–" + fmt(b.upper) + suffix + ": " + fmt(b.count) }),
+      ]),
+    );
+  }
+  const placed = [];
+  for (const mark of MARKS) {
+    const value = finite(stats[mark.name]);
+    if (value === null) continue;
+    const at = x(value);
+    let row = 0;
+    while (placed.some((p) => p.row === row && Math.abs(p.at - at) < 34)) row++;
+    placed.push({ row, at });
+    const anchor = at < 18 ? "start" : at > W - 18 ? "end" : "middle";
+    chart.append(
+      svg("line", { class: "mark " + mark.className, x1: at.toFixed(2), x2: at.toFixed(2), y1: String(12 + row * 11), y2: String(H) }),
+      svg("text", { class: "mark-label " + mark.className, x: at.toFixed(2), y: String(10 + row * 11), "text-anchor": anchor, text: mark.name }),
+    );
+  }
+  return chart;
+}
+
+// Online count over time: a filled line scaled to its own maximum.
+function sparkline(points, hours) {
+  const series = asArray(points)
+    .map((p) => ({ at: finite(p.at), online: finite(p.online) }))
+    .filter((p) => p.at !== null && p.online !== null)
+    .sort((a, b) => a.at - b.at);
+  if (series.length === 0) return empty("No samples yet: the per-minute job records them.");
+  const samples = series.length;
+  const W = 300, H = 48;
+  const first = series[0].at;
+  const last = series[series.length - 1].at;
+  // A single sample still says something: draw it as a level line.
+  if (series.length === 1) series.push({ at: first + 1, online: series[0].online });
+  const max = Math.max(...series.map((p) => p.online));
+  const min = Math.min(...series.map((p) => p.online));
+  const x = (at) => ((at - first) / (last - first || 1)) * W;
+  const y = (v) => H - 2 - (v / (max || 1)) * (H - 4);
+  const line = series.map((p) => x(p.at).toFixed(1) + "," + y(p.online).toFixed(1)).join(" ");
+  const area = "M0," + H + " L" + line.split(" ").join(" L") + " L" + W + "," + H + " Z";
+  const figure = el("figure", { class: "spark", "data-samples": samples }, [
+    svg("svg", {
+      viewBox: "0 0 " + W + " " + H,
+      preserveAspectRatio: "none",
+      role: "img",
+      "aria-label": "Online over the last " + hours + " h: " + samples + " sample" + (samples === 1 ? "" : "s") + ", low " + fmt(min) + ", high " + fmt(max),
+    }, [svg("path", { class: "area", d: area }), svg("polyline", { class: "line", points: line, "vector-effect": "non-scaling-stroke" })]),
+    el("figcaption", {}, [el("span", { text: fmtTime(first) }), el("span", { text: "high " + fmt(max) }), el("span", { text: fmtTime(last) })]),
+  ]);
+  return figure;
+}
+`;

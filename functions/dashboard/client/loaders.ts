@@ -1,0 +1,123 @@
+/**
+ * Client script, part 3: one loader per panel. A loader fetches everything its
+ * panel shows and returns the nodes to swap in, so a panel changes in one step
+ * and keeps its last content when a refresh fails.
+ */
+export const LOADERS_JS = String.raw`
+const LOADERS = {
+  async trending(name) {
+    const { body, receivedAt } = await getJson("/v1/trending/" + enc(name) + "/top?n=10&window=24h");
+    const hours = finite(body.window && body.window.hours) ?? 24;
+    const items = asArray(body.items).map((i) => ({ rank: i.rank, label: String(i.member), value: finite(i.count) ?? 0 }));
+    const flag = body.exact === true
+      ? el("span", { class: "badge ok", "data-exact": "true", title: "The provably true top 10 with true counts", text: "exact" })
+      : el("span", {
+          class: "badge warn",
+          "data-exact": "false",
+          title: "Counts may be off by up to maxError (older hours were compacted)",
+          text: "approximate ±" + fmt(body.maxError),
+        });
+    return {
+      generatedAt: finite(body.generatedAt) ?? receivedAt,
+      meta: [flag, el("span", { text: "window " + hours + " h" })],
+      body: rankedBars(items, "Top members of " + name + " over " + hours + " h"),
+    };
+  },
+
+  async counter(name) {
+    const { body, receivedAt } = await getJson("/v1/counters/" + enc(name) + "/top?n=10");
+    const items = asArray(body.items).map((i) => ({ rank: i.rank, label: String(i.member), value: finite(i.score) ?? 0 }));
+    return {
+      generatedAt: finite(body.generatedAt) ?? receivedAt,
+      meta: [el("span", { text: items.length + " shown" })],
+      body: rankedBars(items, "Top members of counter " + name),
+    };
+  },
+
+  async leaderboard(name) {
+    const { body, receivedAt } = await getJson("/v1/leaderboards/" + enc(name) + "?page=1&limit=10");
+    const items = asArray(body.items);
+    const total = finite(body.total);
+    const meta = [el("span", { text: (total === null ? "?" : fmt(total)) + " players" })];
+    if (items.length === 0) return { generatedAt: receivedAt, meta, body: empty("No players on this board yet.") };
+    const rows = items.map((i) =>
+      el("tr", { "data-player": String(i.player) }, [
+        el("td", { class: "num", text: String(i.rank) }),
+        el("td", { class: "player", text: String(i.player) }),
+        el("td", { text: i.name === undefined || i.name === null ? "" : String(i.name) }),
+        el("td", { class: "num", text: fmt(i.score) }),
+      ]),
+    );
+    const table = el("table", { class: "board" }, [
+      el("caption", { class: "sr-only", text: "Leaderboard " + name + ", page 1" }),
+      el("thead", {}, el("tr", {}, [
+        el("th", { scope: "col", class: "num", text: "Rank" }),
+        el("th", { scope: "col", text: "Player" }),
+        el("th", { scope: "col", text: "Name" }),
+        el("th", { scope: "col", class: "num", text: "Score" }),
+      ])),
+      el("tbody", {}, rows),
+    ]);
+    return { generatedAt: finite(body.generatedAt) ?? receivedAt, meta, body: table };
+  },
+
+  async histogram(name) {
+    const { body, receivedAt } = await getJson("/v1/histograms/" + enc(name));
+    const unit = typeof body.unit === "string" ? body.unit : "";
+    const suffix = unit ? " " + unit : "";
+    const count = finite(body.count) ?? 0;
+    const meta = [el("span", { text: fmt(count) + " observations" })];
+    if (count === 0) return { generatedAt: finite(body.generatedAt) ?? receivedAt, meta, body: empty("No observations in this range.") };
+    const stats = el("dl", { class: "stats small" }, [
+      ["min", body.min], ["mean", body.mean], ["max", body.max],
+    ].map(([label, value]) => el("div", {}, [el("dt", { text: label }), el("dd", { text: fmt(value) + suffix })])));
+    const legend = el("ul", { class: "legend", "aria-label": "Percentiles" }, MARKS.map((m) =>
+      el("li", { "data-mark": m.name }, [
+        svg("svg", { class: "swatch " + m.className, viewBox: "0 0 10 10", "aria-hidden": "true" }, svg("rect", { width: "10", height: "10" })),
+        el("span", { text: m.name + " " + fmt(body[m.name]) + suffix }),
+      ]),
+    ));
+    return {
+      generatedAt: finite(body.generatedAt) ?? receivedAt,
+      meta,
+      body: el("div", {}, [histogramChart(body, unit), legend, stats]),
+    };
+  },
+
+  async presence(name) {
+    const hours = 24;
+    // History is drawn when it is there; the numbers alone still make a panel.
+    const [now, history] = await Promise.all([
+      getJson("/v1/presence/" + enc(name)),
+      getJson("/v1/presence/" + enc(name) + "/history?hours=" + hours).catch((error) => {
+        if (error.kind === "missing") return null;
+        throw error;
+      }),
+    ]);
+    const b = now.body;
+    const figures = [
+      ["online", null, "Online now", b.online],
+      ["pcu", "PCU", "peak concurrent users since 00:00 UTC", b.peakToday],
+      ["au", "AU", "active users (distinct ids) since 00:00 UTC", b.activeToday],
+      ["nu", "NU", "new users (first seen) since 00:00 UTC", b.newToday],
+    ];
+    const stats = el("dl", { class: "stats" }, figures.map(([key, short, long, value]) =>
+      el("div", { "data-stat": key }, [
+        el("dt", {}, short ? [el("abbr", { title: long, text: short }), " today"] : long),
+        el("dd", { text: fmt(value) }),
+      ])));
+    // Samples are per minute (the trim job); the line ends at the live count so it agrees with "Online now".
+    const points = history ? asArray(history.body.points).slice() : [];
+    const online = finite(b.online);
+    const lastAt = points.length ? finite(points[points.length - 1].at) : null;
+    if (history && online !== null && (lastAt === null || now.receivedAt > lastAt)) points.push({ at: now.receivedAt, online });
+    const spark = history ? sparkline(points, hours) : empty("History is not available on this deployment.");
+    const timeout = finite(b.timeoutSeconds);
+    return {
+      generatedAt: finite(b.generatedAt) ?? now.receivedAt,
+      meta: timeout === null ? [] : [el("span", { text: "offline after " + fmt(timeout) + " s idle" })],
+      body: el("div", {}, [stats, el("h3", { class: "sub", text: "Online, last " + hours + " h" }), spark]),
+    };
+  },
+};
+`;

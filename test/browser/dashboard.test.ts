@@ -1,0 +1,294 @@
+/**
+ * The dashboard in headless Chromium against `wrangler dev`, the local Upstash
+ * server and a real redis-server: data goes in through the HTTP API, the page
+ * is driven like a person would, screenshots land in test/artifacts/.
+ */
+import { mkdirSync } from "node:fs";
+import { resolve } from "node:path";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { deleteUnder, keysUnder, requireTarget, resetStats, statsOf, uniquePrefix } from "../helpers/upstash-rest.ts";
+import { apiClient } from "./helpers/api.ts";
+import { startWranglerDev, type WranglerDev } from "./helpers/wrangler.ts";
+
+const ARTIFACTS = resolve(import.meta.dirname, "../artifacts");
+const suffix = Math.random().toString(36).slice(2, 10);
+const KEYS = { ingest: `b-ingest-${suffix}`, read: `b-read-${suffix}`, admin: `b-admin-${suffix}` };
+// Generous: a refresh is 5 s, a cached trending answer may be up to 5 s older, and 2 cores are shared.
+const CHANGE_TIMEOUT = { timeout: 30_000, interval: 250 };
+
+const target = requireTarget(process.env.EDGESTATS_UPSTASH_URL, process.env.EDGESTATS_UPSTASH_TOKEN);
+const prefix = uniquePrefix("dashboard");
+// The local Upstash server counts requests per token tag: this Worker's Redis traffic is tagged with its prefix.
+const tag = prefix.replace(/\./g, "_");
+let wrangler: WranglerDev | undefined;
+let browser: Browser | undefined;
+let desktop: BrowserContext;
+let page: Page;
+let send: ReturnType<typeof apiClient>;
+const pageErrors: string[] = [];
+
+function watch(p: Page) {
+  p.on("pageerror", (error) => pageErrors.push(`pageerror: ${error.message}`));
+  p.on("console", (msg) => {
+    // A refused request logs a network error by design (wrong-key and offline checks); anything else is a bug.
+    if (msg.type() === "error" && !/Failed to load resource|ERR_CONNECTION_REFUSED/.test(msg.text())) pageErrors.push(`console: ${msg.text()}`);
+  });
+}
+
+const panel = (p: Page, id: string) => p.locator(`#panel-${id}`);
+const text = async (p: Page, selector: string) => ((await p.locator(selector).first().textContent()) ?? "").trim();
+const state = (p: Page) => p.locator("body").getAttribute("data-state");
+// The page's state with its alert, so a failed wait says what the page said.
+const stateWithAlert = async (p: Page) => `${await state(p)}${(await p.locator("#alert").textContent()) ? `: ${await p.locator("#alert").textContent()}` : ""}`;
+
+async function enterKey(p: Page, key: string) {
+  await p.getByLabel("Read API key").fill(key);
+  await p.getByRole("button", { name: "Save key" }).click();
+}
+
+async function pick(p: Page, id: string, name: string) {
+  const picker = p.locator(`#pick-${id}`);
+  await expect.poll(() => picker.locator("option").allTextContents(), CHANGE_TIMEOUT).toContain(name);
+  await picker.selectOption(name);
+}
+
+async function seed() {
+  await send("POST", "/v1/trending/searches/events", KEYS.ingest, {
+    events: [
+      { member: "555-0100", count: 5 },
+      { member: "555-0101", count: 3 },
+      { member: "555-0102", count: 1 },
+    ],
+  });
+  await send("POST", "/v1/trending/clicks/events", KEYS.ingest, { member: "buy-button" });
+  await send("POST", "/v1/counters/pages/incr", KEYS.ingest, {
+    items: [
+      { member: "/home", by: 7 },
+      { member: "/about", by: 2 },
+      { member: "/pricing", by: 4 },
+    ],
+  });
+  await send("PUT", "/v1/histograms/latency", KEYS.admin, { bucketWidth: 10, unit: "ms" });
+  await send("POST", "/v1/histograms/latency/observations", KEYS.ingest, {
+    values: [3, 8, 12, 14, 18, 22, 25, 31, 38, 44, 47, 52, 58, 63, 71, 85, 97, 120, 180, 240].map((value) => ({ value })),
+  });
+  await send("POST", "/v1/presence/lobby/heartbeats", KEYS.ingest, { ids: ["u1", "u2", "u3"] });
+  // The per-minute job samples the online count into the history the sparkline draws.
+  await send("POST", "/internal/jobs/trim", KEYS.admin);
+  await send("PUT", "/v1/leaderboards/arena/players/p1", KEYS.ingest, { name: "Ada", score: 120 });
+  await send("PUT", "/v1/leaderboards/arena/players/p2", KEYS.ingest, { name: "Bob", score: 80 });
+  await send("PUT", "/v1/leaderboards/arena/players/p3", KEYS.ingest, { name: "Cy", score: 150 });
+}
+
+beforeAll(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  wrangler = await startWranglerDev({
+    vars: {
+      UPSTASH_REDIS_REST_URL: target.url,
+      UPSTASH_REDIS_REST_TOKEN: `${target.token}.${tag}`,
+      INGEST_KEYS: KEYS.ingest,
+      READ_KEYS: KEYS.read,
+      ADMIN_KEYS: KEYS.admin,
+      KEY_PREFIX: prefix,
+    },
+  });
+  send = apiClient(wrangler.url);
+  await seed();
+  browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+  });
+  desktop = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  page = await desktop.newPage();
+  watch(page);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await wrangler?.stop();
+  await deleteUnder(target, prefix);
+});
+
+describe("dashboard in Chromium", () => {
+  it("wrote the seeded data under its own key prefix (the --var settings took effect)", async () => {
+    const keys = await keysUnder(target, prefix);
+    expect(keys.some((k) => k.includes(":trending:"))).toBe(true);
+    expect(keys.some((k) => k.includes(":presence:"))).toBe(true);
+  });
+
+  it("asks for a read key, stores it, and renders every panel from the API", async () => {
+    await page.goto(`${wrangler!.url}/`);
+    expect(await state(page)).toBe("idle");
+    await expect.poll(() => page.getByLabel("Read API key").isVisible()).toBe(true);
+    await enterKey(page, KEYS.read);
+    await expect.poll(() => stateWithAlert(page), CHANGE_TIMEOUT).toBe("live");
+    expect(await page.evaluate(() => localStorage.getItem("edgestats.dashboard.readKey"))).toBe(KEYS.read);
+    expect(await page.getByLabel("Read API key").isVisible()).toBe(false);
+
+    // Trending: bars in rank order with the exact flag.
+    await pick(page, "trending", "searches");
+    await expect.poll(() => panel(page, "trending").locator(".bars li .label").allTextContents(), CHANGE_TIMEOUT).toEqual([
+      "555-0100",
+      "555-0101",
+      "555-0102",
+    ]);
+    expect(await panel(page, "trending").locator(".bars li .value").allTextContents()).toEqual(["5", "3", "1"]);
+    expect(await panel(page, "trending").locator(".badge").getAttribute("data-exact")).toBe("true");
+    expect(await text(page, "#panel-trending .badge")).toBe("exact");
+    expect(await text(page, "#panel-trending .meta")).toMatch(/as of \d\d:\d\d:\d\d/);
+    expect(await page.locator("#pick-trending option").allTextContents()).toEqual(expect.arrayContaining(["clicks", "searches"]));
+
+    // Counter top 10.
+    await pick(page, "counter", "pages");
+    await expect.poll(() => panel(page, "counter").locator(".bars li .label").allTextContents(), CHANGE_TIMEOUT).toEqual(["/home", "/pricing", "/about"]);
+    expect(await panel(page, "counter").locator(".bars li .value").allTextContents()).toEqual(["7", "4", "2"]);
+
+    // Histogram bars with p50/p90/p99 marked.
+    await pick(page, "histogram", "latency");
+    await expect.poll(() => panel(page, "histogram").locator("svg.hist rect.bucket").count(), CHANGE_TIMEOUT).toBeGreaterThan(3);
+    expect(await panel(page, "histogram").locator("svg.hist line.mark").count()).toBe(3);
+    expect(await panel(page, "histogram").locator("svg.hist text.mark-label").allTextContents()).toEqual(["p50", "p90", "p99"]);
+    const legend = await panel(page, "histogram").locator(".legend li").allTextContents();
+    expect(legend.map((l) => l.split(" ")[0])).toEqual(["p50", "p90", "p99"]);
+    for (const entry of legend) expect(entry).toMatch(/^p\d\d [\d.,]+ ms$/);
+    expect(await text(page, "#panel-histogram .meta")).toContain("20 observations");
+
+    // Presence: online now and today's figures, with the sampled history.
+    await pick(page, "presence", "lobby");
+    await expect.poll(() => text(page, '#panel-presence [data-stat="online"] dd'), CHANGE_TIMEOUT).toBe("3");
+    expect(await text(page, '#panel-presence [data-stat="pcu"] dd')).toBe("3");
+    expect(await text(page, '#panel-presence [data-stat="au"] dd')).toBe("3");
+    expect(await text(page, '#panel-presence [data-stat="nu"] dd')).toBe("3");
+    expect(Number(await panel(page, "presence").locator("figure.spark").getAttribute("data-samples"))).toBeGreaterThanOrEqual(1);
+
+    // Leaderboard: first page with ranks.
+    await pick(page, "leaderboard", "arena");
+    await expect.poll(() => panel(page, "leaderboard").locator("tbody tr").count(), CHANGE_TIMEOUT).toBe(3);
+    const rows = await panel(page, "leaderboard").locator("tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+    expect(rows).toEqual([
+      ["1", "p3", "Cy", "150"],
+      ["2", "p1", "Ada", "120"],
+      ["3", "p2", "Bob", "80"],
+    ]);
+
+    await page.screenshot({ path: resolve(ARTIFACTS, "dashboard-desktop.png"), fullPage: true });
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("shows new data within the refresh, without reloading the page", async () => {
+    await page.evaluate(() => ((window as unknown as { notReloaded: boolean }).notReloaded = true));
+    await send("POST", "/v1/trending/searches/events", KEYS.ingest, { member: "555-0101", count: 10 });
+    await send("POST", "/v1/counters/pages/incr", KEYS.ingest, { member: "/about", by: 20 });
+    await send("POST", "/v1/histograms/latency/observations", KEYS.ingest, { values: [{ value: 15 }, { value: 16 }] });
+    await send("POST", "/v1/presence/lobby/heartbeats", KEYS.ingest, { ids: ["u4", "u5"] });
+    await send("POST", "/v1/leaderboards/arena/players/p2/score", KEYS.ingest, { set: 500 });
+
+    await expect.poll(() => text(page, "#panel-trending .bars li .label"), CHANGE_TIMEOUT).toBe("555-0101");
+    expect(await text(page, "#panel-trending .bars li .value")).toBe("13");
+    await expect.poll(() => text(page, "#panel-counter .bars li .label"), CHANGE_TIMEOUT).toBe("/about");
+    expect(await text(page, "#panel-counter .bars li .value")).toBe("22");
+    await expect.poll(() => text(page, '#panel-presence [data-stat="online"] dd'), CHANGE_TIMEOUT).toBe("5");
+    await expect.poll(() => text(page, "#panel-histogram .meta"), CHANGE_TIMEOUT).toContain("22 observations");
+    await expect.poll(() => text(page, "#panel-leaderboard tbody tr .player"), CHANGE_TIMEOUT).toBe("p2");
+    expect(await text(page, "#panel-leaderboard tbody tr td")).toBe("1");
+
+    expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+    expect(await state(page)).toBe("live");
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("costs one Redis round trip per API call it makes (none for edge-cache hits)", async () => {
+    const refreshes = async () => Number(await page.locator("body").getAttribute("data-refreshes"));
+    // Start right after a timed refresh finished: the next timer is then ~5 s away.
+    const before = await refreshes();
+    await expect.poll(refreshes, CHANGE_TIMEOUT).toBeGreaterThan(before);
+    const calls: { path: string; cache: string | undefined }[] = [];
+    const record = (res: import("playwright-core").Response) => {
+      const url = new URL(res.url());
+      if (url.pathname.startsWith("/v1/")) calls.push({ path: url.pathname, cache: res.headers()["x-edgestats-cache"] });
+    };
+    await resetStats(target, tag);
+    page.on("response", record);
+    const started = await refreshes();
+    await page.getByRole("button", { name: "Refresh now" }).click();
+    await expect.poll(refreshes, CHANGE_TIMEOUT).toBe(started + 1);
+    page.off("response", record);
+    const redis = await statsOf(target, tag);
+
+    // "Refresh now" re-reads the five pickers, then five panels (presence also reads its history).
+    expect(calls.map((c) => c.path).sort()).toEqual(
+      [
+        "/v1/counters", "/v1/counters/pages/top",
+        "/v1/histograms", "/v1/histograms/latency",
+        "/v1/leaderboards", "/v1/leaderboards/arena",
+        "/v1/presence", "/v1/presence/lobby", "/v1/presence/lobby/history",
+        "/v1/trending", "/v1/trending/searches/top",
+      ].sort(),
+    );
+    const fromRedis = calls.filter((c) => c.cache !== "hit").length;
+    expect(redis.requests).toBe(fromRedis);
+    console.log(`dashboard refresh: ${calls.length} API calls, ${redis.requests} Redis round trips, ${redis.commands} commands`);
+  });
+
+  it("shows the error state for a wrong key and recovers with the right one", async () => {
+    await page.getByRole("button", { name: "Change key" }).click();
+    await enterKey(page, "not-a-real-key");
+    await expect.poll(() => state(page), CHANGE_TIMEOUT).toBe("auth");
+    const alert = page.getByRole("alert");
+    expect(await alert.isVisible()).toBe(true);
+    expect(await alert.textContent()).toMatch(/refused the key \(401\)/);
+    expect(await page.getByLabel("Read API key").isVisible()).toBe(true);
+    // A refused key is not kept: reloading asks again instead of failing again.
+    expect(await page.evaluate(() => localStorage.getItem("edgestats.dashboard.readKey"))).toBeNull();
+    await page.screenshot({ path: resolve(ARTIFACTS, "dashboard-wrong-key.png"), fullPage: true });
+
+    await enterKey(page, KEYS.read);
+    await expect.poll(() => stateWithAlert(page), CHANGE_TIMEOUT).toBe("live");
+    expect(await alert.isVisible()).toBe(false);
+    expect(await text(page, "#panel-trending .bars li .value")).toBe("13");
+  });
+
+  it("fits a phone screen, keeps the key across visits, and marks a missing feature as not available", async () => {
+    const phone = await browser!.newContext({
+      viewport: { width: 390, height: 844 },
+      deviceScaleFactor: 2,
+      isMobile: true,
+      hasTouch: true,
+      storageState: await desktop.storageState(),
+    });
+    const mobile = await phone.newPage();
+    watch(mobile);
+    // As if this deployment had no histograms feature: its list endpoint is a 404.
+    await mobile.route("**/v1/histograms", (route) =>
+      route.fulfill({ status: 404, contentType: "application/json", body: JSON.stringify({ error: { code: "not_found", message: "No route" } }) }),
+    );
+    await mobile.goto(`${wrangler!.url}/`);
+    // The key from the first visit is used without asking.
+    await expect.poll(() => stateWithAlert(mobile), CHANGE_TIMEOUT).toBe("live");
+    expect(await mobile.getByLabel("Read API key").isVisible()).toBe(false);
+    // The pickers remember what was chosen.
+    await expect.poll(() => mobile.locator("#pick-leaderboard").inputValue(), CHANGE_TIMEOUT).toBe("arena");
+    await expect.poll(() => text(mobile, "#panel-presence [data-stat=\"online\"] dd"), CHANGE_TIMEOUT).toBe("5");
+    expect(await panel(mobile, "histogram").getAttribute("data-state")).toBe("unavailable");
+    expect(await text(mobile, "#panel-histogram [data-role=body]")).toMatch(/Not available/);
+    const overflow = await mobile.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    // Every control has an accessible name.
+    for (const id of ["trending", "presence", "leaderboard", "histogram", "counter"]) {
+      expect(await mobile.getByLabel(/Stream|Room|Board|Histogram|Counter/).and(mobile.locator(`#pick-${id}`)).count()).toBe(1);
+    }
+    await mobile.screenshot({ path: resolve(ARTIFACTS, "dashboard-phone.png"), fullPage: true });
+    await phone.close();
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("says the API is unreachable when the server goes away, keeping the last numbers", async () => {
+    await wrangler!.stop();
+    await expect.poll(() => state(page), CHANGE_TIMEOUT).toBe("unreachable");
+    expect(await page.getByRole("alert").textContent()).toMatch(/API is unreachable .*Showing data from \d\d:\d\d:\d\d/);
+    expect(await text(page, "#panel-trending .bars li .value")).toBe("13");
+    expect(await panel(page, "trending").getAttribute("data-state")).toBe("stale");
+    await page.screenshot({ path: resolve(ARTIFACTS, "dashboard-unreachable.png"), fullPage: true });
+  });
+});

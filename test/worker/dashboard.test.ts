@@ -1,0 +1,117 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { SCRIPT, STYLES } from "../../functions/dashboard/assets.ts";
+import { PANELS } from "../../functions/dashboard/panels.ts";
+import { TEST_KEYS, createTestApi } from "../helpers/worker.ts";
+
+const api = createTestApi({ label: "dashboard" });
+afterAll(() => api.cleanup());
+
+describe("dashboard page", () => {
+  it("renders the shell at / without a key and without touching Redis", async () => {
+    const { result, requests, commands } = await api.cost(() => api.get("/", { key: "none" }));
+    expect(result.status).toBe(200);
+    expect(result.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(requests).toBe(0);
+    expect(commands).toBe(0);
+    const html = String(result.body);
+    expect(html.startsWith("<!doctype html>")).toBe(true);
+    for (const panel of PANELS) {
+      expect(html).toContain(`data-panel="${panel.id}"`);
+      expect(html).toContain(`data-list="${panel.list}"`);
+      // Every picker has a visible label bound to it.
+      expect(html).toMatch(new RegExp(`<label class="picker" for="pick-${panel.id}">`));
+      expect(html).toContain(`id="pick-${panel.id}"`);
+    }
+    expect(html).toContain('<label for="key-input">Read API key</label>');
+    expect(html).toContain('name="viewport"');
+    expect(await api.keys()).toEqual([]);
+  });
+
+  it("never embeds an API key, even when the request carries one", async () => {
+    for (const key of ["none", "read", "admin"] as const) {
+      const html = String((await api.get("/", { key })).body);
+      for (const secret of [...Object.values(TEST_KEYS), "test-ingest-key-2", api.env.UPSTASH_REDIS_REST_TOKEN]) {
+        expect(html).not.toContain(secret);
+      }
+      expect(html).not.toMatch(/Bearer\s+\S/);
+    }
+  });
+
+  it("links only its own script and stylesheet, versioned by content, under a strict CSP", async () => {
+    const res = await api.get("/", { key: "none" });
+    const html = String(res.body);
+    const urls = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
+    expect(urls).toContain(`/dashboard.js?v=${SCRIPT.hash}`);
+    expect(urls).toContain(`/dashboard.css?v=${STYLES.hash}`);
+    // No third-party CDN: every URL is same-origin.
+    for (const url of urls) expect(url).toMatch(/^\//);
+    expect(html).not.toMatch(/<script>(?!<\/script>)/);
+    const csp = res.headers.get("content-security-policy") ?? "";
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("connect-src 'self'");
+    expect(csp).toContain("default-src 'none'");
+    expect(res.headers.get("cache-control")).toBe("no-cache");
+    expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+  });
+
+  it("answers 304 to a revalidation of the page", async () => {
+    const first = await api.get("/", { key: "none" });
+    const etag = first.headers.get("etag");
+    expect(etag).toMatch(/^"[0-9a-f]{8}"$/);
+    const again = await api.get("/", { key: "none", headers: { "if-none-match": etag! } });
+    expect(again.status).toBe(304);
+    expect(again.body).toBeUndefined();
+  });
+});
+
+describe("dashboard assets", () => {
+  for (const [asset, type] of [
+    [SCRIPT, /^text\/javascript/],
+    [STYLES, /^text\/css/],
+  ] as const) {
+    it(`serves ${asset.path} with cache headers and ETag revalidation`, async () => {
+      const { result, requests } = await api.cost(() => api.get(`${asset.path}?v=${asset.hash}`, { key: "none" }));
+      expect(requests).toBe(0);
+      expect(result.status).toBe(200);
+      expect(result.headers.get("content-type")).toMatch(type);
+      expect(result.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+      expect(String(result.body)).toBe(asset.body);
+
+      // An unversioned (or stale) URL must revalidate, or a deploy would never reach browsers.
+      const plain = await api.get(asset.path, { key: "none" });
+      expect(plain.status).toBe(200);
+      expect(plain.headers.get("cache-control")).toBe("public, max-age=0, must-revalidate");
+      const etag = plain.headers.get("etag")!;
+      expect(etag).toBe(`"${asset.hash}"`);
+      const revalidated = await api.get(asset.path, { key: "none", headers: { "if-none-match": `W/${etag}` } });
+      expect(revalidated.status).toBe(304);
+    });
+  }
+
+  it("serves a script that reads the key from localStorage and sends it only as a Bearer header", () => {
+    const js = SCRIPT.body;
+    expect(js).toContain("localStorage");
+    expect(js).toContain('authorization: "Bearer " + state.key');
+    // Data reaches the DOM as text only.
+    expect(js).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(/);
+  });
+
+  it("finds each panel's list endpoint, with the field the page reads, in the OpenAPI document", async () => {
+    const doc = (await api.get("/openapi.json", { key: "none" })).body;
+    for (const panel of PANELS) {
+      const op = doc.paths[panel.list]?.get;
+      expect(op, `GET ${panel.list}`).toBeDefined();
+      const schema = op.responses["200"].content["application/json"].schema;
+      const resolved = schema.$ref ? doc.components.schemas[schema.$ref.split("/").pop()] : schema;
+      expect(resolved.properties[panel.field].type, `${panel.list} → ${panel.field}`).toBe("array");
+    }
+  });
+
+  it("describes the page and its assets in the OpenAPI document as needing no key", async () => {
+    const doc = (await api.get("/openapi.json", { key: "none" })).body;
+    for (const path of ["/", "/dashboard.js", "/dashboard.css"]) {
+      expect(doc.paths[path].get.tags).toEqual(["Dashboard"]);
+      expect(doc.paths[path].get.security).toEqual([]);
+    }
+  });
+});
