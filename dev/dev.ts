@@ -22,7 +22,9 @@ const vars: Record<string, string> = {
 };
 const existing = existsSync(".dev.vars") ? readFileSync(".dev.vars", "utf8").split("\n") : [];
 const kept = existing.filter((line) => !Object.keys(vars).some((k) => line.startsWith(`${k}=`)) && line.trim() !== "");
-writeFileSync(".dev.vars", [...kept, ...Object.entries(vars).map(([k, v]) => `${k}=${v}`)].join("\n") + "\n");
+// QStash signing keys stay empty unless the user set them (then the jobs endpoint takes an admin key).
+const optional = ["QSTASH_CURRENT_SIGNING_KEY", "QSTASH_NEXT_SIGNING_KEY"].filter((k) => !kept.some((line) => line.startsWith(`${k}=`)));
+writeFileSync(".dev.vars", [...kept, ...Object.entries(vars).map(([k, v]) => `${k}=${v}`), ...optional.map((k) => `${k}=`)].join("\n") + "\n");
 
 const wrangler = spawn(
   process.execPath,

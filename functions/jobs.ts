@@ -1,17 +1,19 @@
-import type { Config } from "../src/config.ts";
-import type { Ctx } from "../src/context.ts";
+import type { Job } from "../src/jobs.ts";
+import { sweepCountersJob } from "../src/counters/jobs.ts";
+import { compactTrendingJob } from "../src/trending/jobs.ts";
+import { trimPresenceJob } from "../src/presence/jobs.ts";
 
-/** A periodic job: bounded work, idempotent, safe to overlap with another run of itself. */
-export type Job = (ctx: Ctx, config: Config) => Promise<Record<string, number | string | boolean | null>>;
+export type { Job };
 
-/**
- * The jobs by name, for both the cron triggers and POST /internal/jobs/{job}.
- * Each feature registers its job here.
- */
-export const JOBS: Record<string, Job> = {};
+/** The jobs by name, for both the cron triggers and POST /internal/jobs/{job}. */
+export const JOBS: Record<string, Job> = {
+  compact: compactTrendingJob,
+  trim: trimPresenceJob,
+  "sweep-counters": sweepCountersJob,
+};
 
 /** Which jobs each cron expression of wrangler.toml runs. */
 export const CRON_JOBS: Record<string, string[]> = {
-  "5 * * * *": ["compact"],
+  "5 * * * *": ["compact", "sweep-counters"],
   "* * * * *": ["trim"],
 };

@@ -6,7 +6,7 @@ export interface Config {
   keyPrefix: string;
   /** Hours an hourly trending bucket lives after its hour. @default 50 */
   trendingRetentionHours: number;
-  /** Members kept per finished hour by compaction; 0 disables trimming. @default 240 */
+  /** Members kept per finished hour by compaction (max(240, 24 × the largest n of 100), as seed 000 reasons); 0 disables trimming. @default 2400 */
   trendingKeep: number;
   /** Seconds a top-N answer may be served from the Workers cache; 0 = off. @default 5 */
   trendingCacheSeconds: number;
@@ -36,7 +36,7 @@ export function readConfig(env: Record<string, unknown>): Config {
   return {
     keyPrefix,
     trendingRetentionHours: int(env, "TRENDING_RETENTION_HOURS", 50, 2, 24 * 400),
-    trendingKeep: int(env, "TRENDING_KEEP", 240, 0, 1_000_000),
+    trendingKeep: int(env, "TRENDING_KEEP", 2400, 0, 1_000_000),
     trendingCacheSeconds: int(env, "TRENDING_CACHE_SECONDS", 5, 0, 3600),
     presenceTimeoutSeconds: int(env, "PRESENCE_TIMEOUT_SECONDS", 300, 5, 86400),
     redisTimeoutMs: int(env, "REDIS_TIMEOUT_MS", 3000, 100, 60_000),

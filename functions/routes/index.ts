@@ -1,7 +1,18 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../types.ts";
+import { countersRoutes } from "./counters.ts";
+import { dashboardRoutes } from "./dashboard.tsx";
+import { histogramsRoutes } from "./histograms.ts";
+import { leaderboardsRoutes } from "./leaderboards.ts";
+import { presenceRoutes } from "./presence.ts";
+import { trendingRoutes } from "./trending.ts";
 
-/**
- * Feature routers and where they are mounted. Each feature adds its line.
- */
-export const featureRoutes: [string, OpenAPIHono<AppEnv>][] = [];
+/** Feature routers and where they are mounted; each router's paths are relative to its base. */
+export const featureRoutes: [string, OpenAPIHono<AppEnv>][] = [
+  ["/v1/trending", trendingRoutes],
+  ["/v1/counters", countersRoutes],
+  ["/v1/histograms", histogramsRoutes],
+  ["/v1/presence", presenceRoutes],
+  ["/v1/leaderboards", leaderboardsRoutes],
+  ["/", dashboardRoutes],
+];

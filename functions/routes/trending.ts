@@ -1,0 +1,185 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { hourIndex } from "../../src/time.ts";
+import { MAX_TOP_N } from "../../src/trending/options.ts";
+import { deleteStream, listStreams, memberTrending, topTrending, type TopResult } from "../../src/trending/read.ts";
+import { recordEvents, type TrendingEvent } from "../../src/trending/write.ts";
+import { requireScope } from "../middleware/auth.ts";
+import { ctxOf, markReplay } from "../middleware/context.ts";
+import { createRouter } from "../router.ts";
+import { At, batchOf, Count, errorResponses, jsonBody, jsonResponse, Member, Name, nameParams, normalizeBatch, Window, writeErrorResponses, intQuery } from "../schemas.ts";
+import type { AppEnv } from "../types.ts";
+
+const tags = ["Trending"];
+
+const Event = z.object({
+  member: Member,
+  count: Count.optional().openapi({ description: "finite, 0 < count ≤ 1e12; default 1" }),
+  at: At.optional(),
+});
+const EventsBody = batchOf(Event, "events").openapi("TrendingEvents");
+
+const WindowInfo = z
+  .object({
+    hours: z.number().int().openapi({ description: "finished hours before the current one" }),
+    from: z.number().int().openapi({ description: "start of the oldest hour read, epoch ms (inclusive)" }),
+    to: z.number().int().openapi({ description: "end of the current hour, epoch ms (exclusive)" }),
+  })
+  .openapi("TrendingWindow");
+
+const TopResponse = z
+  .object({
+    stream: z.string(),
+    window: WindowInfo,
+    items: z.array(z.object({ rank: z.number().int(), member: z.string(), count: z.number() })),
+    exact: z.boolean().openapi({ description: "true when no trimming touched the window: the true top N with true counts" }),
+    maxError: z.number().openapi({ description: "each count is at most this much below the truth; 0 when exact" }),
+    topProven: z.boolean().openapi({ description: "the set and order are proven even though counts may be low by up to maxError" }),
+    distinct: z.number().int().openapi({ description: "distinct members counted in the window" }),
+    generatedAt: z.number().int().openapi({ description: "when this answer was computed (epoch ms); older than now on an edge-cache hit" }),
+  })
+  .openapi("TrendingTop");
+
+const MemberResponse = z
+  .object({
+    member: z.string(),
+    count: z.number(),
+    rank: z.number().int().nullable().openapi({ description: "1-based, ties by member byte order; null when the member has no count" }),
+    window: WindowInfo,
+    exact: z.boolean(),
+    maxError: z.number(),
+    generatedAt: z.number().int(),
+  })
+  .openapi("TrendingMember");
+
+const streamParams = nameParams("stream");
+const TopQuery = z.object({ n: intQuery(1, MAX_TOP_N, 10), window: Window });
+const WindowQuery = z.object({ window: Window });
+
+function settings(c: Context<AppEnv>) {
+  return { retentionHours: c.get("config").trendingRetentionHours };
+}
+
+export const trendingRoutes = createRouter();
+
+trendingRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/",
+    tags,
+    summary: "List streams (registry, byte order, at most 1,000)",
+    responses: { 200: jsonResponse(z.object({ streams: z.array(z.string()) }).openapi("TrendingStreams"), "Stream names."), ...errorResponses },
+  }),
+  async (c) => c.json({ streams: await listStreams(ctxOf(c)) }, 200),
+);
+
+trendingRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/{stream}/events",
+    tags,
+    summary: "Record one event or up to 1,000 (one Redis round trip)",
+    description:
+      "Each event adds `count` to its member in the UTC hour bucket of `at` (default now). `at` may be up to the retention in the past and at most 5 minutes in the future.",
+    request: { params: streamParams, ...jsonBody(EventsBody) },
+    responses: { 200: jsonResponse(z.object({ accepted: z.number().int() }), "Events recorded."), ...writeErrorResponses },
+  }),
+  async (c) => {
+    const { stream } = c.req.valid("param");
+    const events = normalizeBatch(c.req.valid("json") as TrendingEvent | { events: TrendingEvent[] }, "events");
+    const { accepted, replayed } = await recordEvents(ctxOf(c), stream, events, { ...settings(c), idempotency: c.get("idempotency") });
+    markReplay(c, replayed);
+    return c.json({ accepted }, 200);
+  },
+);
+
+/** Edge-cache key: deployment (Redis URL + key prefix), stream, n, window and hour, never shared across them. */
+async function cacheKey(c: Context<AppEnv>, stream: string, n: number, windowHours: number): Promise<string> {
+  const deployment = `${c.env.UPSTASH_REDIS_REST_URL ?? ""}\n${c.get("config").keyPrefix}`;
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(deployment));
+  const id = [...new Uint8Array(digest).slice(0, 12)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return `https://edgestats.cache/trending/${id}/${stream}/${n}/${windowHours}/${hourIndex(c.get("now"))}`;
+}
+
+/** `Cache-Control: no-cache`, `no-store` or `max-age=0` on the request asks for a fresh answer. */
+function wantsFresh(c: Context<AppEnv>): boolean {
+  const header = (c.req.header("cache-control") ?? "").toLowerCase();
+  return /\bno-cache\b|\bno-store\b|\bmax-age=0\b/.test(header);
+}
+
+trendingRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/{stream}/top",
+    tags,
+    summary: "Top N over the last `window` finished hours plus the current hour",
+    description:
+      "One Redis round trip, or none when served from the Workers cache (TRENDING_CACHE_SECONDS; send `Cache-Control: no-cache` for a fresh answer). `X-Edgestats-Cache` says hit, miss or bypass.",
+    request: { params: streamParams, query: TopQuery },
+    responses: { 200: jsonResponse(TopResponse, "The top N."), ...errorResponses },
+  }),
+  async (c) => {
+    const { stream } = c.req.valid("param");
+    const { n, window } = c.req.valid("query");
+    const seconds = c.get("config").trendingCacheSeconds;
+    const compute = () => topTrending(ctxOf(c), stream, { ...settings(c), n, windowHours: window });
+    if (seconds <= 0) return c.json(await compute(), 200);
+
+    // workers-types' CacheStorage has `default`; the DOM lib's declaration shadows it
+    const cache = (caches as unknown as { default: Cache }).default;
+    const key = await cacheKey(c, stream, n, window);
+    const fresh = wantsFresh(c);
+    if (!fresh) {
+      const hit = await cache.match(key);
+      if (hit) {
+        const body = (await hit.json()) as TopResult;
+        c.header("X-Edgestats-Cache", "hit");
+        c.header("Age", String(Math.max(0, Math.floor((c.get("now") - body.generatedAt) / 1000))));
+        c.header("Cache-Control", `private, max-age=${seconds}`);
+        return c.json(body, 200);
+      }
+    }
+    const result = await compute();
+    const text = JSON.stringify(result);
+    await cache.put(key, new Response(text, { headers: { "content-type": "application/json", "cache-control": `public, max-age=${seconds}` } }));
+    c.header("X-Edgestats-Cache", fresh ? "bypass" : "miss");
+    c.header("Cache-Control", `private, max-age=${seconds}`);
+    return c.json(result, 200);
+  },
+);
+
+trendingRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/{stream}/members/{member}",
+    tags,
+    summary: "Count and rank of one member over a window (one Redis round trip)",
+    request: {
+      params: z.object({ stream: Name.openapi({ param: { name: "stream", in: "path" } }), member: Member.openapi({ param: { name: "member", in: "path" } }) }),
+      query: WindowQuery,
+    },
+    responses: { 200: jsonResponse(MemberResponse, "The member's count and rank."), ...errorResponses },
+  }),
+  async (c) => {
+    const { stream, member } = c.req.valid("param");
+    const { window } = c.req.valid("query");
+    return c.json(await memberTrending(ctxOf(c), stream, member, { ...settings(c), windowHours: window }), 200);
+  },
+);
+
+trendingRoutes.openapi(
+  createRoute({
+    method: "delete",
+    path: "/{stream}",
+    tags,
+    summary: "Delete a stream: every bucket, union and registry entry (admin)",
+    middleware: [requireScope("admin")] as const,
+    request: { params: streamParams },
+    responses: { 204: { description: "Deleted (also when it did not exist)." }, ...errorResponses },
+  }),
+  async (c) => {
+    const { stream } = c.req.valid("param");
+    await deleteStream(ctxOf(c), stream, settings(c));
+    return c.body(null, 204);
+  },
+);

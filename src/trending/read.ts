@@ -1,0 +1,191 @@
+import type { Ctx } from "../context.ts";
+import { ValidationError } from "../errors.ts";
+import { asList, runRead, runWrite } from "../redis/script.ts";
+import { HOUR, hourIndex } from "../time.ts";
+import { memberProblem } from "../validation.ts";
+import { registryKeys, streamKeys } from "./keys.ts";
+import { assertStream, assertWindow, horizonOf, MAX_TOP_N, MAX_WINDOW_HOURS, secondsUntil, type TrendingSettings } from "./options.ts";
+import { deleteScript, listScript, memberScript, topScript } from "./scripts.ts";
+
+export interface WindowInfo {
+  /** Whole finished hours in the window (the current hour comes on top). */
+  hours: number;
+  /** Start of the oldest hour read, epoch ms (inclusive). */
+  from: number;
+  /** End of the current hour, epoch ms (exclusive). */
+  to: number;
+}
+
+export interface TopItem {
+  rank: number;
+  member: string;
+  count: number;
+}
+
+export interface TopResult {
+  stream: string;
+  window: WindowInfo;
+  items: TopItem[];
+  /** True when no trimming touched the window: the items are the true top N with true counts. */
+  exact: boolean;
+  /** Every reported count is at most this much below the true one; any missing member's true count is at most the N-th count + this. */
+  maxError: number;
+  /** True when the set and order are proven despite trimming (gaps between counts exceed maxError); counts may still be low by up to maxError. */
+  topProven: boolean;
+  /** Distinct members counted in the window (after trimming). */
+  distinct: number;
+  /** When the answer was computed, epoch ms. */
+  generatedAt: number;
+}
+
+export interface TopOptions extends TrendingSettings {
+  /** Items to return, 1..100. @default 10 */
+  n?: number;
+  /** Finished hours before the current one, 1..min(retention, 168). @default 24 */
+  windowHours?: number;
+}
+
+/** Byte order of UTF-8, the order Redis gives equal scores. */
+const encoder = new TextEncoder();
+export function compareBytes(a: string, b: string): number {
+  const x = encoder.encode(a);
+  const y = encoder.encode(b);
+  const len = Math.min(x.length, y.length);
+  for (let i = 0; i < len; i++) {
+    const d = (x[i] ?? 0) - (y[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return x.length - y.length;
+}
+
+/** The hours a window covers at `now` and the keys that read them. */
+function windowPlan(ctx: Ctx, stream: string, windowHours: number) {
+  const H = hourIndex(ctx.now);
+  const keys = streamKeys(ctx.prefix, stream);
+  const hours = Array.from({ length: windowHours }, (_, i) => H - windowHours + i);
+  return {
+    window: { hours: windowHours, from: (H - windowHours) * HOUR, to: (H + 1) * HOUR },
+    keys: [keys.union(windowHours, H), keys.unionMeta(windowHours, H), keys.gen, keys.cuts, keys.bucket(H), keys.scratch, ...hours.map(keys.bucket)],
+    hours,
+    // the union stands for hour H only; the next hour has a new one
+    ttl: secondsUntil((H + 1) * HOUR, ctx.now),
+  };
+}
+
+/** Top N members over the window's finished hours plus the current hour: one script. */
+export async function topTrending(ctx: Ctx, stream: string, options: TopOptions): Promise<TopResult> {
+  assertStream(stream);
+  const n = options.n ?? 10;
+  const windowHours = options.windowHours ?? 24;
+  if (!Number.isInteger(n) || n < 1 || n > MAX_TOP_N) {
+    throw new ValidationError(`n must be an integer from 1 to ${MAX_TOP_N}.`, [{ path: "n", message: `must be 1..${MAX_TOP_N}` }]);
+  }
+  assertWindow(windowHours, options.retentionHours);
+  const plan = windowPlan(ctx, stream, windowHours);
+  const raw = await runRead<{ maxError: string; items: string[] | Record<string, never>; distinct: number }>(ctx.redis, topScript, plan.keys, [
+    n + 1,
+    plan.ttl,
+    ...plan.hours,
+  ]);
+  const flat = asList(raw.items);
+  const ranked: { member: string; count: number }[] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) ranked.push({ member: flat[i] ?? "", count: Number(flat[i + 1]) });
+  ranked.sort((a, b) => b.count - a.count || compareBytes(a.member, b.member));
+  const maxError = Number(raw.maxError);
+  const items = ranked.slice(0, n).map((item, i) => ({ rank: i + 1, ...item }));
+  return {
+    stream,
+    window: plan.window,
+    items,
+    exact: maxError === 0,
+    maxError,
+    topProven: maxError === 0 || (items.length === n && proven(items, ranked[n]?.count ?? 0, maxError)),
+    distinct: raw.distinct,
+    generatedAt: ctx.now,
+  };
+}
+
+/**
+ * Counts are low by at most maxError, never high. The order is proven when each
+ * count beats the next by more than maxError, and the set when the last beats
+ * the best unreported member (or a member trimmed everywhere, counted 0) likewise.
+ * With fewer than N items a member trimmed everywhere may still belong in the
+ * top N, so the caller requires N items.
+ */
+function proven(items: TopItem[], nextCount: number, maxError: number): boolean {
+  for (let i = 0; i < items.length; i++) {
+    const below = items[i + 1]?.count ?? nextCount;
+    if (!((items[i]?.count ?? 0) > below + maxError)) return false;
+  }
+  return true;
+}
+
+export interface MemberResult {
+  member: string;
+  /** Count over the window; at most maxError below the true count. */
+  count: number;
+  /** 1-based rank by count (ties by member, byte order); null when the member has no count. */
+  rank: number | null;
+  window: WindowInfo;
+  exact: boolean;
+  maxError: number;
+  generatedAt: number;
+}
+
+/** Count and rank of one member over a window: one script. */
+export async function memberTrending(ctx: Ctx, stream: string, member: string, options: TopOptions): Promise<MemberResult> {
+  assertStream(stream);
+  const problem = memberProblem(member);
+  if (problem) throw new ValidationError(`Invalid member: ${problem}.`, [{ path: "member", message: problem }]);
+  const windowHours = options.windowHours ?? 24;
+  assertWindow(windowHours, options.retentionHours);
+  const plan = windowPlan(ctx, stream, windowHours);
+  const raw = await runRead<{ maxError: string; count: string; rank: number | false }>(ctx.redis, memberScript, plan.keys, [
+    member,
+    plan.ttl,
+    ...plan.hours,
+  ]);
+  const maxError = Number(raw.maxError);
+  return {
+    member,
+    count: Number(raw.count),
+    rank: raw.rank === false ? null : raw.rank,
+    window: plan.window,
+    exact: maxError === 0,
+    maxError,
+    generatedAt: ctx.now,
+  };
+}
+
+/** Largest number of names `GET /v1/trending` lists. */
+export const MAX_LISTED = 1000;
+
+/** Stream names from the registry, in byte order, at most 1,000: one script. */
+export async function listStreams(ctx: Ctx): Promise<string[]> {
+  return asList(await runRead<string[] | Record<string, never>>(ctx.redis, listScript, [registryKeys(ctx.prefix).names], [MAX_LISTED]));
+}
+
+/**
+ * Deletes every key of a stream (all hours a bucket can still live in, the
+ * unions of the current hour for every window, cuts, generation) and its
+ * registry entries: one script. Returns how many keys existed.
+ */
+export async function deleteStream(ctx: Ctx, stream: string, options: TrendingSettings): Promise<number> {
+  assertStream(stream);
+  const H = hourIndex(ctx.now);
+  const keys = streamKeys(ctx.prefix, stream);
+  const reg = registryKeys(ctx.prefix);
+  const oldest = H - horizonOf(options.retentionHours) - 1;
+  const buckets = Array.from({ length: H + 2 - oldest }, (_, i) => keys.bucket(oldest + i));
+  // unions live until the end of their hour; H + 1 covers a writer whose clock is a little ahead
+  const unions = [H, H + 1].flatMap((hour) =>
+    Array.from({ length: MAX_WINDOW_HOURS }, (_, i) => [keys.union(i + 1, hour), keys.unionMeta(i + 1, hour)]).flat(),
+  );
+  const { value } = await runWrite<number>(
+    ctx.redis,
+    deleteScript,
+    [reg.names, reg.seen, reg.dirty, keys.cuts, keys.gen, keys.scratch, ...buckets, ...unions],
+    [stream],
+  );
+  return value;
+}

@@ -1,0 +1,84 @@
+import type { Ctx } from "../context.ts";
+import { ValidationError, type FieldIssue } from "../errors.ts";
+import { runWrite, type Idempotency } from "../redis/script.ts";
+import { HOUR, hourIndex } from "../time.ts";
+import { MAX_BATCH, MAX_INCREMENT, memberProblem } from "../validation.ts";
+import { registryKeys, streamKeys } from "./keys.ts";
+import { assertStream, horizonOf, MAX_FUTURE_MS, secondsUntil, type TrendingSettings } from "./options.ts";
+import { recordScript } from "./scripts.ts";
+
+export interface TrendingEvent {
+  member: string;
+  /** @default 1 */
+  count?: number;
+  /** Epoch ms of the event. @default ctx.now */
+  at?: number;
+}
+
+export interface RecordOptions extends TrendingSettings {
+  /** The request's Idempotency-Key record, if any. @default undefined */
+  idempotency?: Idempotency;
+  /** Field path of the list in the request body, for error details. @default "events" */
+  listKey?: string;
+}
+
+/**
+ * Checks every event before anything is written: a bad one rejects the batch.
+ * An event must land in an hour some window can still read (≥ current hour −
+ * horizon) and be at most 5 minutes in the future.
+ */
+export function checkEvents(ctx: Ctx, events: TrendingEvent[], options: RecordOptions): void {
+  const listKey = options.listKey ?? "events";
+  const at = (i: number, field: string) => (events.length === 1 ? field : `${listKey}.${i}.${field}`);
+  const issues: FieldIssue[] = [];
+  if (events.length < 1 || events.length > MAX_BATCH) issues.push({ path: listKey, message: `must hold 1..${MAX_BATCH} events` });
+  const oldestHour = hourIndex(ctx.now) - horizonOf(options.retentionHours);
+  events.forEach((event, i) => {
+    const problem = typeof event.member === "string" ? memberProblem(event.member) : "must be a string";
+    if (problem) issues.push({ path: at(i, "member"), message: problem });
+    const count = event.count ?? 1;
+    if (typeof count !== "number" || !Number.isFinite(count) || count <= 0 || count > MAX_INCREMENT) {
+      issues.push({ path: at(i, "count"), message: `must be a finite number, 0 < count ≤ ${MAX_INCREMENT}` });
+    }
+    if (event.at !== undefined) {
+      if (!Number.isInteger(event.at)) issues.push({ path: at(i, "at"), message: "must be epoch milliseconds" });
+      else if (event.at > ctx.now + MAX_FUTURE_MS) issues.push({ path: at(i, "at"), message: "must be at most 5 minutes in the future" });
+      else if (hourIndex(event.at) < oldestHour) {
+        issues.push({ path: at(i, "at"), message: `must be within the retention (${horizonOf(options.retentionHours)} h)` });
+      }
+    }
+  });
+  const first = issues[0];
+  if (first) throw new ValidationError(`Invalid field '${first.path}': ${first.message}.`, issues);
+}
+
+/**
+ * Adds events to their UTC hour buckets, in one script: ZINCRBY per (hour,
+ * member), EXPIRE per hour, registry and compaction queue updates.
+ * Returns how many events were accepted.
+ */
+export async function recordEvents(ctx: Ctx, stream: string, events: TrendingEvent[], options: RecordOptions): Promise<{ accepted: number; replayed: boolean }> {
+  assertStream(stream);
+  checkEvents(ctx, events, options);
+  const keys = streamKeys(ctx.prefix, stream);
+  // Sum duplicates first: a batch of 1,000 hits on one page is one ZINCRBY.
+  const sums = new Map<number, Map<string, number>>();
+  for (const event of events) {
+    const hour = hourIndex(event.at ?? ctx.now);
+    let members = sums.get(hour);
+    if (!members) sums.set(hour, (members = new Map()));
+    members.set(event.member, (members.get(event.member) ?? 0) + (event.count ?? 1));
+  }
+  const hours = [...sums.keys()].sort((a, b) => a - b);
+  const reg = registryKeys(ctx.prefix);
+  const bucketArgs = hours.flatMap((hour) => [hour, secondsUntil((hour + 1 + options.retentionHours) * HOUR, ctx.now)]);
+  const incrArgs = hours.flatMap((hour, i) => [...(sums.get(hour) ?? [])].flatMap(([member, count]) => [i + 1, String(count), member]));
+  const { replayed } = await runWrite<number>(
+    ctx.redis,
+    recordScript,
+    [reg.names, reg.seen, reg.dirty, keys.gen, ...hours.map(keys.bucket)],
+    [stream, hourIndex(ctx.now), ctx.now, (options.retentionHours + 2) * 3600, hours.length, ...bucketArgs, ...incrArgs],
+    options.idempotency,
+  );
+  return { accepted: events.length, replayed };
+}
