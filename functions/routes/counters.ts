@@ -7,7 +7,6 @@ import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay } from "../middleware/context.ts";
 import { createRouter } from "../router.ts";
 import {
-  At,
   batchOf,
   errorResponses,
   Increment,
@@ -31,6 +30,13 @@ const Aggregate = z.enum(AGGREGATES).openapi({
 const Ttl = z.number().int().min(1).max(MAX_TTL_SECONDS).openapi({ description: "seconds the written key lives; refreshed by every write that sends it" });
 const Order = z.enum(["asc", "desc"]);
 const TimeQuery = z.string().openapi({ description: "epoch ms or ISO-8601 (a date such as 2026-11-01 is its UTC midnight)" });
+/**
+ * A time in a body, parsed by the library rather than by the shared `At`, so a
+ * date that does not exist (2026-02-30) is refused instead of rolled into March.
+ */
+const TimeValue = z
+  .union([z.number().int(), z.string()])
+  .openapi({ type: "string", description: "epoch ms or ISO-8601; a real date in years 1000..9999", example: "2026-11-22T15:04:05Z" });
 
 /** Query options every read takes to read the union of period buckets instead of the plain counter. */
 const periodQuery = {
@@ -59,7 +65,7 @@ const IncrItem = z
     member: Member,
     by: Increment.optional().openapi({ description: "may be negative (a decrement). @default 1" }),
     period: PeriodName.optional().openapi({ description: "store in the bucket of this UTC period. @default none (the plain counter)" }),
-    at: At.optional().openapi({ description: "the time the increment belongs to; only with period. @default now" }),
+    at: TimeValue.optional().openapi({ description: "the time the increment belongs to; only with period. @default now" }),
     ttl: Ttl.optional(),
   })
   .openapi("CounterIncrement");
@@ -69,7 +75,7 @@ type IncrBody = z.infer<typeof IncrItem>;
 const UnionSource = z.union([
   Name.openapi({ description: "another counter (its plain key)" }),
   z
-    .object({ counter: Name, period: PeriodName, from: z.union([z.number().int(), z.string()]).optional(), to: z.union([z.number().int(), z.string()]).optional() })
+    .object({ counter: Name, period: PeriodName, from: TimeValue.optional(), to: TimeValue.optional() })
     .strict()
     .openapi({ description: "a counter's buckets of `period` from `from` to `to` (defaults as for reads)" }),
 ]);

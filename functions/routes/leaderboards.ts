@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import * as lb from "../../src/leaderboards/index.ts";
+import * as lb from "../../src/leaderboards/leaderboards.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay } from "../middleware/context.ts";
 import { createRouter } from "../router.ts";

@@ -5,11 +5,21 @@
 import type { Ctx } from "../context.ts";
 import { NotFoundError, ValidationError } from "../errors.ts";
 import { asList, runRead, runWrite, type Idempotency, type ScriptArg } from "../redis/script.ts";
-import { parseAt, periodEnd, periodStart, type Period } from "../time.ts";
+import { periodEnd, periodStart, type Period } from "../time.ts";
 import { isName, MAX_BATCH, MAX_INCREMENT, memberProblem } from "../validation.ts";
 import { counterKeys as K, type Aggregate } from "./keys.ts";
 import { ALL, DELETE_COUNTER, DELETE_MEMBER, INCR, LIST, MEMBER, RANGE, TOP, UNION } from "./scripts.ts";
-import { aggregateArg, MAX_TTL_SECONDS, parseBounds, periodRange, sortByMember, type PeriodOptions, type PeriodRange } from "./select.ts";
+import {
+  aggregateArg,
+  BUCKET_TIME_PROBLEM,
+  MAX_TTL_SECONDS,
+  parseBounds,
+  parseBucketTime,
+  periodRange,
+  sortByMember,
+  type PeriodOptions,
+  type PeriodRange,
+} from "./select.ts";
 
 /** Seconds a finished range's union stays cached (late writes invalidate it sooner). */
 export const UNION_CACHE_SECONDS = 3600;
@@ -26,8 +36,8 @@ export interface IncrItem {
   by?: number | undefined;
   /** Store in the bucket of this UTC period instead of the plain counter. @default undefined (plain) */
   period?: Period | undefined;
-  /** Which period the increment belongs to (epoch ms; only with `period`). @default ctx.now */
-  at?: number | undefined;
+  /** Which period the increment belongs to (epoch ms or ISO-8601; only with `period`). @default ctx.now */
+  at?: number | string | undefined;
   /** Seconds the key written lives after this write (refreshed by every write that sends it). @default undefined: an existing expiry stays, a new key never expires */
   ttl?: number | undefined;
 }
@@ -111,8 +121,8 @@ export async function increment(ctx: Ctx, name: string, items: IncrItem[], idemp
       itemArgs.push(0, item.member, by);
       return;
     }
-    const when = item.at ?? ctx.now;
-    if (parseAt(when) === null) throw issue(at("at"), "must be epoch milliseconds");
+    const when = item.at === undefined ? ctx.now : parseBucketTime(item.at);
+    if (when === null) throw issue(at("at"), BUCKET_TIME_PROBLEM);
     const key = K.bucket(ctx.prefix, name, item.period, periodStart(item.period, when));
     let bucket = buckets.get(key);
     if (!bucket) buckets.set(key, (bucket = { slot: buckets.size + 1, ttl: 0 }));

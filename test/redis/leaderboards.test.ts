@@ -7,7 +7,7 @@ import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Ctx } from "../../src/context.ts";
 import { NotFoundError, ValidationError } from "../../src/errors.ts";
-import * as lb from "../../src/leaderboards/index.ts";
+import * as lb from "../../src/leaderboards/leaderboards.ts";
 import { boardKeys } from "../../src/leaderboards/keys.ts";
 import { createRedis } from "../../src/redis/client.ts";
 import { command, deleteUnder, keysUnder, requireTarget, uniquePrefix } from "../helpers/upstash-rest.ts";

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { allNumeric, compareCodePoints, parseBound, parseBounds, periodRange, sortByMember } from "../../src/counters/select.ts";
+import { allNumeric, compareCodePoints, parseBound, parseBounds, parseBucketTime, periodRange, sortByMember } from "../../src/counters/select.ts";
 import { ValidationError } from "../../src/errors.ts";
 
 const now = Date.UTC(2026, 10, 22, 12, 30);
@@ -70,5 +70,26 @@ describe("member order", () => {
       }),
       { numRuns: 100 },
     );
+  });
+});
+
+describe("bucket times", () => {
+  it("takes epoch ms and ISO-8601 naming real dates, offsets included", () => {
+    expect(parseBucketTime(now)).toBe(now);
+    expect(parseBucketTime("2026-11-22")).toBe(Date.UTC(2026, 10, 22));
+    expect(parseBucketTime("2024-02-29T10:00:00Z")).toBe(Date.UTC(2024, 1, 29, 10));
+    // the literal date is real; the instant falls on the day before in UTC
+    expect(parseBucketTime("2026-03-01T00:30:00+01:00")).toBe(Date.UTC(2026, 1, 28, 23, 30));
+  });
+
+  it("refuses dates that do not exist, which Date.parse would roll into the next month", () => {
+    for (const bad of ["2026-02-30", "2026-02-29T10:00:00Z", "2026-04-31", "2026-13-01", "2026-00-10"]) expect(parseBucketTime(bad), bad).toBeNull();
+  });
+
+  it("refuses times outside four-digit years, whose labels would not be dates", () => {
+    expect(parseBucketTime(Date.UTC(999, 11, 31))).toBeNull();
+    expect(parseBucketTime(Date.UTC(10000, 0, 1))).toBeNull();
+    expect(parseBucketTime(-8.64e15)).toBeNull();
+    expect(parseBucketTime(Date.UTC(9999, 11, 31, 23, 59))).toBe(Date.UTC(9999, 11, 31, 23, 59));
   });
 });

@@ -16,6 +16,9 @@ describe("bad input: 400 and nothing written", () => {
     ["unknown period", { member: "a", period: "year" }],
     ["at without period", { member: "a", at: "2026-11-22" }],
     ["bad at", { member: "a", period: "day", at: "yesterday" }],
+    ["a date that does not exist", { member: "a", period: "day", at: "2026-02-30T10:00:00Z" }],
+    ["a time with no calendar label", { member: "a", period: "month", at: -8.64e15 }],
+    ["a five-digit year", { member: "a", period: "day", at: Date.UTC(10000, 0, 1) }],
     ["ttl 0", { member: "a", ttl: 0 }],
     ["fractional ttl", { member: "a", ttl: 1.5 }],
     ["one bad item in a batch", { items: [{ member: "a" }, { member: "b", by: 1e13 }] }],
@@ -54,6 +57,8 @@ describe("bad input: 400 and nothing written", () => {
     "/c/top?aggregate=max",
     "/c/top?period=day&aggregate=avg",
     "/c/top?period=day&from=notadate",
+    "/c/top?period=day&from=2026-02-30",
+    "/c/members/a?period=month&to=2026-04-31",
     "/c/sorted?by=length",
     "/bad:name/top",
   ];
@@ -73,6 +78,8 @@ describe("bad input: 400 and nothing written", () => {
       { sources: ["a:b"] },
       { sources: [{ counter: "a", period: "day", from: "2024-01-01", to: "2026-01-01" }] },
       { sources: ["a"], aggregate: "avg" },
+      { sources: [{ counter: "a", period: "day", from: "2026-02-30" }] },
+      { sources: [{ counter: "a", period: "month", from: -8.64e15, to: -8.64e15 }] },
       { sources: Array.from({ length: 3 }, () => ({ counter: "a", period: "hour", from: "2026-01-01", to: "2026-01-30" })) },
     ];
     for (const body of cases) {

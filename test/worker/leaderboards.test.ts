@@ -309,6 +309,27 @@ describe("bad input", () => {
   });
 });
 
+describe("scopes", () => {
+  it("settings need admin; players join, score and leave with ingest; reads with read", async () => {
+    const fresh = createTestApi({ label: "lb-scopes" });
+    try {
+      expect((await fresh.put(`${base}/s`, { ties: "reached" }, { key: "ingest" })).status).toBe(403);
+      expect((await fresh.put(`${base}/s`, { ties: "reached" }, { key: "read" })).status).toBe(403);
+      expect(await fresh.keys()).toEqual([]);
+      expect((await fresh.put(`${base}/s/players/p`, { name: "P" }, { key: "read" })).status).toBe(403);
+      expect((await fresh.put(`${base}/s/players/p`, { name: "P" }, { key: "ingest" })).status).toBe(201);
+      expect((await fresh.post(`${base}/s/players/p/score`, { by: 1 }, { key: "ingest" })).status).toBe(200);
+      expect((await fresh.get(`${base}/s/players/p`, { key: "ingest" })).status).toBe(403);
+      expect((await fresh.get(`${base}/s/players/p`, { key: "read" })).body.score).toBe(1);
+      expect((await fresh.del(`${base}/s/players/p`, { key: "read" })).status).toBe(403);
+      expect((await fresh.del(`${base}/s/players/p`, { key: "ingest" })).status).toBe(204);
+      expect((await fresh.get(`${base}/s/players/p`)).status).toBe(404);
+    } finally {
+      await fresh.cleanup();
+    }
+  });
+});
+
 describe("cost", () => {
   it("every endpoint is exactly one Redis round trip", async () => {
     const calls: [string, () => Promise<{ status: number }>, number][] = [
