@@ -8,7 +8,8 @@ describe("time math", () => {
     expect(parseAt("2026-11-22T15:04:05")).toBe(Date.UTC(2026, 10, 22, 15, 4, 5));
     expect(parseAt("2026-11-22T15:04:05+02:00")).toBe(Date.UTC(2026, 10, 22, 13, 4, 5));
     expect(parseAt("2026-11-22")).toBe(Date.UTC(2026, 10, 22));
-    for (const bad of [1.5, Number.NaN, Infinity, "yesterday", "2026-13-45T99:00:00Z", "", null, {}]) expect(parseAt(bad)).toBeNull();
+    for (const bad of [1.5, Number.NaN, Infinity, "yesterday", "2026-13-45T99:00:00Z", "2026-02-30", "2026-02-29T10:00:00Z", "2026-04-31", "", null, {}]) expect(parseAt(bad)).toBeNull();
+    expect(parseAt("2028-02-29T10:00:00Z")).toBe(Date.UTC(2028, 1, 29, 10));
   });
 
   it("parses windows 1h..168h and 1d..7d", () => {
