@@ -395,7 +395,7 @@ export async function startUpstashServer(options: UpstashServerOptions): Promise
     handle(req, res)
       .catch((error: Error) => {
         // Redis itself is unreachable: Upstash answers 5xx then.
-        if (!res.headersSent) send(res, 503, { error: `ERR the database is unreachable: ${error.message}` });
+        if (!res.headersSent) send(res, 503, { error: `Service Unavailable: the database is unreachable (${error.message})` });
       })
       .finally(() => {
         if (options.log) console.error(`upstash ${req.method} ${req.url} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`);

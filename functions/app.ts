@@ -2,6 +2,7 @@ import { requestId } from "hono/request-id";
 import { errorBody, onError } from "./errors.ts";
 import { requireScope } from "./middleware/auth.ts";
 import { jsonBodyGuard } from "./middleware/body.ts";
+import { rateLimit } from "./middleware/rate-limit.ts";
 import { idempotencyKey, requestContext } from "./middleware/context.ts";
 import { createRouter } from "./router.ts";
 import { docsPage, OPENAPI_INFO } from "./routes/docs.ts";
@@ -22,6 +23,7 @@ export function createApp(options: AppOptions = {}) {
   app.use("*", requestId({ headerName: "X-Request-Id" }));
   app.use("*", requestContext(options.now ?? Date.now));
   app.use("/v1/*", requireScope());
+  app.use("/v1/*", rateLimit);
   app.use("/v1/*", jsonBodyGuard);
   app.use("/internal/*", jsonBodyGuard);
   app.use("/v1/*", idempotencyKey);

@@ -78,7 +78,8 @@ export function intQuery(min: number, max: number, fallback: number) {
  * `normalizeBatch` turns either into a list.
  */
 export function batchOf<T extends z.ZodObject, K extends string>(item: T, listKey: K) {
-  const list = z.object({ [listKey]: z.array(item).min(1).max(MAX_BATCH) } as Record<K, z.ZodArray<T>>).strict();
+  // Items are strict too: a typo such as "cuont" inside a batch must be a 400, not a silent default.
+  const list = z.object({ [listKey]: z.array(item.strict()).min(1).max(MAX_BATCH) } as Record<K, z.ZodArray<T>>).strict();
   return z.union([item.strict(), list]);
 }
 

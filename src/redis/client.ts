@@ -17,9 +17,11 @@ export interface RedisOptions {
 
 /**
  * Creates the Upstash client with defaults chosen on purpose:
- * - `retry: false`: the client would otherwise re-send a request whose response
- *   was lost (up to 5 times), and a re-sent increment counts twice. A failed call
- *   becomes a 503 instead; clients retry with an Idempotency-Key, which is safe.
+ * - `retry: { retries: 0 }`: the client would otherwise re-send a request whose
+ *   response was lost (up to 5 times), and a re-sent increment counts twice. A
+ *   failed call becomes a 503 instead; clients retry with an Idempotency-Key,
+ *   which is safe. Not `retry: false`: in @upstash/redis 1.39 that still sends a
+ *   failed request twice (it sets one *re*-try), as test/redis/faults.test.ts shows.
  * - `automaticDeserialization: false`: scripts return JSON text that we parse
  *   ourselves; the default would turn the member "123" into the number 123.
  * - `enableAutoPipelining: false`: each API call is exactly one script call, so
@@ -32,7 +34,7 @@ export function createRedis(options: RedisOptions): Redis {
   return new Redis({
     url: options.url,
     token: options.token,
-    retry: false,
+    retry: { retries: 0 },
     automaticDeserialization: false,
     enableAutoPipelining: false,
     enableTelemetry: false,
