@@ -36,8 +36,11 @@ jobRoutes.openapi(
     method: "post",
     path: "/internal/jobs/{job}",
     tags: ["Operations"],
-    summary: "Run a periodic job now (for QStash schedules): compact | trim",
-    description: "Accepted with a valid `Upstash-Signature` (QStash) or an admin key. Jobs are idempotent and safe to overlap.",
+    summary: "Run a periodic job now (for QStash schedules): compact | trim | sweep-counters",
+    description:
+      "Accepted with a valid `Upstash-Signature` (QStash) or an admin key. Jobs are idempotent and safe to overlap. " +
+      "`compact` (hourly): trims finished trending hours and precomputes window unions; `trim` (every minute): removes idle presence ids and samples concurrency; " +
+      "`sweep-counters` (hourly): frees the bucket keys of deleted counters.",
     security: [{ bearerAuth: [] }, { qstashSignature: [] }],
     request: { params: z.object({ job: z.string().openapi({ param: { name: "job", in: "path" }, example: "compact" }) }) },
     responses: { 200: jsonResponse(JobResult, "The job ran."), ...errorResponses, ...notFoundResponse },
