@@ -1,0 +1,70 @@
+/**
+ * The scaling curves: trending top-10 vs members per hour (before/after
+ * compaction), presence count and trimming vs room size, leaderboard reads vs
+ * board size, each at 1k → 10k → 100k → 1M. Data is loaded straight into
+ * the bench's private Redis; the measured calls go through the service.
+ */
+import { connectResp, type RespClient } from "../../dev/resp.ts";
+import type { Stack } from "../../dev/stack.ts";
+import { createRedis } from "../../src/redis/client.ts";
+import type { Side } from "../lib/measure.ts";
+import { leaderboardScaling } from "./leaderboards.ts";
+import { presenceScaling } from "./presence.ts";
+import { trendingScaling } from "./trending.ts";
+import type { ScalingResult } from "./types.ts";
+
+export type { ScalingResult };
+
+export interface ScalingOptions {
+  stack: Stack;
+  /** The service instance to measure (edge cache off) and its key prefix. */
+  service: Side;
+  prefix: string;
+  maxScale: number;
+  log: (msg: string) => void;
+  wanted: (id: string, feature: string) => boolean;
+}
+
+/** Removes every key matching `pattern` (bench-private Redis only; never on a request path). */
+async function unlinkMatching(redis: RespClient, pattern: string): Promise<void> {
+  let cursor = "0";
+  for (let i = 0; i < 100_000; i++) {
+    const reply = (await redis.call("SCAN", cursor, "MATCH", pattern, "COUNT", 1000)) as [Buffer, Buffer[]];
+    cursor = reply[0].toString();
+    if (reply[1].length) await redis.call("UNLINK", ...reply[1]);
+    if (cursor === "0") return;
+  }
+}
+
+export async function runScaling(options: ScalingOptions): Promise<ScalingResult> {
+  const { stack, service, prefix, log } = options;
+  const sizes = [1_000, 10_000, 100_000, 1_000_000].filter((n) => n <= options.maxScale);
+  const result: ScalingResult = { curves: [], timings: [], notes: [] };
+  const resp = await connectResp(stack.redisUrl);
+  // Loaders that go through the library count under their own tag, apart from the measured calls.
+  const loader = createRedis({ url: stack.upstash.url, token: `${stack.token}.bench-load`, timeoutMs: 60_000 });
+  const run = async (id: string, task: () => Promise<Partial<ScalingResult>>) => {
+    if (!options.wanted(id, "scaling")) return;
+    try {
+      const part = await task();
+      result.curves.push(...(part.curves ?? []));
+      result.timings.push(...(part.timings ?? []));
+      result.notes.push(...(part.notes ?? []));
+    } catch (error) {
+      log(`${id}: FAILED ${String(error)}`);
+      result.notes.push(`${id} failed: ${String(error).slice(0, 300)}`);
+    }
+  };
+  try {
+    // Streams left by the scenarios would be compacted with the measured one and blur its time.
+    await unlinkMatching(resp, `${prefix}:trending:*`);
+    await run("scaling-trending", () => trendingScaling({ redis: resp, upstash: stack.upstash, side: service, prefix, sizes, log }));
+    await run("scaling-presence", () =>
+      presenceScaling({ redis: loader, upstash: stack.upstash, side: service, prefix, sizes, timeoutSeconds: 300, log }),
+    );
+    await run("scaling-leaderboards", () => leaderboardScaling({ redis: resp, upstash: stack.upstash, side: service, prefix, sizes, log }));
+  } finally {
+    resp.close();
+  }
+  return result;
+}

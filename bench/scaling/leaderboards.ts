@@ -1,0 +1,68 @@
+/**
+ * Leaderboards as a board grows to 1M players, loaded straight into Redis with
+ * the service's key schema (src/leaderboards/keys.ts) after one player joined
+ * through the API (which creates the board's settings).
+ */
+import type { RespClient } from "../../dev/resp.ts";
+import type { UpstashServer } from "../../dev/upstash-server.ts";
+import { boardKeys, SEQ_WIDTH } from "../../src/leaderboards/keys.ts";
+import { call, type Side } from "../lib/measure.ts";
+import { sample, timed } from "./measure.ts";
+import type { Curve, Timing } from "./types.ts";
+
+export interface LeaderboardScalingInput {
+  redis: RespClient;
+  upstash: UpstashServer;
+  side: Side;
+  prefix: string;
+  sizes: number[];
+  log: (msg: string) => void;
+}
+
+const CHUNK = 5000;
+
+export async function leaderboardScaling(input: LeaderboardScalingInput): Promise<{ curves: Curve[]; timings: Timing[] }> {
+  const { redis, upstash, side, prefix, log } = input;
+  const board = "scale-board";
+  const keys = boardKeys(prefix, board);
+  const first = await call(side, "PUT", `/v1/leaderboards/${board}/players/p0`, { name: "Player 0" });
+  if (first.status >= 300) throw new Error(`join: ${first.status} ${JSON.stringify(first.json).slice(0, 200)}`);
+  const curves = {
+    player: { name: "leaderboard player + rank", nLabel: "players on the board", points: [] } as Curve,
+    page: { name: "leaderboard page (deep, middle)", nLabel: "players on the board", points: [] } as Curve,
+    around: { name: "leaderboard around-me (k=5)", nLabel: "players on the board", points: [] } as Curve,
+    score: { name: "leaderboard score increment", nLabel: "players on the board", points: [] } as Curve,
+  };
+  const loading: Timing = { name: "loading N players straight into Redis (bench setup)", points: [] };
+  let loaded = 1;
+  const joinedAt = Date.now();
+  for (const n of input.sizes) {
+    log(`leaderboard scaling N=${n}: loading`);
+    const t = await timed(async () => {
+      for (let from = loaded; from < n; from += CHUNK) {
+        const to = Math.min(n, from + CHUNK);
+        const zadd: (string | number)[] = ["ZADD", keys.ranking];
+        const players: (string | number)[] = ["HSET", keys.players];
+        const profiles: (string | number)[] = ["HSET", keys.profiles];
+        for (let i = from; i < to; i++) {
+          // seq = i + 1: player p0 joined through the API with seq 1
+          const member = `${String(i + 1).padStart(SEQ_WIDTH, "0")}:p${i}`;
+          zadd.push(-((i * 7919) % 1_000_003), member);
+          players.push(`p${i}`, `${joinedAt}:${member}`);
+          profiles.push(`p${i}`, JSON.stringify({ name: `Player ${i}`, meta: null }));
+        }
+        await redis.pipeline([zadd, players, profiles]);
+      }
+      await redis.call("HSET", keys.settings, "seq", n);
+    });
+    loading.points.push({ n, ms: t.ms });
+    loaded = n;
+    const mid = `p${Math.floor(n / 2)}`;
+    const deepPage = Math.max(1, Math.floor(n / 2 / 10));
+    curves.player.points.push({ n, point: await sample(upstash, side, "GET", `/v1/leaderboards/${board}/players/${mid}`, 10, { note: (j) => `rank=${j?.rank}` }) });
+    curves.page.points.push({ n, point: await sample(upstash, side, "GET", `/v1/leaderboards/${board}?page=${deepPage}&limit=10`, 10) });
+    curves.around.points.push({ n, point: await sample(upstash, side, "GET", `/v1/leaderboards/${board}/players/${mid}/around?k=5`, 10) });
+    curves.score.points.push({ n, point: await sample(upstash, side, "POST", `/v1/leaderboards/${board}/players/${mid}/score`, 10, { body: { by: 1 } }) });
+  }
+  return { curves: Object.values(curves), timings: [loading] };
+}
