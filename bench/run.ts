@@ -15,7 +15,7 @@ import { connectResp } from "../dev/resp.ts";
 import { startStack } from "../dev/stack.ts";
 import { startNaive } from "./baseline/server.ts";
 import { measure, type Measured, type Side } from "./lib/measure.ts";
-import { bundleWorker, startWrangler } from "./lib/wrangler.ts";
+import { bundleWorker, startWranglerDev } from "../dev/wrangler.ts";
 import { writeReport, type ScenarioResult } from "./lib/report.ts";
 import { SCENARIOS, type Sides } from "./scenarios.ts";
 import { runScaling, type ScalingResult } from "./scaling/index.ts";
@@ -52,8 +52,8 @@ const bundleDir = mkdtempSync(join(tmpdir(), "edgestats-bench-bundle-"));
 const script = bundleWorker(bundleDir);
 log("starting wrangler dev (edge cache on and off) and the naive baseline");
 const [svc, svcNoCache, naive] = await Promise.all([
-  startWrangler({ script, vars: { ...common, UPSTASH_REDIS_REST_TOKEN: `${stack.token}.${TAGS.service}`, TRENDING_CACHE_SECONDS: "5" } }),
-  startWrangler({ script, vars: { ...common, KEY_PREFIX: "benchnc", UPSTASH_REDIS_REST_TOKEN: `${stack.token}.${TAGS.serviceNoCache}`, TRENDING_CACHE_SECONDS: "0", REDIS_TIMEOUT_MS: "60000" } }),
+  startWranglerDev({ script, vars: { ...common, UPSTASH_REDIS_REST_TOKEN: `${stack.token}.${TAGS.service}`, TRENDING_CACHE_SECONDS: "5" } }),
+  startWranglerDev({ script, vars: { ...common, KEY_PREFIX: "benchnc", UPSTASH_REDIS_REST_TOKEN: `${stack.token}.${TAGS.serviceNoCache}`, TRENDING_CACHE_SECONDS: "0", REDIS_TIMEOUT_MS: "60000" } }),
   startNaive({ url: upstashUrl, token: `${stack.token}.${TAGS.naive}`, prefix: "naive" }),
 ]);
 

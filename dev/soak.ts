@@ -13,74 +13,13 @@
  * Loopback only; everything it starts it stops, and it exits non-zero on any
  * mismatch or unexpected status.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFaultProxy, type FaultPlan, type FaultProxy } from "./fault-proxy.ts";
 import { freePort, startRedis, type RedisServer } from "./redis.ts";
+import { startWranglerDev } from "./wrangler.ts";
 import { startUpstashServer, type UpstashServer } from "./upstash-server.ts";
-
-export interface WorkerOptions {
-  /** Worker vars, e.g. `{ UPSTASH_REDIS_REST_URL: proxy.url }`. */
-  vars: Record<string, string>;
-  /** @default a free port */
-  port?: number;
-  /** Show the Worker's stderr (its console.error lines for every 503). @default false */
-  logs?: boolean;
-}
-
-export interface RunningWorker {
-  url: string;
-  stop(): Promise<void>;
-}
-
-/**
- * `wrangler dev` on loopback with the given vars (passed as --var, never
- * written to .dev.vars), ready when /healthz answers.
- */
-export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
-  const port = options.port ?? (await freePort());
-  const persist = mkdtempSync(join(tmpdir(), "edgestats-wrangler-"));
-  const args = [
-    "node_modules/wrangler/bin/wrangler.js", "dev",
-    "--port", String(port), "--ip", "127.0.0.1",
-    "--persist-to", persist,
-    "--show-interactive-dev-session=false",
-    "--log-level", "error",
-    ...Object.entries(options.vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
-  ];
-  const child: ChildProcess = spawn(process.execPath, args, {
-    stdio: ["ignore", "ignore", options.logs ? "inherit" : "ignore"],
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1" },
-  });
-  const url = `http://127.0.0.1:${port}`;
-  // Never outlive the process that started it, even when a test run is cut short.
-  const kill = () => child.kill("SIGTERM");
-  process.once("exit", kill);
-  const stop = () =>
-    new Promise<void>((ok) => {
-      process.off("exit", kill);
-      const done = () => {
-        rmSync(persist, { recursive: true, force: true });
-        ok();
-      };
-      if (child.exitCode !== null || child.signalCode !== null) return done();
-      child.once("exit", done);
-      child.kill("SIGTERM");
-    });
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`wrangler dev exited with code ${child.exitCode}`);
-    const up = await fetch(`${url}/healthz`).then((r) => r.status > 0, () => false);
-    if (up) return { url, stop };
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error("wrangler dev did not answer within 60 s");
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 
 /** Redis (AOF on), the local Upstash server on a fixed port, and the fault proxy: each can be stopped and started. */
 export async function startFaultyStack(token: string) {
@@ -177,7 +116,8 @@ async function main(): Promise<void> {
   const clients = Number(process.env.SOAK_CLIENTS ?? 8);
   const seed = Number(process.env.SOAK_SEED ?? Date.now() % 1_000_000);
   const stack = await startFaultyStack("soak-token");
-  const worker = await startWorker({
+  const worker = await startWranglerDev({
+    readyWhen: "up",
     vars: {
       UPSTASH_REDIS_REST_URL: stack.proxy.url,
       UPSTASH_REDIS_REST_TOKEN: stack.token,

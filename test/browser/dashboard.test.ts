@@ -9,7 +9,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from "playwrig
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deleteUnder, keysUnder, requireTarget, resetStats, statsOf, uniquePrefix } from "../helpers/upstash-rest.ts";
 import { apiClient } from "./helpers/api.ts";
-import { startWranglerDev, type WranglerDev } from "./helpers/wrangler.ts";
+import { startWranglerDev, type WranglerDev } from "../../dev/wrangler.ts";
 
 const ARTIFACTS = resolve(import.meta.dirname, "../artifacts");
 const suffix = Math.random().toString(36).slice(2, 10);

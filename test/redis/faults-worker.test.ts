@@ -5,15 +5,17 @@
  * come back by itself.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFaultyStack, startWorker, type RunningWorker } from "../../dev/soak.ts";
+import { startFaultyStack } from "../../dev/soak.ts";
+import { startWranglerDev, type WranglerDev } from "../../dev/wrangler.ts";
 
 const KEYS = { ingest: "fw-ingest", read: "fw-read", admin: "fw-admin" };
 let stack: Awaited<ReturnType<typeof startFaultyStack>>;
-let worker: RunningWorker;
+let worker: WranglerDev;
 
 beforeAll(async () => {
   stack = await startFaultyStack("fw-token");
-  worker = await startWorker({
+  worker = await startWranglerDev({
+    readyWhen: "up",
     vars: {
       UPSTASH_REDIS_REST_URL: stack.proxy.url,
       UPSTASH_REDIS_REST_TOKEN: stack.token,

@@ -1,0 +1,125 @@
+/**
+ * `wrangler dev` for tests, the soak and the benchmarks: its own port,
+ * inspector port, persistence directory and vars (passed as `--var`, with an
+ * empty `--env-file` so the `.dev.vars` that `npm run dev` owns is never read),
+ * ready when `/healthz` answers, and stopped with the workerd it spawned.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { freePort } from "./redis.ts";
+
+const ROOT = resolve(import.meta.dirname, "..");
+const WRANGLER = join(ROOT, "node_modules/wrangler/bin/wrangler.js");
+
+export interface WranglerDevOptions {
+  /** Worker vars and secrets, passed as `--var NAME:VALUE`. */
+  vars: Record<string, string>;
+  /**
+   * A Worker bundled by `bundleWorker`, served with `--no-bundle`, so edits to
+   * the sources cannot reload it in the middle of a run.
+   * @default the project's Worker, bundled and watched by wrangler
+   */
+  script?: string;
+  /** @default a free port */
+  port?: number;
+  /**
+   * `healthy`: ready when /healthz answers 200; `up`: when it answers at all
+   * (for runs that start with Redis down).
+   * @default "healthy"
+   */
+  readyWhen?: "healthy" | "up";
+  /** @default 90000 */
+  readyTimeoutMs?: number;
+  /** Pass wrangler's output through instead of only keeping it for errors. @default false */
+  verbose?: boolean;
+}
+
+export interface WranglerDev {
+  url: string;
+  port: number;
+  /** What wrangler printed so far (for failure messages). */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/** Bundles the Worker into `outDir` (`wrangler deploy --dry-run`) and returns the script's path. */
+export function bundleWorker(outDir: string): string {
+  const built = spawnSync(process.execPath, [WRANGLER, "deploy", "--dry-run", "--outdir", outDir], {
+    cwd: ROOT,
+    encoding: "utf8",
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1" },
+  });
+  if (built.status !== 0) throw new Error(`wrangler deploy --dry-run failed:\n${built.stderr || built.stdout}`);
+  return join(outDir, "index.js");
+}
+
+export async function startWranglerDev(options: WranglerDevOptions): Promise<WranglerDev> {
+  const port = options.port ?? (await freePort());
+  const inspectorPort = await freePort();
+  const scratch = mkdtempSync(join(tmpdir(), "edgestats-wrangler-"));
+  const envFile = join(scratch, "empty.env");
+  writeFileSync(envFile, "");
+  const args = [
+    WRANGLER,
+    "dev",
+    ...(options.script ? [options.script, "--no-bundle"] : []),
+    "--port", String(port),
+    "--ip", "127.0.0.1",
+    "--inspector-port", String(inspectorPort),
+    "--env-file", envFile,
+    "--persist-to", join(scratch, "state"),
+    "--show-interactive-dev-session=false",
+    ...Object.entries(options.vars).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
+  ];
+  // process.execPath: the Node running us (npm scripts put Node 24 first on PATH).
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1", CI: "1" },
+    stdio: ["ignore", "pipe", "pipe"],
+    // Its own process group, so stopping it also ends the workerd it spawns.
+    detached: true,
+  });
+  let output = "";
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-20_000);
+    if (options.verbose) process.stderr.write(chunk);
+  };
+  child.stdout.on("data", keep);
+  child.stderr.on("data", keep);
+  let exited = false;
+  const exit = new Promise<void>((ok) => child.on("exit", () => ((exited = true), ok())));
+  const signal = (name: NodeJS.Signals) => {
+    try {
+      if (child.pid) process.kill(-child.pid, name);
+    } catch {
+      // already gone
+    }
+  };
+  // Never outlive the process that started it, even when a run is cut short.
+  const onExit = () => signal("SIGKILL");
+  process.once("exit", onExit);
+
+  async function stop() {
+    process.off("exit", onExit);
+    if (!exited) {
+      signal("SIGTERM");
+      const killer = setTimeout(() => signal("SIGKILL"), 5000);
+      await exit;
+      clearTimeout(killer);
+    }
+    rmSync(scratch, { recursive: true, force: true });
+  }
+
+  const url = `http://127.0.0.1:${port}`;
+  const ready = (status: number) => (options.readyWhen === "up" ? status > 0 : status === 200);
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 90_000);
+  while (Date.now() < deadline && !exited) {
+    const status = await fetch(`${url}/healthz`).then((r) => r.status, () => 0);
+    if (ready(status)) return { url, port, output: () => output, stop };
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  await stop();
+  throw new Error(`wrangler dev did not answer ${url}/healthz${exited ? " (it exited)" : ""}. Output:\n${output.slice(-4000)}`);
+}
