@@ -35,7 +35,6 @@ const TopResponse = z
     exact: z.boolean().openapi({ description: "true when no trimming touched the window: the true top N with true counts" }),
     maxError: z.number().openapi({ description: "each count is at most this much below the truth; 0 when exact" }),
     topProven: z.boolean().openapi({ description: "the set and order are proven even though counts may be low by up to maxError" }),
-    distinct: z.number().int().openapi({ description: "distinct members counted in the window" }),
     generatedAt: z.number().int().openapi({ description: "when this answer was computed (epoch ms); older than now on an edge-cache hit" }),
   })
   .openapi("TrendingTop");
@@ -114,7 +113,7 @@ trendingRoutes.openapi(
     tags,
     summary: "Top N over the last `window` finished hours plus the current hour",
     description:
-      "One Redis round trip, or none when served from the Workers cache (TRENDING_CACHE_SECONDS; send `Cache-Control: no-cache` for a fresh answer). `X-Edgestats-Cache` says hit, miss or bypass.",
+      "One Redis round trip (a threshold read: a few commands whatever the stream's size), or none when served from the Workers cache (TRENDING_CACHE_SECONDS; send `Cache-Control: no-cache` for a fresh answer). `X-Edgestats-Cache` says hit, miss or bypass.",
     request: { params: streamParams, query: TopQuery },
     responses: { 200: jsonResponse(TopResponse, "The top N."), ...errorResponses },
   }),

@@ -81,7 +81,7 @@ export async function compactTrending(ctx: Ctx, options: CompactOptions = {}): P
       const since = Number(flat[i + 1]);
       const from = Math.min(Math.max(since, H - horizon), H - widest);
       const sk = streamKeys(ctx.prefix, name);
-      keys.push(sk.cuts, sk.gen, ...windows.flatMap((w) => [sk.union(w, H), sk.unionMeta(w, H)]));
+      keys.push(sk.cuts, ...windows.map((w) => sk.union(w, H)));
       for (let h = from; h < H; h++) keys.push(sk.bucket(h));
       args.push(name, from);
     }

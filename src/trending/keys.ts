@@ -23,13 +23,20 @@ export function streamKeys(prefix: string, stream: string) {
     bucket: (hour: number) => base("h", hourLabel(hour)),
     /** HASH hour index → sum of the highest counts removed by each trim of that hour. */
     cuts: base("cuts"),
-    /** STRING: changes on every write to a finished hour, so cached unions know they are stale. */
-    gen: base("gen"),
-    /** ZSET: union of the `window` finished hours before `hour`. */
+    /**
+     * ZSET: union of the `window` finished hours before `hour`, plus the sentinel
+     * member "\0err" scored -maxError (see UNION_LUA in scripts.ts).
+     */
     union: (window: number, hour: number) => base("u", window, hourLabel(hour)),
-    /** STRING `<gen>|<maxError>`: the union above was built at that generation. */
-    unionMeta: (window: number, hour: number) => base("um", window, hourLabel(hour)),
-    /** ZSET that lives only inside one script: union + current hour, for ranks. */
+    /** ZSET that lives only inside one script: union + current hour, for ranks (and the rare top-N fallback). */
     scratch: base("tmp"),
+    /**
+     * Legacy (no longer written): the generation string and union metadata of
+     * the design before the sentinel. Kept so deleteStream removes what an older
+     * deployment left and tooling that names them still compiles.
+     */
+    gen: base("gen"),
+    /** Legacy (no longer written), see `gen`. */
+    unionMeta: (window: number, hour: number) => base("um", window, hourLabel(hour)),
   };
 }

@@ -5,7 +5,8 @@ import { HOUR, hourIndex } from "../time.ts";
 import { memberProblem } from "../validation.ts";
 import { registryKeys, streamKeys } from "./keys.ts";
 import { assertStream, assertWindow, horizonOf, MAX_TOP_N, MAX_WINDOW_HOURS, secondsUntil, type TrendingSettings } from "./options.ts";
-import { deleteScript, listScript, memberScript, topScript } from "./scripts.ts";
+import { deleteScript, listScript, memberScript } from "./scripts.ts";
+import { TA_FIRST_DEPTH, TA_MAX_DEPTH, topScript } from "./top-script.ts";
 
 export interface WindowInfo {
   /** Whole finished hours in the window (the current hour comes on top). */
@@ -32,8 +33,6 @@ export interface TopResult {
   maxError: number;
   /** True when the set and order are proven despite trimming (gaps between counts exceed maxError); counts may still be low by up to maxError. */
   topProven: boolean;
-  /** Distinct members counted in the window (after trimming). */
-  distinct: number;
   /** When the answer was computed, epoch ms. */
   generatedAt: number;
 }
@@ -43,6 +42,10 @@ export interface TopOptions extends TrendingSettings {
   n?: number;
   /** Finished hours before the current one, 1..min(retention, 168). @default 24 */
   windowHours?: number;
+  /** Top-N only: depth of the threshold read's first round (at least n + 1 is used). @default 32 */
+  firstDepth?: number;
+  /** Top-N only: deepest page of the threshold read before it merges instead. @default 1024 */
+  maxDepth?: number;
 }
 
 /** Byte order of UTF-8, the order Redis gives equal scores. */
@@ -65,7 +68,7 @@ function windowPlan(ctx: Ctx, stream: string, windowHours: number) {
   const hours = Array.from({ length: windowHours }, (_, i) => H - windowHours + i);
   return {
     window: { hours: windowHours, from: (H - windowHours) * HOUR, to: (H + 1) * HOUR },
-    keys: [keys.union(windowHours, H), keys.unionMeta(windowHours, H), keys.gen, keys.cuts, keys.bucket(H), keys.scratch, ...hours.map(keys.bucket)],
+    keys: [keys.union(windowHours, H), keys.cuts, keys.bucket(H), keys.scratch, ...hours.map(keys.bucket)],
     hours,
     // the union stands for hour H only; the next hour has a new one
     ttl: secondsUntil((H + 1) * HOUR, ctx.now),
@@ -81,10 +84,17 @@ export async function topTrending(ctx: Ctx, stream: string, options: TopOptions)
     throw new ValidationError(`n must be an integer from 1 to ${MAX_TOP_N}.`, [{ path: "n", message: `must be 1..${MAX_TOP_N}` }]);
   }
   assertWindow(windowHours, options.retentionHours);
+  const firstDepth = options.firstDepth ?? TA_FIRST_DEPTH;
+  const maxDepth = options.maxDepth ?? TA_MAX_DEPTH;
+  if (!Number.isInteger(firstDepth) || !Number.isInteger(maxDepth) || firstDepth < 1 || maxDepth < 1 || maxDepth > 100_000) {
+    throw new ValidationError("firstDepth and maxDepth must be integers from 1 to 100000.", [{ path: "maxDepth", message: "must be 1..100000" }]);
+  }
   const plan = windowPlan(ctx, stream, windowHours);
-  const raw = await runRead<{ maxError: string; items: string[] | Record<string, never>; distinct: number }>(ctx.redis, topScript, plan.keys, [
-    n + 1,
+  const raw = await runRead<{ maxError: string; items: string[] | Record<string, never>; next: string }>(ctx.redis, topScript, plan.keys, [
+    n,
     plan.ttl,
+    firstDepth,
+    maxDepth,
     ...plan.hours,
   ]);
   const flat = asList(raw.items);
@@ -93,14 +103,16 @@ export async function topTrending(ctx: Ctx, stream: string, options: TopOptions)
   ranked.sort((a, b) => b.count - a.count || compareBytes(a.member, b.member));
   const maxError = Number(raw.maxError);
   const items = ranked.slice(0, n).map((item, i) => ({ rank: i + 1, ...item }));
+  // The script stops as soon as the top N is settled: a member it did not return
+  // counts at most its threshold `next` (0 when it saw every member).
+  const nextCount = Math.max(ranked[n]?.count ?? 0, Number(raw.next));
   return {
     stream,
     window: plan.window,
     items,
     exact: maxError === 0,
     maxError,
-    topProven: maxError === 0 || (items.length === n && proven(items, ranked[n]?.count ?? 0, maxError)),
-    distinct: raw.distinct,
+    topProven: maxError === 0 || (items.length === n && proven(items, nextCount, maxError)),
     generatedAt: ctx.now,
   };
 }
@@ -167,7 +179,7 @@ export async function listStreams(ctx: Ctx): Promise<string[]> {
 
 /**
  * Deletes every key of a stream (all hours a bucket can still live in, the
- * unions of the current hour for every window, cuts, generation) and its
+ * unions of the current hour for every window, cuts, legacy keys) and its
  * registry entries: one script. Returns how many keys existed.
  */
 export async function deleteStream(ctx: Ctx, stream: string, options: TrendingSettings): Promise<number> {

@@ -2,69 +2,59 @@ import { defineReadScript, defineWriteScript } from "../redis/script.ts";
 
 /**
  * Lua shared by the read scripts and compaction: the cached union of the
- * finished hours of a window, and the source a read ranks from.
+ * finished hours of a window. The union carries its error bound inside itself,
+ * as the sentinel member "\0err" scored -maxError (≤ 0). Real counts are > 0,
+ * so ranges by count never reach it before every real member, and a read needs
+ * no second key. No member can spell it (control characters are refused).
+ * A missing sentinel means there is no union: a write to a finished hour DELs
+ * the unions it would make stale (recordScript), so a union that exists is current.
  */
-const ENSURE_UNION = `
--- Returns the union's maxError (string) and whether it was (re)built. A union
--- is reused only when it was built at the stream's current generation: a write
--- to a finished hour changes the generation, so late events are never hidden.
-local function ensureUnion(uKey, mKey, genKey, cutsKey, buckets, hours, ttl)
-  local gen  = redis.call('GET', genKey) or '0'
-  local meta = redis.call('GET', mKey)
-  if meta then
-    local sep = string.find(meta, '|', 1, true)
-    if sep and string.sub(meta, 1, sep - 1) == gen then return string.sub(meta, sep + 1), false end
-  end
-  -- ZUNIONSTORE treats missing hours as empty and deletes the target when all are empty.
+export const UNION_LUA = `
+local SENTINEL = string.char(0) .. 'err'
+local function fmt(x) return string.format('%.17g', x) end
+-- -maxError rather than -maxError - 1: negation is exact, so the bound round-trips
+local function errorOf(score) return fmt(0 - tonumber(score)) end
+local function buildUnion(uKey, cutsKey, buckets, hours, ttl)
+  -- ZUNIONSTORE treats missing hours as empty; the sentinel recreates an empty target
   redis.call('ZUNIONSTORE', uKey, #buckets, unpack(buckets))
-  redis.call('EXPIRE', uKey, ttl)
   local maxError = 0
   local cuts = redis.call('HMGET', cutsKey, unpack(hours))
   for i = 1, #cuts do
     if cuts[i] then maxError = maxError + tonumber(cuts[i]) end
   end
-  local encoded = string.format('%.17g', maxError)
-  redis.call('SET', mKey, gen .. '|' .. encoded, 'EX', ttl)
-  return encoded, true
+  redis.call('ZADD', uKey, fmt(0 - maxError), SENTINEL)
+  redis.call('EXPIRE', uKey, ttl)
+  return fmt(maxError)
 end
-`;
-
-const COMBINED = `
--- The window = cached union of finished hours + the live current hour. Copy
--- into the scratch key only when both exist; otherwise read the one that does.
-local function combined(uKey, cKey, tmpKey)
-  local hasU = redis.call('EXISTS', uKey) == 1
-  local hasC = redis.call('EXISTS', cKey) == 1
-  if hasU and hasC then
-    redis.call('ZUNIONSTORE', tmpKey, 2, uKey, cKey)
-    return tmpKey, true
-  end
-  if hasC then return cKey, false end
-  return uKey, false
+-- Returns the union's maxError (string) and whether it was built now.
+local function ensureUnion(uKey, cutsKey, buckets, hours, ttl)
+  local score = redis.call('ZSCORE', uKey, SENTINEL)
+  if score then return errorOf(score), false end
+  return buildUnion(uKey, cutsKey, buckets, hours, ttl), true
 end
 `;
 
 /**
- * KEYS: names, seen, dirty, gen, bucket 1..B.
- * ARGV: stream, nowHour, nowMs, genTtl, B, (hour, ttl) × B, (bucketIndex, count, member) × E.
+ * KEYS: names, seen, dirty, bucket 1..B, stale union 1..U.
+ * ARGV: stream, B, U, (hour, ttl) × B, (bucketIndex, count, member) × E.
+ * The stale unions are those of the current hour whose window holds a late
+ * event's hour; the caller passes them only when the batch has a late event.
  */
 export const recordScript = defineWriteScript(
   "trending-record",
   `
 local stream   = ARGV[1]
-local nowHour  = tonumber(ARGV[2])
-local nowMs    = tonumber(ARGV[3])
-local genTtl   = tonumber(ARGV[4])
-local nBuckets = tonumber(ARGV[5])
+local nBuckets = tonumber(ARGV[2])
+local nUnions  = tonumber(ARGV[3])
 local minHour, maxHour = nil, nil
-for i = 6 + 2 * nBuckets, #ARGV, 3 do
-  redis.call('ZINCRBY', KEYS[4 + tonumber(ARGV[i])], ARGV[i + 1], ARGV[i + 2])
+for i = 4 + 2 * nBuckets, #ARGV, 3 do
+  redis.call('ZINCRBY', KEYS[3 + tonumber(ARGV[i])], ARGV[i + 1], ARGV[i + 2])
 end
 for b = 1, nBuckets do
-  local hour = tonumber(ARGV[4 + 2 * b])
+  local hour = tonumber(ARGV[2 + 2 * b])
   -- ZINCRBY cannot set an expiry (the post's "ZADD ... INCR EX" does not exist);
   -- EXPIRE in the same script costs no extra round trip.
-  redis.call('EXPIRE', KEYS[4 + b], ARGV[5 + 2 * b])
+  redis.call('EXPIRE', KEYS[3 + b], ARGV[3 + 2 * b])
   if not minHour or hour < minHour then minHour = hour end
   if not maxHour or hour > maxHour then maxHour = hour end
 end
@@ -72,72 +62,48 @@ redis.call('ZADD', KEYS[1], 0, stream)
 redis.call('ZADD', KEYS[2], 'GT', maxHour, stream)
 -- LT keeps the earliest hour not yet compacted, so a late event re-opens its hour.
 redis.call('ZADD', KEYS[3], 'LT', minHour, stream)
-if minHour < nowHour then
-  -- never reuses a value, even after the key expired: max(previous + 1, now)
-  local gen = tonumber(redis.call('GET', KEYS[4]) or '0')
-  redis.call('SET', KEYS[4], string.format('%.0f', math.max(gen + 1, nowMs)))
+if nUnions > 0 then
+  -- a late event changed a finished hour: the next read rebuilds these unions
+  local stale = {}
+  for i = 4 + nBuckets, 3 + nBuckets + nUnions do stale[#stale + 1] = KEYS[i] end
+  redis.call('DEL', unpack(stale))
 end
-redis.call('EXPIRE', KEYS[4], genTtl)
 return nBuckets
 `,
 );
 
 /**
- * KEYS: union, unionMeta, gen, cuts, current bucket, scratch, window buckets 1..W.
- * ARGV: m (items wanted), unionTtl, hour index × W.
- */
-export const topScript = defineReadScript(
-  "trending-top",
-  `
-${ENSURE_UNION}
-${COMBINED}
-local m = tonumber(ARGV[1])
-local buckets, hours = {}, {}
-for i = 7, #KEYS do buckets[#buckets + 1] = KEYS[i] end
-for i = 3, #ARGV do hours[#hours + 1] = ARGV[i] end
-local maxError, built = ensureUnion(KEYS[1], KEYS[2], KEYS[3], KEYS[4], buckets, hours, ARGV[2])
-local src, scratch = combined(KEYS[1], KEYS[5], KEYS[6])
-local items = redis.call('ZREVRANGE', src, 0, m - 1, 'WITHSCORES')
-if #items == 2 * m then
-  -- ZREVRANGE breaks ties by member descending; we rank ties by member ascending,
-  -- so take everything strictly above the m-th count, then the smallest tied members.
-  local last  = items[2 * m]
-  local above = redis.call('ZREVRANGEBYSCORE', src, '+inf', '(' .. last, 'WITHSCORES')
-  local ties  = redis.call('ZRANGEBYSCORE', src, last, last, 'WITHSCORES', 'LIMIT', 0, m - #above / 2)
-  items = above
-  for i = 1, #ties do items[#items + 1] = ties[i] end
-end
-local distinct = redis.call('ZCARD', src)
-if scratch then redis.call('DEL', src) end
-return cjson.encode({ maxError = maxError, items = items, distinct = distinct, built = built })
-`,
-);
-
-/**
- * KEYS: as topScript. ARGV: member, unionTtl, hour index × W.
+ * KEYS: union, cuts, current bucket, scratch, window buckets 1..W.
+ * ARGV: member, unionTtl, hour index × W.
+ * Ranks need every count of the window, so this one merges (one member, rare).
  */
 export const memberScript = defineReadScript(
   "trending-member",
   `
-${ENSURE_UNION}
-${COMBINED}
+${UNION_LUA}
 local member = ARGV[1]
+local uKey, cKey, tmpKey = KEYS[1], KEYS[3], KEYS[4]
 local buckets, hours = {}, {}
-for i = 7, #KEYS do buckets[#buckets + 1] = KEYS[i] end
+for i = 5, #KEYS do buckets[#buckets + 1] = KEYS[i] end
 for i = 3, #ARGV do hours[#hours + 1] = ARGV[i] end
-local maxError = ensureUnion(KEYS[1], KEYS[2], KEYS[3], KEYS[4], buckets, hours, ARGV[2])
-local src, scratch = combined(KEYS[1], KEYS[5], KEYS[6])
+local maxError = ensureUnion(uKey, KEYS[2], buckets, hours, ARGV[2])
+local src = uKey
+if redis.call('EXISTS', cKey) == 1 then
+  redis.call('ZUNIONSTORE', tmpKey, 2, uKey, cKey)
+  src = tmpKey
+end
 local score = redis.call('ZSCORE', src, member)
 local rank = false
 if score then
   -- rank by count descending, ties by member ascending: everyone strictly above,
-  -- plus the tied members before it in ZRANK's (count, member) ascending order
+  -- plus the tied members before it in ZRANK's (count, member) ascending order.
+  -- The sentinel (≤ 0 < score) is in both ZRANK and the count below, so it cancels.
   local asc   = redis.call('ZRANK', src, member)
   local below = redis.call('ZCOUNT', src, '-inf', '(' .. score)
   local above = redis.call('ZCOUNT', src, '(' .. score, '+inf')
   rank = above + (asc - below) + 1
 end
-if scratch then redis.call('DEL', src) end
+if src == tmpKey then redis.call('DEL', tmpKey) end
 return cjson.encode({ maxError = maxError, count = score or '0', rank = rank })
 `,
 );
@@ -191,15 +157,14 @@ return { pruned = #stale, due = due }
 );
 
 /**
- * KEYS: dirty, seen, then per stream: cuts, gen, (union, unionMeta) × nWindows,
- *   buckets of hours from..H-1.
+ * KEYS: dirty, seen, then per stream: cuts, union × nWindows, buckets of hours from..H-1.
  * ARGV: H, keep, horizon, unionTtl, cutsTtl, nWindows, window × nWindows,
  *   then per stream: name, from.
  */
 export const compactScript = defineWriteScript(
   "trending-compact",
   `
-${ENSURE_UNION}
+${UNION_LUA}
 local H        = tonumber(ARGV[1])
 local keep     = tonumber(ARGV[2])
 local horizon  = tonumber(ARGV[3])
@@ -213,9 +178,9 @@ local a, k = 7 + nWin, 3
 while a <= #ARGV do
   local name, from = ARGV[a], tonumber(ARGV[a + 1])
   a = a + 2
-  local cutsKey, genKey = KEYS[k], KEYS[k + 1]
-  local uBase = k + 2
-  local bBase = uBase + 2 * nWin
+  local cutsKey = KEYS[k]
+  local uBase = k + 1
+  local bBase = uBase + nWin
   k = bBase + (H - from)
   local status, trimmed, removed, unions = 'skipped', 0, 0, 0
   local score = redis.call('ZSCORE', KEYS[1], name)
@@ -249,7 +214,9 @@ while a <= #ARGV do
           buckets[#buckets + 1] = KEYS[bBase + h - from]
           hours[#hours + 1] = h
         end
-        local _, built = ensureUnion(KEYS[uBase + 2 * j - 2], KEYS[uBase + 2 * j - 1], genKey, cutsKey, buckets, hours, unionTtl)
+        -- a union an earlier read built from the untrimmed hours is kept: its counts and
+        -- bound were true when built, and a late event since would have deleted it
+        local _, built = ensureUnion(KEYS[uBase + j - 1], cutsKey, buckets, hours, unionTtl)
         if built then unions = unions + 1 end
       end
       local seen = redis.call('ZSCORE', KEYS[2], name)

@@ -53,8 +53,21 @@ export function checkEvents(ctx: Ctx, events: TrendingEvent[], options: RecordOp
 }
 
 /**
+ * The current hour's cached unions whose window holds hour `earliest` (a late
+ * event's hour): windows of `H - earliest` hours and wider. None when nothing
+ * is late. Deleting them is the whole invalidation: the next read rebuilds.
+ */
+export function staleUnions(keys: ReturnType<typeof streamKeys>, H: number, earliest: number, retentionHours: number): string[] {
+  const horizon = horizonOf(retentionHours);
+  const stale: string[] = [];
+  for (let w = Math.max(1, H - earliest); earliest < H && w <= horizon; w++) stale.push(keys.union(w, H));
+  return stale;
+}
+
+/**
  * Adds events to their UTC hour buckets, in one script: ZINCRBY per (hour,
- * member), EXPIRE per hour, registry and compaction queue updates.
+ * member), EXPIRE per hour, registry and compaction queue updates, and one DEL
+ * of the current hour's unions a late event makes stale.
  * Returns how many events were accepted.
  */
 export async function recordEvents(ctx: Ctx, stream: string, events: TrendingEvent[], options: RecordOptions): Promise<{ accepted: number; replayed: boolean }> {
@@ -70,14 +83,15 @@ export async function recordEvents(ctx: Ctx, stream: string, events: TrendingEve
     members.set(event.member, (members.get(event.member) ?? 0) + (event.count ?? 1));
   }
   const hours = [...sums.keys()].sort((a, b) => a - b);
+  const stale = staleUnions(keys, hourIndex(ctx.now), hours[0] ?? 0, options.retentionHours);
   const reg = registryKeys(ctx.prefix);
   const bucketArgs = hours.flatMap((hour) => [hour, secondsUntil((hour + 1 + options.retentionHours) * HOUR, ctx.now)]);
   const incrArgs = hours.flatMap((hour, i) => [...(sums.get(hour) ?? [])].flatMap(([member, count]) => [i + 1, String(count), member]));
   const { replayed } = await runWrite<number>(
     ctx.redis,
     recordScript,
-    [reg.names, reg.seen, reg.dirty, keys.gen, ...hours.map(keys.bucket)],
-    [stream, hourIndex(ctx.now), ctx.now, (options.retentionHours + 2) * 3600, hours.length, ...bucketArgs, ...incrArgs],
+    [reg.names, reg.seen, reg.dirty, ...hours.map(keys.bucket), ...stale],
+    [stream, hours.length, stale.length, ...bucketArgs, ...incrArgs],
     options.idempotency,
   );
   return { accepted: events.length, replayed };

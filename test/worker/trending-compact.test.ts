@@ -83,10 +83,16 @@ describe("hourly compaction", () => {
     const rerun = await compact();
     expect(rerun.body.result).toMatchObject({ streams: 1, hoursTrimmed: 1, membersRemoved: 2 });
     // this hour's union was built before the re-trim and still holds the removed counts: 18 still bounds it
-    expect((await api.get("/v1/trending/late/top")).body).toMatchObject({ maxError: 18, distinct: 11 });
+    expect((await api.get("/v1/trending/late/top")).body).toMatchObject({ maxError: 18 });
+    // it still holds z2 (7), which the re-trim removed from hour 15
+    expect((await api.get("/v1/trending/late/members/z2")).body).toMatchObject({ count: 7, maxError: 18 });
     // hour 15 now holds z1 30, h15-0 9, h15-1 8; the re-trim removed z2 7 and h15-2 7, so its cut is 6 + 7
     api.setNow(at(20, 1));
-    expect((await api.get("/v1/trending/late/top")).body).toMatchObject({ maxError: 6 + 13 + 6, distinct: 9 });
+    expect((await api.get("/v1/trending/late/top")).body).toMatchObject({ maxError: 6 + 13 + 6 });
+    // rebuilt from the trimmed hours: 3 members each (z1, h15-0, h15-1 in hour 15), z2 gone
+    expect((await api.get("/v1/trending/late/members/z2")).body).toMatchObject({ count: 0, rank: null });
+    // z1 30; h14-0, h15-0, h16-0 9; then h14-1 and h15-1 8 (ties by member)
+    expect((await api.get("/v1/trending/late/members/h15-1")).body).toMatchObject({ count: 8, rank: 6 });
   });
 
   it("runs from the cron trigger through the scheduled handler", async () => {

@@ -1,0 +1,179 @@
+/**
+ * The threshold read of top N (src/trending/top-script.ts): a fixed handful of
+ * commands however big the hours are, the same answer as a brute-force count
+ * (also when a tie straddles the boundary and the read must deepen or merge),
+ * and cached unions invalidated by late events.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import { createTestApi, type TestApi } from "../helpers/worker.ts";
+
+const HOUR = 3_600_000;
+const T0 = Date.UTC(2026, 10, 22, 12, 30);
+/** Commands of the seed post's naive read: ZRANGE, ZCARD, ZREMRANGEBYRANK, ZUNIONSTORE, EXPIRE, ZRANGE. */
+const NAIVE_READ_COMMANDS = 6;
+
+type Event = { member: string; count: number; at: number };
+
+/** Posts events in batches of 1,000 and remembers them for the brute-force count. */
+async function record(api: TestApi, stream: string, log: Event[], events: Event[]): Promise<void> {
+  for (let i = 0; i < events.length; i += 1000) {
+    const res = await api.post(`/v1/trending/${stream}/events`, { events: events.slice(i, i + 1000) });
+    expect(res.status).toBe(200);
+  }
+  log.push(...events);
+}
+
+/** The true top n over hours [H - window, H], ties by member (byte order = code units here: ASCII names). */
+function bruteTop(log: Event[], now: number, window: number, n: number) {
+  const H = Math.floor(now / HOUR);
+  const counts = new Map<string, number>();
+  for (const e of log) {
+    const h = Math.floor(e.at / HOUR);
+    if (h >= H - window && h <= H) counts.set(e.member, (counts.get(e.member) ?? 0) + e.count);
+  }
+  return [...counts]
+    .sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1))
+    .slice(0, n)
+    .map(([member, count], i) => ({ rank: i + 1, member, count }));
+}
+
+const pad = (i: number) => String(i).padStart(4, "0");
+
+describe("threshold read: commands per top-N read", () => {
+  const api = createTestApi({ label: "trend-ta-cost", start: T0 });
+  afterAll(() => api.cleanup());
+
+  it("costs 5 commands warm (4 with an empty current hour), whatever the sizes, and matches a brute-force count", async () => {
+    // warm the script cache on another stream: the first call after a flush pays the NOSCRIPT fallback
+    await api.post("/v1/trending/warmup/events", { member: "w" });
+    await api.get("/v1/trending/warmup/top");
+
+    for (const [stream, perHour] of [["small", 40], ["large", 3000]] as const) {
+      const log: Event[] = [];
+      // three finished hours and the current one, long-tailed counts (a few hot members, as
+      // searches and pages are) shuffled differently in each hour
+      for (const back of [3, 2, 1, 0]) {
+        await record(api, stream, log, Array.from({ length: perHour }, (_, i) => ({ member: `m${pad(i)}`, count: 1 + Math.floor(1000 / (1 + ((i * 7919 + back * 13) % perHour))), at: T0 - back * HOUR })));
+      }
+      const cold = await api.cost(() => api.get(`/v1/trending/${stream}/top?n=10&window=24h`));
+      expect(cold.requests).toBe(1);
+      expect(cold.result.body.items).toEqual(bruteTop(log, api.now, 24, 10));
+      // cold: the union is built inside the same script (ZUNIONSTORE, HMGET, ZADD, EXPIRE, one more ZMSCORE)
+      expect(cold.commands).toBe(10);
+
+      await api.resetStats();
+      const warm = await api.cost(() => api.get(`/v1/trending/${stream}/top?n=10&window=24h`));
+      const mix = (await api.stats()).byCommand;
+      expect(warm.requests).toBe(1);
+      expect(warm.commands).toBe(5);
+      expect(warm.commands).toBeLessThan(NAIVE_READ_COMMANDS);
+      expect(mix).toEqual({ evalsha: 1, zrevrange: 2, zmscore: 2 });
+      expect(warm.result.body).toMatchObject({ exact: true, maxError: 0, topProven: true });
+      expect(warm.result.body.items).toEqual(cold.result.body.items);
+    }
+  });
+
+  it("costs 4 commands with an empty current hour", async () => {
+    api.advance(HOUR); // 13:30: nothing written in hour 13 yet
+    const cold = await api.cost(() => api.get("/v1/trending/large/top?n=10&window=24h"));
+    expect(cold.requests).toBe(1);
+    const warm = await api.cost(() => api.get("/v1/trending/large/top?n=10&window=24h"));
+    expect(warm.requests).toBe(1);
+    expect(warm.commands).toBe(4);
+    expect(warm.result.body.items).toEqual(cold.result.body.items);
+    expect(warm.result.body.items).toHaveLength(10);
+    api.setNow(T0);
+  });
+});
+
+describe("threshold read: ties straddling the top-N boundary", () => {
+  const api = createTestApi({ label: "trend-ta-ties", start: T0 });
+  afterAll(() => api.cleanup());
+
+  it("deepens until the tie is settled, and the answer equals a brute-force count", async () => {
+    const log: Event[] = [];
+    // finished hour: five clear leaders and 500 members at 1; current hour: 2,000 members at 1.
+    // The 500 members in both hours tie at 2 around ranks 6..505: the boundary sits inside the tie.
+    await record(api, "ties", log, [
+      ...["a", "b", "c", "d", "e"].map((member, i) => ({ member, count: 10 - i, at: T0 - HOUR })),
+      ...Array.from({ length: 500 }, (_, i) => ({ member: `t${pad(1500 + i)}`, count: 1, at: T0 - HOUR })),
+    ]);
+    await record(api, "ties", log, Array.from({ length: 2000 }, (_, i) => ({ member: `t${pad(i)}`, count: 1, at: T0 })));
+    await api.get("/v1/trending/ties/top?n=10"); // builds the union
+    const read = await api.cost(() => api.get("/v1/trending/ties/top?n=10&window=24h"));
+    expect(read.requests).toBe(1);
+    expect(read.commands).toBeGreaterThan(5); // it had to go deeper than one round
+    expect(read.result.body.items).toEqual(bruteTop(log, api.now, 24, 10));
+    expect(read.result.body.items.slice(5).map((i: { member: string }) => i.member)).toEqual(["t1500", "t1501", "t1502", "t1503", "t1504"]);
+    expect(read.result.body.exact).toBe(true);
+  });
+
+  it("falls back to the merge when the tie is deeper than the threshold read goes, still exact", async () => {
+    const log: Event[] = [];
+    // 3,000 members tie at 1 in the current hour, past the deepest page (1,024)
+    await record(api, "flat", log, [
+      ...["k", "l", "m"].map((member, i) => ({ member, count: 5 + i, at: T0 - 2 * HOUR })),
+      ...Array.from({ length: 3000 }, (_, i) => ({ member: `f${pad(2999 - i)}`, count: 1, at: T0 })),
+    ]);
+    await api.get("/v1/trending/flat/top?n=10");
+    const read = await api.cost(() => api.get("/v1/trending/flat/top?n=10&window=24h"));
+    expect(read.requests).toBe(1);
+    expect(read.commands).toBeGreaterThan(5);
+    expect(read.result.body.items).toEqual(bruteTop(log, api.now, 24, 10));
+    expect(read.result.body.items.map((i: { member: string }) => i.member)).toEqual(["m", "l", "k", "f0000", "f0001", "f0002", "f0003", "f0004", "f0005", "f0006"]);
+    // the merge leaves no scratch key behind
+    expect((await api.keys()).filter((k) => k.endsWith(":tmp"))).toEqual([]);
+  });
+
+  it("agrees with the member lookup (the merge) on fractional counts split across both sides", async () => {
+    const log: Event[] = [];
+    const events: Event[] = [];
+    for (let i = 0; i < 60; i++) {
+      events.push({ member: `x${pad(i)}`, count: 0.1 * (1 + (i % 7)), at: T0 - (1 + (i % 3)) * HOUR });
+      events.push({ member: `x${pad(i)}`, count: 0.2 * (1 + (i % 5)), at: T0 });
+    }
+    await record(api, "frac", log, events);
+    const top = await api.get("/v1/trending/frac/top?n=15&window=3h");
+    expect(top.body.items).toEqual(bruteTop(log, api.now, 3, 15));
+    for (const item of top.body.items as { rank: number; member: string; count: number }[]) {
+      const one = await api.get(`/v1/trending/frac/members/${item.member}?window=3h`);
+      expect(one.body).toMatchObject({ count: item.count, rank: item.rank });
+    }
+  });
+});
+
+describe("late events invalidate the cached unions", () => {
+  const api = createTestApi({ label: "trend-ta-late", start: T0 });
+  afterAll(() => api.cleanup());
+  const union = (w: number) => `${api.prefix}:trending:late:u:${w}:2026112212`;
+
+  it("a late event deletes the current hour's unions that hold its hour, in the same round trip", async () => {
+    const log: Event[] = [];
+    await record(api, "late", log, [
+      { member: "p", count: 5, at: T0 - 3 * HOUR },
+      { member: "q", count: 4, at: T0 - HOUR },
+      { member: "r", count: 1, at: T0 },
+    ]);
+    for (const w of [1, 2, 24]) await api.get(`/v1/trending/late/top?window=${w}h`);
+    expect(await api.keys()).toEqual(expect.arrayContaining([union(1), union(2), union(24)]));
+
+    // a write to the current hour leaves the unions alone: the next read is warm
+    await record(api, "late", log, [{ member: "r", count: 1, at: T0 }]);
+    expect(await api.keys()).toEqual(expect.arrayContaining([union(1), union(2), union(24)]));
+
+    // an event two hours late: windows of 2 h and more hold its hour, 1 h does not
+    const write = await api.cost(() => api.post("/v1/trending/late/events", { member: "s", count: 9, at: T0 - 2 * HOUR }));
+    expect(write.requests).toBe(1);
+    log.push({ member: "s", count: 9, at: T0 - 2 * HOUR });
+    const keys = await api.keys();
+    expect(keys).toContain(union(1));
+    expect(keys).not.toContain(union(2));
+    expect(keys).not.toContain(union(24));
+
+    const top = await api.get("/v1/trending/late/top?window=24h");
+    expect(top.body.items).toEqual(bruteTop(log, api.now, 24, 10));
+    expect(top.body.items[0]).toEqual({ rank: 1, member: "s", count: 9 });
+    expect((await api.get("/v1/trending/late/top?window=1h")).body.items).toEqual(bruteTop(log, api.now, 1, 10));
+    expect((await api.get("/v1/trending/late/members/s?window=2h")).body).toMatchObject({ count: 9, rank: 1 });
+  });
+});
