@@ -30,13 +30,5 @@ export function streamKeys(prefix: string, stream: string) {
     union: (window: number, hour: number) => base("u", window, hourLabel(hour)),
     /** ZSET that lives only inside one script: union + current hour, for ranks (and the rare top-N fallback). */
     scratch: base("tmp"),
-    /**
-     * Legacy (no longer written): the generation string and union metadata of
-     * the design before the sentinel. Kept so deleteStream removes what an older
-     * deployment left and tooling that names them still compiles.
-     */
-    gen: base("gen"),
-    /** Legacy (no longer written), see `gen`. */
-    unionMeta: (window: number, hour: number) => base("um", window, hourLabel(hour)),
   };
 }

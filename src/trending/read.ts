@@ -191,12 +191,12 @@ export async function deleteStream(ctx: Ctx, stream: string, options: TrendingSe
   const buckets = Array.from({ length: H + 2 - oldest }, (_, i) => keys.bucket(oldest + i));
   // unions live until the end of their hour; H + 1 covers a writer whose clock is a little ahead
   const unions = [H, H + 1].flatMap((hour) =>
-    Array.from({ length: MAX_WINDOW_HOURS }, (_, i) => [keys.union(i + 1, hour), keys.unionMeta(i + 1, hour)]).flat(),
+    Array.from({ length: MAX_WINDOW_HOURS }, (_, i) => keys.union(i + 1, hour)),
   );
   const { value } = await runWrite<number>(
     ctx.redis,
     deleteScript,
-    [reg.names, reg.seen, reg.dirty, keys.cuts, keys.gen, keys.scratch, ...buckets, ...unions],
+    [reg.names, reg.seen, reg.dirty, keys.cuts, keys.scratch, ...buckets, ...unions],
     [stream],
   );
   return value;
