@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { MAX_BATCH, MAX_INCREMENT, NAME_PATTERN, memberProblem } from "../src/validation.ts";
+import { MAX_BATCH, MAX_INCREMENT, NAME_PATTERN, NAME_RULE, memberProblem } from "../src/validation.ts";
 import { parseAt, parseWindow } from "../src/time.ts";
 
 /**
@@ -10,7 +10,7 @@ import { parseAt, parseWindow } from "../src/time.ts";
 /** A path name: stream, counter, histogram, room, board, player. */
 export const Name = z
   .string()
-  .regex(NAME_PATTERN, "must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+  .regex(NAME_PATTERN, NAME_RULE)
   .openapi({ example: "searches" });
 
 /** Path parameter schema `{ [param]: Name }`. */

@@ -1,9 +1,12 @@
 /**
  * Pure checks shared by the HTTP schemas and the library (no zod, no Hono).
  */
+import { ValidationError, type FieldIssue } from "./errors.ts";
 
 /** Names of streams, counters, histograms, rooms, boards and players. */
 export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+/** What a bad name is told, in every feature and in the OpenAPI schemas. */
+export const NAME_RULE = "must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$";
 /** Members and ids: at most this many UTF-8 bytes. */
 export const MAX_MEMBER_BYTES = 256;
 /** Largest absolute increment one write may carry. */
@@ -32,4 +35,15 @@ export function memberProblem(value: string): string | null {
 
 export function isName(value: string): boolean {
   return NAME_PATTERN.test(value);
+}
+
+/** Refuses a request: one ValidationError listing every issue, its message naming the first. */
+export function invalid(issues: FieldIssue[]): never {
+  const first = issues[0];
+  throw new ValidationError(`Invalid field '${first?.path ?? ""}': ${first?.message ?? "bad value"}.`, issues);
+}
+
+/** Refuses `value` unless it is a valid name; `path` names the field (`stream`, `counter`, ...). */
+export function assertName(value: string, path: string): void {
+  if (!isName(value)) invalid([{ path, message: NAME_RULE }]);
 }

@@ -6,7 +6,7 @@ import type { Ctx } from "../context.ts";
 import { NotFoundError, ValidationError } from "../errors.ts";
 import { asList, runRead, runWrite, type Idempotency, type ScriptArg } from "../redis/script.ts";
 import { periodEnd, periodStart, type Period } from "../time.ts";
-import { isName, MAX_BATCH, MAX_INCREMENT, memberProblem } from "../validation.ts";
+import { assertName, MAX_BATCH, MAX_INCREMENT, memberProblem } from "../validation.ts";
 import { counterKeys as K, type Aggregate } from "./keys.ts";
 import { ALL, DELETE_COUNTER, DELETE_MEMBER, INCR, LIST, MEMBER, RANGE, TOP, UNION } from "./scripts.ts";
 import {
@@ -61,10 +61,6 @@ function issue(path: string, message: string): ValidationError {
   return new ValidationError(`Invalid field '${path}': ${message}.`, [{ path, message }]);
 }
 
-function checkName(name: string, path = "counter"): void {
-  if (!isName(name)) throw issue(path, "must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$");
-}
-
 function checkMember(member: string, path = "member"): void {
   const problem = memberProblem(member);
   if (problem) throw issue(path, problem);
@@ -76,7 +72,7 @@ function checkTtl(ttl: number | undefined, path: string): void {
 
 /** KEYS and the first four ARGV of a read: the plain counter, or the union of its buckets in range. */
 function source(ctx: Ctx, name: string, options: ReadOptions): { keys: string[]; args: ScriptArg[]; range?: RangeInfo } {
-  checkName(name);
+  assertName(name, "counter");
   const range = periodRange(options, ctx.now);
   if (!range) {
     if (options.aggregate !== undefined) throw issue("aggregate", "only allowed with period");
@@ -102,7 +98,7 @@ const withRange = <T extends object>(body: T, range: RangeInfo | undefined) => (
 
 /** Adds `by` to each item's member (plain counter or its period bucket); returns each new score. */
 export async function increment(ctx: Ctx, name: string, items: IncrItem[], idempotency?: Idempotency) {
-  checkName(name);
+  assertName(name, "counter");
   if (items.length < 1 || items.length > MAX_BATCH) throw issue("items", `must hold 1 to ${MAX_BATCH} items`);
   const buckets = new Map<string, { slot: number; ttl: number }>();
   let plainTtl = 0;
@@ -210,7 +206,7 @@ export async function listCounters(ctx: Ctx): Promise<string[]> {
 
 /** Removes a member from the plain counter, or with `period` from each bucket in range. Returns how many keys held it. */
 export async function deleteMember(ctx: Ctx, name: string, member: string, options: PeriodOptions = {}, idempotency?: Idempotency) {
-  checkName(name);
+  assertName(name, "counter");
   checkMember(member);
   const range = periodRange(options, ctx.now);
   const buckets = range ? range.starts.map((start) => K.bucket(ctx.prefix, name, range.period, start)) : [];
@@ -220,7 +216,7 @@ export async function deleteMember(ctx: Ctx, name: string, member: string, optio
 
 /** Deletes the counter: its plain key, every bucket (invisible at once, freed by the sweep job) and its registry entry. */
 export async function deleteCounter(ctx: Ctx, name: string, idempotency?: Idempotency): Promise<boolean> {
-  checkName(name);
+  assertName(name, "counter");
   const keys = [K.plain(ctx.prefix, name), K.index(ctx.prefix, name), K.names(ctx.prefix), K.expiry(ctx.prefix), K.purge(ctx.prefix)];
   const { value } = await runWrite<number>(ctx.redis, DELETE_COUNTER, keys, [name, ctx.now], idempotency);
   return value === 1;
@@ -241,7 +237,7 @@ export interface UnionOptions {
 
 /** Stores the union of `sources` under `name` (replacing what it held): the post's ZUNIONSTORE into `week49`. */
 export async function storeUnion(ctx: Ctx, name: string, options: UnionOptions, idempotency?: Idempotency) {
-  checkName(name);
+  assertName(name, "counter");
   const { sources, weights } = options;
   if (sources.length < 1 || sources.length > 100) throw issue("sources", "must hold 1 to 100 sources");
   if (weights !== undefined && weights.length !== sources.length) throw issue("weights", "must hold one weight per source");
@@ -264,12 +260,12 @@ export async function storeUnion(ctx: Ctx, name: string, options: UnionOptions, 
   sources.forEach((src, i) => {
     const weight = weights?.[i] ?? 1;
     if (typeof src === "string") {
-      checkName(src, `sources.${i}`);
+      assertName(src, `sources.${i}`);
       triples.push(slotOf(K.plain(ctx.prefix, src)), 0, weight);
       expanded += 1;
       return;
     }
-    checkName(src.counter, `sources.${i}.counter`);
+    assertName(src.counter, `sources.${i}.counter`);
     const range = periodRange(src, ctx.now) as PeriodRange;
     const index = slotOf(K.index(ctx.prefix, src.counter));
     for (const start of range.starts) triples.push(slotOf(K.bucket(ctx.prefix, src.counter, range.period, start)), index, weight);

@@ -2,7 +2,7 @@ import type { Ctx } from "../context.ts";
 import { ConflictError, NotFoundError, ValidationError, type FieldIssue } from "../errors.ts";
 import { asList, runRead, runWrite, type Idempotency } from "../redis/script.ts";
 import { DAY, dayStart, parseAt } from "../time.ts";
-import { MAX_BATCH, isName, memberProblem } from "../validation.ts";
+import { MAX_BATCH, assertName, invalid, memberProblem } from "../validation.ts";
 import { MAX_BUCKET_INDEX, quantile, topBuckets, type Bucket } from "./buckets.ts";
 import { dayKeyPairs, daysBetween, histogramKeys, liveDays, MAX_FUTURE_MS, MAX_RETENTION_DAYS } from "./keys.ts";
 import { deleteScript, listScript, observeScript, putScript, readScript } from "./scripts.ts";
@@ -133,15 +133,6 @@ function notFound(name: string): NotFoundError {
   return new NotFoundError(`Histogram '${name}' does not exist; create it first with PUT /v1/histograms/${name} {"bucketWidth": ...}.`);
 }
 
-function requireName(name: string): void {
-  if (!isName(name)) throw new ValidationError("The histogram name must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$.", [{ path: "histogram", message: "bad name" }]);
-}
-
-function fail(issues: FieldIssue[]): never {
-  const first = issues[0];
-  throw new ValidationError(`Invalid field '${first?.path ?? ""}': ${first?.message ?? "bad value"}.`, issues);
-}
-
 /** `2026-11-22` for the UTC day starting at `dayMs`. */
 export function isoDay(dayMs: number): string {
   return new Date(dayMs).toISOString().slice(0, 10);
@@ -169,7 +160,7 @@ export function checkSettings(settings: HistogramSettings): Required<Omit<Histog
   if (!Number.isInteger(retentionDays) || retentionDays < 1 || retentionDays > MAX_RETENTION_DAYS) {
     issues.push({ path: "retentionDays", message: `must be an integer from 1 to ${MAX_RETENTION_DAYS}` });
   }
-  if (issues.length > 0) fail(issues);
+  if (issues.length > 0) invalid(issues);
   return { bucketWidth, unit: unit ?? null, retentionDays };
 }
 
@@ -185,7 +176,7 @@ export async function putHistogram(
   settings: HistogramSettings,
   idempotency?: Idempotency,
 ): Promise<{ value: HistogramInfo & { created: boolean }; replayed: boolean }> {
-  requireName(name);
+  assertName(name, "histogram");
   const checked = checkSettings(settings);
   const days = liveDays(ctx.now);
   const keys = [histogramKeys.meta(ctx.prefix, name), histogramKeys.registry(ctx.prefix), ...dayKeyPairs(ctx.prefix, name, days)];
@@ -206,7 +197,7 @@ interface DayGroup {
 /** Validates a batch and groups its values by UTC day, in the order days first appear. */
 export function groupObservations(now: number, observations: readonly Observation[]): DayGroup[] {
   if (observations.length === 0 || observations.length > MAX_BATCH) {
-    fail([{ path: "values", message: `must hold 1 to ${MAX_BATCH} observations` }]);
+    invalid([{ path: "values", message: `must hold 1 to ${MAX_BATCH} observations` }]);
   }
   const issues: FieldIssue[] = [];
   const groups = new Map<number, number[]>();
@@ -228,7 +219,7 @@ export function groupObservations(now: number, observations: readonly Observatio
     if (list) list.push(value === 0 ? 0 : value);
     else groups.set(day, [value === 0 ? 0 : value]);
   });
-  if (issues.length > 0) fail(issues);
+  if (issues.length > 0) invalid(issues);
   return [...groups].map(([day, values]) => ({ day, values }));
 }
 
@@ -239,7 +230,7 @@ export async function observe(
   observations: readonly Observation[],
   idempotency?: Idempotency,
 ): Promise<{ value: { accepted: number }; replayed: boolean }> {
-  requireName(name);
+  assertName(name, "histogram");
   const groups = groupObservations(ctx.now, observations);
   const keys = [histogramKeys.meta(ctx.prefix, name), ...dayKeyPairs(ctx.prefix, name, groups.map((g) => g.day))];
   const args: (string | number)[] = [ctx.now, MAX_BUCKETS_PER_DAY, MAX_BUCKET_INDEX];
@@ -261,9 +252,9 @@ export function resolveRange(now: number, options: Pick<ReadOptions, "from" | "t
   if (to === null) issues.push({ path: "to", message: "must be a date YYYY-MM-DD" });
   const from = options.from === undefined ? to : parseDay(options.from);
   if (from === null && options.from !== undefined) issues.push({ path: "from", message: "must be a date YYYY-MM-DD" });
-  if (issues.length > 0 || from === null || to === null) return fail(issues);
-  if (from > to) fail([{ path: "from", message: "must not be after 'to'" }]);
-  if ((to - from) / DAY + 1 > MAX_RETENTION_DAYS) fail([{ path: "from", message: `the range may cover at most ${MAX_RETENTION_DAYS} days` }]);
+  if (issues.length > 0 || from === null || to === null) return invalid(issues);
+  if (from > to) invalid([{ path: "from", message: "must not be after 'to'" }]);
+  if ((to - from) / DAY + 1 > MAX_RETENTION_DAYS) invalid([{ path: "from", message: `the range may cover at most ${MAX_RETENTION_DAYS} days` }]);
   return { from, to };
 }
 
@@ -280,16 +271,16 @@ interface ReadReply {
  * exact count/sum/min/max/mean, and p50/p90/p99 interpolated within buckets.
  */
 export async function readHistogram(ctx: Ctx, name: string, options: ReadOptions = {}): Promise<HistogramSummary> {
-  requireName(name);
+  assertName(name, "histogram");
   const { from, to } = resolveRange(ctx.now, options);
   const topN = options.top ?? 5;
-  if (!Number.isInteger(topN) || topN < 0 || topN > 100) fail([{ path: "top", message: "must be an integer from 0 to 100" }]);
+  if (!Number.isInteger(topN) || topN < 0 || topN > 100) invalid([{ path: "top", message: "must be an integer from 0 to 100" }]);
   const days = daysBetween(from, to);
   const keys = [histogramKeys.meta(ctx.prefix, name), ...dayKeyPairs(ctx.prefix, name, days)];
   const reply = await runRead<ReadReply>(ctx.redis, readScript, keys, [MAX_READ_BUCKETS]);
   if (reply.missing) throw notFound(name);
   if (reply.tooMany !== undefined) {
-    fail([{ path: "from", message: `the range holds ${reply.tooMany} distinct buckets, more than ${MAX_READ_BUCKETS}; narrow it` }]);
+    invalid([{ path: "from", message: `the range holds ${reply.tooMany} distinct buckets, more than ${MAX_READ_BUCKETS}; narrow it` }]);
   }
   const [width, unit] = reply.settings;
   const buckets = asList(reply.buckets)
@@ -321,7 +312,7 @@ export async function readHistogram(ctx: Ctx, name: string, options: ReadOptions
 
 /** Deletes a histogram: settings, every stored day, and its registry entry. Idempotent. */
 export async function deleteHistogram(ctx: Ctx, name: string): Promise<{ deleted: boolean }> {
-  requireName(name);
+  assertName(name, "histogram");
   const keys = [histogramKeys.meta(ctx.prefix, name), histogramKeys.registry(ctx.prefix), ...dayKeyPairs(ctx.prefix, name, liveDays(ctx.now))];
   const { value } = await runWrite<{ removed: number }>(ctx.redis, deleteScript, keys, [name]);
   return { deleted: value.removed > 0 };

@@ -1,5 +1,5 @@
-import { ValidationError, type FieldIssue } from "../errors.ts";
-import { isName, MAX_BATCH, MAX_INCREMENT, memberProblem, utf8Length } from "../validation.ts";
+import type { FieldIssue } from "../errors.ts";
+import { invalid, isName, MAX_BATCH, MAX_INCREMENT, memberProblem, NAME_RULE, utf8Length } from "../validation.ts";
 
 /**
  * Pure checks of leaderboard input, shared by the library and the route
@@ -46,12 +46,11 @@ export function metaProblem(meta: unknown): string | null {
 /** Throws one ValidationError listing every issue, if any. */
 export function assertValid(issues: (FieldIssue | null)[]): void {
   const found = issues.filter((i): i is FieldIssue => i !== null);
-  const first = found[0];
-  if (first) throw new ValidationError(`Invalid field '${first.path}': ${first.message}.`, found);
+  if (found.length > 0) invalid(found);
 }
 
 export function nameIssue(path: string, value: string): FieldIssue | null {
-  return isName(value) ? null : { path, message: "must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$" };
+  return isName(value) ? null : { path, message: NAME_RULE };
 }
 
 export function changeIssues(change: ScoreChange, path: string): (FieldIssue | null)[] {

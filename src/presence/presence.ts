@@ -2,7 +2,7 @@ import type { Ctx } from "../context.ts";
 import { ValidationError, type FieldIssue } from "../errors.ts";
 import { asList, runRead, runWrite, type Idempotency } from "../redis/script.ts";
 import { DAY, HOUR, MINUTE, SECOND, dayStart } from "../time.ts";
-import { MAX_BATCH, isName, memberProblem } from "../validation.ts";
+import { MAX_BATCH, assertName, memberProblem } from "../validation.ts";
 import { dayKeys, recentDayKeys, registryKeys, roomKeys } from "./keys.ts";
 import { DELETE_ROOM, HEARTBEAT, HISTORY, LEAVE, MEMBERS, ROOMS, STATS } from "./scripts.ts";
 
@@ -65,12 +65,6 @@ function timeoutMs(options: PresenceOptions): number {
   return seconds * SECOND;
 }
 
-function requireRoom(room: string): void {
-  if (!isName(room)) {
-    throw new ValidationError("The room name must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$.", [{ path: "room", message: "must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$" }]);
-  }
-}
-
 /** Rejects the whole batch when any id is bad, naming each bad one. */
 export function requireIds(ids: readonly string[], path = "ids"): void {
   if (ids.length === 0 || ids.length > MAX_BATCH) {
@@ -87,7 +81,7 @@ export function requireIds(ids: readonly string[], path = "ids"): void {
 
 /** Records that `ids` are online in `room` now; one round trip. */
 export async function heartbeat(ctx: Ctx, room: string, ids: readonly string[], options: HeartbeatOptions = {}): Promise<{ value: HeartbeatResult; replayed: boolean }> {
-  requireRoom(room);
+  assertName(room, "room");
   requireIds(ids);
   const timeout = timeoutMs(options);
   const keys = roomKeys(ctx.prefix, room);
@@ -104,7 +98,7 @@ export async function heartbeat(ctx: Ctx, room: string, ids: readonly string[], 
 
 /** Takes `id` offline at once; true when it was listed. */
 export async function leave(ctx: Ctx, room: string, id: string): Promise<boolean> {
-  requireRoom(room);
+  assertName(room, "room");
   requireIds([id], "id");
   const keys = roomKeys(ctx.prefix, room);
   const { value } = await runWrite<number>(ctx.redis, LEAVE, [keys.online, keys.ids], [id]);
@@ -113,7 +107,7 @@ export async function leave(ctx: Ctx, room: string, id: string): Promise<boolean
 
 /** Online now (exact at this moment, trimmed or not), peak, active and new today. */
 export async function roomStats(ctx: Ctx, room: string, options: PresenceOptions = {}): Promise<RoomStats> {
-  requireRoom(room);
+  assertName(room, "room");
   const timeout = timeoutMs(options);
   const keys = roomKeys(ctx.prefix, room);
   const today = dayKeys(ctx.prefix, room, ctx.now);
@@ -154,7 +148,7 @@ export interface ListMembersOptions extends PresenceOptions {
  * skipped; members that stay online throughout appear at least once.
  */
 export async function listMembers(ctx: Ctx, room: string, options: ListMembersOptions = {}): Promise<MemberPage> {
-  requireRoom(room);
+  assertName(room, "room");
   const limit = options.limit ?? 100;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_MEMBERS_PAGE) {
     throw new ValidationError(`limit must be an integer from 1 to ${MAX_MEMBERS_PAGE}.`, [{ path: "limit", message: `must be 1..${MAX_MEMBERS_PAGE}` }]);
@@ -185,7 +179,7 @@ export async function listMembers(ctx: Ctx, room: string, options: ListMembersOp
 
 /** Per-minute samples of the online count over the last `hours` (1..24), oldest first. */
 export async function history(ctx: Ctx, room: string, hours = HISTORY_HOURS): Promise<{ points: { at: number; online: number }[] }> {
-  requireRoom(room);
+  assertName(room, "room");
   if (!Number.isInteger(hours) || hours < 1 || hours > HISTORY_HOURS) {
     throw new ValidationError(`hours must be an integer from 1 to ${HISTORY_HOURS}.`, [{ path: "hours", message: `must be 1..${HISTORY_HOURS}` }]);
   }
@@ -206,7 +200,7 @@ export async function listRooms(ctx: Ctx): Promise<{ rooms: string[]; truncated:
 
 /** Removes every key of the room and its registry entries; true when anything existed. */
 export async function deleteRoom(ctx: Ctx, room: string): Promise<boolean> {
-  requireRoom(room);
+  assertName(room, "room");
   const registry = registryKeys(ctx.prefix);
   const keys = roomKeys(ctx.prefix, room);
   const { value } = await runWrite<number>(

@@ -1,5 +1,5 @@
 import { ValidationError } from "../errors.ts";
-import { isName } from "../validation.ts";
+import { assertName } from "../validation.ts";
 
 /** Widest window a read may ask for (`168h` = `7d`). */
 export const MAX_WINDOW_HOURS = 168;
@@ -25,11 +25,7 @@ export function horizonOf(retentionHours: number): number {
 }
 
 export function assertStream(stream: string): void {
-  if (!isName(stream)) {
-    throw new ValidationError("The stream name must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$.", [
-      { path: "stream", message: "must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$" },
-    ]);
-  }
+  assertName(stream, "stream");
 }
 
 export function assertWindow(windowHours: number, retentionHours: number): void {
