@@ -94,7 +94,7 @@ export async function trendingScaling(input: TrendingScalingInput): Promise<{ cu
     if (hourIndex(Date.now()) !== H) notes.push(`The clock crossed an hour during trending N=${n}; its figures mix two hours.`);
   }
   notes.push(
-    "Trending reads rebuild the window's union of finished hours only when it is missing (cold: the first read of an hour, or after a late write); compaction rebuilds it, so reads after compaction are warm.",
+    "Trending reads build the window's union of finished hours only when it is missing (cold: the first read of an hour, or after a late event into one of its hours); compaction precomputes the 24 h and 48 h unions when no read has built them yet. A warm read pages the union and the current hour (threshold algorithm), so its cost does not grow with the members per hour.",
   );
   return { curves: Object.values(curves), timings: [compaction, loading], notes };
 }
