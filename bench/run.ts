@@ -121,7 +121,8 @@ try {
     `bench/results/raw/bench-${new Date(started).toISOString().replace(/[:.]/g, "-")}.json`,
     JSON.stringify({ started, elapsed, results, scaling, memory }, null, 2),
   );
-  const written = writeReport({ started, elapsed, results, scaling, memory, quick, partial: Boolean(only) || failure !== null });
+  const partial = Boolean(only) || failure !== null || ["no-scaling", "no-scenarios", "max-scale"].some((flag) => args.has(flag));
+  const written = writeReport({ started, elapsed, results, scaling, memory, quick, partial });
   log(`wrote ${written.join(", ")} in ${elapsed.toFixed(0)} s`);
   resp.close();
   await Promise.all([svc.stop(), svcNoCache.stop(), naive.close()]);

@@ -2,6 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { createServer, connect } from "node:net";
 import { resolve } from "node:path";
+import { onExit } from "./on-exit.ts";
 
 export interface RedisServer {
   url: string;
@@ -76,15 +77,18 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
     args.push("--appendonly", "no");
   }
   const child = spawn("redis-server", args, { stdio: ["ignore", "ignore", "inherit"] });
-  const kill = () => child.kill("SIGTERM");
-  process.once("exit", kill);
-  await waitForPort(port, child);
+  const cancel = onExit(() => child.kill("SIGTERM"));
+  await waitForPort(port, child).catch((error: unknown) => {
+    cancel();
+    child.kill("SIGKILL");
+    throw error;
+  });
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
     stop: () =>
       new Promise<void>((ok) => {
-        process.off("exit", kill);
+        cancel();
         if (child.exitCode !== null) return ok();
         child.once("exit", () => ok());
         child.kill("SIGTERM");

@@ -34,10 +34,22 @@ export class RespParser {
   #buffer = Buffer.alloc(0);
   #offset = 0;
   #stack: Frame[] = [];
+  // A bulk string of many MB arrives in many socket chunks: they wait here until
+  // the element can be complete (#need bytes), so the buffer is joined once
+  // instead of once per chunk (quadratic in the reply's size).
+  #parked: Buffer[] = [];
+  #parkedBytes = 0;
+  #need = 0;
 
   feed(chunk: Buffer, onReply: (reply: Reply) => void): void {
-    this.#buffer = this.#offset < this.#buffer.length ? Buffer.concat([this.#buffer.subarray(this.#offset), chunk]) : chunk;
+    this.#parked.push(chunk);
+    this.#parkedBytes += chunk.length;
+    if (this.#buffer.length - this.#offset + this.#parkedBytes < this.#need) return;
+    this.#buffer = Buffer.concat([this.#buffer.subarray(this.#offset), ...this.#parked]);
+    this.#parked = [];
+    this.#parkedBytes = 0;
     this.#offset = 0;
+    this.#need = 0;
     for (;;) {
       const value = this.#element();
       if (value === undefined) return;
@@ -65,7 +77,10 @@ export class RespParser {
     for (;;) {
       const buf = this.#buffer;
       const lineEnd = buf.indexOf("\r\n", this.#offset, "latin1");
-      if (lineEnd < 0) return undefined;
+      if (lineEnd < 0) {
+        this.#need = buf.length - this.#offset + 1;
+        return undefined;
+      }
       const type = buf[this.#offset];
       const line = buf.toString("utf8", this.#offset + 1, lineEnd);
       switch (type) {
@@ -85,7 +100,10 @@ export class RespParser {
             this.#offset = lineEnd + 2;
             return null;
           }
-          if (buf.length < lineEnd + 2 + len + 2) return undefined;
+          if (buf.length < lineEnd + 2 + len + 2) {
+            this.#need = lineEnd + 2 + len + 2 - this.#offset;
+            return undefined;
+          }
           const value = Buffer.from(buf.subarray(lineEnd + 2, lineEnd + 2 + len));
           this.#offset = lineEnd + 2 + len + 2;
           return value;
@@ -107,7 +125,7 @@ export class RespParser {
 }
 
 export interface RespClient {
-  /** Sends one command; resolves with its reply (error replies resolve as ReplyError too when `raw`). */
+  /** Sends one command; resolves with its reply, rejects with the ReplyError of an error reply. */
   call(...args: Arg[]): Promise<Reply>;
   /** Sends several commands in one write; their replies in order (error replies as ReplyError values). */
   pipeline(commands: Arg[][]): Promise<Reply[]>;

@@ -8,6 +8,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { onExit } from "./on-exit.ts";
 import { startStack } from "./stack.ts";
 
 const stack = await startStack();
@@ -22,6 +23,8 @@ const dir = mkdtempSync(join(tmpdir(), "edgestats-test-"));
 const results = join(dir, "results.json");
 const args = ["node_modules/vitest/vitest.mjs", "run", "--reporter=default", "--reporter=json", `--outputFile.json=${results}`, ...process.argv.slice(2)];
 const vitest = spawn(process.execPath, args, { stdio: "inherit", env });
+// Stopped with us (the stack's redis-server is too, see dev/redis.ts) when a CI timeout signals only this process.
+onExit(() => vitest.kill("SIGTERM"));
 const code: number = await new Promise((ok) => vitest.on("exit", (c, signal) => ok(c ?? (signal ? 1 : 0))));
 await stack.stop();
 if (existsSync(results)) {

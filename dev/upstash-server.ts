@@ -20,9 +20,10 @@
  *   same MULTI, so concurrent requests cannot blur the figure):
  *   `GET /__local/stats?tag=`, `POST /__local/reset?tag=`.
  */
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { connectResp, ReplyError, type Arg, type Reply, type RespClient } from "./resp.ts";
+import { refusal, rewriteScript, SCRIPT_COMMANDS, sha1 } from "./upstash-rules.ts";
 
 export interface UpstashServerOptions {
   /** `redis://127.0.0.1:6379` */
@@ -54,76 +55,6 @@ export interface UpstashServer {
   stats(tag?: string): TagStats;
   reset(tag?: string): void;
   close(): Promise<void>;
-}
-
-/** Commands Upstash does not serve (or that make no sense over REST). */
-const REFUSED = new Set([
-  "SORT", "SORT_RO", "WATCH", "UNWATCH", "MULTI", "EXEC", "DISCARD",
-  "BLPOP", "BRPOP", "BRPOPLPUSH", "BLMOVE", "BLMPOP", "BZPOPMIN", "BZPOPMAX", "BZMPOP", "WAIT", "WAITAOF",
-  "SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "UNSUBSCRIBE", "PUNSUBSCRIBE", "SUNSUBSCRIBE", "MONITOR",
-  "SYNC", "PSYNC", "REPLICAOF", "SLAVEOF", "FAILOVER", "SHUTDOWN", "DEBUG", "MIGRATE", "SELECT", "SWAPDB",
-  "CLIENT", "CONFIG", "ACL", "MODULE", "BGSAVE", "BGREWRITEAOF", "SAVE", "LASTSAVE", "CLUSTER", "READONLY", "READWRITE",
-  "LATENCY", "SLOWLOG", "MEMORY", "OBJECT", "RESET", "AUTH", "HELLO", "QUIT",
-]);
-const SCRIPT_COMMANDS = new Set(["EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO"]);
-
-function refusal(name: string): string | null {
-  if (REFUSED.has(name) || name.startsWith("TOPK.")) {
-    return `ERR Command is not available: '${name.toLowerCase()}'. See https://upstash.com/docs/redis/overall/rediscompatibility for details`;
-  }
-  return null;
-}
-
-/**
- * Lua prelude injected after the shebang: `redis.call`/`pcall` go through a
- * check that every key argument was declared in KEYS and that the command is
- * one Upstash serves. Key positions follow the command table for the commands
- * scripts use; other commands are checked on their first argument.
- */
-const KEY_GUARD = `local __es_declared = {} for _, k in ipairs(KEYS) do __es_declared[k] = true end
-local __es_refused = {SORT=1, SORT_RO=1, BLPOP=1, BRPOP=1, BZPOPMIN=1, BZPOPMAX=1, WATCH=1, KEYS=1, SCAN=1}
-local __es_keyless = {PING=1, TIME=1, ECHO=1, INFO=1, DBSIZE=1, RANDOMKEY=1}
-local __es_all = {DEL=1, UNLINK=1, EXISTS=1, MGET=1, TOUCH=1, PFCOUNT=1, PFMERGE=1, SUNION=1, SINTER=1, SDIFF=1, SUNIONSTORE=1, SINTERSTORE=1, SDIFFSTORE=1, RENAME=1, RENAMENX=1, ZRANGESTORE=1, SMOVE=1, COPY=1, LMOVE=1, RPOPLPUSH=1}
-local __es_numkeys = {ZUNION=2, ZINTER=2, ZDIFF=2, ZINTERCARD=2, SINTERCARD=2, ZMPOP=2, LMPOP=2, ZUNIONSTORE=3, ZINTERSTORE=3, ZDIFFSTORE=3}
-local function __es_check(args)
-  local name = string.upper(tostring(args[1]))
-  if __es_refused[name] or string.sub(name, 1, 5) == 'TOPK.' then
-    error({err = 'ERR Command is not available in scripts on Upstash: ' .. name})
-  end
-  local keys = {}
-  if __es_keyless[name] then
-  elseif __es_all[name] then for i = 2, #args do keys[#keys + 1] = args[i] end
-  elseif __es_numkeys[name] then
-    local at = __es_numkeys[name]
-    if at == 3 then keys[1] = args[2] end
-    for i = at + 1, at + tonumber(args[at]) do keys[#keys + 1] = args[i] end
-  elseif name == 'MSET' or name == 'MSETNX' then for i = 2, #args, 2 do keys[#keys + 1] = args[i] end
-  elseif args[2] ~= nil then keys[1] = args[2] end
-  for _, k in ipairs(keys) do
-    if not __es_declared[tostring(k)] then
-      error({err = 'ERR script touched key ' .. tostring(k) .. ' that is not in KEYS (Upstash locks only declared keys)'})
-    end
-  end
-end
-local function __es_call(...) __es_check({...}) return redis.call(...) end
-local function __es_pcall(...) __es_check({...}) return redis.pcall(...) end
-`;
-
-const sha1 = (text: string | Buffer) => createHash("sha1").update(text).digest("hex");
-
-/** The script Redis 7.0 runs for `text`: Upstash's flag removed, the key guard added. */
-function rewriteScript(text: string): string {
-  let body = text;
-  let shebang = "";
-  if (body.startsWith("#!")) {
-    const end = body.indexOf("\n");
-    const first = end < 0 ? body : body.slice(0, end);
-    body = end < 0 ? "" : body.slice(end + 1);
-    const flags = (/flags=(\S*)/.exec(first)?.[1] ?? "").split(",").filter((f) => f && f !== "allow-key-locking");
-    shebang = `#!lua${flags.length ? ` flags=${flags.join(",")}` : ""}\n`;
-  }
-  body = body.replace(/redis\.call\(/g, "__es_call(").replace(/redis\.pcall\(/g, "__es_pcall(");
-  return `${shebang}${KEY_GUARD}${body}`;
 }
 
 type Json = string | number | null | Json[];
@@ -177,23 +108,32 @@ export async function startUpstashServer(options: UpstashServerOptions): Promise
   const stats = new Stats();
   /** client SHA-1 (of the text with Upstash's flag) → SHA-1 of what Redis runs */
   const shaMap = new Map<string, string>();
+  const reset = (tag?: string) => (tag === undefined ? stats.byTag.clear() : void stats.byTag.delete(tag));
 
   // A few pipelined connections; each request's commands are written in one
   // go, so a MULTI block is never interleaved with another request's commands.
   const POOL = 4;
   const pool: (Promise<RespClient> | undefined)[] = new Array(POOL);
   let turn = 0;
+  // A dropped connection (redis-server killed or restarted) fails the requests
+  // in flight on it (503s) and is replaced on the next request: no restart of
+  // this server is needed once Redis is back.
   async function connection(): Promise<RespClient> {
     const i = turn++ % POOL;
-    let c = pool[i];
-    if (c) {
-      const client = await c.catch(() => undefined);
+    const current = pool[i];
+    if (current) {
+      const client = await current.catch(() => undefined);
       if (client && !client.closed) return client;
+      // Another request replaced it while we waited: share that one, never open two.
+      const replaced = pool[i];
+      if (replaced && replaced !== current) return replaced;
     }
-    c = connectResp(options.redisUrl);
-    pool[i] = c;
-    c.catch(() => (pool[i] = undefined));
-    return c;
+    const fresh = connectResp(options.redisUrl);
+    pool[i] = fresh;
+    fresh.catch(() => {
+      if (pool[i] === fresh) pool[i] = undefined;
+    });
+    return fresh;
   }
 
   /** Rewrites script commands for Redis 7.0; returns the args to send and a result mapper. */
@@ -328,9 +268,15 @@ export async function startUpstashServer(options: UpstashServerOptions): Promise
     res.end(text);
   }
 
+  /**
+   * A command as Redis arguments. `@upstash/redis` sends strings, numbers and
+   * booleans (objects it serializes itself), so a null, object or nested array
+   * is refused rather than quietly stringified into something Upstash would not run.
+   */
   function asArgs(value: unknown): string[] | null {
     if (!Array.isArray(value) || value.length === 0) return null;
-    return value.map((v) => (typeof v === "string" ? v : typeof v === "object" && v !== null ? JSON.stringify(v) : String(v)));
+    if (!value.every((v) => typeof v === "string" || typeof v === "boolean" || (typeof v === "number" && Number.isFinite(v)))) return null;
+    return value.map(String);
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
@@ -347,9 +293,7 @@ export async function startUpstashServer(options: UpstashServerOptions): Promise
       return send(res, 200, which === null ? stats.total() : stats.of(which));
     }
     if (url.pathname === "/__local/reset") {
-      const which = url.searchParams.get("tag");
-      if (which === null) stats.byTag.clear();
-      else stats.byTag.delete(which);
+      reset(url.searchParams.get("tag") ?? undefined);
       return send(res, 200, { result: "OK" });
     }
 
@@ -366,7 +310,7 @@ export async function startUpstashServer(options: UpstashServerOptions): Promise
       const atomic = url.pathname === "/multi-exec";
       const list = Array.isArray(body) ? body.map(asArgs) : null;
       if (!list || list.length === 0 || list.some((c) => c === null)) {
-        return send(res, 400, { error: "ERR the body must be a non-empty JSON array of commands, each a non-empty array" });
+        return send(res, 400, { error: "ERR the body must be a non-empty JSON array of commands, each a non-empty array of strings and numbers" });
       }
       stats.of(tag).requests++;
       const out = await run(list as string[][], tag, atomic);
@@ -378,10 +322,14 @@ export async function startUpstashServer(options: UpstashServerOptions): Promise
     let args: string[] | null;
     if (url.pathname === "/" || url.pathname === "") args = asArgs(body);
     else {
-      args = url.pathname.split("/").filter(Boolean).map(decodeURIComponent);
+      try {
+        args = url.pathname.split("/").filter(Boolean).map(decodeURIComponent);
+      } catch {
+        return send(res, 400, { error: "ERR failed to parse command: the path is not valid percent-encoding" });
+      }
       if (body !== undefined) args.push(typeof body === "string" ? body : raw);
     }
-    if (!args) return send(res, 400, { error: "ERR the body must be a JSON array: [command, ...args]" });
+    if (!args || args.length === 0) return send(res, 400, { error: "ERR the body must be a JSON array of strings and numbers: [command, ...args]" });
     stats.of(tag).requests++;
     const out = await run([args], tag, false);
     const first = Array.isArray(out) ? out[0] : undefined;
@@ -412,7 +360,7 @@ export async function startUpstashServer(options: UpstashServerOptions): Promise
     url: `http://127.0.0.1:${port}`,
     port,
     stats: (tag) => (tag === undefined ? stats.total() : stats.of(tag)),
-    reset: (tag) => (tag === undefined ? stats.byTag.clear() : void stats.byTag.delete(tag)),
+    reset,
     async close() {
       for (const c of pool) c?.then((client) => client.close(), () => undefined);
       server.closeAllConnections();

@@ -8,6 +8,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { onExit } from "./on-exit.ts";
 import { freePort } from "./redis.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
@@ -98,11 +99,10 @@ export async function startWranglerDev(options: WranglerDevOptions): Promise<Wra
     }
   };
   // Never outlive the process that started it, even when a run is cut short.
-  const onExit = () => signal("SIGKILL");
-  process.once("exit", onExit);
+  const cancelKill = onExit(() => signal("SIGKILL"));
 
   async function stop() {
-    process.off("exit", onExit);
+    cancelKill();
     if (!exited) {
       signal("SIGTERM");
       const killer = setTimeout(() => signal("SIGKILL"), 5000);

@@ -8,6 +8,12 @@ export interface Config {
   trendingRetentionHours: number;
   /** Members kept per finished hour by compaction (max(240, 24 × the largest n of 100), as seed 000 reasons); 0 disables trimming. @default 2400 */
   trendingKeep: number;
+  /**
+   * Scripts (20 streams each, two subrequests) one compaction run may send before it stops with
+   * `more: true`; 100 fits the paid plan's 1,000 subrequests, the free plan's 50 needs 24 or less.
+   * @default 100
+   */
+  trendingCompactBatches: number;
   /** Seconds a top-N answer may be served from the Workers cache; 0 = off. @default 5 */
   trendingCacheSeconds: number;
   /** Seconds without a heartbeat after which an id is offline. @default 300 */
@@ -37,6 +43,7 @@ export function readConfig(env: Record<string, unknown>): Config {
     keyPrefix,
     trendingRetentionHours: int(env, "TRENDING_RETENTION_HOURS", 50, 2, 24 * 400),
     trendingKeep: int(env, "TRENDING_KEEP", 2400, 0, 1_000_000),
+    trendingCompactBatches: int(env, "TRENDING_COMPACT_BATCHES", 100, 1, 1000),
     trendingCacheSeconds: int(env, "TRENDING_CACHE_SECONDS", 5, 0, 3600),
     presenceTimeoutSeconds: int(env, "PRESENCE_TIMEOUT_SECONDS", 300, 5, 86400),
     redisTimeoutMs: int(env, "REDIS_TIMEOUT_MS", 3000, 100, 60_000),

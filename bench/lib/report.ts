@@ -133,7 +133,9 @@ export function writeReport(report: Report): string[] {
     md += `\n\nSorted set alone, mapped vs plain: ${m.zsetChangePercent} %; everything the mapped layout holds vs the plain set: ${m.totalChangePercent} %.\n\n`;
   }
   md += `![charts](bench.svg)\n`;
-  writeFileSync("bench/results/README.md", md);
+  // A quick or partial run must not replace the committed figures of a full one.
+  const dir = report.quick || report.partial ? "bench/results/raw" : "bench/results";
+  writeFileSync(`${dir}/README.md`, md);
 
   const width = 900;
   const parts = [
@@ -156,6 +158,6 @@ export function writeReport(report: Report): string[] {
     parts.push(lines({ title: "Scaling: Redis commands per call vs data size", xLabel: "N", yLabel: "commands",
       series: report.scaling.curves.map((c) => ({ name: c.name.slice(0, 28), points: c.points.map((p) => [p.n, p.point.commands] as [number, number]) })) }, width, 0, 320));
   }
-  writeFileSync("bench/results/bench.svg", document(width, parts));
-  return ["bench/results/README.md", "bench/results/bench.svg"];
+  writeFileSync(`${dir}/bench.svg`, document(width, parts));
+  return [`${dir}/README.md`, `${dir}/bench.svg`];
 }

@@ -100,10 +100,16 @@ async function cacheKey(c: Context<AppEnv>, stream: string, n: number, windowHou
   return `https://edgestats.cache/trending/${id}/${stream}/${n}/${windowHours}/${hourIndex(c.get("now"))}`;
 }
 
-/** `Cache-Control: no-cache`, `no-store` or `max-age=0` on the request asks for a fresh answer. */
-function wantsFresh(c: Context<AppEnv>): boolean {
+/**
+ * The oldest cached answer the request accepts, in seconds: 0 for
+ * `Cache-Control: no-cache`/`no-store`/`max-age=0` (a fresh answer), the
+ * request's `max-age` when it is shorter than ours, else ours.
+ */
+function acceptedAge(c: Context<AppEnv>, seconds: number): number {
   const header = (c.req.header("cache-control") ?? "").toLowerCase();
-  return /\bno-cache\b|\bno-store\b|\bmax-age=0\b/.test(header);
+  if (/\bno-cache\b|\bno-store\b/.test(header)) return 0;
+  const maxAge = /\bmax-age\s*=\s*"?(\d+)/.exec(header);
+  return maxAge ? Math.min(seconds, Number(maxAge[1])) : seconds;
 }
 
 trendingRoutes.openapi(
@@ -113,7 +119,7 @@ trendingRoutes.openapi(
     tags,
     summary: "Top N over the last `window` finished hours plus the current hour",
     description:
-      "One Redis round trip (a threshold read: a few commands whatever the stream's size), or none when served from the Workers cache (TRENDING_CACHE_SECONDS; send `Cache-Control: no-cache` for a fresh answer). `X-Edgestats-Cache` says hit, miss or bypass.",
+      "One Redis round trip (a threshold read: a few commands whatever the stream's size), or none when served from the Workers cache (TRENDING_CACHE_SECONDS; send `Cache-Control: no-cache` for a fresh answer, or `max-age=N` to accept nothing older than N seconds). `X-Edgestats-Cache` says hit, miss or bypass; `Age` on a hit says how old the answer is.",
     request: { params: streamParams, query: TopQuery },
     responses: { 200: jsonResponse(TopResponse, "The top N."), ...errorResponses },
   }),
@@ -127,14 +133,17 @@ trendingRoutes.openapi(
     // workers-types' CacheStorage has `default`; the DOM lib's declaration shadows it
     const cache = (caches as unknown as { default: Cache }).default;
     const key = await cacheKey(c, stream, n, window);
-    const fresh = wantsFresh(c);
+    const accepted = acceptedAge(c, seconds);
+    const fresh = accepted === 0;
     if (!fresh) {
       const hit = await cache.match(key);
-      if (hit) {
-        const body = (await hit.json()) as TopResult;
+      const body = hit ? ((await hit.json()) as TopResult) : undefined;
+      const age = body ? Math.max(0, Math.floor((c.get("now") - body.generatedAt) / 1000)) : 0;
+      // the Cache API expires entries by itself; this also honours a shorter max-age the client asked for
+      if (body && age <= accepted) {
         c.header("X-Edgestats-Cache", "hit");
-        c.header("Age", String(Math.max(0, Math.floor((c.get("now") - body.generatedAt) / 1000))));
-        c.header("Cache-Control", `private, max-age=${seconds}`);
+        c.header("Age", String(age));
+        c.header("Cache-Control", `private, max-age=${Math.max(0, seconds - age)}`);
         return c.json(body, 200);
       }
     }

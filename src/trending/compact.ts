@@ -2,13 +2,13 @@ import type { Ctx } from "../context.ts";
 import { runWrite } from "../redis/script.ts";
 import { HOUR, hourIndex } from "../time.ts";
 import { registryKeys, streamKeys } from "./keys.ts";
-import { horizonOf, secondsUntil, STANDARD_WINDOWS } from "./options.ts";
+import { horizonOf, MAX_TOP_N, secondsUntil, STANDARD_WINDOWS } from "./options.ts";
 import { compactScript, dueScript } from "./scripts.ts";
 
 export interface CompactOptions {
   /** Hours a bucket lives after its hour. @default 50 */
   retentionHours?: number;
-  /** Members kept per finished hour; 0 = never trim. @default 240 */
+  /** Members kept per finished hour; 0 = never trim. 24 × the largest n, as the seed post reasons (and `TRENDING_KEEP`). @default 2400 */
   keep?: number;
   /** Streams compacted per script (one round trip). @default 20 */
   batchSize?: number;
@@ -48,7 +48,7 @@ export interface CompactResult {
  */
 export async function compactTrending(ctx: Ctx, options: CompactOptions = {}): Promise<CompactResult> {
   const retentionHours = options.retentionHours ?? 50;
-  const keep = options.keep ?? 240;
+  const keep = options.keep ?? 24 * MAX_TOP_N;
   const batchSize = options.batchSize ?? 20;
   const maxBatches = options.maxBatches ?? 100;
   const H = hourIndex(ctx.now);

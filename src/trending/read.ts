@@ -42,11 +42,17 @@ export interface TopOptions extends TrendingSettings {
   n?: number;
   /** Finished hours before the current one, 1..min(retention, 168). @default 24 */
   windowHours?: number;
-  /** Top-N only: depth of the threshold read's first round (at least n + 1 is used). @default 32 */
+  /** Top-N only: depth of the threshold read's first round (at least n + 1 is used), 1..4096. @default 32 */
   firstDepth?: number;
-  /** Top-N only: deepest page of the threshold read before it merges instead. @default 1024 */
+  /** Top-N only: deepest page of the threshold read before it merges instead, 1..4096. @default 1024 */
   maxDepth?: number;
 }
+
+/**
+ * Largest depth option: a round hands up to `depth` members to one ZMSCORE
+ * through Lua's unpack, which fails past about 8,000 values.
+ */
+const MAX_DEPTH = 4096;
 
 /** Byte order of UTF-8, the order Redis gives equal scores. */
 const encoder = new TextEncoder();
@@ -86,8 +92,11 @@ export async function topTrending(ctx: Ctx, stream: string, options: TopOptions)
   assertWindow(windowHours, options.retentionHours);
   const firstDepth = options.firstDepth ?? TA_FIRST_DEPTH;
   const maxDepth = options.maxDepth ?? TA_MAX_DEPTH;
-  if (!Number.isInteger(firstDepth) || !Number.isInteger(maxDepth) || firstDepth < 1 || maxDepth < 1 || maxDepth > 100_000) {
-    throw new ValidationError("firstDepth and maxDepth must be integers from 1 to 100000.", [{ path: "maxDepth", message: "must be 1..100000" }]);
+  const depthOk = (d: number) => Number.isInteger(d) && d >= 1 && d <= MAX_DEPTH;
+  if (!depthOk(firstDepth) || !depthOk(maxDepth)) {
+    throw new ValidationError(`firstDepth and maxDepth must be integers from 1 to ${MAX_DEPTH}.`, [
+      { path: depthOk(firstDepth) ? "maxDepth" : "firstDepth", message: `must be 1..${MAX_DEPTH}` },
+    ]);
   }
   const plan = windowPlan(ctx, stream, windowHours);
   const raw = await runRead<{ maxError: string; items: string[] | Record<string, never>; next: string }>(ctx.redis, topScript, plan.keys, [
@@ -179,7 +188,7 @@ export async function listStreams(ctx: Ctx): Promise<string[]> {
 
 /**
  * Deletes every key of a stream (all hours a bucket can still live in, the
- * unions of the current hour for every window, cuts, legacy keys) and its
+ * unions of the current and next hour for every window, cuts) and its
  * registry entries: one script. Returns how many keys existed.
  */
 export async function deleteStream(ctx: Ctx, stream: string, options: TrendingSettings): Promise<number> {

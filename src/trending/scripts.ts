@@ -37,8 +37,8 @@ end
 /**
  * KEYS: names, seen, dirty, bucket 1..B, stale union 1..U.
  * ARGV: stream, B, U, (hour, ttl) × B, (bucketIndex, count, member) × E.
- * The stale unions are those of the current hour whose window holds a late
- * event's hour; the caller passes them only when the batch has a late event.
+ * The stale unions are the cached unions that hold an hour this batch writes
+ * (see staleUnions in write.ts); usually there are none.
  */
 export const recordScript = defineWriteScript(
   "trending-record",
@@ -63,7 +63,7 @@ redis.call('ZADD', KEYS[2], 'GT', maxHour, stream)
 -- LT keeps the earliest hour not yet compacted, so a late event re-opens its hour.
 redis.call('ZADD', KEYS[3], 'LT', minHour, stream)
 if nUnions > 0 then
-  -- a late event changed a finished hour: the next read rebuilds these unions
+  -- they hold an hour this write changed: the next read rebuilds them
   local stale = {}
   for i = 4 + nBuckets, 3 + nBuckets + nUnions do stale[#stale + 1] = KEYS[i] end
   redis.call('DEL', unpack(stale))

@@ -53,21 +53,35 @@ export function checkEvents(ctx: Ctx, events: TrendingEvent[], options: RecordOp
 }
 
 /**
- * The current hour's cached unions whose window holds hour `earliest` (a late
- * event's hour): windows of `H - earliest` hours and wider. None when nothing
- * is late. Deleting them is the whole invalidation: the next read rebuilds.
+ * A write whose clock says it is this close to the end of its hour also drops
+ * the next hour's unions: another Worker (a clock a little ahead, or this
+ * request's own latency) may already have built them without this write. The
+ * same 5 minutes the service allows events from the future.
  */
-export function staleUnions(keys: ReturnType<typeof streamKeys>, H: number, earliest: number, retentionHours: number): string[] {
+export const HOUR_END_GUARD_MS = MAX_FUTURE_MS;
+
+/**
+ * The cached unions a write makes stale: those of the current hour whose window
+ * holds hour `earliest` (a late event's hour, so windows of `H - earliest` hours
+ * and wider), and near the end of the hour the same for the next hour, whose
+ * unions hold the current one. Deleting them is the whole invalidation: the next
+ * read rebuilds. None when nothing is late and the hour is not ending.
+ */
+export function staleUnions(keys: ReturnType<typeof streamKeys>, now: number, earliest: number, retentionHours: number): string[] {
+  const H = hourIndex(now);
   const horizon = horizonOf(retentionHours);
+  const ending = (H + 1) * HOUR - now <= HOUR_END_GUARD_MS;
   const stale: string[] = [];
-  for (let w = Math.max(1, H - earliest); earliest < H && w <= horizon; w++) stale.push(keys.union(w, H));
+  for (const hour of ending ? [H, H + 1] : [H]) {
+    for (let w = Math.max(1, hour - earliest); earliest < hour && w <= horizon; w++) stale.push(keys.union(w, hour));
+  }
   return stale;
 }
 
 /**
  * Adds events to their UTC hour buckets, in one script: ZINCRBY per (hour,
  * member), EXPIRE per hour, registry and compaction queue updates, and one DEL
- * of the current hour's unions a late event makes stale.
+ * of the cached unions the write makes stale (see staleUnions).
  * Returns how many events were accepted.
  */
 export async function recordEvents(ctx: Ctx, stream: string, events: TrendingEvent[], options: RecordOptions): Promise<{ accepted: number; replayed: boolean }> {
@@ -83,7 +97,7 @@ export async function recordEvents(ctx: Ctx, stream: string, events: TrendingEve
     members.set(event.member, (members.get(event.member) ?? 0) + (event.count ?? 1));
   }
   const hours = [...sums.keys()].sort((a, b) => a - b);
-  const stale = staleUnions(keys, hourIndex(ctx.now), hours[0] ?? 0, options.retentionHours);
+  const stale = staleUnions(keys, ctx.now, hours[0] ?? 0, options.retentionHours);
   const reg = registryKeys(ctx.prefix);
   const bucketArgs = hours.flatMap((hour) => [hour, secondsUntil((hour + 1 + options.retentionHours) * HOUR, ctx.now)]);
   const incrArgs = hours.flatMap((hour, i) => [...(sums.get(hour) ?? [])].flatMap(([member, count]) => [i + 1, String(count), member]));

@@ -3,13 +3,14 @@
  * server and a real redis-server: data goes in through the HTTP API, the page
  * is driven like a person would, screenshots land in test/artifacts/.
  */
-import { mkdirSync } from "node:fs";
-import { resolve } from "node:path";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deleteUnder, keysUnder, requireTarget, resetStats, statsOf, uniquePrefix } from "../helpers/upstash-rest.ts";
 import { apiClient } from "./helpers/api.ts";
-import { startWranglerDev, type WranglerDev } from "../../dev/wrangler.ts";
+import { bundleWorker, startWranglerDev, type WranglerDev } from "../../dev/wrangler.ts";
 
 const ARTIFACTS = resolve(import.meta.dirname, "../artifacts");
 const suffix = Math.random().toString(36).slice(2, 10);
@@ -81,9 +82,14 @@ async function seed() {
   await send("PUT", "/v1/leaderboards/arena/players/p3", KEYS.ingest, { name: "Cy", score: 150 });
 }
 
+// Bundled once and served with --no-bundle: a watched bundle would reload the
+// Worker mid-run whenever someone edits a source file.
+const bundleDir = mkdtempSync(join(tmpdir(), "edgestats-browser-bundle-"));
+
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
   wrangler = await startWranglerDev({
+    script: bundleWorker(bundleDir),
     vars: {
       UPSTASH_REDIS_REST_URL: target.url,
       UPSTASH_REDIS_REST_TOKEN: `${target.token}.${tag}`,
@@ -108,6 +114,7 @@ afterAll(async () => {
   await browser?.close();
   await wrangler?.stop();
   await deleteUnder(target, prefix);
+  rmSync(bundleDir, { recursive: true, force: true });
 });
 
 describe("dashboard in Chromium", () => {
@@ -134,6 +141,8 @@ describe("dashboard in Chromium", () => {
       "555-0102",
     ]);
     expect(await panel(page, "trending").locator(".bars li .value").allTextContents()).toEqual(["5", "3", "1"]);
+    // ranks are read out as words: aria-label would be ignored on a plain span
+    expect(await panel(page, "trending").locator(".bars li .rank").allTextContents()).toEqual(["rank #1", "rank #2", "rank #3"]);
     expect(await panel(page, "trending").locator(".badge").getAttribute("data-exact")).toBe("true");
     expect(await text(page, "#panel-trending .badge")).toBe("exact");
     expect(await text(page, "#panel-trending .meta")).toMatch(/as of \d\d:\d\d:\d\d/);

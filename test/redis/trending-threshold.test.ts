@@ -114,5 +114,8 @@ describe("trending threshold read", () => {
     const ctx: Ctx = { redis, prefix: uniquePrefix("trend-ta-bad"), now: T0 };
     await expect(topTrending(ctx, "s", { retentionHours: 50, firstDepth: 0 })).rejects.toThrow(/firstDepth/);
     await expect(topTrending(ctx, "s", { retentionHours: 50, maxDepth: 1.5 })).rejects.toThrow(/maxDepth/);
+    // past ~8,000 values Lua's unpack fails inside the script: refused up front instead
+    await expect(topTrending(ctx, "s", { retentionHours: 50, firstDepth: 10_000 })).rejects.toThrow(/firstDepth/);
+    await expect(topTrending(ctx, "s", { retentionHours: 50, maxDepth: 4097 })).rejects.toThrow(/maxDepth/);
   });
 });

@@ -1,10 +1,15 @@
 /**
  * Fidelity of the local Upstash server: Upstash's own client, unmodified,
  * against it — base64 responses, pipelines, transactions, scripts with the
- * NOSCRIPT fallback, auth, refusals, and the per-tag counters tests rely on.
+ * NOSCRIPT fallback, auth, refusals, and the per-tag counters tests rely on;
+ * malformed and large requests, the key guard, the RESP parser on split
+ * chunks, and a redis-server that is killed and comes back.
  */
 import { Redis } from "@upstash/redis";
 import { afterAll, describe, expect, it } from "vitest";
+import { freePort, startRedis, type RedisServer } from "../../dev/redis.ts";
+import { ReplyError, RespParser, type Reply } from "../../dev/resp.ts";
+import { startUpstashServer, type UpstashServer } from "../../dev/upstash-server.ts";
 import { createRedis } from "../../src/redis/client.ts";
 import { defineReadScript, defineWriteScript, runRead, runWrite, scriptSha } from "../../src/redis/script.ts";
 import { command, deleteUnder, requireTarget, resetStats, statsOf, uniquePrefix } from "../helpers/upstash-rest.ts";
@@ -197,5 +202,189 @@ return { total = total }
     await expect(runRead(ours, undeclared, [key("m1")])).rejects.toThrow(/not in KEYS/);
     const sorts = defineReadScript("test-sort", `return cjson.encode(redis.call('SORT', KEYS[1]))`);
     await expect(runRead(ours, sorts, [key("list")])).rejects.toThrow(/not available/);
+  });
+});
+
+describe("protocol edge cases", () => {
+  async function post(path: string, body: string | undefined, headers: Record<string, string> = {}) {
+    const res = await fetch(`${target.url}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${target.token}`, ...headers },
+      ...(body === undefined ? {} : { body }),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  }
+
+  it("answers a malformed request with 400 and an {error}, never a 5xx", async () => {
+    const bad: [string, string | undefined][] = [
+      ["/", undefined], // empty body
+      ["/", "{not json"],
+      ["/", JSON.stringify({ command: "PING" })], // not an array
+      ["/", "[]"],
+      ["/", JSON.stringify(["SET", key("nested"), ["a", "b"]])], // nested array
+      ["/", JSON.stringify(["SET", key("obj"), { a: 1 }])],
+      ["/", JSON.stringify(["SET", key("null"), null])],
+      ["/pipeline", "[]"],
+      ["/pipeline", "[[]]"],
+      ["/pipeline", JSON.stringify(["PING"])], // commands must be arrays
+      ["/multi-exec", JSON.stringify({})],
+      ["/get/%E0%A4%A", undefined], // broken percent-encoding in the path form
+    ];
+    for (const [path, body] of bad) {
+      const res = await post(path, body);
+      expect({ path, body, status: res.status }).toEqual({ path, body, status: 400 });
+      expect(typeof res.body.error).toBe("string");
+    }
+    expect(await command(target, "EXISTS", key("nested"), key("obj"), key("null"))).toBe(0);
+  });
+
+  it("takes numbers and booleans as arguments, as @upstash/redis sends them", async () => {
+    expect((await post("/", JSON.stringify(["SET", key("num"), 12.5]))).body).toEqual({ result: "OK" });
+    expect((await post("/", JSON.stringify(["INCRBYFLOAT", key("num"), 1]))).body).toEqual({ result: "13.5" });
+    expect((await post("/", JSON.stringify(["SET", key("bool"), true]))).body).toEqual({ result: "OK" });
+    expect(await command(target, "GET", key("bool"))).toBe("true");
+    expect(await stock.set(key("flag"), false)).toBe("OK");
+  });
+
+  it("serves very large replies whole, plain and base64", async () => {
+    const big = "x".repeat(3 * 1024 * 1024) + "é";
+    expect((await post("/", JSON.stringify(["SET", key("big"), big]))).status).toBe(200);
+    expect((await post("/", JSON.stringify(["GET", key("big")]))).body.result).toBe(big);
+    const encoded = await post("/", JSON.stringify(["GET", key("big")]), { "upstash-encoding": "base64" });
+    expect(Buffer.from(encoded.body.result, "base64").toString("utf8")).toBe(big);
+    const members = Array.from({ length: 20_000 }, (_, i) => [String(i), `m${i}`]).flat();
+    await post("/", JSON.stringify(["ZADD", key("bigz"), ...members]));
+    const range = await post("/", JSON.stringify(["ZRANGE", key("bigz"), "0", "-1"]));
+    expect(range.body.result).toHaveLength(20_000);
+    expect(range.body.result[19_999]).toBe("m19999");
+  });
+
+  it("returns binary values byte for byte with Upstash-Encoding: base64", async () => {
+    const bytes = [0, 255, 254, 128, 10, 13, 0];
+    const lua = `return redis.call('SET', KEYS[1], string.char(${bytes.join(",")}))`;
+    expect((await post("/", JSON.stringify(["EVAL", lua, "1", key("bin")]))).body).toEqual({ result: "OK" });
+    const res = await post("/", JSON.stringify(["GET", key("bin")]), { "upstash-encoding": "base64" });
+    expect([...Buffer.from(res.body.result, "base64")]).toEqual(bytes);
+    const inScript = await post("/", JSON.stringify(["EVAL", "return {redis.call('GET', KEYS[1]), 7, false}", "1", key("bin")]), {
+      "upstash-encoding": "base64",
+    });
+    expect(inScript.body.result.map((v: unknown) => (typeof v === "string" ? [...Buffer.from(v, "base64")] : v))).toEqual([bytes, 7, null]);
+  });
+
+  it("counts per tag exactly while requests of several tags run concurrently", async () => {
+    const read = defineReadScript("test-count", `return cjson.encode(redis.call('GET', KEYS[1]))`);
+    const a = createRedis({ url: target.url, token: `${target.token}.${tag}_a` });
+    const b = createRedis({ url: target.url, token: `${target.token}.${tag}_b` });
+    await runRead(a, read, [key("c")]); // cached in Redis
+    await Promise.all([resetStats(target, `${tag}_a`), resetStats(target, `${tag}_b`)]);
+    await Promise.all([
+      ...Array.from({ length: 30 }, () => runRead(a, read, [key("c")])),
+      ...Array.from({ length: 30 }, () => b.get(key("c"))),
+      ...Array.from({ length: 10 }, () => b.pipeline().get(key("c")).eval("return redis.call('GET', KEYS[1])", [key("c")], []).exec()),
+    ]);
+    const sa = await statsOf(target, `${tag}_a`);
+    expect(sa).toEqual({ requests: 30, commands: 60, byCommand: { evalsha: 30, get: 30 } });
+    const sb = await statsOf(target, `${tag}_b`);
+    expect(sb).toEqual({ requests: 40, commands: 60, byCommand: { get: 50, eval: 10 } });
+  });
+});
+
+describe("the key guard injected into scripts", () => {
+  it("checks every key of multi-key commands and only the keys (options and members are not keys)", async () => {
+    const [src, dst, bits] = [key("g-src"), key("g-dst"), key("g-bits")];
+    const script = defineReadScript(
+      "test-guard-multi",
+      `
+redis.call('ZADD', KEYS[1], 1, 'a', 2, 'b')
+redis.call('ZRANGESTORE', KEYS[2], KEYS[1], 0, -1)
+redis.call('SADD', KEYS[3], 'm')
+redis.call('SMOVE', KEYS[3], KEYS[4], 'm')
+redis.call('RPUSH', KEYS[5], 'x')
+redis.call('LMOVE', KEYS[5], KEYS[6], 'LEFT', 'RIGHT')
+redis.call('COPY', KEYS[2], KEYS[7], 'REPLACE')
+redis.call('SET', KEYS[8], 'a')
+redis.call('BITOP', 'OR', KEYS[8], KEYS[8])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8])
+return cjson.encode('ok')
+`,
+    );
+    const keys = [src, dst, key("g-s1"), key("g-s2"), key("g-l1"), key("g-l2"), key("g-copy"), bits];
+    expect(await runRead(ours, script, keys)).toBe("ok");
+    const undeclaredDestination = defineReadScript("test-guard-dst", `return cjson.encode(redis.call('ZRANGESTORE', 'elsewhere', KEYS[1], 0, -1))`);
+    await expect(runRead(ours, undeclaredDestination, [src])).rejects.toThrow(/elsewhere.*not in KEYS/);
+    const undeclaredBitop = defineReadScript("test-guard-bitop", `return cjson.encode(redis.call('BITOP', 'AND', KEYS[1], 'elsewhere'))`);
+    await expect(runRead(ours, undeclaredBitop, [bits])).rejects.toThrow(/elsewhere.*not in KEYS/);
+  });
+
+  it("cannot be bypassed by calling redis.call through a local alias or with spaces", async () => {
+    const aliased = defineReadScript("test-guard-alias", `local call = redis.call\nreturn cjson.encode(call('GET', 'elsewhere'))`);
+    await expect(runRead(ours, aliased, [key("x")])).rejects.toThrow(/not in KEYS/);
+    const spaced = defineReadScript("test-guard-space", `return cjson.encode(redis.pcall ('GET', 'elsewhere'))`);
+    await expect(runRead(ours, spaced, [key("x")])).rejects.toThrow(/not in KEYS/);
+  });
+});
+
+describe("the RESP parser", () => {
+  const encode = (text: string) => Buffer.from(text, "latin1");
+  // A nested array (with nil, an empty array and an error inside), then a bulk string that is itself CR LF CR.
+  const wire = "*4\r\n$5\r\nhello\r\n:42\r\n*3\r\n+OK\r\n$-1\r\n*0\r\n-ERR bad thing\r\n$3\r\n\r\n\r\r\n";
+
+  function parseAll(chunks: Buffer[]): Reply[] {
+    const parser = new RespParser();
+    const out: Reply[] = [];
+    for (const chunk of chunks) parser.feed(chunk, (r) => out.push(r));
+    return out;
+  }
+
+  it("gives the same replies however the bytes are split, one byte at a time included", () => {
+    const whole = parseAll([encode(wire)]);
+    expect(whole).toHaveLength(2);
+    expect(whole[0]).toEqual([Buffer.from("hello"), 42, ["OK", null, []], new ReplyError("ERR bad thing")]);
+    expect(whole[1]).toEqual(Buffer.from("\r\n\r"));
+    const bytes = encode(wire);
+    expect(parseAll([...bytes].map((b) => Buffer.from([b])))).toEqual(whole);
+    for (let cut = 1; cut < bytes.length; cut++) expect(parseAll([bytes.subarray(0, cut), bytes.subarray(cut)])).toEqual(whole);
+  });
+
+  it("reads a bulk string of many MB sent in small chunks, with binary bytes intact", () => {
+    const value = Buffer.alloc(8 * 1024 * 1024, 7);
+    value[0] = 0;
+    value[value.length - 1] = 255;
+    const bytes = Buffer.concat([encode(`*2\r\n$${value.length}\r\n`), value, encode("\r\n:1\r\n")]);
+    const chunks: Buffer[] = [];
+    for (let at = 0; at < bytes.length; at += 16 * 1024) chunks.push(bytes.subarray(at, at + 16 * 1024));
+    const [reply] = parseAll(chunks) as [[Buffer, number]];
+    expect(reply[1]).toBe(1);
+    expect(reply[0].equals(value)).toBe(true);
+  });
+});
+
+describe("a redis-server that goes away", () => {
+  let redis: RedisServer | undefined;
+  let server: UpstashServer | undefined;
+  let port: number;
+  afterAll(async () => {
+    await server?.close();
+    await redis?.stop();
+  });
+
+  it("answers 503 while Redis is down and recovers by itself when it is back", async () => {
+    port = await freePort();
+    redis = await startRedis({ port });
+    server = await startUpstashServer({ redisUrl: redis.url, token: "gone" });
+    const ping = async () => {
+      const res = await fetch(server?.url ?? "", { method: "POST", headers: { authorization: "Bearer gone" }, body: '["PING"]' });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    // Every pooled connection is open before Redis goes.
+    for (let i = 0; i < 8; i++) expect(await ping()).toEqual({ status: 200, body: { result: "PONG" } });
+    await redis.stop();
+    for (let i = 0; i < 8; i++) {
+      const down = await ping();
+      expect(down.status).toBe(503);
+      expect(down.body.error).toMatch(/unreachable/);
+    }
+    redis = await startRedis({ port });
+    for (let i = 0; i < 8; i++) expect(await ping()).toEqual({ status: 200, body: { result: "PONG" } });
   });
 });

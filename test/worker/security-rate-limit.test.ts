@@ -13,12 +13,30 @@ afterAll(async () => {
   await unlimited.cleanup();
 });
 
-/** Waits for the start of a fresh 10 s window so four requests surely share one. */
+/** Waits until at least 4 s of the current 10 s window are left. */
 async function freshWindow(): Promise<void> {
   // workerd moves Date.now() only on I/O, so each wait asks the local server something.
   while (Date.now() % 10_000 > 6_000) {
     await new Promise((r) => setTimeout(r, 100));
     await limited.stats();
+  }
+}
+
+/**
+ * Runs `steps` inside one limiter window. On a loaded CI machine the window can
+ * still roll over half way (the counts restart); then the steps failed for
+ * that reason alone and run again, from a clean keyspace, in the next window.
+ */
+async function inOneWindow(steps: () => Promise<void>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    await freshWindow();
+    const window = Math.floor(Date.now() / 10_000);
+    try {
+      return await steps();
+    } catch (error) {
+      if (attempt === 3 || Math.floor(Date.now() / 10_000) === window) throw error;
+      await limited.cleanup();
+    }
   }
 }
 
@@ -33,8 +51,7 @@ describe("rate limiting", () => {
     expect(await unlimited.keys()).toEqual([]);
   });
 
-  it("allows N requests per key per 10 s, then 429 with Retry-After and the error envelope", async () => {
-    await freshWindow();
+  it("allows N requests per key per 10 s, then 429 with Retry-After and the error envelope", () => inOneWindow(async () => {
     // Loads the limiter's script into Redis (the first EVALSHA after a flush falls back to EVAL).
     await limited.post("/v1/not-a-route", { a: 1 }, { key: "ingest" });
     for (let i = 0; i < 3; i++) {
@@ -59,15 +76,14 @@ describe("rate limiting", () => {
     const keys = await limited.keys();
     expect(keys).toHaveLength(2);
     for (const key of keys) expect(key).toMatch(new RegExp(`^${limited.prefix}:ratelimit:[0-9a-f]{12}:\\d+$`));
-  }, 20_000);
+  }), 60_000);
 
-  it("counts each API key separately", async () => {
-    await freshWindow();
+  it("counts each API key separately", () => inOneWindow(async () => {
     for (let i = 0; i < 3; i++) expect((await limited.get("/v1/not-a-route", { key: "admin" })).status).toBe(404);
     expect((await limited.get("/v1/not-a-route", { key: "admin" })).status).toBe(429);
     // A different ingest key of the rotation list has its own budget.
     expect((await limited.post("/v1/not-a-route", { a: 1 }, { key: "test-ingest-key-2" })).status).toBe(404);
-  }, 20_000);
+  }), 60_000);
 
   it("does not limit unauthenticated requests on the key's budget, nor the open endpoints", async () => {
     expect((await limited.get("/v1/not-a-route", { key: "none" })).status).toBe(401);

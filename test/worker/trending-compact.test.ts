@@ -124,3 +124,25 @@ describe("hourly compaction", () => {
     api.setNow(T0 + MINUTE);
   });
 });
+
+describe("the per-run bound (TRENDING_COMPACT_BATCHES)", () => {
+  const api = createTestApi({ label: "trend-bound", start: T0, vars: { TRENDING_KEEP: "1", TRENDING_COMPACT_BATCHES: "1" } });
+  afterAll(() => api.cleanup());
+
+  it("stops after one script with more: true, and the next run finishes the rest", async () => {
+    for (let i = 0; i < 25; i++) await api.post(`/v1/trending/s${i}/events`, { events: [{ member: "a", count: 2 }, { member: "b" }] });
+    api.setNow(at(13, 5));
+    const first = await api.post("/internal/jobs/compact", undefined, { key: "admin" });
+    expect(first.body.result).toMatchObject({ streams: 20, more: true });
+    const second = await api.post("/internal/jobs/compact", undefined, { key: "admin" });
+    // `more` says the run stopped at its bound; only a run that found the queue empty says false.
+    expect(second.body.result).toMatchObject({ streams: 5, more: true });
+    const third = await api.post("/internal/jobs/compact", undefined, { key: "admin" });
+    expect(third.body.result).toMatchObject({ streams: 0, more: false });
+    for (const i of [0, 24]) {
+      const top = await api.get(`/v1/trending/s${i}/top?n=1`);
+      expect(top.body.items).toEqual([{ rank: 1, member: "a", count: 2 }]);
+      expect(top.body.maxError).toBe(1);
+    }
+  });
+});

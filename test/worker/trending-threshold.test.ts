@@ -177,3 +177,48 @@ describe("late events invalidate the cached unions", () => {
     expect((await api.get("/v1/trending/late/members/s?window=2h")).body).toMatchObject({ count: 9, rank: 1 });
   });
 });
+
+describe("a write at the end of its hour and the next hour's unions", () => {
+  const api = createTestApi({ label: "trend-ta-skew", start: T0 });
+  afterAll(() => api.cleanup());
+  const at = (m: number, s = 0) => Date.UTC(2026, 10, 22, 12, m, s);
+  const next = (w: number) => `${api.prefix}:trending:skew:u:${w}:2026112213`;
+
+  it("deletes the unions another Worker already built for the next hour, so its event is seen at once", async () => {
+    const log: Event[] = [];
+    api.setNow(at(50));
+    await record(api, "skew", log, [{ member: "a", count: 5, at: at(50) }]);
+    // a Worker whose clock has passed 13:00 reads, building hour 13's unions (they hold hour 12)
+    api.setNow(Date.UTC(2026, 10, 22, 13, 0, 1));
+    for (const w of [1, 24]) await api.get(`/v1/trending/skew/top?window=${w}h`);
+    expect(await api.keys()).toEqual(expect.arrayContaining([next(1), next(24)]));
+
+    // a writer whose clock still says 12:59:59 writes into hour 12: not late for it, yet
+    // hour 13's unions already hold hour 12 and would miss the event for a whole hour
+    api.setNow(at(59, 59));
+    const write = await api.cost(() => api.post("/v1/trending/skew/events", { member: "b", count: 9 }));
+    expect(write.requests).toBe(1);
+    log.push({ member: "b", count: 9, at: at(59, 59) });
+    const keys = await api.keys();
+    expect(keys).not.toContain(next(1));
+    expect(keys).not.toContain(next(24));
+
+    api.setNow(Date.UTC(2026, 10, 22, 13, 0, 2));
+    for (const w of [1, 24]) {
+      const top = await api.get(`/v1/trending/skew/top?window=${w}h`);
+      expect(top.body.items).toEqual(bruteTop(log, api.now, w, 10));
+      expect(top.body.items[0]).toEqual({ rank: 1, member: "b", count: 9 });
+    }
+  });
+
+  it("costs a DEL only in the last 5 minutes of the hour, and never another round trip", async () => {
+    await api.post("/v1/trending/warm/events", { member: "w" }); // the script is cached
+    for (const [minute, dels] of [[30, 0], [54, 0], [55, 1], [59, 1]] as const) {
+      api.setNow(at(minute));
+      const write = await api.cost(() => api.post("/v1/trending/skew/events", { member: "c" }));
+      expect(write.requests).toBe(1);
+      expect((await api.stats()).byCommand.del ?? 0, `write at 12:${minute}`).toBe(dels);
+    }
+    api.setNow(T0);
+  });
+});

@@ -285,6 +285,33 @@ describe("edge cache", () => {
     expect(otherPrefix.result.body.items).toEqual([]);
   });
 
+  it("honours a shorter max-age on the request, and says how long a hit stays fresh", async () => {
+    // a long cache, so the Cache API's own (real-time) expiry cannot decide this test on a slow machine
+    const slow = createTestApi({ label: "trend-cache3", start: T0, vars: { TRENDING_CACHE_SECONDS: "60" } });
+    try {
+      await slow.post("/v1/trending/hot/events", { member: "a", count: 2 });
+      expect((await slow.get("/v1/trending/hot/top")).headers.get("x-edgestats-cache")).toBe("miss");
+      slow.advance(10_000);
+      const hit = await slow.cost(() => slow.get("/v1/trending/hot/top", { headers: { "cache-control": "max-age=30" } }));
+      expect(hit.requests).toBe(0);
+      expect(hit.result.headers.get("age")).toBe("10");
+      expect(hit.result.headers.get("cache-control")).toBe("private, max-age=50");
+      // 10 s old is too old for a client that accepts 5 s: computed again, and cached for the next reader
+      await slow.post("/v1/trending/hot/events", { member: "b", count: 9 });
+      const tooOld = await slow.cost(() => slow.get("/v1/trending/hot/top", { headers: { "cache-control": "max-age=5" } }));
+      expect(tooOld.requests).toBe(1);
+      expect(tooOld.result.headers.get("x-edgestats-cache")).toBe("miss");
+      expect(tooOld.result.body.items[0]).toEqual({ rank: 1, member: "b", count: 9 });
+      expect(tooOld.result.body.generatedAt).toBe(T0 + 10_000);
+      const after = await slow.cost(() => slow.get("/v1/trending/hot/top", { headers: { "cache-control": "max-age=5" } }));
+      expect(after.requests).toBe(0);
+      expect(after.result.body).toEqual(tooOld.result.body);
+      expect((await slow.get("/v1/trending/hot/top", { headers: { "cache-control": "max-age=0" } })).headers.get("x-edgestats-cache")).toBe("bypass");
+    } finally {
+      await slow.cleanup();
+    }
+  });
+
   it("does not cache errors or member lookups", async () => {
     expect((await api.get("/v1/trending/hot/top?n=0")).status).toBe(400);
     const member = await api.cost(() => api.get("/v1/trending/hot/members/a"));

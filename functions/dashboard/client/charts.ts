@@ -14,7 +14,8 @@ function rankedBars(items, label) {
     const share = Math.max(0.5, (Math.abs(item.value) / max) * 100);
     list.append(
       el("li", { "data-member": item.label }, [
-        el("span", { class: "rank", "aria-label": "rank " + item.rank, text: "#" + item.rank }),
+        // aria-label is ignored on a plain span: the word goes in as visually hidden text
+        el("span", { class: "rank" }, [el("span", { class: "sr-only", text: "rank " }), "#" + item.rank]),
         el("span", { class: "label", title: item.label, text: item.label }),
         svg("svg", { class: "bar", viewBox: "0 0 100 10", preserveAspectRatio: "none", "aria-hidden": "true", focusable: "false" }, [
           svg("rect", { width: share.toFixed(2), height: "10", rx: "1", class: item.value < 0 ? "negative" : null }),
