@@ -25,7 +25,8 @@ export function bucketIndex(value: number, width: number): number {
   let index = Math.floor(value / width);
   while (bucketBound(index, width) > value) index--;
   while (bucketBound(index + 1, width) <= value) index++;
-  return index;
+  // -0 (from a value of -0 or a tiny negative quotient) is bucket 0, as Lua and JSON say
+  return index === 0 ? 0 : index;
 }
 
 export interface Bucket {

@@ -42,6 +42,8 @@ describe("bucket rule", () => {
     expect(bucketIndex(-0.1, 0.1)).toBe(-1);
     expect(bucketIndex(-0.05, 0.1)).toBe(-1);
     expect(bucketIndex(0, 0.1)).toBe(0);
+    // -0 is bucket 0, not -0 (Lua and JSON have no negative zero index)
+    expect(Object.is(bucketIndex(-0, 0.001), 0)).toBe(true);
   });
 });
 
