@@ -20,6 +20,7 @@
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { parseArgs } from "node:util";
+import { listenOnLoopback } from "./redis.ts";
 
 export type Fault =
   | { kind: "none" }
@@ -172,12 +173,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
   });
-  await new Promise<void>((ok, fail) => {
-    server.once("error", fail);
-    server.listen(options.port ?? 0, "127.0.0.1", () => ok());
-  });
-  const address = server.address();
-  const port = typeof address === "object" && address ? address.port : 0;
+  const port = await listenOnLoopback(server, options.port);
   return {
     url: `http://127.0.0.1:${port}`,
     port,

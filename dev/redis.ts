@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdirSync } from "node:fs";
-import { createServer, connect } from "node:net";
+import { createServer, connect, type Server } from "node:net";
 import { resolve } from "node:path";
 import { onExit } from "./on-exit.ts";
 
@@ -29,6 +29,16 @@ export function requireRedisServer(): void {
     );
     process.exit(1);
   }
+}
+
+/** Listens on 127.0.0.1 (`port`, or a free one) and returns the port it got. */
+export async function listenOnLoopback(server: Pick<Server, "once" | "listen" | "address">, port = 0): Promise<number> {
+  await new Promise<void>((ok, fail) => {
+    server.once("error", fail);
+    server.listen(port, "127.0.0.1", () => ok());
+  });
+  const address = server.address();
+  return typeof address === "object" && address ? address.port : 0;
 }
 
 export function freePort(): Promise<number> {

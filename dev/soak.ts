@@ -55,6 +55,32 @@ export async function startFaultyStack(token: string) {
   };
 }
 
+/**
+ * The real Worker (`wrangler dev`) talking to Redis through the stack's fault
+ * proxy, with its edge cache off so every read reaches Redis. Ready as soon as
+ * it answers at all: a run may start with a fault in place.
+ */
+export function startWorkerBehind(
+  stack: FaultyStack,
+  options: { keys: { ingest: string; read: string; admin: string }; prefix: string; redisTimeoutMs: number },
+) {
+  return startWranglerDev({
+    readyWhen: "up",
+    vars: {
+      UPSTASH_REDIS_REST_URL: stack.proxy.url,
+      UPSTASH_REDIS_REST_TOKEN: stack.token,
+      INGEST_KEYS: options.keys.ingest,
+      READ_KEYS: options.keys.read,
+      ADMIN_KEYS: options.keys.admin,
+      KEY_PREFIX: options.prefix,
+      REDIS_TIMEOUT_MS: String(options.redisTimeoutMs),
+      TRENDING_CACHE_SECONDS: "0",
+    },
+  });
+}
+
+export type FaultyStack = Awaited<ReturnType<typeof startFaultyStack>>;
+
 const KEYS = { ingest: "soak-ingest", read: "soak-read", admin: "soak-admin" };
 const MEMBERS = ["alpha", "beta", "gamma", "delta", "eps"];
 
@@ -116,19 +142,7 @@ async function main(): Promise<void> {
   const clients = Number(process.env.SOAK_CLIENTS ?? 8);
   const seed = Number(process.env.SOAK_SEED ?? Date.now() % 1_000_000);
   const stack = await startFaultyStack("soak-token");
-  const worker = await startWranglerDev({
-    readyWhen: "up",
-    vars: {
-      UPSTASH_REDIS_REST_URL: stack.proxy.url,
-      UPSTASH_REDIS_REST_TOKEN: stack.token,
-      INGEST_KEYS: KEYS.ingest,
-      READ_KEYS: KEYS.read,
-      ADMIN_KEYS: KEYS.admin,
-      KEY_PREFIX: "soak",
-      REDIS_TIMEOUT_MS: "1000",
-      TRENDING_CACHE_SECONDS: "0",
-    },
-  });
+  const worker = await startWorkerBehind(stack, { keys: KEYS, prefix: "soak", redisTimeoutMs: 1000 });
   const log = (msg: string) => console.log(`[soak ${((Date.now() - started) / 1000).toFixed(1).padStart(5)} s] ${msg}`);
   const started = Date.now();
   const problems: string[] = [];

@@ -23,6 +23,7 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { connectResp, ReplyError, type Arg, type Reply, type RespClient } from "./resp.ts";
+import { listenOnLoopback } from "./redis.ts";
 import { refusal, rewriteScript, SCRIPT_COMMANDS, sha1 } from "./upstash-rules.ts";
 
 export interface UpstashServerOptions {
@@ -350,12 +351,7 @@ export async function startUpstashServer(options: UpstashServerOptions): Promise
       });
   });
   server.keepAliveTimeout = 60_000;
-  await new Promise<void>((ok, fail) => {
-    server.once("error", fail);
-    server.listen(options.port ?? 0, "127.0.0.1", () => ok());
-  });
-  const address = server.address();
-  const port = typeof address === "object" && address ? address.port : 0;
+  const port = await listenOnLoopback(server, options.port);
   return {
     url: `http://127.0.0.1:${port}`,
     port,

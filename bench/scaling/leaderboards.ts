@@ -3,25 +3,14 @@
  * the service's key schema (src/leaderboards/keys.ts) after one player joined
  * through the API (which creates the board's settings).
  */
-import type { RespClient } from "../../dev/resp.ts";
-import type { UpstashServer } from "../../dev/upstash-server.ts";
 import { boardKeys, SEQ_WIDTH } from "../../src/leaderboards/keys.ts";
-import { call, type Side } from "../lib/measure.ts";
+import { call } from "../lib/measure.ts";
 import { sample, timed } from "./measure.ts";
-import type { Curve, Timing } from "./types.ts";
-
-export interface LeaderboardScalingInput {
-  redis: RespClient;
-  upstash: UpstashServer;
-  side: Side;
-  prefix: string;
-  sizes: number[];
-  log: (msg: string) => void;
-}
+import type { Curve, ScalingInput, Timing } from "./types.ts";
 
 const CHUNK = 5000;
 
-export async function leaderboardScaling(input: LeaderboardScalingInput): Promise<{ curves: Curve[]; timings: Timing[] }> {
+export async function leaderboardScaling(input: ScalingInput): Promise<{ curves: Curve[]; timings: Timing[] }> {
   const { redis, upstash, side, prefix, log } = input;
   const board = "scale-board";
   const keys = boardKeys(prefix, board);

@@ -7,19 +7,8 @@
 import type { RespClient } from "../../dev/resp.ts";
 import { registryKeys, streamKeys } from "../../src/trending/keys.ts";
 import { hourIndex } from "../../src/time.ts";
-import type { Side } from "../lib/measure.ts";
-import type { UpstashServer } from "../../dev/upstash-server.ts";
 import { sample, timed } from "./measure.ts";
-import type { Curve, Timing } from "./types.ts";
-
-export interface TrendingScalingInput {
-  redis: RespClient;
-  upstash: UpstashServer;
-  side: Side;
-  prefix: string;
-  sizes: number[];
-  log: (msg: string) => void;
-}
+import type { Curve, ScalingInput, Timing } from "./types.ts";
 
 const CHUNK = 10_000;
 const WINDOW = 24;
@@ -36,7 +25,7 @@ async function zaddMembers(redis: RespClient, key: string, n: number, salt: numb
   }
 }
 
-export async function trendingScaling(input: TrendingScalingInput): Promise<{ curves: Curve[]; timings: Timing[]; notes: string[] }> {
+export async function trendingScaling(input: ScalingInput): Promise<{ curves: Curve[]; timings: Timing[]; notes: string[] }> {
   const { redis, upstash, side, prefix, log } = input;
   const curves: Record<string, Curve> = {};
   const curve = (name: string) => (curves[name] ??= { name, nLabel: "distinct members per hour", points: [] });

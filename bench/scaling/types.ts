@@ -1,3 +1,17 @@
+import type { RespClient } from "../../dev/resp.ts";
+import type { UpstashServer } from "../../dev/upstash-server.ts";
+import type { Side } from "../lib/measure.ts";
+
+/** What every scaling run gets: a direct Redis connection for loading, the counters, the service. */
+export interface ScalingInput {
+  redis: RespClient;
+  upstash: UpstashServer;
+  side: Side;
+  prefix: string;
+  sizes: number[];
+  log: (msg: string) => void;
+}
+
 /** One measured point of a scaling curve: sequential calls at one data size. */
 export interface Point {
   calls: number;

@@ -5,29 +5,17 @@
  * come back by itself.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFaultyStack } from "../../dev/soak.ts";
-import { startWranglerDev, type WranglerDev } from "../../dev/wrangler.ts";
+import { startFaultyStack, startWorkerBehind, type FaultyStack } from "../../dev/soak.ts";
+import type { WranglerDev } from "../../dev/wrangler.ts";
 
 const KEYS = { ingest: "fw-ingest", read: "fw-read", admin: "fw-admin" };
-let stack: Awaited<ReturnType<typeof startFaultyStack>>;
+let stack: FaultyStack;
 let worker: WranglerDev;
 
 beforeAll(async () => {
   stack = await startFaultyStack("fw-token");
-  worker = await startWranglerDev({
-    readyWhen: "up",
-    vars: {
-      UPSTASH_REDIS_REST_URL: stack.proxy.url,
-      UPSTASH_REDIS_REST_TOKEN: stack.token,
-      INGEST_KEYS: KEYS.ingest,
-      READ_KEYS: KEYS.read,
-      ADMIN_KEYS: KEYS.admin,
-      KEY_PREFIX: "fw",
-      // Long enough that a healthy call on a loaded 2-core CI machine never hits it; only the hang test waits for it.
-      REDIS_TIMEOUT_MS: "2000",
-      TRENDING_CACHE_SECONDS: "0",
-    },
-  });
+  // Long enough that a healthy call on a loaded 2-core CI machine never hits it; only the hang test waits for it.
+  worker = await startWorkerBehind(stack, { keys: KEYS, prefix: "fw", redisTimeoutMs: 2000 });
 }, 90_000);
 
 afterAll(async () => {
