@@ -1,0 +1,41 @@
+/**
+ * The cost table: what each call costs in Upstash commands, per state. One
+ * file per area (`test/costs/<area>.ts`) lists its rows; the area's cost test
+ * (`test/worker/costs-<area>.test.ts`) measures every row with the local
+ * Upstash server's counters and asserts the figures exactly, and
+ * `npm run costs` writes docs/costs.md from the same rows (a unit test fails
+ * when the page is stale). So a figure in the docs is a figure a test checked.
+ */
+export interface CostRow {
+  /** What is called, as a user would name it ("counter incr, `period=day`"). */
+  call: string;
+  /** The state that matters ("new member", "steady", "first read of the hour"). */
+  state: string;
+  /** Redis HTTP round trips (1 for every API call; 0 on an edge-cache hit). */
+  roundTrips: number;
+  /** Upstash-billed commands: EVALSHA plus every command the script runs. */
+  commands: number;
+  /** What the naive code from the source posts costs for the same thing, where it has one. */
+  naive?: number;
+  /** The ceiling issue 14 set, where it set one. */
+  target?: number;
+  /** Why, where the figure needs a word (a guarantee that costs a command, a bound). */
+  note?: string;
+}
+
+export interface CostArea {
+  /** Section title in docs/costs.md. */
+  title: string;
+  /** Order in docs/costs.md. */
+  order: number;
+  rows: Record<string, CostRow>;
+}
+
+/** Asserts a measured cost against its row; the message names the row, so a drift is easy to place. */
+export function costOf(measured: { requests: number; commands: number }): { roundTrips: number; commands: number } {
+  return { roundTrips: measured.requests, commands: measured.commands };
+}
+
+export function expected(row: CostRow): { roundTrips: number; commands: number } {
+  return { roundTrips: row.roundTrips, commands: row.commands };
+}
