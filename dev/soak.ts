@@ -9,6 +9,7 @@
  *
  *   npm run soak                      # 60 s, 8 clients
  *   SOAK_SECONDS=300 SOAK_CLIENTS=16 npm run soak
+ *   npm run soak -- --abuse           # issue 12's abuse run instead (dev/abuse.ts), 60 s
  *
  * Loopback only; everything it starts it stops, and it exits non-zero on any
  * mismatch or unexpected status.
@@ -16,6 +17,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { abuseMain } from "./abuse.ts";
 import { startFaultProxy, type FaultPlan, type FaultProxy } from "./fault-proxy.ts";
 import { freePort, startRedis, type RedisServer } from "./redis.ts";
 import { startWranglerDev } from "./wrangler.ts";
@@ -255,4 +257,7 @@ async function retry(fn: () => Promise<Response>): Promise<Response> {
   }
 }
 
-if (import.meta.main) await main();
+if (import.meta.main) {
+  if (process.argv.includes("--abuse")) await abuseMain(Number(process.env.SOAK_SECONDS ?? 60));
+  else await main();
+}
