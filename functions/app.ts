@@ -2,6 +2,7 @@ import { requestId } from "hono/request-id";
 import { errorBody, onError } from "./errors.ts";
 import { requireScope } from "./middleware/auth.ts";
 import { jsonBodyGuard } from "./middleware/body.ts";
+import { signedOrAdmin } from "./middleware/qstash.ts";
 import { rateLimit } from "./middleware/rate-limit.ts";
 import { idempotencyKey, requestContext } from "./middleware/context.ts";
 import { createRouter } from "./router.ts";
@@ -25,6 +26,9 @@ export function createApp(options: AppOptions = {}) {
   app.use("/v1/*", requireScope());
   app.use("/v1/*", rateLimit);
   app.use("/v1/*", jsonBodyGuard);
+  // Who is calling is settled before anything reads the body (the signature's
+  // body hash is the last check, on a bounded read).
+  app.use("/internal/*", signedOrAdmin);
   app.use("/internal/*", jsonBodyGuard);
   app.use("/v1/*", idempotencyKey);
 
