@@ -14,7 +14,7 @@ import { bundleWorker, startWranglerDev, type WranglerDev } from "../../dev/wran
 
 const ARTIFACTS = resolve(import.meta.dirname, "../artifacts");
 const suffix = Math.random().toString(36).slice(2, 10);
-const KEYS = { ingest: `b-ingest-${suffix}`, read: `b-read-${suffix}`, admin: `b-admin-${suffix}` };
+const KEYS = { ingest: `b-ingest-${suffix}`, read: `b-read-key-${suffix}`, admin: `b-admin-${suffix}` };
 // Generous: a refresh is 5 s, a cached trending answer may be up to 5 s older, and 2 cores are shared.
 const CHANGE_TIMEOUT = { timeout: 30_000, interval: 250 };
 
