@@ -258,6 +258,20 @@ describe("dashboard in Chromium", () => {
     expect(await text(page, "#panel-trending .bars li .value")).toBe("13");
   });
 
+  it("attack: an admin key entered in the dashboard is refused with the reason and never stored in localStorage", async () => {
+    await page.getByRole("button", { name: "Change key" }).click();
+    await enterKey(page, KEYS.admin);
+    await expect.poll(() => state(page), CHANGE_TIMEOUT).toBe("auth");
+    const alert = page.getByRole("alert");
+    expect(await alert.textContent()).toMatch(/refused the key \(403\).*read keys only/);
+    expect(await page.evaluate(() => localStorage.getItem("edgestats.dashboard.readKey"))).toBeNull();
+    expect(await page.getByLabel("Read API key").isVisible()).toBe(true);
+
+    await enterKey(page, KEYS.read);
+    await expect.poll(() => stateWithAlert(page), CHANGE_TIMEOUT).toBe("live");
+    expect(await page.evaluate(() => localStorage.getItem("edgestats.dashboard.readKey"))).toBe(KEYS.read);
+  });
+
   it("fits a phone screen, keeps the key across visits, and marks a missing feature as not available", async () => {
     const phone = await browser!.newContext({
       viewport: { width: 390, height: 844 },
