@@ -46,8 +46,13 @@ export function createApp(options: AppOptions = {}) {
     in: "header",
     name: "Upstash-Signature",
   });
-  app.doc31("/openapi.json", { openapi: "3.1.0", info: OPENAPI_INFO, security: [{ bearerAuth: [] }] });
-  app.get("/docs", (c) => c.html(docsPage(app.getOpenAPI31Document({ openapi: "3.1.0", info: OPENAPI_INFO }))));
+  // The OpenAPI document and the docs page are built on their first request
+  // and kept for the isolate's life: no other request pays for them.
+  let document: ReturnType<typeof app.getOpenAPI31Document> | undefined;
+  let page: string | undefined;
+  const documentOf = () => (document ??= app.getOpenAPI31Document({ openapi: "3.1.0", info: OPENAPI_INFO, security: [{ bearerAuth: [] }] }));
+  app.get("/openapi.json", (c) => c.json(documentOf()));
+  app.get("/docs", async (c) => c.html((page ??= String(await docsPage(documentOf())))));
 
   app.notFound((c) => c.json(errorBody("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}; see /docs.`), 404));
   app.onError(onError);
