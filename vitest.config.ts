@@ -1,6 +1,6 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
-import { TEST_KEYS, TEST_SIGNING_KEYS } from "./test/helpers/keys.ts";
+import { TEST_INGEST_KEY_2, TEST_KEYS, TEST_SIGNING_KEYS } from "./test/helpers/keys.ts";
 
 /**
  * Three projects, all against real Redis (started by `npm test`, see dev/test.ts):
@@ -34,7 +34,7 @@ export default defineConfig({
               bindings: {
                 UPSTASH_REDIS_REST_URL: upstashUrl,
                 UPSTASH_REDIS_REST_TOKEN: upstashToken,
-                INGEST_KEYS: `${TEST_KEYS.ingest},test-ingest-key-2`,
+                INGEST_KEYS: `${TEST_KEYS.ingest},${TEST_INGEST_KEY_2}`,
                 READ_KEYS: TEST_KEYS.read,
                 ADMIN_KEYS: TEST_KEYS.admin,
                 QSTASH_CURRENT_SIGNING_KEY: TEST_SIGNING_KEYS.current,

@@ -33,7 +33,7 @@ const maxScale = Number(args.get("max-scale") ?? 1_000_000);
 const started = Date.now();
 const log = (msg: string) => console.log(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${msg}`);
 
-const KEYS = { ingest: "bench-ingest", read: "bench-read", admin: "bench-admin" };
+const KEYS = { ingest: "bench-ingest-key-0001", read: "bench-read-key-00001", admin: "bench-admin-key-0001" };
 const TAGS = { service: "bench-svc", serviceNoCache: "bench-svc-nocache", naive: "bench-naive" };
 
 log("starting redis-server and the local Upstash server");

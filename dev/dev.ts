@@ -8,7 +8,7 @@ import { startStack } from "./stack.ts";
 import { CronSchedule } from "./cron.ts";
 
 const PORT = Number(process.env.PORT ?? 8787);
-const KEYS = { ingest: "dev-ingest", read: "dev-read", admin: "dev-admin" };
+const KEYS = { ingest: "dev-ingest-key-0001", read: "dev-read-key-00001", admin: "dev-admin-key-0001" };
 
 const stack = await startStack({ dataDir: ".data/redis", token: "dev-token" });
 
@@ -46,7 +46,8 @@ function startCrons() {
 
 void (async () => {
   for (let i = 0; i < 120; i++) {
-    const ok = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
+    // deep=1 (with a key) also checks Redis through the local Upstash server.
+    const ok = await fetch(`${base}/healthz?deep=1`, { headers: { authorization: `Bearer ${KEYS.read}` } }).then((r) => r.ok, () => false);
     if (ok) {
       startCrons();
       console.log(`\nedgestats is running at ${base}

@@ -83,7 +83,7 @@ export function startWorkerBehind(
 
 export type FaultyStack = Awaited<ReturnType<typeof startFaultyStack>>;
 
-const KEYS = { ingest: "soak-ingest", read: "soak-read", admin: "soak-admin" };
+const KEYS = { ingest: "soak-ingest-key-0001", read: "soak-read-key-00001", admin: "soak-admin-key-0001" };
 const MEMBERS = ["alpha", "beta", "gamma", "delta", "eps"];
 
 interface Totals {

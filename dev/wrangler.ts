@@ -116,7 +116,10 @@ export async function startWranglerDev(options: WranglerDevOptions): Promise<Wra
   const ready = (status: number) => (options.readyWhen === "up" ? status > 0 : status === 200);
   const deadline = Date.now() + (options.readyTimeoutMs ?? 90_000);
   while (Date.now() < deadline && !exited) {
-    const status = await fetch(`${url}/healthz`).then((r) => r.status, () => 0);
+    // The Redis check (deep=1) needs an API key of any scope; keyless /healthz only says the Worker is up.
+    const key = [options.vars.READ_KEYS, options.vars.ADMIN_KEYS, options.vars.INGEST_KEYS].map((l) => l?.split(",")[0]?.trim()).find((k) => k);
+    const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
+    const status = await fetch(`${url}/healthz${key ? "?deep=1" : ""}`, { headers }).then((r) => r.status, () => 0);
     if (ready(status)) return { url, port, output: () => output, stop };
     await new Promise((r) => setTimeout(r, 300));
   }

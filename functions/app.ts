@@ -2,6 +2,7 @@ import { requestId } from "hono/request-id";
 import { errorBody, onError } from "./errors.ts";
 import { requireScope } from "./middleware/auth.ts";
 import { jsonBodyGuard } from "./middleware/body.ts";
+import { signedOrAdmin } from "./middleware/qstash.ts";
 import { rateLimit } from "./middleware/rate-limit.ts";
 import { idempotencyKey, requestContext } from "./middleware/context.ts";
 import { createRouter } from "./router.ts";
@@ -25,6 +26,9 @@ export function createApp(options: AppOptions = {}) {
   app.use("/v1/*", requireScope());
   app.use("/v1/*", rateLimit);
   app.use("/v1/*", jsonBodyGuard);
+  // Who is calling is settled before anything reads the body (the signature's
+  // body hash is the last check, on a bounded read).
+  app.use("/internal/*", signedOrAdmin);
   app.use("/internal/*", jsonBodyGuard);
   app.use("/v1/*", idempotencyKey);
 
@@ -42,8 +46,13 @@ export function createApp(options: AppOptions = {}) {
     in: "header",
     name: "Upstash-Signature",
   });
-  app.doc31("/openapi.json", { openapi: "3.1.0", info: OPENAPI_INFO, security: [{ bearerAuth: [] }] });
-  app.get("/docs", (c) => c.html(docsPage(app.getOpenAPI31Document({ openapi: "3.1.0", info: OPENAPI_INFO }))));
+  // The OpenAPI document and the docs page are built on their first request
+  // and kept for the isolate's life: no other request pays for them.
+  let document: ReturnType<typeof app.getOpenAPI31Document> | undefined;
+  let page: string | undefined;
+  const documentOf = () => (document ??= app.getOpenAPI31Document({ openapi: "3.1.0", info: OPENAPI_INFO, security: [{ bearerAuth: [] }] }));
+  app.get("/openapi.json", (c) => c.json(documentOf()));
+  app.get("/docs", async (c) => c.html((page ??= String(await docsPage(documentOf())))));
 
   app.notFound((c) => c.json(errorBody("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}; see /docs.`), 404));
   app.onError(onError);

@@ -14,6 +14,7 @@ import {
   UnsupportedMediaTypeError,
   ValidationError,
 } from "../src/errors.ts";
+import { SummarisedReplay } from "../src/redis/script.ts";
 
 /** The one place where library errors become HTTP statuses. */
 const STATUS = new Map<Function, ContentfulStatusCode>([
@@ -33,11 +34,35 @@ export function errorBody(code: string, message: string, details?: unknown) {
   return { error: details === undefined ? { code, message } : { code, message, details } };
 }
 
+/** Longest message part a log line keeps of one error. */
+const MAX_LOGGED_MESSAGE = 300;
+
+/**
+ * One error (and its causes) as a log line with nothing a caller sent in it.
+ * @upstash/redis appends `, command was: [...]` with every argument to its
+ * errors (member ids, profile JSON, the script's ARGV); that part is cut, and
+ * what remains is shortened. Stack frames are kept (they hold no data).
+ */
+export function redactError(error: unknown, depth = 0): string {
+  if (!(error instanceof Error)) return error === undefined || error === "" ? "" : `(${typeof error})`;
+  const message = error.message.replace(/,? ?command was:[\s\S]*$/, ", command was: [redacted]");
+  const short = message.length > MAX_LOGGED_MESSAGE ? `${message.slice(0, MAX_LOGGED_MESSAGE)}… [${message.length} chars]` : message;
+  const frames = (error.stack ?? "").split("\n").filter((line) => /^\s+at /.test(line)).slice(0, 8).join("\n");
+  const cause = depth < 3 && error.cause !== undefined ? `\ncaused by ${redactError(error.cause, depth + 1)}` : "";
+  return `${error.name}: ${short}${frames ? `\n${frames}` : ""}${cause}`;
+}
+
 export function onError(err: Error, c: Context): Response {
+  if (err instanceof SummarisedReplay) {
+    // A replay whose first response was too large to keep: applied once, summarised now.
+    c.header("Idempotent-Replayed", "true");
+    c.header("Idempotent-Summarised", "true");
+    return c.json({ replayed: true, summarised: true, summary: err.summary, message: err.message }, 200);
+  }
   if (err instanceof EdgestatsError) {
     const status = STATUS.get(err.constructor) ?? 500;
     if (err instanceof RateLimitedError) c.header("Retry-After", String(err.retryAfterSeconds));
-    if (status >= 500) console.error(`[${c.get("requestId") ?? "-"}] ${err.name}: ${err.message}`, err.cause ?? "");
+    if (status >= 500) console.error(`[${c.get("requestId") ?? "-"}] ${redactError(err)}`);
     return c.json(errorBody(err.code, err.message, err.details), status);
   }
   if (err instanceof HTTPException) {
@@ -46,6 +71,6 @@ export function onError(err: Error, c: Context): Response {
     const code = status === 400 ? "invalid_request" : status === 413 ? "payload_too_large" : "http_error";
     return c.json(errorBody(code, err.message || "The request could not be processed."), status);
   }
-  console.error(`[${c.get("requestId") ?? "-"}] unhandled`, err);
+  console.error(`[${c.get("requestId") ?? "-"}] unhandled ${redactError(err)}`);
   return c.json(errorBody("internal_error", "Something went wrong on our side; the request id in X-Request-Id helps us find it."), 500);
 }

@@ -1,4 +1,5 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
+import { LinearRouter } from "hono/router/linear-router";
 import { ValidationError, type FieldIssue } from "../src/errors.ts";
 import type { AppEnv } from "./types.ts";
 
@@ -8,6 +9,10 @@ import type { AppEnv } from "./types.ts";
  */
 export function createRouter() {
   return new OpenAPIHono<AppEnv>({
+    // LinearRouter: no matcher to compile on the first request (the default
+    // RegExpRouter builds one over every route, ~5-10 ms of a cold isolate's
+    // CPU); matching our ~50 routes linearly costs microseconds.
+    router: new LinearRouter(),
     defaultHook: (result) => {
       if (result.success) return;
       const details: (FieldIssue & { in: string })[] = result.error.issues.map((issue) => ({

@@ -1,5 +1,6 @@
 import { readConfig } from "../src/config.ts";
 import { createRedis } from "../src/redis/client.ts";
+import { redactError } from "./errors.ts";
 import { CRON_JOBS, JOBS } from "./jobs.ts";
 
 /** Runs the jobs of one cron trigger; each job's failure is logged and does not stop the others. */
@@ -14,8 +15,10 @@ export async function runScheduled(cron: string, scheduledTime: number, env: Env
     try {
       results[name] = await job(ctx, config);
     } catch (error) {
-      console.error(`scheduled job ${name} failed`, error);
-      results[name] = { error: String(error) };
+      // Redacted: an Upstash error echoes every argument of the failed command.
+      const logged = redactError(error);
+      console.error(`scheduled job ${name} failed: ${logged}`);
+      results[name] = { error: logged.split("\n")[0] };
     }
   }
   return results;

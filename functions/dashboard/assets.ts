@@ -19,11 +19,20 @@ export interface Asset {
   contentType: string;
   body: string;
   /** Content hash: the `v` query of the page's links and the ETag. */
-  hash: string;
+  readonly hash: string;
 }
 
 function asset(path: string, contentType: string, body: string): Asset {
-  return { path, contentType, body, hash: contentHash(body) };
+  let hash: string | undefined;
+  // Hashed on first use, not while the module loads (cold start).
+  return {
+    path,
+    contentType,
+    body,
+    get hash() {
+      return (hash ??= contentHash(body));
+    },
+  };
 }
 
 export const SCRIPT = asset("/dashboard.js", "text/javascript; charset=utf-8", CLIENT_JS);

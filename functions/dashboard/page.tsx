@@ -66,7 +66,7 @@ export const DashboardPage: FC = () => (
       <form id="key-form" class="key-form" autocomplete="off" hidden>
         <label for="key-input">Read API key</label>
         <div class="row">
-          <input id="key-input" name="key" type="password" autocomplete="off" spellcheck={false} placeholder="a key from READ_KEYS" />
+          <input id="key-input" name="key" type="password" autocomplete="off" spellcheck={false} placeholder="a key from READ_KEYS (admin keys are refused)" />
           <button type="submit" class="primary">
             Save key
           </button>

@@ -1,5 +1,5 @@
 import { createMiddleware } from "hono/factory";
-import { ForbiddenError, UnauthorizedError } from "../../src/errors.ts";
+import { ConfigError, ForbiddenError, UnauthorizedError } from "../../src/errors.ts";
 import type { AppEnv, Scope } from "../types.ts";
 
 const encoder = new TextEncoder();
@@ -20,6 +20,38 @@ function keysOf(list: string | undefined): string[] {
     .split(",")
     .map((k) => k.trim())
     .filter((k) => k.length > 0);
+}
+
+/** Shortest API key accepted in INGEST_KEYS, READ_KEYS and ADMIN_KEYS. */
+export const MIN_KEY_LENGTH = 16;
+
+const checkedLists = new Map<string, string | null>();
+/**
+ * Refuses to run with a configured API key shorter than MIN_KEY_LENGTH: a
+ * short key can be guessed. Like every config error this is a 500 with a clear
+ * message on every request (and a log line) until the key is replaced. The
+ * message names the variable and the key's position, never the key.
+ */
+export function checkKeyLengths(env: Env): void {
+  const lists: [string, string | undefined][] = [
+    ["ADMIN_KEYS", env.ADMIN_KEYS],
+    ["INGEST_KEYS", env.INGEST_KEYS],
+    ["READ_KEYS", env.READ_KEYS],
+  ];
+  const id = lists.map(([, list]) => list ?? "").join("\u0000");
+  let problem = checkedLists.get(id);
+  if (problem === undefined) {
+    problem = null;
+    for (const [name, list] of lists) {
+      const short = keysOf(list).findIndex((key) => key.length < MIN_KEY_LENGTH);
+      if (short >= 0) {
+        problem = `${name}: key #${short + 1} is shorter than ${MIN_KEY_LENGTH} characters; use long random keys (e.g. openssl rand -hex 24).`;
+        break;
+      }
+    }
+    checkedLists.set(id, problem);
+  }
+  if (problem) throw new ConfigError(problem);
 }
 
 const digestCache = new Map<string, Promise<Uint8Array[]>>();
@@ -57,6 +89,11 @@ export async function scopesOf(env: Env, authorization: string | undefined): Pro
   return { scopes, keyId };
 }
 
+/** Header the dashboard's script sends on every API request (value `dashboard`). */
+export const DASHBOARD_HEADER = "x-edgestats-client";
+export const DASHBOARD_ADMIN_REFUSED =
+  "The dashboard takes read keys only: it keeps the key in this browser's localStorage, where an admin key could be used to delete data. Use a key from READ_KEYS.";
+
 const NEEDS: Record<Scope, string> = {
   read: "a read key (READ_KEYS) or an admin key",
   ingest: "an ingest key (INGEST_KEYS) or an admin key",
@@ -74,6 +111,10 @@ export function requireScope(scope?: Scope) {
       c.set("scopes", scopes);
       c.set("keyId", found.keyId);
     }
+    // The dashboard keeps its key in the browser's localStorage: an admin key
+    // there would let any script on the page (or anyone at the browser) delete
+    // data. Its requests say so with this header and must use a read key.
+    if (scopes.has("admin") && c.req.header(DASHBOARD_HEADER) === "dashboard") throw new ForbiddenError(DASHBOARD_ADMIN_REFUSED);
     const needed = scope ?? (c.req.method === "GET" || c.req.method === "HEAD" ? "read" : "ingest");
     if (!scopes.has(needed)) throw new ForbiddenError(`This endpoint needs ${NEEDS[needed]}.`);
     await next();

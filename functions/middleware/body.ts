@@ -7,7 +7,8 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 /** Deepest JSON nesting accepted; our bodies are at most 3 levels deep. */
 const MAX_DEPTH = 16;
 
-async function readLimited(req: { body: ReadableStream<Uint8Array> | null }): Promise<string> {
+/** Reads a body as UTF-8 text, refusing (413) past MAX_BODY_BYTES while reading. */
+export async function readLimited(req: { body: ReadableStream<Uint8Array> | null }): Promise<string> {
   if (!req.body) return "";
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];

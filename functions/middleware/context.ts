@@ -7,12 +7,14 @@ import { keyOf } from "../../src/keys.ts";
 import { createRedis } from "../../src/redis/client.ts";
 import type { Idempotency } from "../../src/redis/script.ts";
 import type { AppEnv } from "../types.ts";
+import { checkKeyLengths } from "./auth.ts";
 
 /** Reads the config and fixes the request's time once, before any handler runs. */
 export function requestContext(now: () => number) {
   return createMiddleware<AppEnv>(async (c, next) => {
     c.set("now", now());
     c.set("config", readConfig(c.env as unknown as Record<string, unknown>));
+    checkKeyLengths(c.env);
     await next();
   });
 }
@@ -41,9 +43,12 @@ async function hex(text: string, algorithm: "SHA-256"): Promise<string> {
 }
 
 /**
- * Reads `Idempotency-Key` on writes. The record's Redis key is derived from the
- * method, path and key; its fingerprint from the body, so the same key with a
- * different body is a 409 rather than a silent replay of something else.
+ * Reads `Idempotency-Key` on writes. The record's Redis key is a SHA-256 of the
+ * caller's key id (itself a digest of the API key, never the key), the method,
+ * the path and the header, so two API keys sending the same Idempotency-Key
+ * never see or block each other's records; its fingerprint is a SHA-256 of the
+ * body, so the same key with a different body is a 409 rather than a silent
+ * replay of something else.
  */
 export const idempotencyKey = createMiddleware<AppEnv>(async (c, next) => {
   const header = c.req.header("idempotency-key");
@@ -59,7 +64,7 @@ export const idempotencyKey = createMiddleware<AppEnv>(async (c, next) => {
   const scope = `${c.req.method} ${new URL(c.req.url).pathname}`;
   const body = await c.req.raw.clone().text();
   const idempotency: Idempotency = {
-    key: keyOf(c.get("config").keyPrefix, "idem", await hex(`${scope}\n${header}`, "SHA-256")),
+    key: keyOf(c.get("config").keyPrefix, "idem", await hex(`${c.get("keyId")}\n${scope}\n${header}`, "SHA-256")),
     fingerprint: await hex(body, "SHA-256"),
   };
   c.set("idempotency", idempotency);

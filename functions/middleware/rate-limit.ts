@@ -1,4 +1,3 @@
-import { Ratelimit } from "@upstash/ratelimit";
 import type { Redis } from "@upstash/redis";
 import { createMiddleware } from "hono/factory";
 import { RateLimitedError, StorageUnavailableError } from "../../src/errors.ts";
@@ -57,6 +56,9 @@ function secondsUntil(resetMs: number): number {
 }
 
 async function limitOf(prefix: string, redis: Redis, perWindow: number, keyId: string): Promise<RateLimitVerdict> {
+  // Loaded on the first limited request: with the limit off (the default) the
+  // module is never evaluated, which keeps it out of every cold start.
+  const { Ratelimit } = await import("@upstash/ratelimit");
   const limiter = new Ratelimit({
     redis,
     limiter: Ratelimit.fixedWindow(perWindow, WINDOW),

@@ -14,6 +14,12 @@ import type { RedisClient } from "./client.ts";
  * refuses the request before writing anything returns a table with
  * `refused = true`; then no record is kept.
  *
+ * A record holds the fingerprint and the encoded result when that result is at
+ * most RECORD_MAX_RESULT_BYTES; a larger one (a 1,000-item batch's per-item
+ * results) is stored as a summary instead: its size, its SHA-1 and, for a
+ * list, its length. Replaying such a record throws `SummarisedReplay` (the
+ * Worker answers 200 with the summary), so no record exceeds about 2.2 KB.
+ *
  * Every script starts with `allow-key-locking`: on Upstash it locks only the
  * declared keys, so every key a script touches must be passed in KEYS.
  */
@@ -31,6 +37,13 @@ export function defineReadScript(name: string, body: string): Script {
   return { name, write: false, text: `${SHEBANG}\n-- edgestats:${name}\n${body.trim()}\n` };
 }
 
+/**
+ * Largest encoded result an idempotency record stores in full (bytes). A record
+ * is the 64-character fingerprint, a newline, and either `"value":<result>` or
+ * a summary of about 100 bytes, so it never exceeds RECORD_MAX_RESULT_BYTES + 80.
+ */
+export const RECORD_MAX_RESULT_BYTES = 2048;
+
 export function defineWriteScript(name: string, body: string): Script {
   const text = `${SHEBANG}
 -- edgestats:${name}
@@ -41,7 +54,8 @@ if idemKey ~= '' then
   if prev then
     local sep = string.find(prev, '\\n', 1, true)
     if string.sub(prev, 1, sep - 1) ~= fingerprint then return '{"conflict":true}' end
-    return '{"replayed":true,"value":' .. string.sub(prev, sep + 1) .. '}'
+    -- the rest is '"value":<result>' or '"summary":{...}' (see below)
+    return '{"replayed":true,' .. string.sub(prev, sep + 1) .. '}'
   end
 end
 local function body(KEYS, ARGV)
@@ -55,7 +69,14 @@ local encoded = cjson.encode(result)
 -- A refusal ({refused = true}, decided before anything was written) leaves no
 -- record: the retry of a refused request must be judged afresh.
 if idemKey ~= '' and not (type(result) == 'table' and result.refused) then
-  redis.call('SET', idemKey, fingerprint .. '\\n' .. encoded, 'EX', tonumber(ARGV[2]))
+  local stored = '"value":' .. encoded
+  -- A large result (per-item answers of a big batch) is not kept for 24 h:
+  -- its size, digest and item count are, and a replay returns those.
+  if #encoded > ${RECORD_MAX_RESULT_BYTES} then
+    local items = (type(result) == 'table' and #result > 0) and #result or cjson.null
+    stored = '"summary":' .. cjson.encode({bytes = #encoded, sha1 = redis.sha1hex(encoded), items = items})
+  end
+  redis.call('SET', idemKey, fingerprint .. '\\n' .. stored, 'EX', tonumber(ARGV[2]))
 end
 return '{"replayed":false,"value":' .. encoded .. '}'
 `;
@@ -136,11 +157,37 @@ export async function runWrite<T>(
     [idempotency?.key ?? "", ...keys],
     [idempotency?.fingerprint ?? "", idempotency?.ttlSeconds ?? 86400, ...args],
   );
-  const parsed = JSON.parse(raw) as { conflict?: true; replayed: boolean; value: T };
+  const parsed = JSON.parse(raw) as { conflict?: true; replayed: boolean; value: T; summary?: ReplaySummary };
   if (parsed.conflict) {
     throw new ConflictError("idempotency_key_reused", "This Idempotency-Key was already used for a different request; use a new key.");
   }
+  if (parsed.summary) throw new SummarisedReplay(parsed.summary);
   return { value: parsed.value, replayed: parsed.replayed };
+}
+
+/** What an idempotency record keeps of a result larger than RECORD_MAX_RESULT_BYTES. */
+export interface ReplaySummary {
+  /** Size of the first result as the script encoded it (JSON bytes). */
+  bytes: number;
+  /** SHA-1 (hex) of that encoded result. */
+  sha1: string;
+  /** Its length when the result was a list (one entry per batch item), else null. */
+  items: number | null;
+}
+
+/**
+ * Thrown by `runWrite` for a replay whose first result was too large to keep:
+ * the write was applied once (not again now), and only its summary is known.
+ * Not an EdgestatsError: it reports success. The Worker answers it with 200,
+ * `Idempotent-Replayed: true` and `Idempotent-Summarised: true`.
+ */
+export class SummarisedReplay extends Error {
+  readonly summary: ReplaySummary;
+  constructor(summary: ReplaySummary) {
+    super(`Replayed write; its first result (${summary.bytes} bytes) was too large to keep, only its summary was.`);
+    this.name = "SummarisedReplay";
+    this.summary = summary;
+  }
 }
 
 /** cjson encodes an empty Lua table as `{}`; use this where a script returns a list. */

@@ -14,7 +14,7 @@ import { bundleWorker, startWranglerDev, type WranglerDev } from "../../dev/wran
 
 const ARTIFACTS = resolve(import.meta.dirname, "../artifacts");
 const suffix = Math.random().toString(36).slice(2, 10);
-const KEYS = { ingest: `b-ingest-${suffix}`, read: `b-read-${suffix}`, admin: `b-admin-${suffix}` };
+const KEYS = { ingest: `b-ingest-${suffix}`, read: `b-read-key-${suffix}`, admin: `b-admin-${suffix}` };
 // Generous: a refresh is 5 s, a cached trending answer may be up to 5 s older, and 2 cores are shared.
 const CHANGE_TIMEOUT = { timeout: 30_000, interval: 250 };
 
@@ -256,6 +256,20 @@ describe("dashboard in Chromium", () => {
     await expect.poll(() => stateWithAlert(page), CHANGE_TIMEOUT).toBe("live");
     expect(await alert.isVisible()).toBe(false);
     expect(await text(page, "#panel-trending .bars li .value")).toBe("13");
+  });
+
+  it("attack: an admin key entered in the dashboard is refused with the reason and never stored in localStorage", async () => {
+    await page.getByRole("button", { name: "Change key" }).click();
+    await enterKey(page, KEYS.admin);
+    await expect.poll(() => state(page), CHANGE_TIMEOUT).toBe("auth");
+    const alert = page.getByRole("alert");
+    expect(await alert.textContent()).toMatch(/refused the key \(403\).*read keys only/);
+    expect(await page.evaluate(() => localStorage.getItem("edgestats.dashboard.readKey"))).toBeNull();
+    expect(await page.getByLabel("Read API key").isVisible()).toBe(true);
+
+    await enterKey(page, KEYS.read);
+    await expect.poll(() => stateWithAlert(page), CHANGE_TIMEOUT).toBe("live");
+    expect(await page.evaluate(() => localStorage.getItem("edgestats.dashboard.readKey"))).toBe(KEYS.read);
   });
 
   it("fits a phone screen, keeps the key across visits, and marks a missing feature as not available", async () => {

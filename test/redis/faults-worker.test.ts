@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFaultyStack, startWorkerBehind, type FaultyStack } from "../../dev/soak.ts";
 import type { WranglerDev } from "../../dev/wrangler.ts";
 
-const KEYS = { ingest: "fw-ingest", read: "fw-read", admin: "fw-admin" };
+const KEYS = { ingest: "fw-ingest-key-0001", read: "fw-read-key-00001", admin: "fw-admin-key-0001" };
 let stack: FaultyStack;
 let worker: WranglerDev;
 
@@ -57,12 +57,12 @@ describe("the Worker under storage faults", () => {
     expect(await score("hang")).toBe(3);
   });
 
-  it("/healthz says 503 while the gateway fails and 200 after", async () => {
+  it("/healthz?deep=1 says 503 while the gateway fails and 200 after", async () => {
     stack.proxy.set({ fault: { kind: "status", status: 502 }, times: 1 });
-    const down = await fetch(`${worker.url}/healthz`);
+    const down = await fetch(`${worker.url}/healthz?deep=1`, { headers: { authorization: `Bearer ${KEYS.read}` } });
     expect(down.status).toBe(503);
     expect(((await down.json()) as any).redis.ok).toBe(false);
-    expect((await fetch(`${worker.url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${worker.url}/healthz?deep=1`, { headers: { authorization: `Bearer ${KEYS.read}` } })).status).toBe(200);
   });
 
   it("a lost response is a 503, and the retry with the same Idempotency-Key counts it once", async () => {
@@ -81,7 +81,7 @@ describe("the Worker under storage faults", () => {
     try {
       expectUnavailable(await call("POST", "/v1/counters/fw/incr", { member: "kept", by: 1 }));
       expectUnavailable(await call("GET", "/v1/counters/fw/members/kept"));
-      expect((await fetch(`${worker.url}/healthz`)).status).toBe(503);
+      expect((await fetch(`${worker.url}/healthz?deep=1`, { headers: { authorization: `Bearer ${KEYS.read}` } })).status).toBe(503);
     } finally {
       await stack.startRedis();
     }

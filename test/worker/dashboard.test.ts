@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { SCRIPT, STYLES } from "../../functions/dashboard/assets.ts";
 import { PANELS } from "../../functions/dashboard/panels.ts";
+import { TEST_INGEST_KEY_2 } from "../helpers/keys.ts";
 import { TEST_KEYS, createTestApi } from "../helpers/worker.ts";
 
 const api = createTestApi({ label: "dashboard" });
@@ -30,7 +31,7 @@ describe("dashboard page", () => {
   it("never embeds an API key, even when the request carries one", async () => {
     for (const key of ["none", "read", "admin"] as const) {
       const html = String((await api.get("/", { key })).body);
-      for (const secret of [...Object.values(TEST_KEYS), "test-ingest-key-2", api.env.UPSTASH_REDIS_REST_TOKEN]) {
+      for (const secret of [...Object.values(TEST_KEYS), TEST_INGEST_KEY_2, api.env.UPSTASH_REDIS_REST_TOKEN]) {
         expect(html).not.toContain(secret);
       }
       expect(html).not.toMatch(/Bearer\s+\S/);
@@ -113,5 +114,32 @@ describe("dashboard assets", () => {
       expect(doc.paths[path].get.tags).toEqual(["Dashboard"]);
       expect(doc.paths[path].get.security).toEqual([]);
     }
+  });
+});
+
+describe("dashboard keys", () => {
+  const asDashboard = { "x-edgestats-client": "dashboard" };
+
+  it("attack: an admin key on the dashboard's requests is refused (403, saying why) before any Redis call", async () => {
+    for (const path of ["/v1/counters/c1/top", "/v1/trending/s1/top?window=1h", "/v1/presence", "/v1/leaderboards"]) {
+      const { result, requests } = await api.cost(() => api.get(path, { key: "admin", headers: asDashboard }));
+      expect(result.status).toBe(403);
+      expect(result.body.error.code).toBe("forbidden");
+      expect(result.body.error.message).toMatch(/read keys only/);
+      expect(result.body.error.message).toMatch(/localStorage/);
+      expect(requests).toBe(0);
+    }
+    // A read key on the same requests is served; the admin key still works outside the dashboard.
+    expect((await api.get("/v1/counters/c1/top", { key: "read", headers: asDashboard })).status).not.toBe(403);
+    expect((await api.get("/v1/counters/c1/top", { key: "admin" })).status).not.toBe(403);
+  });
+
+  it("the page's script marks every API request as the dashboard's and stores a key only once the API accepted it", () => {
+    const js = SCRIPT.body;
+    expect(js).toContain('"x-edgestats-client": "dashboard"');
+    // useKey does not write localStorage; report() does, after a refresh without an auth refusal.
+    const useKey = js.slice(js.indexOf("function useKey("), js.indexOf("function resetPanels("));
+    expect(useKey).not.toContain("store.set(KEY_STORAGE");
+    expect(js).toMatch(/if \(auth\) return refused\(auth\);\s+if \(!state\.keySaved\) \{\s+store\.set\(KEY_STORAGE, state\.key\);/);
   });
 });

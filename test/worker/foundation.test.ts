@@ -1,19 +1,40 @@
 import { SignJWT } from "jose";
 import { afterAll, describe, expect, it } from "vitest";
-import { TEST_SIGNING_KEYS } from "../helpers/keys.ts";
-import { createTestApi } from "../helpers/worker.ts";
+import { TEST_INGEST_KEY_2, TEST_SIGNING_KEYS } from "../helpers/keys.ts";
+import { TEST_KEYS, createTestApi } from "../helpers/worker.ts";
 
 const api = createTestApi({ label: "foundation" });
 afterAll(() => api.cleanup());
 
 describe("operations endpoints", () => {
-  it("GET /healthz pings Redis in one round trip and needs no key", async () => {
-    const { result, requests } = await api.cost(() => api.get("/healthz", { key: "none" }));
-    expect(result.status).toBe(200);
-    expect(result.body.ok).toBe(true);
-    expect(result.body.redis.ok).toBe(true);
-    expect(typeof result.body.redis.latencyMs).toBe("number");
-    expect(requests).toBe(1);
+  it("attack: an unauthenticated GET /healthz costs no Redis command (it answers from the Worker alone)", async () => {
+    for (const path of ["/healthz", "/healthz?deep=0"]) {
+      const { result, requests, commands } = await api.cost(() => api.get(path, { key: "none" }));
+      expect(result.status).toBe(200);
+      expect(result.body).toEqual({ ok: true });
+      expect({ requests, commands }).toEqual({ requests: 0, commands: 0 });
+    }
+  });
+
+  it("attack: /healthz?deep=1 without a valid key is refused before any Redis call", async () => {
+    for (const key of ["none", "not-a-key-at-all-0000"]) {
+      const { result, requests } = await api.cost(() => api.get("/healthz?deep=1", { key }));
+      expect(result.status).toBe(401);
+      expect(result.body.error.code).toBe("unauthorized");
+      expect(result.body.error.message).toMatch(/deep=1/);
+      expect(requests).toBe(0);
+    }
+  });
+
+  it("GET /healthz?deep=1 with a key of any scope pings Redis in one round trip", async () => {
+    for (const key of ["read", "ingest", "admin"]) {
+      const { result, requests } = await api.cost(() => api.get("/healthz?deep=1", { key }));
+      expect(result.status).toBe(200);
+      expect(result.body.ok).toBe(true);
+      expect(result.body.redis.ok).toBe(true);
+      expect(typeof result.body.redis.latencyMs).toBe("number");
+      expect(requests).toBe(1);
+    }
   });
 
   it("serves the OpenAPI 3.1 document and a docs page without a key", async () => {
@@ -52,7 +73,7 @@ describe("authentication", () => {
     expect(missing.body.error.code).toBe("unauthorized");
     const unknown = await api.get("/v1/anything", { key: "not-a-key" });
     expect(unknown.status).toBe(401);
-    const almost = await api.get("/v1/anything", { key: "test-read-ke" });
+    const almost = await api.get("/v1/anything", { key: TEST_KEYS.read.slice(0, -1) });
     expect(almost.status).toBe(401);
   });
 
@@ -65,7 +86,7 @@ describe("authentication", () => {
   });
 
   it("accepts every key of a comma-separated list (rotation) and admin keys everywhere", async () => {
-    expect((await api.post("/v1/anything", { a: 1 }, { key: "test-ingest-key-2" })).status).toBe(404);
+    expect((await api.post("/v1/anything", { a: 1 }, { key: TEST_INGEST_KEY_2 })).status).toBe(404);
     expect((await api.get("/v1/anything", { key: "admin" })).status).toBe(404);
     expect((await api.post("/v1/anything", { a: 1 }, { key: "admin" })).status).toBe(404);
   });
@@ -103,7 +124,8 @@ describe("request bodies", () => {
 
 describe("storage outage", () => {
   it("turns an unreachable Redis into a clean 503, never a stack trace", async () => {
-    const res = await api.app.request("/healthz", {}, { ...api.env, UPSTASH_REDIS_REST_URL: "http://127.0.0.1:9" } as Env);
+    const headers = { authorization: `Bearer ${TEST_KEYS.read}` };
+    const res = await api.app.request("/healthz?deep=1", { headers }, { ...api.env, UPSTASH_REDIS_REST_URL: "http://127.0.0.1:9" } as Env);
     expect(res.status).toBe(503);
     const body = (await res.json()) as any;
     expect(body.ok).toBe(false);

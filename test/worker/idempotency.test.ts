@@ -5,6 +5,8 @@
  * request records nothing; racing copies apply once.
  */
 import { afterAll, describe, expect, it } from "vitest";
+import { RECORD_MAX_RESULT_BYTES } from "../../src/redis/script.ts";
+import { TEST_INGEST_KEY_2 } from "../helpers/keys.ts";
 import { command } from "../helpers/upstash-rest.ts";
 import { createTestApi, type TestApi } from "../helpers/worker.ts";
 
@@ -193,6 +195,91 @@ describe("Idempotency-Key scope", () => {
       expect({ key, status: res.status }).toEqual({ key, status: 400 });
     }
     expect((await api.keys()).filter((k) => k.includes(":bad"))).toEqual([]);
+  });
+});
+
+describe("Idempotency-Key belongs to its caller", () => {
+  const api = createTestApi({ label: "idem-caller" });
+  afterAll(() => api.cleanup());
+  const idemKeys = async () => (await api.keys()).filter((k) => k.startsWith(`${api.prefix}:idem:`));
+  const score = async (member: string) => (await api.get(`/v1/counters/shared/members/${member}`)).body.score ?? 0;
+
+  it("attack: a second API key sending another caller's Idempotency-Key is neither blocked (409) nor served the first caller's response", async () => {
+    const key = freshKey("shared");
+    const mine = await api.post("/v1/counters/shared/incr", { member: "a", by: 2 }, { headers: { "idempotency-key": key } });
+    expect(mine.status).toBe(200);
+    // Same key, same body, other API key: a write of its own, not a replay.
+    const same = await api.post("/v1/counters/shared/incr", { member: "a", by: 2 }, { key: TEST_INGEST_KEY_2, headers: { "idempotency-key": key } });
+    expect(same.status).toBe(200);
+    expect(same.headers.get("idempotent-replayed")).toBeNull();
+    expect(await score("a")).toBe(4);
+    // Same key, other body, a third API key: applied, not a 409.
+    const other = await api.post("/v1/counters/shared/incr", { member: "b", by: 5 }, { key: "admin", headers: { "idempotency-key": key } });
+    expect(other.status).toBe(200);
+    expect(await score("b")).toBe(5);
+    expect(await idemKeys()).toHaveLength(3);
+    // Each caller's own retry is still a replay.
+    for (const k of ["ingest", TEST_INGEST_KEY_2]) {
+      const again = await api.post("/v1/counters/shared/incr", { member: "a", by: 2 }, { key: k, headers: { "idempotency-key": key } });
+      expect(again.headers.get("idempotent-replayed")).toBe("true");
+    }
+    expect(await score("a")).toBe(4);
+  });
+
+  it("the record key holds no API key: it is a SHA-256 of a digest of the key, the method, the path and the header", async () => {
+    await api.post("/v1/counters/shared/incr", { member: "c" }, { headers: { "idempotency-key": freshKey("opaque") } });
+    for (const k of await idemKeys()) {
+      expect(k).toMatch(new RegExp(`^${api.prefix.replace(/\./g, "\\.")}:idem:[0-9a-f]{64}$`));
+      const value = await command<string>(api.target, "GET", k);
+      expect(value).not.toContain("test-ingest");
+    }
+  });
+});
+
+describe("Idempotency record cap", () => {
+  const api = createTestApi({ label: "idem-cap" });
+  afterAll(() => api.cleanup());
+  const idemKeys = async () => (await api.keys()).filter((k) => k.startsWith(`${api.prefix}:idem:`));
+
+  it("attack: a 1,000-item batch cannot make its 24 h idempotency record larger than the cap; the replay is a marked summary", async () => {
+    const key = freshKey("big");
+    const items = Array.from({ length: 1000 }, (_, i) => ({ member: `member-with-a-longish-name-${i}`, by: 123_456_789 + i }));
+    const first = await api.post("/v1/counters/big/incr", { items }, { headers: { "idempotency-key": key } });
+    expect(first.status).toBe(200);
+    expect(first.body.results).toHaveLength(1000);
+    expect(JSON.stringify(first.body).length).toBeGreaterThan(20_000);
+    const [record] = await idemKeys();
+    const bytes = await command<number>(api.target, "STRLEN", record ?? "");
+    // fingerprint (64) + newline + '"summary":{...}' (about 100 bytes)
+    expect(bytes).toBeLessThanOrEqual(RECORD_MAX_RESULT_BYTES);
+    expect(bytes).toBeLessThan(256);
+    const keysBefore = await api.keys();
+    const { result: replay, requests } = await api.cost(() => api.post("/v1/counters/big/incr", { items }, { headers: { "idempotency-key": key } }));
+    expect(requests).toBe(1);
+    expect(replay.status).toBe(200);
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    expect(replay.headers.get("idempotent-summarised")).toBe("true");
+    expect(replay.body.replayed).toBe(true);
+    expect(replay.body.summarised).toBe(true);
+    expect(replay.body.summary.items).toBe(1000);
+    expect(replay.body.summary.bytes).toBeGreaterThan(RECORD_MAX_RESULT_BYTES);
+    expect(replay.body.summary.sha1).toMatch(/^[0-9a-f]{40}$/);
+    // Applied once: the replay wrote nothing.
+    expect(await api.keys()).toEqual(keysBefore);
+    expect((await api.get("/v1/counters/big/members/member-with-a-longish-name-7")).body.score).toBe(123_456_796);
+    // Another body under the same key is still a 409.
+    const conflict = await api.post("/v1/counters/big/incr", { items: items.slice(1) }, { headers: { "idempotency-key": key } });
+    expect(conflict.status).toBe(409);
+  });
+
+  it("a response up to the cap is stored and replayed byte for byte", async () => {
+    const key = freshKey("small");
+    const items = Array.from({ length: 20 }, (_, i) => ({ member: `m${i}` }));
+    const first = await api.post("/v1/counters/small/incr", { items }, { headers: { "idempotency-key": key } });
+    const again = await api.post("/v1/counters/small/incr", { items }, { headers: { "idempotency-key": key } });
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.headers.get("idempotent-summarised")).toBeNull();
+    expect(again.body).toEqual(first.body);
   });
 });
 

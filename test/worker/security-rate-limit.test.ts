@@ -4,7 +4,8 @@
  * request while under the limit and none once over it.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { createTestApi } from "../helpers/worker.ts";
+import { TEST_INGEST_KEY_2 } from "../helpers/keys.ts";
+import { TEST_KEYS, createTestApi } from "../helpers/worker.ts";
 
 const limited = createTestApi({ label: "ratelimit", vars: { RATE_LIMIT_PER_10S: "3" } });
 const unlimited = createTestApi({ label: "nolimit" });
@@ -82,7 +83,7 @@ describe("rate limiting", () => {
     for (let i = 0; i < 3; i++) expect((await limited.get("/v1/not-a-route", { key: "admin" })).status).toBe(404);
     expect((await limited.get("/v1/not-a-route", { key: "admin" })).status).toBe(429);
     // A different ingest key of the rotation list has its own budget.
-    expect((await limited.post("/v1/not-a-route", { a: 1 }, { key: "test-ingest-key-2" })).status).toBe(404);
+    expect((await limited.post("/v1/not-a-route", { a: 1 }, { key: TEST_INGEST_KEY_2 })).status).toBe(404);
   }), 60_000);
 
   it("does not limit unauthenticated requests on the key's budget, nor the open endpoints", async () => {
@@ -92,7 +93,7 @@ describe("rate limiting", () => {
 
   it("answers 503 storage_unavailable when Redis is unreachable, writing nothing", async () => {
     const env = { ...limited.env, UPSTASH_REDIS_REST_URL: "http://127.0.0.1:9" } as Env;
-    const res = await limited.app.request("/v1/not-a-route", { method: "POST", headers: { authorization: "Bearer test-ingest-key" } }, env);
+    const res = await limited.app.request("/v1/not-a-route", { method: "POST", headers: { authorization: `Bearer ${TEST_KEYS.ingest}` } }, env);
     expect(res.status).toBe(503);
     expect(((await res.json()) as any).error.code).toBe("storage_unavailable");
   });

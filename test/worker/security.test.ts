@@ -4,8 +4,9 @@
  * and /internal/jobs/* takes only a valid QStash signature or an admin key.
  */
 import { SignJWT } from "jose";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { TEST_SIGNING_KEYS } from "../helpers/keys.ts";
+import { command } from "../helpers/upstash-rest.ts";
 import { createTestApi, TEST_KEYS } from "../helpers/worker.ts";
 
 const api = createTestApi({ label: "security" });
@@ -178,10 +179,133 @@ describe("internal jobs: QStash signature or admin key", () => {
     expect(res.status).toBe(401);
   });
 
+  /** A body stream that records whether anyone read it (highWaterMark 0: nothing is pulled ahead). */
+  function watchedBody(text: string) {
+    const state = { pulled: false };
+    const stream = new ReadableStream<Uint8Array>(
+      {
+        pull(controller) {
+          state.pulled = true;
+          controller.enqueue(new TextEncoder().encode(text));
+          controller.close();
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    return { stream, state };
+  }
+
+  it("attack: an unauthenticated or badly signed /internal request is refused before its body is read", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const cases: [string, Record<string, string>][] = [
+      ["no credentials", {}],
+      ["ingest key", { authorization: `Bearer ${TEST_KEYS.ingest}` }],
+      ["garbage signature", { "upstash-signature": "not-a-jwt" }],
+      ["alg none", { "upstash-signature": unsignedJwt() }],
+      ["foreign signing key", { "upstash-signature": await sign("sig_someone_else", { body: "{}" }) }],
+      ["expired", { "upstash-signature": await sign(TEST_SIGNING_KEYS.current, { body: "{}", exp: now - 600 }) }],
+      ["other job", { "upstash-signature": await sign(TEST_SIGNING_KEYS.current, { body: "{}", url: `${base}/trim` }) }],
+    ];
+    for (const [label, headers] of cases) {
+      const { stream, state } = watchedBody("{}");
+      const res = await api.app.request(
+        "/internal/jobs/compact",
+        { method: "POST", headers: { "content-type": "application/json", ...headers }, body: stream, duplex: "half" } as RequestInit,
+        api.env,
+      );
+      expect({ label, status: res.status }).toEqual({ label, status: label === "ingest key" ? 403 : 401 });
+      expect({ label, pulled: state.pulled }).toEqual({ label, pulled: false });
+    }
+    // A valid signature is checked against the body, so that one is read (and runs the job).
+    const { stream, state } = watchedBody("{}");
+    const signature = await sign(TEST_SIGNING_KEYS.current, { body: "{}" });
+    const ok = await api.app.request(
+      "/internal/jobs/compact",
+      { method: "POST", headers: { "content-type": "application/json", "upstash-signature": signature }, body: stream, duplex: "half" } as RequestInit,
+      api.env,
+    );
+    expect(ok.status).toBe(200);
+    expect(state.pulled).toBe(true);
+  });
+
+  it("attack: a signed request with a 2 MiB body is refused (413) by a bounded read", async () => {
+    const body = "x".repeat(2 * 1024 * 1024);
+    const res = await api.post("/internal/jobs/compact", undefined, {
+      key: "none",
+      raw: body,
+      headers: { "content-type": "application/json", "upstash-signature": await sign(TEST_SIGNING_KEYS.current, { body }) },
+    });
+    expect(res.status).toBe(413);
+  });
+
+  it("attack: QStash's clock 25 s off is tolerated (nbf/exp ± 30 s); 60 s off is not", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const body = JSON.stringify({ reason: "schedule" });
+    const cases: [string, { nbf?: number; exp?: number }, number][] = [
+      ["nbf 25 s ahead", { nbf: now + 25 }, 200],
+      ["exp 25 s ago", { exp: now - 25, nbf: now - 300 }, 200],
+      ["nbf 60 s ahead", { nbf: now + 60 }, 401],
+      ["exp 60 s ago", { exp: now - 60, nbf: now - 300 }, 401],
+    ];
+    for (const [label, claims, status] of cases) {
+      const res = await api.post("/internal/jobs/trim", undefined, {
+        key: "none",
+        raw: body,
+        headers: { "content-type": "application/json", "upstash-signature": await sign(TEST_SIGNING_KEYS.current, { body, url: `${base}/trim`, ...claims }) },
+      });
+      expect({ label, status: res.status }).toEqual({ label, status });
+    }
+  });
+
   it("says so when signing keys are not configured, instead of accepting anything", async () => {
     const env = { ...api.env, QSTASH_CURRENT_SIGNING_KEY: "", QSTASH_NEXT_SIGNING_KEY: "" } as Env;
     const res = await api.app.request("/internal/jobs/compact", { method: "POST", headers: { "upstash-signature": await sign("any-key-at-all") } }, env);
     expect(((await res.clone().json()) as any).error.message).toMatch(/not configured/);
     expect(res.status).toBe(401);
+  });
+});
+
+describe("configuration and logs", () => {
+  it("attack: a configured API key shorter than 16 characters stops every request with a clear 500 and a log line", async () => {
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      for (const vars of [{ READ_KEYS: `${TEST_KEYS.read},short-key` }, { ADMIN_KEYS: "admin" }, { INGEST_KEYS: ` ${"x".repeat(15)} ` }]) {
+        const env = { ...api.env, ...vars } as Env;
+        for (const [path, headers] of [["/healthz", {}], ["/v1/counters/c1/top", { authorization: `Bearer ${TEST_KEYS.read}` }]] as const) {
+          const { result: res, requests } = await api.cost(async () => api.app.request(path, { headers }, env));
+          expect(res.status).toBe(500);
+          const body = (await res.json()) as any;
+          expect(body.error.code).toBe("config_error");
+          expect(body.error.message).toMatch(/_KEYS: key #\d is shorter than 16 characters/);
+          expect(JSON.stringify(body)).not.toContain("short-key");
+          expect(requests).toBe(0);
+        }
+      }
+      expect(errors.mock.calls.map((c) => String(c[0])).join("\n")).toMatch(/ConfigError: READ_KEYS: key #2 is shorter than 16/);
+    } finally {
+      errors.mockRestore();
+    }
+    // Keys of 16 characters or more are fine.
+    const ok = await api.app.request("/healthz", {}, { ...api.env, READ_KEYS: "x".repeat(16) } as Env);
+    expect(ok.status).toBe(200);
+  });
+
+  it("attack: an Upstash error that echoes the command's arguments (member ids) is redacted before it is logged", async () => {
+    const secret = "secret-member-id-4711";
+    // A counter key of the wrong type makes the increment script fail with WRONGTYPE, an error
+    // @upstash/redis reports with ", command was: [...]" and every argument in it.
+    await command(api.target, "SET", `${api.prefix}:counters:wrongtype`, "not-a-sorted-set");
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const res = await api.post("/v1/counters/wrongtype/incr", { member: secret, by: 1 });
+      expect(res.status).toBe(500);
+      expect(JSON.stringify(res.body)).not.toContain(secret);
+      const logged = errors.mock.calls.flat().map((a) => (a instanceof Error ? `${a.message}\n${a.stack}` : String(a))).join("\n");
+      expect(logged).toMatch(/WRONGTYPE/);
+      expect(logged).toContain("command was: [redacted]");
+      expect(logged).not.toContain(secret);
+    } finally {
+      errors.mockRestore();
+    }
   });
 });

@@ -98,7 +98,13 @@ async function getJson(path) {
         // no-store keeps answers out of the browser's cache; the explicit max-age
         // still lets the Worker's edge cache (trending) answer, as long as the answer
         // is no older than one refresh. Without it the browser would send no-cache.
-        headers: { authorization: "Bearer " + state.key, accept: "application/json", "cache-control": "max-age=" + Math.round(refreshMs / 1000) },
+        // x-edgestats-client: the API refuses admin keys on the dashboard's requests (403).
+        headers: {
+          authorization: "Bearer " + state.key,
+          accept: "application/json",
+          "cache-control": "max-age=" + Math.round(refreshMs / 1000),
+          "x-edgestats-client": "dashboard",
+        },
         cache: "no-store",
         signal: controller.signal,
       });

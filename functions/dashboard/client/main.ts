@@ -35,6 +35,9 @@ function loadSelection() {
 
 const state = {
   key: store.get(KEY_STORAGE),
+  // A new key is written to localStorage only once the API has not refused it
+  // (an admin key, refused with 403, is never stored).
+  keySaved: true,
   // Bumped on every key change, so answers to an old key cannot act on a new one.
   generation: 0,
   timer: null,
@@ -174,6 +177,10 @@ function report(results) {
   const errors = results.filter((r) => !r.ok).map((r) => r.error);
   const auth = errors.find((e) => e.kind === "auth");
   if (auth) return refused(auth);
+  if (!state.keySaved) {
+    store.set(KEY_STORAGE, state.key);
+    state.keySaved = true;
+  }
   const since = state.lastGood ? " Showing data from " + fmtTime(state.lastGood) + "." : "";
   if (errors.length > 0 && errors.length === results.length && errors.every((e) => e.kind === "unreachable" || e.kind === "server")) {
     dropProblems();
@@ -227,8 +234,8 @@ function schedule() {
 
 function useKey(key) {
   state.key = key;
+  state.keySaved = false;
   state.generation++;
-  store.set(KEY_STORAGE, key);
   ui.input.value = "";
   hideKeyForm();
   hideAlert();

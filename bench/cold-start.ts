@@ -1,0 +1,124 @@
+/**
+ * Cold start of the production bundle (issue 14, point 6): CPU to evaluate the
+ * module and CPU of the first requests, each in a fresh Node process (median
+ * of `--runs`, default 9).
+ *
+ *   PATH=$PWD/node_modules/node/bin:$PATH node bench/cold-start.ts [--bundle=/path/index.js] [--runs=9] [--json]
+ *
+ * Without `--bundle` it builds one with `wrangler deploy --dry-run` (what
+ * `wrangler deploy` uploads). CPU is `process.cpuUsage()` (user + system, all
+ * threads of the process, so V8's background compilation counts too). Node 24
+ * stands in for workerd: same V8, and the bundle imports nothing Node lacks.
+ * The first requests need no Redis (a refused write, /healthz), so the figures
+ * are the Worker's own CPU; `/openapi.json` and `/docs` are measured apart
+ * because only they build the OpenAPI document.
+ */
+import { spawnSync } from "node:child_process";
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { bundleWorker } from "../dev/wrangler.ts";
+
+const args = new Map(
+  process.argv.slice(2).map((a) => {
+    const [k = "", v = "true"] = a.replace(/^--/, "").split("=");
+    return [k, v] as const;
+  }),
+);
+const runs = Number(args.get("runs") ?? 9);
+
+/** The steps one fresh process measures, in order. */
+export const STEPS = ["module", "first request", "second request", "first /healthz", "first /openapi.json", "first /docs"] as const;
+export type ColdStart = Record<(typeof STEPS)[number], number>;
+export interface ColdStartResult {
+  median: ColdStart;
+  /** The least CPU seen: the figure least disturbed by other processes on a shared machine. */
+  min: ColdStart;
+}
+
+// Runs in the child: imports the bundle, then sends the requests, timing each.
+const CHILD = `
+const url = process.argv[1];
+const ms = (u) => (u.user + u.system) / 1000;
+// Node loads fetch, Request, Response, streams and WebCrypto lazily (undici, about 40 ms on the
+// first use); workerd has them built in. Warm them first so the figures are the Worker's own.
+{
+  const req = new Request("http://warm.test/", { method: "POST", body: JSON.stringify({ a: 1 }), headers: { "content-type": "application/json" } });
+  await req.clone().text();
+  await new Response(new ReadableStream({ start(c) { c.enqueue(new TextEncoder().encode("x")); c.close(); } })).arrayBuffer();
+  new Headers({ a: "b" }); new TextDecoder("utf-8", { fatal: true }).decode(new Uint8Array([120])); new URL("http://warm.test/?a=1");
+  await crypto.subtle.digest("SHA-256", new Uint8Array(1)); AbortSignal.timeout(1000); structuredClone({});
+  await fetch("http://127.0.0.1:9/").catch(() => {});
+}
+let t = process.cpuUsage();
+const mod = await import(url);
+const out = { module: ms(process.cpuUsage(t)) };
+const key = "cold-start-ingest-key-0001";
+const env = {
+  UPSTASH_REDIS_REST_URL: "http://127.0.0.1:9", UPSTASH_REDIS_REST_TOKEN: "unused",
+  INGEST_KEYS: key, READ_KEYS: "cold-start-read-key-0001", ADMIN_KEYS: "cold-start-admin-key-0001",
+};
+console.error = () => {};
+const ctx = { waitUntil() {}, passThroughOnException() {}, props: {} };
+async function step(name, path, init, ...statuses) {
+  t = process.cpuUsage();
+  const res = await mod.default.fetch(new Request("http://cold.test" + path, init), env, ctx);
+  await res.arrayBuffer();
+  out[name] = ms(process.cpuUsage(t));
+  if (!statuses.includes(res.status)) throw new Error(name + ": status " + res.status + ", expected " + statuses.join(" or "));
+}
+// A write with an empty member: auth, body guard, JSON parse, zod validation, the 400 envelope; no Redis.
+const write = () => ({ method: "POST", headers: { authorization: "Bearer " + key, "content-type": "application/json" }, body: JSON.stringify({ items: [{ member: "a" }, { member: "" }] }) });
+await step("first request", "/v1/counters/c1/incr", write(), 400);
+await step("second request", "/v1/counters/c1/incr", write(), 400);
+// 503 from a build whose /healthz still pings Redis (there is none here); its CPU is then a failed fetch.
+await step("first /healthz", "/healthz", {}, 200, 503);
+await step("first /openapi.json", "/openapi.json", {}, 200);
+await step("first /docs", "/docs", {}, 200);
+console.log(JSON.stringify(out));
+`;
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
+export function measureColdStart(bundle: string, times = runs): ColdStartResult {
+  // Node needs .mjs for an ES module outside a package.
+  const dir = mkdtempSync(join(tmpdir(), "edgestats-cold-"));
+  const file = join(dir, "index.mjs");
+  copyFileSync(bundle, file);
+  try {
+    const samples: ColdStart[] = [];
+    for (let i = 0; i < times; i++) {
+      const child = spawnSync(process.execPath, ["--input-type=module", "-e", CHILD, pathToFileURL(file).href], { encoding: "utf8" });
+      if (child.status !== 0) throw new Error(`cold-start child failed:\n${child.stderr}`);
+      samples.push(JSON.parse(child.stdout.trim().split("\n").pop() ?? "{}") as ColdStart);
+    }
+    const by = (pick: (values: number[]) => number) => Object.fromEntries(STEPS.map((s) => [s, pick(samples.map((x) => x[s]))])) as ColdStart;
+    return { median: by(median), min: by((values) => Math.min(...values)) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.main) {
+  let bundle = args.get("bundle");
+  let built: string | undefined;
+  if (!bundle) {
+    built = mkdtempSync(join(tmpdir(), "edgestats-bundle-"));
+    bundle = bundleWorker(built);
+  }
+  try {
+    const result = measureColdStart(bundle);
+    if (args.has("json")) console.log(JSON.stringify(result));
+    else {
+      console.log(`cold start, Node ${process.version}, ${runs} fresh processes, CPU ms (user + system):`);
+      console.log(`  ${"".padEnd(20)} ${"median".padStart(7)} ${"min".padStart(7)}`);
+      for (const step of STEPS) console.log(`  ${step.padEnd(20)} ${result.median[step].toFixed(1).padStart(7)} ${result.min[step].toFixed(1).padStart(7)}`);
+    }
+  } finally {
+    if (built) rmSync(built, { recursive: true, force: true });
+  }
+}
