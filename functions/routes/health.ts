@@ -12,23 +12,23 @@ const Health = z
     redis: z
       .object({ ok: z.boolean(), latencyMs: z.number() })
       .optional()
-      .openapi({ description: "Only with `deep=1` (which needs an API key)." }),
+      .openapi({ description: "Only with a read or admin key, or with `deep=1` and any API key." }),
     error: z.object({ code: z.string(), message: z.string() }).optional(),
   })
   .openapi("Health");
 
 /**
  * `/healthz` answers from the Worker alone: no key, no Redis call, so anyone
- * may poll it for free. `/healthz?deep=1` also PINGs Redis (one command) and
- * needs an API key of any scope, so the Redis check is neither free commands
- * nor a latency probe for strangers.
+ * may poll it for free. With a read or admin key (as the contract says), or
+ * with `deep=1` and a key of any scope, it also PINGs Redis (one command):
+ * the Redis check is neither free commands nor a latency probe for strangers.
  */
 export const healthRoutes = createRouter().openapi(
   createRoute({
     method: "get",
     path: "/healthz",
     tags: ["Operations"],
-    summary: "Liveness (no key, no Redis call); with deep=1 and any API key, Redis reachability (one PING)",
+    summary: "Liveness (no key, no Redis call); with a read or admin key (or deep=1 and any key), Redis reachability (one PING)",
     security: [{}, { bearerAuth: [] }],
     request: {
       query: z.object({
@@ -42,10 +42,14 @@ export const healthRoutes = createRouter().openapi(
     },
   }),
   async (c) => {
-    if (c.req.query("deep") !== "1") return c.json({ ok: true }, 200);
-    if (!(await scopesOf(c.env, c.req.header("authorization")))) {
-      throw new UnauthorizedError("/healthz?deep=1 checks Redis and needs an API key of any scope; /healthz without deep needs none.");
+    const deep = c.req.query("deep") === "1";
+    const authorization = c.req.header("authorization");
+    if (!deep && authorization === undefined) return c.json({ ok: true }, 200);
+    const caller = await scopesOf(c.env, authorization);
+    if (!caller) {
+      throw new UnauthorizedError("The Redis check of /healthz needs a valid API key; /healthz without a key needs none.");
     }
+    if (!deep && !caller.scopes.has("read")) return c.json({ ok: true }, 200);
     const started = performance.now();
     try {
       await ctxOf(c).redis.ping();

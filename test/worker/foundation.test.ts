@@ -21,7 +21,7 @@ describe("operations endpoints", () => {
       const { result, requests } = await api.cost(() => api.get("/healthz?deep=1", { key }));
       expect(result.status).toBe(401);
       expect(result.body.error.code).toBe("unauthorized");
-      expect(result.body.error.message).toMatch(/deep=1/);
+      expect(result.body.error.message).toMatch(/needs a valid API key/);
       expect(requests).toBe(0);
     }
   });
@@ -35,6 +35,21 @@ describe("operations endpoints", () => {
       expect(typeof result.body.redis.latencyMs).toBe("number");
       expect(requests).toBe(1);
     }
+  });
+
+  it("GET /healthz with a read or admin key checks Redis too (the contract); an ingest key alone does not", async () => {
+    for (const key of ["read", "admin"]) {
+      const { result, requests } = await api.cost(() => api.get("/healthz", { key }));
+      expect(result.status).toBe(200);
+      expect(result.body.redis.ok).toBe(true);
+      expect(requests).toBe(1);
+    }
+    const ingest = await api.cost(() => api.get("/healthz", { key: "ingest" }));
+    expect(ingest.result.body).toEqual({ ok: true });
+    expect(ingest.requests).toBe(0);
+    const unknown = await api.cost(() => api.get("/healthz", { key: "not-a-key-at-all-0000" }));
+    expect(unknown.result.status).toBe(401);
+    expect(unknown.requests).toBe(0);
   });
 
   it("serves the OpenAPI 3.1 document and a docs page without a key", async () => {
