@@ -86,14 +86,15 @@ if entry then
     rank     = redis.call('ZRANK', ranking, member) + 1,
   }
 end
-local ties = redis.call('HGET', settings, 'ties')
-if not ties then
+local ties    = redis.call('HGET', settings, 'ties')
+local created = not ties
+if created then
   -- the first join creates the board with the default policy; made by a join, it
   -- goes away with its last player
   ties = 'joined'
-  redis.call('HSET', settings, 'ties', ties, 'createdAt', now, 'seq', 0, 'implicit', 1)
+  redis.call('HSET', settings, 'ties', ties, 'createdAt', now, 'seq', 1, 'implicit', 1)
 end
-local seq    = redis.call('HINCRBY', settings, 'seq', 1)
+local seq    = created and 1 or redis.call('HINCRBY', settings, 'seq', 1)
 local member = string.format('%0${SEQ_WIDTH}d', seq) .. ':' .. player
 redis.call('ZADD', ranking, negScore, member)
 redis.call('HSET', players, player, now .. string.sub(ties, 1, 1) .. ':' .. member)
@@ -107,8 +108,9 @@ return {created = true, joinedAt = now, score = negScore, rank = redis.call('ZRA
 /**
  * Apply score changes in order. KEYS: settings, ranking, players.
  * ARGV: limit, count, then per op: player, kind ('by' | 'replace' | 'best'), negated value.
- * One change costs HGET (player entry) + ZSCORE (for the range check before any
- * write) + one write + ZRANK; the tie policy comes with the entry.
+ * One HMGET of the players' entries (ranking member and tie policy) and one
+ * ZMSCORE (the range check happens before any write) for the whole batch, then
+ * one write and one ZRANK per change.
  */
 export const applyScores = defineWriteScript(
   "leaderboards:score",
@@ -118,24 +120,40 @@ local limit, n                   = tonumber(ARGV[1]), tonumber(ARGV[2])
 local entries, current, sim = {}, {}, {}
 local boardTies = nil
 
--- Pass 1 writes nothing: every player must exist and every intermediate score
--- stay within the exact range, so one bad item refuses the whole batch.
+-- Every distinct player's entry with one HMGET and current score with one
+-- ZMSCORE, whatever the batch size.
+local names, firstIndex = {}, {}
+for i = 0, n - 1 do
+  local player = ARGV[3 + i * 3]
+  if not firstIndex[player] then
+    firstIndex[player] = i
+    names[#names + 1] = player
+  end
+end
+local found   = redis.call('HMGET', players, unpack(names))
+local members = {}
+for j, player in ipairs(names) do
+  if not found[j] then return {refused = true, missing = player, index = firstIndex[player]} end
+  local joined, member, policy = parseEntry(found[j])
+  if policy == '' then
+    boardTies = boardTies or redis.call('HGET', settings, 'ties') or 'joined'
+    policy = string.sub(boardTies, 1, 1)
+  end
+  entries[player] = {joined = joined, member = member, policy = policy}
+  members[j] = member
+end
+local scores = redis.call('ZMSCORE', ranking, unpack(members))
+for j, player in ipairs(names) do
+  current[player] = scores[j]
+  sim[player] = tonumber(scores[j])
+end
+
+-- Pass 1 writes nothing: every intermediate score must stay within the exact
+-- range, so one bad item refuses the whole batch.
 for i = 0, n - 1 do
   local player = ARGV[3 + i * 3]
   local kind   = ARGV[4 + i * 3]
   local value  = tonumber(ARGV[5 + i * 3])
-  if not entries[player] then
-    local entry = redis.call('HGET', players, player)
-    if not entry then return {refused = true, missing = player, index = i} end
-    local joined, member, policy = parseEntry(entry)
-    if policy == '' then
-      boardTies = boardTies or redis.call('HGET', settings, 'ties') or 'joined'
-      policy = string.sub(boardTies, 1, 1)
-    end
-    entries[player] = {joined = joined, member = member, policy = policy}
-    current[player] = redis.call('ZSCORE', ranking, member)
-    sim[player] = tonumber(current[player])
-  end
   local stored = sim[player]
   -- the same double addition ZINCRBY performs, so the check matches what pass 2 stores
   if kind == 'by' then stored = stored + value
@@ -249,8 +267,9 @@ export const pageOf = readScript(
   `${PROFILES_OF_ROWS}
 local settings, ranking, profiles = KEYS[1], KEYS[2], KEYS[3]
 local start, stop                 = ARGV[1], ARGV[2]
-local ties = redis.call('HGET', settings, 'ties')
-if not ties then return {missing = true} end
+local ties    = redis.call('HGET', settings, 'ties')
+local created = not ties
+if created then return {missing = true} end
 local rows = redis.call('ZRANGE', ranking, start, stop, 'WITHSCORES')
 return {ties = ties, total = redis.call('ZCARD', ranking), rows = rows, profiles = profilesOf(profiles, rows)}
 `,

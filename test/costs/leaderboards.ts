@@ -9,7 +9,7 @@ export const area = {
   rows: {
     configureNew: r("leaderboard PUT board", "new board", 4),
     configureExisting: r("leaderboard PUT board", "existing board", 4),
-    joinNewBoard: r("leaderboard join", "first player of a new board", 10),
+    joinNewBoard: r("leaderboard join", "first player of a new board", 9),
     joinNew: r("leaderboard join", "new player", 9, {
       note: "A new player takes the next tie-break sequence (`HINCRBY`), a ranking entry, a players entry and a profile, and moves the board up the list (registry `ZADD`); the answer carries the rank (`ZRANK`).",
     }),
@@ -17,7 +17,7 @@ export const area = {
     increment: r("leaderboard increment", "steady", 5, {
       naive: 3,
       target: 5,
-      note: "`HGET` of the player's entry (ranking member and tie policy), `ZSCORE` so a result outside ±1e15 is refused before anything is written (the one command the naive code does not spend: it has no range check and so no exactness bound), `ZINCRBY`, `ZRANK`.",
+      note: "`HMGET` of the player's entry (ranking member and tie policy), `ZMSCORE` so a result outside ±1e15 is refused before anything is written (the one command the naive code does not spend: it has no range check, so no exactness bound), `ZINCRBY`, `ZRANK`. A batch pays the `HMGET` and `ZMSCORE` once.",
     }),
     incrementIdempotent: r("leaderboard increment, `Idempotency-Key`", "steady, first request", 7, { target: 7 }),
     incrementReplay: r("leaderboard increment, `Idempotency-Key`", "replay", 2),
@@ -27,7 +27,7 @@ export const area = {
     setReplace: r("leaderboard set, `mode: replace`", "steady, new value", 5),
     setBestNotBetter: r("leaderboard set, `mode: best`", "steady, not better (nothing written)", 4),
     setBestBetter: r("leaderboard set, `mode: best`", "steady, better", 5),
-    batch100: r("leaderboard batch scores, 100 players", "steady", 401, { naive: 300 }),
+    batch100: r("leaderboard batch scores, 100 players", "steady", 203, { naive: 300 }),
     get: r("leaderboard get player", "any", 5),
     page: r("leaderboard page, limit 10", "any", 5, { naive: 12 }),
     around: r("leaderboard around-me, k = 5", "any", 5, { naive: 14 }),
