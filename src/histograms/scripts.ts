@@ -162,8 +162,10 @@ end
 local listed = nil
 for _, p in ipairs(plans) do
   redis.call('ZINCRBY', p.dayKey, p.sum, 'sum')
-  redis.call('ZADD', p.extKey, 'GT', p.max, 'max', p.negMin, 'min')
-  if p.new then
+  -- ZADD answers how many members it added: 2 when the extremes key is new, which a
+  -- day stored before it existed can be even though the day is not.
+  local added = redis.call('ZADD', p.extKey, 'GT', p.max, 'max', p.negMin, 'min')
+  if p.new or added > 0 then
     redis.call('EXPIRE', p.dayKey, p.ttl)
     redis.call('EXPIRE', p.extKey, p.ttl)
     if not listed or p.untilMs > listed then listed = p.untilMs end

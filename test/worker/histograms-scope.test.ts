@@ -71,6 +71,20 @@ describe("scope: what an ingest or read key can do to a histogram", () => {
   });
 });
 
+describe("days stored by older versions", () => {
+  it("gives a day's new extremes key an expiry even when the day itself existed (no key without a TTL)", async () => {
+    await create("older", { bucketWidth: 1, retentionDays: 3 });
+    const day = `${api.prefix}:hist:older:20261122`;
+    // the layout before the extremes key: buckets only, with the day's TTL
+    await command(api.target, "ZINCRBY", day, 3, "5");
+    await command(api.target, "EXPIRE", day, 300_000);
+    expect((await api.post(`${H}/older/observations`, { value: 5 })).status).toBe(200);
+    expect(await command<number>(api.target, "TTL", `${day}:ext`)).toBeGreaterThan(300_000);
+    expect(await command<number>(api.target, "TTL", day)).toBeGreaterThan(0);
+    expect((await api.get(`${H}/older`)).body).toMatchObject({ count: 4, min: 5, max: 5 });
+  });
+});
+
 describe("bounded time", () => {
   it("attack: a 1,000-item batch of far-past dates is a 400 naming the limit, nothing written", async () => {
     await create("dates", { bucketWidth: 1, retentionDays: 30 });
