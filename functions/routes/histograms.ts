@@ -4,6 +4,7 @@ import {
   deleteHistogram,
   listHistograms,
   MAX_BUCKET_WIDTH,
+  MAX_LIST,
   MAX_UNIT_LENGTH,
   observe,
   putHistogram,
@@ -95,13 +96,30 @@ histogramsRoutes.openapi(
     method: "get",
     path: "/",
     tags,
-    summary: "Names of the histograms that exist (sorted, at most 1,000)",
+    summary: "Names of the histograms with live data, most recently active first, a page at a time",
+    description:
+      "Ordered by when each histogram's newest data expires, latest first (with equal retention: most recently written first). A histogram whose data has all expired leaves the list (its settings stay; its next observation lists it again). `offset`/`limit` page through; `next` is the offset of the following page, null on the last.",
+    request: {
+      query: z.object({
+        offset: intQuery(0, 1_000_000, 0).openapi({ description: "names to skip: `next` of the previous page" }),
+        limit: intQuery(1, MAX_LIST, MAX_LIST).openapi({ description: "most names to return" }),
+      }),
+    },
     responses: {
-      200: jsonResponse(z.object({ histograms: z.array(z.string()), total: z.number().int() }).openapi("HistogramList"), "The names, in name order."),
+      200: jsonResponse(
+        z
+          .object({
+            histograms: z.array(z.string()),
+            total: z.number().int().openapi({ description: "names listed in all" }),
+            next: z.number().int().nullable().openapi({ description: "offset of the next page; null on the last" }),
+          })
+          .openapi("HistogramList"),
+        "A page of names.",
+      ),
       ...errorResponses,
     },
   }),
-  async (c) => c.json(await listHistograms(ctxOf(c)), 200),
+  async (c) => c.json(await listHistograms(ctxOf(c), c.req.valid("query")), 200),
 );
 
 histogramsRoutes.openapi(
@@ -134,7 +152,8 @@ histogramsRoutes.openapi(
     path: "/{histogram}/observations",
     tags,
     summary: "Record one observation or a batch of up to 1,000",
-    description: "Each value goes into the bucket of its UTC day (from `at`, default now). All or nothing. 404 when the histogram was never created with PUT.",
+    description:
+      "Each value goes into the bucket of its UTC day (from `at`, default now). `at` must lie within the histogram's retention and at most 5 minutes ahead (else 400, nothing written). All or nothing. 404 when the histogram was never created with PUT.",
     request: { params, ...jsonBody(ObservationBody) },
     responses: { 200: jsonResponse(Accepted, "Recorded."), ...writeErrorResponses, ...notFoundResponse },
   }),

@@ -82,10 +82,30 @@ leaderboardsRoutes.openapi(
     method: "get",
     path: "/",
     tags,
-    summary: "Names of existing boards, sorted, at most 1,000",
-    responses: { 200: jsonResponse(z.object({ boards: z.array(z.string()) }), "Board names from the registry."), ...errorResponses },
+    summary: "Names of boards with players, most recently active first, a page at a time",
+    description:
+      "Boards with players (or configured with PUT), ordered by their latest activity (a new player, a PUT), latest first. A board leaves the list when its last player is removed. `offset`/`limit` page through; `next` is the offset of the following page, null on the last.",
+    request: {
+      query: z.object({
+        offset: intQuery(0, 1_000_000, 0).openapi({ description: "boards to skip: `next` of the previous page" }),
+        limit: intQuery(1, lb.MAX_LISTED_BOARDS, lb.MAX_LISTED_BOARDS).openapi({ description: "most names to return" }),
+      }),
+    },
+    responses: {
+      200: jsonResponse(
+        z
+          .object({
+            boards: z.array(z.string()),
+            total: z.number().int().openapi({ description: "boards listed in all" }),
+            next: z.number().int().nullable().openapi({ description: "offset of the next page; null on the last" }),
+          })
+          .openapi("LeaderboardList"),
+        "A page of board names from the registry.",
+      ),
+      ...errorResponses,
+    },
   }),
-  async (c) => c.json({ boards: await lb.listBoards(ctxOf(c)) }, 200),
+  async (c) => c.json(await lb.listBoardsPage(ctxOf(c), c.req.valid("query")), 200),
 );
 
 leaderboardsRoutes.openapi(
@@ -285,6 +305,8 @@ leaderboardsRoutes.openapi(
     path: "/{board}/players/{player}",
     tags,
     summary: "Remove a player (ingest)",
+    description:
+      "The contract gives this to ingest keys (the game server removes a player who leaves). It removes that one player; the board's settings stay unless only joins made the board, and removing its last player takes the board out of the list.",
     request: { params: playerParams },
     responses: { 204: noContent, ...errorResponses },
   }),

@@ -4,7 +4,7 @@ import { asList, runRead, runWrite, type Idempotency } from "../redis/script.ts"
 import { DAY, dayStart, parseAt } from "../time.ts";
 import { MAX_BATCH, assertName, invalid, memberProblem } from "../validation.ts";
 import { MAX_BUCKET_INDEX, quantile, topBuckets, type Bucket } from "./buckets.ts";
-import { dayKeyPairs, daysBetween, histogramKeys, liveDays, MAX_FUTURE_MS, MAX_RETENTION_DAYS } from "./keys.ts";
+import { dayKeyPairs, daysBetween, dayUntil, histogramKeys, liveDays, MAX_FUTURE_MS, MAX_RETENTION_DAYS } from "./keys.ts";
 import { deleteScript, listScript, observeScript, putScript, readScript } from "./scripts.ts";
 
 /** Largest |value| an observation may have (the range of `Score`). */
@@ -17,7 +17,7 @@ export const MAX_BUCKETS_PER_DAY = 5000;
 export const MAX_READ_BUCKETS = 20_000;
 /** Longest unit label. */
 export const MAX_UNIT_LENGTH = 32;
-/** Most names `listHistograms` returns. */
+/** Most names `listHistograms` returns (and its default limit). */
 export const MAX_LIST = 1000;
 
 export interface HistogramSettings {
@@ -180,7 +180,8 @@ export async function putHistogram(
   const checked = checkSettings(settings);
   const days = liveDays(ctx.now);
   const keys = [histogramKeys.meta(ctx.prefix, name), histogramKeys.registry(ctx.prefix), ...dayKeyPairs(ctx.prefix, name, days)];
-  const args = [name, String(checked.bucketWidth), checked.unit ?? "", checked.retentionDays, ctx.now, ...days];
+  const listed = dayUntil(dayStart(ctx.now), checked.retentionDays);
+  const args = [name, String(checked.bucketWidth), checked.unit ?? "", checked.retentionDays, ctx.now, listed, ...days];
   try {
     const { value, replayed } = await runWrite<{ created: boolean; createdAt: string }>(ctx.redis, putScript, keys, args, idempotency);
     return { value: { histogram: name, ...checked, createdAt: Number(value.createdAt), created: value.created }, replayed };
@@ -211,8 +212,9 @@ export function groupObservations(now: number, observations: readonly Observatio
     }
     const at = o.at === undefined ? now : parseAt(o.at);
     if (at === null) return void issues.push({ path: `${path}at`, message: "must be epoch milliseconds or an ISO-8601 timestamp" });
-    if (at > now + MAX_FUTURE_MS) return void issues.push({ path: `${path}at`, message: "must not be more than 24 h in the future" });
-    if (at < oldest) return void issues.push({ path: `${path}at`, message: `must be within the last ${MAX_RETENTION_DAYS} days` });
+    if (at > now + MAX_FUTURE_MS) return void issues.push({ path: `${path}at`, message: "must be at most 5 minutes in the future" });
+    // The histogram's own retention (≤ 400 days) is checked by the script, which reads it.
+    if (at < oldest) return void issues.push({ path: `${path}at`, message: `must be within the last ${MAX_RETENTION_DAYS} days (the longest retention)` });
     const day = dayStart(at);
     const list = groups.get(day);
     // -0 would reach Lua as "-0"; its bucket is 0's either way.
@@ -232,11 +234,18 @@ export async function observe(
 ): Promise<{ value: { accepted: number }; replayed: boolean }> {
   assertName(name, "histogram");
   const groups = groupObservations(ctx.now, observations);
-  const keys = [histogramKeys.meta(ctx.prefix, name), ...dayKeyPairs(ctx.prefix, name, groups.map((g) => g.day))];
-  const args: (string | number)[] = [ctx.now, MAX_BUCKETS_PER_DAY, MAX_BUCKET_INDEX];
+  const keys = [histogramKeys.meta(ctx.prefix, name), histogramKeys.registry(ctx.prefix), ...dayKeyPairs(ctx.prefix, name, groups.map((g) => g.day))];
+  const args: (string | number)[] = [name, ctx.now, MAX_BUCKETS_PER_DAY, MAX_BUCKET_INDEX];
   for (const { day, values } of groups) {
     const sum = values.reduce((a, b) => a + b, 0);
-    args.push(day, values.length, String(sum), String(Math.min(...values)), String(Math.max(...values)), ...values.map(String));
+    let min = Infinity;
+    let max = -Infinity;
+    for (const v of values) {
+      if (v < min) min = v;
+      if (v > max) max = v;
+    }
+    // The day's smallest value is kept negated, so one ZADD GT keeps both extremes.
+    args.push(day, values.length, String(sum), String(0 - min), String(max), ...values.map(String));
   }
   try {
     return await runWrite<{ accepted: number }>(ctx.redis, observeScript, keys, args, idempotency);
@@ -263,7 +272,9 @@ interface ReadReply {
   tooMany?: number;
   settings: [string, string | false, string | false, string | false];
   buckets: [string, string, string, string][] | Record<string, never>;
-  stats: [string, string, string][] | Record<string, never>;
+  sum?: string;
+  max?: string;
+  negMin?: string;
 }
 
 /**
@@ -275,7 +286,11 @@ export async function readHistogram(ctx: Ctx, name: string, options: ReadOptions
   const { from, to } = resolveRange(ctx.now, options);
   const topN = options.top ?? 5;
   if (!Number.isInteger(topN) || topN < 0 || topN > 100) invalid([{ path: "top", message: "must be an integer from 0 to 100" }]);
-  const days = daysBetween(from, to);
+  // Days outside what any retention keeps hold nothing: they are not read.
+  const live = liveDays(ctx.now);
+  const first = live[0] as number;
+  const last = live.at(-1) as number;
+  const days = daysBetween(from, to).filter((d) => d >= first && d <= last);
   const keys = [histogramKeys.meta(ctx.prefix, name), ...dayKeyPairs(ctx.prefix, name, days)];
   const reply = await runRead<ReadReply>(ctx.redis, readScript, keys, [MAX_READ_BUCKETS]);
   if (reply.missing) throw notFound(name);
@@ -287,10 +302,10 @@ export async function readHistogram(ctx: Ctx, name: string, options: ReadOptions
     .map(([index, lower, upper, count]) => ({ index: Number(index), lower: Number(lower), upper: Number(upper), count: Number(count) }))
     .sort((a, b) => a.index - b.index)
     .map(({ lower, upper, count }) => ({ lower, upper, count }));
-  const stats = asList(reply.stats).map(([sum, min, max]) => ({ sum: Number(sum), min: Number(min), max: Number(max) }));
   const count = buckets.reduce((n, b) => n + b.count, 0);
-  const sum = stats.reduce((s, d) => s + d.sum, 0);
-  const observed = count > 0 && stats.length > 0 ? { min: Math.min(...stats.map((d) => d.min)), max: Math.max(...stats.map((d) => d.max)) } : undefined;
+  // 0 - x turns a stored -0 into 0.
+  const sum = reply.sum === undefined ? 0 : 0 + Number(reply.sum);
+  const observed = count > 0 && reply.max !== undefined && reply.negMin !== undefined ? { min: 0 - Number(reply.negMin), max: 0 + Number(reply.max) } : undefined;
   return {
     histogram: name,
     unit: unit || null,
@@ -318,9 +333,29 @@ export async function deleteHistogram(ctx: Ctx, name: string): Promise<{ deleted
   return { deleted: value.removed > 0 };
 }
 
-/** Names of the histograms that exist, in name order, at most 1,000. */
-export async function listHistograms(ctx: Ctx): Promise<{ histograms: string[]; total: number }> {
-  const reply = await runRead<{ names: string[] | Record<string, never>; total: number }>(ctx.redis, listScript, [histogramKeys.registry(ctx.prefix)], [MAX_LIST]);
-  return { histograms: asList(reply.names), total: reply.total };
+export interface ListOptions {
+  /** Names to skip (from `next` of the previous page). @default 0 */
+  offset?: number | undefined;
+  /** Most names to return, 1..1000. @default 1000 */
+  limit?: number | undefined;
+}
+
+/**
+ * Names of the histograms that hold live data (or were PUT less than their
+ * retention ago), latest listing deadline first: with equal retention, most
+ * recently written first. Names whose data all expired leave the registry
+ * here, a bounded batch per call. `next` is the offset of the following page,
+ * null on the last one.
+ */
+export async function listHistograms(ctx: Ctx, options: ListOptions = {}): Promise<{ histograms: string[]; total: number; next: number | null }> {
+  const offset = options.offset ?? 0;
+  const limit = options.limit ?? MAX_LIST;
+  const issues: FieldIssue[] = [];
+  if (!Number.isInteger(offset) || offset < 0 || offset > 1_000_000) issues.push({ path: "offset", message: "must be an integer from 0 to 1000000" });
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST) issues.push({ path: "limit", message: `must be an integer from 1 to ${MAX_LIST}` });
+  if (issues.length > 0) invalid(issues);
+  const reply = await runRead<{ names: string[] | Record<string, never>; total: number }>(ctx.redis, listScript, [histogramKeys.registry(ctx.prefix)], [ctx.now, offset, limit]);
+  const histograms = asList(reply.names);
+  return { histograms, total: reply.total, next: offset + histograms.length < reply.total ? offset + histograms.length : null };
 }
 

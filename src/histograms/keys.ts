@@ -1,10 +1,10 @@
 import { keyOf } from "../keys.ts";
-import { DAY, dayLabel, dayStart } from "../time.ts";
+import { DAY, dayLabel, dayStart, MINUTE } from "../time.ts";
 
 /** Longest retention a histogram may have, in days; also the longest range one read may cover. */
 export const MAX_RETENTION_DAYS = 400;
-/** How far ahead of the clock an observation's `at` may be (client clock skew). */
-export const MAX_FUTURE_MS = DAY;
+/** How far ahead of the clock an observation's `at` may be (client clock skew), as for trending. */
+export const MAX_FUTURE_MS = 5 * MINUTE;
 
 /**
  * Keys of one histogram. Names never contain ':' nor start with '_', so
@@ -13,11 +13,23 @@ export const MAX_FUTURE_MS = DAY;
 export const histogramKeys = {
   /** Hash of settings: bucketWidth, unit, retentionDays, createdAt. No TTL. */
   meta: (prefix: string, name: string) => keyOf(prefix, "hist", name),
-  /** Sorted set: member = bucket index, score = observations in it that UTC day. */
+  /**
+   * Sorted set: member = bucket index, score = observations in it that UTC day;
+   * plus the member `sum`, scored with the sum of the day's values (ZUNION of
+   * days then sums the sums too).
+   */
   day: (prefix: string, name: string, dayMs: number) => keyOf(prefix, "hist", name, dayLabel(dayMs)),
-  /** Hash of that day's exact sum, min and max, for an exact mean and tight percentiles. */
-  stats: (prefix: string, name: string, dayMs: number) => keyOf(prefix, "hist", name, dayLabel(dayMs), "stats"),
-  /** Sorted set of every histogram name (score 0, so ZRANGE is name order): the registry. */
+  /**
+   * Sorted set of that day's extremes: `max` scored with the largest value,
+   * `min` with the negated smallest, so one `ZADD GT` keeps both and a
+   * `ZUNION … AGGREGATE MAX` of days gives the range's.
+   */
+  ext: (prefix: string, name: string, dayMs: number) => keyOf(prefix, "hist", name, dayLabel(dayMs), "ext"),
+  /**
+   * Sorted set of histogram names scored with the epoch ms until which each
+   * is listed: when its newest data expires (or, without data, when data
+   * written on its last PUT day would). The list drops names past it.
+   */
   registry: (prefix: string) => keyOf(prefix, "hist", "_names"),
 };
 
@@ -30,7 +42,7 @@ export function daysBetween(from: number, to: number): number[] {
 
 /**
  * Every day that may still hold data of a histogram at `now`: a day key lives
- * at most MAX_RETENTION_DAYS after its day ends, and `at` may run a day ahead.
+ * at most MAX_RETENTION_DAYS after its day ends, and `at` may run 5 minutes ahead.
  * A margin of a day each way covers clocks that disagree a little. Deletes and
  * retention changes pass these keys, since a script may touch only declared
  * keys and SCAN is off limits.
@@ -40,7 +52,12 @@ export function liveDays(now: number): number[] {
   return daysBetween(today - (MAX_RETENTION_DAYS + 1) * DAY, today + 2 * DAY);
 }
 
-/** `[day zset, day stats]` for each day, flattened: the layout the scripts expect. */
+/** `[day zset, day extremes]` for each day, flattened: the layout the scripts expect. */
 export function dayKeyPairs(prefix: string, name: string, days: readonly number[]): string[] {
-  return days.flatMap((day) => [histogramKeys.day(prefix, name, day), histogramKeys.stats(prefix, name, day)]);
+  return days.flatMap((day) => [histogramKeys.day(prefix, name, day), histogramKeys.ext(prefix, name, day)]);
+}
+
+/** Epoch ms until which a day's keys live under a retention: `retentionDays` after the day ends. */
+export function dayUntil(dayMs: number, retentionDays: number): number {
+  return dayMs + (retentionDays + 1) * DAY;
 }

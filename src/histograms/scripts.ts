@@ -20,10 +20,11 @@ local function bucketOf(v)
 end`;
 
 /**
- * PUT settings. KEYS: meta, registry, then [day zset, day stats] per live day.
- * ARGV: name, bucketWidth, unit ('' for none), retentionDays, now (ms), then
- * each live day's start (ms). A new width with data on record is a conflict:
- * the stored bucket indexes would silently change meaning.
+ * PUT settings. KEYS: meta, registry, then [day zset, day extremes] per live
+ * day. ARGV: name, bucketWidth, unit ('' for none), retentionDays, now (ms),
+ * today's listing deadline under the new retention (ms), then each live day's
+ * start (ms). A new width with data on record is a conflict: the stored bucket
+ * indexes would silently change meaning.
  */
 export const putScript = defineWriteScript(
   "histograms.put",
@@ -35,7 +36,8 @@ local width     = ARGV[2]
 local unit      = ARGV[3]
 local retention = tonumber(ARGV[4])
 local nowMs     = tonumber(ARGV[5])
-local current   = redis.call('HMGET', metaKey, 'bucketWidth', 'retentionDays', 'createdAt')
+local listed    = tonumber(ARGV[6])
+local current   = redis.call('HMGET', metaKey, 'bucketWidth', 'retentionDays', 'createdAt', 'unit')
 local created   = not current[1]
 if current[1] and tonumber(current[1]) ~= tonumber(width) then
   for g = 1, (#KEYS - 2) / 2 do
@@ -45,53 +47,75 @@ if current[1] and tonumber(current[1]) ~= tonumber(width) then
   end
 end
 local createdAt = current[3] or ARGV[5]
-redis.call('HSET', metaKey, 'bucketWidth', width, 'retentionDays', ARGV[4], 'createdAt', createdAt)
-if unit ~= '' then redis.call('HSET', metaKey, 'unit', unit) else redis.call('HDEL', metaKey, 'unit') end
-redis.call('ZADD', registry, 0, name)
--- A new retention applies to the days already stored, not only to later writes.
+if unit ~= '' then
+  redis.call('HSET', metaKey, 'bucketWidth', width, 'retentionDays', ARGV[4], 'createdAt', createdAt, 'unit', unit)
+else
+  redis.call('HSET', metaKey, 'bucketWidth', width, 'retentionDays', ARGV[4], 'createdAt', createdAt)
+  if current[4] then redis.call('HDEL', metaKey, 'unit') end
+end
 if not created and tonumber(current[2]) ~= retention then
+  -- A new retention applies to the days already stored, not only to later
+  -- writes, and the listing deadline follows the newest day that stays.
   for g = 1, (#KEYS - 2) / 2 do
-    local dayKey, statsKey = KEYS[1 + 2 * g], KEYS[2 + 2 * g]
+    local dayKey, extKey = KEYS[1 + 2 * g], KEYS[2 + 2 * g]
     if redis.call('EXISTS', dayKey) == 1 then
-      local ttl = math.ceil((tonumber(ARGV[5 + g]) + (retention + 1) * 86400000 - nowMs) / 1000)
+      local untilMs = tonumber(ARGV[6 + g]) + (retention + 1) * 86400000
+      local ttl     = math.ceil((untilMs - nowMs) / 1000)
       if ttl <= 0 then
-        redis.call('DEL', dayKey, statsKey)
+        redis.call('DEL', dayKey, extKey)
       else
         redis.call('EXPIRE', dayKey, ttl)
-        redis.call('EXPIRE', statsKey, ttl)
+        redis.call('EXPIRE', extKey, ttl)
+        if untilMs > listed then listed = untilMs end
       end
     end
   end
+  redis.call('ZADD', registry, listed, name)
+else
+  -- Listed at least as long as data written today would be kept.
+  redis.call('ZADD', registry, 'GT', listed, name)
 end
 return {created = created, createdAt = createdAt}
 `,
 );
 
 /**
- * POST observations. KEYS: meta, then [day zset, day stats] per day the batch
- * touches. ARGV: now (ms), max buckets per day, max |bucket index|, then per
- * day: day start (ms), n, sum, min, max, and its n values. Everything is
- * checked in a first pass so a refused batch writes nothing.
+ * POST observations. KEYS: meta, registry, then [day zset, day extremes] per
+ * day the batch touches. ARGV: name, now (ms), max buckets per day, max
+ * |bucket index|, then per day: day start (ms), n, sum, −min, max, and its n
+ * values.
+ *
+ * Steady state costs HMGET + one ZINCRBY per distinct bucket + ZINCRBY of the
+ * sum + ZADD GT of the extremes. Bookkeeping runs only on first touch: a
+ * ZINCRBY that answers exactly the count it added created its bucket, and only
+ * then does ZCARD check the bucket cap and tell whether the day itself is new
+ * (no other bucket and no sum yet); a new day gets its EXPIREs (its deadline
+ * is fixed by its date and the retention, so later writes never move it) and
+ * extends the registry's listing deadline. Validation of dates and values
+ * happens before any write; the one check that needs the writes (the cap) is
+ * undone exactly (integer counts) before refusing, so a refusal leaves nothing.
  */
 export const observeScript = defineWriteScript(
   "histograms.observe",
   `
 local metaKey   = KEYS[1]
-local nowMs     = tonumber(ARGV[1])
-local maxPerDay = tonumber(ARGV[2])
-local maxIndex  = tonumber(ARGV[3])
+local registry  = KEYS[2]
+local name      = ARGV[1]
+local nowMs     = tonumber(ARGV[2])
+local maxPerDay = tonumber(ARGV[3])
+local maxIndex  = tonumber(ARGV[4])
 local settings  = redis.call('HMGET', metaKey, 'bucketWidth', 'retentionDays')
 if not settings[1] then error({err = 'ERR edgestats:not_found'}) end
 local width     = tonumber(settings[1])
 local retention = tonumber(settings[2])
 ${BUCKET_LUA}
-local plans, at, accepted = {}, 4, 0
-for g = 1, (#KEYS - 1) / 2 do
-  local dayKey = KEYS[2 * g]
-  local dayMs  = tonumber(ARGV[at])
-  local n      = tonumber(ARGV[at + 1])
+local plans, at, accepted = {}, 5, 0
+for g = 1, (#KEYS - 2) / 2 do
+  local dayMs   = tonumber(ARGV[at])
+  local n       = tonumber(ARGV[at + 1])
+  local untilMs = dayMs + (retention + 1) * 86400000
   -- The day key expires retention days after its day ends, measured from now.
-  local ttl    = math.ceil((dayMs + (retention + 1) * 86400000 - nowMs) / 1000)
+  local ttl     = math.ceil((untilMs - nowMs) / 1000)
   if ttl <= 0 then error({err = 'ERR edgestats:expired ' .. ARGV[at] .. ' ' .. settings[2]}) end
   local counts, members = {}, {}
   for k = at + 5, at + 4 + n do
@@ -104,40 +128,60 @@ for g = 1, (#KEYS - 1) / 2 do
     end
     counts[m] = counts[m] + 1
   end
-  local known = redis.call('ZMSCORE', dayKey, unpack(members))
-  local fresh = 0
-  for j = 1, #members do
-    if not known[j] then fresh = fresh + 1 end
-  end
-  if fresh > 0 and redis.call('ZCARD', dayKey) + fresh > maxPerDay then
-    error({err = 'ERR edgestats:too_many_buckets ' .. ARGV[at] .. ' ' .. settings[1]})
-  end
-  plans[g] = {dayKey = dayKey, statsKey = KEYS[2 * g + 1], ttl = ttl, counts = counts, members = members,
-              sum = ARGV[at + 2], min = ARGV[at + 3], max = ARGV[at + 4]}
+  plans[g] = {dayKey = KEYS[1 + 2 * g], extKey = KEYS[2 + 2 * g], dayMs = ARGV[at], ttl = ttl, untilMs = untilMs,
+              counts = counts, members = members, fresh = {}, sum = ARGV[at + 2], negMin = ARGV[at + 3], max = ARGV[at + 4]}
   accepted = accepted + n
   at = at + 5 + n
 end
-for _, p in ipairs(plans) do
-  for _, m in ipairs(p.members) do redis.call('ZINCRBY', p.dayKey, p.counts[m], m) end
-  redis.call('HINCRBYFLOAT', p.statsKey, 'sum', p.sum)
-  -- min/max are kept as the client's own digits; Lua compares them as doubles.
-  local seen   = redis.call('HMGET', p.statsKey, 'min', 'max')
-  local update = {'HSET', p.statsKey}
-  if not seen[1] or tonumber(p.min) < tonumber(seen[1]) then update[#update + 1] = 'min'; update[#update + 1] = p.min end
-  if not seen[2] or tonumber(p.max) > tonumber(seen[2]) then update[#update + 1] = 'max'; update[#update + 1] = p.max end
-  if #update > 2 then redis.call(unpack(update)) end
-  redis.call('EXPIRE', p.dayKey, p.ttl)
-  redis.call('EXPIRE', p.statsKey, p.ttl)
+-- Takes back the bucket increments of plans 1..last exactly (counts are integers).
+local function undo(last)
+  for g = 1, last do
+    local p = plans[g]
+    for _, m in ipairs(p.members) do
+      if p.fresh[m] then redis.call('ZREM', p.dayKey, m) else redis.call('ZINCRBY', p.dayKey, -p.counts[m], m) end
+    end
+  end
 end
+for g, p in ipairs(plans) do
+  local fresh = 0
+  for _, m in ipairs(p.members) do
+    if tonumber(redis.call('ZINCRBY', p.dayKey, p.counts[m], m)) == p.counts[m] then
+      p.fresh[m] = true
+      fresh = fresh + 1
+    end
+  end
+  if fresh > 0 then
+    local card = redis.call('ZCARD', p.dayKey)
+    p.new = card == fresh
+    if (p.new and card or card - 1) > maxPerDay then
+      undo(g)
+      error({err = 'ERR edgestats:too_many_buckets ' .. p.dayMs .. ' ' .. settings[1]})
+    end
+  end
+end
+local listed = nil
+for _, p in ipairs(plans) do
+  redis.call('ZINCRBY', p.dayKey, p.sum, 'sum')
+  -- ZADD answers how many members it added: 2 when the extremes key is new, which a
+  -- day stored before it existed can be even though the day is not.
+  local added = redis.call('ZADD', p.extKey, 'GT', p.max, 'max', p.negMin, 'min')
+  if p.new or added > 0 then
+    redis.call('EXPIRE', p.dayKey, p.ttl)
+    redis.call('EXPIRE', p.extKey, p.ttl)
+    if not listed or p.untilMs > listed then listed = p.untilMs end
+  end
+end
+if listed then redis.call('ZADD', registry, 'GT', listed, name) end
 return {accepted = accepted}
 `,
 );
 
 /**
- * GET a range. KEYS: meta, then [day zset, day stats] per day of the range.
- * ARGV: the most buckets one answer may carry. Returns the settings, the
- * union of the days' buckets with their bounds (as Lua formats them, so they
- * match the bucket rule to the digit) and each stored day's sum/min/max.
+ * GET a range. KEYS: meta, then [day zset, day extremes] per day of the range
+ * that may hold data. ARGV: the most buckets one answer may carry. Returns the
+ * settings, the union of the days' buckets with their bounds (as Lua formats
+ * them, so they match the bucket rule to the digit), the summed `sum` and the
+ * extremes: two ZUNIONs whatever the number of days.
  */
 export const readScript = defineReadScript(
   "histograms.read",
@@ -146,24 +190,36 @@ local metaKey    = KEYS[1]
 local maxBuckets = tonumber(ARGV[1])
 local settings   = redis.call('HMGET', metaKey, 'bucketWidth', 'unit', 'retentionDays', 'createdAt')
 if not settings[1] then return cjson.encode({missing = true}) end
+local days       = (#KEYS - 1) / 2
+if days == 0 then return cjson.encode({settings = settings, buckets = {}}) end
 local width      = tonumber(settings[1])
 ${BUCKET_LUA}
-local union = {'ZUNION', (#KEYS - 1) / 2}
-for g = 1, (#KEYS - 1) / 2 do union[#union + 1] = KEYS[2 * g] end
+local union, extremes = {'ZUNION', days}, {'ZUNION', days}
+for g = 1, days do
+  union[#union + 1]       = KEYS[2 * g]
+  extremes[#extremes + 1] = KEYS[2 * g + 1]
+end
 union[#union + 1] = 'WITHSCORES'
 local merged = redis.call(unpack(union))
-if #merged / 2 > maxBuckets then return cjson.encode({tooMany = #merged / 2}) end
-local buckets = {}
+local buckets, sum = {}, nil
+for j = 1, #merged, 2 do
+  if merged[j] == 'sum' then sum = merged[j + 1] end
+end
+local count = #merged / 2 - (sum and 1 or 0)
+if count > maxBuckets then return cjson.encode({tooMany = count}) end
 for j = 1, #merged, 2 do
   local i = tonumber(merged[j])
-  buckets[#buckets + 1] = {merged[j], string.format('%.15g', bound(i)), string.format('%.15g', bound(i + 1)), merged[j + 1]}
+  if i then
+    buckets[#buckets + 1] = {merged[j], string.format('%.15g', bound(i)), string.format('%.15g', bound(i + 1)), merged[j + 1]}
+  end
 end
-local stats = {}
-for g = 1, (#KEYS - 1) / 2 do
-  local s = redis.call('HMGET', KEYS[2 * g + 1], 'sum', 'min', 'max')
-  if s[1] then stats[#stats + 1] = s end
-end
-return cjson.encode({settings = settings, buckets = buckets, stats = stats})
+extremes[#extremes + 1] = 'AGGREGATE'
+extremes[#extremes + 1] = 'MAX'
+extremes[#extremes + 1] = 'WITHSCORES'
+local ext = redis.call(unpack(extremes))
+local found = {}
+for j = 1, #ext, 2 do found[ext[j]] = ext[j + 1] end
+return cjson.encode({settings = settings, buckets = buckets, sum = sum, max = found.max, negMin = found.min})
 `,
 );
 
@@ -177,11 +233,20 @@ return {removed = removed}
 `,
 );
 
-/** GET the list. KEYS: registry. ARGV: the most names to return. */
+/**
+ * GET the list. KEYS: registry. ARGV: now (ms), offset, limit. Drops names
+ * whose data has all expired (a bounded batch per call, as counters do), then
+ * lists the rest latest deadline first: with equal retention, most recently
+ * written first, so names made in bulk cannot push a live one out of reach.
+ */
 export const listScript = defineReadScript(
   "histograms.list",
   `
-local names = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1)
-return cjson.encode({names = names, total = redis.call('ZCARD', KEYS[1])})
+local registry              = KEYS[1]
+local nowMs, offset, limit  = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local gone = redis.call('ZRANGE', registry, '-inf', nowMs, 'BYSCORE', 'LIMIT', 0, 1000)
+if #gone > 0 then redis.call('ZREM', registry, unpack(gone)) end
+local names = redis.call('ZRANGE', registry, offset, offset + limit - 1, 'REV')
+return cjson.encode({names = names, total = redis.call('ZCARD', registry)})
 `,
 );

@@ -211,11 +211,20 @@ export async function changeScore(ctx: Ctx, board: string, player: string, chang
   return { value: value[0] as ScoreResult, replayed };
 }
 
-/** Removes a player; `removed` is false when there was none (deleting is idempotent). */
+/**
+ * Removes a player; `removed` is false when there was none (deleting is
+ * idempotent). The last player's removal takes the board out of the list, and
+ * a board that only joins made (never configured with PUT) goes entirely.
+ */
 export async function removePlayer(ctx: Ctx, board: string, player: string): Promise<{ removed: boolean }> {
   assertBoard(board, player);
   const k = boardKeys(ctx.prefix, board);
-  const { value } = await runWrite<{ removed: boolean }>(ctx.redis, scripts.removePlayer, [k.ranking, k.players, k.profiles], [player]);
+  const { value } = await runWrite<{ removed: boolean }>(
+    ctx.redis,
+    scripts.removePlayer,
+    [k.settings, k.ranking, k.players, k.profiles, registryKey(ctx.prefix)],
+    [board, player],
+  );
   return value;
 }
 
@@ -292,7 +301,31 @@ export async function aroundPlayer(ctx: Ctx, board: string, player: string, k = 
   return { player, rank: res.rank, items: rowsOf(asList(res.rows), asList(res.profiles), res.start + 1) };
 }
 
-/** Names of existing boards in name order, at most 1,000 (from the registry, never a scan). */
-export async function listBoards(ctx: Ctx): Promise<string[]> {
-  return asList(await runRead<string[]>(ctx.redis, scripts.listBoards, [registryKey(ctx.prefix)], [MAX_LISTED_BOARDS]));
+export interface ListOptions {
+  /** Boards to skip (`next` of the previous page). @default 0 */
+  offset?: number | undefined;
+  /** Most names to return, 1..1000. @default 1000 */
+  limit?: number | undefined;
+}
+
+/**
+ * A page of board names from the registry (never a scan): boards with players
+ * or configured by an admin, most recent activity (a new player, a PUT) first.
+ * `next` is the offset of the following page, null on the last.
+ */
+export async function listBoardsPage(ctx: Ctx, options: ListOptions = {}): Promise<{ boards: string[]; total: number; next: number | null }> {
+  const offset = options.offset ?? 0;
+  const limit = options.limit ?? MAX_LISTED_BOARDS;
+  assertValid([
+    Number.isInteger(offset) && offset >= 0 && offset <= 1_000_000 ? null : { path: "offset", message: "must be an integer from 0 to 1000000" },
+    Number.isInteger(limit) && limit >= 1 && limit <= MAX_LISTED_BOARDS ? null : { path: "limit", message: `must be an integer from 1 to ${MAX_LISTED_BOARDS}` },
+  ]);
+  const res = await runRead<{ boards: string[] | Record<string, never>; total: number }>(ctx.redis, scripts.listBoards, [registryKey(ctx.prefix)], [offset, limit]);
+  const boards = asList(res.boards);
+  return { boards, total: res.total, next: offset + boards.length < res.total ? offset + boards.length : null };
+}
+
+/** The names of `listBoardsPage`, most recently active first (at most 1,000 by default). */
+export async function listBoards(ctx: Ctx, options: ListOptions = {}): Promise<string[]> {
+  return (await listBoardsPage(ctx, options)).boards;
 }

@@ -20,99 +20,140 @@ function readScript(name: string, body: string) {
 }
 
 const ENTRY = `
--- players hash values are '<joinedAt>:<ranking member>'
+-- players hash values are '<joinedAt><policy>:<ranking member>', policy 'j' or 'r': the
+-- board's tie policy, which cannot change while the board has players, so a score
+-- change need not read the settings. Entries written before the policy was kept
+-- there have none ('' : read the settings).
 local function parseEntry(entry)
-  return string.match(entry, '^(%-?%d+):(.+)$')
+  local joined, policy, member = string.match(entry, '^(%-?%d+)([jr]?):(.+)$')
+  return joined, member, policy
 end`;
 
 /**
  * PUT a board's settings. KEYS: settings, ranking, registry.
  * ARGV: board, now, ties ('' keeps the current policy).
+ * A board an admin configured is no longer `implicit`: it keeps its settings
+ * when its last player leaves.
  */
 export const configureBoard = defineWriteScript(
   "leaderboards:configure",
   `
 local settings, ranking, registry = KEYS[1], KEYS[2], KEYS[3]
 local board, now, ties            = ARGV[1], ARGV[2], ARGV[3]
-local current = redis.call('HGET', settings, 'ties')
-local created = false
+local meta      = redis.call('HMGET', settings, 'ties', 'createdAt', 'implicit')
+local current   = meta[1]
+local createdAt = meta[2]
+local created   = false
+local players   = 0
 if not current then
-  current = ties ~= '' and ties or 'joined'
+  current, createdAt, created = ties ~= '' and ties or 'joined', now, true
   redis.call('HSET', settings, 'ties', current, 'createdAt', now, 'seq', 0)
-  redis.call('ZADD', registry, 0, board)
-  created = true
-elseif ties ~= '' and ties ~= current then
-  -- existing tie-breaks were taken under the old policy; mixing them would rank unfairly
-  local players = redis.call('ZCARD', ranking)
-  if players > 0 then return {refused = true, conflict = current, players = players} end
-  redis.call('HSET', settings, 'ties', ties)
-  current = ties
+else
+  players = redis.call('ZCARD', ranking)
+  if ties ~= '' and ties ~= current then
+    -- existing tie-breaks were taken under the old policy; mixing them would rank unfairly
+    if players > 0 then return {refused = true, conflict = current, players = players} end
+    redis.call('HSET', settings, 'ties', ties)
+    current = ties
+  end
+  if meta[3] then redis.call('HDEL', settings, 'implicit') end
 end
-return {ties = current, createdAt = redis.call('HGET', settings, 'createdAt'), players = redis.call('ZCARD', ranking), created = created}
+redis.call('ZADD', registry, 'GT', now, board)
+return {ties = current, createdAt = createdAt, players = players, created = created}
 `,
 );
 
 /**
  * Join (or update the profile of) a player. KEYS: settings, ranking, players, profiles, registry.
  * ARGV: board, player, now, profile JSON, negated initial score.
+ * A known player costs HGET + HSET of the profile + ZSCORE + ZRANK; the board's
+ * settings and registry entry are touched only when a player is new.
  */
 export const joinPlayer = defineWriteScript(
   "leaderboards:join",
   `${ENTRY}
 local settings, ranking, players, profiles, registry = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local board, player, now, profile, negScore          = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-if redis.call('EXISTS', settings) == 0 then
-  -- first join creates the board with the default policy
-  redis.call('HSET', settings, 'ties', 'joined', 'createdAt', now, 'seq', 0)
-  redis.call('ZADD', registry, 0, board)
-end
-redis.call('HSET', profiles, player, profile)
 local entry = redis.call('HGET', players, player)
-local joined, member
 if entry then
   -- joining again replaces the profile only: score and join time stay
-  joined, member = parseEntry(entry)
-else
-  local seq = redis.call('HINCRBY', settings, 'seq', 1)
-  member = string.format('%0${SEQ_WIDTH}d', seq) .. ':' .. player
-  joined = now
-  redis.call('ZADD', ranking, negScore, member)
-  redis.call('HSET', players, player, joined .. ':' .. member)
+  local joined, member = parseEntry(entry)
+  redis.call('HSET', profiles, player, profile)
+  return {
+    created  = false,
+    joinedAt = joined,
+    score    = redis.call('ZSCORE', ranking, member),
+    rank     = redis.call('ZRANK', ranking, member) + 1,
+  }
 end
-return {
-  created  = not entry,
-  joinedAt = joined,
-  score    = redis.call('ZSCORE', ranking, member),
-  rank     = redis.call('ZRANK', ranking, member) + 1,
-}
+local ties    = redis.call('HGET', settings, 'ties')
+local created = not ties
+if created then
+  -- the first join creates the board with the default policy; made by a join, it
+  -- goes away with its last player
+  ties = 'joined'
+  redis.call('HSET', settings, 'ties', ties, 'createdAt', now, 'seq', 1, 'implicit', 1)
+end
+local seq    = created and 1 or redis.call('HINCRBY', settings, 'seq', 1)
+local member = string.format('%0${SEQ_WIDTH}d', seq) .. ':' .. player
+redis.call('ZADD', ranking, negScore, member)
+redis.call('HSET', players, player, now .. string.sub(ties, 1, 1) .. ':' .. member)
+redis.call('HSET', profiles, player, profile)
+-- a new player is the activity the list is ordered by
+redis.call('ZADD', registry, 'GT', now, board)
+return {created = true, joinedAt = now, score = negScore, rank = redis.call('ZRANK', ranking, member) + 1}
 `,
 );
 
 /**
  * Apply score changes in order. KEYS: settings, ranking, players.
  * ARGV: limit, count, then per op: player, kind ('by' | 'replace' | 'best'), negated value.
+ * One HMGET of the players' entries (ranking member and tie policy) and one
+ * ZMSCORE (the range check happens before any write) for the whole batch, then
+ * one write and one ZRANK per change.
  */
 export const applyScores = defineWriteScript(
   "leaderboards:score",
   `${ENTRY}
 local settings, ranking, players = KEYS[1], KEYS[2], KEYS[3]
 local limit, n                   = tonumber(ARGV[1]), tonumber(ARGV[2])
-local ties                       = redis.call('HGET', settings, 'ties') or 'joined'
-local entries, sim = {}, {}
+local entries, current, sim = {}, {}, {}
+local boardTies = nil
 
--- Pass 1 writes nothing: every player must exist and every intermediate score
--- stay within the exact range, so one bad item refuses the whole batch.
+-- Every distinct player's entry with one HMGET and current score with one
+-- ZMSCORE, whatever the batch size.
+local names, firstIndex = {}, {}
+for i = 0, n - 1 do
+  local player = ARGV[3 + i * 3]
+  if not firstIndex[player] then
+    firstIndex[player] = i
+    names[#names + 1] = player
+  end
+end
+local found   = redis.call('HMGET', players, unpack(names))
+local members = {}
+for j, player in ipairs(names) do
+  if not found[j] then return {refused = true, missing = player, index = firstIndex[player]} end
+  local joined, member, policy = parseEntry(found[j])
+  if policy == '' then
+    boardTies = boardTies or redis.call('HGET', settings, 'ties') or 'joined'
+    policy = string.sub(boardTies, 1, 1)
+  end
+  entries[player] = {joined = joined, member = member, policy = policy}
+  members[j] = member
+end
+local scores = redis.call('ZMSCORE', ranking, unpack(members))
+for j, player in ipairs(names) do
+  current[player] = scores[j]
+  sim[player] = tonumber(scores[j])
+end
+
+-- Pass 1 writes nothing: every intermediate score must stay within the exact
+-- range, so one bad item refuses the whole batch.
 for i = 0, n - 1 do
   local player = ARGV[3 + i * 3]
   local kind   = ARGV[4 + i * 3]
   local value  = tonumber(ARGV[5 + i * 3])
-  if not entries[player] then
-    local entry = redis.call('HGET', players, player)
-    if not entry then return {refused = true, missing = player, index = i} end
-    local joined, member = parseEntry(entry)
-    entries[player] = {joined = joined, member = member}
-    sim[player] = tonumber(redis.call('ZSCORE', ranking, member))
-  end
   local stored = sim[player]
   -- the same double addition ZINCRBY performs, so the check matches what pass 2 stores
   if kind == 'by' then stored = stored + value
@@ -128,23 +169,24 @@ for i = 0, n - 1 do
   local kind   = ARGV[4 + i * 3]
   local value  = ARGV[5 + i * 3]
   local e      = entries[player]
-  local before = redis.call('ZSCORE', ranking, e.member)
+  local before = current[player]
   local after  = before
   if kind == 'by' then
     after = redis.call('ZINCRBY', ranking, value, e.member)
-  elseif kind == 'replace' or tonumber(value) < tonumber(before) then
+  elseif tonumber(value) ~= tonumber(before) and (kind == 'replace' or tonumber(value) < tonumber(before)) then
     redis.call('ZADD', ranking, value, e.member)
-    after = redis.call('ZSCORE', ranking, e.member)
+    after = value
   end
-  if ties == 'reached' and tonumber(after) ~= tonumber(before) then
+  if e.policy == 'r' and tonumber(after) ~= tonumber(before) then
     -- reaching a new score takes a new place in the tie order
     local seq    = redis.call('HINCRBY', settings, 'seq', 1)
     local member = string.format('%0${SEQ_WIDTH}d', seq) .. ':' .. player
     redis.call('ZREM', ranking, e.member)
     redis.call('ZADD', ranking, after, member)
-    redis.call('HSET', players, player, e.joined .. ':' .. member)
+    redis.call('HSET', players, player, e.joined .. 'r:' .. member)
     e.member = member
   end
+  current[player] = after
   results[i + 1] = {player, after}
 end
 -- ranks once the whole batch is in
@@ -155,18 +197,26 @@ return results
 `,
 );
 
-/** KEYS: ranking, players, profiles. ARGV: player. */
+/**
+ * KEYS: settings, ranking, players, profiles, registry. ARGV: board, player.
+ * The last player's removal takes the board out of the registry, and a board
+ * that only a join made (no admin PUT) goes with it: nothing is left behind.
+ */
 export const removePlayer = defineWriteScript(
   "leaderboards:remove",
   `${ENTRY}
-local ranking, players, profiles = KEYS[1], KEYS[2], KEYS[3]
-local player                     = ARGV[1]
+local settings, ranking, players, profiles, registry = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local board, player                                  = ARGV[1], ARGV[2]
 local entry = redis.call('HGET', players, player)
 if not entry then return {removed = false} end
 local _, member = parseEntry(entry)
 redis.call('ZREM', ranking, member)
 redis.call('HDEL', players, player)
 redis.call('HDEL', profiles, player)
+if redis.call('EXISTS', ranking) == 0 then
+  redis.call('ZREM', registry, board)
+  if redis.call('HGET', settings, 'implicit') then redis.call('DEL', settings) end
+end
 return {removed = true}
 `,
 );
@@ -217,8 +267,9 @@ export const pageOf = readScript(
   `${PROFILES_OF_ROWS}
 local settings, ranking, profiles = KEYS[1], KEYS[2], KEYS[3]
 local start, stop                 = ARGV[1], ARGV[2]
-local ties = redis.call('HGET', settings, 'ties')
-if not ties then return {missing = true} end
+local ties    = redis.call('HGET', settings, 'ties')
+local created = not ties
+if created then return {missing = true} end
 local rows = redis.call('ZRANGE', ranking, start, stop, 'WITHSCORES')
 return {ties = ties, total = redis.call('ZCARD', ranking), rows = rows, profiles = profilesOf(profiles, rows)}
 `,
@@ -251,11 +302,15 @@ return {ties = meta[1], createdAt = meta[2], total = redis.call('ZCARD', ranking
 `,
 );
 
-/** KEYS: registry. ARGV: most names to return. */
+/**
+ * KEYS: registry. ARGV: offset, limit. Boards with players (or configured by
+ * an admin), most recent activity (a new player, a PUT) first.
+ */
 export const listBoards = readScript(
   "leaderboards:list",
   `
-local registry, most = KEYS[1], tonumber(ARGV[1])
-return redis.call('ZRANGE', registry, 0, most - 1)
+local registry      = KEYS[1]
+local offset, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
+return {boards = redis.call('ZRANGE', registry, offset, offset + limit - 1, 'REV'), total = redis.call('ZCARD', registry)}
 `,
 );

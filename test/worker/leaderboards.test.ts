@@ -93,12 +93,14 @@ describe("the post's operations", () => {
     expect(await api.keys()).toEqual(keysBefore);
   });
 
-  it("lists the boards that exist, sorted, and forgets deleted ones", async () => {
+  it("lists the boards that exist, most recently active first, and forgets deleted ones", async () => {
     const res = await api.get(base);
     expect(res.status).toBe(200);
-    expect(res.body.boards).toEqual(["g1", "g2", "g3", "g4"]);
+    // all four were joined within the same fake millisecond: ties in reverse name order
+    expect(res.body.boards).toEqual(["g4", "g3", "g2", "g1"]);
+    expect(res.body).toMatchObject({ total: 4, next: null });
     await api.del(`${base}/g3`, { key: "admin" });
-    expect((await api.get(base)).body.boards).toEqual(["g1", "g2", "g4"]);
+    expect((await api.get(base)).body.boards).toEqual(["g4", "g2", "g1"]);
   });
 });
 

@@ -1,0 +1,84 @@
+/**
+ * The leaderboard rows of the cost table (test/costs/leaderboards.ts), each
+ * measured in the state it names with the local Upstash server's counters and
+ * asserted exactly. Every script is called once before it is measured.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import { area } from "../costs/leaderboards.ts";
+import { costOf, expected } from "../costs/types.ts";
+import { createTestApi } from "../helpers/worker.ts";
+
+const api = createTestApi({ label: "costs-lb" });
+afterAll(() => api.cleanup());
+
+const base = "/v1/leaderboards";
+const admin = { key: "admin" } as const;
+const rows = area.rows;
+type RowId = keyof typeof rows;
+const join = (board: string, player: string, body: Record<string, unknown> = { name: player }) => api.put(`${base}/${board}/players/${player}`, body);
+const score = (board: string, player: string, body: Record<string, unknown>, headers?: Record<string, string>) =>
+  api.post(`${base}/${board}/players/${player}/score`, body, headers ? { headers } : undefined);
+
+async function check(id: RowId, call: () => Promise<{ status: number }>, status = 200) {
+  const measured = await api.cost(call);
+  expect(measured.result.status, id).toBe(status);
+  expect(costOf(measured), id).toEqual(expected(rows[id]));
+}
+
+describe("leaderboard costs", () => {
+  it("PUT board, join: new board, new player, existing player", async () => {
+    await api.put(`${base}/warm`, {}, admin);
+    await check("configureNew", () => api.put(`${base}/c-conf`, { ties: "joined" }, admin));
+    await check("configureExisting", () => api.put(`${base}/c-conf`, {}, admin));
+    await join("warm", "w");
+    await check("joinNewBoard", () => join("c-join", "p1"), 201);
+    await check("joinNew", () => join("c-join", "p2"), 201);
+    await check("joinExisting", () => join("c-join", "p2", { name: "P2", meta: { team: "x" } }));
+  });
+
+  it("score: increment, Idempotency-Key, reached ties, set replace and best, batch", async () => {
+    await join("c-score", "a", { name: "A", score: 10 });
+    await join("c-score", "b", { name: "B", score: 20 });
+    await score("c-score", "a", { by: 1 });
+    await check("increment", () => score("c-score", "a", { by: 1 }));
+    await check("incrementIdempotent", () => score("c-score", "a", { by: 1 }, { "idempotency-key": "cost-1" }));
+    await check("incrementReplay", () => score("c-score", "a", { by: 1 }, { "idempotency-key": "cost-1" }));
+    await check("setReplace", () => score("c-score", "a", { set: 15 }));
+    await check("setBestNotBetter", () => score("c-score", "a", { set: 1, mode: "best" }));
+    await check("setBestBetter", () => score("c-score", "a", { set: 30, mode: "best" }));
+
+    await api.put(`${base}/c-reached`, { ties: "reached" }, admin);
+    await join("c-reached", "r", { name: "R" });
+    await check("incrementReached", () => score("c-reached", "r", { by: 1 }));
+
+    const players = Array.from({ length: 100 }, (_, i) => `p${i}`);
+    for (const p of players) await join("c-batch", p, { name: p, score: 1 });
+    const items = players.map((player) => ({ player, by: 1 }));
+    await api.post(`${base}/c-batch/scores`, { items });
+    await check("batch100", () => api.post(`${base}/c-batch/scores`, { items }));
+  });
+
+  it("reads: get, page, around-me, count, list", async () => {
+    await api.get(`${base}/c-batch/players/p5`);
+    await check("get", () => api.get(`${base}/c-batch/players/p5`));
+    await api.get(`${base}/c-batch?limit=10`);
+    await check("page", () => api.get(`${base}/c-batch?page=2&limit=10`));
+    await api.get(`${base}/c-batch/players/p50/around?k=5`);
+    await check("around", () => api.get(`${base}/c-batch/players/p50/around?k=5`));
+    await api.get(`${base}/c-batch/count`);
+    await check("count", () => api.get(`${base}/c-batch/count`));
+    await api.get(base);
+    await check("list", () => api.get(base));
+  });
+
+  it("remove a player (not last, last, missing) and delete a board", async () => {
+    await join("c-remove", "a");
+    await join("c-remove", "b");
+    await api.del(`${base}/c-remove/players/zz`);
+    await check("remove", () => api.del(`${base}/c-remove/players/a`), 204);
+    await check("removeLast", () => api.del(`${base}/c-remove/players/b`), 204);
+    await check("removeMissing", () => api.del(`${base}/c-remove/players/b`), 204);
+    await api.del(`${base}/warm`, admin);
+    await check("deleteBoard", () => api.del(`${base}/c-batch`, admin), 204);
+  });
+});
