@@ -4,6 +4,7 @@
  * other width), answers stay exact, and streams that do not exist cost nothing.
  */
 import { afterAll, describe, expect, it } from "vitest";
+import { command } from "../helpers/upstash-rest.ts";
 import { createTestApi } from "../helpers/worker.ts";
 
 const HOUR = 3_600_000;
@@ -63,5 +64,38 @@ describe("bounded caching", () => {
       expect((await api.get(`/v1/trending/ghost${i}/members/x?window=24h`)).body).toMatchObject({ count: 0, rank: null });
     }
     expect(await api.keys()).toEqual(before);
+  });
+});
+
+describe("bookkeeping once per bucket", () => {
+  const api = createTestApi({ label: "trend-bucket-once", start: T0 });
+  afterAll(() => api.cleanup());
+  const bucket = (hour: string) => `${api.prefix}:trending:b:h:${hour}`;
+  const ttl = (key: string) => command<number>(api.target, "TTL", key);
+
+  it("gives every bucket its expiry, even when a writer whose clock is ahead registered a later hour first", async () => {
+    // a writer at 12:57 sends an event 4 minutes ahead: hour 13 is registered before hour 12 has a bucket
+    api.setNow(Date.UTC(2026, 10, 22, 12, 57));
+    expect((await api.post("/v1/trending/b/events", { member: "x", at: Date.UTC(2026, 10, 22, 13, 1) })).status).toBe(200);
+    // a writer whose clock says 12:10 writes into hour 12: its bucket is new, so it gets its expiry
+    api.setNow(Date.UTC(2026, 10, 22, 12, 10));
+    const first = await api.cost(() => api.post("/v1/trending/b/events", { member: "y" }));
+    expect(first.commands).toBe(6); // EVALSHA, ZINCRBY, ZADD NX, EXPIRE, ZADD _seen, ZADD _dirty
+    expect(await ttl(bucket("2026112212"))).toBeGreaterThan(0);
+    expect(await ttl(bucket("2026112213"))).toBeGreaterThan(0);
+    // the next write into hour 12 touches neither the expiry nor a registry
+    await api.resetStats();
+    await api.post("/v1/trending/b/events", { member: "y" });
+    expect((await api.stats()).byCommand).toEqual({ evalsha: 1, zincrby: 1, zadd: 1 });
+    expect((await api.get("/v1/trending")).body.streams).toEqual(["b"]);
+    api.setNow(T0);
+  });
+
+  it("a stream deleted and written again is registered again", async () => {
+    expect((await api.del("/v1/trending/b", { key: "admin" })).status).toBe(204);
+    expect((await api.get("/v1/trending")).body.streams).toEqual([]);
+    await api.post("/v1/trending/b/events", { member: "z" });
+    expect((await api.get("/v1/trending")).body.streams).toEqual(["b"]);
+    expect(await ttl(bucket("2026112212"))).toBeGreaterThan(0);
   });
 });
