@@ -132,11 +132,14 @@ while true do
   local T = (uDone and 0 or uLast) + (cDone and 0 or cLast)
   local values = {}
   for i = 1, #order do values[i] = sums[order[i]] end
-  -- numbers only: Lua compares strings by the server's locale, not by bytes
-  table.sort(values, function(a, b) return a > b end)
-  if (uDone and cDone) or (values[n] and values[n] > T) then
+  -- numbers only (Lua compares strings by the server's locale, not by bytes), ascending
+  -- with the built-in comparison: a Lua comparator costs more than the rest of a round
+  table.sort(values)
+  local k = #values
+  local nth = values[k - n + 1]
+  if (uDone and cDone) or (nth and nth > T) then
     -- everything down to the (n+1)-th count, ties included; TypeScript orders ties by bytes
-    local floor = values[math.min(n + 1, #values)]
+    local floor = values[math.max(k - n, 1)]
     local items = {}
     if floor then
       for _, member in ipairs(order) do
