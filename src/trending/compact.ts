@@ -1,5 +1,5 @@
 import type { Ctx } from "../context.ts";
-import { runWrite } from "../redis/script.ts";
+import { asList, runRead, runWrite } from "../redis/script.ts";
 import { HOUR, hourIndex } from "../time.ts";
 import { registryKeys, streamKeys } from "./keys.ts";
 import { horizonOf, MAX_TOP_N, secondsUntil, STANDARD_WINDOWS } from "./options.ts";
@@ -14,8 +14,6 @@ export interface CompactOptions {
   batchSize?: number;
   /** Batches per run; the rest waits for the next run (`more: true`). @default 100 */
   maxBatches?: number;
-  /** Registry entries of expired streams removed per run. @default 1000 */
-  pruneLimit?: number;
 }
 
 export interface CompactResult {
@@ -30,7 +28,7 @@ export interface CompactResult {
   unionsBuilt: number;
   /** Streams another overlapping run had already done. */
   skipped: number;
-  /** Expired streams removed from the registry. */
+  /** Streams whose buckets had all expired, removed from the registry. */
   pruned: number;
   /** Round trips to Redis. */
   batches: number;
@@ -43,8 +41,11 @@ export interface CompactResult {
  * compaction (the `_dirty` queue, never a key scan): trims each such hour to its
  * top `keep` members, recording the highest count removed, and builds the 24 h
  * and 48 h unions for the current hour. Missed hours are caught up because the
- * queue remembers the earliest uncompacted hour. Idempotent and overlap-safe:
- * each stream is compacted inside one atomic script that re-checks the queue.
+ * queue remembers the earliest uncompacted hour. The same queue brings back a
+ * quiet stream when its last bucket has expired, to leave the registry.
+ * Idempotent and overlap-safe: each stream is compacted inside one atomic
+ * script that re-checks the queue. A run reads the queue (one command) and
+ * stops when it holds less than a batch: nothing to do costs one round trip.
  */
 export async function compactTrending(ctx: Ctx, options: CompactOptions = {}): Promise<CompactResult> {
   const retentionHours = options.retentionHours ?? 50;
@@ -64,36 +65,34 @@ export async function compactTrending(ctx: Ctx, options: CompactOptions = {}): P
       result.more = true;
       break;
     }
-    const { value: queue } = await runWrite<{ pruned: number; due: string[] | Record<string, never> }>(
-      ctx.redis,
-      dueScript,
-      [reg.names, reg.seen, reg.dirty],
-      [H, H - retentionHours, batchSize, batch === 0 ? (options.pruneLimit ?? 1000) : 0],
-    );
+    const flat = asList(await runRead<string[] | Record<string, never>>(ctx.redis, dueScript, [reg.dirty], [H, batchSize]));
     result.batches++;
-    result.pruned += queue.pruned;
-    const flat = Array.isArray(queue.due) ? queue.due : [];
     if (flat.length === 0) break;
-    const keys: string[] = [reg.dirty, reg.seen];
-    const args: (string | number)[] = [H, keep, horizon, unionTtl, (horizon + 2) * 3600, windows.length, ...windows];
+    const keys: string[] = [reg.dirty, reg.seen, reg.names];
+    const args: (string | number)[] = [H, keep, horizon, unionTtl, retentionHours, windows.length, ...windows];
     for (let i = 0; i + 1 < flat.length; i += 2) {
       const name = flat[i] ?? "";
       const since = Number(flat[i + 1]);
       const from = Math.min(Math.max(since, H - horizon), H - widest);
       const sk = streamKeys(ctx.prefix, name);
-      keys.push(sk.cuts, ...windows.map((w) => sk.union(w, H)));
+      keys.push(...windows.map((w) => sk.union(w, H)));
       for (let h = from; h < H; h++) keys.push(sk.bucket(h));
       args.push(name, from);
     }
     const { value: rows } = await runWrite<[string, string, number, number, number][]>(ctx.redis, compactScript, keys, args);
     result.batches++;
+    let requeued = false;
     for (const [, status, trimmed, removed, unions] of rows) {
       if (status === "compacted") result.streams++;
+      else if (status === "pruned") result.pruned++;
       else result.skipped++;
+      if (status === "requeued") requeued = true;
       result.hoursTrimmed += trimmed;
       result.membersRemoved += removed;
       result.unionsBuilt += unions;
     }
+    // less than a batch was due: the queue is drained (a requeued stream is taken at once)
+    if (flat.length / 2 < batchSize && !requeued) break;
   }
   return result;
 }

@@ -2,6 +2,18 @@ import { keyOf } from "../keys.ts";
 import { hourLabel } from "../time.ts";
 
 /**
+ * Windows with a cached union of their own: the ones compaction precomputes,
+ * as the post suggests. Every other width shares one slot per stream and hour
+ * (`u:x:<hour>`), so no choice of `window` can make a stream cache more than
+ * three unions an hour (see docs/trending.md, "Bounded caching").
+ */
+export const STANDARD_WINDOWS = [24, 48] as const;
+
+export function isStandardWindow(window: number): boolean {
+  return (STANDARD_WINDOWS as readonly number[]).includes(window);
+}
+
+/**
  * Redis keys of the trending area. Registry keys start with `_`, which no
  * stream name can (names start with a letter or digit), so they never collide.
  */
@@ -21,13 +33,20 @@ export function streamKeys(prefix: string, stream: string) {
   return {
     /** ZSET member → count of one UTC hour. */
     bucket: (hour: number) => base("h", hourLabel(hour)),
-    /** HASH hour index → sum of the highest counts removed by each trim of that hour. */
+    /**
+     * HASH of per-hour cuts, written by releases before the cut moved into each
+     * bucket's "\0err" member (see scripts.ts); only deleted now, with the stream.
+     */
     cuts: base("cuts"),
     /**
-     * ZSET: union of the `window` finished hours before `hour`, plus the sentinel
-     * member "\0err" scored -maxError (see UNION_LUA in scripts.ts).
+     * ZSET: union of the `window` finished hours before `hour`, whose "\0err"
+     * member holds -maxError (see UNION_LUA in scripts.ts). 24 h and 48 h have
+     * a key each; every other width shares the slot `u:x:<hour>`, which also
+     * holds "\0w" scored -width, the width it was built for.
      */
-    union: (window: number, hour: number) => base("u", window, hourLabel(hour)),
+    union: (window: number, hour: number) => base("u", isStandardWindow(window) ? window : "x", hourLabel(hour)),
+    /** Every union key of `hour`: the standard windows' and the shared slot. */
+    unionsOf: (hour: number) => [...STANDARD_WINDOWS.map((w) => base("u", w, hourLabel(hour))), base("u", "x", hourLabel(hour))],
     /** ZSET that lives only inside one script: union + current hour, for ranks (and the rare top-N fallback). */
     scratch: base("tmp"),
   };

@@ -7,8 +7,7 @@ export const MAX_WINDOW_HOURS = 168;
 export const MAX_TOP_N = 100;
 /** Events may be stamped at most this far in the future (clock skew). */
 export const MAX_FUTURE_MS = 5 * 60 * 1000;
-/** Windows whose unions compaction precomputes, as the post suggests. */
-export const STANDARD_WINDOWS = [24, 48] as const;
+export { STANDARD_WINDOWS } from "./keys.ts";
 
 /** Settings of the trending area, taken from the deployment config. */
 export interface TrendingSettings {

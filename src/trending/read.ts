@@ -3,8 +3,8 @@ import { ValidationError } from "../errors.ts";
 import { asList, runRead, runWrite } from "../redis/script.ts";
 import { HOUR, hourIndex } from "../time.ts";
 import { memberProblem } from "../validation.ts";
-import { registryKeys, streamKeys } from "./keys.ts";
-import { assertStream, assertWindow, horizonOf, MAX_TOP_N, MAX_WINDOW_HOURS, secondsUntil, type TrendingSettings } from "./options.ts";
+import { isStandardWindow, registryKeys, streamKeys } from "./keys.ts";
+import { assertStream, assertWindow, horizonOf, MAX_TOP_N, secondsUntil, type TrendingSettings } from "./options.ts";
 import { deleteScript, listScript, memberScript } from "./scripts.ts";
 import { TA_FIRST_DEPTH, TA_MAX_DEPTH, topScript } from "./top-script.ts";
 
@@ -74,8 +74,9 @@ function windowPlan(ctx: Ctx, stream: string, windowHours: number) {
   const hours = Array.from({ length: windowHours }, (_, i) => H - windowHours + i);
   return {
     window: { hours: windowHours, from: (H - windowHours) * HOUR, to: (H + 1) * HOUR },
-    keys: [keys.union(windowHours, H), keys.cuts, keys.bucket(H), keys.scratch, ...hours.map(keys.bucket)],
-    hours,
+    keys: [keys.union(windowHours, H), keys.bucket(H), keys.scratch, ...hours.map(keys.bucket)],
+    // the shared slot records the width it holds; a standard window's key says it already
+    width: isStandardWindow(windowHours) ? 0 : windowHours,
     // the union stands for hour H only; the next hour has a new one
     ttl: secondsUntil((H + 1) * HOUR, ctx.now),
   };
@@ -104,7 +105,7 @@ export async function topTrending(ctx: Ctx, stream: string, options: TopOptions)
     plan.ttl,
     firstDepth,
     maxDepth,
-    ...plan.hours,
+    plan.width,
   ]);
   const flat = asList(raw.items);
   const ranked: { member: string; count: number }[] = [];
@@ -164,7 +165,7 @@ export async function memberTrending(ctx: Ctx, stream: string, member: string, o
   const raw = await runRead<{ maxError: string; count: string; rank: number | false }>(ctx.redis, memberScript, plan.keys, [
     member,
     plan.ttl,
-    ...plan.hours,
+    plan.width,
   ]);
   const maxError = Number(raw.maxError);
   return {
@@ -188,8 +189,8 @@ export async function listStreams(ctx: Ctx): Promise<string[]> {
 
 /**
  * Deletes every key of a stream (all hours a bucket can still live in, the
- * unions of the current and next hour for every window, cuts) and its
- * registry entries: one script. Returns how many keys existed.
+ * unions of the current and next hour, the legacy cuts hash) and its registry
+ * entries: one script. Returns how many keys existed.
  */
 export async function deleteStream(ctx: Ctx, stream: string, options: TrendingSettings): Promise<number> {
   assertStream(stream);
@@ -199,9 +200,7 @@ export async function deleteStream(ctx: Ctx, stream: string, options: TrendingSe
   const oldest = H - horizonOf(options.retentionHours) - 1;
   const buckets = Array.from({ length: H + 2 - oldest }, (_, i) => keys.bucket(oldest + i));
   // unions live until the end of their hour; H + 1 covers a writer whose clock is a little ahead
-  const unions = [H, H + 1].flatMap((hour) =>
-    Array.from({ length: MAX_WINDOW_HOURS }, (_, i) => keys.union(i + 1, hour)),
-  );
+  const unions = [H, H + 1].flatMap((hour) => keys.unionsOf(hour));
   const { value } = await runWrite<number>(
     ctx.redis,
     deleteScript,

@@ -7,7 +7,7 @@ export const TA_MAX_DEPTH = 1024;
  * Depth of the first round, at least n + 1. A deeper first page costs the same
  * four commands and lowers the threshold, so fewer reads need a second round.
  */
-export const TA_FIRST_DEPTH = 32;
+export const TA_FIRST_DEPTH = 256;
 
 /**
  * Top N of (cached union U of the finished hours) + (current-hour bucket C)
@@ -24,10 +24,12 @@ export const TA_FIRST_DEPTH = 32;
  *
  * Warm, one round: ZREVRANGE C, ZMSCORE U (with the sentinel, which also says
  * whether U exists), ZREVRANGE U, ZMSCORE C: four commands whatever the sizes,
- * fewer when C is empty or exhausted.
+ * fewer when C is empty or exhausted. The first page is 256 deep: a deeper
+ * page costs no more commands, and a tie of up to ~250 members at the boundary
+ * (flat counts, a long tail of 1s) settles in that first round.
  *
- * KEYS: union, cuts, current bucket, scratch, window buckets 1..W.
- * ARGV: n, unionTtl, firstDepth, maxDepth, hour index × W.
+ * KEYS: union, current bucket, scratch, window buckets 1..W.
+ * ARGV: n, unionTtl, firstDepth, maxDepth, slot width (0 for a standard window).
  * Returns { maxError, items (flat member, count; every candidate down to the
  * (n+1)-th count, ties included), next (bound on any unreturned member's
  * count), built }.
@@ -40,10 +42,10 @@ local n        = tonumber(ARGV[1])
 local ttl      = ARGV[2]
 local depth    = math.max(n + 1, tonumber(ARGV[3]))
 local maxDepth = tonumber(ARGV[4])
-local uKey, cutsKey, cKey, tmpKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local buckets, hours = {}, {}
-for i = 5, #KEYS do buckets[#buckets + 1] = KEYS[i] end
-for i = 5, #ARGV do hours[#hours + 1] = ARGV[i] end
+local width    = tonumber(ARGV[5])
+local uKey, cKey, tmpKey = KEYS[1], KEYS[2], KEYS[3]
+local buckets = {}
+for i = 4, #KEYS do buckets[#buckets + 1] = KEYS[i] end
 
 local sums, order = {}, {}   -- candidate -> exact window count; candidates in order met
 local maxError, built = nil, false
@@ -64,25 +66,40 @@ while true do
   local fresh, counts = {}, {}
   if not cDone then
     local page = redis.call('ZREVRANGE', cKey, from, depth - 1, 'WITHSCORES')
+    local real = 0
     for i = 1, #page, 2 do
-      if not sums[page[i]] then
-        fresh[#fresh + 1] = page[i]
-        counts[#counts + 1] = tonumber(page[i + 1])
+      local count = tonumber(page[i + 1])
+      -- the bucket's sentinel (≤ 0) comes after every real member
+      if count > 0 then
+        real = real + 1
+        cLast = count
+        if not sums[page[i]] then
+          fresh[#fresh + 1] = page[i]
+          counts[#counts + 1] = count
+        end
       end
     end
-    if #page < 2 * (depth - from) then cDone = true end
-    if #page > 0 then cLast = tonumber(page[#page]) elseif from == 0 then cEmpty = true end
+    if real < depth - from then cDone = true end
+    if real == 0 and from == 0 then cEmpty = true end
   end
   if not maxError then
-    -- the sentinel rides along with the first lookup: nil means no union yet
-    local got = redis.call('ZMSCORE', uKey, SENTINEL, unpack(fresh))
-    if got[1] then
+    -- the markers ride along with the first lookup: no valid union yet when they are missing
+    -- (a call expands only its last unpack: one list of arguments)
+    local ask = markersOf(width)
+    local off = #ask
+    for i = 1, #fresh do ask[off + i] = fresh[i] end
+    local got = redis.call('ZMSCORE', uKey, unpack(ask))
+    if validUnion(got, width) then
+      maxError = errorOf(got[1])
+    elseif buildUnion(uKey, buckets, ttl, width) then
+      built = true
+      got, off = redis.call('ZMSCORE', uKey, SENTINEL, unpack(fresh)), 1
       maxError = errorOf(got[1])
     else
-      maxError, built = buildUnion(uKey, cutsKey, buckets, hours, ttl), true
-      if #fresh > 0 then got = redis.call('ZMSCORE', uKey, SENTINEL, unpack(fresh)) end
+      -- no event in the finished hours: no union, nothing stored, U counts 0 everywhere
+      built, uDone, maxError, got = true, true, '0', {}
     end
-    for i = 1, #fresh do add(fresh[i], counts[i] + countOf(got[i + 1])) end
+    for i = 1, #fresh do add(fresh[i], counts[i] + countOf(got[i + off])) end
   elseif #fresh > 0 then
     -- once U is exhausted every member it has is a candidate already: the rest count 0 there
     local got = uDone and {} or redis.call('ZMSCORE', uKey, unpack(fresh))
@@ -115,11 +132,14 @@ while true do
   local T = (uDone and 0 or uLast) + (cDone and 0 or cLast)
   local values = {}
   for i = 1, #order do values[i] = sums[order[i]] end
-  -- numbers only: Lua compares strings by the server's locale, not by bytes
-  table.sort(values, function(a, b) return a > b end)
-  if (uDone and cDone) or (values[n] and values[n] > T) then
+  -- numbers only (Lua compares strings by the server's locale, not by bytes), ascending
+  -- with the built-in comparison: a Lua comparator costs more than the rest of a round
+  table.sort(values)
+  local k = #values
+  local nth = values[k - n + 1]
+  if (uDone and cDone) or (nth and nth > T) then
     -- everything down to the (n+1)-th count, ties included; TypeScript orders ties by bytes
-    local floor = values[math.min(n + 1, #values)]
+    local floor = values[math.max(k - n, 1)]
     local items = {}
     if floor then
       for _, member in ipairs(order) do

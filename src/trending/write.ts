@@ -3,7 +3,7 @@ import { ValidationError, type FieldIssue } from "../errors.ts";
 import { runWrite, type Idempotency } from "../redis/script.ts";
 import { HOUR, hourIndex } from "../time.ts";
 import { MAX_BATCH, MAX_INCREMENT, memberProblem } from "../validation.ts";
-import { registryKeys, streamKeys } from "./keys.ts";
+import { isStandardWindow, registryKeys, STANDARD_WINDOWS, streamKeys } from "./keys.ts";
 import { assertStream, horizonOf, MAX_FUTURE_MS, secondsUntil, type TrendingSettings } from "./options.ts";
 import { recordScript } from "./scripts.ts";
 
@@ -60,29 +60,41 @@ export function checkEvents(ctx: Ctx, events: TrendingEvent[], options: RecordOp
  */
 export const HOUR_END_GUARD_MS = MAX_FUTURE_MS;
 
+/** True in the last 5 minutes of the hour by this clock (HOUR_END_GUARD_MS). */
+export function hourEnding(now: number): boolean {
+  return (hourIndex(now) + 1) * HOUR - now <= HOUR_END_GUARD_MS;
+}
+
 /**
  * The cached unions a write makes stale: those of the current hour whose window
  * holds hour `earliest` (a late event's hour, so windows of `H - earliest` hours
- * and wider), and near the end of the hour the same for the next hour, whose
+ * and wider: the standard ones among them, and the shared slot, whatever width
+ * it holds), and near the end of the hour the same for the next hour, whose
  * unions hold the current one. Deleting them is the whole invalidation: the next
  * read rebuilds. None when nothing is late and the hour is not ending.
  */
 export function staleUnions(keys: ReturnType<typeof streamKeys>, now: number, earliest: number, retentionHours: number): string[] {
   const H = hourIndex(now);
   const horizon = horizonOf(retentionHours);
-  const ending = (H + 1) * HOUR - now <= HOUR_END_GUARD_MS;
   const stale: string[] = [];
-  for (const hour of ending ? [H, H + 1] : [H]) {
-    for (let w = Math.max(1, hour - earliest); earliest < hour && w <= horizon; w++) stale.push(keys.union(w, hour));
+  for (const hour of hourEnding(now) ? [H, H + 1] : [H]) {
+    const narrowest = Math.max(1, hour - earliest);
+    if (earliest >= hour || narrowest > horizon) continue;
+    for (const w of STANDARD_WINDOWS) if (w >= narrowest && w <= horizon) stale.push(keys.union(w, hour));
+    // the slot serves every other width from narrowest to horizon
+    let other = false;
+    for (let w = narrowest; w <= horizon && !other; w++) other = !isStandardWindow(w);
+    if (other) stale.push(keys.union(1, hour));
   }
   return stale;
 }
 
 /**
  * Adds events to their UTC hour buckets, in one script: ZINCRBY per (hour,
- * member), EXPIRE per hour, registry and compaction queue updates, and one DEL
- * of the cached unions the write makes stale (see staleUnions).
- * Returns how many events were accepted.
+ * member) and one ZADD NX per hour; only a bucket's first write also sets its
+ * EXPIRE and the registry and compaction queue; a late write (or one in the
+ * hour's last 5 minutes) re-queues its hour; and one DEL of the cached unions
+ * the write makes stale (see staleUnions). Returns how many events were accepted.
  */
 export async function recordEvents(ctx: Ctx, stream: string, events: TrendingEvent[], options: RecordOptions): Promise<{ accepted: number; replayed: boolean }> {
   assertStream(stream);
@@ -105,7 +117,9 @@ export async function recordEvents(ctx: Ctx, stream: string, events: TrendingEve
     ctx.redis,
     recordScript,
     [reg.names, reg.seen, reg.dirty, ...hours.map(keys.bucket), ...stale],
-    [stream, hours.length, stale.length, ...bucketArgs, ...incrArgs],
+    // late for this clock, or ending: a compaction (whose clock may have passed the hour) may have
+    // finished the hour already, so the queue gets it back although the bucket is not new
+    [stream, hours.length, stale.length, (hours[0] ?? 0) < hourIndex(ctx.now) || hourEnding(ctx.now) ? 1 : 0, ...bucketArgs, ...incrArgs],
     options.idempotency,
   );
   return { accepted: events.length, replayed };

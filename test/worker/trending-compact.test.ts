@@ -102,7 +102,7 @@ describe("hourly compaction", () => {
     expect(results.compact).toMatchObject({ streams: 1, hoursTrimmed: 1, membersRemoved: 1 });
   });
 
-  it("costs one round trip when nothing is due and three for a batch of streams", async () => {
+  it("costs one round trip when nothing is due and two for a batch of streams", async () => {
     api.setNow(at(20, 10));
     await compact();
     const idle = await api.cost(() => compact());
@@ -111,8 +111,9 @@ describe("hourly compaction", () => {
     for (const name of ["s1", "s2", "s3"]) await api.post(`/v1/trending/${name}/events`, { member: "m" });
     api.setNow(at(21, 5));
     const busy = await api.cost(() => compact());
-    expect(busy.result.body.result).toMatchObject({ streams: 3, batches: 3 });
-    expect(busy.requests).toBe(3);
+    // the queue held less than a batch: no third read to find it empty
+    expect(busy.result.body.result).toMatchObject({ streams: 3, batches: 2 });
+    expect(busy.requests).toBe(2);
   });
 
   it("prunes streams whose buckets all expired from the registry", async () => {
@@ -135,8 +136,8 @@ describe("the per-run bound (TRENDING_COMPACT_BATCHES)", () => {
     const first = await api.post("/internal/jobs/compact", undefined, { key: "admin" });
     expect(first.body.result).toMatchObject({ streams: 20, more: true });
     const second = await api.post("/internal/jobs/compact", undefined, { key: "admin" });
-    // `more` says the run stopped at its bound; only a run that found the queue empty says false.
-    expect(second.body.result).toMatchObject({ streams: 5, more: true });
+    // `more` says the run stopped at its bound; a run whose queue held less than a batch drained it
+    expect(second.body.result).toMatchObject({ streams: 5, more: false });
     const third = await api.post("/internal/jobs/compact", undefined, { key: "admin" });
     expect(third.body.result).toMatchObject({ streams: 0, more: false });
     for (const i of [0, 24]) {

@@ -1,0 +1,64 @@
+/**
+ * Trending: what each call costs in Upstash commands, per state, measured and
+ * asserted by test/worker/costs-trending.test.ts. Before issue 14 (same states):
+ * ingest 6 / 105 / 1,005, late 7, `Idempotency-Key` 8, first read 10, tie at the
+ * boundary 12, never-written stream 8, delete 6, compaction per stream-hour
+ * 19.35 trimmed / 16.35 not, empty run 3.
+ */
+import type { CostArea, CostRow } from "./types.ts";
+
+const row = (call: string, state: string, commands: number, extra: Partial<CostRow> = {}): CostRow => ({ call, state, roundTrips: 1, commands, ...extra });
+
+export const area = {
+  title: "Trending",
+  order: 10,
+  rows: {
+    ingestRepeat: row("trending ingest, 1 event", "steady, repeat member", 3, { naive: 2, target: 3 }),
+    ingestNewMember: row("trending ingest, 1 event", "steady, new member", 3, { naive: 2, target: 3 }),
+    ingestNewHour: row("trending ingest, 1 event", "first event of the stream's hour", 6, {
+      naive: 2,
+      note: "A bucket's first write also sets its expiry and records its hour in the registry and the compaction queue (`EXPIRE`, `ZADD _seen`, `ZADD _dirty`): once per stream and hour, never again in that hour. A new stream is also listed in `_names` (+1).",
+    }),
+    ingestNewStream: row("trending ingest, 1 event", "first event of a new stream", 7, { naive: 2 }),
+    ingest100: row("trending ingest, 100 events", "steady, 100 new members", 102, { naive: 200, target: 102 }),
+    ingest1000: row("trending ingest, 1,000 events", "steady, 1,000 new members", 1002, { naive: 2000 }),
+    ingest1000Same: row("trending ingest, 1,000 events", "steady, all of one member", 3, {
+      naive: 2000,
+      note: "A batch is summed per (hour, member) before the script: 1,000 hits on one page are one `ZINCRBY`.",
+    }),
+    ingestIdempotent: row("trending ingest, 1 event, `Idempotency-Key`", "steady, first request", 5, { target: 5 }),
+    ingestReplay: row("trending ingest, 1 event, `Idempotency-Key`", "replay", 2),
+    ingestLate: row("trending ingest, 1 event", "late: `at` in a finished hour", 5, {
+      naive: 2,
+      note: "A late event re-queues its hour for compaction (`ZADD _dirty`) and deletes the cached unions that hold its hour (`DEL`), so the next read sees it. A write in the last 5 minutes of its hour does the same for the next hour's unions (a Worker whose clock has passed the hour may have built them).",
+    }),
+    ingestHourEnd: row("trending ingest, 1 event", "steady, last 5 minutes of the hour", 5, { naive: 2 }),
+    topWarm: row("trending top-10 / 24 h", "warm, long-tailed counts", 5, { naive: 5 }),
+    topTies: row("trending top-10 / 24 h", "warm, a 200-member tie at the boundary", 5, {
+      naive: 5,
+      target: 5,
+      note: "The threshold read's first page is 256 deep (32 before): a deeper page costs no more commands, and a tie of up to about 250 members at the top-N boundary settles in one round. A larger tie takes up to 4 commands per further round; past 1,024 members it merges (always exact).",
+    }),
+    topEmptyCurrent: row("trending top-10 / 24 h", "warm, current hour empty", 4, { naive: 5 }),
+    topFirstRead: row("trending top-10 / 24 h", "first read of the hour", 8, {
+      naive: 5,
+      note: "The first read of an hour (or after a late event) builds the window's union in the same script: `ZUNIONSTORE`, `EXPIRE`, one more `ZMSCORE`. Hourly compaction builds the 24 h and 48 h unions ahead of readers.",
+    }),
+    topOtherWindow: row("trending top-10 / 7 h", "warm", 5, { naive: 5 }),
+    topOtherWindowSwitch: row("trending top-10 / 5 h", "after a 7 h read (shared slot rebuilt)", 9, {
+      naive: 5,
+      note: "Widths other than 24 h and 48 h share one cached union per stream and hour (bounded memory, issue 12): reading another width rebuilds it, +1 command (`ZADD` of the width it holds) over a first read.",
+    }),
+    topNeverWritten: row("trending top-10 / 24 h", "stream never written", 4, { naive: 5 }),
+    memberWarm: row("trending member lookup / 24 h", "warm", 9),
+    list: row("trending list streams", "any", 2),
+    delete: row("trending delete stream", "any", 5),
+    compactIdle: row("trending compaction run", "nothing to do", 2, { target: 2 }),
+    compactTrimmed: row("trending compaction, per stream-hour", "run of 20 streams × 1 finished hour, each trimmed, 24 h + 48 h unions built", 11.25, {
+      roundTrips: 3,
+      target: 12,
+      note: "Per stream and hour: `ZSCORE` `_dirty` and `_seen` (the overlap-safe re-check), `ZRANGE` of the (keep+1)-th member, `ZREMRANGEBYRANK` and `ZINCRBY` of the hour's cut when it is trimmed, `EXISTS` of the two unions, `ZUNIONSTORE` + `EXPIRE` for each, `ZADD _dirty`. The run's round trips (queue, batch, and a second queue read because the batch was full) are shared by its 20 streams. The cut lives in the bucket itself, so no hash is read, cleaned or expired.",
+    }),
+    compactUntrimmed: row("trending compaction, per stream-hour", "run of 20 streams × 1 finished hour, nothing to trim, unions built", 9.25, { roundTrips: 3, target: 12 }),
+  },
+} satisfies CostArea;
