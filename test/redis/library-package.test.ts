@@ -12,6 +12,7 @@ import { join, resolve } from "node:path";
 import { Redis } from "@upstash/redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as source from "../../src/index.ts";
+import * as clientSource from "../../src/client.ts";
 import { deleteUnder, keysUnder, requireTarget, resetStats, statsOf, uniquePrefix } from "../helpers/upstash-rest.ts";
 
 const target = requireTarget(process.env.EDGESTATS_UPSTASH_URL, process.env.EDGESTATS_UPSTASH_TOKEN);
@@ -88,6 +89,15 @@ describe("the npm package", () => {
     expect(Object.keys(stats.jobs).sort()).toEqual(["compact", "sweepCounters", "trim"]);
     expect(stats.config).toMatchObject({ keyPrefix: "es", trendingRetentionHours: 50, trendingKeep: 2400, presenceTimeoutSeconds: 300 });
     expect(new pkg.ValidationError("x")).toBeInstanceOf(pkg.EdgestatsError);
+  });
+
+  it("edgestats/client is packed too: the same exports, only the errors module at runtime", async () => {
+    const manifest = JSON.parse(readFileSync(join(scratch, "node_modules/edgestats/package.json"), "utf8")) as { exports: Record<string, { default: string }> };
+    const packedClient = (await import(join(scratch, "node_modules/edgestats", manifest.exports["./client"]!.default))) as typeof clientSource;
+    expect(Object.keys(packedClient).sort()).toEqual(Object.keys(clientSource).sort());
+    expect(packedClient.OPERATIONS).toEqual(clientSource.OPERATIONS);
+    const text = readFileSync(join(scratch, "node_modules/edgestats/dist/client.js"), "utf8");
+    expect([...text.matchAll(/^import[^;]*? from "([^"]+)";/gm)].map((m) => m[1])).toEqual(["./errors.js"]);
   });
 
   it("bad settings are a ConfigError, a bad name a ValidationError before any Redis call", async () => {
