@@ -1,0 +1,278 @@
+/**
+ * `edgestats/client`: a typed client for the edgestats HTTP API. No Hono, no
+ * Redis; only `fetch`. Response types are the library's own result types (the
+ * routes return them as they are); `OPERATIONS` lists every endpoint, checked
+ * against `/openapi.json` by a test so the two cannot drift.
+ *
+ * ```ts
+ * import { createClient } from "edgestats/client";
+ * const api = createClient({ baseUrl: "https://stats.example.com", key: process.env.EDGESTATS_KEY! });
+ * await api.trending.record("searches", { member: "redis" });
+ * const { items } = await api.trending.top("searches", { n: 10 });
+ * ```
+ *
+ * Writes (POST, PUT) carry an `Idempotency-Key` (a fresh UUID per call unless
+ * you pass one) that is reused on every retry, so a retried write counts once.
+ * Retries: only on network errors, timeouts and 502/503/504, with exponential
+ * backoff and jitter; never on 4xx, never DELETE (it carries no key).
+ * @module
+ */
+import { EdgestatsError as LibraryError, type FieldIssue } from "./errors.ts";
+import type * as counters from "./counters/counters.ts";
+import type * as histograms from "./histograms/histograms.ts";
+import type * as lb from "./leaderboards/leaderboards.ts";
+import type * as presence from "./presence/presence.ts";
+import type { MemberResult, TopResult } from "./trending/read.ts";
+import type { Period } from "./time.ts";
+
+/** An error answer of the API (`{"error":{"code","message","details"?}}`), or a request that never got one (`status` 0). */
+export class EdgestatsError extends LibraryError {
+  /** HTTP status; 0 when no response arrived (network error or timeout after the last retry). */
+  readonly status: number;
+  /** Seconds the server asked to wait (429, 503), when it said. */
+  readonly retryAfterSeconds?: number;
+  constructor(status: number, code: string, message: string, details?: FieldIssue[], options?: { cause?: unknown; retryAfterSeconds?: number }) {
+    super(code, message, details);
+    this.status = status;
+    if (options?.cause !== undefined) this.cause = options.cause;
+    if (options?.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+}
+
+/** Every endpoint of the API: `name: [method, path]`. */
+export const OPERATIONS = {
+  health: ["GET", "/healthz"],
+  runJob: ["POST", "/internal/jobs/{job}"],
+  listStreams: ["GET", "/v1/trending"],
+  recordEvents: ["POST", "/v1/trending/{stream}/events"],
+  trendingTop: ["GET", "/v1/trending/{stream}/top"],
+  trendingMember: ["GET", "/v1/trending/{stream}/members/{member}"],
+  deleteStream: ["DELETE", "/v1/trending/{stream}"],
+  listCounters: ["GET", "/v1/counters"],
+  incr: ["POST", "/v1/counters/{counter}/incr"],
+  counterTop: ["GET", "/v1/counters/{counter}/top"],
+  counterBottom: ["GET", "/v1/counters/{counter}/bottom"],
+  counterMember: ["GET", "/v1/counters/{counter}/members/{member}"],
+  deleteCounterMember: ["DELETE", "/v1/counters/{counter}/members/{member}"],
+  counterRange: ["GET", "/v1/counters/{counter}/range"],
+  counterSorted: ["GET", "/v1/counters/{counter}/sorted"],
+  counterUnion: ["POST", "/v1/counters/{counter}/union"],
+  deleteCounter: ["DELETE", "/v1/counters/{counter}"],
+  listHistograms: ["GET", "/v1/histograms"],
+  putHistogram: ["PUT", "/v1/histograms/{histogram}"],
+  readHistogram: ["GET", "/v1/histograms/{histogram}"],
+  deleteHistogram: ["DELETE", "/v1/histograms/{histogram}"],
+  observe: ["POST", "/v1/histograms/{histogram}/observations"],
+  listRooms: ["GET", "/v1/presence"],
+  heartbeat: ["POST", "/v1/presence/{room}/heartbeats"],
+  leave: ["DELETE", "/v1/presence/{room}/members/{id}"],
+  roomStats: ["GET", "/v1/presence/{room}"],
+  deleteRoom: ["DELETE", "/v1/presence/{room}"],
+  roomMembers: ["GET", "/v1/presence/{room}/members"],
+  roomHistory: ["GET", "/v1/presence/{room}/history"],
+  listBoards: ["GET", "/v1/leaderboards"],
+  configureBoard: ["PUT", "/v1/leaderboards/{board}"],
+  boardPage: ["GET", "/v1/leaderboards/{board}"],
+  deleteBoard: ["DELETE", "/v1/leaderboards/{board}"],
+  boardCount: ["GET", "/v1/leaderboards/{board}/count"],
+  joinBoard: ["PUT", "/v1/leaderboards/{board}/players/{player}"],
+  getPlayer: ["GET", "/v1/leaderboards/{board}/players/{player}"],
+  removePlayer: ["DELETE", "/v1/leaderboards/{board}/players/{player}"],
+  changeScore: ["POST", "/v1/leaderboards/{board}/players/{player}/score"],
+  changeScores: ["POST", "/v1/leaderboards/{board}/scores"],
+  around: ["GET", "/v1/leaderboards/{board}/players/{player}/around"],
+} as const satisfies Record<string, readonly ["GET" | "POST" | "PUT" | "DELETE", string]>;
+
+export type Operation = keyof typeof OPERATIONS;
+
+export interface ClientOptions {
+  /** Where the service runs, e.g. `https://stats.example.com` (no trailing path). */
+  baseUrl: string;
+  /** An API key: ingest for writes, read for GETs, admin for everything. */
+  key: string;
+  /** @default globalThis.fetch */
+  fetch?: (input: Request) => Promise<Response>;
+  /** Retries after the first attempt (network errors, timeouts, 502/503/504 only). @default 3 */
+  retries?: number;
+  /** Delay before retry `attempt` (1-based), in ms. @default 100 × 2^(attempt-1), ±50 % jitter, at least the server's Retry-After */
+  backoffMs?: (attempt: number) => number;
+  /** Abort one attempt after this many ms (then retry). @default 10000 */
+  timeoutMs?: number;
+}
+
+export interface WriteOptions {
+  /** Sent as `Idempotency-Key`. @default crypto.randomUUID(), one per call, reused by its retries */
+  idempotencyKey?: string;
+}
+
+type Query = Record<string, string | number | undefined>;
+type At = number | string;
+
+export interface TrendingEventInput {
+  member: string;
+  /** @default 1 */
+  count?: number;
+  /** Epoch ms or ISO-8601. @default now */
+  at?: At;
+}
+export interface IncrInput {
+  member: string;
+  /** @default 1 */
+  by?: number;
+  period?: Period;
+  at?: At;
+  ttl?: number;
+}
+export type PeriodQuery = {
+  period?: Period;
+  from?: At;
+  to?: At;
+  aggregate?: "sum" | "min" | "max";
+};
+export type ScoreChangeInput = { by: number } | { set: number; mode?: "replace" | "best" };
+
+type R<F extends (...args: never[]) => unknown> = Awaited<ReturnType<F>>;
+type Unwrapped<F extends (...args: never[]) => Promise<{ value: unknown }>> = R<F>["value"];
+
+const RETRY_STATUSES = new Set([502, 503, 504]);
+
+export function createClient(options: ClientOptions) {
+  const base = options.baseUrl.replace(/\/+$/, "");
+  const doFetch = options.fetch ?? ((request: Request) => fetch(request));
+  const retries = options.retries ?? 3;
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const backoff = options.backoffMs ?? ((attempt: number) => 100 * 2 ** (attempt - 1) * (0.5 + Math.random()));
+
+  async function send<T>(op: Operation, params: Record<string, string>, query?: Query, body?: unknown, write?: WriteOptions): Promise<T> {
+    const [method, template] = OPERATIONS[op];
+    const path = template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? ""));
+    const search = new URLSearchParams();
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) search.set(k, String(v));
+    const qs = search.toString();
+    const url = `${base}${path}${qs ? `?${qs}` : ""}`;
+    const headers: Record<string, string> = { authorization: `Bearer ${options.key}`, accept: "application/json" };
+    if (body !== undefined) headers["content-type"] = "application/json";
+    // One key per call, the same on every retry: the service answers a repeat with the first response.
+    if (method === "POST" || method === "PUT") headers["idempotency-key"] = write?.idempotencyKey ?? crypto.randomUUID();
+    // DELETE carries no key, so a retry could delete what another client wrote in between.
+    const maxAttempts = method === "DELETE" ? 1 : retries + 1;
+    const text = body === undefined ? undefined : JSON.stringify(body);
+    for (let attempt = 1; ; attempt++) {
+      let response: Response;
+      try {
+        response = await doFetch(new Request(url, { method, headers, body: text ?? null, signal: AbortSignal.timeout(timeoutMs) }));
+      } catch (cause) {
+        if (attempt < maxAttempts) {
+          await sleep(backoff(attempt));
+          continue;
+        }
+        throw new EdgestatsError(0, "network_error", `${method} ${path} got no response: ${cause instanceof Error ? cause.message : String(cause)}`, undefined, { cause });
+      }
+      if (response.ok) {
+        if (response.status === 204) return undefined as T;
+        return (await response.json()) as T;
+      }
+      const error = await errorOf(response, method, path);
+      if (!RETRY_STATUSES.has(response.status) || attempt >= maxAttempts) throw error;
+      await sleep(Math.max(backoff(attempt), (error.retryAfterSeconds ?? 0) * 1000));
+    }
+  }
+
+  return {
+    /** `{ ok, redis: { ok, latencyMs } }`; a 503 (Redis unreachable) is thrown. */
+    health: () => send<{ ok: boolean; redis?: { ok: boolean; latencyMs: number } }>("health", {}),
+    jobs: {
+      /** Runs a periodic job now (admin key). */
+      run: (job: "compact" | "trim" | "sweep-counters") =>
+        send<{ job: string; startedAt: number; result: Record<string, unknown> }>("runJob", { job }, undefined, {}),
+    },
+    trending: {
+      list: () => send<{ streams: string[] }>("listStreams", {}),
+      record: (stream: string, events: TrendingEventInput | TrendingEventInput[], write?: WriteOptions) =>
+        send<{ accepted: number }>("recordEvents", ({ stream }), undefined, Array.isArray(events) ? { events } : events, write),
+      top: (stream: string, query: { n?: number; window?: string } = {}) => send<TopResult>("trendingTop", ({ stream }), query),
+      member: (stream: string, member: string, query: { window?: string } = {}) => send<MemberResult>("trendingMember", ({ stream, member }), query),
+      delete: (stream: string) => send<void>("deleteStream", ({ stream })),
+    },
+    counters: {
+      list: () => send<{ counters: string[] }>("listCounters", {}),
+      incr: (counter: string, items: IncrInput | IncrInput[], write?: WriteOptions) =>
+        send<Unwrapped<typeof counters.increment>>("incr", ({ counter }), undefined, Array.isArray(items) ? { items } : items, write),
+      top: (counter: string, query: PeriodQuery & { n?: number } = {}) => send<R<typeof counters.ranked>>("counterTop", ({ counter }), query),
+      bottom: (counter: string, query: PeriodQuery & { n?: number } = {}) => send<R<typeof counters.ranked>>("counterBottom", ({ counter }), query),
+      member: (counter: string, member: string, query: PeriodQuery = {}) => send<R<typeof counters.memberOf>>("counterMember", ({ counter, member }), query),
+      removeMember: (counter: string, member: string, query: Omit<PeriodQuery, "aggregate"> = {}) =>
+        send<void>("deleteCounterMember", ({ counter, member }), query),
+      range: (counter: string, query: PeriodQuery & { min?: string; max?: string; limit?: number; order?: "asc" | "desc" } = {}) =>
+        send<R<typeof counters.scoreRange>>("counterRange", ({ counter }), query),
+      sorted: (counter: string, query: PeriodQuery & { by?: "member" | "score"; order?: "asc" | "desc" } = {}) =>
+        send<R<typeof counters.sorted>>("counterSorted", ({ counter }), query),
+      union: (counter: string, body: counters.UnionOptions, write?: WriteOptions) =>
+        send<Unwrapped<typeof counters.storeUnion>>("counterUnion", ({ counter }), undefined, body, write),
+      delete: (counter: string) => send<void>("deleteCounter", ({ counter })),
+    },
+    histograms: {
+      list: () => send<R<typeof histograms.listHistograms>>("listHistograms", {}),
+      configure: (histogram: string, settings: histograms.HistogramSettings, write?: WriteOptions) =>
+        send<histograms.HistogramInfo & { created: boolean }>("putHistogram", ({ histogram }), undefined, settings, write),
+      observe: (histogram: string, values: number | { value: number; at?: At } | (number | { value: number; at?: At })[], write?: WriteOptions) =>
+        send<{ accepted: number }>(
+          "observe",
+          ({ histogram }),
+          undefined,
+          Array.isArray(values) ? { values } : typeof values === "number" ? { value: values } : values,
+          write,
+        ),
+      read: (histogram: string, query: { from?: string; to?: string; top?: number } = {}) =>
+        send<histograms.HistogramSummary>("readHistogram", ({ histogram }), query),
+      delete: (histogram: string) => send<void>("deleteHistogram", ({ histogram })),
+    },
+    presence: {
+      list: () => send<R<typeof presence.listRooms>>("listRooms", {}),
+      heartbeat: (room: string, ids: string | string[], write?: WriteOptions) =>
+        send<presence.HeartbeatResult>("heartbeat", ({ room }), undefined, Array.isArray(ids) ? { ids } : { id: ids }, write),
+      leave: (room: string, id: string) => send<void>("leave", ({ room, id })),
+      room: (room: string) => send<presence.RoomStats>("roomStats", ({ room })),
+      members: (room: string, query: { limit?: number; cursor?: string } = {}) => send<presence.MemberPage>("roomMembers", ({ room }), query),
+      history: (room: string, query: { hours?: number } = {}) => send<R<typeof presence.history>>("roomHistory", ({ room }), query),
+      delete: (room: string) => send<void>("deleteRoom", ({ room })),
+    },
+    leaderboards: {
+      list: () => send<{ boards: string[] }>("listBoards", {}),
+      configure: (board: string, body: { ties?: lb.TiePolicy } = {}, write?: WriteOptions) =>
+        send<Omit<lb.BoardSettings, "created"> & { created: boolean }>("configureBoard", ({ board }), undefined, body, write),
+      page: (board: string, query: { page?: number; limit?: number } = {}) => send<R<typeof lb.pageOfBoard>>("boardPage", ({ board }), query),
+      count: (board: string) => send<R<typeof lb.boardInfo>>("boardCount", ({ board })),
+      join: (board: string, player: string, body: lb.JoinInput, write?: WriteOptions) =>
+        send<lb.PlayerView & { created: boolean }>("joinBoard", ({ board, player }), undefined, body, write),
+      player: (board: string, player: string) => send<lb.PlayerView>("getPlayer", ({ board, player })),
+      around: (board: string, player: string, query: { k?: number } = {}) => send<R<typeof lb.aroundPlayer>>("around", ({ board, player }), query),
+      /** `{ by }` adds (may be negative); `{ set, mode }` replaces, or keeps the best with `mode: "best"`. */
+      score: (board: string, player: string, change: ScoreChangeInput, write?: WriteOptions) =>
+        send<{ score: number; rank: number }>("changeScore", ({ board, player }), undefined, change, write),
+      scores: (board: string, changes: (ScoreChangeInput & { player: string })[], write?: WriteOptions) =>
+        send<{ results: lb.ScoreResult[] }>("changeScores", ({ board }), undefined, { items: changes }, write),
+      removePlayer: (board: string, player: string) => send<void>("removePlayer", ({ board, player })),
+      delete: (board: string) => send<void>("deleteBoard", ({ board })),
+    },
+  };
+}
+
+export type EdgestatsClient = ReturnType<typeof createClient>;
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function errorOf(response: Response, method: string, path: string): Promise<EdgestatsError> {
+  const retryAfter = Number(response.headers.get("retry-after"));
+  const extra = Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterSeconds: retryAfter } : {};
+  const text = await response.text().catch(() => "");
+  try {
+    const { error } = JSON.parse(text) as { error?: { code?: string; message?: string; details?: FieldIssue[] } };
+    if (error?.code) return new EdgestatsError(response.status, error.code, error.message ?? error.code, error.details, extra);
+  } catch {
+    // not the envelope: a proxy's page, say
+  }
+  return new EdgestatsError(response.status, `http_${response.status}`, `${method} ${path} answered ${response.status}: ${text.slice(0, 200)}`, undefined, extra);
+}

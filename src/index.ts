@@ -1,0 +1,57 @@
+/**
+ * edgestats as a library: trending, counters, histograms, presence and
+ * leaderboards over Upstash Redis, one Lua script (one round trip) per call.
+ *
+ * ```ts
+ * import { Redis } from "@upstash/redis";
+ * import { Edgestats } from "edgestats";
+ *
+ * const stats = new Edgestats({ redis: Redis.fromEnv(), prefix: "es" });
+ * await stats.trending("searches").record("redis");
+ * const { items } = await stats.trending("searches").top({ n: 10 });
+ * ```
+ *
+ * Same scripts, key schema and guarantees as the edgestats service; no Hono,
+ * no Workers globals (runs on Node ≥ 20, Workers, Deno, Bun, Vercel).
+ * @module
+ */
+export { Edgestats, type EdgestatsOptions, type EdgestatsRedis, type JobResult } from "./library/edgestats.ts";
+export {
+  CounterHandle,
+  HistogramHandle,
+  LeaderboardHandle,
+  PresenceHandle,
+  TrendingHandle,
+  type CounterItem,
+  type CounterReadOptions,
+  type TrendingTopOptions,
+  type WindowOptions,
+  type WriteOptions,
+  type Written,
+} from "./library/handles.ts";
+export {
+  ConfigError,
+  ConflictError,
+  EdgestatsError,
+  ForbiddenError,
+  NotFoundError,
+  PayloadTooLargeError,
+  RateLimitedError,
+  StorageUnavailableError,
+  UnauthorizedError,
+  UnsupportedMediaTypeError,
+  ValidationError,
+  type FieldIssue,
+} from "./errors.ts";
+export { createRedis, type RedisOptions } from "./redis/client.ts";
+export type { Config } from "./config.ts";
+export type { Period } from "./time.ts";
+export type { TrendingEvent } from "./trending/write.ts";
+export type { TopResult, TopItem, MemberResult, WindowInfo } from "./trending/read.ts";
+export type { CompactResult } from "./trending/compact.ts";
+export type { IncrItem, ScoreRangeOptions, SortedOptions, UnionOptions, UnionSource, RangeInfo } from "./counters/counters.ts";
+export type { Aggregate } from "./counters/keys.ts";
+export type { HistogramSettings, HistogramInfo, HistogramSummary, Observation, ReadOptions as HistogramReadOptions } from "./histograms/histograms.ts";
+export type { Bucket } from "./histograms/buckets.ts";
+export type { HeartbeatResult, RoomStats, MemberPage } from "./presence/presence.ts";
+export type { BoardSettings, JoinInput, PageOptions, PlayerView, Row, ScoreResult, ScoreChange, SetMode, TiePolicy } from "./leaderboards/leaderboards.ts";

@@ -1,0 +1,145 @@
+/**
+ * The embeddable library: `new Edgestats({ redis, prefix })` and one handle per
+ * feature. Every method builds a `Ctx` (the client, the prefix, the clock's
+ * time) and calls the same functions the Worker's routes call, so the scripts,
+ * the key schema and the guarantees are the service's: a library user can point
+ * the service at the same database later, and the other way round.
+ */
+import { readConfig, type Config } from "../config.ts";
+import type { Ctx } from "../context.ts";
+import { sweepCountersJob } from "../counters/jobs.ts";
+import { trimPresenceJob } from "../presence/jobs.ts";
+import type { RedisClient } from "../redis/client.ts";
+import { compactTrendingJob } from "../trending/jobs.ts";
+import { CounterHandle, HistogramHandle, LeaderboardHandle, PresenceHandle, TrendingHandle, type Runtime } from "./handles.ts";
+
+/**
+ * What the library needs of a Redis client: `evalsha` and `eval` (every call is
+ * one Lua script). An `@upstash/redis` `Redis` fits, e.g. `Redis.fromEnv()`.
+ */
+export interface EdgestatsRedis {
+  evalsha(sha: string, keys: string[], args: string[]): Promise<unknown>;
+  eval(script: string, keys: string[], args: string[]): Promise<unknown>;
+  ping?(): Promise<unknown>;
+}
+
+export interface EdgestatsOptions {
+  /**
+   * The Redis client, e.g. `Redis.fromEnv()` from `@upstash/redis`, or
+   * `createRedis({ url, token })` from this package (no automatic retries, a
+   * timeout). Note: `@upstash/redis` retries a failed request up to 5 times by
+   * default, so a write whose response was lost may be applied twice; pass an
+   * `idempotencyKey` to writes you need exactly once, or use `createRedis`.
+   */
+  redis: EdgestatsRedis;
+  /**
+   * Prefix of every key (1-32 of `A-Z a-z 0-9 _ . -`); the service's `KEY_PREFIX`.
+   * Use the service's value to share its data.
+   * @default "es"
+   */
+  prefix?: string;
+  /**
+   * The current time in epoch ms, read once per call (tests pass a fake clock).
+   * @default Date.now
+   */
+  clock?: () => number;
+  /** Trending settings; the service reads them from `TRENDING_*` vars. */
+  trending?: {
+    /** Hours an hourly bucket lives after its hour (the widest window). @default 50 */
+    retentionHours?: number;
+    /** Members kept per finished hour by compaction; 0 disables trimming. @default 2400 */
+    keep?: number;
+    /** Scripts one compaction run may send before it stops with `more: true`. @default 100 */
+    compactBatches?: number;
+  };
+  /** Presence settings. */
+  presence?: {
+    /** Seconds without a heartbeat after which an id is offline. @default 300 */
+    timeoutSeconds?: number;
+  };
+}
+
+/** Scripts return JSON text; a client with automatic deserialization (the default) hands back the parsed value. */
+function asText(value: unknown): string {
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+function adapt(redis: EdgestatsRedis): RedisClient {
+  const client = {
+    evalsha: async (sha: string, keys: string[], args: string[]) => asText(await redis.evalsha(sha, keys, args)),
+    eval: async (script: string, keys: string[], args: string[]) => asText(await redis.eval(script, keys, args)),
+    ping: async () => String(await (redis.ping ? redis.ping() : "PONG")),
+  };
+  return client as unknown as RedisClient;
+}
+
+/** The service's settings from the library's options, validated by the same rules (a bad value is a ConfigError). */
+function configOf(options: EdgestatsOptions): Config {
+  const env: Record<string, unknown> = {
+    KEY_PREFIX: options.prefix,
+    TRENDING_RETENTION_HOURS: options.trending?.retentionHours,
+    TRENDING_KEEP: options.trending?.keep,
+    TRENDING_COMPACT_BATCHES: options.trending?.compactBatches,
+    PRESENCE_TIMEOUT_SECONDS: options.presence?.timeoutSeconds,
+  };
+  return readConfig(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)));
+}
+
+/** A job's summary: what it did, e.g. `{ streams, hoursTrimmed, more }` for compaction. */
+export type JobResult = Record<string, number | string | boolean | null>;
+
+export class Edgestats {
+  /** The effective settings (defaults filled in). */
+  readonly config: Readonly<Config>;
+  readonly #runtime: Runtime;
+
+  constructor(options: EdgestatsOptions) {
+    if (!options || typeof options.redis?.evalsha !== "function" || typeof options.redis.eval !== "function") {
+      throw new TypeError("new Edgestats({ redis }) needs a Redis client with evalsha and eval, e.g. Redis.fromEnv() from @upstash/redis.");
+    }
+    const config = configOf(options);
+    const redis = adapt(options.redis);
+    const clock = options.clock ?? Date.now;
+    this.config = Object.freeze(config);
+    this.#runtime = { config, ctx: (): Ctx => ({ redis, prefix: config.keyPrefix, now: clock() }) };
+  }
+
+  /** Top N over a sliding window of hourly buckets. */
+  trending(stream: string): TrendingHandle {
+    return new TrendingHandle(this.#runtime, stream);
+  }
+
+  /** A named sorted-set counter, optionally bucketed by calendar period. */
+  counter(name: string): CounterHandle {
+    return new CounterHandle(this.#runtime, name);
+  }
+
+  /** A distribution of numeric observations with fixed-width buckets, per UTC day. */
+  histogram(name: string): HistogramHandle {
+    return new HistogramHandle(this.#runtime, name);
+  }
+
+  /** Who is online in a room now, with today's peak, active and new counts. */
+  presence(room: string): PresenceHandle {
+    return new PresenceHandle(this.#runtime, room);
+  }
+
+  /** A ranking with player profiles, pages, around-me and fair ties. */
+  leaderboard(board: string): LeaderboardHandle {
+    return new LeaderboardHandle(this.#runtime, board);
+  }
+
+  /**
+   * The periodic jobs the service runs from cron or QStash; call them on the
+   * same schedules (compact and sweepCounters hourly at minute 5, trim every
+   * minute). Each is bounded, idempotent and safe to overlap with itself.
+   */
+  readonly jobs = {
+    /** Hourly: trims finished trending hours to `keep` members and precomputes the 24 h / 48 h unions. */
+    compact: (): Promise<JobResult> => compactTrendingJob(this.#runtime.ctx(), this.#runtime.config),
+    /** Every minute: removes idle presence ids and samples each room's online count. */
+    trim: (): Promise<JobResult> => trimPresenceJob(this.#runtime.ctx(), this.#runtime.config),
+    /** Hourly: frees the bucket keys of deleted counters. */
+    sweepCounters: (): Promise<JobResult> => sweepCountersJob(this.#runtime.ctx(), this.#runtime.config),
+  };
+}

@@ -1,0 +1,345 @@
+/**
+ * One handle per feature, bound to a name. Thin: each method validates its
+ * arguments' shape, then calls the feature's library function, which
+ * validates everything before its one script runs.
+ */
+import type { Config } from "../config.ts";
+import type { Ctx } from "../context.ts";
+import * as counters from "../counters/counters.ts";
+import { ValidationError } from "../errors.ts";
+import * as histograms from "../histograms/histograms.ts";
+import { keyOf } from "../keys.ts";
+import * as lb from "../leaderboards/leaderboards.ts";
+import * as presence from "../presence/presence.ts";
+import type { Idempotency } from "../redis/script.ts";
+import { parseWindow } from "../time.ts";
+import { memberTrending, topTrending } from "../trending/read.ts";
+import { deleteStream } from "../trending/read.ts";
+import { recordEvents, type TrendingEvent } from "../trending/write.ts";
+
+/** @internal What every handle shares: the settings and a fresh `Ctx` per call. */
+export interface Runtime {
+  config: Config;
+  ctx(): Ctx;
+}
+
+export interface WriteOptions {
+  /**
+   * Makes the write exactly-once: a repeat with the same key (on the same
+   * handle and operation) within 24 h returns the first result and writes
+   * nothing; the same key with other arguments is a ConflictError. Costs one
+   * GET and one SET inside the same script.
+   * @default undefined (no record kept)
+   */
+  idempotencyKey?: string;
+}
+
+/** A write's result, and whether it is the stored result of an earlier call with the same idempotency key. */
+export type Written<T> = T & { replayed: boolean };
+
+async function sha256(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** The idempotency record of a library write: its own scope (`lib <operation> <name>`), never a service request's. */
+async function idempotencyOf(ctx: Ctx, scope: string, options: WriteOptions | undefined, args: unknown): Promise<Idempotency | undefined> {
+  const key = options?.idempotencyKey;
+  if (key === undefined) return undefined;
+  if (!/^[\x21-\x7e]{1,255}$/.test(key)) {
+    throw new ValidationError("idempotencyKey must be 1-255 visible ASCII characters.", [{ path: "idempotencyKey", message: "1-255 visible ASCII characters" }]);
+  }
+  return { key: keyOf(ctx.prefix, "idem", await sha256(`lib ${scope}\n${key}`)), fingerprint: await sha256(JSON.stringify(args)) };
+}
+
+function windowHours(window: string | number | undefined): number | undefined {
+  if (window === undefined || typeof window === "number") return window;
+  const hours = parseWindow(window);
+  if (hours === null) throw new ValidationError("window must be 1h..168h or 1d..7d.", [{ path: "window", message: "must be 1h..168h or 1d..7d" }]);
+  return hours;
+}
+
+const list = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
+
+export interface WindowOptions {
+  /** `24h`, `2d`, or whole hours; at most the retention (50 h by default). @default "24h" */
+  window?: string | number;
+}
+
+export interface TrendingTopOptions extends WindowOptions {
+  /** Items to return, 1..100. @default 10 */
+  n?: number;
+}
+
+export class TrendingHandle {
+  readonly #rt: Runtime;
+  readonly stream: string;
+  constructor(runtime: Runtime, stream: string) {
+    this.#rt = runtime;
+    this.stream = stream;
+  }
+
+  /** Counts events (a member, one event, or up to 1,000): one script, all or nothing. */
+  async record(events: string | TrendingEvent | TrendingEvent[], options?: WriteOptions): Promise<Written<{ accepted: number }>> {
+    const ctx = this.#rt.ctx();
+    const batch = typeof events === "string" ? [{ member: events }] : list(events);
+    const idempotency = await idempotencyOf(ctx, `trending.record ${this.stream}`, options, batch);
+    const settings = { retentionHours: this.#rt.config.trendingRetentionHours };
+    return recordEvents(ctx, this.stream, batch, idempotency ? { ...settings, idempotency } : settings);
+  }
+
+  /** The top N over the window's finished hours plus the current hour, with `exact` / `maxError`. */
+  top(options: TrendingTopOptions = {}) {
+    const hours = windowHours(options.window);
+    return topTrending(this.#rt.ctx(), this.stream, {
+      retentionHours: this.#rt.config.trendingRetentionHours,
+      ...(options.n === undefined ? {} : { n: options.n }),
+      ...(hours === undefined ? {} : { windowHours: hours }),
+    });
+  }
+
+  /** One member's count and rank over the window. */
+  member(member: string, options: WindowOptions = {}) {
+    const hours = windowHours(options.window);
+    return memberTrending(this.#rt.ctx(), this.stream, member, {
+      retentionHours: this.#rt.config.trendingRetentionHours,
+      ...(hours === undefined ? {} : { windowHours: hours }),
+    });
+  }
+
+  /** Deletes every key of the stream; returns how many existed. */
+  delete(): Promise<number> {
+    return deleteStream(this.#rt.ctx(), this.stream, { retentionHours: this.#rt.config.trendingRetentionHours });
+  }
+}
+
+export type CounterItem = counters.IncrItem;
+export type CounterReadOptions = counters.ReadOptions;
+
+export class CounterHandle {
+  readonly #rt: Runtime;
+  readonly name: string;
+  constructor(runtime: Runtime, name: string) {
+    this.#rt = runtime;
+    this.name = name;
+  }
+
+  /**
+   * Adds to members: `incr("home")`, `incr("home", 3)`, `incr({ member, by, period, at, ttl })`
+   * or a list of up to 1,000 items, all in one script. Returns each new score.
+   */
+  async incr(items: string | CounterItem | CounterItem[], by?: number, options?: WriteOptions) {
+    const ctx = this.#rt.ctx();
+    const batch = typeof items === "string" ? [by === undefined ? { member: items } : { member: items, by }] : list(items);
+    const idempotency = await idempotencyOf(ctx, `counter.incr ${this.name}`, options, batch);
+    const { value, replayed } = await counters.increment(ctx, this.name, batch, idempotency);
+    return { ...value, replayed };
+  }
+
+  /** The `n` highest members, rank 1 first (of a period range with `period`, `from`, `to`). */
+  top(options: CounterReadOptions & { n?: number } = {}) {
+    const { n = 10, ...rest } = options;
+    return counters.ranked(this.#rt.ctx(), this.name, "top", n, rest);
+  }
+
+  /** The `n` lowest members, rank 1 first. */
+  bottom(options: CounterReadOptions & { n?: number } = {}) {
+    const { n = 10, ...rest } = options;
+    return counters.ranked(this.#rt.ctx(), this.name, "bottom", n, rest);
+  }
+
+  /** One member's score and ranks; NotFoundError when absent. */
+  member(member: string, options: CounterReadOptions = {}) {
+    return counters.memberOf(this.#rt.ctx(), this.name, member, options);
+  }
+
+  /** Members with scores within `min`..`max` (`(5` exclusive, `-inf`, `+inf`). */
+  range(options: counters.ScoreRangeOptions = {}) {
+    return counters.scoreRange(this.#rt.ctx(), this.name, options);
+  }
+
+  /** Every member (at most 10,000) ordered by its own value or by score. */
+  sorted(options: counters.SortedOptions = {}) {
+    return counters.sorted(this.#rt.ctx(), this.name, options);
+  }
+
+  /** Stores the union of other counters (or their period buckets) under this name. */
+  async union(options: counters.UnionOptions, write?: WriteOptions) {
+    const ctx = this.#rt.ctx();
+    const idempotency = await idempotencyOf(ctx, `counter.union ${this.name}`, write, options);
+    const { value, replayed } = await counters.storeUnion(ctx, this.name, options, idempotency);
+    return { ...value, replayed };
+  }
+
+  /** Removes one member (with `period`, from each bucket in range); returns how many keys held it. */
+  async remove(member: string, options: counters.ReadOptions = {}): Promise<number> {
+    const { value } = await counters.deleteMember(this.#rt.ctx(), this.name, member, options);
+    return value;
+  }
+
+  /** Deletes the counter and all its buckets; true when it existed. */
+  delete(): Promise<boolean> {
+    return counters.deleteCounter(this.#rt.ctx(), this.name);
+  }
+}
+
+export class HistogramHandle {
+  readonly #rt: Runtime;
+  readonly name: string;
+  constructor(runtime: Runtime, name: string) {
+    this.#rt = runtime;
+    this.name = name;
+  }
+
+  /** Creates the histogram or changes its unit / retention (its bucket width is fixed once it holds data). */
+  async configure(settings: histograms.HistogramSettings, options?: WriteOptions) {
+    const ctx = this.#rt.ctx();
+    const idempotency = await idempotencyOf(ctx, `histogram.configure ${this.name}`, options, settings);
+    const { value, replayed } = await histograms.putHistogram(ctx, this.name, settings, idempotency);
+    return { ...value, replayed };
+  }
+
+  /** Records values (a number, an `{ value, at }`, or a list of up to 1,000) atomically. */
+  async observe(values: number | histograms.Observation | (number | histograms.Observation)[], options?: WriteOptions): Promise<Written<{ accepted: number }>> {
+    const ctx = this.#rt.ctx();
+    const batch = list(values).map((v) => (typeof v === "number" ? { value: v } : v));
+    const idempotency = await idempotencyOf(ctx, `histogram.observe ${this.name}`, options, batch);
+    const { value, replayed } = await histograms.observe(ctx, this.name, batch, idempotency);
+    return { ...value, replayed };
+  }
+
+  /** Count, exact min / max / mean, p50 / p90 / p99 and buckets over UTC days `from`..`to`. */
+  read(options: histograms.ReadOptions = {}): Promise<histograms.HistogramSummary> {
+    return histograms.readHistogram(this.#rt.ctx(), this.name, options);
+  }
+
+  /** Deletes settings and every stored day. */
+  delete(): Promise<{ deleted: boolean }> {
+    return histograms.deleteHistogram(this.#rt.ctx(), this.name);
+  }
+}
+
+export class PresenceHandle {
+  readonly #rt: Runtime;
+  readonly room: string;
+  constructor(runtime: Runtime, room: string) {
+    this.#rt = runtime;
+    this.room = room;
+  }
+
+  get #timeout() {
+    return { timeoutSeconds: this.#rt.config.presenceTimeoutSeconds };
+  }
+
+  /** Marks ids (one or up to 1,000) online now; returns the room's online count. */
+  async heartbeat(ids: string | string[], options?: WriteOptions): Promise<Written<presence.HeartbeatResult>> {
+    const ctx = this.#rt.ctx();
+    const batch = list(ids);
+    const idempotency = await idempotencyOf(ctx, `presence.heartbeat ${this.room}`, options, batch);
+    const { value, replayed } = await presence.heartbeat(ctx, this.room, batch, idempotency ? { ...this.#timeout, idempotency } : this.#timeout);
+    return { ...value, replayed };
+  }
+
+  /** Takes an id offline at once; true when it was online. */
+  leave(id: string): Promise<boolean> {
+    return presence.leave(this.#rt.ctx(), this.room, id);
+  }
+
+  /** Ids online now (exact at this moment). */
+  async count(): Promise<number> {
+    return (await this.stats()).online;
+  }
+
+  /** Online now, with today's peak, active and new ids. */
+  stats(): Promise<presence.RoomStats> {
+    return presence.roomStats(this.#rt.ctx(), this.room, this.#timeout);
+  }
+
+  /** A page of online ids, least recently seen first; pass `nextCursor` back as `cursor`. */
+  members(options: { limit?: number; cursor?: string } = {}): Promise<presence.MemberPage> {
+    return presence.listMembers(this.#rt.ctx(), this.room, { ...this.#timeout, ...options });
+  }
+
+  /** Per-minute online samples over the last `hours` (1..24), taken by the trim job. */
+  history(options: { hours?: number } = {}) {
+    return presence.history(this.#rt.ctx(), this.room, options.hours);
+  }
+
+  /** Deletes every key of the room. */
+  delete(): Promise<boolean> {
+    return presence.deleteRoom(this.#rt.ctx(), this.room);
+  }
+}
+
+export class LeaderboardHandle {
+  readonly #rt: Runtime;
+  readonly board: string;
+  constructor(runtime: Runtime, board: string) {
+    this.#rt = runtime;
+    this.board = board;
+  }
+
+  /** Creates the board or sets its tie policy (`joined`: earlier joiner first; `reached`: whoever reached the score first). */
+  async configure(settings: { ties?: lb.TiePolicy } = {}, options?: WriteOptions) {
+    const ctx = this.#rt.ctx();
+    const idempotency = await idempotencyOf(ctx, `leaderboard.configure ${this.board}`, options, settings);
+    const { value, replayed } = await lb.configureBoard(ctx, this.board, settings.ties, idempotency);
+    return { ...value, replayed };
+  }
+
+  /** Adds a player (creating the board if needed) or updates name and meta; never resets a score. */
+  async join(player: string, input: lb.JoinInput, options?: WriteOptions) {
+    const ctx = this.#rt.ctx();
+    const idempotency = await idempotencyOf(ctx, `leaderboard.join ${this.board} ${player}`, options, input);
+    const { value, replayed } = await lb.joinBoard(ctx, this.board, player, input, idempotency);
+    return { ...value, replayed };
+  }
+
+  /** Adds `by` (may be negative) to a joined player's score; returns the new score and rank. */
+  increment(player: string, by: number, options?: WriteOptions) {
+    return this.score(player, { by }, options);
+  }
+
+  /** Sets a joined player's score (`mode: "best"` keeps the higher one). */
+  set(player: string, score: number, mode: lb.SetMode = "replace", options?: WriteOptions) {
+    return this.score(player, { set: score, mode }, options);
+  }
+
+  /** Any score change of one player: `{ by }` or `{ set, mode }`. */
+  async score(player: string, change: lb.ScoreChange, options?: WriteOptions) {
+    const ctx = this.#rt.ctx();
+    const idempotency = await idempotencyOf(ctx, `leaderboard.score ${this.board} ${player}`, options, change);
+    const { value, replayed } = await lb.changeScore(ctx, this.board, player, change, idempotency);
+    return { ...value, replayed };
+  }
+
+  /** A player's profile, score and rank; NotFoundError when absent. */
+  get(player: string): Promise<lb.PlayerView> {
+    return lb.getPlayer(this.#rt.ctx(), this.board, player);
+  }
+
+  /** A page of the ranking (`limit` ≤ 100). */
+  page(options: lb.PageOptions = {}) {
+    return lb.pageOfBoard(this.#rt.ctx(), this.board, options);
+  }
+
+  /** The `k` rows above and below a player. */
+  around(player: string, options: { k?: number } = {}) {
+    return lb.aroundPlayer(this.#rt.ctx(), this.board, player, options.k);
+  }
+
+  /** Board settings and player count; NotFoundError when absent. */
+  info() {
+    return lb.boardInfo(this.#rt.ctx(), this.board);
+  }
+
+  /** Removes a player. */
+  remove(player: string): Promise<{ removed: boolean }> {
+    return lb.removePlayer(this.#rt.ctx(), this.board, player);
+  }
+
+  /** Deletes every key of the board. */
+  delete(): Promise<{ removed: boolean }> {
+    return lb.deleteBoard(this.#rt.ctx(), this.board);
+  }
+}

@@ -1,0 +1,25 @@
+import type { CostArea } from "./types.ts";
+
+/**
+ * The library (`new Edgestats(...)`) runs the service's scripts, so a call costs what the
+ * matching API call costs; measured from Node in test/redis/costs-library.test.ts.
+ */
+export const area: CostArea = {
+  title: "Library (`edgestats` package)",
+  order: 90,
+  rows: {
+    record: { call: "`trending(s).record(member)`", state: "steady (hour already written)", roundTrips: 1, commands: 6 },
+    top: { call: "`trending(s).top({ n: 10 })`", state: "steady (union cached)", roundTrips: 1, commands: 4 },
+    incr: { call: "`counter(c).incr(member)`", state: "existing member", roundTrips: 1, commands: 5 },
+    incrIdempotent: {
+      call: "`counter(c).incr(member, 1, { idempotencyKey })`",
+      state: "new key",
+      roundTrips: 1,
+      commands: 7,
+      note: "the idempotency record: one GET and one SET in the same script",
+    },
+    incrReplay: { call: "`counter(c).incr(member, 1, { idempotencyKey })`", state: "repeat of a key", roundTrips: 1, commands: 2, note: "the GET finds the record; nothing is written" },
+    heartbeat: { call: "`presence(r).heartbeat(id)`", state: "id online already", roundTrips: 1, commands: 11 },
+    increment: { call: "`leaderboard(b).increment(player, 5)`", state: "joined player", roundTrips: 1, commands: 7 },
+  },
+};
