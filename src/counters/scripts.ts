@@ -1,4 +1,6 @@
-import { defineReadScript, defineWriteScript } from "../redis/script.ts";
+import { defineWriteScript } from "../redis/script.ts";
+
+export { ALL, LIST, MEMBER, RANGE, TOP } from "./read-scripts.ts";
 
 /**
  * Lua of the counters area. Every API call is one of these scripts.
@@ -10,159 +12,8 @@ import { defineReadScript, defineWriteScript } from "../redis/script.ts";
  * request cannot know them); a later write to such a bucket starts it afresh.
  * The field's value is the bucket's expiry (epoch ms on the caller's clock,
  * 0 = none), so a write learns both "is it live" and "does its expiry need
- * extending" from one HGET.
+ * extending" from one HMGET.
  */
-
-/**
- * Read prelude: what a read looks at. KEYS/ARGV layout shared by every read:
- * plain read: KEYS = {counter}, ARGV[1] = 0;
- * period read: KEYS = {union slot, slot mark, scratch, index, bucket...}, ARGV[1] = number
- * of buckets, ARGV[2] = SUM|MIN|MAX, ARGV[3] = 1 when the range is finished,
- * ARGV[4] = cache seconds, ARGV[5] = the range's id. Operation arguments start at ARGV[6].
- *
- * A counter has a fixed few cache slots; a finished range's union goes to the
- * slot its id hashes to, replacing whatever range that slot held, and the
- * slot's mark records "<late>|<range id>". So whatever ranges a reader asks
- * for, a counter holds at most SLOTS cached unions (scripts can only touch
- * declared keys, which rules out LRU eviction across an open set of keys).
- */
-const RESOLVE = `
-local function resolve()
-  local nb = tonumber(ARGV[1])
-  if nb == 0 then return KEYS[1], false end
-  local union, mark, scratch, index = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-  local finished                    = ARGV[3] == '1'
-  if nb == 1 then
-    -- one bucket is its own union: read it in place
-    if redis.call('HEXISTS', index, 'b:' .. KEYS[5]) == 1 then return KEYS[5], false end
-    return nil, false
-  end
-  local late = redis.call('HGET', index, 'late')
-  -- no index: no bucket of this life exists
-  if not late then return nil, false end
-  local tag = late .. '|' .. ARGV[5]
-  -- a finished range changes only through late writes, which move 'late' on
-  if finished and redis.call('GET', mark) == tag and redis.call('EXISTS', union) == 1 then return union, false end
-  -- one HMGET per 1000 buckets says which are part of this life
-  local live = {}
-  for s = 5, 4 + nb, 1000 do
-    local args = {'HMGET', index}
-    for i = s, math.min(s + 999, 4 + nb) do args[#args + 1] = 'b:' .. KEYS[i] end
-    for k, v in ipairs(redis.call(unpack(args))) do
-      if v then live[#live + 1] = KEYS[s + k - 1] end
-    end
-  end
-  if #live == 0 then return nil, false end
-  if #live == 1 then return live[1], false end
-  local dest = scratch
-  if finished then dest = union end
-  -- chunks of 1000 keep unpack() below Lua's C stack limit on long hourly ranges
-  for s = 1, #live, 1000 do
-    local args = {'ZUNIONSTORE', dest, 0}
-    for i = s, math.min(s + 999, #live) do args[#args + 1] = live[i] end
-    if s > 1 then args[#args + 1] = dest end
-    args[3] = #args - 3
-    args[#args + 1] = 'AGGREGATE'
-    args[#args + 1] = ARGV[2]
-    redis.call(unpack(args))
-  end
-  if finished then
-    local ttl = tonumber(ARGV[4])
-    redis.call('EXPIRE', union, ttl)
-    redis.call('SET', mark, tag, 'EX', ttl)
-    return union, false
-  end
-  -- an unfinished range may change any moment: the union is scratch, dropped before returning
-  return scratch, true
-end
-`;
-
-const read = (name: string, body: string) => defineReadScript(name, `${RESOLVE}\n${body.trim()}`);
-
-/** ARGV[6] = n, ARGV[7] = 1 for highest first. Returns flat member, score pairs. */
-export const TOP = read(
-  "counters.top",
-  `
-local key, scratch = resolve()
-if not key then return cjson.encode({}) end
-local n    = tonumber(ARGV[6])
-local args = {'ZRANGE', key, 0, n - 1}
-if ARGV[7] == '1' then args[#args + 1] = 'REV' end
-args[#args + 1] = 'WITHSCORES'
-local out = redis.call(unpack(args))
-if scratch then redis.call('DEL', key) end
-return cjson.encode(out)
-`,
-);
-
-/** ARGV[6] = member. Returns {score, rank from top (0-based), rank from bottom (0-based)} or {} when absent. */
-export const MEMBER = read(
-  "counters.member",
-  `
-local key, scratch = resolve()
-if not key then return cjson.encode({}) end
-local member = ARGV[6]
-local score  = redis.call('ZSCORE', key, member)
-local out    = {}
-if score then out = {score, redis.call('ZREVRANK', key, member), redis.call('ZRANK', key, member)} end
-if scratch then redis.call('DEL', key) end
-return cjson.encode(out)
-`,
-);
-
-/** ARGV[6] = min, ARGV[7] = max, ARGV[8] = limit, ARGV[9] = 1 for descending. Returns {count, flat pairs}. */
-export const RANGE = read(
-  "counters.range",
-  `
-local key, scratch = resolve()
-if not key then return cjson.encode({0, {}}) end
-local min, max, limit = ARGV[6], ARGV[7], tonumber(ARGV[8])
-local count = redis.call('ZCOUNT', key, min, max)
-local items
-if ARGV[9] == '1' then
-  items = redis.call('ZRANGE', key, max, min, 'BYSCORE', 'REV', 'LIMIT', 0, limit, 'WITHSCORES')
-else
-  items = redis.call('ZRANGE', key, min, max, 'BYSCORE', 'LIMIT', 0, limit, 'WITHSCORES')
-end
-if scratch then redis.call('DEL', key) end
-return cjson.encode({count, items})
-`,
-);
-
-/** ARGV[6] = most members returned. Returns {card, flat pairs} (pairs empty when card is over the cap). */
-export const ALL = read(
-  "counters.all",
-  `
-local key, scratch = resolve()
-if not key then return cjson.encode({0, {}}) end
-local card  = redis.call('ZCARD', key)
-local items = {}
-if card <= tonumber(ARGV[6]) then items = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES') end
-if scratch then redis.call('DEL', key) end
-return cjson.encode({card, items})
-`,
-);
-
-/**
- * KEYS = {names, expiry}; ARGV = {now ms, offset, limit}. Drops names whose
- * last key has expired (a bounded batch per call), then lists names by recent
- * activity (the registry's score is the time of the last write), most recent
- * first. Reads one name beyond the page, so the caller knows whether more follow.
- * Returns flat name, last write pairs.
- */
-export const LIST = defineReadScript(
-  "counters.list",
-  `
-local names, expiry       = KEYS[1], KEYS[2]
-local now, offset, limit  = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local gone = redis.call('ZRANGE', expiry, '-inf', now, 'BYSCORE', 'LIMIT', 0, 1000)
-if #gone > 0 then
-  redis.call('ZREM', names, unpack(gone))
-  redis.call('ZREM', expiry, unpack(gone))
-end
-return cjson.encode(redis.call('ZRANGE', names, offset, offset + limit, 'REV', 'WITHSCORES'))
-`,
-);
 
 /**
  * Looks up the index fields of many buckets in one HMGET per 1000 (Lua's C
@@ -252,8 +103,10 @@ if nb > 0 then
     local v = tonumber(values[i])
     if v and v > 0 and v <= now + 60000 then
       -- the recorded expiry has (nearly) passed, by our clock: ask Redis' own
-      local t = redis.call('PTTL', b)
+      local t, old = redis.call('PTTL', b), v
       if t == -2 then v = nil elseif t == -1 then v = 0 else v = now + t end
+      -- a record that was wrong (kept from before expiries were recorded) is put right once
+      if v and old <= now then redis.call('HSET', index, 'b:' .. b, v) end
     end
     if not v then
       if not indexLeft then indexLeft = redis.call('PTTL', index) end

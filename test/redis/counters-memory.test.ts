@@ -38,7 +38,7 @@ describe("bounded caching", () => {
       for (const aggregate of ["sum", "max", "min"] as const) {
         const to = Math.min(DAYS - 1, from + 20 + ((reads * 7) % 40));
         const res = await ranked(ctx, "big", "top", 10, { period: "day", from: day(from), to: day(to), aggregate });
-        expect(res.range?.finished).toBe(true);
+        expect((res as { range?: { finished: boolean } }).range?.finished).toBe(true);
         reads++;
       }
     }
