@@ -65,6 +65,23 @@ describe("scopes: ttl can only add life, never take it", () => {
     expect(expiry).toBeGreaterThanOrEqual(api.now + extended - 1000);
   });
 
+  it("the registry keeps a name as long as its longest-lived key, whichever write made it", async () => {
+    const expiryOf = async (name: string) => command<string | null>(api.target, "ZSCORE", key("_expiry"), name);
+    // only a bucket with a ttl: the name expires with it
+    await api.post(`${base}/reg/incr`, { member: "a", period: "day", ttl: 100 });
+    expect(Number(await expiryOf("reg"))).toBeGreaterThan(api.now);
+    // then a plain key without ttl: the name never expires (a new member of a new key, no ttl)
+    await api.post(`${base}/reg/incr`, { member: "a" });
+    expect(await expiryOf("reg")).toBeNull();
+    // a new member of an existing key changes nothing
+    await api.post(`${base}/reg/incr`, { member: "b" });
+    expect(await expiryOf("reg")).toBeNull();
+    // a ttl'd bucket of a name that never expires leaves it so
+    await api.post(`${base}/reg2/incr`, { member: "a" });
+    await api.post(`${base}/reg2/incr`, { member: "a", period: "day", ttl: 100 });
+    expect(await expiryOf("reg2")).toBeNull();
+  });
+
   it("ingest may remove one member (the API contract's DELETE …/members/{member}), and nothing else", async () => {
     await api.post(`${base}/dm/incr`, { items: [{ member: "a", ttl: 86400 }, { member: "b", ttl: 86400 }, { member: "a", period: "day" }, { member: "b", period: "day" }] });
     const before = await pttl(key("dm"));
