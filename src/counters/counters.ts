@@ -103,10 +103,9 @@ export function cacheSlot(rangeId: string): number {
   return (h >>> 0) % UNION_CACHE_SLOTS;
 }
 
-/** Every cache key of a counter (slots, their marks, the scratch key): what deleting it frees. */
+/** Every cache key of a counter (its slots and the scratch key): what deleting it frees. */
 function cacheKeys(prefix: string, name: string): string[] {
-  const slots = Array.from({ length: UNION_CACHE_SLOTS }, (_, i) => K.union(prefix, name, i));
-  return [...slots, ...slots.map(K.unionMark), K.scratch(prefix, name)];
+  return [...Array.from({ length: UNION_CACHE_SLOTS }, (_, i) => K.union(prefix, name, i)), K.scratch(prefix, name)];
 }
 
 /** KEYS and the first four ARGV of a read: the plain counter, or the union of its buckets in range. */
@@ -122,7 +121,7 @@ function source(ctx: Ctx, name: string, options: ReadOptions): { keys: string[];
   const union = K.union(ctx.prefix, name, cacheSlot(rangeId));
   const buckets = range.starts.map((start) => K.bucket(ctx.prefix, name, range.period, start));
   return {
-    keys: [union, K.unionMark(union), K.scratch(ctx.prefix, name), K.index(ctx.prefix, name), ...buckets],
+    keys: [union, K.scratch(ctx.prefix, name), K.index(ctx.prefix, name), ...buckets],
     args: [buckets.length, aggregateArg(aggregate), range.finished ? 1 : 0, UNION_CACHE_SECONDS, rangeId],
     range: { period: range.period, from: range.from, to: range.to, aggregate, buckets: buckets.length, finished: range.finished },
   };

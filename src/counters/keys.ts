@@ -11,14 +11,12 @@ export const counterKeys = {
   plain: (prefix: string, name: string) => keyOf(prefix, "counters", name),
   /** One calendar bucket of a period counter, e.g. `…:pageviews:day:20261122`. */
   bucket: (prefix: string, name: string, period: Period, start: number) => keyOf(prefix, "counters", name, period, periodLabel(period, start)),
-  /** Hash: `b:<bucket key>` for each bucket of the counter's current life, `late` = cache generation. */
+  /** Hash: `b:<bucket key>` → its expiry for each bucket of the counter's current life, `late` = cache generation, `u:<slot key>` = what the slot caches. */
   index: (prefix: string, name: string) => keyOf(prefix, "counters", name, "index"),
-  /** Cache slot `slot` of the counter: the union of one finished range (which one, its mark says). */
+  /** Cache slot `slot` of the counter: the union of one finished range (which one, the index field `u:<this key>` says). */
   union: (prefix: string, name: string, slot: number) => keyOf(prefix, "counters", name, "union", String(slot)),
   /** Scratch key for the union of an unfinished range; the same script deletes it. */
   scratch: (prefix: string, name: string) => keyOf(prefix, "counters", name, "union", "tmp"),
-  /** String next to a cache slot: `<index late value>|<range id>` the cached union was built for. */
-  unionMark: (unionKey: string) => `${unionKey}:mark`,
   /** Registry: every live counter name, scored by its last write (epoch ms), so lists show recent activity first. */
   names: (prefix: string) => keyOf(prefix, "counters", "_names"),
   /** Registry companion: name → epoch ms when its last key expires (absent: never). */

@@ -8,13 +8,14 @@ import { defineReadScript } from "../redis/script.ts";
 /**
  * Read prelude: what a read looks at. KEYS/ARGV layout shared by every read:
  * plain read: KEYS = {counter}, ARGV[1] = 0;
- * period read: KEYS = {union slot, slot mark, scratch, index, bucket...}, ARGV[1] = number
+ * period read: KEYS = {union slot, scratch, index, bucket...}, ARGV[1] = number
  * of buckets, ARGV[2] = SUM|MIN|MAX, ARGV[3] = 1 when the range is finished,
  * ARGV[4] = cache seconds, ARGV[5] = the range's id. Operation arguments start at ARGV[6].
  *
  * A counter has a fixed few cache slots; a finished range's union goes to the
  * slot its id hashes to, replacing whatever range that slot held, and the
- * slot's mark records "<late>|<range id>". So whatever ranges a reader asks
+ * slot's mark (index field `u:<slot key>`, read with `late` in one HMGET)
+ * records "<late>|<range id>". So whatever ranges a reader asks
  * for, a counter holds at most SLOTS cached unions (scripts can only touch
  * declared keys, which rules out LRU eviction across an open set of keys).
  */
@@ -22,24 +23,25 @@ const RESOLVE = `
 local function resolve()
   local nb = tonumber(ARGV[1])
   if nb == 0 then return KEYS[1], false end
-  local union, mark, scratch, index = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-  local finished                    = ARGV[3] == '1'
+  local union, scratch, index = KEYS[1], KEYS[2], KEYS[3]
+  local finished              = ARGV[3] == '1'
   if nb == 1 then
     -- one bucket is its own union: read it in place
-    if redis.call('HEXISTS', index, 'b:' .. KEYS[5]) == 1 then return KEYS[5], false end
+    if redis.call('HEXISTS', index, 'b:' .. KEYS[4]) == 1 then return KEYS[4], false end
     return nil, false
   end
-  local late = redis.call('HGET', index, 'late')
+  local marks = redis.call('HMGET', index, 'late', 'u:' .. union)
+  local late  = marks[1]
   -- no index: no bucket of this life exists
   if not late then return nil, false end
   local tag = late .. '|' .. ARGV[5]
   -- a finished range changes only through late writes, which move 'late' on
-  if finished and redis.call('GET', mark) == tag and redis.call('EXISTS', union) == 1 then return union, false end
+  if finished and marks[2] == tag and redis.call('EXISTS', union) == 1 then return union, false end
   -- one HMGET per 1000 buckets says which are part of this life
   local live = {}
-  for s = 5, 4 + nb, 1000 do
+  for s = 4, 3 + nb, 1000 do
     local args = {'HMGET', index}
-    for i = s, math.min(s + 999, 4 + nb) do args[#args + 1] = 'b:' .. KEYS[i] end
+    for i = s, math.min(s + 999, 3 + nb) do args[#args + 1] = 'b:' .. KEYS[i] end
     for k, v in ipairs(redis.call(unpack(args))) do
       if v then live[#live + 1] = KEYS[s + k - 1] end
     end
@@ -61,7 +63,7 @@ local function resolve()
   if finished then
     local ttl = tonumber(ARGV[4])
     redis.call('EXPIRE', union, ttl)
-    redis.call('SET', mark, tag, 'EX', ttl)
+    redis.call('HSET', index, 'u:' .. union, tag)
     return union, false
   end
   -- an unfinished range may change any moment: the union is scratch, dropped before returning
