@@ -27,7 +27,10 @@ const PeriodName = z.enum(PERIODS).openapi({ description: "UTC calendar period (
 const Aggregate = z.enum(AGGREGATES).openapi({
   description: "How a member's scores combine across buckets; a member missing from a bucket is skipped, not counted as 0. @default sum",
 });
-const Ttl = z.number().int().min(1).max(MAX_TTL_SECONDS).openapi({ description: "seconds the written key lives; refreshed by every write that sends it" });
+const Ttl = z.number().int().min(1).max(MAX_TTL_SECONDS).openapi({
+  description:
+    "Seconds the written key lives. A key this write creates gets it. An existing key's expiry is only ever extended (when less than ttl is left, to ttl plus up to a tenth of it, at most 1 h more), never shortened; an existing key without expiry keeps none. In a batch a key gets the largest ttl of its items. So an ingest key cannot expire data beyond its own increments.",
+});
 const Order = z.enum(["asc", "desc"]);
 const TimeQuery = z.string().openapi({ description: "epoch ms or ISO-8601 (a date such as 2026-11-01 is its UTC midnight)" });
 /**
@@ -37,6 +40,10 @@ const TimeQuery = z.string().openapi({ description: "epoch ms or ISO-8601 (a dat
 const TimeValue = z
   .union([z.number().int(), z.string()])
   .openapi({ type: "string", description: "epoch ms or ISO-8601; a real date in years 1000..9999", example: "2026-11-22T15:04:05Z" });
+/** `at` of an increment: like TimeValue, and bounded by what a bucket can usefully store. */
+const AtValue = TimeValue.openapi({
+  description: `the time the increment belongs to; only with period. At most ${counters.MAX_BUCKET_AGE_DAYS} days (and at most the item's ttl) in the past, at most 5 minutes ahead. @default now`,
+});
 
 /** Query options every read takes to read the union of period buckets instead of the plain counter. */
 const periodQuery = {
@@ -65,7 +72,7 @@ const IncrItem = z
     member: Member,
     by: Increment.optional().openapi({ description: "may be negative (a decrement). @default 1" }),
     period: PeriodName.optional().openapi({ description: "store in the bucket of this UTC period. @default none (the plain counter)" }),
-    at: TimeValue.optional().openapi({ description: "the time the increment belongs to; only with period. @default now" }),
+    at: AtValue.optional(),
     ttl: Ttl.optional(),
   })
   .openapi("CounterIncrement");
@@ -91,10 +98,30 @@ countersRoutes.openapi(
     method: "get",
     path: "/",
     tags,
-    summary: "Names of existing counters, sorted, at most 1,000",
-    responses: { 200: jsonResponse(z.object({ counters: z.array(z.string()) }), "Counter names from the registry."), ...errorResponses },
+    summary: "Names of existing counters, most recently written first, a page at a time",
+    description:
+      "Ordered by each counter's last write, newest first, so a flood of new names cannot hide an active counter for long, and every name stays reachable by paging with `offset` = the previous page's `nextOffset`. (Until issue 12 the list was in byte order, one page of at most 1,000.)",
+    request: {
+      query: z.object({
+        limit: intQuery(1, counters.MAX_LISTED, counters.MAX_LISTED),
+        offset: intQuery(0, 1_000_000_000, 0).openapi({ description: "names to skip: the previous page's nextOffset. @default 0" }),
+      }),
+    },
+    responses: {
+      200: jsonResponse(
+        z
+          .object({
+            counters: z.array(z.string()).openapi({ description: "the page's names, most recently written first" }),
+            items: z.array(z.object({ counter: z.string(), lastWriteAt: z.number().int().openapi({ description: "epoch ms of its last write" }) })),
+            nextOffset: z.number().int().nullable().openapi({ description: "offset of the next page; null on the last page" }),
+          })
+          .openapi("CounterList"),
+        "Counter names from the registry.",
+      ),
+      ...errorResponses,
+    },
   }),
-  async (c) => c.json({ counters: await counters.listCounters(ctxOf(c)) }, 200),
+  async (c) => c.json(await counters.listCounters(ctxOf(c), c.req.valid("query")), 200),
 );
 
 countersRoutes.openapi(
@@ -103,7 +130,8 @@ countersRoutes.openapi(
     path: "/{counter}/incr",
     tags,
     summary: "Increment or decrement members (one item or up to 1,000), optionally into calendar buckets",
-    description: "One Redis round trip including expiries. Without `ttl` an existing expiry stays and a new key never expires.",
+    description:
+      "One Redis round trip including expiries. Without `ttl` an existing expiry stays and a new key never expires; with `ttl` an existing expiry is only ever extended (see `ttl`).",
     request: { params: counterParams, ...jsonBody(batchOf(IncrItem, "items")) },
     responses: {
       200: jsonResponse(z.object({ results: z.array(Scored) }).openapi("CounterIncrResult"), "Each item's member and its score after the item."),

@@ -5,7 +5,7 @@
 import type { Ctx } from "../context.ts";
 import { NotFoundError, ValidationError } from "../errors.ts";
 import { asList, runRead, runWrite, type Idempotency, type ScriptArg } from "../redis/script.ts";
-import { periodEnd, periodStart, type Period } from "../time.ts";
+import { DAY, periodEnd, periodStart, type Period } from "../time.ts";
 import { assertName, MAX_BATCH, MAX_INCREMENT, memberProblem } from "../validation.ts";
 import { counterKeys as K, type Aggregate } from "./keys.ts";
 import { ALL, DELETE_COUNTER, DELETE_MEMBER, INCR, LIST, MEMBER, RANGE, TOP, UNION } from "./scripts.ts";
@@ -23,9 +23,19 @@ import {
 
 /** Seconds a finished range's union stays cached (late writes invalidate it sooner). */
 export const UNION_CACHE_SECONDS = 3600;
+/**
+ * Cache slots per counter: a finished range's union is cached in slot
+ * hash(range) mod this, replacing the range the slot held. So a counter holds
+ * at most this many cached unions, whatever ranges readers ask for.
+ */
+export const UNION_CACHE_SLOTS = 4;
+/** Bucket times (`at`) may lie at most this far in the past... */
+export const MAX_BUCKET_AGE_DAYS = 400;
+/** ...and at most this far ahead of the server's clock. */
+export const MAX_BUCKET_AHEAD_MS = 5 * 60_000;
 /** Most members `sorted` reads in one call (it reads them all to order them). */
 export const MAX_SORTED_MEMBERS = 10_000;
-/** Most names the list endpoint returns. */
+/** Most names the list endpoint returns per page (also its default page size). */
 export const MAX_LISTED = 1000;
 /** Most source keys (after expanding period sources into buckets) one rollup may union. */
 export const MAX_UNION_KEYS = 1000;
@@ -38,7 +48,12 @@ export interface IncrItem {
   period?: Period | undefined;
   /** Which period the increment belongs to (epoch ms or ISO-8601; only with `period`). @default ctx.now */
   at?: number | string | undefined;
-  /** Seconds the key written lives after this write (refreshed by every write that sends it). @default undefined: an existing expiry stays, a new key never expires */
+  /**
+   * Seconds the key written lives: a key the write creates gets it; an existing key's expiry is only
+   * ever extended (to at least this many seconds from now), never shortened, and an existing key
+   * without expiry keeps none. In a batch, a key gets the largest ttl its items name.
+   * @default undefined: an existing expiry stays, a new key never expires
+   */
   ttl?: number | undefined;
 }
 
@@ -70,20 +85,44 @@ function checkTtl(ttl: number | undefined, path: string): void {
   if (ttl !== undefined && !(Number.isInteger(ttl) && ttl >= 1 && ttl <= MAX_TTL_SECONDS)) throw issue(path, `must be whole seconds from 1 to ${MAX_TTL_SECONDS}`);
 }
 
+/**
+ * Refuses a bucket time the counter could not usefully store: more than
+ * MAX_BUCKET_AGE_DAYS old, older than the write's own ttl (the bucket would
+ * hold data already past its retention), or more than 5 minutes ahead.
+ */
+function checkBucketAge(when: number, now: number, ttl: number | undefined, path: string): void {
+  if (when > now + MAX_BUCKET_AHEAD_MS) throw issue(path, "must not be more than 5 minutes in the future");
+  if (when < now - MAX_BUCKET_AGE_DAYS * DAY) throw issue(path, `must not be more than ${MAX_BUCKET_AGE_DAYS} days in the past`);
+  if (ttl !== undefined && when < now - ttl * 1000) throw issue(path, `must not be older than the item's ttl (${ttl} s): that data would already have expired`);
+}
+
+/** FNV-1a of the range id: which cache slot a finished range uses. */
+export function cacheSlot(rangeId: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < rangeId.length; i++) h = Math.imul(h ^ rangeId.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % UNION_CACHE_SLOTS;
+}
+
+/** Every cache key of a counter (its slots and the scratch key): what deleting it frees. */
+function cacheKeys(prefix: string, name: string): string[] {
+  return [...Array.from({ length: UNION_CACHE_SLOTS }, (_, i) => K.union(prefix, name, i)), K.scratch(prefix, name)];
+}
+
 /** KEYS and the first four ARGV of a read: the plain counter, or the union of its buckets in range. */
 function source(ctx: Ctx, name: string, options: ReadOptions): { keys: string[]; args: ScriptArg[]; range?: RangeInfo } {
   assertName(name, "counter");
   const range = periodRange(options, ctx.now);
   if (!range) {
     if (options.aggregate !== undefined) throw issue("aggregate", "only allowed with period");
-    return { keys: [K.plain(ctx.prefix, name)], args: [0, "SUM", 0, 0] };
+    return { keys: [K.plain(ctx.prefix, name)], args: [0, "SUM", 0, 0, ""] };
   }
   const aggregate = options.aggregate ?? "sum";
-  const union = K.union(ctx.prefix, name, range.period, range.from, range.to, aggregate);
+  const rangeId = `${range.period}:${range.from}:${range.to}:${aggregate}`;
+  const union = K.union(ctx.prefix, name, cacheSlot(rangeId));
   const buckets = range.starts.map((start) => K.bucket(ctx.prefix, name, range.period, start));
   return {
-    keys: [union, K.unionMark(union), K.index(ctx.prefix, name), ...buckets],
-    args: [buckets.length, aggregateArg(aggregate), range.finished ? 1 : 0, UNION_CACHE_SECONDS],
+    keys: [union, K.scratch(ctx.prefix, name), K.index(ctx.prefix, name), ...buckets],
+    args: [buckets.length, aggregateArg(aggregate), range.finished ? 1 : 0, UNION_CACHE_SECONDS, rangeId],
     range: { period: range.period, from: range.from, to: range.to, aggregate, buckets: buckets.length, finished: range.finished },
   };
 }
@@ -113,17 +152,18 @@ export async function increment(ctx: Ctx, name: string, items: IncrItem[], idemp
     checkTtl(item.ttl, at("ttl"));
     if (item.period === undefined) {
       if (item.at !== undefined) throw issue(at("at"), "only allowed with period");
-      if (item.ttl !== undefined) plainTtl = item.ttl;
+      if (item.ttl !== undefined) plainTtl = Math.max(plainTtl, item.ttl);
       itemArgs.push(0, item.member, by);
       return;
     }
     const when = item.at === undefined ? ctx.now : parseBucketTime(item.at);
     if (when === null) throw issue(at("at"), BUCKET_TIME_PROBLEM);
+    checkBucketAge(when, ctx.now, item.ttl, at("at"));
     const key = K.bucket(ctx.prefix, name, item.period, periodStart(item.period, when));
     let bucket = buckets.get(key);
     if (!bucket) buckets.set(key, (bucket = { slot: buckets.size + 1, ttl: 0 }));
-    // sequential semantics: the last write that names a TTL sets it
-    if (item.ttl !== undefined) bucket.ttl = item.ttl;
+    // expiries only grow, so the largest ttl of the key's items is what applies
+    if (item.ttl !== undefined) bucket.ttl = Math.max(bucket.ttl, item.ttl);
     if (periodEnd(item.period, when) <= ctx.now) late = true;
     itemArgs.push(bucket.slot, item.member, by);
   });
@@ -199,9 +239,28 @@ export async function sorted(ctx: Ctx, name: string, options: SortedOptions = {}
   return withRange({ by: "member", order, numeric: byMember.numeric, count: card, items: byMember.items }, src.range);
 }
 
-/** Names of counters that exist, in byte order, at most 1,000 (expired ones dropped on the way). */
-export async function listCounters(ctx: Ctx): Promise<string[]> {
-  return asList(await runRead<string[]>(ctx.redis, LIST, [K.names(ctx.prefix), K.expiry(ctx.prefix)], [ctx.now, MAX_LISTED]));
+export interface ListOptions {
+  /** Names per page, 1..1000. @default 1000 */
+  limit?: number | undefined;
+  /** Names to skip (the previous page's `nextOffset`). @default 0 */
+  offset?: number | undefined;
+}
+
+/**
+ * Names of counters that exist, most recently written first (expired ones
+ * dropped on the way), a page at a time: new names cannot push an active
+ * counter out of view, and every name is reachable by paging.
+ */
+export async function listCounters(ctx: Ctx, options: ListOptions = {}) {
+  const limit = options.limit ?? MAX_LISTED;
+  const offset = options.offset ?? 0;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LISTED) throw issue("limit", `must be a whole number from 1 to ${MAX_LISTED}`);
+  if (!Number.isInteger(offset) || offset < 0 || offset > 1e9) throw issue("offset", "must be a whole number from 0");
+  const flat = asList(await runRead<string[]>(ctx.redis, LIST, [K.names(ctx.prefix), K.expiry(ctx.prefix)], [ctx.now, offset, limit]));
+  const items = pairs(flat).map((p) => ({ counter: p.member, lastWriteAt: p.score }));
+  const more = items.length > limit;
+  const page = items.slice(0, limit);
+  return { counters: page.map((i) => i.counter), items: page, nextOffset: more ? offset + limit : null };
 }
 
 /** Removes a member from the plain counter, or with `period` from each bucket in range. Returns how many keys held it. */
@@ -217,7 +276,7 @@ export async function deleteMember(ctx: Ctx, name: string, member: string, optio
 /** Deletes the counter: its plain key, every bucket (invisible at once, freed by the sweep job) and its registry entry. */
 export async function deleteCounter(ctx: Ctx, name: string, idempotency?: Idempotency): Promise<boolean> {
   assertName(name, "counter");
-  const keys = [K.plain(ctx.prefix, name), K.index(ctx.prefix, name), K.names(ctx.prefix), K.expiry(ctx.prefix), K.purge(ctx.prefix)];
+  const keys = [K.plain(ctx.prefix, name), K.index(ctx.prefix, name), K.names(ctx.prefix), K.expiry(ctx.prefix), K.purge(ctx.prefix), ...cacheKeys(ctx.prefix, name)];
   const { value } = await runWrite<number>(ctx.redis, DELETE_COUNTER, keys, [name, ctx.now], idempotency);
   return value === 1;
 }

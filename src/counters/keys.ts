@@ -11,14 +11,13 @@ export const counterKeys = {
   plain: (prefix: string, name: string) => keyOf(prefix, "counters", name),
   /** One calendar bucket of a period counter, e.g. `…:pageviews:day:20261122`. */
   bucket: (prefix: string, name: string, period: Period, start: number) => keyOf(prefix, "counters", name, period, periodLabel(period, start)),
-  /** Hash: `b:<bucket key>` for each bucket of the counter's current life, `late` = cache generation. */
+  /** Hash: `b:<bucket key>` → its expiry for each bucket of the counter's current life, `late` = cache generation, `u:<slot key>` = what the slot caches. */
   index: (prefix: string, name: string) => keyOf(prefix, "counters", name, "index"),
-  /** A union of buckets over a range, cached when the range is finished (or scratch when it is not). */
-  union: (prefix: string, name: string, period: Period, from: number, to: number, aggregate: Aggregate) =>
-    keyOf(prefix, "counters", name, "union", period, periodLabel(period, from), periodLabel(period, to), aggregate),
-  /** String next to a cached union: the index's `late` value it was built under. */
-  unionMark: (unionKey: string) => `${unionKey}:mark`,
-  /** Registry: every live counter name, score 0 so ZRANGE returns names in byte order. */
+  /** Cache slot `slot` of the counter: the union of one finished range (which one, the index field `u:<this key>` says). */
+  union: (prefix: string, name: string, slot: number) => keyOf(prefix, "counters", name, "union", String(slot)),
+  /** Scratch key for the union of an unfinished range; the same script deletes it. */
+  scratch: (prefix: string, name: string) => keyOf(prefix, "counters", name, "union", "tmp"),
+  /** Registry: every live counter name, scored by its last write (epoch ms), so lists show recent activity first. */
   names: (prefix: string) => keyOf(prefix, "counters", "_names"),
   /** Registry companion: name → epoch ms when its last key expires (absent: never). */
   expiry: (prefix: string) => keyOf(prefix, "counters", "_expiry"),

@@ -1,4 +1,6 @@
-import { defineReadScript, defineWriteScript } from "../redis/script.ts";
+import { defineWriteScript } from "../redis/script.ts";
+
+export { ALL, LIST, MEMBER, RANGE, TOP } from "./read-scripts.ts";
 
 /**
  * Lua of the counters area. Every API call is one of these scripts.
@@ -8,141 +10,32 @@ import { defineReadScript, defineWriteScript } from "../redis/script.ts";
  * index, so every bucket of the old life turns invisible at once without
  * naming its key (a script may touch only declared keys, and the deleting
  * request cannot know them); a later write to such a bucket starts it afresh.
+ * The field's value is the bucket's expiry (epoch ms on the caller's clock,
+ * 0 = none), so a write learns both "is it live" and "does its expiry need
+ * extending" from one HMGET.
  */
 
 /**
- * Read prelude: what a read looks at. KEYS/ARGV layout shared by every read:
- * plain read: KEYS = {counter}, ARGV[1] = 0;
- * period read: KEYS = {union, union mark, index, bucket...}, ARGV[1] = number
- * of buckets, ARGV[2] = SUM|MIN|MAX, ARGV[3] = 1 when the range is finished,
- * ARGV[4] = cache seconds. Operation arguments start at ARGV[5].
+ * Looks up the index fields of many buckets in one HMGET per 1000 (Lua's C
+ * stack limits unpack()). Expects `index` to be a local; returns the values
+ * in order (false where the bucket is not part of this life).
  */
-const RESOLVE = `
-local function resolve()
-  local nb = tonumber(ARGV[1])
-  if nb == 0 then return KEYS[1], false end
-  local union, mark, index = KEYS[1], KEYS[2], KEYS[3]
-  local finished           = ARGV[3] == '1'
-  local late               = redis.call('HGET', index, 'late')
-  -- a finished range changes only through late writes, which move 'late' on
-  if finished and late and redis.call('GET', mark) == late and redis.call('EXISTS', union) == 1 then
-    return union, false
+const FIELDS = `
+local function fields(from, to)
+  local out = {}
+  for s = from, to, 1000 do
+    local args = {'HMGET', index}
+    for i = s, math.min(s + 999, to) do args[#args + 1] = 'b:' .. KEYS[i] end
+    for _, v in ipairs(redis.call(unpack(args))) do out[#out + 1] = v end
   end
-  local live = {}
-  for i = 4, 3 + nb do
-    if redis.call('HEXISTS', index, 'b:' .. KEYS[i]) == 1 then live[#live + 1] = KEYS[i] end
-  end
-  redis.call('DEL', union, mark)
-  if #live == 0 then return nil, false end
-  -- chunks of 1000 keep unpack() below Lua's C stack limit on long hourly ranges
-  for s = 1, #live, 1000 do
-    local args = {'ZUNIONSTORE', union, 0}
-    for i = s, math.min(s + 999, #live) do args[#args + 1] = live[i] end
-    if s > 1 then args[#args + 1] = union end
-    args[3] = #args - 3
-    args[#args + 1] = 'AGGREGATE'
-    args[#args + 1] = ARGV[2]
-    redis.call(unpack(args))
-  end
-  if finished then
-    local ttl = tonumber(ARGV[4])
-    redis.call('EXPIRE', union, ttl)
-    redis.call('SET', mark, late, 'EX', ttl)
-    return union, false
-  end
-  -- an unfinished range may change any moment: the union is scratch, dropped before returning
-  return union, true
+  return out
 end
 `;
 
-const read = (name: string, body: string) => defineReadScript(name, `${RESOLVE}\n${body.trim()}`);
-
-/** ARGV[5] = n, ARGV[6] = 1 for highest first. Returns flat member, score pairs. */
-export const TOP = read(
-  "counters.top",
-  `
-local key, scratch = resolve()
-if not key then return cjson.encode({}) end
-local n    = tonumber(ARGV[5])
-local args = {'ZRANGE', key, 0, n - 1}
-if ARGV[6] == '1' then args[#args + 1] = 'REV' end
-args[#args + 1] = 'WITHSCORES'
-local out = redis.call(unpack(args))
-if scratch then redis.call('DEL', key) end
-return cjson.encode(out)
-`,
-);
-
-/** ARGV[5] = member. Returns {score, rank from top (0-based), rank from bottom (0-based)} or {} when absent. */
-export const MEMBER = read(
-  "counters.member",
-  `
-local key, scratch = resolve()
-if not key then return cjson.encode({}) end
-local member = ARGV[5]
-local score  = redis.call('ZSCORE', key, member)
-local out    = {}
-if score then out = {score, redis.call('ZREVRANK', key, member), redis.call('ZRANK', key, member)} end
-if scratch then redis.call('DEL', key) end
-return cjson.encode(out)
-`,
-);
-
-/** ARGV[5] = min, ARGV[6] = max, ARGV[7] = limit, ARGV[8] = 1 for descending. Returns {count, flat pairs}. */
-export const RANGE = read(
-  "counters.range",
-  `
-local key, scratch = resolve()
-if not key then return cjson.encode({0, {}}) end
-local min, max, limit = ARGV[5], ARGV[6], tonumber(ARGV[7])
-local count = redis.call('ZCOUNT', key, min, max)
-local items
-if ARGV[8] == '1' then
-  items = redis.call('ZRANGE', key, max, min, 'BYSCORE', 'REV', 'LIMIT', 0, limit, 'WITHSCORES')
-else
-  items = redis.call('ZRANGE', key, min, max, 'BYSCORE', 'LIMIT', 0, limit, 'WITHSCORES')
-end
-if scratch then redis.call('DEL', key) end
-return cjson.encode({count, items})
-`,
-);
-
-/** ARGV[5] = most members returned. Returns {card, flat pairs} (pairs empty when card is over the cap). */
-export const ALL = read(
-  "counters.all",
-  `
-local key, scratch = resolve()
-if not key then return cjson.encode({0, {}}) end
-local card  = redis.call('ZCARD', key)
-local items = {}
-if card <= tonumber(ARGV[5]) then items = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES') end
-if scratch then redis.call('DEL', key) end
-return cjson.encode({card, items})
-`,
-);
-
 /**
- * KEYS = {names, expiry}; ARGV = {now ms, limit}. Drops names whose last key
- * has expired (a bounded batch per call), then lists names in byte order.
- */
-export const LIST = defineReadScript(
-  "counters.list",
-  `
-local names, expiry = KEYS[1], KEYS[2]
-local now, limit    = tonumber(ARGV[1]), tonumber(ARGV[2])
-local gone = redis.call('ZRANGE', expiry, '-inf', now, 'BYSCORE', 'LIMIT', 0, 1000)
-if #gone > 0 then
-  redis.call('ZREM', names, unpack(gone))
-  redis.call('ZREM', expiry, unpack(gone))
-end
-return cjson.encode(redis.call('ZRANGE', names, 0, limit - 1))
-`,
-);
-
-/**
- * Keeps the registry right after a write: the name lives until the later of
- * its plain key and its index (which outlives every bucket it lists).
- * Expects plain, index, names, expiry, name, now to be locals.
+ * Keeps the registry exact after a rollup replaced the plain key: the name
+ * lives until the later of its plain key and its index (which outlives every
+ * bucket it lists). Expects plain, index, names, expiry, name, now to be locals.
  */
 const REGISTER = `
 local function register()
@@ -156,7 +49,7 @@ local function register()
     redis.call('ZREM', names, name)
     redis.call('ZREM', expiry, name)
   else
-    redis.call('ZADD', names, 0, name)
+    redis.call('ZADD', names, now, name)
     if left == -1 then redis.call('ZREM', expiry, name) else redis.call('ZADD', expiry, now + left, name) end
   end
 end
@@ -164,94 +57,181 @@ end
 
 /**
  * KEYS = {plain, index, names, expiry, seq, bucket...};
- * ARGV = {name, now ms, late (1 when a bucket of a finished period is written), plain ttl (0 = keep),
- *         one ttl per bucket, then (slot, member, by) per item; slot 0 = plain, i = i-th bucket}.
+ * ARGV = {name, now ms, late (1 when a bucket of a finished period is written), plain ttl s (0 = none),
+ *         one ttl s per bucket (0 = none), then (slot, member, by) per item; slot 0 = plain, i = i-th bucket}.
  * Returns the score after each item, as the strings Redis gives.
+ *
+ * Bookkeeping runs only on first touch, so a steady write is the ZINCRBY, the
+ * registry's activity ZADD and (for buckets) one HMGET or (with a ttl on the
+ * plain key) one PTTL. Expiry rules, for every key written:
+ * - a key this write creates gets the ttl (none without one);
+ * - an existing key with an expiry is only ever extended: when less than ttl
+ *   is left, to ttl plus a tenth of it (at most an hour), so steady writes
+ *   extend it about once per tenth of the ttl rather than every time;
+ * - an existing key without an expiry keeps none.
+ * The registry's `_expiry` entry is an upper bound of the name's keys'
+ * expiries (absent: some key never expires), raised whenever a write sets a
+ * later one; the index outlives every bucket it lists.
  */
 export const INCR = defineWriteScript(
   "counters.incr",
   `
 local plain, index, names, expiry, seq = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local name, now, late, plainTtl        = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', tonumber(ARGV[4])
+local name, now, late                  = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1'
+local plainTtl                         = tonumber(ARGV[4]) * 1000
 local nb                               = #KEYS - 5
-${REGISTER}
-local hadIndex = nb > 0 and redis.call('EXISTS', index) == 1
+local first                            = 5 + nb
+${FIELDS}
+local function slack(ms) return math.min(math.ceil(ms / 10), 3600000) end
+-- the registry's score is the last write (lists show recent activity first);
+-- a name new to it has no _expiry entry, i.e. counts as never expiring
+local newName       = redis.call('ZADD', names, now, name) == 1
+local forever, grow = false, 0
+local usesPlain     = false
+for j = first, #ARGV, 3 do
+  if ARGV[j] == '0' then usesPlain = true break end
+end
+-- with a ttl, the plain key's PTTL before the write: -2 new, -1 kept for ever, else the time left
+local plainLeft = -1
+if usesPlain and plainTtl > 0 then plainLeft = redis.call('PTTL', plain) end
+-- one HMGET says, per bucket, whether it is part of this life and its recorded expiry (0 = none)
+local state, indexLeft = {}, nil
 if nb > 0 then
+  local values = fields(6, 5 + nb)
   for i = 1, nb do
     local b = KEYS[5 + i]
-    if redis.call('HEXISTS', index, 'b:' .. b) == 0 then
+    local v = tonumber(values[i])
+    if v and v > 0 and v <= now + 60000 then
+      -- the recorded expiry has (nearly) passed, by our clock: ask Redis' own
+      local t, old = redis.call('PTTL', b), v
+      if t == -2 then v = nil elseif t == -1 then v = 0 else v = now + t end
+      -- a record that was wrong (kept from before expiries were recorded) is put right once
+      if v and old <= now then redis.call('HSET', index, 'b:' .. b, v) end
+    end
+    if not v then
+      if not indexLeft then indexLeft = redis.call('PTTL', index) end
       -- not part of this life: whatever it holds predates a delete of the counter
       redis.call('DEL', b)
-      redis.call('HSET', index, 'b:' .. b, 1)
+    end
+    state[i] = v or false
+  end
+end
+local results, suspects = {}, 0
+for j = first, #ARGV, 3 do
+  local slot, by = tonumber(ARGV[j]), ARGV[j + 2]
+  local key      = plain
+  if slot > 0 then key = KEYS[5 + slot] end
+  local score = redis.call('ZINCRBY', key, by, ARGV[j + 1])
+  results[#results + 1] = score
+  -- a score equal to the increment: the member (perhaps the whole key) is new
+  if slot == 0 and tonumber(score) == tonumber(by) then suspects = suspects + 1 end
+end
+if usesPlain then
+  if plainTtl > 0 then
+    if plainLeft == -2 then
+      redis.call('PEXPIRE', plain, plainTtl)
+      grow = now + plainTtl
+    elseif plainLeft >= 0 and plainLeft < plainTtl then
+      local ms = plainTtl + slack(plainTtl)
+      redis.call('PEXPIRE', plain, ms, 'GT')
+      grow = now + ms
+    end
+  elseif newName then
+    forever = true
+  -- more members than possibly-new ones: the key existed, nothing to record
+  elseif suspects > 0 and redis.call('ZCARD', plain) <= suspects and redis.call('PTTL', plain) == -1 then
+    forever = true
+  end
+end
+local indexForever, indexGrow = false, 0
+for i = 1, nb do
+  local b, ttl, v = KEYS[5 + i], tonumber(ARGV[4 + i]) * 1000, state[i]
+  local e         = nil
+  if v == false then
+    e = 0
+    if ttl > 0 then
+      redis.call('PEXPIRE', b, ttl)
+      e = now + ttl
+    end
+    redis.call('HSET', index, 'b:' .. b, e)
+  elseif ttl > 0 and v > 0 and v - now < ttl then
+    local ms = ttl + slack(ttl)
+    e = now + ms
+    -- GT: never shortens; 0 means the key had no expiry after all (a record from before expiries were kept)
+    if redis.call('PEXPIRE', b, ms, 'GT') == 0 and redis.call('PTTL', b) == -1 then e = 0 end
+    redis.call('HSET', index, 'b:' .. b, e)
+  end
+  if e == 0 then
+    indexForever, forever = true, true
+  elseif e then
+    indexGrow, grow = math.max(indexGrow, e), math.max(grow, e)
+  end
+end
+if nb > 0 then
+  -- a fresh index (or a late write) gets a new, never reused mark, invalidating cached unions
+  if late or indexLeft == -2 then redis.call('HSET', index, 'late', redis.call('INCR', seq)) end
+  if indexForever then
+    if indexLeft ~= -1 and indexLeft ~= -2 then redis.call('PERSIST', index) end
+  elseif indexGrow > 0 then
+    if indexLeft == -2 then
+      redis.call('PEXPIRE', index, indexGrow - now)
+    elseif indexLeft ~= -1 then
+      redis.call('PEXPIRE', index, indexGrow - now, 'GT')
     end
   end
-  -- a fresh index (or a late write) gets a new, never reused mark, invalidating cached unions
-  if late or not hadIndex then redis.call('HSET', index, 'late', redis.call('INCR', seq)) end
 end
-local results = {}
-for j = 5 + nb, #ARGV, 3 do
-  local slot = tonumber(ARGV[j])
-  local key  = plain
-  if slot > 0 then key = KEYS[5 + slot] end
-  results[#results + 1] = redis.call('ZINCRBY', key, ARGV[j + 2], ARGV[j + 1])
+if forever then
+  if not newName then redis.call('ZREM', expiry, name) end
+elseif grow > 0 then
+  if newName then redis.call('ZADD', expiry, grow, name) else redis.call('ZADD', expiry, 'XX', 'GT', grow, name) end
 end
-if plainTtl > 0 then redis.call('EXPIRE', plain, plainTtl) end
-if nb > 0 then
-  -- the index must outlive every bucket it vouches for (-1: some bucket never expires)
-  local longest = -2
-  for i = 1, nb do
-    local b, ttl = KEYS[5 + i], tonumber(ARGV[4 + i])
-    if ttl > 0 then redis.call('EXPIRE', b, ttl) end
-    local t = redis.call('PTTL', b)
-    if t == -1 then longest = -1 elseif longest ~= -1 and t > longest then longest = t end
-  end
-  local current = redis.call('PTTL', index)
-  if not hadIndex then
-    if longest > 0 then redis.call('PEXPIRE', index, longest) end
-  elseif current ~= -1 then
-    if longest == -1 then redis.call('PERSIST', index) elseif longest > current then redis.call('PEXPIRE', index, longest) end
-  end
-end
-register()
 return results
 `,
 );
 
 /**
  * KEYS = {plain, index, names, expiry, seq, bucket...}; ARGV = {name, now ms, member, 1 to remove from the plain counter}.
- * Returns how many keys held the member.
+ * Removes the member only: no key's expiry changes. Returns how many keys held the member.
  */
 export const DELETE_MEMBER = defineWriteScript(
   "counters.deleteMember",
   `
 local plain, index, names, expiry, seq = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local name, now, member, fromPlain     = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4] == '1'
-${REGISTER}
+${FIELDS}
 local removed = 0
-if fromPlain then removed = removed + redis.call('ZREM', plain, member) end
-if #KEYS > 5 and redis.call('EXISTS', index) == 1 then
+if fromPlain then removed = redis.call('ZREM', plain, member) end
+if #KEYS > 5 then
+  local fromBuckets = 0
+  local values      = fields(6, #KEYS)
   for i = 6, #KEYS do
-    if redis.call('HEXISTS', index, 'b:' .. KEYS[i]) == 1 then removed = removed + redis.call('ZREM', KEYS[i], member) end
+    if values[i - 5] then fromBuckets = fromBuckets + redis.call('ZREM', KEYS[i], member) end
   end
   -- past unions may have included the member: a new mark invalidates them
-  redis.call('HSET', index, 'late', redis.call('INCR', seq))
+  if fromBuckets > 0 then redis.call('HSET', index, 'late', redis.call('INCR', seq)) end
+  removed = removed + fromBuckets
 end
-register()
+-- a counter left with no key at all leaves the registry
+if removed > 0 and redis.call('EXISTS', plain, index) == 0 then
+  redis.call('ZREM', names, name)
+  redis.call('ZREM', expiry, name)
+end
 return removed
 `,
 );
 
 /**
- * KEYS = {plain, index, names, expiry, purge}; ARGV = {name, now ms}.
+ * KEYS = {plain, index, names, expiry, purge, cache keys...}; ARGV = {name, now ms}.
  * Deleting the index turns every bucket of this life invisible; their keys go
- * to the purge hash so the sweep job can free them. Returns 1 when anything existed.
+ * to the purge hash so the sweep job can free them. The cached unions go too.
+ * Returns 1 when anything existed.
  */
 export const DELETE_COUNTER = defineWriteScript(
   "counters.delete",
   `
 local plain, index, names, expiry, purge = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local name, now                          = ARGV[1], ARGV[2]
-local existed = redis.call('EXISTS', plain) + redis.call('EXISTS', index)
+local existed = redis.call('EXISTS', plain, index)
 local orphans = {}
 for _, field in ipairs(redis.call('HKEYS', index)) do
   if string.sub(field, 1, 2) == 'b:' then orphans[#orphans + 1] = string.sub(field, 3) end
@@ -265,7 +245,9 @@ for s = 1, #orphans, 1000 do
   end
   redis.call(unpack(args))
 end
-redis.call('DEL', plain, index)
+local doomed = {'DEL', plain, index}
+for i = 6, #KEYS do doomed[#doomed + 1] = KEYS[i] end
+redis.call(unpack(doomed))
 redis.call('ZREM', names, name)
 redis.call('ZREM', expiry, name)
 if existed > 0 then return 1 end

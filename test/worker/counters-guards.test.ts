@@ -130,13 +130,23 @@ describe("registry, idempotency and the OpenAPI document", () => {
   const api = createTestApi({ label: "counters-misc" });
   afterAll(() => api.cleanup());
 
-  it("lists counter names sorted and forgets deleted ones", async () => {
-    for (const name of ["zeta", "Alpha", "beta", "10"]) await api.post(`${base}/${name}/incr`, { member: "m" });
+  it("lists counter names most recently written first and forgets deleted ones", async () => {
+    for (const name of ["zeta", "Alpha", "beta", "10"]) {
+      await api.post(`${base}/${name}/incr`, { member: "m" });
+      api.advance(1000);
+    }
     await api.post(`${base}/gamma/incr`, { member: "m", period: "week" });
-    expect((await api.get(base)).body).toEqual({ counters: ["10", "Alpha", "beta", "gamma", "zeta"] });
+    api.advance(1000);
+    const listed = await api.get(base);
+    expect(listed.body.counters).toEqual(["gamma", "10", "beta", "Alpha", "zeta"]);
+    expect(listed.body.items[0]).toEqual({ counter: "gamma", lastWriteAt: api.now - 1000 });
+    expect(listed.body.nextOffset).toBeNull();
+    // a write moves a name to the front
+    await api.post(`${base}/zeta/incr`, { member: "m" });
+    expect((await api.get(base)).body.counters).toEqual(["zeta", "gamma", "10", "beta", "Alpha"]);
     await api.del(`${base}/beta`, { key: "admin" });
     await api.del(`${base}/gamma`, { key: "admin" });
-    expect((await api.get(base)).body.counters).toEqual(["10", "Alpha", "zeta"]);
+    expect((await api.get(base)).body.counters).toEqual(["zeta", "10", "Alpha"]);
     expect((await api.get(base, { key: "ingest" })).status).toBe(403);
   });
 

@@ -156,7 +156,8 @@ describe("seed 002: prefix:counter_id counters with a TTL", () => {
     ]);
     const ttl = await command<number>(api.target, "TTL", `${api.prefix}:counters:hits.test_id`);
     expect(ttl).toBeGreaterThan(100);
-    expect(ttl).toBeLessThanOrEqual(120);
+    // the second write extended it: to the ttl plus a tenth (so steady writes need not extend it each time)
+    expect(ttl).toBeLessThanOrEqual(132);
   });
 
   it("decrements (decr = incr with a negative count) and deletes a member", async () => {

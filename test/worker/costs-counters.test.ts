@@ -1,0 +1,99 @@
+/**
+ * Measures every row of test/costs/counters.ts in the state it names and
+ * asserts the figure exactly (commands counted by the local Upstash server).
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import { area } from "../costs/counters.ts";
+import { costOf, expected } from "../costs/types.ts";
+import { createTestApi } from "../helpers/worker.ts";
+
+const api = createTestApi({ label: "costs-counters", start: "2026-11-22T12:30:00Z" });
+afterAll(() => api.cleanup());
+
+const base = "/v1/counters";
+const rows = area.rows;
+type RowId = keyof typeof rows;
+
+async function check(id: RowId, fn: () => Promise<{ status: number }>) {
+  const m = await api.cost(fn);
+  expect(m.result.status, id).toBeLessThan(300);
+  expect(costOf(m), id).toEqual(expected(rows[id]!));
+}
+
+const incr = (counter: string, body: unknown, headers?: Record<string, string>) => () => api.post(`${base}/${counter}/incr`, body, headers ? { headers } : undefined);
+const batch = (n: number, extra: Record<string, unknown> = {}) => ({ items: Array.from({ length: n }, (_, i) => ({ member: `m${i % 50}`, ...extra })) });
+
+describe("counters: commands per call", () => {
+  it("warms every script", async () => {
+    await incr("warm", { member: "a" })();
+    await incr("warm", { member: "a", period: "day" })();
+    await api.get(`${base}/warm/top`);
+    await api.get(`${base}/warm/members/a`);
+    await api.get(`${base}/warm/range`);
+    await api.get(`${base}/warm/sorted`);
+    await api.get(base);
+    await api.post(`${base}/warm2/union`, { sources: ["warm"] }, { key: "admin" });
+    await api.del(`${base}/warm/members/zz`);
+    await api.del(`${base}/warm2`, { key: "admin" });
+  });
+
+  it("plain incr", async () => {
+    await check("incrPlainNew", incr("plain", { member: "a" }));
+    await check("incrPlain", incr("plain", { member: "a" }));
+    await check("incrPlainNewMember", incr("plain", { member: "b" }));
+  });
+
+  it("period=day incr", async () => {
+    await incr("daily", { member: "a", period: "day", at: "2026-11-21T10:00:00Z" })();
+    await check("incrDayNewBucket", incr("daily", { member: "a", period: "day" }));
+    await check("incrDay", incr("daily", { member: "a", period: "day" }));
+    await check("incrDayLate", incr("daily", { member: "a", period: "day", at: "2026-11-20T10:00:00Z" }));
+  });
+
+  it("incr with ttl", async () => {
+    await check("incrTtlNew", incr("ttl", { member: "a", ttl: 86400 }));
+    api.advance(1000);
+    await check("incrTtlExtend", incr("ttl", { member: "a", ttl: 86400 }));
+    api.advance(1000);
+    await check("incrTtl", incr("ttl", { member: "a", ttl: 86400 }));
+    await incr("dttl", { member: "a", period: "day", ttl: 86400 })();
+    api.advance(1000);
+    await incr("dttl", { member: "a", period: "day", ttl: 86400 })();
+    api.advance(1000);
+    await check("incrDayTtl", incr("dttl", { member: "a", period: "day", ttl: 86400 }));
+  });
+
+  it("batches and idempotency", async () => {
+    await incr("batch", batch(1000))();
+    await check("incrBatch", incr("batch", batch(1000)));
+    await incr("batchd", batch(1000, { period: "day" }))();
+    await check("incrBatchDay", incr("batchd", batch(1000, { period: "day" })));
+    await check("incrIdem", incr("plain", { member: "a" }, { "idempotency-key": "k1" }));
+    await check("incrIdemReplay", incr("plain", { member: "a" }, { "idempotency-key": "k1" }));
+  });
+
+  it("reads", async () => {
+    await api.post(`${base}/r/incr`, {
+      items: [
+        ...["a", "b", "c"].map((member) => ({ member })),
+        ...["2026-11-18", "2026-11-19", "2026-11-20", "2026-11-21", "2026-11-22"].flatMap((at) => ["a", "b", "c"].map((member) => ({ member, period: "day", at: `${at}T01:00:00Z` }))),
+      ],
+    });
+    await check("top", () => api.get(`${base}/r/top?n=10`));
+    await check("member", () => api.get(`${base}/r/members/a`));
+    await check("range", () => api.get(`${base}/r/range?min=0&max=%2Binf`));
+    await check("sorted", () => api.get(`${base}/r/sorted`));
+    await check("topToday", () => api.get(`${base}/r/top?period=day`));
+    await check("topOpenWeek", () => api.get(`${base}/r/top?period=day&from=2026-11-18&to=2026-11-22`));
+    await check("topFinishedUncached", () => api.get(`${base}/r/top?period=day&from=2026-11-18&to=2026-11-21`));
+    await check("topFinishedCached", () => api.get(`${base}/r/top?period=day&from=2026-11-18&to=2026-11-21`));
+    await check("list", () => api.get(base));
+  });
+
+  it("rollups and deletes", async () => {
+    await check("union", () => api.post(`${base}/rw/union`, { sources: ["r", { counter: "r", period: "day", from: "2026-11-18", to: "2026-11-22" }] }, { key: "admin" }));
+    await check("deleteMember", () => api.del(`${base}/r/members/a`));
+    await check("deleteMemberDays", () => api.del(`${base}/r/members/b?period=day&from=2026-11-18&to=2026-11-22`));
+    await check("deleteCounter", () => api.del(`${base}/r`, { key: "admin" }));
+  });
+});
