@@ -8,18 +8,18 @@ export const area: CostArea = {
   title: "Library (`edgestats` package)",
   order: 90,
   rows: {
-    record: { call: "`trending(s).record(member)`", state: "steady (hour already written)", roundTrips: 1, commands: 6 },
+    record: { call: "`trending(s).record(member)`", state: "steady (hour already written)", roundTrips: 1, commands: 3 },
     top: { call: "`trending(s).top({ n: 10 })`", state: "steady (union cached)", roundTrips: 1, commands: 4 },
-    incr: { call: "`counter(c).incr(member)`", state: "existing member", roundTrips: 1, commands: 5 },
+    incr: { call: "`counter(c).incr(member)`", state: "existing member", roundTrips: 1, commands: 3 },
     incrIdempotent: {
       call: "`counter(c).incr(member, 1, { idempotencyKey })`",
       state: "new key",
       roundTrips: 1,
-      commands: 7,
+      commands: 5,
       note: "the idempotency record: one GET and one SET in the same script",
     },
     incrReplay: { call: "`counter(c).incr(member, 1, { idempotencyKey })`", state: "repeat of a key", roundTrips: 1, commands: 2, note: "the GET finds the record; nothing is written" },
     heartbeat: { call: "`presence(r).heartbeat(id)`", state: "id online already", roundTrips: 1, commands: 11 },
-    increment: { call: "`leaderboard(b).increment(player, 5)`", state: "joined player", roundTrips: 1, commands: 7 },
+    increment: { call: "`leaderboard(b).increment(player, 5)`", state: "joined player", roundTrips: 1, commands: 5 },
   },
 };
