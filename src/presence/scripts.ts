@@ -160,8 +160,13 @@ local score       = ARGV[3]
 local member      = ARGV[4]
 ${AFTER.trim()}
 local start
-if score == '' or tonumber(score) < tonumber(cutoff) then
+local fresh       = score == '' or tonumber(score) < tonumber(cutoff)
+local at          = not fresh and redis.call('ZSCORE', seen, member)
+if fresh then
   start = redis.call('ZCOUNT', seen, '-inf', '(' .. cutoff)
+elseif at and tonumber(at) == tonumber(score) then
+  -- The cursor's member is where it was: the page starts right after it.
+  start = redis.call('ZRANK', seen, member) + 1
 else
   -- The cursor's member may have moved or left since: find where it would sit.
   -- Equal scores are common (a batch shares one time), so binary search among them.
@@ -218,7 +223,11 @@ local score = ARGV[2]
 local room  = ARGV[3]
 ${AFTER.trim()}
 local start = 0
-if score ~= '' then
+local at    = score ~= '' and redis.call('ZSCORE', rooms, room)
+if at and tonumber(at) == tonumber(score) then
+  -- The cursor's room is where it was: the page starts right after it.
+  start = redis.call('ZREVRANK', rooms, room) + 1
+elseif score ~= '' then
   -- Order: score descending, then bytes descending (ZREVRANGE). The cursor's
   -- room may have moved since: find where it would sit among equal scores.
   local lo = redis.call('ZCOUNT', rooms, '(' .. score, '+inf')

@@ -1,0 +1,33 @@
+import type { CostArea } from "./types.ts";
+
+export const area: CostArea = {
+  title: "Presence",
+  order: 40,
+  rows: {
+    heartbeatKnown: { call: "heartbeat, 1 id", state: "known id, online", roundTrips: 1, commands: 5, naive: 5, target: 6 },
+    heartbeatKnown1000: { call: "heartbeat, 1,000 ids", state: "known ids, online", roundTrips: 1, commands: 5 },
+    heartbeatKnownPeak: { call: "heartbeat, 1 id", state: "known id that raises today's peak", roundTrips: 1, commands: 6 },
+    heartbeatNew: { call: "heartbeat, 1 id", state: "new id that raises today's peak (typical)", roundTrips: 1, commands: 9, naive: 5, target: 9 },
+    heartbeatNewBelowPeak: { call: "heartbeat, 1 id", state: "new id, below today's peak", roundTrips: 1, commands: 8 },
+    heartbeatNew1000: { call: "heartbeat, 1,000 ids", state: "new ids", roundTrips: 1, commands: 9 },
+    heartbeatIdempotent: { call: "heartbeat with `Idempotency-Key`", state: "known id, new key", roundTrips: 1, commands: 7 },
+    heartbeatReplay: { call: "heartbeat with `Idempotency-Key`", state: "replay", roundTrips: 1, commands: 2 },
+    heartbeatFirstOfDay: { call: "heartbeat, 1 id", state: "first heartbeat of the UTC day in the room", roundTrips: 1, commands: 10 },
+    heartbeatReactivates: { call: "heartbeat, 1 id", state: "room silent for more than the timeout", roundTrips: 1, commands: 8 },
+    stats: { call: "room figures `GET /v1/presence/{room}`", state: "any", roundTrips: 1, commands: 4 },
+    membersFirst: { call: "members page", state: "first page", roundTrips: 1, commands: 4 },
+    membersNext: { call: "members page", state: "next page (cursor member not moved)", roundTrips: 1, commands: 5 },
+    history: { call: "history", state: "any", roundTrips: 1, commands: 2 },
+    roomsFirst: { call: "room list `GET /v1/presence`", state: "first page", roundTrips: 1, commands: 2 },
+    roomsNext: { call: "room list `GET /v1/presence`", state: "next page (cursor room not moved)", roundTrips: 1, commands: 4 },
+    leave: { call: "leave", state: "online id", roundTrips: 1, commands: 3 },
+    deleteRoom: { call: "delete room (admin)", state: "room with data", roundTrips: 1, commands: 6 },
+    trimIdle: { call: "trim run", state: "nothing due", roundTrips: 1, commands: 2 },
+    trimOneRoom: { call: "trim run", state: "1 active room", roundTrips: 2, commands: 6, target: 8 },
+    trimOneRoomHourly: { call: "trim run", state: "1 active room, at the hour", roundTrips: 2, commands: 8 },
+    trimTenRooms: { call: "trim run", state: "10 active rooms", roundTrips: 2, commands: 33 },
+    trimMidnight: { call: "trim run", state: "1 active room, just after midnight", roundTrips: 2, commands: 9 },
+    trimGoingIdle: { call: "trim run", state: "1 room going idle", roundTrips: 2, commands: 10 },
+    trimForget: { call: "trim run", state: "1 idle room forgetting 1,000 ids", roundTrips: 2, commands: 17 },
+  },
+};
