@@ -1,6 +1,6 @@
 import type { CostArea } from "./types.ts";
 
-export const area: CostArea = {
+export const area = {
   title: "Presence",
   order: 40,
   rows: {
@@ -30,4 +30,4 @@ export const area: CostArea = {
     trimGoingIdle: { call: "trim run", state: "1 room going idle", roundTrips: 2, commands: 10 },
     trimForget: { call: "trim run", state: "1 idle room forgetting 1,000 ids", roundTrips: 2, commands: 17 },
   },
-};
+} satisfies CostArea;
