@@ -92,7 +92,10 @@ if last == 0 then redis.call('EXPIRE', daily, dailyTtl) end
 if last == 0 or ofDay + 1 - last >= timeout then
   redis.call('ZADD', due, now, room)
   redis.call('ZADD', rooms, 'GT', now, room)
-  -- The longest lifetime history ever gets, so this never shortens it.
+  -- History gets its lifetime now, before the trim job writes a point: a
+  -- placeholder (score 0, below every point) makes sure the key exists. 26 h
+  -- is the longest lifetime history ever gets, so this never shortens it.
+  redis.call('ZADD', history, 'NX', 0, '-')
   redis.call('EXPIRE', history, historyTtl)
 end
 return { online = count, new = #fresh }
