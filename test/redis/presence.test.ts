@@ -141,3 +141,57 @@ describe("model check", () => {
     );
   });
 });
+
+describe("model check with the id horizon", () => {
+  const DAY = 86_400_000;
+  const horizonConfig = readConfig({ PRESENCE_ID_HORIZON_DAYS: "2" });
+  type Op = { kind: "beat"; ids: number[] } | { kind: "leave"; id: number } | { kind: "wait"; ms: number } | { kind: "trim" };
+  const op: fc.Arbitrary<Op> = fc.oneof(
+    fc.record({ kind: fc.constant("beat" as const), ids: fc.array(fc.integer({ min: 0, max: 7 }), { minLength: 1, maxLength: 4 }) }),
+    fc.record({ kind: fc.constant("leave" as const), id: fc.integer({ min: 0, max: 7 }) }),
+    fc.record({ kind: fc.constant("wait" as const), ms: fc.constantFrom(0, 1000, 299_000, 301_000, 3_600_000, DAY, 2 * DAY - 1, 2 * DAY + 1) }),
+    fc.record({ kind: fc.constant("trim" as const) }),
+  );
+
+  it("new ids, AU and NU per day match a model that forgets ids idle past the horizon at each trim run", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 16 }), async (ops) => {
+        const base = ctxAt("phmodel");
+        const job = createTrimJob();
+        let now = T0;
+        // id → last-seen score as Redis keeps it (a leave lowers it to just past the timeout).
+        const score = new Map<string, number>();
+        const active = new Map<number, Set<string>>();
+        const fresh = new Map<number, number>();
+        const dayOf = (ms: number) => Math.floor(ms / DAY);
+        for (const o of ops) {
+          const ctx = { ...base, now };
+          if (o.kind === "wait") now += o.ms;
+          else if (o.kind === "trim") {
+            await job(ctx, horizonConfig);
+            for (const [id, s] of score) if (s < now - 2 * DAY) score.delete(id);
+          } else if (o.kind === "leave") {
+            await leave(ctx, "m", `id${o.id}`);
+            const s = score.get(`id${o.id}`);
+            if (s !== undefined) score.set(`id${o.id}`, Math.min(s, now - 300_001));
+          } else {
+            const batch = [...new Set(o.ids.map((i) => `id${i}`))];
+            const added = batch.filter((id) => !score.has(id)).length;
+            const { value } = await heartbeat(ctx, "m", batch);
+            expect(value.new).toBe(added);
+            for (const id of batch) score.set(id, Math.max(score.get(id) ?? 0, now));
+            const day = dayOf(now);
+            active.set(day, new Set([...(active.get(day) ?? []), ...batch]));
+            fresh.set(day, (fresh.get(day) ?? 0) + added);
+          }
+        }
+        const stats = await roomStats({ ...base, now }, "m");
+        expect(stats.activeToday).toBe(active.get(dayOf(now))?.size ?? 0);
+        expect(stats.newToday).toBe(fresh.get(dayOf(now)) ?? 0);
+        const mapped = await command<number>(target, "HLEN", `${base.prefix}:presence:m:ids`);
+        expect(mapped).toBe(score.size);
+      }),
+      { numRuns: 30 },
+    );
+  });
+});
