@@ -18,6 +18,11 @@ export interface Config {
   trendingCacheSeconds: number;
   /** Seconds without a heartbeat after which an id is offline. @default 300 */
   presenceTimeoutSeconds: number;
+  /**
+   * Days without a heartbeat after which presence forgets an id (its mapping goes; back, it counts as new).
+   * At least 2: a forgotten id then has no bit in any daily bitmap still kept. @default 90
+   */
+  presenceIdHorizonDays: number;
   /** Milliseconds to wait for Redis before a 503. @default 3000 */
   redisTimeoutMs: number;
   /** Requests per API key per 10 s; 0 = no rate limit. @default 0 */
@@ -46,6 +51,7 @@ export function readConfig(env: Record<string, unknown>): Config {
     trendingCompactBatches: int(env, "TRENDING_COMPACT_BATCHES", 100, 1, 1000),
     trendingCacheSeconds: int(env, "TRENDING_CACHE_SECONDS", 5, 0, 3600),
     presenceTimeoutSeconds: int(env, "PRESENCE_TIMEOUT_SECONDS", 300, 5, 86400),
+    presenceIdHorizonDays: int(env, "PRESENCE_ID_HORIZON_DAYS", 90, 2, 3650),
     redisTimeoutMs: int(env, "REDIS_TIMEOUT_MS", 3000, 100, 60_000),
     rateLimitPer10s: int(env, "RATE_LIMIT_PER_10S", 0, 0, 1_000_000),
   };

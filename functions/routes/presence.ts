@@ -54,7 +54,11 @@ const History = z
   .openapi("PresenceHistory");
 
 const Rooms = z
-  .object({ rooms: z.array(z.string()), truncated: z.boolean().openapi({ description: "true when more than 1,000 rooms exist" }) })
+  .object({
+    rooms: z.array(z.string()).openapi({ description: "most recently active first" }),
+    truncated: z.boolean().openapi({ description: "true when more rooms follow (nextCursor is not null)" }),
+    nextCursor: z.string().nullable().openapi({ description: "pass as cursor for the next page; null on the last page" }),
+  })
   .openapi("PresenceRooms");
 
 const roomParams = nameParams("room");
@@ -66,10 +70,19 @@ export const presenceRoutes = createRouter()
       method: "get",
       path: "/",
       tags,
-      summary: "Room names (sorted, at most 1,000) for pickers",
-      responses: { 200: jsonResponse(Rooms, "Rooms that had heartbeats and were not deleted."), ...errorResponses },
+      summary: "Rooms active within two days, most recently active first, with cursor pagination",
+      request: {
+        query: z.object({
+          limit: intQuery(1, 1000, 1000),
+          cursor: z.string().max(90).optional().openapi({ description: "nextCursor of the previous page" }),
+        }),
+      },
+      responses: { 200: jsonResponse(Rooms, "One page of rooms."), ...errorResponses },
     }),
-    async (c) => c.json(await listRooms(ctxOf(c)), 200),
+    async (c) => {
+      const { limit, cursor } = c.req.valid("query");
+      return c.json(await listRooms(ctxOf(c), { limit, ...(cursor === undefined ? {} : { cursor }) }), 200);
+    },
   )
   .openapi(
     createRoute({
@@ -94,12 +107,13 @@ export const presenceRoutes = createRouter()
       path: "/{room}/members/{id}",
       tags,
       summary: "Take an id offline at once (leave)",
+      description: "Ends the id's online session only: its mapping, today's active/new/peak figures and the history stay.",
       request: { params: z.object({ room: Name.openapi({ param: { name: "room", in: "path" } }), id: Member.openapi({ param: { name: "id", in: "path" } }) }) },
       responses: { 204: { description: "The id is offline (also when it was not online)." }, ...errorResponses },
     }),
     async (c) => {
       const { room, id } = c.req.valid("param");
-      await leave(ctxOf(c), room, id);
+      await leave(ctxOf(c), room, id, timeoutOf(c));
       return c.body(null, 204);
     },
   )

@@ -1,71 +1,103 @@
 import type { Job } from "../jobs.ts";
-import { asList, runWrite } from "../redis/script.ts";
-import { HOUR, MINUTE, SECOND } from "../time.ts";
+import { asList, runRead, runWrite } from "../redis/script.ts";
+import { DAY, HOUR, MINUTE, SECOND, dayStart } from "../time.ts";
 import { dayKeys, registryKeys, roomKeys } from "./keys.ts";
-import { DAY_TTL_SECONDS, HISTORY_HOURS, minuteOf } from "./presence.ts";
-import { ACTIVE_ROOMS, TRIM } from "./scripts.ts";
+import { HISTORY_ACTIVE_TTL_SECONDS, HISTORY_IDLE_TTL_SECONDS, dailyTtlSeconds } from "./presence.ts";
+import { DUE_ROOMS, TRIM } from "./trim-scripts.ts";
 
-/** Rooms one run visits at most; the most recently active first. */
+/** Rooms one run visits at most; the longest waiting first (a capped run rotates them). */
 export const TRIM_MAX_ROOMS = 2000;
-/** Rooms per script call (3 keys each). */
+/** Rooms per script call (6 keys each). */
 export const TRIM_CHUNK_ROOMS = 50;
-/** Idle members one script call removes at most, so no call blocks Redis for long. */
-export const TRIM_REMOVE_BUDGET = 20_000;
+/** Ids one script call forgets at most, so no call blocks Redis for long (one unpack each). */
+export const TRIM_FORGET_BUDGET = 1000;
 /**
- * A room stays in the active registry this long past its last heartbeat plus
- * the timeout, so the run after everyone went idle still records a 0.
+ * A room stays active this long past its last heartbeat plus the timeout, so
+ * the runs after everyone went idle still record a 0 (and clock skew between
+ * Workers up to this margin cannot drop a room someone just joined).
  */
 export const ACTIVE_MARGIN_MS = 2 * MINUTE;
+/** An idle room leaves the room list this long after its last activity: its history and daily keys are gone by then. */
+export const LISTED_FOR_MS = 2 * DAY;
 
 export interface TrimOptions {
-  /** Rooms one run visits at most, most recently active first. @default 2000 */
+  /** Rooms one run visits at most. @default 2000 */
   maxRooms?: number;
   /** Rooms per script call (one round trip each). @default 50 */
   chunkRooms?: number;
-  /** Idle members one script call removes at most. @default 20000 */
-  removeBudget?: number;
+  /** Ids one script call forgets at most. @default 1000 */
+  forgetBudget?: number;
 }
 
 /**
- * Every minute: removes idle members from every active room, samples each
- * room's online count into its per-minute history and today's peak.
- * Idempotent (a rerun of the same minute rewrites the same point; removing
- * idle members twice removes nothing) and bounded: at most `maxRooms` rooms
- * and `removeBudget` removals per script call; what is left waits for the
- * next run, which is harmless because reads count by time, not by trimming.
+ * Every minute: samples each active room's online count into its history and
+ * (just after midnight) today's peak; forgets ids idle past the horizon
+ * (`PRESENCE_ID_HORIZON_DAYS`); schedules idle rooms for their next visit and
+ * drops rooms with nothing left from the registries.
+ *
+ * Cost: one script listing the due rooms (2 commands when nothing is due),
+ * then one script per chunk of rooms (2 commands per active room in a plain
+ * minute, 4 at the hour). Idempotent (a rerun of the minute overwrites its own
+ * points; forgetting twice forgets nothing) and bounded: `maxRooms` rooms and
+ * `forgetBudget` ids per script call; what is left waits for the next run,
+ * which is harmless because reads count by time, not by trimming.
  */
 export function createTrimJob(options: TrimOptions = {}): Job {
   const maxRooms = options.maxRooms ?? TRIM_MAX_ROOMS;
   const chunkRooms = options.chunkRooms ?? TRIM_CHUNK_ROOMS;
-  const removeBudget = options.removeBudget ?? TRIM_REMOVE_BUDGET;
+  const forgetBudget = options.forgetBudget ?? TRIM_FORGET_BUDGET;
   return async (ctx, config) => {
-    const cutoff = ctx.now - config.presenceTimeoutSeconds * SECOND;
+    const timeout = config.presenceTimeoutSeconds * SECOND;
+    const horizon = config.presenceIdHorizonDays * DAY;
     const registry = registryKeys(ctx.prefix);
-    const { value: rooms } = await runWrite<string[] | Record<string, never>>(ctx.redis, ACTIVE_ROOMS, [registry.active], [cutoff - ACTIVE_MARGIN_MS, maxRooms]);
-    const list = asList(rooms);
-    const minute = minuteOf(ctx.now);
-    let removed = 0;
+    const list = asList(await runRead<string[] | Record<string, never>>(ctx.redis, DUE_ROOMS, [registry.due], [ctx.now, maxRooms]));
+    const minute = Math.floor(ctx.now / MINUTE);
+    const start = dayStart(ctx.now);
+    const capped = list.length === maxRooms;
     let online = 0;
+    let forgotten = 0;
+    let idle = 0;
+    let dropped = 0;
     let calls = 1;
     for (let i = 0; i < list.length; i += chunkRooms) {
-      const keys = list.slice(i, i + chunkRooms).flatMap((room) => {
+      const chunk = list.slice(i, i + chunkRooms);
+      const keys = chunk.flatMap((room) => {
         const k = roomKeys(ctx.prefix, room);
-        return [k.online, dayKeys(ctx.prefix, room, ctx.now).day, k.history];
+        return [k.seen, k.ids, k.names, k.seq, dayKeys(ctx.prefix, room, ctx.now).daily, k.history];
       });
-      const { value } = await runWrite<{ removed: number; online: number }>(ctx.redis, TRIM, keys, [
-        cutoff,
-        ctx.now,
-        minute,
-        minute - HISTORY_HOURS * HOUR,
-        (HISTORY_HOURS + 1) * HOUR / SECOND,
-        DAY_TTL_SECONDS,
-        removeBudget,
-      ]);
-      removed += value.removed;
+      const { value } = await runWrite<{ online: number; forgotten: number; idle: number; dropped: number }>(
+        ctx.redis,
+        TRIM,
+        [registry.due, registry.rooms, ...keys],
+        [
+          ctx.now,
+          ctx.now - timeout,
+          timeout + ACTIVE_MARGIN_MS,
+          ctx.now - horizon,
+          horizon,
+          start,
+          minute,
+          minute % (DAY / MINUTE),
+          minute % (HOUR / MINUTE) === 0 ? 1 : 0,
+          // After one timeout past midnight every id carried over is offline or
+          // has heartbeated (which records the peak): later samples cannot raise it.
+          ctx.now - start <= timeout ? 1 : 0,
+          capped ? 1 : 0,
+          dailyTtlSeconds(ctx.now),
+          HISTORY_ACTIVE_TTL_SECONDS,
+          HISTORY_IDLE_TTL_SECONDS,
+          LISTED_FOR_MS,
+          forgetBudget,
+          ...chunk,
+        ],
+      );
       online += value.online;
+      forgotten += value.forgotten;
+      idle += value.idle;
+      dropped += value.dropped;
       calls += 1;
     }
-    return { rooms: list.length, removed, online, minute, calls, capped: list.length === maxRooms };
+    return { rooms: list.length, online, forgotten, idle, dropped, minute: minute * MINUTE, calls, capped };
   };
 }
 

@@ -3,48 +3,59 @@ import { DAY, dayLabel } from "../time.ts";
 
 /**
  * Presence keys. Registry keys start with `_`, which no room name can, so a
- * room called `active` can never spell a registry key.
+ * room called `rooms` can never spell a registry key.
  */
 export function registryKeys(prefix: string) {
   return {
-    /** Every room that ever had a heartbeat, score 0 (so ZRANGE BYLEX lists names sorted). */
-    names: keyOf(prefix, "presence", "_names"),
-    /** Room → last heartbeat (ms): the rooms the trim job visits. */
-    active: keyOf(prefix, "presence", "_active"),
+    /** Listed rooms → last activity (ms), for `GET /v1/presence` (most recent first). */
+    rooms: keyOf(prefix, "presence", "_rooms"),
+    /** Room → when the trim job should visit it next (ms): active rooms now, idle rooms later. */
+    due: keyOf(prefix, "presence", "_due"),
   };
+}
+
+/** Registries of earlier versions (names by bytes, last heartbeat): only deleted, never read. */
+export function legacyRegistryKeys(prefix: string): string[] {
+  return [keyOf(prefix, "presence", "_names"), keyOf(prefix, "presence", "_active")];
 }
 
 /** Keys of one room that do not depend on the day. */
 export function roomKeys(prefix: string, room: string) {
   return {
-    /** Compact id → last seen (ms). */
-    online: keyOf(prefix, "presence", room, "online"),
-    /** Id → compact id; also "seen before", which is what makes an id new. */
+    /** Compact id → last seen (ms), every id seen within the id horizon: online count, members, forgetting. */
+    seen: keyOf(prefix, "presence", room, "seen"),
+    /** Id → compact id; also "seen within the horizon", which is what makes an id new. */
     ids: keyOf(prefix, "presence", room, "ids"),
     /** Compact id → id, to list members. */
     names: keyOf(prefix, "presence", room, "names"),
-    /** Last compact id handed out. */
+    /** Last compact id handed out (never handed out again). */
     seq: keyOf(prefix, "presence", room, "seq"),
-    /** Per-minute samples of the online count, member `<minuteMs>:<online>`, score minuteMs. */
+    /** One sample of the online count per minute of the day (a 1,440-slot ring). */
     history: keyOf(prefix, "presence", room, "history"),
   };
 }
 
 /** Keys of one room for the UTC day containing `ms`. */
 export function dayKeys(prefix: string, room: string, ms: number) {
-  const label = dayLabel(ms);
   return {
-    /** Hash: new, peak, peakAt. */
-    day: keyOf(prefix, "presence", room, "day", label),
-    /** Bitmap over compact ids: who was seen that day (exact AU). */
-    au: keyOf(prefix, "presence", room, "au", label),
+    /** Bitmap: a 128-bit header (NU, peak, peakAt, last heartbeat), then one bit per compact id seen that day (AU). */
+    daily: keyOf(prefix, "presence", room, "daily", dayLabel(ms)),
   };
 }
 
 /**
- * Day keys live 48 h after their last write, so at any moment only the keys
- * of today and the two days before can exist; deleting a room removes those.
+ * Every key a room can have on the day of `now`, for deletion: its room keys,
+ * the daily keys that can still exist (a daily key lives to the end of the
+ * next day; three days are named for safety), and the keys of earlier
+ * versions (`online`, `day:`, `au:`), which expire by themselves but must go
+ * with the room.
  */
-export function recentDayKeys(prefix: string, room: string, now: number): string[] {
-  return [0, 1, 2].flatMap((back) => Object.values(dayKeys(prefix, room, now - back * DAY)));
+export function allRoomKeys(prefix: string, room: string, now: number): string[] {
+  const days = [0, 1, 2].map((back) => now - back * DAY);
+  return [
+    ...Object.values(roomKeys(prefix, room)),
+    ...days.map((ms) => dayKeys(prefix, room, ms).daily),
+    keyOf(prefix, "presence", room, "online"),
+    ...days.flatMap((ms) => [keyOf(prefix, "presence", room, "day", dayLabel(ms)), keyOf(prefix, "presence", room, "au", dayLabel(ms))]),
+  ];
 }

@@ -3,19 +3,27 @@ import { ValidationError, type FieldIssue } from "../errors.ts";
 import { asList, runRead, runWrite, type Idempotency } from "../redis/script.ts";
 import { DAY, HOUR, MINUTE, SECOND, dayStart } from "../time.ts";
 import { MAX_BATCH, assertName, memberProblem } from "../validation.ts";
-import { dayKeys, recentDayKeys, registryKeys, roomKeys } from "./keys.ts";
-import { DELETE_ROOM, HEARTBEAT, HISTORY, LEAVE, MEMBERS, ROOMS, STATS } from "./scripts.ts";
+import { allRoomKeys, dayKeys, legacyRegistryKeys, registryKeys, roomKeys } from "./keys.ts";
+import { DELETE_ROOM, HEARTBEAT, HISTORY, HISTORY_SCALE, LEAVE, MEMBERS, ROOMS, STATS } from "./scripts.ts";
 
 /** Seconds without a heartbeat after which an id is offline, unless configured. */
 export const DEFAULT_TIMEOUT_SECONDS = 300;
-/** Day keys (new, peak, active bitmap) outlive their day by a day, for reads near midnight. */
-export const DAY_TTL_SECONDS = (2 * DAY) / SECOND;
-/** The online set outlives its last heartbeat by this margin past the timeout. */
-export const ONLINE_TTL_MARGIN_SECONDS = 120;
 /** History points kept: one a minute for a day. */
 export const HISTORY_HOURS = 24;
+/** History lives this long past its last refresh while the room is active (refreshed every hour). */
+export const HISTORY_ACTIVE_TTL_SECONDS = (26 * HOUR) / SECOND;
+/** ... and this long once the room went idle: its last day stays readable. */
+export const HISTORY_IDLE_TTL_SECONDS = (25 * HOUR) / SECOND;
 export const MAX_ROOMS_LISTED = 1000;
 export const MAX_MEMBERS_PAGE = 1000;
+
+/**
+ * A daily key lives to the end of the next UTC day: a fixed deadline, set once
+ * when the key is created (no EXPIRE per heartbeat).
+ */
+export function dailyTtlSeconds(now: number): number {
+  return Math.ceil((dayStart(now) + 2 * DAY - now) / SECOND);
+}
 
 export interface PresenceOptions {
   /**
@@ -90,18 +98,24 @@ export async function heartbeat(ctx: Ctx, room: string, ids: readonly string[], 
   return runWrite<HeartbeatResult>(
     ctx.redis,
     HEARTBEAT,
-    [keys.online, keys.ids, keys.names, keys.seq, today.day, today.au, registry.names, registry.active],
-    [ctx.now, ctx.now - timeout, Math.ceil(timeout / SECOND) + ONLINE_TTL_MARGIN_SECONDS, DAY_TTL_SECONDS, room, ...ids],
+    [keys.seen, keys.ids, keys.names, keys.seq, today.daily, keys.history, registry.due, registry.rooms],
+    [ctx.now, ctx.now - timeout, timeout, ctx.now - dayStart(ctx.now), dailyTtlSeconds(ctx.now), HISTORY_ACTIVE_TTL_SECONDS, room, ...ids],
     options.idempotency,
   );
 }
 
-/** Takes `id` offline at once; true when it was listed. */
-export async function leave(ctx: Ctx, room: string, id: string): Promise<boolean> {
+/**
+ * Takes `id` offline at once: its last-seen moves to just past the timeout
+ * (never later than it was). It only ends the online session: the id stays
+ * mapped (not new when it comes back), and AU, NU, PCU and history keep their
+ * values. True when the id was online.
+ */
+export async function leave(ctx: Ctx, room: string, id: string, options: PresenceOptions = {}): Promise<boolean> {
   assertName(room, "room");
   requireIds([id], "id");
+  const timeout = timeoutMs(options);
   const keys = roomKeys(ctx.prefix, room);
-  const { value } = await runWrite<number>(ctx.redis, LEAVE, [keys.online, keys.ids], [id]);
+  const { value } = await runWrite<number>(ctx.redis, LEAVE, [keys.seen, keys.ids], [id, ctx.now - timeout - 1]);
   return value === 1;
 }
 
@@ -111,25 +125,24 @@ export async function roomStats(ctx: Ctx, room: string, options: PresenceOptions
   const timeout = timeoutMs(options);
   const keys = roomKeys(ctx.prefix, room);
   const today = dayKeys(ctx.prefix, room, ctx.now);
-  // HMGET gives false (cjson's nil) for a missing field.
-  const raw = await runRead<{ online: number; peak: string | false; peakAt: string | false; new: string | false; active: number }>(
+  const raw = await runRead<{ online: number; peak: number; peakAt: number; new: number; active: number }>(
     ctx.redis,
     STATS,
-    [keys.online, today.day, today.au],
+    [keys.seen, today.daily],
     [ctx.now - timeout],
   );
-  const stored = raw.peak === false ? 0 : Number(raw.peak);
+  const day = dayStart(ctx.now);
   // Ids carried over midnight count towards today's peak before the job or a heartbeat records it.
-  const carried = raw.online > stored;
+  const carried = raw.online > raw.peak;
   return {
     room,
     online: raw.online,
     timeoutSeconds: timeout / SECOND,
-    peakToday: carried ? raw.online : stored,
-    peakAt: carried ? ctx.now : raw.peakAt === false ? null : Number(raw.peakAt),
+    peakToday: carried ? raw.online : raw.peak,
+    peakAt: carried ? ctx.now : raw.peak === 0 ? null : day + raw.peakAt,
     activeToday: raw.active,
-    newToday: raw.new === false ? 0 : Number(raw.new),
-    day: dayStart(ctx.now),
+    newToday: raw.new,
+    day,
   };
 }
 
@@ -166,7 +179,7 @@ export async function listMembers(ctx: Ctx, room: string, options: ListMembersOp
   const raw = await runRead<{ items: [string, string, string][] | Record<string, never>; more: boolean }>(
     ctx.redis,
     MEMBERS,
-    [keys.online, keys.names],
+    [keys.seen, keys.names],
     [ctx.now - timeout, limit, score, member],
   );
   const items = asList(raw.items);
@@ -184,29 +197,71 @@ export async function history(ctx: Ctx, room: string, hours = HISTORY_HOURS): Pr
     throw new ValidationError(`hours must be an integer from 1 to ${HISTORY_HOURS}.`, [{ path: "hours", message: `must be 1..${HISTORY_HOURS}` }]);
   }
   const keys = roomKeys(ctx.prefix, room);
-  const raw = await runRead<string[] | Record<string, never>>(ctx.redis, HISTORY, [keys.history], [ctx.now - hours * HOUR, ctx.now]);
-  const points = asList(raw).map((entry) => {
-    const [at, online] = entry.split(":");
-    return { at: Number(at), online: Number(online) };
-  });
+  // Points at minutes m with now - hours < m <= now (minute times are whole minutes).
+  const low = (Math.floor((ctx.now - hours * HOUR) / MINUTE) + 1) * HISTORY_SCALE;
+  const high = Math.floor(ctx.now / MINUTE) * HISTORY_SCALE + HISTORY_SCALE - 1;
+  const raw = asList(await runRead<string[] | Record<string, never>>(ctx.redis, HISTORY, [keys.history], [low, high]));
+  const points: { at: number; online: number }[] = [];
+  for (let i = 1; i < raw.length; i += 2) {
+    const score = Number(raw[i]);
+    points.push({ at: Math.floor(score / HISTORY_SCALE) * MINUTE, online: score % HISTORY_SCALE });
+  }
   return { points };
 }
 
-/** Room names (sorted by bytes, at most 1,000) from the registry; never a key scan. */
-export async function listRooms(ctx: Ctx): Promise<{ rooms: string[]; truncated: boolean }> {
-  const raw = asList(await runRead<string[] | Record<string, never>>(ctx.redis, ROOMS, [registryKeys(ctx.prefix).names], [MAX_ROOMS_LISTED + 1]));
-  return { rooms: raw.slice(0, MAX_ROOMS_LISTED), truncated: raw.length > MAX_ROOMS_LISTED };
+const ROOM_CURSOR = /^(\d{1,16}):([A-Za-z0-9][A-Za-z0-9_.-]{0,63})$/;
+
+export interface ListRoomsOptions {
+  /** Rooms per page, 1..1000. @default 1000 */
+  limit?: number;
+  /** `nextCursor` of the previous page. @default undefined (first page) */
+  cursor?: string;
+}
+
+export interface RoomPage {
+  /** Most recently active first. */
+  rooms: string[];
+  /** True when more rooms follow (same as `nextCursor !== null`). */
+  truncated: boolean;
+  /** Pass as `cursor` for the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
+/**
+ * Listed rooms (active within the last two days), most recently active first,
+ * a page at a time; never a key scan. Activity is the time the room became
+ * active, refreshed every hour while it stays active. A flood of new rooms
+ * can push a room off the first page, never out of the list.
+ */
+export async function listRooms(ctx: Ctx, options: ListRoomsOptions = {}): Promise<RoomPage> {
+  const limit = options.limit ?? MAX_ROOMS_LISTED;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_ROOMS_LISTED) {
+    throw new ValidationError(`limit must be an integer from 1 to ${MAX_ROOMS_LISTED}.`, [{ path: "limit", message: `must be 1..${MAX_ROOMS_LISTED}` }]);
+  }
+  let score = "";
+  let after = "";
+  if (options.cursor !== undefined && options.cursor !== "") {
+    const m = ROOM_CURSOR.exec(options.cursor);
+    if (!m) throw new ValidationError("cursor must be a nextCursor this endpoint returned.", [{ path: "cursor", message: "not a cursor of this endpoint" }]);
+    score = m[1] ?? "";
+    after = m[2] ?? "";
+  }
+  const raw = await runRead<{ rooms: string[] | Record<string, never>; more: boolean }>(ctx.redis, ROOMS, [registryKeys(ctx.prefix).rooms], [limit, score, after]);
+  const flat = asList(raw.rooms);
+  const rooms: string[] = [];
+  for (let i = 0; i < flat.length; i += 2) rooms.push(flat[i] ?? "");
+  const last = flat.length >= 2 ? `${flat[flat.length - 1]}:${flat[flat.length - 2]}` : null;
+  return { rooms, truncated: raw.more, nextCursor: raw.more ? last : null };
 }
 
 /** Removes every key of the room and its registry entries; true when anything existed. */
 export async function deleteRoom(ctx: Ctx, room: string): Promise<boolean> {
   assertName(room, "room");
   const registry = registryKeys(ctx.prefix);
-  const keys = roomKeys(ctx.prefix, room);
   const { value } = await runWrite<number>(
     ctx.redis,
     DELETE_ROOM,
-    [registry.names, registry.active, ...Object.values(keys), ...recentDayKeys(ctx.prefix, room, ctx.now)],
+    [registry.rooms, registry.due, ...legacyRegistryKeys(ctx.prefix), ...allRoomKeys(ctx.prefix, room, ctx.now)],
     [room],
   );
   return value > 0;

@@ -1,27 +1,42 @@
 import { defineReadScript, defineWriteScript } from "../redis/script.ts";
 
 /**
- * KEYS: online, ids, names, seq, day, au, registry names, registry active
- * ARGV: now (ms), cutoff (ms), online TTL (s), day TTL (s), room, id...
+ * The daily bitmap `daily:<yyyymmdd>` starts with a 128-bit header, read and
+ * written with BITFIELD in the same command that sets the AU bits, so the
+ * day's figures cost no command of their own:
+ *
+ *   bits   0..31   u32  NU: ids allocated that day
+ *   bits  32..63   u32  PCU: most ids online at once
+ *   bits  64..95   u32  when PCU was first reached, ms since 00:00 UTC
+ *   bits  96..127  u32  last heartbeat, ms since 00:00 UTC + 1 (0: none yet)
+ *   bits 128..     u1   one per compact id seen that day (AU = BITCOUNT from byte 16)
+ */
+export const HEADER_BYTES = 16;
+
+/**
+ * KEYS: seen, ids, names, seq, daily, history, registry due, registry rooms
+ * ARGV: now (ms), cutoff (ms), timeout (ms), ms since 00:00 UTC, daily TTL (s), history TTL (s), room, id...
  * Returns { online, new }.
  */
 export const HEARTBEAT = defineWriteScript(
   "presence-heartbeat",
   `
-local online, ids, names, seq = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local day, au                 = KEYS[5], KEYS[6]
-local roomNames, active       = KEYS[7], KEYS[8]
-local now                     = ARGV[1]
-local cutoff                  = ARGV[2]
-local onlineTtl               = tonumber(ARGV[3])
-local dayTtl                  = tonumber(ARGV[4])
-local room                    = ARGV[5]
--- Whole-batch commands (one HMGET, one ZADD, one BITFIELD...) rather than a
--- few per id: Upstash bills each command a script runs.
-local list                    = {}
-for i = 6, #ARGV do list[#list + 1] = ARGV[i] end
-local known                   = redis.call('HMGET', ids, unpack(list))
-local fresh, assigned         = {}, {}
+local seen, ids, names, seq = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local daily, history        = KEYS[5], KEYS[6]
+local due, rooms            = KEYS[7], KEYS[8]
+local now                   = ARGV[1]
+local cutoff                = ARGV[2]
+local timeout               = tonumber(ARGV[3])
+local ofDay                 = tonumber(ARGV[4])
+local dailyTtl              = tonumber(ARGV[5])
+local historyTtl            = tonumber(ARGV[6])
+local room                  = ARGV[7]
+-- Whole-batch commands (one HMGET, one ZADD, one BITFIELD) rather than a few
+-- per id: Upstash bills each command a script runs, so 1 id and 1,000 cost the same.
+local list                  = {}
+for i = 8, #ARGV do list[#list + 1] = ARGV[i] end
+local known                 = redis.call('HMGET', ids, unpack(list))
+local fresh, assigned       = {}, {}
 for i, id in ipairs(list) do
   if not known[i] and not assigned[id] then
     fresh[#fresh + 1] = id
@@ -29,8 +44,9 @@ for i, id in ipairs(list) do
   end
 end
 if #fresh > 0 then
-  -- One INCRBY reserves a block of compact ids; the script is atomic, so no
-  -- other request can hand out the same ones or allocate an id twice.
+  -- One INCRBY reserves a block of compact ids. They are never handed out
+  -- again, not even after their ids are forgotten, so a bit in a kept AU
+  -- bitmap always belongs to the one id that set it.
   local first             = redis.call('INCRBY', seq, #fresh) - #fresh
   local forward, backward = {}, {}
   for j, id in ipairs(fresh) do
@@ -42,80 +58,87 @@ if #fresh > 0 then
   end
   redis.call('HSET', ids, unpack(forward))
   redis.call('HSET', names, unpack(backward))
-  redis.call('HINCRBY', day, 'new', #fresh)
 end
 -- GT: a slower request carrying an older time must not move last-seen backwards.
-local scored, bits            = { 'GT' }, {}
+local scored, bits          = { 'GT' }, {}
 for i, id in ipairs(list) do
-  local n             = known[i] or assigned[id]
+  local n             = tonumber(known[i] or assigned[id])
   scored[#scored + 1] = now
   scored[#scored + 1] = n
   bits[#bits + 1]     = 'SET'
   bits[#bits + 1]     = 'u1'
-  bits[#bits + 1]     = n
+  bits[#bits + 1]     = 128 + n
   bits[#bits + 1]     = 1
 end
-redis.call('ZADD', online, unpack(scored))
-redis.call('BITFIELD', au, unpack(bits))
-local count                   = redis.call('ZCOUNT', online, cutoff, '+inf')
+redis.call('ZADD', seen, unpack(scored))
+local count                 = redis.call('ZCOUNT', seen, cutoff, '+inf')
+-- The same BITFIELD sets the AU bits, counts NU, reads PCU and swaps in the
+-- time of this heartbeat (the header is described above).
+if #fresh > 0 then
+  bits[#bits + 1] = 'INCRBY'; bits[#bits + 1] = 'u32'; bits[#bits + 1] = 0; bits[#bits + 1] = #fresh
+end
+bits[#bits + 1] = 'GET'; bits[#bits + 1] = 'u32'; bits[#bits + 1] = 32
+bits[#bits + 1] = 'SET'; bits[#bits + 1] = 'u32'; bits[#bits + 1] = 96; bits[#bits + 1] = ofDay + 1
+local header                = redis.call('BITFIELD', daily, unpack(bits))
+local peak, last            = header[#header - 1], header[#header]
 -- The online count only rises at a heartbeat, so checking the peak here makes PCU exact.
-local peak                    = tonumber(redis.call('HGET', day, 'peak') or '0')
-if count > peak then redis.call('HSET', day, 'peak', count, 'peakAt', now) end
--- Every member is idle once the TTL passes without a heartbeat, so the whole set may go.
-redis.call('EXPIRE', online, onlineTtl)
-redis.call('EXPIRE', day, dayTtl)
-redis.call('EXPIRE', au, dayTtl)
-redis.call('ZADD', roomNames, 0, room)
-redis.call('ZADD', active, 'GT', now, room)
+if count > peak then redis.call('BITFIELD', daily, 'SET', 'u32', 32, count, 'SET', 'u32', 64, ofDay) end
+-- No heartbeat yet today: the key is new (or only the trim job's midnight
+-- peak is in it), and its deadline, the end of tomorrow, is fixed.
+if last == 0 then redis.call('EXPIRE', daily, dailyTtl) end
+-- The room (re)becomes active: first heartbeat of the day, or none for a
+-- whole timeout. The trim job drops a room only after a timeout and a margin
+-- without heartbeats, so it is listed and scheduled again exactly when needed.
+if last == 0 or ofDay + 1 - last >= timeout then
+  redis.call('ZADD', due, now, room)
+  redis.call('ZADD', rooms, 'GT', now, room)
+  -- History gets its lifetime now, before the trim job writes a point: a
+  -- placeholder (score 0, below every point) makes sure the key exists. 26 h
+  -- is the longest lifetime history ever gets, so this never shortens it.
+  redis.call('ZADD', history, 'NX', 0, '-')
+  redis.call('EXPIRE', history, historyTtl)
+end
 return { online = count, new = #fresh }
 `,
 );
 
-/** KEYS: online, ids. ARGV: id. Returns 1 when the id was online-listed. */
+/**
+ * Takes an id offline by moving its last-seen just past the timeout (LT: never
+ * later than it was). It stays mapped and seen, so AU, NU, PCU and history keep
+ * their values and the id is still forgotten on time.
+ * KEYS: seen, ids. ARGV: id, offline time (ms). Returns 1 when the id was moved.
+ */
 export const LEAVE = defineWriteScript(
   "presence-leave",
   `
-local online, ids = KEYS[1], KEYS[2]
-local n           = redis.call('HGET', ids, ARGV[1])
+local seen, ids = KEYS[1], KEYS[2]
+local n         = redis.call('HGET', ids, ARGV[1])
 if not n then return 0 end
-return redis.call('ZREM', online, n)
+return redis.call('ZADD', seen, 'XX', 'LT', 'CH', ARGV[2], n)
 `,
 );
 
 /**
- * KEYS: online, day, au. ARGV: cutoff.
- * Returns { online, peak?, peakAt?, new?, active }.
+ * KEYS: seen, daily. ARGV: cutoff.
+ * Returns { online, new, peak, peakAt (ms since 00:00), active }.
  */
 export const STATS = defineReadScript(
   "presence-stats",
   `
-local online, day, au = KEYS[1], KEYS[2], KEYS[3]
-local stats           = redis.call('HMGET', day, 'peak', 'peakAt', 'new')
+local seen, daily = KEYS[1], KEYS[2]
+local header      = redis.call('BITFIELD', daily, 'GET', 'u32', 0, 'GET', 'u32', 32, 'GET', 'u32', 64)
 return cjson.encode({
-  online = redis.call('ZCOUNT', online, ARGV[1], '+inf'),
-  peak   = stats[1],
-  peakAt = stats[2],
-  new    = stats[3],
-  active = redis.call('BITCOUNT', au),
+  online = redis.call('ZCOUNT', seen, ARGV[1], '+inf'),
+  new    = header[1],
+  peak   = header[2],
+  peakAt = header[3],
+  active = redis.call('BITCOUNT', daily, ${HEADER_BYTES}, -1),
 })
 `,
 );
 
-/**
- * Online members in (lastSeen, compact id) order, from just after a cursor.
- * KEYS: online, names. ARGV: cutoff, limit, cursor score ('' for the first page), cursor member.
- * Returns { items = {{id, lastSeen, compactId}...}, more }.
- */
-export const MEMBERS = defineReadScript(
-  "presence-members",
-  `
-local online, names = KEYS[1], KEYS[2]
-local cutoff        = ARGV[1]
-local limit         = tonumber(ARGV[2])
-local score         = ARGV[3]
-local member        = ARGV[4]
--- Redis orders equal scores by the members' bytes; Lua's < uses the C library's
--- collation, so compare bytes here.
+/** Lua: does a sort after b in byte order (Lua's < uses the C library's collation)? */
+const AFTER = `
 local function after(a, b)
   for i = 1, math.min(#a, #b) do
     local x, y = string.byte(a, i), string.byte(b, i)
@@ -123,123 +146,122 @@ local function after(a, b)
   end
   return #a > #b
 end
+`;
+
+/**
+ * Online members in (lastSeen, compact id) order, from just after a cursor.
+ * KEYS: seen, names. ARGV: cutoff, limit, cursor score ('' for the first page), cursor member.
+ * Returns { items = {{id, lastSeen, compactId}...}, more }.
+ */
+export const MEMBERS = defineReadScript(
+  "presence-members",
+  `
+local seen, names = KEYS[1], KEYS[2]
+local cutoff      = ARGV[1]
+local limit       = tonumber(ARGV[2])
+local score       = ARGV[3]
+local member      = ARGV[4]
+${AFTER.trim()}
 local start
-if score == '' or tonumber(score) < tonumber(cutoff) then
-  start = redis.call('ZCOUNT', online, '-inf', '(' .. cutoff)
+local fresh       = score == '' or tonumber(score) < tonumber(cutoff)
+local at          = not fresh and redis.call('ZSCORE', seen, member)
+if fresh then
+  start = redis.call('ZCOUNT', seen, '-inf', '(' .. cutoff)
+elseif at and tonumber(at) == tonumber(score) then
+  -- The cursor's member is where it was: the page starts right after it.
+  start = redis.call('ZRANK', seen, member) + 1
 else
   -- The cursor's member may have moved or left since: find where it would sit.
   -- Equal scores are common (a batch shares one time), so binary search among them.
-  local lo = redis.call('ZCOUNT', online, '-inf', '(' .. score)
-  local hi = lo + redis.call('ZCOUNT', online, score, score)
+  local lo = redis.call('ZCOUNT', seen, '-inf', '(' .. score)
+  local hi = lo + redis.call('ZCOUNT', seen, score, score)
   while lo < hi do
     local mid = math.floor((lo + hi) / 2)
-    local m   = redis.call('ZRANGE', online, mid, mid)[1]
+    local m   = redis.call('ZRANGE', seen, mid, mid)[1]
     if after(m, member) then hi = mid else lo = mid + 1 end
   end
   start = lo
 end
-local page  = redis.call('ZRANGE', online, start, start + limit - 1, 'WITHSCORES')
-local total = redis.call('ZCARD', online)
+-- One more than asked says whether there is a next page without a ZCARD.
+local page  = redis.call('ZRANGE', seen, start, start + limit, 'WITHSCORES')
+local more  = #page > 2 * limit
 local ints  = {}
-for i = 1, #page, 2 do ints[#ints + 1] = page[i] end
+for i = 1, math.min(#page, 2 * limit), 2 do ints[#ints + 1] = page[i] end
 local items = {}
 if #ints > 0 then
   local ids = redis.call('HMGET', names, unpack(ints))
   for i = 1, #ints do items[i] = { ids[i] or '', page[2 * i], ints[i] } end
 end
-return cjson.encode({ items = items, more = start + #ints < total })
-`,
-);
-
-/** KEYS: history. ARGV: from (ms, exclusive), to (ms). Returns the members `<minuteMs>:<online>`. */
-export const HISTORY = defineReadScript(
-  "presence-history",
-  `
-return cjson.encode(redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], ARGV[2]))
-`,
-);
-
-/** KEYS: registry names. ARGV: limit. Room names in byte order. */
-export const ROOMS = defineReadScript(
-  "presence-rooms",
-  `
-return cjson.encode(redis.call('ZRANGE', KEYS[1], '-', '+', 'BYLEX', 'LIMIT', 0, tonumber(ARGV[1])))
+return cjson.encode({ items = items, more = more })
 `,
 );
 
 /**
- * KEYS: registry names, registry active, then every key of the room.
+ * History points are members `<minute of the day>` (a 1,440-slot ring: memory
+ * stays bounded and a rerun of the minute overwrites its own point) scored
+ * `minute index × 10^7 + online`, so one ZADD writes a point and a score range
+ * reads a time range.
+ */
+export const HISTORY_SCALE = 10_000_000;
+
+/** KEYS: history. ARGV: lowest score, highest score. Returns member, score, member, score... */
+export const HISTORY = defineReadScript(
+  "presence-history",
+  `
+return cjson.encode(redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], ARGV[2], 'WITHSCORES'))
+`,
+);
+
+/**
+ * Listed rooms, most recently active first, from just after a cursor.
+ * KEYS: registry rooms. ARGV: limit, cursor score ('' for the first page), cursor room.
+ * Returns { rooms = {room, score, room, score...}, more }.
+ */
+export const ROOMS = defineReadScript(
+  "presence-rooms",
+  `
+local rooms = KEYS[1]
+local limit = tonumber(ARGV[1])
+local score = ARGV[2]
+local room  = ARGV[3]
+${AFTER.trim()}
+local start = 0
+local at    = score ~= '' and redis.call('ZSCORE', rooms, room)
+if at and tonumber(at) == tonumber(score) then
+  -- The cursor's room is where it was: the page starts right after it.
+  start = redis.call('ZREVRANK', rooms, room) + 1
+elseif score ~= '' then
+  -- Order: score descending, then bytes descending (ZREVRANGE). The cursor's
+  -- room may have moved since: find where it would sit among equal scores.
+  local lo = redis.call('ZCOUNT', rooms, '(' .. score, '+inf')
+  local hi = lo + redis.call('ZCOUNT', rooms, score, score)
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    local m   = redis.call('ZREVRANGE', rooms, mid, mid)[1]
+    if after(room, m) then hi = mid else lo = mid + 1 end
+  end
+  start = lo
+end
+local page = redis.call('ZREVRANGE', rooms, start, start + limit, 'WITHSCORES')
+local more = #page > 2 * limit
+local out  = {}
+for i = 1, math.min(#page, 2 * limit) do out[i] = page[i] end
+return cjson.encode({ rooms = out, more = more })
+`,
+);
+
+/**
+ * KEYS: the four registries (rooms, due, two legacy), then every key of the room.
  * ARGV: room. Returns how many keys and registry entries went.
  */
 export const DELETE_ROOM = defineWriteScript(
   "presence-delete-room",
   `
-local roomNames, active = KEYS[1], KEYS[2]
-local room              = ARGV[1]
-local gone              = redis.call('ZREM', roomNames, room) + redis.call('ZREM', active, room)
-for i = 3, #KEYS do gone = gone + redis.call('DEL', KEYS[i]) end
-return gone
-`,
-);
-
-/**
- * Drops rooms idle for longer than the timeout plus a margin from the active
- * registry and returns the rest, most recently active first.
- * KEYS: registry active. ARGV: stale before (ms), limit.
- */
-export const ACTIVE_ROOMS = defineWriteScript(
-  "presence-active-rooms",
-  `
-local active = KEYS[1]
-local stale  = ARGV[1]
-redis.call('ZREMRANGEBYSCORE', active, '-inf', '(' .. stale)
-return redis.call('ZREVRANGEBYSCORE', active, '+inf', stale, 'LIMIT', 0, tonumber(ARGV[2]))
-`,
-);
-
-/**
- * Trims idle members and samples the online count of a chunk of rooms.
- * KEYS: per room, online, day, history (3 keys each).
- * ARGV: cutoff, now, minute (ms), history from (ms), history TTL (s), day TTL (s), removal budget.
- * Returns { rooms, removed, online } (online summed over the chunk).
- */
-export const TRIM = defineWriteScript(
-  "presence-trim",
-  `
-local cutoff     = ARGV[1]
-local now        = ARGV[2]
-local minute     = ARGV[3]
-local historyMin = ARGV[4]
-local historyTtl = tonumber(ARGV[5])
-local dayTtl     = tonumber(ARGV[6])
-local budget     = tonumber(ARGV[7])
-local removed    = 0
-local total      = 0
-for r = 1, #KEYS, 3 do
-  local online, day, history = KEYS[r], KEYS[r + 1], KEYS[r + 2]
-  if budget > 0 then
-    -- Bounded: a room that went quiet all at once is finished by later runs
-    -- (reads count by time window, so stale members never show meanwhile).
-    local idle = redis.call('ZRANGEBYSCORE', online, '-inf', '(' .. cutoff, 'LIMIT', 0, budget)
-    for i = 1, #idle, 500 do
-      removed = removed + redis.call('ZREM', online, unpack(idle, i, math.min(i + 499, #idle)))
-    end
-    budget = budget - #idle
-  end
-  local count = redis.call('ZCOUNT', online, cutoff, '+inf')
-  total = total + count
-  -- One point per minute: replacing the minute's point makes a rerun harmless.
-  redis.call('ZREMRANGEBYSCORE', history, minute, minute)
-  redis.call('ZADD', history, minute, minute .. ':' .. count)
-  redis.call('ZREMRANGEBYSCORE', history, '-inf', '(' .. historyMin)
-  redis.call('EXPIRE', history, historyTtl)
-  -- Catches concurrency carried over midnight, when no heartbeat has updated the new day yet.
-  local peak = tonumber(redis.call('HGET', day, 'peak') or '0')
-  if count > peak then
-    redis.call('HSET', day, 'peak', count, 'peakAt', now)
-    redis.call('EXPIRE', day, dayTtl)
-  end
-end
-return { rooms = #KEYS / 3, removed = removed, online = total }
+local room = ARGV[1]
+local gone = 0
+for i = 1, 4 do gone = gone + redis.call('ZREM', KEYS[i], room) end
+local keys = {}
+for i = 5, #KEYS do keys[#keys + 1] = KEYS[i] end
+return gone + redis.call('DEL', unpack(keys))
 `,
 );

@@ -19,7 +19,7 @@ export const area: CostArea = {
       note: "the idempotency record: one GET and one SET in the same script",
     },
     incrReplay: { call: "`counter(c).incr(member, 1, { idempotencyKey })`", state: "repeat of a key", roundTrips: 1, commands: 2, note: "the GET finds the record; nothing is written" },
-    heartbeat: { call: "`presence(r).heartbeat(id)`", state: "id online already", roundTrips: 1, commands: 11 },
+    heartbeat: { call: "`presence(r).heartbeat(id)`", state: "id online already", roundTrips: 1, commands: 5 },
     increment: { call: "`leaderboard(b).increment(player, 5)`", state: "joined player", roundTrips: 1, commands: 5 },
   },
 };

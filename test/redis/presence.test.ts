@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { readConfig } from "../../src/config.ts";
 import type { Ctx } from "../../src/context.ts";
 import { createTrimJob } from "../../src/presence/jobs.ts";
-import { heartbeat, leave, listMembers, roomStats } from "../../src/presence/presence.ts";
+import { heartbeat, history, leave, listMembers, roomStats } from "../../src/presence/presence.ts";
 import { createRedis } from "../../src/redis/client.ts";
 import { command, deleteUnder, requireTarget, uniquePrefix } from "../helpers/upstash-rest.ts";
 
@@ -26,36 +26,45 @@ function ctxAt(label: string, now = T0): Ctx {
   prefixes.push(prefix);
   return { redis, prefix, now };
 }
-const zcard = (ctx: Ctx, room: string) => command<number>(target, "ZCARD", `${ctx.prefix}:presence:${room}:online`);
+const zcard = (ctx: Ctx, room: string) => command<number>(target, "ZCARD", `${ctx.prefix}:presence:${room}:seen`);
 const ids = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag}${i}`);
 
 describe("trim job, called directly", () => {
-  it("is bounded: leftover idle members and rooms wait for later runs", async () => {
+  const DAY = 86_400_000;
+
+  it("is bounded: rooms beyond maxRooms wait, and a capped run rotates them", async () => {
     const ctx = ctxAt("ptrim-bound");
     for (const [i, room] of ["r1", "r2", "r3"].entries()) {
       await heartbeat({ ...ctx, now: T0 + i * 1000 }, room, ids(10, room));
     }
-    const job = createTrimJob({ maxRooms: 2, chunkRooms: 1, removeBudget: 15 });
-    const later = { ...ctx, now: T0 + 6 * 60_000 };
-    const first = await job(later, config);
-    // The two most recently active rooms (r3, r2), one script call each, 15 removals per call at most.
-    expect(first).toMatchObject({ rooms: 2, capped: true, calls: 3, removed: 20 });
-    expect([await zcard(ctx, "r1"), await zcard(ctx, "r2"), await zcard(ctx, "r3")]).toEqual([10, 0, 0]);
-    const small = createTrimJob({ chunkRooms: 3, removeBudget: 15 });
-    const second = await small(later, config);
-    expect(second).toMatchObject({ rooms: 3, removed: 10, calls: 2, capped: false });
-    expect(await zcard(ctx, "r1")).toBe(0);
+    const job = createTrimJob({ maxRooms: 2, chunkRooms: 1 });
+    const first = await job({ ...ctx, now: T0 + 60_000 }, config);
+    // The two longest waiting rooms (r1, r2), one script call each.
+    expect(first).toMatchObject({ rooms: 2, capped: true, calls: 3, online: 20 });
+    const points = async (room: string) => (await history({ ...ctx, now: T0 + 3 * 60_000 }, room)).points.length;
+    expect([await points("r1"), await points("r2"), await points("r3")]).toEqual([1, 1, 0]);
+    // The capped run moved r1 and r2 to the back: r3 goes first now.
+    const second = await job({ ...ctx, now: T0 + 2 * 60_000 }, config);
+    expect(second).toMatchObject({ rooms: 2, capped: true, online: 20 });
+    expect(await points("r3")).toBe(1);
+    const all = await createTrimJob({ chunkRooms: 3 })({ ...ctx, now: T0 + 3 * 60_000 }, config);
+    expect(all).toMatchObject({ rooms: 3, calls: 2, capped: false, online: 30 });
   });
 
-  it("spends one call's budget across its rooms", async () => {
+  it("forgets at most the budget per script call; the rest waits for the next run", async () => {
     const ctx = ctxAt("ptrim-budget");
     await heartbeat(ctx, "a", ids(12, "a"));
     await heartbeat(ctx, "b", ids(12, "b"));
-    const job = createTrimJob({ chunkRooms: 2, removeBudget: 15 });
-    const later = { ...ctx, now: T0 + 6 * 60_000 };
-    expect(await job(later, config)).toMatchObject({ rooms: 2, removed: 15, online: 0 });
-    expect(await job(later, config)).toMatchObject({ rooms: 2, removed: 9, online: 0 });
-    expect(await job(later, config)).toMatchObject({ rooms: 2, removed: 0, online: 0 });
+    const job = createTrimJob({ chunkRooms: 2, forgetBudget: 15 });
+    expect(await job({ ...ctx, now: T0 + 60_000 }, config)).toMatchObject({ rooms: 2, forgotten: 0, online: 24 });
+    const later = { ...ctx, now: T0 + 91 * DAY };
+    expect(await job(later, config)).toMatchObject({ rooms: 2, forgotten: 15, idle: 2, dropped: 1 });
+    expect(await job(later, config)).toMatchObject({ rooms: 1, forgotten: 9, idle: 1, dropped: 1 });
+    expect(await job(later, config)).toMatchObject({ rooms: 0, forgotten: 0 });
+    expect(await zcard(ctx, "a")).toBe(0);
+    expect(await zcard(ctx, "b")).toBe(0);
+    const { value } = await heartbeat(later, "a", ids(3, "a"));
+    expect(value).toEqual({ online: 3, new: 3 });
   });
 });
 
@@ -129,6 +138,60 @@ describe("model check", () => {
         expect(listed.map((m) => m.lastSeen)).toEqual(expected.map(([, t]) => t));
       }),
       { numRuns: 25 },
+    );
+  });
+});
+
+describe("model check with the id horizon", () => {
+  const DAY = 86_400_000;
+  const horizonConfig = readConfig({ PRESENCE_ID_HORIZON_DAYS: "2" });
+  type Op = { kind: "beat"; ids: number[] } | { kind: "leave"; id: number } | { kind: "wait"; ms: number } | { kind: "trim" };
+  const op: fc.Arbitrary<Op> = fc.oneof(
+    fc.record({ kind: fc.constant("beat" as const), ids: fc.array(fc.integer({ min: 0, max: 7 }), { minLength: 1, maxLength: 4 }) }),
+    fc.record({ kind: fc.constant("leave" as const), id: fc.integer({ min: 0, max: 7 }) }),
+    fc.record({ kind: fc.constant("wait" as const), ms: fc.constantFrom(0, 1000, 299_000, 301_000, 3_600_000, DAY, 2 * DAY - 1, 2 * DAY + 1) }),
+    fc.record({ kind: fc.constant("trim" as const) }),
+  );
+
+  it("new ids, AU and NU per day match a model that forgets ids idle past the horizon at each trim run", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 16 }), async (ops) => {
+        const base = ctxAt("phmodel");
+        const job = createTrimJob();
+        let now = T0;
+        // id → last-seen score as Redis keeps it (a leave lowers it to just past the timeout).
+        const score = new Map<string, number>();
+        const active = new Map<number, Set<string>>();
+        const fresh = new Map<number, number>();
+        const dayOf = (ms: number) => Math.floor(ms / DAY);
+        for (const o of ops) {
+          const ctx = { ...base, now };
+          if (o.kind === "wait") now += o.ms;
+          else if (o.kind === "trim") {
+            await job(ctx, horizonConfig);
+            for (const [id, s] of score) if (s < now - 2 * DAY) score.delete(id);
+          } else if (o.kind === "leave") {
+            await leave(ctx, "m", `id${o.id}`);
+            const s = score.get(`id${o.id}`);
+            if (s !== undefined) score.set(`id${o.id}`, Math.min(s, now - 300_001));
+          } else {
+            const batch = [...new Set(o.ids.map((i) => `id${i}`))];
+            const added = batch.filter((id) => !score.has(id)).length;
+            const { value } = await heartbeat(ctx, "m", batch);
+            expect(value.new).toBe(added);
+            for (const id of batch) score.set(id, Math.max(score.get(id) ?? 0, now));
+            const day = dayOf(now);
+            active.set(day, new Set([...(active.get(day) ?? []), ...batch]));
+            fresh.set(day, (fresh.get(day) ?? 0) + added);
+          }
+        }
+        const stats = await roomStats({ ...base, now }, "m");
+        expect(stats.activeToday).toBe(active.get(dayOf(now))?.size ?? 0);
+        expect(stats.newToday).toBe(fresh.get(dayOf(now)) ?? 0);
+        const mapped = await command<number>(target, "HLEN", `${base.prefix}:presence:m:ids`);
+        expect(mapped).toBe(score.size);
+      }),
+      { numRuns: 30 },
     );
   });
 });

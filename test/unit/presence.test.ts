@@ -1,23 +1,32 @@
 import { describe, expect, it } from "vitest";
 import { ValidationError } from "../../src/errors.ts";
-import { dayKeys, recentDayKeys, registryKeys, roomKeys } from "../../src/presence/keys.ts";
+import { allRoomKeys, dayKeys, legacyRegistryKeys, registryKeys, roomKeys } from "../../src/presence/keys.ts";
 import { minuteOf, requireIds } from "../../src/presence/presence.ts";
 import { NAME_PATTERN } from "../../src/validation.ts";
 
 describe("presence keys", () => {
   it("keeps registry keys out of any room's key space", () => {
-    const registry = Object.values(registryKeys("es"));
+    const registry = [...Object.values(registryKeys("es")), ...legacyRegistryKeys("es")];
     for (const key of registry) {
       const part = key.split(":")[2] ?? "";
       expect(NAME_PATTERN.test(part)).toBe(false);
     }
-    expect(roomKeys("es", "lobby").online).toBe("es:presence:lobby:online");
-    expect(dayKeys("es", "lobby", Date.UTC(2026, 10, 22, 23, 59)).au).toBe("es:presence:lobby:au:20261122");
+    expect(roomKeys("es", "lobby").seen).toBe("es:presence:lobby:seen");
+    expect(dayKeys("es", "lobby", Date.UTC(2026, 10, 22, 23, 59)).daily).toBe("es:presence:lobby:daily:20261122");
   });
 
-  it("names the day keys of today and the two days before for deletion", () => {
-    const keys = recentDayKeys("es", "r", Date.UTC(2026, 0, 1, 0, 30));
+  it("names every key of a room for deletion: room keys, daily keys of three days, keys of earlier versions", () => {
+    const keys = allRoomKeys("es", "r", Date.UTC(2026, 0, 1, 0, 30));
     expect(keys).toEqual([
+      "es:presence:r:seen",
+      "es:presence:r:ids",
+      "es:presence:r:names",
+      "es:presence:r:seq",
+      "es:presence:r:history",
+      "es:presence:r:daily:20260101",
+      "es:presence:r:daily:20251231",
+      "es:presence:r:daily:20251230",
+      "es:presence:r:online",
       "es:presence:r:day:20260101",
       "es:presence:r:au:20260101",
       "es:presence:r:day:20251231",

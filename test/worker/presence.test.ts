@@ -15,7 +15,7 @@ afterAll(async () => {
 
 const uuids = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag}-${String(i).padStart(6, "0")}-4b7d-4f0a-9a55-0c1d2e3f4a5b`);
 const runTrim = (api: TestApi) => api.post("/internal/jobs/trim", undefined, { key: "admin" });
-const zcard = (api: TestApi, room: string) => command<number>(api.target, "ZCARD", `${api.prefix}:presence:${room}:online`);
+const zcard = (api: TestApi, room: string) => command<number>(api.target, "ZCARD", `${api.prefix}:presence:${room}:seen`);
 
 describe("heartbeats and the online count", () => {
   const api = newApi("pres-hb");
@@ -133,7 +133,7 @@ describe("active, new and peak users across UTC midnight", () => {
 describe("trimming job", () => {
   const api = newApi("pres-trim", "2026-11-22T12:00:00Z");
 
-  it("removes idle members from every active room, through POST /internal/jobs/trim", async () => {
+  it("samples every active room, through POST /internal/jobs/trim, keeping idle ids as last-seen", async () => {
     await api.post("/v1/presence/r1/heartbeats", { ids: ["a", "b", "c"] });
     await api.post("/v1/presence/r2/heartbeats", { ids: ["x", "y"] });
     api.advance(4 * MIN);
@@ -144,12 +144,13 @@ describe("trimming job", () => {
     expect(forbidden.status).toBe(403);
     const run = await runTrim(api);
     expect(run.status).toBe(200);
-    expect(run.body.result).toMatchObject({ rooms: 2, removed: 4, online: 1 });
-    expect(await zcard(api, "r1")).toBe(1);
-    expect(await zcard(api, "r2")).toBe(0);
-    // Idempotent: a rerun of the same minute removes nothing and writes the same point.
+    expect(run.body.result).toMatchObject({ rooms: 2, online: 1, forgotten: 0 });
+    // Idle ids stay as last-seen until the id horizon: they are not counted, only remembered.
+    expect(await zcard(api, "r1")).toBe(3);
+    expect(await zcard(api, "r2")).toBe(2);
+    // Idempotent: a rerun of the same minute writes the same point.
     const rerun = await runTrim(api);
-    expect(rerun.body.result).toMatchObject({ rooms: 2, removed: 0, online: 1 });
+    expect(rerun.body.result).toMatchObject({ rooms: 2, online: 1 });
     const points = (await api.get("/v1/presence/r1/history")).body.points;
     expect(points).toEqual([{ at: api.now, online: 1 }]);
     expect((await api.get("/v1/presence/r1")).body.online).toBe(1);
@@ -179,10 +180,12 @@ describe("trimming job", () => {
     expect((await api.get("/v1/presence/r1/history?hours=25")).status).toBe(400);
   });
 
-  it("forgets rooms idle past the timeout, and keeps history to 24 h", async () => {
+  it("stops visiting rooms idle past the timeout, and keeps history to 24 h", async () => {
     api.advance(30 * MIN);
     const run = await runTrim(api);
-    expect(run.body.result.rooms).toBe(0);
+    // r1 is visited once more (r2 went idle long before) and scheduled for when its listing ends.
+    expect(run.body.result).toMatchObject({ rooms: 1, idle: 1, online: 0 });
+    expect((await runTrim(api)).body.result.rooms).toBe(0);
     api.advance(24 * 60 * MIN);
     await api.post("/v1/presence/r1/heartbeats", { id: "a" });
     await runTrim(api);
@@ -277,8 +280,8 @@ describe("10,000 ids in one room", () => {
     expect(ids.size).toBe(10_000);
     api.advance(301_000);
     const run = await runTrim(api);
-    expect(run.body.result).toMatchObject({ rooms: 1, removed: 10_000, online: 0 });
-    expect(await zcard(api, "arena")).toBe(0);
+    expect(run.body.result).toMatchObject({ rooms: 1, online: 0 });
+    expect((await api.get("/v1/presence/arena")).body).toMatchObject({ online: 0, activeToday: 10_000 });
   });
 });
 
@@ -328,14 +331,17 @@ describe("bad input", () => {
 describe("room registry, deletion, costs and OpenAPI", () => {
   const api = newApi("pres-reg");
 
-  it("lists rooms sorted from the registry and deletes a room with every key (admin)", async () => {
-    for (const room of ["zeta", "Alpha", "beta", "alpha"]) await api.post(`/v1/presence/${room}/heartbeats`, { id: "u1" });
+  it("lists rooms most recently active first and deletes a room with every key (admin)", async () => {
+    for (const room of ["zeta", "Alpha", "beta", "alpha"]) {
+      api.advance(1000);
+      await api.post(`/v1/presence/${room}/heartbeats`, { id: "u1" });
+    }
     const list = await api.get("/v1/presence");
     expect(list.status).toBe(200);
-    expect(list.body).toEqual({ rooms: ["Alpha", "alpha", "beta", "zeta"], truncated: false });
+    expect(list.body).toEqual({ rooms: ["alpha", "beta", "Alpha", "zeta"], truncated: false, nextCursor: null });
     expect((await api.del("/v1/presence/beta")).status).toBe(403);
     expect((await api.del("/v1/presence/beta", { key: "admin" })).status).toBe(204);
-    expect((await api.get("/v1/presence")).body.rooms).toEqual(["Alpha", "alpha", "zeta"]);
+    expect((await api.get("/v1/presence")).body.rooms).toEqual(["alpha", "Alpha", "zeta"]);
     expect((await api.keys()).filter((k) => k.includes(":presence:beta:"))).toEqual([]);
     expect((await api.get("/v1/presence/beta")).body.online).toBe(0);
     // A new heartbeat brings the room back, and its ids count as new again.

@@ -1,0 +1,33 @@
+import type { CostArea } from "./types.ts";
+
+export const area = {
+  title: "Presence",
+  order: 40,
+  rows: {
+    heartbeatKnown: { call: "heartbeat, 1 id", state: "known id, online", roundTrips: 1, commands: 5, naive: 5, target: 6, note: "EVALSHA, HMGET (id → compact id), ZADD (last seen), ZCOUNT (online now), and one BITFIELD that sets the AU bit, reads the peak and records the heartbeat time. No EXPIRE and no registry write: those happen only when a key or the room's activity is new (was 11)." },
+    heartbeatKnown1000: { call: "heartbeat, 1,000 ids", state: "known ids, online", roundTrips: 1, commands: 5 },
+    heartbeatKnownPeak: { call: "heartbeat, 1 id", state: "known id that raises today's peak", roundTrips: 1, commands: 6, note: "+1 BITFIELD SET when the online count passes today's peak: what keeps PCU exact (the count only rises at a heartbeat)." },
+    heartbeatNew: { call: "heartbeat, 1 id", state: "new id that raises today's peak (typical)", roundTrips: 1, commands: 9, naive: 5, target: 9, note: "+3 to allocate a compact id atomically (INCRBY `seq`, HSET `ids`, HSET `names`), the price of an exact NU and of a bitmap AU; NU itself rides in the AU BITFIELD. A new id in a room at its daily high also raises the peak (+1), hence 9 (was 16)." },
+    heartbeatNewBelowPeak: { call: "heartbeat, 1 id", state: "new id, below today's peak", roundTrips: 1, commands: 8 },
+    heartbeatNew1000: { call: "heartbeat, 1,000 ids", state: "new ids", roundTrips: 1, commands: 9, note: "Whole-batch commands: 1,000 ids cost what 1 id costs." },
+    heartbeatIdempotent: { call: "heartbeat with `Idempotency-Key`", state: "known id, new key", roundTrips: 1, commands: 7, note: "+2 for the record: GET before, SET after." },
+    heartbeatReplay: { call: "heartbeat with `Idempotency-Key`", state: "replay", roundTrips: 1, commands: 2 },
+    heartbeatFirstOfDay: { call: "heartbeat, 1 id", state: "first heartbeat of the UTC day in the room", roundTrips: 1, commands: 11, note: "Once per room and UTC day (and after a silence, next row): EXPIRE of the new daily key (a fixed deadline, the end of tomorrow), and the room becomes active: ZADD `_due` (trim schedule), ZADD `_rooms` (room list), history placeholder and EXPIRE (so history never lives without a deadline)." },
+    heartbeatReactivates: { call: "heartbeat, 1 id", state: "room silent for more than the timeout", roundTrips: 1, commands: 9, note: "The room becomes active again (see the previous row), without the daily key's EXPIRE." },
+    stats: { call: "room figures `GET /v1/presence/{room}`", state: "any", roundTrips: 1, commands: 4 },
+    membersFirst: { call: "members page", state: "first page", roundTrips: 1, commands: 4 },
+    membersNext: { call: "members page", state: "next page (cursor member not moved)", roundTrips: 1, commands: 5, note: "With the cursor's member moved (it heartbeated or left), a binary search among equal last-seen times replaces ZSCORE+ZRANK: 2 + log2(ties) commands." },
+    history: { call: "history", state: "any", roundTrips: 1, commands: 2 },
+    roomsFirst: { call: "room list `GET /v1/presence`", state: "first page", roundTrips: 1, commands: 2 },
+    roomsNext: { call: "room list `GET /v1/presence`", state: "next page (cursor room not moved)", roundTrips: 1, commands: 4 },
+    leave: { call: "leave", state: "online id", roundTrips: 1, commands: 3 },
+    deleteRoom: { call: "delete room (admin)", state: "room with data", roundTrips: 1, commands: 6, note: "4 ZREM (two registries and the two of earlier versions) and one DEL of every key (was 14)." },
+    trimIdle: { call: "trim run", state: "nothing due", roundTrips: 1, commands: 2, target: 2, note: "One read script listing the due rooms (was 3)." },
+    trimOneRoom: { call: "trim run", state: "1 active room", roundTrips: 2, commands: 6, target: 8, note: "2 to list the due rooms, 1 EVALSHA per 50 rooms, and per active room ZCOUNT, ZADD of the minute's point, and a bounded ZRANGEBYSCORE for ids past the horizon (what keeps the id maps of a room that never goes idle bounded) (was 11 without idle members, 13 with)." },
+    trimOneRoomHourly: { call: "trim run", state: "1 active room, at the hour", roundTrips: 2, commands: 8, note: "+2 once an hour: EXPIRE history (26 h) and ZADD `_rooms` (the list orders rooms by activity)." },
+    trimTenRooms: { call: "trim run", state: "10 active rooms", roundTrips: 2, commands: 33, note: "3 per active room and 1 EVALSHA per chunk of 50 rooms." },
+    trimMidnight: { call: "trim run", state: "1 active room, just after midnight", roundTrips: 2, commands: 9, note: "+3 in runs within one timeout after 00:00 UTC only: BITFIELD GET and SET of the peak carried over midnight, EXPIRE of the new daily key." },
+    trimGoingIdle: { call: "trim run", state: "1 room going idle", roundTrips: 2, commands: 10, note: "Once per room going idle: read its last activity (BITFIELD, ZRANGE), EXPIRE history (25 h), schedule the next visit (ZRANGE oldest id, ZADD `_due`)." },
+    trimForget: { call: "trim run", state: "1 idle room forgetting 1,000 ids", roundTrips: 2, commands: 17, note: "Forgetting a batch of up to 1,000 ids costs 4 (HMGET `names`, HDEL `ids`, HDEL `names`, ZREM `seen`); a room with nothing left drops its counter and its registry entries." },
+  },
+} satisfies CostArea;

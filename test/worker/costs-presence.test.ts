@@ -1,0 +1,198 @@
+/**
+ * Measures every row of test/costs/presence.ts in the state it names and
+ * asserts the exact round trips and commands (the local Upstash server counts
+ * each command a script runs). Each row sets its state up explicitly; scripts
+ * are warmed first, so no row pays the one-off NOSCRIPT fallback.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { area } from "../costs/presence.ts";
+import { costOf, expected } from "../costs/types.ts";
+import { createTestApi, type TestApi } from "../helpers/worker.ts";
+
+const rows = area.rows;
+const MIN = 60_000;
+const DAY = 86_400_000;
+/** 12:30:10 UTC: not an hour boundary, not within a timeout of midnight. */
+const START = Date.UTC(2026, 10, 22, 12, 30, 10);
+const apis: TestApi[] = [];
+function newApi(label: string, start = START) {
+  const api = createTestApi({ label, start });
+  apis.push(api);
+  return api;
+}
+afterAll(async () => {
+  for (const api of apis) await api.cleanup();
+});
+
+const ids = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag}-${i}`);
+const beat = (api: TestApi, room: string, body: unknown, headers?: Record<string, string>) =>
+  api.post(`/v1/presence/${room}/heartbeats`, body, headers ? { headers } : undefined);
+const trim = (api: TestApi) => api.post("/internal/jobs/trim", undefined, { key: "admin" });
+
+/** Runs every presence script once on a throwaway prefix, so Redis has them all cached. */
+beforeAll(async () => {
+  const api = newApi("pcost-warm");
+  await beat(api, "w", { id: "a" });
+  await api.get("/v1/presence/w");
+  await api.get("/v1/presence/w/members");
+  await api.get("/v1/presence/w/history");
+  await api.get("/v1/presence");
+  await api.del("/v1/presence/w/members/a");
+  await trim(api);
+  await api.del("/v1/presence/w", { key: "admin" });
+});
+
+async function measure(api: TestApi, fn: () => Promise<{ status: number }>) {
+  const m = await api.cost(fn);
+  expect(m.result.status).toBeLessThan(300);
+  return costOf(m);
+}
+
+describe("presence heartbeats", () => {
+  const api = newApi("pcost-hb");
+
+  beforeAll(async () => {
+    await beat(api, "r", { ids: ["a", "b"] }); // first heartbeat of the day: the room becomes active
+    await beat(api, "r", { ids: ids(1000, "k") });
+  });
+
+  it("known id, online", async () => {
+    expect(await measure(api, () => beat(api, "r", { id: "a" }))).toEqual(expected(rows.heartbeatKnown));
+  });
+
+  it("1,000 known ids", async () => {
+    expect(await measure(api, () => beat(api, "r", { ids: ids(1000, "k") }))).toEqual(expected(rows.heartbeatKnown1000));
+  });
+
+  it("known id with an Idempotency-Key, and its replay", async () => {
+    const headers = { "idempotency-key": "cost-1" };
+    expect(await measure(api, () => beat(api, "r", { id: "a" }, headers))).toEqual(expected(rows.heartbeatIdempotent));
+    expect(await measure(api, () => beat(api, "r", { id: "a" }, headers))).toEqual(expected(rows.heartbeatReplay));
+  });
+
+  it("new id that raises today's peak", async () => {
+    expect(await measure(api, () => beat(api, "r", { id: "n1" }))).toEqual(expected(rows.heartbeatNew));
+  });
+
+  it("new id below today's peak", async () => {
+    await api.del("/v1/presence/r/members/n1");
+    await api.del("/v1/presence/r/members/a");
+    expect(await measure(api, () => beat(api, "r", { id: "n2" }))).toEqual(expected(rows.heartbeatNewBelowPeak));
+  });
+
+  it("1,000 new ids", async () => {
+    expect(await measure(api, () => beat(api, "r", { ids: ids(1000, "n") }))).toEqual(expected(rows.heartbeatNew1000));
+  });
+
+  it("known id that raises today's peak", async () => {
+    const peak = newApi("pcost-peak", START - DAY);
+    await beat(peak, "r", { ids: ["p", "q"] }); // both known from yesterday
+    peak.setNow(START);
+    await beat(peak, "r", { id: "p" }); // today's peak: 1
+    expect(await measure(peak, () => beat(peak, "r", { id: "q" }))).toEqual(expected(rows.heartbeatKnownPeak));
+  });
+
+  it("first heartbeat of the UTC day in the room (known id)", async () => {
+    const day = newApi("pcost-day", START - DAY);
+    await beat(day, "r", { id: "a" });
+    day.setNow(START);
+    expect(await measure(day, () => beat(day, "r", { id: "a" }))).toEqual(expected(rows.heartbeatFirstOfDay));
+  });
+
+  it("known id back after more than a timeout of silence in the room", async () => {
+    const back = newApi("pcost-back");
+    await beat(back, "r", { id: "a" });
+    back.advance(10 * MIN);
+    expect(await measure(back, () => beat(back, "r", { id: "a" }))).toEqual(expected(rows.heartbeatReactivates));
+  });
+});
+
+describe("presence reads and deletes", () => {
+  const api = newApi("pcost-read");
+
+  beforeAll(async () => {
+    await beat(api, "r", { ids: ids(250, "m") });
+    await trim(api);
+  });
+
+  it("room figures", async () => {
+    expect(await measure(api, () => api.get("/v1/presence/r"))).toEqual(expected(rows.stats));
+  });
+
+  it("members, first and next page", async () => {
+    const first = await api.get("/v1/presence/r/members?limit=100");
+    expect(await measure(api, () => api.get("/v1/presence/r/members?limit=100"))).toEqual(expected(rows.membersFirst));
+    const cursor = encodeURIComponent(first.body.nextCursor);
+    expect(await measure(api, () => api.get(`/v1/presence/r/members?limit=100&cursor=${cursor}`))).toEqual(expected(rows.membersNext));
+  });
+
+  it("history", async () => {
+    expect(await measure(api, () => api.get("/v1/presence/r/history"))).toEqual(expected(rows.history));
+  });
+
+  it("room list, first and next page", async () => {
+    for (const room of ["s1", "s2", "s3"]) {
+      api.advance(1);
+      await beat(api, room, { id: "a" });
+    }
+    const first = await api.get("/v1/presence?limit=2");
+    expect(await measure(api, () => api.get("/v1/presence?limit=2"))).toEqual(expected(rows.roomsFirst));
+    const cursor = encodeURIComponent(first.body.nextCursor);
+    expect(await measure(api, () => api.get(`/v1/presence?limit=2&cursor=${cursor}`))).toEqual(expected(rows.roomsNext));
+  });
+
+  it("leave", async () => {
+    expect(await measure(api, () => api.del("/v1/presence/r/members/m-1"))).toEqual(expected(rows.leave));
+  });
+
+  it("delete room", async () => {
+    expect(await measure(api, () => api.del("/v1/presence/r", { key: "admin" }))).toEqual(expected(rows.deleteRoom));
+  });
+});
+
+describe("presence trim job", () => {
+  it("nothing due", async () => {
+    const api = newApi("pcost-t0");
+    expect(await measure(api, () => trim(api))).toEqual(expected(rows.trimIdle));
+  });
+
+  it("1 active room, and 1 active room at the hour", async () => {
+    const api = newApi("pcost-t1");
+    await beat(api, "r", { ids: ["a", "b"] });
+    api.advance(MIN);
+    expect(await measure(api, () => trim(api))).toEqual(expected(rows.trimOneRoom));
+    api.setNow(Date.UTC(2026, 10, 22, 13, 0, 5));
+    await beat(api, "r", { ids: ["a", "b"] });
+    expect(await measure(api, () => trim(api))).toEqual(expected(rows.trimOneRoomHourly));
+  });
+
+  it("10 active rooms", async () => {
+    const api = newApi("pcost-t10");
+    for (let r = 0; r < 10; r++) await beat(api, `r${r}`, { id: "a" });
+    api.advance(MIN);
+    expect(await measure(api, () => trim(api))).toEqual(expected(rows.trimTenRooms));
+  });
+
+  it("1 active room just after midnight, carrying yesterday's concurrency", async () => {
+    const api = newApi("pcost-tmid", Date.UTC(2026, 10, 22, 23, 59));
+    await beat(api, "r", { ids: ["a", "b"] });
+    api.setNow(Date.UTC(2026, 10, 23, 0, 1, 30));
+    expect(await measure(api, () => trim(api))).toEqual(expected(rows.trimMidnight));
+  });
+
+  it("a room going idle", async () => {
+    const api = newApi("pcost-tidle");
+    await beat(api, "r", { ids: ["a", "b"] });
+    api.advance(8 * MIN);
+    expect(await measure(api, () => trim(api))).toEqual(expected(rows.trimGoingIdle));
+  });
+
+  it("an idle room forgetting 1,000 ids past the horizon", async () => {
+    const api = newApi("pcost-tforget");
+    await beat(api, "r", { ids: ids(1000, "f") });
+    api.advance(8 * MIN);
+    await trim(api);
+    api.advance(91 * DAY);
+    expect(await measure(api, () => trim(api))).toEqual(expected(rows.trimForget));
+  });
+});
