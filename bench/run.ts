@@ -8,8 +8,9 @@
  * hour on the production bundle in Node (bench/cpu/); the scaling curves; and
  * writes bench/results/README.md, bench/results/bench.svg and raw JSON.
  *
- * Flags: `--only=<feature or scenario id>[,...]`, `--quick` (1 s loads),
- * `--no-scaling`, `--no-scenarios`, `--max-scale=<N>` (largest scaling size).
+ * Flags: `--only=<feature, scenario id, rtt, cpu or jobs>[,...]`, `--quick` (1 s loads,
+ * fewer calls, scaling up to 100k), `--no-scaling`, `--no-scenarios`, `--no-rtt`, `--no-cpu`,
+ * `--no-jobs`, `--max-scale=<N>` (largest scaling size).
  * Everything listens on loopback; every load and loop is bounded.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -34,7 +35,8 @@ const args = new Map(
 );
 const only = args.get("only")?.split(",");
 const quick = args.has("quick");
-const maxScale = Number(args.get("max-scale") ?? 1_000_000);
+// A quick run stops the scaling curves at 100k (the 1M step alone takes minutes).
+const maxScale = Number(args.get("max-scale") ?? (quick ? 100_000 : 1_000_000));
 const started = Date.now();
 const log = (msg: string) => console.log(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${msg}`);
 
@@ -124,7 +126,8 @@ try {
   if (!args.has("no-scenarios")) {
     for (const scenario of SCENARIOS) {
       if (!wanted(scenario.id, scenario.feature)) continue;
-      const result = await runScenario(scenario, sides, { seconds: quick ? 1 : 3, probeCalls: scenario.probeCalls ?? 20, floor: floorSide });
+      const probeCalls = scenario.probeCalls === undefined ? 20 : quick ? Math.min(scenario.probeCalls, 3) : scenario.probeCalls;
+      const result = await runScenario(scenario, sides, { seconds: quick ? 1 : 3, probeCalls, floor: floorSide });
       results.push(result);
     }
   }
@@ -202,7 +205,8 @@ async function runScenario(scenario: Scenario, on: Sides, options: { seconds: nu
     const measured: Partial<Record<Side["name"], Measured>> = {};
     for (const side of [on.naive, service, ...(options.floor ? [options.floor] : [])]) {
       log(`${name}: ${side.name}`);
-      measured[side.name] = await measure(stack.upstash, side, scenario.spec, measureOptions);
+      const noLoad = side.name === "naive" && scenario.naiveLoad === false;
+      measured[side.name] = await measure(stack.upstash, side, scenario.spec, noLoad ? { ...measureOptions, seconds: 0 } : measureOptions);
     }
     return { ...base, service: measured.service ?? null, naive: measured.naive ?? null, floor: measured.floor ?? null };
   } catch (error) {

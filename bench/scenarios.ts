@@ -33,6 +33,11 @@ export interface Scenario {
   /** Sequential calls of the cost probe. @default 20 */
   probeCalls?: number;
   /**
+   * `false`: the naive side gets the probe only, no load (a naive 1,000-item batch is
+   * thousands of sequential round trips; under load it would still be running minutes later).
+   */
+  naiveLoad?: false;
+  /**
    * In the 20 ms round-trip run: `false` leaves the scenario out (the edge-cache hit never
    * reaches Redis; 1,000-item batches would take the naive side minutes), a number sets its
    * sequential calls. @default included, with the run's default calls
@@ -115,6 +120,7 @@ export const SCENARIOS: Scenario[] = [
     spec: { kind: "trendingIngest", base: "", params: { batch: 1000, stream: "ingest1000" } },
     probeCalls: 5,
     maxRequests: 400,
+    naiveLoad: false,
     rtt: false,
   },
   {
@@ -167,6 +173,7 @@ export const SCENARIOS: Scenario[] = [
     spec: { kind: "counterIncr", base: "", params: { counter: "pages1000", batch: 1000 } },
     probeCalls: 5,
     maxRequests: 400,
+    naiveLoad: false,
     rtt: false,
   },
   {
@@ -205,6 +212,7 @@ export const SCENARIOS: Scenario[] = [
     spec: { kind: "presenceHeartbeat", base: "", params: { room: "hall", pool: 10000, batch: 1000 } },
     probeCalls: 5,
     maxRequests: 400,
+    naiveLoad: false,
     rtt: false,
   },
   {
@@ -220,7 +228,7 @@ export const SCENARIOS: Scenario[] = [
     spec: { kind: "leaderboardIncr", base: "", params: { board: "arena", pool: PLAYERS } },
     setup: async (sides) => {
       for (const side of [sides.service, sides.naive]) {
-        await inParallel(PLAYERS, 8, (i) => expectOk(side, "PUT", `/v1/leaderboards/arena/players/p${i}`, { name: `Player ${i}` }));
+        await inParallel(PLAYERS, 32, (i) => expectOk(side, "PUT", `/v1/leaderboards/arena/players/p${i}`, { name: `Player ${i}` }));
       }
     },
   },

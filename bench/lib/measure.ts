@@ -71,8 +71,25 @@ export async function costOf(upstash: UpstashServer, tag: string, fn: () => Prom
   return { requests: s.requests, commands: s.commands, byCommand: { ...s.byCommand } };
 }
 
+/**
+ * Waits until the side's tag sent no Redis request for `quietMs` (at most `maxMs`): a load ends
+ * when the client stops, but a Worker may still be working through requests already in flight
+ * (a naive 1,000-item batch runs thousands of round trips), which would land in the next probe.
+ */
+export async function settle(upstash: UpstashServer, tag: string, quietMs = 700, maxMs = 120_000): Promise<void> {
+  const deadline = Date.now() + maxMs;
+  let last = upstash.stats(tag).requests;
+  while (Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, quietMs));
+    const now = upstash.stats(tag).requests;
+    if (now === last) return;
+    last = now;
+  }
+}
+
 export async function measure(upstash: UpstashServer, side: Side, spec: RequestSpec, options: MeasureOptions = {}): Promise<Measured> {
   const probeCalls = options.probeCalls ?? 20;
+  await settle(upstash, side.tag);
   const next = generatorOf(spec);
   const statuses: Record<string, number> = {};
   const latencies: number[] = [];
@@ -104,6 +121,7 @@ export async function measure(upstash: UpstashServer, side: Side, spec: RequestS
 
   const seconds = options.seconds ?? 3;
   if (seconds <= 0) return { cost, load: null };
+  await settle(upstash, side.tag);
   // The load continues where the probe's sequence ended (cold reads need fresh streams).
   const offset = Number(spec.params.offset ?? 0) + (options.warmupCalls ?? 1) + probeCalls;
   const load = await runLoad({
