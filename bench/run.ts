@@ -84,7 +84,12 @@ writeFileSync(
 );
 const naiveScript = bundleWorker(join(bundleDir, "naive"), naiveConfig);
 log("starting wrangler dev: service (edge cache on, off, 20 ms), naive (0 ms, 20 ms), floor");
-const naiveVars = (tag: string, prefix: string, url = upstashUrl) => ({ UPSTASH_REDIS_REST_URL: url, UPSTASH_REDIS_REST_TOKEN: `${stack.token}.${tag}`, NAIVE_PREFIX: prefix });
+const naiveVars = (tag: string, prefix: string, url = upstashUrl) => ({
+  UPSTASH_REDIS_REST_URL: url,
+  UPSTASH_REDIS_REST_TOKEN: `${stack.token}.${tag}`,
+  NAIVE_PREFIX: prefix,
+  NAIVE_TOP_CACHE: process.env.NAIVE_TOP_CACHE === "1" ? "1" : "0",
+});
 const [svc, svcNoCache, naive, floor, svcRtt, naiveRtt] = await Promise.all([
   startWranglerDev({ script, vars: { ...common, UPSTASH_REDIS_REST_TOKEN: `${stack.token}.${TAGS.service}`, TRENDING_CACHE_SECONDS: "5" } }),
   startWranglerDev({ script, vars: { ...common, KEY_PREFIX: "benchnc", UPSTASH_REDIS_REST_TOKEN: `${stack.token}.${TAGS.serviceNoCache}`, TRENDING_CACHE_SECONDS: "0", REDIS_TIMEOUT_MS: "60000" } }),
@@ -126,7 +131,8 @@ try {
   if (!args.has("no-scenarios")) {
     for (const scenario of SCENARIOS) {
       if (!wanted(scenario.id, scenario.feature)) continue;
-      const probeCalls = scenario.probeCalls === undefined ? 20 : quick ? Math.min(scenario.probeCalls, 3) : scenario.probeCalls;
+      // Quick: 10 probe calls (3 where the scenario asks for fewer, e.g. 1,000-item batches).
+      const probeCalls = scenario.probeCalls === undefined ? (quick ? 10 : 20) : quick ? 3 : scenario.probeCalls;
       const result = await runScenario(scenario, sides, { seconds: quick ? 1 : 3, probeCalls, floor: floorSide });
       results.push(result);
     }

@@ -19,6 +19,8 @@ interface NaiveEnv {
   UPSTASH_REDIS_REST_URL: string;
   UPSTASH_REDIS_REST_TOKEN: string;
   NAIVE_PREFIX?: string;
+  /** "1": keep the post's hourly top_ key between reads (see naive.ts). */
+  NAIVE_TOP_CACHE?: string;
   FLOOR?: string;
 }
 
@@ -42,7 +44,12 @@ export default {
     const path = new URL(request.url).pathname;
     if (path === "/healthz") return new Response("ok");
     if (env.FLOOR === "1") return floor(env);
-    handler ??= createNaive({ url: env.UPSTASH_REDIS_REST_URL, token: env.UPSTASH_REDIS_REST_TOKEN, prefix: env.NAIVE_PREFIX ?? "naive" });
+    handler ??= createNaive({
+      url: env.UPSTASH_REDIS_REST_URL,
+      token: env.UPSTASH_REDIS_REST_TOKEN,
+      prefix: env.NAIVE_PREFIX ?? "naive",
+      topCache: env.NAIVE_TOP_CACHE === "1",
+    });
     return handler(request);
   },
 };

@@ -76,7 +76,7 @@ export async function costOf(upstash: UpstashServer, tag: string, fn: () => Prom
  * when the client stops, but a Worker may still be working through requests already in flight
  * (a naive 1,000-item batch runs thousands of round trips), which would land in the next probe.
  */
-export async function settle(upstash: UpstashServer, tag: string, quietMs = 700, maxMs = 120_000): Promise<void> {
+export async function settle(upstash: UpstashServer, tag: string, quietMs = 300, maxMs = 120_000): Promise<void> {
   const deadline = Date.now() + maxMs;
   let last = upstash.stats(tag).requests;
   while (Date.now() < deadline) {
