@@ -30,6 +30,19 @@ export interface Scenario {
   setup?: (sides: Sides) => Promise<void>;
   /** Bounded load requests (cold reads can be made only once each). */
   maxRequests?: number;
+  /** Sequential calls of the cost probe. @default 20 */
+  probeCalls?: number;
+  /**
+   * `false`: the naive side gets the probe only, no load (a naive 1,000-item batch is
+   * thousands of sequential round trips; under load it would still be running minutes later).
+   */
+  naiveLoad?: false;
+  /**
+   * In the 20 ms round-trip run: `false` leaves the scenario out (the edge-cache hit never
+   * reaches Redis; 1,000-item batches would take the naive side minutes), a number sets its
+   * sequential calls. @default included, with the run's default calls
+   */
+  rtt?: false | number;
 }
 
 /** Streams seeded for the cold-read scenario: every read of one of them is its first. */
@@ -98,6 +111,23 @@ export const SCENARIOS: Scenario[] = [
     feature: "trending",
     label: "trending ingest, 100 events/request",
     spec: { kind: "trendingIngest", base: "", params: { batch: 100, stream: "ingest100" } },
+    rtt: 3,
+  },
+  {
+    id: "trending-ingest-1000",
+    feature: "trending",
+    label: "trending ingest, 1,000 events/request",
+    spec: { kind: "trendingIngest", base: "", params: { batch: 1000, stream: "ingest1000" } },
+    probeCalls: 5,
+    maxRequests: 400,
+    naiveLoad: false,
+    rtt: false,
+  },
+  {
+    id: "trending-ingest-1-idem",
+    feature: "trending",
+    label: "trending ingest, 1 event + Idempotency-Key",
+    spec: { kind: "trendingIngest", base: "", params: { batch: 1, stream: "ingest1idem", idempotency: 1 } },
   },
   {
     id: "trending-top-cold",
@@ -122,12 +152,29 @@ export const SCENARIOS: Scenario[] = [
     label: "trending top-10 / 24 h, edge-cache hit",
     spec: { kind: "get", base: "", params: { path: top("edge-0") } },
     setup: (sides) => seedStreams(sides, "edge-", 1),
+    rtt: false,
   },
   {
     id: "counter-incr",
     feature: "counters",
     label: "counter increment",
     spec: { kind: "counterIncr", base: "", params: { counter: "pages" } },
+  },
+  {
+    id: "counter-incr-idem",
+    feature: "counters",
+    label: "counter increment + Idempotency-Key",
+    spec: { kind: "counterIncr", base: "", params: { counter: "pagesidem", idempotency: 1 } },
+  },
+  {
+    id: "counter-incr-1000",
+    feature: "counters",
+    label: "counter increment, 1,000 items/request",
+    spec: { kind: "counterIncr", base: "", params: { counter: "pages1000", batch: 1000 } },
+    probeCalls: 5,
+    maxRequests: 400,
+    naiveLoad: false,
+    rtt: false,
   },
   {
     id: "counter-top",
@@ -159,6 +206,16 @@ export const SCENARIOS: Scenario[] = [
     spec: { kind: "presenceHeartbeat", base: "", params: { room: "lobby", pool: 10000 } },
   },
   {
+    id: "presence-heartbeat-1000",
+    feature: "presence",
+    label: "presence heartbeat, 1,000 ids/request",
+    spec: { kind: "presenceHeartbeat", base: "", params: { room: "hall", pool: 10000, batch: 1000 } },
+    probeCalls: 5,
+    maxRequests: 400,
+    naiveLoad: false,
+    rtt: false,
+  },
+  {
     id: "presence-count",
     feature: "presence",
     label: "presence count",
@@ -171,7 +228,7 @@ export const SCENARIOS: Scenario[] = [
     spec: { kind: "leaderboardIncr", base: "", params: { board: "arena", pool: PLAYERS } },
     setup: async (sides) => {
       for (const side of [sides.service, sides.naive]) {
-        await inParallel(PLAYERS, 8, (i) => expectOk(side, "PUT", `/v1/leaderboards/arena/players/p${i}`, { name: `Player ${i}` }));
+        await inParallel(PLAYERS, 32, (i) => expectOk(side, "PUT", `/v1/leaderboards/arena/players/p${i}`, { name: `Player ${i}` }));
       }
     },
   },

@@ -5,7 +5,7 @@
  * ready when `/healthz` answers, and stopped with the workerd it spawned.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { onExit } from "./on-exit.ts";
@@ -45,15 +45,19 @@ export interface WranglerDev {
   stop(): Promise<void>;
 }
 
-/** Bundles the Worker into `outDir` (`wrangler deploy --dry-run`) and returns the script's path. */
-export function bundleWorker(outDir: string): string {
-  const built = spawnSync(process.execPath, [WRANGLER, "deploy", "--dry-run", "--outdir", outDir], {
+/**
+ * Bundles the Worker into `outDir` (`wrangler deploy --dry-run`) and returns the script's path.
+ * `config`: another wrangler config (e.g. the bench's naive baseline Worker) instead of wrangler.toml.
+ */
+export function bundleWorker(outDir: string, config?: string): string {
+  const built = spawnSync(process.execPath, [WRANGLER, "deploy", "--dry-run", "--outdir", outDir, ...(config ? ["--config", config] : [])], {
     cwd: ROOT,
     encoding: "utf8",
     env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1" },
   });
   if (built.status !== 0) throw new Error(`wrangler deploy --dry-run failed:\n${built.stderr || built.stdout}`);
-  return join(outDir, "index.js");
+  // The script is named after the entry (`index.js` for functions/index.ts).
+  return join(outDir, config ? (readdirSync(outDir).find((f) => f.endsWith(".js")) ?? "index.js") : "index.js");
 }
 
 export async function startWranglerDev(options: WranglerDevOptions): Promise<WranglerDev> {

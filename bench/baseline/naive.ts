@@ -17,6 +17,8 @@ export interface NaiveOptions {
   prefix?: string;
   /** @default Date.now */
   now?: () => number;
+  /** Keep the post's hourly `top_` key between reads. @default NAIVE_TOP_CACHE=1 in the environment */
+  topCache?: boolean;
 }
 
 type Json = Record<string, unknown>;
@@ -27,7 +29,7 @@ const BUCKET_TTL = 179200;
 /** Post 1: "remove any stat whose rank is greater than 240". */
 const KEEP = 240;
 /** Keep the post's hourly `top_` key between reads (see the trending read). @default off, as issue 8 asks */
-const TOP_CACHE = process.env.NAIVE_TOP_CACHE === "1";
+const TOP_CACHE = typeof process !== "undefined" && process.env?.NAIVE_TOP_CACHE === "1";
 /** Post 2's counter config carries a ttl; a month here. */
 const COUNTER_TTL = 30 * 86400;
 const PRESENCE_TIMEOUT_S = 300;
@@ -68,6 +70,7 @@ export function naiveBucketKey(prefix: string, stream: string, ms: number): stri
 export function createNaive(options: NaiveOptions): (request: Request) => Promise<Response> {
   const prefix = options.prefix ?? "naive";
   const now = options.now ?? Date.now;
+  const topCache = options.topCache ?? TOP_CACHE;
   const key = (...parts: (string | number)[]) => [prefix, ...parts].join(":");
 
   /** One command, one HTTP request: what the posts' clients do against Upstash. */
@@ -105,7 +108,7 @@ export function createNaive(options: NaiveOptions): (request: Request) => Promis
       // (ZRANGE → ZCARD → ZREMRANGEBYRANK → ZUNIONSTORE → EXPIRE → ZRANGE on every call);
       // NAIVE_TOP_CACHE=1 keeps the post's hourly top_ key instead (up to an hour stale,
       // and never counting the current hour).
-      if (!TOP_CACHE || !Array.isArray(flat) || flat.length === 0) {
+      if (!topCache || !Array.isArray(flat) || flat.length === 0) {
         // "if err no such key is returned, which will happen when the new hour rolls"
         const previous = key("trend", stream, hourKey(t - 3600_000));
         const card = Number(await cmd("ZCARD", previous));

@@ -50,6 +50,7 @@ const instance = autocannon(
           req.method = r.method;
           req.path = r.path;
           req.body = r.body ?? "";
+          if (r.headers) req.headers = { ...(req.headers as Record<string, string> | undefined), ...r.headers };
           return req;
         },
       },

@@ -4,6 +4,7 @@ import type { Measured } from "./measure.ts";
 import { bars, document, lines } from "./svg.ts";
 import type { Curve, ScalingResult } from "../scaling/types.ts";
 import type { MemoryFigures } from "../presence-memory.ts";
+import type { CpuResult, JobsResult } from "../cpu/index.ts";
 
 export interface ScenarioResult {
   scenario: string;
@@ -11,6 +12,8 @@ export interface ScenarioResult {
   label: string;
   service: Measured | null;
   naive: Measured | null;
+  /** The floor Worker (one pipelined Upstash call, nothing else) under the same load. */
+  floor?: Measured | null;
   error?: string;
 }
 
@@ -18,6 +21,11 @@ export interface Report {
   started: number;
   elapsed: number;
   results: ScenarioResult[];
+  /** The same scenarios with `rttMs` added to every Redis round trip (sequential calls only). */
+  rtt: ScenarioResult[];
+  rttMs: number;
+  cpu: CpuResult | null;
+  jobs: JobsResult | null;
   scaling: ScalingResult | null;
   memory: MemoryFigures | null;
   quick: boolean;
@@ -44,17 +52,27 @@ export function growth(points: { n: number; v: number }[]): string {
 
 function scenarioTable(results: ScenarioResult[]): string {
   const head =
-    "| scenario | service req/s | naive req/s | service p50 / p95 / p99 ms | naive p50 / p95 / p99 ms | Redis round trips / call (service · naive) | Redis commands / call (service · naive) |\n" +
-    "|---|---:|---:|---:|---:|---:|---:|\n";
+    "| scenario | service req/s | naive req/s | floor req/s | service p50 / p95 / p99 ms | naive p50 / p95 / p99 ms | floor p50 / p99 ms | Redis round trips / call (service · naive) | Redis commands / call (service · naive) |\n" +
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   const rows = results.map((r) => {
-    if (r.error || !r.service || !r.naive) return `| ${r.label} | failed: ${(r.error ?? "no result").replace(/\|/g, "/").slice(0, 160)} | | | | | |`;
+    if (r.error || !r.service || !r.naive) return `| ${r.label} | failed: ${(r.error ?? "no result").replace(/\|/g, "/").slice(0, 160)} | | | | | | | |`;
+    if (!r.naive.load && r.service.load) {
+      // No naive load (1,000-item batches): its sequential latency instead.
+      const s = r.service.load;
+      const fl = r.floor?.load;
+      return (
+        `| ${r.label} | ${f(s.rps, 0)} | no load; one call: ${f(r.naive.cost.p50, 0)} ms | ${f(fl?.rps, 0)} | ${f(s.p50)} / ${f(s.p95)} / ${f(s.p99)} | – | ${f(fl?.p50)} / ${f(fl?.p99)} | ` +
+        `**${cost(r.service.cost.requests)}** · ${cost(r.naive.cost.requests)}${ratio(r.service.cost.requests, r.naive.cost.requests)} | **${cost(r.service.cost.commands)}** · ${cost(r.naive.cost.commands)}${ratio(r.service.cost.commands, r.naive.cost.commands)} |`
+      );
+    }
     const s = r.service;
     const n = r.naive;
     const sl = s.load;
     const nl = n.load;
+    const fl = r.floor?.load;
     return (
-      `| ${r.label} | ${f(sl?.rps, 0)}${ratio(sl?.rps, nl?.rps)} | ${f(nl?.rps, 0)} | ` +
-      `${f(sl?.p50)} / ${f(sl?.p95)} / ${f(sl?.p99)}${ratio(sl?.p99, nl?.p99)} | ${f(nl?.p50)} / ${f(nl?.p95)} / ${f(nl?.p99)} | ` +
+      `| ${r.label} | ${f(sl?.rps, 0)}${ratio(sl?.rps, nl?.rps)} | ${f(nl?.rps, 0)} | ${f(fl?.rps, 0)} | ` +
+      `${f(sl?.p50)} / ${f(sl?.p95)} / ${f(sl?.p99)}${ratio(sl?.p99, nl?.p99)} | ${f(nl?.p50)} / ${f(nl?.p95)} / ${f(nl?.p99)} | ${f(fl?.p50)} / ${f(fl?.p99)} | ` +
       `**${cost(s.cost.requests)}** · ${cost(n.cost.requests)}${ratio(s.cost.requests, n.cost.requests)} | **${cost(s.cost.commands)}** · ${cost(n.cost.commands)}${ratio(s.cost.commands, n.cost.commands)} |`
     );
   });
@@ -84,6 +102,74 @@ function breakdown(results: ScenarioResult[]): string {
   );
 }
 
+/** Sequential latency with added round-trip time: where round trips decide. */
+function rttTable(results: ScenarioResult[], rttMs: number): string {
+  const head =
+    `| scenario | service p50 / p95 ms | naive p50 / p95 ms | p50 service ÷ naive | round trips / call (service · naive) | round trips × ${rttMs} ms (service · naive) |\n` +
+    "|---|---:|---:|---:|---:|---:|\n";
+  const rows = results.map((r) => {
+    if (r.error || !r.service || !r.naive) return `| ${r.label} | failed: ${(r.error ?? "no result").replace(/\|/g, "/").slice(0, 160)} | | | | |`;
+    const s = r.service.cost;
+    const n = r.naive.cost;
+    return (
+      `| ${r.label} | ${f(s.p50)} / ${f(s.p95)} | ${f(n.p50)} / ${f(n.p95)} | ×${+(s.p50 / n.p50).toPrecision(2)} | ` +
+      `**${cost(s.requests)}** · ${cost(n.requests)} | ${f(s.requests * rttMs, 0)} · ${f(n.requests * rttMs, 0)} |`
+    );
+  });
+  return head + rows.join("\n") + "\n";
+}
+
+/** Service over the floor Worker under the same load: what the service's own work costs. */
+function floorTable(results: ScenarioResult[]): string {
+  const rows = results
+    .filter((r) => r.service?.load && r.floor?.load)
+    .map((r) => {
+      const s = r.service?.load;
+      const fl = r.floor?.load;
+      const sp = r.service?.cost;
+      const fp = r.floor?.cost;
+      return `| ${r.label} | ${f(sp?.p50, 2)} · ${f(fp?.p50, 2)} | ${f((sp?.p50 ?? NaN) - (fp?.p50 ?? NaN), 2)} | ${f(s?.p50)} · ${f(fl?.p50)} | ${s && fl ? `×${+(s.rps / fl.rps).toPrecision(2)}` : "–"} |`;
+    });
+  if (!rows.length) return "";
+  return (
+    "| scenario | sequential p50 ms (service · floor) | service − floor, ms | p50 under load ms (service · floor) | req/s service ÷ floor |\n|---|---:|---:|---:|---:|\n" +
+    rows.join("\n") +
+    "\n"
+  );
+}
+
+function cpuTable(cpu: CpuResult): string {
+  const rows = cpu.cases.map(
+    (c) =>
+      `| ${c.label} | ${c.calls} | **${f(c.cpuMs, 2)}** | ${c.targetMs === undefined ? "" : `≤ ${c.targetMs}${c.cpuMs <= c.targetMs ? " ✓" : " ✗"}`} | ${f(c.wallMs, 2)} |`,
+  );
+  return (
+    "| call | calls | CPU ms / call | target (issue 14) | wall ms / call |\n|---|---:|---:|---|---:|\n" +
+    rows.join("\n") +
+    `\n\nEvaluating the bundle (module initialisation): **${f(cpu.importMs, 0)} ms** of CPU; the first call after it (a 1-event trending write): **${f(cpu.firstCallMs, 0)} ms**. ` +
+    `Node ${cpu.node}, eval disallowed (${cpu.jitless ? "zod's JIT off, as on Workers" : "WARNING: eval was allowed"}).\n`
+  );
+}
+
+function jobsTable(jobs: JobsResult): string {
+  const fmt = (by: Record<string, number>) =>
+    Object.entries(by)
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, v]) => `${k.toUpperCase()} ${+v.toFixed(1)}`)
+      .join(", ");
+  const rows = jobs.steps.map(
+    (s) =>
+      `| ${s.n.toLocaleString("en-US")} | ${s.hourly.commands.toLocaleString("en-US")} (${s.hourly.requests} round trips) | ${f(s.trim.commands, 1)} (${f(s.trim.requests, 1)} round trips) | ` +
+      `**${Math.round(s.perHour).toLocaleString("en-US")}** | ${f(s.perHour / s.n, 0)} | $${((s.perHour * 730 * 0.2) / 100_000).toFixed(2)} |`,
+  );
+  const details = jobs.steps.map((s) => `- ${s.n.toLocaleString("en-US")}: hourly run ${fmt(s.hourly.byCommand)}; trim run ${fmt(s.trim.byCommand)}.`);
+  return (
+    "| active streams and rooms | hourly run (compaction + counter sweep), commands | trim run (every minute), commands | commands per hour | per stream + room per hour | per month on pay-as-you-go |\n|---:|---:|---:|---:|---:|---:|\n" +
+    rows.join("\n") +
+    `\n\nWith nothing to do: hourly run ${jobs.idle.hourly} commands, trim run ${jobs.idle.trim}. By command:\n\n${details.join("\n")}\n`
+  );
+}
+
 function curveTable(curve: Curve): string {
   const rows = curve.points.map(
     ({ n, point: p }) => `| ${n.toLocaleString("en-US")} | ${f(p.p50, 2)} | ${f(p.p95, 2)} | ${cost(p.requests)} | ${cost(p.commands)} | ${p.note ?? ""} |`,
@@ -103,11 +189,28 @@ export function writeReport(report: Report): string[] {
   let md = `# edgestats benchmark results\n\n`;
   md += `Generated by \`npm run bench\` on ${new Date(report.started).toISOString()} in ${report.elapsed.toFixed(0)} s` +
     `${report.quick ? " (quick mode: 1 s loads)" : ""}${report.partial ? " (partial run)" : ""}. ` +
-    `Loopback only: redis-server ${""}7.0, the local Upstash server, \`wrangler dev\` (workerd) for the service, node:http for the naive baseline, autocannon (8 connections) as the load.\n\n`;
-  md += `Ratios in parentheses are service ÷ naive. Round trips and commands are exact averages over 20 sequential calls after one warm-up call (scripts cached), ` +
+    `Loopback only: redis-server ${""}7.0, the local Upstash server, \`wrangler dev\` (workerd) for the service, the naive baseline and the floor Worker alike, autocannon (8 connections) as the load.\n\n`;
+  md += `Ratios in parentheses are service ÷ naive. Round trips and commands are exact averages over the probe's sequential calls (20; 5 for 1,000-item batches; 10 and 3 in a quick run) after one warm-up call (scripts cached), ` +
     `read from the local Upstash server's per-tag counters (commands inside Lua scripts included, via INFO commandstats).\n\n`;
   md += `## Side by side\n\n${scenarioTable(report.results)}\n`;
   md += `### Commands per call, by command\n\n${breakdown(report.results)}\n`;
+  const floors = floorTable(report.results);
+  if (floors) {
+    md += `### Against the floor Worker\n\nThe floor Worker answers every request after one pipelined Upstash call and nothing else, under the same \`wrangler dev\`, load and machine: ` +
+      `what any Worker that touches Upstash once pays here. The difference is the service's own work (routing, auth, validation, script, JSON).\n\n${floors}\n`;
+  }
+  if (report.rtt.length) {
+    md += `## With ${report.rttMs} ms per Redis round trip\n\nThe fault proxy (\`dev/fault-proxy.ts\`) sits between each Worker and the local Upstash server and delays every Redis HTTP request by ${report.rttMs} ms, ` +
+      `as a Worker in one region calling a database in another would see. Sequential calls, one at a time, after one warm-up call; the edge-cache hit and 1,000-item batches are left out.\n\n${rttTable(report.rtt, report.rttMs)}\n`;
+  }
+  if (report.cpu) {
+    md += `## Worker CPU per request\n\nThe production bundle (\`wrangler deploy --dry-run\`) imported in a Node process of its own with eval disallowed, its \`fetch\` called in sequence with a \`Request\` and an env pointing at the local Upstash server; ` +
+      `\`process.cpuUsage()\` around the calls, nothing subtracted, median of three passes after a warm-up. It includes Node's fetch of the Upstash call (the \`floor\` row), which workerd does natively.\n\n${cpuTable(report.cpu)}\n`;
+  }
+  if (report.jobs) {
+    md += `## Jobs: Redis commands per hour\n\nThe bundle's \`scheduled\` entry driven by a fake clock: every minute each room gets a heartbeat from a new id (so each trim run removes the id that timed out) and the \`* * * * *\` trim run follows; ` +
+      `each stream gets a 20-event batch in the hour, compacted by the \`5 * * * *\` run. Commands per hour = one hourly run + 60 steady trim runs (mean over the minutes after the 5-minute timeout). Pay-as-you-go: $0.20 per 100k commands, 730 h a month.\n\n${jobsTable(report.jobs)}\n`;
+  }
   if (report.scaling) {
     md += `## Scaling\n\nSequential calls on data loaded straight into Redis; the service with its edge cache off.\n\n`;
     for (const curve of report.scaling.curves) md += curveTable(curve) + "\n";
@@ -150,8 +253,22 @@ export function writeReport(report: Report): string[] {
     bars({ title: "p99 latency under load, ms (lower is better)", rows: ok.map((r) => r.label), series: [
       { name: "service", values: ok.map((r) => r.service?.load?.p99 ?? null) },
       { name: "naive", values: ok.map((r) => r.naive?.load?.p99 ?? null) },
+      { name: "floor", values: ok.map((r) => r.floor?.load?.p99 ?? null) },
     ], log: true, unit: "ms" }, width),
   ];
+  const rttOk = report.rtt.filter((r) => r.service && r.naive);
+  if (rttOk.length) {
+    parts.push(bars({ title: `p50 latency with ${report.rttMs} ms per Redis round trip, ms (lower is better)`, rows: rttOk.map((r) => r.label), series: [
+      { name: "service", values: rttOk.map((r) => r.service?.cost.p50 ?? null) },
+      { name: "naive", values: rttOk.map((r) => r.naive?.cost.p50 ?? null) },
+    ], log: true, unit: "ms" }, width));
+  }
+  if (report.cpu) {
+    const cases = report.cpu.cases;
+    parts.push(bars({ title: "Worker CPU per request, ms (production bundle, Node, eval off)", rows: cases.map((c) => c.label), series: [
+      { name: "CPU ms", values: cases.map((c) => c.cpuMs) },
+    ], log: true, unit: "ms" }, width));
+  }
   if (report.scaling && report.scaling.curves.length) {
     parts.push(lines({ title: "Scaling: p50 latency of one call vs data size", xLabel: "N", yLabel: "ms",
       series: report.scaling.curves.map((c) => ({ name: c.name.slice(0, 28), points: c.points.map((p) => [p.n, p.point.p50] as [number, number]) })) }, width, 0, 320));

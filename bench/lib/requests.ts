@@ -8,6 +8,8 @@ export interface GeneratedRequest {
   method: string;
   path: string;
   body?: string;
+  /** Extra headers (e.g. `idempotency-key`). */
+  headers?: Record<string, string>;
 }
 
 export interface RequestSpec {
@@ -31,20 +33,29 @@ function num(params: Record<string, string | number>, name: string, fallback: nu
   return v === undefined ? fallback : Number(v);
 }
 
+/** A fresh `Idempotency-Key` per request when `params.idempotency` is set (each request is a first use). */
+function idempotencyOf(params: Record<string, string | number>): () => Record<string, string> | undefined {
+  if (!params.idempotency) return () => undefined;
+  const run = Math.random().toString(36).slice(2, 10);
+  let n = 0;
+  return () => ({ "idempotency-key": `bench-${run}-${n++}` });
+}
+
 function str(params: Record<string, string | number>, name: string, fallback: string): string {
   const v = params[name];
   return v === undefined ? fallback : String(v);
 }
 
 export const GENERATORS: Record<string, Generator> = {
-  /** POST trending events: `batch` events per request over a pool of `pool` members. */
+  /** POST trending events: `batch` events per request over a pool of `pool` members (`idempotency`: a fresh key each). */
   trendingIngest: (p) => {
     const batch = num(p, "batch", 1);
     const pool = num(p, "pool", 5000);
     const path = `/v1/trending/${str(p, "stream", "bench")}/events`;
+    const headers = idempotencyOf(p);
     return () => {
       const events = Array.from({ length: batch }, () => ({ member: `m${skewed(pool)}` }));
-      return { method: "POST", path, body: JSON.stringify(batch === 1 ? events[0] : { events }) };
+      return { method: "POST", path, body: JSON.stringify(batch === 1 ? events[0] : { events }), headers: headers() };
     };
   },
   /** GET a fixed path (reads). */
@@ -66,22 +77,33 @@ export const GENERATORS: Record<string, Generator> = {
       return { method: "GET", path };
     };
   },
-  /** POST a counter increment of a skewed member. */
+  /** POST a counter increment of a skewed member, or `batch` of them as `{items}` (`idempotency`: a fresh key each). */
   counterIncr: (p) => {
     const pool = num(p, "pool", 5000);
+    const batch = num(p, "batch", 1);
     const path = `/v1/counters/${str(p, "counter", "bench")}/incr`;
-    return () => ({ method: "POST", path, body: JSON.stringify({ member: `page${skewed(pool)}` }) });
+    const headers = idempotencyOf(p);
+    return () => {
+      const items = Array.from({ length: batch }, () => ({ member: `page${skewed(pool)}` }));
+      return { method: "POST", path, body: JSON.stringify(batch === 1 ? items[0] : { items }), headers: headers() };
+    };
   },
   /** POST one histogram observation (a latency-like value in ms). */
   histogramObserve: (p) => {
     const path = `/v1/histograms/${str(p, "histogram", "bench")}/observations`;
     return () => ({ method: "POST", path, body: JSON.stringify({ value: Math.round(20 + 400 * Math.random() ** 2) }) });
   },
-  /** POST a heartbeat of a random id of `pool`. */
+  /** POST a heartbeat of a random id of `pool`, or `batch` ids as `{ids}`. */
   presenceHeartbeat: (p) => {
     const pool = num(p, "pool", 10000);
+    const batch = num(p, "batch", 1);
     const path = `/v1/presence/${str(p, "room", "bench")}/heartbeats`;
-    return () => ({ method: "POST", path, body: JSON.stringify({ id: `user-${Math.floor(Math.random() * pool)}` }) });
+    const id = () => `user-${Math.floor(Math.random() * pool)}`;
+    return () => ({
+      method: "POST",
+      path,
+      body: JSON.stringify(batch === 1 ? { id: id() } : { ids: Array.from({ length: batch }, id) }),
+    });
   },
   /** POST a score increment for a random player of `pool` (already joined). */
   leaderboardIncr: (p) => {
