@@ -83,12 +83,12 @@ if (spec.mode === "jobs") {
   Date.now = () => fakeNow ?? realNow();
 }
 
-const KEYS = { ingest: "cpu-ingest", admin: "cpu-admin" };
+const KEYS = { ingest: "cpu-ingest-key-0001", admin: "cpu-admin-key-00001" };
 const envOf = (prefix: string, tag: string) => ({
   UPSTASH_REDIS_REST_URL: spec.upstashUrl,
   UPSTASH_REDIS_REST_TOKEN: `${spec.token}.${tag}`,
   INGEST_KEYS: KEYS.ingest,
-  READ_KEYS: "cpu-read",
+  READ_KEYS: "cpu-read-key-000001",
   ADMIN_KEYS: KEYS.admin,
   KEY_PREFIX: prefix,
   TRENDING_CACHE_SECONDS: "0",
