@@ -378,5 +378,20 @@ describe("cost", () => {
     }
     expect(doc.paths["/v1/leaderboards/{board}"].delete).toBeDefined();
     expect(doc.paths["/v1/leaderboards/{board}/players/{player}"].put.responses["201"]).toBeDefined();
+    // v2: subset ranking, seasons, the season query, guards and the 422
+    expect(doc.paths["/v1/leaderboards/{board}/rank"].post.requestBody).toBeDefined();
+    expect(doc.paths["/v1/leaderboards/{board}/seasons"].get).toBeDefined();
+    for (const path of ["/v1/leaderboards/{board}", "/v1/leaderboards/{board}/players/{player}", "/v1/leaderboards/{board}/players/{player}/around", "/v1/leaderboards/{board}/rank"]) {
+      const method = path.endsWith("/rank") ? "post" : "get";
+      expect(doc.paths[path][method].parameters.map((p: { name: string }) => p.name), path).toContain("season");
+    }
+    const config = doc.components.schemas.LeaderboardConfig.properties;
+    expect(Object.keys(config).sort()).toEqual(["keepSeasons", "maxIncrement", "maxScore", "minScore", "reset", "ties"]);
+    expect(doc.paths["/v1/leaderboards/{board}/players/{player}/score"].post.responses["422"]).toBeDefined();
+    expect(doc.paths["/v1/leaderboards/{board}/scores"].post.responses["422"]).toBeDefined();
+    expect(Object.keys(doc.components.schemas.LeaderboardPlayer.properties)).toEqual(
+      expect.arrayContaining(["percentile", "total", "previousRank", "bestRank", "season"]),
+    );
+    expect(Object.keys(doc.components.schemas.LeaderboardRow.properties)).toEqual(expect.arrayContaining(["previousRank", "bestRank"]));
   });
 });
