@@ -42,6 +42,13 @@ export class ConflictError extends EdgestatsError {
   }
 }
 
+/** The request is well formed but the stored rules refuse it (a leaderboard score outside the board's guards). Nothing was written. */
+export class RejectedError extends EdgestatsError {
+  constructor(code: string, message: string, details?: FieldIssue[]) {
+    super(code, message, details);
+  }
+}
+
 /** Redis could not be reached or did not answer in time. Nothing was partially written. */
 export class StorageUnavailableError extends EdgestatsError {
   constructor(message = "The storage backend is unreachable; retry shortly (writes with the same Idempotency-Key are safe to retry).", options?: { cause?: unknown }) {

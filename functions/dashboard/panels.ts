@@ -41,7 +41,7 @@ export const PANELS: readonly PanelSpec[] = [
   {
     id: "leaderboard",
     title: "Leaderboard",
-    blurb: "First page, with ranks",
+    blurb: "First page, with ranks and movement",
     list: "/v1/leaderboards",
     field: "boards",
     noun: "Board",

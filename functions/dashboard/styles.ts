@@ -96,6 +96,8 @@ button:hover { border-color: var(--muted); }
 .board { width: 100%; border-collapse: collapse; font-size: .9rem; }
 .board th, .board td { text-align: left; padding: .3rem .4rem; border-bottom: 1px solid var(--line); }
 .board th { color: var(--muted); font-weight: 500; font-size: .8rem; }
+.board .move.up { color: var(--ok); } .board .move.down { color: var(--bad); }
+select.season { font: inherit; color: var(--ink); background: var(--bg); border: 1px solid var(--line); border-radius: 6px; padding: .1rem .3rem; }
 .board .num { text-align: right; font-variant-numeric: tabular-nums; }
 .board td.player { overflow-wrap: anywhere; }
 

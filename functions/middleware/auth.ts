@@ -100,7 +100,18 @@ const NEEDS: Record<Scope, string> = {
   admin: "an admin key (ADMIN_KEYS)",
 };
 
-/** Authenticates the request and requires `scope`; by default GETs need read, other methods ingest. */
+/**
+ * POSTs that only read: their body is a query too long for a URL (a leaderboard
+ * subset ranking). The default scope of these is read, like a GET.
+ */
+const READ_POSTS = [/^\/v1\/leaderboards\/[^/]+\/rank$/];
+
+function defaultScope(method: string, path: string): Scope {
+  if (method === "GET" || method === "HEAD") return "read";
+  return method === "POST" && READ_POSTS.some((re) => re.test(path)) ? "read" : "ingest";
+}
+
+/** Authenticates the request and requires `scope`; by default GETs (and the read-only POSTs above) need read, other methods ingest. */
 export function requireScope(scope?: Scope) {
   return createMiddleware<AppEnv>(async (c, next) => {
     let scopes = c.get("scopes");
@@ -115,7 +126,7 @@ export function requireScope(scope?: Scope) {
     // there would let any script on the page (or anyone at the browser) delete
     // data. Its requests say so with this header and must use a read key.
     if (scopes.has("admin") && c.req.header(DASHBOARD_HEADER) === "dashboard") throw new ForbiddenError(DASHBOARD_ADMIN_REFUSED);
-    const needed = scope ?? (c.req.method === "GET" || c.req.method === "HEAD" ? "read" : "ingest");
+    const needed = scope ?? defaultScope(c.req.method, c.req.path);
     if (!scopes.has(needed)) throw new ForbiddenError(`This endpoint needs ${NEEDS[needed]}.`);
     await next();
   });

@@ -36,19 +36,44 @@ const Meta = z
 
 const PlayerScore = Score.openapi({ description: "finite, within ±1e15 (integers are exact)" });
 
+const Reset = z.enum(["none", "daily", "weekly", "monthly"]).openapi({
+  description: "Calendar seasons, UTC (weekly: ISO weeks, from Monday 00:00). `none` ranks for all time.",
+});
+
 const Settings = z
   .object({
     board: z.string(),
     ties: Ties,
     createdAt: z.number().int().openapi({ description: "epoch ms" }),
-    players: z.number().int(),
+    players: z.number().int().openapi({ description: "players ranked in the current season" }),
     created: z.boolean(),
+    reset: Reset,
+    keepSeasons: z.number().int().openapi({ description: "finished seasons kept besides the current one" }),
+    minScore: z.number().nullable(),
+    maxScore: z.number().nullable(),
+    maxIncrement: z.number().nullable().openapi({ description: "most a request may add to (or take from) a player's score" }),
+    season: z.string().nullable().openapi({ description: "the current season's id; null without seasons" }),
   })
   .openapi("LeaderboardSettings");
 
+const Movement = {
+  previousRank: z.number().int().nullable().openapi({ description: "final rank in the season before (seasonal boards); null when unknown or unranked then" }),
+  bestRank: z.number().int().nullable().openapi({ description: "best rank seen at the player's own writes this season, never worse than the rank now" }),
+};
+
 const Row = z
-  .object({ rank: z.number().int(), player: z.string(), name: z.string().nullable(), score: z.number() })
+  .object({ rank: z.number().int(), player: z.string(), name: z.string().nullable(), score: z.number(), ...Movement })
   .openapi("LeaderboardRow");
+
+const SeasonQuery = z
+  .string()
+  .optional()
+  .superRefine((value, ctx) => {
+    const problem = value === undefined ? null : lb.seasonSelectorProblem(value);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  })
+  .openapi({ description: "`current` (default), `previous`, or a season id: `2026-11-23` (daily), `2026-W48` (weekly), `2026-11` (monthly)", example: "current" });
+const SeasonId = z.string().nullable().openapi({ description: "the season read; null for a board without seasons" });
 
 const Player = z
   .object({
@@ -56,12 +81,26 @@ const Player = z
     name: z.string().nullable(),
     meta: z.record(z.string(), z.any()).nullable(),
     score: z.number(),
-    rank: z.number().int(),
+    rank: z.number().int().nullable().openapi({ description: "null when the player has no score in the season" }),
     joinedAt: z.number().int().openapi({ description: "epoch ms" }),
+    percentile: z.number().nullable().openapi({ description: "percentage of the season's players ranked strictly below, 0..100, floored to two decimals" }),
+    total: z.number().int().openapi({ description: "players ranked in the season" }),
+    ...Movement,
+    season: SeasonId,
   })
   .openapi("LeaderboardPlayer");
 
-const Joined = Player.extend({ created: z.boolean() }).openapi("LeaderboardJoin");
+const Joined = z
+  .object({
+    player: z.string(),
+    name: z.string().nullable(),
+    meta: z.record(z.string(), z.any()).nullable(),
+    score: z.number(),
+    rank: z.number().int(),
+    joinedAt: z.number().int().openapi({ description: "epoch ms" }),
+    created: z.boolean(),
+  })
+  .openapi("LeaderboardJoin");
 
 const ByChange = z.object({ by: Increment });
 const SetChange = z.object({
@@ -70,6 +109,13 @@ const SetChange = z.object({
 });
 const Change = z.union([ByChange.strict(), SetChange.strict()]).openapi("LeaderboardScoreChange");
 const ScoreResult = z.object({ player: z.string(), score: z.number(), rank: z.number().int() }).openapi("LeaderboardScore");
+
+const rejectedResponse = {
+  422: {
+    description: "`score_rejected`: the write breaks the board's guards (minScore, maxScore, maxIncrement); nothing was written.",
+    content: { "application/json": { schema: z.object({ error: z.object({ code: z.string(), message: z.string(), details: z.array(z.object({ path: z.string(), message: z.string() })).optional() }) }) } },
+  },
+} as const;
 
 const boardParams = nameParams("board");
 const playerParams = nameParams("board", "player");
@@ -113,12 +159,30 @@ leaderboardsRoutes.openapi(
     method: "put",
     path: "/{board}",
     tags,
-    summary: "Create a board or set its tie policy (admin)",
-    description: "Without `ties` an existing board keeps its policy. Changing the policy of a board with players is a 409 (`board_not_empty`).",
+    summary: "Create a board or change its settings: tie policy, seasons, score guards (admin)",
+    description:
+      "Omitted settings keep their value (`null` clears a guard). Changing `ties` or `reset` of a board with players is a 409 (`board_not_empty`). A score write outside the guards is a 422 `score_rejected` and writes nothing.",
     middleware: [requireScope("admin")] as const,
     request: {
       params: boardParams,
-      body: { content: { "application/json": { schema: z.object({ ties: Ties.optional() }).strict() } }, required: false },
+      body: {
+        content: {
+          "application/json": {
+            schema: z
+              .object({
+                ties: Ties.optional(),
+                reset: Reset.optional(),
+                keepSeasons: z.number().int().min(1).max(lb.MAX_KEEP_SEASONS).optional().openapi({ description: `finished seasons kept, 1..${lb.MAX_KEEP_SEASONS} (default ${lb.DEFAULT_KEEP_SEASONS})` }),
+                minScore: PlayerScore.nullable().optional().openapi({ description: "lowest score a write may leave; null clears" }),
+                maxScore: PlayerScore.nullable().optional().openapi({ description: "highest score a write may leave; null clears" }),
+                maxIncrement: Increment.nullable().optional().openapi({ description: "most one request may add to or take from a player's score (sum of |by|); null clears" }),
+              })
+              .strict()
+              .openapi("LeaderboardConfig"),
+          },
+        },
+        required: false,
+      },
     },
     responses: {
       200: jsonResponse(Settings, "The board's settings."),
@@ -127,8 +191,8 @@ leaderboardsRoutes.openapi(
   }),
   async (c) => {
     const { board } = c.req.valid("param");
-    const { ties } = c.req.valid("json");
-    const { value, replayed } = await lb.configureBoard(ctxOf(c), board, ties, c.get("idempotency"));
+    const body = c.req.valid("json") ?? {};
+    const { value, replayed } = await lb.configureBoard(ctxOf(c), board, body, c.get("idempotency"));
     markReplay(c, replayed);
     return c.json(value, 200);
   },
@@ -141,10 +205,10 @@ leaderboardsRoutes.openapi(
     tags,
     summary: "A page of the ranking with ranks",
     description: "A page past the end has no items. `ties` says how equal scores are ordered.",
-    request: { params: boardParams, query: z.object({ page: intQuery(1, 1_000_000, 1), limit: intQuery(1, lb.MAX_PAGE_LIMIT, 10) }) },
+    request: { params: boardParams, query: z.object({ page: intQuery(1, 1_000_000, 1), limit: intQuery(1, lb.MAX_PAGE_LIMIT, 10), season: SeasonQuery }) },
     responses: {
       200: jsonResponse(
-        z.object({ items: z.array(Row), total: z.number().int(), page: z.number().int(), limit: z.number().int(), ties: Ties }).openapi("LeaderboardPage"),
+        z.object({ items: z.array(Row), total: z.number().int(), page: z.number().int(), limit: z.number().int(), ties: Ties, season: SeasonId }).openapi("LeaderboardPage"),
         "The page.",
       ),
       ...errorResponses,
@@ -153,8 +217,8 @@ leaderboardsRoutes.openapi(
   }),
   async (c) => {
     const { board } = c.req.valid("param");
-    const { page, limit } = c.req.valid("query");
-    return c.json(await lb.pageOfBoard(ctxOf(c), board, { page, limit }), 200);
+    const { page, limit, season } = c.req.valid("query");
+    return c.json(await lb.pageOfBoard(ctxOf(c), board, { page, limit, season }), 200);
   },
 );
 
@@ -223,12 +287,14 @@ leaderboardsRoutes.openapi(
     path: "/{board}/players/{player}/score",
     tags,
     summary: "Increment (`by`, may be negative) or set (`set`, `mode` replace|best) a score",
-    description: "Atomic. 404 when the player has not joined; 400 when the result would leave ±1e15.",
+    description:
+      "Atomic. 404 when the player has not joined; 400 when the result would leave ±1e15; 422 `score_rejected` when it breaks the board's guards. On a seasonal board the player's first write of a season enters it at 0.",
     request: { params: playerParams, ...jsonBody(Change) },
     responses: {
       200: jsonResponse(ScoreResult.omit({ player: true }), "The new score and 1-based rank."),
       ...writeErrorResponses,
       ...notFoundResponse,
+      ...rejectedResponse,
     },
   }),
   async (c) => {
@@ -248,12 +314,14 @@ leaderboardsRoutes.openapi(
     path: "/{board}/scores",
     tags,
     summary: "Score changes for several players in one atomic request",
-    description: "`{player, by}` / `{player, set, mode?}` or `{items: [...]}` (up to 1,000), applied in order. One unknown player or out-of-range result refuses the whole batch.",
+    description:
+      "`{player, by}` / `{player, set, mode?}` or `{items: [...]}` (up to 1,000), applied in order. One unknown player, out-of-range result or guard breach (422 `score_rejected`) refuses the whole batch.",
     request: { params: boardParams, ...jsonBody(BatchBody) },
     responses: {
       200: jsonResponse(z.object({ results: z.array(ScoreResult) }), "Each change's score; ranks are after the whole batch."),
       ...writeErrorResponses,
       ...notFoundResponse,
+      ...rejectedResponse,
     },
   }),
   async (c) => {
@@ -270,13 +338,14 @@ leaderboardsRoutes.openapi(
     method: "get",
     path: "/{board}/players/{player}",
     tags,
-    summary: "A player's score, 1-based rank, profile and join time",
-    request: { params: playerParams },
+    summary: "A player's score, rank, percentile, movement, profile and join time in a season",
+    description: "A player who joined but has no score in the season reads as score 0, rank null.",
+    request: { params: playerParams, query: z.object({ season: SeasonQuery }) },
     responses: { 200: jsonResponse(Player, "The player."), ...errorResponses, ...notFoundResponse },
   }),
   async (c) => {
     const { board, player } = c.req.valid("param");
-    return c.json(await lb.getPlayer(ctxOf(c), board, player), 200);
+    return c.json(await lb.getPlayer(ctxOf(c), board, player, c.req.valid("query")), 200);
   },
 );
 
@@ -286,16 +355,20 @@ leaderboardsRoutes.openapi(
     path: "/{board}/players/{player}/around",
     tags,
     summary: "The player with up to k rows above and below",
-    request: { params: playerParams, query: z.object({ k: intQuery(0, lb.MAX_AROUND, 5) }) },
+    request: { params: playerParams, query: z.object({ k: intQuery(0, lb.MAX_AROUND, 5), season: SeasonQuery }) },
     responses: {
-      200: jsonResponse(z.object({ player: z.string(), rank: z.number().int(), items: z.array(Row) }).openapi("LeaderboardAround"), "Rows around the player."),
+      200: jsonResponse(
+        z.object({ player: z.string(), rank: z.number().int().nullable(), items: z.array(Row), season: SeasonId }).openapi("LeaderboardAround"),
+        "Rows around the player (none when the player has no score in the season).",
+      ),
       ...errorResponses,
       ...notFoundResponse,
     },
   }),
   async (c) => {
     const { board, player } = c.req.valid("param");
-    return c.json(await lb.aroundPlayer(ctxOf(c), board, player, c.req.valid("query").k), 200);
+    const { k, season } = c.req.valid("query");
+    return c.json(await lb.aroundPlayer(ctxOf(c), board, player, k, { season }), 200);
   },
 );
 
@@ -315,4 +388,63 @@ leaderboardsRoutes.openapi(
     await lb.removePlayer(ctxOf(c), board, player);
     return c.body(null, 204);
   },
+);
+
+const SubsetRow = z
+  .object({ player: z.string(), name: z.string().nullable(), score: z.number(), rank: z.number().int(), subsetRank: z.number().int() })
+  .openapi("LeaderboardSubsetRow");
+
+leaderboardsRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/{board}/rank",
+    tags,
+    summary: "Rank a subset of players (friends, a team) in board order (read key)",
+    description:
+      "A read, though a POST (the list can be long): a read key is enough. Each known player with a score in the season comes back with the global `rank` and the rank within the subset; the others are listed in `unknown`. One round trip: an HMGET, a ZMSCORE, a ZRANK per ranked player and an HMGET of profiles.",
+    request: {
+      params: boardParams,
+      query: z.object({ season: SeasonQuery }),
+      ...jsonBody(z.object({ players: z.array(Name).min(1).max(MAX_BATCH) }).strict().openapi("LeaderboardSubset")),
+    },
+    responses: {
+      200: jsonResponse(z.object({ items: z.array(SubsetRow), unknown: z.array(z.string()), season: SeasonId }).openapi("LeaderboardSubsetRanks"), "The players in board order."),
+      ...errorResponses,
+      ...notFoundResponse,
+    },
+  }),
+  async (c) => {
+    const { board } = c.req.valid("param");
+    return c.json(await lb.rankPlayers(ctxOf(c), board, c.req.valid("json").players, c.req.valid("query")), 200);
+  },
+);
+
+const SeasonSummary = z
+  .object({
+    id: z.string(),
+    from: z.number().int().openapi({ description: "epoch ms of the first instant" }),
+    to: z.number().int().openapi({ description: "epoch ms of the end (exclusive)" }),
+    players: z.number().int(),
+    top: z.array(z.object({ rank: z.number().int(), player: z.string(), name: z.string().nullable(), score: z.number() })),
+  })
+  .openapi("LeaderboardSeason");
+
+leaderboardsRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/{board}/seasons",
+    tags,
+    summary: "Kept seasons with their size and top 3, newest first",
+    description: "The current season and up to `keepSeasons` finished ones; seasons nobody played are not listed. Empty for a board without seasons.",
+    request: { params: boardParams },
+    responses: {
+      200: jsonResponse(
+        z.object({ board: z.string(), reset: Reset, current: z.string().nullable(), seasons: z.array(SeasonSummary) }).openapi("LeaderboardSeasons"),
+        "The seasons.",
+      ),
+      ...errorResponses,
+      ...notFoundResponse,
+    },
+  }),
+  async (c) => c.json(await lb.listSeasons(ctxOf(c), c.req.valid("param").board), 200),
 );

@@ -279,11 +279,14 @@ export class LeaderboardHandle {
     this.board = board;
   }
 
-  /** Creates the board or sets its tie policy (`joined`: earlier joiner first; `reached`: whoever reached the score first). */
-  async configure(settings: { ties?: lb.TiePolicy } = {}, options?: WriteOptions) {
+  /**
+   * Creates the board or changes its settings: tie policy (`joined`: earlier joiner first; `reached`: whoever
+   * reached the score first), seasons (`reset`, `keepSeasons`) and guards (`minScore`, `maxScore`, `maxIncrement`).
+   */
+  async configure(settings: lb.BoardConfig = {}, options?: WriteOptions) {
     const ctx = this.#rt.ctx();
     const idempotency = await idempotencyOf(ctx, `leaderboard.configure ${this.board}`, options, settings);
-    const { value, replayed } = await lb.configureBoard(ctx, this.board, settings.ties, idempotency);
+    const { value, replayed } = await lb.configureBoard(ctx, this.board, settings, idempotency);
     return { ...value, replayed };
   }
 
@@ -313,9 +316,19 @@ export class LeaderboardHandle {
     return { ...value, replayed };
   }
 
-  /** A player's profile, score and rank; NotFoundError when absent. */
-  get(player: string): Promise<lb.PlayerView> {
-    return lb.getPlayer(this.#rt.ctx(), this.board, player);
+  /** A player's profile, score, rank, percentile and movement in a season (current by default); NotFoundError when absent. */
+  get(player: string, options: lb.SeasonOption = {}): Promise<lb.PlayerView> {
+    return lb.getPlayer(this.#rt.ctx(), this.board, player, options);
+  }
+
+  /** A subset of players (friends) in board order with global and subset ranks; unknown players apart. */
+  rank(players: string[], options: lb.SeasonOption = {}) {
+    return lb.rankPlayers(this.#rt.ctx(), this.board, players, options);
+  }
+
+  /** The kept seasons with their size and top 3. */
+  seasons() {
+    return lb.listSeasons(this.#rt.ctx(), this.board);
   }
 
   /** A page of the ranking (`limit` ≤ 100). */
@@ -324,8 +337,8 @@ export class LeaderboardHandle {
   }
 
   /** The `k` rows above and below a player. */
-  around(player: string, options: { k?: number } = {}) {
-    return lb.aroundPlayer(this.#rt.ctx(), this.board, player, options.k);
+  around(player: string, options: { k?: number } & lb.SeasonOption = {}) {
+    return lb.aroundPlayer(this.#rt.ctx(), this.board, player, options.k, options);
   }
 
   /** Board settings and player count; NotFoundError when absent. */

@@ -8,7 +8,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { deleteUnder, keysUnder, requireTarget, resetStats, statsOf, uniquePrefix } from "../helpers/upstash-rest.ts";
+import { command, deleteUnder, keysUnder, requireTarget, resetStats, statsOf, uniquePrefix } from "../helpers/upstash-rest.ts";
+import { seasonAt, seasonBefore } from "../../src/leaderboards/seasons.ts";
 import { apiClient } from "./helpers/api.ts";
 import { bundleWorker, startWranglerDev, type WranglerDev } from "../../dev/wrangler.ts";
 
@@ -176,9 +177,9 @@ describe("dashboard in Chromium", () => {
     await expect.poll(() => panel(page, "leaderboard").locator("tbody tr").count(), CHANGE_TIMEOUT).toBe(3);
     const rows = await panel(page, "leaderboard").locator("tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
     expect(rows).toEqual([
-      ["1", "p3", "Cy", "150"],
-      ["2", "p1", "Ada", "120"],
-      ["3", "p2", "Bob", "80"],
+      ["1", "p3", "Cy", "150", ""],
+      ["2", "p1", "Ada", "120", ""],
+      ["3", "p2", "Bob", "80", ""],
     ]);
 
     await page.screenshot({ path: resolve(ARTIFACTS, "dashboard-desktop.png"), fullPage: true });
@@ -238,6 +239,41 @@ describe("dashboard in Chromium", () => {
     const fromRedis = calls.filter((c) => c.cache !== "hit").length;
     expect(redis.requests).toBe(fromRedis);
     console.log(`dashboard refresh: ${calls.length} API calls, ${redis.requests} Redis round trips, ${redis.commands} commands`);
+  });
+
+  it("leaderboard panel: a seasonal board has a season picker and shows each player's movement", async () => {
+    // A daily board whose yesterday is written straight into Redis (wrangler dev runs on the real clock):
+    // p2 won yesterday, p1 was second; today p1 leads.
+    await send("PUT", "/v1/leaderboards/seasonal", KEYS.admin, { reset: "daily" });
+    await send("PUT", "/v1/leaderboards/seasonal/players/p1", KEYS.ingest, { name: "Ada" });
+    await send("PUT", "/v1/leaderboards/seasonal/players/p2", KEYS.ingest, { name: "Bob" });
+    const today = seasonAt("daily", Date.now());
+    const yesterday = seasonBefore(today)!.id;
+    const key = (part: string) => `${prefix}:lb:seasonal:${part}`;
+    const member = (seq: number, p: string) => `${String(seq).padStart(15, "0")}:${p}`;
+    await command(target, "ZADD", key(`ranking:${yesterday}`), -50, member(2, "p2"), -40, member(1, "p1"));
+    await command(target, "DEL", key(`ranking:${today.id}`));
+    await command(target, "HSET", key("players"), "p1", `1j:${member(1, "p1")}|${yesterday}||`, "p2", `1j:${member(2, "p2")}|${yesterday}||`);
+    await send("POST", "/v1/leaderboards/seasonal/scores", KEYS.ingest, { items: [{ player: "p1", by: 30 }, { player: "p2", by: 10 }] });
+
+    await pick(page, "leaderboard", "seasonal");
+    const rows = () => panel(page, "leaderboard").locator("tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+    await expect.poll(rows, CHANGE_TIMEOUT).toEqual([
+      ["1", "p1", "Ada", "30", "▲1"],
+      ["2", "p2", "Bob", "10", "▼1"],
+    ]);
+    const season = panel(page, "leaderboard").locator("select.season");
+    expect(await season.inputValue()).toBe("current");
+    await season.selectOption("previous");
+    await expect.poll(rows, CHANGE_TIMEOUT).toEqual([
+      ["1", "p2", "Bob", "50", ""],
+      ["2", "p1", "Ada", "40", ""],
+    ]);
+    await page.screenshot({ path: resolve(ARTIFACTS, "dashboard-seasons.png"), fullPage: true });
+    await panel(page, "leaderboard").locator("select.season").selectOption("current");
+    await pick(page, "leaderboard", "arena");
+    await expect.poll(() => panel(page, "leaderboard").locator("tbody tr").count(), CHANGE_TIMEOUT).toBe(3);
+    expect(pageErrors).toEqual([]);
   });
 
   it("shows the error state for a wrong key and recovers with the right one", async () => {

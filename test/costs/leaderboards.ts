@@ -28,9 +28,30 @@ export const area = {
     setBestNotBetter: r("leaderboard set, `mode: best`", "steady, not better (nothing written)", 4),
     setBestBetter: r("leaderboard set, `mode: best`", "steady, better", 5),
     batch100: r("leaderboard batch scores, 100 players", "steady", 203, { naive: 300 }),
-    get: r("leaderboard get player", "any", 5),
-    page: r("leaderboard page, limit 10", "any", 5, { naive: 12 }),
-    around: r("leaderboard around-me, k = 5", "any", 5, { naive: 14 }),
+    incrementBetterRank: r("leaderboard increment", "steady, the player's best rank improves", 6, {
+      note: "`bestRank` is kept in the player's entry (read by the `HMGET` every change does anyway); one `HSET` writes it when a change brings a better rank than the season's best so far.",
+    }),
+    incrementGuarded: r("leaderboard increment, board with guards", "steady", 5, {
+      note: "The guards (`minScore`, `maxScore`, `maxIncrement`) and the season settings travel in the players hash (`_cfg`), read by the same `HMGET` as the player's entry: no command added.",
+    }),
+    incrementRejected: r("leaderboard increment refused by a guard (422)", "any", 3, { note: "`HMGET` and `ZMSCORE`, then the refusal: nothing written." }),
+    incrementSeasonal: r("leaderboard increment, daily board", "steady", 5),
+    incrementSeasonFirst: r("leaderboard increment, daily board", "the player's first write of the season", 9, {
+      note: "The player enters the season at 0 (`ZADD`), the season key gets its lifetime (`EXPIRE … NX`), the final rank of the season before is kept (`ZRANK`) and the entry rewritten (`HSET`): once per player per season.",
+    }),
+    get: r("leaderboard get player", "any", 6, { note: "`HMGET` (entry and settings), `ZSCORE`, `ZRANK`, `ZCARD` (total and percentile), `HGET` of the profile; was 5 before `total`/`percentile`." }),
+    getSeasonalIdle: r("leaderboard get player, daily board", "player has not played this season", 6, {
+      note: "No `ZRANK` in the season; one `ZRANK` in the season before gives `previousRank` (a player who played this season has it in the entry).",
+    }),
+    page: r("leaderboard page, limit 10", "any", 6, { naive: 12, note: "One `HMGET` of the rows' entries gives `previousRank` and `bestRank` (was 5)." }),
+    pageSeasonal: r("leaderboard page, limit 10, daily board", "rows played this season", 6),
+    around: r("leaderboard around-me, k = 5", "any", 6, { naive: 14 }),
+    rank10: r("leaderboard subset ranking, 10 players", "any", 14, { note: "`HMGET` of entries, `ZMSCORE`, one `ZRANK` per ranked player, `HMGET` of profiles: 4 + n." }),
+    rank100: r("leaderboard subset ranking, 100 players", "any", 104),
+    seasons: r("leaderboard seasons", "daily board, keepSeasons 12, 2 seasons played", 18, {
+      note: "`ZCARD` of each kept season (current + keepSeasons), `ZRANGE` of the top 3 of each one played, one `HMGET` of their profiles.",
+    }),
+    configureSeasons: r("leaderboard PUT board, reset and guards", "existing board", 6),
     count: r("leaderboard count", "any", 3),
     remove: r("leaderboard remove player", "not the last player", 6),
     removeLast: r("leaderboard remove player", "last player of a board made by joins", 9, {

@@ -126,6 +126,11 @@ describe("edgestats/client against wrangler dev", () => {
     expect((await api.leaderboards.page("weekly", { limit: 10 })).items.map((r) => r.player)).toEqual(["bob", "ada"]);
     expect((await api.leaderboards.around("weekly", "ada", { k: 1 })).items).toHaveLength(2);
     expect(await api.leaderboards.count("weekly")).toMatchObject({ board: "weekly", players: 2 });
+    expect(await client(KEYS.read).leaderboards.rank("weekly", ["ada", "bob", "zed"])).toMatchObject({
+      items: [{ player: "bob", rank: 1, subsetRank: 1 }, { player: "ada", rank: 2, subsetRank: 2 }],
+      unknown: ["zed"],
+    });
+    expect(await api.leaderboards.seasons("weekly")).toMatchObject({ board: "weekly", reset: "none", seasons: [] });
     expect((await api.leaderboards.list()).boards).toContain("weekly");
     await api.leaderboards.removePlayer("weekly", "bob");
     await api.leaderboards.delete("weekly");

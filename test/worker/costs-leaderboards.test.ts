@@ -71,6 +71,42 @@ describe("leaderboard costs", () => {
     await check("list", () => api.get(base));
   });
 
+  it("v2: guards, seasons, movement, subset ranking, seasons list", async () => {
+    api.setNow("2026-11-20T10:00:00.000Z");
+    await api.put(`${base}/c-guard`, { maxScore: 1000, maxIncrement: 10 }, admin);
+    await join("c-guard", "a", { name: "A" });
+    await score("c-guard", "a", { by: 1 });
+    await check("incrementGuarded", () => score("c-guard", "a", { by: 1 }));
+    await check("incrementRejected", () => score("c-guard", "a", { by: 11 }), 422);
+    await check("configureSeasons", () => api.put(`${base}/c-guard`, { maxScore: 2000, maxIncrement: 20 }, admin));
+
+    await join("c-best", "c", { name: "C", score: 10 });
+    await join("c-best", "b", { name: "B", score: 5 });
+    await join("c-best", "a", { name: "A" });
+    await score("c-best", "a", { by: 6 });
+    await check("incrementBetterRank", () => score("c-best", "a", { by: 6 }));
+
+    await api.put(`${base}/c-daily`, { reset: "daily" }, admin);
+    for (const p of Array.from({ length: 12 }, (_, i) => `p${i}`)) await join("c-daily", p, { name: p, score: 1 });
+    api.setNow("2026-11-21T10:00:00.000Z");
+    await score("c-daily", "p0", { by: 1 });
+    await check("incrementSeasonFirst", () => score("c-daily", "p1", { by: 1 }));
+    await check("incrementSeasonal", () => score("c-daily", "p0", { by: 1 }));
+    for (const p of Array.from({ length: 10 }, (_, i) => `p${i}`)) await score("c-daily", p, { by: 1 });
+    await api.get(`${base}/c-daily/players/p11`);
+    await check("getSeasonalIdle", () => api.get(`${base}/c-daily/players/p11`));
+    await api.get(`${base}/c-daily?limit=10`);
+    await check("pageSeasonal", () => api.get(`${base}/c-daily?limit=10`));
+    await api.get(`${base}/c-daily/seasons`);
+    await check("seasons", () => api.get(`${base}/c-daily/seasons`));
+
+    const ten = Array.from({ length: 10 }, (_, i) => `p${i}`);
+    await api.post(`${base}/c-batch/rank`, { players: ten }, { key: "read" });
+    await check("rank10", () => api.post(`${base}/c-batch/rank`, { players: ten }, { key: "read" }));
+    const hundred = Array.from({ length: 100 }, (_, i) => `p${i}`);
+    await check("rank100", () => api.post(`${base}/c-batch/rank`, { players: hundred }, { key: "read" }));
+  });
+
   it("remove a player (not last, last, missing) and delete a board", async () => {
     await join("c-remove", "a");
     await join("c-remove", "b");

@@ -41,7 +41,7 @@ describe("scope: what an ingest or read key can do to a board", () => {
     await join("sets", "other", { name: "Other", score: 40 });
     const before = (await api.get(`${base}/sets/players/other`)).body;
     expect((await score("sets", "top", { set: 10 })).body).toEqual({ score: 10, rank: 2 });
-    expect((await api.get(`${base}/sets/players/other`)).body).toEqual({ ...before, rank: 1 });
+    expect((await api.get(`${base}/sets/players/other`)).body).toEqual({ ...before, rank: 1, percentile: 50, bestRank: 1 });
     // best never lowers
     expect((await score("sets", "top", { set: 5, mode: "best" })).body).toEqual({ score: 10, rank: 2 });
     expect((await score("sets", "top", { set: 90, mode: "best" })).body).toEqual({ score: 90, rank: 1 });

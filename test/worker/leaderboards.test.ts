@@ -35,19 +35,32 @@ describe("the post's operations", () => {
 
     const bob = await api.get(`${base}/g1/players/bob`);
     expect(bob.status).toBe(200);
-    expect(bob.body).toEqual({ player: "bob", name: "Bob", meta: null, score: 5, rank: 1, joinedAt: api.now });
+    expect(bob.body).toEqual({
+      player: "bob",
+      name: "Bob",
+      meta: null,
+      score: 5,
+      rank: 1,
+      joinedAt: api.now,
+      percentile: 50,
+      total: 2,
+      previousRank: null,
+      bestRank: 1,
+      season: null,
+    });
 
     const page = await api.get(`${base}/g1?page=1&limit=10`);
     expect(page.status).toBe(200);
     expect(page.body).toEqual({
       items: [
-        { rank: 1, player: "bob", name: "Bob", score: 5 },
-        { rank: 2, player: "alice", name: "Alice", score: 4 },
+        { rank: 1, player: "bob", name: "Bob", score: 5, previousRank: null, bestRank: 1 },
+        { rank: 2, player: "alice", name: "Alice", score: 4, previousRank: null, bestRank: 1 },
       ],
       total: 2,
       page: 1,
       limit: 10,
       ties: "joined",
+      season: null,
     });
     expect((await api.get(`${base}/g1/count`)).body).toMatchObject({ board: "g1", players: 2, ties: "joined" });
 
@@ -163,8 +176,8 @@ describe("pages and around-me", () => {
     expect(first.status).toBe(200);
     expect(first.body.items).toHaveLength(100);
     expect(first.body.total).toBe(150);
-    expect(first.body.items[0]).toEqual({ rank: 1, player: "p000", name: "Player 0", score: 10_000 });
-    expect(first.body.items[99]).toEqual({ rank: 100, player: "p099", name: "Player 99", score: 9901 });
+    expect(first.body.items[0]).toEqual({ rank: 1, player: "p000", name: "Player 0", score: 10_000, previousRank: null, bestRank: 1 });
+    expect(first.body.items[99]).toEqual({ rank: 100, player: "p099", name: "Player 99", score: 9901, previousRank: null, bestRank: expect.any(Number) });
     const second = await api.get(`${base}/big?page=2&limit=100`);
     expect(second.body.items.map((r: any) => r.rank)).toEqual(Array.from({ length: 50 }, (_, i) => 101 + i));
     const past = await api.get(`${base}/big?page=3&limit=100`);
@@ -190,7 +203,7 @@ describe("pages and around-me", () => {
     expect(top.body.items.map((r: any) => r.rank)).toEqual([1, 2, 3, 4]);
     const bottom = await api.get(`${base}/big/players/p149/around`);
     expect(bottom.body.items.map((r: any) => r.rank)).toEqual([145, 146, 147, 148, 149, 150]);
-    expect(bottom.body.items[5]).toEqual({ rank: 150, player: "p149", name: "Player 149", score: 9851 });
+    expect(bottom.body.items[5]).toEqual({ rank: 150, player: "p149", name: "Player 149", score: 9851, previousRank: null, bestRank: expect.any(Number) });
     expect((await api.get(`${base}/big/players/nobody/around`)).status).toBe(404);
     expect((await api.get(`${base}/big/players/p000/around?k=51`)).status).toBe(400);
   });
@@ -365,5 +378,20 @@ describe("cost", () => {
     }
     expect(doc.paths["/v1/leaderboards/{board}"].delete).toBeDefined();
     expect(doc.paths["/v1/leaderboards/{board}/players/{player}"].put.responses["201"]).toBeDefined();
+    // v2: subset ranking, seasons, the season query, guards and the 422
+    expect(doc.paths["/v1/leaderboards/{board}/rank"].post.requestBody).toBeDefined();
+    expect(doc.paths["/v1/leaderboards/{board}/seasons"].get).toBeDefined();
+    for (const path of ["/v1/leaderboards/{board}", "/v1/leaderboards/{board}/players/{player}", "/v1/leaderboards/{board}/players/{player}/around", "/v1/leaderboards/{board}/rank"]) {
+      const method = path.endsWith("/rank") ? "post" : "get";
+      expect(doc.paths[path][method].parameters.map((p: { name: string }) => p.name), path).toContain("season");
+    }
+    const config = doc.components.schemas.LeaderboardConfig.properties;
+    expect(Object.keys(config).sort()).toEqual(["keepSeasons", "maxIncrement", "maxScore", "minScore", "reset", "ties"]);
+    expect(doc.paths["/v1/leaderboards/{board}/players/{player}/score"].post.responses["422"]).toBeDefined();
+    expect(doc.paths["/v1/leaderboards/{board}/scores"].post.responses["422"]).toBeDefined();
+    expect(Object.keys(doc.components.schemas.LeaderboardPlayer.properties)).toEqual(
+      expect.arrayContaining(["percentile", "total", "previousRank", "bestRank", "season"]),
+    );
+    expect(Object.keys(doc.components.schemas.LeaderboardRow.properties)).toEqual(expect.arrayContaining(["previousRank", "bestRank"]));
   });
 });

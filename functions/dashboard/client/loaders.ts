@@ -4,6 +4,35 @@
  * and keeps its last content when a refresh fails.
  */
 export const LOADERS_JS = String.raw`
+// The leaderboard panel's season: "current" or "previous" (seasonal boards only).
+let LB_SEASON = "current";
+
+function seasonPicker(chosen, id) {
+  const picker = el("select", { class: "season", "aria-label": "Season", title: "Season " + id }, [
+    el("option", { value: "current", text: chosen === "current" ? "season " + id : "current season" }),
+    el("option", { value: "previous", text: chosen === "previous" ? "season " + id : "previous season" }),
+  ]);
+  picker.value = chosen;
+  picker.addEventListener("change", () => {
+    LB_SEASON = picker.value;
+    const panel = panels.find((p) => p.id === "leaderboard");
+    if (panel) refreshPanel(panel, false);
+  });
+  return picker;
+}
+
+// ▲ places gained (▼ lost) since the previous season's final rank; "new" when unranked then.
+function movement(row) {
+  const rank = finite(row.rank);
+  const prev = finite(row.previousRank);
+  const best = finite(row.bestRank);
+  const title = best === null ? "" : "best rank this season: " + best;
+  if (prev === null || rank === null) return el("td", { class: "num move", title, text: "" });
+  const delta = prev - rank;
+  const text = delta > 0 ? "▲" + delta : delta < 0 ? "▼" + -delta : "=";
+  return el("td", { class: "num move " + (delta > 0 ? "up" : delta < 0 ? "down" : "same"), title, text });
+}
+
 const LOADERS = {
   async trending(name) {
     const { body, receivedAt } = await getJson("/v1/trending/" + enc(name) + "/top?n=10&window=24h");
@@ -35,17 +64,29 @@ const LOADERS = {
   },
 
   async leaderboard(name) {
-    const { body, receivedAt } = await getJson("/v1/leaderboards/" + enc(name) + "?page=1&limit=10");
+    let season = LB_SEASON;
+    let res;
+    try {
+      res = await getJson("/v1/leaderboards/" + enc(name) + "?page=1&limit=10&season=" + enc(season));
+    } catch (caught) {
+      // a board without seasons has no previous one: show its ranking instead
+      if (!(caught instanceof ApiError) || caught.kind !== "missing" || season === "current") throw caught;
+      season = "current";
+      res = await getJson("/v1/leaderboards/" + enc(name) + "?page=1&limit=10");
+    }
+    const { body, receivedAt } = res;
     const items = asArray(body.items);
     const total = finite(body.total);
     const meta = [el("span", { text: (total === null ? "?" : fmt(total)) + " players" })];
-    if (items.length === 0) return { generatedAt: receivedAt, meta, body: empty("No players on this board yet.") };
+    if (typeof body.season === "string") meta.push(seasonPicker(season, body.season));
+    if (items.length === 0) return { generatedAt: receivedAt, meta, body: empty("No players in this season yet.") };
     const rows = items.map((i) =>
       el("tr", { "data-player": String(i.player) }, [
         el("td", { class: "num", text: String(i.rank) }),
         el("td", { class: "player", text: String(i.player) }),
         el("td", { text: i.name === undefined || i.name === null ? "" : String(i.name) }),
         el("td", { class: "num", text: fmt(i.score) }),
+        movement(i),
       ]),
     );
     const table = el("table", { class: "board" }, [
@@ -55,6 +96,7 @@ const LOADERS = {
         el("th", { scope: "col", text: "Player" }),
         el("th", { scope: "col", text: "Name" }),
         el("th", { scope: "col", class: "num", text: "Score" }),
+        el("th", { scope: "col", class: "num", text: "Move", title: "Places gained since the previous season's final ranking; best rank this season on hover" }),
       ])),
       el("tbody", {}, rows),
     ]);

@@ -1,0 +1,121 @@
+import { defineReadScript } from "../redis/script.ts";
+import { SEQ_WIDTH } from "./keys.ts";
+import { DEFAULT_KEEP_SEASONS } from "./seasons.ts";
+
+/** Lua pieces the leaderboard scripts share (scripts.ts: writes, read-scripts.ts: reads). */
+
+/** Read scripts return a Lua value like write scripts do; this encodes it for `runRead`. */
+export function readScript(name: string, body: string) {
+  return defineReadScript(name, `local function run()\n${body.trim()}\nend\nreturn cjson.encode(run())`);
+}
+
+export const ENTRY = `
+-- players hash values are '<joinedAt><policy>:<ranking member>|<season>|<best>|<previous>':
+-- policy 'j' or 'r' is the board's tie policy, which cannot change while the board has
+-- players, so a score change need not read the settings; <season> is the season of the
+-- player's latest write, <best> the best rank seen at the player's writes in it and
+-- <previous> the player's final rank in the season before it. Entries of older versions
+-- end after the member (and may lack the policy: '' reads the settings).
+local function parseEntry(text)
+  local joined, policy, member, rest = string.match(text, '^(%-?%d+)([jr]?):([^|]+)(.*)$')
+  local e = {joined = joined, policy = policy, member = member}
+  if rest ~= '' then
+    local sid, best, prev = string.match(rest, '^|([^|]*)|([^|]*)|([^|]*)$')
+    e.sid, e.best, e.prev = sid, tonumber(best), tonumber(prev)
+  end
+  return e
+end
+local function entryText(e)
+  return e.joined .. e.policy .. ':' .. e.member .. '|' .. (e.sid or '') .. '|' .. (e.best or '') .. '|' .. (e.prev or '')
+end`;
+
+export const CFG = `
+-- board settings a script needs, as one string '<reset>|<keep>|<min>|<max>|<maxIncrement>'
+-- kept in the settings hash ('cfg') and in the players hash ('_cfg': no player name starts
+-- with '_'), so a score change reads it with the HMGET of the players' entries
+local function parseCfg(text)
+  local c = {reset = 'n', keep = ${DEFAULT_KEEP_SEASONS}}
+  if text then
+    local r, k, mn, mx, mi = string.match(text, '^(%a)|(%d*)|([^|]*)|([^|]*)|([^|]*)$')
+    c.reset, c.keep, c.min, c.max, c.maxInc = r, tonumber(k) or ${DEFAULT_KEEP_SEASONS}, tonumber(mn), tonumber(mx), tonumber(mi)
+  end
+  return c
+end
+local function cfgText(c)
+  return c.reset .. '|' .. c.keep .. '|' .. (c.min or '') .. '|' .. (c.max or '') .. '|' .. (c.maxInc or '')
+end`;
+
+export const SEASON = `
+-- The season block (src/leaderboards/seasons.ts): KEYS[K..K+3] the season's ranking
+-- under reset none, daily, weekly, monthly, KEYS[K+4..K+7] the season before it;
+-- ARGV[A..A+7] per policy the season id ('' when the request names none of that
+-- policy) and the season's end in epoch ms. The board's reset picks one.
+local POLICY = {n = 0, d = 1, w = 2, m = 3}
+local function seasonOf(reset, K, A)
+  local i   = POLICY[reset] or 0
+  local sid = ARGV[A + i * 2]
+  if sid == '' then return nil end
+  return {reset = reset, key = KEYS[K + i], prev = reset ~= 'n' and KEYS[K + 4 + i] or nil, sid = sid, to = tonumber(ARGV[A + i * 2 + 1])}
+end
+local function daysFromCivil(y, m, d)
+  if m <= 2 then y = y - 1 end
+  local era = math.floor(y / 400)
+  local yoe = y - era * 400
+  local doy = math.floor((153 * ((m + 9) % 12) + 2) / 5) + d - 1
+  return era * 146097 + yoe * 365 + math.floor(yoe / 4) - math.floor(yoe / 100) + doy - 719468
+end
+-- A season's ranking lives until keep newer seasons have begun: its TTL is set when a
+-- player first enters it (EXPIRE NX), so no job is needed and the key never outlives that.
+local function expireSeason(s, keep, now)
+  if s.reset == 'n' then return end
+  local at
+  if s.reset == 'm' then
+    local y, m = string.match(s.sid, '^(%d+)-(%d+)$')
+    local t    = tonumber(y) * 12 + tonumber(m) - 1 + keep + 1
+    local ty   = math.floor(t / 12)
+    at = daysFromCivil(ty, t - ty * 12 + 1, 1) * 86400000
+  else
+    at = s.to + keep * (s.reset == 'd' and 86400000 or 604800000)
+  end
+  redis.call('EXPIRE', s.key, math.max(1, math.ceil((at - tonumber(now)) / 1000)), 'NX')
+end
+-- Movement of a player read in season s: previousRank is the final rank in the season
+-- before s (cached in the entry when the player first wrote in s; else read with one
+-- ZRANK, right for 'joined' members, which never change, and for 'reached' members
+-- last written before s); bestRank is the best rank seen at the player's writes in s,
+-- never worse than the rank now.
+local function movement(s, e, rank)
+  local prev, best = nil, nil
+  if e.sid == s.sid then
+    prev, best = e.prev, e.best
+  elseif s.prev and (e.policy ~= 'r' or (e.sid or '') < s.sid) then
+    local r = redis.call('ZRANK', s.prev, e.member)
+    prev = r and r + 1 or nil
+  end
+  if rank and (not best or rank < best) then best = rank end
+  return prev, best
+end`;
+
+
+export const PROFILES_OF_ROWS = `
+-- rows are member, score, member, score, ...; members end in the player name
+local function namesOf(rows)
+  local names = {}
+  for i = 1, #rows, 2 do names[#names + 1] = string.sub(rows[i], ${SEQ_WIDTH + 2}) end
+  return names
+end
+-- profiles and movement (previousRank, bestRank) of page rows: two HMGETs for the page,
+-- plus a ZRANK for a row whose previous rank the entry does not hold
+local function detailsOf(profiles, players, s, rows, firstRank)
+  local names = namesOf(rows)
+  if #names == 0 then return {}, {} end
+  local found = redis.call('HMGET', profiles, unpack(names))
+  local texts = redis.call('HMGET', players, unpack(names))
+  local moves = {}
+  for i, text in ipairs(texts) do
+    local prev, best = nil, nil
+    if text then prev, best = movement(s, parseEntry(text), firstRank + i - 1) end
+    moves[i] = {prev or false, best or false}
+  end
+  return found, moves
+end`;
