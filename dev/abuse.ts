@@ -272,8 +272,11 @@ export async function runAbuse(options: AbuseOptions): Promise<AbuseReport> {
     ["trending member lookup", () => call("GET", "/v1/trending/legit/members/t7?window=24h", keys.read)],
     ["1,000-item day-counter batch", (a) => call("POST", "/v1/counters/daily/incr", keys.admin, { items: Array.from({ length: 1000 }, (_, i) => ({ member: `w${a}-${i}`, period: "day" })) })],
     ["1,000 new presence ids", (a) => call("POST", "/v1/presence/probe/heartbeats", keys.admin, { ids: Array.from({ length: 1000 }, (_, i) => `p${a}-${i}`) })],
+    ["ranking 1,000 named players of a board", () => call("POST", "/v1/leaderboards/legit/rank", keys.read, { players: Array.from({ length: 1000 }, (_, i) => `pl${i}`) })],
     ["1,000 trending events of new members", (a) => call("POST", "/v1/trending/legit/events", keys.admin, { events: Array.from({ length: 1000 }, (_, i) => ({ member: `n${a}-${i}` })) })],
   ];
+  // 50 players joined; the ranking request names 1,000 (the other 950 come back as unknown, at the same cost).
+  for (let i = 0; i < 50; i++) expectStatus("join", await call("PUT", `/v1/leaderboards/legit/players/pl${i}`, keys.ingest, { name: `P${i}`, score: i }), 200, 201);
   await write("/v1/counters/hourly/incr", { items: Array.from({ length: 24 }, (_, h) => ({ member: "x", period: "hour", at: today - h * 3_600_000 })) });
   await redis.call("CONFIG", "SET", "slowlog-log-slower-than", "0");
   const probes: [number, string][] = [];
