@@ -22,7 +22,8 @@ import { LIBRARY_SCRIPTS, type GroupPlan } from "./plan.ts";
 
 /**
  * KEYS: applied today, applied yesterday, then each call's keys.
- * ARGV: nIds, set ttl (s), nCalls, id × nIds, (nKeys, nArgs) × nCalls, then each call's args.
+ * ARGV: nIds, nOld, set ttl (s), nCalls, id × nIds (the nOld that may have been applied yesterday first),
+ *   (nKeys, nArgs) × nCalls, then each call's args.
  * Returns { applied = nIds } or { duplicates = {id...} } (nothing written).
  */
 function wrap(kind: IngestKind, library: Script): Script {
@@ -33,25 +34,31 @@ function wrap(kind: IngestKind, library: Script): Script {
     `ingest-${kind}`,
     `
 local today, yesterday = KEYS[1], KEYS[2]
-local nIds             = tonumber(ARGV[1])
-local setTtl           = ARGV[2]
-local nCalls           = tonumber(ARGV[3])
+local nIds, nOld       = tonumber(ARGV[1]), tonumber(ARGV[2])
+local setTtl           = ARGV[3]
+local nCalls           = tonumber(ARGV[4])
 local ids              = {}
-for i = 1, nIds do ids[i] = ARGV[3 + i] end
--- a redelivered message (or a client's retry with the same Idempotency-Key) was recorded today or yesterday
-local a = redis.call('SMISMEMBER', today, unpack(ids))
-local b = redis.call('SMISMEMBER', yesterday, unpack(ids))
+for i = 1, nIds do ids[i] = ARGV[4 + i] end
+-- a redelivered message (or a client's retry with the same Idempotency-Key) was recorded today,
+-- or yesterday: only the first nOld (accepted before today, or keyed by an Idempotency-Key) can have been
+local seen = redis.call('SMISMEMBER', today, unpack(ids))
+if nOld > 0 then
+  local before = redis.call('SMISMEMBER', yesterday, unpack(ids, 1, nOld))
+  for i = 1, nOld do
+    if before[i] == 1 then seen[i] = 1 end
+  end
+end
 local dup = {}
 for i = 1, nIds do
-  if a[i] == 1 or b[i] == 1 then dup[#dup + 1] = ids[i] end
+  if seen[i] == 1 then dup[#dup + 1] = ids[i] end
 end
 if #dup > 0 then return cjson.encode({ duplicates = dup }) end
 local function library(KEYS, ARGV)
 ${text}
 end
-local k, at = 3, 4 + nIds + 2 * nCalls
+local k, at = 3, 5 + nIds + 2 * nCalls
 for c = 1, nCalls do
-  local nk, na       = tonumber(ARGV[2 + nIds + 2 * c]), tonumber(ARGV[3 + nIds + 2 * c])
+  local nk, na       = tonumber(ARGV[3 + nIds + 2 * c]), tonumber(ARGV[4 + nIds + 2 * c])
   local keys, argv   = {}, {}
   for i = 1, nk do keys[i] = KEYS[k + i - 1] end
   for i = 1, na do argv[i] = ARGV[at + i - 1] end
@@ -77,10 +84,31 @@ export function appliedTtlSeconds(now: number): number {
   return Math.ceil((dayStart(now) + 2 * DAY - now) / SECOND);
 }
 
+/**
+ * Producer and consumer clocks may differ by this much: a message accepted
+ * (by its producer's clock) this long after the consumer's midnight cannot
+ * have been applied before it.
+ */
+export const CLOCK_SKEW_MS = 5 * MINUTE;
+
+/** A message's dedupe id, and whether it may have been applied yesterday (so yesterday's set must be asked too). */
+export interface DedupeId {
+  id: string;
+  /** Accepted before today (+ skew), or an Idempotency-Key id (a retry may come any time within 24 h). */
+  old: boolean;
+}
+
+/** Whether a message accepted at `t` with dedupe id `id` may have been applied before the consumer's today. */
+export function mayBeFromYesterday(id: string, t: number, now: number): boolean {
+  return id.startsWith("i:") || t < dayStart(now) + CLOCK_SKEW_MS;
+}
+
 /** Applies a planned group whose messages have the dedupe ids `ids`: applied, or the ids already applied (then nothing was written). */
-export async function applyGroup(ctx: Ctx, plan: GroupPlan, ids: string[]): Promise<{ applied: true } | { applied: false; duplicates: string[] }> {
+export async function applyGroup(ctx: Ctx, plan: GroupPlan, dedupe: DedupeId[]): Promise<{ applied: true } | { applied: false; duplicates: string[] }> {
+  const ids = [...dedupe.filter((d) => d.old), ...dedupe.filter((d) => !d.old)].map((d) => d.id);
+  const nOld = dedupe.filter((d) => d.old).length;
   const keys = [ingestKeys.applied(ctx.prefix, ctx.now), ingestKeys.applied(ctx.prefix, ctx.now - DAY), ...plan.calls.flatMap((c) => c.keys)];
-  const args = [ids.length, appliedTtlSeconds(ctx.now), plan.calls.length, ...ids, ...plan.calls.flatMap((c) => [c.keys.length, c.args.length]), ...plan.calls.flatMap((c) => c.args)];
+  const args = [ids.length, nOld, appliedTtlSeconds(ctx.now), plan.calls.length, ...ids, ...plan.calls.flatMap((c) => [c.keys.length, c.args.length]), ...plan.calls.flatMap((c) => c.args)];
   const result = await runRead<{ applied?: number; duplicates?: string[] }>(ctx.redis, APPLY_SCRIPTS[plan.kind], keys, args);
   if (result.duplicates) return { applied: false, duplicates: result.duplicates };
   return { applied: true };

@@ -7,7 +7,7 @@
  */
 import type { Ctx } from "../context.ts";
 import { StorageUnavailableError } from "../errors.ts";
-import { applyGroup, recordBatch, type BatchStats } from "./apply.ts";
+import { applyGroup, mayBeFromYesterday, recordBatch, type BatchStats } from "./apply.ts";
 import { parseMessage, type IngestMessage } from "./message.ts";
 import { planGroup, problemOf, type IngestSettings } from "./plan.ts";
 
@@ -82,7 +82,11 @@ export async function consumeBatch(ctx: Ctx, messages: readonly QueuedMessage[],
             ctx.now,
             settings,
           );
-          const result = await applyGroup(ctx, plan, left.map((e) => e.dedupe));
+          const result = await applyGroup(
+            ctx,
+            plan,
+            left.map((e) => ({ id: e.dedupe, old: mayBeFromYesterday(e.dedupe, e.message.t, ctx.now) })),
+          );
           if (result.applied) {
             for (const e of left) e.msg.ack();
             stats.applied += left.length;
