@@ -216,3 +216,16 @@ describe("GET /v1/ingest/status", () => {
     expect(later.body).toMatchObject({ applied: 1, events: 1, oldestAgeMs: 0 });
   });
 });
+
+describe("dashboard lag indicator", () => {
+  it("the page has a lag slot and the script reads /v1/ingest/lag (hidden for good when the deployment has no queue)", async () => {
+    const api = newApi("ingest-dash");
+    const page = await api.get("/", { key: "none" });
+    expect(page.body).toContain('id="ingest-lag"');
+    const script = await api.get("/dashboard.js", { key: "none" });
+    expect(script.body).toContain('getJson("/v1/ingest/lag")');
+    expect(script.body).toContain("state.noQueue = true");
+    const noQueue = newApi("ingest-dash-nq", { queue: false });
+    expect((await noQueue.get("/v1/ingest/lag")).body).toEqual({ oldestAgeMs: 0, lastBatchAt: null, queue: false });
+  });
+});
