@@ -55,7 +55,8 @@ void (async () => {
   API docs   ${base}/docs
   API keys   ingest=${KEYS.ingest}  read=${KEYS.read}  admin=${KEYS.admin}
   Redis      ${stack.redisUrl} (data in .data/redis)   local Upstash ${stack.upstash.url} (token ${stack.token})
-  cron       ${crons.expressions.join(", ")} fired on schedule\n`);
+  cron       ${crons.expressions.join(", ")} fired on schedule
+  queues     edgestats-ingest (+ dead-letter queue) simulated by wrangler dev: Prefer: respond-async works\n`);
       return;
     }
     await new Promise((r) => setTimeout(r, 500));

@@ -19,6 +19,7 @@
  */
 import { EdgestatsError as LibraryError, type FieldIssue } from "./errors.ts";
 import type * as counters from "./counters/counters.ts";
+import type { IngestStatus } from "./ingest/apply.ts";
 import type * as histograms from "./histograms/histograms.ts";
 import type * as lb from "./leaderboards/leaderboards.ts";
 import type * as presence from "./presence/presence.ts";
@@ -83,6 +84,8 @@ export const OPERATIONS = {
   around: ["GET", "/v1/leaderboards/{board}/players/{player}/around"],
   rankPlayers: ["POST", "/v1/leaderboards/{board}/rank"],
   boardSeasons: ["GET", "/v1/leaderboards/{board}/seasons"],
+  ingestStatus: ["GET", "/v1/ingest/status"],
+  ingestLag: ["GET", "/v1/ingest/lag"],
 } as const satisfies Record<string, readonly ["GET" | "POST" | "PUT" | "DELETE", string]>;
 
 export type Operation = keyof typeof OPERATIONS;
@@ -259,6 +262,11 @@ export function createClient(options: ClientOptions) {
         send<{ results: lb.ScoreResult[] }>("changeScores", ({ board }), undefined, { items: changes }, write),
       removePlayer: (board: string, player: string) => send<void>("removePlayer", ({ board, player })),
       delete: (board: string) => send<void>("deleteBoard", ({ board })),
+    },
+    /** Queued ingest (`Prefer: respond-async`): the consumer's figures (admin) and its lag (read). */
+    ingest: {
+      status: () => send<IngestStatus & { queue: boolean }>("ingestStatus", {}),
+      lag: () => send<Pick<IngestStatus, "oldestAgeMs" | "lastBatchAt"> & { queue: boolean }>("ingestLag", {}),
     },
   };
 }

@@ -50,6 +50,7 @@ export const DashboardPage: FC = () => (
         <p id="status" role="status" aria-live="polite">
           Starting…
         </p>
+        <p id="ingest-lag" class="lag" title="Queued ingest (Prefer: respond-async): age of the oldest message the consumer saw in the last 2 minutes" hidden></p>
         <div class="actions">
           <button type="button" id="refresh-now">
             Refresh now

@@ -29,6 +29,9 @@ a { color: var(--focus); }
 #status { margin: 0; color: var(--muted); flex: 1 1 12rem; }
 body[data-state="live"] #status::before { content: "●"; color: var(--ok); margin-right: .35rem; }
 body[data-state="unreachable"] #status::before, body[data-state="auth"] #status::before, body[data-state="degraded"] #status::before { content: "●"; color: var(--bad); margin-right: .35rem; }
+.lag { margin: 0; font-size: .85rem; color: var(--muted); }
+.lag[data-level="warn"] { color: var(--warn); }
+.lag[data-level="bad"] { color: var(--bad); }
 .actions { display: flex; gap: .5rem; flex-wrap: wrap; }
 button { font: inherit; padding: .4rem .8rem; border-radius: 6px; border: 1px solid var(--line); background: var(--card); color: var(--ink); cursor: pointer; min-height: 2.25rem; }
 button.primary { background: var(--focus); border-color: var(--focus); color: #fff; }

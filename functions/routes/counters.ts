@@ -5,6 +5,7 @@ import { MAX_RANGE_DAYS, MAX_TTL_SECONDS } from "../../src/counters/select.ts";
 import { PERIODS } from "../../src/time.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay } from "../middleware/context.ts";
+import { queuedResponse, queueIfAsync } from "../middleware/respond-async.ts";
 import { createRouter } from "../router.ts";
 import {
   batchOf,
@@ -135,12 +136,15 @@ countersRoutes.openapi(
     request: { params: counterParams, ...jsonBody(batchOf(IncrItem, "items")) },
     responses: {
       200: jsonResponse(z.object({ results: z.array(Scored) }).openapi("CounterIncrResult"), "Each item's member and its score after the item."),
+      202: queuedResponse,
       ...writeErrorResponses,
     },
   }),
   async (c) => {
     const { counter } = c.req.valid("param");
     const items = normalizeBatch(c.req.valid("json") as IncrBody | { items: IncrBody[] }, "items");
+    const queued = await queueIfAsync(c, "counters", counter, items);
+    if (queued) return c.json(queued, 202);
     const { value, replayed } = await counters.increment(ctxOf(c), counter, items, c.get("idempotency"));
     markReplay(c, replayed);
     return c.json(value, 200);

@@ -3,6 +3,7 @@ import type { AppEnv } from "../types.ts";
 import { countersRoutes } from "./counters.ts";
 import { dashboardRoutes } from "./dashboard.tsx";
 import { histogramsRoutes } from "./histograms.ts";
+import { ingestRoutes } from "./ingest.ts";
 import { leaderboardsRoutes } from "./leaderboards.ts";
 import { presenceRoutes } from "./presence.ts";
 import { trendingRoutes } from "./trending.ts";
@@ -14,5 +15,6 @@ export const featureRoutes: [string, OpenAPIHono<AppEnv>][] = [
   ["/v1/histograms", histogramsRoutes],
   ["/v1/presence", presenceRoutes],
   ["/v1/leaderboards", leaderboardsRoutes],
+  ["/v1/ingest", ingestRoutes],
   ["/", dashboardRoutes],
 ];

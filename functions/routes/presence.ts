@@ -2,6 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { deleteRoom, heartbeat, history, leave, listMembers, listRooms, roomStats } from "../../src/presence/presence.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay } from "../middleware/context.ts";
+import { queuedResponse, queueIfAsync } from "../middleware/respond-async.ts";
 import { createRouter } from "../router.ts";
 import { MAX_BATCH_ITEMS, Member, Name, errorResponses, intQuery, jsonBody, jsonResponse, nameParams, writeErrorResponses } from "../schemas.ts";
 
@@ -91,11 +92,13 @@ export const presenceRoutes = createRouter()
       tags,
       summary: "Mark one id or up to 1,000 ids online now; returns the online count",
       request: { params: roomParams, ...jsonBody(HeartbeatBody) },
-      responses: { 200: jsonResponse(HeartbeatResult, "Recorded."), ...writeErrorResponses },
+      responses: { 200: jsonResponse(HeartbeatResult, "Recorded."), 202: queuedResponse, ...writeErrorResponses },
     }),
     async (c) => {
       const body = c.req.valid("json");
       const ids = body.ids ?? (body.id === undefined ? [] : [body.id]);
+      const queued = await queueIfAsync(c, "presence", c.req.valid("param").room, ids);
+      if (queued) return c.json(queued, 202);
       const { value, replayed } = await heartbeat(ctxOf(c), c.req.valid("param").room, ids, { ...timeoutOf(c), idempotency: c.get("idempotency") });
       markReplay(c, replayed);
       return c.json(value, 200);

@@ -6,6 +6,7 @@ import { deleteStream, listStreams, memberTrending, topTrending, type TopResult 
 import { recordEvents, type TrendingEvent } from "../../src/trending/write.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay } from "../middleware/context.ts";
+import { queuedResponse, queueIfAsync } from "../middleware/respond-async.ts";
 import { createRouter } from "../router.ts";
 import { At, batchOf, Count, errorResponses, jsonBody, jsonResponse, Member, Name, nameParams, normalizeBatch, Window, writeErrorResponses, intQuery } from "../schemas.ts";
 import type { AppEnv } from "../types.ts";
@@ -81,11 +82,13 @@ trendingRoutes.openapi(
     description:
       "Each event adds `count` to its member in the UTC hour bucket of `at` (default now). `at` may be up to the retention in the past and at most 5 minutes in the future.",
     request: { params: streamParams, ...jsonBody(EventsBody) },
-    responses: { 200: jsonResponse(z.object({ accepted: z.number().int() }), "Events recorded."), ...writeErrorResponses },
+    responses: { 200: jsonResponse(z.object({ accepted: z.number().int() }), "Events recorded."), 202: queuedResponse, ...writeErrorResponses },
   }),
   async (c) => {
     const { stream } = c.req.valid("param");
     const events = normalizeBatch(c.req.valid("json") as TrendingEvent | { events: TrendingEvent[] }, "events");
+    const queued = await queueIfAsync(c, "trending", stream, events);
+    if (queued) return c.json(queued, 202);
     const { accepted, replayed } = await recordEvents(ctxOf(c), stream, events, { ...settings(c), idempotency: c.get("idempotency") });
     markReplay(c, replayed);
     return c.json({ accepted }, 200);

@@ -220,6 +220,11 @@ describe("edgestats/client against wrangler dev", () => {
     expect((await api.trending.top("shared")).items).toEqual([{ rank: 1, member: "x", count: 2 }]);
   });
 
+  it("queued ingest: status (admin) and lag (read)", async () => {
+    expect(await client(KEYS.admin).ingest.status()).toMatchObject({ applied: expect.any(Number), deadLettered: expect.any(Number), queue: expect.any(Boolean) });
+    expect(await client(KEYS.read).ingest.lag()).toMatchObject({ oldestAgeMs: expect.any(Number), queue: expect.any(Boolean) });
+  });
+
   it("every operation was exercised above", () => {
     expect([...exercised].sort()).toEqual(Object.keys(OPERATIONS).sort());
   });

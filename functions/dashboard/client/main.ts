@@ -22,6 +22,7 @@ const ui = {
   forget: byId("key-forget"),
   changeKey: byId("change-key"),
   refreshNow: byId("refresh-now"),
+  lag: byId("ingest-lag"),
 };
 
 function loadSelection() {
@@ -213,7 +214,7 @@ async function refresh(withLists) {
   state.tick++;
   const lists = withLists || state.tick % LIST_EVERY === 1;
   try {
-    const results = await Promise.all(panels.map((panel) => refreshPanel(panel, lists)));
+    const [results] = await Promise.all([Promise.all(panels.map((panel) => refreshPanel(panel, lists))), lists ? refreshLag() : null]);
     if (generation === state.generation) report(results);
   } finally {
     state.running = false;
@@ -223,6 +224,26 @@ async function refresh(withLists) {
       state.again = false;
       refresh(true);
     } else schedule();
+  }
+}
+
+// Queued ingest lag, read with the lists (every 30 s); hidden for good when the deployment has no queue.
+async function refreshLag() {
+  if (!ui.lag || state.noQueue) return;
+  try {
+    const { body } = await getJson("/v1/ingest/lag");
+    if (!body.queue) {
+      state.noQueue = true;
+      ui.lag.hidden = true;
+      return;
+    }
+    const lag = finite(body.oldestAgeMs) || 0;
+    const idle = body.lastBatchAt === null;
+    ui.lag.textContent = idle ? "Queue idle" : "Queue lag " + fmt(lag / 1000) + " s";
+    ui.lag.dataset.level = lag > 60000 ? "bad" : lag > 10000 ? "warn" : "ok";
+    ui.lag.hidden = false;
+  } catch (error) {
+    ui.lag.hidden = true;
   }
 }
 

@@ -1,0 +1,63 @@
+import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { StorageUnavailableError } from "../../src/errors.ts";
+import { sendBatches, toMessages, type IngestKind } from "../../src/ingest/message.ts";
+import { acceptItems } from "../../src/ingest/plan.ts";
+import type { IngestBindings } from "../queue.ts";
+import { jsonResponse } from "../schemas.ts";
+import type { AppEnv } from "../types.ts";
+
+/** Body of a 202: how many items were queued, and the request's id (also in X-Request-Id). */
+export const QueuedBody = z
+  .object({
+    queued: z.number().int().openapi({ description: "items (events, increments, ids) queued" }),
+    requestId: z.string(),
+  })
+  .openapi("Queued");
+
+/** The 202 a write route adds to its responses (`202: queuedResponse`). */
+export const queuedResponse = jsonResponse(
+  QueuedBody,
+  "Accepted with `Prefer: respond-async` (only when the deployment has a queue): validated like the synchronous call, then queued; the consumer applies it exactly once within seconds. `Preference-Applied: respond-async`.",
+);
+
+/** True when the request's `Prefer` header holds `respond-async` (RFC 7240; other preferences may ride along). */
+export function prefersAsync(header: string | undefined): boolean {
+  if (!header) return false;
+  return header.split(",").some((pref) => (pref.split(";")[0] ?? "").trim().toLowerCase() === "respond-async");
+}
+
+/**
+ * Hands a write to the ingest queue when the request asks for it
+ * (`Prefer: respond-async`) and the deployment has the INGEST_QUEUE binding;
+ * otherwise returns null and the route answers synchronously. The items are
+ * validated by the library exactly as the synchronous write validates them (a
+ * bad request throws its 400 and nothing is queued), stamped with the
+ * request's time, and sent in messages of at most 100 KB (100 per sendBatch).
+ * With an Idempotency-Key, each message carries a dedupe id derived from the
+ * caller's key record, so the consumer applies a retried request once.
+ */
+export async function queueIfAsync(c: Context<AppEnv>, kind: IngestKind, name: string, items: unknown[]): Promise<z.infer<typeof QueuedBody> | null> {
+  const queue = (c.env as unknown as IngestBindings).INGEST_QUEUE;
+  if (!queue || !prefersAsync(c.req.header("prefer"))) return null;
+  const config = c.get("config");
+  const now = c.get("now");
+  const accepted = await acceptItems(kind, name, items, config.keyPrefix, now, {
+    trendingRetentionHours: config.trendingRetentionHours,
+    presenceTimeoutSeconds: config.presenceTimeoutSeconds,
+  });
+  const requestId = c.get("requestId");
+  // the record key ends with a digest of (caller, method, path, Idempotency-Key)
+  const idempotencyId = c.get("idempotency")?.key.split(":").pop();
+  const messages = toMessages({ kind, name, t: now, r: requestId, idempotencyId }, accepted);
+  try {
+    for (const batch of sendBatches(messages)) await queue.sendBatch(batch.map((body) => ({ body, contentType: "json" as const })));
+  } catch (error) {
+    throw new StorageUnavailableError(
+      "The ingest queue did not accept the request; retry (with an Idempotency-Key, parts already queued are applied once).",
+      { cause: error },
+    );
+  }
+  c.header("Preference-Applied", "respond-async");
+  return { queued: items.length, requestId };
+}

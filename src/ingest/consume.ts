@@ -1,0 +1,138 @@
+/**
+ * The queue consumer's logic, free of Workers types: a batch of messages is
+ * grouped by target (kind and name), each group merged and applied by one
+ * script (see apply.ts), and every message acked or retried by what happened
+ * to its own group. Groups run concurrently; a storage error in one retries
+ * only its messages.
+ */
+import type { Ctx } from "../context.ts";
+import { StorageUnavailableError } from "../errors.ts";
+import { applyGroup, mayBeFromYesterday, recordBatch, type BatchStats } from "./apply.ts";
+import { parseMessage, type IngestMessage } from "./message.ts";
+import { planGroup, problemOf, type IngestSettings } from "./plan.ts";
+
+/** The part of a Queues message the consumer uses (Cloudflare's `Message`). */
+export interface QueuedMessage {
+  readonly id: string;
+  readonly timestamp: Date;
+  readonly attempts: number;
+  readonly body: unknown;
+  ack(): void;
+  retry(options?: { delaySeconds?: number }): void;
+}
+
+export interface ConsumeOptions {
+  /** Sends messages that can never apply to the dead-letter queue; without it they are retried (Queues dead-letters them after max_retries). */
+  deadLetter?: ((bodies: { body: unknown; reason: string; id: string }[]) => Promise<void>) | undefined;
+  /** Called when the stats script fails (the batch itself is settled). @default console.error */
+  onStatsError?: (error: unknown) => void;
+}
+
+/** Retry delay for a message that met a storage error: grows with its attempts, at most a minute. */
+export function retryDelaySeconds(attempts: number): number {
+  return Math.min(60, 2 ** Math.max(0, attempts - 1));
+}
+
+/** How often a group is planned again after its script found messages already applied (each pass drops at least one). */
+const MAX_PASSES = 4;
+
+interface Entry {
+  msg: QueuedMessage;
+  message: IngestMessage;
+  dedupe: string;
+}
+
+/** Applies a batch; returns what it did (also added to the status counters). */
+export async function consumeBatch(ctx: Ctx, messages: readonly QueuedMessage[], settings: IngestSettings, options: ConsumeOptions = {}): Promise<BatchStats> {
+  const stats: BatchStats = { applied: 0, events: 0, retried: 0, deadLettered: 0, duplicates: 0, oldestAgeMs: 0 };
+  const dead: { entry: QueuedMessage; reason: string }[] = [];
+  const groups = new Map<string, Entry[]>();
+  const seen = new Set<string>();
+  for (const msg of messages) {
+    const parsed = parseMessage(msg.body);
+    stats.oldestAgeMs = Math.max(stats.oldestAgeMs, ctx.now - (typeof parsed === "string" ? msg.timestamp.getTime() : parsed.t));
+    const problem = typeof parsed === "string" ? parsed : await problemOf(parsed, ctx.prefix, ctx.now, settings);
+    if (problem !== null || typeof parsed === "string") {
+      dead.push({ entry: msg, reason: problem ?? "unreadable" });
+      continue;
+    }
+    const dedupe = parsed.d ?? `m:${msg.id}`;
+    if (seen.has(dedupe)) {
+      // a second copy in the same batch (a client's retry with the same Idempotency-Key):
+      // it comes back later and is then found applied (or applies, if the first failed)
+      msg.retry({ delaySeconds: 5 });
+      stats.retried++;
+      continue;
+    }
+    seen.add(dedupe);
+    const target = `${parsed.kind}\n${parsed.name}`;
+    let group = groups.get(target);
+    if (!group) groups.set(target, (group = []));
+    group.push({ msg, message: parsed, dedupe });
+  }
+
+  await Promise.all(
+    [...groups.values()].map(async (group) => {
+      let left = group;
+      try {
+        for (let pass = 0; pass < MAX_PASSES && left.length > 0; pass++) {
+          const plan = await planGroup(
+            left.map((e) => e.message),
+            ctx.prefix,
+            ctx.now,
+            settings,
+          );
+          const result = await applyGroup(
+            ctx,
+            plan,
+            left.map((e) => ({ id: e.dedupe, old: mayBeFromYesterday(e.dedupe, e.message.t, ctx.now) })),
+          );
+          if (result.applied) {
+            for (const e of left) e.msg.ack();
+            stats.applied += left.length;
+            stats.events += plan.items;
+            return;
+          }
+          const done = new Set(result.duplicates);
+          for (const e of left) {
+            if (!done.has(e.dedupe)) continue;
+            e.msg.ack();
+            stats.duplicates++;
+          }
+          left = left.filter((e) => !done.has(e.dedupe));
+        }
+        if (left.length > 0) throw new StorageUnavailableError("ingest: the group kept changing under its script");
+      } catch (error) {
+        if (!(error instanceof StorageUnavailableError)) console.error(`ingest: a group failed and is retried: ${error instanceof Error ? error.message : String(error)}`);
+        for (const e of left) e.msg.retry({ delaySeconds: retryDelaySeconds(e.msg.attempts) });
+        stats.retried += left.length;
+      }
+    }),
+  );
+
+  if (dead.length > 0) {
+    if (options.deadLetter) {
+      try {
+        await options.deadLetter(dead.map((d) => ({ body: d.entry.body, reason: d.reason, id: d.entry.id })));
+        for (const d of dead) d.entry.ack();
+        stats.deadLettered += dead.length;
+      } catch (error) {
+        console.error(`ingest: dead-letter send failed, retrying: ${error instanceof Error ? error.message : String(error)}`);
+        for (const d of dead) d.entry.retry({ delaySeconds: retryDelaySeconds(d.entry.attempts) });
+        stats.retried += dead.length;
+      }
+    } else {
+      // no dead-letter producer bound: Queues moves them there after max_retries
+      for (const d of dead) d.entry.retry({ delaySeconds: retryDelaySeconds(d.entry.attempts) });
+      stats.retried += dead.length;
+    }
+    for (const d of dead) console.warn(`ingest: message ${d.entry.id} cannot be applied: ${d.reason}`);
+  }
+
+  try {
+    await recordBatch(ctx, stats);
+  } catch (error) {
+    (options.onStatsError ?? ((e: unknown) => console.error(`ingest: stats not recorded: ${e instanceof Error ? e.message : String(e)}`)))(error);
+  }
+  return stats;
+}

@@ -1,0 +1,116 @@
+/**
+ * What a queued write carries. A request accepted with `Prefer: respond-async`
+ * becomes one message or a few (a message stays under MAX_MESSAGE_BYTES), each
+ * holding the request's validated items with every time resolved at accept
+ * time: an event without `at` is stamped with the request's time, so the
+ * consumer writes it into the hour (or period bucket) it would have gone to
+ * synchronously, however late it runs.
+ */
+import type { IncrItem } from "../counters/counters.ts";
+import type { TrendingEvent } from "../trending/write.ts";
+
+export type IngestKind = "trending" | "counters" | "presence";
+
+interface Common {
+  /** Format version. */
+  v: 1;
+  /** Stream, counter or room. */
+  name: string;
+  /** When the request was accepted (epoch ms, the producer's clock). */
+  t: number;
+  /** The request's X-Request-Id. */
+  r: string;
+  /**
+   * Dedupe id from the request's Idempotency-Key (`i:<digest>:<part>`), when it
+   * had one; otherwise the consumer dedupes on the queue's message id.
+   */
+  d?: string;
+}
+
+export type IngestMessage =
+  | (Common & { kind: "trending"; events: Required<Pick<TrendingEvent, "member" | "count" | "at">>[] })
+  | (Common & { kind: "counters"; items: IncrItem[] })
+  | (Common & { kind: "presence"; ids: string[] });
+
+/** Largest message body we send (Cloudflare Queues allows 128 KB per message). */
+export const MAX_MESSAGE_BYTES = 100 * 1024;
+/** Largest sendBatch we send, in messages and in bytes (Queues: 100 messages, 256 KB). */
+export const MAX_SEND_MESSAGES = 100;
+export const MAX_SEND_BYTES = 240 * 1024;
+
+const encoder = new TextEncoder();
+const sizeOf = (value: unknown) => encoder.encode(JSON.stringify(value)).length;
+
+/** How many items (events, increments, ids) a message carries. */
+export function itemsOf(message: IngestMessage): number {
+  if (message.kind === "trending") return message.events.length;
+  if (message.kind === "counters") return message.items.length;
+  return message.ids.length;
+}
+
+/**
+ * Splits a request's items into messages of at most MAX_MESSAGE_BYTES. The
+ * split is a function of the items alone, so the same request split again (a
+ * client's retry) gives the same parts and the same dedupe ids.
+ */
+export function toMessages(base: Omit<Common, "v" | "d"> & { kind: IngestKind; idempotencyId?: string | undefined }, items: unknown[]): IngestMessage[] {
+  const field = base.kind === "trending" ? "events" : base.kind === "counters" ? "items" : "ids";
+  const parts: unknown[][] = [];
+  let part: unknown[] = [];
+  let bytes = 0;
+  for (const item of items) {
+    const size = sizeOf(item) + 1;
+    if (part.length > 0 && bytes + size > MAX_MESSAGE_BYTES - 512) {
+      parts.push(part);
+      part = [];
+      bytes = 0;
+    }
+    part.push(item);
+    bytes += size;
+  }
+  if (part.length > 0) parts.push(part);
+  return parts.map((list, i) => {
+    const message: Record<string, unknown> = { v: 1, kind: base.kind, name: base.name, t: base.t, r: base.r, [field]: list };
+    if (base.idempotencyId) message.d = `i:${base.idempotencyId}:${i}`;
+    return message as unknown as IngestMessage;
+  });
+}
+
+/** Groups messages into sendBatch calls within Queues' limits. */
+export function sendBatches(messages: IngestMessage[]): IngestMessage[][] {
+  const out: IngestMessage[][] = [];
+  let batch: IngestMessage[] = [];
+  let bytes = 0;
+  for (const message of messages) {
+    const size = sizeOf(message);
+    if (batch.length > 0 && (batch.length >= MAX_SEND_MESSAGES || bytes + size > MAX_SEND_BYTES)) {
+      out.push(batch);
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(message);
+    bytes += size;
+  }
+  if (batch.length > 0) out.push(batch);
+  return out;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * The body as an IngestMessage, or why it is not one (the consumer dead-letters
+ * those). Only the envelope is checked here; the items get the library's own
+ * validation when the consumer plans the write.
+ */
+export function parseMessage(body: unknown): IngestMessage | string {
+  if (!isObject(body)) return "body is not an object";
+  if (body.v !== 1) return `unknown format version ${String(body.v)}`;
+  if (typeof body.name !== "string") return "name is missing";
+  if (typeof body.t !== "number" || !Number.isFinite(body.t)) return "t is missing";
+  if (typeof body.r !== "string") return "r is missing";
+  if (body.d !== undefined && typeof body.d !== "string") return "d is not a string";
+  const list = body.kind === "trending" ? body.events : body.kind === "counters" ? body.items : body.kind === "presence" ? body.ids : undefined;
+  if (list === undefined) return `unknown kind ${String(body.kind)}`;
+  if (!Array.isArray(list) || list.length === 0) return "no items";
+  return body as unknown as IngestMessage;
+}

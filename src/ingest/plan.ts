@@ -1,0 +1,209 @@
+/**
+ * Planning a queued write with the library's own code: each library write
+ * (recordEvents, increment, heartbeat) runs against a capturing Redis client
+ * that records the one EVALSHA it would send instead of sending it. So a queued
+ * request is validated exactly as the synchronous call (same checks, same
+ * errors), and the consumer's writes use the same scripts with the same KEYS
+ * and ARGV the synchronous path builds: same keys, same first-touch
+ * bookkeeping, data indistinguishable from synchronous writes.
+ */
+import type { Ctx } from "../context.ts";
+import { increment, type IncrItem } from "../counters/counters.ts";
+import { INCR } from "../counters/scripts.ts";
+import { parseBucketTime } from "../counters/select.ts";
+import { heartbeat } from "../presence/presence.ts";
+import { HEARTBEAT } from "../presence/scripts.ts";
+import type { RedisClient } from "../redis/client.ts";
+import { scriptSha, type Script } from "../redis/script.ts";
+import { DAY, dayStart, hourIndex, periodStart } from "../time.ts";
+import { recordScript } from "../trending/scripts.ts";
+import { recordEvents, type TrendingEvent } from "../trending/write.ts";
+import { MAX_BATCH, MAX_INCREMENT } from "../validation.ts";
+import type { IngestKind, IngestMessage } from "./message.ts";
+
+/** Settings the library writes take from the deployment's config. */
+export interface IngestSettings {
+  trendingRetentionHours: number;
+  presenceTimeoutSeconds: number;
+}
+
+/** One library script call: what `runWrite` would have sent (idempotency prelude arguments included). */
+export interface Call {
+  keys: string[];
+  args: string[];
+}
+
+/** The library script each kind of write runs. */
+export const LIBRARY_SCRIPTS: Record<IngestKind, Script> = { trending: recordScript, counters: INCR, presence: HEARTBEAT };
+
+/** Presence heartbeats of one room within this many ms of each other are applied together, at the latest one's time. */
+export const PRESENCE_WINDOW_MS = 5000;
+
+/** What runWrite parses from the capturing client: a first write with an empty result. */
+const CAPTURED_RESULT = '{"replayed":false,"value":[]}';
+
+/** Runs a library write against a client that records its EVALSHA instead of sending it. */
+async function capture(kind: IngestKind, prefix: string, now: number, write: (ctx: Ctx) => Promise<unknown>): Promise<Call> {
+  const calls: (Call & { sha: string })[] = [];
+  const record = async (sha: string, keys: string[], args: string[]) => {
+    calls.push({ sha, keys: [...keys], args: args.map(String) });
+    return CAPTURED_RESULT;
+  };
+  const redis = { evalsha: record, eval: record, ping: async () => "PONG" } as unknown as RedisClient;
+  await write({ redis, prefix, now });
+  const [call, ...more] = calls;
+  const sha = await scriptSha(LIBRARY_SCRIPTS[kind]);
+  if (!call || more.length > 0 || call.sha !== sha) throw new Error(`ingest: the ${kind} write did not make exactly one ${LIBRARY_SCRIPTS[kind].name} call`);
+  return { keys: call.keys, args: call.args };
+}
+
+/** The library call for one kind of write, on one list of items. */
+function libraryWrite(message: Pick<IngestMessage, "kind" | "name">, items: unknown[], settings: IngestSettings): (ctx: Ctx) => Promise<unknown> {
+  if (message.kind === "trending") {
+    return (ctx) => recordEvents(ctx, message.name, items as TrendingEvent[], { retentionHours: settings.trendingRetentionHours });
+  }
+  if (message.kind === "counters") return (ctx) => increment(ctx, message.name, items as IncrItem[]);
+  return (ctx) => heartbeat(ctx, message.name, items as string[], { timeoutSeconds: settings.presenceTimeoutSeconds });
+}
+
+function listOf(message: IngestMessage): unknown[] {
+  return message.kind === "trending" ? message.events : message.kind === "counters" ? message.items : message.ids;
+}
+
+/**
+ * Validates a request's items as the synchronous call would (throws its
+ * ValidationError) and returns them with every time resolved to `now`: the
+ * form they are queued in.
+ */
+export async function acceptItems(kind: IngestKind, name: string, items: unknown[], prefix: string, now: number, settings: IngestSettings): Promise<unknown[]> {
+  await capture(kind, prefix, now, libraryWrite({ kind, name }, items, settings));
+  if (kind === "trending") {
+    return (items as TrendingEvent[]).map((e) => ({ member: e.member, count: e.count ?? 1, at: e.at ?? now }));
+  }
+  if (kind === "counters") {
+    return (items as IncrItem[]).map((item) => {
+      if (item.period === undefined) return item;
+      return { ...item, at: item.at === undefined ? now : (parseBucketTime(item.at) as number) };
+    });
+  }
+  return items;
+}
+
+/**
+ * Why a message can no longer be applied (the consumer dead-letters it), or
+ * null. The library's checks run at the consumer's time: an event whose hour
+ * left the retention, a bucket time past 400 days or its ttl. Presence: a
+ * heartbeat from before yesterday (its day's figures have expired).
+ */
+export async function problemOf(message: IngestMessage, prefix: string, now: number, settings: IngestSettings): Promise<string | null> {
+  if (message.kind === "presence" && dayStart(message.t) < dayStart(now) - DAY) return "heartbeat older than yesterday";
+  const at = message.kind === "presence" ? message.t : now;
+  try {
+    await capture(message.kind, prefix, at, libraryWrite(message, listOf(message), settings));
+    return null;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+/** Splits an amount into parts no larger than MAX_INCREMENT (a merged sum may exceed what one item may carry). */
+function parts(total: number): number[] {
+  const out: number[] = [];
+  let left = total;
+  while (Math.abs(left) > MAX_INCREMENT) {
+    const step = Math.sign(left) * MAX_INCREMENT;
+    out.push(step);
+    left -= step;
+  }
+  out.push(left);
+  return out;
+}
+
+function chunks<T>(list: T[], size = MAX_BATCH): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
+  return out;
+}
+
+/** Trending: one event per (hour, member) with the summed count. */
+function mergeTrending(messages: Extract<IngestMessage, { kind: "trending" }>[]): TrendingEvent[] {
+  const sums = new Map<string, { member: string; count: number; at: number }>();
+  for (const m of messages) {
+    for (const e of m.events) {
+      const key = `${hourIndex(e.at)}\n${e.member}`;
+      const seen = sums.get(key);
+      if (seen) {
+        seen.count += e.count;
+        seen.at = Math.max(seen.at, e.at);
+      } else sums.set(key, { ...e });
+    }
+  }
+  return [...sums.values()].flatMap((e) => parts(e.count).map((count) => ({ member: e.member, count, at: e.at })));
+}
+
+/**
+ * Counters: one item per (period bucket, member) with the summed `by`, the
+ * largest ttl (the library gives a key the largest ttl of its items anyway)
+ * and the latest `at` in the bucket (valid wherever the item with that ttl was).
+ */
+function mergeCounters(messages: Extract<IngestMessage, { kind: "counters" }>[]): IncrItem[] {
+  const sums = new Map<string, IncrItem & { by: number }>();
+  for (const m of messages) {
+    for (const item of m.items) {
+      const at = item.at === undefined ? undefined : (parseBucketTime(item.at) as number);
+      const bucket = item.period === undefined || at === undefined ? "" : `${item.period}:${periodStart(item.period, at)}`;
+      const key = `${bucket}\n${item.member}`;
+      const seen = sums.get(key);
+      if (!seen) {
+        sums.set(key, { member: item.member, by: item.by ?? 1, period: item.period, at, ttl: item.ttl });
+        continue;
+      }
+      seen.by += item.by ?? 1;
+      if (at !== undefined) seen.at = Math.max(Number(seen.at ?? at), at);
+      if (item.ttl !== undefined) seen.ttl = Math.max(seen.ttl ?? 0, item.ttl);
+    }
+  }
+  const clean = (item: IncrItem): IncrItem => Object.fromEntries(Object.entries(item).filter(([, v]) => v !== undefined)) as unknown as IncrItem;
+  return [...sums.values()].flatMap((item) => parts(item.by).map((by) => clean({ ...item, by })));
+}
+
+/** A group's messages and the library calls that apply them all. */
+export interface GroupPlan {
+  kind: IngestKind;
+  name: string;
+  calls: Call[];
+  /** Items the group's messages carry (events, increments, ids). */
+  items: number;
+}
+
+/**
+ * Plans one target's messages (same kind and name, all valid): merged, then
+ * cut into library calls of at most 1,000 items. Presence heartbeats are
+ * applied per PRESENCE_WINDOW_MS window at the latest time in it (a heartbeat
+ * is never dated earlier than it was sent, and at most 5 s later).
+ */
+export async function planGroup(messages: IngestMessage[], prefix: string, now: number, settings: IngestSettings): Promise<GroupPlan> {
+  const first = messages[0];
+  if (!first) throw new Error("ingest: empty group");
+  const { kind, name } = first;
+  const items = messages.reduce((n, m) => n + listOf(m).length, 0);
+  const calls: Call[] = [];
+  if (kind === "presence") {
+    const windows = new Map<number, { at: number; ids: Set<string> }>();
+    for (const m of messages as Extract<IngestMessage, { kind: "presence" }>[]) {
+      const slot = Math.floor(m.t / PRESENCE_WINDOW_MS);
+      let w = windows.get(slot);
+      if (!w) windows.set(slot, (w = { at: m.t, ids: new Set() }));
+      w.at = Math.max(w.at, m.t);
+      for (const id of m.ids) w.ids.add(id);
+    }
+    for (const slot of [...windows.keys()].sort((a, b) => a - b)) {
+      const w = windows.get(slot) as { at: number; ids: Set<string> };
+      for (const ids of chunks([...w.ids])) calls.push(await capture(kind, prefix, w.at, libraryWrite(first, ids, settings)));
+    }
+    return { kind, name, calls, items };
+  }
+  const merged = kind === "trending" ? mergeTrending(messages as Extract<IngestMessage, { kind: "trending" }>[]) : mergeCounters(messages as Extract<IngestMessage, { kind: "counters" }>[]);
+  for (const list of chunks<unknown>(merged)) calls.push(await capture(kind, prefix, now, libraryWrite(first, list, settings)));
+  return { kind, name, calls, items };
+}

@@ -1,0 +1,71 @@
+/**
+ * Queued ingest in worker tests: a test api whose INGEST_QUEUE and INGEST_DLQ
+ * bindings record what the routes send, and a `deliver` that hands recorded
+ * messages to the consumer as a Queues batch (createMessageBatch from
+ * cloudflare:test, with ids, timestamps and attempts we choose), at the api's
+ * fake time, and reports what the consumer acked and retried (getQueueResult).
+ */
+import { createExecutionContext, createMessageBatch, getQueueResult, type QueueResult } from "cloudflare:test";
+import { consumeIngest } from "../../functions/queue.ts";
+import { createTestApi, type TestApiOptions } from "./worker.ts";
+
+export interface Sent {
+  /** The id Queues would give the message (ours: `m<n>`). */
+  id: string;
+  body: any;
+  timestamp: number;
+}
+
+/** A queue binding that keeps what it is sent. */
+export function recordingQueue(clock: () => number) {
+  const sent: Sent[] = [];
+  let next = 0;
+  const push = (body: unknown) => sent.push({ id: `m${String(next++).padStart(6, "0")}`, body: structuredClone(body), timestamp: clock() });
+  const queue = {
+    sent,
+    async send(body: unknown) {
+      push(body);
+    },
+    async sendBatch(messages: Iterable<{ body: unknown }>) {
+      const list = [...messages];
+      if (list.length > 100) throw new Error("sendBatch takes at most 100 messages");
+      for (const m of list) push(m.body);
+    },
+    clear() {
+      sent.length = 0;
+    },
+  };
+  return queue;
+}
+
+export function createIngestApi(options: TestApiOptions & { queue?: boolean }) {
+  const api = createTestApi(options);
+  const queue = recordingQueue(() => api.now);
+  const dlq = recordingQueue(() => api.now);
+  const env = api.env as unknown as Record<string, unknown>;
+  if (options.queue === false) {
+    delete env.INGEST_QUEUE;
+    delete env.INGEST_DLQ;
+  } else {
+    env.INGEST_QUEUE = queue;
+    env.INGEST_DLQ = dlq;
+  }
+
+  /** Delivers `messages` as one batch to the consumer; attempts default to 1. */
+  async function deliver(messages: Sent[], options: { attempts?: number } = {}): Promise<QueueResult & { stats: Awaited<ReturnType<typeof consumeIngest>> }> {
+    const batch = createMessageBatch(
+      "edgestats-ingest",
+      messages.map((m) => ({ id: m.id, timestamp: m.timestamp, attempts: options.attempts ?? 1, body: m.body })),
+    );
+    const ctx = createExecutionContext();
+    const stats = await consumeIngest(batch, api.env, api.now);
+    const result = await getQueueResult(batch, ctx);
+    return { ...result, stats };
+  }
+
+  const async = { prefer: "respond-async" };
+  // Object.assign keeps api's `now` getter live (a spread would copy its value once)
+  return Object.assign(api, { queue, dlq, deliver, asyncHeaders: async });
+}
+
+export type IngestApi = ReturnType<typeof createIngestApi>;
