@@ -123,12 +123,13 @@ return nBuckets
  *
  * The member's count is one lookup per set (U, P while U leaves it out, C):
  * O(log N), nothing merged. Its rank: a member ranked above it has a window count
- * of at least its count s, so at least s / sets in one set. When each set holds at
- * most `depth` such members, they are read (ZREVRANGEBYSCORE) and looked up in the
- * other sets, and the rank is exact (ties: TypeScript counts the tied members
- * before it in byte order). Otherwise (a member deep in a big window) the rank is
- * given as bounds from ZCOUNTs: at least 1 + the most members above s in any one
- * set, at most 1 + every other member at or above s / sets in any set.
+ * of at least its count s, so at least s / sets in one set, and in every set j at
+ * least s - (the other sets' highest counts). When one of these ranges holds at
+ * most `depth` members a set, they are read (ZREVRANGEBYSCORE) and looked up in
+ * the other sets, and the rank is exact (ties: TypeScript counts the tied
+ * members before it in byte order). Otherwise (a member deep in a big window)
+ * the rank is given as bounds from ZCOUNTs: at least 1 + the most members above
+ * s in any one set, at most 1 + every other member at or above s / sets in any set.
  * Returns { maxError, count, rank (exact, or the lower bound), rankMax, ties, rankExact }.
  */
 export const memberScript = defineReadScript(
@@ -174,46 +175,77 @@ for i = 1, #counts do sum = sum + counts[i] end
 local maxError = fmt(0 - (tonumber(uErr) or 0) - (tonumber(pErr) or 0))
 if sum <= 0 then return cjson.encode({ maxError = maxError, count = '0', rank = false }) end
 
--- a little below s / sets: a rounding of the division must not leave a member out
-local floor = fmt(sum / #sets * (1 - 1e-12))
+-- Members that can rank above: listed from pages of at most depth, then looked up elsewhere.
 local known, cands, seen = {}, {}, {}
-for s = 1, #sets do
-  local page = redis.call('ZREVRANGEBYSCORE', sets[s], '+inf', floor, 'WITHSCORES', 'LIMIT', 0, depth + 1)
-  if #page > 2 * depth then
-    -- too many near the top to list: bounds in O(log N)
-    local lo, hi = 0, 0
-    for t = 1, #sets do
-      local above = redis.call('ZCOUNT', sets[t], '(' .. fmt(sum), '+inf')
-      if above > lo then lo = above end
-      hi = hi + redis.call('ZCOUNT', sets[t], floor, '+inf')
-      if counts[t] >= tonumber(floor) then hi = hi - 1 end
-    end
-    return cjson.encode({ maxError = maxError, count = fmt(sum), rank = lo + 1, rankMax = hi + 1, rankExact = false })
-  end
-  known[s] = {}
+for t = 1, #sets do known[t] = {} end
+local function take(t, page)
   for i = 1, #page, 2 do
-    known[s][page[i]] = tonumber(page[i + 1])
+    known[t][page[i]] = tonumber(page[i + 1])
     if not seen[page[i]] then
       seen[page[i]] = true
       cands[#cands + 1] = page[i]
     end
   end
 end
-for s = 1, #sets do
+-- a little below a bound: a rounding of the arithmetic must not leave a member out
+local function below(x) return fmt(x * (1 - 1e-12)) end
+local listed = true
+-- 1. one with a count of at least s has at least s / sets in some set
+local floor = below(sum / #sets)
+for t = 1, #sets do
+  local page = redis.call('ZREVRANGEBYSCORE', sets[t], '+inf', floor, 'WITHSCORES', 'LIMIT', 0, depth + 1)
+  if #page > 2 * depth then listed = false break end
+  take(t, page)
+end
+if not listed then
+  -- 2. tighter, from one set: in every set j it has at least s - (the other sets' highest counts)
+  known, cands, seen = {}, {}, {}
+  for t = 1, #sets do known[t] = {} end
+  local highest, total = {}, 0
+  for t = 1, #sets do
+    local top = redis.call('ZREVRANGE', sets[t], 0, 0, 'WITHSCORES')
+    highest[t] = math.max(tonumber(top[2]) or 0, 0)
+    total = total + highest[t]
+  end
+  local best, bound = nil, 0
+  for t = 1, #sets do
+    local need = sum - (total - highest[t])
+    if need > bound then best, bound = t, need end
+  end
+  if best then
+    local page = redis.call('ZREVRANGEBYSCORE', sets[best], '+inf', below(bound), 'WITHSCORES', 'LIMIT', 0, depth + 1)
+    if #page <= 2 * depth then
+      take(best, page)
+      listed = true
+    end
+  end
+end
+if not listed then
+  -- too many near its count to list (a member deep in a big window): bounds in O(log N)
+  local lo, hi = 0, 0
+  for t = 1, #sets do
+    local above = redis.call('ZCOUNT', sets[t], '(' .. fmt(sum), '+inf')
+    if above > lo then lo = above end
+    hi = hi + redis.call('ZCOUNT', sets[t], floor, '+inf')
+    if counts[t] >= tonumber(floor) then hi = hi - 1 end
+  end
+  return cjson.encode({ maxError = maxError, count = fmt(sum), rank = lo + 1, rankMax = hi + 1, rankExact = false })
+end
+for t = 1, #sets do
   local missing = {}
   for _, m in ipairs(cands) do
-    if known[s][m] == nil then missing[#missing + 1] = m end
+    if known[t][m] == nil then missing[#missing + 1] = m end
   end
   if #missing > 0 then
-    local counts = redis.call('ZMSCORE', sets[s], unpack(missing))
-    for i, m in ipairs(missing) do known[s][m] = tonumber(counts[i]) or 0 end
+    local got = redis.call('ZMSCORE', sets[t], unpack(missing))
+    for i, m in ipairs(missing) do known[t][m] = tonumber(got[i]) or 0 end
   end
 end
 local above, ties = 0, {}
 for _, m in ipairs(cands) do
   if m ~= member then
     local v = 0
-    for s = 1, #sets do v = v + known[s][m] end
+    for t = 1, #sets do v = v + known[t][m] end
     if v > sum then above = above + 1 elseif v == sum then ties[#ties + 1] = m end
   end
 end
