@@ -6,7 +6,7 @@ import { memberProblem } from "../validation.ts";
 import { isStandardWindow, registryKeys, streamKeys } from "./keys.ts";
 import { assertStream, assertWindow, horizonOf, MAX_TOP_N, secondsUntil, type TrendingSettings } from "./options.ts";
 import { deleteScript, listScript, memberScript } from "./scripts.ts";
-import { TA_FIRST_DEPTH, TA_MAX_DEPTH, topScript } from "./top-script.ts";
+import { TA_FIRST_DEPTH, TA_MAX_DEPTH, TA_MERGE_MAX, topScript } from "./top-script.ts";
 
 export interface WindowInfo {
   /** Whole finished hours in the window (the current hour comes on top). */
@@ -46,6 +46,8 @@ export interface TopOptions extends TrendingSettings {
   firstDepth?: number;
   /** Top-N only: deepest page of the threshold read before it merges instead, 1..4096. @default 1024 */
   maxDepth?: number;
+  /** Top-N only: most members the fallback merges; beyond, the answer's maxError widens instead. @default 100000 */
+  mergeMax?: number;
 }
 
 /**
@@ -109,6 +111,7 @@ export async function topTrending(ctx: Ctx, stream: string, options: TopOptions)
     plan.width,
     stream,
     plan.H,
+    options.mergeMax ?? TA_MERGE_MAX,
   ]);
   const flat = asList(raw.items);
   const ranked: { member: string; count: number }[] = [];

@@ -8,6 +8,11 @@ export const TA_MAX_DEPTH = 1024;
  * four commands and lowers the threshold, so fewer reads need a second round.
  */
 export const TA_FIRST_DEPTH = 256;
+/**
+ * Most members (all sets together) the fallback merges: about 12 ms of ZUNIONSTORE.
+ * Beyond, a read whose boundary tie is deeper than TA_MAX_DEPTH answers with a widened maxError.
+ */
+export const TA_MERGE_MAX = 100_000;
 
 /**
  * Top N of (cached union U of the finished hours) + (current-hour bucket C)
@@ -23,7 +28,10 @@ export const TA_FIRST_DEPTH = 256;
  * being 0 once it is exhausted. When the n-th candidate beats T strictly, no
  * unseen member can enter the top N, not even on a tie (ties rank by member);
  * otherwise the depth grows ×4. Past TA_MAX_DEPTH (huge flat data, a tie mass
- * at the boundary) it falls back to the full merge, which is always correct.
+ * at the boundary) it falls back to the full merge, which is always exact, when
+ * the sets hold at most TA_MERGE_MAX members together; beyond, it answers from
+ * its candidates with maxError widened by T − (the n-th count), so no script
+ * merges a big window.
  *
  * Warm, one round, two sets: ZREVRANGE C, ZMSCORE U (with the markers, which
  * also say whether U exists), ZREVRANGE U, ZMSCORE C: four commands whatever
@@ -31,7 +39,7 @@ export const TA_FIRST_DEPTH = 256;
  * lookup more, and U's lookup of P's candidates).
  *
  * KEYS: union, current bucket, scratch, compaction queue, window buckets 1..W (oldest first).
- * ARGV: n, unionTtl, firstDepth, maxDepth, slot width (0 for a standard window), stream, H.
+ * ARGV: n, unionTtl, firstDepth, maxDepth, slot width (0 for a standard window), stream, H, mergeMax.
  * Returns { maxError, items (flat member, count; every candidate down to the
  * (n+1)-th count, ties included), next (bound on any unreturned member's
  * count), built, split }.
@@ -47,6 +55,7 @@ local maxDepth = tonumber(ARGV[4])
 local width    = tonumber(ARGV[5])
 local stream   = ARGV[6]
 local H        = tonumber(ARGV[7])
+local mergeMax = tonumber(ARGV[8])
 local uKey, cKey, tmpKey, dirtyKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local buckets = {}
 for i = 5, #KEYS do buckets[#buckets + 1] = KEYS[i] end
@@ -98,7 +107,24 @@ end
 -- the same order of addition everywhere (the member lookup too): equal sums stay equal
 local function sumOf(m) return (score[1][m] or 0) + (score[2][m] or 0) + (score[3][m] or 0) end
 
+-- everything down to the (n+1)-th count, ties included; TypeScript orders ties by bytes
+local function itemsDownTo(floor)
+  local items = {}
+  if floor then
+    for _, member in ipairs(order) do
+      local sum = sumOf(member)
+      if sum >= floor then
+        items[#items + 1] = member
+        items[#items + 1] = fmt(sum)
+      end
+    end
+  end
+  return items
+end
+local function errorSum() return 0 - (tonumber(errs[1]) or 0) - (tonumber(errs[2]) or 0) end
+
 local first = true
+local T, values = 0, {}
 while true do
   if not done[3] and page(3) == 0 and from == 0 then cEmpty = true end
   if first then
@@ -133,9 +159,9 @@ while true do
   fill(3)
   first = false
 
-  local T = 0
+  T = 0
   for s = 1, 3 do if used[s] and not done[s] then T = T + last[s] end end
-  local values = {}
+  values = {}
   for i = 1, #order do values[i] = sumOf(order[i]) end
   -- numbers only (Lua compares strings by the server's locale, not by bytes), ascending
   -- with the built-in comparison: a Lua comparator costs more than the rest of a round
@@ -143,19 +169,7 @@ while true do
   local k = #values
   local nth = values[k - n + 1]
   if (done[1] and done[2] and done[3]) or (nth and nth > T) then
-    -- everything down to the (n+1)-th count, ties included; TypeScript orders ties by bytes
-    local floor = values[math.max(k - n, 1)]
-    local items = {}
-    if floor then
-      for _, member in ipairs(order) do
-        local sum = sumOf(member)
-        if sum >= floor then
-          items[#items + 1] = member
-          items[#items + 1] = fmt(sum)
-        end
-      end
-    end
-    return cjson.encode({ maxError = fmt(0 - (tonumber(errs[1]) or 0) - (tonumber(errs[2]) or 0)), items = items, next = fmt(T), built = built, split = split })
+    return cjson.encode({ maxError = fmt(errorSum()), items = itemsDownTo(values[math.max(k - n, 1)]), next = fmt(T), built = built, split = split })
   end
   if depth >= maxDepth then break end
   from, depth = depth, math.min(depth * 4, maxDepth)
@@ -168,6 +182,16 @@ local sets = {}
 if not uNone then sets[#sets + 1] = uKey end
 if split then sets[#sets + 1] = key[2] end
 if not cEmpty then sets[#sets + 1] = cKey end
+local total = 0
+for _, key in ipairs(sets) do total = total + redis.call('ZCARD', key) end
+if total > mergeMax then
+  -- Too big to merge in one short script: answer from the candidates. Their counts are exact;
+  -- a member not seen counts at most T, so the bound widens by T - (the n-th count): every
+  -- statement maxError makes stays true, and exact and topProven turn false.
+  local k = #values
+  local nth = values[k - n + 1] or 0
+  return cjson.encode({ maxError = fmt(errorSum() + math.max(0, T - nth)), items = itemsDownTo(values[math.max(k - n, 1)]), next = fmt(T), built = built, split = split })
+end
 local src = sets[1]
 if #sets > 1 then
   redis.call('ZUNIONSTORE', tmpKey, #sets, unpack(sets))
@@ -185,6 +209,6 @@ if #items == 2 * m then
   for i = 1, #ties do items[#items + 1] = ties[i] end
 end
 if src == tmpKey then redis.call('DEL', tmpKey) end
-return cjson.encode({ maxError = fmt(0 - (tonumber(errs[1]) or 0) - (tonumber(errs[2]) or 0)), items = items, next = '0', built = built, split = split })
+return cjson.encode({ maxError = fmt(errorSum()), items = items, next = '0', built = built, split = split })
 `,
 );

@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { Ctx } from "../../src/context.ts";
 import { createRedis } from "../../src/redis/client.ts";
 import { compactTrending } from "../../src/trending/compact.ts";
+import { topTrending } from "../../src/trending/read.ts";
 import { createTestApi, type TestApi } from "../helpers/worker.ts";
 
 const HOUR = 3_600_000;
@@ -158,5 +159,40 @@ describe("member lookup", () => {
     expect(deep.result.body.count).toBe(truth.find(([m]) => m === "d4")?.[1]);
     // a handful of commands, however many members the window holds
     expect(deep.commands).toBeLessThanOrEqual(16);
+  });
+});
+
+describe("a tie mass deeper than the threshold read goes, over a big window", () => {
+  const api = createTestApi({ label: "trend-bw-ties", start: T0 });
+  afterAll(() => api.cleanup());
+
+  it("answers from its candidates with a widened maxError instead of merging more than mergeMax members", async () => {
+    const log: Event[] = [];
+    await record(api, "flat", log, [
+      ...["k", "l"].map((member, i) => ({ member, count: 5 + i, at: T0 - 2 * HOUR })),
+      ...Array.from({ length: 600 }, (_, i) => ({ member: `p${i}`, count: 1, at: T0 - HOUR })),
+      ...Array.from({ length: 600 }, (_, i) => ({ member: `c${i}`, count: 1, at: T0 })),
+    ]);
+    const options = { retentionHours: 50, n: 10, windowHours: 24, firstDepth: 16, maxDepth: 64 };
+    // small enough to merge: exact, as before
+    const merged = await topTrending(ctxOf(api), "flat", { ...options, mergeMax: 10_000 });
+    expect(merged).toMatchObject({ exact: true, maxError: 0 });
+    // too big to merge: no merge, a bound instead
+    const bounded = await topTrending(ctxOf(api), "flat", { ...options, mergeMax: 100 });
+    expect(bounded.exact).toBe(false);
+    expect(bounded.topProven).toBe(false);
+    expect(bounded.maxError).toBe(1);
+    expect(bounded.items.slice(0, 2).map((i) => i.member)).toEqual(["l", "k"]);
+    // what maxError promises: counts never high nor more than maxError low, and any member left out
+    // counts at most the n-th count + maxError
+    const truth = counts(log, H - 24, H);
+    for (const item of bounded.items) {
+      expect(item.count).toBeLessThanOrEqual(truth.get(item.member) ?? 0);
+      expect(item.count).toBeGreaterThanOrEqual((truth.get(item.member) ?? 0) - bounded.maxError);
+    }
+    const last = bounded.items[bounded.items.length - 1]?.count ?? 0;
+    const shown = new Set(bounded.items.map((i) => i.member));
+    for (const [member, count] of truth) if (!shown.has(member)) expect(count).toBeLessThanOrEqual(last + bounded.maxError);
+    expect((await api.keys()).filter((k) => k.endsWith(":tmp"))).toEqual([]);
   });
 });
