@@ -141,6 +141,18 @@ export async function trendingScaling(input: ScalingInput): Promise<{ curves: Cu
     await script("member lookup, a member in the tail, compacted", `/v1/trending/${stream}/members/${deep}?window=24h`, "GET", (j) => `count ${j?.count} rank ${j?.rank}..${j?.rankMax ?? j?.rank} exact=${j?.rankExact}`);
     curve("top-10 / 24 h, warm, compacted (HTTP latency)").points.push({ n, point: await sample(upstash, side, "GET", top, 10, { note: exactNote }) });
 
+    // 5. the worst legal read: a tie mass at the boundary (a stream whose current hour holds N
+    // members, every one at 1), deeper than the threshold read goes
+    const flat = streamKeys(prefix, `flat-${n}`).bucket(H);
+    await redis.call("ZADD", flat, 0, SENTINEL);
+    for (let from = 0; from < n; from += CHUNK) {
+      const args: (string | number)[] = ["ZADD", flat];
+      for (let i = from; i < Math.min(n, from + CHUNK); i++) args.push(1, `f${i}`);
+      await redis.call(...args);
+    }
+    await script("top-10 with a tie mass of N members at the boundary", `/v1/trending/flat-${n}/top?n=10&window=1h`, "GET", exactNote);
+    await redis.call("UNLINK", flat);
+
     // Free the memory before the next size.
     await redis.call("UNLINK", ...hours.map((h) => keys.bucket(h)), keys.cuts, ...keys.unionsOf(H), keys.scratch);
     for (const r of [registry.names, registry.seen, registry.dirty]) await redis.call("ZREM", r, stream);

@@ -27,7 +27,10 @@ export interface TopResult {
   stream: string;
   window: WindowInfo;
   items: TopItem[];
-  /** True when no trimming touched the window: the items are the true top N with true counts. */
+  /**
+   * True when no trimming touched the window: the items are the true top N with true counts.
+   * False too (with counts still exact) when a boundary tie too big to merge left open which tied members rank first.
+   */
   exact: boolean;
   /** Every reported count is at most this much below the true one; any missing member's true count is at most the N-th count + this. */
   maxError: number;
@@ -103,7 +106,7 @@ export async function topTrending(ctx: Ctx, stream: string, options: TopOptions)
     ]);
   }
   const plan = windowPlan(ctx, stream, windowHours);
-  const raw = await runRead<{ maxError: string; items: string[] | Record<string, never>; next: string }>(ctx.redis, topScript, plan.keys, [
+  const raw = await runRead<{ maxError: string; items: string[] | Record<string, never>; next: string; unproven?: boolean }>(ctx.redis, topScript, plan.keys, [
     n,
     plan.ttl,
     firstDepth,
@@ -126,9 +129,10 @@ export async function topTrending(ctx: Ctx, stream: string, options: TopOptions)
     stream,
     window: plan.window,
     items,
-    exact: maxError === 0,
+    // unproven: a tie too big to merge left the order among members tied at the boundary open
+    exact: maxError === 0 && raw.unproven !== true,
     maxError,
-    topProven: maxError === 0 || (items.length === n && proven(items, nextCount, maxError)),
+    topProven: (maxError === 0 && raw.unproven !== true) || (items.length === n && proven(items, nextCount, maxError)),
     generatedAt: ctx.now,
   };
 }

@@ -187,10 +187,11 @@ for _, key in ipairs(sets) do total = total + redis.call('ZCARD', key) end
 if total > mergeMax then
   -- Too big to merge in one short script: answer from the candidates. Their counts are exact;
   -- a member not seen counts at most T, so the bound widens by T - (the n-th count): every
-  -- statement maxError makes stays true, and exact and topProven turn false.
+  -- statement maxError makes stays true. Unproven: members tied with the n-th count may rank
+  -- before the ones returned (ties rank by member), so exact and topProven are false.
   local k = #values
   local nth = values[k - n + 1] or 0
-  return cjson.encode({ maxError = fmt(errorSum() + math.max(0, T - nth)), items = itemsDownTo(values[math.max(k - n, 1)]), next = fmt(T), built = built, split = split })
+  return cjson.encode({ maxError = fmt(errorSum() + math.max(0, T - nth)), items = itemsDownTo(values[math.max(k - n, 1)]), next = fmt(T), built = built, split = split, unproven = true })
 end
 local src = sets[1]
 if #sets > 1 then

@@ -196,3 +196,19 @@ describe("a tie mass deeper than the threshold read goes, over a big window", ()
     expect((await api.keys()).filter((k) => k.endsWith(":tmp"))).toEqual([]);
   });
 });
+
+describe("a flat tie too big to merge", () => {
+  const api = createTestApi({ label: "trend-bw-flat", start: T0 });
+  afterAll(() => api.cleanup());
+
+  it("says it is not exact even when the widened maxError is 0 (tied members it did not see may rank first)", async () => {
+    const log: Event[] = [];
+    await record(api, "flat", log, Array.from({ length: 300 }, (_, i) => ({ member: `c${299 - i}`, count: 1, at: T0 })));
+    const top = await topTrending(ctxOf(api), "flat", { retentionHours: 50, n: 10, windowHours: 24, firstDepth: 16, maxDepth: 64, mergeMax: 100 });
+    expect(top).toMatchObject({ exact: false, topProven: false, maxError: 0 });
+    expect(top.items.every((i) => i.count === 1)).toBe(true);
+    const merged = await topTrending(ctxOf(api), "flat", { retentionHours: 50, n: 10, windowHours: 24, firstDepth: 16, maxDepth: 64 });
+    expect(merged).toMatchObject({ exact: true, maxError: 0 });
+    expect(merged.items.map((i) => i.member)).toEqual(["c0", "c1", "c10", "c100", "c101", "c102", "c103", "c104", "c105", "c106"]);
+  });
+});
