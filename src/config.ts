@@ -25,6 +25,11 @@ export interface Config {
   presenceIdHorizonDays: number;
   /** Milliseconds to wait for Redis before a 503. @default 3000 */
   redisTimeoutMs: number;
+  /**
+   * Milliseconds a job (cron or POST /internal/jobs) waits for one Redis script: jobs run many
+   * short scripts, but a slow database must not cut one off half way as an API call would. @default 25000
+   */
+  jobRedisTimeoutMs: number;
   /** Requests per API key per 10 s; 0 = no rate limit. @default 0 */
   rateLimitPer10s: number;
 }
@@ -53,6 +58,7 @@ export function readConfig(env: Record<string, unknown>): Config {
     presenceTimeoutSeconds: int(env, "PRESENCE_TIMEOUT_SECONDS", 300, 5, 86400),
     presenceIdHorizonDays: int(env, "PRESENCE_ID_HORIZON_DAYS", 90, 2, 3650),
     redisTimeoutMs: int(env, "REDIS_TIMEOUT_MS", 3000, 100, 60_000),
+    jobRedisTimeoutMs: int(env, "JOB_REDIS_TIMEOUT_MS", 25_000, 100, 300_000),
     rateLimitPer10s: int(env, "RATE_LIMIT_PER_10S", 0, 0, 1_000_000),
   };
 }

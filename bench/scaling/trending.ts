@@ -1,10 +1,20 @@
 /**
- * Trending top-10 over 24 h as distinct members per hour grow, loaded straight
- * into Redis with the service's own key schema (src/trending/keys.ts): 25
- * hourly buckets of N members each (the 24 finished hours of the window and
- * the current hour), the stream registered as due for compaction.
+ * Trending as distinct members per hour grow, loaded straight into Redis with
+ * the service's own key schema (src/trending/keys.ts): 25 hourly buckets of N
+ * members each (the 24 finished hours of a 24 h window and the current hour).
+ *
+ * Every path is measured by its longest Redis script (issue 15's bound: ≤ 50 ms
+ * at 1M): SLOWLOG with slowlog-log-slower-than 0 around the call, the EVALSHA
+ * entries' durations (a script's whole run), plus commands and round trips
+ * from the local Upstash server. The paths, in the order a busy stream meets them:
+ * 1. compaction catching up 24 missed hours (24 raw hours of N members);
+ * 2. the previous hour raw again (as before minute 5): first read of the hour,
+ *    warm read, member lookups (the leader, a member deep in the tail);
+ * 3. compaction of that one hour;
+ * 4. the same reads once it is compacted.
  */
 import type { RespClient } from "../../dev/resp.ts";
+import { call } from "../lib/measure.ts";
 import { registryKeys, streamKeys } from "../../src/trending/keys.ts";
 import { hourIndex } from "../../src/time.ts";
 import { sample, timed } from "./measure.ts";
@@ -12,9 +22,10 @@ import type { Curve, ScalingInput, Timing } from "./types.ts";
 
 const CHUNK = 10_000;
 const WINDOW = 24;
-const SMALL_CURRENT = 1000;
+const SENTINEL = "\0err";
 
 async function zaddMembers(redis: RespClient, key: string, n: number, salt: number): Promise<void> {
+  await redis.call("ZADD", key, 0, SENTINEL);
   for (let from = 0; from < n; from += CHUNK) {
     const args: (string | number)[] = ["ZADD", key];
     for (let i = from; i < Math.min(n, from + CHUNK); i++) {
@@ -25,14 +36,40 @@ async function zaddMembers(redis: RespClient, key: string, n: number, salt: numb
   }
 }
 
+/** Runs `task` with every command logged by SLOWLOG; returns the longest script (µs) and how many ran. */
+async function longestScript<T>(redis: RespClient, task: () => Promise<T>): Promise<{ value: T; us: number; scripts: number }> {
+  await redis.call("CONFIG", "SET", "slowlog-max-len", "100000");
+  await redis.call("CONFIG", "SET", "slowlog-log-slower-than", "0");
+  await redis.call("SLOWLOG", "RESET");
+  try {
+    const value = await task();
+    const entries = (await redis.call("SLOWLOG", "GET", "100000")) as unknown[][];
+    let us = 0;
+    let scripts = 0;
+    for (const entry of entries) {
+      const args = entry[3] as unknown[];
+      const name = String(args?.[0] ?? "").toUpperCase();
+      if (!name.startsWith("EVAL")) continue;
+      scripts++;
+      us = Math.max(us, Number(entry[2]));
+    }
+    return { value, us, scripts };
+  } finally {
+    await redis.call("CONFIG", "SET", "slowlog-log-slower-than", "10000");
+    await redis.call("SLOWLOG", "RESET");
+  }
+}
+
 export async function trendingScaling(input: ScalingInput): Promise<{ curves: Curve[]; timings: Timing[]; notes: string[] }> {
   const { redis, upstash, side, prefix, log } = input;
   const curves: Record<string, Curve> = {};
   const curve = (name: string) => (curves[name] ??= { name, nLabel: "distinct members per hour", points: [] });
-  const compaction: Timing = { name: "trending compaction of one stream (24 finished hours), one job call", points: [] };
+  const timings: Record<string, Timing> = {};
+  const timing = (name: string) => (timings[name] ??= { name, points: [] });
   const loading: Timing = { name: "loading 25 hourly buckets of N members straight into Redis (bench setup, not the service)", points: [] };
   const notes: string[] = [];
   const registry = registryKeys(prefix);
+  const lines: string[] = [];
 
   for (const n of input.sizes) {
     const stream = `scale-${n}`;
@@ -41,6 +78,25 @@ export async function trendingScaling(input: ScalingInput): Promise<{ curves: Cu
     const hours = Array.from({ length: WINDOW + 1 }, (_, i) => H - WINDOW + i);
     const top = `/v1/trending/${stream}/top?n=10&window=24h`;
     const exactNote = (json: any) => `exact=${json?.exact} maxError=${json?.maxError}`;
+    const dropUnions = async () => {
+      await redis.call("DEL", ...keys.unionsOf(H));
+    };
+    /** One measured call: longest script (ms), commands, round trips, scripts. */
+    const script = async (name: string, path: string, method = "GET", describe: (json: any) => string = () => "") => {
+      upstash.reset(side.tag);
+      const t0 = performance.now();
+      const r = await longestScript(redis, () => call(side, method, path));
+      const ms = performance.now() - t0;
+      const cost = upstash.stats(side.tag);
+      if (r.value.status >= 300) throw new Error(`${method} ${path}: ${r.value.status} ${JSON.stringify(r.value.json).slice(0, 300)}`);
+      const detail = `${cost.commands} commands, ${cost.requests} round trips, ${r.scripts} scripts, ${ms.toFixed(0)} ms wall; ${describe(r.value.json)}`;
+      timing(`longest script: ${name}`).points.push({ n, ms: r.us / 1000, detail });
+      lines.push(`N=${n.toLocaleString("en-US").padStart(9)} | ${name.padEnd(58)} | longest script ${(r.us / 1000).toFixed(2).padStart(8)} ms | ${detail}`);
+      log(`trending N=${n}: ${name}: longest script ${(r.us / 1000).toFixed(2)} ms (${detail})`);
+      return r.value.json;
+    };
+    const job = (json: any) => JSON.stringify(json?.result ?? json).slice(0, 200);
+
     log(`trending scaling N=${n}: loading`);
     const load = await timed(async () => {
       const first = keys.bucket(H - WINDOW);
@@ -52,38 +108,59 @@ export async function trendingScaling(input: ScalingInput): Promise<{ curves: Cu
       await redis.call("ZADD", registry.dirty, H - WINDOW, stream);
     });
     loading.points.push({ n, ms: load.ms });
-    const big = n >= 1_000_000;
-    // Cold: the cached union of the finished hours is missing, as on the first read of an hour.
-    const dropUnion = async () => {
-      await redis.call("DEL", keys.union(WINDOW, H));
-    };
-    log(`trending scaling N=${n}: reads before compaction`);
-    curve("top-10 before compaction, cold (union built)").points.push({ n, point: await sample(upstash, side, "GET", top, big ? 1 : 3, { before: dropUnion, note: exactNote }) });
-    curve("top-10 before compaction, warm (union cached)").points.push({ n, point: await sample(upstash, side, "GET", top, big ? 5 : 10, { note: exactNote }) });
-    log(`trending scaling N=${n}: compaction`);
-    upstash.reset(side.tag);
-    const job = await timed(() => fetch(`${side.url}/internal/jobs/compact`, { method: "POST", headers: { authorization: side.authorization } }).then(async (r) => ({ status: r.status, body: await r.text() })));
-    const jobCost = upstash.stats(side.tag);
-    if (job.value.status !== 200) throw new Error(`compact job: ${job.value.status} ${job.value.body.slice(0, 300)}`);
-    compaction.points.push({ n, ms: job.ms, detail: `${jobCost.requests} round trips, ${jobCost.commands} commands; ${job.value.body.slice(0, 160)}` });
-    log(`trending scaling N=${n}: reads after compaction`);
-    curve("top-10 after compaction, current hour holds N").points.push({ n, point: await sample(upstash, side, "GET", top, big ? 5 : 10, { note: exactNote }) });
-    // The current hour is live (never compacted); hold it at 1k to see what the finished hours cost alone.
-    await redis.call("DEL", keys.bucket(H));
-    await zaddMembers(redis, keys.bucket(H), Math.min(n, SMALL_CURRENT), 1);
-    curve(`top-10 after compaction, current hour ${SMALL_CURRENT / 1000}k`).points.push({ n, point: await sample(upstash, side, "GET", top, 10, { note: exactNote }) });
-    // Compaction keeps a union a read built before it ran (its counts and bound were true when
-    // built) until the hour ends or a late event deletes it; here it is rebuilt from the trimmed hours.
-    await dropUnion();
-    curve(`top-10 after compaction, union rebuilt, current hour ${SMALL_CURRENT / 1000}k`).points.push({ n, point: await sample(upstash, side, "GET", top, 10, { note: exactNote }) });
+
+    // 1. 24 missed hours, each raw: catch-up in scripts of bounded work
+    let runs = 0;
+    for (let more = true; more && runs < 5; runs++) {
+      const result = await script("compaction catching up 24 raw hours (one run)", "/internal/jobs/compact", "POST", job);
+      more = Boolean(result?.result?.more);
+    }
+    notes.push(`Catching up 24 missed hours of ${n.toLocaleString("en-US")} members each took ${runs} compaction run(s).`);
+
+    // 2. the previous hour raw again, as it is until compaction at minute 5
+    await redis.call("DEL", keys.bucket(H - 1));
+    await zaddMembers(redis, keys.bucket(H - 1), n, 7);
+    await redis.call("EXPIRE", keys.bucket(H - 1), 50 * 3600);
+    await redis.call("ZADD", registry.dirty, "XX", H - 1, stream);
+    await dropUnions();
+    const deep = `m${Math.floor(n / 2) + 1}`;
+    await script("first read of the hour, previous hour raw (cold)", top, "GET", exactNote);
+    await script("warm read, previous hour raw", top, "GET", exactNote);
+    await script("member lookup, the leader, previous hour raw", `/v1/trending/${stream}/members/m0?window=24h`, "GET", (j) => `rank ${j?.rank} exact=${j?.rankExact}`);
+    await script("member lookup, a member in the tail, previous hour raw", `/v1/trending/${stream}/members/${deep}?window=24h`, "GET", (j) => `rank ${j?.rank}..${j?.rankMax ?? j?.rank} exact=${j?.rankExact}`);
+    curve("top-10 / 24 h, warm, previous hour raw (HTTP latency)").points.push({ n, point: await sample(upstash, side, "GET", top, n >= 1_000_000 ? 5 : 10, { note: exactNote }) });
+
+    // 3. compaction of that one hour
+    await script("compaction of the previous hour (one run)", "/internal/jobs/compact", "POST", job);
+
+    // 4. reads once it is compacted
+    await dropUnions();
+    await script("first read of the hour, previous hour compacted (cold)", top, "GET", exactNote);
+    await script("warm read, previous hour compacted", top, "GET", exactNote);
+    await script("member lookup, the leader, compacted", `/v1/trending/${stream}/members/m0?window=24h`, "GET", (j) => `rank ${j?.rank} exact=${j?.rankExact}`);
+    await script("member lookup, a member in the tail, compacted", `/v1/trending/${stream}/members/${deep}?window=24h`, "GET", (j) => `count ${j?.count} rank ${j?.rank}..${j?.rankMax ?? j?.rank} exact=${j?.rankExact}`);
+    curve("top-10 / 24 h, warm, compacted (HTTP latency)").points.push({ n, point: await sample(upstash, side, "GET", top, 10, { note: exactNote }) });
+
+    // 5. the worst legal read: a tie mass at the boundary (a stream whose current hour holds N
+    // members, every one at 1), deeper than the threshold read goes
+    const flat = streamKeys(prefix, `flat-${n}`).bucket(H);
+    await redis.call("ZADD", flat, 0, SENTINEL);
+    for (let from = 0; from < n; from += CHUNK) {
+      const args: (string | number)[] = ["ZADD", flat];
+      for (let i = from; i < Math.min(n, from + CHUNK); i++) args.push(1, `f${i}`);
+      await redis.call(...args);
+    }
+    await script("top-10 with a tie mass of N members at the boundary", `/v1/trending/flat-${n}/top?n=10&window=1h`, "GET", exactNote);
+    await redis.call("UNLINK", flat);
+
     // Free the memory before the next size.
-    const streamKeysNow = [...hours.map((h) => keys.bucket(h)), keys.cuts, keys.union(WINDOW, H), keys.scratch];
-    await redis.call("UNLINK", ...streamKeysNow);
+    await redis.call("UNLINK", ...hours.map((h) => keys.bucket(h)), keys.cuts, ...keys.unionsOf(H), keys.scratch);
     for (const r of [registry.names, registry.seen, registry.dirty]) await redis.call("ZREM", r, stream);
     if (hourIndex(Date.now()) !== H) notes.push(`The clock crossed an hour during trending N=${n}; its figures mix two hours.`);
   }
+  console.log(["", "trending: longest Redis script per call (SLOWLOG)", ...lines, ""].join("\n"));
   notes.push(
-    "Trending reads build the window's union of finished hours only when it is missing (cold: the first read of an hour, or after a late event into one of its hours); compaction precomputes the 24 h and 48 h unions when no read has built them yet. A warm read pages the union and the current hour (threshold algorithm), so its cost does not grow with the members per hour.",
+    "Trending (issue 15): no script copies a raw hour. Until compaction has trimmed the previous hour, reads page it as a set of its own beside the union of the older, trimmed hours and the current hour (threshold algorithm); compaction trims an hour with at most `TRENDING_KEEP` member moves (ZRANGESTORE of the top keep + UNLINK for a big hour) and stops a script after 10,000 moves; member lookups read a few ranges, never a merge.",
   );
-  return { curves: Object.values(curves), timings: [compaction, loading], notes };
+  return { curves: Object.values(curves), timings: [...Object.values(timings), loading], notes };
 }

@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { NotFoundError } from "../../src/errors.ts";
+import { createRedis } from "../../src/redis/client.ts";
 import { JOBS } from "../jobs.ts";
 import { ctxOf } from "../middleware/context.ts";
 import { createRouter } from "../router.ts";
@@ -28,7 +29,11 @@ jobRoutes.openapi(
     const job = Object.hasOwn(JOBS, name) ? JOBS[name] : undefined;
     if (!job) throw new NotFoundError(`No job '${name}'; jobs: ${Object.keys(JOBS).join(", ") || "none"}.`);
     const startedAt = c.get("now");
-    const result = await job(ctxOf(c), c.get("config"));
+    const config = c.get("config");
+    // a job's own client: its scripts may wait longer than an API call's (JOB_REDIS_TIMEOUT_MS)
+    const api = ctxOf(c);
+    const ctx = { ...api, redis: createRedis({ url: c.env.UPSTASH_REDIS_REST_URL, token: c.env.UPSTASH_REDIS_REST_TOKEN, timeoutMs: config.jobRedisTimeoutMs }) };
+    const result = await job(ctx, config);
     return c.json({ job: name, startedAt, result }, 200);
   },
 );

@@ -44,7 +44,9 @@ const MemberResponse = z
   .object({
     member: z.string(),
     count: z.number(),
-    rank: z.number().int().nullable().openapi({ description: "1-based, ties by member byte order; null when the member has no count" }),
+    rank: z.number().int().nullable().openapi({ description: "1-based, ties by member byte order; null when the member has no count; the best rank it can have when rankExact is false" }),
+    rankExact: z.boolean().openapi({ description: "Whether rank is exact; false for a member deep in a big window, whose rank is given as bounds (an extension of the contract)" }),
+    rankMax: z.number().int().optional().openapi({ description: "Only when rankExact is false: the worst rank the member can have" }),
     window: WindowInfo,
     exact: z.boolean(),
     maxError: z.number(),

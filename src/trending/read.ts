@@ -6,7 +6,7 @@ import { memberProblem } from "../validation.ts";
 import { isStandardWindow, registryKeys, streamKeys } from "./keys.ts";
 import { assertStream, assertWindow, horizonOf, MAX_TOP_N, secondsUntil, type TrendingSettings } from "./options.ts";
 import { deleteScript, listScript, memberScript } from "./scripts.ts";
-import { TA_FIRST_DEPTH, TA_MAX_DEPTH, topScript } from "./top-script.ts";
+import { TA_FIRST_DEPTH, TA_MAX_DEPTH, TA_MERGE_MAX, topScript } from "./top-script.ts";
 
 export interface WindowInfo {
   /** Whole finished hours in the window (the current hour comes on top). */
@@ -27,7 +27,10 @@ export interface TopResult {
   stream: string;
   window: WindowInfo;
   items: TopItem[];
-  /** True when no trimming touched the window: the items are the true top N with true counts. */
+  /**
+   * True when no trimming touched the window: the items are the true top N with true counts.
+   * False too (with counts still exact) when a boundary tie too big to merge left open which tied members rank first.
+   */
   exact: boolean;
   /** Every reported count is at most this much below the true one; any missing member's true count is at most the N-th count + this. */
   maxError: number;
@@ -46,6 +49,8 @@ export interface TopOptions extends TrendingSettings {
   firstDepth?: number;
   /** Top-N only: deepest page of the threshold read before it merges instead, 1..4096. @default 1024 */
   maxDepth?: number;
+  /** Top-N only: most members the fallback merges; beyond, the answer's maxError widens instead. @default 100000 */
+  mergeMax?: number;
 }
 
 /**
@@ -74,7 +79,8 @@ function windowPlan(ctx: Ctx, stream: string, windowHours: number) {
   const hours = Array.from({ length: windowHours }, (_, i) => H - windowHours + i);
   return {
     window: { hours: windowHours, from: (H - windowHours) * HOUR, to: (H + 1) * HOUR },
-    keys: [keys.union(windowHours, H), keys.bucket(H), keys.scratch, ...hours.map(keys.bucket)],
+    keys: [keys.union(windowHours, H), keys.bucket(H), keys.scratch, registryKeys(ctx.prefix).dirty, ...hours.map(keys.bucket)],
+    H,
     // the shared slot records the width it holds; a standard window's key says it already
     width: isStandardWindow(windowHours) ? 0 : windowHours,
     // the union stands for hour H only; the next hour has a new one
@@ -100,12 +106,15 @@ export async function topTrending(ctx: Ctx, stream: string, options: TopOptions)
     ]);
   }
   const plan = windowPlan(ctx, stream, windowHours);
-  const raw = await runRead<{ maxError: string; items: string[] | Record<string, never>; next: string }>(ctx.redis, topScript, plan.keys, [
+  const raw = await runRead<{ maxError: string; items: string[] | Record<string, never>; next: string; unproven?: boolean }>(ctx.redis, topScript, plan.keys, [
     n,
     plan.ttl,
     firstDepth,
     maxDepth,
     plan.width,
+    stream,
+    plan.H,
+    options.mergeMax ?? TA_MERGE_MAX,
   ]);
   const flat = asList(raw.items);
   const ranked: { member: string; count: number }[] = [];
@@ -120,9 +129,10 @@ export async function topTrending(ctx: Ctx, stream: string, options: TopOptions)
     stream,
     window: plan.window,
     items,
-    exact: maxError === 0,
+    // unproven: a tie too big to merge left the order among members tied at the boundary open
+    exact: maxError === 0 && raw.unproven !== true,
     maxError,
-    topProven: maxError === 0 || (items.length === n && proven(items, nextCount, maxError)),
+    topProven: (maxError === 0 && raw.unproven !== true) || (items.length === n && proven(items, nextCount, maxError)),
     generatedAt: ctx.now,
   };
 }
@@ -146,15 +156,28 @@ export interface MemberResult {
   member: string;
   /** Count over the window; at most maxError below the true count. */
   count: number;
-  /** 1-based rank by count (ties by member, byte order); null when the member has no count. */
+  /**
+   * 1-based rank by count (ties by member, byte order); null when the member has no count.
+   * When `rankExact` is false (a member deep in a big window), the best rank it can have.
+   */
   rank: number | null;
+  /** Whether `rank` is the member's rank among the window's counts (not a bound). */
+  rankExact: boolean;
+  /** Only when `rankExact` is false: the worst rank it can have. */
+  rankMax?: number;
   window: WindowInfo;
   exact: boolean;
   maxError: number;
   generatedAt: number;
 }
 
-/** Count and rank of one member over a window: one script. */
+/**
+ * Most members per set the member lookup reads to rank a member exactly (those
+ * that could rank above it); beyond, it gives rank bounds (`rankExact: false`).
+ */
+export const MEMBER_RANK_DEPTH = 1000;
+
+/** Count and rank of one member over a window: one script, O(log N) in the members. */
 export async function memberTrending(ctx: Ctx, stream: string, member: string, options: TopOptions): Promise<MemberResult> {
   assertStream(stream);
   const problem = memberProblem(member);
@@ -162,16 +185,22 @@ export async function memberTrending(ctx: Ctx, stream: string, member: string, o
   const windowHours = options.windowHours ?? 24;
   assertWindow(windowHours, options.retentionHours);
   const plan = windowPlan(ctx, stream, windowHours);
-  const raw = await runRead<{ maxError: string; count: string; rank: number | false }>(ctx.redis, memberScript, plan.keys, [
-    member,
-    plan.ttl,
-    plan.width,
-  ]);
+  const raw = await runRead<{ maxError: string; count: string; rank: number | false; rankMax?: number; ties?: string[] | Record<string, never>; rankExact?: boolean }>(
+    ctx.redis,
+    memberScript,
+    plan.keys,
+    [member, plan.ttl, plan.width, stream, plan.H, MEMBER_RANK_DEPTH],
+  );
   const maxError = Number(raw.maxError);
+  // tied members rank by byte order: those before this one come first
+  const tiedBefore = asList(raw.ties ?? []).filter((m) => compareBytes(m, member) < 0).length;
+  const rankExact = raw.rank === false || raw.rankExact === true;
   return {
     member,
     count: Number(raw.count),
-    rank: raw.rank === false ? null : raw.rank,
+    rank: raw.rank === false ? null : raw.rank + tiedBefore,
+    rankExact,
+    ...(rankExact || raw.rank === false ? {} : { rankMax: raw.rankMax ?? raw.rank }),
     window: plan.window,
     exact: maxError === 0,
     maxError,

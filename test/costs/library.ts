@@ -9,7 +9,13 @@ export const area: CostArea = {
   order: 90,
   rows: {
     record: { call: "`trending(s).record(member)`", state: "steady (hour already written)", roundTrips: 1, commands: 3 },
-    top: { call: "`trending(s).top({ n: 10 })`", state: "steady (union cached)", roundTrips: 1, commands: 4 },
+    top: {
+      call: "`trending(s).top({ n: 10 })`",
+      state: "steady, events in the current hour only",
+      roundTrips: 1,
+      commands: 5,
+      note: "no finished hour holds an event, so there is no union to cache: each read asks the compaction queue (`ZSCORE _dirty`, issue 15) and finds nothing to union; a stream with finished hours reads its cached union in 5 commands (docs/trending.md)",
+    },
     incr: { call: "`counter(c).incr(member)`", state: "existing member", roundTrips: 1, commands: 3 },
     incrIdempotent: {
       call: "`counter(c).incr(member, 1, { idempotencyKey })`",

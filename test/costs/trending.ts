@@ -3,7 +3,9 @@
  * asserted by test/worker/costs-trending.test.ts. Before issue 14 (same states):
  * ingest 6 / 105 / 1,005, late 7, `Idempotency-Key` 8, first read 10, tie at the
  * boundary 12, never-written stream 8, delete 6, compaction per stream-hour
- * 19.35 trimmed / 16.35 not, empty run 3.
+ * 19.35 trimmed / 16.35 not, empty run 3. Before issue 15: first read 8, never-written
+ * stream 4, slot switch 9, member lookup 9 (merging the window), compaction per stream-hour
+ * 11.25 trimmed / 9.25 not (it built the 24 h and 48 h unions of every stream).
  */
 import type { CostArea, CostRow } from "./types.ts";
 
@@ -40,25 +42,33 @@ export const area = {
       note: "The threshold read's first page is 256 deep (32 before): a deeper page costs no more commands, and a tie of up to about 250 members at the top-N boundary settles in one round. A larger tie takes up to 4 commands per further round; past 1,024 members it merges (always exact).",
     }),
     topEmptyCurrent: row("trending top-10 / 24 h", "warm, current hour empty", 4, { naive: 5 }),
-    topFirstRead: row("trending top-10 / 24 h", "first read of the hour", 8, {
+    topFirstRead: row("trending top-10 / 24 h", "first read of the hour, previous hour compacted", 9, {
       naive: 5,
-      note: "The first read of an hour (or after a late event) builds the window's union in the same script: `ZUNIONSTORE`, `EXPIRE`, one more `ZMSCORE`. Hourly compaction builds the 24 h and 48 h unions ahead of readers.",
+      note: "The first read of an hour (or after a late event) builds the window's union in the same script: `ZSCORE _dirty` (is the previous hour compacted?), `ZUNIONSTORE` of trimmed hours only, `EXPIRE`, one more `ZMSCORE`. Compaction no longer builds unions nobody reads (issue 15).",
     }),
+    topFirstReadOpen: row("trending top-10 / 24 h", "first read of the hour, previous hour not yet compacted", 12, {
+      naive: 5,
+      note: "Until compaction has trimmed the previous hour (minute 5), the union leaves it out (`ZADD` of a marker saying so) and the read pages it as a third sorted set: no script copies a raw hour of 1M members (7.2 s before issue 15, see bench).",
+    }),
+    topWarmOpen: row("trending top-10 / 24 h", "warm, previous hour not yet compacted", 7, { naive: 5, note: "A third page and lookups: `ZREVRANGE` and `ZMSCORE` of the previous hour, `ZMSCORE` of its candidates in the union." }),
     topOtherWindow: row("trending top-10 / 7 h", "warm", 5, { naive: 5 }),
-    topOtherWindowSwitch: row("trending top-10 / 5 h", "after a 7 h read (shared slot rebuilt)", 9, {
+    topOtherWindowSwitch: row("trending top-10 / 5 h", "after a 7 h read (shared slot rebuilt)", 10, {
       naive: 5,
       note: "Widths other than 24 h and 48 h share one cached union per stream and hour (bounded memory, issue 12): reading another width rebuilds it, +1 command (`ZADD` of the width it holds) over a first read.",
     }),
-    topNeverWritten: row("trending top-10 / 24 h", "stream never written", 4, { naive: 5 }),
-    memberWarm: row("trending member lookup / 24 h", "warm", 9),
+    topNeverWritten: row("trending top-10 / 24 h", "stream never written", 5, { naive: 5 }),
+    memberWarm: row("trending member lookup / 24 h", "warm", 6, {
+      note: "O(log N), nothing merged (9 commands and a merge of the whole window before issue 15): `ZMSCORE`/`ZSCORE` of the member in the union and the current hour, then the members that could rank above it (`ZREVRANGEBYSCORE` ≥ its count / sets, at most 1,000 a set) and their counts elsewhere. Deeper in a big window: rank bounds from `ZCOUNT`s (`rankExact: false`).",
+    }),
+    memberOpen: row("trending member lookup / 24 h", "warm, previous hour not yet compacted", 9),
     list: row("trending list streams", "any", 2),
     delete: row("trending delete stream", "any", 5),
     compactIdle: row("trending compaction run", "nothing to do", 2, { target: 2 }),
-    compactTrimmed: row("trending compaction, per stream-hour", "run of 20 streams × 1 finished hour, each trimmed, 24 h + 48 h unions built", 11.25, {
+    compactTrimmed: row("trending compaction, per stream-hour", "run of 20 streams × 1 finished hour, each trimmed", 8.25, {
       roundTrips: 3,
       target: 12,
-      note: "Per stream and hour: `ZSCORE` `_dirty` and `_seen` (the overlap-safe re-check), `ZRANGE` of the (keep+1)-th member, `ZREMRANGEBYRANK` and `ZINCRBY` of the hour's cut when it is trimmed, `EXISTS` of the two unions, `ZUNIONSTORE` + `EXPIRE` for each, `ZADD _dirty`. The run's round trips (queue, batch, and a second queue read because the batch was full) are shared by its 20 streams. The cut lives in the bucket itself, so no hash is read, cleaned or expired.",
+      note: "Per stream and hour: `ZSCORE` `_dirty` and `_seen` (the overlap-safe re-check), `ZCARD`, and when the hour is trimmed `ZREVRANGE` of the (keep+1)-th member, `ZREMRANGEBYRANK` and `ZINCRBY` of the hour's cut (an hour with more than keep members to remove: `ZRANGESTORE` of its top keep, `UNLINK`, `RENAME`, +4), `EXISTS` of the stream's unions (only those a read built are completed), `ZADD _dirty`. The run's round trips (queue, batch, and a second queue read because the batch was full) are shared by its 20 streams. The cut lives in the bucket itself, so no hash is read, cleaned or expired.",
     }),
-    compactUntrimmed: row("trending compaction, per stream-hour", "run of 20 streams × 1 finished hour, nothing to trim, unions built", 9.25, { roundTrips: 3, target: 12 }),
+    compactUntrimmed: row("trending compaction, per stream-hour", "run of 20 streams × 1 finished hour, nothing to trim", 5.25, { roundTrips: 3, target: 12 }),
   },
 } satisfies CostArea;

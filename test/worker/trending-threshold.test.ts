@@ -40,18 +40,19 @@ function bruteTop(log: Event[], now: number, window: number, n: number) {
 const pad = (i: number) => String(i).padStart(4, "0");
 
 describe("threshold read: commands per top-N read", () => {
-  const api = createTestApi({ label: "trend-ta-cost", start: T0 });
+  // TRENDING_KEEP=0: compaction finishes hours without trimming them, so answers stay exact
+  const api = createTestApi({ label: "trend-ta-cost", start: T0, vars: { TRENDING_KEEP: "0" } });
   afterAll(() => api.cleanup());
 
-  it("costs 5 commands warm (4 when the first page holds the whole current hour), whatever the sizes, and matches a brute-force count", async () => {
+  it("costs 5 commands warm (4 when the first page holds the whole current hour; 5-7 while the previous hour awaits compaction), whatever the sizes, and matches a brute-force count", async () => {
     // warm the script cache on another stream: the first call after a flush pays the NOSCRIPT fallback
     await api.post("/v1/trending/warmup/events", { member: "w" });
     await api.get("/v1/trending/warmup/top");
 
     // small: the first page (256 deep) holds all of the current hour, so no ZMSCORE on it is needed
-    for (const [stream, perHour, cold, warmCost, mix] of [
-      ["small", 40, 7, 4, { evalsha: 1, zrevrange: 2, zmscore: 1 }],
-      ["large", 3000, 8, 5, { evalsha: 1, zrevrange: 2, zmscore: 2 }],
+    for (const [stream, perHour, coldOpen, warmOpen, cold, warmCost, mix] of [
+      ["small", 40, 10, 5, 8, 4, { evalsha: 1, zrevrange: 2, zmscore: 1 }],
+      ["large", 3000, 12, 7, 9, 5, { evalsha: 1, zrevrange: 2, zmscore: 2 }],
     ] as const) {
       const log: Event[] = [];
       // three finished hours and the current one, long-tailed counts (a few hot members, as
@@ -59,11 +60,23 @@ describe("threshold read: commands per top-N read", () => {
       for (const back of [3, 2, 1, 0]) {
         await record(api, stream, log, Array.from({ length: perHour }, (_, i) => ({ member: `m${pad(i)}`, count: 1 + Math.floor(1000 / (1 + ((i * 7919 + back * 13) % perHour))), at: T0 - back * HOUR })));
       }
-      const first = await api.cost(() => api.get(`/v1/trending/${stream}/top?n=10&window=24h`));
+      // The previous hour awaits compaction: the union leaves it out (it may hold a whole raw hour)
+      // and the read pages it as a third set. Cold: ZSCORE of the queue, ZUNIONSTORE of the older
+      // hours, ZADD of the marker, EXPIRE, one more ZMSCORE.
+      const open = await api.cost(() => api.get(`/v1/trending/${stream}/top?n=10&window=24h`));
+      expect(open.requests).toBe(1);
+      expect(open.result.body.items).toEqual(bruteTop(log, api.now, 24, 10));
+      const openWarm = await api.cost(() => api.get(`/v1/trending/${stream}/top?n=10&window=24h`));
+      expect(openWarm.result.body.items).toEqual(open.result.body.items);
+      expect([open.commands, openWarm.commands]).toEqual([coldOpen, warmOpen]);
+      // compaction finishes the previous hour and completes the union a read built: two sets from now on
+      const job = await api.post("/internal/jobs/compact", undefined, { key: "admin" });
+      expect(job.body.result).toMatchObject({ streams: 1, unionsBuilt: 1 });
+      // a window nobody read yet: cold, built from the finished hours (ZSCORE of the queue,
+      // ZUNIONSTORE, EXPIRE, one more ZMSCORE)
+      const first = await api.cost(() => api.get(`/v1/trending/${stream}/top?n=10&window=48h`));
       expect(first.requests).toBe(1);
-      expect(first.result.body.items).toEqual(bruteTop(log, api.now, 24, 10));
-      // cold: the union is built inside the same script (ZUNIONSTORE, EXPIRE, one more ZMSCORE; the
-      // buckets carry their cuts, so there is no hash to read and no sentinel to add)
+      expect(first.result.body.items).toEqual(bruteTop(log, api.now, 48, 10));
       expect(first.commands).toBe(cold);
 
       await api.resetStats();
@@ -79,7 +92,8 @@ describe("threshold read: commands per top-N read", () => {
   });
 
   it("costs 4 commands with an empty current hour", async () => {
-    api.advance(HOUR); // 13:30: nothing written in hour 13 yet
+    api.advance(HOUR); // 13:30: nothing written in hour 13 yet, hour 12 compacted
+    await api.post("/internal/jobs/compact", undefined, { key: "admin" });
     const cold = await api.cost(() => api.get("/v1/trending/large/top?n=10&window=24h"));
     expect(cold.requests).toBe(1);
     const warm = await api.cost(() => api.get("/v1/trending/large/top?n=10&window=24h"));
@@ -160,8 +174,9 @@ describe("late events invalidate the cached unions", () => {
       { member: "q", count: 4, at: T0 - HOUR },
       { member: "r", count: 1, at: T0 },
     ]);
-    // 24 h and 48 h have unions of their own; every other width shares the slot u:x
-    for (const w of [24, 48, 1]) await api.get(`/v1/trending/late/top?window=${w}h`);
+    // 24 h and 48 h have unions of their own; every other width shares the slot u:x (a 1 h window has
+    // none while its one finished hour awaits compaction: that hour is read as a set of its own)
+    for (const w of [24, 48, 3]) await api.get(`/v1/trending/late/top?window=${w}h`);
     expect(await api.keys()).toEqual(expect.arrayContaining([union("x"), union(24), union(48)]));
 
     // a write to the current hour leaves the unions alone: the next read is warm
@@ -204,7 +219,9 @@ describe("a write at the end of its hour and the next hour's unions", () => {
     api.setNow(at(50));
     await record(api, "skew", log, [{ member: "a", count: 5, at: at(50) }]);
     // a Worker whose clock has passed 13:00 reads, building hour 13's unions (they hold hour 12)
+    // (its compaction, too: until hour 12 is compacted, unions leave it out and reads page it live)
     api.setNow(Date.UTC(2026, 10, 22, 13, 0, 1));
+    await api.post("/internal/jobs/compact", undefined, { key: "admin" });
     for (const w of [1, 24]) await api.get(`/v1/trending/skew/top?window=${w}h`);
     expect(await api.keys()).toEqual(expect.arrayContaining([next("x"), next(24)]));
 
