@@ -40,6 +40,12 @@ export const MAX_SORTED_MEMBERS = 10_000;
 export const MAX_LISTED = 1000;
 /** Most buckets a `min` or `max` read may union (a sum reads rollups; these cannot): 400 days of days. */
 export const MAX_RAW_BUCKETS = 401;
+/**
+ * Most buckets one member delete may clear: every raw bucket in range must
+ * lose the member (one ZREM each), so the work grows with the range; 60 days
+ * of hours keeps the script near 15 ms. Longer ranges are split by the caller.
+ */
+export const MAX_DELETE_BUCKETS = 1440;
 /** Most source keys (after expanding period sources into buckets) one rollup may union. */
 export const MAX_UNION_KEYS = 1000;
 
@@ -297,6 +303,9 @@ export async function deleteMember(ctx: Ctx, name: string, member: string, optio
   assertName(name, "counter");
   checkMember(member);
   const range = periodRange(options, ctx.now);
+  if (range && range.starts.length > MAX_DELETE_BUCKETS) {
+    throw issue("from", `a member delete clears at most ${MAX_DELETE_BUCKETS} buckets (60 days of hours) per call, this range has ${range.starts.length}; split it`);
+  }
   const keys = [K.plain(ctx.prefix, name), K.index(ctx.prefix, name), K.names(ctx.prefix), K.expiry(ctx.prefix), K.seq(ctx.prefix)];
   const parts: ScriptArg[] = [];
   if (range) {

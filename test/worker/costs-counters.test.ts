@@ -106,7 +106,10 @@ describe("counters: commands per call", () => {
     await check("topHours400Uncached", () => api.get(`${base}/long/top?${range}`));
     await check("topHours400Cached", () => api.get(`${base}/long/top?${range}`));
     await check("topHours400Open", () => api.get(`${base}/long/top?period=hour&from=2025-10-19T05:00:00Z`));
-    await check("deleteMemberHours400", () => api.del(`${base}/long/members/m3?${range}`));
+    await check("deleteMemberHours60", () => api.del(`${base}/long/members/m3?period=hour&from=2026-09-21T17:00:00Z&to=2026-11-20T16:00:00Z`));
+    const refused = await api.cost(() => api.del(`${base}/long/members/m3?${range}`));
+    expect(refused.result.status).toBe(400);
+    expect.soft(costOf(refused), "deleteMemberHours400").toEqual(expected(rows.deleteMemberHours400!));
   });
 
   it("rollups and deletes", async () => {
