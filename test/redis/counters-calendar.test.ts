@@ -11,7 +11,8 @@ import { decompose } from "../../src/counters/calendar.ts";
 import { deleteMember, increment, ranked, type IncrItem } from "../../src/counters/counters.ts";
 import { createRedis } from "../../src/redis/client.ts";
 import { DAY, HOUR, periodEnd, periodStart, type Period } from "../../src/time.ts";
-import { deleteUnder, requireTarget } from "../helpers/upstash-rest.ts";
+import { counterKeys } from "../../src/counters/keys.ts";
+import { command, deleteUnder, requireTarget } from "../helpers/upstash-rest.ts";
 
 const target = requireTarget(process.env.EDGESTATS_UPSTASH_URL, process.env.EDGESTATS_UPSTASH_TOKEN);
 const prefix = `t-counters-cal-${Date.now().toString(36)}`;
@@ -71,6 +72,22 @@ describe("calendar rollups", () => {
       }),
       { numRuns: 500 },
     );
+  });
+
+  it("a rollup never expires before a bucket it sums: the bucket's ttl plus its slack, none once a bucket has none", async () => {
+    const at = Date.UTC(2027, 0, 14, 3);
+    const ttl = 30 * 86400;
+    await increment(ctx, "ttl", [{ member: "a", period: "hour", at, ttl }]);
+    const hour = counterKeys.bucket(prefix, "ttl", "hour", at);
+    const day = counterKeys.rollup(prefix, "ttl", "hour", "day", Date.UTC(2027, 0, 14));
+    const month = counterKeys.rollup(prefix, "ttl", "hour", "month", Date.UTC(2027, 0, 1));
+    const pttl = (k: string) => command<number>(target, "PTTL", k);
+    expect(await pttl(hour)).toBeLessThanOrEqual(ttl * 1000);
+    for (const k of [day, month]) expect(await pttl(k)).toBeGreaterThan(ttl * 1000 + 3_500_000);
+    // another hour of the same day written without ttl never expires: nor may its rollups
+    await increment(ctx, "ttl", [{ member: "a", period: "hour", at: at + HOUR }]);
+    for (const k of [day, month]) expect(await pttl(k)).toBe(-1);
+    expect(await pttl(hour)).toBeGreaterThan(0);
   });
 
   for (const period of ["hour", "day"] as const) {
