@@ -8,6 +8,7 @@ import { connectResp, type RespClient } from "../../dev/resp.ts";
 import type { Stack } from "../../dev/stack.ts";
 import { createRedis } from "../../src/redis/client.ts";
 import type { Side } from "../lib/measure.ts";
+import { calendarScaling } from "./calendar.ts";
 import { leaderboardScaling } from "./leaderboards.ts";
 import { presenceScaling } from "./presence.ts";
 import { trendingScaling } from "./trending.ts";
@@ -63,6 +64,7 @@ export async function runScaling(options: ScalingOptions): Promise<ScalingResult
       presenceScaling({ redis: loader, upstash: stack.upstash, side: service, prefix, sizes, timeoutSeconds: 300, log }),
     );
     await run("scaling-leaderboards", () => leaderboardScaling({ redis: resp, upstash: stack.upstash, side: service, prefix, sizes, log }));
+    await run("scaling-calendar", () => calendarScaling({ redis: resp, lib: loader, upstash: stack.upstash, tag: "bench-load", prefix, sizes: sizes.filter((n) => n <= 1000), log }));
   } finally {
     resp.close();
   }

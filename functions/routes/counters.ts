@@ -26,7 +26,7 @@ const tags = ["Counters"];
 
 const PeriodName = z.enum(PERIODS).openapi({ description: "UTC calendar period (ISO weeks, Monday first)" });
 const Aggregate = z.enum(AGGREGATES).openapi({
-  description: "How a member's scores combine across buckets; a member missing from a bucket is skipped, not counted as 0. @default sum",
+  description: `How a member's scores combine across buckets; a member missing from a bucket is skipped, not counted as 0. A sum reads calendar rollups; min and max read every bucket, at most ${counters.MAX_RAW_BUCKETS}. @default sum`,
 });
 const Ttl = z.number().int().min(1).max(MAX_TTL_SECONDS).openapi({
   description:
@@ -289,7 +289,7 @@ countersRoutes.openapi(
     method: "delete",
     path: "/{counter}/members/{member}",
     tags,
-    summary: "Remove a member (from the plain counter, or with period from each bucket in range)",
+    summary: `Remove a member (from the plain counter, or with period from each bucket in range, at most ${counters.MAX_DELETE_BUCKETS} buckets a call, and their rollups)`,
     request: { params: memberParams, query: z.object({ period: periodQuery.period, from: periodQuery.from, to: periodQuery.to }) },
     responses: { 204: noContent, ...writeErrorResponses },
   }),

@@ -9,6 +9,7 @@ import { DAY, periodEnd, periodStart, type Period } from "../time.ts";
 import { assertName, MAX_BATCH, MAX_INCREMENT, memberProblem } from "../validation.ts";
 import { counterKeys as K, type Aggregate } from "./keys.ts";
 import { ALL, DELETE_COUNTER, DELETE_MEMBER, INCR, LIST, MEMBER, RANGE, TOP, UNION } from "./scripts.ts";
+import { decompose, deletePlan, rollupsOf } from "./calendar.ts";
 import {
   aggregateArg,
   BUCKET_TIME_PROBLEM,
@@ -37,6 +38,14 @@ export const MAX_BUCKET_AHEAD_MS = 5 * 60_000;
 export const MAX_SORTED_MEMBERS = 10_000;
 /** Most names the list endpoint returns per page (also its default page size). */
 export const MAX_LISTED = 1000;
+/** Most buckets a `min` or `max` read may union (a sum reads rollups; these cannot): 400 days of days. */
+export const MAX_RAW_BUCKETS = 401;
+/**
+ * Most buckets one member delete may clear: every raw bucket in range must
+ * lose the member (one ZREM each), so the work grows with the range; 60 days
+ * of hours keeps the script near 15 ms. Longer ranges are split by the caller.
+ */
+export const MAX_DELETE_BUCKETS = 1440;
 /** Most source keys (after expanding period sources into buckets) one rollup may union. */
 export const MAX_UNION_KEYS = 1000;
 
@@ -119,11 +128,16 @@ function source(ctx: Ctx, name: string, options: ReadOptions): { keys: string[];
   const aggregate = options.aggregate ?? "sum";
   const rangeId = `${range.period}:${range.from}:${range.to}:${aggregate}`;
   const union = K.union(ctx.prefix, name, cacheSlot(rangeId));
-  const buckets = range.starts.map((start) => K.bucket(ctx.prefix, name, range.period, start));
+  // a sum reads calendar rollups in the middle; min and max need every bucket, so their ranges are capped
+  if (aggregate !== "sum" && range.starts.length > MAX_RAW_BUCKETS) {
+    throw issue("aggregate", `${aggregate} reads every bucket: at most ${MAX_RAW_BUCKETS} buckets (this range has ${range.starts.length}); use sum, a coarser period or a shorter range`);
+  }
+  const parts = aggregate === "sum" ? decompose(range.period, range.from, range.to) : range.starts.map((start) => ({ level: "bucket" as const, start, end: 0 }));
+  const buckets = parts.map((p) => (p.level === "bucket" ? K.bucket(ctx.prefix, name, range.period, p.start) : K.rollup(ctx.prefix, name, range.period, p.level, p.start)));
   return {
     keys: [union, K.scratch(ctx.prefix, name), K.index(ctx.prefix, name), ...buckets],
     args: [buckets.length, aggregateArg(aggregate), range.finished ? 1 : 0, UNION_CACHE_SECONDS, rangeId],
-    range: { period: range.period, from: range.from, to: range.to, aggregate, buckets: buckets.length, finished: range.finished },
+    range: { period: range.period, from: range.from, to: range.to, aggregate, buckets: range.starts.length, finished: range.finished },
   };
 }
 
@@ -139,7 +153,10 @@ const withRange = <T extends object>(body: T, range: RangeInfo | undefined) => (
 export async function increment(ctx: Ctx, name: string, items: IncrItem[], idempotency?: Idempotency) {
   assertName(name, "counter");
   if (items.length < 1 || items.length > MAX_BATCH) throw issue("items", `must hold 1 to ${MAX_BATCH} items`);
-  const buckets = new Map<string, { slot: number; ttl: number }>();
+  const buckets = new Map<string, { slot: number; ttl: number; parents: string[] }>();
+  // rollup key -> its ttl; (rollup key, member) -> the batch's summed increment
+  const rollups = new Map<string, { ttl: number }>();
+  const rollupSums = new Map<string, Map<string, number>>();
   let plainTtl = 0;
   let late = false;
   const itemArgs: ScriptArg[] = [];
@@ -160,15 +177,33 @@ export async function increment(ctx: Ctx, name: string, items: IncrItem[], idemp
     if (when === null) throw issue(at("at"), BUCKET_TIME_PROBLEM);
     checkBucketAge(when, ctx.now, item.ttl, at("at"));
     const key = K.bucket(ctx.prefix, name, item.period, periodStart(item.period, when));
+    const period = item.period;
+    const parents = rollupsOf(period).map((level) => K.rollup(ctx.prefix, name, period, level, periodStart(level, when)));
     let bucket = buckets.get(key);
-    if (!bucket) buckets.set(key, (bucket = { slot: buckets.size + 1, ttl: 0 }));
+    if (!bucket) buckets.set(key, (bucket = { slot: buckets.size + 1, ttl: 0, parents }));
     // expiries only grow, so the largest ttl of the key's items is what applies
     if (item.ttl !== undefined) bucket.ttl = Math.max(bucket.ttl, item.ttl);
+    for (const parent of parents) {
+      let rollup = rollups.get(parent);
+      if (!rollup) rollups.set(parent, (rollup = { ttl: 0 }));
+      // the bucket's ttl plus the slack its extension may add: a rollup never expires before its buckets
+      if (item.ttl !== undefined) rollup.ttl = Math.max(rollup.ttl, item.ttl + Math.min(Math.ceil(item.ttl / 10), 3600));
+      let sums = rollupSums.get(parent);
+      if (!sums) rollupSums.set(parent, (sums = new Map()));
+      sums.set(item.member, (sums.get(item.member) ?? 0) + by);
+    }
     if (periodEnd(item.period, when) <= ctx.now) late = true;
     itemArgs.push(bucket.slot, item.member, by);
   });
-  const keys = [K.plain(ctx.prefix, name), K.index(ctx.prefix, name), K.names(ctx.prefix), K.expiry(ctx.prefix), K.seq(ctx.prefix), ...buckets.keys()];
-  const args: ScriptArg[] = [name, ctx.now, late ? 1 : 0, plainTtl, ...[...buckets.values()].map((b) => b.ttl), ...itemArgs];
+  const slotOf = new Map<string, number>([...buckets.keys()].map((k, i) => [k, i + 1]));
+  [...rollups.keys()].forEach((k, i) => slotOf.set(k, buckets.size + i + 1));
+  const keys = [K.plain(ctx.prefix, name), K.index(ctx.prefix, name), K.names(ctx.prefix), K.expiry(ctx.prefix), K.seq(ctx.prefix), ...buckets.keys(), ...rollups.keys()];
+  const perKey: ScriptArg[] = [];
+  for (const b of buckets.values()) perKey.push(b.ttl, slotOf.get(b.parents[0] ?? "") ?? 0, slotOf.get(b.parents[1] ?? "") ?? 0);
+  for (const r of rollups.values()) perKey.push(r.ttl, 0, 0);
+  const rollupArgs: ScriptArg[] = [];
+  for (const [key, sums] of rollupSums) for (const [member, by] of sums) rollupArgs.push(slotOf.get(key) ?? 0, member, by);
+  const args: ScriptArg[] = [name, ctx.now, late ? 1 : 0, plainTtl, items.length, ...perKey, ...itemArgs, ...rollupArgs];
   const { value, replayed } = await runWrite<string[]>(ctx.redis, INCR, keys, args, idempotency);
   const scores = asList(value);
   return { value: { results: items.map((item, i) => ({ member: item.member, score: Number(scores[i]) })) }, replayed };
@@ -268,9 +303,19 @@ export async function deleteMember(ctx: Ctx, name: string, member: string, optio
   assertName(name, "counter");
   checkMember(member);
   const range = periodRange(options, ctx.now);
-  const buckets = range ? range.starts.map((start) => K.bucket(ctx.prefix, name, range.period, start)) : [];
-  const keys = [K.plain(ctx.prefix, name), K.index(ctx.prefix, name), K.names(ctx.prefix), K.expiry(ctx.prefix), K.seq(ctx.prefix), ...buckets];
-  return runWrite<number>(ctx.redis, DELETE_MEMBER, keys, [name, ctx.now, member, range ? 0 : 1], idempotency);
+  if (range && range.starts.length > MAX_DELETE_BUCKETS) {
+    throw issue("from", `a member delete clears at most ${MAX_DELETE_BUCKETS} buckets (60 days of hours) per call, this range has ${range.starts.length}; split it`);
+  }
+  const keys = [K.plain(ctx.prefix, name), K.index(ctx.prefix, name), K.names(ctx.prefix), K.expiry(ctx.prefix), K.seq(ctx.prefix)];
+  const parts: ScriptArg[] = [];
+  if (range) {
+    const plan = deletePlan(range.period, range.from, periodEnd(range.period, range.to));
+    for (const step of plan) {
+      keys.push(step.level === "bucket" ? K.bucket(ctx.prefix, name, range.period, step.start) : K.rollup(ctx.prefix, name, range.period, step.level, step.start));
+      parts.push(step.kind, step.parent);
+    }
+  }
+  return runWrite<number>(ctx.redis, DELETE_MEMBER, keys, [name, ctx.now, member, range ? 0 : 1, ...parts], idempotency);
 }
 
 /** Deletes the counter: its plain key, every bucket (invisible at once, freed by the sweep job) and its registry entry. */

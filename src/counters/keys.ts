@@ -11,6 +11,8 @@ export const counterKeys = {
   plain: (prefix: string, name: string) => keyOf(prefix, "counters", name),
   /** One calendar bucket of a period counter, e.g. `…:pageviews:day:20261122`. */
   bucket: (prefix: string, name: string, period: Period, start: number) => keyOf(prefix, "counters", name, period, periodLabel(period, start)),
+  /** Calendar rollup (issue 15): the sum of a counter's `fine` buckets over one day or month, e.g. `…:pageviews:hour:by-day:20261122`. */
+  rollup: (prefix: string, name: string, fine: Period, coarse: Period, start: number) => keyOf(prefix, "counters", name, fine, `by-${coarse}`, periodLabel(coarse, start)),
   /** Hash: `b:<bucket key>` → its expiry for each bucket of the counter's current life, `late` = cache generation, `u:<slot key>` = what the slot caches. */
   index: (prefix: string, name: string) => keyOf(prefix, "counters", name, "index"),
   /** Cache slot `slot` of the counter: the union of one finished range (which one, the index field `u:<this key>` says). */

@@ -56,10 +56,16 @@ end
 `;
 
 /**
- * KEYS = {plain, index, names, expiry, seq, bucket...};
- * ARGV = {name, now ms, late (1 when a bucket of a finished period is written), plain ttl s (0 = none),
- *         one ttl s per bucket (0 = none), then (slot, member, by) per item; slot 0 = plain, i = i-th bucket}.
+ * KEYS = {plain, index, names, expiry, seq, bucket..., rollup...};
+ * ARGV = {name, now ms, late (1 when a bucket of a finished period is written), plain ttl s (0 = none), number of items,
+ *         per bucket or rollup (ttl s (0 = none), slot of its day rollup, slot of its month rollup; 0 = none),
+ *         then (slot, member, by) per item; slot 0 = plain, i = i-th bucket;
+ *         then (rollup slot, member, summed by) per rollup and member}.
  * Returns the score after each item, as the strings Redis gives.
+ *
+ * Rollups are keys of the index like buckets (listed, expiring, deleted with
+ * the counter); their ttl is the bucket's plus its slack, so a rollup never
+ * expires before a bucket it sums.
  *
  * Bookkeeping runs only on first touch, so a steady write is the ZINCRBY, the
  * registry's activity ZADD and (for buckets) one HMGET or (with a ttl on the
@@ -79,8 +85,10 @@ export const INCR = defineWriteScript(
 local plain, index, names, expiry, seq = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local name, now, late                  = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1'
 local plainTtl                         = tonumber(ARGV[4]) * 1000
+local nItems                           = tonumber(ARGV[5])
 local nb                               = #KEYS - 5
-local first                            = 5 + nb
+local first                            = 6 + 3 * nb
+local last                             = first + 3 * nItems - 1
 ${FIELDS}
 local function slack(ms) return math.min(math.ceil(ms / 10), 3600000) end
 -- the registry's score is the last write (lists show recent activity first);
@@ -88,7 +96,7 @@ local function slack(ms) return math.min(math.ceil(ms / 10), 3600000) end
 local newName       = redis.call('ZADD', names, now, name) == 1
 local forever, grow = false, 0
 local usesPlain     = false
-for j = first, #ARGV, 3 do
+for j = first, last, 3 do
   if ARGV[j] == '0' then usesPlain = true break end
 end
 -- with a ttl, the plain key's PTTL before the write: -2 new, -1 kept for ever, else the time left
@@ -117,7 +125,7 @@ if nb > 0 then
   end
 end
 local results, suspects = {}, 0
-for j = first, #ARGV, 3 do
+for j = first, last, 3 do
   local slot, by = tonumber(ARGV[j]), ARGV[j + 2]
   local key      = plain
   if slot > 0 then key = KEYS[5 + slot] end
@@ -125,6 +133,10 @@ for j = first, #ARGV, 3 do
   results[#results + 1] = score
   -- a score equal to the increment: the member (perhaps the whole key) is new
   if slot == 0 and tonumber(score) == tonumber(by) then suspects = suspects + 1 end
+end
+-- calendar rollups: one ZINCRBY per (rollup, member), the batch's increments summed by the caller
+for j = last + 1, #ARGV, 3 do
+  redis.call('ZINCRBY', KEYS[5 + tonumber(ARGV[j])], ARGV[j + 2], ARGV[j + 1])
 end
 if usesPlain then
   if plainTtl > 0 then
@@ -144,9 +156,18 @@ if usesPlain then
   end
 end
 local indexForever, indexGrow = false, 0
+-- a rollup outlives its buckets: one whose bucket this write created without expiry keeps none either
+local keep = {}
 for i = 1, nb do
-  local b, ttl, v = KEYS[5 + i], tonumber(ARGV[4 + i]) * 1000, state[i]
+  local b, ttl, v = KEYS[5 + i], tonumber(ARGV[3 + 3 * i]) * 1000, state[i]
   local e         = nil
+  if keep[i] then
+    ttl = 0
+    if v and v > 0 then
+      redis.call('PERSIST', b)
+      v = false
+    end
+  end
   if v == false then
     e = 0
     if ttl > 0 then
@@ -154,6 +175,10 @@ for i = 1, nb do
       e = now + ttl
     end
     redis.call('HSET', index, 'b:' .. b, e)
+    if e == 0 and state[i] == false then
+      keep[tonumber(ARGV[4 + 3 * i])] = true
+      keep[tonumber(ARGV[5 + 3 * i])] = true
+    end
   elseif ttl > 0 and v > 0 and v - now < ttl then
     local ms = ttl + slack(ttl)
     e = now + ms
@@ -190,8 +215,13 @@ return results
 );
 
 /**
- * KEYS = {plain, index, names, expiry, seq, bucket...}; ARGV = {name, now ms, member, 1 to remove from the plain counter}.
- * Removes the member only: no key's expiry changes. Returns how many keys held the member.
+ * KEYS = {plain, index, names, expiry, seq, bucket..., day rollup..., month rollup...};
+ * ARGV = {name, now ms, member, 1 to remove from the plain counter, then per bucket or rollup:
+ *         kind (f = bucket, w = rollup wholly in range, p = rollup partly in range), slot of the partial rollup it adds to (0 = none)}.
+ * Removes the member only: no key's expiry changes. A bucket or whole rollup
+ * loses the member (ZREM); a partial rollup loses what its removed parts held
+ * (ZINCRBY of minus their scores, read by ZSCORE only where a partial rollup
+ * needs them), and the member itself when that leaves 0. Returns how many buckets held the member.
  */
 export const DELETE_MEMBER = defineWriteScript(
   "counters.deleteMember",
@@ -202,13 +232,42 @@ ${FIELDS}
 local removed = 0
 if fromPlain then removed = redis.call('ZREM', plain, member) end
 if #KEYS > 5 then
-  local fromBuckets = 0
-  local values      = fields(6, #KEYS)
+  local fromBuckets, changed = 0, 0
+  local values               = fields(6, #KEYS)
+  local acc, found           = {}, {}
   for i = 6, #KEYS do
-    if values[i - 5] then fromBuckets = fromBuckets + redis.call('ZREM', KEYS[i], member) end
+    local j            = 4 + 2 * (i - 5)
+    local kind, parent = ARGV[j - 1], tonumber(ARGV[j])
+    local key          = KEYS[i]
+    local gone, held   = 0, false
+    if values[i - 5] then
+      if kind == 'p' then
+        if found[i] then
+          gone, held = acc[i], true
+          local left = redis.call('ZINCRBY', key, -gone, member)
+          if tonumber(left) == 0 then redis.call('ZREM', key, member) end
+          changed = changed + 1
+        end
+      else
+        local n = 0
+        if parent > 0 then
+          -- a partial rollup above needs the score; an absent member needs no ZREM
+          local score = redis.call('ZSCORE', key, member)
+          if score then gone, held, n = tonumber(score), true, redis.call('ZREM', key, member) end
+        else
+          n = redis.call('ZREM', key, member)
+        end
+        if kind == 'f' then fromBuckets = fromBuckets + n end
+        changed = changed + n
+      end
+    end
+    if held and parent > 0 then
+      acc[5 + parent]   = (acc[5 + parent] or 0) + gone
+      found[5 + parent] = true
+    end
   end
   -- past unions may have included the member: a new mark invalidates them
-  if fromBuckets > 0 then redis.call('HSET', index, 'late', redis.call('INCR', seq)) end
+  if changed > 0 then redis.call('HSET', index, 'late', redis.call('INCR', seq)) end
   removed = removed + fromBuckets
 end
 -- a counter left with no key at all leaves the registry

@@ -1,10 +1,10 @@
 import type { Ctx } from "../context.ts";
 import { ConflictError, NotFoundError, ValidationError, type FieldIssue } from "../errors.ts";
 import { asList, runRead, runWrite, type Idempotency } from "../redis/script.ts";
-import { DAY, dayStart, parseAt } from "../time.ts";
+import { DAY, dayStart, parseAt, periodEnd } from "../time.ts";
 import { MAX_BATCH, assertName, invalid, memberProblem } from "../validation.ts";
 import { MAX_BUCKET_INDEX, quantile, topBuckets, type Bucket } from "./buckets.ts";
-import { dayKeyPairs, daysBetween, dayUntil, histogramKeys, liveDays, MAX_FUTURE_MS, MAX_RETENTION_DAYS } from "./keys.ts";
+import { dayKeyPairs, daysBetween, dayUntil, histogramKeys, liveDays, liveMonths, MAX_FUTURE_MS, MAX_RETENTION_DAYS, monthKeys, monthOf } from "./keys.ts";
 import { deleteScript, listScript, observeScript, putScript, readScript } from "./scripts.ts";
 
 /** Largest |value| an observation may have (the range of `Score`). */
@@ -179,9 +179,11 @@ export async function putHistogram(
   assertName(name, "histogram");
   const checked = checkSettings(settings);
   const days = liveDays(ctx.now);
-  const keys = [histogramKeys.meta(ctx.prefix, name), histogramKeys.registry(ctx.prefix), ...dayKeyPairs(ctx.prefix, name, days)];
+  const months = liveMonths(ctx.now);
+  const keys = [histogramKeys.meta(ctx.prefix, name), histogramKeys.registry(ctx.prefix), ...dayKeyPairs(ctx.prefix, name, days), ...monthKeys(ctx.prefix, name, months)];
   const listed = dayUntil(dayStart(ctx.now), checked.retentionDays);
-  const args = [name, String(checked.bucketWidth), checked.unit ?? "", checked.retentionDays, ctx.now, listed, ...days];
+  const monthArgs = [monthOf(ctx.now), periodEnd("month", ctx.now), days.length];
+  const args = [name, String(checked.bucketWidth), checked.unit ?? "", checked.retentionDays, ctx.now, listed, ...monthArgs, ...days, ...months.map((m) => periodEnd("month", m) - DAY)];
   try {
     const { value, replayed } = await runWrite<{ created: boolean; createdAt: string }>(ctx.redis, putScript, keys, args, idempotency);
     return { value: { histogram: name, ...checked, createdAt: Number(value.createdAt), created: value.created }, replayed };
@@ -234,8 +236,9 @@ export async function observe(
 ): Promise<{ value: { accepted: number }; replayed: boolean }> {
   assertName(name, "histogram");
   const groups = groupObservations(ctx.now, observations);
-  const keys = [histogramKeys.meta(ctx.prefix, name), histogramKeys.registry(ctx.prefix), ...dayKeyPairs(ctx.prefix, name, groups.map((g) => g.day))];
-  const args: (string | number)[] = [name, ctx.now, MAX_BUCKETS_PER_DAY, MAX_BUCKET_INDEX];
+  const keys = [histogramKeys.meta(ctx.prefix, name), histogramKeys.registry(ctx.prefix)];
+  for (const { day } of groups) keys.push(...dayKeyPairs(ctx.prefix, name, [day]), ...monthKeys(ctx.prefix, name, [monthOf(day)]));
+  const args: (string | number)[] = [name, ctx.now, MAX_BUCKETS_PER_DAY, MAX_BUCKET_INDEX, periodEnd("month", ctx.now)];
   for (const { day, values } of groups) {
     const sum = values.reduce((a, b) => a + b, 0);
     let min = Infinity;
@@ -245,7 +248,7 @@ export async function observe(
       if (v > max) max = v;
     }
     // The day's smallest value is kept negated, so one ZADD GT keeps both extremes.
-    args.push(day, values.length, String(sum), String(0 - min), String(max), ...values.map(String));
+    args.push(day, periodEnd("month", day) - DAY, values.length, String(sum), String(0 - min), String(max), ...values.map(String));
   }
   try {
     return await runWrite<{ accepted: number }>(ctx.redis, observeScript, keys, args, idempotency);
@@ -291,8 +294,22 @@ export async function readHistogram(ctx: Ctx, name: string, options: ReadOptions
   const first = live[0] as number;
   const last = live.at(-1) as number;
   const days = daysBetween(from, to).filter((d) => d >= first && d <= last);
-  const keys = [histogramKeys.meta(ctx.prefix, name), ...dayKeyPairs(ctx.prefix, name, days)];
-  const reply = await runRead<ReadReply>(ctx.redis, readScript, keys, [MAX_READ_BUCKETS]);
+  // whole months of the range: their rollup may stand for their days (the script decides by retention)
+  const monthArgs: number[] = [];
+  const months: number[] = [];
+  let i = 0;
+  while (i < days.length) {
+    const m = monthOf(days[i] as number);
+    let j = i;
+    while (j < days.length && monthOf(days[j] as number) === m) j++;
+    if (days[i] === m && (days[j - 1] as number) + DAY === periodEnd("month", m)) {
+      months.push(m);
+      monthArgs.push(m, i + 1, j - i);
+    }
+    i = j;
+  }
+  const keys = [histogramKeys.meta(ctx.prefix, name), histogramKeys.scratch(ctx.prefix, name), ...dayKeyPairs(ctx.prefix, name, days), ...monthKeys(ctx.prefix, name, months)];
+  const reply = await runRead<ReadReply>(ctx.redis, readScript, keys, [MAX_READ_BUCKETS, ctx.now, days.length, MAX_BUCKETS_PER_DAY, ...monthArgs]);
   if (reply.missing) throw notFound(name);
   if (reply.tooMany !== undefined) {
     invalid([{ path: "from", message: `the range holds ${reply.tooMany} distinct buckets, more than ${MAX_READ_BUCKETS}; narrow it` }]);
@@ -328,7 +345,12 @@ export async function readHistogram(ctx: Ctx, name: string, options: ReadOptions
 /** Deletes a histogram: settings, every stored day, and its registry entry. Idempotent. */
 export async function deleteHistogram(ctx: Ctx, name: string): Promise<{ deleted: boolean }> {
   assertName(name, "histogram");
-  const keys = [histogramKeys.meta(ctx.prefix, name), histogramKeys.registry(ctx.prefix), ...dayKeyPairs(ctx.prefix, name, liveDays(ctx.now))];
+  const keys = [
+    histogramKeys.meta(ctx.prefix, name),
+    histogramKeys.registry(ctx.prefix),
+    ...dayKeyPairs(ctx.prefix, name, liveDays(ctx.now)),
+    ...monthKeys(ctx.prefix, name, liveMonths(ctx.now)),
+  ];
   const { value } = await runWrite<{ removed: number }>(ctx.redis, deleteScript, keys, [name]);
   return { deleted: value.removed > 0 };
 }

@@ -1,5 +1,5 @@
 import { keyOf } from "../keys.ts";
-import { DAY, dayLabel, dayStart, MINUTE } from "../time.ts";
+import { DAY, dayLabel, dayStart, MINUTE, periodEnd, periodLabel, periodStart } from "../time.ts";
 
 /** Longest retention a histogram may have, in days; also the longest range one read may cover. */
 export const MAX_RETENTION_DAYS = 400;
@@ -25,6 +25,14 @@ export const histogramKeys = {
    * `ZUNION … AGGREGATE MAX` of days gives the range's.
    */
   ext: (prefix: string, name: string, dayMs: number) => keyOf(prefix, "hist", name, dayLabel(dayMs), "ext"),
+  /**
+   * Monthly rollup (issue 15): the sum of the month's day sets (buckets and
+   * `sum`), kept at write time, so a long read unions months in the middle
+   * instead of every day. `…:<name>:202611` (six digits: never a day key).
+   */
+  month: (prefix: string, name: string, monthMs: number) => keyOf(prefix, "hist", name, periodLabel("month", monthMs)),
+  /** Scratch union of a read, deleted by the same script (the read's size is checked before anything is loaded). */
+  scratch: (prefix: string, name: string) => keyOf(prefix, "hist", name, "tmp"),
   /**
    * Sorted set of histogram names scored with the epoch ms until which each
    * is listed: when its newest data expires (or, without data, when data
@@ -60,4 +68,27 @@ export function dayKeyPairs(prefix: string, name: string, days: readonly number[
 /** Epoch ms until which a day's keys live under a retention: `retentionDays` after the day ends. */
 export function dayUntil(dayMs: number, retentionDays: number): number {
   return dayMs + (retentionDays + 1) * DAY;
+}
+
+/** Start of the UTC month containing `ms`. */
+export function monthOf(ms: number): number {
+  return periodStart("month", ms);
+}
+
+/** Epoch ms until which a month rollup lives: as long as its last day would. */
+export function monthUntil(monthMs: number, retentionDays: number): number {
+  return dayUntil(periodEnd("month", monthMs) - DAY, retentionDays);
+}
+
+/** Months that overlap the live days: the month rollups that may still exist. */
+export function liveMonths(now: number): number[] {
+  const days = liveDays(now);
+  const out: number[] = [];
+  for (let m = monthOf(days[0] as number); m <= (days.at(-1) as number); m = periodEnd("month", m)) out.push(m);
+  return out;
+}
+
+/** The rollup key of each month. */
+export function monthKeys(prefix: string, name: string, months: readonly number[]): string[] {
+  return months.map((m) => histogramKeys.month(prefix, name, m));
 }

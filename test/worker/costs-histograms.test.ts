@@ -19,7 +19,7 @@ type RowId = keyof typeof rows;
 async function check(id: RowId, call: () => Promise<{ status: number }>, status = 200) {
   const measured = await api.cost(call);
   expect(measured.result.status, id).toBe(status);
-  expect(costOf(measured), id).toEqual(expected(rows[id]));
+  expect.soft(costOf(measured), id).toEqual(expected(rows[id]));
 }
 
 const batch = { values: Array.from({ length: 1000 }, (_, i) => i % 100) };

@@ -70,6 +70,27 @@ describe("bad input: 400 and nothing written", () => {
     });
   }
 
+  it("attack: an hourly max over 400 days (9,600 buckets, no rollup can answer it) is a 400 naming the 401-bucket limit", async () => {
+    const res = await api.get(`${base}/c/top?period=hour&from=2025-11-01T00:00:00Z&to=2026-11-01T00:00:00Z&aggregate=max`);
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe("invalid_request");
+    expect(res.body.error.message).toContain("at most 401 buckets");
+    expect(await api.keys()).toEqual([]);
+    // a sum over the same range is answered from rollups, and a daily max over 400 days still works
+    expect((await api.get(`${base}/c/top?period=hour&from=2025-11-01T00:00:00Z&to=2026-11-01T00:00:00Z`)).status).toBe(200);
+    expect((await api.get(`${base}/c/top?period=day&from=2025-11-01&to=2026-11-01&aggregate=max`)).status).toBe(200);
+  });
+
+  it("attack: an ingest key's member delete over 400 days of hours (9,600 ZREMs) is a 400 naming the 1,440-bucket limit", async () => {
+    const res = await api.del(`${base}/c/members/a?period=hour&from=2025-11-01T00:00:00Z&to=2026-11-01T00:00:00Z`);
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toContain("at most 1440 buckets");
+    expect(await api.keys()).toEqual([]);
+    // 60 days of hours, or 400 days of days, in one call are fine
+    expect((await api.del(`${base}/c/members/a?period=hour&from=2026-09-02T00:00:00Z&to=2026-10-31T23:00:00Z`)).status).toBe(204);
+    expect((await api.del(`${base}/c/members/a?period=day&from=2025-11-01&to=2026-11-01`)).status).toBe(204);
+  });
+
   it("refuses bad rollups", async () => {
     const cases = [
       { sources: [] },

@@ -377,7 +377,8 @@ describe("one Redis round trip per call", () => {
     }
     console.log("histogram commands per call (script-inner included):", JSON.stringify(seen));
     // Inner commands grow with days and distinct buckets touched, never with the values themselves.
-    expect(seen["post one"]).toBeLessThanOrEqual(11);
+    // the first observation of a day also writes its month rollup (issue 15): 3 increments and 2 EXPIREs more
+    expect(seen["post one"]).toBeLessThanOrEqual(14);
     expect(seen["get today"]).toBeLessThanOrEqual(4);
   });
 

@@ -1,0 +1,114 @@
+/**
+ * Issue 15, calendar rollups: a sum over any range, read from raw buckets at
+ * the edges and day/month rollups in the middle, equals the sum of the raw
+ * buckets; also after late (backdated) writes and member deletes over ranges
+ * that start and end mid-month and cross a year.
+ */
+import fc from "fast-check";
+import { afterAll, describe, expect, it } from "vitest";
+import type { Ctx } from "../../src/context.ts";
+import { decompose } from "../../src/counters/calendar.ts";
+import { deleteMember, increment, ranked, type IncrItem } from "../../src/counters/counters.ts";
+import { createRedis } from "../../src/redis/client.ts";
+import { DAY, HOUR, periodEnd, periodStart, type Period } from "../../src/time.ts";
+import { counterKeys } from "../../src/counters/keys.ts";
+import { command, deleteUnder, requireTarget } from "../helpers/upstash-rest.ts";
+
+const target = requireTarget(process.env.EDGESTATS_UPSTASH_URL, process.env.EDGESTATS_UPSTASH_TOKEN);
+const prefix = `t-counters-cal-${Date.now().toString(36)}`;
+// 400 days back from mid-January 2027 cross 2026 into December 2025
+const NOW = Date.UTC(2027, 0, 15, 12, 30);
+const ctx: Ctx = { redis: createRedis(target), prefix, now: NOW };
+afterAll(() => deleteUnder(target, prefix));
+
+const OLDEST = NOW - 399 * DAY;
+const MONTH_EDGES = Array.from({ length: 15 }, (_, i) => Date.UTC(2025, 11 + i, 1));
+/** A time within the last 399 days, often within a day of a month's start (where rollups meet). */
+const time = fc.oneof(
+  fc.integer({ min: OLDEST, max: NOW }),
+  fc.tuple(fc.constantFrom(...MONTH_EDGES), fc.integer({ min: -30 * HOUR, max: 30 * HOUR })).map(([edge, d]) => Math.min(NOW, Math.max(OLDEST, edge + d))),
+);
+const write = fc.record({ member: fc.constantFrom("a", "b", "c", "d"), by: fc.integer({ min: 1, max: 9 }), at: time });
+const range = fc.tuple(time, time).map(([x, y]) => (x <= y ? [x, y] : [y, x]) as [number, number]);
+/** A member delete clears at most 1,440 buckets: hourly deletes span at most 60 days. */
+const shortRange = fc.tuple(time, fc.integer({ min: 0, max: 1439 })).map(([x, h]) => [periodStart("hour", x), Math.min(NOW, periodStart("hour", x) + h * HOUR)] as [number, number]);
+
+type Write = { member: string; by: number; at: number };
+
+function model(period: Period, writes: Write[], deletes: { member: string; from: number; to: number }[], from: number, to: number): Record<string, number> {
+  const lo = periodStart(period, from);
+  const hi = periodEnd(period, to);
+  const out: Record<string, number> = {};
+  for (const w of writes) {
+    if (w.at < lo || w.at >= hi) continue;
+    // a delete removes what the member held in its buckets before it (writes are all made first)
+    if (deletes.some((d) => d.member === w.member && w.at >= periodStart(period, d.from) && w.at < periodEnd(period, d.to) )) continue;
+    out[w.member] = (out[w.member] ?? 0) + w.by;
+  }
+  return out;
+}
+
+async function read(name: string, period: Period, from: number, to: number): Promise<Record<string, number>> {
+  const res = await ranked(ctx, name, "top", 100, { period, from, to });
+  return Object.fromEntries(res.items.map((i) => [i.member, i.score]));
+}
+
+let run = 0;
+
+describe("calendar rollups", () => {
+  it("decompose covers the range exactly with at most 24 + 31 + 13 + 31 + 24 keys", () => {
+    fc.assert(
+      fc.property(range, fc.constantFrom<Period>("hour", "day"), ([x, y], period) => {
+        const from = periodStart(period, x);
+        const to = periodStart(period, y);
+        const parts = decompose(period, from, to);
+        let t = from;
+        for (const p of parts) {
+          expect(p.start).toBe(t);
+          t = p.end;
+        }
+        expect(t).toBe(periodEnd(period, to));
+        expect(parts.length).toBeLessThanOrEqual(23 + 30 + 14 + 30 + 23);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("a rollup never expires before a bucket it sums: the bucket's ttl plus its slack, none once a bucket has none", async () => {
+    const at = Date.UTC(2027, 0, 14, 3);
+    const ttl = 30 * 86400;
+    await increment(ctx, "ttl", [{ member: "a", period: "hour", at, ttl }]);
+    const hour = counterKeys.bucket(prefix, "ttl", "hour", at);
+    const day = counterKeys.rollup(prefix, "ttl", "hour", "day", Date.UTC(2027, 0, 14));
+    const month = counterKeys.rollup(prefix, "ttl", "hour", "month", Date.UTC(2027, 0, 1));
+    const pttl = (k: string) => command<number>(target, "PTTL", k);
+    expect(await pttl(hour)).toBeLessThanOrEqual(ttl * 1000);
+    for (const k of [day, month]) expect(await pttl(k)).toBeGreaterThan(ttl * 1000 + 3_500_000);
+    // another hour of the same day written without ttl never expires: nor may its rollups
+    await increment(ctx, "ttl", [{ member: "a", period: "hour", at: at + HOUR }]);
+    for (const k of [day, month]) expect(await pttl(k)).toBe(-1);
+    expect(await pttl(hour)).toBeGreaterThan(0);
+  });
+
+  for (const period of ["hour", "day"] as const) {
+    it(`${period}: rollup sums equal raw bucket sums over random ranges, with late writes and member deletes`, async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(write, { minLength: 1, maxLength: 40 }), fc.array(range, { minLength: 2, maxLength: 3 }), period === "hour" ? shortRange : range, fc.constantFrom("a", "b"), async (writes, ranges, del, victim) => {
+          const name = `cal-${period}-${run++}`;
+          // all writes are backdated ("late"): some in the current hour too
+          const items: IncrItem[] = writes.map((w) => ({ member: w.member, by: w.by, period, at: w.at }));
+          const half = Math.ceil(items.length / 2);
+          await increment(ctx, name, items.slice(0, half));
+          for (const [from, to] of ranges) expect(await read(name, period, from, to)).toEqual(model(period, writes.slice(0, half), [], from, to));
+          // more late writes after the (cached) reads: the rollups and the cache follow
+          if (half < items.length) await increment(ctx, name, items.slice(half));
+          for (const [from, to] of ranges) expect(await read(name, period, from, to)).toEqual(model(period, writes, [], from, to));
+          await deleteMember(ctx, name, victim, { period, from: del[0], to: del[1] });
+          const deletes = [{ member: victim, from: del[0], to: del[1] }];
+          for (const [from, to] of [...ranges, del]) expect(await read(name, period, from, to)).toEqual(model(period, writes, deletes, from, to));
+        }),
+        { numRuns: 20 },
+      );
+    });
+  }
+});
