@@ -9,8 +9,8 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { bundleWorker } from "./wrangler.ts";
 
-/** KiB of gzip. Measured 208 KiB on 2026-11-23 (minified, no keepNames); zod v4, with its 64 locales riding along in the `z` namespace, is the largest part (issue 17 aims at 200). */
-export const BUDGET_KIB = 220;
+/** KiB of gzip. Measured 219 KiB on 2026-11-23 (minified, no keepNames); zod v4, with its 64 locales riding along in the `z` namespace, is the largest part (issue 17 aims at 200). */
+export const BUDGET_KIB = 230;
 
 const dir = mkdtempSync(join(tmpdir(), "edgestats-bundle-"));
 try {
