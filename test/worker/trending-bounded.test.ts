@@ -6,24 +6,11 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { command } from "../helpers/upstash-rest.ts";
 import { createTestApi } from "../helpers/worker.ts";
+import { bruteTop, HOUR, type TrendingEvent } from "../helpers/trending.ts";
 
-const HOUR = 3_600_000;
 const T0 = Date.UTC(2026, 10, 22, 12, 30);
 
-type Event = { member: string; count: number; at: number };
-
-function bruteTop(log: Event[], now: number, window: number, n: number) {
-  const H = Math.floor(now / HOUR);
-  const counts = new Map<string, number>();
-  for (const e of log) {
-    const h = Math.floor(e.at / HOUR);
-    if (h >= H - window && h <= H) counts.set(e.member, (counts.get(e.member) ?? 0) + e.count);
-  }
-  return [...counts]
-    .sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1))
-    .slice(0, n)
-    .map(([member, count], i) => ({ rank: i + 1, member, count }));
-}
+type Event = TrendingEvent;
 
 describe("bounded caching", () => {
   const api = createTestApi({ label: "trend-bound-cache", start: T0 });

@@ -6,13 +6,13 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { createTestApi, type TestApi } from "../helpers/worker.ts";
+import { bruteTop, HOUR, type TrendingEvent } from "../helpers/trending.ts";
 
-const HOUR = 3_600_000;
 const T0 = Date.UTC(2026, 10, 22, 12, 30);
 /** Commands of the seed post's naive read: ZRANGE, ZCARD, ZREMRANGEBYRANK, ZUNIONSTORE, EXPIRE, ZRANGE. */
 const NAIVE_READ_COMMANDS = 6;
 
-type Event = { member: string; count: number; at: number };
+type Event = TrendingEvent;
 
 /** Posts events in batches of 1,000 and remembers them for the brute-force count. */
 async function record(api: TestApi, stream: string, log: Event[], events: Event[]): Promise<void> {
@@ -21,20 +21,6 @@ async function record(api: TestApi, stream: string, log: Event[], events: Event[
     expect(res.status).toBe(200);
   }
   log.push(...events);
-}
-
-/** The true top n over hours [H - window, H], ties by member (byte order = code units here: ASCII names). */
-function bruteTop(log: Event[], now: number, window: number, n: number) {
-  const H = Math.floor(now / HOUR);
-  const counts = new Map<string, number>();
-  for (const e of log) {
-    const h = Math.floor(e.at / HOUR);
-    if (h >= H - window && h <= H) counts.set(e.member, (counts.get(e.member) ?? 0) + e.count);
-  }
-  return [...counts]
-    .sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1))
-    .slice(0, n)
-    .map(([member, count], i) => ({ rank: i + 1, member, count }));
 }
 
 const pad = (i: number) => String(i).padStart(4, "0");

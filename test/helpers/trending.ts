@@ -1,0 +1,18 @@
+/** Brute-force trending answers for tests: what the service must match. */
+export const HOUR = 3_600_000;
+
+export type TrendingEvent = { member: string; count: number; at: number };
+
+/** The true top n over hours [H - window, H], ties by member (byte order = code units here: ASCII names). */
+export function bruteTop(log: TrendingEvent[], now: number, window: number, n: number) {
+  const H = Math.floor(now / HOUR);
+  const counts = new Map<string, number>();
+  for (const e of log) {
+    const h = Math.floor(e.at / HOUR);
+    if (h >= H - window && h <= H) counts.set(e.member, (counts.get(e.member) ?? 0) + e.count);
+  }
+  return [...counts]
+    .sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1))
+    .slice(0, n)
+    .map(([member, count], i) => ({ rank: i + 1, member, count }));
+}
