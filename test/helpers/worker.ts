@@ -3,6 +3,7 @@
  * `app.request(path, init, env)`, with a fake clock and a key prefix of its own.
  */
 import { env as baseEnv } from "cloudflare:workers";
+import { afterAll } from "vitest";
 import { createApp } from "../../functions/app.ts";
 import { TEST_KEYS } from "./keys.ts";
 import { deleteUnder, keysUnder, requireTarget, resetStats, statsOf, uniquePrefix, type TagStats } from "./upstash-rest.ts";
@@ -97,3 +98,18 @@ export function createTestApi(options: TestApiOptions) {
 }
 
 export type TestApi = ReturnType<typeof createTestApi>;
+
+/**
+ * For files that make a test api per test: `const track = cleanedUpAfterAll<TestApi>()`, then
+ * `track(createTestApi(...))` returns the api and deletes its keys after the file's tests.
+ */
+export function cleanedUpAfterAll<A extends { cleanup(): Promise<unknown> }>(): (api: A) => A {
+  const apis: A[] = [];
+  afterAll(async () => {
+    for (const api of apis) await api.cleanup();
+  });
+  return (api) => {
+    apis.push(api);
+    return api;
+  };
+}

@@ -2,23 +2,17 @@
  * Measures every row of test/costs/ingest.ts in the state it names and asserts
  * the exact round trips and commands. Scripts are warmed first.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { area } from "../costs/ingest.ts";
 import { costOf, expected } from "../costs/types.ts";
+import { cleanedUpAfterAll } from "../helpers/worker.ts";
 import { createIngestApi, type IngestApi } from "../helpers/ingest.ts";
 
 const rows = area.rows;
 const HOUR = 3_600_000;
 const T0 = Date.UTC(2026, 10, 22, 12, 30);
-const apis: IngestApi[] = [];
-function newApi(label: string) {
-  const api = createIngestApi({ label, start: T0 });
-  apis.push(api);
-  return api;
-}
-afterAll(async () => {
-  for (const api of apis) await api.cleanup();
-});
+const track = cleanedUpAfterAll<IngestApi>();
+const newApi = (label: string) => track(createIngestApi({ label, start: T0 }));
 
 const STREAMS = ["pages", "search", "games"];
 const events = (stream: string, r: number, n: number, members: number) =>

@@ -4,25 +4,18 @@
  * each command a script runs). Each row sets its state up explicitly; scripts
  * are warmed first, so no row pays the one-off NOSCRIPT fallback.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { area } from "../costs/presence.ts";
 import { costOf, expected } from "../costs/types.ts";
-import { createTestApi, type TestApi } from "../helpers/worker.ts";
+import { createTestApi, type TestApi, cleanedUpAfterAll } from "../helpers/worker.ts";
 
 const rows = area.rows;
 const MIN = 60_000;
 const DAY = 86_400_000;
 /** 12:30:10 UTC: not an hour boundary, not within a timeout of midnight. */
 const START = Date.UTC(2026, 10, 22, 12, 30, 10);
-const apis: TestApi[] = [];
-function newApi(label: string, start = START) {
-  const api = createTestApi({ label, start });
-  apis.push(api);
-  return api;
-}
-afterAll(async () => {
-  for (const api of apis) await api.cleanup();
-});
+const track = cleanedUpAfterAll<TestApi>();
+const newApi = (label: string, start = START) => track(createTestApi({ label, start }));
 
 const ids = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag}-${i}`);
 const beat = (api: TestApi, room: string, body: unknown, headers?: Record<string, string>) =>

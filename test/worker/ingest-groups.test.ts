@@ -4,24 +4,18 @@
  * their synchronous calls write.
  */
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { consumeBatch, retryDelaySeconds } from "../../src/ingest/consume.ts";
 import { createRedis, type RedisClient } from "../../src/redis/client.ts";
 import { command } from "../helpers/upstash-rest.ts";
+import { cleanedUpAfterAll } from "../helpers/worker.ts";
 import { createIngestApi, type IngestApi } from "../helpers/ingest.ts";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const T0 = Date.UTC(2026, 10, 22, 12, 30);
-const apis: IngestApi[] = [];
-function newApi(label: string) {
-  const api = createIngestApi({ label, start: T0 });
-  apis.push(api);
-  return api;
-}
-afterAll(async () => {
-  for (const api of apis) await api.cleanup();
-});
+const track = cleanedUpAfterAll<IngestApi>();
+const newApi = (label: string) => track(createIngestApi({ label, start: T0 }));
 const settings = { trendingRetentionHours: 50, presenceTimeoutSeconds: 300 };
 
 /** A Redis client whose scripts touching `poisoned` fail as an unreachable Upstash would. */

@@ -4,21 +4,15 @@
  * applies each target in one script, exactly once, and dead-letters what can
  * never apply.
  */
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { command } from "../helpers/upstash-rest.ts";
+import { cleanedUpAfterAll } from "../helpers/worker.ts";
 import { createIngestApi, type IngestApi } from "../helpers/ingest.ts";
 
 const HOUR = 3_600_000;
 const T0 = Date.UTC(2026, 10, 22, 12, 30);
-const apis: IngestApi[] = [];
-function newApi(label: string, options: { queue?: boolean } = {}) {
-  const api = createIngestApi({ label, start: T0, ...options });
-  apis.push(api);
-  return api;
-}
-afterAll(async () => {
-  for (const api of apis) await api.cleanup();
-});
+const track = cleanedUpAfterAll<IngestApi>();
+const newApi = (label: string, options: { queue?: boolean } = {}) => track(createIngestApi({ label, start: T0, ...options }));
 
 /** Deterministic events: 100 per request over `members` members of `stream`, counts 1..3. */
 function eventsFor(stream: string, request: number, members = 40) {

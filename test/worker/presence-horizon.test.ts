@@ -5,22 +5,15 @@
  * Driven by the fake clock (Redis TTLs run on real time, so keys that would
  * have expired are checked through the API, not by their absence).
  */
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { command } from "../helpers/upstash-rest.ts";
-import { createTestApi, type TestApi } from "../helpers/worker.ts";
+import { createTestApi, type TestApi, cleanedUpAfterAll } from "../helpers/worker.ts";
 
 const MIN = 60_000;
 const DAY = 86_400_000;
 const T0 = Date.UTC(2026, 10, 22, 12, 30, 10);
-const apis: TestApi[] = [];
-function newApi(label: string, vars?: Record<string, string>) {
-  const api = createTestApi({ label, start: T0, ...(vars ? { vars } : {}) });
-  apis.push(api);
-  return api;
-}
-afterAll(async () => {
-  for (const api of apis) await api.cleanup();
-});
+const track = cleanedUpAfterAll<TestApi>();
+const newApi = (label: string, vars?: Record<string, string>) => track(createTestApi({ label, start: T0, ...(vars ? { vars } : {}) }));
 
 const trim = (api: TestApi) => api.post("/internal/jobs/trim", undefined, { key: "admin" });
 const key = (api: TestApi, ...parts: string[]) => [api.prefix, "presence", ...parts].join(":");

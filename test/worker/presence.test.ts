@@ -1,17 +1,10 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { command } from "../helpers/upstash-rest.ts";
-import { createTestApi, type TestApi } from "../helpers/worker.ts";
+import { createTestApi, type TestApi, cleanedUpAfterAll } from "../helpers/worker.ts";
 
 const MIN = 60_000;
-const apis: TestApi[] = [];
-function newApi(label: string, start?: string) {
-  const api = createTestApi({ label, ...(start ? { start } : {}) });
-  apis.push(api);
-  return api;
-}
-afterAll(async () => {
-  for (const api of apis) await api.cleanup();
-});
+const track = cleanedUpAfterAll<TestApi>();
+const newApi = (label: string, start?: string) => track(createTestApi({ label, ...(start ? { start } : {}) }));
 
 const uuids = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag}-${String(i).padStart(6, "0")}-4b7d-4f0a-9a55-0c1d2e3f4a5b`);
 const runTrim = (api: TestApi) => api.post("/internal/jobs/trim", undefined, { key: "admin" });
@@ -53,8 +46,7 @@ describe("heartbeats and the online count", () => {
   });
 
   it("honours PRESENCE_TIMEOUT_SECONDS", async () => {
-    const short = createTestApi({ label: "pres-tmo", vars: { PRESENCE_TIMEOUT_SECONDS: "30" } });
-    apis.push(short);
+    const short = track(createTestApi({ label: "pres-tmo", vars: { PRESENCE_TIMEOUT_SECONDS: "30" } }));
     await short.post("/v1/presence/r/heartbeats", { id: "x" });
     short.advance(30_001);
     const stats = await short.get("/v1/presence/r");
