@@ -57,7 +57,7 @@ beforeAll(async () => {
     const create = /^\/v2\/schedules\/(.+)$/.exec(path);
     if (req.method === "POST" && create) {
       const destination = create[1]!;
-      if (!/^https?:\/\/[^/]+\/internal\/jobs\/[a-z-]+$/.test(destination)) return send(400, { error: `bad destination ${destination}` });
+      if (!/^https?:\/\/[^/]+\/internal\/jobs\/[a-z.-]+$/.test(destination)) return send(400, { error: `bad destination ${destination}` });
       const cron = req.headers["upstash-cron"];
       if (typeof cron !== "string" || !CRON.test(cron)) return send(400, { error: "Upstash-Cron header is required and must be a cron expression" });
       const method = (req.headers["upstash-method"] as string | undefined) ?? "POST";
@@ -195,13 +195,13 @@ describe("npm run schedules", () => {
     const dry = await run(["--dry-run"], {});
     expect(dry.status, dry.stderr).toBe(0);
     expect(dry.stdout).toContain("edgestats-trim");
-    expect(dry.stdout).toContain("1488 messages/day");
+    expect(dry.stdout).toContain("1512 messages/day");
     const missing = await run(["--url", "https://stats.example.com"], {});
     expect(missing.status).toBe(1);
     expect(missing.stderr).toContain("QSTASH_TOKEN");
     const real = await run(["--url", "https://stats.example.com"], { QSTASH_TOKEN: TOKEN, QSTASH_URL: qstashUrl });
     expect(real.status, real.stderr).toBe(0);
     expect(real.stdout).toMatch(/create\s+edgestats-compact/);
-    expect(schedules.size).toBe(3);
+    expect(schedules.size).toBe(4);
   });
 });
