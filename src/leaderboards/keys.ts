@@ -1,7 +1,8 @@
 import { keyOf } from "../keys.ts";
 
 /**
- * A board is a fixed set of four keys, so deleting it (or handing every key
+ * A board is a fixed set of keys (four, plus its daily snapshot and the
+ * snapshot's build on boards without seasons), so deleting it (or handing every key
  * to a script in KEYS) never needs a scan. Player data lives in per-board
  * hashes keyed by player rather than one hash per player as in the source
  * post, which would make the set of keys grow with the board.
