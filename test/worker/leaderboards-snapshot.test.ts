@@ -164,6 +164,45 @@ describe("daily snapshot of boards without seasons", () => {
     }
   });
 
+  it("keyed by player: a ties-reached player who took a new ranking member still reads the snapshot's rank", async () => {
+    await api.put(`${base}/snapr`, { ties: "reached" }, admin);
+    await join("snapr", "a", 2);
+    await join("snapr", "b", 1);
+    api.setNow("2026-11-23T10:00:00.000Z");
+    await runJob();
+    await score("snapr", "b", { by: 5 });
+    expect((await api.get(`${base}/snapr/players/b`)).body).toMatchObject({ rank: 1, previousRank: 2 });
+    expect((await api.get(`${base}/snapr`)).body.items.map((r: any) => [r.player, r.previousRank])).toEqual([["b", 2], ["a", 1]]);
+  });
+
+  it("many boards over runs with a small budget: the pass's cursor moves on, a board whose activity moves it is still done", async () => {
+    const a = createTestApi({ label: "lb-snap-many", start: "2026-11-20T10:00:00.000Z", vars: { LEADERBOARD_SNAPSHOT_CHUNK: "3", LEADERBOARD_SNAPSHOT_SCRIPTS: "3" } });
+    try {
+      const boards = ["m1", "m2", "m3", "m4", "m5"];
+      for (const b of boards) {
+        for (const p of ["x", "y"]) await join(b, p, p === "x" ? 2 : 1, a);
+        a.advance(1000);
+      }
+      const first = (await runJob(a)).body.result;
+      expect(first.more).toBe(true);
+      // m1 (done) and m4 (not yet) gain a player: both move to the end of the registry, after the cursor
+      await join("m1", "z", 9, a);
+      await join("m4", "z", 9, a);
+      const results = [first];
+      for (let r = 0; r < 10 && results[results.length - 1].more; r++) results.push((await runJob(a)).body.result);
+      expect(results[results.length - 1].more).toBe(false);
+      expect(results.map((r) => r.members).reduce((x, y) => x + y)).toBe(11);
+      for (const b of ["m1", "m2", "m3", "m5"]) expect((await a.get(`${base}/${b}/players/x`)).body.previousRank, b).toBe(1);
+      // m4 was copied after its newcomer joined; m1 before (and is not copied twice in a day)
+      expect((await a.get(`${base}/m4/players/z`)).body.previousRank).toBe(1);
+      expect((await a.get(`${base}/m4/players/x`)).body.previousRank).toBe(2);
+      expect((await a.get(`${base}/m1/players/z`)).body.previousRank).toBeNull();
+      expect((await runJob(a)).body.result).toMatchObject({ alreadyDone: true });
+    } finally {
+      await a.cleanup();
+    }
+  });
+
   it("attack: only an admin key (or a QStash signature) runs the snapshot job", async () => {
     for (const key of ["ingest", "read"] as const) {
       expect((await api.post("/internal/jobs/leaderboards.snapshot", undefined, { key })).status).toBe(403);
