@@ -2,6 +2,7 @@ import type { Job } from "../src/jobs.ts";
 import { sweepCountersJob } from "../src/counters/jobs.ts";
 import { compactTrendingJob } from "../src/trending/jobs.ts";
 import { trimPresenceJob } from "../src/presence/jobs.ts";
+import { snapshotJob } from "../src/leaderboards/snapshot.ts";
 
 export type { Job };
 
@@ -10,10 +11,11 @@ export const JOBS: Record<string, Job> = {
   compact: compactTrendingJob,
   trim: trimPresenceJob,
   "sweep-counters": sweepCountersJob,
+  "leaderboards.snapshot": snapshotJob,
 };
 
 /** Which jobs each cron expression of wrangler.toml runs. */
 export const CRON_JOBS: Record<string, string[]> = {
-  "5 * * * *": ["compact", "sweep-counters"],
+  "5 * * * *": ["compact", "sweep-counters", "leaderboards.snapshot"],
   "* * * * *": ["trim"],
 };

@@ -32,6 +32,10 @@ export interface Config {
   jobRedisTimeoutMs: number;
   /** Requests per API key per 10 s; 0 = no rate limit. @default 0 */
   rateLimitPer10s: number;
+  /** Ranking members one leaderboard snapshot script copies at most (about 50 ms at 10,000). @default 10000 */
+  leaderboardSnapshotChunk: number;
+  /** Scripts one `leaderboards.snapshot` run may send before it stops with `more: true`. @default 40 */
+  leaderboardSnapshotScripts: number;
 }
 
 function int(env: Record<string, unknown>, name: string, fallback: number, min: number, max: number): number {
@@ -60,5 +64,7 @@ export function readConfig(env: Record<string, unknown>): Config {
     redisTimeoutMs: int(env, "REDIS_TIMEOUT_MS", 3000, 100, 60_000),
     jobRedisTimeoutMs: int(env, "JOB_REDIS_TIMEOUT_MS", 25_000, 100, 300_000),
     rateLimitPer10s: int(env, "RATE_LIMIT_PER_10S", 0, 0, 1_000_000),
+    leaderboardSnapshotChunk: int(env, "LEADERBOARD_SNAPSHOT_CHUNK", 10_000, 1, 10_000),
+    leaderboardSnapshotScripts: int(env, "LEADERBOARD_SNAPSHOT_SCRIPTS", 40, 2, 1000),
   };
 }

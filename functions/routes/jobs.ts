@@ -15,11 +15,12 @@ jobRoutes.openapi(
     method: "post",
     path: "/internal/jobs/{job}",
     tags: ["Operations"],
-    summary: "Run a periodic job now (for QStash schedules): compact | trim | sweep-counters",
+    summary: "Run a periodic job now (for QStash schedules): compact | trim | sweep-counters | leaderboards.snapshot",
     description:
       "Accepted with a valid `Upstash-Signature` (QStash) or an admin key. Jobs are idempotent and safe to overlap. " +
       "`compact` (hourly): trims finished trending hours and precomputes window unions; `trim` (every minute): removes idle presence ids and samples concurrency; " +
-      "`sweep-counters` (hourly): frees the bucket keys of deleted counters.",
+      "`sweep-counters` (hourly): frees the bucket keys of deleted counters; " +
+      "`leaderboards.snapshot` (hourly, acts once per UTC day): copies each board without seasons into its daily snapshot (`previousRank`), in bounded slices.",
     security: [{ bearerAuth: [] }, { qstashSignature: [] }],
     request: { params: z.object({ job: z.string().openapi({ param: { name: "job", in: "path" }, example: "compact" }) }) },
     responses: { 200: jsonResponse(JobResult, "The job ran."), ...errorResponses, ...notFoundResponse },

@@ -57,7 +57,7 @@ const Settings = z
   .openapi("LeaderboardSettings");
 
 const Movement = {
-  previousRank: z.number().int().nullable().openapi({ description: "final rank in the season before (seasonal boards); null when unknown or unranked then" }),
+  previousRank: z.number().int().nullable().openapi({ description: "final rank in the season before (seasonal boards), or the rank at the last daily snapshot (boards without seasons); null when unknown or unranked then" }),
   bestRank: z.number().int().nullable().openapi({ description: "best rank seen at the player's own writes this season, never worse than the rank now" }),
 };
 

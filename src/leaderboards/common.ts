@@ -54,7 +54,7 @@ export interface Row {
   player: string;
   name: string | null;
   score: number;
-  /** Final rank in the season before this one (seasonal boards); null when unknown or not ranked then. */
+  /** Final rank in the season before this one (seasonal boards), or the rank at the last daily snapshot (boards without seasons); null when unknown or not ranked then. */
   previousRank: number | null;
   /** Best rank seen at the player's own writes this season, never worse than `rank`. */
   bestRank: number | null;

@@ -1,7 +1,8 @@
 import { keyOf } from "../keys.ts";
 
 /**
- * A board is a fixed set of four keys, so deleting it (or handing every key
+ * A board is a fixed set of keys (four, plus its daily snapshot and the
+ * snapshot's build on boards without seasons), so deleting it (or handing every key
  * to a script in KEYS) never needs a scan. Player data lives in per-board
  * hashes keyed by player rather than one hash per player as in the source
  * post, which would make the set of keys grow with the board.
@@ -15,6 +16,10 @@ export interface BoardKeys {
   players: string;
   /** Hash: player → profile JSON `{"name","meta"}` (opaque to Lua). */
   profiles: string;
+  /** Sorted set (boards without seasons): player → rank at the last daily snapshot (snapshot.ts). */
+  snapshot: string;
+  /** Sorted set: the snapshot being built, renamed over `snapshot` when complete. */
+  snapshotNext: string;
 }
 
 export function boardKeys(prefix: string, board: string): BoardKeys {
@@ -23,12 +28,19 @@ export function boardKeys(prefix: string, board: string): BoardKeys {
     ranking: keyOf(prefix, "lb", board, "ranking"),
     players: keyOf(prefix, "lb", board, "players"),
     profiles: keyOf(prefix, "lb", board, "profiles"),
+    snapshot: keyOf(prefix, "lb", board, "snap"),
+    snapshotNext: keyOf(prefix, "lb", board, "snap", "next"),
   };
 }
 
 /** Sorted set of board names (all scores 0, so it reads back in name order). `_` cannot start a board name. */
 export function registryKey(prefix: string): string {
   return keyOf(prefix, "lb", "_boards");
+}
+
+/** Hash: the snapshot job's progress (`day` of the last complete pass, `cursor` of the pass under way). */
+export function snapshotStateKey(prefix: string): string {
+  return keyOf(prefix, "lb", "_snap");
 }
 
 /** Width of the tie-break sequence in ranking members; fixed so lexicographic order is numeric order. */

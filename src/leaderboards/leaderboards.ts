@@ -36,6 +36,7 @@ import {
 export * from "./validate.ts";
 export * from "./seasons.ts";
 export * from "./reads.ts";
+export { createSnapshotJob, snapshotJob, type SnapshotOptions } from "./snapshot.ts";
 export { percentileOf } from "./common.ts";
 export type { BoardConfig, BoardSettings, JoinInput, JoinView, PlayerView, Row, ScoreResult, SeasonOption } from "./common.ts";
 
@@ -230,7 +231,7 @@ export async function removePlayer(ctx: Ctx, board: string, player: string): Pro
   const { value } = await runWrite<{ removed: boolean }>(
     ctx.redis,
     scripts.removePlayer,
-    [k.settings, k.players, k.profiles, registryKey(ctx.prefix), ...season.keys],
+    [k.settings, k.players, k.profiles, registryKey(ctx.prefix), ...season.keys, k.snapshot, k.snapshotNext],
     [board, player, ...season.args],
   );
   return value;
@@ -246,7 +247,7 @@ export async function deleteBoard(ctx: Ctx, board: string): Promise<{ removed: b
   const { value } = await runWrite<{ removed: boolean }>(
     ctx.redis,
     scripts.deleteBoard,
-    [registryKey(ctx.prefix), k.settings, k.ranking, k.players, k.profiles, ...rankings],
+    [registryKey(ctx.prefix), k.settings, k.ranking, k.players, k.profiles, k.snapshot, k.snapshotNext, ...rankings],
     [board],
   );
   return value;

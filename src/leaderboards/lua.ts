@@ -105,16 +105,19 @@ local function namesOf(rows)
   return names
 end
 -- profiles and movement (previousRank, bestRank) of page rows: two HMGETs for the page,
--- plus a ZRANK for a row whose previous rank the entry does not hold
-local function detailsOf(profiles, players, s, rows, firstRank)
+-- plus a ZRANK for a row whose previous rank the entry does not hold (seasonal boards)
+-- or one ZMSCORE of the daily snapshot for all rows (boards without seasons)
+local function detailsOf(profiles, players, s, rows, firstRank, snap)
   local names = namesOf(rows)
   if #names == 0 then return {}, {} end
   local found = redis.call('HMGET', profiles, unpack(names))
   local texts = redis.call('HMGET', players, unpack(names))
+  local snapped = s.reset == 'n' and redis.call('ZMSCORE', snap, unpack(names)) or {}
   local moves = {}
   for i, text in ipairs(texts) do
     local prev, best = nil, nil
     if text then prev, best = movement(s, parseEntry(text), firstRank + i - 1) end
+    if s.reset == 'n' then prev = tonumber(snapped[i]) end
     moves[i] = {prev or false, best or false}
   end
   return found, moves

@@ -2,7 +2,7 @@ import { SEQ_WIDTH } from "./keys.ts";
 import { CFG, ENTRY, PROFILES_OF_ROWS, readScript, SEASON } from "./lua.ts";
 
 /** The leaderboard read scripts (see scripts.ts for the member and score conventions). */
-/** KEYS: players, profiles, season block. ARGV: player, season block args. */
+/** KEYS: players, profiles, season block, daily snapshot. ARGV: player, season block args. */
 export const getPlayer = readScript(
   "leaderboards:get",
   `${ENTRY}${CFG}${SEASON}
@@ -17,6 +17,8 @@ local e     = parseEntry(got[1])
 local score = redis.call('ZSCORE', s.key, e.member)
 local rank  = score and redis.call('ZRANK', s.key, e.member) + 1 or nil
 local prev, best = movement(s, e, rank)
+-- a board without seasons: the rank at the last daily snapshot (snapshot.ts)
+if s.reset == 'n' then prev = tonumber(redis.call('ZSCORE', KEYS[11], player)) end
 return {
   profile  = redis.call('HGET', profiles, player),
   joinedAt = e.joined,
@@ -30,7 +32,7 @@ return {
 `,
 );
 
-/** KEYS: settings, players, profiles, season block. ARGV: start, stop (0-based, inclusive), season block args. */
+/** KEYS: settings, players, profiles, season block, daily snapshot. ARGV: start, stop (0-based, inclusive), season block args. */
 export const pageOf = readScript(
   "leaderboards:page",
   `${ENTRY}${CFG}${SEASON}${PROFILES_OF_ROWS}
@@ -42,12 +44,12 @@ local cfg = parseCfg(meta[2])
 local s   = seasonOf(cfg.reset, 4, 3)
 if not s then return {noSeason = cfg.reset} end
 local rows = redis.call('ZRANGE', s.key, start, stop, 'WITHSCORES')
-local found, moves = detailsOf(profiles, players, s, rows, tonumber(start) + 1)
+local found, moves = detailsOf(profiles, players, s, rows, tonumber(start) + 1, KEYS[12])
 return {ties = meta[1], total = redis.call('ZCARD', s.key), rows = rows, profiles = found, moves = moves, season = s.sid}
 `,
 );
 
-/** KEYS: players, profiles, season block. ARGV: player, k, season block args. */
+/** KEYS: players, profiles, season block, daily snapshot. ARGV: player, k, season block args. */
 export const aroundOf = readScript(
   "leaderboards:around",
   `${ENTRY}${CFG}${SEASON}${PROFILES_OF_ROWS}
@@ -61,7 +63,7 @@ local rank = redis.call('ZRANK', s.key, parseEntry(got[1]).member)
 if not rank then return {unranked = true, season = s.sid} end
 local start = math.max(0, rank - k)
 local rows  = redis.call('ZRANGE', s.key, start, rank + k, 'WITHSCORES')
-local found, moves = detailsOf(profiles, players, s, rows, start + 1)
+local found, moves = detailsOf(profiles, players, s, rows, start + 1, KEYS[11])
 return {start = start, rank = rank + 1, rows = rows, profiles = found, moves = moves, season = s.sid}
 `,
 );

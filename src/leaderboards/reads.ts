@@ -44,7 +44,7 @@ export async function getPlayer(ctx: Ctx, board: string, player: string, options
     previousRank: number | false;
     bestRank: number | false;
     season: string;
-  }>(ctx.redis, scripts.getPlayer, [k.players, k.profiles, ...season.keys], [player, ...season.args]);
+  }>(ctx.redis, scripts.getPlayer, [k.players, k.profiles, ...season.keys, k.snapshot], [player, ...season.args]);
   if (res.missing) throw new NotFoundError(`No player '${player}' on board '${board}'.`);
   if (res.noSeason) noSeason(board, options.season);
   const rank = res.rank === false ? null : res.rank;
@@ -89,7 +89,7 @@ export async function pageOfBoard(
   const res = await runRead<{ missing?: true; noSeason?: string; ties: TiePolicy; total: number; rows: string[]; profiles: (string | false)[]; moves: Move[]; season: string }>(
     ctx.redis,
     scripts.pageOf,
-    [k.settings, k.players, k.profiles, ...season.keys],
+    [k.settings, k.players, k.profiles, ...season.keys, k.snapshot],
     [start, start + limit - 1, ...season.args],
   );
   if (res.missing) throw new NotFoundError(`No board '${board}'.`);
@@ -124,7 +124,7 @@ export async function aroundPlayer(
   const res = await runRead<{ missing?: true; noSeason?: true; unranked?: true; start: number; rank: number; rows: string[]; profiles: (string | false)[]; moves: Move[]; season: string }>(
     ctx.redis,
     scripts.aroundOf,
-    [keys.players, keys.profiles, ...season.keys],
+    [keys.players, keys.profiles, ...season.keys, keys.snapshot],
     [player, k, ...season.args],
   );
   if (res.missing) throw new NotFoundError(`No player '${player}' on board '${board}'.`);

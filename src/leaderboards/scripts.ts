@@ -271,7 +271,7 @@ return results
 );
 
 /**
- * KEYS: settings, players, profiles, registry, season block (current). ARGV: board, player, season block args.
+ * KEYS: settings, players, profiles, registry, season block (current), snapshot, snapshot next. ARGV: board, player, season block args.
  * The player leaves the current season's ranking; finished seasons keep their final
  * standings until they expire. The last player's removal takes the board out of the
  * registry, and a board that only a join made (no admin PUT) goes with it.
@@ -289,7 +289,8 @@ redis.call('HDEL', players, player)
 redis.call('HDEL', profiles, player)
 if redis.call('HLEN', players) == (got[2] and 1 or 0) then
   redis.call('ZREM', registry, board)
-  if redis.call('HGET', settings, 'implicit') then redis.call('DEL', settings) end
+  -- the daily snapshot (KEYS[13], KEYS[14]) goes with the settings, in the same DEL
+  if redis.call('HGET', settings, 'implicit') then redis.call('DEL', settings, KEYS[13], KEYS[14]) end
 end
 return {removed = true}
 `,

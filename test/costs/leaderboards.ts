@@ -1,5 +1,8 @@
 import type { CostArea, CostRow } from "./types.ts";
 
+/** Measured: list (EVALSHA, HMGET, ZRANGE) + step (EVALSHA, HMGET, DEL of a stale build, ZRANGE, ZADD, EXISTS, RENAME, EXPIRE, HSET + HDEL of the progress, HSET + HDEL of the job state). */
+const SNAPSHOT_BOARD_100 = 15;
+
 const r = (call: string, state: string, commands: number, extra: Partial<CostRow> = {}): CostRow => ({ call, state, roundTrips: 1, commands, ...extra });
 
 /** Leaderboard calls, measured by test/worker/costs-leaderboards.test.ts. */
@@ -39,13 +42,18 @@ export const area = {
     incrementSeasonFirst: r("leaderboard increment, daily board", "the player's first write of the season", 9, {
       note: "The player enters the season at 0 (`ZADD`), the season key gets its lifetime (`EXPIRE … NX`), the final rank of the season before is kept (`ZRANK`) and the entry rewritten (`HSET`): once per player per season.",
     }),
-    get: r("leaderboard get player", "any", 6, { note: "`HMGET` (entry and settings), `ZSCORE`, `ZRANK`, `ZCARD` (total and percentile), `HGET` of the profile; was 5 before `total`/`percentile`." }),
+    get: r("leaderboard get player", "board without seasons", 7, {
+      note: "`HMGET` (entry and settings), `ZSCORE`, `ZRANK`, `ZCARD` (total and percentile), `HGET` of the profile, `ZSCORE` in the daily snapshot (`previousRank`); was 5 before `total`/`percentile`, 6 before the snapshot.",
+    }),
     getSeasonalIdle: r("leaderboard get player, daily board", "player has not played this season", 6, {
       note: "No `ZRANK` in the season; one `ZRANK` in the season before gives `previousRank` (a player who played this season has it in the entry).",
     }),
-    page: r("leaderboard page, limit 10", "any", 6, { naive: 12, note: "One `HMGET` of the rows' entries gives `previousRank` and `bestRank` (was 5)." }),
+    page: r("leaderboard page, limit 10", "board without seasons", 7, {
+      naive: 12,
+      note: "One `HMGET` of the rows' entries gives `bestRank` (was 5), one `ZMSCORE` of the daily snapshot the rows' `previousRank` (was 6): the same 7 for any `limit`.",
+    }),
     pageSeasonal: r("leaderboard page, limit 10, daily board", "rows played this season", 6),
-    around: r("leaderboard around-me, k = 5", "any", 6, { naive: 14 }),
+    around: r("leaderboard around-me, k = 5", "board without seasons", 7, { naive: 14, note: "As a page: the rows' `previousRank` is one `ZMSCORE` of the daily snapshot (was 6)." }),
     rank10: r("leaderboard subset ranking, 10 players", "any", 14, { note: "`HMGET` of entries, `ZMSCORE`, one `ZRANK` per ranked player, `HMGET` of profiles: 4 + n." }),
     rank100: r("leaderboard subset ranking, 100 players", "any", 104),
     seasons: r("leaderboard seasons", "daily board, keepSeasons 12, 2 seasons played", 18, {
@@ -60,5 +68,12 @@ export const area = {
     removeMissing: r("leaderboard remove player", "no such player", 2),
     deleteBoard: r("leaderboard delete board", "any", 3),
     list: r("leaderboard list boards", "any", 3),
+    snapshotDone: r("job `leaderboards.snapshot`", "later run of the same UTC day", 2, {
+      note: "The pass of the day is complete: `HMGET` of the job's state, nothing else. The hourly cron runs it 24 times a day.",
+    }),
+    snapshotBoard: r("job `leaderboards.snapshot`", "first run of the day, one board of 100 players", SNAPSHOT_BOARD_100, {
+      roundTrips: 2,
+      note: "A script listing the registry's next page of boards, then a script per 50 boards copying at most `LEADERBOARD_SNAPSHOT_CHUNK` (10,000) ranking members: `HMGET` of the settings, `DEL` of a stale build, `ZRANGE`, one `ZADD` per 1,000 members, `EXISTS`, `RENAME`, `EXPIRE`, `HSET`/`HDEL` of the progress. A board of 1M players: 100 scripts of about 15 commands, spread over runs by `LEADERBOARD_SNAPSHOT_SCRIPTS` (40).",
+    }),
   },
 } satisfies CostArea;

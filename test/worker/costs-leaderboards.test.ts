@@ -107,6 +107,24 @@ describe("leaderboard costs", () => {
     await check("rank100", () => api.post(`${base}/c-batch/rank`, { players: hundred }, { key: "read" }));
   });
 
+  it("job leaderboards.snapshot: first run of the day, later runs", async () => {
+    const a = createTestApi({ label: "costs-lb-snap", start: "2026-11-20T10:00:00.000Z" });
+    try {
+      const job = () => a.post("/internal/jobs/leaderboards.snapshot", undefined, admin);
+      for (const p of Array.from({ length: 100 }, (_, i) => `p${i}`)) await a.put(`${base}/snap/players/${p}`, { name: p, score: 1 });
+      await job();
+      a.setNow("2026-11-21T10:00:00.000Z");
+      const first = await a.cost(job);
+      expect(first.result.body.result, "snapshotBoard").toMatchObject({ snapshots: 1, members: 100, more: false });
+      expect(costOf(first), "snapshotBoard").toEqual(expected(rows.snapshotBoard));
+      const later = await a.cost(job);
+      expect(later.result.body.result, "snapshotDone").toMatchObject({ alreadyDone: true });
+      expect(costOf(later), "snapshotDone").toEqual(expected(rows.snapshotDone));
+    } finally {
+      await a.cleanup();
+    }
+  });
+
   it("remove a player (not last, last, missing) and delete a board", async () => {
     await join("c-remove", "a");
     await join("c-remove", "b");
