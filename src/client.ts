@@ -40,6 +40,20 @@ export class EdgestatsError extends LibraryError {
   }
 }
 
+/**
+ * A retried write whose first attempt was applied but whose answer was lost,
+ * and whose result was too large for the service to keep (over 2 KB: a big
+ * batch's per-item results): the write happened exactly once, and only its
+ * summary is known. Thrown instead of returning a body of another shape.
+ */
+export class ReplaySummarisedError extends EdgestatsError {
+  readonly summary: { bytes: number; sha1: string; items: number | null };
+  constructor(summary: { bytes: number; sha1: string; items: number | null }) {
+    super(200, "replay_summarised", "The write was applied once; its result was too large to keep, so the retry got only its summary.");
+    this.summary = summary;
+  }
+}
+
 /** Every endpoint of the API: `name: [method, path]`. */
 export const OPERATIONS = {
   health: ["GET", "/healthz"],
@@ -175,7 +189,9 @@ export function createClient(options: ClientOptions) {
       }
       if (response.ok) {
         if (response.status === 204) return undefined as T;
-        return (await response.json()) as T;
+        const json = await response.json();
+        if (response.headers.get("idempotent-summarised") === "true") throw new ReplaySummarisedError((json as { summary: ReplaySummarisedError["summary"] }).summary);
+        return json as T;
       }
       const error = await errorOf(response, method, path);
       if (!RETRY_STATUSES.has(response.status) || attempt >= maxAttempts) throw error;
@@ -188,7 +204,7 @@ export function createClient(options: ClientOptions) {
     health: () => send<{ ok: boolean; redis?: { ok: boolean; latencyMs: number } }>("health", {}),
     jobs: {
       /** Runs a periodic job now (admin key). */
-      run: (job: "compact" | "trim" | "sweep-counters") =>
+      run: (job: "compact" | "trim" | "sweep-counters" | "leaderboards.snapshot") =>
         send<{ job: string; startedAt: number; result: Record<string, unknown> }>("runJob", { job }, undefined, {}),
     },
     trending: {
