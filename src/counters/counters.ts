@@ -99,10 +99,13 @@ function checkTtl(ttl: number | undefined, path: string): void {
  * MAX_BUCKET_AGE_DAYS old, older than the write's own ttl (the bucket would
  * hold data already past its retention), or more than 5 minutes ahead.
  */
-function checkBucketAge(when: number, now: number, ttl: number | undefined, path: string): void {
+function checkBucketAge(when: number, now: number, ttl: number | undefined, period: Period | undefined, path: string): void {
   if (when > now + MAX_BUCKET_AHEAD_MS) throw issue(path, "must not be more than 5 minutes in the future");
   if (when < now - MAX_BUCKET_AGE_DAYS * DAY) throw issue(path, `must not be more than ${MAX_BUCKET_AGE_DAYS} days in the past`);
-  if (ttl !== undefined && when < now - ttl * 1000) throw issue(path, `must not be older than the item's ttl (${ttl} s): that data would already have expired`);
+  // A bucket lives as long as its ttl from the write, so what matters is whether its period ended
+  // longer than the ttl ago (today's bucket takes a write dated this morning with a 1 h ttl).
+  const end = period ? periodEnd(period, when) : when;
+  if (ttl !== undefined && end < now - ttl * 1000) throw issue(path, `must not be older than the item's ttl (${ttl} s): that data would already have expired`);
 }
 
 /** FNV-1a of the range id: which cache slot a finished range uses. */
@@ -175,7 +178,7 @@ export async function increment(ctx: Ctx, name: string, items: IncrItem[], idemp
     }
     const when = item.at === undefined ? ctx.now : parseBucketTime(item.at);
     if (when === null) throw issue(at("at"), BUCKET_TIME_PROBLEM);
-    checkBucketAge(when, ctx.now, item.ttl, at("at"));
+    checkBucketAge(when, ctx.now, item.ttl, item.period, at("at"));
     const key = K.bucket(ctx.prefix, name, item.period, periodStart(item.period, when));
     const period = item.period;
     const parents = rollupsOf(period).map((level) => K.rollup(ctx.prefix, name, period, level, periodStart(level, when)));

@@ -231,6 +231,11 @@ local name, now, member, fromPlain     = ARGV[1], tonumber(ARGV[2]), ARGV[3], AR
 ${FIELDS}
 local removed = 0
 if fromPlain then removed = redis.call('ZREM', plain, member) end
+-- A bucket or rollup this delete emptied is gone from Redis: its index entry (and the expiry it
+-- records) must go too, or the next write would trust that expiry and leave the new key without one.
+local function forgetIfEmpty(key)
+  if redis.call('EXISTS', key) == 0 then redis.call('HDEL', index, 'b:' .. key) end
+end
 if #KEYS > 5 then
   local fromBuckets, changed = 0, 0
   local values               = fields(6, #KEYS)
@@ -245,7 +250,10 @@ if #KEYS > 5 then
         if found[i] then
           gone, held = acc[i], true
           local left = redis.call('ZINCRBY', key, -gone, member)
-          if tonumber(left) == 0 then redis.call('ZREM', key, member) end
+          if tonumber(left) == 0 then
+            redis.call('ZREM', key, member)
+            forgetIfEmpty(key)
+          end
           changed = changed + 1
         end
       else
@@ -258,6 +266,7 @@ if #KEYS > 5 then
           n = redis.call('ZREM', key, member)
         end
         if kind == 'f' then fromBuckets = fromBuckets + n end
+        if n > 0 then forgetIfEmpty(key) end
         changed = changed + n
       end
     end
