@@ -45,19 +45,20 @@ export interface TopOptions extends TrendingSettings {
   n?: number;
   /** Finished hours before the current one, 1..min(retention, 168). @default 24 */
   windowHours?: number;
-  /** Top-N only: depth of the threshold read's first round (at least n + 1 is used), 1..4096. @default 32 */
+  /** Top-N only: depth of the threshold read's first round (at least n + 1 is used), 1..2048. @default 256 */
   firstDepth?: number;
-  /** Top-N only: deepest page of the threshold read before it merges instead, 1..4096. @default 1024 */
+  /** Top-N only: deepest page of the threshold read before it merges instead, 1..2048. @default 1024 */
   maxDepth?: number;
   /** Top-N only: most members the fallback merges; beyond, the answer's maxError widens instead. @default 100000 */
   mergeMax?: number;
 }
 
 /**
- * Largest depth option: a round hands up to `depth` members to one ZMSCORE
- * through Lua's unpack, which fails past about 8,000 values.
+ * Largest depth option: a round hands up to `depth` members of each of the
+ * other two sets (three while the previous hour is not compacted) to one
+ * ZMSCORE through Lua's unpack, which fails past about 8,000 values.
  */
-const MAX_DEPTH = 4096;
+const MAX_DEPTH = 2048;
 
 /** Byte order of UTF-8, the order Redis gives equal scores. */
 const encoder = new TextEncoder();
