@@ -48,3 +48,25 @@ export function invalid(issues: FieldIssue[]): never {
 export function assertName(value: string, path: string): void {
   if (!isName(value)) invalid([{ path, message: NAME_RULE }]);
 }
+
+/** Paging of a registry list (counters, histograms, boards): names to skip, and most names to return. */
+export interface PageOptions {
+  /** Names to skip (the previous page's next offset). @default 0 */
+  offset?: number | undefined;
+  /** Most names to return, 1..the list's maximum. @default the list's maximum */
+  limit?: number | undefined;
+}
+
+/** Deepest offset a list accepts. */
+export const MAX_OFFSET = 1_000_000;
+
+/** `offset` and `limit` with their defaults; both refused together (400) when out of range. */
+export function listPage(options: PageOptions, maxLimit: number): { offset: number; limit: number } {
+  const offset = options.offset ?? 0;
+  const limit = options.limit ?? maxLimit;
+  const issues: FieldIssue[] = [];
+  if (!Number.isInteger(offset) || offset < 0 || offset > MAX_OFFSET) issues.push({ path: "offset", message: `must be an integer from 0 to ${MAX_OFFSET}` });
+  if (!Number.isInteger(limit) || limit < 1 || limit > maxLimit) issues.push({ path: "limit", message: `must be an integer from 1 to ${maxLimit}` });
+  if (issues.length > 0) invalid(issues);
+  return { offset, limit };
+}

@@ -6,7 +6,7 @@ import type { Ctx } from "../context.ts";
 import { NotFoundError, ValidationError } from "../errors.ts";
 import { asList, runRead, runWrite, type Idempotency, type ScriptArg } from "../redis/script.ts";
 import { DAY, periodEnd, periodStart, type Period } from "../time.ts";
-import { assertName, MAX_BATCH, MAX_INCREMENT, memberProblem } from "../validation.ts";
+import { assertName, listPage, MAX_BATCH, MAX_INCREMENT, memberProblem, type PageOptions } from "../validation.ts";
 import { counterKeys as K, type Aggregate } from "./keys.ts";
 import { ALL, DELETE_COUNTER, DELETE_MEMBER, INCR, LIST, MEMBER, RANGE, TOP, UNION } from "./scripts.ts";
 import { decompose, deletePlan, rollupsOf } from "./calendar.ts";
@@ -277,12 +277,7 @@ export async function sorted(ctx: Ctx, name: string, options: SortedOptions = {}
   return withRange({ by: "member", order, numeric: byMember.numeric, count: card, items: byMember.items }, src.range);
 }
 
-export interface ListOptions {
-  /** Names per page, 1..1000. @default 1000 */
-  limit?: number | undefined;
-  /** Names to skip (the previous page's `nextOffset`). @default 0 */
-  offset?: number | undefined;
-}
+export type ListOptions = PageOptions;
 
 /**
  * Names of counters that exist, most recently written first (expired ones
@@ -290,10 +285,7 @@ export interface ListOptions {
  * counter out of view, and every name is reachable by paging.
  */
 export async function listCounters(ctx: Ctx, options: ListOptions = {}) {
-  const limit = options.limit ?? MAX_LISTED;
-  const offset = options.offset ?? 0;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LISTED) throw issue("limit", `must be a whole number from 1 to ${MAX_LISTED}`);
-  if (!Number.isInteger(offset) || offset < 0 || offset > 1e9) throw issue("offset", "must be a whole number from 0");
+  const { offset, limit } = listPage(options, MAX_LISTED);
   const flat = asList(await runRead<string[]>(ctx.redis, LIST, [K.names(ctx.prefix), K.expiry(ctx.prefix)], [ctx.now, offset, limit]));
   const items = pairs(flat).map((p) => ({ counter: p.member, lastWriteAt: p.score }));
   const more = items.length > limit;

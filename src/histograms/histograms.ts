@@ -2,7 +2,7 @@ import type { Ctx } from "../context.ts";
 import { ConflictError, NotFoundError, ValidationError, type FieldIssue } from "../errors.ts";
 import { asList, runRead, runWrite, type Idempotency } from "../redis/script.ts";
 import { DAY, dayStart, parseAt, periodEnd } from "../time.ts";
-import { MAX_BATCH, assertName, invalid, memberProblem } from "../validation.ts";
+import { MAX_BATCH, assertName, invalid, listPage, memberProblem, type PageOptions } from "../validation.ts";
 import { MAX_BUCKET_INDEX, quantile, topBuckets, type Bucket } from "./buckets.ts";
 import { dayKeyPairs, daysBetween, dayUntil, histogramKeys, liveDays, liveMonths, MAX_FUTURE_MS, MAX_RETENTION_DAYS, monthKeys, monthOf } from "./keys.ts";
 import { deleteScript, listScript, observeScript, putScript, readScript } from "./scripts.ts";
@@ -355,12 +355,7 @@ export async function deleteHistogram(ctx: Ctx, name: string): Promise<{ deleted
   return { deleted: value.removed > 0 };
 }
 
-export interface ListOptions {
-  /** Names to skip (from `next` of the previous page). @default 0 */
-  offset?: number | undefined;
-  /** Most names to return, 1..1000. @default 1000 */
-  limit?: number | undefined;
-}
+export type ListOptions = PageOptions;
 
 /**
  * Names of the histograms that hold live data (or were PUT less than their
@@ -370,12 +365,7 @@ export interface ListOptions {
  * null on the last one.
  */
 export async function listHistograms(ctx: Ctx, options: ListOptions = {}): Promise<{ histograms: string[]; total: number; next: number | null }> {
-  const offset = options.offset ?? 0;
-  const limit = options.limit ?? MAX_LIST;
-  const issues: FieldIssue[] = [];
-  if (!Number.isInteger(offset) || offset < 0 || offset > 1_000_000) issues.push({ path: "offset", message: "must be an integer from 0 to 1000000" });
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST) issues.push({ path: "limit", message: `must be an integer from 1 to ${MAX_LIST}` });
-  if (issues.length > 0) invalid(issues);
+  const { offset, limit } = listPage(options, MAX_LIST);
   const reply = await runRead<{ names: string[] | Record<string, never>; total: number }>(ctx.redis, listScript, [histogramKeys.registry(ctx.prefix)], [ctx.now, offset, limit]);
   const histograms = asList(reply.names);
   return { histograms, total: reply.total, next: offset + histograms.length < reply.total ? offset + histograms.length : null };

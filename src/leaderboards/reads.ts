@@ -1,7 +1,7 @@
 import type { Ctx } from "../context.ts";
 import { NotFoundError } from "../errors.ts";
 import { asList, runRead } from "../redis/script.ts";
-import { MAX_BATCH } from "../validation.ts";
+import { MAX_BATCH, listPage, type PageOptions as ListPageOptions } from "../validation.ts";
 import {
   assertBoard,
   assertSeason,
@@ -213,12 +213,7 @@ export async function listSeasons(ctx: Ctx, board: string): Promise<{ board: str
   return { board, reset, current: reset === "none" ? null : (kept[reset as "daily"][0]?.id ?? null), seasons };
 }
 
-export interface ListOptions {
-  /** Boards to skip (`next` of the previous page). @default 0 */
-  offset?: number | undefined;
-  /** Most names to return, 1..1000. @default 1000 */
-  limit?: number | undefined;
-}
+export type ListOptions = ListPageOptions;
 
 /**
  * A page of board names from the registry (never a scan): boards with players
@@ -226,12 +221,7 @@ export interface ListOptions {
  * `next` is the offset of the following page, null on the last.
  */
 export async function listBoardsPage(ctx: Ctx, options: ListOptions = {}): Promise<{ boards: string[]; total: number; next: number | null }> {
-  const offset = options.offset ?? 0;
-  const limit = options.limit ?? MAX_LISTED_BOARDS;
-  assertValid([
-    Number.isInteger(offset) && offset >= 0 && offset <= 1_000_000 ? null : { path: "offset", message: "must be an integer from 0 to 1000000" },
-    Number.isInteger(limit) && limit >= 1 && limit <= MAX_LISTED_BOARDS ? null : { path: "limit", message: `must be an integer from 1 to ${MAX_LISTED_BOARDS}` },
-  ]);
+  const { offset, limit } = listPage(options, MAX_LISTED_BOARDS);
   const res = await runRead<{ boards: string[] | Record<string, never>; total: number }>(ctx.redis, scripts.listBoards, [registryKey(ctx.prefix)], [offset, limit]);
   const boards = asList(res.boards);
   return { boards, total: res.total, next: offset + boards.length < res.total ? offset + boards.length : null };
