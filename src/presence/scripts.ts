@@ -149,6 +149,31 @@ end
 `;
 
 /**
+ * Lua: where a page resumes after the cursor (score, member) of `key`: right after the member when
+ * it is still at that score, else where it would sit among members of equal score (binary search in
+ * byte order; a batch shares one time, so equal scores are common). `desc`: the list is read highest
+ * score first (ZREVRANGE). Expects AFTER.
+ */
+const RESUME = `
+local function resume(key, score, member, desc)
+  local at = redis.call('ZSCORE', key, member)
+  if at and tonumber(at) == tonumber(score) then
+    return redis.call(desc and 'ZREVRANK' or 'ZRANK', key, member) + 1
+  end
+  local lo
+  if desc then lo = redis.call('ZCOUNT', key, '(' .. score, '+inf') else lo = redis.call('ZCOUNT', key, '-inf', '(' .. score) end
+  local hi = lo + redis.call('ZCOUNT', key, score, score)
+  while lo < hi do
+    local mid  = math.floor((lo + hi) / 2)
+    local m    = redis.call(desc and 'ZREVRANGE' or 'ZRANGE', key, mid, mid)[1]
+    local past = (desc and after(member, m)) or (not desc and after(m, member))
+    if past then hi = mid else lo = mid + 1 end
+  end
+  return lo
+end
+`;
+
+/**
  * Online members in (lastSeen, compact id) order, from just after a cursor.
  * KEYS: seen, names. ARGV: cutoff, limit, cursor score ('' for the first page), cursor member.
  * Returns { items = {{id, lastSeen, compactId}...}, more }.
@@ -162,25 +187,12 @@ local limit       = tonumber(ARGV[2])
 local score       = ARGV[3]
 local member      = ARGV[4]
 ${AFTER.trim()}
+${RESUME.trim()}
 local start
-local fresh       = score == '' or tonumber(score) < tonumber(cutoff)
-local at          = not fresh and redis.call('ZSCORE', seen, member)
-if fresh then
+if score == '' or tonumber(score) < tonumber(cutoff) then
   start = redis.call('ZCOUNT', seen, '-inf', '(' .. cutoff)
-elseif at and tonumber(at) == tonumber(score) then
-  -- The cursor's member is where it was: the page starts right after it.
-  start = redis.call('ZRANK', seen, member) + 1
 else
-  -- The cursor's member may have moved or left since: find where it would sit.
-  -- Equal scores are common (a batch shares one time), so binary search among them.
-  local lo = redis.call('ZCOUNT', seen, '-inf', '(' .. score)
-  local hi = lo + redis.call('ZCOUNT', seen, score, score)
-  while lo < hi do
-    local mid = math.floor((lo + hi) / 2)
-    local m   = redis.call('ZRANGE', seen, mid, mid)[1]
-    if after(m, member) then hi = mid else lo = mid + 1 end
-  end
-  start = lo
+  start = resume(seen, score, member, false)
 end
 -- One more than asked says whether there is a next page without a ZCARD.
 local page  = redis.call('ZRANGE', seen, start, start + limit, 'WITHSCORES')
@@ -225,23 +237,10 @@ local limit = tonumber(ARGV[1])
 local score = ARGV[2]
 local room  = ARGV[3]
 ${AFTER.trim()}
+${RESUME.trim()}
+-- Order: score descending, then bytes descending (ZREVRANGE).
 local start = 0
-local at    = score ~= '' and redis.call('ZSCORE', rooms, room)
-if at and tonumber(at) == tonumber(score) then
-  -- The cursor's room is where it was: the page starts right after it.
-  start = redis.call('ZREVRANK', rooms, room) + 1
-elseif score ~= '' then
-  -- Order: score descending, then bytes descending (ZREVRANGE). The cursor's
-  -- room may have moved since: find where it would sit among equal scores.
-  local lo = redis.call('ZCOUNT', rooms, '(' .. score, '+inf')
-  local hi = lo + redis.call('ZCOUNT', rooms, score, score)
-  while lo < hi do
-    local mid = math.floor((lo + hi) / 2)
-    local m   = redis.call('ZREVRANGE', rooms, mid, mid)[1]
-    if after(room, m) then hi = mid else lo = mid + 1 end
-  end
-  start = lo
-end
+if score ~= '' then start = resume(rooms, score, room, true) end
 local page = redis.call('ZREVRANGE', rooms, start, start + limit, 'WITHSCORES')
 local more = #page > 2 * limit
 local out  = {}
