@@ -34,8 +34,8 @@ export interface WriteOptions {
   idempotencyKey?: string;
 }
 
-/** A write's result, and whether it is the stored result of an earlier call with the same idempotency key. */
-export type Written<T> = T & { replayed: boolean };
+import type { Written } from "../redis/script.ts";
+export type { Written };
 
 async function sha256(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
