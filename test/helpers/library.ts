@@ -1,0 +1,51 @@
+/**
+ * The one way library tests (test/redis) reach Redis: the local Upstash server through the
+ * library's own client (createRedis: no retries, no deserialisation), a prefix of their own that
+ * is deleted after the file, and a context at any time.
+ *
+ *   const lib = libraryTest("counters");
+ *   const ctx = lib.ctx(Date.UTC(2026, 10, 22, 12));
+ *   const other = lib.ctx(T0, "another-prefix-label"); // a fresh prefix, also cleaned up
+ */
+import { afterAll } from "vitest";
+import type { Config } from "../../src/config.ts";
+import { readConfig } from "../../src/config.ts";
+import type { Ctx } from "../../src/context.ts";
+import { createRedis } from "../../src/redis/client.ts";
+import { deleteUnder, requireTarget, uniquePrefix, type RestTarget } from "./upstash-rest.ts";
+
+export interface LibraryTest {
+  /** The local Upstash server (for `command`, `keysUnder`, stats). */
+  target: RestTarget;
+  /** The library's client on it. */
+  redis: Ctx["redis"];
+  /** This file's prefix. */
+  prefix: string;
+  /** The service's defaults, as `readConfig({})` gives them. */
+  config: Config;
+  /** A context at `now` (epoch ms); with a label, under a fresh prefix of its own. */
+  ctx(now: number, label?: string): Ctx;
+}
+
+/** Sets up a test file's Redis access; its keys are deleted after the file. */
+export function libraryTest(label: string, options: { timeoutMs?: number } = {}): LibraryTest {
+  const target = requireTarget(process.env.EDGESTATS_UPSTASH_URL, process.env.EDGESTATS_UPSTASH_TOKEN);
+  const redis = createRedis({ url: target.url, token: target.token, ...options });
+  const prefix = uniquePrefix(label);
+  const prefixes = [prefix];
+  afterAll(async () => {
+    for (const p of prefixes) await deleteUnder(target, p);
+  });
+  return {
+    target,
+    redis,
+    prefix,
+    config: readConfig({}),
+    ctx(now, own) {
+      if (own === undefined) return { redis, prefix, now };
+      const fresh = uniquePrefix(own);
+      prefixes.push(fresh);
+      return { redis, prefix: fresh, now };
+    },
+  };
+}
