@@ -1,6 +1,5 @@
 import { readConfig } from "../src/config.ts";
-import { consumeBatch, type QueuedMessage } from "../src/ingest/consume.ts";
-import type { BatchStats } from "../src/ingest/apply.ts";
+import * as ingest from "../src/ingest/index.ts";
 import { createRedis } from "../src/redis/client.ts";
 
 /** Worker bindings of queued ingest (declared in wrangler.toml; both optional). */
@@ -16,11 +15,11 @@ export interface IngestBindings {
  * script each, exactly once) and acks or retries each message. `now` is the
  * consumer's clock (tests pass a fake one).
  */
-export async function consumeIngest(batch: { messages: readonly QueuedMessage[] }, env: Env, now: number = Date.now()): Promise<BatchStats> {
+export async function consumeIngest(batch: { messages: readonly ingest.QueuedMessage[] }, env: Env, now: number = Date.now()): Promise<ingest.BatchStats> {
   const config = readConfig(env as unknown as Record<string, unknown>);
   const redis = createRedis({ url: env.UPSTASH_REDIS_REST_URL, token: env.UPSTASH_REDIS_REST_TOKEN, timeoutMs: config.redisTimeoutMs });
   const dlq = (env as unknown as IngestBindings).INGEST_DLQ;
-  return consumeBatch(
+  return ingest.consumeBatch(
     { redis, prefix: config.keyPrefix, now },
     batch.messages,
     { trendingRetentionHours: config.trendingRetentionHours, presenceTimeoutSeconds: config.presenceTimeoutSeconds },

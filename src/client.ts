@@ -19,7 +19,7 @@
  */
 import { EdgestatsError as LibraryError, type FieldIssue } from "./errors.ts";
 import type * as counters from "./counters/counters.ts";
-import type { IngestStatus } from "./ingest/apply.ts";
+import type { IngestStatus } from "./ingest/index.ts";
 import type * as histograms from "./histograms/histograms.ts";
 import type * as lb from "./leaderboards/leaderboards.ts";
 import type * as presence from "./presence/presence.ts";

@@ -1,8 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { StorageUnavailableError } from "../../src/errors.ts";
-import { sendBatches, toMessages, type IngestKind } from "../../src/ingest/message.ts";
-import { acceptItems } from "../../src/ingest/plan.ts";
+import * as ingest from "../../src/ingest/index.ts";
 import type { IngestBindings } from "../queue.ts";
 import { jsonResponse } from "../schemas.ts";
 import type { AppEnv } from "../types.ts";
@@ -37,21 +36,21 @@ export function prefersAsync(header: string | undefined): boolean {
  * With an Idempotency-Key, each message carries a dedupe id derived from the
  * caller's key record, so the consumer applies a retried request once.
  */
-export async function queueIfAsync(c: Context<AppEnv>, kind: IngestKind, name: string, items: unknown[]): Promise<z.infer<typeof QueuedBody> | null> {
+export async function queueIfAsync(c: Context<AppEnv>, kind: ingest.IngestKind, name: string, items: unknown[]): Promise<z.infer<typeof QueuedBody> | null> {
   const queue = (c.env as unknown as IngestBindings).INGEST_QUEUE;
   if (!queue || !prefersAsync(c.req.header("prefer"))) return null;
   const config = c.get("config");
   const now = c.get("now");
-  const accepted = await acceptItems(kind, name, items, config.keyPrefix, now, {
+  const accepted = await ingest.acceptItems(kind, name, items, config.keyPrefix, now, {
     trendingRetentionHours: config.trendingRetentionHours,
     presenceTimeoutSeconds: config.presenceTimeoutSeconds,
   });
   const requestId = c.get("requestId");
   // the record key ends with a digest of (caller, method, path, Idempotency-Key)
   const idempotencyId = c.get("idempotency")?.key.split(":").pop();
-  const messages = toMessages({ kind, name, t: now, r: requestId, idempotencyId }, accepted);
+  const messages = ingest.toMessages({ kind, name, t: now, r: requestId, idempotencyId }, accepted);
   try {
-    for (const batch of sendBatches(messages)) await queue.sendBatch(batch.map((body) => ({ body, contentType: "json" as const })));
+    for (const batch of ingest.sendBatches(messages)) await queue.sendBatch(batch.map((body) => ({ body, contentType: "json" as const })));
   } catch (error) {
     throw new StorageUnavailableError(
       "The ingest queue did not accept the request; retry (with an Idempotency-Key, parts already queued are applied once).",

@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { ingestStatus } from "../../src/ingest/apply.ts";
+import * as ingest from "../../src/ingest/index.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf } from "../middleware/context.ts";
 import type { IngestBindings } from "../queue.ts";
@@ -40,7 +40,7 @@ ingestRoutes.openapi(
     responses: { 200: jsonResponse(Status, "The consumer's figures."), ...errorResponses },
   }),
   async (c) => {
-    const status = await ingestStatus(ctxOf(c));
+    const status = await ingest.status(ctxOf(c));
     return c.json({ ...status, queue: Boolean((c.env as unknown as IngestBindings).INGEST_QUEUE) }, 200);
   },
 );
@@ -54,7 +54,7 @@ ingestRoutes.openapi(
     responses: { 200: jsonResponse(z.object(Lag).openapi("IngestLag"), "The consumer's lag."), ...errorResponses },
   }),
   async (c) => {
-    const { oldestAgeMs, lastBatchAt } = await ingestStatus(ctxOf(c));
+    const { oldestAgeMs, lastBatchAt } = await ingest.status(ctxOf(c));
     return c.json({ oldestAgeMs, lastBatchAt, queue: Boolean((c.env as unknown as IngestBindings).INGEST_QUEUE) }, 200);
   },
 );

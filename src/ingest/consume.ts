@@ -1,15 +1,16 @@
 /**
  * The queue consumer's logic, free of Workers types: a batch of messages is
  * grouped by target (kind and name), each group merged and applied by one
- * script (see apply.ts), and every message acked or retried by what happened
+ * script (see scripts.ts), and every message acked or retried by what happened
  * to its own group. Groups run concurrently; a storage error in one retries
  * only its messages.
  */
 import type { Ctx } from "../context.ts";
 import { StorageUnavailableError } from "../errors.ts";
-import { applyGroup, mayBeFromYesterday, recordBatch, type BatchStats } from "./apply.ts";
-import { itemsOf, parseMessage, type IngestMessage } from "./message.ts";
-import { planGroup, problemOf, type IngestSettings } from "./plan.ts";
+import { applyGroup, mayBeFromYesterday, recordBatch, type BatchStats } from "./ingest.ts";
+import { listOf, type IngestMessage } from "./message.ts";
+import { planGroup, type IngestSettings } from "./plan.ts";
+import { parseMessage, problemOf } from "./validate.ts";
 
 /**
  * Most items one apply script takes: 100 messages of 1,000 new members each would otherwise be
@@ -76,7 +77,7 @@ export async function consumeBatch(ctx: Ctx, messages: readonly QueuedMessage[],
     // One script per target, but never a long one: a target's messages are cut into chunks of at most
     // MAX_GROUP_ITEMS items (whole messages; each chunk records its own ids, so exactly-once holds).
     const target = `${parsed.kind}\n${parsed.name}`;
-    const size = itemsOf(parsed);
+    const size = listOf(parsed).length;
     let chunk = chunks.get(target) ?? { n: 0, items: 0 };
     if (chunk.items > 0 && chunk.items + size > MAX_GROUP_ITEMS) chunk = { n: chunk.n + 1, items: 0 };
     chunk.items += size;

@@ -41,11 +41,12 @@ export const MAX_SEND_BYTES = 240 * 1024;
 const encoder = new TextEncoder();
 const sizeOf = (value: unknown) => encoder.encode(JSON.stringify(value)).length;
 
-/** How many items (events, increments, ids) a message carries. */
-export function itemsOf(message: IngestMessage): number {
-  if (message.kind === "trending") return message.events.length;
-  if (message.kind === "counters") return message.items.length;
-  return message.ids.length;
+/** The field that holds a kind's items. */
+export const ITEMS_FIELD = { trending: "events", counters: "items", presence: "ids" } as const satisfies Record<IngestKind, string>;
+
+/** The items (events, increments, ids) a message carries. */
+export function listOf(message: IngestMessage): unknown[] {
+  return (message as unknown as Record<string, unknown[]>)[ITEMS_FIELD[message.kind]] as unknown[];
 }
 
 /**
@@ -54,7 +55,7 @@ export function itemsOf(message: IngestMessage): number {
  * client's retry) gives the same parts and the same dedupe ids.
  */
 export function toMessages(base: Omit<Common, "v" | "d"> & { kind: IngestKind; idempotencyId?: string | undefined }, items: unknown[]): IngestMessage[] {
-  const field = base.kind === "trending" ? "events" : base.kind === "counters" ? "items" : "ids";
+  const field = ITEMS_FIELD[base.kind];
   const parts: unknown[][] = [];
   let part: unknown[] = [];
   let bytes = 0;
@@ -93,24 +94,4 @@ export function sendBatches(messages: IngestMessage[]): IngestMessage[][] {
   }
   if (batch.length > 0) out.push(batch);
   return out;
-}
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-
-/**
- * The body as an IngestMessage, or why it is not one (the consumer dead-letters
- * those). Only the envelope is checked here; the items get the library's own
- * validation when the consumer plans the write.
- */
-export function parseMessage(body: unknown): IngestMessage | string {
-  if (!isObject(body)) return "body is not an object";
-  if (body.v !== 1) return `unknown format version ${String(body.v)}`;
-  if (typeof body.name !== "string") return "name is missing";
-  if (typeof body.t !== "number" || !Number.isFinite(body.t)) return "t is missing";
-  if (typeof body.r !== "string") return "r is missing";
-  if (body.d !== undefined && typeof body.d !== "string") return "d is not a string";
-  const list = body.kind === "trending" ? body.events : body.kind === "counters" ? body.items : body.kind === "presence" ? body.ids : undefined;
-  if (list === undefined) return `unknown kind ${String(body.kind)}`;
-  if (!Array.isArray(list) || list.length === 0) return "no items";
-  return body as unknown as IngestMessage;
 }

@@ -9,17 +9,15 @@
  */
 import type { Ctx } from "../context.ts";
 import { increment, type IncrItem } from "../counters/counters.ts";
-import { INCR } from "../counters/scripts.ts";
 import { parseBucketTime } from "../counters/select.ts";
 import { heartbeat } from "../presence/presence.ts";
-import { HEARTBEAT } from "../presence/scripts.ts";
 import type { RedisClient } from "../redis/client.ts";
-import { scriptSha, type Script } from "../redis/script.ts";
-import { DAY, dayStart, hourIndex, periodStart } from "../time.ts";
-import { recordScript } from "../trending/scripts.ts";
+import { scriptSha } from "../redis/script.ts";
+import { hourIndex, periodStart } from "../time.ts";
 import { recordEvents, type TrendingEvent } from "../trending/write.ts";
 import { MAX_BATCH, MAX_INCREMENT } from "../validation.ts";
-import type { IngestKind, IngestMessage } from "./message.ts";
+import { listOf, type IngestKind, type IngestMessage } from "./message.ts";
+import { libraryScripts } from "./scripts.ts";
 
 /** Settings the library writes take from the deployment's config. */
 export interface IngestSettings {
@@ -27,83 +25,47 @@ export interface IngestSettings {
   presenceTimeoutSeconds: number;
 }
 
-/** One library script call: what `runWrite` would have sent (idempotency prelude arguments included). */
+/** One library script call: what its `run` would have sent (the idempotency prelude's slots included). */
 export interface Call {
   keys: string[];
   args: string[];
 }
 
-/** The library script each kind of write runs. */
-export const LIBRARY_SCRIPTS: Record<IngestKind, Script> = { trending: recordScript, counters: INCR, presence: HEARTBEAT };
-
 /** Presence heartbeats of one room within this many ms of each other are applied together, at the latest one's time. */
 export const PRESENCE_WINDOW_MS = 5000;
 
-/** What runWrite parses from the capturing client: a first write with an empty result. */
+/** What a write script's run parses from the capturing client: a first write with an empty result. */
 const CAPTURED_RESULT = '{"replayed":false,"value":[]}';
 
-/** Runs a library write against a client that records its EVALSHA instead of sending it. */
-async function capture(kind: IngestKind, prefix: string, now: number, write: (ctx: Ctx) => Promise<unknown>): Promise<Call> {
+/**
+ * Runs a library write against a client that records its EVALSHA instead of sending it. A write
+ * that made its call passed every check; what it then makes of the empty result is no concern.
+ */
+export async function capture(kind: IngestKind, prefix: string, now: number, write: (ctx: Ctx) => Promise<unknown>): Promise<Call> {
   const calls: (Call & { sha: string })[] = [];
   const record = async (sha: string, keys: string[], args: string[]) => {
     calls.push({ sha, keys: [...keys], args: args.map(String) });
     return CAPTURED_RESULT;
   };
   const redis = { evalsha: record, eval: record, ping: async () => "PONG" } as unknown as RedisClient;
-  await write({ redis, prefix, now });
+  try {
+    await write({ redis, prefix, now });
+  } catch (error) {
+    if (calls.length === 0) throw error;
+  }
   const [call, ...more] = calls;
-  const sha = await scriptSha(LIBRARY_SCRIPTS[kind]);
-  if (!call || more.length > 0 || call.sha !== sha) throw new Error(`ingest: the ${kind} write did not make exactly one ${LIBRARY_SCRIPTS[kind].name} call`);
+  const sha = await scriptSha(libraryScripts[kind]);
+  if (!call || more.length > 0 || call.sha !== sha) throw new Error(`ingest: the ${kind} write did not make exactly one ${libraryScripts[kind].name} call`);
   return { keys: call.keys, args: call.args };
 }
 
 /** The library call for one kind of write, on one list of items. */
-function libraryWrite(message: Pick<IngestMessage, "kind" | "name">, items: unknown[], settings: IngestSettings): (ctx: Ctx) => Promise<unknown> {
+export function libraryWrite(message: Pick<IngestMessage, "kind" | "name">, items: unknown[], settings: IngestSettings): (ctx: Ctx) => Promise<unknown> {
   if (message.kind === "trending") {
     return (ctx) => recordEvents(ctx, message.name, items as TrendingEvent[], { retentionHours: settings.trendingRetentionHours });
   }
   if (message.kind === "counters") return (ctx) => increment(ctx, message.name, items as IncrItem[]);
   return (ctx) => heartbeat(ctx, message.name, items as string[], { timeoutSeconds: settings.presenceTimeoutSeconds });
-}
-
-function listOf(message: IngestMessage): unknown[] {
-  return message.kind === "trending" ? message.events : message.kind === "counters" ? message.items : message.ids;
-}
-
-/**
- * Validates a request's items as the synchronous call would (throws its
- * ValidationError) and returns them with every time resolved to `now`: the
- * form they are queued in.
- */
-export async function acceptItems(kind: IngestKind, name: string, items: unknown[], prefix: string, now: number, settings: IngestSettings): Promise<unknown[]> {
-  await capture(kind, prefix, now, libraryWrite({ kind, name }, items, settings));
-  if (kind === "trending") {
-    return (items as TrendingEvent[]).map((e) => ({ member: e.member, count: e.count ?? 1, at: e.at ?? now }));
-  }
-  if (kind === "counters") {
-    return (items as IncrItem[]).map((item) => {
-      if (item.period === undefined) return item;
-      return { ...item, at: item.at === undefined ? now : (parseBucketTime(item.at) as number) };
-    });
-  }
-  return items;
-}
-
-/**
- * Why a message can no longer be applied (the consumer dead-letters it), or
- * null. The library's checks run at the consumer's time: an event whose hour
- * left the retention, a bucket time past 400 days or its ttl. Presence: a
- * heartbeat from before yesterday (its day's figures have expired).
- */
-export async function problemOf(message: IngestMessage, prefix: string, now: number, settings: IngestSettings): Promise<string | null> {
-  if (message.kind === "presence" && dayStart(message.t) < dayStart(now) - DAY) return "heartbeat older than yesterday";
-  const at = message.kind === "presence" ? message.t : now;
-  try {
-    await capture(message.kind, prefix, at, libraryWrite(message, listOf(message), settings));
-    return null;
-  } catch (error) {
-    return error instanceof Error ? error.message : String(error);
-  }
 }
 
 /** Splits an amount into parts no larger than MAX_INCREMENT (a merged sum may exceed what one item may carry). */

@@ -1,0 +1,146 @@
+/**
+ * Operations of queued ingest on Redis: applying a planned group exactly once (the dedupe ids
+ * and the apply script, see scripts.ts), and the consumer's per-minute figures and their status.
+ */
+import type { Ctx } from "../context.ts";
+import { DAY, HOUR, MINUTE, SECOND, dayStart, hourIndex } from "../time.ts";
+import { ingestKeys } from "./keys.ts";
+import type { GroupPlan } from "./plan.ts";
+import { applyScripts, recordBatchScript, statusScript } from "./scripts.ts";
+
+/** Seconds today's applied set lives: to the end of tomorrow, so a redelivery within 24 h always finds it. */
+export function appliedTtlSeconds(now: number): number {
+  return Math.ceil((dayStart(now) + 2 * DAY - now) / SECOND);
+}
+
+/**
+ * Producer and consumer clocks may differ by this much: a message accepted
+ * (by its producer's clock) this long after the consumer's midnight cannot
+ * have been applied before it.
+ */
+export const CLOCK_SKEW_MS = 5 * MINUTE;
+
+/** A message's dedupe id, and whether it may have been applied yesterday (so yesterday's set must be asked too). */
+export interface DedupeId {
+  id: string;
+  /** Accepted before today (+ skew), or an Idempotency-Key id (a retry may come any time within 24 h). */
+  old: boolean;
+}
+
+/** Whether a message accepted at `t` with dedupe id `id` may have been applied before the consumer's today. */
+export function mayBeFromYesterday(id: string, t: number, now: number): boolean {
+  return id.startsWith("i:") || t < dayStart(now) + CLOCK_SKEW_MS;
+}
+
+/** Applies a planned group whose messages have the dedupe ids `ids`: applied, or the ids already applied (then nothing was written). */
+export async function applyGroup(ctx: Ctx, plan: GroupPlan, dedupe: DedupeId[]): Promise<{ applied: true } | { applied: false; duplicates: string[] }> {
+  const old = dedupe.filter((d) => d.old);
+  const result = await applyScripts[plan.kind].run<{ applied?: number; duplicates?: string[] }>(
+    ctx.redis,
+    {
+      today: ingestKeys.applied(ctx.prefix, ctx.now),
+      yesterday: ingestKeys.applied(ctx.prefix, ctx.now - DAY),
+      callKeys: plan.calls.flatMap((c) => c.keys),
+    },
+    {
+      nOld: old.length,
+      setTtl: appliedTtlSeconds(ctx.now),
+      // the ones that may have been applied yesterday first: the script asks yesterday's set about those only
+      ids: [...old, ...dedupe.filter((d) => !d.old)].map((d) => d.id),
+      keyCounts: plan.calls.map((c) => c.keys.length),
+      argCounts: plan.calls.map((c) => c.args.length),
+      callArgs: plan.calls.flatMap((c) => c.args),
+    },
+  );
+  if (result.duplicates) return { applied: false, duplicates: result.duplicates };
+  return { applied: true };
+}
+
+/** What one consumer batch did, for the status counters. */
+export interface BatchStats {
+  /** Messages applied (acked after their group's script). */
+  applied: number;
+  /** Items (events, increments, ids) those messages carried. */
+  events: number;
+  /** Messages handed back to the queue (storage error, or a second copy in the same batch). */
+  retried: number;
+  /** Messages sent to the dead-letter queue. */
+  deadLettered: number;
+  /** Messages acked without writing: already applied (redelivery, or a repeated Idempotency-Key). */
+  duplicates: number;
+  /** Largest age (consumer's time − accept time, ms) of a message in the batch. */
+  oldestAgeMs: number;
+}
+
+/** Seconds a stats hash lives: its hour and the next, so "the last hour" can always be read. */
+const STATS_TTL_SECONDS = (3 * HOUR) / SECOND;
+
+/** Adds a batch's figures to the per-minute counters (one script per batch). */
+export async function recordBatch(ctx: Ctx, stats: BatchStats): Promise<void> {
+  await recordBatchScript.run(
+    ctx.redis,
+    { stats: ingestKeys.stats(ctx.prefix, hourIndex(ctx.now)) },
+    {
+      minute: Math.floor(ctx.now / MINUTE),
+      now: ctx.now,
+      applied: stats.applied,
+      events: stats.events,
+      retried: stats.retried,
+      deadLettered: stats.deadLettered,
+      duplicates: stats.duplicates,
+      age: Math.max(0, Math.round(stats.oldestAgeMs)),
+      ttl: STATS_TTL_SECONDS,
+    },
+  );
+}
+
+export interface IngestStatus {
+  /** Age of the oldest message the consumer saw in the last 2 minutes, at the time it saw it (0 when it saw none). */
+  oldestAgeMs: number;
+  /** Messages applied in the last hour. */
+  applied: number;
+  /** Messages handed back to the queue in the last hour. */
+  retried: number;
+  /** Messages sent to the dead-letter queue in the last hour. */
+  deadLettered: number;
+  /** Items (events, increments, ids) applied in the last hour. */
+  events: number;
+  /** Messages acked as already applied in the last hour. */
+  duplicates: number;
+  /** When the consumer last finished a batch (epoch ms), null when not within the last hour or two. */
+  lastBatchAt: number | null;
+}
+
+/** The consumer's figures for the last 60 minutes (this one included); one script, 3 commands. */
+export async function status(ctx: Ctx): Promise<IngestStatus> {
+  const H = hourIndex(ctx.now);
+  const raw = await statusScript.run<[string[] | Record<string, never>, string[] | Record<string, never>]>(
+    ctx.redis,
+    { thisHour: ingestKeys.stats(ctx.prefix, H), previousHour: ingestKeys.stats(ctx.prefix, H - 1) },
+    {},
+  );
+  const now = Math.floor(ctx.now / MINUTE);
+  const result: IngestStatus = { oldestAgeMs: 0, applied: 0, retried: 0, deadLettered: 0, events: 0, duplicates: 0, lastBatchAt: null };
+  const sums: Record<string, keyof IngestStatus> = { a: "applied", r: "retried", d: "deadLettered", e: "events", u: "duplicates" };
+  for (const flat of raw) {
+    if (!Array.isArray(flat)) continue;
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      const field = flat[i] ?? "";
+      const value = Number(flat[i + 1]);
+      if (field === "last") {
+        result.lastBatchAt = Math.max(result.lastBatchAt ?? 0, value);
+        continue;
+      }
+      const [minuteText, kind] = field.split(":");
+      const minute = Number(minuteText);
+      if (!(minute > now - 60 && minute <= now) || !kind) continue;
+      if (kind === "g") {
+        if (minute >= now - 1) result.oldestAgeMs = Math.max(result.oldestAgeMs, value);
+      } else {
+        const name = sums[kind];
+        if (name) (result[name] as number) += value;
+      }
+    }
+  }
+  return result;
+}

@@ -1,0 +1,132 @@
+/**
+ * Scripts of queued ingest: one apply script per kind of write (`ingest.trending`,
+ * `ingest.counters`, `ingest.presence`), the consumer's per-minute figures
+ * (`ingest.recordBatch`) and their read (`ingest.status`).
+ *
+ * An apply script wraps the library's own write script (its whole text, idempotency prelude
+ * included, run with an empty idempotency key as the synchronous path does without one) in a
+ * dedupe step: SMISMEMBER of the group's dedupe ids in today's and yesterday's applied sets; if
+ * any was applied already the script writes nothing and says which, and the consumer plans the
+ * group again without them; otherwise it runs every library call of the group, then SADDs the ids
+ * to today's set (EXPIRE NX: the set lives to the end of tomorrow). Write and record are one
+ * atomic script, so a message is recorded exactly when its counts were added, and a redelivery
+ * within 24 h of its application (in whatever batch composition) is found: it lands in today's
+ * set or yesterday's.
+ */
+import { INCR } from "../counters/scripts.ts";
+import { HEARTBEAT } from "../presence/scripts.ts";
+import { defineLua, defineScript, type LuaLibrary, type Script } from "../redis/script.ts";
+import { recordScript } from "../trending/scripts.ts";
+import type { IngestKind } from "./message.ts";
+
+/** The library write script each kind of queued write runs (the one its synchronous call sends). */
+export const libraryScripts: Record<IngestKind, Script> = {
+  trending: recordScript,
+  counters: INCR,
+  presence: HEARTBEAT,
+};
+
+/**
+ * The library's write script as a Lua function of its own KEYS and ARGV: its text is generated
+ * (the prelude and, for a contract script, the header that binds its names read KEYS/ARGV), so it
+ * is embedded whole, as shared Lua whose only inputs are those two parameters. Calling it with a
+ * captured call's keys and arguments is the synchronous call, without the round trip.
+ */
+function libraryWriteOf(kind: IngestKind): LuaLibrary {
+  // the script minus its shebang line (a comment anywhere but the first line)
+  const text = libraryScripts[kind].text.split("\n").slice(1).join("\n");
+  return defineLua(`ingest.${kind}Write`, ["libraryWrite"], `local function libraryWrite(KEYS, ARGV)\n${text}\nend`);
+}
+
+/**
+ * The apply script of one kind. `ids` are the group's dedupe ids, the `nOld` that may have been
+ * applied yesterday first; the library calls are laid end to end in `callKeys` and `callArgs`,
+ * call c taking the next `keyCounts[c]` keys and `argCounts[c]` arguments (its idempotency
+ * prelude's slots included, as captured). Returns `{applied = #ids}`, or `{duplicates = {id...}}`
+ * with nothing written.
+ *
+ * A read script only in that it has no idempotency prelude of its own (it writes: the consumer's
+ * dedupe sets are its idempotency).
+ */
+function applyScript(kind: IngestKind) {
+  return defineScript({
+    name: `ingest.${kind}`,
+    write: false,
+    keys: ["today", "yesterday", "...callKeys"],
+    args: ["nOld", "setTtl", "...ids", "...keyCounts", "...argCounts", "...callArgs"],
+    uses: [libraryWriteOf(kind)],
+    lua: `
+-- a redelivered message (or a client's retry with the same Idempotency-Key) was recorded today,
+-- or yesterday: only the first nOld (accepted before today, or keyed by an Idempotency-Key) can have been
+local old  = tonumber(nOld)
+local seen = redis.call('SMISMEMBER', today, unpack(ids))
+if old > 0 then
+  local before = redis.call('SMISMEMBER', yesterday, unpack(ids, 1, old))
+  for i = 1, old do
+    if before[i] == 1 then seen[i] = 1 end
+  end
+end
+local dup = {}
+for i = 1, #ids do
+  if seen[i] == 1 then dup[#dup + 1] = ids[i] end
+end
+if #dup > 0 then return { duplicates = dup } end
+local k, a = 0, 0
+for c = 1, #keyCounts do
+  local nk, na     = tonumber(keyCounts[c]), tonumber(argCounts[c])
+  local keys, argv = {}, {}
+  for i = 1, nk do keys[i] = callKeys[k + i] end
+  for i = 1, na do argv[i] = callArgs[a + i] end
+  k, a = k + nk, a + na
+  libraryWrite(keys, argv)
+end
+-- recorded in the same script as the write: applied exactly when recorded
+redis.call('SADD', today, unpack(ids))
+redis.call('EXPIRE', today, setTtl, 'NX')
+return { applied = #ids }
+`,
+  });
+}
+
+export const applyScripts = {
+  trending: applyScript("trending"),
+  counters: applyScript("counters"),
+  presence: applyScript("presence"),
+} satisfies Record<IngestKind, Script>;
+
+/**
+ * Adds a batch's figures to the hour's hash: per-minute fields `<minute>:a|e|r|d|u` (sums of
+ * applied, events, retried, deadLettered, duplicates), `<minute>:g` (the largest age seen) and
+ * `last` (the latest batch's time).
+ */
+export const recordBatchScript = defineScript({
+  name: "ingest.recordBatch",
+  write: true,
+  keys: ["stats"],
+  args: ["minute", "now", "applied", "events", "retried", "deadLettered", "duplicates", "age", "ttl"],
+  lua: `
+local sums = { a = applied, e = events, r = retried, d = deadLettered, u = duplicates }
+for _, f in ipairs({ 'a', 'e', 'r', 'd', 'u' }) do
+  local n = tonumber(sums[f])
+  if n > 0 then redis.call('HINCRBY', stats, minute .. ':' .. f, n) end
+end
+-- the largest age this minute: the lag the status reports
+local was = tonumber(redis.call('HGET', stats, minute .. ':g') or '-1')
+if tonumber(age) > was then
+  redis.call('HSET', stats, minute .. ':g', age, 'last', now)
+else
+  redis.call('HSET', stats, 'last', now)
+end
+redis.call('EXPIRE', stats, ttl, 'NX')
+return 1
+`,
+});
+
+/** The hash of this hour and of the previous one, as flat field/value lists. */
+export const statusScript = defineScript({
+  name: "ingest.status",
+  write: false,
+  keys: ["thisHour", "previousHour"],
+  args: [],
+  lua: `return { redis.call('HGETALL', thisHour), redis.call('HGETALL', previousHour) }`,
+});
