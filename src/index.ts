@@ -29,20 +29,8 @@ export {
   type WriteOptions,
   type Written,
 } from "./library/handles.ts";
-export {
-  ConfigError,
-  ConflictError,
-  EdgestatsError,
-  ForbiddenError,
-  NotFoundError,
-  PayloadTooLargeError,
-  RateLimitedError,
-  StorageUnavailableError,
-  UnauthorizedError,
-  UnsupportedMediaTypeError,
-  ValidationError,
-  type FieldIssue,
-} from "./errors.ts";
+// Every error class the library throws, and FieldIssue (functions/errors.ts maps each class to its status).
+export * from "./errors.ts";
 export { createRedis, type RedisOptions } from "./redis/client.ts";
 export type { Config } from "./config.ts";
 export type { Period } from "./time.ts";

@@ -1,0 +1,41 @@
+import { createMiddleware } from "hono/factory";
+import { ValidationError } from "../../src/errors.ts";
+import { keyOf } from "../../src/keys.ts";
+import type { Idempotency } from "../../src/redis/script.ts";
+import type { AppEnv } from "../types.ts";
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+async function sha256(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * Reads `Idempotency-Key` on writes. The record's Redis key is a SHA-256 of the
+ * caller's key id (itself a digest of the API key, never the key), the method,
+ * the path and the header, so two API keys sending the same Idempotency-Key
+ * never see or block each other's records; its fingerprint is a SHA-256 of the
+ * body, so the same key with a different body is a 409 rather than a silent
+ * replay of something else.
+ */
+export const idempotencyKey = createMiddleware<AppEnv>(async (c, next) => {
+  const header = c.req.header("idempotency-key");
+  if (header === undefined || c.req.method === "GET" || c.req.method === "DELETE") {
+    c.set("idempotency", undefined);
+    return next();
+  }
+  if (!IDEMPOTENCY_KEY.test(header)) {
+    throw new ValidationError("Idempotency-Key must be 1-255 visible ASCII characters.", [
+      { path: "Idempotency-Key", message: "1-255 visible ASCII characters" },
+    ]);
+  }
+  const scope = `${c.req.method} ${new URL(c.req.url).pathname}`;
+  const body = await c.req.raw.clone().text();
+  const idempotency: Idempotency = {
+    key: keyOf(c.get("config").keyPrefix, "idem", await sha256(`${c.get("keyId")}\n${scope}\n${header}`)),
+    fingerprint: await sha256(body),
+  };
+  c.set("idempotency", idempotency);
+  await next();
+});
