@@ -1,35 +1,31 @@
 /**
  * Many clients at once against the write path every feature uses: a Lua write
- * script under the idempotency prelude (`runWrite`), through @upstash/redis and
+ * script under the idempotency prelude (`script.run`), through @upstash/redis and
  * the local Upstash server. Totals must equal what was acknowledged, and one
  * Idempotency-Key must apply exactly once however many copies race.
  */
 import fc from "fast-check";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ConflictError } from "../../src/errors.ts";
 import { keyOf } from "../../src/keys.ts";
-import { createRedis } from "../../src/redis/client.ts";
-import { defineWriteScript, runWrite, type Idempotency } from "../../src/redis/script.ts";
-import { command, deleteUnder, keysUnder, requireTarget, uniquePrefix } from "../helpers/upstash-rest.ts";
+import { defineScript, type Idempotency } from "../../src/redis/script.ts";
+import { libraryTest } from "../helpers/library.ts";
+import { command, keysUnder } from "../helpers/upstash-rest.ts";
 
-const target = requireTarget(process.env.EDGESTATS_UPSTASH_URL, process.env.EDGESTATS_UPSTASH_TOKEN);
-const prefix = uniquePrefix("concurrency");
-const redis = createRedis({ url: target.url, token: target.token, timeoutMs: 10_000 });
-afterAll(() => deleteUnder(target, prefix));
+const { target, prefix, redis } = libraryTest("concurrency", { timeoutMs: 10_000 });
 
 // The shape of every feature's increment: ZINCRBY plus a registry entry, in one script.
-const incr = defineWriteScript(
-  "test:concurrency:incr",
-  `
-local board    = KEYS[1]
-local registry = KEYS[2]
-local member   = ARGV[1]
-local by       = ARGV[2]
+const incr = defineScript({
+  name: "test.incr",
+  write: true,
+  keys: ["board", "registry"],
+  args: ["member", "by"],
+  lua: `
 local score = redis.call('ZINCRBY', board, by, member)
 redis.call('SADD', registry, member)
 return score
 `,
-);
+});
 
 function idem(key: string, fingerprint = "fp"): Idempotency {
   return { key: keyOf(prefix, "idem", key), fingerprint };
@@ -50,7 +46,7 @@ describe("parallel increments", () => {
         for (let i = 0; i < 25; i++) {
           const member = members[(client + i) % members.length] ?? "a";
           const by = ((client * 31 + i * 7) % 9) - 2; // negative, zero and positive steps
-          await runWrite(redis, incr, [board, registry], [member, by]);
+          await incr.run(redis, { board, registry }, { member, by });
           acknowledged.set(member, (acknowledged.get(member) ?? 0) + by);
         }
       }),
@@ -62,7 +58,7 @@ describe("parallel increments", () => {
   it("30 copies of one Idempotency-Key racing apply exactly once and all answer the first result", async () => {
     const board = keyOf(prefix, "board", "race");
     const registry = keyOf(prefix, "registry", "race");
-    const results = await Promise.all(Array.from({ length: 30 }, () => runWrite<string>(redis, incr, [board, registry], ["m", 5], idem("race"))));
+    const results = await Promise.all(Array.from({ length: 30 }, () => incr.run<string>(redis, { board, registry }, { member: "m", by: 5 }, idem("race"))));
     expect(results.filter((r) => !r.replayed)).toHaveLength(1);
     expect(new Set(results.map((r) => r.value))).toEqual(new Set(["5"]));
     expect(await scoreOf(board, "m")).toBe(5);
@@ -72,7 +68,7 @@ describe("parallel increments", () => {
     const board = keyOf(prefix, "board", "conflict");
     const registry = keyOf(prefix, "registry", "conflict");
     const outcomes = await Promise.allSettled(
-      Array.from({ length: 20 }, (_, i) => runWrite<string>(redis, incr, [board, registry], ["m", i + 1], idem("conflict", `fp-${i}`))),
+      Array.from({ length: 20 }, (_, i) => incr.run<string>(redis, { board, registry }, { member: "m", by: i + 1 }, idem("conflict", `fp-${i}`))),
     );
     const applied = outcomes.filter((o) => o.status === "fulfilled");
     expect(applied).toHaveLength(1);
@@ -84,14 +80,14 @@ describe("parallel increments", () => {
   it("keeps an idempotency record 24 h and only for writes that happened", async () => {
     const board = keyOf(prefix, "board", "ttl");
     const registry = keyOf(prefix, "registry", "ttl");
-    await runWrite(redis, incr, [board, registry], ["m", 1], idem("ttl"));
+    await incr.run(redis, { board, registry }, { member: "m", by: 1 }, idem("ttl"));
     const ttl = await command<number>(target, "TTL", keyOf(prefix, "idem", "ttl"));
     expect(ttl).toBeGreaterThan(86_400 - 60);
     expect(ttl).toBeLessThanOrEqual(86_400);
     // A script that fails (ZINCRBY on a non-number) writes no record, so a corrected retry applies.
-    await expect(runWrite(redis, incr, [board, registry], ["m", "not-a-number"], idem("failed"))).rejects.toThrow();
+    await expect(incr.run(redis, { board, registry }, { member: "m", by: "not-a-number" }, idem("failed"))).rejects.toThrow();
     expect(await command<number>(target, "EXISTS", keyOf(prefix, "idem", "failed"))).toBe(0);
-    const retried = await runWrite<string>(redis, incr, [board, registry], ["m", 2], idem("failed"));
+    const retried = await incr.run<string>(redis, { board, registry }, { member: "m", by: 2 }, idem("failed"));
     expect(retried).toEqual({ value: "3", replayed: false });
   });
 
@@ -113,7 +109,7 @@ describe("parallel increments", () => {
           await Promise.all(
             ops.map((op) => {
               const by = op.key === undefined ? op.by : (bodyOfKey.get(op.key) ?? 0);
-              return runWrite(redis, incr, [board, registry], ["m", by], op.key === undefined ? undefined : idem(`prop:${run}:${op.key}`, String(by)));
+              return incr.run(redis, { board, registry }, { member: "m", by }, op.key === undefined ? undefined : idem(`prop:${run}:${op.key}`, String(by)));
             }),
           );
           const unkeyed = ops.filter((op) => op.key === undefined).reduce((sum, op) => sum + op.by, 0);

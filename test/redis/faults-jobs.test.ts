@@ -11,36 +11,36 @@ import type { Ctx } from "../../src/context.ts";
 import { StorageUnavailableError } from "../../src/errors.ts";
 import { createTrimJob } from "../../src/presence/jobs.ts";
 import { heartbeat, history, roomStats } from "../../src/presence/presence.ts";
-import { createRedis } from "../../src/redis/client.ts";
+import { createRedis, type RedisClient } from "../../src/redis/client.ts";
 import { HOUR, MINUTE } from "../../src/time.ts";
 import { compactTrending } from "../../src/trending/compact.ts";
 import { topTrending } from "../../src/trending/read.ts";
 import { recordEvents } from "../../src/trending/write.ts";
-import { deleteUnder, requireTarget, uniquePrefix } from "../helpers/upstash-rest.ts";
+import { libraryTest } from "../helpers/library.ts";
 
-const target = requireTarget(process.env.EDGESTATS_UPSTASH_URL, process.env.EDGESTATS_UPSTASH_TOKEN);
+const lib = libraryTest("jobs", { timeoutMs: 2000 });
 const T0 = Date.UTC(2026, 10, 22, 10, 20);
 const STREAMS = Array.from({ length: 12 }, (_, i) => `s${i}`);
 const ROOMS = Array.from({ length: 9 }, (_, i) => `r${i}`);
-const prefixes: string[] = [];
 let proxy: FaultProxy;
+/** The library's client through the fault proxy. */
+let proxied: RedisClient;
 
 beforeAll(async () => {
-  proxy = await startFaultProxy({ target: target.url });
+  proxy = await startFaultProxy({ target: lib.target.url });
+  proxied = createRedis({ url: proxy.url, token: lib.target.token, timeoutMs: 2000 });
 });
 afterAll(async () => {
   await proxy.close();
-  for (const p of prefixes) await deleteUnder(target, p);
 });
 
 function ctxOf(prefix: string, now: number, viaProxy: boolean): Ctx {
-  return { redis: createRedis({ url: viaProxy ? proxy.url : target.url, token: target.token, timeoutMs: 2000 }), prefix, now };
+  return { redis: viaProxy ? proxied : lib.redis, prefix, now };
 }
 
+/** A fresh prefix of its own (deleted after the file). */
 function newPrefix(label: string): string {
-  const p = uniquePrefix(label);
-  prefixes.push(p);
-  return p;
+  return lib.ctx(T0, label).prefix;
 }
 
 /** Three finished hours of events over 12 streams, 15 members each with distinct counts. */

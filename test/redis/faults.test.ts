@@ -16,7 +16,7 @@ import { startUpstashServer, type UpstashServer } from "../../dev/upstash-server
 import { StorageUnavailableError } from "../../src/errors.ts";
 import { keyOf } from "../../src/keys.ts";
 import { createRedis } from "../../src/redis/client.ts";
-import { defineWriteScript, runWrite, type Idempotency } from "../../src/redis/script.ts";
+import { defineScript, type Idempotency } from "../../src/redis/script.ts";
 import { command, type RestTarget } from "../helpers/upstash-rest.ts";
 
 const TOKEN = "fault-token";
@@ -29,18 +29,17 @@ let upstash: UpstashServer | undefined;
 let proxy: FaultProxy;
 let direct: RestTarget;
 
-const incr = defineWriteScript(
-  "test:faults:incr",
-  `
-local board  = KEYS[1]
-local totals = KEYS[2]
-local member = ARGV[1]
-local by     = ARGV[2]
+const incr = defineScript({
+  name: "test.incr",
+  write: true,
+  keys: ["board", "totals"],
+  args: ["member", "by"],
+  lua: `
 -- Two keys in one script: a fault can never leave one updated and not the other.
 redis.call('HINCRBY', totals, 'writes', 1)
 return redis.call('ZINCRBY', board, by, member)
 `,
-);
+});
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "edgestats-faults-"));
@@ -68,7 +67,7 @@ function client(timeoutMs = 5000) {
 }
 
 function keys(name: string) {
-  return [keyOf(prefix, "board", name), keyOf(prefix, "totals", name)];
+  return { board: keyOf(prefix, "board", name), totals: keyOf(prefix, "totals", name) };
 }
 
 function idem(key: string): Idempotency {
@@ -76,7 +75,7 @@ function idem(key: string): Idempotency {
 }
 
 async function stored(name: string): Promise<{ score: number; writes: number }> {
-  const [board, totals] = keys(name) as [string, string];
+  const { board, totals } = keys(name);
   const score = await command<string | null>(direct, "ZSCORE", board, "m");
   const writes = await command<string | null>(direct, "HGET", totals, "writes");
   return { score: Number(score ?? 0), writes: Number(writes ?? 0) };
@@ -92,33 +91,33 @@ describe("injected faults", () => {
     const name = label.split(" ")[0] ?? "x";
     const redis = client();
     proxy.set({ fault, times: 1 });
-    const error = await runWrite(fault.kind === "hang" ? client(300) : redis, incr, keys(name), ["m", 7]).catch((e: unknown) => e);
+    const error = await incr.run(fault.kind === "hang" ? client(300) : redis, keys(name), { member: "m", by: 7 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StorageUnavailableError);
     expect(await stored(name)).toEqual({ score: 0, writes: 0 });
     // Healed (times: 1): the next call goes through without any reconnect dance.
-    expect(await runWrite(redis, incr, keys(name), ["m", 7])).toEqual({ value: "7", replayed: false });
+    expect(await incr.run(redis, keys(name), { member: "m", by: 7 })).toEqual({ value: "7", replayed: false });
     expect(await stored(name)).toEqual({ score: 7, writes: 1 });
   });
 
   it("a hang is cut by the client timeout (an abort), not left waiting", async () => {
     proxy.set({ fault: { kind: "hang" }, times: 1 });
-    const error = await runWrite(client(200), incr, keys("abort"), ["m", 1]).catch((e: unknown) => e);
+    const error = await incr.run(client(200), keys("abort"), { member: "m", by: 1 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StorageUnavailableError);
     expect(String((error as Error).cause)).toMatch(/TimeoutError|aborted|timed? ?out/i);
   });
 
   it("a slow answer within the timeout is just slow", async () => {
     proxy.set({ fault: { kind: "delay", ms: 100 }, times: 1 });
-    expect(await runWrite(client(), incr, keys("slow"), ["m", 2])).toEqual({ value: "2", replayed: false });
+    expect(await incr.run(client(), keys("slow"), { member: "m", by: 2 })).toEqual({ value: "2", replayed: false });
   });
 
   it("a lost response: 503 to the client, applied once; the retry with its Idempotency-Key replays instead of counting again", async () => {
     const redis = client();
     proxy.set({ fault: { kind: "lose-response" }, times: 1 });
-    const error = await runWrite(redis, incr, keys("lost"), ["m", 5], idem("lost")).catch((e: unknown) => e);
+    const error = await incr.run(redis, keys("lost"), { member: "m", by: 5 }, idem("lost")).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StorageUnavailableError);
     expect(await stored("lost")).toEqual({ score: 5, writes: 1 }); // it did happen
-    const retry = await runWrite(redis, incr, keys("lost"), ["m", 5], idem("lost"));
+    const retry = await incr.run(redis, keys("lost"), { member: "m", by: 5 }, idem("lost"));
     expect(retry).toEqual({ value: "5", replayed: true });
     expect(await stored("lost")).toEqual({ score: 5, writes: 1 });
   });
@@ -134,17 +133,17 @@ describe("injected faults", () => {
 describe("outages", () => {
   it("the Upstash server stopped and started again: 503 meanwhile, recovery after", async () => {
     const redis = client();
-    await runWrite(redis, incr, keys("upstash-down"), ["m", 1]);
+    await incr.run(redis, keys("upstash-down"), { member: "m", by: 1 });
     await upstash?.close();
     upstash = undefined;
-    const viaProxy = await runWrite(redis, incr, keys("upstash-down"), ["m", 1]).catch((e: unknown) => e);
+    const viaProxy = await incr.run(redis, keys("upstash-down"), { member: "m", by: 1 }).catch((e: unknown) => e);
     expect(viaProxy).toBeInstanceOf(StorageUnavailableError);
-    const refused = await runWrite(createRedis({ url: `http://127.0.0.1:${upstashPort}`, token: TOKEN, timeoutMs: 5000 }), incr, keys("upstash-down"), ["m", 1]).catch(
+    const refused = await incr.run(createRedis({ url: `http://127.0.0.1:${upstashPort}`, token: TOKEN, timeoutMs: 5000 }), keys("upstash-down"), { member: "m", by: 1 }).catch(
       (e: unknown) => e,
     );
     expect(refused).toBeInstanceOf(StorageUnavailableError);
     upstash = await startUpstashServer({ redisUrl: `redis://127.0.0.1:${redisPort}`, token: TOKEN, port: upstashPort });
-    expect(await runWrite(redis, incr, keys("upstash-down"), ["m", 1])).toEqual({ value: "2", replayed: false });
+    expect(await incr.run(redis, keys("upstash-down"), { member: "m", by: 1 })).toEqual({ value: "2", replayed: false });
     expect(await stored("upstash-down")).toEqual({ score: 2, writes: 2 });
   });
 
@@ -161,7 +160,7 @@ describe("outages", () => {
         const by = 1 + ((c + i) % 4);
         for (let attempt = 0; ; attempt++) {
           try {
-            await runWrite(redis, incr, keys("killed"), ["m", by], idem(`killed:${c}:${i}`));
+            await incr.run(redis, keys("killed"), { member: "m", by }, idem(`killed:${c}:${i}`));
             acknowledged += by;
             break;
           } catch (error) {
