@@ -11,7 +11,7 @@ import { freePort, startRedis, type RedisServer } from "../../dev/redis.ts";
 import { ReplyError, RespParser, type Reply } from "../../dev/resp.ts";
 import { startUpstashServer, type UpstashServer } from "../../dev/upstash-server.ts";
 import { createRedis } from "../../src/redis/client.ts";
-import { defineReadScript, defineWriteScript, runRead, runWrite, scriptSha } from "../../src/redis/script.ts";
+import { defineScript, scriptSha } from "../../src/redis/script.ts";
 import { command, deleteUnder, requireTarget, resetStats, statsOf, uniquePrefix } from "../helpers/upstash-rest.ts";
 
 const target = requireTarget(process.env.EDGESTATS_UPSTASH_URL, process.env.EDGESTATS_UPSTASH_TOKEN);
@@ -143,21 +143,27 @@ describe("the Upstash REST protocol", () => {
 });
 
 describe("scripts", () => {
-  const read = defineReadScript(
-    "test-read",
-    `
-local value = redis.call('GET', KEYS[1])
-return cjson.encode({ value = value or false, arg = ARGV[1] })
+  const read = defineScript({
+    name: "test.read",
+    write: false,
+    keys: ["key"],
+    args: ["arg"],
+    lua: `
+local value = redis.call('GET', key)
+return { value = value or false, arg = arg }
 `,
-  );
-  const write = defineWriteScript(
-    "test-write",
-    `
-local total = redis.call('INCRBY', KEYS[1], ARGV[1])
-redis.call('EXPIRE', KEYS[1], 60)
+  });
+  const write = defineScript({
+    name: "test.write",
+    write: true,
+    keys: ["counter"],
+    args: ["by"],
+    lua: `
+local total = redis.call('INCRBY', counter, by)
+redis.call('EXPIRE', counter, 60)
 return { total = total }
 `,
-  );
+  });
 
   it("keeps the client's SHA-1 valid although the flag Redis 7.0 refuses is stripped", async () => {
     const loaded = await command<string>(target, "SCRIPT", "LOAD", read.text);
@@ -170,10 +176,10 @@ return { total = total }
     await resetStats(target, tag);
     await command(target, "SET", key("sv"), "hello");
     await resetStats(target, tag);
-    expect(await runRead(ours, read, [key("sv")], ["x"])).toEqual({ value: "hello", arg: "x" });
+    expect(await read.run(ours, { key: key("sv") }, { arg: "x" })).toEqual({ value: "hello", arg: "x" });
     expect((await statsOf(target, tag)).requests).toBe(2); // EVALSHA → NOSCRIPT, EVAL
     await resetStats(target, tag);
-    expect(await runRead(ours, read, [key("sv")], ["y"])).toEqual({ value: "hello", arg: "y" });
+    expect(await read.run(ours, { key: key("sv") }, { arg: "y" })).toEqual({ value: "hello", arg: "y" });
     const after = await statsOf(target, tag);
     expect(after.requests).toBe(1);
     expect(after.byCommand).toEqual({ evalsha: 1, get: 1 });
@@ -181,27 +187,28 @@ return { total = total }
   });
 
   it("counts the commands a script runs, the idempotency prelude's included", async () => {
-    await runWrite(ours, write, [key("w")], [5]);
+    await write.run(ours, { counter: key("w") }, { by: 5 });
     await resetStats(target, tag);
-    const first = await runWrite<{ total: number }>(ours, write, [key("w")], [5], { key: key("idem"), fingerprint: "f1" });
+    const first = await write.run<{ total: number }>(ours, { counter: key("w") }, { by: 5 }, { key: key("idem"), fingerprint: "f1" });
     expect(first).toEqual({ value: { total: 10 }, replayed: false });
     const s = await statsOf(target, tag);
     expect(s.requests).toBe(1);
     expect(s.byCommand).toEqual({ evalsha: 1, get: 1, incrby: 1, expire: 1, set: 1 });
-    const again = await runWrite<{ total: number }>(ours, write, [key("w")], [5], { key: key("idem"), fingerprint: "f1" });
+    const again = await write.run<{ total: number }>(ours, { counter: key("w") }, { by: 5 }, { key: key("idem"), fingerprint: "f1" });
     expect(again).toEqual({ value: { total: 10 }, replayed: true });
-    await expect(runWrite(ours, write, [key("w")], [5], { key: key("idem"), fingerprint: "other" })).rejects.toThrow(/already used/);
+    await expect(write.run(ours, { counter: key("w") }, { by: 5 }, { key: key("idem"), fingerprint: "other" })).rejects.toThrow(/already used/);
   });
 
   it("fails a script that touches a key it did not declare, as Upstash's key locking requires", async () => {
-    const sneaky = defineReadScript("test-sneaky", `return cjson.encode(redis.call('GET', KEYS[1] .. ':other'))`);
-    await expect(runRead(ours, sneaky, [key("x")])).rejects.toThrow(/not in KEYS/);
-    const multi = defineReadScript("test-multi", `return cjson.encode(redis.call('ZUNION', 2, KEYS[1], KEYS[2]))`);
-    expect(await runRead(ours, multi, [key("m1"), key("m2")])).toEqual({});
-    const undeclared = defineReadScript("test-multi2", `return cjson.encode(redis.call('ZUNION', 2, KEYS[1], 'elsewhere'))`);
-    await expect(runRead(ours, undeclared, [key("m1")])).rejects.toThrow(/not in KEYS/);
-    const sorts = defineReadScript("test-sort", `return cjson.encode(redis.call('SORT', KEYS[1]))`);
-    await expect(runRead(ours, sorts, [key("list")])).rejects.toThrow(/not available/);
+    const one = (name: `test.${string}`, lua: string) => defineScript({ name, write: false, keys: ["key"], args: [], lua });
+    const sneaky = one("test.sneaky", `return redis.call('GET', key .. ':other')`);
+    await expect(sneaky.run(ours, { key: key("x") }, {})).rejects.toThrow(/not in KEYS/);
+    const multi = defineScript({ name: "test.multi", write: false, keys: ["a", "b"], args: [], lua: `return redis.call('ZUNION', 2, a, b)` });
+    expect(await multi.run(ours, { a: key("m1"), b: key("m2") }, {})).toEqual({});
+    const undeclared = one("test.multiUndeclared", `return redis.call('ZUNION', 2, key, 'elsewhere')`);
+    await expect(undeclared.run(ours, { key: key("m1") }, {})).rejects.toThrow(/not in KEYS/);
+    const sorts = one("test.sort", `return redis.call('SORT', key)`);
+    await expect(sorts.run(ours, { key: key("list") }, {})).rejects.toThrow(/not available/);
   });
 });
 
@@ -272,13 +279,13 @@ describe("protocol edge cases", () => {
   });
 
   it("counts per tag exactly while requests of several tags run concurrently", async () => {
-    const read = defineReadScript("test-count", `return cjson.encode(redis.call('GET', KEYS[1]))`);
+    const read = defineScript({ name: "test.count", write: false, keys: ["key"], args: [], lua: `return redis.call('GET', key)` });
     const a = createRedis({ url: target.url, token: `${target.token}.${tag}_a` });
     const b = createRedis({ url: target.url, token: `${target.token}.${tag}_b` });
-    await runRead(a, read, [key("c")]); // cached in Redis
+    await read.run(a, { key: key("c") }, {}); // cached in Redis
     await Promise.all([resetStats(target, `${tag}_a`), resetStats(target, `${tag}_b`)]);
     await Promise.all([
-      ...Array.from({ length: 30 }, () => runRead(a, read, [key("c")])),
+      ...Array.from({ length: 30 }, () => read.run(a, { key: key("c") }, {})),
       ...Array.from({ length: 30 }, () => b.get(key("c"))),
       ...Array.from({ length: 10 }, () => b.pipeline().get(key("c")).eval("return redis.call('GET', KEYS[1])", [key("c")], []).exec()),
     ]);
@@ -292,35 +299,41 @@ describe("protocol edge cases", () => {
 describe("the key guard injected into scripts", () => {
   it("checks every key of multi-key commands and only the keys (options and members are not keys)", async () => {
     const [src, dst, bits] = [key("g-src"), key("g-dst"), key("g-bits")];
-    const script = defineReadScript(
-      "test-guard-multi",
-      `
-redis.call('ZADD', KEYS[1], 1, 'a', 2, 'b')
-redis.call('ZRANGESTORE', KEYS[2], KEYS[1], 0, -1)
-redis.call('SADD', KEYS[3], 'm')
-redis.call('SMOVE', KEYS[3], KEYS[4], 'm')
-redis.call('RPUSH', KEYS[5], 'x')
-redis.call('LMOVE', KEYS[5], KEYS[6], 'LEFT', 'RIGHT')
-redis.call('COPY', KEYS[2], KEYS[7], 'REPLACE')
-redis.call('SET', KEYS[8], 'a')
-redis.call('BITOP', 'OR', KEYS[8], KEYS[8])
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8])
-return cjson.encode('ok')
+    const script = defineScript({
+      name: "test.guardMulti",
+      write: false,
+      keys: ["src", "dst", "s1", "s2", "l1", "l2", "copy", "bits"],
+      args: [],
+      lua: `
+redis.call('ZADD', src, 1, 'a', 2, 'b')
+redis.call('ZRANGESTORE', dst, src, 0, -1)
+redis.call('SADD', s1, 'm')
+redis.call('SMOVE', s1, s2, 'm')
+redis.call('RPUSH', l1, 'x')
+redis.call('LMOVE', l1, l2, 'LEFT', 'RIGHT')
+redis.call('COPY', dst, copy, 'REPLACE')
+redis.call('SET', bits, 'a')
+redis.call('BITOP', 'OR', bits, bits)
+redis.call('DEL', src, dst, s1, s2, l1, l2, copy, bits)
+return 'ok'
 `,
-    );
-    const keys = [src, dst, key("g-s1"), key("g-s2"), key("g-l1"), key("g-l2"), key("g-copy"), bits];
-    expect(await runRead(ours, script, keys)).toBe("ok");
-    const undeclaredDestination = defineReadScript("test-guard-dst", `return cjson.encode(redis.call('ZRANGESTORE', 'elsewhere', KEYS[1], 0, -1))`);
-    await expect(runRead(ours, undeclaredDestination, [src])).rejects.toThrow(/elsewhere.*not in KEYS/);
-    const undeclaredBitop = defineReadScript("test-guard-bitop", `return cjson.encode(redis.call('BITOP', 'AND', KEYS[1], 'elsewhere'))`);
-    await expect(runRead(ours, undeclaredBitop, [bits])).rejects.toThrow(/elsewhere.*not in KEYS/);
+    });
+    const keys = { src, dst, s1: key("g-s1"), s2: key("g-s2"), l1: key("g-l1"), l2: key("g-l2"), copy: key("g-copy"), bits };
+    expect(await script.run(ours, keys, {})).toBe("ok");
+    const one = (name: `test.${string}`, lua: string) => defineScript({ name, write: false, keys: ["key"], args: [], lua });
+    const undeclaredDestination = one("test.guardDst", `return redis.call('ZRANGESTORE', 'elsewhere', key, 0, -1)`);
+    await expect(undeclaredDestination.run(ours, { key: src }, {})).rejects.toThrow(/elsewhere.*not in KEYS/);
+    const undeclaredBitop = one("test.guardBitop", `return redis.call('BITOP', 'AND', key, 'elsewhere')`);
+    await expect(undeclaredBitop.run(ours, { key: bits }, {})).rejects.toThrow(/elsewhere.*not in KEYS/);
   });
 
   it("cannot be bypassed by calling redis.call through a local alias or with spaces", async () => {
-    const aliased = defineReadScript("test-guard-alias", `local call = redis.call\nreturn cjson.encode(call('GET', 'elsewhere'))`);
-    await expect(runRead(ours, aliased, [key("x")])).rejects.toThrow(/not in KEYS/);
-    const spaced = defineReadScript("test-guard-space", `return cjson.encode(redis.pcall ('GET', 'elsewhere'))`);
-    await expect(runRead(ours, spaced, [key("x")])).rejects.toThrow(/not in KEYS/);
+    // the key is declared (and unused), as before: only 'elsewhere' is out of KEYS
+    const one = (name: `test.${string}`, lua: string) => defineScript({ name, write: false, keys: ["key"], args: [], lua });
+    const aliased = one("test.guardAlias", `local call = redis.call\nreturn call('GET', 'elsewhere')`);
+    await expect(aliased.run(ours, { key: key("x") }, {})).rejects.toThrow(/not in KEYS/);
+    const spaced = one("test.guardSpace", `return redis.pcall ('GET', 'elsewhere')`);
+    await expect(spaced.run(ours, { key: key("x") }, {})).rejects.toThrow(/not in KEYS/);
   });
 });
 
