@@ -6,7 +6,7 @@ export interface Config {
   keyPrefix: string;
   /** Hours an hourly trending bucket lives after its hour. @default 50 */
   trendingRetentionHours: number;
-  /** Members kept per finished hour by compaction (max(240, 24 × the largest n of 100), as seed 000 reasons); 0 disables trimming. @default 2400 */
+  /** Members kept per finished hour by compaction (max(240, 24 × the largest n of 100), as source post 000 reasons, docs/background.md); 0 disables trimming. @default 2400 */
   trendingKeep: number;
   /**
    * Scripts (20 streams each, two subrequests) one compaction run may send before it stops with
