@@ -5,8 +5,9 @@ import * as errors from "../src/errors.ts";
 import { EdgestatsError, RateLimitedError } from "../src/errors.ts";
 import { SummarisedReplay } from "../src/redis/script.ts";
 
+type ErrorClass = abstract new (...args: never[]) => EdgestatsError;
 /** The names of the error classes src/errors.ts defines (the list src/index.ts exports). */
-type ErrorClassName = { [N in keyof typeof errors]: (typeof errors)[N] extends abstract new (...args: never[]) => EdgestatsError ? N : never }[keyof typeof errors];
+type ErrorClassName = { [N in keyof typeof errors]: (typeof errors)[N] extends ErrorClass ? N : never }[keyof typeof errors];
 
 /**
  * The one place where library errors become HTTP statuses: one entry per class of
@@ -27,7 +28,7 @@ const STATUS_BY_NAME: Record<Exclude<ErrorClassName, "EdgestatsError">, Contentf
   StorageUnavailableError: 503,
 };
 
-const STATUS = new Map<Function, ContentfulStatusCode>(
+const STATUS = new Map<ErrorClass, ContentfulStatusCode>(
   Object.entries(STATUS_BY_NAME).map(([name, status]) => [errors[name as keyof typeof STATUS_BY_NAME], status]),
 );
 
@@ -61,7 +62,7 @@ export function onError(err: Error, c: Context): Response {
     return c.json({ replayed: true, summarised: true, summary: err.summary, message: err.message }, 200);
   }
   if (err instanceof EdgestatsError) {
-    const status = STATUS.get(err.constructor) ?? 500;
+    const status = STATUS.get(err.constructor as ErrorClass) ?? 500;
     if (err instanceof RateLimitedError) c.header("Retry-After", String(err.retryAfterSeconds));
     if (status >= 500) console.error(`[${c.get("requestId") ?? "-"}] ${redactError(err)}`);
     return c.json(errorBody(err.code, err.message, err.details), status);
