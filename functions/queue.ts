@@ -1,6 +1,6 @@
 import { readConfig } from "../src/config.ts";
 import * as ingest from "../src/ingest/index.ts";
-import { createRedis } from "../src/redis/client.ts";
+import { redisOf } from "./middleware/context.ts";
 
 /** Worker bindings of queued ingest (declared in wrangler.toml; both optional). */
 export interface IngestBindings {
@@ -17,7 +17,7 @@ export interface IngestBindings {
  */
 export async function consumeIngest(batch: { messages: readonly ingest.QueuedMessage[] }, env: Env, now: number = Date.now()): Promise<ingest.BatchStats> {
   const config = readConfig(env as unknown as Record<string, unknown>);
-  const redis = createRedis({ url: env.UPSTASH_REDIS_REST_URL, token: env.UPSTASH_REDIS_REST_TOKEN, timeoutMs: config.redisTimeoutMs });
+  const redis = redisOf(env, config.redisTimeoutMs);
   const dlq = (env as unknown as IngestBindings).INGEST_DLQ;
   return ingest.consumeBatch(
     { redis, prefix: config.keyPrefix, now },

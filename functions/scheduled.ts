@@ -1,12 +1,12 @@
 import { readConfig } from "../src/config.ts";
-import { createRedis } from "../src/redis/client.ts";
 import { redactError } from "./errors.ts";
 import { CRON_JOBS, JOBS } from "./jobs.ts";
+import { redisOf } from "./middleware/context.ts";
 
 /** Runs the jobs of one cron trigger; each job's failure is logged and does not stop the others. */
 export async function runScheduled(cron: string, scheduledTime: number, env: Env): Promise<Record<string, unknown>> {
   const config = readConfig(env as unknown as Record<string, unknown>);
-  const redis = createRedis({ url: env.UPSTASH_REDIS_REST_URL, token: env.UPSTASH_REDIS_REST_TOKEN, timeoutMs: config.jobRedisTimeoutMs });
+  const redis = redisOf(env, config.jobRedisTimeoutMs);
   const ctx = { redis, prefix: config.keyPrefix, now: scheduledTime };
   const results: Record<string, unknown> = {};
   for (const name of CRON_JOBS[cron] ?? []) {

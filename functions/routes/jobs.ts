@@ -1,8 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { NotFoundError } from "../../src/errors.ts";
-import { createRedis } from "../../src/redis/client.ts";
 import { JOBS } from "../jobs.ts";
-import { ctxOf } from "../middleware/context.ts";
+import { ctxOf, redisOf } from "../middleware/context.ts";
 import { createRouter } from "../router.ts";
 import { errorResponses, jsonResponse, notFoundResponse } from "../schemas.ts";
 
@@ -32,8 +31,7 @@ jobRoutes.openapi(
     const startedAt = c.get("now");
     const config = c.get("config");
     // a job's own client: its scripts may wait longer than an API call's (JOB_REDIS_TIMEOUT_MS)
-    const api = ctxOf(c);
-    const ctx = { ...api, redis: createRedis({ url: c.env.UPSTASH_REDIS_REST_URL, token: c.env.UPSTASH_REDIS_REST_TOKEN, timeoutMs: config.jobRedisTimeoutMs }) };
+    const ctx = { ...ctxOf(c), redis: redisOf(c.env, config.jobRedisTimeoutMs) };
     const result = await job(ctx, config);
     return c.json({ job: name, startedAt, result }, 200);
   },
