@@ -11,13 +11,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleWorker, startWranglerDev, type WranglerDev } from "../../dev/wrangler.ts";
 import { createClient, EdgestatsError, OPERATIONS, type ClientOptions, type Operation } from "../../src/client.ts";
 import { EdgestatsError as LibraryError } from "../../src/errors.ts";
-import { createRedis } from "../../src/redis/client.ts";
 import { Edgestats } from "../../src/index.ts";
-import { deleteUnder, requireTarget, uniquePrefix } from "../helpers/upstash-rest.ts";
+import { libraryTest } from "../helpers/library.ts";
 
-const target = requireTarget(process.env.EDGESTATS_UPSTASH_URL, process.env.EDGESTATS_UPSTASH_TOKEN);
+const { target, prefix, redis } = libraryTest("client");
 const KEYS = { ingest: "client-ingest-key-01", read: "client-read-key-0001", admin: "client-admin-key-001" };
-const prefix = uniquePrefix("client");
 const bundleDir = mkdtempSync(join(tmpdir(), "edgestats-client-bundle-"));
 let worker: WranglerDev;
 
@@ -55,7 +53,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await worker?.stop();
   rmSync(bundleDir, { recursive: true, force: true });
-  await deleteUnder(target, prefix);
 }, 30_000);
 
 describe("edgestats/client against wrangler dev", () => {
@@ -211,7 +208,7 @@ describe("edgestats/client against wrangler dev", () => {
   });
 
   it("the library and the service share data: what Edgestats writes under the service's prefix, the client reads", async () => {
-    const stats = new Edgestats({ redis: createRedis(target), prefix });
+    const stats = new Edgestats({ redis, prefix });
     await stats.leaderboard("shared").join("lib-player", { name: "From the library" });
     await stats.leaderboard("shared").increment("lib-player", 7);
     await stats.trending("shared").record([{ member: "x", count: 2 }]);

@@ -4,19 +4,19 @@
  * defaults, at a fixed mid-hour time. Each call is warmed first so scripts are cached.
  */
 import { Redis } from "@upstash/redis";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Edgestats } from "../../src/index.ts";
 import { area } from "../costs/library.ts";
 import { costOf, expected } from "../costs/types.ts";
-import { deleteUnder, requireTarget, resetStats, statsOf, uniquePrefix } from "../helpers/upstash-rest.ts";
+import { libraryTest } from "../helpers/library.ts";
+import { resetStats, statsOf } from "../helpers/upstash-rest.ts";
 
-const target = requireTarget(process.env.EDGESTATS_UPSTASH_URL, process.env.EDGESTATS_UPSTASH_TOKEN);
+// Upstash's own client (the library's users' default), its requests counted under a tag of their own
+const { target, prefix } = libraryTest("libcost");
 const tag = `libcost${Math.random().toString(36).slice(2, 8)}`;
-const prefix = uniquePrefix("libcost");
 // A fixed mid-hour time: in an hour's last 5 minutes a trending write also deletes next hour's unions (one more command).
 const stats = new Edgestats({ redis: new Redis({ url: target.url, token: `${target.token}.${tag}` }), prefix, clock: () => Date.UTC(2026, 10, 23, 12, 30) });
 const rows = area.rows;
-afterAll(() => deleteUnder(target, prefix));
 
 async function cost(fn: () => Promise<unknown>) {
   await resetStats(target, tag);

@@ -13,17 +13,18 @@ import { Redis } from "@upstash/redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as source from "../../src/index.ts";
 import * as clientSource from "../../src/client.ts";
-import { deleteUnder, keysUnder, requireTarget, resetStats, statsOf, uniquePrefix } from "../helpers/upstash-rest.ts";
+import type * as nextRouteExample from "../../examples/next-route.ts";
+import type * as nodeExample from "../../examples/node.ts";
+import type * as workerExample from "../../examples/worker.ts";
+import { libraryTest } from "../helpers/library.ts";
+import { keysUnder, resetStats, statsOf } from "../helpers/upstash-rest.ts";
 
-const target = requireTarget(process.env.EDGESTATS_UPSTASH_URL, process.env.EDGESTATS_UPSTASH_TOKEN);
+const lib = libraryTest("pkg");
+const { target } = lib;
 const ROOT = resolve(import.meta.dirname, "../..");
 const scratch = mkdtempSync(join(tmpdir(), "edgestats-pack-"));
-const prefixes: string[] = [];
-const prefix = (label: string) => {
-  const p = uniquePrefix(label);
-  prefixes.push(p);
-  return p;
-};
+/** A fresh prefix of its own (deleted after the file). */
+const prefix = (label: string) => lib.ctx(0, label).prefix;
 
 function run(args: string[]): string {
   // npm_execpath: the npm running `npm test`; plain `npm` when vitest was started otherwise.
@@ -57,7 +58,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   rmSync(scratch, { recursive: true, force: true });
-  for (const p of prefixes) await deleteUnder(target, p);
 });
 
 describe("the npm package", () => {
@@ -139,7 +139,7 @@ describe("the npm package", () => {
 describe("examples, importing the packed package", () => {
   it("examples/node.ts: every feature, with the service's key schema", async () => {
     const p = prefix("node");
-    const { main } = (await import(join(examples, "node.ts"))) as typeof import("../../examples/node.ts");
+    const { main } = (await import(join(examples, "node.ts"))) as typeof nodeExample;
     const result = await main(new Redis({ url: target.url, token: target.token }), p);
     expect(result).toEqual({
       trending: ["redis:3", "workers:2"],
@@ -156,7 +156,7 @@ describe("examples, importing the packed package", () => {
 
   it("examples/worker.ts: fetch records and reads trending, maps errors to statuses; scheduled runs the jobs", async () => {
     const env = { UPSTASH_REDIS_REST_URL: target.url, UPSTASH_REDIS_REST_TOKEN: target.token, KEY_PREFIX: prefix("worker") };
-    const worker = ((await import(join(examples, "worker.ts"))) as typeof import("../../examples/worker.ts")).default;
+    const worker = ((await import(join(examples, "worker.ts"))) as typeof workerExample).default;
     const post = (q: string) => worker.fetch(new Request(`http://w/search?q=${encodeURIComponent(q)}`, { method: "POST" }), env);
     for (const q of ["redis", "redis", "workers"]) expect((await post(q)).status).toBe(200);
     const top = await worker.fetch(new Request("http://w/trending?n=5"), env);
@@ -173,7 +173,7 @@ describe("examples, importing the packed package", () => {
     const saved = { ...process.env };
     Object.assign(process.env, { UPSTASH_REDIS_REST_URL: target.url, UPSTASH_REDIS_REST_TOKEN: target.token, EDGESTATS_PREFIX: prefix("next") });
     try {
-      const route = (await import(join(examples, "next-route.ts"))) as typeof import("../../examples/next-route.ts");
+      const route = (await import(join(examples, "next-route.ts"))) as typeof nextRouteExample;
       const post = (body: unknown, key?: string) =>
         route.POST(new Request("http://n/api/scores", { method: "POST", body: JSON.stringify(body), headers: key ? { "idempotency-key": key } : {} }));
       expect(await (await post({ player: "ada", name: "Ada", points: 10 })).json()).toMatchObject({ player: "ada", score: 10, rank: 1 });

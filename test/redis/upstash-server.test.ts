@@ -12,13 +12,12 @@ import { ReplyError, RespParser, type Reply } from "../../dev/resp.ts";
 import { startUpstashServer, type UpstashServer } from "../../dev/upstash-server.ts";
 import { createRedis } from "../../src/redis/client.ts";
 import { defineScript, scriptSha } from "../../src/redis/script.ts";
-import { command, deleteUnder, requireTarget, resetStats, statsOf, uniquePrefix } from "../helpers/upstash-rest.ts";
+import { libraryTest } from "../helpers/library.ts";
+import { command, resetStats, statsOf } from "../helpers/upstash-rest.ts";
 
-const target = requireTarget(process.env.EDGESTATS_UPSTASH_URL, process.env.EDGESTATS_UPSTASH_TOKEN);
-const prefix = uniquePrefix("upstash");
+const { target, prefix } = libraryTest("upstash");
 const tag = prefix.replace(/\./g, "_");
 const key = (name: string) => `${prefix}:${name}`;
-afterAll(() => deleteUnder(target, prefix));
 
 /** The client with Upstash's defaults (base64 responses, auto-pipelining, deserialization). */
 const stock = new Redis({ url: target.url, token: `${target.token}.${tag}`, enableTelemetry: false });
