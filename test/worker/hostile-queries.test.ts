@@ -21,7 +21,7 @@ interface Op {
 }
 
 const api = createTestApi({ label: "hostile-q" });
-let ops: Op[] = [];
+const ops: Op[] = [];
 beforeAll(async () => {
   const doc = (await api.get("/openapi.json", { key: "none" })).body as { paths: Record<string, Record<string, { parameters?: Param[] }>> };
   for (const [template, methods] of Object.entries(doc.paths)) {
