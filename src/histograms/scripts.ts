@@ -255,7 +255,8 @@ return {accepted = accepted}
  * it holds days that expired) and the histogram kept rollups from that month
  * on; otherwise its days are read. So a 400-day range unions at most ~75 keys.
  * The union goes to a scratch key whose size is checked (ZCARD) before
- * anything is loaded into the script.
+ * anything is loaded into the script. `name` only names the histogram in a
+ * refusal.
  */
 export const readScript = defineScript({
   name: "histograms.read",
