@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import * as histograms from "../../src/histograms/index.ts";
-import { MAX_BATCH } from "../../src/validation.ts";
+import { MAX_BATCH, MAX_OFFSET } from "../../src/validation.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay } from "../middleware/context.ts";
 import { createRouter } from "../router.ts";
@@ -90,7 +90,7 @@ histogramsRoutes.openapi(
       "Ordered by when each histogram's newest data expires, latest first (with equal retention: most recently written first). A histogram whose data has all expired leaves the list (its settings stay; its next observation lists it again). `offset`/`limit` page through; `next` is the offset of the following page, null on the last.",
     request: {
       query: z.object({
-        offset: intQuery(0, 1_000_000, 0).openapi({ description: "names to skip: `next` of the previous page" }),
+        offset: intQuery(0, MAX_OFFSET, 0).openapi({ description: "names to skip: `next` of the previous page" }),
         limit: intQuery(1, histograms.MAX_LIST, histograms.MAX_LIST).openapi({ description: "most names to return" }),
       }),
     },
@@ -167,7 +167,7 @@ histogramsRoutes.openapi(
       query: z.object({
         from: Day.openapi({ description: "first UTC day; default `to`" }),
         to: Day.openapi({ description: `last UTC day, inclusive; default today; at most ${histograms.MAX_RETENTION_DAYS} days from 'from'` }),
-        top: intQuery(0, histograms.MAX_TOP, 5).openapi({ description: "how many of the fullest buckets to list" }),
+        top: intQuery(0, histograms.MAX_TOP, histograms.DEFAULT_TOP).openapi({ description: "how many of the fullest buckets to list" }),
       }),
     },
     responses: { 200: jsonResponse(Summary, "The distribution."), ...errorResponses, ...notFoundResponse },

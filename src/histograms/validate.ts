@@ -21,8 +21,9 @@ export const MAX_READ_BUCKETS = 20_000;
 export const MAX_UNIT_LENGTH = 32;
 /** Most names `list` returns (and its default limit). */
 export const MAX_LIST = 1000;
-/** Most of the fullest buckets a read returns as `top`. */
+/** Most of the fullest buckets a read returns as `top`, and how many when it is not given. */
 export const MAX_TOP = 100;
+export const DEFAULT_TOP = 5;
 /** How far ahead of the clock an observation's `at` may be (client clock skew), as for trending. */
 export const MAX_FUTURE_MS = 5 * MINUTE;
 
@@ -101,9 +102,9 @@ export function resolveRange(now: number, options: Pick<ReadOptions, "from" | "t
   return { from, to };
 }
 
-/** The `top` of a read (default 5). */
+/** The `top` of a read, with its default. */
 export function checkTop(top: number | undefined): number {
-  const n = top ?? 5;
+  const n = top ?? DEFAULT_TOP;
   if (!Number.isInteger(n) || n < 0 || n > MAX_TOP) invalid([{ path: "top", message: `must be an integer from 0 to ${MAX_TOP}` }]);
   return n;
 }
