@@ -20,7 +20,7 @@
 import { EdgestatsError as LibraryError, type FieldIssue } from "./errors.ts";
 import type * as counters from "./counters/counters.ts";
 import type { IngestStatus } from "./ingest/apply.ts";
-import type * as histograms from "./histograms/histograms.ts";
+import type * as histograms from "./histograms/index.ts";
 import type * as lb from "./leaderboards/leaderboards.ts";
 import type * as presence from "./presence/presence.ts";
 import type { MemberResult, TopResult } from "./trending/read.ts";
@@ -233,7 +233,7 @@ export function createClient(options: ClientOptions) {
       delete: (counter: string) => send<void>("deleteCounter", ({ counter })),
     },
     histograms: {
-      list: () => send<R<typeof histograms.listHistograms>>("listHistograms", {}),
+      list: () => send<R<typeof histograms.list>>("listHistograms", {}),
       configure: (histogram: string, settings: histograms.HistogramSettings, write?: WriteOptions) =>
         send<histograms.HistogramInfo & { created: boolean }>("putHistogram", ({ histogram }), undefined, settings, write),
       observe: (histogram: string, values: number | { value: number; at?: At } | (number | { value: number; at?: At })[], write?: WriteOptions) =>

@@ -7,7 +7,7 @@ import type { Config } from "../config.ts";
 import type { Ctx } from "../context.ts";
 import * as counters from "../counters/counters.ts";
 import { ValidationError } from "../errors.ts";
-import * as histograms from "../histograms/histograms.ts";
+import * as histograms from "../histograms/index.ts";
 import { keyOf } from "../keys.ts";
 import * as lb from "../leaderboards/leaderboards.ts";
 import * as presence from "../presence/presence.ts";
@@ -192,11 +192,10 @@ export class HistogramHandle {
   }
 
   /** Creates the histogram or changes its unit / retention (its bucket width is fixed once it holds data). */
-  async configure(settings: histograms.HistogramSettings, options?: WriteOptions) {
+  async configure(settings: histograms.HistogramSettings, options?: WriteOptions): Promise<Written<histograms.HistogramInfo & { created: boolean }>> {
     const ctx = this.#rt.ctx();
     const idempotency = await idempotencyOf(ctx, `histogram.configure ${this.name}`, options, settings);
-    const { value, replayed } = await histograms.putHistogram(ctx, this.name, settings, idempotency);
-    return { ...value, replayed };
+    return histograms.put(ctx, this.name, settings, idempotency);
   }
 
   /** Records values (a number, an `{ value, at }`, or a list of up to 1,000) atomically. */
@@ -204,18 +203,17 @@ export class HistogramHandle {
     const ctx = this.#rt.ctx();
     const batch = list(values).map((v) => (typeof v === "number" ? { value: v } : v));
     const idempotency = await idempotencyOf(ctx, `histogram.observe ${this.name}`, options, batch);
-    const { value, replayed } = await histograms.observe(ctx, this.name, batch, idempotency);
-    return { ...value, replayed };
+    return histograms.observe(ctx, this.name, batch, idempotency);
   }
 
   /** Count, exact min / max / mean, p50 / p90 / p99 and buckets over UTC days `from`..`to`. */
   read(options: histograms.ReadOptions = {}): Promise<histograms.HistogramSummary> {
-    return histograms.readHistogram(this.#rt.ctx(), this.name, options);
+    return histograms.read(this.#rt.ctx(), this.name, options);
   }
 
   /** Deletes settings and every stored day. */
   delete(): Promise<{ deleted: boolean }> {
-    return histograms.deleteHistogram(this.#rt.ctx(), this.name);
+    return histograms.remove(this.#rt.ctx(), this.name);
   }
 }
 
