@@ -65,7 +65,7 @@ export interface RangeInfo {
 }
 
 /** FNV-1a of the range id: which cache slot a finished range uses. */
-export function cacheSlot(rangeId: string): number {
+function cacheSlot(rangeId: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < rangeId.length; i++) h = Math.imul(h ^ rangeId.charCodeAt(i), 0x01000193);
   return (h >>> 0) % UNION_CACHE_SLOTS;
@@ -81,9 +81,10 @@ function source(ctx: Ctx, name: string, options: ReadOptions) {
   assertName(name, "counter");
   const range = periodRange(options, ctx.now);
   checkAggregate(options.aggregate, range);
-  const plainKeys = { scratch: K.scratch(ctx.prefix, name), index: K.index(ctx.prefix, name) };
   if (!range) {
-    return { keys: { target: K.plain(ctx.prefix, name), ...plainKeys, buckets: [] }, args: { aggregate: "SUM", finished: 0, cacheSeconds: 0, rangeId: "" } };
+    // only the counter itself is read: it stands in for the scratch and index keys too, so the script declares no other key
+    const plain = K.plain(ctx.prefix, name);
+    return { keys: { target: plain, scratch: plain, index: plain, buckets: [] }, args: { aggregate: "SUM", finished: 0, cacheSeconds: 0, rangeId: "" } };
   }
   const aggregate = options.aggregate ?? "sum";
   const rangeId = `${range.period}:${range.from}:${range.to}:${aggregate}`;
@@ -92,7 +93,7 @@ function source(ctx: Ctx, name: string, options: ReadOptions) {
   const buckets = parts.map((p) => (p.level === "bucket" ? K.bucket(ctx.prefix, name, range.period, p.start) : K.rollup(ctx.prefix, name, range.period, p.level, p.start)));
   const info: RangeInfo = { period: range.period, from: range.from, to: range.to, aggregate, buckets: range.starts.length, finished: range.finished };
   return {
-    keys: { target: K.union(ctx.prefix, name, cacheSlot(rangeId)), ...plainKeys, buckets },
+    keys: { target: K.union(ctx.prefix, name, cacheSlot(rangeId)), scratch: K.scratch(ctx.prefix, name), index: K.index(ctx.prefix, name), buckets },
     args: { aggregate: aggregateArg(aggregate), finished: range.finished ? 1 : 0, cacheSeconds: UNION_CACHE_SECONDS, rangeId },
     range: info,
   };

@@ -10,11 +10,11 @@ import { fieldsLua } from "./scripts.ts";
 /**
  * What a read looks at: `resolve` returns the key to read and whether it is scratch (an
  * unfinished range's union, which the read deletes before returning), or nil when no bucket of
- * this life exists. A plain read has no `buckets` and reads `target`, the counter itself; a
- * period read has its buckets (or rollups), `target` is the cache slot of its range, `scratch`
- * the counter's scratch key, `index` its index; `aggregate` is SUM|MIN|MAX, `finished` true when
- * the range has ended, `cacheSeconds` how long a finished range's union is kept, `rangeId` the
- * range's id.
+ * this life exists. A plain read has no `buckets` and reads `target`, the counter itself (also
+ * passed as `scratch` and `index`, which it leaves unread). A period read has its buckets (or
+ * rollups); `target` is the cache slot of its range, `scratch` the counter's scratch key,
+ * `index` its index; `aggregate` is SUM|MIN|MAX, `finished` true when the range has ended,
+ * `cacheSeconds` how long a finished range's union is kept, `rangeId` the range's id.
  *
  * A counter has a fixed few cache slots; a finished range's union goes to the
  * slot its id hashes to, replacing whatever range that slot held, and the
