@@ -90,7 +90,7 @@ function source(ctx: Ctx, name: string, options: ReadOptions) {
   const rangeId = `${range.period}:${range.from}:${range.to}:${aggregate}`;
   // a sum reads calendar rollups in the middle; min and max need every bucket
   const parts = aggregate === "sum" ? decompose(range.period, range.from, range.to) : range.starts.map((start) => ({ level: "bucket" as const, start, end: 0 }));
-  const buckets = parts.map((p) => (p.level === "bucket" ? K.bucket(ctx.prefix, name, range.period, p.start) : K.rollup(ctx.prefix, name, range.period, p.level, p.start)));
+  const buckets = parts.map((p) => K.part(ctx.prefix, name, range.period, p.level, p.start));
   const info: RangeInfo = { period: range.period, from: range.from, to: range.to, aggregate, buckets: range.starts.length, finished: range.finished };
   return {
     keys: { target: K.union(ctx.prefix, name, cacheSlot(rangeId)), scratch: K.scratch(ctx.prefix, name), index: K.index(ctx.prefix, name), buckets },
@@ -270,7 +270,7 @@ export async function deleteMember(ctx: Ctx, name: string, member: string, optio
   const parents: number[] = [];
   if (range) {
     for (const step of deletePlan(range.period, range.from, periodEnd(range.period, range.to))) {
-      parts.push(step.level === "bucket" ? K.bucket(ctx.prefix, name, range.period, step.start) : K.rollup(ctx.prefix, name, range.period, step.level, step.start));
+      parts.push(K.part(ctx.prefix, name, range.period, step.level, step.start));
       kinds.push(step.kind);
       parents.push(step.parent);
     }
