@@ -1,5 +1,5 @@
 import type { Job } from "../src/jobs.ts";
-import { sweepCountersJob } from "../src/counters/jobs.ts";
+import { jobs as counterJobs } from "../src/counters/jobs.ts";
 import { compactTrendingJob } from "../src/trending/jobs.ts";
 import { trimPresenceJob } from "../src/presence/jobs.ts";
 import { snapshotJob } from "../src/leaderboards/snapshot.ts";
@@ -10,7 +10,7 @@ export type { Job };
 export const JOBS: Record<string, Job> = {
   compact: compactTrendingJob,
   trim: trimPresenceJob,
-  "sweep-counters": sweepCountersJob,
+  ...counterJobs,
   "leaderboards.snapshot": snapshotJob,
 };
 

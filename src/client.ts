@@ -18,7 +18,7 @@
  * @module
  */
 import { EdgestatsError as LibraryError, type FieldIssue } from "./errors.ts";
-import type * as counters from "./counters/counters.ts";
+import type * as counters from "./counters/index.ts";
 import type { IngestStatus } from "./ingest/apply.ts";
 import type * as histograms from "./histograms/index.ts";
 import type * as lb from "./leaderboards/leaderboards.ts";
@@ -218,7 +218,7 @@ export function createClient(options: ClientOptions) {
     counters: {
       list: () => send<{ counters: string[] }>("listCounters", {}),
       incr: (counter: string, items: IncrInput | IncrInput[], write?: WriteOptions) =>
-        send<Unwrapped<typeof counters.increment>>("incr", ({ counter }), undefined, Array.isArray(items) ? { items } : items, write),
+        send<counters.IncrResult>("incr", ({ counter }), undefined, Array.isArray(items) ? { items } : items, write),
       top: (counter: string, query: PeriodQuery & { n?: number } = {}) => send<R<typeof counters.ranked>>("counterTop", ({ counter }), query),
       bottom: (counter: string, query: PeriodQuery & { n?: number } = {}) => send<R<typeof counters.ranked>>("counterBottom", ({ counter }), query),
       member: (counter: string, member: string, query: PeriodQuery = {}) => send<R<typeof counters.memberOf>>("counterMember", ({ counter, member }), query),
@@ -229,7 +229,7 @@ export function createClient(options: ClientOptions) {
       sorted: (counter: string, query: PeriodQuery & { by?: "member" | "score"; order?: "asc" | "desc" } = {}) =>
         send<R<typeof counters.sorted>>("counterSorted", ({ counter }), query),
       union: (counter: string, body: counters.UnionOptions, write?: WriteOptions) =>
-        send<Unwrapped<typeof counters.storeUnion>>("counterUnion", ({ counter }), undefined, body, write),
+        send<counters.UnionResult>("counterUnion", ({ counter }), undefined, body, write),
       delete: (counter: string) => send<void>("deleteCounter", ({ counter })),
     },
     histograms: {

@@ -8,9 +8,7 @@
  * bookkeeping, data indistinguishable from synchronous writes.
  */
 import type { Ctx } from "../context.ts";
-import { increment, type IncrItem } from "../counters/counters.ts";
-import { INCR } from "../counters/scripts.ts";
-import { parseBucketTime } from "../counters/select.ts";
+import { increment, incrScript, parseBucketTime, type IncrItem } from "../counters/index.ts";
 import { heartbeat } from "../presence/presence.ts";
 import { HEARTBEAT } from "../presence/scripts.ts";
 import type { RedisClient } from "../redis/client.ts";
@@ -34,7 +32,7 @@ export interface Call {
 }
 
 /** The library script each kind of write runs. */
-export const LIBRARY_SCRIPTS: Record<IngestKind, Script> = { trending: recordScript, counters: INCR, presence: HEARTBEAT };
+export const LIBRARY_SCRIPTS: Record<IngestKind, Script> = { trending: recordScript, counters: incrScript, presence: HEARTBEAT };
 
 /** Presence heartbeats of one room within this many ms of each other are applied together, at the latest one's time. */
 export const PRESENCE_WINDOW_MS = 5000;

@@ -5,7 +5,7 @@
  */
 import type { Config } from "../config.ts";
 import type { Ctx } from "../context.ts";
-import * as counters from "../counters/counters.ts";
+import * as counters from "../counters/index.ts";
 import { ValidationError } from "../errors.ts";
 import * as histograms from "../histograms/index.ts";
 import { keyOf } from "../keys.ts";
@@ -132,8 +132,7 @@ export class CounterHandle {
     const ctx = this.#rt.ctx();
     const batch = typeof items === "string" ? [by === undefined ? { member: items } : { member: items, by }] : list(items);
     const idempotency = await idempotencyOf(ctx, `counter.incr ${this.name}`, options, batch);
-    const { value, replayed } = await counters.increment(ctx, this.name, batch, idempotency);
-    return { ...value, replayed };
+    return counters.increment(ctx, this.name, batch, idempotency);
   }
 
   /** The `n` highest members, rank 1 first (of a period range with `period`, `from`, `to`). */
@@ -167,19 +166,19 @@ export class CounterHandle {
   async union(options: counters.UnionOptions, write?: WriteOptions) {
     const ctx = this.#rt.ctx();
     const idempotency = await idempotencyOf(ctx, `counter.union ${this.name}`, write, options);
-    const { value, replayed } = await counters.storeUnion(ctx, this.name, options, idempotency);
-    return { ...value, replayed };
+    return counters.union(ctx, this.name, options, idempotency);
   }
 
   /** Removes one member (with `period`, from each bucket in range); returns how many keys held it. */
   async remove(member: string, options: counters.ReadOptions = {}): Promise<number> {
-    const { value } = await counters.deleteMember(this.#rt.ctx(), this.name, member, options);
-    return value;
+    const { removed } = await counters.deleteMember(this.#rt.ctx(), this.name, member, options);
+    return removed;
   }
 
   /** Deletes the counter and all its buckets; true when it existed. */
-  delete(): Promise<boolean> {
-    return counters.deleteCounter(this.#rt.ctx(), this.name);
+  async delete(): Promise<boolean> {
+    const { existed } = await counters.deleteCounter(this.#rt.ctx(), this.name);
+    return existed;
   }
 }
 
