@@ -21,7 +21,7 @@ import { EdgestatsError as LibraryError, type FieldIssue } from "./errors.ts";
 import type * as counters from "./counters/counters.ts";
 import type { IngestStatus } from "./ingest/apply.ts";
 import type * as histograms from "./histograms/histograms.ts";
-import type * as lb from "./leaderboards/leaderboards.ts";
+import type * as lb from "./leaderboards/index.ts";
 import type * as presence from "./presence/presence.ts";
 import type { MemberResult, TopResult } from "./trending/read.ts";
 import type { Period } from "./time.ts";

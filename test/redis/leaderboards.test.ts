@@ -4,19 +4,16 @@
  * the ranking rules (score descending, then the tie policy's order).
  */
 import fc from "fast-check";
-import { afterAll, describe, expect, it } from "vitest";
-import type { Ctx } from "../../src/context.ts";
+import { describe, expect, it } from "vitest";
 import { NotFoundError, ValidationError } from "../../src/errors.ts";
-import * as lb from "../../src/leaderboards/leaderboards.ts";
+import * as lb from "../../src/leaderboards/index.ts";
 import { boardKeys } from "../../src/leaderboards/keys.ts";
-import { createRedis } from "../../src/redis/client.ts";
-import { command, deleteUnder, keysUnder, requireTarget, uniquePrefix } from "../helpers/upstash-rest.ts";
+import { libraryTest } from "../helpers/library.ts";
+import { command, keysUnder } from "../helpers/upstash-rest.ts";
 
-const target = requireTarget(process.env.EDGESTATS_UPSTASH_URL, process.env.EDGESTATS_UPSTASH_TOKEN);
-const prefix = uniquePrefix("lb-lib");
-const redis = createRedis({ url: target.url, token: target.token, timeoutMs: 10_000 });
-const ctx = (now = 1_700_000_000_000): Ctx => ({ redis, prefix, now });
-afterAll(() => deleteUnder(target, prefix));
+const lib = libraryTest("lb-lib", { timeoutMs: 10_000 });
+const { target, prefix } = lib;
+const ctx = (now = 1_700_000_000_000) => lib.ctx(now);
 
 type Op =
   | { kind: "join"; player: string; score: number }
@@ -133,10 +130,10 @@ describe("library guards", () => {
   it("keeps the largest exact scores exact through increments", async () => {
     await lb.joinBoard(ctx(), "exact", "p", { name: "P", score: 999_999_999_999_999 });
     const down = await lb.changeScore(ctx(), "exact", "p", { by: -1_000_000_000_000 });
-    expect(down.value.score).toBe(999_999_999_999_999 - 1_000_000_000_000);
+    expect(down.score).toBe(999_999_999_999_999 - 1_000_000_000_000);
     const up = await lb.changeScore(ctx(), "exact", "p", { by: 1_000_000_000_000 });
-    expect(up.value.score).toBe(999_999_999_999_999);
-    expect((await lb.changeScore(ctx(), "exact", "p", { by: 1 })).value.score).toBe(1e15);
+    expect(up.score).toBe(999_999_999_999_999);
+    expect((await lb.changeScore(ctx(), "exact", "p", { by: 1 })).score).toBe(1e15);
     await expect(lb.changeScore(ctx(), "exact", "p", { set: -1e15 - 1 })).rejects.toBeInstanceOf(ValidationError);
     await expect(lb.changeScores(ctx(), "exact", [{ player: "p", by: -1 }, { player: "p", by: 2 }])).rejects.toBeInstanceOf(ValidationError);
     expect((await lb.getPlayer(ctx(), "exact", "p")).score).toBe(1e15);
