@@ -27,11 +27,11 @@ import { seasonAt } from "./seasons.ts";
  */
 
 /** Board names one list script returns (one page of the registry). */
-export const SNAPSHOT_PAGE = 200;
+const SNAPSHOT_PAGE = 200;
 /** Boards per step script (4 keys each). */
-export const SNAPSHOT_GROUP = 50;
+const SNAPSHOT_GROUP = 50;
 /** Seconds a snapshot (and a partial build) lives: a daily pass refreshes it; a board that leaves the registry loses it. */
-export const SNAPSHOT_TTL_SECONDS = 3 * 86_400;
+const SNAPSHOT_TTL_SECONDS = 3 * 86_400;
 
 /** Ranking members per ZADD inside a snapshot step (Lua's unpack limit is about 8,000 values). */
 const ZADD_BATCH = 1000;
@@ -140,64 +140,54 @@ return {handled = handled, copied = copied, completed = completed}
   uses: [memberLua],
 });
 
-export interface SnapshotOptions {
-  /** Ranking members per script. @default config.leaderboardSnapshotChunk */
-  chunk?: number;
-  /** Scripts per run. @default config.leaderboardSnapshotScripts */
-  maxScripts?: number;
-}
-
 /**
  * `leaderboards.snapshot`, from the hourly cron: takes today's snapshot of every
  * board without seasons, once per UTC day. Bounded: at most `maxScripts` scripts
  * per run, each copying at most `chunk` members; what is left (`more: true`) the
  * next run continues where this one stopped. Idempotent and safe to overlap (two
- * runs copy the same slice into the same ranks).
+ * runs copy the same slice into the same ranks). `chunk` and `maxScripts` come from
+ * the config (LEADERBOARD_SNAPSHOT_CHUNK, LEADERBOARD_SNAPSHOT_SCRIPTS).
  */
-export function createSnapshotJob(options: SnapshotOptions = {}): Job {
-  return async (ctx, config) => {
-    const chunk = options.chunk ?? config.leaderboardSnapshotChunk;
-    const maxScripts = options.maxScripts ?? config.leaderboardSnapshotScripts;
-    const day = seasonAt("daily", ctx.now).id;
-    const state = snapshotStateKey(ctx.prefix);
-    let scripts = 0;
-    let copied = 0;
-    let completed = 0;
-    let boards = 0;
-    const result = (more: boolean, extra: Record<string, boolean> = {}) => ({ day, scripts, boards, snapshots: completed, members: copied, more, ...extra });
-    while (scripts < maxScripts) {
+const snapshotJob: Job = async (ctx, config) => {
+  const chunk = config.leaderboardSnapshotChunk;
+  const maxScripts = config.leaderboardSnapshotScripts;
+  const day = seasonAt("daily", ctx.now).id;
+  const state = snapshotStateKey(ctx.prefix);
+  let scripts = 0;
+  let copied = 0;
+  let completed = 0;
+  let boards = 0;
+  const result = (more: boolean, extra: Record<string, boolean> = {}) => ({ day, scripts, boards, snapshots: completed, members: copied, more, ...extra });
+  while (scripts < maxScripts) {
+    scripts++;
+    const { value: page } = await snapshotListScript.run<{ done?: true; boards: [string, string][] | Record<string, never>; last: boolean }>(
+      ctx.redis,
+      { state, registry: registryKey(ctx.prefix) },
+      { day, n: SNAPSHOT_PAGE },
+    );
+    if (page.done) return result(false, { alreadyDone: scripts === 1 });
+    let pending = asList(page.boards);
+    if (pending.length === 0) return result(false);
+    while (pending.length > 0) {
+      if (scripts >= maxScripts) return result(true);
       scripts++;
-      const { value: page } = await snapshotListScript.run<{ done?: true; boards: [string, string][] | Record<string, never>; last: boolean }>(
+      const group = pending.slice(0, SNAPSHOT_GROUP);
+      const final = page.last && pending.length === group.length;
+      const keys = group.map(([board]) => boardKeys(ctx.prefix, board));
+      const { value } = await snapshotStepScript.run<{ handled: number; copied: number; completed: number }>(
         ctx.redis,
-        { state, registry: registryKey(ctx.prefix) },
-        { day, n: SNAPSHOT_PAGE },
+        { state, settings: keys.map((k) => k.settings), rankings: keys.map((k) => k.ranking), snapshots: keys.map((k) => k.snapshot), nexts: keys.map((k) => k.snapshotNext) },
+        { day, budget: chunk, ttl: SNAPSHOT_TTL_SECONDS, final: final ? 1 : 0, boards: group.map(([board]) => board), scores: group.map(([, score]) => score) },
       );
-      if (page.done) return result(false, { alreadyDone: scripts === 1 });
-      let pending = asList(page.boards);
-      if (pending.length === 0) return result(false);
-      while (pending.length > 0) {
-        if (scripts >= maxScripts) return result(true);
-        scripts++;
-        const group = pending.slice(0, SNAPSHOT_GROUP);
-        const final = page.last && pending.length === group.length;
-        const keys = group.map(([board]) => boardKeys(ctx.prefix, board));
-        const { value } = await snapshotStepScript.run<{ handled: number; copied: number; completed: number }>(
-          ctx.redis,
-          { state, settings: keys.map((k) => k.settings), rankings: keys.map((k) => k.ranking), snapshots: keys.map((k) => k.snapshot), nexts: keys.map((k) => k.snapshotNext) },
-          { day, budget: chunk, ttl: SNAPSHOT_TTL_SECONDS, final: final ? 1 : 0, boards: group.map(([board]) => board), scores: group.map(([, score]) => score) },
-        );
-        copied += value.copied;
-        completed += value.completed;
-        boards += value.handled;
-        pending = pending.slice(value.handled);
-      }
-      if (page.last) return result(false);
+      copied += value.copied;
+      completed += value.completed;
+      boards += value.handled;
+      pending = pending.slice(value.handled);
     }
-    return result(true);
-  };
-}
-
-export const snapshotJob = createSnapshotJob();
+    if (page.last) return result(false);
+  }
+  return result(true);
+};
 
 /** The leaderboard jobs by name (functions/jobs.ts runs them from cron and POST /internal/jobs/{job}). */
 export const jobs: Record<string, Job> = { "leaderboards.snapshot": snapshotJob };

@@ -60,7 +60,7 @@ end`,
  */
 export const seasonLua = defineLua(
   "leaderboards.season",
-  ["seasonOf", "expireSeason", "movement"],
+  ["seasonOf", "expireSeason", "enterSeason", "movement"],
   `
 local POLICY = {n = 0, d = 1, w = 2, m = 3}
 local function seasonOf(reset, keys, args)
@@ -91,6 +91,14 @@ local function expireSeason(s, keep, now)
   end
   redis.call('EXPIRE', s.key, math.max(1, math.ceil((at - tonumber(now)) / 1000)), 'NX')
 end
+-- The first write of a player (entry e) in season s: it enters at 0 keeping its tie-break
+-- place, the key gets its lifetime, and the final rank of the season before is kept.
+local function enterSeason(s, e, keep, now)
+  redis.call('ZADD', s.key, 0, e.member)
+  expireSeason(s, keep, now)
+  local prev = s.prev and redis.call('ZRANK', s.prev, e.member)
+  e.sid, e.best, e.prev = s.sid, nil, prev and prev + 1 or nil
+end
 -- Movement of a player read in season s: previousRank is the final rank in the season
 -- before s (cached in the entry when the player first wrote in s; else read with one
 -- ZRANK, right for 'joined' members, which never change, and for 'reached' members
@@ -109,11 +117,14 @@ local function movement(s, e, rank)
 end`,
 );
 
-/** The player of a ranking member '<seq>:<player>' (keys.ts, playerOfMember). */
+/** Ranking members '<seq>:<player>' (keys.ts, SEQ_WIDTH and playerOfMember). */
 export const memberLua = defineLua(
   "leaderboards.member",
-  ["playerOf"],
+  ["memberOf", "playerOf"],
   `
+local function memberOf(seq, player)
+  return string.format('%0${SEQ_WIDTH}d', seq) .. ':' .. player
+end
 local function playerOf(member)
   return string.sub(member, ${SEQ_WIDTH + 2})
 end`,

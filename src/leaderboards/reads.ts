@@ -74,7 +74,7 @@ function rowsOf(flat: string[], profiles: (string | false)[], firstRank: number,
 }
 
 /** Percentage of `total` players ranked strictly below `rank`, floored to two decimals (exact integer arithmetic). */
-export function percentileOf(rank: number, total: number): number {
+function percentileOf(rank: number, total: number): number {
   return total === 0 ? 0 : Math.floor(((total - rank) * 10_000) / total) / 100;
 }
 
@@ -268,9 +268,4 @@ export async function listBoardsPage(ctx: Ctx, options: ListOptions = {}): Promi
   const res = await listScript.run<{ boards: string[] | Record<string, never>; total: number }>(ctx.redis, { registry: registryKey(ctx.prefix) }, { offset, limit });
   const boards = asList(res.boards);
   return { boards, total: res.total, next: offset + boards.length < res.total ? offset + boards.length : null };
-}
-
-/** The names of `listBoardsPage`, most recently active first (at most 1,000 by default). */
-export async function listBoards(ctx: Ctx, options: ListOptions = {}): Promise<string[]> {
-  return (await listBoardsPage(ctx, options)).boards;
 }

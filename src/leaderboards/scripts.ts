@@ -1,7 +1,6 @@
 import { ConflictError, NotFoundError, RejectedError, ValidationError, type FieldIssue } from "../errors.ts";
 import { defineScript, type Refusal } from "../redis/script.ts";
-import { SEQ_WIDTH } from "./keys.ts";
-import { cfgLua, entryLua, seasonLua } from "./lua.ts";
+import { cfgLua, entryLua, memberLua, seasonLua } from "./lua.ts";
 import { RESET_OF } from "./seasons.ts";
 import { MAX_SCORE } from "./validate.ts";
 
@@ -108,7 +107,7 @@ export const joinScript = defineScript({
   write: true,
   keys: ["settings", "players", "profiles", "registry", "...seasonKeys"],
   args: ["board", "player", "now", "profile", "negScore", "...seasonArgs"],
-  uses: [entryLua, cfgLua, seasonLua],
+  uses: [entryLua, cfgLua, seasonLua, memberLua],
   refusals: { score_rejected: (r, call) => rejected(call.args.board as string, r, false) },
   lua: `
 local got = redis.call('HMGET', players, player, '_cfg')
@@ -120,11 +119,8 @@ if got[1] then
   redis.call('HSET', profiles, player, profile)
   local score = redis.call('ZSCORE', s.key, e.member)
   if not score then
-    -- first call of the player in this season: enters it at 0 with its tie-break place
-    redis.call('ZADD', s.key, 0, e.member)
-    expireSeason(s, cfg.keep, now)
-    local prev = s.prev and redis.call('ZRANK', s.prev, e.member)
-    e.sid, e.best, e.prev, score = s.sid, nil, prev and prev + 1 or nil, '0'
+    enterSeason(s, e, cfg.keep, now)
+    score = '0'
   end
   local rank = redis.call('ZRANK', s.key, e.member) + 1
   if e.sid ~= s.sid then e.sid, e.best, e.prev = s.sid, nil, nil end -- an entry of an older version
@@ -147,7 +143,7 @@ if created then
   redis.call('HSET', settings, 'ties', ties, 'createdAt', now, 'seq', 1, 'implicit', 1)
 end
 local seq    = created and 1 or redis.call('HINCRBY', settings, 'seq', 1)
-local member = string.format('%0${SEQ_WIDTH}d', seq) .. ':' .. player
+local member = memberOf(seq, player)
 redis.call('ZADD', s.key, negScore, member)
 expireSeason(s, cfg.keep, now)
 local rank = redis.call('ZRANK', s.key, member) + 1
@@ -172,7 +168,7 @@ export const scoreScript = defineScript({
   write: true,
   keys: ["settings", "players", "...seasonKeys"],
   args: ["board", "limit", "now", "...names", "...kinds", "...values", "...seasonArgs"],
-  uses: [entryLua, cfgLua, seasonLua],
+  uses: [entryLua, cfgLua, seasonLua, memberLua],
   refusals: {
     no_player: (r) => new NotFoundError(`No player '${String(r.player)}' on board '${String(r.board)}'; join the player first.`),
     score_rejected: (r, call) => rejected(String(r.board), r, call.args.names.length > 1),
@@ -252,12 +248,7 @@ end
 for _, player in ipairs(distinct) do
   local e = entries[player]
   if e.absent then
-    -- first write of the player in this season: it enters at 0 keeping its tie-break
-    -- place, the key gets its lifetime, and the final rank of the season before is kept
-    redis.call('ZADD', s.key, 0, e.member)
-    expireSeason(s, cfg.keep, now)
-    local prev = s.prev and redis.call('ZRANK', s.prev, e.member)
-    e.sid, e.best, e.prev = s.sid, nil, prev and prev + 1 or nil
+    enterSeason(s, e, cfg.keep, now)
     moved[player] = true
   elseif e.sid ~= s.sid then
     -- an entry of an older version (or a write racing a season boundary)
@@ -283,7 +274,7 @@ for i = 1, n do
   if e.policy == 'r' and tonumber(after) ~= tonumber(before) then
     -- reaching a new score takes a new place in the tie order
     local seq    = redis.call('HINCRBY', settings, 'seq', 1)
-    local member = string.format('%0${SEQ_WIDTH}d', seq) .. ':' .. player
+    local member = memberOf(seq, player)
     redis.call('ZREM', s.key, e.member)
     redis.call('ZADD', s.key, after, member)
     e.member = member

@@ -25,7 +25,7 @@ export const MAX_AROUND = 50;
 export const MAX_LISTED_BOARDS = 1000;
 
 export type TiePolicy = "joined" | "reached";
-export const TIE_POLICIES: readonly TiePolicy[] = ["joined", "reached"];
+const TIE_POLICIES: readonly TiePolicy[] = ["joined", "reached"];
 export type SetMode = "replace" | "best";
 
 /** One score change: an increment, or a new value (`best` keeps the higher of old and new). */
@@ -44,7 +44,7 @@ export function metaProblem(meta: unknown): string | null {
   return null;
 }
 
-export function nameIssue(path: string, value: string): FieldIssue | null {
+function nameIssue(path: string, value: string): FieldIssue | null {
   return isName(value) ? null : { path, message: NAME_RULE };
 }
 
@@ -61,7 +61,7 @@ export function changeIssues(change: ScoreChange, path: string): (FieldIssue | n
   ];
 }
 
-export function batchIssue(length: number, path: string): FieldIssue | null {
+function batchIssue(length: number, path: string): FieldIssue | null {
   return length >= 1 && length <= MAX_BATCH ? null : { path, message: `must hold 1 to ${MAX_BATCH} items` };
 }
 
