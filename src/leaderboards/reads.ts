@@ -78,6 +78,10 @@ function percentileOf(rank: number, total: number): number {
   return total === 0 ? 0 : Math.floor(((total - rank) * 10_000) / total) / 100;
 }
 
+function noPlayer(board: string, player: string): never {
+  throw new NotFoundError(`No player '${player}' on board '${board}'.`);
+}
+
 function noSeason(board: string, season: SeasonSelector | undefined): never {
   throw new NotFoundError(`Board '${board}' has no season '${season ?? "current"}' (its reset policy names other seasons, or none).`);
 }
@@ -104,7 +108,7 @@ export async function getPlayer(ctx: Ctx, board: string, player: string, options
     bestRank: number | false;
     season: string;
   }>(ctx.redis, { players: k.players, profiles: k.profiles, snapshot: k.snapshot, seasonKeys: season.keys }, { player, seasonArgs: season.args });
-  if (res.missing) throw new NotFoundError(`No player '${player}' on board '${board}'.`);
+  if (res.missing) noPlayer(board, player);
   if (res.noSeason) noSeason(board, options.season);
   const rank = res.rank === false ? null : res.rank;
   return {
@@ -177,7 +181,7 @@ export async function aroundPlayer(
     { players: keys.players, profiles: keys.profiles, snapshot: keys.snapshot, seasonKeys: season.keys },
     { player, k, seasonArgs: season.args },
   );
-  if (res.missing) throw new NotFoundError(`No player '${player}' on board '${board}'.`);
+  if (res.missing) noPlayer(board, player);
   if (res.noSeason) noSeason(board, options.season);
   if (res.unranked) return { player, rank: null, items: [], season: seasonIdOf(res.season) };
   return { player, rank: res.rank, items: rowsOf(asList(res.rows), asList(res.profiles), res.start + 1, asList(res.moves)), season: seasonIdOf(res.season) };
