@@ -151,7 +151,7 @@ leaderboardsRoutes.openapi(
       ...errorResponses,
     },
   }),
-  async (c) => c.json(await leaderboards.listBoardsPage(ctxOf(c), c.req.valid("query")), 200),
+  async (c) => c.json(await leaderboards.list(ctxOf(c), c.req.valid("query")), 200),
 );
 
 leaderboardsRoutes.openapi(
@@ -192,7 +192,7 @@ leaderboardsRoutes.openapi(
   async (c) => {
     const { board } = c.req.valid("param");
     const body = c.req.valid("json") ?? {};
-    const { replayed, ...settings } = await leaderboards.configureBoard(ctxOf(c), board, body, c.get("idempotency"));
+    const { replayed, ...settings } = await leaderboards.configure(ctxOf(c), board, body, c.get("idempotency"));
     markReplay(c, replayed);
     return c.json(settings, 200);
   },
@@ -218,7 +218,7 @@ leaderboardsRoutes.openapi(
   async (c) => {
     const { board } = c.req.valid("param");
     const { page, limit, season } = c.req.valid("query");
-    return c.json(await leaderboards.pageOfBoard(ctxOf(c), board, { page, limit, season }), 200);
+    return c.json(await leaderboards.page(ctxOf(c), board, { page, limit, season }), 200);
   },
 );
 
@@ -235,7 +235,7 @@ leaderboardsRoutes.openapi(
       ...notFoundResponse,
     },
   }),
-  async (c) => c.json(await leaderboards.boardInfo(ctxOf(c), c.req.valid("param").board), 200),
+  async (c) => c.json(await leaderboards.info(ctxOf(c), c.req.valid("param").board), 200),
 );
 
 leaderboardsRoutes.openapi(
@@ -275,7 +275,7 @@ leaderboardsRoutes.openapi(
   async (c) => {
     const { board, player } = c.req.valid("param");
     const body = c.req.valid("json");
-    const { replayed, ...joined } = await leaderboards.joinBoard(ctxOf(c), board, player, body, c.get("idempotency"));
+    const { replayed, ...joined } = await leaderboards.join(ctxOf(c), board, player, body, c.get("idempotency"));
     markReplay(c, replayed);
     return joined.created ? c.json(joined, 201) : c.json(joined, 200);
   },
@@ -368,7 +368,7 @@ leaderboardsRoutes.openapi(
   async (c) => {
     const { board, player } = c.req.valid("param");
     const { k, season } = c.req.valid("query");
-    return c.json(await leaderboards.aroundPlayer(ctxOf(c), board, player, k, { season }), 200);
+    return c.json(await leaderboards.around(ctxOf(c), board, player, k, { season }), 200);
   },
 );
 

@@ -76,7 +76,7 @@ function cfgOf(text: string | undefined) {
  * were taken under the old policy, and another reset would hide the live ranking.
  * @param config a tie policy alone is accepted too (the v1 signature).
  */
-export async function configureBoard(ctx: Ctx, board: string, config: BoardConfig | TiePolicy = {}, idempotency?: Idempotency): Promise<Written<BoardSettings>> {
+export async function configure(ctx: Ctx, board: string, config: BoardConfig | TiePolicy = {}, idempotency?: Idempotency): Promise<Written<BoardSettings>> {
   const c: BoardConfig = typeof config === "string" ? { ties: config } : config;
   checkConfig(board, c);
   const arg = (v: number | null | undefined) => (v === undefined ? "" : v === null ? "-" : String(v));
@@ -102,7 +102,7 @@ export async function configureBoard(ctx: Ctx, board: string, config: BoardConfi
 }
 
 /** Board settings and the current season's player count; NotFoundError when the board does not exist. */
-export async function boardInfo(ctx: Ctx, board: string): Promise<Omit<BoardSettings, "created">> {
+export async function info(ctx: Ctx, board: string): Promise<Omit<BoardSettings, "created">> {
   checkBoard(board);
   const k = boardKeys(ctx.prefix, board);
   const season = seasonBlock(ctx.prefix, board, ctx.now);
@@ -120,7 +120,7 @@ export async function boardInfo(ctx: Ctx, board: string): Promise<Omit<BoardSett
  * for an existing player, replaces name and meta while keeping score and
  * join time.
  */
-export async function joinBoard(ctx: Ctx, board: string, player: string, input: JoinInput, idempotency?: Idempotency): Promise<Written<JoinView>> {
+export async function join(ctx: Ctx, board: string, player: string, input: JoinInput, idempotency?: Idempotency): Promise<Written<JoinView>> {
   checkJoin(board, player, input.name, input.meta, input.score);
   const k = boardKeys(ctx.prefix, board);
   const season = seasonBlock(ctx.prefix, board, ctx.now);

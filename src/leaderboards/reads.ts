@@ -133,7 +133,7 @@ export interface PageOptions extends SeasonOption {
 }
 
 /** A page of the ranking; a page past the end is empty, an unknown board a NotFoundError. */
-export async function pageOfBoard(
+export async function page(
   ctx: Ctx,
   board: string,
   options: PageOptions = {},
@@ -166,7 +166,7 @@ export async function pageOfBoard(
  * A player who has not played in the season has rank null and no rows.
  * @param k rows on each side, 0..50. @default 5
  */
-export async function aroundPlayer(
+export async function around(
   ctx: Ctx,
   board: string,
   player: string,
@@ -267,7 +267,7 @@ export type ListOptions = ListPageOptions;
  * or configured by an admin, most recent activity (a new player, a PUT) first.
  * `next` is the offset of the following page, null on the last.
  */
-export async function listBoardsPage(ctx: Ctx, options: ListOptions = {}): Promise<{ boards: string[]; total: number; next: number | null }> {
+export async function list(ctx: Ctx, options: ListOptions = {}): Promise<{ boards: string[]; total: number; next: number | null }> {
   const { offset, limit } = listPage(options, MAX_LISTED_BOARDS);
   const res = await listScript.run<{ boards: string[] | Record<string, never>; total: number }>(ctx.redis, { registry: registryKey(ctx.prefix) }, { offset, limit });
   const boards = asList(res.boards);

@@ -286,14 +286,14 @@ export class LeaderboardHandle {
   async configure(settings: leaderboards.BoardConfig = {}, options?: WriteOptions) {
     const ctx = this.#rt.ctx();
     const idempotency = await idempotencyOf(ctx, `leaderboard.configure ${this.board}`, options, settings);
-    return leaderboards.configureBoard(ctx, this.board, settings, idempotency);
+    return leaderboards.configure(ctx, this.board, settings, idempotency);
   }
 
   /** Adds a player (creating the board if needed) or updates name and meta; never resets a score. */
   async join(player: string, input: leaderboards.JoinInput, options?: WriteOptions) {
     const ctx = this.#rt.ctx();
     const idempotency = await idempotencyOf(ctx, `leaderboard.join ${this.board} ${player}`, options, input);
-    return leaderboards.joinBoard(ctx, this.board, player, input, idempotency);
+    return leaderboards.join(ctx, this.board, player, input, idempotency);
   }
 
   /** Adds `by` (may be negative) to a joined player's score; returns the new score and rank. */
@@ -330,17 +330,17 @@ export class LeaderboardHandle {
 
   /** A page of the ranking (`limit` ≤ 100). */
   page(options: leaderboards.PageOptions = {}) {
-    return leaderboards.pageOfBoard(this.#rt.ctx(), this.board, options);
+    return leaderboards.page(this.#rt.ctx(), this.board, options);
   }
 
   /** The `k` rows above and below a player. */
   around(player: string, options: { k?: number } & leaderboards.SeasonOption = {}) {
-    return leaderboards.aroundPlayer(this.#rt.ctx(), this.board, player, options.k, options);
+    return leaderboards.around(this.#rt.ctx(), this.board, player, options.k, options);
   }
 
   /** Board settings and player count; NotFoundError when absent. */
   info() {
-    return leaderboards.boardInfo(this.#rt.ctx(), this.board);
+    return leaderboards.info(this.#rt.ctx(), this.board);
   }
 
   /** Removes a player. */
