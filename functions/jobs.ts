@@ -2,7 +2,7 @@ import type { Job } from "../src/jobs.ts";
 import { sweepCountersJob } from "../src/counters/jobs.ts";
 import { compactTrendingJob } from "../src/trending/jobs.ts";
 import { trimPresenceJob } from "../src/presence/jobs.ts";
-import * as leaderboards from "../src/leaderboards/index.ts";
+import { jobs as leaderboardJobs } from "../src/leaderboards/jobs.ts";
 
 export type { Job };
 
@@ -11,7 +11,7 @@ export const JOBS: Record<string, Job> = {
   compact: compactTrendingJob,
   trim: trimPresenceJob,
   "sweep-counters": sweepCountersJob,
-  ...leaderboards.jobs,
+  ...leaderboardJobs,
 };
 
 /** Which jobs each cron expression of wrangler.toml runs. */
