@@ -61,9 +61,10 @@ const Movement = {
   bestRank: z.number().int().nullable().openapi({ description: "best rank seen at the player's own writes this season, never worse than the rank now" }),
 };
 
-const Row = z
-  .object({ rank: z.number().int(), player: z.string(), name: z.string().nullable(), score: z.number(), ...Movement })
-  .openapi("LeaderboardRow");
+/** A ranked player as lists show it (a page, around-me, a season's top 3). */
+const Ranked = { rank: z.number().int(), player: z.string(), name: z.string().nullable(), score: z.number() };
+
+const Row = z.object({ ...Ranked, ...Movement }).openapi("LeaderboardRow");
 
 const SeasonQuery = z
   .string()
@@ -75,12 +76,12 @@ const SeasonQuery = z
   .openapi({ description: "`current` (default), `previous`, or a season id: `2026-11-23` (daily), `2026-W48` (weekly), `2026-11` (monthly)", example: "current" });
 const SeasonId = z.string().nullable().openapi({ description: "the season read; null for a board without seasons" });
 
+/** A player's profile and score, as a join and a player read answer them. */
+const Profile = { player: z.string(), name: z.string().nullable(), meta: z.record(z.string(), z.any()).nullable(), score: z.number() };
+
 const Player = z
   .object({
-    player: z.string(),
-    name: z.string().nullable(),
-    meta: z.record(z.string(), z.any()).nullable(),
-    score: z.number(),
+    ...Profile,
     rank: z.number().int().nullable().openapi({ description: "null when the player has no score in the season" }),
     joinedAt: z.number().int().openapi({ description: "epoch ms" }),
     percentile: z.number().nullable().openapi({ description: "percentage of the season's players ranked strictly below, 0..100, floored to two decimals" }),
@@ -92,10 +93,7 @@ const Player = z
 
 const Joined = z
   .object({
-    player: z.string(),
-    name: z.string().nullable(),
-    meta: z.record(z.string(), z.any()).nullable(),
-    score: z.number(),
+    ...Profile,
     rank: z.number().int(),
     joinedAt: z.number().int().openapi({ description: "epoch ms" }),
     created: z.boolean(),
@@ -425,7 +423,7 @@ const SeasonSummary = z
     from: z.number().int().openapi({ description: "epoch ms of the first instant" }),
     to: z.number().int().openapi({ description: "epoch ms of the end (exclusive)" }),
     players: z.number().int(),
-    top: z.array(z.object({ rank: z.number().int(), player: z.string(), name: z.string().nullable(), score: z.number() })),
+    top: z.array(z.object(Ranked)),
   })
   .openapi("LeaderboardSeason");
 
