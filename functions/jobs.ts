@@ -2,7 +2,7 @@ import type { Job } from "../src/jobs.ts";
 import { jobs as counterJobs } from "../src/counters/jobs.ts";
 import { compactTrendingJob } from "../src/trending/jobs.ts";
 import { trimPresenceJob } from "../src/presence/jobs.ts";
-import { snapshotJob } from "../src/leaderboards/snapshot.ts";
+import { jobs as leaderboardJobs } from "../src/leaderboards/jobs.ts";
 
 export type { Job };
 
@@ -11,7 +11,7 @@ export const JOBS: Record<string, Job> = {
   compact: compactTrendingJob,
   trim: trimPresenceJob,
   ...counterJobs,
-  "leaderboards.snapshot": snapshotJob,
+  ...leaderboardJobs,
 };
 
 /** Which jobs each cron expression of wrangler.toml runs. */

@@ -21,7 +21,7 @@ import { EdgestatsError as LibraryError, type FieldIssue } from "./errors.ts";
 import type * as counters from "./counters/index.ts";
 import type { IngestStatus } from "./ingest/apply.ts";
 import type * as histograms from "./histograms/index.ts";
-import type * as lb from "./leaderboards/leaderboards.ts";
+import type * as lb from "./leaderboards/index.ts";
 import type * as presence from "./presence/presence.ts";
 import type { MemberResult, TopResult } from "./trending/read.ts";
 import type { Period } from "./time.ts";
@@ -262,15 +262,15 @@ export function createClient(options: ClientOptions) {
       list: () => send<{ boards: string[] }>("listBoards", {}),
       configure: (board: string, body: lb.BoardConfig = {}, write?: WriteOptions) =>
         send<Omit<lb.BoardSettings, "created"> & { created: boolean }>("configureBoard", ({ board }), undefined, body, write),
-      page: (board: string, query: { page?: number; limit?: number; season?: string } = {}) => send<R<typeof lb.pageOfBoard>>("boardPage", ({ board }), query),
-      count: (board: string) => send<R<typeof lb.boardInfo>>("boardCount", ({ board })),
+      page: (board: string, query: { page?: number; limit?: number; season?: string } = {}) => send<R<typeof lb.page>>("boardPage", ({ board }), query),
+      count: (board: string) => send<R<typeof lb.info>>("boardCount", ({ board })),
       join: (board: string, player: string, body: lb.JoinInput, write?: WriteOptions) =>
         send<lb.JoinView>("joinBoard", ({ board, player }), undefined, body, write),
       player: (board: string, player: string, query: { season?: string } = {}) => send<lb.PlayerView>("getPlayer", ({ board, player }), query),
       /** A subset of players (friends) in board order, with global and subset ranks (a read key is enough). */
       rank: (board: string, players: string[], query: { season?: string } = {}) => send<R<typeof lb.rankPlayers>>("rankPlayers", ({ board }), query, { players }),
       seasons: (board: string) => send<R<typeof lb.listSeasons>>("boardSeasons", ({ board })),
-      around: (board: string, player: string, query: { k?: number; season?: string } = {}) => send<R<typeof lb.aroundPlayer>>("around", ({ board, player }), query),
+      around: (board: string, player: string, query: { k?: number; season?: string } = {}) => send<R<typeof lb.around>>("around", ({ board, player }), query),
       /** `{ by }` adds (may be negative); `{ set, mode }` replaces, or keeps the best with `mode: "best"`. */
       score: (board: string, player: string, change: ScoreChangeInput, write?: WriteOptions) =>
         send<{ score: number; rank: number }>("changeScore", ({ board, player }), undefined, change, write),

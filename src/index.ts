@@ -54,4 +54,4 @@ export type { Aggregate } from "./counters/keys.ts";
 export type { HistogramSettings, HistogramInfo, HistogramSummary, Observation, ReadOptions as HistogramReadOptions } from "./histograms/histograms.ts";
 export type { Bucket } from "./histograms/buckets.ts";
 export type { HeartbeatResult, RoomStats, MemberPage } from "./presence/presence.ts";
-export type { BoardSettings, JoinInput, PageOptions, PlayerView, Row, ScoreResult, ScoreChange, SetMode, TiePolicy } from "./leaderboards/leaderboards.ts";
+export type { BoardSettings, JoinInput, PageOptions, PlayerView, Row, ScoreResult, ScoreChange, SetMode, TiePolicy } from "./leaderboards/index.ts";

@@ -9,7 +9,7 @@ import * as counters from "../counters/index.ts";
 import { ValidationError } from "../errors.ts";
 import * as histograms from "../histograms/index.ts";
 import { keyOf } from "../keys.ts";
-import * as lb from "../leaderboards/leaderboards.ts";
+import * as leaderboards from "../leaderboards/index.ts";
 import * as presence from "../presence/presence.ts";
 import type { Idempotency } from "../redis/script.ts";
 import { parseWindow } from "../time.ts";
@@ -280,19 +280,17 @@ export class LeaderboardHandle {
    * Creates the board or changes its settings: tie policy (`joined`: earlier joiner first; `reached`: whoever
    * reached the score first), seasons (`reset`, `keepSeasons`) and guards (`minScore`, `maxScore`, `maxIncrement`).
    */
-  async configure(settings: lb.BoardConfig = {}, options?: WriteOptions) {
+  async configure(settings: leaderboards.BoardConfig = {}, options?: WriteOptions) {
     const ctx = this.#rt.ctx();
     const idempotency = await idempotencyOf(ctx, `leaderboard.configure ${this.board}`, options, settings);
-    const { value, replayed } = await lb.configureBoard(ctx, this.board, settings, idempotency);
-    return { ...value, replayed };
+    return leaderboards.configure(ctx, this.board, settings, idempotency);
   }
 
   /** Adds a player (creating the board if needed) or updates name and meta; never resets a score. */
-  async join(player: string, input: lb.JoinInput, options?: WriteOptions) {
+  async join(player: string, input: leaderboards.JoinInput, options?: WriteOptions) {
     const ctx = this.#rt.ctx();
     const idempotency = await idempotencyOf(ctx, `leaderboard.join ${this.board} ${player}`, options, input);
-    const { value, replayed } = await lb.joinBoard(ctx, this.board, player, input, idempotency);
-    return { ...value, replayed };
+    return leaderboards.join(ctx, this.board, player, input, idempotency);
   }
 
   /** Adds `by` (may be negative) to a joined player's score; returns the new score and rank. */
@@ -301,55 +299,54 @@ export class LeaderboardHandle {
   }
 
   /** Sets a joined player's score (`mode: "best"` keeps the higher one). */
-  set(player: string, score: number, mode: lb.SetMode = "replace", options?: WriteOptions) {
+  set(player: string, score: number, mode: leaderboards.SetMode = "replace", options?: WriteOptions) {
     return this.score(player, { set: score, mode }, options);
   }
 
   /** Any score change of one player: `{ by }` or `{ set, mode }`. */
-  async score(player: string, change: lb.ScoreChange, options?: WriteOptions) {
+  async score(player: string, change: leaderboards.ScoreChange, options?: WriteOptions) {
     const ctx = this.#rt.ctx();
     const idempotency = await idempotencyOf(ctx, `leaderboard.score ${this.board} ${player}`, options, change);
-    const { value, replayed } = await lb.changeScore(ctx, this.board, player, change, idempotency);
-    return { ...value, replayed };
+    return leaderboards.changeScore(ctx, this.board, player, change, idempotency);
   }
 
   /** A player's profile, score, rank, percentile and movement in a season (current by default); NotFoundError when absent. */
-  get(player: string, options: lb.SeasonOption = {}): Promise<lb.PlayerView> {
-    return lb.getPlayer(this.#rt.ctx(), this.board, player, options);
+  get(player: string, options: leaderboards.SeasonOption = {}): Promise<leaderboards.PlayerView> {
+    return leaderboards.getPlayer(this.#rt.ctx(), this.board, player, options);
   }
 
   /** A subset of players (friends) in board order with global and subset ranks; unknown players apart. */
-  rank(players: string[], options: lb.SeasonOption = {}) {
-    return lb.rankPlayers(this.#rt.ctx(), this.board, players, options);
+  rank(players: string[], options: leaderboards.SeasonOption = {}) {
+    return leaderboards.rankPlayers(this.#rt.ctx(), this.board, players, options);
   }
 
   /** The kept seasons with their size and top 3. */
   seasons() {
-    return lb.listSeasons(this.#rt.ctx(), this.board);
+    return leaderboards.listSeasons(this.#rt.ctx(), this.board);
   }
 
   /** A page of the ranking (`limit` ≤ 100). */
-  page(options: lb.PageOptions = {}) {
-    return lb.pageOfBoard(this.#rt.ctx(), this.board, options);
+  page(options: leaderboards.PageOptions = {}) {
+    return leaderboards.page(this.#rt.ctx(), this.board, options);
   }
 
   /** The `k` rows above and below a player. */
-  around(player: string, options: { k?: number } & lb.SeasonOption = {}) {
-    return lb.aroundPlayer(this.#rt.ctx(), this.board, player, options.k, options);
+  around(player: string, options: { k?: number } & leaderboards.SeasonOption = {}) {
+    return leaderboards.around(this.#rt.ctx(), this.board, player, options.k, options);
   }
 
   /** Board settings and player count; NotFoundError when absent. */
   info() {
-    return lb.boardInfo(this.#rt.ctx(), this.board);
+    return leaderboards.info(this.#rt.ctx(), this.board);
   }
 
   /** Removes a player. */
   remove(player: string): Promise<{ removed: boolean }> {
-    return lb.removePlayer(this.#rt.ctx(), this.board, player);
+    return leaderboards.removePlayer(this.#rt.ctx(), this.board, player);
   }
 
   /** Deletes every key of the board. */
   delete(): Promise<{ removed: boolean }> {
-    return lb.deleteBoard(this.#rt.ctx(), this.board);
+    return leaderboards.deleteBoard(this.#rt.ctx(), this.board);
   }
 }
