@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { deleteRoom, heartbeat, history, leave, listMembers, listRooms, roomStats } from "../../src/presence/presence.ts";
+import * as presence from "../../src/presence/index.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay } from "../middleware/context.ts";
 import { queuedResponse, queueIfAsync } from "../middleware/respond-async.ts";
@@ -82,7 +82,7 @@ export const presenceRoutes = createRouter()
     }),
     async (c) => {
       const { limit, cursor } = c.req.valid("query");
-      return c.json(await listRooms(ctxOf(c), { limit, ...(cursor === undefined ? {} : { cursor }) }), 200);
+      return c.json(await presence.listRooms(ctxOf(c), { limit, ...(cursor === undefined ? {} : { cursor }) }), 200);
     },
   )
   .openapi(
@@ -99,7 +99,7 @@ export const presenceRoutes = createRouter()
       const ids = body.ids ?? (body.id === undefined ? [] : [body.id]);
       const queued = await queueIfAsync(c, "presence", c.req.valid("param").room, ids);
       if (queued) return c.json(queued, 202);
-      const { value, replayed } = await heartbeat(ctxOf(c), c.req.valid("param").room, ids, { ...timeoutOf(c), idempotency: c.get("idempotency") });
+      const { replayed, ...value } = await presence.heartbeat(ctxOf(c), c.req.valid("param").room, ids, { ...timeoutOf(c), idempotency: c.get("idempotency") });
       markReplay(c, replayed);
       return c.json(value, 200);
     },
@@ -116,7 +116,7 @@ export const presenceRoutes = createRouter()
     }),
     async (c) => {
       const { room, id } = c.req.valid("param");
-      await leave(ctxOf(c), room, id, timeoutOf(c));
+      await presence.leave(ctxOf(c), room, id, timeoutOf(c));
       return c.body(null, 204);
     },
   )
@@ -130,7 +130,7 @@ export const presenceRoutes = createRouter()
       request: { params: roomParams },
       responses: { 200: jsonResponse(RoomStats, "The room's figures."), ...errorResponses },
     }),
-    async (c) => c.json(await roomStats(ctxOf(c), c.req.valid("param").room, timeoutOf(c)), 200),
+    async (c) => c.json(await presence.roomStats(ctxOf(c), c.req.valid("param").room, timeoutOf(c)), 200),
   )
   .openapi(
     createRoute({
@@ -150,7 +150,7 @@ export const presenceRoutes = createRouter()
     }),
     async (c) => {
       const { limit, cursor } = c.req.valid("query");
-      return c.json(await listMembers(ctxOf(c), c.req.valid("param").room, { ...timeoutOf(c), limit, ...(cursor === undefined ? {} : { cursor }) }), 200);
+      return c.json(await presence.listMembers(ctxOf(c), c.req.valid("param").room, { ...timeoutOf(c), limit, ...(cursor === undefined ? {} : { cursor }) }), 200);
     },
   )
   .openapi(
@@ -163,7 +163,7 @@ export const presenceRoutes = createRouter()
       request: { params: roomParams, query: z.object({ hours: intQuery(1, 24, 24) }) },
       responses: { 200: jsonResponse(History, "Points of the last `hours` hours."), ...errorResponses },
     }),
-    async (c) => c.json(await history(ctxOf(c), c.req.valid("param").room, c.req.valid("query").hours), 200),
+    async (c) => c.json(await presence.history(ctxOf(c), c.req.valid("param").room, c.req.valid("query").hours), 200),
   )
   .openapi(
     createRoute({
@@ -176,7 +176,7 @@ export const presenceRoutes = createRouter()
       responses: { 204: { description: "Deleted (also when it did not exist)." }, ...errorResponses },
     }),
     async (c) => {
-      await deleteRoom(ctxOf(c), c.req.valid("param").room);
+      await presence.deleteRoom(ctxOf(c), c.req.valid("param").room);
       return c.body(null, 204);
     },
   );

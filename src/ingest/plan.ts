@@ -12,7 +12,7 @@ import { increment, type IncrItem } from "../counters/counters.ts";
 import { INCR } from "../counters/scripts.ts";
 import { parseBucketTime } from "../counters/select.ts";
 import { heartbeat } from "../presence/presence.ts";
-import { HEARTBEAT } from "../presence/scripts.ts";
+import { heartbeatScript } from "../presence/scripts.ts";
 import type { RedisClient } from "../redis/client.ts";
 import { scriptSha, type Script } from "../redis/script.ts";
 import { DAY, dayStart, hourIndex, periodStart } from "../time.ts";
@@ -34,7 +34,7 @@ export interface Call {
 }
 
 /** The library script each kind of write runs. */
-export const LIBRARY_SCRIPTS: Record<IngestKind, Script> = { trending: recordScript, counters: INCR, presence: HEARTBEAT };
+export const LIBRARY_SCRIPTS: Record<IngestKind, Script> = { trending: recordScript, counters: INCR, presence: heartbeatScript };
 
 /** Presence heartbeats of one room within this many ms of each other are applied together, at the latest one's time. */
 export const PRESENCE_WINDOW_MS = 5000;

@@ -10,7 +10,7 @@ import { ValidationError } from "../errors.ts";
 import * as histograms from "../histograms/histograms.ts";
 import { keyOf } from "../keys.ts";
 import * as lb from "../leaderboards/leaderboards.ts";
-import * as presence from "../presence/presence.ts";
+import * as presence from "../presence/index.ts";
 import type { Idempotency } from "../redis/script.ts";
 import { parseWindow } from "../time.ts";
 import { memberTrending, topTrending } from "../trending/read.ts";
@@ -236,8 +236,7 @@ export class PresenceHandle {
     const ctx = this.#rt.ctx();
     const batch = list(ids);
     const idempotency = await idempotencyOf(ctx, `presence.heartbeat ${this.room}`, options, batch);
-    const { value, replayed } = await presence.heartbeat(ctx, this.room, batch, idempotency ? { ...this.#timeout, idempotency } : this.#timeout);
-    return { ...value, replayed };
+    return presence.heartbeat(ctx, this.room, batch, idempotency ? { ...this.#timeout, idempotency } : this.#timeout);
   }
 
   /** Takes an id offline at once; true when it was online. */

@@ -1,9 +1,10 @@
 import type { Job } from "../jobs.ts";
-import { asList, runRead, runWrite } from "../redis/script.ts";
+import { asList } from "../redis/script.ts";
 import { DAY, HOUR, MINUTE, SECOND, dayStart } from "../time.ts";
 import { dayKeys, registryKeys, roomKeys } from "./keys.ts";
 import { HISTORY_ACTIVE_TTL_SECONDS, HISTORY_IDLE_TTL_SECONDS, dailyTtlSeconds } from "./presence.ts";
-import { DUE_ROOMS, TRIM } from "./trim-scripts.ts";
+import { dueRoomsScript } from "./read-scripts.ts";
+import { trimScript } from "./scripts.ts";
 
 /** Rooms one run visits at most; the longest waiting first (a capped run rotates them). */
 export const TRIM_MAX_ROOMS = 2000;
@@ -50,7 +51,7 @@ export function createTrimJob(options: TrimOptions = {}): Job {
     const timeout = config.presenceTimeoutSeconds * SECOND;
     const horizon = config.presenceIdHorizonDays * DAY;
     const registry = registryKeys(ctx.prefix);
-    const list = asList(await runRead<string[] | Record<string, never>>(ctx.redis, DUE_ROOMS, [registry.due], [ctx.now, maxRooms]));
+    const list = asList(await dueRoomsScript.run<string[] | Record<string, never>>(ctx.redis, registry, { now: ctx.now, limit: maxRooms }));
     const minute = Math.floor(ctx.now / MINUTE);
     const start = dayStart(ctx.now);
     const capped = list.length === maxRooms;
@@ -61,35 +62,40 @@ export function createTrimJob(options: TrimOptions = {}): Job {
     let calls = 1;
     for (let i = 0; i < list.length; i += chunkRooms) {
       const chunk = list.slice(i, i + chunkRooms);
-      const keys = chunk.flatMap((room) => {
-        const k = roomKeys(ctx.prefix, room);
-        return [k.seen, k.ids, k.names, k.seq, dayKeys(ctx.prefix, room, ctx.now).daily, k.history];
-      });
-      const { value } = await runWrite<{ online: number; forgotten: number; idle: number; dropped: number }>(
+      const rooms = chunk.map((room) => ({ ...roomKeys(ctx.prefix, room), daily: dayKeys(ctx.prefix, room, ctx.now).daily }));
+      const { value } = await trimScript.run<{ online: number; forgotten: number; idle: number; dropped: number }>(
         ctx.redis,
-        TRIM,
-        [registry.due, registry.rooms, ...keys],
-        [
-          ctx.now,
-          ctx.now - timeout,
-          timeout + ACTIVE_MARGIN_MS,
-          ctx.now - horizon,
+        {
+          due: registry.due,
+          rooms: registry.rooms,
+          seenKeys: rooms.map((k) => k.seen),
+          idsKeys: rooms.map((k) => k.ids),
+          namesKeys: rooms.map((k) => k.names),
+          seqKeys: rooms.map((k) => k.seq),
+          dailyKeys: rooms.map((k) => k.daily),
+          historyKeys: rooms.map((k) => k.history),
+        },
+        {
+          now: ctx.now,
+          cutoff: ctx.now - timeout,
+          idleAfter: timeout + ACTIVE_MARGIN_MS,
+          horizonCut: ctx.now - horizon,
           horizon,
-          start,
+          dayStart: start,
           minute,
-          minute % (DAY / MINUTE),
-          minute % (HOUR / MINUTE) === 0 ? 1 : 0,
+          slot: minute % (DAY / MINUTE),
+          hourly: minute % (HOUR / MINUTE) === 0 ? 1 : 0,
           // After one timeout past midnight every id carried over is offline or
           // has heartbeated (which records the peak): later samples cannot raise it.
-          ctx.now - start <= timeout ? 1 : 0,
-          capped ? 1 : 0,
-          dailyTtlSeconds(ctx.now),
-          HISTORY_ACTIVE_TTL_SECONDS,
-          HISTORY_IDLE_TTL_SECONDS,
-          LISTED_FOR_MS,
-          forgetBudget,
-          ...chunk,
-        ],
+          carry: ctx.now - start <= timeout ? 1 : 0,
+          rotate: capped ? 1 : 0,
+          dailyTtl: dailyTtlSeconds(ctx.now),
+          activeTtl: HISTORY_ACTIVE_TTL_SECONDS,
+          idleTtl: HISTORY_IDLE_TTL_SECONDS,
+          emptyAfter: LISTED_FOR_MS,
+          budget: forgetBudget,
+          roomNames: chunk,
+        },
       );
       online += value.online;
       forgotten += value.forgotten;
@@ -102,3 +108,6 @@ export function createTrimJob(options: TrimOptions = {}): Job {
 }
 
 export const trimPresenceJob: Job = createTrimJob();
+
+/** Presence's jobs by name (functions/jobs.ts runs `trim` every minute). */
+export const jobs: Record<string, Job> = { trim: trimPresenceJob };

@@ -35,6 +35,28 @@ export function roomKeys(prefix: string, room: string) {
   };
 }
 
+/**
+ * The daily bitmap `daily:<yyyymmdd>` starts with a 128-bit header, read and
+ * written with BITFIELD in the same command that sets the AU bits, so the
+ * day's figures cost no command of their own:
+ *
+ *   bits   0..31   u32  NU: ids allocated that day
+ *   bits  32..63   u32  PCU: most ids online at once
+ *   bits  64..95   u32  when PCU was first reached, ms since 00:00 UTC
+ *   bits  96..127  u32  last heartbeat, ms since 00:00 UTC + 1 (0: none yet)
+ *   bits 128..     u1   one per compact id seen that day (AU = BITCOUNT from byte 16)
+ */
+export const HEADER_BYTES = 16;
+export const HEADER_BITS = HEADER_BYTES * 8;
+
+/**
+ * History points are members `<minute of the day>` (a 1,440-slot ring: memory
+ * stays bounded and a rerun of the minute overwrites its own point) scored
+ * `minute index × 10^7 + online`, so one ZADD writes a point and a score range
+ * reads a time range.
+ */
+export const HISTORY_SCALE = 10_000_000;
+
 /** Keys of one room for the UTC day containing `ms`. */
 export function dayKeys(prefix: string, room: string, ms: number) {
   return {

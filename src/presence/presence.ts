@@ -1,21 +1,16 @@
 import type { Ctx } from "../context.ts";
-import { ValidationError, type FieldIssue } from "../errors.ts";
-import { asList, runRead, runWrite, type Idempotency } from "../redis/script.ts";
+import { asList, type Idempotency, type Written } from "../redis/script.ts";
 import { DAY, HOUR, MINUTE, SECOND, dayStart } from "../time.ts";
-import { MAX_BATCH, assertName, memberProblem } from "../validation.ts";
-import { allRoomKeys, dayKeys, legacyRegistryKeys, registryKeys, roomKeys } from "./keys.ts";
-import { DELETE_ROOM, HEARTBEAT, HISTORY, HISTORY_SCALE, LEAVE, MEMBERS, ROOMS, STATS } from "./scripts.ts";
+import { assertName } from "../validation.ts";
+import { HISTORY_SCALE, allRoomKeys, dayKeys, legacyRegistryKeys, registryKeys, roomKeys } from "./keys.ts";
+import { historyScript, membersScript, roomsScript, statsScript } from "./read-scripts.ts";
+import { deleteRoomScript, heartbeatScript, leaveScript } from "./scripts.ts";
+import { HISTORY_HOURS, memberCursor, pageLimit, requireIds, roomCursor, timeoutMs, MAX_MEMBERS_PAGE, MAX_ROOMS_LISTED } from "./validate.ts";
 
-/** Seconds without a heartbeat after which an id is offline, unless configured. */
-export const DEFAULT_TIMEOUT_SECONDS = 300;
-/** History points kept: one a minute for a day. */
-export const HISTORY_HOURS = 24;
 /** History lives this long past its last refresh while the room is active (refreshed every hour). */
 export const HISTORY_ACTIVE_TTL_SECONDS = (26 * HOUR) / SECOND;
 /** ... and this long once the room went idle: its last day stays readable. */
 export const HISTORY_IDLE_TTL_SECONDS = (25 * HOUR) / SECOND;
-export const MAX_ROOMS_LISTED = 1000;
-export const MAX_MEMBERS_PAGE = 1000;
 
 /**
  * A daily key lives to the end of the next UTC day: a fixed deadline, set once
@@ -67,41 +62,29 @@ export interface MemberPage {
   nextCursor: string | null;
 }
 
-function timeoutMs(options: PresenceOptions): number {
-  const seconds = options.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
-  if (!Number.isInteger(seconds) || seconds < 1) throw new Error(`timeoutSeconds must be a positive integer, not ${seconds}`);
-  return seconds * SECOND;
-}
-
-/** Rejects the whole batch when any id is bad, naming each bad one. */
-export function requireIds(ids: readonly string[], path = "ids"): void {
-  if (ids.length === 0 || ids.length > MAX_BATCH) {
-    throw new ValidationError(`Send 1 to ${MAX_BATCH} ids per request.`, [{ path, message: `must hold 1 to ${MAX_BATCH} ids` }]);
-  }
-  const details: FieldIssue[] = [];
-  ids.forEach((id, i) => {
-    const problem = typeof id === "string" ? memberProblem(id) : "must be a string";
-    if (problem) details.push({ path: `${path}.${i}`, message: problem });
-  });
-  const first = details[0];
-  if (first) throw new ValidationError(`Invalid id at ${first.path}: ${first.message}.`, details);
-}
-
 /** Records that `ids` are online in `room` now; one round trip. */
-export async function heartbeat(ctx: Ctx, room: string, ids: readonly string[], options: HeartbeatOptions = {}): Promise<{ value: HeartbeatResult; replayed: boolean }> {
+export async function heartbeat(ctx: Ctx, room: string, ids: readonly string[], options: HeartbeatOptions = {}): Promise<Written<HeartbeatResult>> {
   assertName(room, "room");
   requireIds(ids);
-  const timeout = timeoutMs(options);
+  const timeout = timeoutMs(options.timeoutSeconds);
   const keys = roomKeys(ctx.prefix, room);
-  const today = dayKeys(ctx.prefix, room, ctx.now);
   const registry = registryKeys(ctx.prefix);
-  return runWrite<HeartbeatResult>(
+  const { value, replayed } = await heartbeatScript.run<HeartbeatResult>(
     ctx.redis,
-    HEARTBEAT,
-    [keys.seen, keys.ids, keys.names, keys.seq, today.daily, keys.history, registry.due, registry.rooms],
-    [ctx.now, ctx.now - timeout, timeout, ctx.now - dayStart(ctx.now), dailyTtlSeconds(ctx.now), HISTORY_ACTIVE_TTL_SECONDS, room, ...ids],
+    { ...keys, daily: dayKeys(ctx.prefix, room, ctx.now).daily, due: registry.due, rooms: registry.rooms },
+    {
+      now: ctx.now,
+      cutoff: ctx.now - timeout,
+      timeout,
+      ofDay: ctx.now - dayStart(ctx.now),
+      dailyTtl: dailyTtlSeconds(ctx.now),
+      historyTtl: HISTORY_ACTIVE_TTL_SECONDS,
+      room,
+      batch: ids,
+    },
     options.idempotency,
   );
+  return { ...value, replayed };
 }
 
 /**
@@ -113,23 +96,20 @@ export async function heartbeat(ctx: Ctx, room: string, ids: readonly string[], 
 export async function leave(ctx: Ctx, room: string, id: string, options: PresenceOptions = {}): Promise<boolean> {
   assertName(room, "room");
   requireIds([id], "id");
-  const timeout = timeoutMs(options);
+  const timeout = timeoutMs(options.timeoutSeconds);
   const keys = roomKeys(ctx.prefix, room);
-  const { value } = await runWrite<number>(ctx.redis, LEAVE, [keys.seen, keys.ids], [id, ctx.now - timeout - 1]);
+  const { value } = await leaveScript.run<number>(ctx.redis, keys, { id, offlineAt: ctx.now - timeout - 1 });
   return value === 1;
 }
 
 /** Online now (exact at this moment, trimmed or not), peak, active and new today. */
 export async function roomStats(ctx: Ctx, room: string, options: PresenceOptions = {}): Promise<RoomStats> {
   assertName(room, "room");
-  const timeout = timeoutMs(options);
-  const keys = roomKeys(ctx.prefix, room);
-  const today = dayKeys(ctx.prefix, room, ctx.now);
-  const raw = await runRead<{ online: number; peak: number; peakAt: number; new: number; active: number }>(
+  const timeout = timeoutMs(options.timeoutSeconds);
+  const raw = await statsScript.run<{ online: number; peak: number; peakAt: number; new: number; active: number }>(
     ctx.redis,
-    STATS,
-    [keys.seen, today.daily],
-    [ctx.now - timeout],
+    { seen: roomKeys(ctx.prefix, room).seen, daily: dayKeys(ctx.prefix, room, ctx.now).daily },
+    { cutoff: ctx.now - timeout },
   );
   const day = dayStart(ctx.now);
   // Ids carried over midnight count towards today's peak before the job or a heartbeat records it.
@@ -146,8 +126,6 @@ export async function roomStats(ctx: Ctx, room: string, options: PresenceOptions
   };
 }
 
-const CURSOR = /^(\d{1,16})-([1-9]\d{0,15})$/;
-
 export interface ListMembersOptions extends PresenceOptions {
   /** Members per page, 1..1000. @default 100 */
   limit?: number;
@@ -162,25 +140,14 @@ export interface ListMembersOptions extends PresenceOptions {
  */
 export async function listMembers(ctx: Ctx, room: string, options: ListMembersOptions = {}): Promise<MemberPage> {
   assertName(room, "room");
-  const limit = options.limit ?? 100;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_MEMBERS_PAGE) {
-    throw new ValidationError(`limit must be an integer from 1 to ${MAX_MEMBERS_PAGE}.`, [{ path: "limit", message: `must be 1..${MAX_MEMBERS_PAGE}` }]);
-  }
-  let score = "";
-  let member = "";
-  if (options.cursor !== undefined && options.cursor !== "") {
-    const m = CURSOR.exec(options.cursor);
-    if (!m) throw new ValidationError("cursor must be a nextCursor this endpoint returned.", [{ path: "cursor", message: "not a cursor of this endpoint" }]);
-    score = m[1] ?? "";
-    member = m[2] ?? "";
-  }
-  const timeout = timeoutMs(options);
+  const limit = pageLimit(options.limit, 100, MAX_MEMBERS_PAGE);
+  const { score, member } = memberCursor(options.cursor);
+  const timeout = timeoutMs(options.timeoutSeconds);
   const keys = roomKeys(ctx.prefix, room);
-  const raw = await runRead<{ items: [string, string, string][] | Record<string, never>; more: boolean }>(
+  const raw = await membersScript.run<{ items: [string, string, string][] | Record<string, never>; more: boolean }>(
     ctx.redis,
-    MEMBERS,
-    [keys.seen, keys.names],
-    [ctx.now - timeout, limit, score, member],
+    keys,
+    { cutoff: ctx.now - timeout, limit, score, member },
   );
   const items = asList(raw.items);
   const last = items[items.length - 1];
@@ -193,14 +160,12 @@ export async function listMembers(ctx: Ctx, room: string, options: ListMembersOp
 /** Per-minute samples of the online count over the last `hours` (1..24), oldest first. */
 export async function history(ctx: Ctx, room: string, hours = HISTORY_HOURS): Promise<{ points: { at: number; online: number }[] }> {
   assertName(room, "room");
-  if (!Number.isInteger(hours) || hours < 1 || hours > HISTORY_HOURS) {
-    throw new ValidationError(`hours must be an integer from 1 to ${HISTORY_HOURS}.`, [{ path: "hours", message: `must be 1..${HISTORY_HOURS}` }]);
-  }
+  pageLimit(hours, HISTORY_HOURS, HISTORY_HOURS, "hours");
   const keys = roomKeys(ctx.prefix, room);
   // Points at minutes m with now - hours < m <= now (minute times are whole minutes).
   const low = (Math.floor((ctx.now - hours * HOUR) / MINUTE) + 1) * HISTORY_SCALE;
   const high = Math.floor(ctx.now / MINUTE) * HISTORY_SCALE + HISTORY_SCALE - 1;
-  const raw = asList(await runRead<string[] | Record<string, never>>(ctx.redis, HISTORY, [keys.history], [low, high]));
+  const raw = asList(await historyScript.run<string[] | Record<string, never>>(ctx.redis, keys, { low, high }));
   const points: { at: number; online: number }[] = [];
   for (let i = 1; i < raw.length; i += 2) {
     const score = Number(raw[i]);
@@ -208,8 +173,6 @@ export async function history(ctx: Ctx, room: string, hours = HISTORY_HOURS): Pr
   }
   return { points };
 }
-
-const ROOM_CURSOR = /^(\d{1,16}):([A-Za-z0-9][A-Za-z0-9_.-]{0,63})$/;
 
 export interface ListRoomsOptions {
   /** Rooms per page, 1..1000. @default 1000 */
@@ -234,19 +197,13 @@ export interface RoomPage {
  * can push a room off the first page, never out of the list.
  */
 export async function listRooms(ctx: Ctx, options: ListRoomsOptions = {}): Promise<RoomPage> {
-  const limit = options.limit ?? MAX_ROOMS_LISTED;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_ROOMS_LISTED) {
-    throw new ValidationError(`limit must be an integer from 1 to ${MAX_ROOMS_LISTED}.`, [{ path: "limit", message: `must be 1..${MAX_ROOMS_LISTED}` }]);
-  }
-  let score = "";
-  let after = "";
-  if (options.cursor !== undefined && options.cursor !== "") {
-    const m = ROOM_CURSOR.exec(options.cursor);
-    if (!m) throw new ValidationError("cursor must be a nextCursor this endpoint returned.", [{ path: "cursor", message: "not a cursor of this endpoint" }]);
-    score = m[1] ?? "";
-    after = m[2] ?? "";
-  }
-  const raw = await runRead<{ rooms: string[] | Record<string, never>; more: boolean }>(ctx.redis, ROOMS, [registryKeys(ctx.prefix).rooms], [limit, score, after]);
+  const limit = pageLimit(options.limit, MAX_ROOMS_LISTED, MAX_ROOMS_LISTED);
+  const { score, member } = roomCursor(options.cursor);
+  const raw = await roomsScript.run<{ rooms: string[] | Record<string, never>; more: boolean }>(
+    ctx.redis,
+    { rooms: registryKeys(ctx.prefix).rooms },
+    { limit, score, room: member },
+  );
   const flat = asList(raw.rooms);
   const rooms: string[] = [];
   for (let i = 0; i < flat.length; i += 2) rooms.push(flat[i] ?? "");
@@ -258,11 +215,10 @@ export async function listRooms(ctx: Ctx, options: ListRoomsOptions = {}): Promi
 export async function deleteRoom(ctx: Ctx, room: string): Promise<boolean> {
   assertName(room, "room");
   const registry = registryKeys(ctx.prefix);
-  const { value } = await runWrite<number>(
+  const { value } = await deleteRoomScript.run<number>(
     ctx.redis,
-    DELETE_ROOM,
-    [registry.rooms, registry.due, ...legacyRegistryKeys(ctx.prefix), ...allRoomKeys(ctx.prefix, room, ctx.now)],
-    [room],
+    { registries: [registry.rooms, registry.due, ...legacyRegistryKeys(ctx.prefix)], roomKeys: allRoomKeys(ctx.prefix, room, ctx.now) },
+    { room },
   );
   return value > 0;
 }

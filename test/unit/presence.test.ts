@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { ValidationError } from "../../src/errors.ts";
 import { allRoomKeys, dayKeys, legacyRegistryKeys, registryKeys, roomKeys } from "../../src/presence/keys.ts";
-import { minuteOf, requireIds } from "../../src/presence/presence.ts";
+import { minuteOf } from "../../src/presence/presence.ts";
+import { requireIds } from "../../src/presence/validate.ts";
 import { NAME_PATTERN } from "../../src/validation.ts";
 
 describe("presence keys", () => {
