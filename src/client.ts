@@ -81,6 +81,8 @@ export const OPERATIONS = {
   listRooms: ["GET", "/v1/presence"],
   heartbeat: ["POST", "/v1/presence/{room}/heartbeats"],
   leave: ["DELETE", "/v1/presence/{room}/members/{id}"],
+  // before roomStats: a path matcher trying operations in order must find this one first
+  presenceTotal: ["GET", "/v1/presence/_total"],
   roomStats: ["GET", "/v1/presence/{room}"],
   deleteRoom: ["DELETE", "/v1/presence/{room}"],
   roomMembers: ["GET", "/v1/presence/{room}/members"],
@@ -254,6 +256,8 @@ export function createClient(options: ClientOptions) {
         send<presence.HeartbeatResult>("heartbeat", ({ room }), undefined, Array.isArray(ids) ? { ids } : { id: ids }, write),
       leave: (room: string, id: string) => send<void>("leave", ({ room, id })),
       room: (room: string) => send<presence.RoomStats>("roomStats", ({ room })),
+      day: (room: string, day: string) => send<presence.RoomDay>("roomStats", ({ room }), { day }),
+      total: () => send<presence.SiteTotal>("presenceTotal", {}),
       members: (room: string, query: { limit?: number; cursor?: string } = {}) => send<presence.MemberPage>("roomMembers", ({ room }), query),
       history: (room: string, query: { hours?: number } = {}) => send<R<typeof presence.history>>("roomHistory", ({ room }), query),
       delete: (room: string) => send<void>("deleteRoom", ({ room })),

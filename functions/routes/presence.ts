@@ -43,6 +43,30 @@ const RoomStats = z
   })
   .openapi("PresenceRoom");
 
+const RoomDay = z
+  .object({
+    room: z.string(),
+    day: z.string().openapi({ description: "the UTC day, YYYY-MM-DD" }),
+    from: z.number().int().openapi({ description: "start of the day (epoch ms)" }),
+    peak: z.number().int().openapi({ description: "most ids online at once that day (PCU)" }),
+    peakAt: z.number().int().nullable().openapi({ description: "when peak was first reached (epoch ms); null when nobody was online" }),
+    active: z.number().int().openapi({ description: "distinct ids seen that day (AU, exact)" }),
+    new: z.number().int().openapi({ description: "ids seen that day for the first time in the room (NU)" }),
+  })
+  .openapi("PresenceRoomDay");
+
+const SiteTotal = z
+  .object({
+    online: z.number().int().openapi({ description: "ids online across rooms at the trim job's latest run (an id in two rooms counts twice)" }),
+    onlineAt: z.number().int().nullable().openapi({ description: "when that run sampled it (epoch ms); null before any run" }),
+    peakToday: z.number().int().openapi({ description: "highest per-minute sample of online since UTC midnight" }),
+    peakAt: z.number().int().nullable().openapi({ description: "when peakToday was first sampled (epoch ms)" }),
+    activeToday: z.number().int().openapi({ description: "distinct ids seen since UTC midnight in any room: a HyperLogLog estimate" }),
+    activeTodayError: z.number().openapi({ description: "relative standard error of activeToday (0.0081 = 0.81 %)" }),
+    day: z.number().int().openapi({ description: "start of the UTC day of the daily figures (epoch ms)" }),
+  })
+  .openapi("PresenceTotal");
+
 const MemberPage = z
   .object({
     members: z.array(z.object({ id: z.string(), lastSeen: z.number().int() })),
@@ -123,14 +147,42 @@ export const presenceRoutes = createRouter()
   .openapi(
     createRoute({
       method: "get",
+      path: "/_total",
+      tags,
+      summary: "Site-wide: online now, today's peak and active ids across rooms",
+      description:
+        "Bounded work, no scan over rooms. `online` and `peakToday` come from the trim job, which sums the online count of every room it visits " +
+        "each minute (every active room; a capped run of more than 2,000 active rooms counts the rooms it visited) and keeps the day's highest sum. " +
+        "`activeToday` counts distinct ids across rooms with a HyperLogLog: an estimate with a relative standard error of 0.81 % (`activeTodayError`). " +
+        "`_total` is not a valid room name, so no room can shadow this path.",
+      responses: { 200: jsonResponse(SiteTotal, "The site-wide figures."), ...errorResponses },
+    }),
+    async (c) => c.json(await presence.siteTotal(ctxOf(c)), 200),
+  )
+  .openapi(
+    createRoute({
+      method: "get",
       path: "/{room}",
       tags,
-      summary: "Online now, peak, active and new users today",
-      description: "`online` counts heartbeats within the timeout at this moment, whether or not the trim job has run. Unknown rooms read as empty.",
-      request: { params: roomParams },
-      responses: { 200: jsonResponse(RoomStats, "The room's figures."), ...errorResponses },
+      summary: "Online now, peak, active and new users today; or the figures of a past day (`?day=`)",
+      description:
+        "`online` counts heartbeats within the timeout at this moment, whether or not the trim job has run. Unknown rooms read as empty. " +
+        "With `day=YYYY-MM-DD` (UTC, today or one of the 400 days before; else 400): that day's `peak`, `peakAt`, `active` and `new`. " +
+        "Today and yesterday are live; older days are the record the trim job kept when the day ended or the room went idle. A day without data reads as zeros.",
+      request: {
+        params: roomParams,
+        query: z.object({
+          day: z.string().optional().openapi({ description: "a UTC day, YYYY-MM-DD, within the last 400 days", example: "2026-11-20" }),
+        }),
+      },
+      responses: { 200: jsonResponse(z.union([RoomStats, RoomDay]), "The room's figures (today's, or the day's with `day`)."), ...errorResponses },
     }),
-    async (c) => c.json(await presence.roomStats(ctxOf(c), c.req.valid("param").room, timeoutOf(c)), 200),
+    async (c) => {
+      const room = c.req.valid("param").room;
+      const { day } = c.req.valid("query");
+      if (day !== undefined) return c.json(await presence.roomDay(ctxOf(c), room, day, timeoutOf(c)), 200);
+      return c.json(await presence.roomStats(ctxOf(c), room, timeoutOf(c)), 200);
+    },
   )
   .openapi(
     createRoute({

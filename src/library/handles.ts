@@ -254,6 +254,11 @@ export class PresenceHandle {
     return presence.roomStats(this.#rt.ctx(), this.room, this.#timeout);
   }
 
+  /** A past day's peak, active and new ids (`YYYY-MM-DD`, UTC, today or one of the 400 days before). */
+  day(day: string): Promise<presence.RoomDay> {
+    return presence.roomDay(this.#rt.ctx(), this.room, day, this.#timeout);
+  }
+
   /** A page of online ids, least recently seen first; pass `nextCursor` back as `cursor`. */
   members(options: { limit?: number; cursor?: string } = {}): Promise<presence.MemberPage> {
     return presence.listMembers(this.#rt.ctx(), this.room, { ...this.#timeout, ...options });

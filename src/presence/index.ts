@@ -11,15 +11,20 @@ export {
   listMembers,
   listRooms,
   minuteOf,
+  roomDay,
   roomStats,
+  siteTotal,
+  HLL_STANDARD_ERROR,
   type HeartbeatOptions,
   type HeartbeatResult,
   type ListMembersOptions,
   type ListRoomsOptions,
   type MemberPage,
   type PresenceOptions,
+  type RoomDay,
   type RoomPage,
+  type SiteTotal,
   type RoomStats,
 } from "./presence.ts";
-export { DEFAULT_TIMEOUT_SECONDS, HISTORY_HOURS, MAX_MEMBERS_PAGE, MAX_ROOMS_LISTED, requireIds } from "./validate.ts";
+export { DAYS_KEPT, DEFAULT_TIMEOUT_SECONDS, HISTORY_HOURS, MAX_MEMBERS_PAGE, MAX_ROOMS_LISTED, requireIds } from "./validate.ts";
 export { createTrimJob, jobs, type TrimOptions } from "./jobs.ts";

@@ -2,10 +2,10 @@ import type { Ctx } from "../context.ts";
 import { asList, type Idempotency, type Written } from "../redis/script.ts";
 import { DAY, HOUR, MINUTE, SECOND, dayStart } from "../time.ts";
 import { assertName } from "../validation.ts";
-import { HISTORY_SCALE, allRoomKeys, dayKeys, legacyRegistryKeys, registryKeys, roomKeys } from "./keys.ts";
-import { historyScript, membersScript, roomsScript, statsScript } from "./read-scripts.ts";
+import { HISTORY_SCALE, allRoomKeys, dayKeys, dayNumber, daySlotBit, legacyRegistryKeys, registryKeys, roomKeys, siteDayKeys } from "./keys.ts";
+import { dayScript, historyScript, membersScript, roomsScript, statsScript, totalScript } from "./read-scripts.ts";
 import { deleteRoomScript, heartbeatScript, leaveScript } from "./scripts.ts";
-import { HISTORY_HOURS, memberCursor, pageLimit, requireIds, roomCursor, timeoutMs, MAX_MEMBERS_PAGE, MAX_ROOMS_LISTED } from "./validate.ts";
+import { HISTORY_HOURS, keptDay, memberCursor, pageLimit, requireIds, roomCursor, timeoutMs, MAX_MEMBERS_PAGE, MAX_ROOMS_LISTED } from "./validate.ts";
 
 /** History lives this long past its last refresh while the room is active (refreshed every hour). */
 export const HISTORY_ACTIVE_TTL_SECONDS = (26 * HOUR) / SECOND;
@@ -71,7 +71,13 @@ export async function heartbeat(ctx: Ctx, room: string, ids: readonly string[], 
   const registry = registryKeys(ctx.prefix);
   const { value, replayed } = await heartbeatScript.run<HeartbeatResult>(
     ctx.redis,
-    { ...keys, daily: dayKeys(ctx.prefix, room, ctx.now).daily, due: registry.due, rooms: registry.rooms },
+    {
+      ...keys,
+      daily: dayKeys(ctx.prefix, room, ctx.now).daily,
+      due: registry.due,
+      rooms: registry.rooms,
+      siteActive: siteDayKeys(ctx.prefix, ctx.now).active,
+    },
     {
       now: ctx.now,
       cutoff: ctx.now - timeout,
@@ -122,6 +128,98 @@ export async function roomStats(ctx: Ctx, room: string, options: PresenceOptions
     peakAt: carried ? ctx.now : raw.peak === 0 ? null : day + raw.peakAt,
     activeToday: raw.active,
     newToday: raw.new,
+    day,
+  };
+}
+
+export interface RoomDay {
+  room: string;
+  /** The UTC day, `YYYY-MM-DD`. */
+  day: string;
+  /** Its start (epoch ms). */
+  from: number;
+  /** Most ids online at once that day (PCU). */
+  peak: number;
+  /** When `peak` was first reached (epoch ms); null when nobody was online that day. */
+  peakAt: number | null;
+  /** Distinct ids seen that day (AU, exact). */
+  active: number;
+  /** Ids seen that day for the first time in the room (NU). */
+  new: number;
+}
+
+/**
+ * A day's peak, active and new ids, for today and the DAYS_KEPT (400) days before it; one round
+ * trip. Today and yesterday are read from their daily bitmaps (exact, live); older days from the
+ * record the trim job copied when the day ended or the room went idle. A day without data reads
+ * as zeros (as an unknown room does).
+ */
+export async function roomDay(ctx: Ctx, room: string, day: string, options: PresenceOptions = {}): Promise<RoomDay> {
+  assertName(room, "room");
+  const from = keptDay(day, ctx.now);
+  const timeout = timeoutMs(options.timeoutSeconds);
+  const n = dayNumber(from);
+  const today = dayNumber(ctx.now);
+  const keys = roomKeys(ctx.prefix, room);
+  const raw = await dayScript.run<{ peak: number; peakAt: number; active: number; new: number; online: number }>(
+    ctx.redis,
+    { seen: keys.seen, daily: dayKeys(ctx.prefix, room, from).daily, days: keys.days },
+    { mode: n === today ? "today" : n === today - 1 ? "live" : "archive", cutoff: ctx.now - timeout, offset: daySlotBit(n), day: n },
+  );
+  // As in roomStats: ids carried over midnight count towards today's peak before the job records it.
+  const carried = raw.online > raw.peak;
+  return {
+    room,
+    day,
+    from,
+    peak: carried ? raw.online : raw.peak,
+    peakAt: carried ? ctx.now : raw.peak === 0 ? null : from + raw.peakAt,
+    active: raw.active,
+    new: raw.new,
+  };
+}
+
+/** Relative standard error of Redis's HyperLogLog (PFCOUNT), which counts site-wide active ids. */
+export const HLL_STANDARD_ERROR = 0.0081;
+
+export interface SiteTotal {
+  /** Ids online across rooms (an id in two rooms counts twice) at the trim job's latest run. */
+  online: number;
+  /** When that run sampled it (epoch ms); null when no run has yet. */
+  onlineAt: number | null;
+  /** Highest `online` sample since UTC midnight (samples are a minute apart). */
+  peakToday: number;
+  /** When `peakToday` was first sampled (epoch ms); null before any sample above 0 today. */
+  peakAt: number | null;
+  /** Distinct ids seen since UTC midnight in any room: a HyperLogLog estimate. */
+  activeToday: number;
+  /** Relative standard error of `activeToday` (0.0081: 0.81 %). */
+  activeTodayError: number;
+  /** Start of the UTC day the daily figures are for (epoch ms). */
+  day: number;
+}
+
+/**
+ * Site-wide figures without a scan over rooms: the trim job sums the online count of the rooms
+ * it visits each minute (every active room) and keeps the day's highest sum; the heartbeat adds
+ * an id to the day's HyperLogLog the first time it is seen that day in a room. One round trip.
+ */
+export async function siteTotal(ctx: Ctx): Promise<SiteTotal> {
+  const today = siteDayKeys(ctx.prefix, ctx.now);
+  const raw = await totalScript.run<{ online: number; at: number; yesterday: boolean; peak: number; peakAt: number; active: number }>(
+    ctx.redis,
+    { site: today.total, siteYesterday: siteDayKeys(ctx.prefix, ctx.now - DAY).total, siteActive: today.active },
+    {},
+  );
+  const day = dayStart(ctx.now);
+  const sampledOn = raw.yesterday ? day - DAY : day;
+  return {
+    online: raw.online,
+    onlineAt: raw.at === 0 ? null : sampledOn + raw.at - 1,
+    peakToday: raw.peak,
+    peakAt: raw.peak === 0 ? null : day + raw.peakAt,
+    activeToday: raw.active,
+    activeTodayError: HLL_STANDARD_ERROR,
     day,
   };
 }

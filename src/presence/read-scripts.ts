@@ -140,3 +140,55 @@ export const dueRoomsScript = defineScript({
   args: ["now", "limit"],
   lua: `return redis.call('ZRANGEBYSCORE', due, '-inf', now, 'LIMIT', 0, tonumber(limit))`,
 });
+
+/**
+ * One day's figures of a room: `mode` 'today' and 'live' read the day's bitmap (today also counts
+ * who is online now), 'archive' the day's record in the ring of past days (`offset`: its bit;
+ * a slot holding another day reads as zeros). Returns { peak, peakAt, active, new, online }.
+ */
+export const dayScript = defineScript({
+  name: "presence.day",
+  write: false,
+  keys: ["seen", "daily", "days"],
+  args: ["mode", "cutoff", "offset", "day"],
+  lua: `
+if mode == 'archive' then
+  local r = redis.call('BITFIELD', days, 'GET', 'u16', offset, 'GET', 'u32', offset + 16, 'GET', 'u32', offset + 48,
+    'GET', 'u32', offset + 80, 'GET', 'u32', offset + 112)
+  if r[1] ~= tonumber(day) then return { peak = 0, peakAt = 0, active = 0, new = 0, online = 0 } end
+  return { peak = r[2], peakAt = r[3], active = r[4], new = r[5], online = 0 }
+end
+local header = redis.call('BITFIELD', daily, 'GET', 'u32', 0, 'GET', 'u32', 32, 'GET', 'u32', 64)
+local online = 0
+if mode == 'today' then online = redis.call('ZCOUNT', seen, cutoff, '+inf') end
+return {
+  peak   = header[2],
+  peakAt = header[3],
+  active = redis.call('BITCOUNT', daily, ${HEADER_BYTES}, -1),
+  new    = header[1],
+  online = online,
+}
+`,
+});
+
+/**
+ * Site-wide figures: the trim job's latest online sample (yesterday's when today has none yet),
+ * today's highest sample and the HyperLogLog count of ids seen today in any room.
+ * Returns { online, at (ms since 00:00 UTC + 1, 0: none), yesterday, peak, peakAt, active }.
+ */
+export const totalScript = defineScript({
+  name: "presence.total",
+  write: false,
+  keys: ["site", "siteYesterday", "siteActive"],
+  args: [],
+  lua: `
+local t = redis.call('BITFIELD', site, 'GET', 'u32', 0, 'GET', 'u32', 32, 'GET', 'u32', 64, 'GET', 'u32', 96)
+local online, at, yesterday = t[3], t[4], false
+if at == 0 then
+  -- Just after midnight, before the first run of the day: the last sample of yesterday.
+  local y = redis.call('BITFIELD', siteYesterday, 'GET', 'u32', 64, 'GET', 'u32', 96)
+  online, at, yesterday = y[1], y[2], true
+end
+return { online = online, at = at, yesterday = yesterday, peak = t[1], peakAt = t[2], active = redis.call('PFCOUNT', siteActive) }
+`,
+});

@@ -1,5 +1,5 @@
 import { defineScript } from "../redis/script.ts";
-import { HEADER_BITS, HISTORY_SCALE } from "./keys.ts";
+import { HEADER_BITS, HEADER_BYTES, HISTORY_SCALE } from "./keys.ts";
 
 /**
  * Presence's write scripts: heartbeat, leave, delete room, and the trim job's
@@ -10,11 +10,12 @@ import { HEADER_BITS, HISTORY_SCALE } from "./keys.ts";
 /**
  * Marks a batch of ids online now. Returns { online, new }.
  * `now`, `cutoff`, `timeout` and `ofDay` are ms (`ofDay`: since 00:00 UTC), the TTLs seconds.
+ * `siteActive` is the day's site-wide HyperLogLog of ids.
  */
 export const heartbeatScript = defineScript({
   name: "presence.heartbeat",
   write: true,
-  keys: ["seen", "ids", "names", "seq", "daily", "history", "due", "rooms"],
+  keys: ["seen", "ids", "names", "seq", "daily", "history", "due", "rooms", "siteActive"],
   args: ["now", "cutoff", "timeout", "ofDay", "dailyTtl", "historyTtl", "room", "...batch"],
   lua: `
 local timeout         = tonumber(timeout)
@@ -67,11 +68,23 @@ bits[#bits + 1] = 'GET'; bits[#bits + 1] = 'u32'; bits[#bits + 1] = 32
 bits[#bits + 1] = 'SET'; bits[#bits + 1] = 'u32'; bits[#bits + 1] = 96; bits[#bits + 1] = ofDay + 1
 local header     = redis.call('BITFIELD', daily, unpack(bits))
 local peak, last = header[#header - 1], header[#header]
+-- The AU bits' old values say which ids are seen today for the first time in this room: only
+-- those go to the site-wide HyperLogLog, so a heartbeat of ids already seen today costs nothing more.
+local firstToday = {}
+for i, id in ipairs(batch) do
+  if header[i] == 0 then firstToday[#firstToday + 1] = id end
+end
+if #firstToday > 0 then redis.call('PFADD', siteActive, unpack(firstToday)) end
 -- The online count only rises at a heartbeat, so checking the peak here makes PCU exact.
 if count > peak then redis.call('BITFIELD', daily, 'SET', 'u32', 32, count, 'SET', 'u32', 64, ofDay) end
 -- No heartbeat yet today: the key is new (or only the trim job's midnight
--- peak is in it), and its deadline, the end of tomorrow, is fixed.
-if last == 0 then redis.call('EXPIRE', daily, dailyTtl) end
+-- peak is in it), and its deadline, the end of tomorrow, is fixed. The day's
+-- HyperLogLog gets the same deadline: whoever creates it is the first
+-- heartbeat of the day in some room (every id of that heartbeat is new today).
+if last == 0 then
+  redis.call('EXPIRE', daily, dailyTtl)
+  redis.call('EXPIRE', siteActive, dailyTtl)
+end
 -- The room (re)becomes active: first heartbeat of the day, or none for a
 -- whole timeout. The trim job drops a room only after a timeout and a margin
 -- without heartbeats, so it is listed and scheduled again exactly when needed.
@@ -139,7 +152,19 @@ return gone + redis.call('DEL', unpack(roomKeys))
 export const trimScript = defineScript({
   name: "presence.trim",
   write: true,
-  keys: ["due", "rooms", "...seenKeys", "...idsKeys", "...namesKeys", "...seqKeys", "...dailyKeys", "...historyKeys"],
+  keys: [
+    "due",
+    "rooms",
+    "site",
+    "...seenKeys",
+    "...idsKeys",
+    "...namesKeys",
+    "...seqKeys",
+    "...dailyKeys",
+    "...historyKeys",
+    "...yesterdayKeys",
+    "...daysKeys",
+  ],
   args: [
     "now",
     "cutoff",
@@ -157,6 +182,12 @@ export const trimScript = defineScript({
     "idleTtl",
     "emptyAfter",
     "budget",
+    "today",
+    "todayBit",
+    "yesterdayBit",
+    "daysTtl",
+    "carried",
+    "sample",
     "...roomNames",
   ],
   lua: `
@@ -170,20 +201,31 @@ local carry      = carry == '1'
 local rotate     = rotate == '1'
 local emptyAfter = tonumber(emptyAfter)
 local budget     = tonumber(budget)
+local today      = tonumber(today)
 -- Scores and times go to Redis as integers: Lua's own tostring keeps only 14 digits.
 local function int(x) return string.format('%.0f', x) end
+-- Copies a day's figures (its bitmap's header {NU, PCU, peakAt, last} and AU) into the room's
+-- ring of past days; a day with nothing recorded writes nothing.
+local function archive(days, daily, header, day, at)
+  if header[1] == 0 and header[2] == 0 and header[4] == 0 then return end
+  local au = redis.call('BITCOUNT', daily, ${HEADER_BYTES}, -1)
+  redis.call('BITFIELD', days, 'SET', 'u16', at, day, 'SET', 'u32', at + 16, header[2], 'SET', 'u32', at + 48, header[3],
+    'SET', 'u32', at + 80, au, 'SET', 'u32', at + 112, header[1])
+  redis.call('EXPIRE', days, daysTtl)
+end
 local total, forgotten, idleRooms, dropped = 0, 0, 0, 0
 for r, room in ipairs(roomNames) do
   local seen, ids, names    = seenKeys[r], idsKeys[r], namesKeys[r]
   local seq, daily, history = seqKeys[r], dailyKeys[r], historyKeys[r]
   local count               = redis.call('ZCOUNT', seen, cutoff, '+inf')
   local active              = count > 0
-  local activity
+  local activity, header
   if not active then
     -- Last activity: today's last heartbeat (a leave moves an id offline but is
     -- no heartbeat, and the heartbeat decides reactivation by this time) or the
     -- latest last-seen (a heartbeat before midnight).
-    local last = redis.call('BITFIELD', daily, 'GET', 'u32', 96)[1]
+    header     = redis.call('BITFIELD', daily, 'GET', 'u32', 0, 'GET', 'u32', 32, 'GET', 'u32', 64, 'GET', 'u32', 96)
+    local last = header[4]
     local top  = redis.call('ZRANGE', seen, -1, -1, 'WITHSCORES')
     if last > 0 then activity = dayStart + last - 1 end
     if top[2] then activity = math.max(activity or 0, tonumber(top[2])) end
@@ -196,6 +238,13 @@ for r, room in ipairs(roomNames) do
     if hourly then
       redis.call('EXPIRE', history, activeTtl)
       redis.call('ZADD', rooms, 'GT', int(now), room)
+    end
+    -- Yesterday is over: a room active across midnight keeps its figures
+    -- (rewritten by each run of the window, so heartbeats queued before
+    -- midnight and applied in it are in).
+    if carry then
+      local y = redis.call('BITFIELD', yesterdayKeys[r], 'GET', 'u32', 0, 'GET', 'u32', 32, 'GET', 'u32', 64, 'GET', 'u32', 96)
+      archive(daysKeys[r], yesterdayKeys[r], y, today - 1, yesterdayBit)
     end
     if carry and count > 0 then
       -- Concurrency carried over midnight, before any heartbeat of the new day:
@@ -227,6 +276,8 @@ for r, room in ipairs(roomNames) do
   end
   if not active then
     idleRooms = idleRooms + 1
+    -- Today's figures so far (again if the room comes back and goes idle again today).
+    archive(daysKeys[r], daily, header, today, todayBit)
     -- History must stay readable a day after its last point, then go.
     redis.call('EXPIRE', history, idleTtl)
     local unlisted = activity == nil or now - activity >= emptyAfter
@@ -247,6 +298,15 @@ for r, room in ipairs(roomNames) do
       dropped = dropped + 1
     end
   end
+end
+-- The last chunk of a run records the site-wide online count (this chunk's and the
+-- earlier chunks' rooms) and raises the day's highest sample.
+if sample == '1' then
+  local online = tonumber(carried) + total
+  local ofDay  = now - dayStart
+  local s      = redis.call('BITFIELD', site, 'GET', 'u32', 0, 'GET', 'u32', 96, 'SET', 'u32', 64, online, 'SET', 'u32', 96, ofDay + 1)
+  if online > s[1] then redis.call('BITFIELD', site, 'SET', 'u32', 0, online, 'SET', 'u32', 32, ofDay) end
+  if s[2] == 0 then redis.call('EXPIRE', site, dailyTtl) end
 end
 return { rooms = #roomNames, online = total, forgotten = forgotten, idle = idleRooms, dropped = dropped }
 `,

@@ -3,7 +3,7 @@
  * src/validation.ts's `invalid` (names through `assertName`).
  */
 import type { FieldIssue } from "../errors.ts";
-import { SECOND } from "../time.ts";
+import { DAY, SECOND } from "../time.ts";
 import { MAX_BATCH, invalid, memberProblem } from "../validation.ts";
 
 /** Seconds without a heartbeat after which an id is offline, unless configured. */
@@ -55,4 +55,23 @@ function parseCursor(cursor: string | undefined, pattern: RegExp): { score: stri
   const m = pattern.exec(cursor);
   if (!m) invalid([{ path: "cursor", message: "not a cursor of this endpoint" }]);
   return { score: m[1] ?? "", member: m[2] ?? "" };
+}
+
+/** Past days a room's figures are kept for (`GET /v1/presence/{room}?day=`), today not counted. */
+export const DAYS_KEPT = 400;
+
+const DAY_PATTERN = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/**
+ * The start (epoch ms) of a `YYYY-MM-DD` UTC day from today back DAYS_KEPT days; any other
+ * day (not a calendar date, in the future, or older) is refused.
+ */
+export function keptDay(day: string, now: number): number {
+  const m = DAY_PATTERN.exec(day);
+  const start = m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) : NaN;
+  if (!m || new Date(start).toISOString().slice(0, 10) !== day) invalid([{ path: "day", message: "must be a UTC date YYYY-MM-DD" }]);
+  const today = Math.floor(now / DAY) * DAY;
+  if (start > today) invalid([{ path: "day", message: "must not be in the future" }]);
+  if (start < today - DAYS_KEPT * DAY) invalid([{ path: "day", message: `must be within the last ${DAYS_KEPT} days` }]);
+  return start;
 }

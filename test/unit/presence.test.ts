@@ -24,6 +24,7 @@ describe("presence keys", () => {
       "es:presence:r:names",
       "es:presence:r:seq",
       "es:presence:r:history",
+      "es:presence:r:days",
       "es:presence:r:daily:20260101",
       "es:presence:r:daily:20251231",
       "es:presence:r:daily:20251230",
