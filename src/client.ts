@@ -22,7 +22,7 @@ import type * as counters from "./counters/counters.ts";
 import type { IngestStatus } from "./ingest/apply.ts";
 import type * as histograms from "./histograms/histograms.ts";
 import type * as lb from "./leaderboards/leaderboards.ts";
-import type * as presence from "./presence/presence.ts";
+import type * as presence from "./presence/index.ts";
 import type { MemberResult, TopResult } from "./trending/read.ts";
 import type { Period } from "./time.ts";
 
@@ -251,7 +251,7 @@ export function createClient(options: ClientOptions) {
       delete: (histogram: string) => send<void>("deleteHistogram", ({ histogram })),
     },
     presence: {
-      list: () => send<R<typeof presence.listRooms>>("listRooms", {}),
+      list: () => send<R<typeof presence.rooms>>("listRooms", {}),
       heartbeat: (room: string, ids: string | string[], write?: WriteOptions) =>
         send<presence.HeartbeatResult>("heartbeat", ({ room }), undefined, Array.isArray(ids) ? { ids } : { id: ids }, write),
       leave: (room: string, id: string) => send<void>("leave", ({ room, id })),

@@ -106,7 +106,7 @@ export const presenceRoutes = createRouter()
     }),
     async (c) => {
       const { limit, cursor } = c.req.valid("query");
-      return c.json(await presence.listRooms(ctxOf(c), { limit, ...(cursor === undefined ? {} : { cursor }) }), 200);
+      return c.json(await presence.rooms(ctxOf(c), { limit, ...(cursor === undefined ? {} : { cursor }) }), 200);
     },
   )
   .openapi(
@@ -157,7 +157,7 @@ export const presenceRoutes = createRouter()
         "`_total` is not a valid room name, so no room can shadow this path.",
       responses: { 200: jsonResponse(SiteTotal, "The site-wide figures."), ...errorResponses },
     }),
-    async (c) => c.json(await presence.siteTotal(ctxOf(c)), 200),
+    async (c) => c.json(await presence.total(ctxOf(c)), 200),
   )
   .openapi(
     createRoute({
@@ -180,8 +180,8 @@ export const presenceRoutes = createRouter()
     async (c) => {
       const room = c.req.valid("param").room;
       const { day } = c.req.valid("query");
-      if (day !== undefined) return c.json(await presence.roomDay(ctxOf(c), room, day, timeoutOf(c)), 200);
-      return c.json(await presence.roomStats(ctxOf(c), room, timeoutOf(c)), 200);
+      if (day !== undefined) return c.json(await presence.day(ctxOf(c), room, day, timeoutOf(c)), 200);
+      return c.json(await presence.stats(ctxOf(c), room, timeoutOf(c)), 200);
     },
   )
   .openapi(
@@ -202,7 +202,7 @@ export const presenceRoutes = createRouter()
     }),
     async (c) => {
       const { limit, cursor } = c.req.valid("query");
-      return c.json(await presence.listMembers(ctxOf(c), c.req.valid("param").room, { ...timeoutOf(c), limit, ...(cursor === undefined ? {} : { cursor }) }), 200);
+      return c.json(await presence.members(ctxOf(c), c.req.valid("param").room, { ...timeoutOf(c), limit, ...(cursor === undefined ? {} : { cursor }) }), 200);
     },
   )
   .openapi(

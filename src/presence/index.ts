@@ -8,12 +8,12 @@ export {
   heartbeat,
   history,
   leave,
-  listMembers,
-  listRooms,
+  day,
+  members,
   minuteOf,
-  roomDay,
-  roomStats,
-  siteTotal,
+  rooms,
+  stats,
+  total,
   HLL_STANDARD_ERROR,
   type HeartbeatOptions,
   type HeartbeatResult,
@@ -27,4 +27,6 @@ export {
   type RoomStats,
 } from "./presence.ts";
 export { DAYS_KEPT, DEFAULT_TIMEOUT_SECONDS, HISTORY_HOURS, MAX_MEMBERS_PAGE, MAX_ROOMS_LISTED, requireIds } from "./validate.ts";
-export { createTrimJob, jobs, type TrimOptions } from "./jobs.ts";
+export { createTrimJob, jobs, trimPresenceJob, type TrimOptions } from "./jobs.ts";
+/** The heartbeat's script, which the queued-ingest consumer wraps (src/ingest/plan.ts). */
+export { heartbeatScript } from "./scripts.ts";

@@ -97,19 +97,19 @@ export async function heartbeat(ctx: Ctx, room: string, ids: readonly string[], 
  * Takes `id` offline at once: its last-seen moves to just past the timeout
  * (never later than it was). It only ends the online session: the id stays
  * mapped (not new when it comes back), and AU, NU, PCU and history keep their
- * values. True when the id was online.
+ * values. `left`: the id was online.
  */
-export async function leave(ctx: Ctx, room: string, id: string, options: PresenceOptions = {}): Promise<boolean> {
+export async function leave(ctx: Ctx, room: string, id: string, options: PresenceOptions = {}): Promise<Written<{ left: boolean }>> {
   assertName(room, "room");
   requireIds([id], "id");
   const timeout = timeoutMs(options.timeoutSeconds);
   const keys = roomKeys(ctx.prefix, room);
-  const { value } = await leaveScript.run<number>(ctx.redis, keys, { id, offlineAt: ctx.now - timeout - 1 });
-  return value === 1;
+  const { value, replayed } = await leaveScript.run<number>(ctx.redis, keys, { id, offlineAt: ctx.now - timeout - 1 });
+  return { left: value === 1, replayed };
 }
 
 /** Online now (exact at this moment, trimmed or not), peak, active and new today. */
-export async function roomStats(ctx: Ctx, room: string, options: PresenceOptions = {}): Promise<RoomStats> {
+export async function stats(ctx: Ctx, room: string, options: PresenceOptions = {}): Promise<RoomStats> {
   assertName(room, "room");
   const timeout = timeoutMs(options.timeoutSeconds);
   const raw = await statsScript.run<{ online: number; peak: number; peakAt: number; new: number; active: number }>(
@@ -154,9 +154,9 @@ export interface RoomDay {
  * record the trim job copied when the day ended or the room went idle. A day without data reads
  * as zeros (as an unknown room does).
  */
-export async function roomDay(ctx: Ctx, room: string, day: string, options: PresenceOptions = {}): Promise<RoomDay> {
+export async function day(ctx: Ctx, room: string, date: string, options: PresenceOptions = {}): Promise<RoomDay> {
   assertName(room, "room");
-  const from = keptDay(day, ctx.now);
+  const from = keptDay(date, ctx.now);
   const timeout = timeoutMs(options.timeoutSeconds);
   const n = dayNumber(from);
   const today = dayNumber(ctx.now);
@@ -166,11 +166,11 @@ export async function roomDay(ctx: Ctx, room: string, day: string, options: Pres
     { seen: keys.seen, daily: dayKeys(ctx.prefix, room, from).daily, days: keys.days },
     { mode: n === today ? "today" : n === today - 1 ? "live" : "archive", cutoff: ctx.now - timeout, offset: daySlotBit(n), day: n },
   );
-  // As in roomStats: ids carried over midnight count towards today's peak before the job records it.
+  // As in stats(): ids carried over midnight count towards today's peak before the job records it.
   const carried = raw.online > raw.peak;
   return {
     room,
-    day,
+    day: date,
     from,
     peak: carried ? raw.online : raw.peak,
     peakAt: carried ? ctx.now : raw.peak === 0 ? null : from + raw.peakAt,
@@ -204,7 +204,7 @@ export interface SiteTotal {
  * it visits each minute (every active room) and keeps the day's highest sum; the heartbeat adds
  * an id to the day's HyperLogLog the first time it is seen that day in a room. One round trip.
  */
-export async function siteTotal(ctx: Ctx): Promise<SiteTotal> {
+export async function total(ctx: Ctx): Promise<SiteTotal> {
   const today = siteDayKeys(ctx.prefix, ctx.now);
   const raw = await totalScript.run<{ online: number; at: number; yesterday: boolean; peak: number; peakAt: number; active: number }>(
     ctx.redis,
@@ -236,7 +236,7 @@ export interface ListMembersOptions extends PresenceOptions {
  * someone pages moves to the end, so it may be listed twice but is never
  * skipped; members that stay online throughout appear at least once.
  */
-export async function listMembers(ctx: Ctx, room: string, options: ListMembersOptions = {}): Promise<MemberPage> {
+export async function members(ctx: Ctx, room: string, options: ListMembersOptions = {}): Promise<MemberPage> {
   assertName(room, "room");
   const limit = pageLimit(options.limit, 100, MAX_MEMBERS_PAGE);
   const { score, member } = memberCursor(options.cursor);
@@ -294,7 +294,7 @@ export interface RoomPage {
  * active, refreshed every hour while it stays active. A flood of new rooms
  * can push a room off the first page, never out of the list.
  */
-export async function listRooms(ctx: Ctx, options: ListRoomsOptions = {}): Promise<RoomPage> {
+export async function rooms(ctx: Ctx, options: ListRoomsOptions = {}): Promise<RoomPage> {
   const limit = pageLimit(options.limit, MAX_ROOMS_LISTED, MAX_ROOMS_LISTED);
   const { score, member } = roomCursor(options.cursor);
   const raw = await roomsScript.run<{ rooms: string[] | Record<string, never>; more: boolean }>(
@@ -303,22 +303,22 @@ export async function listRooms(ctx: Ctx, options: ListRoomsOptions = {}): Promi
     { limit, score, room: member },
   );
   const flat = asList(raw.rooms);
-  const rooms: string[] = [];
-  for (let i = 0; i < flat.length; i += 2) rooms.push(flat[i] ?? "");
+  const names: string[] = [];
+  for (let i = 0; i < flat.length; i += 2) names.push(flat[i] ?? "");
   const last = flat.length >= 2 ? `${flat[flat.length - 1]}:${flat[flat.length - 2]}` : null;
-  return { rooms, truncated: raw.more, nextCursor: raw.more ? last : null };
+  return { rooms: names, truncated: raw.more, nextCursor: raw.more ? last : null };
 }
 
-/** Removes every key of the room and its registry entries; true when anything existed. */
-export async function deleteRoom(ctx: Ctx, room: string): Promise<boolean> {
+/** Removes every key of the room and its registry entries; `existed`: anything was there. */
+export async function deleteRoom(ctx: Ctx, room: string): Promise<Written<{ existed: boolean }>> {
   assertName(room, "room");
   const registry = registryKeys(ctx.prefix);
-  const { value } = await deleteRoomScript.run<number>(
+  const { value, replayed } = await deleteRoomScript.run<number>(
     ctx.redis,
     { registries: [registry.rooms, registry.due, ...legacyRegistryKeys(ctx.prefix)], roomKeys: allRoomKeys(ctx.prefix, room, ctx.now) },
     { room },
   );
-  return value > 0;
+  return { existed: value > 0, replayed };
 }
 
 /** The minute a timestamp falls in (epoch ms), which labels a history point. */

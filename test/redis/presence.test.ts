@@ -11,7 +11,7 @@ import * as presence from "../../src/presence/index.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { command } from "../helpers/upstash-rest.ts";
 
-const { createTrimJob, heartbeat, history, leave, listMembers, roomStats } = presence;
+const { createTrimJob, heartbeat, history, leave, members: listMembers, stats: roomStats } = presence;
 const lib = libraryTest("presence");
 const target = lib.target;
 const config = lib.config;
