@@ -1,7 +1,7 @@
 import type { Job } from "../src/jobs.ts";
 import { jobs as counterJobs } from "../src/counters/jobs.ts";
 import { compactTrendingJob } from "../src/trending/jobs.ts";
-import { trimPresenceJob } from "../src/presence/jobs.ts";
+import { jobs as presenceJobs } from "../src/presence/jobs.ts";
 import { jobs as leaderboardJobs } from "../src/leaderboards/jobs.ts";
 
 export type { Job };
@@ -9,7 +9,7 @@ export type { Job };
 /** The jobs by name, for both the cron triggers and POST /internal/jobs/{job}. */
 export const JOBS: Record<string, Job> = {
   compact: compactTrendingJob,
-  trim: trimPresenceJob,
+  ...presenceJobs,
   ...counterJobs,
   ...leaderboardJobs,
 };

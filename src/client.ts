@@ -22,7 +22,7 @@ import type * as counters from "./counters/index.ts";
 import type { IngestStatus } from "./ingest/apply.ts";
 import type * as histograms from "./histograms/index.ts";
 import type * as lb from "./leaderboards/index.ts";
-import type * as presence from "./presence/presence.ts";
+import type * as presence from "./presence/index.ts";
 import type { MemberResult, TopResult } from "./trending/read.ts";
 import type { Period } from "./time.ts";
 
@@ -81,6 +81,8 @@ export const OPERATIONS = {
   listRooms: ["GET", "/v1/presence"],
   heartbeat: ["POST", "/v1/presence/{room}/heartbeats"],
   leave: ["DELETE", "/v1/presence/{room}/members/{id}"],
+  // before roomStats: a path matcher trying operations in order must find this one first
+  presenceTotal: ["GET", "/v1/presence/_total"],
   roomStats: ["GET", "/v1/presence/{room}"],
   deleteRoom: ["DELETE", "/v1/presence/{room}"],
   roomMembers: ["GET", "/v1/presence/{room}/members"],
@@ -249,11 +251,13 @@ export function createClient(options: ClientOptions) {
       delete: (histogram: string) => send<void>("deleteHistogram", ({ histogram })),
     },
     presence: {
-      list: () => send<R<typeof presence.listRooms>>("listRooms", {}),
+      list: () => send<R<typeof presence.rooms>>("listRooms", {}),
       heartbeat: (room: string, ids: string | string[], write?: WriteOptions) =>
         send<presence.HeartbeatResult>("heartbeat", ({ room }), undefined, Array.isArray(ids) ? { ids } : { id: ids }, write),
       leave: (room: string, id: string) => send<void>("leave", ({ room, id })),
       room: (room: string) => send<presence.RoomStats>("roomStats", ({ room })),
+      day: (room: string, day: string) => send<presence.RoomDay>("roomStats", ({ room }), { day }),
+      total: () => send<presence.SiteTotal>("presenceTotal", {}),
       members: (room: string, query: { limit?: number; cursor?: string } = {}) => send<presence.MemberPage>("roomMembers", ({ room }), query),
       history: (room: string, query: { hours?: number } = {}) => send<R<typeof presence.history>>("roomHistory", ({ room }), query),
       delete: (room: string) => send<void>("deleteRoom", ({ room })),

@@ -9,8 +9,7 @@
  */
 import type { Ctx } from "../context.ts";
 import { increment, incrScript, parseBucketTime, type IncrItem } from "../counters/index.ts";
-import { heartbeat } from "../presence/presence.ts";
-import { HEARTBEAT } from "../presence/scripts.ts";
+import { heartbeat, heartbeatScript } from "../presence/index.ts";
 import type { RedisClient } from "../redis/client.ts";
 import { scriptSha, type Script } from "../redis/script.ts";
 import { DAY, dayStart, hourIndex, periodStart } from "../time.ts";
@@ -32,7 +31,7 @@ export interface Call {
 }
 
 /** The library script each kind of write runs. */
-export const LIBRARY_SCRIPTS: Record<IngestKind, Script> = { trending: recordScript, counters: incrScript, presence: HEARTBEAT };
+export const LIBRARY_SCRIPTS: Record<IngestKind, Script> = { trending: recordScript, counters: incrScript, presence: heartbeatScript };
 
 /** Presence heartbeats of one room within this many ms of each other are applied together, at the latest one's time. */
 export const PRESENCE_WINDOW_MS = 5000;

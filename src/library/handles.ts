@@ -10,7 +10,7 @@ import { ValidationError } from "../errors.ts";
 import * as histograms from "../histograms/index.ts";
 import { keyOf } from "../keys.ts";
 import * as leaderboards from "../leaderboards/index.ts";
-import * as presence from "../presence/presence.ts";
+import * as presence from "../presence/index.ts";
 import type { Idempotency } from "../redis/script.ts";
 import { parseWindow } from "../time.ts";
 import { memberTrending, topTrending } from "../trending/read.ts";
@@ -233,13 +233,12 @@ export class PresenceHandle {
     const ctx = this.#rt.ctx();
     const batch = list(ids);
     const idempotency = await idempotencyOf(ctx, `presence.heartbeat ${this.room}`, options, batch);
-    const { value, replayed } = await presence.heartbeat(ctx, this.room, batch, idempotency ? { ...this.#timeout, idempotency } : this.#timeout);
-    return { ...value, replayed };
+    return presence.heartbeat(ctx, this.room, batch, idempotency ? { ...this.#timeout, idempotency } : this.#timeout);
   }
 
   /** Takes an id offline at once; true when it was online. */
-  leave(id: string): Promise<boolean> {
-    return presence.leave(this.#rt.ctx(), this.room, id);
+  async leave(id: string): Promise<boolean> {
+    return (await presence.leave(this.#rt.ctx(), this.room, id)).left;
   }
 
   /** Ids online now (exact at this moment). */
@@ -249,12 +248,17 @@ export class PresenceHandle {
 
   /** Online now, with today's peak, active and new ids. */
   stats(): Promise<presence.RoomStats> {
-    return presence.roomStats(this.#rt.ctx(), this.room, this.#timeout);
+    return presence.stats(this.#rt.ctx(), this.room, this.#timeout);
+  }
+
+  /** A past day's peak, active and new ids (`YYYY-MM-DD`, UTC, today or one of the 400 days before). */
+  day(day: string): Promise<presence.RoomDay> {
+    return presence.day(this.#rt.ctx(), this.room, day, this.#timeout);
   }
 
   /** A page of online ids, least recently seen first; pass `nextCursor` back as `cursor`. */
   members(options: { limit?: number; cursor?: string } = {}): Promise<presence.MemberPage> {
-    return presence.listMembers(this.#rt.ctx(), this.room, { ...this.#timeout, ...options });
+    return presence.members(this.#rt.ctx(), this.room, { ...this.#timeout, ...options });
   }
 
   /** Per-minute online samples over the last `hours` (1..24), taken by the trim job. */
@@ -263,8 +267,8 @@ export class PresenceHandle {
   }
 
   /** Deletes every key of the room. */
-  delete(): Promise<boolean> {
-    return presence.deleteRoom(this.#rt.ctx(), this.room);
+  async delete(): Promise<boolean> {
+    return (await presence.deleteRoom(this.#rt.ctx(), this.room)).existed;
   }
 }
 

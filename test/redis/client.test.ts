@@ -113,6 +113,9 @@ describe("edgestats/client against wrangler dev", () => {
     expect(await api.jobs.run("trim")).toMatchObject({ job: "trim" });
     expect((await api.presence.history("lobby", { hours: 1 })).points.length).toBeGreaterThan(0);
     expect((await api.presence.list()).rooms).toContain("lobby");
+    const today = new Date().toISOString().slice(0, 10);
+    expect(await api.presence.day("lobby", today)).toMatchObject({ room: "lobby", day: today, active: 3, new: 3 });
+    expect(await api.presence.total()).toMatchObject({ activeTodayError: 0.0081 });
     await api.presence.delete("lobby");
 
     expect(await api.leaderboards.configure("weekly", { ties: "reached" })).toMatchObject({ board: "weekly", ties: "reached" });

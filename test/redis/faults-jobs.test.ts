@@ -10,7 +10,7 @@ import { readConfig } from "../../src/config.ts";
 import type { Ctx } from "../../src/context.ts";
 import { StorageUnavailableError } from "../../src/errors.ts";
 import { createTrimJob } from "../../src/presence/jobs.ts";
-import { heartbeat, history, roomStats } from "../../src/presence/presence.ts";
+import { heartbeat, history, stats as roomStats } from "../../src/presence/index.ts";
 import { createRedis } from "../../src/redis/client.ts";
 import { HOUR, MINUTE } from "../../src/time.ts";
 import { compactTrending } from "../../src/trending/compact.ts";
