@@ -1,6 +1,6 @@
 import type { Job } from "../src/jobs.ts";
 import { sweepCountersJob } from "../src/counters/jobs.ts";
-import { compactTrendingJob } from "../src/trending/jobs.ts";
+import { jobs as trendingJobs } from "../src/trending/jobs.ts";
 import { trimPresenceJob } from "../src/presence/jobs.ts";
 import { snapshotJob } from "../src/leaderboards/snapshot.ts";
 
@@ -8,7 +8,7 @@ export type { Job };
 
 /** The jobs by name, for both the cron triggers and POST /internal/jobs/{job}. */
 export const JOBS: Record<string, Job> = {
-  compact: compactTrendingJob,
+  ...trendingJobs,
   trim: trimPresenceJob,
   "sweep-counters": sweepCountersJob,
   "leaderboards.snapshot": snapshotJob,

@@ -23,7 +23,7 @@ import type { IngestStatus } from "./ingest/apply.ts";
 import type * as histograms from "./histograms/histograms.ts";
 import type * as lb from "./leaderboards/leaderboards.ts";
 import type * as presence from "./presence/presence.ts";
-import type { MemberResult, TopResult } from "./trending/read.ts";
+import type { MemberResult, TopResult } from "./trending/index.ts";
 import type { Period } from "./time.ts";
 
 /** An error answer of the API (`{"error":{"code","message","details"?}}`), or a request that never got one (`status` 0). */
