@@ -52,9 +52,52 @@ const MemberResponse = z
   })
   .openapi("TrendingMember");
 
+const RisingResponse = z
+  .object({
+    stream: z.string(),
+    baselineHours: z.number().int().openapi({ description: "finished hours before the current one the baseline averages over" }),
+    elapsed: z.number().openapi({ description: "part of the current hour elapsed (0..1); the baseline is scaled by it" }),
+    candidates: z.number().int().openapi({ description: `members considered: the current hour's top ${trending.RISING_CANDIDATES} by count (fewer when it has fewer)` }),
+    items: z.array(
+      z.object({
+        member: z.string(),
+        count: z.number().openapi({ description: "count in the current hour so far" }),
+        baseline: z.number().openapi({ description: "expected count for the elapsed part of this hour: the member's average hourly count over the baseline hours × elapsed" }),
+        ratio: z.number().nullable().openapi({ description: "count / baseline; null when the baseline is 0" }),
+        score: z.number().openapi({ description: "(count − baseline) / √(baseline + 1); only members with score > 0 are listed, highest first" }),
+      }),
+    ),
+    exact: z.boolean().openapi({ description: "true when no baseline hour was trimmed: every baseline is exact" }),
+    maxError: z.number().openapi({ description: "every baseline is at most this much below the true one" }),
+    generatedAt: z.number().int(),
+  })
+  .openapi("TrendingRising");
+
+const HistoryResponse = z
+  .object({
+    stream: z.string(),
+    member: z.string(),
+    hours: z.number().int().openapi({ description: "finished hours covered; the current hour is the last point" }),
+    points: z.array(
+      z.object({
+        hour: z.number().int().openapi({ description: "start of the UTC hour, epoch ms" }),
+        count: z.number().openapi({ description: "the member's count stored for that hour" }),
+        maxError: z.number().openapi({ description: "the true count is in [count, count + maxError]: what compaction trimmed from that hour; 0 when never trimmed (exact)" }),
+      }),
+    ),
+    exact: z.boolean().openapi({ description: "true when no point's hour was trimmed" }),
+    generatedAt: z.number().int(),
+  })
+  .openapi("TrendingHistory");
+
 const streamParams = nameParams("stream");
 const TopQuery = z.object({ n: intQuery(1, trending.MAX_TOP_N, 10), window: Window });
 const WindowQuery = z.object({ window: Window });
+const RisingQuery = z.object({ n: intQuery(1, trending.MAX_TOP_N, 10), baseline: Window.openapi({ type: "string", example: "24h", description: "finished hours the baseline averages over (at most the retention)" }) });
+const HistoryQuery = z.object({
+  member: Member,
+  hours: intQuery(1, trending.MAX_WINDOW_HOURS, 48).openapi({ type: "integer", example: 48, description: "finished hours back (at most the retention)" }),
+});
 
 function settings(c: Context<AppEnv>) {
   return { retentionHours: c.get("config").trendingRetentionHours };
@@ -111,6 +154,41 @@ trendingRoutes.openapi(
     const { n, window } = c.req.valid("query");
     const top = () => trending.top(ctxOf(c), stream, { ...settings(c), n, windowHours: window });
     return c.json(await edgeCached(c, "trending", [stream, n, window], c.get("config").trendingCacheSeconds, top), 200);
+  },
+);
+
+trendingRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/{stream}/rising",
+    tags,
+    summary: "Members of the current hour most above their own baseline rate (one Redis round trip)",
+    description: `Candidates are the current hour's top ${trending.RISING_CANDIDATES} members by count (bounded work, never a scan). A member's baseline is its average hourly count over the \`baseline\` finished hours before this one, scaled to the elapsed part of this hour; score = (count − baseline) / √(baseline + 1), so a jump from 0 to 3 does not outrank one from 100 to 400. Only members with a positive score are listed.`,
+    request: { params: streamParams, query: RisingQuery },
+    responses: { 200: jsonResponse(RisingResponse, "The rising members, highest score first."), ...errorResponses },
+  }),
+  async (c) => {
+    const { stream } = c.req.valid("param");
+    const { n, baseline } = c.req.valid("query");
+    return c.json(await trending.rising(ctxOf(c), stream, { ...settings(c), n, baselineHours: baseline }), 200);
+  },
+);
+
+trendingRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/{stream}/history",
+    tags,
+    summary: "One member's count hour by hour (one Redis round trip)",
+    description:
+      "Points for the `hours` finished hours and the current one, oldest first. Compaction trims finished hours to their top members: a point's `maxError` says how far below the truth its count may be (0: exact), and `exact` is false when any point's hour was trimmed.",
+    request: { params: streamParams, query: HistoryQuery },
+    responses: { 200: jsonResponse(HistoryResponse, "The member's hourly counts."), ...errorResponses },
+  }),
+  async (c) => {
+    const { stream } = c.req.valid("param");
+    const { member, hours } = c.req.valid("query");
+    return c.json(await trending.history(ctxOf(c), stream, member, { ...settings(c), hours }), 200);
   },
 );
 

@@ -6,6 +6,17 @@ export { compact, COMPACT_SCRIPT_BUDGET, type CompactOptions, type CompactResult
 export { compactTrendingJob, jobs } from "./jobs.ts";
 export { STANDARD_WINDOWS } from "./keys.ts";
 export {
+  history,
+  rising,
+  RISING_CANDIDATES,
+  type HistoryOptions,
+  type HistoryPoint,
+  type HistoryResult,
+  type RisingItem,
+  type RisingOptions,
+  type RisingResult,
+} from "./signals.ts";
+export {
   compareBytes,
   deleteStream,
   list,

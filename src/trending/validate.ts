@@ -55,6 +55,14 @@ export function assertWindow(windowHours: number, retentionHours: number): void 
   }
 }
 
+/** A count of finished hours back (`baseline` of a rising read, `hours` of a history): 1..horizon, as a window. */
+export function assertHours(path: string, hours: number, retentionHours: number): void {
+  const horizon = horizonOf(retentionHours);
+  if (!Number.isInteger(hours) || hours < 1 || hours > horizon) {
+    invalid([{ path, message: `must be 1..${horizon} hours (retention ${retentionHours} h)` }]);
+  }
+}
+
 export function assertTopN(n: number): void {
   if (!Number.isInteger(n) || n < 1 || n > MAX_TOP_N) invalid([{ path: "n", message: `must be an integer from 1 to ${MAX_TOP_N}` }]);
 }
