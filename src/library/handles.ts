@@ -105,6 +105,26 @@ export class TrendingHandle {
     });
   }
 
+  /** The members of the current hour most above their own baseline rate (docs/trending.md, "Rising and history"). */
+  async rising(options: { n?: number; baseline?: string | number } = {}) {
+    const baseline = options.baseline;
+    const hours = typeof baseline === "string" ? parseWindow(baseline) : baseline;
+    if (hours === null) throw new ValidationError("baseline must be 1h..168h or 1d..7d.", [{ path: "baseline", message: "must be 1h..168h or 1d..7d" }]);
+    return trending.rising(this.#rt.ctx(), this.stream, {
+      retentionHours: this.#rt.config.trendingRetentionHours,
+      ...(options.n === undefined ? {} : { n: options.n }),
+      ...(hours === undefined ? {} : { baselineHours: hours }),
+    });
+  }
+
+  /** One member's count in each of the last `hours` finished hours and the current one, with each hour's maxError. */
+  history(member: string, options: { hours?: number } = {}) {
+    return trending.history(this.#rt.ctx(), this.stream, member, {
+      retentionHours: this.#rt.config.trendingRetentionHours,
+      ...(options.hours === undefined ? {} : { hours: options.hours }),
+    });
+  }
+
   /** Deletes every key of the stream; returns how many existed. */
   async delete(): Promise<number> {
     const { deleted } = await trending.deleteStream(this.#rt.ctx(), this.stream, { retentionHours: this.#rt.config.trendingRetentionHours });
