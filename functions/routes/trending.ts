@@ -96,7 +96,13 @@ const WindowQuery = z.object({ window: Window });
 const RisingQuery = z.object({ n: intQuery(1, trending.MAX_TOP_N, 10), baseline: Window.openapi({ type: "string", example: "24h", description: "finished hours the baseline averages over (at most the retention)" }) });
 const HistoryQuery = z.object({
   member: Member,
-  hours: intQuery(1, trending.MAX_WINDOW_HOURS, 48).openapi({ type: "integer", example: 48, description: "finished hours back (at most the retention)" }),
+  hours: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(trending.MAX_WINDOW_HOURS)
+    .optional()
+    .openapi({ type: "integer", example: 48, description: "finished hours back, at most the retention; default 48 (the retention when shorter)" }),
 });
 
 function settings(c: Context<AppEnv>) {
@@ -188,7 +194,7 @@ trendingRoutes.openapi(
   async (c) => {
     const { stream } = c.req.valid("param");
     const { member, hours } = c.req.valid("query");
-    return c.json(await trending.history(ctxOf(c), stream, member, { ...settings(c), hours }), 200);
+    return c.json(await trending.history(ctxOf(c), stream, member, { ...settings(c), ...(hours === undefined ? {} : { hours }) }), 200);
   },
 );
 

@@ -149,6 +149,18 @@ describe("trending history", () => {
     expect(x.body.exact).toBe(false);
   });
 
+  it("defaults to the retention when it is shorter than 48 hours", async () => {
+    const short = createTestApi({ label: "trend-history-short", start: T0, vars: { TRENDING_RETENTION_HOURS: "12" } });
+    try {
+      const res = await short.get("/v1/trending/s/history?member=a");
+      expect(res.status).toBe(200);
+      expect(res.body.hours).toBe(12);
+      expect((await short.get("/v1/trending/s/history?member=a&hours=13")).status).toBe(400);
+    } finally {
+      await short.cleanup();
+    }
+  });
+
   it("refuses a missing or bad member and hours out of range with 400", async () => {
     for (const query of ["hours=3", "member=&hours=3", "member=a&hours=0", "member=a&hours=51", "member=a&hours=x"]) {
       expect((await api.get(`/v1/trending/s/history?${query}`)).status, query).toBe(400);
