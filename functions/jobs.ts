@@ -1,6 +1,6 @@
 import type { Job } from "../src/jobs.ts";
 import { jobs as counterJobs } from "../src/counters/jobs.ts";
-import { compactTrendingJob } from "../src/trending/jobs.ts";
+import { jobs as trendingJobs } from "../src/trending/jobs.ts";
 import { jobs as presenceJobs } from "../src/presence/jobs.ts";
 import { jobs as leaderboardJobs } from "../src/leaderboards/jobs.ts";
 
@@ -8,7 +8,7 @@ export type { Job };
 
 /** The jobs by name, for both the cron triggers and POST /internal/jobs/{job}. */
 export const JOBS: Record<string, Job> = {
-  compact: compactTrendingJob,
+  ...trendingJobs,
   ...presenceJobs,
   ...counterJobs,
   ...leaderboardJobs,

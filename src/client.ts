@@ -23,7 +23,7 @@ import type { IngestStatus } from "./ingest/apply.ts";
 import type * as histograms from "./histograms/index.ts";
 import type * as lb from "./leaderboards/index.ts";
 import type * as presence from "./presence/index.ts";
-import type { MemberResult, TopResult } from "./trending/read.ts";
+import type { HistoryResult, MemberResult, RisingResult, TopResult } from "./trending/index.ts";
 import type { Period } from "./time.ts";
 
 /** An error answer of the API (`{"error":{"code","message","details"?}}`), or a request that never got one (`status` 0). */
@@ -62,6 +62,8 @@ export const OPERATIONS = {
   recordEvents: ["POST", "/v1/trending/{stream}/events"],
   trendingTop: ["GET", "/v1/trending/{stream}/top"],
   trendingMember: ["GET", "/v1/trending/{stream}/members/{member}"],
+  trendingRising: ["GET", "/v1/trending/{stream}/rising"],
+  trendingHistory: ["GET", "/v1/trending/{stream}/history"],
   deleteStream: ["DELETE", "/v1/trending/{stream}"],
   listCounters: ["GET", "/v1/counters"],
   incr: ["POST", "/v1/counters/{counter}/incr"],
@@ -215,6 +217,8 @@ export function createClient(options: ClientOptions) {
         send<{ accepted: number }>("recordEvents", ({ stream }), undefined, Array.isArray(events) ? { events } : events, write),
       top: (stream: string, query: { n?: number; window?: string } = {}) => send<TopResult>("trendingTop", ({ stream }), query),
       member: (stream: string, member: string, query: { window?: string } = {}) => send<MemberResult>("trendingMember", ({ stream, member }), query),
+      rising: (stream: string, query: { n?: number; baseline?: string } = {}) => send<RisingResult>("trendingRising", ({ stream }), query),
+      history: (stream: string, member: string, query: { hours?: number } = {}) => send<HistoryResult>("trendingHistory", ({ stream }), { member, ...query }),
       delete: (stream: string) => send<void>("deleteStream", ({ stream })),
     },
     counters: {

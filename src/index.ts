@@ -46,9 +46,7 @@ export {
 export { createRedis, type RedisOptions } from "./redis/client.ts";
 export type { Config } from "./config.ts";
 export type { Period } from "./time.ts";
-export type { TrendingEvent } from "./trending/write.ts";
-export type { TopResult, TopItem, MemberResult, WindowInfo } from "./trending/read.ts";
-export type { CompactResult } from "./trending/compact.ts";
+export type { TrendingEvent, TopResult, TopItem, MemberResult, WindowInfo, CompactResult } from "./trending/index.ts";
 export type { IncrItem, ScoreRangeOptions, SortedOptions, UnionOptions, UnionSource, RangeInfo } from "./counters/counters.ts";
 export type { Aggregate } from "./counters/keys.ts";
 export type { HistogramSettings, HistogramInfo, HistogramSummary, Observation, ReadOptions as HistogramReadOptions } from "./histograms/histograms.ts";

@@ -7,7 +7,7 @@
  * synchronously, however late it runs.
  */
 import type { IncrItem } from "../counters/counters.ts";
-import type { TrendingEvent } from "../trending/write.ts";
+import type { TrendingEvent } from "../trending/index.ts";
 
 export type IngestKind = "trending" | "counters" | "presence";
 

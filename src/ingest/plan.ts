@@ -14,7 +14,7 @@ import type { RedisClient } from "../redis/client.ts";
 import { scriptSha, type Script } from "../redis/script.ts";
 import { DAY, dayStart, hourIndex, periodStart } from "../time.ts";
 import { recordScript } from "../trending/scripts.ts";
-import { recordEvents, type TrendingEvent } from "../trending/write.ts";
+import { record as recordEvents, type TrendingEvent } from "../trending/index.ts";
 import { MAX_BATCH, MAX_INCREMENT } from "../validation.ts";
 import type { IngestKind, IngestMessage } from "./message.ts";
 

@@ -13,9 +13,7 @@ import * as leaderboards from "../leaderboards/index.ts";
 import * as presence from "../presence/index.ts";
 import type { Idempotency } from "../redis/script.ts";
 import { parseWindow } from "../time.ts";
-import { memberTrending, topTrending } from "../trending/read.ts";
-import { deleteStream } from "../trending/read.ts";
-import { recordEvents, type TrendingEvent } from "../trending/write.ts";
+import * as trending from "../trending/index.ts";
 
 /** @internal What every handle shares: the settings and a fresh `Ctx` per call. */
 export interface Runtime {
@@ -80,18 +78,18 @@ export class TrendingHandle {
   }
 
   /** Counts events (a member, one event, or up to 1,000): one script, all or nothing. */
-  async record(events: string | TrendingEvent | TrendingEvent[], options?: WriteOptions): Promise<Written<{ accepted: number }>> {
+  async record(events: string | trending.TrendingEvent | trending.TrendingEvent[], options?: WriteOptions): Promise<Written<{ accepted: number }>> {
     const ctx = this.#rt.ctx();
     const batch = typeof events === "string" ? [{ member: events }] : list(events);
     const idempotency = await idempotencyOf(ctx, `trending.record ${this.stream}`, options, batch);
     const settings = { retentionHours: this.#rt.config.trendingRetentionHours };
-    return recordEvents(ctx, this.stream, batch, idempotency ? { ...settings, idempotency } : settings);
+    return trending.record(ctx, this.stream, batch, idempotency ? { ...settings, idempotency } : settings);
   }
 
   /** The top N over the window's finished hours plus the current hour, with `exact` / `maxError`. */
   top(options: TrendingTopOptions = {}) {
     const hours = windowHours(options.window);
-    return topTrending(this.#rt.ctx(), this.stream, {
+    return trending.top(this.#rt.ctx(), this.stream, {
       retentionHours: this.#rt.config.trendingRetentionHours,
       ...(options.n === undefined ? {} : { n: options.n }),
       ...(hours === undefined ? {} : { windowHours: hours }),
@@ -101,15 +99,36 @@ export class TrendingHandle {
   /** One member's count and rank over the window. */
   member(member: string, options: WindowOptions = {}) {
     const hours = windowHours(options.window);
-    return memberTrending(this.#rt.ctx(), this.stream, member, {
+    return trending.member(this.#rt.ctx(), this.stream, member, {
       retentionHours: this.#rt.config.trendingRetentionHours,
       ...(hours === undefined ? {} : { windowHours: hours }),
     });
   }
 
+  /** The members of the current hour most above their own baseline rate (docs/trending.md, "Rising and history"). */
+  async rising(options: { n?: number; baseline?: string | number } = {}) {
+    const baseline = options.baseline;
+    const hours = typeof baseline === "string" ? parseWindow(baseline) : baseline;
+    if (hours === null) throw new ValidationError("baseline must be 1h..168h or 1d..7d.", [{ path: "baseline", message: "must be 1h..168h or 1d..7d" }]);
+    return trending.rising(this.#rt.ctx(), this.stream, {
+      retentionHours: this.#rt.config.trendingRetentionHours,
+      ...(options.n === undefined ? {} : { n: options.n }),
+      ...(hours === undefined ? {} : { baselineHours: hours }),
+    });
+  }
+
+  /** One member's count in each of the last `hours` finished hours and the current one, with each hour's maxError. */
+  history(member: string, options: { hours?: number } = {}) {
+    return trending.history(this.#rt.ctx(), this.stream, member, {
+      retentionHours: this.#rt.config.trendingRetentionHours,
+      ...(options.hours === undefined ? {} : { hours: options.hours }),
+    });
+  }
+
   /** Deletes every key of the stream; returns how many existed. */
-  delete(): Promise<number> {
-    return deleteStream(this.#rt.ctx(), this.stream, { retentionHours: this.#rt.config.trendingRetentionHours });
+  async delete(): Promise<number> {
+    const { deleted } = await trending.deleteStream(this.#rt.ctx(), this.stream, { retentionHours: this.#rt.config.trendingRetentionHours });
+    return deleted;
   }
 }
 

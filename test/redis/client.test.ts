@@ -78,6 +78,10 @@ describe("edgestats/client against wrangler dev", () => {
     expect(top.exact).toBe(true);
     expect(await api.trending.member("searches", "redis")).toMatchObject({ member: "redis", count: 4, rank: 1 });
     expect((await api.trending.list()).streams).toContain("searches");
+    // nothing before this hour: every member of it is new (baseline 0, ratio null)
+    expect((await api.trending.rising("searches", { n: 1, baseline: "24h" })).items).toMatchObject([{ member: "redis", count: 4, baseline: 0, ratio: null }]);
+    const history = await api.trending.history("searches", "redis", { hours: 2 });
+    expect({ points: history.points.length, total: history.points.reduce((sum, p) => sum + p.count, 0) }).toEqual({ points: 3, total: 4 });
 
     expect(await api.counters.incr("hits", [{ member: "/a", by: 3 }, { member: "/b" }])).toEqual({ results: [{ member: "/a", score: 3 }, { member: "/b", score: 1 }] });
     expect(await api.counters.incr("hits", { member: "/b", by: -2 })).toEqual({ results: [{ member: "/b", score: -1 }] });

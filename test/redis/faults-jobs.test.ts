@@ -13,9 +13,7 @@ import { createTrimJob } from "../../src/presence/jobs.ts";
 import { heartbeat, history, stats as roomStats } from "../../src/presence/index.ts";
 import { createRedis } from "../../src/redis/client.ts";
 import { HOUR, MINUTE } from "../../src/time.ts";
-import { compactTrending } from "../../src/trending/compact.ts";
-import { topTrending } from "../../src/trending/read.ts";
-import { recordEvents } from "../../src/trending/write.ts";
+import { compact as compactTrending, record as recordEvents, top as topTrending } from "../../src/trending/index.ts";
 import { deleteUnder, requireTarget, uniquePrefix } from "../helpers/upstash-rest.ts";
 
 const target = requireTarget(process.env.EDGESTATS_UPSTASH_URL, process.env.EDGESTATS_UPSTASH_TOKEN);
