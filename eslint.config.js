@@ -21,5 +21,12 @@ export default tseslint.config(
   },
   // tests and tools read JSON bodies of every shape
   { files: ["test/**", "bench/**", "dev/**"], rules: { "@typescript-eslint/no-explicit-any": "off" } },
-  { files: ["**/*.js", "**/*.mjs"], ...tseslint.configs.disableTypeChecked },
+  {
+    files: ["**/*.js", "**/*.mjs"],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      globals: { console: "readonly", process: "readonly", URL: "readonly" },
+    },
+  },
 );

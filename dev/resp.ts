@@ -59,7 +59,6 @@ export class RespParser {
         const top = this.#stack[this.#stack.length - 1];
         if (!top) {
           onReply(done);
-          done = undefined;
           break;
         }
         top.items.push(done);

@@ -3,21 +3,15 @@
  * src/<feature>/jobs.ts, keyed by the name cron and POST /internal/jobs/{job} use), and this
  * module only composes them and says which cron expression runs which.
  */
+import { jobs as countersJobs } from "../src/counters/jobs.ts";
+import { jobs as histogramsJobs } from "../src/histograms/jobs.ts";
 import { jobs as ingestJobs } from "../src/ingest/jobs.ts";
 import type { Job } from "../src/jobs.ts";
-import { sweepCountersJob } from "../src/counters/jobs.ts";
-import { trimPresenceJob } from "../src/presence/jobs.ts";
-import { snapshotJob } from "../src/leaderboards/snapshot.ts";
-import { compactTrendingJob } from "../src/trending/jobs.ts";
+import { jobs as leaderboardsJobs } from "../src/leaderboards/jobs.ts";
+import { jobs as presenceJobs } from "../src/presence/jobs.ts";
+import { jobs as trendingJobs } from "../src/trending/jobs.ts";
 
 export type { Job };
-
-// Until every feature's jobs.ts exports its `jobs` record, its jobs are listed here by their
-// served names; each of these lines then becomes `import { jobs as <feature>Jobs } from ...`.
-const trendingJobs: Record<string, Job> = { compact: compactTrendingJob };
-const presenceJobs: Record<string, Job> = { trim: trimPresenceJob };
-const countersJobs: Record<string, Job> = { "sweep-counters": sweepCountersJob };
-const leaderboardsJobs: Record<string, Job> = { "leaderboards.snapshot": snapshotJob };
 
 /** The features' jobs in one map; a name two features claim is a bug, caught when the Worker loads. */
 function compose(features: readonly Record<string, Job>[]): Record<string, Job> {
@@ -32,7 +26,7 @@ function compose(features: readonly Record<string, Job>[]): Record<string, Job> 
 }
 
 /** The jobs by name, for both the cron triggers and POST /internal/jobs/{job} (in this order in its 404). */
-export const JOBS: Record<string, Job> = compose([trendingJobs, presenceJobs, countersJobs, leaderboardsJobs, ingestJobs]);
+export const JOBS: Record<string, Job> = compose([trendingJobs, presenceJobs, countersJobs, leaderboardsJobs, histogramsJobs, ingestJobs]);
 
 /** Which jobs each cron expression of wrangler.toml runs. */
 export const CRON_JOBS: Record<string, string[]> = {

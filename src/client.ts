@@ -18,12 +18,12 @@
  * @module
  */
 import { EdgestatsError as LibraryError, type FieldIssue } from "./errors.ts";
-import type * as counters from "./counters/counters.ts";
+import type * as counters from "./counters/index.ts";
 import type { IngestStatus } from "./ingest/index.ts";
-import type * as histograms from "./histograms/histograms.ts";
-import type * as lb from "./leaderboards/leaderboards.ts";
-import type * as presence from "./presence/presence.ts";
-import type { MemberResult, TopResult } from "./trending/read.ts";
+import type * as histograms from "./histograms/index.ts";
+import type * as lb from "./leaderboards/index.ts";
+import type * as presence from "./presence/index.ts";
+import type { HistoryResult, MemberResult, RisingResult, TopResult } from "./trending/index.ts";
 import type { Period } from "./time.ts";
 
 /** An error answer of the API (`{"error":{"code","message","details"?}}`), or a request that never got one (`status` 0). */
@@ -62,6 +62,8 @@ export const OPERATIONS = {
   recordEvents: ["POST", "/v1/trending/{stream}/events"],
   trendingTop: ["GET", "/v1/trending/{stream}/top"],
   trendingMember: ["GET", "/v1/trending/{stream}/members/{member}"],
+  trendingRising: ["GET", "/v1/trending/{stream}/rising"],
+  trendingHistory: ["GET", "/v1/trending/{stream}/history"],
   deleteStream: ["DELETE", "/v1/trending/{stream}"],
   listCounters: ["GET", "/v1/counters"],
   incr: ["POST", "/v1/counters/{counter}/incr"],
@@ -81,6 +83,8 @@ export const OPERATIONS = {
   listRooms: ["GET", "/v1/presence"],
   heartbeat: ["POST", "/v1/presence/{room}/heartbeats"],
   leave: ["DELETE", "/v1/presence/{room}/members/{id}"],
+  // before roomStats: a path matcher trying operations in order must find this one first
+  presenceTotal: ["GET", "/v1/presence/_total"],
   roomStats: ["GET", "/v1/presence/{room}"],
   deleteRoom: ["DELETE", "/v1/presence/{room}"],
   roomMembers: ["GET", "/v1/presence/{room}/members"],
@@ -213,12 +217,14 @@ export function createClient(options: ClientOptions) {
         send<{ accepted: number }>("recordEvents", ({ stream }), undefined, Array.isArray(events) ? { events } : events, write),
       top: (stream: string, query: { n?: number; window?: string } = {}) => send<TopResult>("trendingTop", ({ stream }), query),
       member: (stream: string, member: string, query: { window?: string } = {}) => send<MemberResult>("trendingMember", ({ stream, member }), query),
+      rising: (stream: string, query: { n?: number; baseline?: string } = {}) => send<RisingResult>("trendingRising", ({ stream }), query),
+      history: (stream: string, member: string, query: { hours?: number } = {}) => send<HistoryResult>("trendingHistory", ({ stream }), { member, ...query }),
       delete: (stream: string) => send<void>("deleteStream", ({ stream })),
     },
     counters: {
       list: () => send<{ counters: string[] }>("listCounters", {}),
       incr: (counter: string, items: IncrInput | IncrInput[], write?: WriteOptions) =>
-        send<Unwrapped<typeof counters.increment>>("incr", ({ counter }), undefined, Array.isArray(items) ? { items } : items, write),
+        send<counters.IncrResult>("incr", ({ counter }), undefined, Array.isArray(items) ? { items } : items, write),
       top: (counter: string, query: PeriodQuery & { n?: number } = {}) => send<R<typeof counters.ranked>>("counterTop", ({ counter }), query),
       bottom: (counter: string, query: PeriodQuery & { n?: number } = {}) => send<R<typeof counters.ranked>>("counterBottom", ({ counter }), query),
       member: (counter: string, member: string, query: PeriodQuery = {}) => send<R<typeof counters.memberOf>>("counterMember", ({ counter, member }), query),
@@ -229,11 +235,11 @@ export function createClient(options: ClientOptions) {
       sorted: (counter: string, query: PeriodQuery & { by?: "member" | "score"; order?: "asc" | "desc" } = {}) =>
         send<R<typeof counters.sorted>>("counterSorted", ({ counter }), query),
       union: (counter: string, body: counters.UnionOptions, write?: WriteOptions) =>
-        send<Unwrapped<typeof counters.storeUnion>>("counterUnion", ({ counter }), undefined, body, write),
+        send<counters.UnionResult>("counterUnion", ({ counter }), undefined, body, write),
       delete: (counter: string) => send<void>("deleteCounter", ({ counter })),
     },
     histograms: {
-      list: () => send<R<typeof histograms.listHistograms>>("listHistograms", {}),
+      list: () => send<R<typeof histograms.list>>("listHistograms", {}),
       configure: (histogram: string, settings: histograms.HistogramSettings, write?: WriteOptions) =>
         send<histograms.HistogramInfo & { created: boolean }>("putHistogram", ({ histogram }), undefined, settings, write),
       observe: (histogram: string, values: number | { value: number; at?: At } | (number | { value: number; at?: At })[], write?: WriteOptions) =>
@@ -249,11 +255,13 @@ export function createClient(options: ClientOptions) {
       delete: (histogram: string) => send<void>("deleteHistogram", ({ histogram })),
     },
     presence: {
-      list: () => send<R<typeof presence.listRooms>>("listRooms", {}),
+      list: () => send<R<typeof presence.rooms>>("listRooms", {}),
       heartbeat: (room: string, ids: string | string[], write?: WriteOptions) =>
         send<presence.HeartbeatResult>("heartbeat", ({ room }), undefined, Array.isArray(ids) ? { ids } : { id: ids }, write),
       leave: (room: string, id: string) => send<void>("leave", ({ room, id })),
       room: (room: string) => send<presence.RoomStats>("roomStats", ({ room })),
+      day: (room: string, day: string) => send<presence.RoomDay>("roomStats", ({ room }), { day }),
+      total: () => send<presence.SiteTotal>("presenceTotal", {}),
       members: (room: string, query: { limit?: number; cursor?: string } = {}) => send<presence.MemberPage>("roomMembers", ({ room }), query),
       history: (room: string, query: { hours?: number } = {}) => send<R<typeof presence.history>>("roomHistory", ({ room }), query),
       delete: (room: string) => send<void>("deleteRoom", ({ room })),
@@ -262,15 +270,15 @@ export function createClient(options: ClientOptions) {
       list: () => send<{ boards: string[] }>("listBoards", {}),
       configure: (board: string, body: lb.BoardConfig = {}, write?: WriteOptions) =>
         send<Omit<lb.BoardSettings, "created"> & { created: boolean }>("configureBoard", ({ board }), undefined, body, write),
-      page: (board: string, query: { page?: number; limit?: number; season?: string } = {}) => send<R<typeof lb.pageOfBoard>>("boardPage", ({ board }), query),
-      count: (board: string) => send<R<typeof lb.boardInfo>>("boardCount", ({ board })),
+      page: (board: string, query: { page?: number; limit?: number; season?: string } = {}) => send<R<typeof lb.page>>("boardPage", ({ board }), query),
+      count: (board: string) => send<R<typeof lb.info>>("boardCount", ({ board })),
       join: (board: string, player: string, body: lb.JoinInput, write?: WriteOptions) =>
         send<lb.JoinView>("joinBoard", ({ board, player }), undefined, body, write),
       player: (board: string, player: string, query: { season?: string } = {}) => send<lb.PlayerView>("getPlayer", ({ board, player }), query),
       /** A subset of players (friends) in board order, with global and subset ranks (a read key is enough). */
       rank: (board: string, players: string[], query: { season?: string } = {}) => send<R<typeof lb.rankPlayers>>("rankPlayers", ({ board }), query, { players }),
       seasons: (board: string) => send<R<typeof lb.listSeasons>>("boardSeasons", ({ board })),
-      around: (board: string, player: string, query: { k?: number; season?: string } = {}) => send<R<typeof lb.aroundPlayer>>("around", ({ board, player }), query),
+      around: (board: string, player: string, query: { k?: number; season?: string } = {}) => send<R<typeof lb.around>>("around", ({ board, player }), query),
       /** `{ by }` adds (may be negative); `{ set, mode }` replaces, or keeps the best with `mode: "best"`. */
       score: (board: string, player: string, change: ScoreChangeInput, write?: WriteOptions) =>
         send<{ score: number; rank: number }>("changeScore", ({ board, player }), undefined, change, write),

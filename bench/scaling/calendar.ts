@@ -27,7 +27,7 @@ const PIPE = 200;
 
 type Lib = {
   counters: typeof import("../../src/counters/counters.ts");
-  histograms: typeof import("../../src/histograms/histograms.ts");
+  histograms: typeof import("../../src/histograms/index.ts");
 };
 
 export interface CalendarInput {
@@ -113,7 +113,7 @@ export async function calendarPoints(input: CalendarInput): Promise<CalendarPoin
   const root = input.src ?? new URL("../../src/", import.meta.url).pathname;
   const lib: Lib = {
     counters: await import(`${root}/counters/counters.ts`),
-    histograms: await import(`${root}/histograms/histograms.ts`),
+    histograms: await import(`${root}/histograms/index.ts`),
   };
   const ctx: Ctx = { redis: input.lib, prefix, now: NOW };
   const out: CalendarPoint[] = [];
@@ -155,7 +155,7 @@ export async function calendarPoints(input: CalendarInput): Promise<CalendarPoin
       const hist = `cal-h-${n}`;
       log(`calendar: loading a 400-day histogram with ${n} buckets a day`);
       await loadHistogram(redis, prefix, hist, n);
-      await measure("histogram read, 400 days", n, () => lib.histograms.readHistogram(ctx, hist, { from: "2025-10-19", to: "2026-11-22" }));
+      await measure("histogram read, 400 days", n, () => lib.histograms.read(ctx, hist, { from: "2025-10-19", to: "2026-11-22" }));
       await redis.call("UNLINK", ...(await keysOf(redis, `${prefix}:hist:${hist}*`)));
     }
   } finally {

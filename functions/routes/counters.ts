@@ -1,7 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import * as counters from "../../src/counters/counters.ts";
-import { AGGREGATES } from "../../src/counters/keys.ts";
-import { MAX_RANGE_DAYS, MAX_TTL_SECONDS } from "../../src/counters/select.ts";
+import * as counters from "../../src/counters/index.ts";
 import { PERIODS } from "../../src/time.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay } from "../middleware/context.ts";
@@ -25,10 +23,10 @@ import {
 const tags = ["Counters"];
 
 const PeriodName = z.enum(PERIODS).openapi({ description: "UTC calendar period (ISO weeks, Monday first)" });
-const Aggregate = z.enum(AGGREGATES).openapi({
+const Aggregate = z.enum(counters.AGGREGATES).openapi({
   description: `How a member's scores combine across buckets; a member missing from a bucket is skipped, not counted as 0. A sum reads calendar rollups; min and max read every bucket, at most ${counters.MAX_RAW_BUCKETS}. @default sum`,
 });
-const Ttl = z.number().int().min(1).max(MAX_TTL_SECONDS).openapi({
+const Ttl = z.number().int().min(1).max(counters.MAX_TTL_SECONDS).openapi({
   description:
     "Seconds the written key lives. A key this write creates gets it. An existing key's expiry is only ever extended (when less than ttl is left, to ttl plus up to a tenth of it, at most 1 h more), never shortened; an existing key without expiry keeps none. In a batch a key gets the largest ttl of its items. So an ingest key cannot expire data beyond its own increments.",
 });
@@ -50,7 +48,7 @@ const AtValue = TimeValue.openapi({
 const periodQuery = {
   period: PeriodName.optional().openapi({ description: "Read the buckets of this period from `from` to `to` instead of the plain counter." }),
   from: TimeQuery.optional().openapi({ description: `First period (the one containing this time). Needs period. @default the period of \`to\`` }),
-  to: TimeQuery.optional().openapi({ description: `Last period, inclusive; at most ${MAX_RANGE_DAYS} days after from. Needs period. @default now` }),
+  to: TimeQuery.optional().openapi({ description: `Last period, inclusive; at most ${counters.MAX_RANGE_DAYS} days after from. Needs period. @default now` }),
   aggregate: Aggregate.optional(),
 };
 
@@ -122,7 +120,7 @@ countersRoutes.openapi(
       ...errorResponses,
     },
   }),
-  async (c) => c.json(await counters.listCounters(ctxOf(c), c.req.valid("query")), 200),
+  async (c) => c.json(await counters.list(ctxOf(c), c.req.valid("query")), 200),
 );
 
 countersRoutes.openapi(
@@ -145,9 +143,9 @@ countersRoutes.openapi(
     const items = normalizeBatch(c.req.valid("json") as IncrBody | { items: IncrBody[] }, "items");
     const queued = await queueIfAsync(c, "counters", counter, items);
     if (queued) return c.json(queued, 202);
-    const { value, replayed } = await counters.increment(ctxOf(c), counter, items, c.get("idempotency"));
+    const { replayed, ...result } = await counters.increment(ctxOf(c), counter, items, c.get("idempotency"));
     markReplay(c, replayed);
-    return c.json(value, 200);
+    return c.json(result, 200);
   },
 );
 
@@ -278,9 +276,9 @@ countersRoutes.openapi(
     },
   }),
   async (c) => {
-    const { value, replayed } = await counters.storeUnion(ctxOf(c), c.req.valid("param").counter, c.req.valid("json"), c.get("idempotency"));
+    const { replayed, ...result } = await counters.union(ctxOf(c), c.req.valid("param").counter, c.req.valid("json"), c.get("idempotency"));
     markReplay(c, replayed);
-    return c.json(value, 200);
+    return c.json(result, 200);
   },
 );
 

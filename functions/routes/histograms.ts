@@ -1,17 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { MAX_RETENTION_DAYS } from "../../src/histograms/keys.ts";
-import {
-  deleteHistogram,
-  listHistograms,
-  MAX_BUCKET_WIDTH,
-  MAX_LIST,
-  MAX_UNIT_LENGTH,
-  observe,
-  putHistogram,
-  readHistogram,
-  type Observation,
-} from "../../src/histograms/histograms.ts";
-import { MAX_BATCH } from "../../src/validation.ts";
+import * as histograms from "../../src/histograms/index.ts";
+import { MAX_BATCH, MAX_OFFSET } from "../../src/validation.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay } from "../middleware/context.ts";
 import { createRouter } from "../router.ts";
@@ -22,15 +11,15 @@ const params = nameParams("histogram");
 
 const Settings = z
   .object({
-    bucketWidth: z.number().finite().positive().max(MAX_BUCKET_WIDTH).openapi({ example: 10, description: "width of every bucket, in the unit of the values" }),
-    unit: z.string().min(1).max(MAX_UNIT_LENGTH).optional().openapi({ example: "s", description: "a label echoed on reads; default none" }),
+    bucketWidth: z.number().finite().positive().max(histograms.MAX_BUCKET_WIDTH).openapi({ example: 10, description: "width of every bucket, in the unit of the values" }),
+    unit: z.string().min(1).max(histograms.MAX_UNIT_LENGTH).optional().openapi({ example: "s", description: "a label echoed on reads; default none" }),
     retentionDays: z
       .number()
       .int()
       .min(1)
-      .max(MAX_RETENTION_DAYS)
+      .max(histograms.MAX_RETENTION_DAYS)
       .optional()
-      .openapi({ example: 30, description: `days each UTC day is kept after it ends; default ${MAX_RETENTION_DAYS}` }),
+      .openapi({ example: 30, description: `days each UTC day is kept after it ends; default ${histograms.MAX_RETENTION_DAYS}` }),
   })
   .strict()
   .openapi("HistogramSettings");
@@ -101,8 +90,8 @@ histogramsRoutes.openapi(
       "Ordered by when each histogram's newest data expires, latest first (with equal retention: most recently written first). A histogram whose data has all expired leaves the list (its settings stay; its next observation lists it again). `offset`/`limit` page through; `next` is the offset of the following page, null on the last.",
     request: {
       query: z.object({
-        offset: intQuery(0, 1_000_000, 0).openapi({ description: "names to skip: `next` of the previous page" }),
-        limit: intQuery(1, MAX_LIST, MAX_LIST).openapi({ description: "most names to return" }),
+        offset: intQuery(0, MAX_OFFSET, 0).openapi({ description: "names to skip: `next` of the previous page" }),
+        limit: intQuery(1, histograms.MAX_LIST, histograms.MAX_LIST).openapi({ description: "most names to return" }),
       }),
     },
     responses: {
@@ -119,7 +108,7 @@ histogramsRoutes.openapi(
       ...errorResponses,
     },
   }),
-  async (c) => c.json(await listHistograms(ctxOf(c), c.req.valid("query")), 200),
+  async (c) => c.json(await histograms.list(ctxOf(c), c.req.valid("query")), 200),
 );
 
 histogramsRoutes.openapi(
@@ -140,9 +129,9 @@ histogramsRoutes.openapi(
   }),
   async (c) => {
     const { histogram } = c.req.valid("param");
-    const { value, replayed } = await putHistogram(ctxOf(c), histogram, c.req.valid("json"), c.get("idempotency"));
+    const { replayed, ...info } = await histograms.put(ctxOf(c), histogram, c.req.valid("json"), c.get("idempotency"));
     markReplay(c, replayed);
-    return c.json(value, value.created ? 201 : 200);
+    return c.json(info, info.created ? 201 : 200);
   },
 );
 
@@ -160,10 +149,10 @@ histogramsRoutes.openapi(
   async (c) => {
     const { histogram } = c.req.valid("param");
     const body = c.req.valid("json");
-    const list: Observation[] = "values" in body ? body.values.map((v) => (typeof v === "number" ? { value: v } : v)) : [body];
-    const { value, replayed } = await observe(ctxOf(c), histogram, list, c.get("idempotency"));
+    const list: histograms.Observation[] = "values" in body ? body.values.map((v) => (typeof v === "number" ? { value: v } : v)) : [body];
+    const { replayed, ...accepted } = await histograms.observe(ctxOf(c), histogram, list, c.get("idempotency"));
     markReplay(c, replayed);
-    return c.json(value, 200);
+    return c.json(accepted, 200);
   },
 );
 
@@ -177,8 +166,8 @@ histogramsRoutes.openapi(
       params,
       query: z.object({
         from: Day.openapi({ description: "first UTC day; default `to`" }),
-        to: Day.openapi({ description: `last UTC day, inclusive; default today; at most ${MAX_RETENTION_DAYS} days from 'from'` }),
-        top: intQuery(0, 100, 5).openapi({ description: "how many of the fullest buckets to list" }),
+        to: Day.openapi({ description: `last UTC day, inclusive; default today; at most ${histograms.MAX_RETENTION_DAYS} days from 'from'` }),
+        top: intQuery(0, histograms.MAX_TOP, histograms.DEFAULT_TOP).openapi({ description: "how many of the fullest buckets to list" }),
       }),
     },
     responses: { 200: jsonResponse(Summary, "The distribution."), ...errorResponses, ...notFoundResponse },
@@ -186,7 +175,7 @@ histogramsRoutes.openapi(
   async (c) => {
     const { histogram } = c.req.valid("param");
     const { from, to, top } = c.req.valid("query");
-    return c.json(await readHistogram(ctxOf(c), histogram, { from: from || undefined, to: to || undefined, top }), 200);
+    return c.json(await histograms.read(ctxOf(c), histogram, { from: from || undefined, to: to || undefined, top }), 200);
   },
 );
 
@@ -202,7 +191,7 @@ histogramsRoutes.openapi(
     responses: { 204: { description: "Deleted." }, ...errorResponses },
   }),
   async (c) => {
-    await deleteHistogram(ctxOf(c), c.req.valid("param").histogram);
+    await histograms.remove(ctxOf(c), c.req.valid("param").histogram);
     return c.body(null, 204);
   },
 );

@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import * as lb from "../../src/leaderboards/leaderboards.ts";
+import * as leaderboards from "../../src/leaderboards/index.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay } from "../middleware/context.ts";
 import { createRouter } from "../router.ts";
@@ -29,10 +29,10 @@ const Meta = z
   .record(z.string(), z.any())
   .nullable()
   .superRefine((value, ctx) => {
-    const problem = lb.metaProblem(value);
+    const problem = leaderboards.metaProblem(value);
     if (problem) ctx.addIssue({ code: "custom", message: problem });
   })
-  .openapi({ description: `Any JSON object up to ${lb.MAX_META_BYTES} bytes.`, example: { country: "ES" } });
+  .openapi({ description: `Any JSON object up to ${leaderboards.MAX_META_BYTES} bytes.`, example: { country: "ES" } });
 
 const PlayerScore = Score.openapi({ description: "finite, within ±1e15 (integers are exact)" });
 
@@ -61,26 +61,27 @@ const Movement = {
   bestRank: z.number().int().nullable().openapi({ description: "best rank seen at the player's own writes this season, never worse than the rank now" }),
 };
 
-const Row = z
-  .object({ rank: z.number().int(), player: z.string(), name: z.string().nullable(), score: z.number(), ...Movement })
-  .openapi("LeaderboardRow");
+/** A ranked player as lists show it (a page, around-me, a season's top 3). */
+const Ranked = { rank: z.number().int(), player: z.string(), name: z.string().nullable(), score: z.number() };
+
+const Row = z.object({ ...Ranked, ...Movement }).openapi("LeaderboardRow");
 
 const SeasonQuery = z
   .string()
   .optional()
   .superRefine((value, ctx) => {
-    const problem = value === undefined ? null : lb.seasonSelectorProblem(value);
+    const problem = value === undefined ? null : leaderboards.seasonSelectorProblem(value);
     if (problem) ctx.addIssue({ code: "custom", message: problem });
   })
   .openapi({ description: "`current` (default), `previous`, or a season id: `2026-11-23` (daily), `2026-W48` (weekly), `2026-11` (monthly)", example: "current" });
 const SeasonId = z.string().nullable().openapi({ description: "the season read; null for a board without seasons" });
 
+/** A player's profile and score, as a join and a player read answer them. */
+const Profile = { player: z.string(), name: z.string().nullable(), meta: z.record(z.string(), z.any()).nullable(), score: z.number() };
+
 const Player = z
   .object({
-    player: z.string(),
-    name: z.string().nullable(),
-    meta: z.record(z.string(), z.any()).nullable(),
-    score: z.number(),
+    ...Profile,
     rank: z.number().int().nullable().openapi({ description: "null when the player has no score in the season" }),
     joinedAt: z.number().int().openapi({ description: "epoch ms" }),
     percentile: z.number().nullable().openapi({ description: "percentage of the season's players ranked strictly below, 0..100, floored to two decimals" }),
@@ -92,10 +93,7 @@ const Player = z
 
 const Joined = z
   .object({
-    player: z.string(),
-    name: z.string().nullable(),
-    meta: z.record(z.string(), z.any()).nullable(),
-    score: z.number(),
+    ...Profile,
     rank: z.number().int(),
     joinedAt: z.number().int().openapi({ description: "epoch ms" }),
     created: z.boolean(),
@@ -134,7 +132,7 @@ leaderboardsRoutes.openapi(
     request: {
       query: z.object({
         offset: intQuery(0, 1_000_000, 0).openapi({ description: "boards to skip: `next` of the previous page" }),
-        limit: intQuery(1, lb.MAX_LISTED_BOARDS, lb.MAX_LISTED_BOARDS).openapi({ description: "most names to return" }),
+        limit: intQuery(1, leaderboards.MAX_LISTED_BOARDS, leaderboards.MAX_LISTED_BOARDS).openapi({ description: "most names to return" }),
       }),
     },
     responses: {
@@ -151,7 +149,7 @@ leaderboardsRoutes.openapi(
       ...errorResponses,
     },
   }),
-  async (c) => c.json(await lb.listBoardsPage(ctxOf(c), c.req.valid("query")), 200),
+  async (c) => c.json(await leaderboards.list(ctxOf(c), c.req.valid("query")), 200),
 );
 
 leaderboardsRoutes.openapi(
@@ -172,7 +170,7 @@ leaderboardsRoutes.openapi(
               .object({
                 ties: Ties.optional(),
                 reset: Reset.optional(),
-                keepSeasons: z.number().int().min(1).max(lb.MAX_KEEP_SEASONS).optional().openapi({ description: `finished seasons kept, 1..${lb.MAX_KEEP_SEASONS} (default ${lb.DEFAULT_KEEP_SEASONS})` }),
+                keepSeasons: z.number().int().min(1).max(leaderboards.MAX_KEEP_SEASONS).optional().openapi({ description: `finished seasons kept, 1..${leaderboards.MAX_KEEP_SEASONS} (default ${leaderboards.DEFAULT_KEEP_SEASONS})` }),
                 minScore: PlayerScore.nullable().optional().openapi({ description: "lowest score a write may leave; null clears" }),
                 maxScore: PlayerScore.nullable().optional().openapi({ description: "highest score a write may leave; null clears" }),
                 maxIncrement: Increment.nullable().optional().openapi({ description: "most one request may add to or take from a player's score (sum of |by|); null clears" }),
@@ -192,9 +190,9 @@ leaderboardsRoutes.openapi(
   async (c) => {
     const { board } = c.req.valid("param");
     const body = c.req.valid("json") ?? {};
-    const { value, replayed } = await lb.configureBoard(ctxOf(c), board, body, c.get("idempotency"));
+    const { replayed, ...settings } = await leaderboards.configure(ctxOf(c), board, body, c.get("idempotency"));
     markReplay(c, replayed);
-    return c.json(value, 200);
+    return c.json(settings, 200);
   },
 );
 
@@ -205,7 +203,7 @@ leaderboardsRoutes.openapi(
     tags,
     summary: "A page of the ranking with ranks",
     description: "A page past the end has no items. `ties` says how equal scores are ordered.",
-    request: { params: boardParams, query: z.object({ page: intQuery(1, 1_000_000, 1), limit: intQuery(1, lb.MAX_PAGE_LIMIT, 10), season: SeasonQuery }) },
+    request: { params: boardParams, query: z.object({ page: intQuery(1, 1_000_000, 1), limit: intQuery(1, leaderboards.MAX_PAGE_LIMIT, 10), season: SeasonQuery }) },
     responses: {
       200: jsonResponse(
         z.object({ items: z.array(Row), total: z.number().int(), page: z.number().int(), limit: z.number().int(), ties: Ties, season: SeasonId }).openapi("LeaderboardPage"),
@@ -218,7 +216,7 @@ leaderboardsRoutes.openapi(
   async (c) => {
     const { board } = c.req.valid("param");
     const { page, limit, season } = c.req.valid("query");
-    return c.json(await lb.pageOfBoard(ctxOf(c), board, { page, limit, season }), 200);
+    return c.json(await leaderboards.page(ctxOf(c), board, { page, limit, season }), 200);
   },
 );
 
@@ -235,7 +233,7 @@ leaderboardsRoutes.openapi(
       ...notFoundResponse,
     },
   }),
-  async (c) => c.json(await lb.boardInfo(ctxOf(c), c.req.valid("param").board), 200),
+  async (c) => c.json(await leaderboards.info(ctxOf(c), c.req.valid("param").board), 200),
 );
 
 leaderboardsRoutes.openapi(
@@ -250,7 +248,7 @@ leaderboardsRoutes.openapi(
     responses: { 204: noContent, ...errorResponses },
   }),
   async (c) => {
-    await lb.deleteBoard(ctxOf(c), c.req.valid("param").board);
+    await leaderboards.deleteBoard(ctxOf(c), c.req.valid("param").board);
     return c.body(null, 204);
   },
 );
@@ -275,9 +273,9 @@ leaderboardsRoutes.openapi(
   async (c) => {
     const { board, player } = c.req.valid("param");
     const body = c.req.valid("json");
-    const { value, replayed } = await lb.joinBoard(ctxOf(c), board, player, body, c.get("idempotency"));
+    const { replayed, ...joined } = await leaderboards.join(ctxOf(c), board, player, body, c.get("idempotency"));
     markReplay(c, replayed);
-    return value.created ? c.json(value, 201) : c.json(value, 200);
+    return joined.created ? c.json(joined, 201) : c.json(joined, 200);
   },
 );
 
@@ -299,9 +297,9 @@ leaderboardsRoutes.openapi(
   }),
   async (c) => {
     const { board, player } = c.req.valid("param");
-    const { value, replayed } = await lb.changeScore(ctxOf(c), board, player, c.req.valid("json"), c.get("idempotency"));
+    const { score, rank, replayed } = await leaderboards.changeScore(ctxOf(c), board, player, c.req.valid("json"), c.get("idempotency"));
     markReplay(c, replayed);
-    return c.json({ score: value.score, rank: value.rank }, 200);
+    return c.json({ score, rank }, 200);
   },
 );
 
@@ -327,9 +325,9 @@ leaderboardsRoutes.openapi(
   async (c) => {
     const { board } = c.req.valid("param");
     const changes = normalizeBatch<z.infer<typeof BatchChange>, "items">(c.req.valid("json"), "items");
-    const { value, replayed } = await lb.changeScores(ctxOf(c), board, changes, c.get("idempotency"));
+    const { results, replayed } = await leaderboards.changeScores(ctxOf(c), board, changes, c.get("idempotency"));
     markReplay(c, replayed);
-    return c.json({ results: value }, 200);
+    return c.json({ results }, 200);
   },
 );
 
@@ -345,7 +343,7 @@ leaderboardsRoutes.openapi(
   }),
   async (c) => {
     const { board, player } = c.req.valid("param");
-    return c.json(await lb.getPlayer(ctxOf(c), board, player, c.req.valid("query")), 200);
+    return c.json(await leaderboards.getPlayer(ctxOf(c), board, player, c.req.valid("query")), 200);
   },
 );
 
@@ -355,7 +353,7 @@ leaderboardsRoutes.openapi(
     path: "/{board}/players/{player}/around",
     tags,
     summary: "The player with up to k rows above and below",
-    request: { params: playerParams, query: z.object({ k: intQuery(0, lb.MAX_AROUND, 5), season: SeasonQuery }) },
+    request: { params: playerParams, query: z.object({ k: intQuery(0, leaderboards.MAX_AROUND, 5), season: SeasonQuery }) },
     responses: {
       200: jsonResponse(
         z.object({ player: z.string(), rank: z.number().int().nullable(), items: z.array(Row), season: SeasonId }).openapi("LeaderboardAround"),
@@ -368,7 +366,7 @@ leaderboardsRoutes.openapi(
   async (c) => {
     const { board, player } = c.req.valid("param");
     const { k, season } = c.req.valid("query");
-    return c.json(await lb.aroundPlayer(ctxOf(c), board, player, k, { season }), 200);
+    return c.json(await leaderboards.around(ctxOf(c), board, player, k, { season }), 200);
   },
 );
 
@@ -385,7 +383,7 @@ leaderboardsRoutes.openapi(
   }),
   async (c) => {
     const { board, player } = c.req.valid("param");
-    await lb.removePlayer(ctxOf(c), board, player);
+    await leaderboards.removePlayer(ctxOf(c), board, player);
     return c.body(null, 204);
   },
 );
@@ -415,7 +413,7 @@ leaderboardsRoutes.openapi(
   }),
   async (c) => {
     const { board } = c.req.valid("param");
-    return c.json(await lb.rankPlayers(ctxOf(c), board, c.req.valid("json").players, c.req.valid("query")), 200);
+    return c.json(await leaderboards.rankPlayers(ctxOf(c), board, c.req.valid("json").players, c.req.valid("query")), 200);
   },
 );
 
@@ -425,7 +423,7 @@ const SeasonSummary = z
     from: z.number().int().openapi({ description: "epoch ms of the first instant" }),
     to: z.number().int().openapi({ description: "epoch ms of the end (exclusive)" }),
     players: z.number().int(),
-    top: z.array(z.object({ rank: z.number().int(), player: z.string(), name: z.string().nullable(), score: z.number() })),
+    top: z.array(z.object(Ranked)),
   })
   .openapi("LeaderboardSeason");
 
@@ -446,5 +444,5 @@ leaderboardsRoutes.openapi(
       ...notFoundResponse,
     },
   }),
-  async (c) => c.json(await lb.listSeasons(ctxOf(c), c.req.valid("param").board), 200),
+  async (c) => c.json(await leaderboards.listSeasons(ctxOf(c), c.req.valid("param").board), 200),
 );

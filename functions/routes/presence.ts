@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { deleteRoom, heartbeat, history, leave, listMembers, listRooms, roomStats } from "../../src/presence/presence.ts";
+import * as presence from "../../src/presence/index.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay } from "../middleware/context.ts";
 import { queuedResponse, queueIfAsync } from "../middleware/respond-async.ts";
@@ -43,6 +43,30 @@ const RoomStats = z
   })
   .openapi("PresenceRoom");
 
+const RoomDay = z
+  .object({
+    room: z.string(),
+    day: z.string().openapi({ description: "the UTC day, YYYY-MM-DD" }),
+    from: z.number().int().openapi({ description: "start of the day (epoch ms)" }),
+    peak: z.number().int().openapi({ description: "most ids online at once that day (PCU)" }),
+    peakAt: z.number().int().nullable().openapi({ description: "when peak was first reached (epoch ms); null when nobody was online" }),
+    active: z.number().int().openapi({ description: "distinct ids seen that day (AU, exact)" }),
+    new: z.number().int().openapi({ description: "ids seen that day for the first time in the room (NU)" }),
+  })
+  .openapi("PresenceRoomDay");
+
+const SiteTotal = z
+  .object({
+    online: z.number().int().openapi({ description: "ids online across rooms at the trim job's latest run (an id in two rooms counts twice)" }),
+    onlineAt: z.number().int().nullable().openapi({ description: "when that run sampled it (epoch ms); null before any run" }),
+    peakToday: z.number().int().openapi({ description: "highest per-minute sample of online since UTC midnight" }),
+    peakAt: z.number().int().nullable().openapi({ description: "when peakToday was first sampled (epoch ms)" }),
+    activeToday: z.number().int().openapi({ description: "distinct ids seen since UTC midnight in any room: a HyperLogLog estimate" }),
+    activeTodayError: z.number().openapi({ description: "relative standard error of activeToday (0.0081 = 0.81 %)" }),
+    day: z.number().int().openapi({ description: "start of the UTC day of the daily figures (epoch ms)" }),
+  })
+  .openapi("PresenceTotal");
+
 const MemberPage = z
   .object({
     members: z.array(z.object({ id: z.string(), lastSeen: z.number().int() })),
@@ -82,7 +106,7 @@ export const presenceRoutes = createRouter()
     }),
     async (c) => {
       const { limit, cursor } = c.req.valid("query");
-      return c.json(await listRooms(ctxOf(c), { limit, ...(cursor === undefined ? {} : { cursor }) }), 200);
+      return c.json(await presence.rooms(ctxOf(c), { limit, ...(cursor === undefined ? {} : { cursor }) }), 200);
     },
   )
   .openapi(
@@ -99,7 +123,7 @@ export const presenceRoutes = createRouter()
       const ids = body.ids ?? (body.id === undefined ? [] : [body.id]);
       const queued = await queueIfAsync(c, "presence", c.req.valid("param").room, ids);
       if (queued) return c.json(queued, 202);
-      const { value, replayed } = await heartbeat(ctxOf(c), c.req.valid("param").room, ids, { ...timeoutOf(c), idempotency: c.get("idempotency") });
+      const { replayed, ...value } = await presence.heartbeat(ctxOf(c), c.req.valid("param").room, ids, { ...timeoutOf(c), idempotency: c.get("idempotency") });
       markReplay(c, replayed);
       return c.json(value, 200);
     },
@@ -116,21 +140,49 @@ export const presenceRoutes = createRouter()
     }),
     async (c) => {
       const { room, id } = c.req.valid("param");
-      await leave(ctxOf(c), room, id, timeoutOf(c));
+      await presence.leave(ctxOf(c), room, id, timeoutOf(c));
       return c.body(null, 204);
     },
   )
   .openapi(
     createRoute({
       method: "get",
+      path: "/_total",
+      tags,
+      summary: "Site-wide: online now, today's peak and active ids across rooms",
+      description:
+        "Bounded work, no scan over rooms. `online` and `peakToday` come from the trim job, which sums the online count of every room it visits " +
+        "each minute (every active room; a capped run of more than 2,000 active rooms counts the rooms it visited) and keeps the day's highest sum. " +
+        "`activeToday` counts distinct ids across rooms with a HyperLogLog: an estimate with a relative standard error of 0.81 % (`activeTodayError`). " +
+        "`_total` is not a valid room name, so no room can shadow this path.",
+      responses: { 200: jsonResponse(SiteTotal, "The site-wide figures."), ...errorResponses },
+    }),
+    async (c) => c.json(await presence.total(ctxOf(c)), 200),
+  )
+  .openapi(
+    createRoute({
+      method: "get",
       path: "/{room}",
       tags,
-      summary: "Online now, peak, active and new users today",
-      description: "`online` counts heartbeats within the timeout at this moment, whether or not the trim job has run. Unknown rooms read as empty.",
-      request: { params: roomParams },
-      responses: { 200: jsonResponse(RoomStats, "The room's figures."), ...errorResponses },
+      summary: "Online now, peak, active and new users today; or the figures of a past day (`?day=`)",
+      description:
+        "`online` counts heartbeats within the timeout at this moment, whether or not the trim job has run. Unknown rooms read as empty. " +
+        "With `day=YYYY-MM-DD` (UTC, today or one of the 400 days before; else 400): that day's `peak`, `peakAt`, `active` and `new`. " +
+        "Today and yesterday are live; older days are the record the trim job kept when the day ended or the room went idle. A day without data reads as zeros.",
+      request: {
+        params: roomParams,
+        query: z.object({
+          day: z.string().optional().openapi({ description: "a UTC day, YYYY-MM-DD, within the last 400 days", example: "2026-11-20" }),
+        }),
+      },
+      responses: { 200: jsonResponse(z.union([RoomStats, RoomDay]), "The room's figures (today's, or the day's with `day`)."), ...errorResponses },
     }),
-    async (c) => c.json(await roomStats(ctxOf(c), c.req.valid("param").room, timeoutOf(c)), 200),
+    async (c) => {
+      const room = c.req.valid("param").room;
+      const { day } = c.req.valid("query");
+      if (day !== undefined) return c.json(await presence.day(ctxOf(c), room, day, timeoutOf(c)), 200);
+      return c.json(await presence.stats(ctxOf(c), room, timeoutOf(c)), 200);
+    },
   )
   .openapi(
     createRoute({
@@ -150,7 +202,7 @@ export const presenceRoutes = createRouter()
     }),
     async (c) => {
       const { limit, cursor } = c.req.valid("query");
-      return c.json(await listMembers(ctxOf(c), c.req.valid("param").room, { ...timeoutOf(c), limit, ...(cursor === undefined ? {} : { cursor }) }), 200);
+      return c.json(await presence.members(ctxOf(c), c.req.valid("param").room, { ...timeoutOf(c), limit, ...(cursor === undefined ? {} : { cursor }) }), 200);
     },
   )
   .openapi(
@@ -163,7 +215,7 @@ export const presenceRoutes = createRouter()
       request: { params: roomParams, query: z.object({ hours: intQuery(1, 24, 24) }) },
       responses: { 200: jsonResponse(History, "Points of the last `hours` hours."), ...errorResponses },
     }),
-    async (c) => c.json(await history(ctxOf(c), c.req.valid("param").room, c.req.valid("query").hours), 200),
+    async (c) => c.json(await presence.history(ctxOf(c), c.req.valid("param").room, c.req.valid("query").hours), 200),
   )
   .openapi(
     createRoute({
@@ -176,7 +228,7 @@ export const presenceRoutes = createRouter()
       responses: { 204: { description: "Deleted (also when it did not exist)." }, ...errorResponses },
     }),
     async (c) => {
-      await deleteRoom(ctxOf(c), c.req.valid("param").room);
+      await presence.deleteRoom(ctxOf(c), c.req.valid("param").room);
       return c.body(null, 204);
     },
   );

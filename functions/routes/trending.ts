@@ -1,9 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { hourIndex } from "../../src/time.ts";
-import { MAX_TOP_N } from "../../src/trending/options.ts";
-import { deleteStream, listStreams, memberTrending, topTrending, type TopResult } from "../../src/trending/read.ts";
-import { recordEvents, type TrendingEvent } from "../../src/trending/write.ts";
+import * as trending from "../../src/trending/index.ts";
+import { edgeCached } from "../edge-cache.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay } from "../middleware/context.ts";
 import { queuedResponse, queueIfAsync } from "../middleware/respond-async.ts";
@@ -54,9 +52,58 @@ const MemberResponse = z
   })
   .openapi("TrendingMember");
 
+const RisingResponse = z
+  .object({
+    stream: z.string(),
+    baselineHours: z.number().int().openapi({ description: "finished hours before the current one the baseline averages over" }),
+    elapsed: z.number().openapi({ description: "part of the current hour elapsed (0..1); the baseline is scaled by it" }),
+    candidates: z.number().int().openapi({ description: `members considered: the current hour's top ${trending.RISING_CANDIDATES} by count (fewer when it has fewer)` }),
+    items: z.array(
+      z.object({
+        member: z.string(),
+        count: z.number().openapi({ description: "count in the current hour so far" }),
+        baseline: z.number().openapi({ description: "expected count for the elapsed part of this hour: the member's average hourly count over the baseline hours × elapsed" }),
+        ratio: z.number().nullable().openapi({ description: "count / baseline; null when the baseline is 0" }),
+        score: z.number().openapi({ description: "(count − baseline) / √(baseline + 1); only members with score > 0 are listed, highest first" }),
+      }),
+    ),
+    exact: z.boolean().openapi({ description: "true when no baseline hour was trimmed: every baseline is exact" }),
+    maxError: z.number().openapi({ description: "every baseline is at most this much below the true one" }),
+    generatedAt: z.number().int(),
+  })
+  .openapi("TrendingRising");
+
+const HistoryResponse = z
+  .object({
+    stream: z.string(),
+    member: z.string(),
+    hours: z.number().int().openapi({ description: "finished hours covered; the current hour is the last point" }),
+    points: z.array(
+      z.object({
+        hour: z.number().int().openapi({ description: "start of the UTC hour, epoch ms" }),
+        count: z.number().openapi({ description: "the member's count stored for that hour" }),
+        maxError: z.number().openapi({ description: "the true count is in [count, count + maxError]: what compaction trimmed from that hour; 0 when never trimmed (exact)" }),
+      }),
+    ),
+    exact: z.boolean().openapi({ description: "true when no point's hour was trimmed" }),
+    generatedAt: z.number().int(),
+  })
+  .openapi("TrendingHistory");
+
 const streamParams = nameParams("stream");
-const TopQuery = z.object({ n: intQuery(1, MAX_TOP_N, 10), window: Window });
+const TopQuery = z.object({ n: intQuery(1, trending.MAX_TOP_N, 10), window: Window });
 const WindowQuery = z.object({ window: Window });
+const RisingQuery = z.object({ n: intQuery(1, trending.MAX_TOP_N, 10), baseline: Window.openapi({ type: "string", example: "24h", description: "finished hours the baseline averages over (at most the retention)" }) });
+const HistoryQuery = z.object({
+  member: Member,
+  hours: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(trending.MAX_WINDOW_HOURS)
+    .optional()
+    .openapi({ type: "integer", example: 48, description: "finished hours back, at most the retention; default 48 (the retention when shorter)" }),
+});
 
 function settings(c: Context<AppEnv>) {
   return { retentionHours: c.get("config").trendingRetentionHours };
@@ -72,7 +119,7 @@ trendingRoutes.openapi(
     summary: "List streams (registry, byte order, at most 1,000)",
     responses: { 200: jsonResponse(z.object({ streams: z.array(z.string()) }).openapi("TrendingStreams"), "Stream names."), ...errorResponses },
   }),
-  async (c) => c.json({ streams: await listStreams(ctxOf(c)) }, 200),
+  async (c) => c.json({ streams: await trending.list(ctxOf(c)) }, 200),
 );
 
 trendingRoutes.openapi(
@@ -88,34 +135,14 @@ trendingRoutes.openapi(
   }),
   async (c) => {
     const { stream } = c.req.valid("param");
-    const events = normalizeBatch(c.req.valid("json") as TrendingEvent | { events: TrendingEvent[] }, "events");
+    const events = normalizeBatch(c.req.valid("json") as trending.TrendingEvent | { events: trending.TrendingEvent[] }, "events");
     const queued = await queueIfAsync(c, "trending", stream, events);
     if (queued) return c.json(queued, 202);
-    const { accepted, replayed } = await recordEvents(ctxOf(c), stream, events, { ...settings(c), idempotency: c.get("idempotency") });
+    const { accepted, replayed } = await trending.record(ctxOf(c), stream, events, { ...settings(c), idempotency: c.get("idempotency") });
     markReplay(c, replayed);
     return c.json({ accepted }, 200);
   },
 );
-
-/** Edge-cache key: deployment (Redis URL + key prefix), stream, n, window and hour, never shared across them. */
-async function cacheKey(c: Context<AppEnv>, stream: string, n: number, windowHours: number): Promise<string> {
-  const deployment = `${c.env.UPSTASH_REDIS_REST_URL ?? ""}\n${c.get("config").keyPrefix}`;
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(deployment));
-  const id = [...new Uint8Array(digest).slice(0, 12)].map((b) => b.toString(16).padStart(2, "0")).join("");
-  return `https://edgestats.cache/trending/${id}/${stream}/${n}/${windowHours}/${hourIndex(c.get("now"))}`;
-}
-
-/**
- * The oldest cached answer the request accepts, in seconds: 0 for
- * `Cache-Control: no-cache`/`no-store`/`max-age=0` (a fresh answer), the
- * request's `max-age` when it is shorter than ours, else ours.
- */
-function acceptedAge(c: Context<AppEnv>, seconds: number): number {
-  const header = (c.req.header("cache-control") ?? "").toLowerCase();
-  if (/\bno-cache\b|\bno-store\b/.test(header)) return 0;
-  const maxAge = /\bmax-age\s*=\s*"?(\d+)/.exec(header);
-  return maxAge ? Math.min(seconds, Number(maxAge[1])) : seconds;
-}
 
 trendingRoutes.openapi(
   createRoute({
@@ -131,38 +158,43 @@ trendingRoutes.openapi(
   async (c) => {
     const { stream } = c.req.valid("param");
     const { n, window } = c.req.valid("query");
-    const seconds = c.get("config").trendingCacheSeconds;
-    const compute = () => topTrending(ctxOf(c), stream, { ...settings(c), n, windowHours: window });
-    // The Cache API silently does nothing on *.workers.dev (it needs a route on a custom domain):
-    // say so instead of reporting misses that can never turn into hits.
-    if (seconds <= 0 || new URL(c.req.url).hostname.endsWith(".workers.dev")) {
-      c.header("X-Edgestats-Cache", "off");
-      return c.json(await compute(), 200);
-    }
+    const top = () => trending.top(ctxOf(c), stream, { ...settings(c), n, windowHours: window });
+    return c.json(await edgeCached(c, "trending", [stream, n, window], c.get("config").trendingCacheSeconds, top), 200);
+  },
+);
 
-    // workers-types' CacheStorage has `default`; the DOM lib's declaration shadows it
-    const cache = (caches as unknown as { default: Cache }).default;
-    const key = await cacheKey(c, stream, n, window);
-    const accepted = acceptedAge(c, seconds);
-    const fresh = accepted === 0;
-    if (!fresh) {
-      const hit = await cache.match(key);
-      const body = hit ? ((await hit.json()) as TopResult) : undefined;
-      const age = body ? Math.max(0, Math.floor((c.get("now") - body.generatedAt) / 1000)) : 0;
-      // the Cache API expires entries by itself; this also honours a shorter max-age the client asked for
-      if (body && age <= accepted) {
-        c.header("X-Edgestats-Cache", "hit");
-        c.header("Age", String(age));
-        c.header("Cache-Control", `private, max-age=${Math.max(0, seconds - age)}`);
-        return c.json(body, 200);
-      }
-    }
-    const result = await compute();
-    const text = JSON.stringify(result);
-    await cache.put(key, new Response(text, { headers: { "content-type": "application/json", "cache-control": `public, max-age=${seconds}` } }));
-    c.header("X-Edgestats-Cache", fresh ? "bypass" : "miss");
-    c.header("Cache-Control", `private, max-age=${seconds}`);
-    return c.json(result, 200);
+trendingRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/{stream}/rising",
+    tags,
+    summary: "Members of the current hour most above their own baseline rate (one Redis round trip)",
+    description: `Candidates are the current hour's top ${trending.RISING_CANDIDATES} members by count (bounded work, never a scan). A member's baseline is its average hourly count over the \`baseline\` finished hours before this one, scaled to the elapsed part of this hour; score = (count − baseline) / √(baseline + 1), so a jump from 0 to 3 does not outrank one from 100 to 400. Only members with a positive score are listed.`,
+    request: { params: streamParams, query: RisingQuery },
+    responses: { 200: jsonResponse(RisingResponse, "The rising members, highest score first."), ...errorResponses },
+  }),
+  async (c) => {
+    const { stream } = c.req.valid("param");
+    const { n, baseline } = c.req.valid("query");
+    return c.json(await trending.rising(ctxOf(c), stream, { ...settings(c), n, baselineHours: baseline }), 200);
+  },
+);
+
+trendingRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/{stream}/history",
+    tags,
+    summary: "One member's count hour by hour (one Redis round trip)",
+    description:
+      "Points for the `hours` finished hours and the current one, oldest first. Compaction trims finished hours to their top members: a point's `maxError` says how far below the truth its count may be (0: exact), and `exact` is false when any point's hour was trimmed.",
+    request: { params: streamParams, query: HistoryQuery },
+    responses: { 200: jsonResponse(HistoryResponse, "The member's hourly counts."), ...errorResponses },
+  }),
+  async (c) => {
+    const { stream } = c.req.valid("param");
+    const { member, hours } = c.req.valid("query");
+    return c.json(await trending.history(ctxOf(c), stream, member, { ...settings(c), ...(hours === undefined ? {} : { hours }) }), 200);
   },
 );
 
@@ -181,7 +213,7 @@ trendingRoutes.openapi(
   async (c) => {
     const { stream, member } = c.req.valid("param");
     const { window } = c.req.valid("query");
-    return c.json(await memberTrending(ctxOf(c), stream, member, { ...settings(c), windowHours: window }), 200);
+    return c.json(await trending.member(ctxOf(c), stream, member, { ...settings(c), windowHours: window }), 200);
   },
 );
 
@@ -197,7 +229,7 @@ trendingRoutes.openapi(
   }),
   async (c) => {
     const { stream } = c.req.valid("param");
-    await deleteStream(ctxOf(c), stream, settings(c));
+    await trending.deleteStream(ctxOf(c), stream, settings(c));
     return c.body(null, 204);
   },
 );

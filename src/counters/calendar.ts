@@ -12,7 +12,6 @@
  */
 import { DAY, periodEnd, periodStart, type Period } from "../time.ts";
 
-export type Fine = "hour" | "day";
 export type Coarse = "day" | "month";
 
 /** The rollup levels above a period: coarser first is not implied; finest rollup first. */

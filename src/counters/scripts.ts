@@ -1,9 +1,8 @@
-import { defineWriteScript } from "../redis/script.ts";
-
-export { ALL, LIST, MEMBER, RANGE, TOP } from "./read-scripts.ts";
+import { defineLua, defineScript } from "../redis/script.ts";
 
 /**
- * Lua of the counters area. Every API call is one of these scripts.
+ * Write and job scripts of the counters area (reads: ./read-scripts.ts). Every API call is one
+ * of these scripts.
  *
  * Period buckets belong to the counter's current life only while the
  * counter's index hash holds `b:<bucket key>`. Deleting a counter deletes the
@@ -16,29 +15,36 @@ export { ALL, LIST, MEMBER, RANGE, TOP } from "./read-scripts.ts";
  */
 
 /**
- * Looks up the index fields of many buckets in one HMGET per 1000 (Lua's C
- * stack limits unpack()). Expects `index` to be a local; returns the values
- * in order (false where the bucket is not part of this life).
+ * The index fields (`b:<key>`) of many buckets, in order (false where the
+ * bucket is not part of this life): one HMGET per 1000 keys, as Lua's C stack
+ * limits unpack().
  */
-const FIELDS = `
-local function fields(from, to)
+export const fieldsLua = defineLua(
+  "counters.fields",
+  ["fields"],
+  `
+local function fields(index, keys)
   local out = {}
-  for s = from, to, 1000 do
+  for s = 1, #keys, 1000 do
     local args = {'HMGET', index}
-    for i = s, math.min(s + 999, to) do args[#args + 1] = 'b:' .. KEYS[i] end
+    for i = s, math.min(s + 999, #keys) do args[#args + 1] = 'b:' .. keys[i] end
     for _, v in ipairs(redis.call(unpack(args))) do out[#out + 1] = v end
   end
   return out
 end
-`;
+`,
+);
 
 /**
  * Keeps the registry exact after a rollup replaced the plain key: the name
  * lives until the later of its plain key and its index (which outlives every
- * bucket it lists). Expects plain, index, names, expiry, name, now to be locals.
+ * bucket it lists). `now` is a number (epoch ms).
  */
-const REGISTER = `
-local function register()
+const registerLua = defineLua(
+  "counters.register",
+  ["register"],
+  `
+local function register(plain, index, names, expiry, name, now)
   local left = -2
   for _, k in ipairs({plain, index}) do
     local t = redis.call('PTTL', k)
@@ -53,14 +59,16 @@ local function register()
     if left == -1 then redis.call('ZREM', expiry, name) else redis.call('ZADD', expiry, now + left, name) end
   end
 end
-`;
+`,
+);
 
 /**
- * KEYS = {plain, index, names, expiry, seq, bucket..., rollup...};
- * ARGV = {name, now ms, late (1 when a bucket of a finished period is written), plain ttl s (0 = none), number of items,
- *         per bucket or rollup (ttl s (0 = none), slot of its day rollup, slot of its month rollup; 0 = none),
- *         then (slot, member, by) per item; slot 0 = plain, i = i-th bucket;
- *         then (rollup slot, member, summed by) per rollup and member}.
+ * Adds each item's increment to the plain counter (slot 0) or to `buckets[slot]`.
+ * `buckets` holds the period buckets written, then the calendar rollups above them; per entry,
+ * `ttls` (seconds, 0 = none) and the slots of its day and month rollups (`dayRollups`,
+ * `monthRollups`; 0 = none). Items are (`slots`, `members`, `bys`); the rollups' increments,
+ * summed per member by the caller, are (`rollupSlots`, `rollupMembers`, `rollupBys`). `late` is 1
+ * when a bucket of a finished period is written; `plainTtl` the plain key's ttl (s, 0 = none).
  * Returns the score after each item, as the strings Redis gives.
  *
  * Rollups are keys of the index like buckets (listed, expiring, deleted with
@@ -79,25 +87,23 @@ end
  * expiries (absent: some key never expires), raised whenever a write sets a
  * later one; the index outlives every bucket it lists.
  */
-export const INCR = defineWriteScript(
-  "counters.incr",
-  `
-local plain, index, names, expiry, seq = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local name, now, late                  = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1'
-local plainTtl                         = tonumber(ARGV[4]) * 1000
-local nItems                           = tonumber(ARGV[5])
-local nb                               = #KEYS - 5
-local first                            = 6 + 3 * nb
-local last                             = first + 3 * nItems - 1
-${FIELDS}
+export const incrScript = defineScript({
+  name: "counters.incr",
+  write: true,
+  keys: ["plain", "index", "names", "expiry", "seq", "...buckets"],
+  args: ["name", "now", "late", "plainTtl", "...ttls", "...dayRollups", "...monthRollups", "...slots", "...members", "...bys", "...rollupSlots", "...rollupMembers", "...rollupBys"],
+  uses: [fieldsLua],
+  lua: `
+now, late, plainTtl = tonumber(now), late == '1', tonumber(plainTtl) * 1000
+local nb = #buckets
 local function slack(ms) return math.min(math.ceil(ms / 10), 3600000) end
 -- the registry's score is the last write (lists show recent activity first);
 -- a name new to it has no _expiry entry, i.e. counts as never expiring
 local newName       = redis.call('ZADD', names, now, name) == 1
 local forever, grow = false, 0
 local usesPlain     = false
-for j = first, last, 3 do
-  if ARGV[j] == '0' then usesPlain = true break end
+for _, slot in ipairs(slots) do
+  if slot == '0' then usesPlain = true break end
 end
 -- with a ttl, the plain key's PTTL before the write: -2 new, -1 kept for ever, else the time left
 local plainLeft = -1
@@ -105,9 +111,8 @@ if usesPlain and plainTtl > 0 then plainLeft = redis.call('PTTL', plain) end
 -- one HMGET says, per bucket, whether it is part of this life and its recorded expiry (0 = none)
 local state, indexLeft = {}, nil
 if nb > 0 then
-  local values = fields(6, 5 + nb)
-  for i = 1, nb do
-    local b = KEYS[5 + i]
+  local values = fields(index, buckets)
+  for i, b in ipairs(buckets) do
     local v = tonumber(values[i])
     if v and v > 0 and v <= now + 60000 then
       -- the recorded expiry has (nearly) passed, by our clock: ask Redis' own
@@ -125,18 +130,18 @@ if nb > 0 then
   end
 end
 local results, suspects = {}, 0
-for j = first, last, 3 do
-  local slot, by = tonumber(ARGV[j]), ARGV[j + 2]
+for i, member in ipairs(members) do
+  local slot, by = tonumber(slots[i]), bys[i]
   local key      = plain
-  if slot > 0 then key = KEYS[5 + slot] end
-  local score = redis.call('ZINCRBY', key, by, ARGV[j + 1])
+  if slot > 0 then key = buckets[slot] end
+  local score = redis.call('ZINCRBY', key, by, member)
   results[#results + 1] = score
   -- a score equal to the increment: the member (perhaps the whole key) is new
   if slot == 0 and tonumber(score) == tonumber(by) then suspects = suspects + 1 end
 end
 -- calendar rollups: one ZINCRBY per (rollup, member), the batch's increments summed by the caller
-for j = last + 1, #ARGV, 3 do
-  redis.call('ZINCRBY', KEYS[5 + tonumber(ARGV[j])], ARGV[j + 2], ARGV[j + 1])
+for i, member in ipairs(rollupMembers) do
+  redis.call('ZINCRBY', buckets[tonumber(rollupSlots[i])], rollupBys[i], member)
 end
 if usesPlain then
   if plainTtl > 0 then
@@ -159,7 +164,7 @@ local indexForever, indexGrow = false, 0
 -- a rollup outlives its buckets: one whose bucket this write created without expiry keeps none either
 local keep = {}
 for i = 1, nb do
-  local b, ttl, v = KEYS[5 + i], tonumber(ARGV[3 + 3 * i]) * 1000, state[i]
+  local b, ttl, v = buckets[i], tonumber(ttls[i]) * 1000, state[i]
   local e         = nil
   if keep[i] then
     ttl = 0
@@ -176,8 +181,8 @@ for i = 1, nb do
     end
     redis.call('HSET', index, 'b:' .. b, e)
     if e == 0 and state[i] == false then
-      keep[tonumber(ARGV[4 + 3 * i])] = true
-      keep[tonumber(ARGV[5 + 3 * i])] = true
+      keep[tonumber(dayRollups[i])] = true
+      keep[tonumber(monthRollups[i])] = true
     end
   elseif ttl > 0 and v > 0 and v - now < ttl then
     local ms = ttl + slack(ttl)
@@ -212,40 +217,39 @@ elseif grow > 0 then
 end
 return results
 `,
-);
+});
 
 /**
- * KEYS = {plain, index, names, expiry, seq, bucket..., day rollup..., month rollup...};
- * ARGV = {name, now ms, member, 1 to remove from the plain counter, then per bucket or rollup:
- *         kind (f = bucket, w = rollup wholly in range, p = rollup partly in range), slot of the partial rollup it adds to (0 = none)}.
- * Removes the member only: no key's expiry changes. A bucket or whole rollup
+ * Removes `member` from the plain counter (`fromPlain` = 1), or from the `parts` of a period
+ * range: per part, its kind (`kinds`: f = bucket, w = rollup wholly in range, p = rollup partly
+ * in range) and the 1-based position in `parts` of the partial rollup it adds to (`parents`,
+ * 0 = none). Removes the member only: no key's expiry changes. A bucket or whole rollup
  * loses the member (ZREM); a partial rollup loses what its removed parts held
  * (ZINCRBY of minus their scores, read by ZSCORE only where a partial rollup
  * needs them), and the member itself when that leaves 0. Returns how many buckets held the member.
  */
-export const DELETE_MEMBER = defineWriteScript(
-  "counters.deleteMember",
-  `
-local plain, index, names, expiry, seq = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local name, now, member, fromPlain     = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4] == '1'
-${FIELDS}
+export const deleteMemberScript = defineScript({
+  name: "counters.deleteMember",
+  write: true,
+  keys: ["plain", "index", "names", "expiry", "seq", "...parts"],
+  args: ["name", "member", "fromPlain", "...kinds", "...parents"],
+  uses: [fieldsLua],
+  lua: `
 local removed = 0
-if fromPlain then removed = redis.call('ZREM', plain, member) end
+if fromPlain == '1' then removed = redis.call('ZREM', plain, member) end
 -- A bucket or rollup this delete emptied is gone from Redis: its index entry (and the expiry it
 -- records) must go too, or the next write would trust that expiry and leave the new key without one.
 local function forgetIfEmpty(key)
   if redis.call('EXISTS', key) == 0 then redis.call('HDEL', index, 'b:' .. key) end
 end
-if #KEYS > 5 then
+if #parts > 0 then
   local fromBuckets, changed = 0, 0
-  local values               = fields(6, #KEYS)
+  local values               = fields(index, parts)
   local acc, found           = {}, {}
-  for i = 6, #KEYS do
-    local j            = 4 + 2 * (i - 5)
-    local kind, parent = ARGV[j - 1], tonumber(ARGV[j])
-    local key          = KEYS[i]
+  for i, key in ipairs(parts) do
+    local kind, parent = kinds[i], tonumber(parents[i])
     local gone, held   = 0, false
-    if values[i - 5] then
+    if values[i] then
       if kind == 'p' then
         if found[i] then
           gone, held = acc[i], true
@@ -271,8 +275,8 @@ if #KEYS > 5 then
       end
     end
     if held and parent > 0 then
-      acc[5 + parent]   = (acc[5 + parent] or 0) + gone
-      found[5 + parent] = true
+      acc[parent]   = (acc[parent] or 0) + gone
+      found[parent] = true
     end
   end
   -- past unions may have included the member: a new mark invalidates them
@@ -286,19 +290,19 @@ if removed > 0 and redis.call('EXISTS', plain, index) == 0 then
 end
 return removed
 `,
-);
+});
 
 /**
- * KEYS = {plain, index, names, expiry, purge, cache keys...}; ARGV = {name, now ms}.
- * Deleting the index turns every bucket of this life invisible; their keys go
- * to the purge hash so the sweep job can free them. The cached unions go too.
- * Returns 1 when anything existed.
+ * Deletes a counter: its plain key, its index and its cached unions (`caches`). Deleting the
+ * index turns every bucket of this life invisible; their keys go to the purge hash (each with
+ * `now`) so the sweep job can free them. Returns 1 when anything existed.
  */
-export const DELETE_COUNTER = defineWriteScript(
-  "counters.delete",
-  `
-local plain, index, names, expiry, purge = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local name, now                          = ARGV[1], ARGV[2]
+export const deleteScript = defineScript({
+  name: "counters.delete",
+  write: true,
+  keys: ["plain", "index", "names", "expiry", "purge", "...caches"],
+  args: ["name", "now"],
+  lua: `
 local existed = redis.call('EXISTS', plain, index)
 local orphans = {}
 for _, field in ipairs(redis.call('HKEYS', index)) do
@@ -314,33 +318,38 @@ for s = 1, #orphans, 1000 do
   redis.call(unpack(args))
 end
 local doomed = {'DEL', plain, index}
-for i = 6, #KEYS do doomed[#doomed + 1] = KEYS[i] end
+for _, k in ipairs(caches) do doomed[#doomed + 1] = k end
 redis.call(unpack(doomed))
 redis.call('ZREM', names, name)
 redis.call('ZREM', expiry, name)
 if existed > 0 then return 1 end
 return 0
 `,
-);
+});
 
 /**
- * KEYS = {plain, index, names, expiry, source keys and source indexes...};
- * ARGV = {name, now ms, SUM|MIN|MAX, ttl (0 = none), then (key slot, index slot or 0, weight) per source key}.
- * A bucket counts only while its own counter's index lists it. Returns {members, sources used}.
+ * Stores under `plain` the union of source keys with `aggregate` (SUM|MIN|MAX), expiring after
+ * `ttl` seconds (0 = none). Per source key: `keyAt`, its slot, and `indexAt`, the slot of its
+ * counter's index (0 for a plain key); slot 1 is `plain`, 2 `index` (a source may be the
+ * destination itself), 2 + i the i-th of `sources`; `weights` its multiplier. A bucket counts
+ * only while its own counter's index lists it. Returns {members, sources used}.
  */
-export const UNION = defineWriteScript(
-  "counters.union",
-  `
-local plain, index, names, expiry = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local name, now, aggregate, ttl   = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
-${REGISTER}
-local live, weights = {}, {}
-for j = 5, #ARGV, 3 do
-  local key = KEYS[tonumber(ARGV[j])]
-  local ix  = tonumber(ARGV[j + 1])
-  if ix == 0 or redis.call('HEXISTS', KEYS[ix], 'b:' .. key) == 1 then
-    live[#live + 1]       = key
-    weights[#weights + 1] = ARGV[j + 2]
+export const unionScript = defineScript({
+  name: "counters.union",
+  write: true,
+  keys: ["plain", "index", "names", "expiry", "...sources"],
+  args: ["name", "now", "aggregate", "ttl", "...keyAt", "...indexAt", "...weights"],
+  uses: [registerLua],
+  lua: `
+local slot = {plain, index}
+for _, k in ipairs(sources) do slot[#slot + 1] = k end
+local live, liveWeights = {}, {}
+for i, weight in ipairs(weights) do
+  local key = slot[tonumber(keyAt[i])]
+  local ix  = tonumber(indexAt[i])
+  if ix == 0 or redis.call('HEXISTS', slot[ix], 'b:' .. key) == 1 then
+    live[#live + 1]               = key
+    liveWeights[#liveWeights + 1] = weight
   end
 end
 if #live == 0 then
@@ -350,31 +359,41 @@ else
   local args = {'ZUNIONSTORE', plain, #live}
   for _, k in ipairs(live) do args[#args + 1] = k end
   args[#args + 1] = 'WEIGHTS'
-  for _, w in ipairs(weights) do args[#args + 1] = w end
+  for _, w in ipairs(liveWeights) do args[#args + 1] = w end
   args[#args + 1] = 'AGGREGATE'
   args[#args + 1] = aggregate
   redis.call(unpack(args))
-  if ttl > 0 then redis.call('EXPIRE', plain, ttl) end
+  if tonumber(ttl) > 0 then redis.call('EXPIRE', plain, ttl) end
 end
-register()
+register(plain, index, names, expiry, name, tonumber(now))
 return {redis.call('ZCARD', plain), #live}
 `,
-);
+});
+
+/** Up to `count` bucket keys of the purge hash, picked at random (HRANDFIELD). */
+export const sweepPendingScript = defineScript({
+  name: "counters.sweepPending",
+  write: false,
+  keys: ["purge"],
+  args: ["count"],
+  lua: "return redis.call('HRANDFIELD', purge, tonumber(count))",
+});
 
 /**
- * KEYS = {purge, (bucket, its index)...}; ARGV = {}. Frees orphaned buckets
- * that no new life of their counter has claimed since. Returns how many were deleted.
+ * Frees orphaned `buckets` (each with its counter's index in `indexes`) that no new life of
+ * their counter has claimed since, and drops them from the purge hash. Returns how many were deleted.
  */
-export const SWEEP = defineWriteScript(
-  "counters.sweep",
-  `
-local purge   = KEYS[1]
+export const sweepScript = defineScript({
+  name: "counters.sweep",
+  write: true,
+  keys: ["purge", "...buckets", "...indexes"],
+  args: [],
+  lua: `
 local deleted = 0
-for i = 2, #KEYS, 2 do
-  local bucket, index = KEYS[i], KEYS[i + 1]
-  if redis.call('HEXISTS', index, 'b:' .. bucket) == 0 then deleted = deleted + redis.call('DEL', bucket) end
+for i, bucket in ipairs(buckets) do
+  if redis.call('HEXISTS', indexes[i], 'b:' .. bucket) == 0 then deleted = deleted + redis.call('DEL', bucket) end
   redis.call('HDEL', purge, bucket)
 end
 return deleted
 `,
-);
+});

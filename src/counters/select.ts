@@ -8,8 +8,6 @@ import type { Aggregate } from "./keys.ts";
 
 /** Longest `from..to` a period read or rollup may span. */
 export const MAX_RANGE_DAYS = 400;
-/** Largest TTL a write may set (ten years), so a typo cannot pin data for ever-ish. */
-export const MAX_TTL_SECONDS = 10 * 366 * 86400;
 
 /** A score bound as Redis takes it (`(5`, `-inf`) and as a number for checks. */
 export interface Bound {

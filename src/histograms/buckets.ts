@@ -1,6 +1,6 @@
 /**
  * Pure bucket and percentile math of histograms (no Redis). The Lua scripts
- * use the same bucket rule (see `BUCKET_LUA` in scripts.ts); these functions
+ * use the same bucket rule (`bucketBound`/`bucketOf` in scripts.ts); these functions
  * are its reference, used by the read path and by the tests.
  */
 

@@ -1,17 +1,15 @@
 import { keyOf } from "../keys.ts";
-import { DAY, dayLabel, dayStart, MINUTE, periodEnd, periodLabel, periodStart } from "../time.ts";
+import { DAY, dayLabel, dayStart, periodEnd, periodLabel, periodStart } from "../time.ts";
 
 /** Longest retention a histogram may have, in days; also the longest range one read may cover. */
 export const MAX_RETENTION_DAYS = 400;
-/** How far ahead of the clock an observation's `at` may be (client clock skew), as for trending. */
-export const MAX_FUTURE_MS = 5 * MINUTE;
 
 /**
  * Keys of one histogram. Names never contain ':' nor start with '_', so
  * `_names` cannot be a histogram and no name can spell another's day key.
  */
 export const histogramKeys = {
-  /** Hash of settings: bucketWidth, unit, retentionDays, createdAt. No TTL. */
+  /** Hash of settings: bucketWidth, unit, retentionDays, createdAt, rollupsSince. No TTL. */
   meta: (prefix: string, name: string) => keyOf(prefix, "hist", name),
   /**
    * Sorted set: member = bucket index, score = observations in it that UTC day;
@@ -60,9 +58,9 @@ export function liveDays(now: number): number[] {
   return daysBetween(today - (MAX_RETENTION_DAYS + 1) * DAY, today + 2 * DAY);
 }
 
-/** `[day zset, day extremes]` for each day, flattened: the layout the scripts expect. */
-export function dayKeyPairs(prefix: string, name: string, days: readonly number[]): string[] {
-  return days.flatMap((day) => [histogramKeys.day(prefix, name, day), histogramKeys.ext(prefix, name, day)]);
+/** `2026-11-22` for the UTC day starting at `dayMs`. */
+export function isoDay(dayMs: number): string {
+  return new Date(dayMs).toISOString().slice(0, 10);
 }
 
 /** Epoch ms until which a day's keys live under a retention: `retentionDays` after the day ends. */
@@ -75,11 +73,6 @@ export function monthOf(ms: number): number {
   return periodStart("month", ms);
 }
 
-/** Epoch ms until which a month rollup lives: as long as its last day would. */
-export function monthUntil(monthMs: number, retentionDays: number): number {
-  return dayUntil(periodEnd("month", monthMs) - DAY, retentionDays);
-}
-
 /** Months that overlap the live days: the month rollups that may still exist. */
 export function liveMonths(now: number): number[] {
   const days = liveDays(now);
@@ -88,7 +81,14 @@ export function liveMonths(now: number): number[] {
   return out;
 }
 
-/** The rollup key of each month. */
-export function monthKeys(prefix: string, name: string, months: readonly number[]): string[] {
-  return months.map((m) => histogramKeys.month(prefix, name, m));
+/**
+ * The keys that hold the data of `days` and `months`, as the scripts take them:
+ * each day's buckets and extremes, each month's rollup.
+ */
+export function dataKeys(prefix: string, name: string, days: readonly number[], months: readonly number[]): { days: string[]; exts: string[]; months: string[] } {
+  return {
+    days: days.map((day) => histogramKeys.day(prefix, name, day)),
+    exts: days.map((day) => histogramKeys.ext(prefix, name, day)),
+    months: months.map((month) => histogramKeys.month(prefix, name, month)),
+  };
 }

@@ -1,88 +1,115 @@
-import { defineReadScript, defineWriteScript } from "../redis/script.ts";
+import { ConflictError, NotFoundError, ValidationError } from "../errors.ts";
+import { defineLua, defineScript } from "../redis/script.ts";
+import { invalid } from "../validation.ts";
+import { MAX_BUCKET_INDEX } from "./buckets.ts";
+import { isoDay } from "./keys.ts";
+import { MAX_BUCKETS_PER_DAY, MAX_READ_BUCKETS } from "./validate.ts";
 
 /**
- * Lua of the histogram API: one script per call. Scripts refuse a request by
- * raising `ERR edgestats:<reason> <args>` before their first write: an error
- * keeps the idempotency prelude from recording a refusal as the answer, so a
- * retry after fixing the cause is not replayed as the old error.
+ * Lua of the histogram API: one script per call. A script refuses a request by
+ * returning `{refused = '<code>', ...}` before its first write (observe's bucket
+ * cap takes its increments back exactly first); the prelude keeps no
+ * idempotency record of a refusal, so a retry after fixing the cause is judged
+ * afresh, and each script's `refusals` names the error the caller gets.
  */
 
 /** The bucket rule of `buckets.ts` in Lua; '%.15g' rounds as `toPrecision(15)` does. */
-const BUCKET_LUA = `
-local function bound(i)
+const BUCKETS = defineLua(
+  "histograms.buckets",
+  ["bucketBound", "bucketOf"],
+  `
+local function bucketBound(i, width)
   return tonumber(string.format('%.15g', i * width))
 end
-local function bucketOf(v)
+local function bucketOf(v, width)
   local i = math.floor(v / width)
-  while bound(i) > v do i = i - 1 end
-  while bound(i + 1) <= v do i = i + 1 end
+  while bucketBound(i, width) > v do i = i - 1 end
+  while bucketBound(i + 1, width) <= v do i = i + 1 end
   return i
-end`;
+end`,
+);
+
+/** The retention rule of `keys.ts` (`dayUntil`): a day's keys live `retention` days after it ends. */
+const RETENTION = defineLua(
+  "histograms.retention",
+  ["keptUntil", "ttlUntil"],
+  `
+local function keptUntil(dayMs, retention)
+  return dayMs + (retention + 1) * 86400000
+end
+-- seconds from nowMs to untilMs, rounded up (0 or less: already gone)
+local function ttlUntil(untilMs, nowMs)
+  return math.ceil((untilMs - nowMs) / 1000)
+end`,
+);
+
+/** What a write or read of a histogram that was never PUT is told. */
+function notFound(name: string | number): NotFoundError {
+  return new NotFoundError(`Histogram '${name}' does not exist; create it first with PUT /v1/histograms/${name} {"bucketWidth": ...}.`);
+}
 
 /**
- * PUT settings. KEYS: meta, registry, then [day zset, day extremes] per live
- * day, then the month rollup of each live month. ARGV: name,
- * bucketWidth, unit ('' for none), retentionDays, now (ms), today's listing
- * deadline under the new retention (ms), start of this month, start of the
- * next month (unused), number of live days, then each live day's start (ms), then the
- * start of each live month's last day (ms). `rollupsSince` (the first month
- * whose rollup holds all its days) is 0 for a new histogram, the next
- * month for one created before rollups existed. A new width with data on record is a conflict: the stored bucket
- * indexes would silently change meaning.
+ * PUT settings. `rollupsSince` (the first month whose rollup holds all its
+ * days) is 0 for a new histogram, `nextMonth` for one created before rollups
+ * existed. A new width with data on record is a conflict: the stored bucket
+ * indexes would silently change meaning. A new retention re-times every live
+ * day (`days`/`exts`, starting at `dayStarts`) and month rollup (`months`,
+ * whose last days start at `monthLastDays`) that exists.
  */
-export const putScript = defineWriteScript(
-  "histograms.put",
-  `
-local metaKey   = KEYS[1]
-local registry  = KEYS[2]
-local name      = ARGV[1]
-local width     = ARGV[2]
-local unit      = ARGV[3]
-local retention = tonumber(ARGV[4])
-local nowMs     = tonumber(ARGV[5])
-local listed    = tonumber(ARGV[6])
-local nDays     = tonumber(ARGV[9])
-local current   = redis.call('HMGET', metaKey, 'bucketWidth', 'retentionDays', 'createdAt', 'unit', 'rollupsSince')
+export const putScript = defineScript({
+  name: "histograms.put",
+  write: true,
+  keys: ["meta", "registry", "...days", "...exts", "...months"],
+  args: ["name", "width", "unit", "retentionDays", "now", "listedUntil", "nextMonth", "...dayStarts", "...monthLastDays"],
+  uses: [RETENTION],
+  refusals: {
+    width_conflict: (r, call) =>
+      new ConflictError(
+        "bucket_width_conflict",
+        `Histogram '${call.args.name}' already holds data with bucketWidth ${String(r.width)}; keep that width, or DELETE the histogram first.`,
+      ),
+  },
+  lua: `
+local retention = tonumber(retentionDays)
+local nowMs     = tonumber(now)
+local listed    = tonumber(listedUntil)
+local current   = redis.call('HMGET', meta, 'bucketWidth', 'retentionDays', 'createdAt', 'unit', 'rollupsSince')
 local created   = not current[1]
 -- a new histogram has rollups for every month it will hold; one from before rollups from next month on
-local since     = current[5] or (created and '0' or ARGV[8])
+local since     = current[5] or (created and '0' or nextMonth)
 if current[1] and tonumber(current[1]) ~= tonumber(width) then
-  for g = 1, nDays do
-    if redis.call('EXISTS', KEYS[1 + 2 * g]) == 1 then
-      error({err = 'ERR edgestats:width_conflict ' .. current[1]})
-    end
+  for g = 1, #days do
+    if redis.call('EXISTS', days[g]) == 1 then return {refused = 'width_conflict', width = current[1]} end
   end
 end
-local createdAt = current[3] or ARGV[5]
+local createdAt = current[3] or now
 if unit ~= '' then
-  redis.call('HSET', metaKey, 'bucketWidth', width, 'retentionDays', ARGV[4], 'createdAt', createdAt, 'rollupsSince', since, 'unit', unit)
+  redis.call('HSET', meta, 'bucketWidth', width, 'retentionDays', retentionDays, 'createdAt', createdAt, 'rollupsSince', since, 'unit', unit)
 else
-  redis.call('HSET', metaKey, 'bucketWidth', width, 'retentionDays', ARGV[4], 'createdAt', createdAt, 'rollupsSince', since)
-  if current[4] then redis.call('HDEL', metaKey, 'unit') end
+  redis.call('HSET', meta, 'bucketWidth', width, 'retentionDays', retentionDays, 'createdAt', createdAt, 'rollupsSince', since)
+  if current[4] then redis.call('HDEL', meta, 'unit') end
 end
 if not created and tonumber(current[2]) ~= retention then
   -- A new retention applies to the days already stored, not only to later
   -- writes, and the listing deadline follows the newest day that stays.
-  for g = 1, nDays do
-    local dayKey, extKey = KEYS[1 + 2 * g], KEYS[2 + 2 * g]
-    if redis.call('EXISTS', dayKey) == 1 then
-      local untilMs = tonumber(ARGV[9 + g]) + (retention + 1) * 86400000
-      local ttl     = math.ceil((untilMs - nowMs) / 1000)
+  for g = 1, #days do
+    if redis.call('EXISTS', days[g]) == 1 then
+      local untilMs = keptUntil(tonumber(dayStarts[g]), retention)
+      local ttl     = ttlUntil(untilMs, nowMs)
       if ttl <= 0 then
-        redis.call('DEL', dayKey, extKey)
+        redis.call('DEL', days[g], exts[g])
       else
-        redis.call('EXPIRE', dayKey, ttl)
-        redis.call('EXPIRE', extKey, ttl)
+        redis.call('EXPIRE', days[g], ttl)
+        redis.call('EXPIRE', exts[g], ttl)
         if untilMs > listed then listed = untilMs end
       end
     end
   end
   -- month rollups live as long as their last day: the same rule
-  for k = 1, #KEYS - 2 - 2 * nDays do
-    local monthKey = KEYS[2 + 2 * nDays + k]
-    if redis.call('EXISTS', monthKey) == 1 then
-      local ttl = math.ceil((tonumber(ARGV[9 + nDays + k]) + (retention + 1) * 86400000 - nowMs) / 1000)
-      if ttl <= 0 then redis.call('DEL', monthKey) else redis.call('EXPIRE', monthKey, ttl) end
+  for k = 1, #months do
+    if redis.call('EXISTS', months[k]) == 1 then
+      local ttl = ttlUntil(keptUntil(tonumber(monthLastDays[k]), retention), nowMs)
+      if ttl <= 0 then redis.call('DEL', months[k]) else redis.call('EXPIRE', months[k], ttl) end
     end
   end
   redis.call('ZADD', registry, listed, name)
@@ -92,13 +119,14 @@ else
 end
 return {created = created, createdAt = createdAt}
 `,
-);
+});
 
 /**
- * POST observations. KEYS: meta, registry, then [day zset, day extremes, month
- * rollup] per day the batch touches. ARGV: name, now (ms), max
- * buckets per day, max |bucket index|, start of next month (ms), then per day: day start (ms), start of
- * the last day of its month (ms), n, sum, −min, max, and its n values.
+ * POST observations. Per UTC day g the batch touches: `days[g]`, `exts[g]`,
+ * `months[g]` (its month rollup), its start `dayStarts[g]`, the start of its
+ * month's last day `monthLastDays[g]`, its number of values `counts[g]`, their
+ * `sums[g]`, `negMins[g]` (−min) and `maxes[g]`; `values` holds every day's
+ * values in that order.
  *
  * The month rollup gets the same increments as the day (issue 15), after every
  * check has passed, so a refusal never has to take them back; its expiry
@@ -114,45 +142,60 @@ return {created = created, createdAt = createdAt}
  * happens before any write; the one check that needs the writes (the cap) is
  * undone exactly (integer counts) before refusing, so a refusal leaves nothing.
  */
-export const observeScript = defineWriteScript(
-  "histograms.observe",
-  `
-local metaKey   = KEYS[1]
-local registry  = KEYS[2]
-local name      = ARGV[1]
-local nowMs     = tonumber(ARGV[2])
-local maxPerDay = tonumber(ARGV[3])
-local maxIndex  = tonumber(ARGV[4])
-local settings  = redis.call('HMGET', metaKey, 'bucketWidth', 'retentionDays', 'rollupsSince')
-if not settings[1] then error({err = 'ERR edgestats:not_found'}) end
+export const observeScript = defineScript({
+  name: "histograms.observe",
+  write: true,
+  keys: ["meta", "registry", "...days", "...exts", "...months"],
+  args: ["name", "now", "maxPerDay", "maxIndex", "nextMonth", "...dayStarts", "...monthLastDays", "...counts", "...sums", "...negMins", "...maxes", "...values"],
+  uses: [BUCKETS, RETENTION],
+  refusals: {
+    not_found: (_r, call) => notFound(call.args.name),
+    expired: (r, call) =>
+      new ValidationError(`Observations dated ${isoDay(Number(r.day))} are older than the ${String(r.retention)}-day retention of histogram '${call.args.name}'.`, [
+        { path: "at", message: `older than the ${String(r.retention)}-day retention` },
+      ]),
+    out_of_range: (r) =>
+      new ValidationError(`Value ${String(r.value)} is more than ${MAX_BUCKET_INDEX} buckets (of width ${String(r.width)}) from zero; use a wider bucketWidth.`, [
+        { path: "value", message: "too many buckets from zero for this bucketWidth" },
+      ]),
+    too_many_buckets: (r, call) =>
+      new ValidationError(
+        `Histogram '${call.args.name}' would hold more than ${MAX_BUCKETS_PER_DAY} distinct buckets on ${isoDay(Number(r.day))}; its bucketWidth ${String(r.width)} is too narrow for these values.`,
+        [{ path: "value", message: `more than ${MAX_BUCKETS_PER_DAY} distinct buckets in one day` }],
+      ),
+  },
+  lua: `
+local nowMs     = tonumber(now)
+local perDayCap = tonumber(maxPerDay)
+local indexCap  = tonumber(maxIndex)
+local settings  = redis.call('HMGET', meta, 'bucketWidth', 'retentionDays', 'rollupsSince')
+if not settings[1] then return {refused = 'not_found', histogram = name} end
 local width     = tonumber(settings[1])
 local retention = tonumber(settings[2])
-${BUCKET_LUA}
-local plans, at, accepted = {}, 6, 0
-for g = 1, (#KEYS - 2) / 3 do
-  local dayMs   = tonumber(ARGV[at])
-  local n       = tonumber(ARGV[at + 2])
-  local untilMs = dayMs + (retention + 1) * 86400000
-  local monthTtl = math.ceil((tonumber(ARGV[at + 1]) + (retention + 1) * 86400000 - nowMs) / 1000)
+local plans, at, accepted = {}, 0, 0
+for g = 1, #days do
+  local n        = tonumber(counts[g])
+  local untilMs  = keptUntil(tonumber(dayStarts[g]), retention)
+  local monthTtl = ttlUntil(keptUntil(tonumber(monthLastDays[g]), retention), nowMs)
   -- The day key expires retention days after its day ends, measured from now.
-  local ttl     = math.ceil((untilMs - nowMs) / 1000)
-  if ttl <= 0 then error({err = 'ERR edgestats:expired ' .. ARGV[at] .. ' ' .. settings[2]}) end
-  local counts, members = {}, {}
-  for k = at + 6, at + 5 + n do
-    local v = tonumber(ARGV[k])
-    if math.abs(v / width) > maxIndex then error({err = 'ERR edgestats:out_of_range ' .. ARGV[k] .. ' ' .. settings[1]}) end
-    local m = string.format('%d', bucketOf(v))
-    if not counts[m] then
-      counts[m] = 0
+  local ttl      = ttlUntil(untilMs, nowMs)
+  if ttl <= 0 then return {refused = 'expired', day = dayStarts[g], retention = settings[2]} end
+  local tally, members = {}, {}
+  for k = at + 1, at + n do
+    local v = tonumber(values[k])
+    if math.abs(v / width) > indexCap then return {refused = 'out_of_range', value = values[k], width = settings[1]} end
+    local m = string.format('%d', bucketOf(v, width))
+    if not tally[m] then
+      tally[m] = 0
       members[#members + 1] = m
     end
-    counts[m] = counts[m] + 1
+    tally[m] = tally[m] + 1
   end
-  plans[g] = {dayKey = KEYS[3 * g], extKey = KEYS[3 * g + 1], monthKey = KEYS[3 * g + 2],
-              dayMs = ARGV[at], ttl = ttl, monthTtl = monthTtl, untilMs = untilMs,
-              counts = counts, members = members, fresh = {}, sum = ARGV[at + 3], negMin = ARGV[at + 4], max = ARGV[at + 5]}
+  plans[g] = {dayKey = days[g], extKey = exts[g], monthKey = months[g],
+              dayMs = dayStarts[g], ttl = ttl, monthTtl = monthTtl, untilMs = untilMs,
+              counts = tally, members = members, fresh = {}, sum = sums[g], negMin = negMins[g], max = maxes[g]}
   accepted = accepted + n
-  at = at + 6 + n
+  at = at + n
 end
 -- Takes back the bucket increments of plans 1..last exactly (counts are integers).
 local function undo(last)
@@ -174,14 +217,14 @@ for g, p in ipairs(plans) do
   if fresh > 0 then
     local card = redis.call('ZCARD', p.dayKey)
     p.new = card == fresh
-    if (p.new and card or card - 1) > maxPerDay then
+    if (p.new and card or card - 1) > perDayCap then
       undo(g)
-      error({err = 'ERR edgestats:too_many_buckets ' .. p.dayMs .. ' ' .. settings[1]})
+      return {refused = 'too_many_buckets', day = p.dayMs, width = settings[1]}
     end
   end
 end
 -- a histogram from before month rollups: its rollups are whole from next month on (once)
-if not settings[3] then redis.call('HSET', metaKey, 'rollupsSince', ARGV[5]) end
+if not settings[3] then redis.call('HSET', meta, 'rollupsSince', nextMonth) end
 local listed = nil
 for _, p in ipairs(plans) do
   redis.call('ZINCRBY', p.dayKey, p.sum, 'sum')
@@ -202,62 +245,68 @@ end
 if listed then redis.call('ZADD', registry, 'GT', listed, name) end
 return {accepted = accepted}
 `,
-);
+});
 
 /**
- * GET a range. KEYS: meta, scratch, then [day zset, day extremes] per day of
- * the range that may hold data, then the rollup of each whole month in the range. ARGV: the most buckets one answer may carry, now (ms),
- * the number of days, the most buckets a day may hold, then per month: its start, the position of its first
- * day, its number of days. A month rollup stands for its days when its first
- * day is still kept (else it holds days that expired) and the histogram kept
- * rollups from that month on; otherwise its days are read. So a 400-day range
- * unions at most ~75 keys. The union goes to a scratch key whose size is
- * checked (ZCARD) before anything is loaded into the script.
+ * GET a range: `days`/`exts` are the range's days that may hold data; month k
+ * of `months` is a whole month of the range, starting at `monthStarts[k]`,
+ * whose days are `days[monthFirsts[k]]` and the `monthLengths[k] - 1` after it.
+ * A month rollup stands for its days when its first day is still kept (else
+ * it holds days that expired) and the histogram kept rollups from that month
+ * on; otherwise its days are read. So a 400-day range unions at most ~75 keys.
+ * The union goes to a scratch key whose size is checked (ZCARD) before
+ * anything is loaded into the script. `name` only names the histogram in a
+ * refusal.
  */
-export const readScript = defineReadScript(
-  "histograms.read",
-  `
-local metaKey, scratch = KEYS[1], KEYS[2]
-local maxBuckets       = tonumber(ARGV[1])
-local nowMs            = tonumber(ARGV[2])
-local nDays            = tonumber(ARGV[3])
-local perDay           = tonumber(ARGV[4])
-local settings         = redis.call('HMGET', metaKey, 'bucketWidth', 'unit', 'retentionDays', 'createdAt', 'rollupsSince')
-if not settings[1] then return cjson.encode({missing = true}) end
-local width            = tonumber(settings[1])
-local retention        = tonumber(settings[3])
-local since            = tonumber(settings[5] or 'inf')
-settings[5]            = nil
-${BUCKET_LUA}
+export const readScript = defineScript({
+  name: "histograms.read",
+  write: false,
+  keys: ["meta", "scratch", "...days", "...exts", "...months"],
+  args: ["name", "maxBuckets", "now", "perDay", "...monthStarts", "...monthFirsts", "...monthLengths"],
+  uses: [BUCKETS, RETENTION],
+  refusals: {
+    not_found: (_r, call) => notFound(call.args.name),
+    // invalid() throws the ValidationError itself
+    too_many_buckets: (r) => invalid([{ path: "from", message: `the range holds ${String(r.buckets)} distinct buckets, more than ${MAX_READ_BUCKETS}; narrow it` }]),
+  },
+  lua: `
+local cap       = tonumber(maxBuckets)
+local nowMs     = tonumber(now)
+local dayCap    = tonumber(perDay)
+local settings  = redis.call('HMGET', meta, 'bucketWidth', 'unit', 'retentionDays', 'createdAt', 'rollupsSince')
+if not settings[1] then return {refused = 'not_found', histogram = name} end
+local width     = tonumber(settings[1])
+local retention = tonumber(settings[3])
+local since     = tonumber(settings[5] or 'inf')
+settings[5]     = nil
 local skip, parts, extParts = {}, {}, {}
-local g, usedMonths         = 0, 0
-for j = 5, #ARGV, 3 do
-  g = g + 1
-  local monthMs, first, n = tonumber(ARGV[j]), tonumber(ARGV[j + 1]), tonumber(ARGV[j + 2])
-  if monthMs >= since and monthMs + (retention + 1) * 86400000 > nowMs then
+local usedMonths            = 0
+for k = 1, #months do
+  local monthMs, first, n = tonumber(monthStarts[k]), tonumber(monthFirsts[k]), tonumber(monthLengths[k])
+  if monthMs >= since and keptUntil(monthMs, retention) > nowMs then
     for d = first, first + n - 1 do skip[d] = true end
-    usedMonths              = usedMonths + 1
-    parts[#parts + 1]       = KEYS[2 + 2 * nDays + g]
+    usedMonths        = usedMonths + 1
+    parts[#parts + 1] = months[k]
   end
 end
-for d = 1, nDays do
-  if not skip[d] then parts[#parts + 1] = KEYS[1 + 2 * d] end
+for d = 1, #days do
+  if not skip[d] then parts[#parts + 1] = days[d] end
   -- extremes: two members a day, so every day's set (400 at most) is cheap to union
-  extParts[#extParts + 1] = KEYS[2 + 2 * d]
+  extParts[#extParts + 1] = exts[d]
 end
-if #parts == 0 then return cjson.encode({settings = settings, buckets = {}}) end
+if #parts == 0 then return {settings = settings, buckets = {}} end
 local merged
-if (#parts - usedMonths) * perDay + usedMonths * 31 * perDay <= maxBuckets then
-  -- so few days that the cap cannot be reached (each day holds at most perDay buckets): one ZUNION, nothing stored
+if (#parts - usedMonths) * dayCap + usedMonths * 31 * dayCap <= cap then
+  -- so few days that the cap cannot be reached (each day holds at most dayCap buckets): one ZUNION, nothing stored
   parts[#parts + 1] = 'WITHSCORES'
   merged = redis.call('ZUNION', #parts - 1, unpack(parts))
 else
   redis.call('ZUNIONSTORE', scratch, #parts, unpack(parts))
   -- the size first: a range over the cap is refused before its buckets are loaded
   local card = redis.call('ZCARD', scratch)
-  if card > maxBuckets and (card > maxBuckets + 1 or not redis.call('ZSCORE', scratch, 'sum')) then
+  if card > cap and (card > cap + 1 or not redis.call('ZSCORE', scratch, 'sum')) then
     redis.call('DEL', scratch)
-    return cjson.encode({tooMany = card - 1})
+    return {refused = 'too_many_buckets', buckets = card - 1}
   end
   merged = redis.call('ZRANGE', scratch, 0, -1, 'WITHSCORES')
   redis.call('DEL', scratch)
@@ -266,7 +315,7 @@ local buckets, sum = {}, nil
 for j = 1, #merged, 2 do
   local i = tonumber(merged[j])
   if i then
-    buckets[#buckets + 1] = {merged[j], string.format('%.15g', bound(i)), string.format('%.15g', bound(i + 1)), merged[j + 1]}
+    buckets[#buckets + 1] = {merged[j], string.format('%.15g', bucketBound(i, width)), string.format('%.15g', bucketBound(i + 1, width)), merged[j + 1]}
   elseif merged[j] == 'sum' then
     sum = merged[j + 1]
   end
@@ -279,34 +328,39 @@ extremes[#extremes + 1] = 'WITHSCORES'
 local ext = redis.call(unpack(extremes))
 local found = {}
 for j = 1, #ext, 2 do found[ext[j]] = ext[j + 1] end
-return cjson.encode({settings = settings, buckets = buckets, sum = sum, max = found.max, negMin = found.min})
+return {settings = settings, buckets = buckets, sum = sum, max = found.max, negMin = found.min}
 `,
-);
+});
 
-/** DELETE. KEYS: meta, registry, then every live day's keys. ARGV: name. */
-export const deleteScript = defineWriteScript(
-  "histograms.delete",
-  `
-local removed = redis.call('DEL', KEYS[1], unpack(KEYS, 3))
-redis.call('ZREM', KEYS[2], ARGV[1])
+/** DELETE: the settings, every key that may hold data (`stored`), and the registry entry. */
+export const deleteScript = defineScript({
+  name: "histograms.delete",
+  write: true,
+  keys: ["meta", "registry", "...stored"],
+  args: ["name"],
+  lua: `
+local removed = redis.call('DEL', meta, unpack(stored))
+redis.call('ZREM', registry, name)
 return {removed = removed}
 `,
-);
+});
 
 /**
- * GET the list. KEYS: registry. ARGV: now (ms), offset, limit. Drops names
- * whose data has all expired (a bounded batch per call, as counters do), then
- * lists the rest latest deadline first: with equal retention, most recently
- * written first, so names made in bulk cannot push a live one out of reach.
+ * GET the list. Drops names whose data has all expired (a bounded batch per
+ * call, as counters do), then lists the rest latest deadline first: with equal
+ * retention, most recently written first, so names made in bulk cannot push a
+ * live one out of reach.
  */
-export const listScript = defineReadScript(
-  "histograms.list",
-  `
-local registry              = KEYS[1]
-local nowMs, offset, limit  = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local gone = redis.call('ZRANGE', registry, '-inf', nowMs, 'BYSCORE', 'LIMIT', 0, 1000)
+export const listScript = defineScript({
+  name: "histograms.list",
+  write: false,
+  keys: ["registry"],
+  args: ["now", "offset", "limit"],
+  lua: `
+local first = tonumber(offset)
+local gone  = redis.call('ZRANGE', registry, '-inf', tonumber(now), 'BYSCORE', 'LIMIT', 0, 1000)
 if #gone > 0 then redis.call('ZREM', registry, unpack(gone)) end
-local names = redis.call('ZRANGE', registry, offset, offset + limit - 1, 'REV')
-return cjson.encode({names = names, total = redis.call('ZCARD', registry)})
+local names = redis.call('ZRANGE', registry, first, first + tonumber(limit) - 1, 'REV')
+return {names = names, total = redis.call('ZCARD', registry)}
 `,
-);
+});

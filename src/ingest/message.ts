@@ -6,8 +6,8 @@
  * consumer writes it into the hour (or period bucket) it would have gone to
  * synchronously, however late it runs.
  */
-import type { IncrItem } from "../counters/counters.ts";
-import type { TrendingEvent } from "../trending/write.ts";
+import type { IncrItem } from "../counters/index.ts";
+import type { TrendingEvent } from "../trending/index.ts";
 
 export type IngestKind = "trending" | "counters" | "presence";
 

@@ -8,13 +8,12 @@
  * bookkeeping, data indistinguishable from synchronous writes.
  */
 import type { Ctx } from "../context.ts";
-import { increment, type IncrItem } from "../counters/counters.ts";
-import { parseBucketTime } from "../counters/select.ts";
-import { heartbeat } from "../presence/presence.ts";
+import { increment, parseBucketTime, type IncrItem } from "../counters/index.ts";
+import { heartbeat } from "../presence/index.ts";
 import type { RedisClient } from "../redis/client.ts";
 import { scriptSha } from "../redis/script.ts";
 import { hourIndex, periodStart } from "../time.ts";
-import { recordEvents, type TrendingEvent } from "../trending/write.ts";
+import { record as recordEvents, type TrendingEvent } from "../trending/index.ts";
 import { MAX_BATCH, MAX_INCREMENT } from "../validation.ts";
 import { listOf, type IngestKind, type IngestMessage } from "./message.ts";
 import { libraryScripts } from "./scripts.ts";

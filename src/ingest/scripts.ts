@@ -13,8 +13,8 @@
  * within 24 h of its application (in whatever batch composition) is found: it lands in today's
  * set or yesterday's.
  */
-import { INCR } from "../counters/scripts.ts";
-import { HEARTBEAT } from "../presence/scripts.ts";
+import { incrScript } from "../counters/index.ts";
+import { heartbeatScript } from "../presence/index.ts";
 import { defineLua, defineScript, type LuaLibrary, type Script } from "../redis/script.ts";
 import { recordScript } from "../trending/scripts.ts";
 import type { IngestKind } from "./message.ts";
@@ -22,8 +22,8 @@ import type { IngestKind } from "./message.ts";
 /** The library write script each kind of queued write runs (the one its synchronous call sends). */
 export const libraryScripts: Record<IngestKind, Script> = {
   trending: recordScript,
-  counters: INCR,
-  presence: HEARTBEAT,
+  counters: incrScript,
+  presence: heartbeatScript,
 };
 
 /**

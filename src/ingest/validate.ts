@@ -4,10 +4,10 @@
  * refused (when accepted) or dead-lettered (when consumed) for exactly the reasons the
  * synchronous call would refuse it.
  */
-import type { IncrItem } from "../counters/counters.ts";
-import { parseBucketTime } from "../counters/select.ts";
+import type { IncrItem } from "../counters/index.ts";
+import { parseBucketTime } from "../counters/index.ts";
 import { DAY, dayStart } from "../time.ts";
-import type { TrendingEvent } from "../trending/write.ts";
+import type { TrendingEvent } from "../trending/index.ts";
 import { ITEMS_FIELD, listOf, type IngestKind, type IngestMessage } from "./message.ts";
 import { capture, libraryWrite, type IngestSettings } from "./plan.ts";
 

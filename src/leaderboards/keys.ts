@@ -4,8 +4,8 @@ import { keyOf } from "../keys.ts";
  * A board is a fixed set of keys (four, plus its daily snapshot and the
  * snapshot's build on boards without seasons), so deleting it (or handing every key
  * to a script in KEYS) never needs a scan. Player data lives in per-board
- * hashes keyed by player rather than one hash per player as in the source
- * post, which would make the set of keys grow with the board.
+ * hashes keyed by player rather than one hash per player as in source post 004
+ * (docs/background.md), which would make the set of keys grow with the board.
  */
 export interface BoardKeys {
   /** Hash: `ties`, `createdAt`, `seq` (the tie-break sequence). */
@@ -16,7 +16,7 @@ export interface BoardKeys {
   players: string;
   /** Hash: player → profile JSON `{"name","meta"}` (opaque to Lua). */
   profiles: string;
-  /** Sorted set (boards without seasons): player → rank at the last daily snapshot (snapshot.ts). */
+  /** Sorted set (boards without seasons): player → rank at the last daily snapshot (jobs.ts). */
   snapshot: string;
   /** Sorted set: the snapshot being built, renamed over `snapshot` when complete. */
   snapshotNext: string;

@@ -1,21 +1,21 @@
-import { defineReadScript } from "../redis/script.ts";
+import { defineLua } from "../redis/script.ts";
 import { SEQ_WIDTH } from "./keys.ts";
 import { DEFAULT_KEEP_SEASONS } from "./seasons.ts";
 
-/** Lua pieces the leaderboard scripts share (scripts.ts: writes, read-scripts.ts: reads). */
+/** Lua the leaderboard scripts share (scripts.ts: writes and the snapshot job, read-scripts.ts: reads). */
 
-/** Read scripts return a Lua value like write scripts do; this encodes it for `runRead`. */
-export function readScript(name: string, body: string) {
-  return defineReadScript(name, `local function run()\n${body.trim()}\nend\nreturn cjson.encode(run())`);
-}
-
-export const ENTRY = `
--- players hash values are '<joinedAt><policy>:<ranking member>|<season>|<best>|<previous>':
--- policy 'j' or 'r' is the board's tie policy, which cannot change while the board has
--- players, so a score change need not read the settings; <season> is the season of the
--- player's latest write, <best> the best rank seen at the player's writes in it and
--- <previous> the player's final rank in the season before it. Entries of older versions
--- end after the member (and may lack the policy: '' reads the settings).
+/**
+ * A player's entry in the players hash: '<joinedAt><policy>:<ranking member>|<season>|<best>|<previous>'.
+ * Policy 'j' or 'r' is the board's tie policy, which cannot change while the board has players, so
+ * a score change need not read the settings; <season> is the season of the player's latest write,
+ * <best> the best rank seen at the player's writes in it and <previous> the player's final rank in
+ * the season before it. Entries of older versions end after the member (and may lack the policy:
+ * '' reads the settings).
+ */
+export const entryLua = defineLua(
+  "leaderboards.entry",
+  ["parseEntry", "entryText"],
+  `
 local function parseEntry(text)
   local joined, policy, member, rest = string.match(text, '^(%-?%d+)([jr]?):([^|]+)(.*)$')
   local e = {joined = joined, policy = policy, member = member}
@@ -27,12 +27,18 @@ local function parseEntry(text)
 end
 local function entryText(e)
   return e.joined .. e.policy .. ':' .. e.member .. '|' .. (e.sid or '') .. '|' .. (e.best or '') .. '|' .. (e.prev or '')
-end`;
+end`,
+);
 
-export const CFG = `
--- board settings a script needs, as one string '<reset>|<keep>|<min>|<max>|<maxIncrement>'
--- kept in the settings hash ('cfg') and in the players hash ('_cfg': no player name starts
--- with '_'), so a score change reads it with the HMGET of the players' entries
+/**
+ * The board settings a script needs, as one string '<reset>|<keep>|<min>|<max>|<maxIncrement>' kept
+ * in the settings hash ('cfg') and in the players hash ('_cfg': no player name starts with '_'), so
+ * a score change reads it with the HMGET of the players' entries.
+ */
+export const cfgLua = defineLua(
+  "leaderboards.cfg",
+  ["parseCfg", "cfgText"],
+  `
 local function parseCfg(text)
   local c = {reset = 'n', keep = ${DEFAULT_KEEP_SEASONS}}
   if text then
@@ -43,19 +49,25 @@ local function parseCfg(text)
 end
 local function cfgText(c)
   return c.reset .. '|' .. c.keep .. '|' .. (c.min or '') .. '|' .. (c.max or '') .. '|' .. (c.maxInc or '')
-end`;
+end`,
+);
 
-export const SEASON = `
--- The season block (src/leaderboards/seasons.ts): KEYS[K..K+3] the season's ranking
--- under reset none, daily, weekly, monthly, KEYS[K+4..K+7] the season before it;
--- ARGV[A..A+7] per policy the season id ('' when the request names none of that
--- policy) and the season's end in epoch ms. The board's reset picks one.
+/**
+ * The season block (seasons.ts, seasonBlock): `keys` are the season's ranking under reset none,
+ * daily, weekly, monthly, then the season before it under each; `args` per policy the season id
+ * ('' when the request names none of that policy) and the season's end in epoch ms. The board's
+ * reset picks one.
+ */
+export const seasonLua = defineLua(
+  "leaderboards.season",
+  ["seasonOf", "expireSeason", "enterSeason", "movement"],
+  `
 local POLICY = {n = 0, d = 1, w = 2, m = 3}
-local function seasonOf(reset, K, A)
+local function seasonOf(reset, keys, args)
   local i   = POLICY[reset] or 0
-  local sid = ARGV[A + i * 2]
+  local sid = args[i * 2 + 1]
   if sid == '' then return nil end
-  return {reset = reset, key = KEYS[K + i], prev = reset ~= 'n' and KEYS[K + 4 + i] or nil, sid = sid, to = tonumber(ARGV[A + i * 2 + 1])}
+  return {reset = reset, key = keys[i + 1], prev = reset ~= 'n' and keys[i + 5] or nil, sid = sid, to = tonumber(args[i * 2 + 2])}
 end
 local function daysFromCivil(y, m, d)
   if m <= 2 then y = y - 1 end
@@ -79,6 +91,14 @@ local function expireSeason(s, keep, now)
   end
   redis.call('EXPIRE', s.key, math.max(1, math.ceil((at - tonumber(now)) / 1000)), 'NX')
 end
+-- The first write of a player (entry e) in season s: it enters at 0 keeping its tie-break
+-- place, the key gets its lifetime, and the final rank of the season before is kept.
+local function enterSeason(s, e, keep, now)
+  redis.call('ZADD', s.key, 0, e.member)
+  expireSeason(s, keep, now)
+  local prev = s.prev and redis.call('ZRANK', s.prev, e.member)
+  e.sid, e.best, e.prev = s.sid, nil, prev and prev + 1 or nil
+end
 -- Movement of a player read in season s: previousRank is the final rank in the season
 -- before s (cached in the entry when the player first wrote in s; else read with one
 -- ZRANK, right for 'joined' members, which never change, and for 'reached' members
@@ -94,21 +114,34 @@ local function movement(s, e, rank)
   end
   if rank and (not best or rank < best) then best = rank end
   return prev, best
-end`;
+end`,
+);
 
-
-export const PROFILES_OF_ROWS = `
--- rows are member, score, member, score, ...; members end in the player name
-local function namesOf(rows)
-  local names = {}
-  for i = 1, #rows, 2 do names[#names + 1] = string.sub(rows[i], ${SEQ_WIDTH + 2}) end
-  return names
+/** Ranking members '<seq>:<player>' (keys.ts, SEQ_WIDTH and playerOfMember). */
+export const memberLua = defineLua(
+  "leaderboards.member",
+  ["memberOf", "playerOf"],
+  `
+local function memberOf(seq, player)
+  return string.format('%0${SEQ_WIDTH}d', seq) .. ':' .. player
 end
--- profiles and movement (previousRank, bestRank) of page rows: two HMGETs for the page,
--- plus a ZRANK for a row whose previous rank the entry does not hold (seasonal boards)
--- or one ZMSCORE of the daily snapshot for all rows (boards without seasons)
+local function playerOf(member)
+  return string.sub(member, ${SEQ_WIDTH + 2})
+end`,
+);
+
+/**
+ * Profiles and movement (previousRank, bestRank) of page rows (member, score, member, score, ...):
+ * two HMGETs for the page, plus a ZRANK for a row whose previous rank the entry does not hold
+ * (seasonal boards) or one ZMSCORE of the daily snapshot `snap` for all rows (boards without seasons).
+ */
+export const rowsLua = defineLua(
+  "leaderboards.rows",
+  ["detailsOf"],
+  `
 local function detailsOf(profiles, players, s, rows, firstRank, snap)
-  local names = namesOf(rows)
+  local names = {}
+  for i = 1, #rows, 2 do names[#names + 1] = playerOf(rows[i]) end
   if #names == 0 then return {}, {} end
   local found = redis.call('HMGET', profiles, unpack(names))
   local texts = redis.call('HMGET', players, unpack(names))
@@ -121,4 +154,6 @@ local function detailsOf(profiles, players, s, rows, firstRank, snap)
     moves[i] = {prev or false, best or false}
   end
   return found, moves
-end`;
+end`,
+  [entryLua, seasonLua, memberLua],
+);

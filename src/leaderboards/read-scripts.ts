@@ -1,24 +1,32 @@
-import { SEQ_WIDTH } from "./keys.ts";
-import { CFG, ENTRY, PROFILES_OF_ROWS, readScript, SEASON } from "./lua.ts";
+import { defineScript } from "../redis/script.ts";
+import { cfgLua, entryLua, memberLua, rowsLua, seasonLua } from "./lua.ts";
 
-/** The leaderboard read scripts (see scripts.ts for the member and score conventions). */
-/** KEYS: players, profiles, season block, daily snapshot. ARGV: player, season block args. */
-export const getPlayer = readScript(
-  "leaderboards:get",
-  `${ENTRY}${CFG}${SEASON}
-local players, profiles = KEYS[1], KEYS[2]
-local player            = ARGV[1]
+/*
+ * The leaderboard read scripts (see scripts.ts for the member and score conventions). A read of
+ * an unknown board or player answers `{missing = true}` and one of a season the board's reset does
+ * not name `{noSeason = true}`: reads.ts turns both into a NotFoundError whose message names the
+ * board and the season asked for, which the scripts never see.
+ */
+
+/** A player's entry, score, rank, total and movement in a season; `snapshot` is the board's daily snapshot. */
+export const getScript = defineScript({
+  name: "leaderboards.get",
+  write: false,
+  keys: ["players", "profiles", "snapshot", "...seasonKeys"],
+  args: ["player", "...seasonArgs"],
+  uses: [entryLua, cfgLua, seasonLua],
+  lua: `
 local got = redis.call('HMGET', players, player, '_cfg')
 if not got[1] then return {missing = true} end
 local cfg = parseCfg(got[2])
-local s   = seasonOf(cfg.reset, 3, 2)
-if not s then return {noSeason = cfg.reset} end
+local s   = seasonOf(cfg.reset, seasonKeys, seasonArgs)
+if not s then return {noSeason = true} end
 local e     = parseEntry(got[1])
 local score = redis.call('ZSCORE', s.key, e.member)
 local rank  = score and redis.call('ZRANK', s.key, e.member) + 1 or nil
 local prev, best = movement(s, e, rank)
--- a board without seasons: the rank at the last daily snapshot (snapshot.ts)
-if s.reset == 'n' then prev = tonumber(redis.call('ZSCORE', KEYS[11], player)) end
+-- a board without seasons: the rank at the last daily snapshot (jobs.ts)
+if s.reset == 'n' then prev = tonumber(redis.call('ZSCORE', snapshot, player)) end
 return {
   profile  = redis.call('HGET', profiles, player),
   joinedAt = e.joined,
@@ -30,70 +38,78 @@ return {
   season   = s.sid,
 }
 `,
-);
+});
 
-/** KEYS: settings, players, profiles, season block, daily snapshot. ARGV: start, stop (0-based, inclusive), season block args. */
-export const pageOf = readScript(
-  "leaderboards:page",
-  `${ENTRY}${CFG}${SEASON}${PROFILES_OF_ROWS}
-local settings, players, profiles = KEYS[1], KEYS[2], KEYS[3]
-local start, stop                 = ARGV[1], ARGV[2]
+/** Ranks `start`..`stop` (0-based, inclusive) of a season, with profiles and movement. */
+export const pageScript = defineScript({
+  name: "leaderboards.page",
+  write: false,
+  keys: ["settings", "players", "profiles", "snapshot", "...seasonKeys"],
+  args: ["start", "stop", "...seasonArgs"],
+  uses: [cfgLua, seasonLua, rowsLua],
+  lua: `
 local meta = redis.call('HMGET', settings, 'ties', 'cfg')
 if not meta[1] then return {missing = true} end
 local cfg = parseCfg(meta[2])
-local s   = seasonOf(cfg.reset, 4, 3)
-if not s then return {noSeason = cfg.reset} end
+local s   = seasonOf(cfg.reset, seasonKeys, seasonArgs)
+if not s then return {noSeason = true} end
 local rows = redis.call('ZRANGE', s.key, start, stop, 'WITHSCORES')
-local found, moves = detailsOf(profiles, players, s, rows, tonumber(start) + 1, KEYS[12])
+local found, moves = detailsOf(profiles, players, s, rows, tonumber(start) + 1, snapshot)
 return {ties = meta[1], total = redis.call('ZCARD', s.key), rows = rows, profiles = found, moves = moves, season = s.sid}
 `,
-);
+});
 
-/** KEYS: players, profiles, season block, daily snapshot. ARGV: player, k, season block args. */
-export const aroundOf = readScript(
-  "leaderboards:around",
-  `${ENTRY}${CFG}${SEASON}${PROFILES_OF_ROWS}
-local players, profiles = KEYS[1], KEYS[2]
-local player, k         = ARGV[1], tonumber(ARGV[2])
+/** The player with up to `k` rows above and below. */
+export const aroundScript = defineScript({
+  name: "leaderboards.around",
+  write: false,
+  keys: ["players", "profiles", "snapshot", "...seasonKeys"],
+  args: ["player", "k", "...seasonArgs"],
+  uses: [entryLua, cfgLua, seasonLua, rowsLua],
+  lua: `
+k = tonumber(k)
 local got = redis.call('HMGET', players, player, '_cfg')
 if not got[1] then return {missing = true} end
-local s = seasonOf(parseCfg(got[2]).reset, 3, 3)
+local s = seasonOf(parseCfg(got[2]).reset, seasonKeys, seasonArgs)
 if not s then return {noSeason = true} end
 local rank = redis.call('ZRANK', s.key, parseEntry(got[1]).member)
 if not rank then return {unranked = true, season = s.sid} end
 local start = math.max(0, rank - k)
 local rows  = redis.call('ZRANGE', s.key, start, rank + k, 'WITHSCORES')
-local found, moves = detailsOf(profiles, players, s, rows, start + 1, KEYS[11])
+local found, moves = detailsOf(profiles, players, s, rows, start + 1, snapshot)
 return {start = start, rank = rank + 1, rows = rows, profiles = found, moves = moves, season = s.sid}
 `,
-);
+});
 
-/** KEYS: settings, season block. ARGV: season block args. */
-export const countOf = readScript(
-  "leaderboards:count",
-  `${CFG}${SEASON}
-local settings = KEYS[1]
+/** Board settings and the current season's player count. */
+export const countScript = defineScript({
+  name: "leaderboards.count",
+  write: false,
+  keys: ["settings", "...seasonKeys"],
+  args: ["...seasonArgs"],
+  uses: [cfgLua, seasonLua],
+  lua: `
 local meta = redis.call('HMGET', settings, 'ties', 'createdAt', 'cfg')
 if not meta[1] then return {missing = true} end
 local cfg = parseCfg(meta[3])
-local s   = seasonOf(cfg.reset, 2, 1)
+local s   = seasonOf(cfg.reset, seasonKeys, seasonArgs)
 return {ties = meta[1], createdAt = meta[2], total = redis.call('ZCARD', s.key), cfg = cfgText(cfg), season = s.sid}
 `,
-);
+});
 
 /**
- * Ranks of a subset of players. KEYS: players, profiles, season block.
- * ARGV: season block args, then the players. One HMGET of the entries, one ZMSCORE,
- * one ZRANK per ranked player, one HMGET of their profiles.
+ * Ranks of a subset of players (`names`). One HMGET of the entries, one ZMSCORE, one ZRANK per
+ * ranked player, one HMGET of their profiles.
  */
-export const rankSubset = readScript(
-  "leaderboards:rank",
-  `${ENTRY}${CFG}${SEASON}
-local players, profiles = KEYS[1], KEYS[2]
-local names = {}
-for i = 9, #ARGV do names[#names + 1] = ARGV[i] end
+export const rankScript = defineScript({
+  name: "leaderboards.rank",
+  write: false,
+  keys: ["players", "profiles", "...seasonKeys"],
+  args: ["...names", "...seasonArgs"],
+  uses: [entryLua, cfgLua, seasonLua],
+  lua: `
 local found = redis.call('HMGET', players, '_cfg', unpack(names))
-local s = seasonOf(parseCfg(found[1]).reset, 3, 1)
+local s = seasonOf(parseCfg(found[1]).reset, seasonKeys, seasonArgs)
 if not s then return {noSeason = true} end
 local known, members = {}, {}
 for j, player in ipairs(names) do
@@ -115,46 +131,48 @@ end
 local found2 = #ranked > 0 and redis.call('HMGET', profiles, unpack(ranked)) or {}
 return {items = items, profiles = found2, season = s.sid}
 `,
-);
+});
 
 /**
- * Kept seasons. KEYS: settings, profiles, then for daily, weekly, monthly the current
- * season's ranking and the MAX_KEEP_SEASONS before it (newest first). ARGV: per key its season id.
+ * Kept seasons. `rankings` are, for daily, weekly and monthly, the current season's ranking and the
+ * MAX_KEEP_SEASONS before it (newest first); `ids` their season ids.
  */
-export const seasonsOf = readScript(
-  "leaderboards:seasons",
-  `${CFG}
-local settings, profiles = KEYS[1], KEYS[2]
-local per  = (#KEYS - 2) / 3
+export const seasonsScript = defineScript({
+  name: "leaderboards.seasons",
+  write: false,
+  keys: ["settings", "profiles", "...rankings"],
+  args: ["...ids"],
+  uses: [cfgLua, memberLua],
+  lua: `
+local per  = #rankings / 3
 local meta = redis.call('HMGET', settings, 'ties', 'cfg')
 if not meta[1] then return {missing = true} end
 local cfg = parseCfg(meta[2])
 if cfg.reset == 'n' then return {reset = 'n', seasons = {}} end
-local base = 3 + ({d = 0, w = 1, m = 2})[cfg.reset] * per
+local base = 1 + ({d = 0, w = 1, m = 2})[cfg.reset] * per
 local seasons, names = {}, {}
 for i = 0, math.min(cfg.keep, per - 1) do
-  local key  = KEYS[base + i]
+  local key  = rankings[base + i]
   local size = redis.call('ZCARD', key)
   if size > 0 then
     local top = redis.call('ZRANGE', key, 0, 2, 'WITHSCORES')
-    for r = 1, #top, 2 do names[#names + 1] = string.sub(top[r], ${SEQ_WIDTH + 2}) end
-    seasons[#seasons + 1] = {ARGV[base - 2 + i], size, top}
+    for r = 1, #top, 2 do names[#names + 1] = playerOf(top[r]) end
+    seasons[#seasons + 1] = {ids[base + i], size, top}
   end
 end
 local found = #names > 0 and redis.call('HMGET', profiles, unpack(names)) or {}
 return {reset = cfg.reset, seasons = seasons, profiles = found}
 `,
-);
+});
 
-/**
- * KEYS: registry. ARGV: offset, limit. Boards with players (or configured by
- * an admin), most recent activity (a new player, a PUT) first.
- */
-export const listBoards = readScript(
-  "leaderboards:list",
-  `
-local registry      = KEYS[1]
-local offset, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
+/** A page of the registry: boards with players (or configured by an admin), most recent activity (a new player, a PUT) first. */
+export const listScript = defineScript({
+  name: "leaderboards.list",
+  write: false,
+  keys: ["registry"],
+  args: ["offset", "limit"],
+  lua: `
+offset, limit = tonumber(offset), tonumber(limit)
 return {boards = redis.call('ZRANGE', registry, offset, offset + limit - 1, 'REV'), total = redis.call('ZCARD', registry)}
 `,
-);
+});

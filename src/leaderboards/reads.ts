@@ -1,27 +1,90 @@
 import type { Ctx } from "../context.ts";
 import { NotFoundError } from "../errors.ts";
-import { asList, runRead } from "../redis/script.ts";
-import { MAX_BATCH, listPage, type PageOptions as ListPageOptions } from "../validation.ts";
-import {
-  assertBoard,
-  assertSeason,
-  noSeason,
-  parseProfile,
-  percentileOf,
-  RESET_OF,
-  rowsOf,
-  seasonIdOf,
-  type Move,
-  type PlayerView,
-  type Row,
-  type SeasonOption,
-} from "./common.ts";
-import { boardKeys, registryKey } from "./keys.ts";
-import { keptSeasons, rankingKey, seasonBlock, seasonById, type Reset } from "./seasons.ts";
-import * as scripts from "./scripts.ts";
-import { assertValid, MAX_AROUND, MAX_LISTED_BOARDS, MAX_PAGE_LIMIT, nameIssue, scoreOf, type TiePolicy } from "./validate.ts";
+import { asList } from "../redis/script.ts";
+import { listPage, type PageOptions as ListPageOptions } from "../validation.ts";
+import { boardKeys, playerOfMember, registryKey } from "./keys.ts";
+import { aroundScript, getScript, listScript, pageScript, rankScript, seasonsScript } from "./read-scripts.ts";
+import { keptSeasons, rankingKey, RESET_OF, seasonBlock, seasonById, seasonIdOf, type Reset, type SeasonSelector } from "./seasons.ts";
+import { checkAround, checkBoard, checkPage, checkSeason, checkSubset, MAX_LISTED_BOARDS, scoreOf, type TiePolicy } from "./validate.ts";
 
-/** Reads of a board: one read script each, one round trip. */
+/**
+ * Reads of a board: one read script each, one round trip. A separate concern from the writes
+ * (leaderboards.ts): the rows, movement and profiles the read scripts return, shaped for the API.
+ */
+
+export interface Row {
+  rank: number;
+  player: string;
+  name: string | null;
+  score: number;
+  /** Final rank in the season before this one (seasonal boards), or the rank at the last daily snapshot (boards without seasons); null when unknown or not ranked then. */
+  previousRank: number | null;
+  /** Best rank seen at the player's own writes this season, never worse than `rank`. */
+  bestRank: number | null;
+}
+
+export interface PlayerView {
+  player: string;
+  name: string | null;
+  meta: Record<string, unknown> | null;
+  score: number;
+  /** null when the player has no score in this season (has not played in it). */
+  rank: number | null;
+  joinedAt: number;
+  /** Percentage of the season's players ranked strictly below, 0..100, two decimals (floored); null when unranked. */
+  percentile: number | null;
+  /** Players ranked in the season. */
+  total: number;
+  previousRank: number | null;
+  bestRank: number | null;
+  /** The season read; null for a board without seasons. */
+  season: string | null;
+}
+
+/** Options of every read of a board: which season. */
+export interface SeasonOption {
+  /** `current` (default), `previous` or a season id (`2026-11-23`, `2026-W48`, `2026-11`). */
+  season?: SeasonSelector | undefined;
+}
+
+function parseProfile(text: string | false | null | undefined): { name: string | null; meta: Record<string, unknown> | null } {
+  if (!text) return { name: null, meta: null };
+  const parsed = JSON.parse(text) as { name?: string; meta?: Record<string, unknown> | null };
+  return { name: parsed.name ?? null, meta: parsed.meta ?? null };
+}
+
+/** A row's previousRank and bestRank as the scripts return them (lua.ts, detailsOf): false for none. */
+type Move = [number | false, number | false];
+
+function rowsOf(flat: string[], profiles: (string | false)[], firstRank: number, moves: Move[] = []): Row[] {
+  const rows: Row[] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    const member = flat[i] as string;
+    const [prev, best] = moves[i / 2] ?? [false, false];
+    rows.push({
+      rank: firstRank + i / 2,
+      player: playerOfMember(member),
+      name: parseProfile(profiles[i / 2]).name,
+      score: scoreOf(flat[i + 1] as string),
+      previousRank: prev === false ? null : prev,
+      bestRank: best === false ? null : best,
+    });
+  }
+  return rows;
+}
+
+/** Percentage of `total` players ranked strictly below `rank`, floored to two decimals (exact integer arithmetic). */
+function percentileOf(rank: number, total: number): number {
+  return total === 0 ? 0 : Math.floor(((total - rank) * 10_000) / total) / 100;
+}
+
+function noPlayer(board: string, player: string): never {
+  throw new NotFoundError(`No player '${player}' on board '${board}'.`);
+}
+
+function noSeason(board: string, season: SeasonSelector | undefined): never {
+  throw new NotFoundError(`Board '${board}' has no season '${season ?? "current"}' (its reset policy names other seasons, or none).`);
+}
 
 /**
  * A player's score, 1-based rank, percentile, movement, profile and join time
@@ -29,13 +92,13 @@ import { assertValid, MAX_AROUND, MAX_LISTED_BOARDS, MAX_PAGE_LIMIT, nameIssue, 
  * joined. A player who has not played in the season reads as score 0, rank null.
  */
 export async function getPlayer(ctx: Ctx, board: string, player: string, options: SeasonOption = {}): Promise<PlayerView> {
-  assertBoard(board, player);
-  assertSeason(options.season);
+  checkBoard(board, player);
+  checkSeason(options.season);
   const k = boardKeys(ctx.prefix, board);
   const season = seasonBlock(ctx.prefix, board, ctx.now, options.season);
-  const res = await runRead<{
+  const res = await getScript.run<{
     missing?: true;
-    noSeason?: string;
+    noSeason?: true;
     profile: string | false;
     joinedAt: string;
     score: string;
@@ -44,8 +107,8 @@ export async function getPlayer(ctx: Ctx, board: string, player: string, options
     previousRank: number | false;
     bestRank: number | false;
     season: string;
-  }>(ctx.redis, scripts.getPlayer, [k.players, k.profiles, ...season.keys, k.snapshot], [player, ...season.args]);
-  if (res.missing) throw new NotFoundError(`No player '${player}' on board '${board}'.`);
+  }>(ctx.redis, { players: k.players, profiles: k.profiles, snapshot: k.snapshot, seasonKeys: season.keys }, { player, seasonArgs: season.args });
+  if (res.missing) noPlayer(board, player);
   if (res.noSeason) noSeason(board, options.season);
   const rank = res.rank === false ? null : res.rank;
   return {
@@ -70,27 +133,21 @@ export interface PageOptions extends SeasonOption {
 }
 
 /** A page of the ranking; a page past the end is empty, an unknown board a NotFoundError. */
-export async function pageOfBoard(
+export async function page(
   ctx: Ctx,
   board: string,
   options: PageOptions = {},
 ): Promise<{ items: Row[]; total: number; page: number; limit: number; ties: TiePolicy; season: string | null }> {
   const page = options.page ?? 1;
   const limit = options.limit ?? 10;
-  assertValid([
-    nameIssue("board", board),
-    Number.isInteger(page) && page >= 1 && page <= 1_000_000 ? null : { path: "page", message: "must be an integer from 1 to 1000000" },
-    Number.isInteger(limit) && limit >= 1 && limit <= MAX_PAGE_LIMIT ? null : { path: "limit", message: `must be an integer from 1 to ${MAX_PAGE_LIMIT}` },
-  ]);
-  assertSeason(options.season);
+  checkPage(board, page, limit, options.season);
   const k = boardKeys(ctx.prefix, board);
   const season = seasonBlock(ctx.prefix, board, ctx.now, options.season);
   const start = (page - 1) * limit;
-  const res = await runRead<{ missing?: true; noSeason?: string; ties: TiePolicy; total: number; rows: string[]; profiles: (string | false)[]; moves: Move[]; season: string }>(
+  const res = await pageScript.run<{ missing?: true; noSeason?: true; ties: TiePolicy; total: number; rows: string[]; profiles: (string | false)[]; moves: Move[]; season: string }>(
     ctx.redis,
-    scripts.pageOf,
-    [k.settings, k.players, k.profiles, ...season.keys, k.snapshot],
-    [start, start + limit - 1, ...season.args],
+    { settings: k.settings, players: k.players, profiles: k.profiles, snapshot: k.snapshot, seasonKeys: season.keys },
+    { start, stop: start + limit - 1, seasonArgs: season.args },
   );
   if (res.missing) throw new NotFoundError(`No board '${board}'.`);
   if (res.noSeason) noSeason(board, options.season);
@@ -109,25 +166,22 @@ export async function pageOfBoard(
  * A player who has not played in the season has rank null and no rows.
  * @param k rows on each side, 0..50. @default 5
  */
-export async function aroundPlayer(
+export async function around(
   ctx: Ctx,
   board: string,
   player: string,
   k = 5,
   options: SeasonOption = {},
 ): Promise<{ player: string; rank: number | null; items: Row[]; season: string | null }> {
-  assertBoard(board, player);
-  assertValid([Number.isInteger(k) && k >= 0 && k <= MAX_AROUND ? null : { path: "k", message: `must be an integer from 0 to ${MAX_AROUND}` }]);
-  assertSeason(options.season);
+  checkAround(board, player, k, options.season);
   const keys = boardKeys(ctx.prefix, board);
   const season = seasonBlock(ctx.prefix, board, ctx.now, options.season);
-  const res = await runRead<{ missing?: true; noSeason?: true; unranked?: true; start: number; rank: number; rows: string[]; profiles: (string | false)[]; moves: Move[]; season: string }>(
+  const res = await aroundScript.run<{ missing?: true; noSeason?: true; unranked?: true; start: number; rank: number; rows: string[]; profiles: (string | false)[]; moves: Move[]; season: string }>(
     ctx.redis,
-    scripts.aroundOf,
-    [keys.players, keys.profiles, ...season.keys, keys.snapshot],
-    [player, k, ...season.args],
+    { players: keys.players, profiles: keys.profiles, snapshot: keys.snapshot, seasonKeys: season.keys },
+    { player, k, seasonArgs: season.args },
   );
-  if (res.missing) throw new NotFoundError(`No player '${player}' on board '${board}'.`);
+  if (res.missing) noPlayer(board, player);
   if (res.noSeason) noSeason(board, options.season);
   if (res.unranked) return { player, rank: null, items: [], season: seasonIdOf(res.season) };
   return { player, rank: res.rank, items: rowsOf(asList(res.rows), asList(res.profiles), res.start + 1, asList(res.moves)), season: seasonIdOf(res.season) };
@@ -150,20 +204,14 @@ export interface SubsetRow {
  * @param players 1..1,000 names (duplicates count once).
  */
 export async function rankPlayers(ctx: Ctx, board: string, players: string[], options: SeasonOption = {}): Promise<{ items: SubsetRow[]; unknown: string[]; season: string | null }> {
-  assertBoard(board);
-  assertValid([
-    players.length >= 1 && players.length <= MAX_BATCH ? null : { path: "players", message: `must hold 1 to ${MAX_BATCH} players` },
-    ...players.map((p, i) => nameIssue(`players.${i}`, p)),
-  ]);
-  assertSeason(options.season);
+  checkSubset(board, players, options.season);
   const unique = [...new Set(players)];
   const k = boardKeys(ctx.prefix, board);
   const season = seasonBlock(ctx.prefix, board, ctx.now, options.season);
-  const res = await runRead<{ noSeason?: true; items: [string, string, number][]; profiles: (string | false)[]; season: string }>(
+  const res = await rankScript.run<{ noSeason?: true; items: [string, string, number][]; profiles: (string | false)[]; season: string }>(
     ctx.redis,
-    scripts.rankSubset,
-    [k.players, k.profiles, ...season.keys],
-    [...season.args, ...unique],
+    { players: k.players, profiles: k.profiles, seasonKeys: season.keys },
+    { names: unique, seasonArgs: season.args },
   );
   if (res.noSeason) noSeason(board, options.season);
   const profiles = asList(res.profiles);
@@ -190,15 +238,14 @@ export interface SeasonSummary {
  * listed. Empty for a board without seasons.
  */
 export async function listSeasons(ctx: Ctx, board: string): Promise<{ board: string; reset: Reset; current: string | null; seasons: SeasonSummary[] }> {
-  assertBoard(board);
+  checkBoard(board);
   const kept = keptSeasons(ctx.now);
   const all = [...kept.daily, ...kept.weekly, ...kept.monthly];
   const k = boardKeys(ctx.prefix, board);
-  const res = await runRead<{ missing?: true; reset: string; seasons: [string, number, string[]][]; profiles: (string | false)[] }>(
+  const res = await seasonsScript.run<{ missing?: true; reset: string; seasons: [string, number, string[]][]; profiles: (string | false)[] }>(
     ctx.redis,
-    scripts.seasonsOf,
-    [k.settings, k.profiles, ...all.map((season) => rankingKey(ctx.prefix, board, season.id))],
-    all.map((season) => season.id),
+    { settings: k.settings, profiles: k.profiles, rankings: all.map((season) => rankingKey(ctx.prefix, board, season.id)) },
+    { ids: all.map((season) => season.id) },
   );
   if (res.missing) throw new NotFoundError(`No board '${board}'.`);
   const reset = RESET_OF[res.reset] ?? "none";
@@ -220,14 +267,9 @@ export type ListOptions = ListPageOptions;
  * or configured by an admin, most recent activity (a new player, a PUT) first.
  * `next` is the offset of the following page, null on the last.
  */
-export async function listBoardsPage(ctx: Ctx, options: ListOptions = {}): Promise<{ boards: string[]; total: number; next: number | null }> {
+export async function list(ctx: Ctx, options: ListOptions = {}): Promise<{ boards: string[]; total: number; next: number | null }> {
   const { offset, limit } = listPage(options, MAX_LISTED_BOARDS);
-  const res = await runRead<{ boards: string[] | Record<string, never>; total: number }>(ctx.redis, scripts.listBoards, [registryKey(ctx.prefix)], [offset, limit]);
+  const res = await listScript.run<{ boards: string[] | Record<string, never>; total: number }>(ctx.redis, { registry: registryKey(ctx.prefix) }, { offset, limit });
   const boards = asList(res.boards);
   return { boards, total: res.total, next: offset + boards.length < res.total ? offset + boards.length : null };
-}
-
-/** The names of `listBoardsPage`, most recently active first (at most 1,000 by default). */
-export async function listBoards(ctx: Ctx, options: ListOptions = {}): Promise<string[]> {
-  return (await listBoardsPage(ctx, options)).boards;
 }

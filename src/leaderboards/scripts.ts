@@ -1,8 +1,12 @@
-import { defineWriteScript } from "../redis/script.ts";
-import { SEQ_WIDTH } from "./keys.ts";
-import { CFG, ENTRY, SEASON } from "./lua.ts";
+import { ConflictError, NotFoundError, RejectedError, ValidationError, type FieldIssue } from "../errors.ts";
+import { defineScript, type Refusal } from "../redis/script.ts";
+import { cfgLua, entryLua, memberLua, seasonLua } from "./lua.ts";
+import { RESET_OF } from "./seasons.ts";
+import { MAX_SCORE } from "./validate.ts";
 
 /*
+ * The leaderboard write scripts (reads: read-scripts.ts; the snapshot job's own: jobs.ts).
+ *
  * Ranking members are `<SEQ_WIDTH-digit seq>:<player>` with the score stored negated:
  * ascending order is then "highest score first, and of equal scores the lower
  * sequence first". The sequence is a per-board counter (HINCRBY on the settings
@@ -13,42 +17,67 @@ import { CFG, ENTRY, SEASON } from "./lua.ts";
  * Scores travel as strings: what TypeScript formats (shortest round-trip) or
  * what Redis returns (%.17g), never a Lua number turned back into text, so
  * every integer up to 2^53 stays exact.
+ *
+ * Every call passes its season block (seasons.ts, seasonBlock) as the lists
+ * `seasonKeys` and `seasonArgs`; the board's reset picks its season (lua.ts, seasonOf).
  */
 
-export * from "./read-scripts.ts";
+/** A write the board's guards refuse (422 `score_rejected`); `batch` items are named by index. */
+function rejected(board: string, r: Refusal, batch: boolean): RejectedError {
+  const player = String(r.player);
+  const what =
+    r.guard === "maxIncrement"
+      ? `adds more than maxIncrement ${String(r.bound)} to '${player}'`
+      : r.guard
+        ? `would take the score of '${player}' past ${String(r.guard)} ${String(r.bound)}`
+        : `puts '${player}' outside the board's guards [${String(r.min ?? "-inf")}, ${String(r.max ?? "+inf")}]`;
+  const detail: FieldIssue = {
+    path: batch && r.index !== undefined ? `items.${String(r.index)}` : "",
+    message: r.guard ? `refused by ${String(r.guard)}` : "refused by minScore/maxScore",
+  };
+  return new RejectedError("score_rejected", `The request ${what} on board '${board}'; nothing was written.`, [detail]);
+}
 
 /**
- * PUT a board's settings. KEYS: settings, players, registry, season block (current).
- * ARGV: board, now, ties ('' keeps), reset letter ('' keeps), keep ('' keeps), min, max,
- * maxIncrement (each '' keeps, '-' clears), season block args.
- * A board an admin configured is no longer `implicit`: it keeps its settings
- * when its last player leaves.
+ * PUT a board's settings. `ties`, `reset` and `keep` are '' to keep; `min`, `max` and `maxIncrement`
+ * '' to keep, '-' to clear. A board an admin configured is no longer `implicit`: it keeps its
+ * settings when its last player leaves.
  */
-export const configureBoard = defineWriteScript(
-  "leaderboards:configure",
-  `${CFG}${SEASON}
-local settings, players, registry = KEYS[1], KEYS[2], KEYS[3]
-local board, now, ties            = ARGV[1], ARGV[2], ARGV[3]
+export const configureScript = defineScript({
+  name: "leaderboards.configure",
+  write: true,
+  keys: ["settings", "players", "registry", "...seasonKeys"],
+  args: ["board", "now", "ties", "reset", "keep", "min", "max", "maxIncrement", "...seasonArgs"],
+  uses: [cfgLua, seasonLua],
+  refusals: {
+    bad_range: () => new ValidationError("minScore would exceed maxScore; nothing was changed.", [{ path: "minScore", message: "must not exceed maxScore" }]),
+    board_not_empty: (r, call) =>
+      new ConflictError(
+        "board_not_empty",
+        `Board '${call.args.board}' has ${String(r.players)} players ranked with ties '${String(r.ties)}' and reset '${RESET_OF[String(r.reset ?? "n")]}'; delete the board (or its players) before changing the tie policy or the reset.`,
+      ),
+  },
+  lua: `
 local meta      = redis.call('HMGET', settings, 'ties', 'createdAt', 'implicit', 'cfg')
 local current   = meta[1]
 local createdAt = meta[2]
 local created   = not current
 local old       = parseCfg(meta[4])
 local cfg       = parseCfg(meta[4])
-if ARGV[4] ~= '' then cfg.reset = ARGV[4] end
-if ARGV[5] ~= '' then cfg.keep = tonumber(ARGV[5]) end
+if reset ~= '' then cfg.reset = reset end
+if keep ~= '' then cfg.keep = tonumber(keep) end
 local function merged(arg, value)
   if arg == '' then return value elseif arg == '-' then return nil end
   return tonumber(arg)
 end
-cfg.min, cfg.max, cfg.maxInc = merged(ARGV[6], cfg.min), merged(ARGV[7], cfg.max), merged(ARGV[8], cfg.maxInc)
-if cfg.min and cfg.max and cfg.min > cfg.max then return {refused = true, badRange = true} end
+cfg.min, cfg.max, cfg.maxInc = merged(min, cfg.min), merged(max, cfg.max), merged(maxIncrement, cfg.maxInc)
+if cfg.min and cfg.max and cfg.min > cfg.max then return {refused = 'bad_range'} end
 local newTies = ties ~= '' and ties or current or 'joined'
 if not created and (newTies ~= current or cfg.reset ~= old.reset) then
   -- tie-breaks were taken under the old policy, and another reset would hide the live
   -- ranking: both only change on a board without players (the '_cfg' field is no player)
   local joined = redis.call('HLEN', players) - (meta[4] and 1 or 0)
-  if joined > 0 then return {refused = true, conflict = current, reset = old.reset, players = joined} end
+  if joined > 0 then return {refused = 'board_not_empty', ties = current, reset = old.reset, players = joined} end
 end
 if created then
   createdAt = now
@@ -62,37 +91,36 @@ if text ~= cfgText(old) then
   redis.call('HSET', settings, 'cfg', text)
   redis.call('HSET', players, '_cfg', text)
 end
-local s = seasonOf(cfg.reset, 4, 9)
+local s = seasonOf(cfg.reset, seasonKeys, seasonArgs)
 redis.call('ZADD', registry, 'GT', now, board)
 return {ties = newTies, createdAt = createdAt, players = created and 0 or redis.call('ZCARD', s.key), created = created, cfg = text, season = s.sid}
 `,
-);
+});
 
 /**
- * Join (or update the profile of) a player. KEYS: settings, players, profiles, registry, season block.
- * ARGV: board, player, now, profile JSON, negated initial score, season block args.
+ * Join (or update the profile of) a player; `negScore` is the negated initial score.
  * A known player already in the season costs HMGET + HSET of the profile + ZSCORE + ZRANK;
  * the board's settings and registry entry are touched only when a player is new.
  */
-export const joinPlayer = defineWriteScript(
-  "leaderboards:join",
-  `${ENTRY}${CFG}${SEASON}
-local settings, players, profiles, registry = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local board, player, now, profile, negScore = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+export const joinScript = defineScript({
+  name: "leaderboards.join",
+  write: true,
+  keys: ["settings", "players", "profiles", "registry", "...seasonKeys"],
+  args: ["board", "player", "now", "profile", "negScore", "...seasonArgs"],
+  uses: [entryLua, cfgLua, seasonLua, memberLua],
+  refusals: { score_rejected: (r, call) => rejected(call.args.board as string, r, false) },
+  lua: `
 local got = redis.call('HMGET', players, player, '_cfg')
 local cfg = parseCfg(got[2])
-local s   = seasonOf(cfg.reset, 5, 6)
+local s   = seasonOf(cfg.reset, seasonKeys, seasonArgs)
 if got[1] then
   -- joining again replaces the profile only: score and join time stay
   local e = parseEntry(got[1])
   redis.call('HSET', profiles, player, profile)
   local score = redis.call('ZSCORE', s.key, e.member)
   if not score then
-    -- first call of the player in this season: enters it at 0 with its tie-break place
-    redis.call('ZADD', s.key, 0, e.member)
-    expireSeason(s, cfg.keep, now)
-    local prev = s.prev and redis.call('ZRANK', s.prev, e.member)
-    e.sid, e.best, e.prev, score = s.sid, nil, prev and prev + 1 or nil, '0'
+    enterSeason(s, e, cfg.keep, now)
+    score = '0'
   end
   local rank = redis.call('ZRANK', s.key, e.member) + 1
   if e.sid ~= s.sid then e.sid, e.best, e.prev = s.sid, nil, nil end -- an entry of an older version
@@ -104,7 +132,7 @@ if got[1] then
 end
 local score = -tonumber(negScore)
 if (cfg.min and score < cfg.min) or (cfg.max and score > cfg.max) then
-  return {refused = true, rejected = player, min = cfg.min, max = cfg.max}
+  return {refused = 'score_rejected', player = player, min = cfg.min, max = cfg.max}
 end
 local ties    = redis.call('HGET', settings, 'ties')
 local created = not ties
@@ -115,7 +143,7 @@ if created then
   redis.call('HSET', settings, 'ties', ties, 'createdAt', now, 'seq', 1, 'implicit', 1)
 end
 local seq    = created and 1 or redis.call('HINCRBY', settings, 'seq', 1)
-local member = string.format('%0${SEQ_WIDTH}d', seq) .. ':' .. player
+local member = memberOf(seq, player)
 redis.call('ZADD', s.key, negScore, member)
 expireSeason(s, cfg.keep, now)
 local rank = redis.call('ZRANK', s.key, member) + 1
@@ -125,42 +153,58 @@ redis.call('HSET', profiles, player, profile)
 redis.call('ZADD', registry, 'GT', now, board)
 return {created = true, joinedAt = now, score = negScore, rank = rank}
 `,
-);
+});
 
 /**
- * Apply score changes in order. KEYS: settings, players, season block.
- * ARGV: limit, now, count, season block args, then per op: player, kind ('by' | 'replace' | 'best'), negated value.
+ * Apply score changes in order: change i is player `names[i]`, kind `kinds[i]` ('by' | 'replace'
+ * | 'best') and negated value `values[i]`; `limit` is the exact range (±MAX_SCORE).
  * One HMGET of the board's settings string and the players' entries (ranking member, tie
  * policy, season, best rank) and one ZMSCORE (range and guard checks happen before any
  * write) for the whole batch, then one write and one ZRANK per change, and one HSET of
  * the entries that changed (a better rank, a new season, a new tie-break place).
  */
-export const applyScores = defineWriteScript(
-  "leaderboards:score",
-  `${ENTRY}${CFG}${SEASON}
-local settings, players = KEYS[1], KEYS[2]
-local limit, now, n     = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
-local O = 12 -- first op argument
+export const scoreScript = defineScript({
+  name: "leaderboards.score",
+  write: true,
+  keys: ["settings", "players", "...seasonKeys"],
+  args: ["board", "limit", "now", "...names", "...kinds", "...values", "...seasonArgs"],
+  uses: [entryLua, cfgLua, seasonLua, memberLua],
+  refusals: {
+    no_player: (r) => new NotFoundError(`No player '${String(r.player)}' on board '${String(r.board)}'; join the player first.`),
+    score_rejected: (r, call) => rejected(String(r.board), r, call.args.names.length > 1),
+    out_of_range: (r, call) =>
+      new ValidationError(`The score of '${String(r.player)}' would leave ±${MAX_SCORE}, the range kept exact; nothing was changed.`, [
+        { path: call.args.names.length === 1 ? "" : `items.${String(r.index)}`, message: `resulting score must stay within ±${MAX_SCORE}` },
+      ]),
+  },
+  lua: `
+local n = #names
+limit = tonumber(limit)
+-- a refusal names the board its message is about
+local function refuse(code, details)
+  details.refused, details.board = code, board
+  return details
+end
 local entries, current, sim, moved = {}, {}, {}, {}
 local boardTies = nil
 
 -- Every distinct player's entry with one HMGET and current score with one
 -- ZMSCORE, whatever the batch size.
-local names, firstIndex = {}, {}
-for i = 0, n - 1 do
-  local player = ARGV[O + i * 3]
+local distinct, firstIndex = {}, {}
+for i = 1, n do
+  local player = names[i]
   if not firstIndex[player] then
-    firstIndex[player] = i
-    names[#names + 1] = player
+    firstIndex[player] = i - 1
+    distinct[#distinct + 1] = player
   end
 end
-local found   = redis.call('HMGET', players, '_cfg', unpack(names))
+local found   = redis.call('HMGET', players, '_cfg', unpack(distinct))
 local cfg     = parseCfg(found[1])
-local s       = seasonOf(cfg.reset, 3, 4)
+local s       = seasonOf(cfg.reset, seasonKeys, seasonArgs)
 local members = {}
-for j, player in ipairs(names) do
+for j, player in ipairs(distinct) do
   local text = found[j + 1]
-  if not text then return {refused = true, missing = player, index = firstIndex[player]} end
+  if not text then return refuse('no_player', {player = player, index = firstIndex[player]}) end
   local e = parseEntry(text)
   if e.policy == '' then
     boardTies = boardTies or redis.call('HGET', settings, 'ties') or 'joined'
@@ -170,7 +214,7 @@ for j, player in ipairs(names) do
   members[j] = e.member
 end
 local scores = redis.call('ZMSCORE', s.key, unpack(members))
-for j, player in ipairs(names) do
+for j, player in ipairs(distinct) do
   -- a player not yet in this season starts it at 0
   current[player] = scores[j] or '0'
   sim[player] = tonumber(current[player])
@@ -180,36 +224,31 @@ end
 -- Pass 1 writes nothing: every intermediate score must stay within the exact range
 -- and the board's guards, so one bad item refuses the whole batch.
 local spent = {}
-for i = 0, n - 1 do
-  local player = ARGV[O + i * 3]
-  local kind   = ARGV[O + 1 + i * 3]
-  local value  = tonumber(ARGV[O + 2 + i * 3])
+for i = 1, n do
+  local player = names[i]
+  local kind   = kinds[i]
+  local value  = tonumber(values[i])
   local stored = sim[player]
   -- the same double addition ZINCRBY performs, so the check matches what pass 2 stores
   if kind == 'by' then
     stored = stored + value
     -- maxIncrement bounds what one request adds to a player, however it is split
     spent[player] = (spent[player] or 0) + math.abs(value)
-    if cfg.maxInc and spent[player] > cfg.maxInc then return {refused = true, rejected = player, index = i, guard = 'maxIncrement', bound = cfg.maxInc} end
+    if cfg.maxInc and spent[player] > cfg.maxInc then return refuse('score_rejected', {player = player, index = i - 1, guard = 'maxIncrement', bound = cfg.maxInc}) end
   elseif kind == 'replace' then stored = value
   elseif value < stored then stored = value end -- best: negated, so lower is better
-  if stored > limit or stored < -limit then return {refused = true, outOfRange = player, index = i} end
+  if stored > limit or stored < -limit then return refuse('out_of_range', {player = player, index = i - 1}) end
   if stored ~= sim[player] then
-    if cfg.min and -stored < cfg.min then return {refused = true, rejected = player, index = i, guard = 'minScore', bound = cfg.min} end
-    if cfg.max and -stored > cfg.max then return {refused = true, rejected = player, index = i, guard = 'maxScore', bound = cfg.max} end
+    if cfg.min and -stored < cfg.min then return refuse('score_rejected', {player = player, index = i - 1, guard = 'minScore', bound = cfg.min}) end
+    if cfg.max and -stored > cfg.max then return refuse('score_rejected', {player = player, index = i - 1, guard = 'maxScore', bound = cfg.max}) end
   end
   sim[player] = stored
 end
 
-for _, player in ipairs(names) do
+for _, player in ipairs(distinct) do
   local e = entries[player]
   if e.absent then
-    -- first write of the player in this season: it enters at 0 keeping its tie-break
-    -- place, the key gets its lifetime, and the final rank of the season before is kept
-    redis.call('ZADD', s.key, 0, e.member)
-    expireSeason(s, cfg.keep, now)
-    local prev = s.prev and redis.call('ZRANK', s.prev, e.member)
-    e.sid, e.best, e.prev = s.sid, nil, prev and prev + 1 or nil
+    enterSeason(s, e, cfg.keep, now)
     moved[player] = true
   elseif e.sid ~= s.sid then
     -- an entry of an older version (or a write racing a season boundary)
@@ -219,10 +258,10 @@ for _, player in ipairs(names) do
 end
 
 local results = {}
-for i = 0, n - 1 do
-  local player = ARGV[O + i * 3]
-  local kind   = ARGV[O + 1 + i * 3]
-  local value  = ARGV[O + 2 + i * 3]
+for i = 1, n do
+  local player = names[i]
+  local kind   = kinds[i]
+  local value  = values[i]
   local e      = entries[player]
   local before = current[player]
   local after  = before
@@ -235,14 +274,14 @@ for i = 0, n - 1 do
   if e.policy == 'r' and tonumber(after) ~= tonumber(before) then
     -- reaching a new score takes a new place in the tie order
     local seq    = redis.call('HINCRBY', settings, 'seq', 1)
-    local member = string.format('%0${SEQ_WIDTH}d', seq) .. ':' .. player
+    local member = memberOf(seq, player)
     redis.call('ZREM', s.key, e.member)
     redis.call('ZADD', s.key, after, member)
     e.member = member
     moved[player] = true
   end
   current[player] = after
-  results[i + 1] = {player, after}
+  results[i] = {player, after}
 end
 -- ranks once the whole batch is in; a better rank than the player's best is kept
 local rankOf = {}
@@ -259,7 +298,7 @@ for i = 1, n do
   results[i][3] = rankOf[player]
 end
 local changed = {}
-for _, player in ipairs(names) do
+for _, player in ipairs(distinct) do
   if moved[player] then
     changed[#changed + 1] = player
     changed[#changed + 1] = entryText(entries[player])
@@ -268,44 +307,45 @@ end
 if #changed > 0 then redis.call('HSET', players, unpack(changed)) end
 return results
 `,
-);
+});
 
 /**
- * KEYS: settings, players, profiles, registry, season block (current), snapshot, snapshot next. ARGV: board, player, season block args.
  * The player leaves the current season's ranking; finished seasons keep their final
  * standings until they expire. The last player's removal takes the board out of the
  * registry, and a board that only a join made (no admin PUT) goes with it.
  */
-export const removePlayer = defineWriteScript(
-  "leaderboards:remove",
-  `${ENTRY}${CFG}${SEASON}
-local settings, players, profiles, registry = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local board, player                         = ARGV[1], ARGV[2]
+export const removeScript = defineScript({
+  name: "leaderboards.remove",
+  write: true,
+  keys: ["settings", "players", "profiles", "registry", "snapshot", "snapshotNext", "...seasonKeys"],
+  args: ["board", "player", "...seasonArgs"],
+  uses: [entryLua, cfgLua, seasonLua],
+  lua: `
 local got = redis.call('HMGET', players, player, '_cfg')
 if not got[1] then return {removed = false} end
-local s = seasonOf(parseCfg(got[2]).reset, 5, 3)
+local s = seasonOf(parseCfg(got[2]).reset, seasonKeys, seasonArgs)
 redis.call('ZREM', s.key, parseEntry(got[1]).member)
 redis.call('HDEL', players, player)
 redis.call('HDEL', profiles, player)
 if redis.call('HLEN', players) == (got[2] and 1 or 0) then
   redis.call('ZREM', registry, board)
-  -- the daily snapshot (KEYS[13], KEYS[14]) goes with the settings, in the same DEL
-  if redis.call('HGET', settings, 'implicit') then redis.call('DEL', settings, KEYS[13], KEYS[14]) end
+  -- the daily snapshot goes with the settings, in the same DEL
+  if redis.call('HGET', settings, 'implicit') then redis.call('DEL', settings, snapshot, snapshotNext) end
 end
 return {removed = true}
 `,
-);
+});
 
-/** KEYS: registry, then every key of the board (settings, players, profiles, every ranking it may have). ARGV: board. */
-export const deleteBoard = defineWriteScript(
-  "leaderboards:delete",
-  `
-local registry = KEYS[1]
-local board    = ARGV[1]
+/** Deletes `boardKeys` (every key of the board: settings, players, profiles, every ranking it may have) and its registry entry. */
+export const deleteScript = defineScript({
+  name: "leaderboards.delete",
+  write: true,
+  keys: ["registry", "...boardKeys"],
+  args: ["board"],
+  lua: `
 -- UNLINK frees a large board off the main thread
-local removed = redis.call('UNLINK', unpack(KEYS, 2))
+local removed = redis.call('UNLINK', unpack(boardKeys))
 redis.call('ZREM', registry, board)
 return {removed = removed > 0}
 `,
-);
-
+});

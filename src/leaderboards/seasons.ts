@@ -11,6 +11,9 @@ import { keyOf } from "../keys.ts";
 export type Reset = "none" | "daily" | "weekly" | "monthly";
 export const RESETS: readonly Reset[] = ["none", "daily", "weekly", "monthly"];
 export const DEFAULT_KEEP_SEASONS = 12;
+/** A reset as the scripts keep it in the board's settings string (lua.ts, parseCfg). */
+export const RESET_LETTER: Record<Reset, string> = { none: "n", daily: "d", weekly: "w", monthly: "m" };
+export const RESET_OF: Record<string, Reset> = { n: "none", d: "daily", w: "weekly", m: "monthly" };
 /** Most finished seasons a board keeps besides the current one. */
 export const MAX_KEEP_SEASONS = 52;
 
@@ -98,6 +101,9 @@ export function seasonSelectorProblem(selector: string): string | null {
 export function rankingKey(prefix: string, board: string, season: string): string {
   return season === "all" ? keyOf(prefix, "lb", board, "ranking") : keyOf(prefix, "lb", board, "ranking", season);
 }
+
+/** A script's season id as the API shows it: null for a board without seasons. */
+export const seasonIdOf = (sid: string | undefined): string | null => (sid === undefined || sid === "all" ? null : sid);
 
 const SEASONAL: readonly Reset[] = ["daily", "weekly", "monthly"];
 

@@ -1,5 +1,6 @@
-import type { FieldIssue } from "../errors.ts";
+import { ValidationError, type FieldIssue } from "../errors.ts";
 import { invalid, isName, MAX_BATCH, MAX_INCREMENT, memberProblem, NAME_RULE, utf8Length } from "../validation.ts";
+import { MAX_KEEP_SEASONS, RESETS, seasonSelectorProblem, type Reset, type SeasonSelector } from "./seasons.ts";
 
 /**
  * Pure checks of leaderboard input, shared by the library and the route
@@ -24,7 +25,7 @@ export const MAX_AROUND = 50;
 export const MAX_LISTED_BOARDS = 1000;
 
 export type TiePolicy = "joined" | "reached";
-export const TIE_POLICIES: readonly TiePolicy[] = ["joined", "reached"];
+const TIE_POLICIES: readonly TiePolicy[] = ["joined", "reached"];
 export type SetMode = "replace" | "best";
 
 /** One score change: an increment, or a new value (`best` keeps the higher of old and new). */
@@ -43,13 +44,7 @@ export function metaProblem(meta: unknown): string | null {
   return null;
 }
 
-/** Throws one ValidationError listing every issue, if any. */
-export function assertValid(issues: (FieldIssue | null)[]): void {
-  const found = issues.filter((i): i is FieldIssue => i !== null);
-  if (found.length > 0) invalid(found);
-}
-
-export function nameIssue(path: string, value: string): FieldIssue | null {
+function nameIssue(path: string, value: string): FieldIssue | null {
   return isName(value) ? null : { path, message: NAME_RULE };
 }
 
@@ -66,7 +61,7 @@ export function changeIssues(change: ScoreChange, path: string): (FieldIssue | n
   ];
 }
 
-export function batchIssue(length: number, path: string): FieldIssue | null {
+function batchIssue(length: number, path: string): FieldIssue | null {
   return length >= 1 && length <= MAX_BATCH ? null : { path, message: `must hold 1 to ${MAX_BATCH} items` };
 }
 
@@ -92,4 +87,95 @@ export function negated(score: number): string {
 /** A stored (negated) score as Redis printed it, back to the player's score. */
 export function scoreOf(stored: string): number {
   return 0 - Number(stored);
+}
+
+/* The checks each operation runs before its script: every issue found, in one ValidationError (src/validation.ts, invalid). */
+
+const found = (issues: (FieldIssue | null)[]): FieldIssue[] => issues.filter((i): i is FieldIssue => i !== null);
+
+/** A board name, and a player name when given. */
+export function checkBoard(board: string, player?: string): void {
+  const issues = found([nameIssue("board", board), player === undefined ? null : nameIssue("player", player)]);
+  if (issues.length > 0) invalid(issues);
+}
+
+/** Settings of `PUT /v1/leaderboards/{board}`: omitted keeps, `null` clears a guard. */
+export interface BoardConfig {
+  ties?: TiePolicy | undefined;
+  reset?: Reset | undefined;
+  keepSeasons?: number | undefined;
+  minScore?: number | null | undefined;
+  maxScore?: number | null | undefined;
+  maxIncrement?: number | null | undefined;
+}
+
+function guardIssue(path: string, v: number | null | undefined, bound: number, positive = false): FieldIssue | null {
+  if (v === undefined || v === null) return null;
+  const problem = scoreProblem(v, bound);
+  if (problem) return { path, message: problem };
+  return positive && v <= 0 ? { path, message: "must be greater than 0" } : null;
+}
+
+export function checkConfig(board: string, c: BoardConfig): void {
+  const issues = found([
+    nameIssue("board", board),
+    c.ties === undefined || TIE_POLICIES.includes(c.ties) ? null : { path: "ties", message: "must be 'joined' or 'reached'" },
+    c.reset === undefined || RESETS.includes(c.reset) ? null : { path: "reset", message: "must be 'none', 'daily', 'weekly' or 'monthly'" },
+    c.keepSeasons === undefined || (Number.isInteger(c.keepSeasons) && c.keepSeasons >= 1 && c.keepSeasons <= MAX_KEEP_SEASONS)
+      ? null
+      : { path: "keepSeasons", message: `must be an integer from 1 to ${MAX_KEEP_SEASONS}` },
+    guardIssue("minScore", c.minScore, MAX_SCORE),
+    guardIssue("maxScore", c.maxScore, MAX_SCORE),
+    guardIssue("maxIncrement", c.maxIncrement, MAX_INCREMENT, true),
+    typeof c.minScore === "number" && typeof c.maxScore === "number" && c.minScore > c.maxScore ? { path: "minScore", message: "must not exceed maxScore" } : null,
+  ]);
+  if (issues.length > 0) invalid(issues);
+}
+
+export function checkJoin(board: string, player: string, name: string, meta: unknown, score: unknown): void {
+  checkBoard(board, player);
+  const issues = found(profileIssues(name, meta, score));
+  if (issues.length > 0) invalid(issues);
+}
+
+/** A batch of score changes (items named `items.<i>.` when there are several). */
+export function checkChanges(board: string, changes: (ScoreChange & { player: string })[]): void {
+  checkBoard(board);
+  const size = batchIssue(changes.length, "items");
+  if (size) invalid([size]);
+  const prefixOf = (i: number) => (changes.length === 1 ? "" : `items.${i}.`);
+  const issues = found(changes.flatMap((c, i) => [nameIssue(`${prefixOf(i)}player`, c.player), ...changeIssues(c, prefixOf(i))]));
+  if (issues.length > 0) invalid(issues);
+}
+
+export function checkSeason(season: SeasonSelector | undefined): void {
+  if (season === undefined) return;
+  const problem = seasonSelectorProblem(season);
+  if (problem) throw new ValidationError(`Invalid season: ${problem}.`, [{ path: "season", message: problem }]);
+}
+
+export function checkPage(board: string, page: number, limit: number, season: SeasonSelector | undefined): void {
+  const issues = found([
+    nameIssue("board", board),
+    Number.isInteger(page) && page >= 1 && page <= 1_000_000 ? null : { path: "page", message: "must be an integer from 1 to 1000000" },
+    Number.isInteger(limit) && limit >= 1 && limit <= MAX_PAGE_LIMIT ? null : { path: "limit", message: `must be an integer from 1 to ${MAX_PAGE_LIMIT}` },
+  ]);
+  if (issues.length > 0) invalid(issues);
+  checkSeason(season);
+}
+
+export function checkAround(board: string, player: string, k: number, season: SeasonSelector | undefined): void {
+  checkBoard(board, player);
+  if (!(Number.isInteger(k) && k >= 0 && k <= MAX_AROUND)) invalid([{ path: "k", message: `must be an integer from 0 to ${MAX_AROUND}` }]);
+  checkSeason(season);
+}
+
+export function checkSubset(board: string, players: string[], season: SeasonSelector | undefined): void {
+  checkBoard(board);
+  const issues = found([
+    players.length >= 1 && players.length <= MAX_BATCH ? null : { path: "players", message: `must hold 1 to ${MAX_BATCH} players` },
+    ...players.map((p, i) => nameIssue(`players.${i}`, p)),
+  ]);
+  if (issues.length > 0) invalid(issues);
+  checkSeason(season);
 }

@@ -5,17 +5,15 @@
  */
 import type { Config } from "../config.ts";
 import type { Ctx } from "../context.ts";
-import * as counters from "../counters/counters.ts";
+import * as counters from "../counters/index.ts";
 import { ValidationError } from "../errors.ts";
-import * as histograms from "../histograms/histograms.ts";
+import * as histograms from "../histograms/index.ts";
 import { keyOf } from "../keys.ts";
-import * as lb from "../leaderboards/leaderboards.ts";
-import * as presence from "../presence/presence.ts";
+import * as leaderboards from "../leaderboards/index.ts";
+import * as presence from "../presence/index.ts";
 import type { Idempotency } from "../redis/script.ts";
 import { parseWindow } from "../time.ts";
-import { memberTrending, topTrending } from "../trending/read.ts";
-import { deleteStream } from "../trending/read.ts";
-import { recordEvents, type TrendingEvent } from "../trending/write.ts";
+import * as trending from "../trending/index.ts";
 
 /** @internal What every handle shares: the settings and a fresh `Ctx` per call. */
 export interface Runtime {
@@ -80,18 +78,18 @@ export class TrendingHandle {
   }
 
   /** Counts events (a member, one event, or up to 1,000): one script, all or nothing. */
-  async record(events: string | TrendingEvent | TrendingEvent[], options?: WriteOptions): Promise<Written<{ accepted: number }>> {
+  async record(events: string | trending.TrendingEvent | trending.TrendingEvent[], options?: WriteOptions): Promise<Written<{ accepted: number }>> {
     const ctx = this.#rt.ctx();
     const batch = typeof events === "string" ? [{ member: events }] : list(events);
     const idempotency = await idempotencyOf(ctx, `trending.record ${this.stream}`, options, batch);
     const settings = { retentionHours: this.#rt.config.trendingRetentionHours };
-    return recordEvents(ctx, this.stream, batch, idempotency ? { ...settings, idempotency } : settings);
+    return trending.record(ctx, this.stream, batch, idempotency ? { ...settings, idempotency } : settings);
   }
 
   /** The top N over the window's finished hours plus the current hour, with `exact` / `maxError`. */
   top(options: TrendingTopOptions = {}) {
     const hours = windowHours(options.window);
-    return topTrending(this.#rt.ctx(), this.stream, {
+    return trending.top(this.#rt.ctx(), this.stream, {
       retentionHours: this.#rt.config.trendingRetentionHours,
       ...(options.n === undefined ? {} : { n: options.n }),
       ...(hours === undefined ? {} : { windowHours: hours }),
@@ -101,15 +99,36 @@ export class TrendingHandle {
   /** One member's count and rank over the window. */
   member(member: string, options: WindowOptions = {}) {
     const hours = windowHours(options.window);
-    return memberTrending(this.#rt.ctx(), this.stream, member, {
+    return trending.member(this.#rt.ctx(), this.stream, member, {
       retentionHours: this.#rt.config.trendingRetentionHours,
       ...(hours === undefined ? {} : { windowHours: hours }),
     });
   }
 
+  /** The members of the current hour most above their own baseline rate (docs/trending.md, "Rising and history"). */
+  async rising(options: { n?: number; baseline?: string | number } = {}) {
+    const baseline = options.baseline;
+    const hours = typeof baseline === "string" ? parseWindow(baseline) : baseline;
+    if (hours === null) throw new ValidationError("baseline must be 1h..168h or 1d..7d.", [{ path: "baseline", message: "must be 1h..168h or 1d..7d" }]);
+    return trending.rising(this.#rt.ctx(), this.stream, {
+      retentionHours: this.#rt.config.trendingRetentionHours,
+      ...(options.n === undefined ? {} : { n: options.n }),
+      ...(hours === undefined ? {} : { baselineHours: hours }),
+    });
+  }
+
+  /** One member's count in each of the last `hours` finished hours and the current one, with each hour's maxError. */
+  history(member: string, options: { hours?: number } = {}) {
+    return trending.history(this.#rt.ctx(), this.stream, member, {
+      retentionHours: this.#rt.config.trendingRetentionHours,
+      ...(options.hours === undefined ? {} : { hours: options.hours }),
+    });
+  }
+
   /** Deletes every key of the stream; returns how many existed. */
-  delete(): Promise<number> {
-    return deleteStream(this.#rt.ctx(), this.stream, { retentionHours: this.#rt.config.trendingRetentionHours });
+  async delete(): Promise<number> {
+    const { deleted } = await trending.deleteStream(this.#rt.ctx(), this.stream, { retentionHours: this.#rt.config.trendingRetentionHours });
+    return deleted;
   }
 }
 
@@ -132,8 +151,7 @@ export class CounterHandle {
     const ctx = this.#rt.ctx();
     const batch = typeof items === "string" ? [by === undefined ? { member: items } : { member: items, by }] : list(items);
     const idempotency = await idempotencyOf(ctx, `counter.incr ${this.name}`, options, batch);
-    const { value, replayed } = await counters.increment(ctx, this.name, batch, idempotency);
-    return { ...value, replayed };
+    return counters.increment(ctx, this.name, batch, idempotency);
   }
 
   /** The `n` highest members, rank 1 first (of a period range with `period`, `from`, `to`). */
@@ -167,19 +185,19 @@ export class CounterHandle {
   async union(options: counters.UnionOptions, write?: WriteOptions) {
     const ctx = this.#rt.ctx();
     const idempotency = await idempotencyOf(ctx, `counter.union ${this.name}`, write, options);
-    const { value, replayed } = await counters.storeUnion(ctx, this.name, options, idempotency);
-    return { ...value, replayed };
+    return counters.union(ctx, this.name, options, idempotency);
   }
 
   /** Removes one member (with `period`, from each bucket in range); returns how many keys held it. */
   async remove(member: string, options: counters.ReadOptions = {}): Promise<number> {
-    const { value } = await counters.deleteMember(this.#rt.ctx(), this.name, member, options);
-    return value;
+    const { removed } = await counters.deleteMember(this.#rt.ctx(), this.name, member, options);
+    return removed;
   }
 
   /** Deletes the counter and all its buckets; true when it existed. */
-  delete(): Promise<boolean> {
-    return counters.deleteCounter(this.#rt.ctx(), this.name);
+  async delete(): Promise<boolean> {
+    const { existed } = await counters.deleteCounter(this.#rt.ctx(), this.name);
+    return existed;
   }
 }
 
@@ -192,11 +210,10 @@ export class HistogramHandle {
   }
 
   /** Creates the histogram or changes its unit / retention (its bucket width is fixed once it holds data). */
-  async configure(settings: histograms.HistogramSettings, options?: WriteOptions) {
+  async configure(settings: histograms.HistogramSettings, options?: WriteOptions): Promise<Written<histograms.HistogramInfo & { created: boolean }>> {
     const ctx = this.#rt.ctx();
     const idempotency = await idempotencyOf(ctx, `histogram.configure ${this.name}`, options, settings);
-    const { value, replayed } = await histograms.putHistogram(ctx, this.name, settings, idempotency);
-    return { ...value, replayed };
+    return histograms.put(ctx, this.name, settings, idempotency);
   }
 
   /** Records values (a number, an `{ value, at }`, or a list of up to 1,000) atomically. */
@@ -204,18 +221,17 @@ export class HistogramHandle {
     const ctx = this.#rt.ctx();
     const batch = list(values).map((v) => (typeof v === "number" ? { value: v } : v));
     const idempotency = await idempotencyOf(ctx, `histogram.observe ${this.name}`, options, batch);
-    const { value, replayed } = await histograms.observe(ctx, this.name, batch, idempotency);
-    return { ...value, replayed };
+    return histograms.observe(ctx, this.name, batch, idempotency);
   }
 
   /** Count, exact min / max / mean, p50 / p90 / p99 and buckets over UTC days `from`..`to`. */
   read(options: histograms.ReadOptions = {}): Promise<histograms.HistogramSummary> {
-    return histograms.readHistogram(this.#rt.ctx(), this.name, options);
+    return histograms.read(this.#rt.ctx(), this.name, options);
   }
 
   /** Deletes settings and every stored day. */
   delete(): Promise<{ deleted: boolean }> {
-    return histograms.deleteHistogram(this.#rt.ctx(), this.name);
+    return histograms.remove(this.#rt.ctx(), this.name);
   }
 }
 
@@ -236,13 +252,12 @@ export class PresenceHandle {
     const ctx = this.#rt.ctx();
     const batch = list(ids);
     const idempotency = await idempotencyOf(ctx, `presence.heartbeat ${this.room}`, options, batch);
-    const { value, replayed } = await presence.heartbeat(ctx, this.room, batch, idempotency ? { ...this.#timeout, idempotency } : this.#timeout);
-    return { ...value, replayed };
+    return presence.heartbeat(ctx, this.room, batch, idempotency ? { ...this.#timeout, idempotency } : this.#timeout);
   }
 
   /** Takes an id offline at once; true when it was online. */
-  leave(id: string): Promise<boolean> {
-    return presence.leave(this.#rt.ctx(), this.room, id);
+  async leave(id: string): Promise<boolean> {
+    return (await presence.leave(this.#rt.ctx(), this.room, id)).left;
   }
 
   /** Ids online now (exact at this moment). */
@@ -252,12 +267,17 @@ export class PresenceHandle {
 
   /** Online now, with today's peak, active and new ids. */
   stats(): Promise<presence.RoomStats> {
-    return presence.roomStats(this.#rt.ctx(), this.room, this.#timeout);
+    return presence.stats(this.#rt.ctx(), this.room, this.#timeout);
+  }
+
+  /** A past day's peak, active and new ids (`YYYY-MM-DD`, UTC, today or one of the 400 days before). */
+  day(day: string): Promise<presence.RoomDay> {
+    return presence.day(this.#rt.ctx(), this.room, day, this.#timeout);
   }
 
   /** A page of online ids, least recently seen first; pass `nextCursor` back as `cursor`. */
   members(options: { limit?: number; cursor?: string } = {}): Promise<presence.MemberPage> {
-    return presence.listMembers(this.#rt.ctx(), this.room, { ...this.#timeout, ...options });
+    return presence.members(this.#rt.ctx(), this.room, { ...this.#timeout, ...options });
   }
 
   /** Per-minute online samples over the last `hours` (1..24), taken by the trim job. */
@@ -266,8 +286,8 @@ export class PresenceHandle {
   }
 
   /** Deletes every key of the room. */
-  delete(): Promise<boolean> {
-    return presence.deleteRoom(this.#rt.ctx(), this.room);
+  async delete(): Promise<boolean> {
+    return (await presence.deleteRoom(this.#rt.ctx(), this.room)).existed;
   }
 }
 
@@ -283,19 +303,17 @@ export class LeaderboardHandle {
    * Creates the board or changes its settings: tie policy (`joined`: earlier joiner first; `reached`: whoever
    * reached the score first), seasons (`reset`, `keepSeasons`) and guards (`minScore`, `maxScore`, `maxIncrement`).
    */
-  async configure(settings: lb.BoardConfig = {}, options?: WriteOptions) {
+  async configure(settings: leaderboards.BoardConfig = {}, options?: WriteOptions) {
     const ctx = this.#rt.ctx();
     const idempotency = await idempotencyOf(ctx, `leaderboard.configure ${this.board}`, options, settings);
-    const { value, replayed } = await lb.configureBoard(ctx, this.board, settings, idempotency);
-    return { ...value, replayed };
+    return leaderboards.configure(ctx, this.board, settings, idempotency);
   }
 
   /** Adds a player (creating the board if needed) or updates name and meta; never resets a score. */
-  async join(player: string, input: lb.JoinInput, options?: WriteOptions) {
+  async join(player: string, input: leaderboards.JoinInput, options?: WriteOptions) {
     const ctx = this.#rt.ctx();
     const idempotency = await idempotencyOf(ctx, `leaderboard.join ${this.board} ${player}`, options, input);
-    const { value, replayed } = await lb.joinBoard(ctx, this.board, player, input, idempotency);
-    return { ...value, replayed };
+    return leaderboards.join(ctx, this.board, player, input, idempotency);
   }
 
   /** Adds `by` (may be negative) to a joined player's score; returns the new score and rank. */
@@ -304,55 +322,54 @@ export class LeaderboardHandle {
   }
 
   /** Sets a joined player's score (`mode: "best"` keeps the higher one). */
-  set(player: string, score: number, mode: lb.SetMode = "replace", options?: WriteOptions) {
+  set(player: string, score: number, mode: leaderboards.SetMode = "replace", options?: WriteOptions) {
     return this.score(player, { set: score, mode }, options);
   }
 
   /** Any score change of one player: `{ by }` or `{ set, mode }`. */
-  async score(player: string, change: lb.ScoreChange, options?: WriteOptions) {
+  async score(player: string, change: leaderboards.ScoreChange, options?: WriteOptions) {
     const ctx = this.#rt.ctx();
     const idempotency = await idempotencyOf(ctx, `leaderboard.score ${this.board} ${player}`, options, change);
-    const { value, replayed } = await lb.changeScore(ctx, this.board, player, change, idempotency);
-    return { ...value, replayed };
+    return leaderboards.changeScore(ctx, this.board, player, change, idempotency);
   }
 
   /** A player's profile, score, rank, percentile and movement in a season (current by default); NotFoundError when absent. */
-  get(player: string, options: lb.SeasonOption = {}): Promise<lb.PlayerView> {
-    return lb.getPlayer(this.#rt.ctx(), this.board, player, options);
+  get(player: string, options: leaderboards.SeasonOption = {}): Promise<leaderboards.PlayerView> {
+    return leaderboards.getPlayer(this.#rt.ctx(), this.board, player, options);
   }
 
   /** A subset of players (friends) in board order with global and subset ranks; unknown players apart. */
-  rank(players: string[], options: lb.SeasonOption = {}) {
-    return lb.rankPlayers(this.#rt.ctx(), this.board, players, options);
+  rank(players: string[], options: leaderboards.SeasonOption = {}) {
+    return leaderboards.rankPlayers(this.#rt.ctx(), this.board, players, options);
   }
 
   /** The kept seasons with their size and top 3. */
   seasons() {
-    return lb.listSeasons(this.#rt.ctx(), this.board);
+    return leaderboards.listSeasons(this.#rt.ctx(), this.board);
   }
 
   /** A page of the ranking (`limit` ≤ 100). */
-  page(options: lb.PageOptions = {}) {
-    return lb.pageOfBoard(this.#rt.ctx(), this.board, options);
+  page(options: leaderboards.PageOptions = {}) {
+    return leaderboards.page(this.#rt.ctx(), this.board, options);
   }
 
   /** The `k` rows above and below a player. */
-  around(player: string, options: { k?: number } & lb.SeasonOption = {}) {
-    return lb.aroundPlayer(this.#rt.ctx(), this.board, player, options.k, options);
+  around(player: string, options: { k?: number } & leaderboards.SeasonOption = {}) {
+    return leaderboards.around(this.#rt.ctx(), this.board, player, options.k, options);
   }
 
   /** Board settings and player count; NotFoundError when absent. */
   info() {
-    return lb.boardInfo(this.#rt.ctx(), this.board);
+    return leaderboards.info(this.#rt.ctx(), this.board);
   }
 
   /** Removes a player. */
   remove(player: string): Promise<{ removed: boolean }> {
-    return lb.removePlayer(this.#rt.ctx(), this.board, player);
+    return leaderboards.removePlayer(this.#rt.ctx(), this.board, player);
   }
 
   /** Deletes every key of the board. */
   delete(): Promise<{ removed: boolean }> {
-    return lb.deleteBoard(this.#rt.ctx(), this.board);
+    return leaderboards.deleteBoard(this.#rt.ctx(), this.board);
   }
 }

@@ -1,13 +1,18 @@
 import type { Job } from "../jobs.ts";
-import { asList, runRead, runWrite } from "../redis/script.ts";
+import { asList } from "../redis/script.ts";
 import { DAY, HOUR, MINUTE, SECOND, dayStart } from "../time.ts";
-import { dayKeys, registryKeys, roomKeys } from "./keys.ts";
+import { dayKeys, dayNumber, daySlotBit, registryKeys, roomKeys, siteDayKeys } from "./keys.ts";
+import { DAYS_KEPT } from "./validate.ts";
 import { HISTORY_ACTIVE_TTL_SECONDS, HISTORY_IDLE_TTL_SECONDS, dailyTtlSeconds } from "./presence.ts";
-import { DUE_ROOMS, TRIM } from "./trim-scripts.ts";
+import { dueRoomsScript } from "./read-scripts.ts";
+import { trimScript } from "./scripts.ts";
+
+/** A room's ring of past days lives this long past its last record: every record in it stays for DAYS_KEPT days. */
+export const DAYS_TTL_SECONDS = ((DAYS_KEPT + 1) * DAY) / SECOND;
 
 /** Rooms one run visits at most; the longest waiting first (a capped run rotates them). */
 export const TRIM_MAX_ROOMS = 2000;
-/** Rooms per script call (6 keys each). */
+/** Rooms per script call (8 keys each). */
 export const TRIM_CHUNK_ROOMS = 50;
 /** Ids one script call forgets at most, so no call blocks Redis for long (one unpack each). */
 export const TRIM_FORGET_BUDGET = 1000;
@@ -31,13 +36,16 @@ export interface TrimOptions {
 
 /**
  * Every minute: samples each active room's online count into its history and
- * (just after midnight) today's peak; forgets ids idle past the horizon
+ * (just after midnight) today's peak; keeps the figures of a day that ended
+ * (yesterday's, in the first timeout after midnight) or of a room going idle
+ * in the room's ring of past days; records the site-wide online count (the
+ * last chunk, from the sum of the run); forgets ids idle past the horizon
  * (`PRESENCE_ID_HORIZON_DAYS`); schedules idle rooms for their next visit and
  * drops rooms with nothing left from the registries.
  *
  * Cost: one script listing the due rooms (2 commands when nothing is due),
- * then one script per chunk of rooms (2 commands per active room in a plain
- * minute, 4 at the hour). Idempotent (a rerun of the minute overwrites its own
+ * then one script per chunk of rooms (3 commands per active room in a plain
+ * minute, 5 at the hour, and 1 per run for the site-wide sample). Idempotent (a rerun of the minute overwrites its own
  * points; forgetting twice forgets nothing) and bounded: `maxRooms` rooms and
  * `forgetBudget` ids per script call; what is left waits for the next run,
  * which is harmless because reads count by time, not by trimming.
@@ -50,7 +58,7 @@ export function createTrimJob(options: TrimOptions = {}): Job {
     const timeout = config.presenceTimeoutSeconds * SECOND;
     const horizon = config.presenceIdHorizonDays * DAY;
     const registry = registryKeys(ctx.prefix);
-    const list = asList(await runRead<string[] | Record<string, never>>(ctx.redis, DUE_ROOMS, [registry.due], [ctx.now, maxRooms]));
+    const list = asList(await dueRoomsScript.run<string[] | Record<string, never>>(ctx.redis, registry, { now: ctx.now, limit: maxRooms }));
     const minute = Math.floor(ctx.now / MINUTE);
     const start = dayStart(ctx.now);
     const capped = list.length === maxRooms;
@@ -61,35 +69,55 @@ export function createTrimJob(options: TrimOptions = {}): Job {
     let calls = 1;
     for (let i = 0; i < list.length; i += chunkRooms) {
       const chunk = list.slice(i, i + chunkRooms);
-      const keys = chunk.flatMap((room) => {
-        const k = roomKeys(ctx.prefix, room);
-        return [k.seen, k.ids, k.names, k.seq, dayKeys(ctx.prefix, room, ctx.now).daily, k.history];
-      });
-      const { value } = await runWrite<{ online: number; forgotten: number; idle: number; dropped: number }>(
+      const rooms = chunk.map((room) => ({
+        ...roomKeys(ctx.prefix, room),
+        daily: dayKeys(ctx.prefix, room, ctx.now).daily,
+        yesterday: dayKeys(ctx.prefix, room, ctx.now - DAY).daily,
+      }));
+      const last = i + chunkRooms >= list.length;
+      const { value } = await trimScript.run<{ online: number; forgotten: number; idle: number; dropped: number }>(
         ctx.redis,
-        TRIM,
-        [registry.due, registry.rooms, ...keys],
-        [
-          ctx.now,
-          ctx.now - timeout,
-          timeout + ACTIVE_MARGIN_MS,
-          ctx.now - horizon,
+        {
+          due: registry.due,
+          rooms: registry.rooms,
+          site: siteDayKeys(ctx.prefix, ctx.now).total,
+          seenKeys: rooms.map((k) => k.seen),
+          idsKeys: rooms.map((k) => k.ids),
+          namesKeys: rooms.map((k) => k.names),
+          seqKeys: rooms.map((k) => k.seq),
+          dailyKeys: rooms.map((k) => k.daily),
+          historyKeys: rooms.map((k) => k.history),
+          yesterdayKeys: rooms.map((k) => k.yesterday),
+          daysKeys: rooms.map((k) => k.days),
+        },
+        {
+          now: ctx.now,
+          cutoff: ctx.now - timeout,
+          idleAfter: timeout + ACTIVE_MARGIN_MS,
+          horizonCut: ctx.now - horizon,
           horizon,
-          start,
+          dayStart: start,
           minute,
-          minute % (DAY / MINUTE),
-          minute % (HOUR / MINUTE) === 0 ? 1 : 0,
+          slot: minute % (DAY / MINUTE),
+          hourly: minute % (HOUR / MINUTE) === 0 ? 1 : 0,
           // After one timeout past midnight every id carried over is offline or
           // has heartbeated (which records the peak): later samples cannot raise it.
-          ctx.now - start <= timeout ? 1 : 0,
-          capped ? 1 : 0,
-          dailyTtlSeconds(ctx.now),
-          HISTORY_ACTIVE_TTL_SECONDS,
-          HISTORY_IDLE_TTL_SECONDS,
-          LISTED_FOR_MS,
-          forgetBudget,
-          ...chunk,
-        ],
+          carry: ctx.now - start <= timeout ? 1 : 0,
+          rotate: capped ? 1 : 0,
+          dailyTtl: dailyTtlSeconds(ctx.now),
+          activeTtl: HISTORY_ACTIVE_TTL_SECONDS,
+          idleTtl: HISTORY_IDLE_TTL_SECONDS,
+          emptyAfter: LISTED_FOR_MS,
+          budget: forgetBudget,
+          today: dayNumber(ctx.now),
+          todayBit: daySlotBit(dayNumber(ctx.now)),
+          yesterdayBit: daySlotBit(dayNumber(ctx.now) - 1),
+          daysTtl: DAYS_TTL_SECONDS,
+          // the last chunk records the site-wide online count: the earlier chunks' sum plus its own
+          carried: online,
+          sample: last ? 1 : 0,
+          roomNames: chunk,
+        },
       );
       online += value.online;
       forgotten += value.forgotten;
@@ -102,3 +130,6 @@ export function createTrimJob(options: TrimOptions = {}): Job {
 }
 
 export const trimPresenceJob: Job = createTrimJob();
+
+/** Presence's jobs by name (functions/jobs.ts runs `trim` every minute). */
+export const jobs: Record<string, Job> = { trim: trimPresenceJob };

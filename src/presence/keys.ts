@@ -14,6 +14,20 @@ export function registryKeys(prefix: string) {
   };
 }
 
+/** Site-wide keys of the UTC day containing `ms` (names start with `_`, like the registries). */
+export function siteDayKeys(prefix: string, ms: number) {
+  return {
+    /** HyperLogLog of every id seen that day in any room: site-wide AU (an estimate). */
+    active: keyOf(prefix, "presence", "_au", dayLabel(ms)),
+    /**
+     * The trim job's samples of the online count across rooms, 128 bits: u32 highest sample of
+     * the day, u32 when it was first reached (ms since 00:00 UTC), u32 latest sample, u32 when
+     * that was taken (ms since 00:00 UTC + 1; 0: none yet). Lives to the end of the next day.
+     */
+    total: keyOf(prefix, "presence", "_total", dayLabel(ms)),
+  };
+}
+
 /** Registries of earlier versions (names by bytes, last heartbeat): only deleted, never read. */
 export function legacyRegistryKeys(prefix: string): string[] {
   return [keyOf(prefix, "presence", "_names"), keyOf(prefix, "presence", "_active")];
@@ -32,7 +46,58 @@ export function roomKeys(prefix: string, room: string) {
     seq: keyOf(prefix, "presence", room, "seq"),
     /** One sample of the online count per minute of the day (a 1,440-slot ring). */
     history: keyOf(prefix, "presence", room, "history"),
+    /** The figures of past days, a 401-slot ring of DAY_RECORD_BYTES records (see below). */
+    days: keyOf(prefix, "presence", room, "days"),
   };
+}
+
+/**
+ * The daily bitmap `daily:<yyyymmdd>` starts with a 128-bit header, read and
+ * written with BITFIELD in the same command that sets the AU bits, so the
+ * day's figures cost no command of their own:
+ *
+ *   bits   0..31   u32  NU: ids allocated that day
+ *   bits  32..63   u32  PCU: most ids online at once
+ *   bits  64..95   u32  when PCU was first reached, ms since 00:00 UTC
+ *   bits  96..127  u32  last heartbeat, ms since 00:00 UTC + 1 (0: none yet)
+ *   bits 128..     u1   one per compact id seen that day (AU = BITCOUNT from byte 16)
+ */
+export const HEADER_BYTES = 16;
+export const HEADER_BITS = HEADER_BYTES * 8;
+
+/**
+ * History points are members `<minute of the day>` (a 1,440-slot ring: memory
+ * stays bounded and a rerun of the minute overwrites its own point) scored
+ * `minute index × 10^7 + online`, so one ZADD writes a point and a score range
+ * reads a time range.
+ */
+export const HISTORY_SCALE = 10_000_000;
+
+/**
+ * The room's past days, `days`: one 18-byte record per UTC day in slot `day mod DAY_SLOTS` (day =
+ * days since 1970-01-01), so a room keeps at most DAY_SLOTS × 18 bytes (7.2 KB) whatever its age:
+ *
+ *   bits   0..15   u16  the day the slot holds (0: empty; a slot of another day reads as empty)
+ *   bits  16..47   u32  PCU
+ *   bits  48..79   u32  when PCU was first reached, ms since 00:00 UTC
+ *   bits  80..111  u32  AU
+ *   bits 112..143  u32  NU
+ *
+ * A record is the daily bitmap's header and AU copied when the day is over or the room goes idle
+ * (the trim job), so a day outlives its bitmap (two days) by 400 days.
+ */
+export const DAY_RECORD_BITS = 144;
+/** Slots of the ring: today and the 400 days before it. */
+export const DAY_SLOTS = 401;
+
+/** Days since 1970-01-01 of the UTC day containing `ms`. */
+export function dayNumber(ms: number): number {
+  return Math.floor(ms / DAY);
+}
+
+/** Bit offset of the record of `day` (a day number) in `days`. */
+export function daySlotBit(day: number): number {
+  return (day % DAY_SLOTS) * DAY_RECORD_BITS;
 }
 
 /** Keys of one room for the UTC day containing `ms`. */

@@ -1,21 +1,16 @@
 import type { Ctx } from "../context.ts";
-import { ValidationError, type FieldIssue } from "../errors.ts";
-import { asList, runRead, runWrite, type Idempotency } from "../redis/script.ts";
+import { asList, type Idempotency, type Written } from "../redis/script.ts";
 import { DAY, HOUR, MINUTE, SECOND, dayStart } from "../time.ts";
-import { MAX_BATCH, assertName, memberProblem } from "../validation.ts";
-import { allRoomKeys, dayKeys, legacyRegistryKeys, registryKeys, roomKeys } from "./keys.ts";
-import { DELETE_ROOM, HEARTBEAT, HISTORY, HISTORY_SCALE, LEAVE, MEMBERS, ROOMS, STATS } from "./scripts.ts";
+import { assertName } from "../validation.ts";
+import { HISTORY_SCALE, allRoomKeys, dayKeys, dayNumber, daySlotBit, legacyRegistryKeys, registryKeys, roomKeys, siteDayKeys } from "./keys.ts";
+import { dayScript, historyScript, membersScript, roomsScript, statsScript, totalScript } from "./read-scripts.ts";
+import { deleteRoomScript, heartbeatScript, leaveScript } from "./scripts.ts";
+import { HISTORY_HOURS, keptDay, memberCursor, pageLimit, requireIds, roomCursor, timeoutMs, MAX_MEMBERS_PAGE, MAX_ROOMS_LISTED } from "./validate.ts";
 
-/** Seconds without a heartbeat after which an id is offline, unless configured. */
-export const DEFAULT_TIMEOUT_SECONDS = 300;
-/** History points kept: one a minute for a day. */
-export const HISTORY_HOURS = 24;
 /** History lives this long past its last refresh while the room is active (refreshed every hour). */
 export const HISTORY_ACTIVE_TTL_SECONDS = (26 * HOUR) / SECOND;
 /** ... and this long once the room went idle: its last day stays readable. */
 export const HISTORY_IDLE_TTL_SECONDS = (25 * HOUR) / SECOND;
-export const MAX_ROOMS_LISTED = 1000;
-export const MAX_MEMBERS_PAGE = 1000;
 
 /**
  * A daily key lives to the end of the next UTC day: a fixed deadline, set once
@@ -67,69 +62,60 @@ export interface MemberPage {
   nextCursor: string | null;
 }
 
-function timeoutMs(options: PresenceOptions): number {
-  const seconds = options.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
-  if (!Number.isInteger(seconds) || seconds < 1) throw new Error(`timeoutSeconds must be a positive integer, not ${seconds}`);
-  return seconds * SECOND;
-}
-
-/** Rejects the whole batch when any id is bad, naming each bad one. */
-export function requireIds(ids: readonly string[], path = "ids"): void {
-  if (ids.length === 0 || ids.length > MAX_BATCH) {
-    throw new ValidationError(`Send 1 to ${MAX_BATCH} ids per request.`, [{ path, message: `must hold 1 to ${MAX_BATCH} ids` }]);
-  }
-  const details: FieldIssue[] = [];
-  ids.forEach((id, i) => {
-    const problem = typeof id === "string" ? memberProblem(id) : "must be a string";
-    if (problem) details.push({ path: `${path}.${i}`, message: problem });
-  });
-  const first = details[0];
-  if (first) throw new ValidationError(`Invalid id at ${first.path}: ${first.message}.`, details);
-}
-
 /** Records that `ids` are online in `room` now; one round trip. */
-export async function heartbeat(ctx: Ctx, room: string, ids: readonly string[], options: HeartbeatOptions = {}): Promise<{ value: HeartbeatResult; replayed: boolean }> {
+export async function heartbeat(ctx: Ctx, room: string, ids: readonly string[], options: HeartbeatOptions = {}): Promise<Written<HeartbeatResult>> {
   assertName(room, "room");
   requireIds(ids);
-  const timeout = timeoutMs(options);
+  const timeout = timeoutMs(options.timeoutSeconds);
   const keys = roomKeys(ctx.prefix, room);
-  const today = dayKeys(ctx.prefix, room, ctx.now);
   const registry = registryKeys(ctx.prefix);
-  return runWrite<HeartbeatResult>(
+  const { value, replayed } = await heartbeatScript.run<HeartbeatResult>(
     ctx.redis,
-    HEARTBEAT,
-    [keys.seen, keys.ids, keys.names, keys.seq, today.daily, keys.history, registry.due, registry.rooms],
-    [ctx.now, ctx.now - timeout, timeout, ctx.now - dayStart(ctx.now), dailyTtlSeconds(ctx.now), HISTORY_ACTIVE_TTL_SECONDS, room, ...ids],
+    {
+      ...keys,
+      daily: dayKeys(ctx.prefix, room, ctx.now).daily,
+      due: registry.due,
+      rooms: registry.rooms,
+      siteActive: siteDayKeys(ctx.prefix, ctx.now).active,
+    },
+    {
+      now: ctx.now,
+      cutoff: ctx.now - timeout,
+      timeout,
+      ofDay: ctx.now - dayStart(ctx.now),
+      dailyTtl: dailyTtlSeconds(ctx.now),
+      historyTtl: HISTORY_ACTIVE_TTL_SECONDS,
+      room,
+      batch: ids,
+    },
     options.idempotency,
   );
+  return { ...value, replayed };
 }
 
 /**
  * Takes `id` offline at once: its last-seen moves to just past the timeout
  * (never later than it was). It only ends the online session: the id stays
  * mapped (not new when it comes back), and AU, NU, PCU and history keep their
- * values. True when the id was online.
+ * values. `left`: the id was online.
  */
-export async function leave(ctx: Ctx, room: string, id: string, options: PresenceOptions = {}): Promise<boolean> {
+export async function leave(ctx: Ctx, room: string, id: string, options: PresenceOptions = {}): Promise<Written<{ left: boolean }>> {
   assertName(room, "room");
   requireIds([id], "id");
-  const timeout = timeoutMs(options);
+  const timeout = timeoutMs(options.timeoutSeconds);
   const keys = roomKeys(ctx.prefix, room);
-  const { value } = await runWrite<number>(ctx.redis, LEAVE, [keys.seen, keys.ids], [id, ctx.now - timeout - 1]);
-  return value === 1;
+  const { value, replayed } = await leaveScript.run<number>(ctx.redis, keys, { id, offlineAt: ctx.now - timeout - 1 });
+  return { left: value === 1, replayed };
 }
 
 /** Online now (exact at this moment, trimmed or not), peak, active and new today. */
-export async function roomStats(ctx: Ctx, room: string, options: PresenceOptions = {}): Promise<RoomStats> {
+export async function stats(ctx: Ctx, room: string, options: PresenceOptions = {}): Promise<RoomStats> {
   assertName(room, "room");
-  const timeout = timeoutMs(options);
-  const keys = roomKeys(ctx.prefix, room);
-  const today = dayKeys(ctx.prefix, room, ctx.now);
-  const raw = await runRead<{ online: number; peak: number; peakAt: number; new: number; active: number }>(
+  const timeout = timeoutMs(options.timeoutSeconds);
+  const raw = await statsScript.run<{ online: number; peak: number; peakAt: number; new: number; active: number }>(
     ctx.redis,
-    STATS,
-    [keys.seen, today.daily],
-    [ctx.now - timeout],
+    { seen: roomKeys(ctx.prefix, room).seen, daily: dayKeys(ctx.prefix, room, ctx.now).daily },
+    { cutoff: ctx.now - timeout },
   );
   const day = dayStart(ctx.now);
   // Ids carried over midnight count towards today's peak before the job or a heartbeat records it.
@@ -146,7 +132,97 @@ export async function roomStats(ctx: Ctx, room: string, options: PresenceOptions
   };
 }
 
-const CURSOR = /^(\d{1,16})-([1-9]\d{0,15})$/;
+export interface RoomDay {
+  room: string;
+  /** The UTC day, `YYYY-MM-DD`. */
+  day: string;
+  /** Its start (epoch ms). */
+  from: number;
+  /** Most ids online at once that day (PCU). */
+  peak: number;
+  /** When `peak` was first reached (epoch ms); null when nobody was online that day. */
+  peakAt: number | null;
+  /** Distinct ids seen that day (AU, exact). */
+  active: number;
+  /** Ids seen that day for the first time in the room (NU). */
+  new: number;
+}
+
+/**
+ * A day's peak, active and new ids, for today and the DAYS_KEPT (400) days before it; one round
+ * trip. Today and yesterday are read from their daily bitmaps (exact, live); older days from the
+ * record the trim job copied when the day ended or the room went idle. A day without data reads
+ * as zeros (as an unknown room does).
+ */
+export async function day(ctx: Ctx, room: string, date: string, options: PresenceOptions = {}): Promise<RoomDay> {
+  assertName(room, "room");
+  const from = keptDay(date, ctx.now);
+  const timeout = timeoutMs(options.timeoutSeconds);
+  const n = dayNumber(from);
+  const today = dayNumber(ctx.now);
+  const keys = roomKeys(ctx.prefix, room);
+  const raw = await dayScript.run<{ peak: number; peakAt: number; active: number; new: number; online: number }>(
+    ctx.redis,
+    { seen: keys.seen, daily: dayKeys(ctx.prefix, room, from).daily, days: keys.days },
+    { mode: n === today ? "today" : n === today - 1 ? "live" : "archive", cutoff: ctx.now - timeout, offset: daySlotBit(n), day: n },
+  );
+  // As in stats(): ids carried over midnight count towards today's peak before the job records it.
+  const carried = raw.online > raw.peak;
+  return {
+    room,
+    day: date,
+    from,
+    peak: carried ? raw.online : raw.peak,
+    peakAt: carried ? ctx.now : raw.peak === 0 ? null : from + raw.peakAt,
+    active: raw.active,
+    new: raw.new,
+  };
+}
+
+/** Relative standard error of Redis's HyperLogLog (PFCOUNT), which counts site-wide active ids. */
+export const HLL_STANDARD_ERROR = 0.0081;
+
+export interface SiteTotal {
+  /** Ids online across rooms (an id in two rooms counts twice) at the trim job's latest run. */
+  online: number;
+  /** When that run sampled it (epoch ms); null when no run has yet. */
+  onlineAt: number | null;
+  /** Highest `online` sample since UTC midnight (samples are a minute apart). */
+  peakToday: number;
+  /** When `peakToday` was first sampled (epoch ms); null before any sample above 0 today. */
+  peakAt: number | null;
+  /** Distinct ids seen since UTC midnight in any room: a HyperLogLog estimate. */
+  activeToday: number;
+  /** Relative standard error of `activeToday` (0.0081: 0.81 %). */
+  activeTodayError: number;
+  /** Start of the UTC day the daily figures are for (epoch ms). */
+  day: number;
+}
+
+/**
+ * Site-wide figures without a scan over rooms: the trim job sums the online count of the rooms
+ * it visits each minute (every active room) and keeps the day's highest sum; the heartbeat adds
+ * an id to the day's HyperLogLog the first time it is seen that day in a room. One round trip.
+ */
+export async function total(ctx: Ctx): Promise<SiteTotal> {
+  const today = siteDayKeys(ctx.prefix, ctx.now);
+  const raw = await totalScript.run<{ online: number; at: number; yesterday: boolean; peak: number; peakAt: number; active: number }>(
+    ctx.redis,
+    { site: today.total, siteYesterday: siteDayKeys(ctx.prefix, ctx.now - DAY).total, siteActive: today.active },
+    {},
+  );
+  const day = dayStart(ctx.now);
+  const sampledOn = raw.yesterday ? day - DAY : day;
+  return {
+    online: raw.online,
+    onlineAt: raw.at === 0 ? null : sampledOn + raw.at - 1,
+    peakToday: raw.peak,
+    peakAt: raw.peak === 0 ? null : day + raw.peakAt,
+    activeToday: raw.active,
+    activeTodayError: HLL_STANDARD_ERROR,
+    day,
+  };
+}
 
 export interface ListMembersOptions extends PresenceOptions {
   /** Members per page, 1..1000. @default 100 */
@@ -160,27 +236,16 @@ export interface ListMembersOptions extends PresenceOptions {
  * someone pages moves to the end, so it may be listed twice but is never
  * skipped; members that stay online throughout appear at least once.
  */
-export async function listMembers(ctx: Ctx, room: string, options: ListMembersOptions = {}): Promise<MemberPage> {
+export async function members(ctx: Ctx, room: string, options: ListMembersOptions = {}): Promise<MemberPage> {
   assertName(room, "room");
-  const limit = options.limit ?? 100;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_MEMBERS_PAGE) {
-    throw new ValidationError(`limit must be an integer from 1 to ${MAX_MEMBERS_PAGE}.`, [{ path: "limit", message: `must be 1..${MAX_MEMBERS_PAGE}` }]);
-  }
-  let score = "";
-  let member = "";
-  if (options.cursor !== undefined && options.cursor !== "") {
-    const m = CURSOR.exec(options.cursor);
-    if (!m) throw new ValidationError("cursor must be a nextCursor this endpoint returned.", [{ path: "cursor", message: "not a cursor of this endpoint" }]);
-    score = m[1] ?? "";
-    member = m[2] ?? "";
-  }
-  const timeout = timeoutMs(options);
+  const limit = pageLimit(options.limit, 100, MAX_MEMBERS_PAGE);
+  const { score, member } = memberCursor(options.cursor);
+  const timeout = timeoutMs(options.timeoutSeconds);
   const keys = roomKeys(ctx.prefix, room);
-  const raw = await runRead<{ items: [string, string, string][] | Record<string, never>; more: boolean }>(
+  const raw = await membersScript.run<{ items: [string, string, string][] | Record<string, never>; more: boolean }>(
     ctx.redis,
-    MEMBERS,
-    [keys.seen, keys.names],
-    [ctx.now - timeout, limit, score, member],
+    keys,
+    { cutoff: ctx.now - timeout, limit, score, member },
   );
   const items = asList(raw.items);
   const last = items[items.length - 1];
@@ -193,14 +258,12 @@ export async function listMembers(ctx: Ctx, room: string, options: ListMembersOp
 /** Per-minute samples of the online count over the last `hours` (1..24), oldest first. */
 export async function history(ctx: Ctx, room: string, hours = HISTORY_HOURS): Promise<{ points: { at: number; online: number }[] }> {
   assertName(room, "room");
-  if (!Number.isInteger(hours) || hours < 1 || hours > HISTORY_HOURS) {
-    throw new ValidationError(`hours must be an integer from 1 to ${HISTORY_HOURS}.`, [{ path: "hours", message: `must be 1..${HISTORY_HOURS}` }]);
-  }
+  pageLimit(hours, HISTORY_HOURS, HISTORY_HOURS, "hours");
   const keys = roomKeys(ctx.prefix, room);
   // Points at minutes m with now - hours < m <= now (minute times are whole minutes).
   const low = (Math.floor((ctx.now - hours * HOUR) / MINUTE) + 1) * HISTORY_SCALE;
   const high = Math.floor(ctx.now / MINUTE) * HISTORY_SCALE + HISTORY_SCALE - 1;
-  const raw = asList(await runRead<string[] | Record<string, never>>(ctx.redis, HISTORY, [keys.history], [low, high]));
+  const raw = asList(await historyScript.run<string[] | Record<string, never>>(ctx.redis, keys, { low, high }));
   const points: { at: number; online: number }[] = [];
   for (let i = 1; i < raw.length; i += 2) {
     const score = Number(raw[i]);
@@ -208,8 +271,6 @@ export async function history(ctx: Ctx, room: string, hours = HISTORY_HOURS): Pr
   }
   return { points };
 }
-
-const ROOM_CURSOR = /^(\d{1,16}):([A-Za-z0-9][A-Za-z0-9_.-]{0,63})$/;
 
 export interface ListRoomsOptions {
   /** Rooms per page, 1..1000. @default 1000 */
@@ -233,38 +294,31 @@ export interface RoomPage {
  * active, refreshed every hour while it stays active. A flood of new rooms
  * can push a room off the first page, never out of the list.
  */
-export async function listRooms(ctx: Ctx, options: ListRoomsOptions = {}): Promise<RoomPage> {
-  const limit = options.limit ?? MAX_ROOMS_LISTED;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_ROOMS_LISTED) {
-    throw new ValidationError(`limit must be an integer from 1 to ${MAX_ROOMS_LISTED}.`, [{ path: "limit", message: `must be 1..${MAX_ROOMS_LISTED}` }]);
-  }
-  let score = "";
-  let after = "";
-  if (options.cursor !== undefined && options.cursor !== "") {
-    const m = ROOM_CURSOR.exec(options.cursor);
-    if (!m) throw new ValidationError("cursor must be a nextCursor this endpoint returned.", [{ path: "cursor", message: "not a cursor of this endpoint" }]);
-    score = m[1] ?? "";
-    after = m[2] ?? "";
-  }
-  const raw = await runRead<{ rooms: string[] | Record<string, never>; more: boolean }>(ctx.redis, ROOMS, [registryKeys(ctx.prefix).rooms], [limit, score, after]);
+export async function rooms(ctx: Ctx, options: ListRoomsOptions = {}): Promise<RoomPage> {
+  const limit = pageLimit(options.limit, MAX_ROOMS_LISTED, MAX_ROOMS_LISTED);
+  const { score, member } = roomCursor(options.cursor);
+  const raw = await roomsScript.run<{ rooms: string[] | Record<string, never>; more: boolean }>(
+    ctx.redis,
+    { rooms: registryKeys(ctx.prefix).rooms },
+    { limit, score, room: member },
+  );
   const flat = asList(raw.rooms);
-  const rooms: string[] = [];
-  for (let i = 0; i < flat.length; i += 2) rooms.push(flat[i] ?? "");
+  const names: string[] = [];
+  for (let i = 0; i < flat.length; i += 2) names.push(flat[i] ?? "");
   const last = flat.length >= 2 ? `${flat[flat.length - 1]}:${flat[flat.length - 2]}` : null;
-  return { rooms, truncated: raw.more, nextCursor: raw.more ? last : null };
+  return { rooms: names, truncated: raw.more, nextCursor: raw.more ? last : null };
 }
 
-/** Removes every key of the room and its registry entries; true when anything existed. */
-export async function deleteRoom(ctx: Ctx, room: string): Promise<boolean> {
+/** Removes every key of the room and its registry entries; `existed`: anything was there. */
+export async function deleteRoom(ctx: Ctx, room: string): Promise<Written<{ existed: boolean }>> {
   assertName(room, "room");
   const registry = registryKeys(ctx.prefix);
-  const { value } = await runWrite<number>(
+  const { value, replayed } = await deleteRoomScript.run<number>(
     ctx.redis,
-    DELETE_ROOM,
-    [registry.rooms, registry.due, ...legacyRegistryKeys(ctx.prefix), ...allRoomKeys(ctx.prefix, room, ctx.now)],
-    [room],
+    { registries: [registry.rooms, registry.due, ...legacyRegistryKeys(ctx.prefix)], roomKeys: allRoomKeys(ctx.prefix, room, ctx.now) },
+    { room },
   );
-  return value > 0;
+  return { existed: value > 0, replayed };
 }
 
 /** The minute a timestamp falls in (epoch ms), which labels a history point. */

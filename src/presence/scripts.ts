@@ -1,43 +1,30 @@
-import { defineReadScript, defineWriteScript } from "../redis/script.ts";
+import { defineScript } from "../redis/script.ts";
+import { HEADER_BITS, HEADER_BYTES, HISTORY_SCALE } from "./keys.ts";
 
 /**
- * The daily bitmap `daily:<yyyymmdd>` starts with a 128-bit header, read and
- * written with BITFIELD in the same command that sets the AU bits, so the
- * day's figures cost no command of their own:
- *
- *   bits   0..31   u32  NU: ids allocated that day
- *   bits  32..63   u32  PCU: most ids online at once
- *   bits  64..95   u32  when PCU was first reached, ms since 00:00 UTC
- *   bits  96..127  u32  last heartbeat, ms since 00:00 UTC + 1 (0: none yet)
- *   bits 128..     u1   one per compact id seen that day (AU = BITCOUNT from byte 16)
+ * Presence's write scripts: heartbeat, leave, delete room, and the trim job's
+ * visit of a chunk of rooms. None refuses: every input is checked before the
+ * call (validate.ts). Reads are in read-scripts.ts.
  */
-export const HEADER_BYTES = 16;
 
 /**
- * KEYS: seen, ids, names, seq, daily, history, registry due, registry rooms
- * ARGV: now (ms), cutoff (ms), timeout (ms), ms since 00:00 UTC, daily TTL (s), history TTL (s), room, id...
- * Returns { online, new }.
+ * Marks a batch of ids online now. Returns { online, new }.
+ * `now`, `cutoff`, `timeout` and `ofDay` are ms (`ofDay`: since 00:00 UTC), the TTLs seconds.
+ * `siteActive` is the day's site-wide HyperLogLog of ids.
  */
-export const HEARTBEAT = defineWriteScript(
-  "presence-heartbeat",
-  `
-local seen, ids, names, seq = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local daily, history        = KEYS[5], KEYS[6]
-local due, rooms            = KEYS[7], KEYS[8]
-local now                   = ARGV[1]
-local cutoff                = ARGV[2]
-local timeout               = tonumber(ARGV[3])
-local ofDay                 = tonumber(ARGV[4])
-local dailyTtl              = tonumber(ARGV[5])
-local historyTtl            = tonumber(ARGV[6])
-local room                  = ARGV[7]
+export const heartbeatScript = defineScript({
+  name: "presence.heartbeat",
+  write: true,
+  keys: ["seen", "ids", "names", "seq", "daily", "history", "due", "rooms", "siteActive"],
+  args: ["now", "cutoff", "timeout", "ofDay", "dailyTtl", "historyTtl", "room", "...batch"],
+  lua: `
+local timeout         = tonumber(timeout)
+local ofDay           = tonumber(ofDay)
 -- Whole-batch commands (one HMGET, one ZADD, one BITFIELD) rather than a few
 -- per id: Upstash bills each command a script runs, so 1 id and 1,000 cost the same.
-local list                  = {}
-for i = 8, #ARGV do list[#list + 1] = ARGV[i] end
-local known                 = redis.call('HMGET', ids, unpack(list))
-local fresh, assigned       = {}, {}
-for i, id in ipairs(list) do
+local known           = redis.call('HMGET', ids, unpack(batch))
+local fresh, assigned = {}, {}
+for i, id in ipairs(batch) do
   if not known[i] and not assigned[id] then
     fresh[#fresh + 1] = id
     assigned[id]      = true
@@ -60,32 +47,44 @@ if #fresh > 0 then
   redis.call('HSET', names, unpack(backward))
 end
 -- GT: a slower request carrying an older time must not move last-seen backwards.
-local scored, bits          = { 'GT' }, {}
-for i, id in ipairs(list) do
+local scored, bits = { 'GT' }, {}
+for i, id in ipairs(batch) do
   local n             = tonumber(known[i] or assigned[id])
   scored[#scored + 1] = now
   scored[#scored + 1] = n
   bits[#bits + 1]     = 'SET'
   bits[#bits + 1]     = 'u1'
-  bits[#bits + 1]     = 128 + n
+  bits[#bits + 1]     = ${HEADER_BITS} + n
   bits[#bits + 1]     = 1
 end
 redis.call('ZADD', seen, unpack(scored))
-local count                 = redis.call('ZCOUNT', seen, cutoff, '+inf')
+local count = redis.call('ZCOUNT', seen, cutoff, '+inf')
 -- The same BITFIELD sets the AU bits, counts NU, reads PCU and swaps in the
--- time of this heartbeat (the header is described above).
+-- time of this heartbeat (the header is described in keys.ts).
 if #fresh > 0 then
   bits[#bits + 1] = 'INCRBY'; bits[#bits + 1] = 'u32'; bits[#bits + 1] = 0; bits[#bits + 1] = #fresh
 end
 bits[#bits + 1] = 'GET'; bits[#bits + 1] = 'u32'; bits[#bits + 1] = 32
 bits[#bits + 1] = 'SET'; bits[#bits + 1] = 'u32'; bits[#bits + 1] = 96; bits[#bits + 1] = ofDay + 1
-local header                = redis.call('BITFIELD', daily, unpack(bits))
-local peak, last            = header[#header - 1], header[#header]
+local header     = redis.call('BITFIELD', daily, unpack(bits))
+local peak, last = header[#header - 1], header[#header]
+-- The AU bits' old values say which ids are seen today for the first time in this room: only
+-- those go to the site-wide HyperLogLog, so a heartbeat of ids already seen today costs nothing more.
+local firstToday = {}
+for i, id in ipairs(batch) do
+  if header[i] == 0 then firstToday[#firstToday + 1] = id end
+end
+if #firstToday > 0 then redis.call('PFADD', siteActive, unpack(firstToday)) end
 -- The online count only rises at a heartbeat, so checking the peak here makes PCU exact.
 if count > peak then redis.call('BITFIELD', daily, 'SET', 'u32', 32, count, 'SET', 'u32', 64, ofDay) end
 -- No heartbeat yet today: the key is new (or only the trim job's midnight
--- peak is in it), and its deadline, the end of tomorrow, is fixed.
-if last == 0 then redis.call('EXPIRE', daily, dailyTtl) end
+-- peak is in it), and its deadline, the end of tomorrow, is fixed. The day's
+-- HyperLogLog gets the same deadline: whoever creates it is the first
+-- heartbeat of the day in some room (every id of that heartbeat is new today).
+if last == 0 then
+  redis.call('EXPIRE', daily, dailyTtl)
+  redis.call('EXPIRE', siteActive, dailyTtl)
+end
 -- The room (re)becomes active: first heartbeat of the day, or none for a
 -- whole timeout. The trim job drops a room only after a timeout and a margin
 -- without heartbeats, so it is listed and scheduled again exactly when needed.
@@ -100,167 +99,215 @@ if last == 0 or ofDay + 1 - last >= timeout then
 end
 return { online = count, new = #fresh }
 `,
-);
+});
 
 /**
  * Takes an id offline by moving its last-seen just past the timeout (LT: never
  * later than it was). It stays mapped and seen, so AU, NU, PCU and history keep
- * their values and the id is still forgotten on time.
- * KEYS: seen, ids. ARGV: id, offline time (ms). Returns 1 when the id was moved.
+ * their values and the id is still forgotten on time. Returns 1 when the id was moved.
  */
-export const LEAVE = defineWriteScript(
-  "presence-leave",
-  `
-local seen, ids = KEYS[1], KEYS[2]
-local n         = redis.call('HGET', ids, ARGV[1])
+export const leaveScript = defineScript({
+  name: "presence.leave",
+  write: true,
+  keys: ["seen", "ids"],
+  args: ["id", "offlineAt"],
+  lua: `
+local n = redis.call('HGET', ids, id)
 if not n then return 0 end
-return redis.call('ZADD', seen, 'XX', 'LT', 'CH', ARGV[2], n)
+return redis.call('ZADD', seen, 'XX', 'LT', 'CH', offlineAt, n)
 `,
-);
+});
 
 /**
- * KEYS: seen, daily. ARGV: cutoff.
- * Returns { online, new, peak, peakAt (ms since 00:00), active }.
+ * Removes a room from the registries (the current two and the two of earlier
+ * versions) and deletes every key it can have. Returns how many keys and
+ * registry entries went.
  */
-export const STATS = defineReadScript(
-  "presence-stats",
-  `
-local seen, daily = KEYS[1], KEYS[2]
-local header      = redis.call('BITFIELD', daily, 'GET', 'u32', 0, 'GET', 'u32', 32, 'GET', 'u32', 64)
-return cjson.encode({
-  online = redis.call('ZCOUNT', seen, ARGV[1], '+inf'),
-  new    = header[1],
-  peak   = header[2],
-  peakAt = header[3],
-  active = redis.call('BITCOUNT', daily, ${HEADER_BYTES}, -1),
-})
-`,
-);
-
-/** Lua: does a sort after b in byte order (Lua's < uses the C library's collation)? */
-const AFTER = `
-local function after(a, b)
-  for i = 1, math.min(#a, #b) do
-    local x, y = string.byte(a, i), string.byte(b, i)
-    if x ~= y then return x > y end
-  end
-  return #a > #b
-end
-`;
-
-/**
- * Lua: where a page resumes after the cursor (score, member) of `key`: right after the member when
- * it is still at that score, else where it would sit among members of equal score (binary search in
- * byte order; a batch shares one time, so equal scores are common). `desc`: the list is read highest
- * score first (ZREVRANGE). Expects AFTER.
- */
-const RESUME = `
-local function resume(key, score, member, desc)
-  local at = redis.call('ZSCORE', key, member)
-  if at and tonumber(at) == tonumber(score) then
-    return redis.call(desc and 'ZREVRANK' or 'ZRANK', key, member) + 1
-  end
-  local lo
-  if desc then lo = redis.call('ZCOUNT', key, '(' .. score, '+inf') else lo = redis.call('ZCOUNT', key, '-inf', '(' .. score) end
-  local hi = lo + redis.call('ZCOUNT', key, score, score)
-  while lo < hi do
-    local mid  = math.floor((lo + hi) / 2)
-    local m    = redis.call(desc and 'ZREVRANGE' or 'ZRANGE', key, mid, mid)[1]
-    local past = (desc and after(member, m)) or (not desc and after(m, member))
-    if past then hi = mid else lo = mid + 1 end
-  end
-  return lo
-end
-`;
-
-/**
- * Online members in (lastSeen, compact id) order, from just after a cursor.
- * KEYS: seen, names. ARGV: cutoff, limit, cursor score ('' for the first page), cursor member.
- * Returns { items = {{id, lastSeen, compactId}...}, more }.
- */
-export const MEMBERS = defineReadScript(
-  "presence-members",
-  `
-local seen, names = KEYS[1], KEYS[2]
-local cutoff      = ARGV[1]
-local limit       = tonumber(ARGV[2])
-local score       = ARGV[3]
-local member      = ARGV[4]
-${AFTER.trim()}
-${RESUME.trim()}
-local start
-if score == '' or tonumber(score) < tonumber(cutoff) then
-  start = redis.call('ZCOUNT', seen, '-inf', '(' .. cutoff)
-else
-  start = resume(seen, score, member, false)
-end
--- One more than asked says whether there is a next page without a ZCARD.
-local page  = redis.call('ZRANGE', seen, start, start + limit, 'WITHSCORES')
-local more  = #page > 2 * limit
-local ints  = {}
-for i = 1, math.min(#page, 2 * limit), 2 do ints[#ints + 1] = page[i] end
-local items = {}
-if #ints > 0 then
-  local ids = redis.call('HMGET', names, unpack(ints))
-  for i = 1, #ints do items[i] = { ids[i] or '', page[2 * i], ints[i] } end
-end
-return cjson.encode({ items = items, more = more })
-`,
-);
-
-/**
- * History points are members `<minute of the day>` (a 1,440-slot ring: memory
- * stays bounded and a rerun of the minute overwrites its own point) scored
- * `minute index × 10^7 + online`, so one ZADD writes a point and a score range
- * reads a time range.
- */
-export const HISTORY_SCALE = 10_000_000;
-
-/** KEYS: history. ARGV: lowest score, highest score. Returns member, score, member, score... */
-export const HISTORY = defineReadScript(
-  "presence-history",
-  `
-return cjson.encode(redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], ARGV[2], 'WITHSCORES'))
-`,
-);
-
-/**
- * Listed rooms, most recently active first, from just after a cursor.
- * KEYS: registry rooms. ARGV: limit, cursor score ('' for the first page), cursor room.
- * Returns { rooms = {room, score, room, score...}, more }.
- */
-export const ROOMS = defineReadScript(
-  "presence-rooms",
-  `
-local rooms = KEYS[1]
-local limit = tonumber(ARGV[1])
-local score = ARGV[2]
-local room  = ARGV[3]
-${AFTER.trim()}
-${RESUME.trim()}
--- Order: score descending, then bytes descending (ZREVRANGE).
-local start = 0
-if score ~= '' then start = resume(rooms, score, room, true) end
-local page = redis.call('ZREVRANGE', rooms, start, start + limit, 'WITHSCORES')
-local more = #page > 2 * limit
-local out  = {}
-for i = 1, math.min(#page, 2 * limit) do out[i] = page[i] end
-return cjson.encode({ rooms = out, more = more })
-`,
-);
-
-/**
- * KEYS: the four registries (rooms, due, two legacy), then every key of the room.
- * ARGV: room. Returns how many keys and registry entries went.
- */
-export const DELETE_ROOM = defineWriteScript(
-  "presence-delete-room",
-  `
-local room = ARGV[1]
+export const deleteRoomScript = defineScript({
+  name: "presence.deleteRoom",
+  write: true,
+  keys: ["...registries", "...roomKeys"],
+  args: ["room"],
+  lua: `
 local gone = 0
-for i = 1, 4 do gone = gone + redis.call('ZREM', KEYS[i], room) end
-local keys = {}
-for i = 5, #KEYS do keys[#keys + 1] = KEYS[i] end
-return gone + redis.call('DEL', unpack(keys))
+for _, registry in ipairs(registries) do gone = gone + redis.call('ZREM', registry, room) end
+return gone + redis.call('DEL', unpack(roomKeys))
 `,
-);
+});
+
+/**
+ * Visits a chunk of rooms (the i-th entry of every key list belongs to the
+ * i-th room). An active room (someone online, or a heartbeat within the
+ * timeout plus a margin) gets its history point for the minute and, at the
+ * hour, its history lifetime and listing refreshed. An idle room is scheduled
+ * for its next visit: the end of its listing (two days after its last
+ * activity, when its history and daily keys are gone) or the day its oldest id
+ * passes the horizon; with no id left its last keys and registry entries go.
+ * Every room forgets at most a budget of ids idle past the horizon.
+ *
+ * Times are ms (`minute`: minutes since the epoch, `slot`: minute of the day),
+ * `hourly`/`carry`/`rotate` are 1/0, the TTLs seconds.
+ * Returns { rooms, online, forgotten, idle, dropped }.
+ */
+export const trimScript = defineScript({
+  name: "presence.trim",
+  write: true,
+  keys: [
+    "due",
+    "rooms",
+    "site",
+    "...seenKeys",
+    "...idsKeys",
+    "...namesKeys",
+    "...seqKeys",
+    "...dailyKeys",
+    "...historyKeys",
+    "...yesterdayKeys",
+    "...daysKeys",
+  ],
+  args: [
+    "now",
+    "cutoff",
+    "idleAfter",
+    "horizonCut",
+    "horizon",
+    "dayStart",
+    "minute",
+    "slot",
+    "hourly",
+    "carry",
+    "rotate",
+    "dailyTtl",
+    "activeTtl",
+    "idleTtl",
+    "emptyAfter",
+    "budget",
+    "today",
+    "todayBit",
+    "yesterdayBit",
+    "daysTtl",
+    "carried",
+    "sample",
+    "...roomNames",
+  ],
+  lua: `
+local now        = tonumber(now)
+local idleAfter  = tonumber(idleAfter)
+local horizon    = tonumber(horizon)
+local dayStart   = tonumber(dayStart)
+local minute     = tonumber(minute)
+local hourly     = hourly == '1'
+local carry      = carry == '1'
+local rotate     = rotate == '1'
+local emptyAfter = tonumber(emptyAfter)
+local budget     = tonumber(budget)
+local today      = tonumber(today)
+-- Scores and times go to Redis as integers: Lua's own tostring keeps only 14 digits.
+local function int(x) return string.format('%.0f', x) end
+-- Copies a day's figures (its bitmap's header {NU, PCU, peakAt, last} and AU) into the room's
+-- ring of past days; a day with nothing recorded writes nothing.
+local function archive(days, daily, header, day, at)
+  if header[1] == 0 and header[2] == 0 and header[4] == 0 then return end
+  local au = redis.call('BITCOUNT', daily, ${HEADER_BYTES}, -1)
+  redis.call('BITFIELD', days, 'SET', 'u16', at, day, 'SET', 'u32', at + 16, header[2], 'SET', 'u32', at + 48, header[3],
+    'SET', 'u32', at + 80, au, 'SET', 'u32', at + 112, header[1])
+  redis.call('EXPIRE', days, daysTtl)
+end
+local total, forgotten, idleRooms, dropped = 0, 0, 0, 0
+for r, room in ipairs(roomNames) do
+  local seen, ids, names    = seenKeys[r], idsKeys[r], namesKeys[r]
+  local seq, daily, history = seqKeys[r], dailyKeys[r], historyKeys[r]
+  local count               = redis.call('ZCOUNT', seen, cutoff, '+inf')
+  local active              = count > 0
+  local activity, header
+  if not active then
+    -- Last activity: today's last heartbeat (a leave moves an id offline but is
+    -- no heartbeat, and the heartbeat decides reactivation by this time) or the
+    -- latest last-seen (a heartbeat before midnight).
+    header     = redis.call('BITFIELD', daily, 'GET', 'u32', 0, 'GET', 'u32', 32, 'GET', 'u32', 64, 'GET', 'u32', 96)
+    local last = header[4]
+    local top  = redis.call('ZRANGE', seen, -1, -1, 'WITHSCORES')
+    if last > 0 then activity = dayStart + last - 1 end
+    if top[2] then activity = math.max(activity or 0, tonumber(top[2])) end
+    active = activity ~= nil and now - activity < idleAfter
+  end
+  total = total + count
+  if active then
+    -- One point per minute; a rerun of the minute overwrites its own slot.
+    redis.call('ZADD', history, int(minute * ${HISTORY_SCALE} + math.min(count, ${HISTORY_SCALE - 1})), slot)
+    if hourly then
+      redis.call('EXPIRE', history, activeTtl)
+      redis.call('ZADD', rooms, 'GT', int(now), room)
+    end
+    -- Yesterday is over: a room active across midnight keeps its figures
+    -- (rewritten by each run of the window, so heartbeats queued before
+    -- midnight and applied in it are in).
+    if carry then
+      local y = redis.call('BITFIELD', yesterdayKeys[r], 'GET', 'u32', 0, 'GET', 'u32', 32, 'GET', 'u32', 64, 'GET', 'u32', 96)
+      archive(daysKeys[r], yesterdayKeys[r], y, today - 1, yesterdayBit)
+    end
+    if carry and count > 0 then
+      -- Concurrency carried over midnight, before any heartbeat of the new day:
+      -- only the first samples of a day can exceed what heartbeats recorded.
+      local peak = redis.call('BITFIELD', daily, 'GET', 'u32', 32)[1]
+      if count > peak then
+        local h = redis.call('BITFIELD', daily, 'SET', 'u32', 32, count, 'SET', 'u32', 64, now - dayStart, 'GET', 'u32', 96)
+        if h[3] == 0 then redis.call('EXPIRE', daily, dailyTtl) end
+      end
+    end
+    if rotate then redis.call('ZADD', due, 'XX', int(now), room) end
+  end
+  -- Forget ids idle past the horizon, boundedly. Their compact ids are not
+  -- handed out again (seq only grows), so kept AU bitmaps stay exact.
+  local full = false
+  if budget > 0 then
+    local old = redis.call('ZRANGEBYSCORE', seen, '-inf', '(' .. horizonCut, 'LIMIT', 0, budget)
+    if #old > 0 then
+      local who  = redis.call('HMGET', names, unpack(old))
+      local gone = {}
+      for i = 1, #old do if who[i] then gone[#gone + 1] = who[i] end end
+      if #gone > 0 then redis.call('HDEL', ids, unpack(gone)) end
+      redis.call('HDEL', names, unpack(old))
+      redis.call('ZREM', seen, unpack(old))
+      forgotten = forgotten + #old
+      full      = #old == budget
+      budget    = budget - #old
+    end
+  end
+  if not active then
+    idleRooms = idleRooms + 1
+    -- Today's figures so far (again if the room comes back and goes idle again today).
+    archive(daysKeys[r], daily, header, today, todayBit)
+    -- History must stay readable a day after its last point, then go.
+    redis.call('EXPIRE', history, idleTtl)
+    local unlisted = activity == nil or now - activity >= emptyAfter
+    if unlisted then redis.call('ZREM', rooms, room) end
+    local oldest = redis.call('ZRANGE', seen, 0, 0, 'WITHSCORES')
+    if oldest[2] then
+      local nextAt = tonumber(oldest[2]) + horizon
+      if not unlisted then nextAt = math.min(nextAt, activity + emptyAfter) end
+      if full then nextAt = now end
+      redis.call('ZADD', due, 'XX', int(nextAt), room)
+    else
+      -- Nobody left to forget. The counter goes only when no mapping is left
+      -- (ids mapped by an earlier version have no last-seen): then no kept
+      -- bitmap has a bit of this room's ids (horizon > the bitmaps' two days).
+      if redis.call('HLEN', ids) == 0 then redis.call('DEL', seq) end
+      redis.call('ZREM', due, room)
+      if not unlisted then redis.call('ZREM', rooms, room) end
+      dropped = dropped + 1
+    end
+  end
+end
+-- The last chunk of a run records the site-wide online count (this chunk's and the
+-- earlier chunks' rooms) and raises the day's highest sample.
+if sample == '1' then
+  local online = tonumber(carried) + total
+  local ofDay  = now - dayStart
+  local s      = redis.call('BITFIELD', site, 'GET', 'u32', 0, 'GET', 'u32', 96, 'SET', 'u32', 64, online, 'SET', 'u32', 96, ofDay + 1)
+  if online > s[1] then redis.call('BITFIELD', site, 'SET', 'u32', 0, online, 'SET', 'u32', 32, ofDay) end
+  if s[2] == 0 then redis.call('EXPIRE', site, dailyTtl) end
+end
+return { rooms = #roomNames, online = total, forgotten = forgotten, idle = idleRooms, dropped = dropped }
+`,
+});

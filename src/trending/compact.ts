@@ -1,14 +1,14 @@
 import type { Ctx } from "../context.ts";
-import { asList, runRead, runWrite } from "../redis/script.ts";
+import { asList } from "../redis/script.ts";
 import { HOUR, hourIndex } from "../time.ts";
-import { registryKeys, streamKeys } from "./keys.ts";
-import { horizonOf, MAX_TOP_N, secondsUntil } from "./options.ts";
+import { registryKeys, secondsUntil, streamKeys } from "./keys.ts";
 import { compactScript, dueScript } from "./scripts.ts";
+import { horizonOf, MAX_TOP_N } from "./validate.ts";
 
 export interface CompactOptions {
   /** Hours a bucket lives after its hour. @default 50 */
   retentionHours?: number;
-  /** Members kept per finished hour; 0 = never trim. 24 × the largest n, as the seed post reasons (and `TRENDING_KEEP`). @default 2400 */
+  /** Members kept per finished hour; 0 = never trim. 24 × the largest n, as source post 000 (docs/background.md) reasons (and `TRENDING_KEEP`). @default 2400 */
   keep?: number;
   /** Streams compacted per script (one round trip). @default 20 */
   batchSize?: number;
@@ -59,7 +59,7 @@ export interface CompactResult {
  * the queue (one command) and stops when it holds less than a batch: nothing
  * to do costs one round trip.
  */
-export async function compactTrending(ctx: Ctx, options: CompactOptions = {}): Promise<CompactResult> {
+export async function compact(ctx: Ctx, options: CompactOptions = {}): Promise<CompactResult> {
   const retentionHours = options.retentionHours ?? 50;
   const keep = options.keep ?? 24 * MAX_TOP_N;
   const batchSize = options.batchSize ?? 20;
@@ -77,21 +77,27 @@ export async function compactTrending(ctx: Ctx, options: CompactOptions = {}): P
       result.more = true;
       break;
     }
-    const flat = asList(await runRead<string[] | Record<string, never>>(ctx.redis, dueScript, [reg.dirty], [H, batchSize]));
+    const flat = asList(await dueScript.run<string[] | Record<string, never>>(ctx.redis, { dirty: reg.dirty }, { hour: H, limit: batchSize }));
     result.batches++;
     if (flat.length === 0) break;
-    const keys: string[] = [reg.dirty, reg.seen, reg.names];
-    const args: (string | number)[] = [H, keep, horizon, unionTtl, retentionHours, ctx.now, budget];
+    const perStream: string[] = [];
+    const streams: string[] = [];
+    const froms: number[] = [];
     for (let i = 0; i + 1 < flat.length; i += 2) {
       const name = flat[i] ?? "";
       const since = Number(flat[i + 1]);
       const from = Math.min(Math.max(since, H - horizon), H - 1);
       const sk = streamKeys(ctx.prefix, name);
-      keys.push(...sk.unionsOf(H), sk.scratch);
-      for (let h = from; h < H; h++) keys.push(sk.bucket(h));
-      args.push(name, from);
+      perStream.push(...sk.unionsOf(H), sk.scratch);
+      for (let h = from; h < H; h++) perStream.push(sk.bucket(h));
+      streams.push(name);
+      froms.push(from);
     }
-    const { value: rows } = await runWrite<[string, string, number, number, number][]>(ctx.redis, compactScript, keys, args);
+    const { value: rows } = await compactScript.run<[string, string, number, number, number][]>(
+      ctx.redis,
+      { dirty: reg.dirty, seen: reg.seen, names: reg.names, perStream },
+      { H, keep, horizon, unionTtl, retention: retentionHours, now: ctx.now, budget, streams, froms },
+    );
     result.batches++;
     let again = false;
     for (const [, status, trimmed, removed, unions] of rows) {

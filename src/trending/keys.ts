@@ -2,8 +2,8 @@ import { keyOf } from "../keys.ts";
 import { hourLabel } from "../time.ts";
 
 /**
- * Windows with a cached union of their own: the ones compaction precomputes,
- * as the post suggests. Every other width shares one slot per stream and hour
+ * Windows with a cached union of their own: the 24 h and 48 h of source post
+ * 000 (docs/background.md). Every other width shares one slot per stream and hour
  * (`u:x:<hour>`), so no choice of `window` can make a stream cache more than
  * three unions an hour (see docs/trending.md, "Bounded caching").
  */
@@ -35,12 +35,12 @@ export function streamKeys(prefix: string, stream: string) {
     bucket: (hour: number) => base("h", hourLabel(hour)),
     /**
      * HASH of per-hour cuts, written by releases before the cut moved into each
-     * bucket's "\0err" member (see scripts.ts); only deleted now, with the stream.
+     * bucket's "\0err" member (see markersLua); only deleted now, with the stream.
      */
     cuts: base("cuts"),
     /**
      * ZSET: union of the `window` finished hours before `hour`, whose "\0err"
-     * member holds -maxError (see UNION_LUA in scripts.ts). 24 h and 48 h have
+     * member holds -maxError (see markersLua and unionLua in scripts.ts). 24 h and 48 h have
      * a key each; every other width shares the slot `u:x:<hour>`, which also
      * holds "\0w" scored -width, the width it was built for.
      */
@@ -50,4 +50,9 @@ export function streamKeys(prefix: string, stream: string) {
     /** ZSET that lives only inside one script: union + current hour, for ranks (and the rare top-N fallback). */
     scratch: base("tmp"),
   };
+}
+
+/** Seconds until `untilMs`, at least 1 (EXPIRE with 0 would delete the key). */
+export function secondsUntil(untilMs: number, now: number): number {
+  return Math.max(1, Math.ceil((untilMs - now) / 1000));
 }

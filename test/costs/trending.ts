@@ -61,6 +61,15 @@ export const area = {
       note: "O(log N), nothing merged (9 commands and a merge of the whole window before issue 15): `ZMSCORE`/`ZSCORE` of the member in the union and the current hour, then the members that could rank above it (`ZREVRANGEBYSCORE` ≥ its count / sets, at most 1,000 a set) and their counts elsewhere. Deeper in a big window: rank bounds from `ZCOUNT`s (`rankExact: false`).",
     }),
     memberOpen: row("trending member lookup / 24 h", "warm, previous hour not yet compacted", 9),
+    risingCold: row("trending rising / 24 h baseline", "no cached union of the baseline hours", 27, {
+      note: "The current hour's top 200 (the candidates: `ZREVRANGE`), a lookup of them in the 24 h union (a miss here), then one `ZMSCORE` of them per baseline hour: 3 + baseline hours. Never builds a union (the read writes nothing).",
+    }),
+    risingOpen: row("trending rising / 24 h baseline", "warm (a top read's union), previous hour not yet compacted", 4, { note: "The union leaves the previous hour out until compaction has trimmed it: its bucket is asked too." }),
+    risingWarm: row("trending rising / 24 h baseline", "warm (a top read's union of the baseline hours)", 3, {
+      note: "The baseline hours are exactly the window of the top read's cached union: one `ZMSCORE` of the 200 candidates there.",
+    }),
+    risingQuiet: row("trending rising", "current hour empty", 2),
+    history48: row("trending member history / 48 h", "any", 50, { note: "One `ZMSCORE` (the member and the hour's cut) per hour: 48 finished hours and the current one." }),
     list: row("trending list streams", "any", 2),
     delete: row("trending delete stream", "any", 5),
     compactIdle: row("trending compaction run", "nothing to do", 2, { target: 2 }),

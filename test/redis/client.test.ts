@@ -75,6 +75,10 @@ describe("edgestats/client against wrangler dev", () => {
     expect(top.exact).toBe(true);
     expect(await api.trending.member("searches", "redis")).toMatchObject({ member: "redis", count: 4, rank: 1 });
     expect((await api.trending.list()).streams).toContain("searches");
+    // nothing before this hour: every member of it is new (baseline 0, ratio null)
+    expect((await api.trending.rising("searches", { n: 1, baseline: "24h" })).items).toMatchObject([{ member: "redis", count: 4, baseline: 0, ratio: null }]);
+    const history = await api.trending.history("searches", "redis", { hours: 2 });
+    expect({ points: history.points.length, total: history.points.reduce((sum, p) => sum + p.count, 0) }).toEqual({ points: 3, total: 4 });
 
     expect(await api.counters.incr("hits", [{ member: "/a", by: 3 }, { member: "/b" }])).toEqual({ results: [{ member: "/a", score: 3 }, { member: "/b", score: 1 }] });
     expect(await api.counters.incr("hits", { member: "/b", by: -2 })).toEqual({ results: [{ member: "/b", score: -1 }] });
@@ -110,6 +114,9 @@ describe("edgestats/client against wrangler dev", () => {
     expect(await api.jobs.run("trim")).toMatchObject({ job: "trim" });
     expect((await api.presence.history("lobby", { hours: 1 })).points.length).toBeGreaterThan(0);
     expect((await api.presence.list()).rooms).toContain("lobby");
+    const today = new Date().toISOString().slice(0, 10);
+    expect(await api.presence.day("lobby", today)).toMatchObject({ room: "lobby", day: today, active: 3, new: 3 });
+    expect(await api.presence.total()).toMatchObject({ activeTodayError: 0.0081 });
     await api.presence.delete("lobby");
 
     expect(await api.leaderboards.configure("weekly", { ties: "reached" })).toMatchObject({ board: "weekly", ties: "reached" });

@@ -5,21 +5,19 @@
  * that start and end mid-month and cross a year.
  */
 import fc from "fast-check";
-import { afterAll, describe, expect, it } from "vitest";
-import type { Ctx } from "../../src/context.ts";
+import { describe, expect, it } from "vitest";
 import { decompose } from "../../src/counters/calendar.ts";
-import { deleteMember, increment, ranked, type IncrItem } from "../../src/counters/counters.ts";
-import { createRedis } from "../../src/redis/client.ts";
-import { DAY, HOUR, periodEnd, periodStart, type Period } from "../../src/time.ts";
+import { deleteMember, increment, ranked, type IncrItem } from "../../src/counters/index.ts";
 import { counterKeys } from "../../src/counters/keys.ts";
-import { command, deleteUnder, requireTarget } from "../helpers/upstash-rest.ts";
+import { DAY, HOUR, periodEnd, periodStart, type Period } from "../../src/time.ts";
+import { libraryTest } from "../helpers/library.ts";
+import { command } from "../helpers/upstash-rest.ts";
 
-const target = requireTarget(process.env.EDGESTATS_UPSTASH_URL, process.env.EDGESTATS_UPSTASH_TOKEN);
-const prefix = `t-counters-cal-${Date.now().toString(36)}`;
+const lib = libraryTest("counters-cal");
+const { target, prefix } = lib;
 // 400 days back from mid-January 2027 cross 2026 into December 2025
 const NOW = Date.UTC(2027, 0, 15, 12, 30);
-const ctx: Ctx = { redis: createRedis(target), prefix, now: NOW };
-afterAll(() => deleteUnder(target, prefix));
+const ctx = lib.ctx(NOW);
 
 const OLDEST = NOW - 399 * DAY;
 const MONTH_EDGES = Array.from({ length: 15 }, (_, i) => Date.UTC(2025, 11 + i, 1));

@@ -3,16 +3,14 @@
  * with Redis' own `INFO memory` around an adversarial loop of distinct
  * finished ranges over a large counter.
  */
-import { afterAll, describe, expect, it } from "vitest";
-import type { Ctx } from "../../src/context.ts";
-import { increment, ranked, UNION_CACHE_SLOTS, type IncrItem } from "../../src/counters/counters.ts";
-import { createRedis } from "../../src/redis/client.ts";
-import { command, deleteUnder, keysUnder, requireTarget } from "../helpers/upstash-rest.ts";
+import { describe, expect, it } from "vitest";
+import { increment, ranked, UNION_CACHE_SLOTS, type IncrItem } from "../../src/counters/index.ts";
+import { libraryTest } from "../helpers/library.ts";
+import { command, keysUnder } from "../helpers/upstash-rest.ts";
 
-const target = requireTarget(process.env.EDGESTATS_UPSTASH_URL, process.env.EDGESTATS_UPSTASH_TOKEN);
-const prefix = `t-counters-mem-${Date.now().toString(36)}`;
-const ctx: Ctx = { redis: createRedis(target), prefix, now: Date.UTC(2026, 10, 22, 12) };
-afterAll(() => deleteUnder(target, prefix));
+const lib = libraryTest("counters-mem");
+const { target, prefix } = lib;
+const ctx = lib.ctx(Date.UTC(2026, 10, 22, 12));
 
 const DAYS = 60;
 const PER_DAY = 500;

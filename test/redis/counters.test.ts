@@ -1,16 +1,11 @@
-import { afterAll, describe, expect, it } from "vitest";
-import { increment, deleteCounter, ranked } from "../../src/counters/counters.ts";
-import { sweepCountersJob } from "../../src/counters/jobs.ts";
-import { createRedis } from "../../src/redis/client.ts";
-import type { Ctx } from "../../src/context.ts";
-import type { Config } from "../../src/config.ts";
-import { command, deleteUnder, keysUnder, requireTarget } from "../helpers/upstash-rest.ts";
+import { describe, expect, it } from "vitest";
+import { deleteCounter, increment, ranked, sweepCountersJob } from "../../src/counters/index.ts";
+import { libraryTest } from "../helpers/library.ts";
+import { command, keysUnder } from "../helpers/upstash-rest.ts";
 
-const target = requireTarget(process.env.EDGESTATS_UPSTASH_URL, process.env.EDGESTATS_UPSTASH_TOKEN);
-const prefix = `t-counters-${Date.now().toString(36)}`;
-const ctx: Ctx = { redis: createRedis(target), prefix, now: Date.UTC(2026, 10, 22, 12) };
-const config = {} as Config;
-afterAll(() => deleteUnder(target, prefix));
+const lib = libraryTest("counters");
+const { target, prefix, config } = lib;
+const ctx = lib.ctx(Date.UTC(2026, 10, 22, 12));
 
 describe("sweep job", () => {
   it("frees the buckets of a deleted counter, but not those a new life of it claimed", async () => {

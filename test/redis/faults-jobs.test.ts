@@ -10,12 +10,10 @@ import { readConfig } from "../../src/config.ts";
 import type { Ctx } from "../../src/context.ts";
 import { StorageUnavailableError } from "../../src/errors.ts";
 import { createTrimJob } from "../../src/presence/jobs.ts";
-import { heartbeat, history, roomStats } from "../../src/presence/presence.ts";
+import { heartbeat, history, stats as roomStats } from "../../src/presence/index.ts";
 import { createRedis, type RedisClient } from "../../src/redis/client.ts";
 import { HOUR, MINUTE } from "../../src/time.ts";
-import { compactTrending } from "../../src/trending/compact.ts";
-import { topTrending } from "../../src/trending/read.ts";
-import { recordEvents } from "../../src/trending/write.ts";
+import { compact as compactTrending, record as recordEvents, top as topTrending } from "../../src/trending/index.ts";
 import { libraryTest } from "../helpers/library.ts";
 
 const lib = libraryTest("jobs", { timeoutMs: 2000 });

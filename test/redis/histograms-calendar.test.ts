@@ -6,21 +6,19 @@
  * a range over the bucket cap is refused before its buckets are loaded.
  */
 import fc from "fast-check";
-import { afterAll, describe, expect, it } from "vitest";
-import type { Ctx } from "../../src/context.ts";
-import { isoDay, MAX_READ_BUCKETS, observe, putHistogram, readHistogram } from "../../src/histograms/histograms.ts";
-import { histogramKeys } from "../../src/histograms/keys.ts";
-import { createRedis } from "../../src/redis/client.ts";
+import { describe, expect, it } from "vitest";
+import { observe, put as putHistogram, read as readHistogram } from "../../src/histograms/index.ts";
+import { histogramKeys, isoDay } from "../../src/histograms/keys.ts";
+import { MAX_READ_BUCKETS } from "../../src/histograms/validate.ts";
 import { DAY, dayStart } from "../../src/time.ts";
-import { command, deleteUnder, requireTarget, uniquePrefix } from "../helpers/upstash-rest.ts";
+import { command } from "../helpers/upstash-rest.ts";
+import { libraryTest } from "../helpers/library.ts";
 
-const target = requireTarget(process.env.EDGESTATS_UPSTASH_URL, process.env.EDGESTATS_UPSTASH_TOKEN);
-const prefix = uniquePrefix("hist-cal");
-const redis = createRedis({ url: target.url, token: target.token, timeoutMs: 20_000 });
+const lib = libraryTest("hist-cal", { timeoutMs: 20_000 });
+const { target, prefix } = lib;
 // 399 days back from mid-January 2027 reach into December 2025
 const NOW = Date.UTC(2027, 0, 15, 12, 30);
-const ctx: Ctx = { redis, prefix, now: NOW };
-afterAll(() => deleteUnder(target, prefix));
+const ctx = lib.ctx(NOW);
 
 const OLDEST = dayStart(NOW) - 398 * DAY;
 const EDGES = Array.from({ length: 15 }, (_, i) => Date.UTC(2025, 11 + i, 1));

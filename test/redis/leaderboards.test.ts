@@ -4,19 +4,16 @@
  * the ranking rules (score descending, then the tie policy's order).
  */
 import fc from "fast-check";
-import { afterAll, describe, expect, it } from "vitest";
-import type { Ctx } from "../../src/context.ts";
+import { describe, expect, it } from "vitest";
 import { NotFoundError, ValidationError } from "../../src/errors.ts";
-import * as lb from "../../src/leaderboards/leaderboards.ts";
+import * as lb from "../../src/leaderboards/index.ts";
 import { boardKeys } from "../../src/leaderboards/keys.ts";
-import { createRedis } from "../../src/redis/client.ts";
-import { command, deleteUnder, keysUnder, requireTarget, uniquePrefix } from "../helpers/upstash-rest.ts";
+import { libraryTest } from "../helpers/library.ts";
+import { command, keysUnder } from "../helpers/upstash-rest.ts";
 
-const target = requireTarget(process.env.EDGESTATS_UPSTASH_URL, process.env.EDGESTATS_UPSTASH_TOKEN);
-const prefix = uniquePrefix("lb-lib");
-const redis = createRedis({ url: target.url, token: target.token, timeoutMs: 10_000 });
-const ctx = (now = 1_700_000_000_000): Ctx => ({ redis, prefix, now });
-afterAll(() => deleteUnder(target, prefix));
+const lib = libraryTest("lb-lib", { timeoutMs: 10_000 });
+const { target, prefix } = lib;
+const ctx = (now = 1_700_000_000_000) => lib.ctx(now);
 
 type Op =
   | { kind: "join"; player: string; score: number }
@@ -68,7 +65,7 @@ class Model {
 
 async function run(board: string, o: Op): Promise<"ok" | "missing"> {
   try {
-    if (o.kind === "join") await lb.joinBoard(ctx(), board, o.player, { name: o.player.toUpperCase(), score: o.score });
+    if (o.kind === "join") await lb.join(ctx(), board, o.player, { name: o.player.toUpperCase(), score: o.score });
     else if (o.kind === "remove") await lb.removePlayer(ctx(), board, o.player);
     else if (o.kind === "by") await lb.changeScore(ctx(), board, o.player, { by: o.by });
     else await lb.changeScore(ctx(), board, o.player, { set: o.set, mode: o.mode });
@@ -86,11 +83,11 @@ describe("ranking against a model", () => {
       await fc.assert(
         fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 25 }), async (ops) => {
           const board = `${ties}-${n++}`;
-          await lb.configureBoard(ctx(), board, ties);
+          await lb.configure(ctx(), board, ties);
           const model = new Model(ties);
           for (const o of ops) expect(await run(board, o)).toBe(model.apply(o));
           const want = model.ranking();
-          const page = await lb.pageOfBoard(ctx(), board, { limit: 100 });
+          const page = await lb.page(ctx(), board, { limit: 100 });
           expect(page.items.map(({ player, score }) => ({ player, score }))).toEqual(want);
           expect(page.total).toBe(want.length);
           for (const [i, row] of want.entries()) {
@@ -110,33 +107,33 @@ describe("ranking against a model", () => {
 describe("library guards", () => {
   it("refuses bad input before any Redis call", async () => {
     const before = await keysUnder(target, prefix);
-    await expect(lb.joinBoard(ctx(), "bad name", "p", { name: "x" })).rejects.toBeInstanceOf(ValidationError);
-    await expect(lb.joinBoard(ctx(), "b", "p", { name: "x", score: Number.NaN })).rejects.toBeInstanceOf(ValidationError);
+    await expect(lb.join(ctx(), "bad name", "p", { name: "x" })).rejects.toBeInstanceOf(ValidationError);
+    await expect(lb.join(ctx(), "b", "p", { name: "x", score: Number.NaN })).rejects.toBeInstanceOf(ValidationError);
     await expect(lb.changeScore(ctx(), "b", "p", { by: Infinity })).rejects.toBeInstanceOf(ValidationError);
     await expect(lb.changeScore(ctx(), "b", "p", { set: 1, mode: "worst" as never })).rejects.toBeInstanceOf(ValidationError);
-    await expect(lb.configureBoard(ctx(), "b", "first" as never)).rejects.toBeInstanceOf(ValidationError);
-    await expect(lb.pageOfBoard(ctx(), "b", { limit: 101 })).rejects.toBeInstanceOf(ValidationError);
+    await expect(lb.configure(ctx(), "b", "first" as never)).rejects.toBeInstanceOf(ValidationError);
+    await expect(lb.page(ctx(), "b", { limit: 101 })).rejects.toBeInstanceOf(ValidationError);
     await expect(lb.changeScores(ctx(), "b", [])).rejects.toBeInstanceOf(ValidationError);
     expect(await keysUnder(target, prefix)).toEqual(before);
   });
 
   it("stores fixed-width members and negated scores, as the scheme says", async () => {
-    await lb.joinBoard(ctx(), "scheme", "zed", { name: "Zed", score: 42 });
-    await lb.joinBoard(ctx(), "scheme", "amy", { name: "Amy", score: 42 });
+    await lb.join(ctx(), "scheme", "zed", { name: "Zed", score: 42 });
+    await lb.join(ctx(), "scheme", "amy", { name: "Amy", score: 42 });
     const k = boardKeys(prefix, "scheme");
     const raw = await command<string[]>(target, "ZRANGE", k.ranking, 0, -1, "WITHSCORES");
     expect(raw).toEqual(["000000000000001:zed", "-42", "000000000000002:amy", "-42"]);
     // the earlier joiner wins the tie even though its name sorts later
-    expect((await lb.pageOfBoard(ctx(), "scheme")).items.map((r) => r.player)).toEqual(["zed", "amy"]);
+    expect((await lb.page(ctx(), "scheme")).items.map((r) => r.player)).toEqual(["zed", "amy"]);
   });
 
   it("keeps the largest exact scores exact through increments", async () => {
-    await lb.joinBoard(ctx(), "exact", "p", { name: "P", score: 999_999_999_999_999 });
+    await lb.join(ctx(), "exact", "p", { name: "P", score: 999_999_999_999_999 });
     const down = await lb.changeScore(ctx(), "exact", "p", { by: -1_000_000_000_000 });
-    expect(down.value.score).toBe(999_999_999_999_999 - 1_000_000_000_000);
+    expect(down.score).toBe(999_999_999_999_999 - 1_000_000_000_000);
     const up = await lb.changeScore(ctx(), "exact", "p", { by: 1_000_000_000_000 });
-    expect(up.value.score).toBe(999_999_999_999_999);
-    expect((await lb.changeScore(ctx(), "exact", "p", { by: 1 })).value.score).toBe(1e15);
+    expect(up.score).toBe(999_999_999_999_999);
+    expect((await lb.changeScore(ctx(), "exact", "p", { by: 1 })).score).toBe(1e15);
     await expect(lb.changeScore(ctx(), "exact", "p", { set: -1e15 - 1 })).rejects.toBeInstanceOf(ValidationError);
     await expect(lb.changeScores(ctx(), "exact", [{ player: "p", by: -1 }, { player: "p", by: 2 }])).rejects.toBeInstanceOf(ValidationError);
     expect((await lb.getPlayer(ctx(), "exact", "p")).score).toBe(1e15);

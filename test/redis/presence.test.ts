@@ -4,27 +4,21 @@
  * a model check of the online count and member list under random operations.
  */
 import fc from "fast-check";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { readConfig } from "../../src/config.ts";
 import type { Ctx } from "../../src/context.ts";
-import { createTrimJob } from "../../src/presence/jobs.ts";
-import { heartbeat, history, leave, listMembers, roomStats } from "../../src/presence/presence.ts";
-import { createRedis } from "../../src/redis/client.ts";
-import { command, deleteUnder, requireTarget, uniquePrefix } from "../helpers/upstash-rest.ts";
+import * as presence from "../../src/presence/index.ts";
+import { libraryTest } from "../helpers/library.ts";
+import { command } from "../helpers/upstash-rest.ts";
 
-const target = requireTarget(process.env.EDGESTATS_UPSTASH_URL, process.env.EDGESTATS_UPSTASH_TOKEN);
-const redis = createRedis({ url: target.url, token: target.token });
-const prefixes: string[] = [];
-afterAll(async () => {
-  for (const p of prefixes) await deleteUnder(target, p);
-});
-const config = readConfig({});
+const { createTrimJob, heartbeat, history, leave, members: listMembers, stats: roomStats } = presence;
+const lib = libraryTest("presence");
+const target = lib.target;
+const config = lib.config;
 const T0 = Date.UTC(2026, 10, 22, 12, 0);
 
 function ctxAt(label: string, now = T0): Ctx {
-  const prefix = uniquePrefix(label);
-  prefixes.push(prefix);
-  return { redis, prefix, now };
+  return lib.ctx(now, label);
 }
 const zcard = (ctx: Ctx, room: string) => command<number>(target, "ZCARD", `${ctx.prefix}:presence:${room}:seen`);
 const ids = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag}${i}`);
@@ -63,8 +57,9 @@ describe("trim job, called directly", () => {
     expect(await job(later, config)).toMatchObject({ rooms: 0, forgotten: 0 });
     expect(await zcard(ctx, "a")).toBe(0);
     expect(await zcard(ctx, "b")).toBe(0);
-    const { value } = await heartbeat(later, "a", ids(3, "a"));
+    const { replayed, ...value } = await heartbeat(later, "a", ids(3, "a"));
     expect(value).toEqual({ online: 3, new: 3 });
+    expect(replayed).toBe(false);
   });
 });
 
@@ -109,7 +104,7 @@ describe("model check", () => {
           } else {
             const batch = o.ids.map((i) => `id${i}`);
             const fresh = new Set(batch.filter((id) => !seen.has(id))).size;
-            const { value } = await heartbeat(ctx, "m", batch);
+            const { replayed: _, ...value } = await heartbeat(ctx, "m", batch);
             for (const id of batch) {
               lastSeen.set(id, now);
               seen.add(id);
@@ -177,7 +172,7 @@ describe("model check with the id horizon", () => {
           } else {
             const batch = [...new Set(o.ids.map((i) => `id${i}`))];
             const added = batch.filter((id) => !score.has(id)).length;
-            const { value } = await heartbeat(ctx, "m", batch);
+            const value = await heartbeat(ctx, "m", batch);
             expect(value.new).toBe(added);
             for (const id of batch) score.set(id, Math.max(score.get(id) ?? 0, now));
             const day = dayOf(now);

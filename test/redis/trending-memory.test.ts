@@ -6,33 +6,27 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectResp, type RespClient } from "../../dev/resp.ts";
-import type { Ctx } from "../../src/context.ts";
-import { createRedis } from "../../src/redis/client.ts";
 import { HOUR } from "../../src/time.ts";
+import { record as recordEvents, top as topTrending } from "../../src/trending/index.ts";
 import { streamKeys } from "../../src/trending/keys.ts";
-import { topTrending } from "../../src/trending/read.ts";
-import { recordEvents } from "../../src/trending/write.ts";
-import { deleteUnder, keysUnder, requireTarget, uniquePrefix } from "../helpers/upstash-rest.ts";
+import { libraryTest } from "../helpers/library.ts";
+import { keysUnder } from "../helpers/upstash-rest.ts";
 
-const target = requireTarget(process.env.EDGESTATS_UPSTASH_URL, process.env.EDGESTATS_UPSTASH_TOKEN);
+const lib = libraryTest("trend-mem");
+const { target, prefix } = lib;
 const redisUrl = process.env.EDGESTATS_REDIS_URL;
-const redis = createRedis({ url: target.url, token: target.token });
 const T0 = Date.UTC(2026, 10, 22, 12, 30);
 const H = Math.floor(T0 / HOUR);
 const RETENTION = 50;
 /** Members per finished hour, each hour its own: a union of w hours holds w × this. */
 const PER_HOUR = 200;
-const prefix = uniquePrefix("trend-mem");
 let resp: RespClient;
 
 beforeAll(async () => {
   if (!redisUrl) throw new Error("EDGESTATS_REDIS_URL is not set: run the tests with `npm test`.");
   resp = await connectResp(redisUrl);
 });
-afterAll(async () => {
-  resp?.close();
-  await deleteUnder(target, prefix);
-});
+afterAll(() => resp?.close());
 
 async function usedMemory(): Promise<number> {
   const info = String(await resp.call("INFO", "memory"));
@@ -42,7 +36,7 @@ const memoryUsage = async (key: string) => Number(await resp.call("MEMORY", "USA
 
 describe("trending union memory", () => {
   it("attack: reading every window width adds at most one union of the widest window to Redis memory", async () => {
-    const ctx: Ctx = { redis, prefix, now: T0 };
+    const ctx = lib.ctx(T0);
     for (let back = RETENTION; back >= 1; back -= 5) {
       const events = Array.from({ length: 5 }, (_, b) => back - b).flatMap((h) =>
         Array.from({ length: PER_HOUR }, (_, i) => ({ member: `member-${h}-${i}`, count: 1 + ((i * 7 + h) % 50), at: T0 - h * HOUR })),

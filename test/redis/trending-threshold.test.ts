@@ -5,26 +5,20 @@
  * 1..3 over a dozen members) put ties at the boundary all the time.
  */
 import fc from "fast-check";
-import { afterAll, describe, expect, it } from "vitest";
-import type { Ctx } from "../../src/context.ts";
+import { describe, expect, it } from "vitest";
 import { createRedis } from "../../src/redis/client.ts";
 import { HOUR, MINUTE } from "../../src/time.ts";
-import { compactTrending } from "../../src/trending/compact.ts";
-import { topTrending, type TopResult } from "../../src/trending/read.ts";
-import { recordEvents, type TrendingEvent } from "../../src/trending/write.ts";
-import { deleteUnder, requireTarget, resetStats, statsOf, uniquePrefix } from "../helpers/upstash-rest.ts";
+import { compact as compactTrending, record as recordEvents, top as topTrending, type TopResult, type TrendingEvent } from "../../src/trending/index.ts";
+import { libraryTest } from "../helpers/library.ts";
+import { resetStats, statsOf } from "../helpers/upstash-rest.ts";
 
-const target = requireTarget(process.env.EDGESTATS_UPSTASH_URL, process.env.EDGESTATS_UPSTASH_TOKEN);
-const redis = createRedis({ url: target.url, token: target.token });
+const lib = libraryTest("trend-ta");
+const { target } = lib;
 // a tagged token: the local server counts this client's commands apart (which path a read took)
 const TAG = `trend-ta-${Math.random().toString(36).slice(2, 8)}`;
 const counted = createRedis({ url: target.url, token: `${target.token}.${TAG}` });
 const T0 = Date.UTC(2026, 10, 22, 12, 30);
 const MEMBERS = Array.from({ length: 12 }, (_, i) => `m${String.fromCharCode(97 + i)}`);
-const prefixes: string[] = [];
-afterAll(async () => {
-  for (const p of prefixes) await deleteUnder(target, p);
-});
 
 const event = fc.record({
   member: fc.constantFrom(...MEMBERS),
@@ -55,9 +49,7 @@ describe("trending threshold read", () => {
         fc.integer({ min: 1, max: 4 }),
         fc.constantFrom(1, 2, 5, 8, 20, 1024),
         async (before, after, compact, n, window, firstDepth, maxDepth) => {
-          const prefix = uniquePrefix("trend-ta");
-          prefixes.push(prefix);
-          const ctx: Ctx = { redis, prefix, now: T0 };
+          const ctx = lib.ctx(T0, "trend-ta");
           const toEvents = (list: typeof before): TrendingEvent[] => list.map((e) => ({ member: e.member, count: e.count, at: T0 - e.back * HOUR }));
           await recordEvents(ctx, "s", toEvents(before), { retentionHours: 50 });
           if (compact) await compactTrending({ ...ctx, now: T0 + MINUTE }, { retentionHours: 50, keep: 2 });
@@ -127,7 +119,7 @@ describe("trending threshold read", () => {
   });
 
   it("refuses depths out of range before any Redis call", async () => {
-    const ctx: Ctx = { redis, prefix: uniquePrefix("trend-ta-bad"), now: T0 };
+    const ctx = lib.ctx(T0, "trend-ta-bad");
     await expect(topTrending(ctx, "s", { retentionHours: 50, firstDepth: 0 })).rejects.toThrow(/firstDepth/);
     await expect(topTrending(ctx, "s", { retentionHours: 50, maxDepth: 1.5 })).rejects.toThrow(/maxDepth/);
     // past ~8,000 values Lua's unpack fails inside the script: refused up front instead

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ValidationError } from "../../src/errors.ts";
 import { bucketBound, bucketIndex, exactQuantile, quantile, topBuckets, type Bucket } from "../../src/histograms/buckets.ts";
-import { checkSettings, groupObservations, parseDay, resolveRange } from "../../src/histograms/histograms.ts";
+import { checkSettings, groupObservations, parseDay, resolveRange } from "../../src/histograms/validate.ts";
 import { liveDays } from "../../src/histograms/keys.ts";
 
 const NOW = Date.UTC(2026, 10, 22, 12, 30);

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { ValidationError } from "../../src/errors.ts";
 import { allRoomKeys, dayKeys, legacyRegistryKeys, registryKeys, roomKeys } from "../../src/presence/keys.ts";
-import { minuteOf, requireIds } from "../../src/presence/presence.ts";
+import { minuteOf } from "../../src/presence/presence.ts";
+import { requireIds } from "../../src/presence/validate.ts";
 import { NAME_PATTERN } from "../../src/validation.ts";
 
 describe("presence keys", () => {
@@ -23,6 +24,7 @@ describe("presence keys", () => {
       "es:presence:r:names",
       "es:presence:r:seq",
       "es:presence:r:history",
+      "es:presence:r:days",
       "es:presence:r:daily:20260101",
       "es:presence:r:daily:20251231",
       "es:presence:r:daily:20251230",

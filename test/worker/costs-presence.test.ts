@@ -30,6 +30,8 @@ beforeAll(async () => {
   await api.get("/v1/presence/w/members");
   await api.get("/v1/presence/w/history");
   await api.get("/v1/presence");
+  await api.get("/v1/presence/w?day=2026-11-01");
+  await api.get("/v1/presence/_total");
   await api.del("/v1/presence/w/members/a");
   await trim(api);
   await api.del("/v1/presence/w", { key: "admin" });
@@ -138,6 +140,30 @@ describe("presence reads and deletes", () => {
     expect(await measure(api, () => api.del("/v1/presence/r/members/m-1"))).toEqual(expected(rows.leave));
   });
 
+  it("a past day: archived, yesterday's and today's (live)", async () => {
+    const past = newApi("pcost-day", START - 3 * DAY);
+    await beat(past, "r", { ids: ["a", "b"] });
+    past.advance(8 * MIN);
+    await trim(past); // the room goes idle: its day is archived
+    past.setNow(START - DAY);
+    await beat(past, "r", { id: "a" });
+    past.setNow(START);
+    await beat(past, "r", { id: "a" });
+    const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+    expect(await measure(past, () => past.get(`/v1/presence/r?day=${day(START - 3 * DAY)}`))).toEqual(expected(rows.statsDayArchived));
+    expect(await measure(past, () => past.get(`/v1/presence/r?day=${day(START - DAY)}`))).toEqual(expected(rows.statsDayYesterday));
+    expect(await measure(past, () => past.get(`/v1/presence/r?day=${day(START)}`))).toEqual(expected(rows.statsDayToday));
+  });
+
+  it("site-wide figures", async () => {
+    expect(await measure(api, () => api.get("/v1/presence/_total"))).toEqual(expected(rows.total));
+    const fresh = newApi("pcost-total", Date.UTC(2026, 10, 22, 23, 59, 30));
+    await beat(fresh, "r", { id: "a" });
+    await trim(fresh);
+    fresh.setNow(Date.UTC(2026, 10, 23, 0, 0, 20));
+    expect(await measure(fresh, () => fresh.get("/v1/presence/_total"))).toEqual(expected(rows.totalBeforeFirstSample));
+  });
+
   it("delete room", async () => {
     expect(await measure(api, () => api.del("/v1/presence/r", { key: "admin" }))).toEqual(expected(rows.deleteRoom));
   });
@@ -152,6 +178,7 @@ describe("presence trim job", () => {
   it("1 active room, and 1 active room at the hour", async () => {
     const api = newApi("pcost-t1");
     await beat(api, "r", { ids: ["a", "b"] });
+    await trim(api); // the day's first site-wide sample is taken: the measured run is a plain one
     api.advance(MIN);
     expect(await measure(api, () => trim(api))).toEqual(expected(rows.trimOneRoom));
     api.setNow(Date.UTC(2026, 10, 22, 13, 0, 5));
@@ -162,6 +189,7 @@ describe("presence trim job", () => {
   it("10 active rooms", async () => {
     const api = newApi("pcost-t10");
     for (let r = 0; r < 10; r++) await beat(api, `r${r}`, { id: "a" });
+    await trim(api);
     api.advance(MIN);
     expect(await measure(api, () => trim(api))).toEqual(expected(rows.trimTenRooms));
   });
@@ -176,6 +204,7 @@ describe("presence trim job", () => {
   it("a room going idle", async () => {
     const api = newApi("pcost-tidle");
     await beat(api, "r", { ids: ["a", "b"] });
+    await trim(api);
     api.advance(8 * MIN);
     expect(await measure(api, () => trim(api))).toEqual(expected(rows.trimGoingIdle));
   });

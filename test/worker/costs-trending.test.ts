@@ -55,6 +55,8 @@ describe("trending costs", () => {
     await ok(api.get("/v1/trending/warm/top"));
     await ok(api.get("/v1/trending/warm/members/w"));
     await ok(api.get("/v1/trending"));
+    await ok(api.get("/v1/trending/warm/rising"));
+    await ok(api.get("/v1/trending/warm/history?member=w"));
     await ok(api.del("/v1/trending/warm", { key: "admin" }));
     await ok(api.post("/internal/jobs/compact", undefined, { key: "admin" }));
   });
@@ -108,6 +110,20 @@ describe("trending costs", () => {
     check("topEmptyCurrent", await api.cost(() => ok(api.get("/v1/trending/tail/top?n=10&window=24h"))));
     api.setNow(T0);
     check("memberWarm", await api.cost(() => ok(api.get("/v1/trending/tail/members/p3?window=24h"))));
+  });
+
+  it("rising and history", async () => {
+    const tail = longTail(api.now, 300);
+    for (let i = 0; i < tail.length; i += 1000) await ok(events("rise", { events: tail.slice(i, i + 1000) }));
+    check("risingCold", await api.cost(() => ok(api.get("/v1/trending/rise/rising?n=10&baseline=24h"))));
+    await ok(api.get("/v1/trending/rise/top?n=10&window=24h"));
+    check("risingOpen", await api.cost(() => ok(api.get("/v1/trending/rise/rising?n=10&baseline=24h"))));
+    await ok(api.post("/internal/jobs/compact", undefined, { key: "admin" }));
+    check("risingWarm", await api.cost(() => ok(api.get("/v1/trending/rise/rising?n=10&baseline=24h"))));
+    check("history48", await api.cost(() => ok(api.get("/v1/trending/rise/history?member=p3&hours=48"))));
+    api.advance(HOUR);
+    check("risingQuiet", await api.cost(() => ok(api.get("/v1/trending/rise/rising?n=10&baseline=24h"))));
+    api.setNow(T0);
   });
 
   it("list and delete", async () => {

@@ -16,8 +16,8 @@ async function create(name: string, settings: Record<string, unknown>) {
   return res;
 }
 
-// Seed 001: boot-time intervals (seconds) and how many instances took each.
-const SEED: [number, number][] = [
+// Source post 001 (docs/background.md): boot-time intervals (seconds) and how many instances took each.
+const POST_001: [number, number][] = [
   [20, 3],
   [40, 5],
   [60, 21],
@@ -26,10 +26,10 @@ const SEED: [number, number][] = [
   [160, 22],
 ];
 
-describe("seed 001: boot-time intervals", () => {
-  it("answers the post's real question, the average, plus the post's top five", async () => {
+describe("source post 001: boot-time intervals", () => {
+  it("answers post 001's real question, the average, plus its top five", async () => {
     await create("boot", { bucketWidth: 10, unit: "s" });
-    const values = SEED.flatMap(([v, n]) => Array<number>(n).fill(v));
+    const values = POST_001.flatMap(([v, n]) => Array<number>(n).fill(v));
     const posted = await api.post(`${H}/boot/observations`, { values });
     expect(posted.status).toBe(200);
     expect(posted.body).toEqual({ accepted: 71 });
@@ -42,7 +42,7 @@ describe("seed 001: boot-time intervals", () => {
     expect(b.min).toBe(20);
     expect(b.max).toBe(160);
     expect(b.mean).toBeCloseTo(values.reduce((s, v) => s + v, 0) / values.length, 9);
-    // ZREVRANGE 0 4 WITHSCORES of the post: 160:22, 60:21, 90:10, 120:10, 40:5.
+    // post 001's ZREVRANGE 0 4 WITHSCORES: 160:22, 60:21, 90:10, 120:10, 40:5.
     expect(b.top.map((t: any) => [t.lower, t.count])).toEqual([
       [160, 22],
       [60, 21],
@@ -50,15 +50,15 @@ describe("seed 001: boot-time intervals", () => {
       [120, 10],
       [40, 5],
     ]);
-    // The post needed SORT plus a MULTI of ZSCOREs for "sorted by interval"; the buckets come so.
-    expect(b.buckets).toEqual(SEED.map(([v, n]) => ({ lower: v, upper: v + 10, count: n })));
+    // Post 001 needed SORT plus a MULTI of ZSCOREs for "sorted by interval"; the buckets come so.
+    expect(b.buckets).toEqual(POST_001.map(([v, n]) => ({ lower: v, upper: v + 10, count: n })));
     for (const q of [0.5, 0.9, 0.99] as const) {
       const key = q === 0.5 ? "p50" : q === 0.9 ? "p90" : "p99";
       expect(Math.abs(b[key] - exactQuantile(values, q)!)).toBeLessThan(10);
     }
   });
 
-  it("rolls days up into a week like the post's ZUNIONSTORE week49, by reading the range", async () => {
+  it("rolls days up into a week like post 001's ZUNIONSTORE week49, by reading the range", async () => {
     await create("weekly", { bucketWidth: 10 });
     api.setNow("2026-11-16T08:00:00Z");
     await api.post(`${H}/weekly/observations`, { values: Array<number>(12).fill(60) });

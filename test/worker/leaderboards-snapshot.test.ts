@@ -1,6 +1,6 @@
 /**
  * Movement on boards without seasons: the daily snapshot job
- * (`leaderboards.snapshot`, src/leaderboards/snapshot.ts) and the `previousRank`
+ * (`leaderboards.snapshot`, src/leaderboards/jobs.ts) and the `previousRank`
  * that reads take from it.
  */
 import { afterAll, describe, expect, it } from "vitest";

@@ -7,8 +7,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import type { Ctx } from "../../src/context.ts";
 import { createRedis } from "../../src/redis/client.ts";
-import { compactTrending } from "../../src/trending/compact.ts";
-import { topTrending } from "../../src/trending/read.ts";
+import { compact as compactTrending, top as topTrending } from "../../src/trending/index.ts";
 import { createTestApi, type TestApi } from "../helpers/worker.ts";
 
 const HOUR = 3_600_000;

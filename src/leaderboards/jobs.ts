@@ -1,7 +1,7 @@
 import type { Job } from "../jobs.ts";
-import { asList, runWrite } from "../redis/script.ts";
-import { defineWriteScript } from "../redis/script.ts";
-import { boardKeys, registryKey, SEQ_WIDTH, snapshotStateKey } from "./keys.ts";
+import { asList, defineScript } from "../redis/script.ts";
+import { boardKeys, registryKey, snapshotStateKey } from "./keys.ts";
+import { memberLua } from "./lua.ts";
 import { seasonAt } from "./seasons.ts";
 
 /**
@@ -27,24 +27,26 @@ import { seasonAt } from "./seasons.ts";
  */
 
 /** Board names one list script returns (one page of the registry). */
-export const SNAPSHOT_PAGE = 200;
+const SNAPSHOT_PAGE = 200;
 /** Boards per step script (4 keys each). */
-export const SNAPSHOT_GROUP = 50;
-/** Ranking members per ZADD inside a step (Lua's unpack limit is about 8,000 values). */
-const ZADD_BATCH = 1000;
+const SNAPSHOT_GROUP = 50;
 /** Seconds a snapshot (and a partial build) lives: a daily pass refreshes it; a board that leaves the registry loses it. */
-export const SNAPSHOT_TTL_SECONDS = 3 * 86_400;
+const SNAPSHOT_TTL_SECONDS = 3 * 86_400;
+
+/** Ranking members per ZADD inside a snapshot step (Lua's unpack limit is about 8,000 values). */
+const ZADD_BATCH = 1000;
 
 /**
- * KEYS: state, registry. ARGV: day, page size. The next page of the registry
- * after the pass's cursor (score, name), oldest activity first; `{done}` when
- * today's pass is complete. An empty page completes the pass.
+ * The next page (`n` boards) of the registry after the snapshot pass's cursor (score, name),
+ * oldest activity first; `{done}` when `day`'s pass is complete. An empty page completes the pass.
  */
-export const listForSnapshot = defineWriteScript(
-  "leaderboards:snap-list",
-  `
-local state, registry = KEYS[1], KEYS[2]
-local day, n          = ARGV[1], tonumber(ARGV[2])
+export const snapshotListScript = defineScript({
+  name: "leaderboards.snapshotList",
+  write: true,
+  keys: ["state", "registry"],
+  args: ["day", "n"],
+  lua: `
+n = tonumber(n)
 local st = redis.call('HMGET', state, 'day', 'cursor')
 if st[1] == day then return {done = true} end
 local cs, cname = '-inf', nil
@@ -68,25 +70,26 @@ if #boards == 0 then
 end
 return {boards = boards, last = last}
 `,
-);
+});
 
 /**
- * KEYS: state, then per board settings, ranking, snapshot, next. ARGV: day,
- * member budget, ttl, final ('1': these boards end the registry), then per board
- * name and registry score. Copies at most `budget` ranking members over the boards
- * in order, stops at the first board it cannot finish, and moves the pass's cursor
- * past the boards it finished (or that need nothing: seasonal, done today, gone).
+ * Board b is `settings[b]`, `rankings[b]`, `snapshots[b]`, `nexts[b]`, named `boards[b]` with
+ * registry score `scores[b]`; `final` is '1' when these boards end the registry. Copies at most
+ * `budget` ranking members over the boards in order, stops at the first board it cannot finish,
+ * and moves the pass's cursor past the boards it finished (or that need nothing: seasonal, done
+ * today, gone).
  */
-export const snapshotStep = defineWriteScript(
-  "leaderboards:snap-step",
-  `
-local state                     = KEYS[1]
-local day, budget, ttl, final   = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4] == '1'
-local n                         = (#KEYS - 1) / 4
+export const snapshotStepScript = defineScript({
+  name: "leaderboards.snapshotStep",
+  write: true,
+  keys: ["state", "...settings", "...rankings", "...snapshots", "...nexts"],
+  args: ["day", "budget", "ttl", "final", "...boards", "...scores"],
+  lua: `
+budget, ttl = tonumber(budget), tonumber(ttl)
 local handled, copied, completed = 0, 0, 0
-for b = 1, n do
-  local settings, ranking, snap, nextKey = KEYS[b * 4 - 2], KEYS[b * 4 - 1], KEYS[b * 4], KEYS[b * 4 + 1]
-  local meta  = redis.call('HMGET', settings, 'ties', 'cfg', 'snapDay', 'snapBuild')
+for b = 1, #boards do
+  local ranking, snap, nextKey = rankings[b], snapshots[b], nexts[b]
+  local meta  = redis.call('HMGET', settings[b], 'ties', 'cfg', 'snapDay', 'snapBuild')
   -- a board without settings is gone (writing snapDay would bring its settings back)
   local needs = meta[1] and string.sub(meta[2] or 'n', 1, 1) == 'n' and meta[3] ~= day
   if needs then
@@ -100,14 +103,14 @@ for b = 1, n do
       local args = {}
       for j = i, math.min(i + ${ZADD_BATCH - 1}, #rows) do
         args[#args + 1] = from + j
-        args[#args + 1] = string.sub(rows[j], ${SEQ_WIDTH + 2})
+        args[#args + 1] = playerOf(rows[j])
       end
       redis.call('ZADD', nextKey, unpack(args))
     end
     copied = copied + #rows
     if #rows == take then
       -- the budget is spent: the next script continues this board at from + take
-      redis.call('HSET', settings, 'snapBuild', day .. '|' .. (from + take))
+      redis.call('HSET', settings[b], 'snapBuild', day .. '|' .. (from + take))
       redis.call('EXPIRE', nextKey, ttl)
       break
     end
@@ -118,84 +121,73 @@ for b = 1, n do
     else
       redis.call('DEL', snap)
     end
-    redis.call('HSET', settings, 'snapDay', day)
-    redis.call('HDEL', settings, 'snapBuild')
+    redis.call('HSET', settings[b], 'snapDay', day)
+    redis.call('HDEL', settings[b], 'snapBuild')
     completed = completed + 1
   end
   handled = b
 end
 if handled > 0 then
-  if final and handled == n then
+  if final == '1' and handled == #boards then
     redis.call('HSET', state, 'day', day)
     redis.call('HDEL', state, 'cursor')
   else
-    redis.call('HSET', state, 'cursor', day .. '|' .. ARGV[4 + handled * 2] .. '|' .. ARGV[3 + handled * 2])
+    redis.call('HSET', state, 'cursor', day .. '|' .. scores[handled] .. '|' .. boards[handled])
   end
 end
 return {handled = handled, copied = copied, completed = completed}
 `,
-);
-
-export interface SnapshotOptions {
-  /** Ranking members per script. @default config.leaderboardSnapshotChunk */
-  chunk?: number;
-  /** Scripts per run. @default config.leaderboardSnapshotScripts */
-  maxScripts?: number;
-}
+  uses: [memberLua],
+});
 
 /**
  * `leaderboards.snapshot`, from the hourly cron: takes today's snapshot of every
  * board without seasons, once per UTC day. Bounded: at most `maxScripts` scripts
  * per run, each copying at most `chunk` members; what is left (`more: true`) the
  * next run continues where this one stopped. Idempotent and safe to overlap (two
- * runs copy the same slice into the same ranks).
+ * runs copy the same slice into the same ranks). `chunk` and `maxScripts` come from
+ * the config (LEADERBOARD_SNAPSHOT_CHUNK, LEADERBOARD_SNAPSHOT_SCRIPTS).
  */
-export function createSnapshotJob(options: SnapshotOptions = {}): Job {
-  return async (ctx, config) => {
-    const chunk = options.chunk ?? config.leaderboardSnapshotChunk;
-    const maxScripts = options.maxScripts ?? config.leaderboardSnapshotScripts;
-    const day = seasonAt("daily", ctx.now).id;
-    const state = snapshotStateKey(ctx.prefix);
-    let scripts = 0;
-    let copied = 0;
-    let completed = 0;
-    let boards = 0;
-    const result = (more: boolean, extra: Record<string, boolean> = {}) => ({ day, scripts, boards, snapshots: completed, members: copied, more, ...extra });
-    while (scripts < maxScripts) {
+const snapshotJob: Job = async (ctx, config) => {
+  const chunk = config.leaderboardSnapshotChunk;
+  const maxScripts = config.leaderboardSnapshotScripts;
+  const day = seasonAt("daily", ctx.now).id;
+  const state = snapshotStateKey(ctx.prefix);
+  let scripts = 0;
+  let copied = 0;
+  let completed = 0;
+  let boards = 0;
+  const result = (more: boolean, extra: Record<string, boolean> = {}) => ({ day, scripts, boards, snapshots: completed, members: copied, more, ...extra });
+  while (scripts < maxScripts) {
+    scripts++;
+    const { value: page } = await snapshotListScript.run<{ done?: true; boards: [string, string][] | Record<string, never>; last: boolean }>(
+      ctx.redis,
+      { state, registry: registryKey(ctx.prefix) },
+      { day, n: SNAPSHOT_PAGE },
+    );
+    if (page.done) return result(false, { alreadyDone: scripts === 1 });
+    let pending = asList(page.boards);
+    if (pending.length === 0) return result(false);
+    while (pending.length > 0) {
+      if (scripts >= maxScripts) return result(true);
       scripts++;
-      const { value: page } = await runWrite<{ done?: true; boards: [string, string][] | Record<string, never>; last: boolean }>(
+      const group = pending.slice(0, SNAPSHOT_GROUP);
+      const final = page.last && pending.length === group.length;
+      const keys = group.map(([board]) => boardKeys(ctx.prefix, board));
+      const { value } = await snapshotStepScript.run<{ handled: number; copied: number; completed: number }>(
         ctx.redis,
-        listForSnapshot,
-        [state, registryKey(ctx.prefix)],
-        [day, SNAPSHOT_PAGE],
+        { state, settings: keys.map((k) => k.settings), rankings: keys.map((k) => k.ranking), snapshots: keys.map((k) => k.snapshot), nexts: keys.map((k) => k.snapshotNext) },
+        { day, budget: chunk, ttl: SNAPSHOT_TTL_SECONDS, final: final ? 1 : 0, boards: group.map(([board]) => board), scores: group.map(([, score]) => score) },
       );
-      if (page.done) return result(false, { alreadyDone: scripts === 1 });
-      let pending = asList(page.boards);
-      if (pending.length === 0) return result(false);
-      while (pending.length > 0) {
-        if (scripts >= maxScripts) return result(true);
-        scripts++;
-        const group = pending.slice(0, SNAPSHOT_GROUP);
-        const final = page.last && pending.length === group.length;
-        const keys = group.flatMap(([board]) => {
-          const k = boardKeys(ctx.prefix, board);
-          return [k.settings, k.ranking, k.snapshot, k.snapshotNext];
-        });
-        const { value } = await runWrite<{ handled: number; copied: number; completed: number }>(
-          ctx.redis,
-          snapshotStep,
-          [state, ...keys],
-          [day, chunk, SNAPSHOT_TTL_SECONDS, final ? 1 : 0, ...group.flat()],
-        );
-        copied += value.copied;
-        completed += value.completed;
-        boards += value.handled;
-        pending = pending.slice(value.handled);
-      }
-      if (page.last) return result(false);
+      copied += value.copied;
+      completed += value.completed;
+      boards += value.handled;
+      pending = pending.slice(value.handled);
     }
-    return result(true);
-  };
-}
+    if (page.last) return result(false);
+  }
+  return result(true);
+};
 
-export const snapshotJob = createSnapshotJob();
+/** The leaderboard jobs by name (functions/jobs.ts runs them from cron and POST /internal/jobs/{job}). */
+export const jobs: Record<string, Job> = { "leaderboards.snapshot": snapshotJob };

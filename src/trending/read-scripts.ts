@@ -1,5 +1,5 @@
-import { defineReadScript } from "../redis/script.ts";
-import { UNION_LUA } from "./scripts.ts";
+import { defineScript } from "../redis/script.ts";
+import { markersLua, unionLua } from "./scripts.ts";
 
 /** Deepest page the threshold read fetches from each side before it merges instead. */
 export const TA_MAX_DEPTH = 1024;
@@ -13,6 +13,11 @@ export const TA_FIRST_DEPTH = 256;
  * Beyond, a read whose boundary tie is deeper than TA_MAX_DEPTH answers with a widened maxError.
  */
 export const TA_MERGE_MAX = 100_000;
+/**
+ * Most members per set the member lookup reads to rank a member exactly (those
+ * that could rank above it); beyond, it gives rank bounds (`rankExact: false`).
+ */
+export const MEMBER_RANK_DEPTH = 1000;
 
 /**
  * Top N of (cached union U of the finished hours) + (current-hour bucket C)
@@ -38,30 +43,26 @@ export const TA_MERGE_MAX = 100_000;
  * the sizes, fewer when C is empty or exhausted; with P, seven (a page and a
  * lookup more, and U's lookup of P's candidates).
  *
- * KEYS: union, current bucket, scratch, compaction queue, window buckets 1..W (oldest first).
- * ARGV: n, unionTtl, firstDepth, maxDepth, slot width (0 for a standard window), stream, H, mergeMax.
+ * Keys: the window's union, the current hour's bucket, scratch, the compaction
+ * queue and the window's buckets (oldest first). `width` is the slot's width
+ * (0 for a standard window), `ttl` the union's lifetime.
  * Returns { maxError, items (flat member, count; every candidate down to the
  * (n+1)-th count, ties included), next (bound on any unreturned member's
  * count), built, split }.
  */
-export const topScript = defineReadScript(
-  "trending-top",
-  `
-${UNION_LUA}
-local n        = tonumber(ARGV[1])
-local ttl      = ARGV[2]
-local depth    = math.max(n + 1, tonumber(ARGV[3]))
-local maxDepth = tonumber(ARGV[4])
-local width    = tonumber(ARGV[5])
-local stream   = ARGV[6]
-local H        = tonumber(ARGV[7])
-local mergeMax = tonumber(ARGV[8])
-local uKey, cKey, tmpKey, dirtyKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local buckets = {}
-for i = 5, #KEYS do buckets[#buckets + 1] = KEYS[i] end
+export const topScript = defineScript({
+  name: "trending.top",
+  write: false,
+  keys: ["union", "current", "scratch", "dirty", "...buckets"],
+  args: ["n", "ttl", "firstDepth", "maxDepth", "width", "stream", "H", "mergeMax"],
+  uses: [markersLua, unionLua],
+  lua: `
+local n, maxDepth, width = tonumber(n), tonumber(maxDepth), tonumber(width)
+local H, mergeMax = tonumber(H), tonumber(mergeMax)
+local depth = math.max(n + 1, tonumber(firstDepth))
 
 -- the sets: 1 = U, 2 = P (the previous hour, only while U leaves it out), 3 = C
-local key   = { uKey, buckets[#buckets], cKey }
+local key   = { union, buckets[#buckets], current }
 local used  = { true, false, true }
 local done  = { false, true, false }
 local last  = { 0, 0, 0 }
@@ -134,9 +135,9 @@ while true do
     if validUnion(got, width) then
       errs[1], split = got[1], got[2] and true or false
     else
-      split, built = previousOpen(dirtyKey, stream, H), true
+      split, built = previousOpen(dirty, stream, H), true
       score[1] = {}
-      if buildUnion(uKey, buckets, ttl, width, split) then
+      if buildUnion(union, buckets, ttl, width, split) then
         got = fill(1, { SENTINEL })
         errs[1] = got[1]
       else
@@ -169,7 +170,7 @@ while true do
   local k = #values
   local nth = values[k - n + 1]
   if (done[1] and done[2] and done[3]) or (nth and nth > T) then
-    return cjson.encode({ maxError = fmt(errorSum()), items = itemsDownTo(values[math.max(k - n, 1)]), next = fmt(T), built = built, split = split })
+    return { maxError = fmt(errorSum()), items = itemsDownTo(values[math.max(k - n, 1)]), next = fmt(T), built = built, split = split }
   end
   if depth >= maxDepth then break end
   from, depth = depth, math.min(depth * 4, maxDepth)
@@ -179,9 +180,9 @@ end
 local m = n + 1
 local sets = {}
 -- (a slot left holding another width, when this one has nothing to union, is not ours)
-if not uNone then sets[#sets + 1] = uKey end
+if not uNone then sets[#sets + 1] = union end
 if split then sets[#sets + 1] = key[2] end
-if not cEmpty then sets[#sets + 1] = cKey end
+if not cEmpty then sets[#sets + 1] = current end
 local total = 0
 for _, key in ipairs(sets) do total = total + redis.call('ZCARD', key) end
 if total > mergeMax then
@@ -191,12 +192,12 @@ if total > mergeMax then
   -- before the ones returned (ties rank by member), so exact and topProven are false.
   local k = #values
   local nth = values[k - n + 1] or 0
-  return cjson.encode({ maxError = fmt(errorSum() + math.max(0, T - nth)), items = itemsDownTo(values[math.max(k - n, 1)]), next = fmt(T), built = built, split = split, unproven = true })
+  return { maxError = fmt(errorSum() + math.max(0, T - nth)), items = itemsDownTo(values[math.max(k - n, 1)]), next = fmt(T), built = built, split = split, unproven = true }
 end
 local src = sets[1]
 if #sets > 1 then
-  redis.call('ZUNIONSTORE', tmpKey, #sets, unpack(sets))
-  src = tmpKey
+  redis.call('ZUNIONSTORE', scratch, #sets, unpack(sets))
+  src = scratch
 end
 -- counts are > 0 and the markers ≤ 0: '(0' leaves them out
 local items = src and redis.call('ZREVRANGEBYSCORE', src, '+inf', '(0', 'WITHSCORES', 'LIMIT', 0, m) or {}
@@ -209,7 +210,149 @@ if #items == 2 * m then
   items = above
   for i = 1, #ties do items[#items + 1] = ties[i] end
 end
-if src == tmpKey then redis.call('DEL', tmpKey) end
-return cjson.encode({ maxError = fmt(errorSum()), items = items, next = '0', built = built, split = split })
+if src == scratch then redis.call('DEL', scratch) end
+return { maxError = fmt(errorSum()), items = items, next = '0', built = built, split = split }
 `,
-);
+});
+
+/**
+ * Keys and arguments as the top read's (no scratch: nothing is merged); `depth`
+ * is MEMBER_RANK_DEPTH.
+ *
+ * The member's count is one lookup per set (U, P while U leaves it out, C):
+ * O(log N), nothing merged. Its rank: a member ranked above it has a window count
+ * of at least its count s, so at least s / sets in one set, and in every set j at
+ * least s - (the other sets' highest counts). When one of these ranges holds at
+ * most `depth` members a set, they are read (ZREVRANGEBYSCORE) and looked up in
+ * the other sets, and the rank is exact (ties: TypeScript counts the tied
+ * members before it in byte order). Otherwise (a member deep in a big window)
+ * the rank is given as bounds from ZCOUNTs: at least 1 + the most members above
+ * s in any one set, at most 1 + every other member at or above s / sets in any set.
+ * Returns { maxError, count, rank (exact, or the lower bound), rankMax, ties, rankExact }.
+ */
+export const memberScript = defineScript({
+  name: "trending.member",
+  write: false,
+  keys: ["union", "current", "dirty", "...buckets"],
+  args: ["member", "ttl", "width", "stream", "H", "depth"],
+  uses: [markersLua, unionLua],
+  lua: `
+local width, H, depth = tonumber(width), tonumber(H), tonumber(depth)
+
+local ask = markersOf(width)
+ask[#ask + 1] = member
+local got = redis.call('ZMSCORE', union, unpack(ask))
+local split, uErr, uCount, uNone = false, nil, nil, false
+if validUnion(got, width) then
+  split, uErr, uCount = got[2] and true or false, got[1], got[#ask]
+else
+  split = previousOpen(dirty, stream, H)
+  if buildUnion(union, buckets, ttl, width, split) then
+    got = redis.call('ZMSCORE', union, SENTINEL, member)
+    uErr, uCount = got[1], got[2]
+  else
+    uNone = true
+  end
+end
+-- the sets and the member's count in each, in the top read's order of addition (U, P, C)
+local sets, counts, pErr = {}, {}, nil
+if not uNone then sets[#sets + 1], counts[#counts + 1] = union, tonumber(uCount) or 0 end
+if split then
+  local p = redis.call('ZMSCORE', buckets[#buckets], SENTINEL, member)
+  pErr = p[1]
+  sets[#sets + 1], counts[#counts + 1] = buckets[#buckets], tonumber(p[2]) or 0
+end
+sets[#sets + 1], counts[#counts + 1] = current, tonumber(redis.call('ZSCORE', current, member)) or 0
+local sum = 0
+for i = 1, #counts do sum = sum + counts[i] end
+local maxError = fmt(0 - (tonumber(uErr) or 0) - (tonumber(pErr) or 0))
+if sum <= 0 then return { maxError = maxError, count = '0', rank = false } end
+
+-- Members that can rank above: listed from pages of at most depth, then looked up elsewhere.
+local known, cands, seen = {}, {}, {}
+for t = 1, #sets do known[t] = {} end
+local function take(t, page)
+  for i = 1, #page, 2 do
+    known[t][page[i]] = tonumber(page[i + 1])
+    if not seen[page[i]] then
+      seen[page[i]] = true
+      cands[#cands + 1] = page[i]
+    end
+  end
+end
+-- a little below a bound: a rounding of the arithmetic must not leave a member out
+local function below(x) return fmt(x * (1 - 1e-12)) end
+local listed = true
+-- 1. one with a count of at least s has at least s / sets in some set
+local floor = below(sum / #sets)
+for t = 1, #sets do
+  local page = redis.call('ZREVRANGEBYSCORE', sets[t], '+inf', floor, 'WITHSCORES', 'LIMIT', 0, depth + 1)
+  if #page > 2 * depth then listed = false break end
+  take(t, page)
+end
+if not listed then
+  -- 2. tighter, from one set: in every set j it has at least s - (the other sets' highest counts)
+  known, cands, seen = {}, {}, {}
+  for t = 1, #sets do known[t] = {} end
+  local highest, total = {}, 0
+  for t = 1, #sets do
+    local top = redis.call('ZREVRANGE', sets[t], 0, 0, 'WITHSCORES')
+    highest[t] = math.max(tonumber(top[2]) or 0, 0)
+    total = total + highest[t]
+  end
+  local best, bound = nil, 0
+  for t = 1, #sets do
+    local need = sum - (total - highest[t])
+    if need > bound then best, bound = t, need end
+  end
+  if best then
+    local page = redis.call('ZREVRANGEBYSCORE', sets[best], '+inf', below(bound), 'WITHSCORES', 'LIMIT', 0, depth + 1)
+    if #page <= 2 * depth then
+      take(best, page)
+      listed = true
+    end
+  end
+end
+if not listed then
+  -- too many near its count to list (a member deep in a big window): bounds in O(log N)
+  local lo, hi = 0, 0
+  for t = 1, #sets do
+    local above = redis.call('ZCOUNT', sets[t], '(' .. fmt(sum), '+inf')
+    if above > lo then lo = above end
+    hi = hi + redis.call('ZCOUNT', sets[t], floor, '+inf')
+    if counts[t] >= tonumber(floor) then hi = hi - 1 end
+  end
+  return { maxError = maxError, count = fmt(sum), rank = lo + 1, rankMax = hi + 1, rankExact = false }
+end
+for t = 1, #sets do
+  local missing = {}
+  for _, m in ipairs(cands) do
+    if known[t][m] == nil then missing[#missing + 1] = m end
+  end
+  if #missing > 0 then
+    local got = redis.call('ZMSCORE', sets[t], unpack(missing))
+    for i, m in ipairs(missing) do known[t][m] = tonumber(got[i]) or 0 end
+  end
+end
+local above, ties = 0, {}
+for _, m in ipairs(cands) do
+  if m ~= member then
+    local v = 0
+    for t = 1, #sets do v = v + known[t][m] end
+    if v > sum then above = above + 1 elseif v == sum then ties[#ties + 1] = m end
+  end
+end
+return { maxError = maxError, count = fmt(sum), rank = above + 1, ties = ties, rankExact = true }
+`,
+});
+
+/** Stream names in byte order, at most `limit`. */
+export const listScript = defineScript({
+  name: "trending.list",
+  write: false,
+  keys: ["names"],
+  args: ["limit"],
+  lua: `
+return redis.call('ZRANGE', names, '-', '+', 'BYLEX', 'LIMIT', 0, tonumber(limit))
+`,
+});

@@ -1,0 +1,34 @@
+/**
+ * Counters: named sorted-set counters, optionally bucketed by calendar period
+ * (docs/counters.md). The public API the routes and the library use:
+ * `import * as counters from ".../src/counters/index.ts"`.
+ */
+export {
+  deleteCounter,
+  deleteMember,
+  increment,
+  list,
+  memberOf,
+  ranked,
+  scoreRange,
+  sorted,
+  union,
+  MAX_LISTED,
+  MAX_SORTED_MEMBERS,
+  UNION_CACHE_SLOTS,
+  type IncrItem,
+  type IncrResult,
+  type ListOptions,
+  type RangeInfo,
+  type ReadOptions,
+  type ScoreRangeOptions,
+  type SortedOptions,
+  type UnionOptions,
+  type UnionResult,
+  type UnionSource,
+} from "./counters.ts";
+export { AGGREGATES, type Aggregate } from "./keys.ts";
+export { jobs, sweepCountersJob } from "./jobs.ts";
+export { parseBucketTime, MAX_RANGE_DAYS, type PeriodOptions } from "./select.ts";
+export { incrScript } from "./scripts.ts";
+export { MAX_BUCKET_AGE_DAYS, MAX_DELETE_BUCKETS, MAX_RAW_BUCKETS, MAX_TTL_SECONDS, MAX_UNION_KEYS } from "./validate.ts";

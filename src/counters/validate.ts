@@ -1,0 +1,116 @@
+/**
+ * Checks of counter writes and reads beyond what src/validation.ts shares: all run before the
+ * first Redis call, so bad input writes nothing. (Score bounds and calendar ranges are parsed,
+ * and refused, in ./select.ts.)
+ */
+import { DAY, periodEnd, type Period } from "../time.ts";
+import { invalid, MAX_BATCH, MAX_INCREMENT, memberProblem } from "../validation.ts";
+import type { IncrItem, UnionOptions } from "./counters.ts";
+import type { Aggregate } from "./keys.ts";
+import { BUCKET_TIME_PROBLEM, parseBucketTime, type PeriodRange } from "./select.ts";
+
+/** Largest TTL a write may set (ten years), so a typo cannot pin data for ever-ish. */
+export const MAX_TTL_SECONDS = 10 * 366 * 86400;
+/** Bucket times (`at`) may lie at most this far in the past... */
+export const MAX_BUCKET_AGE_DAYS = 400;
+/** ...and at most this far ahead of the server's clock. */
+export const MAX_BUCKET_AHEAD_MS = 5 * 60_000;
+/** Most buckets a `min` or `max` read may union (a sum reads rollups; these cannot): 400 days of days. */
+export const MAX_RAW_BUCKETS = 401;
+/**
+ * Most buckets one member delete may clear: every raw bucket in range must
+ * lose the member (one ZREM each), so the work grows with the range; 60 days
+ * of hours keeps the script near 15 ms. Longer ranges are split by the caller.
+ */
+export const MAX_DELETE_BUCKETS = 1440;
+/** Most sources one rollup names. */
+export const MAX_UNION_SOURCES = 100;
+/** Most source keys (after expanding period sources into buckets) one rollup may union. */
+export const MAX_UNION_KEYS = 1000;
+
+export function checkMember(member: string, path = "member"): void {
+  const problem = memberProblem(member);
+  if (problem) invalid([{ path, message: problem }]);
+}
+
+export function checkTtl(ttl: number | undefined, path: string): void {
+  if (ttl !== undefined && !(Number.isInteger(ttl) && ttl >= 1 && ttl <= MAX_TTL_SECONDS)) invalid([{ path, message: `must be whole seconds from 1 to ${MAX_TTL_SECONDS}` }]);
+}
+
+function checkIncrement(by: number, path: string): void {
+  if (!Number.isFinite(by) || Math.abs(by) > MAX_INCREMENT) invalid([{ path, message: "must be a finite number within ±1e12" }]);
+}
+
+/** A batch holds 1 to MAX_BATCH items. */
+export function checkBatch(items: readonly unknown[]): void {
+  if (items.length < 1 || items.length > MAX_BATCH) invalid([{ path: "items", message: `must hold 1 to ${MAX_BATCH} items` }]);
+}
+
+/**
+ * Refuses a bucket time the counter could not usefully store: more than
+ * MAX_BUCKET_AGE_DAYS old, older than the write's own ttl (the bucket would
+ * hold data already past its retention), or more than 5 minutes ahead.
+ */
+function checkBucketAge(when: number, now: number, ttl: number | undefined, period: Period, path: string): void {
+  if (when > now + MAX_BUCKET_AHEAD_MS) invalid([{ path, message: "must not be more than 5 minutes in the future" }]);
+  if (when < now - MAX_BUCKET_AGE_DAYS * DAY) invalid([{ path, message: `must not be more than ${MAX_BUCKET_AGE_DAYS} days in the past` }]);
+  // A bucket lives as long as its ttl from the write, so what matters is whether its period ended
+  // longer than the ttl ago (today's bucket takes a write dated this morning with a 1 h ttl).
+  if (ttl !== undefined && periodEnd(period, when) < now - ttl * 1000) {
+    invalid([{ path, message: `must not be older than the item's ttl (${ttl} s): that data would already have expired` }]);
+  }
+}
+
+/**
+ * Checks one increment (`path` prefixes its fields, "" for a single item) and returns the time of
+ * its bucket: `at`, or `now` without one; undefined for an item of the plain counter.
+ */
+export function checkIncrItem(item: IncrItem, path: string, now: number): number | undefined {
+  const at = (field: string) => (path ? `${path}.${field}` : field);
+  checkMember(item.member, at("member"));
+  checkIncrement(item.by ?? 1, at("by"));
+  checkTtl(item.ttl, at("ttl"));
+  if (item.period === undefined) {
+    if (item.at !== undefined) invalid([{ path: at("at"), message: "only allowed with period" }]);
+    return undefined;
+  }
+  const when = item.at === undefined ? now : parseBucketTime(item.at);
+  if (when === null) return invalid([{ path: at("at"), message: BUCKET_TIME_PROBLEM }]);
+  checkBucketAge(when, now, item.ttl, item.period, at("at"));
+  return when;
+}
+
+/** A read of the plain counter takes no aggregate; min and max read every bucket, so their ranges are capped. */
+export function checkAggregate(aggregate: Aggregate | undefined, range: PeriodRange | undefined): void {
+  if (!range) {
+    if (aggregate !== undefined) invalid([{ path: "aggregate", message: "only allowed with period" }]);
+    return;
+  }
+  if (aggregate !== undefined && aggregate !== "sum" && range.starts.length > MAX_RAW_BUCKETS) {
+    invalid([
+      {
+        path: "aggregate",
+        message: `${aggregate} reads every bucket: at most ${MAX_RAW_BUCKETS} buckets (this range has ${range.starts.length}); use sum, a coarser period or a shorter range`,
+      },
+    ]);
+  }
+}
+
+export function checkDeleteRange(range: PeriodRange | undefined): void {
+  if (range && range.starts.length > MAX_DELETE_BUCKETS) {
+    invalid([{ path: "from", message: `a member delete clears at most ${MAX_DELETE_BUCKETS} buckets (60 days of hours) per call, this range has ${range.starts.length}; split it` }]);
+  }
+}
+
+/** A rollup's sources (1 to MAX_UNION_SOURCES), one finite weight per source, its ttl. */
+export function checkUnion(options: UnionOptions): void {
+  const { sources, weights } = options;
+  if (sources.length < 1 || sources.length > MAX_UNION_SOURCES) invalid([{ path: "sources", message: `must hold 1 to ${MAX_UNION_SOURCES} sources` }]);
+  if (weights !== undefined && weights.length !== sources.length) invalid([{ path: "weights", message: "must hold one weight per source" }]);
+  weights?.forEach((w, i) => checkIncrement(w, `weights.${i}`));
+  checkTtl(options.ttl, "ttl");
+}
+
+export function checkUnionKeys(expanded: number): void {
+  if (expanded > MAX_UNION_KEYS) invalid([{ path: "sources", message: `expand to ${expanded} keys; at most ${MAX_UNION_KEYS} per rollup` }]);
+}

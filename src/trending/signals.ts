@@ -1,0 +1,210 @@
+/**
+ * Signals (issue 19): what is rising now, and one member's history hour by hour.
+ * Both are one read script over the hour buckets that already exist; neither
+ * writes (no union is built), so a read key can never make them cost memory.
+ */
+import type { Ctx } from "../context.ts";
+import { defineScript } from "../redis/script.ts";
+import { HOUR, hourIndex } from "../time.ts";
+import { isStandardWindow, streamKeys } from "./keys.ts";
+import { markersLua, unionLua } from "./scripts.ts";
+import { compareBytes } from "./trending.ts";
+import { assertHours, assertMember, assertStream, assertTopN, horizonOf, type TrendingSettings } from "./validate.ts";
+
+/**
+ * Members of the current hour a rising read considers: its top RISING_CANDIDATES by
+ * count (ties at the cut by member, descending, as ZREVRANGE gives them). A member
+ * below them cannot be reported, however far above its baseline; bounded work
+ * instead of a scan of the hour (up to 1M members at the scale bench/ measures).
+ */
+export const RISING_CANDIDATES = 200;
+
+/**
+ * The current hour's top `depth` members (the candidates) and each one's count
+ * summed over the baseline hours: from the cached union of those hours when a
+ * top read left a valid one (the union of width w at hour H is exactly the
+ * w hours before H; while it leaves out the previous hour, PREV, that bucket
+ * is asked too), else one ZMSCORE per bucket. Never builds a union.
+ * Returns { members, counts, sums, maxError (sum of the baseline hours' cuts) }.
+ */
+export const risingScript = defineScript({
+  name: "trending.rising",
+  write: false,
+  keys: ["current", "union", "...buckets"],
+  args: ["depth", "width"],
+  uses: [markersLua, unionLua],
+  lua: `
+local width = tonumber(width)
+local page = redis.call('ZREVRANGE', current, 0, tonumber(depth) - 1, 'WITHSCORES')
+local members, counts, sums = {}, {}, {}
+for i = 1, #page, 2 do
+  -- the bucket's sentinel (≤ 0) comes after every real member
+  if tonumber(page[i + 1]) > 0 then
+    members[#members + 1] = page[i]
+    counts[#counts + 1] = page[i + 1]
+    sums[#sums + 1] = 0
+  end
+end
+if #members == 0 then return { members = members, counts = counts, sums = sums, maxError = '0' } end
+local err = 0
+-- adds one set's counts of every candidate; its sentinel (the hour's cut, or the union's) first
+local function add(key)
+  local got = redis.call('ZMSCORE', key, SENTINEL, unpack(members))
+  err = err - (tonumber(got[1]) or 0)
+  for i = 1, #members do sums[i] = sums[i] + (tonumber(got[i + 1]) or 0) end
+end
+local ask = markersOf(width)
+local off = #ask
+for i = 1, #members do ask[off + i] = members[i] end
+local got = redis.call('ZMSCORE', union, unpack(ask))
+if validUnion(got, width) then
+  err = 0 - tonumber(got[1])
+  for i = 1, #members do sums[i] = tonumber(got[off + i]) or 0 end
+  if got[2] then add(buckets[#buckets]) end
+else
+  for _, key in ipairs(buckets) do add(key) end
+end
+for i = 1, #sums do sums[i] = fmt(sums[i]) end
+return { members = members, counts = counts, sums = sums, maxError = fmt(err) }
+`,
+});
+
+/**
+ * One member's count in each bucket, oldest first, with the bucket's cut
+ * (0: never trimmed, or no such bucket). Returns { cut, count } per bucket.
+ */
+export const historyScript = defineScript({
+  name: "trending.history",
+  write: false,
+  keys: ["...buckets"],
+  args: ["member"],
+  uses: [markersLua],
+  lua: `
+local out = {}
+for i, key in ipairs(buckets) do
+  local got = redis.call('ZMSCORE', key, SENTINEL, member)
+  out[i] = { cut = fmt(0 - (tonumber(got[1]) or 0)), count = got[2] or '0' }
+end
+return out
+`,
+});
+
+export interface RisingItem {
+  member: string;
+  /** Count in the current hour so far (exact: the current hour is never trimmed). */
+  count: number;
+  /** Expected count for the elapsed part of this hour: the baseline hours' average × the elapsed fraction. */
+  baseline: number;
+  /** count / baseline; null when the baseline is 0 (no count in any baseline hour). */
+  ratio: number | null;
+  /** (count − baseline) / √(baseline + 1): above 0 for every item, highest first. */
+  score: number;
+}
+
+export interface RisingResult {
+  stream: string;
+  /** Hours the baseline averages over (the finished hours before the current one). */
+  baselineHours: number;
+  /** Part of the current hour elapsed, 0..1: the baseline is scaled by it. */
+  elapsed: number;
+  /** Members of the current hour considered: its top RISING_CANDIDATES (fewer when it has fewer). */
+  candidates: number;
+  items: RisingItem[];
+  /** True when no baseline hour was trimmed: every baseline is exact. */
+  exact: boolean;
+  /** Every item's baseline is at most this much below the true one (trimmed baseline hours). */
+  maxError: number;
+  generatedAt: number;
+}
+
+export interface RisingOptions extends TrendingSettings {
+  /** Items to return, 1..100. @default 10 */
+  n?: number;
+  /** Finished hours the baseline averages over, 1..min(retention, 168). @default 24 */
+  baselineHours?: number;
+}
+
+/**
+ * The members of the current hour that most exceed their own baseline rate:
+ * one script, at most 2 + baselineHours commands (3 with a warm union of the
+ * baseline hours). score = (c − b) / √(b + 1), c the count so far this hour and
+ * b the member's average hourly count over the baseline hours × the elapsed part
+ * of this hour: a rough z-score under a Poisson model (its variance is its mean,
+ * +1 so that b = 0 does not divide by 0), so a jump from 0 to 3 (score 3) does not
+ * beat one from 100 to 400 (score 29.9). Only members with score > 0 are listed;
+ * ties by member, byte order.
+ */
+export async function rising(ctx: Ctx, stream: string, options: RisingOptions): Promise<RisingResult> {
+  assertStream(stream);
+  const n = options.n ?? 10;
+  const baselineHours = options.baselineHours ?? 24;
+  assertTopN(n);
+  assertHours("baseline", baselineHours, options.retentionHours);
+  const H = hourIndex(ctx.now);
+  const keys = streamKeys(ctx.prefix, stream);
+  const buckets = Array.from({ length: baselineHours }, (_, i) => keys.bucket(H - baselineHours + i));
+  const raw = await risingScript.run<{ members: string[] | Record<string, never>; counts: string[] | Record<string, never>; sums: string[] | Record<string, never>; maxError: string }>(
+    ctx.redis,
+    { current: keys.bucket(H), union: keys.union(baselineHours, H), buckets },
+    { depth: RISING_CANDIDATES, width: isStandardWindow(baselineHours) ? 0 : baselineHours },
+  );
+  const members = Array.isArray(raw.members) ? raw.members : [];
+  const counts = Array.isArray(raw.counts) ? raw.counts : [];
+  const sums = Array.isArray(raw.sums) ? raw.sums : [];
+  const elapsed = (ctx.now - H * HOUR) / HOUR;
+  const items: RisingItem[] = [];
+  members.forEach((member, i) => {
+    const count = Number(counts[i]);
+    // × elapsed first, then / hours: whole counts stay exact where they can
+    const baseline = (Number(sums[i]) * elapsed) / baselineHours;
+    const score = (count - baseline) / Math.sqrt(baseline + 1);
+    if (score > 0) items.push({ member, count, baseline, ratio: baseline > 0 ? count / baseline : null, score });
+  });
+  items.sort((a, b) => b.score - a.score || compareBytes(a.member, b.member));
+  const maxError = (Number(raw.maxError) * elapsed) / baselineHours;
+  return { stream, baselineHours, elapsed, candidates: members.length, items: items.slice(0, n), exact: maxError === 0, maxError, generatedAt: ctx.now };
+}
+
+export interface HistoryPoint {
+  /** Start of the hour, epoch ms. */
+  hour: number;
+  /** The member's count stored for that hour. */
+  count: number;
+  /**
+   * How far below the true count `count` may be: the hour's cut (what compaction
+   * removed, summed), 0 when the hour was never trimmed. The true count is in
+   * [count, count + maxError]; a member trimmed out of the hour shows count 0.
+   */
+  maxError: number;
+}
+
+export interface HistoryResult {
+  stream: string;
+  member: string;
+  /** Finished hours covered; the current hour comes last, as in a `window`. */
+  hours: number;
+  /** Oldest first: the `hours` finished hours, then the current one (so far). */
+  points: HistoryPoint[];
+  /** True when no point's hour was trimmed: every count is exact. */
+  exact: boolean;
+  generatedAt: number;
+}
+
+export interface HistoryOptions extends TrendingSettings {
+  /** Finished hours before the current one, 1..min(retention, 168). @default 48 (or the retention, when shorter) */
+  hours?: number;
+}
+
+/** One member's count hour by hour: one script, one ZMSCORE per hour, O(hours · log N). */
+export async function history(ctx: Ctx, stream: string, member: string, options: HistoryOptions): Promise<HistoryResult> {
+  assertStream(stream);
+  assertMember(member);
+  const hours = options.hours ?? Math.min(48, horizonOf(options.retentionHours));
+  assertHours("hours", hours, options.retentionHours);
+  const H = hourIndex(ctx.now);
+  const keys = streamKeys(ctx.prefix, stream);
+  const all = Array.from({ length: hours + 1 }, (_, i) => H - hours + i);
+  const raw = await historyScript.run<{ cut: string; count: string }[]>(ctx.redis, { buckets: all.map(keys.bucket) }, { member });
+  const points = all.map((hour, i) => ({ hour: hour * HOUR, count: Number(raw[i]?.count ?? 0), maxError: Number(raw[i]?.cut ?? 0) }));
+  return { stream, member, hours, points, exact: points.every((p) => p.maxError === 0), generatedAt: ctx.now };
+}

@@ -1,0 +1,107 @@
+import type { Ctx } from "../context.ts";
+import type { FieldIssue } from "../errors.ts";
+import { hourIndex } from "../time.ts";
+import { assertName, invalid, MAX_BATCH, MAX_INCREMENT, memberProblem } from "../validation.ts";
+
+/** Widest window a read may ask for (`168h` = `7d`). */
+export const MAX_WINDOW_HOURS = 168;
+/** Largest `n` of a top-N read. */
+export const MAX_TOP_N = 100;
+/** Events may be stamped at most this far in the future (clock skew). */
+export const MAX_FUTURE_MS = 5 * 60 * 1000;
+/**
+ * Largest depth option of the top read: a round hands up to `depth` members of
+ * each of the other two sets (three while the previous hour is not compacted)
+ * to one ZMSCORE through Lua's unpack, which fails past about 8,000 values.
+ */
+export const MAX_DEPTH = 2048;
+
+/** Settings of the trending area, taken from the deployment config. */
+export interface TrendingSettings {
+  /** Hours an hourly bucket lives after its hour. @default 50 */
+  retentionHours: number;
+}
+
+/** An event as a write takes it. */
+export interface TrendingEvent {
+  member: string;
+  /** @default 1 */
+  count?: number;
+  /** Epoch ms of the event. @default ctx.now */
+  at?: number;
+}
+
+/**
+ * Hours back a window may reach: a bucket of hour h lives until h + 1 + retention,
+ * so a window of w finished hours is complete only while w ≤ retention.
+ */
+export function horizonOf(retentionHours: number): number {
+  return Math.min(retentionHours, MAX_WINDOW_HOURS);
+}
+
+export function assertStream(stream: string): void {
+  assertName(stream, "stream");
+}
+
+export function assertMember(member: string): void {
+  const problem = memberProblem(member);
+  if (problem) invalid([{ path: "member", message: problem }]);
+}
+
+export function assertWindow(windowHours: number, retentionHours: number): void {
+  const horizon = horizonOf(retentionHours);
+  if (!Number.isInteger(windowHours) || windowHours < 1 || windowHours > horizon) {
+    invalid([{ path: "window", message: `must be 1h..${horizon}h (retention ${retentionHours} h)` }]);
+  }
+}
+
+/** A count of finished hours back (`baseline` of a rising read, `hours` of a history): 1..horizon, as a window. */
+export function assertHours(path: string, hours: number, retentionHours: number): void {
+  const horizon = horizonOf(retentionHours);
+  if (!Number.isInteger(hours) || hours < 1 || hours > horizon) {
+    invalid([{ path, message: `must be 1..${horizon} hours (retention ${retentionHours} h)` }]);
+  }
+}
+
+export function assertTopN(n: number): void {
+  if (!Number.isInteger(n) || n < 1 || n > MAX_TOP_N) invalid([{ path: "n", message: `must be an integer from 1 to ${MAX_TOP_N}` }]);
+}
+
+/** The threshold read's depth options (tests and benchmarks set them). */
+export function assertDepths(depths: { firstDepth: number; maxDepth: number }): void {
+  const issues: FieldIssue[] = [];
+  for (const path of ["firstDepth", "maxDepth"] as const) {
+    const d = depths[path];
+    if (!Number.isInteger(d) || d < 1 || d > MAX_DEPTH) issues.push({ path, message: `must be an integer from 1 to ${MAX_DEPTH}` });
+  }
+  if (issues.length > 0) invalid(issues);
+}
+
+/**
+ * Checks every event before anything is written: a bad one rejects the batch.
+ * An event must land in an hour some window can still read (≥ current hour −
+ * horizon) and be at most 5 minutes in the future. `listKey` is the list's
+ * field path in the request body, for error details.
+ */
+export function checkEvents(ctx: Ctx, events: TrendingEvent[], retentionHours: number, listKey = "events"): void {
+  const at = (i: number, field: string) => (events.length === 1 ? field : `${listKey}.${i}.${field}`);
+  const issues: FieldIssue[] = [];
+  if (events.length < 1 || events.length > MAX_BATCH) issues.push({ path: listKey, message: `must hold 1..${MAX_BATCH} events` });
+  const oldestHour = hourIndex(ctx.now) - horizonOf(retentionHours);
+  events.forEach((event, i) => {
+    const problem = typeof event.member === "string" ? memberProblem(event.member) : "must be a string";
+    if (problem) issues.push({ path: at(i, "member"), message: problem });
+    const count = event.count ?? 1;
+    if (typeof count !== "number" || !Number.isFinite(count) || count <= 0 || count > MAX_INCREMENT) {
+      issues.push({ path: at(i, "count"), message: `must be a finite number, 0 < count ≤ ${MAX_INCREMENT}` });
+    }
+    if (event.at !== undefined) {
+      if (!Number.isInteger(event.at)) issues.push({ path: at(i, "at"), message: "must be epoch milliseconds" });
+      else if (event.at > ctx.now + MAX_FUTURE_MS) issues.push({ path: at(i, "at"), message: "must be at most 5 minutes in the future" });
+      else if (hourIndex(event.at) < oldestHour) {
+        issues.push({ path: at(i, "at"), message: `must be within the retention (${horizonOf(retentionHours)} h)` });
+      }
+    }
+  });
+  if (issues.length > 0) invalid(issues);
+}
