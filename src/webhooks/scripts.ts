@@ -99,6 +99,8 @@ else
     if wanted then targets[#targets + 1] = {all[i], hook} end
   end
 end
+-- no subscriber (the common case of emit): nothing else to read
+if #targets == 0 then return {queued = 0, full = 0, claimed = {}} end
 local room = tonumber(maxPending) - redis.call('ZCARD', pending)
 local queued, full, claimed = 0, 0, {}
 for _, t in ipairs(targets) do
