@@ -20,6 +20,7 @@ const WebhookBody = z
       .optional()
       .openapi({ description: "Exactly one of stream (trending events; required by entered/left), room (presence.peak; required) or board (leaderboard.leader)" }),
     n: z.number().int().optional().openapi({ description: `top-N compared by trending.entered/left, 1..${webhooks.MAX_TOP_N}`, example: 10 }),
+    threshold: z.number().optional().openapi({ description: "least trending.rising score sent, 0..1e6 (only with trending.rising)", example: 3 }),
     secret: z.string().openapi({ description: `${webhooks.MIN_SECRET_LENGTH}..256 characters; signs direct deliveries (Edgestats-Signature). Never returned.` }),
   })
   .strict()
@@ -32,6 +33,7 @@ const Webhook = z
     events: z.array(z.string()),
     filter: z.record(z.string(), z.string()).nullable(),
     n: z.number().int(),
+    threshold: z.number().nullable(),
     createdAt: z.number().int(),
     updatedAt: z.number().int(),
   })
@@ -101,7 +103,7 @@ export const webhooksRoutes = createRouter()
     }),
     async (c) => {
       const body = c.req.valid("json") as webhooks.WebhookInput;
-      const { webhook, created, replayed } = await webhooks.put(ctxOf(c), c.req.valid("param").name, body, webhooks.settingsOf(c.get("config")));
+      const { webhook, created, replayed } = await webhooks.put(ctxOf(c), c.req.valid("param").name, body, webhooks.settingsOf(c.get("config")), c.get("idempotency"));
       markReplay(c, replayed);
       return c.json({ webhook, created }, created ? 201 : 200);
     },

@@ -71,7 +71,8 @@ return {deleted = deleted == 1}
 
 /**
  * Queues an event for every webhook subscribed to its type whose filter matches (`kind` and
- * `subject`: e.g. `board` and the board's name), or, with `only`, for that webhook alone whatever
+ * `subject`: e.g. `board` and the board's name; `score`, when given, at least the webhook's
+ * `threshold`), or, with `only`, for that webhook alone whatever
  * it subscribes to (the test event). With `lease` > 0 the deliveries are claimed at once (due again
  * at `lease`) and returned, for a sender that delivers them now.
  */
@@ -79,7 +80,7 @@ export const enqueueScript = defineScript({
   name: "webhooks.enqueue",
   write: true,
   keys: ["hooks", "pending", "deliveries"],
-  args: ["eventId", "eventType", "kind", "subject", "only", "body", "now", "lease", "maxPending"],
+  args: ["eventId", "eventType", "kind", "subject", "score", "only", "body", "now", "lease", "maxPending"],
   uses: [QUEUE],
   refusals: { not_found: (_r, call) => new NotFoundError(`No webhook '${String(call.args.only)}'.`) },
   lua: `
@@ -96,6 +97,8 @@ else
     for _, e in ipairs(hook.events) do if e == eventType then wanted = true end end
     local filter = hook.filter
     if wanted and type(filter) == 'table' then wanted = kind ~= '' and filter[kind] == subject end
+    -- a trending.rising event below the webhook's threshold is not for it
+    if wanted and score ~= '' and type(hook.threshold) == 'number' then wanted = tonumber(score) >= hook.threshold end
     if wanted then targets[#targets + 1] = {all[i], hook} end
   end
 end

@@ -26,6 +26,9 @@ export const MAX_URL_LENGTH = 2048;
 /** Top-N size compared by `trending.entered` / `trending.left`. */
 export const DEFAULT_TOP_N = 10;
 export const MAX_TOP_N = 100;
+/** Least trending.rising score sent by default: (c − b) / √(b + 1) ≥ 3, about three standard deviations of a Poisson count. */
+export const DEFAULT_RISING_THRESHOLD = 3;
+export const MAX_RISING_THRESHOLD = 1e6;
 
 /** A webhook as `PUT /v1/webhooks/{name}` takes it. */
 export interface WebhookInput {
@@ -34,6 +37,8 @@ export interface WebhookInput {
   filter?: Filter | undefined;
   /** Top-N compared by trending.entered/left. @default 10 */
   n?: number | undefined;
+  /** Least score of the trending.rising events sent (only with that event). @default 3 */
+  threshold?: number | undefined;
   secret: string;
 }
 
@@ -80,6 +85,13 @@ export function checkWebhook(name: string, input: WebhookInput, allowLocalHttp: 
   }
   if (input.n !== undefined && (!Number.isInteger(input.n) || input.n < 1 || input.n > MAX_TOP_N)) {
     issues.push({ path: "n", message: `must be an integer from 1 to ${MAX_TOP_N}` });
+  }
+  if (input.threshold !== undefined) {
+    if (typeof input.threshold !== "number" || !Number.isFinite(input.threshold) || input.threshold < 0 || input.threshold > MAX_RISING_THRESHOLD) {
+      issues.push({ path: "threshold", message: `must be a number from 0 to ${MAX_RISING_THRESHOLD}` });
+    } else if (!events.includes("trending.rising")) {
+      issues.push({ path: "threshold", message: "applies to trending.rising only; subscribe to it or leave threshold out" });
+    }
   }
   if (typeof input.secret !== "string" || input.secret.length < MIN_SECRET_LENGTH || input.secret.length > MAX_SECRET_LENGTH) {
     issues.push({ path: "secret", message: `must be ${MIN_SECRET_LENGTH}..${MAX_SECRET_LENGTH} characters` });

@@ -1,13 +1,13 @@
 import type { Config } from "../config.ts";
 import type { Ctx } from "../context.ts";
 import { ValidationError } from "../errors.ts";
-import { asList, type Written } from "../redis/script.ts";
+import { asList, type Idempotency, type Written } from "../redis/script.ts";
 import { assertName } from "../validation.ts";
 import { DELIVERY_LOG_SIZE, LEASE_MS, MAX_PENDING, sendAll, type Claimed, type DeliverySettings } from "./deliver.ts";
 import { hookKeys, registryKeys } from "./keys.ts";
 import { deliveriesScript, listScript } from "./read-scripts.ts";
 import { enqueueScript, putScript, removeScript } from "./scripts.ts";
-import { DEFAULT_TOP_N, EVENT_TYPES, MAX_WEBHOOKS, checkWebhook, type EventType, type Filter, type FilterKind, type WebhookInput } from "./validate.ts";
+import { DEFAULT_RISING_THRESHOLD, DEFAULT_TOP_N, EVENT_TYPES, MAX_WEBHOOKS, checkWebhook, type EventType, type Filter, type FilterKind, type WebhookInput } from "./validate.ts";
 
 /** A webhook as listed: everything but its secret, which is never returned. */
 export interface Webhook {
@@ -17,6 +17,8 @@ export interface Webhook {
   filter: Filter | null;
   /** Top-N compared by trending.entered/left. */
   n: number;
+  /** Least score of a trending.rising event this webhook receives (null when it does not subscribe to it). */
+  threshold: number | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -35,7 +37,16 @@ export function settingsOf(config: Config): DeliverySettings {
 }
 
 function publicOf(hook: StoredWebhook): Webhook {
-  return { name: hook.name, url: hook.url, events: hook.events, filter: hook.filter, n: hook.n, createdAt: hook.createdAt, updatedAt: hook.updatedAt };
+  return {
+    name: hook.name,
+    url: hook.url,
+    events: hook.events,
+    filter: hook.filter,
+    n: hook.n,
+    threshold: hook.threshold,
+    createdAt: hook.createdAt,
+    updatedAt: hook.updatedAt,
+  };
 }
 
 /** Every webhook with its secret (for detection and delivery; never answered to a client). */
@@ -44,19 +55,27 @@ export async function stored(ctx: Ctx): Promise<StoredWebhook[]> {
   const hooks: StoredWebhook[] = [];
   for (let i = 0; i + 1 < flat.length; i += 2) {
     const s = JSON.parse(flat[i + 1] as string) as Omit<StoredWebhook, "name">;
-    hooks.push({ ...s, filter: s.filter ?? null, name: flat[i] as string });
+    hooks.push({ ...s, filter: s.filter ?? null, threshold: s.threshold ?? null, name: flat[i] as string });
   }
   return hooks.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 /** Creates or replaces webhook `name` (at most MAX_WEBHOOKS); `created` says which. */
-export async function put(ctx: Ctx, name: string, input: WebhookInput, settings: Pick<DeliverySettings, "allowLocalHttp">): Promise<Written<{ webhook: Webhook; created: boolean }>> {
+export async function put(
+  ctx: Ctx,
+  name: string,
+  input: WebhookInput,
+  settings: Pick<DeliverySettings, "allowLocalHttp">,
+  idempotency?: Idempotency,
+): Promise<Written<{ webhook: Webhook; created: boolean }>> {
   checkWebhook(name, input, settings.allowLocalHttp);
-  const saved = { url: input.url, events: input.events, filter: input.filter ?? null, n: input.n ?? DEFAULT_TOP_N, secret: input.secret };
+  const threshold = input.events.includes("trending.rising") ? (input.threshold ?? DEFAULT_RISING_THRESHOLD) : null;
+  const saved = { url: input.url, events: input.events, filter: input.filter ?? null, n: input.n ?? DEFAULT_TOP_N, threshold, secret: input.secret };
   const { value, replayed } = await putScript.run<{ created: boolean; createdAt: number; updatedAt: number }>(
     ctx.redis,
     { hooks: registryKeys(ctx.prefix).hooks },
     { name, settings: JSON.stringify(saved), now: ctx.now, max: MAX_WEBHOOKS },
+    idempotency,
   );
   const webhook = publicOf({ ...saved, name, createdAt: value.createdAt, updatedAt: value.updatedAt });
   return { webhook, created: value.created, replayed };
@@ -110,6 +129,8 @@ export interface EventInput {
   /** The stream, room or board it is about, matched against webhooks' filters. */
   subject?: { kind: FilterKind; name: string } | undefined;
   data: Record<string, unknown>;
+  /** trending.rising: the member's score; webhooks with a higher `threshold` do not get the event. */
+  score?: number | undefined;
   /**
    * What distinguishes this event from others of its type and subject (e.g. the hour and the new
    * leader): the event id is a digest of type, subject and key, so emitting the same facts twice
@@ -138,7 +159,7 @@ export async function emit(ctx: Ctx, event: EventInput): Promise<{ id: string; q
   const { value } = await enqueueScript.run<{ queued: number; full: number }>(
     ctx.redis,
     { hooks: reg.hooks, pending: reg.pending, deliveries: reg.deliveries },
-    { eventId: id, eventType: event.type, kind: event.subject?.kind ?? "", subject, only: "", body, now: ctx.now, lease: 0, maxPending: MAX_PENDING },
+    { eventId: id, eventType: event.type, kind: event.subject?.kind ?? "", subject, score: event.score ?? "", only: "", body, now: ctx.now, lease: 0, maxPending: MAX_PENDING },
   );
   return { id, queued: value.queued, full: value.full };
 }
@@ -155,7 +176,7 @@ export async function test(ctx: Ctx, settings: DeliverySettings, name: string): 
   const { value } = await enqueueScript.run<{ claimed: Claimed[] | Record<string, never> }>(
     ctx.redis,
     { hooks: reg.hooks, pending: reg.pending, deliveries: reg.deliveries },
-    { eventId: id, eventType: "webhook.test", kind: "", subject: "", only: name, body, now: ctx.now, lease: ctx.now + LEASE_MS, maxPending: MAX_PENDING },
+    { eventId: id, eventType: "webhook.test", kind: "", subject: "", score: "", only: name, body, now: ctx.now, lease: ctx.now + LEASE_MS, maxPending: MAX_PENDING },
   );
   const claimed = asList(value.claimed);
   return { id, send: () => sendAll(ctx, settings, claimed) };

@@ -68,6 +68,8 @@ describe("webhook management", () => {
       [hook({ filter: { board: "bad name" } }), ["filter.board"]],
       [hook({ filter: { board: "a", room: "b" } as unknown as webhooks.Filter }), ["filter"]],
       [hook({ n: 0 }), ["n"]],
+      [hook({ threshold: 2 }), ["threshold"]],
+      [hook({ events: ["trending.rising"], threshold: Number.NaN }), ["threshold"]],
       [hook({ secret: "short" }), ["secret"]],
       [hook({ url: "http://example.com", secret: "short", n: 101 }), ["url", "n", "secret"]],
     ];
@@ -231,6 +233,17 @@ describe("QStash delivery", () => {
 });
 
 describe("emit (the hook other features call)", () => {
+  it("trending.rising goes only to webhooks whose threshold the score reaches", async () => {
+    const ctx = lib.ctx(T0, "emit-rising");
+    await webhooks.put(ctx, "default", hook({ events: ["trending.rising"], filter: { stream: "s" } }), direct);
+    await webhooks.put(ctx, "picky", hook({ events: ["trending.rising"], threshold: 10 }), direct);
+    expect((await webhooks.list(ctx)).webhooks.map((w) => [w.name, w.threshold])).toEqual([["default", 3], ["picky", 10]]);
+    const rising = (score: number) => ({ type: "trending.rising" as const, subject: { kind: "stream" as const, name: "s" }, data: { member: "m", score }, score, key: `m\n${score}` });
+    expect(await webhooks.emit(ctx, rising(2.9))).toMatchObject({ queued: 0 });
+    expect(await webhooks.emit(ctx, rising(3))).toMatchObject({ queued: 1 });
+    expect(await webhooks.emit(ctx, rising(12))).toMatchObject({ queued: 2 });
+  });
+
   it("queues for subscribed webhooks whose filter matches, with a stable id", async () => {
     const ctx = lib.ctx(T0, "emit");
     await webhooks.put(ctx, "all-boards", hook(), direct);

@@ -16,6 +16,8 @@ const SECRET = "0123456789abcdef-secret";
 const NOWHERE = `${api.env.UPSTASH_REDIS_REST_URL}/hook`;
 const settings = (over: Record<string, unknown> = {}) => ({ url: NOWHERE, events: ["presence.peak"], filter: { room: "lobby" }, secret: SECRET, ...over });
 const admin = { key: "admin" };
+/** Redis keys of the webhooks feature (idempotency records of earlier tests aside). */
+const webhookKeys = async () => (await api.keys()).filter((k) => k.startsWith(`${api.prefix}:webhooks:`));
 
 describe("webhook routes", () => {
   it("create (201), replace (200), list without secrets, delete", async () => {
@@ -23,7 +25,7 @@ describe("webhook routes", () => {
     expect(created.status).toBe(201);
     expect(created.body).toEqual({
       created: true,
-      webhook: { name: "ops", url: NOWHERE, events: ["presence.peak"], filter: { room: "lobby" }, n: 10, createdAt: api.now, updatedAt: api.now },
+      webhook: { name: "ops", url: NOWHERE, events: ["presence.peak"], filter: { room: "lobby" }, n: 10, threshold: null, createdAt: api.now, updatedAt: api.now },
     });
     const replaced = await api.put("/v1/webhooks/ops", settings({ events: ["presence.peak"], n: 5 }), admin);
     expect(replaced.status).toBe(200);
@@ -35,6 +37,21 @@ describe("webhook routes", () => {
     expect((await api.del("/v1/webhooks/ops", admin)).body).toEqual({ deleted: true });
     expect((await api.del("/v1/webhooks/ops", admin)).body).toEqual({ deleted: false });
     expect((await api.get("/v1/webhooks", admin)).body).toEqual({ webhooks: [] });
+  });
+
+  it("a PUT with an Idempotency-Key is replayed, not applied again", async () => {
+    const headers = { "idempotency-key": "wh-put-1" };
+    const first = await api.put("/v1/webhooks/idem", settings({ events: ["trending.rising"], filter: undefined }), { ...admin, headers });
+    expect(first.status).toBe(201);
+    expect(first.body.webhook.threshold).toBe(3);
+    api.advance(1000);
+    const again = await api.put("/v1/webhooks/idem", settings({ events: ["trending.rising"], filter: undefined }), { ...admin, headers });
+    expect(again.status).toBe(201);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.body.webhook.updatedAt).toBe(first.body.webhook.updatedAt);
+    const other = await api.put("/v1/webhooks/idem", settings({ events: ["trending.rising"], filter: undefined, threshold: 5 }), { ...admin, headers });
+    expect(other.status).toBe(409);
+    await api.del("/v1/webhooks/idem", admin);
   });
 
   it("needs the admin key: read and ingest keys get 403, no key 401", async () => {
@@ -49,7 +66,7 @@ describe("webhook routes", () => {
       for (const key of ["read", "ingest"]) expect((await api.call(method, path, body, { key })).status, `${method} ${path} ${key}`).toBe(403);
       expect((await api.call(method, path, body, { key: "none" })).status).toBe(401);
     }
-    expect(await api.keys()).toEqual([]);
+    expect(await webhookKeys()).toEqual([]);
   });
 
   it("bad settings are a 400 listing each field, and write nothing", async () => {
@@ -62,6 +79,8 @@ describe("webhook routes", () => {
       [settings({ filter: { room: "a", board: "b" } }), ["filter"]],
       [settings({ extra: 1 }), [""]],
       [settings({ url: 5 }), ["url"]],
+      [settings({ threshold: 2 }), ["threshold"]],
+      [settings({ events: ["trending.rising"], filter: undefined, threshold: -1 }), ["threshold"]],
     ];
     for (const [body, paths] of cases) {
       const res = await api.put("/v1/webhooks/bad", body, admin);
@@ -70,7 +89,7 @@ describe("webhook routes", () => {
       expect(res.body.error.details.map((d: { path: string }) => d.path)).toEqual(paths);
     }
     expect((await api.put("/v1/webhooks/bad%20name", settings(), admin)).status).toBe(400);
-    expect(await api.keys()).toEqual([]);
+    expect(await webhookKeys()).toEqual([]);
   });
 
   it("http:// URLs need WEBHOOKS_ALLOW_LOCAL_HTTP", async () => {
