@@ -95,8 +95,11 @@ export async function send(delivery: Claimed, settings: DeliverySettings, nowMs:
       redirect: "manual",
       signal: AbortSignal.timeout(settings.timeoutMs ?? 10_000),
     });
-    const text = await res.text().catch(() => "");
     const ok = res.status >= 200 && res.status < 300;
+    // only QStash's answer is read (its message id); a receiver's body is not ours to download
+    let text = "";
+    if (settings.qstash) text = await res.text().catch(() => "");
+    else await res.body?.cancel().catch(() => undefined);
     let messageId: string | null = null;
     if (ok && settings.qstash) {
       try {

@@ -1,8 +1,7 @@
 import type { Config } from "../config.ts";
 import type { Ctx } from "../context.ts";
-import { ValidationError } from "../errors.ts";
 import { asList, type Idempotency, type Written } from "../redis/script.ts";
-import { assertName } from "../validation.ts";
+import { assertName, invalid } from "../validation.ts";
 import { DELIVERY_LOG_SIZE, LEASE_MS, MAX_PENDING, sendAll, type Claimed, type DeliverySettings } from "./deliver.ts";
 import { hookKeys, registryKeys } from "./keys.ts";
 import { deliveriesScript, listScript } from "./read-scripts.ts";
@@ -114,9 +113,7 @@ export interface DeliveryRecord {
 export async function deliveries(ctx: Ctx, name: string, options: { limit?: number | undefined } = {}): Promise<{ deliveries: DeliveryRecord[] }> {
   assertName(name, "name");
   const limit = options.limit ?? DELIVERY_LOG_SIZE;
-  if (!Number.isInteger(limit) || limit < 1 || limit > DELIVERY_LOG_SIZE) {
-    throw new ValidationError(`Invalid field 'limit': must be an integer from 1 to ${DELIVERY_LOG_SIZE}.`, [{ path: "limit", message: `must be an integer from 1 to ${DELIVERY_LOG_SIZE}` }]);
-  }
+  if (!Number.isInteger(limit) || limit < 1 || limit > DELIVERY_LOG_SIZE) invalid([{ path: "limit", message: `must be an integer from 1 to ${DELIVERY_LOG_SIZE}` }]);
   const raw = asList(
     await deliveriesScript.run<string[] | Record<string, never>>(ctx.redis, { hooks: registryKeys(ctx.prefix).hooks, log: hookKeys(ctx.prefix, name).log }, { name, limit }),
   );
