@@ -285,7 +285,7 @@ return out
 /**
  * `presence.peak` for each subscribed webhook (parallel lists: name, room, marks, today's daily
  * presence key): today's PCU, read from the daily key's header (u32 at bit 32, and the ms after
- * midnight it was reached at bit 64, as src/presence/scripts.ts lays it out), above the peak this
+ * midnight it was reached at bit 64, the layout src/presence documents), above the peak this
  * webhook was last told about today.
  */
 export const detectPeaksScript = defineScript({
