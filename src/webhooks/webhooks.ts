@@ -120,6 +120,18 @@ export async function deliveries(ctx: Ctx, name: string, options: { limit?: numb
   return { deliveries: raw.map((entry) => JSON.parse(entry) as DeliveryRecord) };
 }
 
+/**
+ * Who subscribes to `type`: the names their filters give (`null` in the list: a webhook without a
+ * filter, i.e. every stream or board) and the least `threshold` among them (trending.rising). For
+ * a detector that should look only where someone listens (one round trip: the webhooks' HGETALL).
+ */
+export async function subscriptions(ctx: Ctx, type: EventType): Promise<{ names: (string | null)[]; threshold: number | null }> {
+  const hooks = (await stored(ctx)).filter((h) => h.events.includes(type));
+  const names = [...new Set(hooks.map((h) => (h.filter ? (Object.values(h.filter)[0] as string) : null)))];
+  const thresholds = hooks.map((h) => h.threshold).filter((t): t is number => t !== null);
+  return { names, threshold: thresholds.length > 0 ? Math.min(...thresholds) : null };
+}
+
 /** An event as `emit` takes it: its type, what it is about (for filters), its data, and what makes it unique. */
 export interface EventInput {
   type: EventType;

@@ -238,6 +238,8 @@ describe("emit (the hook other features call)", () => {
     await webhooks.put(ctx, "default", hook({ events: ["trending.rising"], filter: { stream: "s" } }), direct);
     await webhooks.put(ctx, "picky", hook({ events: ["trending.rising"], threshold: 10 }), direct);
     expect((await webhooks.list(ctx)).webhooks.map((w) => [w.name, w.threshold])).toEqual([["default", 3], ["picky", 10]]);
+    expect(await webhooks.subscriptions(ctx, "trending.rising")).toEqual({ names: ["s", null], threshold: 3 });
+    expect(await webhooks.subscriptions(ctx, "leaderboard.leader")).toEqual({ names: [], threshold: null });
     const rising = (score: number) => ({ type: "trending.rising" as const, subject: { kind: "stream" as const, name: "s" }, data: { member: "m", score }, score, key: `m\n${score}` });
     expect(await webhooks.emit(ctx, rising(2.9))).toMatchObject({ queued: 0 });
     expect(await webhooks.emit(ctx, rising(3))).toMatchObject({ queued: 1 });
