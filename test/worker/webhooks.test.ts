@@ -5,7 +5,9 @@
  * receivers (test/redis/webhooks.test.ts). Here the receiver is the local Upstash server, which
  * answers 401 to a request without its token: a failing receiver, which is what the log must say.
  */
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { afterAll, describe, expect, it } from "vitest";
+import worker from "../../functions/index.ts";
 import { createTestApi } from "../helpers/worker.ts";
 
 const api = createTestApi({ label: "webhooks", vars: { WEBHOOKS_ALLOW_LOCAL_HTTP: "true" } });
@@ -136,6 +138,25 @@ describe("webhook routes", () => {
     const [entry] = (await api.get("/v1/webhooks/peaks/deliveries", admin)).body.deliveries;
     expect(entry).toMatchObject({ type: "presence.peak", attempt: 1, outcome: "retrying" });
     expect((await api.post("/internal/jobs/webhooks", undefined, admin)).body.result).toMatchObject({ events: 0 });
+  });
+
+  it("trending.entered/left from real writes, after compaction, on the hourly cron", async () => {
+    const stream = createTestApi({ label: "webhooks-cron", start: Date.UTC(2026, 10, 22, 10, 30), vars: { WEBHOOKS_ALLOW_LOCAL_HTTP: "true" } });
+    try {
+      await stream.put("/v1/webhooks/top2", settings({ events: ["trending.entered", "trending.left"], filter: { stream: "q" }, n: 2 }), admin);
+      await stream.post("/v1/trending/q/events", { events: [{ member: "old", count: 5 }, { member: "stays", count: 4 }, { member: "new", count: 1 }] });
+      stream.setNow(Date.UTC(2026, 10, 22, 11, 30));
+      await stream.post("/v1/trending/q/events", { events: [{ member: "new", count: 9 }, { member: "stays", count: 4 }, { member: "old", count: 1 }] });
+      const at = Date.UTC(2026, 10, 22, 12, 5);
+      const ctx = createExecutionContext();
+      worker.scheduled(createScheduledController({ cron: "5 * * * *", scheduledTime: at }), stream.env, ctx);
+      await waitOnExecutionContext(ctx);
+      const log = (await stream.get("/v1/webhooks/top2/deliveries", admin)).body.deliveries as { type: string; outcome: string }[];
+      expect(log.map((d) => d.type).sort()).toEqual(["trending.entered", "trending.left"]);
+      expect(log.every((d) => d.outcome === "retrying")).toBe(true);
+    } finally {
+      await stream.cleanup();
+    }
   });
 
   it("documents the routes in /openapi.json", async () => {
