@@ -36,11 +36,15 @@ local function eventIdOf(eventType, subject, key)
 end`,
 );
 
-/** Creates or replaces a webhook; refuses a new one past the limit. Keeps `createdAt` on a replace. */
+/**
+ * Creates or replaces a webhook; refuses a new one past the limit. Keeps `createdAt` on a replace,
+ * and forgets what detection told it when its filter or N changed (the marks are of another stream
+ * or room).
+ */
 export const putScript = defineScript({
   name: "webhooks.put",
   write: true,
-  keys: ["hooks"],
+  keys: ["hooks", "marks"],
   args: ["name", "settings", "now", "max"],
   refusals: {
     too_many: (r) => new ValidationError(`At most ${String(r.max)} webhooks; delete one first.`, [{ path: "name", message: `at most ${String(r.max)} webhooks` }]),
@@ -49,7 +53,9 @@ export const putScript = defineScript({
 local old = redis.call('HGET', hooks, name)
 if not old and redis.call('HLEN', hooks) >= tonumber(max) then return {refused = 'too_many', max = tonumber(max)} end
 local hook = cjson.decode(settings)
-hook.createdAt = old and cjson.decode(old).createdAt or tonumber(now)
+local before = old and cjson.decode(old)
+if before and (cjson.encode(before.filter) ~= cjson.encode(hook.filter) or before.n ~= hook.n) then redis.call('DEL', marks) end
+hook.createdAt = before and before.createdAt or tonumber(now)
 hook.updatedAt = tonumber(now)
 redis.call('HSET', hooks, name, cjson.encode(hook))
 return {created = not old, createdAt = hook.createdAt, updatedAt = hook.updatedAt}

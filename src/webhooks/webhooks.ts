@@ -72,7 +72,7 @@ export async function put(
   const saved = { url: input.url, events: input.events, filter: input.filter ?? null, n: input.n ?? DEFAULT_TOP_N, threshold, secret: input.secret };
   const { value, replayed } = await putScript.run<{ created: boolean; createdAt: number; updatedAt: number }>(
     ctx.redis,
-    { hooks: registryKeys(ctx.prefix).hooks },
+    { hooks: registryKeys(ctx.prefix).hooks, marks: hookKeys(ctx.prefix, name).marks },
     { name, settings: JSON.stringify(saved), now: ctx.now, max: MAX_WEBHOOKS },
     idempotency,
   );

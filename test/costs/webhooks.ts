@@ -9,7 +9,8 @@ export const area = {
   order: 70,
   rows: {
     putNew: { call: "create a webhook (admin)", state: "new", roundTrips: 1, commands: 4, note: "HGET (exists?), HLEN (the 20-webhook limit), HSET of its settings." },
-    putReplace: { call: "replace a webhook (admin)", state: "existing", roundTrips: 1, commands: 3 },
+    putReplace: { call: "replace a webhook (admin)", state: "same filter and N (a new URL, events or secret)", roundTrips: 1, commands: 3 },
+    putRefilter: { call: "replace a webhook (admin)", state: "another filter or N", roundTrips: 1, commands: 4, note: "+DEL of its detection marks: they were about another stream, room or N." },
     list: { call: "list webhooks (admin)", state: "any (at most 20)", roundTrips: 1, commands: 2 },
     remove: { call: "delete a webhook (admin)", state: "existing", roundTrips: 1, commands: 3, note: "HDEL, and one DEL of its delivery log and detection marks; its queued deliveries are dropped when next claimed." },
     deliveries: { call: "delivery log (admin)", state: "any", roundTrips: 1, commands: 3 },

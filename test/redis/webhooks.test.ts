@@ -326,10 +326,18 @@ describe("presence.peak", () => {
     await setPeak(ctx, "r", T0, 7, 4_000_000);
     expect(await webhooks.webhooksJob({ ...ctx, now: T0 + 3 * MINUTE }, config)).toMatchObject({ events: 1, delivered: 1 });
     expect(body(start + 1).data).toMatchObject({ peak: 7, previous: 5 });
+    // replacing the webhook with the same room keeps what it was told; another room starts afresh
+    await webhooks.put(ctx, "room-r", hook({ events: ["presence.peak"], filter: { room: "r" }, secret: "another-secret-16" }), direct);
+    expect(await webhooks.webhooksJob({ ...ctx, now: T0 + 4 * MINUTE }, config)).toMatchObject({ events: 0 });
+    await setPeak(ctx, "r2", T0, 3, 4_000_000);
+    await webhooks.put(ctx, "room-r", hook({ events: ["presence.peak"], filter: { room: "r2" } }), direct);
+    expect(await webhooks.webhooksJob({ ...ctx, now: T0 + 5 * MINUTE }, config)).toMatchObject({ events: 1, delivered: 1 });
+    expect(body(start + 2).data).toMatchObject({ room: "r2", peak: 3, previous: 0 });
+    await webhooks.put(ctx, "room-r", hook({ events: ["presence.peak"], filter: { room: "r" } }), direct);
     // a new day starts from zero: its first peak is news again
     const tomorrow = T0 + 24 * HOUR;
     await setPeak(ctx, "r", tomorrow, 2, 60_000);
     expect(await webhooks.webhooksJob({ ...ctx, now: tomorrow }, config)).toMatchObject({ events: 1, delivered: 1 });
-    expect(body(start + 2).data).toMatchObject({ day: "2026-11-23", peak: 2, previous: 0 });
+    expect(body(start + 3).data).toMatchObject({ room: "r", day: "2026-11-23", peak: 2, previous: 0 });
   });
 });

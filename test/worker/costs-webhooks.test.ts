@@ -55,7 +55,8 @@ describe("webhook management", () => {
 
   it("create, replace, list, log, delete", async () => {
     expect(await measure(api, () => api.put("/v1/webhooks/h", settings(api), admin))).toEqual(expected(rows.putNew));
-    expect(await measure(api, () => api.put("/v1/webhooks/h", settings(api, { n: 5 }), admin))).toEqual(expected(rows.putReplace));
+    expect(await measure(api, () => api.put("/v1/webhooks/h", settings(api, { secret: "another-secret-0123" }), admin))).toEqual(expected(rows.putReplace));
+    expect(await measure(api, () => api.put("/v1/webhooks/h", settings(api, { n: 5 }), admin))).toEqual(expected(rows.putRefilter));
     expect(await measure(api, () => api.get("/v1/webhooks", admin))).toEqual(expected(rows.list));
     expect(await measure(api, () => api.get("/v1/webhooks/h/deliveries", admin))).toEqual(expected(rows.deliveries));
     expect(await measure(api, () => api.post("/v1/webhooks/h/test", undefined, admin))).toEqual(expected(rows.test));
