@@ -12,6 +12,8 @@ export function registryKeys(prefix: string) {
     pending: keyOf(prefix, "webhooks", "_pending"),
     /** HASH: delivery id → `{"webhook","event","type","body","attempts"}` while it waits or is in flight. */
     deliveries: keyOf(prefix, "webhooks", "_deliveries"),
+    /** ZSET: ids of the latest events `emit` queued → when (ms), at most MAX_RECENT: the same event is queued once. */
+    recent: keyOf(prefix, "webhooks", "_recent"),
   };
 }
 

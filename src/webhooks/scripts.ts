@@ -80,13 +80,15 @@ return {deleted = deleted == 1}
  * `subject`: e.g. `board` and the board's name; `score`, when given, at least the webhook's
  * `threshold`), or, with `only`, for that webhook alone whatever
  * it subscribes to (the test event). With `lease` > 0 the deliveries are claimed at once (due again
- * at `lease`) and returned, for a sender that delivers them now.
+ * at `lease`) and returned, for a sender that delivers them now. An event id among the last
+ * `maxRecent` queued (`recent`) is not queued again, delivered or not: a detector that finds the
+ * same facts on every run sends them once.
  */
 export const enqueueScript = defineScript({
   name: "webhooks.enqueue",
   write: true,
-  keys: ["hooks", "pending", "deliveries"],
-  args: ["eventId", "eventType", "kind", "subject", "score", "only", "body", "now", "lease", "maxPending"],
+  keys: ["hooks", "pending", "deliveries", "recent"],
+  args: ["eventId", "eventType", "kind", "subject", "score", "only", "body", "now", "lease", "maxPending", "maxRecent"],
   uses: [QUEUE],
   refusals: { not_found: (_r, call) => new NotFoundError(`No webhook '${String(call.args.only)}'.`) },
   lua: `
@@ -110,6 +112,11 @@ else
 end
 -- no subscriber (the common case of emit): nothing else to read
 if #targets == 0 then return {queued = 0, full = 0, claimed = {}} end
+if only == '' then
+  if redis.call('ZSCORE', recent, eventId) then return {queued = 0, full = 0, claimed = {}, repeated = true} end
+  redis.call('ZADD', recent, now, eventId)
+  redis.call('ZREMRANGEBYRANK', recent, 0, -tonumber(maxRecent) - 1)
+end
 local room = tonumber(maxPending) - redis.call('ZCARD', pending)
 local queued, full, claimed = 0, 0, {}
 for _, t in ipairs(targets) do

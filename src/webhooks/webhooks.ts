@@ -2,7 +2,7 @@ import type { Config } from "../config.ts";
 import type { Ctx } from "../context.ts";
 import { asList, type Idempotency, type Written } from "../redis/script.ts";
 import { assertName, invalid } from "../validation.ts";
-import { DELIVERY_LOG_SIZE, LEASE_MS, MAX_PENDING, sendAll, type Claimed, type DeliverySettings } from "./deliver.ts";
+import { DELIVERY_LOG_SIZE, LEASE_MS, MAX_PENDING, MAX_RECENT, sendAll, type Claimed, type DeliverySettings } from "./deliver.ts";
 import { hookKeys, registryKeys } from "./keys.ts";
 import { deliveriesScript, listScript } from "./read-scripts.ts";
 import { enqueueScript, putScript, removeScript } from "./scripts.ts";
@@ -156,21 +156,22 @@ async function eventIdOf(type: string, subject: string, key: string): Promise<st
 /**
  * The hook other features call when they detect an event (trending.rising, leaderboard.leader):
  * queues it for every webhook subscribed to its type whose filter matches, in one round trip. The
- * minute job delivers it (at least once, retried with backoff). Nothing is queued, and the cost
- * is one HGETALL, when no webhook subscribes.
+ * minute job delivers it (at least once, retried with backoff). The same facts (type, subject,
+ * key) emitted again are not queued again (`repeated`), among the last MAX_RECENT events. Nothing
+ * is queued, and the cost is one HGETALL, when no webhook subscribes.
  */
-export async function emit(ctx: Ctx, event: EventInput): Promise<{ id: string; queued: number; full: number }> {
+export async function emit(ctx: Ctx, event: EventInput): Promise<{ id: string; queued: number; full: number; repeated: boolean }> {
   if (!(EVENT_TYPES as readonly string[]).includes(event.type)) throw new Error(`emit: unknown event type '${event.type}'`);
   const subject = event.subject?.name ?? "";
   const id = await eventIdOf(event.type, subject, event.key);
   const body = JSON.stringify({ id, type: event.type, at: new Date(ctx.now).toISOString(), data: event.data });
   const reg = registryKeys(ctx.prefix);
-  const { value } = await enqueueScript.run<{ queued: number; full: number }>(
+  const { value } = await enqueueScript.run<{ queued: number; full: number; repeated?: boolean }>(
     ctx.redis,
-    { hooks: reg.hooks, pending: reg.pending, deliveries: reg.deliveries },
-    { eventId: id, eventType: event.type, kind: event.subject?.kind ?? "", subject, score: event.score ?? "", only: "", body, now: ctx.now, lease: 0, maxPending: MAX_PENDING },
+    { hooks: reg.hooks, pending: reg.pending, deliveries: reg.deliveries, recent: reg.recent },
+    { eventId: id, eventType: event.type, kind: event.subject?.kind ?? "", subject, score: event.score ?? "", only: "", body, now: ctx.now, lease: 0, maxPending: MAX_PENDING, maxRecent: MAX_RECENT },
   );
-  return { id, queued: value.queued, full: value.full };
+  return { id, queued: value.queued, full: value.full, repeated: value.repeated === true };
 }
 
 /**
@@ -184,8 +185,8 @@ export async function test(ctx: Ctx, settings: DeliverySettings, name: string): 
   const reg = registryKeys(ctx.prefix);
   const { value } = await enqueueScript.run<{ claimed: Claimed[] | Record<string, never> }>(
     ctx.redis,
-    { hooks: reg.hooks, pending: reg.pending, deliveries: reg.deliveries },
-    { eventId: id, eventType: "webhook.test", kind: "", subject: "", score: "", only: name, body, now: ctx.now, lease: ctx.now + LEASE_MS, maxPending: MAX_PENDING },
+    { hooks: reg.hooks, pending: reg.pending, deliveries: reg.deliveries, recent: reg.recent },
+    { eventId: id, eventType: "webhook.test", kind: "", subject: "", score: "", only: name, body, now: ctx.now, lease: ctx.now + LEASE_MS, maxPending: MAX_PENDING, maxRecent: MAX_RECENT },
   );
   const claimed = asList(value.claimed);
   return { id, send: () => sendAll(ctx, settings, claimed) };

@@ -254,14 +254,16 @@ describe("emit (the hook other features call)", () => {
     const event = { type: "leaderboard.leader" as const, subject: { kind: "board" as const, name: "b1" }, data: { board: "b1", player: "ann" }, key: "ann" };
     const first = await webhooks.emit(ctx, event);
     expect(first).toMatchObject({ queued: 2, full: 0 });
-    // the same facts again: the same id, already waiting, nothing queued twice
-    expect(await webhooks.emit(ctx, event)).toEqual({ ...first, queued: 0 });
+    // the same facts again: the same id, nothing queued twice
+    expect(await webhooks.emit(ctx, event)).toEqual({ ...first, queued: 0, repeated: true });
     expect(await webhooks.emit(ctx, { ...event, subject: { kind: "board", name: "b2" } })).toMatchObject({ queued: 1 });
     const start = receiver.received.length;
     expect(await webhooks.deliverDue(ctx, direct)).toMatchObject({ claimed: 3, delivered: 3 });
     const ids = receiver.received.slice(start).map((r) => JSON.parse(r.body) as { id: string; type: string; data: unknown });
     expect(ids.filter((b) => b.id === first.id)).toHaveLength(2);
     expect(ids.every((b) => b.type === "leaderboard.leader")).toBe(true);
+    // delivered, and found again by a later run: still not sent twice
+    expect(await webhooks.emit({ ...ctx, now: T0 + HOUR }, event)).toMatchObject({ queued: 0, repeated: true });
   });
 });
 

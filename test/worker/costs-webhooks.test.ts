@@ -72,6 +72,7 @@ describe("emit", () => {
     expect(await measure(api, () => ok(webhooks.emit(ctxOf(api), leader)))).toEqual(expected(rows.emitNone));
     await api.put("/v1/webhooks/h", settings(api), admin);
     expect(await measure(api, () => ok(webhooks.emit(ctxOf(api), leader)))).toEqual(expected(rows.emitOne));
+    expect(await measure(api, () => ok(webhooks.emit(ctxOf(api), leader)))).toEqual(expected(rows.emitRepeat));
   });
 });
 
