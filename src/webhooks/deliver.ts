@@ -120,13 +120,22 @@ export async function send(delivery: Claimed, settings: DeliverySettings, nowMs:
 }
 
 /** Sends claimed deliveries in parallel and settles them in one script. */
-export async function sendAll(ctx: Ctx, settings: DeliverySettings, claimed: Claimed[]): Promise<{ delivered: number; retrying: number; failed: number }> {
+export async function sendAll(
+  ctx: Ctx,
+  settings: DeliverySettings,
+  claimed: Claimed[],
+): Promise<{ delivered: number; retrying: number; failed: number }> {
   if (claimed.length === 0) return { delivered: 0, retrying: 0, failed: 0 };
   const attempts = await Promise.all(claimed.map((d) => send(d, settings, ctx.now)));
   const reg = registryKeys(ctx.prefix);
   const { value } = await settleScript.run<{ delivered: number; retrying: number; failed: number }>(
     ctx.redis,
-    { hooks: reg.hooks, pending: reg.pending, deliveries: reg.deliveries, logs: claimed.map((d) => hookKeys(ctx.prefix, d.webhook).log) },
+    {
+      hooks: reg.hooks,
+      pending: reg.pending,
+      deliveries: reg.deliveries,
+      logs: claimed.map((d) => hookKeys(ctx.prefix, d.webhook).log),
+    },
     {
       now: ctx.now,
       maxAttempts: MAX_ATTEMPTS,

@@ -63,7 +63,9 @@ export async function detectTrending(ctx: Ctx, hooks: StoredWebhook[]): Promise<
 
 /** `presence.peak`: today's PCU of each subscribed room above what its webhook was told today. */
 export async function detectPeaks(ctx: Ctx, hooks: StoredWebhook[]): Promise<Detected> {
-  const subs = hooks.flatMap((h) => (h.events.includes("presence.peak") && h.filter && "room" in h.filter ? [{ hook: h, room: h.filter.room }] : []));
+  const subs = hooks.flatMap((h) =>
+    h.events.includes("presence.peak") && h.filter && "room" in h.filter ? [{ hook: h, room: h.filter.room }] : [],
+  );
   if (subs.length === 0) return NONE;
   const reg = registryKeys(ctx.prefix);
   const start = dayStart(ctx.now);

@@ -3,8 +3,28 @@
  * leaderboard.leader), delivered at least once, signed, through QStash or directly.
  * Other features report their events with `emit`.
  */
-export { put, list, remove, deliveries, test, emit, subscriptions, settingsOf, type Webhook, type DeliveryRecord, type EventInput } from "./webhooks.ts";
+export {
+  put,
+  list,
+  remove,
+  deliveries,
+  test,
+  emit,
+  subscriptions,
+  settingsOf,
+  type Webhook,
+  type DeliveryRecord,
+  type EventInput,
+} from "./webhooks.ts";
 export { verifySignature, signature, SIGNATURE_HEADER } from "./sign.ts";
 export { deliverDue, type DeliverySettings, DELIVERY_LOG_SIZE, MAX_ATTEMPTS } from "./deliver.ts";
-export { EVENT_TYPES, MAX_WEBHOOKS, MIN_SECRET_LENGTH, MAX_TOP_N, type EventType, type Filter, type WebhookInput } from "./validate.ts";
+export {
+  EVENT_TYPES,
+  MAX_WEBHOOKS,
+  MIN_SECRET_LENGTH,
+  MAX_TOP_N,
+  type EventType,
+  type Filter,
+  type WebhookInput,
+} from "./validate.ts";
 export { jobs, trendingWebhooksJob, webhooksJob } from "./jobs.ts";

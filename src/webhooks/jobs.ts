@@ -13,7 +13,14 @@ export const trendingWebhooksJob: Job = async (ctx, config) => {
   if (hooks.length === 0) return { webhooks: 0 };
   const found = await detectTrending(ctx, hooks);
   const sent = await deliverDue(ctx, settingsOf(config));
-  return { webhooks: hooks.length, checked: found.checked, events: found.events, queued: found.queued, full: found.full, ...sent };
+  return {
+    webhooks: hooks.length,
+    checked: found.checked,
+    events: found.events,
+    queued: found.queued,
+    full: found.full,
+    ...sent,
+  };
 };
 
 /**
@@ -25,7 +32,14 @@ export const webhooksJob: Job = async (ctx, config) => {
   if (hooks.length === 0) return { webhooks: 0 };
   const found = await detectPeaks(ctx, hooks);
   const sent = await deliverDue(ctx, settingsOf(config));
-  return { webhooks: hooks.length, checked: found.checked, events: found.events, queued: found.queued, full: found.full, ...sent };
+  return {
+    webhooks: hooks.length,
+    checked: found.checked,
+    events: found.events,
+    queued: found.queued,
+    full: found.full,
+    ...sent,
+  };
 };
 
 /** The webhooks feature's jobs, by the names functions/jobs.ts schedules them under. */

@@ -47,7 +47,10 @@ export const putScript = defineScript({
   keys: ["hooks", "marks"],
   args: ["name", "settings", "now", "max"],
   refusals: {
-    too_many: (r) => new ValidationError(`At most ${String(r.max)} webhooks; delete one first.`, [{ path: "name", message: `at most ${String(r.max)} webhooks` }]),
+    too_many: (r) =>
+      new ValidationError(`At most ${String(r.max)} webhooks; delete one first.`, [
+        { path: "name", message: `at most ${String(r.max)} webhooks` },
+      ]),
   },
   lua: `
 local old = redis.call('HGET', hooks, name)

@@ -8,7 +8,9 @@ const encoder = new TextEncoder();
 export const SIGNATURE_HEADER = "Edgestats-Signature";
 
 async function hmacHex(secret: string, text: string): Promise<string> {
-  const key = await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const key = await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
+    "sign",
+  ]);
   const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(text)));
   return [...mac].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
@@ -23,8 +25,16 @@ export async function signature(secret: string, body: string, nowMs: number): Pr
  * What a receiver does: true when `header` signs `body` under `secret` and its timestamp is within
  * `toleranceSeconds` of `nowMs`. Exported for receivers written in TypeScript (and the tests).
  */
-export async function verifySignature(secret: string, body: string, header: string, nowMs: number, toleranceSeconds = 300): Promise<boolean> {
-  const parts = new Map(header.split(",").map((p) => [p.slice(0, p.indexOf("=")), p.slice(p.indexOf("=") + 1)] as const));
+export async function verifySignature(
+  secret: string,
+  body: string,
+  header: string,
+  nowMs: number,
+  toleranceSeconds = 300,
+): Promise<boolean> {
+  const parts = new Map(
+    header.split(",").map((p) => [p.slice(0, p.indexOf("=")), p.slice(p.indexOf("=") + 1)] as const),
+  );
   const t = Number(parts.get("t"));
   const v1 = parts.get("v1") ?? "";
   if (!Number.isInteger(t) || Math.abs(nowMs / 1000 - t) > toleranceSeconds) return false;

@@ -2,7 +2,13 @@ import type { FieldIssue } from "../errors.ts";
 import { NAME_RULE, assertName, invalid, isName } from "../validation.ts";
 
 /** The events a webhook may subscribe to. */
-export const EVENT_TYPES = ["trending.entered", "trending.left", "trending.rising", "presence.peak", "leaderboard.leader"] as const;
+export const EVENT_TYPES = [
+  "trending.entered",
+  "trending.left",
+  "trending.rising",
+  "presence.peak",
+  "leaderboard.leader",
+] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** What a filter names: a stream (trending events), a room (presence) or a board (leaderboards). */
@@ -66,34 +72,54 @@ export function checkWebhook(name: string, input: WebhookInput, allowLocalHttp: 
   const url = typeof input.url === "string" ? urlProblem(input.url, allowLocalHttp) : "must be a string";
   if (url) issues.push({ path: "url", message: url });
   const events = Array.isArray(input.events) ? input.events : [];
-  if (events.length === 0) issues.push({ path: "events", message: `must list 1..${EVENT_TYPES.length} of ${EVENT_TYPES.join(", ")}` });
+  if (events.length === 0)
+    issues.push({ path: "events", message: `must list 1..${EVENT_TYPES.length} of ${EVENT_TYPES.join(", ")}` });
   events.forEach((e, i) => {
-    if (!(EVENT_TYPES as readonly string[]).includes(e)) issues.push({ path: `events.${i}`, message: `must be one of ${EVENT_TYPES.join(", ")}` });
+    if (!(EVENT_TYPES as readonly string[]).includes(e))
+      issues.push({ path: `events.${i}`, message: `must be one of ${EVENT_TYPES.join(", ")}` });
     else if (events.indexOf(e) !== i) issues.push({ path: `events.${i}`, message: "is listed twice" });
   });
   const kind = input.filter ? filterKind(input.filter) : null;
   if (input.filter !== undefined) {
     const keys = typeof input.filter === "object" && input.filter !== null ? Object.keys(input.filter) : [];
-    if (keys.length !== 1 || kind === null) issues.push({ path: "filter", message: "must name exactly one of stream, room or board" });
+    if (keys.length !== 1 || kind === null)
+      issues.push({ path: "filter", message: "must name exactly one of stream, room or board" });
     else if (!isName(filterName(input.filter))) issues.push({ path: `filter.${kind}`, message: NAME_RULE });
   }
   for (const [i, e] of events.entries()) {
     const rule = EVENT_FILTERS[e];
     if (!rule || issues.some((x) => x.path === "filter")) continue;
-    if (kind !== null && kind !== rule.kind) issues.push({ path: `events.${i}`, message: `${e} is filtered by ${rule.kind}, not ${kind}` });
-    else if (kind === null && rule.required) issues.push({ path: "filter", message: `${e} needs filter.${rule.kind}: detection only watches subscribed ${rule.kind}s` });
+    if (kind !== null && kind !== rule.kind)
+      issues.push({ path: `events.${i}`, message: `${e} is filtered by ${rule.kind}, not ${kind}` });
+    else if (kind === null && rule.required)
+      issues.push({
+        path: "filter",
+        message: `${e} needs filter.${rule.kind}: detection only watches subscribed ${rule.kind}s`,
+      });
   }
   if (input.n !== undefined && (!Number.isInteger(input.n) || input.n < 1 || input.n > MAX_TOP_N)) {
     issues.push({ path: "n", message: `must be an integer from 1 to ${MAX_TOP_N}` });
   }
   if (input.threshold !== undefined) {
-    if (typeof input.threshold !== "number" || !Number.isFinite(input.threshold) || input.threshold < 0 || input.threshold > MAX_RISING_THRESHOLD) {
+    if (
+      typeof input.threshold !== "number" ||
+      !Number.isFinite(input.threshold) ||
+      input.threshold < 0 ||
+      input.threshold > MAX_RISING_THRESHOLD
+    ) {
       issues.push({ path: "threshold", message: `must be a number from 0 to ${MAX_RISING_THRESHOLD}` });
     } else if (!events.includes("trending.rising")) {
-      issues.push({ path: "threshold", message: "applies to trending.rising only; subscribe to it or leave threshold out" });
+      issues.push({
+        path: "threshold",
+        message: "applies to trending.rising only; subscribe to it or leave threshold out",
+      });
     }
   }
-  if (typeof input.secret !== "string" || input.secret.length < MIN_SECRET_LENGTH || input.secret.length > MAX_SECRET_LENGTH) {
+  if (
+    typeof input.secret !== "string" ||
+    input.secret.length < MIN_SECRET_LENGTH ||
+    input.secret.length > MAX_SECRET_LENGTH
+  ) {
     issues.push({ path: "secret", message: `must be ${MIN_SECRET_LENGTH}..${MAX_SECRET_LENGTH} characters` });
   }
   if (issues.length > 0) invalid(issues);

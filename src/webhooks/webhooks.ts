@@ -2,11 +2,29 @@ import type { Config } from "../config.ts";
 import type { Ctx } from "../context.ts";
 import { asList, type Idempotency, type Written } from "../redis/script.ts";
 import { assertName, invalid } from "../validation.ts";
-import { DELIVERY_LOG_SIZE, LEASE_MS, MAX_PENDING, MAX_RECENT, sendAll, type Claimed, type DeliverySettings } from "./deliver.ts";
+import {
+  DELIVERY_LOG_SIZE,
+  LEASE_MS,
+  MAX_PENDING,
+  MAX_RECENT,
+  sendAll,
+  type Claimed,
+  type DeliverySettings,
+} from "./deliver.ts";
 import { hookKeys, registryKeys } from "./keys.ts";
 import { deliveriesScript, listScript } from "./read-scripts.ts";
 import { enqueueScript, putScript, removeScript } from "./scripts.ts";
-import { DEFAULT_RISING_THRESHOLD, DEFAULT_TOP_N, EVENT_TYPES, MAX_WEBHOOKS, checkWebhook, type EventType, type Filter, type FilterKind, type WebhookInput } from "./validate.ts";
+import {
+  DEFAULT_RISING_THRESHOLD,
+  DEFAULT_TOP_N,
+  EVENT_TYPES,
+  MAX_WEBHOOKS,
+  checkWebhook,
+  type EventType,
+  type Filter,
+  type FilterKind,
+  type WebhookInput,
+} from "./validate.ts";
 
 /** A webhook as listed: everything but its secret, which is never returned. */
 export interface Webhook {
@@ -50,7 +68,9 @@ function publicOf(hook: StoredWebhook): Webhook {
 
 /** Every webhook with its secret (for detection and delivery; never answered to a client). */
 export async function stored(ctx: Ctx): Promise<StoredWebhook[]> {
-  const flat = asList(await listScript.run<string[] | Record<string, never>>(ctx.redis, { hooks: registryKeys(ctx.prefix).hooks }, {}));
+  const flat = asList(
+    await listScript.run<string[] | Record<string, never>>(ctx.redis, { hooks: registryKeys(ctx.prefix).hooks }, {}),
+  );
   const hooks: StoredWebhook[] = [];
   for (let i = 0; i + 1 < flat.length; i += 2) {
     const s = JSON.parse(flat[i + 1] as string) as Omit<StoredWebhook, "name">;
@@ -69,7 +89,14 @@ export async function put(
 ): Promise<Written<{ webhook: Webhook; created: boolean }>> {
   checkWebhook(name, input, settings.allowLocalHttp);
   const threshold = input.events.includes("trending.rising") ? (input.threshold ?? DEFAULT_RISING_THRESHOLD) : null;
-  const saved = { url: input.url, events: input.events, filter: input.filter ?? null, n: input.n ?? DEFAULT_TOP_N, threshold, secret: input.secret };
+  const saved = {
+    url: input.url,
+    events: input.events,
+    filter: input.filter ?? null,
+    n: input.n ?? DEFAULT_TOP_N,
+    threshold,
+    secret: input.secret,
+  };
   const { value, replayed } = await putScript.run<{ created: boolean; createdAt: number; updatedAt: number }>(
     ctx.redis,
     { hooks: registryKeys(ctx.prefix).hooks, marks: hookKeys(ctx.prefix, name).marks },
@@ -89,7 +116,11 @@ export async function list(ctx: Ctx): Promise<{ webhooks: Webhook[] }> {
 export async function remove(ctx: Ctx, name: string): Promise<Written<{ deleted: boolean }>> {
   assertName(name, "name");
   const keys = hookKeys(ctx.prefix, name);
-  const { value, replayed } = await removeScript.run<{ deleted: boolean }>(ctx.redis, { hooks: registryKeys(ctx.prefix).hooks, log: keys.log, marks: keys.marks }, { name });
+  const { value, replayed } = await removeScript.run<{ deleted: boolean }>(
+    ctx.redis,
+    { hooks: registryKeys(ctx.prefix).hooks, log: keys.log, marks: keys.marks },
+    { name },
+  );
   return { deleted: value.deleted, replayed };
 }
 
@@ -110,12 +141,21 @@ export interface DeliveryRecord {
 }
 
 /** The latest delivery attempts of webhook `name`, newest first (at most DELIVERY_LOG_SIZE). */
-export async function deliveries(ctx: Ctx, name: string, options: { limit?: number | undefined } = {}): Promise<{ deliveries: DeliveryRecord[] }> {
+export async function deliveries(
+  ctx: Ctx,
+  name: string,
+  options: { limit?: number | undefined } = {},
+): Promise<{ deliveries: DeliveryRecord[] }> {
   assertName(name, "name");
   const limit = options.limit ?? DELIVERY_LOG_SIZE;
-  if (!Number.isInteger(limit) || limit < 1 || limit > DELIVERY_LOG_SIZE) invalid([{ path: "limit", message: `must be an integer from 1 to ${DELIVERY_LOG_SIZE}` }]);
+  if (!Number.isInteger(limit) || limit < 1 || limit > DELIVERY_LOG_SIZE)
+    invalid([{ path: "limit", message: `must be an integer from 1 to ${DELIVERY_LOG_SIZE}` }]);
   const raw = asList(
-    await deliveriesScript.run<string[] | Record<string, never>>(ctx.redis, { hooks: registryKeys(ctx.prefix).hooks, log: hookKeys(ctx.prefix, name).log }, { name, limit }),
+    await deliveriesScript.run<string[] | Record<string, never>>(
+      ctx.redis,
+      { hooks: registryKeys(ctx.prefix).hooks, log: hookKeys(ctx.prefix, name).log },
+      { name, limit },
+    ),
   );
   return { deliveries: raw.map((entry) => JSON.parse(entry) as DeliveryRecord) };
 }
@@ -125,7 +165,10 @@ export async function deliveries(ctx: Ctx, name: string, options: { limit?: numb
  * filter, i.e. every stream or board) and the least `threshold` among them (trending.rising). For
  * a detector that should look only where someone listens (one round trip: the webhooks' HGETALL).
  */
-export async function subscriptions(ctx: Ctx, type: EventType): Promise<{ names: (string | null)[]; threshold: number | null }> {
+export async function subscriptions(
+  ctx: Ctx,
+  type: EventType,
+): Promise<{ names: (string | null)[]; threshold: number | null }> {
   const hooks = (await stored(ctx)).filter((h) => h.events.includes(type));
   const names = [...new Set(hooks.map((h) => (h.filter ? (Object.values(h.filter)[0] as string) : null)))];
   const thresholds = hooks.map((h) => h.threshold).filter((t): t is number => t !== null);
@@ -150,7 +193,10 @@ export interface EventInput {
 
 async function eventIdOf(type: string, subject: string, key: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-1", new TextEncoder().encode(`${type}\n${subject}\n${key}`));
-  return `evt_${[...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("").slice(0, 32)}`;
+  return `evt_${[...new Uint8Array(digest)]
+    .map((b) => b.toString(16).padStart(2, "0"))
+    .join("")
+    .slice(0, 32)}`;
 }
 
 /**
@@ -160,8 +206,12 @@ async function eventIdOf(type: string, subject: string, key: string): Promise<st
  * key) emitted again are not queued again (`repeated`), among the last MAX_RECENT events. Nothing
  * is queued, and the cost is one HGETALL, when no webhook subscribes.
  */
-export async function emit(ctx: Ctx, event: EventInput): Promise<{ id: string; queued: number; full: number; repeated: boolean }> {
-  if (!(EVENT_TYPES as readonly string[]).includes(event.type)) throw new Error(`emit: unknown event type '${event.type}'`);
+export async function emit(
+  ctx: Ctx,
+  event: EventInput,
+): Promise<{ id: string; queued: number; full: number; repeated: boolean }> {
+  if (!(EVENT_TYPES as readonly string[]).includes(event.type))
+    throw new Error(`emit: unknown event type '${event.type}'`);
   const subject = event.subject?.name ?? "";
   const id = await eventIdOf(event.type, subject, event.key);
   const body = JSON.stringify({ id, type: event.type, at: new Date(ctx.now).toISOString(), data: event.data });
@@ -169,7 +219,19 @@ export async function emit(ctx: Ctx, event: EventInput): Promise<{ id: string; q
   const { value } = await enqueueScript.run<{ queued: number; full: number; repeated?: boolean }>(
     ctx.redis,
     { hooks: reg.hooks, pending: reg.pending, deliveries: reg.deliveries, recent: reg.recent },
-    { eventId: id, eventType: event.type, kind: event.subject?.kind ?? "", subject, score: event.score ?? "", only: "", body, now: ctx.now, lease: 0, maxPending: MAX_PENDING, maxRecent: MAX_RECENT },
+    {
+      eventId: id,
+      eventType: event.type,
+      kind: event.subject?.kind ?? "",
+      subject,
+      score: event.score ?? "",
+      only: "",
+      body,
+      now: ctx.now,
+      lease: 0,
+      maxPending: MAX_PENDING,
+      maxRecent: MAX_RECENT,
+    },
   );
   return { id, queued: value.queued, full: value.full, repeated: value.repeated === true };
 }
@@ -178,15 +240,36 @@ export async function emit(ctx: Ctx, event: EventInput): Promise<{ id: string; q
  * Queues a `webhook.test` event for webhook `name` and claims it: `send()` delivers it now (the
  * route runs it under waitUntil); if that fails, the minute job retries it like any delivery.
  */
-export async function test(ctx: Ctx, settings: DeliverySettings, name: string): Promise<{ id: string; send: () => Promise<{ delivered: number; retrying: number; failed: number }> }> {
+export async function test(
+  ctx: Ctx,
+  settings: DeliverySettings,
+  name: string,
+): Promise<{ id: string; send: () => Promise<{ delivered: number; retrying: number; failed: number }> }> {
   assertName(name, "name");
   const id = `evt_test_${crypto.randomUUID().replace(/-/g, "")}`;
-  const body = JSON.stringify({ id, type: "webhook.test", at: new Date(ctx.now).toISOString(), data: { webhook: name } });
+  const body = JSON.stringify({
+    id,
+    type: "webhook.test",
+    at: new Date(ctx.now).toISOString(),
+    data: { webhook: name },
+  });
   const reg = registryKeys(ctx.prefix);
   const { value } = await enqueueScript.run<{ claimed: Claimed[] | Record<string, never> }>(
     ctx.redis,
     { hooks: reg.hooks, pending: reg.pending, deliveries: reg.deliveries, recent: reg.recent },
-    { eventId: id, eventType: "webhook.test", kind: "", subject: "", score: "", only: name, body, now: ctx.now, lease: ctx.now + LEASE_MS, maxPending: MAX_PENDING, maxRecent: MAX_RECENT },
+    {
+      eventId: id,
+      eventType: "webhook.test",
+      kind: "",
+      subject: "",
+      score: "",
+      only: name,
+      body,
+      now: ctx.now,
+      lease: ctx.now + LEASE_MS,
+      maxPending: MAX_PENDING,
+      maxRecent: MAX_RECENT,
+    },
   );
   const claimed = asList(value.claimed);
   return { id, send: () => sendAll(ctx, settings, claimed) };

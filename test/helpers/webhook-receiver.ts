@@ -101,19 +101,26 @@ export async function startQstash(token = "qstash-test-token"): Promise<Qstash> 
       if (!/^https?:\/\//.test(destination)) return fail(400, `destination '${destination}' has no protocol`);
       if (!headers["content-type"]) return fail(400, "no content-type");
       const method = headers["upstash-method"];
-      if (method !== undefined && !["GET", "POST", "PUT", "DELETE", "PATCH"].includes(method)) return fail(400, `upstash-method ${method}`);
+      if (method !== undefined && !["GET", "POST", "PUT", "DELETE", "PATCH"].includes(method))
+        return fail(400, `upstash-method ${method}`);
       const retries = headers["upstash-retries"];
       if (retries !== undefined && !/^\d+$/.test(retries)) return fail(400, `upstash-retries ${retries}`);
       const dedup = headers["upstash-deduplication-id"];
       if (dedup !== undefined && !DEDUP_ID.test(dedup)) return fail(400, `upstash-deduplication-id ${dedup}`);
       for (const name of Object.keys(headers)) {
-        if (name.startsWith("upstash-") && !name.startsWith("upstash-forward-") && !["upstash-method", "upstash-retries", "upstash-deduplication-id"].includes(name)) {
+        if (
+          name.startsWith("upstash-") &&
+          !name.startsWith("upstash-forward-") &&
+          !["upstash-method", "upstash-retries", "upstash-deduplication-id"].includes(name)
+        ) {
           return fail(400, `unexpected header ${name}`);
         }
       }
       const existing = dedup === undefined ? undefined : seen.get(dedup);
       if (existing) {
-        res.writeHead(202, { "content-type": "application/json" }).end(JSON.stringify({ messageId: existing, deduplicated: true }));
+        res
+          .writeHead(202, { "content-type": "application/json" })
+          .end(JSON.stringify({ messageId: existing, deduplicated: true }));
         return;
       }
       const messageId = `msg_${++next}`;
@@ -125,7 +132,8 @@ export async function startQstash(token = "qstash-test-token"): Promise<Qstash> 
         "upstash-message-id": messageId,
         "upstash-retried": "0",
       };
-      for (const [name, value] of Object.entries(headers)) if (name.startsWith("upstash-forward-")) forwarded[name.slice("upstash-forward-".length)] = value;
+      for (const [name, value] of Object.entries(headers))
+        if (name.startsWith("upstash-forward-")) forwarded[name.slice("upstash-forward-".length)] = value;
       await fetch(destination, { method: method ?? "POST", headers: forwarded, body }).catch(() => undefined);
     });
   });

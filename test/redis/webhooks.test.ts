@@ -34,16 +34,31 @@ afterAll(async () => {
   await qstash.close();
 });
 
-const hook = (over: Partial<webhooks.WebhookInput> = {}): webhooks.WebhookInput => ({ url: `${receiver.url}/hook`, events: ["leaderboard.leader"], secret: SECRET, ...over });
-const body = (i: number) => JSON.parse(receiver.received[i]!.body) as { id: string; type: string; at: string; data: Record<string, unknown> };
+const hook = (over: Partial<webhooks.WebhookInput> = {}): webhooks.WebhookInput => ({
+  url: `${receiver.url}/hook`,
+  events: ["leaderboard.leader"],
+  secret: SECRET,
+  ...over,
+});
+const body = (i: number) =>
+  JSON.parse(receiver.received[i]!.body) as { id: string; type: string; at: string; data: Record<string, unknown> };
 
 describe("webhook management", () => {
   it("creates, replaces, lists without secrets and deletes", async () => {
     const ctx = lib.ctx(T0, "manage");
     const first = await webhooks.put(ctx, "ops", hook({ filter: { board: "b1" } }), direct);
-    expect(first).toMatchObject({ created: true, replayed: false, webhook: { name: "ops", filter: { board: "b1" }, n: 10, createdAt: T0, updatedAt: T0 } });
+    expect(first).toMatchObject({
+      created: true,
+      replayed: false,
+      webhook: { name: "ops", filter: { board: "b1" }, n: 10, createdAt: T0, updatedAt: T0 },
+    });
     const later = { ...ctx, now: T0 + MINUTE };
-    const second = await webhooks.put(later, "ops", hook({ events: ["leaderboard.leader", "trending.rising"] }), direct);
+    const second = await webhooks.put(
+      later,
+      "ops",
+      hook({ events: ["leaderboard.leader", "trending.rising"] }),
+      direct,
+    );
     expect(second).toMatchObject({ created: false, webhook: { createdAt: T0, updatedAt: T0 + MINUTE, filter: null } });
     const { webhooks: listed } = await webhooks.list(ctx);
     expect(listed).toEqual([second.webhook]);
@@ -87,7 +102,10 @@ describe("webhook management", () => {
   it("holds at most 20 webhooks; replacing one at the limit is fine", async () => {
     const ctx = lib.ctx(T0, "limit");
     for (let i = 0; i < webhooks.MAX_WEBHOOKS; i++) await webhooks.put(ctx, `h${i}`, hook(), direct);
-    await expect(webhooks.put(ctx, "one-more", hook(), direct)).rejects.toMatchObject({ code: "invalid_request", details: [{ path: "name" }] });
+    await expect(webhooks.put(ctx, "one-more", hook(), direct)).rejects.toMatchObject({
+      code: "invalid_request",
+      details: [{ path: "name" }],
+    });
     await expect(webhooks.put(ctx, "h3", hook({ n: 5 }), direct)).resolves.toMatchObject({ created: false });
     expect((await webhooks.list(ctx)).webhooks).toHaveLength(webhooks.MAX_WEBHOOKS);
   });
@@ -104,7 +122,12 @@ describe("direct delivery", () => {
     expect(got).toMatchObject({ method: "POST", path: "/hook" });
     expect(got.headers["content-type"]).toBe("application/json");
     expect(got.headers["edgestats-event"]).toBe("webhook.test");
-    expect(JSON.parse(got.body)).toEqual({ id, type: "webhook.test", at: new Date(T0).toISOString(), data: { webhook: "ops" } });
+    expect(JSON.parse(got.body)).toEqual({
+      id,
+      type: "webhook.test",
+      at: new Date(T0).toISOString(),
+      data: { webhook: "ops" },
+    });
     const sig = got.headers["edgestats-signature"]!;
     expect(sig).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
     expect(sig.startsWith(`t=${T0 / 1000},`)).toBe(true);
@@ -115,7 +138,18 @@ describe("direct delivery", () => {
     expect(await webhooks.verifySignature(SECRET, got.body, sig, T0 + 10 * MINUTE)).toBe(false);
     const { deliveries } = await webhooks.deliveries(ctx, "ops");
     expect(deliveries).toEqual([
-      { delivery: `${id}:ops`, event: id, type: "webhook.test", attempt: 1, at: new Date(T0).toISOString(), via: "direct", outcome: "delivered", status: 200, error: null, messageId: null },
+      {
+        delivery: `${id}:ops`,
+        event: id,
+        type: "webhook.test",
+        attempt: 1,
+        at: new Date(T0).toISOString(),
+        via: "direct",
+        outcome: "delivered",
+        status: 200,
+        error: null,
+        messageId: null,
+      },
     ]);
     // nothing is left to deliver
     expect(await webhooks.deliverDue({ ...ctx, now: T0 + HOUR }, direct)).toMatchObject({ claimed: 0 });
@@ -140,7 +174,10 @@ describe("direct delivery", () => {
     expect(await webhooks.deliverDue({ ...ctx, now: T0 + MINUTE }, direct)).toMatchObject({ claimed: 1, retrying: 1 });
     // then two minutes after that
     expect(await webhooks.deliverDue({ ...ctx, now: T0 + 3 * MINUTE - 1 }, direct)).toMatchObject({ claimed: 0 });
-    expect(await webhooks.deliverDue({ ...ctx, now: T0 + 3 * MINUTE }, direct)).toMatchObject({ claimed: 1, delivered: 1 });
+    expect(await webhooks.deliverDue({ ...ctx, now: T0 + 3 * MINUTE }, direct)).toMatchObject({
+      claimed: 1,
+      delivered: 1,
+    });
     const bodies = receiver.received.slice(start).map((r) => r.body);
     expect(bodies).toHaveLength(3);
     expect(new Set(bodies).size).toBe(1);
@@ -177,7 +214,10 @@ describe("direct delivery", () => {
     const { id } = await webhooks.test(ctx, direct, "ops"); // claimed, never sent: the run "died"
     const start = receiver.received.length;
     expect(await webhooks.deliverDue({ ...ctx, now: T0 + 4 * MINUTE }, direct)).toMatchObject({ claimed: 0 });
-    expect(await webhooks.deliverDue({ ...ctx, now: T0 + 5 * MINUTE }, direct)).toMatchObject({ claimed: 1, delivered: 1 });
+    expect(await webhooks.deliverDue({ ...ctx, now: T0 + 5 * MINUTE }, direct)).toMatchObject({
+      claimed: 1,
+      delivered: 1,
+    });
     expect(body(start).id).toBe(id);
   });
 
@@ -196,7 +236,10 @@ describe("direct delivery", () => {
 describe("QStash delivery", () => {
   it("publishes through the documented API; QStash delivers with our signature forwarded", async () => {
     const ctx = lib.ctx(T0, "qstash");
-    const settings: webhooks.DeliverySettings = { allowLocalHttp: true, qstash: { url: qstash.url, token: qstash.token } };
+    const settings: webhooks.DeliverySettings = {
+      allowLocalHttp: true,
+      qstash: { url: qstash.url, token: qstash.token },
+    };
     await webhooks.put(ctx, "ops", hook(), settings);
     const start = receiver.received.length;
     const { id, send } = await webhooks.test(ctx, settings, "ops");
@@ -218,7 +261,12 @@ describe("QStash delivery", () => {
     expect(await webhooks.verifySignature(SECRET, got.body, got.headers["edgestats-signature"]!, T0)).toBe(true);
     expect(JSON.parse(got.body)).toMatchObject({ id, type: "webhook.test" });
     const [entry] = (await webhooks.deliveries(ctx, "ops")).deliveries;
-    expect(entry).toMatchObject({ via: "qstash", outcome: "published", status: 201, messageId: got.headers["upstash-message-id"] });
+    expect(entry).toMatchObject({
+      via: "qstash",
+      outcome: "published",
+      status: 201,
+      messageId: got.headers["upstash-message-id"],
+    });
   });
 
   it("a wrong token is a failed publish, retried by the job", async () => {
@@ -237,10 +285,19 @@ describe("emit (the hook other features call)", () => {
     const ctx = lib.ctx(T0, "emit-rising");
     await webhooks.put(ctx, "default", hook({ events: ["trending.rising"], filter: { stream: "s" } }), direct);
     await webhooks.put(ctx, "picky", hook({ events: ["trending.rising"], threshold: 10 }), direct);
-    expect((await webhooks.list(ctx)).webhooks.map((w) => [w.name, w.threshold])).toEqual([["default", 3], ["picky", 10]]);
+    expect((await webhooks.list(ctx)).webhooks.map((w) => [w.name, w.threshold])).toEqual([
+      ["default", 3],
+      ["picky", 10],
+    ]);
     expect(await webhooks.subscriptions(ctx, "trending.rising")).toEqual({ names: ["s", null], threshold: 3 });
     expect(await webhooks.subscriptions(ctx, "leaderboard.leader")).toEqual({ names: [], threshold: null });
-    const rising = (score: number) => ({ type: "trending.rising" as const, subject: { kind: "stream" as const, name: "s" }, data: { member: "m", score }, score, key: `m\n${score}` });
+    const rising = (score: number) => ({
+      type: "trending.rising" as const,
+      subject: { kind: "stream" as const, name: "s" },
+      data: { member: "m", score },
+      score,
+      key: `m\n${score}`,
+    });
     expect(await webhooks.emit(ctx, rising(2.9))).toMatchObject({ queued: 0 });
     expect(await webhooks.emit(ctx, rising(3))).toMatchObject({ queued: 1 });
     expect(await webhooks.emit(ctx, rising(12))).toMatchObject({ queued: 2 });
@@ -251,7 +308,12 @@ describe("emit (the hook other features call)", () => {
     await webhooks.put(ctx, "all-boards", hook(), direct);
     await webhooks.put(ctx, "board-b1", hook({ filter: { board: "b1" } }), direct);
     await webhooks.put(ctx, "other", hook({ events: ["trending.rising"] }), direct);
-    const event = { type: "leaderboard.leader" as const, subject: { kind: "board" as const, name: "b1" }, data: { board: "b1", player: "ann" }, key: "ann" };
+    const event = {
+      type: "leaderboard.leader" as const,
+      subject: { kind: "board" as const, name: "b1" },
+      data: { board: "b1", player: "ann" },
+      key: "ann",
+    };
     const first = await webhooks.emit(ctx, event);
     expect(first).toMatchObject({ queued: 2, full: 0 });
     // the same facts again: the same id, nothing queued twice
@@ -259,7 +321,9 @@ describe("emit (the hook other features call)", () => {
     expect(await webhooks.emit(ctx, { ...event, subject: { kind: "board", name: "b2" } })).toMatchObject({ queued: 1 });
     const start = receiver.received.length;
     expect(await webhooks.deliverDue(ctx, direct)).toMatchObject({ claimed: 3, delivered: 3 });
-    const ids = receiver.received.slice(start).map((r) => JSON.parse(r.body) as { id: string; type: string; data: unknown });
+    const ids = receiver.received
+      .slice(start)
+      .map((r) => JSON.parse(r.body) as { id: string; type: string; data: unknown });
     expect(ids.filter((b) => b.id === first.id)).toHaveLength(2);
     expect(ids.every((b) => b.type === "leaderboard.leader")).toBe(true);
     // delivered, and found again by a later run: still not sent twice
@@ -278,29 +342,62 @@ describe("trending.entered / trending.left", () => {
     const ctx = lib.ctx(T0, "trending");
     const hour = hourIndex(T0); // 12:00; at 13:05 the last two finished hours are 12:00 and 11:00
     await bucket(ctx, "s", hour - 1, { a: 9, b: 8, c: 7, x: 1 });
-    await bucket(ctx, "s", hour, { a: 20, "név, \"q\"": 10, b: 5, c: 4 });
-    await webhooks.put(ctx, "top3", hook({ events: ["trending.entered", "trending.left"], filter: { stream: "s" }, n: 3 }), direct);
-    await webhooks.put(ctx, "entered-only", hook({ events: ["trending.entered"], filter: { stream: "s" }, n: 3 }), direct);
+    await bucket(ctx, "s", hour, { a: 20, 'név, "q"': 10, b: 5, c: 4 });
+    await webhooks.put(
+      ctx,
+      "top3",
+      hook({ events: ["trending.entered", "trending.left"], filter: { stream: "s" }, n: 3 }),
+      direct,
+    );
+    await webhooks.put(
+      ctx,
+      "entered-only",
+      hook({ events: ["trending.entered"], filter: { stream: "s" }, n: 3 }),
+      direct,
+    );
     await webhooks.put(ctx, "elsewhere", hook({ events: ["trending.entered"], filter: { stream: "t" } }), direct);
     const at = (hour + 1) * HOUR + 5 * MINUTE;
     const start = receiver.received.length;
     const run = await webhooks.trendingWebhooksJob({ ...ctx, now: at }, config);
     expect(run).toMatchObject({ webhooks: 3, checked: 3, events: 3, queued: 3, full: 0, claimed: 3, delivered: 3 });
-    const got = receiver.received.slice(start).map((r) => JSON.parse(r.body) as { id: string; type: string; at: string; data: Record<string, unknown> });
+    const got = receiver.received
+      .slice(start)
+      .map((r) => JSON.parse(r.body) as { id: string; type: string; at: string; data: Record<string, unknown> });
     const entered = got.filter((b) => b.type === "trending.entered");
     const left = got.filter((b) => b.type === "trending.left");
     expect(entered).toHaveLength(2);
     expect(entered[0]!.id).toBe(entered[1]!.id);
     expect(entered[0]).toMatchObject({
       at: new Date(at).toISOString(),
-      data: { stream: "s", hour: new Date(hour * HOUR).toISOString(), n: 3, members: [{ member: "név, \"q\"", rank: 2, count: 10 }] },
+      data: {
+        stream: "s",
+        hour: new Date(hour * HOUR).toISOString(),
+        n: 3,
+        members: [{ member: 'név, "q"', rank: 2, count: 10 }],
+      },
     });
-    expect(left).toEqual([expect.objectContaining({ data: { stream: "s", hour: new Date(hour * HOUR).toISOString(), n: 3, members: [{ member: "c", previousRank: 3, previousCount: 7 }] } })]);
+    expect(left).toEqual([
+      expect.objectContaining({
+        data: {
+          stream: "s",
+          hour: new Date(hour * HOUR).toISOString(),
+          n: 3,
+          members: [{ member: "c", previousRank: 3, previousCount: 7 }],
+        },
+      }),
+    ]);
     // a second run in the same hour compares nothing again
-    expect(await webhooks.trendingWebhooksJob({ ...ctx, now: at + 10 * MINUTE }, config)).toMatchObject({ checked: 0, events: 0, claimed: 0 });
+    expect(await webhooks.trendingWebhooksJob({ ...ctx, now: at + 10 * MINUTE }, config)).toMatchObject({
+      checked: 0,
+      events: 0,
+      claimed: 0,
+    });
     // the next hour: no change in the top 3 between 12:00 and 13:00 → no event
-    await bucket(ctx, "s", hour + 1, { a: 1, "név, \"q\"": 1, b: 1 });
-    expect(await webhooks.trendingWebhooksJob({ ...ctx, now: at + HOUR }, config)).toMatchObject({ checked: 3, events: 0 });
+    await bucket(ctx, "s", hour + 1, { a: 1, 'név, "q"': 1, b: 1 });
+    expect(await webhooks.trendingWebhooksJob({ ...ctx, now: at + HOUR }, config)).toMatchObject({
+      checked: 3,
+      events: 0,
+    });
   });
 
   it("costs one round trip when there is no webhook", async () => {
@@ -311,7 +408,19 @@ describe("trending.entered / trending.left", () => {
 
 describe("presence.peak", () => {
   async function setPeak(ctx: Ctx, room: string, at: number, peak: number, msAfterMidnight: number) {
-    await command(lib.target, "BITFIELD", dayKeys(ctx.prefix, room, at).daily, "SET", "u32", 32, peak, "SET", "u32", 64, msAfterMidnight);
+    await command(
+      lib.target,
+      "BITFIELD",
+      dayKeys(ctx.prefix, room, at).daily,
+      "SET",
+      "u32",
+      32,
+      peak,
+      "SET",
+      "u32",
+      64,
+      msAfterMidnight,
+    );
   }
 
   it("tells each subscribed room's new daily peak once, then again only when it rises", async () => {
@@ -322,18 +431,36 @@ describe("presence.peak", () => {
     const day = Date.UTC(2026, 10, 22);
     await setPeak(ctx, "r", T0, 5, 3_600_000);
     const start = receiver.received.length;
-    expect(await webhooks.webhooksJob({ ...ctx, now: T0 + MINUTE }, config)).toMatchObject({ events: 1, queued: 1, delivered: 1 });
-    expect(body(start)).toMatchObject({ type: "presence.peak", data: { room: "r", day: "2026-11-22", peak: 5, peakAt: day + 3_600_000, previous: 0 } });
+    expect(await webhooks.webhooksJob({ ...ctx, now: T0 + MINUTE }, config)).toMatchObject({
+      events: 1,
+      queued: 1,
+      delivered: 1,
+    });
+    expect(body(start)).toMatchObject({
+      type: "presence.peak",
+      data: { room: "r", day: "2026-11-22", peak: 5, peakAt: day + 3_600_000, previous: 0 },
+    });
     expect(await webhooks.webhooksJob({ ...ctx, now: T0 + 2 * MINUTE }, config)).toMatchObject({ events: 0 });
     await setPeak(ctx, "r", T0, 7, 4_000_000);
-    expect(await webhooks.webhooksJob({ ...ctx, now: T0 + 3 * MINUTE }, config)).toMatchObject({ events: 1, delivered: 1 });
+    expect(await webhooks.webhooksJob({ ...ctx, now: T0 + 3 * MINUTE }, config)).toMatchObject({
+      events: 1,
+      delivered: 1,
+    });
     expect(body(start + 1).data).toMatchObject({ peak: 7, previous: 5 });
     // replacing the webhook with the same room keeps what it was told; another room starts afresh
-    await webhooks.put(ctx, "room-r", hook({ events: ["presence.peak"], filter: { room: "r" }, secret: "another-secret-16" }), direct);
+    await webhooks.put(
+      ctx,
+      "room-r",
+      hook({ events: ["presence.peak"], filter: { room: "r" }, secret: "another-secret-16" }),
+      direct,
+    );
     expect(await webhooks.webhooksJob({ ...ctx, now: T0 + 4 * MINUTE }, config)).toMatchObject({ events: 0 });
     await setPeak(ctx, "r2", T0, 3, 4_000_000);
     await webhooks.put(ctx, "room-r", hook({ events: ["presence.peak"], filter: { room: "r2" } }), direct);
-    expect(await webhooks.webhooksJob({ ...ctx, now: T0 + 5 * MINUTE }, config)).toMatchObject({ events: 1, delivered: 1 });
+    expect(await webhooks.webhooksJob({ ...ctx, now: T0 + 5 * MINUTE }, config)).toMatchObject({
+      events: 1,
+      delivered: 1,
+    });
     expect(body(start + 2).data).toMatchObject({ room: "r2", peak: 3, previous: 0 });
     await webhooks.put(ctx, "room-r", hook({ events: ["presence.peak"], filter: { room: "r" } }), direct);
     // a new day starts from zero: its first peak is news again

@@ -17,7 +17,8 @@ const MIN = 60_000;
 const HOUR = 3_600_000;
 const START = Date.UTC(2026, 10, 22, 12, 30, 10);
 const track = cleanedUpAfterAll<TestApi>();
-const newApi = (label: string) => track(createTestApi({ label, start: START, vars: { WEBHOOKS_ALLOW_LOCAL_HTTP: "true" } }));
+const newApi = (label: string) =>
+  track(createTestApi({ label, start: START, vars: { WEBHOOKS_ALLOW_LOCAL_HTTP: "true" } }));
 const admin = { key: "admin" };
 const settings = (api: TestApi, over: Record<string, unknown> = {}) => ({
   url: `${api.env.UPSTASH_REDIS_REST_URL}/hook`,
@@ -26,8 +27,17 @@ const settings = (api: TestApi, over: Record<string, unknown> = {}) => ({
   ...over,
 });
 const job = (api: TestApi, name: string) => api.post(`/internal/jobs/${name}`, undefined, admin);
-const ctxOf = (api: TestApi) => ({ redis: createRedis({ url: api.env.UPSTASH_REDIS_REST_URL, token: api.env.UPSTASH_REDIS_REST_TOKEN }), prefix: api.prefix, now: api.now });
-const leader = { type: "leaderboard.leader" as const, subject: { kind: "board" as const, name: "b" }, data: { board: "b", player: "p" }, key: "p" };
+const ctxOf = (api: TestApi) => ({
+  redis: createRedis({ url: api.env.UPSTASH_REDIS_REST_URL, token: api.env.UPSTASH_REDIS_REST_TOKEN }),
+  prefix: api.prefix,
+  now: api.now,
+});
+const leader = {
+  type: "leaderboard.leader" as const,
+  subject: { kind: "board" as const, name: "b" },
+  data: { board: "b", player: "p" },
+  key: "p",
+};
 
 async function measure(api: TestApi, fn: () => Promise<{ status: number }>) {
   const m = await api.cost(fn);
@@ -38,7 +48,11 @@ async function measure(api: TestApi, fn: () => Promise<{ status: number }>) {
 /** Runs every webhook script once on a throwaway prefix. */
 beforeAll(async () => {
   const api = newApi("whcost-warm");
-  await api.put("/v1/webhooks/w", settings(api, { events: ["presence.peak", "trending.entered"], filter: undefined }), admin);
+  await api.put(
+    "/v1/webhooks/w",
+    settings(api, { events: ["presence.peak", "trending.entered"], filter: undefined }),
+    admin,
+  );
   await api.put("/v1/webhooks/p", settings(api, { events: ["presence.peak"], filter: { room: "r" } }), admin);
   await api.put("/v1/webhooks/t", settings(api, { events: ["trending.entered"], filter: { stream: "s" } }), admin);
   await api.get("/v1/webhooks", admin);
@@ -55,8 +69,12 @@ describe("webhook management", () => {
 
   it("create, replace, list, log, delete", async () => {
     expect(await measure(api, () => api.put("/v1/webhooks/h", settings(api), admin))).toEqual(expected(rows.putNew));
-    expect(await measure(api, () => api.put("/v1/webhooks/h", settings(api, { secret: "another-secret-0123" }), admin))).toEqual(expected(rows.putReplace));
-    expect(await measure(api, () => api.put("/v1/webhooks/h", settings(api, { n: 5 }), admin))).toEqual(expected(rows.putRefilter));
+    expect(
+      await measure(api, () => api.put("/v1/webhooks/h", settings(api, { secret: "another-secret-0123" }), admin)),
+    ).toEqual(expected(rows.putReplace));
+    expect(await measure(api, () => api.put("/v1/webhooks/h", settings(api, { n: 5 }), admin))).toEqual(
+      expected(rows.putRefilter),
+    );
     expect(await measure(api, () => api.get("/v1/webhooks", admin))).toEqual(expected(rows.list));
     expect(await measure(api, () => api.get("/v1/webhooks/h/deliveries", admin))).toEqual(expected(rows.deliveries));
     expect(await measure(api, () => api.post("/v1/webhooks/h/test", undefined, admin))).toEqual(expected(rows.test));
@@ -96,7 +114,11 @@ describe("jobs", () => {
 
   it("the hourly job: a steady top N, then the same hour again", async () => {
     const api = newApi("whcost-hourly");
-    await api.put("/v1/webhooks/t", settings(api, { events: ["trending.entered", "trending.left"], filter: { stream: "s" } }), admin);
+    await api.put(
+      "/v1/webhooks/t",
+      settings(api, { events: ["trending.entered", "trending.left"], filter: { stream: "s" } }),
+      admin,
+    );
     await api.post("/v1/trending/s/events", { events: [{ member: "a", count: 2 }, { member: "b" }] });
     api.advance(HOUR);
     await api.post("/v1/trending/s/events", { events: [{ member: "a", count: 2 }, { member: "b" }] });

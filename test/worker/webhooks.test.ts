@@ -16,7 +16,13 @@ afterAll(() => api.cleanup());
 const SECRET = "0123456789abcdef-secret";
 /** A receiver that refuses every delivery (401): the local Upstash server. */
 const NOWHERE = `${api.env.UPSTASH_REDIS_REST_URL}/hook`;
-const settings = (over: Record<string, unknown> = {}) => ({ url: NOWHERE, events: ["presence.peak"], filter: { room: "lobby" }, secret: SECRET, ...over });
+const settings = (over: Record<string, unknown> = {}) => ({
+  url: NOWHERE,
+  events: ["presence.peak"],
+  filter: { room: "lobby" },
+  secret: SECRET,
+  ...over,
+});
 const admin = { key: "admin" };
 /** Redis keys of the webhooks feature (idempotency records of earlier tests aside). */
 const webhookKeys = async () => (await api.keys()).filter((k) => k.startsWith(`${api.prefix}:webhooks:`));
@@ -27,7 +33,16 @@ describe("webhook routes", () => {
     expect(created.status).toBe(201);
     expect(created.body).toEqual({
       created: true,
-      webhook: { name: "ops", url: NOWHERE, events: ["presence.peak"], filter: { room: "lobby" }, n: 10, threshold: null, createdAt: api.now, updatedAt: api.now },
+      webhook: {
+        name: "ops",
+        url: NOWHERE,
+        events: ["presence.peak"],
+        filter: { room: "lobby" },
+        n: 10,
+        threshold: null,
+        createdAt: api.now,
+        updatedAt: api.now,
+      },
     });
     const replaced = await api.put("/v1/webhooks/ops", settings({ events: ["presence.peak"], n: 5 }), admin);
     expect(replaced.status).toBe(200);
@@ -43,15 +58,25 @@ describe("webhook routes", () => {
 
   it("a PUT with an Idempotency-Key is replayed, not applied again", async () => {
     const headers = { "idempotency-key": "wh-put-1" };
-    const first = await api.put("/v1/webhooks/idem", settings({ events: ["trending.rising"], filter: undefined }), { ...admin, headers });
+    const first = await api.put("/v1/webhooks/idem", settings({ events: ["trending.rising"], filter: undefined }), {
+      ...admin,
+      headers,
+    });
     expect(first.status).toBe(201);
     expect(first.body.webhook.threshold).toBe(3);
     api.advance(1000);
-    const again = await api.put("/v1/webhooks/idem", settings({ events: ["trending.rising"], filter: undefined }), { ...admin, headers });
+    const again = await api.put("/v1/webhooks/idem", settings({ events: ["trending.rising"], filter: undefined }), {
+      ...admin,
+      headers,
+    });
     expect(again.status).toBe(201);
     expect(again.headers.get("idempotent-replayed")).toBe("true");
     expect(again.body.webhook.updatedAt).toBe(first.body.webhook.updatedAt);
-    const other = await api.put("/v1/webhooks/idem", settings({ events: ["trending.rising"], filter: undefined, threshold: 5 }), { ...admin, headers });
+    const other = await api.put(
+      "/v1/webhooks/idem",
+      settings({ events: ["trending.rising"], filter: undefined, threshold: 5 }),
+      { ...admin, headers },
+    );
     expect(other.status).toBe(409);
     await api.del("/v1/webhooks/idem", admin);
   });
@@ -65,7 +90,8 @@ describe("webhook routes", () => {
       ["GET", "/v1/webhooks/x/deliveries"],
     ];
     for (const [method, path, body] of calls) {
-      for (const key of ["read", "ingest"]) expect((await api.call(method, path, body, { key })).status, `${method} ${path} ${key}`).toBe(403);
+      for (const key of ["read", "ingest"])
+        expect((await api.call(method, path, body, { key })).status, `${method} ${path} ${key}`).toBe(403);
       expect((await api.call(method, path, body, { key: "none" })).status).toBe(401);
     }
     expect(await webhookKeys()).toEqual([]);
@@ -100,7 +126,9 @@ describe("webhook routes", () => {
       const res = await strict.put("/v1/webhooks/ops", settings(), admin);
       expect(res.status).toBe(400);
       expect(res.body.error.details).toEqual([{ path: "url", message: "must be https://" }]);
-      expect((await strict.put("/v1/webhooks/ops", settings({ url: "https://example.com/hook" }), admin)).status).toBe(201);
+      expect((await strict.put("/v1/webhooks/ops", settings({ url: "https://example.com/hook" }), admin)).status).toBe(
+        201,
+      );
     } finally {
       await strict.cleanup();
     }
@@ -114,14 +142,25 @@ describe("webhook routes", () => {
     const log = await api.get("/v1/webhooks/t/deliveries", admin);
     expect(log.status).toBe(200);
     expect(log.body.deliveries).toEqual([
-      expect.objectContaining({ event: res.body.id, type: "webhook.test", attempt: 1, via: "direct", outcome: "retrying", status: 401, error: "HTTP 401", retryAt: api.now + 60_000 }),
+      expect.objectContaining({
+        event: res.body.id,
+        type: "webhook.test",
+        attempt: 1,
+        via: "direct",
+        outcome: "retrying",
+        status: 401,
+        error: "HTTP 401",
+        retryAt: api.now + 60_000,
+      }),
     ]);
     api.advance(60_000);
     const job = await api.post("/internal/jobs/webhooks", undefined, admin);
     expect(job.status).toBe(200);
     expect(job.body.result).toMatchObject({ webhooks: 1, claimed: 1, retrying: 1 });
     const after = await api.get("/v1/webhooks/t/deliveries?limit=1", admin);
-    expect(after.body.deliveries).toEqual([expect.objectContaining({ attempt: 2, outcome: "retrying", retryAt: api.now + 120_000 })]);
+    expect(after.body.deliveries).toEqual([
+      expect.objectContaining({ attempt: 2, outcome: "retrying", retryAt: api.now + 120_000 }),
+    ]);
     expect((await api.get("/v1/webhooks/t/deliveries?limit=51", admin)).status).toBe(400);
   });
 
@@ -141,17 +180,40 @@ describe("webhook routes", () => {
   });
 
   it("trending.entered/left from real writes, after compaction, on the hourly cron", async () => {
-    const stream = createTestApi({ label: "webhooks-cron", start: Date.UTC(2026, 10, 22, 10, 30), vars: { WEBHOOKS_ALLOW_LOCAL_HTTP: "true" } });
+    const stream = createTestApi({
+      label: "webhooks-cron",
+      start: Date.UTC(2026, 10, 22, 10, 30),
+      vars: { WEBHOOKS_ALLOW_LOCAL_HTTP: "true" },
+    });
     try {
-      await stream.put("/v1/webhooks/top2", settings({ events: ["trending.entered", "trending.left"], filter: { stream: "q" }, n: 2 }), admin);
-      await stream.post("/v1/trending/q/events", { events: [{ member: "old", count: 5 }, { member: "stays", count: 4 }, { member: "new", count: 1 }] });
+      await stream.put(
+        "/v1/webhooks/top2",
+        settings({ events: ["trending.entered", "trending.left"], filter: { stream: "q" }, n: 2 }),
+        admin,
+      );
+      await stream.post("/v1/trending/q/events", {
+        events: [
+          { member: "old", count: 5 },
+          { member: "stays", count: 4 },
+          { member: "new", count: 1 },
+        ],
+      });
       stream.setNow(Date.UTC(2026, 10, 22, 11, 30));
-      await stream.post("/v1/trending/q/events", { events: [{ member: "new", count: 9 }, { member: "stays", count: 4 }, { member: "old", count: 1 }] });
+      await stream.post("/v1/trending/q/events", {
+        events: [
+          { member: "new", count: 9 },
+          { member: "stays", count: 4 },
+          { member: "old", count: 1 },
+        ],
+      });
       const at = Date.UTC(2026, 10, 22, 12, 5);
       const ctx = createExecutionContext();
       worker.scheduled(createScheduledController({ cron: "5 * * * *", scheduledTime: at }), stream.env, ctx);
       await waitOnExecutionContext(ctx);
-      const log = (await stream.get("/v1/webhooks/top2/deliveries", admin)).body.deliveries as { type: string; outcome: string }[];
+      const log = (await stream.get("/v1/webhooks/top2/deliveries", admin)).body.deliveries as {
+        type: string;
+        outcome: string;
+      }[];
       expect(log.map((d) => d.type).sort()).toEqual(["trending.entered", "trending.left"]);
       expect(log.every((d) => d.outcome === "retrying")).toBe(true);
     } finally {
@@ -161,11 +223,10 @@ describe("webhook routes", () => {
 
   it("documents the routes in /openapi.json", async () => {
     const doc = await api.get("/openapi.json", { key: "none" });
-    expect(Object.keys(doc.body.paths).filter((p) => p.startsWith("/v1/webhooks")).sort()).toEqual([
-      "/v1/webhooks",
-      "/v1/webhooks/{name}",
-      "/v1/webhooks/{name}/deliveries",
-      "/v1/webhooks/{name}/test",
-    ]);
+    expect(
+      Object.keys(doc.body.paths)
+        .filter((p) => p.startsWith("/v1/webhooks"))
+        .sort(),
+    ).toEqual(["/v1/webhooks", "/v1/webhooks/{name}", "/v1/webhooks/{name}/deliveries", "/v1/webhooks/{name}/test"]);
   });
 });
