@@ -10,6 +10,7 @@ import type { Job } from "../src/jobs.ts";
 import { jobs as leaderboardsJobs } from "../src/leaderboards/jobs.ts";
 import { jobs as presenceJobs } from "../src/presence/jobs.ts";
 import { jobs as trendingJobs } from "../src/trending/jobs.ts";
+import { jobs as webhooksJobs } from "../src/webhooks/jobs.ts";
 
 export type { Job };
 
@@ -26,10 +27,11 @@ function compose(features: readonly Record<string, Job>[]): Record<string, Job> 
 }
 
 /** The jobs by name, for both the cron triggers and POST /internal/jobs/{job} (in this order in its 404). */
-export const JOBS: Record<string, Job> = compose([trendingJobs, presenceJobs, countersJobs, leaderboardsJobs, histogramsJobs, ingestJobs]);
+export const JOBS: Record<string, Job> = compose([trendingJobs, presenceJobs, countersJobs, leaderboardsJobs, histogramsJobs, ingestJobs, webhooksJobs]);
 
 /** Which jobs each cron expression of wrangler.toml runs. */
 export const CRON_JOBS: Record<string, string[]> = {
-  "5 * * * *": ["compact", "sweep-counters", "leaderboards.snapshot"],
-  "* * * * *": ["trim"],
+  // webhooks jobs run after the jobs whose results they read (compaction, the presence trim)
+  "5 * * * *": ["compact", "webhooks.trending", "sweep-counters", "leaderboards.snapshot"],
+  "* * * * *": ["trim", "webhooks"],
 };

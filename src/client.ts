@@ -25,6 +25,7 @@ import type * as lb from "./leaderboards/index.ts";
 import type * as presence from "./presence/index.ts";
 import type { HistoryResult, MemberResult, RisingResult, TopResult } from "./trending/index.ts";
 import type { Period } from "./time.ts";
+import type * as webhooks from "./webhooks/index.ts";
 
 /** An error answer of the API (`{"error":{"code","message","details"?}}`), or a request that never got one (`status` 0). */
 export class EdgestatsError extends LibraryError {
@@ -104,6 +105,11 @@ export const OPERATIONS = {
   boardSeasons: ["GET", "/v1/leaderboards/{board}/seasons"],
   ingestStatus: ["GET", "/v1/ingest/status"],
   ingestLag: ["GET", "/v1/ingest/lag"],
+  listWebhooks: ["GET", "/v1/webhooks"],
+  putWebhook: ["PUT", "/v1/webhooks/{name}"],
+  deleteWebhook: ["DELETE", "/v1/webhooks/{name}"],
+  testWebhook: ["POST", "/v1/webhooks/{name}/test"],
+  webhookDeliveries: ["GET", "/v1/webhooks/{name}/deliveries"],
 } as const satisfies Record<string, readonly ["GET" | "POST" | "PUT" | "DELETE", string]>;
 
 export type Operation = keyof typeof OPERATIONS;
@@ -208,7 +214,7 @@ export function createClient(options: ClientOptions) {
     health: () => send<{ ok: boolean; redis?: { ok: boolean; latencyMs: number } }>("health", {}),
     jobs: {
       /** Runs a periodic job now (admin key). */
-      run: (job: "compact" | "trim" | "sweep-counters" | "leaderboards.snapshot") =>
+      run: (job: "compact" | "trim" | "sweep-counters" | "leaderboards.snapshot" | "webhooks" | "webhooks.trending") =>
         send<{ job: string; startedAt: number; result: Record<string, unknown> }>("runJob", { job }, undefined, {}),
     },
     trending: {
@@ -291,6 +297,15 @@ export function createClient(options: ClientOptions) {
     ingest: {
       status: () => send<IngestStatus & { queue: boolean }>("ingestStatus", {}),
       lag: () => send<Pick<IngestStatus, "oldestAgeMs" | "lastBatchAt"> & { queue: boolean }>("ingestLag", {}),
+    },
+    /** Webhooks (admin key): subscriptions, a test event, the delivery log. Secrets are sent, never returned. */
+    webhooks: {
+      list: () => send<{ webhooks: webhooks.Webhook[] }>("listWebhooks", {}),
+      put: (name: string, settings: webhooks.WebhookInput, write?: WriteOptions) =>
+        send<{ webhook: webhooks.Webhook; created: boolean }>("putWebhook", { name }, undefined, settings, write),
+      delete: (name: string) => send<{ deleted: boolean }>("deleteWebhook", { name }),
+      test: (name: string, write?: WriteOptions) => send<{ id: string }>("testWebhook", { name }, undefined, {}, write),
+      deliveries: (name: string, query: { limit?: number } = {}) => send<{ deliveries: webhooks.DeliveryRecord[] }>("webhookDeliveries", { name }, query),
     },
   };
 }

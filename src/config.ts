@@ -36,6 +36,12 @@ export interface Config {
   leaderboardSnapshotChunk: number;
   /** Scripts one `leaderboards.snapshot` run may send before it stops with `more: true`. @default 40 */
   leaderboardSnapshotScripts: number;
+  /** QStash token (secret QSTASH_TOKEN): webhooks are published through QStash when set; "" = direct delivery. @default "" */
+  qstashToken: string;
+  /** QStash's API (QSTASH_URL). @default "https://qstash.upstash.io" */
+  qstashUrl: string;
+  /** Accept `http://` webhook URLs on localhost / 127.0.0.1 (WEBHOOKS_ALLOW_LOCAL_HTTP=true; development and tests only). @default false */
+  webhooksAllowLocalHttp: boolean;
 }
 
 function int(env: Record<string, unknown>, name: string, fallback: number, min: number, max: number): number {
@@ -46,6 +52,13 @@ function int(env: Record<string, unknown>, name: string, fallback: number, min: 
     throw new ConfigError(`${name} must be an integer from ${min} to ${max}; it is '${String(raw)}'.`);
   }
   return value;
+}
+
+function flag(env: Record<string, unknown>, name: string): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === "" || raw === "false" || raw === false) return false;
+  if (raw === "true" || raw === true) return true;
+  throw new ConfigError(`${name} must be true or false; it is '${String(raw)}'.`);
 }
 
 export function readConfig(env: Record<string, unknown>): Config {
@@ -66,5 +79,8 @@ export function readConfig(env: Record<string, unknown>): Config {
     rateLimitPer10s: int(env, "RATE_LIMIT_PER_10S", 0, 0, 1_000_000),
     leaderboardSnapshotChunk: int(env, "LEADERBOARD_SNAPSHOT_CHUNK", 10_000, 1, 10_000),
     leaderboardSnapshotScripts: int(env, "LEADERBOARD_SNAPSHOT_SCRIPTS", 40, 2, 1000),
+    qstashToken: typeof env.QSTASH_TOKEN === "string" ? env.QSTASH_TOKEN : "",
+    qstashUrl: typeof env.QSTASH_URL === "string" && env.QSTASH_URL !== "" ? env.QSTASH_URL : "https://qstash.upstash.io",
+    webhooksAllowLocalHttp: flag(env, "WEBHOOKS_ALLOW_LOCAL_HTTP"),
   };
 }

@@ -7,6 +7,7 @@ import { ingestRoutes } from "./ingest.ts";
 import { leaderboardsRoutes } from "./leaderboards.ts";
 import { presenceRoutes } from "./presence.ts";
 import { trendingRoutes } from "./trending.ts";
+import { webhooksRoutes } from "./webhooks.ts";
 
 /** Feature routers and where they are mounted; each router's paths are relative to its base. */
 export const featureRoutes: [string, OpenAPIHono<AppEnv>][] = [
@@ -16,5 +17,6 @@ export const featureRoutes: [string, OpenAPIHono<AppEnv>][] = [
   ["/v1/presence", presenceRoutes],
   ["/v1/leaderboards", leaderboardsRoutes],
   ["/v1/ingest", ingestRoutes],
+  ["/v1/webhooks", webhooksRoutes],
   ["/", dashboardRoutes],
 ];

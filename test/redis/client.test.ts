@@ -229,6 +229,19 @@ describe("edgestats/client against wrangler dev", () => {
     expect(await client(KEYS.read).ingest.lag()).toMatchObject({ oldestAgeMs: expect.any(Number), queue: expect.any(Boolean) });
   });
 
+  it("webhooks (admin): put, list without secrets, test, deliveries, delete", async () => {
+    const api = client(KEYS.admin);
+    const settings = { url: "https://example.invalid/hook", events: ["leaderboard.leader" as const], secret: "client-webhook-secret-01" };
+    expect(await api.webhooks.put("ops", settings)).toMatchObject({ created: true, webhook: { name: "ops", url: settings.url, n: 10 } });
+    const { webhooks } = await api.webhooks.list();
+    expect(webhooks.map((w) => w.name)).toEqual(["ops"]);
+    expect(JSON.stringify(webhooks)).not.toContain(settings.secret);
+    expect((await api.webhooks.test("ops")).id).toMatch(/^evt_test_/);
+    expect(Array.isArray((await api.webhooks.deliveries("ops", { limit: 5 })).deliveries)).toBe(true);
+    expect(await api.webhooks.delete("ops")).toEqual({ deleted: true });
+    await expect(client(KEYS.read).webhooks.list()).rejects.toMatchObject({ status: 403, code: "forbidden" });
+  });
+
   it("every operation was exercised above", () => {
     expect([...exercised].sort()).toEqual(Object.keys(OPERATIONS).sort());
   });

@@ -97,12 +97,14 @@ const summary = () => [...schedules.values()].map((s) => `${s.scheduleId} ${s.cr
 describe("npm run schedules", () => {
   it("creates one schedule per job of CRON_JOBS, POSTing the job URL with the cron wrangler.toml uses", async () => {
     const plan = await syncSchedules(opts());
-    expect(plan.map((s) => s.action)).toEqual(["create", "create", "create", "create"]);
+    expect(plan.map((s) => s.action)).toEqual(["create", "create", "create", "create", "create", "create"]);
     expect(summary()).toEqual([
       "edgestats-compact 5 * * * * POST https://stats.example.com/internal/jobs/compact r3",
       "edgestats-leaderboards.snapshot 5 * * * * POST https://stats.example.com/internal/jobs/leaderboards.snapshot r3",
       "edgestats-sweep-counters 5 * * * * POST https://stats.example.com/internal/jobs/sweep-counters r3",
       "edgestats-trim * * * * * POST https://stats.example.com/internal/jobs/trim r0",
+      "edgestats-webhooks * * * * * POST https://stats.example.com/internal/jobs/webhooks r0",
+      "edgestats-webhooks.trending 5 * * * * POST https://stats.example.com/internal/jobs/webhooks.trending r3",
     ]);
     for (const [cron, jobs] of Object.entries(CRON_JOBS)) {
       for (const job of jobs) expect(schedules.get(`edgestats-${job}`)?.cron).toBe(cron);
@@ -115,9 +117,9 @@ describe("npm run schedules", () => {
     await syncSchedules(opts());
     log = [];
     const plan = await syncSchedules(opts());
-    expect(plan.map((s) => s.action)).toEqual(["keep", "keep", "keep", "keep"]);
+    expect(plan.map((s) => s.action)).toEqual(["keep", "keep", "keep", "keep", "keep", "keep"]);
     expect(log).toEqual(["GET /v2/schedules"]);
-    expect(schedules.size).toBe(4);
+    expect(schedules.size).toBe(6);
   });
 
   it("adopts a schedule made by hand with the same cron and destination instead of duplicating it", async () => {
@@ -128,20 +130,20 @@ describe("npm run schedules", () => {
     const plan = await syncSchedules(opts());
     expect(plan.find((s) => s.destination.endsWith("/trim"))).toMatchObject({ action: "adopted", scheduleId: "scd_hand" });
     expect([...schedules.values()].filter((s) => s.destination.endsWith("/trim"))).toHaveLength(1);
-    expect(schedules.size).toBe(4);
+    expect(schedules.size).toBe(6);
   });
 
-  it("a new Worker URL or cron replaces the schedules under the same ids: still four", async () => {
+  it("a new Worker URL or cron replaces the schedules under the same ids: still six", async () => {
     await syncSchedules(opts());
     const plan = await syncSchedules(opts({ url: "https://stats.example.org/" }));
-    expect(plan.map((s) => s.action)).toEqual(["update", "update", "update", "update"]);
+    expect(plan.map((s) => s.action)).toEqual(["update", "update", "update", "update", "update", "update"]);
     expect(summary().every((line) => line.includes("https://stats.example.org/internal/jobs/"))).toBe(true);
-    expect(schedules.size).toBe(4);
+    expect(schedules.size).toBe(6);
   });
 
   it("--dry-run changes nothing; --delete removes ours and hand-made ones for the same job URLs, leaving others", async () => {
     const dry = await syncSchedules(opts({ dryRun: true }));
-    expect(dry.map((s) => s.action)).toEqual(["create", "create", "create", "create"]);
+    expect(dry.map((s) => s.action)).toEqual(["create", "create", "create", "create", "create", "create"]);
     expect(log).toEqual(["GET /v2/schedules"]);
     expect(schedules.size).toBe(0);
 
@@ -151,13 +153,13 @@ describe("npm run schedules", () => {
     schedules.set(other.scheduleId, other);
     schedules.set(hand.scheduleId, hand);
     expect((await syncSchedules(opts({ delete: true, dryRun: true }))).map((s) => s.scheduleId).sort()).toEqual([
-      "edgestats-compact", "edgestats-leaderboards.snapshot", "edgestats-sweep-counters", "edgestats-trim", "scd_hand",
+      "edgestats-compact", "edgestats-leaderboards.snapshot", "edgestats-sweep-counters", "edgestats-trim", "edgestats-webhooks", "edgestats-webhooks.trending", "scd_hand",
     ]);
-    expect(schedules.size).toBe(6);
+    expect(schedules.size).toBe(8);
     await syncSchedules(opts({ delete: true }));
     expect([...schedules.keys()]).toEqual(["scd_other"]);
     expect(log.filter((l) => l.startsWith("DELETE")).sort()).toEqual([
-      "DELETE /v2/schedules/edgestats-compact", "DELETE /v2/schedules/edgestats-leaderboards.snapshot", "DELETE /v2/schedules/edgestats-sweep-counters", "DELETE /v2/schedules/edgestats-trim", "DELETE /v2/schedules/scd_hand",
+      "DELETE /v2/schedules/edgestats-compact", "DELETE /v2/schedules/edgestats-leaderboards.snapshot", "DELETE /v2/schedules/edgestats-sweep-counters", "DELETE /v2/schedules/edgestats-trim", "DELETE /v2/schedules/edgestats-webhooks", "DELETE /v2/schedules/edgestats-webhooks.trending", "DELETE /v2/schedules/scd_hand",
     ]);
   });
 
@@ -175,7 +177,7 @@ describe("npm run schedules", () => {
   it("the daily message budget: trim alone is 1,440 messages, over the free plan's 1,000", () => {
     const all = desiredSchedules("https://x.example");
     expect(messagesPerDay(all.filter((s) => s.job === "trim"))).toBe(1440);
-    expect(messagesPerDay(all)).toBe(1512);
+    expect(messagesPerDay(all)).toBe(2976);
     expect(messagesPerDay(desiredSchedules("https://x.example", { only: ["compact", "sweep-counters"] }))).toBe(48);
   });
 
@@ -195,13 +197,13 @@ describe("npm run schedules", () => {
     const dry = await run(["--dry-run"], {});
     expect(dry.status, dry.stderr).toBe(0);
     expect(dry.stdout).toContain("edgestats-trim");
-    expect(dry.stdout).toContain("1512 messages/day");
+    expect(dry.stdout).toContain("2976 messages/day");
     const missing = await run(["--url", "https://stats.example.com"], {});
     expect(missing.status).toBe(1);
     expect(missing.stderr).toContain("QSTASH_TOKEN");
     const real = await run(["--url", "https://stats.example.com"], { QSTASH_TOKEN: TOKEN, QSTASH_URL: qstashUrl });
     expect(real.status, real.stderr).toBe(0);
     expect(real.stdout).toMatch(/create\s+edgestats-compact/);
-    expect(schedules.size).toBe(4);
+    expect(schedules.size).toBe(6);
   });
 });

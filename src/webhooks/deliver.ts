@@ -1,0 +1,163 @@
+import type { Ctx } from "../context.ts";
+import { asList } from "../redis/script.ts";
+import { hookKeys, registryKeys } from "./keys.ts";
+import { claimScript, settleScript } from "./scripts.ts";
+import { SIGNATURE_HEADER, signature } from "./sign.ts";
+
+/** How deliveries leave: through QStash when a token is set, else a direct signed POST. */
+export interface DeliverySettings {
+  /** QStash's publish API (`{url}/v2/publish/{destination}`, `Authorization: Bearer {token}`); absent: direct delivery. */
+  qstash?: { url: string; token: string } | undefined;
+  /** Accept `http://` webhook URLs on localhost / 127.0.0.1 / [::1] (development and tests only). */
+  allowLocalHttp: boolean;
+  /** Milliseconds one direct delivery (or one publish to QStash) may take. @default 10000 */
+  timeoutMs?: number;
+}
+
+/** Attempts of a direct delivery before it is given up (logged `failed`). */
+export const MAX_ATTEMPTS = 8;
+/** First retry after a minute, doubling: 1, 2, 4 ... 64 minutes (about two hours in all). */
+export const RETRY_BASE_MS = 60_000;
+export const RETRY_CAP_MS = 6 * 3_600_000;
+/** A claimed delivery not settled within this (its run died) is due again. */
+export const LEASE_MS = 5 * 60_000;
+/** Deliveries one run sends at most (one subrequest each; a Worker on the free plan has 50). */
+export const DELIVER_BATCH = 25;
+/** Entries kept in each webhook's delivery log. */
+export const DELIVERY_LOG_SIZE = 50;
+/** Deliveries waiting at most; events past it are counted (`full`) and not queued. */
+export const MAX_PENDING = 10_000;
+/** Event ids `emit` remembers, so the same event found again is not queued again. */
+export const MAX_RECENT = 10_000;
+/** Retries QStash makes of a published delivery (its own backoff). */
+export const QSTASH_RETRIES = 5;
+
+/** A delivery handed to a sender: the event body as queued, and where and how to send it. */
+export interface Claimed {
+  id: string;
+  webhook: string;
+  url: string;
+  secret: string;
+  body: string;
+  attempts: number;
+  event: string;
+  type: string;
+}
+
+/** How one attempt went, as the delivery log keeps it. */
+export interface Attempt {
+  ok: boolean;
+  /** `delivered` (the receiver answered 2xx) or `published` (QStash accepted it and now delivers and retries). */
+  outcome: "delivered" | "published" | null;
+  /** ISO time of the attempt. */
+  at: string;
+  via: "direct" | "qstash";
+  /** HTTP status of the receiver (direct) or of QStash (publish); null when no answer came. */
+  status: number | null;
+  error: string | null;
+  /** QStash's message id of a published delivery. */
+  messageId: string | null;
+}
+
+/** QStash deduplication ids: letters, digits, `-`, `_`, `.` (our ids are `evt_<hex>:<webhook>`). */
+function dedupId(id: string): string {
+  return id.replace(/[^A-Za-z0-9_.-]/g, "-");
+}
+
+/** Sends one delivery (direct or through QStash) and says how it went; never throws. */
+export async function send(delivery: Claimed, settings: DeliverySettings, nowMs: number): Promise<Attempt> {
+  const via = settings.qstash ? "qstash" : "direct";
+  const at = new Date(nowMs).toISOString();
+  const sig = await signature(delivery.secret, delivery.body, nowMs);
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  let target = delivery.url;
+  if (settings.qstash) {
+    // QStash forwards Upstash-Forward-* headers to the destination (without the prefix) and signs
+    // its own request (Upstash-Signature); ours rides along so receivers check one scheme either way.
+    target = `${settings.qstash.url.replace(/\/+$/, "")}/v2/publish/${delivery.url}`;
+    headers.authorization = `Bearer ${settings.qstash.token}`;
+    headers["upstash-method"] = "POST";
+    headers["upstash-retries"] = String(QSTASH_RETRIES);
+    headers["upstash-deduplication-id"] = dedupId(delivery.id);
+    headers[`upstash-forward-${SIGNATURE_HEADER.toLowerCase()}`] = sig;
+    headers["upstash-forward-edgestats-event"] = delivery.type;
+    headers["upstash-forward-edgestats-delivery"] = delivery.id;
+  } else {
+    headers[SIGNATURE_HEADER.toLowerCase()] = sig;
+    headers["edgestats-event"] = delivery.type;
+    headers["edgestats-delivery"] = delivery.id;
+    headers["user-agent"] = "edgestats-webhooks";
+  }
+  try {
+    const res = await fetch(target, {
+      method: "POST",
+      headers,
+      body: delivery.body,
+      // a redirect is a failure: the URL an admin set is the only place events go
+      redirect: "manual",
+      signal: AbortSignal.timeout(settings.timeoutMs ?? 10_000),
+    });
+    const ok = res.status >= 200 && res.status < 300;
+    // only QStash's answer is read (its message id); a receiver's body is not ours to download
+    let text = "";
+    if (settings.qstash) text = await res.text().catch(() => "");
+    else await res.body?.cancel().catch(() => undefined);
+    let messageId: string | null = null;
+    if (ok && settings.qstash) {
+      try {
+        const parsed = JSON.parse(text) as { messageId?: unknown };
+        if (typeof parsed.messageId === "string") messageId = parsed.messageId;
+      } catch {
+        // an answer without a message id is still an accepted publish
+      }
+    }
+    const outcome = ok ? (settings.qstash ? "published" : "delivered") : null;
+    return { ok, outcome, at, via, status: res.status, error: ok ? null : `HTTP ${res.status}`, messageId };
+  } catch (error) {
+    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    return { ok: false, outcome: null, at, via, status: null, error: message.slice(0, 200), messageId: null };
+  }
+}
+
+/** Sends claimed deliveries in parallel and settles them in one script. */
+export async function sendAll(
+  ctx: Ctx,
+  settings: DeliverySettings,
+  claimed: Claimed[],
+): Promise<{ delivered: number; retrying: number; failed: number }> {
+  if (claimed.length === 0) return { delivered: 0, retrying: 0, failed: 0 };
+  const attempts = await Promise.all(claimed.map((d) => send(d, settings, ctx.now)));
+  const reg = registryKeys(ctx.prefix);
+  const { value } = await settleScript.run<{ delivered: number; retrying: number; failed: number }>(
+    ctx.redis,
+    {
+      hooks: reg.hooks,
+      pending: reg.pending,
+      deliveries: reg.deliveries,
+      logs: claimed.map((d) => hookKeys(ctx.prefix, d.webhook).log),
+    },
+    {
+      now: ctx.now,
+      maxAttempts: MAX_ATTEMPTS,
+      retryBase: RETRY_BASE_MS,
+      retryCap: RETRY_CAP_MS,
+      logSize: DELIVERY_LOG_SIZE,
+      ids: claimed.map((d) => d.id),
+      results: attempts.map((a) => JSON.stringify(a)),
+    },
+  );
+  return value;
+}
+
+/** Claims the due deliveries (at most `limit`), sends them and settles them: 1 round trip when none is due, else 2. */
+export async function deliverDue(ctx: Ctx, settings: DeliverySettings, limit = DELIVER_BATCH) {
+  const reg = registryKeys(ctx.prefix);
+  const { value } = await claimScript.run<{ claimed: Claimed[] | Record<string, never>; dropped: number }>(
+    ctx.redis,
+    { hooks: reg.hooks, pending: reg.pending, deliveries: reg.deliveries },
+    { now: ctx.now, lease: ctx.now + LEASE_MS, limit },
+  );
+  const claimed = asList(value.claimed);
+  const settled = await sendAll(ctx, settings, claimed);
+  return { claimed: claimed.length, dropped: value.dropped, ...settled };
+}

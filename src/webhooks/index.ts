@@ -1,0 +1,30 @@
+/**
+ * Webhooks: admin-managed subscriptions to events (trending.entered/left/rising, presence.peak,
+ * leaderboard.leader), delivered at least once, signed, through QStash or directly.
+ * Other features report their events with `emit`.
+ */
+export {
+  put,
+  list,
+  remove,
+  deliveries,
+  test,
+  emit,
+  subscriptions,
+  settingsOf,
+  type Webhook,
+  type DeliveryRecord,
+  type EventInput,
+} from "./webhooks.ts";
+export { verifySignature, signature, SIGNATURE_HEADER } from "./sign.ts";
+export { deliverDue, type DeliverySettings, DELIVERY_LOG_SIZE, MAX_ATTEMPTS } from "./deliver.ts";
+export {
+  EVENT_TYPES,
+  MAX_WEBHOOKS,
+  MIN_SECRET_LENGTH,
+  MAX_TOP_N,
+  type EventType,
+  type Filter,
+  type WebhookInput,
+} from "./validate.ts";
+export { jobs, trendingWebhooksJob, webhooksJob } from "./jobs.ts";

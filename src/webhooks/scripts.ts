@@ -1,0 +1,344 @@
+import { ValidationError, NotFoundError } from "../errors.ts";
+import { defineLua, defineScript } from "../redis/script.ts";
+
+/**
+ * Webhook scripts. A delivery is one event for one webhook: a field of `deliveries` (its body,
+ * fixed when it was queued, and its attempts) and a member of `pending` scored by when it is due.
+ * Detection and `emit` queue deliveries; the delivery step claims the due ones (moving them a
+ * lease ahead, so a run that dies mid-way leaves them to the next), sends them, and settles each:
+ * delivered or given up (removed, logged) or retried later (rescheduled with backoff, logged).
+ */
+
+/**
+ * Queues one delivery, due at `due`, unless the same event is already waiting for this webhook;
+ * returns 1 when queued. `attempts` is 1 for a delivery claimed as it is queued (sent at once).
+ */
+const QUEUE = defineLua(
+  "webhooks.queue",
+  ["queueDelivery"],
+  `
+local function queueDelivery(pending, deliveries, webhook, eventId, eventType, body, due, attempts)
+  local id = eventId .. ':' .. webhook
+  local record = cjson.encode({webhook = webhook, event = eventId, type = eventType, body = body, attempts = attempts})
+  if redis.call('HSETNX', deliveries, id, record) == 0 then return 0 end
+  redis.call('ZADD', pending, due, id)
+  return 1
+end`,
+);
+
+/** An event's id: stable for the same facts, so a repeated detection is recognisably the same event. */
+const EVENT_ID = defineLua(
+  "webhooks.eventId",
+  ["eventIdOf"],
+  `
+local function eventIdOf(eventType, subject, key)
+  return 'evt_' .. string.sub(redis.sha1hex(eventType .. '\\n' .. subject .. '\\n' .. key), 1, 32)
+end`,
+);
+
+/**
+ * Creates or replaces a webhook; refuses a new one past the limit. Keeps `createdAt` on a replace,
+ * and forgets what detection told it when its filter or N changed (the marks are of another stream
+ * or room).
+ */
+export const putScript = defineScript({
+  name: "webhooks.put",
+  write: true,
+  keys: ["hooks", "marks"],
+  args: ["name", "settings", "now", "max"],
+  refusals: {
+    too_many: (r) =>
+      new ValidationError(`At most ${String(r.max)} webhooks; delete one first.`, [
+        { path: "name", message: `at most ${String(r.max)} webhooks` },
+      ]),
+  },
+  lua: `
+local old = redis.call('HGET', hooks, name)
+if not old and redis.call('HLEN', hooks) >= tonumber(max) then return {refused = 'too_many', max = tonumber(max)} end
+local hook = cjson.decode(settings)
+local before = old and cjson.decode(old)
+if before and (cjson.encode(before.filter) ~= cjson.encode(hook.filter) or before.n ~= hook.n) then redis.call('DEL', marks) end
+hook.createdAt = before and before.createdAt or tonumber(now)
+hook.updatedAt = tonumber(now)
+redis.call('HSET', hooks, name, cjson.encode(hook))
+return {created = not old, createdAt = hook.createdAt, updatedAt = hook.updatedAt}
+`,
+});
+
+/** Deletes a webhook, its delivery log and its detection marks; its queued deliveries are dropped when claimed. */
+export const removeScript = defineScript({
+  name: "webhooks.remove",
+  write: true,
+  keys: ["hooks", "log", "marks"],
+  args: ["name"],
+  lua: `
+local deleted = redis.call('HDEL', hooks, name)
+if deleted == 1 then redis.call('DEL', log, marks) end
+return {deleted = deleted == 1}
+`,
+});
+
+/**
+ * Queues an event for every webhook subscribed to its type whose filter matches (`kind` and
+ * `subject`: e.g. `board` and the board's name; `score`, when given, at least the webhook's
+ * `threshold`), or, with `only`, for that webhook alone whatever
+ * it subscribes to (the test event). With `lease` > 0 the deliveries are claimed at once (due again
+ * at `lease`) and returned, for a sender that delivers them now. An event id among the last
+ * `maxRecent` queued (`recent`) is not queued again, delivered or not: a detector that finds the
+ * same facts on every run sends them once.
+ */
+export const enqueueScript = defineScript({
+  name: "webhooks.enqueue",
+  write: true,
+  keys: ["hooks", "pending", "deliveries", "recent"],
+  args: ["eventId", "eventType", "kind", "subject", "score", "only", "body", "now", "lease", "maxPending", "maxRecent"],
+  uses: [QUEUE],
+  refusals: { not_found: (_r, call) => new NotFoundError(`No webhook '${String(call.args.only)}'.`) },
+  lua: `
+local targets = {}
+if only ~= '' then
+  local raw = redis.call('HGET', hooks, only)
+  if not raw then return {refused = 'not_found'} end
+  targets[1] = {only, cjson.decode(raw)}
+else
+  local all = redis.call('HGETALL', hooks)
+  for i = 1, #all, 2 do
+    local hook = cjson.decode(all[i + 1])
+    local wanted = false
+    for _, e in ipairs(hook.events) do if e == eventType then wanted = true end end
+    local filter = hook.filter
+    if wanted and type(filter) == 'table' then wanted = kind ~= '' and filter[kind] == subject end
+    -- a trending.rising event below the webhook's threshold is not for it
+    if wanted and score ~= '' and type(hook.threshold) == 'number' then wanted = tonumber(score) >= hook.threshold end
+    if wanted then targets[#targets + 1] = {all[i], hook} end
+  end
+end
+-- no subscriber (the common case of emit): nothing else to read
+if #targets == 0 then return {queued = 0, full = 0, claimed = {}} end
+if only == '' then
+  if redis.call('ZSCORE', recent, eventId) then return {queued = 0, full = 0, claimed = {}, repeated = true} end
+  redis.call('ZADD', recent, now, eventId)
+  redis.call('ZREMRANGEBYRANK', recent, 0, -tonumber(maxRecent) - 1)
+end
+local room = tonumber(maxPending) - redis.call('ZCARD', pending)
+local queued, full, claimed = 0, 0, {}
+for _, t in ipairs(targets) do
+  if room <= 0 then
+    full = full + 1
+  else
+    local claim = tonumber(lease) > 0
+    if queueDelivery(pending, deliveries, t[1], eventId, eventType, body, claim and lease or now, claim and 1 or 0) == 1 then
+      queued = queued + 1
+      room = room - 1
+      if claim then
+        claimed[#claimed + 1] = {id = eventId .. ':' .. t[1], webhook = t[1], url = t[2].url, secret = t[2].secret, body = body, attempts = 1, event = eventId, type = eventType}
+      end
+    end
+  end
+end
+return {queued = queued, full = full, claimed = claimed}
+`,
+});
+
+/**
+ * Claims up to `limit` due deliveries: each one's attempts go up and it is due again at `lease`
+ * (if this run dies before settling, the next run after the lease sends it again: at least once).
+ * Deliveries of deleted webhooks are dropped here.
+ */
+export const claimScript = defineScript({
+  name: "webhooks.claim",
+  write: true,
+  keys: ["hooks", "pending", "deliveries"],
+  args: ["now", "lease", "limit"],
+  lua: `
+local due = redis.call('ZRANGEBYSCORE', pending, '-inf', now, 'LIMIT', 0, tonumber(limit))
+if #due == 0 then return {claimed = {}, dropped = 0} end
+local records = redis.call('HMGET', deliveries, unpack(due))
+local all = redis.call('HGETALL', hooks)
+local byName = {}
+for i = 1, #all, 2 do byName[all[i]] = all[i + 1] end
+local claimed, gone, updates, leases = {}, {}, {}, {}
+for i, id in ipairs(due) do
+  local d = records[i] and cjson.decode(records[i])
+  local hook = d and byName[d.webhook] and cjson.decode(byName[d.webhook])
+  if not hook then
+    gone[#gone + 1] = id
+  else
+    d.attempts = d.attempts + 1
+    updates[#updates + 1] = id
+    updates[#updates + 1] = cjson.encode(d)
+    leases[#leases + 1] = lease
+    leases[#leases + 1] = id
+    claimed[#claimed + 1] = {id = id, webhook = d.webhook, url = hook.url, secret = hook.secret, body = d.body, attempts = d.attempts, event = d.event, type = d.type}
+  end
+end
+if #gone > 0 then
+  redis.call('ZREM', pending, unpack(gone))
+  redis.call('HDEL', deliveries, unpack(gone))
+end
+if #updates > 0 then
+  redis.call('HSET', deliveries, unpack(updates))
+  redis.call('ZADD', pending, unpack(leases))
+end
+return {claimed = claimed, dropped = #gone}
+`,
+});
+
+/**
+ * Settles claimed deliveries: `results` are JSON `{ok, outcome, at, via, status, error, messageId}`
+ * per id. A success, or a failure at `maxAttempts`, removes the delivery; another failure makes it
+ * due again after `retryBase` × 2^(attempts − 1) ms, at most `retryCap`. Every attempt is logged
+ * in its webhook's log (`logs`, one per id), newest first, at most `logSize` entries.
+ */
+export const settleScript = defineScript({
+  name: "webhooks.settle",
+  write: true,
+  keys: ["hooks", "pending", "deliveries", "...logs"],
+  args: ["now", "maxAttempts", "retryBase", "retryCap", "logSize", "...ids", "...results"],
+  lua: `
+local records = redis.call('HMGET', deliveries, unpack(ids))
+local names = {}
+for i = 1, #ids do names[i] = records[i] and cjson.decode(records[i]).webhook or '' end
+local alive = redis.call('HMGET', hooks, unpack(names))
+local done, retries = {}, {}
+local counts = {delivered = 0, retrying = 0, failed = 0}
+for i, id in ipairs(ids) do
+  -- no record: settled by an overlapping run, or its webhook was deleted meanwhile
+  if records[i] then
+    local d = cjson.decode(records[i])
+    local r = cjson.decode(results[i])
+    local entry = {delivery = id, event = d.event, type = d.type, attempt = d.attempts, at = r.at, via = r.via, status = r.status, error = r.error, messageId = r.messageId}
+    if r.ok then
+      entry.outcome = r.outcome
+      done[#done + 1] = id
+      counts.delivered = counts.delivered + 1
+    elseif d.attempts >= tonumber(maxAttempts) then
+      entry.outcome = 'failed'
+      done[#done + 1] = id
+      counts.failed = counts.failed + 1
+    else
+      local due = tonumber(now) + math.min(tonumber(retryBase) * 2 ^ (d.attempts - 1), tonumber(retryCap))
+      entry.outcome = 'retrying'
+      entry.retryAt = due
+      retries[#retries + 1] = due
+      retries[#retries + 1] = id
+      counts.retrying = counts.retrying + 1
+    end
+    if alive[i] then
+      redis.call('LPUSH', logs[i], cjson.encode(entry))
+      redis.call('LTRIM', logs[i], 0, tonumber(logSize) - 1)
+    end
+  end
+end
+if #done > 0 then
+  redis.call('ZREM', pending, unpack(done))
+  redis.call('HDEL', deliveries, unpack(done))
+end
+if #retries > 0 then redis.call('ZADD', pending, unpack(retries)) end
+return counts
+`,
+});
+
+/**
+ * `trending.entered` / `trending.left` for each subscribed webhook (parallel lists: its name,
+ * stream, top-N size, wanted types `e`/`l`, marks, and the buckets of the last two finished
+ * hours): the members in this hour's top N and not the previous hour's, and the reverse. A webhook
+ * whose mark already holds `hour` was compared for it (an overlapping or repeated run): skipped.
+ */
+export const detectTrendingScript = defineScript({
+  name: "webhooks.detectTrending",
+  write: true,
+  keys: ["pending", "deliveries", "...marks", "...current", "...previous"],
+  args: ["now", "at", "hour", "hourStart", "maxPending", "...webhooks", "...streams", "...sizes", "...wants"],
+  uses: [QUEUE, EVENT_ID],
+  lua: `
+local function top(key, n)
+  local flat = redis.call('ZREVRANGEBYSCORE', key, '+inf', '(0', 'WITHSCORES', 'LIMIT', 0, n)
+  local list, rankOf = {}, {}
+  for i = 1, #flat, 2 do
+    list[#list + 1] = {member = flat[i], rank = #list + 1, count = tonumber(flat[i + 1])}
+    rankOf[flat[i]] = #list
+  end
+  return list, rankOf
+end
+local room = tonumber(maxPending) - redis.call('ZCARD', pending)
+local out = {checked = 0, events = 0, queued = 0, full = 0}
+for i, webhook in ipairs(webhooks) do
+  local mark = tonumber(redis.call('HGET', marks[i], 'trending') or -1)
+  if mark < tonumber(hour) then
+    local n = tonumber(sizes[i])
+    local now_, inNow = top(current[i], n)
+    local before, inBefore = top(previous[i], n)
+    local changes = {['trending.entered'] = {}, ['trending.left'] = {}}
+    for _, m in ipairs(now_) do
+      if not inBefore[m.member] then table.insert(changes['trending.entered'], m) end
+    end
+    for _, m in ipairs(before) do
+      if not inNow[m.member] then table.insert(changes['trending.left'], {member = m.member, previousRank = m.rank, previousCount = m.count}) end
+    end
+    for _, t in ipairs({{'trending.entered', 'e'}, {'trending.left', 'l'}}) do
+      local members = changes[t[1]]
+      if #members > 0 and string.find(wants[i], t[2], 1, true) then
+        local id = eventIdOf(t[1], streams[i], n .. '\\n' .. hour)
+        local body = cjson.encode({id = id, type = t[1], at = at, data = {stream = streams[i], hour = hourStart, n = n, members = members}})
+        out.events = out.events + 1
+        if room <= 0 then
+          out.full = out.full + 1
+        elseif queueDelivery(pending, deliveries, webhook, id, t[1], body, now, 0) == 1 then
+          out.queued = out.queued + 1
+          room = room - 1
+        end
+      end
+    end
+    redis.call('HSET', marks[i], 'trending', hour)
+    out.checked = out.checked + 1
+  end
+end
+return out
+`,
+});
+
+/**
+ * `presence.peak` for each subscribed webhook (parallel lists: name, room, marks, today's daily
+ * presence key): today's PCU, read from the daily key's header (u32 at bit 32, and the ms after
+ * midnight it was reached at bit 64, the layout src/presence documents), above the peak this
+ * webhook was last told about today.
+ */
+export const detectPeaksScript = defineScript({
+  name: "webhooks.detectPeaks",
+  write: true,
+  keys: ["pending", "deliveries", "...marks", "...dailies"],
+  args: ["now", "at", "day", "dayStart", "maxPending", "...webhooks", "...rooms"],
+  uses: [QUEUE, EVENT_ID],
+  lua: `
+local room = tonumber(maxPending) - redis.call('ZCARD', pending)
+local out = {checked = 0, events = 0, queued = 0, full = 0}
+for i, webhook in ipairs(webhooks) do
+  local header = redis.call('BITFIELD', dailies[i], 'GET', 'u32', 32, 'GET', 'u32', 64)
+  local peak, peakAt = header[1], header[2]
+  local mark = redis.call('HGET', marks[i], 'peak')
+  local told = 0
+  if mark then
+    local markDay, markPeak = string.match(mark, '^([%d-]+):(%d+)$')
+    if markDay == day then told = tonumber(markPeak) end
+  end
+  out.checked = out.checked + 1
+  if peak > told then
+    local id = eventIdOf('presence.peak', rooms[i], day .. '\\n' .. peak)
+    local data = {room = rooms[i], day = day, peak = peak, peakAt = tonumber(dayStart) + peakAt, previous = told}
+    local body = cjson.encode({id = id, type = 'presence.peak', at = at, data = data})
+    out.events = out.events + 1
+    if room <= 0 then
+      out.full = out.full + 1
+    else
+      if queueDelivery(pending, deliveries, webhook, id, 'presence.peak', body, now, 0) == 1 then
+        out.queued = out.queued + 1
+        room = room - 1
+      end
+      redis.call('HSET', marks[i], 'peak', day .. ':' .. peak)
+    end
+  end
+end
+return out
+`,
+});

@@ -1,0 +1,138 @@
+import type { FieldIssue } from "../errors.ts";
+import { NAME_RULE, assertName, invalid, isName } from "../validation.ts";
+
+/** The events a webhook may subscribe to. */
+export const EVENT_TYPES = [
+  "trending.entered",
+  "trending.left",
+  "trending.rising",
+  "presence.peak",
+  "leaderboard.leader",
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** What a filter names: a stream (trending events), a room (presence) or a board (leaderboards). */
+export type FilterKind = "stream" | "room" | "board";
+export type Filter = { stream: string } | { room: string } | { board: string };
+
+/** The filter each event is matched by; detection of `required` ones is bounded by the subscribed names. */
+export const EVENT_FILTERS: Record<EventType, { kind: FilterKind; required: boolean }> = {
+  "trending.entered": { kind: "stream", required: true },
+  "trending.left": { kind: "stream", required: true },
+  "trending.rising": { kind: "stream", required: false },
+  "presence.peak": { kind: "room", required: true },
+  "leaderboard.leader": { kind: "board", required: false },
+};
+
+/** Most webhooks per deployment: every detection step reads all of them. */
+export const MAX_WEBHOOKS = 20;
+export const MIN_SECRET_LENGTH = 16;
+export const MAX_SECRET_LENGTH = 256;
+export const MAX_URL_LENGTH = 2048;
+/** Top-N size compared by `trending.entered` / `trending.left`. */
+export const DEFAULT_TOP_N = 10;
+export const MAX_TOP_N = 100;
+/** Least trending.rising score sent by default: (c − b) / √(b + 1) ≥ 3, about three standard deviations of a Poisson count. */
+export const DEFAULT_RISING_THRESHOLD = 3;
+export const MAX_RISING_THRESHOLD = 1e6;
+
+/** A webhook as `PUT /v1/webhooks/{name}` takes it. */
+export interface WebhookInput {
+  url: string;
+  events: EventType[];
+  filter?: Filter | undefined;
+  /** Top-N compared by trending.entered/left. @default 10 */
+  n?: number | undefined;
+  /** Least score of the trending.rising events sent (only with that event). @default 3 */
+  threshold?: number | undefined;
+  secret: string;
+}
+
+const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/** Why `url` cannot receive webhooks, or null. http:// only on this machine, and only when allowed. */
+export function urlProblem(url: string, allowLocalHttp: boolean): string | null {
+  if (url.length > MAX_URL_LENGTH) return `must be at most ${MAX_URL_LENGTH} characters`;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return "must be an absolute URL";
+  }
+  if (parsed.username || parsed.password) return "must not contain credentials";
+  if (parsed.protocol === "https:") return null;
+  if (parsed.protocol === "http:" && allowLocalHttp && LOCAL_HOSTS.has(parsed.hostname)) return null;
+  return allowLocalHttp ? "must be https:// (http:// only on localhost or 127.0.0.1)" : "must be https://";
+}
+
+/** Checks a webhook's settings; throws one ValidationError listing every problem. */
+export function checkWebhook(name: string, input: WebhookInput, allowLocalHttp: boolean): void {
+  assertName(name, "name");
+  const issues: FieldIssue[] = [];
+  const url = typeof input.url === "string" ? urlProblem(input.url, allowLocalHttp) : "must be a string";
+  if (url) issues.push({ path: "url", message: url });
+  const events = Array.isArray(input.events) ? input.events : [];
+  if (events.length === 0)
+    issues.push({ path: "events", message: `must list 1..${EVENT_TYPES.length} of ${EVENT_TYPES.join(", ")}` });
+  events.forEach((e, i) => {
+    if (!(EVENT_TYPES as readonly string[]).includes(e))
+      issues.push({ path: `events.${i}`, message: `must be one of ${EVENT_TYPES.join(", ")}` });
+    else if (events.indexOf(e) !== i) issues.push({ path: `events.${i}`, message: "is listed twice" });
+  });
+  const kind = input.filter ? filterKind(input.filter) : null;
+  if (input.filter !== undefined) {
+    const keys = typeof input.filter === "object" && input.filter !== null ? Object.keys(input.filter) : [];
+    if (keys.length !== 1 || kind === null)
+      issues.push({ path: "filter", message: "must name exactly one of stream, room or board" });
+    else if (!isName(filterName(input.filter))) issues.push({ path: `filter.${kind}`, message: NAME_RULE });
+  }
+  for (const [i, e] of events.entries()) {
+    const rule = EVENT_FILTERS[e];
+    if (!rule || issues.some((x) => x.path === "filter")) continue;
+    if (kind !== null && kind !== rule.kind)
+      issues.push({ path: `events.${i}`, message: `${e} is filtered by ${rule.kind}, not ${kind}` });
+    else if (kind === null && rule.required)
+      issues.push({
+        path: "filter",
+        message: `${e} needs filter.${rule.kind}: detection only watches subscribed ${rule.kind}s`,
+      });
+  }
+  if (input.n !== undefined && (!Number.isInteger(input.n) || input.n < 1 || input.n > MAX_TOP_N)) {
+    issues.push({ path: "n", message: `must be an integer from 1 to ${MAX_TOP_N}` });
+  }
+  if (input.threshold !== undefined) {
+    if (
+      typeof input.threshold !== "number" ||
+      !Number.isFinite(input.threshold) ||
+      input.threshold < 0 ||
+      input.threshold > MAX_RISING_THRESHOLD
+    ) {
+      issues.push({ path: "threshold", message: `must be a number from 0 to ${MAX_RISING_THRESHOLD}` });
+    } else if (!events.includes("trending.rising")) {
+      issues.push({
+        path: "threshold",
+        message: "applies to trending.rising only; subscribe to it or leave threshold out",
+      });
+    }
+  }
+  if (
+    typeof input.secret !== "string" ||
+    input.secret.length < MIN_SECRET_LENGTH ||
+    input.secret.length > MAX_SECRET_LENGTH
+  ) {
+    issues.push({ path: "secret", message: `must be ${MIN_SECRET_LENGTH}..${MAX_SECRET_LENGTH} characters` });
+  }
+  if (issues.length > 0) invalid(issues);
+}
+
+export function filterKind(filter: Filter): FilterKind | null {
+  if ("stream" in filter) return "stream";
+  if ("room" in filter) return "room";
+  if ("board" in filter) return "board";
+  return null;
+}
+
+export function filterName(filter: Filter): string {
+  const value = Object.values(filter)[0] as unknown;
+  return typeof value === "string" ? value : "";
+}

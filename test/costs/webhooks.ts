@@ -1,0 +1,93 @@
+import type { CostArea } from "./types.ts";
+
+/**
+ * What webhook calls and jobs cost. Measured by test/worker/costs-webhooks.test.ts (routes and
+ * jobs through the Worker, `emit` through the library with the same counters).
+ */
+export const area = {
+  title: "Webhooks",
+  order: 70,
+  rows: {
+    putNew: {
+      call: "create a webhook (admin)",
+      state: "new",
+      roundTrips: 1,
+      commands: 4,
+      note: "HGET (exists?), HLEN (the 20-webhook limit), HSET of its settings.",
+    },
+    putReplace: {
+      call: "replace a webhook (admin)",
+      state: "same filter and N (a new URL, events or secret)",
+      roundTrips: 1,
+      commands: 3,
+    },
+    putRefilter: {
+      call: "replace a webhook (admin)",
+      state: "another filter or N",
+      roundTrips: 1,
+      commands: 4,
+      note: "+DEL of its detection marks: they were about another stream, room or N.",
+    },
+    list: { call: "list webhooks (admin)", state: "any (at most 20)", roundTrips: 1, commands: 2 },
+    remove: {
+      call: "delete a webhook (admin)",
+      state: "existing",
+      roundTrips: 1,
+      commands: 3,
+      note: "HDEL, and one DEL of its delivery log and detection marks; its queued deliveries are dropped when next claimed.",
+    },
+    deliveries: { call: "delivery log (admin)", state: "any", roundTrips: 1, commands: 3 },
+    test: {
+      call: "test event (admin)",
+      state: "receiver refuses (retried later)",
+      roundTrips: 2,
+      commands: 11,
+      note: "Queue and claim (HGET, ZCARD, HSETNX, ZADD), then after the POST settle (HMGET of the delivery and of its webhook, LPUSH + LTRIM of the log, ZADD of the retry). A delivered one removes it instead (ZREM, HDEL): 12.",
+    },
+    emitNone: {
+      call: "`emit` (the hook of other features)",
+      state: "no subscriber",
+      roundTrips: 1,
+      commands: 2,
+      note: "One HGETALL of the (at most 20) webhooks; nothing else when no webhook subscribes.",
+    },
+    emitOne: {
+      call: "`emit`",
+      state: "1 subscriber",
+      roundTrips: 1,
+      commands: 8,
+      note: "+ZSCORE, ZADD and ZREMRANGEBYRANK of the recent event ids (the same event is queued once), ZCARD (the queue's bound), HSETNX of the delivery and its ZADD.",
+    },
+    emitRepeat: { call: "`emit`", state: "the same event again", roundTrips: 1, commands: 3 },
+    minuteIdle: { call: "`webhooks` job (every minute)", state: "no webhook", roundTrips: 1, commands: 2 },
+    minuteNothingDue: {
+      call: "`webhooks` job",
+      state: "1 webhook, no room subscribed, nothing due",
+      roundTrips: 2,
+      commands: 4,
+      note: "The webhooks, then the due deliveries (ZRANGEBYSCORE).",
+    },
+    minutePeakSteady: {
+      call: "`webhooks` job",
+      state: "1 room subscribed, peak unchanged",
+      roundTrips: 3,
+      commands: 8,
+      note: "+1 script: ZCARD, and per subscribed room BITFIELD GET of today's peak and HGET of the peak last told.",
+    },
+    minuteRetry: {
+      call: "`webhooks` job",
+      state: "1 delivery due, receiver refuses",
+      roundTrips: 3,
+      commands: 14,
+      note: "Claim (ZRANGEBYSCORE, HMGET, HGETALL, HSET of the attempts, ZADD of the lease), the POST, then settle (6 as above). Up to 25 deliveries per run share these scripts.",
+    },
+    hourlySteady: {
+      call: "`webhooks.trending` job (hourly)",
+      state: "1 stream subscribed, top N unchanged",
+      roundTrips: 3,
+      commands: 10,
+      note: "Per subscribed webhook: HGET of its mark, ZREVRANGEBYSCORE of the top N of the last two finished hours, HSET of the mark.",
+    },
+    hourlyAgain: { call: "`webhooks.trending` job", state: "hour already compared", roundTrips: 3, commands: 7 },
+  },
+} satisfies CostArea;
