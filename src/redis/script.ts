@@ -3,16 +3,18 @@ import type { RedisClient } from "./client.ts";
 
 /**
  * Lua scripts: every API call is one script, so it is one HTTP round trip and
- * atomic. Scripts return `cjson.encode(value)`; we parse it here.
+ * atomic. Every script is declared with `defineScript` (below): its keys and
+ * arguments by name, the body returns a Lua value, which the script encodes
+ * with cjson and we parse here.
  *
  * Write scripts are wrapped in an idempotency prelude: KEYS[1] is the
  * idempotency record (or "" when the request has no Idempotency-Key), ARGV[1]
- * the request fingerprint and ARGV[2] the record's lifetime in seconds. The
- * body sees KEYS/ARGV without those, runs only when no record exists, and its
- * encoded result is stored in the same atomic step, so a key is recorded only
- * when the write happened and a replay returns the first result. A body that
- * refuses the request before writing anything returns a table with
- * `refused = true`; then no record is kept.
+ * the request fingerprint and ARGV[2] the record's lifetime in seconds (the
+ * generated header reads the script's own keys and arguments after those). The
+ * body runs only when no record exists, and its encoded result is stored in
+ * the same atomic step, so a key is recorded only when the write happened and
+ * a replay returns the first result. A body that refuses the request before
+ * writing anything returns `{refused = '<code>', ...}`; then no record is kept.
  *
  * A record holds the fingerprint and the encoded result when that result is at
  * most RECORD_MAX_RESULT_BYTES; a larger one (a 1,000-item batch's per-item
@@ -31,10 +33,13 @@ export interface Script {
 
 const SHEBANG = "#!lua flags=allow-key-locking";
 
-export function defineReadScript(name: string, body: string): Script {
-  // A no-writes flag would let replicas serve it, but read scripts here also
-  // refresh cached unions, so they are plain scripts.
-  return { name, write: false, text: `${SHEBANG}\n-- edgestats:${name}\n${body.trim()}\n` };
+/**
+ * The text of a read script: shared Lua, then the body as a function whose value is encoded.
+ * A no-writes flag would let replicas serve it, but read scripts here also refresh cached
+ * unions, so they are plain scripts.
+ */
+function readText(name: string, libraries: readonly string[], body: string): string {
+  return [SHEBANG, `-- edgestats:${name}`, ...libraries, "local function body()", body, "end", "return cjson.encode(body())", ""].join("\n");
 }
 
 /**
@@ -44,11 +49,9 @@ export function defineReadScript(name: string, body: string): Script {
  */
 export const RECORD_MAX_RESULT_BYTES = 2048;
 
-export function defineWriteScript(name: string, body: string, libraries?: readonly string[]): Script {
-  // Contract scripts (libraries given) read KEYS/ARGV past the prelude's own slots in place;
-  // older ones get shifted copies.
-  const contract = libraries !== undefined;
-  const text = `${SHEBANG}
+/** The text of a write script: the idempotency prelude around shared Lua and the body. */
+function writeText(name: string, libraries: readonly string[], body: string): string {
+  return `${SHEBANG}
 -- edgestats:${name}
 local idemKey     = KEYS[1]
 local fingerprint = ARGV[1]
@@ -61,19 +64,13 @@ if idemKey ~= '' then
     return '{"replayed":true,' .. string.sub(prev, sep + 1) .. '}'
   end
 end
-${contract ? `${libraries.join("\n")}\nlocal function body()` : "local function body(KEYS, ARGV)"}
-${body.trim()}
+${libraries.join("\n")}
+local function body()
+${body}
 end
-${
-  contract
-    ? "local result  = body()"
-    : `local keys, argv = {}, {}
-for i = 2, #KEYS do keys[i - 1] = KEYS[i] end
-for i = 3, #ARGV do argv[i - 2] = ARGV[i] end
-local result  = body(keys, argv)`
-}
+local result  = body()
 local encoded = cjson.encode(result)
--- A refusal ({refused = true}, decided before anything was written) leaves no
+-- A refusal ({refused = '<code>'}, decided before anything was written) leaves no
 -- record: the retry of a refused request must be judged afresh.
 if idemKey ~= '' and not (type(result) == 'table' and result.refused) then
   local stored = '"value":' .. encoded
@@ -87,7 +84,6 @@ if idemKey ~= '' and not (type(result) == 'table' and result.refused) then
 end
 return '{"replayed":false,"value":' .. encoded .. '}'
 `;
-  return { name, write: true, text };
 }
 
 const shas = new Map<string, Promise<string>>();
@@ -150,13 +146,13 @@ function toStorageError(error: unknown): unknown {
 }
 
 /** Runs a read script and parses its JSON result. */
-export async function runRead<T>(redis: RedisClient, script: Script, keys: string[], args: ScriptArg[] = []): Promise<T> {
+async function runRead<T>(redis: RedisClient, script: Script, keys: string[], args: ScriptArg[] = []): Promise<T> {
   if (script.write) throw new Error(`${script.name} is a write script; use runWrite`);
   return JSON.parse(await evaluate(redis, script, keys, args)) as T;
 }
 
 /** Runs a write script under the idempotency prelude; `replayed` says the result is the stored first one. */
-export async function runWrite<T>(
+async function runWrite<T>(
   redis: RedisClient,
   script: Script,
   keys: string[],
@@ -383,9 +379,8 @@ export function defineScript<const K extends string, const A extends string>(
   const declared = [...spec.keys, ...spec.args].map((n) => (n.startsWith(LIST) ? n.slice(LIST.length) : n));
   const body = `${header(spec.keys, spec.args, spec.write ? 1 : 0, spec.write ? 2 : 0)}\n${spec.lua.trim()}`;
   // both kinds of body return a Lua value; the read script encodes it as the write prelude does
-  const base = spec.write
-    ? defineWriteScript(spec.name, body, libs)
-    : defineReadScript(spec.name, [...libs, `local function body()\n${body}\nend`, "return cjson.encode(body())"].join("\n"));
+  const text = spec.write ? writeText(spec.name, libs, body) : readText(spec.name, libs, body);
+  const base: Script = { name: spec.name, write: spec.write, text };
   const call = (keys: KeysOf<K>, args: ArgsOf<A>) => wire(spec as ScriptSpec<string, string>, keys as Record<string, unknown>, args as Record<string, unknown>);
   if (spec.write) {
     return {

@@ -61,6 +61,10 @@ describe("script contracts", () => {
     expect(scripts.length).toBeGreaterThan(40);
   });
 
+  it("declares every script with defineScript", () => {
+    expect(scripts.filter((s) => !("spec" in s)).map((s) => s.name)).toEqual([]);
+  });
+
   it("names every script <feature>.<op>, each once", () => {
     const names = scripts.map((s) => s.name);
     for (const name of names) expect(name).toMatch(/^[a-z]+\.[a-z][A-Za-z]*$/);
