@@ -1,5 +1,5 @@
 import type { FC } from "hono/jsx";
-import { SCRIPT, STYLES, versionedUrl } from "./assets.ts";
+import { MODULES, SCRIPT, STYLES, versionedUrl } from "./assets.ts";
 import { PANELS, REFRESH_MS, type PanelSpec } from "./panels.ts";
 
 const Panel: FC<{ spec: PanelSpec }> = ({ spec }) => (
@@ -42,7 +42,11 @@ export const DashboardPage: FC = () => (
       <meta name="referrer" content="no-referrer" />
       <title>edgestats dashboard</title>
       <link rel="stylesheet" href={versionedUrl(STYLES)} />
-      <script src={versionedUrl(SCRIPT)} defer></script>
+      {/* A module script runs deferred; the preloads fetch its imports alongside it instead of one after another. */}
+      <script type="module" src={versionedUrl(SCRIPT)}></script>
+      {MODULES.map((m) => (
+        <link rel="modulepreload" href={versionedUrl(m)} />
+      ))}
     </head>
     <body data-refresh-ms={String(REFRESH_MS)} data-state="idle">
       <header class="top">

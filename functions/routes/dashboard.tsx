@@ -1,13 +1,15 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { SCRIPT, STYLES, contentHash, type Asset } from "../dashboard/assets.ts";
+import { MODULES, SCRIPT, STYLES, contentHash, type Asset } from "../dashboard/assets.ts";
 import { DashboardPage } from "../dashboard/page.tsx";
+import { errorBody } from "../errors.ts";
 import { createRouter } from "../router.ts";
+import { notFoundResponse } from "../schemas.ts";
 import type { AppEnv } from "../types.ts";
 
 /**
- * The live dashboard: a server-rendered shell at `/` plus its script and
- * stylesheet. None of them needs a key or touches Redis; the page's own
+ * The live dashboard: a server-rendered shell at `/` plus its script (an ES
+ * module importing the others from /dashboard/{module}) and stylesheet. None of them needs a key or touches Redis; the page's own
  * script reads the JSON API with the read key the person enters.
  */
 
@@ -80,6 +82,32 @@ dashboardRoutes.openapi(
     responses: { 200: text("text/javascript", "The script."), 304: { description: "Not modified (If-None-Match)." } },
   }),
   (c) => serveAsset(c, SCRIPT),
+);
+
+const modulesByPath = new Map(MODULES.map((m) => [m.path, m]));
+
+dashboardRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/dashboard/{module}",
+    tags: ["Dashboard"],
+    summary: "A module the dashboard's script imports",
+    security: [],
+    request: {
+      params: z.object({ module: z.string().openapi({ example: MODULES[0]?.path.slice("/dashboard/".length) }) }),
+      query: assetQuery,
+    },
+    responses: {
+      200: text("text/javascript", "The module."),
+      304: { description: "Not modified (If-None-Match)." },
+      ...notFoundResponse,
+    },
+  }),
+  (c) => {
+    const found = modulesByPath.get(`/dashboard/${c.req.valid("param").module}`);
+    if (!found) return c.json(errorBody("not_found", `No dashboard module at ${new URL(c.req.url).pathname}.`), 404);
+    return serveAsset(c, found);
+  },
 );
 
 dashboardRoutes.openapi(

@@ -1,13 +1,36 @@
+// @ts-check
 /**
- * Client script, part 3: one loader per panel. A loader fetches everything its
- * panel shows and returns the nodes to swap in, so a panel changes in one step
- * and keeps its last content when a refresh fails.
+ * One loader per panel. A loader fetches everything its panel shows and
+ * returns the nodes to swap in, so a panel changes in one step and keeps its
+ * last content when a refresh fails.
  */
-export const LOADERS_JS = String.raw`
+import { ApiError, getJson } from "./api.browser.js";
+import { MARKS, histogramChart, rankedBars, sparkline } from "./charts.browser.js";
+import { asArray, el, empty, enc, finite, fmt, svg } from "./dom.browser.js";
+
+/**
+ * @typedef {object} View
+ * @property {number} generatedAt
+ * @property {(Node | string)[]} meta
+ * @property {Node} body
+ */
+
+/**
+ * @callback Loader
+ * @param {string} name the picked stream, room, board, histogram or counter
+ * @param {() => void} rerender loads the panel again (after a choice inside it, e.g. the season)
+ * @returns {Promise<View>}
+ */
+
 // The leaderboard panel's season: "current" or "previous" (seasonal boards only).
 let LB_SEASON = "current";
 
-function seasonPicker(chosen, id) {
+/**
+ * @param {string} chosen
+ * @param {string} id the season's id, as the board answered it
+ * @param {() => void} rerender
+ */
+function seasonPicker(chosen, id, rerender) {
   const picker = el("select", { class: "season", "aria-label": "Season", title: "Season " + id }, [
     el("option", { value: "current", text: chosen === "current" ? "season " + id : "current season" }),
     el("option", { value: "previous", text: chosen === "previous" ? "season " + id : "previous season" }),
@@ -15,13 +38,15 @@ function seasonPicker(chosen, id) {
   picker.value = chosen;
   picker.addEventListener("change", () => {
     LB_SEASON = picker.value;
-    const panel = panels.find((p) => p.id === "leaderboard");
-    if (panel) refreshPanel(panel, false);
+    rerender();
   });
   return picker;
 }
 
-// ▲ places gained (▼ lost) since the previous season's final rank; "new" when unranked then.
+/**
+ * ▲ places gained (▼ lost) since the previous season's final rank; "new" when unranked then.
+ * @param {any} row a leaderboard page row
+ */
 function movement(row) {
   const rank = finite(row.rank);
   const prev = finite(row.previousRank);
@@ -33,19 +58,22 @@ function movement(row) {
   return el("td", { class: "num move " + (delta > 0 ? "up" : delta < 0 ? "down" : "same"), title, text });
 }
 
-const LOADERS = {
+/** @satisfies {Record<string, Loader>} */
+export const LOADERS = {
+  /** @param {string} name */
   async trending(name) {
     const { body, receivedAt } = await getJson("/v1/trending/" + enc(name) + "/top?n=10&window=24h");
     const hours = finite(body.window && body.window.hours) ?? 24;
     const items = asArray(body.items).map((i) => ({ rank: i.rank, label: String(i.member), value: finite(i.count) ?? 0 }));
-    const flag = body.exact === true
-      ? el("span", { class: "badge ok", "data-exact": "true", title: "The provably true top 10 with true counts", text: "exact" })
-      : el("span", {
-          class: "badge warn",
-          "data-exact": "false",
-          title: "Counts may be off by up to maxError (older hours were compacted)",
-          text: "approximate ±" + fmt(body.maxError),
-        });
+    const flag =
+      body.exact === true
+        ? el("span", { class: "badge ok", "data-exact": "true", title: "The provably true top 10 with true counts", text: "exact" })
+        : el("span", {
+            class: "badge warn",
+            "data-exact": "false",
+            title: "Counts may be off by up to maxError (older hours were compacted)",
+            text: "approximate ±" + fmt(body.maxError),
+          });
     return {
       generatedAt: finite(body.generatedAt) ?? receivedAt,
       meta: [flag, el("span", { text: "window " + hours + " h" })],
@@ -53,6 +81,7 @@ const LOADERS = {
     };
   },
 
+  /** @param {string} name */
   async counter(name) {
     const { body, receivedAt } = await getJson("/v1/counters/" + enc(name) + "/top?n=10");
     const items = asArray(body.items).map((i) => ({ rank: i.rank, label: String(i.member), value: finite(i.score) ?? 0 }));
@@ -63,7 +92,11 @@ const LOADERS = {
     };
   },
 
-  async leaderboard(name) {
+  /**
+   * @param {string} name
+   * @param {() => void} rerender
+   */
+  async leaderboard(name, rerender) {
     let season = LB_SEASON;
     let res;
     try {
@@ -77,8 +110,9 @@ const LOADERS = {
     const { body, receivedAt } = res;
     const items = asArray(body.items);
     const total = finite(body.total);
+    /** @type {Node[]} */
     const meta = [el("span", { text: (total === null ? "?" : fmt(total)) + " players" })];
-    if (typeof body.season === "string") meta.push(seasonPicker(season, body.season));
+    if (typeof body.season === "string") meta.push(seasonPicker(season, body.season, rerender));
     if (items.length === 0) return { generatedAt: receivedAt, meta, body: empty("No players in this season yet.") };
     const rows = items.map((i) =>
       el("tr", { "data-player": String(i.player) }, [
@@ -91,18 +125,23 @@ const LOADERS = {
     );
     const table = el("table", { class: "board" }, [
       el("caption", { class: "sr-only", text: "Leaderboard " + name + ", page 1" }),
-      el("thead", {}, el("tr", {}, [
-        el("th", { scope: "col", class: "num", text: "Rank" }),
-        el("th", { scope: "col", text: "Player" }),
-        el("th", { scope: "col", text: "Name" }),
-        el("th", { scope: "col", class: "num", text: "Score" }),
-        el("th", { scope: "col", class: "num", text: "Move", title: "Places gained since the previous season's final ranking; best rank this season on hover" }),
-      ])),
+      el(
+        "thead",
+        {},
+        el("tr", {}, [
+          el("th", { scope: "col", class: "num", text: "Rank" }),
+          el("th", { scope: "col", text: "Player" }),
+          el("th", { scope: "col", text: "Name" }),
+          el("th", { scope: "col", class: "num", text: "Score" }),
+          el("th", { scope: "col", class: "num", text: "Move", title: "Places gained since the previous season's final ranking; best rank this season on hover" }),
+        ]),
+      ),
       el("tbody", {}, rows),
     ]);
     return { generatedAt: finite(body.generatedAt) ?? receivedAt, meta, body: table };
   },
 
+  /** @param {string} name */
   async histogram(name) {
     const { body, receivedAt } = await getJson("/v1/histograms/" + enc(name));
     const unit = typeof body.unit === "string" ? body.unit : "";
@@ -110,15 +149,25 @@ const LOADERS = {
     const count = finite(body.count) ?? 0;
     const meta = [el("span", { text: fmt(count) + " observations" })];
     if (count === 0) return { generatedAt: finite(body.generatedAt) ?? receivedAt, meta, body: empty("No observations in this range.") };
-    const stats = el("dl", { class: "stats small" }, [
-      ["min", body.min], ["mean", body.mean], ["max", body.max],
-    ].map(([label, value]) => el("div", {}, [el("dt", { text: label }), el("dd", { text: fmt(value) + suffix })])));
-    const legend = el("ul", { class: "legend", "aria-label": "Percentiles" }, MARKS.map((m) =>
-      el("li", { "data-mark": m.name }, [
-        svg("svg", { class: "swatch " + m.className, viewBox: "0 0 10 10", "aria-hidden": "true" }, svg("rect", { width: "10", height: "10" })),
-        el("span", { text: m.name + " " + fmt(body[m.name]) + suffix }),
-      ]),
-    ));
+    const stats = el(
+      "dl",
+      { class: "stats small" },
+      [
+        ["min", body.min],
+        ["mean", body.mean],
+        ["max", body.max],
+      ].map(([label, value]) => el("div", {}, [el("dt", { text: label }), el("dd", { text: fmt(value) + suffix })])),
+    );
+    const legend = el(
+      "ul",
+      { class: "legend", "aria-label": "Percentiles" },
+      MARKS.map((m) =>
+        el("li", { "data-mark": m.name }, [
+          svg("svg", { class: "swatch " + m.className, viewBox: "0 0 10 10", "aria-hidden": "true" }, svg("rect", { width: "10", height: "10" })),
+          el("span", { text: m.name + " " + fmt(body[m.name]) + suffix }),
+        ]),
+      ),
+    );
     return {
       generatedAt: finite(body.generatedAt) ?? receivedAt,
       meta,
@@ -126,6 +175,7 @@ const LOADERS = {
     };
   },
 
+  /** @param {string} name */
   async presence(name) {
     const hours = 24;
     // History is drawn when it is there; the numbers alone still make a panel.
@@ -137,17 +187,20 @@ const LOADERS = {
       }),
     ]);
     const b = now.body;
+    /** @type {[key: string, short: string | null, long: string, value: unknown][]} */
     const figures = [
       ["online", null, "Online now", b.online],
       ["pcu", "PCU", "peak concurrent users since 00:00 UTC", b.peakToday],
       ["au", "AU", "active users (distinct ids) since 00:00 UTC", b.activeToday],
       ["nu", "NU", "new users (first seen) since 00:00 UTC", b.newToday],
     ];
-    const stats = el("dl", { class: "stats" }, figures.map(([key, short, long, value]) =>
-      el("div", { "data-stat": key }, [
-        el("dt", {}, short ? [el("abbr", { title: long, text: short }), " today"] : long),
-        el("dd", { text: fmt(value) }),
-      ])));
+    const stats = el(
+      "dl",
+      { class: "stats" },
+      figures.map(([key, short, long, value]) =>
+        el("div", { "data-stat": key }, [el("dt", {}, short ? [el("abbr", { title: long, text: short }), " today"] : long), el("dd", { text: fmt(value) })]),
+      ),
+    );
     // Samples are per minute (the trim job); the line ends at the live count so it agrees with "Online now".
     const points = history ? asArray(history.body.points).slice() : [];
     const online = finite(b.online);
@@ -162,4 +215,3 @@ const LOADERS = {
     };
   },
 };
-`;

@@ -1,12 +1,20 @@
+// @ts-check
 /**
- * Client script, part 2: inline SVG charts built with DOM calls (no charting
- * library, nothing to download). Text stays in HTML where it must stay
- * readable on a phone; SVG draws the shapes.
+ * Inline SVG charts built with DOM calls (no charting library, nothing to
+ * download). Text stays in HTML where it must stay readable on a phone; SVG
+ * draws the shapes.
  */
-export const CHARTS_JS = String.raw`
-// Ranked horizontal bars: one list item per row (rank, label, bar, value),
-// so long labels wrap on a narrow screen instead of shrinking with the chart.
-function rankedBars(items, label) {
+import { asArray, el, empty, finite, fmt, fmtTime, svg } from "./dom.browser.js";
+
+/** @typedef {{ rank: unknown, label: string, value: number }} BarItem */
+
+/**
+ * Ranked horizontal bars: one list item per row (rank, label, bar, value),
+ * so long labels wrap on a narrow screen instead of shrinking with the chart.
+ * @param {BarItem[]} items
+ * @param {string} label
+ */
+export function rankedBars(items, label) {
   if (items.length === 0) return empty("Nothing here yet.");
   const max = Math.max(...items.map((item) => Math.abs(item.value))) || 1;
   const list = el("ol", { class: "bars", "aria-label": label });
@@ -27,25 +35,38 @@ function rankedBars(items, label) {
   return list;
 }
 
-const MARKS = [
+/** The percentiles a histogram marks, in the order of its legend. */
+export const MARKS = /** @type {const} */ ([
   { name: "p50", className: "p50" },
   { name: "p90", className: "p90" },
   { name: "p99", className: "p99" },
-];
+]);
 
-// Vertical bars on a linear value axis (buckets may be sparse: gaps stay gaps),
-// with a line per percentile; labels that would overlap move down a row.
-function histogramChart(stats, unit) {
-  const buckets = asArray(stats.buckets)
-    .map((b) => ({ lower: finite(b.lower), upper: finite(b.upper), count: finite(b.count) }))
-    .filter((b) => b.lower !== null && b.upper !== null && b.count !== null && b.upper >= b.lower);
+/**
+ * Vertical bars on a linear value axis (buckets may be sparse: gaps stay gaps),
+ * with a line per percentile; labels that would overlap move down a row.
+ * @param {any} stats the answer of GET /v1/histograms/{histogram}
+ * @param {string} unit
+ */
+export function histogramChart(stats, unit) {
+  const buckets = asArray(stats.buckets).flatMap((b) => {
+    const lower = finite(b.lower);
+    const upper = finite(b.upper);
+    const count = finite(b.count);
+    return lower !== null && upper !== null && count !== null && upper >= lower ? [{ lower, upper, count }] : [];
+  });
   if (buckets.length === 0) return empty("No observations in this range.");
-  const W = 400, H = 160, TOP = 34, BOTTOM = 2;
+  const W = 400,
+    H = 160,
+    TOP = 34,
+    BOTTOM = 2;
   const lo = Math.min(...buckets.map((b) => b.lower));
   const hi = Math.max(...buckets.map((b) => b.upper));
   const span = hi - lo || 1;
   const maxCount = Math.max(...buckets.map((b) => b.count)) || 1;
+  /** @param {number} v */
   const x = (v) => ((Math.min(Math.max(v, lo), hi) - lo) / span) * W;
+  /** @param {number} c */
   const y = (c) => H - BOTTOM - (c / maxCount) * (H - TOP - BOTTOM);
   const suffix = unit ? " " + unit : "";
   const described = MARKS.map((m) => m.name + " " + fmt(stats[m.name]) + suffix).join(", ");
@@ -65,6 +86,7 @@ function histogramChart(stats, unit) {
       ]),
     );
   }
+  /** @type {{ row: number, at: number }[]} */
   const placed = [];
   for (const mark of MARKS) {
     const value = finite(stats[mark.name]);
@@ -82,34 +104,49 @@ function histogramChart(stats, unit) {
   return chart;
 }
 
-// Online count over time: a filled line scaled to its own maximum.
-function sparkline(points, hours) {
+/**
+ * Online count over time: a filled line scaled to its own maximum.
+ * @param {unknown} points `{ at, online }` samples
+ * @param {number} hours
+ */
+export function sparkline(points, hours) {
   const series = asArray(points)
-    .map((p) => ({ at: finite(p.at), online: finite(p.online) }))
-    .filter((p) => p.at !== null && p.online !== null)
+    .flatMap((p) => {
+      const at = finite(p.at);
+      const online = finite(p.online);
+      return at !== null && online !== null ? [{ at, online }] : [];
+    })
     .sort((a, b) => a.at - b.at);
-  if (series.length === 0) return empty("No samples yet: the per-minute job records them.");
+  const [head] = series;
+  const tail = series[series.length - 1];
+  if (head === undefined || tail === undefined) return empty("No samples yet: the per-minute job records them.");
   const samples = series.length;
-  const W = 300, H = 48;
-  const first = series[0].at;
-  const last = series[series.length - 1].at;
+  const W = 300,
+    H = 48;
+  const first = head.at;
+  const last = tail.at;
   // A single sample still says something: draw it as a level line.
-  if (series.length === 1) series.push({ at: first + 1, online: series[0].online });
+  if (series.length === 1) series.push({ at: first + 1, online: head.online });
   const max = Math.max(...series.map((p) => p.online));
   const min = Math.min(...series.map((p) => p.online));
+  /** @param {number} at */
   const x = (at) => ((at - first) / (last - first || 1)) * W;
+  /** @param {number} v */
   const y = (v) => H - 2 - (v / (max || 1)) * (H - 4);
   const line = series.map((p) => x(p.at).toFixed(1) + "," + y(p.online).toFixed(1)).join(" ");
   const area = "M0," + H + " L" + line.split(" ").join(" L") + " L" + W + "," + H + " Z";
   const figure = el("figure", { class: "spark", "data-samples": samples }, [
-    svg("svg", {
-      viewBox: "0 0 " + W + " " + H,
-      preserveAspectRatio: "none",
-      role: "img",
-      "aria-label": "Online over the last " + hours + " h: " + samples + " sample" + (samples === 1 ? "" : "s") + ", low " + fmt(min) + ", high " + fmt(max),
-    }, [svg("path", { class: "area", d: area }), svg("polyline", { class: "line", points: line, "vector-effect": "non-scaling-stroke" })]),
+    svg(
+      "svg",
+      {
+        viewBox: "0 0 " + W + " " + H,
+        preserveAspectRatio: "none",
+        role: "img",
+        "aria-label": "Online over the last " + hours + " h: " + samples + " sample" + (samples === 1 ? "" : "s") + ", low " + fmt(min) + ", high " + fmt(max),
+      },
+      [svg("path", { class: "area", d: area }), svg("polyline", { class: "line", points: line, "vector-effect": "non-scaling-stroke" })],
+    ),
     el("figcaption", {}, [el("span", { text: fmtTime(first) }), el("span", { text: "high " + fmt(max) }), el("span", { text: fmtTime(last) })]),
   ]);
   return figure;
 }
-`;

@@ -1,0 +1,94 @@
+// @ts-check
+/** The dashboard's reads of the JSON API, with the stored read key. */
+import { refreshMs, state } from "./state.browser.js";
+
+const REQUEST_TIMEOUT_MS = 10000;
+
+/** @typedef {"auth" | "missing" | "storage" | "busy" | "server" | "bad" | "unreachable"} ErrorKind */
+
+export class ApiError extends Error {
+  /**
+   * @param {ErrorKind} kind
+   * @param {number} status 0 when no HTTP answer came
+   * @param {string} message
+   * @param {string} path
+   */
+  constructor(kind, status, message, path) {
+    super(message);
+    this.kind = kind;
+    this.status = status;
+    this.path = path;
+  }
+}
+
+/**
+ * @param {number} status
+ * @returns {ErrorKind}
+ */
+function kindOf(status) {
+  if (status === 401 || status === 403) return "auth";
+  if (status === 404) return "missing";
+  if (status === 503) return "storage";
+  if (status === 429) return "busy";
+  if (status >= 500) return "server";
+  return "bad";
+}
+
+/**
+ * @typedef {object} Answer
+ * @property {any} body the API's JSON object, read defensively (finite(), asArray(), String())
+ * @property {number} receivedAt
+ */
+
+/**
+ * The request headers of every API call of the page.
+ * no-store keeps answers out of the browser's cache; the explicit max-age
+ * still lets the Worker's edge cache (trending) answer, as long as the answer
+ * is no older than one refresh. Without it the browser would send no-cache.
+ * x-edgestats-client: the API refuses admin keys on the dashboard's requests (403).
+ * @param {string} accept
+ * @returns {Record<string, string>}
+ */
+export function apiHeaders(accept) {
+  return {
+    authorization: "Bearer " + state.key,
+    accept,
+    "cache-control": "max-age=" + Math.round(refreshMs / 1000),
+    "x-edgestats-client": "dashboard",
+  };
+}
+
+/**
+ * One GET of the JSON API with the stored read key. The Date header stands in
+ * for generatedAt where an endpoint has none: it is the server's clock.
+ * @param {string} path
+ * @returns {Promise<Answer>}
+ */
+export async function getJson(path) {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), REQUEST_TIMEOUT_MS);
+  try {
+    let res;
+    try {
+      res = await fetch(path, { headers: apiHeaders("application/json"), cache: "no-store", signal: controller.signal });
+    } catch {
+      const why = controller.signal.aborted ? "no answer within " + REQUEST_TIMEOUT_MS / 1000 + " s" : "the network request failed";
+      throw new ApiError("unreachable", 0, why, path);
+    }
+    let body = null;
+    try {
+      body = await res.json();
+    } catch {
+      body = null;
+    }
+    if (!res.ok) {
+      const message = body && body.error && body.error.message ? body.error.message : "HTTP " + res.status;
+      throw new ApiError(kindOf(res.status), res.status, message, path);
+    }
+    if (!body || typeof body !== "object") throw new ApiError("server", res.status, "the answer was not JSON", path);
+    const date = Date.parse(res.headers.get("date") || "");
+    return { body, receivedAt: Number.isFinite(date) ? date : Date.now() };
+  } finally {
+    clearTimeout(timer);
+  }
+}
