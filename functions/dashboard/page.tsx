@@ -21,6 +21,9 @@ const Panel: FC<{ spec: PanelSpec }> = ({ spec }) => (
           <option value="">none yet</option>
         </select>
       </label>
+      <button type="button" class="csv" data-role="csv" aria-label={`Download ${spec.title} as CSV`} title="Download what this panel shows as CSV" disabled>
+        CSV
+      </button>
       <p class="blurb">{spec.blurb}</p>
     </header>
     <p class="meta" data-role="meta" aria-live="off"></p>

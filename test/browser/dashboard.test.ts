@@ -3,7 +3,7 @@
  * server and a real redis-server: data goes in through the HTTP API, the page
  * is driven like a person would, screenshots land in test/artifacts/.
  */
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
@@ -183,6 +183,26 @@ describe("dashboard in Chromium", () => {
     ]);
 
     await page.screenshot({ path: resolve(ARTIFACTS, "dashboard-desktop.png"), fullPage: true });
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("downloads what a panel shows as CSV, fetched with the read key", async () => {
+    const downloadOf = async (id: string) => {
+      const button = panel(page, id).getByRole("button", { name: /as CSV/ });
+      await expect.poll(() => button.isEnabled(), CHANGE_TIMEOUT).toBe(true);
+      const [download] = await Promise.all([page.waitForEvent("download"), button.click()]);
+      return { name: download.suggestedFilename(), text: readFileSync(await download.path(), "utf8") };
+    };
+    expect(await downloadOf("trending")).toEqual({
+      name: "trending-searches-top.csv",
+      text: "rank,member,count\r\n1,555-0100,5\r\n2,555-0101,3\r\n3,555-0102,1\r\n",
+    });
+    const board = await downloadOf("leaderboard");
+    expect(board.name).toBe("leaderboards-arena.csv");
+    expect(board.text.split("\r\n").slice(0, 2)).toEqual(["rank,player,name,score,previousRank,bestRank", "1,p3,Cy,150,,1"]);
+    const histogram = await downloadOf("histogram");
+    expect(histogram.text.startsWith("lower,upper,count\r\n0,10,2\r\n")).toBe(true);
+    expect(await page.locator("#alert").isHidden()).toBe(true);
     expect(pageErrors).toEqual([]);
   });
 

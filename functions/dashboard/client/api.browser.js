@@ -59,36 +59,69 @@ export function apiHeaders(accept) {
 }
 
 /**
- * One GET of the JSON API with the stored read key. The Date header stands in
- * for generatedAt where an endpoint has none: it is the server's clock.
+ * One GET of the API with the stored read key; a failure (no answer, non-2xx)
+ * becomes an ApiError carrying the API's own message.
+ * @template T
  * @param {string} path
- * @returns {Promise<Answer>}
+ * @param {string} accept
+ * @param {(res: Response) => Promise<T>} read reads a 2xx answer
+ * @returns {Promise<T>}
  */
-export async function getJson(path) {
+async function request(path, accept, read) {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), REQUEST_TIMEOUT_MS);
   try {
     let res;
     try {
-      res = await fetch(path, { headers: apiHeaders("application/json"), cache: "no-store", signal: controller.signal });
+      res = await fetch(path, { headers: apiHeaders(accept), cache: "no-store", signal: controller.signal });
     } catch {
       const why = controller.signal.aborted ? "no answer within " + REQUEST_TIMEOUT_MS / 1000 + " s" : "the network request failed";
       throw new ApiError("unreachable", 0, why, path);
     }
-    let body = null;
+    if (!res.ok) {
+      let body;
+      try {
+        body = await res.json();
+      } catch {
+        body = null;
+      }
+      const message = body && body.error && body.error.message ? body.error.message : "HTTP " + res.status;
+      throw new ApiError(kindOf(res.status), res.status, message, path);
+    }
+    return await read(res);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * One GET of the JSON API. The Date header stands in for generatedAt where an
+ * endpoint has none: it is the server's clock.
+ * @param {string} path
+ * @returns {Promise<Answer>}
+ */
+export function getJson(path) {
+  return request(path, "application/json", async (res) => {
+    let body;
     try {
       body = await res.json();
     } catch {
       body = null;
     }
-    if (!res.ok) {
-      const message = body && body.error && body.error.message ? body.error.message : "HTTP " + res.status;
-      throw new ApiError(kindOf(res.status), res.status, message, path);
-    }
     if (!body || typeof body !== "object") throw new ApiError("server", res.status, "the answer was not JSON", path);
     const date = Date.parse(res.headers.get("date") || "");
     return { body, receivedAt: Number.isFinite(date) ? date : Date.now() };
-  } finally {
-    clearTimeout(timer);
-  }
+  });
+}
+
+/**
+ * A list endpoint's answer as CSV (Accept: text/csv), with the file name the API suggests.
+ * @param {string} path
+ * @returns {Promise<{ blob: Blob, filename: string }>}
+ */
+export function getCsv(path) {
+  return request(path, "text/csv", async (res) => {
+    const named = /filename="([^"]+)"/.exec(res.headers.get("content-disposition") || "");
+    return { blob: await res.blob(), filename: named && named[1] ? named[1] : "edgestats.csv" };
+  });
 }

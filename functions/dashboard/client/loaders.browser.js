@@ -13,6 +13,7 @@ import { asArray, el, empty, enc, finite, fmt, svg } from "./dom.browser.js";
  * @property {number} generatedAt
  * @property {(Node | string)[]} meta
  * @property {Node} body
+ * @property {string} [csv] the list endpoint behind what the panel shows, for its CSV download
  */
 
 /**
@@ -62,7 +63,8 @@ function movement(row) {
 export const LOADERS = {
   /** @param {string} name */
   async trending(name) {
-    const { body, receivedAt } = await getJson("/v1/trending/" + enc(name) + "/top?n=10&window=24h");
+    const path = "/v1/trending/" + enc(name) + "/top?n=10&window=24h";
+    const { body, receivedAt } = await getJson(path);
     const hours = finite(body.window && body.window.hours) ?? 24;
     const items = asArray(body.items).map((i) => ({ rank: i.rank, label: String(i.member), value: finite(i.count) ?? 0 }));
     const flag =
@@ -78,17 +80,20 @@ export const LOADERS = {
       generatedAt: finite(body.generatedAt) ?? receivedAt,
       meta: [flag, el("span", { text: "window " + hours + " h" })],
       body: rankedBars(items, "Top members of " + name + " over " + hours + " h"),
+      csv: path,
     };
   },
 
   /** @param {string} name */
   async counter(name) {
-    const { body, receivedAt } = await getJson("/v1/counters/" + enc(name) + "/top?n=10");
+    const path = "/v1/counters/" + enc(name) + "/top?n=10";
+    const { body, receivedAt } = await getJson(path);
     const items = asArray(body.items).map((i) => ({ rank: i.rank, label: String(i.member), value: finite(i.score) ?? 0 }));
     return {
       generatedAt: finite(body.generatedAt) ?? receivedAt,
       meta: [el("span", { text: items.length + " shown" })],
       body: rankedBars(items, "Top members of counter " + name),
+      csv: path,
     };
   },
 
@@ -98,14 +103,16 @@ export const LOADERS = {
    */
   async leaderboard(name, rerender) {
     let season = LB_SEASON;
+    let path = "/v1/leaderboards/" + enc(name) + "?page=1&limit=10&season=" + enc(season);
     let res;
     try {
-      res = await getJson("/v1/leaderboards/" + enc(name) + "?page=1&limit=10&season=" + enc(season));
+      res = await getJson(path);
     } catch (caught) {
       // a board without seasons has no previous one: show its ranking instead
       if (!(caught instanceof ApiError) || caught.kind !== "missing" || season === "current") throw caught;
       season = "current";
-      res = await getJson("/v1/leaderboards/" + enc(name) + "?page=1&limit=10");
+      path = "/v1/leaderboards/" + enc(name) + "?page=1&limit=10";
+      res = await getJson(path);
     }
     const { body, receivedAt } = res;
     const items = asArray(body.items);
@@ -113,7 +120,7 @@ export const LOADERS = {
     /** @type {Node[]} */
     const meta = [el("span", { text: (total === null ? "?" : fmt(total)) + " players" })];
     if (typeof body.season === "string") meta.push(seasonPicker(season, body.season, rerender));
-    if (items.length === 0) return { generatedAt: receivedAt, meta, body: empty("No players in this season yet.") };
+    if (items.length === 0) return { generatedAt: receivedAt, meta, body: empty("No players in this season yet."), csv: path };
     const rows = items.map((i) =>
       el("tr", { "data-player": String(i.player) }, [
         el("td", { class: "num", text: String(i.rank) }),
@@ -138,17 +145,18 @@ export const LOADERS = {
       ),
       el("tbody", {}, rows),
     ]);
-    return { generatedAt: finite(body.generatedAt) ?? receivedAt, meta, body: table };
+    return { generatedAt: finite(body.generatedAt) ?? receivedAt, meta, body: table, csv: path };
   },
 
   /** @param {string} name */
   async histogram(name) {
-    const { body, receivedAt } = await getJson("/v1/histograms/" + enc(name));
+    const path = "/v1/histograms/" + enc(name);
+    const { body, receivedAt } = await getJson(path);
     const unit = typeof body.unit === "string" ? body.unit : "";
     const suffix = unit ? " " + unit : "";
     const count = finite(body.count) ?? 0;
     const meta = [el("span", { text: fmt(count) + " observations" })];
-    if (count === 0) return { generatedAt: finite(body.generatedAt) ?? receivedAt, meta, body: empty("No observations in this range.") };
+    if (count === 0) return { generatedAt: finite(body.generatedAt) ?? receivedAt, meta, body: empty("No observations in this range."), csv: path };
     const stats = el(
       "dl",
       { class: "stats small" },
@@ -172,6 +180,7 @@ export const LOADERS = {
       generatedAt: finite(body.generatedAt) ?? receivedAt,
       meta,
       body: el("div", {}, [histogramChart(body, unit), legend, stats]),
+      csv: path,
     };
   },
 
@@ -179,9 +188,10 @@ export const LOADERS = {
   async presence(name) {
     const hours = 24;
     // History is drawn when it is there; the numbers alone still make a panel.
+    const historyPath = "/v1/presence/" + enc(name) + "/history?hours=" + hours;
     const [now, history] = await Promise.all([
       getJson("/v1/presence/" + enc(name)),
-      getJson("/v1/presence/" + enc(name) + "/history?hours=" + hours).catch((error) => {
+      getJson(historyPath).catch((error) => {
         if (error.kind === "missing") return null;
         throw error;
       }),
@@ -212,6 +222,8 @@ export const LOADERS = {
       generatedAt: finite(b.generatedAt) ?? now.receivedAt,
       meta: timeout === null ? [] : [el("span", { text: "offline after " + fmt(timeout) + " s idle" })],
       body: el("div", {}, [stats, el("h3", { class: "sub", text: "Online, last " + hours + " h" }), spark]),
+      // the figures are one object; the history is the list behind the panel
+      csv: history ? historyPath : undefined,
     };
   },
 };

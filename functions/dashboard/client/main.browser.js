@@ -3,7 +3,7 @@
  * The dashboard's entry module (served as /dashboard.js): the key form, the
  * pickers and the refresh loop.
  */
-import { ApiError, getJson } from "./api.browser.js";
+import { ApiError, getCsv, getJson } from "./api.browser.js";
 import { el, empty, finite, fmt, fmtTime, namesOf, timeEl } from "./dom.browser.js";
 import { LOADERS } from "./loaders.browser.js";
 import { KEY_STORAGE, SELECTION_STORAGE, refreshMs, state, store } from "./state.browser.js";
@@ -48,6 +48,8 @@ const ui = {
  * @property {HTMLSelectElement} picker
  * @property {HTMLElement} meta
  * @property {HTMLElement} body
+ * @property {HTMLButtonElement} csvButton
+ * @property {string | undefined} csv the list endpoint behind what the panel shows (its CSV download)
  * @property {string[] | null} names
  * @property {number} seq bumped per load, so an older answer never overwrites a newer one
  * @property {boolean} hasData
@@ -66,6 +68,8 @@ const panels = Array.from(document.querySelectorAll("[data-panel]"), (node) => {
     picker: /** @type {HTMLSelectElement} */ (section.querySelector("select")),
     meta: /** @type {HTMLElement} */ (section.querySelector("[data-role=meta]")),
     body: /** @type {HTMLElement} */ (section.querySelector("[data-role=body]")),
+    csvButton: /** @type {HTMLButtonElement} */ (section.querySelector("[data-role=csv]")),
+    csv: undefined,
     names: null,
     seq: 0,
     hasData: false,
@@ -110,9 +114,12 @@ function hideKeyForm() {
  * @param {(Node | string)[]} meta
  * @param {Node} body
  * @param {number | null} generatedAt
+ * @param {string} [csv] the list endpoint behind a live view
  */
-function show(panel, mode, meta, body, generatedAt) {
+function show(panel, mode, meta, body, generatedAt, csv) {
   panel.hasData = mode === "live";
+  panel.csv = mode === "live" ? csv : undefined;
+  panel.csvButton.disabled = !panel.csv;
   panel.section.dataset.state = mode;
   panel.section.removeAttribute("aria-busy");
   panel.meta.replaceChildren(...meta, generatedAt ? timeEl(generatedAt, "as of ") : "");
@@ -171,7 +178,7 @@ async function refreshPanel(panel, withList) {
       return { ok: true };
     }
     const view = await LOADERS[panel.id](name, () => void refreshPanel(panel, false));
-    if (seq === panel.seq) show(panel, "live", view.meta, view.body, view.generatedAt);
+    if (seq === panel.seq) show(panel, "live", view.meta, view.body, view.generatedAt, view.csv);
     return { ok: true };
   } catch (caught) {
     const error = caught instanceof ApiError ? caught : new ApiError("bad", 0, String((caught instanceof Error && caught.message) || caught), "");
@@ -190,6 +197,35 @@ async function refreshPanel(panel, withList) {
     }
     markStale(panel, error);
     return { ok: false, error };
+  }
+}
+
+/**
+ * Saves what the panel shows as CSV: the same endpoint asked for text/csv with
+ * the read key, handed to the browser as a file through a Blob URL.
+ * @param {Panel} panel
+ */
+async function download(panel) {
+  const path = panel.csv;
+  if (!path) return;
+  panel.csvButton.disabled = true;
+  const generation = state.generation;
+  try {
+    const { blob, filename } = await getCsv(path);
+    const url = URL.createObjectURL(blob);
+    const link = el("a", { href: url, download: filename, hidden: true });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    // The download has started from the click; the URL is let go a little later.
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
+  } catch (caught) {
+    const error = caught instanceof ApiError ? caught : new ApiError("bad", 0, String((caught instanceof Error && caught.message) || caught), path);
+    if (generation !== state.generation) return;
+    if (error.kind === "auth") refused(error);
+    else showAlert("The CSV download failed: " + error.message);
+  } finally {
+    panel.csvButton.disabled = !panel.csv;
   }
 }
 
@@ -339,6 +375,7 @@ ui.forget.addEventListener("click", () => {
 ui.changeKey.addEventListener("click", () => showKeyForm(""));
 ui.refreshNow.addEventListener("click", () => void refresh(true));
 for (const panel of panels) {
+  panel.csvButton.addEventListener("click", () => void download(panel));
   panel.picker.addEventListener("change", async () => {
     state.selection[panel.id] = panel.picker.value;
     store.set(SELECTION_STORAGE, JSON.stringify(state.selection));
