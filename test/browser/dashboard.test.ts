@@ -6,7 +6,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContext, type Page, type Response as PageResponse } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { command, deleteUnder, keysUnder, requireTarget, resetStats, statsOf, uniquePrefix } from "../helpers/upstash-rest.ts";
 import { seasonAt, seasonBefore } from "../../src/leaderboards/seasons.ts";
@@ -234,7 +234,7 @@ describe("dashboard in Chromium", () => {
     const before = await refreshes();
     await expect.poll(refreshes, CHANGE_TIMEOUT).toBeGreaterThan(before);
     const calls: { path: string; cache: string | undefined }[] = [];
-    const record = (res: import("playwright-core").Response) => {
+    const record = (res: PageResponse) => {
       const url = new URL(res.url());
       if (url.pathname.startsWith("/v1/")) calls.push({ path: url.pathname, cache: res.headers()["x-edgestats-cache"] });
     };
