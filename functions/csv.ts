@@ -74,11 +74,27 @@ export const CSV_LISTS: readonly CsvList[] = [
   { path: "/v1/leaderboards/{board}/players/{player}/around", list: "items", columns: BOARD_ROW },
   { path: "/v1/leaderboards/{board}/seasons", list: "seasons", columns: ["id", "from", "to", "players", "top"] },
 
-  { path: "/v1/webhooks", list: "webhooks", columns: ["name", "url", "events", "filter", "n", "createdAt", "updatedAt"] },
+  {
+    path: "/v1/webhooks",
+    list: "webhooks",
+    columns: ["name", "url", "events", "filter", "n", "createdAt", "updatedAt"],
+  },
   {
     path: "/v1/webhooks/{name}/deliveries",
     list: "deliveries",
-    columns: ["delivery", "event", "type", "attempt", "at", "via", "outcome", "status", "error", "messageId", "retryAt"],
+    columns: [
+      "delivery",
+      "event",
+      "type",
+      "attempt",
+      "at",
+      "via",
+      "outcome",
+      "status",
+      "error",
+      "messageId",
+      "retryAt",
+    ],
   },
 ];
 
@@ -115,7 +131,8 @@ function headerOf(column: CsvColumn): string {
 function valueOf(column: CsvColumn, item: unknown): unknown {
   if (typeof column !== "string") return column.value(item);
   let value: unknown = item;
-  for (const part of column.split(".")) value = value !== null && typeof value === "object" ? (value as Record<string, unknown>)[part] : undefined;
+  for (const part of column.split("."))
+    value = value !== null && typeof value === "object" ? (value as Record<string, unknown>)[part] : undefined;
   return value;
 }
 
@@ -215,7 +232,10 @@ export const csvExport: MiddlewareHandler<AppEnv> = async (c, next) => {
   const list = entry && json ? ((await res.clone().json()) as Record<string, unknown>)[entry.list] : undefined;
   c.res = undefined;
   if (!entry || !Array.isArray(list)) {
-    c.res = c.json(errorBody("not_acceptable", `GET ${pathname} answers no list, so it has no CSV form; ask for application/json.`), 406);
+    c.res = c.json(
+      errorBody("not_acceptable", `GET ${pathname} answers no list, so it has no CSV form; ask for application/json.`),
+      406,
+    );
     return;
   }
   const headers = new Headers(res.headers);
@@ -230,7 +250,10 @@ export const csvExport: MiddlewareHandler<AppEnv> = async (c, next) => {
 
 interface OpenApiLike {
   info: { description?: string };
-  paths?: Record<string, { get?: { responses?: Record<string, { content?: Record<string, unknown> } | unknown> } } | undefined>;
+  paths?: Record<
+    string,
+    { get?: { responses?: Record<string, { content?: Record<string, unknown> } | unknown> } } | undefined
+  >;
 }
 
 /**
@@ -244,7 +267,13 @@ export function describeCsv<T extends OpenApiLike>(doc: T): T {
     const responses = doc.paths?.[entry.path]?.get?.responses;
     const ok = responses?.["200"] as { content?: Record<string, unknown> } | undefined;
     if (!responses || !ok) continue;
-    const csv = { schema: { type: "string", description: `\`${entry.list}\` as RFC 4180 CSV with a header row`, example: toCsv(entry.columns, []) } };
+    const csv = {
+      schema: {
+        type: "string",
+        description: `\`${entry.list}\` as RFC 4180 CSV with a header row`,
+        example: toCsv(entry.columns, []),
+      },
+    };
     responses["200"] = { ...ok, content: { ...ok.content, "text/csv": csv } };
   }
   const note =

@@ -80,7 +80,8 @@ function linked(file: string): string {
   try {
     const out = source.replace(IMPORT, (_, from: string, dep: string) => `${from}"${versionedUrl(moduleAsset(dep))}"`);
     // Only the modules above are served: any other relative import would 404 in the browser.
-    if (/^import\b[^;]*?\bfrom\s*["']\.{1,2}\//m.test(out)) throw new Error(`dashboard: ${file} imports a file the Worker does not serve`);
+    if (/^import\b[^;]*?\bfrom\s*["']\.{1,2}\//m.test(out))
+      throw new Error(`dashboard: ${file} imports a file the Worker does not serve`);
     return out;
   } finally {
     linking.delete(file);

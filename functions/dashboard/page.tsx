@@ -21,7 +21,14 @@ const Panel: FC<{ spec: PanelSpec }> = ({ spec }) => (
           <option value="">none yet</option>
         </select>
       </label>
-      <button type="button" class="csv" data-role="csv" aria-label={`Download ${spec.title} as CSV`} title="Download what this panel shows as CSV" disabled>
+      <button
+        type="button"
+        class="csv"
+        data-role="csv"
+        aria-label={`Download ${spec.title} as CSV`}
+        title="Download what this panel shows as CSV"
+        disabled
+      >
         CSV
       </button>
       <p class="blurb">{spec.blurb}</p>
@@ -57,7 +64,12 @@ export const DashboardPage: FC = () => (
         <p id="status" role="status" aria-live="polite">
           Starting…
         </p>
-        <p id="ingest-lag" class="lag" title="Queued ingest (Prefer: respond-async): age of the oldest message the consumer saw in the last 2 minutes" hidden></p>
+        <p
+          id="ingest-lag"
+          class="lag"
+          title="Queued ingest (Prefer: respond-async): age of the oldest message the consumer saw in the last 2 minutes"
+          hidden
+        ></p>
         <div class="actions">
           <button type="button" id="refresh-now">
             Refresh now
@@ -74,7 +86,14 @@ export const DashboardPage: FC = () => (
       <form id="key-form" class="key-form" autocomplete="off" hidden>
         <label for="key-input">Read API key</label>
         <div class="row">
-          <input id="key-input" name="key" type="password" autocomplete="off" spellcheck={false} placeholder="a key from READ_KEYS (admin keys are refused)" />
+          <input
+            id="key-input"
+            name="key"
+            type="password"
+            autocomplete="off"
+            spellcheck={false}
+            placeholder="a key from READ_KEYS (admin keys are refused)"
+          />
           <button type="submit" class="primary">
             Save key
           </button>

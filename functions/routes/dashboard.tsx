@@ -42,14 +42,22 @@ function serveAsset(c: Context<AppEnv>, asset: Asset) {
   const etag = `"${asset.hash}"`;
   // The page links `?v=<hash>`: that exact URL never changes content, so it may be
   // cached for good; any other URL (old page, typed by hand) revalidates.
-  const cacheControl = c.req.query("v") === asset.hash ? "public, max-age=31536000, immutable" : "public, max-age=0, must-revalidate";
-  const headers = { "Content-Type": asset.contentType, "Cache-Control": cacheControl, ETag: etag, "X-Content-Type-Options": "nosniff" };
+  const cacheControl =
+    c.req.query("v") === asset.hash ? "public, max-age=31536000, immutable" : "public, max-age=0, must-revalidate";
+  const headers = {
+    "Content-Type": asset.contentType,
+    "Cache-Control": cacheControl,
+    ETag: etag,
+    "X-Content-Type-Options": "nosniff",
+  };
   if (notModified(c, etag)) return c.body(null, 304, headers);
   return c.body(asset.body, 200, headers);
 }
 
 const text = (type: string, description: string) => ({ content: { [type]: { schema: z.string() } }, description });
-const assetQuery = z.object({ v: z.string().optional().openapi({ description: "content hash; the page links the current one" }) });
+const assetQuery = z.object({
+  v: z.string().optional().openapi({ description: "content hash; the page links the current one" }),
+});
 
 export const dashboardRoutes = createRouter();
 
@@ -59,7 +67,8 @@ dashboardRoutes.openapi(
     path: "/",
     tags: ["Dashboard"],
     summary: "Live dashboard page (asks for a read key; needs none itself)",
-    description: "Server-rendered shell; its script polls the JSON API every 5 s with the read key kept in the browser's localStorage.",
+    description:
+      "Server-rendered shell; its script polls the JSON API every 5 s with the read key kept in the browser's localStorage.",
     security: [],
     responses: { 200: text("text/html", "The dashboard page."), 304: { description: "Not modified (If-None-Match)." } },
   }),

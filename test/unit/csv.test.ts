@@ -61,7 +61,7 @@ describe("csvField (RFC 4180)", () => {
   });
 
   it("attack: neutralises spreadsheet formulas in text (= + - @ TAB CR), never in numbers", () => {
-    expect(csvField("=HYPERLINK(\"http://evil\",\"x\")")).toBe('"\'=HYPERLINK(""http://evil"",""x"")"');
+    expect(csvField('=HYPERLINK("http://evil","x")')).toBe('"\'=HYPERLINK(""http://evil"",""x"")"');
     expect(csvField("+1 555 0100")).toBe("'+1 555 0100");
     expect(csvField("-2+3")).toBe("'-2+3");
     expect(csvField("@SUM(A1)")).toBe("'@SUM(A1)");
@@ -177,7 +177,9 @@ describe("the route table", () => {
 
   it("names the download after the path", () => {
     expect(csvFilename("/v1/trending/searches/top")).toBe("trending-searches-top.csv");
-    expect(csvFilename("/v1/leaderboards/arena/players/p%201/around")).toBe("leaderboards-arena-players-p_1-around.csv");
+    expect(csvFilename("/v1/leaderboards/arena/players/p%201/around")).toBe(
+      "leaderboards-arena-players-p_1-around.csv",
+    );
     expect(csvFilename("/v1/presence/a%22b%0D%0A/members")).toBe("presence-a_b_-members.csv");
     expect(csvFilename("/v1/trending")).toBe("trending.csv");
   });
@@ -189,12 +191,18 @@ describe("describeCsv", () => {
     const doc = {
       info,
       paths: {
-        "/v1/trending/{stream}/top": { get: { responses: { "200": { description: "ok", content: { "application/json": { schema: {} } } } } } },
-        "/v1/presence/{room}": { get: { responses: { "200": { description: "ok", content: { "application/json": { schema: {} } } } } } },
+        "/v1/trending/{stream}/top": {
+          get: { responses: { "200": { description: "ok", content: { "application/json": { schema: {} } } } } },
+        },
+        "/v1/presence/{room}": {
+          get: { responses: { "200": { description: "ok", content: { "application/json": { schema: {} } } } } },
+        },
       },
     };
     const out = describeCsv(doc);
-    const top = out.paths["/v1/trending/{stream}/top"].get.responses["200"] as unknown as { content: Record<string, { schema: { example: string } }> };
+    const top = out.paths["/v1/trending/{stream}/top"].get.responses["200"] as unknown as {
+      content: Record<string, { schema: { example: string } }>;
+    };
     expect(Object.keys(top.content)).toEqual(["application/json", "text/csv"]);
     expect(top.content["text/csv"]!.schema.example).toBe("rank,member,count\r\n");
     expect(Object.keys(out.paths["/v1/presence/{room}"].get.responses["200"].content)).toEqual(["application/json"]);

@@ -58,7 +58,15 @@ beforeAll(async () => {
       ],
     }),
   );
-  ok(await api.post("/v1/counters/c1/incr", { items: [{ member: "m1", by: 5 }, { member: "-m2", by: -3 }, { member: "m3", by: 1 }] }));
+  ok(
+    await api.post("/v1/counters/c1/incr", {
+      items: [
+        { member: "m1", by: 5 },
+        { member: "-m2", by: -3 },
+        { member: "m3", by: 1 },
+      ],
+    }),
+  );
   ok(await api.put("/v1/histograms/h1", { bucketWidth: 10, unit: "ms" }, { key: "admin" }));
   ok(await api.post("/v1/histograms/h1/observations", { values: [3, 12, 14] }));
   ok(await api.post("/v1/presence/r1/heartbeats", { ids: ["u1", "@u2"] }));
@@ -126,7 +134,12 @@ describe("CSV export (Accept: text/csv)", () => {
   it("presence: members, history and the registry", async () => {
     const members = await csv("/v1/presence/r1/members", "presence-r1-members.csv");
     expect(members[0]).toEqual(["id", "lastSeen"]);
-    expect(members.slice(1).map((r) => r[0]).sort()).toEqual(["'@u2", "u1"]);
+    expect(
+      members
+        .slice(1)
+        .map((r) => r[0])
+        .sort(),
+    ).toEqual(["'@u2", "u1"]);
     expect(members.slice(1).every((r) => Number(r[1]) === api.now)).toBe(true);
     const history = await csv("/v1/presence/r1/history?hours=1", "presence-r1-history.csv");
     expect(history[0]).toEqual(["at", "online"]);
@@ -143,7 +156,9 @@ describe("CSV export (Accept: text/csv)", () => {
     ]);
     const around = await csv("/v1/leaderboards/b1/players/p1/around?k=1", "leaderboards-b1-players-p1-around.csv");
     expect(around.slice(1).map((r) => r[1])).toEqual(["p2", "p1"]);
-    expect(await csv("/v1/leaderboards/b1/seasons", "leaderboards-b1-seasons.csv")).toEqual([["id", "from", "to", "players", "top"]]);
+    expect(await csv("/v1/leaderboards/b1/seasons", "leaderboards-b1-seasons.csv")).toEqual([
+      ["id", "from", "to", "players", "top"],
+    ]);
     expect(await csv("/v1/leaderboards", "leaderboards.csv")).toEqual([["board"], ["b1"]]);
   });
 
@@ -152,7 +167,12 @@ describe("CSV export (Accept: text/csv)", () => {
   });
 
   it("a GET that answers no list asked for CSV: 406 with the error envelope", async () => {
-    for (const path of ["/v1/presence/r1", "/v1/counters/c1/members/m1", "/v1/leaderboards/b1/players/p1", "/v1/trending/s1/members/a%2Cb"]) {
+    for (const path of [
+      "/v1/presence/r1",
+      "/v1/counters/c1/members/m1",
+      "/v1/leaderboards/b1/players/p1",
+      "/v1/trending/s1/members/a%2Cb",
+    ]) {
       const res = await api.get(path, { headers: CSV });
       expect(res.status, path).toBe(406);
       expect(res.headers.get("content-type")).toMatch(/^application\/json/);
@@ -191,7 +211,13 @@ describe("CSV export (Accept: text/csv)", () => {
 
   it("describes the CSV form in the OpenAPI document", async () => {
     const doc = (await api.get("/openapi.json", { key: "none" })).body;
-    for (const path of ["/v1/trending/{stream}/top", "/v1/counters/{counter}/top", "/v1/histograms/{histogram}", "/v1/presence/{room}/members", "/v1/leaderboards/{board}"]) {
+    for (const path of [
+      "/v1/trending/{stream}/top",
+      "/v1/counters/{counter}/top",
+      "/v1/histograms/{histogram}",
+      "/v1/presence/{room}/members",
+      "/v1/leaderboards/{board}",
+    ]) {
       expect(Object.keys(doc.paths[path].get.responses["200"].content), path).toContain("text/csv");
     }
     expect(Object.keys(doc.paths["/v1/presence/{room}"].get.responses["200"].content)).not.toContain("text/csv");

@@ -170,6 +170,8 @@ describe("dashboard keys", () => {
     const js = SCRIPT.body;
     const useKey = js.slice(js.indexOf("function useKey("), js.indexOf("function resetPanels("));
     expect(useKey).not.toContain("store.set(KEY_STORAGE");
-    expect(js).toMatch(/if \(auth\) return refused\(auth\);\s+if \(!state\.keySaved && state\.key !== null\) \{\s+store\.set\(KEY_STORAGE, state\.key\);/);
+    expect(js).toMatch(
+      /if \(auth\) return refused\(auth\);\s+if \(!state\.keySaved && state\.key !== null\) \{\s+store\.set\(KEY_STORAGE, state\.key\);/,
+    );
   });
 });

@@ -75,7 +75,9 @@ async function request(path, accept, read) {
     try {
       res = await fetch(path, { headers: apiHeaders(accept), cache: "no-store", signal: controller.signal });
     } catch {
-      const why = controller.signal.aborted ? "no answer within " + REQUEST_TIMEOUT_MS / 1000 + " s" : "the network request failed";
+      const why = controller.signal.aborted
+        ? "no answer within " + REQUEST_TIMEOUT_MS / 1000 + " s"
+        : "the network request failed";
       throw new ApiError("unreachable", 0, why, path);
     }
     if (!res.ok) {

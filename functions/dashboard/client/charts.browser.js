@@ -25,9 +25,17 @@ export function rankedBars(items, label) {
         // aria-label is ignored on a plain span: the word goes in as visually hidden text
         el("span", { class: "rank" }, [el("span", { class: "sr-only", text: "rank " }), "#" + item.rank]),
         el("span", { class: "label", title: item.label, text: item.label }),
-        svg("svg", { class: "bar", viewBox: "0 0 100 10", preserveAspectRatio: "none", "aria-hidden": "true", focusable: "false" }, [
-          svg("rect", { width: share.toFixed(2), height: "10", rx: "1", class: item.value < 0 ? "negative" : null }),
-        ]),
+        svg(
+          "svg",
+          {
+            class: "bar",
+            viewBox: "0 0 100 10",
+            preserveAspectRatio: "none",
+            "aria-hidden": "true",
+            focusable: "false",
+          },
+          [svg("rect", { width: share.toFixed(2), height: "10", rx: "1", class: item.value < 0 ? "negative" : null })],
+        ),
         el("span", { class: "value", text: fmt(item.value) }),
       ]),
     );
@@ -74,16 +82,33 @@ export function histogramChart(stats, unit) {
     class: "hist",
     viewBox: "0 0 " + W + " " + H,
     role: "img",
-    "aria-label": "Histogram of " + fmt(stats.count) + " observations from " + fmt(lo) + " to " + fmt(hi) + suffix + "; " + described,
+    "aria-label":
+      "Histogram of " +
+      fmt(stats.count) +
+      " observations from " +
+      fmt(lo) +
+      " to " +
+      fmt(hi) +
+      suffix +
+      "; " +
+      described,
   });
   for (const b of buckets) {
     const left = x(b.lower);
     const width = Math.max(1, x(b.upper) - left - 1);
     const top = y(b.count);
     chart.append(
-      svg("rect", { class: "bucket", x: (left + 0.5).toFixed(2), y: top.toFixed(2), width: width.toFixed(2), height: (H - BOTTOM - top).toFixed(2) }, [
-        svg("title", { text: fmt(b.lower) + "–" + fmt(b.upper) + suffix + ": " + fmt(b.count) }),
-      ]),
+      svg(
+        "rect",
+        {
+          class: "bucket",
+          x: (left + 0.5).toFixed(2),
+          y: top.toFixed(2),
+          width: width.toFixed(2),
+          height: (H - BOTTOM - top).toFixed(2),
+        },
+        [svg("title", { text: fmt(b.lower) + "–" + fmt(b.upper) + suffix + ": " + fmt(b.count) })],
+      ),
     );
   }
   /** @type {{ row: number, at: number }[]} */
@@ -97,8 +122,20 @@ export function histogramChart(stats, unit) {
     placed.push({ row, at });
     const anchor = at < 18 ? "start" : at > W - 18 ? "end" : "middle";
     chart.append(
-      svg("line", { class: "mark " + mark.className, x1: at.toFixed(2), x2: at.toFixed(2), y1: String(12 + row * 11), y2: String(H) }),
-      svg("text", { class: "mark-label " + mark.className, x: at.toFixed(2), y: String(10 + row * 11), "text-anchor": anchor, text: mark.name }),
+      svg("line", {
+        class: "mark " + mark.className,
+        x1: at.toFixed(2),
+        x2: at.toFixed(2),
+        y1: String(12 + row * 11),
+        y2: String(H),
+      }),
+      svg("text", {
+        class: "mark-label " + mark.className,
+        x: at.toFixed(2),
+        y: String(10 + row * 11),
+        "text-anchor": anchor,
+        text: mark.name,
+      }),
     );
   }
   return chart;
@@ -142,11 +179,28 @@ export function sparkline(points, hours) {
         viewBox: "0 0 " + W + " " + H,
         preserveAspectRatio: "none",
         role: "img",
-        "aria-label": "Online over the last " + hours + " h: " + samples + " sample" + (samples === 1 ? "" : "s") + ", low " + fmt(min) + ", high " + fmt(max),
+        "aria-label":
+          "Online over the last " +
+          hours +
+          " h: " +
+          samples +
+          " sample" +
+          (samples === 1 ? "" : "s") +
+          ", low " +
+          fmt(min) +
+          ", high " +
+          fmt(max),
       },
-      [svg("path", { class: "area", d: area }), svg("polyline", { class: "line", points: line, "vector-effect": "non-scaling-stroke" })],
+      [
+        svg("path", { class: "area", d: area }),
+        svg("polyline", { class: "line", points: line, "vector-effect": "non-scaling-stroke" }),
+      ],
     ),
-    el("figcaption", {}, [el("span", { text: fmtTime(first) }), el("span", { text: "high " + fmt(max) }), el("span", { text: fmtTime(last) })]),
+    el("figcaption", {}, [
+      el("span", { text: fmtTime(first) }),
+      el("span", { text: "high " + fmt(max) }),
+      el("span", { text: fmtTime(last) }),
+    ]),
   ]);
   return figure;
 }

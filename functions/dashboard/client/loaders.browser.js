@@ -66,10 +66,19 @@ export const LOADERS = {
     const path = "/v1/trending/" + enc(name) + "/top?n=10&window=24h";
     const { body, receivedAt } = await getJson(path);
     const hours = finite(body.window && body.window.hours) ?? 24;
-    const items = asArray(body.items).map((i) => ({ rank: i.rank, label: String(i.member), value: finite(i.count) ?? 0 }));
+    const items = asArray(body.items).map((i) => ({
+      rank: i.rank,
+      label: String(i.member),
+      value: finite(i.count) ?? 0,
+    }));
     const flag =
       body.exact === true
-        ? el("span", { class: "badge ok", "data-exact": "true", title: "The provably true top 10 with true counts", text: "exact" })
+        ? el("span", {
+            class: "badge ok",
+            "data-exact": "true",
+            title: "The provably true top 10 with true counts",
+            text: "exact",
+          })
         : el("span", {
             class: "badge warn",
             "data-exact": "false",
@@ -88,7 +97,11 @@ export const LOADERS = {
   async counter(name) {
     const path = "/v1/counters/" + enc(name) + "/top?n=10";
     const { body, receivedAt } = await getJson(path);
-    const items = asArray(body.items).map((i) => ({ rank: i.rank, label: String(i.member), value: finite(i.score) ?? 0 }));
+    const items = asArray(body.items).map((i) => ({
+      rank: i.rank,
+      label: String(i.member),
+      value: finite(i.score) ?? 0,
+    }));
     return {
       generatedAt: finite(body.generatedAt) ?? receivedAt,
       meta: [el("span", { text: items.length + " shown" })],
@@ -120,7 +133,8 @@ export const LOADERS = {
     /** @type {Node[]} */
     const meta = [el("span", { text: (total === null ? "?" : fmt(total)) + " players" })];
     if (typeof body.season === "string") meta.push(seasonPicker(season, body.season, rerender));
-    if (items.length === 0) return { generatedAt: receivedAt, meta, body: empty("No players in this season yet."), csv: path };
+    if (items.length === 0)
+      return { generatedAt: receivedAt, meta, body: empty("No players in this season yet."), csv: path };
     const rows = items.map((i) =>
       el("tr", { "data-player": String(i.player) }, [
         el("td", { class: "num", text: String(i.rank) }),
@@ -140,7 +154,12 @@ export const LOADERS = {
           el("th", { scope: "col", text: "Player" }),
           el("th", { scope: "col", text: "Name" }),
           el("th", { scope: "col", class: "num", text: "Score" }),
-          el("th", { scope: "col", class: "num", text: "Move", title: "Places gained since the previous season's final ranking; best rank this season on hover" }),
+          el("th", {
+            scope: "col",
+            class: "num",
+            text: "Move",
+            title: "Places gained since the previous season's final ranking; best rank this season on hover",
+          }),
         ]),
       ),
       el("tbody", {}, rows),
@@ -156,7 +175,13 @@ export const LOADERS = {
     const suffix = unit ? " " + unit : "";
     const count = finite(body.count) ?? 0;
     const meta = [el("span", { text: fmt(count) + " observations" })];
-    if (count === 0) return { generatedAt: finite(body.generatedAt) ?? receivedAt, meta, body: empty("No observations in this range."), csv: path };
+    if (count === 0)
+      return {
+        generatedAt: finite(body.generatedAt) ?? receivedAt,
+        meta,
+        body: empty("No observations in this range."),
+        csv: path,
+      };
     const stats = el(
       "dl",
       { class: "stats small" },
@@ -171,7 +196,11 @@ export const LOADERS = {
       { class: "legend", "aria-label": "Percentiles" },
       MARKS.map((m) =>
         el("li", { "data-mark": m.name }, [
-          svg("svg", { class: "swatch " + m.className, viewBox: "0 0 10 10", "aria-hidden": "true" }, svg("rect", { width: "10", height: "10" })),
+          svg(
+            "svg",
+            { class: "swatch " + m.className, viewBox: "0 0 10 10", "aria-hidden": "true" },
+            svg("rect", { width: "10", height: "10" }),
+          ),
           el("span", { text: m.name + " " + fmt(body[m.name]) + suffix }),
         ]),
       ),
@@ -208,14 +237,18 @@ export const LOADERS = {
       "dl",
       { class: "stats" },
       figures.map(([key, short, long, value]) =>
-        el("div", { "data-stat": key }, [el("dt", {}, short ? [el("abbr", { title: long, text: short }), " today"] : long), el("dd", { text: fmt(value) })]),
+        el("div", { "data-stat": key }, [
+          el("dt", {}, short ? [el("abbr", { title: long, text: short }), " today"] : long),
+          el("dd", { text: fmt(value) }),
+        ]),
       ),
     );
     // Samples are per minute (the trim job); the line ends at the live count so it agrees with "Online now".
     const points = history ? asArray(history.body.points).slice() : [];
     const online = finite(b.online);
     const lastAt = points.length ? finite(points[points.length - 1].at) : null;
-    if (history && online !== null && (lastAt === null || now.receivedAt > lastAt)) points.push({ at: now.receivedAt, online });
+    if (history && online !== null && (lastAt === null || now.receivedAt > lastAt))
+      points.push({ at: now.receivedAt, online });
     const spark = history ? sparkline(points, hours) : empty("History is not available on this deployment.");
     const timeout = finite(b.timeoutSeconds);
     return {

@@ -151,7 +151,11 @@ function fillPicker(panel, names) {
   const chosen = wanted !== undefined && names.includes(wanted) ? wanted : names[0] || "";
   const same = picker.options.length === names.length && names.every((name, i) => picker.options[i]?.value === name);
   if (!same) {
-    picker.replaceChildren(...(names.length ? names.map((name) => el("option", { value: name, text: name })) : [el("option", { value: "", text: "none yet" })]));
+    picker.replaceChildren(
+      ...(names.length
+        ? names.map((name) => el("option", { value: name, text: name }))
+        : [el("option", { value: "", text: "none yet" })]),
+    );
   }
   picker.disabled = names.length === 0;
   picker.value = chosen;
@@ -181,13 +185,22 @@ async function refreshPanel(panel, withList) {
     if (seq === panel.seq) show(panel, "live", view.meta, view.body, view.generatedAt, view.csv);
     return { ok: true };
   } catch (caught) {
-    const error = caught instanceof ApiError ? caught : new ApiError("bad", 0, String((caught instanceof Error && caught.message) || caught), "");
+    const error =
+      caught instanceof ApiError
+        ? caught
+        : new ApiError("bad", 0, String((caught instanceof Error && caught.message) || caught), "");
     if (!(caught instanceof ApiError)) console.error(caught);
     if (seq !== panel.seq) return { ok: true };
     if (error.kind === "missing" && error.path === panel.list) {
       // The feature is not deployed here (yet): say so and ask again next time.
       panel.names = null;
-      show(panel, "unavailable", [], empty("Not available on this deployment: GET " + panel.list + " answered 404."), null);
+      show(
+        panel,
+        "unavailable",
+        [],
+        empty("Not available on this deployment: GET " + panel.list + " answered 404."),
+        null,
+      );
       return { ok: true };
     }
     if (error.kind === "missing") {
@@ -220,7 +233,10 @@ async function download(panel) {
     // The download has started from the click; the URL is let go a little later.
     setTimeout(() => URL.revokeObjectURL(url), 10000);
   } catch (caught) {
-    const error = caught instanceof ApiError ? caught : new ApiError("bad", 0, String((caught instanceof Error && caught.message) || caught), path);
+    const error =
+      caught instanceof ApiError
+        ? caught
+        : new ApiError("bad", 0, String((caught instanceof Error && caught.message) || caught), path);
     if (generation !== state.generation) return;
     if (error.kind === "auth") refused(error);
     else showAlert("The CSV download failed: " + error.message);
@@ -257,9 +273,15 @@ function report(results) {
   }
   const since = state.lastGood ? " Showing data from " + fmtTime(state.lastGood) + "." : "";
   const [first] = errors;
-  if (first && errors.length === results.length && errors.every((e) => e.kind === "unreachable" || e.kind === "server")) {
+  if (
+    first &&
+    errors.length === results.length &&
+    errors.every((e) => e.kind === "unreachable" || e.kind === "server")
+  ) {
     dropProblems();
-    showAlert("The API is unreachable (" + first.message + ")." + since + " Retrying every " + refreshMs / 1000 + " s.");
+    showAlert(
+      "The API is unreachable (" + first.message + ")." + since + " Retrying every " + refreshMs / 1000 + " s.",
+    );
     return setMode("unreachable", "API unreachable; last update", state.lastGood);
   }
   const storage = errors.find((e) => e.kind === "storage");
@@ -289,7 +311,10 @@ async function refresh(withLists) {
   state.tick++;
   const lists = withLists || state.tick % LIST_EVERY === 1;
   try {
-    const [results] = await Promise.all([Promise.all(panels.map((panel) => refreshPanel(panel, lists))), lists ? refreshLag() : null]);
+    const [results] = await Promise.all([
+      Promise.all(panels.map((panel) => refreshPanel(panel, lists))),
+      lists ? refreshLag() : null,
+    ]);
     if (generation === state.generation) report(results);
   } finally {
     state.running = false;
