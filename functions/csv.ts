@@ -175,8 +175,9 @@ function quality(ranges: { type: string; q: number }[], type: string): { q: numb
 
 /**
  * Whether the client prefers CSV: text/csv is named explicitly, with a q above
- * 0 and at least that of application/json (on a tie, whichever is named first).
- * `Accept: *\/*` or none stays JSON.
+ * 0 and at least that of application/json. On a tie an explicit text/csv beats
+ * a wildcard; of two explicit types, the one named first wins. `Accept: *\/*`,
+ * `text/*` or no Accept stays JSON.
  */
 export function prefersCsv(accept: string | undefined): boolean {
   if (!accept) return false;
@@ -229,7 +230,8 @@ export const csvExport: MiddlewareHandler<AppEnv> = async (c, next) => {
     return;
   }
   const json = (res.headers.get("content-type") ?? "").startsWith("application/json");
-  const list = entry && json ? ((await res.clone().json()) as Record<string, unknown>)[entry.list] : undefined;
+  // the JSON answer is replaced either way: its body may be consumed
+  const list = entry && json ? ((await res.json()) as Record<string, unknown>)[entry.list] : undefined;
   c.res = undefined;
   if (!entry || !Array.isArray(list)) {
     c.res = c.json(
