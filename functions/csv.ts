@@ -279,7 +279,7 @@ export function describeCsv<T extends OpenApiLike>(doc: T): T {
     responses["200"] = { ...ok, content: { ...ok.content, "text/csv": csv } };
   }
   const note =
-    "**CSV.** Every GET that answers a list also answers `Accept: text/csv` with that list as RFC 4180 CSV (UTF-8, CRLF, a header row; `Content-Disposition: attachment`); nested values are JSON in one cell. A string cell starting with `=`, `+`, `-`, `@`, TAB or CR gets a leading `'` so spreadsheets do not run it as a formula (numbers are never changed; the JSON answer has the exact text). Another GET asked for CSV answers 406; errors stay JSON.";
+    "**CSV.** A GET that answers a list also answers `Accept: text/csv`: RFC 4180, UTF-8, a header row, nested values as JSON; text starting with `=` `+` `-` `@` TAB or CR gets a leading `'` (no spreadsheet formulas). Other GETs: 406.";
   doc.info = { ...doc.info, description: doc.info.description ? `${doc.info.description}\n\n${note}` : note };
   return doc;
 }

@@ -1,10 +1,10 @@
 // @ts-check
-/** The dashboard's reads of the JSON API, with the stored read key. */
+// The page's reads of the API, with the stored read key.
 import { refreshMs, state } from "./state.browser.js";
 
 const REQUEST_TIMEOUT_MS = 10000;
 
-/** @typedef {"auth" | "missing" | "storage" | "busy" | "server" | "bad" | "unreachable"} ErrorKind */
+/** @typedef {import("./types").ErrorKind} ErrorKind */
 
 export class ApiError extends Error {
   /**
@@ -34,18 +34,12 @@ function kindOf(status) {
   return "bad";
 }
 
-/**
- * @typedef {object} Answer
- * @property {any} body the API's JSON object, read defensively (finite(), asArray(), String())
- * @property {number} receivedAt
- */
+/** @typedef {import("./types").Answer} Answer */
 
+// fetch's no-store keeps answers out of the browser's cache; max-age still lets the Worker's edge cache
+// (trending) answer if no older than one refresh (else the browser sends no-cache).
+// x-edgestats-client: the API refuses admin keys on the dashboard's requests (403).
 /**
- * The request headers of every API call of the page.
- * no-store keeps answers out of the browser's cache; the explicit max-age
- * still lets the Worker's edge cache (trending) answer, as long as the answer
- * is no older than one refresh. Without it the browser would send no-cache.
- * x-edgestats-client: the API refuses admin keys on the dashboard's requests (403).
  * @param {string} accept
  * @returns {Record<string, string>}
  */
@@ -58,9 +52,8 @@ export function apiHeaders(accept) {
   };
 }
 
+// A failure (no answer, non-2xx) becomes an ApiError with the API's own message.
 /**
- * One GET of the API with the stored read key; a failure (no answer, non-2xx)
- * becomes an ApiError carrying the API's own message.
  * @template T
  * @param {string} path
  * @param {string} accept
@@ -96,9 +89,8 @@ async function request(path, accept, read) {
   }
 }
 
+// The Date header stands in for generatedAt where an endpoint has none: it is the server's clock.
 /**
- * One GET of the JSON API. The Date header stands in for generatedAt where an
- * endpoint has none: it is the server's clock.
  * @param {string} path
  * @returns {Promise<Answer>}
  */
@@ -117,7 +109,6 @@ export function getJson(path) {
 }
 
 /**
- * A list endpoint's answer as CSV (Accept: text/csv), with the file name the API suggests.
  * @param {string} path
  * @returns {Promise<{ blob: Blob, filename: string }>}
  */

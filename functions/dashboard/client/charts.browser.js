@@ -1,16 +1,11 @@
 // @ts-check
-/**
- * Inline SVG charts built with DOM calls (no charting library, nothing to
- * download). Text stays in HTML where it must stay readable on a phone; SVG
- * draws the shapes.
- */
+// SVG charts built with DOM calls; text stays in HTML where it must stay readable on a phone.
 import { asArray, el, empty, finite, fmt, fmtTime, svg } from "./dom.browser.js";
 
-/** @typedef {{ rank: unknown, label: string, value: number }} BarItem */
+/** @typedef {import("./types").BarItem} BarItem */
 
+// Ranked bars: a list item per row, so long labels wrap on a narrow screen instead of shrinking the chart.
 /**
- * Ranked horizontal bars: one list item per row (rank, label, bar, value),
- * so long labels wrap on a narrow screen instead of shrinking with the chart.
  * @param {BarItem[]} items
  * @param {string} label
  */
@@ -43,17 +38,15 @@ export function rankedBars(items, label) {
   return list;
 }
 
-/** The percentiles a histogram marks, in the order of its legend. */
 export const MARKS = /** @type {const} */ ([
   { name: "p50", className: "p50" },
   { name: "p90", className: "p90" },
   { name: "p99", className: "p99" },
 ]);
 
+// Bars on a linear value axis (sparse buckets leave gaps), a line per percentile; overlapping labels move down a row.
 /**
- * Vertical bars on a linear value axis (buckets may be sparse: gaps stay gaps),
- * with a line per percentile; labels that would overlap move down a row.
- * @param {any} stats the answer of GET /v1/histograms/{histogram}
+ * @param {any} stats GET /v1/histograms/{histogram}
  * @param {string} unit
  */
 export function histogramChart(stats, unit) {
@@ -141,9 +134,9 @@ export function histogramChart(stats, unit) {
   return chart;
 }
 
+// Online count over time: a filled line scaled to its own maximum.
 /**
- * Online count over time: a filled line scaled to its own maximum.
- * @param {unknown} points `{ at, online }` samples
+ * @param {unknown} points
  * @param {number} hours
  */
 export function sparkline(points, hours) {

@@ -1,15 +1,10 @@
 // @ts-check
-/**
- * DOM builders and formatting for the dashboard's browser modules.
- * Data from the API only ever reaches the page through textContent and
- * setAttribute: member names cannot inject markup.
- */
+// DOM builders and formatting. API data reaches the page only through textContent and setAttribute.
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 
-/** @typedef {string | number | boolean | null | undefined} AttrValue */
-/** @typedef {Record<string, AttrValue>} Attrs `text` sets textContent; `true` sets an empty attribute; null, undefined and false set nothing. */
-/** @typedef {Node | string | number | null | undefined | false} Child */
+/** @typedef {import("./types").Attrs} Attrs */
+/** @typedef {import("./types").Child} Child */
 
 /**
  * @template {Element} E
@@ -92,10 +87,10 @@ export function finite(value) {
   return typeof n === "number" && Number.isFinite(n) ? n : null;
 }
 
+// The API encodes an empty list as [] but a Lua-side empty table may come out as {}.
 /**
- * The API encodes an empty list as [] but a Lua-side empty table may come out as {}.
  * @param {unknown} value
- * @returns {any[]} the API's JSON items, read field by field through finite() and String()
+ * @returns {any[]}
  */
 export function asArray(value) {
   return Array.isArray(value) ? value : [];

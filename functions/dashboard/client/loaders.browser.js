@@ -1,34 +1,18 @@
 // @ts-check
-/**
- * One loader per panel. A loader fetches everything its panel shows and
- * returns the nodes to swap in, so a panel changes in one step and keeps its
- * last content when a refresh fails.
- */
+// A loader fetches all its panel shows and returns the nodes to swap in: one step, and the last content stays on failure.
 import { ApiError, getJson } from "./api.browser.js";
 import { MARKS, histogramChart, rankedBars, sparkline } from "./charts.browser.js";
 import { asArray, el, empty, enc, finite, fmt, svg } from "./dom.browser.js";
 
-/**
- * @typedef {object} View
- * @property {number} generatedAt
- * @property {(Node | string)[]} meta
- * @property {Node} body
- * @property {string} [csv] the list endpoint behind what the panel shows, for its CSV download
- */
-
-/**
- * @callback Loader
- * @param {string} name the picked stream, room, board, histogram or counter
- * @param {() => void} rerender loads the panel again (after a choice inside it, e.g. the season)
- * @returns {Promise<View>}
- */
+/** @typedef {import("./types").Loader} Loader */
+/** @typedef {import("./types").PanelId} PanelId */
 
 // The leaderboard panel's season: "current" or "previous" (seasonal boards only).
 let LB_SEASON = "current";
 
 /**
  * @param {string} chosen
- * @param {string} id the season's id, as the board answered it
+ * @param {string} id
  * @param {() => void} rerender
  */
 function seasonPicker(chosen, id, rerender) {
@@ -44,10 +28,8 @@ function seasonPicker(chosen, id, rerender) {
   return picker;
 }
 
-/**
- * ▲ places gained (▼ lost) since the previous season's final rank; "new" when unranked then.
- * @param {any} row a leaderboard page row
- */
+// ▲ places gained (▼ lost) since the previous season's final rank.
+/** @param {any} row */
 function movement(row) {
   const rank = finite(row.rank);
   const prev = finite(row.previousRank);
@@ -59,7 +41,7 @@ function movement(row) {
   return el("td", { class: "num move " + (delta > 0 ? "up" : delta < 0 ? "down" : "same"), title, text });
 }
 
-/** @satisfies {Record<string, Loader>} */
+/** @satisfies {Record<PanelId, Loader>} */
 export const LOADERS = {
   /** @param {string} name */
   async trending(name) {

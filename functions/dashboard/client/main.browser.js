@@ -1,8 +1,5 @@
 // @ts-check
-/**
- * The dashboard's entry module (served as /dashboard.js): the key form, the
- * pickers and the refresh loop.
- */
+// The entry module (/dashboard.js): the key form, the pickers and the refresh loop.
 import { ApiError, getCsv, getJson } from "./api.browser.js";
 import { el, empty, finite, fmt, fmtTime, namesOf, timeEl } from "./dom.browser.js";
 import { LOADERS } from "./loaders.browser.js";
@@ -15,8 +12,8 @@ const LIST_EVERY = 6;
 
 /** @param {string} id */
 const byId = (id) => document.getElementById(id);
+// An element the page always renders (functions/dashboard/page.tsx).
 /**
- * An element the page always renders (functions/dashboard/page.tsx).
  * @template {HTMLElement} T
  * @param {string} id
  * @param {new () => T} _type
@@ -36,24 +33,8 @@ const ui = {
   lag: byId("ingest-lag"),
 };
 
-/** @typedef {keyof typeof LOADERS} PanelId */
-
-/**
- * @typedef {object} Panel
- * @property {PanelId} id
- * @property {string} list the list endpoint that feeds the picker
- * @property {string} field its answer's field holding the names
- * @property {string} hint shown when the list is empty
- * @property {HTMLElement} section
- * @property {HTMLSelectElement} picker
- * @property {HTMLElement} meta
- * @property {HTMLElement} body
- * @property {HTMLButtonElement} csvButton
- * @property {string | undefined} csv the list endpoint behind what the panel shows (its CSV download)
- * @property {string[] | null} names
- * @property {number} seq bumped per load, so an older answer never overwrites a newer one
- * @property {boolean} hasData
- */
+/** @typedef {import("./types").Panel} Panel */
+/** @typedef {import("./types").PanelId} PanelId */
 
 /** @type {Panel[]} */
 const panels = Array.from(document.querySelectorAll("[data-panel]"), (node) => {
@@ -114,7 +95,7 @@ function hideKeyForm() {
  * @param {(Node | string)[]} meta
  * @param {Node} body
  * @param {number | null} generatedAt
- * @param {string} [csv] the list endpoint behind a live view
+ * @param {string} [csv]
  */
 function show(panel, mode, meta, body, generatedAt, csv) {
   panel.hasData = mode === "live";
@@ -126,8 +107,8 @@ function show(panel, mode, meta, body, generatedAt, csv) {
   panel.body.replaceChildren(body);
 }
 
+// A failed refresh keeps the last numbers on screen, marked as stale.
 /**
- * A failed refresh keeps the last numbers on screen, marked as stale.
  * @param {Panel} panel
  * @param {ApiError} error
  */
@@ -213,11 +194,8 @@ async function refreshPanel(panel, withList) {
   }
 }
 
-/**
- * Saves what the panel shows as CSV: the same endpoint asked for text/csv with
- * the read key, handed to the browser as a file through a Blob URL.
- * @param {Panel} panel
- */
+// The panel's list endpoint asked for text/csv with the read key, saved through a Blob URL.
+/** @param {Panel} panel */
 async function download(panel) {
   const path = panel.csv;
   if (!path) return;

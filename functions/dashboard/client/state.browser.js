@@ -1,10 +1,5 @@
 // @ts-check
-/**
- * The page's state: the read key, the pickers' choices and the refresh loop's
- * bookkeeping. The read key lives only in this browser's localStorage and in
- * the Authorization header of the page's own requests; the server never sees
- * it outside those requests and never puts it in HTML.
- */
+// The read key lives only in localStorage and the Authorization header of the page's own requests.
 
 export const KEY_STORAGE = "edgestats.dashboard.readKey";
 export const SELECTION_STORAGE = "edgestats.dashboard.selection";
@@ -42,10 +37,9 @@ export const store = {
   },
 };
 
-/** Milliseconds between two refreshes (the page's data-refresh-ms). */
 export const refreshMs = Number(document.body.dataset.refreshMs) || 5000;
 
-/** @returns {Record<string, string>} panel id → the name last picked */
+/** @returns {Record<string, string>} */
 function loadSelection() {
   try {
     const parsed = JSON.parse(store.get(SELECTION_STORAGE) || "{}");
