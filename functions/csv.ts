@@ -77,7 +77,7 @@ export const CSV_LISTS: readonly CsvList[] = [
   {
     path: "/v1/webhooks",
     list: "webhooks",
-    columns: ["name", "url", "events", "filter", "n", "createdAt", "updatedAt"],
+    columns: ["name", "url", "events", "filter", "n", "threshold", "createdAt", "updatedAt"],
   },
   {
     path: "/v1/webhooks/{name}/deliveries",
