@@ -29,4 +29,11 @@ export default tseslint.config(
       globals: { console: "readonly", process: "readonly", URL: "readonly" },
     },
   },
+  // The dashboard's browser modules: JavaScript with JSDoc types, type-checked against the DOM by
+  // functions/dashboard/client/tsconfig.json (tsc reports unknown names, so no browser-globals list).
+  {
+    files: ["functions/dashboard/client/*.browser.js"],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: { "no-undef": "off", "@typescript-eslint/no-floating-promises": "error" },
+  },
 );

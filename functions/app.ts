@@ -1,4 +1,5 @@
 import { requestId } from "hono/request-id";
+import { csvExport, describeCsv } from "./csv.ts";
 import { errorBody, onError } from "./errors.ts";
 import { requireScope } from "./middleware/auth.ts";
 import { jsonBodyGuard } from "./middleware/body.ts";
@@ -32,6 +33,7 @@ export function createApp(options: AppOptions = {}) {
   app.use("/internal/*", signedOrAdmin);
   app.use("/internal/*", jsonBodyGuard);
   app.use("/v1/*", idempotencyKey);
+  app.use("/v1/*", csvExport);
 
   app.route("/", healthRoutes);
   app.route("/", jobRoutes);
@@ -51,7 +53,7 @@ export function createApp(options: AppOptions = {}) {
   // and kept for the isolate's life: no other request pays for them.
   let document: ReturnType<typeof app.getOpenAPI31Document> | undefined;
   let page: string | undefined;
-  const documentOf = () => (document ??= app.getOpenAPI31Document({ openapi: "3.1.0", info: OPENAPI_INFO, security: [{ bearerAuth: [] }] }));
+  const documentOf = () => (document ??= describeCsv(app.getOpenAPI31Document({ openapi: "3.1.0", info: OPENAPI_INFO, security: [{ bearerAuth: [] }] })));
   app.get("/openapi.json", (c) => c.json(documentOf()));
   app.get("/docs", async (c) => c.html((page ??= String(await docsPage(documentOf())))));
 

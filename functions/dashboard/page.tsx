@@ -1,5 +1,5 @@
 import type { FC } from "hono/jsx";
-import { SCRIPT, STYLES, versionedUrl } from "./assets.ts";
+import { MODULES, SCRIPT, STYLES, versionedUrl } from "./assets.ts";
 import { PANELS, REFRESH_MS, type PanelSpec } from "./panels.ts";
 
 const Panel: FC<{ spec: PanelSpec }> = ({ spec }) => (
@@ -21,6 +21,16 @@ const Panel: FC<{ spec: PanelSpec }> = ({ spec }) => (
           <option value="">none yet</option>
         </select>
       </label>
+      <button
+        type="button"
+        class="csv"
+        data-role="csv"
+        aria-label={`Download ${spec.title} as CSV`}
+        title="Download what this panel shows as CSV"
+        disabled
+      >
+        CSV
+      </button>
       <p class="blurb">{spec.blurb}</p>
     </header>
     <p class="meta" data-role="meta" aria-live="off"></p>
@@ -42,7 +52,11 @@ export const DashboardPage: FC = () => (
       <meta name="referrer" content="no-referrer" />
       <title>edgestats dashboard</title>
       <link rel="stylesheet" href={versionedUrl(STYLES)} />
-      <script src={versionedUrl(SCRIPT)} defer></script>
+      {/* A module script runs deferred; the preloads fetch its imports alongside it instead of one after another. */}
+      <script type="module" src={versionedUrl(SCRIPT)}></script>
+      {MODULES.map((m) => (
+        <link rel="modulepreload" href={versionedUrl(m)} />
+      ))}
     </head>
     <body data-refresh-ms={String(REFRESH_MS)} data-state="idle">
       <header class="top">
@@ -50,7 +64,12 @@ export const DashboardPage: FC = () => (
         <p id="status" role="status" aria-live="polite">
           Starting…
         </p>
-        <p id="ingest-lag" class="lag" title="Queued ingest (Prefer: respond-async): age of the oldest message the consumer saw in the last 2 minutes" hidden></p>
+        <p
+          id="ingest-lag"
+          class="lag"
+          title="Queued ingest (Prefer: respond-async): age of the oldest message the consumer saw in the last 2 minutes"
+          hidden
+        ></p>
         <div class="actions">
           <button type="button" id="refresh-now">
             Refresh now
@@ -67,7 +86,14 @@ export const DashboardPage: FC = () => (
       <form id="key-form" class="key-form" autocomplete="off" hidden>
         <label for="key-input">Read API key</label>
         <div class="row">
-          <input id="key-input" name="key" type="password" autocomplete="off" spellcheck={false} placeholder="a key from READ_KEYS (admin keys are refused)" />
+          <input
+            id="key-input"
+            name="key"
+            type="password"
+            autocomplete="off"
+            spellcheck={false}
+            placeholder="a key from READ_KEYS (admin keys are refused)"
+          />
           <button type="submit" class="primary">
             Save key
           </button>

@@ -50,6 +50,8 @@ button:hover { border-color: var(--muted); }
 .panel header { display: flex; flex-wrap: wrap; align-items: baseline; justify-content: space-between; gap: .4rem .8rem; }
 .panel h2 { font-size: 1.05rem; margin: 0; }
 .panel .blurb { margin: 0; color: var(--muted); font-size: .85rem; flex-basis: 100%; order: 3; }
+.panel .csv { font-size: .8rem; padding: .2rem .55rem; min-height: 2rem; margin-left: auto; }
+.panel .csv:disabled { opacity: .5; cursor: default; }
 .picker { display: flex; align-items: center; gap: .4rem; font-size: .9rem; color: var(--muted); }
 .picker select { font: inherit; color: var(--ink); background: var(--bg); border: 1px solid var(--line); border-radius: 6px; padding: .25rem .4rem; max-width: 12rem; min-height: 2rem; }
 .meta { display: flex; flex-wrap: wrap; gap: .3rem .6rem; align-items: center; min-height: 1.6rem; margin: .5rem 0; font-size: .82rem; color: var(--muted); }

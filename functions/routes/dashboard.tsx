@@ -1,13 +1,15 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { SCRIPT, STYLES, contentHash, type Asset } from "../dashboard/assets.ts";
+import { MODULES, SCRIPT, STYLES, contentHash, type Asset } from "../dashboard/assets.ts";
 import { DashboardPage } from "../dashboard/page.tsx";
+import { errorBody } from "../errors.ts";
 import { createRouter } from "../router.ts";
+import { notFoundResponse } from "../schemas.ts";
 import type { AppEnv } from "../types.ts";
 
 /**
- * The live dashboard: a server-rendered shell at `/` plus its script and
- * stylesheet. None of them needs a key or touches Redis; the page's own
+ * The live dashboard: a server-rendered shell at `/` plus its script (an ES
+ * module importing the others from /dashboard/{module}) and stylesheet. None of them needs a key or touches Redis; the page's own
  * script reads the JSON API with the read key the person enters.
  */
 
@@ -40,14 +42,22 @@ function serveAsset(c: Context<AppEnv>, asset: Asset) {
   const etag = `"${asset.hash}"`;
   // The page links `?v=<hash>`: that exact URL never changes content, so it may be
   // cached for good; any other URL (old page, typed by hand) revalidates.
-  const cacheControl = c.req.query("v") === asset.hash ? "public, max-age=31536000, immutable" : "public, max-age=0, must-revalidate";
-  const headers = { "Content-Type": asset.contentType, "Cache-Control": cacheControl, ETag: etag, "X-Content-Type-Options": "nosniff" };
+  const cacheControl =
+    c.req.query("v") === asset.hash ? "public, max-age=31536000, immutable" : "public, max-age=0, must-revalidate";
+  const headers = {
+    "Content-Type": asset.contentType,
+    "Cache-Control": cacheControl,
+    ETag: etag,
+    "X-Content-Type-Options": "nosniff",
+  };
   if (notModified(c, etag)) return c.body(null, 304, headers);
   return c.body(asset.body, 200, headers);
 }
 
 const text = (type: string, description: string) => ({ content: { [type]: { schema: z.string() } }, description });
-const assetQuery = z.object({ v: z.string().optional().openapi({ description: "content hash; the page links the current one" }) });
+const assetQuery = z.object({
+  v: z.string().optional().openapi({ description: "content hash; the page links the current one" }),
+});
 
 export const dashboardRoutes = createRouter();
 
@@ -57,7 +67,8 @@ dashboardRoutes.openapi(
     path: "/",
     tags: ["Dashboard"],
     summary: "Live dashboard page (asks for a read key; needs none itself)",
-    description: "Server-rendered shell; its script polls the JSON API every 5 s with the read key kept in the browser's localStorage.",
+    description:
+      "Server-rendered shell; its script polls the JSON API every 5 s with the read key kept in the browser's localStorage.",
     security: [],
     responses: { 200: text("text/html", "The dashboard page."), 304: { description: "Not modified (If-None-Match)." } },
   }),
@@ -80,6 +91,32 @@ dashboardRoutes.openapi(
     responses: { 200: text("text/javascript", "The script."), 304: { description: "Not modified (If-None-Match)." } },
   }),
   (c) => serveAsset(c, SCRIPT),
+);
+
+const modulesByPath = new Map(MODULES.map((m) => [m.path, m]));
+
+dashboardRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/dashboard/{module}",
+    tags: ["Dashboard"],
+    summary: "A module the dashboard's script imports",
+    security: [],
+    request: {
+      params: z.object({ module: z.string().openapi({ example: MODULES[0]?.path.slice("/dashboard/".length) }) }),
+      query: assetQuery,
+    },
+    responses: {
+      200: text("text/javascript", "The module."),
+      304: { description: "Not modified (If-None-Match)." },
+      ...notFoundResponse,
+    },
+  }),
+  (c) => {
+    const found = modulesByPath.get(`/dashboard/${c.req.valid("param").module}`);
+    if (!found) return c.json(errorBody("not_found", `No dashboard module at ${new URL(c.req.url).pathname}.`), 404);
+    return serveAsset(c, found);
+  },
 );
 
 dashboardRoutes.openapi(

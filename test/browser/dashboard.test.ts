@@ -3,12 +3,20 @@
  * server and a real redis-server: data goes in through the HTTP API, the page
  * is driven like a person would, screenshots land in test/artifacts/.
  */
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContext, type Page, type Response as PageResponse } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { command, deleteUnder, keysUnder, requireTarget, resetStats, statsOf, uniquePrefix } from "../helpers/upstash-rest.ts";
+import {
+  command,
+  deleteUnder,
+  keysUnder,
+  requireTarget,
+  resetStats,
+  statsOf,
+  uniquePrefix,
+} from "../helpers/upstash-rest.ts";
 import { seasonAt, seasonBefore } from "../../src/leaderboards/seasons.ts";
 import { apiClient } from "./helpers/api.ts";
 import { bundleWorker, startWranglerDev, type WranglerDev } from "../../dev/wrangler.ts";
@@ -34,7 +42,8 @@ function watch(p: Page) {
   p.on("pageerror", (error) => pageErrors.push(`pageerror: ${error.message}`));
   p.on("console", (msg) => {
     // A refused request logs a network error by design (wrong-key and offline checks); anything else is a bug.
-    if (msg.type() === "error" && !/Failed to load resource|ERR_CONNECTION_REFUSED/.test(msg.text())) pageErrors.push(`console: ${msg.text()}`);
+    if (msg.type() === "error" && !/Failed to load resource|ERR_CONNECTION_REFUSED/.test(msg.text()))
+      pageErrors.push(`console: ${msg.text()}`);
   });
 }
 
@@ -42,7 +51,8 @@ const panel = (p: Page, id: string) => p.locator(`#panel-${id}`);
 const text = async (p: Page, selector: string) => ((await p.locator(selector).first().textContent()) ?? "").trim();
 const state = (p: Page) => p.locator("body").getAttribute("data-state");
 // The page's state with its alert, so a failed wait says what the page said.
-const stateWithAlert = async (p: Page) => `${await state(p)}${(await p.locator("#alert").textContent()) ? `: ${await p.locator("#alert").textContent()}` : ""}`;
+const stateWithAlert = async (p: Page) =>
+  `${await state(p)}${(await p.locator("#alert").textContent()) ? `: ${await p.locator("#alert").textContent()}` : ""}`;
 
 async function enterKey(p: Page, key: string) {
   await p.getByLabel("Read API key").fill(key);
@@ -73,7 +83,9 @@ async function seed() {
   });
   await send("PUT", "/v1/histograms/latency", KEYS.admin, { bucketWidth: 10, unit: "ms" });
   await send("POST", "/v1/histograms/latency/observations", KEYS.ingest, {
-    values: [3, 8, 12, 14, 18, 22, 25, 31, 38, 44, 47, 52, 58, 63, 71, 85, 97, 120, 180, 240].map((value) => ({ value })),
+    values: [3, 8, 12, 14, 18, 22, 25, 31, 38, 44, 47, 52, 58, 63, 71, 85, 97, 120, 180, 240].map((value) => ({
+      value,
+    })),
   });
   await send("POST", "/v1/presence/lobby/heartbeats", KEYS.ingest, { ids: ["u1", "u2", "u3"] });
   // The per-minute job samples the online count into the history the sparkline draws.
@@ -136,29 +148,41 @@ describe("dashboard in Chromium", () => {
 
     // Trending: bars in rank order with the exact flag.
     await pick(page, "trending", "searches");
-    await expect.poll(() => panel(page, "trending").locator(".bars li .label").allTextContents(), CHANGE_TIMEOUT).toEqual([
-      "555-0100",
-      "555-0101",
-      "555-0102",
-    ]);
+    await expect
+      .poll(() => panel(page, "trending").locator(".bars li .label").allTextContents(), CHANGE_TIMEOUT)
+      .toEqual(["555-0100", "555-0101", "555-0102"]);
     expect(await panel(page, "trending").locator(".bars li .value").allTextContents()).toEqual(["5", "3", "1"]);
     // ranks are read out as words: aria-label would be ignored on a plain span
-    expect(await panel(page, "trending").locator(".bars li .rank").allTextContents()).toEqual(["rank #1", "rank #2", "rank #3"]);
+    expect(await panel(page, "trending").locator(".bars li .rank").allTextContents()).toEqual([
+      "rank #1",
+      "rank #2",
+      "rank #3",
+    ]);
     expect(await panel(page, "trending").locator(".badge").getAttribute("data-exact")).toBe("true");
     expect(await text(page, "#panel-trending .badge")).toBe("exact");
     expect(await text(page, "#panel-trending .meta")).toMatch(/as of \d\d:\d\d:\d\d/);
-    expect(await page.locator("#pick-trending option").allTextContents()).toEqual(expect.arrayContaining(["clicks", "searches"]));
+    expect(await page.locator("#pick-trending option").allTextContents()).toEqual(
+      expect.arrayContaining(["clicks", "searches"]),
+    );
 
     // Counter top 10.
     await pick(page, "counter", "pages");
-    await expect.poll(() => panel(page, "counter").locator(".bars li .label").allTextContents(), CHANGE_TIMEOUT).toEqual(["/home", "/pricing", "/about"]);
+    await expect
+      .poll(() => panel(page, "counter").locator(".bars li .label").allTextContents(), CHANGE_TIMEOUT)
+      .toEqual(["/home", "/pricing", "/about"]);
     expect(await panel(page, "counter").locator(".bars li .value").allTextContents()).toEqual(["7", "4", "2"]);
 
     // Histogram bars with p50/p90/p99 marked.
     await pick(page, "histogram", "latency");
-    await expect.poll(() => panel(page, "histogram").locator("svg.hist rect.bucket").count(), CHANGE_TIMEOUT).toBeGreaterThan(3);
+    await expect
+      .poll(() => panel(page, "histogram").locator("svg.hist rect.bucket").count(), CHANGE_TIMEOUT)
+      .toBeGreaterThan(3);
     expect(await panel(page, "histogram").locator("svg.hist line.mark").count()).toBe(3);
-    expect(await panel(page, "histogram").locator("svg.hist text.mark-label").allTextContents()).toEqual(["p50", "p90", "p99"]);
+    expect(await panel(page, "histogram").locator("svg.hist text.mark-label").allTextContents()).toEqual([
+      "p50",
+      "p90",
+      "p99",
+    ]);
     const legend = await panel(page, "histogram").locator(".legend li").allTextContents();
     expect(legend.map((l) => l.split(" ")[0])).toEqual(["p50", "p90", "p99"]);
     for (const entry of legend) expect(entry).toMatch(/^p\d\d [\d.,]+ ms$/);
@@ -170,12 +194,16 @@ describe("dashboard in Chromium", () => {
     expect(await text(page, '#panel-presence [data-stat="pcu"] dd')).toBe("3");
     expect(await text(page, '#panel-presence [data-stat="au"] dd')).toBe("3");
     expect(await text(page, '#panel-presence [data-stat="nu"] dd')).toBe("3");
-    expect(Number(await panel(page, "presence").locator("figure.spark").getAttribute("data-samples"))).toBeGreaterThanOrEqual(1);
+    expect(
+      Number(await panel(page, "presence").locator("figure.spark").getAttribute("data-samples")),
+    ).toBeGreaterThanOrEqual(1);
 
     // Leaderboard: first page with ranks.
     await pick(page, "leaderboard", "arena");
     await expect.poll(() => panel(page, "leaderboard").locator("tbody tr").count(), CHANGE_TIMEOUT).toBe(3);
-    const rows = await panel(page, "leaderboard").locator("tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+    const rows = await panel(page, "leaderboard")
+      .locator("tbody tr")
+      .evaluateAll((trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
     expect(rows).toEqual([
       ["1", "p3", "Cy", "150", ""],
       ["2", "p1", "Ada", "120", ""],
@@ -183,6 +211,29 @@ describe("dashboard in Chromium", () => {
     ]);
 
     await page.screenshot({ path: resolve(ARTIFACTS, "dashboard-desktop.png"), fullPage: true });
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("downloads what a panel shows as CSV, fetched with the read key", async () => {
+    const downloadOf = async (id: string) => {
+      const button = panel(page, id).getByRole("button", { name: /as CSV/ });
+      await expect.poll(() => button.isEnabled(), CHANGE_TIMEOUT).toBe(true);
+      const [download] = await Promise.all([page.waitForEvent("download"), button.click()]);
+      return { name: download.suggestedFilename(), text: readFileSync(await download.path(), "utf8") };
+    };
+    expect(await downloadOf("trending")).toEqual({
+      name: "trending-searches-top.csv",
+      text: "rank,member,count\r\n1,555-0100,5\r\n2,555-0101,3\r\n3,555-0102,1\r\n",
+    });
+    const board = await downloadOf("leaderboard");
+    expect(board.name).toBe("leaderboards-arena.csv");
+    expect(board.text.split("\r\n").slice(0, 2)).toEqual([
+      "rank,player,name,score,previousRank,bestRank",
+      "1,p3,Cy,150,,1",
+    ]);
+    const histogram = await downloadOf("histogram");
+    expect(histogram.text.startsWith("lower,upper,count\r\n0,10,2\r\n")).toBe(true);
+    expect(await page.locator("#alert").isHidden()).toBe(true);
     expect(pageErrors).toEqual([]);
   });
 
@@ -214,9 +265,10 @@ describe("dashboard in Chromium", () => {
     const before = await refreshes();
     await expect.poll(refreshes, CHANGE_TIMEOUT).toBeGreaterThan(before);
     const calls: { path: string; cache: string | undefined }[] = [];
-    const record = (res: import("playwright-core").Response) => {
+    const record = (res: PageResponse) => {
       const url = new URL(res.url());
-      if (url.pathname.startsWith("/v1/")) calls.push({ path: url.pathname, cache: res.headers()["x-edgestats-cache"] });
+      if (url.pathname.startsWith("/v1/"))
+        calls.push({ path: url.pathname, cache: res.headers()["x-edgestats-cache"] });
     };
     await resetStats(target, tag);
     page.on("response", record);
@@ -229,16 +281,24 @@ describe("dashboard in Chromium", () => {
     // "Refresh now" re-reads the five pickers, then five panels (presence also reads its history).
     expect(calls.map((c) => c.path).sort()).toEqual(
       [
-        "/v1/counters", "/v1/counters/pages/top",
-        "/v1/histograms", "/v1/histograms/latency",
-        "/v1/leaderboards", "/v1/leaderboards/arena",
-        "/v1/presence", "/v1/presence/lobby", "/v1/presence/lobby/history",
-        "/v1/trending", "/v1/trending/searches/top",
+        "/v1/counters",
+        "/v1/counters/pages/top",
+        "/v1/histograms",
+        "/v1/histograms/latency",
+        "/v1/leaderboards",
+        "/v1/leaderboards/arena",
+        "/v1/presence",
+        "/v1/presence/lobby",
+        "/v1/presence/lobby/history",
+        "/v1/trending",
+        "/v1/trending/searches/top",
       ].sort(),
     );
     const fromRedis = calls.filter((c) => c.cache !== "hit").length;
     expect(redis.requests).toBe(fromRedis);
-    console.log(`dashboard refresh: ${calls.length} API calls, ${redis.requests} Redis round trips, ${redis.commands} commands`);
+    console.log(
+      `dashboard refresh: ${calls.length} API calls, ${redis.requests} Redis round trips, ${redis.commands} commands`,
+    );
   });
 
   it("leaderboard panel: a seasonal board has a season picker and shows each player's movement", async () => {
@@ -253,11 +313,27 @@ describe("dashboard in Chromium", () => {
     const member = (seq: number, p: string) => `${String(seq).padStart(15, "0")}:${p}`;
     await command(target, "ZADD", key(`ranking:${yesterday}`), -50, member(2, "p2"), -40, member(1, "p1"));
     await command(target, "DEL", key(`ranking:${today.id}`));
-    await command(target, "HSET", key("players"), "p1", `1j:${member(1, "p1")}|${yesterday}||`, "p2", `1j:${member(2, "p2")}|${yesterday}||`);
-    await send("POST", "/v1/leaderboards/seasonal/scores", KEYS.ingest, { items: [{ player: "p1", by: 30 }, { player: "p2", by: 10 }] });
+    await command(
+      target,
+      "HSET",
+      key("players"),
+      "p1",
+      `1j:${member(1, "p1")}|${yesterday}||`,
+      "p2",
+      `1j:${member(2, "p2")}|${yesterday}||`,
+    );
+    await send("POST", "/v1/leaderboards/seasonal/scores", KEYS.ingest, {
+      items: [
+        { player: "p1", by: 30 },
+        { player: "p2", by: 10 },
+      ],
+    });
 
     await pick(page, "leaderboard", "seasonal");
-    const rows = () => panel(page, "leaderboard").locator("tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+    const rows = () =>
+      panel(page, "leaderboard")
+        .locator("tbody tr")
+        .evaluateAll((trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
     await expect.poll(rows, CHANGE_TIMEOUT).toEqual([
       ["1", "p1", "Ada", "30", "▲1"],
       ["2", "p2", "Bob", "10", "▼1"],
@@ -320,7 +396,11 @@ describe("dashboard in Chromium", () => {
     watch(mobile);
     // As if this deployment had no histograms feature: its list endpoint is a 404.
     await mobile.route("**/v1/histograms", (route) =>
-      route.fulfill({ status: 404, contentType: "application/json", body: JSON.stringify({ error: { code: "not_found", message: "No route" } }) }),
+      route.fulfill({
+        status: 404,
+        contentType: "application/json",
+        body: JSON.stringify({ error: { code: "not_found", message: "No route" } }),
+      }),
     );
     await mobile.goto(`${wrangler!.url}/`);
     // The key from the first visit is used without asking.
@@ -328,14 +408,19 @@ describe("dashboard in Chromium", () => {
     expect(await mobile.getByLabel("Read API key").isVisible()).toBe(false);
     // The pickers remember what was chosen.
     await expect.poll(() => mobile.locator("#pick-leaderboard").inputValue(), CHANGE_TIMEOUT).toBe("arena");
-    await expect.poll(() => text(mobile, "#panel-presence [data-stat=\"online\"] dd"), CHANGE_TIMEOUT).toBe("5");
+    await expect.poll(() => text(mobile, '#panel-presence [data-stat="online"] dd'), CHANGE_TIMEOUT).toBe("5");
     expect(await panel(mobile, "histogram").getAttribute("data-state")).toBe("unavailable");
     expect(await text(mobile, "#panel-histogram [data-role=body]")).toMatch(/Not available/);
     const overflow = await mobile.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     expect(overflow).toBeLessThanOrEqual(0);
     // Every control has an accessible name.
     for (const id of ["trending", "presence", "leaderboard", "histogram", "counter"]) {
-      expect(await mobile.getByLabel(/Stream|Room|Board|Histogram|Counter/).and(mobile.locator(`#pick-${id}`)).count()).toBe(1);
+      expect(
+        await mobile
+          .getByLabel(/Stream|Room|Board|Histogram|Counter/)
+          .and(mobile.locator(`#pick-${id}`))
+          .count(),
+      ).toBe(1);
     }
     await mobile.screenshot({ path: resolve(ARTIFACTS, "dashboard-phone.png"), fullPage: true });
     await phone.close();
@@ -345,7 +430,9 @@ describe("dashboard in Chromium", () => {
   it("says the API is unreachable when the server goes away, keeping the last numbers", async () => {
     await wrangler!.stop();
     await expect.poll(() => state(page), CHANGE_TIMEOUT).toBe("unreachable");
-    expect(await page.getByRole("alert").textContent()).toMatch(/API is unreachable .*Showing data from \d\d:\d\d:\d\d/);
+    expect(await page.getByRole("alert").textContent()).toMatch(
+      /API is unreachable .*Showing data from \d\d:\d\d:\d\d/,
+    );
     expect(await text(page, "#panel-trending .bars li .value")).toBe("13");
     expect(await panel(page, "trending").getAttribute("data-state")).toBe("stale");
     await page.screenshot({ path: resolve(ARTIFACTS, "dashboard-unreachable.png"), fullPage: true });

@@ -1,10 +1,13 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { SCRIPT, STYLES } from "../../functions/dashboard/assets.ts";
+import { MODULES, SCRIPT, STYLES, contentHash } from "../../functions/dashboard/assets.ts";
 import { PANELS } from "../../functions/dashboard/panels.ts";
 import { TEST_INGEST_KEY_2 } from "../helpers/keys.ts";
 import { TEST_KEYS, createTestApi } from "../helpers/worker.ts";
 
 const api = createTestApi({ label: "dashboard" });
+/** Every browser module as served, the entry first. */
+const CLIENT = [SCRIPT, ...MODULES];
+const clientJs = () => CLIENT.map((m) => m.body).join("\n");
 afterAll(() => api.cleanup());
 
 describe("dashboard page", () => {
@@ -43,6 +46,9 @@ describe("dashboard page", () => {
     const html = String(res.body);
     const urls = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
     expect(urls).toContain(`/dashboard.js?v=${SCRIPT.hash}`);
+    // The entry is a module script; its imports are preloaded, versioned by content too.
+    expect(html).toContain(`<script type="module" src="/dashboard.js?v=${SCRIPT.hash}">`);
+    for (const m of MODULES) expect(html).toContain(`<link rel="modulepreload" href="${m.path}?v=${m.hash}"/>`);
     expect(urls).toContain(`/dashboard.css?v=${STYLES.hash}`);
     // No third-party CDN: every URL is same-origin.
     for (const url of urls) expect(url).toMatch(/^\//);
@@ -67,7 +73,7 @@ describe("dashboard page", () => {
 
 describe("dashboard assets", () => {
   for (const [asset, type] of [
-    [SCRIPT, /^text\/javascript/],
+    ...CLIENT.map((m) => [m, /^text\/javascript/] as const),
     [STYLES, /^text\/css/],
   ] as const) {
     it(`serves ${asset.path} with cache headers and ETag revalidation`, async () => {
@@ -89,8 +95,32 @@ describe("dashboard assets", () => {
     });
   }
 
+  it("links the browser modules by versioned URLs: a module's hash changes with anything it imports", async () => {
+    const imports = (js: string) => [...js.matchAll(/^import\b[^;]*?\bfrom\s*"([^"]+)"/gm)].map((m) => m[1]!);
+    const byUrl = new Map(MODULES.map((m) => [`${m.path}?v=${m.hash}`, m]));
+    const reached = new Set<string>();
+    const walk = (js: string) => {
+      for (const url of imports(js)) {
+        const dep = byUrl.get(url);
+        expect(dep, `import of ${url}`).toBeDefined();
+        if (!reached.has(url)) {
+          reached.add(url);
+          walk(dep!.body);
+        }
+      }
+    };
+    walk(SCRIPT.body);
+    // Every module served is reached from the entry, and nothing imports a source path.
+    expect(reached.size).toBe(MODULES.length);
+    expect(clientJs()).not.toContain(".browser.js");
+    for (const m of CLIENT) expect(m.hash).toBe(contentHash(m.body));
+    const unknown = await api.get("/dashboard/nope.js", { key: "none" });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.code).toBe("not_found");
+  });
+
   it("serves a script that reads the key from localStorage and sends it only as a Bearer header", () => {
-    const js = SCRIPT.body;
+    const js = clientJs();
     expect(js).toContain("localStorage");
     expect(js).toContain('authorization: "Bearer " + state.key');
     // Data reaches the DOM as text only.
@@ -110,7 +140,7 @@ describe("dashboard assets", () => {
 
   it("describes the page and its assets in the OpenAPI document as needing no key", async () => {
     const doc = (await api.get("/openapi.json", { key: "none" })).body;
-    for (const path of ["/", "/dashboard.js", "/dashboard.css"]) {
+    for (const path of ["/", "/dashboard.js", "/dashboard/{module}", "/dashboard.css"]) {
       expect(doc.paths[path].get.tags).toEqual(["Dashboard"]);
       expect(doc.paths[path].get.security).toEqual([]);
     }
@@ -135,11 +165,13 @@ describe("dashboard keys", () => {
   });
 
   it("the page's script marks every API request as the dashboard's and stores a key only once the API accepted it", () => {
-    const js = SCRIPT.body;
-    expect(js).toContain('"x-edgestats-client": "dashboard"');
+    expect(clientJs()).toContain('"x-edgestats-client": "dashboard"');
     // useKey does not write localStorage; report() does, after a refresh without an auth refusal.
+    const js = SCRIPT.body;
     const useKey = js.slice(js.indexOf("function useKey("), js.indexOf("function resetPanels("));
     expect(useKey).not.toContain("store.set(KEY_STORAGE");
-    expect(js).toMatch(/if \(auth\) return refused\(auth\);\s+if \(!state\.keySaved\) \{\s+store\.set\(KEY_STORAGE, state\.key\);/);
+    expect(js).toMatch(
+      /if \(auth\) return refused\(auth\);\s+if \(!state\.keySaved && state\.key !== null\) \{\s+store\.set\(KEY_STORAGE, state\.key\);/,
+    );
   });
 });

@@ -1,73 +1,73 @@
-/**
- * Client script, part 4: the key, the pickers and the refresh loop.
- * The read key lives only in this browser's localStorage and in the
- * Authorization header of the page's own requests; the server never sees it
- * outside those requests and never puts it in HTML.
- */
-export const MAIN_JS = String.raw`
-const KEY_STORAGE = "edgestats.dashboard.readKey";
-const SELECTION_STORAGE = "edgestats.dashboard.selection";
+// @ts-check
+// The entry module (/dashboard.js): the key form, the pickers and the refresh loop.
+import { ApiError, getCsv, getJson } from "./api.browser.js";
+import { el, empty, finite, fmt, fmtTime, namesOf, timeEl } from "./dom.browser.js";
+import { LOADERS } from "./loaders.browser.js";
+import { KEY_STORAGE, SELECTION_STORAGE, refreshMs, state, store } from "./state.browser.js";
+
+/** @typedef {{ ok: true } | { ok: false, error: ApiError }} Outcome */
+
 // Pickers change rarely: re-read the lists every 6th refresh (30 s at 5 s), or on demand.
 const LIST_EVERY = 6;
 
+/** @param {string} id */
 const byId = (id) => document.getElementById(id);
-const refreshMs = Number(document.body.dataset.refreshMs) || 5000;
+// An element the page always renders (functions/dashboard/page.tsx).
+/**
+ * @template {HTMLElement} T
+ * @param {string} id
+ * @param {new () => T} _type
+ * @returns {T}
+ */
+const must = (id, _type) => /** @type {T} */ (byId(id));
 const ui = {
-  status: byId("status"),
-  alert: byId("alert"),
-  form: byId("key-form"),
-  input: byId("key-input"),
-  formNote: byId("key-note"),
-  cancel: byId("key-cancel"),
-  forget: byId("key-forget"),
-  changeKey: byId("change-key"),
-  refreshNow: byId("refresh-now"),
+  status: must("status", HTMLElement),
+  alert: must("alert", HTMLElement),
+  form: must("key-form", HTMLFormElement),
+  input: must("key-input", HTMLInputElement),
+  formNote: must("key-note", HTMLElement),
+  cancel: must("key-cancel", HTMLButtonElement),
+  forget: must("key-forget", HTMLButtonElement),
+  changeKey: must("change-key", HTMLButtonElement),
+  refreshNow: must("refresh-now", HTMLButtonElement),
   lag: byId("ingest-lag"),
 };
 
-function loadSelection() {
-  try {
-    const parsed = JSON.parse(store.get(SELECTION_STORAGE) || "{}");
-    return parsed && typeof parsed === "object" ? parsed : {};
-  } catch (error) {
-    return {};
-  }
-}
+/** @typedef {import("./types").Panel} Panel */
+/** @typedef {import("./types").PanelId} PanelId */
 
-const state = {
-  key: store.get(KEY_STORAGE),
-  // A new key is written to localStorage only once the API has not refused it
-  // (an admin key, refused with 403, is never stored).
-  keySaved: true,
-  // Bumped on every key change, so answers to an old key cannot act on a new one.
-  generation: 0,
-  timer: null,
-  running: false,
-  again: false,
-  tick: 0,
-  lastGood: null,
-  selection: loadSelection(),
-};
+/** @type {Panel[]} */
+const panels = Array.from(document.querySelectorAll("[data-panel]"), (node) => {
+  const section = /** @type {HTMLElement} */ (node);
+  const data = section.dataset;
+  return {
+    id: /** @type {PanelId} */ (data.panel),
+    list: data.list ?? "",
+    field: data.field ?? "",
+    hint: data.hint ?? "",
+    section,
+    picker: /** @type {HTMLSelectElement} */ (section.querySelector("select")),
+    meta: /** @type {HTMLElement} */ (section.querySelector("[data-role=meta]")),
+    body: /** @type {HTMLElement} */ (section.querySelector("[data-role=body]")),
+    csvButton: /** @type {HTMLButtonElement} */ (section.querySelector("[data-role=csv]")),
+    csv: undefined,
+    names: null,
+    seq: 0,
+    hasData: false,
+  };
+});
 
-const panels = Array.from(document.querySelectorAll("[data-panel]")).map((section) => ({
-  id: section.dataset.panel,
-  list: section.dataset.list,
-  field: section.dataset.field,
-  hint: section.dataset.hint,
-  section,
-  picker: section.querySelector("select"),
-  meta: section.querySelector("[data-role=meta]"),
-  body: section.querySelector("[data-role=body]"),
-  names: null,
-  seq: 0,
-  hasData: false,
-}));
-
+/**
+ * @param {string} mode
+ * @param {string} text
+ * @param {number | null} [when]
+ */
 function setMode(mode, text, when) {
   document.body.dataset.state = mode;
   ui.status.replaceChildren(text, when ? timeEl(when, " ") : "");
 }
 
+/** @param {string} message */
 function showAlert(message) {
   ui.alert.textContent = message;
   ui.alert.hidden = false;
@@ -77,6 +77,7 @@ function hideAlert() {
   ui.alert.textContent = "";
 }
 
+/** @param {string} [note] */
 function showKeyForm(note) {
   ui.form.hidden = false;
   ui.formNote.textContent = note || "";
@@ -88,8 +89,18 @@ function hideKeyForm() {
   ui.formNote.textContent = "";
 }
 
-function show(panel, mode, meta, body, generatedAt) {
+/**
+ * @param {Panel} panel
+ * @param {string} mode
+ * @param {(Node | string)[]} meta
+ * @param {Node} body
+ * @param {number | null} generatedAt
+ * @param {string} [csv]
+ */
+function show(panel, mode, meta, body, generatedAt, csv) {
   panel.hasData = mode === "live";
+  panel.csv = mode === "live" ? csv : undefined;
+  panel.csvButton.disabled = !panel.csv;
   panel.section.dataset.state = mode;
   panel.section.removeAttribute("aria-busy");
   panel.meta.replaceChildren(...meta, generatedAt ? timeEl(generatedAt, "as of ") : "");
@@ -97,6 +108,10 @@ function show(panel, mode, meta, body, generatedAt) {
 }
 
 // A failed refresh keeps the last numbers on screen, marked as stale.
+/**
+ * @param {Panel} panel
+ * @param {ApiError} error
+ */
 function markStale(panel, error) {
   if (!panel.hasData) {
     show(panel, "error", [], empty("Could not load: " + error.message), null);
@@ -107,19 +122,31 @@ function markStale(panel, error) {
   panel.meta.append(el("span", { class: "problem", text: "refresh failed: " + error.message }));
 }
 
-function fillPicker(panel) {
+/**
+ * @param {Panel} panel
+ * @param {string[]} names
+ */
+function fillPicker(panel, names) {
   const picker = panel.picker;
-  const names = panel.names;
   const wanted = picker.value || state.selection[panel.id];
-  const chosen = names.includes(wanted) ? wanted : names[0] || "";
-  const same = picker.options.length === names.length && names.every((name, i) => picker.options[i].value === name);
+  const chosen = wanted !== undefined && names.includes(wanted) ? wanted : names[0] || "";
+  const same = picker.options.length === names.length && names.every((name, i) => picker.options[i]?.value === name);
   if (!same) {
-    picker.replaceChildren(...(names.length ? names.map((name) => el("option", { value: name, text: name })) : [el("option", { value: "", text: "none yet" })]));
+    picker.replaceChildren(
+      ...(names.length
+        ? names.map((name) => el("option", { value: name, text: name }))
+        : [el("option", { value: "", text: "none yet" })]),
+    );
   }
   picker.disabled = names.length === 0;
   picker.value = chosen;
 }
 
+/**
+ * @param {Panel} panel
+ * @param {boolean} withList
+ * @returns {Promise<Outcome>}
+ */
 async function refreshPanel(panel, withList) {
   const seq = ++panel.seq;
   let name = "";
@@ -128,24 +155,33 @@ async function refreshPanel(panel, withList) {
       const { body } = await getJson(panel.list);
       if (seq !== panel.seq) return { ok: true };
       panel.names = namesOf(body[panel.field]);
-      fillPicker(panel);
+      fillPicker(panel, panel.names);
     }
     name = panel.picker.value;
     if (!name) {
       show(panel, "empty", [], empty(panel.hint), null);
       return { ok: true };
     }
-    const view = await LOADERS[panel.id](name);
-    if (seq === panel.seq) show(panel, "live", view.meta, view.body, view.generatedAt);
+    const view = await LOADERS[panel.id](name, () => void refreshPanel(panel, false));
+    if (seq === panel.seq) show(panel, "live", view.meta, view.body, view.generatedAt, view.csv);
     return { ok: true };
   } catch (caught) {
-    const error = caught instanceof ApiError ? caught : new ApiError("bad", 0, String((caught && caught.message) || caught), "");
+    const error =
+      caught instanceof ApiError
+        ? caught
+        : new ApiError("bad", 0, String((caught instanceof Error && caught.message) || caught), "");
     if (!(caught instanceof ApiError)) console.error(caught);
     if (seq !== panel.seq) return { ok: true };
     if (error.kind === "missing" && error.path === panel.list) {
       // The feature is not deployed here (yet): say so and ask again next time.
       panel.names = null;
-      show(panel, "unavailable", [], empty("Not available on this deployment: GET " + panel.list + " answered 404."), null);
+      show(
+        panel,
+        "unavailable",
+        [],
+        empty("Not available on this deployment: GET " + panel.list + " answered 404."),
+        null,
+      );
       return { ok: true };
     }
     if (error.kind === "missing") {
@@ -158,11 +194,41 @@ async function refreshPanel(panel, withList) {
   }
 }
 
+// The panel's list endpoint asked for text/csv with the read key, saved through a Blob URL.
+/** @param {Panel} panel */
+async function download(panel) {
+  const path = panel.csv;
+  if (!path) return;
+  panel.csvButton.disabled = true;
+  const generation = state.generation;
+  try {
+    const { blob, filename } = await getCsv(path);
+    const url = URL.createObjectURL(blob);
+    const link = el("a", { href: url, download: filename, hidden: true });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    // The download has started from the click; the URL is let go a little later.
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
+  } catch (caught) {
+    const error =
+      caught instanceof ApiError
+        ? caught
+        : new ApiError("bad", 0, String((caught instanceof Error && caught.message) || caught), path);
+    if (generation !== state.generation) return;
+    if (error.kind === "auth") refused(error);
+    else showAlert("The CSV download failed: " + error.message);
+  } finally {
+    panel.csvButton.disabled = !panel.csv;
+  }
+}
+
 // When every panel failed for one reason, the alert says it once.
 function dropProblems() {
   for (const panel of panels) panel.meta.querySelector(".problem")?.remove();
 }
 
+/** @param {ApiError} error */
 function refused(error) {
   clearTimeout(state.timer);
   dropProblems();
@@ -174,18 +240,26 @@ function refused(error) {
   showKeyForm("That key was refused; it has been removed from this browser.");
 }
 
+/** @param {Outcome[]} results */
 function report(results) {
-  const errors = results.filter((r) => !r.ok).map((r) => r.error);
+  const errors = results.flatMap((r) => (r.ok ? [] : [r.error]));
   const auth = errors.find((e) => e.kind === "auth");
   if (auth) return refused(auth);
-  if (!state.keySaved) {
+  if (!state.keySaved && state.key !== null) {
     store.set(KEY_STORAGE, state.key);
     state.keySaved = true;
   }
   const since = state.lastGood ? " Showing data from " + fmtTime(state.lastGood) + "." : "";
-  if (errors.length > 0 && errors.length === results.length && errors.every((e) => e.kind === "unreachable" || e.kind === "server")) {
+  const [first] = errors;
+  if (
+    first &&
+    errors.length === results.length &&
+    errors.every((e) => e.kind === "unreachable" || e.kind === "server")
+  ) {
     dropProblems();
-    showAlert("The API is unreachable (" + errors[0].message + ")." + since + " Retrying every " + refreshMs / 1000 + " s.");
+    showAlert(
+      "The API is unreachable (" + first.message + ")." + since + " Retrying every " + refreshMs / 1000 + " s.",
+    );
     return setMode("unreachable", "API unreachable; last update", state.lastGood);
   }
   const storage = errors.find((e) => e.kind === "storage");
@@ -193,8 +267,8 @@ function report(results) {
     showAlert("The API cannot reach its storage (503): " + storage.message + since);
     return setMode("degraded", "Storage unavailable; last update", state.lastGood);
   }
-  if (errors.length > 0) {
-    showAlert(errors.length + " panel" + (errors.length === 1 ? "" : "s") + " failed to refresh: " + errors[0].message);
+  if (first) {
+    showAlert(errors.length + " panel" + (errors.length === 1 ? "" : "s") + " failed to refresh: " + first.message);
     return setMode("degraded", "Partly updated", Date.now());
   }
   state.lastGood = Date.now();
@@ -202,6 +276,7 @@ function report(results) {
   setMode("live", "Live, every " + refreshMs / 1000 + " s · updated", state.lastGood);
 }
 
+/** @param {boolean} withLists */
 async function refresh(withLists) {
   if (!state.key) return;
   if (state.running) {
@@ -214,7 +289,10 @@ async function refresh(withLists) {
   state.tick++;
   const lists = withLists || state.tick % LIST_EVERY === 1;
   try {
-    const [results] = await Promise.all([Promise.all(panels.map((panel) => refreshPanel(panel, lists))), lists ? refreshLag() : null]);
+    const [results] = await Promise.all([
+      Promise.all(panels.map((panel) => refreshPanel(panel, lists))),
+      lists ? refreshLag() : null,
+    ]);
     if (generation === state.generation) report(results);
   } finally {
     state.running = false;
@@ -222,37 +300,39 @@ async function refresh(withLists) {
     document.body.dataset.refreshes = String(Number(document.body.dataset.refreshes || 0) + 1);
     if (state.again) {
       state.again = false;
-      refresh(true);
+      void refresh(true);
     } else schedule();
   }
 }
 
 // Queued ingest lag, read with the lists (every 30 s); hidden for good when the deployment has no queue.
 async function refreshLag() {
-  if (!ui.lag || state.noQueue) return;
+  const lag = ui.lag;
+  if (!lag || state.noQueue) return;
   try {
     const { body } = await getJson("/v1/ingest/lag");
     if (!body.queue) {
       state.noQueue = true;
-      ui.lag.hidden = true;
+      lag.hidden = true;
       return;
     }
-    const lag = finite(body.oldestAgeMs) || 0;
+    const age = finite(body.oldestAgeMs) || 0;
     const idle = body.lastBatchAt === null;
-    ui.lag.textContent = idle ? "Queue idle" : "Queue lag " + fmt(lag / 1000) + " s";
-    ui.lag.dataset.level = lag > 60000 ? "bad" : lag > 10000 ? "warn" : "ok";
-    ui.lag.hidden = false;
-  } catch (error) {
-    ui.lag.hidden = true;
+    lag.textContent = idle ? "Queue idle" : "Queue lag " + fmt(age / 1000) + " s";
+    lag.dataset.level = age > 60000 ? "bad" : age > 10000 ? "warn" : "ok";
+    lag.hidden = false;
+  } catch {
+    lag.hidden = true;
   }
 }
 
 function schedule() {
   clearTimeout(state.timer);
   // A hidden tab does not poll; it catches up when shown again.
-  if (state.key && !document.hidden) state.timer = setTimeout(() => refresh(false), refreshMs);
+  if (state.key && !document.hidden) state.timer = setTimeout(() => void refresh(false), refreshMs);
 }
 
+/** @param {string} key */
 function useKey(key) {
   state.key = key;
   state.keySaved = false;
@@ -262,9 +342,10 @@ function useKey(key) {
   hideAlert();
   setMode("loading", "Loading…");
   for (const panel of panels) if (!panel.hasData) show(panel, "loading", [], empty("Loading…"), null);
-  refresh(true);
+  void refresh(true);
 }
 
+/** @param {string} message */
 function resetPanels(message) {
   for (const panel of panels) {
     panel.seq++;
@@ -295,8 +376,9 @@ ui.forget.addEventListener("click", () => {
   showKeyForm("The key was removed from this browser.");
 });
 ui.changeKey.addEventListener("click", () => showKeyForm(""));
-ui.refreshNow.addEventListener("click", () => refresh(true));
+ui.refreshNow.addEventListener("click", () => void refresh(true));
 for (const panel of panels) {
+  panel.csvButton.addEventListener("click", () => void download(panel));
   panel.picker.addEventListener("change", async () => {
     state.selection[panel.id] = panel.picker.value;
     store.set(SELECTION_STORAGE, JSON.stringify(state.selection));
@@ -307,16 +389,15 @@ for (const panel of panels) {
 }
 document.addEventListener("visibilitychange", () => {
   if (document.hidden) clearTimeout(state.timer);
-  else refresh(false);
+  else void refresh(false);
 });
 
 if (state.key) {
   hideKeyForm();
   setMode("loading", "Loading…");
   for (const panel of panels) show(panel, "loading", [], empty("Loading…"), null);
-  refresh(true);
+  void refresh(true);
 } else {
   setMode("idle", "No key: enter a read key to start.");
   showKeyForm("");
 }
-`;

@@ -1,0 +1,244 @@
+// @ts-check
+// A loader fetches all its panel shows and returns the nodes to swap in: one step, and the last content stays on failure.
+import { ApiError, getJson } from "./api.browser.js";
+import { MARKS, histogramChart, rankedBars, sparkline } from "./charts.browser.js";
+import { asArray, el, empty, enc, finite, fmt, svg } from "./dom.browser.js";
+
+/** @typedef {import("./types").Loader} Loader */
+/** @typedef {import("./types").PanelId} PanelId */
+
+// The leaderboard panel's season: "current" or "previous" (seasonal boards only).
+let LB_SEASON = "current";
+
+/**
+ * @param {string} chosen
+ * @param {string} id
+ * @param {() => void} rerender
+ */
+function seasonPicker(chosen, id, rerender) {
+  const picker = el("select", { class: "season", "aria-label": "Season", title: "Season " + id }, [
+    el("option", { value: "current", text: chosen === "current" ? "season " + id : "current season" }),
+    el("option", { value: "previous", text: chosen === "previous" ? "season " + id : "previous season" }),
+  ]);
+  picker.value = chosen;
+  picker.addEventListener("change", () => {
+    LB_SEASON = picker.value;
+    rerender();
+  });
+  return picker;
+}
+
+// ▲ places gained (▼ lost) since the previous season's final rank.
+/** @param {any} row */
+function movement(row) {
+  const rank = finite(row.rank);
+  const prev = finite(row.previousRank);
+  const best = finite(row.bestRank);
+  const title = best === null ? "" : "best rank this season: " + best;
+  if (prev === null || rank === null) return el("td", { class: "num move", title, text: "" });
+  const delta = prev - rank;
+  const text = delta > 0 ? "▲" + delta : delta < 0 ? "▼" + -delta : "=";
+  return el("td", { class: "num move " + (delta > 0 ? "up" : delta < 0 ? "down" : "same"), title, text });
+}
+
+/** @satisfies {Record<PanelId, Loader>} */
+export const LOADERS = {
+  /** @param {string} name */
+  async trending(name) {
+    const path = "/v1/trending/" + enc(name) + "/top?n=10&window=24h";
+    const { body, receivedAt } = await getJson(path);
+    const hours = finite(body.window && body.window.hours) ?? 24;
+    const items = asArray(body.items).map((i) => ({
+      rank: i.rank,
+      label: String(i.member),
+      value: finite(i.count) ?? 0,
+    }));
+    const flag =
+      body.exact === true
+        ? el("span", {
+            class: "badge ok",
+            "data-exact": "true",
+            title: "The provably true top 10 with true counts",
+            text: "exact",
+          })
+        : el("span", {
+            class: "badge warn",
+            "data-exact": "false",
+            title: "Counts may be off by up to maxError (older hours were compacted)",
+            text: "approximate ±" + fmt(body.maxError),
+          });
+    return {
+      generatedAt: finite(body.generatedAt) ?? receivedAt,
+      meta: [flag, el("span", { text: "window " + hours + " h" })],
+      body: rankedBars(items, "Top members of " + name + " over " + hours + " h"),
+      csv: path,
+    };
+  },
+
+  /** @param {string} name */
+  async counter(name) {
+    const path = "/v1/counters/" + enc(name) + "/top?n=10";
+    const { body, receivedAt } = await getJson(path);
+    const items = asArray(body.items).map((i) => ({
+      rank: i.rank,
+      label: String(i.member),
+      value: finite(i.score) ?? 0,
+    }));
+    return {
+      generatedAt: finite(body.generatedAt) ?? receivedAt,
+      meta: [el("span", { text: items.length + " shown" })],
+      body: rankedBars(items, "Top members of counter " + name),
+      csv: path,
+    };
+  },
+
+  /**
+   * @param {string} name
+   * @param {() => void} rerender
+   */
+  async leaderboard(name, rerender) {
+    let season = LB_SEASON;
+    let path = "/v1/leaderboards/" + enc(name) + "?page=1&limit=10&season=" + enc(season);
+    let res;
+    try {
+      res = await getJson(path);
+    } catch (caught) {
+      // a board without seasons has no previous one: show its ranking instead
+      if (!(caught instanceof ApiError) || caught.kind !== "missing" || season === "current") throw caught;
+      season = "current";
+      path = "/v1/leaderboards/" + enc(name) + "?page=1&limit=10";
+      res = await getJson(path);
+    }
+    const { body, receivedAt } = res;
+    const items = asArray(body.items);
+    const total = finite(body.total);
+    /** @type {Node[]} */
+    const meta = [el("span", { text: (total === null ? "?" : fmt(total)) + " players" })];
+    if (typeof body.season === "string") meta.push(seasonPicker(season, body.season, rerender));
+    if (items.length === 0)
+      return { generatedAt: receivedAt, meta, body: empty("No players in this season yet."), csv: path };
+    const rows = items.map((i) =>
+      el("tr", { "data-player": String(i.player) }, [
+        el("td", { class: "num", text: String(i.rank) }),
+        el("td", { class: "player", text: String(i.player) }),
+        el("td", { text: i.name === undefined || i.name === null ? "" : String(i.name) }),
+        el("td", { class: "num", text: fmt(i.score) }),
+        movement(i),
+      ]),
+    );
+    const table = el("table", { class: "board" }, [
+      el("caption", { class: "sr-only", text: "Leaderboard " + name + ", page 1" }),
+      el(
+        "thead",
+        {},
+        el("tr", {}, [
+          el("th", { scope: "col", class: "num", text: "Rank" }),
+          el("th", { scope: "col", text: "Player" }),
+          el("th", { scope: "col", text: "Name" }),
+          el("th", { scope: "col", class: "num", text: "Score" }),
+          el("th", {
+            scope: "col",
+            class: "num",
+            text: "Move",
+            title: "Places gained since the previous season's final ranking; best rank this season on hover",
+          }),
+        ]),
+      ),
+      el("tbody", {}, rows),
+    ]);
+    return { generatedAt: finite(body.generatedAt) ?? receivedAt, meta, body: table, csv: path };
+  },
+
+  /** @param {string} name */
+  async histogram(name) {
+    const path = "/v1/histograms/" + enc(name);
+    const { body, receivedAt } = await getJson(path);
+    const unit = typeof body.unit === "string" ? body.unit : "";
+    const suffix = unit ? " " + unit : "";
+    const count = finite(body.count) ?? 0;
+    const meta = [el("span", { text: fmt(count) + " observations" })];
+    if (count === 0)
+      return {
+        generatedAt: finite(body.generatedAt) ?? receivedAt,
+        meta,
+        body: empty("No observations in this range."),
+        csv: path,
+      };
+    const stats = el(
+      "dl",
+      { class: "stats small" },
+      [
+        ["min", body.min],
+        ["mean", body.mean],
+        ["max", body.max],
+      ].map(([label, value]) => el("div", {}, [el("dt", { text: label }), el("dd", { text: fmt(value) + suffix })])),
+    );
+    const legend = el(
+      "ul",
+      { class: "legend", "aria-label": "Percentiles" },
+      MARKS.map((m) =>
+        el("li", { "data-mark": m.name }, [
+          svg(
+            "svg",
+            { class: "swatch " + m.className, viewBox: "0 0 10 10", "aria-hidden": "true" },
+            svg("rect", { width: "10", height: "10" }),
+          ),
+          el("span", { text: m.name + " " + fmt(body[m.name]) + suffix }),
+        ]),
+      ),
+    );
+    return {
+      generatedAt: finite(body.generatedAt) ?? receivedAt,
+      meta,
+      body: el("div", {}, [histogramChart(body, unit), legend, stats]),
+      csv: path,
+    };
+  },
+
+  /** @param {string} name */
+  async presence(name) {
+    const hours = 24;
+    // History is drawn when it is there; the numbers alone still make a panel.
+    const historyPath = "/v1/presence/" + enc(name) + "/history?hours=" + hours;
+    const [now, history] = await Promise.all([
+      getJson("/v1/presence/" + enc(name)),
+      getJson(historyPath).catch((error) => {
+        if (error.kind === "missing") return null;
+        throw error;
+      }),
+    ]);
+    const b = now.body;
+    /** @type {[key: string, short: string | null, long: string, value: unknown][]} */
+    const figures = [
+      ["online", null, "Online now", b.online],
+      ["pcu", "PCU", "peak concurrent users since 00:00 UTC", b.peakToday],
+      ["au", "AU", "active users (distinct ids) since 00:00 UTC", b.activeToday],
+      ["nu", "NU", "new users (first seen) since 00:00 UTC", b.newToday],
+    ];
+    const stats = el(
+      "dl",
+      { class: "stats" },
+      figures.map(([key, short, long, value]) =>
+        el("div", { "data-stat": key }, [
+          el("dt", {}, short ? [el("abbr", { title: long, text: short }), " today"] : long),
+          el("dd", { text: fmt(value) }),
+        ]),
+      ),
+    );
+    // Samples are per minute (the trim job); the line ends at the live count so it agrees with "Online now".
+    const points = history ? asArray(history.body.points).slice() : [];
+    const online = finite(b.online);
+    const lastAt = points.length ? finite(points[points.length - 1].at) : null;
+    if (history && online !== null && (lastAt === null || now.receivedAt > lastAt))
+      points.push({ at: now.receivedAt, online });
+    const spark = history ? sparkline(points, hours) : empty("History is not available on this deployment.");
+    const timeout = finite(b.timeoutSeconds);
+    return {
+      generatedAt: finite(b.generatedAt) ?? now.receivedAt,
+      meta: timeout === null ? [] : [el("span", { text: "offline after " + fmt(timeout) + " s idle" })],
+      body: el("div", {}, [stats, el("h3", { class: "sub", text: "Online, last " + hours + " h" }), spark]),
+      // the figures are one object; the history is the list behind the panel
+      csv: history ? historyPath : undefined,
+    };
+  },
+};
