@@ -161,7 +161,6 @@ export type PeriodQuery = {
 export type ScoreChangeInput = { by: number } | { set: number; mode?: "replace" | "best" };
 
 type R<F extends (...args: never[]) => unknown> = Awaited<ReturnType<F>>;
-type Unwrapped<F extends (...args: never[]) => Promise<{ value: unknown }>> = R<F>["value"];
 
 const RETRY_STATUSES = new Set([502, 503, 504]);
 

@@ -15,8 +15,10 @@ import { connectResp, type RespClient } from "../../dev/resp.ts";
 import { startStack } from "../../dev/stack.ts";
 import type { UpstashServer } from "../../dev/upstash-server.ts";
 import type { Ctx } from "../../src/context.ts";
+import type * as CountersLib from "../../src/counters/index.ts";
+import type * as HistogramsLib from "../../src/histograms/index.ts";
 import { createRedis } from "../../src/redis/client.ts";
-import { DAY, HOUR, periodEnd, periodLabel, periodStart } from "../../src/time.ts";
+import { DAY, HOUR, periodLabel, periodStart } from "../../src/time.ts";
 import type { Timing } from "./types.ts";
 
 /** Now, for the whole run: 400 days back start mid-October 2025. */
@@ -26,8 +28,8 @@ const TO = Date.UTC(2026, 10, 21, 17);
 const PIPE = 200;
 
 type Lib = {
-  counters: typeof import("../../src/counters/counters.ts");
-  histograms: typeof import("../../src/histograms/index.ts");
+  counters: typeof CountersLib;
+  histograms: typeof HistogramsLib;
 };
 
 export interface CalendarInput {
@@ -82,7 +84,11 @@ async function loadCounter(redis: RespClient, prefix: string, name: string, n: n
     batch.push(["ZADD", hour, ...members], ["HSET", index, `b:${hour}`, 0]);
     // rollups: the same members, summed (ZUNIONSTORE with the hour keeps it exact)
     batch.push(["ZUNIONSTORE", day, 2, day, hour], ["ZUNIONSTORE", month, 2, month, hour]);
-    for (const k of [day, month]) if (!rollups.has(k)) rollups.add(k) && batch.push(["HSET", index, `b:${k}`, 0]);
+    for (const k of [day, month]) {
+      if (rollups.has(k)) continue;
+      rollups.add(k);
+      batch.push(["HSET", index, `b:${k}`, 0]);
+    }
     if (batch.length >= PIPE) await flush();
   }
   batch.push(["HSET", index, "late", 1]);
@@ -112,7 +118,7 @@ export async function calendarPoints(input: CalendarInput): Promise<CalendarPoin
   const { redis, upstash, tag, prefix, log } = input;
   const root = input.src ?? new URL("../../src/", import.meta.url).pathname;
   const lib: Lib = {
-    counters: await import(`${root}/counters/counters.ts`),
+    counters: await import(`${root}/counters/index.ts`),
     histograms: await import(`${root}/histograms/index.ts`),
   };
   const ctx: Ctx = { redis: input.lib, prefix, now: NOW };

@@ -95,7 +95,7 @@ describe("bad input: 400 and nothing written", () => {
     const cases = [
       { sources: [] },
       { sources: ["a", "b"], weights: [1] },
-      { sources: ["a"], weights: [1e999] },
+      { sources: ["a"], weights: [Number.POSITIVE_INFINITY] },
       { sources: ["a:b"] },
       { sources: [{ counter: "a", period: "day", from: "2024-01-01", to: "2026-01-01" }] },
       { sources: ["a"], aggregate: "avg" },
