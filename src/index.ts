@@ -34,10 +34,18 @@ export * from "./errors.ts";
 export { createRedis, type RedisOptions } from "./redis/client.ts";
 export type { Config } from "./config.ts";
 export type { Period } from "./time.ts";
-export type { TrendingEvent, TopResult, TopItem, MemberResult, WindowInfo, CompactResult } from "./trending/index.ts";
-export type { IncrItem, ScoreRangeOptions, SortedOptions, UnionOptions, UnionSource, RangeInfo } from "./counters/counters.ts";
-export type { Aggregate } from "./counters/keys.ts";
-export type { HistogramSettings, HistogramInfo, HistogramSummary, Observation, ReadOptions as HistogramReadOptions } from "./histograms/histograms.ts";
-export type { Bucket } from "./histograms/buckets.ts";
-export type { HeartbeatResult, RoomStats, MemberPage } from "./presence/presence.ts";
+export type {
+  TrendingEvent,
+  TopResult,
+  TopItem,
+  MemberResult,
+  WindowInfo,
+  CompactResult,
+  RisingResult,
+  RisingItem,
+  HistoryResult,
+} from "./trending/index.ts";
+export type { IncrItem, ScoreRangeOptions, SortedOptions, UnionOptions, UnionSource, RangeInfo, Aggregate } from "./counters/index.ts";
+export type { HistogramSettings, HistogramInfo, HistogramSummary, Observation, ReadOptions as HistogramReadOptions, Bucket } from "./histograms/index.ts";
+export type { HeartbeatResult, RoomStats, MemberPage, RoomDay, SiteTotal } from "./presence/index.ts";
 export type { BoardSettings, JoinInput, PageOptions, PlayerView, Row, ScoreResult, ScoreChange, SetMode, TiePolicy } from "./leaderboards/index.ts";

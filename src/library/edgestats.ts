@@ -7,10 +7,12 @@
  */
 import { readConfig, type Config } from "../config.ts";
 import type { Ctx } from "../context.ts";
-import { sweepCountersJob } from "../counters/jobs.ts";
-import { trimPresenceJob } from "../presence/jobs.ts";
+import * as counters from "../counters/index.ts";
+import type { Job } from "../jobs.ts";
+import * as leaderboards from "../leaderboards/index.ts";
+import * as presence from "../presence/index.ts";
 import type { RedisClient } from "../redis/client.ts";
-import { compactTrendingJob } from "../trending/jobs.ts";
+import * as trending from "../trending/index.ts";
 import { CounterHandle, HistogramHandle, LeaderboardHandle, PresenceHandle, TrendingHandle, type Runtime } from "./handles.ts";
 
 /**
@@ -129,17 +131,32 @@ export class Edgestats {
     return new LeaderboardHandle(this.#runtime, board);
   }
 
+  /** Site-wide presence: ids online across rooms (the trim job's last sample), today's peak and active ids (an estimate). */
+  presenceTotal(): Promise<presence.SiteTotal> {
+    return presence.total(this.#runtime.ctx());
+  }
+
   /**
    * The periodic jobs the service runs from cron or QStash; call them on the
-   * same schedules (compact and sweepCounters hourly at minute 5, trim every
-   * minute). Each is bounded, idempotent and safe to overlap with itself.
+   * same schedules (compact, sweepCounters and leaderboardSnapshot hourly at
+   * minute 5, trim every minute). Each is bounded, idempotent and safe to
+   * overlap with itself.
    */
   readonly jobs = {
     /** Hourly: trims finished trending hours to `keep` members and precomputes the 24 h / 48 h unions. */
-    compact: (): Promise<JobResult> => compactTrendingJob(this.#runtime.ctx(), this.#runtime.config),
+    compact: (): Promise<JobResult> => this.#run(trending.jobs, "compact"),
     /** Every minute: removes idle presence ids and samples each room's online count. */
-    trim: (): Promise<JobResult> => trimPresenceJob(this.#runtime.ctx(), this.#runtime.config),
+    trim: (): Promise<JobResult> => this.#run(presence.jobs, "trim"),
     /** Hourly: frees the bucket keys of deleted counters. */
-    sweepCounters: (): Promise<JobResult> => sweepCountersJob(this.#runtime.ctx(), this.#runtime.config),
+    sweepCounters: (): Promise<JobResult> => this.#run(counters.jobs, "sweep-counters"),
+    /** Hourly (acts once per UTC day): the snapshot `previousRank` reads on boards without seasons. */
+    leaderboardSnapshot: (): Promise<JobResult> => this.#run(leaderboards.jobs, "leaderboards.snapshot"),
   };
+
+  /** Runs a feature's job by its served name (the same the cron triggers use). */
+  #run(jobs: Record<string, Job>, name: string): Promise<JobResult> {
+    const job = jobs[name];
+    if (!job) throw new Error(`no job '${name}'`);
+    return job(this.#runtime.ctx(), this.#runtime.config);
+  }
 }
