@@ -10,6 +10,7 @@ export {
   deliveries,
   test,
   emit,
+  emitBlock,
   subscriptions,
   settingsOf,
   type Webhook,
@@ -27,4 +28,5 @@ export {
   type Filter,
   type WebhookInput,
 } from "./validate.ts";
+export { emitLua } from "./scripts.ts";
 export { jobs, trendingWebhooksJob, webhooksJob } from "./jobs.ts";

@@ -27,13 +27,76 @@ end`,
 );
 
 /** An event's id: stable for the same facts, so a repeated detection is recognisably the same event. */
-const EVENT_ID = defineLua(
+export const EVENT_ID = defineLua(
   "webhooks.eventId",
   ["eventIdOf"],
   `
 local function eventIdOf(eventType, subject, key)
   return 'evt_' .. string.sub(redis.sha1hex(eventType .. '\\n' .. subject .. '\\n' .. key), 1, 32)
 end`,
+);
+
+/**
+ * The webhooks (`{name, settings}`) an event is for: subscribed to `eventType`, with no filter or a
+ * filter of `kind` naming `subject`, and (a trending.rising `score`) a `threshold` at most `score`.
+ * One HGETALL of the registry.
+ */
+const MATCH = defineLua(
+  "webhooks.match",
+  ["subscribersOf"],
+  `
+local function subscribersOf(hooks, eventType, kind, subject, score)
+  local targets = {}
+  local all = redis.call('HGETALL', hooks)
+  for i = 1, #all, 2 do
+    local hook = cjson.decode(all[i + 1])
+    local wanted = false
+    for _, e in ipairs(hook.events) do if e == eventType then wanted = true end end
+    local filter = hook.filter
+    if wanted and type(filter) == 'table' then wanted = kind ~= '' and filter[kind] == subject end
+    -- a trending.rising event below the webhook's threshold is not for it
+    if wanted and score ~= '' and type(hook.threshold) == 'number' then wanted = tonumber(score) >= hook.threshold end
+    if wanted then targets[#targets + 1] = {all[i], hook} end
+  end
+  return targets
+end`,
+);
+
+/**
+ * `emit` inside another feature's write script, so detecting an event and queueing it are one
+ * round trip (leaderboard.leader). `wk` are the registry keys (webhooks/index.ts, `emitBlock`:
+ * hooks, pending, deliveries, recent) and `wa` its arguments (now, at, maxPending, maxRecent);
+ * `data` is the event's data as JSON text (so a score keeps every digit Redis printed). Queues the
+ * event for every matching webhook unless its id is among the recent ones; with no subscriber it
+ * costs the HGETALL alone. Returns {queued, full, repeated}.
+ */
+export const emitLua = defineLua(
+  "webhooks.emit",
+  ["emitEvent"],
+  `
+local function emitEvent(wk, wa, eventType, kind, subject, key, data)
+  local hooks, pending, deliveries, recent = wk[1], wk[2], wk[3], wk[4]
+  local now, at, maxPending, maxRecent = wa[1], wa[2], tonumber(wa[3]), tonumber(wa[4])
+  local targets = subscribersOf(hooks, eventType, kind, subject, '')
+  if #targets == 0 then return {queued = 0, full = 0, repeated = false} end
+  local eventId = eventIdOf(eventType, subject, key)
+  if redis.call('ZSCORE', recent, eventId) then return {queued = 0, full = 0, repeated = true} end
+  redis.call('ZADD', recent, now, eventId)
+  redis.call('ZREMRANGEBYRANK', recent, 0, -maxRecent - 1)
+  local body = '{"id":' .. cjson.encode(eventId) .. ',"type":' .. cjson.encode(eventType) .. ',"at":' .. cjson.encode(at) .. ',"data":' .. data .. '}'
+  local room = maxPending - redis.call('ZCARD', pending)
+  local queued, full = 0, 0
+  for _, t in ipairs(targets) do
+    if room <= 0 then
+      full = full + 1
+    elseif queueDelivery(pending, deliveries, t[1], eventId, eventType, body, now, 0) == 1 then
+      queued = queued + 1
+      room = room - 1
+    end
+  end
+  return {queued = queued, full = full, repeated = false}
+end`,
+  [QUEUE, MATCH, EVENT_ID],
 );
 
 /**
@@ -92,7 +155,7 @@ export const enqueueScript = defineScript({
   write: true,
   keys: ["hooks", "pending", "deliveries", "recent"],
   args: ["eventId", "eventType", "kind", "subject", "score", "only", "body", "now", "lease", "maxPending", "maxRecent"],
-  uses: [QUEUE],
+  uses: [QUEUE, MATCH],
   refusals: { not_found: (_r, call) => new NotFoundError(`No webhook '${String(call.args.only)}'.`) },
   lua: `
 local targets = {}
@@ -101,17 +164,7 @@ if only ~= '' then
   if not raw then return {refused = 'not_found'} end
   targets[1] = {only, cjson.decode(raw)}
 else
-  local all = redis.call('HGETALL', hooks)
-  for i = 1, #all, 2 do
-    local hook = cjson.decode(all[i + 1])
-    local wanted = false
-    for _, e in ipairs(hook.events) do if e == eventType then wanted = true end end
-    local filter = hook.filter
-    if wanted and type(filter) == 'table' then wanted = kind ~= '' and filter[kind] == subject end
-    -- a trending.rising event below the webhook's threshold is not for it
-    if wanted and score ~= '' and type(hook.threshold) == 'number' then wanted = tonumber(score) >= hook.threshold end
-    if wanted then targets[#targets + 1] = {all[i], hook} end
-  end
+  targets = subscribersOf(hooks, eventType, kind, subject, score)
 end
 -- no subscriber (the common case of emit): nothing else to read
 if #targets == 0 then return {queued = 0, full = 0, claimed = {}} end

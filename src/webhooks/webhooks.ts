@@ -237,6 +237,19 @@ export async function emit(
 }
 
 /**
+ * What a write script that emits itself (`emitLua`, webhooks/scripts.ts) is called with: the
+ * registry keys as one key list and the emit arguments as one argument list, so detection and
+ * queueing are one round trip. Costs nothing unless the script emits.
+ */
+export function emitBlock(ctx: Ctx): { keys: string[]; args: (string | number)[] } {
+  const reg = registryKeys(ctx.prefix);
+  return {
+    keys: [reg.hooks, reg.pending, reg.deliveries, reg.recent],
+    args: [ctx.now, new Date(ctx.now).toISOString(), MAX_PENDING, MAX_RECENT],
+  };
+}
+
+/**
  * Queues a `webhook.test` event for webhook `name` and claims it: `send()` delivers it now (the
  * route runs it under waitUntil); if that fails, the minute job retries it like any delivery.
  */
