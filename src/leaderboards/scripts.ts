@@ -333,7 +333,7 @@ if newLeader then
   local season = s.sid ~= 'all' and s.sid or nil
   local data = '{"board":' .. cjson.encode(board) .. ',"player":' .. cjson.encode(top) .. ',"score":' .. score
     .. ',"previous":' .. (told and cjson.encode(told) or 'null') .. ',"season":' .. (season and cjson.encode(season) or 'null') .. '}'
-  emitEvent(hookKeys, hookArgs, 'leaderboard.leader', 'board', board, top .. '\\n' .. score .. (season and '\\n' .. season or ''), data)
+  emitEvent(hookKeys, hookArgs, 'leaderboard.leader', 'board', board, top .. '\\n' .. score .. (season and '\\n' .. season or ''), data, '')
 end
 return results
 `,

@@ -66,18 +66,19 @@ end`,
  * `emit` inside another feature's write script, so detecting an event and queueing it are one
  * round trip (leaderboard.leader). `wk` are the registry keys (webhooks/index.ts, `emitBlock`:
  * hooks, pending, deliveries, recent) and `wa` its arguments (now, at, maxPending, maxRecent);
- * `data` is the event's data as JSON text (so a score keeps every digit Redis printed). Queues the
- * event for every matching webhook unless its id is among the recent ones; with no subscriber it
- * costs the HGETALL alone. Returns {queued, full, repeated}.
+ * `data` is the event's data as JSON text (so a score keeps every digit Redis printed), `score`
+ * a trending.rising score ('' for other events). Queues the event for every matching webhook
+ * unless its id is among the recent ones; with no subscriber it costs the HGETALL alone.
+ * Returns {queued, full, repeated}.
  */
 export const emitLua = defineLua(
   "webhooks.emit",
   ["emitEvent"],
   `
-local function emitEvent(wk, wa, eventType, kind, subject, key, data)
+local function emitEvent(wk, wa, eventType, kind, subject, key, data, score)
   local hooks, pending, deliveries, recent = wk[1], wk[2], wk[3], wk[4]
   local now, at, maxPending, maxRecent = wa[1], wa[2], tonumber(wa[3]), tonumber(wa[4])
-  local targets = subscribersOf(hooks, eventType, kind, subject, '')
+  local targets = subscribersOf(hooks, eventType, kind, subject, score)
   if #targets == 0 then return {queued = 0, full = 0, repeated = false} end
   local eventId = eventIdOf(eventType, subject, key)
   if redis.call('ZSCORE', recent, eventId) then return {queued = 0, full = 0, repeated = true} end
@@ -190,6 +191,28 @@ for _, t in ipairs(targets) do
   end
 end
 return {queued = queued, full = full, claimed = claimed}
+`,
+});
+
+/**
+ * Several events in one round trip (a detector's findings, e.g. one stream's rising members):
+ * `emitEvent` for each (parallel lists: type, subject kind and name, key, data JSON, score or '').
+ */
+export const emitManyScript = defineScript({
+  name: "webhooks.emitMany",
+  write: true,
+  keys: ["...hookKeys"],
+  args: ["...hookArgs", "...types", "...kinds", "...subjects", "...eventKeys", "...datas", "...scores"],
+  uses: [emitLua],
+  lua: `
+local out = {queued = 0, full = 0, repeated = 0}
+for i = 1, #types do
+  local r = emitEvent(hookKeys, hookArgs, types[i], kinds[i], subjects[i], eventKeys[i], datas[i], scores[i])
+  out.queued = out.queued + r.queued
+  out.full = out.full + r.full
+  if r.repeated then out.repeated = out.repeated + 1 end
+end
+return out
 `,
 });
 
