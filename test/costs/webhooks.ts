@@ -81,6 +81,20 @@ export const area = {
       commands: 14,
       note: "Claim (ZRANGEBYSCORE, HMGET, HGETALL, HSET of the attempts, ZADD of the lease), the POST, then settle (6 as above). Up to 25 deliveries per run share these scripts.",
     },
+    minuteRisingQuiet: {
+      call: "`webhooks` job",
+      state: "1 stream subscribed to `trending.rising`, nothing above the threshold",
+      roundTrips: 3,
+      commands: 31,
+      note: "+ the stream's rising read, as `GET /v1/trending/{stream}/rising?baseline=24h` costs it ([Trending](#trending)): here no top read left a union of the last 24 hours, so one ZMSCORE per baseline hour (a warm union: 3 commands). At most 5 streams per run (the rest take turns in the next runs).",
+    },
+    minuteRisingEvent: {
+      call: "`webhooks` job",
+      state: "1 member newly rising, receiver refuses",
+      roundTrips: 5,
+      commands: 49,
+      note: "+1 script queueing the stream's rising members (at most 10) as `emit` does (HGETALL, then per member ZSCORE + ZADD + ZREMRANGEBYRANK of the recent ids, ZCARD, HSETNX + ZADD), then its delivery in the same run (claim, POST, settle). The same member again this hour: `repeated`, ZSCORE only.",
+    },
     hourlySteady: {
       call: "`webhooks.trending` job (hourly)",
       state: "1 stream subscribed, top N unchanged",
