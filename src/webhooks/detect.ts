@@ -149,7 +149,15 @@ export async function detectRising(ctx: Ctx, hooks: StoredWebhook[], retentionHo
         subject: { kind: "stream" as const, name: stream },
         key: `${hour}\n${item.member}`,
         score: item.score,
-        data: { stream, hour, member: item.member, count: item.count, baseline: item.baseline, ratio: item.ratio, score: item.score },
+        data: {
+          stream,
+          hour,
+          member: item.member,
+          count: item.count,
+          baseline: item.baseline,
+          ratio: item.ratio,
+          score: item.score,
+        },
       })),
     );
     out.queued += sent.queued;

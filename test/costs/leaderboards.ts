@@ -29,7 +29,7 @@ export const area = {
     incrementTakesLeadHook: r("leaderboard increment", "takes the lead, one `leaderboard.leader` webhook", 13, {
       note: "Queueing as `emit` does (docs/webhooks.md): `ZSCORE` + `ZADD` + `ZREMRANGEBYRANK` of the recent event ids, `ZCARD` of the queue, `HSETNX` + `ZADD` of the delivery.",
     }),
-    setLeaderFallsBack: r("leaderboard set, `mode: replace`", "the leader drops below #2 (new #1 not written)", 8, {
+    setLeaderFallsBack: r("leaderboard set, `mode: replace`", "the leader's own write drops it to #2 (the new #1 did not write)", 8, {
       note: "The leader's own write moved it down: `ZRANGE … 0 0` finds the new #1, stored and queued (`HGETALL` of the webhooks).",
     }),
     incrementReplay: r("leaderboard increment, `Idempotency-Key`", "replay", 2),

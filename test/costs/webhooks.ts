@@ -86,7 +86,7 @@ export const area = {
       state: "1 stream subscribed to `trending.rising`, nothing above the threshold",
       roundTrips: 3,
       commands: 31,
-      note: "+ the stream's rising read, as `GET /v1/trending/{stream}/rising?baseline=24h` costs it ([Trending](#trending)): here no top read left a union of the last 24 hours, so one ZMSCORE per baseline hour (a warm union: 3 commands). At most 5 streams per run (the rest take turns in the next runs).",
+      note: "+ the stream's rising read, as `GET /v1/trending/{stream}/rising?baseline=24h` costs it ([Trending](#trending)): here no top read left a union of the last 24 hours, so one ZMSCORE per baseline hour (fewer with a warm union). At most 5 streams per run (the rest take turns in the next runs).",
     },
     minuteRisingEvent: {
       call: "`webhooks` job",

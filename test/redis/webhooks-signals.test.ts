@@ -136,11 +136,15 @@ describe("leaderboard.leader", () => {
     await leaderboards.join(ctx, "d", "a", { name: "a" });
     await leaderboards.changeScore(ctx, "d", "a", { by: 5 });
     const day1 = await deliver(ctx, "leaderboard.leader");
-    expect(day1.map((e) => e.data)).toEqual([{ board: "d", player: "a", score: 5, previous: null, season: "2026-11-22" }]);
+    expect(day1.map((e) => e.data)).toEqual([
+      { board: "d", player: "a", score: 5, previous: null, season: "2026-11-22" },
+    ]);
     const next = { ...ctx, now: T0 + 24 * HOUR };
     await leaderboards.changeScore(next, "d", "a", { by: 5 });
     const day2 = await deliver(next, "leaderboard.leader");
-    expect(day2.map((e) => e.data)).toEqual([{ board: "d", player: "a", score: 5, previous: null, season: "2026-11-23" }]);
+    expect(day2.map((e) => e.data)).toEqual([
+      { board: "d", player: "a", score: 5, previous: null, season: "2026-11-23" },
+    ]);
     expect(day2[0]!.id).not.toBe(day1[0]!.id);
     await leaderboards.changeScore(next, "d", "a", { by: 5 });
     expect(await pending(next)).toBe(0);
@@ -181,9 +185,25 @@ describe("trending.rising", () => {
   async function recordDay(ctx: Ctx, stream: string) {
     for (let h = 1; h <= 24; h++) {
       const at = H - h * HOUR;
-      await trending.record(ctx, stream, [{ member: "x", count: 2, at }, { member: "y", count: 2, at }], retention);
+      await trending.record(
+        ctx,
+        stream,
+        [
+          { member: "x", count: 2, at },
+          { member: "y", count: 2, at },
+        ],
+        retention,
+      );
     }
-    await trending.record(ctx, stream, [{ member: "x", count: 60 }, { member: "y", count: 1 }], retention);
+    await trending.record(
+      ctx,
+      stream,
+      [
+        { member: "x", count: 60 },
+        { member: "y", count: 1 },
+      ],
+      retention,
+    );
   }
 
   it("fires once per member and hour above the threshold, only to webhooks whose threshold it reaches", async () => {
@@ -216,7 +236,12 @@ describe("trending.rising", () => {
     // later runs of the same hour see x again and send nothing
     const later = { ...ctx, now: T0 + 10 * MINUTE };
     await trending.record(later, "s", [{ member: "x", count: 10 }], retention);
-    expect(await webhooks.webhooksJob(later, config)).toMatchObject({ risingEvents: 1, risingQueued: 0, risingRepeated: 1, delivered: 0 });
+    expect(await webhooks.webhooksJob(later, config)).toMatchObject({
+      risingEvents: 1,
+      risingQueued: 0,
+      risingRepeated: 1,
+      delivered: 0,
+    });
 
     // the next hour, still rising: a new event
     const nextHour = { ...ctx, now: H + HOUR + 30 * MINUTE };
@@ -232,11 +257,17 @@ describe("trending.rising", () => {
     const ctx = lib.ctx(T0, "rising-all");
     const streams = Array.from({ length: webhooks.RISING_STREAMS_PER_RUN + 2 }, (_, i) => `s${i}`);
     for (const s of streams) await trending.record(ctx, s, [{ member: "m", count: 50 }], retention);
-    await webhooks.put(ctx, "all", { url: `${receiver.url}/hook`, events: ["trending.rising"], secret: SECRET }, direct);
+    await webhooks.put(
+      ctx,
+      "all",
+      { url: `${receiver.url}/hook`, events: ["trending.rising"], secret: SECRET },
+      direct,
+    );
     const first = await webhooks.webhooksJob(ctx, config);
     expect(first).toMatchObject({ risingStreams: webhooks.RISING_STREAMS_PER_RUN, risingMore: true });
     let sent = first.risingQueued as number;
-    for (let m = 1; m <= 3; m++) sent += (await webhooks.webhooksJob({ ...ctx, now: T0 + m * MINUTE }, config)).risingQueued as number;
+    for (let m = 1; m <= 3; m++)
+      sent += (await webhooks.webhooksJob({ ...ctx, now: T0 + m * MINUTE }, config)).risingQueued as number;
     // every stream's m once, however often the turns came round
     expect(sent).toBe(streams.length);
   });
@@ -244,7 +275,12 @@ describe("trending.rising", () => {
   it("costs nothing extra when no webhook subscribes to it", async () => {
     const ctx = lib.ctx(T0, "rising-none");
     await recordDay(ctx, "s");
-    await webhooks.put(ctx, "leader", { url: `${receiver.url}/hook`, events: ["leaderboard.leader"], secret: SECRET }, direct);
+    await webhooks.put(
+      ctx,
+      "leader",
+      { url: `${receiver.url}/hook`, events: ["leaderboard.leader"], secret: SECRET },
+      direct,
+    );
     const run = await webhooks.webhooksJob(ctx, config);
     expect(run).not.toHaveProperty("risingStreams");
   });
