@@ -308,9 +308,11 @@ for _, player in ipairs(distinct) do
   end
 end
 -- leaderboard.leader: the live season's #1 after the whole request, against the one last told
--- ('_leader' = '<season>|<player>', read by the HMGET above). Only a request that leaves one of
--- its players at rank 1, or moves the told leader down, looks further.
-local toldSid, told = string.match(found[2] or '', '^([^|]*)|(.*)$')
+-- ('_leader' = '<season>|<changes>|<player>', read by the HMGET above; <changes> numbers the
+-- board's changes of leader, so each is its own event, even a lead regained at the same score).
+-- Only a request that leaves one of its players at rank 1, or moves the told leader down, looks further.
+local toldSid, toldN, told = string.match(found[2] or '', '^([^|]*)|(%d+)|(.*)$')
+local change = (tonumber(toldN) or 0) + 1
 if toldSid ~= s.sid then told = nil end
 local top, topScore = nil, nil
 for player, rank in pairs(rankOf) do
@@ -324,7 +326,7 @@ end
 local newLeader = top and top ~= told
 if newLeader then
   changed[#changed + 1] = '_leader'
-  changed[#changed + 1] = s.sid .. '|' .. top
+  changed[#changed + 1] = s.sid .. '|' .. change .. '|' .. top
 end
 if #changed > 0 then redis.call('HSET', players, unpack(changed)) end
 if newLeader then
@@ -333,7 +335,7 @@ if newLeader then
   local season = s.sid ~= 'all' and s.sid or nil
   local data = '{"board":' .. cjson.encode(board) .. ',"player":' .. cjson.encode(top) .. ',"score":' .. score
     .. ',"previous":' .. (told and cjson.encode(told) or 'null') .. ',"season":' .. (season and cjson.encode(season) or 'null') .. '}'
-  emitEvent(hookKeys, hookArgs, 'leaderboard.leader', 'board', board, top .. '\\n' .. score .. (season and '\\n' .. season or ''), data, '')
+  emitEvent(hookKeys, hookArgs, 'leaderboard.leader', 'board', board, top .. '\\n' .. score .. '\\n' .. (season or '') .. '\\n' .. change .. '\\n' .. now, data, '')
 end
 return results
 `,
@@ -357,7 +359,7 @@ local s = seasonOf(parseCfg(got[2]).reset, seasonKeys, seasonArgs)
 redis.call('ZREM', s.key, parseEntry(got[1]).member)
 -- a leader who leaves is forgotten (in the same HDEL): the next write leaving a player at
 -- rank 1 reports that player as the new leader (previous: null)
-if got[3] and string.match(got[3], '|(.*)$') == player then
+if got[3] and string.match(got[3], '([^|]*)$') == player then
   redis.call('HDEL', players, player, '_leader')
 else
   redis.call('HDEL', players, player)

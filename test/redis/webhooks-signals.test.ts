@@ -118,6 +118,26 @@ describe("leaderboard.leader", () => {
     ]);
   });
 
+  it("a lead regained at the same score is a new event (each change has its own id)", async () => {
+    const ctx = lib.ctx(T0, "leader-again");
+    await subscribe(ctx, "b");
+    await leaderboards.join(ctx, "b", "a", { name: "a" });
+    await leaderboards.join(ctx, "b", "b", { name: "b" });
+    await leaderboards.changeScore(ctx, "b", "a", { set: 100 });
+    await leaderboards.changeScore(ctx, "b", "b", { set: 150 });
+    await leaderboards.changeScore(ctx, "b", "b", { set: 50 });
+    await leaderboards.changeScore(ctx, "b", "b", { set: 150 });
+    const got = await deliver(ctx, "leaderboard.leader");
+    // delivered in one run, in no particular order
+    expect(got.map((e) => `${String(e.data.player)}<${String(e.data.previous)}`).sort()).toEqual([
+      "a<b",
+      "a<null",
+      "b<a",
+      "b<a",
+    ]);
+    expect(new Set(got.map((e) => e.id)).size).toBe(4);
+  });
+
   it("ties 'reached': equalling the leader's score does not take the lead", async () => {
     const ctx = lib.ctx(T0, "leader-reached");
     await subscribe(ctx, "r");
