@@ -63,12 +63,43 @@ end`,
 );
 
 /**
+ * The targets (`{name, settings}`) an event was not yet queued for: each delivery id
+ * (`<event id>:<webhook>`) is remembered among the last `maxRecent` (`recent`), delivered or not,
+ * so a detector that finds the same facts on every run sends them once to each webhook, and a
+ * webhook that starts matching later (a trending.rising score that grew past its threshold)
+ * still gets it. ZMSCORE, ZADD and ZREMRANGEBYRANK whatever the number of targets.
+ */
+const RECENT = defineLua(
+  "webhooks.recent",
+  ["freshTargets"],
+  `
+local function freshTargets(recent, targets, eventId, now, maxRecent)
+  local ids = {}
+  for i, t in ipairs(targets) do ids[i] = eventId .. ':' .. t[1] end
+  local seen = redis.call('ZMSCORE', recent, unpack(ids))
+  local fresh, marks = {}, {}
+  for i, t in ipairs(targets) do
+    if not seen[i] then
+      fresh[#fresh + 1] = t
+      marks[#marks + 1] = now
+      marks[#marks + 1] = ids[i]
+    end
+  end
+  if #fresh > 0 then
+    redis.call('ZADD', recent, unpack(marks))
+    redis.call('ZREMRANGEBYRANK', recent, 0, -tonumber(maxRecent) - 1)
+  end
+  return fresh
+end`,
+);
+
+/**
  * `emit` inside another feature's write script, so detecting an event and queueing it are one
  * round trip (leaderboard.leader). `wk` are the registry keys (webhooks/index.ts, `emitBlock`:
  * hooks, pending, deliveries, recent) and `wa` its arguments (now, at, maxPending, maxRecent);
  * `data` is the event's data as JSON text (so a score keeps every digit Redis printed), `score`
  * a trending.rising score ('' for other events). Queues the event for every matching webhook
- * unless its id is among the recent ones; with no subscriber it costs the HGETALL alone.
+ * not already told (`freshTargets`); with no subscriber it costs the HGETALL alone.
  * Returns {queued, full, repeated}.
  */
 export const emitLua = defineLua(
@@ -81,9 +112,8 @@ local function emitEvent(wk, wa, eventType, kind, subject, key, data, score)
   local targets = subscribersOf(hooks, eventType, kind, subject, score)
   if #targets == 0 then return {queued = 0, full = 0, repeated = false} end
   local eventId = eventIdOf(eventType, subject, key)
-  if redis.call('ZSCORE', recent, eventId) then return {queued = 0, full = 0, repeated = true} end
-  redis.call('ZADD', recent, now, eventId)
-  redis.call('ZREMRANGEBYRANK', recent, 0, -maxRecent - 1)
+  targets = freshTargets(recent, targets, eventId, now, maxRecent)
+  if #targets == 0 then return {queued = 0, full = 0, repeated = true} end
   local body = '{"id":' .. cjson.encode(eventId) .. ',"type":' .. cjson.encode(eventType) .. ',"at":' .. cjson.encode(at) .. ',"data":' .. data .. '}'
   local room = maxPending - redis.call('ZCARD', pending)
   local queued, full = 0, 0
@@ -97,7 +127,7 @@ local function emitEvent(wk, wa, eventType, kind, subject, key, data, score)
   end
   return {queued = queued, full = full, repeated = false}
 end`,
-  [QUEUE, MATCH, EVENT_ID],
+  [QUEUE, MATCH, RECENT, EVENT_ID],
 );
 
 /**
@@ -147,8 +177,8 @@ return {deleted = deleted == 1}
  * `subject`: e.g. `board` and the board's name; `score`, when given, at least the webhook's
  * `threshold`), or, with `only`, for that webhook alone whatever
  * it subscribes to (the test event). With `lease` > 0 the deliveries are claimed at once (due again
- * at `lease`) and returned, for a sender that delivers them now. An event id among the last
- * `maxRecent` queued (`recent`) is not queued again, delivered or not: a detector that finds the
+ * at `lease`) and returned, for a sender that delivers them now. An event is queued once per
+ * webhook among the last `maxRecent` deliveries (`freshTargets`): a detector that finds the
  * same facts on every run sends them once.
  */
 export const enqueueScript = defineScript({
@@ -156,7 +186,7 @@ export const enqueueScript = defineScript({
   write: true,
   keys: ["hooks", "pending", "deliveries", "recent"],
   args: ["eventId", "eventType", "kind", "subject", "score", "only", "body", "now", "lease", "maxPending", "maxRecent"],
-  uses: [QUEUE, MATCH],
+  uses: [QUEUE, MATCH, RECENT],
   refusals: { not_found: (_r, call) => new NotFoundError(`No webhook '${String(call.args.only)}'.`) },
   lua: `
 local targets = {}
@@ -170,9 +200,8 @@ end
 -- no subscriber (the common case of emit): nothing else to read
 if #targets == 0 then return {queued = 0, full = 0, claimed = {}} end
 if only == '' then
-  if redis.call('ZSCORE', recent, eventId) then return {queued = 0, full = 0, claimed = {}, repeated = true} end
-  redis.call('ZADD', recent, now, eventId)
-  redis.call('ZREMRANGEBYRANK', recent, 0, -tonumber(maxRecent) - 1)
+  targets = freshTargets(recent, targets, eventId, now, maxRecent)
+  if #targets == 0 then return {queued = 0, full = 0, claimed = {}, repeated = true} end
 end
 local room = tonumber(maxPending) - redis.call('ZCARD', pending)
 local queued, full, claimed = 0, 0, {}

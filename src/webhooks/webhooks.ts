@@ -203,7 +203,8 @@ async function eventIdOf(type: string, subject: string, key: string): Promise<st
  * The hook other features call when they detect an event (trending.rising, leaderboard.leader):
  * queues it for every webhook subscribed to its type whose filter matches, in one round trip. The
  * minute job delivers it (at least once, retried with backoff). The same facts (type, subject,
- * key) emitted again are not queued again (`repeated`), among the last MAX_RECENT events. Nothing
+ * key) emitted again are not queued again for a webhook already told (`repeated` when none is
+ * left), among the last MAX_RECENT deliveries. Nothing
  * is queued, and the cost is one HGETALL, when no webhook subscribes.
  */
 export async function emit(

@@ -27,7 +27,7 @@ export const area = {
       note: "A write that leaves a player at rank 1 compares it with the board's last told leader (`_leader` in the players hash, read by the same `HMGET`): a new #1 is stored (in the `HSET` of the entries, which a better rank pays anyway) and queued for the webhooks in the same script, one round trip: `HGETALL` of the webhooks. The leader scoring again costs the steady 5.",
     }),
     incrementTakesLeadHook: r("leaderboard increment", "takes the lead, one `leaderboard.leader` webhook", 13, {
-      note: "Queueing as `emit` does (docs/webhooks.md): `ZSCORE` + `ZADD` + `ZREMRANGEBYRANK` of the recent event ids, `ZCARD` of the queue, `HSETNX` + `ZADD` of the delivery.",
+      note: "Queueing as `emit` does (docs/webhooks.md): `ZMSCORE` + `ZADD` + `ZREMRANGEBYRANK` of the recent delivery ids, `ZCARD` of the queue, `HSETNX` + `ZADD` of the delivery.",
     }),
     setLeaderFallsBack: r("leaderboard set, `mode: replace`", "the leader's own write drops it to #2 (the new #1 did not write)", 8, {
       note: "The leader's own write moved it down: `ZRANGE … 0 0` finds the new #1, stored and queued (`HGETALL` of the webhooks).",

@@ -56,7 +56,7 @@ export const area = {
       state: "1 subscriber",
       roundTrips: 1,
       commands: 8,
-      note: "+ZSCORE, ZADD and ZREMRANGEBYRANK of the recent event ids (the same event is queued once), ZCARD (the queue's bound), HSETNX of the delivery and its ZADD.",
+      note: "+ZMSCORE, ZADD and ZREMRANGEBYRANK of the recent delivery ids (an event is queued once per webhook, whatever their number), ZCARD (the queue's bound), HSETNX of the delivery and its ZADD.",
     },
     emitRepeat: { call: "`emit`", state: "the same event again", roundTrips: 1, commands: 3 },
     minuteIdle: { call: "`webhooks` job (every minute)", state: "no webhook", roundTrips: 1, commands: 2 },
@@ -93,7 +93,7 @@ export const area = {
       state: "1 member newly rising, receiver refuses",
       roundTrips: 5,
       commands: 49,
-      note: "+1 script queueing the stream's rising members (at most 10) as `emit` does (HGETALL, then per member ZSCORE + ZADD + ZREMRANGEBYRANK of the recent ids, ZCARD, HSETNX + ZADD), then its delivery in the same run (claim, POST, settle). The same member again this hour: `repeated`, ZSCORE only.",
+      note: "+1 script queueing the stream's rising members (at most 10) as `emit` does (HGETALL, then per member ZMSCORE + ZADD + ZREMRANGEBYRANK of the recent delivery ids, ZCARD, HSETNX + ZADD), then its delivery in the same run (claim, POST, settle). The same member again this hour: `repeated`, ZMSCORE only.",
     },
     hourlySteady: {
       call: "`webhooks.trending` job (hourly)",

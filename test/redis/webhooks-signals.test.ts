@@ -262,6 +262,13 @@ describe("trending.rising", () => {
       risingRepeated: 1,
       delivered: 0,
     });
+    // x climbs past the picky webhook's threshold: the same event, now for it alone
+    const climbed = { ...ctx, now: T0 + 20 * MINUTE };
+    await trending.record(climbed, "s", [{ member: "x", count: 3000 }], retention);
+    const before = receiver.received.length;
+    expect(await webhooks.webhooksJob(climbed, config)).toMatchObject({ risingQueued: 1, delivered: 1 });
+    const toPicky = receiver.received.slice(before).map((r) => JSON.parse(r.body) as Event);
+    expect(toPicky.map((e) => e.id)).toEqual([got[0]!.id]);
 
     // the next hour, still rising: a new event
     const nextHour = { ...ctx, now: H + HOUR + 30 * MINUTE };
