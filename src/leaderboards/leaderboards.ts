@@ -1,6 +1,7 @@
 import type { Ctx } from "../context.ts";
 import { NotFoundError } from "../errors.ts";
 import type { Idempotency, Written } from "../redis/script.ts";
+import * as webhooks from "../webhooks/index.ts";
 import { boardKeys, registryKey } from "./keys.ts";
 import { countScript } from "./read-scripts.ts";
 import { configureScript, deleteScript, joinScript, removeScript, scoreScript } from "./scripts.ts";
@@ -162,9 +163,11 @@ export async function changeScores(
   checkChanges(board, changes);
   const season = seasonBlock(ctx.prefix, board, ctx.now);
   const k = boardKeys(ctx.prefix, board);
+  // a change of #1 is queued for the leaderboard.leader webhooks in the same script
+  const hooks = webhooks.emitBlock(ctx);
   const { value, replayed } = await scoreScript.run<[string, string, number][]>(
     ctx.redis,
-    { settings: k.settings, players: k.players, seasonKeys: season.keys },
+    { settings: k.settings, players: k.players, seasonKeys: season.keys, hookKeys: hooks.keys },
     {
       board,
       limit: MAX_SCORE,
@@ -173,6 +176,7 @@ export async function changeScores(
       kinds: changes.map((c) => ("by" in c ? "by" : (c.mode ?? "replace"))),
       values: changes.map((c) => negated("by" in c ? c.by : c.set)),
       seasonArgs: season.args,
+      hookArgs: hooks.args,
     },
     idempotency,
   );

@@ -1,5 +1,6 @@
 import { ConflictError, NotFoundError, RejectedError, ValidationError, type FieldIssue } from "../errors.ts";
 import { defineScript, type Refusal } from "../redis/script.ts";
+import { emitLua } from "../webhooks/index.ts";
 import { cfgLua, entryLua, memberLua, seasonLua } from "./lua.ts";
 import { RESET_OF } from "./seasons.ts";
 import { MAX_SCORE } from "./validate.ts";
@@ -77,6 +78,8 @@ if not created and (newTies ~= current or cfg.reset ~= old.reset) then
   -- tie-breaks were taken under the old policy, and another reset would hide the live
   -- ranking: both only change on a board without players (the '_cfg' field is no player)
   local joined = redis.call('HLEN', players) - (meta[4] and 1 or 0)
+  -- '_leader' (the last #1 told to webhooks) names a player still there, so only the count it adds is off
+  if joined > 0 then joined = joined - redis.call('HEXISTS', players, '_leader') end
   if joined > 0 then return {refused = 'board_not_empty', ties = current, reset = old.reset, players = joined} end
 end
 if created then
@@ -166,9 +169,9 @@ return {created = true, joinedAt = now, score = negScore, rank = rank}
 export const scoreScript = defineScript({
   name: "leaderboards.score",
   write: true,
-  keys: ["settings", "players", "...seasonKeys"],
-  args: ["board", "limit", "now", "...names", "...kinds", "...values", "...seasonArgs"],
-  uses: [entryLua, cfgLua, seasonLua, memberLua],
+  keys: ["settings", "players", "...seasonKeys", "...hookKeys"],
+  args: ["board", "limit", "now", "...names", "...kinds", "...values", "...seasonArgs", "...hookArgs"],
+  uses: [entryLua, cfgLua, seasonLua, memberLua, emitLua],
   refusals: {
     no_player: (r) => new NotFoundError(`No player '${String(r.player)}' on board '${String(r.board)}'; join the player first.`),
     score_rejected: (r, call) => rejected(String(r.board), r, call.args.names.length > 1),
@@ -198,12 +201,12 @@ for i = 1, n do
     distinct[#distinct + 1] = player
   end
 end
-local found   = redis.call('HMGET', players, '_cfg', unpack(distinct))
+local found   = redis.call('HMGET', players, '_cfg', '_leader', unpack(distinct))
 local cfg     = parseCfg(found[1])
 local s       = seasonOf(cfg.reset, seasonKeys, seasonArgs)
 local members = {}
 for j, player in ipairs(distinct) do
-  local text = found[j + 1]
+  local text = found[j + 2]
   if not text then return refuse('no_player', {player = player, index = firstIndex[player]}) end
   local e = parseEntry(text)
   if e.policy == '' then
@@ -304,7 +307,36 @@ for _, player in ipairs(distinct) do
     changed[#changed + 1] = entryText(entries[player])
   end
 end
+-- leaderboard.leader: the live season's #1 after the whole request, against the one last told
+-- ('_leader' = '<season>|<changes>|<player>', read by the HMGET above; <changes> numbers the
+-- board's changes of leader, so each is its own event, even a lead regained at the same score).
+-- Only a request that leaves one of its players at rank 1, or moves the told leader down, looks further.
+local toldSid, toldN, told = string.match(found[2] or '', '^([^|]*)|(%d+)|(.*)$')
+local change = (tonumber(toldN) or 0) + 1
+if toldSid ~= s.sid then told = nil end
+local top, topScore = nil, nil
+for player, rank in pairs(rankOf) do
+  if rank == 1 then top, topScore = player, current[player] end
+end
+if not top and told and rankOf[told] then
+  -- the leader fell back: the new #1 is a player this request did not write
+  local first = redis.call('ZRANGE', s.key, 0, 0, 'WITHSCORES')
+  top, topScore = playerOf(first[1]), first[2]
+end
+local newLeader = top and top ~= told
+if newLeader then
+  changed[#changed + 1] = '_leader'
+  changed[#changed + 1] = s.sid .. '|' .. change .. '|' .. top
+end
 if #changed > 0 then redis.call('HSET', players, unpack(changed)) end
+if newLeader then
+  -- the score as Redis printed it, negated as text: every digit kept
+  local score = string.sub(topScore, 1, 1) == '-' and string.sub(topScore, 2) or (topScore == '0' and '0' or '-' .. topScore)
+  local season = s.sid ~= 'all' and s.sid or nil
+  local data = '{"board":' .. cjson.encode(board) .. ',"player":' .. cjson.encode(top) .. ',"score":' .. score
+    .. ',"previous":' .. (told and cjson.encode(told) or 'null') .. ',"season":' .. (season and cjson.encode(season) or 'null') .. '}'
+  emitEvent(hookKeys, hookArgs, 'leaderboard.leader', 'board', board, top .. '\\n' .. score .. '\\n' .. (season or '') .. '\\n' .. change .. '\\n' .. now, data, '')
+end
 return results
 `,
 });
@@ -321,11 +353,17 @@ export const removeScript = defineScript({
   args: ["board", "player", "...seasonArgs"],
   uses: [entryLua, cfgLua, seasonLua],
   lua: `
-local got = redis.call('HMGET', players, player, '_cfg')
+local got = redis.call('HMGET', players, player, '_cfg', '_leader')
 if not got[1] then return {removed = false} end
 local s = seasonOf(parseCfg(got[2]).reset, seasonKeys, seasonArgs)
 redis.call('ZREM', s.key, parseEntry(got[1]).member)
-redis.call('HDEL', players, player)
+-- a leader who leaves is forgotten (in the same HDEL): the next write leaving a player at
+-- rank 1 reports that player as the new leader (previous: null)
+if got[3] and string.match(got[3], '([^|]*)$') == player then
+  redis.call('HDEL', players, player, '_leader')
+else
+  redis.call('HDEL', players, player)
+end
 redis.call('HDEL', profiles, player)
 if redis.call('HLEN', players) == (got[2] and 1 or 0) then
   redis.call('ZREM', registry, board)

@@ -27,7 +27,7 @@ export const DELIVER_BATCH = 25;
 export const DELIVERY_LOG_SIZE = 50;
 /** Deliveries waiting at most; events past it are counted (`full`) and not queued. */
 export const MAX_PENDING = 10_000;
-/** Event ids `emit` remembers, so the same event found again is not queued again. */
+/** Deliveries (`<event id>:<webhook>`) `emit` remembers, so the same event found again is not queued again for the same webhook. */
 export const MAX_RECENT = 10_000;
 /** Retries QStash makes of a published delivery (its own backoff). */
 export const QSTASH_RETRIES = 5;

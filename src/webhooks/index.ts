@@ -10,6 +10,8 @@ export {
   deliveries,
   test,
   emit,
+  emitBlock,
+  emitMany,
   subscriptions,
   settingsOf,
   type Webhook,
@@ -27,4 +29,6 @@ export {
   type Filter,
   type WebhookInput,
 } from "./validate.ts";
+export { emitLua } from "./scripts.ts";
+export { RISING_BASELINE_HOURS, RISING_EVENTS_PER_STREAM, RISING_STREAMS_PER_RUN } from "./detect.ts";
 export { jobs, trendingWebhooksJob, webhooksJob } from "./jobs.ts";

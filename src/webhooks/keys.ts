@@ -12,7 +12,7 @@ export function registryKeys(prefix: string) {
     pending: keyOf(prefix, "webhooks", "_pending"),
     /** HASH: delivery id → `{"webhook","event","type","body","attempts"}` while it waits or is in flight. */
     deliveries: keyOf(prefix, "webhooks", "_deliveries"),
-    /** ZSET: ids of the latest events `emit` queued → when (ms), at most MAX_RECENT: the same event is queued once. */
+    /** ZSET: the latest delivery ids `emit` queued (`<event id>:<webhook>`) → when (ms), at most MAX_RECENT: an event is queued once per webhook. */
     recent: keyOf(prefix, "webhooks", "_recent"),
   };
 }

@@ -27,13 +27,107 @@ end`,
 );
 
 /** An event's id: stable for the same facts, so a repeated detection is recognisably the same event. */
-const EVENT_ID = defineLua(
+export const EVENT_ID = defineLua(
   "webhooks.eventId",
   ["eventIdOf"],
   `
 local function eventIdOf(eventType, subject, key)
   return 'evt_' .. string.sub(redis.sha1hex(eventType .. '\\n' .. subject .. '\\n' .. key), 1, 32)
 end`,
+);
+
+/**
+ * The webhooks (`{name, settings}`) an event is for: subscribed to `eventType`, with no filter or a
+ * filter of `kind` naming `subject`, and (a trending.rising `score`) a `threshold` at most `score`.
+ * One HGETALL of the registry.
+ */
+const MATCH = defineLua(
+  "webhooks.match",
+  ["subscribersOf"],
+  `
+local function subscribersOf(hooks, eventType, kind, subject, score)
+  local targets = {}
+  local all = redis.call('HGETALL', hooks)
+  for i = 1, #all, 2 do
+    local hook = cjson.decode(all[i + 1])
+    local wanted = false
+    for _, e in ipairs(hook.events) do if e == eventType then wanted = true end end
+    local filter = hook.filter
+    if wanted and type(filter) == 'table' then wanted = kind ~= '' and filter[kind] == subject end
+    -- a trending.rising event below the webhook's threshold is not for it
+    if wanted and score ~= '' and type(hook.threshold) == 'number' then wanted = tonumber(score) >= hook.threshold end
+    if wanted then targets[#targets + 1] = {all[i], hook} end
+  end
+  return targets
+end`,
+);
+
+/**
+ * The targets (`{name, settings}`) an event was not yet queued for: each delivery id
+ * (`<event id>:<webhook>`) is remembered among the last `maxRecent` (`recent`), delivered or not,
+ * so a detector that finds the same facts on every run sends them once to each webhook, and a
+ * webhook that starts matching later (a trending.rising score that grew past its threshold)
+ * still gets it. ZMSCORE, ZADD and ZREMRANGEBYRANK whatever the number of targets.
+ */
+const RECENT = defineLua(
+  "webhooks.recent",
+  ["freshTargets"],
+  `
+local function freshTargets(recent, targets, eventId, now, maxRecent)
+  local ids = {}
+  for i, t in ipairs(targets) do ids[i] = eventId .. ':' .. t[1] end
+  local seen = redis.call('ZMSCORE', recent, unpack(ids))
+  local fresh, marks = {}, {}
+  for i, t in ipairs(targets) do
+    if not seen[i] then
+      fresh[#fresh + 1] = t
+      marks[#marks + 1] = now
+      marks[#marks + 1] = ids[i]
+    end
+  end
+  if #fresh > 0 then
+    redis.call('ZADD', recent, unpack(marks))
+    redis.call('ZREMRANGEBYRANK', recent, 0, -tonumber(maxRecent) - 1)
+  end
+  return fresh
+end`,
+);
+
+/**
+ * `emit` inside another feature's write script, so detecting an event and queueing it are one
+ * round trip (leaderboard.leader). `wk` are the registry keys (webhooks/index.ts, `emitBlock`:
+ * hooks, pending, deliveries, recent) and `wa` its arguments (now, at, maxPending, maxRecent);
+ * `data` is the event's data as JSON text (so a score keeps every digit Redis printed), `score`
+ * a trending.rising score ('' for other events). Queues the event for every matching webhook
+ * not already told (`freshTargets`); with no subscriber it costs the HGETALL alone.
+ * Returns {queued, full, repeated}.
+ */
+export const emitLua = defineLua(
+  "webhooks.emit",
+  ["emitEvent"],
+  `
+local function emitEvent(wk, wa, eventType, kind, subject, key, data, score)
+  local hooks, pending, deliveries, recent = wk[1], wk[2], wk[3], wk[4]
+  local now, at, maxPending, maxRecent = wa[1], wa[2], tonumber(wa[3]), tonumber(wa[4])
+  local targets = subscribersOf(hooks, eventType, kind, subject, score)
+  if #targets == 0 then return {queued = 0, full = 0, repeated = false} end
+  local eventId = eventIdOf(eventType, subject, key)
+  targets = freshTargets(recent, targets, eventId, now, maxRecent)
+  if #targets == 0 then return {queued = 0, full = 0, repeated = true} end
+  local body = '{"id":' .. cjson.encode(eventId) .. ',"type":' .. cjson.encode(eventType) .. ',"at":' .. cjson.encode(at) .. ',"data":' .. data .. '}'
+  local room = maxPending - redis.call('ZCARD', pending)
+  local queued, full = 0, 0
+  for _, t in ipairs(targets) do
+    if room <= 0 then
+      full = full + 1
+    elseif queueDelivery(pending, deliveries, t[1], eventId, eventType, body, now, 0) == 1 then
+      queued = queued + 1
+      room = room - 1
+    end
+  end
+  return {queued = queued, full = full, repeated = false}
+end`,
+  [QUEUE, MATCH, RECENT, EVENT_ID],
 );
 
 /**
@@ -83,8 +177,8 @@ return {deleted = deleted == 1}
  * `subject`: e.g. `board` and the board's name; `score`, when given, at least the webhook's
  * `threshold`), or, with `only`, for that webhook alone whatever
  * it subscribes to (the test event). With `lease` > 0 the deliveries are claimed at once (due again
- * at `lease`) and returned, for a sender that delivers them now. An event id among the last
- * `maxRecent` queued (`recent`) is not queued again, delivered or not: a detector that finds the
+ * at `lease`) and returned, for a sender that delivers them now. An event is queued once per
+ * webhook among the last `maxRecent` deliveries (`freshTargets`): a detector that finds the
  * same facts on every run sends them once.
  */
 export const enqueueScript = defineScript({
@@ -92,7 +186,7 @@ export const enqueueScript = defineScript({
   write: true,
   keys: ["hooks", "pending", "deliveries", "recent"],
   args: ["eventId", "eventType", "kind", "subject", "score", "only", "body", "now", "lease", "maxPending", "maxRecent"],
-  uses: [QUEUE],
+  uses: [QUEUE, MATCH, RECENT],
   refusals: { not_found: (_r, call) => new NotFoundError(`No webhook '${String(call.args.only)}'.`) },
   lua: `
 local targets = {}
@@ -101,24 +195,13 @@ if only ~= '' then
   if not raw then return {refused = 'not_found'} end
   targets[1] = {only, cjson.decode(raw)}
 else
-  local all = redis.call('HGETALL', hooks)
-  for i = 1, #all, 2 do
-    local hook = cjson.decode(all[i + 1])
-    local wanted = false
-    for _, e in ipairs(hook.events) do if e == eventType then wanted = true end end
-    local filter = hook.filter
-    if wanted and type(filter) == 'table' then wanted = kind ~= '' and filter[kind] == subject end
-    -- a trending.rising event below the webhook's threshold is not for it
-    if wanted and score ~= '' and type(hook.threshold) == 'number' then wanted = tonumber(score) >= hook.threshold end
-    if wanted then targets[#targets + 1] = {all[i], hook} end
-  end
+  targets = subscribersOf(hooks, eventType, kind, subject, score)
 end
 -- no subscriber (the common case of emit): nothing else to read
 if #targets == 0 then return {queued = 0, full = 0, claimed = {}} end
 if only == '' then
-  if redis.call('ZSCORE', recent, eventId) then return {queued = 0, full = 0, claimed = {}, repeated = true} end
-  redis.call('ZADD', recent, now, eventId)
-  redis.call('ZREMRANGEBYRANK', recent, 0, -tonumber(maxRecent) - 1)
+  targets = freshTargets(recent, targets, eventId, now, maxRecent)
+  if #targets == 0 then return {queued = 0, full = 0, claimed = {}, repeated = true} end
 end
 local room = tonumber(maxPending) - redis.call('ZCARD', pending)
 local queued, full, claimed = 0, 0, {}
@@ -137,6 +220,28 @@ for _, t in ipairs(targets) do
   end
 end
 return {queued = queued, full = full, claimed = claimed}
+`,
+});
+
+/**
+ * Several events in one round trip (a detector's findings, e.g. one stream's rising members):
+ * `emitEvent` for each (parallel lists: type, subject kind and name, key, data JSON, score or '').
+ */
+export const emitManyScript = defineScript({
+  name: "webhooks.emitMany",
+  write: true,
+  keys: ["...hookKeys"],
+  args: ["...hookArgs", "...types", "...kinds", "...subjects", "...eventKeys", "...datas", "...scores"],
+  uses: [emitLua],
+  lua: `
+local out = {queued = 0, full = 0, repeated = 0}
+for i = 1, #types do
+  local r = emitEvent(hookKeys, hookArgs, types[i], kinds[i], subjects[i], eventKeys[i], datas[i], scores[i])
+  out.queued = out.queued + r.queued
+  out.full = out.full + r.full
+  if r.repeated then out.repeated = out.repeated + 1 end
+end
+return out
 `,
 });
 

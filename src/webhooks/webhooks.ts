@@ -13,7 +13,7 @@ import {
 } from "./deliver.ts";
 import { hookKeys, registryKeys } from "./keys.ts";
 import { deliveriesScript, listScript } from "./read-scripts.ts";
-import { enqueueScript, putScript, removeScript } from "./scripts.ts";
+import { emitManyScript, enqueueScript, putScript, removeScript } from "./scripts.ts";
 import {
   DEFAULT_RISING_THRESHOLD,
   DEFAULT_TOP_N,
@@ -203,7 +203,8 @@ async function eventIdOf(type: string, subject: string, key: string): Promise<st
  * The hook other features call when they detect an event (trending.rising, leaderboard.leader):
  * queues it for every webhook subscribed to its type whose filter matches, in one round trip. The
  * minute job delivers it (at least once, retried with backoff). The same facts (type, subject,
- * key) emitted again are not queued again (`repeated`), among the last MAX_RECENT events. Nothing
+ * key) emitted again are not queued again for a webhook already told (`repeated` when none is
+ * left), among the last MAX_RECENT deliveries. Nothing
  * is queued, and the cost is one HGETALL, when no webhook subscribes.
  */
 export async function emit(
@@ -234,6 +235,47 @@ export async function emit(
     },
   );
   return { id, queued: value.queued, full: value.full, repeated: value.repeated === true };
+}
+
+/**
+ * What a write script that emits itself (`emitLua`, webhooks/scripts.ts) is called with: the
+ * registry keys as one key list and the emit arguments as one argument list, so detection and
+ * queueing are one round trip. Costs nothing unless the script emits.
+ */
+export function emitBlock(ctx: Ctx): { keys: string[]; args: (string | number)[] } {
+  const reg = registryKeys(ctx.prefix);
+  return {
+    keys: [reg.hooks, reg.pending, reg.deliveries, reg.recent],
+    args: [ctx.now, new Date(ctx.now).toISOString(), MAX_PENDING, MAX_RECENT],
+  };
+}
+
+/**
+ * `emit` for several events in one round trip (one script): each is queued as `emit` would, the
+ * same facts again are `repeated`. For a detector that finds many at once (trending.rising).
+ */
+export async function emitMany(
+  ctx: Ctx,
+  events: readonly EventInput[],
+): Promise<{ queued: number; full: number; repeated: number }> {
+  if (events.length === 0) return { queued: 0, full: 0, repeated: 0 };
+  for (const e of events)
+    if (!(EVENT_TYPES as readonly string[]).includes(e.type)) throw new Error(`emit: unknown event type '${e.type}'`);
+  const block = emitBlock(ctx);
+  const { value } = await emitManyScript.run<{ queued: number; full: number; repeated: number }>(
+    ctx.redis,
+    { hookKeys: block.keys },
+    {
+      hookArgs: block.args,
+      types: events.map((e) => e.type),
+      kinds: events.map((e) => e.subject?.kind ?? ""),
+      subjects: events.map((e) => e.subject?.name ?? ""),
+      eventKeys: events.map((e) => e.key),
+      datas: events.map((e) => JSON.stringify(e.data)),
+      scores: events.map((e) => e.score ?? ""),
+    },
+  );
+  return value;
 }
 
 /**

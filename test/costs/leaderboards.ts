@@ -23,6 +23,15 @@ export const area = {
       note: "`HMGET` of the player's entry (ranking member and tie policy), `ZMSCORE` so a result outside ±1e15 is refused before anything is written (the one command the naive code does not spend: it has no range check, so no exactness bound), `ZINCRBY`, `ZRANK`. A batch pays the `HMGET` and `ZMSCORE` once.",
     }),
     incrementIdempotent: r("leaderboard increment, `Idempotency-Key`", "steady, first request", 7, { target: 7 }),
+    incrementTakesLead: r("leaderboard increment", "takes the lead, no `leaderboard.leader` webhook", 7, {
+      note: "A write that leaves a player at rank 1 compares it with the board's last told leader (`_leader` in the players hash, read by the same `HMGET`): a new #1 is stored (in the `HSET` of the entries, which a better rank pays anyway) and queued for the webhooks in the same script, one round trip: `HGETALL` of the webhooks. The leader scoring again costs the steady 5.",
+    }),
+    incrementTakesLeadHook: r("leaderboard increment", "takes the lead, one `leaderboard.leader` webhook", 13, {
+      note: "Queueing as `emit` does (docs/webhooks.md): `ZMSCORE` + `ZADD` + `ZREMRANGEBYRANK` of the recent delivery ids, `ZCARD` of the queue, `HSETNX` + `ZADD` of the delivery.",
+    }),
+    setLeaderFallsBack: r("leaderboard set, `mode: replace`", "the leader's own write drops it to #2 (the new #1 did not write)", 8, {
+      note: "The leader's own write moved it down: `ZRANGE … 0 0` finds the new #1, stored and queued (`HGETALL` of the webhooks).",
+    }),
     incrementReplay: r("leaderboard increment, `Idempotency-Key`", "replay", 2),
     incrementReached: r("leaderboard increment", "steady, `ties: reached`", 9, {
       note: "Reaching a new score takes a new place in the tie order: `HINCRBY` of the sequence, `ZREM` + `ZADD` of the ranking member, `HSET` of the players entry.",

@@ -45,10 +45,19 @@ describe("leaderboard costs", () => {
     await check("incrementReplay", () => score("c-score", "a", { by: 1 }, { "idempotency-key": "cost-1" }));
     await check("setReplace", () => score("c-score", "a", { set: 15 }));
     await check("setBestNotBetter", () => score("c-score", "a", { set: 1, mode: "best" }));
-    await check("setBestBetter", () => score("c-score", "a", { set: 30, mode: "best" }));
+    // better, still behind b (20): taking the lead has rows of its own
+    await check("setBestBetter", () => score("c-score", "a", { set: 18, mode: "best" }));
+    await score("c-score", "b", { by: 1 });
+    await check("incrementTakesLead", () => score("c-score", "a", { by: 10 }));
+    await check("setLeaderFallsBack", () => score("c-score", "a", { set: 1 }));
+    await api.put("/v1/webhooks/c-leader", { url: "https://example.com/hook", events: ["leaderboard.leader"], filter: { board: "c-score" }, secret: "s".repeat(16) }, admin);
+    await check("incrementTakesLeadHook", () => score("c-score", "a", { by: 100 }));
+    await api.del("/v1/webhooks/c-leader", admin);
 
     await api.put(`${base}/c-reached`, { ties: "reached" }, admin);
     await join("c-reached", "r", { name: "R" });
+    // the first write makes r the board's leader; the measured one is steady
+    await score("c-reached", "r", { by: 1 });
     await check("incrementReached", () => score("c-reached", "r", { by: 1 }));
 
     const players = Array.from({ length: 100 }, (_, i) => `p${i}`);
@@ -80,8 +89,9 @@ describe("leaderboard costs", () => {
     await check("incrementRejected", () => score("c-guard", "a", { by: 11 }), 422);
     await check("configureSeasons", () => api.put(`${base}/c-guard`, { maxScore: 2000, maxIncrement: 20 }, admin));
 
-    await join("c-best", "c", { name: "C", score: 10 });
-    await join("c-best", "b", { name: "B", score: 5 });
+    // a climbs from #3 to #2: a better rank, not the lead
+    await join("c-best", "c", { name: "C", score: 20 });
+    await join("c-best", "b", { name: "B", score: 10 });
     await join("c-best", "a", { name: "A" });
     await score("c-best", "a", { by: 6 });
     await check("incrementBetterRank", () => score("c-best", "a", { by: 6 }));

@@ -59,6 +59,7 @@ beforeAll(async () => {
   await api.post("/v1/webhooks/p/test", undefined, admin);
   await api.get("/v1/webhooks/p/deliveries", admin);
   await webhooks.emit(ctxOf(api), leader);
+  await webhooks.emitMany(ctxOf(api), [leader]);
   await job(api, "webhooks");
   await job(api, "webhooks.trending");
   await api.del("/v1/webhooks/p", admin);
@@ -110,6 +111,17 @@ describe("jobs", () => {
     await job(api, "webhooks"); // drops the deleted webhook's delivery
     api.advance(2 * MIN);
     expect(await measure(api, () => job(api, "webhooks"))).toEqual(expected(rows.minuteRetry));
+  });
+
+  it("the minute job with trending.rising: nothing rising, then a member rising", async () => {
+    const api = newApi("whcost-rising");
+    await api.put("/v1/webhooks/r", settings(api, { events: ["trending.rising"], filter: { stream: "s" } }), admin);
+    // score 1 (1 against a baseline of 0): under the default threshold 3
+    await api.post("/v1/trending/s/events", { events: [{ member: "a" }] });
+    await job(api, "webhooks");
+    expect(await measure(api, () => job(api, "webhooks"))).toEqual(expected(rows.minuteRisingQuiet));
+    await api.post("/v1/trending/s/events", { events: [{ member: "b", count: 50 }] });
+    expect(await measure(api, () => job(api, "webhooks"))).toEqual(expected(rows.minuteRisingEvent));
   });
 
   it("the hourly job: a steady top N, then the same hour again", async () => {
