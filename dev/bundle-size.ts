@@ -12,10 +12,11 @@ import { gzipSync } from "node:zlib";
 import { bundleWorker } from "./wrangler.ts";
 
 /**
- * KiB of gzip. Measured 183 KiB on 2026-11-25 (minified, no keepNames, zod's locales, compile()
- * and fromJSONSchema() aliased away in wrangler.toml; 233 KiB before); the rest is headroom.
+ * KiB of gzip. Measured 188 KiB on 2026-11-25 with the dashboard's CSV export merged (minified, no
+ * keepNames; zod's locales, compile() and fromJSONSchema() aliased away in wrangler.toml: 238 KiB
+ * without); the rest is headroom.
  */
-export const BUDGET_KIB = 193;
+export const BUDGET_KIB = 198;
 
 /** The import paths wrangler.toml's `[alias]` replaces. */
 function aliasedPaths(): string[] {
