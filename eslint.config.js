@@ -6,14 +6,26 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "dist/", ".wrangler/", "bench/results/", "functions/worker-configuration.d.ts", "examples/**/node_modules/"] },
+  {
+    ignores: [
+      "node_modules/",
+      "dist/",
+      ".wrangler/",
+      "bench/results/",
+      "functions/worker-configuration.d.ts",
+      "examples/**/node_modules/",
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {
       "@typescript-eslint/no-floating-promises": "error",
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" },
+      ],
       "@typescript-eslint/consistent-type-imports": ["error", { fixStyle: "inline-type-imports" }],
       "no-control-regex": "off",
       eqeqeq: ["error", "always"],

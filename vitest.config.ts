@@ -12,7 +12,6 @@ import { TEST_INGEST_KEY_2, TEST_KEYS, TEST_SIGNING_KEYS } from "./test/helpers/
 const upstashUrl = process.env.EDGESTATS_UPSTASH_URL ?? "";
 const upstashToken = process.env.EDGESTATS_UPSTASH_TOKEN ?? "";
 
-
 export default defineConfig({
   test: {
     projects: [

@@ -32,7 +32,15 @@ const args = new Map(
 const runs = Number(args.get("runs") ?? 9);
 
 /** The steps one fresh process measures, in order. */
-export const STEPS = ["module", "module compile", "first request", "second request", "first /healthz", "first /openapi.json", "first /docs"] as const;
+export const STEPS = [
+  "module",
+  "module compile",
+  "first request",
+  "second request",
+  "first /healthz",
+  "first /openapi.json",
+  "first /docs",
+] as const;
 export type ColdStart = Record<(typeof STEPS)[number], number>;
 export interface ColdStartResult {
   median: ColdStart;
@@ -107,13 +115,16 @@ export function measureColdStart(bundle: string, times = runs): ColdStartResult 
     const samples: ColdStart[] = [];
     for (let i = 0; i < times; i++) {
       const run = (script: string) => {
-        const child = spawnSync(process.execPath, ["--input-type=module", "-e", script, pathToFileURL(file).href], { encoding: "utf8" });
+        const child = spawnSync(process.execPath, ["--input-type=module", "-e", script, pathToFileURL(file).href], {
+          encoding: "utf8",
+        });
         if (child.status !== 0) throw new Error(`cold-start child failed:\n${child.stderr}`);
         return JSON.parse(child.stdout.trim().split("\n").pop() ?? "{}") as Partial<ColdStart>;
       };
       samples.push({ ...run(CHILD), ...run(COMPILE_CHILD) } as ColdStart);
     }
-    const by = (pick: (values: number[]) => number) => Object.fromEntries(STEPS.map((s) => [s, pick(samples.map((x) => x[s]))])) as ColdStart;
+    const by = (pick: (values: number[]) => number) =>
+      Object.fromEntries(STEPS.map((s) => [s, pick(samples.map((x) => x[s]))])) as ColdStart;
     return { median: by(median), min: by((values) => Math.min(...values)) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -133,7 +144,10 @@ if (import.meta.main) {
     else {
       console.log(`cold start, Node ${process.version}, ${runs} fresh processes, CPU ms (user + system):`);
       console.log(`  ${"".padEnd(20)} ${"median".padStart(7)} ${"min".padStart(7)}`);
-      for (const step of STEPS) console.log(`  ${step.padEnd(20)} ${result.median[step].toFixed(1).padStart(7)} ${result.min[step].toFixed(1).padStart(7)}`);
+      for (const step of STEPS)
+        console.log(
+          `  ${step.padEnd(20)} ${result.median[step].toFixed(1).padStart(7)} ${result.min[step].toFixed(1).padStart(7)}`,
+        );
     }
   } finally {
     if (built) rmSync(built, { recursive: true, force: true });

@@ -81,7 +81,11 @@ async function run(eventsPerRequest: number, requests: number): Promise<Row> {
         const t = performance.now();
         const res = await fetch(`${wrangler.url}/v1/trending/${stream}/events`, {
           method: "POST",
-          headers: { authorization: `Bearer ${KEYS.ingest}`, "content-type": "application/json", prefer: "respond-async" },
+          headers: {
+            authorization: `Bearer ${KEYS.ingest}`,
+            "content-type": "application/json",
+            prefer: "respond-async",
+          },
           body: JSON.stringify({ events }),
         });
         await res.arrayBuffer();
@@ -100,7 +104,8 @@ async function run(eventsPerRequest: number, requests: number): Promise<Row> {
     polls++;
     maxLag = Math.max(maxLag, s.oldestAgeMs);
     if (s.applied - before >= requests) break;
-    if (performance.now() - drainStart > 120_000) throw new Error(`only ${s.applied - before} of ${requests} applied after 120 s`);
+    if (performance.now() - drainStart > 120_000)
+      throw new Error(`only ${s.applied - before} of ${requests} applied after 120 s`);
     await new Promise((r) => setTimeout(r, 100));
   }
   const drainMs = performance.now() - drainStart;

@@ -56,7 +56,14 @@ async function usage(redis: RespClient, key: string): Promise<number> {
 export async function presenceMemory(redisUrl: string, count = 100_000): Promise<MemoryFigures> {
   const redis = await connectResp(redisUrl);
   const prefix = `pmem-${randomUUID().slice(0, 8)}`;
-  const k = { plain: `${prefix}:plain`, ints: `${prefix}:ints`, ids: `${prefix}:ids`, names: `${prefix}:names`, bitmap: `${prefix}:au`, hll: `${prefix}:hll` };
+  const k = {
+    plain: `${prefix}:plain`,
+    ints: `${prefix}:ints`,
+    ids: `${prefix}:ids`,
+    names: `${prefix}:names`,
+    bitmap: `${prefix}:au`,
+    hll: `${prefix}:hll`,
+  };
   try {
     const info = String(await redis.call("INFO", "server"));
     const redisVersion = /redis_version:(\S+)/.exec(info)?.[1] ?? "unknown";
@@ -64,13 +71,30 @@ export async function presenceMemory(redisUrl: string, count = 100_000): Promise
     const base = Date.UTC(2026, 10, 22, 12, 0);
     // Last-seen times spread over the five-minute timeout, as a live room has them.
     const seen = ids.map(() => base + Math.floor(Math.random() * 300_000));
-    await pipelined(redis, ids.map((id, i) => ["ZADD", k.plain, seen[i] ?? base, id]));
-    await pipelined(redis, ids.map((_, i) => ["ZADD", k.ints, seen[i] ?? base, i + 1]));
-    await pipelined(redis, ids.map((id, i) => ["HSET", k.ids, id, i + 1]));
-    await pipelined(redis, ids.map((id, i) => ["HSET", k.names, i + 1, id]));
-    await pipelined(redis, ids.map((_, i) => ["SETBIT", k.bitmap, i + 1, 1]));
+    await pipelined(
+      redis,
+      ids.map((id, i) => ["ZADD", k.plain, seen[i] ?? base, id]),
+    );
+    await pipelined(
+      redis,
+      ids.map((_, i) => ["ZADD", k.ints, seen[i] ?? base, i + 1]),
+    );
+    await pipelined(
+      redis,
+      ids.map((id, i) => ["HSET", k.ids, id, i + 1]),
+    );
+    await pipelined(
+      redis,
+      ids.map((id, i) => ["HSET", k.names, i + 1, id]),
+    );
+    await pipelined(
+      redis,
+      ids.map((_, i) => ["SETBIT", k.bitmap, i + 1, 1]),
+    );
     for (let i = 0; i < ids.length; i += CHUNK) await redis.call("PFADD", k.hll, ...ids.slice(i, i + CHUNK));
-    const [plain, ints, idsHash, names, bitmap, hll] = await Promise.all([k.plain, k.ints, k.ids, k.names, k.bitmap, k.hll].map((key) => usage(redis, key)));
+    const [plain, ints, idsHash, names, bitmap, hll] = await Promise.all(
+      [k.plain, k.ints, k.ids, k.names, k.bitmap, k.hll].map((key) => usage(redis, key)),
+    );
     const p = plain ?? 0;
     const mapped = (ints ?? 0) + (idsHash ?? 0) + (names ?? 0);
     const pct = (x: number) => Math.round((x / p - 1) * 1000) / 10;
@@ -99,7 +123,12 @@ export async function presenceMemory(redisUrl: string, count = 100_000): Promise
 const isMain = import.meta.url === `file://${process.argv[1]}`;
 if (isMain) {
   const url = process.argv.slice(2).find((a) => a.startsWith("redis://"));
-  const count = Number(process.argv.slice(2).find((a) => a.startsWith("--ids="))?.slice(6) ?? 100_000);
+  const count = Number(
+    process.argv
+      .slice(2)
+      .find((a) => a.startsWith("--ids="))
+      ?.slice(6) ?? 100_000,
+  );
   let stop = async () => {};
   let target = url ?? process.env.REDIS_URL;
   if (!target) {
@@ -111,13 +140,23 @@ if (isMain) {
   try {
     const f = await presenceMemory(target, count);
     const kb = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
-    console.log(`presence memory, ${f.ids} UUIDs (${f.idBytes} bytes each), Redis ${f.redisVersion}, MEMORY USAGE … SAMPLES 0`);
-    console.log(`  plain sorted set (uuid members)      ${kb(f.plainZsetBytes).padStart(12)}  ${f.plainBytesPerId} B/id`);
-    console.log(`  mapped sorted set (int members)      ${kb(f.intZsetBytes).padStart(12)}  ${f.intBytesPerId} B/id  (${f.zsetChangePercent} %)`);
+    console.log(
+      `presence memory, ${f.ids} UUIDs (${f.idBytes} bytes each), Redis ${f.redisVersion}, MEMORY USAGE … SAMPLES 0`,
+    );
+    console.log(
+      `  plain sorted set (uuid members)      ${kb(f.plainZsetBytes).padStart(12)}  ${f.plainBytesPerId} B/id`,
+    );
+    console.log(
+      `  mapped sorted set (int members)      ${kb(f.intZsetBytes).padStart(12)}  ${f.intBytesPerId} B/id  (${f.zsetChangePercent} %)`,
+    );
     console.log(`  + uuid → int hash                    ${kb(f.idsHashBytes).padStart(12)}`);
     console.log(`  + int → uuid hash                    ${kb(f.namesHashBytes).padStart(12)}`);
-    console.log(`  mapped total                         ${kb(f.mappedTotalBytes).padStart(12)}  (${f.totalChangePercent} % vs plain)`);
-    console.log(`  AU today: bitmap over ints (exact)   ${kb(f.auBitmapBytes).padStart(12)};  HyperLogLog ${kb(f.auHllBytes)}`);
+    console.log(
+      `  mapped total                         ${kb(f.mappedTotalBytes).padStart(12)}  (${f.totalChangePercent} % vs plain)`,
+    );
+    console.log(
+      `  AU today: bitmap over ints (exact)   ${kb(f.auBitmapBytes).padStart(12)};  HyperLogLog ${kb(f.auHllBytes)}`,
+    );
   } finally {
     await stop();
   }

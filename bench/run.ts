@@ -91,11 +91,33 @@ const naiveVars = (tag: string, prefix: string, url = upstashUrl) => ({
   NAIVE_TOP_CACHE: process.env.NAIVE_TOP_CACHE === "1" ? "1" : "0",
 });
 const [svc, svcNoCache, naive, floor, svcRtt, naiveRtt] = await Promise.all([
-  startWranglerDev({ script, vars: { ...common, UPSTASH_REDIS_REST_TOKEN: `${stack.token}.${TAGS.service}`, TRENDING_CACHE_SECONDS: "5" } }),
-  startWranglerDev({ script, vars: { ...common, KEY_PREFIX: "benchnc", UPSTASH_REDIS_REST_TOKEN: `${stack.token}.${TAGS.serviceNoCache}`, TRENDING_CACHE_SECONDS: "0", REDIS_TIMEOUT_MS: "60000" } }),
+  startWranglerDev({
+    script,
+    vars: { ...common, UPSTASH_REDIS_REST_TOKEN: `${stack.token}.${TAGS.service}`, TRENDING_CACHE_SECONDS: "5" },
+  }),
+  startWranglerDev({
+    script,
+    vars: {
+      ...common,
+      KEY_PREFIX: "benchnc",
+      UPSTASH_REDIS_REST_TOKEN: `${stack.token}.${TAGS.serviceNoCache}`,
+      TRENDING_CACHE_SECONDS: "0",
+      REDIS_TIMEOUT_MS: "60000",
+    },
+  }),
   startWranglerDev({ script: naiveScript, vars: naiveVars(TAGS.naive, "naive") }),
   startWranglerDev({ script: naiveScript, vars: { ...naiveVars(TAGS.floor, "floor"), FLOOR: "1" } }),
-  startWranglerDev({ script, vars: { ...common, KEY_PREFIX: "benchrtt", UPSTASH_REDIS_REST_URL: proxy.url, UPSTASH_REDIS_REST_TOKEN: `${stack.token}.${TAGS.serviceRtt}`, TRENDING_CACHE_SECONDS: "0", REDIS_TIMEOUT_MS: "60000" } }),
+  startWranglerDev({
+    script,
+    vars: {
+      ...common,
+      KEY_PREFIX: "benchrtt",
+      UPSTASH_REDIS_REST_URL: proxy.url,
+      UPSTASH_REDIS_REST_TOKEN: `${stack.token}.${TAGS.serviceRtt}`,
+      TRENDING_CACHE_SECONDS: "0",
+      REDIS_TIMEOUT_MS: "60000",
+    },
+  }),
   startWranglerDev({ script: naiveScript, vars: naiveVars(TAGS.naiveRtt, "naivertt", proxy.url) }),
 ]);
 
@@ -155,7 +177,10 @@ try {
   if (!args.has("no-jobs") && (!only || only.includes("jobs"))) {
     try {
       log("jobs: commands per hour at 10 / 100 / 1,000 active streams and rooms (fake clock)");
-      jobs = await runHost<JobsResult>({ mode: "jobs", bundle: script, upstashUrl, token: stack.token, quick, sizes: [10, 100, 1000] }, 1_800_000);
+      jobs = await runHost<JobsResult>(
+        { mode: "jobs", bundle: script, upstashUrl, token: stack.token, quick, sizes: [10, 100, 1000] },
+        1_800_000,
+      );
     } catch (error) {
       log(`jobs: FAILED ${String(error)}`);
     }
@@ -180,8 +205,23 @@ try {
     `bench/results/raw/bench-${new Date(started).toISOString().replace(/[:.]/g, "-")}.json`,
     JSON.stringify({ started, elapsed, results, rtt, cpu, jobs, scaling, memory }, null, 2),
   );
-  const partial = Boolean(only) || failure !== null || ["no-scaling", "no-scenarios", "no-rtt", "no-cpu", "no-jobs", "max-scale"].some((flag) => args.has(flag));
-  const written = writeReport({ started, elapsed, results, rtt, rttMs: RTT_MS, cpu, jobs, scaling, memory, quick, partial });
+  const partial =
+    Boolean(only) ||
+    failure !== null ||
+    ["no-scaling", "no-scenarios", "no-rtt", "no-cpu", "no-jobs", "max-scale"].some((flag) => args.has(flag));
+  const written = writeReport({
+    started,
+    elapsed,
+    results,
+    rtt,
+    rttMs: RTT_MS,
+    cpu,
+    jobs,
+    scaling,
+    memory,
+    quick,
+    partial,
+  });
   log(`wrote ${written.join(", ")} in ${elapsed.toFixed(0)} s`);
   resp.close();
   await Promise.all([svc, svcNoCache, naive, floor, svcRtt, naiveRtt].map((w) => w.stop()));
@@ -192,7 +232,11 @@ try {
 process.exit(failure ? 1 : 0);
 
 /** Seeds and measures one scenario on the naive side, the service and (given) the floor. */
-async function runScenario(scenario: Scenario, on: Sides, options: { seconds: number; probeCalls: number; floor?: Side; label?: string }): Promise<ScenarioResult> {
+async function runScenario(
+  scenario: Scenario,
+  on: Sides,
+  options: { seconds: number; probeCalls: number; floor?: Side; label?: string },
+): Promise<ScenarioResult> {
   const name = options.label ? `${scenario.id} (${options.label})` : scenario.id;
   const service: Side = on[scenario.serviceSide ?? "service"];
   // The no-cache instance has its own key prefix, so seed it rather than the cached one.
@@ -212,7 +256,12 @@ async function runScenario(scenario: Scenario, on: Sides, options: { seconds: nu
     for (const side of [on.naive, service, ...(options.floor ? [options.floor] : [])]) {
       log(`${name}: ${side.name}`);
       const noLoad = side.name === "naive" && scenario.naiveLoad === false;
-      measured[side.name] = await measure(stack.upstash, side, scenario.spec, noLoad ? { ...measureOptions, seconds: 0 } : measureOptions);
+      measured[side.name] = await measure(
+        stack.upstash,
+        side,
+        scenario.spec,
+        noLoad ? { ...measureOptions, seconds: 0 } : measureOptions,
+      );
     }
     return { ...base, service: measured.service ?? null, naive: measured.naive ?? null, floor: measured.floor ?? null };
   } catch (error) {

@@ -62,7 +62,8 @@ export async function inParallel(count: number, width: number, task: (i: number)
 
 async function expectOk(side: Side, method: string, path: string, body?: unknown): Promise<void> {
   const res = await call(side, method, path, body);
-  if (res.status >= 300) throw new Error(`${side.name} ${method} ${path}: ${res.status} ${JSON.stringify(res.json).slice(0, 300)}`);
+  if (res.status >= 300)
+    throw new Error(`${side.name} ${method} ${path}: ${res.status} ${JSON.stringify(res.json).slice(0, 300)}`);
 }
 
 /**
@@ -71,7 +72,11 @@ async function expectOk(side: Side, method: string, path: string, body?: unknown
  * skewed events over the 23 hours before, plus 20 in the current hour.
  */
 function dayOfEvents(now: number, seed: number) {
-  const lastHour = Array.from({ length: 300 }, (_, i) => ({ member: `m${i}`, count: 1 + ((i * 13 + seed) % 7), at: now - HOUR }));
+  const lastHour = Array.from({ length: 300 }, (_, i) => ({
+    member: `m${i}`,
+    count: 1 + ((i * 13 + seed) % 7),
+    at: now - HOUR,
+  }));
   const earlier = Array.from({ length: 240 }, (_, i) => ({
     member: `m${(i * 7 + seed) % 60}`,
     count: 1 + ((i * 13 + seed) % 5),
@@ -88,9 +93,16 @@ function dayOfEvents(now: number, seed: number) {
  */
 async function seedStreams(sides: Sides, prefix: string, count: number): Promise<void> {
   const now = Date.now();
-  await inParallel(count, 8, (i) => expectOk(sides.service, "POST", `/v1/trending/${prefix}${i}/events`, { events: dayOfEvents(now, i) }));
+  await inParallel(count, 8, (i) =>
+    expectOk(sides.service, "POST", `/v1/trending/${prefix}${i}/events`, { events: dayOfEvents(now, i) }),
+  );
   for (let i = 0; i < count; i++) {
-    const commands = dayOfEvents(now, i).map((e) => ["ZINCRBY", naiveBucketKey(sides.naivePrefix, `${prefix}${i}`, e.at), e.count, e.member]);
+    const commands = dayOfEvents(now, i).map((e) => [
+      "ZINCRBY",
+      naiveBucketKey(sides.naivePrefix, `${prefix}${i}`, e.at),
+      e.count,
+      e.member,
+    ]);
     const replies = await sides.resp.pipeline(commands);
     const failed = replies.find((r) => r instanceof Error);
     if (failed) throw failed;
@@ -134,7 +146,11 @@ export const SCENARIOS: Scenario[] = [
     feature: "trending",
     label: "trending top-10 / 24 h, cold",
     serviceSide: "serviceNoCache",
-    spec: { kind: "getEach", base: "", params: { prefix: "/v1/trending/cold-", suffix: "/top?n=10&window=24h", count: COLD_STREAMS } },
+    spec: {
+      kind: "getEach",
+      base: "",
+      params: { prefix: "/v1/trending/cold-", suffix: "/top?n=10&window=24h", count: COLD_STREAMS },
+    },
     setup: (sides) => seedStreams(sides, "cold-", COLD_STREAMS),
     maxRequests: COLD_STREAMS - 30,
   },
@@ -228,7 +244,9 @@ export const SCENARIOS: Scenario[] = [
     spec: { kind: "leaderboardIncr", base: "", params: { board: "arena", pool: PLAYERS } },
     setup: async (sides) => {
       for (const side of [sides.service, sides.naive]) {
-        await inParallel(PLAYERS, 32, (i) => expectOk(side, "PUT", `/v1/leaderboards/arena/players/p${i}`, { name: `Player ${i}` }));
+        await inParallel(PLAYERS, 32, (i) =>
+          expectOk(side, "PUT", `/v1/leaderboards/arena/players/p${i}`, { name: `Player ${i}` }),
+        );
       }
     },
   },

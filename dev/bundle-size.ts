@@ -27,12 +27,16 @@ function aliasedPaths(): string[] {
 
 /** Bundled modules outside zod that import an aliased path (they would get zod's stand-in). */
 function strayAliasImports(script: string): string[] {
-  const map = JSON.parse(readFileSync(`${script}.map`, "utf8")) as { sources: string[]; sourcesContent?: (string | null)[] };
+  const map = JSON.parse(readFileSync(`${script}.map`, "utf8")) as {
+    sources: string[];
+    sourcesContent?: (string | null)[];
+  };
   const stray: string[] = [];
   for (const path of aliasedPaths()) {
     const quoted = new RegExp(`\\bfrom\\s*["']${path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}["']`);
     map.sources.forEach((source, i) => {
-      if (!source.includes("node_modules/zod/") && quoted.test(map.sourcesContent?.[i] ?? "")) stray.push(`${source} imports ${path}`);
+      if (!source.includes("node_modules/zod/") && quoted.test(map.sourcesContent?.[i] ?? ""))
+        stray.push(`${source} imports ${path}`);
     });
   }
   return stray;

@@ -7,7 +7,12 @@ function field(spec: string, min: number, max: number): Set<number> {
   for (const part of spec.split(",")) {
     const [range = "*", stepText] = part.split("/");
     const step = stepText ? Number(stepText) : 1;
-    const [lo, hi] = range === "*" ? [min, max] : range.includes("-") ? range.split("-").map(Number) : [Number(range), stepText ? max : Number(range)];
+    const [lo, hi] =
+      range === "*"
+        ? [min, max]
+        : range.includes("-")
+          ? range.split("-").map(Number)
+          : [Number(range), stepText ? max : Number(range)];
     for (let v = lo ?? min; v <= (hi ?? max); v += step) out.add(v);
   }
   return out;

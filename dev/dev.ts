@@ -23,12 +23,26 @@ const vars: Record<string, string> = {
 const existing = existsSync(".dev.vars") ? readFileSync(".dev.vars", "utf8").split("\n") : [];
 const kept = existing.filter((line) => !Object.keys(vars).some((k) => line.startsWith(`${k}=`)) && line.trim() !== "");
 // QStash signing keys stay empty unless the user set them (then the jobs endpoint takes an admin key).
-const optional = ["QSTASH_CURRENT_SIGNING_KEY", "QSTASH_NEXT_SIGNING_KEY"].filter((k) => !kept.some((line) => line.startsWith(`${k}=`)));
-writeFileSync(".dev.vars", [...kept, ...Object.entries(vars).map(([k, v]) => `${k}=${v}`), ...optional.map((k) => `${k}=`)].join("\n") + "\n");
+const optional = ["QSTASH_CURRENT_SIGNING_KEY", "QSTASH_NEXT_SIGNING_KEY"].filter(
+  (k) => !kept.some((line) => line.startsWith(`${k}=`)),
+);
+writeFileSync(
+  ".dev.vars",
+  [...kept, ...Object.entries(vars).map(([k, v]) => `${k}=${v}`), ...optional.map((k) => `${k}=`)].join("\n") + "\n",
+);
 
 const wrangler = spawn(
   process.execPath,
-  ["node_modules/wrangler/bin/wrangler.js", "dev", "--port", String(PORT), "--ip", "127.0.0.1", "--test-scheduled", "--show-interactive-dev-session=false"],
+  [
+    "node_modules/wrangler/bin/wrangler.js",
+    "dev",
+    "--port",
+    String(PORT),
+    "--ip",
+    "127.0.0.1",
+    "--test-scheduled",
+    "--show-interactive-dev-session=false",
+  ],
   { stdio: ["ignore", "inherit", "inherit"], env: { ...process.env, WRANGLER_SEND_METRICS: "false" } },
 );
 
@@ -39,7 +53,9 @@ let timer: ReturnType<typeof setInterval> | undefined;
 function startCrons() {
   timer = setInterval(async () => {
     for (const cron of crons.due(new Date())) {
-      await fetch(`${base}/__scheduled?cron=${encodeURIComponent(cron)}`).catch((e) => console.error(`cron ${cron}: ${e}`));
+      await fetch(`${base}/__scheduled?cron=${encodeURIComponent(cron)}`).catch((e) =>
+        console.error(`cron ${cron}: ${e}`),
+      );
     }
   }, 1000);
 }
@@ -47,7 +63,10 @@ function startCrons() {
 void (async () => {
   for (let i = 0; i < 120; i++) {
     // deep=1 (with a key) also checks Redis through the local Upstash server.
-    const ok = await fetch(`${base}/healthz?deep=1`, { headers: { authorization: `Bearer ${KEYS.read}` } }).then((r) => r.ok, () => false);
+    const ok = await fetch(`${base}/healthz?deep=1`, { headers: { authorization: `Bearer ${KEYS.read}` } }).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) {
       startCrons();
       console.log(`\nedgestats is running at ${base}

@@ -103,7 +103,10 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     });
   }
 
-  function forward(req: IncomingMessage, body: Buffer): Promise<{ status: number; headers: Record<string, string>; body: Buffer }> {
+  function forward(
+    req: IncomingMessage,
+    body: Buffer,
+  ): Promise<{ status: number; headers: Record<string, string>; body: Buffer }> {
     return new Promise((ok, fail) => {
       const headers = { ...req.headers, host: target.host, "content-length": String(body.length) };
       const up = httpRequest(
@@ -114,7 +117,8 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
           res.on("end", () => {
             const out: Record<string, string> = {};
             for (const [k, v] of Object.entries(res.headers)) {
-              if (v !== undefined && k !== "transfer-encoding" && k !== "connection") out[k] = Array.isArray(v) ? v.join(", ") : v;
+              if (v !== undefined && k !== "transfer-encoding" && k !== "connection")
+                out[k] = Array.isArray(v) ? v.join(", ") : v;
             }
             ok({ status: res.statusCode ?? 502, headers: out, body: Buffer.concat(chunks) });
           });
@@ -141,7 +145,9 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
       case "hang":
         return; // the socket stays open until the client gives up or the proxy closes
       case "status":
-        res.writeHead(fault.status, { "content-type": "application/json" }).end(JSON.stringify({ error: `fault-proxy: injected ${fault.status}` }));
+        res
+          .writeHead(fault.status, { "content-type": "application/json" })
+          .end(JSON.stringify({ error: `fault-proxy: injected ${fault.status}` }));
         return;
       case "delay":
         await new Promise((r) => setTimeout(r, fault.ms));
@@ -154,7 +160,10 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
       answer = await forward(req, body);
     } catch {
       // Upstream down (e.g. the Upstash server stopped): what a gateway would say.
-      if (!res.headersSent) res.writeHead(502, { "content-type": "application/json" }).end(JSON.stringify({ error: "fault-proxy: upstream unreachable" }));
+      if (!res.headersSent)
+        res
+          .writeHead(502, { "content-type": "application/json" })
+          .end(JSON.stringify({ error: "fault-proxy: upstream unreachable" }));
       return;
     }
     if (fault.kind === "lose-response") {
@@ -195,7 +204,9 @@ if (import.meta.main) {
     process.exit(2);
   }
   const proxy = await startFaultProxy({ target: values.target, ...(values.port ? { port: Number(values.port) } : {}) });
-  console.log(`fault proxy ${proxy.url} -> ${values.target}; POST ${proxy.url}/__fault {"fault":{"kind":"delay","ms":500},"rate":0.5}`);
+  console.log(
+    `fault proxy ${proxy.url} -> ${values.target}; POST ${proxy.url}/__fault {"fault":{"kind":"delay","ms":500},"rate":0.5}`,
+  );
   const stop = () => proxy.close().then(() => process.exit(0));
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);

@@ -24,7 +24,14 @@ for (const [path, entry] of Object.entries(lock.packages)) {
     const existing = lock.packages[nested] ?? lock.packages[top];
     if (existing && existing.version === version) continue;
     const at = lock.packages[top] ? nested : top;
-    lock.packages[at] = { version, ...platform, dev: entry.dev, license: "Apache-2.0", optional: true, engines: { node: ">=16" } };
+    lock.packages[at] = {
+      version,
+      ...platform,
+      dev: entry.dev,
+      license: "Apache-2.0",
+      optional: true,
+      engines: { node: ">=16" },
+    };
     added++;
   }
 }

@@ -174,9 +174,7 @@ export function connectResp(url: string): Promise<RespClient> {
         },
         pipeline(commands) {
           if (closed) return Promise.reject(new Error("Redis connection closed"));
-          const replies = commands.map(
-            () => new Promise<Reply>((ok, fail) => pending.push({ ok, fail })),
-          );
+          const replies = commands.map(() => new Promise<Reply>((ok, fail) => pending.push({ ok, fail })));
           socket.write(Buffer.concat(commands.map(encodeCommand)));
           return Promise.all(replies);
         },

@@ -69,10 +69,12 @@ export function runsPerDay(cron: string): number {
 
 export function desiredSchedules(url: string, options: Pick<SyncOptions, "only" | "idPrefix"> = {}): DesiredSchedule[] {
   const base = new URL(url);
-  if (base.protocol !== "https:" && base.protocol !== "http:") throw new Error(`--url must be an http(s) URL, not '${url}'`);
+  if (base.protocol !== "https:" && base.protocol !== "http:")
+    throw new Error(`--url must be an http(s) URL, not '${url}'`);
   const root = base.toString().replace(/\/+$/, "");
   const known = Object.values(CRON_JOBS).flat();
-  for (const job of options.only ?? []) if (!known.includes(job)) throw new Error(`unknown job '${job}'; jobs: ${known.join(", ")}`);
+  for (const job of options.only ?? [])
+    if (!known.includes(job)) throw new Error(`unknown job '${job}'; jobs: ${known.join(", ")}`);
   return Object.entries(CRON_JOBS).flatMap(([cron, jobs]) =>
     jobs
       .filter((job) => !options.only || options.only.includes(job))
@@ -88,7 +90,10 @@ export function desiredSchedules(url: string, options: Pick<SyncOptions, "only" 
 
 function clientOf(options: SyncOptions): Client {
   const token = options.token ?? process.env.QSTASH_TOKEN;
-  if (!token) throw new Error("Set QSTASH_TOKEN (Upstash console → QStash → Request builder), or use --dry-run to print the schedules.");
+  if (!token)
+    throw new Error(
+      "Set QSTASH_TOKEN (Upstash console → QStash → Request builder), or use --dry-run to print the schedules.",
+    );
   const baseUrl = (options.qstashUrl ?? process.env.QSTASH_URL ?? "https://qstash.upstash.io").replace(/\/+$/, "");
   // devMode false: never start QStash's local dev server behind our back; telemetry off.
   return new Client({ token, baseUrl, devMode: false, enableTelemetry: false, retry: { retries: 2 } });
@@ -106,7 +111,13 @@ export async function syncSchedules(options: SyncOptions): Promise<PlanStep[]> {
     const ids = new Set(desired.map((d) => d.scheduleId));
     for (const s of existing) {
       if (!ids.has(s.scheduleId) && !destinations.has(s.destination)) continue;
-      plan.push({ action: "delete", scheduleId: s.scheduleId, cron: s.cron, destination: s.destination, note: ids.has(s.scheduleId) ? "ours" : "same job URL" });
+      plan.push({
+        action: "delete",
+        scheduleId: s.scheduleId,
+        cron: s.cron,
+        destination: s.destination,
+        note: ids.has(s.scheduleId) ? "ours" : "same job URL",
+      });
     }
     if (!options.dryRun) for (const step of plan) await client.schedules.delete(step.scheduleId);
     return plan;
@@ -114,17 +125,29 @@ export async function syncSchedules(options: SyncOptions): Promise<PlanStep[]> {
 
   for (const want of desired) {
     const mine = existing.find((s) => s.scheduleId === want.scheduleId);
-    const same = (s: { cron: string; destination: string }) => s.cron === want.cron && s.destination === want.destination;
+    const same = (s: { cron: string; destination: string }) =>
+      s.cron === want.cron && s.destination === want.destination;
     if (mine && same(mine) && mine.retries === want.retries && mine.method === "POST" && !mine.isPaused) {
       plan.push({ action: "keep", scheduleId: want.scheduleId, cron: want.cron, destination: want.destination });
       continue;
     }
     const other = existing.find((s) => s.scheduleId !== want.scheduleId && same(s));
     if (!mine && other) {
-      plan.push({ action: "adopted", scheduleId: other.scheduleId, cron: want.cron, destination: want.destination, note: "an existing schedule already calls this job" });
+      plan.push({
+        action: "adopted",
+        scheduleId: other.scheduleId,
+        cron: want.cron,
+        destination: want.destination,
+        note: "an existing schedule already calls this job",
+      });
       continue;
     }
-    plan.push({ action: mine ? "update" : "create", scheduleId: want.scheduleId, cron: want.cron, destination: want.destination });
+    plan.push({
+      action: mine ? "update" : "create",
+      scheduleId: want.scheduleId,
+      cron: want.cron,
+      destination: want.destination,
+    });
     if (!options.dryRun) {
       await client.schedules.create({
         scheduleId: want.scheduleId,
@@ -161,24 +184,37 @@ async function main(): Promise<void> {
       "id-prefix": { type: "string", default: "edgestats" },
     },
   });
-  const only = values.only ? values.only.split(",").map((s) => s.trim()).filter(Boolean) : undefined;
+  const only = values.only
+    ? values.only
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : undefined;
   const idPrefix = values["id-prefix"];
   const dryRun = values["dry-run"];
-  if (!values.url && !dryRun) throw new Error("Usage: npm run schedules -- --url https://<worker> [--dry-run] [--delete] [--only compact,trim] [--id-prefix edgestats]");
+  if (!values.url && !dryRun)
+    throw new Error(
+      "Usage: npm run schedules -- --url https://<worker> [--dry-run] [--delete] [--only compact,trim] [--id-prefix edgestats]",
+    );
   // A dry run without --url shows the shape with a placeholder host.
   const url = values.url ?? "https://your-worker.example.workers.dev";
   const selection = { ...(only ? { only } : {}), idPrefix };
   if (dryRun && !process.env.QSTASH_TOKEN) {
     const desired = desiredSchedules(url, selection);
-    console.log(`dry run (no QSTASH_TOKEN, so nothing compared): the schedules ${values.delete ? "to delete" : "to create or update"}:`);
-    for (const d of desired) console.log(`  ${d.scheduleId.padEnd(28)} ${d.cron.padEnd(12)} POST ${d.destination} (retries ${d.retries})`);
+    console.log(
+      `dry run (no QSTASH_TOKEN, so nothing compared): the schedules ${values.delete ? "to delete" : "to create or update"}:`,
+    );
+    for (const d of desired)
+      console.log(`  ${d.scheduleId.padEnd(28)} ${d.cron.padEnd(12)} POST ${d.destination} (retries ${d.retries})`);
     console.log(budgetNote(desired));
     return;
   }
   const plan = await syncSchedules({ url, dryRun, delete: values.delete, idPrefix, ...(only ? { only } : {}) });
   console.log(dryRun ? "dry run, nothing changed:" : values.delete ? "deleted:" : "schedules:");
   for (const step of plan) {
-    console.log(`  ${step.action.padEnd(8)} ${step.scheduleId.padEnd(28)} ${step.cron.padEnd(12)} POST ${step.destination}${step.note ? ` (${step.note})` : ""}`);
+    console.log(
+      `  ${step.action.padEnd(8)} ${step.scheduleId.padEnd(28)} ${step.cron.padEnd(12)} POST ${step.destination}${step.note ? ` (${step.note})` : ""}`,
+    );
   }
   if (plan.length === 0) console.log("  nothing to do");
   if (!values.delete) console.log(budgetNote(desiredSchedules(url, selection)));

@@ -101,14 +101,23 @@ function randomOp(rand: () => number): Op {
   const kind = Math.floor(rand() * 5);
   if (kind === 0) {
     const by = Math.floor(rand() * 14) - 3;
-    return { path: "/v1/counters/soak/incr", body: { member, by }, apply: (t) => t.counters.set(member, (t.counters.get(member) ?? 0) + by) };
+    return {
+      path: "/v1/counters/soak/incr",
+      body: { member, by },
+      apply: (t) => t.counters.set(member, (t.counters.get(member) ?? 0) + by),
+    };
   }
   if (kind === 1) {
     const counts = [1 + Math.floor(rand() * 5), 1 + Math.floor(rand() * 5)];
     const other = MEMBERS[Math.floor(rand() * MEMBERS.length)] ?? "beta";
     return {
       path: "/v1/trending/soak/events",
-      body: { events: [{ member, count: counts[0] }, { member: other, count: counts[1] }] },
+      body: {
+        events: [
+          { member, count: counts[0] },
+          { member: other, count: counts[1] },
+        ],
+      },
       apply: (t) => {
         t.trending.set(member, (t.trending.get(member) ?? 0) + (counts[0] ?? 0));
         t.trending.set(other, (t.trending.get(other) ?? 0) + (counts[1] ?? 0));
@@ -117,11 +126,19 @@ function randomOp(rand: () => number): Op {
   }
   if (kind === 2) {
     const by = Math.floor(rand() * 20) - 5;
-    return { path: `/v1/leaderboards/soak/players/${member}/score`, body: { by }, apply: (t) => t.scores.set(member, (t.scores.get(member) ?? 0) + by) };
+    return {
+      path: `/v1/leaderboards/soak/players/${member}/score`,
+      body: { by },
+      apply: (t) => t.scores.set(member, (t.scores.get(member) ?? 0) + by),
+    };
   }
   if (kind === 3) {
     const values = Array.from({ length: 1 + Math.floor(rand() * 4) }, () => Math.floor(rand() * 1000));
-    return { path: "/v1/histograms/soak/observations", body: { values }, apply: (t) => (t.observations += values.length) };
+    return {
+      path: "/v1/histograms/soak/observations",
+      body: { values },
+      apply: (t) => (t.observations += values.length),
+    };
   }
   const ids = [`u${Math.floor(rand() * 50)}`, `u${Math.floor(rand() * 50)}`];
   return { path: "/v1/presence/soak/heartbeats", body: { ids }, apply: (t) => ids.forEach((id) => t.presence.add(id)) };
@@ -152,28 +169,59 @@ async function main(): Promise<void> {
     const call = (method: string, path: string, body: unknown, key: string, idem?: string) =>
       fetch(`${worker.url}${path}`, {
         method,
-        headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...(idem ? { "idempotency-key": idem } : {}) },
+        headers: {
+          authorization: `Bearer ${key}`,
+          "content-type": "application/json",
+          ...(idem ? { "idempotency-key": idem } : {}),
+        },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
     // Things that must exist before the load: the histogram and the players.
     await retry(() => call("PUT", "/v1/histograms/soak", { bucketWidth: 10 }, KEYS.admin));
-    for (const m of MEMBERS) await retry(() => call("PUT", `/v1/leaderboards/soak/players/${m}`, { name: m }, KEYS.ingest));
+    for (const m of MEMBERS)
+      await retry(() => call("PUT", `/v1/leaderboards/soak/players/${m}`, { name: m }, KEYS.ingest));
 
-    const totals: Totals = { counters: new Map(), trending: new Map(), scores: new Map(), observations: 0, presence: new Set() };
+    const totals: Totals = {
+      counters: new Map(),
+      trending: new Map(),
+      scores: new Map(),
+      observations: 0,
+      presence: new Set(),
+    };
     const stats = { acknowledged: 0, retries: 0, replayed: 0, byStatus: new Map<string, number>() };
     const deadline = started + seconds * 1000;
     const at = (fraction: number) => started + seconds * 1000 * fraction;
 
     const schedule: { at: number; label: string; run: () => Promise<void> }[] = [
-      { at: at(0.1), label: "slow network: 30% of Redis calls delayed 300 ms", run: async () => stack.proxy.set({ fault: { kind: "delay", ms: 300 }, rate: 0.3 }) },
-      { at: at(0.2), label: "failing gateway: 20% of Redis calls answered 503", run: async () => stack.proxy.set({ fault: { kind: "status", status: 503 }, rate: 0.2 }) },
-      { at: at(0.3), label: "lost responses: 15% applied by Redis, answer dropped", run: async () => stack.proxy.set({ fault: { kind: "lose-response" }, rate: 0.15 }) },
+      {
+        at: at(0.1),
+        label: "slow network: 30% of Redis calls delayed 300 ms",
+        run: async () => stack.proxy.set({ fault: { kind: "delay", ms: 300 }, rate: 0.3 }),
+      },
+      {
+        at: at(0.2),
+        label: "failing gateway: 20% of Redis calls answered 503",
+        run: async () => stack.proxy.set({ fault: { kind: "status", status: 503 }, rate: 0.2 }),
+      },
+      {
+        at: at(0.3),
+        label: "lost responses: 15% applied by Redis, answer dropped",
+        run: async () => stack.proxy.set({ fault: { kind: "lose-response" }, rate: 0.15 }),
+      },
       { at: at(0.4), label: "healed; redis-server stopped", run: async () => (stack.proxy.heal(), stack.stopRedis()) },
       { at: at(0.47), label: "redis-server started again (AOF kept)", run: () => stack.startRedis() },
       { at: at(0.55), label: "local Upstash server stopped", run: () => stack.stopUpstash() },
       { at: at(0.62), label: "local Upstash server started again", run: () => stack.startUpstash() },
-      { at: at(0.7), label: "hangs: 5% of Redis calls never answered (client timeout)", run: async () => stack.proxy.set({ fault: { kind: "hang" }, rate: 0.05 }) },
-      { at: at(0.8), label: "resets: 15% of connections reset", run: async () => stack.proxy.set({ fault: { kind: "reset" }, rate: 0.15 } satisfies FaultPlan) },
+      {
+        at: at(0.7),
+        label: "hangs: 5% of Redis calls never answered (client timeout)",
+        run: async () => stack.proxy.set({ fault: { kind: "hang" }, rate: 0.05 }),
+      },
+      {
+        at: at(0.8),
+        label: "resets: 15% of connections reset",
+        run: async () => stack.proxy.set({ fault: { kind: "reset" }, rate: 0.15 } satisfies FaultPlan),
+      },
       { at: at(0.9), label: "healed", run: async () => stack.proxy.heal() },
     ];
     const faults = (async () => {
@@ -203,7 +251,8 @@ async function main(): Promise<void> {
             break;
           }
           const text = res ? await res.text() : "";
-          if (res && res.status !== 503) problems.push(`${op.path} ${JSON.stringify(op.body)}: ${res.status} ${text.slice(0, 200)}`);
+          if (res && res.status !== 503)
+            problems.push(`${op.path} ${JSON.stringify(op.body)}: ${res.status} ${text.slice(0, 200)}`);
           if (res && res.status !== 503 && attempt > 3) break;
           if (attempt > 600) throw new Error(`${op.path}: not acknowledged after ${attempt} attempts`);
           stats.retries++;
@@ -216,16 +265,31 @@ async function main(): Promise<void> {
     stack.proxy.heal();
     await stack.startRedis();
     await stack.startUpstash();
-    log(`load done: ${stats.acknowledged} writes acknowledged, ${stats.retries} retries, ${stats.replayed} answered by replay`);
+    log(
+      `load done: ${stats.acknowledged} writes acknowledged, ${stats.retries} retries, ${stats.replayed} answered by replay`,
+    );
     log(`statuses seen: ${[...stats.byStatus].map(([s, n]) => `${s}=${n}`).join(" ")}`);
 
     // Read everything back through the API.
-    const read = async (path: string) => (await retry(() => call("GET", path, undefined, KEYS.read))).json() as Promise<any>;
+    const read = async (path: string) =>
+      (await retry(() => call("GET", path, undefined, KEYS.read))).json() as Promise<any>;
     const rows: [string, number, number][] = [];
     for (const m of MEMBERS) {
-      rows.push([`counter soak/${m}`, totals.counters.get(m) ?? 0, (await read(`/v1/counters/soak/members/${m}`)).score ?? 0]);
-      rows.push([`trending soak/${m} (24h)`, totals.trending.get(m) ?? 0, (await read(`/v1/trending/soak/members/${m}?window=24h`)).count ?? 0]);
-      rows.push([`leaderboard soak/${m}`, totals.scores.get(m) ?? 0, (await read(`/v1/leaderboards/soak/players/${m}`)).score ?? 0]);
+      rows.push([
+        `counter soak/${m}`,
+        totals.counters.get(m) ?? 0,
+        (await read(`/v1/counters/soak/members/${m}`)).score ?? 0,
+      ]);
+      rows.push([
+        `trending soak/${m} (24h)`,
+        totals.trending.get(m) ?? 0,
+        (await read(`/v1/trending/soak/members/${m}?window=24h`)).count ?? 0,
+      ]);
+      rows.push([
+        `leaderboard soak/${m}`,
+        totals.scores.get(m) ?? 0,
+        (await read(`/v1/leaderboards/soak/players/${m}`)).score ?? 0,
+      ]);
     }
     rows.push(["histogram soak count", totals.observations, (await read("/v1/histograms/soak")).count ?? 0]);
     rows.push(["presence soak online", totals.presence.size, (await read("/v1/presence/soak")).online ?? 0]);
@@ -235,7 +299,9 @@ async function main(): Promise<void> {
       console.log(`${label.padEnd(28)} ${String(acknowledged).padStart(12)} ${String(stored).padStart(12)}${mark}`);
       if (mark) problems.push(`${label}: acknowledged ${acknowledged}, stored ${stored}`);
     }
-    console.log(`\nseed ${seed}; ${seconds} s; ${clients} clients; fault proxy: ${JSON.stringify(stack.proxy.stats())}`);
+    console.log(
+      `\nseed ${seed}; ${seconds} s; ${clients} clients; fault proxy: ${JSON.stringify(stack.proxy.stats())}`,
+    );
   } finally {
     await worker.stop();
     await stack.stop();

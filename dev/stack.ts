@@ -29,7 +29,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     redisUrl = redis.url;
   }
   const token = options.token ?? "local-token";
-  const upstash = await startUpstashServer({ redisUrl, token, ...(options.upstashPort ? { port: options.upstashPort } : {}) });
+  const upstash = await startUpstashServer({
+    redisUrl,
+    token,
+    ...(options.upstashPort ? { port: options.upstashPort } : {}),
+  });
   return {
     redisUrl,
     upstash,

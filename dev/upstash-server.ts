@@ -71,7 +71,12 @@ function toJson(reply: Reply, base64: boolean): Json {
 
 function parseCommandStats(info: Reply): Map<string, number> {
   const out = new Map<string, number>();
-  const text = typeof info === "string" ? info : info && typeof info === "object" && !Array.isArray(info) && !(info instanceof ReplyError) ? (info as Buffer).toString("utf8") : "";
+  const text =
+    typeof info === "string"
+      ? info
+      : info && typeof info === "object" && !Array.isArray(info) && !(info instanceof ReplyError)
+        ? (info as Buffer).toString("utf8")
+        : "";
   for (const m of text.matchAll(/^cmdstat_([^:]+):calls=(\d+)(?:.*?rejected_calls=(\d+),failed_calls=(\d+))?/gm)) {
     out.set(m[1] ?? "", Number(m[2]) + Number(m[3] ?? 0));
   }
@@ -221,11 +226,15 @@ export async function startUpstashServer(options: UpstashServerOptions): Promise
     };
 
     if (atomic) {
-      const queued = replies.slice(countScripts && hasScript ? 2 : 1, replies.length - (countScripts && hasScript ? 2 : 1));
+      const queued = replies.slice(
+        countScripts && hasScript ? 2 : 1,
+        replies.length - (countScripts && hasScript ? 2 : 1),
+      );
       const queueError = queued.find((r) => r instanceof ReplyError);
       const exec = replies[replies.length - 1];
       if (queueError instanceof ReplyError) return { abort: `${queueError.message} (transaction discarded)` };
-      if (!Array.isArray(exec)) return { abort: exec instanceof ReplyError ? exec.message : "EXECABORT Transaction discarded" };
+      if (!Array.isArray(exec))
+        return { abort: exec instanceof ReplyError ? exec.message : "EXECABORT Transaction discarded" };
       let results = exec;
       if (countScripts && hasScript) {
         countInner(tag, exec[0] ?? null, exec[exec.length - 1] ?? null);
@@ -276,7 +285,12 @@ export async function startUpstashServer(options: UpstashServerOptions): Promise
    */
   function asArgs(value: unknown): string[] | null {
     if (!Array.isArray(value) || value.length === 0) return null;
-    if (!value.every((v) => typeof v === "string" || typeof v === "boolean" || (typeof v === "number" && Number.isFinite(v)))) return null;
+    if (
+      !value.every(
+        (v) => typeof v === "string" || typeof v === "boolean" || (typeof v === "number" && Number.isFinite(v)),
+      )
+    )
+      return null;
     return value.map(String);
   }
 
@@ -311,12 +325,19 @@ export async function startUpstashServer(options: UpstashServerOptions): Promise
       const atomic = url.pathname === "/multi-exec";
       const list = Array.isArray(body) ? body.map(asArgs) : null;
       if (!list || list.length === 0 || list.some((c) => c === null)) {
-        return send(res, 400, { error: "ERR the body must be a non-empty JSON array of commands, each a non-empty array of strings and numbers" });
+        return send(res, 400, {
+          error:
+            "ERR the body must be a non-empty JSON array of commands, each a non-empty array of strings and numbers",
+        });
       }
       stats.of(tag).requests++;
       const out = await run(list as string[][], tag, atomic);
       if ("abort" in out) return send(res, 400, { error: out.abort });
-      return send(res, 200, out.map((o) => ("error" in o ? { error: o.error } : { result: toJson(o.result, base64) })));
+      return send(
+        res,
+        200,
+        out.map((o) => ("error" in o ? { error: o.error } : { result: toJson(o.result, base64) })),
+      );
     }
 
     // `POST /` with a JSON array, or the path form `/set/key/value` (a body is the last argument).
@@ -330,7 +351,8 @@ export async function startUpstashServer(options: UpstashServerOptions): Promise
       }
       if (body !== undefined) args.push(typeof body === "string" ? body : raw);
     }
-    if (!args || args.length === 0) return send(res, 400, { error: "ERR the body must be a JSON array of strings and numbers: [command, ...args]" });
+    if (!args || args.length === 0)
+      return send(res, 400, { error: "ERR the body must be a JSON array of strings and numbers: [command, ...args]" });
     stats.of(tag).requests++;
     const out = await run([args], tag, false);
     const first = Array.isArray(out) ? out[0] : undefined;
@@ -344,10 +366,14 @@ export async function startUpstashServer(options: UpstashServerOptions): Promise
     handle(req, res)
       .catch((error: Error) => {
         // Redis itself is unreachable: Upstash answers 5xx then.
-        if (!res.headersSent) send(res, 503, { error: `Service Unavailable: the database is unreachable (${error.message})` });
+        if (!res.headersSent)
+          send(res, 503, { error: `Service Unavailable: the database is unreachable (${error.message})` });
       })
       .finally(() => {
-        if (options.log) console.error(`upstash ${req.method} ${req.url} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`);
+        if (options.log)
+          console.error(
+            `upstash ${req.method} ${req.url} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`,
+          );
       });
   });
   server.keepAliveTimeout = 60_000;
@@ -358,7 +384,11 @@ export async function startUpstashServer(options: UpstashServerOptions): Promise
     stats: (tag) => (tag === undefined ? stats.total() : stats.of(tag)),
     reset,
     async close() {
-      for (const c of pool) c?.then((client) => client.close(), () => undefined);
+      for (const c of pool)
+        c?.then(
+          (client) => client.close(),
+          () => undefined,
+        );
       server.closeAllConnections();
       await new Promise<void>((ok) => server.close(() => ok()));
     },

@@ -50,11 +50,15 @@ export interface WranglerDev {
  * `config`: another wrangler config (e.g. the bench's naive baseline Worker) instead of wrangler.toml.
  */
 export function bundleWorker(outDir: string, config?: string): string {
-  const built = spawnSync(process.execPath, [WRANGLER, "deploy", "--dry-run", "--outdir", outDir, ...(config ? ["--config", config] : [])], {
-    cwd: ROOT,
-    encoding: "utf8",
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1" },
-  });
+  const built = spawnSync(
+    process.execPath,
+    [WRANGLER, "deploy", "--dry-run", "--outdir", outDir, ...(config ? ["--config", config] : [])],
+    {
+      cwd: ROOT,
+      encoding: "utf8",
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1" },
+    },
+  );
   if (built.status !== 0) throw new Error(`wrangler deploy --dry-run failed:\n${built.stderr || built.stdout}`);
   // The script is named after the entry (`index.js` for functions/index.ts).
   return join(outDir, config ? (readdirSync(outDir).find((f) => f.endsWith(".js")) ?? "index.js") : "index.js");
@@ -70,11 +74,16 @@ export async function startWranglerDev(options: WranglerDevOptions): Promise<Wra
     WRANGLER,
     "dev",
     ...(options.script ? [options.script, "--no-bundle"] : []),
-    "--port", String(port),
-    "--ip", "127.0.0.1",
-    "--inspector-port", String(inspectorPort),
-    "--env-file", envFile,
-    "--persist-to", join(scratch, "state"),
+    "--port",
+    String(port),
+    "--ip",
+    "127.0.0.1",
+    "--inspector-port",
+    String(inspectorPort),
+    "--env-file",
+    envFile,
+    "--persist-to",
+    join(scratch, "state"),
     "--show-interactive-dev-session=false",
     ...Object.entries(options.vars).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
   ];
@@ -121,12 +130,19 @@ export async function startWranglerDev(options: WranglerDevOptions): Promise<Wra
   const deadline = Date.now() + (options.readyTimeoutMs ?? 90_000);
   while (Date.now() < deadline && !exited) {
     // The Redis check (deep=1) needs an API key of any scope; keyless /healthz only says the Worker is up.
-    const key = [options.vars.READ_KEYS, options.vars.ADMIN_KEYS, options.vars.INGEST_KEYS].map((l) => l?.split(",")[0]?.trim()).find((k) => k);
+    const key = [options.vars.READ_KEYS, options.vars.ADMIN_KEYS, options.vars.INGEST_KEYS]
+      .map((l) => l?.split(",")[0]?.trim())
+      .find((k) => k);
     const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
-    const status = await fetch(`${url}/healthz${key ? "?deep=1" : ""}`, { headers }).then((r) => r.status, () => 0);
+    const status = await fetch(`${url}/healthz${key ? "?deep=1" : ""}`, { headers }).then(
+      (r) => r.status,
+      () => 0,
+    );
     if (ready(status)) return { url, port, output: () => output, stop };
     await new Promise((r) => setTimeout(r, 300));
   }
   await stop();
-  throw new Error(`wrangler dev did not answer ${url}/healthz${exited ? " (it exited)" : ""}. Output:\n${output.slice(-4000)}`);
+  throw new Error(
+    `wrangler dev did not answer ${url}/healthz${exited ? " (it exited)" : ""}. Output:\n${output.slice(-4000)}`,
+  );
 }

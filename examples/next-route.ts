@@ -14,7 +14,10 @@ const BOARD = "weekly";
 let stats: Edgestats | undefined;
 function edgestats(): Edgestats {
   // Created on first use, so importing the module needs no env (Next.js builds import routes).
-  stats ??= new Edgestats({ redis: Redis.fromEnv({ retry: { retries: 0 } }), prefix: process.env.EDGESTATS_PREFIX ?? "es" });
+  stats ??= new Edgestats({
+    redis: Redis.fromEnv({ retry: { retries: 0 } }),
+    prefix: process.env.EDGESTATS_PREFIX ?? "es",
+  });
   return stats;
 }
 
@@ -27,7 +30,10 @@ function fail(error: unknown): Response {
 export async function POST(request: Request): Promise<Response> {
   const body = (await request.json().catch(() => null)) as { player?: string; name?: string; points?: number } | null;
   if (!body || typeof body.player !== "string" || typeof body.points !== "number") {
-    return Response.json({ error: { code: "invalid_request", message: 'Send {"player", "name"?, "points"}.' } }, { status: 400 });
+    return Response.json(
+      { error: { code: "invalid_request", message: 'Send {"player", "name"?, "points"}.' } },
+      { status: 400 },
+    );
   }
   const board = edgestats().leaderboard(BOARD);
   // The request's own id makes a retried POST count once.

@@ -14,7 +14,12 @@ export async function main(redis: EdgestatsRedis = Redis.fromEnv(), prefix = "ex
 
   // Trending: one call per batch, whatever its size.
   const searches = stats.trending("searches");
-  await searches.record([{ member: "redis" }, { member: "workers", count: 2 }, { member: "redis" }, { member: "redis" }]);
+  await searches.record([
+    { member: "redis" },
+    { member: "workers", count: 2 },
+    { member: "redis" },
+    { member: "redis" },
+  ]);
   const top = await searches.top({ n: 3, window: "24h" });
 
   // Counters: a plain one and a daily one.

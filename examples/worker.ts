@@ -25,7 +25,9 @@ function statsOf(env: Env): Edgestats {
 /** The library's errors carry a code; map them to statuses like the service does. */
 export function errorResponse(error: unknown): Response {
   if (!(error instanceof EdgestatsError)) throw error;
-  const status = { invalid_request: 400, not_found: 404, storage_unavailable: 503 }[error.code] ?? (error.code.endsWith("conflict") ? 409 : 500);
+  const status =
+    { invalid_request: 400, not_found: 404, storage_unavailable: 503 }[error.code] ??
+    (error.code.endsWith("conflict") ? 409 : 500);
   return Response.json({ error: { code: error.code, message: error.message, details: error.details } }, { status });
 }
 
@@ -45,7 +47,10 @@ export default {
         const top = await stats.trending("searches").top({ n });
         return Response.json({ items: top.items, exact: top.exact });
       }
-      return Response.json({ error: { code: "not_found", message: "Try POST /search?q= or GET /trending." } }, { status: 404 });
+      return Response.json(
+        { error: { code: "not_found", message: "Try POST /search?q= or GET /trending." } },
+        { status: 404 },
+      );
     } catch (error) {
       return errorResponse(error);
     }

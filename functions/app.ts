@@ -53,11 +53,16 @@ export function createApp(options: AppOptions = {}) {
   // and kept for the isolate's life: no other request pays for them.
   let document: ReturnType<typeof app.getOpenAPI31Document> | undefined;
   let page: string | undefined;
-  const documentOf = () => (document ??= describeCsv(app.getOpenAPI31Document({ openapi: "3.1.0", info: OPENAPI_INFO, security: [{ bearerAuth: [] }] })));
+  const documentOf = () =>
+    (document ??= describeCsv(
+      app.getOpenAPI31Document({ openapi: "3.1.0", info: OPENAPI_INFO, security: [{ bearerAuth: [] }] }),
+    ));
   app.get("/openapi.json", (c) => c.json(documentOf()));
   app.get("/docs", async (c) => c.html((page ??= String(await docsPage(documentOf())))));
 
-  app.notFound((c) => c.json(errorBody("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}; see /docs.`), 404));
+  app.notFound((c) =>
+    c.json(errorBody("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}; see /docs.`), 404),
+  );
   app.onError(onError);
   return app;
 }

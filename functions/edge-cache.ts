@@ -75,7 +75,12 @@ export async function edgeCached<T extends Generated>(
   }
   const result = await compute();
   const text = JSON.stringify(result);
-  await cache.put(key, new Response(text, { headers: { "content-type": "application/json", "cache-control": `public, max-age=${seconds}` } }));
+  await cache.put(
+    key,
+    new Response(text, {
+      headers: { "content-type": "application/json", "cache-control": `public, max-age=${seconds}` },
+    }),
+  );
   c.header("X-Edgestats-Cache", fresh ? "bypass" : "miss");
   c.header("Cache-Control", `private, max-age=${seconds}`);
   return result;

@@ -7,7 +7,9 @@ import { SummarisedReplay } from "../src/redis/script.ts";
 
 type ErrorClass = abstract new (...args: never[]) => EdgestatsError;
 /** The names of the error classes src/errors.ts defines (the list src/index.ts exports). */
-type ErrorClassName = { [N in keyof typeof errors]: (typeof errors)[N] extends ErrorClass ? N : never }[keyof typeof errors];
+type ErrorClassName = {
+  [N in keyof typeof errors]: (typeof errors)[N] extends ErrorClass ? N : never;
+}[keyof typeof errors];
 
 /**
  * The one place where library errors become HTTP statuses: one entry per class of
@@ -48,8 +50,15 @@ const MAX_LOGGED_MESSAGE = 300;
 export function redactError(error: unknown, depth = 0): string {
   if (!(error instanceof Error)) return error === undefined || error === "" ? "" : `(${typeof error})`;
   const message = error.message.replace(/,? ?command was:[\s\S]*$/, ", command was: [redacted]");
-  const short = message.length > MAX_LOGGED_MESSAGE ? `${message.slice(0, MAX_LOGGED_MESSAGE)}… [${message.length} chars]` : message;
-  const frames = (error.stack ?? "").split("\n").filter((line) => /^\s+at /.test(line)).slice(0, 8).join("\n");
+  const short =
+    message.length > MAX_LOGGED_MESSAGE
+      ? `${message.slice(0, MAX_LOGGED_MESSAGE)}… [${message.length} chars]`
+      : message;
+  const frames = (error.stack ?? "")
+    .split("\n")
+    .filter((line) => /^\s+at /.test(line))
+    .slice(0, 8)
+    .join("\n");
   const cause = depth < 3 && error.cause !== undefined ? `\ncaused by ${redactError(error.cause, depth + 1)}` : "";
   return `${error.name}: ${short}${frames ? `\n${frames}` : ""}${cause}`;
 }
@@ -74,5 +83,8 @@ export function onError(err: Error, c: Context): Response {
     return c.json(errorBody(code, err.message || "The request could not be processed."), status);
   }
   console.error(`[${c.get("requestId") ?? "-"}] unhandled ${redactError(err)}`);
-  return c.json(errorBody("internal_error", "Something went wrong on our side; the request id in X-Request-Id helps us find it."), 500);
+  return c.json(
+    errorBody("internal_error", "Something went wrong on our side; the request id in X-Request-Id helps us find it."),
+    500,
+  );
 }

@@ -27,7 +27,15 @@ function compose(features: readonly Record<string, Job>[]): Record<string, Job> 
 }
 
 /** The jobs by name, for both the cron triggers and POST /internal/jobs/{job} (in this order in its 404). */
-export const JOBS: Record<string, Job> = compose([trendingJobs, presenceJobs, countersJobs, leaderboardsJobs, histogramsJobs, ingestJobs, webhooksJobs]);
+export const JOBS: Record<string, Job> = compose([
+  trendingJobs,
+  presenceJobs,
+  countersJobs,
+  leaderboardsJobs,
+  histogramsJobs,
+  ingestJobs,
+  webhooksJobs,
+]);
 
 /** Which jobs each cron expression of wrangler.toml runs. */
 export const CRON_JOBS: Record<string, string[]> = {

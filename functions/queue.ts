@@ -15,7 +15,11 @@ export interface IngestBindings {
  * script each, exactly once) and acks or retries each message. `now` is the
  * consumer's clock (tests pass a fake one).
  */
-export async function consumeIngest(batch: { messages: readonly ingest.QueuedMessage[] }, env: Env, now: number = Date.now()): Promise<ingest.BatchStats> {
+export async function consumeIngest(
+  batch: { messages: readonly ingest.QueuedMessage[] },
+  env: Env,
+  now: number = Date.now(),
+): Promise<ingest.BatchStats> {
   const config = readConfig(env as unknown as Record<string, unknown>);
   const redis = redisOf(env, config.redisTimeoutMs);
   const dlq = (env as unknown as IngestBindings).INGEST_DLQ;
@@ -27,7 +31,9 @@ export async function consumeIngest(batch: { messages: readonly ingest.QueuedMes
       deadLetter: dlq
         ? async (dead) => {
             for (let i = 0; i < dead.length; i += 100) {
-              await dlq.sendBatch(dead.slice(i, i + 100).map((d) => ({ body: { reason: d.reason, messageId: d.id, message: d.body } })));
+              await dlq.sendBatch(
+                dead.slice(i, i + 100).map((d) => ({ body: { reason: d.reason, messageId: d.id, message: d.body } })),
+              );
             }
           }
         : undefined,

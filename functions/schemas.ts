@@ -8,14 +8,16 @@ import { parseAt, parseWindow } from "../src/time.ts";
  */
 
 /** A path name: stream, counter, histogram, room, board, player. */
-export const Name = z
-  .string()
-  .regex(NAME_PATTERN, NAME_RULE)
-  .openapi({ example: "searches" });
+export const Name = z.string().regex(NAME_PATTERN, NAME_RULE).openapi({ example: "searches" });
 
 /** Path parameter schema `{ [param]: Name }`. */
 export function nameParams<K extends string>(...names: K[]) {
-  return z.object(Object.fromEntries(names.map((n) => [n, Name.openapi({ param: { name: n, in: "path" } })])) as Record<K, typeof Name>);
+  return z.object(
+    Object.fromEntries(names.map((n) => [n, Name.openapi({ param: { name: n, in: "path" } })])) as Record<
+      K,
+      typeof Name
+    >,
+  );
 }
 
 /** A member or id: 1..256 UTF-8 bytes, no control characters. */
@@ -36,7 +38,12 @@ export const Increment = z
   .openapi({ description: "finite, within ±1e12" });
 
 /** A positive count within 1e12. */
-export const Count = z.number().finite().positive().max(MAX_INCREMENT).openapi({ description: "finite, 0 < count ≤ 1e12" });
+export const Count = z
+  .number()
+  .finite()
+  .positive()
+  .max(MAX_INCREMENT)
+  .openapi({ description: "finite, 0 < count ≤ 1e12" });
 
 /** A finite score (leaderboards, histogram values). */
 export const Score = z.number().finite().min(-1e15).max(1e15);
@@ -79,7 +86,9 @@ export function intQuery(min: number, max: number, fallback: number) {
  */
 export function batchOf<T extends z.ZodObject, K extends string>(item: T, listKey: K) {
   // Items are strict too: a typo such as "cuont" inside a batch must be a 400, not a silent default.
-  const list = z.object({ [listKey]: z.array(item.strict()).min(1).max(MAX_BATCH) } as Record<K, z.ZodArray<T>>).strict();
+  const list = z
+    .object({ [listKey]: z.array(item.strict()).min(1).max(MAX_BATCH) } as Record<K, z.ZodArray<T>>)
+    .strict();
   return z.union([item.strict(), list]);
 }
 
@@ -98,7 +107,10 @@ export const ErrorBody = z
   })
   .openapi("Error");
 
-const errorResponse = (description: string) => ({ content: { "application/json": { schema: ErrorBody } }, description });
+const errorResponse = (description: string) => ({
+  content: { "application/json": { schema: ErrorBody } },
+  description,
+});
 
 /** Error responses every authenticated endpoint may give. */
 export const errorResponses = {
@@ -119,7 +131,9 @@ export const notFoundResponse = { 404: errorResponse("Not found.") } as const;
 
 /** A JSON request body declaration. */
 export function jsonBody<T extends z.ZodType>(schema: T, description?: string) {
-  return { body: { content: { "application/json": { schema } }, required: true, ...(description ? { description } : {}) } };
+  return {
+    body: { content: { "application/json": { schema } }, required: true, ...(description ? { description } : {}) },
+  };
 }
 
 /** A JSON 200 (or other) response declaration. */

@@ -33,7 +33,13 @@ export class EdgestatsError extends LibraryError {
   readonly status: number;
   /** Seconds the server asked to wait (429, 503), when it said. */
   readonly retryAfterSeconds?: number;
-  constructor(status: number, code: string, message: string, details?: FieldIssue[], options?: { cause?: unknown; retryAfterSeconds?: number }) {
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    details?: FieldIssue[],
+    options?: { cause?: unknown; retryAfterSeconds?: number },
+  ) {
     super(code, message, details);
     this.status = status;
     if (options?.cause !== undefined) this.cause = options.cause;
@@ -50,7 +56,11 @@ export class EdgestatsError extends LibraryError {
 export class ReplaySummarisedError extends EdgestatsError {
   readonly summary: { bytes: number; sha1: string; items: number | null };
   constructor(summary: { bytes: number; sha1: string; items: number | null }) {
-    super(200, "replay_summarised", "The write was applied once; its result was too large to keep, so the retry got only its summary.");
+    super(
+      200,
+      "replay_summarised",
+      "The write was applied once; its result was too large to keep, so the retry got only its summary.",
+    );
     this.summary = summary;
   }
 }
@@ -171,7 +181,13 @@ export function createClient(options: ClientOptions) {
   const timeoutMs = options.timeoutMs ?? 10_000;
   const backoff = options.backoffMs ?? ((attempt: number) => 100 * 2 ** (attempt - 1) * (0.5 + Math.random()));
 
-  async function send<T>(op: Operation, params: Record<string, string>, query?: Query, body?: unknown, write?: WriteOptions): Promise<T> {
+  async function send<T>(
+    op: Operation,
+    params: Record<string, string>,
+    query?: Query,
+    body?: unknown,
+    write?: WriteOptions,
+  ): Promise<T> {
     const [method, template] = OPERATIONS[op];
     const path = template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? ""));
     const search = new URLSearchParams();
@@ -181,25 +197,35 @@ export function createClient(options: ClientOptions) {
     const headers: Record<string, string> = { authorization: `Bearer ${options.key}`, accept: "application/json" };
     if (body !== undefined) headers["content-type"] = "application/json";
     // One key per call, the same on every retry: the service answers a repeat with the first response.
-    if (method === "POST" || method === "PUT") headers["idempotency-key"] = write?.idempotencyKey ?? crypto.randomUUID();
+    if (method === "POST" || method === "PUT")
+      headers["idempotency-key"] = write?.idempotencyKey ?? crypto.randomUUID();
     // DELETE carries no key, so a retry could delete what another client wrote in between.
     const maxAttempts = method === "DELETE" ? 1 : retries + 1;
     const text = body === undefined ? undefined : JSON.stringify(body);
     for (let attempt = 1; ; attempt++) {
       let response: Response;
       try {
-        response = await doFetch(new Request(url, { method, headers, body: text ?? null, signal: AbortSignal.timeout(timeoutMs) }));
+        response = await doFetch(
+          new Request(url, { method, headers, body: text ?? null, signal: AbortSignal.timeout(timeoutMs) }),
+        );
       } catch (cause) {
         if (attempt < maxAttempts) {
           await sleep(backoff(attempt));
           continue;
         }
-        throw new EdgestatsError(0, "network_error", `${method} ${path} got no response: ${cause instanceof Error ? cause.message : String(cause)}`, undefined, { cause });
+        throw new EdgestatsError(
+          0,
+          "network_error",
+          `${method} ${path} got no response: ${cause instanceof Error ? cause.message : String(cause)}`,
+          undefined,
+          { cause },
+        );
       }
       if (response.ok) {
         if (response.status === 204) return undefined as T;
         const json = await response.json();
-        if (response.headers.get("idempotent-summarised") === "true") throw new ReplaySummarisedError((json as { summary: ReplaySummarisedError["summary"] }).summary);
+        if (response.headers.get("idempotent-summarised") === "true")
+          throw new ReplaySummarisedError((json as { summary: ReplaySummarisedError["summary"] }).summary);
         return json as T;
       }
       const error = await errorOf(response, method, path);
@@ -219,78 +245,121 @@ export function createClient(options: ClientOptions) {
     trending: {
       list: () => send<{ streams: string[] }>("listStreams", {}),
       record: (stream: string, events: TrendingEventInput | TrendingEventInput[], write?: WriteOptions) =>
-        send<{ accepted: number }>("recordEvents", ({ stream }), undefined, Array.isArray(events) ? { events } : events, write),
-      top: (stream: string, query: { n?: number; window?: string } = {}) => send<TopResult>("trendingTop", ({ stream }), query),
-      member: (stream: string, member: string, query: { window?: string } = {}) => send<MemberResult>("trendingMember", ({ stream, member }), query),
-      rising: (stream: string, query: { n?: number; baseline?: string } = {}) => send<RisingResult>("trendingRising", ({ stream }), query),
-      history: (stream: string, member: string, query: { hours?: number } = {}) => send<HistoryResult>("trendingHistory", ({ stream }), { member, ...query }),
-      delete: (stream: string) => send<void>("deleteStream", ({ stream })),
+        send<{ accepted: number }>(
+          "recordEvents",
+          { stream },
+          undefined,
+          Array.isArray(events) ? { events } : events,
+          write,
+        ),
+      top: (stream: string, query: { n?: number; window?: string } = {}) =>
+        send<TopResult>("trendingTop", { stream }, query),
+      member: (stream: string, member: string, query: { window?: string } = {}) =>
+        send<MemberResult>("trendingMember", { stream, member }, query),
+      rising: (stream: string, query: { n?: number; baseline?: string } = {}) =>
+        send<RisingResult>("trendingRising", { stream }, query),
+      history: (stream: string, member: string, query: { hours?: number } = {}) =>
+        send<HistoryResult>("trendingHistory", { stream }, { member, ...query }),
+      delete: (stream: string) => send<void>("deleteStream", { stream }),
     },
     counters: {
       list: () => send<{ counters: string[] }>("listCounters", {}),
       incr: (counter: string, items: IncrInput | IncrInput[], write?: WriteOptions) =>
-        send<counters.IncrResult>("incr", ({ counter }), undefined, Array.isArray(items) ? { items } : items, write),
-      top: (counter: string, query: PeriodQuery & { n?: number } = {}) => send<R<typeof counters.ranked>>("counterTop", ({ counter }), query),
-      bottom: (counter: string, query: PeriodQuery & { n?: number } = {}) => send<R<typeof counters.ranked>>("counterBottom", ({ counter }), query),
-      member: (counter: string, member: string, query: PeriodQuery = {}) => send<R<typeof counters.memberOf>>("counterMember", ({ counter, member }), query),
+        send<counters.IncrResult>("incr", { counter }, undefined, Array.isArray(items) ? { items } : items, write),
+      top: (counter: string, query: PeriodQuery & { n?: number } = {}) =>
+        send<R<typeof counters.ranked>>("counterTop", { counter }, query),
+      bottom: (counter: string, query: PeriodQuery & { n?: number } = {}) =>
+        send<R<typeof counters.ranked>>("counterBottom", { counter }, query),
+      member: (counter: string, member: string, query: PeriodQuery = {}) =>
+        send<R<typeof counters.memberOf>>("counterMember", { counter, member }, query),
       removeMember: (counter: string, member: string, query: Omit<PeriodQuery, "aggregate"> = {}) =>
-        send<void>("deleteCounterMember", ({ counter, member }), query),
-      range: (counter: string, query: PeriodQuery & { min?: string; max?: string; limit?: number; order?: "asc" | "desc" } = {}) =>
-        send<R<typeof counters.scoreRange>>("counterRange", ({ counter }), query),
+        send<void>("deleteCounterMember", { counter, member }, query),
+      range: (
+        counter: string,
+        query: PeriodQuery & { min?: string; max?: string; limit?: number; order?: "asc" | "desc" } = {},
+      ) => send<R<typeof counters.scoreRange>>("counterRange", { counter }, query),
       sorted: (counter: string, query: PeriodQuery & { by?: "member" | "score"; order?: "asc" | "desc" } = {}) =>
-        send<R<typeof counters.sorted>>("counterSorted", ({ counter }), query),
+        send<R<typeof counters.sorted>>("counterSorted", { counter }, query),
       union: (counter: string, body: counters.UnionOptions, write?: WriteOptions) =>
-        send<counters.UnionResult>("counterUnion", ({ counter }), undefined, body, write),
-      delete: (counter: string) => send<void>("deleteCounter", ({ counter })),
+        send<counters.UnionResult>("counterUnion", { counter }, undefined, body, write),
+      delete: (counter: string) => send<void>("deleteCounter", { counter }),
     },
     histograms: {
       list: () => send<R<typeof histograms.list>>("listHistograms", {}),
       configure: (histogram: string, settings: histograms.HistogramSettings, write?: WriteOptions) =>
-        send<histograms.HistogramInfo & { created: boolean }>("putHistogram", ({ histogram }), undefined, settings, write),
-      observe: (histogram: string, values: number | { value: number; at?: At } | (number | { value: number; at?: At })[], write?: WriteOptions) =>
+        send<histograms.HistogramInfo & { created: boolean }>(
+          "putHistogram",
+          { histogram },
+          undefined,
+          settings,
+          write,
+        ),
+      observe: (
+        histogram: string,
+        values: number | { value: number; at?: At } | (number | { value: number; at?: At })[],
+        write?: WriteOptions,
+      ) =>
         send<{ accepted: number }>(
           "observe",
-          ({ histogram }),
+          { histogram },
           undefined,
           Array.isArray(values) ? { values } : typeof values === "number" ? { value: values } : values,
           write,
         ),
       read: (histogram: string, query: { from?: string; to?: string; top?: number } = {}) =>
-        send<histograms.HistogramSummary>("readHistogram", ({ histogram }), query),
-      delete: (histogram: string) => send<void>("deleteHistogram", ({ histogram })),
+        send<histograms.HistogramSummary>("readHistogram", { histogram }, query),
+      delete: (histogram: string) => send<void>("deleteHistogram", { histogram }),
     },
     presence: {
       list: () => send<R<typeof presence.rooms>>("listRooms", {}),
       heartbeat: (room: string, ids: string | string[], write?: WriteOptions) =>
-        send<presence.HeartbeatResult>("heartbeat", ({ room }), undefined, Array.isArray(ids) ? { ids } : { id: ids }, write),
-      leave: (room: string, id: string) => send<void>("leave", ({ room, id })),
-      room: (room: string) => send<presence.RoomStats>("roomStats", ({ room })),
-      day: (room: string, day: string) => send<presence.RoomDay>("roomStats", ({ room }), { day }),
+        send<presence.HeartbeatResult>(
+          "heartbeat",
+          { room },
+          undefined,
+          Array.isArray(ids) ? { ids } : { id: ids },
+          write,
+        ),
+      leave: (room: string, id: string) => send<void>("leave", { room, id }),
+      room: (room: string) => send<presence.RoomStats>("roomStats", { room }),
+      day: (room: string, day: string) => send<presence.RoomDay>("roomStats", { room }, { day }),
       total: () => send<presence.SiteTotal>("presenceTotal", {}),
-      members: (room: string, query: { limit?: number; cursor?: string } = {}) => send<presence.MemberPage>("roomMembers", ({ room }), query),
-      history: (room: string, query: { hours?: number } = {}) => send<R<typeof presence.history>>("roomHistory", ({ room }), query),
-      delete: (room: string) => send<void>("deleteRoom", ({ room })),
+      members: (room: string, query: { limit?: number; cursor?: string } = {}) =>
+        send<presence.MemberPage>("roomMembers", { room }, query),
+      history: (room: string, query: { hours?: number } = {}) =>
+        send<R<typeof presence.history>>("roomHistory", { room }, query),
+      delete: (room: string) => send<void>("deleteRoom", { room }),
     },
     leaderboards: {
       list: () => send<{ boards: string[] }>("listBoards", {}),
       configure: (board: string, body: lb.BoardConfig = {}, write?: WriteOptions) =>
-        send<Omit<lb.BoardSettings, "created"> & { created: boolean }>("configureBoard", ({ board }), undefined, body, write),
-      page: (board: string, query: { page?: number; limit?: number; season?: string } = {}) => send<R<typeof lb.page>>("boardPage", ({ board }), query),
-      count: (board: string) => send<R<typeof lb.info>>("boardCount", ({ board })),
+        send<Omit<lb.BoardSettings, "created"> & { created: boolean }>(
+          "configureBoard",
+          { board },
+          undefined,
+          body,
+          write,
+        ),
+      page: (board: string, query: { page?: number; limit?: number; season?: string } = {}) =>
+        send<R<typeof lb.page>>("boardPage", { board }, query),
+      count: (board: string) => send<R<typeof lb.info>>("boardCount", { board }),
       join: (board: string, player: string, body: lb.JoinInput, write?: WriteOptions) =>
-        send<lb.JoinView>("joinBoard", ({ board, player }), undefined, body, write),
-      player: (board: string, player: string, query: { season?: string } = {}) => send<lb.PlayerView>("getPlayer", ({ board, player }), query),
+        send<lb.JoinView>("joinBoard", { board, player }, undefined, body, write),
+      player: (board: string, player: string, query: { season?: string } = {}) =>
+        send<lb.PlayerView>("getPlayer", { board, player }, query),
       /** A subset of players (friends) in board order, with global and subset ranks (a read key is enough). */
-      rank: (board: string, players: string[], query: { season?: string } = {}) => send<R<typeof lb.rankPlayers>>("rankPlayers", ({ board }), query, { players }),
-      seasons: (board: string) => send<R<typeof lb.listSeasons>>("boardSeasons", ({ board })),
-      around: (board: string, player: string, query: { k?: number; season?: string } = {}) => send<R<typeof lb.around>>("around", ({ board, player }), query),
+      rank: (board: string, players: string[], query: { season?: string } = {}) =>
+        send<R<typeof lb.rankPlayers>>("rankPlayers", { board }, query, { players }),
+      seasons: (board: string) => send<R<typeof lb.listSeasons>>("boardSeasons", { board }),
+      around: (board: string, player: string, query: { k?: number; season?: string } = {}) =>
+        send<R<typeof lb.around>>("around", { board, player }, query),
       /** `{ by }` adds (may be negative); `{ set, mode }` replaces, or keeps the best with `mode: "best"`. */
       score: (board: string, player: string, change: ScoreChangeInput, write?: WriteOptions) =>
-        send<{ score: number; rank: number }>("changeScore", ({ board, player }), undefined, change, write),
+        send<{ score: number; rank: number }>("changeScore", { board, player }, undefined, change, write),
       scores: (board: string, changes: (ScoreChangeInput & { player: string })[], write?: WriteOptions) =>
-        send<{ results: lb.ScoreResult[] }>("changeScores", ({ board }), undefined, { items: changes }, write),
-      removePlayer: (board: string, player: string) => send<void>("removePlayer", ({ board, player })),
-      delete: (board: string) => send<void>("deleteBoard", ({ board })),
+        send<{ results: lb.ScoreResult[] }>("changeScores", { board }, undefined, { items: changes }, write),
+      removePlayer: (board: string, player: string) => send<void>("removePlayer", { board, player }),
+      delete: (board: string) => send<void>("deleteBoard", { board }),
     },
     /** Queued ingest (`Prefer: respond-async`): the consumer's figures (admin) and its lag (read). */
     ingest: {
@@ -304,7 +373,8 @@ export function createClient(options: ClientOptions) {
         send<{ webhook: webhooks.Webhook; created: boolean }>("putWebhook", { name }, undefined, settings, write),
       delete: (name: string) => send<{ deleted: boolean }>("deleteWebhook", { name }),
       test: (name: string, write?: WriteOptions) => send<{ id: string }>("testWebhook", { name }, undefined, {}, write),
-      deliveries: (name: string, query: { limit?: number } = {}) => send<{ deliveries: webhooks.DeliveryRecord[] }>("webhookDeliveries", { name }, query),
+      deliveries: (name: string, query: { limit?: number } = {}) =>
+        send<{ deliveries: webhooks.DeliveryRecord[] }>("webhookDeliveries", { name }, query),
     },
   };
 }
@@ -321,9 +391,16 @@ async function errorOf(response: Response, method: string, path: string): Promis
   const text = await response.text().catch(() => "");
   try {
     const { error } = JSON.parse(text) as { error?: { code?: string; message?: string; details?: FieldIssue[] } };
-    if (error?.code) return new EdgestatsError(response.status, error.code, error.message ?? error.code, error.details, extra);
+    if (error?.code)
+      return new EdgestatsError(response.status, error.code, error.message ?? error.code, error.details, extra);
   } catch {
     // not the envelope: a proxy's page, say
   }
-  return new EdgestatsError(response.status, `http_${response.status}`, `${method} ${path} answered ${response.status}: ${text.slice(0, 200)}`, undefined, extra);
+  return new EdgestatsError(
+    response.status,
+    `http_${response.status}`,
+    `${method} ${path} answered ${response.status}: ${text.slice(0, 200)}`,
+    undefined,
+    extra,
+  );
 }

@@ -80,7 +80,8 @@ export function readConfig(env: Record<string, unknown>): Config {
     leaderboardSnapshotChunk: int(env, "LEADERBOARD_SNAPSHOT_CHUNK", 10_000, 1, 10_000),
     leaderboardSnapshotScripts: int(env, "LEADERBOARD_SNAPSHOT_SCRIPTS", 40, 2, 1000),
     qstashToken: typeof env.QSTASH_TOKEN === "string" ? env.QSTASH_TOKEN : "",
-    qstashUrl: typeof env.QSTASH_URL === "string" && env.QSTASH_URL !== "" ? env.QSTASH_URL : "https://qstash.upstash.io",
+    qstashUrl:
+      typeof env.QSTASH_URL === "string" && env.QSTASH_URL !== "" ? env.QSTASH_URL : "https://qstash.upstash.io",
     webhooksAllowLocalHttp: flag(env, "WEBHOOKS_ALLOW_LOCAL_HTTP"),
   };
 }

@@ -51,7 +51,10 @@ export class RejectedError extends EdgestatsError {
 
 /** Redis could not be reached or did not answer in time. Nothing was partially written. */
 export class StorageUnavailableError extends EdgestatsError {
-  constructor(message = "The storage backend is unreachable; retry shortly (writes with the same Idempotency-Key are safe to retry).", options?: { cause?: unknown }) {
+  constructor(
+    message = "The storage backend is unreachable; retry shortly (writes with the same Idempotency-Key are safe to retry).",
+    options?: { cause?: unknown },
+  ) {
     super("storage_unavailable", message);
     if (options?.cause !== undefined) this.cause = options.cause;
   }

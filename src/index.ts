@@ -45,7 +45,32 @@ export type {
   RisingItem,
   HistoryResult,
 } from "./trending/index.ts";
-export type { IncrItem, ScoreRangeOptions, SortedOptions, UnionOptions, UnionSource, RangeInfo, Aggregate } from "./counters/index.ts";
-export type { HistogramSettings, HistogramInfo, HistogramSummary, Observation, ReadOptions as HistogramReadOptions, Bucket } from "./histograms/index.ts";
+export type {
+  IncrItem,
+  ScoreRangeOptions,
+  SortedOptions,
+  UnionOptions,
+  UnionSource,
+  RangeInfo,
+  Aggregate,
+} from "./counters/index.ts";
+export type {
+  HistogramSettings,
+  HistogramInfo,
+  HistogramSummary,
+  Observation,
+  ReadOptions as HistogramReadOptions,
+  Bucket,
+} from "./histograms/index.ts";
 export type { HeartbeatResult, RoomStats, MemberPage, RoomDay, SiteTotal } from "./presence/index.ts";
-export type { BoardSettings, JoinInput, PageOptions, PlayerView, Row, ScoreResult, ScoreChange, SetMode, TiePolicy } from "./leaderboards/index.ts";
+export type {
+  BoardSettings,
+  JoinInput,
+  PageOptions,
+  PlayerView,
+  Row,
+  ScoreResult,
+  ScoreChange,
+  SetMode,
+  TiePolicy,
+} from "./leaderboards/index.ts";

@@ -23,7 +23,8 @@ export function parseAt(value: unknown): number | null {
   // Date.parse rolls 2026-02-30 over to March 2: a date that does not exist is refused instead.
   const [year, month, day] = value.slice(0, 10).split("-").map(Number) as [number, number, number];
   const calendar = new Date(Date.UTC(year, month - 1, day));
-  if (calendar.getUTCFullYear() !== year || calendar.getUTCMonth() !== month - 1 || calendar.getUTCDate() !== day) return null;
+  if (calendar.getUTCFullYear() !== year || calendar.getUTCMonth() !== month - 1 || calendar.getUTCDate() !== day)
+    return null;
   const hasZone = /(Z|[+-]\d{2}:?\d{2})$/.test(value) && value.length > 10;
   const ms = Date.parse(hasZone || value.length === 10 ? value : `${value}Z`);
   return Number.isFinite(ms) ? ms : null;

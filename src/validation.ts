@@ -30,7 +30,8 @@ export function memberProblem(value: string): string | null {
   if (CONTROL.test(value)) return "must not contain control characters";
   if (LONE_SURROGATE.test(value)) return "must be valid Unicode (no lone surrogates)";
   // A UTF-16 code unit is at most 3 UTF-8 bytes: short strings need no encoding (the hot path of 1,000-item batches).
-  if (value.length * 3 > MAX_MEMBER_BYTES && utf8Length(value) > MAX_MEMBER_BYTES) return `must be at most ${MAX_MEMBER_BYTES} UTF-8 bytes`;
+  if (value.length * 3 > MAX_MEMBER_BYTES && utf8Length(value) > MAX_MEMBER_BYTES)
+    return `must be at most ${MAX_MEMBER_BYTES} UTF-8 bytes`;
   return null;
 }
 
@@ -65,8 +66,10 @@ export function listPage(options: PageOptions, maxLimit: number): { offset: numb
   const offset = options.offset ?? 0;
   const limit = options.limit ?? maxLimit;
   const issues: FieldIssue[] = [];
-  if (!Number.isInteger(offset) || offset < 0 || offset > MAX_OFFSET) issues.push({ path: "offset", message: `must be an integer from 0 to ${MAX_OFFSET}` });
-  if (!Number.isInteger(limit) || limit < 1 || limit > maxLimit) issues.push({ path: "limit", message: `must be an integer from 1 to ${maxLimit}` });
+  if (!Number.isInteger(offset) || offset < 0 || offset > MAX_OFFSET)
+    issues.push({ path: "offset", message: `must be an integer from 0 to ${MAX_OFFSET}` });
+  if (!Number.isInteger(limit) || limit < 1 || limit > maxLimit)
+    issues.push({ path: "limit", message: `must be an integer from 1 to ${maxLimit}` });
   if (issues.length > 0) invalid(issues);
   return { offset, limit };
 }

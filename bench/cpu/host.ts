@@ -73,7 +73,10 @@ export interface JobsResult {
   idle: { hourly: number; trim: number };
 }
 
-type Fetcher = { fetch(request: Request, env: unknown, ctx: unknown): Promise<Response>; scheduled(controller: unknown, env: unknown, ctx: unknown): void };
+type Fetcher = {
+  fetch(request: Request, env: unknown, ctx: unknown): Promise<Response>;
+  scheduled(controller: unknown, env: unknown, ctx: unknown): void;
+};
 
 const spec = JSON.parse(readFileSync(process.argv[2] ?? "", "utf8")) as HostSpec;
 const realNow = Date.now.bind(Date);
@@ -98,7 +101,10 @@ const envOf = (prefix: string, tag: string) => ({
 
 function executionContext() {
   const pending: Promise<unknown>[] = [];
-  return { pending, ctx: { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException() {}, props: {} } };
+  return {
+    pending,
+    ctx: { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException() {}, props: {} },
+  };
 }
 
 const cpu0 = process.cpuUsage();
@@ -122,17 +128,23 @@ async function send(env: unknown, req: Request): Promise<Response> {
   const res = await worker.fetch(req, env, ctx);
   const text = await res.text();
   await Promise.all(pending);
-  if (res.status >= 300) throw new Error(`${req.method} ${new URL(req.url).pathname}: ${res.status} ${text.slice(0, 300)}`);
+  if (res.status >= 300)
+    throw new Error(`${req.method} ${new URL(req.url).pathname}: ${res.status} ${text.slice(0, 300)}`);
   return res;
 }
 
 async function stats(tag: string): Promise<{ requests: number; commands: number; byCommand: Record<string, number> }> {
-  const res = await fetch(`${spec.upstashUrl}/__local/stats?tag=${encodeURIComponent(tag)}`, { headers: { authorization: `Bearer ${spec.token}` } });
+  const res = await fetch(`${spec.upstashUrl}/__local/stats?tag=${encodeURIComponent(tag)}`, {
+    headers: { authorization: `Bearer ${spec.token}` },
+  });
   return (await res.json()) as { requests: number; commands: number; byCommand: Record<string, number> };
 }
 
 async function reset(tag: string): Promise<void> {
-  await fetch(`${spec.upstashUrl}/__local/reset?tag=${encodeURIComponent(tag)}`, { method: "POST", headers: { authorization: `Bearer ${spec.token}` } });
+  await fetch(`${spec.upstashUrl}/__local/reset?tag=${encodeURIComponent(tag)}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${spec.token}` },
+  });
 }
 
 // ---------------------------------------------------------------- cpu mode
@@ -158,26 +170,36 @@ async function cpuMode(): Promise<CpuResult> {
       label: `trending ingest, ${items} event${items === 1 ? "" : "s"}`,
       items,
       ...t,
-      make: () => request("/v1/trending/cpu/events", items === 1 ? { member: member() } : { events: Array.from({ length: items }, () => ({ member: member() })) }),
+      make: () =>
+        request(
+          "/v1/trending/cpu/events",
+          items === 1 ? { member: member() } : { events: Array.from({ length: items }, () => ({ member: member() })) },
+        ),
     });
     cases.push({
       label: `counter incr, ${items} item${items === 1 ? "" : "s"}`,
       items,
       ...t,
-      make: () => request("/v1/counters/cpu/incr", items === 1 ? { member: member() } : { items: Array.from({ length: items }, () => ({ member: member() })) }),
+      make: () =>
+        request(
+          "/v1/counters/cpu/incr",
+          items === 1 ? { member: member() } : { items: Array.from({ length: items }, () => ({ member: member() })) },
+        ),
     });
     cases.push({
       label: `presence heartbeat, ${items} id${items === 1 ? "" : "s"}`,
       items,
       ...t,
-      make: () => request("/v1/presence/cpu/heartbeats", items === 1 ? { id: id() } : { ids: Array.from({ length: items }, id) }),
+      make: () =>
+        request("/v1/presence/cpu/heartbeats", items === 1 ? { id: id() } : { ids: Array.from({ length: items }, id) }),
     });
   }
   cases.sort((a, b) => a.items - b.items);
   cases.push({
     label: "trending ingest, 1 event + Idempotency-Key",
     items: 1,
-    make: () => request("/v1/trending/cpu/events", { member: member() }, { "idempotency-key": `cpu-${serial++}-${realNow()}` }),
+    make: () =>
+      request("/v1/trending/cpu/events", { member: member() }, { "idempotency-key": `cpu-${serial++}-${realNow()}` }),
   });
 
   // Warm-up of every case first: scripts cached in Redis, and the Worker's shared code (router,
@@ -188,9 +210,16 @@ async function cpuMode(): Promise<CpuResult> {
   // The floor: Node's fetch of one pipelined Upstash call, nothing else (workerd does this natively).
   const floorBody = JSON.stringify([["PING"]]);
   const floorCall = () =>
-    fetch(`${spec.upstashUrl}/pipeline`, { method: "POST", headers: { authorization: `Bearer ${spec.token}.bench-cpu`, "content-type": "application/json" }, body: floorBody }).then((r) => r.text());
+    fetch(`${spec.upstashUrl}/pipeline`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${spec.token}.bench-cpu`, "content-type": "application/json" },
+      body: floorBody,
+    }).then((r) => r.text());
   for (let i = 0; i < 50; i++) await floorCall();
-  const all = [{ label: "floor: Node's fetch of one Upstash pipeline call, no Worker", items: 0, make: null as Make | null }, ...cases.map((c) => ({ ...c, make: c.make as Make | null }))];
+  const all = [
+    { label: "floor: Node's fetch of one Upstash pipeline call, no Worker", items: 0, make: null as Make | null },
+    ...cases.map((c) => ({ ...c, make: c.make as Make | null })),
+  ];
   const samples = new Map<string, { cpu: number; wall: number }[]>();
   // Three measured passes over every case, the median pass per case reported (GC and the
   // machine's other load land in one pass, not in all three).
@@ -212,7 +241,14 @@ async function cpuMode(): Promise<CpuResult> {
     const list = (samples.get(c.label) ?? []).sort((a, b) => a.cpu - b.cpu);
     const mid = list[Math.floor(list.length / 2)] ?? { cpu: NaN, wall: NaN };
     const target = "targetMs" in c && typeof c.targetMs === "number" ? { targetMs: c.targetMs } : {};
-    return { label: c.label, items: c.items, calls: callsFor(c.items || 1), cpuMs: mid.cpu, wallMs: mid.wall, ...target };
+    return {
+      label: c.label,
+      items: c.items,
+      calls: callsFor(c.items || 1),
+      cpuMs: mid.cpu,
+      wallMs: mid.wall,
+      ...target,
+    };
   });
   let jitless = false;
   try {
@@ -231,9 +267,11 @@ const HOUR = 60 * MINUTE;
 /** Runs `task` for 0..count-1 with at most `width` in flight. */
 async function inParallel(count: number, width: number, task: (i: number) => Promise<unknown>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(width, count) }, async () => {
-    while (next < count) await task(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(width, count) }, async () => {
+      while (next < count) await task(next++);
+    }),
+  );
 }
 
 async function cron(env: unknown, expression: string, at: number): Promise<unknown> {
@@ -278,7 +316,12 @@ async function jobsMode(): Promise<JobsResult> {
       await inParallel(n, 8, async (r) => {
         await send(writeEnv, request(`/v1/presence/room-${r}/heartbeats`, { id: `u${m}` }));
         if (m === 0) {
-          await send(writeEnv, request(`/v1/trending/stream-${r}/events`, { events: Array.from({ length: 20 }, (_, i) => ({ member: `m${(i * 7 + r) % 50}` })) }));
+          await send(
+            writeEnv,
+            request(`/v1/trending/stream-${r}/events`, {
+              events: Array.from({ length: 20 }, (_, i) => ({ member: `m${(i * 7 + r) % 50}` })),
+            }),
+          );
         }
       });
       const at = base + m * MINUTE + 30_000;
@@ -290,10 +333,17 @@ async function jobsMode(): Promise<JobsResult> {
     const compactAt = base + HOUR + 5 * MINUTE;
     fakeNow = compactAt;
     const hourly = await measureRun(`bench-jobs-${n}`, () => cron(jobEnv, "5 * * * *", compactAt));
-    const mean = (f: (t: (typeof trims)[number]) => number) => trims.reduce((s, t) => s + f(t), 0) / Math.max(1, trims.length);
+    const mean = (f: (t: (typeof trims)[number]) => number) =>
+      trims.reduce((s, t) => s + f(t), 0) / Math.max(1, trims.length);
     const byCommand: Record<string, number> = {};
-    for (const t of trims) for (const [k, v] of Object.entries(t.byCommand)) byCommand[k] = (byCommand[k] ?? 0) + v / trims.length;
-    const trim = { commands: mean((t) => t.commands), requests: mean((t) => t.requests), byCommand, result: trims[trims.length - 1]?.result };
+    for (const t of trims)
+      for (const [k, v] of Object.entries(t.byCommand)) byCommand[k] = (byCommand[k] ?? 0) + v / trims.length;
+    const trim = {
+      commands: mean((t) => t.commands),
+      requests: mean((t) => t.requests),
+      byCommand,
+      result: trims[trims.length - 1]?.result,
+    };
     steps.push({ n, minutes, hourly, trim, perHour: hourly.commands + 60 * trim.commands });
   }
   return { steps, idle: { hourly: idleHourly.commands, trim: idleTrim.commands } };

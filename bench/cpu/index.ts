@@ -20,7 +20,9 @@ export async function runHost<T extends CpuResult | JobsResult>(spec: HostSpec, 
   try {
     return await new Promise<T>((ok, fail) => {
       // process.execPath: the Node running the bench (npm scripts put Node 24 first on PATH).
-      const child = spawn(process.execPath, ["--disallow-code-generation-from-strings", HOST, file], { stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn(process.execPath, ["--disallow-code-generation-from-strings", HOST, file], {
+        stdio: ["ignore", "pipe", "pipe"],
+      });
       let out = "";
       let err = "";
       child.stdout.on("data", (c: Buffer) => (out += c.toString()));

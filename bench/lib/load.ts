@@ -24,10 +24,13 @@ export function percentile(sorted: number[], p: number): number {
 export function runLoad(job: LoadJob): Promise<LoadSummary> {
   return new Promise((ok, fail) => {
     const worker = new Worker(new URL("./load-worker.ts", import.meta.url), { workerData: job });
-    const guard = setTimeout(() => {
-      void worker.terminate();
-      fail(new Error(`load on ${job.spec.kind} overran ${job.duration + 30} s`));
-    }, (job.duration + 30) * 1000);
+    const guard = setTimeout(
+      () => {
+        void worker.terminate();
+        fail(new Error(`load on ${job.spec.kind} overran ${job.duration + 30} s`));
+      },
+      (job.duration + 30) * 1000,
+    );
     worker.once("message", (result: LoadResult) => {
       clearTimeout(guard);
       void worker.terminate();

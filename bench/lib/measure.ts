@@ -47,7 +47,13 @@ export interface MeasureOptions {
   maxRequests?: number;
 }
 
-export async function call(side: Side, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; json: any }> {
+export async function call(
+  side: Side,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers?: Record<string, string>,
+): Promise<{ status: number; json: any }> {
   const res = await fetch(side.url + path, {
     method,
     headers: { authorization: side.authorization, "content-type": "application/json", ...headers },
@@ -64,7 +70,11 @@ export async function call(side: Side, method: string, path: string, body?: unkn
 }
 
 /** Runs `fn` and returns what the side's tag cost at the local Upstash server. */
-export async function costOf(upstash: UpstashServer, tag: string, fn: () => Promise<unknown>): Promise<{ requests: number; commands: number; byCommand: Record<string, number> }> {
+export async function costOf(
+  upstash: UpstashServer,
+  tag: string,
+  fn: () => Promise<unknown>,
+): Promise<{ requests: number; commands: number; byCommand: Record<string, number> }> {
   upstash.reset(tag);
   await fn();
   const s = upstash.stats(tag);
@@ -87,7 +97,12 @@ export async function settle(upstash: UpstashServer, tag: string, quietMs = 300,
   }
 }
 
-export async function measure(upstash: UpstashServer, side: Side, spec: RequestSpec, options: MeasureOptions = {}): Promise<Measured> {
+export async function measure(
+  upstash: UpstashServer,
+  side: Side,
+  spec: RequestSpec,
+  options: MeasureOptions = {},
+): Promise<Measured> {
   const probeCalls = options.probeCalls ?? 20;
   await settle(upstash, side.tag);
   const next = generatorOf(spec);

@@ -32,11 +32,21 @@ export interface Report {
   partial: boolean;
 }
 
-const f = (v: number | undefined | null, digits = 1) => (v === undefined || v === null || !Number.isFinite(v) ? "–" : v >= 100 ? v.toFixed(0) : v.toFixed(digits));
-const cost = (v: number | undefined | null) => (v === undefined || v === null || !Number.isFinite(v) ? "–" : String(+v.toFixed(2)));
+const f = (v: number | undefined | null, digits = 1) =>
+  v === undefined || v === null || !Number.isFinite(v) ? "–" : v >= 100 ? v.toFixed(0) : v.toFixed(digits);
+const cost = (v: number | undefined | null) =>
+  v === undefined || v === null || !Number.isFinite(v) ? "–" : String(+v.toFixed(2));
 /** service ÷ naive, as `×0.25`. */
 const ratio = (svc: number | undefined | null, naive: number | undefined | null) =>
-  svc === undefined || svc === null || naive === undefined || naive === null || !Number.isFinite(svc) || !Number.isFinite(naive) || naive === 0 ? "" : ` (×${+(svc / naive).toPrecision(2)})`;
+  svc === undefined ||
+  svc === null ||
+  naive === undefined ||
+  naive === null ||
+  !Number.isFinite(svc) ||
+  !Number.isFinite(naive) ||
+  naive === 0
+    ? ""
+    : ` (×${+(svc / naive).toPrecision(2)})`;
 
 /** Growth of `value` with `n`, from the log-log slope between the first and last points. */
 export function growth(points: { n: number; v: number }[]): string {
@@ -55,7 +65,8 @@ function scenarioTable(results: ScenarioResult[]): string {
     "| scenario | service req/s | naive req/s | floor req/s | service p50 / p95 / p99 ms | naive p50 / p95 / p99 ms | floor p50 / p99 ms | Redis round trips / call (service · naive) | Redis commands / call (service · naive) |\n" +
     "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   const rows = results.map((r) => {
-    if (r.error || !r.service || !r.naive) return `| ${r.label} | failed: ${(r.error ?? "no result").replace(/\|/g, "/").slice(0, 160)} | | | | | | | |`;
+    if (r.error || !r.service || !r.naive)
+      return `| ${r.label} | failed: ${(r.error ?? "no result").replace(/\|/g, "/").slice(0, 160)} | | | | | | | |`;
     if (!r.naive.load && r.service.load) {
       // No naive load (1,000-item batches): its sequential latency instead.
       const s = r.service.load;
@@ -90,13 +101,18 @@ function breakdown(results: ScenarioResult[]): string {
   const statuses = (m: Measured | null) => {
     const all: Record<string, number> = { ...(m?.cost.statuses ?? {}) };
     for (const [k, v] of Object.entries(m?.load?.statuses ?? {})) all[k] = (all[k] ?? 0) + v;
-    return Object.entries(all).map(([k, v]) => `${k}×${v}`).join(" ");
+    return Object.entries(all)
+      .map(([k, v]) => `${k}×${v}`)
+      .join(" ");
   };
   return (
     "| scenario | service: commands per call | naive: commands per call | statuses (service · naive) |\n|---|---|---|---|\n" +
     results
       .filter((r) => r.service && r.naive)
-      .map((r) => `| ${r.label} | ${fmt(r.service?.cost.byCommand)} | ${fmt(r.naive?.cost.byCommand)} | ${statuses(r.service)} · ${statuses(r.naive)} |`)
+      .map(
+        (r) =>
+          `| ${r.label} | ${fmt(r.service?.cost.byCommand)} | ${fmt(r.naive?.cost.byCommand)} | ${statuses(r.service)} · ${statuses(r.naive)} |`,
+      )
       .join("\n") +
     "\n"
   );
@@ -108,7 +124,8 @@ function rttTable(results: ScenarioResult[], rttMs: number): string {
     `| scenario | service p50 / p95 ms | naive p50 / p95 ms | p50 service ÷ naive | round trips / call (service · naive) | round trips × ${rttMs} ms (service · naive) |\n` +
     "|---|---:|---:|---:|---:|---:|\n";
   const rows = results.map((r) => {
-    if (r.error || !r.service || !r.naive) return `| ${r.label} | failed: ${(r.error ?? "no result").replace(/\|/g, "/").slice(0, 160)} | | | | |`;
+    if (r.error || !r.service || !r.naive)
+      return `| ${r.label} | failed: ${(r.error ?? "no result").replace(/\|/g, "/").slice(0, 160)} | | | | |`;
     const s = r.service.cost;
     const n = r.naive.cost;
     return (
@@ -162,7 +179,10 @@ function jobsTable(jobs: JobsResult): string {
       `| ${s.n.toLocaleString("en-US")} | ${s.hourly.commands.toLocaleString("en-US")} (${s.hourly.requests} round trips) | ${f(s.trim.commands, 1)} (${f(s.trim.requests, 1)} round trips) | ` +
       `**${Math.round(s.perHour).toLocaleString("en-US")}** | ${f(s.perHour / s.n, 0)} | $${((s.perHour * 730 * 0.2) / 100_000).toFixed(2)} |`,
   );
-  const details = jobs.steps.map((s) => `- ${s.n.toLocaleString("en-US")}: hourly run ${fmt(s.hourly.byCommand)}; trim run ${fmt(s.trim.byCommand)}.`);
+  const details = jobs.steps.map(
+    (s) =>
+      `- ${s.n.toLocaleString("en-US")}: hourly run ${fmt(s.hourly.byCommand)}; trim run ${fmt(s.trim.byCommand)}.`,
+  );
   return (
     "| active streams and rooms | hourly run (compaction + counter sweep), commands | trim run (every minute), commands | commands per hour | per stream + room per hour | per month on pay-as-you-go |\n|---:|---:|---:|---:|---:|---:|\n" +
     rows.join("\n") +
@@ -172,7 +192,8 @@ function jobsTable(jobs: JobsResult): string {
 
 function curveTable(curve: Curve): string {
   const rows = curve.points.map(
-    ({ n, point: p }) => `| ${n.toLocaleString("en-US")} | ${f(p.p50, 2)} | ${f(p.p95, 2)} | ${cost(p.requests)} | ${cost(p.commands)} | ${p.note ?? ""} |`,
+    ({ n, point: p }) =>
+      `| ${n.toLocaleString("en-US")} | ${f(p.p50, 2)} | ${f(p.p95, 2)} | ${cost(p.requests)} | ${cost(p.commands)} | ${p.note ?? ""} |`,
   );
   const lat = growth(curve.points.map(({ n, point }) => ({ n, v: point.p50 })));
   const cmd = growth(curve.points.map(({ n, point }) => ({ n, v: point.commands })));
@@ -187,28 +208,34 @@ function curveTable(curve: Curve): string {
 export function writeReport(report: Report): string[] {
   const ok = report.results.filter((r) => r.service && r.naive);
   let md = `# edgestats benchmark results\n\n`;
-  md += `Generated by \`npm run bench\` on ${new Date(report.started).toISOString()} in ${report.elapsed.toFixed(0)} s` +
+  md +=
+    `Generated by \`npm run bench\` on ${new Date(report.started).toISOString()} in ${report.elapsed.toFixed(0)} s` +
     `${report.quick ? " (quick mode: 1 s loads)" : ""}${report.partial ? " (partial run)" : ""}. ` +
     `Loopback only: redis-server ${""}7.0, the local Upstash server, \`wrangler dev\` (workerd) for the service, the naive baseline and the floor Worker alike, autocannon (8 connections) as the load.\n\n`;
-  md += `Ratios in parentheses are service ÷ naive. Round trips and commands are exact averages over the probe's sequential calls (20; 5 for 1,000-item batches; 10 and 3 in a quick run) after one warm-up call (scripts cached), ` +
+  md +=
+    `Ratios in parentheses are service ÷ naive. Round trips and commands are exact averages over the probe's sequential calls (20; 5 for 1,000-item batches; 10 and 3 in a quick run) after one warm-up call (scripts cached), ` +
     `read from the local Upstash server's per-tag counters (commands inside Lua scripts included, via INFO commandstats).\n\n`;
   md += `## Side by side\n\n${scenarioTable(report.results)}\n`;
   md += `### Commands per call, by command\n\n${breakdown(report.results)}\n`;
   const floors = floorTable(report.results);
   if (floors) {
-    md += `### Against the floor Worker\n\nThe floor Worker answers every request after one pipelined Upstash call and nothing else, under the same \`wrangler dev\`, load and machine: ` +
+    md +=
+      `### Against the floor Worker\n\nThe floor Worker answers every request after one pipelined Upstash call and nothing else, under the same \`wrangler dev\`, load and machine: ` +
       `what any Worker that touches Upstash once pays here. The difference is the service's own work (routing, auth, validation, script, JSON).\n\n${floors}\n`;
   }
   if (report.rtt.length) {
-    md += `## With ${report.rttMs} ms per Redis round trip\n\nThe fault proxy (\`dev/fault-proxy.ts\`) sits between each Worker and the local Upstash server and delays every Redis HTTP request by ${report.rttMs} ms, ` +
+    md +=
+      `## With ${report.rttMs} ms per Redis round trip\n\nThe fault proxy (\`dev/fault-proxy.ts\`) sits between each Worker and the local Upstash server and delays every Redis HTTP request by ${report.rttMs} ms, ` +
       `as a Worker in one region calling a database in another would see. Sequential calls, one at a time, after one warm-up call; the edge-cache hit and 1,000-item batches are left out.\n\n${rttTable(report.rtt, report.rttMs)}\n`;
   }
   if (report.cpu) {
-    md += `## Worker CPU per request\n\nThe production bundle (\`wrangler deploy --dry-run\`) imported in a Node process of its own with eval disallowed, its \`fetch\` called in sequence with a \`Request\` and an env pointing at the local Upstash server; ` +
+    md +=
+      `## Worker CPU per request\n\nThe production bundle (\`wrangler deploy --dry-run\`) imported in a Node process of its own with eval disallowed, its \`fetch\` called in sequence with a \`Request\` and an env pointing at the local Upstash server; ` +
       `\`process.cpuUsage()\` around the calls, nothing subtracted, median of three passes after a warm-up. It includes Node's fetch of the Upstash call (the \`floor\` row), which workerd does natively.\n\n${cpuTable(report.cpu)}\n`;
   }
   if (report.jobs) {
-    md += `## Jobs: Redis commands per hour\n\nThe bundle's \`scheduled\` entry driven by a fake clock: every minute each room gets a heartbeat from a new id (so each trim run removes the id that timed out) and the \`* * * * *\` trim run follows; ` +
+    md +=
+      `## Jobs: Redis commands per hour\n\nThe bundle's \`scheduled\` entry driven by a fake clock: every minute each room gets a heartbeat from a new id (so each trim run removes the id that timed out) and the \`* * * * *\` trim run follows; ` +
       `each stream gets a 20-event batch in the hour, compacted by the \`5 * * * *\` run. Commands per hour = one hourly run + 60 steady trim runs (mean over the minutes after the 5-minute timeout). Pay-as-you-go: $0.20 per 100k commands, 730 h a month.\n\n${jobsTable(report.jobs)}\n`;
   }
   if (report.scaling) {
@@ -216,13 +243,16 @@ export function writeReport(report: Report): string[] {
     for (const curve of report.scaling.curves) md += curveTable(curve) + "\n";
     for (const timing of report.scaling.timings) {
       md += `**${timing.name}** — ${growth(timing.points.map((p) => ({ n: p.n, v: p.ms })))}\n\n| N | ms | detail |\n|---:|---:|---|\n`;
-      md += timing.points.map((p) => `| ${p.n.toLocaleString("en-US")} | ${f(p.ms, 1)} | ${p.detail ?? ""} |`).join("\n") + "\n\n";
+      md +=
+        timing.points.map((p) => `| ${p.n.toLocaleString("en-US")} | ${f(p.ms, 1)} | ${p.detail ?? ""} |`).join("\n") +
+        "\n\n";
     }
     if (report.scaling.notes.length) md += report.scaling.notes.map((n) => `- ${n}`).join("\n") + "\n\n";
   }
   if (report.memory) {
     const m = report.memory;
-    const row = (name: string, bytes: number) => `| ${name} | ${bytes.toLocaleString("en-US")} | ${f(bytes / m.ids, 1)} |`;
+    const row = (name: string, bytes: number) =>
+      `| ${name} | ${bytes.toLocaleString("en-US")} | ${f(bytes / m.ids, 1)} |`;
     md += `## Presence memory (${m.ids.toLocaleString("en-US")} UUIDs, MEMORY USAGE, Redis ${m.redisVersion})\n\nFrom \`bench/presence-memory.ts\`.\n\n| layout | bytes | per id |\n|---|---:|---:|\n`;
     md += [
       row("post step 1: sorted set of UUIDs", m.plainZsetBytes),
@@ -242,38 +272,113 @@ export function writeReport(report: Report): string[] {
 
   const width = 900;
   const parts = [
-    bars({ title: "Redis commands per API call (lower is better)", rows: ok.map((r) => r.label), series: [
-      { name: "service", values: ok.map((r) => r.service?.cost.commands ?? null) },
-      { name: "naive", values: ok.map((r) => r.naive?.cost.commands ?? null) },
-    ], log: true, unit: "commands per call" }, width),
-    bars({ title: "Redis HTTP round trips per API call (lower is better)", rows: ok.map((r) => r.label), series: [
-      { name: "service", values: ok.map((r) => r.service?.cost.requests ?? null) },
-      { name: "naive", values: ok.map((r) => r.naive?.cost.requests ?? null) },
-    ], log: true, unit: "round trips per call" }, width),
-    bars({ title: "p99 latency under load, ms (lower is better)", rows: ok.map((r) => r.label), series: [
-      { name: "service", values: ok.map((r) => r.service?.load?.p99 ?? null) },
-      { name: "naive", values: ok.map((r) => r.naive?.load?.p99 ?? null) },
-      { name: "floor", values: ok.map((r) => r.floor?.load?.p99 ?? null) },
-    ], log: true, unit: "ms" }, width),
+    bars(
+      {
+        title: "Redis commands per API call (lower is better)",
+        rows: ok.map((r) => r.label),
+        series: [
+          { name: "service", values: ok.map((r) => r.service?.cost.commands ?? null) },
+          { name: "naive", values: ok.map((r) => r.naive?.cost.commands ?? null) },
+        ],
+        log: true,
+        unit: "commands per call",
+      },
+      width,
+    ),
+    bars(
+      {
+        title: "Redis HTTP round trips per API call (lower is better)",
+        rows: ok.map((r) => r.label),
+        series: [
+          { name: "service", values: ok.map((r) => r.service?.cost.requests ?? null) },
+          { name: "naive", values: ok.map((r) => r.naive?.cost.requests ?? null) },
+        ],
+        log: true,
+        unit: "round trips per call",
+      },
+      width,
+    ),
+    bars(
+      {
+        title: "p99 latency under load, ms (lower is better)",
+        rows: ok.map((r) => r.label),
+        series: [
+          { name: "service", values: ok.map((r) => r.service?.load?.p99 ?? null) },
+          { name: "naive", values: ok.map((r) => r.naive?.load?.p99 ?? null) },
+          { name: "floor", values: ok.map((r) => r.floor?.load?.p99 ?? null) },
+        ],
+        log: true,
+        unit: "ms",
+      },
+      width,
+    ),
   ];
   const rttOk = report.rtt.filter((r) => r.service && r.naive);
   if (rttOk.length) {
-    parts.push(bars({ title: `p50 latency with ${report.rttMs} ms per Redis round trip, ms (lower is better)`, rows: rttOk.map((r) => r.label), series: [
-      { name: "service", values: rttOk.map((r) => r.service?.cost.p50 ?? null) },
-      { name: "naive", values: rttOk.map((r) => r.naive?.cost.p50 ?? null) },
-    ], log: true, unit: "ms" }, width));
+    parts.push(
+      bars(
+        {
+          title: `p50 latency with ${report.rttMs} ms per Redis round trip, ms (lower is better)`,
+          rows: rttOk.map((r) => r.label),
+          series: [
+            { name: "service", values: rttOk.map((r) => r.service?.cost.p50 ?? null) },
+            { name: "naive", values: rttOk.map((r) => r.naive?.cost.p50 ?? null) },
+          ],
+          log: true,
+          unit: "ms",
+        },
+        width,
+      ),
+    );
   }
   if (report.cpu) {
     const cases = report.cpu.cases;
-    parts.push(bars({ title: "Worker CPU per request, ms (production bundle, Node, eval off)", rows: cases.map((c) => c.label), series: [
-      { name: "CPU ms", values: cases.map((c) => c.cpuMs) },
-    ], log: true, unit: "ms" }, width));
+    parts.push(
+      bars(
+        {
+          title: "Worker CPU per request, ms (production bundle, Node, eval off)",
+          rows: cases.map((c) => c.label),
+          series: [{ name: "CPU ms", values: cases.map((c) => c.cpuMs) }],
+          log: true,
+          unit: "ms",
+        },
+        width,
+      ),
+    );
   }
   if (report.scaling && report.scaling.curves.length) {
-    parts.push(lines({ title: "Scaling: p50 latency of one call vs data size", xLabel: "N", yLabel: "ms",
-      series: report.scaling.curves.map((c) => ({ name: c.name.slice(0, 28), points: c.points.map((p) => [p.n, p.point.p50] as [number, number]) })) }, width, 0, 320));
-    parts.push(lines({ title: "Scaling: Redis commands per call vs data size", xLabel: "N", yLabel: "commands",
-      series: report.scaling.curves.map((c) => ({ name: c.name.slice(0, 28), points: c.points.map((p) => [p.n, p.point.commands] as [number, number]) })) }, width, 0, 320));
+    parts.push(
+      lines(
+        {
+          title: "Scaling: p50 latency of one call vs data size",
+          xLabel: "N",
+          yLabel: "ms",
+          series: report.scaling.curves.map((c) => ({
+            name: c.name.slice(0, 28),
+            points: c.points.map((p) => [p.n, p.point.p50] as [number, number]),
+          })),
+        },
+        width,
+        0,
+        320,
+      ),
+    );
+    parts.push(
+      lines(
+        {
+          title: "Scaling: Redis commands per call vs data size",
+          xLabel: "N",
+          yLabel: "commands",
+          series: report.scaling.curves.map((c) => ({
+            name: c.name.slice(0, 28),
+            points: c.points.map((p) => [p.n, p.point.commands] as [number, number]),
+          })),
+        },
+        width,
+        0,
+        320,
+      ),
+    );
   }
   writeFileSync(`${dir}/bench.svg`, document(width, parts));
   return [`${dir}/README.md`, `${dir}/bench.svg`];

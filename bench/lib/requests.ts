@@ -119,13 +119,19 @@ export const GENERATORS: Record<string, Generator> = {
   leaderboardPage: (p) => {
     const pages = num(p, "pages", 10);
     const board = str(p, "board", "bench");
-    return () => ({ method: "GET", path: `/v1/leaderboards/${board}?page=${1 + Math.floor(Math.random() * pages)}&limit=10` });
+    return () => ({
+      method: "GET",
+      path: `/v1/leaderboards/${board}?page=${1 + Math.floor(Math.random() * pages)}&limit=10`,
+    });
   },
   /** GET around-me of a random player. */
   leaderboardAround: (p) => {
     const pool = num(p, "pool", 1000);
     const board = str(p, "board", "bench");
-    return () => ({ method: "GET", path: `/v1/leaderboards/${board}/players/p${Math.floor(Math.random() * pool)}/around?k=5` });
+    return () => ({
+      method: "GET",
+      path: `/v1/leaderboards/${board}/players/p${Math.floor(Math.random() * pool)}/around?k=5`,
+    });
   },
 };
 

@@ -31,12 +31,17 @@ export function bars(chart: Bars, width: number, y0 = 0): { svg: string; height:
   const rowH = 8 + chart.series.length * 9;
   const left = 230;
   const plotW = width - left - 60;
-  const values = chart.series.flatMap((s) => s.values).filter((v): v is number => v !== null && Number.isFinite(v) && v > 0);
+  const values = chart.series
+    .flatMap((s) => s.values)
+    .filter((v): v is number => v !== null && Number.isFinite(v) && v > 0);
   const max = Math.max(1, ...values);
   const min = chart.log ? Math.min(0.1, ...values) : 0;
   const lo = chart.log ? 10 ** Math.floor(Math.log10(min)) : 0;
   const hi = chart.log ? 10 ** Math.ceil(Math.log10(max)) : max;
-  const x = (v: number) => (chart.log ? ((Math.log10(Math.max(v, lo)) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo))) * plotW : (v / hi) * plotW);
+  const x = (v: number) =>
+    chart.log
+      ? ((Math.log10(Math.max(v, lo)) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo))) * plotW
+      : (v / hi) * plotW;
   const top = y0 + 40;
   let svg = `<text x="${width / 2}" y="${y0 + 18}" text-anchor="middle" font-weight="600">${esc(chart.title)}</text>`;
   chart.series.forEach((s, i) => {
@@ -75,17 +80,22 @@ export function lines(chart: Lines, width: number, y0 = 0, height = 260): { svg:
   const ys = ticks(Math.min(...pts.map((p) => p[1])), Math.max(...pts.map((p) => p[1])));
   const [x0 = 1, x1 = 10] = [xs[0], xs[xs.length - 1]];
   const [ya = 1, yb = 10] = [ys[0], ys[ys.length - 1]];
-  const X = (v: number) => left + ((Math.log10(v) - Math.log10(x0)) / Math.max(1e-9, Math.log10(x1) - Math.log10(x0))) * plotW;
-  const Y = (v: number) => top + plotH - ((Math.log10(v) - Math.log10(ya)) / Math.max(1e-9, Math.log10(yb) - Math.log10(ya))) * plotH;
+  const X = (v: number) =>
+    left + ((Math.log10(v) - Math.log10(x0)) / Math.max(1e-9, Math.log10(x1) - Math.log10(x0))) * plotW;
+  const Y = (v: number) =>
+    top + plotH - ((Math.log10(v) - Math.log10(ya)) / Math.max(1e-9, Math.log10(yb) - Math.log10(ya))) * plotH;
   let svg = `<text x="${width / 2}" y="${y0 + 18}" text-anchor="middle" font-weight="600">${esc(chart.title)}</text>`;
-  for (const t of xs) svg += `<line x1="${X(t)}" x2="${X(t)}" y1="${top}" y2="${top + plotH}" stroke="#e5e7eb"/><text x="${X(t)}" y="${top + plotH + 14}" font-size="10" text-anchor="middle">${t >= 1000 ? `${t / 1000}k` : t}</text>`;
-  for (const t of ys) svg += `<line x1="${left}" x2="${left + plotW}" y1="${Y(t)}" y2="${Y(t)}" stroke="#e5e7eb"/><text x="${left - 6}" y="${Y(t) + 3}" font-size="10" text-anchor="end">${t}</text>`;
+  for (const t of xs)
+    svg += `<line x1="${X(t)}" x2="${X(t)}" y1="${top}" y2="${top + plotH}" stroke="#e5e7eb"/><text x="${X(t)}" y="${top + plotH + 14}" font-size="10" text-anchor="middle">${t >= 1000 ? `${t / 1000}k` : t}</text>`;
+  for (const t of ys)
+    svg += `<line x1="${left}" x2="${left + plotW}" y1="${Y(t)}" y2="${Y(t)}" stroke="#e5e7eb"/><text x="${left - 6}" y="${Y(t) + 3}" font-size="10" text-anchor="end">${t}</text>`;
   svg += `<text x="${left + plotW / 2}" y="${top + plotH + 32}" font-size="11" text-anchor="middle">${esc(chart.xLabel)} (log)</text>`;
   svg += `<text transform="translate(${14},${top + plotH / 2}) rotate(-90)" font-size="11" text-anchor="middle">${esc(chart.yLabel)} (log)</text>`;
   chart.series.forEach((s, i) => {
     const color = COLORS[i % COLORS.length];
     const ok = s.points.filter(([a, b]) => a > 0 && b > 0);
-    if (ok.length) svg += `<polyline fill="none" stroke="${color}" stroke-width="2" points="${ok.map(([a, b]) => `${X(a).toFixed(1)},${Y(b).toFixed(1)}`).join(" ")}"/>`;
+    if (ok.length)
+      svg += `<polyline fill="none" stroke="${color}" stroke-width="2" points="${ok.map(([a, b]) => `${X(a).toFixed(1)},${Y(b).toFixed(1)}`).join(" ")}"/>`;
     for (const [a, b] of ok) svg += `<circle cx="${X(a).toFixed(1)}" cy="${Y(b).toFixed(1)}" r="3" fill="${color}"/>`;
     svg += `<rect x="${left + plotW + 12}" y="${top + i * 16}" width="10" height="10" fill="${color}"/><text x="${left + plotW + 26}" y="${top + i * 16 + 9}" font-size="11">${esc(s.name)}</text>`;
   });

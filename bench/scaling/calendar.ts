@@ -98,14 +98,29 @@ async function loadCounter(redis: RespClient, prefix: string, name: string, n: n
 /** Histogram with `n` distinct buckets a day for 400 days, its days' extremes and month rollups. */
 async function loadHistogram(redis: RespClient, prefix: string, name: string, n: number): Promise<void> {
   const base = `${prefix}:hist:${name}`;
-  await redis.call("HSET", base, "bucketWidth", 1, "retentionDays", 400, "createdAt", NOW - 401 * DAY, "rollupsSince", 0);
+  await redis.call(
+    "HSET",
+    base,
+    "bucketWidth",
+    1,
+    "retentionDays",
+    400,
+    "createdAt",
+    NOW - 401 * DAY,
+    "rollupsSince",
+    0,
+  );
   let batch: (string | number)[][] = [];
   const buckets: (string | number)[] = [];
   for (let i = 0; i < n; i++) buckets.push(1 + (i % 9), i);
   for (let d = periodStart("day", NOW - 400 * DAY); d <= NOW; d += DAY) {
     const day = `${base}:${periodLabel("day", d)}`;
     const month = `${base}:${periodLabel("month", d)}`;
-    batch.push(["ZADD", day, ...buckets, n * 3, "sum"], ["ZADD", `${day}:ext`, n - 1, "max", 0, "min"], ["ZUNIONSTORE", month, 2, month, day]);
+    batch.push(
+      ["ZADD", day, ...buckets, n * 3, "sum"],
+      ["ZADD", `${day}:ext`, n - 1, "max", 0, "min"],
+      ["ZUNIONSTORE", month, 2, month, day],
+    );
     if (batch.length >= PIPE) {
       await redis.pipeline(batch);
       batch = [];
@@ -138,7 +153,9 @@ export async function calendarPoints(input: CalendarInput): Promise<CalendarPoin
     }
     const scriptMs = times.sort((a, b) => a - b)[2] as number;
     out.push({ call, n, scriptMs, commands });
-    log(`calendar: ${call} at ${n}: ${scriptMs.toFixed(1)} ms (runs ${times.map((t) => t.toFixed(1)).join(", ")}), ${commands} commands`);
+    log(
+      `calendar: ${call} at ${n}: ${scriptMs.toFixed(1)} ms (runs ${times.map((t) => t.toFixed(1)).join(", ")}), ${commands} commands`,
+    );
   };
   try {
     for (const n of input.sizes) {
@@ -156,12 +173,16 @@ export async function calendarPoints(input: CalendarInput): Promise<CalendarPoin
       const sixty = { period: "hour" as const, from: TO - 1439 * HOUR, to: TO };
       let victim = n;
       // each call deletes another member that is in every hour
-      await measure("counter delete member, hourly, 60 days", n, () => lib.counters.deleteMember(ctx, name, `user-${--victim}`, sixty));
+      await measure("counter delete member, hourly, 60 days", n, () =>
+        lib.counters.deleteMember(ctx, name, `user-${--victim}`, sixty),
+      );
       await redis.call("UNLINK", ...(await keysOf(redis, `${prefix}:counters:${name}*`)));
       const hist = `cal-h-${n}`;
       log(`calendar: loading a 400-day histogram with ${n} buckets a day`);
       await loadHistogram(redis, prefix, hist, n);
-      await measure("histogram read, 400 days", n, () => lib.histograms.read(ctx, hist, { from: "2025-10-19", to: "2026-11-22" }));
+      await measure("histogram read, 400 days", n, () =>
+        lib.histograms.read(ctx, hist, { from: "2025-10-19", to: "2026-11-22" }),
+      );
       await redis.call("UNLINK", ...(await keysOf(redis, `${prefix}:hist:${hist}*`)));
     }
   } finally {
@@ -191,7 +212,10 @@ export async function calendarScaling(input: CalendarInput): Promise<{ timings: 
     t.points.push({ n: p.n, ms: p.scriptMs, detail: `${p.commands} commands` });
     byCall.set(p.call, t);
   }
-  return { timings: [...byCall.values()], notes: ["calendar: N = counter members an hour / histogram buckets a day, 400-day ranges"] };
+  return {
+    timings: [...byCall.values()],
+    notes: ["calendar: N = counter members an hour / histogram buckets a day, 400-day ranges"],
+  };
 }
 
 if (process.argv[1]?.endsWith("calendar.ts")) {
@@ -202,7 +226,16 @@ if (process.argv[1]?.endsWith("calendar.ts")) {
   const redis = await connectResp(stack.redisUrl);
   const lib = createRedis({ url: stack.upstash.url, token: `${stack.token}.cal`, timeoutMs: 120_000 });
   try {
-    const points = await calendarPoints({ redis, lib, upstash: stack.upstash, tag: "cal", prefix: "bench", sizes: sizes.length ? sizes : [100, 1000], log: console.log, ...(src ? { src } : {}) });
+    const points = await calendarPoints({
+      redis,
+      lib,
+      upstash: stack.upstash,
+      tag: "cal",
+      prefix: "bench",
+      sizes: sizes.length ? sizes : [100, 1000],
+      log: console.log,
+      ...(src ? { src } : {}),
+    });
     console.log("| call | N | longest script (ms) | commands |\n| --- | --- | --- | --- |");
     for (const p of points) console.log(`| ${p.call} | ${p.n} | ${p.scriptMs.toFixed(1)} | ${p.commands} |`);
   } finally {

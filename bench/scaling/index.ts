@@ -59,12 +59,34 @@ export async function runScaling(options: ScalingOptions): Promise<ScalingResult
   try {
     // Streams left by the scenarios would be compacted with the measured one and blur its time.
     await unlinkMatching(resp, `${prefix}:trending:*`);
-    await run("scaling-trending", () => trendingScaling({ redis: resp, upstash: stack.upstash, side: service, prefix, sizes, log }));
-    await run("scaling-presence", () =>
-      presenceScaling({ redis: loader, upstash: stack.upstash, side: service, prefix, sizes, timeoutSeconds: 300, log }),
+    await run("scaling-trending", () =>
+      trendingScaling({ redis: resp, upstash: stack.upstash, side: service, prefix, sizes, log }),
     );
-    await run("scaling-leaderboards", () => leaderboardScaling({ redis: resp, upstash: stack.upstash, side: service, prefix, sizes, log }));
-    await run("scaling-calendar", () => calendarScaling({ redis: resp, lib: loader, upstash: stack.upstash, tag: "bench-load", prefix, sizes: sizes.filter((n) => n <= 1000), log }));
+    await run("scaling-presence", () =>
+      presenceScaling({
+        redis: loader,
+        upstash: stack.upstash,
+        side: service,
+        prefix,
+        sizes,
+        timeoutSeconds: 300,
+        log,
+      }),
+    );
+    await run("scaling-leaderboards", () =>
+      leaderboardScaling({ redis: resp, upstash: stack.upstash, side: service, prefix, sizes, log }),
+    );
+    await run("scaling-calendar", () =>
+      calendarScaling({
+        redis: resp,
+        lib: loader,
+        upstash: stack.upstash,
+        tag: "bench-load",
+        prefix,
+        sizes: sizes.filter((n) => n <= 1000),
+        log,
+      }),
+    );
   } finally {
     resp.close();
   }

@@ -21,7 +21,11 @@ export async function leaderboardScaling(input: ScalingInput): Promise<{ curves:
     page: { name: "leaderboard page (deep, middle)", nLabel: "players on the board", points: [] } as Curve,
     around: { name: "leaderboard around-me (k=5)", nLabel: "players on the board", points: [] } as Curve,
     score: { name: "leaderboard score increment", nLabel: "players on the board", points: [] } as Curve,
-    subset: { name: "leaderboard subset ranking (10 players spread over the board)", nLabel: "players on the board", points: [] } as Curve,
+    subset: {
+      name: "leaderboard subset ranking (10 players spread over the board)",
+      nLabel: "players on the board",
+      points: [],
+    } as Curve,
   };
   const loading: Timing = { name: "loading N players straight into Redis (bench setup)", points: [] };
   let loaded = 1;
@@ -53,13 +57,29 @@ export async function leaderboardScaling(input: ScalingInput): Promise<{ curves:
     const deepPage = Math.max(1, Math.floor(n / 2 / 10));
     curves.player.points.push({
       n,
-      point: await sample(upstash, side, "GET", `/v1/leaderboards/${board}/players/${mid}`, 10, { note: (j) => `rank=${j?.rank} percentile=${j?.percentile}` }),
+      point: await sample(upstash, side, "GET", `/v1/leaderboards/${board}/players/${mid}`, 10, {
+        note: (j) => `rank=${j?.rank} percentile=${j?.percentile}`,
+      }),
     });
     const friends = Array.from({ length: 10 }, (_, i) => `p${Math.floor((i * n) / 10)}`);
-    curves.subset.points.push({ n, point: await sample(upstash, side, "POST", `/v1/leaderboards/${board}/rank`, 10, { body: { players: friends } }) });
-    curves.page.points.push({ n, point: await sample(upstash, side, "GET", `/v1/leaderboards/${board}?page=${deepPage}&limit=10`, 10) });
-    curves.around.points.push({ n, point: await sample(upstash, side, "GET", `/v1/leaderboards/${board}/players/${mid}/around?k=5`, 10) });
-    curves.score.points.push({ n, point: await sample(upstash, side, "POST", `/v1/leaderboards/${board}/players/${mid}/score`, 10, { body: { by: 1 } }) });
+    curves.subset.points.push({
+      n,
+      point: await sample(upstash, side, "POST", `/v1/leaderboards/${board}/rank`, 10, { body: { players: friends } }),
+    });
+    curves.page.points.push({
+      n,
+      point: await sample(upstash, side, "GET", `/v1/leaderboards/${board}?page=${deepPage}&limit=10`, 10),
+    });
+    curves.around.points.push({
+      n,
+      point: await sample(upstash, side, "GET", `/v1/leaderboards/${board}/players/${mid}/around?k=5`, 10),
+    });
+    curves.score.points.push({
+      n,
+      point: await sample(upstash, side, "POST", `/v1/leaderboards/${board}/players/${mid}/score`, 10, {
+        body: { by: 1 },
+      }),
+    });
   }
   return { curves: Object.values(curves), timings: [loading] };
 }

@@ -32,11 +32,19 @@ export async function sample(
     const s = upstash.stats(side.tag);
     requests += s.requests;
     commands += s.commands;
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(res.json).slice(0, 300)}`);
+    if (res.status >= 300)
+      throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(res.json).slice(0, 300)}`);
     if (options.note) note = options.note(res.json);
   }
   latencies.sort((a, b) => a - b);
-  return { calls, p50: percentile(latencies, 50), p95: percentile(latencies, 95), requests: requests / calls, commands: commands / calls, ...(note ? { note } : {}) };
+  return {
+    calls,
+    p50: percentile(latencies, 50),
+    p95: percentile(latencies, 95),
+    requests: requests / calls,
+    commands: commands / calls,
+    ...(note ? { note } : {}),
+  };
 }
 
 /** Runs `task` and returns its wall time in ms. */

@@ -24,7 +24,15 @@ export interface PresenceScalingInput {
 
 const BATCH = 1000;
 
-async function load(redis: RedisClient, prefix: string, room: string, from: number, to: number, now: number, tag: string): Promise<void> {
+async function load(
+  redis: RedisClient,
+  prefix: string,
+  room: string,
+  from: number,
+  to: number,
+  now: number,
+  tag: string,
+): Promise<void> {
   const batches = Math.ceil((to - from) / BATCH);
   await inParallel(batches, 3, async (b) => {
     const start = from + b * BATCH;
@@ -46,8 +54,14 @@ export async function presenceScaling(input: PresenceScalingInput): Promise<{ cu
     const t = await timed(() => load(redis, prefix, room, loaded, n, Date.now(), "live"));
     loading.points.push({ n, ms: t.ms, detail: `${n - loaded} ids added` });
     loaded = n;
-    count.points.push({ n, point: await sample(upstash, side, "GET", `/v1/presence/${room}`, 10, { note: (j) => `online=${j?.online}` }) });
-    beat.points.push({ n, point: await sample(upstash, side, "POST", `/v1/presence/${room}/heartbeats`, 10, { body: { id: "live-0" } }) });
+    count.points.push({
+      n,
+      point: await sample(upstash, side, "GET", `/v1/presence/${room}`, 10, { note: (j) => `online=${j?.online}` }),
+    });
+    beat.points.push({
+      n,
+      point: await sample(upstash, side, "POST", `/v1/presence/${room}/heartbeats`, 10, { body: { id: "live-0" } }),
+    });
 
     // A second room whose ids all went idle a little over a timeout ago (recent
     // enough that the trim job still visits it), cleared by the trim job.
@@ -61,7 +75,10 @@ export async function presenceScaling(input: PresenceScalingInput): Promise<{ cu
     const job = await timed(async () => {
       while (runs < maxRuns) {
         runs++;
-        const res = await fetch(`${side.url}/internal/jobs/trim`, { method: "POST", headers: { authorization: side.authorization } });
+        const res = await fetch(`${side.url}/internal/jobs/trim`, {
+          method: "POST",
+          headers: { authorization: side.authorization },
+        });
         const body = (await res.json()) as { result?: { removed?: number } };
         if (res.status !== 200) throw new Error(`trim job: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
         const r = Number(body.result?.removed ?? 0);
@@ -70,7 +87,11 @@ export async function presenceScaling(input: PresenceScalingInput): Promise<{ cu
       }
     });
     const cost = upstash.stats(side.tag);
-    trim.points.push({ n, ms: job.ms, detail: `${runs} job runs, ${removed} removed, ${cost.requests} round trips, ${cost.commands} commands` });
+    trim.points.push({
+      n,
+      ms: job.ms,
+      detail: `${runs} job runs, ${removed} removed, ${cost.requests} round trips, ${cost.commands} commands`,
+    });
   }
   return { curves: [count, beat], timings: [trim, loading] };
 }

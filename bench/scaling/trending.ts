@@ -37,7 +37,10 @@ async function zaddMembers(redis: RespClient, key: string, n: number, salt: numb
 }
 
 /** Runs `task` with every command logged by SLOWLOG; returns the longest script (µs) and how many ran. */
-async function longestScript<T>(redis: RespClient, task: () => Promise<T>): Promise<{ value: T; us: number; scripts: number }> {
+async function longestScript<T>(
+  redis: RespClient,
+  task: () => Promise<T>,
+): Promise<{ value: T; us: number; scripts: number }> {
   await redis.call("CONFIG", "SET", "slowlog-max-len", "100000");
   await redis.call("CONFIG", "SET", "slowlog-log-slower-than", "0");
   await redis.call("SLOWLOG", "RESET");
@@ -60,13 +63,18 @@ async function longestScript<T>(redis: RespClient, task: () => Promise<T>): Prom
   }
 }
 
-export async function trendingScaling(input: ScalingInput): Promise<{ curves: Curve[]; timings: Timing[]; notes: string[] }> {
+export async function trendingScaling(
+  input: ScalingInput,
+): Promise<{ curves: Curve[]; timings: Timing[]; notes: string[] }> {
   const { redis, upstash, side, prefix, log } = input;
   const curves: Record<string, Curve> = {};
   const curve = (name: string) => (curves[name] ??= { name, nLabel: "distinct members per hour", points: [] });
   const timings: Record<string, Timing> = {};
   const timing = (name: string) => (timings[name] ??= { name, points: [] });
-  const loading: Timing = { name: "loading 25 hourly buckets of N members straight into Redis (bench setup, not the service)", points: [] };
+  const loading: Timing = {
+    name: "loading 25 hourly buckets of N members straight into Redis (bench setup, not the service)",
+    points: [],
+  };
   const notes: string[] = [];
   const registry = registryKeys(prefix);
   const lines: string[] = [];
@@ -88,10 +96,13 @@ export async function trendingScaling(input: ScalingInput): Promise<{ curves: Cu
       const r = await longestScript(redis, () => call(side, method, path));
       const ms = performance.now() - t0;
       const cost = upstash.stats(side.tag);
-      if (r.value.status >= 300) throw new Error(`${method} ${path}: ${r.value.status} ${JSON.stringify(r.value.json).slice(0, 300)}`);
+      if (r.value.status >= 300)
+        throw new Error(`${method} ${path}: ${r.value.status} ${JSON.stringify(r.value.json).slice(0, 300)}`);
       const detail = `${cost.commands} commands, ${cost.requests} round trips, ${r.scripts} scripts, ${ms.toFixed(0)} ms wall; ${describe(r.value.json)}`;
       timing(`longest script: ${name}`).points.push({ n, ms: r.us / 1000, detail });
-      lines.push(`N=${n.toLocaleString("en-US").padStart(9)} | ${name.padEnd(58)} | longest script ${(r.us / 1000).toFixed(2).padStart(8)} ms | ${detail}`);
+      lines.push(
+        `N=${n.toLocaleString("en-US").padStart(9)} | ${name.padEnd(58)} | longest script ${(r.us / 1000).toFixed(2).padStart(8)} ms | ${detail}`,
+      );
       log(`trending N=${n}: ${name}: longest script ${(r.us / 1000).toFixed(2)} ms (${detail})`);
       return r.value.json;
     };
@@ -112,10 +123,17 @@ export async function trendingScaling(input: ScalingInput): Promise<{ curves: Cu
     // 1. 24 missed hours, each raw: catch-up in scripts of bounded work
     let runs = 0;
     for (let more = true; more && runs < 5; runs++) {
-      const result = await script("compaction catching up 24 raw hours (one run)", "/internal/jobs/compact", "POST", job);
+      const result = await script(
+        "compaction catching up 24 raw hours (one run)",
+        "/internal/jobs/compact",
+        "POST",
+        job,
+      );
       more = Boolean(result?.result?.more);
     }
-    notes.push(`Catching up 24 missed hours of ${n.toLocaleString("en-US")} members each took ${runs} compaction run(s).`);
+    notes.push(
+      `Catching up 24 missed hours of ${n.toLocaleString("en-US")} members each took ${runs} compaction run(s).`,
+    );
 
     // 2. the previous hour raw again, as it is until compaction at minute 5
     await redis.call("DEL", keys.bucket(H - 1));
@@ -126,9 +144,22 @@ export async function trendingScaling(input: ScalingInput): Promise<{ curves: Cu
     const deep = `m${Math.floor(n / 2) + 1}`;
     await script("first read of the hour, previous hour raw (cold)", top, "GET", exactNote);
     await script("warm read, previous hour raw", top, "GET", exactNote);
-    await script("member lookup, the leader, previous hour raw", `/v1/trending/${stream}/members/m0?window=24h`, "GET", (j) => `rank ${j?.rank} exact=${j?.rankExact}`);
-    await script("member lookup, a member in the tail, previous hour raw", `/v1/trending/${stream}/members/${deep}?window=24h`, "GET", (j) => `rank ${j?.rank}..${j?.rankMax ?? j?.rank} exact=${j?.rankExact}`);
-    curve("top-10 / 24 h, warm, previous hour raw (HTTP latency)").points.push({ n, point: await sample(upstash, side, "GET", top, n >= 1_000_000 ? 5 : 10, { note: exactNote }) });
+    await script(
+      "member lookup, the leader, previous hour raw",
+      `/v1/trending/${stream}/members/m0?window=24h`,
+      "GET",
+      (j) => `rank ${j?.rank} exact=${j?.rankExact}`,
+    );
+    await script(
+      "member lookup, a member in the tail, previous hour raw",
+      `/v1/trending/${stream}/members/${deep}?window=24h`,
+      "GET",
+      (j) => `rank ${j?.rank}..${j?.rankMax ?? j?.rank} exact=${j?.rankExact}`,
+    );
+    curve("top-10 / 24 h, warm, previous hour raw (HTTP latency)").points.push({
+      n,
+      point: await sample(upstash, side, "GET", top, n >= 1_000_000 ? 5 : 10, { note: exactNote }),
+    });
 
     // 3. compaction of that one hour
     await script("compaction of the previous hour (one run)", "/internal/jobs/compact", "POST", job);
@@ -137,9 +168,22 @@ export async function trendingScaling(input: ScalingInput): Promise<{ curves: Cu
     await dropUnions();
     await script("first read of the hour, previous hour compacted (cold)", top, "GET", exactNote);
     await script("warm read, previous hour compacted", top, "GET", exactNote);
-    await script("member lookup, the leader, compacted", `/v1/trending/${stream}/members/m0?window=24h`, "GET", (j) => `rank ${j?.rank} exact=${j?.rankExact}`);
-    await script("member lookup, a member in the tail, compacted", `/v1/trending/${stream}/members/${deep}?window=24h`, "GET", (j) => `count ${j?.count} rank ${j?.rank}..${j?.rankMax ?? j?.rank} exact=${j?.rankExact}`);
-    curve("top-10 / 24 h, warm, compacted (HTTP latency)").points.push({ n, point: await sample(upstash, side, "GET", top, 10, { note: exactNote }) });
+    await script(
+      "member lookup, the leader, compacted",
+      `/v1/trending/${stream}/members/m0?window=24h`,
+      "GET",
+      (j) => `rank ${j?.rank} exact=${j?.rankExact}`,
+    );
+    await script(
+      "member lookup, a member in the tail, compacted",
+      `/v1/trending/${stream}/members/${deep}?window=24h`,
+      "GET",
+      (j) => `count ${j?.count} rank ${j?.rank}..${j?.rankMax ?? j?.rank} exact=${j?.rankExact}`,
+    );
+    curve("top-10 / 24 h, warm, compacted (HTTP latency)").points.push({
+      n,
+      point: await sample(upstash, side, "GET", top, 10, { note: exactNote }),
+    });
 
     // 5. the worst legal read: a tie mass at the boundary (a stream whose current hour holds N
     // members, every one at 1), deeper than the threshold read goes
@@ -150,13 +194,19 @@ export async function trendingScaling(input: ScalingInput): Promise<{ curves: Cu
       for (let i = from; i < Math.min(n, from + CHUNK); i++) args.push(1, `f${i}`);
       await redis.call(...args);
     }
-    await script("top-10 with a tie mass of N members at the boundary", `/v1/trending/flat-${n}/top?n=10&window=1h`, "GET", exactNote);
+    await script(
+      "top-10 with a tie mass of N members at the boundary",
+      `/v1/trending/flat-${n}/top?n=10&window=1h`,
+      "GET",
+      exactNote,
+    );
     await redis.call("UNLINK", flat);
 
     // Free the memory before the next size.
     await redis.call("UNLINK", ...hours.map((h) => keys.bucket(h)), keys.cuts, ...keys.unionsOf(H), keys.scratch);
     for (const r of [registry.names, registry.seen, registry.dirty]) await redis.call("ZREM", r, stream);
-    if (hourIndex(Date.now()) !== H) notes.push(`The clock crossed an hour during trending N=${n}; its figures mix two hours.`);
+    if (hourIndex(Date.now()) !== H)
+      notes.push(`The clock crossed an hour during trending N=${n}; its figures mix two hours.`);
   }
   console.log(["", "trending: longest Redis script per call (SLOWLOG)", ...lines, ""].join("\n"));
   notes.push(

@@ -7,7 +7,9 @@
  * library import zod unchanged; `npm run bundle-size` checks that only zod imports these paths.
  */
 const absent = (): never => {
-  throw new Error("zod's compile() and fromJSONSchema() are left out of the Worker bundle (functions/build/zod-compile.ts)");
+  throw new Error(
+    "zod's compile() and fromJSONSchema() are left out of the Worker bundle (functions/build/zod-compile.ts)",
+  );
 };
 export const INVALID = Symbol.for("zod.compile.invalid");
 export class ZodCompileAsyncError extends Error {}

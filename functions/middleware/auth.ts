@@ -70,7 +70,10 @@ function digestsOf(list: string | undefined): Promise<Uint8Array[]> {
  * compared (constant time per key, no early exit), so the response time does
  * not reveal which list matched or how much of a key was right.
  */
-export async function scopesOf(env: Env, authorization: string | undefined): Promise<{ scopes: Set<Scope>; keyId: string } | null> {
+export async function scopesOf(
+  env: Env,
+  authorization: string | undefined,
+): Promise<{ scopes: Set<Scope>; keyId: string } | null> {
   const match = /^Bearer\s+(\S{1,512})$/i.exec(authorization ?? "");
   if (!match?.[1]) return null;
   const presented = await sha256(match[1]);
@@ -125,7 +128,8 @@ export function requireScope(scope?: Scope) {
     // The dashboard keeps its key in the browser's localStorage: an admin key
     // there would let any script on the page (or anyone at the browser) delete
     // data. Its requests say so with this header and must use a read key.
-    if (scopes.has("admin") && c.req.header(DASHBOARD_HEADER) === "dashboard") throw new ForbiddenError(DASHBOARD_ADMIN_REFUSED);
+    if (scopes.has("admin") && c.req.header(DASHBOARD_HEADER) === "dashboard")
+      throw new ForbiddenError(DASHBOARD_ADMIN_REFUSED);
     const needed = scope ?? defaultScope(c.req.method, c.req.path);
     if (!scopes.has(needed)) throw new ForbiddenError(`This endpoint needs ${NEEDS[needed]}.`);
     await next();

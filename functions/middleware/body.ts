@@ -66,7 +66,8 @@ export const jsonBodyGuard = createMiddleware<AppEnv>(async (c, next) => {
   if (text.length === 0) return next();
   const type = c.req.header("content-type") ?? "";
   if (!/^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(type)) throw new UnsupportedMediaTypeError();
-  if (tooDeep(text)) throw new ValidationError(`The JSON body is nested deeper than ${MAX_DEPTH} levels.`, undefined, "malformed_json");
+  if (tooDeep(text))
+    throw new ValidationError(`The JSON body is nested deeper than ${MAX_DEPTH} levels.`, undefined, "malformed_json");
   try {
     JSON.parse(text);
   } catch {

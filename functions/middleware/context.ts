@@ -19,7 +19,9 @@ export function ctxOf(c: Context<AppEnv>): Ctx {
   if (!ctx) {
     const config = c.get("config");
     if (!c.env.UPSTASH_REDIS_REST_URL || !c.env.UPSTASH_REDIS_REST_TOKEN) {
-      throw new ConfigError("UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN must be set (wrangler secret put, or .dev.vars locally).");
+      throw new ConfigError(
+        "UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN must be set (wrangler secret put, or .dev.vars locally).",
+      );
     }
     ctx = { redis: redisOf(c.env, config.redisTimeoutMs), prefix: config.keyPrefix, now: c.get("now") };
     c.set("ctx", ctx);

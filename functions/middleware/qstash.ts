@@ -12,7 +12,10 @@ const MAX_SIGNATURE_LENGTH = 4096;
 const encoder = new TextEncoder();
 
 function base64url(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
 }
 
 function fromBase64url(text: string): Uint8Array<ArrayBuffer> | null {
@@ -30,7 +33,9 @@ function jsonPart(text: string): Record<string, unknown> | null {
   if (!bytes) return null;
   try {
     const value: unknown = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
-    return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+    return value !== null && typeof value === "object" && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : null;
   } catch {
     return null;
   }
@@ -84,7 +89,8 @@ export async function verifyQstashSignature(
   if (claims.iss !== "Upstash") return "wrong issuer";
   if (claims.sub !== url) return "wrong URL";
   if (typeof claims.exp !== "number" || claims.exp + QSTASH_CLOCK_TOLERANCE_SECONDS <= now) return "expired";
-  if (claims.nbf !== undefined && (typeof claims.nbf !== "number" || claims.nbf - QSTASH_CLOCK_TOLERANCE_SECONDS > now)) return "not yet valid";
+  if (claims.nbf !== undefined && (typeof claims.nbf !== "number" || claims.nbf - QSTASH_CLOCK_TOLERANCE_SECONDS > now))
+    return "not yet valid";
   if (typeof claims.body !== "string") return "no body hash";
   const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(await readBody())));
   if (claims.body.replace(/=+$/, "") !== base64url(hash)) return "body hash mismatch";
@@ -101,8 +107,11 @@ export const signedOrAdmin = createMiddleware<AppEnv>(async (c, next) => {
   const signature = c.req.header("upstash-signature");
   if (signature === undefined) return requireScope("admin")(c, next);
   const { QSTASH_CURRENT_SIGNING_KEY: current, QSTASH_NEXT_SIGNING_KEY: nextKey } = c.env;
-  if (!current || !nextKey) throw new UnauthorizedError("QStash signing keys are not configured here; call with an admin key.");
-  const problem = await verifyQstashSignature(signature, { current, next: nextKey }, c.req.url, () => readLimited(c.req.raw.clone()));
+  if (!current || !nextKey)
+    throw new UnauthorizedError("QStash signing keys are not configured here; call with an admin key.");
+  const problem = await verifyQstashSignature(signature, { current, next: nextKey }, c.req.url, () =>
+    readLimited(c.req.raw.clone()),
+  );
   if (problem) throw new UnauthorizedError(`The Upstash-Signature is not valid for this URL and body (${problem}).`);
   await next();
 });

@@ -36,7 +36,12 @@ export function prefersAsync(header: string | undefined): boolean {
  * With an Idempotency-Key, each message carries a dedupe id derived from the
  * caller's key record, so the consumer applies a retried request once.
  */
-export async function queueIfAsync(c: Context<AppEnv>, kind: ingest.IngestKind, name: string, items: unknown[]): Promise<z.infer<typeof QueuedBody> | null> {
+export async function queueIfAsync(
+  c: Context<AppEnv>,
+  kind: ingest.IngestKind,
+  name: string,
+  items: unknown[],
+): Promise<z.infer<typeof QueuedBody> | null> {
   const queue = (c.env as unknown as IngestBindings).INGEST_QUEUE;
   if (!queue || !prefersAsync(c.req.header("prefer"))) return null;
   const config = c.get("config");
@@ -50,7 +55,8 @@ export async function queueIfAsync(c: Context<AppEnv>, kind: ingest.IngestKind, 
   const idempotencyId = c.get("idempotency")?.key.split(":").pop();
   const messages = ingest.toMessages({ kind, name, t: now, r: requestId, idempotencyId }, accepted);
   try {
-    for (const batch of ingest.sendBatches(messages)) await queue.sendBatch(batch.map((body) => ({ body, contentType: "json" as const })));
+    for (const batch of ingest.sendBatches(messages))
+      await queue.sendBatch(batch.map((body) => ({ body, contentType: "json" as const })));
   } catch (error) {
     throw new StorageUnavailableError(
       "The ingest queue did not accept the request; retry (with an Idempotency-Key, parts already queued are applied once).",

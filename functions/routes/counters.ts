@@ -31,14 +31,18 @@ const Ttl = z.number().int().min(1).max(counters.MAX_TTL_SECONDS).openapi({
     "Seconds the written key lives. A key this write creates gets it. An existing key's expiry is only ever extended (when less than ttl is left, to ttl plus up to a tenth of it, at most 1 h more), never shortened; an existing key without expiry keeps none. In a batch a key gets the largest ttl of its items. So an ingest key cannot expire data beyond its own increments.",
 });
 const Order = z.enum(["asc", "desc"]);
-const TimeQuery = z.string().openapi({ description: "epoch ms or ISO-8601 (a date such as 2026-11-01 is its UTC midnight)" });
+const TimeQuery = z
+  .string()
+  .openapi({ description: "epoch ms or ISO-8601 (a date such as 2026-11-01 is its UTC midnight)" });
 /**
  * A time in a body, parsed by the library rather than by the shared `At`, so a
  * date that does not exist (2026-02-30) is refused instead of rolled into March.
  */
-const TimeValue = z
-  .union([z.number().int(), z.string()])
-  .openapi({ type: "string", description: "epoch ms or ISO-8601; a real date in years 1000..9999", example: "2026-11-22T15:04:05Z" });
+const TimeValue = z.union([z.number().int(), z.string()]).openapi({
+  type: "string",
+  description: "epoch ms or ISO-8601; a real date in years 1000..9999",
+  example: "2026-11-22T15:04:05Z",
+});
 /** `at` of an increment: like TimeValue, and bounded by what a bucket can usefully store. */
 const AtValue = TimeValue.openapi({
   description: `the time the increment belongs to; only with period. At most ${counters.MAX_BUCKET_AGE_DAYS} days (and at most the item's ttl) in the past, at most 5 minutes ahead. @default now`,
@@ -46,9 +50,15 @@ const AtValue = TimeValue.openapi({
 
 /** Query options every read takes to read the union of period buckets instead of the plain counter. */
 const periodQuery = {
-  period: PeriodName.optional().openapi({ description: "Read the buckets of this period from `from` to `to` instead of the plain counter." }),
-  from: TimeQuery.optional().openapi({ description: `First period (the one containing this time). Needs period. @default the period of \`to\`` }),
-  to: TimeQuery.optional().openapi({ description: `Last period, inclusive; at most ${counters.MAX_RANGE_DAYS} days after from. Needs period. @default now` }),
+  period: PeriodName.optional().openapi({
+    description: "Read the buckets of this period from `from` to `to` instead of the plain counter.",
+  }),
+  from: TimeQuery.optional().openapi({
+    description: `First period (the one containing this time). Needs period. @default the period of \`to\``,
+  }),
+  to: TimeQuery.optional().openapi({
+    description: `Last period, inclusive; at most ${counters.MAX_RANGE_DAYS} days after from. Needs period. @default now`,
+  }),
   aggregate: Aggregate.optional(),
 };
 
@@ -64,13 +74,17 @@ const RangeInfo = z
   .openapi("CounterRange");
 
 const Scored = z.object({ member: z.string(), score: z.number() });
-const RankedItem = Scored.extend({ rank: z.number().int().openapi({ description: "1-based" }) }).openapi("CounterRankedItem");
+const RankedItem = Scored.extend({ rank: z.number().int().openapi({ description: "1-based" }) }).openapi(
+  "CounterRankedItem",
+);
 
 const IncrItem = z
   .object({
     member: Member,
     by: Increment.optional().openapi({ description: "may be negative (a decrement). @default 1" }),
-    period: PeriodName.optional().openapi({ description: "store in the bucket of this UTC period. @default none (the plain counter)" }),
+    period: PeriodName.optional().openapi({
+      description: "store in the bucket of this UTC period. @default none (the plain counter)",
+    }),
     at: AtValue.optional(),
     ttl: Ttl.optional(),
   })
@@ -103,7 +117,9 @@ countersRoutes.openapi(
     request: {
       query: z.object({
         limit: intQuery(1, counters.MAX_LISTED, counters.MAX_LISTED),
-        offset: intQuery(0, 1_000_000_000, 0).openapi({ description: "names to skip: the previous page's nextOffset. @default 0" }),
+        offset: intQuery(0, 1_000_000_000, 0).openapi({
+          description: "names to skip: the previous page's nextOffset. @default 0",
+        }),
       }),
     },
     responses: {
@@ -111,8 +127,17 @@ countersRoutes.openapi(
         z
           .object({
             counters: z.array(z.string()).openapi({ description: "the page's names, most recently written first" }),
-            items: z.array(z.object({ counter: z.string(), lastWriteAt: z.number().int().openapi({ description: "epoch ms of its last write" }) })),
-            nextOffset: z.number().int().nullable().openapi({ description: "offset of the next page; null on the last page" }),
+            items: z.array(
+              z.object({
+                counter: z.string(),
+                lastWriteAt: z.number().int().openapi({ description: "epoch ms of its last write" }),
+              }),
+            ),
+            nextOffset: z
+              .number()
+              .int()
+              .nullable()
+              .openapi({ description: "offset of the next page; null on the last page" }),
           })
           .openapi("CounterList"),
         "Counter names from the registry.",
@@ -133,7 +158,10 @@ countersRoutes.openapi(
       "One Redis round trip including expiries. Without `ttl` an existing expiry stays and a new key never expires; with `ttl` an existing expiry is only ever extended (see `ttl`).",
     request: { params: counterParams, ...jsonBody(batchOf(IncrItem, "items")) },
     responses: {
-      200: jsonResponse(z.object({ results: z.array(Scored) }).openapi("CounterIncrResult"), "Each item's member and its score after the item."),
+      200: jsonResponse(
+        z.object({ results: z.array(Scored) }).openapi("CounterIncrResult"),
+        "Each item's member and its score after the item.",
+      ),
       202: queuedResponse,
       ...writeErrorResponses,
     },
@@ -156,10 +184,16 @@ for (const side of ["top", "bottom"] as const) {
       path: `/{counter}/${side}`,
       tags,
       summary: side === "top" ? "The n highest-scoring members" : "The n lowest-scoring members",
-      description: "Rank 1 is the highest (top) or lowest (bottom) score; equal scores in reverse (top) or plain (bottom) byte order of the member, as Redis orders them.",
+      description:
+        "Rank 1 is the highest (top) or lowest (bottom) score; equal scores in reverse (top) or plain (bottom) byte order of the member, as Redis orders them.",
       request: { params: counterParams, query: z.object({ n: intQuery(1, 1000, 10), ...periodQuery }) },
       responses: {
-        200: jsonResponse(z.object({ counter: z.string(), items: z.array(RankedItem), range: RangeInfo.optional() }).openapi("CounterRanking"), "The members."),
+        200: jsonResponse(
+          z
+            .object({ counter: z.string(), items: z.array(RankedItem), range: RangeInfo.optional() })
+            .openapi("CounterRanking"),
+          "The members.",
+        ),
         ...errorResponses,
       },
     }),
@@ -180,7 +214,13 @@ countersRoutes.openapi(
     responses: {
       200: jsonResponse(
         z
-          .object({ member: z.string(), score: z.number(), rank: z.number().int(), rankFromBottom: z.number().int(), range: RangeInfo.optional() })
+          .object({
+            member: z.string(),
+            score: z.number(),
+            rank: z.number().int(),
+            rankFromBottom: z.number().int(),
+            range: RangeInfo.optional(),
+          })
           .openapi("CounterMember"),
         "The member.",
       ),
@@ -200,7 +240,8 @@ countersRoutes.openapi(
     path: "/{counter}/range",
     tags,
     summary: "Members whose score lies in [min, max], with the full count",
-    description: "Bounds: a number, `(` + number for exclusive, `-inf`, `+inf` (send `+` as `%2B`; a bare `inf` also works).",
+    description:
+      "Bounds: a number, `(` + number for exclusive, `-inf`, `+inf` (send `+` as `%2B`; a bare `inf` also works).",
     request: {
       params: counterParams,
       query: z.object({
@@ -212,7 +253,12 @@ countersRoutes.openapi(
       }),
     },
     responses: {
-      200: jsonResponse(z.object({ items: z.array(Scored), count: z.number().int(), range: RangeInfo.optional() }).openapi("CounterScoreRange"), "Members in range."),
+      200: jsonResponse(
+        z
+          .object({ items: z.array(Scored), count: z.number().int(), range: RangeInfo.optional() })
+          .openapi("CounterScoreRange"),
+        "Members in range.",
+      ),
       ...errorResponses,
     },
   }),
@@ -228,12 +274,23 @@ countersRoutes.openapi(
     description: `by=member orders numerically when every member is a number, else by code point. At most ${counters.MAX_SORTED_MEMBERS} members (400 too_many_members beyond).`,
     request: {
       params: counterParams,
-      query: z.object({ by: z.enum(["member", "score"]).default("member"), order: Order.default("asc"), ...periodQuery }),
+      query: z.object({
+        by: z.enum(["member", "score"]).default("member"),
+        order: Order.default("asc"),
+        ...periodQuery,
+      }),
     },
     responses: {
       200: jsonResponse(
         z
-          .object({ by: z.string(), order: z.string(), numeric: z.boolean(), count: z.number().int(), items: z.array(Scored), range: RangeInfo.optional() })
+          .object({
+            by: z.string(),
+            order: z.string(),
+            numeric: z.boolean(),
+            count: z.number().int(),
+            items: z.array(Scored),
+            range: RangeInfo.optional(),
+          })
           .openapi("CounterSorted"),
         "Every member.",
       ),
@@ -249,7 +306,8 @@ countersRoutes.openapi(
     path: "/{counter}/union",
     tags,
     summary: "Store a rollup of other counters or of bucket ranges under {counter} (admin)",
-    description: "Replaces what {counter} held. At most 100 sources expanding to at most 1,000 keys; one Redis round trip.",
+    description:
+      "Replaces what {counter} held. At most 100 sources expanding to at most 1,000 keys; one Redis round trip.",
     middleware: [requireScope("admin")] as const,
     request: {
       params: counterParams,
@@ -258,7 +316,10 @@ countersRoutes.openapi(
           .object({
             sources: z.array(UnionSource).min(1).max(100),
             aggregate: Aggregate.optional(),
-            weights: z.array(z.number().finite().min(-1e12).max(1e12)).optional().openapi({ description: "one per source. @default all 1" }),
+            weights: z
+              .array(z.number().finite().min(-1e12).max(1e12))
+              .optional()
+              .openapi({ description: "one per source. @default all 1" }),
             ttl: Ttl.optional().openapi({ description: "seconds the rollup lives. @default kept until deleted" }),
           })
           .strict()
@@ -268,7 +329,13 @@ countersRoutes.openapi(
     responses: {
       200: jsonResponse(
         z
-          .object({ counter: z.string(), members: z.number().int(), sourcesUsed: z.number().int(), sourceKeys: z.number().int(), aggregate: Aggregate })
+          .object({
+            counter: z.string(),
+            members: z.number().int(),
+            sourcesUsed: z.number().int(),
+            sourceKeys: z.number().int(),
+            aggregate: Aggregate,
+          })
           .openapi("CounterUnionResult"),
         "The rollup was stored.",
       ),
@@ -276,7 +343,12 @@ countersRoutes.openapi(
     },
   }),
   async (c) => {
-    const { replayed, ...result } = await counters.union(ctxOf(c), c.req.valid("param").counter, c.req.valid("json"), c.get("idempotency"));
+    const { replayed, ...result } = await counters.union(
+      ctxOf(c),
+      c.req.valid("param").counter,
+      c.req.valid("json"),
+      c.get("idempotency"),
+    );
     markReplay(c, replayed);
     return c.json(result, 200);
   },
@@ -288,7 +360,10 @@ countersRoutes.openapi(
     path: "/{counter}/members/{member}",
     tags,
     summary: `Remove a member (from the plain counter, or with period from each bucket in range, at most ${counters.MAX_DELETE_BUCKETS} buckets a call, and their rollups)`,
-    request: { params: memberParams, query: z.object({ period: periodQuery.period, from: periodQuery.from, to: periodQuery.to }) },
+    request: {
+      params: memberParams,
+      query: z.object({ period: periodQuery.period, from: periodQuery.from, to: periodQuery.to }),
+    },
     responses: { 204: noContent, ...writeErrorResponses },
   }),
   async (c) => {

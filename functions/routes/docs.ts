@@ -17,7 +17,12 @@ type Doc = { paths?: Record<string, Record<string, { summary?: string; descripti
 export function docsPage(document: unknown) {
   const doc = document as Doc;
   const rows = Object.entries(doc.paths ?? {}).flatMap(([path, ops]) =>
-    Object.entries(ops).map(([method, op]) => ({ path, method: method.toUpperCase(), tag: op.tags?.[0] ?? "Other", op })),
+    Object.entries(ops).map(([method, op]) => ({
+      path,
+      method: method.toUpperCase(),
+      tag: op.tags?.[0] ?? "Other",
+      op,
+    })),
   );
   const tags = [...new Set(rows.map((r) => r.tag))];
   return html`<!doctype html>

@@ -28,11 +28,15 @@ export const healthRoutes = createRouter().openapi(
     method: "get",
     path: "/healthz",
     tags: ["Operations"],
-    summary: "Liveness (no key, no Redis call); with a read or admin key (or deep=1 and any key), Redis reachability (one PING)",
+    summary:
+      "Liveness (no key, no Redis call); with a read or admin key (or deep=1 and any key), Redis reachability (one PING)",
     security: [{}, { bearerAuth: [] }],
     request: {
       query: z.object({
-        deep: z.enum(["0", "1"]).optional().openapi({ description: "1: also PING Redis (needs an API key of any scope)." }),
+        deep: z
+          .enum(["0", "1"])
+          .optional()
+          .openapi({ description: "1: also PING Redis (needs an API key of any scope)." }),
       }),
     },
     responses: {
@@ -47,7 +51,9 @@ export const healthRoutes = createRouter().openapi(
     if (!deep && authorization === undefined) return c.json({ ok: true }, 200);
     const caller = await scopesOf(c.env, authorization);
     if (!caller) {
-      throw new UnauthorizedError("The Redis check of /healthz needs a valid API key; /healthz without a key needs none.");
+      throw new UnauthorizedError(
+        "The Redis check of /healthz needs a valid API key; /healthz without a key needs none.",
+      );
     }
     if (!deep && !caller.scopes.has("read")) return c.json({ ok: true }, 200);
     const started = performance.now();
@@ -59,7 +65,11 @@ export const healthRoutes = createRouter().openapi(
       console.error(`healthz: redis unreachable: ${redactError(error)}`);
       const latencyMs = Math.round((performance.now() - started) * 10) / 10;
       return c.json(
-        { ok: false, redis: { ok: false, latencyMs }, error: { code: "storage_unavailable", message: "Redis is unreachable." } },
+        {
+          ok: false,
+          redis: { ok: false, latencyMs },
+          error: { code: "storage_unavailable", message: "Redis is unreachable." },
+        },
         503,
       );
     }

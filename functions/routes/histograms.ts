@@ -4,22 +4,45 @@ import { MAX_BATCH, MAX_OFFSET } from "../../src/validation.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay } from "../middleware/context.ts";
 import { createRouter } from "../router.ts";
-import { At, errorResponses, intQuery, jsonBody, jsonResponse, nameParams, notFoundResponse, Score, writeErrorResponses } from "../schemas.ts";
+import {
+  At,
+  errorResponses,
+  intQuery,
+  jsonBody,
+  jsonResponse,
+  nameParams,
+  notFoundResponse,
+  Score,
+  writeErrorResponses,
+} from "../schemas.ts";
 
 const tags = ["Histograms"];
 const params = nameParams("histogram");
 
 const Settings = z
   .object({
-    bucketWidth: z.number().finite().positive().max(histograms.MAX_BUCKET_WIDTH).openapi({ example: 10, description: "width of every bucket, in the unit of the values" }),
-    unit: z.string().min(1).max(histograms.MAX_UNIT_LENGTH).optional().openapi({ example: "s", description: "a label echoed on reads; default none" }),
+    bucketWidth: z
+      .number()
+      .finite()
+      .positive()
+      .max(histograms.MAX_BUCKET_WIDTH)
+      .openapi({ example: 10, description: "width of every bucket, in the unit of the values" }),
+    unit: z
+      .string()
+      .min(1)
+      .max(histograms.MAX_UNIT_LENGTH)
+      .optional()
+      .openapi({ example: "s", description: "a label echoed on reads; default none" }),
     retentionDays: z
       .number()
       .int()
       .min(1)
       .max(histograms.MAX_RETENTION_DAYS)
       .optional()
-      .openapi({ example: 30, description: `days each UTC day is kept after it ends; default ${histograms.MAX_RETENTION_DAYS}` }),
+      .openapi({
+        example: 30,
+        description: `days each UTC day is kept after it ends; default ${histograms.MAX_RETENTION_DAYS}`,
+      }),
   })
   .strict()
   .openapi("HistogramSettings");
@@ -41,7 +64,14 @@ const ObservationItem = z.object({ value: Score.openapi({ example: 60 }), at: At
 const ObservationBody = z
   .union([
     ObservationItem,
-    z.object({ values: z.array(z.union([Score, ObservationItem])).min(1).max(MAX_BATCH) }).strict(),
+    z
+      .object({
+        values: z
+          .array(z.union([Score, ObservationItem]))
+          .min(1)
+          .max(MAX_BATCH),
+      })
+      .strict(),
   ])
   .openapi("HistogramObservations", { example: { values: [60, 120, { value: 90, at: "2026-11-22T10:00:00Z" }] } });
 
@@ -63,7 +93,10 @@ const Summary = z
     min: z.number().nullable().openapi({ description: "exact smallest value; null when count is 0" }),
     max: z.number().nullable().openapi({ description: "exact largest value; null when count is 0" }),
     mean: z.number().nullable().openapi({ description: "exact mean (sum / count)" }),
-    p50: z.number().nullable().openapi({ description: "estimated by interpolating within its bucket; off by less than bucketWidth" }),
+    p50: z
+      .number()
+      .nullable()
+      .openapi({ description: "estimated by interpolating within its bucket; off by less than bucketWidth" }),
     p90: z.number().nullable(),
     p99: z.number().nullable(),
     buckets: z.array(Bucket).openapi({ description: "non-empty buckets ordered by value" }),
@@ -149,7 +182,8 @@ histogramsRoutes.openapi(
   async (c) => {
     const { histogram } = c.req.valid("param");
     const body = c.req.valid("json");
-    const list: histograms.Observation[] = "values" in body ? body.values.map((v) => (typeof v === "number" ? { value: v } : v)) : [body];
+    const list: histograms.Observation[] =
+      "values" in body ? body.values.map((v) => (typeof v === "number" ? { value: v } : v)) : [body];
     const { replayed, ...accepted } = await histograms.observe(ctxOf(c), histogram, list, c.get("idempotency"));
     markReplay(c, replayed);
     return c.json(accepted, 200);
@@ -166,8 +200,12 @@ histogramsRoutes.openapi(
       params,
       query: z.object({
         from: Day.openapi({ description: "first UTC day; default `to`" }),
-        to: Day.openapi({ description: `last UTC day, inclusive; default today; at most ${histograms.MAX_RETENTION_DAYS} days from 'from'` }),
-        top: intQuery(0, histograms.MAX_TOP, histograms.DEFAULT_TOP).openapi({ description: "how many of the fullest buckets to list" }),
+        to: Day.openapi({
+          description: `last UTC day, inclusive; default today; at most ${histograms.MAX_RETENTION_DAYS} days from 'from'`,
+        }),
+        top: intQuery(0, histograms.MAX_TOP, histograms.DEFAULT_TOP).openapi({
+          description: "how many of the fullest buckets to list",
+        }),
       }),
     },
     responses: { 200: jsonResponse(Summary, "The distribution."), ...errorResponses, ...notFoundResponse },
@@ -175,7 +213,10 @@ histogramsRoutes.openapi(
   async (c) => {
     const { histogram } = c.req.valid("param");
     const { from, to, top } = c.req.valid("query");
-    return c.json(await histograms.read(ctxOf(c), histogram, { from: from || undefined, to: to || undefined, top }), 200);
+    return c.json(
+      await histograms.read(ctxOf(c), histogram, { from: from || undefined, to: to || undefined, top }),
+      200,
+    );
   },
 );
 

@@ -10,20 +10,33 @@ const tags = ["Ingest"];
 
 const Lag = {
   oldestAgeMs: z.number().int().openapi({
-    description: "age of the oldest message the consumer saw in the last 2 minutes, when it saw it (its lag); 0 when it saw none",
+    description:
+      "age of the oldest message the consumer saw in the last 2 minutes, when it saw it (its lag); 0 when it saw none",
   }),
-  lastBatchAt: z.number().int().nullable().openapi({ description: "when the consumer last finished a batch (epoch ms); null when not within the last hour or so" }),
-  queue: z.boolean().openapi({ description: "this deployment has the INGEST_QUEUE binding (Prefer: respond-async is honoured)" }),
+  lastBatchAt: z.number().int().nullable().openapi({
+    description: "when the consumer last finished a batch (epoch ms); null when not within the last hour or so",
+  }),
+  queue: z
+    .boolean()
+    .openapi({ description: "this deployment has the INGEST_QUEUE binding (Prefer: respond-async is honoured)" }),
 };
 
 const Status = z
   .object({
     ...Lag,
     applied: z.number().int().openapi({ description: "messages applied in the last hour" }),
-    retried: z.number().int().openapi({ description: "messages handed back to the queue in the last hour (storage errors)" }),
-    deadLettered: z.number().int().openapi({ description: "messages sent to the dead-letter queue in the last hour (they can never apply)" }),
+    retried: z
+      .number()
+      .int()
+      .openapi({ description: "messages handed back to the queue in the last hour (storage errors)" }),
+    deadLettered: z
+      .number()
+      .int()
+      .openapi({ description: "messages sent to the dead-letter queue in the last hour (they can never apply)" }),
     events: z.number().int().openapi({ description: "items (events, increments, ids) applied in the last hour" }),
-    duplicates: z.number().int().openapi({ description: "messages acked as already applied in the last hour (redeliveries, repeated Idempotency-Keys)" }),
+    duplicates: z.number().int().openapi({
+      description: "messages acked as already applied in the last hour (redeliveries, repeated Idempotency-Keys)",
+    }),
   })
   .openapi("IngestStatus");
 

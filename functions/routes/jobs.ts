@@ -5,7 +5,9 @@ import { ctxOf, redisOf } from "../middleware/context.ts";
 import { createRouter } from "../router.ts";
 import { errorResponses, jsonResponse, notFoundResponse } from "../schemas.ts";
 
-const JobResult = z.object({ job: z.string(), startedAt: z.number(), result: z.record(z.string(), z.any()) }).openapi("JobResult");
+const JobResult = z
+  .object({ job: z.string(), startedAt: z.number(), result: z.record(z.string(), z.any()) })
+  .openapi("JobResult");
 
 export const jobRoutes = createRouter();
 // Authentication (signedOrAdmin) is mounted on /internal/* in app.ts, before the body guard.
@@ -21,7 +23,9 @@ jobRoutes.openapi(
       "`sweep-counters` (hourly): frees the bucket keys of deleted counters; " +
       "`leaderboards.snapshot` (hourly, acts once per UTC day): copies each board without seasons into its daily snapshot (`previousRank`), in bounded slices.",
     security: [{ bearerAuth: [] }, { qstashSignature: [] }],
-    request: { params: z.object({ job: z.string().openapi({ param: { name: "job", in: "path" }, example: "compact" }) }) },
+    request: {
+      params: z.object({ job: z.string().openapi({ param: { name: "job", in: "path" }, example: "compact" }) }),
+    },
     responses: { 200: jsonResponse(JobResult, "The job ran."), ...errorResponses, ...notFoundResponse },
   }),
   async (c) => {

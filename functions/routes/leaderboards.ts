@@ -22,7 +22,8 @@ import {
 const tags = ["Leaderboards"];
 
 const Ties = z.enum(["joined", "reached"]).openapi({
-  description: "Of equal scores, `joined`: the earlier joiner ranks higher; `reached`: whoever reached the score first.",
+  description:
+    "Of equal scores, `joined`: the earlier joiner ranks higher; `reached`: whoever reached the score first.",
 });
 
 const Meta = z
@@ -51,14 +52,24 @@ const Settings = z
     keepSeasons: z.number().int().openapi({ description: "finished seasons kept besides the current one" }),
     minScore: z.number().nullable(),
     maxScore: z.number().nullable(),
-    maxIncrement: z.number().nullable().openapi({ description: "most a request may add to (or take from) a player's score" }),
+    maxIncrement: z
+      .number()
+      .nullable()
+      .openapi({ description: "most a request may add to (or take from) a player's score" }),
     season: z.string().nullable().openapi({ description: "the current season's id; null without seasons" }),
   })
   .openapi("LeaderboardSettings");
 
 const Movement = {
-  previousRank: z.number().int().nullable().openapi({ description: "final rank in the season before (seasonal boards), or the rank at the last daily snapshot (boards without seasons); null when unknown or unranked then" }),
-  bestRank: z.number().int().nullable().openapi({ description: "best rank seen at the player's own writes this season, never worse than the rank now" }),
+  previousRank: z.number().int().nullable().openapi({
+    description:
+      "final rank in the season before (seasonal boards), or the rank at the last daily snapshot (boards without seasons); null when unknown or unranked then",
+  }),
+  bestRank: z
+    .number()
+    .int()
+    .nullable()
+    .openapi({ description: "best rank seen at the player's own writes this season, never worse than the rank now" }),
 };
 
 /** A ranked player as lists show it (a page, around-me, a season's top 3). */
@@ -73,18 +84,29 @@ const SeasonQuery = z
     const problem = value === undefined ? null : leaderboards.seasonSelectorProblem(value);
     if (problem) ctx.addIssue({ code: "custom", message: problem });
   })
-  .openapi({ description: "`current` (default), `previous`, or a season id: `2026-11-23` (daily), `2026-W48` (weekly), `2026-11` (monthly)", example: "current" });
+  .openapi({
+    description:
+      "`current` (default), `previous`, or a season id: `2026-11-23` (daily), `2026-W48` (weekly), `2026-11` (monthly)",
+    example: "current",
+  });
 const SeasonId = z.string().nullable().openapi({ description: "the season read; null for a board without seasons" });
 
 /** A player's profile and score, as a join and a player read answer them. */
-const Profile = { player: z.string(), name: z.string().nullable(), meta: z.record(z.string(), z.any()).nullable(), score: z.number() };
+const Profile = {
+  player: z.string(),
+  name: z.string().nullable(),
+  meta: z.record(z.string(), z.any()).nullable(),
+  score: z.number(),
+};
 
 const Player = z
   .object({
     ...Profile,
     rank: z.number().int().nullable().openapi({ description: "null when the player has no score in the season" }),
     joinedAt: z.number().int().openapi({ description: "epoch ms" }),
-    percentile: z.number().nullable().openapi({ description: "percentage of the season's players ranked strictly below, 0..100, floored to two decimals" }),
+    percentile: z.number().nullable().openapi({
+      description: "percentage of the season's players ranked strictly below, 0..100, floored to two decimals",
+    }),
     total: z.number().int().openapi({ description: "players ranked in the season" }),
     ...Movement,
     season: SeasonId,
@@ -103,15 +125,31 @@ const Joined = z
 const ByChange = z.object({ by: Increment });
 const SetChange = z.object({
   set: PlayerScore,
-  mode: z.enum(["replace", "best"]).optional().openapi({ description: "`best` keeps the higher of the old and new score. @default replace" }),
+  mode: z
+    .enum(["replace", "best"])
+    .optional()
+    .openapi({ description: "`best` keeps the higher of the old and new score. @default replace" }),
 });
 const Change = z.union([ByChange.strict(), SetChange.strict()]).openapi("LeaderboardScoreChange");
-const ScoreResult = z.object({ player: z.string(), score: z.number(), rank: z.number().int() }).openapi("LeaderboardScore");
+const ScoreResult = z
+  .object({ player: z.string(), score: z.number(), rank: z.number().int() })
+  .openapi("LeaderboardScore");
 
 const rejectedResponse = {
   422: {
-    description: "`score_rejected`: the write breaks the board's guards (minScore, maxScore, maxIncrement); nothing was written.",
-    content: { "application/json": { schema: z.object({ error: z.object({ code: z.string(), message: z.string(), details: z.array(z.object({ path: z.string(), message: z.string() })).optional() }) }) } },
+    description:
+      "`score_rejected`: the write breaks the board's guards (minScore, maxScore, maxIncrement); nothing was written.",
+    content: {
+      "application/json": {
+        schema: z.object({
+          error: z.object({
+            code: z.string(),
+            message: z.string(),
+            details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+          }),
+        }),
+      },
+    },
   },
 } as const;
 
@@ -132,7 +170,9 @@ leaderboardsRoutes.openapi(
     request: {
       query: z.object({
         offset: intQuery(0, 1_000_000, 0).openapi({ description: "boards to skip: `next` of the previous page" }),
-        limit: intQuery(1, leaderboards.MAX_LISTED_BOARDS, leaderboards.MAX_LISTED_BOARDS).openapi({ description: "most names to return" }),
+        limit: intQuery(1, leaderboards.MAX_LISTED_BOARDS, leaderboards.MAX_LISTED_BOARDS).openapi({
+          description: "most names to return",
+        }),
       }),
     },
     responses: {
@@ -170,10 +210,24 @@ leaderboardsRoutes.openapi(
               .object({
                 ties: Ties.optional(),
                 reset: Reset.optional(),
-                keepSeasons: z.number().int().min(1).max(leaderboards.MAX_KEEP_SEASONS).optional().openapi({ description: `finished seasons kept, 1..${leaderboards.MAX_KEEP_SEASONS} (default ${leaderboards.DEFAULT_KEEP_SEASONS})` }),
-                minScore: PlayerScore.nullable().optional().openapi({ description: "lowest score a write may leave; null clears" }),
-                maxScore: PlayerScore.nullable().optional().openapi({ description: "highest score a write may leave; null clears" }),
-                maxIncrement: Increment.nullable().optional().openapi({ description: "most one request may add to or take from a player's score (sum of |by|); null clears" }),
+                keepSeasons: z
+                  .number()
+                  .int()
+                  .min(1)
+                  .max(leaderboards.MAX_KEEP_SEASONS)
+                  .optional()
+                  .openapi({
+                    description: `finished seasons kept, 1..${leaderboards.MAX_KEEP_SEASONS} (default ${leaderboards.DEFAULT_KEEP_SEASONS})`,
+                  }),
+                minScore: PlayerScore.nullable()
+                  .optional()
+                  .openapi({ description: "lowest score a write may leave; null clears" }),
+                maxScore: PlayerScore.nullable()
+                  .optional()
+                  .openapi({ description: "highest score a write may leave; null clears" }),
+                maxIncrement: Increment.nullable().optional().openapi({
+                  description: "most one request may add to or take from a player's score (sum of |by|); null clears",
+                }),
               })
               .strict()
               .openapi("LeaderboardConfig"),
@@ -203,10 +257,26 @@ leaderboardsRoutes.openapi(
     tags,
     summary: "A page of the ranking with ranks",
     description: "A page past the end has no items. `ties` says how equal scores are ordered.",
-    request: { params: boardParams, query: z.object({ page: intQuery(1, 1_000_000, 1), limit: intQuery(1, leaderboards.MAX_PAGE_LIMIT, 10), season: SeasonQuery }) },
+    request: {
+      params: boardParams,
+      query: z.object({
+        page: intQuery(1, 1_000_000, 1),
+        limit: intQuery(1, leaderboards.MAX_PAGE_LIMIT, 10),
+        season: SeasonQuery,
+      }),
+    },
     responses: {
       200: jsonResponse(
-        z.object({ items: z.array(Row), total: z.number().int(), page: z.number().int(), limit: z.number().int(), ties: Ties, season: SeasonId }).openapi("LeaderboardPage"),
+        z
+          .object({
+            items: z.array(Row),
+            total: z.number().int(),
+            page: z.number().int(),
+            limit: z.number().int(),
+            ties: Ties,
+            season: SeasonId,
+          })
+          .openapi("LeaderboardPage"),
         "The page.",
       ),
       ...errorResponses,
@@ -259,10 +329,22 @@ leaderboardsRoutes.openapi(
     path: "/{board}/players/{player}",
     tags,
     summary: "Join a player, or replace the profile of one who joined before",
-    description: "Creates the board with default settings if needed. Joining again replaces `name` and `meta` but never the score or join time; `score` applies to new players only.",
+    description:
+      "Creates the board with default settings if needed. Joining again replaces `name` and `meta` but never the score or join time; `score` applies to new players only.",
     request: {
       params: playerParams,
-      ...jsonBody(z.object({ name: Member.openapi({ example: "Alice", description: "display name: 1..256 UTF-8 bytes, no control characters" }), meta: Meta.optional(), score: PlayerScore.optional() }).strict()),
+      ...jsonBody(
+        z
+          .object({
+            name: Member.openapi({
+              example: "Alice",
+              description: "display name: 1..256 UTF-8 bytes, no control characters",
+            }),
+            meta: Meta.optional(),
+            score: PlayerScore.optional(),
+          })
+          .strict(),
+      ),
     },
     responses: {
       200: jsonResponse(Joined, "The player existed; the profile was replaced."),
@@ -297,14 +379,22 @@ leaderboardsRoutes.openapi(
   }),
   async (c) => {
     const { board, player } = c.req.valid("param");
-    const { score, rank, replayed } = await leaderboards.changeScore(ctxOf(c), board, player, c.req.valid("json"), c.get("idempotency"));
+    const { score, rank, replayed } = await leaderboards.changeScore(
+      ctxOf(c),
+      board,
+      player,
+      c.req.valid("json"),
+      c.get("idempotency"),
+    );
     markReplay(c, replayed);
     return c.json({ score, rank }, 200);
   },
 );
 
 const BatchChange = z.union([ByChange.extend({ player: Name }).strict(), SetChange.extend({ player: Name }).strict()]);
-const BatchBody = z.union([...BatchChange.options, z.object({ items: z.array(BatchChange).min(1).max(MAX_BATCH) }).strict()]).openapi("LeaderboardScoreBatch");
+const BatchBody = z
+  .union([...BatchChange.options, z.object({ items: z.array(BatchChange).min(1).max(MAX_BATCH) }).strict()])
+  .openapi("LeaderboardScoreBatch");
 
 leaderboardsRoutes.openapi(
   createRoute({
@@ -316,7 +406,10 @@ leaderboardsRoutes.openapi(
       "`{player, by}` / `{player, set, mode?}` or `{items: [...]}` (up to 1,000), applied in order. One unknown player, out-of-range result or guard breach (422 `score_rejected`) refuses the whole batch.",
     request: { params: boardParams, ...jsonBody(BatchBody) },
     responses: {
-      200: jsonResponse(z.object({ results: z.array(ScoreResult) }), "Each change's score; ranks are after the whole batch."),
+      200: jsonResponse(
+        z.object({ results: z.array(ScoreResult) }),
+        "Each change's score; ranks are after the whole batch.",
+      ),
       ...writeErrorResponses,
       ...notFoundResponse,
       ...rejectedResponse,
@@ -353,10 +446,15 @@ leaderboardsRoutes.openapi(
     path: "/{board}/players/{player}/around",
     tags,
     summary: "The player with up to k rows above and below",
-    request: { params: playerParams, query: z.object({ k: intQuery(0, leaderboards.MAX_AROUND, 5), season: SeasonQuery }) },
+    request: {
+      params: playerParams,
+      query: z.object({ k: intQuery(0, leaderboards.MAX_AROUND, 5), season: SeasonQuery }),
+    },
     responses: {
       200: jsonResponse(
-        z.object({ player: z.string(), rank: z.number().int().nullable(), items: z.array(Row), season: SeasonId }).openapi("LeaderboardAround"),
+        z
+          .object({ player: z.string(), rank: z.number().int().nullable(), items: z.array(Row), season: SeasonId })
+          .openapi("LeaderboardAround"),
         "Rows around the player (none when the player has no score in the season).",
       ),
       ...errorResponses,
@@ -389,7 +487,13 @@ leaderboardsRoutes.openapi(
 );
 
 const SubsetRow = z
-  .object({ player: z.string(), name: z.string().nullable(), score: z.number(), rank: z.number().int(), subsetRank: z.number().int() })
+  .object({
+    player: z.string(),
+    name: z.string().nullable(),
+    score: z.number(),
+    rank: z.number().int(),
+    subsetRank: z.number().int(),
+  })
   .openapi("LeaderboardSubsetRow");
 
 leaderboardsRoutes.openapi(
@@ -403,17 +507,30 @@ leaderboardsRoutes.openapi(
     request: {
       params: boardParams,
       query: z.object({ season: SeasonQuery }),
-      ...jsonBody(z.object({ players: z.array(Name).min(1).max(MAX_BATCH) }).strict().openapi("LeaderboardSubset")),
+      ...jsonBody(
+        z
+          .object({ players: z.array(Name).min(1).max(MAX_BATCH) })
+          .strict()
+          .openapi("LeaderboardSubset"),
+      ),
     },
     responses: {
-      200: jsonResponse(z.object({ items: z.array(SubsetRow), unknown: z.array(z.string()), season: SeasonId }).openapi("LeaderboardSubsetRanks"), "The players in board order."),
+      200: jsonResponse(
+        z
+          .object({ items: z.array(SubsetRow), unknown: z.array(z.string()), season: SeasonId })
+          .openapi("LeaderboardSubsetRanks"),
+        "The players in board order.",
+      ),
       ...errorResponses,
       ...notFoundResponse,
     },
   }),
   async (c) => {
     const { board } = c.req.valid("param");
-    return c.json(await leaderboards.rankPlayers(ctxOf(c), board, c.req.valid("json").players, c.req.valid("query")), 200);
+    return c.json(
+      await leaderboards.rankPlayers(ctxOf(c), board, c.req.valid("json").players, c.req.valid("query")),
+      200,
+    );
   },
 );
 
@@ -433,11 +550,14 @@ leaderboardsRoutes.openapi(
     path: "/{board}/seasons",
     tags,
     summary: "Kept seasons with their size and top 3, newest first",
-    description: "The current season and up to `keepSeasons` finished ones; seasons nobody played are not listed. Empty for a board without seasons.",
+    description:
+      "The current season and up to `keepSeasons` finished ones; seasons nobody played are not listed. Empty for a board without seasons.",
     request: { params: boardParams },
     responses: {
       200: jsonResponse(
-        z.object({ board: z.string(), reset: Reset, current: z.string().nullable(), seasons: z.array(SeasonSummary) }).openapi("LeaderboardSeasons"),
+        z
+          .object({ board: z.string(), reset: Reset, current: z.string().nullable(), seasons: z.array(SeasonSummary) })
+          .openapi("LeaderboardSeasons"),
         "The seasons.",
       ),
       ...errorResponses,

@@ -4,7 +4,17 @@ import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay } from "../middleware/context.ts";
 import { queuedResponse, queueIfAsync } from "../middleware/respond-async.ts";
 import { createRouter } from "../router.ts";
-import { MAX_BATCH_ITEMS, Member, Name, errorResponses, intQuery, jsonBody, jsonResponse, nameParams, writeErrorResponses } from "../schemas.ts";
+import {
+  MAX_BATCH_ITEMS,
+  Member,
+  Name,
+  errorResponses,
+  intQuery,
+  jsonBody,
+  jsonResponse,
+  nameParams,
+  writeErrorResponses,
+} from "../schemas.ts";
 
 const tags = ["Presence"];
 
@@ -15,11 +25,17 @@ const tags = ["Presence"];
 const HeartbeatBody = z
   .object({
     id: Member.optional(),
-    ids: z.array(Member).min(1).max(MAX_BATCH_ITEMS).optional().openapi({ description: `1..${MAX_BATCH_ITEMS} ids` }),
+    ids: z
+      .array(Member)
+      .min(1)
+      .max(MAX_BATCH_ITEMS)
+      .optional()
+      .openapi({ description: `1..${MAX_BATCH_ITEMS} ids` }),
   })
   .strict()
   .superRefine((body, ctx) => {
-    if ((body.id === undefined) === (body.ids === undefined)) ctx.addIssue({ code: "custom", path: [], message: "send exactly one of 'id' or 'ids'" });
+    if ((body.id === undefined) === (body.ids === undefined))
+      ctx.addIssue({ code: "custom", path: [], message: "send exactly one of 'id' or 'ids'" });
   })
   .openapi("PresenceHeartbeat", { example: { ids: ["3f1c9a6e-4b7d-4f0a-9a55-0c1d2e3f4a5b", "user-42"] } });
 
@@ -49,7 +65,11 @@ const RoomDay = z
     day: z.string().openapi({ description: "the UTC day, YYYY-MM-DD" }),
     from: z.number().int().openapi({ description: "start of the day (epoch ms)" }),
     peak: z.number().int().openapi({ description: "most ids online at once that day (PCU)" }),
-    peakAt: z.number().int().nullable().openapi({ description: "when peak was first reached (epoch ms); null when nobody was online" }),
+    peakAt: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "when peak was first reached (epoch ms); null when nobody was online" }),
     active: z.number().int().openapi({ description: "distinct ids seen that day (AU, exact)" }),
     new: z.number().int().openapi({ description: "ids seen that day for the first time in the room (NU)" }),
   })
@@ -57,11 +77,20 @@ const RoomDay = z
 
 const SiteTotal = z
   .object({
-    online: z.number().int().openapi({ description: "ids online across rooms at the trim job's latest run (an id in two rooms counts twice)" }),
-    onlineAt: z.number().int().nullable().openapi({ description: "when that run sampled it (epoch ms); null before any run" }),
+    online: z.number().int().openapi({
+      description: "ids online across rooms at the trim job's latest run (an id in two rooms counts twice)",
+    }),
+    onlineAt: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "when that run sampled it (epoch ms); null before any run" }),
     peakToday: z.number().int().openapi({ description: "highest per-minute sample of online since UTC midnight" }),
     peakAt: z.number().int().nullable().openapi({ description: "when peakToday was first sampled (epoch ms)" }),
-    activeToday: z.number().int().openapi({ description: "distinct ids seen since UTC midnight in any room: a HyperLogLog estimate" }),
+    activeToday: z
+      .number()
+      .int()
+      .openapi({ description: "distinct ids seen since UTC midnight in any room: a HyperLogLog estimate" }),
     activeTodayError: z.number().openapi({ description: "relative standard error of activeToday (0.0081 = 0.81 %)" }),
     day: z.number().int().openapi({ description: "start of the UTC day of the daily figures (epoch ms)" }),
   })
@@ -70,24 +99,36 @@ const SiteTotal = z
 const MemberPage = z
   .object({
     members: z.array(z.object({ id: z.string(), lastSeen: z.number().int() })),
-    nextCursor: z.string().nullable().openapi({ description: "pass as cursor for the next page; null on the last page" }),
+    nextCursor: z
+      .string()
+      .nullable()
+      .openapi({ description: "pass as cursor for the next page; null on the last page" }),
   })
   .openapi("PresenceMembers");
 
 const History = z
-  .object({ points: z.array(z.object({ at: z.number().int().openapi({ description: "minute (epoch ms)" }), online: z.number().int() })) })
+  .object({
+    points: z.array(
+      z.object({ at: z.number().int().openapi({ description: "minute (epoch ms)" }), online: z.number().int() }),
+    ),
+  })
   .openapi("PresenceHistory");
 
 const Rooms = z
   .object({
     rooms: z.array(z.string()).openapi({ description: "most recently active first" }),
     truncated: z.boolean().openapi({ description: "true when more rooms follow (nextCursor is not null)" }),
-    nextCursor: z.string().nullable().openapi({ description: "pass as cursor for the next page; null on the last page" }),
+    nextCursor: z
+      .string()
+      .nullable()
+      .openapi({ description: "pass as cursor for the next page; null on the last page" }),
   })
   .openapi("PresenceRooms");
 
 const roomParams = nameParams("room");
-const timeoutOf = (c: { get(key: "config"): { presenceTimeoutSeconds: number } }) => ({ timeoutSeconds: c.get("config").presenceTimeoutSeconds });
+const timeoutOf = (c: { get(key: "config"): { presenceTimeoutSeconds: number } }) => ({
+  timeoutSeconds: c.get("config").presenceTimeoutSeconds,
+});
 
 export const presenceRoutes = createRouter()
   .openapi(
@@ -123,7 +164,10 @@ export const presenceRoutes = createRouter()
       const ids = body.ids ?? (body.id === undefined ? [] : [body.id]);
       const queued = await queueIfAsync(c, "presence", c.req.valid("param").room, ids);
       if (queued) return c.json(queued, 202);
-      const { replayed, ...value } = await presence.heartbeat(ctxOf(c), c.req.valid("param").room, ids, { ...timeoutOf(c), idempotency: c.get("idempotency") });
+      const { replayed, ...value } = await presence.heartbeat(ctxOf(c), c.req.valid("param").room, ids, {
+        ...timeoutOf(c),
+        idempotency: c.get("idempotency"),
+      });
       markReplay(c, replayed);
       return c.json(value, 200);
     },
@@ -134,8 +178,14 @@ export const presenceRoutes = createRouter()
       path: "/{room}/members/{id}",
       tags,
       summary: "Take an id offline at once (leave)",
-      description: "Ends the id's online session only: its mapping, today's active/new/peak figures and the history stay.",
-      request: { params: z.object({ room: Name.openapi({ param: { name: "room", in: "path" } }), id: Member.openapi({ param: { name: "id", in: "path" } }) }) },
+      description:
+        "Ends the id's online session only: its mapping, today's active/new/peak figures and the history stay.",
+      request: {
+        params: z.object({
+          room: Name.openapi({ param: { name: "room", in: "path" } }),
+          id: Member.openapi({ param: { name: "id", in: "path" } }),
+        }),
+      },
       responses: { 204: { description: "The id is offline (also when it was not online)." }, ...errorResponses },
     }),
     async (c) => {
@@ -172,10 +222,16 @@ export const presenceRoutes = createRouter()
       request: {
         params: roomParams,
         query: z.object({
-          day: z.string().optional().openapi({ description: "a UTC day, YYYY-MM-DD, within the last 400 days", example: "2026-11-20" }),
+          day: z
+            .string()
+            .optional()
+            .openapi({ description: "a UTC day, YYYY-MM-DD, within the last 400 days", example: "2026-11-20" }),
         }),
       },
-      responses: { 200: jsonResponse(z.union([RoomStats, RoomDay]), "The room's figures (today's, or the day's with `day`)."), ...errorResponses },
+      responses: {
+        200: jsonResponse(z.union([RoomStats, RoomDay]), "The room's figures (today's, or the day's with `day`)."),
+        ...errorResponses,
+      },
     }),
     async (c) => {
       const room = c.req.valid("param").room;
@@ -190,7 +246,8 @@ export const presenceRoutes = createRouter()
       path: "/{room}/members",
       tags,
       summary: "Online members, least recently seen first, with cursor pagination",
-      description: "A member that heartbeats while you page moves to the end: it may appear twice, but no member online throughout is skipped.",
+      description:
+        "A member that heartbeats while you page moves to the end: it may appear twice, but no member online throughout is skipped.",
       request: {
         params: roomParams,
         query: z.object({
@@ -202,7 +259,14 @@ export const presenceRoutes = createRouter()
     }),
     async (c) => {
       const { limit, cursor } = c.req.valid("query");
-      return c.json(await presence.members(ctxOf(c), c.req.valid("param").room, { ...timeoutOf(c), limit, ...(cursor === undefined ? {} : { cursor }) }), 200);
+      return c.json(
+        await presence.members(ctxOf(c), c.req.valid("param").room, {
+          ...timeoutOf(c),
+          limit,
+          ...(cursor === undefined ? {} : { cursor }),
+        }),
+        200,
+      );
     },
   )
   .openapi(

@@ -6,7 +6,21 @@ import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay } from "../middleware/context.ts";
 import { queuedResponse, queueIfAsync } from "../middleware/respond-async.ts";
 import { createRouter } from "../router.ts";
-import { At, batchOf, Count, errorResponses, jsonBody, jsonResponse, Member, Name, nameParams, normalizeBatch, Window, writeErrorResponses, intQuery } from "../schemas.ts";
+import {
+  At,
+  batchOf,
+  Count,
+  errorResponses,
+  jsonBody,
+  jsonResponse,
+  Member,
+  Name,
+  nameParams,
+  normalizeBatch,
+  Window,
+  writeErrorResponses,
+  intQuery,
+} from "../schemas.ts";
 import type { AppEnv } from "../types.ts";
 
 const tags = ["Trending"];
@@ -31,10 +45,17 @@ const TopResponse = z
     stream: z.string(),
     window: WindowInfo,
     items: z.array(z.object({ rank: z.number().int(), member: z.string(), count: z.number() })),
-    exact: z.boolean().openapi({ description: "true when no trimming touched the window: the true top N with true counts" }),
+    exact: z
+      .boolean()
+      .openapi({ description: "true when no trimming touched the window: the true top N with true counts" }),
     maxError: z.number().openapi({ description: "each count is at most this much below the truth; 0 when exact" }),
-    topProven: z.boolean().openapi({ description: "the set and order are proven even though counts may be low by up to maxError" }),
-    generatedAt: z.number().int().openapi({ description: "when this answer was computed (epoch ms); older than now on an edge-cache hit" }),
+    topProven: z
+      .boolean()
+      .openapi({ description: "the set and order are proven even though counts may be low by up to maxError" }),
+    generatedAt: z
+      .number()
+      .int()
+      .openapi({ description: "when this answer was computed (epoch ms); older than now on an edge-cache hit" }),
   })
   .openapi("TrendingTop");
 
@@ -42,9 +63,19 @@ const MemberResponse = z
   .object({
     member: z.string(),
     count: z.number(),
-    rank: z.number().int().nullable().openapi({ description: "1-based, ties by member byte order; null when the member has no count; the best rank it can have when rankExact is false" }),
-    rankExact: z.boolean().openapi({ description: "Whether rank is exact; false for a member deep in a big window, whose rank is given as bounds (an extension of the contract)" }),
-    rankMax: z.number().int().optional().openapi({ description: "Only when rankExact is false: the worst rank the member can have" }),
+    rank: z.number().int().nullable().openapi({
+      description:
+        "1-based, ties by member byte order; null when the member has no count; the best rank it can have when rankExact is false",
+    }),
+    rankExact: z.boolean().openapi({
+      description:
+        "Whether rank is exact; false for a member deep in a big window, whose rank is given as bounds (an extension of the contract)",
+    }),
+    rankMax: z
+      .number()
+      .int()
+      .optional()
+      .openapi({ description: "Only when rankExact is false: the worst rank the member can have" }),
     window: WindowInfo,
     exact: z.boolean(),
     maxError: z.number(),
@@ -55,16 +86,31 @@ const MemberResponse = z
 const RisingResponse = z
   .object({
     stream: z.string(),
-    baselineHours: z.number().int().openapi({ description: "finished hours before the current one the baseline averages over" }),
-    elapsed: z.number().openapi({ description: "part of the current hour elapsed (0..1); the baseline is scaled by it" }),
-    candidates: z.number().int().openapi({ description: `members considered: the current hour's top ${trending.RISING_CANDIDATES} by count (fewer when it has fewer)` }),
+    baselineHours: z
+      .number()
+      .int()
+      .openapi({ description: "finished hours before the current one the baseline averages over" }),
+    elapsed: z
+      .number()
+      .openapi({ description: "part of the current hour elapsed (0..1); the baseline is scaled by it" }),
+    candidates: z
+      .number()
+      .int()
+      .openapi({
+        description: `members considered: the current hour's top ${trending.RISING_CANDIDATES} by count (fewer when it has fewer)`,
+      }),
     items: z.array(
       z.object({
         member: z.string(),
         count: z.number().openapi({ description: "count in the current hour so far" }),
-        baseline: z.number().openapi({ description: "expected count for the elapsed part of this hour: the member's average hourly count over the baseline hours × elapsed" }),
+        baseline: z.number().openapi({
+          description:
+            "expected count for the elapsed part of this hour: the member's average hourly count over the baseline hours × elapsed",
+        }),
         ratio: z.number().nullable().openapi({ description: "count / baseline; null when the baseline is 0" }),
-        score: z.number().openapi({ description: "(count − baseline) / √(baseline + 1); only members with score > 0 are listed, highest first" }),
+        score: z.number().openapi({
+          description: "(count − baseline) / √(baseline + 1); only members with score > 0 are listed, highest first",
+        }),
       }),
     ),
     exact: z.boolean().openapi({ description: "true when no baseline hour was trimmed: every baseline is exact" }),
@@ -82,7 +128,10 @@ const HistoryResponse = z
       z.object({
         hour: z.number().int().openapi({ description: "start of the UTC hour, epoch ms" }),
         count: z.number().openapi({ description: "the member's count stored for that hour" }),
-        maxError: z.number().openapi({ description: "the true count is in [count, count + maxError]: what compaction trimmed from that hour; 0 when never trimmed (exact)" }),
+        maxError: z.number().openapi({
+          description:
+            "the true count is in [count, count + maxError]: what compaction trimmed from that hour; 0 when never trimmed (exact)",
+        }),
       }),
     ),
     exact: z.boolean().openapi({ description: "true when no point's hour was trimmed" }),
@@ -93,16 +142,21 @@ const HistoryResponse = z
 const streamParams = nameParams("stream");
 const TopQuery = z.object({ n: intQuery(1, trending.MAX_TOP_N, 10), window: Window });
 const WindowQuery = z.object({ window: Window });
-const RisingQuery = z.object({ n: intQuery(1, trending.MAX_TOP_N, 10), baseline: Window.openapi({ type: "string", example: "24h", description: "finished hours the baseline averages over (at most the retention)" }) });
+const RisingQuery = z.object({
+  n: intQuery(1, trending.MAX_TOP_N, 10),
+  baseline: Window.openapi({
+    type: "string",
+    example: "24h",
+    description: "finished hours the baseline averages over (at most the retention)",
+  }),
+});
 const HistoryQuery = z.object({
   member: Member,
-  hours: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(trending.MAX_WINDOW_HOURS)
-    .optional()
-    .openapi({ type: "integer", example: 48, description: "finished hours back, at most the retention; default 48 (the retention when shorter)" }),
+  hours: z.coerce.number().int().min(1).max(trending.MAX_WINDOW_HOURS).optional().openapi({
+    type: "integer",
+    example: 48,
+    description: "finished hours back, at most the retention; default 48 (the retention when shorter)",
+  }),
 });
 
 function settings(c: Context<AppEnv>) {
@@ -117,7 +171,10 @@ trendingRoutes.openapi(
     path: "/",
     tags,
     summary: "List streams (registry, byte order, at most 1,000)",
-    responses: { 200: jsonResponse(z.object({ streams: z.array(z.string()) }).openapi("TrendingStreams"), "Stream names."), ...errorResponses },
+    responses: {
+      200: jsonResponse(z.object({ streams: z.array(z.string()) }).openapi("TrendingStreams"), "Stream names."),
+      ...errorResponses,
+    },
   }),
   async (c) => c.json({ streams: await trending.list(ctxOf(c)) }, 200),
 );
@@ -131,14 +188,24 @@ trendingRoutes.openapi(
     description:
       "Each event adds `count` to its member in the UTC hour bucket of `at` (default now). `at` may be up to the retention in the past and at most 5 minutes in the future.",
     request: { params: streamParams, ...jsonBody(EventsBody) },
-    responses: { 200: jsonResponse(z.object({ accepted: z.number().int() }), "Events recorded."), 202: queuedResponse, ...writeErrorResponses },
+    responses: {
+      200: jsonResponse(z.object({ accepted: z.number().int() }), "Events recorded."),
+      202: queuedResponse,
+      ...writeErrorResponses,
+    },
   }),
   async (c) => {
     const { stream } = c.req.valid("param");
-    const events = normalizeBatch(c.req.valid("json") as trending.TrendingEvent | { events: trending.TrendingEvent[] }, "events");
+    const events = normalizeBatch(
+      c.req.valid("json") as trending.TrendingEvent | { events: trending.TrendingEvent[] },
+      "events",
+    );
     const queued = await queueIfAsync(c, "trending", stream, events);
     if (queued) return c.json(queued, 202);
-    const { accepted, replayed } = await trending.record(ctxOf(c), stream, events, { ...settings(c), idempotency: c.get("idempotency") });
+    const { accepted, replayed } = await trending.record(ctxOf(c), stream, events, {
+      ...settings(c),
+      idempotency: c.get("idempotency"),
+    });
     markReplay(c, replayed);
     return c.json({ accepted }, 200);
   },
@@ -194,7 +261,10 @@ trendingRoutes.openapi(
   async (c) => {
     const { stream } = c.req.valid("param");
     const { member, hours } = c.req.valid("query");
-    return c.json(await trending.history(ctxOf(c), stream, member, { ...settings(c), ...(hours === undefined ? {} : { hours }) }), 200);
+    return c.json(
+      await trending.history(ctxOf(c), stream, member, { ...settings(c), ...(hours === undefined ? {} : { hours }) }),
+      200,
+    );
   },
 );
 
@@ -205,7 +275,10 @@ trendingRoutes.openapi(
     tags,
     summary: "Count and rank of one member over a window (one Redis round trip)",
     request: {
-      params: z.object({ stream: Name.openapi({ param: { name: "stream", in: "path" } }), member: Member.openapi({ param: { name: "member", in: "path" } }) }),
+      params: z.object({
+        stream: Name.openapi({ param: { name: "stream", in: "path" } }),
+        member: Member.openapi({ param: { name: "member", in: "path" } }),
+      }),
       query: WindowQuery,
     },
     responses: { 200: jsonResponse(MemberResponse, "The member's count and rank."), ...errorResponses },

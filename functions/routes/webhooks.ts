@@ -21,18 +21,14 @@ const tags = ["Webhooks"];
 /** Shapes only: the rules (https, known events, filters, secret length, limits) are the library's, with the same 400 envelope. */
 const WebhookBody = z
   .object({
-    url: z
-      .string()
-      .openapi({
-        description: "https:// URL that receives POSTs (http:// on localhost only with WEBHOOKS_ALLOW_LOCAL_HTTP=true)",
-        example: "https://example.com/hooks/edgestats",
-      }),
-    events: z
-      .array(z.string())
-      .openapi({
-        description: `1..${webhooks.EVENT_TYPES.length} of ${webhooks.EVENT_TYPES.join(", ")}`,
-        example: ["trending.entered", "trending.left"],
-      }),
+    url: z.string().openapi({
+      description: "https:// URL that receives POSTs (http:// on localhost only with WEBHOOKS_ALLOW_LOCAL_HTTP=true)",
+      example: "https://example.com/hooks/edgestats",
+    }),
+    events: z.array(z.string()).openapi({
+      description: `1..${webhooks.EVENT_TYPES.length} of ${webhooks.EVENT_TYPES.join(", ")}`,
+      example: ["trending.entered", "trending.left"],
+    }),
     filter: z
       .object({ stream: Name.optional(), room: Name.optional(), board: Name.optional() })
       .strict()
@@ -50,11 +46,9 @@ const WebhookBody = z
       .number()
       .optional()
       .openapi({ description: "least trending.rising score sent, 0..1e6 (only with trending.rising)", example: 3 }),
-    secret: z
-      .string()
-      .openapi({
-        description: `${webhooks.MIN_SECRET_LENGTH}..256 characters; signs direct deliveries (Edgestats-Signature). Never returned.`,
-      }),
+    secret: z.string().openapi({
+      description: `${webhooks.MIN_SECRET_LENGTH}..256 characters; signs direct deliveries (Edgestats-Signature). Never returned.`,
+    }),
   })
   .strict()
   .openapi("WebhookSettings");

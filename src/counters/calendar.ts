@@ -101,7 +101,8 @@ export function deletePlan(period: Period, from: number, end: number): DeleteSte
     return out;
   });
   const buckets: DeleteStep[] = [];
-  for (let t = from; t < end; t = periodEnd(period, t)) buckets.push({ level: "bucket", start: t, kind: "f", parent: 0 });
+  for (let t = from; t < end; t = periodEnd(period, t))
+    buckets.push({ level: "bucket", start: t, kind: "f", parent: 0 });
   let n = buckets.length;
   rollupSteps.forEach((list, li) => list.forEach((s) => pos.set(`${levels[li]}:${s.start}`, ++n)));
   // the partial rollup directly above a key, if any: its sum must lose what the key held

@@ -11,8 +11,23 @@ import { decompose, deletePlan, rollupsOf } from "./calendar.ts";
 import { counterKeys as K, type Aggregate } from "./keys.ts";
 import { listScript, memberScript, rangeScript, sortedScript, topScript } from "./read-scripts.ts";
 import { deleteMemberScript, deleteScript, incrScript, unionScript } from "./scripts.ts";
-import { aggregateArg, parseBounds, periodRange, sortByMember, type PeriodOptions, type PeriodRange } from "./select.ts";
-import { checkAggregate, checkBatch, checkDeleteRange, checkIncrItem, checkMember, checkUnion, checkUnionKeys } from "./validate.ts";
+import {
+  aggregateArg,
+  parseBounds,
+  periodRange,
+  sortByMember,
+  type PeriodOptions,
+  type PeriodRange,
+} from "./select.ts";
+import {
+  checkAggregate,
+  checkBatch,
+  checkDeleteRange,
+  checkIncrItem,
+  checkMember,
+  checkUnion,
+  checkUnionKeys,
+} from "./validate.ts";
 
 /** Seconds a finished range's union stays cached (late writes invalidate it sooner). */
 export const UNION_CACHE_SECONDS = 3600;
@@ -84,17 +99,40 @@ function source(ctx: Ctx, name: string, options: ReadOptions) {
   if (!range) {
     // only the counter itself is read: it stands in for the scratch and index keys too, so the script declares no other key
     const plain = K.plain(ctx.prefix, name);
-    return { keys: { target: plain, scratch: plain, index: plain, buckets: [] }, args: { aggregate: "SUM", finished: 0, cacheSeconds: 0, rangeId: "" } };
+    return {
+      keys: { target: plain, scratch: plain, index: plain, buckets: [] },
+      args: { aggregate: "SUM", finished: 0, cacheSeconds: 0, rangeId: "" },
+    };
   }
   const aggregate = options.aggregate ?? "sum";
   const rangeId = `${range.period}:${range.from}:${range.to}:${aggregate}`;
   // a sum reads calendar rollups in the middle; min and max need every bucket
-  const parts = aggregate === "sum" ? decompose(range.period, range.from, range.to) : range.starts.map((start) => ({ level: "bucket" as const, start, end: 0 }));
+  const parts =
+    aggregate === "sum"
+      ? decompose(range.period, range.from, range.to)
+      : range.starts.map((start) => ({ level: "bucket" as const, start, end: 0 }));
   const buckets = parts.map((p) => K.part(ctx.prefix, name, range.period, p.level, p.start));
-  const info: RangeInfo = { period: range.period, from: range.from, to: range.to, aggregate, buckets: range.starts.length, finished: range.finished };
+  const info: RangeInfo = {
+    period: range.period,
+    from: range.from,
+    to: range.to,
+    aggregate,
+    buckets: range.starts.length,
+    finished: range.finished,
+  };
   return {
-    keys: { target: K.union(ctx.prefix, name, cacheSlot(rangeId)), scratch: K.scratch(ctx.prefix, name), index: K.index(ctx.prefix, name), buckets },
-    args: { aggregate: aggregateArg(aggregate), finished: range.finished ? 1 : 0, cacheSeconds: UNION_CACHE_SECONDS, rangeId },
+    keys: {
+      target: K.union(ctx.prefix, name, cacheSlot(rangeId)),
+      scratch: K.scratch(ctx.prefix, name),
+      index: K.index(ctx.prefix, name),
+      buckets,
+    },
+    args: {
+      aggregate: aggregateArg(aggregate),
+      finished: range.finished ? 1 : 0,
+      cacheSeconds: UNION_CACHE_SECONDS,
+      rangeId,
+    },
     range: info,
   };
 }
@@ -108,7 +146,12 @@ function pairs(flat: string[]): { member: string; score: number }[] {
 const withRange = <T extends object>(body: T, range: RangeInfo | undefined) => (range ? { ...body, range } : body);
 
 /** Adds `by` to each item's member (plain counter or its period bucket); returns each new score. */
-export async function increment(ctx: Ctx, name: string, items: IncrItem[], idempotency?: Idempotency): Promise<Written<IncrResult>> {
+export async function increment(
+  ctx: Ctx,
+  name: string,
+  items: IncrItem[],
+  idempotency?: Idempotency,
+): Promise<Written<IncrResult>> {
   assertName(name, "counter");
   checkBatch(items);
   const buckets = new Map<string, { slot: number; ttl: number; parents: string[] }>();
@@ -130,7 +173,9 @@ export async function increment(ctx: Ctx, name: string, items: IncrItem[], idemp
     }
     const period = item.period;
     const key = K.bucket(ctx.prefix, name, period, periodStart(period, when));
-    const parents = rollupsOf(period).map((level) => K.rollup(ctx.prefix, name, period, level, periodStart(level, when)));
+    const parents = rollupsOf(period).map((level) =>
+      K.rollup(ctx.prefix, name, period, level, periodStart(level, when)),
+    );
     let bucket = buckets.get(key);
     if (!bucket) buckets.set(key, (bucket = { slot: buckets.size + 1, ttl: 0, parents }));
     // expiries only grow, so the largest ttl of the key's items is what applies
@@ -139,7 +184,8 @@ export async function increment(ctx: Ctx, name: string, items: IncrItem[], idemp
       let rollup = rollups.get(parent);
       if (!rollup) rollups.set(parent, (rollup = { ttl: 0 }));
       // the bucket's ttl plus the slack its extension may add: a rollup never expires before its buckets
-      if (item.ttl !== undefined) rollup.ttl = Math.max(rollup.ttl, item.ttl + Math.min(Math.ceil(item.ttl / 10), 3600));
+      if (item.ttl !== undefined)
+        rollup.ttl = Math.max(rollup.ttl, item.ttl + Math.min(Math.ceil(item.ttl / 10), 3600));
       let sums = rollupSums.get(parent);
       if (!sums) rollupSums.set(parent, (sums = new Map()));
       sums.set(item.member, (sums.get(item.member) ?? 0) + by);
@@ -162,7 +208,14 @@ export async function increment(ctx: Ctx, name: string, items: IncrItem[], idemp
   }
   const { value, replayed } = await incrScript.run<string[]>(
     ctx.redis,
-    { plain: K.plain(ctx.prefix, name), index: K.index(ctx.prefix, name), names: K.names(ctx.prefix), expiry: K.expiry(ctx.prefix), seq: K.seq(ctx.prefix), buckets: [...buckets.keys(), ...rollups.keys()] },
+    {
+      plain: K.plain(ctx.prefix, name),
+      index: K.index(ctx.prefix, name),
+      names: K.names(ctx.prefix),
+      expiry: K.expiry(ctx.prefix),
+      seq: K.seq(ctx.prefix),
+      buckets: [...buckets.keys(), ...rollups.keys()],
+    },
     {
       name,
       now: ctx.now,
@@ -187,7 +240,9 @@ export async function increment(ctx: Ctx, name: string, items: IncrItem[], idemp
 /** The `n` highest (`top`) or lowest (`bottom`) members, rank 1 first. */
 export async function ranked(ctx: Ctx, name: string, side: "top" | "bottom", n: number, options: ReadOptions = {}) {
   const src = source(ctx, name, options);
-  const flat = asList(await topScript.run<string[]>(ctx.redis, src.keys, { ...src.args, n, rev: side === "top" ? 1 : 0 }));
+  const flat = asList(
+    await topScript.run<string[]>(ctx.redis, src.keys, { ...src.args, n, rev: side === "top" ? 1 : 0 }),
+  );
   return withRange({ counter: name, items: pairs(flat).map((p, i) => ({ rank: i + 1, ...p })) }, src.range);
 }
 
@@ -195,8 +250,11 @@ export async function ranked(ctx: Ctx, name: string, side: "top" | "bottom", n: 
 export async function memberOf(ctx: Ctx, name: string, member: string, options: ReadOptions = {}) {
   checkMember(member);
   const src = source(ctx, name, options);
-  const found = asList(await memberScript.run<[string, number, number] | []>(ctx.redis, src.keys, { ...src.args, member }));
-  if (found.length < 3) throw new NotFoundError(`Counter '${name}' has no member '${member}'${src.range ? " in that range" : ""}.`);
+  const found = asList(
+    await memberScript.run<[string, number, number] | []>(ctx.redis, src.keys, { ...src.args, member }),
+  );
+  if (found.length < 3)
+    throw new NotFoundError(`Counter '${name}' has no member '${member}'${src.range ? " in that range" : ""}.`);
   const [score, fromTop, fromBottom] = found as [string, number, number];
   return withRange({ member, score: Number(score), rank: fromTop + 1, rankFromBottom: fromBottom + 1 }, src.range);
 }
@@ -217,7 +275,13 @@ export async function scoreRange(ctx: Ctx, name: string, options: ScoreRangeOpti
   const { min, max } = parseBounds(options.min ?? "-inf", options.max ?? "+inf");
   const limit = options.limit ?? 100;
   const src = source(ctx, name, options);
-  const [count, flat] = await rangeScript.run<[number, string[]]>(ctx.redis, src.keys, { ...src.args, min: min.redis, max: max.redis, limit, rev: options.order === "desc" ? 1 : 0 });
+  const [count, flat] = await rangeScript.run<[number, string[]]>(ctx.redis, src.keys, {
+    ...src.args,
+    min: min.redis,
+    max: max.redis,
+    limit,
+    rev: options.order === "desc" ? 1 : 0,
+  });
   return withRange({ items: pairs(asList(flat)), count }, src.range);
 }
 
@@ -232,12 +296,19 @@ export interface SortedOptions extends ReadOptions {
 export async function sorted(ctx: Ctx, name: string, options: SortedOptions = {}) {
   const src = source(ctx, name, options);
   // more than MAX_SORTED_MEMBERS: the script refuses (400 too_many_members)
-  const [card, flat] = await sortedScript.run<[number, string[]]>(ctx.redis, src.keys, { ...src.args, maxMembers: MAX_SORTED_MEMBERS, counter: name });
+  const [card, flat] = await sortedScript.run<[number, string[]]>(ctx.redis, src.keys, {
+    ...src.args,
+    maxMembers: MAX_SORTED_MEMBERS,
+    counter: name,
+  });
   const order = options.order ?? "asc";
   const items = pairs(asList(flat));
   if ((options.by ?? "member") === "score") {
     // ZRANGE gives ascending score, equal scores in byte order
-    return withRange({ by: "score", order, numeric: false, count: card, items: order === "asc" ? items : items.reverse() }, src.range);
+    return withRange(
+      { by: "score", order, numeric: false, count: card, items: order === "asc" ? items : items.reverse() },
+      src.range,
+    );
   }
   const byMember = sortByMember(items, order);
   return withRange({ by: "member", order, numeric: byMember.numeric, count: card, items: byMember.items }, src.range);
@@ -252,7 +323,13 @@ export type ListOptions = PageOptions;
  */
 export async function list(ctx: Ctx, options: ListOptions = {}) {
   const { offset, limit } = listPage(options, MAX_LISTED);
-  const flat = asList(await listScript.run<string[]>(ctx.redis, { names: K.names(ctx.prefix), expiry: K.expiry(ctx.prefix) }, { now: ctx.now, offset, limit }));
+  const flat = asList(
+    await listScript.run<string[]>(
+      ctx.redis,
+      { names: K.names(ctx.prefix), expiry: K.expiry(ctx.prefix) },
+      { now: ctx.now, offset, limit },
+    ),
+  );
   const items = pairs(flat).map((p) => ({ counter: p.member, lastWriteAt: p.score }));
   const more = items.length > limit;
   const page = items.slice(0, limit);
@@ -260,7 +337,13 @@ export async function list(ctx: Ctx, options: ListOptions = {}) {
 }
 
 /** Removes a member from the plain counter, or with `period` from each bucket in range. `removed`: how many keys held it. */
-export async function deleteMember(ctx: Ctx, name: string, member: string, options: PeriodOptions = {}, idempotency?: Idempotency): Promise<Written<{ removed: number }>> {
+export async function deleteMember(
+  ctx: Ctx,
+  name: string,
+  member: string,
+  options: PeriodOptions = {},
+  idempotency?: Idempotency,
+): Promise<Written<{ removed: number }>> {
   assertName(name, "counter");
   checkMember(member);
   const range = periodRange(options, ctx.now);
@@ -277,7 +360,14 @@ export async function deleteMember(ctx: Ctx, name: string, member: string, optio
   }
   const { value, replayed } = await deleteMemberScript.run<number>(
     ctx.redis,
-    { plain: K.plain(ctx.prefix, name), index: K.index(ctx.prefix, name), names: K.names(ctx.prefix), expiry: K.expiry(ctx.prefix), seq: K.seq(ctx.prefix), parts },
+    {
+      plain: K.plain(ctx.prefix, name),
+      index: K.index(ctx.prefix, name),
+      names: K.names(ctx.prefix),
+      expiry: K.expiry(ctx.prefix),
+      seq: K.seq(ctx.prefix),
+      parts,
+    },
     { name, member, fromPlain: range ? 0 : 1, kinds, parents },
     idempotency,
   );
@@ -285,11 +375,22 @@ export async function deleteMember(ctx: Ctx, name: string, member: string, optio
 }
 
 /** Deletes the counter: its plain key, every bucket (invisible at once, freed by the sweep job) and its registry entry. */
-export async function deleteCounter(ctx: Ctx, name: string, idempotency?: Idempotency): Promise<Written<{ existed: boolean }>> {
+export async function deleteCounter(
+  ctx: Ctx,
+  name: string,
+  idempotency?: Idempotency,
+): Promise<Written<{ existed: boolean }>> {
   assertName(name, "counter");
   const { value, replayed } = await deleteScript.run<number>(
     ctx.redis,
-    { plain: K.plain(ctx.prefix, name), index: K.index(ctx.prefix, name), names: K.names(ctx.prefix), expiry: K.expiry(ctx.prefix), purge: K.purge(ctx.prefix), caches: cacheKeys(ctx.prefix, name) },
+    {
+      plain: K.plain(ctx.prefix, name),
+      index: K.index(ctx.prefix, name),
+      names: K.names(ctx.prefix),
+      expiry: K.expiry(ctx.prefix),
+      purge: K.purge(ctx.prefix),
+      caches: cacheKeys(ctx.prefix, name),
+    },
     { name, now: ctx.now },
     idempotency,
   );
@@ -324,14 +425,22 @@ export interface UnionResult {
  * Stores the union of `sources` under `name` (replacing what it held): source post 001's
  * ZUNIONSTORE into `week49` (docs/background.md).
  */
-export async function union(ctx: Ctx, name: string, options: UnionOptions, idempotency?: Idempotency): Promise<Written<UnionResult>> {
+export async function union(
+  ctx: Ctx,
+  name: string,
+  options: UnionOptions,
+  idempotency?: Idempotency,
+): Promise<Written<UnionResult>> {
   assertName(name, "counter");
   checkUnion(options);
   const plain = K.plain(ctx.prefix, name);
   const index = K.index(ctx.prefix, name);
   // slots 1 and 2 are the destination's own keys (a source may be the destination itself), then `sources`
   const sourceKeys: string[] = [];
-  const slots = new Map<string, number>([[plain, 1], [index, 2]]);
+  const slots = new Map<string, number>([
+    [plain, 1],
+    [index, 2],
+  ]);
   const slotOf = (key: string) => {
     let slot = slots.get(key);
     if (slot === undefined) {

@@ -31,4 +31,10 @@ export { AGGREGATES, type Aggregate } from "./keys.ts";
 export { jobs, sweepCountersJob } from "./jobs.ts";
 export { parseBucketTime, MAX_RANGE_DAYS, type PeriodOptions } from "./select.ts";
 export { incrScript } from "./scripts.ts";
-export { MAX_BUCKET_AGE_DAYS, MAX_DELETE_BUCKETS, MAX_RAW_BUCKETS, MAX_TTL_SECONDS, MAX_UNION_KEYS } from "./validate.ts";
+export {
+  MAX_BUCKET_AGE_DAYS,
+  MAX_DELETE_BUCKETS,
+  MAX_RAW_BUCKETS,
+  MAX_TTL_SECONDS,
+  MAX_UNION_KEYS,
+} from "./validate.ts";

@@ -10,12 +10,16 @@ export const counterKeys = {
   /** The counter itself: a sorted set member → score (also where `POST …/union` stores a rollup). */
   plain: (prefix: string, name: string) => keyOf(prefix, "counters", name),
   /** One calendar bucket of a period counter, e.g. `…:pageviews:day:20261122`. */
-  bucket: (prefix: string, name: string, period: Period, start: number) => keyOf(prefix, "counters", name, period, periodLabel(period, start)),
+  bucket: (prefix: string, name: string, period: Period, start: number) =>
+    keyOf(prefix, "counters", name, period, periodLabel(period, start)),
   /** Calendar rollup (issue 15): the sum of a counter's `fine` buckets over one day or month, e.g. `…:pageviews:hour:by-day:20261122`. */
-  rollup: (prefix: string, name: string, fine: Period, coarse: Period, start: number) => keyOf(prefix, "counters", name, fine, `by-${coarse}`, periodLabel(coarse, start)),
+  rollup: (prefix: string, name: string, fine: Period, coarse: Period, start: number) =>
+    keyOf(prefix, "counters", name, fine, `by-${coarse}`, periodLabel(coarse, start)),
   /** A key of a decomposed range (calendar.ts): the bucket of `period` at `start` (`level` "bucket"), or its rollup over `level`. */
   part: (prefix: string, name: string, period: Period, level: "bucket" | Period, start: number) =>
-    level === "bucket" ? counterKeys.bucket(prefix, name, period, start) : counterKeys.rollup(prefix, name, period, level, start),
+    level === "bucket"
+      ? counterKeys.bucket(prefix, name, period, start)
+      : counterKeys.rollup(prefix, name, period, level, start),
   /** Hash: `b:<bucket key>` → its expiry for each bucket of the counter's current life, `late` = cache generation, `u:<slot key>` = what the slot caches. */
   index: (prefix: string, name: string) => keyOf(prefix, "counters", name, "index"),
   /** Cache slot `slot` of the counter: the union of one finished range (which one, the index field `u:<this key>` says). */

@@ -76,7 +76,8 @@ end
 /** The keys and arguments every read declares (see `resolve`), and the call that binds `key` and `temporary`. */
 const SOURCE_KEYS = ["target", "scratch", "index", "...buckets"] as const;
 const SOURCE_ARGS = ["aggregate", "finished", "cacheSeconds", "rangeId"] as const;
-const RESOLVE = "local key, temporary = resolve(target, scratch, index, buckets, aggregate, finished == '1', tonumber(cacheSeconds), rangeId)";
+const RESOLVE =
+  "local key, temporary = resolve(target, scratch, index, buckets, aggregate, finished == '1', tonumber(cacheSeconds), rangeId)";
 
 /** The `n` first members, highest first when `rev` is 1. Returns flat member, score pairs. */
 export const topScript = defineScript({

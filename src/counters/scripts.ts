@@ -91,7 +91,21 @@ export const incrScript = defineScript({
   name: "counters.incr",
   write: true,
   keys: ["plain", "index", "names", "expiry", "seq", "...buckets"],
-  args: ["name", "now", "late", "plainTtl", "...ttls", "...dayRollups", "...monthRollups", "...slots", "...members", "...bys", "...rollupSlots", "...rollupMembers", "...rollupBys"],
+  args: [
+    "name",
+    "now",
+    "late",
+    "plainTtl",
+    "...ttls",
+    "...dayRollups",
+    "...monthRollups",
+    "...slots",
+    "...members",
+    "...bys",
+    "...rollupSlots",
+    "...rollupMembers",
+    "...rollupBys",
+  ],
   uses: [fieldsLua],
   lua: `
 now, late, plainTtl = tonumber(now), late == '1', tonumber(plainTtl) * 1000

@@ -42,7 +42,9 @@ export function parseBounds(min: string, max: string): { min: Bound; max: Bound 
   const lo = parseBound(min, "min");
   const hi = parseBound(max, "max");
   if (lo.value > hi.value) {
-    throw new ValidationError("'min' is above 'max'; swap them or use order=desc.", [{ path: "min", message: "must not be above max" }]);
+    throw new ValidationError("'min' is above 'max'; swap them or use order=desc.", [
+      { path: "min", message: "must not be above max" },
+    ]);
   }
   return { min: lo, max: hi };
 }
@@ -84,7 +86,11 @@ export function parseBucketTime(value: string | number): number | null {
   const ms = parseAt(value);
   if (ms === null || ms < MIN_BUCKET_TIME || ms > MAX_BUCKET_TIME) return null;
   if (typeof value === "string") {
-    const [y, m, d] = [value.slice(0, 4), value.slice(5, 7), value.slice(8, 10)].map(Number) as [number, number, number];
+    const [y, m, d] = [value.slice(0, 4), value.slice(5, 7), value.slice(8, 10)].map(Number) as [
+      number,
+      number,
+      number,
+    ];
     if (new Date(Date.UTC(y, m - 1, d)).getUTCDate() !== d) return null;
   }
   return ms;
@@ -95,7 +101,10 @@ export const BUCKET_TIME_PROBLEM = "must be epoch ms or an ISO-8601 date (a real
 
 function when(value: string | number, field: string): number {
   const ms = parseBucketTime(value);
-  if (ms === null) throw new ValidationError(`'${field}' must be epoch milliseconds or an ISO-8601 date.`, [{ path: field, message: BUCKET_TIME_PROBLEM }]);
+  if (ms === null)
+    throw new ValidationError(`'${field}' must be epoch milliseconds or an ISO-8601 date.`, [
+      { path: field, message: BUCKET_TIME_PROBLEM },
+    ]);
   return ms;
 }
 
@@ -104,15 +113,24 @@ export function periodRange(options: PeriodOptions, now: number): PeriodRange | 
   const { period } = options;
   if (period === undefined) {
     const stray = (["from", "to"] as const).find((f) => options[f] !== undefined);
-    if (stray) throw new ValidationError(`'${stray}' needs 'period' (hour, day, week or month).`, [{ path: stray, message: "only allowed with period" }]);
+    if (stray)
+      throw new ValidationError(`'${stray}' needs 'period' (hour, day, week or month).`, [
+        { path: stray, message: "only allowed with period" },
+      ]);
     return undefined;
   }
-  if (!PERIODS.includes(period)) throw new ValidationError("'period' must be hour, day, week or month.", [{ path: "period", message: "must be hour|day|week|month" }]);
+  if (!PERIODS.includes(period))
+    throw new ValidationError("'period' must be hour, day, week or month.", [
+      { path: "period", message: "must be hour|day|week|month" },
+    ]);
   const to = options.to === undefined ? now : when(options.to, "to");
   const from = options.from === undefined ? to : when(options.from, "from");
-  if (from > to) throw new ValidationError("'from' is after 'to'.", [{ path: "from", message: "must not be after to" }]);
+  if (from > to)
+    throw new ValidationError("'from' is after 'to'.", [{ path: "from", message: "must not be after to" }]);
   if (to - from > MAX_RANGE_DAYS * DAY) {
-    throw new ValidationError(`A range may span at most ${MAX_RANGE_DAYS} days; split it.`, [{ path: "to", message: `at most ${MAX_RANGE_DAYS} days after from` }]);
+    throw new ValidationError(`A range may span at most ${MAX_RANGE_DAYS} days; split it.`, [
+      { path: "to", message: `at most ${MAX_RANGE_DAYS} days after from` },
+    ]);
   }
   const starts = periodsBetween(period, from, to);
   return {
@@ -150,7 +168,10 @@ export function compareCodePoints(a: string, b: string): number {
  * such as "1" and "1.0" by text), else by code point. Upstash has no SORT, and
  * SORT would still need a second round trip for the scores.
  */
-export function sortByMember<T extends { member: string }>(items: T[], order: "asc" | "desc"): { items: T[]; numeric: boolean } {
+export function sortByMember<T extends { member: string }>(
+  items: T[],
+  order: "asc" | "desc",
+): { items: T[]; numeric: boolean } {
   const numeric = allNumeric(items.map((i) => i.member));
   const sign = order === "asc" ? 1 : -1;
   const sorted = [...items].sort((a, b) => {

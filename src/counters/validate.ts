@@ -34,16 +34,19 @@ export function checkMember(member: string, path = "member"): void {
 }
 
 export function checkTtl(ttl: number | undefined, path: string): void {
-  if (ttl !== undefined && !(Number.isInteger(ttl) && ttl >= 1 && ttl <= MAX_TTL_SECONDS)) invalid([{ path, message: `must be whole seconds from 1 to ${MAX_TTL_SECONDS}` }]);
+  if (ttl !== undefined && !(Number.isInteger(ttl) && ttl >= 1 && ttl <= MAX_TTL_SECONDS))
+    invalid([{ path, message: `must be whole seconds from 1 to ${MAX_TTL_SECONDS}` }]);
 }
 
 function checkIncrement(by: number, path: string): void {
-  if (!Number.isFinite(by) || Math.abs(by) > MAX_INCREMENT) invalid([{ path, message: "must be a finite number within ±1e12" }]);
+  if (!Number.isFinite(by) || Math.abs(by) > MAX_INCREMENT)
+    invalid([{ path, message: "must be a finite number within ±1e12" }]);
 }
 
 /** A batch holds 1 to MAX_BATCH items. */
 export function checkBatch(items: readonly unknown[]): void {
-  if (items.length < 1 || items.length > MAX_BATCH) invalid([{ path: "items", message: `must hold 1 to ${MAX_BATCH} items` }]);
+  if (items.length < 1 || items.length > MAX_BATCH)
+    invalid([{ path: "items", message: `must hold 1 to ${MAX_BATCH} items` }]);
 }
 
 /**
@@ -53,11 +56,14 @@ export function checkBatch(items: readonly unknown[]): void {
  */
 function checkBucketAge(when: number, now: number, ttl: number | undefined, period: Period, path: string): void {
   if (when > now + MAX_BUCKET_AHEAD_MS) invalid([{ path, message: "must not be more than 5 minutes in the future" }]);
-  if (when < now - MAX_BUCKET_AGE_DAYS * DAY) invalid([{ path, message: `must not be more than ${MAX_BUCKET_AGE_DAYS} days in the past` }]);
+  if (when < now - MAX_BUCKET_AGE_DAYS * DAY)
+    invalid([{ path, message: `must not be more than ${MAX_BUCKET_AGE_DAYS} days in the past` }]);
   // A bucket lives as long as its ttl from the write, so what matters is whether its period ended
   // longer than the ttl ago (today's bucket takes a write dated this morning with a 1 h ttl).
   if (ttl !== undefined && periodEnd(period, when) < now - ttl * 1000) {
-    invalid([{ path, message: `must not be older than the item's ttl (${ttl} s): that data would already have expired` }]);
+    invalid([
+      { path, message: `must not be older than the item's ttl (${ttl} s): that data would already have expired` },
+    ]);
   }
 }
 
@@ -98,19 +104,27 @@ export function checkAggregate(aggregate: Aggregate | undefined, range: PeriodRa
 
 export function checkDeleteRange(range: PeriodRange | undefined): void {
   if (range && range.starts.length > MAX_DELETE_BUCKETS) {
-    invalid([{ path: "from", message: `a member delete clears at most ${MAX_DELETE_BUCKETS} buckets (60 days of hours) per call, this range has ${range.starts.length}; split it` }]);
+    invalid([
+      {
+        path: "from",
+        message: `a member delete clears at most ${MAX_DELETE_BUCKETS} buckets (60 days of hours) per call, this range has ${range.starts.length}; split it`,
+      },
+    ]);
   }
 }
 
 /** A rollup's sources (1 to MAX_UNION_SOURCES), one finite weight per source, its ttl. */
 export function checkUnion(options: UnionOptions): void {
   const { sources, weights } = options;
-  if (sources.length < 1 || sources.length > MAX_UNION_SOURCES) invalid([{ path: "sources", message: `must hold 1 to ${MAX_UNION_SOURCES} sources` }]);
-  if (weights !== undefined && weights.length !== sources.length) invalid([{ path: "weights", message: "must hold one weight per source" }]);
+  if (sources.length < 1 || sources.length > MAX_UNION_SOURCES)
+    invalid([{ path: "sources", message: `must hold 1 to ${MAX_UNION_SOURCES} sources` }]);
+  if (weights !== undefined && weights.length !== sources.length)
+    invalid([{ path: "weights", message: "must hold one weight per source" }]);
   weights?.forEach((w, i) => checkIncrement(w, `weights.${i}`));
   checkTtl(options.ttl, "ttl");
 }
 
 export function checkUnionKeys(expanded: number): void {
-  if (expanded > MAX_UNION_KEYS) invalid([{ path: "sources", message: `expand to ${expanded} keys; at most ${MAX_UNION_KEYS} per rollup` }]);
+  if (expanded > MAX_UNION_KEYS)
+    invalid([{ path: "sources", message: `expand to ${expanded} keys; at most ${MAX_UNION_KEYS} per rollup` }]);
 }

@@ -43,7 +43,11 @@ export interface Bucket {
  * The true nearest-rank quantile lies in the same bucket, so the estimate is
  * off by less than one bucket width.
  */
-export function quantile(buckets: readonly Bucket[], q: number, observed?: { min: number; max: number }): number | null {
+export function quantile(
+  buckets: readonly Bucket[],
+  q: number,
+  observed?: { min: number; max: number },
+): number | null {
   const total = buckets.reduce((sum, b) => sum + b.count, 0);
   if (total <= 0) return null;
   const target = q * total;

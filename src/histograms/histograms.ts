@@ -9,7 +9,15 @@ import { assertName, listPage, type PageOptions } from "../validation.ts";
 import { MAX_BUCKET_INDEX, quantile, topBuckets, type Bucket } from "./buckets.ts";
 import { dataKeys, daysBetween, dayUntil, histogramKeys, isoDay, liveDays, liveMonths, monthOf } from "./keys.ts";
 import { deleteScript, listScript, observeScript, putScript, readScript } from "./scripts.ts";
-import { checkSettings, checkTop, groupObservations, MAX_BUCKETS_PER_DAY, MAX_LIST, MAX_READ_BUCKETS, resolveRange } from "./validate.ts";
+import {
+  checkSettings,
+  checkTop,
+  groupObservations,
+  MAX_BUCKETS_PER_DAY,
+  MAX_LIST,
+  MAX_READ_BUCKETS,
+  resolveRange,
+} from "./validate.ts";
 
 export interface HistogramSettings {
   /** Width of every bucket, in the unit of the values; finite, 0 < width ≤ 1e15. */
@@ -92,14 +100,23 @@ export interface HistogramSummary {
  * histogram that holds data is a ConflictError; a new retention re-times the
  * stored days at once.
  */
-export async function put(ctx: Ctx, name: string, settings: HistogramSettings, idempotency?: Idempotency): Promise<Written<HistogramInfo & { created: boolean }>> {
+export async function put(
+  ctx: Ctx,
+  name: string,
+  settings: HistogramSettings,
+  idempotency?: Idempotency,
+): Promise<Written<HistogramInfo & { created: boolean }>> {
   assertName(name, "histogram");
   const checked = checkSettings(settings);
   const days = liveDays(ctx.now);
   const months = liveMonths(ctx.now);
   const { value, replayed } = await putScript.run<{ created: boolean; createdAt: string }>(
     ctx.redis,
-    { meta: histogramKeys.meta(ctx.prefix, name), registry: histogramKeys.registry(ctx.prefix), ...dataKeys(ctx.prefix, name, days, months) },
+    {
+      meta: histogramKeys.meta(ctx.prefix, name),
+      registry: histogramKeys.registry(ctx.prefix),
+      ...dataKeys(ctx.prefix, name, days, months),
+    },
     {
       name,
       width: String(checked.bucketWidth),
@@ -117,11 +134,20 @@ export async function put(ctx: Ctx, name: string, settings: HistogramSettings, i
 }
 
 /** Records a batch of observations (1..1000) atomically: all of them or, on any refusal, none. */
-export async function observe(ctx: Ctx, name: string, observations: readonly Observation[], idempotency?: Idempotency): Promise<Written<{ accepted: number }>> {
+export async function observe(
+  ctx: Ctx,
+  name: string,
+  observations: readonly Observation[],
+  idempotency?: Idempotency,
+): Promise<Written<{ accepted: number }>> {
   assertName(name, "histogram");
   const groups = groupObservations(ctx.now, observations);
   const dayStarts = groups.map((g) => g.day);
-  const keys = { meta: histogramKeys.meta(ctx.prefix, name), registry: histogramKeys.registry(ctx.prefix), ...dataKeys(ctx.prefix, name, dayStarts, dayStarts.map(monthOf)) };
+  const keys = {
+    meta: histogramKeys.meta(ctx.prefix, name),
+    registry: histogramKeys.registry(ctx.prefix),
+    ...dataKeys(ctx.prefix, name, dayStarts, dayStarts.map(monthOf)),
+  };
   const sums: string[] = [];
   const negMins: string[] = [];
   const maxes: string[] = [];
@@ -194,18 +220,38 @@ export async function read(ctx: Ctx, name: string, options: ReadOptions = {}): P
   }
   const reply = await readScript.run<ReadReply>(
     ctx.redis,
-    { meta: histogramKeys.meta(ctx.prefix, name), scratch: histogramKeys.scratch(ctx.prefix, name), ...dataKeys(ctx.prefix, name, days, months) },
-    { name, maxBuckets: MAX_READ_BUCKETS, now: ctx.now, perDay: MAX_BUCKETS_PER_DAY, monthStarts: months, monthFirsts, monthLengths },
+    {
+      meta: histogramKeys.meta(ctx.prefix, name),
+      scratch: histogramKeys.scratch(ctx.prefix, name),
+      ...dataKeys(ctx.prefix, name, days, months),
+    },
+    {
+      name,
+      maxBuckets: MAX_READ_BUCKETS,
+      now: ctx.now,
+      perDay: MAX_BUCKETS_PER_DAY,
+      monthStarts: months,
+      monthFirsts,
+      monthLengths,
+    },
   );
   const [width, unit] = reply.settings;
   const buckets = asList(reply.buckets)
-    .map(([index, lower, upper, count]) => ({ index: Number(index), lower: Number(lower), upper: Number(upper), count: Number(count) }))
+    .map(([index, lower, upper, count]) => ({
+      index: Number(index),
+      lower: Number(lower),
+      upper: Number(upper),
+      count: Number(count),
+    }))
     .sort((a, b) => a.index - b.index)
     .map(({ lower, upper, count }) => ({ lower, upper, count }));
   const count = buckets.reduce((n, b) => n + b.count, 0);
   // 0 - x turns a stored -0 into 0.
   const sum = reply.sum === undefined ? 0 : 0 + Number(reply.sum);
-  const observed = count > 0 && reply.max !== undefined && reply.negMin !== undefined ? { min: 0 - Number(reply.negMin), max: 0 + Number(reply.max) } : undefined;
+  const observed =
+    count > 0 && reply.max !== undefined && reply.negMin !== undefined
+      ? { min: 0 - Number(reply.negMin), max: 0 + Number(reply.max) }
+      : undefined;
   return {
     histogram: name,
     unit: unit || null,
@@ -231,7 +277,11 @@ export async function remove(ctx: Ctx, name: string): Promise<{ deleted: boolean
   const { days, exts, months } = dataKeys(ctx.prefix, name, liveDays(ctx.now), liveMonths(ctx.now));
   const { value } = await deleteScript.run<{ removed: number }>(
     ctx.redis,
-    { meta: histogramKeys.meta(ctx.prefix, name), registry: histogramKeys.registry(ctx.prefix), stored: [...days, ...exts, ...months] },
+    {
+      meta: histogramKeys.meta(ctx.prefix, name),
+      registry: histogramKeys.registry(ctx.prefix),
+      stored: [...days, ...exts, ...months],
+    },
     { name },
   );
   return { deleted: value.removed > 0 };
@@ -246,7 +296,10 @@ export type ListOptions = PageOptions;
  * here, a bounded batch per call. `next` is the offset of the following page,
  * null on the last one.
  */
-export async function list(ctx: Ctx, options: ListOptions = {}): Promise<{ histograms: string[]; total: number; next: number | null }> {
+export async function list(
+  ctx: Ctx,
+  options: ListOptions = {},
+): Promise<{ histograms: string[]; total: number; next: number | null }> {
   const { offset, limit } = listPage(options, MAX_LIST);
   const reply = await listScript.run<{ names: string[] | Record<string, never>; total: number }>(
     ctx.redis,
@@ -254,5 +307,9 @@ export async function list(ctx: Ctx, options: ListOptions = {}): Promise<{ histo
     { now: ctx.now, offset, limit },
   );
   const histograms = asList(reply.names);
-  return { histograms, total: reply.total, next: offset + histograms.length < reply.total ? offset + histograms.length : null };
+  return {
+    histograms,
+    total: reply.total,
+    next: offset + histograms.length < reply.total ? offset + histograms.length : null,
+  };
 }

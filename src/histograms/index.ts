@@ -3,7 +3,14 @@
  * (`import * as histograms from ".../histograms/index.ts"`).
  */
 export { list, observe, put, read, remove } from "./histograms.ts";
-export type { HistogramInfo, HistogramSettings, HistogramSummary, ListOptions, Observation, ReadOptions } from "./histograms.ts";
+export type {
+  HistogramInfo,
+  HistogramSettings,
+  HistogramSummary,
+  ListOptions,
+  Observation,
+  ReadOptions,
+} from "./histograms.ts";
 export type { Bucket } from "./buckets.ts";
 export { MAX_RETENTION_DAYS } from "./keys.ts";
 export { DEFAULT_TOP, MAX_BUCKET_WIDTH, MAX_LIST, MAX_TOP, MAX_UNIT_LENGTH } from "./validate.ts";

@@ -85,7 +85,12 @@ export function liveMonths(now: number): number[] {
  * The keys that hold the data of `days` and `months`, as the scripts take them:
  * each day's buckets and extremes, each month's rollup.
  */
-export function dataKeys(prefix: string, name: string, days: readonly number[], months: readonly number[]): { days: string[]; exts: string[]; months: string[] } {
+export function dataKeys(
+  prefix: string,
+  name: string,
+  days: readonly number[],
+  months: readonly number[],
+): { days: string[]; exts: string[]; months: string[] } {
   return {
     days: days.map((day) => histogramKeys.day(prefix, name, day)),
     exts: days.map((day) => histogramKeys.ext(prefix, name, day)),

@@ -45,7 +45,9 @@ end`,
 
 /** What a write or read of a histogram that was never PUT is told. */
 function notFound(name: string | number): NotFoundError {
-  return new NotFoundError(`Histogram '${name}' does not exist; create it first with PUT /v1/histograms/${name} {"bucketWidth": ...}.`);
+  return new NotFoundError(
+    `Histogram '${name}' does not exist; create it first with PUT /v1/histograms/${name} {"bucketWidth": ...}.`,
+  );
 }
 
 /**
@@ -60,7 +62,17 @@ export const putScript = defineScript({
   name: "histograms.put",
   write: true,
   keys: ["meta", "registry", "...days", "...exts", "...months"],
-  args: ["name", "width", "unit", "retentionDays", "now", "listedUntil", "nextMonth", "...dayStarts", "...monthLastDays"],
+  args: [
+    "name",
+    "width",
+    "unit",
+    "retentionDays",
+    "now",
+    "listedUntil",
+    "nextMonth",
+    "...dayStarts",
+    "...monthLastDays",
+  ],
   uses: [RETENTION],
   refusals: {
     width_conflict: (r, call) =>
@@ -146,18 +158,33 @@ export const observeScript = defineScript({
   name: "histograms.observe",
   write: true,
   keys: ["meta", "registry", "...days", "...exts", "...months"],
-  args: ["name", "now", "maxPerDay", "maxIndex", "nextMonth", "...dayStarts", "...monthLastDays", "...counts", "...sums", "...negMins", "...maxes", "...values"],
+  args: [
+    "name",
+    "now",
+    "maxPerDay",
+    "maxIndex",
+    "nextMonth",
+    "...dayStarts",
+    "...monthLastDays",
+    "...counts",
+    "...sums",
+    "...negMins",
+    "...maxes",
+    "...values",
+  ],
   uses: [BUCKETS, RETENTION],
   refusals: {
     not_found: (_r, call) => notFound(call.args.name),
     expired: (r, call) =>
-      new ValidationError(`Observations dated ${isoDay(Number(r.day))} are older than the ${String(r.retention)}-day retention of histogram '${call.args.name}'.`, [
-        { path: "at", message: `older than the ${String(r.retention)}-day retention` },
-      ]),
+      new ValidationError(
+        `Observations dated ${isoDay(Number(r.day))} are older than the ${String(r.retention)}-day retention of histogram '${call.args.name}'.`,
+        [{ path: "at", message: `older than the ${String(r.retention)}-day retention` }],
+      ),
     out_of_range: (r) =>
-      new ValidationError(`Value ${String(r.value)} is more than ${MAX_BUCKET_INDEX} buckets (of width ${String(r.width)}) from zero; use a wider bucketWidth.`, [
-        { path: "value", message: "too many buckets from zero for this bucketWidth" },
-      ]),
+      new ValidationError(
+        `Value ${String(r.value)} is more than ${MAX_BUCKET_INDEX} buckets (of width ${String(r.width)}) from zero; use a wider bucketWidth.`,
+        [{ path: "value", message: "too many buckets from zero for this bucketWidth" }],
+      ),
     too_many_buckets: (r, call) =>
       new ValidationError(
         `Histogram '${call.args.name}' would hold more than ${MAX_BUCKETS_PER_DAY} distinct buckets on ${isoDay(Number(r.day))}; its bucketWidth ${String(r.width)} is too narrow for these values.`,
@@ -267,7 +294,13 @@ export const readScript = defineScript({
   refusals: {
     not_found: (_r, call) => notFound(call.args.name),
     // invalid() throws the ValidationError itself
-    too_many_buckets: (r) => invalid([{ path: "from", message: `the range holds ${String(r.buckets)} distinct buckets, more than ${MAX_READ_BUCKETS}; narrow it` }]),
+    too_many_buckets: (r) =>
+      invalid([
+        {
+          path: "from",
+          message: `the range holds ${String(r.buckets)} distinct buckets, more than ${MAX_READ_BUCKETS}; narrow it`,
+        },
+      ]),
   },
   lua: `
 local cap       = tonumber(maxBuckets)

@@ -36,14 +36,26 @@ export function parseDay(value: string): number | null {
 }
 
 /** Checks settings as PUT receives them; returns them with defaults filled in. */
-export function checkSettings(settings: HistogramSettings): Required<Omit<HistogramSettings, "unit">> & { unit: string | null } {
+export function checkSettings(
+  settings: HistogramSettings,
+): Required<Omit<HistogramSettings, "unit">> & { unit: string | null } {
   const issues: FieldIssue[] = [];
   const { bucketWidth, unit, retentionDays = MAX_RETENTION_DAYS } = settings;
-  if (typeof bucketWidth !== "number" || !Number.isFinite(bucketWidth) || bucketWidth <= 0 || bucketWidth > MAX_BUCKET_WIDTH) {
+  if (
+    typeof bucketWidth !== "number" ||
+    !Number.isFinite(bucketWidth) ||
+    bucketWidth <= 0 ||
+    bucketWidth > MAX_BUCKET_WIDTH
+  ) {
     issues.push({ path: "bucketWidth", message: `must be a finite number, 0 < bucketWidth ≤ ${MAX_BUCKET_WIDTH}` });
   }
   if (unit !== undefined) {
-    const problem = typeof unit !== "string" ? "must be a string" : unit.length > MAX_UNIT_LENGTH ? `must be at most ${MAX_UNIT_LENGTH} characters` : memberProblem(unit);
+    const problem =
+      typeof unit !== "string"
+        ? "must be a string"
+        : unit.length > MAX_UNIT_LENGTH
+          ? `must be at most ${MAX_UNIT_LENGTH} characters`
+          : memberProblem(unit);
     if (problem) issues.push({ path: "unit", message: problem });
   }
   if (!Number.isInteger(retentionDays) || retentionDays < 1 || retentionDays > MAX_RETENTION_DAYS) {
@@ -75,10 +87,16 @@ export function groupObservations(now: number, observations: readonly Observatio
       return;
     }
     const at = o.at === undefined ? now : parseAt(o.at);
-    if (at === null) return void issues.push({ path: `${path}at`, message: "must be epoch milliseconds or an ISO-8601 timestamp" });
-    if (at > now + MAX_FUTURE_MS) return void issues.push({ path: `${path}at`, message: "must be at most 5 minutes in the future" });
+    if (at === null)
+      return void issues.push({ path: `${path}at`, message: "must be epoch milliseconds or an ISO-8601 timestamp" });
+    if (at > now + MAX_FUTURE_MS)
+      return void issues.push({ path: `${path}at`, message: "must be at most 5 minutes in the future" });
     // The histogram's own retention (≤ 400 days) is checked by the script, which reads it.
-    if (at < oldest) return void issues.push({ path: `${path}at`, message: `must be within the last ${MAX_RETENTION_DAYS} days (the longest retention)` });
+    if (at < oldest)
+      return void issues.push({
+        path: `${path}at`,
+        message: `must be within the last ${MAX_RETENTION_DAYS} days (the longest retention)`,
+      });
     const day = dayStart(at);
     const list = groups.get(day);
     // -0 would reach Lua as "-0"; its bucket is 0's either way.
@@ -98,13 +116,15 @@ export function resolveRange(now: number, options: Pick<ReadOptions, "from" | "t
   if (from === null && options.from !== undefined) issues.push({ path: "from", message: "must be a date YYYY-MM-DD" });
   if (issues.length > 0 || from === null || to === null) return invalid(issues);
   if (from > to) invalid([{ path: "from", message: "must not be after 'to'" }]);
-  if ((to - from) / DAY + 1 > MAX_RETENTION_DAYS) invalid([{ path: "from", message: `the range may cover at most ${MAX_RETENTION_DAYS} days` }]);
+  if ((to - from) / DAY + 1 > MAX_RETENTION_DAYS)
+    invalid([{ path: "from", message: `the range may cover at most ${MAX_RETENTION_DAYS} days` }]);
   return { from, to };
 }
 
 /** The `top` of a read, with its default. */
 export function checkTop(top: number | undefined): number {
   const n = top ?? DEFAULT_TOP;
-  if (!Number.isInteger(n) || n < 0 || n > MAX_TOP) invalid([{ path: "top", message: `must be an integer from 0 to ${MAX_TOP}` }]);
+  if (!Number.isInteger(n) || n < 0 || n > MAX_TOP)
+    invalid([{ path: "top", message: `must be an integer from 0 to ${MAX_TOP}` }]);
   return n;
 }

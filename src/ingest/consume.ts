@@ -51,7 +51,12 @@ interface Entry {
 }
 
 /** Applies a batch; returns what it did (also added to the status counters). */
-export async function consumeBatch(ctx: Ctx, messages: readonly QueuedMessage[], settings: IngestSettings, options: ConsumeOptions = {}): Promise<BatchStats> {
+export async function consumeBatch(
+  ctx: Ctx,
+  messages: readonly QueuedMessage[],
+  settings: IngestSettings,
+  options: ConsumeOptions = {},
+): Promise<BatchStats> {
   const stats: BatchStats = { applied: 0, events: 0, retried: 0, deadLettered: 0, duplicates: 0, oldestAgeMs: 0 };
   const dead: { entry: QueuedMessage; reason: string }[] = [];
   const groups = new Map<string, Entry[]>();
@@ -59,7 +64,10 @@ export async function consumeBatch(ctx: Ctx, messages: readonly QueuedMessage[],
   const seen = new Set<string>();
   for (const msg of messages) {
     const parsed = parseMessage(msg.body);
-    stats.oldestAgeMs = Math.max(stats.oldestAgeMs, ctx.now - (typeof parsed === "string" ? msg.timestamp.getTime() : parsed.t));
+    stats.oldestAgeMs = Math.max(
+      stats.oldestAgeMs,
+      ctx.now - (typeof parsed === "string" ? msg.timestamp.getTime() : parsed.t),
+    );
     const problem = typeof parsed === "string" ? parsed : await problemOf(parsed, ctx.prefix, ctx.now, settings);
     if (problem !== null || typeof parsed === "string") {
       dead.push({ entry: msg, reason: problem ?? "unreadable" });
@@ -120,7 +128,10 @@ export async function consumeBatch(ctx: Ctx, messages: readonly QueuedMessage[],
         }
         if (left.length > 0) throw new StorageUnavailableError("ingest: the group kept changing under its script");
       } catch (error) {
-        if (!(error instanceof StorageUnavailableError)) console.error(`ingest: a group failed and is retried: ${error instanceof Error ? error.message : String(error)}`);
+        if (!(error instanceof StorageUnavailableError))
+          console.error(
+            `ingest: a group failed and is retried: ${error instanceof Error ? error.message : String(error)}`,
+          );
         for (const e of left) e.msg.retry({ delaySeconds: retryDelaySeconds(e.msg.attempts) });
         stats.retried += left.length;
       }
@@ -134,7 +145,9 @@ export async function consumeBatch(ctx: Ctx, messages: readonly QueuedMessage[],
         for (const d of dead) d.entry.ack();
         stats.deadLettered += dead.length;
       } catch (error) {
-        console.error(`ingest: dead-letter send failed, retrying: ${error instanceof Error ? error.message : String(error)}`);
+        console.error(
+          `ingest: dead-letter send failed, retrying: ${error instanceof Error ? error.message : String(error)}`,
+        );
         for (const d of dead) d.entry.retry({ delaySeconds: retryDelaySeconds(d.entry.attempts) });
         stats.retried += dead.length;
       }
@@ -149,7 +162,10 @@ export async function consumeBatch(ctx: Ctx, messages: readonly QueuedMessage[],
   try {
     await recordBatch(ctx, stats);
   } catch (error) {
-    (options.onStatsError ?? ((e: unknown) => console.error(`ingest: stats not recorded: ${e instanceof Error ? e.message : String(e)}`)))(error);
+    (
+      options.onStatsError ??
+      ((e: unknown) => console.error(`ingest: stats not recorded: ${e instanceof Error ? e.message : String(e)}`))
+    )(error);
   }
   return stats;
 }

@@ -3,7 +3,13 @@
  * the library's own checks and cuts them into queue messages; the consumer merges a batch per
  * target and applies each group exactly once; its figures are read back as a status.
  */
-export { consumeBatch, retryDelaySeconds, MAX_GROUP_ITEMS, type ConsumeOptions, type QueuedMessage } from "./consume.ts";
+export {
+  consumeBatch,
+  retryDelaySeconds,
+  MAX_GROUP_ITEMS,
+  type ConsumeOptions,
+  type QueuedMessage,
+} from "./consume.ts";
 export { status, type BatchStats, type IngestStatus } from "./ingest.ts";
 export { jobs } from "./jobs.ts";
 export { sendBatches, toMessages, type IngestKind, type IngestMessage } from "./message.ts";

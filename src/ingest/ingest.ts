@@ -33,7 +33,11 @@ export function mayBeFromYesterday(id: string, t: number, now: number): boolean 
 }
 
 /** Applies a planned group whose messages have the dedupe ids `ids`: applied, or the ids already applied (then nothing was written). */
-export async function applyGroup(ctx: Ctx, plan: GroupPlan, dedupe: DedupeId[]): Promise<{ applied: true } | { applied: false; duplicates: string[] }> {
+export async function applyGroup(
+  ctx: Ctx,
+  plan: GroupPlan,
+  dedupe: DedupeId[],
+): Promise<{ applied: true } | { applied: false; duplicates: string[] }> {
   const old = dedupe.filter((d) => d.old);
   const result = await applyScripts[plan.kind].run<{ applied?: number; duplicates?: string[] }>(
     ctx.redis,
@@ -120,8 +124,22 @@ export async function status(ctx: Ctx): Promise<IngestStatus> {
     {},
   );
   const now = Math.floor(ctx.now / MINUTE);
-  const result: IngestStatus = { oldestAgeMs: 0, applied: 0, retried: 0, deadLettered: 0, events: 0, duplicates: 0, lastBatchAt: null };
-  const sums: Record<string, keyof IngestStatus> = { a: "applied", r: "retried", d: "deadLettered", e: "events", u: "duplicates" };
+  const result: IngestStatus = {
+    oldestAgeMs: 0,
+    applied: 0,
+    retried: 0,
+    deadLettered: 0,
+    events: 0,
+    duplicates: 0,
+    lastBatchAt: null,
+  };
+  const sums: Record<string, keyof IngestStatus> = {
+    a: "applied",
+    r: "retried",
+    d: "deadLettered",
+    e: "events",
+    u: "duplicates",
+  };
   for (const flat of raw) {
     if (!Array.isArray(flat)) continue;
     for (let i = 0; i + 1 < flat.length; i += 2) {

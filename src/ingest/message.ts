@@ -42,7 +42,10 @@ const encoder = new TextEncoder();
 const sizeOf = (value: unknown) => encoder.encode(JSON.stringify(value)).length;
 
 /** The field that holds a kind's items. */
-export const ITEMS_FIELD = { trending: "events", counters: "items", presence: "ids" } as const satisfies Record<IngestKind, string>;
+export const ITEMS_FIELD = { trending: "events", counters: "items", presence: "ids" } as const satisfies Record<
+  IngestKind,
+  string
+>;
 
 /** The items (events, increments, ids) a message carries. */
 export function listOf(message: IngestMessage): unknown[] {
@@ -54,7 +57,10 @@ export function listOf(message: IngestMessage): unknown[] {
  * split is a function of the items alone, so the same request split again (a
  * client's retry) gives the same parts and the same dedupe ids.
  */
-export function toMessages(base: Omit<Common, "v" | "d"> & { kind: IngestKind; idempotencyId?: string | undefined }, items: unknown[]): IngestMessage[] {
+export function toMessages(
+  base: Omit<Common, "v" | "d"> & { kind: IngestKind; idempotencyId?: string | undefined },
+  items: unknown[],
+): IngestMessage[] {
   const field = ITEMS_FIELD[base.kind];
   const parts: unknown[][] = [];
   let part: unknown[] = [];
@@ -71,7 +77,14 @@ export function toMessages(base: Omit<Common, "v" | "d"> & { kind: IngestKind; i
   }
   if (part.length > 0) parts.push(part);
   return parts.map((list, i) => {
-    const message: Record<string, unknown> = { v: 1, kind: base.kind, name: base.name, t: base.t, r: base.r, [field]: list };
+    const message: Record<string, unknown> = {
+      v: 1,
+      kind: base.kind,
+      name: base.name,
+      t: base.t,
+      r: base.r,
+      [field]: list,
+    };
     if (base.idempotencyId) message.d = `i:${base.idempotencyId}:${i}`;
     return message as unknown as IngestMessage;
   });

@@ -40,7 +40,12 @@ const CAPTURED_RESULT = '{"replayed":false,"value":[]}';
  * Runs a library write against a client that records its EVALSHA instead of sending it. A write
  * that made its call passed every check; what it then makes of the empty result is no concern.
  */
-export async function capture(kind: IngestKind, prefix: string, now: number, write: (ctx: Ctx) => Promise<unknown>): Promise<Call> {
+export async function capture(
+  kind: IngestKind,
+  prefix: string,
+  now: number,
+  write: (ctx: Ctx) => Promise<unknown>,
+): Promise<Call> {
   const calls: (Call & { sha: string })[] = [];
   const record = async (sha: string, keys: string[], args: string[]) => {
     calls.push({ sha, keys: [...keys], args: args.map(String) });
@@ -54,14 +59,20 @@ export async function capture(kind: IngestKind, prefix: string, now: number, wri
   }
   const [call, ...more] = calls;
   const sha = await scriptSha(libraryScripts[kind]);
-  if (!call || more.length > 0 || call.sha !== sha) throw new Error(`ingest: the ${kind} write did not make exactly one ${libraryScripts[kind].name} call`);
+  if (!call || more.length > 0 || call.sha !== sha)
+    throw new Error(`ingest: the ${kind} write did not make exactly one ${libraryScripts[kind].name} call`);
   return { keys: call.keys, args: call.args };
 }
 
 /** The library call for one kind of write, on one list of items. */
-export function libraryWrite(message: Pick<IngestMessage, "kind" | "name">, items: unknown[], settings: IngestSettings): (ctx: Ctx) => Promise<unknown> {
+export function libraryWrite(
+  message: Pick<IngestMessage, "kind" | "name">,
+  items: unknown[],
+  settings: IngestSettings,
+): (ctx: Ctx) => Promise<unknown> {
   if (message.kind === "trending") {
-    return (ctx) => recordEvents(ctx, message.name, items as TrendingEvent[], { retentionHours: settings.trendingRetentionHours });
+    return (ctx) =>
+      recordEvents(ctx, message.name, items as TrendingEvent[], { retentionHours: settings.trendingRetentionHours });
   }
   if (message.kind === "counters") return (ctx) => increment(ctx, message.name, items as IncrItem[]);
   return (ctx) => heartbeat(ctx, message.name, items as string[], { timeoutSeconds: settings.presenceTimeoutSeconds });
@@ -112,7 +123,8 @@ function mergeCounters(messages: Extract<IngestMessage, { kind: "counters" }>[])
   for (const m of messages) {
     for (const item of m.items) {
       const at = item.at === undefined ? undefined : (parseBucketTime(item.at) as number);
-      const bucket = item.period === undefined || at === undefined ? "" : `${item.period}:${periodStart(item.period, at)}`;
+      const bucket =
+        item.period === undefined || at === undefined ? "" : `${item.period}:${periodStart(item.period, at)}`;
       const key = `${bucket}\n${item.member}`;
       const seen = sums.get(key);
       if (!seen) {
@@ -124,7 +136,8 @@ function mergeCounters(messages: Extract<IngestMessage, { kind: "counters" }>[])
       if (item.ttl !== undefined) seen.ttl = Math.max(seen.ttl ?? 0, item.ttl);
     }
   }
-  const clean = (item: IncrItem): IncrItem => Object.fromEntries(Object.entries(item).filter(([, v]) => v !== undefined)) as unknown as IncrItem;
+  const clean = (item: IncrItem): IncrItem =>
+    Object.fromEntries(Object.entries(item).filter(([, v]) => v !== undefined)) as unknown as IncrItem;
   return [...sums.values()].flatMap((item) => parts(item.by).map((by) => clean({ ...item, by })));
 }
 
@@ -143,7 +156,12 @@ export interface GroupPlan {
  * applied per PRESENCE_WINDOW_MS window at the latest time in it (a heartbeat
  * is never dated earlier than it was sent, and at most 5 s later).
  */
-export async function planGroup(messages: IngestMessage[], prefix: string, now: number, settings: IngestSettings): Promise<GroupPlan> {
+export async function planGroup(
+  messages: IngestMessage[],
+  prefix: string,
+  now: number,
+  settings: IngestSettings,
+): Promise<GroupPlan> {
   const first = messages[0];
   if (!first) throw new Error("ingest: empty group");
   const { kind, name } = first;
@@ -160,11 +178,16 @@ export async function planGroup(messages: IngestMessage[], prefix: string, now: 
     }
     for (const slot of [...windows.keys()].sort((a, b) => a - b)) {
       const w = windows.get(slot) as { at: number; ids: Set<string> };
-      for (const ids of chunks([...w.ids])) calls.push(await capture(kind, prefix, w.at, libraryWrite(first, ids, settings)));
+      for (const ids of chunks([...w.ids]))
+        calls.push(await capture(kind, prefix, w.at, libraryWrite(first, ids, settings)));
     }
     return { kind, name, calls, items };
   }
-  const merged = kind === "trending" ? mergeTrending(messages as Extract<IngestMessage, { kind: "trending" }>[]) : mergeCounters(messages as Extract<IngestMessage, { kind: "counters" }>[]);
-  for (const list of chunks<unknown>(merged)) calls.push(await capture(kind, prefix, now, libraryWrite(first, list, settings)));
+  const merged =
+    kind === "trending"
+      ? mergeTrending(messages as Extract<IngestMessage, { kind: "trending" }>[])
+      : mergeCounters(messages as Extract<IngestMessage, { kind: "counters" }>[]);
+  for (const list of chunks<unknown>(merged))
+    calls.push(await capture(kind, prefix, now, libraryWrite(first, list, settings)));
   return { kind, name, calls, items };
 }

@@ -25,7 +25,10 @@ export function parseMessage(body: unknown): IngestMessage | string {
   if (typeof body.t !== "number" || !Number.isFinite(body.t)) return "t is missing";
   if (typeof body.r !== "string") return "r is missing";
   if (body.d !== undefined && typeof body.d !== "string") return "d is not a string";
-  const field = typeof body.kind === "string" && Object.hasOwn(ITEMS_FIELD, body.kind) ? ITEMS_FIELD[body.kind as IngestKind] : undefined;
+  const field =
+    typeof body.kind === "string" && Object.hasOwn(ITEMS_FIELD, body.kind)
+      ? ITEMS_FIELD[body.kind as IngestKind]
+      : undefined;
   const list = field === undefined ? undefined : body[field];
   if (list === undefined) return `unknown kind ${String(body.kind)}`;
   if (!Array.isArray(list) || list.length === 0) return "no items";
@@ -37,7 +40,14 @@ export function parseMessage(body: unknown): IngestMessage | string {
  * ValidationError) and returns them with every time resolved to `now`: the
  * form they are queued in.
  */
-export async function acceptItems(kind: IngestKind, name: string, items: unknown[], prefix: string, now: number, settings: IngestSettings): Promise<unknown[]> {
+export async function acceptItems(
+  kind: IngestKind,
+  name: string,
+  items: unknown[],
+  prefix: string,
+  now: number,
+  settings: IngestSettings,
+): Promise<unknown[]> {
   await capture(kind, prefix, now, libraryWrite({ kind, name }, items, settings));
   if (kind === "trending") {
     return (items as TrendingEvent[]).map((e) => ({ member: e.member, count: e.count ?? 1, at: e.at ?? now }));
@@ -57,7 +67,12 @@ export async function acceptItems(kind: IngestKind, name: string, items: unknown
  * left the retention, a bucket time past 400 days or its ttl. Presence: a
  * heartbeat from before yesterday (its day's figures have expired).
  */
-export async function problemOf(message: IngestMessage, prefix: string, now: number, settings: IngestSettings): Promise<string | null> {
+export async function problemOf(
+  message: IngestMessage,
+  prefix: string,
+  now: number,
+  settings: IngestSettings,
+): Promise<string | null> {
   if (message.kind === "presence" && dayStart(message.t) < dayStart(now) - DAY) return "heartbeat older than yesterday";
   const at = message.kind === "presence" ? message.t : now;
   try {

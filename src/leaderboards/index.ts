@@ -9,7 +9,13 @@ export { changeScore, changeScores, configure, deleteBoard, info, join, removePl
 export type { BoardSettings, JoinInput, JoinView, ScoreResult } from "./leaderboards.ts";
 export { around, getPlayer, list, listSeasons, page, rankPlayers } from "./reads.ts";
 export type { ListOptions, PageOptions, PlayerView, Row, SeasonOption, SeasonSummary, SubsetRow } from "./reads.ts";
-export { DEFAULT_KEEP_SEASONS, MAX_KEEP_SEASONS, seasonSelectorProblem, type Reset, type SeasonSelector } from "./seasons.ts";
+export {
+  DEFAULT_KEEP_SEASONS,
+  MAX_KEEP_SEASONS,
+  seasonSelectorProblem,
+  type Reset,
+  type SeasonSelector,
+} from "./seasons.ts";
 export { MAX_AROUND, MAX_LISTED_BOARDS, MAX_META_BYTES, MAX_PAGE_LIMIT, MAX_SCORE, metaProblem } from "./validate.ts";
 export type { BoardConfig, ScoreChange, SetMode, TiePolicy } from "./validate.ts";
 export { jobs } from "./jobs.ts";

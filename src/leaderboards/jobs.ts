@@ -157,14 +157,22 @@ const snapshotJob: Job = async (ctx, config) => {
   let copied = 0;
   let completed = 0;
   let boards = 0;
-  const result = (more: boolean, extra: Record<string, boolean> = {}) => ({ day, scripts, boards, snapshots: completed, members: copied, more, ...extra });
+  const result = (more: boolean, extra: Record<string, boolean> = {}) => ({
+    day,
+    scripts,
+    boards,
+    snapshots: completed,
+    members: copied,
+    more,
+    ...extra,
+  });
   while (scripts < maxScripts) {
     scripts++;
-    const { value: page } = await snapshotListScript.run<{ done?: true; boards: [string, string][] | Record<string, never>; last: boolean }>(
-      ctx.redis,
-      { state, registry: registryKey(ctx.prefix) },
-      { day, n: SNAPSHOT_PAGE },
-    );
+    const { value: page } = await snapshotListScript.run<{
+      done?: true;
+      boards: [string, string][] | Record<string, never>;
+      last: boolean;
+    }>(ctx.redis, { state, registry: registryKey(ctx.prefix) }, { day, n: SNAPSHOT_PAGE });
     if (page.done) return result(false, { alreadyDone: scripts === 1 });
     let pending = asList(page.boards);
     if (pending.length === 0) return result(false);
@@ -176,8 +184,21 @@ const snapshotJob: Job = async (ctx, config) => {
       const keys = group.map(([board]) => boardKeys(ctx.prefix, board));
       const { value } = await snapshotStepScript.run<{ handled: number; copied: number; completed: number }>(
         ctx.redis,
-        { state, settings: keys.map((k) => k.settings), rankings: keys.map((k) => k.ranking), snapshots: keys.map((k) => k.snapshot), nexts: keys.map((k) => k.snapshotNext) },
-        { day, budget: chunk, ttl: SNAPSHOT_TTL_SECONDS, final: final ? 1 : 0, boards: group.map(([board]) => board), scores: group.map(([, score]) => score) },
+        {
+          state,
+          settings: keys.map((k) => k.settings),
+          rankings: keys.map((k) => k.ranking),
+          snapshots: keys.map((k) => k.snapshot),
+          nexts: keys.map((k) => k.snapshotNext),
+        },
+        {
+          day,
+          budget: chunk,
+          ttl: SNAPSHOT_TTL_SECONDS,
+          final: final ? 1 : 0,
+          boards: group.map(([board]) => board),
+          scores: group.map(([, score]) => score),
+        },
       );
       copied += value.copied;
       completed += value.completed;

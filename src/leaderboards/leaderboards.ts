@@ -5,8 +5,28 @@ import * as webhooks from "../webhooks/index.ts";
 import { boardKeys, registryKey } from "./keys.ts";
 import { countScript } from "./read-scripts.ts";
 import { configureScript, deleteScript, joinScript, removeScript, scoreScript } from "./scripts.ts";
-import { DEFAULT_KEEP_SEASONS, keptSeasons, rankingKey, RESET_LETTER, RESET_OF, seasonBlock, seasonIdOf, type Reset } from "./seasons.ts";
-import { checkBoard, checkChanges, checkConfig, checkJoin, MAX_SCORE, negated, scoreOf, type BoardConfig, type ScoreChange, type TiePolicy } from "./validate.ts";
+import {
+  DEFAULT_KEEP_SEASONS,
+  keptSeasons,
+  rankingKey,
+  RESET_LETTER,
+  RESET_OF,
+  seasonBlock,
+  seasonIdOf,
+  type Reset,
+} from "./seasons.ts";
+import {
+  checkBoard,
+  checkChanges,
+  checkConfig,
+  checkJoin,
+  MAX_SCORE,
+  negated,
+  scoreOf,
+  type BoardConfig,
+  type ScoreChange,
+  type TiePolicy,
+} from "./validate.ts";
 
 /**
  * Leaderboards: one ranking per board with fair ties, player profiles, pages
@@ -66,7 +86,13 @@ export interface ScoreResult {
 function cfgOf(text: string | undefined) {
   const [r = "n", keep = "", min = "", max = "", inc = ""] = (text ?? "").split("|");
   const num = (v: string) => (v === "" ? null : Number(v));
-  return { reset: RESET_OF[r] ?? "none", keepSeasons: keep === "" ? DEFAULT_KEEP_SEASONS : Number(keep), minScore: num(min), maxScore: num(max), maxIncrement: num(inc) };
+  return {
+    reset: RESET_OF[r] ?? "none",
+    keepSeasons: keep === "" ? DEFAULT_KEEP_SEASONS : Number(keep),
+    minScore: num(min),
+    maxScore: num(max),
+    maxIncrement: num(inc),
+  };
 }
 
 /**
@@ -77,13 +103,25 @@ function cfgOf(text: string | undefined) {
  * were taken under the old policy, and another reset would hide the live ranking.
  * @param config a tie policy alone is accepted too (the v1 signature).
  */
-export async function configure(ctx: Ctx, board: string, config: BoardConfig | TiePolicy = {}, idempotency?: Idempotency): Promise<Written<BoardSettings>> {
+export async function configure(
+  ctx: Ctx,
+  board: string,
+  config: BoardConfig | TiePolicy = {},
+  idempotency?: Idempotency,
+): Promise<Written<BoardSettings>> {
   const c: BoardConfig = typeof config === "string" ? { ties: config } : config;
   checkConfig(board, c);
   const arg = (v: number | null | undefined) => (v === undefined ? "" : v === null ? "-" : String(v));
   const k = boardKeys(ctx.prefix, board);
   const season = seasonBlock(ctx.prefix, board, ctx.now);
-  const { value, replayed } = await configureScript.run<{ players: number; ties: TiePolicy; createdAt: string; created: boolean; cfg: string; season: string }>(
+  const { value, replayed } = await configureScript.run<{
+    players: number;
+    ties: TiePolicy;
+    createdAt: string;
+    created: boolean;
+    cfg: string;
+    season: string;
+  }>(
     ctx.redis,
     { settings: k.settings, players: k.players, registry: registryKey(ctx.prefix), seasonKeys: season.keys },
     {
@@ -99,7 +137,16 @@ export async function configure(ctx: Ctx, board: string, config: BoardConfig | T
     },
     idempotency,
   );
-  return { board, ties: value.ties, createdAt: Number(value.createdAt), players: value.players, created: value.created, ...cfgOf(value.cfg), season: seasonIdOf(value.season), replayed };
+  return {
+    board,
+    ties: value.ties,
+    createdAt: Number(value.createdAt),
+    players: value.players,
+    created: value.created,
+    ...cfgOf(value.cfg),
+    season: seasonIdOf(value.season),
+    replayed,
+  };
 }
 
 /** Board settings and the current season's player count; NotFoundError when the board does not exist. */
@@ -107,13 +154,23 @@ export async function info(ctx: Ctx, board: string): Promise<Omit<BoardSettings,
   checkBoard(board);
   const k = boardKeys(ctx.prefix, board);
   const season = seasonBlock(ctx.prefix, board, ctx.now);
-  const res = await countScript.run<{ missing?: true; ties: TiePolicy; createdAt: string; total: number; cfg: string; season: string }>(
-    ctx.redis,
-    { settings: k.settings, seasonKeys: season.keys },
-    { seasonArgs: season.args },
-  );
+  const res = await countScript.run<{
+    missing?: true;
+    ties: TiePolicy;
+    createdAt: string;
+    total: number;
+    cfg: string;
+    season: string;
+  }>(ctx.redis, { settings: k.settings, seasonKeys: season.keys }, { seasonArgs: season.args });
   if (res.missing) throw new NotFoundError(`No board '${board}'.`);
-  return { board, ties: res.ties, createdAt: Number(res.createdAt), players: res.total, ...cfgOf(res.cfg), season: seasonIdOf(res.season) };
+  return {
+    board,
+    ties: res.ties,
+    createdAt: Number(res.createdAt),
+    players: res.total,
+    ...cfgOf(res.cfg),
+    season: seasonIdOf(res.season),
+  };
 }
 
 /**
@@ -121,13 +178,25 @@ export async function info(ctx: Ctx, board: string): Promise<Omit<BoardSettings,
  * for an existing player, replaces name and meta while keeping score and
  * join time.
  */
-export async function join(ctx: Ctx, board: string, player: string, input: JoinInput, idempotency?: Idempotency): Promise<Written<JoinView>> {
+export async function join(
+  ctx: Ctx,
+  board: string,
+  player: string,
+  input: JoinInput,
+  idempotency?: Idempotency,
+): Promise<Written<JoinView>> {
   checkJoin(board, player, input.name, input.meta, input.score);
   const k = boardKeys(ctx.prefix, board);
   const season = seasonBlock(ctx.prefix, board, ctx.now);
   const { value, replayed } = await joinScript.run<{ created: boolean; joinedAt: string; score: string; rank: number }>(
     ctx.redis,
-    { settings: k.settings, players: k.players, profiles: k.profiles, registry: registryKey(ctx.prefix), seasonKeys: season.keys },
+    {
+      settings: k.settings,
+      players: k.players,
+      profiles: k.profiles,
+      registry: registryKey(ctx.prefix),
+      seasonKeys: season.keys,
+    },
     {
       board,
       player,
@@ -184,7 +253,13 @@ export async function changeScores(
 }
 
 /** One player's score change; see `changeScores`. */
-export async function changeScore(ctx: Ctx, board: string, player: string, change: ScoreChange, idempotency?: Idempotency): Promise<Written<ScoreResult>> {
+export async function changeScore(
+  ctx: Ctx,
+  board: string,
+  player: string,
+  change: ScoreChange,
+  idempotency?: Idempotency,
+): Promise<Written<ScoreResult>> {
   checkBoard(board, player);
   const { results, replayed } = await changeScores(ctx, board, [{ ...change, player }], idempotency);
   return { ...(results[0] as ScoreResult), replayed };
@@ -202,7 +277,15 @@ export async function removePlayer(ctx: Ctx, board: string, player: string): Pro
   const season = seasonBlock(ctx.prefix, board, ctx.now);
   const { value } = await removeScript.run<{ removed: boolean }>(
     ctx.redis,
-    { settings: k.settings, players: k.players, profiles: k.profiles, registry: registryKey(ctx.prefix), snapshot: k.snapshot, snapshotNext: k.snapshotNext, seasonKeys: season.keys },
+    {
+      settings: k.settings,
+      players: k.players,
+      profiles: k.profiles,
+      registry: registryKey(ctx.prefix),
+      snapshot: k.snapshot,
+      snapshotNext: k.snapshotNext,
+      seasonKeys: season.keys,
+    },
     { board, player, seasonArgs: season.args },
   );
   return value;
@@ -214,10 +297,15 @@ export async function deleteBoard(ctx: Ctx, board: string): Promise<{ removed: b
   const k = boardKeys(ctx.prefix, board);
   // every ranking the board may still have: all-time, and each kept season of every reset
   const kept = keptSeasons(ctx.now);
-  const rankings = [...kept.daily, ...kept.weekly, ...kept.monthly].map((season) => rankingKey(ctx.prefix, board, season.id));
+  const rankings = [...kept.daily, ...kept.weekly, ...kept.monthly].map((season) =>
+    rankingKey(ctx.prefix, board, season.id),
+  );
   const { value } = await deleteScript.run<{ removed: boolean }>(
     ctx.redis,
-    { registry: registryKey(ctx.prefix), boardKeys: [k.settings, k.ranking, k.players, k.profiles, k.snapshot, k.snapshotNext, ...rankings] },
+    {
+      registry: registryKey(ctx.prefix),
+      boardKeys: [k.settings, k.ranking, k.players, k.profiles, k.snapshot, k.snapshotNext, ...rankings],
+    },
     { board },
   );
   return value;

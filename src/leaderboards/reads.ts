@@ -4,8 +4,26 @@ import { asList } from "../redis/script.ts";
 import { listPage, type PageOptions as ListPageOptions } from "../validation.ts";
 import { boardKeys, playerOfMember, registryKey } from "./keys.ts";
 import { aroundScript, getScript, listScript, pageScript, rankScript, seasonsScript } from "./read-scripts.ts";
-import { keptSeasons, rankingKey, RESET_OF, seasonBlock, seasonById, seasonIdOf, type Reset, type SeasonSelector } from "./seasons.ts";
-import { checkAround, checkBoard, checkPage, checkSeason, checkSubset, MAX_LISTED_BOARDS, scoreOf, type TiePolicy } from "./validate.ts";
+import {
+  keptSeasons,
+  rankingKey,
+  RESET_OF,
+  seasonBlock,
+  seasonById,
+  seasonIdOf,
+  type Reset,
+  type SeasonSelector,
+} from "./seasons.ts";
+import {
+  checkAround,
+  checkBoard,
+  checkPage,
+  checkSeason,
+  checkSubset,
+  MAX_LISTED_BOARDS,
+  scoreOf,
+  type TiePolicy,
+} from "./validate.ts";
 
 /**
  * Reads of a board: one read script each, one round trip. A separate concern from the writes
@@ -47,7 +65,10 @@ export interface SeasonOption {
   season?: SeasonSelector | undefined;
 }
 
-function parseProfile(text: string | false | null | undefined): { name: string | null; meta: Record<string, unknown> | null } {
+function parseProfile(text: string | false | null | undefined): {
+  name: string | null;
+  meta: Record<string, unknown> | null;
+} {
   if (!text) return { name: null, meta: null };
   const parsed = JSON.parse(text) as { name?: string; meta?: Record<string, unknown> | null };
   return { name: parsed.name ?? null, meta: parsed.meta ?? null };
@@ -83,7 +104,9 @@ function noPlayer(board: string, player: string): never {
 }
 
 function noSeason(board: string, season: SeasonSelector | undefined): never {
-  throw new NotFoundError(`Board '${board}' has no season '${season ?? "current"}' (its reset policy names other seasons, or none).`);
+  throw new NotFoundError(
+    `Board '${board}' has no season '${season ?? "current"}' (its reset policy names other seasons, or none).`,
+  );
 }
 
 /**
@@ -91,7 +114,12 @@ function noSeason(board: string, season: SeasonSelector | undefined): never {
  * in a season (the current one by default); NotFoundError when the player never
  * joined. A player who has not played in the season reads as score 0, rank null.
  */
-export async function getPlayer(ctx: Ctx, board: string, player: string, options: SeasonOption = {}): Promise<PlayerView> {
+export async function getPlayer(
+  ctx: Ctx,
+  board: string,
+  player: string,
+  options: SeasonOption = {},
+): Promise<PlayerView> {
   checkBoard(board, player);
   checkSeason(options.season);
   const k = boardKeys(ctx.prefix, board);
@@ -107,7 +135,11 @@ export async function getPlayer(ctx: Ctx, board: string, player: string, options
     previousRank: number | false;
     bestRank: number | false;
     season: string;
-  }>(ctx.redis, { players: k.players, profiles: k.profiles, snapshot: k.snapshot, seasonKeys: season.keys }, { player, seasonArgs: season.args });
+  }>(
+    ctx.redis,
+    { players: k.players, profiles: k.profiles, snapshot: k.snapshot, seasonKeys: season.keys },
+    { player, seasonArgs: season.args },
+  );
   if (res.missing) noPlayer(board, player);
   if (res.noSeason) noSeason(board, options.season);
   const rank = res.rank === false ? null : res.rank;
@@ -144,7 +176,16 @@ export async function page(
   const k = boardKeys(ctx.prefix, board);
   const season = seasonBlock(ctx.prefix, board, ctx.now, options.season);
   const start = (page - 1) * limit;
-  const res = await pageScript.run<{ missing?: true; noSeason?: true; ties: TiePolicy; total: number; rows: string[]; profiles: (string | false)[]; moves: Move[]; season: string }>(
+  const res = await pageScript.run<{
+    missing?: true;
+    noSeason?: true;
+    ties: TiePolicy;
+    total: number;
+    rows: string[];
+    profiles: (string | false)[];
+    moves: Move[];
+    season: string;
+  }>(
     ctx.redis,
     { settings: k.settings, players: k.players, profiles: k.profiles, snapshot: k.snapshot, seasonKeys: season.keys },
     { start, stop: start + limit - 1, seasonArgs: season.args },
@@ -176,7 +217,17 @@ export async function around(
   checkAround(board, player, k, options.season);
   const keys = boardKeys(ctx.prefix, board);
   const season = seasonBlock(ctx.prefix, board, ctx.now, options.season);
-  const res = await aroundScript.run<{ missing?: true; noSeason?: true; unranked?: true; start: number; rank: number; rows: string[]; profiles: (string | false)[]; moves: Move[]; season: string }>(
+  const res = await aroundScript.run<{
+    missing?: true;
+    noSeason?: true;
+    unranked?: true;
+    start: number;
+    rank: number;
+    rows: string[];
+    profiles: (string | false)[];
+    moves: Move[];
+    season: string;
+  }>(
     ctx.redis,
     { players: keys.players, profiles: keys.profiles, snapshot: keys.snapshot, seasonKeys: season.keys },
     { player, k, seasonArgs: season.args },
@@ -184,7 +235,12 @@ export async function around(
   if (res.missing) noPlayer(board, player);
   if (res.noSeason) noSeason(board, options.season);
   if (res.unranked) return { player, rank: null, items: [], season: seasonIdOf(res.season) };
-  return { player, rank: res.rank, items: rowsOf(asList(res.rows), asList(res.profiles), res.start + 1, asList(res.moves)), season: seasonIdOf(res.season) };
+  return {
+    player,
+    rank: res.rank,
+    items: rowsOf(asList(res.rows), asList(res.profiles), res.start + 1, asList(res.moves)),
+    season: seasonIdOf(res.season),
+  };
 }
 
 export interface SubsetRow {
@@ -203,22 +259,41 @@ export interface SubsetRow {
  * have no score in the season, are listed in `unknown`, in the order given.
  * @param players 1..1,000 names (duplicates count once).
  */
-export async function rankPlayers(ctx: Ctx, board: string, players: string[], options: SeasonOption = {}): Promise<{ items: SubsetRow[]; unknown: string[]; season: string | null }> {
+export async function rankPlayers(
+  ctx: Ctx,
+  board: string,
+  players: string[],
+  options: SeasonOption = {},
+): Promise<{ items: SubsetRow[]; unknown: string[]; season: string | null }> {
   checkSubset(board, players, options.season);
   const unique = [...new Set(players)];
   const k = boardKeys(ctx.prefix, board);
   const season = seasonBlock(ctx.prefix, board, ctx.now, options.season);
-  const res = await rankScript.run<{ noSeason?: true; items: [string, string, number][]; profiles: (string | false)[]; season: string }>(
+  const res = await rankScript.run<{
+    noSeason?: true;
+    items: [string, string, number][];
+    profiles: (string | false)[];
+    season: string;
+  }>(
     ctx.redis,
     { players: k.players, profiles: k.profiles, seasonKeys: season.keys },
     { names: unique, seasonArgs: season.args },
   );
   if (res.noSeason) noSeason(board, options.season);
   const profiles = asList(res.profiles);
-  const rows = asList(res.items).map(([player, stored, rank], i) => ({ player, name: parseProfile(profiles[i]).name, score: scoreOf(stored), rank }));
+  const rows = asList(res.items).map(([player, stored, rank], i) => ({
+    player,
+    name: parseProfile(profiles[i]).name,
+    score: scoreOf(stored),
+    rank,
+  }));
   rows.sort((a, b) => a.rank - b.rank);
   const ranked = new Set(rows.map((r) => r.player));
-  return { items: rows.map((r, i) => ({ ...r, subsetRank: i + 1 })), unknown: unique.filter((p) => !ranked.has(p)), season: seasonIdOf(res.season) };
+  return {
+    items: rows.map((r, i) => ({ ...r, subsetRank: i + 1 })),
+    unknown: unique.filter((p) => !ranked.has(p)),
+    season: seasonIdOf(res.season),
+  };
 }
 
 export interface SeasonSummary {
@@ -237,14 +312,26 @@ export interface SeasonSummary {
  * finished ones), each with its size and top 3; seasons nobody played are not
  * listed. Empty for a board without seasons.
  */
-export async function listSeasons(ctx: Ctx, board: string): Promise<{ board: string; reset: Reset; current: string | null; seasons: SeasonSummary[] }> {
+export async function listSeasons(
+  ctx: Ctx,
+  board: string,
+): Promise<{ board: string; reset: Reset; current: string | null; seasons: SeasonSummary[] }> {
   checkBoard(board);
   const kept = keptSeasons(ctx.now);
   const all = [...kept.daily, ...kept.weekly, ...kept.monthly];
   const k = boardKeys(ctx.prefix, board);
-  const res = await seasonsScript.run<{ missing?: true; reset: string; seasons: [string, number, string[]][]; profiles: (string | false)[] }>(
+  const res = await seasonsScript.run<{
+    missing?: true;
+    reset: string;
+    seasons: [string, number, string[]][];
+    profiles: (string | false)[];
+  }>(
     ctx.redis,
-    { settings: k.settings, profiles: k.profiles, rankings: all.map((season) => rankingKey(ctx.prefix, board, season.id)) },
+    {
+      settings: k.settings,
+      profiles: k.profiles,
+      rankings: all.map((season) => rankingKey(ctx.prefix, board, season.id)),
+    },
     { ids: all.map((season) => season.id) },
   );
   if (res.missing) throw new NotFoundError(`No board '${board}'.`);
@@ -253,7 +340,9 @@ export async function listSeasons(ctx: Ctx, board: string): Promise<{ board: str
   let next = 0;
   const seasons = asList(res.seasons).map(([id, players, top]) => {
     const season = seasonById(id);
-    const rows = rowsOf(asList(top), profiles.slice(next, next + asList(top).length / 2), 1).map(({ rank, player, name, score }) => ({ rank, player, name, score }));
+    const rows = rowsOf(asList(top), profiles.slice(next, next + asList(top).length / 2), 1).map(
+      ({ rank, player, name, score }) => ({ rank, player, name, score }),
+    );
     next += rows.length;
     return { id, from: season?.from ?? 0, to: season?.to ?? 0, players, top: rows };
   });
@@ -267,9 +356,16 @@ export type ListOptions = ListPageOptions;
  * or configured by an admin, most recent activity (a new player, a PUT) first.
  * `next` is the offset of the following page, null on the last.
  */
-export async function list(ctx: Ctx, options: ListOptions = {}): Promise<{ boards: string[]; total: number; next: number | null }> {
+export async function list(
+  ctx: Ctx,
+  options: ListOptions = {},
+): Promise<{ boards: string[]; total: number; next: number | null }> {
   const { offset, limit } = listPage(options, MAX_LISTED_BOARDS);
-  const res = await listScript.run<{ boards: string[] | Record<string, never>; total: number }>(ctx.redis, { registry: registryKey(ctx.prefix) }, { offset, limit });
+  const res = await listScript.run<{ boards: string[] | Record<string, never>; total: number }>(
+    ctx.redis,
+    { registry: registryKey(ctx.prefix) },
+    { offset, limit },
+  );
   const boards = asList(res.boards);
   return { boards, total: res.total, next: offset + boards.length < res.total ? offset + boards.length : null };
 }

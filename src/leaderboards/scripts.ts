@@ -51,7 +51,10 @@ export const configureScript = defineScript({
   args: ["board", "now", "ties", "reset", "keep", "min", "max", "maxIncrement", "...seasonArgs"],
   uses: [cfgLua, seasonLua],
   refusals: {
-    bad_range: () => new ValidationError("minScore would exceed maxScore; nothing was changed.", [{ path: "minScore", message: "must not exceed maxScore" }]),
+    bad_range: () =>
+      new ValidationError("minScore would exceed maxScore; nothing was changed.", [
+        { path: "minScore", message: "must not exceed maxScore" },
+      ]),
     board_not_empty: (r, call) =>
       new ConflictError(
         "board_not_empty",
@@ -173,12 +176,19 @@ export const scoreScript = defineScript({
   args: ["board", "limit", "now", "...names", "...kinds", "...values", "...seasonArgs", "...hookArgs"],
   uses: [entryLua, cfgLua, seasonLua, memberLua, emitLua],
   refusals: {
-    no_player: (r) => new NotFoundError(`No player '${String(r.player)}' on board '${String(r.board)}'; join the player first.`),
+    no_player: (r) =>
+      new NotFoundError(`No player '${String(r.player)}' on board '${String(r.board)}'; join the player first.`),
     score_rejected: (r, call) => rejected(String(r.board), r, call.args.names.length > 1),
     out_of_range: (r, call) =>
-      new ValidationError(`The score of '${String(r.player)}' would leave ±${MAX_SCORE}, the range kept exact; nothing was changed.`, [
-        { path: call.args.names.length === 1 ? "" : `items.${String(r.index)}`, message: `resulting score must stay within ±${MAX_SCORE}` },
-      ]),
+      new ValidationError(
+        `The score of '${String(r.player)}' would leave ±${MAX_SCORE}, the range kept exact; nothing was changed.`,
+        [
+          {
+            path: call.args.names.length === 1 ? "" : `items.${String(r.index)}`,
+            message: `resulting score must stay within ±${MAX_SCORE}`,
+          },
+        ],
+      ),
   },
   lua: `
 local n = #names

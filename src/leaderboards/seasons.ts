@@ -33,7 +33,7 @@ const pad = (n: number, width = 2) => String(n).padStart(width, "0");
 
 function isoWeekOf(day: number): { year: number; week: number; monday: number } {
   // 1970-01-01 was a Thursday: (day + 3) % 7 is 0 on Mondays
-  const monday = day - (((day + 3) % 7) + 7) % 7;
+  const monday = day - ((((day + 3) % 7) + 7) % 7);
   const thursday = new Date((monday + 3) * DAY);
   const year = thursday.getUTCFullYear();
   const jan1 = Date.UTC(year, 0, 1) / DAY;
@@ -50,7 +50,12 @@ export function seasonAt(reset: Reset, at: number): Season {
     case "none":
       return { id: "all", reset, from: null, to: null };
     case "daily":
-      return { id: `${pad(y, 4)}-${pad(m + 1)}-${pad(date.getUTCDate())}`, reset, from: day * DAY, to: (day + 1) * DAY };
+      return {
+        id: `${pad(y, 4)}-${pad(m + 1)}-${pad(date.getUTCDate())}`,
+        reset,
+        from: day * DAY,
+        to: (day + 1) * DAY,
+      };
     case "weekly": {
       const w = isoWeekOf(day);
       return { id: `${pad(w.year, 4)}-W${pad(w.week)}`, reset, from: w.monday * DAY, to: (w.monday + 7) * DAY };
@@ -113,7 +118,12 @@ const SEASONAL: readonly Reset[] = ["daily", "weekly", "monthly"];
  * never read). ARGV (8): per policy the season id ('' when the selector names
  * no season of that policy) and the season's end (epoch ms, 0 for none).
  */
-export function seasonBlock(prefix: string, board: string, now: number, selector: SeasonSelector = "current"): { keys: string[]; args: (string | number)[] } {
+export function seasonBlock(
+  prefix: string,
+  board: string,
+  now: number,
+  selector: SeasonSelector = "current",
+): { keys: string[]; args: (string | number)[] } {
   const all = rankingKey(prefix, board, "all");
   const targets: (Season | null)[] = [selector === "current" ? seasonAt("none", now) : null];
   for (const reset of SEASONAL) {

@@ -119,15 +119,22 @@ function guardIssue(path: string, v: number | null | undefined, bound: number, p
 export function checkConfig(board: string, c: BoardConfig): void {
   const issues = found([
     nameIssue("board", board),
-    c.ties === undefined || TIE_POLICIES.includes(c.ties) ? null : { path: "ties", message: "must be 'joined' or 'reached'" },
-    c.reset === undefined || RESETS.includes(c.reset) ? null : { path: "reset", message: "must be 'none', 'daily', 'weekly' or 'monthly'" },
-    c.keepSeasons === undefined || (Number.isInteger(c.keepSeasons) && c.keepSeasons >= 1 && c.keepSeasons <= MAX_KEEP_SEASONS)
+    c.ties === undefined || TIE_POLICIES.includes(c.ties)
+      ? null
+      : { path: "ties", message: "must be 'joined' or 'reached'" },
+    c.reset === undefined || RESETS.includes(c.reset)
+      ? null
+      : { path: "reset", message: "must be 'none', 'daily', 'weekly' or 'monthly'" },
+    c.keepSeasons === undefined ||
+    (Number.isInteger(c.keepSeasons) && c.keepSeasons >= 1 && c.keepSeasons <= MAX_KEEP_SEASONS)
       ? null
       : { path: "keepSeasons", message: `must be an integer from 1 to ${MAX_KEEP_SEASONS}` },
     guardIssue("minScore", c.minScore, MAX_SCORE),
     guardIssue("maxScore", c.maxScore, MAX_SCORE),
     guardIssue("maxIncrement", c.maxIncrement, MAX_INCREMENT, true),
-    typeof c.minScore === "number" && typeof c.maxScore === "number" && c.minScore > c.maxScore ? { path: "minScore", message: "must not exceed maxScore" } : null,
+    typeof c.minScore === "number" && typeof c.maxScore === "number" && c.minScore > c.maxScore
+      ? { path: "minScore", message: "must not exceed maxScore" }
+      : null,
   ]);
   if (issues.length > 0) invalid(issues);
 }
@@ -144,7 +151,9 @@ export function checkChanges(board: string, changes: (ScoreChange & { player: st
   const size = batchIssue(changes.length, "items");
   if (size) invalid([size]);
   const prefixOf = (i: number) => (changes.length === 1 ? "" : `items.${i}.`);
-  const issues = found(changes.flatMap((c, i) => [nameIssue(`${prefixOf(i)}player`, c.player), ...changeIssues(c, prefixOf(i))]));
+  const issues = found(
+    changes.flatMap((c, i) => [nameIssue(`${prefixOf(i)}player`, c.player), ...changeIssues(c, prefixOf(i))]),
+  );
   if (issues.length > 0) invalid(issues);
 }
 
@@ -157,8 +166,12 @@ export function checkSeason(season: SeasonSelector | undefined): void {
 export function checkPage(board: string, page: number, limit: number, season: SeasonSelector | undefined): void {
   const issues = found([
     nameIssue("board", board),
-    Number.isInteger(page) && page >= 1 && page <= 1_000_000 ? null : { path: "page", message: "must be an integer from 1 to 1000000" },
-    Number.isInteger(limit) && limit >= 1 && limit <= MAX_PAGE_LIMIT ? null : { path: "limit", message: `must be an integer from 1 to ${MAX_PAGE_LIMIT}` },
+    Number.isInteger(page) && page >= 1 && page <= 1_000_000
+      ? null
+      : { path: "page", message: "must be an integer from 1 to 1000000" },
+    Number.isInteger(limit) && limit >= 1 && limit <= MAX_PAGE_LIMIT
+      ? null
+      : { path: "limit", message: `must be an integer from 1 to ${MAX_PAGE_LIMIT}` },
   ]);
   if (issues.length > 0) invalid(issues);
   checkSeason(season);
@@ -166,14 +179,17 @@ export function checkPage(board: string, page: number, limit: number, season: Se
 
 export function checkAround(board: string, player: string, k: number, season: SeasonSelector | undefined): void {
   checkBoard(board, player);
-  if (!(Number.isInteger(k) && k >= 0 && k <= MAX_AROUND)) invalid([{ path: "k", message: `must be an integer from 0 to ${MAX_AROUND}` }]);
+  if (!(Number.isInteger(k) && k >= 0 && k <= MAX_AROUND))
+    invalid([{ path: "k", message: `must be an integer from 0 to ${MAX_AROUND}` }]);
   checkSeason(season);
 }
 
 export function checkSubset(board: string, players: string[], season: SeasonSelector | undefined): void {
   checkBoard(board);
   const issues = found([
-    players.length >= 1 && players.length <= MAX_BATCH ? null : { path: "players", message: `must hold 1 to ${MAX_BATCH} players` },
+    players.length >= 1 && players.length <= MAX_BATCH
+      ? null
+      : { path: "players", message: `must hold 1 to ${MAX_BATCH} players` },
     ...players.map((p, i) => nameIssue(`players.${i}`, p)),
   ]);
   if (issues.length > 0) invalid(issues);

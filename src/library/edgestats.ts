@@ -13,7 +13,14 @@ import * as leaderboards from "../leaderboards/index.ts";
 import * as presence from "../presence/index.ts";
 import type { RedisClient } from "../redis/client.ts";
 import * as trending from "../trending/index.ts";
-import { CounterHandle, HistogramHandle, LeaderboardHandle, PresenceHandle, TrendingHandle, type Runtime } from "./handles.ts";
+import {
+  CounterHandle,
+  HistogramHandle,
+  LeaderboardHandle,
+  PresenceHandle,
+  TrendingHandle,
+  type Runtime,
+} from "./handles.ts";
 
 /**
  * What the library needs of a Redis client: `evalsha` and `eval` (every call is
@@ -97,7 +104,9 @@ export class Edgestats {
 
   constructor(options: EdgestatsOptions) {
     if (!options || typeof options.redis?.evalsha !== "function" || typeof options.redis.eval !== "function") {
-      throw new TypeError("new Edgestats({ redis }) needs a Redis client with evalsha and eval, e.g. Redis.fromEnv() from @upstash/redis.");
+      throw new TypeError(
+        "new Edgestats({ redis }) needs a Redis client with evalsha and eval, e.g. Redis.fromEnv() from @upstash/redis.",
+      );
     }
     const config = configOf(options);
     const redis = adapt(options.redis);

@@ -41,19 +41,32 @@ async function sha256(text: string): Promise<string> {
 }
 
 /** The idempotency record of a library write: its own scope (`lib <operation> <name>`), never a service request's. */
-async function idempotencyOf(ctx: Ctx, scope: string, options: WriteOptions | undefined, args: unknown): Promise<Idempotency | undefined> {
+async function idempotencyOf(
+  ctx: Ctx,
+  scope: string,
+  options: WriteOptions | undefined,
+  args: unknown,
+): Promise<Idempotency | undefined> {
   const key = options?.idempotencyKey;
   if (key === undefined) return undefined;
   if (!/^[\x21-\x7e]{1,255}$/.test(key)) {
-    throw new ValidationError("idempotencyKey must be 1-255 visible ASCII characters.", [{ path: "idempotencyKey", message: "1-255 visible ASCII characters" }]);
+    throw new ValidationError("idempotencyKey must be 1-255 visible ASCII characters.", [
+      { path: "idempotencyKey", message: "1-255 visible ASCII characters" },
+    ]);
   }
-  return { key: keyOf(ctx.prefix, "idem", await sha256(`lib ${scope}\n${key}`)), fingerprint: await sha256(JSON.stringify(args)) };
+  return {
+    key: keyOf(ctx.prefix, "idem", await sha256(`lib ${scope}\n${key}`)),
+    fingerprint: await sha256(JSON.stringify(args)),
+  };
 }
 
 function windowHours(window: string | number | undefined): number | undefined {
   if (window === undefined || typeof window === "number") return window;
   const hours = parseWindow(window);
-  if (hours === null) throw new ValidationError("window must be 1h..168h or 1d..7d.", [{ path: "window", message: "must be 1h..168h or 1d..7d" }]);
+  if (hours === null)
+    throw new ValidationError("window must be 1h..168h or 1d..7d.", [
+      { path: "window", message: "must be 1h..168h or 1d..7d" },
+    ]);
   return hours;
 }
 
@@ -78,7 +91,10 @@ export class TrendingHandle {
   }
 
   /** Counts events (a member, one event, or up to 1,000): one script, all or nothing. */
-  async record(events: string | trending.TrendingEvent | trending.TrendingEvent[], options?: WriteOptions): Promise<Written<{ accepted: number }>> {
+  async record(
+    events: string | trending.TrendingEvent | trending.TrendingEvent[],
+    options?: WriteOptions,
+  ): Promise<Written<{ accepted: number }>> {
     const ctx = this.#rt.ctx();
     const batch = typeof events === "string" ? [{ member: events }] : list(events);
     const idempotency = await idempotencyOf(ctx, `trending.record ${this.stream}`, options, batch);
@@ -109,7 +125,10 @@ export class TrendingHandle {
   async rising(options: { n?: number; baseline?: string | number } = {}) {
     const baseline = options.baseline;
     const hours = typeof baseline === "string" ? parseWindow(baseline) : baseline;
-    if (hours === null) throw new ValidationError("baseline must be 1h..168h or 1d..7d.", [{ path: "baseline", message: "must be 1h..168h or 1d..7d" }]);
+    if (hours === null)
+      throw new ValidationError("baseline must be 1h..168h or 1d..7d.", [
+        { path: "baseline", message: "must be 1h..168h or 1d..7d" },
+      ]);
     return trending.rising(this.#rt.ctx(), this.stream, {
       retentionHours: this.#rt.config.trendingRetentionHours,
       ...(options.n === undefined ? {} : { n: options.n }),
@@ -127,7 +146,9 @@ export class TrendingHandle {
 
   /** Deletes every key of the stream; returns how many existed. */
   async delete(): Promise<number> {
-    const { deleted } = await trending.deleteStream(this.#rt.ctx(), this.stream, { retentionHours: this.#rt.config.trendingRetentionHours });
+    const { deleted } = await trending.deleteStream(this.#rt.ctx(), this.stream, {
+      retentionHours: this.#rt.config.trendingRetentionHours,
+    });
     return deleted;
   }
 }
@@ -149,7 +170,8 @@ export class CounterHandle {
    */
   async incr(items: string | CounterItem | CounterItem[], by?: number, options?: WriteOptions) {
     const ctx = this.#rt.ctx();
-    const batch = typeof items === "string" ? [by === undefined ? { member: items } : { member: items, by }] : list(items);
+    const batch =
+      typeof items === "string" ? [by === undefined ? { member: items } : { member: items, by }] : list(items);
     const idempotency = await idempotencyOf(ctx, `counter.incr ${this.name}`, options, batch);
     return counters.increment(ctx, this.name, batch, idempotency);
   }
@@ -210,14 +232,20 @@ export class HistogramHandle {
   }
 
   /** Creates the histogram or changes its unit / retention (its bucket width is fixed once it holds data). */
-  async configure(settings: histograms.HistogramSettings, options?: WriteOptions): Promise<Written<histograms.HistogramInfo & { created: boolean }>> {
+  async configure(
+    settings: histograms.HistogramSettings,
+    options?: WriteOptions,
+  ): Promise<Written<histograms.HistogramInfo & { created: boolean }>> {
     const ctx = this.#rt.ctx();
     const idempotency = await idempotencyOf(ctx, `histogram.configure ${this.name}`, options, settings);
     return histograms.put(ctx, this.name, settings, idempotency);
   }
 
   /** Records values (a number, an `{ value, at }`, or a list of up to 1,000) atomically. */
-  async observe(values: number | histograms.Observation | (number | histograms.Observation)[], options?: WriteOptions): Promise<Written<{ accepted: number }>> {
+  async observe(
+    values: number | histograms.Observation | (number | histograms.Observation)[],
+    options?: WriteOptions,
+  ): Promise<Written<{ accepted: number }>> {
     const ctx = this.#rt.ctx();
     const batch = list(values).map((v) => (typeof v === "number" ? { value: v } : v));
     const idempotency = await idempotencyOf(ctx, `histogram.observe ${this.name}`, options, batch);

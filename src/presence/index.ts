@@ -26,7 +26,14 @@ export {
   type SiteTotal,
   type RoomStats,
 } from "./presence.ts";
-export { DAYS_KEPT, DEFAULT_TIMEOUT_SECONDS, HISTORY_HOURS, MAX_MEMBERS_PAGE, MAX_ROOMS_LISTED, requireIds } from "./validate.ts";
+export {
+  DAYS_KEPT,
+  DEFAULT_TIMEOUT_SECONDS,
+  HISTORY_HOURS,
+  MAX_MEMBERS_PAGE,
+  MAX_ROOMS_LISTED,
+  requireIds,
+} from "./validate.ts";
 export { createTrimJob, jobs, trimPresenceJob, type TrimOptions } from "./jobs.ts";
 /** The heartbeat's script, which the queued-ingest consumer wraps (src/ingest/plan.ts). */
 export { heartbeatScript } from "./scripts.ts";

@@ -58,7 +58,12 @@ export function createTrimJob(options: TrimOptions = {}): Job {
     const timeout = config.presenceTimeoutSeconds * SECOND;
     const horizon = config.presenceIdHorizonDays * DAY;
     const registry = registryKeys(ctx.prefix);
-    const list = asList(await dueRoomsScript.run<string[] | Record<string, never>>(ctx.redis, registry, { now: ctx.now, limit: maxRooms }));
+    const list = asList(
+      await dueRoomsScript.run<string[] | Record<string, never>>(ctx.redis, registry, {
+        now: ctx.now,
+        limit: maxRooms,
+      }),
+    );
     const minute = Math.floor(ctx.now / MINUTE);
     const start = dayStart(ctx.now);
     const capped = list.length === maxRooms;

@@ -121,6 +121,9 @@ export function allRoomKeys(prefix: string, room: string, now: number): string[]
     ...Object.values(roomKeys(prefix, room)),
     ...days.map((ms) => dayKeys(prefix, room, ms).daily),
     keyOf(prefix, "presence", room, "online"),
-    ...days.flatMap((ms) => [keyOf(prefix, "presence", room, "day", dayLabel(ms)), keyOf(prefix, "presence", room, "au", dayLabel(ms))]),
+    ...days.flatMap((ms) => [
+      keyOf(prefix, "presence", room, "day", dayLabel(ms)),
+      keyOf(prefix, "presence", room, "au", dayLabel(ms)),
+    ]),
   ];
 }

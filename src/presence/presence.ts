@@ -2,10 +2,30 @@ import type { Ctx } from "../context.ts";
 import { asList, type Idempotency, type Written } from "../redis/script.ts";
 import { DAY, HOUR, MINUTE, SECOND, dayStart } from "../time.ts";
 import { assertName } from "../validation.ts";
-import { HISTORY_SCALE, allRoomKeys, dayKeys, dayNumber, daySlotBit, legacyRegistryKeys, registryKeys, roomKeys, siteDayKeys } from "./keys.ts";
+import {
+  HISTORY_SCALE,
+  allRoomKeys,
+  dayKeys,
+  dayNumber,
+  daySlotBit,
+  legacyRegistryKeys,
+  registryKeys,
+  roomKeys,
+  siteDayKeys,
+} from "./keys.ts";
 import { dayScript, historyScript, membersScript, roomsScript, statsScript, totalScript } from "./read-scripts.ts";
 import { deleteRoomScript, heartbeatScript, leaveScript } from "./scripts.ts";
-import { HISTORY_HOURS, keptDay, memberCursor, pageLimit, requireIds, roomCursor, timeoutMs, MAX_MEMBERS_PAGE, MAX_ROOMS_LISTED } from "./validate.ts";
+import {
+  HISTORY_HOURS,
+  keptDay,
+  memberCursor,
+  pageLimit,
+  requireIds,
+  roomCursor,
+  timeoutMs,
+  MAX_MEMBERS_PAGE,
+  MAX_ROOMS_LISTED,
+} from "./validate.ts";
 
 /** History lives this long past its last refresh while the room is active (refreshed every hour). */
 export const HISTORY_ACTIVE_TTL_SECONDS = (26 * HOUR) / SECOND;
@@ -63,7 +83,12 @@ export interface MemberPage {
 }
 
 /** Records that `ids` are online in `room` now; one round trip. */
-export async function heartbeat(ctx: Ctx, room: string, ids: readonly string[], options: HeartbeatOptions = {}): Promise<Written<HeartbeatResult>> {
+export async function heartbeat(
+  ctx: Ctx,
+  room: string,
+  ids: readonly string[],
+  options: HeartbeatOptions = {},
+): Promise<Written<HeartbeatResult>> {
   assertName(room, "room");
   requireIds(ids);
   const timeout = timeoutMs(options.timeoutSeconds);
@@ -99,7 +124,12 @@ export async function heartbeat(ctx: Ctx, room: string, ids: readonly string[], 
  * mapped (not new when it comes back), and AU, NU, PCU and history keep their
  * values. `left`: the id was online.
  */
-export async function leave(ctx: Ctx, room: string, id: string, options: PresenceOptions = {}): Promise<Written<{ left: boolean }>> {
+export async function leave(
+  ctx: Ctx,
+  room: string,
+  id: string,
+  options: PresenceOptions = {},
+): Promise<Written<{ left: boolean }>> {
   assertName(room, "room");
   requireIds([id], "id");
   const timeout = timeoutMs(options.timeoutSeconds);
@@ -164,7 +194,12 @@ export async function day(ctx: Ctx, room: string, date: string, options: Presenc
   const raw = await dayScript.run<{ peak: number; peakAt: number; active: number; new: number; online: number }>(
     ctx.redis,
     { seen: keys.seen, daily: dayKeys(ctx.prefix, room, from).daily, days: keys.days },
-    { mode: n === today ? "today" : n === today - 1 ? "live" : "archive", cutoff: ctx.now - timeout, offset: daySlotBit(n), day: n },
+    {
+      mode: n === today ? "today" : n === today - 1 ? "live" : "archive",
+      cutoff: ctx.now - timeout,
+      offset: daySlotBit(n),
+      day: n,
+    },
   );
   // As in stats(): ids carried over midnight count towards today's peak before the job records it.
   const carried = raw.online > raw.peak;
@@ -206,7 +241,14 @@ export interface SiteTotal {
  */
 export async function total(ctx: Ctx): Promise<SiteTotal> {
   const today = siteDayKeys(ctx.prefix, ctx.now);
-  const raw = await totalScript.run<{ online: number; at: number; yesterday: boolean; peak: number; peakAt: number; active: number }>(
+  const raw = await totalScript.run<{
+    online: number;
+    at: number;
+    yesterday: boolean;
+    peak: number;
+    peakAt: number;
+    active: number;
+  }>(
     ctx.redis,
     { site: today.total, siteYesterday: siteDayKeys(ctx.prefix, ctx.now - DAY).total, siteActive: today.active },
     {},
@@ -256,7 +298,11 @@ export async function members(ctx: Ctx, room: string, options: ListMembersOption
 }
 
 /** Per-minute samples of the online count over the last `hours` (1..24), oldest first. */
-export async function history(ctx: Ctx, room: string, hours = HISTORY_HOURS): Promise<{ points: { at: number; online: number }[] }> {
+export async function history(
+  ctx: Ctx,
+  room: string,
+  hours = HISTORY_HOURS,
+): Promise<{ points: { at: number; online: number }[] }> {
   assertName(room, "room");
   pageLimit(hours, HISTORY_HOURS, HISTORY_HOURS, "hours");
   const keys = roomKeys(ctx.prefix, room);
@@ -315,7 +361,10 @@ export async function deleteRoom(ctx: Ctx, room: string): Promise<Written<{ exis
   const registry = registryKeys(ctx.prefix);
   const { value, replayed } = await deleteRoomScript.run<number>(
     ctx.redis,
-    { registries: [registry.rooms, registry.due, ...legacyRegistryKeys(ctx.prefix)], roomKeys: allRoomKeys(ctx.prefix, room, ctx.now) },
+    {
+      registries: [registry.rooms, registry.due, ...legacyRegistryKeys(ctx.prefix)],
+      roomKeys: allRoomKeys(ctx.prefix, room, ctx.now),
+    },
     { room },
   );
   return { existed: value > 0, replayed };

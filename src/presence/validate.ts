@@ -26,14 +26,16 @@ export function requireIds(ids: readonly string[], path = "ids"): void {
 
 /** The offline timeout in ms; `seconds` must be a positive integer. */
 export function timeoutMs(seconds = DEFAULT_TIMEOUT_SECONDS): number {
-  if (!Number.isInteger(seconds) || seconds < 1) invalid([{ path: "timeoutSeconds", message: "must be a positive integer" }]);
+  if (!Number.isInteger(seconds) || seconds < 1)
+    invalid([{ path: "timeoutSeconds", message: "must be a positive integer" }]);
   return seconds * SECOND;
 }
 
 /** `value` (default `fallback`) when it is an integer from 1 to `max`. */
 export function pageLimit(value: number | undefined, fallback: number, max: number, path = "limit"): number {
   const limit = value ?? fallback;
-  if (!Number.isInteger(limit) || limit < 1 || limit > max) invalid([{ path, message: `must be an integer from 1 to ${max}` }]);
+  if (!Number.isInteger(limit) || limit < 1 || limit > max)
+    invalid([{ path, message: `must be an integer from 1 to ${max}` }]);
   return limit;
 }
 
@@ -69,7 +71,8 @@ const DAY_PATTERN = /^(\d{4})-(\d{2})-(\d{2})$/;
 export function keptDay(day: string, now: number): number {
   const m = DAY_PATTERN.exec(day);
   const start = m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) : NaN;
-  if (!m || new Date(start).toISOString().slice(0, 10) !== day) invalid([{ path: "day", message: "must be a UTC date YYYY-MM-DD" }]);
+  if (!m || new Date(start).toISOString().slice(0, 10) !== day)
+    invalid([{ path: "day", message: "must be a UTC date YYYY-MM-DD" }]);
   const today = Math.floor(now / DAY) * DAY;
   if (start > today) invalid([{ path: "day", message: "must not be in the future" }]);
   if (start < today - DAYS_KEPT * DAY) invalid([{ path: "day", message: `must be within the last ${DAYS_KEPT} days` }]);

@@ -39,7 +39,16 @@ const SHEBANG = "#!lua flags=allow-key-locking";
  * unions, so they are plain scripts.
  */
 function readText(name: string, libraries: readonly string[], body: string): string {
-  return [SHEBANG, `-- edgestats:${name}`, ...libraries, "local function body()", body, "end", "return cjson.encode(body())", ""].join("\n");
+  return [
+    SHEBANG,
+    `-- edgestats:${name}`,
+    ...libraries,
+    "local function body()",
+    body,
+    "end",
+    "return cjson.encode(body())",
+    "",
+  ].join("\n");
 }
 
 /**
@@ -92,9 +101,9 @@ const shas = new Map<string, Promise<string>>();
 export function scriptSha(script: Script): Promise<string> {
   let sha = shas.get(script.text);
   if (!sha) {
-    sha = crypto.subtle.digest("SHA-1", new TextEncoder().encode(script.text)).then((buf) =>
-      [...new Uint8Array(buf)].map((b) => b.toString(16).padStart(2, "0")).join(""),
-    );
+    sha = crypto.subtle
+      .digest("SHA-1", new TextEncoder().encode(script.text))
+      .then((buf) => [...new Uint8Array(buf)].map((b) => b.toString(16).padStart(2, "0")).join(""));
     shas.set(script.text, sha);
   }
   return sha;
@@ -168,7 +177,10 @@ async function runWrite<T>(
   );
   const parsed = JSON.parse(raw) as { conflict?: true; replayed: boolean; value: T; summary?: ReplaySummary };
   if (parsed.conflict) {
-    throw new ConflictError("idempotency_key_reused", "This Idempotency-Key was already used for a different request; use a new key.");
+    throw new ConflictError(
+      "idempotency_key_reused",
+      "This Idempotency-Key was already used for a different request; use a new key.",
+    );
   }
   if (parsed.summary) throw new SummarisedReplay(parsed.summary);
   return { value: parsed.value, replayed: parsed.replayed };
@@ -235,7 +247,12 @@ export interface LuaLibrary {
 }
 
 /** Declares shared Lua; `exports` are the names it defines for scripts to use. */
-export function defineLua(name: string, exports: readonly string[], lua: string, uses: readonly LuaLibrary[] = []): LuaLibrary {
+export function defineLua(
+  name: string,
+  exports: readonly string[],
+  lua: string,
+  uses: readonly LuaLibrary[] = [],
+): LuaLibrary {
   return { name, exports, lua: lua.trim(), uses };
 }
 
@@ -245,7 +262,9 @@ type FixedName<N extends string> = N extends `...${string}` ? never : N;
 /** The keys of a call: a string per fixed key, a list per `...list`. */
 export type KeysOf<K extends string> = { [P in FixedName<K>]: string } & { [P in ListName<K>]: readonly string[] };
 /** The arguments of a call: a value per fixed argument, a list per `...list`. */
-export type ArgsOf<A extends string> = { [P in FixedName<A>]: ScriptArg } & { [P in ListName<A>]: readonly ScriptArg[] };
+export type ArgsOf<A extends string> = { [P in FixedName<A>]: ScriptArg } & {
+  [P in ListName<A>]: readonly ScriptArg[];
+};
 
 /** The keys and arguments of one call, as a refusal mapper sees them. */
 export interface CallOf<K extends string, A extends string> {
@@ -284,7 +303,12 @@ export interface ReadScript<K extends string, A extends string> extends Contract
 
 export interface WriteScript<K extends string, A extends string> extends ContractScript<K, A> {
   readonly write: true;
-  run<T>(redis: RedisClient, keys: KeysOf<K>, args: ArgsOf<A>, idempotency?: Idempotency): Promise<{ value: T; replayed: boolean }>;
+  run<T>(
+    redis: RedisClient,
+    keys: KeysOf<K>,
+    args: ArgsOf<A>,
+    idempotency?: Idempotency,
+  ): Promise<{ value: T; replayed: boolean }>;
 }
 
 const LIST = "...";
@@ -327,7 +351,11 @@ function header(keys: readonly string[], args: readonly string[], keyBase: numbe
 }
 
 /** Lays out a call's keys and arguments as the header reads them. */
-function wire(spec: ScriptSpec<string, string>, keys: Record<string, unknown>, args: Record<string, unknown>): { keys: string[]; args: ScriptArg[] } {
+function wire(
+  spec: ScriptSpec<string, string>,
+  keys: Record<string, unknown>,
+  args: Record<string, unknown>,
+): { keys: string[]; args: ScriptArg[] } {
   const outKeys: string[] = [];
   const outArgs: ScriptArg[] = [];
   const counts: number[] = [];
@@ -357,7 +385,11 @@ function wire(spec: ScriptSpec<string, string>, keys: Record<string, unknown>, a
 }
 
 /** Throws the typed error of a `{refused = code}` result; returns other results untouched. */
-function checkRefusal<K extends string, A extends string>(spec: ScriptSpec<K, A>, result: unknown, call: CallOf<K, A>): void {
+function checkRefusal<K extends string, A extends string>(
+  spec: ScriptSpec<K, A>,
+  result: unknown,
+  call: CallOf<K, A>,
+): void {
   if (result === null || typeof result !== "object" || !("refused" in result)) return;
   const refusal = result as Refusal;
   const map = spec.refusals?.[refusal.refused];
@@ -369,8 +401,12 @@ function checkRefusal<K extends string, A extends string>(spec: ScriptSpec<K, A>
  * Declares a script: its name (`<feature>.<op>`), its keys and arguments by name, the shared Lua
  * it uses, its body and its refusals. `write: true` wraps it in the idempotency prelude.
  */
-export function defineScript<const K extends string, const A extends string>(spec: ScriptSpec<K, A> & { write: true }): WriteScript<K, A>;
-export function defineScript<const K extends string, const A extends string>(spec: ScriptSpec<K, A> & { write: false }): ReadScript<K, A>;
+export function defineScript<const K extends string, const A extends string>(
+  spec: ScriptSpec<K, A> & { write: true },
+): WriteScript<K, A>;
+export function defineScript<const K extends string, const A extends string>(
+  spec: ScriptSpec<K, A> & { write: false },
+): ReadScript<K, A>;
 export function defineScript<const K extends string, const A extends string>(
   spec: ScriptSpec<K, A> & { write: boolean },
 ): ReadScript<K, A> | WriteScript<K, A> {
@@ -381,7 +417,8 @@ export function defineScript<const K extends string, const A extends string>(
   // both kinds of body return a Lua value; the read script encodes it as the write prelude does
   const text = spec.write ? writeText(spec.name, libs, body) : readText(spec.name, libs, body);
   const base: Script = { name: spec.name, write: spec.write, text };
-  const call = (keys: KeysOf<K>, args: ArgsOf<A>) => wire(spec as ScriptSpec<string, string>, keys as Record<string, unknown>, args as Record<string, unknown>);
+  const call = (keys: KeysOf<K>, args: ArgsOf<A>) =>
+    wire(spec as ScriptSpec<string, string>, keys as Record<string, unknown>, args as Record<string, unknown>);
   if (spec.write) {
     return {
       ...base,

@@ -68,7 +68,16 @@ export async function compact(ctx: Ctx, options: CompactOptions = {}): Promise<C
   const H = hourIndex(ctx.now);
   const horizon = horizonOf(retentionHours);
   const reg = registryKeys(ctx.prefix);
-  const result: CompactResult = { streams: 0, hoursTrimmed: 0, membersRemoved: 0, unionsBuilt: 0, skipped: 0, pruned: 0, batches: 0, more: false };
+  const result: CompactResult = {
+    streams: 0,
+    hoursTrimmed: 0,
+    membersRemoved: 0,
+    unionsBuilt: 0,
+    skipped: 0,
+    pruned: 0,
+    batches: 0,
+    more: false,
+  };
   const unionTtl = secondsUntil((H + 1) * HOUR, ctx.now);
 
   for (let batch = 0; ; batch++) {
@@ -77,7 +86,13 @@ export async function compact(ctx: Ctx, options: CompactOptions = {}): Promise<C
       result.more = true;
       break;
     }
-    const flat = asList(await dueScript.run<string[] | Record<string, never>>(ctx.redis, { dirty: reg.dirty }, { hour: H, limit: batchSize }));
+    const flat = asList(
+      await dueScript.run<string[] | Record<string, never>>(
+        ctx.redis,
+        { dirty: reg.dirty },
+        { hour: H, limit: batchSize },
+      ),
+    );
     result.batches++;
     if (flat.length === 0) break;
     const perStream: string[] = [];

@@ -46,7 +46,10 @@ export function streamKeys(prefix: string, stream: string) {
      */
     union: (window: number, hour: number) => base("u", isStandardWindow(window) ? window : "x", hourLabel(hour)),
     /** Every union key of `hour`: the standard windows' and the shared slot. */
-    unionsOf: (hour: number) => [...STANDARD_WINDOWS.map((w) => base("u", w, hourLabel(hour))), base("u", "x", hourLabel(hour))],
+    unionsOf: (hour: number) => [
+      ...STANDARD_WINDOWS.map((w) => base("u", w, hourLabel(hour))),
+      base("u", "x", hourLabel(hour)),
+    ],
     /** ZSET that lives only inside one script: union + current hour, for ranks (and the rare top-N fallback). */
     scratch: base("tmp"),
   };

@@ -143,7 +143,12 @@ export async function rising(ctx: Ctx, stream: string, options: RisingOptions): 
   const H = hourIndex(ctx.now);
   const keys = streamKeys(ctx.prefix, stream);
   const buckets = Array.from({ length: baselineHours }, (_, i) => keys.bucket(H - baselineHours + i));
-  const raw = await risingScript.run<{ members: string[] | Record<string, never>; counts: string[] | Record<string, never>; sums: string[] | Record<string, never>; maxError: string }>(
+  const raw = await risingScript.run<{
+    members: string[] | Record<string, never>;
+    counts: string[] | Record<string, never>;
+    sums: string[] | Record<string, never>;
+    maxError: string;
+  }>(
     ctx.redis,
     { current: keys.bucket(H), union: keys.union(baselineHours, H), buckets },
     { depth: RISING_CANDIDATES, width: isStandardWindow(baselineHours) ? 0 : baselineHours },
@@ -162,7 +167,16 @@ export async function rising(ctx: Ctx, stream: string, options: RisingOptions): 
   });
   items.sort((a, b) => b.score - a.score || compareBytes(a.member, b.member));
   const maxError = (Number(raw.maxError) * elapsed) / baselineHours;
-  return { stream, baselineHours, elapsed, candidates: members.length, items: items.slice(0, n), exact: maxError === 0, maxError, generatedAt: ctx.now };
+  return {
+    stream,
+    baselineHours,
+    elapsed,
+    candidates: members.length,
+    items: items.slice(0, n),
+    exact: maxError === 0,
+    maxError,
+    generatedAt: ctx.now,
+  };
 }
 
 export interface HistoryPoint {
@@ -196,7 +210,12 @@ export interface HistoryOptions extends TrendingSettings {
 }
 
 /** One member's count hour by hour: one script, one ZMSCORE per hour, O(hours · log N). */
-export async function history(ctx: Ctx, stream: string, member: string, options: HistoryOptions): Promise<HistoryResult> {
+export async function history(
+  ctx: Ctx,
+  stream: string,
+  member: string,
+  options: HistoryOptions,
+): Promise<HistoryResult> {
   assertStream(stream);
   assertMember(member);
   const hours = options.hours ?? Math.min(48, horizonOf(options.retentionHours));
@@ -204,7 +223,15 @@ export async function history(ctx: Ctx, stream: string, member: string, options:
   const H = hourIndex(ctx.now);
   const keys = streamKeys(ctx.prefix, stream);
   const all = Array.from({ length: hours + 1 }, (_, i) => H - hours + i);
-  const raw = await historyScript.run<{ cut: string; count: string }[]>(ctx.redis, { buckets: all.map(keys.bucket) }, { member });
-  const points = all.map((hour, i) => ({ hour: hour * HOUR, count: Number(raw[i]?.count ?? 0), maxError: Number(raw[i]?.cut ?? 0) }));
+  const raw = await historyScript.run<{ cut: string; count: string }[]>(
+    ctx.redis,
+    { buckets: all.map(keys.bucket) },
+    { member },
+  );
+  const points = all.map((hour, i) => ({
+    hour: hour * HOUR,
+    count: Number(raw[i]?.count ?? 0),
+    maxError: Number(raw[i]?.cut ?? 0),
+  }));
   return { stream, member, hours, points, exact: points.every((p) => p.maxError === 0), generatedAt: ctx.now };
 }

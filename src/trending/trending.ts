@@ -2,7 +2,15 @@ import type { Ctx } from "../context.ts";
 import { asList, type Idempotency, type Written } from "../redis/script.ts";
 import { HOUR, hourIndex } from "../time.ts";
 import { isStandardWindow, registryKeys, secondsUntil, STANDARD_WINDOWS, streamKeys } from "./keys.ts";
-import { listScript, MEMBER_RANK_DEPTH, memberScript, TA_FIRST_DEPTH, TA_MAX_DEPTH, TA_MERGE_MAX, topScript } from "./read-scripts.ts";
+import {
+  listScript,
+  MEMBER_RANK_DEPTH,
+  memberScript,
+  TA_FIRST_DEPTH,
+  TA_MAX_DEPTH,
+  TA_MERGE_MAX,
+  topScript,
+} from "./read-scripts.ts";
 import { deleteScript, recordScript } from "./scripts.ts";
 import {
   assertDepths,
@@ -49,7 +57,12 @@ export function hourEnding(now: number): boolean {
  * unions hold the current one. Deleting them is the whole invalidation: the next
  * read rebuilds. None when nothing is late and the hour is not ending.
  */
-export function staleUnions(keys: ReturnType<typeof streamKeys>, now: number, earliest: number, retentionHours: number): string[] {
+export function staleUnions(
+  keys: ReturnType<typeof streamKeys>,
+  now: number,
+  earliest: number,
+  retentionHours: number,
+): string[] {
   const H = hourIndex(now);
   const horizon = horizonOf(retentionHours);
   const stale: string[] = [];
@@ -72,7 +85,12 @@ export function staleUnions(keys: ReturnType<typeof streamKeys>, now: number, ea
  * hour's last 5 minutes) re-queues its hour; and one DEL of the cached unions
  * the write makes stale (see staleUnions). Returns how many events were accepted.
  */
-export async function record(ctx: Ctx, stream: string, events: TrendingEvent[], options: RecordOptions): Promise<Written<{ accepted: number }>> {
+export async function record(
+  ctx: Ctx,
+  stream: string,
+  events: TrendingEvent[],
+  options: RecordOptions,
+): Promise<Written<{ accepted: number }>> {
   assertStream(stream);
   checkEvents(ctx, events, options.retentionHours, options.listKey);
   const keys = streamKeys(ctx.prefix, stream);
@@ -85,11 +103,19 @@ export async function record(ctx: Ctx, stream: string, events: TrendingEvent[], 
     members.set(event.member, (members.get(event.member) ?? 0) + (event.count ?? 1));
   }
   const hours = [...sums.keys()].sort((a, b) => a - b);
-  const increments = hours.flatMap((hour, i) => [...(sums.get(hour) ?? [])].map(([member, count]) => ({ slot: i + 1, count: String(count), member })));
+  const increments = hours.flatMap((hour, i) =>
+    [...(sums.get(hour) ?? [])].map(([member, count]) => ({ slot: i + 1, count: String(count), member })),
+  );
   const reg = registryKeys(ctx.prefix);
   const { replayed } = await recordScript.run(
     ctx.redis,
-    { names: reg.names, seen: reg.seen, dirty: reg.dirty, buckets: hours.map(keys.bucket), stale: staleUnions(keys, ctx.now, hours[0] ?? 0, options.retentionHours) },
+    {
+      names: reg.names,
+      seen: reg.seen,
+      dirty: reg.dirty,
+      buckets: hours.map(keys.bucket),
+      stale: staleUnions(keys, ctx.now, hours[0] ?? 0, options.retentionHours),
+    },
     {
       stream,
       // late for this clock, or ending: a compaction (whose clock may have passed the hour) may have
@@ -111,7 +137,11 @@ export async function record(ctx: Ctx, stream: string, events: TrendingEvent[], 
  * unions of the current and next hour, the legacy cuts hash) and its registry
  * entries: one script. Returns how many keys existed.
  */
-export async function deleteStream(ctx: Ctx, stream: string, options: TrendingSettings): Promise<Written<{ deleted: number }>> {
+export async function deleteStream(
+  ctx: Ctx,
+  stream: string,
+  options: TrendingSettings,
+): Promise<Written<{ deleted: number }>> {
   assertStream(stream);
   const H = hourIndex(ctx.now);
   const keys = streamKeys(ctx.prefix, stream);
@@ -197,7 +227,13 @@ function windowPlan(ctx: Ctx, stream: string, windowHours: number) {
   const hours = Array.from({ length: windowHours }, (_, i) => H - windowHours + i);
   return {
     window: { hours: windowHours, from: (H - windowHours) * HOUR, to: (H + 1) * HOUR },
-    keys: { union: keys.union(windowHours, H), current: keys.bucket(H), scratch: keys.scratch, dirty: registryKeys(ctx.prefix).dirty, buckets: hours.map(keys.bucket) },
+    keys: {
+      union: keys.union(windowHours, H),
+      current: keys.bucket(H),
+      scratch: keys.scratch,
+      dirty: registryKeys(ctx.prefix).dirty,
+      buckets: hours.map(keys.bucket),
+    },
     H,
     // the shared slot records the width it holds; a standard window's key says it already
     width: isStandardWindow(windowHours) ? 0 : windowHours,
@@ -217,7 +253,12 @@ export async function top(ctx: Ctx, stream: string, options: TopOptions): Promis
   const maxDepth = options.maxDepth ?? TA_MAX_DEPTH;
   assertDepths({ firstDepth, maxDepth });
   const plan = windowPlan(ctx, stream, windowHours);
-  const raw = await topScript.run<{ maxError: string; items: string[] | Record<string, never>; next: string; unproven?: boolean }>(ctx.redis, plan.keys, {
+  const raw = await topScript.run<{
+    maxError: string;
+    items: string[] | Record<string, never>;
+    next: string;
+    unproven?: boolean;
+  }>(ctx.redis, plan.keys, {
     n,
     ttl: plan.ttl,
     firstDepth,
@@ -290,7 +331,14 @@ export async function member(ctx: Ctx, stream: string, name: string, options: To
   assertWindow(windowHours, options.retentionHours);
   const plan = windowPlan(ctx, stream, windowHours);
   const { union, current, dirty, buckets } = plan.keys;
-  const raw = await memberScript.run<{ maxError: string; count: string; rank: number | false; rankMax?: number; ties?: string[] | Record<string, never>; rankExact?: boolean }>(
+  const raw = await memberScript.run<{
+    maxError: string;
+    count: string;
+    rank: number | false;
+    rankMax?: number;
+    ties?: string[] | Record<string, never>;
+    rankExact?: boolean;
+  }>(
     ctx.redis,
     { union, current, dirty, buckets },
     { member: name, ttl: plan.ttl, width: plan.width, stream, H: plan.H, depth: MEMBER_RANK_DEPTH },
@@ -317,5 +365,11 @@ export const MAX_LISTED = 1000;
 
 /** Stream names from the registry, in byte order, at most 1,000: one script. */
 export async function list(ctx: Ctx): Promise<string[]> {
-  return asList(await listScript.run<string[] | Record<string, never>>(ctx.redis, { names: registryKeys(ctx.prefix).names }, { limit: MAX_LISTED }));
+  return asList(
+    await listScript.run<string[] | Record<string, never>>(
+      ctx.redis,
+      { names: registryKeys(ctx.prefix).names },
+      { limit: MAX_LISTED },
+    ),
+  );
 }

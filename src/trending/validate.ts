@@ -64,7 +64,8 @@ export function assertHours(path: string, hours: number, retentionHours: number)
 }
 
 export function assertTopN(n: number): void {
-  if (!Number.isInteger(n) || n < 1 || n > MAX_TOP_N) invalid([{ path: "n", message: `must be an integer from 1 to ${MAX_TOP_N}` }]);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_TOP_N)
+    invalid([{ path: "n", message: `must be an integer from 1 to ${MAX_TOP_N}` }]);
 }
 
 /** The threshold read's depth options (tests and benchmarks set them). */
@@ -72,7 +73,8 @@ export function assertDepths(depths: { firstDepth: number; maxDepth: number }): 
   const issues: FieldIssue[] = [];
   for (const path of ["firstDepth", "maxDepth"] as const) {
     const d = depths[path];
-    if (!Number.isInteger(d) || d < 1 || d > MAX_DEPTH) issues.push({ path, message: `must be an integer from 1 to ${MAX_DEPTH}` });
+    if (!Number.isInteger(d) || d < 1 || d > MAX_DEPTH)
+      issues.push({ path, message: `must be an integer from 1 to ${MAX_DEPTH}` });
   }
   if (issues.length > 0) invalid(issues);
 }
@@ -86,7 +88,8 @@ export function assertDepths(depths: { firstDepth: number; maxDepth: number }): 
 export function checkEvents(ctx: Ctx, events: TrendingEvent[], retentionHours: number, listKey = "events"): void {
   const at = (i: number, field: string) => (events.length === 1 ? field : `${listKey}.${i}.${field}`);
   const issues: FieldIssue[] = [];
-  if (events.length < 1 || events.length > MAX_BATCH) issues.push({ path: listKey, message: `must hold 1..${MAX_BATCH} events` });
+  if (events.length < 1 || events.length > MAX_BATCH)
+    issues.push({ path: listKey, message: `must hold 1..${MAX_BATCH} events` });
   const oldestHour = hourIndex(ctx.now) - horizonOf(retentionHours);
   events.forEach((event, i) => {
     const problem = typeof event.member === "string" ? memberProblem(event.member) : "must be a string";
@@ -97,7 +100,8 @@ export function checkEvents(ctx: Ctx, events: TrendingEvent[], retentionHours: n
     }
     if (event.at !== undefined) {
       if (!Number.isInteger(event.at)) issues.push({ path: at(i, "at"), message: "must be epoch milliseconds" });
-      else if (event.at > ctx.now + MAX_FUTURE_MS) issues.push({ path: at(i, "at"), message: "must be at most 5 minutes in the future" });
+      else if (event.at > ctx.now + MAX_FUTURE_MS)
+        issues.push({ path: at(i, "at"), message: "must be at most 5 minutes in the future" });
       else if (hourIndex(event.at) < oldestHour) {
         issues.push({ path: at(i, "at"), message: `must be within the retention (${horizonOf(retentionHours)} h)` });
       }

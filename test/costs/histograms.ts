@@ -1,6 +1,12 @@
 import type { CostArea, CostRow } from "./types.ts";
 
-const r = (call: string, state: string, commands: number, extra: Partial<CostRow> = {}): CostRow => ({ call, state, roundTrips: 1, commands, ...extra });
+const r = (call: string, state: string, commands: number, extra: Partial<CostRow> = {}): CostRow => ({
+  call,
+  state,
+  roundTrips: 1,
+  commands,
+  ...extra,
+});
 
 /** Histogram calls, measured by test/worker/costs-histograms.test.ts. */
 export const area = {
@@ -25,13 +31,22 @@ export const area = {
       naive: 2,
       note: "A `ZINCRBY` answering exactly its own increment made a new bucket: only then does `ZCARD` check the 5,000-bucket daily cap.",
     }),
-    observeIdempotent: r("histogram observe, 1 value, `Idempotency-Key`", "steady, first request", 9, { target: 7, note: "Steady observe (7, with the month rollup) plus `GET` and `SET` of the idempotency record." }),
+    observeIdempotent: r("histogram observe, 1 value, `Idempotency-Key`", "steady, first request", 9, {
+      target: 7,
+      note: "Steady observe (7, with the month rollup) plus `GET` and `SET` of the idempotency record.",
+    }),
     observeReplay: r("histogram observe, 1 value, `Idempotency-Key`", "replay", 2),
-    observeBatchSteady: r("histogram observe, 1,000 values", "steady, 100 existing buckets of one day", 205, { naive: 2000, note: "One `ZINCRBY` per distinct bucket on the day and one on its month rollup." }),
+    observeBatchSteady: r("histogram observe, 1,000 values", "steady, 100 existing buckets of one day", 205, {
+      naive: 2000,
+      note: "One `ZINCRBY` per distinct bucket on the day and one on its month rollup.",
+    }),
     observeBatchFirst: r("histogram observe, 1,000 values", "first of the day, 100 new buckets", 210, { naive: 2000 }),
     observeRefused: r("histogram observe, 1 value", "histogram never created (404)", 2),
     read1: r("histogram read", "1 day", 4, { naive: 2 }),
-    read30: r("histogram read", "30 days", 7, { naive: 31, note: "Past 4 days (4 × 5,000 buckets could reach the 20,000 cap) the union goes to a scratch key: `ZUNIONSTORE`, `ZCARD` (refused before loading anything when over the cap), `ZRANGE`, `DEL`." }),
+    read30: r("histogram read", "30 days", 7, {
+      naive: 31,
+      note: "Past 4 days (4 × 5,000 buckets could reach the 20,000 cap) the union goes to a scratch key: `ZUNIONSTORE`, `ZCARD` (refused before loading anything when over the cap), `ZRANGE`, `DEL`.",
+    }),
     read400: r("histogram read", "400 days", 7, {
       naive: 401,
       note: "Issue 15: days at the edges, month rollups in the middle (here 13 days + 12 months + 22 days = 47 keys instead of 400): one `ZUNIONSTORE` of buckets and `sum`s, `ZCARD` before loading, `ZRANGE`, `DEL`, and one `ZUNION … AGGREGATE MAX` of the days' two-member extremes sets. Before: 4 commands, but one `ZUNION` over all 400 days loaded into the script before its size check.",

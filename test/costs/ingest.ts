@@ -10,7 +10,13 @@
  */
 import type { CostArea, CostRow } from "./types.ts";
 
-const row = (call: string, state: string, roundTrips: number, commands: number, extra: Partial<CostRow> = {}): CostRow => ({ call, state, roundTrips, commands, ...extra });
+const row = (
+  call: string,
+  state: string,
+  roundTrips: number,
+  commands: number,
+  extra: Partial<CostRow> = {},
+): CostRow => ({ call, state, roundTrips, commands, ...extra });
 
 export const area = {
   title: "Queued ingest",
@@ -19,10 +25,16 @@ export const area = {
     accept: row("trending ingest, 100 events, `Prefer: respond-async`", "any (202)", 0, 0, {
       note: "Accepting costs no Redis command: the library validates the request without Redis and the Worker sends it to the queue (one `sendBatch`). The commands are paid by the consumer, below.",
     }),
-    batch100: row("consumer batch: 100 messages × 100 events (10,000 events)", "steady, 3 streams × 40 members", 4, 141, {
-      target: 1000,
-      note: "The issue's target is 0.1 command per event; merged per (stream, hour, member), this batch costs 0.0141 per event. Synchronously the same 100 requests cost 4,200 commands (next row), 30 × more.",
-    }),
+    batch100: row(
+      "consumer batch: 100 messages × 100 events (10,000 events)",
+      "steady, 3 streams × 40 members",
+      4,
+      141,
+      {
+        target: 1000,
+        note: "The issue's target is 0.1 command per event; merged per (stream, hour, member), this batch costs 0.0141 per event. Synchronously the same 100 requests cost 4,200 commands (next row), 30 × more.",
+      },
+    ),
     sync100: row("the same 100 requests of 100 events, synchronous", "steady", 100, 4200),
     batch1: row("consumer batch: 100 messages × 1 event", "steady, 3 streams × 20 members", 4, 81, {
       target: 100,
@@ -36,6 +48,8 @@ export const area = {
     redelivered: row("consumer batch: 100 messages × 100 events, all redelivered", "already applied", 4, 14, {
       note: "Each target's script finds its messages in the applied set and writes nothing (EVALSHA, SMISMEMBER ×2: these were accepted the day before).",
     }),
-    status: row("`GET /v1/ingest/status` (admin)", "any", 1, 3, { note: "HGETALL of this hour's and the previous hour's per-minute counters." }),
+    status: row("`GET /v1/ingest/status` (admin)", "any", 1, 3, {
+      note: "HGETALL of this hour's and the previous hour's per-minute counters.",
+    }),
   },
 } satisfies CostArea;

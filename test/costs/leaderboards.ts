@@ -3,7 +3,13 @@ import type { CostArea, CostRow } from "./types.ts";
 /** Measured: list (EVALSHA, HMGET, ZRANGE) + step (EVALSHA, HMGET, DEL of a stale build, ZRANGE, ZADD, EXISTS, RENAME, EXPIRE, HSET + HDEL of the progress, HSET + HDEL of the job state). */
 const SNAPSHOT_BOARD_100 = 15;
 
-const r = (call: string, state: string, commands: number, extra: Partial<CostRow> = {}): CostRow => ({ call, state, roundTrips: 1, commands, ...extra });
+const r = (call: string, state: string, commands: number, extra: Partial<CostRow> = {}): CostRow => ({
+  call,
+  state,
+  roundTrips: 1,
+  commands,
+  ...extra,
+});
 
 /** Leaderboard calls, measured by test/worker/costs-leaderboards.test.ts. */
 export const area = {
@@ -29,9 +35,14 @@ export const area = {
     incrementTakesLeadHook: r("leaderboard increment", "takes the lead, one `leaderboard.leader` webhook", 13, {
       note: "Queueing as `emit` does (docs/webhooks.md): `ZMSCORE` + `ZADD` + `ZREMRANGEBYRANK` of the recent delivery ids, `ZCARD` of the queue, `HSETNX` + `ZADD` of the delivery.",
     }),
-    setLeaderFallsBack: r("leaderboard set, `mode: replace`", "the leader's own write drops it to #2 (the new #1 did not write)", 8, {
-      note: "The leader's own write moved it down: `ZRANGE … 0 0` finds the new #1, stored and queued (`HGETALL` of the webhooks).",
-    }),
+    setLeaderFallsBack: r(
+      "leaderboard set, `mode: replace`",
+      "the leader's own write drops it to #2 (the new #1 did not write)",
+      8,
+      {
+        note: "The leader's own write moved it down: `ZRANGE … 0 0` finds the new #1, stored and queued (`HGETALL` of the webhooks).",
+      },
+    ),
     incrementReplay: r("leaderboard increment, `Idempotency-Key`", "replay", 2),
     incrementReached: r("leaderboard increment", "steady, `ties: reached`", 9, {
       note: "Reaching a new score takes a new place in the tie order: `HINCRBY` of the sequence, `ZREM` + `ZADD` of the ranking member, `HSET` of the players entry.",
@@ -46,7 +57,9 @@ export const area = {
     incrementGuarded: r("leaderboard increment, board with guards", "steady", 5, {
       note: "The guards (`minScore`, `maxScore`, `maxIncrement`) and the season settings travel in the players hash (`_cfg`), read by the same `HMGET` as the player's entry: no command added.",
     }),
-    incrementRejected: r("leaderboard increment refused by a guard (422)", "any", 3, { note: "`HMGET` and `ZMSCORE`, then the refusal: nothing written." }),
+    incrementRejected: r("leaderboard increment refused by a guard (422)", "any", 3, {
+      note: "`HMGET` and `ZMSCORE`, then the refusal: nothing written.",
+    }),
     incrementSeasonal: r("leaderboard increment, daily board", "steady", 5),
     incrementSeasonFirst: r("leaderboard increment, daily board", "the player's first write of the season", 9, {
       note: "The player enters the season at 0 (`ZADD`), the season key gets its lifetime (`EXPIRE … NX`), the final rank of the season before is kept (`ZRANK`) and the entry rewritten (`HSET`): once per player per season.",
@@ -62,8 +75,13 @@ export const area = {
       note: "One `HMGET` of the rows' entries gives `bestRank` (was 5), one `ZMSCORE` of the daily snapshot the rows' `previousRank` (was 6): the same 7 for any `limit`.",
     }),
     pageSeasonal: r("leaderboard page, limit 10, daily board", "rows played this season", 6),
-    around: r("leaderboard around-me, k = 5", "board without seasons", 7, { naive: 14, note: "As a page: the rows' `previousRank` is one `ZMSCORE` of the daily snapshot (was 6)." }),
-    rank10: r("leaderboard subset ranking, 10 players", "any", 14, { note: "`HMGET` of entries, `ZMSCORE`, one `ZRANK` per ranked player, `HMGET` of profiles: 4 + n." }),
+    around: r("leaderboard around-me, k = 5", "board without seasons", 7, {
+      naive: 14,
+      note: "As a page: the rows' `previousRank` is one `ZMSCORE` of the daily snapshot (was 6).",
+    }),
+    rank10: r("leaderboard subset ranking, 10 players", "any", 14, {
+      note: "`HMGET` of entries, `ZMSCORE`, one `ZRANK` per ranked player, `HMGET` of profiles: 4 + n.",
+    }),
     rank100: r("leaderboard subset ranking, 100 players", "any", 104),
     seasons: r("leaderboard seasons", "daily board, keepSeasons 12, 2 seasons played", 18, {
       note: "`ZCARD` of each kept season (current + keepSeasons), `ZRANGE` of the top 3 of each one played, one `HMGET` of their profiles.",
@@ -80,9 +98,14 @@ export const area = {
     snapshotDone: r("job `leaderboards.snapshot`", "later run of the same UTC day", 2, {
       note: "The pass of the day is complete: `HMGET` of the job's state, nothing else. The hourly cron runs it 24 times a day.",
     }),
-    snapshotBoard: r("job `leaderboards.snapshot`", "first run of the day, one board of 100 players", SNAPSHOT_BOARD_100, {
-      roundTrips: 2,
-      note: "A script listing the registry's next page of boards, then a script per 50 boards copying at most `LEADERBOARD_SNAPSHOT_CHUNK` (10,000) ranking members: `HMGET` of the settings, `DEL` of a stale build, `ZRANGE`, one `ZADD` per 1,000 members, `EXISTS`, `RENAME`, `EXPIRE`, `HSET`/`HDEL` of the progress. A board of 1M players: 100 scripts of about 15 commands, spread over runs by `LEADERBOARD_SNAPSHOT_SCRIPTS` (40).",
-    }),
+    snapshotBoard: r(
+      "job `leaderboards.snapshot`",
+      "first run of the day, one board of 100 players",
+      SNAPSHOT_BOARD_100,
+      {
+        roundTrips: 2,
+        note: "A script listing the registry's next page of boards, then a script per 50 boards copying at most `LEADERBOARD_SNAPSHOT_CHUNK` (10,000) ranking members: `HMGET` of the settings, `DEL` of a stale build, `ZRANGE`, one `ZADD` per 1,000 members, `EXISTS`, `RENAME`, `EXPIRE`, `HSET`/`HDEL` of the progress. A board of 1M players: 100 scripts of about 15 commands, spread over runs by `LEADERBOARD_SNAPSHOT_SCRIPTS` (40).",
+      },
+    ),
   },
 } satisfies CostArea;

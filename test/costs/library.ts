@@ -8,7 +8,12 @@ export const area: CostArea = {
   title: "Library (`edgestats` package)",
   order: 90,
   rows: {
-    record: { call: "`trending(s).record(member)`", state: "steady (hour already written)", roundTrips: 1, commands: 3 },
+    record: {
+      call: "`trending(s).record(member)`",
+      state: "steady (hour already written)",
+      roundTrips: 1,
+      commands: 3,
+    },
     top: {
       call: "`trending(s).top({ n: 10 })`",
       state: "steady, events in the current hour only",
@@ -24,7 +29,13 @@ export const area: CostArea = {
       commands: 5,
       note: "the idempotency record: one GET and one SET in the same script",
     },
-    incrReplay: { call: "`counter(c).incr(member, 1, { idempotencyKey })`", state: "repeat of a key", roundTrips: 1, commands: 2, note: "the GET finds the record; nothing is written" },
+    incrReplay: {
+      call: "`counter(c).incr(member, 1, { idempotencyKey })`",
+      state: "repeat of a key",
+      roundTrips: 1,
+      commands: 2,
+      note: "the GET finds the record; nothing is written",
+    },
     heartbeat: { call: "`presence(r).heartbeat(id)`", state: "id online already", roundTrips: 1, commands: 5 },
     increment: { call: "`leaderboard(b).increment(player, 5)`", state: "joined player", roundTrips: 1, commands: 5 },
   },

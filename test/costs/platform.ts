@@ -30,7 +30,13 @@ export const area: CostArea = {
       roundTrips: 1,
       commands: 2,
     },
-    healthz: { call: "`GET /healthz` (no key)", state: "any", roundTrips: 0, commands: 0, note: "Answered by the Worker alone." },
+    healthz: {
+      call: "`GET /healthz` (no key)",
+      state: "any",
+      roundTrips: 0,
+      commands: 0,
+      note: "Answered by the Worker alone.",
+    },
     healthzDeep: {
       call: "`GET /healthz?deep=1` (any API key)",
       state: "any",
@@ -45,6 +51,11 @@ export const area: CostArea = {
       commands: 0,
       note: "Keys, scopes, bodies and parameters are checked before the first Redis call.",
     },
-    dashboardPage: { call: "dashboard page and assets (`/`, `/dashboard.js`, `/dashboard.css`)", state: "any", roundTrips: 0, commands: 0 },
+    dashboardPage: {
+      call: "dashboard page and assets (`/`, `/dashboard.js`, `/dashboard.css`)",
+      state: "any",
+      roundTrips: 0,
+      commands: 0,
+    },
   },
 };

@@ -9,7 +9,13 @@
  */
 import type { CostArea, CostRow } from "./types.ts";
 
-const row = (call: string, state: string, commands: number, extra: Partial<CostRow> = {}): CostRow => ({ call, state, roundTrips: 1, commands, ...extra });
+const row = (call: string, state: string, commands: number, extra: Partial<CostRow> = {}): CostRow => ({
+  call,
+  state,
+  roundTrips: 1,
+  commands,
+  ...extra,
+});
 
 export const area = {
   title: "Trending",
@@ -50,7 +56,10 @@ export const area = {
       naive: 5,
       note: "Until compaction has trimmed the previous hour (minute 5), the union leaves it out (`ZADD` of a marker saying so) and the read pages it as a third sorted set: no script copies a raw hour of 1M members (7.2 s before issue 15, see bench).",
     }),
-    topWarmOpen: row("trending top-10 / 24 h", "warm, previous hour not yet compacted", 7, { naive: 5, note: "A third page and lookups: `ZREVRANGE` and `ZMSCORE` of the previous hour, `ZMSCORE` of its candidates in the union." }),
+    topWarmOpen: row("trending top-10 / 24 h", "warm, previous hour not yet compacted", 7, {
+      naive: 5,
+      note: "A third page and lookups: `ZREVRANGE` and `ZMSCORE` of the previous hour, `ZMSCORE` of its candidates in the union.",
+    }),
     topOtherWindow: row("trending top-10 / 7 h", "warm", 5, { naive: 5 }),
     topOtherWindowSwitch: row("trending top-10 / 5 h", "after a 7 h read (shared slot rebuilt)", 10, {
       naive: 5,
@@ -64,20 +73,37 @@ export const area = {
     risingCold: row("trending rising / 24 h baseline", "no cached union of the baseline hours", 27, {
       note: "The current hour's top 200 (the candidates: `ZREVRANGE`), a lookup of them in the 24 h union (a miss here), then one `ZMSCORE` of them per baseline hour: 3 + baseline hours. Never builds a union (the read writes nothing).",
     }),
-    risingOpen: row("trending rising / 24 h baseline", "warm (a top read's union), previous hour not yet compacted", 4, { note: "The union leaves the previous hour out until compaction has trimmed it: its bucket is asked too." }),
+    risingOpen: row(
+      "trending rising / 24 h baseline",
+      "warm (a top read's union), previous hour not yet compacted",
+      4,
+      { note: "The union leaves the previous hour out until compaction has trimmed it: its bucket is asked too." },
+    ),
     risingWarm: row("trending rising / 24 h baseline", "warm (a top read's union of the baseline hours)", 3, {
       note: "The baseline hours are exactly the window of the top read's cached union: one `ZMSCORE` of the 200 candidates there.",
     }),
     risingQuiet: row("trending rising", "current hour empty", 2),
-    history48: row("trending member history / 48 h", "any", 50, { note: "One `ZMSCORE` (the member and the hour's cut) per hour: 48 finished hours and the current one." }),
+    history48: row("trending member history / 48 h", "any", 50, {
+      note: "One `ZMSCORE` (the member and the hour's cut) per hour: 48 finished hours and the current one.",
+    }),
     list: row("trending list streams", "any", 2),
     delete: row("trending delete stream", "any", 5),
     compactIdle: row("trending compaction run", "nothing to do", 2, { target: 2 }),
-    compactTrimmed: row("trending compaction, per stream-hour", "run of 20 streams × 1 finished hour, each trimmed", 8.25, {
-      roundTrips: 3,
-      target: 12,
-      note: "Per stream and hour: `ZSCORE` `_dirty` and `_seen` (the overlap-safe re-check), `ZCARD`, and when the hour is trimmed `ZREVRANGE` of the (keep+1)-th member, `ZREMRANGEBYRANK` and `ZINCRBY` of the hour's cut (an hour with more than keep members to remove: `ZRANGESTORE` of its top keep, `UNLINK`, `RENAME`, +4), `EXISTS` of the stream's unions (only those a read built are completed), `ZADD _dirty`. The run's round trips (queue, batch, and a second queue read because the batch was full) are shared by its 20 streams. The cut lives in the bucket itself, so no hash is read, cleaned or expired.",
-    }),
-    compactUntrimmed: row("trending compaction, per stream-hour", "run of 20 streams × 1 finished hour, nothing to trim", 5.25, { roundTrips: 3, target: 12 }),
+    compactTrimmed: row(
+      "trending compaction, per stream-hour",
+      "run of 20 streams × 1 finished hour, each trimmed",
+      8.25,
+      {
+        roundTrips: 3,
+        target: 12,
+        note: "Per stream and hour: `ZSCORE` `_dirty` and `_seen` (the overlap-safe re-check), `ZCARD`, and when the hour is trimmed `ZREVRANGE` of the (keep+1)-th member, `ZREMRANGEBYRANK` and `ZINCRBY` of the hour's cut (an hour with more than keep members to remove: `ZRANGESTORE` of its top keep, `UNLINK`, `RENAME`, +4), `EXISTS` of the stream's unions (only those a read built are completed), `ZADD _dirty`. The run's round trips (queue, batch, and a second queue read because the batch was full) are shared by its 20 streams. The cut lives in the bucket itself, so no hash is read, cleaned or expired.",
+      },
+    ),
+    compactUntrimmed: row(
+      "trending compaction, per stream-hour",
+      "run of 20 streams × 1 finished hour, nothing to trim",
+      5.25,
+      { roundTrips: 3, target: 12 },
+    ),
   },
 } satisfies CostArea;

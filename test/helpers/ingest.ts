@@ -20,7 +20,8 @@ export interface Sent {
 export function recordingQueue(clock: () => number) {
   const sent: Sent[] = [];
   let next = 0;
-  const push = (body: unknown) => sent.push({ id: `m${String(next++).padStart(6, "0")}`, body: structuredClone(body), timestamp: clock() });
+  const push = (body: unknown) =>
+    sent.push({ id: `m${String(next++).padStart(6, "0")}`, body: structuredClone(body), timestamp: clock() });
   const queue = {
     sent,
     async send(body: unknown) {
@@ -52,7 +53,10 @@ export function createIngestApi(options: TestApiOptions & { queue?: boolean }) {
   }
 
   /** Delivers `messages` as one batch to the consumer; attempts default to 1. */
-  async function deliver(messages: Sent[], options: { attempts?: number } = {}): Promise<QueueResult & { stats: Awaited<ReturnType<typeof consumeIngest>> }> {
+  async function deliver(
+    messages: Sent[],
+    options: { attempts?: number } = {},
+  ): Promise<QueueResult & { stats: Awaited<ReturnType<typeof consumeIngest>> }> {
     const batch = createMessageBatch(
       "edgestats-ingest",
       messages.map((m) => ({ id: m.id, timestamp: m.timestamp, attempts: options.attempts ?? 1, body: m.body })),

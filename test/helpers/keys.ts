@@ -1,5 +1,9 @@
 /** API keys the worker test project is configured with (see vitest.config.ts); at least 16 characters, as the Worker requires. */
-export const TEST_KEYS = { ingest: "test-ingest-key-0001", read: "test-read-key-00001", admin: "test-admin-key-0001" } as const;
+export const TEST_KEYS = {
+  ingest: "test-ingest-key-0001",
+  read: "test-read-key-00001",
+  admin: "test-admin-key-0001",
+} as const;
 /** A second ingest key (rotation; idempotency per caller). */
 export const TEST_INGEST_KEY_2 = "test-ingest-key-0002";
 /** QStash signing keys of the worker test project. */

@@ -34,7 +34,15 @@ export async function keysUnder(target: RestTarget, prefix: string): Promise<str
   const keys: string[] = [];
   let cursor = "0";
   do {
-    const [next, batch] = await command<[string, string[]]>(target, "SCAN", cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
+    const [next, batch] = await command<[string, string[]]>(
+      target,
+      "SCAN",
+      cursor,
+      "MATCH",
+      `${prefix}:*`,
+      "COUNT",
+      1000,
+    );
     cursor = String(next);
     keys.push(...batch);
   } while (cursor !== "0");

@@ -6,7 +6,15 @@ import { env as baseEnv } from "cloudflare:workers";
 import { afterAll } from "vitest";
 import { createApp } from "../../functions/app.ts";
 import { TEST_KEYS } from "./keys.ts";
-import { deleteUnder, keysUnder, requireTarget, resetStats, statsOf, uniquePrefix, type TagStats } from "./upstash-rest.ts";
+import {
+  deleteUnder,
+  keysUnder,
+  requireTarget,
+  resetStats,
+  statsOf,
+  uniquePrefix,
+  type TagStats,
+} from "./upstash-rest.ts";
 
 export { TEST_KEYS };
 export type KeyKind = keyof typeof TEST_KEYS | "none" | string;
@@ -31,7 +39,8 @@ export function createTestApi(options: TestApiOptions) {
   const prefix = uniquePrefix(options.label);
   // The local Upstash server counts requests per token tag: this prefix is the tag.
   const tag = prefix.replace(/\./g, "_");
-  let now = typeof options.start === "string" ? Date.parse(options.start) : (options.start ?? Date.UTC(2026, 10, 22, 12, 30));
+  let now =
+    typeof options.start === "string" ? Date.parse(options.start) : (options.start ?? Date.UTC(2026, 10, 22, 12, 30));
   const app = createApp({ now: () => now });
   const env = {
     ...baseEnv,
@@ -40,7 +49,12 @@ export function createTestApi(options: TestApiOptions) {
     ...options.vars,
   } as unknown as Env;
 
-  async function call<T = any>(method: string, path: string, body?: unknown, init: { key?: KeyKind; headers?: Record<string, string>; raw?: BodyInit } = {}): Promise<TestResponse<T>> {
+  async function call<T = any>(
+    method: string,
+    path: string,
+    body?: unknown,
+    init: { key?: KeyKind; headers?: Record<string, string>; raw?: BodyInit } = {},
+  ): Promise<TestResponse<T>> {
     const kind = init.key ?? (method === "GET" ? "read" : "ingest");
     const key = kind in TEST_KEYS ? TEST_KEYS[kind as keyof typeof TEST_KEYS] : kind;
     const headers: Record<string, string> = { ...init.headers };
@@ -76,10 +90,17 @@ export function createTestApi(options: TestApiOptions) {
     advance(ms: number) {
       now += ms;
     },
-    get: <T = any>(path: string, init?: { key?: KeyKind; headers?: Record<string, string> }) => call<T>("GET", path, undefined, init),
-    post: <T = any>(path: string, body?: unknown, init?: { key?: KeyKind; headers?: Record<string, string>; raw?: BodyInit }) => call<T>("POST", path, body, init),
-    put: <T = any>(path: string, body?: unknown, init?: { key?: KeyKind; headers?: Record<string, string> }) => call<T>("PUT", path, body, init),
-    del: <T = any>(path: string, init?: { key?: KeyKind; headers?: Record<string, string> }) => call<T>("DELETE", path, undefined, init),
+    get: <T = any>(path: string, init?: { key?: KeyKind; headers?: Record<string, string> }) =>
+      call<T>("GET", path, undefined, init),
+    post: <T = any>(
+      path: string,
+      body?: unknown,
+      init?: { key?: KeyKind; headers?: Record<string, string>; raw?: BodyInit },
+    ) => call<T>("POST", path, body, init),
+    put: <T = any>(path: string, body?: unknown, init?: { key?: KeyKind; headers?: Record<string, string> }) =>
+      call<T>("PUT", path, body, init),
+    del: <T = any>(path: string, init?: { key?: KeyKind; headers?: Record<string, string> }) =>
+      call<T>("DELETE", path, undefined, init),
     call,
     /** Every Redis key this test api wrote. */
     keys: () => keysUnder(target, prefix),

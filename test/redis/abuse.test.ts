@@ -12,7 +12,13 @@ let report: AbuseReport;
 
 beforeAll(async () => {
   target = await startAbuseTarget();
-  report = await runAbuse({ url: target.url, keys: ABUSE_KEYS, redis: target.redis, seconds: Number(process.env.ABUSE_SECONDS ?? 16), log: console.log });
+  report = await runAbuse({
+    url: target.url,
+    keys: ABUSE_KEYS,
+    redis: target.redis,
+    seconds: Number(process.env.ABUSE_SECONDS ?? 16),
+    log: console.log,
+  });
 }, 240_000);
 
 afterAll(async () => {

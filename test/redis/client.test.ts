@@ -57,7 +57,9 @@ afterAll(async () => {
 
 describe("edgestats/client against wrangler dev", () => {
   it("its operations are exactly /openapi.json's (dashboard assets aside)", async () => {
-    const doc = (await (await fetch(`${worker.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    const doc = (await (await fetch(`${worker.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, unknown>>;
+    };
     const served = Object.entries(doc.paths)
       .flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`))
       .filter((op) => !/^GET \/(dashboard\.(js|css)|dashboard\/\{module\})?$/.test(op));
@@ -68,32 +70,59 @@ describe("edgestats/client against wrangler dev", () => {
   it("trending, counters and histograms: writes and reads, typed results", async () => {
     const api = client(KEYS.admin);
     expect(await api.health()).toMatchObject({ ok: true, redis: { ok: true } });
-    expect(await api.trending.record("searches", [{ member: "redis", count: 3 }, { member: "workers" }])).toEqual({ accepted: 2 });
+    expect(await api.trending.record("searches", [{ member: "redis", count: 3 }, { member: "workers" }])).toEqual({
+      accepted: 2,
+    });
     expect(await api.trending.record("searches", { member: "redis" })).toEqual({ accepted: 1 });
     const top = await api.trending.top("searches", { n: 5, window: "24h" });
-    expect(top.items).toEqual([{ rank: 1, member: "redis", count: 4 }, { rank: 2, member: "workers", count: 1 }]);
+    expect(top.items).toEqual([
+      { rank: 1, member: "redis", count: 4 },
+      { rank: 2, member: "workers", count: 1 },
+    ]);
     expect(top.exact).toBe(true);
     expect(await api.trending.member("searches", "redis")).toMatchObject({ member: "redis", count: 4, rank: 1 });
     expect((await api.trending.list()).streams).toContain("searches");
     // nothing before this hour: every member of it is new (baseline 0, ratio null)
-    expect((await api.trending.rising("searches", { n: 1, baseline: "24h" })).items).toMatchObject([{ member: "redis", count: 4, baseline: 0, ratio: null }]);
+    expect((await api.trending.rising("searches", { n: 1, baseline: "24h" })).items).toMatchObject([
+      { member: "redis", count: 4, baseline: 0, ratio: null },
+    ]);
     const history = await api.trending.history("searches", "redis", { hours: 2 });
-    expect({ points: history.points.length, total: history.points.reduce((sum, p) => sum + p.count, 0) }).toEqual({ points: 3, total: 4 });
+    expect({ points: history.points.length, total: history.points.reduce((sum, p) => sum + p.count, 0) }).toEqual({
+      points: 3,
+      total: 4,
+    });
 
-    expect(await api.counters.incr("hits", [{ member: "/a", by: 3 }, { member: "/b" }])).toEqual({ results: [{ member: "/a", score: 3 }, { member: "/b", score: 1 }] });
-    expect(await api.counters.incr("hits", { member: "/b", by: -2 })).toEqual({ results: [{ member: "/b", score: -1 }] });
+    expect(await api.counters.incr("hits", [{ member: "/a", by: 3 }, { member: "/b" }])).toEqual({
+      results: [
+        { member: "/a", score: 3 },
+        { member: "/b", score: 1 },
+      ],
+    });
+    expect(await api.counters.incr("hits", { member: "/b", by: -2 })).toEqual({
+      results: [{ member: "/b", score: -1 }],
+    });
     expect((await api.counters.top("hits", { n: 1 })).items).toEqual([{ rank: 1, member: "/a", score: 3 }]);
     expect((await api.counters.bottom("hits", { n: 1 })).items).toEqual([{ rank: 1, member: "/b", score: -1 }]);
     expect(await api.counters.member("hits", "/a")).toEqual({ member: "/a", score: 3, rank: 1, rankFromBottom: 2 });
-    expect(await api.counters.range("hits", { min: "0", max: "+inf" })).toEqual({ items: [{ member: "/a", score: 3 }], count: 1 });
-    expect((await api.counters.sorted("hits", { by: "score", order: "desc" })).items.map((i) => i.member)).toEqual(["/a", "/b"]);
+    expect(await api.counters.range("hits", { min: "0", max: "+inf" })).toEqual({
+      items: [{ member: "/a", score: 3 }],
+      count: 1,
+    });
+    expect((await api.counters.sorted("hits", { by: "score", order: "desc" })).items.map((i) => i.member)).toEqual([
+      "/a",
+      "/b",
+    ]);
     await api.counters.union("hits-copy", { sources: ["hits"] });
     expect((await api.counters.top("hits-copy")).items).toHaveLength(2);
     expect(await api.counters.removeMember("hits", "/b")).toBeUndefined();
     expect((await api.counters.list()).counters).toEqual(expect.arrayContaining(["hits", "hits-copy"]));
     await api.counters.delete("hits-copy");
 
-    expect(await api.histograms.configure("boot", { bucketWidth: 10, unit: "ms" })).toMatchObject({ histogram: "boot", bucketWidth: 10, created: true });
+    expect(await api.histograms.configure("boot", { bucketWidth: 10, unit: "ms" })).toMatchObject({
+      histogram: "boot",
+      bucketWidth: 10,
+      created: true,
+    });
     expect(await api.histograms.observe("boot", [12, { value: 48 }])).toEqual({ accepted: 2 });
     expect(await api.histograms.observe("boot", 31)).toEqual({ accepted: 1 });
     expect(await api.histograms.read("boot")).toMatchObject({ count: 3, min: 12, max: 48, unit: "ms" });
@@ -119,19 +148,41 @@ describe("edgestats/client against wrangler dev", () => {
     expect(await api.presence.total()).toMatchObject({ activeTodayError: 0.0081 });
     await api.presence.delete("lobby");
 
-    expect(await api.leaderboards.configure("weekly", { ties: "reached" })).toMatchObject({ board: "weekly", ties: "reached" });
-    expect(await api.leaderboards.join("weekly", "ada", { name: "Ada", meta: { country: "UK" } })).toMatchObject({ player: "ada", created: true });
+    expect(await api.leaderboards.configure("weekly", { ties: "reached" })).toMatchObject({
+      board: "weekly",
+      ties: "reached",
+    });
+    expect(await api.leaderboards.join("weekly", "ada", { name: "Ada", meta: { country: "UK" } })).toMatchObject({
+      player: "ada",
+      created: true,
+    });
     await api.leaderboards.join("weekly", "bob", { name: "Bob" });
     expect(await api.leaderboards.score("weekly", "ada", { by: 10 })).toEqual({ score: 10, rank: 1 });
-    expect(await api.leaderboards.scores("weekly", [{ player: "bob", set: 20 }, { player: "ada", by: 1 }])).toEqual({
-      results: [{ player: "bob", score: 20, rank: 1 }, { player: "ada", score: 11, rank: 2 }],
+    expect(
+      await api.leaderboards.scores("weekly", [
+        { player: "bob", set: 20 },
+        { player: "ada", by: 1 },
+      ]),
+    ).toEqual({
+      results: [
+        { player: "bob", score: 20, rank: 1 },
+        { player: "ada", score: 11, rank: 2 },
+      ],
     });
-    expect(await api.leaderboards.player("weekly", "ada")).toMatchObject({ name: "Ada", meta: { country: "UK" }, score: 11, rank: 2 });
+    expect(await api.leaderboards.player("weekly", "ada")).toMatchObject({
+      name: "Ada",
+      meta: { country: "UK" },
+      score: 11,
+      rank: 2,
+    });
     expect((await api.leaderboards.page("weekly", { limit: 10 })).items.map((r) => r.player)).toEqual(["bob", "ada"]);
     expect((await api.leaderboards.around("weekly", "ada", { k: 1 })).items).toHaveLength(2);
     expect(await api.leaderboards.count("weekly")).toMatchObject({ board: "weekly", players: 2 });
     expect(await client(KEYS.read).leaderboards.rank("weekly", ["ada", "bob", "zed"])).toMatchObject({
-      items: [{ player: "bob", rank: 1, subsetRank: 1 }, { player: "ada", rank: 2, subsetRank: 2 }],
+      items: [
+        { player: "bob", rank: 1, subsetRank: 1 },
+        { player: "ada", rank: 2, subsetRank: 2 },
+      ],
       unknown: ["zed"],
     });
     expect(await api.leaderboards.seasons("weekly")).toMatchObject({ board: "weekly", reset: "none", seasons: [] });
@@ -144,7 +195,11 @@ describe("edgestats/client against wrangler dev", () => {
   it("errors are EdgestatsError with status, code and details; 4xx are never retried", async () => {
     let sent = 0;
     const counting: ClientOptions["fetch"] = (request) => ((sent += 1), fetch(request));
-    const catchOf = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e as EdgestatsError);
+    const catchOf = (p: Promise<unknown>) =>
+      p.then(
+        () => undefined,
+        (e: unknown) => e as EdgestatsError,
+      );
 
     const invalid = await catchOf(client(KEYS.ingest, { fetch: counting }).counters.incr("bad name", { member: "x" }));
     expect(invalid).toBeInstanceOf(EdgestatsError);
@@ -153,10 +208,22 @@ describe("edgestats/client against wrangler dev", () => {
     expect(invalid?.details?.[0]?.path).toBe("counter");
     expect(sent).toBe(1);
 
-    expect(await catchOf(client(KEYS.read).leaderboards.player("nope", "nobody"))).toMatchObject({ status: 404, code: "not_found" });
-    expect(await catchOf(client("not-a-key-of-this-service").trending.list())).toMatchObject({ status: 401, code: "unauthorized" });
-    expect(await catchOf(client(KEYS.ingest).counters.delete("hits"))).toMatchObject({ status: 403, code: "forbidden" });
-    expect(await catchOf(client(KEYS.read).counters.incr("hits", { member: "x" }))).toMatchObject({ status: 403, code: "forbidden" });
+    expect(await catchOf(client(KEYS.read).leaderboards.player("nope", "nobody"))).toMatchObject({
+      status: 404,
+      code: "not_found",
+    });
+    expect(await catchOf(client("not-a-key-of-this-service").trending.list())).toMatchObject({
+      status: 401,
+      code: "unauthorized",
+    });
+    expect(await catchOf(client(KEYS.ingest).counters.delete("hits"))).toMatchObject({
+      status: 403,
+      code: "forbidden",
+    });
+    expect(await catchOf(client(KEYS.read).counters.incr("hits", { member: "x" }))).toMatchObject({
+      status: 403,
+      code: "forbidden",
+    });
   });
 
   it("a write whose response was lost is retried with the same Idempotency-Key and counts once", async () => {
@@ -189,13 +256,18 @@ describe("edgestats/client against wrangler dev", () => {
   it("503 and network errors are retried with backoff (GET and keyed writes), DELETE is not; the last error is thrown", async () => {
     let calls = 0;
     const delays: number[] = [];
-    const unavailable = (times: number): ClientOptions["fetch"] => async (request) => {
-      calls += 1;
-      if (calls <= times) {
-        return Response.json({ error: { code: "storage_unavailable", message: "down" } }, { status: 503, headers: { "retry-after": "0" } });
-      }
-      return fetch(request);
-    };
+    const unavailable =
+      (times: number): ClientOptions["fetch"] =>
+      async (request) => {
+        calls += 1;
+        if (calls <= times) {
+          return Response.json(
+            { error: { code: "storage_unavailable", message: "down" } },
+            { status: 503, headers: { "retry-after": "0" } },
+          );
+        }
+        return fetch(request);
+      };
     const flaky = client(KEYS.admin, { fetch: unavailable(2), backoffMs: (attempt) => (delays.push(attempt), 1) });
     expect((await flaky.counters.list()).counters).toBeInstanceOf(Array);
     expect(calls).toBe(3);
@@ -203,11 +275,16 @@ describe("edgestats/client against wrangler dev", () => {
 
     calls = 0;
     const down = client(KEYS.admin, { fetch: unavailable(100), retries: 2 });
-    await expect(down.trending.record("s", { member: "x" })).rejects.toMatchObject({ status: 503, code: "storage_unavailable" });
+    await expect(down.trending.record("s", { member: "x" })).rejects.toMatchObject({
+      status: 503,
+      code: "storage_unavailable",
+    });
     expect(calls).toBe(3);
 
     calls = 0;
-    const dropped = client(KEYS.admin, { fetch: async () => ((calls += 1), Promise.reject(new TypeError("fetch failed"))) });
+    const dropped = client(KEYS.admin, {
+      fetch: async () => ((calls += 1), Promise.reject(new TypeError("fetch failed"))),
+    });
     await expect(dropped.counters.delete("x")).rejects.toMatchObject({ status: 0, code: "network_error" });
     expect(calls).toBe(1);
     await expect(dropped.counters.list()).rejects.toMatchObject({ status: 0, code: "network_error" });
@@ -220,19 +297,37 @@ describe("edgestats/client against wrangler dev", () => {
     await stats.leaderboard("shared").increment("lib-player", 7);
     await stats.trending("shared").record([{ member: "x", count: 2 }]);
     const api = client(KEYS.read);
-    expect(await api.leaderboards.player("shared", "lib-player")).toMatchObject({ name: "From the library", score: 7, rank: 1 });
+    expect(await api.leaderboards.player("shared", "lib-player")).toMatchObject({
+      name: "From the library",
+      score: 7,
+      rank: 1,
+    });
     expect((await api.trending.top("shared")).items).toEqual([{ rank: 1, member: "x", count: 2 }]);
   });
 
   it("queued ingest: status (admin) and lag (read)", async () => {
-    expect(await client(KEYS.admin).ingest.status()).toMatchObject({ applied: expect.any(Number), deadLettered: expect.any(Number), queue: expect.any(Boolean) });
-    expect(await client(KEYS.read).ingest.lag()).toMatchObject({ oldestAgeMs: expect.any(Number), queue: expect.any(Boolean) });
+    expect(await client(KEYS.admin).ingest.status()).toMatchObject({
+      applied: expect.any(Number),
+      deadLettered: expect.any(Number),
+      queue: expect.any(Boolean),
+    });
+    expect(await client(KEYS.read).ingest.lag()).toMatchObject({
+      oldestAgeMs: expect.any(Number),
+      queue: expect.any(Boolean),
+    });
   });
 
   it("webhooks (admin): put, list without secrets, test, deliveries, delete", async () => {
     const api = client(KEYS.admin);
-    const settings = { url: "https://example.invalid/hook", events: ["leaderboard.leader" as const], secret: "client-webhook-secret-01" };
-    expect(await api.webhooks.put("ops", settings)).toMatchObject({ created: true, webhook: { name: "ops", url: settings.url, n: 10 } });
+    const settings = {
+      url: "https://example.invalid/hook",
+      events: ["leaderboard.leader" as const],
+      secret: "client-webhook-secret-01",
+    };
+    expect(await api.webhooks.put("ops", settings)).toMatchObject({
+      created: true,
+      webhook: { name: "ops", url: settings.url, n: 10 },
+    });
     const { webhooks } = await api.webhooks.list();
     expect(webhooks.map((w) => w.name)).toEqual(["ops"]);
     expect(JSON.stringify(webhooks)).not.toContain(settings.secret);

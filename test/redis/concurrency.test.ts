@@ -58,7 +58,11 @@ describe("parallel increments", () => {
   it("30 copies of one Idempotency-Key racing apply exactly once and all answer the first result", async () => {
     const board = keyOf(prefix, "board", "race");
     const registry = keyOf(prefix, "registry", "race");
-    const results = await Promise.all(Array.from({ length: 30 }, () => incr.run<string>(redis, { board, registry }, { member: "m", by: 5 }, idem("race"))));
+    const results = await Promise.all(
+      Array.from({ length: 30 }, () =>
+        incr.run<string>(redis, { board, registry }, { member: "m", by: 5 }, idem("race")),
+      ),
+    );
     expect(results.filter((r) => !r.replayed)).toHaveLength(1);
     expect(new Set(results.map((r) => r.value))).toEqual(new Set(["5"]));
     expect(await scoreOf(board, "m")).toBe(5);
@@ -68,7 +72,9 @@ describe("parallel increments", () => {
     const board = keyOf(prefix, "board", "conflict");
     const registry = keyOf(prefix, "registry", "conflict");
     const outcomes = await Promise.allSettled(
-      Array.from({ length: 20 }, (_, i) => incr.run<string>(redis, { board, registry }, { member: "m", by: i + 1 }, idem("conflict", `fp-${i}`))),
+      Array.from({ length: 20 }, (_, i) =>
+        incr.run<string>(redis, { board, registry }, { member: "m", by: i + 1 }, idem("conflict", `fp-${i}`)),
+      ),
     );
     const applied = outcomes.filter((o) => o.status === "fulfilled");
     expect(applied).toHaveLength(1);
@@ -85,7 +91,9 @@ describe("parallel increments", () => {
     expect(ttl).toBeGreaterThan(86_400 - 60);
     expect(ttl).toBeLessThanOrEqual(86_400);
     // A script that fails (ZINCRBY on a non-number) writes no record, so a corrected retry applies.
-    await expect(incr.run(redis, { board, registry }, { member: "m", by: "not-a-number" }, idem("failed"))).rejects.toThrow();
+    await expect(
+      incr.run(redis, { board, registry }, { member: "m", by: "not-a-number" }, idem("failed")),
+    ).rejects.toThrow();
     expect(await command<number>(target, "EXISTS", keyOf(prefix, "idem", "failed"))).toBe(0);
     const retried = await incr.run<string>(redis, { board, registry }, { member: "m", by: 2 }, idem("failed"));
     expect(retried).toEqual({ value: "3", replayed: false });
@@ -95,10 +103,16 @@ describe("parallel increments", () => {
     let run = 0;
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.record({ key: fc.option(fc.integer({ min: 0, max: 4 }), { nil: undefined }), by: fc.integer({ min: -5, max: 20 }) }), {
-          minLength: 1,
-          maxLength: 40,
-        }),
+        fc.array(
+          fc.record({
+            key: fc.option(fc.integer({ min: 0, max: 4 }), { nil: undefined }),
+            by: fc.integer({ min: -5, max: 20 }),
+          }),
+          {
+            minLength: 1,
+            maxLength: 40,
+          },
+        ),
         async (ops) => {
           run++;
           const board = keyOf(prefix, "board", "prop", run);
@@ -109,7 +123,12 @@ describe("parallel increments", () => {
           await Promise.all(
             ops.map((op) => {
               const by = op.key === undefined ? op.by : (bodyOfKey.get(op.key) ?? 0);
-              return incr.run(redis, { board, registry }, { member: "m", by }, op.key === undefined ? undefined : idem(`prop:${run}:${op.key}`, String(by)));
+              return incr.run(
+                redis,
+                { board, registry },
+                { member: "m", by },
+                op.key === undefined ? undefined : idem(`prop:${run}:${op.key}`, String(by)),
+              );
             }),
           );
           const unkeyed = ops.filter((op) => op.key === undefined).reduce((sum, op) => sum + op.by, 0);

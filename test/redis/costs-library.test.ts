@@ -15,7 +15,11 @@ import { resetStats, statsOf } from "../helpers/upstash-rest.ts";
 const { target, prefix } = libraryTest("libcost");
 const tag = `libcost${Math.random().toString(36).slice(2, 8)}`;
 // A fixed mid-hour time: in an hour's last 5 minutes a trending write also deletes next hour's unions (one more command).
-const stats = new Edgestats({ redis: new Redis({ url: target.url, token: `${target.token}.${tag}` }), prefix, clock: () => Date.UTC(2026, 10, 23, 12, 30) });
+const stats = new Edgestats({
+  redis: new Redis({ url: target.url, token: `${target.token}.${tag}` }),
+  prefix,
+  clock: () => Date.UTC(2026, 10, 23, 12, 30),
+});
 const rows = area.rows;
 
 async function cost(fn: () => Promise<unknown>) {

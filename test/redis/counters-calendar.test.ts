@@ -24,23 +24,38 @@ const MONTH_EDGES = Array.from({ length: 15 }, (_, i) => Date.UTC(2025, 11 + i, 
 /** A time within the last 399 days, often within a day of a month's start (where rollups meet). */
 const time = fc.oneof(
   fc.integer({ min: OLDEST, max: NOW }),
-  fc.tuple(fc.constantFrom(...MONTH_EDGES), fc.integer({ min: -30 * HOUR, max: 30 * HOUR })).map(([edge, d]) => Math.min(NOW, Math.max(OLDEST, edge + d))),
+  fc
+    .tuple(fc.constantFrom(...MONTH_EDGES), fc.integer({ min: -30 * HOUR, max: 30 * HOUR }))
+    .map(([edge, d]) => Math.min(NOW, Math.max(OLDEST, edge + d))),
 );
 const write = fc.record({ member: fc.constantFrom("a", "b", "c", "d"), by: fc.integer({ min: 1, max: 9 }), at: time });
 const range = fc.tuple(time, time).map(([x, y]) => (x <= y ? [x, y] : [y, x]) as [number, number]);
 /** A member delete clears at most 1,440 buckets: hourly deletes span at most 60 days. */
-const shortRange = fc.tuple(time, fc.integer({ min: 0, max: 1439 })).map(([x, h]) => [periodStart("hour", x), Math.min(NOW, periodStart("hour", x) + h * HOUR)] as [number, number]);
+const shortRange = fc
+  .tuple(time, fc.integer({ min: 0, max: 1439 }))
+  .map(([x, h]) => [periodStart("hour", x), Math.min(NOW, periodStart("hour", x) + h * HOUR)] as [number, number]);
 
 type Write = { member: string; by: number; at: number };
 
-function model(period: Period, writes: Write[], deletes: { member: string; from: number; to: number }[], from: number, to: number): Record<string, number> {
+function model(
+  period: Period,
+  writes: Write[],
+  deletes: { member: string; from: number; to: number }[],
+  from: number,
+  to: number,
+): Record<string, number> {
   const lo = periodStart(period, from);
   const hi = periodEnd(period, to);
   const out: Record<string, number> = {};
   for (const w of writes) {
     if (w.at < lo || w.at >= hi) continue;
     // a delete removes what the member held in its buckets before it (writes are all made first)
-    if (deletes.some((d) => d.member === w.member && w.at >= periodStart(period, d.from) && w.at < periodEnd(period, d.to) )) continue;
+    if (
+      deletes.some(
+        (d) => d.member === w.member && w.at >= periodStart(period, d.from) && w.at < periodEnd(period, d.to),
+      )
+    )
+      continue;
     out[w.member] = (out[w.member] ?? 0) + w.by;
   }
   return out;
@@ -91,20 +106,29 @@ describe("calendar rollups", () => {
   for (const period of ["hour", "day"] as const) {
     it(`${period}: rollup sums equal raw bucket sums over random ranges, with late writes and member deletes`, async () => {
       await fc.assert(
-        fc.asyncProperty(fc.array(write, { minLength: 1, maxLength: 40 }), fc.array(range, { minLength: 2, maxLength: 3 }), period === "hour" ? shortRange : range, fc.constantFrom("a", "b"), async (writes, ranges, del, victim) => {
-          const name = `cal-${period}-${run++}`;
-          // all writes are backdated ("late"): some in the current hour too
-          const items: IncrItem[] = writes.map((w) => ({ member: w.member, by: w.by, period, at: w.at }));
-          const half = Math.ceil(items.length / 2);
-          await increment(ctx, name, items.slice(0, half));
-          for (const [from, to] of ranges) expect(await read(name, period, from, to)).toEqual(model(period, writes.slice(0, half), [], from, to));
-          // more late writes after the (cached) reads: the rollups and the cache follow
-          if (half < items.length) await increment(ctx, name, items.slice(half));
-          for (const [from, to] of ranges) expect(await read(name, period, from, to)).toEqual(model(period, writes, [], from, to));
-          await deleteMember(ctx, name, victim, { period, from: del[0], to: del[1] });
-          const deletes = [{ member: victim, from: del[0], to: del[1] }];
-          for (const [from, to] of [...ranges, del]) expect(await read(name, period, from, to)).toEqual(model(period, writes, deletes, from, to));
-        }),
+        fc.asyncProperty(
+          fc.array(write, { minLength: 1, maxLength: 40 }),
+          fc.array(range, { minLength: 2, maxLength: 3 }),
+          period === "hour" ? shortRange : range,
+          fc.constantFrom("a", "b"),
+          async (writes, ranges, del, victim) => {
+            const name = `cal-${period}-${run++}`;
+            // all writes are backdated ("late"): some in the current hour too
+            const items: IncrItem[] = writes.map((w) => ({ member: w.member, by: w.by, period, at: w.at }));
+            const half = Math.ceil(items.length / 2);
+            await increment(ctx, name, items.slice(0, half));
+            for (const [from, to] of ranges)
+              expect(await read(name, period, from, to)).toEqual(model(period, writes.slice(0, half), [], from, to));
+            // more late writes after the (cached) reads: the rollups and the cache follow
+            if (half < items.length) await increment(ctx, name, items.slice(half));
+            for (const [from, to] of ranges)
+              expect(await read(name, period, from, to)).toEqual(model(period, writes, [], from, to));
+            await deleteMember(ctx, name, victim, { period, from: del[0], to: del[1] });
+            const deletes = [{ member: victim, from: del[0], to: del[1] }];
+            for (const [from, to] of [...ranges, del])
+              expect(await read(name, period, from, to)).toEqual(model(period, writes, deletes, from, to));
+          },
+        ),
         { numRuns: 20 },
       );
     });

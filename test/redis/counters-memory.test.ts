@@ -26,7 +26,8 @@ describe("bounded caching", () => {
     // members overlap from day to day (100 new ones a day): the 60-day union has 6,400 members
     const items: IncrItem[] = [];
     for (let d = 0; d < DAYS; d++) {
-      for (let i = 0; i < PER_DAY; i++) items.push({ member: `user-${d * 100 + i}`, by: 1 + (i % 7), period: "day", at: `${day(d)}T06:00:00Z` });
+      for (let i = 0; i < PER_DAY; i++)
+        items.push({ member: `user-${d * 100 + i}`, by: 1 + (i % 7), period: "day", at: `${day(d)}T06:00:00Z` });
     }
     for (let i = 0; i < items.length; i += 1000) await increment(ctx, "big", items.slice(i, i + 1000));
     const before = await usedMemory();
@@ -41,7 +42,7 @@ describe("bounded caching", () => {
       }
     }
     const after = await usedMemory();
-    const unions = (await keysUnder(target, `${prefix}:counters:big:union`));
+    const unions = await keysUnder(target, `${prefix}:counters:big:union`);
     expect(unions.length).toBeLessThanOrEqual(UNION_CACHE_SLOTS);
     // each cached union holds at most the counter's members over its range (6,400 here)
     let entries = 0;
@@ -51,7 +52,9 @@ describe("bounded caching", () => {
     // the slots hold at most 4 (about 0.6 MB each here). 8 MB leaves room for the other test files
     // writing to the same Redis meanwhile.
     const growth = after - before;
-    console.log(`counters cache: ${reads} distinct ranges, ${unions.length} unions, ${entries} entries, used_memory +${(growth / 1e6).toFixed(2)} MB`);
+    console.log(
+      `counters cache: ${reads} distinct ranges, ${unions.length} unions, ${entries} entries, used_memory +${(growth / 1e6).toFixed(2)} MB`,
+    );
     expect(growth).toBeLessThan(8_000_000);
   });
 });

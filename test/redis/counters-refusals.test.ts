@@ -18,7 +18,8 @@ describe("sorted: too many members", () => {
     const n = MAX_SORTED_MEMBERS + 1;
     for (let i = 0; i < n; i += 1000) {
       const items: IncrItem[] = [];
-      for (let j = i; j < Math.min(n, i + 1000); j++) items.push({ member: `m${j}` }, { member: `m${j}`, period: "day", at: j % 2 === 0 ? NOW : NOW - 86_400_000 });
+      for (let j = i; j < Math.min(n, i + 1000); j++)
+        items.push({ member: `m${j}` }, { member: `m${j}`, period: "day", at: j % 2 === 0 ? NOW : NOW - 86_400_000 });
       for (let k = 0; k < items.length; k += 1000) await increment(ctx, "big", items.slice(k, k + 1000));
     }
     const message = `Counter 'big' has ${n} members; sorted reads return at most ${MAX_SORTED_MEMBERS}. Use top, bottom or range instead.`;

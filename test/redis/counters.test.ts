@@ -15,14 +15,19 @@ describe("sweep job", () => {
     ]);
     await deleteCounter(ctx, "old");
     // the counter is gone for readers at once, the keys stay until swept
-    expect((await ranked(ctx, "old", "top", 10, { period: "day", from: "2026-11-20", to: "2026-11-22" })).items).toEqual([]);
+    expect(
+      (await ranked(ctx, "old", "top", 10, { period: "day", from: "2026-11-20", to: "2026-11-22" })).items,
+    ).toEqual([]);
     // two day buckets and their month's rollup (issue 15)
     expect(await keysUnder(target, `${prefix}:counters:old`)).toHaveLength(3);
     // a new life of the counter claims today's bucket before the sweep runs
     await increment(ctx, "old", [{ member: "b", period: "day" }]);
     const result = await sweepCountersJob(ctx, config);
     expect(result).toEqual({ checked: 3, deleted: 1 });
-    expect((await keysUnder(target, `${prefix}:counters:old:day`)).sort()).toEqual([`${prefix}:counters:old:day:20261122`, `${prefix}:counters:old:day:by-month:202611`]);
+    expect((await keysUnder(target, `${prefix}:counters:old:day`)).sort()).toEqual([
+      `${prefix}:counters:old:day:20261122`,
+      `${prefix}:counters:old:day:by-month:202611`,
+    ]);
     expect(await command(target, "ZSCORE", `${prefix}:counters:old:day:by-month:202611`, "a")).toBe(null);
     expect(await command(target, "ZSCORE", `${prefix}:counters:old:day:20261122`, "b")).toBe("1");
     expect(await command(target, "EXISTS", `${prefix}:counters:_purge`)).toBe(0);

@@ -46,7 +46,10 @@ async function seedTrending(prefix: string): Promise<void> {
   for (let h = 0; h < 3; h++) {
     const ctx = ctxOf(prefix, T0 + h * HOUR, false);
     for (const [s, stream] of STREAMS.entries()) {
-      const events = Array.from({ length: 15 }, (_, m) => ({ member: `m${m}`, count: 1 + ((m * 7 + s * 3 + h * 5) % 23) }));
+      const events = Array.from({ length: 15 }, (_, m) => ({
+        member: `m${m}`,
+        count: 1 + ((m * 7 + s * 3 + h * 5) % 23),
+      }));
       await recordEvents(ctx, stream, events, { retentionHours: 50 });
     }
   }
@@ -54,7 +57,11 @@ async function seedTrending(prefix: string): Promise<void> {
 
 async function tops(prefix: string, now: number) {
   const ctx = ctxOf(prefix, now, false);
-  return Promise.all(STREAMS.map((s) => topTrending(ctx, s, { retentionHours: 50, n: 10, windowHours: 24 }).then(({ generatedAt: _, ...rest }) => rest)));
+  return Promise.all(
+    STREAMS.map((s) =>
+      topTrending(ctx, s, { retentionHours: 50, n: 10, windowHours: 24 }).then(({ generatedAt: _, ...rest }) => rest),
+    ),
+  );
 }
 
 describe("trending compaction interrupted half way", () => {
@@ -100,8 +107,18 @@ describe("presence trimming interrupted half way", () => {
     for (const prefix of [control, broken]) {
       for (const [r, room] of ROOMS.entries()) {
         // Half the ids go idle two minutes before the job; the rest stay online.
-        await heartbeat(ctxOf(prefix, T0 - 2 * MINUTE, false), room, Array.from({ length: 4 + r }, (_, i) => `old${i}`), { timeoutSeconds: 60 });
-        await heartbeat(ctxOf(prefix, T0, false), room, Array.from({ length: 2 + r }, (_, i) => `new${i}`), { timeoutSeconds: 60 });
+        await heartbeat(
+          ctxOf(prefix, T0 - 2 * MINUTE, false),
+          room,
+          Array.from({ length: 4 + r }, (_, i) => `old${i}`),
+          { timeoutSeconds: 60 },
+        );
+        await heartbeat(
+          ctxOf(prefix, T0, false),
+          room,
+          Array.from({ length: 2 + r }, (_, i) => `new${i}`),
+          { timeoutSeconds: 60 },
+        );
       }
     }
     const job = createTrimJob({ chunkRooms: 2 });
@@ -110,13 +127,17 @@ describe("presence trimming interrupted half way", () => {
     expect(reference.rooms).toBe(ROOMS.length);
 
     proxy.set({ fault: { kind: "lose-response" }, after: 2 });
-    expect(await job(ctxOf(broken, now, true), config).catch((e: unknown) => e)).toBeInstanceOf(StorageUnavailableError);
+    expect(await job(ctxOf(broken, now, true), config).catch((e: unknown) => e)).toBeInstanceOf(
+      StorageUnavailableError,
+    );
     proxy.heal();
     const rerun = await job(ctxOf(broken, now, true), config);
     expect(rerun.online).toBe(reference.online);
 
     for (const room of ROOMS) {
-      const [a, b] = await Promise.all([control, broken].map((p) => roomStats(ctxOf(p, now, false), room, { timeoutSeconds: 60 })));
+      const [a, b] = await Promise.all(
+        [control, broken].map((p) => roomStats(ctxOf(p, now, false), room, { timeoutSeconds: 60 })),
+      );
       expect(b).toEqual(a);
       const [ha, hb] = await Promise.all([control, broken].map((p) => history(ctxOf(p, now, false), room)));
       expect(hb).toEqual(ha);

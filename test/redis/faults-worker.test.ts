@@ -23,7 +23,12 @@ afterAll(async () => {
   await stack?.stop();
 }, 30_000);
 
-async function call(method: string, path: string, body?: unknown, idem?: string): Promise<{ status: number; body: any; headers: Headers }> {
+async function call(
+  method: string,
+  path: string,
+  body?: unknown,
+  idem?: string,
+): Promise<{ status: number; body: any; headers: Headers }> {
   const res = await fetch(`${worker.url}${path}`, {
     method,
     headers: {
@@ -62,7 +67,9 @@ describe("the Worker under storage faults", () => {
     const down = await fetch(`${worker.url}/healthz?deep=1`, { headers: { authorization: `Bearer ${KEYS.read}` } });
     expect(down.status).toBe(503);
     expect(((await down.json()) as any).redis.ok).toBe(false);
-    expect((await fetch(`${worker.url}/healthz?deep=1`, { headers: { authorization: `Bearer ${KEYS.read}` } })).status).toBe(200);
+    expect(
+      (await fetch(`${worker.url}/healthz?deep=1`, { headers: { authorization: `Bearer ${KEYS.read}` } })).status,
+    ).toBe(200);
   });
 
   it("a lost response is a 503, and the retry with the same Idempotency-Key counts it once", async () => {
@@ -81,7 +88,9 @@ describe("the Worker under storage faults", () => {
     try {
       expectUnavailable(await call("POST", "/v1/counters/fw/incr", { member: "kept", by: 1 }));
       expectUnavailable(await call("GET", "/v1/counters/fw/members/kept"));
-      expect((await fetch(`${worker.url}/healthz?deep=1`, { headers: { authorization: `Bearer ${KEYS.read}` } })).status).toBe(503);
+      expect(
+        (await fetch(`${worker.url}/healthz?deep=1`, { headers: { authorization: `Bearer ${KEYS.read}` } })).status,
+      ).toBe(503);
     } finally {
       await stack.startRedis();
     }

@@ -91,7 +91,9 @@ describe("injected faults", () => {
     const name = label.split(" ")[0] ?? "x";
     const redis = client();
     proxy.set({ fault, times: 1 });
-    const error = await incr.run(fault.kind === "hang" ? client(300) : redis, keys(name), { member: "m", by: 7 }).catch((e: unknown) => e);
+    const error = await incr
+      .run(fault.kind === "hang" ? client(300) : redis, keys(name), { member: "m", by: 7 })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StorageUnavailableError);
     expect(await stored(name)).toEqual({ score: 0, writes: 0 });
     // Healed (times: 1): the next call goes through without any reconnect dance.
@@ -123,7 +125,12 @@ describe("injected faults", () => {
   });
 
   it("why retry is off: @upstash/redis' default retry re-sends a write whose response was lost, counting it twice", async () => {
-    const retrying = new Redis({ url: proxy.url, token: TOKEN, automaticDeserialization: false, enableTelemetry: false });
+    const retrying = new Redis({
+      url: proxy.url,
+      token: TOKEN,
+      automaticDeserialization: false,
+      enableTelemetry: false,
+    });
     proxy.set({ fault: { kind: "lose-response" }, times: 1 });
     await retrying.eval("return redis.call('INCRBY', KEYS[1], 1)", [keyOf(prefix, "retried")], []);
     expect(Number(await command(direct, "GET", keyOf(prefix, "retried")))).toBe(2);
@@ -138,12 +145,19 @@ describe("outages", () => {
     upstash = undefined;
     const viaProxy = await incr.run(redis, keys("upstash-down"), { member: "m", by: 1 }).catch((e: unknown) => e);
     expect(viaProxy).toBeInstanceOf(StorageUnavailableError);
-    const refused = await incr.run(createRedis({ url: `http://127.0.0.1:${upstashPort}`, token: TOKEN, timeoutMs: 5000 }), keys("upstash-down"), { member: "m", by: 1 }).catch(
-      (e: unknown) => e,
-    );
+    const refused = await incr
+      .run(
+        createRedis({ url: `http://127.0.0.1:${upstashPort}`, token: TOKEN, timeoutMs: 5000 }),
+        keys("upstash-down"),
+        { member: "m", by: 1 },
+      )
+      .catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(StorageUnavailableError);
     upstash = await startUpstashServer({ redisUrl: `redis://127.0.0.1:${redisPort}`, token: TOKEN, port: upstashPort });
-    expect(await incr.run(redis, keys("upstash-down"), { member: "m", by: 1 })).toEqual({ value: "2", replayed: false });
+    expect(await incr.run(redis, keys("upstash-down"), { member: "m", by: 1 })).toEqual({
+      value: "2",
+      replayed: false,
+    });
     expect(await stored("upstash-down")).toEqual({ score: 2, writes: 2 });
   });
 

@@ -24,10 +24,14 @@ const OLDEST = dayStart(NOW) - 398 * DAY;
 const EDGES = Array.from({ length: 15 }, (_, i) => Date.UTC(2025, 11 + i, 1));
 const time = fc.oneof(
   fc.integer({ min: OLDEST, max: NOW }),
-  fc.tuple(fc.constantFrom(...EDGES), fc.integer({ min: -3 * DAY, max: 3 * DAY })).map(([e, d]) => Math.min(NOW, Math.max(OLDEST, e + d))),
+  fc
+    .tuple(fc.constantFrom(...EDGES), fc.integer({ min: -3 * DAY, max: 3 * DAY }))
+    .map(([e, d]) => Math.min(NOW, Math.max(OLDEST, e + d))),
 );
 const obs = fc.record({ value: fc.integer({ min: -20, max: 60 }), at: time });
-const range = fc.tuple(time, time).map(([x, y]) => (x <= y ? [dayStart(x), dayStart(y)] : [dayStart(y), dayStart(x)]) as [number, number]);
+const range = fc
+  .tuple(time, time)
+  .map(([x, y]) => (x <= y ? [dayStart(x), dayStart(y)] : [dayStart(y), dayStart(x)]) as [number, number]);
 
 type Obs = { value: number; at: number };
 
@@ -54,14 +58,20 @@ let run = 0;
 describe("histogram month rollups", () => {
   it("answer every range as the raw days do, with backdated writes in between", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(obs, { minLength: 1, maxLength: 60 }), fc.array(obs, { maxLength: 10 }), fc.array(range, { minLength: 2, maxLength: 4 }), async (first, late, ranges) => {
-        const name = `cal-${run++}`;
-        await putHistogram(ctx, name, { bucketWidth: 5 });
-        await observe(ctx, name, first);
-        for (const [from, to] of ranges) expect(await read(name, from, to)).toEqual(model(first, from, to));
-        if (late.length) await observe(ctx, name, late);
-        for (const [from, to] of ranges) expect(await read(name, from, to)).toEqual(model([...first, ...late], from, to));
-      }),
+      fc.asyncProperty(
+        fc.array(obs, { minLength: 1, maxLength: 60 }),
+        fc.array(obs, { maxLength: 10 }),
+        fc.array(range, { minLength: 2, maxLength: 4 }),
+        async (first, late, ranges) => {
+          const name = `cal-${run++}`;
+          await putHistogram(ctx, name, { bucketWidth: 5 });
+          await observe(ctx, name, first);
+          for (const [from, to] of ranges) expect(await read(name, from, to)).toEqual(model(first, from, to));
+          if (late.length) await observe(ctx, name, late);
+          for (const [from, to] of ranges)
+            expect(await read(name, from, to)).toEqual(model([...first, ...late], from, to));
+        },
+      ),
       { numRuns: 25 },
     );
   });
@@ -74,13 +84,16 @@ describe("histogram month rollups", () => {
     await observe(ctx, name, all);
     // as data written before this version: no rollups, no rollupsSince
     await command(target, "HDEL", histogramKeys.meta(prefix, name), "rollupsSince");
-    for (const m of [Date.UTC(2026, 5, 1), Date.UTC(2026, 6, 1), Date.UTC(2027, 0, 1)]) await command(target, "DEL", histogramKeys.month(prefix, name, m));
+    for (const m of [Date.UTC(2026, 5, 1), Date.UTC(2026, 6, 1), Date.UTC(2027, 0, 1)])
+      await command(target, "DEL", histogramKeys.month(prefix, name, m));
     const [from, to] = [Date.UTC(2026, 4, 20), Date.UTC(2027, 0, 14)];
     expect(await read(name, from, to)).toEqual(model(all, from, to));
     // a new observation marks rollups whole from next month on; this month's rollup holds only the new value
     const more = { value: 33, at: NOW };
     await observe(ctx, name, [more]);
-    expect(await command(target, "HGET", histogramKeys.meta(prefix, name), "rollupsSince")).toBe(String(Date.UTC(2027, 1, 1)));
+    expect(await command(target, "HGET", histogramKeys.meta(prefix, name), "rollupsSince")).toBe(
+      String(Date.UTC(2027, 1, 1)),
+    );
     expect(await read(name, from, NOW)).toEqual(model([...all, more], from, NOW));
   });
 
@@ -90,9 +103,16 @@ describe("histogram month rollups", () => {
     // 4,000 distinct buckets in each of 6 days of different months: 24,000 over the range
     for (let d = 0; d < 6; d++) {
       const at = Date.UTC(2026, 1 + 2 * d, 10);
-      for (let i = 0; i < 4000; i += 1000) await observe(ctx, name, Array.from({ length: 1000 }, (_, j) => ({ value: d * 4000 + i + j, at })));
+      for (let i = 0; i < 4000; i += 1000)
+        await observe(
+          ctx,
+          name,
+          Array.from({ length: 1000 }, (_, j) => ({ value: d * 4000 + i + j, at })),
+        );
     }
-    await expect(readHistogram(ctx, name, { from: "2025-12-20", to: "2027-01-15" })).rejects.toThrow(`more than ${MAX_READ_BUCKETS}`);
+    await expect(readHistogram(ctx, name, { from: "2025-12-20", to: "2027-01-15" })).rejects.toThrow(
+      `more than ${MAX_READ_BUCKETS}`,
+    );
     expect((await readHistogram(ctx, name, { from: "2026-02-01", to: "2026-02-28" })).count).toBe(4000);
     // the scratch union is gone
     expect(await command(target, "EXISTS", histogramKeys.scratch(prefix, name))).toBe(0);

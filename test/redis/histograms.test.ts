@@ -20,14 +20,24 @@ describe("Lua and TypeScript agree on buckets", () => {
     await fc.assert(
       fc.asyncProperty(
         fc.oneof(fc.constantFrom(0.1, 0.3, 2.5, 7), fc.double({ min: 1e-3, max: 1e3, noNaN: true })),
-        fc.array(fc.oneof(fc.double({ min: -1e6, max: 1e6, noNaN: true }), fc.integer({ min: -1000, max: 1000 }).map((n) => n / 10)), {
-          minLength: 1,
-          maxLength: 200,
-        }),
+        fc.array(
+          fc.oneof(
+            fc.double({ min: -1e6, max: 1e6, noNaN: true }),
+            fc.integer({ min: -1000, max: 1000 }).map((n) => n / 10),
+          ),
+          {
+            minLength: 1,
+            maxLength: 200,
+          },
+        ),
         async (width, values) => {
           const name = `agree-${run++}`;
           await putHistogram(ctx, name, { bucketWidth: width });
-          await observe(ctx, name, values.map((value) => ({ value })));
+          await observe(
+            ctx,
+            name,
+            values.map((value) => ({ value })),
+          );
           const summary = await readHistogram(ctx, name, { top: 0 });
           const expected = new Map<number, number>();
           for (const v of values) expected.set(bucketIndex(v, width), (expected.get(bucketIndex(v, width)) ?? 0) + 1);
@@ -40,7 +50,13 @@ describe("Lua and TypeScript agree on buckets", () => {
           expect(summary.max).toBe(Math.max(...values) + 0);
         },
       ),
-      { numRuns: 25, examples: [[0.001, [-0, 0]], [0.001, [-0]]] },
+      {
+        numRuns: 25,
+        examples: [
+          [0.001, [-0, 0]],
+          [0.001, [-0]],
+        ],
+      },
     );
   });
 });
@@ -48,7 +64,9 @@ describe("Lua and TypeScript agree on buckets", () => {
 describe("concurrent writers", () => {
   it("count every acknowledged observation exactly once", async () => {
     await putHistogram(ctx, "busy", { bucketWidth: 1 });
-    const batches = Array.from({ length: 20 }, (_, i) => Array.from({ length: 50 }, (_, j) => ({ value: (i * 50 + j) % 17 })));
+    const batches = Array.from({ length: 20 }, (_, i) =>
+      Array.from({ length: 50 }, (_, j) => ({ value: (i * 50 + j) % 17 })),
+    );
     const results = await Promise.all(batches.map((batch) => observe(ctx, "busy", batch)));
     expect(results.reduce((n, r) => n + r.accepted, 0)).toBe(1000);
     const summary = await readHistogram(ctx, "busy");
@@ -59,7 +77,9 @@ describe("concurrent writers", () => {
   it("applies one Idempotency-Key once however many copies race", async () => {
     await putHistogram(ctx, "racy", { bucketWidth: 1 });
     const idem = { key: keyOf(prefix, "idem", "racy-1"), fingerprint: "fp" };
-    const results = await Promise.all(Array.from({ length: 10 }, () => observe(ctx, "racy", [{ value: 1 }, { value: 2 }], idem)));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => observe(ctx, "racy", [{ value: 1 }, { value: 2 }], idem)),
+    );
     expect(results.filter((r) => !r.replayed)).toHaveLength(1);
     expect((await readHistogram(ctx, "racy")).count).toBe(2);
   });

@@ -28,7 +28,12 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ kind: fc.constant("join" as const), player, score: small }),
   fc.record({ kind: fc.constant("by" as const), player, by: small }),
   fc.record({ kind: fc.constant("by" as const), player, by: small }),
-  fc.record({ kind: fc.constant("set" as const), player, set: small, mode: fc.constantFrom("replace" as const, "best" as const) }),
+  fc.record({
+    kind: fc.constant("set" as const),
+    player,
+    set: small,
+    mode: fc.constantFrom("replace" as const, "best" as const),
+  }),
   fc.record({ kind: fc.constant("remove" as const), player }),
 );
 
@@ -110,7 +115,9 @@ describe("library guards", () => {
     await expect(lb.join(ctx(), "bad name", "p", { name: "x" })).rejects.toBeInstanceOf(ValidationError);
     await expect(lb.join(ctx(), "b", "p", { name: "x", score: Number.NaN })).rejects.toBeInstanceOf(ValidationError);
     await expect(lb.changeScore(ctx(), "b", "p", { by: Infinity })).rejects.toBeInstanceOf(ValidationError);
-    await expect(lb.changeScore(ctx(), "b", "p", { set: 1, mode: "worst" as never })).rejects.toBeInstanceOf(ValidationError);
+    await expect(lb.changeScore(ctx(), "b", "p", { set: 1, mode: "worst" as never })).rejects.toBeInstanceOf(
+      ValidationError,
+    );
     await expect(lb.configure(ctx(), "b", "first" as never)).rejects.toBeInstanceOf(ValidationError);
     await expect(lb.page(ctx(), "b", { limit: 101 })).rejects.toBeInstanceOf(ValidationError);
     await expect(lb.changeScores(ctx(), "b", [])).rejects.toBeInstanceOf(ValidationError);
@@ -135,7 +142,12 @@ describe("library guards", () => {
     expect(up.score).toBe(999_999_999_999_999);
     expect((await lb.changeScore(ctx(), "exact", "p", { by: 1 })).score).toBe(1e15);
     await expect(lb.changeScore(ctx(), "exact", "p", { set: -1e15 - 1 })).rejects.toBeInstanceOf(ValidationError);
-    await expect(lb.changeScores(ctx(), "exact", [{ player: "p", by: -1 }, { player: "p", by: 2 }])).rejects.toBeInstanceOf(ValidationError);
+    await expect(
+      lb.changeScores(ctx(), "exact", [
+        { player: "p", by: -1 },
+        { player: "p", by: 2 },
+      ]),
+    ).rejects.toBeInstanceOf(ValidationError);
     expect((await lb.getPlayer(ctx(), "exact", "p")).score).toBe(1e15);
   });
 });

@@ -19,7 +19,9 @@ describe("Edgestats", () => {
     expect(trim).toEqual(expect.objectContaining({ rooms: expect.any(Number) }));
     const total = await stats.presenceTotal();
     // online is summed per room (u2 counts twice); active is distinct ids (an HLL, exact at this size)
-    expect(total).toEqual(expect.objectContaining({ online: 4, peakToday: 4, activeToday: 3, activeTodayError: 0.0081 }));
+    expect(total).toEqual(
+      expect.objectContaining({ online: 4, peakToday: 4, activeToday: 3, activeTodayError: 0.0081 }),
+    );
   });
 
   it("runs every job of the service, with the cron's summary", async () => {
@@ -29,6 +31,8 @@ describe("Edgestats", () => {
     expect(await stats.jobs.compact()).toEqual(expect.objectContaining({ streams: 1, more: false }));
     expect(await stats.jobs.trim()).toEqual(expect.objectContaining({ online: 0, capped: false }));
     expect(await stats.jobs.sweepCounters()).toEqual({ checked: 0, deleted: 0 });
-    expect(await stats.jobs.leaderboardSnapshot()).toEqual(expect.objectContaining({ day: "2026-11-25", boards: 1, more: false }));
+    expect(await stats.jobs.leaderboardSnapshot()).toEqual(
+      expect.objectContaining({ day: "2026-11-25", boards: 1, more: false }),
+    );
   });
 });

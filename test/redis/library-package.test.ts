@@ -30,7 +30,11 @@ function run(args: string[]): string {
   // npm_execpath: the npm running `npm test`; plain `npm` when vitest was started otherwise.
   const npm = process.env.npm_execpath;
   const [cmd, argv] = npm && npm.endsWith(".js") ? [process.execPath, [npm, ...args]] : ["npm", args];
-  const out = spawnSync(cmd, argv, { cwd: ROOT, encoding: "utf8", env: { ...process.env, npm_config_loglevel: "error" } });
+  const out = spawnSync(cmd, argv, {
+    cwd: ROOT,
+    encoding: "utf8",
+    env: { ...process.env, npm_config_loglevel: "error" },
+  });
   if (out.status !== 0) throw new Error(`npm ${args.join(" ")} failed:\n${out.stderr}\n${out.stdout}`);
   return out.stdout;
 }
@@ -75,25 +79,42 @@ describe("the npm package", () => {
     for (const file of sources) {
       const text = readFileSync(join(dist, file), "utf8");
       const specifiers = [...text.matchAll(/^(?:import|export)[^;]*? from "([^"]+)";/gm)].map((m) => m[1]!);
-      for (const s of specifiers) expect(s.startsWith(".") ? s.endsWith(".js") : s === "@upstash/redis", `${file}: ${s}`).toBe(true);
+      for (const s of specifiers)
+        expect(s.startsWith(".") ? s.endsWith(".js") : s === "@upstash/redis", `${file}: ${s}`).toBe(true);
     }
   });
 
   it("the packed package exposes the same API as src/index.ts", () => {
     expect(Object.keys(pkg).sort()).toEqual(Object.keys(source).sort());
     const methods = (cls: { prototype: object }) => Object.getOwnPropertyNames(cls.prototype).sort();
-    for (const name of ["Edgestats", "TrendingHandle", "CounterHandle", "HistogramHandle", "PresenceHandle", "LeaderboardHandle"] as const) {
+    for (const name of [
+      "Edgestats",
+      "TrendingHandle",
+      "CounterHandle",
+      "HistogramHandle",
+      "PresenceHandle",
+      "LeaderboardHandle",
+    ] as const) {
       expect(methods(pkg[name]), name).toEqual(methods(source[name]));
     }
     const stats = new pkg.Edgestats({ redis: new Redis({ url: target.url, token: target.token }) });
     expect(Object.keys(stats.jobs).sort()).toEqual(["compact", "sweepCounters", "trim"]);
-    expect(stats.config).toMatchObject({ keyPrefix: "es", trendingRetentionHours: 50, trendingKeep: 2400, presenceTimeoutSeconds: 300 });
+    expect(stats.config).toMatchObject({
+      keyPrefix: "es",
+      trendingRetentionHours: 50,
+      trendingKeep: 2400,
+      presenceTimeoutSeconds: 300,
+    });
     expect(new pkg.ValidationError("x")).toBeInstanceOf(pkg.EdgestatsError);
   });
 
   it("edgestats/client is packed too: the same exports, only the errors module at runtime", async () => {
-    const manifest = JSON.parse(readFileSync(join(scratch, "node_modules/edgestats/package.json"), "utf8")) as { exports: Record<string, { default: string }> };
-    const packedClient = (await import(join(scratch, "node_modules/edgestats", manifest.exports["./client"]!.default))) as typeof clientSource;
+    const manifest = JSON.parse(readFileSync(join(scratch, "node_modules/edgestats/package.json"), "utf8")) as {
+      exports: Record<string, { default: string }>;
+    };
+    const packedClient = (await import(
+      join(scratch, "node_modules/edgestats", manifest.exports["./client"]!.default)
+    )) as typeof clientSource;
     expect(Object.keys(packedClient).sort()).toEqual(Object.keys(clientSource).sort());
     expect(packedClient.OPERATIONS).toEqual(clientSource.OPERATIONS);
     const text = readFileSync(join(scratch, "node_modules/edgestats/dist/client.js"), "utf8");
@@ -105,14 +126,20 @@ describe("the npm package", () => {
     expect(() => new pkg.Edgestats({ redis, prefix: "has:colon" })).toThrow(pkg.ConfigError);
     expect(() => new pkg.Edgestats({ redis, trending: { retentionHours: 1 } })).toThrow(pkg.ConfigError);
     const stats = new pkg.Edgestats({ redis });
-    const error = await stats.counter("bad name").incr("a").catch((e: unknown) => e);
+    const error = await stats
+      .counter("bad name")
+      .incr("a")
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(pkg.ValidationError);
     expect(error).toMatchObject({ code: "invalid_request" });
   });
 
   it("one library call is one round trip, with Redis.fromEnv()'s defaults (automatic deserialization)", async () => {
     const tag = `lib${Math.random().toString(36).slice(2, 8)}`;
-    const stats = new pkg.Edgestats({ redis: new Redis({ url: target.url, token: `${target.token}.${tag}` }), prefix: prefix("rt") });
+    const stats = new pkg.Edgestats({
+      redis: new Redis({ url: target.url, token: `${target.token}.${tag}` }),
+      prefix: prefix("rt"),
+    });
     const searches = stats.trending("searches");
     await searches.record("warm");
     await searches.top();
@@ -126,7 +153,10 @@ describe("the npm package", () => {
   });
 
   it("idempotencyKey makes a library write exactly-once; other arguments under the same key are a ConflictError", async () => {
-    const stats = new pkg.Edgestats({ redis: new Redis({ url: target.url, token: target.token }), prefix: prefix("idem") });
+    const stats = new pkg.Edgestats({
+      redis: new Redis({ url: target.url, token: target.token }),
+      prefix: prefix("idem"),
+    });
     const board = stats.leaderboard("b");
     await board.join("p", { name: "P" });
     expect(await board.increment("p", 5, { idempotencyKey: "k-1" })).toMatchObject({ score: 5, replayed: false });
@@ -155,12 +185,23 @@ describe("examples, importing the packed package", () => {
   });
 
   it("examples/worker.ts: fetch records and reads trending, maps errors to statuses; scheduled runs the jobs", async () => {
-    const env = { UPSTASH_REDIS_REST_URL: target.url, UPSTASH_REDIS_REST_TOKEN: target.token, KEY_PREFIX: prefix("worker") };
+    const env = {
+      UPSTASH_REDIS_REST_URL: target.url,
+      UPSTASH_REDIS_REST_TOKEN: target.token,
+      KEY_PREFIX: prefix("worker"),
+    };
     const worker = ((await import(join(examples, "worker.ts"))) as typeof workerExample).default;
-    const post = (q: string) => worker.fetch(new Request(`http://w/search?q=${encodeURIComponent(q)}`, { method: "POST" }), env);
+    const post = (q: string) =>
+      worker.fetch(new Request(`http://w/search?q=${encodeURIComponent(q)}`, { method: "POST" }), env);
     for (const q of ["redis", "redis", "workers"]) expect((await post(q)).status).toBe(200);
     const top = await worker.fetch(new Request("http://w/trending?n=5"), env);
-    expect(await top.json()).toEqual({ items: [{ rank: 1, member: "redis", count: 2 }, { rank: 2, member: "workers", count: 1 }], exact: true });
+    expect(await top.json()).toEqual({
+      items: [
+        { rank: 1, member: "redis", count: 2 },
+        { rank: 2, member: "workers", count: 1 },
+      ],
+      exact: true,
+    });
     const bad = await post("");
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { code: string } }).error.code).toBe("invalid_request");
@@ -171,18 +212,48 @@ describe("examples, importing the packed package", () => {
 
   it("examples/next-route.ts: POST adds points once per Idempotency-Key, GET pages the board", async () => {
     const saved = { ...process.env };
-    Object.assign(process.env, { UPSTASH_REDIS_REST_URL: target.url, UPSTASH_REDIS_REST_TOKEN: target.token, EDGESTATS_PREFIX: prefix("next") });
+    Object.assign(process.env, {
+      UPSTASH_REDIS_REST_URL: target.url,
+      UPSTASH_REDIS_REST_TOKEN: target.token,
+      EDGESTATS_PREFIX: prefix("next"),
+    });
     try {
       const route = (await import(join(examples, "next-route.ts"))) as typeof nextRouteExample;
       const post = (body: unknown, key?: string) =>
-        route.POST(new Request("http://n/api/scores", { method: "POST", body: JSON.stringify(body), headers: key ? { "idempotency-key": key } : {} }));
-      expect(await (await post({ player: "ada", name: "Ada", points: 10 })).json()).toMatchObject({ player: "ada", score: 10, rank: 1 });
-      expect(await (await post({ player: "bob", points: 4 }, "req-1")).json()).toMatchObject({ score: 4, rank: 2, replayed: false });
-      expect(await (await post({ player: "bob", points: 4 }, "req-1")).json()).toMatchObject({ score: 4, replayed: true });
+        route.POST(
+          new Request("http://n/api/scores", {
+            method: "POST",
+            body: JSON.stringify(body),
+            headers: key ? { "idempotency-key": key } : {},
+          }),
+        );
+      expect(await (await post({ player: "ada", name: "Ada", points: 10 })).json()).toMatchObject({
+        player: "ada",
+        score: 10,
+        rank: 1,
+      });
+      expect(await (await post({ player: "bob", points: 4 }, "req-1")).json()).toMatchObject({
+        score: 4,
+        rank: 2,
+        replayed: false,
+      });
+      expect(await (await post({ player: "bob", points: 4 }, "req-1")).json()).toMatchObject({
+        score: 4,
+        replayed: true,
+      });
       expect((await post({ player: "bad name", points: 1 })).status).toBe(400);
       expect((await post({ nope: true })).status).toBe(400);
-      const page = (await (await route.GET(new Request("http://n/api/scores?page=1"))).json()) as { items: unknown[]; total: number };
-      expect(page).toMatchObject({ total: 2, items: [{ rank: 1, player: "ada", name: "Ada", score: 10 }, { rank: 2, player: "bob", name: "bob", score: 4 }] });
+      const page = (await (await route.GET(new Request("http://n/api/scores?page=1"))).json()) as {
+        items: unknown[];
+        total: number;
+      };
+      expect(page).toMatchObject({
+        total: 2,
+        items: [
+          { rank: 1, player: "ada", name: "Ada", score: 10 },
+          { rank: 2, player: "bob", name: "bob", score: 4 },
+        ],
+      });
     } finally {
       process.env = saved;
     }

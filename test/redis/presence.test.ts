@@ -68,7 +68,15 @@ describe("concurrent first heartbeats", () => {
     const ctx = ctxAt("pconc");
     const pool = ids(40, "u");
     // 20 requests at once, overlapping: each id arrives in several of them.
-    await Promise.all(Array.from({ length: 20 }, (_, r) => heartbeat(ctx, "room", pool.filter((_, i) => (i + r) % 3 !== 0))));
+    await Promise.all(
+      Array.from({ length: 20 }, (_, r) =>
+        heartbeat(
+          ctx,
+          "room",
+          pool.filter((_, i) => (i + r) % 3 !== 0),
+        ),
+      ),
+    );
     const stats = await roomStats(ctx, "room");
     expect(stats).toMatchObject({ online: 40, newToday: 40, activeToday: 40, peakToday: 40 });
     const base = `${ctx.prefix}:presence:room`;
@@ -81,57 +89,67 @@ describe("concurrent first heartbeats", () => {
 describe("model check", () => {
   type Op = { kind: "beat"; ids: number[] } | { kind: "leave"; id: number } | { kind: "wait"; ms: number };
   const op: fc.Arbitrary<Op> = fc.oneof(
-    fc.record({ kind: fc.constant("beat" as const), ids: fc.array(fc.integer({ min: 0, max: 11 }), { minLength: 1, maxLength: 5 }) }),
+    fc.record({
+      kind: fc.constant("beat" as const),
+      ids: fc.array(fc.integer({ min: 0, max: 11 }), { minLength: 1, maxLength: 5 }),
+    }),
     fc.record({ kind: fc.constant("leave" as const), id: fc.integer({ min: 0, max: 11 }) }),
     fc.record({ kind: fc.constant("wait" as const), ms: fc.integer({ min: 0, max: 200_000 }) }),
   );
 
   it("online count, member pages and new/active figures match a plain model", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 12 }), fc.integer({ min: 1, max: 5 }), async (ops, pageSize) => {
-        const base = ctxAt("pmodel");
-        let now = T0;
-        const lastSeen = new Map<string, number>();
-        const seen = new Set<string>();
-        let peak = 0;
-        const online = () => [...lastSeen].filter(([, t]) => t >= now - 300_000);
-        for (const o of ops) {
-          const ctx = { ...base, now };
-          if (o.kind === "wait") now += o.ms;
-          else if (o.kind === "leave") {
-            await leave(ctx, "m", `id${o.id}`);
-            lastSeen.delete(`id${o.id}`);
-          } else {
-            const batch = o.ids.map((i) => `id${i}`);
-            const fresh = new Set(batch.filter((id) => !seen.has(id))).size;
-            const { replayed: _, ...value } = await heartbeat(ctx, "m", batch);
-            for (const id of batch) {
-              lastSeen.set(id, now);
-              seen.add(id);
+      fc.asyncProperty(
+        fc.array(op, { minLength: 1, maxLength: 12 }),
+        fc.integer({ min: 1, max: 5 }),
+        async (ops, pageSize) => {
+          const base = ctxAt("pmodel");
+          let now = T0;
+          const lastSeen = new Map<string, number>();
+          const seen = new Set<string>();
+          let peak = 0;
+          const online = () => [...lastSeen].filter(([, t]) => t >= now - 300_000);
+          for (const o of ops) {
+            const ctx = { ...base, now };
+            if (o.kind === "wait") now += o.ms;
+            else if (o.kind === "leave") {
+              await leave(ctx, "m", `id${o.id}`);
+              lastSeen.delete(`id${o.id}`);
+            } else {
+              const batch = o.ids.map((i) => `id${i}`);
+              const fresh = new Set(batch.filter((id) => !seen.has(id))).size;
+              const { replayed: _, ...value } = await heartbeat(ctx, "m", batch);
+              for (const id of batch) {
+                lastSeen.set(id, now);
+                seen.add(id);
+              }
+              peak = Math.max(peak, online().length);
+              expect(value).toEqual({ online: online().length, new: fresh });
             }
-            peak = Math.max(peak, online().length);
-            expect(value).toEqual({ online: online().length, new: fresh });
           }
-        }
-        const ctx = { ...base, now };
-        const stats = await roomStats(ctx, "m");
-        expect(stats.online).toBe(online().length);
-        expect(stats.newToday).toBe(seen.size);
-        expect(stats.activeToday).toBe(seen.size);
-        expect(stats.peakToday).toBe(Math.max(peak, online().length));
-        const listed: { id: string; lastSeen: number }[] = [];
-        let cursor: string | null = null;
-        do {
-          const page: Awaited<ReturnType<typeof listMembers>> = await listMembers(ctx, "m", { limit: pageSize, ...(cursor ? { cursor } : {}) });
-          expect(page.members.length).toBeLessThanOrEqual(pageSize);
-          listed.push(...page.members);
-          cursor = page.nextCursor;
-        } while (cursor);
-        const expected = online().sort(([a, x], [b, y]) => x - y || (a < b ? -1 : 1));
-        expect(new Set(listed.map((m) => m.id))).toEqual(new Set(expected.map(([id]) => id)));
-        expect(listed).toHaveLength(expected.length);
-        expect(listed.map((m) => m.lastSeen)).toEqual(expected.map(([, t]) => t));
-      }),
+          const ctx = { ...base, now };
+          const stats = await roomStats(ctx, "m");
+          expect(stats.online).toBe(online().length);
+          expect(stats.newToday).toBe(seen.size);
+          expect(stats.activeToday).toBe(seen.size);
+          expect(stats.peakToday).toBe(Math.max(peak, online().length));
+          const listed: { id: string; lastSeen: number }[] = [];
+          let cursor: string | null = null;
+          do {
+            const page: Awaited<ReturnType<typeof listMembers>> = await listMembers(ctx, "m", {
+              limit: pageSize,
+              ...(cursor ? { cursor } : {}),
+            });
+            expect(page.members.length).toBeLessThanOrEqual(pageSize);
+            listed.push(...page.members);
+            cursor = page.nextCursor;
+          } while (cursor);
+          const expected = online().sort(([a, x], [b, y]) => x - y || (a < b ? -1 : 1));
+          expect(new Set(listed.map((m) => m.id))).toEqual(new Set(expected.map(([id]) => id)));
+          expect(listed).toHaveLength(expected.length);
+          expect(listed.map((m) => m.lastSeen)).toEqual(expected.map(([, t]) => t));
+        },
+      ),
       { numRuns: 25 },
     );
   });
@@ -140,11 +158,18 @@ describe("model check", () => {
 describe("model check with the id horizon", () => {
   const DAY = 86_400_000;
   const horizonConfig = readConfig({ PRESENCE_ID_HORIZON_DAYS: "2" });
-  type Op = { kind: "beat"; ids: number[] } | { kind: "leave"; id: number } | { kind: "wait"; ms: number } | { kind: "trim" };
+  type Op =
+    { kind: "beat"; ids: number[] } | { kind: "leave"; id: number } | { kind: "wait"; ms: number } | { kind: "trim" };
   const op: fc.Arbitrary<Op> = fc.oneof(
-    fc.record({ kind: fc.constant("beat" as const), ids: fc.array(fc.integer({ min: 0, max: 7 }), { minLength: 1, maxLength: 4 }) }),
+    fc.record({
+      kind: fc.constant("beat" as const),
+      ids: fc.array(fc.integer({ min: 0, max: 7 }), { minLength: 1, maxLength: 4 }),
+    }),
     fc.record({ kind: fc.constant("leave" as const), id: fc.integer({ min: 0, max: 7 }) }),
-    fc.record({ kind: fc.constant("wait" as const), ms: fc.constantFrom(0, 1000, 299_000, 301_000, 3_600_000, DAY, 2 * DAY - 1, 2 * DAY + 1) }),
+    fc.record({
+      kind: fc.constant("wait" as const),
+      ms: fc.constantFrom(0, 1000, 299_000, 301_000, 3_600_000, DAY, 2 * DAY - 1, 2 * DAY + 1),
+    }),
     fc.record({ kind: fc.constant("trim" as const) }),
   );
 

@@ -57,12 +57,15 @@ beforeAll(async () => {
     const create = /^\/v2\/schedules\/(.+)$/.exec(path);
     if (req.method === "POST" && create) {
       const destination = create[1]!;
-      if (!/^https?:\/\/[^/]+\/internal\/jobs\/[a-z.-]+$/.test(destination)) return send(400, { error: `bad destination ${destination}` });
+      if (!/^https?:\/\/[^/]+\/internal\/jobs\/[a-z.-]+$/.test(destination))
+        return send(400, { error: `bad destination ${destination}` });
       const cron = req.headers["upstash-cron"];
-      if (typeof cron !== "string" || !CRON.test(cron)) return send(400, { error: "Upstash-Cron header is required and must be a cron expression" });
+      if (typeof cron !== "string" || !CRON.test(cron))
+        return send(400, { error: "Upstash-Cron header is required and must be a cron expression" });
       const method = (req.headers["upstash-method"] as string | undefined) ?? "POST";
       const retries = req.headers["upstash-retries"] === undefined ? 3 : Number(req.headers["upstash-retries"]);
-      if (!Number.isInteger(retries) || retries < 0 || retries > 5) return send(400, { error: "Upstash-Retries must be 0..5 on this plan" });
+      if (!Number.isInteger(retries) || retries < 0 || retries > 5)
+        return send(400, { error: "Upstash-Retries must be 0..5 on this plan" });
       const id = (req.headers["upstash-schedule-id"] as string | undefined) ?? `scd_${nextId++}`;
       const header: Record<string, string[]> = {};
       for (const [name, value] of Object.entries(req.headers)) {
@@ -71,7 +74,17 @@ beforeAll(async () => {
         if (name === "content-type") header["Content-Type"] = [String(value)];
       }
       // An existing id is overwritten, as QStash documents for Upstash-Schedule-Id.
-      schedules.set(id, { scheduleId: id, cron, destination, method, header, body, retries, createdAt: Date.now(), isPaused: false });
+      schedules.set(id, {
+        scheduleId: id,
+        cron,
+        destination,
+        method,
+        header,
+        body,
+        retries,
+        createdAt: Date.now(),
+        isPaused: false,
+      });
       return send(200, { scheduleId: id });
     }
     const remove = /^\/v2\/schedules\/([^/]+)$/.exec(path);
@@ -91,8 +104,14 @@ beforeEach(() => {
   log = [];
 });
 
-const opts = (extra: Partial<SyncOptions> = {}): SyncOptions => ({ url: "https://stats.example.com", token: TOKEN, qstashUrl, ...extra });
-const summary = () => [...schedules.values()].map((s) => `${s.scheduleId} ${s.cron} ${s.method} ${s.destination} r${s.retries}`).sort();
+const opts = (extra: Partial<SyncOptions> = {}): SyncOptions => ({
+  url: "https://stats.example.com",
+  token: TOKEN,
+  qstashUrl,
+  ...extra,
+});
+const summary = () =>
+  [...schedules.values()].map((s) => `${s.scheduleId} ${s.cron} ${s.method} ${s.destination} r${s.retries}`).sort();
 
 describe("npm run schedules", () => {
   it("creates one schedule per job of CRON_JOBS, POSTing the job URL with the cron wrangler.toml uses", async () => {
@@ -109,7 +128,10 @@ describe("npm run schedules", () => {
     for (const [cron, jobs] of Object.entries(CRON_JOBS)) {
       for (const job of jobs) expect(schedules.get(`edgestats-${job}`)?.cron).toBe(cron);
     }
-    expect(schedules.get("edgestats-trim")).toMatchObject({ body: "{}", header: { "Content-Type": ["application/json"] } });
+    expect(schedules.get("edgestats-trim")).toMatchObject({
+      body: "{}",
+      header: { "Content-Type": ["application/json"] },
+    });
     expect(log[0]).toBe("GET /v2/schedules");
   });
 
@@ -124,11 +146,20 @@ describe("npm run schedules", () => {
 
   it("adopts a schedule made by hand with the same cron and destination instead of duplicating it", async () => {
     schedules.set("scd_hand", {
-      scheduleId: "scd_hand", cron: "* * * * *", destination: "https://stats.example.com/internal/jobs/trim",
-      method: "POST", header: {}, retries: 3, createdAt: 0, isPaused: false,
+      scheduleId: "scd_hand",
+      cron: "* * * * *",
+      destination: "https://stats.example.com/internal/jobs/trim",
+      method: "POST",
+      header: {},
+      retries: 3,
+      createdAt: 0,
+      isPaused: false,
     });
     const plan = await syncSchedules(opts());
-    expect(plan.find((s) => s.destination.endsWith("/trim"))).toMatchObject({ action: "adopted", scheduleId: "scd_hand" });
+    expect(plan.find((s) => s.destination.endsWith("/trim"))).toMatchObject({
+      action: "adopted",
+      scheduleId: "scd_hand",
+    });
     expect([...schedules.values()].filter((s) => s.destination.endsWith("/trim"))).toHaveLength(1);
     expect(schedules.size).toBe(6);
   });
@@ -148,23 +179,51 @@ describe("npm run schedules", () => {
     expect(schedules.size).toBe(0);
 
     await syncSchedules(opts());
-    const other = { scheduleId: "scd_other", cron: "0 0 * * *", destination: "https://elsewhere.example.com/internal/jobs/backup", method: "POST", header: {}, retries: 3, createdAt: 0, isPaused: false };
-    const hand = { ...other, scheduleId: "scd_hand", cron: "*/5 * * * *", destination: "https://stats.example.com/internal/jobs/trim" };
+    const other = {
+      scheduleId: "scd_other",
+      cron: "0 0 * * *",
+      destination: "https://elsewhere.example.com/internal/jobs/backup",
+      method: "POST",
+      header: {},
+      retries: 3,
+      createdAt: 0,
+      isPaused: false,
+    };
+    const hand = {
+      ...other,
+      scheduleId: "scd_hand",
+      cron: "*/5 * * * *",
+      destination: "https://stats.example.com/internal/jobs/trim",
+    };
     schedules.set(other.scheduleId, other);
     schedules.set(hand.scheduleId, hand);
     expect((await syncSchedules(opts({ delete: true, dryRun: true }))).map((s) => s.scheduleId).sort()).toEqual([
-      "edgestats-compact", "edgestats-leaderboards.snapshot", "edgestats-sweep-counters", "edgestats-trim", "edgestats-webhooks", "edgestats-webhooks.trending", "scd_hand",
+      "edgestats-compact",
+      "edgestats-leaderboards.snapshot",
+      "edgestats-sweep-counters",
+      "edgestats-trim",
+      "edgestats-webhooks",
+      "edgestats-webhooks.trending",
+      "scd_hand",
     ]);
     expect(schedules.size).toBe(8);
     await syncSchedules(opts({ delete: true }));
     expect([...schedules.keys()]).toEqual(["scd_other"]);
     expect(log.filter((l) => l.startsWith("DELETE")).sort()).toEqual([
-      "DELETE /v2/schedules/edgestats-compact", "DELETE /v2/schedules/edgestats-leaderboards.snapshot", "DELETE /v2/schedules/edgestats-sweep-counters", "DELETE /v2/schedules/edgestats-trim", "DELETE /v2/schedules/edgestats-webhooks", "DELETE /v2/schedules/edgestats-webhooks.trending", "DELETE /v2/schedules/scd_hand",
+      "DELETE /v2/schedules/edgestats-compact",
+      "DELETE /v2/schedules/edgestats-leaderboards.snapshot",
+      "DELETE /v2/schedules/edgestats-sweep-counters",
+      "DELETE /v2/schedules/edgestats-trim",
+      "DELETE /v2/schedules/edgestats-webhooks",
+      "DELETE /v2/schedules/edgestats-webhooks.trending",
+      "DELETE /v2/schedules/scd_hand",
     ]);
   });
 
   it("--only and --id-prefix: a second environment with only the hourly jobs", async () => {
-    await syncSchedules(opts({ only: ["compact", "sweep-counters"], idPrefix: "edgestats-staging", url: "https://staging.example.com" }));
+    await syncSchedules(
+      opts({ only: ["compact", "sweep-counters"], idPrefix: "edgestats-staging", url: "https://staging.example.com" }),
+    );
     expect([...schedules.keys()].sort()).toEqual(["edgestats-staging-compact", "edgestats-staging-sweep-counters"]);
     await expect(syncSchedules(opts({ only: ["nope"] }))).rejects.toThrow(/unknown job 'nope'/);
   });

@@ -14,12 +14,16 @@ const redis = new Redis({ url: target.url, token: target.token, automaticDeseria
 const prefix = uniquePrefix("contract");
 afterAll(() => deleteUnder(target, prefix));
 
-const SUM = defineLua("test.sum", ["sum"], `
+const SUM = defineLua(
+  "test.sum",
+  ["sum"],
+  `
 local function sum(list)
   local total = 0
   for _, v in ipairs(list) do total = total + tonumber(v) end
   return total
-end`);
+end`,
+);
 
 const add = defineScript({
   name: "test.add",
@@ -37,7 +41,13 @@ return {label = label, by = by, extra = #extra}
 `,
 });
 
-const get = defineScript({ name: "test.get", write: false, keys: ["total"], args: [], lua: "return redis.call('GET', total)" });
+const get = defineScript({
+  name: "test.get",
+  write: false,
+  keys: ["total"],
+  args: [],
+  lua: "return redis.call('GET', total)",
+});
 
 describe("defineScript", () => {
   it("generates a header that binds names, lists and counts", () => {
@@ -60,14 +70,17 @@ describe("defineScript", () => {
 
   it("maps a refusal to its typed error and keeps no record of it", async () => {
     const idem = { key: `${prefix}:idem2`, fingerprint: "e".repeat(64) };
-    const call = () => add.run(redis, { total: `${prefix}:t2`, extra: [] }, { label: "big", values: [99, 2], more: [] }, idem);
+    const call = () =>
+      add.run(redis, { total: `${prefix}:t2`, extra: [] }, { label: "big", values: [99, 2], more: [] }, idem);
     await expect(call()).rejects.toThrow(new ConflictError("too_big", "big: 100"));
     expect(await command(target, "EXISTS", idem.key)).toBe(0);
     expect(await command(target, "EXISTS", `${prefix}:t2`)).toBe(0);
   });
 
   it("refuses a name outside <feature>.<op> and a missing value", async () => {
-    expect(() => defineScript({ name: "test-bad" as `${string}.${string}`, write: false, keys: [], args: [], lua: "return 1" })).toThrow(/feature/);
+    expect(() =>
+      defineScript({ name: "test-bad" as `${string}.${string}`, write: false, keys: [], args: [], lua: "return 1" }),
+    ).toThrow(/feature/);
     // @ts-expect-error -- a declared argument left out
     await expect(get.run(redis, {}, {})).rejects.toThrow(/no value for 'total'/);
   });

@@ -39,7 +39,11 @@ describe("trending union memory", () => {
     const ctx = lib.ctx(T0);
     for (let back = RETENTION; back >= 1; back -= 5) {
       const events = Array.from({ length: 5 }, (_, b) => back - b).flatMap((h) =>
-        Array.from({ length: PER_HOUR }, (_, i) => ({ member: `member-${h}-${i}`, count: 1 + ((i * 7 + h) % 50), at: T0 - h * HOUR })),
+        Array.from({ length: PER_HOUR }, (_, i) => ({
+          member: `member-${h}-${i}`,
+          count: 1 + ((i * 7 + h) % 50),
+          at: T0 - h * HOUR,
+        })),
       );
       await recordEvents(ctx, "s", events, { retentionHours: RETENTION });
     }
@@ -48,7 +52,8 @@ describe("trending union memory", () => {
     for (const w of [24, 48]) await topTrending(ctx, "s", { retentionHours: RETENTION, windowHours: w });
     const before = await usedMemory();
     for (let pass = 0; pass < 2; pass++) {
-      for (let w = 1; w <= RETENTION; w++) await topTrending(ctx, "s", { retentionHours: RETENTION, windowHours: pass ? RETENTION + 1 - w : w });
+      for (let w = 1; w <= RETENTION; w++)
+        await topTrending(ctx, "s", { retentionHours: RETENTION, windowHours: pass ? RETENTION + 1 - w : w });
     }
     const grown = (await usedMemory()) - before;
     // the stated bound: one union of the widest window (the slot), as Redis sizes it

@@ -8,7 +8,13 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createRedis } from "../../src/redis/client.ts";
 import { HOUR, MINUTE } from "../../src/time.ts";
-import { compact as compactTrending, record as recordEvents, top as topTrending, type TopResult, type TrendingEvent } from "../../src/trending/index.ts";
+import {
+  compact as compactTrending,
+  record as recordEvents,
+  top as topTrending,
+  type TopResult,
+  type TrendingEvent,
+} from "../../src/trending/index.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { resetStats, statsOf } from "../helpers/upstash-rest.ts";
 
@@ -33,7 +39,9 @@ function truth(events: { member: string; count: number; back: number }[], window
 }
 
 const ranked = (counts: Map<string, number>) =>
-  [...counts].sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1)).map(([member, count], i) => ({ rank: i + 1, member, count }));
+  [...counts]
+    .sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1))
+    .map(([member, count], i) => ({ rank: i + 1, member, count }));
 
 describe("trending threshold read", () => {
   it("equals the brute-force top N and the full merge at any depth, with or without trimming", async () => {
@@ -50,7 +58,8 @@ describe("trending threshold read", () => {
         fc.constantFrom(1, 2, 5, 8, 20, 1024),
         async (before, after, compact, n, window, firstDepth, maxDepth) => {
           const ctx = lib.ctx(T0, "trend-ta");
-          const toEvents = (list: typeof before): TrendingEvent[] => list.map((e) => ({ member: e.member, count: e.count, at: T0 - e.back * HOUR }));
+          const toEvents = (list: typeof before): TrendingEvent[] =>
+            list.map((e) => ({ member: e.member, count: e.count, at: T0 - e.back * HOUR }));
           await recordEvents(ctx, "s", toEvents(before), { retentionHours: 50 });
           if (compact) await compactTrending({ ...ctx, now: T0 + MINUTE }, { retentionHours: 50, keep: 2 });
           // late events after the compaction must drop the unions it built
@@ -62,7 +71,13 @@ describe("trending threshold read", () => {
             topTrending(ctx, "s", { retentionHours: 50, n, windowHours: window, ...depths });
           await read({ firstDepth, maxDepth }); // builds the union: the next read is warm
           await resetStats(target, TAG);
-          const ta = await topTrending({ ...ctx, redis: counted }, "s", { retentionHours: 50, n, windowHours: window, firstDepth, maxDepth });
+          const ta = await topTrending({ ...ctx, redis: counted }, "s", {
+            retentionHours: 50,
+            n,
+            windowHours: window,
+            firstDepth,
+            maxDepth,
+          });
           const cost = await statsOf(target, TAG);
           expect(cost.requests).toBe(1);
           // round one always pages both sides; every later round pages at least one more
@@ -77,7 +92,10 @@ describe("trending threshold read", () => {
           // back when n covers them all, and the proof from those is the tightest there is
           const all = await topTrending(ctx, "s", { retentionHours: 50, n: MEMBERS.length, windowHours: window });
           const next = all.items[n]?.count ?? 0;
-          const ideal = ta.maxError === 0 || (ta.items.length === n && ta.items.every((item, i) => item.count > (ta.items[i + 1]?.count ?? next) + ta.maxError));
+          const ideal =
+            ta.maxError === 0 ||
+            (ta.items.length === n &&
+              ta.items.every((item, i) => item.count > (ta.items[i + 1]?.count ?? next) + ta.maxError));
           if (ta.topProven) expect(ideal).toBe(true);
 
           expect(ta.exact).toBe(ta.maxError === 0);
@@ -102,10 +120,19 @@ describe("trending threshold read", () => {
           // a one-round stop has a looser bound than the stored sums allow: it may prove less, never more
           [
             [
-              { member: "ma", count: 2, back: 0 }, { member: "ma", count: 1, back: 1 }, { member: "ma", count: 3, back: 0 },
-              { member: "ml", count: 2, back: 1 }, { member: "mk", count: 2, back: 0 }, { member: "mj", count: 2, back: 1 },
+              { member: "ma", count: 2, back: 0 },
+              { member: "ma", count: 1, back: 1 },
+              { member: "ma", count: 3, back: 0 },
+              { member: "ml", count: 2, back: 1 },
+              { member: "mk", count: 2, back: 0 },
+              { member: "mj", count: 2, back: 1 },
             ],
-            [], true, 1, 1, 3, 1,
+            [],
+            true,
+            1,
+            1,
+            3,
+            1,
           ],
         ],
       },

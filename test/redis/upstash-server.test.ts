@@ -47,7 +47,9 @@ describe("the Upstash REST protocol", () => {
 
   it("encodes every string at any depth with Upstash-Encoding: base64, and nothing without it", async () => {
     await raw("/", ["ZADD", key("enc"), "1", "a", "2", "ü"]);
-    const encoded = await raw("/", ["ZRANGE", key("enc"), "0", "-1", "WITHSCORES"], target.token, { "upstash-encoding": "base64" });
+    const encoded = await raw("/", ["ZRANGE", key("enc"), "0", "-1", "WITHSCORES"], target.token, {
+      "upstash-encoding": "base64",
+    });
     expect(encoded.body.result).toEqual(["YQ==", "MQ==", "w7w=", "Mg=="]);
     const plain = await raw("/", ["ZRANGE", key("enc"), "0", "-1", "WITHSCORES"]);
     expect(plain.body.result).toEqual(["a", "1", "ü", "2"]);
@@ -88,13 +90,22 @@ describe("the Upstash REST protocol", () => {
     p.hset(key("p1"), { a: 1 }); // WRONGTYPE: reported for this command only
     p.get(key("p1"));
     await expect(p.exec()).rejects.toThrow(/WRONGTYPE/);
-    const res = await raw("/pipeline", [["SET", key("p2"), "1"], ["HSET", key("p2"), "a", "1"], ["INCR", key("p2")]]);
+    const res = await raw("/pipeline", [
+      ["SET", key("p2"), "1"],
+      ["HSET", key("p2"), "a", "1"],
+      ["INCR", key("p2")],
+    ]);
     expect(res.status).toBe(200);
     expect(res.body[0]).toEqual({ result: "OK" });
     expect(res.body[1].error).toMatch(/^WRONGTYPE/);
     expect(res.body[2]).toEqual({ result: 2 });
 
-    const auto = new Redis({ url: target.url, token: target.token, enableAutoPipelining: true, enableTelemetry: false });
+    const auto = new Redis({
+      url: target.url,
+      token: target.token,
+      enableAutoPipelining: true,
+      enableTelemetry: false,
+    });
     const [x, y, z] = await Promise.all([auto.incr(key("auto")), auto.incr(key("auto")), auto.get(key("auto"))]);
     expect([x, y, z]).toEqual([1, 2, 2]);
   });
@@ -105,7 +116,10 @@ describe("the Upstash REST protocol", () => {
     tx.incrby(key("t"), 9);
     tx.get(key("t"));
     expect(await tx.exec()).toEqual(["OK", 10, 10]);
-    const discarded = await raw("/multi-exec", [["SET", key("t2"), "1"], ["INCRBY", key("t2")]]);
+    const discarded = await raw("/multi-exec", [
+      ["SET", key("t2"), "1"],
+      ["INCRBY", key("t2")],
+    ]);
     expect(discarded.status).toBe(400);
     expect(discarded.body.error).toMatch(/wrong number of arguments.*discarded/);
     expect(await command(target, "EXISTS", key("t2"))).toBe(0); // nothing of it ran
@@ -119,10 +133,16 @@ describe("the Upstash REST protocol", () => {
     for (const cmd of [["WATCH", key("list")], ["BLPOP", key("list"), "1"], ["TOPK.ADD", key("tk"), "a"], ["MULTI"]]) {
       expect((await raw("/", cmd)).body.error).toMatch(/not available/);
     }
-    const pipe = await raw("/pipeline", [["SORT", key("list")], ["LLEN", key("list")]]);
+    const pipe = await raw("/pipeline", [
+      ["SORT", key("list")],
+      ["LLEN", key("list")],
+    ]);
     expect(pipe.body[0].error).toMatch(/not available/);
     expect(pipe.body[1]).toEqual({ result: 3 });
-    const tx = await raw("/multi-exec", [["LLEN", key("list")], ["SORT", key("list")]]);
+    const tx = await raw("/multi-exec", [
+      ["LLEN", key("list")],
+      ["SORT", key("list")],
+    ]);
     expect(tx.status).toBe(400);
   });
 
@@ -135,7 +155,9 @@ describe("the Upstash REST protocol", () => {
   });
 
   it("answers the path form of a command", async () => {
-    const res = await fetch(`${target.url}/set/${encodeURIComponent(key("path"))}/v1`, { headers: { authorization: `Bearer ${target.token}` } });
+    const res = await fetch(`${target.url}/set/${encodeURIComponent(key("path"))}/v1`, {
+      headers: { authorization: `Bearer ${target.token}` },
+    });
     expect(await res.json()).toEqual({ result: "OK" });
     expect(await command(target, "GET", key("path"))).toBe("v1");
   });
@@ -188,21 +210,40 @@ return { total = total }
   it("counts the commands a script runs, the idempotency prelude's included", async () => {
     await write.run(ours, { counter: key("w") }, { by: 5 });
     await resetStats(target, tag);
-    const first = await write.run<{ total: number }>(ours, { counter: key("w") }, { by: 5 }, { key: key("idem"), fingerprint: "f1" });
+    const first = await write.run<{ total: number }>(
+      ours,
+      { counter: key("w") },
+      { by: 5 },
+      { key: key("idem"), fingerprint: "f1" },
+    );
     expect(first).toEqual({ value: { total: 10 }, replayed: false });
     const s = await statsOf(target, tag);
     expect(s.requests).toBe(1);
     expect(s.byCommand).toEqual({ evalsha: 1, get: 1, incrby: 1, expire: 1, set: 1 });
-    const again = await write.run<{ total: number }>(ours, { counter: key("w") }, { by: 5 }, { key: key("idem"), fingerprint: "f1" });
+    const again = await write.run<{ total: number }>(
+      ours,
+      { counter: key("w") },
+      { by: 5 },
+      { key: key("idem"), fingerprint: "f1" },
+    );
     expect(again).toEqual({ value: { total: 10 }, replayed: true });
-    await expect(write.run(ours, { counter: key("w") }, { by: 5 }, { key: key("idem"), fingerprint: "other" })).rejects.toThrow(/already used/);
+    await expect(
+      write.run(ours, { counter: key("w") }, { by: 5 }, { key: key("idem"), fingerprint: "other" }),
+    ).rejects.toThrow(/already used/);
   });
 
   it("fails a script that touches a key it did not declare, as Upstash's key locking requires", async () => {
-    const one = (name: `test.${string}`, lua: string) => defineScript({ name, write: false, keys: ["key"], args: [], lua });
+    const one = (name: `test.${string}`, lua: string) =>
+      defineScript({ name, write: false, keys: ["key"], args: [], lua });
     const sneaky = one("test.sneaky", `return redis.call('GET', key .. ':other')`);
     await expect(sneaky.run(ours, { key: key("x") }, {})).rejects.toThrow(/not in KEYS/);
-    const multi = defineScript({ name: "test.multi", write: false, keys: ["a", "b"], args: [], lua: `return redis.call('ZUNION', 2, a, b)` });
+    const multi = defineScript({
+      name: "test.multi",
+      write: false,
+      keys: ["a", "b"],
+      args: [],
+      lua: `return redis.call('ZUNION', 2, a, b)`,
+    });
     expect(await multi.run(ours, { a: key("m1"), b: key("m2") }, {})).toEqual({});
     const undeclared = one("test.multiUndeclared", `return redis.call('ZUNION', 2, key, 'elsewhere')`);
     await expect(undeclared.run(ours, { key: key("m1") }, {})).rejects.toThrow(/not in KEYS/);
@@ -271,14 +312,26 @@ describe("protocol edge cases", () => {
     expect((await post("/", JSON.stringify(["EVAL", lua, "1", key("bin")]))).body).toEqual({ result: "OK" });
     const res = await post("/", JSON.stringify(["GET", key("bin")]), { "upstash-encoding": "base64" });
     expect([...Buffer.from(res.body.result, "base64")]).toEqual(bytes);
-    const inScript = await post("/", JSON.stringify(["EVAL", "return {redis.call('GET', KEYS[1]), 7, false}", "1", key("bin")]), {
-      "upstash-encoding": "base64",
-    });
-    expect(inScript.body.result.map((v: unknown) => (typeof v === "string" ? [...Buffer.from(v, "base64")] : v))).toEqual([bytes, 7, null]);
+    const inScript = await post(
+      "/",
+      JSON.stringify(["EVAL", "return {redis.call('GET', KEYS[1]), 7, false}", "1", key("bin")]),
+      {
+        "upstash-encoding": "base64",
+      },
+    );
+    expect(
+      inScript.body.result.map((v: unknown) => (typeof v === "string" ? [...Buffer.from(v, "base64")] : v)),
+    ).toEqual([bytes, 7, null]);
   });
 
   it("counts per tag exactly while requests of several tags run concurrently", async () => {
-    const read = defineScript({ name: "test.count", write: false, keys: ["key"], args: [], lua: `return redis.call('GET', key)` });
+    const read = defineScript({
+      name: "test.count",
+      write: false,
+      keys: ["key"],
+      args: [],
+      lua: `return redis.call('GET', key)`,
+    });
     const a = createRedis({ url: target.url, token: `${target.token}.${tag}_a` });
     const b = createRedis({ url: target.url, token: `${target.token}.${tag}_b` });
     await read.run(a, { key: key("c") }, {}); // cached in Redis
@@ -286,7 +339,13 @@ describe("protocol edge cases", () => {
     await Promise.all([
       ...Array.from({ length: 30 }, () => read.run(a, { key: key("c") }, {})),
       ...Array.from({ length: 30 }, () => b.get(key("c"))),
-      ...Array.from({ length: 10 }, () => b.pipeline().get(key("c")).eval("return redis.call('GET', KEYS[1])", [key("c")], []).exec()),
+      ...Array.from({ length: 10 }, () =>
+        b
+          .pipeline()
+          .get(key("c"))
+          .eval("return redis.call('GET', KEYS[1])", [key("c")], [])
+          .exec(),
+      ),
     ]);
     const sa = await statsOf(target, `${tag}_a`);
     expect(sa).toEqual({ requests: 30, commands: 60, byCommand: { evalsha: 30, get: 30 } });
@@ -317,9 +376,19 @@ redis.call('DEL', src, dst, s1, s2, l1, l2, copy, bits)
 return 'ok'
 `,
     });
-    const keys = { src, dst, s1: key("g-s1"), s2: key("g-s2"), l1: key("g-l1"), l2: key("g-l2"), copy: key("g-copy"), bits };
+    const keys = {
+      src,
+      dst,
+      s1: key("g-s1"),
+      s2: key("g-s2"),
+      l1: key("g-l1"),
+      l2: key("g-l2"),
+      copy: key("g-copy"),
+      bits,
+    };
     expect(await script.run(ours, keys, {})).toBe("ok");
-    const one = (name: `test.${string}`, lua: string) => defineScript({ name, write: false, keys: ["key"], args: [], lua });
+    const one = (name: `test.${string}`, lua: string) =>
+      defineScript({ name, write: false, keys: ["key"], args: [], lua });
     const undeclaredDestination = one("test.guardDst", `return redis.call('ZRANGESTORE', 'elsewhere', key, 0, -1)`);
     await expect(undeclaredDestination.run(ours, { key: src }, {})).rejects.toThrow(/elsewhere.*not in KEYS/);
     const undeclaredBitop = one("test.guardBitop", `return redis.call('BITOP', 'AND', key, 'elsewhere')`);
@@ -328,7 +397,8 @@ return 'ok'
 
   it("cannot be bypassed by calling redis.call through a local alias or with spaces", async () => {
     // the key is declared (and unused), as before: only 'elsewhere' is out of KEYS
-    const one = (name: `test.${string}`, lua: string) => defineScript({ name, write: false, keys: ["key"], args: [], lua });
+    const one = (name: `test.${string}`, lua: string) =>
+      defineScript({ name, write: false, keys: ["key"], args: [], lua });
     const aliased = one("test.guardAlias", `local call = redis.call\nreturn call('GET', 'elsewhere')`);
     await expect(aliased.run(ours, { key: key("x") }, {})).rejects.toThrow(/not in KEYS/);
     const spaced = one("test.guardSpace", `return redis.pcall ('GET', 'elsewhere')`);
@@ -355,7 +425,8 @@ describe("the RESP parser", () => {
     expect(whole[1]).toEqual(Buffer.from("\r\n\r"));
     const bytes = encode(wire);
     expect(parseAll([...bytes].map((b) => Buffer.from([b])))).toEqual(whole);
-    for (let cut = 1; cut < bytes.length; cut++) expect(parseAll([bytes.subarray(0, cut), bytes.subarray(cut)])).toEqual(whole);
+    for (let cut = 1; cut < bytes.length; cut++)
+      expect(parseAll([bytes.subarray(0, cut), bytes.subarray(cut)])).toEqual(whole);
   });
 
   it("reads a bulk string of many MB sent in small chunks, with binary bytes intact", () => {
@@ -385,7 +456,11 @@ describe("a redis-server that goes away", () => {
     redis = await startRedis({ port });
     server = await startUpstashServer({ redisUrl: redis.url, token: "gone" });
     const ping = async () => {
-      const res = await fetch(server?.url ?? "", { method: "POST", headers: { authorization: "Bearer gone" }, body: '["PING"]' });
+      const res = await fetch(server?.url ?? "", {
+        method: "POST",
+        headers: { authorization: "Bearer gone" },
+        body: '["PING"]',
+      });
       return { status: res.status, body: (await res.json()) as any };
     };
     // Every pooled connection is open before Redis goes.

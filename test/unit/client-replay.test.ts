@@ -16,12 +16,19 @@ describe("typed client: a retried big write answered by a summarised replay", ()
         if (attempts === 1) throw new TypeError("network connection lost");
         return new Response(JSON.stringify({ replayed: true, summarised: true, summary, message: "…" }), {
           status: 200,
-          headers: { "content-type": "application/json", "idempotent-replayed": "true", "idempotent-summarised": "true" },
+          headers: {
+            "content-type": "application/json",
+            "idempotent-replayed": "true",
+            "idempotent-summarised": "true",
+          },
         });
       },
     });
     const items = Array.from({ length: 1000 }, (_, i) => ({ member: `m${i}` }));
-    const error = await client.counters.incr("c", items).then(() => null, (e: unknown) => e);
+    const error = await client.counters.incr("c", items).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(ReplaySummarisedError);
     expect((error as ReplaySummarisedError).summary).toEqual(summary);
     expect((error as ReplaySummarisedError).code).toBe("replay_summarised");

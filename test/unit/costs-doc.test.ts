@@ -16,7 +16,8 @@ describe("docs/costs.md", () => {
       for (const [id, row] of Object.entries(area.rows)) {
         expect(Number.isInteger(row.roundTrips), `${area.title}.${id}`).toBe(true);
         expect(row.commands, `${area.title}.${id}`).toBeGreaterThanOrEqual(0);
-        if (row.target !== undefined && !row.note) expect(row.commands, `${area.title}.${id} over its target`).toBeLessThanOrEqual(row.target);
+        if (row.target !== undefined && !row.note)
+          expect(row.commands, `${area.title}.${id} over its target`).toBeLessThanOrEqual(row.target);
       }
     }
   });

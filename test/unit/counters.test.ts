@@ -1,6 +1,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { allNumeric, compareCodePoints, parseBound, parseBounds, parseBucketTime, periodRange, sortByMember } from "../../src/counters/select.ts";
+import {
+  allNumeric,
+  compareCodePoints,
+  parseBound,
+  parseBounds,
+  parseBucketTime,
+  periodRange,
+  sortByMember,
+} from "../../src/counters/select.ts";
 import { ValidationError } from "../../src/errors.ts";
 
 const now = Date.UTC(2026, 10, 22, 12, 30);
@@ -16,7 +24,8 @@ describe("score bounds", () => {
   });
 
   it("refuses text, NaN, overflow and min above max", () => {
-    for (const bad of ["abc", "NaN", "1e999", "", "((1", "0x10", "1,5"]) expect(() => parseBound(bad, "min")).toThrow(ValidationError);
+    for (const bad of ["abc", "NaN", "1e999", "", "((1", "0x10", "1,5"])
+      expect(() => parseBound(bad, "min")).toThrow(ValidationError);
     expect(() => parseBounds("5", "1")).toThrow(/above/);
     expect(parseBounds("(5", "5").min.exclusive).toBe(true);
   });
@@ -44,8 +53,12 @@ describe("member order", () => {
   it("is numeric only when every member is a number", () => {
     expect(allNumeric(["20", "160", "-1.5", "1e3"])).toBe(true);
     expect(allNumeric(["20", "x"])).toBe(false);
-    expect(sortByMember([{ member: "160" }, { member: "20" }, { member: "40" }], "asc").items.map((i) => i.member)).toEqual(["20", "40", "160"]);
-    expect(sortByMember([{ member: "160" }, { member: "20" }, { member: "b" }], "asc").items.map((i) => i.member)).toEqual(["160", "20", "b"]);
+    expect(
+      sortByMember([{ member: "160" }, { member: "20" }, { member: "40" }], "asc").items.map((i) => i.member),
+    ).toEqual(["20", "40", "160"]);
+    expect(
+      sortByMember([{ member: "160" }, { member: "20" }, { member: "b" }], "asc").items.map((i) => i.member),
+    ).toEqual(["160", "20", "b"]);
   });
 
   it("orders text by code point, as Redis orders UTF-8 bytes", () => {
@@ -55,7 +68,11 @@ describe("member order", () => {
         const x = bytes(a);
         const y = bytes(b);
         let expected = x.length - y.length;
-        for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) { expected = (x[i] ?? 0) - (y[i] ?? 0); break; }
+        for (let i = 0; i < Math.min(x.length, y.length); i++)
+          if (x[i] !== y[i]) {
+            expected = (x[i] ?? 0) - (y[i] ?? 0);
+            break;
+          }
         expect(Math.sign(compareCodePoints(a, b))).toBe(Math.sign(expected));
       }),
       { numRuns: 300 },
@@ -65,7 +82,10 @@ describe("member order", () => {
   it("sorts any numeric members the same way as Number order", () => {
     fc.assert(
       fc.property(fc.uniqueArray(fc.integer({ min: -1e6, max: 1e6 }), { maxLength: 30 }), (values) => {
-        const sorted = sortByMember(values.map((v) => ({ member: String(v) })), "desc").items.map((i) => Number(i.member));
+        const sorted = sortByMember(
+          values.map((v) => ({ member: String(v) })),
+          "desc",
+        ).items.map((i) => Number(i.member));
         expect(sorted).toEqual([...values].sort((a, b) => b - a));
       }),
       { numRuns: 100 },
@@ -83,7 +103,8 @@ describe("bucket times", () => {
   });
 
   it("refuses dates that do not exist, which Date.parse would roll into the next month", () => {
-    for (const bad of ["2026-02-30", "2026-02-29T10:00:00Z", "2026-04-31", "2026-13-01", "2026-00-10"]) expect(parseBucketTime(bad), bad).toBeNull();
+    for (const bad of ["2026-02-30", "2026-02-29T10:00:00Z", "2026-04-31", "2026-13-01", "2026-00-10"])
+      expect(parseBucketTime(bad), bad).toBeNull();
   });
 
   it("refuses times outside four-digit years, whose labels would not be dates", () => {

@@ -1,7 +1,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ValidationError } from "../../src/errors.ts";
-import { bucketBound, bucketIndex, exactQuantile, quantile, topBuckets, type Bucket } from "../../src/histograms/buckets.ts";
+import {
+  bucketBound,
+  bucketIndex,
+  exactQuantile,
+  quantile,
+  topBuckets,
+  type Bucket,
+} from "../../src/histograms/buckets.ts";
 import { checkSettings, groupObservations, parseDay, resolveRange } from "../../src/histograms/validate.ts";
 import { liveDays } from "../../src/histograms/keys.ts";
 
@@ -85,7 +92,8 @@ describe("input checks", () => {
   it("parses only real calendar dates", () => {
     expect(parseDay("2026-11-22")).toBe(Date.UTC(2026, 10, 22));
     expect(parseDay("2028-02-29")).toBe(Date.UTC(2028, 1, 29));
-    for (const bad of ["2026-02-29", "2026-13-01", "2026-11-31", "20261122", "2026-1-2", "abc", ""]) expect(parseDay(bad), bad).toBeNull();
+    for (const bad of ["2026-02-29", "2026-13-01", "2026-11-31", "20261122", "2026-1-2", "abc", ""])
+      expect(parseDay(bad), bad).toBeNull();
   });
 
   it("resolves ranges: defaults to today, refuses reversed ranges and more than 400 days", () => {
@@ -98,12 +106,22 @@ describe("input checks", () => {
   });
 
   it("groups a batch by UTC day and refuses it whole for one bad item", () => {
-    const groups = groupObservations(NOW, [{ value: 1 }, { value: 2, at: "2026-11-21T23:59:59.999Z" }, { value: -0, at: NOW - 1 }]);
+    const groups = groupObservations(NOW, [
+      { value: 1 },
+      { value: 2, at: "2026-11-21T23:59:59.999Z" },
+      { value: -0, at: NOW - 1 },
+    ]);
     expect(groups).toEqual([
       { day: Date.UTC(2026, 10, 22), values: [1, 0] },
       { day: Date.UTC(2026, 10, 21), values: [2] },
     ]);
-    for (const bad of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 1e16, "1" as unknown as number]) {
+    for (const bad of [
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      Number.NEGATIVE_INFINITY,
+      1e16,
+      "1" as unknown as number,
+    ]) {
       expect(() => groupObservations(NOW, [{ value: 1 }, { value: bad }]), String(bad)).toThrow(ValidationError);
     }
     expect(() => groupObservations(NOW, [])).toThrow(ValidationError);
@@ -112,7 +130,13 @@ describe("input checks", () => {
 
   it("checks settings and fills defaults", () => {
     expect(checkSettings({ bucketWidth: 0.5 })).toEqual({ bucketWidth: 0.5, unit: null, retentionDays: 400 });
-    for (const bad of [{ bucketWidth: 0 }, { bucketWidth: -1 }, { bucketWidth: Number.NaN }, { bucketWidth: 1, retentionDays: 401 }, { bucketWidth: 1, unit: "a\nb" }]) {
+    for (const bad of [
+      { bucketWidth: 0 },
+      { bucketWidth: -1 },
+      { bucketWidth: Number.NaN },
+      { bucketWidth: 1, retentionDays: 401 },
+      { bucketWidth: 1, unit: "a\nb" },
+    ]) {
       expect(() => checkSettings(bad), JSON.stringify(bad)).toThrow(ValidationError);
     }
   });

@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { boardKeys, playerOfMember, registryKey, SEQ_WIDTH, snapshotStateKey } from "../../src/leaderboards/keys.ts";
-import { changeIssues, MAX_META_BYTES, metaProblem, negated, profileIssues, scoreOf, scoreProblem } from "../../src/leaderboards/validate.ts";
+import {
+  changeIssues,
+  MAX_META_BYTES,
+  metaProblem,
+  negated,
+  profileIssues,
+  scoreOf,
+  scoreProblem,
+} from "../../src/leaderboards/validate.ts";
 
 describe("leaderboard scores", () => {
   it("negates scores without ever producing -0 and reads them back exactly", () => {
@@ -38,7 +46,14 @@ describe("leaderboard scores", () => {
 describe("leaderboard keys", () => {
   it("gives each board a fixed set of keys apart from the registry", () => {
     const k = boardKeys("es", "g1");
-    expect(Object.values(k)).toEqual(["es:lb:g1:settings", "es:lb:g1:ranking", "es:lb:g1:players", "es:lb:g1:profiles", "es:lb:g1:snap", "es:lb:g1:snap:next"]);
+    expect(Object.values(k)).toEqual([
+      "es:lb:g1:settings",
+      "es:lb:g1:ranking",
+      "es:lb:g1:players",
+      "es:lb:g1:profiles",
+      "es:lb:g1:snap",
+      "es:lb:g1:snap:next",
+    ]);
     // a board name cannot start with '_', so no board's keys can be the registry or the snapshot job's state
     expect(registryKey("es")).toBe("es:lb:_boards");
     expect(snapshotStateKey("es")).toBe("es:lb:_snap");

@@ -16,21 +16,56 @@ import type { ContractScript, LuaLibrary, Script } from "../../src/redis/script.
 
 /** What Redis's Lua offers scripts. */
 const BUILTINS = new Set([
-  "redis", "cjson", "cmsgpack", "struct", "bit", "string", "math", "table", "tonumber", "tostring", "type", "ipairs",
-  "pairs", "unpack", "error", "pcall", "next", "select", "assert", "rawget", "rawset", "setmetatable", "getmetatable",
+  "redis",
+  "cjson",
+  "cmsgpack",
+  "struct",
+  "bit",
+  "string",
+  "math",
+  "table",
+  "tonumber",
+  "tostring",
+  "type",
+  "ipairs",
+  "pairs",
+  "unpack",
+  "error",
+  "pcall",
+  "next",
+  "select",
+  "assert",
+  "rawget",
+  "rawset",
+  "setmetatable",
+  "getmetatable",
 ]);
 
-const modules = import.meta.glob<Record<string, unknown>>(["../../src/**/*.ts", "../../functions/**/*.ts", "!../../functions/**/*.tsx"], { eager: true });
+const modules = import.meta.glob<Record<string, unknown>>(
+  ["../../src/**/*.ts", "../../functions/**/*.ts", "!../../functions/**/*.tsx"],
+  { eager: true },
+);
 
 function isScript(value: unknown): value is Script {
-  return typeof value === "object" && value !== null && "text" in value && "name" in value && typeof (value as Script).text === "string";
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    "text" in value &&
+    "name" in value &&
+    typeof (value as Script).text === "string"
+  );
 }
 
 function collect(): Script[] {
   const seen = new Set<Script>();
   const visit = (value: unknown) => {
     if (isScript(value)) seen.add(value);
-    else if (value && typeof value === "object" && !Array.isArray(value) && Object.getPrototypeOf(value) === Object.prototype) {
+    else if (
+      value &&
+      typeof value === "object" &&
+      !Array.isArray(value) &&
+      Object.getPrototypeOf(value) === Object.prototype
+    ) {
       for (const v of Object.values(value as Record<string, unknown>)) if (isScript(v)) seen.add(v);
     }
   };
@@ -79,18 +114,24 @@ describe("script contracts", () => {
     }
   });
 
-  it.each(contracts.map((s) => [s.name, s] as const))("%s reads only what it declares, and uses all of it", (_name, script) => {
-    const libs = librariesOf(script.spec.uses ?? []);
-    const provided = new Set([...script.declared, ...libs.flatMap((l) => l.exports)]);
-    const free = freeNames(script.spec.lua);
-    expect(free.has("KEYS") || free.has("ARGV"), `${script.name} reads KEYS/ARGV by position`).toBe(false);
-    const undeclared = [...free].filter((n) => !BUILTINS.has(n) && !provided.has(n));
-    expect(undeclared, `${script.name}: undeclared names`).toEqual([]);
-    const unused = script.declared.filter((n) => !free.has(n));
-    expect(unused, `${script.name}: declared but unused`).toEqual([]);
-    const unusedLibs = (script.spec.uses ?? []).filter((l) => !l.exports.some((e) => free.has(e)));
-    expect(unusedLibs.map((l) => l.name), `${script.name}: libraries it does not call`).toEqual([]);
-  });
+  it.each(contracts.map((s) => [s.name, s] as const))(
+    "%s reads only what it declares, and uses all of it",
+    (_name, script) => {
+      const libs = librariesOf(script.spec.uses ?? []);
+      const provided = new Set([...script.declared, ...libs.flatMap((l) => l.exports)]);
+      const free = freeNames(script.spec.lua);
+      expect(free.has("KEYS") || free.has("ARGV"), `${script.name} reads KEYS/ARGV by position`).toBe(false);
+      const undeclared = [...free].filter((n) => !BUILTINS.has(n) && !provided.has(n));
+      expect(undeclared, `${script.name}: undeclared names`).toEqual([]);
+      const unused = script.declared.filter((n) => !free.has(n));
+      expect(unused, `${script.name}: declared but unused`).toEqual([]);
+      const unusedLibs = (script.spec.uses ?? []).filter((l) => !l.exports.some((e) => free.has(e)));
+      expect(
+        unusedLibs.map((l) => l.name),
+        `${script.name}: libraries it does not call`,
+      ).toEqual([]);
+    },
+  );
 
   it("shared Lua reads only its parameters, its locals and the libraries it declares", () => {
     const libs = librariesOf(contracts.flatMap((s) => s.spec.uses ?? []));
@@ -98,7 +139,8 @@ describe("script contracts", () => {
       const provided = new Set(librariesOf(lib.uses).flatMap((l) => l.exports));
       const free = [...freeNames(lib.lua)].filter((n) => !BUILTINS.has(n) && !provided.has(n));
       expect(free, lib.name).toEqual([]);
-      for (const name of lib.exports) expect(lib.lua, `${lib.name} defines ${name}`).toMatch(new RegExp(`local\\s+(function\\s+)?${name}\\b`));
+      for (const name of lib.exports)
+        expect(lib.lua, `${lib.name} defines ${name}`).toMatch(new RegExp(`local\\s+(function\\s+)?${name}\\b`));
     }
   });
 });

@@ -1,5 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { HOUR, hourIndex, hourLabel, isoWeek, parseAt, parseWindow, periodEnd, periodLabel, periodStart, periodsBetween } from "../../src/time.ts";
+import {
+  HOUR,
+  hourIndex,
+  hourLabel,
+  isoWeek,
+  parseAt,
+  parseWindow,
+  periodEnd,
+  periodLabel,
+  periodStart,
+  periodsBetween,
+} from "../../src/time.ts";
 
 describe("time math", () => {
   it("parses epoch ms and ISO-8601 (zone-less read as UTC) and rejects the rest", () => {
@@ -8,7 +19,20 @@ describe("time math", () => {
     expect(parseAt("2026-11-22T15:04:05")).toBe(Date.UTC(2026, 10, 22, 15, 4, 5));
     expect(parseAt("2026-11-22T15:04:05+02:00")).toBe(Date.UTC(2026, 10, 22, 13, 4, 5));
     expect(parseAt("2026-11-22")).toBe(Date.UTC(2026, 10, 22));
-    for (const bad of [1.5, Number.NaN, Infinity, "yesterday", "2026-13-45T99:00:00Z", "2026-02-30", "2026-02-29T10:00:00Z", "2026-04-31", "", null, {}]) expect(parseAt(bad)).toBeNull();
+    for (const bad of [
+      1.5,
+      Number.NaN,
+      Infinity,
+      "yesterday",
+      "2026-13-45T99:00:00Z",
+      "2026-02-30",
+      "2026-02-29T10:00:00Z",
+      "2026-04-31",
+      "",
+      null,
+      {},
+    ])
+      expect(parseAt(bad)).toBeNull();
     expect(parseAt("2028-02-29T10:00:00Z")).toBe(Date.UTC(2028, 1, 29, 10));
   });
 
@@ -36,6 +60,8 @@ describe("time math", () => {
     expect(periodEnd("week", t)).toBe(Date.UTC(2026, 10, 23));
     expect(periodEnd("month", Date.UTC(2026, 11, 31, 23))).toBe(Date.UTC(2027, 0, 1));
     expect(periodEnd("hour", t) - periodStart("hour", t)).toBe(HOUR);
-    expect(periodsBetween("day", Date.UTC(2026, 10, 30), Date.UTC(2026, 11, 2, 5)).map((d) => periodLabel("day", d))).toEqual(["20261130", "20261201", "20261202"]);
+    expect(
+      periodsBetween("day", Date.UTC(2026, 10, 30), Date.UTC(2026, 11, 2, 5)).map((d) => periodLabel("day", d)),
+    ).toEqual(["20261130", "20261201", "20261202"]);
   });
 });

@@ -4,7 +4,8 @@ import { isName, memberProblem, utf8Length } from "../../src/validation.ts";
 describe("names and members", () => {
   it("accepts names by the contract's pattern only", () => {
     for (const ok of ["a", "A1", "page.views", "x_y-z", "9".repeat(64)]) expect(isName(ok)).toBe(true);
-    for (const bad of ["", "-a", ".a", "a:b", "a*", "a{b}", "a b", "é", "9".repeat(65)]) expect(isName(bad)).toBe(false);
+    for (const bad of ["", "-a", ".a", "a:b", "a*", "a{b}", "a b", "é", "9".repeat(65)])
+      expect(isName(bad)).toBe(false);
   });
 
   it("measures members in UTF-8 bytes and refuses control characters", () => {

@@ -20,8 +20,11 @@ async function check(id: RowId, fn: () => Promise<{ status: number }>) {
   expect.soft(costOf(m), id).toEqual(expected(rows[id]!));
 }
 
-const incr = (counter: string, body: unknown, headers?: Record<string, string>) => () => api.post(`${base}/${counter}/incr`, body, headers ? { headers } : undefined);
-const batch = (n: number, extra: Record<string, unknown> = {}) => ({ items: Array.from({ length: n }, (_, i) => ({ member: `m${i % 50}`, ...extra })) });
+const incr = (counter: string, body: unknown, headers?: Record<string, string>) => () =>
+  api.post(`${base}/${counter}/incr`, body, headers ? { headers } : undefined);
+const batch = (n: number, extra: Record<string, unknown> = {}) => ({
+  items: Array.from({ length: n }, (_, i) => ({ member: `m${i % 50}`, ...extra })),
+});
 
 describe("counters: commands per call", () => {
   it("warms every script", async () => {
@@ -76,7 +79,9 @@ describe("counters: commands per call", () => {
     await api.post(`${base}/r/incr`, {
       items: [
         ...["a", "b", "c"].map((member) => ({ member })),
-        ...["2026-11-18", "2026-11-19", "2026-11-20", "2026-11-21", "2026-11-22"].flatMap((at) => ["a", "b", "c"].map((member) => ({ member, period: "day", at: `${at}T01:00:00Z` }))),
+        ...["2026-11-18", "2026-11-19", "2026-11-20", "2026-11-21", "2026-11-22"].flatMap((at) =>
+          ["a", "b", "c"].map((member) => ({ member, period: "day", at: `${at}T01:00:00Z` })),
+        ),
       ],
     });
     await check("top", () => api.get(`${base}/r/top?n=10`));
@@ -95,7 +100,9 @@ describe("counters: commands per call", () => {
     const from = Date.UTC(2025, 9, 18);
     const hours = Array.from({ length: (Date.UTC(2026, 10, 22) - from) / 3_600_000 }, (_, i) => from + i * 3_600_000);
     for (let i = 0; i < hours.length; i += 1000) {
-      await incr("long", { items: hours.slice(i, i + 1000).map((at, j) => ({ member: `m${(i + j) % 7}`, period: "hour", at })) })();
+      await incr("long", {
+        items: hours.slice(i, i + 1000).map((at, j) => ({ member: `m${(i + j) % 7}`, period: "hour", at })),
+      })();
     }
     await incr("long", { member: "a", period: "hour" })();
     await check("incrHour", incr("long", { member: "a", period: "hour" }));
@@ -106,14 +113,22 @@ describe("counters: commands per call", () => {
     await check("topHours400Uncached", () => api.get(`${base}/long/top?${range}`));
     await check("topHours400Cached", () => api.get(`${base}/long/top?${range}`));
     await check("topHours400Open", () => api.get(`${base}/long/top?period=hour&from=2025-10-19T05:00:00Z`));
-    await check("deleteMemberHours60", () => api.del(`${base}/long/members/m3?period=hour&from=2026-09-21T17:00:00Z&to=2026-11-20T16:00:00Z`));
+    await check("deleteMemberHours60", () =>
+      api.del(`${base}/long/members/m3?period=hour&from=2026-09-21T17:00:00Z&to=2026-11-20T16:00:00Z`),
+    );
     const refused = await api.cost(() => api.del(`${base}/long/members/m3?${range}`));
     expect(refused.result.status).toBe(400);
     expect.soft(costOf(refused), "deleteMemberHours400").toEqual(expected(rows.deleteMemberHours400!));
   });
 
   it("rollups and deletes", async () => {
-    await check("union", () => api.post(`${base}/rw/union`, { sources: ["r", { counter: "r", period: "day", from: "2026-11-18", to: "2026-11-22" }] }, { key: "admin" }));
+    await check("union", () =>
+      api.post(
+        `${base}/rw/union`,
+        { sources: ["r", { counter: "r", period: "day", from: "2026-11-18", to: "2026-11-22" }] },
+        { key: "admin" },
+      ),
+    );
     await check("deleteMember", () => api.del(`${base}/r/members/a`));
     await check("deleteMemberDays", () => api.del(`${base}/r/members/b?period=day&from=2026-11-18&to=2026-11-22`));
     await check("deleteCounter", () => api.del(`${base}/r`, { key: "admin" }));

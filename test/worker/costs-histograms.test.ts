@@ -54,7 +54,9 @@ describe("histogram costs", () => {
   it("read: 1, 30 and 400 days; a range older than any retention", async () => {
     await api.put(`${H}/c-read`, { bucketWidth: 1 }, admin);
     for (const day of ["2026-11-22", "2026-11-01", "2025-11-01"]) {
-      await api.post(`${H}/c-read/observations`, { values: batch.values.slice(0, 50).map((value) => ({ value, at: `${day}T06:00:00Z` })) });
+      await api.post(`${H}/c-read/observations`, {
+        values: batch.values.slice(0, 50).map((value) => ({ value, at: `${day}T06:00:00Z` })),
+      });
     }
     await api.get(`${H}/c-read`);
     await check("read1", () => api.get(`${H}/c-read?from=2026-11-22&to=2026-11-22`));

@@ -16,14 +16,21 @@ const newApi = (label: string) => track(createIngestApi({ label, start: T0 }));
 
 const STREAMS = ["pages", "search", "games"];
 const events = (stream: string, r: number, n: number, members: number) =>
-  Array.from({ length: n }, (_, i) => ({ member: `${stream}-m${(r * 7 + i * 13) % members}`, count: 1 + ((r + i) % 3) }));
+  Array.from({ length: n }, (_, i) => ({
+    member: `${stream}-m${(r * 7 + i * 13) % members}`,
+    count: 1 + ((r + i) % 3),
+  }));
 
 /** Queues `requests` async requests of `n` events round-robin over the 3 streams; returns the messages. */
 async function queueTrending(api: IngestApi, requests: number, n: number, members: number) {
   api.queue.clear();
   for (let r = 0; r < requests; r++) {
     const stream = STREAMS[r % 3] as string;
-    const res = await api.post(`/v1/trending/${stream}/events`, { events: events(stream, r, n, members) }, { headers: api.asyncHeaders });
+    const res = await api.post(
+      `/v1/trending/${stream}/events`,
+      { events: events(stream, r, n, members) },
+      { headers: api.asyncHeaders },
+    );
     expect(res.status).toBe(202);
   }
   return [...api.queue.sent];
@@ -51,7 +58,9 @@ beforeAll(async () => {
 describe("queued ingest costs", () => {
   it("accepting costs no Redis command", async () => {
     const api = newApi("icost-accept");
-    const m = await api.cost(() => api.post("/v1/trending/s/events", { events: events("s", 0, 100, 40) }, { headers: api.asyncHeaders }));
+    const m = await api.cost(() =>
+      api.post("/v1/trending/s/events", { events: events("s", 0, 100, 40) }, { headers: api.asyncHeaders }),
+    );
     expect(m.result.status).toBe(202);
     expect(costOf(m)).toEqual(expected(rows.accept));
   });
@@ -88,10 +97,12 @@ describe("queued ingest costs", () => {
 
   it("counters and presence batches", async () => {
     const api = newApi("icost-cp");
-    const items = (r: number) => Array.from({ length: 100 }, (_, i) => ({ member: `m${(r + i) % 50}`, by: 1 + (i % 4) }));
+    const items = (r: number) =>
+      Array.from({ length: 100 }, (_, i) => ({ member: `m${(r + i) % 50}`, by: 1 + (i % 4) }));
     await api.post("/v1/counters/c/incr", { items: items(0) });
     api.queue.clear();
-    for (let r = 0; r < 100; r++) await api.post("/v1/counters/c/incr", { items: items(r) }, { headers: api.asyncHeaders });
+    for (let r = 0; r < 100; r++)
+      await api.post("/v1/counters/c/incr", { items: items(r) }, { headers: api.asyncHeaders });
     const mc = await api.cost(() => api.deliver([...api.queue.sent]));
     expect(mc.result.stats).toMatchObject({ applied: 100, events: 10_000 });
     expect(costOf(mc)).toEqual(expected(rows.counters));
@@ -99,7 +110,8 @@ describe("queued ingest costs", () => {
     const ids = (r: number) => Array.from({ length: 10 }, (_, i) => `u${(r * 10 + i) % 200}`);
     await api.post("/v1/presence/r/heartbeats", { ids: Array.from({ length: 200 }, (_, i) => `u${i}`) });
     api.queue.clear();
-    for (let r = 0; r < 100; r++) await api.post("/v1/presence/r/heartbeats", { ids: ids(r) }, { headers: api.asyncHeaders });
+    for (let r = 0; r < 100; r++)
+      await api.post("/v1/presence/r/heartbeats", { ids: ids(r) }, { headers: api.asyncHeaders });
     const mp = await api.cost(() => api.deliver([...api.queue.sent]));
     expect(mp.result.stats).toMatchObject({ applied: 100, events: 1000 });
     expect(costOf(mp)).toEqual(expected(rows.presence));

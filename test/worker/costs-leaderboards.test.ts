@@ -15,7 +15,8 @@ const base = "/v1/leaderboards";
 const admin = { key: "admin" } as const;
 const rows = area.rows;
 type RowId = keyof typeof rows;
-const join = (board: string, player: string, body: Record<string, unknown> = { name: player }) => api.put(`${base}/${board}/players/${player}`, body);
+const join = (board: string, player: string, body: Record<string, unknown> = { name: player }) =>
+  api.put(`${base}/${board}/players/${player}`, body);
 const score = (board: string, player: string, body: Record<string, unknown>, headers?: Record<string, string>) =>
   api.post(`${base}/${board}/players/${player}/score`, body, headers ? { headers } : undefined);
 
@@ -50,7 +51,16 @@ describe("leaderboard costs", () => {
     await score("c-score", "b", { by: 1 });
     await check("incrementTakesLead", () => score("c-score", "a", { by: 10 }));
     await check("setLeaderFallsBack", () => score("c-score", "a", { set: 1 }));
-    await api.put("/v1/webhooks/c-leader", { url: "https://example.com/hook", events: ["leaderboard.leader"], filter: { board: "c-score" }, secret: "s".repeat(16) }, admin);
+    await api.put(
+      "/v1/webhooks/c-leader",
+      {
+        url: "https://example.com/hook",
+        events: ["leaderboard.leader"],
+        filter: { board: "c-score" },
+        secret: "s".repeat(16),
+      },
+      admin,
+    );
     await check("incrementTakesLeadHook", () => score("c-score", "a", { by: 100 }));
     await api.del("/v1/webhooks/c-leader", admin);
 
@@ -121,7 +131,8 @@ describe("leaderboard costs", () => {
     const a = createTestApi({ label: "costs-lb-snap", start: "2026-11-20T10:00:00.000Z" });
     try {
       const job = () => a.post("/internal/jobs/leaderboards.snapshot", undefined, admin);
-      for (const p of Array.from({ length: 100 }, (_, i) => `p${i}`)) await a.put(`${base}/snap/players/${p}`, { name: p, score: 1 });
+      for (const p of Array.from({ length: 100 }, (_, i) => `p${i}`))
+        await a.put(`${base}/snap/players/${p}`, { name: p, score: 1 });
       await job();
       a.setNow("2026-11-21T10:00:00.000Z");
       const first = await a.cost(job);

@@ -25,7 +25,9 @@ describe("platform costs", () => {
     const keyed = await api.cost(() => api.post("/v1/counters/cost/incr", { member: "m" }, { headers: idem() }));
     expect(plain.result.status).toBe(200);
     expect(keyed.result.status).toBe(200);
-    expect({ roundTrips: keyed.requests - plain.requests, commands: keyed.commands - plain.commands }).toEqual(expected(rows.idemFirst!));
+    expect({ roundTrips: keyed.requests - plain.requests, commands: keyed.commands - plain.commands }).toEqual(
+      expected(rows.idemFirst!),
+    );
   });
 
   it("Idempotency-Key replay: EVALSHA + GET, for a small and a 1,000-item write alike", async () => {
@@ -68,8 +70,13 @@ describe("platform costs", () => {
       () => api.post("/v1/counters/cost/incr", { member: "m" }, { key: "none" }),
       () => api.post("/v1/counters/cost/incr", { member: "m" }, { key: "read" }),
       () => api.post("/v1/counters/cost/incr", { member: "" }),
-      () => api.post("/v1/counters/cost/incr", undefined, { raw: "x".repeat(1024 * 1024 + 1), headers: { "content-type": "application/json" } }),
-      () => api.post("/v1/counters/cost/incr", undefined, { raw: "member=m", headers: { "content-type": "text/plain" } }),
+      () =>
+        api.post("/v1/counters/cost/incr", undefined, {
+          raw: "x".repeat(1024 * 1024 + 1),
+          headers: { "content-type": "application/json" },
+        }),
+      () =>
+        api.post("/v1/counters/cost/incr", undefined, { raw: "member=m", headers: { "content-type": "text/plain" } }),
       () => api.get("/healthz?deep=1", { key: "none" }),
     ];
     for (const attempt of attempts) {

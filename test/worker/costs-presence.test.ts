@@ -56,7 +56,9 @@ describe("presence heartbeats", () => {
   });
 
   it("1,000 known ids", async () => {
-    expect(await measure(api, () => beat(api, "r", { ids: ids(1000, "k") }))).toEqual(expected(rows.heartbeatKnown1000));
+    expect(await measure(api, () => beat(api, "r", { ids: ids(1000, "k") }))).toEqual(
+      expected(rows.heartbeatKnown1000),
+    );
   });
 
   it("known id with an Idempotency-Key, and its replay", async () => {
@@ -118,7 +120,9 @@ describe("presence reads and deletes", () => {
     const first = await api.get("/v1/presence/r/members?limit=100");
     expect(await measure(api, () => api.get("/v1/presence/r/members?limit=100"))).toEqual(expected(rows.membersFirst));
     const cursor = encodeURIComponent(first.body.nextCursor);
-    expect(await measure(api, () => api.get(`/v1/presence/r/members?limit=100&cursor=${cursor}`))).toEqual(expected(rows.membersNext));
+    expect(await measure(api, () => api.get(`/v1/presence/r/members?limit=100&cursor=${cursor}`))).toEqual(
+      expected(rows.membersNext),
+    );
   });
 
   it("history", async () => {
@@ -133,7 +137,9 @@ describe("presence reads and deletes", () => {
     const first = await api.get("/v1/presence?limit=2");
     expect(await measure(api, () => api.get("/v1/presence?limit=2"))).toEqual(expected(rows.roomsFirst));
     const cursor = encodeURIComponent(first.body.nextCursor);
-    expect(await measure(api, () => api.get(`/v1/presence?limit=2&cursor=${cursor}`))).toEqual(expected(rows.roomsNext));
+    expect(await measure(api, () => api.get(`/v1/presence?limit=2&cursor=${cursor}`))).toEqual(
+      expected(rows.roomsNext),
+    );
   });
 
   it("leave", async () => {
@@ -150,9 +156,15 @@ describe("presence reads and deletes", () => {
     past.setNow(START);
     await beat(past, "r", { id: "a" });
     const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-    expect(await measure(past, () => past.get(`/v1/presence/r?day=${day(START - 3 * DAY)}`))).toEqual(expected(rows.statsDayArchived));
-    expect(await measure(past, () => past.get(`/v1/presence/r?day=${day(START - DAY)}`))).toEqual(expected(rows.statsDayYesterday));
-    expect(await measure(past, () => past.get(`/v1/presence/r?day=${day(START)}`))).toEqual(expected(rows.statsDayToday));
+    expect(await measure(past, () => past.get(`/v1/presence/r?day=${day(START - 3 * DAY)}`))).toEqual(
+      expected(rows.statsDayArchived),
+    );
+    expect(await measure(past, () => past.get(`/v1/presence/r?day=${day(START - DAY)}`))).toEqual(
+      expected(rows.statsDayYesterday),
+    );
+    expect(await measure(past, () => past.get(`/v1/presence/r?day=${day(START)}`))).toEqual(
+      expected(rows.statsDayToday),
+    );
   });
 
   it("site-wide figures", async () => {

@@ -31,7 +31,11 @@ function tieAtBoundary(now: number) {
 /** Long-tailed counts over three finished hours and the current one (searches, pages). */
 function longTail(now: number, perHour: number) {
   return [3, 2, 1, 0].flatMap((back) =>
-    Array.from({ length: perHour }, (_, i) => ({ member: `p${i}`, count: 1 + Math.floor(1000 / (1 + ((i * 7919 + back * 13) % perHour))), at: now - back * HOUR })),
+    Array.from({ length: perHour }, (_, i) => ({
+      member: `p${i}`,
+      count: 1 + Math.floor(1000 / (1 + ((i * 7919 + back * 13) % perHour))),
+      at: now - back * HOUR,
+    })),
   );
 }
 
@@ -48,7 +52,8 @@ function check(id: Row, measured: { requests: number; commands: number }) {
 describe("trending costs", () => {
   const api: TestApi = createTestApi({ label: "cost-trend", start: T0 });
   afterAll(() => api.cleanup());
-  const events = (stream: string, body: unknown, headers?: Record<string, string>) => api.post(`/v1/trending/${stream}/events`, body, headers ? { headers } : undefined);
+  const events = (stream: string, body: unknown, headers?: Record<string, string>) =>
+    api.post(`/v1/trending/${stream}/events`, body, headers ? { headers } : undefined);
 
   it("warms every script (the first call after a flush pays the NOSCRIPT fallback)", async () => {
     await ok(events("warm", { member: "w" }));
@@ -98,7 +103,18 @@ describe("trending costs", () => {
     check("topWarm", await api.cost(() => ok(api.get("/v1/trending/tail2/top?n=10&window=24h"))));
     await ok(api.get("/v1/trending/ties/top?n=10&window=24h"));
     const ties = await api.cost(() => ok(api.get("/v1/trending/ties/top?n=10&window=24h")));
-    expect(ties.result.body.items.map((i: { member: string }) => i.member)).toEqual(["lead0", "lead1", "lead2", "lead3", "lead4", "t000", "t004", "t008", "t012", "t016"]);
+    expect(ties.result.body.items.map((i: { member: string }) => i.member)).toEqual([
+      "lead0",
+      "lead1",
+      "lead2",
+      "lead3",
+      "lead4",
+      "t000",
+      "t004",
+      "t008",
+      "t012",
+      "t016",
+    ]);
     check("topTies", ties);
     await ok(api.get("/v1/trending/tail/top?n=10&window=7h"));
     check("topOtherWindow", await api.cost(() => ok(api.get("/v1/trending/tail/top?n=10&window=7h"))));
@@ -135,7 +151,10 @@ describe("trending costs", () => {
 describe("trending compaction costs", () => {
   const STREAMS = 20;
   const run = (api: TestApi) => ok(api.post("/internal/jobs/compact", undefined, { key: "admin" }));
-  const perStreamHour = (m: { requests: number; commands: number }) => ({ requests: m.requests, commands: m.commands / STREAMS });
+  const perStreamHour = (m: { requests: number; commands: number }) => ({
+    requests: m.requests,
+    commands: m.commands / STREAMS,
+  });
 
   it("a run with nothing to do", async () => {
     const api = createTestApi({ label: "cost-idle", start: T0 });
@@ -147,7 +166,10 @@ describe("trending compaction costs", () => {
     }
   });
 
-  for (const [id, keep] of [["compactTrimmed", "3"], ["compactUntrimmed", "100"]] as const) {
+  for (const [id, keep] of [
+    ["compactTrimmed", "3"],
+    ["compactUntrimmed", "100"],
+  ] as const) {
     it(`${id}: ${STREAMS} streams with one finished hour each`, async () => {
       const api = createTestApi({ label: `cost-${keep}`, start: T0, vars: { TRENDING_KEEP: keep } });
       try {
@@ -157,7 +179,11 @@ describe("trending compaction costs", () => {
         api.setNow(T0);
         await run(api);
         for (let s = 0; s < STREAMS; s++) {
-          await ok(api.post(`/v1/trending/c${s}/events`, { events: [9, 8, 7, 6, 5, 4].map((count, i) => ({ member: `x${i}`, count })) }));
+          await ok(
+            api.post(`/v1/trending/c${s}/events`, {
+              events: [9, 8, 7, 6, 5, 4].map((count, i) => ({ member: `x${i}`, count })),
+            }),
+          );
         }
         api.setNow(T0 + HOUR - 25 * MINUTE); // 13:05
         const m = await api.cost(() => run(api));

@@ -71,13 +71,17 @@ describe("bad input: 400 and nothing written", () => {
   }
 
   it("attack: an hourly max over 400 days (9,600 buckets, no rollup can answer it) is a 400 naming the 401-bucket limit", async () => {
-    const res = await api.get(`${base}/c/top?period=hour&from=2025-11-01T00:00:00Z&to=2026-11-01T00:00:00Z&aggregate=max`);
+    const res = await api.get(
+      `${base}/c/top?period=hour&from=2025-11-01T00:00:00Z&to=2026-11-01T00:00:00Z&aggregate=max`,
+    );
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe("invalid_request");
     expect(res.body.error.message).toContain("at most 401 buckets");
     expect(await api.keys()).toEqual([]);
     // a sum over the same range is answered from rollups, and a daily max over 400 days still works
-    expect((await api.get(`${base}/c/top?period=hour&from=2025-11-01T00:00:00Z&to=2026-11-01T00:00:00Z`)).status).toBe(200);
+    expect((await api.get(`${base}/c/top?period=hour&from=2025-11-01T00:00:00Z&to=2026-11-01T00:00:00Z`)).status).toBe(
+      200,
+    );
     expect((await api.get(`${base}/c/top?period=day&from=2025-11-01&to=2026-11-01&aggregate=max`)).status).toBe(200);
   });
 
@@ -87,7 +91,9 @@ describe("bad input: 400 and nothing written", () => {
     expect(res.body.error.message).toContain("at most 1440 buckets");
     expect(await api.keys()).toEqual([]);
     // 60 days of hours, or 400 days of days, in one call are fine
-    expect((await api.del(`${base}/c/members/a?period=hour&from=2026-09-02T00:00:00Z&to=2026-10-31T23:00:00Z`)).status).toBe(204);
+    expect(
+      (await api.del(`${base}/c/members/a?period=hour&from=2026-09-02T00:00:00Z&to=2026-10-31T23:00:00Z`)).status,
+    ).toBe(204);
     expect((await api.del(`${base}/c/members/a?period=day&from=2025-11-01&to=2026-11-01`)).status).toBe(204);
   });
 
@@ -101,7 +107,14 @@ describe("bad input: 400 and nothing written", () => {
       { sources: ["a"], aggregate: "avg" },
       { sources: [{ counter: "a", period: "day", from: "2026-02-30" }] },
       { sources: [{ counter: "a", period: "month", from: -8.64e15, to: -8.64e15 }] },
-      { sources: Array.from({ length: 3 }, () => ({ counter: "a", period: "hour", from: "2026-01-01", to: "2026-01-30" })) },
+      {
+        sources: Array.from({ length: 3 }, () => ({
+          counter: "a",
+          period: "hour",
+          from: "2026-01-01",
+          to: "2026-01-30",
+        })),
+      },
     ];
     for (const body of cases) {
       const res = await api.post(`${base}/c/union`, body, { key: "admin" });
@@ -116,10 +129,20 @@ describe("one Redis round trip per API call", () => {
   afterAll(() => api.cleanup());
 
   it("costs exactly one HTTP request for every endpoint, batches and period unions included", async () => {
-    const batch = { items: Array.from({ length: 1000 }, (_, i) => ({ member: `m${i % 50}`, by: i, period: i % 2 ? "day" : undefined, ttl: 600 })) };
+    const batch = {
+      items: Array.from({ length: 1000 }, (_, i) => ({
+        member: `m${i % 50}`,
+        by: i,
+        period: i % 2 ? "day" : undefined,
+        ttl: 600,
+      })),
+    };
     const calls: [string, () => Promise<{ status: number }>][] = [
       ["incr batch", () => api.post(`${base}/cost/incr`, batch)],
-      ["incr backdated", () => api.post(`${base}/cost/incr`, { member: "m1", period: "day", at: "2026-11-01T00:00:00Z" })],
+      [
+        "incr backdated",
+        () => api.post(`${base}/cost/incr`, { member: "m1", period: "day", at: "2026-11-01T00:00:00Z" }),
+      ],
       ["list", () => api.get(base)],
       ["top", () => api.get(`${base}/cost/top?n=5`)],
       ["bottom", () => api.get(`${base}/cost/bottom?n=5`)],
@@ -128,8 +151,19 @@ describe("one Redis round trip per API call", () => {
       ["sorted", () => api.get(`${base}/cost/sorted`)],
       ["top over 30 days", () => api.get(`${base}/cost/top?period=day&from=2026-10-24&to=2026-11-22`)],
       ["finished month range", () => api.get(`${base}/cost/top?period=day&from=2026-11-01&to=2026-11-21`)],
-      ["hours over 400 days", () => api.get(`${base}/cost/top?period=hour&from=2025-10-19T00:00:00Z&to=2026-11-22T00:00:00Z`)],
-      ["union", () => api.post(`${base}/cost-week/union`, { sources: ["cost", { counter: "cost", period: "day", from: "2026-11-16", to: "2026-11-22" }] }, { key: "admin" })],
+      [
+        "hours over 400 days",
+        () => api.get(`${base}/cost/top?period=hour&from=2025-10-19T00:00:00Z&to=2026-11-22T00:00:00Z`),
+      ],
+      [
+        "union",
+        () =>
+          api.post(
+            `${base}/cost-week/union`,
+            { sources: ["cost", { counter: "cost", period: "day", from: "2026-11-16", to: "2026-11-22" }] },
+            { key: "admin" },
+          ),
+      ],
       ["delete member", () => api.del(`${base}/cost/members/m2`)],
       ["delete counter", () => api.del(`${base}/cost-week`, { key: "admin" })],
     ];

@@ -17,7 +17,9 @@ describe("counter bucket lifetimes", () => {
   it("a bucket emptied by a member delete and written again with a ttl expires (it is not left permanent)", async () => {
     expect((await api.post("/v1/counters/life/incr", { member: "x", period: "hour", ttl: 600 })).status).toBe(200);
     expect(await command<number>(api.target, "PTTL", bucket())).toBeGreaterThan(590_000);
-    const del = await api.del("/v1/counters/life/members/x?period=hour&from=2026-11-22T12:00:00Z&to=2026-11-22T12:00:00Z");
+    const del = await api.del(
+      "/v1/counters/life/members/x?period=hour&from=2026-11-22T12:00:00Z&to=2026-11-22T12:00:00Z",
+    );
     expect(del.status).toBe(204);
     expect(await command<number>(api.target, "EXISTS", bucket())).toBe(0);
     expect((await api.post("/v1/counters/life/incr", { member: "y", period: "hour", ttl: 600 })).status).toBe(200);
@@ -29,10 +31,20 @@ describe("counter bucket lifetimes", () => {
   });
 
   it("a write dated this morning into today's bucket with a 1 h ttl is accepted (the bucket has not ended)", async () => {
-    const res = await api.post("/v1/counters/today/incr", { member: "z", period: "day", at: "2026-11-22T00:00:00Z", ttl: 3600 });
+    const res = await api.post("/v1/counters/today/incr", {
+      member: "z",
+      period: "day",
+      at: "2026-11-22T00:00:00Z",
+      ttl: 3600,
+    });
     expect(res.status).toBe(200);
     // a bucket that ended longer than the ttl ago is still refused
-    const old = await api.post("/v1/counters/today/incr", { member: "z", period: "day", at: "2026-11-21T00:00:00Z", ttl: 3600 });
+    const old = await api.post("/v1/counters/today/incr", {
+      member: "z",
+      period: "day",
+      at: "2026-11-21T00:00:00Z",
+      ttl: 3600,
+    });
     expect(old.status).toBe(400);
     expect(old.body.error.message).toMatch(/ttl/);
   });

@@ -22,7 +22,12 @@ describe("scopes: ttl can only add life, never take it", () => {
     expect(res.status).toBe(200);
     expect(await pttl(key("forever"))).toBe(-1);
     // also when the ttl rides on a member that is new, or on a batch of them
-    await api.post(`${base}/forever/incr`, { items: [{ member: "y", ttl: 1 }, { member: "z", ttl: 1 }] });
+    await api.post(`${base}/forever/incr`, {
+      items: [
+        { member: "y", ttl: 1 },
+        { member: "z", ttl: 1 },
+      ],
+    });
     expect(await pttl(key("forever"))).toBe(-1);
     expect(await score(key("forever"), "a")).toBe("5");
   });
@@ -30,12 +35,22 @@ describe("scopes: ttl can only add life, never take it", () => {
   it("attack: an ingest key cannot shorten a counter's expiry with ttl", async () => {
     await api.post(`${base}/long/incr`, { member: "a", ttl: 86400 });
     await api.post(`${base}/long/incr`, { member: "a", ttl: 1 });
-    await api.post(`${base}/long/incr`, { items: [{ member: "b", ttl: 1 }, { member: "c", ttl: 2 }] });
+    await api.post(`${base}/long/incr`, {
+      items: [
+        { member: "b", ttl: 1 },
+        { member: "c", ttl: 2 },
+      ],
+    });
     expect(await pttl(key("long"))).toBeGreaterThan(86_000_000);
   });
 
   it("attack: an ingest key cannot erase a whole calendar bucket by sending ttl: 1", async () => {
-    await api.post(`${base}/days/incr`, { items: [{ member: "a", by: 7, period: "day" }, { member: "a", period: "day", at: "2026-11-21T10:00:00Z" }] });
+    await api.post(`${base}/days/incr`, {
+      items: [
+        { member: "a", by: 7, period: "day" },
+        { member: "a", period: "day", at: "2026-11-21T10:00:00Z" },
+      ],
+    });
     await api.post(`${base}/days/incr`, { member: "x", period: "day", ttl: 1 });
     await api.post(`${base}/days/incr`, { member: "x", period: "day", at: "2026-11-21T10:00:00Z", ttl: 1 });
     expect(await pttl(key("days", "day", "20261122"))).toBe(-1);
@@ -83,7 +98,14 @@ describe("scopes: ttl can only add life, never take it", () => {
   });
 
   it("ingest may remove one member (the API contract's DELETE …/members/{member}), and nothing else", async () => {
-    await api.post(`${base}/dm/incr`, { items: [{ member: "a", ttl: 86400 }, { member: "b", ttl: 86400 }, { member: "a", period: "day" }, { member: "b", period: "day" }] });
+    await api.post(`${base}/dm/incr`, {
+      items: [
+        { member: "a", ttl: 86400 },
+        { member: "b", ttl: 86400 },
+        { member: "a", period: "day" },
+        { member: "b", period: "day" },
+      ],
+    });
     const before = await pttl(key("dm"));
     expect((await api.del(`${base}/dm/members/a`)).status).toBe(204);
     expect((await api.del(`${base}/dm/members/a?period=day`)).status).toBe(204);
@@ -110,7 +132,11 @@ describe("bounded caching", () => {
   const day = (d: number) => new Date(Date.UTC(2026, 9, 24 + d)).toISOString().slice(0, 10);
   it(`attack: a read key asking for many distinct finished ranges leaves at most ${UNION_CACHE_SLOTS} cached unions per counter`, async () => {
     const items = Array.from({ length: 30 }, (_, d) =>
-      Array.from({ length: 20 }, (_, i) => ({ member: `m${d * 5 + i}`, period: "day", at: Date.UTC(2026, 9, 24 + d, 6) })),
+      Array.from({ length: 20 }, (_, i) => ({
+        member: `m${d * 5 + i}`,
+        period: "day",
+        at: Date.UTC(2026, 9, 24 + d, 6),
+      })),
     ).flat();
     const seeded = await api.post(`${base}/cache/incr`, { items });
     expect(seeded.status, JSON.stringify(seeded.body)).toBe(200);
@@ -138,7 +164,13 @@ describe("bounded caching", () => {
 });
 
 describe("bounded time", () => {
-  const farPast = { items: Array.from({ length: 1000 }, (_, i) => ({ member: `m${i}`, period: "day", at: `${1000 + (i % 900)}-01-01` })) };
+  const farPast = {
+    items: Array.from({ length: 1000 }, (_, i) => ({
+      member: `m${i}`,
+      period: "day",
+      at: `${1000 + (i % 900)}-01-01`,
+    })),
+  };
 
   it("attack: a 1,000-item batch of far-past dates is refused whole and writes nothing", async () => {
     const before = await api.keys();
@@ -160,13 +192,22 @@ describe("bounded time", () => {
     const ahead = await api.post(`${base}/ancient/incr`, { member: "a", period: "hour", at: api.now + 6 * 60_000 });
     expect(ahead.status).toBe(400);
     expect(ahead.body.error.message).toMatch(/5 minutes/);
-    const expired = await api.post(`${base}/ancient/incr`, { member: "a", period: "day", at: api.now - 2 * 86_400_000, ttl: 86400 });
+    const expired = await api.post(`${base}/ancient/incr`, {
+      member: "a",
+      period: "day",
+      at: api.now - 2 * 86_400_000,
+      ttl: 86400,
+    });
     expect(expired.status).toBe(400);
     expect(expired.body.error.message).toMatch(/ttl/);
     expect((await api.keys()).filter((k) => k.includes(":ancient"))).toEqual([]);
     // the edges are accepted: 399 days back, 4 minutes ahead
-    expect((await api.post(`${base}/ancient/incr`, { member: "a", period: "day", at: api.now - 399 * 86_400_000 })).status).toBe(200);
-    expect((await api.post(`${base}/ancient/incr`, { member: "a", period: "hour", at: api.now + 4 * 60_000 })).status).toBe(200);
+    expect(
+      (await api.post(`${base}/ancient/incr`, { member: "a", period: "day", at: api.now - 399 * 86_400_000 })).status,
+    ).toBe(200);
+    expect(
+      (await api.post(`${base}/ancient/incr`, { member: "a", period: "hour", at: api.now + 4 * 60_000 })).status,
+    ).toBe(200);
   });
 });
 

@@ -56,7 +56,13 @@ describe("seed 001: boot-time intervals in a sorted set", () => {
     const mid = await api.get(`${base}/instance_startup_time/range?min=10&max=20`);
     expect(mid.status).toBe(200);
     // => ["120", "10", "90", "10"]
-    expect(mid.body).toEqual({ items: [{ member: "120", score: 10 }, { member: "90", score: 10 }], count: 2 });
+    expect(mid.body).toEqual({
+      items: [
+        { member: "120", score: 10 },
+        { member: "90", score: 10 },
+      ],
+      count: 2,
+    });
     const open = await api.get(`${base}/instance_startup_time/range?min=10&max=%2Binf`);
     // => ["120", "10", "90", "10", "60", "21", "160", "22"]
     expect(open.body.items.map((i: any) => i.member)).toEqual(["120", "90", "60", "160"]);
@@ -66,7 +72,13 @@ describe("seed 001: boot-time intervals in a sorted set", () => {
     const exclusive = await api.get(`${base}/instance_startup_time/range?min=(10&max=(22&limit=1`);
     expect(exclusive.body).toEqual({ items: [{ member: "60", score: 21 }], count: 1 });
     const desc = await api.get(`${base}/instance_startup_time/range?min=-inf&max=10&order=desc&limit=2`);
-    expect(desc.body).toEqual({ items: [{ member: "90", score: 10 }, { member: "120", score: 10 }], count: 4 });
+    expect(desc.body).toEqual({
+      items: [
+        { member: "90", score: 10 },
+        { member: "120", score: 10 },
+      ],
+      count: 4,
+    });
   });
 
   it("orders every interval by its own value with its score, without SORT (the post's sort + multi)", async () => {
@@ -124,8 +136,17 @@ describe("seed 001: boot-time intervals in a sorted set", () => {
 
   it("unions plain counters with weights, the post's day-named keys included", async () => {
     await api.post(`${base}/ist.20101129/incr`, { member: "60", by: 12 });
-    await api.post(`${base}/ist.20101130/incr`, { items: [{ member: "60", by: 15 }, { member: "90", by: 1 }] });
-    const res = await api.post(`${base}/ist.week48/union`, { sources: ["ist.20101129", "ist.20101130"], weights: [1, 2], ttl: 3600 }, { key: "admin" });
+    await api.post(`${base}/ist.20101130/incr`, {
+      items: [
+        { member: "60", by: 15 },
+        { member: "90", by: 1 },
+      ],
+    });
+    const res = await api.post(
+      `${base}/ist.week48/union`,
+      { sources: ["ist.20101129", "ist.20101130"], weights: [1, 2], ttl: 3600 },
+      { key: "admin" },
+    );
     expect(res.status).toBe(200);
     const top = await api.get(`${base}/ist.week48/top`);
     expect(top.body.items).toEqual([
@@ -135,14 +156,18 @@ describe("seed 001: boot-time intervals in a sorted set", () => {
     const ttl = await command<number>(api.target, "TTL", `${api.prefix}:counters:ist.week48`);
     expect(ttl).toBeGreaterThan(3500);
     expect(ttl).toBeLessThanOrEqual(3600);
-    expect((await api.post(`${base}/ist.week48/union`, { sources: ["ist.20101129"] }, { key: "ingest" })).status).toBe(403);
+    expect((await api.post(`${base}/ist.week48/union`, { sources: ["ist.20101129"] }, { key: "ingest" })).status).toBe(
+      403,
+    );
   });
 });
 
 describe("seed 002: prefix:counter_id counters with a TTL", () => {
   it("gives page_2 as the top and the others as the bottom (last_n), with the TTL set in the same round trip", async () => {
     await api.post(`${base}/hits.test_id/incr`, { member: "page_1", by: 1, ttl: 120 });
-    const { result, requests } = await api.cost(() => api.post(`${base}/hits.test_id/incr`, { member: "page_2", by: 3, ttl: 120 }));
+    const { result, requests } = await api.cost(() =>
+      api.post(`${base}/hits.test_id/incr`, { member: "page_2", by: 3, ttl: 120 }),
+    );
     expect(result.body).toEqual({ results: [{ member: "page_2", score: 3 }] });
     expect(requests).toBe(1);
     await api.post(`${base}/hits.test_id/incr`, { member: "page_3", by: 1, ttl: 120 });
@@ -161,7 +186,12 @@ describe("seed 002: prefix:counter_id counters with a TTL", () => {
   });
 
   it("decrements (decr = incr with a negative count) and deletes a member", async () => {
-    const res = await api.post(`${base}/hits.test_id/incr`, { items: [{ member: "page_2", by: -1 }, { member: "page_2", by: -0.5 }] });
+    const res = await api.post(`${base}/hits.test_id/incr`, {
+      items: [
+        { member: "page_2", by: -1 },
+        { member: "page_2", by: -0.5 },
+      ],
+    });
     expect(res.body.results).toEqual([
       { member: "page_2", score: 2 },
       { member: "page_2", score: 1.5 },
@@ -174,7 +204,10 @@ describe("seed 002: prefix:counter_id counters with a TTL", () => {
     await api.post(`${base}/short/incr`, { member: "x", ttl: 1 });
     expect((await api.get(base)).body.counters).toContain("short");
     // Redis expires on its own clock: wait for the key to go (no duration is asserted)
-    await vi.waitFor(async () => expect(await command<number>(api.target, "EXISTS", `${api.prefix}:counters:short`)).toBe(0), { timeout: 5000, interval: 200 });
+    await vi.waitFor(
+      async () => expect(await command<number>(api.target, "EXISTS", `${api.prefix}:counters:short`)).toBe(0),
+      { timeout: 5000, interval: 200 },
+    );
     expect((await api.get(`${base}/short/top`)).body.items).toEqual([]);
     api.advance(2000);
     expect((await api.get(base)).body.counters).not.toContain("short");
@@ -192,7 +225,9 @@ describe("seed 002: prefix:counter_id counters with a TTL", () => {
 
 describe("member ordering", () => {
   it("orders numerically only when every member is a number, else by code point", async () => {
-    await api.post(`${base}/nums/incr`, { items: ["10", "9", "-2.5", "100", "1e1", "0.5"].map((member) => ({ member })) });
+    await api.post(`${base}/nums/incr`, {
+      items: ["10", "9", "-2.5", "100", "1e1", "0.5"].map((member) => ({ member })),
+    });
     const nums = await api.get(`${base}/nums/sorted`);
     expect(nums.body.numeric).toBe(true);
     expect(nums.body.items.map((i: any) => i.member)).toEqual(["-2.5", "0.5", "9", "10", "1e1", "100"]);

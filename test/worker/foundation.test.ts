@@ -110,22 +110,34 @@ describe("authentication", () => {
 describe("request bodies", () => {
   it("refuses bodies over 1 MiB with 413", async () => {
     const big = JSON.stringify({ member: "x".repeat(1024 * 1024) });
-    const res = await api.post("/v1/anything", undefined, { raw: big, headers: { "content-type": "application/json" } });
+    const res = await api.post("/v1/anything", undefined, {
+      raw: big,
+      headers: { "content-type": "application/json" },
+    });
     expect(res.status).toBe(413);
     expect(res.body.error.code).toBe("payload_too_large");
   });
 
   it("refuses a non-JSON content type with 415", async () => {
-    const res = await api.post("/v1/anything", undefined, { raw: "member=a", headers: { "content-type": "application/x-www-form-urlencoded" } });
+    const res = await api.post("/v1/anything", undefined, {
+      raw: "member=a",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
     expect(res.status).toBe(415);
     expect(res.body.error.code).toBe("unsupported_media_type");
   });
 
   it("refuses malformed and absurdly nested JSON with 400", async () => {
-    const bad = await api.post("/v1/anything", undefined, { raw: "{\"member\":", headers: { "content-type": "application/json" } });
+    const bad = await api.post("/v1/anything", undefined, {
+      raw: '{"member":',
+      headers: { "content-type": "application/json" },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.error.code).toBe("malformed_json");
-    const deep = await api.post("/v1/anything", undefined, { raw: "[".repeat(100) + "]".repeat(100), headers: { "content-type": "application/json" } });
+    const deep = await api.post("/v1/anything", undefined, {
+      raw: "[".repeat(100) + "]".repeat(100),
+      headers: { "content-type": "application/json" },
+    });
     expect(deep.status).toBe(400);
     expect(deep.body.error.code).toBe("malformed_json");
   });
@@ -140,7 +152,10 @@ describe("request bodies", () => {
 describe("storage outage", () => {
   it("turns an unreachable Redis into a clean 503, never a stack trace", async () => {
     const headers = { authorization: `Bearer ${TEST_KEYS.read}` };
-    const res = await api.app.request("/healthz?deep=1", { headers }, { ...api.env, UPSTASH_REDIS_REST_URL: "http://127.0.0.1:9" } as Env);
+    const res = await api.app.request("/healthz?deep=1", { headers }, {
+      ...api.env,
+      UPSTASH_REDIS_REST_URL: "http://127.0.0.1:9",
+    } as Env);
     expect(res.status).toBe(503);
     const body = (await res.json()) as any;
     expect(body.ok).toBe(false);
@@ -153,7 +168,10 @@ describe("internal jobs", () => {
   const url = "http://localhost/internal/jobs/nope";
   async function sign(key: string, claims: { sub?: string; body?: string; exp?: number }) {
     const bodyHash = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(claims.body ?? ""));
-    const b64 = btoa(String.fromCharCode(...new Uint8Array(bodyHash))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+    const b64 = btoa(String.fromCharCode(...new Uint8Array(bodyHash)))
+      .replace(/\+/g, "-")
+      .replace(/\//g, "_")
+      .replace(/=+$/, "");
     const now = Math.floor(Date.now() / 1000);
     return new SignJWT({ body: b64 })
       .setProtectedHeader({ alg: "HS256", typ: "JWT" })
@@ -176,18 +194,24 @@ describe("internal jobs", () => {
 
   it("accepts a signature by the current or the next signing key, and nothing else", async () => {
     for (const key of [TEST_SIGNING_KEYS.current, TEST_SIGNING_KEYS.next]) {
-      const res = await api.post("/internal/jobs/nope", undefined, { key: "none", headers: { "upstash-signature": await sign(key, {}) } });
+      const res = await api.post("/internal/jobs/nope", undefined, {
+        key: "none",
+        headers: { "upstash-signature": await sign(key, {}) },
+      });
       expect(res.status).toBe(404); // authenticated; the job does not exist
     }
     const cases = [
       await sign("some-other-key", {}),
       await sign(TEST_SIGNING_KEYS.current, { sub: "http://localhost/internal/jobs/other" }),
-      await sign(TEST_SIGNING_KEYS.current, { body: "{\"x\":1}" }),
+      await sign(TEST_SIGNING_KEYS.current, { body: '{"x":1}' }),
       await sign(TEST_SIGNING_KEYS.current, { exp: Math.floor(Date.now() / 1000) - 60 }),
       "not-a-jwt",
     ];
     for (const signature of cases) {
-      const res = await api.post("/internal/jobs/nope", undefined, { key: "admin", headers: { "upstash-signature": signature } });
+      const res = await api.post("/internal/jobs/nope", undefined, {
+        key: "admin",
+        headers: { "upstash-signature": signature },
+      });
       expect(res.status).toBe(401);
     }
   });

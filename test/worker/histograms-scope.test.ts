@@ -104,7 +104,9 @@ describe("bounded time", () => {
     expect(pastRetention.body.error.message).toMatch(/30-day retention/);
     expect(await snapshot("dates")).toEqual(before);
     // The last day still kept is accepted.
-    expect((await api.post(`${H}/dates/observations`, { value: 2, at: Date.parse("2026-10-23T00:00:00Z") })).status).toBe(200);
+    expect(
+      (await api.post(`${H}/dates/observations`, { value: 2, at: Date.parse("2026-10-23T00:00:00Z") })).status,
+    ).toBe(200);
   });
 
   it("attack: an observation more than 5 minutes ahead is a 400 naming the limit, nothing written", async () => {
@@ -165,12 +167,15 @@ describe("registry: forgets expired histograms, lists recent activity first, pag
     const pages: string[] = [];
     let offset: number | null = 0;
     while (offset !== null) {
-      const page: { histograms: string[]; next: number | null; total: number } = await list(`?limit=2&offset=${offset}`);
+      const page: { histograms: string[]; next: number | null; total: number } = await list(
+        `?limit=2&offset=${offset}`,
+      );
       expect(page.histograms.length).toBeLessThanOrEqual(2);
       pages.push(...page.histograms);
       offset = page.next;
     }
     expect(pages).toEqual(all.histograms);
-    for (const query of ["?limit=0", "?limit=1001", "?offset=-1", "?offset=x"]) expect((await reg.get(`${H}${query}`)).status, query).toBe(400);
+    for (const query of ["?limit=0", "?limit=1001", "?offset=-1", "?offset=x"])
+      expect((await reg.get(`${H}${query}`)).status, query).toBe(400);
   });
 });

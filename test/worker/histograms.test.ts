@@ -83,7 +83,7 @@ describe("percentiles against the raw observations", () => {
   // A small deterministic generator, so a failure is reproducible.
   function lcg(seed: number) {
     let s = seed >>> 0;
-    return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+    return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
   }
 
   const cases: { name: string; width: number; gen: (r: () => number) => number }[] = [
@@ -99,7 +99,10 @@ describe("percentiles against the raw observations", () => {
       const r = lcg(name.length * 7919);
       const values = Array.from({ length: 700 }, () => gen(r));
       // Spread over two days with explicit `at`, to read a union as well.
-      const items = values.map((value, i) => ({ value, at: i % 2 ? "2026-11-21T23:59:59Z" : Date.UTC(2026, 10, 22, 1) }));
+      const items = values.map((value, i) => ({
+        value,
+        at: i % 2 ? "2026-11-21T23:59:59Z" : Date.UTC(2026, 10, 22, 1),
+      }));
       expect((await api.post(`${H}/${name}/observations`, { values: items })).body).toEqual({ accepted: 700 });
       const res = await api.get(`${H}/${name}?from=2026-11-21&to=2026-11-22`);
       expect(res.status).toBe(200);
@@ -108,7 +111,11 @@ describe("percentiles against the raw observations", () => {
       expect(b.min).toBe(Math.min(...values));
       expect(b.max).toBe(Math.max(...values));
       expect(b.mean).toBeCloseTo(values.reduce((s, v) => s + v, 0) / values.length, 6);
-      for (const [key, q] of [["p50", 0.5], ["p90", 0.9], ["p99", 0.99]] as const) {
+      for (const [key, q] of [
+        ["p50", 0.5],
+        ["p90", 0.9],
+        ["p99", 0.99],
+      ] as const) {
         const exact = exactQuantile(values, q)!;
         expect(Math.abs(b[key] - exact), `${key}: ${b[key]} vs ${exact}`).toBeLessThanOrEqual(width);
       }
@@ -141,10 +148,22 @@ describe("settings", () => {
   it("PUT creates (201), replaces (200), needs admin, and refuses a new width once data exists (409)", async () => {
     expect((await api.put(`${H}/cfg`, { bucketWidth: 5 })).status).toBe(403);
     const first = await create("cfg", { bucketWidth: 5, unit: "ms", retentionDays: 30 });
-    expect(first.body).toMatchObject({ histogram: "cfg", bucketWidth: 5, unit: "ms", retentionDays: 30, created: true });
+    expect(first.body).toMatchObject({
+      histogram: "cfg",
+      bucketWidth: 5,
+      unit: "ms",
+      retentionDays: 30,
+      created: true,
+    });
     const again = await api.put(`${H}/cfg`, { bucketWidth: 2 }, admin);
     expect(again.status).toBe(200); // no data yet: the width may still change
-    expect(again.body).toMatchObject({ bucketWidth: 2, unit: null, retentionDays: 400, created: false, createdAt: first.body.createdAt });
+    expect(again.body).toMatchObject({
+      bucketWidth: 2,
+      unit: null,
+      retentionDays: 400,
+      created: false,
+      createdAt: first.body.createdAt,
+    });
     await api.post(`${H}/cfg/observations`, { value: 3 });
     const conflict = await api.put(`${H}/cfg`, { bucketWidth: 5 }, admin);
     expect(conflict.status).toBe(409);
@@ -162,7 +181,11 @@ describe("settings", () => {
     expect(await api.keys()).toEqual(before);
     // The refusal was not recorded under the Idempotency-Key: once created, the same key writes.
     await create("never", { bucketWidth: 1 });
-    const retry = await api.post(`${H}/never/observations`, { value: 1 }, { headers: { "idempotency-key": "never-1" } });
+    const retry = await api.post(
+      `${H}/never/observations`,
+      { value: 1 },
+      { headers: { "idempotency-key": "never-1" } },
+    );
     expect(retry.status).toBe(200);
     expect(retry.headers.get("idempotent-replayed")).toBeNull();
   });
@@ -172,7 +195,8 @@ describe("bad input: 400, nothing written", () => {
   it("refuses bad observations, whole batches included", async () => {
     await create("strict", { bucketWidth: 1 });
     const before = await api.keys();
-    const raw = (text: string) => api.post(`${H}/strict/observations`, undefined, { raw: text, headers: { "content-type": "application/json" } });
+    const raw = (text: string) =>
+      api.post(`${H}/strict/observations`, undefined, { raw: text, headers: { "content-type": "application/json" } });
     const bodies: unknown[] = [
       { value: "12" },
       { value: "abc" },
@@ -222,7 +246,11 @@ describe("bad input: 400, nothing written", () => {
       const res = await api.put(`${H}/settings-bad`, body, admin);
       expect(res.status, JSON.stringify(body)).toBe(400);
     }
-    const raw = await api.call("PUT", `${H}/settings-bad`, undefined, { ...admin, raw: '{"bucketWidth": 1e999}', headers: { "content-type": "application/json" } });
+    const raw = await api.call("PUT", `${H}/settings-bad`, undefined, {
+      ...admin,
+      raw: '{"bucketWidth": 1e999}',
+      headers: { "content-type": "application/json" },
+    });
     expect(raw.status).toBe(400);
     expect((await api.put(`${H}/bad:name`, { bucketWidth: 1 }, admin)).status).toBe(400);
     expect((await api.post(`${H}/_hidden/observations`, { value: 1 })).status).toBe(400);
@@ -258,7 +286,9 @@ describe("bad input: 400, nothing written", () => {
     const far = await api.post(`${H}/narrow/observations`, { values: [1, 1e10] });
     expect(far.status).toBe(400);
     expect(far.body.error.message).toMatch(/wider bucketWidth/);
-    const old = await api.post(`${H}/narrow/observations`, { values: [{ value: 1 }, { value: 2, at: "2026-11-19T12:00:00Z" }] });
+    const old = await api.post(`${H}/narrow/observations`, {
+      values: [{ value: 1 }, { value: 2, at: "2026-11-19T12:00:00Z" }],
+    });
     expect(old.status).toBe(400);
     expect(old.body.error.message).toMatch(/2026-11-19.*2-day retention/);
     expect(await api.keys()).toEqual(before);
@@ -288,7 +318,10 @@ describe("retention, deletion, registry", () => {
     await create("ret", { bucketWidth: 1, retentionDays: 3 });
     await api.post(`${H}/ret/observations`, { values: [{ value: 1 }, { value: 2, at: "2026-11-20T06:00:00Z" }] });
     // now = Nov 22 12:30: Nov 22 lives to Nov 26 00:00 (300,600 s), Nov 20 to Nov 24 00:00 (127,800 s).
-    for (const [day, seconds] of [["20261122", 300_600], ["20261120", 127_800]] as const) {
+    for (const [day, seconds] of [
+      ["20261122", 300_600],
+      ["20261120", 127_800],
+    ] as const) {
       for (const key of [`ret:${day}`, `ret:${day}:ext`]) {
         const ttl = await ttlOf(key);
         expect(ttl, key).toBeLessThanOrEqual(seconds);
@@ -317,7 +350,18 @@ describe("retention, deletion, registry", () => {
     await create("quiet", { bucketWidth: 1 });
     const res = await api.get(`${H}/quiet?from=2026-11-01&to=2026-11-22`);
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ count: 0, sum: 0, min: null, max: null, mean: null, p50: null, p90: null, p99: null, buckets: [], top: [] });
+    expect(res.body).toMatchObject({
+      count: 0,
+      sum: 0,
+      min: null,
+      max: null,
+      mean: null,
+      p50: null,
+      p90: null,
+      p99: null,
+      buckets: [],
+      top: [],
+    });
   });
 
   it("DELETE (admin) removes settings, every day and the registry entry; GET /v1/histograms lists the most recently active first", async () => {
@@ -356,7 +400,9 @@ describe("retention, deletion, registry", () => {
 
 describe("one Redis round trip per call", () => {
   it("PUT, POST (1,000 values over five days), GET (400 days), list and DELETE each cost one request", async () => {
-    const batch = { values: Array.from({ length: 1000 }, (_, i) => ({ value: i / 7, at: Date.UTC(2026, 10, 18 + (i % 5), 3) })) };
+    const batch = {
+      values: Array.from({ length: 1000 }, (_, i) => ({ value: i / 7, at: Date.UTC(2026, 10, 18 + (i % 5), 3) })),
+    };
     const calls: [string, () => Promise<{ status: number }>][] = [
       ["put", () => api.put(`${H}/cost`, { bucketWidth: 0.5, unit: "s" }, admin)],
       ["post one", () => api.post(`${H}/cost/observations`, { value: 42 })],
@@ -386,7 +432,9 @@ describe("one Redis round trip per call", () => {
     const doc = (await api.get("/openapi.json", { key: "none" })).body;
     expect(doc.paths["/v1/histograms"].get).toBeDefined();
     expect(doc.paths["/v1/histograms/{histogram}"].put).toBeDefined();
-    expect(doc.paths["/v1/histograms/{histogram}"].get.parameters.map((p: any) => p.name)).toEqual(expect.arrayContaining(["from", "to", "top"]));
+    expect(doc.paths["/v1/histograms/{histogram}"].get.parameters.map((p: any) => p.name)).toEqual(
+      expect.arrayContaining(["from", "to", "top"]),
+    );
     expect(doc.paths["/v1/histograms/{histogram}"].delete).toBeDefined();
     expect(doc.paths["/v1/histograms/{histogram}/observations"].post).toBeDefined();
     expect(doc.components.schemas.HistogramSummary.properties.p99).toBeDefined();

@@ -23,10 +23,13 @@ interface Op {
 const api = createTestApi({ label: "hostile-q" });
 const ops: Op[] = [];
 beforeAll(async () => {
-  const doc = (await api.get("/openapi.json", { key: "none" })).body as { paths: Record<string, Record<string, { parameters?: Param[] }>> };
+  const doc = (await api.get("/openapi.json", { key: "none" })).body as {
+    paths: Record<string, Record<string, { parameters?: Param[] }>>;
+  };
   for (const [template, methods] of Object.entries(doc.paths)) {
     if (!template.startsWith("/v1/")) continue;
-    for (const [method, op] of Object.entries(methods)) ops.push({ method: method.toUpperCase(), template, params: op.parameters ?? [] });
+    for (const [method, op] of Object.entries(methods))
+      ops.push({ method: method.toUpperCase(), template, params: op.parameters ?? [] });
   }
 });
 afterAll(() => api.cleanup());
@@ -49,18 +52,28 @@ const BAD_MEMBERS = ["é".repeat(129), "x".repeat(257), "a\u0000b", "a\u007fb", 
 
 describe("query strings and member segments of every read and delete", () => {
   it("finds reads with integer parameters to attack", () => {
-    expect(ops.filter((o) => o.params.some((p) => p.in === "query" && p.schema?.type === "integer")).length).toBeGreaterThan(3);
+    expect(
+      ops.filter((o) => o.params.some((p) => p.in === "query" && p.schema?.type === "integer")).length,
+    ).toBeGreaterThan(3);
   });
 
   it("refuses out-of-range and non-integer values in every integer query parameter", async () => {
     for (const op of ops) {
       for (const param of op.params.filter((p) => p.in === "query" && p.schema?.type === "integer")) {
         for (const bad of BAD_INTEGERS) {
-          await expectRefusedWithoutRedis(op.method, `${pathOf(op)}?${param.name}=${bad}`, `${op.method} ${op.template}?${param.name}=${bad}`);
+          await expectRefusedWithoutRedis(
+            op.method,
+            `${pathOf(op)}?${param.name}=${bad}`,
+            `${op.method} ${op.template}?${param.name}=${bad}`,
+          );
         }
         if (param.schema?.maximum !== undefined) {
           const over = String(param.schema.maximum + 1);
-          await expectRefusedWithoutRedis(op.method, `${pathOf(op)}?${param.name}=${over}`, `${op.template}?${param.name}=${over}`);
+          await expectRefusedWithoutRedis(
+            op.method,
+            `${pathOf(op)}?${param.name}=${over}`,
+            `${op.template}?${param.name}=${over}`,
+          );
         }
       }
     }
@@ -70,7 +83,12 @@ describe("query strings and member segments of every read and delete", () => {
     const withWindow = ops.filter((op) => op.params.some((p) => p.in === "query" && p.name === "window"));
     expect(withWindow.length).toBeGreaterThan(0);
     for (const op of withWindow) {
-      for (const bad of BAD_WINDOWS) await expectRefusedWithoutRedis(op.method, `${pathOf(op)}?window=${encodeURIComponent(bad)}`, `${op.template}?window=${bad}`);
+      for (const bad of BAD_WINDOWS)
+        await expectRefusedWithoutRedis(
+          op.method,
+          `${pathOf(op)}?window=${encodeURIComponent(bad)}`,
+          `${op.template}?window=${bad}`,
+        );
     }
   });
 
@@ -79,7 +97,11 @@ describe("query strings and member segments of every read and delete", () => {
       for (const param of op.params.filter((p) => p.in === "query" && p.schema?.enum)) {
         for (const bad of ["", "x", `${param.schema?.enum?.[0]}x`, (param.schema?.enum?.[0] ?? "").toUpperCase()]) {
           if (param.schema?.enum?.includes(bad)) continue;
-          await expectRefusedWithoutRedis(op.method, `${pathOf(op)}?${param.name}=${encodeURIComponent(bad)}`, `${op.template}?${param.name}=${bad}`);
+          await expectRefusedWithoutRedis(
+            op.method,
+            `${pathOf(op)}?${param.name}=${encodeURIComponent(bad)}`,
+            `${op.template}?${param.name}=${bad}`,
+          );
         }
       }
     }
@@ -91,17 +113,25 @@ describe("query strings and member segments of every read and delete", () => {
     for (const op of memberOps) {
       for (const param of op.params.filter((p) => p.in === "path" && p.schema?.pattern !== NAME_PATTERN)) {
         for (const bad of BAD_MEMBERS) {
-          await expectRefusedWithoutRedis(op.method, pathOf(op, { [param.name]: bad }), `${op.method} ${op.template} ${param.name}=${JSON.stringify(bad).slice(0, 20)}`);
+          await expectRefusedWithoutRedis(
+            op.method,
+            pathOf(op, { [param.name]: bad }),
+            `${op.method} ${op.template} ${param.name}=${JSON.stringify(bad).slice(0, 20)}`,
+          );
         }
       }
     }
   });
 
   it("property: arbitrary junk in integer parameters is a 400 or a valid read, never a 5xx", async () => {
-    const targets = ops.flatMap((op) => op.params.filter((p) => p.in === "query" && p.schema?.type === "integer").map((p) => ({ op, p })));
+    const targets = ops.flatMap((op) =>
+      op.params.filter((p) => p.in === "query" && p.schema?.type === "integer").map((p) => ({ op, p })),
+    );
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...targets), fc.string({ maxLength: 12 }), async ({ op, p }, junk) => {
-        const res = await api.call(op.method, `${pathOf(op)}?${p.name}=${encodeURIComponent(junk)}`, undefined, { key: "admin" });
+        const res = await api.call(op.method, `${pathOf(op)}?${p.name}=${encodeURIComponent(junk)}`, undefined, {
+          key: "admin",
+        });
         expect([200, 204, 400, 404]).toContain(res.status);
         if (res.status === 400) expect(res.body.error.code).toBe("invalid_request");
       }),

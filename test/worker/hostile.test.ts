@@ -24,7 +24,13 @@ interface Operation {
 
 async function operationsOf(api: TestApi): Promise<Operation[]> {
   const doc = (await api.get("/openapi.json", { key: "none" })).body as {
-    paths: Record<string, Record<string, { parameters?: { name: string; in: string; schema?: { pattern?: string } }[]; requestBody?: unknown }>>;
+    paths: Record<
+      string,
+      Record<
+        string,
+        { parameters?: { name: string; in: string; schema?: { pattern?: string } }[]; requestBody?: unknown }
+      >
+    >;
   };
   const ops: Operation[] = [];
   for (const [template, methods] of Object.entries(doc.paths)) {
@@ -49,15 +55,40 @@ function fill(template: string, values: Record<string, string>): string {
 
 function expectEnvelope(res: TestResponse, status: number | number[], label: string): void {
   const statuses = Array.isArray(status) ? status : [status];
-  expect({ label, status: res.status }).toEqual({ label, status: statuses.includes(res.status) ? res.status : statuses[0] });
+  expect({ label, status: res.status }).toEqual({
+    label,
+    status: statuses.includes(res.status) ? res.status : statuses[0],
+  });
   expect(res.body?.error?.code, label).toMatch(/^[a-z_]+$/);
   expect(typeof res.body.error.message, label).toBe("string");
   expect(JSON.stringify(res.body), label).not.toMatch(/\bat .+\.(ts|js):\d+|Error:/);
 }
 
 const BAD_NAMES = [
-  "a:b", "a*", "*", "{a}", "a}", "a b", " a", "a ", "é", "名前", "😀", "-a", "_a", ".a", "a/b",
-  "a%b", "a\u0000b", "a\nb", "a;b", "a,b", "a\\b", "x".repeat(65), "\u200b", "a\u202eb",
+  "a:b",
+  "a*",
+  "*",
+  "{a}",
+  "a}",
+  "a b",
+  " a",
+  "a ",
+  "é",
+  "名前",
+  "😀",
+  "-a",
+  "_a",
+  ".a",
+  "a/b",
+  "a%b",
+  "a\u0000b",
+  "a\nb",
+  "a;b",
+  "a,b",
+  "a\\b",
+  "x".repeat(65),
+  "\u200b",
+  "a\u202eb",
 ];
 
 describe("every /v1 route from the OpenAPI document", () => {
@@ -79,7 +110,11 @@ describe("every /v1 route from the OpenAPI document", () => {
           const path = fill(op.template, { [param]: bad });
           const res = await api.call(op.method, path, op.hasBody ? {} : undefined, { key: "admin" });
           // "a/b" no longer matches the route's shape; every other bad name reaches validation.
-          expectEnvelope(res, bad === "a/b" ? [400, 404] : 400, `${op.method} ${op.template} ${param}=${JSON.stringify(bad)}`);
+          expectEnvelope(
+            res,
+            bad === "a/b" ? [400, 404] : 400,
+            `${op.method} ${op.template} ${param}=${JSON.stringify(bad)}`,
+          );
         }
       }
     }
@@ -105,13 +140,27 @@ describe("every /v1 route from the OpenAPI document", () => {
       { label: "form", raw: "member=a", headers: { "content-type": "application/x-www-form-urlencoded" }, status: 415 },
       { label: "text", raw: '{"member":"a"}', headers: { "content-type": "text/plain" }, status: 415 },
       { label: "no type", raw: '{"member":"a"}', headers: {}, status: 415 },
-      { label: "json lookalike type", raw: '{"member":"a"}', headers: { "content-type": "application/jsonp" }, status: 415 },
+      {
+        label: "json lookalike type",
+        raw: '{"member":"a"}',
+        headers: { "content-type": "application/jsonp" },
+        status: 415,
+      },
       { label: "over 1 MiB", raw: `{"member":"${"x".repeat(MIB)}"}`, headers: json, status: 413 },
-      { label: "over 1 MiB, lying length", raw: `{"member":"${"x".repeat(MIB)}"}`, headers: { ...json, "content-length": "20" }, status: 413 },
+      {
+        label: "over 1 MiB, lying length",
+        raw: `{"member":"${"x".repeat(MIB)}"}`,
+        headers: { ...json, "content-length": "20" },
+        status: 413,
+      },
     ];
     for (const op of ops.filter((o) => o.hasBody)) {
       for (const c of cases) {
-        const res = await api.call(op.method, fill(op.template, {}), undefined, { key: "admin", raw: c.raw, headers: c.headers });
+        const res = await api.call(op.method, fill(op.template, {}), undefined, {
+          key: "admin",
+          raw: c.raw,
+          headers: c.headers,
+        });
         expectEnvelope(res, c.status, `${op.method} ${op.template} ${c.label}`);
       }
     }
@@ -226,7 +275,8 @@ const RAW = "__raw_number__";
 /** Paths of every -0 in a parsed JSON value (JSON.parse keeps "-0" as -0). */
 function negativeZeros(value: unknown, path = "$"): string[] {
   if (Object.is(value, -0)) return [path];
-  if (value && typeof value === "object") return Object.entries(value).flatMap(([k, v]) => negativeZeros(v, `${path}.${k}`));
+  if (value && typeof value === "object")
+    return Object.entries(value).flatMap(([k, v]) => negativeZeros(v, `${path}.${k}`));
   return [];
 }
 
@@ -236,7 +286,9 @@ const badString = fc.oneof(
   fc.string({ minLength: 257, maxLength: 400 }),
   fc.constant("é".repeat(128) + "a"), // 257 bytes in 129 characters
   fc.constant("😀".repeat(64) + "a"), // 257 bytes in 65 code points
-  fc.tuple(fc.string({ maxLength: 10 }), fc.integer({ min: 0, max: 0x1f }), fc.string({ maxLength: 10 })).map(([a, c, b]) => `${a}${String.fromCharCode(c)}${b}`),
+  fc
+    .tuple(fc.string({ maxLength: 10 }), fc.integer({ min: 0, max: 0x1f }), fc.string({ maxLength: 10 }))
+    .map(([a, c, b]) => `${a}${String.fromCharCode(c)}${b}`),
   fc.constantFrom("a\u007fb", "\u0085", "a\u009f", "\ud800", "a\udfffb", "\udc00\ud800"),
   fc.constantFrom<unknown>(null, 0, 1, true, [], {}, ["a"], { member: "a" }),
 );
@@ -245,7 +297,16 @@ const badString = fc.oneof(
 function badNumber(positive: boolean) {
   return fc.oneof(
     fc.constantFrom<unknown>(1e308, -1e308, 1.7976931348623157e308, 1e16, -1e16, "1", "1e3", null, true, [], {}, [1]),
-    fc.constantFrom(`${RAW}NaN`, `${RAW}Infinity`, `${RAW}-Infinity`, `${RAW}1e999`, `${RAW}-1e999`, `${RAW}0x10`, `${RAW}+1`, `${RAW}.5`),
+    fc.constantFrom(
+      `${RAW}NaN`,
+      `${RAW}Infinity`,
+      `${RAW}-Infinity`,
+      `${RAW}1e999`,
+      `${RAW}-1e999`,
+      `${RAW}0x10`,
+      `${RAW}+1`,
+      `${RAW}.5`,
+    ),
     positive ? fc.constantFrom<unknown>(0, -0, -1, -1e-9) : fc.constant<unknown>(1e308),
   );
 }
@@ -269,7 +330,11 @@ describe("the contract's fields under fast-check", () => {
   });
 
   async function send(w: WriteEndpoint, body: unknown): Promise<TestResponse> {
-    return api.call(w.method, w.path, undefined, { key: "admin", raw: rawJson(body), headers: { "content-type": "application/json" } });
+    return api.call(w.method, w.path, undefined, {
+      key: "admin",
+      raw: rawJson(body),
+      headers: { "content-type": "application/json" },
+    });
   }
 
   it("property: a bad member, id or name in any string field (single or batched) is a 400 and writes nothing", async () => {
@@ -294,7 +359,11 @@ describe("the contract's fields under fast-check", () => {
       fc.asyncProperty(
         fc.constantFrom(...targets).chain((t) => fc.tuple(fc.constant(t), badNumber(t.positive))),
         async ([{ w, field }, bad]) => {
-          expectEnvelope(await send(w, { ...w.valid, [field]: bad }), 400, `${w.method} ${w.path} ${field}=${String(bad)}`);
+          expectEnvelope(
+            await send(w, { ...w.valid, [field]: bad }),
+            400,
+            `${w.method} ${w.path} ${field}=${String(bad)}`,
+          );
         },
       ),
       { numRuns: 200, seed: 11 },
@@ -306,11 +375,20 @@ describe("the contract's fields under fast-check", () => {
     for (const w of landed.filter((x) => x.batch)) {
       const batch = w.batch!;
       const label = `${w.method} ${w.path}`;
-      expectEnvelope(await send(w, { [batch.key]: Array.from({ length: 1001 }, () => batch.item) }), 400, `${label} 1001`);
+      expectEnvelope(
+        await send(w, { [batch.key]: Array.from({ length: 1001 }, () => batch.item) }),
+        400,
+        `${label} 1001`,
+      );
       expectEnvelope(await send(w, { [batch.key]: [] }), 400, `${label} empty`);
       const field = w.strings[0];
-      const bad = typeof batch.item === "object" && field ? { ...(batch.item as object), [field]: "" } : { not: "a value" };
-      expectEnvelope(await send(w, { [batch.key]: [...Array.from({ length: 999 }, () => batch.item), bad] }), 400, `${label} last bad`);
+      const bad =
+        typeof batch.item === "object" && field ? { ...(batch.item as object), [field]: "" } : { not: "a value" };
+      expectEnvelope(
+        await send(w, { [batch.key]: [...Array.from({ length: 999 }, () => batch.item), bad] }),
+        400,
+        `${label} last bad`,
+      );
       expectEnvelope(await send(w, { ...w.valid, [batch.key]: [batch.item] }), 400, `${label} both forms`);
     }
     expect(await api.keys()).toEqual([]);
@@ -325,7 +403,9 @@ describe("unknown fields", () => {
   it("an unknown field (a typo such as 'cuont') is refused in a batched item as it is in a single one", async () => {
     const templates = new Set((await operationsOf(api)).map((o) => `${o.method} ${o.template}`));
     const send = (w: WriteEndpoint, body: unknown) => api.call(w.method, w.path, body, { key: "admin" });
-    for (const w of WRITES.filter((x) => x.batch && typeof x.batch.item === "object" && templates.has(`${x.method} ${x.template}`))) {
+    for (const w of WRITES.filter(
+      (x) => x.batch && typeof x.batch.item === "object" && templates.has(`${x.method} ${x.template}`),
+    )) {
       const batch = w.batch!;
       const typo = { ...(batch.item as object), cuont: 5 };
       expectEnvelope(await send(w, typo), 400, `${w.method} ${w.path} single`);
@@ -384,7 +464,12 @@ describe("edge values that are valid", () => {
   it("accepts a batch of exactly 1,000 and a 64-character name", async () => {
     for (const w of landed.filter((x) => x.batch)) {
       const batch = w.batch!;
-      const res = await api.call(w.method, w.path, { [batch.key]: Array.from({ length: 1000 }, () => batch.item) }, { key: "admin" });
+      const res = await api.call(
+        w.method,
+        w.path,
+        { [batch.key]: Array.from({ length: 1000 }, () => batch.item) },
+        { key: "admin" },
+      );
       expect({ where: w.path, status: res.status }).toEqual({ where: w.path, status: 200 });
       const long = w.path.replace(/^(\/v1\/[a-z]+\/)[^/]+/, `$1${"n".repeat(64)}`);
       await prepare(w, long);

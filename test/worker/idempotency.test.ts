@@ -40,7 +40,12 @@ const CASES: Case[] = [
     name: "counter increments",
     method: "POST",
     path: "/v1/counters/idem/incr",
-    body: { items: [{ member: "a", by: 3 }, { member: "a", by: -1 }] },
+    body: {
+      items: [
+        { member: "a", by: 3 },
+        { member: "a", by: -1 },
+      ],
+    },
     other: { member: "a", by: 10 },
     state: async (api) => (await api.get("/v1/counters/idem/members/a")).body.score ?? 0,
   },
@@ -91,7 +96,8 @@ describe.each(CASES)("Idempotency-Key on $name", (c) => {
   afterAll(() => api.cleanup());
 
   async function setup(): Promise<void> {
-    for (const step of c.setup ?? []) expect([200, 201]).toContain((await api.call(step.method, step.path, step.body, { key: "admin" })).status);
+    for (const step of c.setup ?? [])
+      expect([200, 201]).toContain((await api.call(step.method, step.path, step.body, { key: "admin" })).status);
   }
 
   async function send(key: string | undefined, body: unknown = c.body) {
@@ -206,21 +212,37 @@ describe("Idempotency-Key belongs to its caller", () => {
 
   it("attack: a second API key sending another caller's Idempotency-Key is neither blocked (409) nor served the first caller's response", async () => {
     const key = freshKey("shared");
-    const mine = await api.post("/v1/counters/shared/incr", { member: "a", by: 2 }, { headers: { "idempotency-key": key } });
+    const mine = await api.post(
+      "/v1/counters/shared/incr",
+      { member: "a", by: 2 },
+      { headers: { "idempotency-key": key } },
+    );
     expect(mine.status).toBe(200);
     // Same key, same body, other API key: a write of its own, not a replay.
-    const same = await api.post("/v1/counters/shared/incr", { member: "a", by: 2 }, { key: TEST_INGEST_KEY_2, headers: { "idempotency-key": key } });
+    const same = await api.post(
+      "/v1/counters/shared/incr",
+      { member: "a", by: 2 },
+      { key: TEST_INGEST_KEY_2, headers: { "idempotency-key": key } },
+    );
     expect(same.status).toBe(200);
     expect(same.headers.get("idempotent-replayed")).toBeNull();
     expect(await score("a")).toBe(4);
     // Same key, other body, a third API key: applied, not a 409.
-    const other = await api.post("/v1/counters/shared/incr", { member: "b", by: 5 }, { key: "admin", headers: { "idempotency-key": key } });
+    const other = await api.post(
+      "/v1/counters/shared/incr",
+      { member: "b", by: 5 },
+      { key: "admin", headers: { "idempotency-key": key } },
+    );
     expect(other.status).toBe(200);
     expect(await score("b")).toBe(5);
     expect(await idemKeys()).toHaveLength(3);
     // Each caller's own retry is still a replay.
     for (const k of ["ingest", TEST_INGEST_KEY_2]) {
-      const again = await api.post("/v1/counters/shared/incr", { member: "a", by: 2 }, { key: k, headers: { "idempotency-key": key } });
+      const again = await api.post(
+        "/v1/counters/shared/incr",
+        { member: "a", by: 2 },
+        { key: k, headers: { "idempotency-key": key } },
+      );
       expect(again.headers.get("idempotent-replayed")).toBe("true");
     }
     expect(await score("a")).toBe(4);
@@ -243,7 +265,10 @@ describe("Idempotency record cap", () => {
 
   it("attack: a 1,000-item batch cannot make its 24 h idempotency record larger than the cap; the replay is a marked summary", async () => {
     const key = freshKey("big");
-    const items = Array.from({ length: 1000 }, (_, i) => ({ member: `member-with-a-longish-name-${i}`, by: 123_456_789 + i }));
+    const items = Array.from({ length: 1000 }, (_, i) => ({
+      member: `member-with-a-longish-name-${i}`,
+      by: 123_456_789 + i,
+    }));
     const first = await api.post("/v1/counters/big/incr", { items }, { headers: { "idempotency-key": key } });
     expect(first.status).toBe(200);
     expect(first.body.results).toHaveLength(1000);
@@ -254,7 +279,9 @@ describe("Idempotency record cap", () => {
     expect(bytes).toBeLessThanOrEqual(RECORD_MAX_RESULT_BYTES);
     expect(bytes).toBeLessThan(256);
     const keysBefore = await api.keys();
-    const { result: replay, requests } = await api.cost(() => api.post("/v1/counters/big/incr", { items }, { headers: { "idempotency-key": key } }));
+    const { result: replay, requests } = await api.cost(() =>
+      api.post("/v1/counters/big/incr", { items }, { headers: { "idempotency-key": key } }),
+    );
     expect(requests).toBe(1);
     expect(replay.status).toBe(200);
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
@@ -268,7 +295,11 @@ describe("Idempotency record cap", () => {
     expect(await api.keys()).toEqual(keysBefore);
     expect((await api.get("/v1/counters/big/members/member-with-a-longish-name-7")).body.score).toBe(123_456_796);
     // Another body under the same key is still a 409.
-    const conflict = await api.post("/v1/counters/big/incr", { items: items.slice(1) }, { headers: { "idempotency-key": key } });
+    const conflict = await api.post(
+      "/v1/counters/big/incr",
+      { items: items.slice(1) },
+      { headers: { "idempotency-key": key } },
+    );
     expect(conflict.status).toBe(409);
   });
 
@@ -291,11 +322,19 @@ describe("refusals decided inside the write script record nothing", () => {
 
   it("a score change for a player who has not joined (404) can be retried with its key once the player joins", async () => {
     const key = freshKey("refused-404");
-    const refused = await api.post("/v1/leaderboards/refused/players/late/score", { by: 3 }, { headers: { "idempotency-key": key } });
+    const refused = await api.post(
+      "/v1/leaderboards/refused/players/late/score",
+      { by: 3 },
+      { headers: { "idempotency-key": key } },
+    );
     expect(refused.status).toBe(404);
     expect(await idemKeys()).toEqual([]);
     expect((await api.put("/v1/leaderboards/refused/players/late", { name: "Late" })).status).toBe(201);
-    const retried = await api.post("/v1/leaderboards/refused/players/late/score", { by: 3 }, { headers: { "idempotency-key": key } });
+    const retried = await api.post(
+      "/v1/leaderboards/refused/players/late/score",
+      { by: 3 },
+      { headers: { "idempotency-key": key } },
+    );
     expect(retried.status).toBe(200);
     expect(retried.headers.get("idempotent-replayed")).toBeNull();
     expect(retried.body.score).toBe(3);
@@ -304,8 +343,15 @@ describe("refusals decided inside the write script record nothing", () => {
   it("a batch refused for one unknown player can be retried with its key", async () => {
     await api.put("/v1/leaderboards/refused2/players/a", { name: "A" });
     const key = freshKey("refused-batch");
-    const body = { items: [{ player: "a", by: 1 }, { player: "b", by: 1 }] };
-    expect((await api.post("/v1/leaderboards/refused2/scores", body, { headers: { "idempotency-key": key } })).status).toBe(404);
+    const body = {
+      items: [
+        { player: "a", by: 1 },
+        { player: "b", by: 1 },
+      ],
+    };
+    expect(
+      (await api.post("/v1/leaderboards/refused2/scores", body, { headers: { "idempotency-key": key } })).status,
+    ).toBe(404);
     expect((await api.get("/v1/leaderboards/refused2/players/a")).body.score).toBe(0);
     await api.put("/v1/leaderboards/refused2/players/b", { name: "B" });
     const retried = await api.post("/v1/leaderboards/refused2/scores", body, { headers: { "idempotency-key": key } });
@@ -315,10 +361,18 @@ describe("refusals decided inside the write script record nothing", () => {
 
   it("observations for a histogram not defined yet (404) can be retried with their key once it is", async () => {
     const key = freshKey("refused-hist");
-    const refused = await api.post("/v1/histograms/refused/observations", { value: 1 }, { headers: { "idempotency-key": key } });
+    const refused = await api.post(
+      "/v1/histograms/refused/observations",
+      { value: 1 },
+      { headers: { "idempotency-key": key } },
+    );
     expect(refused.status).toBe(404);
     await api.put("/v1/histograms/refused", { bucketWidth: 1 }, { key: "admin" });
-    const retried = await api.post("/v1/histograms/refused/observations", { value: 1 }, { headers: { "idempotency-key": key } });
+    const retried = await api.post(
+      "/v1/histograms/refused/observations",
+      { value: 1 },
+      { headers: { "idempotency-key": key } },
+    );
     expect(retried.status).toBe(200);
     expect((await api.get("/v1/histograms/refused")).body.count).toBe(1);
   });

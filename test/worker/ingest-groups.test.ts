@@ -24,8 +24,12 @@ function failingFor(api: IngestApi, poisoned: string): RedisClient {
   const fail = (keys: string[]) => keys.some((k) => k.includes(poisoned));
   return {
     ping: () => real.ping(),
-    evalsha: ((sha: string, keys: string[], args: string[]) => (fail(keys) ? Promise.reject(new TypeError("fetch failed")) : real.evalsha(sha, keys, args))) as RedisClient["evalsha"],
-    eval: ((text: string, keys: string[], args: string[]) => (fail(keys) ? Promise.reject(new TypeError("fetch failed")) : real.eval(text, keys, args))) as RedisClient["eval"],
+    evalsha: ((sha: string, keys: string[], args: string[]) =>
+      fail(keys)
+        ? Promise.reject(new TypeError("fetch failed"))
+        : real.evalsha(sha, keys, args)) as RedisClient["evalsha"],
+    eval: ((text: string, keys: string[], args: string[]) =>
+      fail(keys) ? Promise.reject(new TypeError("fetch failed")) : real.eval(text, keys, args)) as RedisClient["eval"],
   };
 }
 
@@ -33,7 +37,11 @@ describe("partial failure", () => {
   it("a storage error in one group retries only its messages; the others are applied and acked", async () => {
     const api = newApi("ingest-partial");
     for (const stream of ["ok1", "bad", "ok2", "bad"]) {
-      await api.post(`/v1/trending/${stream}/events`, { events: [{ member: "m", count: 2 }] }, { headers: api.asyncHeaders });
+      await api.post(
+        `/v1/trending/${stream}/events`,
+        { events: [{ member: "m", count: 2 }] },
+        { headers: api.asyncHeaders },
+      );
     }
     const sent = api.queue.sent;
     const batch = createMessageBatch(
@@ -41,7 +49,11 @@ describe("partial failure", () => {
       sent.map((m) => ({ id: m.id, timestamp: m.timestamp, attempts: 2, body: m.body })),
     );
     const ctx = createExecutionContext();
-    const stats = await consumeBatch({ redis: failingFor(api, ":trending:bad:"), prefix: api.prefix, now: api.now }, batch.messages, settings);
+    const stats = await consumeBatch(
+      { redis: failingFor(api, ":trending:bad:"), prefix: api.prefix, now: api.now },
+      batch.messages,
+      settings,
+    );
     const result = await getQueueResult(batch, ctx);
     expect(stats).toMatchObject({ applied: 2, retried: 2, deadLettered: 0 });
     expect(result.explicitAcks.sort()).toEqual([sent[0]?.id, sent[2]?.id].sort());
@@ -50,7 +62,10 @@ describe("partial failure", () => {
     expect([1, 2, 3, 7, 30].map(retryDelaySeconds)).toEqual([1, 2, 4, 60, 60]);
     expect((await api.keys()).some((k) => k.includes(":trending:bad:"))).toBe(false);
     // the retried messages come back alone, Redis answers: applied once
-    const again = await api.deliver([sent[1], sent[3]].filter((m) => m !== undefined), { attempts: 3 });
+    const again = await api.deliver(
+      [sent[1], sent[3]].filter((m) => m !== undefined),
+      { attempts: 3 },
+    );
     expect(again.stats).toMatchObject({ applied: 2, retried: 0 });
     const top = await api.get("/v1/trending/bad/top");
     expect(top.body.items).toEqual([{ rank: 1, member: "m", count: 4 }]);
@@ -62,7 +77,9 @@ describe("partial failure", () => {
 
 /** Keys of `a` and of `b` with their names swapped out, each with its type's content and TTL. */
 async function snapshot(api: IngestApi, area: string, name: string) {
-  const keys = (await api.keys()).filter((k) => k.startsWith(`${api.prefix}:${area}:${name}:`) || k === `${api.prefix}:${area}:${name}`);
+  const keys = (await api.keys()).filter(
+    (k) => k.startsWith(`${api.prefix}:${area}:${name}:`) || k === `${api.prefix}:${area}:${name}`,
+  );
   const out: Record<string, unknown> = {};
   for (const key of keys) {
     const type = await command<string>(api.target, "TYPE", key);
@@ -89,7 +106,13 @@ describe("counters and presence from the queue", () => {
     const api = newApi("ingest-counters");
     const requests = [
       { items: [{ member: "a", by: 2, ttl: 7200 }, { member: "b" }, { member: "a", period: "day" }] },
-      { items: [{ member: "a", by: -1 }, { member: "c", by: 5, period: "day", at: T0 - DAY, ttl: 86400 * 3 }, { member: "a", period: "day" }] },
+      {
+        items: [
+          { member: "a", by: -1 },
+          { member: "c", by: 5, period: "day", at: T0 - DAY, ttl: 86400 * 3 },
+          { member: "a", period: "day" },
+        ],
+      },
       { member: "b", by: 3 },
     ];
     for (const body of requests) {

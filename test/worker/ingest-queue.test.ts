@@ -21,7 +21,10 @@ describe("queued ingest through the local queue", () => {
     const expected = new Map<string, Map<string, number>>();
     for (let r = 0; r < 30; r++) {
       const stream = STREAMS[r % 3] as string;
-      const events = Array.from({ length: 100 }, (_, i) => ({ member: `m${(r * 7 + i * 13) % 40}`, count: 1 + ((r + i) % 3) }));
+      const events = Array.from({ length: 100 }, (_, i) => ({
+        member: `m${(r * 7 + i * 13) % 40}`,
+        count: 1 + ((r + i) % 3),
+      }));
       const res = await api.post(`/v1/trending/${stream}/events`, { events }, { headers: { prefer: "respond-async" } });
       expect(res.status).toBe(202);
       const counts = expected.get(stream) ?? new Map<string, number>();
@@ -36,7 +39,12 @@ describe("queued ingest through the local queue", () => {
     };
     for (;;) {
       const got = await Promise.all(STREAMS.map(read));
-      if (STREAMS.every((s, i) => JSON.stringify([...(got[i] ?? [])].sort()) === JSON.stringify([...(expected.get(s) ?? [])].sort()))) break;
+      if (
+        STREAMS.every(
+          (s, i) => JSON.stringify([...(got[i] ?? [])].sort()) === JSON.stringify([...(expected.get(s) ?? [])].sort()),
+        )
+      )
+        break;
       if (Date.now() - started > 15_000) {
         for (const [i, s] of STREAMS.entries()) expect(got[i]).toEqual(expected.get(s));
       }

@@ -12,11 +12,15 @@ import { createIngestApi, type IngestApi } from "../helpers/ingest.ts";
 const HOUR = 3_600_000;
 const T0 = Date.UTC(2026, 10, 22, 12, 30);
 const track = cleanedUpAfterAll<IngestApi>();
-const newApi = (label: string, options: { queue?: boolean } = {}) => track(createIngestApi({ label, start: T0, ...options }));
+const newApi = (label: string, options: { queue?: boolean } = {}) =>
+  track(createIngestApi({ label, start: T0, ...options }));
 
 /** Deterministic events: 100 per request over `members` members of `stream`, counts 1..3. */
 function eventsFor(stream: string, request: number, members = 40) {
-  return Array.from({ length: 100 }, (_, i) => ({ member: `${stream}-m${(request * 7 + i * 13) % members}`, count: 1 + ((request + i) % 3) }));
+  return Array.from({ length: 100 }, (_, i) => ({
+    member: `${stream}-m${(request * 7 + i * 13) % members}`,
+    count: 1 + ((request + i) % 3),
+  }));
 }
 
 function tally(list: { member: string; count: number }[], into = new Map<string, number>()) {
@@ -33,15 +37,32 @@ async function topOf(api: IngestApi, stream: string) {
 describe("Prefer: respond-async", () => {
   it("answers 202 with queued and requestId, Preference-Applied, and writes nothing to Redis", async () => {
     const api = newApi("ingest-202");
-    const res = await api.post("/v1/trending/s/events", { events: [{ member: "a" }, { member: "b", count: 2 }] }, { headers: api.asyncHeaders });
+    const res = await api.post(
+      "/v1/trending/s/events",
+      { events: [{ member: "a" }, { member: "b", count: 2 }] },
+      { headers: api.asyncHeaders },
+    );
     expect(res.status).toBe(202);
     expect(res.body).toEqual({ queued: 2, requestId: res.headers.get("x-request-id") });
     expect(res.headers.get("preference-applied")).toBe("respond-async");
     expect(await api.keys()).toEqual([]);
     expect(api.queue.sent).toHaveLength(1);
     // every event is stamped with the request's time: it lands in the hour it was sent in
-    expect(api.queue.sent[0]?.body).toMatchObject({ v: 1, kind: "trending", name: "s", t: T0, events: [{ member: "a", count: 1, at: T0 }, { member: "b", count: 2, at: T0 }] });
-    const c = await api.post("/v1/counters/c/incr", { items: [{ member: "x", by: 2, period: "day" }, { member: "y" }] }, { headers: { prefer: "wait=5, respond-async" } });
+    expect(api.queue.sent[0]?.body).toMatchObject({
+      v: 1,
+      kind: "trending",
+      name: "s",
+      t: T0,
+      events: [
+        { member: "a", count: 1, at: T0 },
+        { member: "b", count: 2, at: T0 },
+      ],
+    });
+    const c = await api.post(
+      "/v1/counters/c/incr",
+      { items: [{ member: "x", by: 2, period: "day" }, { member: "y" }] },
+      { headers: { prefer: "wait=5, respond-async" } },
+    );
     expect(c.status).toBe(202);
     expect(c.body.queued).toBe(2);
     const p = await api.post("/v1/presence/r/heartbeats", { ids: ["u1", "u2", "u3"] }, { headers: api.asyncHeaders });
@@ -115,11 +136,14 @@ describe("the consumer", () => {
     await api.post("/v1/trending/async/events", { events }, { headers: api.asyncHeaders });
     await api.deliver(api.queue.sent);
     const keys = await api.keys();
-    const of = (stream: string) => keys.filter((k) => k.includes(`:trending:${stream}:`)).map((k) => k.replace(`:${stream}:`, ":S:"));
+    const of = (stream: string) =>
+      keys.filter((k) => k.includes(`:trending:${stream}:`)).map((k) => k.replace(`:${stream}:`, ":S:"));
     expect(of("async").sort()).toEqual(of("sync").sort());
     for (const key of keys.filter((k) => k.includes(":trending:sync:"))) {
       const twin = key.replace(":sync:", ":async:");
-      expect(await command(api.target, "ZRANGE", twin, 0, -1, "WITHSCORES")).toEqual(await command(api.target, "ZRANGE", key, 0, -1, "WITHSCORES"));
+      expect(await command(api.target, "ZRANGE", twin, 0, -1, "WITHSCORES")).toEqual(
+        await command(api.target, "ZRANGE", key, 0, -1, "WITHSCORES"),
+      );
       expect(await command(api.target, "TTL", twin)).toBe(await command(api.target, "TTL", key));
     }
     expect(await topOf(api, "async")).toEqual(await topOf(api, "sync"));
@@ -169,7 +193,11 @@ describe("the consumer", () => {
 
   it("dead-letters a message that can never apply (its hour left the retention), and counts it", async () => {
     const api = newApi("ingest-dlq");
-    await api.post("/v1/trending/s/events", { events: [{ member: "old", at: T0 - 45 * HOUR }] }, { headers: api.asyncHeaders });
+    await api.post(
+      "/v1/trending/s/events",
+      { events: [{ member: "old", at: T0 - 45 * HOUR }] },
+      { headers: api.asyncHeaders },
+    );
     await api.post("/v1/trending/s/events", { events: [{ member: "fresh" }] }, { headers: api.asyncHeaders });
     api.queue.sent.push({ id: "junk", body: { hello: "world" }, timestamp: api.now });
     api.advance(10 * HOUR);
@@ -191,7 +219,16 @@ describe("GET /v1/ingest/status", () => {
     const api = newApi("ingest-status");
     const empty = await api.get("/v1/ingest/status", { key: "admin" });
     expect(empty.status).toBe(200);
-    expect(empty.body).toEqual({ oldestAgeMs: 0, applied: 0, retried: 0, deadLettered: 0, events: 0, duplicates: 0, lastBatchAt: null, queue: true });
+    expect(empty.body).toEqual({
+      oldestAgeMs: 0,
+      applied: 0,
+      retried: 0,
+      deadLettered: 0,
+      events: 0,
+      duplicates: 0,
+      lastBatchAt: null,
+      queue: true,
+    });
     await api.post("/v1/trending/s/events", { events: eventsFor("s", 0) }, { headers: api.asyncHeaders });
     api.advance(1500);
     await api.deliver(api.queue.sent);

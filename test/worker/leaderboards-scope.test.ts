@@ -14,7 +14,8 @@ const base = "/v1/leaderboards";
 const admin = { key: "admin" } as const;
 const join = (board: string, player: string, body: Record<string, unknown> = { name: player }, on: TestApi = api) =>
   on.put(`${base}/${board}/players/${player}`, body);
-const score = (board: string, player: string, body: Record<string, unknown>) => api.post(`${base}/${board}/players/${player}/score`, body);
+const score = (board: string, player: string, body: Record<string, unknown>) =>
+  api.post(`${base}/${board}/players/${player}/score`, body);
 const boardKeys = async (board: string) => (await api.keys()).filter((k) => k.startsWith(`${api.prefix}:lb:${board}:`));
 
 /** A board as the API shows it, plus its raw keys, to prove a refused request changed nothing. */
@@ -33,7 +34,11 @@ describe("scope: what an ingest or read key can do to a board", () => {
     const again = await join("profiles", "ann", { name: "Ann B.", meta: { team: "x" }, score: 0 });
     expect(again.status).toBe(200);
     expect(again.body).toMatchObject({ created: false, name: "Ann B.", score: 50, rank: 1, joinedAt: api.now - 1000 });
-    expect((await api.get(`${base}/profiles/players/ann`)).body).toMatchObject({ name: "Ann B.", meta: { team: "x" }, score: 50 });
+    expect((await api.get(`${base}/profiles/players/ann`)).body).toMatchObject({
+      name: "Ann B.",
+      meta: { team: "x" },
+      score: 50,
+    });
   });
 
   it("scope: an ingest key's set (replace) may lower a score, as the contract's set and negative by do, and changes nothing else", async () => {
@@ -41,7 +46,12 @@ describe("scope: what an ingest or read key can do to a board", () => {
     await join("sets", "other", { name: "Other", score: 40 });
     const before = (await api.get(`${base}/sets/players/other`)).body;
     expect((await score("sets", "top", { set: 10 })).body).toEqual({ score: 10, rank: 2 });
-    expect((await api.get(`${base}/sets/players/other`)).body).toEqual({ ...before, rank: 1, percentile: 50, bestRank: 1 });
+    expect((await api.get(`${base}/sets/players/other`)).body).toEqual({
+      ...before,
+      rank: 1,
+      percentile: 50,
+      bestRank: 1,
+    });
     // best never lowers
     expect((await score("sets", "top", { set: 5, mode: "best" })).body).toEqual({ score: 10, rank: 2 });
     expect((await score("sets", "top", { set: 90, mode: "best" })).body).toEqual({ score: 90, rank: 1 });
@@ -143,6 +153,7 @@ describe("registry: lists recent activity first, pages, and cannot be flooded to
       offset = page.next;
     }
     expect(pages).toEqual(all.boards);
-    for (const query of ["?limit=0", "?limit=1001", "?offset=-1"]) expect((await reg.get(`${base}${query}`)).status, query).toBe(400);
+    for (const query of ["?limit=0", "?limit=1001", "?offset=-1"])
+      expect((await reg.get(`${base}${query}`)).status, query).toBe(400);
   });
 });

@@ -14,9 +14,12 @@ afterAll(() => api.cleanup());
 
 const base = "/v1/leaderboards";
 const admin = { key: "admin" } as const;
-const join = (board: string, player: string, body: Record<string, unknown> = { name: player }) => api.put(`${base}/${board}/players/${player}`, body);
-const score = (board: string, player: string, body: Record<string, unknown>) => api.post(`${base}/${board}/players/${player}/score`, body);
-const player = (board: string, p: string, season = "current") => api.get(`${base}/${board}/players/${p}?season=${season}`);
+const join = (board: string, player: string, body: Record<string, unknown> = { name: player }) =>
+  api.put(`${base}/${board}/players/${player}`, body);
+const score = (board: string, player: string, body: Record<string, unknown>) =>
+  api.post(`${base}/${board}/players/${player}/score`, body);
+const player = (board: string, p: string, season = "current") =>
+  api.get(`${base}/${board}/players/${p}?season=${season}`);
 const page = (board: string, season = "current") => api.get(`${base}/${board}?limit=100&season=${season}`);
 /** A TTL Redis reports may be a second short of the one set (it rounds and time passes). */
 function expectTtl(ttl: number, until: number) {
@@ -24,7 +27,8 @@ function expectTtl(ttl: number, until: number) {
   expect(ttl).toBeLessThanOrEqual(set);
   expect(ttl).toBeGreaterThanOrEqual(set - 2);
 }
-const order = (res: { body: { items: { player: string; score: number }[] } }) => res.body.items.map((r) => [r.player, r.score]);
+const order = (res: { body: { items: { player: string; score: number }[] } }) =>
+  res.body.items.map((r) => [r.player, r.score]);
 
 describe("season ids", () => {
   it("daily, ISO week and month ids in UTC, and back", () => {
@@ -36,9 +40,16 @@ describe("season ids", () => {
     expect(seasonAt("weekly", at("2026-11-23T00:00:00.000Z")).id).toBe("2026-W48");
     expect(seasonAt("weekly", at("2027-01-01T00:00:00.000Z")).id).toBe("2026-W53");
     expect(seasonAt("weekly", at("2024-12-30T00:00:00.000Z")).id).toBe("2025-W01");
-    expect(seasonAt("weekly", at("2026-01-01T00:00:00.000Z"))).toMatchObject({ id: "2026-W01", from: at("2025-12-29T00:00:00Z") });
+    expect(seasonAt("weekly", at("2026-01-01T00:00:00.000Z"))).toMatchObject({
+      id: "2026-W01",
+      from: at("2025-12-29T00:00:00Z"),
+    });
     expect(seasonAt("monthly", at("2026-11-30T23:59:59.999Z")).id).toBe("2026-11");
-    expect(seasonAt("monthly", at("2026-12-01T00:00:00.000Z"))).toMatchObject({ id: "2026-12", from: at("2026-12-01T00:00:00Z"), to: at("2027-01-01T00:00:00Z") });
+    expect(seasonAt("monthly", at("2026-12-01T00:00:00.000Z"))).toMatchObject({
+      id: "2026-12",
+      from: at("2026-12-01T00:00:00Z"),
+      to: at("2027-01-01T00:00:00Z"),
+    });
     expect(seasonBefore(seasonById("2026-W01")!)?.id).toBe("2025-W52");
     expect(seasonBefore(seasonById("2026-01")!)?.id).toBe("2025-12");
     expect(seasonById("2026-W53")?.id).toBe("2026-W53");
@@ -59,25 +70,61 @@ describe("daily seasons", () => {
     await join("daily", "cy", { name: "Cy", score: 20 });
     api.setNow("2026-11-23T23:59:59.999Z"); // the last instant of the day
     expect((await score("daily", "ann", { by: 5 })).body).toEqual({ score: 15, rank: 3 });
-    expect(order(await page("daily"))).toEqual([["bob", 30], ["cy", 20], ["ann", 15]]);
+    expect(order(await page("daily"))).toEqual([
+      ["bob", 30],
+      ["cy", 20],
+      ["ann", 15],
+    ]);
 
     api.setNow("2026-11-24T00:00:00.000Z"); // the first instant of the next
     const fresh = await page("daily");
     expect(fresh.body).toMatchObject({ items: [], total: 0, season: "2026-11-24" });
-    expect(order(await page("daily", "previous"))).toEqual([["bob", 30], ["cy", 20], ["ann", 15]]);
-    expect(order(await page("daily", "2026-11-23"))).toEqual([["bob", 30], ["cy", 20], ["ann", 15]]);
+    expect(order(await page("daily", "previous"))).toEqual([
+      ["bob", 30],
+      ["cy", 20],
+      ["ann", 15],
+    ]);
+    expect(order(await page("daily", "2026-11-23"))).toEqual([
+      ["bob", 30],
+      ["cy", 20],
+      ["ann", 15],
+    ]);
     // a player who has not played today reads as 0, unranked, with the final rank of yesterday
-    expect((await player("daily", "bob")).body).toMatchObject({ name: "Bob", score: 0, rank: null, percentile: null, total: 0, previousRank: 1, season: "2026-11-24" });
+    expect((await player("daily", "bob")).body).toMatchObject({
+      name: "Bob",
+      score: 0,
+      rank: null,
+      percentile: null,
+      total: 0,
+      previousRank: 1,
+      season: "2026-11-24",
+    });
 
     // the first write of the season enters the player at 0, then applies the change
     expect((await score("daily", "cy", { by: 3 })).body).toEqual({ score: 3, rank: 1 });
     expect((await score("daily", "ann", { by: 3 })).body).toEqual({ score: 3, rank: 1 }); // joined before cy: wins the tie
-    expect(order(await page("daily"))).toEqual([["ann", 3], ["cy", 3]]);
+    expect(order(await page("daily"))).toEqual([
+      ["ann", 3],
+      ["cy", 3],
+    ]);
     const today = await page("daily");
     expect(today.body.items.map((r: { previousRank: number }) => r.previousRank)).toEqual([3, 2]);
-    expect((await player("daily", "ann")).body).toMatchObject({ name: "Ann", score: 3, rank: 1, previousRank: 3, bestRank: 1, total: 2, percentile: 50 });
+    expect((await player("daily", "ann")).body).toMatchObject({
+      name: "Ann",
+      score: 3,
+      rank: 1,
+      previousRank: 3,
+      bestRank: 1,
+      total: 2,
+      percentile: 50,
+    });
     // yesterday is final and still readable by id
-    expect((await player("daily", "ann", "2026-11-23")).body).toMatchObject({ score: 15, rank: 3, total: 3, season: "2026-11-23" });
+    expect((await player("daily", "ann", "2026-11-23")).body).toMatchObject({
+      score: 15,
+      rank: 3,
+      total: 3,
+      season: "2026-11-23",
+    });
   });
 
   it("a write racing the boundary lands in the season of its own time, whatever arrives first", async () => {
@@ -93,14 +140,20 @@ describe("daily seasons", () => {
     expect((await player("race", "ann")).body).toMatchObject({ score: 7, rank: 1 });
     expect((await player("race", "ann", "previous")).body).toMatchObject({ score: 2, rank: 1 });
     // a batch is one script, so one season, whatever its size
-    const batch = await api.post(`${base}/race/scores`, { items: [{ player: "ann", by: 1 }, { player: "ann", by: 1 }] });
+    const batch = await api.post(`${base}/race/scores`, {
+      items: [
+        { player: "ann", by: 1 },
+        { player: "ann", by: 1 },
+      ],
+    });
     expect(batch.body.results.map((r: { score: number }) => r.score)).toEqual([8, 9]);
   });
 
   it("seasons are listed with size and top 3; each key expires keepSeasons seasons after its end", async () => {
     api.setNow("2026-11-20T10:00:00.000Z");
     await api.put(`${base}/kept`, { reset: "daily", keepSeasons: 2 }, admin);
-    for (const [i, p] of ["a", "b", "c", "d"].entries()) await join("kept", p, { name: p.toUpperCase(), score: 10 + i });
+    for (const [i, p] of ["a", "b", "c", "d"].entries())
+      await join("kept", p, { name: p.toUpperCase(), score: 10 + i });
     api.setNow("2026-11-21T10:00:00.000Z");
     await score("kept", "a", { by: 1 });
     const ttl = await command<number>(api.target, "TTL", `${api.prefix}:lb:kept:ranking:2026-11-21`);
@@ -110,7 +163,13 @@ describe("daily seasons", () => {
     expect(list.status).toBe(200);
     expect(list.body).toMatchObject({ reset: "daily", current: "2026-11-21" });
     expect(list.body.seasons).toEqual([
-      { id: "2026-11-21", from: Date.parse("2026-11-21T00:00:00Z"), to: Date.parse("2026-11-22T00:00:00Z"), players: 1, top: [{ rank: 1, player: "a", name: "A", score: 1 }] },
+      {
+        id: "2026-11-21",
+        from: Date.parse("2026-11-21T00:00:00Z"),
+        to: Date.parse("2026-11-22T00:00:00Z"),
+        players: 1,
+        top: [{ rank: 1, player: "a", name: "A", score: 1 }],
+      },
       {
         id: "2026-11-20",
         from: Date.parse("2026-11-20T00:00:00Z"),
@@ -125,7 +184,9 @@ describe("daily seasons", () => {
     ]);
     // three days on, only the current season and the two before it are listed
     api.setNow("2026-11-23T10:00:00.000Z");
-    expect((await api.get(`${base}/kept/seasons`)).body.seasons.map((s: { id: string }) => s.id)).toEqual(["2026-11-21"]);
+    expect((await api.get(`${base}/kept/seasons`)).body.seasons.map((s: { id: string }) => s.id)).toEqual([
+      "2026-11-21",
+    ]);
   });
 });
 
@@ -136,7 +197,12 @@ describe("weekly and monthly seasons", () => {
     await join("weekly", "ann", { name: "Ann", score: 4 });
     expect((await player("weekly", "ann")).body).toMatchObject({ score: 4, season: "2026-W48" });
     api.setNow("2026-11-30T00:00:00.000Z"); // Monday
-    expect((await player("weekly", "ann")).body).toMatchObject({ score: 0, rank: null, previousRank: 1, season: "2026-W49" });
+    expect((await player("weekly", "ann")).body).toMatchObject({
+      score: 0,
+      rank: null,
+      previousRank: 1,
+      season: "2026-W49",
+    });
     expect((await score("weekly", "ann", { set: 9 })).body).toEqual({ score: 9, rank: 1 });
     expect((await player("weekly", "ann", "2026-W48")).body).toMatchObject({ score: 4, rank: 1 });
     // a season id of another policy names no season of this board
@@ -174,8 +240,14 @@ describe("tie policies across seasons, settings", () => {
       await score(b, "late", { by: 5 });
       await score(b, "early", { by: 5 });
     }
-    expect(order(await page("tj"))).toEqual([["early", 5], ["late", 5]]);
-    expect(order(await page("tr"))).toEqual([["late", 5], ["early", 5]]);
+    expect(order(await page("tj"))).toEqual([
+      ["early", 5],
+      ["late", 5],
+    ]);
+    expect(order(await page("tr"))).toEqual([
+      ["late", 5],
+      ["early", 5],
+    ]);
   });
 
   it("reset changes only on a board without players (409 board_not_empty); PUT keeps what it omits", async () => {
@@ -186,14 +258,35 @@ describe("tie policies across seasons, settings", () => {
     expect(refused.status).toBe(409);
     expect(refused.body.error.code).toBe("board_not_empty");
     const kept = await api.put(`${base}/settings`, { keepSeasons: 4 }, admin);
-    expect(kept.body).toMatchObject({ reset: "weekly", keepSeasons: 4, maxScore: 100, minScore: null, players: 1, season: "2026-W46" });
-    expect((await api.get(`${base}/settings/count`)).body).toMatchObject({ reset: "weekly", keepSeasons: 4, maxScore: 100, players: 1 });
-    expect((await api.get(`${base}/settings?season=previous`)).body).toMatchObject({ items: [], total: 0, season: "2026-W45" });
+    expect(kept.body).toMatchObject({
+      reset: "weekly",
+      keepSeasons: 4,
+      maxScore: 100,
+      minScore: null,
+      players: 1,
+      season: "2026-W46",
+    });
+    expect((await api.get(`${base}/settings/count`)).body).toMatchObject({
+      reset: "weekly",
+      keepSeasons: 4,
+      maxScore: 100,
+      players: 1,
+    });
+    expect((await api.get(`${base}/settings?season=previous`)).body).toMatchObject({
+      items: [],
+      total: 0,
+      season: "2026-W45",
+    });
     expect((await api.get(`${base}/nosuch/seasons`)).status).toBe(404);
     // a board without seasons has no previous one
     await join("plain", "p");
     expect((await page("plain", "previous")).status).toBe(404);
-    expect((await api.get(`${base}/plain/seasons`)).body).toEqual({ board: "plain", reset: "none", current: null, seasons: [] });
+    expect((await api.get(`${base}/plain/seasons`)).body).toEqual({
+      board: "plain",
+      reset: "none",
+      current: null,
+      seasons: [],
+    });
     expect((await api.put(`${base}/settings`, { keepSeasons: 53 }, admin)).status).toBe(400);
   });
 
@@ -207,7 +300,10 @@ describe("tie policies across seasons, settings", () => {
     await score("gone", "b", { by: 2 });
     expect((await api.del(`${base}/gone/players/b`)).status).toBe(204);
     expect(order(await page("gone"))).toEqual([["a", 1]]);
-    expect(order(await page("gone", "previous"))).toEqual([["a", 0], ["b", 0]]);
+    expect(order(await page("gone", "previous"))).toEqual([
+      ["a", 0],
+      ["b", 0],
+    ]);
     expect((await api.keys()).filter((k) => k.includes(":lb:gone:")).length).toBeGreaterThan(3);
     expect((await api.del(`${base}/gone`, admin)).status).toBe(204);
     expect((await api.keys()).filter((k) => k.includes(":lb:gone:"))).toEqual([]);
@@ -225,8 +321,13 @@ describe("movement", () => {
     await score("mv", "b", { by: 10 }); // 30: b first again
     expect((await player("mv", "a")).body).toMatchObject({ rank: 2, bestRank: 1 });
     const rows = (await page("mv")).body.items;
-    expect(rows.map((r: { player: string; bestRank: number }) => [r.player, r.bestRank])).toEqual([["b", 1], ["a", 1]]);
-    expect((await api.get(`${base}/mv/players/a/around?k=1`)).body.items.map((r: { bestRank: number }) => r.bestRank)).toEqual([1, 1]);
+    expect(rows.map((r: { player: string; bestRank: number }) => [r.player, r.bestRank])).toEqual([
+      ["b", 1],
+      ["a", 1],
+    ]);
+    expect(
+      (await api.get(`${base}/mv/players/a/around?k=1`)).body.items.map((r: { bestRank: number }) => r.bestRank),
+    ).toEqual([1, 1]);
   });
 
   it("bestRank starts again each season", async () => {

@@ -14,12 +14,19 @@ const api = createTestApi({ label: "lb-snap", start: "2026-11-20T10:00:00.000Z" 
 afterAll(() => api.cleanup());
 
 const runJob = (a = api) => a.post("/internal/jobs/leaderboards.snapshot", undefined, admin);
-const join = (board: string, player: string, score = 0, a = api) => a.put(`${base}/${board}/players/${player}`, { name: player, score });
-const score = (board: string, player: string, body: Record<string, unknown>, a = api) => a.post(`${base}/${board}/players/${player}/score`, body);
+const join = (board: string, player: string, score = 0, a = api) =>
+  a.put(`${base}/${board}/players/${player}`, { name: player, score });
+const score = (board: string, player: string, body: Record<string, unknown>, a = api) =>
+  a.post(`${base}/${board}/players/${player}/score`, body);
 
 describe("daily snapshot of boards without seasons", () => {
   it("previousRank is the rank at the snapshot, after later score changes; null before any snapshot and for players not in it", async () => {
-    for (const [p, s] of [["a", 30], ["b", 20], ["c", 10]] as const) await join("snap1", p, s);
+    for (const [p, s] of [
+      ["a", 30],
+      ["b", 20],
+      ["c", 10],
+    ] as const)
+      await join("snap1", p, s);
     // no snapshot yet
     expect((await api.get(`${base}/snap1/players/a`)).body.previousRank).toBeNull();
     expect((await api.get(`${base}/snap1`)).body.items.map((r: any) => r.previousRank)).toEqual([null, null, null]);
@@ -43,7 +50,11 @@ describe("daily snapshot of boards without seasons", () => {
     expect((await api.get(`${base}/snap1/players/c`)).body).toMatchObject({ rank: 2, previousRank: 3, season: null });
     expect((await api.get(`${base}/snap1/players/d`)).body).toMatchObject({ rank: 1, previousRank: null });
     const around = (await api.get(`${base}/snap1/players/a/around?k=1`)).body.items;
-    expect(around.map((r: any) => [r.player, r.previousRank])).toEqual([["c", 3], ["a", 1], ["b", 2]]);
+    expect(around.map((r: any) => [r.player, r.previousRank])).toEqual([
+      ["c", 3],
+      ["a", 1],
+      ["b", 2],
+    ]);
 
     // the same day: nothing more is copied
     const again = await runJob();
@@ -83,11 +94,19 @@ describe("daily snapshot of boards without seasons", () => {
     await runJob();
     expect((await api.keys()).filter((k) => k.includes(":snapd:snap"))).toEqual([]);
     await score("snapd", "x", { by: 1 });
-    expect((await api.get(`${base}/snapd/players/x`)).body).toMatchObject({ rank: 1, previousRank: 1, season: "2026-11-22" });
+    expect((await api.get(`${base}/snapd/players/x`)).body).toMatchObject({
+      rank: 1,
+      previousRank: 1,
+      season: "2026-11-22",
+    });
   });
 
   it("a board of 25,000 players with a chunk of 4,000 completes over several scripts and runs, reporting more", async () => {
-    const a = createTestApi({ label: "lb-snap-big", start: "2026-11-20T10:00:00.000Z", vars: { LEADERBOARD_SNAPSHOT_CHUNK: "4000", LEADERBOARD_SNAPSHOT_SCRIPTS: "4" } });
+    const a = createTestApi({
+      label: "lb-snap-big",
+      start: "2026-11-20T10:00:00.000Z",
+      vars: { LEADERBOARD_SNAPSHOT_CHUNK: "4000", LEADERBOARD_SNAPSHOT_SCRIPTS: "4" },
+    });
     try {
       const n = 25_000;
       // configured by an admin (so listed), then filled in one EVAL: player p<i> with score i
@@ -137,7 +156,11 @@ describe("daily snapshot of boards without seasons", () => {
   }, 240_000);
 
   it("deleting a board removes its snapshot keys, also a partial build; the last removal of a board made by joins too", async () => {
-    const a = createTestApi({ label: "lb-snap-del", start: "2026-11-20T10:00:00.000Z", vars: { LEADERBOARD_SNAPSHOT_CHUNK: "2", LEADERBOARD_SNAPSHOT_SCRIPTS: "2" } });
+    const a = createTestApi({
+      label: "lb-snap-del",
+      start: "2026-11-20T10:00:00.000Z",
+      vars: { LEADERBOARD_SNAPSHOT_CHUNK: "2", LEADERBOARD_SNAPSHOT_SCRIPTS: "2" },
+    });
     try {
       for (const p of ["a", "b", "c"]) await join("gone", p, 1, a);
       await a.put(`${base}/gone`, {}, admin);
@@ -149,7 +172,10 @@ describe("daily snapshot of boards without seasons", () => {
       // the next day's build is under way beside the finished snapshot
       a.setNow("2026-11-21T10:00:00.000Z");
       await runJob(a);
-      expect((await a.keys()).filter((k) => k.includes(":gone:snap")).sort()).toEqual([`${a.prefix}:lb:gone:snap`, `${a.prefix}:lb:gone:snap:next`]);
+      expect((await a.keys()).filter((k) => k.includes(":gone:snap")).sort()).toEqual([
+        `${a.prefix}:lb:gone:snap`,
+        `${a.prefix}:lb:gone:snap:next`,
+      ]);
       expect((await a.del(`${base}/gone`, admin)).status).toBe(204);
       expect((await a.keys()).filter((k) => k.includes(":gone"))).toEqual([]);
 
@@ -172,11 +198,18 @@ describe("daily snapshot of boards without seasons", () => {
     await runJob();
     await score("snapr", "b", { by: 5 });
     expect((await api.get(`${base}/snapr/players/b`)).body).toMatchObject({ rank: 1, previousRank: 2 });
-    expect((await api.get(`${base}/snapr`)).body.items.map((r: any) => [r.player, r.previousRank])).toEqual([["b", 2], ["a", 1]]);
+    expect((await api.get(`${base}/snapr`)).body.items.map((r: any) => [r.player, r.previousRank])).toEqual([
+      ["b", 2],
+      ["a", 1],
+    ]);
   });
 
   it("many boards over runs with a small budget: the pass's cursor moves on, a board whose activity moves it is still done", async () => {
-    const a = createTestApi({ label: "lb-snap-many", start: "2026-11-20T10:00:00.000Z", vars: { LEADERBOARD_SNAPSHOT_CHUNK: "3", LEADERBOARD_SNAPSHOT_SCRIPTS: "3" } });
+    const a = createTestApi({
+      label: "lb-snap-many",
+      start: "2026-11-20T10:00:00.000Z",
+      vars: { LEADERBOARD_SNAPSHOT_CHUNK: "3", LEADERBOARD_SNAPSHOT_SCRIPTS: "3" },
+    });
     try {
       const boards = ["m1", "m2", "m3", "m4", "m5"];
       for (const b of boards) {
@@ -192,7 +225,8 @@ describe("daily snapshot of boards without seasons", () => {
       for (let r = 0; r < 10 && results[results.length - 1].more; r++) results.push((await runJob(a)).body.result);
       expect(results[results.length - 1].more).toBe(false);
       expect(results.map((r) => r.members).reduce((x, y) => x + y)).toBe(11);
-      for (const b of ["m1", "m2", "m3", "m5"]) expect((await a.get(`${base}/${b}/players/x`)).body.previousRank, b).toBe(1);
+      for (const b of ["m1", "m2", "m3", "m5"])
+        expect((await a.get(`${base}/${b}/players/x`)).body.previousRank, b).toBe(1);
       // m4 was copied after its newcomer joined; m1 before (and is not copied twice in a day)
       expect((await a.get(`${base}/m4/players/z`)).body.previousRank).toBe(1);
       expect((await a.get(`${base}/m4/players/x`)).body.previousRank).toBe(2);

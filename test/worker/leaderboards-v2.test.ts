@@ -11,9 +11,12 @@ afterAll(() => api.cleanup());
 
 const base = "/v1/leaderboards";
 const admin = { key: "admin" } as const;
-const join = (board: string, player: string, body: Record<string, unknown> = { name: player }) => api.put(`${base}/${board}/players/${player}`, body);
-const score = (board: string, player: string, body: Record<string, unknown>) => api.post(`${base}/${board}/players/${player}/score`, body);
-const rank = (board: string, players: string[], key = "read") => api.post(`${base}/${board}/rank`, { players }, { key });
+const join = (board: string, player: string, body: Record<string, unknown> = { name: player }) =>
+  api.put(`${base}/${board}/players/${player}`, body);
+const score = (board: string, player: string, body: Record<string, unknown>) =>
+  api.post(`${base}/${board}/players/${player}/score`, body);
+const rank = (board: string, players: string[], key = "read") =>
+  api.post(`${base}/${board}/rank`, { players }, { key });
 
 describe("guards", () => {
   it("a write outside minScore, maxScore or maxIncrement is a 422 score_rejected and writes nothing", async () => {
@@ -34,7 +37,13 @@ describe("guards", () => {
     expect((await score("g", "b", { set: 5000, mode: "best" })).status).toBe(422);
     expect((await join("g", "c", { name: "C", score: 1001 })).status).toBe(422);
     // split into a batch, an increment over maxIncrement is still refused, whole
-    const split = await api.post(`${base}/g/scores`, { items: [{ player: "a", by: 1 }, { player: "b", by: 30 }, { player: "b", by: 30 }] });
+    const split = await api.post(`${base}/g/scores`, {
+      items: [
+        { player: "a", by: 1 },
+        { player: "b", by: 30 },
+        { player: "b", by: 30 },
+      ],
+    });
     expect(split.status).toBe(422);
     expect(split.body.error.details).toEqual([{ path: "items.2", message: "refused by maxIncrement" }]);
     expect(await api.keys()).toEqual(before);
@@ -98,7 +107,9 @@ describe("subset ranking", () => {
     await score("frr", "b", { by: 6 });
     await score("frr", "b", { by: -1 }); // reaches 5 last
     const res = await rank("frr", ["a", "b", "c"]);
-    expect(res.body.items.map((r: { player: string; rank: number; subsetRank: number }) => [r.player, r.rank, r.subsetRank])).toEqual([
+    expect(
+      res.body.items.map((r: { player: string; rank: number; subsetRank: number }) => [r.player, r.rank, r.subsetRank]),
+    ).toEqual([
       ["c", 1, 1],
       ["a", 2, 2],
       ["b", 3, 3],
@@ -114,8 +125,18 @@ describe("subset ranking", () => {
     expect((await api.post(`${base}/frs/players/a/score`, { by: 1 }, { key: "read" })).status).toBe(403);
     expect((await rank("frs", [])).status).toBe(400);
     expect((await rank("frs", ["bad name"])).status).toBe(400);
-    expect((await rank("frs", Array.from({ length: 1001 }, (_, i) => `p${i}`))).status).toBe(400);
-    const many = await rank("frs", Array.from({ length: 1000 }, (_, i) => (i === 999 ? "a" : `p${i}`)));
+    expect(
+      (
+        await rank(
+          "frs",
+          Array.from({ length: 1001 }, (_, i) => `p${i}`),
+        )
+      ).status,
+    ).toBe(400);
+    const many = await rank(
+      "frs",
+      Array.from({ length: 1000 }, (_, i) => (i === 999 ? "a" : `p${i}`)),
+    );
     expect(many.body.items).toHaveLength(1);
     expect(many.body.unknown).toHaveLength(999);
   });

@@ -5,8 +5,10 @@ const api = createTestApi({ label: "leaderboards" });
 afterAll(() => api.cleanup());
 
 const base = "/v1/leaderboards";
-const join = (board: string, player: string, body: Record<string, unknown> = { name: player }) => api.put(`${base}/${board}/players/${player}`, body);
-const score = (board: string, player: string, body: Record<string, unknown>) => api.post(`${base}/${board}/players/${player}/score`, body);
+const join = (board: string, player: string, body: Record<string, unknown> = { name: player }) =>
+  api.put(`${base}/${board}/players/${player}`, body);
+const score = (board: string, player: string, body: Record<string, unknown>) =>
+  api.post(`${base}/${board}/players/${player}/score`, body);
 
 async function joinMany(t: TestApi, board: string, count: number) {
   for (let i = 0; i < count; i += 25) {
@@ -14,7 +16,10 @@ async function joinMany(t: TestApi, board: string, count: number) {
       Array.from({ length: Math.min(25, count - i) }, (_, j) => {
         const n = i + j;
         // distinct scores: p000 highest
-        return t.put(`${base}/${board}/players/p${String(n).padStart(3, "0")}`, { name: `Player ${n}`, score: 10_000 - n });
+        return t.put(`${base}/${board}/players/p${String(n).padStart(3, "0")}`, {
+          name: `Player ${n}`,
+          score: 10_000 - n,
+        });
       }),
     );
   }
@@ -24,7 +29,15 @@ describe("the post's operations", () => {
   it("joins, increments, scores, ranks, counts, lists and removes", async () => {
     const first = await join("g1", "alice", { name: "Alice", meta: { country: "ES" } });
     expect(first.status).toBe(201);
-    expect(first.body).toMatchObject({ created: true, player: "alice", name: "Alice", meta: { country: "ES" }, score: 0, rank: 1, joinedAt: api.now });
+    expect(first.body).toMatchObject({
+      created: true,
+      player: "alice",
+      name: "Alice",
+      meta: { country: "ES" },
+      score: 0,
+      rank: 1,
+      joinedAt: api.now,
+    });
     api.advance(1000);
     expect((await join("g1", "bob", { name: "Bob", score: 5 })).status).toBe(201);
 
@@ -78,7 +91,11 @@ describe("the post's operations", () => {
     const again = await join("g2", "carol", { name: "Caroline", meta: { level: 3 }, score: 0 });
     expect(again.status).toBe(200);
     expect(again.body).toMatchObject({ created: false, name: "Caroline", score: 42, joinedAt: first.body.joinedAt });
-    expect((await api.get(`${base}/g2/players/carol`)).body).toMatchObject({ name: "Caroline", meta: { level: 3 }, score: 42 });
+    expect((await api.get(`${base}/g2/players/carol`)).body).toMatchObject({
+      name: "Caroline",
+      meta: { level: 3 },
+      score: 42,
+    });
   });
 
   it("sets scores with replace and best", async () => {
@@ -92,7 +109,13 @@ describe("the post's operations", () => {
   it("applies a batch of changes atomically, refusing it whole on one unknown player", async () => {
     await join("g4", "a", { name: "A" });
     await join("g4", "b", { name: "B" });
-    const ok = await api.post(`${base}/g4/scores`, { items: [{ player: "a", by: 3 }, { player: "b", set: 9 }, { player: "a", by: 1 }] });
+    const ok = await api.post(`${base}/g4/scores`, {
+      items: [
+        { player: "a", by: 3 },
+        { player: "b", set: 9 },
+        { player: "a", by: 1 },
+      ],
+    });
     expect(ok.status).toBe(200);
     expect(ok.body.results).toEqual([
       { player: "a", score: 3, rank: 2 },
@@ -100,7 +123,12 @@ describe("the post's operations", () => {
       { player: "a", score: 4, rank: 2 },
     ]);
     const keysBefore = await api.keys();
-    const bad = await api.post(`${base}/g4/scores`, { items: [{ player: "a", by: 100 }, { player: "ghost", by: 1 }] });
+    const bad = await api.post(`${base}/g4/scores`, {
+      items: [
+        { player: "a", by: 100 },
+        { player: "ghost", by: 1 },
+      ],
+    });
     expect(bad.status).toBe(404);
     expect((await api.get(`${base}/g4/players/a`)).body.score).toBe(4);
     expect(await api.keys()).toEqual(keysBefore);
@@ -162,7 +190,11 @@ describe("ties", () => {
     const res = await api.put(`${base}/tr`, { ties: "joined" }, { key: "admin" });
     expect(res.status).toBe(409);
     expect(res.body.error.code).toBe("board_not_empty");
-    expect((await api.put(`${base}/tr`, {}, { key: "admin" })).body).toMatchObject({ ties: "reached", created: false, players: 2 });
+    expect((await api.put(`${base}/tr`, {}, { key: "admin" })).body).toMatchObject({
+      ties: "reached",
+      created: false,
+      players: 2,
+    });
     expect((await api.put(`${base}/tr`, { ties: "reached" }, { key: "admin" })).status).toBe(200);
     await api.put(`${base}/tempty`, undefined, { key: "admin" });
     expect((await api.put(`${base}/tempty`, { ties: "reached" }, { key: "admin" })).body.ties).toBe("reached");
@@ -176,8 +208,22 @@ describe("pages and around-me", () => {
     expect(first.status).toBe(200);
     expect(first.body.items).toHaveLength(100);
     expect(first.body.total).toBe(150);
-    expect(first.body.items[0]).toEqual({ rank: 1, player: "p000", name: "Player 0", score: 10_000, previousRank: null, bestRank: 1 });
-    expect(first.body.items[99]).toEqual({ rank: 100, player: "p099", name: "Player 99", score: 9901, previousRank: null, bestRank: expect.any(Number) });
+    expect(first.body.items[0]).toEqual({
+      rank: 1,
+      player: "p000",
+      name: "Player 0",
+      score: 10_000,
+      previousRank: null,
+      bestRank: 1,
+    });
+    expect(first.body.items[99]).toEqual({
+      rank: 100,
+      player: "p099",
+      name: "Player 99",
+      score: 9901,
+      previousRank: null,
+      bestRank: expect.any(Number),
+    });
     const second = await api.get(`${base}/big?page=2&limit=100`);
     expect(second.body.items.map((r: any) => r.rank)).toEqual(Array.from({ length: 50 }, (_, i) => 101 + i));
     const past = await api.get(`${base}/big?page=3&limit=100`);
@@ -203,7 +249,14 @@ describe("pages and around-me", () => {
     expect(top.body.items.map((r: any) => r.rank)).toEqual([1, 2, 3, 4]);
     const bottom = await api.get(`${base}/big/players/p149/around`);
     expect(bottom.body.items.map((r: any) => r.rank)).toEqual([145, 146, 147, 148, 149, 150]);
-    expect(bottom.body.items[5]).toEqual({ rank: 150, player: "p149", name: "Player 149", score: 9851, previousRank: null, bestRank: expect.any(Number) });
+    expect(bottom.body.items[5]).toEqual({
+      rank: 150,
+      player: "p149",
+      name: "Player 149",
+      score: 9851,
+      previousRank: null,
+      bestRank: expect.any(Number),
+    });
     expect((await api.get(`${base}/big/players/nobody/around`)).status).toBe(404);
     expect((await api.get(`${base}/big/players/p000/around?k=51`)).status).toBe(400);
   });
@@ -249,14 +302,41 @@ describe("atomicity and precision", () => {
     await join("idem2", "x", { name: "X" });
     const idemKeys = async () => (await api.keys()).filter((k) => k.includes(":idem:"));
     const recorded = await idemKeys();
-    const refused = await api.post(`${base}/idem2/scores`, { items: [{ player: "x", by: 1 }, { player: "ghost", by: 1 }] }, { headers });
+    const refused = await api.post(
+      `${base}/idem2/scores`,
+      {
+        items: [
+          { player: "x", by: 1 },
+          { player: "ghost", by: 1 },
+        ],
+      },
+      { headers },
+    );
     expect(refused.status).toBe(404);
     expect(await idemKeys()).toEqual(recorded);
     await join("idem2", "ghost", { name: "Ghost" });
-    const retried = await api.post(`${base}/idem2/scores`, { items: [{ player: "x", by: 1 }, { player: "ghost", by: 1 }] }, { headers });
+    const retried = await api.post(
+      `${base}/idem2/scores`,
+      {
+        items: [
+          { player: "x", by: 1 },
+          { player: "ghost", by: 1 },
+        ],
+      },
+      { headers },
+    );
     expect(retried.status).toBe(200);
     expect(retried.headers.get("idempotent-replayed")).toBeNull();
-    const replay = await api.post(`${base}/idem2/scores`, { items: [{ player: "x", by: 1 }, { player: "ghost", by: 1 }] }, { headers });
+    const replay = await api.post(
+      `${base}/idem2/scores`,
+      {
+        items: [
+          { player: "x", by: 1 },
+          { player: "ghost", by: 1 },
+        ],
+      },
+      { headers },
+    );
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
     expect((await api.get(`${base}/idem2/players/x`)).body.score).toBe(1);
   });
@@ -307,7 +387,16 @@ describe("bad input", () => {
         ["POST", `${base}/b/players/p/score`, { by: 1, set: 2 }],
         ["POST", `${base}/b/players/p/score`, {}],
         ["POST", `${base}/b/scores`, { items: [] }],
-        ["POST", `${base}/b/scores`, { items: [{ player: "ok", by: 1 }, { player: "bad name", by: 1 }] }],
+        [
+          "POST",
+          `${base}/b/scores`,
+          {
+            items: [
+              { player: "ok", by: 1 },
+              { player: "bad name", by: 1 },
+            ],
+          },
+        ],
         ["POST", `${base}/b/scores`, { items: Array.from({ length: 1001 }, () => ({ player: "p", by: 1 })) }],
       ];
       for (const [method, path, body, key] of cases) {
@@ -315,7 +404,10 @@ describe("bad input", () => {
         expect(res.status, `${method} ${path} ${JSON.stringify(body).slice(0, 80)}`).toBe(400);
         expect(res.body.error.code).toBe("invalid_request");
       }
-      const raw = await fresh.post(`${base}/b/players/p/score`, undefined, { raw: '{"by": NaN}', headers: { "content-type": "application/json" } });
+      const raw = await fresh.post(`${base}/b/players/p/score`, undefined, {
+        raw: '{"by": NaN}',
+        headers: { "content-type": "application/json" },
+      });
       expect(raw.status).toBe(400);
       expect(await fresh.keys()).toEqual([]);
     } finally {
@@ -352,7 +444,17 @@ describe("cost", () => {
       ["join", () => join("costly", "a", { name: "A" }), 200],
       ["score", () => score("costly", "a", { by: 1 }), 200],
       ["set", () => score("costly", "a", { set: 5, mode: "best" }), 200],
-      ["batch", () => api.post(`${base}/costly/scores`, { items: [{ player: "a", by: 1 }, { player: "a", by: 2 }] }), 200],
+      [
+        "batch",
+        () =>
+          api.post(`${base}/costly/scores`, {
+            items: [
+              { player: "a", by: 1 },
+              { player: "a", by: 2 },
+            ],
+          }),
+        200,
+      ],
       ["get", () => api.get(`${base}/costly/players/a`), 200],
       ["around", () => api.get(`${base}/costly/players/a/around?k=3`), 200],
       ["page", () => api.get(`${base}/costly?limit=100`), 200],
@@ -373,7 +475,15 @@ describe("cost", () => {
 
   it("describes every leaderboard endpoint in the OpenAPI document", async () => {
     const doc = (await api.get("/openapi.json", { key: "none" })).body;
-    for (const path of ["/v1/leaderboards", "/v1/leaderboards/{board}", "/v1/leaderboards/{board}/players/{player}", "/v1/leaderboards/{board}/players/{player}/score", "/v1/leaderboards/{board}/players/{player}/around", "/v1/leaderboards/{board}/scores", "/v1/leaderboards/{board}/count"]) {
+    for (const path of [
+      "/v1/leaderboards",
+      "/v1/leaderboards/{board}",
+      "/v1/leaderboards/{board}/players/{player}",
+      "/v1/leaderboards/{board}/players/{player}/score",
+      "/v1/leaderboards/{board}/players/{player}/around",
+      "/v1/leaderboards/{board}/scores",
+      "/v1/leaderboards/{board}/count",
+    ]) {
       expect(doc.paths[path], path).toBeDefined();
     }
     expect(doc.paths["/v1/leaderboards/{board}"].delete).toBeDefined();
@@ -381,17 +491,34 @@ describe("cost", () => {
     // v2: subset ranking, seasons, the season query, guards and the 422
     expect(doc.paths["/v1/leaderboards/{board}/rank"].post.requestBody).toBeDefined();
     expect(doc.paths["/v1/leaderboards/{board}/seasons"].get).toBeDefined();
-    for (const path of ["/v1/leaderboards/{board}", "/v1/leaderboards/{board}/players/{player}", "/v1/leaderboards/{board}/players/{player}/around", "/v1/leaderboards/{board}/rank"]) {
+    for (const path of [
+      "/v1/leaderboards/{board}",
+      "/v1/leaderboards/{board}/players/{player}",
+      "/v1/leaderboards/{board}/players/{player}/around",
+      "/v1/leaderboards/{board}/rank",
+    ]) {
       const method = path.endsWith("/rank") ? "post" : "get";
-      expect(doc.paths[path][method].parameters.map((p: { name: string }) => p.name), path).toContain("season");
+      expect(
+        doc.paths[path][method].parameters.map((p: { name: string }) => p.name),
+        path,
+      ).toContain("season");
     }
     const config = doc.components.schemas.LeaderboardConfig.properties;
-    expect(Object.keys(config).sort()).toEqual(["keepSeasons", "maxIncrement", "maxScore", "minScore", "reset", "ties"]);
+    expect(Object.keys(config).sort()).toEqual([
+      "keepSeasons",
+      "maxIncrement",
+      "maxScore",
+      "minScore",
+      "reset",
+      "ties",
+    ]);
     expect(doc.paths["/v1/leaderboards/{board}/players/{player}/score"].post.responses["422"]).toBeDefined();
     expect(doc.paths["/v1/leaderboards/{board}/scores"].post.responses["422"]).toBeDefined();
     expect(Object.keys(doc.components.schemas.LeaderboardPlayer.properties)).toEqual(
       expect.arrayContaining(["percentile", "total", "previousRank", "bestRank", "season"]),
     );
-    expect(Object.keys(doc.components.schemas.LeaderboardRow.properties)).toEqual(expect.arrayContaining(["previousRank", "bestRank"]));
+    expect(Object.keys(doc.components.schemas.LeaderboardRow.properties)).toEqual(
+      expect.arrayContaining(["previousRank", "bestRank"]),
+    );
   });
 });

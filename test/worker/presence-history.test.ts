@@ -121,7 +121,15 @@ describe("site-wide figures", () => {
   it("online across rooms at the last trim run, today's highest sample, and distinct ids across rooms (HyperLogLog)", async () => {
     const api = newApi("phist-total");
     const empty = await api.get("/v1/presence/_total");
-    expect(empty.body).toEqual({ online: 0, onlineAt: null, peakToday: 0, peakAt: null, activeToday: 0, activeTodayError: 0.0081, day: D0 });
+    expect(empty.body).toEqual({
+      online: 0,
+      onlineAt: null,
+      peakToday: 0,
+      peakAt: null,
+      activeToday: 0,
+      activeTodayError: 0.0081,
+      day: D0,
+    });
     await beat(api, "lobby", ["a", "b", "c"]);
     await beat(api, "game", ["b", "c", "d", "e"]); // b and c in two rooms: online counts them twice, active once
     api.advance(MIN);
@@ -129,13 +137,27 @@ describe("site-wide figures", () => {
     const sampledAt = api.now;
     const m = await api.cost(() => api.get("/v1/presence/_total"));
     expect([m.requests, m.commands]).toEqual([1, 3]);
-    expect(m.result.body).toEqual({ online: 7, onlineAt: sampledAt, peakToday: 7, peakAt: sampledAt, activeToday: 5, activeTodayError: 0.0081, day: D0 });
+    expect(m.result.body).toEqual({
+      online: 7,
+      onlineAt: sampledAt,
+      peakToday: 7,
+      peakAt: sampledAt,
+      activeToday: 5,
+      activeTodayError: 0.0081,
+      day: D0,
+    });
     // Some leave: online drops at the next run, the day's peak stays.
     await api.del("/v1/presence/game/members/d");
     await api.del("/v1/presence/game/members/e");
     api.advance(MIN);
     await trim(api);
-    expect((await api.get("/v1/presence/_total")).body).toMatchObject({ online: 5, onlineAt: api.now, peakToday: 7, peakAt: sampledAt, activeToday: 5 });
+    expect((await api.get("/v1/presence/_total")).body).toMatchObject({
+      online: 5,
+      onlineAt: api.now,
+      peakToday: 7,
+      peakAt: sampledAt,
+      activeToday: 5,
+    });
     // Every room idle: the runs that visit them record 0.
     api.advance(10 * MIN);
     await trim(api);

@@ -13,7 +13,8 @@ const MIN = 60_000;
 const DAY = 86_400_000;
 const T0 = Date.UTC(2026, 10, 22, 12, 30, 10);
 const track = cleanedUpAfterAll<TestApi>();
-const newApi = (label: string, vars?: Record<string, string>) => track(createTestApi({ label, start: T0, ...(vars ? { vars } : {}) }));
+const newApi = (label: string, vars?: Record<string, string>) =>
+  track(createTestApi({ label, start: T0, ...(vars ? { vars } : {}) }));
 
 const trim = (api: TestApi) => api.post("/internal/jobs/trim", undefined, { key: "admin" });
 const key = (api: TestApi, ...parts: string[]) => [api.prefix, "presence", ...parts].join(":");
@@ -56,7 +57,11 @@ describe("the id horizon", () => {
     expect(await redis<number>(api, "ZCARD", key(api, "h", "seen"))).toBe(2);
     expect(await redis(api, "HGET", key(api, "h", "ids"), "b")).toBeNull();
     // Today's figures and bitmap are exactly what they were.
-    expect((await api.get("/v1/presence/h")).body).toMatchObject({ activeToday: 2, newToday: 1, peakToday: before.body.peakToday });
+    expect((await api.get("/v1/presence/h")).body).toMatchObject({
+      activeToday: 2,
+      newToday: 1,
+      peakToday: before.body.peakToday,
+    });
     expect(await redis<number>(api, "BITCOUNT", today)).toBe(bitsBefore);
 
     // b comes back: new again, with a compact id never handed out before.
@@ -108,7 +113,8 @@ describe("registries", () => {
     // Once the horizon passes, the room has no key and no registry entry left.
     api.advance(91 * DAY);
     await trim(api);
-    for (const part of ["seen", "ids", "names", "seq"]) expect(await redis<number>(api, "EXISTS", key(api, "gone", part))).toBe(0);
+    for (const part of ["seen", "ids", "names", "seq"])
+      expect(await redis<number>(api, "EXISTS", key(api, "gone", part))).toBe(0);
     expect(await redis(api, "ZSCORE", key(api, "_due"), "gone")).toBeNull();
     expect(await redis(api, "ZSCORE", key(api, "_rooms"), "gone")).toBeNull();
     expect((await trim(api)).body.result.rooms).toBe(0);
@@ -184,7 +190,8 @@ describe("scopes", () => {
     const slack = 2_000; // real time passing between the two readings
     expect(await redis<number>(api, "PTTL", daily)).toBeGreaterThan(dailyTtl - slack);
     expect(await redis<number>(api, "PTTL", history)).toBeGreaterThan(historyTtl - slack);
-    for (const part of ["seen", "ids", "names", "seq"]) expect(await redis<number>(api, "PTTL", key(api, "t", part))).toBe(-1);
+    for (const part of ["seen", "ids", "names", "seq"])
+      expect(await redis<number>(api, "PTTL", key(api, "t", part))).toBe(-1);
   });
 
   it("scope: only admin deletes a room or runs the trim job", async () => {

@@ -6,9 +6,11 @@ const MIN = 60_000;
 const track = cleanedUpAfterAll<TestApi>();
 const newApi = (label: string, start?: string) => track(createTestApi({ label, ...(start ? { start } : {}) }));
 
-const uuids = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag}-${String(i).padStart(6, "0")}-4b7d-4f0a-9a55-0c1d2e3f4a5b`);
+const uuids = (n: number, tag: string) =>
+  Array.from({ length: n }, (_, i) => `${tag}-${String(i).padStart(6, "0")}-4b7d-4f0a-9a55-0c1d2e3f4a5b`);
 const runTrim = (api: TestApi) => api.post("/internal/jobs/trim", undefined, { key: "admin" });
-const zcard = (api: TestApi, room: string) => command<number>(api.target, "ZCARD", `${api.prefix}:presence:${room}:seen`);
+const zcard = (api: TestApi, room: string) =>
+  command<number>(api.target, "ZCARD", `${api.prefix}:presence:${room}:seen`);
 
 describe("heartbeats and the online count", () => {
   const api = newApi("pres-hb");
@@ -23,7 +25,14 @@ describe("heartbeats and the online count", () => {
     expect(batch.body).toEqual({ online: 3, new: 2 });
     const stats = await api.get("/v1/presence/lobby");
     expect(stats.status).toBe(200);
-    expect(stats.body).toMatchObject({ room: "lobby", online: 3, timeoutSeconds: 300, peakToday: 3, activeToday: 3, newToday: 3 });
+    expect(stats.body).toMatchObject({
+      room: "lobby",
+      online: 3,
+      timeoutSeconds: 300,
+      peakToday: 3,
+      activeToday: 3,
+      newToday: 3,
+    });
     expect(stats.body.peakAt).toBe(api.now);
   });
 
@@ -94,12 +103,25 @@ describe("active, new and peak users across UTC midnight", () => {
     api.advance(MIN);
     await api.post("/v1/presence/game/heartbeats", { ids: ["d"] });
     const late = await api.get("/v1/presence/game");
-    expect(late.body).toMatchObject({ online: 4, peakToday: 4, activeToday: 4, newToday: 4, day: Date.UTC(2026, 10, 22) });
+    expect(late.body).toMatchObject({
+      online: 4,
+      peakToday: 4,
+      activeToday: 4,
+      newToday: 4,
+      day: Date.UTC(2026, 10, 22),
+    });
 
     api.setNow("2026-11-23T00:01:00Z");
     const early = await api.get("/v1/presence/game");
     // Still online from yesterday: concurrent now (so today's peak) but not seen today.
-    expect(early.body).toMatchObject({ online: 4, peakToday: 4, peakAt: api.now, activeToday: 0, newToday: 0, day: Date.UTC(2026, 10, 23) });
+    expect(early.body).toMatchObject({
+      online: 4,
+      peakToday: 4,
+      peakAt: api.now,
+      activeToday: 0,
+      newToday: 0,
+      day: Date.UTC(2026, 10, 23),
+    });
 
     const hb = await api.post("/v1/presence/game/heartbeats", { ids: ["a", "e"] });
     expect(hb.body).toEqual({ online: 5, new: 1 });
@@ -118,7 +140,13 @@ describe("active, new and peak users across UTC midnight", () => {
     expect((await runTrim(carry)).status).toBe(200);
     carry.advance(10 * MIN); // both idle now
     const stats = await carry.get("/v1/presence/r");
-    expect(stats.body).toMatchObject({ online: 0, peakToday: 2, peakAt: Date.UTC(2026, 10, 24), activeToday: 0, newToday: 0 });
+    expect(stats.body).toMatchObject({
+      online: 0,
+      peakToday: 2,
+      peakAt: Date.UTC(2026, 10, 24),
+      activeToday: 0,
+      newToday: 0,
+    });
   });
 });
 
@@ -199,9 +227,8 @@ describe("listing members with cursor pagination", () => {
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const res: { status: number; body: { members: { id: string; lastSeen: number }[]; nextCursor: string | null } } = await api.get(
-        `/v1/presence/hall/members?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
-      );
+      const res: { status: number; body: { members: { id: string; lastSeen: number }[]; nextCursor: string | null } } =
+        await api.get(`/v1/presence/hall/members?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
       expect(res.status).toBe(200);
       seen.push(...res.body.members);
       cursor = res.body.nextCursor;
@@ -255,17 +282,26 @@ describe("10,000 ids in one room", () => {
     let last = 0;
     for (let b = 0; b < 10; b++) {
       api.advance(10);
-      const { result, requests } = await api.cost(() => api.post("/v1/presence/arena/heartbeats", { ids: all.slice(b * 1000, (b + 1) * 1000) }));
+      const { result, requests } = await api.cost(() =>
+        api.post("/v1/presence/arena/heartbeats", { ids: all.slice(b * 1000, (b + 1) * 1000) }),
+      );
       expect(result.status).toBe(200);
       if (b > 0) expect(requests).toBe(1);
       last = result.body.online;
     }
     expect(last).toBe(10_000);
-    expect((await api.get("/v1/presence/arena")).body).toMatchObject({ online: 10_000, peakToday: 10_000, activeToday: 10_000, newToday: 10_000 });
+    expect((await api.get("/v1/presence/arena")).body).toMatchObject({
+      online: 10_000,
+      peakToday: 10_000,
+      activeToday: 10_000,
+      newToday: 10_000,
+    });
     const ids = new Set<string>();
     let cursor: string | null = null;
     do {
-      const res: { body: { members: { id: string }[]; nextCursor: string | null } } = await api.get(`/v1/presence/arena/members?limit=1000${cursor ? `&cursor=${cursor}` : ""}`);
+      const res: { body: { members: { id: string }[]; nextCursor: string | null } } = await api.get(
+        `/v1/presence/arena/members?limit=1000${cursor ? `&cursor=${cursor}` : ""}`,
+      );
       for (const m of res.body.members) ids.add(m.id);
       cursor = res.body.nextCursor;
     } while (cursor);

@@ -50,24 +50,27 @@ const ENDPOINTS: Endpoint[] = [
 const WRONG: Record<Scope, ("read" | "ingest")[]> = { read: ["ingest"], ingest: ["read"], admin: ["read", "ingest"] };
 
 describe("API keys", () => {
-  it.each(ENDPOINTS)("$method $path: 401 without a key or with an unknown one, 403 with the wrong scope, no Redis call", async (e) => {
-    const attempts: { key: string; status: number }[] = [
-      { key: "none", status: 401 },
-      { key: "not-a-key", status: 401 },
-      { key: `${TEST_KEYS.ingest}x`, status: 401 }, // a known key plus one character
-      { key: TEST_KEYS.admin.slice(0, -1), status: 401 }, // a known key minus one
-      { key: TEST_KEYS.read.toUpperCase(), status: 401 },
-      ...WRONG[e.needs].map((key) => ({ key, status: 403 })),
-    ];
-    for (const attempt of attempts) {
-      const { result, requests } = await api.cost(() => api.call(e.method, e.path, e.body, { key: attempt.key }));
-      expect({ key: attempt.key, status: result.status }).toEqual({ key: attempt.key, status: attempt.status });
-      expect(result.body.error.code).toBe(attempt.status === 401 ? "unauthorized" : "forbidden");
-      expect(result.body.error.message.length).toBeGreaterThan(10);
-      expect(requests).toBe(0);
-    }
-    expect(await api.keys()).toEqual([]);
-  });
+  it.each(ENDPOINTS)(
+    "$method $path: 401 without a key or with an unknown one, 403 with the wrong scope, no Redis call",
+    async (e) => {
+      const attempts: { key: string; status: number }[] = [
+        { key: "none", status: 401 },
+        { key: "not-a-key", status: 401 },
+        { key: `${TEST_KEYS.ingest}x`, status: 401 }, // a known key plus one character
+        { key: TEST_KEYS.admin.slice(0, -1), status: 401 }, // a known key minus one
+        { key: TEST_KEYS.read.toUpperCase(), status: 401 },
+        ...WRONG[e.needs].map((key) => ({ key, status: 403 })),
+      ];
+      for (const attempt of attempts) {
+        const { result, requests } = await api.cost(() => api.call(e.method, e.path, e.body, { key: attempt.key }));
+        expect({ key: attempt.key, status: result.status }).toEqual({ key: attempt.key, status: attempt.status });
+        expect(result.body.error.code).toBe(attempt.status === 401 ? "unauthorized" : "forbidden");
+        expect(result.body.error.message.length).toBeGreaterThan(10);
+        expect(requests).toBe(0);
+      }
+      expect(await api.keys()).toEqual([]);
+    },
+  );
 
   it("reads the header strictly: no key in the query string, no other scheme, no key in the body", async () => {
     const cases: Record<string, string>[] = [
@@ -78,14 +81,23 @@ describe("API keys", () => {
       { "x-api-key": TEST_KEYS.admin },
     ];
     for (const headers of cases) {
-      const res = await api.call("GET", `/v1/counters/c1/top?key=${TEST_KEYS.admin}`, undefined, { key: "none", headers });
+      const res = await api.call("GET", `/v1/counters/c1/top?key=${TEST_KEYS.admin}`, undefined, {
+        key: "none",
+        headers,
+      });
       expect(res.status).toBe(401);
     }
-    expect((await api.get("/v1/anything", { headers: { authorization: `bearer   ${TEST_KEYS.read}` }, key: "none" })).status).toBe(404);
+    expect(
+      (await api.get("/v1/anything", { headers: { authorization: `bearer   ${TEST_KEYS.read}` }, key: "none" })).status,
+    ).toBe(404);
   });
 
   it("checks the key before the body: an unauthenticated 2 MiB body is a 401, not a 413", async () => {
-    const res = await api.post("/v1/counters/c1/incr", undefined, { key: "none", raw: "x".repeat(2 * 1024 * 1024), headers: { "content-type": "application/json" } });
+    const res = await api.post("/v1/counters/c1/incr", undefined, {
+      key: "none",
+      raw: "x".repeat(2 * 1024 * 1024),
+      headers: { "content-type": "application/json" },
+    });
     expect(res.status).toBe(401);
   });
 
@@ -100,9 +112,15 @@ describe("API keys", () => {
 describe("internal jobs: QStash signature or admin key", () => {
   const base = "http://localhost/internal/jobs";
 
-  async function sign(key: string, claims: { url?: string; body?: string; iss?: string; exp?: number; nbf?: number } = {}) {
+  async function sign(
+    key: string,
+    claims: { url?: string; body?: string; iss?: string; exp?: number; nbf?: number } = {},
+  ) {
     const hash = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(claims.body ?? ""));
-    const b64 = btoa(String.fromCharCode(...new Uint8Array(hash))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+    const b64 = btoa(String.fromCharCode(...new Uint8Array(hash)))
+      .replace(/\+/g, "-")
+      .replace(/\//g, "_")
+      .replace(/=+$/, "");
     const now = Math.floor(Date.now() / 1000);
     return new SignJWT({ body: b64 })
       .setProtectedHeader({ alg: "HS256", typ: "JWT" })
@@ -149,7 +167,10 @@ describe("internal jobs: QStash signature or admin key", () => {
       ["not yet valid", await sign(TEST_SIGNING_KEYS.current, { body, nbf: now + 600 })],
       ["wrong signing key", await sign("sig_someone_else", { body })],
       ["wrong URL (other job)", await sign(TEST_SIGNING_KEYS.current, { body, url: `${base}/trim` })],
-      ["wrong URL (other host)", await sign(TEST_SIGNING_KEYS.current, { body, url: "https://evil.example/internal/jobs/compact" })],
+      [
+        "wrong URL (other host)",
+        await sign(TEST_SIGNING_KEYS.current, { body, url: "https://evil.example/internal/jobs/compact" }),
+      ],
       ["wrong body hash", await sign(TEST_SIGNING_KEYS.current, { body: JSON.stringify({ reason: "other" }) })],
       ["wrong issuer", await sign(TEST_SIGNING_KEYS.current, { body, iss: "Someone" })],
       ["alg none", unsignedJwt()],
@@ -204,13 +225,21 @@ describe("internal jobs: QStash signature or admin key", () => {
       ["alg none", { "upstash-signature": unsignedJwt() }],
       ["foreign signing key", { "upstash-signature": await sign("sig_someone_else", { body: "{}" }) }],
       ["expired", { "upstash-signature": await sign(TEST_SIGNING_KEYS.current, { body: "{}", exp: now - 600 }) }],
-      ["other job", { "upstash-signature": await sign(TEST_SIGNING_KEYS.current, { body: "{}", url: `${base}/trim` }) }],
+      [
+        "other job",
+        { "upstash-signature": await sign(TEST_SIGNING_KEYS.current, { body: "{}", url: `${base}/trim` }) },
+      ],
     ];
     for (const [label, headers] of cases) {
       const { stream, state } = watchedBody("{}");
       const res = await api.app.request(
         "/internal/jobs/compact",
-        { method: "POST", headers: { "content-type": "application/json", ...headers }, body: stream, duplex: "half" } as RequestInit,
+        {
+          method: "POST",
+          headers: { "content-type": "application/json", ...headers },
+          body: stream,
+          duplex: "half",
+        } as RequestInit,
         api.env,
       );
       expect({ label, status: res.status }).toEqual({ label, status: label === "ingest key" ? 403 : 401 });
@@ -221,7 +250,12 @@ describe("internal jobs: QStash signature or admin key", () => {
     const signature = await sign(TEST_SIGNING_KEYS.current, { body: "{}" });
     const ok = await api.app.request(
       "/internal/jobs/compact",
-      { method: "POST", headers: { "content-type": "application/json", "upstash-signature": signature }, body: stream, duplex: "half" } as RequestInit,
+      {
+        method: "POST",
+        headers: { "content-type": "application/json", "upstash-signature": signature },
+        body: stream,
+        duplex: "half",
+      } as RequestInit,
       api.env,
     );
     expect(ok.status).toBe(200);
@@ -233,7 +267,10 @@ describe("internal jobs: QStash signature or admin key", () => {
     const res = await api.post("/internal/jobs/compact", undefined, {
       key: "none",
       raw: body,
-      headers: { "content-type": "application/json", "upstash-signature": await sign(TEST_SIGNING_KEYS.current, { body }) },
+      headers: {
+        "content-type": "application/json",
+        "upstash-signature": await sign(TEST_SIGNING_KEYS.current, { body }),
+      },
     });
     expect(res.status).toBe(413);
   });
@@ -251,7 +288,10 @@ describe("internal jobs: QStash signature or admin key", () => {
       const res = await api.post("/internal/jobs/trim", undefined, {
         key: "none",
         raw: body,
-        headers: { "content-type": "application/json", "upstash-signature": await sign(TEST_SIGNING_KEYS.current, { body, url: `${base}/trim`, ...claims }) },
+        headers: {
+          "content-type": "application/json",
+          "upstash-signature": await sign(TEST_SIGNING_KEYS.current, { body, url: `${base}/trim`, ...claims }),
+        },
       });
       expect({ label, status: res.status }).toEqual({ label, status });
     }
@@ -259,7 +299,11 @@ describe("internal jobs: QStash signature or admin key", () => {
 
   it("says so when signing keys are not configured, instead of accepting anything", async () => {
     const env = { ...api.env, QSTASH_CURRENT_SIGNING_KEY: "", QSTASH_NEXT_SIGNING_KEY: "" } as Env;
-    const res = await api.app.request("/internal/jobs/compact", { method: "POST", headers: { "upstash-signature": await sign("any-key-at-all") } }, env);
+    const res = await api.app.request(
+      "/internal/jobs/compact",
+      { method: "POST", headers: { "upstash-signature": await sign("any-key-at-all") } },
+      env,
+    );
     expect(((await res.clone().json()) as any).error.message).toMatch(/not configured/);
     expect(res.status).toBe(401);
   });
@@ -269,9 +313,16 @@ describe("configuration and logs", () => {
   it("attack: a configured API key shorter than 16 characters stops every request with a clear 500 and a log line", async () => {
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
     try {
-      for (const vars of [{ READ_KEYS: `${TEST_KEYS.read},short-key` }, { ADMIN_KEYS: "admin" }, { INGEST_KEYS: ` ${"x".repeat(15)} ` }]) {
+      for (const vars of [
+        { READ_KEYS: `${TEST_KEYS.read},short-key` },
+        { ADMIN_KEYS: "admin" },
+        { INGEST_KEYS: ` ${"x".repeat(15)} ` },
+      ]) {
         const env = { ...api.env, ...vars } as Env;
-        for (const [path, headers] of [["/healthz", {}], ["/v1/counters/c1/top", { authorization: `Bearer ${TEST_KEYS.read}` }]] as const) {
+        for (const [path, headers] of [
+          ["/healthz", {}],
+          ["/v1/counters/c1/top", { authorization: `Bearer ${TEST_KEYS.read}` }],
+        ] as const) {
           const { result: res, requests } = await api.cost(async () => api.app.request(path, { headers }, env));
           expect(res.status).toBe(500);
           const body = (await res.json()) as any;
@@ -281,7 +332,9 @@ describe("configuration and logs", () => {
           expect(requests).toBe(0);
         }
       }
-      expect(errors.mock.calls.map((c) => String(c[0])).join("\n")).toMatch(/ConfigError: READ_KEYS: key #2 is shorter than 16/);
+      expect(errors.mock.calls.map((c) => String(c[0])).join("\n")).toMatch(
+        /ConfigError: READ_KEYS: key #2 is shorter than 16/,
+      );
     } finally {
       errors.mockRestore();
     }
@@ -300,7 +353,10 @@ describe("configuration and logs", () => {
       const res = await api.post("/v1/counters/wrongtype/incr", { member: secret, by: 1 });
       expect(res.status).toBe(500);
       expect(JSON.stringify(res.body)).not.toContain(secret);
-      const logged = errors.mock.calls.flat().map((a) => (a instanceof Error ? `${a.message}\n${a.stack}` : String(a))).join("\n");
+      const logged = errors.mock.calls
+        .flat()
+        .map((a) => (a instanceof Error ? `${a.message}\n${a.stack}` : String(a)))
+        .join("\n");
       expect(logged).toMatch(/WRONGTYPE/);
       expect(logged).toContain("command was: [redacted]");
       expect(logged).not.toContain(secret);

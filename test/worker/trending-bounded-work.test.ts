@@ -18,12 +18,20 @@ const label = (h: number) => new Date(h * HOUR).toISOString().slice(0, 13).repla
 type Event = { member: string; count: number; at: number };
 
 function ctxOf(api: TestApi, now = api.now): Ctx {
-  return { redis: createRedis({ url: api.target.url, token: String(api.env.UPSTASH_REDIS_REST_TOKEN) }), prefix: api.prefix, now };
+  return {
+    redis: createRedis({ url: api.target.url, token: String(api.env.UPSTASH_REDIS_REST_TOKEN) }),
+    prefix: api.prefix,
+    now,
+  };
 }
 
 async function redisCall(api: TestApi, key: string, ...cmd: string[]): Promise<unknown> {
   const script = `return redis.call(${cmd.map((_, i) => `ARGV[${i + 1}]`).join(", ")})`;
-  return ctxOf(api).redis.eval(script, [key], cmd.map((c) => (c === "$KEY" ? key : c)));
+  return ctxOf(api).redis.eval(
+    script,
+    [key],
+    cmd.map((c) => (c === "$KEY" ? key : c)),
+  );
 }
 
 async function record(api: TestApi, stream: string, log: Event[], events: Event[]): Promise<void> {
@@ -36,7 +44,11 @@ async function record(api: TestApi, stream: string, log: Event[], events: Event[
 
 /** Distinct counts per hour so cuts are easy to compute: member i of hour h counts 1 + (i * 37 + h) % size. */
 function hourOf(h: number, size: number): Event[] {
-  return Array.from({ length: size }, (_, i) => ({ member: `m${i}`, count: 1 + ((i * 37 + h) % (size * 2)), at: h * HOUR + 60_000 }));
+  return Array.from({ length: size }, (_, i) => ({
+    member: `m${i}`,
+    count: 1 + ((i * 37 + h) % (size * 2)),
+    at: h * HOUR + 60_000,
+  }));
 }
 
 function counts(log: Event[], fromHour: number, toHour: number): Map<string, number> {
@@ -71,7 +83,11 @@ describe("first read of the hour", () => {
     const union = `${api.prefix}:trending:s:u:24:${label(H)}`;
     expect(await redisCall(api, union, "ZCARD", "$KEY")).toBe(42);
     const leader = expected[0] ?? ["", 0];
-    expect((await api.get(`/v1/trending/s/members/${leader[0]}?window=24h`)).body).toMatchObject({ count: leader[1], rank: 1, rankExact: true });
+    expect((await api.get(`/v1/trending/s/members/${leader[0]}?window=24h`)).body).toMatchObject({
+      count: leader[1],
+      rank: 1,
+      rankExact: true,
+    });
 
     // compaction trims hour H-1 to 50 and completes the union the read built
     const job = await compactTrending(ctxOf(api, T0 + 60_000), { keep: 50 });
@@ -130,7 +146,9 @@ describe("compaction in bounded scripts", () => {
         expect(item.count).toBeGreaterThanOrEqual((truth.get(item.member) ?? 0) - cuts);
       }
       for (let back = 24; back >= 1; back--) {
-        expect(await redisCall(api, `${api.prefix}:trending:${stream}:h:${label(H - back)}`, "ZCARD", "$KEY")).toBe(KEEP + 1);
+        expect(await redisCall(api, `${api.prefix}:trending:${stream}:h:${label(H - back)}`, "ZCARD", "$KEY")).toBe(
+          KEEP + 1,
+        );
       }
     }
   });
@@ -143,7 +161,12 @@ describe("member lookup", () => {
   it("gives rank bounds, not a merge, for a member deep in a big window, and the exact rank near the top", async () => {
     const log: Event[] = [];
     for (const back of [2, 1, 0]) {
-      await record(api, "deep", log, Array.from({ length: 2500 }, (_, i) => ({ member: `d${i}`, count: 1 + (i % 3), at: T0 - back * HOUR })));
+      await record(
+        api,
+        "deep",
+        log,
+        Array.from({ length: 2500 }, (_, i) => ({ member: `d${i}`, count: 1 + (i % 3), at: T0 - back * HOUR })),
+      );
     }
     await record(api, "deep", log, [{ member: "top", count: 1000, at: T0 }]);
     const truth = [...counts(log, H - 24, H)].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
@@ -191,7 +214,8 @@ describe("a tie mass deeper than the threshold read goes, over a big window", ()
     }
     const last = bounded.items[bounded.items.length - 1]?.count ?? 0;
     const shown = new Set(bounded.items.map((i) => i.member));
-    for (const [member, count] of truth) if (!shown.has(member)) expect(count).toBeLessThanOrEqual(last + bounded.maxError);
+    for (const [member, count] of truth)
+      if (!shown.has(member)) expect(count).toBeLessThanOrEqual(last + bounded.maxError);
     expect((await api.keys()).filter((k) => k.endsWith(":tmp"))).toEqual([]);
   });
 });
@@ -202,12 +226,41 @@ describe("a flat tie too big to merge", () => {
 
   it("says it is not exact even when the widened maxError is 0 (tied members it did not see may rank first)", async () => {
     const log: Event[] = [];
-    await record(api, "flat", log, Array.from({ length: 300 }, (_, i) => ({ member: `c${299 - i}`, count: 1, at: T0 })));
-    const top = await topTrending(ctxOf(api), "flat", { retentionHours: 50, n: 10, windowHours: 24, firstDepth: 16, maxDepth: 64, mergeMax: 100 });
+    await record(
+      api,
+      "flat",
+      log,
+      Array.from({ length: 300 }, (_, i) => ({ member: `c${299 - i}`, count: 1, at: T0 })),
+    );
+    const top = await topTrending(ctxOf(api), "flat", {
+      retentionHours: 50,
+      n: 10,
+      windowHours: 24,
+      firstDepth: 16,
+      maxDepth: 64,
+      mergeMax: 100,
+    });
     expect(top).toMatchObject({ exact: false, topProven: false, maxError: 0 });
     expect(top.items.every((i) => i.count === 1)).toBe(true);
-    const merged = await topTrending(ctxOf(api), "flat", { retentionHours: 50, n: 10, windowHours: 24, firstDepth: 16, maxDepth: 64 });
+    const merged = await topTrending(ctxOf(api), "flat", {
+      retentionHours: 50,
+      n: 10,
+      windowHours: 24,
+      firstDepth: 16,
+      maxDepth: 64,
+    });
     expect(merged).toMatchObject({ exact: true, maxError: 0 });
-    expect(merged.items.map((i) => i.member)).toEqual(["c0", "c1", "c10", "c100", "c101", "c102", "c103", "c104", "c105", "c106"]);
+    expect(merged.items.map((i) => i.member)).toEqual([
+      "c0",
+      "c1",
+      "c10",
+      "c100",
+      "c101",
+      "c102",
+      "c103",
+      "c104",
+      "c105",
+      "c106",
+    ]);
   });
 });

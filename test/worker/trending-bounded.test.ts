@@ -23,7 +23,13 @@ describe("bounded caching", () => {
     for (let back = 50; back >= 0; back -= 10) {
       const events = Array.from({ length: 10 }, (_, b) => back - b)
         .filter((h) => h >= 0)
-        .flatMap((h) => Array.from({ length: 20 }, (_, i) => ({ member: `h${h}-${i}`, count: 1 + ((i * 7 + h) % 13), at: T0 - h * HOUR })));
+        .flatMap((h) =>
+          Array.from({ length: 20 }, (_, i) => ({
+            member: `h${h}-${i}`,
+            count: 1 + ((i * 7 + h) % 13),
+            at: T0 - h * HOUR,
+          })),
+        );
       expect((await api.post("/v1/trending/busy/events", { events })).status).toBe(200);
       log.push(...events);
     }
@@ -36,7 +42,11 @@ describe("bounded caching", () => {
       expect((await unions()).length).toBeLessThanOrEqual(3);
     }
     const hour = "2026112212";
-    expect(await unions()).toEqual([`${api.prefix}:trending:busy:u:24:${hour}`, `${api.prefix}:trending:busy:u:48:${hour}`, `${api.prefix}:trending:busy:u:x:${hour}`]);
+    expect(await unions()).toEqual([
+      `${api.prefix}:trending:busy:u:24:${hour}`,
+      `${api.prefix}:trending:busy:u:48:${hour}`,
+      `${api.prefix}:trending:busy:u:x:${hour}`,
+    ]);
     // the next hour has its own three, and those of this hour expire with it
     api.advance(HOUR);
     for (const w of [3, 24, 48, 7]) await api.get(`/v1/trending/busy/top?window=${w}h`);
@@ -48,7 +58,10 @@ describe("bounded caching", () => {
     const before = await api.keys();
     for (let i = 0; i < 40; i++) {
       expect((await api.get(`/v1/trending/ghost${i}/top?window=${1 + i}h`)).body.items).toEqual([]);
-      expect((await api.get(`/v1/trending/ghost${i}/members/x?window=24h`)).body).toMatchObject({ count: 0, rank: null });
+      expect((await api.get(`/v1/trending/ghost${i}/members/x?window=24h`)).body).toMatchObject({
+        count: 0,
+        rank: null,
+      });
     }
     expect(await api.keys()).toEqual(before);
   });
@@ -63,7 +76,9 @@ describe("bookkeeping once per bucket", () => {
   it("gives every bucket its expiry, even when a writer whose clock is ahead registered a later hour first", async () => {
     // a writer at 12:57 sends an event 4 minutes ahead: hour 13 is registered before hour 12 has a bucket
     api.setNow(Date.UTC(2026, 10, 22, 12, 57));
-    expect((await api.post("/v1/trending/b/events", { member: "x", at: Date.UTC(2026, 10, 22, 13, 1) })).status).toBe(200);
+    expect((await api.post("/v1/trending/b/events", { member: "x", at: Date.UTC(2026, 10, 22, 13, 1) })).status).toBe(
+      200,
+    );
     // a writer whose clock says 12:10 writes into hour 12: its bucket is new, so it gets its expiry
     api.setNow(Date.UTC(2026, 10, 22, 12, 10));
     const first = await api.cost(() => api.post("/v1/trending/b/events", { member: "y" }));

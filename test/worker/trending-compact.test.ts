@@ -24,7 +24,14 @@ describe("hourly compaction", () => {
     const job = await compact();
     expect(job.status).toBe(200);
     expect(job.body.job).toBe("compact");
-    expect(job.body.result).toMatchObject({ streams: 2, hoursTrimmed: 1, membersRemoved: 3, unionsBuilt: 0, skipped: 0, more: false });
+    expect(job.body.result).toMatchObject({
+      streams: 2,
+      hoursTrimmed: 1,
+      membersRemoved: 3,
+      unionsBuilt: 0,
+      skipped: 0,
+      more: false,
+    });
     // the unions are built by the first read, from trimmed hours only (issue 15: only windows read are kept warm)
     expect(await api.keys()).not.toContain(`${api.prefix}:trending:calls:u:24:2026112213`);
 
@@ -56,7 +63,9 @@ describe("hourly compaction", () => {
   });
 
   it("is safe when two runs overlap: each hour is trimmed once", async () => {
-    await api.post("/v1/trending/calls/events", { events: [5, 4, 3, 2, 1].map((count, i) => ({ member: `y${i}`, count })) });
+    await api.post("/v1/trending/calls/events", {
+      events: [5, 4, 3, 2, 1].map((count, i) => ({ member: `y${i}`, count })),
+    });
     api.setNow(at(14, 5));
     const [a, b] = await Promise.all([compact(), compact()]);
     expect(a.body.result.streams + b.body.result.streams).toBe(1);
@@ -70,7 +79,9 @@ describe("hourly compaction", () => {
   it("catches up on hours it missed, and re-trims an hour a late event re-opened", async () => {
     for (const hour of [14, 15, 16]) {
       api.setNow(at(hour, 20));
-      await api.post("/v1/trending/late/events", { events: [9, 8, 7, 6, 5].map((count, i) => ({ member: `h${hour}-${i}`, count })) });
+      await api.post("/v1/trending/late/events", {
+        events: [9, 8, 7, 6, 5].map((count, i) => ({ member: `h${hour}-${i}`, count })),
+      });
     }
     api.setNow(at(19, 5));
     const job = await compact();
@@ -78,7 +89,12 @@ describe("hourly compaction", () => {
     expect((await api.get("/v1/trending/late/top")).body.maxError).toBe(18);
 
     // a late event re-opens hour 15 and is counted at once; the next run trims it again
-    await api.post("/v1/trending/late/events", { events: [{ member: "z1", count: 30, at: at(15, 40) }, { member: "z2", count: 7, at: at(15, 41) }] });
+    await api.post("/v1/trending/late/events", {
+      events: [
+        { member: "z1", count: 30, at: at(15, 40) },
+        { member: "z2", count: 7, at: at(15, 41) },
+      ],
+    });
     const seen = await api.get("/v1/trending/late/top?n=1");
     expect(seen.body.items).toEqual([{ rank: 1, member: "z1", count: 30 }]);
     const rerun = await compact();
@@ -98,7 +114,9 @@ describe("hourly compaction", () => {
 
   it("runs from the cron trigger through the scheduled handler", async () => {
     api.setNow(at(19, 30));
-    await api.post("/v1/trending/cron/events", { events: [4, 3, 2, 1].map((count, i) => ({ member: `c${i}`, count })) });
+    await api.post("/v1/trending/cron/events", {
+      events: [4, 3, 2, 1].map((count, i) => ({ member: `c${i}`, count })),
+    });
     const results = (await runScheduled("5 * * * *", at(20, 5), api.env)) as { compact: Record<string, unknown> };
     expect(results.compact).toMatchObject({ streams: 1, hoursTrimmed: 1, membersRemoved: 1 });
   });
@@ -128,11 +146,16 @@ describe("hourly compaction", () => {
 });
 
 describe("the per-run bound (TRENDING_COMPACT_BATCHES)", () => {
-  const api = createTestApi({ label: "trend-bound", start: T0, vars: { TRENDING_KEEP: "1", TRENDING_COMPACT_BATCHES: "1" } });
+  const api = createTestApi({
+    label: "trend-bound",
+    start: T0,
+    vars: { TRENDING_KEEP: "1", TRENDING_COMPACT_BATCHES: "1" },
+  });
   afterAll(() => api.cleanup());
 
   it("stops after one script with more: true, and the next run finishes the rest", async () => {
-    for (let i = 0; i < 25; i++) await api.post(`/v1/trending/s${i}/events`, { events: [{ member: "a", count: 2 }, { member: "b" }] });
+    for (let i = 0; i < 25; i++)
+      await api.post(`/v1/trending/s${i}/events`, { events: [{ member: "a", count: 2 }, { member: "b" }] });
     api.setNow(at(13, 5));
     const first = await api.post("/internal/jobs/compact", undefined, { key: "admin" });
     expect(first.body.result).toMatchObject({ streams: 20, more: true });

@@ -8,7 +8,9 @@ describe("trending edge cache and the host it runs on", () => {
   it("says X-Edgestats-Cache: off on *.workers.dev, where the Cache API does nothing, and reads Redis every time", async () => {
     expect((await api.post("/v1/trending/host/events", { member: "a" })).status).toBe(200);
     for (let i = 0; i < 2; i++) {
-      const { result, requests } = await api.cost(() => api.get("https://edgestats.someone.workers.dev/v1/trending/host/top?n=5&window=24h"));
+      const { result, requests } = await api.cost(() =>
+        api.get("https://edgestats.someone.workers.dev/v1/trending/host/top?n=5&window=24h"),
+      );
       expect(result.status).toBe(200);
       expect(result.headers.get("x-edgestats-cache")).toBe("off");
       expect(result.body.items).toEqual([{ rank: 1, member: "a", count: 1 }]);

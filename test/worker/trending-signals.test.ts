@@ -48,7 +48,15 @@ describe("trending rising", () => {
       { member: "new", count: 3, baseline: 0, ratio: null, score: 3 },
       { member: "steady", count: 6, baseline: 5, ratio: 1.2, score: 1 / Math.sqrt(6) },
     ]);
-    expect(res.body).toMatchObject({ stream: "s", baselineHours: 24, elapsed: 0.5, candidates: 4, exact: true, maxError: 0, generatedAt: T0 });
+    expect(res.body).toMatchObject({
+      stream: "s",
+      baselineHours: 24,
+      elapsed: 0.5,
+      candidates: 4,
+      exact: true,
+      maxError: 0,
+      generatedAt: T0,
+    });
     // no cached union of the baseline hours: the current hour's page, a miss on the union, a lookup per hour
     expect(cost).toMatchObject({ requests: 1, commands: 1 + 1 + 1 + 24 });
   });
@@ -60,7 +68,13 @@ describe("trending rising", () => {
     const later = await api.get("/v1/trending/s/rising?baseline=1h");
     expect(later.body.baselineHours).toBe(1);
     expect(later.body.elapsed).toBe(0.75);
-    expect(later.body.items[0]).toEqual({ member: "jump", count: 400, baseline: 150, ratio: 400 / 150, score: 250 / Math.sqrt(151) });
+    expect(later.body.items[0]).toEqual({
+      member: "jump",
+      count: 400,
+      baseline: 150,
+      ratio: 400 / 150,
+      score: 250 / Math.sqrt(151),
+    });
     api.setNow(T0);
   });
 
@@ -73,7 +87,9 @@ describe("trending rising", () => {
     expect((await api.post("/internal/jobs/compact", undefined, { key: "admin" })).status).toBe(200);
     const warm = await api.cost(() => api.get("/v1/trending/s/rising"));
     expect(warm).toMatchObject({ requests: 1, commands: 3 });
-    expect(warm.result.body.items.map((i: { score: number }) => i.score)).toEqual(open.result.body.items.map((i: { score: number }) => i.score));
+    expect(warm.result.body.items.map((i: { score: number }) => i.score)).toEqual(
+      open.result.body.items.map((i: { score: number }) => i.score),
+    );
   });
 
   it("answers an empty list for a quiet current hour and a stream never written", async () => {

@@ -44,7 +44,16 @@ describe("threshold read: commands per top-N read", () => {
       // three finished hours and the current one, long-tailed counts (a few hot members, as
       // searches and pages are) shuffled differently in each hour
       for (const back of [3, 2, 1, 0]) {
-        await record(api, stream, log, Array.from({ length: perHour }, (_, i) => ({ member: `m${pad(i)}`, count: 1 + Math.floor(1000 / (1 + ((i * 7919 + back * 13) % perHour))), at: T0 - back * HOUR })));
+        await record(
+          api,
+          stream,
+          log,
+          Array.from({ length: perHour }, (_, i) => ({
+            member: `m${pad(i)}`,
+            count: 1 + Math.floor(1000 / (1 + ((i * 7919 + back * 13) % perHour))),
+            at: T0 - back * HOUR,
+          })),
+        );
       }
       // The previous hour awaits compaction: the union leaves it out (it may hold a whole raw hour)
       // and the read pages it as a third set. Cold: ZSCORE of the queue, ZUNIONSTORE of the older
@@ -103,13 +112,24 @@ describe("threshold read: ties straddling the top-N boundary", () => {
       ...["a", "b", "c", "d", "e"].map((member, i) => ({ member, count: 10 - i, at: T0 - HOUR })),
       ...Array.from({ length: 500 }, (_, i) => ({ member: `t${pad(1500 + i)}`, count: 1, at: T0 - HOUR })),
     ]);
-    await record(api, "ties", log, Array.from({ length: 2000 }, (_, i) => ({ member: `t${pad(i)}`, count: 1, at: T0 })));
+    await record(
+      api,
+      "ties",
+      log,
+      Array.from({ length: 2000 }, (_, i) => ({ member: `t${pad(i)}`, count: 1, at: T0 })),
+    );
     await api.get("/v1/trending/ties/top?n=10"); // builds the union
     const read = await api.cost(() => api.get("/v1/trending/ties/top?n=10&window=24h"));
     expect(read.requests).toBe(1);
     expect(read.commands).toBeGreaterThan(5); // it had to go deeper than one round
     expect(read.result.body.items).toEqual(bruteTop(log, api.now, 24, 10));
-    expect(read.result.body.items.slice(5).map((i: { member: string }) => i.member)).toEqual(["t1500", "t1501", "t1502", "t1503", "t1504"]);
+    expect(read.result.body.items.slice(5).map((i: { member: string }) => i.member)).toEqual([
+      "t1500",
+      "t1501",
+      "t1502",
+      "t1503",
+      "t1504",
+    ]);
     expect(read.result.body.exact).toBe(true);
   });
 
@@ -125,7 +145,18 @@ describe("threshold read: ties straddling the top-N boundary", () => {
     expect(read.requests).toBe(1);
     expect(read.commands).toBeGreaterThan(5);
     expect(read.result.body.items).toEqual(bruteTop(log, api.now, 24, 10));
-    expect(read.result.body.items.map((i: { member: string }) => i.member)).toEqual(["m", "l", "k", "f0000", "f0001", "f0002", "f0003", "f0004", "f0005", "f0006"]);
+    expect(read.result.body.items.map((i: { member: string }) => i.member)).toEqual([
+      "m",
+      "l",
+      "k",
+      "f0000",
+      "f0001",
+      "f0002",
+      "f0003",
+      "f0004",
+      "f0005",
+      "f0006",
+    ]);
     // the merge leaves no scratch key behind
     expect((await api.keys()).filter((k) => k.endsWith(":tmp"))).toEqual([]);
   });
@@ -171,7 +202,9 @@ describe("late events invalidate the cached unions", () => {
 
     // an event 30 hours late: the 48 h union holds its hour, the 24 h one does not; the slot
     // may hold any width, so it goes too (the next read of another width rebuilds it anyway)
-    const write = await api.cost(() => api.post("/v1/trending/late/events", { member: "s", count: 9, at: T0 - 30 * HOUR }));
+    const write = await api.cost(() =>
+      api.post("/v1/trending/late/events", { member: "s", count: 9, at: T0 - 30 * HOUR }),
+    );
     expect(write.requests).toBe(1);
     log.push({ member: "s", count: 9, at: T0 - 30 * HOUR });
     let keys = await api.keys();
@@ -187,7 +220,9 @@ describe("late events invalidate the cached unions", () => {
     expect(top.body.items).toEqual(bruteTop(log, api.now, 48, 10));
     expect(top.body.items[0]).toEqual({ rank: 1, member: "s", count: 9 });
     for (const w of [1, 2, 24, 30, 40]) {
-      expect((await api.get(`/v1/trending/late/top?window=${w}h`)).body.items, `${w} h`).toEqual(bruteTop(log, api.now, w, 10));
+      expect((await api.get(`/v1/trending/late/top?window=${w}h`)).body.items, `${w} h`).toEqual(
+        bruteTop(log, api.now, w, 10),
+      );
     }
     expect((await api.get("/v1/trending/late/members/s?window=30h")).body).toMatchObject({ count: 9, rank: 1 });
     expect((await api.get("/v1/trending/late/members/t?window=2h")).body).toMatchObject({ count: 7, rank: 1 });
@@ -231,7 +266,12 @@ describe("a write at the end of its hour and the next hour's unions", () => {
 
   it("costs a DEL only in the last 5 minutes of the hour, and never another round trip", async () => {
     await api.post("/v1/trending/warm/events", { member: "w" }); // the script is cached
-    for (const [minute, dels] of [[30, 0], [54, 0], [55, 1], [59, 1]] as const) {
+    for (const [minute, dels] of [
+      [30, 0],
+      [54, 0],
+      [55, 1],
+      [59, 1],
+    ] as const) {
       api.setNow(at(minute));
       const write = await api.cost(() => api.post("/v1/trending/skew/events", { member: "c" }));
       expect(write.requests).toBe(1);

@@ -14,7 +14,13 @@ describe("trending ingest and top N", () => {
     expect(one.status).toBe(200);
     expect(one.body).toEqual({ accepted: 1 });
     const batch = await api.post("/v1/trending/searches/events", {
-      events: [{ member: "555-0100", count: 2 }, { member: "555-0199" }, { member: "555-0142", count: 5 }, { member: "555-0199" }, { member: "555-0001", count: 2 }],
+      events: [
+        { member: "555-0100", count: 2 },
+        { member: "555-0199" },
+        { member: "555-0142", count: 5 },
+        { member: "555-0199" },
+        { member: "555-0001", count: 2 },
+      ],
     });
     expect(batch.status).toBe(200);
     expect(batch.body).toEqual({ accepted: 5 });
@@ -96,7 +102,9 @@ describe("trending ingest and top N", () => {
       const job = await quiet.post("/internal/jobs/compact", undefined, { key: "admin" });
       expect(job.status).toBe(200);
       expect(job.body.result.streams).toBe(1);
-      expect((await quiet.get("/v1/trending/q/top?window=24h")).body.items).toEqual([{ rank: 1, member: "a", count: 3 }]);
+      expect((await quiet.get("/v1/trending/q/top?window=24h")).body.items).toEqual([
+        { rank: 1, member: "a", count: 3 },
+      ]);
     } finally {
       await quiet.cleanup();
     }
@@ -146,7 +154,11 @@ describe("one Redis round trip per call", () => {
   afterAll(() => api.cleanup());
 
   it("costs exactly one HTTP request for each trending endpoint", async () => {
-    const events = Array.from({ length: 1000 }, (_, i) => ({ member: `m${i % 137}`, count: 1 + (i % 3), at: T0 - (i % 6) * HOUR }));
+    const events = Array.from({ length: 1000 }, (_, i) => ({
+      member: `m${i % 137}`,
+      count: 1 + (i % 3),
+      at: T0 - (i % 6) * HOUR,
+    }));
     // warm every script (the first call after a flush pays the NOSCRIPT fallback)
     await api.post("/v1/trending/cost/events", { member: "warm" });
     await api.get("/v1/trending/cost/top");
@@ -193,7 +205,11 @@ describe("bad input gets 400 and writes nothing", () => {
     ["empty batch", "/v1/trending/s/events", { events: [] }],
     ["one bad event in a batch", "/v1/trending/s/events", { events: [{ member: "a" }, { member: "" }] }],
     ["at beyond retention", "/v1/trending/s/events", { member: "a", at: T0 - 51 * HOUR }],
-    ["at in a batch beyond retention", "/v1/trending/s/events", { events: [{ member: "a" }, { member: "b", at: T0 - 60 * HOUR }] }],
+    [
+      "at in a batch beyond retention",
+      "/v1/trending/s/events",
+      { events: [{ member: "a" }, { member: "b", at: T0 - 60 * HOUR }] },
+    ],
     ["at 6 minutes ahead", "/v1/trending/s/events", { member: "a", at: T0 + 6 * MINUTE }],
     ["at not a time", "/v1/trending/s/events", { member: "a", at: "yesterday" }],
     ["unknown field", "/v1/trending/s/events", { member: "a", weight: 2 }],
@@ -210,7 +226,10 @@ describe("bad input gets 400 and writes nothing", () => {
   }
 
   it("rejects NaN written literally as malformed JSON", async () => {
-    const res = await api.post("/v1/trending/s/events", undefined, { raw: '{"member":"a","count":NaN}', headers: { "content-type": "application/json" } });
+    const res = await api.post("/v1/trending/s/events", undefined, {
+      raw: '{"member":"a","count":NaN}',
+      headers: { "content-type": "application/json" },
+    });
     expect(res.status).toBe(400);
     expect(await api.keys()).toEqual([]);
   });
@@ -238,7 +257,12 @@ describe("bad input gets 400 and writes nothing", () => {
   });
 
   it("accepts an event 4 minutes ahead and one 49 hours back", async () => {
-    const res = await api.post("/v1/trending/ok/events", { events: [{ member: "a", at: T0 + 4 * MINUTE }, { member: "b", at: T0 - 49 * HOUR }] });
+    const res = await api.post("/v1/trending/ok/events", {
+      events: [
+        { member: "a", at: T0 + 4 * MINUTE },
+        { member: "b", at: T0 - 49 * HOUR },
+      ],
+    });
     expect(res.status).toBe(200);
     expect((await api.get("/v1/trending/ok/members/b?window=50h")).body.count).toBe(1);
   });
@@ -270,7 +294,9 @@ describe("edge cache", () => {
     // writes are never served from the cache; a fresh read on request sees them
     const write = await api.cost(() => api.post("/v1/trending/hot/events", { member: "b", count: 9 }));
     expect(write.requests).toBe(1);
-    const fresh = await api.cost(() => api.get("/v1/trending/hot/top?n=3", { headers: { "cache-control": "no-cache" } }));
+    const fresh = await api.cost(() =>
+      api.get("/v1/trending/hot/top?n=3", { headers: { "cache-control": "no-cache" } }),
+    );
     expect(fresh.requests).toBe(1);
     expect(fresh.result.headers.get("x-edgestats-cache")).toBe("bypass");
     expect(fresh.result.body.items[0]).toEqual({ rank: 1, member: "b", count: 9 });
@@ -292,21 +318,31 @@ describe("edge cache", () => {
       await slow.post("/v1/trending/hot/events", { member: "a", count: 2 });
       expect((await slow.get("/v1/trending/hot/top")).headers.get("x-edgestats-cache")).toBe("miss");
       slow.advance(10_000);
-      const hit = await slow.cost(() => slow.get("/v1/trending/hot/top", { headers: { "cache-control": "max-age=30" } }));
+      const hit = await slow.cost(() =>
+        slow.get("/v1/trending/hot/top", { headers: { "cache-control": "max-age=30" } }),
+      );
       expect(hit.requests).toBe(0);
       expect(hit.result.headers.get("age")).toBe("10");
       expect(hit.result.headers.get("cache-control")).toBe("private, max-age=50");
       // 10 s old is too old for a client that accepts 5 s: computed again, and cached for the next reader
       await slow.post("/v1/trending/hot/events", { member: "b", count: 9 });
-      const tooOld = await slow.cost(() => slow.get("/v1/trending/hot/top", { headers: { "cache-control": "max-age=5" } }));
+      const tooOld = await slow.cost(() =>
+        slow.get("/v1/trending/hot/top", { headers: { "cache-control": "max-age=5" } }),
+      );
       expect(tooOld.requests).toBe(1);
       expect(tooOld.result.headers.get("x-edgestats-cache")).toBe("miss");
       expect(tooOld.result.body.items[0]).toEqual({ rank: 1, member: "b", count: 9 });
       expect(tooOld.result.body.generatedAt).toBe(T0 + 10_000);
-      const after = await slow.cost(() => slow.get("/v1/trending/hot/top", { headers: { "cache-control": "max-age=5" } }));
+      const after = await slow.cost(() =>
+        slow.get("/v1/trending/hot/top", { headers: { "cache-control": "max-age=5" } }),
+      );
       expect(after.requests).toBe(0);
       expect(after.result.body).toEqual(tooOld.result.body);
-      expect((await slow.get("/v1/trending/hot/top", { headers: { "cache-control": "max-age=0" } })).headers.get("x-edgestats-cache")).toBe("bypass");
+      expect(
+        (await slow.get("/v1/trending/hot/top", { headers: { "cache-control": "max-age=0" } })).headers.get(
+          "x-edgestats-cache",
+        ),
+      ).toBe("bypass");
     } finally {
       await slow.cleanup();
     }

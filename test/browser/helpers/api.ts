@@ -3,7 +3,10 @@ export function apiClient(base: string) {
   return async function send<T = any>(method: string, path: string, key: string, body?: unknown): Promise<T> {
     const res = await fetch(`${base}${path}`, {
       method,
-      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await res.text();
