@@ -98,7 +98,7 @@ describe("the npm package", () => {
       expect(methods(pkg[name]), name).toEqual(methods(source[name]));
     }
     const stats = new pkg.Edgestats({ redis: new Redis({ url: target.url, token: target.token }) });
-    expect(Object.keys(stats.jobs).sort()).toEqual(["compact", "sweepCounters", "trim"]);
+    expect(Object.keys(stats.jobs).sort()).toEqual(["compact", "leaderboardSnapshot", "sweepCounters", "trim"]);
     expect(stats.config).toMatchObject({
       keyPrefix: "es",
       trendingRetentionHours: 50,

@@ -42,7 +42,8 @@ const BUILTINS = new Set([
 ]);
 
 const modules = import.meta.glob<Record<string, unknown>>(
-  ["../../src/**/*.ts", "../../functions/**/*.ts", "!../../functions/**/*.tsx"],
+  // scripts live in the library only (the Worker's modules would also load the dashboard's browser code)
+  ["../../src/**/*.ts"],
   { eager: true },
 );
 
