@@ -1,0 +1,226 @@
+import { ConflictError, StorageUnavailableError } from "../errors.ts";
+import type { RedisClient } from "./client.ts";
+
+/**
+ * The script runner under `defineScript` (src/redis/script.ts, which re-exports what other
+ * modules need): script texts, EVALSHA with its EVAL fallback, the idempotency prelude and what
+ * its replies mean. Nothing outside src/redis uses the builders and runners directly.
+ *
+ * Lua scripts: every API call is one script, so it is one HTTP round trip and
+ * atomic. Every script is declared with `defineScript` (below): its keys and
+ * arguments by name, the body returns a Lua value, which the script encodes
+ * with cjson and we parse here.
+ *
+ * Write scripts are wrapped in an idempotency prelude: KEYS[1] is the
+ * idempotency record (or "" when the request has no Idempotency-Key), ARGV[1]
+ * the request fingerprint and ARGV[2] the record's lifetime in seconds (the
+ * generated header reads the script's own keys and arguments after those). The
+ * body runs only when no record exists, and its encoded result is stored in
+ * the same atomic step, so a key is recorded only when the write happened and
+ * a replay returns the first result. A body that refuses the request before
+ * writing anything returns `{refused = '<code>', ...}`; then no record is kept.
+ *
+ * A record holds the fingerprint and the encoded result when that result is at
+ * most RECORD_MAX_RESULT_BYTES; a larger one (a 1,000-item batch's per-item
+ * results) is stored as a summary instead: its size, its SHA-1 and, for a
+ * list, its length. Replaying such a record throws `SummarisedReplay` (the
+ * Worker answers 200 with the summary), so no record exceeds about 2.2 KB.
+ *
+ * Every script starts with `allow-key-locking`: on Upstash it locks only the
+ * declared keys, so every key a script touches must be passed in KEYS.
+ */
+export interface Script {
+  readonly name: string;
+  readonly text: string;
+  readonly write: boolean;
+}
+
+const SHEBANG = "#!lua flags=allow-key-locking";
+
+/**
+ * The text of a read script: shared Lua, then the body as a function whose value is encoded.
+ * A no-writes flag would let replicas serve it, but read scripts here also refresh cached
+ * unions, so they are plain scripts.
+ */
+export function readText(name: string, libraries: readonly string[], body: string): string {
+  return [
+    SHEBANG,
+    `-- edgestats:${name}`,
+    ...libraries,
+    "local function body()",
+    body,
+    "end",
+    "return cjson.encode(body())",
+    "",
+  ].join("\n");
+}
+
+/**
+ * Largest encoded result an idempotency record stores in full (bytes). A record
+ * is the 64-character fingerprint, a newline, and either `"value":<result>` or
+ * a summary of about 100 bytes, so it never exceeds RECORD_MAX_RESULT_BYTES + 80.
+ */
+export const RECORD_MAX_RESULT_BYTES = 2048;
+
+/** The text of a write script: the idempotency prelude around shared Lua and the body. */
+export function writeText(name: string, libraries: readonly string[], body: string): string {
+  return `${SHEBANG}
+-- edgestats:${name}
+local idemKey     = KEYS[1]
+local fingerprint = ARGV[1]
+if idemKey ~= '' then
+  local prev = redis.call('GET', idemKey)
+  if prev then
+    local sep = string.find(prev, '\\n', 1, true)
+    if string.sub(prev, 1, sep - 1) ~= fingerprint then return '{"conflict":true}' end
+    -- the rest is '"value":<result>' or '"summary":{...}' (see below)
+    return '{"replayed":true,' .. string.sub(prev, sep + 1) .. '}'
+  end
+end
+${libraries.join("\n")}
+local function body()
+${body}
+end
+local result  = body()
+local encoded = cjson.encode(result)
+-- A refusal ({refused = '<code>'}, decided before anything was written) leaves no
+-- record: the retry of a refused request must be judged afresh.
+if idemKey ~= '' and not (type(result) == 'table' and result.refused) then
+  local stored = '"value":' .. encoded
+  -- A large result (per-item answers of a big batch) is not kept for 24 h:
+  -- its size, digest and item count are, and a replay returns those.
+  if #encoded > ${RECORD_MAX_RESULT_BYTES} then
+    local items = (type(result) == 'table' and #result > 0) and #result or cjson.null
+    stored = '"summary":' .. cjson.encode({bytes = #encoded, sha1 = redis.sha1hex(encoded), items = items})
+  end
+  redis.call('SET', idemKey, fingerprint .. '\\n' .. stored, 'EX', tonumber(ARGV[2]))
+end
+return '{"replayed":false,"value":' .. encoded .. '}'
+`;
+}
+
+const shas = new Map<string, Promise<string>>();
+
+/** SHA-1 of the script text, as Redis computes it for EVALSHA. */
+export function scriptSha(script: Script): Promise<string> {
+  let sha = shas.get(script.text);
+  if (!sha) {
+    sha = crypto.subtle
+      .digest("SHA-1", new TextEncoder().encode(script.text))
+      .then((buf) => [...new Uint8Array(buf)].map((b) => b.toString(16).padStart(2, "0")).join(""));
+    shas.set(script.text, sha);
+  }
+  return sha;
+}
+
+/** The idempotency record of a write, from the `Idempotency-Key` header. */
+export interface Idempotency {
+  /** Full Redis key of the record. */
+  key: string;
+  /** Hash of what was asked (method, path, body); a different request with the same key is a 409. */
+  fingerprint: string;
+  /** @default 86400 */
+  ttlSeconds?: number;
+}
+
+export type ScriptArg = string | number;
+
+/**
+ * What every write of the library returns: its result, and whether it is the stored result of an
+ * earlier call with the same idempotency key (nothing was written again).
+ */
+export type Written<T> = T & { replayed: boolean };
+
+/** Sends EVALSHA, falling back to EVAL when Redis does not know the script yet (NOSCRIPT). */
+async function evaluate(redis: RedisClient, script: Script, keys: string[], args: ScriptArg[]): Promise<string> {
+  const argv = args.map(String);
+  const sha = await scriptSha(script);
+  try {
+    try {
+      return (await redis.evalsha(sha, keys, argv)) as string;
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.includes("NOSCRIPT")) throw error;
+      return (await redis.eval(script.text, keys, argv)) as string;
+    }
+  } catch (error) {
+    throw toStorageError(error);
+  }
+}
+
+/** Fetch failures, timeouts and 5xx answers become StorageUnavailableError; script bugs stay errors. */
+function toStorageError(error: unknown): unknown {
+  if (!(error instanceof Error)) return error;
+  const name = error.name;
+  const text = error.message;
+  // A reply from Redis itself (a script bug, a wrong type) is our fault, not an outage.
+  const isRedisReply = name === "UpstashError" && /^(ERR|WRONGTYPE|NOSCRIPT|OOM|EXECABORT)\b/.test(text);
+  if (isRedisReply) return error;
+  return new StorageUnavailableError(undefined, { cause: error });
+}
+
+/** Runs a read script and parses its JSON result. */
+export async function runRead<T>(
+  redis: RedisClient,
+  script: Script,
+  keys: string[],
+  args: ScriptArg[] = [],
+): Promise<T> {
+  if (script.write) throw new Error(`${script.name} is a write script; use runWrite`);
+  return JSON.parse(await evaluate(redis, script, keys, args)) as T;
+}
+
+/** Runs a write script under the idempotency prelude; `replayed` says the result is the stored first one. */
+export async function runWrite<T>(
+  redis: RedisClient,
+  script: Script,
+  keys: string[],
+  args: ScriptArg[],
+  idempotency?: Idempotency,
+): Promise<{ value: T; replayed: boolean }> {
+  if (!script.write) throw new Error(`${script.name} is a read script; use runRead`);
+  const raw = await evaluate(
+    redis,
+    script,
+    [idempotency?.key ?? "", ...keys],
+    [idempotency?.fingerprint ?? "", idempotency?.ttlSeconds ?? 86400, ...args],
+  );
+  const parsed = JSON.parse(raw) as { conflict?: true; replayed: boolean; value: T; summary?: ReplaySummary };
+  if (parsed.conflict) {
+    throw new ConflictError(
+      "idempotency_key_reused",
+      "This Idempotency-Key was already used for a different request; use a new key.",
+    );
+  }
+  if (parsed.summary) throw new SummarisedReplay(parsed.summary);
+  return { value: parsed.value, replayed: parsed.replayed };
+}
+
+/** What an idempotency record keeps of a result larger than RECORD_MAX_RESULT_BYTES. */
+export interface ReplaySummary {
+  /** Size of the first result as the script encoded it (JSON bytes). */
+  bytes: number;
+  /** SHA-1 (hex) of that encoded result. */
+  sha1: string;
+  /** Its length when the result was a list (one entry per batch item), else null. */
+  items: number | null;
+}
+
+/**
+ * Thrown by `runWrite` for a replay whose first result was too large to keep:
+ * the write was applied once (not again now), and only its summary is known.
+ * Not an EdgestatsError: it reports success. The Worker answers it with 200,
+ * `Idempotent-Replayed: true` and `Idempotent-Summarised: true`.
+ */
+export class SummarisedReplay extends Error {
+  readonly summary: ReplaySummary;
+  constructor(summary: ReplaySummary) {
+    super(`Replayed write; its first result (${summary.bytes} bytes) was too large to keep, only its summary was.`);
+    this.name = "SummarisedReplay";
+    this.summary = summary;
+  }
+}
+
+/** cjson encodes an empty Lua table as `{}`; use this where a script returns a list. */
+export function asList<T>(value: T[] | Record<string, never> | null | undefined): T[] {
+  return Array.isArray(value) ? value : [];
+}
