@@ -47,7 +47,7 @@ export const area: CostArea = {
       commands: 5,
       naive: 2,
       target: 4,
-      note: "One HMGET of the index (is the bucket part of the counter's current life, and its recorded expiry; the same HMGET covers the month rollup) keeps `DELETE /v1/counters/{c}` one script and exact; one registry ZADD as for plain; one ZINCRBY of the month rollup (issue 15: it is what bounds a 400-day read to one ZUNIONSTORE of ≤ 74 keys instead of 401 buckets), hence one over issue 14's target.",
+      note: "One HMGET of the index (is the bucket part of the counter's current life, and its recorded expiry; the same HMGET covers the month rollup) keeps `DELETE /v1/counters/{c}` one script and exact; one registry ZADD as for plain; one ZINCRBY of the month rollup (issue 15: it is what bounds a 400-day read to one ZUNIONSTORE of ≤ 74 keys instead of 401 buckets), hence one over issue 14's target. Tried and left out: building month rollups on the first long read instead (steady 4) makes that read grow with the data (a ZUNIONSTORE of a month of day buckets: ~50 ms at 1,000 members a day, seconds at 1M), which issue 15 rules out.",
     },
     incrDayLate: {
       call: "counter incr, `period=day`, `at` in a finished day",

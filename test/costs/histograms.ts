@@ -25,7 +25,7 @@ export const area = {
     observeSteady: r("histogram observe, 1 value", "steady, existing bucket", 7, {
       naive: 2,
       target: 5,
-      note: "`HMGET` of the settings (the width places the value; the histogram must exist), `ZINCRBY` of the bucket, `ZINCRBY` of the day's `sum`, one `ZADD GT` keeping both extremes; plus (issue 15) the same bucket and `sum` `ZINCRBY` on the month rollup, which is what bounds a 400-day read to ≤ ~75 keys instead of 400 days: 2 over issue 14's target. The naive code keeps no sum, min or max: it cannot answer the mean.",
+      note: "`HMGET` of the settings (the width places the value; the histogram must exist), `ZINCRBY` of the bucket, `ZINCRBY` of the day's `sum`, one `ZADD GT` keeping both extremes; plus (issue 15) the same bucket and `sum` `ZINCRBY` on the month rollup, which is what bounds a 400-day read to ≤ ~75 keys instead of 400 days: 2 over issue 14's target. Tried and left out: month rollups built by the first read of a finished month (steady 5): that read then grows with the data (140–500 ms at the 5,000-bucket daily cap), which issue 15 rules out. The naive code keeps no sum, min or max: it cannot answer the mean.",
     }),
     observeNewBucket: r("histogram observe, 1 value", "steady, first value in its bucket today", 8, {
       naive: 2,
