@@ -1,46 +1,18 @@
 /**
- * Named sorted-set counters, optionally bucketed by calendar period. Each
- * function is one script, so one Redis round trip, whatever the batch size.
+ * Counter writes (increments, deletes, unions; the reads are in reads.ts): named sorted-set
+ * counters, optionally bucketed by calendar period. Each function is one script, so one Redis
+ * round trip, whatever the batch size.
  */
 import type { Ctx } from "../context.ts";
-import { NotFoundError } from "../errors.ts";
 import { asList, type Idempotency, type Written } from "../redis/script.ts";
 import { periodEnd, periodStart, type Period } from "../time.ts";
-import { assertName, listPage, type PageOptions } from "../validation.ts";
-import { decompose, deletePlan, rollupsOf } from "./calendar.ts";
+import { assertName } from "../validation.ts";
+import { deletePlan, rollupsOf } from "./calendar.ts";
+import { cacheKeys } from "./reads.ts";
 import { counterKeys as K, type Aggregate } from "./keys.ts";
-import { listScript, memberScript, rangeScript, sortedScript, topScript } from "./read-scripts.ts";
 import { deleteMemberScript, deleteScript, incrScript, unionScript } from "./scripts.ts";
-import {
-  aggregateArg,
-  parseBounds,
-  periodRange,
-  sortByMember,
-  type PeriodOptions,
-  type PeriodRange,
-} from "./select.ts";
-import {
-  checkAggregate,
-  checkBatch,
-  checkDeleteRange,
-  checkIncrItem,
-  checkMember,
-  checkUnion,
-  checkUnionKeys,
-} from "./validate.ts";
-
-/** Seconds a finished range's union stays cached (late writes invalidate it sooner). */
-export const UNION_CACHE_SECONDS = 3600;
-/**
- * Cache slots per counter: a finished range's union is cached in slot
- * hash(range) mod this, replacing the range the slot held. So a counter holds
- * at most this many cached unions, whatever ranges readers ask for.
- */
-export const UNION_CACHE_SLOTS = 4;
-/** Most members `sorted` reads in one call (it reads them all to order them). */
-export const MAX_SORTED_MEMBERS = 10_000;
-/** Most names the list endpoint returns per page (also its default page size). */
-export const MAX_LISTED = 1000;
+import { aggregateArg, periodRange, type PeriodOptions, type PeriodRange } from "./select.ts";
+import { checkBatch, checkDeleteRange, checkIncrItem, checkMember, checkUnion, checkUnionKeys } from "./validate.ts";
 
 export interface IncrItem {
   member: string;
@@ -63,87 +35,6 @@ export interface IncrResult {
   /** Each item's member and its score after the item, in order. */
   results: { member: string; score: number }[];
 }
-
-export interface ReadOptions extends PeriodOptions {
-  /** How bucket scores combine across a range (a member missing from a bucket is skipped, not 0). @default "sum" */
-  aggregate?: Aggregate | undefined;
-}
-
-export interface RangeInfo {
-  period: Period;
-  from: number;
-  to: number;
-  aggregate: Aggregate;
-  buckets: number;
-  /** The union came from (or went into) the cache of a finished range. */
-  finished: boolean;
-}
-
-/** FNV-1a of the range id: which cache slot a finished range uses. */
-function cacheSlot(rangeId: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < rangeId.length; i++) h = Math.imul(h ^ rangeId.charCodeAt(i), 0x01000193);
-  return (h >>> 0) % UNION_CACHE_SLOTS;
-}
-
-/** Every cache key of a counter (its slots and the scratch key): what deleting it frees. */
-function cacheKeys(prefix: string, name: string): string[] {
-  return [...Array.from({ length: UNION_CACHE_SLOTS }, (_, i) => K.union(prefix, name, i)), K.scratch(prefix, name)];
-}
-
-/** What a read resolves (read-scripts.ts, `resolve`): the plain counter, or the union of its buckets in range. */
-function source(ctx: Ctx, name: string, options: ReadOptions) {
-  assertName(name, "counter");
-  const range = periodRange(options, ctx.now);
-  checkAggregate(options.aggregate, range);
-  if (!range) {
-    // only the counter itself is read: it stands in for the scratch and index keys too, so the script declares no other key
-    const plain = K.plain(ctx.prefix, name);
-    return {
-      keys: { target: plain, scratch: plain, index: plain, buckets: [] },
-      args: { aggregate: "SUM", finished: 0, cacheSeconds: 0, rangeId: "" },
-    };
-  }
-  const aggregate = options.aggregate ?? "sum";
-  const rangeId = `${range.period}:${range.from}:${range.to}:${aggregate}`;
-  // a sum reads calendar rollups in the middle; min and max need every bucket
-  const parts =
-    aggregate === "sum"
-      ? decompose(range.period, range.from, range.to)
-      : range.starts.map((start) => ({ level: "bucket" as const, start, end: 0 }));
-  const buckets = parts.map((p) => K.part(ctx.prefix, name, range.period, p.level, p.start));
-  const info: RangeInfo = {
-    period: range.period,
-    from: range.from,
-    to: range.to,
-    aggregate,
-    buckets: range.starts.length,
-    finished: range.finished,
-  };
-  return {
-    keys: {
-      target: K.union(ctx.prefix, name, cacheSlot(rangeId)),
-      scratch: K.scratch(ctx.prefix, name),
-      index: K.index(ctx.prefix, name),
-      buckets,
-    },
-    args: {
-      aggregate: aggregateArg(aggregate),
-      finished: range.finished ? 1 : 0,
-      cacheSeconds: UNION_CACHE_SECONDS,
-      rangeId,
-    },
-    range: info,
-  };
-}
-
-function pairs(flat: string[]): { member: string; score: number }[] {
-  const out: { member: string; score: number }[] = [];
-  for (let i = 0; i + 1 < flat.length; i += 2) out.push({ member: flat[i] ?? "", score: Number(flat[i + 1]) });
-  return out;
-}
-
-const withRange = <T extends object>(body: T, range: RangeInfo | undefined) => (range ? { ...body, range } : body);
 
 /** Adds `by` to each item's member (plain counter or its period bucket); returns each new score. */
 export async function increment(
@@ -236,106 +127,6 @@ export async function increment(
   const scores = asList(value);
   return { results: items.map((item, i) => ({ member: item.member, score: Number(scores[i]) })), replayed };
 }
-
-/** The `n` highest (`top`) or lowest (`bottom`) members, rank 1 first. */
-export async function ranked(ctx: Ctx, name: string, side: "top" | "bottom", n: number, options: ReadOptions = {}) {
-  const src = source(ctx, name, options);
-  const flat = asList(
-    await topScript.run<string[]>(ctx.redis, src.keys, { ...src.args, n, rev: side === "top" ? 1 : 0 }),
-  );
-  return withRange({ counter: name, items: pairs(flat).map((p, i) => ({ rank: i + 1, ...p })) }, src.range);
-}
-
-/** One member's score and 1-based ranks from the top and from the bottom; NotFoundError when absent. */
-export async function memberOf(ctx: Ctx, name: string, member: string, options: ReadOptions = {}) {
-  checkMember(member);
-  const src = source(ctx, name, options);
-  const found = asList(
-    await memberScript.run<[string, number, number] | []>(ctx.redis, src.keys, { ...src.args, member }),
-  );
-  if (found.length < 3)
-    throw new NotFoundError(`Counter '${name}' has no member '${member}'${src.range ? " in that range" : ""}.`);
-  const [score, fromTop, fromBottom] = found as [string, number, number];
-  return withRange({ member, score: Number(score), rank: fromTop + 1, rankFromBottom: fromBottom + 1 }, src.range);
-}
-
-export interface ScoreRangeOptions extends ReadOptions {
-  /** Lower bound: a number, `(` + number (exclusive), `-inf`. @default "-inf" */
-  min?: string | undefined;
-  /** Upper bound: a number, `(` + number (exclusive), `+inf`. @default "+inf" */
-  max?: string | undefined;
-  /** Most items returned; `count` is the full number in range. @default 100 */
-  limit?: number | undefined;
-  /** `asc`: lowest score first (source post 002's ZRANGEBYSCORE, docs/background.md). @default "asc" */
-  order?: "asc" | "desc" | undefined;
-}
-
-/** Members whose score lies within [min, max] (bounds may be exclusive or infinite). */
-export async function scoreRange(ctx: Ctx, name: string, options: ScoreRangeOptions = {}) {
-  const { min, max } = parseBounds(options.min ?? "-inf", options.max ?? "+inf");
-  const limit = options.limit ?? 100;
-  const src = source(ctx, name, options);
-  const [count, flat] = await rangeScript.run<[number, string[]]>(ctx.redis, src.keys, {
-    ...src.args,
-    min: min.redis,
-    max: max.redis,
-    limit,
-    rev: options.order === "desc" ? 1 : 0,
-  });
-  return withRange({ items: pairs(asList(flat)), count }, src.range);
-}
-
-export interface SortedOptions extends ReadOptions {
-  /** `member`: by the member's own value (numeric when all are numbers); `score`: by score. @default "member" */
-  by?: "member" | "score" | undefined;
-  /** @default "asc" */
-  order?: "asc" | "desc" | undefined;
-}
-
-/** Every member with its score, ordered by its own value (what source post 001 wanted SORT + MULTI for, docs/background.md). */
-export async function sorted(ctx: Ctx, name: string, options: SortedOptions = {}) {
-  const src = source(ctx, name, options);
-  // more than MAX_SORTED_MEMBERS: the script refuses (400 too_many_members)
-  const [card, flat] = await sortedScript.run<[number, string[]]>(ctx.redis, src.keys, {
-    ...src.args,
-    maxMembers: MAX_SORTED_MEMBERS,
-    counter: name,
-  });
-  const order = options.order ?? "asc";
-  const items = pairs(asList(flat));
-  if ((options.by ?? "member") === "score") {
-    // ZRANGE gives ascending score, equal scores in byte order
-    return withRange(
-      { by: "score", order, numeric: false, count: card, items: order === "asc" ? items : items.reverse() },
-      src.range,
-    );
-  }
-  const byMember = sortByMember(items, order);
-  return withRange({ by: "member", order, numeric: byMember.numeric, count: card, items: byMember.items }, src.range);
-}
-
-export type ListOptions = PageOptions;
-
-/**
- * Names of counters that exist, most recently written first (expired ones
- * dropped on the way), a page at a time: new names cannot push an active
- * counter out of view, and every name is reachable by paging.
- */
-export async function list(ctx: Ctx, options: ListOptions = {}) {
-  const { offset, limit } = listPage(options, MAX_LISTED);
-  const flat = asList(
-    await listScript.run<string[]>(
-      ctx.redis,
-      { names: K.names(ctx.prefix), expiry: K.expiry(ctx.prefix) },
-      { now: ctx.now, offset, limit },
-    ),
-  );
-  const items = pairs(flat).map((p) => ({ counter: p.member, lastWriteAt: p.score }));
-  const more = items.length > limit;
-  const page = items.slice(0, limit);
-  return { counters: page.map((i) => i.counter), items: page, nextOffset: more ? offset + limit : null };
-}
-
 /** Removes a member from the plain counter, or with `period` from each bucket in range. `removed`: how many keys held it. */
 export async function deleteMember(
   ctx: Ctx,

@@ -7,26 +7,28 @@ export {
   deleteCounter,
   deleteMember,
   increment,
+  union,
+  type IncrItem,
+  type IncrResult,
+  type UnionOptions,
+  type UnionResult,
+  type UnionSource,
+} from "./counters.ts";
+export {
   list,
   memberOf,
   ranked,
   scoreRange,
   sorted,
-  union,
   MAX_LISTED,
   MAX_SORTED_MEMBERS,
   UNION_CACHE_SLOTS,
-  type IncrItem,
-  type IncrResult,
   type ListOptions,
   type RangeInfo,
   type ReadOptions,
   type ScoreRangeOptions,
   type SortedOptions,
-  type UnionOptions,
-  type UnionResult,
-  type UnionSource,
-} from "./counters.ts";
+} from "./reads.ts";
 export { AGGREGATES, type Aggregate } from "./keys.ts";
 export { jobs, sweepCountersJob } from "./jobs.ts";
 export { parseBucketTime, MAX_RANGE_DAYS, type PeriodOptions } from "./select.ts";

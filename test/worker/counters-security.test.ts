@@ -3,7 +3,7 @@
  * Each test is named after the attack it refutes.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { UNION_CACHE_SLOTS } from "../../src/counters/counters.ts";
+import { UNION_CACHE_SLOTS } from "../../src/counters/index.ts";
 import { command } from "../helpers/upstash-rest.ts";
 import { createTestApi } from "../helpers/worker.ts";
 
