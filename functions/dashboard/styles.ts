@@ -51,7 +51,7 @@ button:hover { border-color: var(--muted); }
 .panel h2 { font-size: 1.05rem; margin: 0; }
 .panel .blurb { margin: 0; color: var(--muted); font-size: .85rem; flex-basis: 100%; order: 3; }
 .panel .csv { font-size: .8rem; padding: .2rem .55rem; min-height: 2rem; margin-left: auto; }
-.views { display: inline-flex; }
+.views { display: inline-flex; order: 4; }
 .views button { font-size: .8rem; padding: .2rem .6rem; min-height: 2rem; border-radius: 0; }
 .views button:first-child { border-radius: 6px 0 0 6px; }
 .views button:last-child { border-radius: 0 6px 6px 0; margin-left: -1px; }
