@@ -373,6 +373,25 @@ describe("dashboard in Chromium", () => {
     );
     await expect.poll(async () => (await rows(page)).length, CHANGE_TIMEOUT).toBe(2);
 
+    // A deployment without the rising endpoint: the panel says so and keeps its toggle.
+    const noRising = "**/v1/trending/*/rising?*";
+    await page.route(noRising, (route) =>
+      route.fulfill({
+        status: 404,
+        contentType: "application/json",
+        body: JSON.stringify({ error: { code: "not_found", message: "No route" } }),
+      }),
+    );
+    await expect
+      .poll(() => text(page, "#panel-trending [data-role=body]"), CHANGE_TIMEOUT)
+      .toBe("Rising is not available on this deployment.");
+    expect(
+      await panel(page, "trending")
+        .getByRole("button", { name: /as CSV/ })
+        .isDisabled(),
+    ).toBe(true);
+    await page.unroute(noRising);
+
     // Back to Top on the stream the later checks read.
     await panel(page, "trending").getByRole("button", { name: "Top", exact: true }).click();
     await pick(page, "trending", "searches");
