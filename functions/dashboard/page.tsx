@@ -21,6 +21,15 @@ const Panel: FC<{ spec: PanelSpec }> = ({ spec }) => (
           <option value="">none yet</option>
         </select>
       </label>
+      {spec.views ? (
+        <div class="views" role="group" aria-label={`${spec.title} view`}>
+          {spec.views.map((view, i) => (
+            <button type="button" data-view={view.id} aria-pressed={i === 0 ? "true" : "false"} title={view.title}>
+              {view.label}
+            </button>
+          ))}
+        </div>
+      ) : null}
       <button
         type="button"
         class="csv"

@@ -17,17 +17,30 @@ export interface PanelSpec {
   noun: string;
   /** Shown when the list is empty: how to put data in. */
   hint: string;
+  /**
+   * Other views of the same data, as a toggle in the panel's header (the first is the default); the
+   * client's loader gets the chosen id, and the CSV button exports the view shown.
+   */
+  views?: readonly { id: string; label: string; title: string }[];
 }
 
 export const PANELS: readonly PanelSpec[] = [
   {
     id: "trending",
     title: "Trending",
-    blurb: "Top 10 over the last 24 h",
+    blurb: "Top 10 over the last 24 h, or what is rising this hour above its usual rate",
     list: "/v1/trending",
     field: "streams",
     noun: "Stream",
     hint: "No streams yet: POST /v1/trending/{stream}/events.",
+    views: [
+      { id: "top", label: "Top", title: "The top 10 members over the last 24 h" },
+      {
+        id: "rising",
+        label: "Rising",
+        title: "Members of the current hour most above their own rate over the previous 24 h",
+      },
+    ],
   },
   {
     id: "presence",

@@ -51,6 +51,11 @@ button:hover { border-color: var(--muted); }
 .panel h2 { font-size: 1.05rem; margin: 0; }
 .panel .blurb { margin: 0; color: var(--muted); font-size: .85rem; flex-basis: 100%; order: 3; }
 .panel .csv { font-size: .8rem; padding: .2rem .55rem; min-height: 2rem; margin-left: auto; }
+.views { display: inline-flex; order: 4; }
+.views button { font-size: .8rem; padding: .2rem .6rem; min-height: 2rem; border-radius: 0; }
+.views button:first-child { border-radius: 6px 0 0 6px; }
+.views button:last-child { border-radius: 0 6px 6px 0; margin-left: -1px; }
+.views button[aria-pressed="true"] { background: var(--focus); border-color: var(--focus); color: #fff; }
 .panel .csv:disabled { opacity: .5; cursor: default; }
 .picker { display: flex; align-items: center; gap: .4rem; font-size: .9rem; color: var(--muted); }
 .picker select { font: inherit; color: var(--ink); background: var(--bg); border: 1px solid var(--line); border-radius: 6px; padding: .25rem .4rem; max-width: 12rem; min-height: 2rem; }
@@ -104,7 +109,8 @@ button:hover { border-color: var(--muted); }
 .board .move.up { color: var(--ok); } .board .move.down { color: var(--bad); }
 select.season { font: inherit; color: var(--ink); background: var(--bg); border: 1px solid var(--line); border-radius: 6px; padding: .1rem .3rem; }
 .board .num { text-align: right; font-variant-numeric: tabular-nums; }
-.board td.player { overflow-wrap: anywhere; }
+.board td.player, .board td.member { overflow-wrap: anywhere; }
+.board .ratio.new { color: var(--ok); font-weight: 600; }
 
 footer { padding: 0 1rem 1.5rem; color: var(--muted); font-size: .85rem; }
 @media (max-width: 30rem) {

@@ -301,6 +301,105 @@ describe("dashboard in Chromium", () => {
     );
   });
 
+  it("trending panel: the Rising toggle shows what climbs above its usual rate, remembered, and exports it as CSV", async () => {
+    // Rising reads the current hour: seeding in the last seconds of an hour would leave it empty when read.
+    const HOUR = 3_600_000;
+    const left = HOUR - (Date.now() % HOUR);
+    if (left < 30_000) await new Promise((done) => setTimeout(done, left + 1_000));
+    // Two hours ago (a baseline hour): "growing" at 1 an hour on average over 24 h, "fading" at 1,000.
+    const earlier = Date.now() - 2 * HOUR;
+    await send("POST", "/v1/trending/signals/events", KEYS.ingest, {
+      events: [
+        { member: "growing", count: 24, at: earlier },
+        { member: "fading", count: 24_000, at: earlier },
+        // This hour: "growing" far above its rate, "fresh" never seen before, "fading" far below its rate.
+        { member: "growing", count: 20 },
+        { member: "fresh", count: 4 },
+        { member: "fading", count: 1 },
+      ],
+    });
+    const trending = panel(page, "trending");
+    await pick(page, "trending", "signals");
+    await expect
+      .poll(() => trending.locator(".bars li .label").allTextContents(), CHANGE_TIMEOUT)
+      .toEqual(["fading", "growing", "fresh"]);
+    const top = trending.getByRole("button", { name: "Top", exact: true });
+    const risingButton = trending.getByRole("button", { name: "Rising" });
+    expect(await top.getAttribute("aria-pressed")).toBe("true");
+    expect(await risingButton.getAttribute("aria-pressed")).toBe("false");
+
+    await risingButton.click();
+    expect(await risingButton.getAttribute("aria-pressed")).toBe("true");
+    expect(await top.getAttribute("aria-pressed")).toBe("false");
+    const rows = (p: Page) =>
+      panel(p, "trending")
+        .locator("table.rising tbody tr")
+        .evaluateAll((trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent ?? "")));
+    // score = (count − baseline) / √(baseline + 1), baseline = the 24 h average × the elapsed part of this hour
+    // (0..1 for "growing": its score is 13.4..20, above "fresh"'s 4); "fading" scores below 0 and is left out.
+    await expect.poll(() => rows(page), CHANGE_TIMEOUT).toHaveLength(2);
+    const [growing, fresh] = await rows(page);
+    expect(fresh).toEqual(["fresh", "4", "0", "new", "4"]);
+    expect(growing![0]).toBe("growing");
+    expect(growing![1]).toBe("20");
+    expect(Number(growing![2])).toBeLessThanOrEqual(1);
+    expect(growing![3]).toMatch(/^×[\d.,]+$/);
+    expect(Number(growing![4])).toBeGreaterThan(13);
+    expect(await text(page, "#panel-trending .meta")).toMatch(/baseline 24 h.*% of the hour.*as of \d\d:\d\d:\d\d/);
+    expect(await trending.locator(".badge").getAttribute("data-exact")).toBe("true");
+    expect(await page.evaluate(() => localStorage.getItem("edgestats.dashboard.views"))).toBe('{"trending":"rising"}');
+
+    // The CSV button exports the view shown.
+    const button = trending.getByRole("button", { name: /as CSV/ });
+    await expect.poll(() => button.isEnabled(), CHANGE_TIMEOUT).toBe(true);
+    const [download] = await Promise.all([page.waitForEvent("download"), button.click()]);
+    expect(download.suggestedFilename()).toBe("trending-signals-rising.csv");
+    const lines = readFileSync(await download.path(), "utf8").split("\r\n");
+    expect(lines[0]).toBe("member,count,baseline,ratio,score");
+    expect(lines[1]).toMatch(/^growing,20,/);
+    expect(lines[2]).toBe("fresh,4,0,,4");
+
+    // Refreshed like the other panels: new events show up in the rising table.
+    await send("POST", "/v1/trending/signals/events", KEYS.ingest, { member: "fresh", count: 30 });
+    await expect.poll(async () => (await rows(page)).map((r) => r[0]), CHANGE_TIMEOUT).toEqual(["fresh", "growing"]);
+    expect((await rows(page))[0]).toEqual(["fresh", "34", "0", "new", "34"]);
+    await page.screenshot({ path: resolve(ARTIFACTS, "dashboard-rising.png"), fullPage: true });
+
+    // The choice survives a reload.
+    await page.reload();
+    await expect.poll(() => stateWithAlert(page), CHANGE_TIMEOUT).toBe("live");
+    expect(await panel(page, "trending").getByRole("button", { name: "Rising" }).getAttribute("aria-pressed")).toBe(
+      "true",
+    );
+    await expect.poll(async () => (await rows(page)).length, CHANGE_TIMEOUT).toBe(2);
+
+    // A deployment without the rising endpoint: the panel says so and keeps its toggle.
+    const noRising = "**/v1/trending/*/rising?*";
+    await page.route(noRising, (route) =>
+      route.fulfill({
+        status: 404,
+        contentType: "application/json",
+        body: JSON.stringify({ error: { code: "not_found", message: "No route" } }),
+      }),
+    );
+    await expect
+      .poll(() => text(page, "#panel-trending [data-role=body]"), CHANGE_TIMEOUT)
+      .toBe("Rising is not available on this deployment.");
+    expect(
+      await panel(page, "trending")
+        .getByRole("button", { name: /as CSV/ })
+        .isDisabled(),
+    ).toBe(true);
+    await page.unroute(noRising);
+
+    // Back to Top on the stream the later checks read.
+    await panel(page, "trending").getByRole("button", { name: "Top", exact: true }).click();
+    await pick(page, "trending", "searches");
+    await expect.poll(() => text(page, "#panel-trending .bars li .label"), CHANGE_TIMEOUT).toBe("555-0101");
+    expect(await page.evaluate(() => localStorage.getItem("edgestats.dashboard.views"))).toBe('{"trending":"top"}');
+    expect(pageErrors).toEqual([]);
+  });
+
   it("leaderboard panel: a seasonal board has a season picker and shows each player's movement", async () => {
     // A daily board whose yesterday is written straight into Redis (wrangler dev runs on the real clock):
     // p2 won yesterday, p1 was second; today p1 leads.
@@ -329,6 +428,8 @@ describe("dashboard in Chromium", () => {
       ],
     });
 
+    // Pickers are re-read every 30 s: ask now rather than wait for it.
+    await page.getByRole("button", { name: "Refresh now" }).click();
     await pick(page, "leaderboard", "seasonal");
     const rows = () =>
       panel(page, "leaderboard")

@@ -26,6 +26,11 @@ describe("dashboard page", () => {
       expect(html).toMatch(new RegExp(`<label class="picker" for="pick-${panel.id}">`));
       expect(html).toContain(`id="pick-${panel.id}"`);
     }
+    // The trending panel's Top / Rising toggle: a labelled group, Top pressed until the page says otherwise.
+    expect(html).toContain('<div class="views" role="group" aria-label="Trending view">');
+    expect(html).toMatch(/<button type="button" data-view="top" aria-pressed="true"[^>]*>Top<\/button>/);
+    expect(html).toMatch(/<button type="button" data-view="rising" aria-pressed="false"[^>]*>Rising<\/button>/);
+    expect(html.match(/data-view=/g)).toHaveLength(2);
     expect(html).toContain('<label for="key-input">Read API key</label>');
     expect(html).toContain('name="viewport"');
     expect(await api.keys()).toEqual([]);
@@ -136,6 +141,21 @@ describe("dashboard assets", () => {
       const resolved = schema.$ref ? doc.components.schemas[schema.$ref.split("/").pop()] : schema;
       expect(resolved.properties[panel.field].type, `${panel.list} → ${panel.field}`).toBe("array");
     }
+  });
+
+  it("finds the trending panel's Rising view in the OpenAPI document, with the fields its table reads", async () => {
+    const doc = (await api.get("/openapi.json", { key: "none" })).body;
+    const resolve = (schema: any) => (schema.$ref ? doc.components.schemas[schema.$ref.split("/").pop()] : schema);
+    const op = doc.paths["/v1/trending/{stream}/rising"]?.get;
+    expect(op).toBeDefined();
+    expect(op.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(["n", "baseline"]));
+    const body = resolve(op.responses["200"].content["application/json"].schema);
+    for (const field of ["baselineHours", "elapsed", "exact", "maxError", "generatedAt"])
+      expect(body.properties[field], field).toBeDefined();
+    const item = resolve(resolve(body.properties.items).items);
+    expect(Object.keys(item.properties)).toEqual(
+      expect.arrayContaining(["member", "count", "baseline", "ratio", "score"]),
+    );
   });
 
   it("describes the page and its assets in the OpenAPI document as needing no key", async () => {

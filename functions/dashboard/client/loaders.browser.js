@@ -41,10 +41,106 @@ function movement(row) {
   return el("td", { class: "num move " + (delta > 0 ? "up" : delta < 0 ? "down" : "same"), title, text });
 }
 
+/**
+ * The trending answers' `exact` flag, or `approximate ±maxError`.
+ * @param {any} body
+ * @param {string} exactTitle
+ * @param {string} approximateTitle
+ */
+function exactFlag(body, exactTitle, approximateTitle) {
+  return body.exact === true
+    ? el("span", { class: "badge ok", "data-exact": "true", title: exactTitle, text: "exact" })
+    : el("span", {
+        class: "badge warn",
+        "data-exact": "false",
+        title: approximateTitle,
+        text: "approximate ±" + fmt(body.maxError),
+      });
+}
+
+// The trending panel's Rising view: the current hour's members most above their own 24 h rate (docs/trending.md).
+/** @param {string} name */
+async function rising(name) {
+  const path = "/v1/trending/" + enc(name) + "/rising?n=10&baseline=24h";
+  let answer;
+  try {
+    answer = await getJson(path);
+  } catch (caught) {
+    // An older deployment has top but no rising: say so, and keep the panel usable (the toggle leads back).
+    if (!(caught instanceof ApiError) || caught.kind !== "missing") throw caught;
+    return { generatedAt: Date.now(), meta: [], body: empty("Rising is not available on this deployment.") };
+  }
+  const { body, receivedAt } = answer;
+  const hours = finite(body.baselineHours) ?? 24;
+  const elapsed = finite(body.elapsed);
+  const meta = [
+    exactFlag(
+      body,
+      "No baseline hour was compacted: every baseline is exact",
+      "Baselines may be low by up to maxError (baseline hours were compacted), so scores may be too high",
+    ),
+    el("span", { text: "baseline " + hours + " h" }),
+  ];
+  if (elapsed !== null)
+    meta.push(
+      el("span", {
+        title: "Baselines are scaled to the part of the current hour that has passed",
+        text: Math.round(elapsed * 100) + "% of the hour",
+      }),
+    );
+  const generatedAt = finite(body.generatedAt) ?? receivedAt;
+  const items = asArray(body.items);
+  if (items.length === 0)
+    return { generatedAt, meta, body: empty("Nothing is above its usual rate this hour."), csv: path };
+  const rows = items.map((i) => {
+    const ratio = finite(i.ratio);
+    return el("tr", { "data-member": String(i.member) }, [
+      el("td", { class: "member", title: String(i.member), text: String(i.member) }),
+      el("td", { class: "num", text: fmt(i.count) }),
+      el("td", { class: "num", text: fmt(i.baseline) }),
+      ratio === null
+        ? el("td", { class: "num ratio new", title: "No count in any baseline hour", text: "new" })
+        : el("td", { class: "num ratio", text: "×" + fmt(ratio) }),
+      el("td", { class: "num score", text: fmt(i.score) }),
+    ]);
+  });
+  const table = el("table", { class: "board rising" }, [
+    el("caption", { class: "sr-only", text: "Members of " + name + " rising this hour, highest score first" }),
+    el(
+      "thead",
+      {},
+      el("tr", {}, [
+        el("th", { scope: "col", text: "Member" }),
+        el("th", { scope: "col", class: "num", text: "Now", title: "Count in the current hour so far" }),
+        el("th", {
+          scope: "col",
+          class: "num",
+          text: "Usual",
+          title: "Baseline: its average hourly count over the previous " + hours + " h, scaled to the hour so far",
+        }),
+        el("th", { scope: "col", class: "num", text: "Ratio", title: "Now ÷ usual; new when it had no count before" }),
+        el("th", {
+          scope: "col",
+          class: "num",
+          text: "Score",
+          title: "(now − usual) / √(usual + 1): how far above its usual rate",
+        }),
+      ]),
+    ),
+    el("tbody", {}, rows),
+  ]);
+  return { generatedAt, meta, body: table, csv: path };
+}
+
 /** @satisfies {Record<PanelId, Loader>} */
 export const LOADERS = {
-  /** @param {string} name */
-  async trending(name) {
+  /**
+   * @param {string} name
+   * @param {() => void} _rerender
+   * @param {string} view "top" or "rising" (the panel's toggle)
+   */
+  async trending(name, _rerender, view) {
+    if (view === "rising") return rising(name);
     const path = "/v1/trending/" + enc(name) + "/top?n=10&window=24h";
     const { body, receivedAt } = await getJson(path);
     const hours = finite(body.window && body.window.hours) ?? 24;
@@ -53,23 +149,16 @@ export const LOADERS = {
       label: String(i.member),
       value: finite(i.count) ?? 0,
     }));
-    const flag =
-      body.exact === true
-        ? el("span", {
-            class: "badge ok",
-            "data-exact": "true",
-            title: "The provably true top 10 with true counts",
-            text: "exact",
-          })
-        : el("span", {
-            class: "badge warn",
-            "data-exact": "false",
-            title: "Counts may be off by up to maxError (older hours were compacted)",
-            text: "approximate ±" + fmt(body.maxError),
-          });
     return {
       generatedAt: finite(body.generatedAt) ?? receivedAt,
-      meta: [flag, el("span", { text: "window " + hours + " h" })],
+      meta: [
+        exactFlag(
+          body,
+          "The provably true top 10 with true counts",
+          "Counts may be off by up to maxError (older hours were compacted)",
+        ),
+        el("span", { text: "window " + hours + " h" }),
+      ],
       body: rankedBars(items, "Top members of " + name + " over " + hours + " h"),
       csv: path,
     };

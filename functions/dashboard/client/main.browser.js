@@ -3,7 +3,7 @@
 import { ApiError, getCsv, getJson } from "./api.browser.js";
 import { el, empty, finite, fmt, fmtTime, namesOf, timeEl } from "./dom.browser.js";
 import { LOADERS } from "./loaders.browser.js";
-import { KEY_STORAGE, SELECTION_STORAGE, refreshMs, state, store } from "./state.browser.js";
+import { KEY_STORAGE, SELECTION_STORAGE, VIEW_STORAGE, refreshMs, state, store } from "./state.browser.js";
 
 /** @typedef {{ ok: true } | { ok: false, error: ApiError }} Outcome */
 
@@ -50,12 +50,28 @@ const panels = Array.from(document.querySelectorAll("[data-panel]"), (node) => {
     meta: /** @type {HTMLElement} */ (section.querySelector("[data-role=meta]")),
     body: /** @type {HTMLElement} */ (section.querySelector("[data-role=body]")),
     csvButton: /** @type {HTMLButtonElement} */ (section.querySelector("[data-role=csv]")),
+    viewButtons: Array.from(section.querySelectorAll("button[data-view]"), (b) => /** @type {HTMLButtonElement} */ (b)),
     csv: undefined,
     names: null,
     seq: 0,
     hasData: false,
   };
 });
+
+// The panel's view: the stored choice when the toggle offers it, else the toggle's first ("" without a toggle).
+/** @param {Panel} panel */
+function viewOf(panel) {
+  const ids = panel.viewButtons.map((b) => b.dataset.view ?? "");
+  const chosen = state.views[panel.id];
+  return chosen !== undefined && ids.includes(chosen) ? chosen : (ids[0] ?? "");
+}
+
+/** @param {Panel} panel */
+function markView(panel) {
+  const view = viewOf(panel);
+  for (const button of panel.viewButtons) button.setAttribute("aria-pressed", String(button.dataset.view === view));
+  if (view) panel.section.dataset.view = view;
+}
 
 /**
  * @param {string} mode
@@ -162,7 +178,7 @@ async function refreshPanel(panel, withList) {
       show(panel, "empty", [], empty(panel.hint), null);
       return { ok: true };
     }
-    const view = await LOADERS[panel.id](name, () => void refreshPanel(panel, false));
+    const view = await LOADERS[panel.id](name, () => void refreshPanel(panel, false), viewOf(panel));
     if (seq === panel.seq) show(panel, "live", view.meta, view.body, view.generatedAt, view.csv);
     return { ok: true };
   } catch (caught) {
@@ -379,6 +395,21 @@ ui.changeKey.addEventListener("click", () => showKeyForm(""));
 ui.refreshNow.addEventListener("click", () => void refresh(true));
 for (const panel of panels) {
   panel.csvButton.addEventListener("click", () => void download(panel));
+  markView(panel);
+  for (const button of panel.viewButtons) {
+    button.addEventListener("click", async () => {
+      state.views[panel.id] = button.dataset.view ?? "";
+      store.set(VIEW_STORAGE, JSON.stringify(state.views));
+      markView(panel);
+      // Until the new view's answer arrives, the CSV button must not export the old one.
+      panel.csv = undefined;
+      panel.csvButton.disabled = true;
+      if (!state.key) return;
+      const generation = state.generation;
+      const result = await refreshPanel(panel, false);
+      if (!result.ok && result.error.kind === "auth" && generation === state.generation) refused(result.error);
+    });
+  }
   panel.picker.addEventListener("change", async () => {
     state.selection[panel.id] = panel.picker.value;
     store.set(SELECTION_STORAGE, JSON.stringify(state.selection));

@@ -3,6 +3,7 @@
 
 export const KEY_STORAGE = "edgestats.dashboard.readKey";
 export const SELECTION_STORAGE = "edgestats.dashboard.selection";
+export const VIEW_STORAGE = "edgestats.dashboard.views";
 
 // localStorage throws in some private modes; the page then keeps the key for this visit only.
 /** @type {Record<string, string>} */
@@ -39,10 +40,13 @@ export const store = {
 
 export const refreshMs = Number(document.body.dataset.refreshMs) || 5000;
 
-/** @returns {Record<string, string>} */
-function loadSelection() {
+/**
+ * @param {string} name
+ * @returns {Record<string, string>}
+ */
+function loadChoices(name) {
   try {
-    const parsed = JSON.parse(store.get(SELECTION_STORAGE) || "{}");
+    const parsed = JSON.parse(store.get(name) || "{}");
     return parsed && typeof parsed === "object" ? parsed : {};
   } catch {
     return {};
@@ -66,5 +70,7 @@ export const state = {
   lastGood: null,
   // Set once GET /v1/ingest/lag said this deployment has no queue.
   noQueue: false,
-  selection: loadSelection(),
+  selection: loadChoices(SELECTION_STORAGE),
+  // Each panel's view (its toggle, e.g. trending's Top / Rising), by panel id.
+  views: loadChoices(VIEW_STORAGE),
 };

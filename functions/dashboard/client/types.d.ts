@@ -46,8 +46,9 @@ export type PanelId = "trending" | "presence" | "leaderboard" | "histogram" | "c
  * Fetches everything a panel shows.
  * @param name the picked stream, room, board, histogram or counter
  * @param rerender loads the panel again (after a choice inside it, e.g. the season)
+ * @param view the view chosen with the panel's toggle (functions/dashboard/panels.ts `views`), "" when it has none
  */
-export type Loader = (name: string, rerender: () => void) => Promise<View>;
+export type Loader = (name: string, rerender: () => void, view: string) => Promise<View>;
 
 /** A panel of the page and its bookkeeping. */
 export interface Panel {
@@ -63,6 +64,8 @@ export interface Panel {
   meta: HTMLElement;
   body: HTMLElement;
   csvButton: HTMLButtonElement;
+  /** The view toggle's buttons (data-view), empty when the panel has one view. */
+  viewButtons: HTMLButtonElement[];
   /** The list endpoint behind what the panel shows (its CSV download). */
   csv: string | undefined;
   names: string[] | null;
