@@ -1,39 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestApi } from "../helpers/worker.ts";
+import { parseCsv } from "../helpers/csv.ts";
 
 const api = createTestApi({ label: "csv" });
 afterAll(() => api.cleanup());
 
 const CSV = { accept: "text/csv" };
-
-/** RFC 4180 records (quoted fields, doubled quotes, CRLF line ends). */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = "";
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!;
-    if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (ch === '"') quoted = false;
-      else field += ch;
-    } else if (ch === '"') quoted = true;
-    else if (ch === ",") {
-      row.push(field);
-      field = "";
-    } else if (ch === "\r" && text[i + 1] === "\n") {
-      rows.push([...row, field]);
-      row = [];
-      field = "";
-      i++;
-    } else field += ch;
-  }
-  expect(field === "" && row.length === 0, "the document ends with CRLF").toBe(true);
-  return rows;
-}
 
 /** GET as CSV: checks the headers every CSV answer carries and returns its records. */
 async function csv(path: string, filename: string) {
