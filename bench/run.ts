@@ -103,6 +103,8 @@ const [svc, svcNoCache, naive, floor, svcRtt, naiveRtt] = await Promise.all([
       UPSTASH_REDIS_REST_TOKEN: `${stack.token}.${TAGS.serviceNoCache}`,
       TRENDING_CACHE_SECONDS: "0",
       REDIS_TIMEOUT_MS: "60000",
+      // the scaling bench subscribes a webhook (bench/scaling/signals.ts) to a local URL nothing listens on
+      WEBHOOKS_ALLOW_LOCAL_HTTP: "true",
     },
   }),
   startWranglerDev({ script: naiveScript, vars: naiveVars(TAGS.naive, "naive") }),

@@ -11,6 +11,7 @@ import type { Side } from "../lib/measure.ts";
 import { calendarScaling } from "./calendar.ts";
 import { leaderboardScaling } from "./leaderboards.ts";
 import { presenceScaling } from "./presence.ts";
+import { signalsScaling } from "./signals.ts";
 import { trendingScaling } from "./trending.ts";
 import type { ScalingResult } from "./types.ts";
 
@@ -61,6 +62,16 @@ export async function runScaling(options: ScalingOptions): Promise<ScalingResult
     await unlinkMatching(resp, `${prefix}:trending:*`);
     await run("scaling-trending", () =>
       trendingScaling({ redis: resp, upstash: stack.upstash, side: service, prefix, sizes, log }),
+    );
+    await run("scaling-signals", () =>
+      signalsScaling({
+        redis: resp,
+        upstash: stack.upstash,
+        side: service,
+        prefix,
+        sizes: sizes.filter((n) => n >= 10_000),
+        log,
+      }),
     );
     await run("scaling-presence", () =>
       presenceScaling({

@@ -24,7 +24,7 @@ const CHUNK = 10_000;
 const WINDOW = 24;
 const SENTINEL = "\0err";
 
-async function zaddMembers(redis: RespClient, key: string, n: number, salt: number): Promise<void> {
+export async function zaddMembers(redis: RespClient, key: string, n: number, salt: number): Promise<void> {
   await redis.call("ZADD", key, 0, SENTINEL);
   for (let from = 0; from < n; from += CHUNK) {
     const args: (string | number)[] = ["ZADD", key];
@@ -37,7 +37,7 @@ async function zaddMembers(redis: RespClient, key: string, n: number, salt: numb
 }
 
 /** Runs `task` with every command logged by SLOWLOG; returns the longest script (µs) and how many ran. */
-async function longestScript<T>(
+export async function longestScript<T>(
   redis: RespClient,
   task: () => Promise<T>,
 ): Promise<{ value: T; us: number; scripts: number }> {
