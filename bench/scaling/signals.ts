@@ -70,6 +70,16 @@ export async function signalsScaling(input: ScalingInput): Promise<{ timings: Ti
   const historyNote = (j: any) => `points=${j?.points?.length} exact=${j?.exact}`;
   const job = (json: any) => JSON.stringify(json?.result ?? json).slice(0, 200);
 
+  // The job's scripts once, unmeasured, on an empty stream: no NOSCRIPT fallback in the first size's figure.
+  const warmHook = { url: "http://127.0.0.1:9/edgestats-bench", events: ["trending.entered", "trending.left"] };
+  await call(side, "PUT", "/v1/webhooks/scale-warm", {
+    ...warmHook,
+    filter: { stream: "sig-warm" },
+    secret: "bench-secret-0123456789",
+  });
+  await call(side, "POST", "/internal/jobs/webhooks.trending");
+  await call(side, "DELETE", "/v1/webhooks/scale-warm");
+
   for (const n of input.sizes) {
     // --- trending: rising, history, webhooks.trending
     const stream = `sig-${n}`;
