@@ -2,7 +2,10 @@
 import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as webhooks from "../../src/webhooks/index.ts";
+import { MAX_PENDING } from "../../src/webhooks/deliver.ts";
+import { registryKeys } from "../../src/webhooks/keys.ts";
 import { libraryTest } from "../helpers/library.ts";
+import { command } from "../helpers/upstash-rest.ts";
 import { startReceiver, type Receiver } from "../helpers/webhook-receiver.ts";
 
 const lib = libraryTest("review-webhooks");
@@ -47,5 +50,29 @@ describe("Edgestats-Signature (review)", () => {
     expect(got.body).not.toContain(SECRET);
     expect(JSON.stringify(await webhooks.deliveries(ctx, "sig"))).not.toContain(SECRET);
     expect(JSON.stringify(await webhooks.list(ctx))).not.toContain(SECRET);
+  });
+});
+
+describe("a full queue (review)", () => {
+  it("an event refused as full is not remembered as sent: found again once there is room, it is queued", async () => {
+    const ctx = lib.ctx(T0, "full");
+    await webhooks.put(ctx, "r", { url: `${receiver.url}/r`, events: ["trending.rising"], secret: SECRET }, direct);
+    const pending = registryKeys(ctx.prefix).pending;
+    const filler: (string | number)[] = [];
+    for (let i = 0; i < MAX_PENDING; i++) filler.push(T0 + 3_600_000, `filler-${i}`);
+    await command(lib.target, "ZADD", pending, ...filler);
+    const event: webhooks.EventInput = {
+      type: "trending.rising",
+      subject: { kind: "stream", name: "s1" },
+      key: "hour\nm1",
+      score: 10,
+      data: { stream: "s1", member: "m1" },
+    };
+    expect(await webhooks.emit(ctx, event)).toMatchObject({ queued: 0, full: 1 });
+    expect(await webhooks.emitMany(ctx, [event])).toMatchObject({ queued: 0, full: 1 });
+    // the queue drains; the detector finds the same facts on its next run
+    await command(lib.target, "DEL", pending);
+    expect(await webhooks.emitMany(ctx, [event])).toEqual({ queued: 1, full: 0, repeated: 0 });
+    expect(await webhooks.emit(ctx, event)).toMatchObject({ queued: 0, repeated: true });
   });
 });
