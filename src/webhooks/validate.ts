@@ -98,6 +98,8 @@ function internalHost(host: string): boolean {
     v6 === "::" ||
     v6 === "::1" ||
     v6.startsWith("::ffff:") || // IPv4-mapped: the IPv4 address it maps decides, so refuse them all
+    /^::[0-9a-f]{1,4}:[0-9a-f]{1,4}$/.test(v6) || // IPv4-compatible (deprecated), e.g. [::127.0.0.1]
+    v6.startsWith("64:ff9b:") || // NAT64 of an IPv4 address
     /^f[cd]/.test(v6) || // unique local fc00::/7
     /^fe[89ab]/.test(v6) || // link-local fe80::/10
     v6.startsWith("ff") // multicast

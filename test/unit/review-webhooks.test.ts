@@ -20,6 +20,8 @@ describe("webhook URLs (review): no loopback, private or link-local targets", ()
     "https://[::ffff:127.0.0.1]/hook",
     "https://[fd00::1]/hook",
     "https://[fe80::1]/hook",
+    "https://[::127.0.0.1]/hook",
+    "https://[64:ff9b::7f00:1]/hook",
   ])("refuses %s", (url) => {
     expect(urlProblem(url, false)).not.toBeNull();
   });
