@@ -67,29 +67,34 @@ end`,
  * (`<event id>:<webhook>`) is remembered among the last `maxRecent` (`recent`), delivered or not,
  * so a detector that finds the same facts on every run sends them once to each webhook, and a
  * webhook that starts matching later (a trending.rising score that grew past its threshold)
- * still gets it. ZMSCORE, ZADD and ZREMRANGEBYRANK whatever the number of targets.
+ * still gets it. `freshTargets` only reads (ZMSCORE); `rememberDeliveries` marks the ids that
+ * were queued (or were already waiting) once the queue said so (ZADD, ZREMRANGEBYRANK): an event
+ * refused because the queue was full is not remembered, so a detector that finds it again when
+ * there is room queues it then.
  */
 const RECENT = defineLua(
   "webhooks.recent",
-  ["freshTargets"],
+  ["freshTargets", "rememberDeliveries"],
   `
-local function freshTargets(recent, targets, eventId, now, maxRecent)
+local function freshTargets(recent, targets, eventId)
   local ids = {}
   for i, t in ipairs(targets) do ids[i] = eventId .. ':' .. t[1] end
   local seen = redis.call('ZMSCORE', recent, unpack(ids))
-  local fresh, marks = {}, {}
+  local fresh = {}
   for i, t in ipairs(targets) do
-    if not seen[i] then
-      fresh[#fresh + 1] = t
-      marks[#marks + 1] = now
-      marks[#marks + 1] = ids[i]
-    end
-  end
-  if #fresh > 0 then
-    redis.call('ZADD', recent, unpack(marks))
-    redis.call('ZREMRANGEBYRANK', recent, 0, -tonumber(maxRecent) - 1)
+    if not seen[i] then fresh[#fresh + 1] = t end
   end
   return fresh
+end
+local function rememberDeliveries(recent, ids, now, maxRecent)
+  if #ids == 0 then return end
+  local marks = {}
+  for _, id in ipairs(ids) do
+    marks[#marks + 1] = now
+    marks[#marks + 1] = id
+  end
+  redis.call('ZADD', recent, unpack(marks))
+  redis.call('ZREMRANGEBYRANK', recent, 0, -tonumber(maxRecent) - 1)
 end`,
 );
 
@@ -112,19 +117,23 @@ local function emitEvent(wk, wa, eventType, kind, subject, key, data, score)
   local targets = subscribersOf(hooks, eventType, kind, subject, score)
   if #targets == 0 then return {queued = 0, full = 0, repeated = false} end
   local eventId = eventIdOf(eventType, subject, key)
-  targets = freshTargets(recent, targets, eventId, now, maxRecent)
+  targets = freshTargets(recent, targets, eventId)
   if #targets == 0 then return {queued = 0, full = 0, repeated = true} end
   local body = '{"id":' .. cjson.encode(eventId) .. ',"type":' .. cjson.encode(eventType) .. ',"at":' .. cjson.encode(at) .. ',"data":' .. data .. '}'
   local room = maxPending - redis.call('ZCARD', pending)
-  local queued, full = 0, 0
+  local queued, full, told = 0, 0, {}
   for _, t in ipairs(targets) do
     if room <= 0 then
       full = full + 1
-    elseif queueDelivery(pending, deliveries, t[1], eventId, eventType, body, now, 0) == 1 then
-      queued = queued + 1
-      room = room - 1
+    else
+      if queueDelivery(pending, deliveries, t[1], eventId, eventType, body, now, 0) == 1 then
+        queued = queued + 1
+        room = room - 1
+      end
+      told[#told + 1] = eventId .. ':' .. t[1]
     end
   end
+  rememberDeliveries(recent, told, now, maxRecent)
   return {queued = queued, full = full, repeated = false}
 end`,
   [QUEUE, MATCH, RECENT, EVENT_ID],
@@ -200,11 +209,11 @@ end
 -- no subscriber (the common case of emit): nothing else to read
 if #targets == 0 then return {queued = 0, full = 0, claimed = {}} end
 if only == '' then
-  targets = freshTargets(recent, targets, eventId, now, maxRecent)
+  targets = freshTargets(recent, targets, eventId)
   if #targets == 0 then return {queued = 0, full = 0, claimed = {}, repeated = true} end
 end
 local room = tonumber(maxPending) - redis.call('ZCARD', pending)
-local queued, full, claimed = 0, 0, {}
+local queued, full, claimed, told = 0, 0, {}, {}
 for _, t in ipairs(targets) do
   if room <= 0 then
     full = full + 1
@@ -217,8 +226,11 @@ for _, t in ipairs(targets) do
         claimed[#claimed + 1] = {id = eventId .. ':' .. t[1], webhook = t[1], url = t[2].url, secret = t[2].secret, body = body, attempts = 1, event = eventId, type = eventType}
       end
     end
+    told[#told + 1] = eventId .. ':' .. t[1]
   end
 end
+-- a full queue's refusals are not remembered: the same facts found later are queued then
+if only == '' then rememberDeliveries(recent, told, now, maxRecent) end
 return {queued = queued, full = full, claimed = claimed}
 `,
 });

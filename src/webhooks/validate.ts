@@ -60,9 +60,50 @@ export function urlProblem(url: string, allowLocalHttp: boolean): string | null 
     return "must be an absolute URL";
   }
   if (parsed.username || parsed.password) return "must not contain credentials";
-  if (parsed.protocol === "https:") return null;
-  if (parsed.protocol === "http:" && allowLocalHttp && LOCAL_HOSTS.has(parsed.hostname)) return null;
-  return allowLocalHttp ? "must be https:// (http:// only on localhost or 127.0.0.1)" : "must be https://";
+  const local = LOCAL_HOSTS.has(parsed.hostname);
+  if (parsed.protocol === "http:" && allowLocalHttp && local) return null;
+  if (parsed.protocol !== "https:")
+    return allowLocalHttp ? "must be https:// (http:// only on localhost or 127.0.0.1)" : "must be https://";
+  // events go out from the deployment (or the library's host): never to its own or a private network
+  if (!(allowLocalHttp && local) && internalHost(parsed.hostname))
+    return "must not name this machine or a private, link-local or reserved address";
+  return null;
+}
+
+/**
+ * Whether a URL's host (as WHATWG URL normalises it: IPv4 in dotted decimal whatever way it was
+ * written, IPv6 in brackets, lowercase) is `localhost` or an IP literal of a loopback, private,
+ * link-local, CGNAT, unspecified or multicast range. Names are not resolved: a public name
+ * pointing inside stays the receiver's DNS problem.
+ */
+function internalHost(host: string): boolean {
+  if (host === "localhost" || host.endsWith(".localhost")) return true;
+  const v4 = /^(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(host);
+  if (v4) {
+    const [a, b] = [Number(v4[1]), Number(v4[2])];
+    return (
+      a === 0 ||
+      a === 10 ||
+      a === 127 ||
+      (a === 100 && b >= 64 && b <= 127) ||
+      (a === 169 && b === 254) ||
+      (a === 172 && b >= 16 && b <= 31) ||
+      (a === 192 && b === 168) ||
+      a >= 224
+    );
+  }
+  if (!host.startsWith("[")) return false;
+  const v6 = host.slice(1, -1);
+  return (
+    v6 === "::" ||
+    v6 === "::1" ||
+    v6.startsWith("::ffff:") || // IPv4-mapped: the IPv4 address it maps decides, so refuse them all
+    /^::[0-9a-f]{1,4}:[0-9a-f]{1,4}$/.test(v6) || // IPv4-compatible (deprecated), e.g. [::127.0.0.1]
+    v6.startsWith("64:ff9b:") || // NAT64 of an IPv4 address
+    /^f[cd]/.test(v6) || // unique local fc00::/7
+    /^fe[89ab]/.test(v6) || // link-local fe80::/10
+    v6.startsWith("ff") // multicast
+  );
 }
 
 /** Checks a webhook's settings; throws one ValidationError listing every problem. */
