@@ -54,6 +54,7 @@ export async function detectTrending(ctx: Ctx, hooks: StoredWebhook[]): Promise<
       hourStart: new Date(hour * HOUR).toISOString(),
       maxPending: MAX_PENDING,
       webhooks: subs.map((s) => s.hook.name),
+      since: subs.map((s) => s.hook.createdAt),
       streams: subs.map((s) => s.stream),
       sizes: subs.map((s) => s.hook.n),
       wants: subs.map((s) => s.wants),
@@ -85,6 +86,7 @@ export async function detectPeaks(ctx: Ctx, hooks: StoredWebhook[]): Promise<Det
       dayStart: start,
       maxPending: MAX_PENDING,
       webhooks: subs.map((s) => s.hook.name),
+      since: subs.map((s) => s.hook.createdAt),
       rooms: subs.map((s) => s.room),
     },
   );

@@ -17,9 +17,10 @@ const QUEUE = defineLua(
   "webhooks.queue",
   ["queueDelivery"],
   `
-local function queueDelivery(pending, deliveries, webhook, eventId, eventType, body, due, attempts)
+local function queueDelivery(pending, deliveries, webhook, since, eventId, eventType, body, due, attempts)
   local id = eventId .. ':' .. webhook
-  local record = cjson.encode({webhook = webhook, event = eventId, type = eventType, body = body, attempts = attempts})
+  -- since: the webhook's createdAt, so a delivery never reaches a later webhook of the same name
+  local record = cjson.encode({webhook = webhook, since = since, event = eventId, type = eventType, body = body, attempts = attempts})
   if redis.call('HSETNX', deliveries, id, record) == 0 then return 0 end
   redis.call('ZADD', pending, due, id)
   return 1
@@ -126,7 +127,7 @@ local function emitEvent(wk, wa, eventType, kind, subject, key, data, score)
     if room <= 0 then
       full = full + 1
     else
-      if queueDelivery(pending, deliveries, t[1], eventId, eventType, body, now, 0) == 1 then
+      if queueDelivery(pending, deliveries, t[1], t[2].createdAt, eventId, eventType, body, now, 0) == 1 then
         queued = queued + 1
         room = room - 1
       end
@@ -219,7 +220,7 @@ for _, t in ipairs(targets) do
     full = full + 1
   else
     local claim = tonumber(lease) > 0
-    if queueDelivery(pending, deliveries, t[1], eventId, eventType, body, claim and lease or now, claim and 1 or 0) == 1 then
+    if queueDelivery(pending, deliveries, t[1], t[2].createdAt, eventId, eventType, body, claim and lease or now, claim and 1 or 0) == 1 then
       queued = queued + 1
       room = room - 1
       if claim then
@@ -278,7 +279,8 @@ local claimed, gone, updates, leases = {}, {}, {}, {}
 for i, id in ipairs(due) do
   local d = records[i] and cjson.decode(records[i])
   local hook = d and byName[d.webhook] and cjson.decode(byName[d.webhook])
-  if not hook then
+  -- a webhook deleted, or deleted and created again under its name since the event was queued
+  if not hook or (d.since and d.since ~= hook.createdAt) then
     gone[#gone + 1] = id
   else
     d.attempts = d.attempts + 1
@@ -366,7 +368,18 @@ export const detectTrendingScript = defineScript({
   name: "webhooks.detectTrending",
   write: true,
   keys: ["pending", "deliveries", "...marks", "...current", "...previous"],
-  args: ["now", "at", "hour", "hourStart", "maxPending", "...webhooks", "...streams", "...sizes", "...wants"],
+  args: [
+    "now",
+    "at",
+    "hour",
+    "hourStart",
+    "maxPending",
+    "...webhooks",
+    "...since",
+    "...streams",
+    "...sizes",
+    "...wants",
+  ],
   uses: [QUEUE, EVENT_ID],
   lua: `
 local function top(key, n)
@@ -401,7 +414,7 @@ for i, webhook in ipairs(webhooks) do
         out.events = out.events + 1
         if room <= 0 then
           out.full = out.full + 1
-        elseif queueDelivery(pending, deliveries, webhook, id, t[1], body, now, 0) == 1 then
+        elseif queueDelivery(pending, deliveries, webhook, tonumber(since[i]), id, t[1], body, now, 0) == 1 then
           out.queued = out.queued + 1
           room = room - 1
         end
@@ -425,7 +438,7 @@ export const detectPeaksScript = defineScript({
   name: "webhooks.detectPeaks",
   write: true,
   keys: ["pending", "deliveries", "...marks", "...dailies"],
-  args: ["now", "at", "day", "dayStart", "maxPending", "...webhooks", "...rooms"],
+  args: ["now", "at", "day", "dayStart", "maxPending", "...webhooks", "...since", "...rooms"],
   uses: [QUEUE, EVENT_ID],
   lua: `
 local room = tonumber(maxPending) - redis.call('ZCARD', pending)
@@ -448,7 +461,7 @@ for i, webhook in ipairs(webhooks) do
     if room <= 0 then
       out.full = out.full + 1
     else
-      if queueDelivery(pending, deliveries, webhook, id, 'presence.peak', body, now, 0) == 1 then
+      if queueDelivery(pending, deliveries, webhook, tonumber(since[i]), id, 'presence.peak', body, now, 0) == 1 then
         out.queued = out.queued + 1
         room = room - 1
       end

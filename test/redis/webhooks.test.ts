@@ -233,6 +233,21 @@ describe("direct delivery", () => {
   });
 });
 
+describe("a webhook deleted and created again under its name", () => {
+  it("does not get the old webhook's queued deliveries (review: they went to the new URL with the new secret)", async () => {
+    const ctx = lib.ctx(T0, "recreate");
+    await webhooks.put(ctx, "ops", hook(), direct);
+    receiver.respondWith(500);
+    await (await webhooks.test(ctx, direct, "ops")).send(); // failed: queued for a retry
+    receiver.respondWith(200);
+    await webhooks.remove(ctx, "ops");
+    await webhooks.put({ ...ctx, now: T0 + 1000 }, "ops", hook({ url: `${receiver.url}/other` }), direct);
+    const start = receiver.received.length;
+    expect(await webhooks.deliverDue({ ...ctx, now: T0 + HOUR }, direct)).toMatchObject({ claimed: 0, dropped: 1 });
+    expect(receiver.received.length).toBe(start);
+  });
+});
+
 describe("QStash delivery", () => {
   it("publishes through the documented API; QStash delivers with our signature forwarded", async () => {
     const ctx = lib.ctx(T0, "qstash");
