@@ -1,7 +1,8 @@
 import type { UpstashServer } from "../../dev/upstash-server.ts";
 import { percentile } from "../lib/load.ts";
 import { call, type Side } from "../lib/measure.ts";
-import type { Point } from "./types.ts";
+import type { RespClient } from "../../dev/resp.ts";
+import type { Point, ScalingInput, Timing } from "./types.ts";
 
 /**
  * Calls `path` once unmeasured, then `calls` times in sequence (`before`, if
@@ -52,4 +53,70 @@ export async function timed<T>(task: () => Promise<T>): Promise<{ ms: number; va
   const t0 = performance.now();
   const value = await task();
   return { ms: performance.now() - t0, value };
+}
+
+/** Runs `task` with every command logged by SLOWLOG; returns the longest script (µs) and how many ran. */
+export async function longestScript<T>(
+  redis: RespClient,
+  task: () => Promise<T>,
+): Promise<{ value: T; us: number; scripts: number }> {
+  await redis.call("CONFIG", "SET", "slowlog-max-len", "100000");
+  await redis.call("CONFIG", "SET", "slowlog-log-slower-than", "0");
+  await redis.call("SLOWLOG", "RESET");
+  try {
+    const value = await task();
+    const entries = (await redis.call("SLOWLOG", "GET", "100000")) as unknown[][];
+    let us = 0;
+    let scripts = 0;
+    for (const entry of entries) {
+      const args = entry[3] as unknown[];
+      const name = String(args?.[0] ?? "").toUpperCase();
+      if (!name.startsWith("EVAL")) continue;
+      scripts++;
+      us = Math.max(us, Number(entry[2]));
+    }
+    return { value, us, scripts };
+  } finally {
+    await redis.call("CONFIG", "SET", "slowlog-log-slower-than", "10000");
+    await redis.call("SLOWLOG", "RESET");
+  }
+}
+
+/**
+ * Measures single calls by their longest Redis script (SLOWLOG), commands, round trips and scripts,
+ * keeping one timing curve per call name and a log line per call (`print` shows them).
+ */
+export function scriptProbe(input: Pick<ScalingInput, "redis" | "upstash" | "side" | "log">, area: string) {
+  const { redis, upstash, side, log } = input;
+  const timings: Record<string, Timing> = {};
+  const lines: string[] = [];
+  const measure = async (
+    n: number,
+    name: string,
+    path: string,
+    options: { method?: string; describe?: (json: any) => string; body?: unknown; warm?: boolean } = {},
+  ) => {
+    const { method = "GET", describe = () => "", body, warm = false } = options;
+    if (warm) await call(side, method, path, body);
+    upstash.reset(side.tag);
+    const t0 = performance.now();
+    const r = await longestScript(redis, () => call(side, method, path, body));
+    const ms = performance.now() - t0;
+    const cost = upstash.stats(side.tag);
+    if (r.value.status >= 300)
+      throw new Error(`${method} ${path}: ${r.value.status} ${JSON.stringify(r.value.json).slice(0, 300)}`);
+    const detail = `${cost.commands} commands, ${cost.requests} round trips, ${r.scripts} scripts, ${ms.toFixed(0)} ms wall; ${describe(r.value.json)}`;
+    const curve = (timings[`longest script: ${name}`] ??= { name: `longest script: ${name}`, points: [] });
+    curve.points.push({ n, ms: r.us / 1000, detail });
+    lines.push(
+      `N=${n.toLocaleString("en-US").padStart(9)} | ${name.padEnd(58)} | longest script ${(r.us / 1000).toFixed(2).padStart(8)} ms | ${detail}`,
+    );
+    log(`${area} N=${n}: ${name}: longest script ${(r.us / 1000).toFixed(2)} ms (${detail})`);
+    return r.value.json;
+  };
+  return {
+    measure,
+    timings: (): Timing[] => Object.values(timings),
+    print: () => console.log(["", `${area}: longest Redis script per call (SLOWLOG)`, ...lines, ""].join("\n")),
+  };
 }

@@ -25,46 +25,29 @@ import { dayKeys, dayNumber, daySlotBit, HEADER_BYTES, roomKeys, siteDayKeys } f
 import { DAY, dayStart, hourIndex } from "../../src/time.ts";
 import { registryKeys, streamKeys } from "../../src/trending/keys.ts";
 import { call } from "../lib/measure.ts";
-import { longestScript, zaddMembers } from "./trending.ts";
+import { scriptProbe } from "./measure.ts";
+import { zaddMembers } from "./trending.ts";
 import type { ScalingInput, Timing } from "./types.ts";
 
 const CHUNK = 10_000;
 const WINDOW = 24;
 
 export async function signalsScaling(input: ScalingInput): Promise<{ timings: Timing[]; notes: string[] }> {
-  const { redis, upstash, side, prefix, log } = input;
-  const timings: Record<string, Timing> = {};
-  const timing = (name: string) => (timings[name] ??= { name, points: [] });
+  const { redis, side, prefix, log } = input;
+  const probe = scriptProbe(input, "signals");
   const notes: string[] = [];
-  const lines: string[] = [];
   const registry = registryKeys(prefix);
 
-  const measure = async (
+  const measure = (
     n: number,
     name: string,
     path: string,
     method = "GET",
-    describe: (json: any) => string = () => "",
+    describe?: (json: any) => string,
     body?: unknown,
+    // a read runs once unmeasured first: the first call of a script after start costs the NOSCRIPT fallback
     warm = method === "GET",
-  ) => {
-    // A read runs once unmeasured first: the first call of a script after start costs the NOSCRIPT fallback.
-    if (warm) await call(side, method, path, body);
-    upstash.reset(side.tag);
-    const t0 = performance.now();
-    const r = await longestScript(redis, () => call(side, method, path, body));
-    const ms = performance.now() - t0;
-    const cost = upstash.stats(side.tag);
-    if (r.value.status >= 300)
-      throw new Error(`${method} ${path}: ${r.value.status} ${JSON.stringify(r.value.json).slice(0, 300)}`);
-    const detail = `${cost.commands} commands, ${cost.requests} round trips, ${r.scripts} scripts, ${ms.toFixed(0)} ms wall; ${describe(r.value.json)}`;
-    timing(`longest script: ${name}`).points.push({ n, ms: r.us / 1000, detail });
-    lines.push(
-      `N=${n.toLocaleString("en-US").padStart(9)} | ${name.padEnd(58)} | longest script ${(r.us / 1000).toFixed(2).padStart(8)} ms | ${detail}`,
-    );
-    log(`signals N=${n}: ${name}: longest script ${(r.us / 1000).toFixed(2)} ms (${detail})`);
-    return r.value.json;
-  };
+  ) => probe.measure(n, name, path, { method, describe, body, warm });
   const risingNote = (j: any) =>
     `candidates=${j?.candidates} items=${j?.items?.length} exact=${j?.exact} maxError=${Number(j?.maxError ?? 0).toFixed(1)}`;
   const historyNote = (j: any) => `points=${j?.points?.length} exact=${j?.exact}`;
@@ -233,6 +216,6 @@ export async function signalsScaling(input: ScalingInput): Promise<{ timings: Ti
     );
     await redis.call("UNLINK", today, yesterday, rk.seen, rk.days, site.active, site.total);
   }
-  console.log(["", "signals: longest Redis script per call (SLOWLOG)", ...lines, ""].join("\n"));
-  return { timings: Object.values(timings), notes };
+  probe.print();
+  return { timings: probe.timings(), notes };
 }

@@ -14,10 +14,9 @@
  * 4. the same reads once it is compacted.
  */
 import type { RespClient } from "../../dev/resp.ts";
-import { call } from "../lib/measure.ts";
 import { registryKeys, streamKeys } from "../../src/trending/keys.ts";
 import { hourIndex } from "../../src/time.ts";
-import { sample, timed } from "./measure.ts";
+import { sample, scriptProbe, timed } from "./measure.ts";
 import type { Curve, ScalingInput, Timing } from "./types.ts";
 
 const CHUNK = 10_000;
@@ -36,48 +35,19 @@ export async function zaddMembers(redis: RespClient, key: string, n: number, sal
   }
 }
 
-/** Runs `task` with every command logged by SLOWLOG; returns the longest script (µs) and how many ran. */
-export async function longestScript<T>(
-  redis: RespClient,
-  task: () => Promise<T>,
-): Promise<{ value: T; us: number; scripts: number }> {
-  await redis.call("CONFIG", "SET", "slowlog-max-len", "100000");
-  await redis.call("CONFIG", "SET", "slowlog-log-slower-than", "0");
-  await redis.call("SLOWLOG", "RESET");
-  try {
-    const value = await task();
-    const entries = (await redis.call("SLOWLOG", "GET", "100000")) as unknown[][];
-    let us = 0;
-    let scripts = 0;
-    for (const entry of entries) {
-      const args = entry[3] as unknown[];
-      const name = String(args?.[0] ?? "").toUpperCase();
-      if (!name.startsWith("EVAL")) continue;
-      scripts++;
-      us = Math.max(us, Number(entry[2]));
-    }
-    return { value, us, scripts };
-  } finally {
-    await redis.call("CONFIG", "SET", "slowlog-log-slower-than", "10000");
-    await redis.call("SLOWLOG", "RESET");
-  }
-}
-
 export async function trendingScaling(
   input: ScalingInput,
 ): Promise<{ curves: Curve[]; timings: Timing[]; notes: string[] }> {
   const { redis, upstash, side, prefix, log } = input;
   const curves: Record<string, Curve> = {};
   const curve = (name: string) => (curves[name] ??= { name, nLabel: "distinct members per hour", points: [] });
-  const timings: Record<string, Timing> = {};
-  const timing = (name: string) => (timings[name] ??= { name, points: [] });
+  const probe = scriptProbe(input, "trending");
   const loading: Timing = {
     name: "loading 25 hourly buckets of N members straight into Redis (bench setup, not the service)",
     points: [],
   };
   const notes: string[] = [];
   const registry = registryKeys(prefix);
-  const lines: string[] = [];
 
   for (const n of input.sizes) {
     const stream = `scale-${n}`;
@@ -89,23 +59,8 @@ export async function trendingScaling(
     const dropUnions = async () => {
       await redis.call("DEL", ...keys.unionsOf(H));
     };
-    /** One measured call: longest script (ms), commands, round trips, scripts. */
-    const script = async (name: string, path: string, method = "GET", describe: (json: any) => string = () => "") => {
-      upstash.reset(side.tag);
-      const t0 = performance.now();
-      const r = await longestScript(redis, () => call(side, method, path));
-      const ms = performance.now() - t0;
-      const cost = upstash.stats(side.tag);
-      if (r.value.status >= 300)
-        throw new Error(`${method} ${path}: ${r.value.status} ${JSON.stringify(r.value.json).slice(0, 300)}`);
-      const detail = `${cost.commands} commands, ${cost.requests} round trips, ${r.scripts} scripts, ${ms.toFixed(0)} ms wall; ${describe(r.value.json)}`;
-      timing(`longest script: ${name}`).points.push({ n, ms: r.us / 1000, detail });
-      lines.push(
-        `N=${n.toLocaleString("en-US").padStart(9)} | ${name.padEnd(58)} | longest script ${(r.us / 1000).toFixed(2).padStart(8)} ms | ${detail}`,
-      );
-      log(`trending N=${n}: ${name}: longest script ${(r.us / 1000).toFixed(2)} ms (${detail})`);
-      return r.value.json;
-    };
+    const script = (name: string, path: string, method = "GET", describe?: (json: any) => string) =>
+      probe.measure(n, name, path, { method, describe });
     const job = (json: any) => JSON.stringify(json?.result ?? json).slice(0, 200);
 
     log(`trending scaling N=${n}: loading`);
@@ -208,9 +163,9 @@ export async function trendingScaling(
     if (hourIndex(Date.now()) !== H)
       notes.push(`The clock crossed an hour during trending N=${n}; its figures mix two hours.`);
   }
-  console.log(["", "trending: longest Redis script per call (SLOWLOG)", ...lines, ""].join("\n"));
+  probe.print();
   notes.push(
     "Trending (issue 15): no script copies a raw hour. Until compaction has trimmed the previous hour, reads page it as a set of its own beside the union of the older, trimmed hours and the current hour (threshold algorithm); compaction trims an hour with at most `TRENDING_KEEP` member moves (ZRANGESTORE of the top keep + UNLINK for a big hour) and stops a script after 10,000 moves; member lookups read a few ranges, never a merge.",
   );
-  return { curves: Object.values(curves), timings: [...Object.values(timings), loading], notes };
+  return { curves: Object.values(curves), timings: [...probe.timings(), loading], notes };
 }
