@@ -20,7 +20,7 @@ export const counterKeys = {
     level === "bucket"
       ? counterKeys.bucket(prefix, name, period, start)
       : counterKeys.rollup(prefix, name, period, level, start),
-  /** Hash: `b:<bucket key>` → its expiry for each bucket of the counter's current life, `late` = cache generation, `u:<slot key>` = what the slot caches. */
+  /** Hash: `b:<bucket key>` → its expiry for each bucket of the counter's current life, `late` = cache generation, `r` = when a period write last set the registry score (epoch ms), `u:<slot key>` = what the slot caches. */
   index: (prefix: string, name: string) => keyOf(prefix, "counters", name, "index"),
   /** Cache slot `slot` of the counter: the union of one finished range (which one, the index field `u:<this key>` says). */
   union: (prefix: string, name: string, slot: number) => keyOf(prefix, "counters", name, "union", String(slot)),

@@ -16,18 +16,21 @@ import { defineLua, defineScript } from "../redis/script.ts";
 
 /**
  * The index fields (`b:<key>`) of many buckets, in order (false where the
- * bucket is not part of this life): one HMGET per 1000 keys, as Lua's C stack
- * limits unpack().
+ * bucket is not part of this life), then the index fields named in `extra`
+ * (may be nil): one HMGET per 1000 keys, as Lua's C stack limits unpack().
  */
 export const fieldsLua = defineLua(
   "counters.fields",
   ["fields"],
   `
-local function fields(index, keys)
+local function fields(index, keys, extra)
   local out = {}
   for s = 1, #keys, 1000 do
     local args = {'HMGET', index}
     for i = s, math.min(s + 999, #keys) do args[#args + 1] = 'b:' .. keys[i] end
+    if extra and s + 1000 > #keys then
+      for _, f in ipairs(extra) do args[#args + 1] = f end
+    end
     for _, v in ipairs(redis.call(unpack(args))) do out[#out + 1] = v end
   end
   return out
@@ -75,9 +78,10 @@ end
  * the counter); their ttl is the bucket's plus its slack, so a rollup never
  * expires before a bucket it sums.
  *
- * Bookkeeping runs only on first touch, so a steady write is the ZINCRBY, the
- * registry's activity ZADD and (for buckets) one HMGET or (with a ttl on the
- * plain key) one PTTL. Expiry rules, for every key written:
+ * Bookkeeping runs only on first touch, so a steady write is the ZINCRBY and
+ * either the registry's activity ZADD and (with a ttl on the plain key) one
+ * PTTL, or, for buckets, one HMGET of the index (the ZADD then at most once a
+ * minute, with an HSET of the index's `r` stamp). Expiry rules, for every key written:
  * - a key this write creates gets the ttl (none without one);
  * - an existing key with an expiry is only ever extended: when less than ttl
  *   is left, to ttl plus a tenth of it (at most an hour), so steady writes
@@ -111,9 +115,20 @@ export const incrScript = defineScript({
 now, late, plainTtl = tonumber(now), late == '1', tonumber(plainTtl) * 1000
 local nb = #buckets
 local function slack(ms) return math.min(math.ceil(ms / 10), 3600000) end
--- the registry's score is the last write (lists show recent activity first);
--- a name new to it has no _expiry entry, i.e. counts as never expiring
-local newName       = redis.call('ZADD', names, now, name) == 1
+-- One HMGET says, per bucket, whether it is part of this life and its recorded expiry (0 = none),
+-- and (field r) when this counter last refreshed its registry score.
+local values = nil
+if nb > 0 then values = fields(index, buckets, {'r'}) end
+-- The registry's score is the last write, to the minute (lists show recent activity first): a
+-- period write whose index says the score was set less than a minute ago skips the ZADD, so a busy
+-- counter pays it once a minute, not on every write; such a name is registered (a live index
+-- implies it). A name new to the registry has no _expiry entry, i.e. counts as never expiring.
+local refreshed = values and tonumber(values[nb + 1])
+local newName, stampR = false, false
+if not (refreshed and refreshed <= now and now - refreshed < 60000) then
+  newName = redis.call('ZADD', names, now, name) == 1
+  stampR  = nb > 0
+end
 local forever, grow = false, 0
 local usesPlain     = false
 for _, slot in ipairs(slots) do
@@ -122,10 +137,8 @@ end
 -- with a ttl, the plain key's PTTL before the write: -2 new, -1 kept for ever, else the time left
 local plainLeft = -1
 if usesPlain and plainTtl > 0 then plainLeft = redis.call('PTTL', plain) end
--- one HMGET says, per bucket, whether it is part of this life and its recorded expiry (0 = none)
 local state, indexLeft = {}, nil
 if nb > 0 then
-  local values = fields(index, buckets)
   for i, b in ipairs(buckets) do
     local v = tonumber(values[i])
     if v and v > 0 and v <= now + 60000 then
@@ -193,7 +206,13 @@ for i = 1, nb do
       redis.call('PEXPIRE', b, ttl)
       e = now + ttl
     end
-    redis.call('HSET', index, 'b:' .. b, e)
+    if stampR then
+      -- the registry stamp rides in the HSET a new bucket pays anyway
+      redis.call('HSET', index, 'b:' .. b, e, 'r', now)
+      stampR = false
+    else
+      redis.call('HSET', index, 'b:' .. b, e)
+    end
     if e == 0 and state[i] == false then
       keep[tonumber(dayRollups[i])] = true
       keep[tonumber(monthRollups[i])] = true
@@ -213,7 +232,15 @@ for i = 1, nb do
 end
 if nb > 0 then
   -- a fresh index (or a late write) gets a new, never reused mark, invalidating cached unions
-  if late or indexLeft == -2 then redis.call('HSET', index, 'late', redis.call('INCR', seq)) end
+  if late or indexLeft == -2 then
+    if stampR then
+      redis.call('HSET', index, 'late', redis.call('INCR', seq), 'r', now)
+      stampR = false
+    else
+      redis.call('HSET', index, 'late', redis.call('INCR', seq))
+    end
+  end
+  if stampR then redis.call('HSET', index, 'r', now) end
   if indexForever then
     if indexLeft ~= -1 and indexLeft ~= -2 then redis.call('PERSIST', index) end
   elseif indexGrow > 0 then

@@ -48,8 +48,13 @@ describe("counters: commands per call", () => {
 
   it("period=day incr", async () => {
     await incr("daily", { member: "a", period: "day", at: "2026-11-21T10:00:00Z" })();
+    // a minute later, so first touches pay the registry refresh too (their worst case)
+    api.advance(60_000);
     await check("incrDayNewBucket", incr("daily", { member: "a", period: "day" }));
     await check("incrDay", incr("daily", { member: "a", period: "day" }));
+    api.advance(60_000);
+    await check("incrDayMinute", incr("daily", { member: "a", period: "day" }));
+    api.advance(60_000);
     await check("incrDayLate", incr("daily", { member: "a", period: "day", at: "2026-11-20T10:00:00Z" }));
   });
 

@@ -205,6 +205,30 @@ describe("registry, idempotency and the OpenAPI document", () => {
     expect((await api.get(base, { key: "ingest" })).status).toBe(403);
   });
 
+  it("orders period counters by their last write to the minute, and re-lists one re-created within the minute", async () => {
+    const names = async () =>
+      ((await api.get(`${base}?limit=100`)).body.counters as string[]).filter((n) => n.startsWith("p-"));
+    await api.post(`${base}/p-one/incr`, { member: "m", period: "hour" });
+    api.advance(1000);
+    await api.post(`${base}/p-two/incr`, { member: "m", period: "day" });
+    api.advance(1000);
+    // within the minute of p-one's last refresh: its counts change, its place does not
+    await api.post(`${base}/p-one/incr`, { member: "m", period: "hour" });
+    expect(await names()).toEqual(["p-two", "p-one"]);
+    expect((await api.get(`${base}/p-one/members/m?period=hour`)).body.score).toBe(2);
+    // a minute later the next write moves it to the front, with that write's time
+    api.advance(60_000);
+    await api.post(`${base}/p-one/incr`, { member: "m", period: "hour" });
+    const listed = await api.get(`${base}?limit=100`);
+    expect((listed.body.counters as string[]).filter((n) => n.startsWith("p-"))).toEqual(["p-one", "p-two"]);
+    expect(listed.body.items[0]).toEqual({ counter: "p-one", lastWriteAt: api.now });
+    // a deleted counter's stamp goes with its index: writing it again lists it at once
+    await api.del(`${base}/p-two`, { key: "admin" });
+    expect(await names()).toEqual(["p-one"]);
+    await api.post(`${base}/p-two/incr`, { member: "m", period: "day" });
+    expect(await names()).toEqual(["p-two", "p-one"]);
+  });
+
   it("replays a repeated Idempotency-Key without counting twice", async () => {
     const headers = { "idempotency-key": "incr-1" };
     const first = await api.post(`${base}/idem/incr`, { member: "m", by: 2 }, { headers });
