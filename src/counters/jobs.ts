@@ -1,7 +1,36 @@
 import type { Job } from "../jobs.ts";
-import { asList } from "../redis/script.ts";
+import { asList, defineScript } from "../redis/script.ts";
 import { counterKeys as K } from "./keys.ts";
-import { sweepPendingScript, sweepScript } from "./scripts.ts";
+
+// The sweep's scripts live here, beside their only caller.
+
+/** Up to `count` bucket keys of the purge hash, picked at random (HRANDFIELD). */
+export const sweepPendingScript = defineScript({
+  name: "counters.sweepPending",
+  write: false,
+  keys: ["purge"],
+  args: ["count"],
+  lua: "return redis.call('HRANDFIELD', purge, tonumber(count))",
+});
+
+/**
+ * Frees orphaned `buckets` (each with its counter's index in `indexes`) that no new life of
+ * their counter has claimed since, and drops them from the purge hash. Returns how many were deleted.
+ */
+export const sweepScript = defineScript({
+  name: "counters.sweep",
+  write: true,
+  keys: ["purge", "...buckets", "...indexes"],
+  args: [],
+  lua: `
+local deleted = 0
+for i, bucket in ipairs(buckets) do
+  if redis.call('HEXISTS', indexes[i], 'b:' .. bucket) == 0 then deleted = deleted + redis.call('DEL', bucket) end
+  redis.call('HDEL', purge, bucket)
+end
+return deleted
+`,
+});
 
 /** Orphaned buckets freed per run (two round trips; a job, not an API call). */
 export const SWEEP_BATCH = 500;

@@ -410,31 +410,3 @@ register(plain, index, names, expiry, name, tonumber(now))
 return {redis.call('ZCARD', plain), #live}
 `,
 });
-
-/** Up to `count` bucket keys of the purge hash, picked at random (HRANDFIELD). */
-export const sweepPendingScript = defineScript({
-  name: "counters.sweepPending",
-  write: false,
-  keys: ["purge"],
-  args: ["count"],
-  lua: "return redis.call('HRANDFIELD', purge, tonumber(count))",
-});
-
-/**
- * Frees orphaned `buckets` (each with its counter's index in `indexes`) that no new life of
- * their counter has claimed since, and drops them from the purge hash. Returns how many were deleted.
- */
-export const sweepScript = defineScript({
-  name: "counters.sweep",
-  write: true,
-  keys: ["purge", "...buckets", "...indexes"],
-  args: [],
-  lua: `
-local deleted = 0
-for i, bucket in ipairs(buckets) do
-  if redis.call('HEXISTS', indexes[i], 'b:' .. bucket) == 0 then deleted = deleted + redis.call('DEL', bucket) end
-  redis.call('HDEL', purge, bucket)
-end
-return deleted
-`,
-});

@@ -5,7 +5,8 @@ import * as trending from "../trending/index.ts";
 import { streamKeys } from "../trending/keys.ts";
 import { MAX_PENDING } from "./deliver.ts";
 import { hookKeys, registryKeys } from "./keys.ts";
-import { detectPeaksScript, detectTrendingScript } from "./scripts.ts";
+import { defineScript } from "../redis/script.ts";
+import { eventIdLua, queueLua } from "./scripts.ts";
 import { emitMany, type StoredWebhook } from "./webhooks.ts";
 
 /**
@@ -24,6 +25,8 @@ export interface Detected {
 }
 
 const NONE: Detected = { checked: 0, events: 0, queued: 0, full: 0 };
+
+// The detection scripts (at the end of this module) live beside their only caller.
 
 /**
  * `trending.entered` / `trending.left`: the top N of the last finished hour against the hour
@@ -168,3 +171,118 @@ export async function detectRising(ctx: Ctx, hooks: StoredWebhook[], retentionHo
   }
   return out;
 }
+
+/**
+ * `trending.entered` / `trending.left` for each subscribed webhook (parallel lists: its name,
+ * stream, top-N size, wanted types `e`/`l`, marks, and the buckets of the last two finished
+ * hours): the members in this hour's top N and not the previous hour's, and the reverse. A webhook
+ * whose mark already holds `hour` was compared for it (an overlapping or repeated run): skipped.
+ */
+export const detectTrendingScript = defineScript({
+  name: "webhooks.detectTrending",
+  write: true,
+  keys: ["pending", "deliveries", "...marks", "...current", "...previous"],
+  args: [
+    "now",
+    "at",
+    "hour",
+    "hourStart",
+    "maxPending",
+    "...webhooks",
+    "...since",
+    "...streams",
+    "...sizes",
+    "...wants",
+  ],
+  uses: [queueLua, eventIdLua],
+  lua: `
+local function top(key, n)
+  local flat = redis.call('ZREVRANGEBYSCORE', key, '+inf', '(0', 'WITHSCORES', 'LIMIT', 0, n)
+  local list, rankOf = {}, {}
+  for i = 1, #flat, 2 do
+    list[#list + 1] = {member = flat[i], rank = #list + 1, count = tonumber(flat[i + 1])}
+    rankOf[flat[i]] = #list
+  end
+  return list, rankOf
+end
+local room = tonumber(maxPending) - redis.call('ZCARD', pending)
+local out = {checked = 0, events = 0, queued = 0, full = 0}
+for i, webhook in ipairs(webhooks) do
+  local mark = tonumber(redis.call('HGET', marks[i], 'trending') or -1)
+  if mark < tonumber(hour) then
+    local n = tonumber(sizes[i])
+    local now_, inNow = top(current[i], n)
+    local before, inBefore = top(previous[i], n)
+    local changes = {['trending.entered'] = {}, ['trending.left'] = {}}
+    for _, m in ipairs(now_) do
+      if not inBefore[m.member] then table.insert(changes['trending.entered'], m) end
+    end
+    for _, m in ipairs(before) do
+      if not inNow[m.member] then table.insert(changes['trending.left'], {member = m.member, previousRank = m.rank, previousCount = m.count}) end
+    end
+    for _, t in ipairs({{'trending.entered', 'e'}, {'trending.left', 'l'}}) do
+      local members = changes[t[1]]
+      if #members > 0 and string.find(wants[i], t[2], 1, true) then
+        local id = eventIdOf(t[1], streams[i], n .. '\\n' .. hour)
+        local body = cjson.encode({id = id, type = t[1], at = at, data = {stream = streams[i], hour = hourStart, n = n, members = members}})
+        out.events = out.events + 1
+        if room <= 0 then
+          out.full = out.full + 1
+        elseif queueDelivery(pending, deliveries, webhook, tonumber(since[i]), id, t[1], body, now, 0) == 1 then
+          out.queued = out.queued + 1
+          room = room - 1
+        end
+      end
+    end
+    redis.call('HSET', marks[i], 'trending', hour)
+    out.checked = out.checked + 1
+  end
+end
+return out
+`,
+});
+
+/**
+ * `presence.peak` for each subscribed webhook (parallel lists: name, room, marks, today's daily
+ * presence key): today's PCU, read from the daily key's header (u32 at bit 32, and the ms after
+ * midnight it was reached at bit 64, the layout src/presence documents), above the peak this
+ * webhook was last told about today.
+ */
+export const detectPeaksScript = defineScript({
+  name: "webhooks.detectPeaks",
+  write: true,
+  keys: ["pending", "deliveries", "...marks", "...dailies"],
+  args: ["now", "at", "day", "dayStart", "maxPending", "...webhooks", "...since", "...rooms"],
+  uses: [queueLua, eventIdLua],
+  lua: `
+local room = tonumber(maxPending) - redis.call('ZCARD', pending)
+local out = {checked = 0, events = 0, queued = 0, full = 0}
+for i, webhook in ipairs(webhooks) do
+  local header = redis.call('BITFIELD', dailies[i], 'GET', 'u32', 32, 'GET', 'u32', 64)
+  local peak, peakAt = header[1], header[2]
+  local mark = redis.call('HGET', marks[i], 'peak')
+  local told = 0
+  if mark then
+    local markDay, markPeak = string.match(mark, '^([%d-]+):(%d+)$')
+    if markDay == day then told = tonumber(markPeak) end
+  end
+  out.checked = out.checked + 1
+  if peak > told then
+    local id = eventIdOf('presence.peak', rooms[i], day .. '\\n' .. peak)
+    local data = {room = rooms[i], day = day, peak = peak, peakAt = tonumber(dayStart) + peakAt, previous = told}
+    local body = cjson.encode({id = id, type = 'presence.peak', at = at, data = data})
+    out.events = out.events + 1
+    if room <= 0 then
+      out.full = out.full + 1
+    else
+      if queueDelivery(pending, deliveries, webhook, tonumber(since[i]), id, 'presence.peak', body, now, 0) == 1 then
+        out.queued = out.queued + 1
+        room = room - 1
+      end
+      redis.call('HSET', marks[i], 'peak', day .. ':' .. peak)
+    end
+  end
+end
+return out
+`,
+});

@@ -13,7 +13,7 @@ import { defineLua, defineScript } from "../redis/script.ts";
  * Queues one delivery, due at `due`, unless the same event is already waiting for this webhook;
  * returns 1 when queued. `attempts` is 1 for a delivery claimed as it is queued (sent at once).
  */
-const QUEUE = defineLua(
+export const queueLua = defineLua(
   "webhooks.queue",
   ["queueDelivery"],
   `
@@ -28,7 +28,7 @@ end`,
 );
 
 /** An event's id: stable for the same facts, so a repeated detection is recognisably the same event. */
-export const EVENT_ID = defineLua(
+export const eventIdLua = defineLua(
   "webhooks.eventId",
   ["eventIdOf"],
   `
@@ -42,7 +42,7 @@ end`,
  * filter of `kind` naming `subject`, and (a trending.rising `score`) a `threshold` at most `score`.
  * One HGETALL of the registry.
  */
-const MATCH = defineLua(
+const matchLua = defineLua(
   "webhooks.match",
   ["subscribersOf"],
   `
@@ -73,7 +73,7 @@ end`,
  * refused because the queue was full is not remembered, so a detector that finds it again when
  * there is room queues it then.
  */
-const RECENT = defineLua(
+const recentLua = defineLua(
   "webhooks.recent",
   ["freshTargets", "rememberDeliveries"],
   `
@@ -137,7 +137,7 @@ local function emitEvent(wk, wa, eventType, kind, subject, key, data, score)
   rememberDeliveries(recent, told, now, maxRecent)
   return {queued = queued, full = full, repeated = false}
 end`,
-  [QUEUE, MATCH, RECENT, EVENT_ID],
+  [queueLua, matchLua, recentLua, eventIdLua],
 );
 
 /**
@@ -196,7 +196,7 @@ export const enqueueScript = defineScript({
   write: true,
   keys: ["hooks", "pending", "deliveries", "recent"],
   args: ["eventId", "eventType", "kind", "subject", "score", "only", "body", "now", "lease", "maxPending", "maxRecent"],
-  uses: [QUEUE, MATCH, RECENT],
+  uses: [queueLua, matchLua, recentLua],
   refusals: { not_found: (_r, call) => new NotFoundError(`No webhook '${String(call.args.only)}'.`) },
   lua: `
 local targets = {}
@@ -355,120 +355,5 @@ if #done > 0 then
 end
 if #retries > 0 then redis.call('ZADD', pending, unpack(retries)) end
 return counts
-`,
-});
-
-/**
- * `trending.entered` / `trending.left` for each subscribed webhook (parallel lists: its name,
- * stream, top-N size, wanted types `e`/`l`, marks, and the buckets of the last two finished
- * hours): the members in this hour's top N and not the previous hour's, and the reverse. A webhook
- * whose mark already holds `hour` was compared for it (an overlapping or repeated run): skipped.
- */
-export const detectTrendingScript = defineScript({
-  name: "webhooks.detectTrending",
-  write: true,
-  keys: ["pending", "deliveries", "...marks", "...current", "...previous"],
-  args: [
-    "now",
-    "at",
-    "hour",
-    "hourStart",
-    "maxPending",
-    "...webhooks",
-    "...since",
-    "...streams",
-    "...sizes",
-    "...wants",
-  ],
-  uses: [QUEUE, EVENT_ID],
-  lua: `
-local function top(key, n)
-  local flat = redis.call('ZREVRANGEBYSCORE', key, '+inf', '(0', 'WITHSCORES', 'LIMIT', 0, n)
-  local list, rankOf = {}, {}
-  for i = 1, #flat, 2 do
-    list[#list + 1] = {member = flat[i], rank = #list + 1, count = tonumber(flat[i + 1])}
-    rankOf[flat[i]] = #list
-  end
-  return list, rankOf
-end
-local room = tonumber(maxPending) - redis.call('ZCARD', pending)
-local out = {checked = 0, events = 0, queued = 0, full = 0}
-for i, webhook in ipairs(webhooks) do
-  local mark = tonumber(redis.call('HGET', marks[i], 'trending') or -1)
-  if mark < tonumber(hour) then
-    local n = tonumber(sizes[i])
-    local now_, inNow = top(current[i], n)
-    local before, inBefore = top(previous[i], n)
-    local changes = {['trending.entered'] = {}, ['trending.left'] = {}}
-    for _, m in ipairs(now_) do
-      if not inBefore[m.member] then table.insert(changes['trending.entered'], m) end
-    end
-    for _, m in ipairs(before) do
-      if not inNow[m.member] then table.insert(changes['trending.left'], {member = m.member, previousRank = m.rank, previousCount = m.count}) end
-    end
-    for _, t in ipairs({{'trending.entered', 'e'}, {'trending.left', 'l'}}) do
-      local members = changes[t[1]]
-      if #members > 0 and string.find(wants[i], t[2], 1, true) then
-        local id = eventIdOf(t[1], streams[i], n .. '\\n' .. hour)
-        local body = cjson.encode({id = id, type = t[1], at = at, data = {stream = streams[i], hour = hourStart, n = n, members = members}})
-        out.events = out.events + 1
-        if room <= 0 then
-          out.full = out.full + 1
-        elseif queueDelivery(pending, deliveries, webhook, tonumber(since[i]), id, t[1], body, now, 0) == 1 then
-          out.queued = out.queued + 1
-          room = room - 1
-        end
-      end
-    end
-    redis.call('HSET', marks[i], 'trending', hour)
-    out.checked = out.checked + 1
-  end
-end
-return out
-`,
-});
-
-/**
- * `presence.peak` for each subscribed webhook (parallel lists: name, room, marks, today's daily
- * presence key): today's PCU, read from the daily key's header (u32 at bit 32, and the ms after
- * midnight it was reached at bit 64, the layout src/presence documents), above the peak this
- * webhook was last told about today.
- */
-export const detectPeaksScript = defineScript({
-  name: "webhooks.detectPeaks",
-  write: true,
-  keys: ["pending", "deliveries", "...marks", "...dailies"],
-  args: ["now", "at", "day", "dayStart", "maxPending", "...webhooks", "...since", "...rooms"],
-  uses: [QUEUE, EVENT_ID],
-  lua: `
-local room = tonumber(maxPending) - redis.call('ZCARD', pending)
-local out = {checked = 0, events = 0, queued = 0, full = 0}
-for i, webhook in ipairs(webhooks) do
-  local header = redis.call('BITFIELD', dailies[i], 'GET', 'u32', 32, 'GET', 'u32', 64)
-  local peak, peakAt = header[1], header[2]
-  local mark = redis.call('HGET', marks[i], 'peak')
-  local told = 0
-  if mark then
-    local markDay, markPeak = string.match(mark, '^([%d-]+):(%d+)$')
-    if markDay == day then told = tonumber(markPeak) end
-  end
-  out.checked = out.checked + 1
-  if peak > told then
-    local id = eventIdOf('presence.peak', rooms[i], day .. '\\n' .. peak)
-    local data = {room = rooms[i], day = day, peak = peak, peakAt = tonumber(dayStart) + peakAt, previous = told}
-    local body = cjson.encode({id = id, type = 'presence.peak', at = at, data = data})
-    out.events = out.events + 1
-    if room <= 0 then
-      out.full = out.full + 1
-    else
-      if queueDelivery(pending, deliveries, webhook, tonumber(since[i]), id, 'presence.peak', body, now, 0) == 1 then
-        out.queued = out.queued + 1
-        room = room - 1
-      end
-      redis.call('HSET', marks[i], 'peak', day .. ':' .. peak)
-    end
-  end
-end
-return out
 `,
 });
