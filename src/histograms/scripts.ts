@@ -14,7 +14,7 @@ import { MAX_BUCKETS_PER_DAY, MAX_READ_BUCKETS } from "./validate.ts";
  */
 
 /** The bucket rule of `buckets.ts` in Lua; '%.15g' rounds as `toPrecision(15)` does. */
-const BUCKETS = defineLua(
+const bucketsLua = defineLua(
   "histograms.buckets",
   ["bucketBound", "bucketOf"],
   `
@@ -30,7 +30,7 @@ end`,
 );
 
 /** The retention rule of `keys.ts` (`dayUntil`): a day's keys live `retention` days after it ends. */
-const RETENTION = defineLua(
+const retentionLua = defineLua(
   "histograms.retention",
   ["keptUntil", "ttlUntil"],
   `
@@ -73,7 +73,7 @@ export const putScript = defineScript({
     "...dayStarts",
     "...monthLastDays",
   ],
-  uses: [RETENTION],
+  uses: [retentionLua],
   refusals: {
     width_conflict: (r, call) =>
       new ConflictError(
@@ -172,7 +172,7 @@ export const observeScript = defineScript({
     "...maxes",
     "...values",
   ],
-  uses: [BUCKETS, RETENTION],
+  uses: [bucketsLua, retentionLua],
   refusals: {
     not_found: (_r, call) => notFound(call.args.name),
     expired: (r, call) =>
@@ -290,7 +290,7 @@ export const readScript = defineScript({
   write: false,
   keys: ["meta", "scratch", "...days", "...exts", "...months"],
   args: ["name", "maxBuckets", "now", "perDay", "...monthStarts", "...monthFirsts", "...monthLengths"],
-  uses: [BUCKETS, RETENTION],
+  uses: [bucketsLua, retentionLua],
   refusals: {
     not_found: (_r, call) => notFound(call.args.name),
     // invalid() throws the ValidationError itself

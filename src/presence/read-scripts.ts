@@ -4,7 +4,7 @@ import { HEADER_BYTES } from "./keys.ts";
 /** Presence's read scripts: room figures, member and room pages, history, the trim job's due rooms. */
 
 /** Does `a` sort after `b` in byte order (Lua's < uses the C library's collation)? */
-const AFTER = defineLua(
+const afterLua = defineLua(
   "presence.after",
   ["after"],
   `
@@ -23,7 +23,7 @@ end`,
  * byte order; a batch shares one time, so equal scores are common). `desc`: the list is read
  * highest score first (ZREVRANGE).
  */
-const RESUME = defineLua(
+const resumeLua = defineLua(
   "presence.resume",
   ["resume"],
   `
@@ -43,7 +43,7 @@ local function resume(key, score, member, desc)
   end
   return lo
 end`,
-  [AFTER],
+  [afterLua],
 );
 
 /** Returns { online, new, peak, peakAt (ms since 00:00 UTC), active } of the day `daily` is for. */
@@ -73,7 +73,7 @@ export const membersScript = defineScript({
   write: false,
   keys: ["seen", "names"],
   args: ["cutoff", "limit", "score", "member"],
-  uses: [RESUME],
+  uses: [resumeLua],
   lua: `
 local limit = tonumber(limit)
 local start
@@ -114,7 +114,7 @@ export const roomsScript = defineScript({
   write: false,
   keys: ["rooms"],
   args: ["limit", "score", "room"],
-  uses: [RESUME],
+  uses: [resumeLua],
   lua: `
 local limit = tonumber(limit)
 -- Order: score descending, then bytes descending (ZREVRANGE).

@@ -107,6 +107,19 @@ describe("script contracts", () => {
     expect(new Set(names).size).toBe(names.length);
   });
 
+  it("names script constants <op>Script and shared Lua <name>Lua", () => {
+    const sources = import.meta.glob<string>(["../../src/**/*.ts"], { eager: true, query: "?raw", import: "default" });
+    const bad: string[] = [];
+    for (const [file, text] of Object.entries(sources)) {
+      for (const m of text.matchAll(/\bconst (\w+)\s*=\s*define(Script|Lua)\(/g)) {
+        const [, constant = "", kind = ""] = m;
+        if (!new RegExp(`^[a-z][A-Za-z0-9]*${kind}$`).test(constant)) bad.push(`${file}: ${constant}`);
+      }
+    }
+    expect(Object.keys(sources).length).toBeGreaterThan(40);
+    expect(bad).toEqual([]);
+  });
+
   it("every script's whole text parses and reads no global but builtins", () => {
     for (const script of scripts) {
       const text = script.text.split("\n").slice(1).join("\n");
