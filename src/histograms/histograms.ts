@@ -4,7 +4,7 @@
  */
 import type { Ctx } from "../context.ts";
 import { asList, type Idempotency, type Written } from "../redis/script.ts";
-import { DAY, dayStart, periodEnd } from "../time.ts";
+import { DAY, dayLabel, dayStart, periodEnd } from "../time.ts";
 import { assertName, listPage, type PageOptions } from "../validation.ts";
 import { MAX_BUCKET_INDEX, quantile, topBuckets, type Bucket } from "./buckets.ts";
 import { dataKeys, daysBetween, dayUntil, histogramKeys, isoDay, liveDays, liveMonths, monthOf } from "./keys.ts";
@@ -170,6 +170,7 @@ export async function observe(
     maxIndex: MAX_BUCKET_INDEX,
     nextMonth: periodEnd("month", ctx.now),
     dayStarts,
+    dayLabels: dayStarts.map(dayLabel),
     monthLastDays: dayStarts.map((day) => periodEnd("month", day) - DAY),
     counts: groups.map((g) => g.values.length),
     sums,
@@ -218,12 +219,15 @@ export async function read(ctx: Ctx, name: string, options: ReadOptions = {}): P
     }
     i = j;
   }
+  // the months holding the days' sums (member `s:<day>` of the month rollup), each day's by position
+  const sumMonths = [...new Set(days.map(monthOf))];
   const reply = await readScript.run<ReadReply>(
     ctx.redis,
     {
       meta: histogramKeys.meta(ctx.prefix, name),
       scratch: histogramKeys.scratch(ctx.prefix, name),
       ...dataKeys(ctx.prefix, name, days, months),
+      sumMonths: sumMonths.map((month) => histogramKeys.month(ctx.prefix, name, month)),
     },
     {
       name,
@@ -233,6 +237,9 @@ export async function read(ctx: Ctx, name: string, options: ReadOptions = {}): P
       monthStarts: months,
       monthFirsts,
       monthLengths,
+      dayStarts: days,
+      dayLabels: days.map(dayLabel),
+      dayMonths: days.map((day) => sumMonths.indexOf(monthOf(day)) + 1),
     },
   );
   const [width, unit] = reply.settings;

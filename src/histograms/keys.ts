@@ -12,9 +12,9 @@ export const histogramKeys = {
   /** Hash of settings: bucketWidth, unit, retentionDays, createdAt, rollupsSince. No TTL. */
   meta: (prefix: string, name: string) => keyOf(prefix, "hist", name),
   /**
-   * Sorted set: member = bucket index, score = observations in it that UTC day;
-   * plus the member `sum`, scored with the sum of the day's values (ZUNION of
-   * days then sums the sums too).
+   * Sorted set: member = bucket index, score = observations in it that UTC day.
+   * (A day stored before its sum moved to the month rollup also has a member
+   * `sum`; reads add it.)
    */
   day: (prefix: string, name: string, dayMs: number) => keyOf(prefix, "hist", name, dayLabel(dayMs)),
   /**
@@ -24,9 +24,11 @@ export const histogramKeys = {
    */
   ext: (prefix: string, name: string, dayMs: number) => keyOf(prefix, "hist", name, dayLabel(dayMs), "ext"),
   /**
-   * Monthly rollup (issue 15): the sum of the month's day sets (buckets and
-   * `sum`), kept at write time, so a long read unions months in the middle
-   * instead of every day. `…:<name>:202611` (six digits: never a day key).
+   * Monthly rollup (issue 15): the sum of the month's day sets (buckets), kept
+   * at write time, so a long read unions months in the middle instead of every
+   * day; and each day's sum of values as the member `s:<yyyymmdd>` (one
+   * ZINCRBY is the day's sum and, over the month's members, the month's).
+   * `…:<name>:202611` (six digits: never a day key).
    */
   month: (prefix: string, name: string, monthMs: number) => keyOf(prefix, "hist", name, periodLabel("month", monthMs)),
   /** Scratch union of a read, deleted by the same script (the read's size is checked before anything is loaded). */

@@ -165,6 +165,7 @@ export const observeScript = defineScript({
     "maxIndex",
     "nextMonth",
     "...dayStarts",
+    "...dayLabels",
     "...monthLastDays",
     "...counts",
     "...sums",
@@ -218,7 +219,7 @@ for g = 1, #days do
     end
     tally[m] = tally[m] + 1
   end
-  plans[g] = {dayKey = days[g], extKey = exts[g], monthKey = months[g],
+  plans[g] = {dayKey = days[g], extKey = exts[g], monthKey = months[g], sumMember = 's:' .. dayLabels[g],
               dayMs = dayStarts[g], ttl = ttl, monthTtl = monthTtl, untilMs = untilMs,
               counts = tally, members = members, fresh = {}, sum = sums[g], negMin = negMins[g], max = maxes[g]}
   accepted = accepted + n
@@ -244,7 +245,9 @@ for g, p in ipairs(plans) do
   if fresh > 0 then
     local card = redis.call('ZCARD', p.dayKey)
     p.new = card == fresh
-    if (p.new and card or card - 1) > perDayCap then
+    -- a day written before sums moved to the month rollup also holds its member 'sum' (asked only near the cap)
+    if card > perDayCap and not p.new and redis.call('ZSCORE', p.dayKey, 'sum') then card = card - 1 end
+    if card > perDayCap then
       undo(g)
       return {refused = 'too_many_buckets', day = p.dayMs, width = settings[1]}
     end
@@ -254,10 +257,12 @@ end
 if not settings[3] then redis.call('HSET', meta, 'rollupsSince', nextMonth) end
 local listed = nil
 for _, p in ipairs(plans) do
-  redis.call('ZINCRBY', p.dayKey, p.sum, 'sum')
-  -- the month rollup: the same counts and sum (extremes are read from the days' tiny sets)
+  -- the month rollup: the same counts (extremes are read from the days' tiny sets)
   for _, m in ipairs(p.members) do redis.call('ZINCRBY', p.monthKey, p.counts[m], m) end
-  redis.call('ZINCRBY', p.monthKey, p.sum, 'sum')
+  -- The day's sum is a member of its month rollup, 's:<yyyymmdd>': one ZINCRBY is both the day's
+  -- sum and (summed over the month's members) the month's, where a member 'sum' of the day key
+  -- and another of the month took two. Days stored before keep their 'sum' members; reads add both.
+  redis.call('ZINCRBY', p.monthKey, p.sum, p.sumMember)
   -- ZADD answers how many members it added: 2 when the extremes key is new, which a
   -- day stored before it existed can be even though the day is not.
   local added = redis.call('ZADD', p.extKey, 'GT', p.max, 'max', p.negMin, 'min')
@@ -288,8 +293,19 @@ return {accepted = accepted}
 export const readScript = defineScript({
   name: "histograms.read",
   write: false,
-  keys: ["meta", "scratch", "...days", "...exts", "...months"],
-  args: ["name", "maxBuckets", "now", "perDay", "...monthStarts", "...monthFirsts", "...monthLengths"],
+  keys: ["meta", "scratch", "...days", "...exts", "...months", "...sumMonths"],
+  args: [
+    "name",
+    "maxBuckets",
+    "now",
+    "perDay",
+    "...monthStarts",
+    "...monthFirsts",
+    "...monthLengths",
+    "...dayStarts",
+    "...dayLabels",
+    "...dayMonths",
+  ],
   uses: [bucketsLua, retentionLua],
   refusals: {
     not_found: (_r, call) => notFound(call.args.name),
@@ -328,6 +344,23 @@ for d = 1, #days do
   extParts[#extParts + 1] = exts[d]
 end
 if #parts == 0 then return {settings = settings, buckets = {}} end
+-- Sums: a day's is the member 's:<yyyymmdd>' of its month rollup (a day stored before that change
+-- has a member 'sum' in its own key and in its month's). A rollup in the union brings its days'
+-- sums; the days read one by one are asked in their months, one ZMSCORE per month.
+local sum, asked = 0, {}
+for d = 1, #days do
+  -- a day past its retention has no buckets left; its month may still hold its sum
+  if not skip[d] and keptUntil(tonumber(dayStarts[d]), retention) > nowMs then
+    local k = tonumber(dayMonths[d])
+    if not asked[k] then asked[k] = {'ZMSCORE', sumMonths[k]} end
+    asked[k][#asked[k] + 1] = 's:' .. dayLabels[d]
+  end
+end
+for _, call in pairs(asked) do
+  for _, v in ipairs(redis.call(unpack(call))) do
+    if v then sum = sum + tonumber(v) end
+  end
+end
 local merged
 if (#parts - usedMonths) * dayCap + usedMonths * 31 * dayCap <= cap then
   -- so few days that the cap cannot be reached (each day holds at most dayCap buckets): one ZUNION, nothing stored
@@ -337,22 +370,37 @@ else
   redis.call('ZUNIONSTORE', scratch, #parts, unpack(parts))
   -- the size first: a range over the cap is refused before its buckets are loaded
   local card = redis.call('ZCARD', scratch)
-  if card > cap and (card > cap + 1 or not redis.call('ZSCORE', scratch, 'sum')) then
-    redis.call('DEL', scratch)
-    return {refused = 'too_many_buckets', buckets = card - 1}
+  if card > cap then
+    -- not buckets: 'sum', and the 's:<day>' sums the rollups brought (asked only near the cap)
+    local others = {'ZMSCORE', scratch, 'sum'}
+    for k = 1, #months do
+      if skip[tonumber(monthFirsts[k])] then
+        local first = tonumber(monthFirsts[k])
+        for d = first, first + tonumber(monthLengths[k]) - 1 do others[#others + 1] = 's:' .. dayLabels[d] end
+      end
+    end
+    for _, v in ipairs(redis.call(unpack(others))) do
+      if v then card = card - 1 end
+    end
+    if card > cap then
+      redis.call('DEL', scratch)
+      return {refused = 'too_many_buckets', buckets = card}
+    end
   end
   merged = redis.call('ZRANGE', scratch, 0, -1, 'WITHSCORES')
   redis.call('DEL', scratch)
 end
-local buckets, sum = {}, nil
+local buckets, found = {}, false
 for j = 1, #merged, 2 do
   local i = tonumber(merged[j])
   if i then
     buckets[#buckets + 1] = {merged[j], string.format('%.15g', bucketBound(i, width)), string.format('%.15g', bucketBound(i + 1, width)), merged[j + 1]}
-  elseif merged[j] == 'sum' then
-    sum = merged[j + 1]
+  elseif merged[j] == 'sum' or string.sub(merged[j], 1, 2) == 's:' then
+    sum, found = sum + tonumber(merged[j + 1]), true
   end
 end
+if next(asked) then found = true end
+if found then sum = string.format('%.17g', sum) else sum = nil end
 local extremes = {'ZUNION', #extParts}
 for _, k in ipairs(extParts) do extremes[#extremes + 1] = k end
 extremes[#extremes + 1] = 'AGGREGATE'

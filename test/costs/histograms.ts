@@ -18,38 +18,41 @@ export const area = {
     putRetention: r("histogram PUT settings", "existing, new retention, 1 stored day", 425, {
       note: "A new retention re-times every stored day and month rollup: a script may touch only the keys it declares and SCAN is off limits, so it checks each of the 404 days and 15 months that may hold data (`EXISTS`) and re-expires those that do. An admin call, rare; the same holds for a width change while data may exist.",
     }),
-    observeFirstOfDay: r("histogram observe, 1 value", "first observation of the UTC day", 12, {
+    observeFirstOfDay: r("histogram observe, 1 value", "first observation of the UTC day", 11, {
       naive: 2,
       note: "First touch of a day: `ZCARD` (bucket cap, and whether the day is new), an `EXPIRE` for each of the day's two keys and its month rollup, and a registry `ZADD`. Their deadline is fixed by the date and the retention, so later writes never repeat them.",
     }),
-    observeSteady: r("histogram observe, 1 value", "steady, existing bucket", 7, {
+    observeSteady: r("histogram observe, 1 value", "steady, existing bucket", 6, {
       naive: 2,
       target: 5,
-      note: "`HMGET` of the settings (the width places the value; the histogram must exist), `ZINCRBY` of the bucket, `ZINCRBY` of the day's `sum`, one `ZADD GT` keeping both extremes; plus (issue 15) the same bucket and `sum` `ZINCRBY` on the month rollup, which is what bounds a 400-day read to ≤ ~75 keys instead of 400 days: 2 over issue 14's target. Tried and left out: month rollups built by the first read of a finished month (steady 5): that read then grows with the data (140–500 ms at the 5,000-bucket daily cap), which issue 15 rules out. The naive code keeps no sum, min or max: it cannot answer the mean.",
+      note: "`HMGET` of the settings (the width places the value; the histogram must exist), `ZINCRBY` of the bucket, one `ZADD GT` keeping both extremes, and (issue 15) the same bucket `ZINCRBY` on the month rollup, which is what bounds a 400-day read to ≤ ~75 keys instead of 400 days; the day's sum is one `ZINCRBY` of the member `s:<yyyymmdd>` of the month rollup, which is also the month's sum (was 7: a `sum` member in the day key and another in the month's). 1 over issue 14's target: the target needs dropping either the month rollup (issue 15: tried, a month rollup built by the first read of a finished month makes that read grow with the data, 140–500 ms at the 5,000-bucket daily cap) or the exact sum. The naive code keeps no sum, min or max: it cannot answer the mean; where it can answer, 1,000 values cost 204 here against its 2,000 and a 400-day read 9 against its 401.",
     }),
-    observeNewBucket: r("histogram observe, 1 value", "steady, first value in its bucket today", 8, {
+    observeNewBucket: r("histogram observe, 1 value", "steady, first value in its bucket today", 7, {
       naive: 2,
       note: "A `ZINCRBY` answering exactly its own increment made a new bucket: only then does `ZCARD` check the 5,000-bucket daily cap.",
     }),
-    observeIdempotent: r("histogram observe, 1 value, `Idempotency-Key`", "steady, first request", 9, {
+    observeIdempotent: r("histogram observe, 1 value, `Idempotency-Key`", "steady, first request", 8, {
       target: 7,
-      note: "Steady observe (7, with the month rollup) plus `GET` and `SET` of the idempotency record.",
+      note: "Steady observe (6, with the month rollup) plus `GET` and `SET` of the idempotency record.",
     }),
     observeReplay: r("histogram observe, 1 value, `Idempotency-Key`", "replay", 2),
-    observeBatchSteady: r("histogram observe, 1,000 values", "steady, 100 existing buckets of one day", 205, {
+    observeBatchSteady: r("histogram observe, 1,000 values", "steady, 100 existing buckets of one day", 204, {
       naive: 2000,
-      note: "One `ZINCRBY` per distinct bucket on the day and one on its month rollup.",
+      note: "One `ZINCRBY` per distinct bucket on the day and one on its month rollup, and one of the day's sum (in the month rollup).",
     }),
-    observeBatchFirst: r("histogram observe, 1,000 values", "first of the day, 100 new buckets", 210, { naive: 2000 }),
+    observeBatchFirst: r("histogram observe, 1,000 values", "first of the day, 100 new buckets", 209, { naive: 2000 }),
     observeRefused: r("histogram observe, 1 value", "histogram never created (404)", 2),
-    read1: r("histogram read", "1 day", 4, { naive: 2 }),
-    read30: r("histogram read", "30 days", 7, {
-      naive: 31,
-      note: "Past 4 days (4 × 5,000 buckets could reach the 20,000 cap) the union goes to a scratch key: `ZUNIONSTORE`, `ZCARD` (refused before loading anything when over the cap), `ZRANGE`, `DEL`.",
+    read1: r("histogram read", "1 day", 5, {
+      naive: 2,
+      note: "`HMGET` of the settings, `ZUNION` of the day (no scratch key: one day cannot reach the cap), `ZUNION` of its extremes, and `ZMSCORE` of its sum in the month rollup (+1 since the sum moved there, which saves observe one command).",
     }),
-    read400: r("histogram read", "400 days", 7, {
+    read30: r("histogram read", "30 days", 9, {
+      naive: 31,
+      note: "Past 4 days (4 × 5,000 buckets could reach the 20,000 cap) the union goes to a scratch key: `ZUNIONSTORE`, `ZCARD` (refused before loading anything when over the cap), `ZRANGE`, `DEL`; the days' sums: one `ZMSCORE` per month the range's days fall in (here 2).",
+    }),
+    read400: r("histogram read", "400 days", 9, {
       naive: 401,
-      note: "Issue 15: days at the edges, month rollups in the middle (here 13 days + 12 months + 22 days = 47 keys instead of 400): one `ZUNIONSTORE` of buckets and `sum`s, `ZCARD` before loading, `ZRANGE`, `DEL`, and one `ZUNION … AGGREGATE MAX` of the days' two-member extremes sets. Before: 4 commands, but one `ZUNION` over all 400 days loaded into the script before its size check.",
+      note: "Issue 15: days at the edges, month rollups in the middle (here 13 days + 12 months + 22 days = 47 keys instead of 400): one `ZUNIONSTORE` of buckets (the months bring their days' sums), `ZCARD` before loading, `ZRANGE`, `DEL`, one `ZUNION … AGGREGATE MAX` of the days' two-member extremes sets, and one `ZMSCORE` of the sums of the edge days in each of their 2 months. Before issue 15: 4 commands, but one `ZUNION` over all 400 days loaded into the script before its size check.",
     }),
     readOld: r("histogram read", "400 days older than any retention", 2),
     list: r("histogram list", "steady", 4, {

@@ -76,16 +76,50 @@ describe("histogram month rollups", () => {
     );
   });
 
+  it("days stored before sums moved into the month rollups read the same, mixed with days stored after", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(obs, { minLength: 1, maxLength: 40 }),
+        fc.array(obs, { maxLength: 10 }),
+        fc.array(range, { minLength: 2, maxLength: 4 }),
+        async (first, late, ranges) => {
+          const name = `sums-${run++}`;
+          await putHistogram(ctx, name, { bucketWidth: 5 });
+          await observe(ctx, name, first);
+          // the previous layout: the day's sum as member 'sum' of the day key and of its month rollup
+          for (const day of new Set(first.map((o) => dayStart(o.at)))) {
+            const month = histogramKeys.month(
+              prefix,
+              name,
+              Date.UTC(new Date(day).getUTCFullYear(), new Date(day).getUTCMonth(), 1),
+            );
+            const member = `s:${isoDay(day).replaceAll("-", "")}`;
+            const score = Number(await command(target, "ZSCORE", month, member));
+            await command(target, "ZREM", month, member);
+            await command(target, "ZINCRBY", month, score, "sum");
+            await command(target, "ZADD", histogramKeys.day(prefix, name, day), score, "sum");
+          }
+          for (const [from, to] of ranges) expect(await read(name, from, to)).toEqual(model(first, from, to));
+          if (late.length) await observe(ctx, name, late);
+          for (const [from, to] of ranges)
+            expect(await read(name, from, to)).toEqual(model([...first, ...late], from, to));
+        },
+      ),
+      { numRuns: 20 },
+    );
+  });
+
   it("a histogram from before rollups reads its days until its month rollups hold whole months", async () => {
     const name = "legacy";
     await putHistogram(ctx, name, { bucketWidth: 5 });
     const days = [Date.UTC(2026, 5, 3), Date.UTC(2026, 6, 10), Date.UTC(2026, 6, 31), Date.UTC(2027, 0, 2)];
     const all = days.map((at, i) => ({ value: i * 10, at }));
     await observe(ctx, name, all);
-    // as data written before this version: no rollups, no rollupsSince
+    // as data written before this version: no rollups, no rollupsSince, each day's sum in its own key
     await command(target, "HDEL", histogramKeys.meta(prefix, name), "rollupsSince");
     for (const m of [Date.UTC(2026, 5, 1), Date.UTC(2026, 6, 1), Date.UTC(2027, 0, 1)])
       await command(target, "DEL", histogramKeys.month(prefix, name, m));
+    for (const { value, at } of all) await command(target, "ZADD", histogramKeys.day(prefix, name, at), value, "sum");
     const [from, to] = [Date.UTC(2026, 4, 20), Date.UTC(2027, 0, 14)];
     expect(await read(name, from, to)).toEqual(model(all, from, to));
     // a new observation marks rollups whole from next month on; this month's rollup holds only the new value
@@ -116,5 +150,33 @@ describe("histogram month rollups", () => {
     expect((await readHistogram(ctx, name, { from: "2026-02-01", to: "2026-02-28" })).count).toBe(4000);
     // the scratch union is gone
     expect(await command(target, "EXISTS", histogramKeys.scratch(prefix, name))).toBe(0);
+  });
+
+  it(`counts only buckets against the cap: exactly ${MAX_READ_BUCKETS} over whole months is answered, one more refused`, async () => {
+    const name = "edge";
+    await putHistogram(ctx, name, { bucketWidth: 1 });
+    // 4,000 distinct buckets on one day of each of 5 months read as whole months: their rollups
+    // also bring each day's sum (members s:<day>), which are not buckets
+    let sum = 0;
+    for (let d = 0; d < 5; d++) {
+      const at = Date.UTC(2026, 1 + 2 * d, 10);
+      for (let i = 0; i < 4000; i += 1000) {
+        const values = Array.from({ length: 1000 }, (_, j) => d * 4000 + i + j);
+        sum += values.reduce((a, b) => a + b, 0);
+        await observe(
+          ctx,
+          name,
+          values.map((value) => ({ value, at })),
+        );
+      }
+    }
+    const all = await readHistogram(ctx, name, { from: "2026-01-01", to: "2026-10-31" });
+    expect(all.count).toBe(MAX_READ_BUCKETS);
+    expect(all.buckets.length).toBe(MAX_READ_BUCKETS);
+    expect(all.sum).toBe(sum);
+    await observe(ctx, name, [{ value: -1, at: Date.UTC(2026, 2, 3) }]);
+    await expect(readHistogram(ctx, name, { from: "2026-01-01", to: "2026-10-31" })).rejects.toThrow(
+      `the range holds ${MAX_READ_BUCKETS + 1} distinct buckets`,
+    );
   });
 });
