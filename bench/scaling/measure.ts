@@ -94,18 +94,29 @@ export function scriptProbe(input: Pick<ScalingInput, "redis" | "upstash" | "sid
     n: number,
     name: string,
     path: string,
-    options: { method?: string; describe?: (json: any) => string; body?: unknown; warm?: boolean } = {},
+    options: {
+      method?: string;
+      describe?: (json: any) => string;
+      body?: unknown;
+      warm?: boolean;
+      /** Statuses besides 2xx the call may answer (a refusal measured on purpose, e.g. 400). */
+      accept?: number[];
+      /** Runs instead of one call of `path` (e.g. a job called until it reports no more work); measured as a whole. */
+      task?: () => Promise<{ status: number; json: any }>;
+    } = {},
   ) => {
-    const { method = "GET", describe = () => "", body, warm = false } = options;
-    if (warm) await call(side, method, path, body);
+    const { method = "GET", describe = () => "", body, warm = false, accept = [], task } = options;
+    const run = task ?? (() => call(side, method, path, body));
+    if (warm) await run();
     upstash.reset(side.tag);
     const t0 = performance.now();
-    const r = await longestScript(redis, () => call(side, method, path, body));
+    const r = await longestScript(redis, run);
     const ms = performance.now() - t0;
     const cost = upstash.stats(side.tag);
-    if (r.value.status >= 300)
+    if (r.value.status >= 300 && !accept.includes(r.value.status))
       throw new Error(`${method} ${path}: ${r.value.status} ${JSON.stringify(r.value.json).slice(0, 300)}`);
-    const detail = `${cost.commands} commands, ${cost.requests} round trips, ${r.scripts} scripts, ${ms.toFixed(0)} ms wall; ${describe(r.value.json)}`;
+    const status = r.value.status >= 300 ? `HTTP ${r.value.status}, ` : "";
+    const detail = `${status}${cost.commands} commands, ${cost.requests} round trips, ${r.scripts} scripts, ${ms.toFixed(0)} ms wall; ${describe(r.value.json)}`;
     const curve = (timings[`longest script: ${name}`] ??= { name: `longest script: ${name}`, points: [] });
     curve.points.push({ n, ms: r.us / 1000, detail });
     lines.push(
