@@ -11,7 +11,7 @@
  * Flags: `--only=<feature, scenario id, rtt, cpu, jobs or a scaling part>[,...]` (scaling parts:
  * scaling-trending, scaling-signals, scaling-presence, scaling-leaderboards,
  * scaling-leaderboard-scripts, scaling-presence-scripts, scaling-counters, scaling-histograms,
- * scaling-calendar; see bench/scaling/index.ts), `--quick` (1 s loads,
+ * scaling-ingest, scaling-calendar; see bench/scaling/index.ts), `--quick` (1 s loads,
  * fewer calls, scaling up to 100k), `--no-scaling`, `--no-scenarios`, `--no-rtt`, `--no-cpu`,
  * `--no-jobs`, `--max-scale=<N>` (largest scaling size).
  * Everything listens on loopback; every load and loop is bounded.

@@ -12,7 +12,8 @@
  *   before today uncached (a write into a finished day first moves the cache generation on, so
  *   the read builds its union: ZUNIONSTORE over 7 keys, linear in their 7N members) and cached
  *   (the next read), and one member over 400 days ending now (an unfinished range: its union is
- *   rebuilt on every call from the range's calendar keys, `decompose` in src/counters/calendar.ts).
+ *   rebuilt on every call from the range's calendar keys, `decompose` in src/counters/calendar.ts),
+ *   and deleting a member over the same 400 days (ZREM from each of those keys).
  *
  * Runnable alone: `node bench/run.ts --only=scaling-counters --no-scenarios --no-rtt --no-cpu --no-jobs`.
  */
@@ -81,7 +82,13 @@ export async function counterScaling(input: ScalingInput): Promise<{ timings: Ti
       describe?: (j: any) => string,
       body?: unknown,
       accept: number[] = [],
-    ) => probe.measure(n, name, path, { method, describe, body, accept });
+    ) =>
+      probe.measure(n, `counter (N members${name.startsWith("day") ? " a day" : ""}): ${name}`, path, {
+        method,
+        describe,
+        body,
+        accept,
+      });
     const items = (j: any) => `items=${j?.items?.length}${j?.count === undefined ? "" : ` count=${j.count}`}`;
     const mid = `u${n >> 1}`;
 
@@ -152,6 +159,14 @@ export async function counterScaling(input: ScalingInput): Promise<{ timings: Ti
       `${dbase}/members/${mid}?period=day&from=${iso(longFrom)}`,
       "GET",
       (j) => `${score(j)} buckets=${j?.range?.buckets}`,
+    );
+    await measure(
+      `day: delete a member over 400 days (${parts.length} calendar keys)`,
+      `${dbase}/members/u${n >> 2}?period=day&from=${iso(longFrom)}`,
+      "DELETE",
+      undefined,
+      undefined,
+      [400],
     );
     notes.push(
       `Counters N=${n.toLocaleString("en-US")}: the 400-day range ${iso(longFrom)}..${iso(today)} decomposes into ${parts.length} calendar keys (${parts.filter((p) => p.level === "month").length} month rollups, the rest day buckets), each holding the same N members here.`,

@@ -93,7 +93,7 @@ export async function histogramScaling(input: ScalingInput): Promise<{ timings: 
       describe?: (j: any) => string,
       body?: unknown,
       accept: number[] = [],
-    ) => probe.measure(n, label, path, { method, describe, body, accept });
+    ) => probe.measure(n, `histogram (N buckets a day): ${label}`, path, { method, describe, body, accept });
 
     log(`histograms N=${n} buckets a day: loading 401 days`);
     await ok("PUT", base, { bucketWidth: 1, retentionDays: 400 });

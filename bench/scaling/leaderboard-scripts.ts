@@ -42,7 +42,7 @@ export async function leaderboardScriptScaling(input: ScalingInput): Promise<{ t
     const mid = `p${Math.floor(n / 2)}`;
     const measure = (name: string, path: string, method = "GET", describe?: (j: any) => string, body?: unknown) =>
       // reads run once unmeasured first (NOSCRIPT fallback); writes are measured on their first call
-      probe.measure(n, name, path, { method, describe, body, warm: method === "GET" });
+      probe.measure(n, `leaderboard (N players): ${name}`, path, { method, describe, body, warm: method === "GET" });
     const rank = (j: any) => `rank=${j?.rank} score=${j?.score}`;
 
     await measure("player + rank (middle)", `${base}/players/${mid}`, "GET", rank);
@@ -74,7 +74,7 @@ export async function leaderboardScriptScaling(input: ScalingInput): Promise<{ t
     await redis.call("HDEL", keys.settings, "snapDay", "snapBuild");
     let runs = 0;
     let scripts = 0;
-    await probe.measure(n, "leaderboards.snapshot job, first pass of the day (all runs)", "", {
+    await probe.measure(n, "leaderboard (N players): leaderboards.snapshot job, first pass of the day (all runs)", "", {
       describe: (j) => `${runs} job runs, ${scripts} scripts by the job's count; last run ${job(j)}`,
       task: async () => {
         let last = { status: 200, json: null as any };

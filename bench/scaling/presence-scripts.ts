@@ -34,7 +34,17 @@ export async function presenceScriptScaling(
     log(`presence scripts N=${n}: loading`);
     await load(input.loader, prefix, room, 0, n, Date.now(), "live");
     const measure = (name: string, path: string, method = "GET", describe?: (j: any) => string, body?: unknown) =>
-      probe.measure(n, name, path, { method, describe, body, warm: method === "GET" });
+      probe.measure(
+        n,
+        `presence (N ${path.startsWith("/v1/presence?") ? "rooms listed" : "ids in the room"}): ${name}`,
+        path,
+        {
+          method,
+          describe,
+          body,
+          warm: method === "GET",
+        },
+      );
     const beat = (j: any) => `online=${j?.online} new=${j?.new}`;
     const page = (j: any) => `members=${j?.members?.length} next=${j?.nextCursor ? "yes" : "no"}`;
 
