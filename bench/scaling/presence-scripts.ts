@@ -6,7 +6,7 @@
  *
  * Paths: heartbeat of a known id and of a new id, the members list (first page and a cursor in
  * the middle, limit 1,000: the most a page returns), leave, one trim run with the room active,
- * history (24 h), the room list (N rooms in the registry: first page and a cursor in the
+ * history (24 h), the webhooks minute job with a presence.peak webhook on the room, the room list (N rooms in the registry: first page and a cursor in the
  * middle, 1,000 rooms a page), and deleting the room (admin).
  *
  * Runnable alone: `node bench/run.ts --only=scaling-presence-scripts --no-scenarios --no-rtt --no-cpu --no-jobs`.
@@ -19,6 +19,11 @@ import { load } from "./presence.ts";
 import type { ScalingInput, Timing } from "./types.ts";
 
 const CHUNK = 10_000;
+const PEAK_HOOK = {
+  url: "http://127.0.0.1:9/edgestats-bench",
+  events: ["presence.peak"],
+  secret: "bench-secret-0123456789",
+};
 
 export async function presenceScriptScaling(
   input: ScalingInput & { loader: RedisClient },
@@ -26,6 +31,13 @@ export async function presenceScriptScaling(
   const { redis, side, prefix, log } = input;
   const probe = scriptProbe(input, "presence");
   const rooms = registryKeys(prefix).rooms;
+
+  // the webhooks job's scripts once, unmeasured, on a small room: no NOSCRIPT fallback in the figures
+  await call(side, "POST", "/v1/presence/scale-ps-warm/heartbeats", { id: "w" });
+  await call(side, "PUT", "/v1/webhooks/scale-peak-warm", { ...PEAK_HOOK, filter: { room: "scale-ps-warm" } });
+  await call(side, "POST", "/internal/jobs/webhooks");
+  await call(side, "DELETE", "/v1/webhooks/scale-peak-warm");
+  await call(side, "DELETE", "/v1/presence/scale-ps-warm");
 
   for (const n of input.sizes) {
     const room = `scale-ps-${n}`;
@@ -43,6 +55,7 @@ export async function presenceScriptScaling(
           describe,
           body,
           warm: method === "GET",
+          repeat: method === "GET" ? 3 : 1,
         },
       );
     const beat = (j: any) => `online=${j?.online} new=${j?.new}`;
@@ -68,6 +81,17 @@ export async function presenceScriptScaling(
       JSON.stringify(j?.result ?? j).slice(0, 160),
     );
     await measure("history (24 h)", `${base}/history?hours=24`, "GET", (j) => `points=${j?.points?.length}`);
+
+    // The webhooks minute job with one presence.peak subscription to this room: the peak check
+    // and the delivery attempt (to a local port nothing listens on) of the event it queues.
+    await call(side, "PUT", `/v1/webhooks/scale-peak-${n}`, { ...PEAK_HOOK, filter: { room } });
+    await measure(
+      "webhooks minute job, presence.peak subscribed to this room",
+      "/internal/jobs/webhooks",
+      "POST",
+      (j) => JSON.stringify(j?.result ?? j).slice(0, 160),
+    );
+    await call(side, "DELETE", `/v1/webhooks/scale-peak-${n}`);
 
     // N rooms in the room list (registry entries only, one ms apart, a day ago: listed, not due)
     log(`presence scripts N=${n}: ${n} rooms in the registry`);
