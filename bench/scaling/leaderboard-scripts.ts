@@ -3,8 +3,9 @@
  * commands per call, N = players on the board (10k / 100k / 1M), loaded straight into Redis
  * (`loadPlayers`, the service's key schema) after one player joined through the API.
  *
- * Paths: player + rank, a page in the middle, around-me, increment, set (best and replace),
- * subset ranking of 10 players spread over the board, remove a player; the
+ * Paths: player + rank, a page in the middle, around-me (k = 5 and the largest k), increment, set
+ * (best and replace), subset ranking of 10 players spread over the board and of the most one
+ * call may name, remove a player; the
  * `leaderboards.snapshot` job's first pass of the day (called until `more` is false; sliced
  * by LEADERBOARD_SNAPSHOT_CHUNK, default 10,000 members per script); the seasons read of a
  * daily board whose current and previous seasons hold N players each.
@@ -14,6 +15,7 @@
 import { boardKeys, registryKey, snapshotStateKey } from "../../src/leaderboards/keys.ts";
 import { rankingKey, seasonAt } from "../../src/leaderboards/seasons.ts";
 import { DAY } from "../../src/time.ts";
+import { MAX_BATCH } from "../../src/validation.ts";
 import { call } from "../lib/measure.ts";
 import { loadPlayers } from "./leaderboards.ts";
 import { scriptProbe } from "./measure.ts";
@@ -58,11 +60,30 @@ export async function leaderboardScriptScaling(input: ScalingInput): Promise<{ t
       "GET",
       (j) => `rows=${j?.rows?.length ?? j?.items?.length}`,
     );
-    await measure("around-me (k=5, middle)", `${base}/players/${mid}/around?k=5`, "GET");
+    await measure(
+      "around-me (k=5, middle)",
+      `${base}/players/${mid}/around?k=5`,
+      "GET",
+      (j) => `rows=${j?.items?.length}`,
+    );
+    await measure(
+      "around-me (k=50, the most allowed)",
+      `${base}/players/${mid}/around?k=50`,
+      "GET",
+      (j) => `rows=${j?.items?.length}`,
+    );
     const friends = Array.from({ length: 10 }, (_, i) => `p${Math.floor((i * n) / 10)}`);
     await measure("subset ranking (10 players spread over the board)", `${base}/rank`, "POST", undefined, {
       players: friends,
     });
+    const many = Array.from({ length: MAX_BATCH }, (_, i) => `p${Math.floor((i * n) / MAX_BATCH)}`);
+    await measure(
+      `subset ranking (${MAX_BATCH.toLocaleString("en-US")} players, the most allowed)`,
+      `${base}/rank`,
+      "POST",
+      (j) => `items=${j?.items?.length}`,
+      { players: many },
+    );
     await measure("increment (by 1, middle)", `${base}/players/${mid}/score`, "POST", rank, { by: 1 });
     await measure("set best (middle)", `${base}/players/p${Math.floor(n / 3)}/score`, "POST", rank, {
       set: 2_000_000,
