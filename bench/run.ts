@@ -8,7 +8,10 @@
  * hour on the production bundle in Node (bench/cpu/); the scaling curves; and
  * writes bench/results/README.md, bench/results/bench.svg and raw JSON.
  *
- * Flags: `--only=<feature, scenario id, rtt, cpu or jobs>[,...]`, `--quick` (1 s loads,
+ * Flags: `--only=<feature, scenario id, rtt, cpu, jobs or a scaling part>[,...]` (scaling parts:
+ * scaling-trending, scaling-signals, scaling-presence, scaling-leaderboards,
+ * scaling-leaderboard-scripts, scaling-presence-scripts, scaling-counters, scaling-histograms,
+ * scaling-ingest, scaling-calendar; see bench/scaling/index.ts), `--quick` (1 s loads,
  * fewer calls, scaling up to 100k), `--no-scaling`, `--no-scenarios`, `--no-rtt`, `--no-cpu`,
  * `--no-jobs`, `--max-scale=<N>` (largest scaling size).
  * Everything listens on loopback; every load and loop is bounded.

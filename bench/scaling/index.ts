@@ -3,12 +3,23 @@
  * compaction), presence count and trimming vs room size, leaderboard reads vs
  * board size, each at 1k → 10k → 100k → 1M. Data is loaded straight into
  * the bench's private Redis; the measured calls go through the service.
+ *
+ * Parts (`node bench/run.ts --only=<id>[,...] --no-scenarios --no-rtt --no-cpu --no-jobs` runs some):
+ * scaling-trending, scaling-signals, scaling-presence, scaling-leaderboards, and the longest-script
+ * (SLOWLOG) + commands-per-call curves at 10k / 100k / 1M of issue 15 point 5:
+ * scaling-leaderboard-scripts, scaling-presence-scripts, scaling-counters, scaling-histograms
+ * (N = buckets a day, 50 / 500 / 5,000), scaling-ingest (queue consumer batch); scaling-calendar (400-day hourly counter and histogram).
  */
 import { connectResp, type RespClient } from "../../dev/resp.ts";
 import type { Stack } from "../../dev/stack.ts";
 import { createRedis } from "../../src/redis/client.ts";
 import type { Side } from "../lib/measure.ts";
 import { calendarScaling } from "./calendar.ts";
+import { counterScaling } from "./counters.ts";
+import { histogramScaling } from "./histograms.ts";
+import { ingestScaling } from "./ingest.ts";
+import { leaderboardScriptScaling } from "./leaderboard-scripts.ts";
+import { presenceScriptScaling } from "./presence-scripts.ts";
 import { leaderboardScaling } from "./leaderboards.ts";
 import { presenceScaling } from "./presence.ts";
 import { signalsScaling } from "./signals.ts";
@@ -87,6 +98,17 @@ export async function runScaling(options: ScalingOptions): Promise<ScalingResult
     await run("scaling-leaderboards", () =>
       leaderboardScaling({ redis: resp, upstash: stack.upstash, side: service, prefix, sizes, log }),
     );
+    // Issue 15 point 5: longest script and commands per call of every path at 10k / 100k / 1M.
+    const input = { redis: resp, upstash: stack.upstash, side: service, prefix, log };
+    const large = sizes.filter((n) => n >= 10_000);
+    await run("scaling-leaderboard-scripts", () => leaderboardScriptScaling({ ...input, sizes: large }));
+    await run("scaling-presence-scripts", () => presenceScriptScaling({ ...input, sizes: large, loader }));
+    await run("scaling-counters", () => counterScaling({ ...input, sizes: large }));
+    // N = buckets a day, up to the 5,000 cap (the driver of histogram scripts; values observed never are)
+    await run("scaling-histograms", () => histogramScaling({ ...input, sizes: [50, 500, 5000] }));
+    // the queue consumer runs in Node; its client carries the service's tag so the probe counts its commands
+    const consumer = createRedis({ url: stack.upstash.url, token: `${stack.token}.${service.tag}`, timeoutMs: 60_000 });
+    await run("scaling-ingest", () => ingestScaling({ ...input, sizes: large, client: consumer }));
     await run("scaling-calendar", () =>
       calendarScaling({
         redis: resp,

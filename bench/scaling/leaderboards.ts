@@ -3,12 +3,42 @@
  * the service's key schema (src/leaderboards/keys.ts) after one player joined
  * through the API (which creates the board's settings).
  */
-import { boardKeys, SEQ_WIDTH } from "../../src/leaderboards/keys.ts";
+import type { RespClient } from "../../dev/resp.ts";
+import { boardKeys, registryKey, SEQ_WIDTH, type BoardKeys } from "../../src/leaderboards/keys.ts";
 import { call } from "../lib/measure.ts";
 import { sample, timed } from "./measure.ts";
 import type { Curve, ScalingInput, Timing } from "./types.ts";
 
 const CHUNK = 5000;
+
+/**
+ * Players `p<from>`..`p<to - 1>` straight into a board's ranking, players and profiles hashes, as
+ * the join script writes them (seq = i + 1: player p0 joined through the API with seq 1).
+ */
+export async function loadPlayers(
+  redis: RespClient,
+  keys: BoardKeys,
+  from: number,
+  to: number,
+  joinedAt: number,
+): Promise<void> {
+  for (let start = Math.max(from, 1); start < to; start += CHUNK) {
+    const end = Math.min(to, start + CHUNK);
+    const zadd: (string | number)[] = ["ZADD", keys.ranking];
+    const players: (string | number)[] = ["HSET", keys.players];
+    const profiles: (string | number)[] = ["HSET", keys.profiles];
+    for (let i = start; i < end; i++) {
+      const member = `${String(i + 1).padStart(SEQ_WIDTH, "0")}:p${i}`;
+      zadd.push(-((i * 7919) % 1_000_003), member);
+      // the entry as the join script writes it: '<joinedAt><policy letter>:<member>' (the
+      // season, best and previous ranks after a '|' are optional and filled by the first write)
+      players.push(`p${i}`, `${joinedAt}j:${member}`);
+      profiles.push(`p${i}`, JSON.stringify({ name: `Player ${i}`, meta: null }));
+    }
+    await redis.pipeline([zadd, players, profiles]);
+  }
+  await redis.call("HSET", keys.settings, "seq", to);
+}
 
 export async function leaderboardScaling(input: ScalingInput): Promise<{ curves: Curve[]; timings: Timing[] }> {
   const { redis, upstash, side, prefix, log } = input;
@@ -32,25 +62,7 @@ export async function leaderboardScaling(input: ScalingInput): Promise<{ curves:
   const joinedAt = Date.now();
   for (const n of input.sizes) {
     log(`leaderboard scaling N=${n}: loading`);
-    const t = await timed(async () => {
-      for (let from = loaded; from < n; from += CHUNK) {
-        const to = Math.min(n, from + CHUNK);
-        const zadd: (string | number)[] = ["ZADD", keys.ranking];
-        const players: (string | number)[] = ["HSET", keys.players];
-        const profiles: (string | number)[] = ["HSET", keys.profiles];
-        for (let i = from; i < to; i++) {
-          // seq = i + 1: player p0 joined through the API with seq 1
-          const member = `${String(i + 1).padStart(SEQ_WIDTH, "0")}:p${i}`;
-          zadd.push(-((i * 7919) % 1_000_003), member);
-          // the entry as the join script writes it: '<joinedAt><policy letter>:<member>' (the
-          // season, best and previous ranks after a '|' are optional and filled by the first write)
-          players.push(`p${i}`, `${joinedAt}j:${member}`);
-          profiles.push(`p${i}`, JSON.stringify({ name: `Player ${i}`, meta: null }));
-        }
-        await redis.pipeline([zadd, players, profiles]);
-      }
-      await redis.call("HSET", keys.settings, "seq", n);
-    });
+    const t = await timed(() => loadPlayers(redis, keys, loaded, n, joinedAt));
     loading.points.push({ n, ms: t.ms });
     loaded = n;
     const mid = `p${Math.floor(n / 2)}`;
@@ -81,5 +93,8 @@ export async function leaderboardScaling(input: ScalingInput): Promise<{ curves:
       }),
     });
   }
+  // A board of 1M players left behind would be copied by every later leaderboards.snapshot run.
+  await redis.call("UNLINK", ...Object.values(keys));
+  await redis.call("ZREM", registryKey(prefix), board);
   return { curves: Object.values(curves), timings: [loading] };
 }

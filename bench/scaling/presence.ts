@@ -24,7 +24,7 @@ export interface PresenceScalingInput {
 
 const BATCH = 1000;
 
-async function load(
+export async function load(
   redis: RedisClient,
   prefix: string,
   room: string,

@@ -1,0 +1,146 @@
+/**
+ * Issue 15 point 5 for histograms: observe and read by their longest Redis script (SLOWLOG) and
+ * commands per call. The number of values observed never enters a script (a day holds counts per
+ * bucket); what does is the distinct buckets, capped at MAX_BUCKETS_PER_DAY (5,000) a day and
+ * MAX_READ_BUCKETS (20,000) a read. So N here is buckets per day: 50 / 500 / 5,000 (the cap),
+ * over all 401 days of a 400-day retention, loaded straight into Redis (day sets, extremes,
+ * month rollups; src/histograms/keys.ts) after a PUT through the API.
+ *
+ * Day d holds buckets [(d mod 4) N, (d mod 4) N + N), so a 400-day read unions 4N distinct
+ * buckets: 20,000 at the cap, the most a read may return. A second histogram puts every day's
+ * buckets apart ([dN, dN + N)): its 400-day read unions 400N distinct buckets, exactly the read
+ * cap at N = 50 and over it (refused, 400) at 500 and 5,000; the refusal's cost is what those rows measure.
+ *
+ * Runnable alone: `node bench/run.ts --only=scaling-histograms --no-scenarios --no-rtt --no-cpu --no-jobs`.
+ */
+import type { RespClient } from "../../dev/resp.ts";
+import { histogramKeys } from "../../src/histograms/keys.ts";
+import { DAY, dayStart } from "../../src/time.ts";
+import { call } from "../lib/measure.ts";
+import { scriptProbe } from "./measure.ts";
+import type { ScalingInput, Timing } from "./types.ts";
+
+const DAYS = 401;
+const PIPE = 100;
+
+const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+/** `n` buckets a day on each of the last 401 days, starting at bucket `offset(day number)`. */
+async function load(
+  redis: RespClient,
+  prefix: string,
+  name: string,
+  n: number,
+  today: number,
+  offset: (d: number) => number,
+): Promise<void> {
+  const base = histogramKeys.meta(prefix, name);
+  // every stored day counts (created before them) and rollups cover every month
+  await redis.call("HSET", base, "createdAt", today - DAYS * DAY, "rollupsSince", 0);
+  let batch: (string | number)[][] = [];
+  const months = new Map<string, string[]>();
+  for (let d = 0; d < DAYS; d++) {
+    const day = today - d * DAY;
+    const first = offset(d);
+    const buckets: (string | number)[] = [];
+    for (let i = 0; i < n; i++) buckets.push(1 + (i % 9), first + i);
+    const dayKey = histogramKeys.day(prefix, name, day);
+    const month = histogramKeys.month(prefix, name, day);
+    batch.push(
+      ["ZADD", dayKey, ...buckets, n * 5 * (first + n), "sum"],
+      ["ZADD", histogramKeys.ext(prefix, name, day), first + n - 1, "max", -first, "min"],
+    );
+    months.set(month, [...(months.get(month) ?? []), dayKey]);
+    if (batch.length >= PIPE) {
+      await redis.pipeline(batch);
+      batch = [];
+    }
+  }
+  // each month's rollup: the sum of its days, as observing writes it
+  for (const [month, days] of months) batch.push(["ZUNIONSTORE", month, days.length, ...days]);
+  await redis.pipeline(batch);
+}
+
+export async function histogramScaling(input: ScalingInput): Promise<{ timings: Timing[]; notes: string[] }> {
+  const { redis, side, prefix, log } = input;
+  const probe = scriptProbe(input, "histograms");
+  const ok = async (method: string, path: string, body?: unknown) => {
+    const r = await call(side, method, path, body);
+    if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(r.json).slice(0, 200)}`);
+    return r.json;
+  };
+  const today = dayStart(Date.now());
+  const range = `from=${iso(today - 399 * DAY)}&to=${iso(today)}`;
+  const summary = (j: any) =>
+    j?.error
+      ? String(j.error.code ?? j.error.message ?? "").slice(0, 80)
+      : `count=${j?.count} buckets=${j?.buckets?.length}`;
+
+  // the scripts once, unmeasured: no NOSCRIPT fallback in the first size's figures
+  await ok("PUT", "/v1/histograms/scale-hw", { bucketWidth: 1, retentionDays: 400 });
+  await ok("POST", "/v1/histograms/scale-hw/observations", { value: 1 });
+  await ok("GET", `/v1/histograms/scale-hw?${range}`);
+  await ok("DELETE", "/v1/histograms/scale-hw");
+
+  for (const n of input.sizes) {
+    const name = `scale-h-${n}`;
+    const wide = `scale-hx-${n}`;
+    const base = `/v1/histograms/${name}`;
+    const measure = (
+      label: string,
+      path: string,
+      method = "GET",
+      describe?: (j: any) => string,
+      body?: unknown,
+      accept: number[] = [],
+    ) =>
+      probe.measure(n, `histogram (N buckets a day): ${label}`, path, {
+        method,
+        describe,
+        body,
+        accept,
+        // reads 3 times (the median counts), refusals once
+        repeat: method === "GET" && accept.length === 0 ? 3 : 1,
+      });
+
+    log(`histograms N=${n} buckets a day: loading 401 days`);
+    await ok("PUT", base, { bucketWidth: 1, retentionDays: 400 });
+    await load(redis, prefix, name, n, today, (d) => (d % 4) * n);
+    // today is day 0: buckets [0, n); at n = 5,000 the day is at the cap
+    await measure("observe one value, existing bucket", `${base}/observations`, "POST", undefined, { value: n >> 1 });
+    await measure("observe 1,000 values, existing buckets", `${base}/observations`, "POST", undefined, {
+      values: Array.from({ length: 1000 }, (_, i) => (i * 7) % n),
+    });
+    await measure(
+      "observe one value, new bucket (refused once a day holds 5,000)",
+      `${base}/observations`,
+      "POST",
+      (j) => (j?.error ? String(j.error.code ?? "") : "accepted"),
+      { value: 4 * n + 1 },
+      [400],
+    );
+    await measure("read today (one day)", base, "GET", summary);
+    await measure("read 400 days (4N distinct buckets)", `${base}?${range}`, "GET", summary);
+
+    log(`histograms N=${n}: a histogram whose days hold disjoint buckets`);
+    await ok("PUT", `/v1/histograms/${wide}`, { bucketWidth: 1, retentionDays: 400 });
+    await load(redis, prefix, wide, n, today, (d) => d * n);
+    await measure(
+      "read 400 days of disjoint buckets (400N distinct; refused over 20,000)",
+      `/v1/histograms/${wide}?${range}`,
+      "GET",
+      summary,
+      undefined,
+      [400],
+    );
+    await measure("delete (admin)", base, "DELETE");
+    await ok("DELETE", `/v1/histograms/${wide}`);
+  }
+  probe.print();
+  return {
+    timings: probe.timings(),
+    notes: [
+      "Histograms (`--only=scaling-histograms`): N = distinct buckets a day over 401 stored days (the driver; values observed never are), up to the 5,000-a-day cap. A 400-day read unions its calendar keys (month rollups in the middle, days at the edges) after checking their size; at N = 5,000 it returns 20,000 buckets, the read cap.",
+    ],
+  };
+}
