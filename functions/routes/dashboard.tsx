@@ -1,8 +1,9 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { MODULES, SCRIPT, STYLES, contentHash, type Asset } from "../dashboard/assets.ts";
 import { DashboardPage } from "../dashboard/page.tsx";
 import { errorBody } from "../errors.ts";
+import { lazyRoute, once } from "../lazy-route.ts";
 import { createRouter } from "../router.ts";
 import { notFoundResponse } from "../schemas.ts";
 import type { AppEnv } from "../types.ts";
@@ -55,16 +56,19 @@ function serveAsset(c: Context<AppEnv>, asset: Asset) {
 }
 
 const text = (type: string, description: string) => ({ content: { [type]: { schema: z.string() } }, description });
-const assetQuery = z.object({
-  v: z.string().optional().openapi({ description: "content hash; the page links the current one" }),
-});
+const assetQuery = once(() =>
+  z.object({
+    v: z.string().optional().openapi({ description: "content hash; the page links the current one" }),
+  }),
+);
 
 export const dashboardRoutes = createRouter();
 
-dashboardRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/",
+lazyRoute(
+  dashboardRoutes,
+  "get",
+  "/",
+  () => ({
     tags: ["Dashboard"],
     summary: "Live dashboard page (asks for a read key; needs none itself)",
     description:
@@ -80,14 +84,15 @@ dashboardRoutes.openapi(
   },
 );
 
-dashboardRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: SCRIPT.path,
+lazyRoute(
+  dashboardRoutes,
+  "get",
+  SCRIPT.path,
+  () => ({
     tags: ["Dashboard"],
     summary: "The dashboard's client script",
     security: [],
-    request: { query: assetQuery },
+    request: { query: assetQuery() },
     responses: { 200: text("text/javascript", "The script."), 304: { description: "Not modified (If-None-Match)." } },
   }),
   (c) => serveAsset(c, SCRIPT),
@@ -95,21 +100,22 @@ dashboardRoutes.openapi(
 
 const modulesByPath = new Map(MODULES.map((m) => [m.path, m]));
 
-dashboardRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/dashboard/{module}",
+lazyRoute(
+  dashboardRoutes,
+  "get",
+  "/dashboard/{module}",
+  () => ({
     tags: ["Dashboard"],
     summary: "A module the dashboard's script imports",
     security: [],
     request: {
       params: z.object({ module: z.string().openapi({ example: MODULES[0]?.path.slice("/dashboard/".length) }) }),
-      query: assetQuery,
+      query: assetQuery(),
     },
     responses: {
       200: text("text/javascript", "The module."),
       304: { description: "Not modified (If-None-Match)." },
-      ...notFoundResponse,
+      ...notFoundResponse(),
     },
   }),
   (c) => {
@@ -119,14 +125,15 @@ dashboardRoutes.openapi(
   },
 );
 
-dashboardRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: STYLES.path,
+lazyRoute(
+  dashboardRoutes,
+  "get",
+  STYLES.path,
+  () => ({
     tags: ["Dashboard"],
     summary: "The dashboard's stylesheet",
     security: [],
-    request: { query: assetQuery },
+    request: { query: assetQuery() },
     responses: { 200: text("text/css", "The stylesheet."), 304: { description: "Not modified (If-None-Match)." } },
   }),
   (c) => serveAsset(c, STYLES),
