@@ -10,19 +10,27 @@ import type { AppEnv } from "./types.ts";
  *
  * Building every route's schemas and `createRoute` configs when the module loads
  * was most of a cold isolate's CPU (~50 ms of zod schema construction), yet a
- * request needs only its own route's. So a route is registered with its method
- * and path at once (plain strings, so matching and the order of routes are as
- * before), and its config (`spec`) is built when a request first reaches it, or
- * when the OpenAPI document is first built, which needs every config.
+ * request needs only its own route's, and only those it validates. So a route
+ * is registered with its method and path at once (plain strings: matching and
+ * the order of routes are as before); its spec, with the request schemas, is
+ * built when a request first reaches it; its `responses` (a thunk in the spec)
+ * only when the OpenAPI document is first built, which builds every route's.
  */
 
 type Method = RouteConfig["method"];
-/** What `createRoute` takes besides the method and the path. */
-type RouteSpec = Omit<RouteConfig, "method" | "path">;
+type Responses = RouteConfig["responses"];
+/** What `createRoute` takes besides the method and the path, with the responses as a thunk. */
+type RouteSpec = Omit<RouteConfig, "method" | "path" | "responses"> & { responses: () => Responses };
+/** The `createRoute` config a spec stands for (what `c.req.valid` and the handler's responses are typed from). */
+type ConfigOf<M extends Method, P extends string, S extends RouteSpec> = Omit<S, "responses"> & {
+  method: M;
+  path: P;
+  responses: ReturnType<S["responses"]>;
+};
 type Registry = OpenAPIHono<AppEnv>["openAPIRegistry"];
 
 interface LazyRoute {
-  /** The route's `createRoute` config, built on first call. */
+  /** The route's full `createRoute` config, responses included, built on first call. */
   config(): RouteConfig;
 }
 
@@ -30,7 +38,7 @@ interface LazyRoute {
 const routesOf = new WeakMap<OpenAPIHono<AppEnv>, LazyRoute[]>();
 
 let builds = 0;
-/** How many route configs have been built in this isolate (tests prove the laziness with it). */
+/** How many route specs have been built in this isolate (tests prove the laziness with it). */
 export function routeBuilds(): number {
   return builds;
 }
@@ -42,9 +50,10 @@ export function once<T>(build: () => T): () => T {
 }
 
 /**
- * `router.openapi(createRoute({ method, path, ...spec() }), handler)`, except that
- * `spec` runs on the route's first request. `c.req.valid(...)` in the handler is
- * typed from `spec`'s return type as with `openapi`.
+ * `router.openapi(createRoute({ method, path, ...spec(), responses: spec().responses() }), handler)`,
+ * except that `spec` runs on the route's first request and `responses` only for
+ * the document. `c.req.valid(...)` and the handler's responses are typed from
+ * `spec`'s return type as with `openapi`.
  */
 // `const S`: the spec's literals are typed against RouteSpec as in a direct `createRoute({...})` call.
 export function lazyRoute<const M extends Method, const P extends string, const S extends RouteSpec>(
@@ -52,19 +61,23 @@ export function lazyRoute<const M extends Method, const P extends string, const 
   method: M,
   path: P,
   spec: () => S,
-  handler: RouteHandler<S & { method: M; path: P }, AppEnv>,
+  handler: RouteHandler<ConfigOf<M, P, S>, AppEnv>,
 ): void {
-  const config = once(() => {
+  const specOf = once(() => {
     builds++;
-    return createRoute({ method, path, ...spec() }) as RouteConfig;
+    return spec();
   });
+  // The key order of `spec` is kept (the document lists an operation's fields in it).
+  const config = once(() => createRoute({ method, path, ...specOf(), responses: specOf().responses() }) as RouteConfig);
   let list = routesOf.get(router);
   if (!list) routesOf.set(router, (list = []));
   list.push({ config });
 
   let chain: Handler<AppEnv>[] | undefined;
   router.on(method, path.replaceAll(/\/{(.+?)}/g, "/:$1"), async (c, next) => {
-    chain ??= handlersOf(config(), handler as unknown as Handler<AppEnv>);
+    // Validation reads only the method, path, middleware and request schemas.
+    const { middleware, request } = specOf();
+    chain ??= handlersOf({ method, path, middleware, request, responses: {} }, handler as unknown as Handler<AppEnv>);
     await run(chain, c, next);
   });
 }

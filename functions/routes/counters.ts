@@ -146,7 +146,7 @@ lazyRoute(
         }),
       }),
     },
-    responses: {
+    responses: () => ({
       200: jsonResponse(
         z
           .object({
@@ -167,7 +167,7 @@ lazyRoute(
         "Counter names from the registry.",
       ),
       ...errorResponses(),
-    },
+    }),
   }),
   async (c) => c.json(await counters.list(ctxOf(c), c.req.valid("query")), 200),
 );
@@ -182,14 +182,14 @@ lazyRoute(
     description:
       "One Redis round trip including expiries. Without `ttl` an existing expiry stays and a new key never expires; with `ttl` an existing expiry is only ever extended (see `ttl`).",
     request: { params: counterParams(), ...jsonBody(batchOf(IncrItem(), "items")) },
-    responses: {
+    responses: () => ({
       200: jsonResponse(
         z.object({ results: z.array(Scored()) }).openapi("CounterIncrResult"),
         "Each item's member and its score after the item.",
       ),
       202: queuedResponse(),
       ...writeErrorResponses(),
-    },
+    }),
   }),
   async (c) => {
     const { counter } = c.req.valid("param");
@@ -213,7 +213,7 @@ for (const side of ["top", "bottom"] as const) {
       description:
         "Rank 1 is the highest (top) or lowest (bottom) score; equal scores in reverse (top) or plain (bottom) byte order of the member, as Redis orders them.",
       request: { params: counterParams(), query: z.object({ n: intQuery(1, 1000, 10), ...periodQuery() }) },
-      responses: {
+      responses: () => ({
         200: jsonResponse(
           z
             .object({ counter: z.string(), items: z.array(RankedItem()), range: RangeInfo().optional() })
@@ -221,7 +221,7 @@ for (const side of ["top", "bottom"] as const) {
           "The members.",
         ),
         ...errorResponses(),
-      },
+      }),
     }),
     async (c) => {
       const { n, ...options } = c.req.valid("query");
@@ -238,7 +238,7 @@ lazyRoute(
     tags,
     summary: "One member's score with its 1-based rank from the top and from the bottom",
     request: { params: memberParams(), query: z.object(periodQuery()) },
-    responses: {
+    responses: () => ({
       200: jsonResponse(
         z
           .object({
@@ -253,7 +253,7 @@ lazyRoute(
       ),
       ...errorResponses(),
       ...notFoundResponse(),
-    },
+    }),
   }),
   async (c) => {
     const { counter, member } = c.req.valid("param");
@@ -280,7 +280,7 @@ lazyRoute(
         ...periodQuery(),
       }),
     },
-    responses: {
+    responses: () => ({
       200: jsonResponse(
         z
           .object({ items: z.array(Scored()), count: z.number().int(), range: RangeInfo().optional() })
@@ -288,7 +288,7 @@ lazyRoute(
         "Members in range.",
       ),
       ...errorResponses(),
-    },
+    }),
   }),
   async (c) => c.json(await counters.scoreRange(ctxOf(c), c.req.valid("param").counter, c.req.valid("query")), 200),
 );
@@ -309,7 +309,7 @@ lazyRoute(
         ...periodQuery(),
       }),
     },
-    responses: {
+    responses: () => ({
       200: jsonResponse(
         z
           .object({
@@ -324,7 +324,7 @@ lazyRoute(
         "Every member.",
       ),
       ...errorResponses(),
-    },
+    }),
   }),
   async (c) => c.json(await counters.sorted(ctxOf(c), c.req.valid("param").counter, c.req.valid("query")), 200),
 );
@@ -356,7 +356,7 @@ lazyRoute(
           .openapi("CounterUnion"),
       ),
     },
-    responses: {
+    responses: () => ({
       200: jsonResponse(
         z
           .object({
@@ -370,7 +370,7 @@ lazyRoute(
         "The rollup was stored.",
       ),
       ...writeErrorResponses(),
-    },
+    }),
   }),
   async (c) => {
     const { replayed, ...result } = await counters.union(
@@ -395,7 +395,7 @@ lazyRoute(
       params: memberParams(),
       query: z.object({ period: periodQuery().period, from: periodQuery().from, to: periodQuery().to }),
     },
-    responses: { 204: noContent, ...writeErrorResponses() },
+    responses: () => ({ 204: noContent, ...writeErrorResponses() }),
   }),
   async (c) => {
     const { counter, member } = c.req.valid("param");
@@ -413,7 +413,7 @@ lazyRoute(
     summary: "Delete a counter, its buckets and its registry entry (admin)",
     middleware: [requireScope("admin")] as const,
     request: { params: counterParams() },
-    responses: { 204: noContent, ...writeErrorResponses() },
+    responses: () => ({ 204: noContent, ...writeErrorResponses() }),
   }),
   async (c) => {
     await counters.deleteCounter(ctxOf(c), c.req.valid("param").counter, c.get("idempotency"));

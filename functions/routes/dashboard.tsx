@@ -74,7 +74,10 @@ lazyRoute(
     description:
       "Server-rendered shell; its script polls the JSON API every 5 s with the read key kept in the browser's localStorage.",
     security: [],
-    responses: { 200: text("text/html", "The dashboard page."), 304: { description: "Not modified (If-None-Match)." } },
+    responses: () => ({
+      200: text("text/html", "The dashboard page."),
+      304: { description: "Not modified (If-None-Match)." },
+    }),
   }),
   (c) => {
     const { html, etag } = page();
@@ -93,7 +96,10 @@ lazyRoute(
     summary: "The dashboard's client script",
     security: [],
     request: { query: assetQuery() },
-    responses: { 200: text("text/javascript", "The script."), 304: { description: "Not modified (If-None-Match)." } },
+    responses: () => ({
+      200: text("text/javascript", "The script."),
+      304: { description: "Not modified (If-None-Match)." },
+    }),
   }),
   (c) => serveAsset(c, SCRIPT),
 );
@@ -112,11 +118,11 @@ lazyRoute(
       params: z.object({ module: z.string().openapi({ example: MODULES[0]?.path.slice("/dashboard/".length) }) }),
       query: assetQuery(),
     },
-    responses: {
+    responses: () => ({
       200: text("text/javascript", "The module."),
       304: { description: "Not modified (If-None-Match)." },
       ...notFoundResponse(),
-    },
+    }),
   }),
   (c) => {
     const found = modulesByPath.get(`/dashboard/${c.req.valid("param").module}`);
@@ -134,7 +140,10 @@ lazyRoute(
     summary: "The dashboard's stylesheet",
     security: [],
     request: { query: assetQuery() },
-    responses: { 200: text("text/css", "The stylesheet."), 304: { description: "Not modified (If-None-Match)." } },
+    responses: () => ({
+      200: text("text/css", "The stylesheet."),
+      304: { description: "Not modified (If-None-Match)." },
+    }),
   }),
   (c) => serveAsset(c, STYLES),
 );

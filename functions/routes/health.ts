@@ -45,11 +45,11 @@ lazyRoute(
           .openapi({ description: "1: also PING Redis (needs an API key of any scope)." }),
       }),
     },
-    responses: {
+    responses: () => ({
       200: jsonResponse(Health(), "The Worker is up (and with deep=1, Redis too)."),
       503: jsonResponse(Health(), "deep=1: Redis is unreachable."),
       401: errorResponses()[401],
-    },
+    }),
   }),
   async (c) => {
     const deep = c.req.query("deep") === "1";

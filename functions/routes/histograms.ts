@@ -141,7 +141,7 @@ lazyRoute(
         limit: intQuery(1, histograms.MAX_LIST, histograms.MAX_LIST).openapi({ description: "most names to return" }),
       }),
     },
-    responses: {
+    responses: () => ({
       200: jsonResponse(
         z
           .object({
@@ -153,7 +153,7 @@ lazyRoute(
         "A page of names.",
       ),
       ...errorResponses(),
-    },
+    }),
   }),
   async (c) => c.json(await histograms.list(ctxOf(c), c.req.valid("query")), 200),
 );
@@ -169,11 +169,11 @@ lazyRoute(
       "An omitted unit or retentionDays goes back to its default. Changing bucketWidth while the histogram holds data is a 409; a new retentionDays re-times the stored days at once.",
     middleware: [requireScope("admin")] as const,
     request: { params: params(), ...jsonBody(Settings()) },
-    responses: {
+    responses: () => ({
       200: jsonResponse(HistogramInfo(), "Settings replaced."),
       201: jsonResponse(HistogramInfo(), "Histogram created."),
       ...writeErrorResponses(),
-    },
+    }),
   }),
   async (c) => {
     const { histogram } = c.req.valid("param");
@@ -193,7 +193,7 @@ lazyRoute(
     description:
       "Each value goes into the bucket of its UTC day (from `at`, default now). `at` must lie within the histogram's retention and at most 5 minutes ahead (else 400, nothing written). All or nothing. 404 when the histogram was never created with PUT.",
     request: { params: params(), ...jsonBody(ObservationBody()) },
-    responses: { 200: jsonResponse(Accepted(), "Recorded."), ...writeErrorResponses(), ...notFoundResponse() },
+    responses: () => ({ 200: jsonResponse(Accepted(), "Recorded."), ...writeErrorResponses(), ...notFoundResponse() }),
   }),
   async (c) => {
     const { histogram } = c.req.valid("param");
@@ -225,7 +225,11 @@ lazyRoute(
         }),
       }),
     },
-    responses: { 200: jsonResponse(Summary(), "The distribution."), ...errorResponses(), ...notFoundResponse() },
+    responses: () => ({
+      200: jsonResponse(Summary(), "The distribution."),
+      ...errorResponses(),
+      ...notFoundResponse(),
+    }),
   }),
   async (c) => {
     const { histogram } = c.req.valid("param");
@@ -247,7 +251,7 @@ lazyRoute(
     description: "Idempotent: 204 whether or not it existed.",
     middleware: [requireScope("admin")] as const,
     request: { params: params() },
-    responses: { 204: { description: "Deleted." }, ...errorResponses() },
+    responses: () => ({ 204: { description: "Deleted." }, ...errorResponses() }),
   }),
   async (c) => {
     await histograms.remove(ctxOf(c), c.req.valid("param").histogram);

@@ -54,7 +54,7 @@ lazyRoute(
     summary: "Queued ingest: lag and messages applied, retried and dead-lettered in the last hour (admin)",
     description: "Kept by the queue consumer in per-minute counters (one script, 3 commands).",
     middleware: [requireScope("admin")] as const,
-    responses: { 200: jsonResponse(Status(), "The consumer's figures."), ...errorResponses() },
+    responses: () => ({ 200: jsonResponse(Status(), "The consumer's figures."), ...errorResponses() }),
   }),
   async (c) => {
     const status = await ingest.status(ctxOf(c));
@@ -69,7 +69,10 @@ lazyRoute(
   () => ({
     tags,
     summary: "Queued ingest lag only (read keys: the dashboard's indicator)",
-    responses: { 200: jsonResponse(z.object(Lag()).openapi("IngestLag"), "The consumer's lag."), ...errorResponses() },
+    responses: () => ({
+      200: jsonResponse(z.object(Lag()).openapi("IngestLag"), "The consumer's lag."),
+      ...errorResponses(),
+    }),
   }),
   async (c) => {
     const { oldestAgeMs, lastBatchAt } = await ingest.status(ctxOf(c));

@@ -28,7 +28,7 @@ lazyRoute(
     request: {
       params: z.object({ job: z.string().openapi({ param: { name: "job", in: "path" }, example: "compact" }) }),
     },
-    responses: { 200: jsonResponse(JobResult(), "The job ran."), ...errorResponses(), ...notFoundResponse() },
+    responses: () => ({ 200: jsonResponse(JobResult(), "The job ran."), ...errorResponses(), ...notFoundResponse() }),
   }),
   async (c) => {
     const name = c.req.param("job") ?? "";

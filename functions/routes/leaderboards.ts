@@ -61,7 +61,7 @@ lazyRoute(
         }),
       }),
     },
-    responses: {
+    responses: () => ({
       200: jsonResponse(
         z
           .object({
@@ -73,7 +73,7 @@ lazyRoute(
         "A page of board names from the registry.",
       ),
       ...errorResponses(),
-    },
+    }),
   }),
   async (c) => c.json(await leaderboards.list(ctxOf(c), c.req.valid("query")), 200),
 );
@@ -125,10 +125,10 @@ lazyRoute(
         required: false,
       },
     },
-    responses: {
+    responses: () => ({
       200: jsonResponse(Settings(), "The board's settings."),
       ...writeErrorResponses(),
-    },
+    }),
   }),
   async (c) => {
     const { board } = c.req.valid("param");
@@ -155,7 +155,7 @@ lazyRoute(
         season: SeasonQuery(),
       }),
     },
-    responses: {
+    responses: () => ({
       200: jsonResponse(
         z
           .object({
@@ -171,7 +171,7 @@ lazyRoute(
       ),
       ...errorResponses(),
       ...notFoundResponse(),
-    },
+    }),
   }),
   async (c) => {
     const { board } = c.req.valid("param");
@@ -188,11 +188,11 @@ lazyRoute(
     tags,
     summary: "How many players a board has, and its settings",
     request: { params: boardParams() },
-    responses: {
+    responses: () => ({
       200: jsonResponse(Settings().omit({ created: true }).openapi("LeaderboardCount"), "The board."),
       ...errorResponses(),
       ...notFoundResponse(),
-    },
+    }),
   }),
   async (c) => c.json(await leaderboards.info(ctxOf(c), c.req.valid("param").board), 200),
 );
@@ -207,7 +207,7 @@ lazyRoute(
     description: "Removes every key of the board and its registry entry in one script; no keyspace scan.",
     middleware: [requireScope("admin")] as const,
     request: { params: boardParams() },
-    responses: { 204: noContent, ...errorResponses() },
+    responses: () => ({ 204: noContent, ...errorResponses() }),
   }),
   async (c) => {
     await leaderboards.deleteBoard(ctxOf(c), c.req.valid("param").board);
@@ -239,11 +239,11 @@ lazyRoute(
           .strict(),
       ),
     },
-    responses: {
+    responses: () => ({
       200: jsonResponse(Joined(), "The player existed; the profile was replaced."),
       201: jsonResponse(Joined(), "The player joined."),
       ...writeErrorResponses(),
-    },
+    }),
   }),
   async (c) => {
     const { board, player } = c.req.valid("param");
@@ -264,12 +264,12 @@ lazyRoute(
     description:
       "Atomic. 404 when the player has not joined; 400 when the result would leave ±1e15; 422 `score_rejected` when it breaks the board's guards. On a seasonal board the player's first write of a season enters it at 0.",
     request: { params: playerParams(), ...jsonBody(Change()) },
-    responses: {
+    responses: () => ({
       200: jsonResponse(ScoreResult().omit({ player: true }), "The new score and 1-based rank."),
       ...writeErrorResponses(),
       ...notFoundResponse(),
       ...rejectedResponse(),
-    },
+    }),
   }),
   async (c) => {
     const { board, player } = c.req.valid("param");
@@ -295,7 +295,7 @@ lazyRoute(
     description:
       "`{player, by}` / `{player, set, mode?}` or `{items: [...]}` (up to 1,000), applied in order. One unknown player, out-of-range result or guard breach (422 `score_rejected`) refuses the whole batch.",
     request: { params: boardParams(), ...jsonBody(BatchBody()) },
-    responses: {
+    responses: () => ({
       200: jsonResponse(
         z.object({ results: z.array(ScoreResult()) }),
         "Each change's score; ranks are after the whole batch.",
@@ -303,7 +303,7 @@ lazyRoute(
       ...writeErrorResponses(),
       ...notFoundResponse(),
       ...rejectedResponse(),
-    },
+    }),
   }),
   async (c) => {
     const { board } = c.req.valid("param");
@@ -323,7 +323,7 @@ lazyRoute(
     summary: "A player's score, rank, percentile, movement, profile and join time in a season",
     description: "A player who joined but has no score in the season reads as score 0, rank null.",
     request: { params: playerParams(), query: z.object({ season: SeasonQuery() }) },
-    responses: { 200: jsonResponse(Player(), "The player."), ...errorResponses(), ...notFoundResponse() },
+    responses: () => ({ 200: jsonResponse(Player(), "The player."), ...errorResponses(), ...notFoundResponse() }),
   }),
   async (c) => {
     const { board, player } = c.req.valid("param");
@@ -342,7 +342,7 @@ lazyRoute(
       params: playerParams(),
       query: z.object({ k: intQuery(0, leaderboards.MAX_AROUND, 5), season: SeasonQuery() }),
     },
-    responses: {
+    responses: () => ({
       200: jsonResponse(
         z
           .object({ player: z.string(), rank: z.number().int().nullable(), items: z.array(Row()), season: SeasonId() })
@@ -351,7 +351,7 @@ lazyRoute(
       ),
       ...errorResponses(),
       ...notFoundResponse(),
-    },
+    }),
   }),
   async (c) => {
     const { board, player } = c.req.valid("param");
@@ -370,7 +370,7 @@ lazyRoute(
     description:
       "The contract gives this to ingest keys (the game server removes a player who leaves). It removes that one player; the board's settings stay unless only joins made the board, and removing its last player takes the board out of the list.",
     request: { params: playerParams() },
-    responses: { 204: noContent, ...errorResponses() },
+    responses: () => ({ 204: noContent, ...errorResponses() }),
   }),
   async (c) => {
     const { board, player } = c.req.valid("param");
@@ -398,7 +398,7 @@ lazyRoute(
           .openapi("LeaderboardSubset"),
       ),
     },
-    responses: {
+    responses: () => ({
       200: jsonResponse(
         z
           .object({ items: z.array(SubsetRow()), unknown: z.array(z.string()), season: SeasonId() })
@@ -407,7 +407,7 @@ lazyRoute(
       ),
       ...errorResponses(),
       ...notFoundResponse(),
-    },
+    }),
   }),
   async (c) => {
     const { board } = c.req.valid("param");
@@ -428,7 +428,7 @@ lazyRoute(
     description:
       "The current season and up to `keepSeasons` finished ones; seasons nobody played are not listed. Empty for a board without seasons.",
     request: { params: boardParams() },
-    responses: {
+    responses: () => ({
       200: jsonResponse(
         z
           .object({
@@ -442,7 +442,7 @@ lazyRoute(
       ),
       ...errorResponses(),
       ...notFoundResponse(),
-    },
+    }),
   }),
   async (c) => c.json(await leaderboards.listSeasons(ctxOf(c), c.req.valid("param").board), 200),
 );

@@ -162,7 +162,7 @@ lazyRoute(
         cursor: z.string().max(90).optional().openapi({ description: "nextCursor of the previous page" }),
       }),
     },
-    responses: { 200: jsonResponse(Rooms(), "One page of rooms."), ...errorResponses() },
+    responses: () => ({ 200: jsonResponse(Rooms(), "One page of rooms."), ...errorResponses() }),
   }),
   async (c) => {
     const { limit, cursor } = c.req.valid("query");
@@ -178,7 +178,11 @@ lazyRoute(
     tags,
     summary: "Mark one id or up to 1,000 ids online now; returns the online count",
     request: { params: roomParams(), ...jsonBody(HeartbeatBody()) },
-    responses: { 200: jsonResponse(HeartbeatResult(), "Recorded."), 202: queuedResponse(), ...writeErrorResponses() },
+    responses: () => ({
+      200: jsonResponse(HeartbeatResult(), "Recorded."),
+      202: queuedResponse(),
+      ...writeErrorResponses(),
+    }),
   }),
   async (c) => {
     const body = c.req.valid("json");
@@ -209,7 +213,10 @@ lazyRoute(
         id: Member().openapi({ param: { name: "id", in: "path" } }),
       }),
     },
-    responses: { 204: { description: "The id is offline (also when it was not online)." }, ...errorResponses() },
+    responses: () => ({
+      204: { description: "The id is offline (also when it was not online)." },
+      ...errorResponses(),
+    }),
   }),
   async (c) => {
     const { room, id } = c.req.valid("param");
@@ -230,7 +237,7 @@ lazyRoute(
       "each minute (every active room; a capped run of more than 2,000 active rooms counts the rooms it visited) and keeps the day's highest sum. " +
       "`activeToday` counts distinct ids across rooms with a HyperLogLog: an estimate with a relative standard error of 0.81 % (`activeTodayError`). " +
       "`_total` is not a valid room name, so no room can shadow this path.",
-    responses: { 200: jsonResponse(SiteTotal(), "The site-wide figures."), ...errorResponses() },
+    responses: () => ({ 200: jsonResponse(SiteTotal(), "The site-wide figures."), ...errorResponses() }),
   }),
   async (c) => c.json(await presence.total(ctxOf(c)), 200),
 );
@@ -255,10 +262,10 @@ lazyRoute(
           .openapi({ description: "a UTC day, YYYY-MM-DD, within the last 400 days", example: "2026-11-20" }),
       }),
     },
-    responses: {
+    responses: () => ({
       200: jsonResponse(z.union([RoomStats(), RoomDay()]), "The room's figures (today's, or the day's with `day`)."),
       ...errorResponses(),
-    },
+    }),
   }),
   async (c) => {
     const room = c.req.valid("param").room;
@@ -284,7 +291,7 @@ lazyRoute(
         cursor: z.string().max(40).optional().openapi({ description: "nextCursor of the previous page" }),
       }),
     },
-    responses: { 200: jsonResponse(MemberPage(), "One page of online members."), ...errorResponses() },
+    responses: () => ({ 200: jsonResponse(MemberPage(), "One page of online members."), ...errorResponses() }),
   }),
   async (c) => {
     const { limit, cursor } = c.req.valid("query");
@@ -308,7 +315,7 @@ lazyRoute(
     summary: "Online count sampled each minute by the trim job, oldest first",
     description: "Minutes without a sample (the job did not run, or the room had been idle) have no point.",
     request: { params: roomParams(), query: z.object({ hours: intQuery(1, 24, 24) }) },
-    responses: { 200: jsonResponse(History(), "Points of the last `hours` hours."), ...errorResponses() },
+    responses: () => ({ 200: jsonResponse(History(), "Points of the last `hours` hours."), ...errorResponses() }),
   }),
   async (c) => c.json(await presence.history(ctxOf(c), c.req.valid("param").room, c.req.valid("query").hours), 200),
 );
@@ -322,7 +329,7 @@ lazyRoute(
     summary: "Delete a room: every key, its id mapping and its registry entries (admin)",
     middleware: [requireScope("admin")] as const,
     request: { params: roomParams() },
-    responses: { 204: { description: "Deleted (also when it did not exist)." }, ...errorResponses() },
+    responses: () => ({ 204: { description: "Deleted (also when it did not exist)." }, ...errorResponses() }),
   }),
   async (c) => {
     await presence.deleteRoom(ctxOf(c), c.req.valid("param").room);

@@ -189,10 +189,10 @@ lazyRoute(
   () => ({
     tags,
     summary: "List streams (registry, byte order, at most 1,000)",
-    responses: {
+    responses: () => ({
       200: jsonResponse(z.object({ streams: z.array(z.string()) }).openapi("TrendingStreams"), "Stream names."),
       ...errorResponses(),
-    },
+    }),
   }),
   async (c) => c.json({ streams: await trending.list(ctxOf(c)) }, 200),
 );
@@ -207,11 +207,11 @@ lazyRoute(
     description:
       "Each event adds `count` to its member in the UTC hour bucket of `at` (default now). `at` may be up to the retention in the past and at most 5 minutes in the future.",
     request: { params: streamParams(), ...jsonBody(EventsBody()) },
-    responses: {
+    responses: () => ({
       200: jsonResponse(z.object({ accepted: z.number().int() }), "Events recorded."),
       202: queuedResponse(),
       ...writeErrorResponses(),
-    },
+    }),
   }),
   async (c) => {
     const { stream } = c.req.valid("param");
@@ -240,7 +240,7 @@ lazyRoute(
     description:
       "One Redis round trip (a threshold read: a few commands whatever the stream's size), or none when served from the Workers cache (TRENDING_CACHE_SECONDS; send `Cache-Control: no-cache` for a fresh answer, or `max-age=N` to accept nothing older than N seconds). `X-Edgestats-Cache` says hit, miss or bypass, or off (TRENDING_CACHE_SECONDS=0, or a `*.workers.dev` host, where the Cache API does nothing); `Age` on a hit says how old the answer is.",
     request: { params: streamParams(), query: TopQuery() },
-    responses: { 200: jsonResponse(TopResponse(), "The top N."), ...errorResponses() },
+    responses: () => ({ 200: jsonResponse(TopResponse(), "The top N."), ...errorResponses() }),
   }),
   async (c) => {
     const { stream } = c.req.valid("param");
@@ -259,7 +259,10 @@ lazyRoute(
     summary: "Members of the current hour most above their own baseline rate (one Redis round trip)",
     description: `Candidates are the current hour's top ${trending.RISING_CANDIDATES} members by count (bounded work, never a scan). A member's baseline is its average hourly count over the \`baseline\` finished hours before this one, scaled to the elapsed part of this hour; score = (count − baseline) / √(baseline + 1), so a jump from 0 to 3 does not outrank one from 100 to 400. Only members with a positive score are listed.`,
     request: { params: streamParams(), query: RisingQuery() },
-    responses: { 200: jsonResponse(RisingResponse(), "The rising members, highest score first."), ...errorResponses() },
+    responses: () => ({
+      200: jsonResponse(RisingResponse(), "The rising members, highest score first."),
+      ...errorResponses(),
+    }),
   }),
   async (c) => {
     const { stream } = c.req.valid("param");
@@ -278,7 +281,7 @@ lazyRoute(
     description:
       "Points for the `hours` finished hours and the current one, oldest first. Compaction trims finished hours to their top members: a point's `maxError` says how far below the truth its count may be (0: exact), and `exact` is false when any point's hour was trimmed.",
     request: { params: streamParams(), query: HistoryQuery() },
-    responses: { 200: jsonResponse(HistoryResponse(), "The member's hourly counts."), ...errorResponses() },
+    responses: () => ({ 200: jsonResponse(HistoryResponse(), "The member's hourly counts."), ...errorResponses() }),
   }),
   async (c) => {
     const { stream } = c.req.valid("param");
@@ -304,7 +307,7 @@ lazyRoute(
       }),
       query: WindowQuery(),
     },
-    responses: { 200: jsonResponse(MemberResponse(), "The member's count and rank."), ...errorResponses() },
+    responses: () => ({ 200: jsonResponse(MemberResponse(), "The member's count and rank."), ...errorResponses() }),
   }),
   async (c) => {
     const { stream, member } = c.req.valid("param");
@@ -322,7 +325,7 @@ lazyRoute(
     summary: "Delete a stream: every bucket, union and registry entry (admin)",
     middleware: [requireScope("admin")] as const,
     request: { params: streamParams() },
-    responses: { 204: { description: "Deleted (also when it did not exist)." }, ...errorResponses() },
+    responses: () => ({ 204: { description: "Deleted (also when it did not exist)." }, ...errorResponses() }),
   }),
   async (c) => {
     const { stream } = c.req.valid("param");

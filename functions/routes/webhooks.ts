@@ -117,10 +117,10 @@ lazyRoute(
     tags,
     summary: "Every webhook, without secrets (admin)",
     middleware: [requireScope("admin")] as const,
-    responses: {
+    responses: () => ({
       200: jsonResponse(z.object({ webhooks: z.array(Webhook()) }).openapi("Webhooks"), "The webhooks, by name."),
       ...errorResponses(),
-    },
+    }),
   }),
   async (c) => c.json(await webhooks.list(ctxOf(c)), 200),
 );
@@ -137,11 +137,11 @@ lazyRoute(
       'directly with `Edgestats-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`, or through QStash when QSTASH_TOKEN is set.',
     middleware: [requireScope("admin")] as const,
     request: { params: params(), ...jsonBody(WebhookBody()) },
-    responses: {
+    responses: () => ({
       200: jsonResponse(z.object({ webhook: Webhook(), created: z.boolean() }), "Replaced."),
       201: jsonResponse(z.object({ webhook: Webhook(), created: z.boolean() }), "Created."),
       ...writeErrorResponses(),
-    },
+    }),
   }),
   async (c) => {
     const body = c.req.valid("json") as webhooks.WebhookInput;
@@ -166,10 +166,10 @@ lazyRoute(
     summary: "Delete a webhook, its delivery log and its detection state (admin)",
     middleware: [requireScope("admin")] as const,
     request: { params: params() },
-    responses: {
+    responses: () => ({
       200: jsonResponse(z.object({ deleted: z.boolean() }), "Deleted (`deleted: false` when there was none)."),
       ...errorResponses(),
-    },
+    }),
   }),
   async (c) => {
     const { deleted } = await webhooks.remove(ctxOf(c), c.req.valid("param").name);
@@ -188,11 +188,11 @@ lazyRoute(
       "Answers 202 once the event is queued; the delivery runs after the response and, if it fails, is retried by the minute job. See `/deliveries`.",
     middleware: [requireScope("admin")] as const,
     request: { params: params() },
-    responses: {
+    responses: () => ({
       202: jsonResponse(z.object({ id: z.string() }), "Queued; being delivered."),
       ...writeErrorResponses(),
       ...notFoundResponse(),
-    },
+    }),
   }),
   async (c) => {
     const ctx = ctxOf(c);
@@ -218,11 +218,11 @@ lazyRoute(
       params: params(),
       query: z.object({ limit: intQuery(1, webhooks.DELIVERY_LOG_SIZE, webhooks.DELIVERY_LOG_SIZE) }),
     },
-    responses: {
+    responses: () => ({
       200: jsonResponse(z.object({ deliveries: z.array(Delivery()) }).openapi("WebhookDeliveries"), "The log."),
       ...errorResponses(),
       ...notFoundResponse(),
-    },
+    }),
   }),
   async (c) =>
     c.json(await webhooks.deliveries(ctxOf(c), c.req.valid("param").name, { limit: c.req.valid("query").limit }), 200),
