@@ -73,13 +73,12 @@ export function lazyRoute<const M extends Method, const P extends string, const 
   if (!list) routesOf.set(router, (list = []));
   list.push({ config });
 
-  let chain: Handler<AppEnv>[] | undefined;
-  router.on(method, path.replaceAll(/\/{(.+?)}/g, "/:$1"), async (c, next) => {
-    // Validation reads only the method, path, middleware and request schemas.
+  // Validation reads only the method, path, middleware and request schemas.
+  const chain = once(() => {
     const { middleware, request } = specOf();
-    chain ??= handlersOf({ method, path, middleware, request, responses: {} }, handler as unknown as Handler<AppEnv>);
-    await run(chain, c, next);
+    return handlersOf({ method, path, middleware, request, responses: {} }, handler as unknown as Handler<AppEnv>);
   });
+  router.on(method, path.replaceAll(/\/{(.+?)}/g, "/:$1"), (c, next) => run(chain(), c, next));
 }
 
 /**
