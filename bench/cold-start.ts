@@ -8,13 +8,19 @@
  * Without `--bundle` it builds one with `wrangler deploy --dry-run` (what
  * `wrangler deploy` uploads). CPU is `process.cpuUsage()` (user + system, all
  * threads of the process, so V8's background compilation counts too). Node 24
- * stands in for workerd: same V8, and the bundle imports nothing Node lacks.
+ * stands in for workerd: same V8, and the bundle imports nothing Node lacks;
+ * like bench/cpu it runs with `--disallow-code-generation-from-strings`, as
+ * Workers refuse eval (so zod validates without its `new Function` JIT there too).
  * The first requests need no Redis (a refused write, /healthz), so the figures
  * are the Worker's own CPU; `/openapi.json` and `/docs` are measured apart
  * because only they build the OpenAPI document. `module compile` is V8 parsing
  * and compiling the script alone (in another fresh process, as a classic
  * script without its final `export`): the part of `module` that only a smaller
- * bundle reduces; the rest is evaluating it (mostly building zod schemas).
+ * bundle reduces; the rest is evaluating it (library setup: zod's own module,
+ * hono, @upstash/redis, the Lua scripts' texts, the app's routes). No zod
+ * schema is built then: a route builds its request schemas on its first
+ * request (functions/lazy-route.ts), which the `first request` figure includes,
+ * and `/openapi.json` builds every route's.
  */
 import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
@@ -115,9 +121,13 @@ export function measureColdStart(bundle: string, times = runs): ColdStartResult 
     const samples: ColdStart[] = [];
     for (let i = 0; i < times; i++) {
       const run = (script: string) => {
-        const child = spawnSync(process.execPath, ["--input-type=module", "-e", script, pathToFileURL(file).href], {
-          encoding: "utf8",
-        });
+        const child = spawnSync(
+          process.execPath,
+          ["--disallow-code-generation-from-strings", "--input-type=module", "-e", script, pathToFileURL(file).href],
+          {
+            encoding: "utf8",
+          },
+        );
         if (child.status !== 0) throw new Error(`cold-start child failed:\n${child.stderr}`);
         return JSON.parse(child.stdout.trim().split("\n").pop() ?? "{}") as Partial<ColdStart>;
       };

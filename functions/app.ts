@@ -1,6 +1,7 @@
 import { requestId } from "hono/request-id";
 import { csvExport, describeCsv } from "./csv.ts";
 import { errorBody, onError } from "./errors.ts";
+import { registerRoutes } from "./lazy-route.ts";
 import { requireScope } from "./middleware/auth.ts";
 import { jsonBodyGuard } from "./middleware/body.ts";
 import { signedOrAdmin } from "./middleware/qstash.ts";
@@ -35,28 +36,32 @@ export function createApp(options: AppOptions = {}) {
   app.use("/v1/*", idempotencyKey);
   app.use("/v1/*", csvExport);
 
-  app.route("/", healthRoutes);
-  app.route("/", jobRoutes);
-  for (const [base, routes] of featureRoutes) app.route(base, routes);
+  const mounts: [string, typeof app][] = [["/", healthRoutes], ["/", jobRoutes], ...featureRoutes];
+  for (const [base, routes] of mounts) app.route(base, routes);
 
-  app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
-    type: "http",
-    scheme: "bearer",
-    description: "An API key from INGEST_KEYS, READ_KEYS or ADMIN_KEYS.",
-  });
-  app.openAPIRegistry.registerComponent("securitySchemes", "qstashSignature", {
-    type: "apiKey",
-    in: "header",
-    name: "Upstash-Signature",
-  });
   // The OpenAPI document and the docs page are built on their first request
-  // and kept for the isolate's life: no other request pays for them.
+  // and kept for the isolate's life: no other request pays for them. Building
+  // the document builds every route's schemas (./lazy-route.ts), which the
+  // other requests build one route at a time.
   let document: ReturnType<typeof app.getOpenAPI31Document> | undefined;
   let page: string | undefined;
-  const documentOf = () =>
-    (document ??= describeCsv(
+  const documentOf = () => {
+    if (document) return document;
+    for (const [base, routes] of mounts) registerRoutes(app.openAPIRegistry, base, routes);
+    app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
+      type: "http",
+      scheme: "bearer",
+      description: "An API key from INGEST_KEYS, READ_KEYS or ADMIN_KEYS.",
+    });
+    app.openAPIRegistry.registerComponent("securitySchemes", "qstashSignature", {
+      type: "apiKey",
+      in: "header",
+      name: "Upstash-Signature",
+    });
+    return (document = describeCsv(
       app.getOpenAPI31Document({ openapi: "3.1.0", info: OPENAPI_INFO, security: [{ bearerAuth: [] }] }),
     ));
+  };
   app.get("/openapi.json", (c) => c.json(documentOf()));
   app.get("/docs", async (c) => c.html((page ??= String(await docsPage(documentOf())))));
 

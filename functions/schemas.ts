@@ -1,79 +1,82 @@
 import { z } from "@hono/zod-openapi";
 import { MAX_BATCH, MAX_INCREMENT, NAME_PATTERN, NAME_RULE, memberProblem } from "../src/validation.ts";
 import { parseAt, parseWindow } from "../src/time.ts";
+import { once } from "./lazy-route.ts";
 
 /**
  * Schemas shared by every feature's routes. One definition serves both the
- * validation and the OpenAPI document.
+ * validation and the OpenAPI document. Each is a memoised factory, built by the
+ * first route that needs it (routes build their schemas on first use, see
+ * ./lazy-route.ts), then shared as one object as before.
  */
 
 /** A path name: stream, counter, histogram, room, board, player. */
-export const Name = z.string().regex(NAME_PATTERN, NAME_RULE).openapi({ example: "searches" });
+export const Name = once(() => z.string().regex(NAME_PATTERN, NAME_RULE).openapi({ example: "searches" }));
 
 /** Path parameter schema `{ [param]: Name }`. */
 export function nameParams<K extends string>(...names: K[]) {
   return z.object(
-    Object.fromEntries(names.map((n) => [n, Name.openapi({ param: { name: n, in: "path" } })])) as Record<
+    Object.fromEntries(names.map((n) => [n, Name().openapi({ param: { name: n, in: "path" } })])) as Record<
       K,
-      typeof Name
+      ReturnType<typeof Name>
     >,
   );
 }
 
 /** A member or id: 1..256 UTF-8 bytes, no control characters. */
-export const Member = z
-  .string()
-  .superRefine((value, ctx) => {
-    const problem = memberProblem(value);
-    if (problem) ctx.addIssue({ code: "custom", message: problem });
-  })
-  .openapi({ example: "555-0100", description: "1..256 UTF-8 bytes, no control characters" });
+export const Member = once(() =>
+  z
+    .string()
+    .superRefine((value, ctx) => {
+      const problem = memberProblem(value);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    })
+    .openapi({ example: "555-0100", description: "1..256 UTF-8 bytes, no control characters" }),
+);
 
 /** A finite increment within ±1e12 (negative allowed). */
-export const Increment = z
-  .number()
-  .finite()
-  .min(-MAX_INCREMENT)
-  .max(MAX_INCREMENT)
-  .openapi({ description: "finite, within ±1e12" });
+export const Increment = once(() =>
+  z.number().finite().min(-MAX_INCREMENT).max(MAX_INCREMENT).openapi({ description: "finite, within ±1e12" }),
+);
 
 /** A positive count within 1e12. */
-export const Count = z
-  .number()
-  .finite()
-  .positive()
-  .max(MAX_INCREMENT)
-  .openapi({ description: "finite, 0 < count ≤ 1e12" });
+export const Count = once(() =>
+  z.number().finite().positive().max(MAX_INCREMENT).openapi({ description: "finite, 0 < count ≤ 1e12" }),
+);
 
 /** A finite score (leaderboards, histogram values). */
-export const Score = z.number().finite().min(-1e15).max(1e15);
+export const Score = once(() => z.number().finite().min(-1e15).max(1e15));
 
 /** Epoch milliseconds or an ISO-8601 string; parsed to epoch ms. */
-export const At = z
-  .union([z.number().int(), z.string()])
-  .transform((value, ctx) => {
-    const ms = parseAt(value);
-    if (ms === null) {
-      ctx.addIssue({ code: "custom", message: "must be epoch milliseconds or an ISO-8601 timestamp" });
-      return z.NEVER;
-    }
-    return ms;
-  })
-  .openapi({ type: "string", description: "epoch milliseconds or ISO-8601", example: "2026-11-22T15:04:05Z" });
+export const At = once(() =>
+  z
+    .union([z.number().int(), z.string()])
+    .transform((value, ctx) => {
+      const ms = parseAt(value);
+      if (ms === null) {
+        ctx.addIssue({ code: "custom", message: "must be epoch milliseconds or an ISO-8601 timestamp" });
+        return z.NEVER;
+      }
+      return ms;
+    })
+    .openapi({ type: "string", description: "epoch milliseconds or ISO-8601", example: "2026-11-22T15:04:05Z" }),
+);
 
 /** `window` query value: `1h`..`168h` or `1d`..`7d`, parsed to hours. */
-export const Window = z
-  .string()
-  .default("24h")
-  .transform((value, ctx) => {
-    const hours = parseWindow(value);
-    if (hours === null) {
-      ctx.addIssue({ code: "custom", message: "must be 1h..168h or 1d..7d" });
-      return z.NEVER;
-    }
-    return hours;
-  })
-  .openapi({ type: "string", example: "24h" });
+export const Window = once(() =>
+  z
+    .string()
+    .default("24h")
+    .transform((value, ctx) => {
+      const hours = parseWindow(value);
+      if (hours === null) {
+        ctx.addIssue({ code: "custom", message: "must be 1h..168h or 1d..7d" });
+        return z.NEVER;
+      }
+      return hours;
+    })
+    .openapi({ type: "string", example: "24h" }),
+);
 
 /** An integer query parameter within [min, max]. */
 export function intQuery(min: number, max: number, fallback: number) {
@@ -97,37 +100,45 @@ export function normalizeBatch<T, K extends string>(body: T | Record<K, T[]>, li
   return Array.isArray(list) ? list : [body as T];
 }
 
-export const ErrorBody = z
-  .object({
-    error: z.object({
-      code: z.string().openapi({ example: "invalid_request" }),
-      message: z.string(),
-      details: z.array(z.object({ in: z.string().optional(), path: z.string(), message: z.string() })).optional(),
-    }),
-  })
-  .openapi("Error");
+export const ErrorBody = once(() =>
+  z
+    .object({
+      error: z.object({
+        code: z.string().openapi({ example: "invalid_request" }),
+        message: z.string(),
+        details: z.array(z.object({ in: z.string().optional(), path: z.string(), message: z.string() })).optional(),
+      }),
+    })
+    .openapi("Error"),
+);
 
 const errorResponse = (description: string) => ({
-  content: { "application/json": { schema: ErrorBody } },
+  content: { "application/json": { schema: ErrorBody() } },
   description,
 });
 
 /** Error responses every authenticated endpoint may give. */
-export const errorResponses = {
-  400: errorResponse("Invalid request; `details` lists each bad field. Nothing was written."),
-  401: errorResponse("Missing or unknown API key."),
-  403: errorResponse("The API key lacks the scope this endpoint needs."),
-  503: errorResponse("Redis is unreachable; nothing was written."),
-} as const;
+export const errorResponses = once(
+  () =>
+    ({
+      400: errorResponse("Invalid request; `details` lists each bad field. Nothing was written."),
+      401: errorResponse("Missing or unknown API key."),
+      403: errorResponse("The API key lacks the scope this endpoint needs."),
+      503: errorResponse("Redis is unreachable; nothing was written."),
+    }) as const,
+);
 
-export const writeErrorResponses = {
-  ...errorResponses,
-  409: errorResponse("The Idempotency-Key was used before for a different request."),
-  413: errorResponse("Body over 1 MiB."),
-  415: errorResponse("Body is not JSON."),
-} as const;
+export const writeErrorResponses = once(
+  () =>
+    ({
+      ...errorResponses(),
+      409: errorResponse("The Idempotency-Key was used before for a different request."),
+      413: errorResponse("Body over 1 MiB."),
+      415: errorResponse("Body is not JSON."),
+    }) as const,
+);
 
-export const notFoundResponse = { 404: errorResponse("Not found.") } as const;
+export const notFoundResponse = once(() => ({ 404: errorResponse("Not found.") }) as const);
 
 /** A JSON request body declaration. */
 export function jsonBody<T extends z.ZodType>(schema: T, description?: string) {

@@ -3,21 +3,26 @@ import type { Context } from "hono";
 import { StorageUnavailableError } from "../../src/errors.ts";
 import * as ingest from "../../src/ingest/index.ts";
 import type { IngestBindings } from "../queue.ts";
+import { once } from "../lazy-route.ts";
 import { jsonResponse } from "../schemas.ts";
 import type { AppEnv } from "../types.ts";
 
 /** Body of a 202: how many items were queued, and the request's id (also in X-Request-Id). */
-export const QueuedBody = z
-  .object({
-    queued: z.number().int().openapi({ description: "items (events, increments, ids) queued" }),
-    requestId: z.string(),
-  })
-  .openapi("Queued");
+export const QueuedBody = once(() =>
+  z
+    .object({
+      queued: z.number().int().openapi({ description: "items (events, increments, ids) queued" }),
+      requestId: z.string(),
+    })
+    .openapi("Queued"),
+);
 
-/** The 202 a write route adds to its responses (`202: queuedResponse`). */
-export const queuedResponse = jsonResponse(
-  QueuedBody,
-  "Accepted with `Prefer: respond-async` (only when the deployment has a queue): validated like the synchronous call, then queued; the consumer applies it exactly once within seconds. `Preference-Applied: respond-async`.",
+/** The 202 a write route adds to its responses (`202: queuedResponse()`); built on first use like the routes' schemas. */
+export const queuedResponse = once(() =>
+  jsonResponse(
+    QueuedBody(),
+    "Accepted with `Prefer: respond-async` (only when the deployment has a queue): validated like the synchronous call, then queued; the consumer applies it exactly once within seconds. `Preference-Applied: respond-async`.",
+  ),
 );
 
 /** True when the request's `Prefer` header holds `respond-async` (RFC 7240; other preferences may ride along). */

@@ -1,115 +1,45 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import * as counters from "../../src/counters/index.ts";
-import { PERIODS } from "../../src/time.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay } from "../middleware/context.ts";
 import { queuedResponse, queueIfAsync } from "../middleware/respond-async.ts";
+import { lazyRoute } from "../lazy-route.ts";
 import { createRouter } from "../router.ts";
 import {
   batchOf,
   errorResponses,
-  Increment,
   intQuery,
   jsonBody,
   jsonResponse,
-  Member,
-  Name,
-  nameParams,
   normalizeBatch,
   notFoundResponse,
   writeErrorResponses,
 } from "../schemas.ts";
+import {
+  Aggregate,
+  counterParams,
+  type IncrBody,
+  IncrItem,
+  memberParams,
+  noContent,
+  Order,
+  periodQuery,
+  RangeInfo,
+  RankedItem,
+  Scored,
+  Ttl,
+  UnionSource,
+} from "./counters-schemas.ts";
 
 const tags = ["Counters"];
 
-const PeriodName = z.enum(PERIODS).openapi({ description: "UTC calendar period (ISO weeks, Monday first)" });
-const Aggregate = z.enum(counters.AGGREGATES).openapi({
-  description: `How a member's scores combine across buckets; a member missing from a bucket is skipped, not counted as 0. A sum reads calendar rollups; min and max read every bucket, at most ${counters.MAX_RAW_BUCKETS}. @default sum`,
-});
-const Ttl = z.number().int().min(1).max(counters.MAX_TTL_SECONDS).openapi({
-  description:
-    "Seconds the written key lives. A key this write creates gets it. An existing key's expiry is only ever extended (when less than ttl is left, to ttl plus up to a tenth of it, at most 1 h more), never shortened; an existing key without expiry keeps none. In a batch a key gets the largest ttl of its items. So an ingest key cannot expire data beyond its own increments.",
-});
-const Order = z.enum(["asc", "desc"]);
-const TimeQuery = z
-  .string()
-  .openapi({ description: "epoch ms or ISO-8601 (a date such as 2026-11-01 is its UTC midnight)" });
-/**
- * A time in a body, parsed by the library rather than by the shared `At`, so a
- * date that does not exist (2026-02-30) is refused instead of rolled into March.
- */
-const TimeValue = z.union([z.number().int(), z.string()]).openapi({
-  type: "string",
-  description: "epoch ms or ISO-8601; a real date in years 1000..9999",
-  example: "2026-11-22T15:04:05Z",
-});
-/** `at` of an increment: like TimeValue, and bounded by what a bucket can usefully store. */
-const AtValue = TimeValue.openapi({
-  description: `the time the increment belongs to; only with period. At most ${counters.MAX_BUCKET_AGE_DAYS} days (and at most the item's ttl) in the past, at most 5 minutes ahead. @default now`,
-});
-
-/** Query options every read takes to read the union of period buckets instead of the plain counter. */
-const periodQuery = {
-  period: PeriodName.optional().openapi({
-    description: "Read the buckets of this period from `from` to `to` instead of the plain counter.",
-  }),
-  from: TimeQuery.optional().openapi({
-    description: `First period (the one containing this time). Needs period. @default the period of \`to\``,
-  }),
-  to: TimeQuery.optional().openapi({
-    description: `Last period, inclusive; at most ${counters.MAX_RANGE_DAYS} days after from. Needs period. @default now`,
-  }),
-  aggregate: Aggregate.optional(),
-};
-
-const RangeInfo = z
-  .object({
-    period: PeriodName,
-    from: z.number().int().openapi({ description: "start of the first period, epoch ms" }),
-    to: z.number().int().openapi({ description: "start of the last period, epoch ms" }),
-    aggregate: Aggregate,
-    buckets: z.number().int(),
-    finished: z.boolean().openapi({ description: "the range has ended, so its union is cached" }),
-  })
-  .openapi("CounterRange");
-
-const Scored = z.object({ member: z.string(), score: z.number() });
-const RankedItem = Scored.extend({ rank: z.number().int().openapi({ description: "1-based" }) }).openapi(
-  "CounterRankedItem",
-);
-
-const IncrItem = z
-  .object({
-    member: Member,
-    by: Increment.optional().openapi({ description: "may be negative (a decrement). @default 1" }),
-    period: PeriodName.optional().openapi({
-      description: "store in the bucket of this UTC period. @default none (the plain counter)",
-    }),
-    at: AtValue.optional(),
-    ttl: Ttl.optional(),
-  })
-  .openapi("CounterIncrement");
-
-type IncrBody = z.infer<typeof IncrItem>;
-
-const UnionSource = z.union([
-  Name.openapi({ description: "another counter (its plain key)" }),
-  z
-    .object({ counter: Name, period: PeriodName, from: TimeValue.optional(), to: TimeValue.optional() })
-    .strict()
-    .openapi({ description: "a counter's buckets of `period` from `from` to `to` (defaults as for reads)" }),
-]);
-
-const counterParams = nameParams("counter");
-const memberParams = counterParams.extend({ member: Member.openapi({ param: { name: "member", in: "path" } }) });
-const noContent = { description: "Done (also when there was nothing to delete)." };
-
 export const countersRoutes = createRouter();
 
-countersRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/",
+lazyRoute(
+  countersRoutes,
+  "get",
+  "/",
+  () => ({
     tags,
     summary: "Names of existing counters, most recently written first, a page at a time",
     description:
@@ -122,7 +52,7 @@ countersRoutes.openapi(
         }),
       }),
     },
-    responses: {
+    responses: () => ({
       200: jsonResponse(
         z
           .object({
@@ -142,29 +72,30 @@ countersRoutes.openapi(
           .openapi("CounterList"),
         "Counter names from the registry.",
       ),
-      ...errorResponses,
-    },
+      ...errorResponses(),
+    }),
   }),
   async (c) => c.json(await counters.list(ctxOf(c), c.req.valid("query")), 200),
 );
 
-countersRoutes.openapi(
-  createRoute({
-    method: "post",
-    path: "/{counter}/incr",
+lazyRoute(
+  countersRoutes,
+  "post",
+  "/{counter}/incr",
+  () => ({
     tags,
     summary: "Increment or decrement members (one item or up to 1,000), optionally into calendar buckets",
     description:
       "One Redis round trip including expiries. Without `ttl` an existing expiry stays and a new key never expires; with `ttl` an existing expiry is only ever extended (see `ttl`).",
-    request: { params: counterParams, ...jsonBody(batchOf(IncrItem, "items")) },
-    responses: {
+    request: { params: counterParams(), ...jsonBody(batchOf(IncrItem(), "items")) },
+    responses: () => ({
       200: jsonResponse(
-        z.object({ results: z.array(Scored) }).openapi("CounterIncrResult"),
+        z.object({ results: z.array(Scored()) }).openapi("CounterIncrResult"),
         "Each item's member and its score after the item.",
       ),
-      202: queuedResponse,
-      ...writeErrorResponses,
-    },
+      202: queuedResponse(),
+      ...writeErrorResponses(),
+    }),
   }),
   async (c) => {
     const { counter } = c.req.valid("param");
@@ -178,24 +109,25 @@ countersRoutes.openapi(
 );
 
 for (const side of ["top", "bottom"] as const) {
-  countersRoutes.openapi(
-    createRoute({
-      method: "get",
-      path: `/{counter}/${side}`,
+  lazyRoute(
+    countersRoutes,
+    "get",
+    `/{counter}/${side}`,
+    () => ({
       tags,
       summary: side === "top" ? "The n highest-scoring members" : "The n lowest-scoring members",
       description:
         "Rank 1 is the highest (top) or lowest (bottom) score; equal scores in reverse (top) or plain (bottom) byte order of the member, as Redis orders them.",
-      request: { params: counterParams, query: z.object({ n: intQuery(1, 1000, 10), ...periodQuery }) },
-      responses: {
+      request: { params: counterParams(), query: z.object({ n: intQuery(1, 1000, 10), ...periodQuery() }) },
+      responses: () => ({
         200: jsonResponse(
           z
-            .object({ counter: z.string(), items: z.array(RankedItem), range: RangeInfo.optional() })
+            .object({ counter: z.string(), items: z.array(RankedItem()), range: RangeInfo().optional() })
             .openapi("CounterRanking"),
           "The members.",
         ),
-        ...errorResponses,
-      },
+        ...errorResponses(),
+      }),
     }),
     async (c) => {
       const { n, ...options } = c.req.valid("query");
@@ -204,14 +136,15 @@ for (const side of ["top", "bottom"] as const) {
   );
 }
 
-countersRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/{counter}/members/{member}",
+lazyRoute(
+  countersRoutes,
+  "get",
+  "/{counter}/members/{member}",
+  () => ({
     tags,
     summary: "One member's score with its 1-based rank from the top and from the bottom",
-    request: { params: memberParams, query: z.object(periodQuery) },
-    responses: {
+    request: { params: memberParams(), query: z.object(periodQuery()) },
+    responses: () => ({
       200: jsonResponse(
         z
           .object({
@@ -219,14 +152,14 @@ countersRoutes.openapi(
             score: z.number(),
             rank: z.number().int(),
             rankFromBottom: z.number().int(),
-            range: RangeInfo.optional(),
+            range: RangeInfo().optional(),
           })
           .openapi("CounterMember"),
         "The member.",
       ),
-      ...errorResponses,
-      ...notFoundResponse,
-    },
+      ...errorResponses(),
+      ...notFoundResponse(),
+    }),
   }),
   async (c) => {
     const { counter, member } = c.req.valid("param");
@@ -234,53 +167,55 @@ countersRoutes.openapi(
   },
 );
 
-countersRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/{counter}/range",
+lazyRoute(
+  countersRoutes,
+  "get",
+  "/{counter}/range",
+  () => ({
     tags,
     summary: "Members whose score lies in [min, max], with the full count",
     description:
       "Bounds: a number, `(` + number for exclusive, `-inf`, `+inf` (send `+` as `%2B`; a bare `inf` also works).",
     request: {
-      params: counterParams,
+      params: counterParams(),
       query: z.object({
         min: z.string().default("-inf").openapi({ example: "10" }),
         max: z.string().default("+inf").openapi({ example: "+inf" }),
         limit: intQuery(1, 1000, 100),
-        order: Order.default("asc").openapi({ description: "asc: lowest score first. @default asc" }),
-        ...periodQuery,
+        order: Order().default("asc").openapi({ description: "asc: lowest score first. @default asc" }),
+        ...periodQuery(),
       }),
     },
-    responses: {
+    responses: () => ({
       200: jsonResponse(
         z
-          .object({ items: z.array(Scored), count: z.number().int(), range: RangeInfo.optional() })
+          .object({ items: z.array(Scored()), count: z.number().int(), range: RangeInfo().optional() })
           .openapi("CounterScoreRange"),
         "Members in range.",
       ),
-      ...errorResponses,
-    },
+      ...errorResponses(),
+    }),
   }),
   async (c) => c.json(await counters.scoreRange(ctxOf(c), c.req.valid("param").counter, c.req.valid("query")), 200),
 );
 
-countersRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/{counter}/sorted",
+lazyRoute(
+  countersRoutes,
+  "get",
+  "/{counter}/sorted",
+  () => ({
     tags,
     summary: "Every member with its score, ordered by the member's own value",
     description: `by=member orders numerically when every member is a number, else by code point. At most ${counters.MAX_SORTED_MEMBERS} members (400 too_many_members beyond).`,
     request: {
-      params: counterParams,
+      params: counterParams(),
       query: z.object({
         by: z.enum(["member", "score"]).default("member"),
-        order: Order.default("asc"),
-        ...periodQuery,
+        order: Order().default("asc"),
+        ...periodQuery(),
       }),
     },
-    responses: {
+    responses: () => ({
       200: jsonResponse(
         z
           .object({
@@ -288,45 +223,46 @@ countersRoutes.openapi(
             order: z.string(),
             numeric: z.boolean(),
             count: z.number().int(),
-            items: z.array(Scored),
-            range: RangeInfo.optional(),
+            items: z.array(Scored()),
+            range: RangeInfo().optional(),
           })
           .openapi("CounterSorted"),
         "Every member.",
       ),
-      ...errorResponses,
-    },
+      ...errorResponses(),
+    }),
   }),
   async (c) => c.json(await counters.sorted(ctxOf(c), c.req.valid("param").counter, c.req.valid("query")), 200),
 );
 
-countersRoutes.openapi(
-  createRoute({
-    method: "post",
-    path: "/{counter}/union",
+lazyRoute(
+  countersRoutes,
+  "post",
+  "/{counter}/union",
+  () => ({
     tags,
     summary: "Store a rollup of other counters or of bucket ranges under {counter} (admin)",
     description:
       "Replaces what {counter} held. At most 100 sources expanding to at most 1,000 keys; one Redis round trip.",
     middleware: [requireScope("admin")] as const,
     request: {
-      params: counterParams,
+      params: counterParams(),
       ...jsonBody(
         z
           .object({
-            sources: z.array(UnionSource).min(1).max(100),
-            aggregate: Aggregate.optional(),
+            sources: z.array(UnionSource()).min(1).max(100),
+            aggregate: Aggregate().optional(),
             weights: z
               .array(z.number().finite().min(-1e12).max(1e12))
               .optional()
               .openapi({ description: "one per source. @default all 1" }),
-            ttl: Ttl.optional().openapi({ description: "seconds the rollup lives. @default kept until deleted" }),
+            ttl: Ttl().optional().openapi({ description: "seconds the rollup lives. @default kept until deleted" }),
           })
           .strict()
           .openapi("CounterUnion"),
       ),
     },
-    responses: {
+    responses: () => ({
       200: jsonResponse(
         z
           .object({
@@ -334,13 +270,13 @@ countersRoutes.openapi(
             members: z.number().int(),
             sourcesUsed: z.number().int(),
             sourceKeys: z.number().int(),
-            aggregate: Aggregate,
+            aggregate: Aggregate(),
           })
           .openapi("CounterUnionResult"),
         "The rollup was stored.",
       ),
-      ...writeErrorResponses,
-    },
+      ...writeErrorResponses(),
+    }),
   }),
   async (c) => {
     const { replayed, ...result } = await counters.union(
@@ -354,17 +290,18 @@ countersRoutes.openapi(
   },
 );
 
-countersRoutes.openapi(
-  createRoute({
-    method: "delete",
-    path: "/{counter}/members/{member}",
+lazyRoute(
+  countersRoutes,
+  "delete",
+  "/{counter}/members/{member}",
+  () => ({
     tags,
     summary: `Remove a member (from the plain counter, or with period from each bucket in range, at most ${counters.MAX_DELETE_BUCKETS} buckets a call, and their rollups)`,
     request: {
-      params: memberParams,
-      query: z.object({ period: periodQuery.period, from: periodQuery.from, to: periodQuery.to }),
+      params: memberParams(),
+      query: z.object({ period: periodQuery().period, from: periodQuery().from, to: periodQuery().to }),
     },
-    responses: { 204: noContent, ...writeErrorResponses },
+    responses: () => ({ 204: noContent, ...writeErrorResponses() }),
   }),
   async (c) => {
     const { counter, member } = c.req.valid("param");
@@ -373,15 +310,16 @@ countersRoutes.openapi(
   },
 );
 
-countersRoutes.openapi(
-  createRoute({
-    method: "delete",
-    path: "/{counter}",
+lazyRoute(
+  countersRoutes,
+  "delete",
+  "/{counter}",
+  () => ({
     tags,
     summary: "Delete a counter, its buckets and its registry entry (admin)",
     middleware: [requireScope("admin")] as const,
-    request: { params: counterParams },
-    responses: { 204: noContent, ...writeErrorResponses },
+    request: { params: counterParams() },
+    responses: () => ({ 204: noContent, ...writeErrorResponses() }),
   }),
   async (c) => {
     await counters.deleteCounter(ctxOf(c), c.req.valid("param").counter, c.get("idempotency"));

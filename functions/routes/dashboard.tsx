@@ -1,8 +1,9 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { MODULES, SCRIPT, STYLES, contentHash, type Asset } from "../dashboard/assets.ts";
 import { DashboardPage } from "../dashboard/page.tsx";
 import { errorBody } from "../errors.ts";
+import { lazyRoute, once } from "../lazy-route.ts";
 import { createRouter } from "../router.ts";
 import { notFoundResponse } from "../schemas.ts";
 import type { AppEnv } from "../types.ts";
@@ -55,22 +56,28 @@ function serveAsset(c: Context<AppEnv>, asset: Asset) {
 }
 
 const text = (type: string, description: string) => ({ content: { [type]: { schema: z.string() } }, description });
-const assetQuery = z.object({
-  v: z.string().optional().openapi({ description: "content hash; the page links the current one" }),
-});
+const assetQuery = once(() =>
+  z.object({
+    v: z.string().optional().openapi({ description: "content hash; the page links the current one" }),
+  }),
+);
 
 export const dashboardRoutes = createRouter();
 
-dashboardRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/",
+lazyRoute(
+  dashboardRoutes,
+  "get",
+  "/",
+  () => ({
     tags: ["Dashboard"],
     summary: "Live dashboard page (asks for a read key; needs none itself)",
     description:
       "Server-rendered shell; its script polls the JSON API every 5 s with the read key kept in the browser's localStorage.",
     security: [],
-    responses: { 200: text("text/html", "The dashboard page."), 304: { description: "Not modified (If-None-Match)." } },
+    responses: () => ({
+      200: text("text/html", "The dashboard page."),
+      304: { description: "Not modified (If-None-Match)." },
+    }),
   }),
   (c) => {
     const { html, etag } = page();
@@ -80,37 +87,42 @@ dashboardRoutes.openapi(
   },
 );
 
-dashboardRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: SCRIPT.path,
+lazyRoute(
+  dashboardRoutes,
+  "get",
+  SCRIPT.path,
+  () => ({
     tags: ["Dashboard"],
     summary: "The dashboard's client script",
     security: [],
-    request: { query: assetQuery },
-    responses: { 200: text("text/javascript", "The script."), 304: { description: "Not modified (If-None-Match)." } },
+    request: { query: assetQuery() },
+    responses: () => ({
+      200: text("text/javascript", "The script."),
+      304: { description: "Not modified (If-None-Match)." },
+    }),
   }),
   (c) => serveAsset(c, SCRIPT),
 );
 
 const modulesByPath = new Map(MODULES.map((m) => [m.path, m]));
 
-dashboardRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/dashboard/{module}",
+lazyRoute(
+  dashboardRoutes,
+  "get",
+  "/dashboard/{module}",
+  () => ({
     tags: ["Dashboard"],
     summary: "A module the dashboard's script imports",
     security: [],
     request: {
       params: z.object({ module: z.string().openapi({ example: MODULES[0]?.path.slice("/dashboard/".length) }) }),
-      query: assetQuery,
+      query: assetQuery(),
     },
-    responses: {
+    responses: () => ({
       200: text("text/javascript", "The module."),
       304: { description: "Not modified (If-None-Match)." },
-      ...notFoundResponse,
-    },
+      ...notFoundResponse(),
+    }),
   }),
   (c) => {
     const found = modulesByPath.get(`/dashboard/${c.req.valid("param").module}`);
@@ -119,15 +131,19 @@ dashboardRoutes.openapi(
   },
 );
 
-dashboardRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: STYLES.path,
+lazyRoute(
+  dashboardRoutes,
+  "get",
+  STYLES.path,
+  () => ({
     tags: ["Dashboard"],
     summary: "The dashboard's stylesheet",
     security: [],
-    request: { query: assetQuery },
-    responses: { 200: text("text/css", "The stylesheet."), 304: { description: "Not modified (If-None-Match)." } },
+    request: { query: assetQuery() },
+    responses: () => ({
+      200: text("text/css", "The stylesheet."),
+      304: { description: "Not modified (If-None-Match)." },
+    }),
   }),
   (c) => serveAsset(c, STYLES),
 );

@@ -1,21 +1,24 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { UnauthorizedError } from "../../src/errors.ts";
 import { redactError } from "../errors.ts";
 import { scopesOf } from "../middleware/auth.ts";
 import { ctxOf } from "../middleware/context.ts";
+import { lazyRoute, once } from "../lazy-route.ts";
 import { createRouter } from "../router.ts";
 import { errorResponses, jsonResponse } from "../schemas.ts";
 
-const Health = z
-  .object({
-    ok: z.boolean(),
-    redis: z
-      .object({ ok: z.boolean(), latencyMs: z.number() })
-      .optional()
-      .openapi({ description: "Only with a read or admin key, or with `deep=1` and any API key." }),
-    error: z.object({ code: z.string(), message: z.string() }).optional(),
-  })
-  .openapi("Health");
+const Health = once(() =>
+  z
+    .object({
+      ok: z.boolean(),
+      redis: z
+        .object({ ok: z.boolean(), latencyMs: z.number() })
+        .optional()
+        .openapi({ description: "Only with a read or admin key, or with `deep=1` and any API key." }),
+      error: z.object({ code: z.string(), message: z.string() }).optional(),
+    })
+    .openapi("Health"),
+);
 
 /**
  * `/healthz` answers from the Worker alone: no key, no Redis call, so anyone
@@ -23,10 +26,13 @@ const Health = z
  * with `deep=1` and a key of any scope, it also PINGs Redis (one command):
  * the Redis check is neither free commands nor a latency probe for strangers.
  */
-export const healthRoutes = createRouter().openapi(
-  createRoute({
-    method: "get",
-    path: "/healthz",
+export const healthRoutes = createRouter();
+
+lazyRoute(
+  healthRoutes,
+  "get",
+  "/healthz",
+  () => ({
     tags: ["Operations"],
     summary:
       "Liveness (no key, no Redis call); with a read or admin key (or deep=1 and any key), Redis reachability (one PING)",
@@ -39,11 +45,11 @@ export const healthRoutes = createRouter().openapi(
           .openapi({ description: "1: also PING Redis (needs an API key of any scope)." }),
       }),
     },
-    responses: {
-      200: jsonResponse(Health, "The Worker is up (and with deep=1, Redis too)."),
-      503: jsonResponse(Health, "deep=1: Redis is unreachable."),
-      401: errorResponses[401],
-    },
+    responses: () => ({
+      200: jsonResponse(Health(), "The Worker is up (and with deep=1, Redis too)."),
+      503: jsonResponse(Health(), "deep=1: Redis is unreachable."),
+      401: errorResponses()[401],
+    }),
   }),
   async (c) => {
     const deep = c.req.query("deep") === "1";

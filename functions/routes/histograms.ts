@@ -1,8 +1,9 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import * as histograms from "../../src/histograms/index.ts";
 import { MAX_BATCH, MAX_OFFSET } from "../../src/validation.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay } from "../middleware/context.ts";
+import { lazyRoute, once } from "../lazy-route.ts";
 import { createRouter } from "../router.ts";
 import {
   At,
@@ -17,106 +18,119 @@ import {
 } from "../schemas.ts";
 
 const tags = ["Histograms"];
-const params = nameParams("histogram");
+const params = once(() => nameParams("histogram"));
 
-const Settings = z
-  .object({
-    bucketWidth: z
-      .number()
-      .finite()
-      .positive()
-      .max(histograms.MAX_BUCKET_WIDTH)
-      .openapi({ example: 10, description: "width of every bucket, in the unit of the values" }),
-    unit: z
-      .string()
-      .min(1)
-      .max(histograms.MAX_UNIT_LENGTH)
-      .optional()
-      .openapi({ example: "s", description: "a label echoed on reads; default none" }),
-    retentionDays: z
-      .number()
-      .int()
-      .min(1)
-      .max(histograms.MAX_RETENTION_DAYS)
-      .optional()
-      .openapi({
-        example: 30,
-        description: `days each UTC day is kept after it ends; default ${histograms.MAX_RETENTION_DAYS}`,
-      }),
-  })
-  .strict()
-  .openapi("HistogramSettings");
+const Settings = once(() =>
+  z
+    .object({
+      bucketWidth: z
+        .number()
+        .finite()
+        .positive()
+        .max(histograms.MAX_BUCKET_WIDTH)
+        .openapi({ example: 10, description: "width of every bucket, in the unit of the values" }),
+      unit: z
+        .string()
+        .min(1)
+        .max(histograms.MAX_UNIT_LENGTH)
+        .optional()
+        .openapi({ example: "s", description: "a label echoed on reads; default none" }),
+      retentionDays: z
+        .number()
+        .int()
+        .min(1)
+        .max(histograms.MAX_RETENTION_DAYS)
+        .optional()
+        .openapi({
+          example: 30,
+          description: `days each UTC day is kept after it ends; default ${histograms.MAX_RETENTION_DAYS}`,
+        }),
+    })
+    .strict()
+    .openapi("HistogramSettings"),
+);
 
-const HistogramInfo = z
-  .object({
-    histogram: z.string(),
-    bucketWidth: z.number(),
-    unit: z.string().nullable(),
-    retentionDays: z.number().int(),
-    createdAt: z.number().int().openapi({ description: "epoch ms of the first PUT" }),
-    created: z.boolean(),
-  })
-  .openapi("HistogramInfo");
+const HistogramInfo = once(() =>
+  z
+    .object({
+      histogram: z.string(),
+      bucketWidth: z.number(),
+      unit: z.string().nullable(),
+      retentionDays: z.number().int(),
+      createdAt: z.number().int().openapi({ description: "epoch ms of the first PUT" }),
+      created: z.boolean(),
+    })
+    .openapi("HistogramInfo"),
+);
 
-const ObservationItem = z.object({ value: Score.openapi({ example: 60 }), at: At.optional() }).strict();
+const ObservationItem = once(() => z.object({ value: Score().openapi({ example: 60 }), at: At().optional() }).strict());
 
 /** One observation, or `values` of up to 1,000 observations or bare numbers. */
-const ObservationBody = z
-  .union([
-    ObservationItem,
-    z
-      .object({
-        values: z
-          .array(z.union([Score, ObservationItem]))
-          .min(1)
-          .max(MAX_BATCH),
-      })
-      .strict(),
-  ])
-  .openapi("HistogramObservations", { example: { values: [60, 120, { value: 90, at: "2026-11-22T10:00:00Z" }] } });
+const ObservationBody = once(() =>
+  z
+    .union([
+      ObservationItem(),
+      z
+        .object({
+          values: z
+            .array(z.union([Score(), ObservationItem()]))
+            .min(1)
+            .max(MAX_BATCH),
+        })
+        .strict(),
+    ])
+    .openapi("HistogramObservations", { example: { values: [60, 120, { value: 90, at: "2026-11-22T10:00:00Z" }] } }),
+);
 
-const Accepted = z.object({ accepted: z.number().int() }).openapi("HistogramAccepted");
+const Accepted = once(() => z.object({ accepted: z.number().int() }).openapi("HistogramAccepted"));
 
-const Bucket = z
-  .object({ lower: z.number(), upper: z.number(), count: z.number().int() })
-  .openapi("HistogramBucket", { description: "values v with lower ≤ v < upper" });
+const Bucket = once(() =>
+  z
+    .object({ lower: z.number(), upper: z.number(), count: z.number().int() })
+    .openapi("HistogramBucket", { description: "values v with lower ≤ v < upper" }),
+);
 
-const Summary = z
-  .object({
-    histogram: z.string(),
-    unit: z.string().nullable(),
-    bucketWidth: z.number(),
-    from: z.string().openapi({ example: "2026-11-16" }),
-    to: z.string().openapi({ example: "2026-11-22" }),
-    count: z.number().int(),
-    sum: z.number().openapi({ description: "exact sum of the values" }),
-    min: z.number().nullable().openapi({ description: "exact smallest value; null when count is 0" }),
-    max: z.number().nullable().openapi({ description: "exact largest value; null when count is 0" }),
-    mean: z.number().nullable().openapi({ description: "exact mean (sum / count)" }),
-    p50: z
-      .number()
-      .nullable()
-      .openapi({ description: "estimated by interpolating within its bucket; off by less than bucketWidth" }),
-    p90: z.number().nullable(),
-    p99: z.number().nullable(),
-    buckets: z.array(Bucket).openapi({ description: "non-empty buckets ordered by value" }),
-    top: z.array(Bucket).openapi({ description: "the fullest buckets, fuller first (ties: lower bucket first)" }),
-  })
-  .openapi("HistogramSummary");
+const Summary = once(() =>
+  z
+    .object({
+      histogram: z.string(),
+      unit: z.string().nullable(),
+      bucketWidth: z.number(),
+      from: z.string().openapi({ example: "2026-11-16" }),
+      to: z.string().openapi({ example: "2026-11-22" }),
+      count: z.number().int(),
+      sum: z.number().openapi({ description: "exact sum of the values" }),
+      min: z.number().nullable().openapi({ description: "exact smallest value; null when count is 0" }),
+      max: z.number().nullable().openapi({ description: "exact largest value; null when count is 0" }),
+      mean: z.number().nullable().openapi({ description: "exact mean (sum / count)" }),
+      p50: z
+        .number()
+        .nullable()
+        .openapi({ description: "estimated by interpolating within its bucket; off by less than bucketWidth" }),
+      p90: z.number().nullable(),
+      p99: z.number().nullable(),
+      buckets: z.array(Bucket()).openapi({ description: "non-empty buckets ordered by value" }),
+      top: z.array(Bucket()).openapi({ description: "the fullest buckets, fuller first (ties: lower bucket first)" }),
+    })
+    .openapi("HistogramSummary"),
+);
 
-const Day = z
-  .string()
-  // Empty counts as absent, so a form that sends `from=&to=` gets today.
-  .regex(/^(\d{4}-\d{2}-\d{2})?$/, "must be a date YYYY-MM-DD")
-  .optional()
-  .openapi({ example: "2026-11-22" });
+const Day = once(() =>
+  z
+    .string()
+    // Empty counts as absent, so a form that sends `from=&to=` gets today.
+    .regex(/^(\d{4}-\d{2}-\d{2})?$/, "must be a date YYYY-MM-DD")
+    .optional()
+    .openapi({ example: "2026-11-22" }),
+);
 
 export const histogramsRoutes = createRouter();
 
-histogramsRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/",
+lazyRoute(
+  histogramsRoutes,
+  "get",
+  "/",
+  () => ({
     tags,
     summary: "Names of the histograms with live data, most recently active first, a page at a time",
     description:
@@ -127,7 +141,7 @@ histogramsRoutes.openapi(
         limit: intQuery(1, histograms.MAX_LIST, histograms.MAX_LIST).openapi({ description: "most names to return" }),
       }),
     },
-    responses: {
+    responses: () => ({
       200: jsonResponse(
         z
           .object({
@@ -138,27 +152,28 @@ histogramsRoutes.openapi(
           .openapi("HistogramList"),
         "A page of names.",
       ),
-      ...errorResponses,
-    },
+      ...errorResponses(),
+    }),
   }),
   async (c) => c.json(await histograms.list(ctxOf(c), c.req.valid("query")), 200),
 );
 
-histogramsRoutes.openapi(
-  createRoute({
-    method: "put",
-    path: "/{histogram}",
+lazyRoute(
+  histogramsRoutes,
+  "put",
+  "/{histogram}",
+  () => ({
     tags,
     summary: "Create a histogram or replace its settings (admin)",
     description:
       "An omitted unit or retentionDays goes back to its default. Changing bucketWidth while the histogram holds data is a 409; a new retentionDays re-times the stored days at once.",
     middleware: [requireScope("admin")] as const,
-    request: { params, ...jsonBody(Settings) },
-    responses: {
-      200: jsonResponse(HistogramInfo, "Settings replaced."),
-      201: jsonResponse(HistogramInfo, "Histogram created."),
-      ...writeErrorResponses,
-    },
+    request: { params: params(), ...jsonBody(Settings()) },
+    responses: () => ({
+      200: jsonResponse(HistogramInfo(), "Settings replaced."),
+      201: jsonResponse(HistogramInfo(), "Histogram created."),
+      ...writeErrorResponses(),
+    }),
   }),
   async (c) => {
     const { histogram } = c.req.valid("param");
@@ -168,16 +183,17 @@ histogramsRoutes.openapi(
   },
 );
 
-histogramsRoutes.openapi(
-  createRoute({
-    method: "post",
-    path: "/{histogram}/observations",
+lazyRoute(
+  histogramsRoutes,
+  "post",
+  "/{histogram}/observations",
+  () => ({
     tags,
     summary: "Record one observation or a batch of up to 1,000",
     description:
       "Each value goes into the bucket of its UTC day (from `at`, default now). `at` must lie within the histogram's retention and at most 5 minutes ahead (else 400, nothing written). All or nothing. 404 when the histogram was never created with PUT.",
-    request: { params, ...jsonBody(ObservationBody) },
-    responses: { 200: jsonResponse(Accepted, "Recorded."), ...writeErrorResponses, ...notFoundResponse },
+    request: { params: params(), ...jsonBody(ObservationBody()) },
+    responses: () => ({ 200: jsonResponse(Accepted(), "Recorded."), ...writeErrorResponses(), ...notFoundResponse() }),
   }),
   async (c) => {
     const { histogram } = c.req.valid("param");
@@ -190,17 +206,18 @@ histogramsRoutes.openapi(
   },
 );
 
-histogramsRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/{histogram}",
+lazyRoute(
+  histogramsRoutes,
+  "get",
+  "/{histogram}",
+  () => ({
     tags,
     summary: "Distribution over UTC days from..to: buckets, count, exact min/max/mean, p50/p90/p99, fullest buckets",
     request: {
-      params,
+      params: params(),
       query: z.object({
-        from: Day.openapi({ description: "first UTC day; default `to`" }),
-        to: Day.openapi({
+        from: Day().openapi({ description: "first UTC day; default `to`" }),
+        to: Day().openapi({
           description: `last UTC day, inclusive; default today; at most ${histograms.MAX_RETENTION_DAYS} days from 'from'`,
         }),
         top: intQuery(0, histograms.MAX_TOP, histograms.DEFAULT_TOP).openapi({
@@ -208,7 +225,11 @@ histogramsRoutes.openapi(
         }),
       }),
     },
-    responses: { 200: jsonResponse(Summary, "The distribution."), ...errorResponses, ...notFoundResponse },
+    responses: () => ({
+      200: jsonResponse(Summary(), "The distribution."),
+      ...errorResponses(),
+      ...notFoundResponse(),
+    }),
   }),
   async (c) => {
     const { histogram } = c.req.valid("param");
@@ -220,16 +241,17 @@ histogramsRoutes.openapi(
   },
 );
 
-histogramsRoutes.openapi(
-  createRoute({
-    method: "delete",
-    path: "/{histogram}",
+lazyRoute(
+  histogramsRoutes,
+  "delete",
+  "/{histogram}",
+  () => ({
     tags,
     summary: "Delete a histogram: settings, every stored day, registry entry (admin)",
     description: "Idempotent: 204 whether or not it existed.",
     middleware: [requireScope("admin")] as const,
-    request: { params },
-    responses: { 204: { description: "Deleted." }, ...errorResponses },
+    request: { params: params() },
+    responses: () => ({ 204: { description: "Deleted." }, ...errorResponses() }),
   }),
   async (c) => {
     await histograms.remove(ctxOf(c), c.req.valid("param").histogram);

@@ -1,14 +1,15 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import * as ingest from "../../src/ingest/index.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf } from "../middleware/context.ts";
 import type { IngestBindings } from "../queue.ts";
+import { lazyRoute, once } from "../lazy-route.ts";
 import { createRouter } from "../router.ts";
 import { errorResponses, jsonResponse } from "../schemas.ts";
 
 const tags = ["Ingest"];
 
-const Lag = {
+const Lag = once(() => ({
   oldestAgeMs: z.number().int().openapi({
     description:
       "age of the oldest message the consumer saw in the last 2 minutes, when it saw it (its lag); 0 when it saw none",
@@ -19,38 +20,41 @@ const Lag = {
   queue: z
     .boolean()
     .openapi({ description: "this deployment has the INGEST_QUEUE binding (Prefer: respond-async is honoured)" }),
-};
+}));
 
-const Status = z
-  .object({
-    ...Lag,
-    applied: z.number().int().openapi({ description: "messages applied in the last hour" }),
-    retried: z
-      .number()
-      .int()
-      .openapi({ description: "messages handed back to the queue in the last hour (storage errors)" }),
-    deadLettered: z
-      .number()
-      .int()
-      .openapi({ description: "messages sent to the dead-letter queue in the last hour (they can never apply)" }),
-    events: z.number().int().openapi({ description: "items (events, increments, ids) applied in the last hour" }),
-    duplicates: z.number().int().openapi({
-      description: "messages acked as already applied in the last hour (redeliveries, repeated Idempotency-Keys)",
-    }),
-  })
-  .openapi("IngestStatus");
+const Status = once(() =>
+  z
+    .object({
+      ...Lag(),
+      applied: z.number().int().openapi({ description: "messages applied in the last hour" }),
+      retried: z
+        .number()
+        .int()
+        .openapi({ description: "messages handed back to the queue in the last hour (storage errors)" }),
+      deadLettered: z
+        .number()
+        .int()
+        .openapi({ description: "messages sent to the dead-letter queue in the last hour (they can never apply)" }),
+      events: z.number().int().openapi({ description: "items (events, increments, ids) applied in the last hour" }),
+      duplicates: z.number().int().openapi({
+        description: "messages acked as already applied in the last hour (redeliveries, repeated Idempotency-Keys)",
+      }),
+    })
+    .openapi("IngestStatus"),
+);
 
 export const ingestRoutes = createRouter();
 
-ingestRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/status",
+lazyRoute(
+  ingestRoutes,
+  "get",
+  "/status",
+  () => ({
     tags,
     summary: "Queued ingest: lag and messages applied, retried and dead-lettered in the last hour (admin)",
     description: "Kept by the queue consumer in per-minute counters (one script, 3 commands).",
     middleware: [requireScope("admin")] as const,
-    responses: { 200: jsonResponse(Status, "The consumer's figures."), ...errorResponses },
+    responses: () => ({ 200: jsonResponse(Status(), "The consumer's figures."), ...errorResponses() }),
   }),
   async (c) => {
     const status = await ingest.status(ctxOf(c));
@@ -58,13 +62,17 @@ ingestRoutes.openapi(
   },
 );
 
-ingestRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/lag",
+lazyRoute(
+  ingestRoutes,
+  "get",
+  "/lag",
+  () => ({
     tags,
     summary: "Queued ingest lag only (read keys: the dashboard's indicator)",
-    responses: { 200: jsonResponse(z.object(Lag).openapi("IngestLag"), "The consumer's lag."), ...errorResponses },
+    responses: () => ({
+      200: jsonResponse(z.object(Lag()).openapi("IngestLag"), "The consumer's lag."),
+      ...errorResponses(),
+    }),
   }),
   async (c) => {
     const { oldestAgeMs, lastBatchAt } = await ingest.status(ctxOf(c));

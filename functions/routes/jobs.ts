@@ -1,20 +1,22 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { NotFoundError } from "../../src/errors.ts";
 import { JOBS } from "../jobs.ts";
 import { ctxOf, redisOf } from "../middleware/context.ts";
+import { lazyRoute, once } from "../lazy-route.ts";
 import { createRouter } from "../router.ts";
 import { errorResponses, jsonResponse, notFoundResponse } from "../schemas.ts";
 
-const JobResult = z
-  .object({ job: z.string(), startedAt: z.number(), result: z.record(z.string(), z.any()) })
-  .openapi("JobResult");
+const JobResult = once(() =>
+  z.object({ job: z.string(), startedAt: z.number(), result: z.record(z.string(), z.any()) }).openapi("JobResult"),
+);
 
 export const jobRoutes = createRouter();
 // Authentication (signedOrAdmin) is mounted on /internal/* in app.ts, before the body guard.
-jobRoutes.openapi(
-  createRoute({
-    method: "post",
-    path: "/internal/jobs/{job}",
+lazyRoute(
+  jobRoutes,
+  "post",
+  "/internal/jobs/{job}",
+  () => ({
     tags: ["Operations"],
     summary: "Run a periodic job now (for QStash schedules): compact | trim | sweep-counters | leaderboards.snapshot",
     description:
@@ -26,7 +28,7 @@ jobRoutes.openapi(
     request: {
       params: z.object({ job: z.string().openapi({ param: { name: "job", in: "path" }, example: "compact" }) }),
     },
-    responses: { 200: jsonResponse(JobResult, "The job ran."), ...errorResponses, ...notFoundResponse },
+    responses: () => ({ 200: jsonResponse(JobResult(), "The job ran."), ...errorResponses(), ...notFoundResponse() }),
   }),
   async (c) => {
     const name = c.req.param("job") ?? "";

@@ -6,49 +6,61 @@ import { z } from "@hono/zod-openapi";
 import * as leaderboards from "../../src/leaderboards/index.ts";
 import { MAX_BATCH } from "../../src/validation.ts";
 import { Increment, Name, nameParams, Score } from "../schemas.ts";
+import { once } from "../lazy-route.ts";
 
 export const tags = ["Leaderboards"];
 
-export const Ties = z.enum(["joined", "reached"]).openapi({
-  description:
-    "Of equal scores, `joined`: the earlier joiner ranks higher; `reached`: whoever reached the score first.",
-});
+export const Ties = once(() =>
+  z.enum(["joined", "reached"]).openapi({
+    description:
+      "Of equal scores, `joined`: the earlier joiner ranks higher; `reached`: whoever reached the score first.",
+  }),
+);
 
-export const Meta = z
-  .record(z.string(), z.any())
-  .nullable()
-  .superRefine((value, ctx) => {
-    const problem = leaderboards.metaProblem(value);
-    if (problem) ctx.addIssue({ code: "custom", message: problem });
-  })
-  .openapi({ description: `Any JSON object up to ${leaderboards.MAX_META_BYTES} bytes.`, example: { country: "ES" } });
+export const Meta = once(() =>
+  z
+    .record(z.string(), z.any())
+    .nullable()
+    .superRefine((value, ctx) => {
+      const problem = leaderboards.metaProblem(value);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    })
+    .openapi({
+      description: `Any JSON object up to ${leaderboards.MAX_META_BYTES} bytes.`,
+      example: { country: "ES" },
+    }),
+);
 
-export const PlayerScore = Score.openapi({ description: "finite, within ±1e15 (integers are exact)" });
+export const PlayerScore = once(() => Score().openapi({ description: "finite, within ±1e15 (integers are exact)" }));
 
-export const Reset = z.enum(["none", "daily", "weekly", "monthly"]).openapi({
-  description: "Calendar seasons, UTC (weekly: ISO weeks, from Monday 00:00). `none` ranks for all time.",
-});
+export const Reset = once(() =>
+  z.enum(["none", "daily", "weekly", "monthly"]).openapi({
+    description: "Calendar seasons, UTC (weekly: ISO weeks, from Monday 00:00). `none` ranks for all time.",
+  }),
+);
 
-export const Settings = z
-  .object({
-    board: z.string(),
-    ties: Ties,
-    createdAt: z.number().int().openapi({ description: "epoch ms" }),
-    players: z.number().int().openapi({ description: "players ranked in the current season" }),
-    created: z.boolean(),
-    reset: Reset,
-    keepSeasons: z.number().int().openapi({ description: "finished seasons kept besides the current one" }),
-    minScore: z.number().nullable(),
-    maxScore: z.number().nullable(),
-    maxIncrement: z
-      .number()
-      .nullable()
-      .openapi({ description: "most a request may add to (or take from) a player's score" }),
-    season: z.string().nullable().openapi({ description: "the current season's id; null without seasons" }),
-  })
-  .openapi("LeaderboardSettings");
+export const Settings = once(() =>
+  z
+    .object({
+      board: z.string(),
+      ties: Ties(),
+      createdAt: z.number().int().openapi({ description: "epoch ms" }),
+      players: z.number().int().openapi({ description: "players ranked in the current season" }),
+      created: z.boolean(),
+      reset: Reset(),
+      keepSeasons: z.number().int().openapi({ description: "finished seasons kept besides the current one" }),
+      minScore: z.number().nullable(),
+      maxScore: z.number().nullable(),
+      maxIncrement: z
+        .number()
+        .nullable()
+        .openapi({ description: "most a request may add to (or take from) a player's score" }),
+      season: z.string().nullable().openapi({ description: "the current season's id; null without seasons" }),
+    })
+    .openapi("LeaderboardSettings"),
+);
 
-const Movement = {
+const Movement = once(() => ({
   previousRank: z.number().int().nullable().openapi({
     description:
       "final rank in the season before (seasonal boards), or the rank at the last daily snapshot (boards without seasons); null when unknown or unranked then",
@@ -58,121 +70,143 @@ const Movement = {
     .int()
     .nullable()
     .openapi({ description: "best rank seen at the player's own writes this season, never worse than the rank now" }),
-};
+}));
 
 /** A ranked player as lists show it (a page, around-me, a season's top 3). */
-const Ranked = { rank: z.number().int(), player: z.string(), name: z.string().nullable(), score: z.number() };
+const Ranked = once(() => ({
+  rank: z.number().int(),
+  player: z.string(),
+  name: z.string().nullable(),
+  score: z.number(),
+}));
 
-export const Row = z.object({ ...Ranked, ...Movement }).openapi("LeaderboardRow");
+export const Row = once(() => z.object({ ...Ranked(), ...Movement() }).openapi("LeaderboardRow"));
 
-export const SeasonQuery = z
-  .string()
-  .optional()
-  .superRefine((value, ctx) => {
-    const problem = value === undefined ? null : leaderboards.seasonSelectorProblem(value);
-    if (problem) ctx.addIssue({ code: "custom", message: problem });
-  })
-  .openapi({
-    description:
-      "`current` (default), `previous`, or a season id: `2026-11-23` (daily), `2026-W48` (weekly), `2026-11` (monthly)",
-    example: "current",
-  });
-export const SeasonId = z
-  .string()
-  .nullable()
-  .openapi({ description: "the season read; null for a board without seasons" });
+export const SeasonQuery = once(() =>
+  z
+    .string()
+    .optional()
+    .superRefine((value, ctx) => {
+      const problem = value === undefined ? null : leaderboards.seasonSelectorProblem(value);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    })
+    .openapi({
+      description:
+        "`current` (default), `previous`, or a season id: `2026-11-23` (daily), `2026-W48` (weekly), `2026-11` (monthly)",
+      example: "current",
+    }),
+);
+export const SeasonId = once(() =>
+  z.string().nullable().openapi({ description: "the season read; null for a board without seasons" }),
+);
 
 /** A player's profile and score, as a join and a player read answer them. */
-const Profile = {
+const Profile = once(() => ({
   player: z.string(),
   name: z.string().nullable(),
   meta: z.record(z.string(), z.any()).nullable(),
   score: z.number(),
-};
+}));
 
-export const Player = z
-  .object({
-    ...Profile,
-    rank: z.number().int().nullable().openapi({ description: "null when the player has no score in the season" }),
-    joinedAt: z.number().int().openapi({ description: "epoch ms" }),
-    percentile: z.number().nullable().openapi({
-      description: "percentage of the season's players ranked strictly below, 0..100, floored to two decimals",
-    }),
-    total: z.number().int().openapi({ description: "players ranked in the season" }),
-    ...Movement,
-    season: SeasonId,
-  })
-  .openapi("LeaderboardPlayer");
+export const Player = once(() =>
+  z
+    .object({
+      ...Profile(),
+      rank: z.number().int().nullable().openapi({ description: "null when the player has no score in the season" }),
+      joinedAt: z.number().int().openapi({ description: "epoch ms" }),
+      percentile: z.number().nullable().openapi({
+        description: "percentage of the season's players ranked strictly below, 0..100, floored to two decimals",
+      }),
+      total: z.number().int().openapi({ description: "players ranked in the season" }),
+      ...Movement(),
+      season: SeasonId(),
+    })
+    .openapi("LeaderboardPlayer"),
+);
 
-export const Joined = z
-  .object({
-    ...Profile,
-    rank: z.number().int(),
-    joinedAt: z.number().int().openapi({ description: "epoch ms" }),
-    created: z.boolean(),
-  })
-  .openapi("LeaderboardJoin");
+export const Joined = once(() =>
+  z
+    .object({
+      ...Profile(),
+      rank: z.number().int(),
+      joinedAt: z.number().int().openapi({ description: "epoch ms" }),
+      created: z.boolean(),
+    })
+    .openapi("LeaderboardJoin"),
+);
 
-const ByChange = z.object({ by: Increment });
-const SetChange = z.object({
-  set: PlayerScore,
-  mode: z
-    .enum(["replace", "best"])
-    .optional()
-    .openapi({ description: "`best` keeps the higher of the old and new score. @default replace" }),
-});
-export const Change = z.union([ByChange.strict(), SetChange.strict()]).openapi("LeaderboardScoreChange");
-export const ScoreResult = z
-  .object({ player: z.string(), score: z.number(), rank: z.number().int() })
-  .openapi("LeaderboardScore");
+const ByChange = once(() => z.object({ by: Increment() }));
+const SetChange = once(() =>
+  z.object({
+    set: PlayerScore(),
+    mode: z
+      .enum(["replace", "best"])
+      .optional()
+      .openapi({ description: "`best` keeps the higher of the old and new score. @default replace" }),
+  }),
+);
+export const Change = once(() =>
+  z.union([ByChange().strict(), SetChange().strict()]).openapi("LeaderboardScoreChange"),
+);
+export const ScoreResult = once(() =>
+  z.object({ player: z.string(), score: z.number(), rank: z.number().int() }).openapi("LeaderboardScore"),
+);
 
-export const rejectedResponse = {
-  422: {
-    description:
-      "`score_rejected`: the write breaks the board's guards (minScore, maxScore, maxIncrement); nothing was written.",
-    content: {
-      "application/json": {
-        schema: z.object({
-          error: z.object({
-            code: z.string(),
-            message: z.string(),
-            details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
-          }),
-        }),
+export const rejectedResponse = once(
+  () =>
+    ({
+      422: {
+        description:
+          "`score_rejected`: the write breaks the board's guards (minScore, maxScore, maxIncrement); nothing was written.",
+        content: {
+          "application/json": {
+            schema: z.object({
+              error: z.object({
+                code: z.string(),
+                message: z.string(),
+                details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+              }),
+            }),
+          },
+        },
       },
-    },
-  },
-} as const;
+    }) as const,
+);
 
-export const boardParams = nameParams("board");
-export const playerParams = nameParams("board", "player");
+export const boardParams = once(() => nameParams("board"));
+export const playerParams = once(() => nameParams("board", "player"));
 export const noContent = { description: "Done (also when there was nothing to delete)." };
 
-export const BatchChange = z.union([
-  ByChange.extend({ player: Name }).strict(),
-  SetChange.extend({ player: Name }).strict(),
-]);
+export const BatchChange = once(() =>
+  z.union([ByChange().extend({ player: Name() }).strict(), SetChange().extend({ player: Name() }).strict()]),
+);
 
-export const BatchBody = z
-  .union([...BatchChange.options, z.object({ items: z.array(BatchChange).min(1).max(MAX_BATCH) }).strict()])
-  .openapi("LeaderboardScoreBatch");
+export const BatchBody = once(() =>
+  z
+    .union([...BatchChange().options, z.object({ items: z.array(BatchChange()).min(1).max(MAX_BATCH) }).strict()])
+    .openapi("LeaderboardScoreBatch"),
+);
 
-export const SubsetRow = z
-  .object({
-    player: z.string(),
-    name: z.string().nullable(),
-    score: z.number(),
-    rank: z.number().int(),
-    subsetRank: z.number().int(),
-  })
-  .openapi("LeaderboardSubsetRow");
+export const SubsetRow = once(() =>
+  z
+    .object({
+      player: z.string(),
+      name: z.string().nullable(),
+      score: z.number(),
+      rank: z.number().int(),
+      subsetRank: z.number().int(),
+    })
+    .openapi("LeaderboardSubsetRow"),
+);
 
-export const SeasonSummary = z
-  .object({
-    id: z.string(),
-    from: z.number().int().openapi({ description: "epoch ms of the first instant" }),
-    to: z.number().int().openapi({ description: "epoch ms of the end (exclusive)" }),
-    players: z.number().int(),
-    top: z.array(z.object(Ranked)),
-  })
-  .openapi("LeaderboardSeason");
+export const SeasonSummary = once(() =>
+  z
+    .object({
+      id: z.string(),
+      from: z.number().int().openapi({ description: "epoch ms of the first instant" }),
+      to: z.number().int().openapi({ description: "epoch ms of the end (exclusive)" }),
+      players: z.number().int(),
+      top: z.array(z.object(Ranked())),
+    })
+    .openapi("LeaderboardSeason"),
+);

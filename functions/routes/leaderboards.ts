@@ -1,7 +1,8 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import * as leaderboards from "../../src/leaderboards/index.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay } from "../middleware/context.ts";
+import { lazyRoute } from "../lazy-route.ts";
 import { createRouter } from "../router.ts";
 import { MAX_BATCH } from "../../src/validation.ts";
 import {
@@ -43,10 +44,11 @@ import {
 
 export const leaderboardsRoutes = createRouter();
 
-leaderboardsRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/",
+lazyRoute(
+  leaderboardsRoutes,
+  "get",
+  "/",
+  () => ({
     tags,
     summary: "Names of boards with players, most recently active first, a page at a time",
     description:
@@ -59,7 +61,7 @@ leaderboardsRoutes.openapi(
         }),
       }),
     },
-    responses: {
+    responses: () => ({
       200: jsonResponse(
         z
           .object({
@@ -70,30 +72,31 @@ leaderboardsRoutes.openapi(
           .openapi("LeaderboardList"),
         "A page of board names from the registry.",
       ),
-      ...errorResponses,
-    },
+      ...errorResponses(),
+    }),
   }),
   async (c) => c.json(await leaderboards.list(ctxOf(c), c.req.valid("query")), 200),
 );
 
-leaderboardsRoutes.openapi(
-  createRoute({
-    method: "put",
-    path: "/{board}",
+lazyRoute(
+  leaderboardsRoutes,
+  "put",
+  "/{board}",
+  () => ({
     tags,
     summary: "Create a board or change its settings: tie policy, seasons, score guards (admin)",
     description:
       "Omitted settings keep their value (`null` clears a guard). Changing `ties` or `reset` of a board with players is a 409 (`board_not_empty`). A score write outside the guards is a 422 `score_rejected` and writes nothing.",
     middleware: [requireScope("admin")] as const,
     request: {
-      params: boardParams,
+      params: boardParams(),
       body: {
         content: {
           "application/json": {
             schema: z
               .object({
-                ties: Ties.optional(),
-                reset: Reset.optional(),
+                ties: Ties().optional(),
+                reset: Reset().optional(),
                 keepSeasons: z
                   .number()
                   .int()
@@ -103,13 +106,15 @@ leaderboardsRoutes.openapi(
                   .openapi({
                     description: `finished seasons kept, 1..${leaderboards.MAX_KEEP_SEASONS} (default ${leaderboards.DEFAULT_KEEP_SEASONS})`,
                   }),
-                minScore: PlayerScore.nullable()
+                minScore: PlayerScore()
+                  .nullable()
                   .optional()
                   .openapi({ description: "lowest score a write may leave; null clears" }),
-                maxScore: PlayerScore.nullable()
+                maxScore: PlayerScore()
+                  .nullable()
                   .optional()
                   .openapi({ description: "highest score a write may leave; null clears" }),
-                maxIncrement: Increment.nullable().optional().openapi({
+                maxIncrement: Increment().nullable().optional().openapi({
                   description: "most one request may add to or take from a player's score (sum of |by|); null clears",
                 }),
               })
@@ -120,10 +125,10 @@ leaderboardsRoutes.openapi(
         required: false,
       },
     },
-    responses: {
-      200: jsonResponse(Settings, "The board's settings."),
-      ...writeErrorResponses,
-    },
+    responses: () => ({
+      200: jsonResponse(Settings(), "The board's settings."),
+      ...writeErrorResponses(),
+    }),
   }),
   async (c) => {
     const { board } = c.req.valid("param");
@@ -134,38 +139,39 @@ leaderboardsRoutes.openapi(
   },
 );
 
-leaderboardsRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/{board}",
+lazyRoute(
+  leaderboardsRoutes,
+  "get",
+  "/{board}",
+  () => ({
     tags,
     summary: "A page of the ranking with ranks",
     description: "A page past the end has no items. `ties` says how equal scores are ordered.",
     request: {
-      params: boardParams,
+      params: boardParams(),
       query: z.object({
         page: intQuery(1, 1_000_000, 1),
         limit: intQuery(1, leaderboards.MAX_PAGE_LIMIT, 10),
-        season: SeasonQuery,
+        season: SeasonQuery(),
       }),
     },
-    responses: {
+    responses: () => ({
       200: jsonResponse(
         z
           .object({
-            items: z.array(Row),
+            items: z.array(Row()),
             total: z.number().int(),
             page: z.number().int(),
             limit: z.number().int(),
-            ties: Ties,
-            season: SeasonId,
+            ties: Ties(),
+            season: SeasonId(),
           })
           .openapi("LeaderboardPage"),
         "The page.",
       ),
-      ...errorResponses,
-      ...notFoundResponse,
-    },
+      ...errorResponses(),
+      ...notFoundResponse(),
+    }),
   }),
   async (c) => {
     const { board } = c.req.valid("param");
@@ -174,32 +180,34 @@ leaderboardsRoutes.openapi(
   },
 );
 
-leaderboardsRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/{board}/count",
+lazyRoute(
+  leaderboardsRoutes,
+  "get",
+  "/{board}/count",
+  () => ({
     tags,
     summary: "How many players a board has, and its settings",
-    request: { params: boardParams },
-    responses: {
-      200: jsonResponse(Settings.omit({ created: true }).openapi("LeaderboardCount"), "The board."),
-      ...errorResponses,
-      ...notFoundResponse,
-    },
+    request: { params: boardParams() },
+    responses: () => ({
+      200: jsonResponse(Settings().omit({ created: true }).openapi("LeaderboardCount"), "The board."),
+      ...errorResponses(),
+      ...notFoundResponse(),
+    }),
   }),
   async (c) => c.json(await leaderboards.info(ctxOf(c), c.req.valid("param").board), 200),
 );
 
-leaderboardsRoutes.openapi(
-  createRoute({
-    method: "delete",
-    path: "/{board}",
+lazyRoute(
+  leaderboardsRoutes,
+  "delete",
+  "/{board}",
+  () => ({
     tags,
     summary: "Delete a board with every player (admin)",
     description: "Removes every key of the board and its registry entry in one script; no keyspace scan.",
     middleware: [requireScope("admin")] as const,
-    request: { params: boardParams },
-    responses: { 204: noContent, ...errorResponses },
+    request: { params: boardParams() },
+    responses: () => ({ 204: noContent, ...errorResponses() }),
   }),
   async (c) => {
     await leaderboards.deleteBoard(ctxOf(c), c.req.valid("param").board);
@@ -207,34 +215,35 @@ leaderboardsRoutes.openapi(
   },
 );
 
-leaderboardsRoutes.openapi(
-  createRoute({
-    method: "put",
-    path: "/{board}/players/{player}",
+lazyRoute(
+  leaderboardsRoutes,
+  "put",
+  "/{board}/players/{player}",
+  () => ({
     tags,
     summary: "Join a player, or replace the profile of one who joined before",
     description:
       "Creates the board with default settings if needed. Joining again replaces `name` and `meta` but never the score or join time; `score` applies to new players only.",
     request: {
-      params: playerParams,
+      params: playerParams(),
       ...jsonBody(
         z
           .object({
-            name: Member.openapi({
+            name: Member().openapi({
               example: "Alice",
               description: "display name: 1..256 UTF-8 bytes, no control characters",
             }),
-            meta: Meta.optional(),
-            score: PlayerScore.optional(),
+            meta: Meta().optional(),
+            score: PlayerScore().optional(),
           })
           .strict(),
       ),
     },
-    responses: {
-      200: jsonResponse(Joined, "The player existed; the profile was replaced."),
-      201: jsonResponse(Joined, "The player joined."),
-      ...writeErrorResponses,
-    },
+    responses: () => ({
+      200: jsonResponse(Joined(), "The player existed; the profile was replaced."),
+      201: jsonResponse(Joined(), "The player joined."),
+      ...writeErrorResponses(),
+    }),
   }),
   async (c) => {
     const { board, player } = c.req.valid("param");
@@ -245,21 +254,22 @@ leaderboardsRoutes.openapi(
   },
 );
 
-leaderboardsRoutes.openapi(
-  createRoute({
-    method: "post",
-    path: "/{board}/players/{player}/score",
+lazyRoute(
+  leaderboardsRoutes,
+  "post",
+  "/{board}/players/{player}/score",
+  () => ({
     tags,
     summary: "Increment (`by`, may be negative) or set (`set`, `mode` replace|best) a score",
     description:
       "Atomic. 404 when the player has not joined; 400 when the result would leave ±1e15; 422 `score_rejected` when it breaks the board's guards. On a seasonal board the player's first write of a season enters it at 0.",
-    request: { params: playerParams, ...jsonBody(Change) },
-    responses: {
-      200: jsonResponse(ScoreResult.omit({ player: true }), "The new score and 1-based rank."),
-      ...writeErrorResponses,
-      ...notFoundResponse,
-      ...rejectedResponse,
-    },
+    request: { params: playerParams(), ...jsonBody(Change()) },
+    responses: () => ({
+      200: jsonResponse(ScoreResult().omit({ player: true }), "The new score and 1-based rank."),
+      ...writeErrorResponses(),
+      ...notFoundResponse(),
+      ...rejectedResponse(),
+    }),
   }),
   async (c) => {
     const { board, player } = c.req.valid("param");
@@ -275,43 +285,45 @@ leaderboardsRoutes.openapi(
   },
 );
 
-leaderboardsRoutes.openapi(
-  createRoute({
-    method: "post",
-    path: "/{board}/scores",
+lazyRoute(
+  leaderboardsRoutes,
+  "post",
+  "/{board}/scores",
+  () => ({
     tags,
     summary: "Score changes for several players in one atomic request",
     description:
       "`{player, by}` / `{player, set, mode?}` or `{items: [...]}` (up to 1,000), applied in order. One unknown player, out-of-range result or guard breach (422 `score_rejected`) refuses the whole batch.",
-    request: { params: boardParams, ...jsonBody(BatchBody) },
-    responses: {
+    request: { params: boardParams(), ...jsonBody(BatchBody()) },
+    responses: () => ({
       200: jsonResponse(
-        z.object({ results: z.array(ScoreResult) }),
+        z.object({ results: z.array(ScoreResult()) }),
         "Each change's score; ranks are after the whole batch.",
       ),
-      ...writeErrorResponses,
-      ...notFoundResponse,
-      ...rejectedResponse,
-    },
+      ...writeErrorResponses(),
+      ...notFoundResponse(),
+      ...rejectedResponse(),
+    }),
   }),
   async (c) => {
     const { board } = c.req.valid("param");
-    const changes = normalizeBatch<z.infer<typeof BatchChange>, "items">(c.req.valid("json"), "items");
+    const changes = normalizeBatch<z.infer<ReturnType<typeof BatchChange>>, "items">(c.req.valid("json"), "items");
     const { results, replayed } = await leaderboards.changeScores(ctxOf(c), board, changes, c.get("idempotency"));
     markReplay(c, replayed);
     return c.json({ results }, 200);
   },
 );
 
-leaderboardsRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/{board}/players/{player}",
+lazyRoute(
+  leaderboardsRoutes,
+  "get",
+  "/{board}/players/{player}",
+  () => ({
     tags,
     summary: "A player's score, rank, percentile, movement, profile and join time in a season",
     description: "A player who joined but has no score in the season reads as score 0, rank null.",
-    request: { params: playerParams, query: z.object({ season: SeasonQuery }) },
-    responses: { 200: jsonResponse(Player, "The player."), ...errorResponses, ...notFoundResponse },
+    request: { params: playerParams(), query: z.object({ season: SeasonQuery() }) },
+    responses: () => ({ 200: jsonResponse(Player(), "The player."), ...errorResponses(), ...notFoundResponse() }),
   }),
   async (c) => {
     const { board, player } = c.req.valid("param");
@@ -319,26 +331,27 @@ leaderboardsRoutes.openapi(
   },
 );
 
-leaderboardsRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/{board}/players/{player}/around",
+lazyRoute(
+  leaderboardsRoutes,
+  "get",
+  "/{board}/players/{player}/around",
+  () => ({
     tags,
     summary: "The player with up to k rows above and below",
     request: {
-      params: playerParams,
-      query: z.object({ k: intQuery(0, leaderboards.MAX_AROUND, 5), season: SeasonQuery }),
+      params: playerParams(),
+      query: z.object({ k: intQuery(0, leaderboards.MAX_AROUND, 5), season: SeasonQuery() }),
     },
-    responses: {
+    responses: () => ({
       200: jsonResponse(
         z
-          .object({ player: z.string(), rank: z.number().int().nullable(), items: z.array(Row), season: SeasonId })
+          .object({ player: z.string(), rank: z.number().int().nullable(), items: z.array(Row()), season: SeasonId() })
           .openapi("LeaderboardAround"),
         "Rows around the player (none when the player has no score in the season).",
       ),
-      ...errorResponses,
-      ...notFoundResponse,
-    },
+      ...errorResponses(),
+      ...notFoundResponse(),
+    }),
   }),
   async (c) => {
     const { board, player } = c.req.valid("param");
@@ -347,16 +360,17 @@ leaderboardsRoutes.openapi(
   },
 );
 
-leaderboardsRoutes.openapi(
-  createRoute({
-    method: "delete",
-    path: "/{board}/players/{player}",
+lazyRoute(
+  leaderboardsRoutes,
+  "delete",
+  "/{board}/players/{player}",
+  () => ({
     tags,
     summary: "Remove a player (ingest)",
     description:
       "The contract gives this to ingest keys (the game server removes a player who leaves). It removes that one player; the board's settings stay unless only joins made the board, and removing its last player takes the board out of the list.",
-    request: { params: playerParams },
-    responses: { 204: noContent, ...errorResponses },
+    request: { params: playerParams() },
+    responses: () => ({ 204: noContent, ...errorResponses() }),
   }),
   async (c) => {
     const { board, player } = c.req.valid("param");
@@ -365,34 +379,35 @@ leaderboardsRoutes.openapi(
   },
 );
 
-leaderboardsRoutes.openapi(
-  createRoute({
-    method: "post",
-    path: "/{board}/rank",
+lazyRoute(
+  leaderboardsRoutes,
+  "post",
+  "/{board}/rank",
+  () => ({
     tags,
     summary: "Rank a subset of players (friends, a team) in board order (read key)",
     description:
       "A read, though a POST (the list can be long): a read key is enough. Each known player with a score in the season comes back with the global `rank` and the rank within the subset; the others are listed in `unknown`. One round trip: an HMGET, a ZMSCORE, a ZRANK per ranked player and an HMGET of profiles.",
     request: {
-      params: boardParams,
-      query: z.object({ season: SeasonQuery }),
+      params: boardParams(),
+      query: z.object({ season: SeasonQuery() }),
       ...jsonBody(
         z
-          .object({ players: z.array(Name).min(1).max(MAX_BATCH) })
+          .object({ players: z.array(Name()).min(1).max(MAX_BATCH) })
           .strict()
           .openapi("LeaderboardSubset"),
       ),
     },
-    responses: {
+    responses: () => ({
       200: jsonResponse(
         z
-          .object({ items: z.array(SubsetRow), unknown: z.array(z.string()), season: SeasonId })
+          .object({ items: z.array(SubsetRow()), unknown: z.array(z.string()), season: SeasonId() })
           .openapi("LeaderboardSubsetRanks"),
         "The players in board order.",
       ),
-      ...errorResponses,
-      ...notFoundResponse,
-    },
+      ...errorResponses(),
+      ...notFoundResponse(),
+    }),
   }),
   async (c) => {
     const { board } = c.req.valid("param");
@@ -403,25 +418,31 @@ leaderboardsRoutes.openapi(
   },
 );
 
-leaderboardsRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/{board}/seasons",
+lazyRoute(
+  leaderboardsRoutes,
+  "get",
+  "/{board}/seasons",
+  () => ({
     tags,
     summary: "Kept seasons with their size and top 3, newest first",
     description:
       "The current season and up to `keepSeasons` finished ones; seasons nobody played are not listed. Empty for a board without seasons.",
-    request: { params: boardParams },
-    responses: {
+    request: { params: boardParams() },
+    responses: () => ({
       200: jsonResponse(
         z
-          .object({ board: z.string(), reset: Reset, current: z.string().nullable(), seasons: z.array(SeasonSummary) })
+          .object({
+            board: z.string(),
+            reset: Reset(),
+            current: z.string().nullable(),
+            seasons: z.array(SeasonSummary()),
+          })
           .openapi("LeaderboardSeasons"),
         "The seasons.",
       ),
-      ...errorResponses,
-      ...notFoundResponse,
-    },
+      ...errorResponses(),
+      ...notFoundResponse(),
+    }),
   }),
   async (c) => c.json(await leaderboards.listSeasons(ctxOf(c), c.req.valid("param").board), 200),
 );

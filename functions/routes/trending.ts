@@ -1,10 +1,11 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import * as trending from "../../src/trending/index.ts";
 import { edgeCached } from "../edge-cache.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay } from "../middleware/context.ts";
 import { queuedResponse, queueIfAsync } from "../middleware/respond-async.ts";
+import { lazyRoute, once } from "../lazy-route.ts";
 import { createRouter } from "../router.ts";
 import {
   At,
@@ -25,139 +26,155 @@ import type { AppEnv } from "../types.ts";
 
 const tags = ["Trending"];
 
-const Event = z.object({
-  member: Member,
-  count: Count.optional().openapi({ description: "finite, 0 < count ≤ 1e12; default 1" }),
-  at: At.optional(),
-});
-const EventsBody = batchOf(Event, "events").openapi("TrendingEvents");
-
-const WindowInfo = z
-  .object({
-    hours: z.number().int().openapi({ description: "finished hours before the current one" }),
-    from: z.number().int().openapi({ description: "start of the oldest hour read, epoch ms (inclusive)" }),
-    to: z.number().int().openapi({ description: "end of the current hour, epoch ms (exclusive)" }),
-  })
-  .openapi("TrendingWindow");
-
-const TopResponse = z
-  .object({
-    stream: z.string(),
-    window: WindowInfo,
-    items: z.array(z.object({ rank: z.number().int(), member: z.string(), count: z.number() })),
-    exact: z
-      .boolean()
-      .openapi({ description: "true when no trimming touched the window: the true top N with true counts" }),
-    maxError: z.number().openapi({ description: "each count is at most this much below the truth; 0 when exact" }),
-    topProven: z
-      .boolean()
-      .openapi({ description: "the set and order are proven even though counts may be low by up to maxError" }),
-    generatedAt: z
-      .number()
-      .int()
-      .openapi({ description: "when this answer was computed (epoch ms); older than now on an edge-cache hit" }),
-  })
-  .openapi("TrendingTop");
-
-const MemberResponse = z
-  .object({
-    member: z.string(),
-    count: z.number(),
-    rank: z.number().int().nullable().openapi({
-      description:
-        "1-based, ties by member byte order; null when the member has no count; the best rank it can have when rankExact is false",
-    }),
-    rankExact: z.boolean().openapi({
-      description:
-        "Whether rank is exact; false for a member deep in a big window, whose rank is given as bounds (an extension of the contract)",
-    }),
-    rankMax: z
-      .number()
-      .int()
-      .optional()
-      .openapi({ description: "Only when rankExact is false: the worst rank the member can have" }),
-    window: WindowInfo,
-    exact: z.boolean(),
-    maxError: z.number(),
-    generatedAt: z.number().int(),
-  })
-  .openapi("TrendingMember");
-
-const RisingResponse = z
-  .object({
-    stream: z.string(),
-    baselineHours: z
-      .number()
-      .int()
-      .openapi({ description: "finished hours before the current one the baseline averages over" }),
-    elapsed: z
-      .number()
-      .openapi({ description: "part of the current hour elapsed (0..1); the baseline is scaled by it" }),
-    candidates: z
-      .number()
-      .int()
-      .openapi({
-        description: `members considered: the current hour's top ${trending.RISING_CANDIDATES} by count (fewer when it has fewer)`,
-      }),
-    items: z.array(
-      z.object({
-        member: z.string(),
-        count: z.number().openapi({ description: "count in the current hour so far" }),
-        baseline: z.number().openapi({
-          description:
-            "expected count for the elapsed part of this hour: the member's average hourly count over the baseline hours × elapsed",
-        }),
-        ratio: z.number().nullable().openapi({ description: "count / baseline; null when the baseline is 0" }),
-        score: z.number().openapi({
-          description: "(count − baseline) / √(baseline + 1); only members with score > 0 are listed, highest first",
-        }),
-      }),
-    ),
-    exact: z.boolean().openapi({ description: "true when no baseline hour was trimmed: every baseline is exact" }),
-    maxError: z.number().openapi({ description: "every baseline is at most this much below the true one" }),
-    generatedAt: z.number().int(),
-  })
-  .openapi("TrendingRising");
-
-const HistoryResponse = z
-  .object({
-    stream: z.string(),
-    member: z.string(),
-    hours: z.number().int().openapi({ description: "finished hours covered; the current hour is the last point" }),
-    points: z.array(
-      z.object({
-        hour: z.number().int().openapi({ description: "start of the UTC hour, epoch ms" }),
-        count: z.number().openapi({ description: "the member's count stored for that hour" }),
-        maxError: z.number().openapi({
-          description:
-            "the true count is in [count, count + maxError]: what compaction trimmed from that hour; 0 when never trimmed (exact)",
-        }),
-      }),
-    ),
-    exact: z.boolean().openapi({ description: "true when no point's hour was trimmed" }),
-    generatedAt: z.number().int(),
-  })
-  .openapi("TrendingHistory");
-
-const streamParams = nameParams("stream");
-const TopQuery = z.object({ n: intQuery(1, trending.MAX_TOP_N, 10), window: Window });
-const WindowQuery = z.object({ window: Window });
-const RisingQuery = z.object({
-  n: intQuery(1, trending.MAX_TOP_N, 10),
-  baseline: Window.openapi({
-    type: "string",
-    example: "24h",
-    description: "finished hours the baseline averages over (at most the retention)",
+const Event = once(() =>
+  z.object({
+    member: Member(),
+    count: Count().optional().openapi({ description: "finite, 0 < count ≤ 1e12; default 1" }),
+    at: At().optional(),
   }),
-});
-const HistoryQuery = z.object({
-  member: Member,
-  hours: z.coerce.number().int().min(1).max(trending.MAX_WINDOW_HOURS).optional().openapi({
-    type: "integer",
-    example: 48,
-    description: "finished hours back, at most the retention; default 48 (the retention when shorter)",
+);
+const EventsBody = once(() => batchOf(Event(), "events").openapi("TrendingEvents"));
+
+const WindowInfo = once(() =>
+  z
+    .object({
+      hours: z.number().int().openapi({ description: "finished hours before the current one" }),
+      from: z.number().int().openapi({ description: "start of the oldest hour read, epoch ms (inclusive)" }),
+      to: z.number().int().openapi({ description: "end of the current hour, epoch ms (exclusive)" }),
+    })
+    .openapi("TrendingWindow"),
+);
+
+const TopResponse = once(() =>
+  z
+    .object({
+      stream: z.string(),
+      window: WindowInfo(),
+      items: z.array(z.object({ rank: z.number().int(), member: z.string(), count: z.number() })),
+      exact: z
+        .boolean()
+        .openapi({ description: "true when no trimming touched the window: the true top N with true counts" }),
+      maxError: z.number().openapi({ description: "each count is at most this much below the truth; 0 when exact" }),
+      topProven: z
+        .boolean()
+        .openapi({ description: "the set and order are proven even though counts may be low by up to maxError" }),
+      generatedAt: z
+        .number()
+        .int()
+        .openapi({ description: "when this answer was computed (epoch ms); older than now on an edge-cache hit" }),
+    })
+    .openapi("TrendingTop"),
+);
+
+const MemberResponse = once(() =>
+  z
+    .object({
+      member: z.string(),
+      count: z.number(),
+      rank: z.number().int().nullable().openapi({
+        description:
+          "1-based, ties by member byte order; null when the member has no count; the best rank it can have when rankExact is false",
+      }),
+      rankExact: z.boolean().openapi({
+        description:
+          "Whether rank is exact; false for a member deep in a big window, whose rank is given as bounds (an extension of the contract)",
+      }),
+      rankMax: z
+        .number()
+        .int()
+        .optional()
+        .openapi({ description: "Only when rankExact is false: the worst rank the member can have" }),
+      window: WindowInfo(),
+      exact: z.boolean(),
+      maxError: z.number(),
+      generatedAt: z.number().int(),
+    })
+    .openapi("TrendingMember"),
+);
+
+const RisingResponse = once(() =>
+  z
+    .object({
+      stream: z.string(),
+      baselineHours: z
+        .number()
+        .int()
+        .openapi({ description: "finished hours before the current one the baseline averages over" }),
+      elapsed: z
+        .number()
+        .openapi({ description: "part of the current hour elapsed (0..1); the baseline is scaled by it" }),
+      candidates: z
+        .number()
+        .int()
+        .openapi({
+          description: `members considered: the current hour's top ${trending.RISING_CANDIDATES} by count (fewer when it has fewer)`,
+        }),
+      items: z.array(
+        z.object({
+          member: z.string(),
+          count: z.number().openapi({ description: "count in the current hour so far" }),
+          baseline: z.number().openapi({
+            description:
+              "expected count for the elapsed part of this hour: the member's average hourly count over the baseline hours × elapsed",
+          }),
+          ratio: z.number().nullable().openapi({ description: "count / baseline; null when the baseline is 0" }),
+          score: z.number().openapi({
+            description: "(count − baseline) / √(baseline + 1); only members with score > 0 are listed, highest first",
+          }),
+        }),
+      ),
+      exact: z.boolean().openapi({ description: "true when no baseline hour was trimmed: every baseline is exact" }),
+      maxError: z.number().openapi({ description: "every baseline is at most this much below the true one" }),
+      generatedAt: z.number().int(),
+    })
+    .openapi("TrendingRising"),
+);
+
+const HistoryResponse = once(() =>
+  z
+    .object({
+      stream: z.string(),
+      member: z.string(),
+      hours: z.number().int().openapi({ description: "finished hours covered; the current hour is the last point" }),
+      points: z.array(
+        z.object({
+          hour: z.number().int().openapi({ description: "start of the UTC hour, epoch ms" }),
+          count: z.number().openapi({ description: "the member's count stored for that hour" }),
+          maxError: z.number().openapi({
+            description:
+              "the true count is in [count, count + maxError]: what compaction trimmed from that hour; 0 when never trimmed (exact)",
+          }),
+        }),
+      ),
+      exact: z.boolean().openapi({ description: "true when no point's hour was trimmed" }),
+      generatedAt: z.number().int(),
+    })
+    .openapi("TrendingHistory"),
+);
+
+const streamParams = once(() => nameParams("stream"));
+const TopQuery = once(() => z.object({ n: intQuery(1, trending.MAX_TOP_N, 10), window: Window() }));
+const WindowQuery = once(() => z.object({ window: Window() }));
+const RisingQuery = once(() =>
+  z.object({
+    n: intQuery(1, trending.MAX_TOP_N, 10),
+    baseline: Window().openapi({
+      type: "string",
+      example: "24h",
+      description: "finished hours the baseline averages over (at most the retention)",
+    }),
   }),
-});
+);
+const HistoryQuery = once(() =>
+  z.object({
+    member: Member(),
+    hours: z.coerce.number().int().min(1).max(trending.MAX_WINDOW_HOURS).optional().openapi({
+      type: "integer",
+      example: 48,
+      description: "finished hours back, at most the retention; default 48 (the retention when shorter)",
+    }),
+  }),
+);
 
 function settings(c: Context<AppEnv>) {
   return { retentionHours: c.get("config").trendingRetentionHours };
@@ -165,34 +182,36 @@ function settings(c: Context<AppEnv>) {
 
 export const trendingRoutes = createRouter();
 
-trendingRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/",
+lazyRoute(
+  trendingRoutes,
+  "get",
+  "/",
+  () => ({
     tags,
     summary: "List streams (registry, byte order, at most 1,000)",
-    responses: {
+    responses: () => ({
       200: jsonResponse(z.object({ streams: z.array(z.string()) }).openapi("TrendingStreams"), "Stream names."),
-      ...errorResponses,
-    },
+      ...errorResponses(),
+    }),
   }),
   async (c) => c.json({ streams: await trending.list(ctxOf(c)) }, 200),
 );
 
-trendingRoutes.openapi(
-  createRoute({
-    method: "post",
-    path: "/{stream}/events",
+lazyRoute(
+  trendingRoutes,
+  "post",
+  "/{stream}/events",
+  () => ({
     tags,
     summary: "Record one event or up to 1,000 (one Redis round trip)",
     description:
       "Each event adds `count` to its member in the UTC hour bucket of `at` (default now). `at` may be up to the retention in the past and at most 5 minutes in the future.",
-    request: { params: streamParams, ...jsonBody(EventsBody) },
-    responses: {
+    request: { params: streamParams(), ...jsonBody(EventsBody()) },
+    responses: () => ({
       200: jsonResponse(z.object({ accepted: z.number().int() }), "Events recorded."),
-      202: queuedResponse,
-      ...writeErrorResponses,
-    },
+      202: queuedResponse(),
+      ...writeErrorResponses(),
+    }),
   }),
   async (c) => {
     const { stream } = c.req.valid("param");
@@ -211,16 +230,17 @@ trendingRoutes.openapi(
   },
 );
 
-trendingRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/{stream}/top",
+lazyRoute(
+  trendingRoutes,
+  "get",
+  "/{stream}/top",
+  () => ({
     tags,
     summary: "Top N over the last `window` finished hours plus the current hour",
     description:
       "One Redis round trip (a threshold read: a few commands whatever the stream's size), or none when served from the Workers cache (TRENDING_CACHE_SECONDS; send `Cache-Control: no-cache` for a fresh answer, or `max-age=N` to accept nothing older than N seconds). `X-Edgestats-Cache` says hit, miss or bypass, or off (TRENDING_CACHE_SECONDS=0, or a `*.workers.dev` host, where the Cache API does nothing); `Age` on a hit says how old the answer is.",
-    request: { params: streamParams, query: TopQuery },
-    responses: { 200: jsonResponse(TopResponse, "The top N."), ...errorResponses },
+    request: { params: streamParams(), query: TopQuery() },
+    responses: () => ({ 200: jsonResponse(TopResponse(), "The top N."), ...errorResponses() }),
   }),
   async (c) => {
     const { stream } = c.req.valid("param");
@@ -230,15 +250,19 @@ trendingRoutes.openapi(
   },
 );
 
-trendingRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/{stream}/rising",
+lazyRoute(
+  trendingRoutes,
+  "get",
+  "/{stream}/rising",
+  () => ({
     tags,
     summary: "Members of the current hour most above their own baseline rate (one Redis round trip)",
     description: `Candidates are the current hour's top ${trending.RISING_CANDIDATES} members by count (bounded work, never a scan). A member's baseline is its average hourly count over the \`baseline\` finished hours before this one, scaled to the elapsed part of this hour; score = (count − baseline) / √(baseline + 1), so a jump from 0 to 3 does not outrank one from 100 to 400. Only members with a positive score are listed.`,
-    request: { params: streamParams, query: RisingQuery },
-    responses: { 200: jsonResponse(RisingResponse, "The rising members, highest score first."), ...errorResponses },
+    request: { params: streamParams(), query: RisingQuery() },
+    responses: () => ({
+      200: jsonResponse(RisingResponse(), "The rising members, highest score first."),
+      ...errorResponses(),
+    }),
   }),
   async (c) => {
     const { stream } = c.req.valid("param");
@@ -247,16 +271,17 @@ trendingRoutes.openapi(
   },
 );
 
-trendingRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/{stream}/history",
+lazyRoute(
+  trendingRoutes,
+  "get",
+  "/{stream}/history",
+  () => ({
     tags,
     summary: "One member's count hour by hour (one Redis round trip)",
     description:
       "Points for the `hours` finished hours and the current one, oldest first. Compaction trims finished hours to their top members: a point's `maxError` says how far below the truth its count may be (0: exact), and `exact` is false when any point's hour was trimmed.",
-    request: { params: streamParams, query: HistoryQuery },
-    responses: { 200: jsonResponse(HistoryResponse, "The member's hourly counts."), ...errorResponses },
+    request: { params: streamParams(), query: HistoryQuery() },
+    responses: () => ({ 200: jsonResponse(HistoryResponse(), "The member's hourly counts."), ...errorResponses() }),
   }),
   async (c) => {
     const { stream } = c.req.valid("param");
@@ -268,20 +293,21 @@ trendingRoutes.openapi(
   },
 );
 
-trendingRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/{stream}/members/{member}",
+lazyRoute(
+  trendingRoutes,
+  "get",
+  "/{stream}/members/{member}",
+  () => ({
     tags,
     summary: "Count and rank of one member over a window (one Redis round trip)",
     request: {
       params: z.object({
-        stream: Name.openapi({ param: { name: "stream", in: "path" } }),
-        member: Member.openapi({ param: { name: "member", in: "path" } }),
+        stream: Name().openapi({ param: { name: "stream", in: "path" } }),
+        member: Member().openapi({ param: { name: "member", in: "path" } }),
       }),
-      query: WindowQuery,
+      query: WindowQuery(),
     },
-    responses: { 200: jsonResponse(MemberResponse, "The member's count and rank."), ...errorResponses },
+    responses: () => ({ 200: jsonResponse(MemberResponse(), "The member's count and rank."), ...errorResponses() }),
   }),
   async (c) => {
     const { stream, member } = c.req.valid("param");
@@ -290,15 +316,16 @@ trendingRoutes.openapi(
   },
 );
 
-trendingRoutes.openapi(
-  createRoute({
-    method: "delete",
-    path: "/{stream}",
+lazyRoute(
+  trendingRoutes,
+  "delete",
+  "/{stream}",
+  () => ({
     tags,
     summary: "Delete a stream: every bucket, union and registry entry (admin)",
     middleware: [requireScope("admin")] as const,
-    request: { params: streamParams },
-    responses: { 204: { description: "Deleted (also when it did not exist)." }, ...errorResponses },
+    request: { params: streamParams() },
+    responses: () => ({ 204: { description: "Deleted (also when it did not exist)." }, ...errorResponses() }),
   }),
   async (c) => {
     const { stream } = c.req.valid("param");

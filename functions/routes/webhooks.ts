@@ -1,8 +1,9 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import * as webhooks from "../../src/webhooks/index.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay } from "../middleware/context.ts";
+import { lazyRoute, once } from "../lazy-route.ts";
 import { createRouter } from "../router.ts";
 import {
   Name,
@@ -19,73 +20,79 @@ import type { AppEnv } from "../types.ts";
 const tags = ["Webhooks"];
 
 /** Shapes only: the rules (https, known events, filters, secret length, limits) are the library's, with the same 400 envelope. */
-const WebhookBody = z
-  .object({
-    url: z.string().openapi({
-      description: "https:// URL that receives POSTs (http:// on localhost only with WEBHOOKS_ALLOW_LOCAL_HTTP=true)",
-      example: "https://example.com/hooks/edgestats",
-    }),
-    events: z.array(z.string()).openapi({
-      description: `1..${webhooks.EVENT_TYPES.length} of ${webhooks.EVENT_TYPES.join(", ")}`,
-      example: ["trending.entered", "trending.left"],
-    }),
-    filter: z
-      .object({ stream: Name.optional(), room: Name.optional(), board: Name.optional() })
-      .strict()
-      .optional()
-      .openapi({
-        description:
-          "Exactly one of stream (trending events; required by entered/left), room (presence.peak; required) or board (leaderboard.leader)",
+const WebhookBody = once(() =>
+  z
+    .object({
+      url: z.string().openapi({
+        description: "https:// URL that receives POSTs (http:// on localhost only with WEBHOOKS_ALLOW_LOCAL_HTTP=true)",
+        example: "https://example.com/hooks/edgestats",
       }),
-    n: z
-      .number()
-      .int()
-      .optional()
-      .openapi({ description: `top-N compared by trending.entered/left, 1..${webhooks.MAX_TOP_N}`, example: 10 }),
-    threshold: z
-      .number()
-      .optional()
-      .openapi({ description: "least trending.rising score sent, 0..1e6 (only with trending.rising)", example: 3 }),
-    secret: z.string().openapi({
-      description: `${webhooks.MIN_SECRET_LENGTH}..256 characters; signs direct deliveries (Edgestats-Signature). Never returned.`,
-    }),
-  })
-  .strict()
-  .openapi("WebhookSettings");
+      events: z.array(z.string()).openapi({
+        description: `1..${webhooks.EVENT_TYPES.length} of ${webhooks.EVENT_TYPES.join(", ")}`,
+        example: ["trending.entered", "trending.left"],
+      }),
+      filter: z
+        .object({ stream: Name().optional(), room: Name().optional(), board: Name().optional() })
+        .strict()
+        .optional()
+        .openapi({
+          description:
+            "Exactly one of stream (trending events; required by entered/left), room (presence.peak; required) or board (leaderboard.leader)",
+        }),
+      n: z
+        .number()
+        .int()
+        .optional()
+        .openapi({ description: `top-N compared by trending.entered/left, 1..${webhooks.MAX_TOP_N}`, example: 10 }),
+      threshold: z
+        .number()
+        .optional()
+        .openapi({ description: "least trending.rising score sent, 0..1e6 (only with trending.rising)", example: 3 }),
+      secret: z.string().openapi({
+        description: `${webhooks.MIN_SECRET_LENGTH}..256 characters; signs direct deliveries (Edgestats-Signature). Never returned.`,
+      }),
+    })
+    .strict()
+    .openapi("WebhookSettings"),
+);
 
-const Webhook = z
-  .object({
-    name: z.string(),
-    url: z.string(),
-    events: z.array(z.string()),
-    filter: z.record(z.string(), z.string()).nullable(),
-    n: z.number().int(),
-    threshold: z.number().nullable(),
-    createdAt: z.number().int(),
-    updatedAt: z.number().int(),
-  })
-  .openapi("Webhook");
+const Webhook = once(() =>
+  z
+    .object({
+      name: z.string(),
+      url: z.string(),
+      events: z.array(z.string()),
+      filter: z.record(z.string(), z.string()).nullable(),
+      n: z.number().int(),
+      threshold: z.number().nullable(),
+      createdAt: z.number().int(),
+      updatedAt: z.number().int(),
+    })
+    .openapi("Webhook"),
+);
 
-const Delivery = z
-  .object({
-    delivery: z.string(),
-    event: z.string().openapi({ description: "the event's id (also in its body)" }),
-    type: z.string(),
-    attempt: z.number().int(),
-    at: z.string().openapi({ description: "when this attempt was made (ISO-8601)" }),
-    via: z.enum(["direct", "qstash"]),
-    outcome: z.enum(["delivered", "published", "retrying", "failed"]).openapi({
-      description:
-        "delivered: the receiver answered 2xx; published: QStash accepted it (it delivers and retries); retrying: due again at retryAt; failed: given up",
-    }),
-    status: z.number().int().nullable(),
-    error: z.string().nullable(),
-    messageId: z.string().nullable(),
-    retryAt: z.number().int().optional(),
-  })
-  .openapi("WebhookDelivery");
+const Delivery = once(() =>
+  z
+    .object({
+      delivery: z.string(),
+      event: z.string().openapi({ description: "the event's id (also in its body)" }),
+      type: z.string(),
+      attempt: z.number().int(),
+      at: z.string().openapi({ description: "when this attempt was made (ISO-8601)" }),
+      via: z.enum(["direct", "qstash"]),
+      outcome: z.enum(["delivered", "published", "retrying", "failed"]).openapi({
+        description:
+          "delivered: the receiver answered 2xx; published: QStash accepted it (it delivers and retries); retrying: due again at retryAt; failed: given up",
+      }),
+      status: z.number().int().nullable(),
+      error: z.string().nullable(),
+      messageId: z.string().nullable(),
+      retryAt: z.number().int().optional(),
+    })
+    .openapi("WebhookDelivery"),
+);
 
-const params = nameParams("name");
+const params = once(() => nameParams("name"));
 
 /** Runs `work` after the response (waitUntil); where there is no execution context (tests), before it. */
 async function afterResponse(c: Context<AppEnv>, work: Promise<unknown>): Promise<void> {
@@ -100,116 +107,123 @@ async function afterResponse(c: Context<AppEnv>, work: Promise<unknown>): Promis
   else await work;
 }
 
-export const webhooksRoutes = createRouter()
-  .openapi(
-    createRoute({
-      method: "get",
-      path: "/",
-      tags,
-      summary: "Every webhook, without secrets (admin)",
-      middleware: [requireScope("admin")] as const,
-      responses: {
-        200: jsonResponse(z.object({ webhooks: z.array(Webhook) }).openapi("Webhooks"), "The webhooks, by name."),
-        ...errorResponses,
-      },
+export const webhooksRoutes = createRouter();
+
+lazyRoute(
+  webhooksRoutes,
+  "get",
+  "/",
+  () => ({
+    tags,
+    summary: "Every webhook, without secrets (admin)",
+    middleware: [requireScope("admin")] as const,
+    responses: () => ({
+      200: jsonResponse(z.object({ webhooks: z.array(Webhook()) }).openapi("Webhooks"), "The webhooks, by name."),
+      ...errorResponses(),
     }),
-    async (c) => c.json(await webhooks.list(ctxOf(c)), 200),
-  )
-  .openapi(
-    createRoute({
-      method: "put",
-      path: "/{name}",
-      tags,
-      summary: "Create a webhook or replace its settings (admin)",
-      description:
-        'At most 20 webhooks. Events are POSTed as `{"id","type","at","data"}`, at least once (`id` is stable: deduplicate on it); ' +
-        'directly with `Edgestats-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`, or through QStash when QSTASH_TOKEN is set.',
-      middleware: [requireScope("admin")] as const,
-      request: { params, ...jsonBody(WebhookBody) },
-      responses: {
-        200: jsonResponse(z.object({ webhook: Webhook, created: z.boolean() }), "Replaced."),
-        201: jsonResponse(z.object({ webhook: Webhook, created: z.boolean() }), "Created."),
-        ...writeErrorResponses,
-      },
+  }),
+  async (c) => c.json(await webhooks.list(ctxOf(c)), 200),
+);
+
+lazyRoute(
+  webhooksRoutes,
+  "put",
+  "/{name}",
+  () => ({
+    tags,
+    summary: "Create a webhook or replace its settings (admin)",
+    description:
+      'At most 20 webhooks. Events are POSTed as `{"id","type","at","data"}`, at least once (`id` is stable: deduplicate on it); ' +
+      'directly with `Edgestats-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`, or through QStash when QSTASH_TOKEN is set.',
+    middleware: [requireScope("admin")] as const,
+    request: { params: params(), ...jsonBody(WebhookBody()) },
+    responses: () => ({
+      200: jsonResponse(z.object({ webhook: Webhook(), created: z.boolean() }), "Replaced."),
+      201: jsonResponse(z.object({ webhook: Webhook(), created: z.boolean() }), "Created."),
+      ...writeErrorResponses(),
     }),
-    async (c) => {
-      const body = c.req.valid("json") as webhooks.WebhookInput;
-      const { webhook, created, replayed } = await webhooks.put(
-        ctxOf(c),
-        c.req.valid("param").name,
-        body,
-        webhooks.settingsOf(c.get("config")),
-        c.get("idempotency"),
-      );
-      markReplay(c, replayed);
-      return c.json({ webhook, created }, created ? 201 : 200);
+  }),
+  async (c) => {
+    const body = c.req.valid("json") as webhooks.WebhookInput;
+    const { webhook, created, replayed } = await webhooks.put(
+      ctxOf(c),
+      c.req.valid("param").name,
+      body,
+      webhooks.settingsOf(c.get("config")),
+      c.get("idempotency"),
+    );
+    markReplay(c, replayed);
+    return c.json({ webhook, created }, created ? 201 : 200);
+  },
+);
+
+lazyRoute(
+  webhooksRoutes,
+  "delete",
+  "/{name}",
+  () => ({
+    tags,
+    summary: "Delete a webhook, its delivery log and its detection state (admin)",
+    middleware: [requireScope("admin")] as const,
+    request: { params: params() },
+    responses: () => ({
+      200: jsonResponse(z.object({ deleted: z.boolean() }), "Deleted (`deleted: false` when there was none)."),
+      ...errorResponses(),
+    }),
+  }),
+  async (c) => {
+    const { deleted } = await webhooks.remove(ctxOf(c), c.req.valid("param").name);
+    return c.json({ deleted }, 200);
+  },
+);
+
+lazyRoute(
+  webhooksRoutes,
+  "post",
+  "/{name}/test",
+  () => ({
+    tags,
+    summary: "Send a `webhook.test` event to the webhook now (admin)",
+    description:
+      "Answers 202 once the event is queued; the delivery runs after the response and, if it fails, is retried by the minute job. See `/deliveries`.",
+    middleware: [requireScope("admin")] as const,
+    request: { params: params() },
+    responses: () => ({
+      202: jsonResponse(z.object({ id: z.string() }), "Queued; being delivered."),
+      ...writeErrorResponses(),
+      ...notFoundResponse(),
+    }),
+  }),
+  async (c) => {
+    const ctx = ctxOf(c);
+    const { id, send } = await webhooks.test(ctx, webhooks.settingsOf(c.get("config")), c.req.valid("param").name);
+    // a failure here leaves the delivery queued for the minute job; the log says what happened
+    await afterResponse(
+      c,
+      send().catch((error: unknown) => console.error(`webhook test delivery failed: ${String(error)}`)),
+    );
+    return c.json({ id }, 202);
+  },
+);
+
+lazyRoute(
+  webhooksRoutes,
+  "get",
+  "/{name}/deliveries",
+  () => ({
+    tags,
+    summary: "The webhook's latest delivery attempts, newest first (admin)",
+    middleware: [requireScope("admin")] as const,
+    request: {
+      params: params(),
+      query: z.object({ limit: intQuery(1, webhooks.DELIVERY_LOG_SIZE, webhooks.DELIVERY_LOG_SIZE) }),
     },
-  )
-  .openapi(
-    createRoute({
-      method: "delete",
-      path: "/{name}",
-      tags,
-      summary: "Delete a webhook, its delivery log and its detection state (admin)",
-      middleware: [requireScope("admin")] as const,
-      request: { params },
-      responses: {
-        200: jsonResponse(z.object({ deleted: z.boolean() }), "Deleted (`deleted: false` when there was none)."),
-        ...errorResponses,
-      },
+    responses: () => ({
+      200: jsonResponse(z.object({ deliveries: z.array(Delivery()) }).openapi("WebhookDeliveries"), "The log."),
+      ...errorResponses(),
+      ...notFoundResponse(),
     }),
-    async (c) => {
-      const { deleted } = await webhooks.remove(ctxOf(c), c.req.valid("param").name);
-      return c.json({ deleted }, 200);
-    },
-  )
-  .openapi(
-    createRoute({
-      method: "post",
-      path: "/{name}/test",
-      tags,
-      summary: "Send a `webhook.test` event to the webhook now (admin)",
-      description:
-        "Answers 202 once the event is queued; the delivery runs after the response and, if it fails, is retried by the minute job. See `/deliveries`.",
-      middleware: [requireScope("admin")] as const,
-      request: { params },
-      responses: {
-        202: jsonResponse(z.object({ id: z.string() }), "Queued; being delivered."),
-        ...writeErrorResponses,
-        ...notFoundResponse,
-      },
-    }),
-    async (c) => {
-      const ctx = ctxOf(c);
-      const { id, send } = await webhooks.test(ctx, webhooks.settingsOf(c.get("config")), c.req.valid("param").name);
-      // a failure here leaves the delivery queued for the minute job; the log says what happened
-      await afterResponse(
-        c,
-        send().catch((error: unknown) => console.error(`webhook test delivery failed: ${String(error)}`)),
-      );
-      return c.json({ id }, 202);
-    },
-  )
-  .openapi(
-    createRoute({
-      method: "get",
-      path: "/{name}/deliveries",
-      tags,
-      summary: "The webhook's latest delivery attempts, newest first (admin)",
-      middleware: [requireScope("admin")] as const,
-      request: {
-        params,
-        query: z.object({ limit: intQuery(1, webhooks.DELIVERY_LOG_SIZE, webhooks.DELIVERY_LOG_SIZE) }),
-      },
-      responses: {
-        200: jsonResponse(z.object({ deliveries: z.array(Delivery) }).openapi("WebhookDeliveries"), "The log."),
-        ...errorResponses,
-        ...notFoundResponse,
-      },
-    }),
-    async (c) =>
-      c.json(
-        await webhooks.deliveries(ctxOf(c), c.req.valid("param").name, { limit: c.req.valid("query").limit }),
-        200,
-      ),
-  );
+  }),
+  async (c) =>
+    c.json(await webhooks.deliveries(ctxOf(c), c.req.valid("param").name, { limit: c.req.valid("query").limit }), 200),
+);

@@ -1,0 +1,129 @@
+import { createRoute, OpenAPIHono, type RouteConfig, type RouteHandler } from "@hono/zod-openapi";
+import type { Context, Handler, Next } from "hono";
+import { LinearRouter } from "hono/router/linear-router";
+import { mergePath } from "hono/utils/url";
+import { validationHook } from "./router.ts";
+import type { AppEnv } from "./types.ts";
+
+/**
+ * Routes whose zod schemas are built on their first request (issue 14, point 6).
+ *
+ * Building every route's schemas and `createRoute` configs when the module loads
+ * was most of a cold isolate's CPU (~50 ms of zod schema construction), yet a
+ * request needs only its own route's, and only those it validates. So a route
+ * is registered with its method and path at once (plain strings: matching and
+ * the order of routes are as before); its spec, with the request schemas, is
+ * built when a request first reaches it; its `responses` (a thunk in the spec)
+ * only when the OpenAPI document is first built, which builds every route's.
+ */
+
+type Method = RouteConfig["method"];
+type Responses = RouteConfig["responses"];
+/** What `createRoute` takes besides the method and the path, with the responses as a thunk. */
+type RouteSpec = Omit<RouteConfig, "method" | "path" | "responses"> & { responses: () => Responses };
+/** The `createRoute` config a spec stands for (what `c.req.valid` and the handler's responses are typed from). */
+type ConfigOf<M extends Method, P extends string, S extends RouteSpec> = Omit<S, "responses"> & {
+  method: M;
+  path: P;
+  responses: ReturnType<S["responses"]>;
+};
+type Registry = OpenAPIHono<AppEnv>["openAPIRegistry"];
+
+interface LazyRoute {
+  /** The route's full `createRoute` config, responses included, built on first call. */
+  config(): RouteConfig;
+}
+
+/** Each router's lazy routes in registration order: the document lists them in this order. */
+const routesOf = new WeakMap<OpenAPIHono<AppEnv>, LazyRoute[]>();
+
+let builds = 0;
+/** How many route specs have been built in this isolate (tests prove the laziness with it). */
+export function routeBuilds(): number {
+  return builds;
+}
+
+/** A value built on the first call and kept: shared schemas are built once, by the first route that needs them. */
+export function once<T>(build: () => T): () => T {
+  let built: { value: T } | undefined;
+  return () => (built ??= { value: build() }).value;
+}
+
+/**
+ * `router.openapi(createRoute({ method, path, ...spec(), responses: spec().responses() }), handler)`,
+ * except that `spec` runs on the route's first request and `responses` only for
+ * the document. `c.req.valid(...)` and the handler's responses are typed from
+ * `spec`'s return type as with `openapi`.
+ */
+// `const S`: the spec's literals are typed against RouteSpec as in a direct `createRoute({...})` call.
+export function lazyRoute<const M extends Method, const P extends string, const S extends RouteSpec>(
+  router: OpenAPIHono<AppEnv>,
+  method: M,
+  path: P,
+  spec: () => S,
+  handler: RouteHandler<ConfigOf<M, P, S>, AppEnv>,
+): void {
+  const specOf = once(() => {
+    builds++;
+    return spec();
+  });
+  // The key order of `spec` is kept (the document lists an operation's fields in it).
+  const config = once(() => createRoute({ method, path, ...specOf(), responses: specOf().responses() }) as RouteConfig);
+  let list = routesOf.get(router);
+  if (!list) routesOf.set(router, (list = []));
+  list.push({ config });
+
+  // Validation reads only the method, path, middleware and request schemas.
+  const chain = once(() => {
+    const { middleware, request } = specOf();
+    return handlersOf({ method, path, middleware, request, responses: {} }, handler as unknown as Handler<AppEnv>);
+  });
+  router.on(method, path.replaceAll(/\/{(.+?)}/g, "/:$1"), (c, next) => run(chain(), c, next));
+}
+
+/**
+ * The handlers `OpenAPIHono.openapi` would have registered for the route, in
+ * order: its middleware, the zod validator of each request part (with the 415
+ * media-type gate), then the handler. Taken from a throwaway router so they are
+ * exactly the library's, with our 400 envelope as the validation hook.
+ */
+function handlersOf(route: RouteConfig, handler: Handler<AppEnv>): Handler<AppEnv>[] {
+  const scratch = new OpenAPIHono<AppEnv>({ router: new LinearRouter(), defaultHook: validationHook });
+  (scratch.openapi as (route: RouteConfig, handler: Handler<AppEnv>) => unknown)(route, handler);
+  return scratch.routes.map((r) => r.handler as Handler<AppEnv>);
+}
+
+/**
+ * Runs `chain` as Hono's compose runs a route's handlers: a handler that
+ * returns a Response sets `c.res` unless one is already final; `next` of the
+ * last continues with whatever the app matched after the route. A thrown error
+ * leaves through the outer handler, where Hono's compose turns it into the
+ * app's error response as it did for the inner handler.
+ */
+async function run(chain: Handler<AppEnv>[], c: Context<AppEnv>, next: Next): Promise<void> {
+  let index = -1;
+  const dispatch = async (i: number): Promise<void> => {
+    if (i <= index) throw new Error("next() called multiple times");
+    index = i;
+    const handler = chain[i];
+    if (!handler) return next();
+    const res: unknown = await handler(c, () => dispatch(i + 1));
+    if (res && c.finalized === false) c.res = res as Response;
+  };
+  await dispatch(0);
+}
+
+/**
+ * Registers every lazy route of `router`, mounted at `base`, in `registry`, as
+ * `OpenAPIHono.route` registers a sub-router's routes (the mount base joined with
+ * `mergePath`, `:param` as `{param}`; without `middleware`, skipping `hide`).
+ * Builds the routes' configs that no request has built yet.
+ */
+export function registerRoutes(registry: Registry, base: string, router: OpenAPIHono<AppEnv>): void {
+  const basePath = base.replaceAll(/:([^/]+)/g, "{$1}");
+  for (const lazy of routesOf.get(router) ?? []) {
+    const { middleware: _middleware, hide, ...route } = lazy.config();
+    if (hide) continue;
+    registry.registerPath({ ...route, path: mergePath(basePath, "/", route.path) });
+  }
+}

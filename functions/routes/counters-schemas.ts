@@ -1,0 +1,114 @@
+import { z } from "@hono/zod-openapi";
+import * as counters from "../../src/counters/index.ts";
+import { PERIODS } from "../../src/time.ts";
+import { once } from "../lazy-route.ts";
+import { Increment, Member, Name, nameParams } from "../schemas.ts";
+
+/**
+ * Schemas of the counters routes (./counters.ts), each a memoised factory
+ * built by the first route that needs it (see ../lazy-route.ts).
+ */
+
+export const PeriodName = once(() =>
+  z.enum(PERIODS).openapi({ description: "UTC calendar period (ISO weeks, Monday first)" }),
+);
+export const Aggregate = once(() =>
+  z.enum(counters.AGGREGATES).openapi({
+    description: `How a member's scores combine across buckets; a member missing from a bucket is skipped, not counted as 0. A sum reads calendar rollups; min and max read every bucket, at most ${counters.MAX_RAW_BUCKETS}. @default sum`,
+  }),
+);
+export const Ttl = once(() =>
+  z.number().int().min(1).max(counters.MAX_TTL_SECONDS).openapi({
+    description:
+      "Seconds the written key lives. A key this write creates gets it. An existing key's expiry is only ever extended (when less than ttl is left, to ttl plus up to a tenth of it, at most 1 h more), never shortened; an existing key without expiry keeps none. In a batch a key gets the largest ttl of its items. So an ingest key cannot expire data beyond its own increments.",
+  }),
+);
+export const Order = once(() => z.enum(["asc", "desc"]));
+export const TimeQuery = once(() =>
+  z.string().openapi({ description: "epoch ms or ISO-8601 (a date such as 2026-11-01 is its UTC midnight)" }),
+);
+/**
+ * A time in a body, parsed by the library rather than by the shared `At`, so a
+ * date that does not exist (2026-02-30) is refused instead of rolled into March.
+ */
+export const TimeValue = once(() =>
+  z.union([z.number().int(), z.string()]).openapi({
+    type: "string",
+    description: "epoch ms or ISO-8601; a real date in years 1000..9999",
+    example: "2026-11-22T15:04:05Z",
+  }),
+);
+/** `at` of an increment: like TimeValue, and bounded by what a bucket can usefully store. */
+export const AtValue = once(() =>
+  TimeValue().openapi({
+    description: `the time the increment belongs to; only with period. At most ${counters.MAX_BUCKET_AGE_DAYS} days (and at most the item's ttl) in the past, at most 5 minutes ahead. @default now`,
+  }),
+);
+
+/** Query options every read takes to read the union of period buckets instead of the plain counter. */
+export const periodQuery = once(() => ({
+  period: PeriodName().optional().openapi({
+    description: "Read the buckets of this period from `from` to `to` instead of the plain counter.",
+  }),
+  from: TimeQuery().optional().openapi({
+    description: `First period (the one containing this time). Needs period. @default the period of \`to\``,
+  }),
+  to: TimeQuery()
+    .optional()
+    .openapi({
+      description: `Last period, inclusive; at most ${counters.MAX_RANGE_DAYS} days after from. Needs period. @default now`,
+    }),
+  aggregate: Aggregate().optional(),
+}));
+
+export const RangeInfo = once(() =>
+  z
+    .object({
+      period: PeriodName(),
+      from: z.number().int().openapi({ description: "start of the first period, epoch ms" }),
+      to: z.number().int().openapi({ description: "start of the last period, epoch ms" }),
+      aggregate: Aggregate(),
+      buckets: z.number().int(),
+      finished: z.boolean().openapi({ description: "the range has ended, so its union is cached" }),
+    })
+    .openapi("CounterRange"),
+);
+
+export const Scored = once(() => z.object({ member: z.string(), score: z.number() }));
+export const RankedItem = once(() =>
+  Scored()
+    .extend({ rank: z.number().int().openapi({ description: "1-based" }) })
+    .openapi("CounterRankedItem"),
+);
+
+export const IncrItem = once(() =>
+  z
+    .object({
+      member: Member(),
+      by: Increment().optional().openapi({ description: "may be negative (a decrement). @default 1" }),
+      period: PeriodName().optional().openapi({
+        description: "store in the bucket of this UTC period. @default none (the plain counter)",
+      }),
+      at: AtValue().optional(),
+      ttl: Ttl().optional(),
+    })
+    .openapi("CounterIncrement"),
+);
+
+export type IncrBody = z.infer<ReturnType<typeof IncrItem>>;
+
+export const UnionSource = once(() =>
+  z.union([
+    Name().openapi({ description: "another counter (its plain key)" }),
+    z
+      .object({ counter: Name(), period: PeriodName(), from: TimeValue().optional(), to: TimeValue().optional() })
+      .strict()
+      .openapi({ description: "a counter's buckets of `period` from `from` to `to` (defaults as for reads)" }),
+  ]),
+);
+
+export const counterParams = once(() => nameParams("counter"));
+export const memberParams = once(() =>
+  counterParams().extend({ member: Member().openapi({ param: { name: "member", in: "path" } }) }),
+);
+export const noContent = { description: "Done (also when there was nothing to delete)." };

@@ -1,0 +1,104 @@
+/**
+ * Routes build their zod schemas on first use (functions/lazy-route.ts, issue 14 point 6):
+ * loading the app builds none, a request builds only its own route's, and the answers and the
+ * OpenAPI document are exactly those of the eager build they replace.
+ *
+ * test/fixtures/openapi.json is /openapi.json of the eager build (main before lazy routes),
+ * pretty-printed. After a deliberate change to the API description, regenerate it from the app:
+ * `app.request("/openapi.json")` → `JSON.stringify(await res.json(), null, 2)`, then prettier.
+ */
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { createApp } from "../../functions/app.ts";
+import { routeBuilds } from "../../functions/lazy-route.ts";
+import fixture from "../fixtures/openapi.json";
+import { TEST_KEYS } from "../helpers/keys.ts";
+
+type ErrorBody = { error: { code: string; message: string; details?: unknown[] } };
+
+// Read before any app handles a request: the module graph above is all that ran.
+const buildsAtLoad = routeBuilds();
+const app = createApp();
+const buildsAfterCreate = routeBuilds();
+
+/** Undefined when equal, else both texts around their first difference (a 130 KB diff would drown the report). */
+function firstDifference(actual: string, expected: string) {
+  if (actual === expected) return undefined;
+  let i = 0;
+  while (actual[i] === expected[i]) i++;
+  return { at: i, actual: actual.slice(i - 80, i + 80), expected: expected.slice(i - 80, i + 80) };
+}
+
+const send = (path: string, init: RequestInit = {}) => app.request(path, init, env);
+const write = (path: string, body: string, contentType = "application/json") =>
+  send(path, {
+    method: "POST",
+    headers: { authorization: `Bearer ${TEST_KEYS.ingest}`, "content-type": contentType },
+    body,
+  });
+
+describe("lazy route schemas", () => {
+  it("loading the modules and creating the app build no route's schemas", () => {
+    expect(buildsAtLoad).toBe(0);
+    expect(buildsAfterCreate).toBe(0);
+  });
+
+  it("a refused request builds only its own route, once, and answers the usual 400 envelope", async () => {
+    const before = routeBuilds();
+    const res = await write("/v1/counters/c1/incr", JSON.stringify({ items: [{ member: "a" }, { member: "" }] }));
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      error: {
+        code: "invalid_request",
+        message: "Invalid json field 'items.1.member': must not be empty.",
+        details: [{ in: "json", path: "items.1.member", message: "must not be empty" }],
+      },
+    });
+    expect(routeBuilds()).toBe(before + 1);
+    // the same route again builds nothing; a bad path parameter is refused by the same validators
+    const param = await write("/v1/counters/bad%20name/incr", JSON.stringify({ member: "a" }));
+    expect(param.status).toBe(400);
+    expect(((await param.json()) as ErrorBody).error.details).toEqual([
+      { in: "param", path: "counter", message: "must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$" },
+    ]);
+    expect(routeBuilds()).toBe(before + 1);
+  });
+
+  it("keeps the library's media-type gate (415) and query validation of a lazily built route", async () => {
+    const before = routeBuilds();
+    const media = await send("/v1/trending/s1/events", {
+      method: "POST",
+      headers: { authorization: `Bearer ${TEST_KEYS.ingest}`, "content-type": "text/plain" },
+    });
+    expect(media.status).toBe(415);
+    expect(await media.json()).toEqual({ error: { code: "http_error", message: "Unsupported Media Type" } });
+    const query = await send("/v1/trending/s1/top?window=99x", {
+      headers: { authorization: `Bearer ${TEST_KEYS.read}` },
+    });
+    expect(query.status).toBe(400);
+    expect(((await query.json()) as ErrorBody).error.details).toEqual([
+      { in: "query", path: "window", message: "must be 1h..168h or 1d..7d" },
+    ]);
+    expect(routeBuilds()).toBe(before + 2);
+  });
+
+  it("route middleware still runs before validation (403 for a non-admin key, whatever the body)", async () => {
+    const res = await write("/v1/counters/c1/union", "[]");
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as ErrorBody).error.code).toBe("forbidden");
+  });
+
+  it("/openapi.json builds every route and is byte for byte the eager build's document", async () => {
+    const res = await send("/openapi.json");
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    // JSON.stringify of the parsed fixture is the document as the eager build served it
+    expect(firstDifference(text, JSON.stringify(fixture))).toBeUndefined();
+    const operations = Object.values(fixture.paths).reduce((n, ops) => n + Object.keys(ops).length, 0);
+    expect(routeBuilds()).toBe(operations);
+    // a second app shares the built routes and serves the same document
+    const again = await createApp().request("/openapi.json", {}, env);
+    expect(firstDifference(await again.text(), text)).toBeUndefined();
+    expect(routeBuilds()).toBe(operations);
+  });
+});
