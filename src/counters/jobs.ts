@@ -25,7 +25,7 @@ export const sweepScript = defineScript({
   lua: `
 local deleted = 0
 for i, bucket in ipairs(buckets) do
-  if redis.call('HEXISTS', indexes[i], 'b:' .. bucket) == 0 then deleted = deleted + redis.call('DEL', bucket) end
+  if redis.call('HEXISTS', indexes[i], 'b:' .. bucket) == 0 then deleted = deleted + redis.call('UNLINK', bucket) end
   redis.call('HDEL', purge, bucket)
 end
 return deleted

@@ -93,7 +93,7 @@ local args = {'ZRANGE', key, 0, tonumber(n) - 1}
 if rev == '1' then args[#args + 1] = 'REV' end
 args[#args + 1] = 'WITHSCORES'
 local out = redis.call(unpack(args))
-if temporary then redis.call('DEL', key) end
+if temporary then redis.call('UNLINK', key) end
 return out
 `,
 });
@@ -111,7 +111,7 @@ if not key then return {} end
 local score = redis.call('ZSCORE', key, member)
 local out   = {}
 if score then out = {score, redis.call('ZREVRANK', key, member), redis.call('ZRANK', key, member)} end
-if temporary then redis.call('DEL', key) end
+if temporary then redis.call('UNLINK', key) end
 return out
 `,
 });
@@ -133,7 +133,7 @@ if rev == '1' then
 else
   items = redis.call('ZRANGE', key, min, max, 'BYSCORE', 'LIMIT', 0, tonumber(limit), 'WITHSCORES')
 end
-if temporary then redis.call('DEL', key) end
+if temporary then redis.call('UNLINK', key) end
 return {count, items}
 `,
 });
@@ -155,7 +155,7 @@ local card  = redis.call('ZCARD', key)
 local fits  = card <= tonumber(maxMembers)
 local items = {}
 if fits then items = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES') end
-if temporary then redis.call('DEL', key) end
+if temporary then redis.call('UNLINK', key) end
 if not fits then return {refused = 'too_many_members', counter = counter, members = card} end
 return {card, items}
 `,

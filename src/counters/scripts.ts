@@ -151,7 +151,7 @@ if nb > 0 then
     if not v then
       if not indexLeft then indexLeft = redis.call('PTTL', index) end
       -- not part of this life: whatever it holds predates a delete of the counter
-      redis.call('DEL', b)
+      redis.call('UNLINK', b)
     end
     state[i] = v or false
   end
@@ -358,7 +358,7 @@ for s = 1, #orphans, 1000 do
   end
   redis.call(unpack(args))
 end
-local doomed = {'DEL', plain, index}
+local doomed = {'UNLINK', plain, index}
 for _, k in ipairs(caches) do doomed[#doomed + 1] = k end
 redis.call(unpack(doomed))
 redis.call('ZREM', names, name)
@@ -394,7 +394,7 @@ for i, weight in ipairs(weights) do
   end
 end
 if #live == 0 then
-  redis.call('DEL', plain)
+  redis.call('UNLINK', plain)
 else
   -- one ZUNIONSTORE (at most 1000 keys): a source may be the destination itself
   local args = {'ZUNIONSTORE', plain, #live}

@@ -109,7 +109,7 @@ if not created and tonumber(current[2]) ~= retention then
       local untilMs = keptUntil(tonumber(dayStarts[g]), retention)
       local ttl     = ttlUntil(untilMs, nowMs)
       if ttl <= 0 then
-        redis.call('DEL', days[g], exts[g])
+        redis.call('UNLINK', days[g], exts[g])
       else
         redis.call('EXPIRE', days[g], ttl)
         redis.call('EXPIRE', exts[g], ttl)
@@ -121,7 +121,7 @@ if not created and tonumber(current[2]) ~= retention then
   for k = 1, #months do
     if redis.call('EXISTS', months[k]) == 1 then
       local ttl = ttlUntil(keptUntil(tonumber(monthLastDays[k]), retention), nowMs)
-      if ttl <= 0 then redis.call('DEL', months[k]) else redis.call('EXPIRE', months[k], ttl) end
+      if ttl <= 0 then redis.call('UNLINK', months[k]) else redis.call('EXPIRE', months[k], ttl) end
     end
   end
   redis.call('ZADD', registry, listed, name)
@@ -383,12 +383,12 @@ else
       if v then card = card - 1 end
     end
     if card > cap then
-      redis.call('DEL', scratch)
+      redis.call('UNLINK', scratch)
       return {refused = 'too_many_buckets', buckets = card}
     end
   end
   merged = redis.call('ZRANGE', scratch, 0, -1, 'WITHSCORES')
-  redis.call('DEL', scratch)
+  redis.call('UNLINK', scratch)
 end
 local buckets, found = {}, false
 for j = 1, #merged, 2 do
@@ -420,7 +420,7 @@ export const deleteScript = defineScript({
   keys: ["meta", "registry", "...stored"],
   args: ["name"],
   lua: `
-local removed = redis.call('DEL', meta, unpack(stored))
+local removed = redis.call('UNLINK', meta, unpack(stored))
 redis.call('ZREM', registry, name)
 return {removed = removed}
 `,

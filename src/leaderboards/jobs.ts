@@ -96,7 +96,7 @@ for b = 1, #boards do
     if copied >= budget then break end
     local from = 0
     local bday, bfrom = string.match(meta[4] or '', '^([^|]+)|(%d+)$')
-    if bday == day then from = tonumber(bfrom) else redis.call('DEL', nextKey) end
+    if bday == day then from = tonumber(bfrom) else redis.call('UNLINK', nextKey) end
     local take = budget - copied
     local rows = redis.call('ZRANGE', ranking, from, from + take - 1)
     for i = 1, #rows, ${ZADD_BATCH} do
@@ -119,7 +119,7 @@ for b = 1, #boards do
       redis.call('RENAME', nextKey, snap)
       redis.call('EXPIRE', snap, ttl)
     else
-      redis.call('DEL', snap)
+      redis.call('UNLINK', snap)
     end
     redis.call('HSET', settings[b], 'snapDay', day)
     redis.call('HDEL', settings[b], 'snapBuild')

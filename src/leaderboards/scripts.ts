@@ -378,7 +378,7 @@ redis.call('HDEL', profiles, player)
 if redis.call('HLEN', players) == (got[2] and 1 or 0) then
   redis.call('ZREM', registry, board)
   -- the daily snapshot goes with the settings, in the same DEL
-  if redis.call('HGET', settings, 'implicit') then redis.call('DEL', settings, snapshot, snapshotNext) end
+  if redis.call('HGET', settings, 'implicit') then redis.call('UNLINK', settings, snapshot, snapshotNext) end
 end
 return {removed = true}
 `,

@@ -131,7 +131,7 @@ export const deleteRoomScript = defineScript({
   lua: `
 local gone = 0
 for _, registry in ipairs(registries) do gone = gone + redis.call('ZREM', registry, room) end
-return gone + redis.call('DEL', unpack(roomKeys))
+return gone + redis.call('UNLINK', unpack(roomKeys))
 `,
 });
 
@@ -292,7 +292,7 @@ for r, room in ipairs(roomNames) do
       -- Nobody left to forget. The counter goes only when no mapping is left
       -- (ids mapped by an earlier version have no last-seen): then no kept
       -- bitmap has a bit of this room's ids (horizon > the bitmaps' two days).
-      if redis.call('HLEN', ids) == 0 then redis.call('DEL', seq) end
+      if redis.call('HLEN', ids) == 0 then redis.call('UNLINK', seq) end
       redis.call('ZREM', due, room)
       if not unlisted then redis.call('ZREM', rooms, room) end
       dropped = dropped + 1

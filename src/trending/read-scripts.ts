@@ -210,7 +210,7 @@ if #items == 2 * m then
   items = above
   for i = 1, #ties do items[#items + 1] = ties[i] end
 end
-if src == scratch then redis.call('DEL', scratch) end
+if src == scratch then redis.call('UNLINK', scratch) end
 return { maxError = fmt(errorSum()), items = items, next = '0', built = built, split = split }
 `,
 });

@@ -120,7 +120,7 @@ if created or requeue == '1' then
 end
 if #stale > 0 then
   -- they hold an hour this write changed: the next read rebuilds them
-  redis.call('DEL', unpack(stale))
+  redis.call('UNLINK', unpack(stale))
 end
 return #buckets
 `,
@@ -142,7 +142,7 @@ redis.call('ZREM', dirty, stream)
 local deleted = 0
 -- DEL in slices: unpack of hundreds of keys is fine, thousands would hit Lua's stack
 for i = 1, #doomed, 200 do
-  deleted = deleted + redis.call('DEL', unpack(doomed, i, math.min(i + 199, #doomed)))
+  deleted = deleted + redis.call('UNLINK', unpack(doomed, i, math.min(i + 199, #doomed)))
 end
 return deleted
 `,

@@ -161,7 +161,7 @@ local old = redis.call('HGET', hooks, name)
 if not old and redis.call('HLEN', hooks) >= tonumber(max) then return {refused = 'too_many', max = tonumber(max)} end
 local hook = cjson.decode(settings)
 local before = old and cjson.decode(old)
-if before and (cjson.encode(before.filter) ~= cjson.encode(hook.filter) or before.n ~= hook.n) then redis.call('DEL', marks) end
+if before and (cjson.encode(before.filter) ~= cjson.encode(hook.filter) or before.n ~= hook.n) then redis.call('UNLINK', marks) end
 hook.createdAt = before and before.createdAt or tonumber(now)
 hook.updatedAt = tonumber(now)
 redis.call('HSET', hooks, name, cjson.encode(hook))
@@ -177,7 +177,7 @@ export const removeScript = defineScript({
   args: ["name"],
   lua: `
 local deleted = redis.call('HDEL', hooks, name)
-if deleted == 1 then redis.call('DEL', log, marks) end
+if deleted == 1 then redis.call('UNLINK', log, marks) end
 return {deleted = deleted == 1}
 `,
 });

@@ -38,7 +38,7 @@ export const area: CostArea = {
       roundTrips: 1,
       commands: 9,
       naive: 2,
-      note: "First touch: HSET of the bucket into the counter's index (what delete-by-index needs; the registry stamp `r` rides in it), DEL of a leftover from a deleted life, PTTL of the index, registry ZADD and expiry; plus the month rollup's ZINCRBY (issue 15). Within a minute of the counter's last registry refresh, one fewer (no ZADD).",
+      note: "First touch: HSET of the bucket into the counter's index (what delete-by-index needs; the registry stamp `r` rides in it), UNLINK of a leftover from a deleted life, PTTL of the index, registry ZADD and expiry; plus the month rollup's ZINCRBY (issue 15). Within a minute of the counter's last registry refresh, one fewer (no ZADD).",
     },
     incrDay: {
       call: "counter incr, `period=day`",
@@ -78,7 +78,7 @@ export const area: CostArea = {
       roundTrips: 1,
       commands: 10,
       naive: 2,
-      note: "First touch of the hour only: DEL of a leftover, HSET into the index, PTTL of the index, registry expiry.",
+      note: "First touch of the hour only: UNLINK of a leftover, HSET into the index, PTTL of the index, registry expiry.",
     },
     incrTtlNew: { call: "counter incr with `ttl`", state: "new counter", roundTrips: 1, commands: 6, naive: 2 },
     incrTtlExtend: {

@@ -48,11 +48,11 @@ export const area = {
     }),
     read30: r("histogram read", "30 days", 9, {
       naive: 31,
-      note: "Past 4 days (4 × 5,000 buckets could reach the 20,000 cap) the union goes to a scratch key: `ZUNIONSTORE`, `ZCARD` (refused before loading anything when over the cap), `ZRANGE`, `DEL`; the days' sums: one `ZMSCORE` per month the range's days fall in (here 2).",
+      note: "Past 4 days (4 × 5,000 buckets could reach the 20,000 cap) the union goes to a scratch key: `ZUNIONSTORE`, `ZCARD` (refused before loading anything when over the cap), `ZRANGE`, `UNLINK`; the days' sums: one `ZMSCORE` per month the range's days fall in (here 2).",
     }),
     read400: r("histogram read", "400 days", 9, {
       naive: 401,
-      note: "Issue 15: days at the edges, month rollups in the middle (here 13 days + 12 months + 22 days = 47 keys instead of 400): one `ZUNIONSTORE` of buckets (the months bring their days' sums), `ZCARD` before loading, `ZRANGE`, `DEL`, one `ZUNION … AGGREGATE MAX` of the days' two-member extremes sets, and one `ZMSCORE` of the sums of the edge days in each of their 2 months. Before issue 15: 4 commands, but one `ZUNION` over all 400 days loaded into the script before its size check.",
+      note: "Issue 15: days at the edges, month rollups in the middle (here 13 days + 12 months + 22 days = 47 keys instead of 400): one `ZUNIONSTORE` of buckets (the months bring their days' sums), `ZCARD` before loading, `ZRANGE`, `UNLINK`, one `ZUNION … AGGREGATE MAX` of the days' two-member extremes sets, and one `ZMSCORE` of the sums of the edge days in each of their 2 months. Before issue 15: 4 commands, but one `ZUNION` over all 400 days loaded into the script before its size check.",
     }),
     readOld: r("histogram read", "400 days older than any retention", 2),
     list: r("histogram list", "steady", 4, {

@@ -90,7 +90,7 @@ export const area = {
     count: r("leaderboard count", "any", 3),
     remove: r("leaderboard remove player", "not the last player", 6),
     removeLast: r("leaderboard remove player", "last player of a board made by joins", 9, {
-      note: "The last player's removal takes the board out of the registry and, when no admin configured it, deletes its settings: `EXISTS`, `ZREM`, `HGET`, `DEL`.",
+      note: "The last player's removal takes the board out of the registry and, when no admin configured it, deletes its settings: `EXISTS`, `ZREM`, `HGET`, `UNLINK`.",
     }),
     removeMissing: r("leaderboard remove player", "no such player", 2),
     deleteBoard: r("leaderboard delete board", "any", 3),

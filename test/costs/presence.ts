@@ -112,7 +112,7 @@ export const area = {
       state: "room with data",
       roundTrips: 1,
       commands: 6,
-      note: "4 ZREM (two registries and the two of earlier versions) and one DEL of every key (was 14).",
+      note: "4 ZREM (two registries and the two of earlier versions) and one UNLINK of every key (was 14).",
     },
     trimIdle: {
       call: "trim run",

@@ -38,7 +38,7 @@ export const area = {
     ingestReplay: row("trending ingest, 1 event, `Idempotency-Key`", "replay", 2),
     ingestLate: row("trending ingest, 1 event", "late: `at` in a finished hour", 5, {
       naive: 2,
-      note: "A late event re-queues its hour for compaction (`ZADD _dirty`) and deletes the cached unions that hold its hour (`DEL`), so the next read sees it. A write in the last 5 minutes of its hour does the same for the next hour's unions (a Worker whose clock has passed the hour may have built them).",
+      note: "A late event re-queues its hour for compaction (`ZADD _dirty`) and deletes the cached unions that hold its hour (`UNLINK`), so the next read sees it. A write in the last 5 minutes of its hour does the same for the next hour's unions (a Worker whose clock has passed the hour may have built them).",
     }),
     ingestHourEnd: row("trending ingest, 1 event", "steady, last 5 minutes of the hour", 5, { naive: 2 }),
     topWarm: row("trending top-10 / 24 h", "warm, long-tailed counts", 5, { naive: 5 }),

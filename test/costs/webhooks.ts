@@ -26,7 +26,7 @@ export const area = {
       state: "another filter or N",
       roundTrips: 1,
       commands: 4,
-      note: "+DEL of its detection marks: they were about another stream, room or N.",
+      note: "+UNLINK of its detection marks: they were about another stream, room or N.",
     },
     list: { call: "list webhooks (admin)", state: "any (at most 20)", roundTrips: 1, commands: 2 },
     remove: {
