@@ -97,12 +97,38 @@ function chunks<T>(list: T[], size = MAX_BATCH): T[][] {
   return out;
 }
 
+type TrendingItem = Extract<IngestMessage, { kind: "trending" }>["events"][number];
+type CounterItem = Extract<IngestMessage, { kind: "counters" }>["items"][number];
+
+/** What trending events merge by: the hour and the member. */
+function trendingKey(e: TrendingItem): string {
+  return `${hourIndex(e.at)}\n${e.member}`;
+}
+
+/** What counter items merge by: the period bucket (none for the plain counter) and the member. */
+function counterKey(item: CounterItem): string {
+  const at = item.at === undefined ? undefined : (parseBucketTime(item.at) as number);
+  const bucket = item.period === undefined || at === undefined ? "" : `${item.period}:${periodStart(item.period, at)}`;
+  return `${bucket}\n${item.member}`;
+}
+
+/**
+ * The entries a message's items merge into (one per item; equal keys merge), which is what an
+ * apply script's work grows with: the consumer bounds each script by these, not by raw items.
+ */
+export function mergeKeys(message: IngestMessage): string[] {
+  if (message.kind === "trending") return message.events.map(trendingKey);
+  if (message.kind === "counters") return message.items.map(counterKey);
+  const slot = Math.floor(message.t / PRESENCE_WINDOW_MS);
+  return message.ids.map((id) => `${slot}\n${id}`);
+}
+
 /** Trending: one event per (hour, member) with the summed count. */
 function mergeTrending(messages: Extract<IngestMessage, { kind: "trending" }>[]): TrendingEvent[] {
   const sums = new Map<string, { member: string; count: number; at: number }>();
   for (const m of messages) {
     for (const e of m.events) {
-      const key = `${hourIndex(e.at)}\n${e.member}`;
+      const key = trendingKey(e);
       const seen = sums.get(key);
       if (seen) {
         seen.count += e.count;
@@ -123,9 +149,7 @@ function mergeCounters(messages: Extract<IngestMessage, { kind: "counters" }>[])
   for (const m of messages) {
     for (const item of m.items) {
       const at = item.at === undefined ? undefined : (parseBucketTime(item.at) as number);
-      const bucket =
-        item.period === undefined || at === undefined ? "" : `${item.period}:${periodStart(item.period, at)}`;
-      const key = `${bucket}\n${item.member}`;
+      const key = counterKey(item);
       const seen = sums.get(key);
       if (!seen) {
         sums.set(key, { member: item.member, by: item.by ?? 1, period: item.period, at, ttl: item.ttl });

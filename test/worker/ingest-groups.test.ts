@@ -160,7 +160,7 @@ describe("counters and presence from the queue", () => {
 });
 
 describe("bounded apply scripts", () => {
-  it("attack: 12 queued requests of 1,000 new members to one stream are applied in scripts of at most 10,000 items, exactly", async () => {
+  it("attack: 12 queued requests of 1,000 new members to one stream are applied in scripts of at most 4,000 items, exactly", async () => {
     const api = newApi("ingest-chunks");
     for (let r = 0; r < 12; r++) {
       const events = Array.from({ length: 1000 }, (_, i) => ({ member: `r${r}-m${i}` }));
@@ -168,12 +168,25 @@ describe("bounded apply scripts", () => {
     }
     const { result, requests } = await api.cost(() => api.deliver(api.queue.sent));
     expect(result.stats).toMatchObject({ applied: 12, events: 12_000 });
-    // 12,000 items in chunks of whole 1,000-item messages up to 10,000: 2 apply scripts, plus the batch record
-    expect(requests).toBe(3);
+    // 12,000 items in chunks of whole 1,000-item messages up to 4,000: 3 apply scripts, plus the batch record
+    expect(requests).toBe(4);
     const top = await api.get("/v1/trending/big/members/r11-m999?window=1h");
     expect(top.body.count).toBe(1);
     const redelivered = await api.deliver(api.queue.sent);
     expect(redelivered.stats).toMatchObject({ applied: 0 });
     expect((await api.get("/v1/trending/big/members/r0-m0?window=1h")).body.count).toBe(1);
+  });
+
+  it("bounds scripts by merged entries, not raw items: 12 requests about the same 1,000 members are one apply script", async () => {
+    const api = newApi("ingest-merged-chunks");
+    for (let r = 0; r < 12; r++) {
+      const events = Array.from({ length: 1000 }, (_, i) => ({ member: `m${i}` }));
+      expect((await api.post("/v1/trending/same/events", { events }, { headers: api.asyncHeaders })).status).toBe(202);
+    }
+    const { result, requests } = await api.cost(() => api.deliver(api.queue.sent));
+    expect(result.stats).toMatchObject({ applied: 12, events: 12_000 });
+    // 12,000 items merge into 1,000 entries (hour, member): one apply script, plus the batch record
+    expect(requests).toBe(2);
+    expect((await api.get("/v1/trending/same/members/m999?window=1h")).body.count).toBe(12);
   });
 });
