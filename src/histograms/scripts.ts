@@ -368,7 +368,9 @@ if (#parts - usedMonths) * dayCap + usedMonths * 31 * dayCap <= cap then
   merged = redis.call('ZUNION', #parts - 1, unpack(parts))
 else
   redis.call('ZUNIONSTORE', scratch, #parts, unpack(parts))
-  -- the size first: a range over the cap is refused before its buckets are loaded
+  -- the size before loading: a range over the cap is refused before its buckets enter the script
+  -- (building the union itself is linear in its parts: 10 s over the cap at 5,000 buckets a day on
+  -- 400 days, bench/results; bounding that needs a cap on stored buckets, not on the read)
   local card = redis.call('ZCARD', scratch)
   if card > cap then
     -- not buckets: 'sum', and the 's:<day>' sums the rollups brought (asked only near the cap)
