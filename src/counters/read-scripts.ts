@@ -13,7 +13,8 @@ import { fieldsLua } from "./scripts.ts";
  * this life exists. A plain read has no `buckets` and reads `target`, the counter itself (also
  * passed as `scratch` and `index`, which it leaves unread). A period read has its buckets (or
  * rollups); `target` is the cache slot of its range, `scratch` the counter's scratch key,
- * `index` its index; `aggregate` is SUM|MIN|MAX, `finished` true when the range has ended,
+ * `index` its index; `aggregate` is SUM|MIN|MAX, `cache` `all` when the range has ended, `head`
+ * when it ends in the current period, `none` when it reaches past it,
  * `cacheSeconds` how long a finished range's union is kept, `rangeId` the range's id.
  *
  * A counter has a fixed few cache slots; a finished range's union goes to the
@@ -27,7 +28,7 @@ const resolveLua = defineLua(
   "counters.resolve",
   ["resolve"],
   `
-local function resolve(target, scratch, index, buckets, aggregate, finished, cacheSeconds, rangeId)
+local function resolve(target, scratch, index, buckets, aggregate, cache, cacheSeconds, rangeId)
   local nb = #buckets
   if nb == 0 then return target, false end
   if nb == 1 then
@@ -35,38 +36,76 @@ local function resolve(target, scratch, index, buckets, aggregate, finished, cac
     if redis.call('HEXISTS', index, 'b:' .. buckets[1]) == 1 then return buckets[1], false end
     return nil, false
   end
-  local marks = redis.call('HMGET', index, 'late', 'u:' .. target)
+  -- A range ending in the current period ('head') has that period's key last, the only one that
+  -- changes without a late write; so the union of the others is cached like a finished range
+  -- ('head' in its mark) and each read unions it with that key: work in the cached union and the
+  -- current key, not in every key of the range again. A range reaching past the current period
+  -- ('none': a write may land in more than its last key) is unioned whole on every read.
+  local head    = nb
+  local current = nil
+  if cache == 'head' then
+    head, current = nb - 1, buckets[nb]
+  elseif cache == 'none' then
+    head = 0
+  end
+  local marks = redis.call('HMGET', index, 'late', 'u:' .. target, 'b:' .. buckets[nb])
   local late  = marks[1]
   -- no index: no bucket of this life exists
   if not late then return nil, false end
+  if current and not marks[3] then current = nil end
   local tag = late .. '|' .. rangeId
-  -- a finished range changes only through late writes, which move 'late' on
-  if finished and marks[2] == tag and redis.call('EXISTS', target) == 1 then return target, false end
-  -- which buckets are part of this life
-  local live = {}
-  for i, v in ipairs(fields(index, buckets)) do
-    if v then live[#live + 1] = buckets[i] end
+  if cache == 'head' then tag = tag .. '|head' end
+  local cached = nil
+  -- a finished range (or head) changes only through late writes, which move 'late' on
+  if cache ~= 'none' and marks[2] == tag and redis.call('EXISTS', target) == 1 then
+    cached = target
+  elseif cache == 'none' then
+    -- which buckets are part of this life; their union is scratch
+    local live = {}
+    for i, v in ipairs(fields(index, buckets)) do
+      if v then live[#live + 1] = buckets[i] end
+    end
+    if #live == 0 then return nil, false end
+    if #live == 1 then return live[1], false end
+    for s = 1, #live, 1000 do
+      local args = {'ZUNIONSTORE', scratch, 0}
+      for i = s, math.min(s + 999, #live) do args[#args + 1] = live[i] end
+      if s > 1 then args[#args + 1] = scratch end
+      args[3] = #args - 3
+      args[#args + 1] = 'AGGREGATE'
+      args[#args + 1] = aggregate
+      redis.call(unpack(args))
+    end
+    return scratch, true
+  else
+    -- which buckets are part of this life
+    local live, parts = {}, {}
+    for i = 1, head do parts[i] = buckets[i] end
+    for i, v in ipairs(fields(index, parts)) do
+      if v then live[#live + 1] = parts[i] end
+    end
+    if #live == 1 then
+      cached = live[1]
+    elseif #live > 1 then
+      -- chunks of 1000 keep unpack() below Lua's C stack limit on long hourly ranges
+      for s = 1, #live, 1000 do
+        local args = {'ZUNIONSTORE', target, 0}
+        for i = s, math.min(s + 999, #live) do args[#args + 1] = live[i] end
+        if s > 1 then args[#args + 1] = target end
+        args[3] = #args - 3
+        args[#args + 1] = 'AGGREGATE'
+        args[#args + 1] = aggregate
+        redis.call(unpack(args))
+      end
+      redis.call('EXPIRE', target, cacheSeconds)
+      redis.call('HSET', index, 'u:' .. target, tag)
+      cached = target
+    end
   end
-  if #live == 0 then return nil, false end
-  if #live == 1 then return live[1], false end
-  local dest = scratch
-  if finished then dest = target end
-  -- chunks of 1000 keep unpack() below Lua's C stack limit on long hourly ranges
-  for s = 1, #live, 1000 do
-    local args = {'ZUNIONSTORE', dest, 0}
-    for i = s, math.min(s + 999, #live) do args[#args + 1] = live[i] end
-    if s > 1 then args[#args + 1] = dest end
-    args[3] = #args - 3
-    args[#args + 1] = 'AGGREGATE'
-    args[#args + 1] = aggregate
-    redis.call(unpack(args))
-  end
-  if finished then
-    redis.call('EXPIRE', target, cacheSeconds)
-    redis.call('HSET', index, 'u:' .. target, tag)
-    return target, false
-  end
-  -- an unfinished range may change any moment: the union is scratch, dropped before returning
+  if not current then return cached, false end
+  if not cached then return current, false end
+  -- the current bucket may change any moment: this union is scratch, dropped before returning
+  redis.call('ZUNIONSTORE', scratch, 2, cached, current, 'AGGREGATE', aggregate)
   return scratch, true
 end
 `,
@@ -75,9 +114,9 @@ end
 
 /** The keys and arguments every read declares (see `resolve`), and the call that binds `key` and `temporary`. */
 const SOURCE_KEYS = ["target", "scratch", "index", "...buckets"] as const;
-const SOURCE_ARGS = ["aggregate", "finished", "cacheSeconds", "rangeId"] as const;
+const SOURCE_ARGS = ["aggregate", "cache", "cacheSeconds", "rangeId"] as const;
 const RESOLVE =
-  "local key, temporary = resolve(target, scratch, index, buckets, aggregate, finished == '1', tonumber(cacheSeconds), rangeId)";
+  "local key, temporary = resolve(target, scratch, index, buckets, aggregate, cache, tonumber(cacheSeconds), rangeId)";
 
 /** The `n` first members, highest first when `rev` is 1. Returns flat member, score pairs. */
 export const topScript = defineScript({

@@ -6,7 +6,7 @@
 import type { Ctx } from "../context.ts";
 import { NotFoundError } from "../errors.ts";
 import { asList } from "../redis/script.ts";
-import { type Period } from "../time.ts";
+import { periodEnd, periodStart, type Period } from "../time.ts";
 import { assertName, listPage, type PageOptions } from "../validation.ts";
 import { decompose } from "./calendar.ts";
 import { counterKeys as K, type Aggregate } from "./keys.ts";
@@ -54,6 +54,26 @@ export function cacheKeys(prefix: string, name: string): string[] {
   return [...Array.from({ length: UNION_CACHE_SLOTS }, (_, i) => K.union(prefix, name, i)), K.scratch(prefix, name)];
 }
 
+/**
+ * A write counts as late (and invalidates cached unions) only when its own clock says its period
+ * has ended, so for this long after a period ends a write from a Worker whose clock lags may still
+ * land in it unnoticed: nothing that holds that period is cached meanwhile.
+ */
+export const CLOCK_SKEW_MS = 60_000;
+
+/**
+ * What a period read may cache (read-scripts.ts, `resolve`): the whole union of a range that has
+ * ended (`all`), all but the last key of one ending in the current period (`head`: only that key
+ * changes without a late write), or nothing (`none`: the range reaches past the current period,
+ * where a write may land in more than its last key, or a period ended less than CLOCK_SKEW_MS ago).
+ */
+function cacheMode(period: Period, to: number, now: number): "all" | "head" | "none" {
+  if (periodEnd(period, to) + CLOCK_SKEW_MS <= now) return "all";
+  const current = periodStart(period, now);
+  if (to === current && now - current >= CLOCK_SKEW_MS) return "head";
+  return "none";
+}
+
 /** What a read resolves (read-scripts.ts, `resolve`): the plain counter, or the union of its buckets in range. */
 function source(ctx: Ctx, name: string, options: ReadOptions) {
   assertName(name, "counter");
@@ -64,7 +84,7 @@ function source(ctx: Ctx, name: string, options: ReadOptions) {
     const plain = K.plain(ctx.prefix, name);
     return {
       keys: { target: plain, scratch: plain, index: plain, buckets: [] },
-      args: { aggregate: "SUM", finished: 0, cacheSeconds: 0, rangeId: "" },
+      args: { aggregate: "SUM", cache: "none", cacheSeconds: 0, rangeId: "" },
     };
   }
   const aggregate = options.aggregate ?? "sum";
@@ -92,7 +112,7 @@ function source(ctx: Ctx, name: string, options: ReadOptions) {
     },
     args: {
       aggregate: aggregateArg(aggregate),
-      finished: range.finished ? 1 : 0,
+      cache: cacheMode(range.period, range.to, ctx.now),
       cacheSeconds: UNION_CACHE_SECONDS,
       rangeId,
     },

@@ -95,6 +95,7 @@ describe("counters: commands per call", () => {
     await check("sorted", () => api.get(`${base}/r/sorted`));
     await check("topToday", () => api.get(`${base}/r/top?period=day`));
     await check("topOpenWeek", () => api.get(`${base}/r/top?period=day&from=2026-11-18&to=2026-11-22`));
+    await check("topOpenWeekWarm", () => api.get(`${base}/r/top?period=day&from=2026-11-18&to=2026-11-22`));
     await check("topFinishedUncached", () => api.get(`${base}/r/top?period=day&from=2026-11-18&to=2026-11-21`));
     await check("topFinishedCached", () => api.get(`${base}/r/top?period=day&from=2026-11-18&to=2026-11-21`));
     await check("list", () => api.get(base));
@@ -118,6 +119,7 @@ describe("counters: commands per call", () => {
     await check("topHours400Uncached", () => api.get(`${base}/long/top?${range}`));
     await check("topHours400Cached", () => api.get(`${base}/long/top?${range}`));
     await check("topHours400Open", () => api.get(`${base}/long/top?period=hour&from=2025-10-19T05:00:00Z`));
+    await check("topHours400OpenWarm", () => api.get(`${base}/long/top?period=hour&from=2025-10-19T05:00:00Z`));
     await check("deleteMemberHours60", () =>
       api.del(`${base}/long/members/m3?period=hour&from=2026-09-21T17:00:00Z&to=2026-11-20T16:00:00Z`),
     );

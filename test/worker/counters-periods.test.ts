@@ -58,6 +58,10 @@ describe("calendar buckets follow the (fake) clock across day, ISO week and mont
 
   it("caches a finished range's union with an expiry and drops it when a late write lands in range", async () => {
     const url = `${base}/views/top?period=day&from=2026-11-29&to=2026-11-30`;
+    // within a minute of the range's end nothing is cached (a write from a lagging clock may still land in it)
+    expect((await api.get(url)).body.range.finished).toBe(true);
+    expect((await api.keys()).filter((k) => k.startsWith(keyOf("views", "union", "")))).toEqual([]);
+    api.advance(60_000);
     const first = await api.get(url);
     expect(first.body.items).toEqual([{ rank: 1, member: "home", score: 3 }]);
     expect(first.body.range.finished).toBe(true);
@@ -133,5 +137,59 @@ describe("calendar buckets follow the (fake) clock across day, ISO week and mont
     });
     expect((await api.del(`${base}/dm/members/x?period=day`)).status).toBe(204);
     expect((await api.get(`${base}/dm/top?period=day`)).body.items.map((i: any) => i.member)).toEqual(["y"]);
+  });
+});
+
+describe("a range ending now (issue 15): the finished part's union is cached, the current bucket read fresh", () => {
+  const live = createTestApi({ label: "counters-head", start: "2026-11-20T12:00:00Z" });
+  afterAll(() => live.cleanup());
+  const slots = async () => (await live.keys()).filter((k) => k.includes(":counters:h:union:") && !k.endsWith(":tmp"));
+  const top = async (query: string) =>
+    (
+      (await live.get(`${base}/h/top?period=day&from=2026-11-15&${query}`)).body.items as {
+        member: string;
+        score: number;
+      }[]
+    ).map((i) => `${i.member}=${i.score}`);
+
+  it("follows writes to today, late writes into the cached days, member deletes and every aggregate", async () => {
+    const days = ["2026-11-15", "2026-11-16", "2026-11-17", "2026-11-18", "2026-11-19"];
+    await live.post(`${base}/h/incr`, {
+      items: days.flatMap((d, i) => [
+        { member: "a", by: i + 1, period: "day", at: `${d}T10:00:00Z` },
+        { member: "b", by: 10 - i, period: "day", at: `${d}T10:00:00Z` },
+      ]),
+    });
+    await live.post(`${base}/h/incr`, { member: "c", by: 5, period: "day" });
+    expect(await top("n=3")).toEqual(["b=40", "a=15", "c=5"]);
+    expect(await slots()).toHaveLength(1);
+    // a write to today (not late): the cached days stay, today is read afresh
+    await live.post(`${base}/h/incr`, { member: "c", by: 50, period: "day" });
+    const write = await live.cost(() => live.get(`${base}/h/top?period=day&from=2026-11-15&n=3`));
+    expect(write.result.body.items.map((i: { member: string }) => i.member)).toEqual(["c", "b", "a"]);
+    expect(write.commands).toBe(6);
+    // a late write into a cached day shows at once
+    await live.post(`${base}/h/incr`, { member: "a", by: 100, period: "day", at: "2026-11-16T08:00:00Z" });
+    expect(await top("n=3")).toEqual(["a=115", "c=55", "b=40"]);
+    // member reads, score bounds and the other aggregates over the same range
+    expect((await live.get(`${base}/h/members/a?period=day&from=2026-11-15`)).body.score).toBe(115);
+    expect((await live.get(`${base}/h/range?period=day&from=2026-11-15&min=50&max=60`)).body.items).toEqual([
+      expect.objectContaining({ member: "c", score: 55 }),
+    ]);
+    expect(await top("n=3&aggregate=max")).toEqual(["a=102", "c=55", "b=10"]);
+    expect(await top("n=3&aggregate=min")).toEqual(["c=55", "b=6", "a=1"]);
+    // a member deleted over the range is gone from the cached part and from today
+    await live.del(`${base}/h/members/c?period=day&from=2026-11-15`);
+    expect(await top("n=3")).toEqual(["a=115", "b=40"]);
+    // the next day: yesterday joins a cached part only a minute after midnight, so a Worker whose
+    // clock lags (here by 40 s, its write into yesterday not late by its clock) is never missed
+    live.setNow("2026-11-21T00:00:30Z");
+    expect(await top("n=1")).toEqual(["a=115"]);
+    live.setNow("2026-11-20T23:59:50Z");
+    await live.post(`${base}/h/incr`, { member: "b", by: 1000, period: "day" });
+    live.setNow("2026-11-21T00:00:40Z");
+    expect(await top("n=1")).toEqual(["b=1040"]);
+    live.setNow("2026-11-21T00:02:00Z");
+    expect(await top("n=1")).toEqual(["b=1040"]);
   });
 });
