@@ -28,7 +28,7 @@ const resolveLua = defineLua(
   "counters.resolve",
   ["resolve"],
   `
-local function resolve(target, scratch, index, buckets, aggregate, cache, cacheSeconds, rangeId)
+local function resolve(target, scratch, index, buckets, aggregate, cache, cacheSeconds, rangeId, split)
   local nb = #buckets
   if nb == 0 then return target, false end
   if nb == 1 then
@@ -104,6 +104,8 @@ local function resolve(target, scratch, index, buckets, aggregate, cache, cacheS
   end
   if not current then return cached, false end
   if not cached then return current, false end
+  -- a caller that can read the two apart (a top-N read) gets them as they are
+  if split then return cached, false, current end
   -- the current bucket may change any moment: this union is scratch, dropped before returning
   redis.call('ZUNIONSTORE', scratch, 2, cached, current, 'AGGREGATE', aggregate)
   return scratch, true
@@ -116,7 +118,74 @@ end
 const SOURCE_KEYS = ["target", "scratch", "index", "...buckets"] as const;
 const SOURCE_ARGS = ["aggregate", "cache", "cacheSeconds", "rangeId"] as const;
 const RESOLVE =
-  "local key, temporary = resolve(target, scratch, index, buckets, aggregate, cache, tonumber(cacheSeconds), rangeId)";
+  "local key, temporary = resolve(target, scratch, index, buckets, aggregate, cache, tonumber(cacheSeconds), rangeId, false)";
+
+/**
+ * The `n` highest sums of two sorted sets (a member missing from one counts 0 there), as a union
+ * and ZRANGE … REV would give them, ties by member bytes, highest first, without the union: the
+ * threshold algorithm reads both from the top, `depth` deep, and looks every member seen up in
+ * both; a member seen in neither sums at most what the last ones read did (0 for a set read to
+ * its end or below 0). Returns flat member, score pairs, or nil when `n` is not settled at 4,096
+ * deep (the caller unions then).
+ */
+const topOfTwoLua = defineLua(
+  "counters.topOfTwo",
+  ["topOfTwo"],
+  `
+local function before(x, y)
+  -- byte order, as Redis orders equal scores (Lua's < may follow the locale)
+  local lx, ly = #x, #y
+  for i = 1, math.min(lx, ly) do
+    local a, b = string.byte(x, i), string.byte(y, i)
+    if a ~= b then return a < b end
+  end
+  return lx < ly
+end
+local function topOfTwo(a, b, n)
+  local depth = math.max(2 * n, 64)
+  while true do
+    local seen, list, bound, open = {}, {}, 0, false
+    for _, key in ipairs({a, b}) do
+      local page = redis.call('ZRANGE', key, 0, depth - 1, 'REV', 'WITHSCORES')
+      for i = 1, #page, 2 do
+        if not seen[page[i]] then
+          seen[page[i]] = true
+          list[#list + 1] = page[i]
+        end
+      end
+      if #page == 2 * depth then
+        open  = true
+        bound = bound + math.max(tonumber(page[#page]), 0)
+      end
+    end
+    local rows = {}
+    for s = 1, #list, 1000 do
+      local chunk = {}
+      for i = s, math.min(s + 999, #list) do chunk[#chunk + 1] = list[i] end
+      local sa = redis.call('ZMSCORE', a, unpack(chunk))
+      local sb = redis.call('ZMSCORE', b, unpack(chunk))
+      for i, m in ipairs(chunk) do rows[#rows + 1] = {m, (tonumber(sa[i]) or 0) + (tonumber(sb[i]) or 0)} end
+    end
+    table.sort(rows, function(x, y)
+      if x[2] ~= y[2] then return x[2] > y[2] end
+      return before(y[1], x[1])
+    end)
+    -- settled: the n-th sum is above anything unseen (or nothing is unseen)
+    local last = rows[math.min(n, #rows)]
+    if not open or (#rows >= n and last[2] > bound) then
+      local out = {}
+      for i = 1, math.min(n, #rows) do
+        out[#out + 1] = rows[i][1]
+        out[#out + 1] = string.format('%.17g', rows[i][2])
+      end
+      return out
+    end
+    if depth >= 4096 then return nil end
+    depth = depth * 4
+  end
+end
+`,
+);
 
 /** The `n` first members, highest first when `rev` is 1. Returns flat member, score pairs. */
 export const topScript = defineScript({
@@ -124,10 +193,18 @@ export const topScript = defineScript({
   write: false,
   keys: SOURCE_KEYS,
   args: [...SOURCE_ARGS, "n", "rev"],
-  uses: [resolveLua],
+  uses: [resolveLua, topOfTwoLua],
   lua: `
-${RESOLVE}
+-- a sum ending in the current period, highest first: its cached part and its current bucket are
+-- read apart by the threshold algorithm (work in n, not in their members); else one union
+local key, temporary, current = resolve(target, scratch, index, buckets, aggregate, cache, tonumber(cacheSeconds), rangeId, aggregate == 'SUM' and rev == '1')
 if not key then return {} end
+if current then
+  local out = topOfTwo(key, current, tonumber(n))
+  if out then return out end
+  redis.call('ZUNIONSTORE', scratch, 2, key, current, 'AGGREGATE', aggregate)
+  key, temporary = scratch, true
+end
 local args = {'ZRANGE', key, 0, tonumber(n) - 1}
 if rev == '1' then args[#args + 1] = 'REV' end
 args[#args + 1] = 'WITHSCORES'
