@@ -11,7 +11,8 @@
  *   last 400 days: top over today (one bucket, read in place), top over the 7 finished days
  *   before today uncached (a write into a finished day first moves the cache generation on, so
  *   the read builds its union: ZUNIONSTORE over 7 keys, linear in their 7N members) and cached
- *   (the next read), and one member over 400 days ending now (an unfinished range of the
+ *   (the next read), top 10 over the 8 days to now (first read: caches the 7 days before today;
+ *   later reads: the threshold algorithm over that union and today's bucket), and one member over 400 days ending now (an unfinished range of the
  *   calendar keys `decompose` gives, src/counters/calendar.ts: its first read unions and caches
  *   every key but today's, later reads union that cached union with today's bucket), and deleting
  *   a member over the same 400 days (ZREM from each of those keys).
@@ -164,6 +165,16 @@ export async function counterScaling(input: ScalingInput): Promise<{ timings: Ti
       "GET",
       (j) => `${items(j)} finished=${j?.range?.finished}`,
     );
+    for (const state of [
+      "first read (unions the 7 days before today, cached)",
+      "later reads (threshold read of the cached union and today's bucket)",
+    ])
+      await measure(
+        `day: top 10 over 8 days to now, ${state}`,
+        `${dbase}/top?n=10&period=day&from=${iso(today - 7 * DAY)}`,
+        "GET",
+        (j) => `${items(j)} finished=${j?.range?.finished}`,
+      );
     for (const state of [
       `first read (unions the ${parts.length - 1} keys before today, cached)`,
       "later reads (the cached union and today's bucket)",
