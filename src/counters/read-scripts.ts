@@ -28,6 +28,26 @@ const resolveLua = defineLua(
   "counters.resolve",
   ["resolve"],
   `
+-- which of these keys are part of the counter's current life
+local function liveOf(index, keys)
+  local live = {}
+  for i, v in ipairs(fields(index, keys)) do
+    if v then live[#live + 1] = keys[i] end
+  end
+  return live
+end
+-- chunks of 1000 keep unpack() below Lua's C stack limit on long hourly ranges
+local function unionInto(dest, keys, aggregate)
+  for s = 1, #keys, 1000 do
+    local args = {'ZUNIONSTORE', dest, 0}
+    for i = s, math.min(s + 999, #keys) do args[#args + 1] = keys[i] end
+    if s > 1 then args[#args + 1] = dest end
+    args[3] = #args - 3
+    args[#args + 1] = 'AGGREGATE'
+    args[#args + 1] = aggregate
+    redis.call(unpack(args))
+  end
+end
 local function resolve(target, scratch, index, buckets, aggregate, cache, cacheSeconds, rangeId, split)
   local nb = #buckets
   if nb == 0 then return target, false end
@@ -60,43 +80,20 @@ local function resolve(target, scratch, index, buckets, aggregate, cache, cacheS
   if cache ~= 'none' and marks[2] == tag and redis.call('EXISTS', target) == 1 then
     cached = target
   elseif cache == 'none' then
-    -- which buckets are part of this life; their union is scratch
-    local live = {}
-    for i, v in ipairs(fields(index, buckets)) do
-      if v then live[#live + 1] = buckets[i] end
-    end
+    -- the union of this life's buckets is scratch
+    local live = liveOf(index, buckets)
     if #live == 0 then return nil, false end
     if #live == 1 then return live[1], false end
-    for s = 1, #live, 1000 do
-      local args = {'ZUNIONSTORE', scratch, 0}
-      for i = s, math.min(s + 999, #live) do args[#args + 1] = live[i] end
-      if s > 1 then args[#args + 1] = scratch end
-      args[3] = #args - 3
-      args[#args + 1] = 'AGGREGATE'
-      args[#args + 1] = aggregate
-      redis.call(unpack(args))
-    end
+    unionInto(scratch, live, aggregate)
     return scratch, true
   else
-    -- which buckets are part of this life
-    local live, parts = {}, {}
+    local parts = {}
     for i = 1, head do parts[i] = buckets[i] end
-    for i, v in ipairs(fields(index, parts)) do
-      if v then live[#live + 1] = parts[i] end
-    end
+    local live = liveOf(index, parts)
     if #live == 1 then
       cached = live[1]
     elseif #live > 1 then
-      -- chunks of 1000 keep unpack() below Lua's C stack limit on long hourly ranges
-      for s = 1, #live, 1000 do
-        local args = {'ZUNIONSTORE', target, 0}
-        for i = s, math.min(s + 999, #live) do args[#args + 1] = live[i] end
-        if s > 1 then args[#args + 1] = target end
-        args[3] = #args - 3
-        args[#args + 1] = 'AGGREGATE'
-        args[#args + 1] = aggregate
-        redis.call(unpack(args))
-      end
+      unionInto(target, live, aggregate)
       redis.call('EXPIRE', target, cacheSeconds)
       redis.call('HSET', index, 'u:' .. target, tag)
       cached = target
