@@ -208,17 +208,34 @@ export function defineScript<const K extends string, const A extends string>(
   spec: ScriptSpec<K, A> & { write: boolean },
 ): ReadScript<K, A> | WriteScript<K, A> {
   if (!/^[a-z]+\.[a-z][A-Za-z]*$/.test(spec.name)) throw new Error(`script name '${spec.name}' is not <feature>.<op>`);
-  const libs = librariesOf(spec.uses ?? []).map((lib) => `-- ${lib.name}\n${lib.lua}`);
   const declared = [...spec.keys, ...spec.args].map((n) => (n.startsWith(LIST) ? n.slice(LIST.length) : n));
-  const body = `${header(spec.keys, spec.args, spec.write ? 1 : 0, spec.write ? 2 : 0)}\n${spec.lua.trim()}`;
-  // both kinds of body return a Lua value; the read script encodes it as the write prelude does
-  const text = spec.write ? writeText(spec.name, libs, body) : readText(spec.name, libs, body);
-  const base: Script = { name: spec.name, write: spec.write, text };
+  // The text is assembled on first use, not when the module loads: a cold isolate builds only the
+  // scripts its requests run (issue 14, cold start).
+  let text: string | undefined;
+  const textOf = () => {
+    if (text === undefined) {
+      const libs = librariesOf(spec.uses ?? []).map((lib) => `-- ${lib.name}\n${lib.lua}`);
+      const body = `${header(spec.keys, spec.args, spec.write ? 1 : 0, spec.write ? 2 : 0)}\n${spec.lua.trim()}`;
+      // both kinds of body return a Lua value; the read script encodes it as the write prelude does
+      text = spec.write ? writeText(spec.name, libs, body) : readText(spec.name, libs, body);
+    }
+    return text;
+  };
+  const base: Script = {
+    name: spec.name,
+    write: spec.write,
+    get text() {
+      return textOf();
+    },
+  };
   const call = (keys: KeysOf<K>, args: ArgsOf<A>) =>
     wire(spec as ScriptSpec<string, string>, keys as Record<string, unknown>, args as Record<string, unknown>);
   if (spec.write) {
     return {
-      ...base,
+      name: spec.name,
+      get text() {
+        return textOf();
+      },
       write: true,
       spec,
       declared,
@@ -231,7 +248,10 @@ export function defineScript<const K extends string, const A extends string>(
     };
   }
   return {
-    ...base,
+    name: spec.name,
+    get text() {
+      return textOf();
+    },
     write: false,
     spec,
     declared,
