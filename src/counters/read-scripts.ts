@@ -36,8 +36,20 @@ local function liveOf(index, keys)
   end
   return live
 end
+-- The entries a union of these keys walks: ZUNIONSTORE is linear in them, and one ZCARD a key is
+-- O(1), so their sum is known before any union starts (issue 15: bounded work, or a 400); the
+-- count stops as soon as it passes the bound.
+local function entriesOf(keys, bound)
+  local total = 0
+  for _, k in ipairs(keys) do
+    total = total + redis.call('ZCARD', k)
+    if total > bound then return total end
+  end
+  return total
+end
 -- chunks of 1000 keep unpack() below Lua's C stack limit on long hourly ranges
 local function unionInto(dest, keys, aggregate)
+  local card = 0
   for s = 1, #keys, 1000 do
     local args = {'ZUNIONSTORE', dest, 0}
     for i = s, math.min(s + 999, #keys) do args[#args + 1] = keys[i] end
@@ -45,10 +57,11 @@ local function unionInto(dest, keys, aggregate)
     args[3] = #args - 3
     args[#args + 1] = 'AGGREGATE'
     args[#args + 1] = aggregate
-    redis.call(unpack(args))
+    card = redis.call(unpack(args))
   end
+  return card
 end
-local function resolve(target, scratch, index, buckets, aggregate, cache, cacheSeconds, rangeId, split)
+local function resolve(target, scratch, index, buckets, aggregate, cache, cacheSeconds, rangeId, split, maxEntries)
   local nb = #buckets
   if nb == 0 then return target, false end
   if nb == 1 then
@@ -61,6 +74,9 @@ local function resolve(target, scratch, index, buckets, aggregate, cache, cacheS
   -- ('head' in its mark) and each read unions it with that key: work in the cached union and the
   -- current key, not in every key of the range again. A range reaching past the current period
   -- ('none': a write may land in more than its last key) is unioned whole on every read.
+  -- A union that would walk more than maxEntries entries is not built: the caller gets 'over'
+  -- (the entries and the keys it would have unioned) and refuses, or reads a top-N sum from the
+  -- keys themselves by the threshold algorithm.
   local head    = nb
   local current = nil
   if cache == 'head' then
@@ -73,17 +89,21 @@ local function resolve(target, scratch, index, buckets, aggregate, cache, cacheS
   -- no index: no bucket of this life exists
   if not late then return nil, false end
   if current and not marks[3] then current = nil end
+  -- the slot's mark: '<late>|<range id>[|head]#<entries of the cached union>'
   local tag = late .. '|' .. rangeId
   if cache == 'head' then tag = tag .. '|head' end
-  local cached = nil
+  tag = tag .. '#'
+  local cached, cachedCard = nil, nil
   -- a finished range (or head) changes only through late writes, which move 'late' on
-  if cache ~= 'none' and marks[2] == tag and redis.call('EXISTS', target) == 1 then
-    cached = target
+  if cache ~= 'none' and marks[2] and string.sub(marks[2], 1, #tag) == tag and redis.call('EXISTS', target) == 1 then
+    cached, cachedCard = target, tonumber(string.sub(marks[2], #tag + 1))
   elseif cache == 'none' then
     -- the union of this life's buckets is scratch
     local live = liveOf(index, buckets)
     if #live == 0 then return nil, false end
     if #live == 1 then return live[1], false end
+    local n = entriesOf(live, maxEntries)
+    if n > maxEntries then return nil, false, nil, {entries = n, keys = live} end
     unionInto(scratch, live, aggregate)
     return scratch, true
   else
@@ -93,9 +113,14 @@ local function resolve(target, scratch, index, buckets, aggregate, cache, cacheS
     if #live == 1 then
       cached = live[1]
     elseif #live > 1 then
-      unionInto(target, live, aggregate)
+      local n = entriesOf(live, maxEntries)
+      if n > maxEntries then
+        if current then live[#live + 1] = current end
+        return nil, false, nil, {entries = n, keys = live}
+      end
+      cachedCard = unionInto(target, live, aggregate)
       redis.call('EXPIRE', target, cacheSeconds)
-      redis.call('HSET', index, 'u:' .. target, tag)
+      redis.call('HSET', index, 'u:' .. target, tag .. cachedCard)
       cached = target
     end
   end
@@ -104,6 +129,8 @@ local function resolve(target, scratch, index, buckets, aggregate, cache, cacheS
   -- a caller that can read the two apart (a top-N read) gets them as they are
   if split then return cached, false, current end
   -- the current bucket may change any moment: this union is scratch, dropped before returning
+  local n = (cachedCard or redis.call('ZCARD', cached)) + redis.call('ZCARD', current)
+  if n > maxEntries then return nil, false, nil, {entries = n, keys = {cached, current}} end
   redis.call('ZUNIONSTORE', scratch, 2, cached, current, 'AGGREGATE', aggregate)
   return scratch, true
 end
@@ -113,21 +140,31 @@ end
 
 /** The keys and arguments every read declares (see `resolve`), and the call that binds `key` and `temporary`. */
 const SOURCE_KEYS = ["target", "scratch", "index", "...buckets"] as const;
-const SOURCE_ARGS = ["aggregate", "cache", "cacheSeconds", "rangeId"] as const;
-const RESOLVE =
-  "local key, temporary = resolve(target, scratch, index, buckets, aggregate, cache, tonumber(cacheSeconds), rangeId, false)";
+const SOURCE_ARGS = ["aggregate", "cache", "cacheSeconds", "rangeId", "maxEntries"] as const;
+const RESOLVE = `local key, temporary, _, over = resolve(target, scratch, index, buckets, aggregate, cache, tonumber(cacheSeconds), rangeId, false, tonumber(maxEntries))
+if over then return {refused = 'too_many_entries', entries = over.entries} end`;
+
+/** What a read past the union bound answers (`resolve`'s `over`): a 400 naming the limit. */
+const tooManyEntries = {
+  too_many_entries: (r: Record<string, unknown>, call: { args: Record<string, unknown> }) =>
+    new ValidationError(
+      `That range of the counter holds at least ${String(r.entries)} bucket entries; a read that must union a range (member, range, bottom, sorted, min/max, or a top whose leaders do not stand out) walks at most ${String(call.args.maxEntries)}. Narrow the range.`,
+      [{ path: "from", message: `the range holds more than ${String(call.args.maxEntries)} bucket entries` }],
+      "too_many_entries",
+    ),
+};
 
 /**
- * The `n` highest sums of two sorted sets (a member missing from one counts 0 there), as a union
- * and ZRANGE … REV would give them, ties by member bytes, highest first, without the union: the
- * threshold algorithm reads both from the top, `depth` deep, and looks every member seen up in
- * both; a member seen in neither sums at most what the last ones read did (0 for a set read to
- * its end or below 0). Returns flat member, score pairs, or nil when `n` is not settled at 4,096
- * deep (the caller unions then).
+ * The \`n\` highest sums of sorted sets (a member missing from one counts 0 there), as a union and
+ * ZRANGE … REV would give them, ties by member bytes, highest first, without the union: the
+ * threshold algorithm reads each from the top, \`depth\` deep, and looks every member seen up in
+ * all; a member seen in none sums at most what the last ones read did (0 for a set read to its
+ * end or below 0). Returns flat member, score pairs, or nil when \`n\` is not settled within
+ * \`budget\` lookups a round or 4,096 deep (the caller unions then, or refuses).
  */
-const topOfTwoLua = defineLua(
-  "counters.topOfTwo",
-  ["topOfTwo"],
+const topOfManyLua = defineLua(
+  "counters.topOfMany",
+  ["topOfMany"],
   `
 local function before(x, y)
   -- byte order, as Redis orders equal scores (Lua's < may follow the locale)
@@ -138,11 +175,11 @@ local function before(x, y)
   end
   return lx < ly
 end
-local function topOfTwo(a, b, n)
+local function topOfMany(keys, n, budget)
   local depth = math.max(2 * n, 64)
-  while true do
+  while depth * #keys * #keys <= budget do
     local seen, list, bound, open = {}, {}, 0, false
-    for _, key in ipairs({a, b}) do
+    for _, key in ipairs(keys) do
       local page = redis.call('ZRANGE', key, 0, depth - 1, 'REV', 'WITHSCORES')
       for i = 1, #page, 2 do
         if not seen[page[i]] then
@@ -157,11 +194,17 @@ local function topOfTwo(a, b, n)
     end
     local rows = {}
     for s = 1, #list, 1000 do
-      local chunk = {}
-      for i = s, math.min(s + 999, #list) do chunk[#chunk + 1] = list[i] end
-      local sa = redis.call('ZMSCORE', a, unpack(chunk))
-      local sb = redis.call('ZMSCORE', b, unpack(chunk))
-      for i, m in ipairs(chunk) do rows[#rows + 1] = {m, (tonumber(sa[i]) or 0) + (tonumber(sb[i]) or 0)} end
+      local chunk, sums = {}, {}
+      for i = s, math.min(s + 999, #list) do
+        chunk[#chunk + 1] = list[i]
+        sums[#sums + 1]   = 0
+      end
+      for _, key in ipairs(keys) do
+        for i, v in ipairs(redis.call('ZMSCORE', key, unpack(chunk))) do
+          if v then sums[i] = sums[i] + tonumber(v) end
+        end
+      end
+      for i, m in ipairs(chunk) do rows[#rows + 1] = {m, sums[i]} end
     end
     table.sort(rows, function(x, y)
       if x[2] ~= y[2] then return x[2] > y[2] end
@@ -180,9 +223,17 @@ local function topOfTwo(a, b, n)
     if depth >= 4096 then return nil end
     depth = depth * 4
   end
+  return nil
 end
 `,
 );
+
+/**
+ * Lookups one round of the threshold algorithm may do (members seen × keys, at most depth × keys²):
+ * about 20 ms of script, so a top-N sum over a few keys goes deep and one over many keys gives up
+ * early (it is refused when its union would also be too big).
+ */
+export const THRESHOLD_LOOKUPS = 65_536;
 
 /** The `n` first members, highest first when `rev` is 1. Returns flat member, score pairs. */
 export const topScript = defineScript({
@@ -190,15 +241,25 @@ export const topScript = defineScript({
   write: false,
   keys: SOURCE_KEYS,
   args: [...SOURCE_ARGS, "n", "rev"],
-  uses: [resolveLua, topOfTwoLua],
+  uses: [resolveLua, topOfManyLua],
+  refusals: tooManyEntries,
   lua: `
--- a sum ending in the current period, highest first: its cached part and its current bucket are
--- read apart by the threshold algorithm (work in n, not in their members); else one union
-local key, temporary, current = resolve(target, scratch, index, buckets, aggregate, cache, tonumber(cacheSeconds), rangeId, aggregate == 'SUM' and rev == '1')
+-- A sum, highest first, is read without a union where it can be: the cached part and the current
+-- bucket of a range ending now, or every key of a range whose union would be too big, by the
+-- threshold algorithm (work in n, not in their members). Else one union, within the bound.
+local sumTop  = aggregate == 'SUM' and rev == '1'
+local key, temporary, current, over = resolve(target, scratch, index, buckets, aggregate, cache, tonumber(cacheSeconds), rangeId, sumTop, tonumber(maxEntries))
+if over then
+  local out = sumTop and topOfMany(over.keys, tonumber(n), ${THRESHOLD_LOOKUPS})
+  if out then return out end
+  return {refused = 'too_many_entries', entries = over.entries}
+end
 if not key then return {} end
 if current then
-  local out = topOfTwo(key, current, tonumber(n))
+  local out = topOfMany({key, current}, tonumber(n), ${THRESHOLD_LOOKUPS})
   if out then return out end
+  local entries = redis.call('ZCARD', key) + redis.call('ZCARD', current)
+  if entries > tonumber(maxEntries) then return {refused = 'too_many_entries', entries = entries} end
   redis.call('ZUNIONSTORE', scratch, 2, key, current, 'AGGREGATE', aggregate)
   key, temporary = scratch, true
 end
@@ -218,6 +279,7 @@ export const memberScript = defineScript({
   keys: SOURCE_KEYS,
   args: [...SOURCE_ARGS, "member"],
   uses: [resolveLua],
+  refusals: tooManyEntries,
   lua: `
 ${RESOLVE}
 if not key then return {} end
@@ -236,6 +298,7 @@ export const rangeScript = defineScript({
   keys: SOURCE_KEYS,
   args: [...SOURCE_ARGS, "min", "max", "limit", "rev"],
   uses: [resolveLua],
+  refusals: tooManyEntries,
   lua: `
 ${RESOLVE}
 if not key then return {0, {}} end
@@ -273,6 +336,7 @@ if not fits then return {refused = 'too_many_members', counter = counter, member
 return {card, items}
 `,
   refusals: {
+    ...tooManyEntries,
     too_many_members: (r, call) =>
       new ValidationError(
         `Counter '${String(r.counter)}' has ${String(r.members)} members; sorted reads return at most ${call.args.maxMembers}. Use top, bottom or range instead.`,

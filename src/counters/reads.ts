@@ -22,6 +22,15 @@ export const UNION_CACHE_SECONDS = 3600;
  * at most this many cached unions, whatever ranges readers ask for.
  */
 export const UNION_CACHE_SLOTS = 4;
+/**
+ * Most bucket entries (the sum of the cardinalities of the keys it would union) one read may union:
+ * ZUNIONSTORE is linear in them, about 30–60 ms of script at this size (bench/results), and the
+ * script holds its keys' lock while it runs (issue 15). Past it a top-N sum is read from the keys
+ * by the threshold algorithm when its leaders stand out, and every other read is refused (400
+ * `too_many_entries`) before anything is unioned. A cached union of a range is read in place
+ * whatever its size.
+ */
+export const MAX_UNION_ENTRIES = 100_000;
 /** Most members `sorted` reads in one call (it reads them all to order them). */
 export const MAX_SORTED_MEMBERS = 10_000;
 /** Most names the list endpoint returns per page (also its default page size). */
@@ -74,8 +83,11 @@ function cacheMode(period: Period, to: number, now: number): "all" | "head" | "n
   return "none";
 }
 
-/** What a read resolves (read-scripts.ts, `resolve`): the plain counter, or the union of its buckets in range. */
-function source(ctx: Ctx, name: string, options: ReadOptions) {
+/**
+ * What a read resolves (read-scripts.ts, `resolve`): the plain counter, or the union of its buckets
+ * in range. Exported for tests that run a read script with other bounds.
+ */
+export function source(ctx: Ctx, name: string, options: ReadOptions) {
   assertName(name, "counter");
   const range = periodRange(options, ctx.now);
   checkAggregate(options.aggregate, range);
@@ -84,7 +96,7 @@ function source(ctx: Ctx, name: string, options: ReadOptions) {
     const plain = K.plain(ctx.prefix, name);
     return {
       keys: { target: plain, scratch: plain, index: plain, buckets: [] },
-      args: { aggregate: "SUM", cache: "none", cacheSeconds: 0, rangeId: "" },
+      args: { aggregate: "SUM", cache: "none", cacheSeconds: 0, rangeId: "", maxEntries: MAX_UNION_ENTRIES },
     };
   }
   const aggregate = options.aggregate ?? "sum";
@@ -115,6 +127,7 @@ function source(ctx: Ctx, name: string, options: ReadOptions) {
       cache: cacheMode(range.period, range.to, ctx.now),
       cacheSeconds: UNION_CACHE_SECONDS,
       rangeId,
+      maxEntries: MAX_UNION_ENTRIES,
     },
     range: info,
   };

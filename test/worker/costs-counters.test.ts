@@ -96,6 +96,7 @@ describe("counters: commands per call", () => {
     await check("topToday", () => api.get(`${base}/r/top?period=day`));
     await check("topOpenWeek", () => api.get(`${base}/r/top?period=day&from=2026-11-18&to=2026-11-22`));
     await check("topOpenWeekWarm", () => api.get(`${base}/r/top?period=day&from=2026-11-18&to=2026-11-22`));
+    await check("memberOpenWeekWarm", () => api.get(`${base}/r/members/a?period=day&from=2026-11-18&to=2026-11-22`));
     await check("topFinishedUncached", () => api.get(`${base}/r/top?period=day&from=2026-11-18&to=2026-11-21`));
     await check("topFinishedCached", () => api.get(`${base}/r/top?period=day&from=2026-11-18&to=2026-11-21`));
     await check("list", () => api.get(base));

@@ -1,0 +1,159 @@
+/**
+ * Issue 15: a counter read never unions more than MAX_UNION_ENTRIES bucket entries. Past the
+ * bound a top-N sum is read from the range's keys by the threshold algorithm (exact: the property
+ * test runs it on every range with the bound at 0, against a model of the union), and every other
+ * read is refused with a 400 naming the limit, before anything is unioned.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { increment, memberOf, ranked, scoreRange, sorted, type IncrItem } from "../../src/counters/index.ts";
+import { topScript } from "../../src/counters/read-scripts.ts";
+import { MAX_UNION_ENTRIES, source } from "../../src/counters/reads.ts";
+import { ValidationError } from "../../src/errors.ts";
+import { asList } from "../../src/redis/script.ts";
+import { DAY } from "../../src/time.ts";
+import { libraryTest } from "../helpers/library.ts";
+import { command, keysUnder } from "../helpers/upstash-rest.ts";
+
+const lib = libraryTest("counters-bounds", { timeoutMs: 30_000 });
+const NOW = Date.UTC(2026, 10, 20, 12, 30);
+const ctx = lib.ctx(NOW);
+
+function bytesBefore(x: string, y: string): number {
+  return Buffer.compare(Buffer.from(x), Buffer.from(y));
+}
+
+/** The union's top n: sums desc, equal sums by member bytes desc (as ZRANGE … REV orders them). */
+function model(items: { member: string; by: number }[], n: number): string[] {
+  const sums = new Map<string, number>();
+  for (const i of items) sums.set(i.member, (sums.get(i.member) ?? 0) + i.by);
+  return [...sums]
+    .sort((x, y) => y[1] - x[1] || bytesBefore(y[0], x[0]))
+    .slice(0, n)
+    .map(([m, s]) => `${m}=${s}`);
+}
+
+async function zunionstoreCalls(): Promise<number> {
+  const info = await command<string>(lib.target, "INFO", "commandstats");
+  return Number(/cmdstat_zunionstore:calls=(\d+)/.exec(info)?.[1] ?? 0);
+}
+
+let run = 0;
+
+describe("threshold top N over many keys", () => {
+  it("equals the union's top N, or declines (never a wrong answer)", async () => {
+    // up to 300 members over 6 finished days and today: sets deeper than the first page (64), ties,
+    // negative and zero sums, members in one day only
+    const item = fc.record({
+      member: fc.integer({ min: 0, max: 299 }).map((i) => (i % 7 === 0 ? `M${i}` : `m${i}`)),
+      by: fc.integer({ min: -2, max: 6 }),
+      day: fc.integer({ min: 0, max: 6 }),
+    });
+    let settled = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(item, { minLength: 1, maxLength: 1500 }), async (items) => {
+        const name = `many-${run++}`;
+        const writes: IncrItem[] = items.map((i) => ({
+          member: i.member,
+          by: i.by,
+          period: "day",
+          at: NOW - (6 - i.day) * DAY,
+        }));
+        await increment(ctx, name, writes);
+        for (const [label, to, kept] of [
+          ["finished", NOW - DAY, items.filter((i) => i.day < 6)],
+          ["ending now", undefined, items],
+        ] as const) {
+          for (const n of [1, 5, 40]) {
+            const src = source(ctx, name, { period: "day", from: NOW - 6 * DAY, ...(to ? { to } : {}) });
+            // a bound of 0: no union may be built, so every answer is the threshold algorithm's
+            const reply: string[] | unknown = await topScript
+              .run<string[]>(ctx.redis, src.keys, { ...src.args, maxEntries: 0, n, rev: 1 })
+              .then(
+                (r) => asList(r),
+                (e: unknown) => e,
+              );
+            if (reply instanceof ValidationError) {
+              expect(reply.code).toBe("too_many_entries");
+              continue;
+            }
+            settled++;
+            const flat = reply as string[];
+            const got: string[] = [];
+            for (let i = 0; i + 1 < flat.length; i += 2) got.push(`${flat[i]}=${Number(flat[i + 1])}`);
+            expect(got, `${label} n=${n}`).toEqual(model(kept, n));
+          }
+        }
+      }),
+      { numRuns: 25 },
+    );
+    // most draws settle; a refusal is allowed only where the n-th sum ties what is unseen
+    expect(settled).toBeGreaterThan(100);
+  });
+});
+
+describe(`a range over ${MAX_UNION_ENTRIES} entries`, () => {
+  const name = "big";
+  const days = [NOW - 3 * DAY, NOW - 2 * DAY];
+  const perDay = MAX_UNION_ENTRIES / 2 + 1;
+  const range = { period: "day" as const, from: days[0], to: days[1] };
+
+  it("is written: two finished days of 50,001 members each", async () => {
+    for (const at of days) {
+      for (let s = 0; s < perDay; s += 1000) {
+        const items: IncrItem[] = [];
+        for (let i = s; i < Math.min(s + 1000, perDay); i++) {
+          // three leaders; everyone else 1–5 a day
+          const by = i < 3 ? 1000 - i : 1 + (i % 5);
+          items.push({ member: `p${i}`, by, period: "day", at });
+        }
+        await increment(ctx, name, items);
+      }
+    }
+  }, 120_000);
+
+  it("answers a top-N sum by the threshold algorithm, without a union", async () => {
+    const before = await zunionstoreCalls();
+    const top = await ranked(ctx, name, "top", 3, range);
+    expect(top.items).toEqual([
+      { rank: 1, member: "p0", score: 2000 },
+      { rank: 2, member: "p1", score: 1998 },
+      { rank: 3, member: "p2", score: 1996 },
+    ]);
+    expect(await zunionstoreCalls()).toBe(before);
+    // nothing was cached either
+    const cached = (await keysUnder(lib.target, lib.prefix)).filter((k) => k.includes(":union:"));
+    expect(cached).toEqual([]);
+  });
+
+  it("refuses a top N whose n-th place ties below the first pages", async () => {
+    // the 4th and later places are all 10 (5 + 5), far more of them than the deepest round reads
+    await expect(ranked(ctx, name, "top", 10, range)).rejects.toMatchObject({ code: "too_many_entries" });
+  });
+
+  it("refuses every read that needs the union, naming the limit, before any union", async () => {
+    const before = await zunionstoreCalls();
+    const reads = [
+      () => memberOf(ctx, name, "p0", range),
+      () => ranked(ctx, name, "bottom", 3, range),
+      () => scoreRange(ctx, name, { ...range, min: "1000" }),
+      () => sorted(ctx, name, range),
+      () => ranked(ctx, name, "top", 3, { ...range, aggregate: "max" }),
+    ];
+    for (const read of reads) {
+      const err = await read().then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(ValidationError);
+      expect((err as ValidationError).code).toBe("too_many_entries");
+      expect((err as ValidationError).message).toContain(String(MAX_UNION_ENTRIES));
+    }
+    expect(await zunionstoreCalls()).toBe(before);
+  });
+
+  it("still answers each day alone (one key is read in place, whatever its size)", async () => {
+    const one = await memberOf(ctx, name, "p0", { period: "day", from: days[0], to: days[0] });
+    expect(one).toMatchObject({ score: 1000, rank: 1 });
+  });
+});
