@@ -10,12 +10,15 @@
  * - A `period=day` counter with the same N members in every day bucket and month rollup of the
  *   last 400 days: top over today (one bucket, read in place), top over the 7 finished days
  *   before today uncached (a write into a finished day first moves the cache generation on, so
- *   the read builds its union: ZUNIONSTORE over 7 keys, linear in their 7N members) and cached
- *   (the next read), top 10 over the 8 days to now (first read: caches the 7 days before today;
- *   later reads: the threshold algorithm over that union and today's bucket), and one member over 400 days ending now (an unfinished range of the
- *   calendar keys `decompose` gives, src/counters/calendar.ts: its first read unions and caches
- *   every key but today's, later reads union that cached union with today's bucket), and deleting
- *   a member over the same 400 days (ZREM from each of those keys).
+ *   the read builds its union — ZUNIONSTORE over 7 keys, linear in their 7N members — while 7N ≤
+ *   MAX_UNION_ENTRIES, and reads the 7 days by the threshold algorithm past it) and cached (the
+ *   next read), top 10 over the 8 days to now (first read: caches the 7 days before today, or
+ *   reads all 8 by the threshold algorithm past the bound; later reads: the threshold algorithm
+ *   over that union and today's bucket), one member over 400 days ending now (an unfinished range
+ *   of the calendar keys `decompose` gives, src/counters/calendar.ts: once its keys hold more
+ *   than MAX_UNION_ENTRIES, after the ZCARDs that show it, the score alone from a ZSCORE per key,
+ *   ranks null), the same member over the 7 finished days (unioned under the bound, the score
+ *   alone past it), and deleting a member over the same 400 days (refused: more than 1,440 buckets).
  *
  * Runnable alone: `node bench/run.ts --only=scaling-counters --no-scenarios --no-rtt --no-cpu --no-jobs`.
  */
@@ -175,20 +178,27 @@ export async function counterScaling(input: ScalingInput): Promise<{ timings: Ti
         "GET",
         (j) => `${items(j)} finished=${j?.range?.finished}`,
       );
-    for (const state of [
-      `first read (unions the ${parts.length - 1} keys before today, cached)`,
-      "later reads (the cached union and today's bucket)",
-    ])
+    const scoreOrRefusal = (j: any) =>
+      j?.error
+        ? String(j.error.code ?? j.error.message ?? "").slice(0, 80)
+        : `${score(j)} buckets=${j?.range?.buckets}`;
+    await late();
+    await measure(
+      "day: one member over 7 finished days, uncached (unioned up to 100,000 entries, else its score alone: a ZSCORE per key)",
+      `${dbase}/members/${mid}?${week}`,
+      "GET",
+      scoreOrRefusal,
+      undefined,
+      [400, ...SLOW],
+    );
+    for (const state of ["first read", "later reads"])
       await measure(
         `day: one member over 400 days to now (${parts.length} calendar keys of N), ${state}`,
         `${dbase}/members/${mid}?period=day&from=${iso(longFrom)}`,
         "GET",
-        (j) =>
-          j?.error
-            ? String(j.error.code ?? j.error.message ?? "").slice(0, 80)
-            : `${score(j)} buckets=${j?.range?.buckets}`,
+        scoreOrRefusal,
         undefined,
-        SLOW,
+        [400, ...SLOW],
       );
     await measure(
       `day: delete a member over 400 days (${parts.length} calendar keys)`,
@@ -206,7 +216,7 @@ export async function counterScaling(input: ScalingInput): Promise<{ timings: Ti
   }
   probe.print();
   notes.push(
-    "Counters (`--only=scaling-counters`): N = members of the plain counter, and members in each day bucket / month rollup of the day counter. A range read of several keys is a ZUNIONSTORE over them, linear in their total members: uncached multi-day reads and any range ending now (rebuilt every call) grow with N; only the cached finished range and the one-bucket read stay flat.",
+    "Counters (`--only=scaling-counters`): N = members of the plain counter, and members in each day bucket / month rollup of the day counter. A range read of several keys is a ZUNIONSTORE over them, linear in their total members, so a read first sums the keys' ZCARDs and unions at most MAX_UNION_ENTRIES = 100,000 entries: past that, a top-N sum is read from the keys by the threshold algorithm, a member read gives its exact score from a ZSCORE per key without ranks, and every other range read is refused (400 `too_many_entries`).",
   );
   return { timings: probe.timings(), notes };
 }

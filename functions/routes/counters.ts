@@ -142,7 +142,7 @@ lazyRoute(
   "/{counter}/members/{member}",
   () => ({
     tags,
-    summary: "One member's score with its 1-based rank from the top and from the bottom",
+    summary: `One member's score with its 1-based rank from the top and from the bottom (over a range whose keys hold more than ${counters.MAX_UNION_ENTRIES} entries the ranks, which need their union, are null)`,
     request: { params: memberParams(), query: z.object(periodQuery()) },
     responses: () => ({
       200: jsonResponse(
@@ -150,8 +150,9 @@ lazyRoute(
           .object({
             member: z.string(),
             score: z.number(),
-            rank: z.number().int(),
-            rankFromBottom: z.number().int(),
+            // null past the union bound (MAX_UNION_ENTRIES): the score is exact, the ranks need the union
+            rank: z.number().int().nullable(),
+            rankFromBottom: z.number().int().nullable(),
             range: RangeInfo().optional(),
           })
           .openapi("CounterMember"),

@@ -22,6 +22,7 @@ export {
   sorted,
   MAX_LISTED,
   MAX_SORTED_MEMBERS,
+  MAX_UNION_ENTRIES,
   UNION_CACHE_SLOTS,
   type ListOptions,
   type RangeInfo,

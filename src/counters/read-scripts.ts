@@ -272,16 +272,33 @@ return out
 `,
 });
 
-/** Returns {score, rank from top (0-based), rank from bottom (0-based)} of `member`, or {} when absent. */
+/**
+ * Returns {score, rank from top (0-based), rank from bottom (0-based)} of `member`, or {} when
+ * absent. Past the union bound the score is still exact (one ZSCORE per key, combined as the union
+ * would) but the ranks need the union: they come back false.
+ */
 export const memberScript = defineScript({
   name: "counters.member",
   write: false,
   keys: SOURCE_KEYS,
   args: [...SOURCE_ARGS, "member"],
   uses: [resolveLua],
-  refusals: tooManyEntries,
   lua: `
-${RESOLVE}
+local key, temporary, _, over = resolve(target, scratch, index, buckets, aggregate, cache, tonumber(cacheSeconds), rangeId, false, tonumber(maxEntries))
+if over then
+  local score = nil
+  for _, k in ipairs(over.keys) do
+    local v = tonumber(redis.call('ZSCORE', k, member))
+    if v then
+      if not score then score = v
+      elseif aggregate == 'MIN' then score = math.min(score, v)
+      elseif aggregate == 'MAX' then score = math.max(score, v)
+      else score = score + v end
+    end
+  end
+  if not score then return {} end
+  return {string.format('%.17g', score), false, false}
+end
 if not key then return {} end
 local score = redis.call('ZSCORE', key, member)
 local out   = {}

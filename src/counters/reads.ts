@@ -150,17 +150,25 @@ export async function ranked(ctx: Ctx, name: string, side: "top" | "bottom", n: 
   return withRange({ counter: name, items: pairs(flat).map((p, i) => ({ rank: i + 1, ...p })) }, src.range);
 }
 
-/** One member's score and 1-based ranks from the top and from the bottom; NotFoundError when absent. */
+/**
+ * One member's score and 1-based ranks from the top and from the bottom; NotFoundError when absent.
+ * Over a range whose keys hold more than MAX_UNION_ENTRIES the score is exact but the ranks (which
+ * need the union) are null.
+ */
 export async function memberOf(ctx: Ctx, name: string, member: string, options: ReadOptions = {}) {
   checkMember(member);
   const src = source(ctx, name, options);
   const found = asList(
-    await memberScript.run<[string, number, number] | []>(ctx.redis, src.keys, { ...src.args, member }),
+    await memberScript.run<[string, number | false, number | false] | []>(ctx.redis, src.keys, {
+      ...src.args,
+      member,
+    }),
   );
   if (found.length < 3)
     throw new NotFoundError(`Counter '${name}' has no member '${member}'${src.range ? " in that range" : ""}.`);
-  const [score, fromTop, fromBottom] = found as [string, number, number];
-  return withRange({ member, score: Number(score), rank: fromTop + 1, rankFromBottom: fromBottom + 1 }, src.range);
+  const [score, fromTop, fromBottom] = found as [string, number | false, number | false];
+  const rank = (r: number | false) => (r === false || r === null ? null : r + 1);
+  return withRange({ member, score: Number(score), rank: rank(fromTop), rankFromBottom: rank(fromBottom) }, src.range);
 }
 
 export interface ScoreRangeOptions extends ReadOptions {

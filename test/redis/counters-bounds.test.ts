@@ -1,8 +1,9 @@
 /**
  * Issue 15: a counter read never unions more than MAX_UNION_ENTRIES bucket entries. Past the
  * bound a top-N sum is read from the range's keys by the threshold algorithm (exact: the property
- * test runs it on every range with the bound at 0, against a model of the union), and every other
- * read is refused with a 400 naming the limit, before anything is unioned.
+ * test runs it on every range with the bound at 0, against a model of the union), a member read
+ * gives the exact score without its ranks, and every other read is refused with a 400 naming the
+ * limit, before anything is unioned.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -134,7 +135,6 @@ describe(`a range over ${MAX_UNION_ENTRIES} entries`, () => {
   it("refuses every read that needs the union, naming the limit, before any union", async () => {
     const before = await zunionstoreCalls();
     const reads = [
-      () => memberOf(ctx, name, "p0", range),
       () => ranked(ctx, name, "bottom", 3, range),
       () => scoreRange(ctx, name, { ...range, min: "1000" }),
       () => sorted(ctx, name, range),
@@ -149,6 +149,20 @@ describe(`a range over ${MAX_UNION_ENTRIES} entries`, () => {
       expect((err as ValidationError).code).toBe("too_many_entries");
       expect((err as ValidationError).message).toContain(String(MAX_UNION_ENTRIES));
     }
+    expect(await zunionstoreCalls()).toBe(before);
+  });
+
+  it("answers one member's score (a ZSCORE per key), with ranks null: they need the union", async () => {
+    const before = await zunionstoreCalls();
+    expect(await memberOf(ctx, name, "p0", range)).toMatchObject({
+      member: "p0",
+      score: 2000,
+      rank: null,
+      rankFromBottom: null,
+    });
+    expect(await memberOf(ctx, name, "p9", { ...range, aggregate: "max" })).toMatchObject({ score: 5, rank: null });
+    expect(await memberOf(ctx, name, "p8", { ...range, aggregate: "min" })).toMatchObject({ score: 4, rank: null });
+    await expect(memberOf(ctx, name, "nobody", range)).rejects.toMatchObject({ code: "not_found" });
     expect(await zunionstoreCalls()).toBe(before);
   });
 
