@@ -15,7 +15,10 @@ import { fieldsLua } from "./scripts.ts";
  * rollups); `target` is the cache slot of its range, `scratch` the counter's scratch key,
  * `index` its index; `aggregate` is SUM|MIN|MAX, `cache` `all` when the range has ended, `head`
  * when it ends in the current period, `none` when it reaches past it,
- * `cacheSeconds` how long a finished range's union is kept, `rangeId` the range's id.
+ * `cacheSeconds` how long a finished range's union is kept, `rangeId` the range's id;
+ * `months` the month rollups of the months the range touches (none for `week`/`month` counters)
+ * and `monthOf[i]` the 1-based position there of `buckets[i]`'s month (what bounds the work of a
+ * union, `entriesOf`), `maxEntries` the most entries a union may walk.
  *
  * A counter has a fixed few cache slots; a finished range's union goes to the
  * slot its id hashes to, replacing whatever range that slot held, and the
@@ -28,22 +31,45 @@ const resolveLua = defineLua(
   "counters.resolve",
   ["resolve"],
   `
--- which of these keys are part of the counter's current life
+-- which of these keys are part of the counter's current life, and their positions in keys
 local function liveOf(index, keys)
-  local live = {}
+  local live, at = {}, {}
   for i, v in ipairs(fields(index, keys)) do
-    if v then live[#live + 1] = keys[i] end
+    if v then
+      live[#live + 1] = keys[i]
+      at[#at + 1]     = i
+    end
   end
-  return live
+  return live, at
 end
--- The entries a union of these keys walks: ZUNIONSTORE is linear in them, and one ZCARD a key is
--- O(1), so their sum is known before any union starts (issue 15: bounded work, or a 400); the
--- count stops as soon as it passes the bound.
-local function entriesOf(keys, bound)
+-- At most how many entries a union of the live keys (at positions at of buckets) walks:
+-- ZUNIONSTORE is linear in them, so this is known before any union starts (issue 15: bounded
+-- work, or a 400). First a bound, one ZCARD a month: a bucket or rollup holds no member its month's
+-- rollup (months[monthOf[i]]) lacks, as every write adds to both and a delete takes from both, so
+-- n keys of a month hold at most n times its ZCARD. Only when that bound is past the limit (or a
+-- month has none, or its rollup is gone) one ZCARD a key, stopping once past the limit. A bound
+-- that came out too low would cost time, never a wrong answer.
+local function entriesOf(live, at, months, monthOf, limit)
+  if #months > 0 then
+    local perMonth, total, sound = {}, 0, true
+    for i = 1, #live do
+      local m = tonumber(monthOf[at[i]])
+      if m == 0 then sound = false break end
+      perMonth[m] = (perMonth[m] or 0) + 1
+    end
+    if sound then
+      for m, n in pairs(perMonth) do
+        local card = redis.call('ZCARD', months[m])
+        if card == 0 then sound = false break end
+        total = total + n * card
+      end
+    end
+    if sound and total <= limit then return total end
+  end
   local total = 0
-  for _, k in ipairs(keys) do
+  for _, k in ipairs(live) do
     total = total + redis.call('ZCARD', k)
-    if total > bound then return total end
+    if total > limit then return total end
   end
   return total
 end
@@ -61,7 +87,7 @@ local function unionInto(dest, keys, aggregate)
   end
   return card
 end
-local function resolve(target, scratch, index, buckets, aggregate, cache, cacheSeconds, rangeId, split, maxEntries)
+local function resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, cacheSeconds, rangeId, split, maxEntries)
   local nb = #buckets
   if nb == 0 then return target, false end
   if nb == 1 then
@@ -99,21 +125,21 @@ local function resolve(target, scratch, index, buckets, aggregate, cache, cacheS
     cached, cachedCard = target, tonumber(string.sub(marks[2], #tag + 1))
   elseif cache == 'none' then
     -- the union of this life's buckets is scratch
-    local live = liveOf(index, buckets)
+    local live, at = liveOf(index, buckets)
     if #live == 0 then return nil, false end
     if #live == 1 then return live[1], false end
-    local n = entriesOf(live, maxEntries)
+    local n = entriesOf(live, at, months, monthOf, maxEntries)
     if n > maxEntries then return nil, false, nil, {entries = n, keys = live} end
     unionInto(scratch, live, aggregate)
     return scratch, true
   else
     local parts = {}
     for i = 1, head do parts[i] = buckets[i] end
-    local live = liveOf(index, parts)
+    local live, at = liveOf(index, parts)
     if #live == 1 then
       cached = live[1]
     elseif #live > 1 then
-      local n = entriesOf(live, maxEntries)
+      local n = entriesOf(live, at, months, monthOf, maxEntries)
       if n > maxEntries then
         if current then live[#live + 1] = current end
         return nil, false, nil, {entries = n, keys = live}
@@ -139,9 +165,9 @@ end
 );
 
 /** The keys and arguments every read declares (see `resolve`), and the call that binds `key` and `temporary`. */
-const SOURCE_KEYS = ["target", "scratch", "index", "...buckets"] as const;
-const SOURCE_ARGS = ["aggregate", "cache", "cacheSeconds", "rangeId", "maxEntries"] as const;
-const RESOLVE = `local key, temporary, _, over = resolve(target, scratch, index, buckets, aggregate, cache, tonumber(cacheSeconds), rangeId, false, tonumber(maxEntries))
+const SOURCE_KEYS = ["target", "scratch", "index", "...buckets", "...months"] as const;
+const SOURCE_ARGS = ["aggregate", "cache", "cacheSeconds", "rangeId", "maxEntries", "...monthOf"] as const;
+const RESOLVE = `local key, temporary, _, over = resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, tonumber(cacheSeconds), rangeId, false, tonumber(maxEntries))
 if over then return {refused = 'too_many_entries', entries = over.entries} end`;
 
 /** What a read past the union bound answers (`resolve`'s `over`): a 400 naming the limit. */
@@ -248,7 +274,7 @@ export const topScript = defineScript({
 -- bucket of a range ending now, or every key of a range whose union would be too big, by the
 -- threshold algorithm (work in n, not in their members). Else one union, within the bound.
 local sumTop  = aggregate == 'SUM' and rev == '1'
-local key, temporary, current, over = resolve(target, scratch, index, buckets, aggregate, cache, tonumber(cacheSeconds), rangeId, sumTop, tonumber(maxEntries))
+local key, temporary, current, over = resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, tonumber(cacheSeconds), rangeId, sumTop, tonumber(maxEntries))
 if over then
   local out = sumTop and topOfMany(over.keys, tonumber(n), ${THRESHOLD_LOOKUPS})
   if out then return out end
@@ -284,7 +310,7 @@ export const memberScript = defineScript({
   args: [...SOURCE_ARGS, "member"],
   uses: [resolveLua],
   lua: `
-local key, temporary, _, over = resolve(target, scratch, index, buckets, aggregate, cache, tonumber(cacheSeconds), rangeId, false, tonumber(maxEntries))
+local key, temporary, _, over = resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, tonumber(cacheSeconds), rangeId, false, tonumber(maxEntries))
 if over then
   local score = nil
   for _, k in ipairs(over.keys) do

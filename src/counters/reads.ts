@@ -95,8 +95,15 @@ export function source(ctx: Ctx, name: string, options: ReadOptions) {
     // only the counter itself is read: it stands in for the scratch and index keys too, so the script declares no other key
     const plain = K.plain(ctx.prefix, name);
     return {
-      keys: { target: plain, scratch: plain, index: plain, buckets: [] },
-      args: { aggregate: "SUM", cache: "none", cacheSeconds: 0, rangeId: "", maxEntries: MAX_UNION_ENTRIES },
+      keys: { target: plain, scratch: plain, index: plain, buckets: [], months: [] },
+      args: {
+        aggregate: "SUM",
+        cache: "none",
+        cacheSeconds: 0,
+        rangeId: "",
+        maxEntries: MAX_UNION_ENTRIES,
+        monthOf: [],
+      },
     };
   }
   const aggregate = options.aggregate ?? "sum";
@@ -107,6 +114,16 @@ export function source(ctx: Ctx, name: string, options: ReadOptions) {
       ? decompose(range.period, range.from, range.to)
       : range.starts.map((start) => ({ level: "bucket" as const, start, end: 0 }));
   const buckets = parts.map((p) => K.part(ctx.prefix, name, range.period, p.level, p.start));
+  // hour and day counters keep month rollups, which bound how many entries their union walks
+  const months: number[] = [];
+  const monthOf: number[] = [];
+  if (range.period === "hour" || range.period === "day") {
+    for (const p of parts) {
+      const month = periodStart("month", p.start);
+      if (months.at(-1) !== month) months.push(month);
+      monthOf.push(months.length);
+    }
+  }
   const info: RangeInfo = {
     period: range.period,
     from: range.from,
@@ -121,6 +138,7 @@ export function source(ctx: Ctx, name: string, options: ReadOptions) {
       scratch: K.scratch(ctx.prefix, name),
       index: K.index(ctx.prefix, name),
       buckets,
+      months: months.map((m) => K.part(ctx.prefix, name, range.period, "month", m)),
     },
     args: {
       aggregate: aggregateArg(aggregate),
@@ -128,6 +146,7 @@ export function source(ctx: Ctx, name: string, options: ReadOptions) {
       cacheSeconds: UNION_CACHE_SECONDS,
       rangeId,
       maxEntries: MAX_UNION_ENTRIES,
+      monthOf,
     },
     range: info,
   };

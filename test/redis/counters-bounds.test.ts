@@ -8,7 +8,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { increment, memberOf, ranked, scoreRange, sorted, type IncrItem } from "../../src/counters/index.ts";
-import { topScript } from "../../src/counters/read-scripts.ts";
+import { memberScript, topScript } from "../../src/counters/read-scripts.ts";
 import { MAX_UNION_ENTRIES, source } from "../../src/counters/reads.ts";
 import { ValidationError } from "../../src/errors.ts";
 import { asList } from "../../src/redis/script.ts";
@@ -93,6 +93,33 @@ describe("threshold top N over many keys", () => {
   });
 });
 
+describe("the bound on a union's work", () => {
+  it("is one ZCARD a month when that bounds it, else one a key, and the union is built only within it", async () => {
+    // two days of the same month, 50 members each, none in common: the month rollup holds 100, so
+    // the month's bound is 2 × 100 = 200 entries where the days hold 100
+    // the same data in three counters: a union read once is cached, and a cached union is read whatever its size
+    const src = async (name: string) => {
+      const items: IncrItem[] = [];
+      for (let i = 0; i < 50; i++) {
+        items.push({ member: `a${i}`, by: 1 + i, period: "day", at: NOW - 4 * DAY });
+        items.push({ member: `b${i}`, by: 1 + i, period: "day", at: NOW - 3 * DAY });
+      }
+      await increment(ctx, name, items);
+      return source(ctx, name, { period: "day", from: NOW - 4 * DAY, to: NOW - 3 * DAY });
+    };
+    const member = async (name: string, maxEntries: number) => {
+      const { keys, args } = await src(name);
+      return memberScript.run<unknown[]>(ctx.redis, keys, { ...args, maxEntries, member: "b49" }).then(asList);
+    };
+    // within the month's bound: unioned (ranks known)
+    expect(await member("apart-200", 200)).toEqual(["50", 0, 99]);
+    // past the month's bound but within the days' own sizes: unioned too
+    expect(await member("apart-100", 100)).toEqual(["50", 0, 99]);
+    // past both: the score alone
+    expect(await member("apart-99", 99)).toEqual(["50", false, false]);
+  });
+});
+
 describe(`a range over ${MAX_UNION_ENTRIES} entries`, () => {
   const name = "big";
   const days = [NOW - 3 * DAY, NOW - 2 * DAY];
@@ -123,7 +150,7 @@ describe(`a range over ${MAX_UNION_ENTRIES} entries`, () => {
     ]);
     expect(await zunionstoreCalls()).toBe(before);
     // nothing was cached either
-    const cached = (await keysUnder(lib.target, lib.prefix)).filter((k) => k.includes(":union:"));
+    const cached = (await keysUnder(lib.target, lib.prefix)).filter((k) => k.includes(`:${name}:union:`));
     expect(cached).toEqual([]);
   });
 
