@@ -38,9 +38,13 @@ export function roomKeys(prefix: string, room: string) {
   return {
     /** Compact id → last seen (ms), every id seen within the id horizon: online count, members, forgetting. */
     seen: keyOf(prefix, "presence", room, "seen"),
-    /** Id → compact id; also "seen within the horizon", which is what makes an id new. */
+    /**
+     * Id → compact id (also "seen within the horizon", which is what makes an id new), and compact
+     * id n → id under the field `\x01<n>` (reverseLua, scripts.ts), to list members: one HSET maps
+     * a new id both ways.
+     */
     ids: keyOf(prefix, "presence", room, "ids"),
-    /** Compact id → id, to list members. */
+    /** Compact id → id of ids mapped before the reverse map moved into `ids`: read for those, written never. */
     names: keyOf(prefix, "presence", room, "names"),
     /** Last compact id handed out (never handed out again). */
     seq: keyOf(prefix, "presence", room, "seq"),

@@ -1,4 +1,4 @@
-import { defineScript } from "../redis/script.ts";
+import { defineLua, defineScript } from "../redis/script.ts";
 import { HEADER_BITS, HEADER_BYTES, HISTORY_SCALE } from "./keys.ts";
 
 /**
@@ -8,6 +8,22 @@ import { HEADER_BITS, HEADER_BYTES, HISTORY_SCALE } from "./keys.ts";
  */
 
 /**
+ * The field of a room's `ids` hash that maps compact id `n` back to its id. Ids cannot hold
+ * control characters (validation.ts, memberProblem), so a field starting with byte 1 is never an
+ * id: both directions share one hash, and a new id is mapped both ways by one HSET. Ids mapped
+ * before keep their reverse entry in the `names` hash, which readers and the trim job fall back to.
+ */
+export const reverseLua = defineLua(
+  "presence.reverse",
+  ["reverseField"],
+  `
+local function reverseField(n)
+  return '\\1' .. n
+end
+`,
+);
+
+/**
  * Marks a batch of ids online now. Returns { online, new }.
  * `now`, `cutoff`, `timeout` and `ofDay` are ms (`ofDay`: since 00:00 UTC), the TTLs seconds.
  * `siteActive` is the day's site-wide HyperLogLog of ids.
@@ -15,8 +31,9 @@ import { HEADER_BITS, HEADER_BYTES, HISTORY_SCALE } from "./keys.ts";
 export const heartbeatScript = defineScript({
   name: "presence.heartbeat",
   write: true,
-  keys: ["seen", "ids", "names", "seq", "daily", "history", "due", "rooms", "siteActive"],
+  keys: ["seen", "ids", "seq", "daily", "history", "due", "rooms", "siteActive"],
   args: ["now", "cutoff", "timeout", "ofDay", "dailyTtl", "historyTtl", "room", "...batch"],
+  uses: [reverseLua],
   lua: `
 local timeout         = tonumber(timeout)
 local ofDay           = tonumber(ofDay)
@@ -35,16 +52,16 @@ if #fresh > 0 then
   -- again, not even after their ids are forgotten, so a bit in a kept AU
   -- bitmap always belongs to the one id that set it.
   local first             = redis.call('INCRBY', seq, #fresh) - #fresh
-  local forward, backward = {}, {}
+  -- one HSET maps each new id both ways (reverseField)
+  local both = {}
   for j, id in ipairs(fresh) do
-    assigned[id]            = first + j
-    forward[#forward + 1]   = id
-    forward[#forward + 1]   = first + j
-    backward[#backward + 1] = first + j
-    backward[#backward + 1] = id
+    assigned[id]     = first + j
+    both[#both + 1]  = id
+    both[#both + 1]  = first + j
+    both[#both + 1]  = reverseField(first + j)
+    both[#both + 1]  = id
   end
-  redis.call('HSET', ids, unpack(forward))
-  redis.call('HSET', names, unpack(backward))
+  redis.call('HSET', ids, unpack(both))
 end
 -- GT: a slower request carrying an older time must not move last-seen backwards.
 local scored, bits = { 'GT' }, {}
@@ -190,6 +207,7 @@ export const trimScript = defineScript({
     "sample",
     "...roomNames",
   ],
+  uses: [reverseLua],
   lua: `
 local now        = tonumber(now)
 local idleAfter  = tonumber(idleAfter)
@@ -263,11 +281,22 @@ for r, room in ipairs(roomNames) do
   if budget > 0 then
     local old = redis.call('ZRANGEBYSCORE', seen, '-inf', '(' .. horizonCut, 'LIMIT', 0, budget)
     if #old > 0 then
-      local who  = redis.call('HMGET', names, unpack(old))
-      local gone = {}
-      for i = 1, #old do if who[i] then gone[#gone + 1] = who[i] end end
-      if #gone > 0 then redis.call('HDEL', ids, unpack(gone)) end
-      redis.call('HDEL', names, unpack(old))
+      -- both directions go: the id's field and its reverse field (reverseField) in ids, or for an
+      -- id mapped before the reverse map moved there, its entry in names
+      local fields, missing = {}, {}
+      for i, n in ipairs(old) do fields[i] = reverseField(n) end
+      local who  = redis.call('HMGET', ids, unpack(fields))
+      local gone = fields
+      for i = 1, #old do
+        if who[i] then gone[#gone + 1] = who[i] else missing[#missing + 1] = old[i] end
+      end
+      if #missing > 0 then
+        for _, w in ipairs(redis.call('HMGET', names, unpack(missing))) do
+          if w then gone[#gone + 1] = w end
+        end
+        redis.call('HDEL', names, unpack(missing))
+      end
+      redis.call('HDEL', ids, unpack(gone))
       redis.call('ZREM', seen, unpack(old))
       forgotten = forgotten + #old
       full      = #old == budget

@@ -80,8 +80,8 @@ describe("concurrent first heartbeats", () => {
     const stats = await roomStats(ctx, "room");
     expect(stats).toMatchObject({ online: 40, newToday: 40, activeToday: 40, peakToday: 40 });
     const base = `${ctx.prefix}:presence:room`;
-    expect(await command<number>(target, "HLEN", `${base}:ids`)).toBe(40);
-    expect(await command<number>(target, "HLEN", `${base}:names`)).toBe(40);
+    // each id mapped both ways in one hash
+    expect(await command<number>(target, "HLEN", `${base}:ids`)).toBe(80);
     expect(Number(await command<string>(target, "GET", `${base}:seq`))).toBe(40);
   });
 });
@@ -209,9 +209,37 @@ describe("model check with the id horizon", () => {
         expect(stats.activeToday).toBe(active.get(dayOf(now))?.size ?? 0);
         expect(stats.newToday).toBe(fresh.get(dayOf(now)) ?? 0);
         const mapped = await command<number>(target, "HLEN", `${base.prefix}:presence:m:ids`);
-        expect(mapped).toBe(score.size);
+        expect(mapped).toBe(2 * score.size);
       }),
       { numRuns: 30 },
     );
+  });
+});
+
+describe("ids mapped before the reverse map moved into `ids` (a second hash, `names`)", () => {
+  const DAY = 86_400_000;
+  const horizonConfig = readConfig({ PRESENCE_ID_HORIZON_DAYS: "2" });
+
+  it("are listed, known, and forgotten with their old entry", async () => {
+    const ctx = ctxAt("pnames");
+    await heartbeat(ctx, "r", ["fresh"]);
+    // as the earlier layout left them: id → compact id in ids, compact id → id in names
+    const key = (part: string) => `${ctx.prefix}:presence:r:${part}`;
+    await command(target, "HSET", key("ids"), "old", "1000", "older", "1001");
+    await command(target, "HSET", key("names"), "1000", "old", "1001", "older");
+    await command(target, "ZADD", key("seen"), String(T0), "1000", String(T0), "1001");
+    const page = await listMembers(ctx, "r");
+    expect(page.members.map((m) => m.id).sort()).toEqual(["fresh", "old", "older"]);
+    // known: not new, and no second mapping
+    expect(await heartbeat(ctx, "r", ["old"])).toMatchObject({ new: 0 });
+    expect(await command<number>(target, "HLEN", key("ids"))).toBe(4);
+    // past the horizon every mapping goes, from both hashes
+    const later = { ...ctx, now: T0 + 3 * DAY };
+    await heartbeat(later, "r", ["next"]);
+    await createTrimJob()(later, horizonConfig);
+    expect(await command<number>(target, "EXISTS", key("names"))).toBe(0);
+    // the compact id after "fresh"'s: the seq only grows
+    expect((await command<string[]>(target, "HKEYS", key("ids"))).sort()).toEqual(["\u00012", "next"]);
+    expect((await listMembers(later, "r")).members.map((m) => m.id)).toEqual(["next"]);
   });
 });

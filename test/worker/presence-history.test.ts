@@ -199,7 +199,7 @@ describe("site-wide figures", () => {
     const known = await api.cost(() => beat(api, "r", ["a", "b"]));
     const fresh = await api.cost(() => beat(api, "r", ["a", "c"]));
     expect([known.requests, known.commands]).toEqual([1, 5]);
-    expect([fresh.requests, fresh.commands]).toEqual([1, 10]);
+    expect([fresh.requests, fresh.commands]).toEqual([1, 9]);
   });
 
   it("is a path of its own: `_total` is not a room", async () => {
