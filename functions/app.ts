@@ -1,7 +1,7 @@
 import { requestId } from "hono/request-id";
 import { csvExport, describeCsv } from "./csv.ts";
 import { errorBody, onError } from "./errors.ts";
-import { registerRoutes } from "./lazy-route.ts";
+import { mountRoutes, registerRoutes } from "./lazy-route.ts";
 import { requireScope } from "./middleware/auth.ts";
 import { jsonBodyGuard } from "./middleware/body.ts";
 import { signedOrAdmin } from "./middleware/qstash.ts";
@@ -37,7 +37,7 @@ export function createApp(options: AppOptions = {}) {
   app.use("/v1/*", csvExport);
 
   const mounts: [string, typeof app][] = [["/", healthRoutes], ["/", jobRoutes], ...featureRoutes];
-  for (const [base, routes] of mounts) app.route(base, routes);
+  for (const [base, routes] of mounts) mountRoutes(app, base, routes);
 
   // The OpenAPI document and the docs page are built on their first request
   // and kept for the isolate's life: no other request pays for them. Building
