@@ -2,7 +2,7 @@ import { createRoute, OpenAPIHono, z, type RouteConfig, type RouteHandler } from
 import type { Context, Handler, Next } from "hono";
 import { LinearRouter } from "hono/router/linear-router";
 import { mergePath } from "hono/utils/url";
-import { validationHook } from "./router.ts";
+import { validationHook, type Routes } from "./router.ts";
 import type { AppEnv } from "./types.ts";
 
 /**
@@ -36,14 +36,6 @@ type ConfigOf<M extends Method, P extends string, S extends RouteSpec> = Omit<S,
   responses: ReturnType<S["responses"]>;
 };
 type Registry = OpenAPIHono<AppEnv>["openAPIRegistry"];
-
-interface LazyRoute {
-  /** The route's full `createRoute` config, responses included, built on first call. */
-  config(): RouteConfig;
-}
-
-/** Each router's lazy routes in registration order: the document lists them in this order. */
-const routesOf = new WeakMap<OpenAPIHono<AppEnv>, LazyRoute[]>();
 
 let builds = 0;
 /** How many routes have built their specs (for requests, the document or both) in this isolate (tests prove the laziness with it). */
@@ -93,7 +85,7 @@ export function once<T>(build: () => T): () => T {
  */
 // `const S`: the spec's literals are typed against RouteSpec as in a direct `createRoute({...})` call.
 export function lazyRoute<const M extends Method, const P extends string, const S extends RouteSpec>(
-  router: OpenAPIHono<AppEnv>,
+  router: Routes,
   method: M,
   path: P,
   spec: () => S,
@@ -110,16 +102,18 @@ export function lazyRoute<const M extends Method, const P extends string, const 
     const described = counted();
     return createRoute({ method, path, ...described, responses: described.responses() }) as RouteConfig;
   });
-  let list = routesOf.get(router);
-  if (!list) routesOf.set(router, (list = []));
-  list.push({ config });
 
   // Validation reads only the method, path, middleware and request schemas.
   const chain = once(() => {
     const { middleware, request } = plainly(counted);
     return handlersOf({ method, path, middleware, request, responses: {} }, handler as unknown as Handler<AppEnv>);
   });
-  router.on(method, path.replaceAll(/\/{(.+?)}/g, "/:$1"), (c, next) => run(chain(), c, next));
+  router.routes.push({
+    method: method.toUpperCase(),
+    path: path.replaceAll(/\/{(.+?)}/g, "/:$1"),
+    handler: (c, next) => run(chain(), c, next),
+    config,
+  });
 }
 
 /**
@@ -155,15 +149,13 @@ async function run(chain: Handler<AppEnv>[], c: Context<AppEnv>, next: Next): Pr
 }
 
 /**
- * `app.route(base, router)` for a router of lazy routes: its routes, in order,
- * at `base` joined with `mergePath`, as Hono's `route` adds them for a router
- * with the default error handler, minus the two throwaway apps (and a third
- * router) that `OpenAPIHono.route` builds per mount through `basePath`, about
- * 1 ms of every cold isolate's module evaluation for our ten mounts. Our routers
- * have no registry entries (the document comes from `registerRoutes`) and set
- * their own validation hook, which is all `OpenAPIHono.route` adds.
+ * Adds `router`'s routes to `app` at `base`, in order: what `app.route(base, router)`
+ * did when each feature was a Hono app of its own (the path joined with
+ * `mergePath`), without the app per feature and the two more that Hono's
+ * `route` builds per mount (about 1 ms of every cold isolate's module
+ * evaluation for our ten mounts).
  */
-export function mountRoutes(app: OpenAPIHono<AppEnv>, base: string, router: OpenAPIHono<AppEnv>): void {
+export function mountRoutes(app: OpenAPIHono<AppEnv>, base: string, router: Routes): void {
   const prefix = mergePath("/", base);
   for (const route of router.routes) app.on(route.method, mergePath(prefix, route.path), route.handler);
 }
@@ -174,9 +166,9 @@ export function mountRoutes(app: OpenAPIHono<AppEnv>, base: string, router: Open
  * `mergePath`, `:param` as `{param}`; without `middleware`, skipping `hide`).
  * Builds the routes' configs that no request has built yet.
  */
-export function registerRoutes(registry: Registry, base: string, router: OpenAPIHono<AppEnv>): void {
+export function registerRoutes(registry: Registry, base: string, router: Routes): void {
   const basePath = base.replaceAll(/:([^/]+)/g, "{$1}");
-  for (const lazy of routesOf.get(router) ?? []) {
+  for (const lazy of router.routes) {
     const { middleware: _middleware, hide, ...route } = lazy.config();
     if (hide) continue;
     registry.registerPath({ ...route, path: mergePath(basePath, "/", route.path) });
