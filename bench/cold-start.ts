@@ -18,9 +18,9 @@
  * script without its final `export`): the part of `module` that only a smaller
  * bundle reduces; the rest is evaluating it (library setup: zod's own module,
  * hono, @upstash/redis, the Lua scripts' texts, the app's routes). No zod
- * schema is built then: a route builds its request schemas on its first
- * request (functions/lazy-route.ts), which the `first request` figure includes,
- * and `/openapi.json` builds every route's.
+ * schema is built then: a route builds its request schemas (without their
+ * OpenAPI metadata) on its first request (functions/lazy-route.ts), which the
+ * `first request` figure includes, and `/openapi.json` builds every route's.
  */
 import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
