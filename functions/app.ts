@@ -1,14 +1,14 @@
 import { requestId } from "hono/request-id";
 import { csvExport, describeCsv } from "./csv.ts";
 import { errorBody, onError } from "./errors.ts";
-import { registerRoutes } from "./lazy-route.ts";
+import { mountRoutes, registerRoutes } from "./lazy-route.ts";
 import { requireScope } from "./middleware/auth.ts";
 import { jsonBodyGuard } from "./middleware/body.ts";
 import { signedOrAdmin } from "./middleware/qstash.ts";
 import { rateLimit } from "./middleware/rate-limit.ts";
 import { idempotencyKey } from "./middleware/idempotency.ts";
 import { requestContext } from "./middleware/request.ts";
-import { createRouter } from "./router.ts";
+import { createAppRouter, type Routes } from "./router.ts";
 import { docsPage, OPENAPI_INFO } from "./routes/docs.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { jobRoutes } from "./routes/jobs.ts";
@@ -23,7 +23,7 @@ export interface AppOptions {
 }
 
 export function createApp(options: AppOptions = {}) {
-  const app = createRouter();
+  const app = createAppRouter();
   app.use("*", requestId({ headerName: "X-Request-Id" }));
   app.use("*", requestContext(options.now ?? Date.now));
   app.use("/v1/*", requireScope());
@@ -36,8 +36,8 @@ export function createApp(options: AppOptions = {}) {
   app.use("/v1/*", idempotencyKey);
   app.use("/v1/*", csvExport);
 
-  const mounts: [string, typeof app][] = [["/", healthRoutes], ["/", jobRoutes], ...featureRoutes];
-  for (const [base, routes] of mounts) app.route(base, routes);
+  const mounts: [string, Routes][] = [["/", healthRoutes], ["/", jobRoutes], ...featureRoutes];
+  for (const [base, routes] of mounts) mountRoutes(app, base, routes);
 
   // The OpenAPI document and the docs page are built on their first request
   // and kept for the isolate's life: no other request pays for them. Building

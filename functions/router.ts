@@ -1,4 +1,5 @@
-import { OpenAPIHono, type Hook } from "@hono/zod-openapi";
+import { OpenAPIHono, type Hook, type RouteConfig } from "@hono/zod-openapi";
+import type { Handler } from "hono";
 import { LinearRouter } from "hono/router/linear-router";
 import { ValidationError, type FieldIssue } from "../src/errors.ts";
 import type { AppEnv } from "./types.ts";
@@ -19,11 +20,33 @@ export const validationHook: Hook<unknown, AppEnv, string, void> = (result) => {
   throw new ValidationError(`Invalid ${where}: ${first?.message ?? "bad value"}.`, details);
 };
 
+/** A route as `lazyRoute` (./lazy-route.ts) records it, in Hono's form, mounted by `mountRoutes`. */
+export interface RecordedRoute {
+  method: string;
+  /** Hono's path syntax (`/:name`), relative to the mount base. */
+  path: string;
+  handler: Handler<AppEnv>;
+  /** The route's full `createRoute` config, responses included, built on first call (for the document). */
+  config(): RouteConfig;
+}
+
 /**
- * Every router is created here so that every route validates with
- * `validationHook`. Routes are added with `lazyRoute` (./lazy-route.ts).
+ * A feature's routes, in registration order. Not a Hono app of its own: the
+ * app adds them at their mount base (`mountRoutes`), so a cold isolate builds
+ * one Hono app and router, not one per feature plus the copies Hono's `route`
+ * makes.
  */
-export function createRouter() {
+export class Routes {
+  readonly routes: RecordedRoute[] = [];
+}
+
+/** A feature's routes; each is added with `lazyRoute` (./lazy-route.ts), which validates with `validationHook`. */
+export function createRouter(): Routes {
+  return new Routes();
+}
+
+/** The app: every route validates with `validationHook`. */
+export function createAppRouter() {
   return new OpenAPIHono<AppEnv>({
     // LinearRouter: no matcher to compile on the first request (the default
     // RegExpRouter builds one over every route, ~5-10 ms of a cold isolate's

@@ -1,5 +1,4 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../types.ts";
+import type { Routes } from "../router.ts";
 import { countersRoutes } from "./counters.ts";
 import { dashboardRoutes } from "./dashboard.tsx";
 import { histogramsRoutes } from "./histograms.ts";
@@ -10,7 +9,7 @@ import { trendingRoutes } from "./trending.ts";
 import { webhooksRoutes } from "./webhooks.ts";
 
 /** Feature routers and where they are mounted; each router's paths are relative to its base. */
-export const featureRoutes: [string, OpenAPIHono<AppEnv>][] = [
+export const featureRoutes: [string, Routes][] = [
   ["/v1/trending", trendingRoutes],
   ["/v1/counters", countersRoutes],
   ["/v1/histograms", histogramsRoutes],
