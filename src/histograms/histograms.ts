@@ -8,14 +8,18 @@ import { DAY, dayLabel, dayStart, periodEnd } from "../time.ts";
 import { assertName, listPage, type PageOptions } from "../validation.ts";
 import { MAX_BUCKET_INDEX, quantile, topBuckets, type Bucket } from "./buckets.ts";
 import { dataKeys, daysBetween, dayUntil, histogramKeys, isoDay, liveDays, liveMonths, monthOf } from "./keys.ts";
-import { deleteScript, listScript, observeScript, putScript, readScript } from "./scripts.ts";
+import { readScript } from "./read-scripts.ts";
+import { deleteScript, listScript, observeScript, putScript } from "./scripts.ts";
 import {
   checkSettings,
   checkTop,
   groupObservations,
   MAX_BUCKETS_PER_DAY,
+  MAX_FUTURE_MS,
   MAX_LIST,
   MAX_READ_BUCKETS,
+  MAX_READ_COMMANDS,
+  MAX_UNION_ENTRIES,
   resolveRange,
 } from "./validate.ts";
 
@@ -203,7 +207,12 @@ export async function read(ctx: Ctx, name: string, options: ReadOptions = {}): P
   const first = live[0] as number;
   const last = live.at(-1) as number;
   const days = daysBetween(from, to).filter((d) => d >= first && d <= last);
-  // whole months of the range: their rollup may stand for their days (the script decides by retention)
+  // Months whose rollup may stand for the range's days in them (the script decides by retention):
+  // whole months, and the month of a range ending now, from its first day. Nothing is dated past
+  // ctx.now + MAX_FUTURE_MS, so once the day after the range's last starts later than that, the
+  // rollup holds no day past the range (at 23:55 or later, tomorrow may already hold data: the days
+  // are read). The first partial month cannot: its rollup holds the days before `from`.
+  const latest = ctx.now + MAX_FUTURE_MS;
   const months: number[] = [];
   const monthFirsts: number[] = [];
   const monthLengths: number[] = [];
@@ -212,7 +221,8 @@ export async function read(ctx: Ctx, name: string, options: ReadOptions = {}): P
     const m = monthOf(days[i] as number);
     let j = i;
     while (j < days.length && monthOf(days[j] as number) === m) j++;
-    if (days[i] === m && (days[j - 1] as number) + DAY === periodEnd("month", m)) {
+    const next = (days[j - 1] as number) + DAY;
+    if (days[i] === m && (next === periodEnd("month", m) || next > latest)) {
       months.push(m);
       monthFirsts.push(i + 1);
       monthLengths.push(j - i);
@@ -232,6 +242,8 @@ export async function read(ctx: Ctx, name: string, options: ReadOptions = {}): P
     {
       name,
       maxBuckets: MAX_READ_BUCKETS,
+      maxEntries: MAX_UNION_ENTRIES,
+      maxCommands: MAX_READ_COMMANDS,
       now: ctx.now,
       perDay: MAX_BUCKETS_PER_DAY,
       monthStarts: months,
@@ -240,6 +252,7 @@ export async function read(ctx: Ctx, name: string, options: ReadOptions = {}): P
       dayStarts: days,
       dayLabels: days.map(dayLabel),
       dayMonths: days.map((day) => sumMonths.indexOf(monthOf(day)) + 1),
+      sumMonthStarts: sumMonths,
     },
   );
   const [width, unit] = reply.settings;
