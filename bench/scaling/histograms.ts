@@ -6,10 +6,14 @@
  * over all 401 days of a 400-day retention, loaded straight into Redis (day sets, extremes,
  * month rollups; src/histograms/keys.ts) after a PUT through the API.
  *
- * Day d holds buckets [(d mod 4) N, (d mod 4) N + N), so a 400-day read unions 4N distinct
- * buckets: 20,000 at the cap, the most a read may return. A second histogram puts every day's
+ * Day d holds buckets [(d mod 4) N, (d mod 4) N + N), so a range of 4 days or more holds 4N
+ * distinct buckets: 20,000 at N = 5,000, the read cap. A 30-day read ending today (this month's
+ * rollup and the days before it) answers them; a 400-day read has to merge about 43N entries
+ * (13 month rollups of 4N and the days before them), more than MAX_UNION_ENTRIES (200,000) at
+ * N = 5,000: refused before any union (issue 15, point 3). A second histogram puts every day's
  * buckets apart ([dN, dN + N)): its 400-day read unions 400N distinct buckets, exactly the read
- * cap at N = 50 and over it (refused, 400) at 500 and 5,000; the refusal's cost is what those rows measure.
+ * cap at N = 50 (answered), and over it at 500 (400N entries: refused by the entries limit) and at
+ * 5,000 (one month rollup alone over the cap); the refusals' cost is what those rows measure.
  *
  * Runnable alone: `node bench/run.ts --only=scaling-histograms --no-scenarios --no-rtt --no-cpu --no-jobs`.
  */
@@ -71,6 +75,7 @@ export async function histogramScaling(input: ScalingInput): Promise<{ timings: 
   };
   const today = dayStart(Date.now());
   const range = `from=${iso(today - 399 * DAY)}&to=${iso(today)}`;
+  const month = `from=${iso(today - 29 * DAY)}&to=${iso(today)}`;
   const summary = (j: any) =>
     j?.error
       ? String(j.error.code ?? j.error.message ?? "").slice(0, 80)
@@ -99,8 +104,8 @@ export async function histogramScaling(input: ScalingInput): Promise<{ timings: 
         describe,
         body,
         accept,
-        // reads 3 times (the median counts), refusals once
-        repeat: method === "GET" && accept.length === 0 ? 3 : 1,
+        // reads 3 times (the median counts), refused or not (a refusal is sized before any union: cheap)
+        repeat: method === "GET" ? 3 : 1,
       });
 
     log(`histograms N=${n} buckets a day: loading 401 days`);
@@ -120,13 +125,26 @@ export async function histogramScaling(input: ScalingInput): Promise<{ timings: 
       [400],
     );
     await measure("read today (one day)", base, "GET", summary);
-    await measure("read 400 days (4N distinct buckets)", `${base}?${range}`, "GET", summary);
+    await measure(
+      "read 30 days ending today (4N distinct buckets: the read cap at 5,000)",
+      `${base}?${month}`,
+      "GET",
+      summary,
+    );
+    await measure(
+      "read 400 days (4N distinct buckets; ~43N entries to merge, refused before any union over 200,000)",
+      `${base}?${range}`,
+      "GET",
+      summary,
+      undefined,
+      [400],
+    );
 
     log(`histograms N=${n}: a histogram whose days hold disjoint buckets`);
     await ok("PUT", `/v1/histograms/${wide}`, { bucketWidth: 1, retentionDays: 400 });
     await load(redis, prefix, wide, n, today, (d) => d * n);
     await measure(
-      "read 400 days of disjoint buckets (400N distinct; refused over 20,000)",
+      "read 400 days of disjoint buckets (400N distinct: the read cap at 50; refused before any union over it)",
       `/v1/histograms/${wide}?${range}`,
       "GET",
       summary,
@@ -140,7 +158,7 @@ export async function histogramScaling(input: ScalingInput): Promise<{ timings: 
   return {
     timings: probe.timings(),
     notes: [
-      "Histograms (`--only=scaling-histograms`): N = distinct buckets a day over 401 stored days (the driver; values observed never are), up to the 5,000-a-day cap. A 400-day read unions its calendar keys (month rollups in the middle, days at the edges) after checking their size; at N = 5,000 it returns 20,000 buckets, the read cap.",
+      "Histograms (`--only=scaling-histograms`): N = distinct buckets a day over 401 stored days (the driver; values observed never are), up to the 5,000-a-day cap. A read of more than 4 days sizes its calendar keys (month rollups, this month's up to today, and the days before) with one `ZCARD` each before any union, and is refused (400) when one month rollup alone holds more than the 20,000-bucket read cap or the keys hold more than 200,000 entries (`MAX_UNION_ENTRIES`); a 30-day read at N = 5,000 and a 400-day read of disjoint buckets at N = 50 return 20,000 buckets, the read cap.",
     ],
   };
 }

@@ -6,16 +6,20 @@ import type { Ctx } from "../context.ts";
 import { asList, type Idempotency, type Written } from "../redis/script.ts";
 import { DAY, dayLabel, dayStart, periodEnd } from "../time.ts";
 import { assertName, listPage, type PageOptions } from "../validation.ts";
-import { MAX_BUCKET_INDEX, quantile, topBuckets, type Bucket } from "./buckets.ts";
+import { bucketBound, MAX_BUCKET_INDEX, quantile, topBuckets, type Bucket } from "./buckets.ts";
 import { dataKeys, daysBetween, dayUntil, histogramKeys, isoDay, liveDays, liveMonths, monthOf } from "./keys.ts";
-import { deleteScript, listScript, observeScript, putScript, readScript } from "./scripts.ts";
+import { readScript } from "./read-scripts.ts";
+import { deleteScript, listScript, observeScript, putScript } from "./scripts.ts";
 import {
   checkSettings,
   checkTop,
   groupObservations,
   MAX_BUCKETS_PER_DAY,
+  MAX_FUTURE_MS,
   MAX_LIST,
   MAX_READ_BUCKETS,
+  MAX_READ_COMMANDS,
+  MAX_UNION_ENTRIES,
   resolveRange,
 } from "./validate.ts";
 
@@ -184,7 +188,8 @@ export async function observe(
 
 interface ReadReply {
   settings: [string, string | false, string | false, string | false];
-  buckets: [string, string, string, string][] | Record<string, never>;
+  /** Bucket index, count, index, count, … (unordered). */
+  buckets: string[] | Record<string, never>;
   sum?: string;
   max?: string;
   negMin?: string;
@@ -203,7 +208,12 @@ export async function read(ctx: Ctx, name: string, options: ReadOptions = {}): P
   const first = live[0] as number;
   const last = live.at(-1) as number;
   const days = daysBetween(from, to).filter((d) => d >= first && d <= last);
-  // whole months of the range: their rollup may stand for their days (the script decides by retention)
+  // Months whose rollup may stand for the range's days in them (the script decides by retention):
+  // whole months, and the month of a range ending now, from its first day. Nothing is dated past
+  // ctx.now + MAX_FUTURE_MS, so once the day after the range's last starts later than that, the
+  // rollup holds no day past the range (at 23:55 or later, tomorrow may already hold data: the days
+  // are read). The first partial month cannot: its rollup holds the days before `from`.
+  const latest = ctx.now + MAX_FUTURE_MS;
   const months: number[] = [];
   const monthFirsts: number[] = [];
   const monthLengths: number[] = [];
@@ -212,7 +222,8 @@ export async function read(ctx: Ctx, name: string, options: ReadOptions = {}): P
     const m = monthOf(days[i] as number);
     let j = i;
     while (j < days.length && monthOf(days[j] as number) === m) j++;
-    if (days[i] === m && (days[j - 1] as number) + DAY === periodEnd("month", m)) {
+    const next = (days[j - 1] as number) + DAY;
+    if (days[i] === m && (next === periodEnd("month", m) || next > latest)) {
       months.push(m);
       monthFirsts.push(i + 1);
       monthLengths.push(j - i);
@@ -232,6 +243,8 @@ export async function read(ctx: Ctx, name: string, options: ReadOptions = {}): P
     {
       name,
       maxBuckets: MAX_READ_BUCKETS,
+      maxEntries: MAX_UNION_ENTRIES,
+      maxCommands: MAX_READ_COMMANDS,
       now: ctx.now,
       perDay: MAX_BUCKETS_PER_DAY,
       monthStarts: months,
@@ -240,18 +253,22 @@ export async function read(ctx: Ctx, name: string, options: ReadOptions = {}): P
       dayStarts: days,
       dayLabels: days.map(dayLabel),
       dayMonths: days.map((day) => sumMonths.indexOf(monthOf(day)) + 1),
+      sumMonthStarts: sumMonths,
     },
   );
   const [width, unit] = reply.settings;
-  const buckets = asList(reply.buckets)
-    .map(([index, lower, upper, count]) => ({
-      index: Number(index),
-      lower: Number(lower),
-      upper: Number(upper),
-      count: Number(count),
-    }))
+  const bucketWidth = Number(width);
+  const flat = asList(reply.buckets);
+  const indexed: { index: number; count: number }[] = [];
+  for (let j = 0; j < flat.length; j += 2) indexed.push({ index: Number(flat[j]), count: Number(flat[j + 1]) });
+  // the bounds by the rule observe placed the values with (bucketBound: the Lua bucketOf's)
+  const buckets = indexed
     .sort((a, b) => a.index - b.index)
-    .map(({ lower, upper, count }) => ({ lower, upper, count }));
+    .map(({ index, count }) => ({
+      lower: bucketBound(index, bucketWidth),
+      upper: bucketBound(index + 1, bucketWidth),
+      count,
+    }));
   const count = buckets.reduce((n, b) => n + b.count, 0);
   // 0 - x turns a stored -0 into 0.
   const sum = reply.sum === undefined ? 0 : 0 + Number(reply.sum);
@@ -262,7 +279,7 @@ export async function read(ctx: Ctx, name: string, options: ReadOptions = {}): P
   return {
     histogram: name,
     unit: unit || null,
-    bucketWidth: Number(width),
+    bucketWidth,
     from: isoDay(from),
     to: isoDay(to),
     count,

@@ -1,12 +1,12 @@
 import { ConflictError, NotFoundError, ValidationError } from "../errors.ts";
 import { defineLua, defineScript } from "../redis/script.ts";
-import { invalid } from "../validation.ts";
 import { MAX_BUCKET_INDEX } from "./buckets.ts";
 import { isoDay } from "./keys.ts";
-import { MAX_BUCKETS_PER_DAY, MAX_READ_BUCKETS } from "./validate.ts";
+import { MAX_BUCKETS_PER_DAY } from "./validate.ts";
 
 /**
- * Lua of the histogram API: one script per call. A script refuses a request by
+ * Lua of the histogram API: one script per call (the range read is in
+ * read-scripts.ts). A script refuses a request by
  * returning `{refused = '<code>', ...}` before its first write (observe's bucket
  * cap takes its increments back exactly first); the prelude keeps no
  * idempotency record of a refusal, so a retry after fixing the cause is judged
@@ -14,7 +14,7 @@ import { MAX_BUCKETS_PER_DAY, MAX_READ_BUCKETS } from "./validate.ts";
  */
 
 /** The bucket rule of `buckets.ts` in Lua; '%.15g' rounds as `toPrecision(15)` does. */
-const bucketsLua = defineLua(
+export const bucketsLua = defineLua(
   "histograms.buckets",
   ["bucketBound", "bucketOf"],
   `
@@ -30,7 +30,7 @@ end`,
 );
 
 /** The retention rule of `keys.ts` (`dayUntil`): a day's keys live `retention` days after it ends. */
-const retentionLua = defineLua(
+export const retentionLua = defineLua(
   "histograms.retention",
   ["keptUntil", "ttlUntil"],
   `
@@ -44,7 +44,7 @@ end`,
 );
 
 /** What a write or read of a histogram that was never PUT is told. */
-function notFound(name: string | number): NotFoundError {
+export function notFound(name: string | number): NotFoundError {
   return new NotFoundError(
     `Histogram '${name}' does not exist; create it first with PUT /v1/histograms/${name} {"bucketWidth": ...}.`,
   );
@@ -276,142 +276,6 @@ for _, p in ipairs(plans) do
 end
 if listed then redis.call('ZADD', registry, 'GT', listed, name) end
 return {accepted = accepted}
-`,
-});
-
-/**
- * GET a range: `days`/`exts` are the range's days that may hold data; month k
- * of `months` is a whole month of the range, starting at `monthStarts[k]`,
- * whose days are `days[monthFirsts[k]]` and the `monthLengths[k] - 1` after it.
- * A month rollup stands for its days when its first day is still kept (else
- * it holds days that expired) and the histogram kept rollups from that month
- * on; otherwise its days are read. So a 400-day range unions at most ~75 keys.
- * The union goes to a scratch key whose size is checked (ZCARD) before
- * anything is loaded into the script. `name` only names the histogram in a
- * refusal.
- */
-export const readScript = defineScript({
-  name: "histograms.read",
-  write: false,
-  keys: ["meta", "scratch", "...days", "...exts", "...months", "...sumMonths"],
-  args: [
-    "name",
-    "maxBuckets",
-    "now",
-    "perDay",
-    "...monthStarts",
-    "...monthFirsts",
-    "...monthLengths",
-    "...dayStarts",
-    "...dayLabels",
-    "...dayMonths",
-  ],
-  uses: [bucketsLua, retentionLua],
-  refusals: {
-    not_found: (_r, call) => notFound(call.args.name),
-    // invalid() throws the ValidationError itself
-    too_many_buckets: (r) =>
-      invalid([
-        {
-          path: "from",
-          message: `the range holds ${String(r.buckets)} distinct buckets, more than ${MAX_READ_BUCKETS}; narrow it`,
-        },
-      ]),
-  },
-  lua: `
-local cap       = tonumber(maxBuckets)
-local nowMs     = tonumber(now)
-local dayCap    = tonumber(perDay)
-local settings  = redis.call('HMGET', meta, 'bucketWidth', 'unit', 'retentionDays', 'createdAt', 'rollupsSince')
-if not settings[1] then return {refused = 'not_found', histogram = name} end
-local width     = tonumber(settings[1])
-local retention = tonumber(settings[3])
-local since     = tonumber(settings[5] or 'inf')
-settings[5]     = nil
-local skip, parts, extParts = {}, {}, {}
-local usedMonths            = 0
-for k = 1, #months do
-  local monthMs, first, n = tonumber(monthStarts[k]), tonumber(monthFirsts[k]), tonumber(monthLengths[k])
-  if monthMs >= since and keptUntil(monthMs, retention) > nowMs then
-    for d = first, first + n - 1 do skip[d] = true end
-    usedMonths        = usedMonths + 1
-    parts[#parts + 1] = months[k]
-  end
-end
-for d = 1, #days do
-  if not skip[d] then parts[#parts + 1] = days[d] end
-  -- extremes: two members a day, so every day's set (400 at most) is cheap to union
-  extParts[#extParts + 1] = exts[d]
-end
-if #parts == 0 then return {settings = settings, buckets = {}} end
--- Sums: a day's is the member 's:<yyyymmdd>' of its month rollup (a day stored before that change
--- has a member 'sum' in its own key and in its month's). A rollup in the union brings its days'
--- sums; the days read one by one are asked in their months, one ZMSCORE per month.
-local sum, asked = 0, {}
-for d = 1, #days do
-  -- a day past its retention has no buckets left; its month may still hold its sum
-  if not skip[d] and keptUntil(tonumber(dayStarts[d]), retention) > nowMs then
-    local k = tonumber(dayMonths[d])
-    if not asked[k] then asked[k] = {'ZMSCORE', sumMonths[k]} end
-    asked[k][#asked[k] + 1] = 's:' .. dayLabels[d]
-  end
-end
-for _, call in pairs(asked) do
-  for _, v in ipairs(redis.call(unpack(call))) do
-    if v then sum = sum + tonumber(v) end
-  end
-end
-local merged
-if (#parts - usedMonths) * dayCap + usedMonths * 31 * dayCap <= cap then
-  -- so few days that the cap cannot be reached (each day holds at most dayCap buckets): one ZUNION, nothing stored
-  parts[#parts + 1] = 'WITHSCORES'
-  merged = redis.call('ZUNION', #parts - 1, unpack(parts))
-else
-  redis.call('ZUNIONSTORE', scratch, #parts, unpack(parts))
-  -- the size before loading: a range over the cap is refused before its buckets enter the script
-  -- (building the union itself is linear in its parts: 10 s over the cap at 5,000 buckets a day on
-  -- 400 days, bench/results; bounding that needs a cap on stored buckets, not on the read)
-  local card = redis.call('ZCARD', scratch)
-  if card > cap then
-    -- not buckets: 'sum', and the 's:<day>' sums the rollups brought (asked only near the cap)
-    local others = {'ZMSCORE', scratch, 'sum'}
-    for k = 1, #months do
-      if skip[tonumber(monthFirsts[k])] then
-        local first = tonumber(monthFirsts[k])
-        for d = first, first + tonumber(monthLengths[k]) - 1 do others[#others + 1] = 's:' .. dayLabels[d] end
-      end
-    end
-    for _, v in ipairs(redis.call(unpack(others))) do
-      if v then card = card - 1 end
-    end
-    if card > cap then
-      redis.call('UNLINK', scratch)
-      return {refused = 'too_many_buckets', buckets = card}
-    end
-  end
-  merged = redis.call('ZRANGE', scratch, 0, -1, 'WITHSCORES')
-  redis.call('UNLINK', scratch)
-end
-local buckets, found = {}, false
-for j = 1, #merged, 2 do
-  local i = tonumber(merged[j])
-  if i then
-    buckets[#buckets + 1] = {merged[j], string.format('%.15g', bucketBound(i, width)), string.format('%.15g', bucketBound(i + 1, width)), merged[j + 1]}
-  elseif merged[j] == 'sum' or string.sub(merged[j], 1, 2) == 's:' then
-    sum, found = sum + tonumber(merged[j + 1]), true
-  end
-end
-if next(asked) then found = true end
-if found then sum = string.format('%.17g', sum) else sum = nil end
-local extremes = {'ZUNION', #extParts}
-for _, k in ipairs(extParts) do extremes[#extremes + 1] = k end
-extremes[#extremes + 1] = 'AGGREGATE'
-extremes[#extremes + 1] = 'MAX'
-extremes[#extremes + 1] = 'WITHSCORES'
-local ext = redis.call(unpack(extremes))
-local found = {}
-for j = 1, #ext, 2 do found[ext[j]] = ext[j + 1] end
-return {settings = settings, buckets = buckets, sum = sum, max = found.max, negMin = found.min}
 `,
 });
 

@@ -25,7 +25,7 @@ export const area = {
     observeSteady: r("histogram observe, 1 value", "steady, existing bucket", 6, {
       naive: 2,
       target: 5,
-      note: "`HMGET` of the settings (the width places the value; the histogram must exist), `ZINCRBY` of the bucket, one `ZADD GT` keeping both extremes, and (issue 15) the same bucket `ZINCRBY` on the month rollup, which is what bounds a 400-day read to ≤ ~75 keys instead of 400 days; the day's sum is one `ZINCRBY` of the member `s:<yyyymmdd>` of the month rollup, which is also the month's sum (was 7: a `sum` member in the day key and another in the month's). 1 over issue 14's target: the target needs dropping either the month rollup (issue 15: tried, a month rollup built by the first read of a finished month makes that read grow with the data, 140–500 ms at the 5,000-bucket daily cap) or the exact sum. The naive code keeps no sum, min or max: it cannot answer the mean; where it can answer, 1,000 values cost 204 here against its 2,000 and a 400-day read 9 against its 401.",
+      note: "`HMGET` of the settings (the width places the value; the histogram must exist), `ZINCRBY` of the bucket, one `ZADD GT` keeping both extremes, and (issue 15) the same bucket `ZINCRBY` on the month rollup, which is what bounds a 400-day read to ≤ ~75 keys instead of 400 days; the day's sum is one `ZINCRBY` of the member `s:<yyyymmdd>` of the month rollup, which is also the month's sum (was 7: a `sum` member in the day key and another in the month's). 1 over issue 14's target: the target needs dropping either the month rollup (issue 15: tried, a month rollup built by the first read of a finished month makes that read grow with the data, 140–500 ms at the 5,000-bucket daily cap) or the exact sum. The naive code keeps no sum, min or max: it cannot answer the mean; where it can answer, 1,000 values cost 204 here against its 2,000 and a 400-day read 19 against its 401.",
     }),
     observeNewBucket: r("histogram observe, 1 value", "steady, first value in its bucket today", 7, {
       naive: 2,
@@ -46,13 +46,25 @@ export const area = {
       naive: 2,
       note: "`HMGET` of the settings, `ZUNION` of the day (no scratch key: one day cannot reach the cap), `ZUNION` of its extremes, and `ZMSCORE` of its sum in the month rollup (+1 since the sum moved there, which saves observe one command).",
     }),
-    read30: r("histogram read", "30 days", 9, {
+    read30: r("histogram read", "30 days ending today", 7, {
       naive: 31,
-      note: "Past 4 days (4 × 5,000 buckets could reach the 20,000 cap) the union goes to a scratch key: `ZUNIONSTORE`, `ZCARD` (refused before loading anything when over the cap), `ZRANGE`, `UNLINK`; the days' sums: one `ZMSCORE` per month the range's days fall in (here 2).",
+      note: "This month's rollup stands for its days up to today (nothing is dated more than 5 minutes ahead), so the range is 8 days and one rollup. Past 4 days (4 × 5,000 buckets could reach the 20,000 cap) the parts are sized before any union (issue 15): `ZCARD` of the rollup, and the 8 days bounded by their month's `ZCARD` (a day's buckets are its month's). Their entries cannot reach the cap, so one `ZUNION`, then the extremes' `ZUNION` and one `ZMSCORE` of the 8 days' sums.",
     }),
-    read400: r("histogram read", "400 days", 9, {
+    read30Past: r("histogram read", "30 days ending in the past", 8, {
+      naive: 31,
+      note: "17 days of one month and 13 of the next, read one by one: each month's days bounded by its rollup's `ZCARD`, one `ZMSCORE` of their sums per month, one `ZUNION` (their entries cannot reach the cap), one of the extremes.",
+    }),
+    read400: r("histogram read", "400 days ending today", 19, {
       naive: 401,
-      note: "Issue 15: days at the edges, month rollups in the middle (here 13 days + 12 months + 22 days = 47 keys instead of 400): one `ZUNIONSTORE` of buckets (the months bring their days' sums), `ZCARD` before loading, `ZRANGE`, `UNLINK`, one `ZUNION … AGGREGATE MAX` of the days' two-member extremes sets, and one `ZMSCORE` of the sums of the edge days in each of their 2 months. Before issue 15: 4 commands, but one `ZUNION` over all 400 days loaded into the script before its size check.",
+      note: "Issue 15: days at the start, month rollups after (12 whole months and this month up to today: 13 days + 13 rollups instead of 400 days). Sized before any union: a `ZCARD` of each rollup and one of the first month (bounding its 13 days), then one `ZUNION` (no scratch key: the entries cannot reach the cap), the extremes' `ZUNION` and one `ZMSCORE` of the 13 days' sums. A range whose parts could pass the cap instead unions into scratch (`ZUNIONSTORE`, `ZCARD`, `ZRANGE`, `UNLINK`: 3 more). Before issue 15: 4 commands, but one `ZUNION` over all 400 days loaded into the script before its size check; before sizing: 9, but the union was built before the size was known (10 s at 2M entries).",
+    }),
+    read400Past: r("histogram read", "400 days ending in the past", 20, {
+      naive: 401,
+      note: "15 days, 12 rollups, 15 days: a `ZCARD` of each rollup and of the two edge months, two `ZMSCORE`s of the edge days' sums, one `ZUNION`, one of the extremes.",
+    }),
+    read400Edges: r("histogram read", "364 days ending in the past, 30-day edges (most parts)", 18, {
+      naive: 365,
+      note: "69 parts (29 days, 10 rollups, 30 days), sized by 12 `ZCARD`s. The most any read may spend is 60 (`MAX_READ_COMMANDS`): when a month's bound would refuse, its days are sized one by one within that budget (test/redis/histograms-bounds.test.ts).",
     }),
     readOld: r("histogram read", "400 days older than any retention", 2),
     list: r("histogram list", "steady", 4, {

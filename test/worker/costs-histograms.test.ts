@@ -51,7 +51,7 @@ describe("histogram costs", () => {
     await check("observeBatchSteady", () => api.post(`${H}/c-batch/observations`, batch));
   });
 
-  it("read: 1, 30 and 400 days; a range older than any retention", async () => {
+  it("read: 1, 30 and 400 days, ending today and in the past; a range older than any retention", async () => {
     await api.put(`${H}/c-read`, { bucketWidth: 1 }, admin);
     for (const day of ["2026-11-22", "2026-11-01", "2025-11-01"]) {
       await api.post(`${H}/c-read/observations`, {
@@ -61,7 +61,10 @@ describe("histogram costs", () => {
     await api.get(`${H}/c-read`);
     await check("read1", () => api.get(`${H}/c-read?from=2026-11-22&to=2026-11-22`));
     await check("read30", () => api.get(`${H}/c-read?from=2026-10-24&to=2026-11-22`));
+    await check("read30Past", () => api.get(`${H}/c-read?from=2026-10-15&to=2026-11-13`));
     await check("read400", () => api.get(`${H}/c-read?from=2025-10-19&to=2026-11-22`));
+    await check("read400Past", () => api.get(`${H}/c-read?from=2025-10-12&to=2026-11-15`));
+    await check("read400Edges", () => api.get(`${H}/c-read?from=2025-11-02&to=2026-10-30`));
     await check("readOld", () => api.get(`${H}/c-read?from=1000-01-01&to=1001-02-04`));
   });
 

@@ -1,0 +1,218 @@
+import { defineScript } from "../redis/script.ts";
+import { invalid } from "../validation.ts";
+import { notFound, retentionLua } from "./scripts.ts";
+import { MAX_READ_BUCKETS, MAX_UNION_ENTRIES } from "./validate.ts";
+
+/**
+ * GET a range: `days`/`exts` are the range's days that may hold data; month k
+ * of `months` is a month of the range whose rollup may stand for its days
+ * `days[monthFirsts[k]]` and the `monthLengths[k] - 1` after it: a whole
+ * month, or the month of a range ending now, whose rollup holds nothing past
+ * the range (no observation is dated later; `read` in histograms.ts decides).
+ * A rollup stands for its days when its first day is still kept (else it
+ * holds days that expired) and the histogram kept rollups from that month
+ * on; otherwise its days are read. A day past its retention holds nothing and
+ * is not read. So a 400-day range unions at most ~75 keys (~43 ending today).
+ *
+ * Sizes before any union (issue 15, point 3): a range whose days could hold
+ * more buckets than the cap sizes its parts first (one ZCARD each, O(1)) and
+ * is refused before any union when one month rollup alone holds more buckets
+ * than the cap, or when the parts hold more than `maxEntries` entries in all
+ * (ZUNIONSTORE reads every one of them). The days read one by one are sized
+ * by their month's rollup (every member of a day is one of its month's) and,
+ * while the sum could still be over the limit, one by one, within
+ * `maxCommands` for the whole read. Only then is the range unioned: into the
+ * script directly when its entries cannot pass the cap, else into the scratch
+ * key whose size is checked before anything is loaded. `name` only names the
+ * histogram in a refusal.
+ */
+export const readScript = defineScript({
+  name: "histograms.read",
+  write: false,
+  keys: ["meta", "scratch", "...days", "...exts", "...months", "...sumMonths"],
+  args: [
+    "name",
+    "maxBuckets",
+    "maxEntries",
+    "maxCommands",
+    "now",
+    "perDay",
+    "...monthStarts",
+    "...monthFirsts",
+    "...monthLengths",
+    "...dayStarts",
+    "...dayLabels",
+    "...dayMonths",
+    "...sumMonthStarts",
+  ],
+  uses: [retentionLua],
+  refusals: {
+    not_found: (_r, call) => notFound(call.args.name),
+    // invalid() throws the ValidationError itself
+    too_many_buckets: (r) =>
+      invalid([
+        {
+          path: "from",
+          message:
+            r.part === true
+              ? `the range holds more than ${MAX_READ_BUCKETS} distinct buckets (one month of it alone holds at least ${String(r.buckets)}); narrow it`
+              : `the range holds ${String(r.buckets)} distinct buckets, more than ${MAX_READ_BUCKETS}; narrow it`,
+        },
+      ]),
+    too_many_entries: (r) =>
+      invalid([
+        {
+          path: "from",
+          message: `the range's days and month rollups hold ${r.bounded === true ? "up to" : "at least"} ${String(r.entries)} bucket entries to merge, more than ${MAX_UNION_ENTRIES} (counted before merging: the same bucket on many days counts on each); narrow it`,
+        },
+      ]),
+  },
+  lua: `
+local cap       = tonumber(maxBuckets)
+local entryCap  = tonumber(maxEntries)
+local nowMs     = tonumber(now)
+local dayCap    = tonumber(perDay)
+local settings  = redis.call('HMGET', meta, 'bucketWidth', 'unit', 'retentionDays', 'createdAt', 'rollupsSince')
+if not settings[1] then return {refused = 'not_found', histogram = name} end
+local retention = tonumber(settings[3])
+local since     = tonumber(settings[5] or 'inf')
+settings[5]     = nil
+-- parts: the month rollups that stand for their days, then the other kept days (grouped by month)
+local skip, parts, extParts, rollups = {}, {}, {}, {}
+local coveredDays = 0
+for k = 1, #months do
+  local monthMs, first, n = tonumber(monthStarts[k]), tonumber(monthFirsts[k]), tonumber(monthLengths[k])
+  if monthMs >= since and keptUntil(monthMs, retention) > nowMs then
+    for d = first, first + n - 1 do skip[d] = true end
+    coveredDays           = coveredDays + n
+    parts[#parts + 1]     = months[k]
+    rollups[#rollups + 1] = {key = months[k], n = n}
+  end
+end
+local groups, order = {}, {}
+for d = 1, #days do
+  -- a day past its retention holds nothing (its keys expire with it): not read
+  if keptUntil(tonumber(dayStarts[d]), retention) > nowMs then
+    -- extremes: two members a day, so every day's set (400 at most) is cheap to union
+    extParts[#extParts + 1] = exts[d]
+    if not skip[d] then
+      parts[#parts + 1] = days[d]
+      local k = tonumber(dayMonths[d])
+      if not groups[k] then
+        groups[k] = {month = k, days = {}}
+        order[#order + 1] = groups[k]
+      end
+      groups[k].days[#groups[k].days + 1] = d
+    end
+  end
+end
+if #parts == 0 then return {settings = settings, buckets = {}} end
+-- Sums: a day's is the member 's:<yyyymmdd>' of its month rollup (a day stored before that change
+-- has a member 'sum' in its own key and in its month's). A rollup in the union brings its days'
+-- sums; the days read one by one are asked in their months, one ZMSCORE per month.
+local sum = 0
+for _, g in ipairs(order) do
+  local call = {'ZMSCORE', sumMonths[g.month]}
+  for _, d in ipairs(g.days) do call[#call + 1] = 's:' .. dayLabels[d] end
+  for _, v in ipairs(redis.call(unpack(call))) do
+    if v then sum = sum + tonumber(v) end
+  end
+end
+local function zunion()
+  parts[#parts + 1] = 'WITHSCORES'
+  return redis.call('ZUNION', #parts - 1, unpack(parts))
+end
+local merged
+if (#parts - #rollups + coveredDays) * dayCap <= cap then
+  -- so few days that the cap cannot be reached (each day holds at most dayCap buckets, and a rollup
+  -- only its days'): one ZUNION, nothing stored
+  merged = zunion()
+else
+  -- Sizes before any union: ZUNIONSTORE reads every entry of its parts (10 s for 2M), so the parts'
+  -- sizes are summed first, each O(1). A rollup: ZCARD; at most its days' 's:<day>' sums and an old
+  -- 'sum' are not buckets, so one holding more than cap + that proves the range is over the cap.
+  local budget = tonumber(maxCommands) - 8 - #order -- ZCARDs left: EVALSHA, HMGET, the sums, union and extremes
+  local lower  = 0
+  for _, r in ipairs(rollups) do
+    local card = redis.call('ZCARD', r.key)
+    budget = budget - 1
+    if card - r.n - 1 > cap then return {refused = 'too_many_buckets', buckets = card - r.n - 1, part = true} end
+    lower = lower + card
+  end
+  -- A day holds at most dayCap buckets and an old 'sum'; every member of a day is one of its month
+  -- rollup's (once the histogram has rollups), so k days of a month hold at most k times its size.
+  local dayMax = dayCap + 1
+  local upper  = lower
+  for _, g in ipairs(order) do
+    g.bound = #g.days * dayMax
+    upper   = upper + g.bound
+  end
+  table.sort(order, function(a, b) return a.bound > b.bound end)
+  for _, g in ipairs(order) do
+    if lower > entryCap or upper <= cap then break end
+    local covered = tonumber(sumMonthStarts[g.month]) >= since
+    if #g.days > 1 and covered and budget > 0 then
+      local bound = #g.days * math.min(dayMax, redis.call('ZCARD', sumMonths[g.month]))
+      budget  = budget - 1
+      upper   = upper - g.bound + bound
+      g.bound = bound
+    end
+    -- exact sizes only where the bound alone would refuse (a month's days before its rollup: always)
+    if upper > entryCap and (#g.days <= budget or not covered) then
+      local exact = 0
+      for _, d in ipairs(g.days) do exact = exact + redis.call('ZCARD', days[d]) end
+      budget  = budget - #g.days
+      upper   = upper - g.bound + exact
+      lower   = lower + exact
+    end
+  end
+  if lower > entryCap then return {refused = 'too_many_entries', entries = lower} end
+  if upper > entryCap then return {refused = 'too_many_entries', entries = upper, bounded = true} end
+  if upper <= cap then
+    -- no more entries than the cap: nothing can be over it
+    merged = zunion()
+  else
+    redis.call('ZUNIONSTORE', scratch, #parts, unpack(parts))
+    -- the size before loading: a range over the cap is refused before its buckets enter the script
+    local card = redis.call('ZCARD', scratch)
+    if card > cap then
+      -- not buckets: 'sum', and the 's:<day>' sums the rollups brought (asked only near the cap)
+      local others = {'ZMSCORE', scratch, 'sum'}
+      for d = 1, #days do
+        if skip[d] then others[#others + 1] = 's:' .. dayLabels[d] end
+      end
+      for _, v in ipairs(redis.call(unpack(others))) do
+        if v then card = card - 1 end
+      end
+      if card > cap then
+        redis.call('UNLINK', scratch)
+        return {refused = 'too_many_buckets', buckets = card}
+      end
+    end
+    merged = redis.call('ZRANGE', scratch, 0, -1, 'WITHSCORES')
+    redis.call('UNLINK', scratch)
+  end
+end
+-- buckets as flat index, count pairs: read computes their bounds (buckets.ts), which at 20,000
+-- buckets saves the script ~90 ms of string.format and nested tables
+local buckets, found = {}, #order > 0
+for j = 1, #merged, 2 do
+  if tonumber(merged[j]) then
+    buckets[#buckets + 1] = merged[j]
+    buckets[#buckets + 1] = merged[j + 1]
+  elseif merged[j] == 'sum' or string.sub(merged[j], 1, 2) == 's:' then
+    sum, found = sum + tonumber(merged[j + 1]), true
+  end
+end
+if found then sum = string.format('%.17g', sum) else sum = nil end
+local extremes = {'ZUNION', #extParts}
+for _, k in ipairs(extParts) do extremes[#extremes + 1] = k end
+extremes[#extremes + 1] = 'AGGREGATE'
+extremes[#extremes + 1] = 'MAX'
+extremes[#extremes + 1] = 'WITHSCORES'
+local ext = redis.call(unpack(extremes))
+local found = {}
+for j = 1, #ext, 2 do found[ext[j]] = ext[j + 1] end
+return {settings = settings, buckets = buckets, sum = sum, max = found.max, negMin = found.min}
+`,
+});

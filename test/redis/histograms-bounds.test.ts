@@ -1,0 +1,299 @@
+/**
+ * Issue 15, point 3 for histograms: a read's sizes are checked before anything is unioned. A
+ * range whose month rollup alone holds more buckets than the read cap, or whose parts hold more
+ * than MAX_UNION_ENTRIES entries, is refused before any union (the server's command counters show
+ * no ZUNIONSTORE); a read at exactly the cap is still answered; no read spends more than
+ * MAX_READ_COMMANDS, at the most parts a 400-day range can have; and a range ending now reads this
+ * month's rollup for its days, exactly, also in the 5 minutes before midnight (when tomorrow may
+ * already hold data) and across a month's end.
+ *
+ * Large data is written straight into the layout of keys.ts (day sets, extremes, month rollups
+ * with each day's sum as `s:<yyyymmdd>`), as observing would write it; the rest is observed.
+ */
+import fc from "fast-check";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { Ctx } from "../../src/context.ts";
+import { observe, put as putHistogram, read as readHistogram } from "../../src/histograms/index.ts";
+import { histogramKeys, isoDay, monthOf } from "../../src/histograms/keys.ts";
+import {
+  MAX_FUTURE_MS,
+  MAX_READ_BUCKETS,
+  MAX_READ_COMMANDS,
+  MAX_UNION_ENTRIES,
+} from "../../src/histograms/validate.ts";
+import { createRedis } from "../../src/redis/client.ts";
+import { DAY, dayLabel, dayStart, MINUTE } from "../../src/time.ts";
+import { libraryTest } from "../helpers/library.ts";
+import { command, resetStats, statsOf } from "../helpers/upstash-rest.ts";
+
+const lib = libraryTest("hist-bounds", { timeoutMs: 20_000 });
+const { target, prefix } = lib;
+const TAG = `hist-bounds-${Math.random().toString(36).slice(2, 8)}`;
+const counted = createRedis({ url: target.url, token: `${target.token}.${TAG}`, timeoutMs: 20_000 });
+const NOW = Date.UTC(2026, 10, 22, 12, 30);
+
+/** A read through the counting client: its answer (or refusal) and the commands it cost. */
+async function measured(ctx: Ctx, name: string, from: string, to: string) {
+  await resetStats(target, TAG);
+  const result = await readHistogram({ ...ctx, redis: counted }, name, { from, to }).then(
+    (r) => ({ ok: true as const, r }),
+    (e: unknown) => ({ ok: false as const, message: (e as Error).message }),
+  );
+  const stats = await statsOf(target, TAG);
+  expect(stats.requests).toBe(1);
+  return { ...result, commands: stats.commands, byCommand: stats.byCommand };
+}
+
+/**
+ * Writes `buckets` (bucket indexes of width 1, one observation each, value = index) on each day,
+ * as observing would: the day set, its extremes, and its month rollup with the day's sum. `oldSum`
+ * writes a day's sum as the previous layout did (member `sum` of the day and of its month).
+ */
+async function load(ctx: Ctx, name: string, days: [number, number[]][], oldSum = false): Promise<void> {
+  await putHistogram(ctx, name, { bucketWidth: 1 });
+  const months = new Map<string, Map<string, number>>();
+  for (const [day, buckets] of days) {
+    const monthKey = histogramKeys.month(ctx.prefix, name, monthOf(day));
+    const month = months.get(monthKey) ?? new Map<string, number>();
+    months.set(monthKey, month);
+    const sum = buckets.reduce((a, b) => a + b, 0);
+    const members: (string | number)[] = [];
+    for (const b of buckets) {
+      members.push(1, String(b));
+      month.set(String(b), (month.get(String(b)) ?? 0) + 1);
+    }
+    if (oldSum) {
+      members.push(sum, "sum");
+      month.set("sum", (month.get("sum") ?? 0) + sum);
+    } else month.set(`s:${dayLabel(day)}`, sum);
+    for (let i = 0; i < members.length; i += 20_000)
+      await command(target, "ZADD", histogramKeys.day(ctx.prefix, name, day), ...members.slice(i, i + 20_000));
+    await command(
+      target,
+      "ZADD",
+      histogramKeys.ext(ctx.prefix, name, day),
+      Math.max(...buckets),
+      "max",
+      -Math.min(...buckets),
+      "min",
+    );
+  }
+  for (const [key, members] of months) {
+    const flat = [...members].flatMap(([m, score]) => [score, m]);
+    for (let i = 0; i < flat.length; i += 20_000) await command(target, "ZADD", key, ...flat.slice(i, i + 20_000));
+  }
+}
+
+const range = (from: number, to: number) => Array.from({ length: (to - from) / DAY + 1 }, (_, i) => from + i * DAY);
+const upTo = (n: number, start = 0) => Array.from({ length: n }, (_, i) => start + i);
+
+// the read script once, so every measured read is one EVALSHA that hits
+beforeAll(async () => {
+  await putHistogram(lib.ctx(NOW), "warm", { bucketWidth: 1 });
+  await readHistogram({ ...lib.ctx(NOW), redis: counted }, "warm");
+});
+
+describe("histogram reads are sized before any union", () => {
+  const ctx = lib.ctx(NOW);
+
+  it(`attack: one month holding more than ${MAX_READ_BUCKETS} buckets is refused before any union, naming the cap`, async () => {
+    // 5 days of March with 4,020 distinct buckets each: 20,100 in the month
+    await load(
+      ctx,
+      "month-over",
+      upTo(5).map((d) => [Date.UTC(2026, 2, 3 + d), upTo(4020, d * 4020)]),
+    );
+    const read = await measured(ctx, "month-over", "2025-10-19", "2026-11-22");
+    expect(read.ok).toBe(false);
+    expect(read.ok || read.message).toContain(
+      `more than ${MAX_READ_BUCKETS} distinct buckets (one month of it alone holds at least`,
+    );
+    expect(read.byCommand.zunionstore ?? 0).toBe(0);
+    expect(read.byCommand.zunion ?? 0).toBe(0);
+    // EVALSHA, HMGET, the sums of the 13 October days, and the rollups up to March's
+    expect(read.commands).toBe(8);
+    // a day of it is answered
+    expect((await measured(ctx, "month-over", "2026-03-03", "2026-03-03")).ok).toBe(true);
+  });
+
+  it(`a month of exactly ${MAX_READ_BUCKETS} buckets with old 'sum' members is answered; ${MAX_READ_BUCKETS + 35} is refused before the union`, async () => {
+    // 5 days of May, each with its own buckets and the previous layout's 'sum' members
+    const days = (n: number): [number, number[]][] =>
+      upTo(5).map((d) => [Date.UTC(2026, 4, 10 + d), upTo(n / 5, (d * n) / 5)]);
+    await load(ctx, "month-at", days(MAX_READ_BUCKETS), true);
+    const at = await measured(ctx, "month-at", "2025-10-19", "2026-11-22");
+    expect(at.ok && at.r.buckets.length).toBe(MAX_READ_BUCKETS);
+    expect(at.ok && at.r.count).toBe(MAX_READ_BUCKETS);
+    expect(at.ok && at.r.sum).toBe((MAX_READ_BUCKETS * (MAX_READ_BUCKETS - 1)) / 2);
+    // 20,035 buckets and 'sum': card − (31 days' sums + 'sum') = 20,004 > cap proves the range over it
+    await load(ctx, "month-past", days(MAX_READ_BUCKETS + 35), true);
+    const over = await measured(ctx, "month-past", "2025-10-19", "2026-11-22");
+    expect(over.ok || over.message).toContain("one month of it alone holds at least 20004");
+    expect(over.byCommand.zunionstore ?? 0).toBe(0);
+  });
+
+  it(`attack: days holding more than ${MAX_UNION_ENTRIES} entries in all are refused before any union, naming that limit`, async () => {
+    // the same 5,000 buckets on each of 59 days (29 of November 2025, 30 of October 2026): 295,000
+    // entries to merge into 5,000 buckets, which the honest bound (entries, not distinct buckets) refuses
+    const days = [
+      ...range(Date.UTC(2025, 10, 2), Date.UTC(2025, 10, 30)),
+      ...range(Date.UTC(2026, 9, 1), Date.UTC(2026, 9, 30)),
+    ];
+    await load(
+      ctx,
+      "entries",
+      days.map((d) => [d, upTo(5000)]),
+    );
+    const read = await measured(ctx, "entries", "2025-11-02", "2026-10-30");
+    expect(read.ok).toBe(false);
+    expect(read.ok || read.message).toContain(`bucket entries to merge, more than ${MAX_UNION_ENTRIES}`);
+    expect(read.byCommand.zunionstore ?? 0).toBe(0);
+    expect(read.byCommand.zunion ?? 0).toBe(0);
+    // EVALSHA, HMGET, 2 ZMSCORE of sums, 10 rollups, October's rollup and its 30 days one by one,
+    // November's rollup (its 29 days would pass the command budget: its bound stands)
+    expect(read.commands).toBe(46);
+    expect(read.commands).toBeLessThanOrEqual(MAX_READ_COMMANDS);
+    // a narrower range is answered: October alone, 150,000 entries
+    const october = await measured(ctx, "entries", "2026-10-01", "2026-10-30");
+    expect(october.ok && october.r.count).toBe(150_000);
+    expect(october.ok && october.r.buckets.length).toBe(5000);
+  });
+
+  it(`a 400-day read of exactly ${MAX_READ_BUCKETS} distinct buckets is answered, one more refused after its union`, async () => {
+    // 50 buckets of their own on each of the 400 days ending today
+    const days = range(Date.UTC(2025, 9, 19), Date.UTC(2026, 10, 22));
+    expect(days.length).toBe(400);
+    await load(
+      ctx,
+      "at-cap",
+      days.map((d, i) => [d, upTo(50, i * 50)]),
+    );
+    const at = await measured(ctx, "at-cap", "2025-10-19", "2026-11-22");
+    expect(at.ok && at.r.buckets.length).toBe(MAX_READ_BUCKETS);
+    expect(at.ok && at.r.count).toBe(MAX_READ_BUCKETS);
+    expect(at.ok && at.r.sum).toBe((MAX_READ_BUCKETS * (MAX_READ_BUCKETS - 1)) / 2);
+    expect(at.byCommand.zunionstore).toBe(1);
+    expect(at.commands).toBeLessThanOrEqual(MAX_READ_COMMANDS);
+    await observe(ctx, "at-cap", [{ value: -1, at: Date.UTC(2026, 1, 3) }]);
+    const over = await measured(ctx, "at-cap", "2025-10-19", "2026-11-22");
+    expect(over.ok || over.message).toContain(`the range holds ${MAX_READ_BUCKETS + 1} distinct buckets`);
+    expect(await command(target, "EXISTS", histogramKeys.scratch(prefix, "at-cap"))).toBe(0);
+  });
+
+  it(`the most parts a 400-day range can have (30 days, 11 rollups, 30 days) cost at most ${MAX_READ_COMMANDS} commands`, async () => {
+    const now = Date.UTC(2026, 7, 5, 12);
+    const late = lib.ctx(now);
+    // July 2025 and July 2026: 167 buckets a day, each day its own (5,177 in the month); the 11
+    // months between: 900 buckets on their 10th
+    const days: [number, number[]][] = [];
+    for (const [y, m] of [
+      [2025, 6],
+      [2026, 6],
+    ] as const)
+      for (const day of range(Date.UTC(y, m, 1), Date.UTC(y, m, 31)))
+        days.push([day, upTo(167, 1e6 * (y - 2024) + 167 * new Date(day).getUTCDate())]);
+    for (let k = 1; k <= 11; k++) days.push([Date.UTC(2025, 6 + k, 10), upTo(900, 1e4 * k)]);
+    await load(late, "parts", days);
+    const inRange = days.filter(([d]) => d >= Date.UTC(2025, 6, 2) && d <= Date.UTC(2026, 6, 30));
+    const read = await measured(late, "parts", "2025-07-02", "2026-07-30");
+    expect(read.ok && read.r.count).toBe(inRange.reduce((n, [, b]) => n + b.length, 0));
+    expect(read.ok && read.r.buckets.length).toBe(19_920);
+    // EVALSHA, HMGET, 2 ZMSCORE, 11 rollups, both edge months, the 30 days of one of them (its
+    // bound alone would pass MAX_UNION_ENTRIES), ZUNIONSTORE, ZCARD, ZRANGE, UNLINK, the extremes
+    expect(read.commands).toBe(52);
+    expect(read.commands).toBeLessThanOrEqual(MAX_READ_COMMANDS);
+  });
+});
+
+describe("a range ending now reads this month's rollup for its days", () => {
+  type Obs = { value: number; at: number };
+  const model = (all: Obs[], from: number, to: number) => {
+    const v = all.filter((o) => o.at >= from && o.at < to + DAY).map((o) => o.value);
+    const counts = new Map<number, number>();
+    for (const x of v) counts.set(x, (counts.get(x) ?? 0) + 1);
+    return {
+      count: v.length,
+      sum: v.reduce((a, b) => a + b, 0),
+      min: v.length ? Math.min(...v) : null,
+      max: v.length ? Math.max(...v) : null,
+      buckets: [...counts].sort((a, b) => a[0] - b[0]).map(([i, count]) => ({ lower: i, upper: i + 1, count })),
+    };
+  };
+  const answer = async (ctx: Ctx, name: string, from: number, to: number) => {
+    const r = await readHistogram(ctx, name, { from: isoDay(from), to: isoDay(to) });
+    return { count: r.count, sum: r.sum, min: r.min, max: r.max, buckets: r.buckets };
+  };
+
+  it("uses the rollup (no ZMSCORE of the days' sums) until 5 minutes before midnight, then the days", async () => {
+    const noon = Date.UTC(2026, 10, 22, 12);
+    const ctx = lib.ctx(noon, "hist-now");
+    await putHistogram(ctx, "now", { bucketWidth: 1 });
+    const before: Obs[] = [
+      { value: 1, at: Date.UTC(2026, 10, 1, 3) },
+      { value: 2, at: Date.UTC(2026, 10, 21, 23) },
+      { value: 3, at: noon },
+    ];
+    await observe(ctx, "now", before);
+    const day1 = Date.UTC(2026, 10, 1);
+    const today = dayStart(noon);
+    const read = await measured(ctx, "now", "2026-11-01", "2026-11-22");
+    expect(read.ok && read.r.count).toBe(3);
+    expect(read.byCommand.zmscore ?? 0).toBe(0);
+    // EVALSHA, HMGET, ZCARD of the rollup, ZUNION, the extremes
+    expect(read.commands).toBe(5);
+    // at 23:55 an observation may be dated tomorrow, into this month's rollup: the days are read
+    const late = { ...ctx, now: Date.UTC(2026, 10, 22, 23, 55) };
+    const tomorrow = { value: 9, at: late.now + MAX_FUTURE_MS };
+    await observe(late, "now", [tomorrow]);
+    const lateRead = await measured(late, "now", "2026-11-01", "2026-11-22");
+    expect(lateRead.ok && lateRead.r.count).toBe(3);
+    expect(lateRead.byCommand.zmscore).toBe(1);
+    expect(await answer(late, "now", day1, today)).toEqual(model([...before, tomorrow], day1, today));
+    // a minute earlier, nothing can be dated tomorrow yet: the rollup stands (tomorrow's value is
+    // there only because this test wrote it from a later clock)
+    const earlier = { ...ctx, now: Date.UTC(2026, 10, 22, 23, 54, 59, 999) };
+    expect((await measured(earlier, "now", "2026-11-01", "2026-11-22")).byCommand.zmscore ?? 0).toBe(0);
+    // a range ending tomorrow takes it in
+    const withTomorrow = await answer(late, "now", day1, today + DAY);
+    expect(withTomorrow).toEqual(model([...before, tomorrow], day1, today + DAY));
+  });
+
+  it("equals the raw days for ranges ending today or tomorrow, near midnight and across a month's end", async () => {
+    const ends = [Date.UTC(2026, 10, 22), Date.UTC(2026, 11, 1), Date.UTC(2027, 0, 1), Date.UTC(2027, 1, 1)];
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...ends),
+        fc.integer({ min: -10 * MINUTE, max: 10 * MINUTE }),
+        fc.array(
+          fc.record({
+            value: fc.integer({ min: 0, max: 30 }),
+            back: fc.oneof(fc.integer({ min: 0, max: 10 * MINUTE }), fc.integer({ min: 0, max: 40 * DAY })),
+          }),
+          {
+            minLength: 1,
+            maxLength: 30,
+          },
+        ),
+        fc.integer({ min: 0, max: 45 }),
+        fc.boolean(),
+        async (end, offset, values, span, tomorrow) => {
+          const now = end + offset;
+          const ctx = lib.ctx(now, `hist-p${run}`);
+          const name = `p-${run++}`;
+          await putHistogram(ctx, name, { bucketWidth: 1 });
+          // every observation as late as allowed, or earlier
+          const all = values.map(({ value, back }) => ({ value, at: now + MAX_FUTURE_MS - back }));
+          await observe(ctx, name, all);
+          const to = dayStart(now) + (tomorrow ? DAY : 0);
+          const from = to - span * DAY;
+          expect(await answer(ctx, name, from, to)).toEqual(model(all, from, to));
+          // from the month's first day, the range reads this month's rollup when it can
+          const first = monthOf(to);
+          expect(await answer(ctx, name, first, to)).toEqual(model(all, first, to));
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+});
