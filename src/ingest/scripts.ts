@@ -33,9 +33,17 @@ export const libraryScripts: Record<IngestKind, Script> = {
  * captured call's keys and arguments is the synchronous call, without the round trip.
  */
 function libraryWriteOf(kind: IngestKind): LuaLibrary {
-  // the script minus its shebang line (a comment anywhere but the first line)
-  const text = libraryScripts[kind].text.split("\n").slice(1).join("\n");
-  return defineLua(`ingest.${kind}Write`, ["libraryWrite"], `local function libraryWrite(KEYS, ARGV)\n${text}\nend`);
+  let lua: string | undefined;
+  return {
+    ...defineLua(`ingest.${kind}Write`, ["libraryWrite"], ""),
+    // built on first use, as script texts are (src/redis/script.ts): reading the library script's
+    // text here would assemble it at module load, on every cold start
+    get lua() {
+      // the script minus its shebang line (a comment anywhere but the first line)
+      lua ??= `local function libraryWrite(KEYS, ARGV)\n${libraryScripts[kind].text.split("\n").slice(1).join("\n")}\nend`;
+      return lua;
+    },
+  };
 }
 
 /**
