@@ -1,0 +1,253 @@
+/**
+ * The player routes of a board (join, score, batch scores, one player, around a player, leave,
+ * rank a subset), registered by ./leaderboards.ts between its board routes and its season routes:
+ * the order in which /openapi.json lists them.
+ */
+import { z } from "@hono/zod-openapi";
+import * as leaderboards from "../../src/leaderboards/index.ts";
+import { ctxOf, markReplay } from "../middleware/context.ts";
+import { lazyRoute } from "../lazy-route.ts";
+import type { Routes } from "../router.ts";
+import { MAX_BATCH } from "../../src/validation.ts";
+import {
+  errorResponses,
+  intQuery,
+  jsonBody,
+  jsonResponse,
+  Member,
+  Name,
+  normalizeBatch,
+  notFoundResponse,
+  writeErrorResponses,
+} from "../schemas.ts";
+
+import {
+  tags,
+  Meta,
+  PlayerScore,
+  Row,
+  SeasonQuery,
+  SeasonId,
+  Player,
+  Joined,
+  Change,
+  ScoreResult,
+  rejectedResponse,
+  boardParams,
+  playerParams,
+  noContent,
+  type BatchChange,
+  BatchBody,
+  SubsetRow,
+} from "./leaderboards-schemas.ts";
+
+/** Adds the player routes to `routes` (the leaderboards' list, mounted at /v1/leaderboards). */
+export function addPlayerRoutes(routes: Routes): void {
+  lazyRoute(
+    routes,
+    "put",
+    "/{board}/players/{player}",
+    () => ({
+      tags,
+      summary: "Join a player, or replace the profile of one who joined before",
+      description:
+        "Creates the board with default settings if needed. Joining again replaces `name` and `meta` but never the score or join time; `score` applies to new players only.",
+      request: {
+        params: playerParams(),
+        ...jsonBody(
+          z
+            .object({
+              name: Member().openapi({
+                example: "Alice",
+                description: "display name: 1..256 UTF-8 bytes, no control characters",
+              }),
+              meta: Meta().optional(),
+              score: PlayerScore().optional(),
+            })
+            .strict(),
+        ),
+      },
+      responses: () => ({
+        200: jsonResponse(Joined(), "The player existed; the profile was replaced."),
+        201: jsonResponse(Joined(), "The player joined."),
+        ...writeErrorResponses(),
+      }),
+    }),
+    async (c) => {
+      const { board, player } = c.req.valid("param");
+      const body = c.req.valid("json");
+      const { replayed, ...joined } = await leaderboards.join(ctxOf(c), board, player, body, c.get("idempotency"));
+      markReplay(c, replayed);
+      return joined.created ? c.json(joined, 201) : c.json(joined, 200);
+    },
+  );
+
+  lazyRoute(
+    routes,
+    "post",
+    "/{board}/players/{player}/score",
+    () => ({
+      tags,
+      summary: "Increment (`by`, may be negative) or set (`set`, `mode` replace|best) a score",
+      description:
+        "Atomic. 404 when the player has not joined; 400 when the result would leave ±1e15; 422 `score_rejected` when it breaks the board's guards. On a seasonal board the player's first write of a season enters it at 0.",
+      request: { params: playerParams(), ...jsonBody(Change()) },
+      responses: () => ({
+        200: jsonResponse(ScoreResult().omit({ player: true }), "The new score and 1-based rank."),
+        ...writeErrorResponses(),
+        ...notFoundResponse(),
+        ...rejectedResponse(),
+      }),
+    }),
+    async (c) => {
+      const { board, player } = c.req.valid("param");
+      const { score, rank, replayed } = await leaderboards.changeScore(
+        ctxOf(c),
+        board,
+        player,
+        c.req.valid("json"),
+        c.get("idempotency"),
+      );
+      markReplay(c, replayed);
+      return c.json({ score, rank }, 200);
+    },
+  );
+
+  lazyRoute(
+    routes,
+    "post",
+    "/{board}/scores",
+    () => ({
+      tags,
+      summary: "Score changes for several players in one atomic request",
+      description:
+        "`{player, by}` / `{player, set, mode?}` or `{items: [...]}` (up to 1,000), applied in order. One unknown player, out-of-range result or guard breach (422 `score_rejected`) refuses the whole batch.",
+      request: { params: boardParams(), ...jsonBody(BatchBody()) },
+      responses: () => ({
+        200: jsonResponse(
+          z.object({ results: z.array(ScoreResult()) }),
+          "Each change's score; ranks are after the whole batch.",
+        ),
+        ...writeErrorResponses(),
+        ...notFoundResponse(),
+        ...rejectedResponse(),
+      }),
+    }),
+    async (c) => {
+      const { board } = c.req.valid("param");
+      const changes = normalizeBatch<z.infer<ReturnType<typeof BatchChange>>, "items">(c.req.valid("json"), "items");
+      const { results, replayed } = await leaderboards.changeScores(ctxOf(c), board, changes, c.get("idempotency"));
+      markReplay(c, replayed);
+      return c.json({ results }, 200);
+    },
+  );
+
+  lazyRoute(
+    routes,
+    "get",
+    "/{board}/players/{player}",
+    () => ({
+      tags,
+      summary: "A player's score, rank, percentile, movement, profile and join time in a season",
+      description: "A player who joined but has no score in the season reads as score 0, rank null.",
+      request: { params: playerParams(), query: z.object({ season: SeasonQuery() }) },
+      responses: () => ({ 200: jsonResponse(Player(), "The player."), ...errorResponses(), ...notFoundResponse() }),
+    }),
+    async (c) => {
+      const { board, player } = c.req.valid("param");
+      return c.json(await leaderboards.getPlayer(ctxOf(c), board, player, c.req.valid("query")), 200);
+    },
+  );
+
+  lazyRoute(
+    routes,
+    "get",
+    "/{board}/players/{player}/around",
+    () => ({
+      tags,
+      summary: "The player with up to k rows above and below",
+      request: {
+        params: playerParams(),
+        query: z.object({ k: intQuery(0, leaderboards.MAX_AROUND, 5), season: SeasonQuery() }),
+      },
+      responses: () => ({
+        200: jsonResponse(
+          z
+            .object({
+              player: z.string(),
+              rank: z.number().int().nullable(),
+              items: z.array(Row()),
+              season: SeasonId(),
+            })
+            .openapi("LeaderboardAround"),
+          "Rows around the player (none when the player has no score in the season).",
+        ),
+        ...errorResponses(),
+        ...notFoundResponse(),
+      }),
+    }),
+    async (c) => {
+      const { board, player } = c.req.valid("param");
+      const { k, season } = c.req.valid("query");
+      return c.json(await leaderboards.around(ctxOf(c), board, player, k, { season }), 200);
+    },
+  );
+
+  lazyRoute(
+    routes,
+    "delete",
+    "/{board}/players/{player}",
+    () => ({
+      tags,
+      summary: "Remove a player (ingest)",
+      description:
+        "The contract gives this to ingest keys (the game server removes a player who leaves). It removes that one player; the board's settings stay unless only joins made the board, and removing its last player takes the board out of the list.",
+      request: { params: playerParams() },
+      responses: () => ({ 204: noContent, ...errorResponses() }),
+    }),
+    async (c) => {
+      const { board, player } = c.req.valid("param");
+      await leaderboards.removePlayer(ctxOf(c), board, player);
+      return c.body(null, 204);
+    },
+  );
+
+  lazyRoute(
+    routes,
+    "post",
+    "/{board}/rank",
+    () => ({
+      tags,
+      summary: "Rank a subset of players (friends, a team) in board order (read key)",
+      description:
+        "A read, though a POST (the list can be long): a read key is enough. Each known player with a score in the season comes back with the global `rank` and the rank within the subset; the others are listed in `unknown`. One round trip: an HMGET, a ZMSCORE, a ZRANK per ranked player and an HMGET of profiles.",
+      request: {
+        params: boardParams(),
+        query: z.object({ season: SeasonQuery() }),
+        ...jsonBody(
+          z
+            .object({ players: z.array(Name()).min(1).max(MAX_BATCH) })
+            .strict()
+            .openapi("LeaderboardSubset"),
+        ),
+      },
+      responses: () => ({
+        200: jsonResponse(
+          z
+            .object({ items: z.array(SubsetRow()), unknown: z.array(z.string()), season: SeasonId() })
+            .openapi("LeaderboardSubsetRanks"),
+          "The players in board order.",
+        ),
+        ...errorResponses(),
+        ...notFoundResponse(),
+      }),
+    }),
+    async (c) => {
+      const { board } = c.req.valid("param");
+      return c.json(
+        await leaderboards.rankPlayers(ctxOf(c), board, c.req.valid("json").players, c.req.valid("query")),
+        200,
+      );
+    },
+  );
+}
