@@ -143,8 +143,14 @@ export async function counterScaling(input: ScalingInput): Promise<{ timings: Ti
     const parts = decompose("day", periodStart("day", longFrom), today);
     const index = counterKeys.index(prefix, daily);
     log(`counters N=${n}: copying N members into ${parts.length} calendar keys`);
-    for (const part of parts) {
-      const key = counterKeys.part(prefix, daily, "day", part.level, part.start);
+    // the month rollup of every month touched holds the template too, as writes would have made
+    // it (a key holds no member its month's rollup lacks: what bounds a union's work before it runs)
+    const months = new Set(parts.map((p) => periodStart("month", p.start)));
+    const keys = [
+      ...parts.map((part) => counterKeys.part(prefix, daily, "day", part.level, part.start)),
+      ...[...months].map((m) => counterKeys.part(prefix, daily, "day", "month", m)),
+    ];
+    for (const key of new Set(keys)) {
       await redis.call("COPY", template, key, "REPLACE");
       await redis.call("HSET", index, `b:${key}`, 0);
     }
