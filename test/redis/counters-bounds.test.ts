@@ -14,25 +14,12 @@ import { ValidationError } from "../../src/errors.ts";
 import { asList } from "../../src/redis/script.ts";
 import { DAY } from "../../src/time.ts";
 import { libraryTest } from "../helpers/library.ts";
+import { topOfSums } from "../helpers/sums.ts";
 import { command, keysUnder } from "../helpers/upstash-rest.ts";
 
 const lib = libraryTest("counters-bounds", { timeoutMs: 30_000 });
 const NOW = Date.UTC(2026, 10, 20, 12, 30);
 const ctx = lib.ctx(NOW);
-
-function bytesBefore(x: string, y: string): number {
-  return Buffer.compare(Buffer.from(x), Buffer.from(y));
-}
-
-/** The union's top n: sums desc, equal sums by member bytes desc (as ZRANGE … REV orders them). */
-function model(items: { member: string; by: number }[], n: number): string[] {
-  const sums = new Map<string, number>();
-  for (const i of items) sums.set(i.member, (sums.get(i.member) ?? 0) + i.by);
-  return [...sums]
-    .sort((x, y) => y[1] - x[1] || bytesBefore(y[0], x[0]))
-    .slice(0, n)
-    .map(([m, s]) => `${m}=${s}`);
-}
 
 async function zunionstoreCalls(): Promise<number> {
   const info = await command<string>(lib.target, "INFO", "commandstats");
@@ -82,7 +69,7 @@ describe("threshold top N over many keys", () => {
             const flat = reply as string[];
             const got: string[] = [];
             for (let i = 0; i + 1 < flat.length; i += 2) got.push(`${flat[i]}=${Number(flat[i + 1])}`);
-            expect(got, `${label} n=${n}`).toEqual(model(kept, n));
+            expect(got, `${label} n=${n}`).toEqual(topOfSums(kept, n));
           }
         }
       }),

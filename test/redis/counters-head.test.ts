@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { increment, ranked, type IncrItem } from "../../src/counters/index.ts";
 import { DAY } from "../../src/time.ts";
 import { libraryTest } from "../helpers/library.ts";
+import { topOfSums } from "../helpers/sums.ts";
 
 const lib = libraryTest("counters-head");
 // mid-day: a range ending today caches its finished days and reads today's bucket apart
@@ -24,20 +25,6 @@ const item = fc.record({
   by: fc.integer({ min: -3, max: 4 }),
   day: fc.integer({ min: 0, max: 5 }),
 });
-
-function bytesBefore(x: string, y: string): number {
-  return Buffer.compare(Buffer.from(x), Buffer.from(y));
-}
-
-/** The union's top n: sums desc, equal sums by member bytes desc. */
-function model(items: { member: string; by: number }[], n: number): string[] {
-  const sums = new Map<string, number>();
-  for (const i of items) sums.set(i.member, (sums.get(i.member) ?? 0) + i.by);
-  return [...sums]
-    .sort((x, y) => y[1] - x[1] || bytesBefore(y[0], x[0]))
-    .slice(0, n)
-    .map(([m, s]) => `${m}=${s}`);
-}
 
 let run = 0;
 
@@ -58,7 +45,7 @@ describe("top N of a range ending now, cached part and current bucket read apart
           expect(
             res.items.map((i) => `${i.member}=${i.score}`),
             `n=${n}`,
-          ).toEqual(model(items, n));
+          ).toEqual(topOfSums(items, n));
         }
       }),
       { numRuns: 40 },
@@ -79,7 +66,7 @@ describe("top N of a range ending now, cached part and current bucket read apart
       Array.from({ length: 10 }, (_, i) => `t${String(299 - i).padStart(3, "0")}`),
     );
     expect(res.items.every((i) => i.score === 5)).toBe(true);
-    const model2 = model(
+    const model2 = topOfSums(
       tied.map((t) => ({ member: t.member, by: t.by ?? 1 })),
       100,
     );
