@@ -14,9 +14,11 @@ import { bundleWorker } from "./wrangler.ts";
 /**
  * KiB of gzip. Measured 188 KiB on 2026-11-25 with the dashboard's CSV export merged (minified, no
  * keepNames; zod's locales, compile() and fromJSONSchema() aliased away in wrangler.toml: 238 KiB
- * without); the rest is headroom.
+ * without), 198.2 KiB later that day with our own code for issue 15's bounds (counters' union
+ * bound and threshold read over many keys, histograms sized before their union) and lazy routes;
+ * the rest is headroom, well under what a new dependency adds (tens of KiB).
  */
-export const BUDGET_KIB = 198;
+export const BUDGET_KIB = 202;
 
 /** The import paths wrangler.toml's `[alias]` replaces. */
 function aliasedPaths(): string[] {
