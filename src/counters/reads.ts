@@ -187,7 +187,7 @@ export async function memberOf(ctx: Ctx, name: string, member: string, options: 
   if (found.length < 3)
     throw new NotFoundError(`Counter '${name}' has no member '${member}'${src.range ? " in that range" : ""}.`);
   const [score, fromTop, fromBottom] = found as [string, number | false, number | false];
-  const rank = (r: number | false) => (r === false || r === null ? null : r + 1);
+  const rank = (r: number | false) => (r === false ? null : r + 1);
   return withRange({ member, score: Number(score), rank: rank(fromTop), rankFromBottom: rank(fromBottom) }, src.range);
 }
 

@@ -90,19 +90,7 @@ local ints  = {}
 for i = 1, math.min(#page, 2 * limit), 2 do ints[#ints + 1] = page[i] end
 local items = {}
 if #ints > 0 then
-  local fields = {}
-  for i, n in ipairs(ints) do fields[i] = reverseField(n) end
-  local found = redis.call('HMGET', ids, unpack(fields))
-  -- ids mapped before the reverse map moved into ids keep theirs in names
-  local missing = {}
-  for i = 1, #ints do
-    if not found[i] then missing[#missing + 1] = i end
-  end
-  if #missing > 0 then
-    local ask = {}
-    for j, i in ipairs(missing) do ask[j] = ints[i] end
-    for j, w in ipairs(redis.call('HMGET', names, unpack(ask))) do found[missing[j]] = w end
-  end
+  local found = idsOf(ids, names, ints)
   for i = 1, #ints do items[i] = { found[i] or '', page[2 * i], ints[i] } end
 end
 return { items = items, more = more }

@@ -15,10 +15,27 @@ import { HEADER_BITS, HEADER_BYTES, HISTORY_SCALE } from "./keys.ts";
  */
 export const reverseLua = defineLua(
   "presence.reverse",
-  ["reverseField"],
+  ["reverseField", "idsOf"],
   `
 local function reverseField(n)
   return '\\1' .. n
+end
+-- The ids of these compact ids (false where none), their reverse fields in ids, and those of
+-- them whose id came from the old names hash (one HMGET more, only while a room has such ids).
+local function idsOf(ids, names, compact)
+  local fields = {}
+  for i, n in ipairs(compact) do fields[i] = reverseField(n) end
+  local found   = redis.call('HMGET', ids, unpack(fields))
+  local missing = {}
+  for i = 1, #compact do
+    if not found[i] then missing[#missing + 1] = i end
+  end
+  local fromNames = {}
+  if #missing > 0 then
+    for j, i in ipairs(missing) do fromNames[j] = compact[i] end
+    for j, w in ipairs(redis.call('HMGET', names, unpack(fromNames))) do found[missing[j]] = w end
+  end
+  return found, fields, fromNames
 end
 `,
 );
@@ -283,19 +300,11 @@ for r, room in ipairs(roomNames) do
     if #old > 0 then
       -- both directions go: the id's field and its reverse field (reverseField) in ids, or for an
       -- id mapped before the reverse map moved there, its entry in names
-      local fields, missing = {}, {}
-      for i, n in ipairs(old) do fields[i] = reverseField(n) end
-      local who  = redis.call('HMGET', ids, unpack(fields))
-      local gone = fields
+      local who, gone, fromNames = idsOf(ids, names, old)
       for i = 1, #old do
-        if who[i] then gone[#gone + 1] = who[i] else missing[#missing + 1] = old[i] end
+        if who[i] then gone[#gone + 1] = who[i] end
       end
-      if #missing > 0 then
-        for _, w in ipairs(redis.call('HMGET', names, unpack(missing))) do
-          if w then gone[#gone + 1] = w end
-        end
-        redis.call('HDEL', names, unpack(missing))
-      end
+      if #fromNames > 0 then redis.call('HDEL', names, unpack(fromNames)) end
       redis.call('HDEL', ids, unpack(gone))
       redis.call('ZREM', seen, unpack(old))
       forgotten = forgotten + #old
