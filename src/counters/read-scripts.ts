@@ -1,5 +1,5 @@
 import { ValidationError } from "../errors.ts";
-import { defineLua, defineScript } from "../redis/script.ts";
+import { defineLua, defineScript, type Refusal } from "../redis/script.ts";
 import { fieldsLua } from "./scripts.ts";
 
 /**
@@ -172,9 +172,9 @@ if over then return {refused = 'too_many_entries', entries = over.entries} end`;
 
 /** What a read past the union bound answers (`resolve`'s `over`): a 400 naming the limit. */
 const tooManyEntries = {
-  too_many_entries: (r: Record<string, unknown>, call: { args: Record<string, unknown> }) =>
+  too_many_entries: (r: Refusal, call: { args: Record<string, unknown> }) =>
     new ValidationError(
-      `That range of the counter holds at least ${String(r.entries)} bucket entries; a read that must union a range (member, range, bottom, sorted, min/max, or a top whose leaders do not stand out) walks at most ${String(call.args.maxEntries)}. Narrow the range.`,
+      `That range of the counter holds at least ${String(r.entries)} bucket entries; a read that must union a range (range, bottom, sorted, min/max, or a top whose leaders do not stand out) walks at most ${String(call.args.maxEntries)}. Narrow the range.`,
       [{ path: "from", message: `the range holds more than ${String(call.args.maxEntries)} bucket entries` }],
       "too_many_entries",
     ),
