@@ -15,7 +15,8 @@ import { asList } from "../../src/redis/script.ts";
 import { DAY } from "../../src/time.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { topOfSums } from "../helpers/sums.ts";
-import { command, keysUnder } from "../helpers/upstash-rest.ts";
+import { createRedis } from "../../src/redis/client.ts";
+import { command, keysUnder, resetStats, statsOf } from "../helpers/upstash-rest.ts";
 
 const lib = libraryTest("counters-bounds", { timeoutMs: 30_000 });
 const NOW = Date.UTC(2026, 10, 20, 12, 30);
@@ -104,6 +105,36 @@ describe("the bound on a union's work", () => {
     expect(await member("apart-100", 100)).toEqual(["50", 0, 99]);
     // past both: the score alone
     expect(await member("apart-99", 99)).toEqual(["50", false, false]);
+  });
+});
+
+describe("a member read over 400 days past the bound", () => {
+  it("counts whole months' rollups first, then spends its commands on one ZSCORE a key: at most 60", async () => {
+    // 400 days of one `day` counter ending today (15 days, 12 whole months, 20 days: 47 keys);
+    // each day holds `x` and one of five others, so each month's rollup holds 6 members
+    const name = "year";
+    const first = NOW - 399 * DAY;
+    const items: IncrItem[] = [];
+    for (let d = 0; d < 400; d++) {
+      items.push({ member: "x", by: 1, period: "day", at: first + d * DAY });
+      items.push({ member: `m${d % 5}`, by: 2, period: "day", at: first + d * DAY });
+    }
+    await increment(ctx, name, items);
+    const tag = `counters-bounds-${Math.random().toString(36).slice(2, 8)}`;
+    const counted = createRedis({ url: lib.target.url, token: `${lib.target.token}.${tag}`, timeoutMs: 20_000 });
+    const read = async (maxEntries: number) => {
+      const { keys, args } = source(ctx, name, { period: "day", from: first });
+      expect(keys.buckets).toHaveLength(47);
+      await resetStats(lib.target, tag);
+      const out = asList(await memberScript.run<unknown[]>(counted, keys, { ...args, maxEntries, member: "x" }));
+      return { out, commands: (await statsOf(lib.target, tag)).commands };
+    };
+    // two whole months' rollups (6 members each) already pass 10: certain, with no ZCARD of a day.
+    // EVALSHA, HMGET of the marks, HMGET of the live keys, 2 ZCARDs, 47 ZSCOREs (was 70: the 14
+    // months' ZCARDs, then days' until past the limit)
+    expect(await read(10)).toEqual({ out: ["400", false, false], commands: 52 });
+    // within the bound: the union, and the ranks (x leads with 400; m0..m4 hold 160 each)
+    expect((await read(MAX_UNION_ENTRIES)).out).toEqual(["400", 0, 5]);
   });
 });
 
