@@ -7,7 +7,7 @@
  * (best and replace), subset ranking of 10 players spread over the board and of the most one
  * call may name, remove a player; the
  * `leaderboards.snapshot` job's first pass of the day (called until `more` is false; sliced
- * by LEADERBOARD_SNAPSHOT_CHUNK, default 10,000 members per script); the seasons read of a
+ * by LEADERBOARD_SNAPSHOT_CHUNK, default 5,000 members per script); the seasons read of a
  * daily board whose current and previous seasons hold N players each.
  *
  * Runnable alone: `node bench/run.ts --only=scaling-leaderboard-scripts --no-scenarios --no-rtt --no-cpu --no-jobs`.
@@ -156,7 +156,7 @@ export async function leaderboardScriptScaling(input: ScalingInput): Promise<{ t
   }
   probe.print();
   notes.push(
-    "Leaderboard scripts (`--only=scaling-leaderboard-scripts`): N = players on the board; the snapshot row is the whole first pass of the day (every job run until `more: false`), its longest script one slice of LEADERBOARD_SNAPSHOT_CHUNK (10,000) members; the seasons row reads a daily board whose current and previous seasons hold N players each.",
+    "Leaderboard scripts (`--only=scaling-leaderboard-scripts`): N = players on the board; the snapshot row is the whole first pass of the day (every job run until `more: false`), its longest script one slice of LEADERBOARD_SNAPSHOT_CHUNK (5,000) members; the seasons row reads a daily board whose current and previous seasons hold N players each.",
   );
   return { timings: probe.timings(), notes };
 }

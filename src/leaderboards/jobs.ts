@@ -116,6 +116,9 @@ for b = 1, #boards do
     end
     -- the whole ranking is copied: the new snapshot replaces the old one
     if redis.call('EXISTS', nextKey) == 1 then
+      -- RENAME over yesterday's snapshot would free its members inside this script (151 ms at
+      -- 1M players on the bench machine); UNLINK frees them in the background (0.1 ms)
+      redis.call('UNLINK', snap)
       redis.call('RENAME', nextKey, snap)
       redis.call('EXPIRE', snap, ttl)
     else
