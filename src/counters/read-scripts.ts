@@ -168,6 +168,9 @@ local function resolve(target, scratch, index, buckets, months, monthOf, aggrega
         if current then live[#live + 1] = current end
         return nil, false, nil, {entries = n, keys = live}
       end
+      -- a slot that held another range's union (up to maxEntries entries): ZUNIONSTORE over it
+      -- would free those inside this script, UNLINK frees them in the background
+      if marks[2] then redis.call('UNLINK', target) end
       cachedCard = unionInto(target, live, aggregate)
       redis.call('EXPIRE', target, cacheSeconds)
       redis.call('HSET', index, 'u:' .. target, tag .. cachedCard)

@@ -53,7 +53,7 @@ export interface RangeInfo {
 }
 
 /** FNV-1a of the range id: which cache slot a finished range uses. */
-function cacheSlot(rangeId: string): number {
+export function cacheSlot(rangeId: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < rangeId.length; i++) h = Math.imul(h ^ rangeId.charCodeAt(i), 0x01000193);
   return (h >>> 0) % UNION_CACHE_SLOTS;

@@ -163,6 +163,13 @@ export const area: CostArea = {
       commands: 8,
       note: "HMGET of the marks, HMGET of the live days, ZCARD of their month rollup (n days of a month hold at most n × its members: a bound on the entries the union would walk; only when that bound is past the limit, one ZCARD a day), ZUNIONSTORE into the slot, EXPIRE, HSET of its mark, the ZRANGE. Past 100,000 entries a top-N sum is read from the days by the threshold algorithm instead (every other read is refused, 400 `too_many_entries`): no script unions more than that (issue 15).",
     },
+    topFinishedReplacing: {
+      call: "counter top, finished days",
+      state: "uncached, its cache slot holds another range's union",
+      roundTrips: 1,
+      commands: 9,
+      note: "As uncached, plus an `UNLINK` of the slot's old union first: a `ZUNIONSTORE` over it would free its entries (up to 100,000) inside the script, which `UNLINK` does in the background (a 1M-entry key: 151 ms of `RENAME` over it against 0.1 ms on the bench machine).",
+    },
     topFinishedCached: {
       call: "counter top, 4 finished days",
       state: "cached",

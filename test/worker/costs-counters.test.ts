@@ -3,6 +3,7 @@
  * asserts the figure exactly (commands counted by the local Upstash server).
  */
 import { afterAll, describe, expect, it } from "vitest";
+import { cacheSlot } from "../../src/counters/reads.ts";
 import { area } from "../costs/counters.ts";
 import { costOf, expected } from "../costs/types.ts";
 import { createTestApi } from "../helpers/worker.ts";
@@ -99,6 +100,19 @@ describe("counters: commands per call", () => {
     await check("memberOpenWeekWarm", () => api.get(`${base}/r/members/a?period=day&from=2026-11-18&to=2026-11-22`));
     await check("topFinishedUncached", () => api.get(`${base}/r/top?period=day&from=2026-11-18&to=2026-11-21`));
     await check("topFinishedCached", () => api.get(`${base}/r/top?period=day&from=2026-11-18&to=2026-11-21`));
+    // another finished range whose cache slot holds the union just built: it replaces it
+    const id = (from: number, to: number, aggregate: string) =>
+      `day:${Date.UTC(2026, 10, from)}:${Date.UTC(2026, 10, to)}:${aggregate}`;
+    const other = [18, 19, 20]
+      .flatMap((from) => [19, 20, 21].filter((to) => to > from).map((to) => [from, to] as const))
+      .flatMap(([from, to]) => ["sum", "min", "max"].map((aggregate) => ({ from, to, aggregate })))
+      .filter((r) => r.from !== 18 || r.to !== 21 || r.aggregate !== "sum")
+      .find((r) => cacheSlot(id(r.from, r.to, r.aggregate)) === cacheSlot(id(18, 21, "sum")));
+    expect(other, "a finished range sharing the slot").toBeDefined();
+    const { from, to, aggregate } = other!;
+    await check("topFinishedReplacing", () =>
+      api.get(`${base}/r/top?period=day&from=2026-11-${from}&to=2026-11-${to}&aggregate=${aggregate}`),
+    );
     await check("list", () => api.get(base));
   });
 
