@@ -244,7 +244,7 @@ lazyRoute(
     tags,
     summary: "Store a rollup of other counters or of bucket ranges under {counter} (admin)",
     description:
-      "Replaces what {counter} held. At most 100 sources expanding to at most 1,000 keys; one Redis round trip.",
+      "Replaces what {counter} held. At most 100 sources expanding to at most 1,000 keys, holding at most 100,000 entries (else 400 too_many_entries, nothing written); one Redis round trip.",
     middleware: [requireScope("admin")] as const,
     request: {
       params: counterParams(),

@@ -1,7 +1,7 @@
 /**
- * Counter writes (increments, deletes, unions; the reads are in reads.ts): named sorted-set
- * counters, optionally bucketed by calendar period. Each function is one script, so one Redis
- * round trip, whatever the batch size.
+ * Counter writes (increments, deletes; the admin union is in union.ts, the reads in reads.ts):
+ * named sorted-set counters, optionally bucketed by calendar period. Each function is one script,
+ * so one Redis round trip, whatever the batch size.
  */
 import type { Ctx } from "../context.ts";
 import { asList, type Idempotency, type Written } from "../redis/script.ts";
@@ -9,10 +9,10 @@ import { periodEnd, periodStart, type Period } from "../time.ts";
 import { assertName } from "../validation.ts";
 import { deletePlan, rollupsOf } from "./calendar.ts";
 import { cacheKeys } from "./reads.ts";
-import { counterKeys as K, type Aggregate } from "./keys.ts";
-import { deleteMemberScript, deleteScript, incrScript, unionScript } from "./scripts.ts";
-import { aggregateArg, periodRange, type PeriodOptions, type PeriodRange } from "./select.ts";
-import { checkBatch, checkDeleteRange, checkIncrItem, checkMember, checkUnion, checkUnionKeys } from "./validate.ts";
+import { counterKeys as K } from "./keys.ts";
+import { deleteMemberScript, deleteScript, incrScript } from "./scripts.ts";
+import { periodRange, type PeriodOptions } from "./select.ts";
+import { checkBatch, checkDeleteRange, checkIncrItem, checkMember } from "./validate.ts";
 
 export interface IncrItem {
   member: string;
@@ -186,88 +186,4 @@ export async function deleteCounter(
     idempotency,
   );
   return { existed: value === 1, replayed };
-}
-
-/** A rollup source: another counter's plain key, or its buckets over a range. */
-export type UnionSource = string | ({ counter: string; period: Period } & Omit<PeriodOptions, "period">);
-
-export interface UnionOptions {
-  sources: UnionSource[];
-  /** @default "sum" */
-  aggregate?: Aggregate | undefined;
-  /** One multiplier per source (applied to each bucket of a period source). @default all 1 */
-  weights?: number[] | undefined;
-  /** Seconds the rollup lives. @default undefined: kept until deleted or overwritten */
-  ttl?: number | undefined;
-}
-
-export interface UnionResult {
-  counter: string;
-  /** Members the rollup holds. */
-  members: number;
-  /** Source keys that existed (buckets of their counter's current life). */
-  sourcesUsed: number;
-  /** Source keys after expanding period sources into buckets. */
-  sourceKeys: number;
-  aggregate: Aggregate;
-}
-
-/**
- * Stores the union of `sources` under `name` (replacing what it held): source post 001's
- * ZUNIONSTORE into `week49` (docs/background.md).
- */
-export async function union(
-  ctx: Ctx,
-  name: string,
-  options: UnionOptions,
-  idempotency?: Idempotency,
-): Promise<Written<UnionResult>> {
-  assertName(name, "counter");
-  checkUnion(options);
-  const plain = K.plain(ctx.prefix, name);
-  const index = K.index(ctx.prefix, name);
-  // slots 1 and 2 are the destination's own keys (a source may be the destination itself), then `sources`
-  const sourceKeys: string[] = [];
-  const slots = new Map<string, number>([
-    [plain, 1],
-    [index, 2],
-  ]);
-  const slotOf = (key: string) => {
-    let slot = slots.get(key);
-    if (slot === undefined) {
-      sourceKeys.push(key);
-      slots.set(key, (slot = sourceKeys.length + 2));
-    }
-    return slot;
-  };
-  const keyAt: number[] = [];
-  const indexAt: number[] = [];
-  const weights: number[] = [];
-  options.sources.forEach((src, i) => {
-    const weight = options.weights?.[i] ?? 1;
-    if (typeof src === "string") {
-      assertName(src, `sources.${i}`);
-      keyAt.push(slotOf(K.plain(ctx.prefix, src)));
-      indexAt.push(0);
-      weights.push(weight);
-      return;
-    }
-    assertName(src.counter, `sources.${i}.counter`);
-    const range = periodRange(src, ctx.now) as PeriodRange;
-    const sourceIndex = slotOf(K.index(ctx.prefix, src.counter));
-    for (const start of range.starts) {
-      keyAt.push(slotOf(K.bucket(ctx.prefix, src.counter, range.period, start)));
-      indexAt.push(sourceIndex);
-      weights.push(weight);
-    }
-  });
-  checkUnionKeys(keyAt.length);
-  const aggregate = options.aggregate ?? "sum";
-  const { value, replayed } = await unionScript.run<[number, number]>(
-    ctx.redis,
-    { plain, index, names: K.names(ctx.prefix), expiry: K.expiry(ctx.prefix), sources: sourceKeys },
-    { name, now: ctx.now, aggregate: aggregateArg(aggregate), ttl: options.ttl ?? 0, keyAt, indexAt, weights },
-    idempotency,
-  );
-  return { counter: name, members: value[0], sourcesUsed: value[1], sourceKeys: keyAt.length, aggregate, replayed };
 }

@@ -3,17 +3,8 @@
  * (docs/counters.md). The public API the routes and the library use:
  * `import * as counters from ".../src/counters/index.ts"`.
  */
-export {
-  deleteCounter,
-  deleteMember,
-  increment,
-  union,
-  type IncrItem,
-  type IncrResult,
-  type UnionOptions,
-  type UnionResult,
-  type UnionSource,
-} from "./counters.ts";
+export { deleteCounter, deleteMember, increment, type IncrItem, type IncrResult } from "./counters.ts";
+export { union, type UnionOptions, type UnionResult, type UnionSource } from "./union.ts";
 export {
   list,
   memberOf,

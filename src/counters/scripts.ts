@@ -39,33 +39,6 @@ end
 );
 
 /**
- * Keeps the registry exact after a rollup replaced the plain key: the name
- * lives until the later of its plain key and its index (which outlives every
- * bucket it lists). `now` is a number (epoch ms).
- */
-const registerLua = defineLua(
-  "counters.register",
-  ["register"],
-  `
-local function register(plain, index, names, expiry, name, now)
-  local left = -2
-  for _, k in ipairs({plain, index}) do
-    local t = redis.call('PTTL', k)
-    if t == -1 then left = -1 break end
-    if t > left then left = t end
-  end
-  if left == -2 then
-    redis.call('ZREM', names, name)
-    redis.call('ZREM', expiry, name)
-  else
-    redis.call('ZADD', names, now, name)
-    if left == -1 then redis.call('ZREM', expiry, name) else redis.call('ZADD', expiry, now + left, name) end
-  end
-end
-`,
-);
-
-/**
  * Adds each item's increment to the plain counter (slot 0) or to `buckets[slot]`.
  * `buckets` holds the period buckets written, then the calendar rollups above them; per entry,
  * `ttls` (seconds, 0 = none) and the slots of its day and month rollups (`dayRollups`,
@@ -365,48 +338,5 @@ redis.call('ZREM', names, name)
 redis.call('ZREM', expiry, name)
 if existed > 0 then return 1 end
 return 0
-`,
-});
-
-/**
- * Stores under `plain` the union of source keys with `aggregate` (SUM|MIN|MAX), expiring after
- * `ttl` seconds (0 = none). Per source key: `keyAt`, its slot, and `indexAt`, the slot of its
- * counter's index (0 for a plain key); slot 1 is `plain`, 2 `index` (a source may be the
- * destination itself), 2 + i the i-th of `sources`; `weights` its multiplier. A bucket counts
- * only while its own counter's index lists it. Returns {members, sources used}.
- */
-export const unionScript = defineScript({
-  name: "counters.union",
-  write: true,
-  keys: ["plain", "index", "names", "expiry", "...sources"],
-  args: ["name", "now", "aggregate", "ttl", "...keyAt", "...indexAt", "...weights"],
-  uses: [registerLua],
-  lua: `
-local slot = {plain, index}
-for _, k in ipairs(sources) do slot[#slot + 1] = k end
-local live, liveWeights = {}, {}
-for i, weight in ipairs(weights) do
-  local key = slot[tonumber(keyAt[i])]
-  local ix  = tonumber(indexAt[i])
-  if ix == 0 or redis.call('HEXISTS', slot[ix], 'b:' .. key) == 1 then
-    live[#live + 1]               = key
-    liveWeights[#liveWeights + 1] = weight
-  end
-end
-if #live == 0 then
-  redis.call('UNLINK', plain)
-else
-  -- one ZUNIONSTORE (at most 1000 keys): a source may be the destination itself
-  local args = {'ZUNIONSTORE', plain, #live}
-  for _, k in ipairs(live) do args[#args + 1] = k end
-  args[#args + 1] = 'WEIGHTS'
-  for _, w in ipairs(liveWeights) do args[#args + 1] = w end
-  args[#args + 1] = 'AGGREGATE'
-  args[#args + 1] = aggregate
-  redis.call(unpack(args))
-  if tonumber(ttl) > 0 then redis.call('EXPIRE', plain, ttl) end
-end
-register(plain, index, names, expiry, name, tonumber(now))
-return {redis.call('ZCARD', plain), #live}
 `,
 });

@@ -5,7 +5,8 @@
  */
 import { DAY, periodEnd, type Period } from "../time.ts";
 import { invalid, MAX_BATCH, MAX_INCREMENT, memberProblem } from "../validation.ts";
-import type { IncrItem, UnionOptions } from "./counters.ts";
+import type { IncrItem } from "./counters.ts";
+import type { UnionOptions } from "./union.ts";
 import type { Aggregate } from "./keys.ts";
 import { BUCKET_TIME_PROBLEM, parseBucketTime, type PeriodRange } from "./select.ts";
 

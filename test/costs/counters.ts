@@ -205,7 +205,13 @@ export const area: CostArea = {
       commands: 7,
     },
     list: { call: "counter list", state: "steady", roundTrips: 1, commands: 3 },
-    union: { call: "counter union (admin), 1 counter + 5 days", state: "steady", roundTrips: 1, commands: 11 },
+    union: {
+      call: "counter union (admin), 1 counter + 5 days",
+      state: "steady",
+      roundTrips: 1,
+      commands: 13,
+      note: "Issue 15: one `ZCARD` per live source key before the `ZUNIONSTORE` (past 100,000 entries it is a 400 `too_many_entries`, before anything is written), and an `UNLINK` of what the destination held (freed in the background; `ZUNIONSTORE` over it freed it inside the script). Which buckets are live: one `HMGET` of their counter's index instead of a `HEXISTS` each. The union's size is `ZUNIONSTORE`'s answer (no `ZCARD` after it). Was 11.",
+    },
     deleteMember: { call: "counter delete member", state: "plain", roundTrips: 1, commands: 3 },
     deleteMemberDays: {
       call: "counter delete member, 5 days",

@@ -7,7 +7,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { increment, memberOf, ranked, scoreRange, sorted, type IncrItem } from "../../src/counters/index.ts";
+import { increment, memberOf, ranked, scoreRange, sorted, union, type IncrItem } from "../../src/counters/index.ts";
 import { memberScript, topScript } from "../../src/counters/read-scripts.ts";
 import { MAX_UNION_ENTRIES, source } from "../../src/counters/reads.ts";
 import { ValidationError } from "../../src/errors.ts";
@@ -209,6 +209,22 @@ describe(`a range over ${MAX_UNION_ENTRIES} entries`, () => {
     expect(await memberOf(ctx, name, "p8", { ...range, aggregate: "min" })).toMatchObject({ score: 4, rank: null });
     await expect(memberOf(ctx, name, "nobody", range)).rejects.toMatchObject({ code: "not_found" });
     expect(await zunionstoreCalls()).toBe(before);
+  });
+
+  it("refuses an admin union of both days before writing anything, and builds one of a day", async () => {
+    await increment(ctx, "rollup", [{ member: "kept", by: 7 }]);
+    const before = await zunionstoreCalls();
+    await expect(
+      union(ctx, "rollup", { sources: [{ counter: name, period: "day", from: days[0], to: days[1] }] }),
+    ).rejects.toMatchObject({ code: "too_many_entries", message: expect.stringContaining("100002 entries") });
+    expect(await zunionstoreCalls()).toBe(before);
+    // the destination still holds what it held
+    expect(await memberOf(ctx, "rollup", "kept")).toMatchObject({ score: 7, rank: 1 });
+    const one = await union(ctx, "rollup", {
+      sources: ["rollup", { counter: name, period: "day", from: days[0], to: days[0] }],
+    });
+    expect(one).toMatchObject({ members: perDay + 1, sourcesUsed: 2 });
+    expect(await memberOf(ctx, "rollup", "kept")).toMatchObject({ score: 7 });
   });
 
   it("still answers each day alone (one key is read in place, whatever its size)", async () => {
