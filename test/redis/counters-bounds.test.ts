@@ -8,7 +8,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { increment, memberOf, ranked, scoreRange, sorted, union, type IncrItem } from "../../src/counters/index.ts";
-import { memberScript, topScript } from "../../src/counters/read-scripts.ts";
+import { memberScript, THRESHOLD_LOOKUPS, topScript } from "../../src/counters/read-scripts.ts";
 import { MAX_UNION_ENTRIES, source } from "../../src/counters/reads.ts";
 import { ValidationError } from "../../src/errors.ts";
 import { asList } from "../../src/redis/script.ts";
@@ -78,6 +78,34 @@ describe("threshold top N over many keys", () => {
     );
     // most draws settle; a refusal is allowed only where the n-th sum ties what is unseen
     expect(settled).toBeGreaterThan(100);
+  });
+});
+
+describe("the threshold read's budget", () => {
+  it(`spends at most ${THRESHOLD_LOOKUPS} lookups over all its rounds, then declines`, async () => {
+    // 7 finished days of 3,000 members each, none in two days, scores falling slowly: no leader
+    // stands out, so no round settles (the worst case: it declines after its whole budget)
+    const name = "flat";
+    const items: IncrItem[] = [];
+    for (let d = 1; d <= 7; d++)
+      for (let j = 0; j < 3000; j++)
+        items.push({ member: `d${d}-${j}`, by: 100_000 - j, period: "day", at: NOW - d * DAY });
+    for (let s = 0; s < items.length; s += 1000) await increment(ctx, name, items.slice(s, s + 1000));
+    const tag = `counters-budget-${Math.random().toString(36).slice(2, 8)}`;
+    const counted = createRedis({ url: lib.target.url, token: `${lib.target.token}.${tag}`, timeoutMs: 20_000 });
+    const src = source(ctx, name, { period: "day", from: NOW - 7 * DAY, to: NOW - DAY });
+    await resetStats(lib.target, tag);
+    // a bound of 0: the threshold algorithm, never the union
+    await expect(topScript.run(counted, src.keys, { ...src.args, maxEntries: 0, n: 10, rev: 1 })).rejects.toMatchObject(
+      {
+        code: "too_many_entries",
+      },
+    );
+    const { byCommand } = await statsOf(lib.target, tag);
+    // rounds 64 and 256 deep (64·49 + 256·49 = 15,680 lookups); 1,024 deep would pass the budget
+    // in all (it was a budget per round: a third round, 7 × 8 more ZMSCOREs, 108–115 ms at 100,000 a day)
+    expect(byCommand.zrange).toBe(14);
+    expect(byCommand.zmscore).toBe(7 * 1 + 7 * 2);
   });
 });
 
