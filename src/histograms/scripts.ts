@@ -153,6 +153,11 @@ return {created = created, createdAt = createdAt}
  * extends the registry's listing deadline. Validation of dates and values
  * happens before any write; the one check that needs the writes (the cap) is
  * undone exactly (integer counts) before refusing, so a refusal leaves nothing.
+ *
+ * All or nothing, so its result is known before it runs: every value is accepted
+ * unless the call is refused. `resultUpFront` lets the idempotency prelude record
+ * it in the same command that looks for an earlier record (7 commands with a key
+ * instead of 8).
  */
 export const observeScript = defineScript({
   name: "histograms.observe",
@@ -174,6 +179,7 @@ export const observeScript = defineScript({
     "...values",
   ],
   uses: [bucketsLua, retentionLua],
+  resultUpFront: "{accepted = #values}",
   refusals: {
     not_found: (_r, call) => notFound(call.args.name),
     expired: (r, call) =>

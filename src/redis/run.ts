@@ -19,6 +19,9 @@ import type { RedisClient } from "./client.ts";
  * the same atomic step, so a key is recorded only when the write happened and
  * a replay returns the first result. A body that refuses the request before
  * writing anything returns `{refused = '<code>', ...}`; then no record is kept.
+ * A write whose result is known before it runs (`resultUpFront`) records it
+ * first instead, and takes the record back if the body refuses or fails
+ * (writeUpFrontText): one command less per keyed request.
  *
  * A record holds the fingerprint and the encoded result when that result is at
  * most RECORD_MAX_RESULT_BYTES; a larger one (a 1,000-item batch's per-item
@@ -62,8 +65,36 @@ export function readText(name: string, libraries: readonly string[], body: strin
  */
 export const RECORD_MAX_RESULT_BYTES = 2048;
 
-/** The text of a write script: the idempotency prelude around shared Lua and the body. */
-export function writeText(name: string, libraries: readonly string[], body: string): string {
+/**
+ * What a record keeps after the fingerprint and its newline: `"value":<result>`, or for a result
+ * over RECORD_MAX_RESULT_BYTES (per-item answers of a big batch, not kept for 24 h) its size,
+ * digest and item count, which a replay returns instead.
+ */
+const RECORD_LUA = `local function recordOf(result, encoded)
+  if #encoded <= ${RECORD_MAX_RESULT_BYTES} then return '"value":' .. encoded end
+  local items = (type(result) == 'table' and #result > 0) and #result or cjson.null
+  return '"summary":' .. cjson.encode({bytes = #encoded, sha1 = redis.sha1hex(encoded), items = items})
+end`;
+
+/** An earlier record `prev`: the same request is replayed, another one is a conflict. */
+const REPLAY_LUA = `  local sep = string.find(prev, '\\n', 1, true)
+  if string.sub(prev, 1, sep - 1) ~= fingerprint then return '{"conflict":true}' end
+  -- the rest is '"value":<result>' or '"summary":{...}' (recordOf)
+  return '{"replayed":true,' .. string.sub(prev, sep + 1) .. '}'`;
+
+/**
+ * The text of a write script: the idempotency prelude around shared Lua and the body (`header`,
+ * which binds the declared names, then `lua`). With `resultUpFront` (see ScriptSpec) the prelude
+ * records the result before the body runs: `writeUpFrontText`.
+ */
+export function writeText(
+  name: string,
+  libraries: readonly string[],
+  header: string,
+  lua: string,
+  resultUpFront?: string,
+): string {
+  if (resultUpFront !== undefined) return writeUpFrontText(name, libraries, header, lua, resultUpFront);
   return `${SHEBANG}
 -- edgestats:${name}
 local idemKey     = KEYS[1]
@@ -71,29 +102,86 @@ local fingerprint = ARGV[1]
 if idemKey ~= '' then
   local prev = redis.call('GET', idemKey)
   if prev then
-    local sep = string.find(prev, '\\n', 1, true)
-    if string.sub(prev, 1, sep - 1) ~= fingerprint then return '{"conflict":true}' end
-    -- the rest is '"value":<result>' or '"summary":{...}' (see below)
-    return '{"replayed":true,' .. string.sub(prev, sep + 1) .. '}'
+${REPLAY_LUA.replace(/^/gm, "  ")}
   end
 end
 ${libraries.join("\n")}
 local function body()
-${body}
+${header}
+${lua}
 end
+${RECORD_LUA}
 local result  = body()
 local encoded = cjson.encode(result)
 -- A refusal ({refused = '<code>'}, decided before anything was written) leaves no
 -- record: the retry of a refused request must be judged afresh.
 if idemKey ~= '' and not (type(result) == 'table' and result.refused) then
-  local stored = '"value":' .. encoded
-  -- A large result (per-item answers of a big batch) is not kept for 24 h:
-  -- its size, digest and item count are, and a replay returns those.
-  if #encoded > ${RECORD_MAX_RESULT_BYTES} then
-    local items = (type(result) == 'table' and #result > 0) and #result or cjson.null
-    stored = '"summary":' .. cjson.encode({bytes = #encoded, sha1 = redis.sha1hex(encoded), items = items})
-  end
-  redis.call('SET', idemKey, fingerprint .. '\\n' .. stored, 'EX', tonumber(ARGV[2]))
+  redis.call('SET', idemKey, fingerprint .. '\\n' .. recordOf(result, encoded), 'EX', tonumber(ARGV[2]))
+end
+return '{"replayed":false,"value":' .. encoded .. '}'
+`;
+}
+
+/**
+ * The prelude of a write whose result is known before it runs (`resultUpFront`): one
+ * `SET record … NX GET EX ttl` both reads an earlier record (replay or conflict, as `GET` did) and,
+ * when there is none, claims the key with the known result, so a keyed write costs one command
+ * over the unkeyed one instead of two. The record must then be taken back wherever the write did
+ * not happen as recorded:
+ * - a refusal (decided before the first write) `DEL`s it: its retry is judged afresh;
+ * - an error in the body (a `redis.call` raising) `DEL`s it and raises the same error object
+ *   again (`xpcall` keeps Redis's error table; `pcall` would turn it into a string), so the caller
+ *   sees what it sees without the key;
+ * - a body whose result is not the declared one (a bug) overwrites the record with what it did
+ *   return, so a retry cannot apply the write twice, and fails loudly.
+ * The header runs twice (for the known result, and in the body), so the prelude's own locals never
+ * shadow, nor are shadowed by, the declared names.
+ */
+function writeUpFrontText(
+  name: string,
+  libraries: readonly string[],
+  header: string,
+  lua: string,
+  resultUpFront: string,
+): string {
+  return `${SHEBANG}
+-- edgestats:${name}
+local idemKey     = KEYS[1]
+local fingerprint = ARGV[1]
+${libraries.join("\n")}
+local function body()
+${header}
+${lua}
+end
+if idemKey == '' then return '{"replayed":false,"value":' .. cjson.encode(body()) .. '}' end
+local function upFront()
+${header}
+return ${resultUpFront}
+end
+${RECORD_LUA}
+local function same(a, b)
+  if type(a) ~= 'table' or type(b) ~= 'table' then return a == b end
+  for k, v in pairs(a) do if not same(v, b[k]) then return false end end
+  for k in pairs(b) do if a[k] == nil then return false end end
+  return true
+end
+local ttl   = tonumber(ARGV[2])
+local known = upFront()
+local prev  = redis.call('SET', idemKey, fingerprint .. '\\n' .. recordOf(known, cjson.encode(known)), 'NX', 'GET', 'EX', ttl)
+if prev then
+${REPLAY_LUA}
+end
+local ok, result = xpcall(body, function(e) return e end)
+if not ok then
+  redis.call('DEL', idemKey)
+  error(result, 0)
+end
+local encoded = cjson.encode(result)
+if type(result) == 'table' and result.refused then
+  redis.call('DEL', idemKey)
+elseif not same(result, known) then
+  redis.call('SET', idemKey, fingerprint .. '\\n' .. recordOf(result, encoded), 'EX', ttl)
+  error({err = 'ERR ${name} returned ' .. encoded .. ', not its resultUpFront ' .. cjson.encode(known)})
 end
 return '{"replayed":false,"value":' .. encoded .. '}'
 `;

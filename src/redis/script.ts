@@ -85,6 +85,17 @@ export interface ScriptSpec<K extends string, A extends string> {
   lua: string;
   /** The typed error of each refusal code the body may return. */
   refusals?: Record<string, (refusal: Refusal, call: CallOf<K, A>) => Error>;
+  /**
+   * Write scripts only, and only when the result does not depend on what Redis holds: a Lua
+   * expression over the declared names that equals the body's result whenever the body does not
+   * refuse (histograms.observe: `{accepted = #values}`). Then the idempotency prelude records that
+   * result before the body runs, in the one `SET … NX GET` that also finds an earlier record, so a
+   * request with an Idempotency-Key costs one command more than without instead of two (issue 14).
+   * A refusal or an error in the body takes the record back (`DEL`); a body returning anything
+   * else fails loudly (run.ts, writeUpFrontText). The body must still refuse before its first
+   * write, and its result should be small (a large one is recorded as its summary, as always).
+   */
+  resultUpFront?: string;
 }
 
 export interface ContractScript<K extends string = string, A extends string = string> extends Script {
@@ -202,12 +213,14 @@ export function defineScript<const K extends string, const A extends string>(
   spec: ScriptSpec<K, A> & { write: true },
 ): WriteScript<K, A>;
 export function defineScript<const K extends string, const A extends string>(
-  spec: ScriptSpec<K, A> & { write: false },
+  spec: ScriptSpec<K, A> & { write: false; resultUpFront?: never },
 ): ReadScript<K, A>;
 export function defineScript<const K extends string, const A extends string>(
   spec: ScriptSpec<K, A> & { write: boolean },
 ): ReadScript<K, A> | WriteScript<K, A> {
   if (!/^[a-z]+\.[a-z][A-Za-z]*$/.test(spec.name)) throw new Error(`script name '${spec.name}' is not <feature>.<op>`);
+  if (!spec.write && spec.resultUpFront !== undefined)
+    throw new Error(`${spec.name}: resultUpFront is for write scripts`);
   const declared = [...spec.keys, ...spec.args].map((n) => (n.startsWith(LIST) ? n.slice(LIST.length) : n));
   // The text is assembled on first use, not when the module loads: a cold isolate builds only the
   // scripts its requests run (issue 14, cold start).
@@ -215,9 +228,11 @@ export function defineScript<const K extends string, const A extends string>(
   const textOf = () => {
     if (text === undefined) {
       const libs = librariesOf(spec.uses ?? []).map((lib) => `-- ${lib.name}\n${lib.lua}`);
-      const body = `${header(spec.keys, spec.args, spec.write ? 1 : 0, spec.write ? 2 : 0)}\n${spec.lua.trim()}`;
+      const head = header(spec.keys, spec.args, spec.write ? 1 : 0, spec.write ? 2 : 0);
       // both kinds of body return a Lua value; the read script encodes it as the write prelude does
-      text = spec.write ? writeText(spec.name, libs, body) : readText(spec.name, libs, body);
+      text = spec.write
+        ? writeText(spec.name, libs, head, spec.lua.trim(), spec.resultUpFront?.trim())
+        : readText(spec.name, libs, `${head}\n${spec.lua.trim()}`);
     }
     return text;
   };

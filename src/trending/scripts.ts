@@ -86,7 +86,10 @@ end
  * bucket's creation already put its hour in `_seen` and `_dirty`). A steady
  * write is ZINCRBY per member plus one ZADD NX per hour.
  * `stale` are the cached unions that hold an hour this batch writes (see
- * staleUnions in trending.ts); usually there are none. Returns the number of buckets.
+ * staleUnions in trending.ts); usually there are none. Returns the number of buckets,
+ * which the call's keys fix before it runs and it never refuses: `resultUpFront` lets
+ * the idempotency prelude record it in the command that looks for an earlier record
+ * (4 commands with an Idempotency-Key instead of 5).
  */
 export const recordScript = defineScript({
   name: "trending.record",
@@ -94,6 +97,7 @@ export const recordScript = defineScript({
   keys: ["names", "seen", "dirty", "...buckets", "...stale"],
   args: ["stream", "requeue", "...hours", "...ttls", "...slots", "...counts", "...members"],
   uses: [markersLua],
+  resultUpFront: "#buckets",
   lua: `
 local minHour, maxHour, created = nil, nil, false
 for i = 1, #members do

@@ -31,9 +31,9 @@ export const area = {
       naive: 2,
       note: "A `ZINCRBY` answering exactly its own increment made a new bucket: only then does `ZCARD` check the 5,000-bucket daily cap.",
     }),
-    observeIdempotent: r("histogram observe, 1 value, `Idempotency-Key`", "steady, first request", 8, {
+    observeIdempotent: r("histogram observe, 1 value, `Idempotency-Key`", "steady, first request", 7, {
       target: 7,
-      note: "Steady observe (6, with the month rollup) plus `GET` and `SET` of the idempotency record.",
+      note: "Steady observe (6, with the month rollup) plus one `SET … NX GET EX 86400` of the idempotency record (was `GET`, then `SET`: 8). Observe is all or nothing, so its result (`accepted`: the number of values) is known before it runs, and the command that looks for an earlier record also writes this one. A refusal or an error inside the script `DEL`s the record again (one command more, on that path only), so it never claims a write that did not happen.",
     }),
     observeReplay: r("histogram observe, 1 value, `Idempotency-Key`", "replay", 2),
     observeBatchSteady: r("histogram observe, 1,000 values", "steady, 100 existing buckets of one day", 204, {

@@ -4,13 +4,15 @@
  * the local Upstash server. Totals must equal what was acknowledged, and one
  * Idempotency-Key must apply exactly once however many copies race.
  */
+import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ConflictError } from "../../src/errors.ts";
 import { keyOf } from "../../src/keys.ts";
-import { defineScript, type Idempotency } from "../../src/redis/script.ts";
+import { createRedis } from "../../src/redis/client.ts";
+import { defineScript, RECORD_MAX_RESULT_BYTES, SummarisedReplay, type Idempotency } from "../../src/redis/script.ts";
 import { libraryTest } from "../helpers/library.ts";
-import { command, keysUnder } from "../helpers/upstash-rest.ts";
+import { command, keysUnder, resetStats, statsOf } from "../helpers/upstash-rest.ts";
 
 const { target, prefix, redis } = libraryTest("concurrency", { timeoutMs: 10_000 });
 
@@ -139,5 +141,156 @@ describe("parallel increments", () => {
       { numRuns: 25, seed: 9 },
     );
     expect((await keysUnder(target, `${prefix}:idem:prop`)).length).toBeGreaterThan(0);
+  });
+});
+
+/*
+ * A write whose result is known before it runs (`resultUpFront`, histograms.observe's shape): the
+ * prelude records that result in the `SET … NX GET` that looks for an earlier record, and must
+ * take it back wherever the write did not happen as recorded.
+ */
+const add = defineScript({
+  name: "test.add",
+  write: true,
+  keys: ["board"],
+  args: ["max", "...members"],
+  resultUpFront: "{added = #members}",
+  refusals: { too_many: (r) => new Error(`too many: ${String(r.count)}`) },
+  lua: `
+if #members > tonumber(max) then return {refused = 'too_many', count = #members} end
+for _, m in ipairs(members) do redis.call('ZINCRBY', board, 1, m) end
+return {added = #members}
+`,
+});
+
+// Declares one result, returns another: a bug the prelude must catch.
+const liar = defineScript({
+  name: "test.liar",
+  write: true,
+  keys: ["board"],
+  args: ["member"],
+  resultUpFront: "{added = 1}",
+  lua: `
+redis.call('ZINCRBY', board, 1, member)
+return {added = 2}
+`,
+});
+
+// Its result (the members it was given) is known up front and can exceed RECORD_MAX_RESULT_BYTES.
+const echo = defineScript({
+  name: "test.echo",
+  write: true,
+  keys: ["board"],
+  args: ["...members"],
+  resultUpFront: "members",
+  lua: `
+for _, m in ipairs(members) do redis.call('ZINCRBY', board, 1, m) end
+return members
+`,
+});
+
+describe("a write whose result is known up front", () => {
+  const tag = `upfront${Math.random().toString(36).slice(2, 8)}`;
+  const counted = createRedis({ url: target.url, token: `${target.token}.${tag}` });
+  const board = keyOf(prefix, "board", "upfront");
+  const record = (key: string) => keyOf(prefix, "idem", key);
+
+  async function commandsOf(fn: () => Promise<unknown>): Promise<Record<string, number>> {
+    await resetStats(target, tag);
+    await fn().catch(() => undefined);
+    return (await statsOf(target, tag)).byCommand;
+  }
+
+  it("costs one command over the unkeyed write (SET NX GET), replays and conflicts as before", async () => {
+    await add.run(counted, { board }, { max: 10, members: ["warm"] });
+    const plain = await commandsOf(() => add.run(counted, { board }, { max: 10, members: ["a"] }));
+    const keyed = await commandsOf(() => add.run(counted, { board }, { max: 10, members: ["a"] }, idem("up-1")));
+    expect(keyed).toEqual({ ...plain, set: 1 });
+    expect(await command<string>(target, "GET", record("up-1"))).toBe('fp\n"value":{"added":1}');
+    const ttl = await command<number>(target, "TTL", record("up-1"));
+    expect(ttl).toBeGreaterThan(86_400 - 60);
+    expect(ttl).toBeLessThanOrEqual(86_400);
+    let replay: unknown;
+    const replayCost = await commandsOf(async () => {
+      replay = await add.run(counted, { board }, { max: 10, members: ["a"] }, idem("up-1"));
+    });
+    expect(replay).toEqual({ value: { added: 1 }, replayed: true });
+    expect(replayCost).toEqual({ evalsha: 1, set: 1 });
+    await expect(
+      add.run(counted, { board }, { max: 10, members: ["b"] }, idem("up-1", "other")),
+    ).rejects.toBeInstanceOf(ConflictError);
+    expect(await scoreOf(board, "a")).toBe(2);
+    expect(await scoreOf(board, "b")).toBe(0);
+  });
+
+  it("a refusal leaves no record (SET then DEL), and its corrected retry applies", async () => {
+    const cost = await commandsOf(() => add.run(counted, { board }, { max: 1, members: ["r", "s"] }, idem("up-ref")));
+    expect(cost).toEqual({ evalsha: 1, set: 1, del: 1 });
+    await expect(add.run(redis, { board }, { max: 1, members: ["r", "s"] }, idem("up-ref"))).rejects.toThrow(
+      "too many: 2",
+    );
+    expect(await command<number>(target, "EXISTS", record("up-ref"))).toBe(0);
+    expect(await scoreOf(board, "r")).toBe(0);
+    const retried = await add.run(redis, { board }, { max: 2, members: ["r", "s"] }, idem("up-ref"));
+    expect(retried).toEqual({ value: { added: 2 }, replayed: false });
+    expect(await scoreOf(board, "r")).toBe(1);
+  });
+
+  it("an error in the body leaves no record and reaches the caller as it does without a key", async () => {
+    const broken = keyOf(prefix, "board", "broken");
+    await command(target, "SET", broken, "a string, not a sorted set");
+    const errorOf = async (idempotency?: Idempotency) => {
+      const outcome = await add.run(redis, { board: broken }, { max: 10, members: ["x"] }, idempotency).then(
+        () => new Error("resolved"),
+        (e: unknown) => e as Error,
+      );
+      // Redis's message, up to where the line that raised it and the command sent are named
+      return { type: outcome.constructor, name: outcome.name, message: outcome.message.split(" script: ")[0] };
+    };
+    const without = await errorOf();
+    expect(without.message).toBe("WRONGTYPE Operation against a key holding the wrong kind of value");
+    expect(await errorOf(idem("up-err"))).toEqual(without);
+    expect(await command<number>(target, "EXISTS", record("up-err"))).toBe(0);
+    // fixed, the retry with the same key applies
+    await command(target, "DEL", broken);
+    const retried = await add.run(redis, { board: broken }, { max: 10, members: ["x"] }, idem("up-err"));
+    expect(retried).toEqual({ value: { added: 1 }, replayed: false });
+  });
+
+  it("a body returning another result than declared fails loudly; the record keeps what it did return", async () => {
+    await expect(liar.run(redis, { board }, { member: "l" }, idem("up-liar"))).rejects.toThrow(
+      /test\.liar returned \{"added":2\}, not its resultUpFront \{"added":1\}/,
+    );
+    expect(await scoreOf(board, "l")).toBe(1);
+    // the write happened: its retry is a replay of what the body returned, not a second write
+    const retried = await liar.run(redis, { board }, { member: "l" }, idem("up-liar"));
+    expect(retried).toEqual({ value: { added: 2 }, replayed: true });
+    expect(await scoreOf(board, "l")).toBe(1);
+  });
+
+  it("a result over RECORD_MAX_RESULT_BYTES is recorded as its summary, as for any write", async () => {
+    const members = Array.from({ length: 100 }, (_, i) => `member-${i}-${"x".repeat(30)}`);
+    const first = await echo.run<string[]>(redis, { board }, { members }, idem("up-big"));
+    expect(first.value).toEqual(members);
+    const encoded = JSON.stringify(members);
+    expect(encoded.length).toBeGreaterThan(RECORD_MAX_RESULT_BYTES);
+    const replay = await echo.run(redis, { board }, { members }, idem("up-big")).catch((e: unknown) => e);
+    expect(replay).toBeInstanceOf(SummarisedReplay);
+    expect((replay as SummarisedReplay).summary).toEqual({
+      bytes: encoded.length,
+      sha1: createHash("sha1").update(encoded).digest("hex"),
+      items: 100,
+    });
+    expect(await scoreOf(board, members[0] ?? "")).toBe(1);
+  });
+
+  it("30 copies of one key racing apply exactly once", async () => {
+    const race = keyOf(prefix, "board", "upfront-race");
+    const results = await Promise.all(
+      Array.from({ length: 30 }, () => add.run(redis, { board: race }, { max: 10, members: ["m"] }, idem("up-race"))),
+    );
+    expect(results.filter((r) => !r.replayed)).toHaveLength(1);
+    for (const r of results) expect(r.value).toEqual({ added: 1 });
+    expect(await scoreOf(race, "m")).toBe(1);
   });
 });

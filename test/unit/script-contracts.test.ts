@@ -32,6 +32,7 @@ const BUILTINS = new Set([
   "unpack",
   "error",
   "pcall",
+  "xpcall",
   "next",
   "select",
   "assert",
@@ -146,6 +147,20 @@ describe("script contracts", () => {
       ).toEqual([]);
     },
   );
+
+  it("a result declared up front reads only the script's declared names and builtins", () => {
+    const upFront = contracts.filter((s) => s.spec.resultUpFront !== undefined);
+    expect(upFront.map((s) => s.name)).toContain("histograms.observe");
+    for (const script of upFront) {
+      expect(script.write, script.name).toBe(true);
+      const free = [...freeNames(`return ${script.spec.resultUpFront}`)];
+      expect(
+        free.filter((n) => !BUILTINS.has(n) && !script.declared.includes(n)),
+        script.name,
+      ).toEqual([]);
+      expect(free.includes("KEYS") || free.includes("ARGV"), script.name).toBe(false);
+    }
+  });
 
   it("shared Lua reads only its parameters, its locals and the libraries it declares", () => {
     const libs = librariesOf(contracts.flatMap((s) => s.spec.uses ?? []));

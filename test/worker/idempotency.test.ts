@@ -361,12 +361,15 @@ describe("refusals decided inside the write script record nothing", () => {
 
   it("observations for a histogram not defined yet (404) can be retried with their key once it is", async () => {
     const key = freshKey("refused-hist");
+    const before = await idemKeys();
     const refused = await api.post(
       "/v1/histograms/refused/observations",
       { value: 1 },
       { headers: { "idempotency-key": key } },
     );
     expect(refused.status).toBe(404);
+    // observe records its result before it runs (resultUpFront): the refusal took the record back
+    expect(await idemKeys()).toEqual(before);
     await api.put("/v1/histograms/refused", { bucketWidth: 1 }, { key: "admin" });
     const retried = await api.post(
       "/v1/histograms/refused/observations",
@@ -375,5 +378,19 @@ describe("refusals decided inside the write script record nothing", () => {
     );
     expect(retried.status).toBe(200);
     expect((await api.get("/v1/histograms/refused")).body.count).toBe(1);
+  });
+
+  it("observations refused inside the script (a value too far from zero) can be retried with their key", async () => {
+    await api.put("/v1/histograms/refused-range", { bucketWidth: 0.001 }, { key: "admin" });
+    const key = freshKey("refused-range");
+    const headers = { "idempotency-key": key };
+    const before = await idemKeys();
+    const refused = await api.post("/v1/histograms/refused-range/observations", { values: [1, 1e15] }, { headers });
+    expect(refused.status).toBe(400);
+    expect(await idemKeys()).toEqual(before);
+    const retried = await api.post("/v1/histograms/refused-range/observations", { values: [1, 2] }, { headers });
+    expect(retried.status).toBe(200);
+    expect(retried.headers.get("idempotent-replayed")).toBeNull();
+    expect((await api.get("/v1/histograms/refused-range")).body.count).toBe(2);
   });
 });
