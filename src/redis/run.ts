@@ -124,9 +124,10 @@ return '{"replayed":false,"value":' .. encoded .. '}'
 
 /**
  * The prelude of a write whose result is known before it runs (`resultUpFront`): one
- * `SET record … NX GET EX ttl` both reads an earlier record (replay or conflict, as `GET` did) and,
- * when there is none, claims the key with the known result, so a keyed write costs one command
- * over the unkeyed one instead of two. The record must then be taken back wherever the write did
+ * `SET record … NX EX ttl` claims the key with the known result when there is no earlier record,
+ * so a keyed write costs one command over the unkeyed one instead of two; only when the key is
+ * taken does a `GET` read the earlier record (replay or conflict, as before: a replay costs one
+ * command more than the `GET` alone did, and replays are retries, far rarer than first requests). The record must then be taken back wherever the write did
  * not happen as recorded:
  * - a refusal (decided before the first write) `DEL`s it: its retry is judged afresh;
  * - an error in the body (a `redis.call` raising) `DEL`s it and raises the same error object
@@ -167,8 +168,10 @@ local function same(a, b)
 end
 local ttl   = tonumber(ARGV[2])
 local known = upFront()
-local prev  = redis.call('SET', idemKey, fingerprint .. '\\n' .. recordOf(known, cjson.encode(known)), 'NX', 'GET', 'EX', ttl)
-if prev then
+-- SET … NX, then GET only when the key is taken (a replay or a conflict): not SET … NX GET, which
+-- Redis allows since 7.0 but Upstash's own SDK stopped testing (upstash/redis-js 8953bbb6)
+if not redis.call('SET', idemKey, fingerprint .. '\\n' .. recordOf(known, cjson.encode(known)), 'NX', 'EX', ttl) then
+  local prev = redis.call('GET', idemKey)
 ${REPLAY_LUA}
 end
 local ok, result = xpcall(body, function(e) return e end)

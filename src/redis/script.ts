@@ -89,7 +89,7 @@ export interface ScriptSpec<K extends string, A extends string> {
    * Write scripts only, and only when the result does not depend on what Redis holds: a Lua
    * expression over the declared names that equals the body's result whenever the body does not
    * refuse (histograms.observe: `{accepted = #values}`). Then the idempotency prelude records that
-   * result before the body runs, in the one `SET … NX GET` that also finds an earlier record, so a
+   * result before the body runs, in one `SET … NX` (a `GET` follows only when the key is taken), so a
    * request with an Idempotency-Key costs one command more than without instead of two (issue 14).
    * A refusal or an error in the body takes the record back (`DEL`); a body returning anything
    * else fails loudly (run.ts, writeUpFrontText). The body must still refuse before its first

@@ -33,9 +33,11 @@ export const area = {
     }),
     observeIdempotent: r("histogram observe, 1 value, `Idempotency-Key`", "steady, first request", 7, {
       target: 7,
-      note: "Steady observe (6, with the month rollup) plus one `SET … NX GET EX 86400` of the idempotency record (was `GET`, then `SET`: 8). Observe is all or nothing, so its result (`accepted`: the number of values) is known before it runs, and the command that looks for an earlier record also writes this one. A refusal or an error inside the script `DEL`s the record again (one command more, on that path only), so it never claims a write that did not happen.",
+      note: "Steady observe (6, with the month rollup) plus one `SET … NX EX 86400` of the idempotency record (was `GET`, then `SET`: 8). Observe is all or nothing, so its result (`accepted`: the number of values) is known before it runs, and the record is written first; only when the key is taken (a replay) does a `GET` read it. A refusal or an error inside the script `DEL`s the record again (one command more, on that path only), so it never claims a write that did not happen.",
     }),
-    observeReplay: r("histogram observe, 1 value, `Idempotency-Key`", "replay", 2),
+    observeReplay: r("histogram observe, 1 value, `Idempotency-Key`", "replay", 3, {
+      note: "`SET … NX` finds the key taken, then `GET` of the record (2 before: a first request now pays one command less, a retry one more).",
+    }),
     observeBatchSteady: r("histogram observe, 1,000 values", "steady, 100 existing buckets of one day", 204, {
       naive: 2000,
       note: "One `ZINCRBY` per distinct bucket on the day and one on its month rollup, and one of the day's sum (in the month rollup).",

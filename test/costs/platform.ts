@@ -15,14 +15,14 @@ export const area: CostArea = {
       roundTrips: 0,
       commands: 2,
       target: 2,
-      note: "Inside the write's own script: `GET` of the record (none yet), then `SET … EX 86400` of fingerprint + result. Measured as the difference between a counter increment with and without the header. A write whose result is known before it runs (histogram observe, trending ingest) needs 1: one `SET … NX GET EX 86400` both looks for an earlier record and writes its own.",
+      note: "Inside the write's own script: `GET` of the record (none yet), then `SET … EX 86400` of fingerprint + result. Measured as the difference between a counter increment with and without the header. A write whose result is known before it runs (histogram observe, trending ingest) needs 1: one `SET … NX EX 86400` writes its record before the body runs (a `GET` follows only when the key is taken).",
     },
     idemReplay: {
       call: "Idempotency-Key on a write, replay (same key and body)",
       state: "record exists",
       roundTrips: 1,
       commands: 2,
-      note: "`EVALSHA` + `GET` of the record (or the `SET … NX GET` that finds it): the write's body does not run, whatever the write was (a 1,000-item batch too).",
+      note: "`EVALSHA` + `GET` of the record (a write whose result is known up front — histogram observe, trending ingest — first tries `SET … NX`: 3): the write's body does not run, whatever the write was (a 1,000-item batch too).",
     },
     idemConflict: {
       call: "Idempotency-Key reused with another body (409)",

@@ -146,7 +146,7 @@ describe("parallel increments", () => {
 
 /*
  * A write whose result is known before it runs (`resultUpFront`, histograms.observe's shape): the
- * prelude records that result in the `SET … NX GET` that looks for an earlier record, and must
+ * prelude records that result in a `SET … NX` before the body runs (a `GET` reads an earlier one), and must
  * take it back wherever the write did not happen as recorded.
  */
 const add = defineScript({
@@ -201,7 +201,7 @@ describe("a write whose result is known up front", () => {
     return (await statsOf(target, tag)).byCommand;
   }
 
-  it("costs one command over the unkeyed write (SET NX GET), replays and conflicts as before", async () => {
+  it("costs one command over the unkeyed write (SET NX), replays (SET NX, GET) and conflicts as before", async () => {
     await add.run(counted, { board }, { max: 10, members: ["warm"] });
     const plain = await commandsOf(() => add.run(counted, { board }, { max: 10, members: ["a"] }));
     const keyed = await commandsOf(() => add.run(counted, { board }, { max: 10, members: ["a"] }, idem("up-1")));
@@ -215,7 +215,7 @@ describe("a write whose result is known up front", () => {
       replay = await add.run(counted, { board }, { max: 10, members: ["a"] }, idem("up-1"));
     });
     expect(replay).toEqual({ value: { added: 1 }, replayed: true });
-    expect(replayCost).toEqual({ evalsha: 1, set: 1 });
+    expect(replayCost).toEqual({ evalsha: 1, set: 1, get: 1 });
     await expect(
       add.run(counted, { board }, { max: 10, members: ["b"] }, idem("up-1", "other")),
     ).rejects.toBeInstanceOf(ConflictError);

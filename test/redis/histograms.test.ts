@@ -91,7 +91,7 @@ describe("concurrent writers", () => {
 
 /*
  * observe declares its result up front (`{accepted = #values}`): with an Idempotency-Key its
- * record is written before the body runs, in the SET NX GET that looks for an earlier one. Every
+ * record is written before the body runs, by a SET NX (a GET reads an earlier one). Every
  * way the write may not happen must take that record back.
  */
 describe("observe with an Idempotency-Key: no record unless the values were counted", () => {
