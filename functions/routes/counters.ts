@@ -142,7 +142,7 @@ lazyRoute(
   "/{counter}/members/{member}",
   () => ({
     tags,
-    summary: `One member's score with its 1-based rank from the top and from the bottom (over a range whose keys hold more than ${counters.MAX_UNION_ENTRIES} entries the ranks, which need their union, are null)`,
+    summary: `One member's score with its 1-based rank from the top and from the bottom (over a range too big to union, whose keys hold more than ${counters.MAX_UNION_ENTRIES} entries, or ${counters.MAX_UNION_MEMBERS} that may be as many distinct members, the ranks, which need their union, are null)`,
     request: { params: memberParams(), query: z.object(periodQuery()) },
     responses: () => ({
       200: jsonResponse(
@@ -150,7 +150,7 @@ lazyRoute(
           .object({
             member: z.string(),
             score: z.number(),
-            // null past the union bound (MAX_UNION_ENTRIES): the score is exact, the ranks need the union
+            // null past the union bounds (MAX_UNION_ENTRIES, MAX_UNION_MEMBERS): the score is exact, the ranks need the union
             rank: z.number().int().nullable(),
             rankFromBottom: z.number().int().nullable(),
             range: RangeInfo().optional(),

@@ -14,6 +14,7 @@ export {
   MAX_LISTED,
   MAX_SORTED_MEMBERS,
   MAX_UNION_ENTRIES,
+  MAX_UNION_MEMBERS,
   UNION_CACHE_SLOTS,
   type ListOptions,
   type RangeInfo,

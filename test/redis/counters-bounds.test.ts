@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { increment, memberOf, ranked, scoreRange, sorted, union, type IncrItem } from "../../src/counters/index.ts";
 import { memberScript, THRESHOLD_LOOKUPS, topScript } from "../../src/counters/read-scripts.ts";
-import { MAX_UNION_ENTRIES, source } from "../../src/counters/reads.ts";
+import { MAX_UNION_ENTRIES, MAX_UNION_MEMBERS, source } from "../../src/counters/reads.ts";
 import { ValidationError } from "../../src/errors.ts";
 import { asList } from "../../src/redis/script.ts";
 import { DAY } from "../../src/time.ts";
@@ -106,6 +106,53 @@ describe("the threshold read's budget", () => {
     // in all (it was a budget per round: a third round, 7 × 8 more ZMSCOREs, 108–115 ms at 100,000 a day)
     expect(byCommand.zrange).toBe(14);
     expect(byCommand.zmscore).toBe(7 * 1 + 7 * 2);
+  });
+});
+
+describe(`the members bound (${MAX_UNION_MEMBERS})`, () => {
+  // 7 finished days of 3,000 members each (21,000 entries, far below MAX_UNION_ENTRIES): a union
+  // is linear in the members it makes, so 21,000 distinct ones are not unioned, 3,000 shared are
+  const week = { period: "day" as const, from: NOW - 7 * DAY, to: NOW - DAY };
+  // through a counting client: which commands these reads ran, whatever other files run meanwhile
+  const tag = `counters-members-${Math.random().toString(36).slice(2, 8)}`;
+  const counted = {
+    ...ctx,
+    redis: createRedis({ url: lib.target.url, token: `${lib.target.token}.${tag}`, timeoutMs: 20_000 }),
+  };
+  const unions = async () => (await statsOf(lib.target, tag)).byCommand.zunionstore ?? 0;
+  const write = async (name: string, nameOf: (day: number, j: number) => string) => {
+    const items: IncrItem[] = [];
+    for (let d = 1; d <= 7; d++)
+      for (let j = 0; j < 3000; j++)
+        items.push({ member: nameOf(d, j), by: 1 + (j % 97), period: "day", at: NOW - d * DAY });
+    for (let s = 0; s < items.length; s += 1000) await increment(ctx, name, items.slice(s, s + 1000));
+  };
+
+  it("unions 21,000 entries of 3,000 shared members (the month rollup shows how few they are)", async () => {
+    await write("shared", (_d, j) => `s${j}`);
+    await resetStats(lib.target, tag);
+    expect(await memberOf(counted, "shared", "s96", week)).toMatchObject({ score: 7 * 97, rank: expect.any(Number) });
+    expect(await unions()).toBe(1);
+    expect((await scoreRange(ctx, "shared", { ...week, min: "600", limit: 5 })).count).toBeGreaterThan(0);
+  });
+
+  it("does not union 21,000 distinct members: the score without ranks, the union's reads refused", async () => {
+    await write("distinct", (d, j) => `d${d}-${j}`);
+    await resetStats(lib.target, tag);
+    expect(await memberOf(counted, "distinct", "d3-96", week)).toMatchObject({
+      score: 97,
+      rank: null,
+      rankFromBottom: null,
+    });
+    await expect(scoreRange(counted, "distinct", { ...week, min: "90" })).rejects.toMatchObject({
+      code: "too_many_entries",
+      message: expect.stringContaining(`or ${MAX_UNION_MEMBERS} when they may hold as many distinct members`),
+    });
+    expect(await unions()).toBe(0);
+    // six of those days, 18,000 members, are within the bound: unioned, ranks and all
+    const six = await memberOf(counted, "distinct", "d3-96", { ...week, to: NOW - 2 * DAY });
+    expect(six).toMatchObject({ score: 97, rank: expect.any(Number) });
+    expect(await unions()).toBe(1);
   });
 });
 
