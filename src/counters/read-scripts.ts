@@ -18,7 +18,7 @@ import { fieldsLua } from "./scripts.ts";
  * `cacheSeconds` how long a finished range's union is kept, `rangeId` the range's id;
  * `months` the month rollups of the months the range touches (none for `week`/`month` counters)
  * and `monthOf[i]` the 1-based position there of `buckets[i]`'s month (what bounds the work of a
- * union, `entriesOf`), `maxEntries` the most entries a union may walk, `maxMembers` the most it
+ * union, `entriesOf`), `maxEntries` the most entries a union may walk, `maxUnionMembers` the most it
  * may walk when they may be as many distinct members.
  *
  * A counter has a fixed few cache slots; a finished range's union goes to the
@@ -118,7 +118,7 @@ local function unionInto(dest, keys, aggregate)
   end
   return card
 end
-local function resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, cacheSeconds, rangeId, split, maxEntries, maxMembers)
+local function resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, cacheSeconds, rangeId, split, maxEntries, maxUnionMembers)
   local nb = #buckets
   if nb == 0 then return target, false end
   if nb == 1 then
@@ -159,7 +159,7 @@ local function resolve(target, scratch, index, buckets, months, monthOf, aggrega
     local live, at = liveOf(index, buckets)
     if #live == 0 then return nil, false end
     if #live == 1 then return live[1], false end
-    local n, fits = entriesOf(live, at, months, monthOf, maxEntries, maxMembers)
+    local n, fits = entriesOf(live, at, months, monthOf, maxEntries, maxUnionMembers)
     if not fits then return nil, false, nil, {entries = n, keys = live} end
     unionInto(scratch, live, aggregate)
     return scratch, true
@@ -170,7 +170,7 @@ local function resolve(target, scratch, index, buckets, months, monthOf, aggrega
     if #live == 1 then
       cached = live[1]
     elseif #live > 1 then
-      local n, fits = entriesOf(live, at, months, monthOf, maxEntries, maxMembers)
+      local n, fits = entriesOf(live, at, months, monthOf, maxEntries, maxUnionMembers)
       if not fits then
         if current then live[#live + 1] = current end
         return nil, false, nil, {entries = n, keys = live}
@@ -191,7 +191,7 @@ local function resolve(target, scratch, index, buckets, months, monthOf, aggrega
   -- the current bucket may change any moment: this union is scratch, dropped before returning
   -- its members are at most its entries (no month bound here)
   local n = (cachedCard or redis.call('ZCARD', cached)) + redis.call('ZCARD', current)
-  if n > math.min(maxEntries, maxMembers) then return nil, false, nil, {entries = n, keys = {cached, current}} end
+  if n > math.min(maxEntries, maxUnionMembers) then return nil, false, nil, {entries = n, keys = {cached, current}} end
   redis.call('ZUNIONSTORE', scratch, 2, cached, current, 'AGGREGATE', aggregate)
   return scratch, true
 end
@@ -207,17 +207,17 @@ const SOURCE_ARGS = [
   "cacheSeconds",
   "rangeId",
   "maxEntries",
-  "maxMembers",
+  "maxUnionMembers",
   "...monthOf",
 ] as const;
-const RESOLVE = `local key, temporary, _, over = resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, tonumber(cacheSeconds), rangeId, false, tonumber(maxEntries), tonumber(maxMembers))
+const RESOLVE = `local key, temporary, _, over = resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, tonumber(cacheSeconds), rangeId, false, tonumber(maxEntries), tonumber(maxUnionMembers))
 if over then return {refused = 'too_many_entries', entries = over.entries} end`;
 
 /** What a read past the union bound answers (`resolve`'s `over`): a 400 naming the limit. */
 const tooManyEntries = {
   too_many_entries: (r: Refusal, call: { args: Record<string, unknown> }) =>
     new ValidationError(
-      `That range of the counter is too big to union: its keys hold at least ${String(r.entries)} bucket entries, and a read that must union a range (range, bottom, sorted, min/max, or a top whose leaders do not stand out) walks at most ${String(call.args.maxEntries)}, or ${String(call.args.maxMembers)} when they may hold as many distinct members. Narrow the range.`,
+      `That range of the counter is too big to union: its keys hold at least ${String(r.entries)} bucket entries, and a read that must union a range (range, bottom, sorted, min/max, or a top whose leaders do not stand out) walks at most ${String(call.args.maxEntries)}, or ${String(call.args.maxUnionMembers)} when they may hold as many distinct members. Narrow the range.`,
       [{ path: "from", message: "the range is too big to union; narrow it" }],
       "too_many_entries",
     ),
@@ -320,7 +320,7 @@ export const topScript = defineScript({
 -- bucket of a range ending now, or every key of a range whose union would be too big, by the
 -- threshold algorithm (work in n, not in their members). Else one union, within the bound.
 local sumTop  = aggregate == 'SUM' and rev == '1'
-local key, temporary, current, over = resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, tonumber(cacheSeconds), rangeId, sumTop, tonumber(maxEntries), tonumber(maxMembers))
+local key, temporary, current, over = resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, tonumber(cacheSeconds), rangeId, sumTop, tonumber(maxEntries), tonumber(maxUnionMembers))
 if over then
   local out = sumTop and topOfMany(over.keys, tonumber(n), ${THRESHOLD_LOOKUPS})
   if out then return out end
@@ -331,7 +331,7 @@ if current then
   local out = topOfMany({key, current}, tonumber(n), ${THRESHOLD_LOOKUPS})
   if out then return out end
   local entries = redis.call('ZCARD', key) + redis.call('ZCARD', current)
-  if entries > math.min(tonumber(maxEntries), tonumber(maxMembers)) then return {refused = 'too_many_entries', entries = entries} end
+  if entries > math.min(tonumber(maxEntries), tonumber(maxUnionMembers)) then return {refused = 'too_many_entries', entries = entries} end
   redis.call('ZUNIONSTORE', scratch, 2, key, current, 'AGGREGATE', aggregate)
   key, temporary = scratch, true
 end
@@ -356,7 +356,7 @@ export const memberScript = defineScript({
   args: [...SOURCE_ARGS, "member"],
   uses: [resolveLua],
   lua: `
-local key, temporary, _, over = resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, tonumber(cacheSeconds), rangeId, false, tonumber(maxEntries), tonumber(maxMembers))
+local key, temporary, _, over = resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, tonumber(cacheSeconds), rangeId, false, tonumber(maxEntries), tonumber(maxUnionMembers))
 if over then
   local score = nil
   for _, k in ipairs(over.keys) do

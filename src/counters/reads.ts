@@ -111,7 +111,7 @@ export function source(ctx: Ctx, name: string, options: ReadOptions) {
         cacheSeconds: 0,
         rangeId: "",
         maxEntries: MAX_UNION_ENTRIES,
-        maxMembers: MAX_UNION_MEMBERS,
+        maxUnionMembers: MAX_UNION_MEMBERS,
         monthOf: [],
       },
     };
@@ -156,7 +156,7 @@ export function source(ctx: Ctx, name: string, options: ReadOptions) {
       cacheSeconds: UNION_CACHE_SECONDS,
       rangeId,
       maxEntries: MAX_UNION_ENTRIES,
-      maxMembers: MAX_UNION_MEMBERS,
+      maxUnionMembers: MAX_UNION_MEMBERS,
       monthOf,
     },
     range: info,

@@ -222,6 +222,9 @@ export function defineScript<const K extends string, const A extends string>(
   if (!spec.write && spec.resultUpFront !== undefined)
     throw new Error(`${spec.name}: resultUpFront is for write scripts`);
   const declared = [...spec.keys, ...spec.args].map((n) => (n.startsWith(LIST) ? n.slice(LIST.length) : n));
+  // one name, one value: a name declared twice would bind whichever came last
+  const twice = declared.filter((n, i) => declared.indexOf(n) !== i);
+  if (twice.length > 0) throw new Error(`${spec.name}: ${twice.join(", ")} declared twice`);
   // The text is assembled on first use, not when the module loads: a cold isolate builds only the
   // scripts its requests run (issue 14, cold start).
   let text: string | undefined;

@@ -12,7 +12,7 @@
  */
 import luaparse from "luaparse";
 import { describe, expect, it } from "vitest";
-import type { ContractScript, LuaLibrary, Script } from "../../src/redis/script.ts";
+import { defineScript, type ContractScript, type LuaLibrary, type Script } from "../../src/redis/script.ts";
 
 /** What Redis's Lua offers scripts. */
 const BUILTINS = new Set([
@@ -100,6 +100,12 @@ describe("script contracts", () => {
 
   it("declares every script with defineScript", () => {
     expect(scripts.filter((s) => !("spec" in s)).map((s) => s.name)).toEqual([]);
+  });
+
+  it("refuses a name declared twice (a script's own argument clashing with a shared list's)", () => {
+    expect(() =>
+      defineScript({ name: "test.twice", write: false, keys: ["a"], args: ["limit", "...limit"], lua: "return 1" }),
+    ).toThrow("test.twice: limit declared twice");
   });
 
   it("names every script <feature>.<op>, each once", () => {
