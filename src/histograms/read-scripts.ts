@@ -106,7 +106,7 @@ for d = 1, #days do
     end
   end
 end
-if #parts == 0 then return {settings = settings, buckets = {}} end
+if #parts == 0 then return {settings = settings, merged = ''} end
 -- Sums: a day's is the member 's:<yyyymmdd>' of its month rollup (a day stored before that change
 -- has a member 'sum' in its own key and in its month's). A rollup in the union brings its days'
 -- sums; the days read one by one are asked in their months, one ZMSCORE per month.
@@ -193,18 +193,12 @@ else
     redis.call('UNLINK', scratch)
   end
 end
--- buckets as flat index, count pairs: read computes their bounds (buckets.ts), which at 20,000
--- buckets saves the script ~90 ms of string.format and nested tables
-local buckets, found = {}, #order > 0
-for j = 1, #merged, 2 do
-  if tonumber(merged[j]) then
-    buckets[#buckets + 1] = merged[j]
-    buckets[#buckets + 1] = merged[j + 1]
-  elseif merged[j] == 'sum' or string.sub(merged[j], 1, 2) == 's:' then
-    sum, found = sum + tonumber(merged[j + 1]), true
-  end
-end
-if found then sum = string.format('%.17g', sum) else sum = nil end
+-- The merged members go back as they came, one string 'member,score,member,score,…' in ZRANGE's
+-- order: read (histograms.ts) tells the buckets from the sums ('sum', 's:<day>') and adds those
+-- after the days' sums above, in the same order. At the 20,000-bucket cap, a loop here over
+-- 40,000 elements and cjson of 40,000 strings took ~10 of the script's ~35 ms; table.concat is
+-- one pass in C, and cjson then encodes one string.
+if #order > 0 then sum = string.format('%.17g', sum) else sum = nil end
 local extremes = {'ZUNION', #extParts}
 for _, k in ipairs(extParts) do extremes[#extremes + 1] = k end
 extremes[#extremes + 1] = 'AGGREGATE'
@@ -213,6 +207,6 @@ extremes[#extremes + 1] = 'WITHSCORES'
 local ext = redis.call(unpack(extremes))
 local found = {}
 for j = 1, #ext, 2 do found[ext[j]] = ext[j + 1] end
-return {settings = settings, buckets = buckets, sum = sum, max = found.max, negMin = found.min}
+return {settings = settings, merged = table.concat(merged, ','), sum = sum, max = found.max, negMin = found.min}
 `,
 });
