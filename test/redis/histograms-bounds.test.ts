@@ -203,6 +203,33 @@ describe("histogram reads are sized before any union", () => {
     expect(await command(target, "EXISTS", histogramKeys.scratch(prefix, "month-one-over"))).toBe(0);
   });
 
+  it("two parts over the cap together are refused before the union; two that overlap go on to it", async () => {
+    // June and July 2026, 3 days of 4,000 buckets each: 12,000 buckets a month, apart or the same
+    const months = (shared: boolean): [number, number[]][] =>
+      [5, 6].flatMap((m) =>
+        upTo(3).map((d): [number, number[]] => [
+          Date.UTC(2026, m, 10 + d),
+          upTo(4000, (shared ? 0 : (m - 5) * 12_000) + d * 4000),
+        ]),
+      );
+    await load(ctx, "pair-apart", months(false));
+    // each rollup: 12,000 buckets and 3 sums, less what may not be a bucket (a sum a day and 'sum'):
+    // 12,003 − 31 for June and − 32 for July, apart
+    const apart = await measured(ctx, "pair-apart", "2026-06-01", "2026-07-31");
+    expect(apart.ok || apart.message).toContain(
+      `more than ${MAX_READ_BUCKETS} distinct buckets (two of its parts alone hold at least 23943)`,
+    );
+    expect(apart.byCommand.zunionstore ?? 0).toBe(0);
+    // EVALSHA, HMGET, the 2 rollups' ZCARDs, ZINTERCARD
+    expect(apart.commands).toBe(5);
+    await load(ctx, "pair-shared", months(true));
+    const shared = await measured(ctx, "pair-shared", "2026-06-01", "2026-07-31");
+    expect(shared.ok && shared.r.buckets.length).toBe(12_000);
+    expect(shared.ok && shared.r.count).toBe(24_000);
+    expect(shared.byCommand.zintercard).toBe(1);
+    expect(shared.byCommand.zunionstore).toBe(1);
+  });
+
   it(`the most parts a 400-day range can have (30 days, 11 rollups, 30 days) cost at most ${MAX_READ_COMMANDS} commands`, async () => {
     const now = Date.UTC(2026, 7, 5, 12);
     const late = lib.ctx(now);
