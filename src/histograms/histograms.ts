@@ -188,11 +188,38 @@ export async function observe(
 
 interface ReadReply {
   settings: [string, string | false, string | false, string | false];
-  /** Bucket index, count, index, count, … (unordered). */
-  buckets: string[] | Record<string, never>;
+  /**
+   * The merged members and their scores, `member,score,member,score,…` in the union's order:
+   * bucket indexes with their counts, and the sums a union brings (`sum`, `s:<yyyymmdd>`).
+   */
+  merged: string;
+  /** The sums of the days read one by one (when there are some), added before the merged ones. */
   sum?: string;
   max?: string;
   negMin?: string;
+}
+
+/** A score as Redis formats it (`%.17g`, or `inf`/`-inf`), as Lua's `tonumber` reads it. */
+function scoreOf(text: string): number {
+  return text === "inf" ? Infinity : text === "-inf" ? -Infinity : Number(text);
+}
+
+/**
+ * Splits the script's merged members into buckets (members that are numbers, as Lua's `tonumber`
+ * tells them) and the range's sum: the days' sums from the script, then each sum member in the
+ * union's order, the additions the script itself made before it returned the members as one string.
+ */
+function splitMerged(reply: ReadReply): { indexed: { index: number; count: number }[]; sum: number | undefined } {
+  const indexed: { index: number; count: number }[] = [];
+  let sum = reply.sum === undefined ? undefined : Number(reply.sum);
+  const flat = reply.merged === "" ? [] : reply.merged.split(",");
+  for (let j = 0; j + 1 < flat.length; j += 2) {
+    const member = flat[j] as string;
+    const index = member.trim() === "" ? NaN : Number(member);
+    if (!Number.isNaN(index)) indexed.push({ index, count: Number(flat[j + 1]) });
+    else if (member === "sum" || member.startsWith("s:")) sum = (sum ?? 0) + scoreOf(flat[j + 1] as string);
+  }
+  return { indexed, sum };
 }
 
 /**
@@ -258,9 +285,7 @@ export async function read(ctx: Ctx, name: string, options: ReadOptions = {}): P
   );
   const [width, unit] = reply.settings;
   const bucketWidth = Number(width);
-  const flat = asList(reply.buckets);
-  const indexed: { index: number; count: number }[] = [];
-  for (let j = 0; j < flat.length; j += 2) indexed.push({ index: Number(flat[j]), count: Number(flat[j + 1]) });
+  const { indexed, sum: total } = splitMerged(reply);
   // the bounds by the rule observe placed the values with (bucketBound: the Lua bucketOf's)
   const buckets = indexed
     .sort((a, b) => a.index - b.index)
@@ -270,8 +295,8 @@ export async function read(ctx: Ctx, name: string, options: ReadOptions = {}): P
       count,
     }));
   const count = buckets.reduce((n, b) => n + b.count, 0);
-  // 0 - x turns a stored -0 into 0.
-  const sum = reply.sum === undefined ? 0 : 0 + Number(reply.sum);
+  // 0 + x turns a stored -0 into 0.
+  const sum = total === undefined ? 0 : 0 + total;
   const observed =
     count > 0 && reply.max !== undefined && reply.negMin !== undefined
       ? { min: 0 - Number(reply.negMin), max: 0 + Number(reply.max) }

@@ -22,9 +22,10 @@ export const MAX_READ_BUCKETS = 20_000;
  * union (a bucket present on many days counts on each), since `ZUNIONSTORE` reads every one of
  * them. Past it, the read is refused before any union, and the range must be narrowed. Measured on
  * the bench machine (2 shared cores): the union, loading and answer of 132,000–150,000 entries
- * sharing 3,300–5,000 buckets take 21–49 ms (~0.15 µs an entry); what is left above 50 ms is the
- * distinct buckets (~1.8 µs each to make, and to load): 55–90 ms for a 20,000-bucket answer from
- * 40,000 or 200,000 entries alike, ~0.4 s for 200,000 distinct ones refused after their union.
+ * sharing 3,300–5,000 buckets take 21–49 ms (~0.15 µs an entry); the rest is the distinct buckets
+ * (~1.2 µs each to make and load): ~25 ms (idle) to 35–50 ms (loaded) for a 20,000-bucket answer
+ * from 40,000 or 200,000 entries alike; ~0.5 s for 200,000 distinct ones refused after their union
+ * unless two parts alone pass the cap (then ~3 ms: docs/histograms.md).
  */
 export const MAX_UNION_ENTRIES = 200_000;
 /**

@@ -46,7 +46,7 @@ export const area = {
     observeRefused: r("histogram observe, 1 value", "histogram never created (404)", 2),
     read1: r("histogram read", "1 day", 5, {
       naive: 2,
-      note: "`HMGET` of the settings, `ZUNION` of the day (no scratch key: one day cannot reach the cap), `ZUNION` of its extremes, and `ZMSCORE` of its sum in the month rollup (+1 since the sum moved there, which saves observe one command).",
+      note: "`HMGET` of the settings, `ZRANGE` of the day (no scratch key: one day cannot reach the cap; one part is its own union), `ZUNION` of its extremes, and `ZMSCORE` of its sum in the month rollup (+1 since the sum moved there, which saves observe one command).",
     }),
     read30: r("histogram read", "30 days ending today", 7, {
       naive: 31,
@@ -58,7 +58,7 @@ export const area = {
     }),
     read400: r("histogram read", "400 days ending today", 19, {
       naive: 401,
-      note: "Issue 15: days at the start, month rollups after (12 whole months and this month up to today: 13 days + 13 rollups instead of 400 days). Sized before any union: a `ZCARD` of each rollup and one of the first month (bounding its 13 days), then one `ZUNION` (no scratch key: the entries cannot reach the cap), the extremes' `ZUNION` and one `ZMSCORE` of the 13 days' sums. A range whose parts could pass the cap instead unions into scratch (`ZUNIONSTORE`, `ZCARD`, `ZRANGE`, `UNLINK`: 3 more). Before issue 15: 4 commands, but one `ZUNION` over all 400 days loaded into the script before its size check; before sizing: 9, but the union was built before the size was known (10 s at 2M entries).",
+      note: "Issue 15: days at the start, month rollups after (12 whole months and this month up to today: 13 days + 13 rollups instead of 400 days). Sized before any union: a `ZCARD` of each rollup and one of the first month (bounding its 13 days), then one `ZUNION` (no scratch key: the entries cannot reach the cap), the extremes' `ZUNION` and one `ZMSCORE` of the 13 days' sums. A range whose parts could pass the cap instead unions into scratch (`ZUNIONSTORE`, whose reply is the union's size, `ZRANGE`, `UNLINK`: 2 more; a range of one month rollup reads it as it is, `ZRANGE`). Before issue 15: 4 commands, but one `ZUNION` over all 400 days loaded into the script before its size check; before sizing: 9, but the union was built before the size was known (10 s at 2M entries).",
     }),
     read400Past: r("histogram read", "400 days ending in the past", 20, {
       naive: 401,

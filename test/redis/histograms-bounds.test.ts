@@ -180,6 +180,56 @@ describe("histogram reads are sized before any union", () => {
     expect(await command(target, "EXISTS", histogramKeys.scratch(prefix, "at-cap"))).toBe(0);
   });
 
+  it(`a whole month is its own union: ${MAX_READ_BUCKETS} buckets read from its rollup as they are, one more refused`, async () => {
+    // 4,000 buckets of their own on 5 days of June: its rollup holds 20,000 and the 5 days' sums
+    const june = (extra: number[]): [number, number[]][] =>
+      upTo(5).map((d) => [Date.UTC(2026, 5, 10 + d), [...upTo(4000, d * 4000), ...(d === 0 ? extra : [])]]);
+    await load(ctx, "month-one", june([]));
+    const at = await measured(ctx, "month-one", "2026-06-01", "2026-06-30");
+    expect(at.ok && at.r.buckets.length).toBe(MAX_READ_BUCKETS);
+    expect(at.ok && at.r.count).toBe(MAX_READ_BUCKETS);
+    expect(at.ok && at.r.sum).toBe((MAX_READ_BUCKETS * (MAX_READ_BUCKETS - 1)) / 2);
+    expect(at.ok && [at.r.min, at.r.max]).toEqual([0, MAX_READ_BUCKETS - 1]);
+    // EVALSHA, HMGET, ZCARD of the rollup, ZMSCORE of its sums (its size is near the cap), ZRANGE
+    // of the rollup itself, the extremes: no union, no scratch key
+    expect(at.byCommand.zunionstore ?? 0).toBe(0);
+    expect(at.byCommand.zrange).toBe(1);
+    expect(at.commands).toBe(6);
+    await load(ctx, "month-one-over", june([MAX_READ_BUCKETS]));
+    const over = await measured(ctx, "month-one-over", "2026-06-01", "2026-06-30");
+    expect(over.ok || over.message).toContain(`the range holds ${MAX_READ_BUCKETS + 1} distinct buckets`);
+    expect(over.byCommand.zunionstore ?? 0).toBe(0);
+    expect(over.byCommand.zrange ?? 0).toBe(0);
+    expect(await command(target, "EXISTS", histogramKeys.scratch(prefix, "month-one-over"))).toBe(0);
+  });
+
+  it("two parts over the cap together are refused before the union; two that overlap go on to it", async () => {
+    // June and July 2026, 3 days of 4,000 buckets each: 12,000 buckets a month, apart or the same
+    const months = (shared: boolean): [number, number[]][] =>
+      [5, 6].flatMap((m) =>
+        upTo(3).map((d): [number, number[]] => [
+          Date.UTC(2026, m, 10 + d),
+          upTo(4000, (shared ? 0 : (m - 5) * 12_000) + d * 4000),
+        ]),
+      );
+    await load(ctx, "pair-apart", months(false));
+    // each rollup: 12,000 buckets and 3 sums, less what may not be a bucket (a sum a day and 'sum'):
+    // 12,003 − 31 for June and − 32 for July, apart
+    const apart = await measured(ctx, "pair-apart", "2026-06-01", "2026-07-31");
+    expect(apart.ok || apart.message).toContain(
+      `more than ${MAX_READ_BUCKETS} distinct buckets (two of its parts alone hold at least 23943)`,
+    );
+    expect(apart.byCommand.zunionstore ?? 0).toBe(0);
+    // EVALSHA, HMGET, the 2 rollups' ZCARDs, ZINTERCARD
+    expect(apart.commands).toBe(5);
+    await load(ctx, "pair-shared", months(true));
+    const shared = await measured(ctx, "pair-shared", "2026-06-01", "2026-07-31");
+    expect(shared.ok && shared.r.buckets.length).toBe(12_000);
+    expect(shared.ok && shared.r.count).toBe(24_000);
+    expect(shared.byCommand.zintercard).toBe(1);
+    expect(shared.byCommand.zunionstore).toBe(1);
+  });
+
   it(`the most parts a 400-day range can have (30 days, 11 rollups, 30 days) cost at most ${MAX_READ_COMMANDS} commands`, async () => {
     const now = Date.UTC(2026, 7, 5, 12);
     const late = lib.ctx(now);
@@ -199,8 +249,9 @@ describe("histogram reads are sized before any union", () => {
     expect(read.ok && read.r.count).toBe(inRange.reduce((n, [, b]) => n + b.length, 0));
     expect(read.ok && read.r.buckets.length).toBe(19_920);
     // EVALSHA, HMGET, 2 ZMSCORE, 11 rollups, both edge months, the 30 days of one of them (its
-    // bound alone would pass MAX_UNION_ENTRIES), ZUNIONSTORE, ZCARD, ZRANGE, UNLINK, the extremes
-    expect(read.commands).toBe(52);
+    // bound alone would pass MAX_UNION_ENTRIES), ZUNIONSTORE (its reply is the union's size), ZRANGE,
+    // UNLINK, the extremes
+    expect(read.commands).toBe(51);
     expect(read.commands).toBeLessThanOrEqual(MAX_READ_COMMANDS);
   });
 });
