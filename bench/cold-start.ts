@@ -13,14 +13,16 @@
  * Workers refuse eval (so zod validates without its `new Function` JIT there too).
  * The first requests need no Redis (a refused write, /healthz), so the figures
  * are the Worker's own CPU; `/openapi.json` and `/docs` are measured apart
- * because only they build the OpenAPI document. `module compile` is V8 parsing
+ * because only they need the OpenAPI document (which the bundle serves
+ * prebuilt: functions/build/openapi-prebuilt.ts decompresses it). `module compile` is V8 parsing
  * and compiling the script alone (in another fresh process, as a classic
  * script without its final `export`): the part of `module` that only a smaller
  * bundle reduces; the rest is evaluating it (library setup: zod's own module,
  * hono, @upstash/redis, the Lua scripts' texts, the app's routes). No zod
  * schema is built then: a route builds its request schemas (without their
  * OpenAPI metadata) on its first request (functions/lazy-route.ts), which the
- * `first request` figure includes, and `/openapi.json` builds every route's.
+ * `first request` figure includes (the tests' app builds every route's for
+ * `/openapi.json`; the bundle has no generator).
  */
 import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
