@@ -7,7 +7,8 @@
  * written, whoever imports it), and when the bundle's /openapi.json and /docs are
  * not exactly the app's (the bundle serves the document prebuilt from
  * test/fixtures/openapi.json, see functions/build/openapi-prebuilt.ts, which
- * test/worker/lazy-routes.test.ts proves equal to what the app builds).
+ * test/worker/lazy-routes.test.ts proves equal to what the app builds) or its
+ * zod validation (without zod-to-openapi in the bundle) answers otherwise.
  */
 import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -27,8 +28,8 @@ import { bundleWorker } from "./wrangler.ts";
  * 201.7 KiB once the bundle served the OpenAPI document prebuilt (functions/build/openapi-prebuilt.ts):
  * zod-to-openapi and zod's JSON Schema code left it (-14 KiB of gzip, ~48 KB less code for V8 to
  * parse on every cold start) and the document came in as 21 KB of gzipped base64, which gzip
- * cannot shrink (+17 KiB) but V8 scans far faster than code (bench/cold-start.ts: -1.3 ms min,
- * -2.4 ms p25 of module evaluation). The rest is headroom (as before, ~3.5 KiB), well under what
+ * cannot shrink (+17 KiB) but V8 scans far faster than code (bench/cold-start.ts, 60 interleaved runs:
+ * module -2.4 ms min, -2.9 ms p25). The rest is headroom (as before, ~3.5 KiB), well under what
  * a new dependency adds (tens of KiB).
  */
 export const BUDGET_KIB = 205;
@@ -63,16 +64,31 @@ function strayAliasImports(script: string): string[] {
   return stray;
 }
 
-// Runs in a fresh Node process: the bundle's answers to /openapi.json and /docs.
+// Runs in a fresh Node process: the bundle's answers to /openapi.json, /docs and a write its
+// zod schemas refuse (validation runs without zod-to-openapi in the bundle).
 const SERVE = `
 const mod = await import(process.argv[1]);
-const env = { UPSTASH_REDIS_REST_URL: "http://127.0.0.1:9", UPSTASH_REDIS_REST_TOKEN: "unused" };
-const get = async (path) => (await mod.default.fetch(new Request("http://bundle.test" + path), env, { waitUntil() {}, passThroughOnException() {}, props: {} })).text();
-console.log(JSON.stringify({ openapi: await get("/openapi.json"), docs: await get("/docs") }));
+const key = "bundle-size-ingest-key-0001";
+const env = { UPSTASH_REDIS_REST_URL: "http://127.0.0.1:9", UPSTASH_REDIS_REST_TOKEN: "unused", INGEST_KEYS: key };
+const send = async (path, init) => {
+  const res = await mod.default.fetch(new Request("http://bundle.test" + path, init), env, { waitUntil() {}, passThroughOnException() {}, props: {} });
+  return res.status + " " + (await res.text());
+};
+const refused = await send("/v1/counters/c1/incr", { method: "POST", headers: { authorization: "Bearer " + key, "content-type": "application/json" }, body: JSON.stringify({ items: [{ member: "a" }, { member: "" }] }) });
+console.log(JSON.stringify({ openapi: await send("/openapi.json"), docs: await send("/docs"), refused }));
 `;
 
-/** What the bundle gets wrong of /openapi.json and /docs (empty when both are the app's). */
-async function documentProblems(script: string, dir: string): Promise<string[]> {
+/** The answer test/worker/lazy-routes.test.ts expects to the refused write above. */
+const REFUSED = `400 ${JSON.stringify({
+  error: {
+    code: "invalid_request",
+    message: "Invalid json field 'items.1.member': must not be empty.",
+    details: [{ in: "json", path: "items.1.member", message: "must not be empty" }],
+  },
+})}`;
+
+/** What the bundle gets wrong of /openapi.json, /docs and validation (empty when all are the app's). */
+async function servingProblems(script: string, dir: string): Promise<string[]> {
   // Node needs .mjs for an ES module outside a package.
   const file = join(dir, "serve.mjs");
   copyFileSync(script, file);
@@ -81,12 +97,14 @@ async function documentProblems(script: string, dir: string): Promise<string[]> 
     ["--disallow-code-generation-from-strings", "--input-type=module", "-e", SERVE, pathToFileURL(file).href],
     { encoding: "utf8" },
   );
-  if (child.status !== 0) return [`the bundle did not serve its document:\n${child.stderr}`];
-  const served = JSON.parse(child.stdout.trim().split("\n").pop() ?? "{}") as { openapi?: string; docs?: string };
+  if (child.status !== 0) return [`the bundle did not answer:\n${child.stderr}`];
+  const served = JSON.parse(child.stdout.trim().split("\n").pop() ?? "{}") as Record<string, string>;
   const expected = documentText();
   const problems: string[] = [];
-  if (served.openapi !== expected) problems.push("/openapi.json is not test/fixtures/openapi.json");
-  if (served.docs !== String(await docsPage(JSON.parse(expected)))) problems.push("/docs is not the fixture's page");
+  if (served.openapi !== `200 ${expected}`) problems.push("/openapi.json is not test/fixtures/openapi.json");
+  if (served.docs !== `200 ${String(await docsPage(JSON.parse(expected)))}`)
+    problems.push("/docs is not the fixture's page");
+  if (served.refused !== REFUSED) problems.push(`a refused write answers ${served.refused}, not ${REFUSED}`);
   return problems;
 }
 
@@ -105,11 +123,11 @@ try {
     console.error(`wrangler.toml [alias] is meant for other modules' imports, but:\n  ${stray.join("\n  ")}`);
     process.exitCode = 1;
   }
-  const problems = await documentProblems(file, dir);
+  const problems = await servingProblems(file, dir);
   if (problems.length > 0) {
-    console.error(`the bundle's OpenAPI document:\n  ${problems.join("\n  ")}`);
+    console.error(`the bundle's answers:\n  ${problems.join("\n  ")}`);
     process.exitCode = 1;
-  } else console.log("bundle: /openapi.json and /docs are the app's (test/fixtures/openapi.json)");
+  } else console.log("bundle: /openapi.json and /docs are test/fixtures/openapi.json's, validation answers as the app");
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
