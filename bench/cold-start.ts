@@ -4,23 +4,29 @@
  * of `--runs`, default 9).
  *
  *   PATH=$PWD/node_modules/node/bin:$PATH node bench/cold-start.ts [--bundle=/path/index.js] [--runs=9] [--json]
+ *     [--compare=/path/other/index.js]
  *
  * Without `--bundle` it builds one with `wrangler deploy --dry-run` (what
- * `wrangler deploy` uploads). CPU is `process.cpuUsage()` (user + system, all
- * threads of the process, so V8's background compilation counts too). Node 24
+ * `wrangler deploy` uploads). `--compare` measures a second bundle in the same
+ * run, alternating their fresh processes, for a like-for-like comparison on a
+ * shared machine (compare min and p25 over 30 runs or more, not single runs).
+ * CPU is `process.cpuUsage()` (user + system, all threads of the process, so
+ * V8's background compilation counts too). Node 24
  * stands in for workerd: same V8, and the bundle imports nothing Node lacks;
  * like bench/cpu it runs with `--disallow-code-generation-from-strings`, as
  * Workers refuse eval (so zod validates without its `new Function` JIT there too).
  * The first requests need no Redis (a refused write, /healthz), so the figures
  * are the Worker's own CPU; `/openapi.json` and `/docs` are measured apart
- * because only they build the OpenAPI document. `module compile` is V8 parsing
+ * because only they need the OpenAPI document (which the bundle serves
+ * prebuilt: functions/build/openapi-prebuilt.ts decompresses it). `module compile` is V8 parsing
  * and compiling the script alone (in another fresh process, as a classic
  * script without its final `export`): the part of `module` that only a smaller
  * bundle reduces; the rest is evaluating it (library setup: zod's own module,
  * hono, @upstash/redis, the Lua scripts' texts, the app's routes). No zod
  * schema is built then: a route builds its request schemas (without their
  * OpenAPI metadata) on its first request (functions/lazy-route.ts), which the
- * `first request` figure includes, and `/openapi.json` builds every route's.
+ * `first request` figure includes (the tests' app builds every route's for
+ * `/openapi.json`; the bundle has no generator).
  */
 import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
@@ -50,6 +56,8 @@ export const STEPS = [
 export type ColdStart = Record<(typeof STEPS)[number], number>;
 export interface ColdStartResult {
   median: ColdStart;
+  /** The first quartile: with `min`, what to compare between two bundles on a busy machine. */
+  p25: ColdStart;
   /** The least CPU seen: the figure least disturbed by other processes on a shared machine. */
   min: ColdStart;
 }
@@ -110,38 +118,61 @@ const u = process.cpuUsage(t);
 console.log(JSON.stringify({ "module compile": (u.user + u.system) / 1000 }));
 `;
 
-function median(values: number[]): number {
+/** The value at fraction `p` of the sorted values (0: the least, 0.5: the median). */
+function quantile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+  return sorted[Math.floor((sorted.length - 1) * p)] ?? 0;
 }
 
-export function measureColdStart(bundle: string, times = runs): ColdStartResult {
+function summarize(samples: ColdStart[]): ColdStartResult {
+  const by = (p: number) =>
+    Object.fromEntries(
+      STEPS.map((s) => [
+        s,
+        quantile(
+          samples.map((x) => x[s]),
+          p,
+        ),
+      ]),
+    ) as ColdStart;
+  return { median: by(0.5), p25: by(0.25), min: by(0) };
+}
+
+/** Measures the bundles' cold starts, their fresh processes interleaved so that a busy spell of the machine weighs on each alike. */
+export function measureColdStarts(bundles: readonly string[], times = runs): ColdStartResult[] {
   // Node needs .mjs for an ES module outside a package.
   const dir = mkdtempSync(join(tmpdir(), "edgestats-cold-"));
-  const file = join(dir, "index.mjs");
-  copyFileSync(bundle, file);
+  const files = bundles.map((bundle, i) => {
+    const file = join(dir, `index-${i}.mjs`);
+    copyFileSync(bundle, file);
+    return file;
+  });
   try {
-    const samples: ColdStart[] = [];
+    const samples: ColdStart[][] = files.map(() => []);
     for (let i = 0; i < times; i++) {
-      const run = (script: string) => {
-        const child = spawnSync(
-          process.execPath,
-          ["--disallow-code-generation-from-strings", "--input-type=module", "-e", script, pathToFileURL(file).href],
-          {
-            encoding: "utf8",
-          },
-        );
-        if (child.status !== 0) throw new Error(`cold-start child failed:\n${child.stderr}`);
-        return JSON.parse(child.stdout.trim().split("\n").pop() ?? "{}") as Partial<ColdStart>;
-      };
-      samples.push({ ...run(CHILD), ...run(COMPILE_CHILD) } as ColdStart);
+      files.forEach((file, b) => {
+        const run = (script: string) => {
+          const child = spawnSync(
+            process.execPath,
+            ["--disallow-code-generation-from-strings", "--input-type=module", "-e", script, pathToFileURL(file).href],
+            {
+              encoding: "utf8",
+            },
+          );
+          if (child.status !== 0) throw new Error(`cold-start child failed:\n${child.stderr}`);
+          return JSON.parse(child.stdout.trim().split("\n").pop() ?? "{}") as Partial<ColdStart>;
+        };
+        samples[b]?.push({ ...run(CHILD), ...run(COMPILE_CHILD) } as ColdStart);
+      });
     }
-    const by = (pick: (values: number[]) => number) =>
-      Object.fromEntries(STEPS.map((s) => [s, pick(samples.map((x) => x[s]))])) as ColdStart;
-    return { median: by(median), min: by((values) => Math.min(...values)) };
+    return samples.map(summarize);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+export function measureColdStart(bundle: string, times = runs): ColdStartResult {
+  return measureColdStarts([bundle], times)[0] as ColdStartResult;
 }
 
 if (import.meta.main) {
@@ -152,14 +183,22 @@ if (import.meta.main) {
     bundle = bundleWorker(built);
   }
   try {
-    const result = measureColdStart(bundle);
-    if (args.has("json")) console.log(JSON.stringify(result));
+    const compare = args.get("compare");
+    const bundles = compare ? [bundle, compare] : [bundle];
+    const results = measureColdStarts(bundles);
+    if (args.has("json")) console.log(JSON.stringify(compare ? results : results[0]));
     else {
       console.log(`cold start, Node ${process.version}, ${runs} fresh processes, CPU ms (user + system):`);
-      console.log(`  ${"".padEnd(20)} ${"median".padStart(7)} ${"min".padStart(7)}`);
+      const columns = ["median", "p25", "min"] as const;
+      const width = 7 * columns.length + columns.length - 1;
+      if (compare)
+        console.log(
+          `  ${"".padEnd(20)} ${bundles.map((_, i) => (i ? "--compare" : "bundle").padStart(width)).join("  ")}`,
+        );
+      console.log(`  ${"".padEnd(20)} ${bundles.map(() => columns.map((c) => c.padStart(7)).join(" ")).join("  ")}`);
       for (const step of STEPS)
         console.log(
-          `  ${step.padEnd(20)} ${result.median[step].toFixed(1).padStart(7)} ${result.min[step].toFixed(1).padStart(7)}`,
+          `  ${step.padEnd(20)} ${results.map((r) => columns.map((c) => r[c][step].toFixed(1).padStart(7)).join(" ")).join("  ")}`,
         );
     }
   } finally {

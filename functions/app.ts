@@ -1,7 +1,7 @@
 import { requestId } from "hono/request-id";
-import { csvExport, describeCsv } from "./csv.ts";
+import { csvExport } from "./csv.ts";
 import { errorBody, onError } from "./errors.ts";
-import { mountRoutes, registerRoutes } from "./lazy-route.ts";
+import { mountRoutes } from "./lazy-route.ts";
 import { requireScope } from "./middleware/auth.ts";
 import { jsonBodyGuard } from "./middleware/body.ts";
 import { signedOrAdmin } from "./middleware/qstash.ts";
@@ -9,7 +9,8 @@ import { rateLimit } from "./middleware/rate-limit.ts";
 import { idempotencyKey } from "./middleware/idempotency.ts";
 import { requestContext } from "./middleware/request.ts";
 import { createAppRouter, type Routes } from "./router.ts";
-import { docsPage, OPENAPI_INFO } from "./routes/docs.ts";
+import { openapiDocument } from "./openapi-document.ts";
+import { docsPage } from "./routes/docs.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { jobRoutes } from "./routes/jobs.ts";
 import { featureRoutes } from "./routes/index.ts";
@@ -42,28 +43,12 @@ export function createApp(options: AppOptions = {}) {
   // The OpenAPI document and the docs page are built on their first request
   // and kept for the isolate's life: no other request pays for them. Building
   // the document builds every route's schemas (./lazy-route.ts), which the
-  // other requests build one route at a time.
-  let document: ReturnType<typeof app.getOpenAPI31Document> | undefined;
+  // other requests build one route at a time; the Worker bundle serves it
+  // prebuilt instead (./openapi-document.ts).
+  const documentOf = openapiDocument(app, mounts);
   let page: string | undefined;
-  const documentOf = () => {
-    if (document) return document;
-    for (const [base, routes] of mounts) registerRoutes(app.openAPIRegistry, base, routes);
-    app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
-      type: "http",
-      scheme: "bearer",
-      description: "An API key from INGEST_KEYS, READ_KEYS or ADMIN_KEYS.",
-    });
-    app.openAPIRegistry.registerComponent("securitySchemes", "qstashSignature", {
-      type: "apiKey",
-      in: "header",
-      name: "Upstash-Signature",
-    });
-    return (document = describeCsv(
-      app.getOpenAPI31Document({ openapi: "3.1.0", info: OPENAPI_INFO, security: [{ bearerAuth: [] }] }),
-    ));
-  };
-  app.get("/openapi.json", (c) => c.json(documentOf()));
-  app.get("/docs", async (c) => c.html((page ??= String(await docsPage(documentOf())))));
+  app.get("/openapi.json", async (c) => c.json(await documentOf()));
+  app.get("/docs", async (c) => c.html((page ??= String(await docsPage(await documentOf())))));
 
   app.notFound((c) =>
     c.json(errorBody("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}; see /docs.`), 404),

@@ -6,6 +6,8 @@
  * test/fixtures/openapi.json is /openapi.json of the eager build (main before lazy routes),
  * pretty-printed. After a deliberate change to the API description, regenerate it from the app:
  * `app.request("/openapi.json")` → `JSON.stringify(await res.json(), null, 2)`, then prettier.
+ * The Worker bundle serves this file as its document (functions/build/openapi-prebuilt.ts), so
+ * the test below is what keeps production's /openapi.json and /docs true to the routes.
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";

@@ -1,0 +1,32 @@
+/**
+ * wrangler.toml `[build]` command, run by `wrangler deploy` (and `--dry-run`, so by
+ * `npm run bundle-size` and the benchmarks) and `wrangler dev` before they bundle: writes
+ * functions/build/openapi.json.gz.b64, the OpenAPI document the Worker bundle serves
+ * (functions/build/openapi-prebuilt.ts). The document is test/fixtures/openapi.json, which
+ * test/worker/lazy-routes.test.ts proves equal to the one the app builds from its routes, in the
+ * compact form /openapi.json answers with; gzipped, then base64 for a text import.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { gzipSync } from "node:zlib";
+
+const ROOT = resolve(import.meta.dirname, "..");
+export const FIXTURE = resolve(ROOT, "test/fixtures/openapi.json");
+export const OUTPUT = resolve(ROOT, "functions/build/openapi.json.gz.b64");
+
+/** The text /openapi.json answers with: `c.json(document)` is `JSON.stringify(document)`. */
+export function documentText(): string {
+  return JSON.stringify(JSON.parse(readFileSync(FIXTURE, "utf8")));
+}
+
+if (import.meta.main) {
+  const base64 = gzipSync(documentText(), { level: 9 }).toString("base64");
+  // Unchanged bytes keep the file's mtime, so `wrangler dev` does not rebuild for nothing.
+  let current = "";
+  try {
+    current = readFileSync(OUTPUT, "utf8");
+  } catch {
+    // first build
+  }
+  if (current !== base64) writeFileSync(OUTPUT, base64);
+}
