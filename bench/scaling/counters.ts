@@ -19,6 +19,10 @@
  *   than MAX_UNION_ENTRIES, after the ZCARDs that show it, the score alone from a ZSCORE per key,
  *   ranks null), the same member over the 7 finished days (unioned under the bound, the score
  *   alone past it), and deleting a member over the same 400 days (refused: more than 1,440 buckets).
+ * - The worst legal unions, the same data at every N: 7 finished days whose members never repeat,
+ *   2,857 a day (19,999 members: the largest union MAX_UNION_MEMBERS allows; top 10 uncached, then
+ *   a member) and 14,285 a day (past it: a member's score alone; a top 10 by the threshold
+ *   algorithm, which no leader settles, refused after its budget).
  *
  * Runnable alone: `node bench/run.ts --only=scaling-counters --no-scenarios --no-rtt --no-cpu --no-jobs`.
  */
@@ -219,6 +223,52 @@ export async function counterScaling(input: ScalingInput): Promise<{ timings: Ti
     );
     await unlinkCounter(daily);
     await redis.call("DEL", template);
+
+    // --- the worst legal unions: 7 finished days whose members never repeat (a union's work is
+    // in the members it makes; MAX_UNION_MEMBERS bounds them). The same data at every N.
+    for (const [per, label] of [
+      [2_857, "19,999 distinct members: the largest union the members bound allows, uncached"],
+      [14_285, "99,995 distinct members: past the members bound"],
+    ] as const) {
+      const distinct = `scale-cx-${n}-${per}`;
+      const xbase = `/v1/counters/${distinct}`;
+      await ok("POST", `${xbase}/incr`, { member: "seed", period: "day", at: today - DAY });
+      const xindex = counterKeys.index(prefix, distinct);
+      const byMonth = new Map<number, string[]>();
+      for (let d = 1; d <= 7; d++) {
+        const day = today - d * DAY;
+        const key = counterKeys.bucket(prefix, distinct, "day", day);
+        const args: (string | number)[] = ["ZADD", key];
+        for (let j = 0; j < per; j++) args.push(1 + ((j * 7919) % 1_000_003), `x${d}-${j}`);
+        await redis.call(...args);
+        await redis.call("HSET", xindex, `b:${key}`, 0);
+        const month = periodStart("month", day);
+        byMonth.set(month, [...(byMonth.get(month) ?? []), key]);
+      }
+      // each month's rollup holds what its days hold, as writes would have made it
+      for (const [month, keys] of byMonth) {
+        const rollup = counterKeys.part(prefix, distinct, "day", "month", month);
+        await redis.call("ZUNIONSTORE", rollup, keys.length + 1, rollup, ...keys);
+        await redis.call("HSET", xindex, `b:${rollup}`, 0);
+      }
+      await measure(
+        `day: top 10 over 7 finished days of ${label}`,
+        `${xbase}/top?n=10&${week}`,
+        "GET",
+        (j) => (j?.items ? items(j) : String(j?.error?.code ?? "")),
+        undefined,
+        [400],
+      );
+      await measure(
+        `day: one member over 7 finished days of ${label}`,
+        `${xbase}/members/x3-96?${week}`,
+        "GET",
+        scoreOrRefusal,
+        undefined,
+        [400],
+      );
+      await unlinkCounter(distinct);
+    }
   }
   probe.print();
   notes.push(
