@@ -137,7 +137,8 @@ while true do
     else
       split, built = previousOpen(dirty, stream, H), true
       score[1] = {}
-      if buildUnion(union, buckets, ttl, width, split) then
+      -- got[1]: another width's union holds the shared slot (its error sentinel)
+      if buildUnion(union, buckets, ttl, width, split, got[1]) then
         got = fill(1, { SENTINEL })
         errs[1] = got[1]
       else
@@ -247,7 +248,8 @@ if validUnion(got, width) then
   split, uErr, uCount = got[2] and true or false, got[1], got[#ask]
 else
   split = previousOpen(dirty, stream, H)
-  if buildUnion(union, buckets, ttl, width, split) then
+  -- got[1]: another width's union holds the shared slot (its error sentinel)
+  if buildUnion(union, buckets, ttl, width, split, got[1]) then
     got = redis.call('ZMSCORE', union, SENTINEL, member)
     uErr, uCount = got[1], got[2]
   else

@@ -58,11 +58,14 @@ local function previousOpen(dirtyKey, stream, H)
   return due and tonumber(due) < H or false
 end
 -- (Re)builds the union of the window's finished hours (buckets, oldest first), without
--- the last one when split; false when that holds no event (then no key is left).
-local function buildUnion(uKey, buckets, ttl, width, split)
+-- the last one when split; false when that holds no event (then no key is left). When uKey
+-- holds another width's union (replace), UNLINK frees that in the background first: a
+-- ZUNIONSTORE over it would free its members inside this script.
+local function buildUnion(uKey, buckets, ttl, width, split, replace)
   local n = #buckets
   if split then n = n - 1 end
   if n == 0 then return false end
+  if replace then redis.call('UNLINK', uKey) end
   if redis.call('ZUNIONSTORE', uKey, n, unpack(buckets, 1, n)) == 0 then return false end
   if split and width > 0 then redis.call('ZADD', uKey, -1, PREV, 0 - width, WIDTH)
   elseif split then redis.call('ZADD', uKey, -1, PREV)

@@ -63,9 +63,9 @@ export const area = {
       note: "A third page and lookups: `ZREVRANGE` and `ZMSCORE` of the previous hour, `ZMSCORE` of its candidates in the union.",
     }),
     topOtherWindow: row("trending top-10 / 7 h", "warm", 5, { naive: 5 }),
-    topOtherWindowSwitch: row("trending top-10 / 5 h", "after a 7 h read (shared slot rebuilt)", 10, {
+    topOtherWindowSwitch: row("trending top-10 / 5 h", "after a 7 h read (shared slot rebuilt)", 11, {
       naive: 5,
-      note: "Widths other than 24 h and 48 h share one cached union per stream and hour (bounded memory, issue 12): reading another width rebuilds it, +1 command (`ZADD` of the width it holds) over a first read.",
+      note: "Widths other than 24 h and 48 h share one cached union per stream and hour (bounded memory, issue 12): reading another width rebuilds it, +1 command (`ZADD` of the width it holds) over a first read, and +1 `UNLINK` of the other width's union first (a `ZUNIONSTORE` over it would free its members inside the script: up to `TRENDING_KEEP` × its hours).",
     }),
     topNeverWritten: row("trending top-10 / 24 h", "stream never written", 5, { naive: 5 }),
     memberWarm: row("trending member lookup / 24 h", "warm", 6, {
