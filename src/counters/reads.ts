@@ -24,12 +24,12 @@ export const UNION_CACHE_SECONDS = 3600;
 export const UNION_CACHE_SLOTS = 4;
 /**
  * Most bucket entries (the sum of the cardinalities of the keys it would union) one read may union:
- * ZUNIONSTORE is linear in them: 25–50 ms of script at this size when the keys share their members,
- * ~130 ms when all are distinct (measured with redis-server 7.0 on the bench machine), and the
- * script holds its keys' lock while it runs (issue 15). Past it a top-N sum is read from the keys
- * by the threshold algorithm when its leaders stand out, and every other read is refused (400
- * `too_many_entries`) before anything is unioned. A cached union of a range is read in place
- * whatever its size.
+ * ZUNIONSTORE is linear in them: 14–50 ms of script at this size when the keys share their
+ * members (measured with redis-server 7.0 on the bench machine; MAX_UNION_MEMBERS keeps distinct
+ * ones far fewer), and the script holds its keys' lock while it runs (issue 15). Past it a top-N
+ * sum is read from the keys by the threshold algorithm when its leaders stand out, and every other
+ * read is refused (400 `too_many_entries`) before anything is unioned. A cached union of a range is
+ * read in place whatever its size.
  */
 export const MAX_UNION_ENTRIES = 100_000;
 /**
