@@ -3,11 +3,21 @@
  * script (scripts.ts). Limits and checks are in validate.ts.
  */
 import type { Ctx } from "../context.ts";
-import { asList, type Idempotency, type Written } from "../redis/script.ts";
+import { asList, canPipeline, type Idempotency, type Written } from "../redis/script.ts";
 import { DAY, dayLabel, dayStart, periodEnd } from "../time.ts";
 import { assertName, listPage, type PageOptions } from "../validation.ts";
 import { bucketBound, MAX_BUCKET_INDEX, quantile, topBuckets, type Bucket } from "./buckets.ts";
-import { dataKeys, daysBetween, dayUntil, histogramKeys, isoDay, liveDays, liveMonths, monthOf } from "./keys.ts";
+import {
+  dataKeys,
+  daysBetween,
+  dayUntil,
+  histogramKeys,
+  isoDay,
+  liveDays,
+  liveMonths,
+  MAX_RETENTION_DAYS,
+  monthOf,
+} from "./keys.ts";
 import { readScript } from "./read-scripts.ts";
 import { deleteScript, listScript, observeScript, putScript } from "./scripts.ts";
 import {
@@ -191,8 +201,9 @@ interface ReadReply {
   /**
    * The merged members and their scores, `member,score,member,score,…` in the union's order:
    * bucket indexes with their counts, and the sums a union brings (`sum`, `s:<yyyymmdd>`).
+   * Absent when a piped read left its union in scratch for the `ZPOPMIN` after the script.
    */
-  merged: string;
+  merged?: string;
   /** The sums of the days read one by one (when there are some), added before the merged ones. */
   sum?: string;
   max?: string;
@@ -209,10 +220,14 @@ function scoreOf(text: string): number {
  * tells them) and the range's sum: the days' sums from the script, then each sum member in the
  * union's order, the additions the script itself made before it returned the members as one string.
  */
-function splitMerged(reply: ReadReply): { indexed: { index: number; count: number }[]; sum: number | undefined } {
+function splitMerged(
+  reply: ReadReply,
+  popped: readonly string[],
+): { indexed: { index: number; count: number }[]; sum: number | undefined } {
   const indexed: { index: number; count: number }[] = [];
   let sum = reply.sum === undefined ? undefined : Number(reply.sum);
-  const flat = reply.merged === "" ? [] : reply.merged.split(",");
+  // ZPOPMIN gives the members in ZRANGE's order (score, then member), as Redis formats them
+  const flat = reply.merged === undefined ? popped : reply.merged === "" ? [] : reply.merged.split(",");
   for (let j = 0; j + 1 < flat.length; j += 2) {
     const member = flat[j] as string;
     const index = member.trim() === "" ? NaN : Number(member);
@@ -259,33 +274,52 @@ export async function read(ctx: Ctx, name: string, options: ReadOptions = {}): P
   }
   // the months holding the days' sums (member `s:<day>` of the month rollup), each day's by position
   const sumMonths = [...new Set(days.map(monthOf))];
-  const reply = await readScript.run<ReadReply>(
-    ctx.redis,
-    {
-      meta: histogramKeys.meta(ctx.prefix, name),
-      scratch: histogramKeys.scratch(ctx.prefix, name),
-      ...dataKeys(ctx.prefix, name, days, months),
-      sumMonths: sumMonths.map((month) => histogramKeys.month(ctx.prefix, name, month)),
-    },
-    {
-      name,
-      maxBuckets: MAX_READ_BUCKETS,
-      maxEntries: MAX_UNION_ENTRIES,
-      maxCommands: MAX_READ_COMMANDS,
-      now: ctx.now,
-      perDay: MAX_BUCKETS_PER_DAY,
-      monthStarts: months,
-      monthFirsts,
-      monthLengths,
-      dayStarts: days,
-      dayLabels: days.map(dayLabel),
-      dayMonths: days.map((day) => sumMonths.indexOf(monthOf(day)) + 1),
-      sumMonthStarts: sumMonths,
-    },
-  );
+  // Piped (issue 15): a range that may reach the read cap (more than 4 days: 4 x 5,000 buckets) and
+  // is not one month rollup (read as it is, without a union) leaves its union in a scratch key of
+  // its own for a ZPOPMIN after the script, in the same HTTP request: the script does not load the
+  // union. Reads of fewer days, and clients without a pipeline, run the one script that does it all.
+  const piped =
+    days.length * MAX_BUCKETS_PER_DAY > MAX_READ_BUCKETS &&
+    !(months.length === 1 && monthLengths[0] === days.length) &&
+    canPipeline(ctx.redis);
+  const scratch = histogramKeys.scratch(ctx.prefix, name, piped ? crypto.randomUUID() : undefined);
+  // every member of the union past the cap is a sum: at most one a day ('s:<yyyymmdd>') and 'sum'
+  const popCount = MAX_READ_BUCKETS + MAX_RETENTION_DAYS + 1;
+  const keys = {
+    meta: histogramKeys.meta(ctx.prefix, name),
+    scratch,
+    ...dataKeys(ctx.prefix, name, days, months),
+    sumMonths: sumMonths.map((month) => histogramKeys.month(ctx.prefix, name, month)),
+  };
+  const args = {
+    name,
+    maxBuckets: MAX_READ_BUCKETS,
+    maxEntries: MAX_UNION_ENTRIES,
+    maxCommands: MAX_READ_COMMANDS,
+    now: ctx.now,
+    perDay: MAX_BUCKETS_PER_DAY,
+    piped: piped ? 1 : 0,
+    popCount,
+    monthStarts: months,
+    monthFirsts,
+    monthLengths,
+    dayStarts: days,
+    dayLabels: days.map(dayLabel),
+    dayMonths: days.map((day) => sumMonths.indexOf(monthOf(day)) + 1),
+    sumMonthStarts: sumMonths,
+  };
+  let reply: ReadReply;
+  let popped: string[] = [];
+  const both = piped
+    ? await readScript.runPiped<ReadReply>(ctx.redis, keys, args, (pipeline) => pipeline.zpopmin(scratch, popCount))
+    : undefined;
+  if (both) {
+    reply = both.value;
+    popped = (both.after[0] ?? []) as string[];
+  } else reply = await readScript.run<ReadReply>(ctx.redis, keys, { ...args, piped: 0 });
   const [width, unit] = reply.settings;
   const bucketWidth = Number(width);
-  const { indexed, sum: total } = splitMerged(reply);
+  const { indexed, sum: total } = splitMerged(reply, popped);
   // the bounds by the rule observe placed the values with (bucketBound: the Lua bucketOf's)
   const buckets = indexed
     .sort((a, b) => a.index - b.index)

@@ -31,8 +31,13 @@ export const histogramKeys = {
    * `…:<name>:202611` (six digits: never a day key).
    */
   month: (prefix: string, name: string, monthMs: number) => keyOf(prefix, "hist", name, periodLabel("month", monthMs)),
-  /** Scratch union of a read, deleted by the same script (the read's size is checked before anything is loaded). */
-  scratch: (prefix: string, name: string) => keyOf(prefix, "hist", name, "tmp"),
+  /**
+   * Scratch union of a read, its size checked before anything is loaded. Without `id`: deleted by
+   * the same script. With `id` (one per request: a read whose answer a `ZPOPMIN` after its script
+   * takes, which also deletes it): no other call knows the name, so nothing can come between.
+   */
+  scratch: (prefix: string, name: string, id?: string) =>
+    id === undefined ? keyOf(prefix, "hist", name, "tmp") : keyOf(prefix, "hist", name, "tmp", id),
   /**
    * Sorted set of histogram names scored with the epoch ms until which each
    * is listed: when its newest data expires (or, without data, when data

@@ -1,7 +1,15 @@
 import { Redis } from "@upstash/redis";
 
-/** The commands the library uses; everything else goes through Lua scripts. */
-export type RedisClient = Pick<Redis, "evalsha" | "eval" | "ping">;
+/**
+ * The commands the library uses; everything else goes through Lua scripts. `pipeline` is
+ * optional: a read that hands its answer to a command after its script (histograms, at the
+ * 20,000-bucket cap) sends both in one HTTP request when the client has it, and runs the one
+ * script that does it all otherwise (a library user's client that has only `evalsha`/`eval`).
+ */
+export type RedisClient = Pick<Redis, "evalsha" | "eval" | "ping"> & Partial<Pick<Redis, "pipeline">>;
+
+/** A pipeline of the client: commands sent in one HTTP request, in order, not atomically. */
+export type RedisPipeline = ReturnType<Redis["pipeline"]>;
 
 export interface RedisOptions {
   /** Upstash REST URL, e.g. `https://eu1-xxx.upstash.io` or the local server. */
@@ -24,8 +32,9 @@ export interface RedisOptions {
  *   failed request twice (it sets one *re*-try), as test/redis/faults.test.ts shows.
  * - `automaticDeserialization: false`: scripts return JSON text that we parse
  *   ourselves; the default would turn the member "123" into the number 123.
- * - `enableAutoPipelining: false`: each API call is exactly one script call, so
- *   there is nothing to batch and counts stay explicit.
+ * - `enableAutoPipelining: false`: each API call is one HTTP request (a script, or
+ *   a script and the commands an explicit pipeline sends after it), so there is
+ *   nothing to batch and counts stay explicit.
  * - a timeout through `signal` (a function, so each request gets a fresh one
  *   and an abort throws instead of resolving to "Aborted").
  */

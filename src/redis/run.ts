@@ -1,5 +1,6 @@
+import { errors } from "@upstash/redis";
 import { ConflictError, StorageUnavailableError } from "../errors.ts";
-import type { RedisClient } from "./client.ts";
+import type { RedisClient, RedisPipeline } from "./client.ts";
 
 /**
  * The script runner under `defineScript` (src/redis/script.ts, which re-exports what other
@@ -258,6 +259,50 @@ export async function runRead<T>(
 ): Promise<T> {
   if (script.write) throw new Error(`${script.name} is a write script; use runWrite`);
   return JSON.parse(await evaluate(redis, script, keys, args)) as T;
+}
+
+/** Whether the client can send a script and commands after it in one HTTP request (`runReadPiped`). */
+export function canPipeline(redis: RedisClient): boolean {
+  return typeof redis.pipeline === "function";
+}
+
+/**
+ * Runs a read script and, in the same HTTP request, the commands `after` adds to the pipeline
+ * (Upstash runs them in order, right after the script, but not atomically: other calls may run
+ * in between, so they should touch only keys no other call knows, such as a scratch key named for
+ * this request). Each is billed as a command. Returns the script's parsed result and the replies
+ * of the commands after it; `undefined` when the client has no pipeline (`canPipeline`). A
+ * NOSCRIPT answer sends the pipeline again with EVAL, as `evaluate` does.
+ */
+export async function runReadPiped<T>(
+  redis: RedisClient,
+  script: Script,
+  keys: string[],
+  args: ScriptArg[],
+  after: (pipeline: RedisPipeline) => void,
+): Promise<{ value: T; after: unknown[] } | undefined> {
+  if (script.write) throw new Error(`${script.name} is a write script; use runWrite`);
+  if (!redis.pipeline) return undefined;
+  const argv = args.map(String);
+  const sha = await scriptSha(script);
+  const send = async (text: boolean) => {
+    const pipeline = (redis.pipeline as () => RedisPipeline)();
+    if (text) pipeline.eval(script.text, keys, argv);
+    else pipeline.evalsha(sha, keys, argv);
+    after(pipeline);
+    return (await pipeline.exec({ keepErrors: true })) as { error?: string; result: unknown }[];
+  };
+  let replies: { error?: string; result: unknown }[];
+  try {
+    replies = await send(false);
+    if (replies[0]?.error?.includes("NOSCRIPT")) replies = await send(true);
+  } catch (error) {
+    throw toStorageError(error);
+  }
+  // an error reply from Redis (a script bug, a wrong type) is ours, as from a lone EVALSHA
+  const failed = replies.find((r) => r.error);
+  if (failed?.error) throw new errors.UpstashError(failed.error);
+  return { value: JSON.parse(replies[0]?.result as string) as T, after: replies.slice(1).map((r) => r.result) };
 }
 
 /** Runs a write script under the idempotency prelude; `replayed` says the result is the stored first one. */

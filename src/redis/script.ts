@@ -1,8 +1,18 @@
-import type { RedisClient } from "./client.ts";
-import { readText, runRead, runWrite, writeText, type Idempotency, type Script, type ScriptArg } from "./run.ts";
+import type { RedisClient, RedisPipeline } from "./client.ts";
+import {
+  readText,
+  runRead,
+  runReadPiped,
+  runWrite,
+  writeText,
+  type Idempotency,
+  type Script,
+  type ScriptArg,
+} from "./run.ts";
 
 export {
   asList,
+  canPipeline,
   RECORD_MAX_RESULT_BYTES,
   scriptSha,
   SummarisedReplay,
@@ -107,6 +117,17 @@ export interface ContractScript<K extends string = string, A extends string = st
 export interface ReadScript<K extends string, A extends string> extends ContractScript<K, A> {
   readonly write: false;
   run<T>(redis: RedisClient, keys: KeysOf<K>, args: ArgsOf<A>): Promise<T>;
+  /**
+   * Runs the script and, in the same HTTP request, the commands `after` adds (run.ts,
+   * runReadPiped: in order, not atomic, each billed); `undefined` when the client has no pipeline.
+   * A refusal throws as from `run`, after the commands ran.
+   */
+  runPiped<T>(
+    redis: RedisClient,
+    keys: KeysOf<K>,
+    args: ArgsOf<A>,
+    after: (pipeline: RedisPipeline) => void,
+  ): Promise<{ value: T; after: unknown[] } | undefined>;
 }
 
 export interface WriteScript<K extends string, A extends string> extends ContractScript<K, A> {
@@ -278,6 +299,12 @@ export function defineScript<const K extends string, const A extends string>(
       const value = await runRead<T>(redis, base, sent.keys, sent.args);
       checkRefusal(spec, value, { keys, args });
       return value;
+    },
+    async runPiped<T>(redis: RedisClient, keys: KeysOf<K>, args: ArgsOf<A>, after: (pipeline: RedisPipeline) => void) {
+      const sent = call(keys, args);
+      const piped = await runReadPiped<T>(redis, base, sent.keys, sent.args, after);
+      if (piped) checkRefusal(spec, piped.value, { keys, args });
+      return piped;
     },
   };
 }

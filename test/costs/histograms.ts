@@ -46,27 +46,27 @@ export const area = {
     observeRefused: r("histogram observe, 1 value", "histogram never created (404)", 2),
     read1: r("histogram read", "1 day", 5, {
       naive: 2,
-      note: "`HMGET` of the settings, `ZRANGE` of the day (no scratch key: one day cannot reach the cap; one part is its own union), `ZUNION` of its extremes, and `ZMSCORE` of its sum in the month rollup (+1 since the sum moved there, which saves observe one command).",
+      note: "`HMGET` of the settings, `ZRANGE` of the day (no scratch key: one day cannot reach the cap; one part is its own union), `ZUNION` of its extremes, and `ZMSCORE` of its sum in the month rollup (+1 since the sum moved there, which saves observe one command). Up to 4 days (which cannot pass the 20,000-bucket cap) a read is this one script; longer ones send a `ZPOPMIN` after it (next rows).",
     }),
     read30: r("histogram read", "30 days ending today", 7, {
       naive: 31,
-      note: "This month's rollup stands for its days up to today (nothing is dated more than 5 minutes ahead), so the range is 8 days and one rollup. Past 4 days (4 × 5,000 buckets could reach the 20,000 cap) the parts are sized before any union (issue 15): `ZCARD` of the rollup, and the 8 days bounded by their month's `ZCARD` (a day's buckets are its month's). Their entries cannot reach the cap, so one `ZUNION`, then the extremes' `ZUNION` and one `ZMSCORE` of the 8 days' sums.",
+      note: "This month's rollup stands for its days up to today (nothing is dated more than 5 minutes ahead), so the range is 8 days and one rollup. Past 4 days (4 × 5,000 buckets could reach the 20,000 cap) the parts are sized before any union (issue 15): `ZCARD` of the rollup (the 8 days, at most 5,001 entries each, cannot pass the 200,000-entry limit: no bound needed). The union goes to a scratch key of this request (`ZUNIONSTORE`, whose reply is its size), then the extremes' `ZUNION` and one `ZMSCORE` of the 8 days' sums; a `ZPOPMIN` sent after the script in the same HTTP request takes the union and deletes the key, so the script never loads it (at the 20,000-bucket cap that halves the script). Was: the 8 days bounded by their month's `ZCARD`, then one `ZUNION` into the script.",
     }),
-    read30Past: r("histogram read", "30 days ending in the past", 8, {
+    read30Past: r("histogram read", "30 days ending in the past", 7, {
       naive: 31,
-      note: "17 days of one month and 13 of the next, read one by one: each month's days bounded by its rollup's `ZCARD`, one `ZMSCORE` of their sums per month, one `ZUNION` (their entries cannot reach the cap), one of the extremes.",
+      note: "17 days of one month and 13 of the next, read one by one: one `ZMSCORE` of their sums per month, one `ZUNIONSTORE` into this request's scratch key, one `ZUNION` of the extremes, and the `ZPOPMIN` after the script that takes the union (8 before: each month's days bounded by its rollup's `ZCARD` so that one `ZUNION` could load them into the script; 30 days cannot pass the 200,000-entry limit, so the bounds are not needed when the union goes to scratch anyway).",
     }),
     read400: r("histogram read", "400 days ending today", 19, {
       naive: 401,
-      note: "Issue 15: days at the start, month rollups after (12 whole months and this month up to today: 13 days + 13 rollups instead of 400 days). Sized before any union: a `ZCARD` of each rollup and one of the first month (bounding its 13 days), then one `ZUNION` (no scratch key: the entries cannot reach the cap), the extremes' `ZUNION` and one `ZMSCORE` of the 13 days' sums. A range whose parts could pass the cap instead unions into scratch (`ZUNIONSTORE`, whose reply is the union's size, `ZRANGE`, `UNLINK`: 2 more; a range of one month rollup reads it as it is, `ZRANGE`). Before issue 15: 4 commands, but one `ZUNION` over all 400 days loaded into the script before its size check; before sizing: 9, but the union was built before the size was known (10 s at 2M entries).",
+      note: "Issue 15: days at the start, month rollups after (12 whole months and this month up to today: 13 days + 13 rollups instead of 400 days). Sized before any union: a `ZCARD` of each rollup, then one `ZUNIONSTORE` into a scratch key of this request (its reply is the union's size, checked against the cap), the extremes' `ZUNION`, one `ZMSCORE` of the 13 days' sums, and a `ZPOPMIN` sent after the script in the same HTTP request, which takes the union and deletes the key (the script never loads it). Was 19 too: a `ZCARD` of the first month bounding its 13 days, so that one `ZUNION` could load the union into the script; at the cap that took `ZUNIONSTORE`, `ZRANGE`, `UNLINK` in the script, now `ZUNIONSTORE` and the `ZPOPMIN`. A range of one month rollup reads it as it is (`ZRANGE`, one script). Before issue 15: 4 commands, but one `ZUNION` over all 400 days loaded into the script before its size check; before sizing: 9, but the union was built before the size was known (10 s at 2M entries).",
     }),
-    read400Past: r("histogram read", "400 days ending in the past", 20, {
+    read400Past: r("histogram read", "400 days ending in the past", 19, {
       naive: 401,
-      note: "15 days, 12 rollups, 15 days: a `ZCARD` of each rollup and of the two edge months, two `ZMSCORE`s of the edge days' sums, one `ZUNION`, one of the extremes.",
+      note: "15 days, 12 rollups, 15 days: a `ZCARD` of each rollup, two `ZMSCORE`s of the edge days' sums, one `ZUNIONSTORE` into this request's scratch key, one `ZUNION` of the extremes, the `ZPOPMIN` after the script (20 before: the two edge months' `ZCARD`s bounded their days so that one `ZUNION` could load them; 30 edge days cannot pass the 200,000-entry limit, so no bound is needed when the union goes to scratch anyway).",
     }),
     read400Edges: r("histogram read", "364 days ending in the past, 30-day edges (most parts)", 18, {
       naive: 365,
-      note: "69 parts (29 days, 10 rollups, 30 days), sized by 12 `ZCARD`s. The most any read may spend is 60 (`MAX_READ_COMMANDS`): when a month's bound would refuse, its days are sized one by one within that budget (test/redis/histograms-bounds.test.ts).",
+      note: "69 parts (29 days, 10 rollups, 30 days), sized by 11 `ZCARD`s: the 10 rollups and one edge month (59 days at 5,001 entries could pass the 200,000-entry limit; bounded by it, they cannot), then `ZUNIONSTORE` into this request's scratch key, the extremes, the sums, and the `ZPOPMIN` after the script (was 12 `ZCARD`s, `ZUNION`). The most any read may spend is 60 (`MAX_READ_COMMANDS`): when a month's bound would refuse, its days are sized one by one within that budget (test/redis/histograms-bounds.test.ts).",
     }),
     readOld: r("histogram read", "400 days older than any retention", 2),
     list: r("histogram list", "steady", 4, {
