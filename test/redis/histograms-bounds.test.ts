@@ -24,7 +24,7 @@ import {
 import { createRedis } from "../../src/redis/client.ts";
 import { DAY, dayLabel, dayStart, MINUTE } from "../../src/time.ts";
 import { libraryTest } from "../helpers/library.ts";
-import { command, resetStats, statsOf } from "../helpers/upstash-rest.ts";
+import { command, keysUnder, resetStats, statsOf } from "../helpers/upstash-rest.ts";
 
 const lib = libraryTest("hist-bounds", { timeoutMs: 20_000 });
 const { target, prefix } = lib;
@@ -256,6 +256,57 @@ describe("histogram reads are sized before any union", () => {
     // the ZPOPMIN after the script that takes the union (was 51: the other month's ZCARD, ZRANGE, UNLINK)
     expect(read.commands).toBe(49);
     expect(read.commands).toBeLessThanOrEqual(MAX_READ_COMMANDS);
+  });
+});
+
+describe("a read of more than 4 days hands its union to a ZPOPMIN after its script", () => {
+  const ctx = lib.ctx(NOW);
+  // the library's own client without a pipeline: the one script that loads the union itself
+  const alone = {
+    evalsha: counted.evalsha.bind(counted),
+    eval: counted.eval.bind(counted),
+    ping: counted.ping.bind(counted),
+  } as unknown as Ctx["redis"];
+  const scratchKeys = async () => (await keysUnder(target, prefix)).filter((k) => /:tmp(:|$)/.test(k));
+
+  it("answers what the one script answers, in one HTTP request, and leaves no scratch key", async () => {
+    // 16 days (2 Nov – 17 Nov 2026): 1,172 buckets of their own each, and the same 1,248 shared by all
+    const days = range(Date.UTC(2026, 10, 2), Date.UTC(2026, 10, 17));
+    await load(
+      ctx,
+      "piped",
+      days.map((d, i) => [d, [...upTo(1172, 10_000 + i * 1172), ...upTo(1248)]]),
+    );
+    for (const [from, to, buckets] of [
+      // this month's rollup and nothing else past 4 days: at the cap, 20,000 buckets
+      ["2026-10-25", "2026-11-22", MAX_READ_BUCKETS],
+      // days read one by one (a range ending in the past)
+      ["2026-11-03", "2026-11-16", 1248 + 14 * 1172],
+    ] as const) {
+      const piped = await measured(ctx, "piped", from, to);
+      expect(piped.ok && piped.r.buckets.length).toBe(buckets);
+      expect(piped.byCommand.zpopmin).toBe(1);
+      expect(piped.byCommand.zrange ?? 0).toBe(0);
+      expect(piped.byCommand.unlink ?? 0).toBe(0);
+      expect(await scratchKeys()).toEqual([]);
+      const one = await readHistogram({ ...ctx, redis: alone }, "piped", { from, to });
+      expect(piped.ok && JSON.stringify(piped.r)).toBe(JSON.stringify(one));
+    }
+  });
+
+  it("a refusal after the union deletes the scratch key itself; the ZPOPMIN finds nothing", async () => {
+    // 6 days of 4,000 buckets of their own: 24,000 distinct, each part under the cap, no two over it
+    const days = range(Date.UTC(2026, 7, 10), Date.UTC(2026, 7, 15));
+    await load(
+      ctx,
+      "piped-over",
+      days.map((d, i) => [d, upTo(4000, i * 4000)]),
+    );
+    const over = await measured(ctx, "piped-over", "2026-08-10", "2026-08-15");
+    expect(over.ok || over.message).toContain("the range holds 24000 distinct buckets");
+    expect(over.byCommand.zunionstore).toBe(1);
+    expect(over.byCommand.zpopmin).toBe(1);
+    expect(await scratchKeys()).toEqual([]);
   });
 });
 
