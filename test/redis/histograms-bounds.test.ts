@@ -232,6 +232,36 @@ describe("histogram reads are sized before any union", () => {
     expect(shared.byCommand.zunionstore).toBe(1);
   });
 
+  it("parts of which no two pass the cap, but a few together do, are refused before the union when they share no bucket", async () => {
+    // June, July and August 2026, 3 days of 3,000 buckets each: 9,000 buckets a month, apart or the same
+    const months = (shared: boolean): [number, number[]][] =>
+      [5, 6, 7].flatMap((m) =>
+        upTo(3).map((d): [number, number[]] => [
+          Date.UTC(2026, m, 10 + d),
+          upTo(3000, (shared ? 0 : (m - 5) * 9000) + d * 3000),
+        ]),
+      );
+    await load(ctx, "three-apart", months(false));
+    // each rollup: 9,000 buckets and 3 sums, less what may not be a bucket (a sum a day and 'sum'):
+    // 9,003 - 31 for July and August, - 31 for June (30 days + 1): 8,972 + 8,971 + 8,971; two of
+    // them (17,943) cannot pass the cap, three (26,914) can, less their pairwise overlaps (none)
+    const apart = await measured(ctx, "three-apart", "2026-06-01", "2026-08-31");
+    expect(apart.ok || apart.message).toContain(
+      `more than ${MAX_READ_BUCKETS} distinct buckets (3 of its parts alone hold at least 26914)`,
+    );
+    expect(apart.byCommand.zunionstore ?? 0).toBe(0);
+    // EVALSHA, HMGET, the 3 rollups' ZCARDs, 3 ZINTERCARDs (one a pair), the ZPOPMIN after the script
+    expect(apart.byCommand.zintercard).toBe(3);
+    expect(apart.commands).toBe(9);
+    await load(ctx, "three-shared", months(true));
+    const shared = await measured(ctx, "three-shared", "2026-06-01", "2026-08-31");
+    expect(shared.ok && shared.r.buckets.length).toBe(9000);
+    expect(shared.ok && shared.r.count).toBe(27_000);
+    // the first pair's overlap already keeps the three within the cap: one ZINTERCARD, then the union
+    expect(shared.byCommand.zintercard).toBe(1);
+    expect(shared.byCommand.zunionstore).toBe(1);
+  });
+
   it(`the most parts a 400-day range can have (30 days, 11 rollups, 30 days) cost at most ${MAX_READ_COMMANDS} commands`, async () => {
     const now = Date.UTC(2026, 7, 5, 12);
     const late = lib.ctx(now);
