@@ -1,6 +1,7 @@
 /**
  * The histogram operations: each validates its input, then runs its one
- * script (scripts.ts). Limits and checks are in validate.ts.
+ * script (scripts.ts; a read of more than 4 days also sends a `ZPOPMIN` after
+ * it in the same HTTP request: `read`). Limits and checks are in validate.ts.
  */
 import type { Ctx } from "../context.ts";
 import { asList, canPipeline, type Idempotency, type Written } from "../redis/script.ts";

@@ -8,7 +8,8 @@ import type { RedisClient, RedisPipeline } from "./client.ts";
  * its replies mean. Nothing outside src/redis uses the builders and runners directly.
  *
  * Lua scripts: every API call is one script, so it is one HTTP round trip and
- * atomic. Every script is declared with `defineScript` (below): its keys and
+ * atomic (a read may send plain commands after its script in the same request, on
+ * keys no other call knows: `runReadPiped`). Every script is declared with `defineScript` (below): its keys and
  * arguments by name, the body returns a Lua value, which the script encodes
  * with cjson and we parse here.
  *
