@@ -37,6 +37,12 @@ export interface RedisOptions {
  *   nothing to batch and counts stay explicit.
  * - a timeout through `signal` (a function, so each request gets a fresh one
  *   and an abort throws instead of resolving to "Aborted").
+ * - `responseEncoding: false`: the default asks Upstash to base64 every string of
+ *   a reply (against bytes that are not UTF-8) and decodes each with a fresh
+ *   TextDecoder, ~2 µs a string: 75-175 ms of Worker CPU for the 40,000 strings
+ *   of a `ZPOPMIN` at the 20,000-bucket read cap, ~10 ms for a script's 300 KB
+ *   answer. What we read is JSON text our scripts encode from validated UTF-8
+ *   input, or bucket indexes and scores: plain JSON carries it as it is.
  */
 export function createRedis(options: RedisOptions): Redis {
   const timeoutMs = options.timeoutMs ?? 3000;
@@ -47,6 +53,7 @@ export function createRedis(options: RedisOptions): Redis {
     automaticDeserialization: false,
     enableAutoPipelining: false,
     enableTelemetry: false,
+    responseEncoding: false,
     signal: () => AbortSignal.timeout(timeoutMs),
   });
 }
