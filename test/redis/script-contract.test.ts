@@ -1,12 +1,14 @@
 /**
  * defineScript end to end against the local Upstash server: named keys and arguments, lists of
  * keys and arguments of any length (empty too), shared Lua with parameters, the refusal channel
- * (typed error, no idempotency record) and the write prelude's replay.
+ * (typed error, no idempotency record), the write prelude's replay, and a read script with commands
+ * after it in the same request (runPiped).
  */
 import { Redis } from "@upstash/redis";
 import { afterAll, describe, expect, it } from "vitest";
 import { ConflictError } from "../../src/errors.ts";
-import { defineLua, defineScript } from "../../src/redis/script.ts";
+import { createRedis } from "../../src/redis/client.ts";
+import { canPipeline, defineLua, defineScript } from "../../src/redis/script.ts";
 import { command, deleteUnder, requireTarget, uniquePrefix } from "../helpers/upstash-rest.ts";
 
 const target = requireTarget(process.env.EDGESTATS_UPSTASH_URL, process.env.EDGESTATS_UPSTASH_TOKEN);
@@ -83,5 +85,53 @@ describe("defineScript", () => {
     ).toThrow(/feature/);
     // @ts-expect-error -- a declared argument left out
     await expect(get.run(redis, {}, {})).rejects.toThrow(/no value for 'total'/);
+  });
+});
+
+// A read that leaves its answer in a key of the request's own for a command after it
+// (histograms.read); `tag` makes its text new, so its first call answers NOSCRIPT.
+const stashOf = (tag: string) =>
+  defineScript({
+    name: "test.stash",
+    write: false,
+    keys: ["scratch"],
+    args: ["label"],
+    refusals: { declined: (_r, call) => new ConflictError("declined", `${call.args.label}: declined`) },
+    lua: `
+-- ${tag}
+if label == 'no' then return {refused = 'declined'} end
+redis.call('ZADD', scratch, 2, 'b', 1, 'a', 1.5, 'c')
+return {label = label}
+`,
+  });
+const stash = stashOf(prefix);
+
+describe("runPiped", () => {
+  const popped = (scratch: string) => (pipeline: Parameters<Parameters<typeof stash.runPiped>[3]>[0]) =>
+    pipeline.zpopmin(scratch, 10);
+
+  it("sends the commands after the script in the same request, also when the script is new (NOSCRIPT)", async () => {
+    // base64 replies (the SDK's default) and plain JSON (createRedis)
+    for (const [i, client] of [redis, createRedis({ url: target.url, token: target.token })].entries()) {
+      // a script text Redis has not seen: the first call answers NOSCRIPT and goes again with EVAL
+      const fresh = stashOf(`${prefix}:${i}`);
+      for (const label of ["first", "again"]) {
+        const scratch = `${prefix}:stash:${label}`;
+        const both = await fresh.runPiped(client, { scratch }, { label }, popped(scratch));
+        expect(both).toEqual({ value: { label }, after: [["a", "1", "c", "1.5", "b", "2"]] });
+        expect(await command(target, "EXISTS", scratch)).toBe(0);
+      }
+    }
+  });
+
+  it("throws a refusal as run does, after the commands ran; a client without a pipeline gets undefined", async () => {
+    const scratch = `${prefix}:stash:no`;
+    await expect(stash.runPiped(redis, { scratch }, { label: "no" }, popped(scratch))).rejects.toThrow(
+      new ConflictError("declined", "no: declined"),
+    );
+    const bare = { evalsha: redis.evalsha.bind(redis), eval: redis.eval.bind(redis), ping: redis.ping.bind(redis) };
+    expect(canPipeline(bare)).toBe(false);
+    expect(await stash.runPiped(bare, { scratch }, { label: "x" }, popped(scratch))).toBeUndefined();
+    expect(await command(target, "EXISTS", scratch)).toBe(0);
   });
 });
