@@ -154,7 +154,8 @@ else
   -- 'sum' are not buckets, so one holding more than cap + that proves the range is over the cap.
   -- ZCARDs left: EVALSHA, HMGET, the sums, the extremes and at most 4 more (ZINTERCARD, ZUNIONSTORE,
   -- ZMSCORE, ZRANGE, UNLINK: 5 with the union's ZCARD its reply made unneeded, so 8 still suffices;
-  -- piped, the ZPOPMIN after the script stands for ZRANGE and UNLINK)
+  -- piped, the ZPOPMIN after the script stands for ZRANGE and UNLINK). What the sizes leave of the
+  -- budget goes to more ZINTERCARDs before the union (the largest parts, below).
   local budget = tonumber(maxCommands) - 8 - #order
   local lower  = 0
   -- parts of known size, each with the fewest buckets it may hold (its size less what may not be one)

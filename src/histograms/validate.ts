@@ -25,7 +25,8 @@ export const MAX_READ_BUCKETS = 20_000;
  * sharing 3,300–5,000 buckets take 21–49 ms (~0.15 µs an entry); the rest is the distinct buckets
  * (~1.2 µs each to make and load): ~25 ms (idle) to 35–50 ms (loaded) for a 20,000-bucket answer
  * from 40,000 or 200,000 entries alike; ~0.5 s for 200,000 distinct ones refused after their union
- * unless two parts alone pass the cap (then ~3 ms: docs/histograms.md).
+ * unless a few of its largest parts alone pass the cap and share no bucket (then 3-9 ms: a
+ * ZINTERCARD per pair of them; docs/histograms.md).
  */
 export const MAX_UNION_ENTRIES = 200_000;
 /**
