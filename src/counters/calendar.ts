@@ -128,3 +128,59 @@ export function deletePlan(period: Period, from: number, end: number): DeleteSte
   });
   return steps;
 }
+
+/**
+ * A day or month of a range that the range covers only in part (issue 15, a member read past the
+ * union bound): `rollup` sums all its parts, `inside` are its parts wholly in the range, `outside`
+ * those wholly outside, and `edges` its parts that the range again covers in part (at most two).
+ * For `sum` the part in range is either its parts in range or its rollup minus the parts outside,
+ * whichever reads fewer live keys, where that is exact (read-scripts.ts, `edgeSum`).
+ */
+export interface Edge {
+  rollup: Part;
+  inside: Part[];
+  outside: Part[];
+  edges: Edge[];
+}
+
+/** A range as whole keys (`whole`) and partly covered days or months (`edges`). */
+export interface EdgePlan {
+  whole: Part[];
+  edges: Edge[];
+}
+
+/** The levels of an hour or day counter's keys, coarsest first. */
+function levelsOf(period: "hour" | "day"): Period[] {
+  return period === "hour" ? ["month", "day", "hour"] : ["month", "day"];
+}
+
+/**
+ * The range from the bucket starting at `from` to the one starting at `to` (inclusive) as whole
+ * months, and the months it covers in part, each with its days (and for hours their partly
+ * covered days with their hours). The whole keys of the plan, those at the top and each edge's
+ * `inside` recursively, are exactly `decompose`'s keys (test/unit/counters-calendar.test.ts).
+ */
+export function edgePlan(period: "hour" | "day", from: number, to: number): EdgePlan {
+  const levels = levelsOf(period);
+  const end = periodEnd(period, to);
+  const partOf = (li: number, start: number): Part => {
+    const level = levels[li] as Period;
+    return { level: level === period ? "bucket" : (level as Coarse), start, end: periodEnd(level, start) };
+  };
+  // the units of level li within [a, b) split into wholly inside [from, end), wholly outside, and partly inside
+  const split = (li: number, a: number, b: number) => {
+    const inside: Part[] = [];
+    const outside: Part[] = [];
+    const edges: Edge[] = [];
+    const level = levels[li] as Period;
+    for (let t = a; t < b; t = periodEnd(level, t)) {
+      const part = partOf(li, t);
+      if (part.start >= from && part.end <= end) inside.push(part);
+      else if (part.end <= from || part.start >= end) outside.push(part);
+      else edges.push({ rollup: part, ...split(li + 1, part.start, part.end) });
+    }
+    return { inside, outside, edges };
+  };
+  const top = split(0, periodStart("month", from), end);
+  return { whole: top.inside, edges: top.edges };
+}

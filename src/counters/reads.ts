@@ -8,7 +8,7 @@ import { NotFoundError } from "../errors.ts";
 import { asList } from "../redis/script.ts";
 import { periodEnd, periodStart, type Period } from "../time.ts";
 import { assertName, listPage, type PageOptions } from "../validation.ts";
-import { decompose } from "./calendar.ts";
+import { decompose, edgePlan, type Edge, type Part } from "./calendar.ts";
 import { counterKeys as K, type Aggregate } from "./keys.ts";
 import { listScript, memberScript, rangeScript, sortedScript, topScript } from "./read-scripts.ts";
 import { aggregateArg, parseBounds, periodRange, sortByMember, type PeriodOptions } from "./select.ts";
@@ -104,8 +104,10 @@ export function source(ctx: Ctx, name: string, options: ReadOptions) {
     // only the counter itself is read: it stands in for the scratch and index keys too, so the script declares no other key
     const plain = K.plain(ctx.prefix, name);
     return {
-      keys: { target: plain, scratch: plain, index: plain, buckets: [], months: [] },
+      keys: { target: plain, scratch: plain, index: plain, buckets: [], months: [], edgeKeys: [] },
       args: {
+        now: ctx.now,
+        edges: "",
         aggregate: "SUM",
         cache: "none",
         cacheSeconds: 0,
@@ -134,6 +136,14 @@ export function source(ctx: Ctx, name: string, options: ReadOptions) {
       monthOf.push(months.length);
     }
   }
+  // a member read past the union bound may answer a partly covered day or month of a sum as its
+  // rollup minus the parts outside the range (read-scripts.ts, edgeSum): its keys and their plan
+  const edges =
+    aggregate === "sum" && (range.period === "hour" || range.period === "day")
+      ? planArgs(edgePlan(range.period, range.from, range.to), (p) =>
+          K.part(ctx.prefix, name, range.period, p.level, p.start),
+        )
+      : { keys: [], plan: "" };
   const info: RangeInfo = {
     period: range.period,
     from: range.from,
@@ -149,8 +159,11 @@ export function source(ctx: Ctx, name: string, options: ReadOptions) {
       index: K.index(ctx.prefix, name),
       buckets,
       months: months.map((m) => K.part(ctx.prefix, name, range.period, "month", m)),
+      edgeKeys: edges.keys,
     },
     args: {
+      now: ctx.now,
+      edges: edges.plan,
       aggregate: aggregateArg(aggregate),
       cache: cacheMode(range.period, range.to, ctx.now),
       cacheSeconds: UNION_CACHE_SECONDS,
@@ -161,6 +174,34 @@ export function source(ctx: Ctx, name: string, options: ReadOptions) {
     },
     range: info,
   };
+}
+
+/**
+ * An edge plan as the member script takes it: its keys, each once, and the plan as JSON naming
+ * them by 1-based position: `{"w":[whole keys],"e":[edges]}`, an edge `{"r":rollup,"i":[inside],
+ * "o":[outside],"e":[edges]}`.
+ */
+function planArgs(plan: { whole: Part[]; edges: Edge[] }, keyOf: (p: Part) => string) {
+  const keys: string[] = [];
+  const at = new Map<string, number>();
+  const pos = (p: Part) => {
+    const key = keyOf(p);
+    let i = at.get(key);
+    if (i === undefined) {
+      keys.push(key);
+      at.set(key, (i = keys.length));
+    }
+    return i;
+  };
+  type Wire = { r: number; i: number[]; o: number[]; e: Wire[] };
+  const edge = (e: Edge): Wire => ({
+    r: pos(e.rollup),
+    i: e.inside.map(pos),
+    o: e.outside.map(pos),
+    e: e.edges.map(edge),
+  });
+  const wire = { w: plan.whole.map(pos), e: plan.edges.map(edge) };
+  return { keys, plan: JSON.stringify(wire) };
 }
 
 function pairs(flat: string[]): { member: string; score: number }[] {

@@ -110,14 +110,19 @@ end
 -- with a ttl, the plain key's PTTL before the write: -2 new, -1 kept for ever, else the time left
 local plainLeft = -1
 if usesPlain and plainTtl > 0 then plainLeft = redis.call('PTTL', plain) end
-local state, indexLeft = {}, nil
+local state, indexLeft, restarted = {}, nil, false
 if nb > 0 then
   for i, b in ipairs(buckets) do
     local v = tonumber(values[i])
     if v and v > 0 and v <= now + 60000 then
       -- the recorded expiry has (nearly) passed, by our clock: ask Redis' own
       local t, old = redis.call('PTTL', b), v
-      if t == -2 then v = nil elseif t == -1 then v = 0 else v = now + t end
+      if t == -2 then
+        v = nil
+        -- a key of this life expired and restarts: a rollup above it (alive longer) still holds
+        -- what it held, so rollups no longer equal the sums of their parts (index field s)
+        restarted = true
+      elseif t == -1 then v = 0 else v = now + t end
       -- a record that was wrong (kept from before expiries were recorded) is put right once
       if v and old <= now then redis.call('HSET', index, 'b:' .. b, v) end
     end
@@ -206,14 +211,19 @@ end
 if nb > 0 then
   -- a fresh index (or a late write) gets a new, never reused mark, invalidating cached unions
   if late or indexLeft == -2 then
+    local set = {'HSET', index, 'late', redis.call('INCR', seq)}
     if stampR then
-      redis.call('HSET', index, 'late', redis.call('INCR', seq), 'r', now)
+      set[#set + 1], set[#set + 2] = 'r', now
       stampR = false
-    else
-      redis.call('HSET', index, 'late', redis.call('INCR', seq))
     end
+    -- s: this life's rollups hold exactly the sums of their parts (every write since its start
+    -- wrote both), until a write restarts an expired key of it (below); a member read may then
+    -- answer a partial day or month as its rollup minus the parts outside the range
+    if indexLeft == -2 then set[#set + 1], set[#set + 2] = 's', 1 end
+    redis.call(unpack(set))
   end
   if stampR then redis.call('HSET', index, 'r', now) end
+  if restarted then redis.call('HDEL', index, 's') end
   if indexForever then
     if indexLeft ~= -1 and indexLeft ~= -2 then redis.call('PERSIST', index) end
   elseif indexGrow > 0 then
@@ -259,7 +269,7 @@ end
 if #parts > 0 then
   local fromBuckets, changed = 0, 0
   local values               = fields(index, parts)
-  local acc, found           = {}, {}
+  local acc, found, zeroed   = {}, {}, {}
   for i, key in ipairs(parts) do
     local kind, parent = kinds[i], tonumber(parents[i])
     local gone, held   = 0, false
@@ -271,6 +281,10 @@ if #parts > 0 then
           if tonumber(left) == 0 then
             redis.call('ZREM', key, member)
             forgetIfEmpty(key)
+            -- the parts left outside the range may still hold the member (their scores summing
+            -- to 0): this rollup no longer lists every member of its parts (index field z:<key>)
+            zeroed[#zeroed + 1] = 'z:' .. key
+            zeroed[#zeroed + 1] = 1
           end
           changed = changed + 1
         end
@@ -294,7 +308,7 @@ if #parts > 0 then
     end
   end
   -- past unions may have included the member: a new mark invalidates them
-  if changed > 0 then redis.call('HSET', index, 'late', redis.call('INCR', seq)) end
+  if changed > 0 then redis.call('HSET', index, 'late', redis.call('INCR', seq), unpack(zeroed)) end
   removed = removed + fromBuckets
 end
 -- a counter left with no key at all leaves the registry
