@@ -80,6 +80,8 @@ export interface DeleteStep {
   kind: "f" | "w" | "p";
   /** 1-based position (in the plan) of the partial rollup this key's removed score goes to; 0 = none. */
   parent: number;
+  /** 1-based position of the rollup directly above this key (its day, or its month), whatever its kind; 0 = none. */
+  owner: number;
 }
 
 /**
@@ -96,13 +98,13 @@ export function deletePlan(period: Period, from: number, end: number): DeleteSte
   const rollupSteps: DeleteStep[][] = levels.map((level) => {
     const out: DeleteStep[] = [];
     for (let t = periodStart(level, from); t < end; t = periodEnd(level, t)) {
-      out.push({ level, start: t, kind: t >= from && periodEnd(level, t) <= end ? "w" : "p", parent: 0 });
+      out.push({ level, start: t, kind: t >= from && periodEnd(level, t) <= end ? "w" : "p", parent: 0, owner: 0 });
     }
     return out;
   });
   const buckets: DeleteStep[] = [];
   for (let t = from; t < end; t = periodEnd(period, t))
-    buckets.push({ level: "bucket", start: t, kind: "f", parent: 0 });
+    buckets.push({ level: "bucket", start: t, kind: "f", parent: 0, owner: 0 });
   let n = buckets.length;
   rollupSteps.forEach((list, li) => list.forEach((s) => pos.set(`${levels[li]}:${s.start}`, ++n)));
   // the partial rollup directly above a key, if any: its sum must lose what the key held
@@ -115,14 +117,22 @@ export function deletePlan(period: Period, from: number, end: number): DeleteSte
     if (step.kind === "p") return pos.get(`${level}:${at}`) ?? 0;
     return 0;
   };
+  const above = (levelIndex: number, start: number): number => {
+    const level = levels[levelIndex];
+    return level ? (pos.get(`${level}:${periodStart(level, start)}`) ?? 0) : 0;
+  };
   for (const b of buckets) {
     // a bucket adds to its partial day (which passes it on to a partial month); a whole day passes its own score on
     b.parent = partialAbove(0, b.start);
+    b.owner = above(0, b.start);
     steps.push(b);
   }
   rollupSteps.forEach((list, li) => {
     for (const s of list) {
-      if (li + 1 < levels.length) s.parent = partialAbove(li + 1, s.start);
+      if (li + 1 < levels.length) {
+        s.parent = partialAbove(li + 1, s.start);
+        s.owner = above(li + 1, s.start);
+      }
       steps.push(s);
     }
   });

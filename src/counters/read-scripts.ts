@@ -354,7 +354,8 @@ return out
  * a day or month the range covers in part (an edge, calendar.ts `edgePlan`) is read either as its
  * parts in range or as its rollup minus its parts outside, whichever has fewer live keys (for a
  * range ending now, the hours and days after now are not listed, so the current month is one
- * rollup). `values` are the index fields `s`, then `b:<key>` and `z:<key>` of each of `keys`.
+ * rollup). `values` are the index fields `edgeFields` names: `s`, `b:<key>` of each of `keys`,
+ * `z:<rollup>` of each edge's rollup.
  *
  * A rollup equals the sum of its parts, so the subtraction is exact, only when
  * - the counter's life began with rollups and no write has since restarted an expired key of it
@@ -376,17 +377,39 @@ return out
  */
 const edgeSumLua = defineLua(
   "counters.edgeSum",
-  ["edgeSum"],
+  ["edgeFields", "edgeSum"],
   `
+-- the index fields edgeSum reads: s, b:<key> of every key, z:<rollup> of every edge's rollup
+local function edgeFields(plan, keys)
+  local out = {'s'}
+  for _, k in ipairs(keys) do out[#out + 1] = 'b:' .. k end
+  local function rollups(list)
+    for _, e in ipairs(list) do
+      out[#out + 1] = 'z:' .. keys[e.r]
+      rollups(e.e)
+    end
+  end
+  rollups(plan.e)
+  return out
+end
 local function edgeSum(plan, keys, values, member, now)
   local exact = values[1] and true or false
   local listed, fresh, zeroed = {}, {}, {}
   for i = 1, #keys do
-    local b, z = values[2 * i], values[2 * i + 1]
+    local b = values[1 + i]
     listed[i] = b and true or false
     fresh[i]  = (not b) or tonumber(b) == 0 or tonumber(b) > now + 60000
-    zeroed[i] = z and true or false
   end
+  -- in edgeFields' order
+  local z = #keys + 1
+  local function marks(list)
+    for _, e in ipairs(list) do
+      z = z + 1
+      if values[z] then zeroed[e.r] = true end
+      marks(e.e)
+    end
+  end
+  marks(plan.e)
   local memo, dirty = {}, false
   local function score(k)
     if not listed[k] then return nil end
@@ -500,18 +523,15 @@ export const memberScript = defineScript({
   lua: `
 -- a sum of an hour or day counter has an edge plan (edgeSum): its index fields ride in the HMGET
 -- that resolve makes anyway
-local extra = nil
+local plan, extra = nil, nil
 if edges ~= '' then
-  extra = {'s'}
-  for _, k in ipairs(edgeKeys) do
-    extra[#extra + 1] = 'b:' .. k
-    extra[#extra + 1] = 'z:' .. k
-  end
+  plan  = cjson.decode(edges)
+  extra = edgeFields(plan, edgeKeys)
 end
 local key, temporary, _, over = resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, tonumber(cacheSeconds), rangeId, false, tonumber(maxEntries), tonumber(maxUnionMembers), extra)
 if over and extra then
   local values = over.extra or redis.call('HMGET', index, unpack(extra))
-  local ok, sum = edgeSum(cjson.decode(edges), edgeKeys, values, member, tonumber(now))
+  local ok, sum = edgeSum(plan, edgeKeys, values, member, tonumber(now))
   if ok then
     if not sum then return {} end
     return {string.format('%.17g', sum), false, false}

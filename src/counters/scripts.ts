@@ -256,7 +256,7 @@ export const deleteMemberScript = defineScript({
   name: "counters.deleteMember",
   write: true,
   keys: ["plain", "index", "names", "expiry", "seq", "...parts"],
-  args: ["name", "member", "fromPlain", "...kinds", "...parents"],
+  args: ["name", "member", "fromPlain", "...kinds", "...parents", "...owners"],
   uses: [fieldsLua],
   lua: `
 local removed = 0
@@ -270,11 +270,14 @@ if #parts > 0 then
   local fromBuckets, changed = 0, 0
   local values               = fields(index, parts)
   local acc, found, zeroed   = {}, {}, {}
+  local inexact              = false
   for i, key in ipairs(parts) do
     local kind, parent = kinds[i], tonumber(parents[i])
     local gone, held   = 0, false
+    local lost         = false
     if values[i] then
       if kind == 'p' then
+        lost = found[i] == true
         if found[i] then
           gone, held = acc[i], true
           local left = redis.call('ZINCRBY', key, -gone, member)
@@ -297,6 +300,7 @@ if #parts > 0 then
         else
           n = redis.call('ZREM', key, member)
         end
+        lost = n > 0
         if kind == 'f' then fromBuckets = fromBuckets + n end
         if n > 0 then forgetIfEmpty(key) end
         changed = changed + n
@@ -306,7 +310,13 @@ if #parts > 0 then
       acc[parent]   = (acc[parent] or 0) + gone
       found[parent] = true
     end
+    -- a key that lost the member under a rollup no longer listed (emptied by an earlier delete
+    -- while its parts held members at scores summing to 0): the removed score reaches neither
+    -- that rollup nor the one above it, so rollups no longer equal the sums of their parts
+    local owner = tonumber(owners[i])
+    if lost and owner > 0 and not values[owner] then inexact = true end
   end
+  if inexact then redis.call('HDEL', index, 's') end
   -- past unions may have included the member: a new mark invalidates them
   if changed > 0 then redis.call('HSET', index, 'late', redis.call('INCR', seq), unpack(zeroed)) end
   removed = removed + fromBuckets

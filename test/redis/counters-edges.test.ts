@@ -238,6 +238,7 @@ describe("edge sums against the per-key read and a model", () => {
     const short = await commandsOf(ctx, "ttl-short", "x", range);
     const perKey = await commandsOf(ctx, "ttl-short", "x", range, true);
     expect(short).toEqual({ score: perKey.score, commands: perKey.commands });
+    expect(short.score).toBe(expected);
     expect(long.commands).toBeLessThan(perKey.commands);
   });
 
@@ -324,5 +325,33 @@ describe("edge sums against the per-key read and a model", () => {
     const range = { from: day + HOUR, to: Date.UTC(2026, 10, 16) };
     expect(await readMember(ctx, name, "z", range, true)).toBe(0);
     expect(await readMember(ctx, name, "z", range)).toBe(0);
+  });
+
+  it("a delete under a rollup an earlier delete emptied marks the life inexact (the removed score reaches no rollup)", async () => {
+    const name = "owner-gone";
+    const day = Date.UTC(2026, 10, 5);
+    await increment(ctx, name, [
+      { member: "x", by: 5, period: "hour", at: day },
+      { member: "x", by: 3, period: "hour", at: day + HOUR },
+      { member: "x", by: -3, period: "hour", at: day + 2 * HOUR },
+      ...Array.from({ length: 10 }, (_, d) => ({
+        member: "f",
+        by: 1,
+        period: "hour" as const,
+        at: day + (d + 1) * DAY,
+      })),
+    ]);
+    const index = counterKeys.index(lib.prefix, name);
+    // the day's rollup held only x (5): it drops x at 0 and, empty, leaves the index; hours 1 and 2 keep +3 and -3
+    await deleteMember(ctx, name, "x", { period: "hour", from: day, to: day });
+    expect(await command(lib.target, "HGET", index, "s")).toBe("1");
+    // hour 1 loses its 3, which neither the gone day rollup nor the month's receives
+    await deleteMember(ctx, name, "x", { period: "hour", from: day + HOUR, to: day + HOUR });
+    expect(await command(lib.target, "HGET", index, "s")).toBeNull();
+    // the month's rollup lacks x; as its rollup minus the (empty) parts outside, November 5 2:00
+    // to November 16 would say 0, not hour 2's -3
+    const range = { from: day + 2 * HOUR, to: Date.UTC(2026, 10, 16) };
+    expect(await readMember(ctx, name, "x", range, true)).toBe(-3);
+    expect(await readMember(ctx, name, "x", range)).toBe(-3);
   });
 });
