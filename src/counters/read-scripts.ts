@@ -358,10 +358,12 @@ return out
  * `z:<rollup>` of each edge's rollup.
  *
  * A rollup equals the sum of its parts, so the subtraction is exact, only when
- * - the counter's life began with rollups and no write has since restarted an expired key of it
- *   (index field `s`, set when the index is made and dropped by such a write, scripts.ts): every
- *   increment of the life went to a part and its rollups in one script, and a member delete takes
- *   from both, so a rollup loses what a part held only when that part expires;
+ * - the counter's life began with rollups and keeps them exact (index field `s`, set when the
+ *   index is made, scripts.ts): every increment of the life went to a part and its rollups in one
+ *   script, and a member delete takes from both, so a rollup parts from the sum of its parts only
+ *   when a part expires (seen below, or, once a write restarts the key, by that write dropping
+ *   `s`) or when a delete removes a score under a rollup an earlier delete emptied (the delete
+ *   drops `s`);
  * - no key of the edge (its rollup, its parts, theirs) has a recorded expiry within a minute of
  *   `now`: the index keeps an expired key's field, and a recorded expiry is never later than the
  *   key's (the clocks agreeing within a minute, as everywhere in this area);
@@ -511,8 +513,10 @@ end
 
 /**
  * Returns {score, rank from top (0-based), rank from bottom (0-based)} of `member`, or {} when
- * absent. Past the union bound the score is still exact (one ZSCORE per key, combined as the union
- * would) but the ranks need the union: they come back false.
+ * absent. Past the union bound the score is still exact (a sum of an hour or day counter from its
+ * edge plan, `edgeSum`, else one ZSCORE per key, combined as the union would) but the ranks need
+ * the union: they come back false. `edgeKeys` and `edges` are the edge plan (reads.ts, `planArgs`;
+ * `edges` empty: none), `now` the caller's clock for the recorded expiries.
  */
 export const memberScript = defineScript({
   name: "counters.member",

@@ -49,7 +49,10 @@ end
  *
  * Rollups are keys of the index like buckets (listed, expiring, deleted with
  * the counter); their ttl is the bucket's plus its slack, so a rollup never
- * expires before a bucket it sums.
+ * expires before a bucket it sums. A new index gets `s` (its rollups are exactly
+ * the sums of their parts, what lets a member read subtract parts from a rollup);
+ * a write that finds a listed key expired and restarts it drops `s`, as the
+ * rollups above that key still hold what it held.
  *
  * Bookkeeping runs only on first touch, so a steady write is the ZINCRBY and
  * either the registry's activity ZADD and (with a ttl on the plain key) one
@@ -250,7 +253,11 @@ return results
  * 0 = none). Removes the member only: no key's expiry changes. A bucket or whole rollup
  * loses the member (ZREM); a partial rollup loses what its removed parts held
  * (ZINCRBY of minus their scores, read by ZSCORE only where a partial rollup
- * needs them), and the member itself when that leaves 0. Returns how many buckets held the member.
+ * needs them), and the member itself when that leaves 0 (marking the rollup `z:<key>` in the
+ * index: parts outside the range may still hold the member at scores summing to 0). `owners`
+ * is the 1-based position of the rollup directly above each part (0 = none): a part that loses
+ * the member under a rollup no longer listed (an earlier delete emptied it) drops the index's
+ * `s`, as that score reaches no rollup. Returns how many buckets held the member.
  */
 export const deleteMemberScript = defineScript({
   name: "counters.deleteMember",
