@@ -134,7 +134,7 @@ describe("a 400-day member read of an hour counter past the bound", () => {
   it("a finished range with both edges mid-month and mid-day: its worst case, above 60", async () => {
     // each edge costs 27 ZSCOREs either way (October 2025: its rollup minus 14 days and 12 hours,
     // or 16 days and 12 hours; October 2026: 15 days and 12 hours), 11 whole months between: 65
-    // (with 12 whole months, the worst: 66 ZSCOREs; docs/counters.md)
+    // ZSCOREs, 69 commands: the most we found over every such range (docs/counters.md)
     const range = { from: Date.UTC(2025, 9, 15, 12), to: Date.UTC(2026, 9, 16, 11) };
     const expected = sumOf(range.from, periodEnd("hour", range.to));
     expect(await commandsOf(ctx, name, "x", range)).toEqual({ score: expected, commands: 69 });
