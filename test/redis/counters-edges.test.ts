@@ -12,7 +12,7 @@ import { decompose, edgePlan, type Edge, type Part } from "../../src/counters/ca
 import { deleteMember, increment, type IncrItem } from "../../src/counters/index.ts";
 import { counterKeys } from "../../src/counters/keys.ts";
 import { memberScript } from "../../src/counters/read-scripts.ts";
-import { source } from "../../src/counters/reads.ts";
+import { memberSource, source } from "../../src/counters/reads.ts";
 import type { Ctx } from "../../src/context.ts";
 import { createRedis } from "../../src/redis/client.ts";
 import { asList } from "../../src/redis/script.ts";
@@ -30,15 +30,9 @@ type Range = { from: number; to?: number };
 
 /** The member script past the bound (maxEntries 0); `perKey`: with no edge plan, one ZSCORE a key as before. */
 async function readMember(c: Ctx, name: string, member: string, range: Range, perKey = false) {
-  const { keys, args } = source(c, name, { period: "hour", ...range });
-  const reply = asList(
-    await memberScript.run<unknown[]>(counted, keys, {
-      ...args,
-      ...(perKey ? { edges: "" } : {}),
-      maxEntries: 0,
-      member,
-    }),
-  );
+  // source() has no edge plan: one ZSCORE a key
+  const { keys, args } = (perKey ? source : memberSource)(c, name, { period: "hour", ...range });
+  const reply = asList(await memberScript.run<unknown[]>(counted, keys, { ...args, maxEntries: 0, member }));
   return reply.length === 0 ? null : Number(reply[0]);
 }
 
