@@ -168,7 +168,7 @@ function levelsOf(period: "hour" | "day"): Period[] {
  * The range from the bucket starting at `from` to the one starting at `to` (inclusive) as whole
  * months, and the months it covers in part, each with its days (and for hours their partly
  * covered days with their hours). The whole keys of the plan, those at the top and each edge's
- * `inside` recursively, are exactly `decompose`'s keys (test/unit/counters-calendar.test.ts).
+ * `inside` recursively, are exactly `decompose`'s keys (test/redis/counters-edges.test.ts).
  */
 export function edgePlan(period: "hour" | "day", from: number, to: number): EdgePlan {
   const levels = levelsOf(period);
