@@ -16,8 +16,12 @@
  *   reads all 8 by the threshold algorithm past the bound; later reads: the threshold algorithm
  *   over that union and today's bucket), one member over 400 days ending now (an unfinished range
  *   of the calendar keys `decompose` gives, src/counters/calendar.ts: once its keys hold more
- *   than MAX_UNION_ENTRIES, after the ZCARDs that show it, the score alone from a ZSCORE per key,
- *   ranks null), the same member over the 7 finished days (unioned under the bound, the score
+ *   than MAX_UNION_ENTRIES, after the ZCARDs that show it, the score alone, ranks null: each
+ *   edge month read as its days in range or as its rollup minus the days outside, whichever has
+ *   fewer live keys, src/counters/read-scripts.ts `edgeSum`; here no day outside the range is
+ *   listed, so each edge month is one rollup ZSCORE, and as the template copied into every key
+ *   makes no rollup the sum of its days, the score shown is not the days' sum), the same member
+ *   over the 7 finished days (unioned under the bound, the score
  *   alone past it), and deleting a member over the same 400 days (refused: more than 1,440 buckets).
  * - The worst legal unions, the same data at every N: 7 finished days whose members never repeat,
  *   2,857 a day (19,999 members: the largest union MAX_UNION_MEMBERS allows; top 10 uncached, then

@@ -80,6 +80,8 @@ export interface DeleteStep {
   kind: "f" | "w" | "p";
   /** 1-based position (in the plan) of the partial rollup this key's removed score goes to; 0 = none. */
   parent: number;
+  /** 1-based position of the rollup directly above this key (its day, or its month), whatever its kind; 0 = none. */
+  owner: number;
 }
 
 /**
@@ -96,13 +98,13 @@ export function deletePlan(period: Period, from: number, end: number): DeleteSte
   const rollupSteps: DeleteStep[][] = levels.map((level) => {
     const out: DeleteStep[] = [];
     for (let t = periodStart(level, from); t < end; t = periodEnd(level, t)) {
-      out.push({ level, start: t, kind: t >= from && periodEnd(level, t) <= end ? "w" : "p", parent: 0 });
+      out.push({ level, start: t, kind: t >= from && periodEnd(level, t) <= end ? "w" : "p", parent: 0, owner: 0 });
     }
     return out;
   });
   const buckets: DeleteStep[] = [];
   for (let t = from; t < end; t = periodEnd(period, t))
-    buckets.push({ level: "bucket", start: t, kind: "f", parent: 0 });
+    buckets.push({ level: "bucket", start: t, kind: "f", parent: 0, owner: 0 });
   let n = buckets.length;
   rollupSteps.forEach((list, li) => list.forEach((s) => pos.set(`${levels[li]}:${s.start}`, ++n)));
   // the partial rollup directly above a key, if any: its sum must lose what the key held
@@ -115,16 +117,80 @@ export function deletePlan(period: Period, from: number, end: number): DeleteSte
     if (step.kind === "p") return pos.get(`${level}:${at}`) ?? 0;
     return 0;
   };
+  const above = (levelIndex: number, start: number): number => {
+    const level = levels[levelIndex];
+    return level ? (pos.get(`${level}:${periodStart(level, start)}`) ?? 0) : 0;
+  };
   for (const b of buckets) {
     // a bucket adds to its partial day (which passes it on to a partial month); a whole day passes its own score on
     b.parent = partialAbove(0, b.start);
+    b.owner = above(0, b.start);
     steps.push(b);
   }
   rollupSteps.forEach((list, li) => {
     for (const s of list) {
-      if (li + 1 < levels.length) s.parent = partialAbove(li + 1, s.start);
+      if (li + 1 < levels.length) {
+        s.parent = partialAbove(li + 1, s.start);
+        s.owner = above(li + 1, s.start);
+      }
       steps.push(s);
     }
   });
   return steps;
+}
+
+/**
+ * A day or month of a range that the range covers only in part (issue 15, a member read past the
+ * union bound): `rollup` sums all its parts, `inside` are its parts wholly in the range, `outside`
+ * those wholly outside, and `edges` its parts that the range again covers in part (at most two).
+ * For `sum` the part in range is either its parts in range or its rollup minus the parts outside,
+ * whichever reads fewer live keys, where that is exact (read-scripts.ts, `edgeSum`).
+ */
+export interface Edge {
+  rollup: Part;
+  inside: Part[];
+  outside: Part[];
+  edges: Edge[];
+}
+
+/** A range as whole keys (`whole`) and partly covered days or months (`edges`). */
+export interface EdgePlan {
+  whole: Part[];
+  edges: Edge[];
+}
+
+/** The levels of an hour or day counter's keys, coarsest first. */
+function levelsOf(period: "hour" | "day"): Period[] {
+  return period === "hour" ? ["month", "day", "hour"] : ["month", "day"];
+}
+
+/**
+ * The range from the bucket starting at `from` to the one starting at `to` (inclusive) as whole
+ * months, and the months it covers in part, each with its days (and for hours their partly
+ * covered days with their hours). The whole keys of the plan, those at the top and each edge's
+ * `inside` recursively, are exactly `decompose`'s keys (test/redis/counters-edges.test.ts).
+ */
+export function edgePlan(period: "hour" | "day", from: number, to: number): EdgePlan {
+  const levels = levelsOf(period);
+  const end = periodEnd(period, to);
+  const partOf = (li: number, start: number): Part => {
+    const level = levels[li] as Period;
+    return { level: level === period ? "bucket" : (level as Coarse), start, end: periodEnd(level, start) };
+  };
+  // the units of level li within [a, b) split into wholly inside [from, end), wholly outside, and partly inside
+  const split = (li: number, a: number, b: number) => {
+    const inside: Part[] = [];
+    const outside: Part[] = [];
+    const edges: Edge[] = [];
+    const level = levels[li] as Period;
+    for (let t = a; t < b; t = periodEnd(level, t)) {
+      const part = partOf(li, t);
+      if (part.start >= from && part.end <= end) inside.push(part);
+      else if (part.end <= from || part.start >= end) outside.push(part);
+      else edges.push({ rollup: part, ...split(li + 1, part.start, part.end) });
+    }
+    return { inside, outside, edges };
+  };
+  const top = split(0, periodStart("month", from), end);
+  return { whole: top.inside, edges: top.edges };
 }

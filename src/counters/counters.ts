@@ -142,11 +142,13 @@ export async function deleteMember(
   const parts: string[] = [];
   const kinds: string[] = [];
   const parents: number[] = [];
+  const owners: number[] = [];
   if (range) {
     for (const step of deletePlan(range.period, range.from, periodEnd(range.period, range.to))) {
       parts.push(K.part(ctx.prefix, name, range.period, step.level, step.start));
       kinds.push(step.kind);
       parents.push(step.parent);
+      owners.push(step.owner);
     }
   }
   const { value, replayed } = await deleteMemberScript.run<number>(
@@ -159,7 +161,7 @@ export async function deleteMember(
       seq: K.seq(ctx.prefix),
       parts,
     },
-    { name, member, fromPlain: range ? 0 : 1, kinds, parents },
+    { name, member, fromPlain: range ? 0 : 1, kinds, parents, owners },
     idempotency,
   );
   return { removed: value, replayed };

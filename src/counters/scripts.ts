@@ -49,7 +49,10 @@ end
  *
  * Rollups are keys of the index like buckets (listed, expiring, deleted with
  * the counter); their ttl is the bucket's plus its slack, so a rollup never
- * expires before a bucket it sums.
+ * expires before a bucket it sums. A new index gets `s` (its rollups are exactly
+ * the sums of their parts, what lets a member read subtract parts from a rollup);
+ * a write that finds a listed key expired and restarts it drops `s`, as the
+ * rollups above that key still hold what it held.
  *
  * Bookkeeping runs only on first touch, so a steady write is the ZINCRBY and
  * either the registry's activity ZADD and (with a ttl on the plain key) one
@@ -110,14 +113,19 @@ end
 -- with a ttl, the plain key's PTTL before the write: -2 new, -1 kept for ever, else the time left
 local plainLeft = -1
 if usesPlain and plainTtl > 0 then plainLeft = redis.call('PTTL', plain) end
-local state, indexLeft = {}, nil
+local state, indexLeft, restarted = {}, nil, false
 if nb > 0 then
   for i, b in ipairs(buckets) do
     local v = tonumber(values[i])
     if v and v > 0 and v <= now + 60000 then
       -- the recorded expiry has (nearly) passed, by our clock: ask Redis' own
       local t, old = redis.call('PTTL', b), v
-      if t == -2 then v = nil elseif t == -1 then v = 0 else v = now + t end
+      if t == -2 then
+        v = nil
+        -- a key of this life expired and restarts: a rollup above it (alive longer) still holds
+        -- what it held, so rollups no longer equal the sums of their parts (index field s)
+        restarted = true
+      elseif t == -1 then v = 0 else v = now + t end
       -- a record that was wrong (kept from before expiries were recorded) is put right once
       if v and old <= now then redis.call('HSET', index, 'b:' .. b, v) end
     end
@@ -206,14 +214,19 @@ end
 if nb > 0 then
   -- a fresh index (or a late write) gets a new, never reused mark, invalidating cached unions
   if late or indexLeft == -2 then
+    local set = {'HSET', index, 'late', redis.call('INCR', seq)}
     if stampR then
-      redis.call('HSET', index, 'late', redis.call('INCR', seq), 'r', now)
+      set[#set + 1], set[#set + 2] = 'r', now
       stampR = false
-    else
-      redis.call('HSET', index, 'late', redis.call('INCR', seq))
     end
+    -- s: this life's rollups hold exactly the sums of their parts (every write since its start
+    -- wrote both), until a write restarts an expired key of it (below); a member read may then
+    -- answer a partial day or month as its rollup minus the parts outside the range
+    if indexLeft == -2 then set[#set + 1], set[#set + 2] = 's', 1 end
+    redis.call(unpack(set))
   end
   if stampR then redis.call('HSET', index, 'r', now) end
+  if restarted then redis.call('HDEL', index, 's') end
   if indexForever then
     if indexLeft ~= -1 and indexLeft ~= -2 then redis.call('PERSIST', index) end
   elseif indexGrow > 0 then
@@ -240,13 +253,17 @@ return results
  * 0 = none). Removes the member only: no key's expiry changes. A bucket or whole rollup
  * loses the member (ZREM); a partial rollup loses what its removed parts held
  * (ZINCRBY of minus their scores, read by ZSCORE only where a partial rollup
- * needs them), and the member itself when that leaves 0. Returns how many buckets held the member.
+ * needs them), and the member itself when that leaves 0 (marking the rollup `z:<key>` in the
+ * index: parts outside the range may still hold the member at scores summing to 0). `owners`
+ * is the 1-based position of the rollup directly above each part (0 = none): a part that loses
+ * the member under a rollup no longer listed (an earlier delete emptied it) drops the index's
+ * `s`, as that score reaches no rollup. Returns how many buckets held the member.
  */
 export const deleteMemberScript = defineScript({
   name: "counters.deleteMember",
   write: true,
   keys: ["plain", "index", "names", "expiry", "seq", "...parts"],
-  args: ["name", "member", "fromPlain", "...kinds", "...parents"],
+  args: ["name", "member", "fromPlain", "...kinds", "...parents", "...owners"],
   uses: [fieldsLua],
   lua: `
 local removed = 0
@@ -259,18 +276,25 @@ end
 if #parts > 0 then
   local fromBuckets, changed = 0, 0
   local values               = fields(index, parts)
-  local acc, found           = {}, {}
+  local acc, found, zeroed   = {}, {}, {}
+  local inexact              = false
   for i, key in ipairs(parts) do
     local kind, parent = kinds[i], tonumber(parents[i])
     local gone, held   = 0, false
+    local lost         = false
     if values[i] then
       if kind == 'p' then
+        lost = found[i] == true
         if found[i] then
           gone, held = acc[i], true
           local left = redis.call('ZINCRBY', key, -gone, member)
           if tonumber(left) == 0 then
             redis.call('ZREM', key, member)
             forgetIfEmpty(key)
+            -- the parts left outside the range may still hold the member (their scores summing
+            -- to 0): this rollup no longer lists every member of its parts (index field z:<key>)
+            zeroed[#zeroed + 1] = 'z:' .. key
+            zeroed[#zeroed + 1] = 1
           end
           changed = changed + 1
         end
@@ -283,6 +307,7 @@ if #parts > 0 then
         else
           n = redis.call('ZREM', key, member)
         end
+        lost = n > 0
         if kind == 'f' then fromBuckets = fromBuckets + n end
         if n > 0 then forgetIfEmpty(key) end
         changed = changed + n
@@ -292,9 +317,15 @@ if #parts > 0 then
       acc[parent]   = (acc[parent] or 0) + gone
       found[parent] = true
     end
+    -- a key that lost the member under a rollup no longer listed (emptied by an earlier delete
+    -- while its parts held members at scores summing to 0): the removed score reaches neither
+    -- that rollup nor the one above it, so rollups no longer equal the sums of their parts
+    local owner = tonumber(owners[i])
+    if lost and owner > 0 and not values[owner] then inexact = true end
   end
+  if inexact then redis.call('HDEL', index, 's') end
   -- past unions may have included the member: a new mark invalidates them
-  if changed > 0 then redis.call('HSET', index, 'late', redis.call('INCR', seq)) end
+  if changed > 0 then redis.call('HSET', index, 'late', redis.call('INCR', seq), unpack(zeroed)) end
   removed = removed + fromBuckets
 end
 -- a counter left with no key at all leaves the registry

@@ -1,0 +1,361 @@
+/**
+ * Issue 15: a member read past the union bound answers a day or month that the range covers in
+ * part as its parts in range or as its rollup minus its parts outside, whichever reads fewer live
+ * keys, where that is exact (read-scripts.ts, `edgeSum`). Checked here: the command counts of
+ * 400-day hourly reads, and the answers against the per-key read (an empty edge plan) and a model
+ * (the sum of every hour bucket written), with ttls, member deletes, late writes, fractional
+ * increments and ranges whose edges fall on day and month boundaries.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { decompose, edgePlan, type Edge, type Part } from "../../src/counters/calendar.ts";
+import { deleteMember, increment, type IncrItem } from "../../src/counters/index.ts";
+import { counterKeys } from "../../src/counters/keys.ts";
+import { memberScript } from "../../src/counters/read-scripts.ts";
+import { memberSource, source } from "../../src/counters/reads.ts";
+import type { Ctx } from "../../src/context.ts";
+import { createRedis } from "../../src/redis/client.ts";
+import { asList } from "../../src/redis/script.ts";
+import { DAY, HOUR, periodEnd, periodStart } from "../../src/time.ts";
+import { libraryTest } from "../helpers/library.ts";
+import { command, resetStats, statsOf } from "../helpers/upstash-rest.ts";
+
+const lib = libraryTest("counters-edges", { timeoutMs: 30_000 });
+const NOW = Date.UTC(2026, 10, 20, 12, 30);
+const ctx = lib.ctx(NOW);
+const tag = `counters-edges-${Math.random().toString(36).slice(2, 8)}`;
+const counted = createRedis({ url: lib.target.url, token: `${lib.target.token}.${tag}`, timeoutMs: 30_000 });
+
+type Range = { from: number; to?: number };
+
+/** The member script past the bound (maxEntries 0); `perKey`: with no edge plan, one ZSCORE a key as before. */
+async function readMember(c: Ctx, name: string, member: string, range: Range, perKey = false) {
+  // source() has no edge plan: one ZSCORE a key
+  const { keys, args } = (perKey ? source : memberSource)(c, name, { period: "hour", ...range });
+  const reply = asList(await memberScript.run<unknown[]>(counted, keys, { ...args, maxEntries: 0, member }));
+  return reply.length === 0 ? null : Number(reply[0]);
+}
+
+async function commandsOf(c: Ctx, name: string, member: string, range: Range, perKey = false) {
+  await resetStats(lib.target, tag);
+  const score = await readMember(c, name, member, range, perKey);
+  const stats = await statsOf(lib.target, tag);
+  return { score, commands: stats.commands };
+}
+
+function leaves(plan: { whole: Part[]; edges: Edge[] }): Part[] {
+  const inside = (e: Edge): Part[] => [...e.inside, ...e.edges.flatMap(inside)];
+  return [...plan.whole, ...plan.edges.flatMap(inside)].sort((a, b) => a.start - b.start);
+}
+
+describe("edge plans", () => {
+  it("hold exactly decompose's keys in range, and split every edge into its parts", () => {
+    const time = fc.integer({ min: Date.UTC(2025, 9, 1), max: NOW });
+    fc.assert(
+      fc.property(time, time, fc.constantFrom("hour" as const, "day" as const), (x, y, period) => {
+        const from = periodStart(period, Math.min(x, y));
+        const to = periodStart(period, Math.max(x, y));
+        const plan = edgePlan(period, from, to);
+        expect(leaves(plan)).toEqual(decompose(period, from, to));
+        const check = (e: Edge) => {
+          const parts = [...e.inside, ...e.outside, ...e.edges.map((s) => s.rollup)].sort((a, b) => a.start - b.start);
+          let t = e.rollup.start;
+          for (const p of parts) {
+            expect(p.start).toBe(t);
+            t = p.end;
+          }
+          expect(t).toBe(e.rollup.end);
+          e.edges.forEach(check);
+        };
+        plan.edges.forEach(check);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe("a 400-day member read of an hour counter past the bound", () => {
+  // every hour from 2025-10-01 to now: x (1, 2 or 3 an hour) and one of y0..y4 (2 an hour)
+  const name = "hours";
+  const first = Date.UTC(2025, 9, 1);
+  const model = new Map<number, number>();
+  const sumOf = (from: number, end: number) => {
+    let s = 0;
+    for (const [t, by] of model) if (t >= from && t < end) s += by;
+    return s;
+  };
+
+  it("is written: every hour for 416 days, late writes in batches", async () => {
+    const items: IncrItem[] = [];
+    for (let t = first, h = 0; t <= NOW; t += HOUR, h++) {
+      model.set(t, 1 + (h % 3));
+      items.push({ member: "x", by: 1 + (h % 3), period: "hour", at: t });
+      items.push({ member: `y${h % 5}`, by: 2, period: "hour", at: t });
+    }
+    for (let s = 0; s < items.length; s += 1000) {
+      const batch = items.slice(s, s + 1000);
+      // each batch written at its last hour (an `at` may lie at most 400 days back)
+      const at = Math.min(NOW, Number(batch.at(-1)?.at ?? NOW) + HOUR);
+      await increment(lib.ctx(at), name, batch);
+    }
+    // loads the script, so the counts below are one EVALSHA each
+    await readMember(ctx, name, "x", { from: NOW - DAY });
+  });
+
+  it("ending now: the current month is its rollup (the hours and days after now are not listed)", async () => {
+    const range = { from: Date.UTC(2025, 9, 17, 12) };
+    const expected = sumOf(range.from, periodEnd("hour", NOW));
+    // EVALSHA, HMGET of the marks, HMGET of the live keys and the edge fields, the ZCARD of a whole
+    // month (past the bound of 0), then 39 ZSCOREs: 12 hours + 14 days (October 2025 read as its
+    // parts in range: its rollup minus the 16 days and 12 hours outside would be 29), 12 months,
+    // November 2026's rollup (the hours and days after now are not listed)
+    expect(await commandsOf(ctx, name, "x", range)).toEqual({ score: expected, commands: 43 });
+    // one ZSCORE a key, as before: 12 hours, 14 days, 12 months, 19 days, 13 hours
+    expect(await commandsOf(ctx, name, "x", range, true)).toEqual({ score: expected, commands: 74 });
+  });
+
+  it("a finished range with both edges partial: each edge read from the side with fewer live keys", async () => {
+    const range = { from: Date.UTC(2025, 9, 20, 5), to: Date.UTC(2026, 10, 14, 18) };
+    const expected = sumOf(range.from, periodEnd("hour", range.to));
+    // 4 commands as above, then 41 ZSCOREs: October 20 2025 as its rollup minus hours 0-4 (6) and
+    // 11 days; 12 months; November 2026 as its rollup minus days 15-20 and November 14's hours
+    // 19-23 (12)
+    expect(await commandsOf(ctx, name, "x", range)).toEqual({ score: expected, commands: 45 });
+    // as before: 19 + 11 + 12 + 13 + 19 ZSCOREs
+    expect(await commandsOf(ctx, name, "x", range, true)).toEqual({ score: expected, commands: 78 });
+  });
+
+  it("a finished range with both edges mid-month and mid-day: its worst case, above 60", async () => {
+    // each edge costs 27 ZSCOREs either way (October 2025: its rollup minus 14 days and 12 hours,
+    // or 16 days and 12 hours; October 2026: 15 days and 12 hours), 11 whole months between: 65
+    // ZSCOREs, 69 commands: the most we found over every such range (docs/counters.md)
+    const range = { from: Date.UTC(2025, 9, 15, 12), to: Date.UTC(2026, 9, 16, 11) };
+    const expected = sumOf(range.from, periodEnd("hour", range.to));
+    expect(await commandsOf(ctx, name, "x", range)).toEqual({ score: expected, commands: 69 });
+    expect(await commandsOf(ctx, name, "x", range, true)).toEqual({ score: expected, commands: 70 });
+  });
+
+  it("answers every member, present or not, as the per-key read does", async () => {
+    for (const range of [
+      { from: Date.UTC(2025, 9, 17, 12) },
+      { from: Date.UTC(2025, 9, 20, 5), to: Date.UTC(2026, 10, 14, 18) },
+      // edges on day and month boundaries
+      { from: Date.UTC(2025, 10, 1), to: Date.UTC(2026, 9, 31, 23) },
+      { from: Date.UTC(2025, 10, 3), to: Date.UTC(2026, 9, 30, 23) },
+      { from: Date.UTC(2025, 10, 30, 23), to: Date.UTC(2026, 10, 1, 0) },
+    ])
+      for (const member of ["x", "y0", "y3", "nobody"]) {
+        const perKey = await readMember(ctx, name, member, range, true);
+        expect(await readMember(ctx, name, member, range)).toBe(perKey);
+        if (member === "x") expect(perKey).toBe(sumOf(range.from, periodEnd("hour", range.to ?? NOW)));
+      }
+  });
+});
+
+describe("edge sums against the per-key read and a model", () => {
+  // three months around two month boundaries, every write within 400 days of NOW
+  const lo = Date.UTC(2026, 7, 25);
+  const hi = NOW;
+  const hourIn = fc.oneof(
+    fc.integer({ min: lo, max: hi }),
+    fc
+      .tuple(
+        fc.constantFrom(Date.UTC(2026, 8, 1), Date.UTC(2026, 9, 1), Date.UTC(2026, 10, 1)),
+        fc.integer({ min: -40 * HOUR, max: 40 * HOUR }),
+      )
+      .map(([edge, d]) => Math.min(hi, Math.max(lo, edge + d))),
+  );
+  const write = fc.record({
+    member: fc.constantFrom("a", "b", "c"),
+    by: fc.integer({ min: -3, max: 9 }),
+    at: hourIn,
+  });
+  let run = 0;
+
+  it("equal, with member deletes and late writes (no ttl: the subtraction applies)", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(write, { minLength: 1, maxLength: 60 }),
+        fc.array(fc.record({ member: fc.constantFrom("a", "b"), at: hourIn, hours: fc.integer({ min: 0, max: 60 }) }), {
+          maxLength: 3,
+        }),
+        fc.array(write, { maxLength: 20 }),
+        fc.array(fc.tuple(hourIn, hourIn), { minLength: 1, maxLength: 4 }),
+        async (writes, deletes, late, ranges) => {
+          const name = `model-${run++}`;
+          await increment(
+            ctx,
+            name,
+            writes.map((w) => ({ ...w, period: "hour" as const })),
+          );
+          const model: { member: string; by: number; at: number }[] = [...writes];
+          for (const d of deletes) {
+            const from = periodStart("hour", d.at);
+            const to = Math.min(NOW, from + d.hours * HOUR);
+            await deleteMember(ctx, name, d.member, { period: "hour", from, to });
+            for (let i = model.length - 1; i >= 0; i--) {
+              const w = model[i];
+              if (w && w.member === d.member && w.at >= from && w.at < periodEnd("hour", to)) model.splice(i, 1);
+            }
+          }
+          // late writes after the deletes (at in the past, including into deleted hours)
+          if (late.length > 0)
+            await increment(
+              ctx,
+              name,
+              late.map((w) => ({ ...w, period: "hour" as const })),
+            );
+          model.push(...late);
+          for (const [x, y] of ranges) {
+            const range = { from: periodStart("hour", Math.min(x, y)), to: periodStart("hour", Math.max(x, y)) };
+            for (const member of ["a", "b", "c"]) {
+              const held = model.filter(
+                (w) => w.member === member && w.at >= range.from && w.at < periodEnd("hour", range.to),
+              );
+              const perKey = await readMember(ctx, name, member, range, true);
+              expect(await readMember(ctx, name, member, range)).toBe(perKey);
+              expect(perKey).toBe(held.length === 0 ? null : held.reduce((s, w) => s + w.by, 0));
+            }
+          }
+        },
+      ),
+      { numRuns: 25 },
+    );
+  });
+
+  it("a ttl whose expiry is near (or past) reads the edge key by key; a long one still subtracts", async () => {
+    const range = { from: Date.UTC(2026, 9, 3, 7), to: Date.UTC(2026, 10, 12, 9) };
+    const items = (ttl?: number) => {
+      const out: (IncrItem & { at: number })[] = [];
+      for (let t = Date.UTC(2026, 9, 1); t < NOW; t += 3 * HOUR)
+        out.push({ member: "x", by: 1, period: "hour", at: t, ...(ttl ? { ttl } : {}) });
+      return out;
+    };
+    const expected = items().filter((i) => i.at >= range.from && i.at < periodEnd("hour", range.to)).length;
+    // ttl of 60 days: every recorded expiry is far, the edges subtract
+    await increment(ctx, "ttl-long", items(60 * 86400));
+    const long = await commandsOf(ctx, "ttl-long", "x", range);
+    expect(long.score).toBe(expected);
+    // a ttl of 30 seconds (each written at its hour): recorded expiries long past, so every edge
+    // is read key by key
+    for (const item of items(30)) await increment(lib.ctx(item.at + 1000), "ttl-short", [item]);
+    const short = await commandsOf(ctx, "ttl-short", "x", range);
+    const perKey = await commandsOf(ctx, "ttl-short", "x", range, true);
+    expect(short).toEqual({ score: perKey.score, commands: perKey.commands });
+    expect(short.score).toBe(expected);
+    expect(long.commands).toBeLessThan(perKey.commands);
+  });
+
+  it("a write that restarts an expired hour marks the life inexact: its day's rollup still holds the old count", async () => {
+    const name = "restarted";
+    const day = Date.UTC(2026, 10, 18);
+    const at = (h: number) => lib.ctx(day + h * HOUR);
+    // hour 1 lives 1 s; hours 5-10 (written later) keep the day's rollup alive for a day
+    await increment(at(1), name, [{ member: "x", by: 5, period: "hour", at: day + HOUR, ttl: 1 }]);
+    await increment(
+      at(11),
+      name,
+      Array.from({ length: 6 }, (_, i) => ({
+        member: "x",
+        by: 1,
+        period: "hour" as const,
+        at: day + (5 + i) * HOUR,
+        ttl: 86400,
+      })),
+    );
+    const index = counterKeys.index(lib.prefix, name);
+    expect(await command(lib.target, "HGET", index, "s")).toBe("1");
+    await new Promise((r) => setTimeout(r, 1200));
+    // the write finds hour 1's recorded expiry passed, asks PTTL: gone, so it restarts the hour
+    await increment(at(11), name, [{ member: "x", by: 2, period: "hour", at: day + HOUR, ttl: 86400 }]);
+    expect(await command(lib.target, "HGET", index, "s")).toBeNull();
+    // the day's rollup holds 5 + 6 + 2, its live hours 2 + 6: hours 4-10 as the rollup minus
+    // hour 1 would be 11, not 6
+    const range = { from: day + 4 * HOUR, to: day + 10 * HOUR };
+    const later = lib.ctx(day + 11 * HOUR + 90_000);
+    expect(await readMember(later, name, "x", range)).toBe(6);
+    expect(await readMember(later, name, "x", range, true)).toBe(6);
+  });
+
+  it("fractional increments are read key by key (sums of fractions depend on their order)", async () => {
+    const name = "fractions";
+    const items: IncrItem[] = [];
+    for (let t = Date.UTC(2026, 9, 1); t < NOW; t += 5 * HOUR)
+      items.push({ member: "x", by: 0.1 + (t % 7) / 10, period: "hour", at: t });
+    await increment(ctx, name, items);
+    const range = { from: Date.UTC(2026, 9, 3, 7), to: Date.UTC(2026, 10, 12, 9) };
+    const perKey = await commandsOf(ctx, name, "x", range, true);
+    const edges = await commandsOf(ctx, name, "x", range);
+    expect(edges.score).toBe(perKey.score);
+  });
+
+  it("a member held at 0 inside an edge is present; one held only outside it is absent", async () => {
+    const name = "zeros";
+    const day = Date.UTC(2026, 10, 10);
+    await increment(ctx, name, [
+      // z: +4 and -4 inside the range's first day, 7 outside it
+      { member: "z", by: 4, period: "hour", at: day + 20 * HOUR },
+      { member: "z", by: -4, period: "hour", at: day + 21 * HOUR },
+      { member: "z", by: 7, period: "hour", at: day + 2 * HOUR },
+      // o: only outside the range, in its first day and month
+      { member: "o", by: 3, period: "hour", at: day + HOUR },
+      { member: "o", by: 3, period: "hour", at: Date.UTC(2026, 10, 2) },
+      ...Array.from({ length: 20 }, (_, h) => ({ member: "f", by: 1, period: "hour" as const, at: day + h * HOUR })),
+      ...Array.from({ length: 9 }, (_, d) => ({
+        member: "f",
+        by: 1,
+        period: "hour" as const,
+        at: Date.UTC(2026, 10, 1 + d),
+      })),
+    ]);
+    const range = { from: day + 12 * HOUR, to: Date.UTC(2026, 10, 16) };
+    expect(await readMember(ctx, name, "z", range)).toBe(0);
+    expect(await readMember(ctx, name, "z", range, true)).toBe(0);
+    expect(await readMember(ctx, name, "o", range)).toBeNull();
+    expect(await readMember(ctx, name, "o", range, true)).toBeNull();
+  });
+
+  it("a rollup that dropped a member at exactly 0 (a member delete) may still have parts holding it", async () => {
+    const name = "zeros-deleted";
+    const day = Date.UTC(2026, 10, 10);
+    await increment(ctx, name, [
+      { member: "z", by: 3, period: "hour", at: day + 2 * HOUR },
+      { member: "z", by: -3, period: "hour", at: day + 3 * HOUR },
+      { member: "z", by: 4, period: "hour", at: day + 20 * HOUR },
+      ...Array.from({ length: 20 }, (_, h) => ({ member: "f", by: 1, period: "hour" as const, at: day + h * HOUR })),
+    ]);
+    // the day's (and month's) rollup: z 4 - 4 = 0, dropped (z:<rollup>); hours 2 and 3 keep +3 and -3
+    await deleteMember(ctx, name, "z", { period: "hour", from: day + 20 * HOUR, to: day + 20 * HOUR });
+    const range = { from: day + HOUR, to: Date.UTC(2026, 10, 16) };
+    expect(await readMember(ctx, name, "z", range, true)).toBe(0);
+    expect(await readMember(ctx, name, "z", range)).toBe(0);
+  });
+
+  it("a delete under a rollup an earlier delete emptied marks the life inexact (the removed score reaches no rollup)", async () => {
+    const name = "owner-gone";
+    const day = Date.UTC(2026, 10, 5);
+    await increment(ctx, name, [
+      { member: "x", by: 5, period: "hour", at: day },
+      { member: "x", by: 3, period: "hour", at: day + HOUR },
+      { member: "x", by: -3, period: "hour", at: day + 2 * HOUR },
+      ...Array.from({ length: 10 }, (_, d) => ({
+        member: "f",
+        by: 1,
+        period: "hour" as const,
+        at: day + (d + 1) * DAY,
+      })),
+    ]);
+    const index = counterKeys.index(lib.prefix, name);
+    // the day's rollup held only x (5): it drops x at 0 and, empty, leaves the index; hours 1 and 2 keep +3 and -3
+    await deleteMember(ctx, name, "x", { period: "hour", from: day, to: day });
+    expect(await command(lib.target, "HGET", index, "s")).toBe("1");
+    // hour 1 loses its 3, which neither the gone day rollup nor the month's receives
+    await deleteMember(ctx, name, "x", { period: "hour", from: day + HOUR, to: day + HOUR });
+    expect(await command(lib.target, "HGET", index, "s")).toBeNull();
+    // the month's rollup lacks x; as its rollup minus the (empty) parts outside, November 5 2:00
+    // to November 16 would say 0, not hour 2's -3
+    const range = { from: day + 2 * HOUR, to: Date.UTC(2026, 10, 16) };
+    expect(await readMember(ctx, name, "x", range, true)).toBe(-3);
+    expect(await readMember(ctx, name, "x", range)).toBe(-3);
+  });
+});
