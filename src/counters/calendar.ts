@@ -144,7 +144,7 @@ export function deletePlan(period: Period, from: number, end: number): DeleteSte
  * union bound): `rollup` sums all its parts, `inside` are its parts wholly in the range, `outside`
  * those wholly outside, and `edges` its parts that the range again covers in part (at most two).
  * For `sum` the part in range is either its parts in range or its rollup minus the parts outside,
- * whichever reads fewer live keys, where that is exact (read-scripts.ts, `edgeSum`).
+ * whichever reads fewer live keys, where that is exact (edges.ts, `edgeSum`).
  */
 export interface Edge {
   rollup: Part;

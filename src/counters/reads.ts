@@ -171,7 +171,7 @@ export function source(ctx: Ctx, name: string, options: ReadOptions) {
 
 /**
  * What a member read resolves: `source`, and for a sum over an hour or day counter the edge plan
- * its script answers from past the union bound (read-scripts.ts, `edgeSum`): each day or month the
+ * its script answers from past the union bound (edges.ts, `edgeSum`): each day or month the
  * range covers in part as its parts in range or its rollup minus its parts outside. Only member
  * reads build it (its keys cost the Worker ~0.1 ms over 400 days of hours). Exported for tests.
  */

@@ -1,6 +1,6 @@
 /**
  * A model of a counter union's top N, for tests of reads that answer it without the union
- * (the threshold algorithm in src/counters/read-scripts.ts).
+ * (the threshold algorithm in src/counters/threshold.ts).
  */
 
 /** Redis' order of equal scores: member bytes (UTF-8), not a locale's collation. */

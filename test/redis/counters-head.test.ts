@@ -1,6 +1,6 @@
 /**
  * Issue 15: a top-N sum over a range ending in the current period reads the cached union of the
- * finished keys and the current bucket apart (threshold algorithm, src/counters/read-scripts.ts)
+ * finished keys and the current bucket apart (threshold algorithm, src/counters/threshold.ts)
  * instead of unioning them. Its answer must be the union's, exactly: the same members, sums and
  * order, ties by member bytes (as ZRANGE … REV orders them), with negative and zero sums, members
  * only in one of the two, and ties deeper than the first page.
