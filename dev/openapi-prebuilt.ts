@@ -1,6 +1,5 @@
 /**
- * wrangler.toml `[build]` command, run by `wrangler deploy` (and `--dry-run`, so by
- * `npm run bundle-size` and the benchmarks) and `wrangler dev` before they bundle: writes
+ * Run by the Worker's build (dev/build-worker.ts, wrangler.toml `[build]`) before it bundles: writes
  * functions/build/openapi.json.gz.b64, the OpenAPI document the Worker bundle serves
  * (functions/build/openapi-prebuilt.ts). The document is test/fixtures/openapi.json, which
  * test/worker/lazy-routes.test.ts proves equal to the one the app builds from its routes, in the
@@ -19,7 +18,8 @@ export function documentText(): string {
   return JSON.stringify(JSON.parse(readFileSync(FIXTURE, "utf8")));
 }
 
-if (import.meta.main) {
+/** Writes OUTPUT (unless it is current). */
+export function writePrebuiltDocument(): void {
   const base64 = gzipSync(documentText(), { level: 9 }).toString("base64");
   // Unchanged bytes keep the file's mtime, so `wrangler dev` does not rebuild for nothing.
   let current = "";
@@ -30,3 +30,5 @@ if (import.meta.main) {
   }
   if (current !== base64) writeFileSync(OUTPUT, base64);
 }
+
+if (import.meta.main) writePrebuiltDocument();

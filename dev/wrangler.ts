@@ -46,7 +46,8 @@ export interface WranglerDev {
 }
 
 /**
- * Bundles the Worker into `outDir` (`wrangler deploy --dry-run`) and returns the script's path.
+ * Bundles the Worker into `outDir` (`wrangler deploy --dry-run`: the modules it would upload) and
+ * returns the entry module's path; the project's Worker has its chunks next to it.
  * `config`: another wrangler config (e.g. the bench's naive baseline Worker) instead of wrangler.toml.
  */
 export function bundleWorker(outDir: string, config?: string): string {
@@ -60,7 +61,10 @@ export function bundleWorker(outDir: string, config?: string): string {
     },
   );
   if (built.status !== 0) throw new Error(`wrangler deploy --dry-run failed:\n${built.stderr || built.stdout}`);
-  // The script is named after the entry (`index.js` for functions/index.ts).
+  // The project's Worker is several ES modules (dev/build-worker.ts): the entry and its chunks, side
+  // by side; the package.json lets Node import them as they are (bench/cpu, bench/cold-start).
+  if (!config) writeFileSync(join(outDir, "package.json"), '{"type":"module"}\n');
+  // The script is named after the entry (`index.js` for the project's Worker).
   return join(outDir, config ? (readdirSync(outDir).find((f) => f.endsWith(".js")) ?? "index.js") : "index.js");
 }
 

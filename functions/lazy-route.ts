@@ -149,18 +149,6 @@ async function run(chain: Handler<AppEnv>[], c: Context<AppEnv>, next: Next): Pr
 }
 
 /**
- * Adds `router`'s routes to `app` at `base`, in order: what `app.route(base, router)`
- * did when each feature was a Hono app of its own (the path joined with
- * `mergePath`), without the app per feature and the two more that Hono's
- * `route` builds per mount (about 1 ms of every cold isolate's module
- * evaluation for our ten mounts).
- */
-export function mountRoutes(app: OpenAPIHono<AppEnv>, base: string, router: Routes): void {
-  const prefix = mergePath("/", base);
-  for (const route of router.routes) app.on(route.method, mergePath(prefix, route.path), route.handler);
-}
-
-/**
  * Registers every lazy route of `router`, mounted at `base`, in `registry`, as
  * `OpenAPIHono.route` registers a sub-router's routes (the mount base joined with
  * `mergePath`, `:param` as `{param}`; without `middleware`, skipping `hide`).
