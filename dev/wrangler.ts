@@ -5,9 +5,9 @@
  * ready when `/healthz` answers, and stopped with the workerd it spawned.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { onExit } from "./on-exit.ts";
 import { freePort } from "./redis.ts";
 
@@ -18,8 +18,8 @@ export interface WranglerDevOptions {
   /** Worker vars and secrets, passed as `--var NAME:VALUE`. */
   vars: Record<string, string>;
   /**
-   * A Worker bundled by `bundleWorker`, served with `--no-bundle`, so edits to
-   * the sources cannot reload it in the middle of a run.
+   * A Worker bundled by `bundleWorker`, served as it is (with the modules next to it), so edits
+   * to the sources cannot reload it in the middle of a run.
    * @default the project's Worker, bundled and watched by wrangler
    */
   script?: string;
@@ -68,6 +68,23 @@ export function bundleWorker(outDir: string, config?: string): string {
   return join(outDir, config ? (readdirSync(outDir).find((f) => f.endsWith(".js")) ?? "index.js") : "index.js");
 }
 
+/**
+ * wrangler.toml serving `script` as it is, with the modules next to it (its chunks): `main` and
+ * `base_dir` point there and the `[build]` section is gone. (`wrangler dev <script> --no-bundle`
+ * would attach no module but the script.) Written to `dir`; returns its path.
+ */
+function scriptConfig(script: string, dir: string): string {
+  const toml = readFileSync(join(ROOT, "wrangler.toml"), "utf8")
+    .replace(
+      /^main\s*=.*$/m,
+      `main = ${JSON.stringify(resolve(script))}\nbase_dir = ${JSON.stringify(dirname(resolve(script)))}`,
+    )
+    .replace(/^\[build\]\n(?:(?!\[).*\n)*/m, "");
+  const path = join(dir, "wrangler.toml");
+  writeFileSync(path, toml);
+  return path;
+}
+
 export async function startWranglerDev(options: WranglerDevOptions): Promise<WranglerDev> {
   const port = options.port ?? (await freePort());
   const inspectorPort = await freePort();
@@ -77,7 +94,7 @@ export async function startWranglerDev(options: WranglerDevOptions): Promise<Wra
   const args = [
     WRANGLER,
     "dev",
-    ...(options.script ? [options.script, "--no-bundle"] : []),
+    ...(options.script ? ["--config", scriptConfig(options.script, scratch)] : []),
     "--port",
     String(port),
     "--ip",
