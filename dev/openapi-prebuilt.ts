@@ -1,17 +1,16 @@
 /**
  * Run by the Worker's build (dev/build-worker.ts, wrangler.toml `[build]`) before it bundles: writes
- * functions/build/openapi.json.gz.b64, the OpenAPI document the Worker bundle serves
+ * functions/build/openapi.json.txt, the OpenAPI document the Worker bundle serves
  * (functions/build/openapi-prebuilt.ts). The document is test/fixtures/openapi.json, which
  * test/worker/lazy-routes.test.ts proves equal to the one the app builds from its routes, in the
- * compact form /openapi.json answers with; gzipped, then base64 for a text import.
+ * compact form /openapi.json answers with.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { gzipSync } from "node:zlib";
 
 const ROOT = resolve(import.meta.dirname, "..");
 export const FIXTURE = resolve(ROOT, "test/fixtures/openapi.json");
-export const OUTPUT = resolve(ROOT, "functions/build/openapi.json.gz.b64");
+export const OUTPUT = resolve(ROOT, "functions/build/openapi.json.txt");
 
 /** The text /openapi.json answers with: `c.json(document)` is `JSON.stringify(document)`. */
 export function documentText(): string {
@@ -20,7 +19,7 @@ export function documentText(): string {
 
 /** Writes OUTPUT (unless it is current). */
 export function writePrebuiltDocument(): void {
-  const base64 = gzipSync(documentText(), { level: 9 }).toString("base64");
+  const text = documentText();
   // Unchanged bytes keep the file's mtime, so `wrangler dev` does not rebuild for nothing.
   let current = "";
   try {
@@ -28,7 +27,7 @@ export function writePrebuiltDocument(): void {
   } catch {
     // first build
   }
-  if (current !== base64) writeFileSync(OUTPUT, base64);
+  if (current !== text) writeFileSync(OUTPUT, text);
 }
 
 if (import.meta.main) writePrebuiltDocument();
