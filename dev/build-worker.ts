@@ -35,7 +35,9 @@ export const OUTDIR = resolve(ROOT, ".wrangler/worker");
  * document is prebuilt (functions/build/openapi-prebuilt.ts), so the bundle needs neither the
  * generator (app.ts imports "./openapi-document.ts"), nor zod-to-openapi (imported by
  * @hono/zod-openapi), nor zod's JSON Schema output, which no bundler can shake off either (every
- * zod schema type refers to its JSON Schema processor).
+ * zod schema type refers to its JSON Schema processor). And @hono/zod-openapi's `z` (all of zod in
+ * one object, imported from "zod") is only what it uses of it (functions/build/zod-namespace.ts):
+ * the app imports zod's parts by name (functions/zod.ts), so esbuild leaves out the rest.
  */
 export const ALIASES: Record<string, string> = {
   "../locales/index.js": "./functions/build/zod-locales.ts",
@@ -43,6 +45,7 @@ export const ALIASES: Record<string, string> = {
   "./from-json-schema.js": "./functions/build/zod-compile.ts",
   "./openapi-document.ts": "./functions/build/openapi-prebuilt.ts",
   "@asteasolutions/zod-to-openapi": "./functions/build/zod-to-openapi.ts",
+  zod: "./functions/build/zod-namespace.ts",
   "./to-json-schema.js": "./functions/build/zod-json-schema.ts",
   "../core/to-json-schema.js": "./functions/build/zod-json-schema.ts",
   "./json-schema-processors.js": "./functions/build/zod-json-schema-processors.ts",

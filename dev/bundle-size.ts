@@ -67,6 +67,7 @@ function gzipKib(files: Iterable<string>): number {
 const ALIAS_IMPORTERS: Record<string, string> = {
   "./openapi-document.ts": "/functions/app.ts",
   "@asteasolutions/zod-to-openapi": "node_modules/@hono/zod-openapi/",
+  zod: "node_modules/@hono/zod-openapi/",
 };
 
 /**
@@ -88,7 +89,11 @@ interface SourceMap {
 function strayInMap(map: SourceMap): string[] {
   const stray: string[] = [];
   for (const path of aliasedPaths()) {
-    const quoted = new RegExp(`\\bfrom\\s*["']${path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}["']`);
+    // An import or re-export of the path, not a type-only one (which the bundle does not contain).
+    const quoted = new RegExp(
+      `^\\s*(?:import|export)\\s+(?!type\\b)[^;]*?\\bfrom\\s*["']${path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}["']`,
+      "m",
+    );
     map.sources.forEach((source, i) => {
       if (!source.includes(ALIAS_IMPORTERS[path] ?? "node_modules/zod/") && quoted.test(map.sourcesContent?.[i] ?? ""))
         stray.push(`${source} imports ${path}`);

@@ -1,9 +1,10 @@
-import { createRoute, OpenAPIHono, z, type RouteConfig, type RouteHandler } from "@hono/zod-openapi";
+import { createRoute, OpenAPIHono, type RouteConfig, type RouteHandler } from "@hono/zod-openapi";
 import type { Context, Handler, Next } from "hono";
 import { LinearRouter } from "hono/router/linear-router";
 import { mergePath } from "hono/utils/url";
 import { validationHook, type Routes } from "./router.ts";
 import type { AppEnv } from "./types.ts";
+import * as z from "./zod.ts";
 
 /**
  * Routes whose zod schemas are built on their first request (issue 14, point 6).

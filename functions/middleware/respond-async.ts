@@ -1,4 +1,4 @@
-import { z } from "@hono/zod-openapi";
+import * as z from "../zod.ts";
 import type { Context } from "hono";
 import { StorageUnavailableError } from "../../src/errors.ts";
 import type * as ingest from "../../src/ingest/index.ts";
