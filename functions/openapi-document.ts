@@ -15,7 +15,7 @@ export type OpenApiDocument = Record<string, unknown>;
  * isolate's life. Building it loads every router and builds every route's
  * schemas (./lazy-route.ts).
  *
- * The Worker bundle does not contain this module: wrangler.toml's `[alias]`
+ * The Worker bundle does not contain this module: dev/build-worker.ts's `ALIASES`
  * puts ./build/openapi-prebuilt.ts in its place, which serves the same
  * document generated before bundling (test/fixtures/openapi.json, which the
  * worker tests prove equal to what this module builds), so the bundle needs
