@@ -10,8 +10,8 @@
  * `wrangler deploy` uploads). A bundle is its entry module and every other `.js`
  * module next to it (the chunks its `import()`s load: dev/build-worker.ts splits
  * the Worker), copied together, so a single-module bundle (one built before the
- * split, say to /tmp from main) and a split one are measured alike. `--compare` measures a second bundle in the same
- * run, alternating their fresh processes, for a like-for-like comparison on a
+ * split, say to /tmp from main) and a split one are measured alike. `--compare`
+ * measures a second bundle in the same run, alternating their fresh processes, for a like-for-like comparison on a
  * shared machine (compare min and p25 over 30 runs or more, not single runs).
  * CPU is `process.cpuUsage()` (user + system, all threads of the process, so
  * V8's background compilation counts too). Node 24
@@ -21,15 +21,17 @@
  * The first requests need no Redis (a refused write, /healthz), so the figures
  * are the Worker's own CPU; `/openapi.json` and `/docs` are measured apart
  * because only they need the OpenAPI document (which the bundle serves
- * prebuilt: functions/build/openapi-prebuilt.ts decompresses it). `module` is
- * importing the entry module, i.e. compiling and evaluating it and the chunks it
- * imports statically; a request's figure includes the chunks its route loads
- * with `import()` on first use (Node's module loader adds a little per module
- * that workerd, which has the modules in memory, does not). `module compile` is V8 parsing
- * and compiling those modules alone (in another fresh process, as
- * `vm.SourceTextModule`s, unlinked): the part of `module` that only less code
- * reduces; the rest is evaluating it (library setup: zod's own module,
- * hono, @upstash/redis, the app's routes table). No zod
+ * prebuilt from a chunk of its own: functions/build/openapi-prebuilt.ts).
+ * `module` is importing the entry module: compiling and evaluating it and the
+ * chunks it imports statically (zod, hono, @upstash/redis, the middleware, the
+ * routes table). A request's figure includes the chunks its route loads with
+ * `import()` on first use (the refused write: the counters routes and library).
+ * The child serves every module from memory through a module hook, as workerd
+ * has them (Node would read each from disk and look up its package.json), but
+ * Node's module machinery still adds a little per module that workerd's does not.
+ * `module compile` is V8 parsing and compiling the entry's modules alone (in
+ * another fresh process, as `vm.SourceTextModule`s, unlinked): the part of
+ * `module` that only less code reduces; the rest is evaluating them. No zod
  * schema is built then: a route builds its request schemas (without their
  * OpenAPI metadata) on its first request (functions/lazy-route.ts), which the
  * `first request` figure includes (the tests' app builds every route's for
