@@ -6,7 +6,8 @@
  * what every cold isolate compiles) is over its own, so a dependency that bloats
  * the cold start is caught in CI. It also fails when a module other than the one
  * an alias is meant for imports a path that dev/build-worker.ts's `ALIASES` replaces
- * (matched as written, whoever imports it), and when the bundle's /openapi.json and /docs are
+ * (matched as written, whoever imports it), when `wrangler deploy` would not upload a module of the
+ * build, and when the bundle's /openapi.json and /docs are
  * not exactly the app's (the bundle serves the document prebuilt from
  * test/fixtures/openapi.json, see functions/build/openapi-prebuilt.ts, which
  * test/worker/lazy-routes.test.ts proves equal to what the app builds) or its
@@ -15,7 +16,7 @@
 import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { gzipSync } from "node:zlib";
 import { docsPage } from "../functions/routes/docs.ts";
@@ -116,7 +117,14 @@ const send = async (path, init) => {
   return res.status + " " + (await res.text());
 };
 const refused = await send("/v1/counters/c1/incr", { method: "POST", headers: { authorization: "Bearer " + key, "content-type": "application/json" }, body: JSON.stringify({ items: [{ member: "a" }, { member: "" }] }) });
-console.log(JSON.stringify({ openapi: await send("/openapi.json"), docs: await send("/docs"), refused }));
+const served = { openapi: await send("/openapi.json"), docs: await send("/docs"), refused };
+// Every chunk links and evaluates (a request loads most only on first use).
+const { readdirSync } = await import("node:fs");
+const dir = new URL(".", process.argv[1]);
+const broken = [];
+for (const name of readdirSync(dir).filter((f) => f.endsWith(".js")))
+  await import(new URL(name, dir).href).catch((e) => broken.push(name + ": " + e.message));
+console.log(JSON.stringify({ ...served, broken }));
 `;
 
 /** The answer test/worker/lazy-routes.test.ts expects to the refused write above. */
@@ -128,7 +136,7 @@ const REFUSED = `400 ${JSON.stringify({
   },
 })}`;
 
-/** What the bundle gets wrong of /openapi.json, /docs and validation (empty when all are the app's). */
+/** What the bundle gets wrong of /openapi.json, /docs, validation and loading its modules (empty when all are right). */
 async function servingProblems(script: string, dir: string): Promise<string[]> {
   // The entry and its chunks, in a package of ES modules (Node needs .mjs for an ES module outside one).
   const copy = join(dir, "serve");
@@ -143,13 +151,16 @@ async function servingProblems(script: string, dir: string): Promise<string[]> {
     { encoding: "utf8" },
   );
   if (child.status !== 0) return [`the bundle did not answer:\n${child.stderr}`];
-  const served = JSON.parse(child.stdout.trim().split("\n").pop() ?? "{}") as Record<string, string>;
+  const { broken, ...served } = JSON.parse(child.stdout.trim().split("\n").pop() ?? "{}") as Record<string, string> & {
+    broken?: string[];
+  };
   const expected = documentText();
   const problems: string[] = [];
   if (served.openapi !== `200 ${expected}`) problems.push("/openapi.json is not test/fixtures/openapi.json");
   if (served.docs !== `200 ${String(await docsPage(JSON.parse(expected)))}`)
     problems.push("/docs is not the fixture's page");
   if (served.refused !== REFUSED) problems.push(`a refused write answers ${served.refused}, not ${REFUSED}`);
+  for (const module of broken ?? []) problems.push(`a module does not load: ${module}`);
   return problems;
 }
 
@@ -166,6 +177,13 @@ try {
   const line =
     `bundle: ${modules.length} modules, ${raw(modules).toFixed(0)} KiB, ${kib.toFixed(1)} KiB gzip (budget ${BUDGET_KIB} KiB gzip); ` +
     `entry: ${entry.size} modules, ${raw(entry).toFixed(0)} KiB, ${entryKib.toFixed(1)} KiB gzip (budget ${ENTRY_BUDGET_KIB} KiB gzip)`;
+  // Every module the build wrote must be uploaded (wrangler.toml's ESModule rule must match each chunk).
+  const uploaded = new Set(modules.map((f) => basename(f)));
+  const missing = readdirSync(OUTDIR).filter((f) => f.endsWith(".js") && !uploaded.has(f));
+  if (missing.length > 0) {
+    console.error(`wrangler deploy would not upload these modules of the build: ${missing.join(", ")}`);
+    process.exitCode = 1;
+  }
   const stray = strayAliasImports();
   if (kib > BUDGET_KIB || entryKib > ENTRY_BUDGET_KIB) {
     console.error(`${line}: OVER BUDGET`);
@@ -179,7 +197,10 @@ try {
   if (problems.length > 0) {
     console.error(`the bundle's answers:\n  ${problems.join("\n  ")}`);
     process.exitCode = 1;
-  } else console.log("bundle: /openapi.json and /docs are test/fixtures/openapi.json's, validation answers as the app");
+  } else
+    console.log(
+      "bundle: /openapi.json and /docs are test/fixtures/openapi.json's, validation answers as the app, every module loads",
+    );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
