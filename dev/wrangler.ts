@@ -5,7 +5,7 @@
  * ready when `/healthz` answers, and stopped with the workerd it spawned.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { onExit } from "./on-exit.ts";
@@ -69,19 +69,24 @@ export function bundleWorker(outDir: string, config?: string): string {
 }
 
 /**
- * wrangler.toml serving `script` as it is, with the modules next to it (its chunks): `main` and
- * `base_dir` point there and the `[build]` section is gone. (`wrangler dev <script> --no-bundle`
- * would attach no module but the script.) Written to `dir`; returns its path.
+ * A wrangler config that serves `script` as it is, with the modules next to it (its chunks),
+ * written to `dir`; returns its path. `wrangler dev <script> --no-bundle` attaches no module but
+ * the script; and it reads no wrangler.toml (it looks for one from the script's directory, a
+ * temporary one), so this config holds nothing else either: the Worker runs with the settings
+ * it had that way (wrangler's default compatibility date, no bindings but the `--var`s).
  */
 function scriptConfig(script: string, dir: string): string {
-  const toml = readFileSync(join(ROOT, "wrangler.toml"), "utf8")
-    .replace(
-      /^main\s*=.*$/m,
-      `main = ${JSON.stringify(resolve(script))}\nbase_dir = ${JSON.stringify(dirname(resolve(script)))}`,
-    )
-    .replace(/^\[build\]\n(?:(?!\[).*\n)*/m, "");
-  const path = join(dir, "wrangler.toml");
-  writeFileSync(path, toml);
+  const path = join(dir, "wrangler.json");
+  writeFileSync(
+    path,
+    JSON.stringify({
+      main: resolve(script),
+      base_dir: dirname(resolve(script)),
+      no_bundle: true,
+      find_additional_modules: true,
+      rules: [{ type: "ESModule", globs: ["**/chunk-*.js"] }],
+    }),
+  );
   return path;
 }
 
