@@ -7,8 +7,11 @@
  *     [--compare=/path/other/index.js]
  *
  * Without `--bundle` it builds one with `wrangler deploy --dry-run` (what
- * `wrangler deploy` uploads). `--compare` measures a second bundle in the same
- * run, alternating their fresh processes, for a like-for-like comparison on a
+ * `wrangler deploy` uploads). A bundle is its entry module and every other `.js`
+ * module next to it (the chunks its `import()`s load: dev/build-worker.ts splits
+ * the Worker), copied together, so a single-module bundle (one built before the
+ * split, say to /tmp from main) and a split one are measured alike. `--compare`
+ * measures a second bundle in the same run, alternating their fresh processes, for a like-for-like comparison on a
  * shared machine (compare min and p25 over 30 runs or more, not single runs).
  * CPU is `process.cpuUsage()` (user + system, all threads of the process, so
  * V8's background compilation counts too). Node 24
@@ -18,20 +21,26 @@
  * The first requests need no Redis (a refused write, /healthz), so the figures
  * are the Worker's own CPU; `/openapi.json` and `/docs` are measured apart
  * because only they need the OpenAPI document (which the bundle serves
- * prebuilt: functions/build/openapi-prebuilt.ts decompresses it). `module compile` is V8 parsing
- * and compiling the script alone (in another fresh process, as a classic
- * script without its final `export`): the part of `module` that only a smaller
- * bundle reduces; the rest is evaluating it (library setup: zod's own module,
- * hono, @upstash/redis, the Lua scripts' texts, the app's routes). No zod
+ * prebuilt from a chunk of its own: functions/build/openapi-prebuilt.ts).
+ * `module` is importing the entry module: compiling and evaluating it and the
+ * chunks it imports statically (zod, hono, @upstash/redis, the middleware, the
+ * routes table). A request's figure includes the chunks its route loads with
+ * `import()` on first use (the refused write: the counters routes and library).
+ * The child serves every module from memory through a module hook, as workerd
+ * has them (Node would read each from disk and look up its package.json), but
+ * Node's module machinery still adds a little per module that workerd's does not.
+ * `module compile` is V8 parsing and compiling the entry's modules alone (in
+ * another fresh process, as `vm.SourceTextModule`s, unlinked): the part of
+ * `module` that only less code reduces; the rest is evaluating them. No zod
  * schema is built then: a route builds its request schemas (without their
  * OpenAPI metadata) on its first request (functions/lazy-route.ts), which the
  * `first request` figure includes (the tests' app builds every route's for
  * `/openapi.json`; the bundle has no generator).
  */
 import { spawnSync } from "node:child_process";
-import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { bundleWorker } from "../dev/wrangler.ts";
 
@@ -78,7 +87,29 @@ const ms = (u) => (u.user + u.system) / 1000;
   // builds its navigator global on the first read (~0.4 ms; zod reads it); workerd has both built in.
   crypto.randomUUID(); typeof navigator;
   await fetch("http://127.0.0.1:9/").catch(() => {});
+  // Node builds DecompressionStream from its zlib and stream modules on first use (~12 ms); workerd's is native.
+  const gzip = new Uint8Array([31, 139, 8, 0, 0, 0, 0, 0, 0, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+  await new Response(new Blob([gzip]).stream().pipeThrough(new DecompressionStream("gzip"))).text();
 }
+// workerd has a Worker's modules in memory; Node would read each from disk and look up its package.json
+// (~0.3 ms a module, more on the first). So every module of the bundle is read first and served from
+// memory through a module hook, warmed with a module of its own.
+const { readdirSync, readFileSync } = await import("node:fs");
+const { registerHooks } = await import("node:module");
+const dir = new URL(".", url);
+const sources = new Map(readdirSync(dir).filter((f) => f.endsWith(".js")).map((f) => [new URL(f, dir).href, readFileSync(new URL(f, dir), "utf8")]));
+sources.set(new URL("warm-hooks.js", dir).href, "export default 1;");
+registerHooks({
+  resolve(specifier, context, next) {
+    const href = context.parentURL ? new URL(specifier, context.parentURL).href : specifier;
+    return sources.has(href) ? { url: href, shortCircuit: true } : next(specifier, context);
+  },
+  load(href, context, next) {
+    const source = sources.get(href);
+    return source === undefined ? next(href, context) : { format: "module", source, shortCircuit: true };
+  },
+});
+await import(new URL("warm-hooks.js", dir).href);
 let t = process.cpuUsage();
 const mod = await import(url);
 const out = { module: ms(process.cpuUsage(t)) };
@@ -107,13 +138,23 @@ await step("first /docs", "/docs", {}, 200);
 console.log(JSON.stringify(out));
 `;
 
-// Runs in another child: only compiles the bundle (a second compile in one process would hit V8's cache).
+// Runs in another child: only compiles the entry module and the modules it imports statically, as
+// the import does before evaluating them (a second compile in one process would hit V8's cache).
 const COMPILE_CHILD = `
 const { readFileSync } = await import("node:fs");
-const { Script } = await import("node:vm");
-const code = readFileSync(new URL(process.argv[1]), "utf8").replace(/\\bexport\\s*\\{[^}]*\\}\\s*;?(?![\\s\\S]*\\bexport\\s*\\{)/, "");
+const { SourceTextModule } = await import("node:vm");
+const modules = new Map();
+const load = (url) => {
+  if (modules.has(url.href)) return;
+  const code = readFileSync(url, "utf8");
+  modules.set(url.href, code);
+  // esbuild puts a module's static imports first: import{a as b}from"./chunk-X.js";import"./chunk-Y.js";
+  const statement = /\\s*import\\s*(?:[^;"'()]*?from\\s*)?["']([^"']+)["']\\s*;?/y;
+  for (let m; (m = statement.exec(code)); ) load(new URL(m[1], url));
+};
+load(new URL(process.argv[1]));
 const t = process.cpuUsage();
-new Script(code);
+for (const [identifier, code] of modules) new SourceTextModule(code, { identifier });
 const u = process.cpuUsage(t);
 console.log(JSON.stringify({ "module compile": (u.user + u.system) / 1000 }));
 `;
@@ -140,21 +181,31 @@ function summarize(samples: ColdStart[]): ColdStartResult {
 
 /** Measures the bundles' cold starts, their fresh processes interleaved so that a busy spell of the machine weighs on each alike. */
 export function measureColdStarts(bundles: readonly string[], times = runs): ColdStartResult[] {
-  // Node needs .mjs for an ES module outside a package.
   const dir = mkdtempSync(join(tmpdir(), "edgestats-cold-"));
   const files = bundles.map((bundle, i) => {
-    const file = join(dir, `index-${i}.mjs`);
-    copyFileSync(bundle, file);
-    return file;
+    // The entry and its chunks, in a package of ES modules (Node needs .mjs for an ES module outside one).
+    const copy = join(dir, String(i));
+    mkdirSync(copy);
+    writeFileSync(join(copy, "package.json"), '{"type":"module"}');
+    for (const name of readdirSync(dirname(bundle)).filter((f) => f.endsWith(".js")))
+      copyFileSync(join(dirname(bundle), name), join(copy, name));
+    return join(copy, basename(bundle));
   });
   try {
     const samples: ColdStart[][] = files.map(() => []);
     for (let i = 0; i < times; i++) {
       files.forEach((file, b) => {
-        const run = (script: string) => {
+        const run = (script: string, ...flags: string[]) => {
           const child = spawnSync(
             process.execPath,
-            ["--disallow-code-generation-from-strings", "--input-type=module", "-e", script, pathToFileURL(file).href],
+            [
+              "--disallow-code-generation-from-strings",
+              ...flags,
+              "--input-type=module",
+              "-e",
+              script,
+              pathToFileURL(file).href,
+            ],
             {
               encoding: "utf8",
             },
@@ -162,7 +213,10 @@ export function measureColdStarts(bundles: readonly string[], times = runs): Col
           if (child.status !== 0) throw new Error(`cold-start child failed:\n${child.stderr}`);
           return JSON.parse(child.stdout.trim().split("\n").pop() ?? "{}") as Partial<ColdStart>;
         };
-        samples[b]?.push({ ...run(CHILD), ...run(COMPILE_CHILD) } as ColdStart);
+        samples[b]?.push({
+          ...run(CHILD),
+          ...run(COMPILE_CHILD, "--experimental-vm-modules", "--no-warnings"),
+        } as ColdStart);
       });
     }
     return samples.map(summarize);

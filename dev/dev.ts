@@ -49,11 +49,15 @@ const wrangler = spawn(
 const base = `http://127.0.0.1:${PORT}`;
 const crons = new CronSchedule(readFileSync("wrangler.toml", "utf8"));
 let timer: ReturnType<typeof setInterval> | undefined;
-/** Fires due crons through wrangler's scheduled-handler endpoint (enabled by --test-scheduled). */
+/**
+ * Fires due crons through wrangler's scheduled-handler endpoint (enabled by --test-scheduled). The
+ * Worker is served unbundled (wrangler.toml `no_bundle`), so wrangler cannot add its `/__scheduled`
+ * middleware; `/cdn-cgi/handler/scheduled` is miniflare's own.
+ */
 function startCrons() {
   timer = setInterval(async () => {
     for (const cron of crons.due(new Date())) {
-      await fetch(`${base}/__scheduled?cron=${encodeURIComponent(cron)}`).catch((e) =>
+      await fetch(`${base}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent(cron)}`).catch((e) =>
         console.error(`cron ${cron}: ${e}`),
       );
     }

@@ -1,26 +1,25 @@
 /**
- * wrangler.toml `[build]` command, run by `wrangler deploy` (and `--dry-run`, so by
- * `npm run bundle-size` and the benchmarks) and `wrangler dev` before they bundle: writes
- * functions/build/openapi.json.gz.b64, the OpenAPI document the Worker bundle serves
+ * Run by the Worker's build (dev/build-worker.ts, wrangler.toml `[build]`) before it bundles: writes
+ * functions/build/openapi.json.txt, the OpenAPI document the Worker bundle serves
  * (functions/build/openapi-prebuilt.ts). The document is test/fixtures/openapi.json, which
  * test/worker/lazy-routes.test.ts proves equal to the one the app builds from its routes, in the
- * compact form /openapi.json answers with; gzipped, then base64 for a text import.
+ * compact form /openapi.json answers with.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { gzipSync } from "node:zlib";
 
 const ROOT = resolve(import.meta.dirname, "..");
 export const FIXTURE = resolve(ROOT, "test/fixtures/openapi.json");
-export const OUTPUT = resolve(ROOT, "functions/build/openapi.json.gz.b64");
+export const OUTPUT = resolve(ROOT, "functions/build/openapi.json.txt");
 
 /** The text /openapi.json answers with: `c.json(document)` is `JSON.stringify(document)`. */
 export function documentText(): string {
   return JSON.stringify(JSON.parse(readFileSync(FIXTURE, "utf8")));
 }
 
-if (import.meta.main) {
-  const base64 = gzipSync(documentText(), { level: 9 }).toString("base64");
+/** Writes OUTPUT (unless it is current). */
+export function writePrebuiltDocument(): void {
+  const text = documentText();
   // Unchanged bytes keep the file's mtime, so `wrangler dev` does not rebuild for nothing.
   let current = "";
   try {
@@ -28,5 +27,7 @@ if (import.meta.main) {
   } catch {
     // first build
   }
-  if (current !== base64) writeFileSync(OUTPUT, base64);
+  if (current !== text) writeFileSync(OUTPUT, text);
 }
+
+if (import.meta.main) writePrebuiltDocument();

@@ -7,7 +7,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { onExit } from "./on-exit.ts";
 import { freePort } from "./redis.ts";
 
@@ -18,8 +18,8 @@ export interface WranglerDevOptions {
   /** Worker vars and secrets, passed as `--var NAME:VALUE`. */
   vars: Record<string, string>;
   /**
-   * A Worker bundled by `bundleWorker`, served with `--no-bundle`, so edits to
-   * the sources cannot reload it in the middle of a run.
+   * A Worker bundled by `bundleWorker`, served as it is (with the modules next to it), so edits
+   * to the sources cannot reload it in the middle of a run.
    * @default the project's Worker, bundled and watched by wrangler
    */
   script?: string;
@@ -46,7 +46,8 @@ export interface WranglerDev {
 }
 
 /**
- * Bundles the Worker into `outDir` (`wrangler deploy --dry-run`) and returns the script's path.
+ * Bundles the Worker into `outDir` (`wrangler deploy --dry-run`: the modules it would upload) and
+ * returns the entry module's path; the project's Worker has its chunks next to it.
  * `config`: another wrangler config (e.g. the bench's naive baseline Worker) instead of wrangler.toml.
  */
 export function bundleWorker(outDir: string, config?: string): string {
@@ -60,8 +61,33 @@ export function bundleWorker(outDir: string, config?: string): string {
     },
   );
   if (built.status !== 0) throw new Error(`wrangler deploy --dry-run failed:\n${built.stderr || built.stdout}`);
-  // The script is named after the entry (`index.js` for functions/index.ts).
+  // The project's Worker is several ES modules (dev/build-worker.ts): the entry and its chunks, side
+  // by side; the package.json lets Node import them as they are (bench/cpu, bench/cold-start).
+  if (!config) writeFileSync(join(outDir, "package.json"), '{"type":"module"}\n');
+  // The script is named after the entry (`index.js` for the project's Worker).
   return join(outDir, config ? (readdirSync(outDir).find((f) => f.endsWith(".js")) ?? "index.js") : "index.js");
+}
+
+/**
+ * A wrangler config that serves `script` as it is, with the modules next to it (its chunks),
+ * written to `dir`; returns its path. `wrangler dev <script> --no-bundle` attaches no module but
+ * the script; and it reads no wrangler.toml (it looks for one from the script's directory, a
+ * temporary one), so this config holds nothing else either: the Worker runs with the settings
+ * it had that way (wrangler's default compatibility date, no bindings but the `--var`s).
+ */
+function scriptConfig(script: string, dir: string): string {
+  const path = join(dir, "wrangler.json");
+  writeFileSync(
+    path,
+    JSON.stringify({
+      main: resolve(script),
+      base_dir: dirname(resolve(script)),
+      no_bundle: true,
+      find_additional_modules: true,
+      rules: [{ type: "ESModule", globs: ["**/chunk-*.js"] }],
+    }),
+  );
+  return path;
 }
 
 export async function startWranglerDev(options: WranglerDevOptions): Promise<WranglerDev> {
@@ -73,7 +99,7 @@ export async function startWranglerDev(options: WranglerDevOptions): Promise<Wra
   const args = [
     WRANGLER,
     "dev",
-    ...(options.script ? [options.script, "--no-bundle"] : []),
+    ...(options.script ? ["--config", scriptConfig(options.script, scratch)] : []),
     "--port",
     String(port),
     "--ip",

@@ -1,19 +1,16 @@
 import { requestId } from "hono/request-id";
 import { csvExport } from "./csv.ts";
 import { errorBody, onError } from "./errors.ts";
-import { mountRoutes } from "./lazy-route.ts";
 import { requireScope } from "./middleware/auth.ts";
 import { jsonBodyGuard } from "./middleware/body.ts";
 import { signedOrAdmin } from "./middleware/qstash.ts";
 import { rateLimit } from "./middleware/rate-limit.ts";
 import { idempotencyKey } from "./middleware/idempotency.ts";
 import { requestContext } from "./middleware/request.ts";
-import { createAppRouter, type Routes } from "./router.ts";
-import { openapiDocument } from "./openapi-document.ts";
-import { docsPage } from "./routes/docs.ts";
-import { healthRoutes } from "./routes/health.ts";
-import { jobRoutes } from "./routes/jobs.ts";
-import { featureRoutes } from "./routes/index.ts";
+import { mountRoutes } from "./mount.ts";
+import type { OpenApiDocument } from "./openapi-document.ts";
+import { createAppRouter } from "./router.ts";
+import { mounts } from "./routes/index.ts";
 
 export interface AppOptions {
   /**
@@ -37,18 +34,27 @@ export function createApp(options: AppOptions = {}) {
   app.use("/v1/*", idempotencyKey);
   app.use("/v1/*", csvExport);
 
-  const mounts: [string, Routes][] = [["/", healthRoutes], ["/", jobRoutes], ...featureRoutes];
-  for (const [base, routes] of mounts) mountRoutes(app, base, routes);
+  // Each router's module is loaded by the first request that reaches one of its routes (./mount.ts).
+  for (const mount of mounts) mountRoutes(app, mount);
 
   // The OpenAPI document and the docs page are built on their first request
-  // and kept for the isolate's life: no other request pays for them. Building
-  // the document builds every route's schemas (./lazy-route.ts), which the
-  // other requests build one route at a time; the Worker bundle serves it
-  // prebuilt instead (./openapi-document.ts).
-  const documentOf = openapiDocument(app, mounts);
+  // and kept for the isolate's life: no other request pays for them, nor loads
+  // their modules. Building the document loads every router and builds every
+  // route's schemas (./lazy-route.ts), which the other requests build one
+  // route at a time; the Worker bundle serves it prebuilt instead
+  // (./openapi-document.ts).
+  let documentOf: Promise<() => Promise<OpenApiDocument>> | undefined;
+  const document = async () =>
+    (await (documentOf ??= import("./openapi-document.ts").then((m) => m.openapiDocument(app, mounts))))();
   let page: string | undefined;
-  app.get("/openapi.json", async (c) => c.json(await documentOf()));
-  app.get("/docs", async (c) => c.html((page ??= String(await docsPage(await documentOf())))));
+  app.get("/openapi.json", async (c) => c.json(await document()));
+  app.get("/docs", async (c) => {
+    if (page === undefined) {
+      const { docsPage } = await import("./routes/docs.ts");
+      page = String(await docsPage(await document()));
+    }
+    return c.html(page);
+  });
 
   app.notFound((c) =>
     c.json(errorBody("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}; see /docs.`), 404),

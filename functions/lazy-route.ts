@@ -1,9 +1,10 @@
-import { createRoute, OpenAPIHono, z, type RouteConfig, type RouteHandler } from "@hono/zod-openapi";
+import { createRoute, OpenAPIHono, type RouteConfig, type RouteHandler } from "@hono/zod-openapi";
 import type { Context, Handler, Next } from "hono";
 import { LinearRouter } from "hono/router/linear-router";
 import { mergePath } from "hono/utils/url";
 import { validationHook, type Routes } from "./router.ts";
 import type { AppEnv } from "./types.ts";
+import * as z from "./zod.ts";
 
 /**
  * Routes whose zod schemas are built on their first request (issue 14, point 6).
@@ -146,18 +147,6 @@ async function run(chain: Handler<AppEnv>[], c: Context<AppEnv>, next: Next): Pr
     if (res && c.finalized === false) c.res = res as Response;
   };
   await dispatch(0);
-}
-
-/**
- * Adds `router`'s routes to `app` at `base`, in order: what `app.route(base, router)`
- * did when each feature was a Hono app of its own (the path joined with
- * `mergePath`), without the app per feature and the two more that Hono's
- * `route` builds per mount (about 1 ms of every cold isolate's module
- * evaluation for our ten mounts).
- */
-export function mountRoutes(app: OpenAPIHono<AppEnv>, base: string, router: Routes): void {
-  const prefix = mergePath("/", base);
-  for (const route of router.routes) app.on(route.method, mergePath(prefix, route.path), route.handler);
 }
 
 /**

@@ -3,6 +3,7 @@ import { describeCsv } from "./csv.ts";
 import { registerRoutes } from "./lazy-route.ts";
 import type { Routes } from "./router.ts";
 import { OPENAPI_INFO } from "./routes/docs.ts";
+import type { Mount } from "./routes/index.ts";
 import type { AppEnv } from "./types.ts";
 
 /** The OpenAPI document as /openapi.json serves it (a JSON value). */
@@ -11,22 +12,22 @@ export type OpenApiDocument = Record<string, unknown>;
 /**
  * The OpenAPI document of `app`, whose routes are `mounts`, built by
  * zod-to-openapi from the routes' schemas on the first call and kept for the
- * isolate's life. Building it builds every route's schemas (./lazy-route.ts).
+ * isolate's life. Building it loads every router and builds every route's
+ * schemas (./lazy-route.ts).
  *
- * The Worker bundle does not contain this module: wrangler.toml's `[alias]`
+ * The Worker bundle does not contain this module: dev/build-worker.ts's `ALIASES`
  * puts ./build/openapi-prebuilt.ts in its place, which serves the same
  * document generated before bundling (test/fixtures/openapi.json, which the
  * worker tests prove equal to what this module builds), so the bundle needs
  * neither zod-to-openapi nor this code. Tests and the library use this one.
  */
-export function openapiDocument(
-  app: OpenAPIHono<AppEnv>,
-  mounts: readonly (readonly [string, Routes])[],
-): () => Promise<OpenApiDocument> {
+export function openapiDocument(app: OpenAPIHono<AppEnv>, mounts: readonly Mount[]): () => Promise<OpenApiDocument> {
   let document: OpenApiDocument | undefined;
   return async () => {
     if (document) return document;
-    for (const [base, routes] of mounts) registerRoutes(app.openAPIRegistry, base, routes);
+    const routers = await Promise.all(mounts.map((mount) => mount.load()));
+    if (document) return document;
+    mounts.forEach((mount, i) => registerRoutes(app.openAPIRegistry, mount.base, routers[i] as Routes));
     app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
       type: "http",
       scheme: "bearer",

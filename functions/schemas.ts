@@ -1,4 +1,4 @@
-import { z } from "@hono/zod-openapi";
+import * as z from "./zod.ts";
 import { MAX_BATCH, MAX_INCREMENT, NAME_PATTERN, NAME_RULE, memberProblem } from "../src/validation.ts";
 import { parseAt, parseWindow } from "../src/time.ts";
 import { once } from "./lazy-route.ts";

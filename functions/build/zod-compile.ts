@@ -1,6 +1,6 @@
 /**
  * Stands in for zod's `v4/core/compile.js` and `v4/classic/from-json-schema.js` in the Worker
- * bundle (wrangler.toml `[alias]`). They are reachable only through the `z` namespace that
+ * bundle (dev/build-worker.ts `ALIASES`). They are reachable only through the `z` namespace that
  * @hono/zod-openapi hands to zod-to-openapi (so no bundler can shake them), and the Worker never
  * calls them: `z.compile()` builds validators with `new Function` (which Workers refuse anyway)
  * and `z.fromJSONSchema()` turns JSON Schema into zod. Together ~12 KiB of gzip. Tests and the

@@ -1,5 +1,5 @@
 /**
- * Stands in for zod's `v4/core/to-json-schema.js` in the Worker bundle (wrangler.toml `[alias]`),
+ * Stands in for zod's `v4/core/to-json-schema.js` in the Worker bundle (dev/build-worker.ts `ALIASES`),
  * with ./zod-json-schema-processors.ts for `json-schema-processors.js`: zod's JSON Schema output
  * (`z.toJSONSchema()`, `schema.toJSONSchema()`, the standard schema's `jsonSchema`). Every zod
  * schema type refers to its processor and the `z` namespace re-exports them, so no bundler can

@@ -1,5 +1,5 @@
 /**
- * Stands in for zod's `v4/locales/index.js` in the Worker bundle (wrangler.toml `[alias]`): zod
+ * Stands in for zod's `v4/locales/index.js` in the Worker bundle (dev/build-worker.ts `ALIASES`): zod
  * re-exports every locale as `z.locales` (and `z.core.locales`), a namespace no bundler can shake
  * once @hono/zod-openapi hands the whole `z` to zod-to-openapi, so ~50 translations (~38 KiB of
  * gzip) rode along although the Worker only speaks English (zod sets `en` itself, from

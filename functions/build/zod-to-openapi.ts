@@ -1,5 +1,5 @@
 /**
- * Stands in for @asteasolutions/zod-to-openapi in the Worker bundle (wrangler.toml `[alias]`;
+ * Stands in for @asteasolutions/zod-to-openapi in the Worker bundle (dev/build-worker.ts `ALIASES`;
  * 29 KiB of minified code V8 would parse on every cold start). The bundle serves the OpenAPI
  * document prebuilt (./openapi-prebuilt.ts), so what @hono/zod-openapi needs of the library at
  * run time is only what its `OpenAPIHono` touches while registering a route and validating:

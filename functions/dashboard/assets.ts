@@ -1,5 +1,5 @@
-// The browser modules' source text. wrangler's esbuild honours the import
-// attribute and inlines each file as a string (the bundle stays one file); the
+// The browser modules' source text. The Worker's esbuild (dev/build-worker.ts) honours the import
+// attribute and inlines each file as a string (in the dashboard's chunk); the
 // vitest plugin ignores attributes and uses the `[[rules]] type = "Text"` block
 // of wrangler.toml instead. browser-modules.d.ts types them as strings.
 import api from "./client/api.browser.js" with { type: "text" };

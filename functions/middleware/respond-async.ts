@@ -1,7 +1,7 @@
-import { z } from "@hono/zod-openapi";
+import * as z from "../zod.ts";
 import type { Context } from "hono";
 import { StorageUnavailableError } from "../../src/errors.ts";
-import * as ingest from "../../src/ingest/index.ts";
+import type * as ingest from "../../src/ingest/index.ts";
 import type { IngestBindings } from "../queue.ts";
 import { once } from "../lazy-route.ts";
 import { jsonResponse } from "../schemas.ts";
@@ -51,6 +51,9 @@ export async function queueIfAsync(
   if (!queue || !prefersAsync(c.req.header("prefer"))) return null;
   const config = c.get("config");
   const now = c.get("now");
+  // The ingest library (which reaches every feature's) is loaded only for a queued write, so a
+  // route's module does not carry the other features' code (functions/routes/index.ts).
+  const ingest = await import("../../src/ingest/index.ts");
   const accepted = await ingest.acceptItems(kind, name, items, config.keyPrefix, now, {
     trendingRetentionHours: config.trendingRetentionHours,
     presenceTimeoutSeconds: config.presenceTimeoutSeconds,

@@ -1,4 +1,4 @@
-import { z } from "@hono/zod-openapi";
+import * as z from "../zod.ts";
 import * as counters from "../../src/counters/index.ts";
 import { PERIODS } from "../../src/time.ts";
 import { once } from "../lazy-route.ts";

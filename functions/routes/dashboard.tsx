@@ -1,4 +1,4 @@
-import { z } from "@hono/zod-openapi";
+import * as z from "../zod.ts";
 import type { Context } from "hono";
 import { MODULES, SCRIPT, STYLES, contentHash, type Asset } from "../dashboard/assets.ts";
 import { DashboardPage } from "../dashboard/page.tsx";

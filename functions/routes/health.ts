@@ -1,4 +1,4 @@
-import { z } from "@hono/zod-openapi";
+import * as z from "../zod.ts";
 import { UnauthorizedError } from "../../src/errors.ts";
 import { redactError } from "../errors.ts";
 import { scopesOf } from "../middleware/auth.ts";

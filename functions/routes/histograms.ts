@@ -1,4 +1,4 @@
-import { z } from "@hono/zod-openapi";
+import * as z from "../zod.ts";
 import * as histograms from "../../src/histograms/index.ts";
 import { MAX_BATCH, MAX_OFFSET } from "../../src/validation.ts";
 import { requireScope } from "../middleware/auth.ts";

@@ -1,21 +1,134 @@
 import type { Routes } from "../router.ts";
-import { countersRoutes } from "./counters.ts";
-import { dashboardRoutes } from "./dashboard.tsx";
-import { histogramsRoutes } from "./histograms.ts";
-import { ingestRoutes } from "./ingest.ts";
-import { leaderboardsRoutes } from "./leaderboards.ts";
-import { presenceRoutes } from "./presence.ts";
-import { trendingRoutes } from "./trending.ts";
-import { webhooksRoutes } from "./webhooks.ts";
 
-/** Feature routers and where they are mounted; each router's paths are relative to its base. */
-export const featureRoutes: [string, Routes][] = [
-  ["/v1/trending", trendingRoutes],
-  ["/v1/counters", countersRoutes],
-  ["/v1/histograms", histogramsRoutes],
-  ["/v1/presence", presenceRoutes],
-  ["/v1/leaderboards", leaderboardsRoutes],
-  ["/v1/ingest", ingestRoutes],
-  ["/v1/webhooks", webhooksRoutes],
-  ["/", dashboardRoutes],
+/**
+ * Where each router is mounted, with its routes' methods and paths, known without loading it.
+ *
+ * Each router is a module of its own, imported on the first request that reaches one of its
+ * routes (issue 14, point 6): the Worker is built with code splitting (dev/build-worker.ts), so a
+ * cold isolate compiles and evaluates only the app's core at start, and a request then loads only
+ * its own feature's routes and library (the dashboard, the jobs, webhooks... stay unloaded until
+ * used). The app registers every route at once from `table`, in this order (matching and the
+ * order of routes are exactly as if the routers were loaded: functions/mount.ts), so the table
+ * must list each router's routes as it records them; functions/mount.ts refuses a router that
+ * differs, and test/worker/lazy-routes.test.ts checks every mount.
+ */
+export interface Mount {
+  /** The mount base; each route's path is relative to it. */
+  base: string;
+  /** `[method, path]` of each route the router records, in order (upper-case method, Hono's `/:param` path). */
+  table: readonly (readonly [string, string])[];
+  /** The router's module. */
+  load: () => Promise<Routes>;
+}
+
+/** Every router of the app, in the order it adds them. */
+export const mounts: readonly Mount[] = [
+  { base: "/", table: [["GET", "/healthz"]], load: () => import("./health.ts").then((m) => m.healthRoutes) },
+  {
+    base: "/",
+    table: [["POST", "/internal/jobs/:job"]],
+    load: () => import("./jobs.ts").then((m) => m.jobRoutes),
+  },
+  {
+    base: "/v1/trending",
+    table: [
+      ["GET", "/"],
+      ["POST", "/:stream/events"],
+      ["GET", "/:stream/top"],
+      ["GET", "/:stream/rising"],
+      ["GET", "/:stream/history"],
+      ["GET", "/:stream/members/:member"],
+      ["DELETE", "/:stream"],
+    ],
+    load: () => import("./trending.ts").then((m) => m.trendingRoutes),
+  },
+  {
+    base: "/v1/counters",
+    table: [
+      ["GET", "/"],
+      ["POST", "/:counter/incr"],
+      ["GET", "/:counter/top"],
+      ["GET", "/:counter/bottom"],
+      ["GET", "/:counter/members/:member"],
+      ["GET", "/:counter/range"],
+      ["GET", "/:counter/sorted"],
+      ["POST", "/:counter/union"],
+      ["DELETE", "/:counter/members/:member"],
+      ["DELETE", "/:counter"],
+    ],
+    load: () => import("./counters.ts").then((m) => m.countersRoutes),
+  },
+  {
+    base: "/v1/histograms",
+    table: [
+      ["GET", "/"],
+      ["PUT", "/:histogram"],
+      ["POST", "/:histogram/observations"],
+      ["GET", "/:histogram"],
+      ["DELETE", "/:histogram"],
+    ],
+    load: () => import("./histograms.ts").then((m) => m.histogramsRoutes),
+  },
+  {
+    base: "/v1/presence",
+    table: [
+      ["GET", "/"],
+      ["POST", "/:room/heartbeats"],
+      ["DELETE", "/:room/members/:id"],
+      ["GET", "/_total"],
+      ["GET", "/:room"],
+      ["GET", "/:room/members"],
+      ["GET", "/:room/history"],
+      ["DELETE", "/:room"],
+    ],
+    load: () => import("./presence.ts").then((m) => m.presenceRoutes),
+  },
+  {
+    base: "/v1/leaderboards",
+    table: [
+      ["GET", "/"],
+      ["PUT", "/:board"],
+      ["GET", "/:board"],
+      ["GET", "/:board/count"],
+      ["DELETE", "/:board"],
+      ["PUT", "/:board/players/:player"],
+      ["POST", "/:board/players/:player/score"],
+      ["POST", "/:board/scores"],
+      ["GET", "/:board/players/:player"],
+      ["GET", "/:board/players/:player/around"],
+      ["DELETE", "/:board/players/:player"],
+      ["POST", "/:board/rank"],
+      ["GET", "/:board/seasons"],
+    ],
+    load: () => import("./leaderboards.ts").then((m) => m.leaderboardsRoutes),
+  },
+  {
+    base: "/v1/ingest",
+    table: [
+      ["GET", "/status"],
+      ["GET", "/lag"],
+    ],
+    load: () => import("./ingest.ts").then((m) => m.ingestRoutes),
+  },
+  {
+    base: "/v1/webhooks",
+    table: [
+      ["GET", "/"],
+      ["PUT", "/:name"],
+      ["DELETE", "/:name"],
+      ["POST", "/:name/test"],
+      ["GET", "/:name/deliveries"],
+    ],
+    load: () => import("./webhooks.ts").then((m) => m.webhooksRoutes),
+  },
+  {
+    base: "/",
+    table: [
+      ["GET", "/"],
+      ["GET", "/dashboard.js"],
+      ["GET", "/dashboard/:module"],
+      ["GET", "/dashboard.css"],
+    ],
+    load: () => import("./dashboard.tsx").then((m) => m.dashboardRoutes),
+  },
 ];

@@ -1,4 +1,4 @@
-import { z } from "@hono/zod-openapi";
+import * as z from "../zod.ts";
 import * as ingest from "../../src/ingest/index.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf } from "../middleware/context.ts";

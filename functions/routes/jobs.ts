@@ -1,4 +1,4 @@
-import { z } from "@hono/zod-openapi";
+import * as z from "../zod.ts";
 import { NotFoundError } from "../../src/errors.ts";
 import { JOBS } from "../jobs.ts";
 import { ctxOf, redisOf } from "../middleware/context.ts";

@@ -3,7 +3,7 @@
  * rank a subset), registered by ./leaderboards.ts between its board routes and its season routes:
  * the order in which /openapi.json lists them.
  */
-import { z } from "@hono/zod-openapi";
+import * as z from "../zod.ts";
 import * as leaderboards from "../../src/leaderboards/index.ts";
 import { ctxOf, markReplay } from "../middleware/context.ts";
 import { lazyRoute } from "../lazy-route.ts";

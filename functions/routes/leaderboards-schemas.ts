@@ -2,7 +2,7 @@
  * The OpenAPI/zod schemas of the leaderboard routes (functions/routes/leaderboards.ts), kept apart
  * so the route file holds only the routes and their thin handlers.
  */
-import { z } from "@hono/zod-openapi";
+import * as z from "../zod.ts";
 import * as leaderboards from "../../src/leaderboards/index.ts";
 import { MAX_BATCH } from "../../src/validation.ts";
 import { Increment, Name, nameParams, Score } from "../schemas.ts";

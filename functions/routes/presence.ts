@@ -1,4 +1,4 @@
-import { z } from "@hono/zod-openapi";
+import * as z from "../zod.ts";
 import * as presence from "../../src/presence/index.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay } from "../middleware/context.ts";

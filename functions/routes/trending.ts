@@ -1,4 +1,4 @@
-import { z } from "@hono/zod-openapi";
+import * as z from "../zod.ts";
 import type { Context } from "hono";
 import * as trending from "../../src/trending/index.ts";
 import { edgeCached } from "../edge-cache.ts";

@@ -1,4 +1,4 @@
-import { z } from "@hono/zod-openapi";
+import * as z from "../zod.ts";
 import type { Context } from "hono";
 import * as webhooks from "../../src/webhooks/index.ts";
 import { requireScope } from "../middleware/auth.ts";

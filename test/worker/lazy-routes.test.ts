@@ -13,6 +13,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../functions/app.ts";
 import { routeBuilds } from "../../functions/lazy-route.ts";
+import { mounts } from "../../functions/routes/index.ts";
 import fixture from "../fixtures/openapi.json";
 import { TEST_KEYS } from "../helpers/keys.ts";
 
@@ -38,6 +39,18 @@ const write = (path: string, body: string, contentType = "application/json") =>
     headers: { authorization: `Bearer ${TEST_KEYS.ingest}`, "content-type": contentType },
     body,
   });
+
+describe("lazy routers", () => {
+  it("each mount's table lists its router's routes, in order (the app registers them from the table)", async () => {
+    for (const mount of mounts) {
+      const router = await mount.load();
+      expect(
+        router.routes.map((r) => [r.method, r.path]),
+        mount.base,
+      ).toEqual(mount.table);
+    }
+  });
+});
 
 describe("lazy route schemas", () => {
   it("loading the modules and creating the app build no route's schemas", () => {

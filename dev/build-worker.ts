@@ -1,0 +1,107 @@
+/**
+ * wrangler.toml `[build]` command, run by `wrangler deploy` (and `--dry-run`, so by
+ * `npm run bundle-size` and the benchmarks) and by `wrangler dev` (again whenever a file under its
+ * `watch_dir` changes): bundles the Worker into `.wrangler/worker/`, which wrangler uploads as
+ * it is (`no_bundle = true`): the entry `index.js` and the chunks it imports (`find_additional_modules`
+ * with the ESModule rule in wrangler.toml).
+ *
+ * Why our own esbuild step: wrangler's bundles the Worker into one module, which V8 must parse
+ * whole in every cold isolate (issue 14, point 6). Built with code splitting, every dynamic
+ * `import()` of the app (each router: functions/routes/index.ts, the OpenAPI document, the docs
+ * page, the jobs, queued ingest, the rate limiter) is a chunk of its own, with the modules it
+ * shares with other chunks in shared chunks, and Workers load a chunk on its first `import()`.
+ * The options are wrangler's own for `wrangler deploy` (target, conditions, loaders, the
+ * NODE_ENV define; minified without keepNames, as wrangler.toml had them), with the aliases below
+ * resolved as wrangler's `[alias]` did (an import path matched exactly as written).
+ *
+ * First writes the OpenAPI document the bundle serves (dev/openapi-prebuilt.ts).
+ */
+import { rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { resolve } from "node:path";
+import { build, type Plugin } from "esbuild";
+import { writePrebuiltDocument } from "./openapi-prebuilt.ts";
+
+const ROOT = resolve(import.meta.dirname, "..");
+/** Where the Worker's modules are written (wrangler.toml `main` is its index.js). Not in git. */
+export const OUTDIR = resolve(ROOT, ".wrangler/worker");
+
+/**
+ * Import paths replaced in the bundle (what wrangler.toml's `[alias]` was), by the module put in
+ * their place. `npm run bundle-size` fails if another bundled module imports one of them.
+ *
+ * Parts of zod the Worker never uses but cannot shake off (the whole `z` namespace is kept by
+ * @hono/zod-openapi): every locale but English, z.compile(), z.fromJSONSchema(). The OpenAPI
+ * document is prebuilt (functions/build/openapi-prebuilt.ts), so the bundle needs neither the
+ * generator (app.ts imports "./openapi-document.ts"), nor zod-to-openapi (imported by
+ * @hono/zod-openapi), nor zod's JSON Schema output, which no bundler can shake off either (every
+ * zod schema type refers to its JSON Schema processor). And @hono/zod-openapi's `z` (all of zod in
+ * one object, imported from "zod") is only what it uses of it (functions/build/zod-namespace.ts):
+ * the app imports zod's parts by name (functions/zod.ts), so esbuild leaves out the rest.
+ */
+export const ALIASES: Record<string, string> = {
+  "../locales/index.js": "./functions/build/zod-locales.ts",
+  "./compile.js": "./functions/build/zod-compile.ts",
+  "./from-json-schema.js": "./functions/build/zod-compile.ts",
+  "./openapi-document.ts": "./functions/build/openapi-prebuilt.ts",
+  "@asteasolutions/zod-to-openapi": "./functions/build/zod-to-openapi.ts",
+  zod: "./functions/build/zod-namespace.ts",
+  "./to-json-schema.js": "./functions/build/zod-json-schema.ts",
+  "../core/to-json-schema.js": "./functions/build/zod-json-schema.ts",
+  "./json-schema-processors.js": "./functions/build/zod-json-schema-processors.ts",
+  "../core/json-schema-processors.js": "./functions/build/zod-json-schema-processors.ts",
+};
+
+/** wrangler's alias plugin: an import path listed in ALIASES, as written, resolves to its stand-in. */
+const aliases: Plugin = {
+  name: "alias",
+  setup(b) {
+    const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const filter = new RegExp(`^(${Object.keys(ALIASES).map(escape).join("|")})$`);
+    const require = createRequire(resolve(ROOT, "package.json"));
+    b.onResolve({ filter }, (args) => {
+      const target = ALIASES[args.path];
+      return target ? { path: require.resolve(target, { paths: [ROOT] }) } : undefined;
+    });
+  },
+};
+
+/** Builds the Worker into OUTDIR and returns the entry's path. */
+export async function buildWorker(outdir = OUTDIR): Promise<string> {
+  writePrebuiltDocument();
+  rmSync(outdir, { recursive: true, force: true });
+  const production = JSON.stringify(process.env.NODE_ENV || "production");
+  const result = await build({
+    absWorkingDir: ROOT,
+    entryPoints: { index: "functions/index.ts" },
+    outdir,
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    chunkNames: "chunk-[hash]",
+    target: "es2024",
+    supported: { "import-source": true, using: true },
+    conditions: ["workerd", "worker", "browser"],
+    loader: { ".js": "jsx", ".mjs": "jsx", ".cjs": "jsx" },
+    define: {
+      "navigator.userAgent": '"Cloudflare-Workers"',
+      "process.env.NODE_ENV": production,
+      "global.process.env.NODE_ENV": production,
+      "globalThis.process.env.NODE_ENV": production,
+    },
+    external: ["cloudflare:*", "node:*"],
+    minify: true,
+    keepNames: false,
+    sourcemap: "external",
+    sourcesContent: true,
+    metafile: true,
+    plugins: [aliases],
+    logLevel: "warning",
+  });
+  // esbuild's account of what went where (bytes of each source module in each chunk), for whoever
+  // wants to see what a chunk holds; not uploaded (no rule matches it).
+  writeFileSync(resolve(outdir, "meta.json"), JSON.stringify(result.metafile));
+  return resolve(outdir, "index.js");
+}
+
+if (import.meta.main) await buildWorker();
