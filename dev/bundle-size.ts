@@ -40,10 +40,12 @@ import { bundleWorker } from "./wrangler.ts";
  * 209.4 KiB with the OpenAPI document as plain JSON text in its own chunk (gzip does better on it than
  * on gzipped base64), 195.5 KiB once the app imported zod's parts by name (functions/zod.ts) and
  * esbuild could leave the rest of zod out. Of that, the entry's (what every cold isolate compiles:
- * zod, hono, @upstash/redis, the middleware and the routes table) is 62.0 KiB. The rest is headroom
- * (~4 KiB each), well under what a new dependency adds (tens of KiB).
+ * zod, hono, @upstash/redis, the middleware and the routes table) is 62.0 KiB. 199.3 KiB (entry 62.8)
+ * with the histogram reads' piped ZPOPMIN and k-part check and the counters' edge sums, merged the
+ * same day (our own code). The rest is headroom (~4 KiB each), well under what a new dependency adds
+ * (tens of KiB).
  */
-export const BUDGET_KIB = 200;
+export const BUDGET_KIB = 204;
 /** KiB of gzip of the entry module and the chunks it imports statically (see BUDGET_KIB). */
 export const ENTRY_BUDGET_KIB = 66;
 
