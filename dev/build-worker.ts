@@ -8,7 +8,7 @@
  * Why our own esbuild step: wrangler's bundles the Worker into one module, which V8 must parse
  * whole in every cold isolate (issue 14, point 6). Built with code splitting, every dynamic
  * `import()` of the app (each router: functions/routes/index.ts, the OpenAPI document, the docs
- * page, the jobs, queued ingest, the rate limiter) is a chunk of its own, with the modules it
+ * page, the jobs, queued ingest) is a chunk of its own, with the modules it
  * shares with other chunks in shared chunks, and Workers load a chunk on its first `import()`.
  * The options are wrangler's own for `wrangler deploy` (target, conditions, loaders, the
  * NODE_ENV define; minified without keepNames, as wrangler.toml had them), with the aliases below

@@ -1,5 +1,5 @@
 /**
- * Per-key rate limiting with @upstash/ratelimit (RATE_LIMIT_PER_10S): off by
+ * Per-key rate limiting (RATE_LIMIT_PER_10S, src/ratelimit.ts: fixed windows as @upstash/ratelimit has them): off by
  * default at no cost, 429 with Retry-After when on, one extra round trip per
  * request while under the limit and none once over it.
  */
