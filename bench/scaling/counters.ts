@@ -18,7 +18,7 @@
  *   of the calendar keys `decompose` gives, src/counters/calendar.ts: once its keys hold more
  *   than MAX_UNION_ENTRIES, after the ZCARDs that show it, the score alone, ranks null: each
  *   edge month read as its days in range or as its rollup minus the days outside, whichever has
- *   fewer live keys, src/counters/read-scripts.ts `edgeSum`; here no day outside the range is
+ *   fewer live keys, src/counters/edges.ts `edgeSum`; here no day outside the range is
  *   listed, so each edge month is one rollup ZSCORE, and as the template copied into every key
  *   makes no rollup the sum of its days, the score shown is not the days' sum), the same member
  *   over the 7 finished days (unioned under the bound, the score

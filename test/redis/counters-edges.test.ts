@@ -1,7 +1,7 @@
 /**
  * Issue 15: a member read past the union bound answers a day or month that the range covers in
  * part as its parts in range or as its rollup minus its parts outside, whichever reads fewer live
- * keys, where that is exact (read-scripts.ts, `edgeSum`). Checked here: the command counts of
+ * keys, where that is exact (edges.ts, `edgeSum`). Checked here: the command counts of
  * 400-day hourly reads, and the answers against the per-key read (an empty edge plan) and a model
  * (the sum of every hour bucket written), with ttls, member deletes, late writes, fractional
  * increments and ranges whose edges fall on day and month boundaries.
