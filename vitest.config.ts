@@ -28,6 +28,9 @@ export default defineConfig({
       {
         plugins: [
           cloudflareTest({
+            // The tests import the app from source; wrangler.toml's main is the built Worker
+            // (.wrangler/worker/index.js, dev/build-worker.ts), which a fresh clone has not built.
+            main: "./functions/index.ts",
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: {
               bindings: {
