@@ -11,7 +11,7 @@ import * as counters from "../counters/index.ts";
 import type { Job } from "../jobs.ts";
 import * as leaderboards from "../leaderboards/index.ts";
 import * as presence from "../presence/index.ts";
-import type { RedisClient } from "../redis/client.ts";
+import { madeByCreateRedis, type RedisClient } from "../redis/client.ts";
 import * as trending from "../trending/index.ts";
 import {
   CounterHandle,
@@ -74,6 +74,8 @@ function asText(value: unknown): string {
 }
 
 function adapt(redis: EdgestatsRedis): RedisClient {
+  // createRedis's own client already answers in text; as it is, it also brings its pipeline
+  if (madeByCreateRedis(redis)) return redis;
   const client = {
     evalsha: async (sha: string, keys: string[], args: string[]) => asText(await redis.evalsha(sha, keys, args)),
     eval: async (script: string, keys: string[], args: string[]) => asText(await redis.eval(script, keys, args)),

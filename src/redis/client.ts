@@ -46,7 +46,7 @@ export interface RedisOptions {
  */
 export function createRedis(options: RedisOptions): Redis {
   const timeoutMs = options.timeoutMs ?? 3000;
-  return new Redis({
+  const redis = new Redis({
     url: options.url,
     token: options.token,
     retry: { retries: 0 },
@@ -56,4 +56,18 @@ export function createRedis(options: RedisOptions): Redis {
     responseEncoding: false,
     signal: () => AbortSignal.timeout(timeoutMs),
   });
+  made.add(redis);
+  return redis;
+}
+
+/** The clients `createRedis` made. */
+const made = new WeakSet<object>();
+
+/**
+ * Whether `createRedis` made this client, so its settings are ours (replies as text, no
+ * retries, a pipeline whose replies come back as sent): the library uses it as it is, with the
+ * histogram reads' pipeline, where a user's own client is adapted to `evalsha`/`eval` alone.
+ */
+export function madeByCreateRedis(redis: unknown): redis is Redis {
+  return typeof redis === "object" && redis !== null && made.has(redis);
 }

@@ -21,6 +21,7 @@ import {
   MAX_READ_COMMANDS,
   MAX_UNION_ENTRIES,
 } from "../../src/histograms/validate.ts";
+import { Edgestats, type EdgestatsRedis } from "../../src/index.ts";
 import { createRedis } from "../../src/redis/client.ts";
 import { DAY, dayLabel, dayStart, MINUTE } from "../../src/time.ts";
 import { libraryTest } from "../helpers/library.ts";
@@ -322,6 +323,24 @@ describe("a read of more than 4 days hands its union to a ZPOPMIN after its scri
       const one = await readHistogram({ ...ctx, redis: alone }, "piped", { from, to });
       expect(piped.ok && JSON.stringify(piped.r)).toBe(JSON.stringify(one));
     }
+  });
+
+  it("the library's Edgestats takes the piped read with createRedis's client, the one script with a user's", async () => {
+    // the "piped" histogram of the test above: 16 days of November 2026
+    const viaLibrary = async (redis: EdgestatsRedis) => {
+      const stats = new Edgestats({ redis, prefix, clock: () => NOW });
+      await resetStats(target, TAG);
+      const r = await stats.histogram("piped").read({ from: "2026-11-03", to: "2026-11-16" });
+      return { r, stats: await statsOf(target, TAG) };
+    };
+    const own = await viaLibrary(counted);
+    expect(own.stats.requests).toBe(1);
+    expect(own.stats.byCommand.zpopmin).toBe(1);
+    const user = await viaLibrary(alone as unknown as EdgestatsRedis);
+    expect(user.stats.requests).toBe(1);
+    expect(user.stats.byCommand.zpopmin ?? 0).toBe(0);
+    expect(own.r.buckets.length).toBe(1248 + 14 * 1172);
+    expect(JSON.stringify(own.r)).toBe(JSON.stringify(user.r));
   });
 
   it("a refusal after the union deletes the scratch key itself; the ZPOPMIN finds nothing", async () => {
