@@ -24,23 +24,25 @@ export function nameParams<K extends string>(...names: K[]) {
 }
 
 /**
- * `nameParams(...names)`, prechecked (./lazy-route.ts): path parameters that are all names are
+ * The precheck (./lazy-route.ts) of `nameParams(...names)`: path parameters that are all names are
  * decided without zod (Hono passes each as a string); any other input goes to zod.
  */
+export function nameParamsPrecheck(...names: string[]) {
+  return (value: unknown): Verdict => {
+    const params = value as Record<string, unknown>;
+    const data: Record<string, string> = {};
+    for (const name of names) {
+      const v = params[name];
+      if (typeof v !== "string" || !NAME_PATTERN.test(v)) return undefined;
+      data[name] = v;
+    }
+    return { success: true, data };
+  };
+}
+
+/** `nameParams(...names)`, prechecked. */
 export function nameParamsChecked<K extends string>(...names: K[]) {
-  return prechecked(
-    () => nameParams(...names),
-    (value): Verdict => {
-      const params = value as Record<string, unknown>;
-      const data: Record<string, string> = {};
-      for (const name of names) {
-        const v = params[name];
-        if (typeof v !== "string" || !NAME_PATTERN.test(v)) return undefined;
-        data[name] = v;
-      }
-      return { success: true, data };
-    },
-  );
+  return prechecked(() => nameParams(...names), nameParamsPrecheck(...names));
 }
 
 /** A member or id: 1..256 UTF-8 bytes, no control characters. */

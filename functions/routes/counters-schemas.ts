@@ -110,39 +110,38 @@ const INCR_KEYS = new Set(["member", "by", "period", "at", "ttl"]);
 const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
 
 /**
- * The increment body, `batchOf(IncrItem(), "items")`, prechecked (../lazy-route.ts): valid items
- * and bad members are decided without zod (the data in IncrItem's key order, as zod gives it);
- * any other problem, zod decides.
+ * The precheck (../lazy-route.ts) of the increment body, `batchOf(IncrItem(), "items")`: valid
+ * items and bad members are decided without zod (the data in IncrItem's key order, as zod gives
+ * it); any other problem, zod decides.
  */
-export const incrBody = () =>
-  prechecked(
-    () => batchOf(IncrItem(), "items"),
-    batchPrecheck((item, path, issues) => {
-      if (!isPlainObject(item)) return undefined;
-      for (const key in item) if (!INCR_KEYS.has(key)) return undefined;
-      const { by, period, at, ttl } = item;
-      const member = memberPrecheck(item.member, [...path, "member"], issues);
-      if (member === undefined) return undefined;
-      const data: Record<string, unknown> = { member };
-      if ("by" in item) {
-        if (typeof by !== "number" || !(Math.abs(by) <= MAX_INCREMENT)) return undefined;
-        data.by = by;
-      }
-      if ("period" in item) {
-        if (!(PERIODS as readonly unknown[]).includes(period)) return undefined;
-        data.period = period;
-      }
-      if ("at" in item) {
-        if (!isInt(at) && typeof at !== "string") return undefined;
-        data.at = at;
-      }
-      if ("ttl" in item) {
-        if (!isInt(ttl) || ttl < 1 || ttl > counters.MAX_TTL_SECONDS) return undefined;
-        data.ttl = ttl;
-      }
-      return data;
-    }, "items"),
-  );
+export const incrPrecheck = batchPrecheck((item, path, issues) => {
+  if (!isPlainObject(item)) return undefined;
+  for (const key in item) if (!INCR_KEYS.has(key)) return undefined;
+  const { by, period, at, ttl } = item;
+  const member = memberPrecheck(item.member, [...path, "member"], issues);
+  if (member === undefined) return undefined;
+  const data: Record<string, unknown> = { member };
+  if ("by" in item) {
+    if (typeof by !== "number" || !(Math.abs(by) <= MAX_INCREMENT)) return undefined;
+    data.by = by;
+  }
+  if ("period" in item) {
+    if (!(PERIODS as readonly unknown[]).includes(period)) return undefined;
+    data.period = period;
+  }
+  if ("at" in item) {
+    if (!isInt(at) && typeof at !== "string") return undefined;
+    data.at = at;
+  }
+  if ("ttl" in item) {
+    if (!isInt(ttl) || ttl < 1 || ttl > counters.MAX_TTL_SECONDS) return undefined;
+    data.ttl = ttl;
+  }
+  return data;
+}, "items");
+
+/** The increment body, prechecked. */
+export const incrBody = () => prechecked(() => batchOf(IncrItem(), "items"), incrPrecheck);
 
 export type IncrBody = z.infer<ReturnType<typeof IncrItem>>;
 
