@@ -88,10 +88,11 @@ export type Verdict =
  * `schema()`, except that a request validates first with `precheck`, a plain function that gives
  * zod's verdict for the inputs it knows (a valid body, say, and the commonest refusals) and
  * `undefined` for any other, which `schema()`, built then, decides. Building a route's zod schemas
- * and running zod's parsers the first time cost a cold isolate's first request most of its CPU
- * (about 12 of 25 ms for a refused counter increment: V8 compiles each zod function on its first
- * call and zod sets up each schema class on its first instance; building them again is ten times
- * cheaper), so a precheck that knows the request spares all of it. A precheck must answer exactly
+ * and running zod's parsers the first time cost a cold isolate's first request about 10 of its
+ * 26 ms (a refused counter increment), nearly all of it once per isolate, whatever the schemas:
+ * V8 compiles each zod function on its first call and zod sets up each schema class on its first
+ * instance (building the same schemas again takes a tenth of that). Fewer schemas would hardly
+ * help; a precheck that knows the request spares all of it. A precheck must answer exactly
  * as zod would: the same data (same keys, in the schema's order) or the same issues (path and
  * message, which is all the 400 envelope shows), in the same order; test/unit/prechecks.test.ts
  * compares them over many inputs. The OpenAPI document gets `schema()` itself.

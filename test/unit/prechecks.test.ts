@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Verdict } from "../../functions/lazy-route.ts";
 import { counterParams, incrPrecheck, IncrItem } from "../../functions/routes/counters-schemas.ts";
+import { HealthQuery, healthQueryPrecheck } from "../../functions/routes/health.ts";
 import { batchOf, nameParamsPrecheck } from "../../functions/schemas.ts";
 
 /**
@@ -81,5 +82,18 @@ describe("prechecks answer as zod", () => {
   it("name path parameters", () => {
     const inputs = ["c1", "", "-a", "a".repeat(64), "a".repeat(65), "é", "a b"].map((counter) => ({ counter }));
     expect(agrees(counterParams(), nameParamsPrecheck("counter"), inputs)).toBe(2);
+  });
+
+  it("/healthz queries", () => {
+    const inputs = [
+      {},
+      { deep: "1" },
+      { deep: "0" },
+      { deep: "2" },
+      { deep: ["1", "1"] },
+      { other: "x" },
+      { deep: "1", x: "y" },
+    ];
+    expect(agrees(HealthQuery(), healthQueryPrecheck, inputs)).toBe(5);
   });
 });
