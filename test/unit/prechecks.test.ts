@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Verdict } from "../../functions/lazy-route.ts";
 import { counterParams, incrPrecheck, IncrItem } from "../../functions/routes/counters-schemas.ts";
 import { HealthQuery, healthQueryPrecheck } from "../../functions/routes/health.ts";
+import { EventsBody, eventsPrecheck } from "../../functions/routes/trending.ts";
 import { batchOf, nameParamsPrecheck } from "../../functions/schemas.ts";
 
 /**
@@ -95,5 +96,44 @@ describe("prechecks answer as zod", () => {
       { deep: "1", x: "y" },
     ];
     expect(agrees(HealthQuery(), healthQueryPrecheck, inputs)).toBe(5);
+  });
+
+  it("trending event bodies", () => {
+    const events: unknown[] = [
+      ...members.map((member) => ({ member })),
+      { count: 1 },
+      { member: "a", count: 2.5 },
+      { member: "a", count: 0 },
+      { member: "a", count: -1 },
+      { member: "a", count: 1e12 },
+      { member: "a", count: 1e12 + 1 },
+      { member: "a", count: "1" },
+      { member: "", count: 0 },
+      { member: "a", at: 1_700_000_000_000 },
+      { member: "a", at: "2026-11-22T15:04:05Z" },
+      { member: "a", at: "2026-11-22" },
+      { member: "a", at: "2026-02-30" },
+      { member: "a", at: "yesterday" },
+      { member: "", at: "yesterday" },
+      { member: "a", at: 1.5 },
+      { member: "a", at: 2 ** 60 },
+      { member: "a", at: null },
+      { at: "2026-11-22T15:04:05+02:00", count: 3, member: "z" },
+      { member: "a", extra: 1 },
+      { member: "a", constructor: 1 },
+      [],
+    ];
+    const inputs: unknown[] = [
+      ...events,
+      ...events.map((event) => ({ events: [event] })),
+      ...events.map((event) => ({ events: [{ member: "ok" }, event, { member: "" }] })),
+      { events: [] },
+      { events: Array.from({ length: 1000 }, (_, i) => ({ member: i % 7 ? `m${i}` : "", count: i + 1 })) },
+      { events: Array.from({ length: 1001 }, () => ({ member: "m" })) },
+      { events: [{ member: "a" }], member: "a" },
+      { events: "a" },
+      null,
+    ];
+    expect(agrees(EventsBody(), eventsPrecheck, inputs)).toBeGreaterThan(30);
   });
 });
