@@ -35,7 +35,9 @@
  * schema is built then: a route builds its request schemas (without their
  * OpenAPI metadata) on its first request (functions/lazy-route.ts), which the
  * `first request` figure includes (the tests' app builds every route's for
- * `/openapi.json`; the bundle has no generator).
+ * `/openapi.json`; the bundle has no generator); and the refused write, like
+ * /healthz, validates without zod (a precheck: functions/lazy-route.ts
+ * `prechecked`), so it builds none.
  */
 import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";

@@ -78,6 +78,38 @@ export function once<T>(build: () => T): () => T {
   return () => (plain ? (bare ??= { value: build() }) : (described ??= { value: build() })).value;
 }
 
+/** What a route's precheck decides for a request part: zod's verdict, or `undefined` to ask zod. */
+export type Verdict =
+  | { success: true; data: unknown }
+  | { success: false; error: { issues: { path: (string | number)[]; message: string }[] } }
+  | undefined;
+
+/**
+ * `schema()`, except that a request validates first with `precheck`, a plain function that gives
+ * zod's verdict for the inputs it knows (a valid body, say, and the commonest refusals) and
+ * `undefined` for any other, which `schema()`, built then, decides. Building a route's zod schemas
+ * and running zod's parsers the first time cost a cold isolate's first request about 10 of its
+ * 26 ms (a refused counter increment), nearly all of it once per isolate, whatever the schemas:
+ * V8 compiles each zod function on its first call and zod sets up each schema class on its first
+ * instance (building the same schemas again takes a tenth of that). Fewer schemas would hardly
+ * help; a precheck that knows the request spares all of it. A precheck must answer exactly
+ * as zod would: the same data (same keys, in the schema's order) or the same issues (path and
+ * message, which is all the 400 envelope shows), in the same order; test/unit/prechecks.test.ts
+ * compares them over many inputs. The OpenAPI document gets `schema()` itself.
+ */
+export function prechecked<T>(schema: () => T, precheck: (value: unknown) => Verdict): T {
+  if (!plain) return schema();
+  const zod = once(schema);
+  // Built plain, as the rest of the route's request schemas (see above).
+  const fallback = () => plainly(zod) as unknown as { safeParseAsync(value: unknown): Promise<unknown> };
+  const safeParseAsync = async (value: unknown) => precheck(value) ?? (await fallback().safeParseAsync(value));
+  const unused = () => {
+    throw new Error("a prechecked schema only validates requests");
+  };
+  // What @hono/zod-openapi's validator calls (`safeParseAsync`); the rest only so it takes this for a zod schema.
+  return { safeParseAsync, parse: unused, safeParse: unused, parseAsync: unused } as unknown as T;
+}
+
 /**
  * `router.openapi(createRoute({ method, path, ...spec(), responses: spec().responses() }), handler)`,
  * except that `spec` runs on the route's first request and `responses` only for

@@ -1,7 +1,7 @@
 import * as z from "./zod.ts";
 import { MAX_BATCH, MAX_INCREMENT, NAME_PATTERN, NAME_RULE, memberProblem } from "../src/validation.ts";
 import { parseAt, parseWindow } from "../src/time.ts";
-import { once } from "./lazy-route.ts";
+import { once, prechecked, type Verdict } from "./lazy-route.ts";
 
 /**
  * Schemas shared by every feature's routes. One definition serves both the
@@ -21,6 +21,28 @@ export function nameParams<K extends string>(...names: K[]) {
       ReturnType<typeof Name>
     >,
   );
+}
+
+/**
+ * The precheck (./lazy-route.ts) of `nameParams(...names)`: path parameters that are all names are
+ * decided without zod (Hono passes each as a string); any other input goes to zod.
+ */
+export function nameParamsPrecheck(...names: string[]) {
+  return (value: unknown): Verdict => {
+    const params = value as Record<string, unknown>;
+    const data: Record<string, string> = {};
+    for (const name of names) {
+      const v = params[name];
+      if (typeof v !== "string" || !NAME_PATTERN.test(v)) return undefined;
+      data[name] = v;
+    }
+    return { success: true, data };
+  };
+}
+
+/** `nameParams(...names)`, prechecked. */
+export function nameParamsChecked<K extends string>(...names: K[]) {
+  return prechecked(() => nameParams(...names), nameParamsPrecheck(...names));
 }
 
 /** A member or id: 1..256 UTF-8 bytes, no control characters. */
@@ -93,6 +115,57 @@ export function batchOf<T extends z.ZodObject, K extends string>(item: T, listKe
     .object({ [listKey]: z.array(item.strict()).min(1).max(MAX_BATCH) } as Record<K, z.ZodArray<T>>)
     .strict();
   return z.union([item.strict(), list]);
+}
+
+type Issues = { path: (string | number)[]; message: string }[];
+
+/** A JSON object that is not an array (what a zod object takes). */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The precheck (./lazy-route.ts) of `batchOf(item, listKey)`, from `item`'s: what `item` gives
+ * for one item, as zod would (its value, or issues that do not abort the parse, such as a
+ * refinement's), or `undefined` to ask zod. zod's union of the item and the list then picks the
+ * only option whose parse did not abort: the list when the body's only key is `listKey`, else the
+ * item (the other option fails with a missing key). So the issues are the item's, prefixed with
+ * `listKey` and its index. A list of the wrong length, or an item the precheck does not know,
+ * goes to zod.
+ */
+export function batchPrecheck<K extends string>(
+  item: (value: unknown, path: (string | number)[], issues: Issues) => unknown,
+  listKey: K,
+) {
+  return (body: unknown): Verdict => {
+    if (!isPlainObject(body)) return undefined;
+    const issues: Issues = [];
+    let data: unknown;
+    if (listKey in body) {
+      const list = body[listKey];
+      if (Object.keys(body).length !== 1 || !Array.isArray(list)) return undefined;
+      if (list.length < 1 || list.length > MAX_BATCH) return undefined;
+      const items: unknown[] = [];
+      for (let i = 0; i < list.length; i++) {
+        const value = item(list[i], [listKey, i], issues);
+        if (value === undefined) return undefined;
+        items.push(value);
+      }
+      data = { [listKey]: items };
+    } else {
+      data = item(body, [], issues);
+      if (data === undefined) return undefined;
+    }
+    return issues.length > 0 ? { success: false, error: { issues } } : { success: true, data };
+  };
+}
+
+/** The precheck of `Member()` at `path`: the member (adding its problem to `issues`), or `undefined` if not a string. */
+export function memberPrecheck(value: unknown, path: (string | number)[], issues: Issues): string | undefined {
+  if (typeof value !== "string") return undefined;
+  const problem = memberProblem(value);
+  if (problem) issues.push({ path, message: problem });
+  return value;
 }
 
 export function normalizeBatch<T, K extends string>(body: T | Record<K, T[]>, listKey: K): T[] {

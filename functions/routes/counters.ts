@@ -6,7 +6,6 @@ import { queuedResponse, queueIfAsync } from "../middleware/respond-async.ts";
 import { lazyRoute } from "../lazy-route.ts";
 import { createRouter } from "../router.ts";
 import {
-  batchOf,
   errorResponses,
   intQuery,
   jsonBody,
@@ -18,8 +17,9 @@ import {
 import {
   Aggregate,
   counterParams,
+  counterParamsChecked,
   type IncrBody,
-  IncrItem,
+  incrBody,
   memberParams,
   noContent,
   Order,
@@ -87,7 +87,7 @@ lazyRoute(
     summary: "Increment or decrement members (one item or up to 1,000), optionally into calendar buckets",
     description:
       "One Redis round trip including expiries. Without `ttl` an existing expiry stays and a new key never expires; with `ttl` an existing expiry is only ever extended (see `ttl`).",
-    request: { params: counterParams(), ...jsonBody(batchOf(IncrItem(), "items")) },
+    request: { params: counterParamsChecked(), ...jsonBody(incrBody()) },
     responses: () => ({
       200: jsonResponse(
         z.object({ results: z.array(Scored()) }).openapi("CounterIncrResult"),

@@ -5,18 +5,24 @@ import { edgeCached } from "../edge-cache.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay } from "../middleware/context.ts";
 import { queuedResponse, queueIfAsync } from "../middleware/respond-async.ts";
-import { lazyRoute, once } from "../lazy-route.ts";
+import { lazyRoute, once, prechecked } from "../lazy-route.ts";
 import { createRouter } from "../router.ts";
+import { parseAt } from "../../src/time.ts";
+import { MAX_INCREMENT } from "../../src/validation.ts";
 import {
   At,
   batchOf,
+  batchPrecheck,
   Count,
   errorResponses,
   jsonBody,
   jsonResponse,
+  isPlainObject,
   Member,
+  memberPrecheck,
   Name,
   nameParams,
+  nameParamsChecked,
   normalizeBatch,
   Window,
   writeErrorResponses,
@@ -33,7 +39,32 @@ const Event = once(() =>
     at: At().optional(),
   }),
 );
-const EventsBody = once(() => batchOf(Event(), "events").openapi("TrendingEvents"));
+export const EventsBody = once(() => batchOf(Event(), "events").openapi("TrendingEvents"));
+const EVENT_KEYS = new Set(["member", "count", "at"]);
+
+/**
+ * The precheck (../lazy-route.ts) of EventsBody: valid events and bad members are decided without
+ * zod (the data in Event's key order, `at` parsed to epoch ms as `At` does); any other problem,
+ * zod decides.
+ */
+export const eventsPrecheck = batchPrecheck((item, path, issues) => {
+  if (!isPlainObject(item)) return undefined;
+  for (const key in item) if (!EVENT_KEYS.has(key)) return undefined;
+  const { count, at } = item;
+  const member = memberPrecheck(item.member, [...path, "member"], issues);
+  if (member === undefined) return undefined;
+  const data: Record<string, unknown> = { member };
+  if ("count" in item) {
+    if (typeof count !== "number" || !(count > 0 && count <= MAX_INCREMENT)) return undefined;
+    data.count = count;
+  }
+  if ("at" in item) {
+    const ms = Number.isSafeInteger(at) || typeof at === "string" ? parseAt(at) : null;
+    if (ms === null) return undefined;
+    data.at = ms;
+  }
+  return data;
+}, "events");
 
 const WindowInfo = once(() =>
   z
@@ -206,7 +237,7 @@ lazyRoute(
     summary: "Record one event or up to 1,000 (one Redis round trip)",
     description:
       "Each event adds `count` to its member in the UTC hour bucket of `at` (default now). `at` may be up to the retention in the past and at most 5 minutes in the future.",
-    request: { params: streamParams(), ...jsonBody(EventsBody()) },
+    request: { params: nameParamsChecked("stream"), ...jsonBody(prechecked(EventsBody, eventsPrecheck)) },
     responses: () => ({
       200: jsonResponse(z.object({ accepted: z.number().int() }), "Events recorded."),
       202: queuedResponse(),

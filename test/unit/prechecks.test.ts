@@ -1,0 +1,139 @@
+import { describe, expect, it } from "vitest";
+import type { Verdict } from "../../functions/lazy-route.ts";
+import { counterParams, incrPrecheck, IncrItem } from "../../functions/routes/counters-schemas.ts";
+import { HealthQuery, healthQueryPrecheck } from "../../functions/routes/health.ts";
+import { EventsBody, eventsPrecheck } from "../../functions/routes/trending.ts";
+import { batchOf, nameParamsPrecheck } from "../../functions/schemas.ts";
+
+/**
+ * A precheck (functions/lazy-route.ts `prechecked`) must answer exactly as the zod schema it
+ * stands in for, whenever it answers: the same data, keys in the same order, or the same issues
+ * (path and message, what the 400 envelope shows), in the same order.
+ */
+function agrees(
+  schema: { safeParse(value: unknown): unknown },
+  precheck: (value: unknown) => Verdict,
+  inputs: unknown[],
+) {
+  let decided = 0;
+  for (const input of inputs) {
+    const verdict = precheck(input);
+    if (verdict === undefined) continue;
+    decided++;
+    const zod = schema.safeParse(input) as Exclude<Verdict, undefined>;
+    const shape = (v: Exclude<Verdict, undefined>) =>
+      JSON.stringify(
+        v.success ? { data: v.data } : { issues: v.error.issues.map((i) => ({ path: i.path, message: i.message })) },
+      );
+    expect(shape(verdict), JSON.stringify(input)).toBe(shape(zod));
+  }
+  return decided;
+}
+
+const members: unknown[] = ["a", "", "a\nb", "\ud800", "é".repeat(128), "é".repeat(129), "x".repeat(257), 1, null];
+const items: unknown[] = [
+  ...members.map((member) => ({ member })),
+  { by: 1 },
+  { member: "a", by: 2.5 },
+  { member: "a", by: -1e12 },
+  { member: "a", by: 1e12 + 1 },
+  { member: "a", by: "1" },
+  { member: "", by: 1e13 },
+  { member: "a", period: "day" },
+  { member: "a", period: "year" },
+  { member: "", period: "year" },
+  { member: "a", at: 1_700_000_000_000 },
+  { member: "a", at: "2026-11-22T15:04:05Z" },
+  { member: "a", at: 1.5 },
+  { member: "a", at: 2 ** 60 },
+  { member: "a", at: null },
+  { member: "a", ttl: 60 },
+  { member: "a", ttl: 0 },
+  { member: "a", ttl: 1.5 },
+  { member: "a", ttl: 10 * 366 * 86400 + 1 },
+  { ttl: 5, at: "x", period: "hour", by: -3, member: "z" },
+  { member: "a", extra: 1 },
+  { member: "", extra: 1 },
+  JSON.parse('{"member":"a","__proto__":{"by":1}}'),
+  { member: "a", constructor: 1 },
+  [],
+  "a",
+];
+
+describe("prechecks answer as zod", () => {
+  it("counter increment bodies", () => {
+    const inputs: unknown[] = [
+      ...items,
+      ...items.map((item) => ({ items: [item] })),
+      ...items.map((item) => ({ items: [{ member: "ok" }, item, { member: "" }] })),
+      { items: [] },
+      { items: Array.from({ length: 1000 }, (_, i) => ({ member: i % 7 ? `m${i}` : "" })) },
+      { items: Array.from({ length: 1001 }, () => ({ member: "m" })) },
+      { items: [{ member: "a" }], member: "a" },
+      { items: "a" },
+      { items: null },
+      null,
+      1,
+    ];
+    const decided = agrees(batchOf(IncrItem(), "items"), incrPrecheck, inputs);
+    // Most inputs above are decided without zod: valid bodies and bad members.
+    expect(decided).toBeGreaterThan(40);
+  });
+
+  it("name path parameters", () => {
+    const inputs = ["c1", "", "-a", "a".repeat(64), "a".repeat(65), "é", "a b"].map((counter) => ({ counter }));
+    expect(agrees(counterParams(), nameParamsPrecheck("counter"), inputs)).toBe(2);
+  });
+
+  it("/healthz queries", () => {
+    const inputs = [
+      {},
+      { deep: "1" },
+      { deep: "0" },
+      { deep: "2" },
+      { deep: ["1", "1"] },
+      { other: "x" },
+      { deep: "1", x: "y" },
+    ];
+    expect(agrees(HealthQuery(), healthQueryPrecheck, inputs)).toBe(5);
+  });
+
+  it("trending event bodies", () => {
+    const events: unknown[] = [
+      ...members.map((member) => ({ member })),
+      { count: 1 },
+      { member: "a", count: 2.5 },
+      { member: "a", count: 0 },
+      { member: "a", count: -1 },
+      { member: "a", count: 1e12 },
+      { member: "a", count: 1e12 + 1 },
+      { member: "a", count: "1" },
+      { member: "", count: 0 },
+      { member: "a", at: 1_700_000_000_000 },
+      { member: "a", at: "2026-11-22T15:04:05Z" },
+      { member: "a", at: "2026-11-22" },
+      { member: "a", at: "2026-02-30" },
+      { member: "a", at: "yesterday" },
+      { member: "", at: "yesterday" },
+      { member: "a", at: 1.5 },
+      { member: "a", at: 2 ** 60 },
+      { member: "a", at: null },
+      { at: "2026-11-22T15:04:05+02:00", count: 3, member: "z" },
+      { member: "a", extra: 1 },
+      { member: "a", constructor: 1 },
+      [],
+    ];
+    const inputs: unknown[] = [
+      ...events,
+      ...events.map((event) => ({ events: [event] })),
+      ...events.map((event) => ({ events: [{ member: "ok" }, event, { member: "" }] })),
+      { events: [] },
+      { events: Array.from({ length: 1000 }, (_, i) => ({ member: i % 7 ? `m${i}` : "", count: i + 1 })) },
+      { events: Array.from({ length: 1001 }, () => ({ member: "m" })) },
+      { events: [{ member: "a" }], member: "a" },
+      { events: "a" },
+      null,
+    ];
+    expect(agrees(EventsBody(), eventsPrecheck, inputs)).toBeGreaterThan(30);
+  });
+});
