@@ -207,6 +207,12 @@ interface ReadReply {
   merged?: string;
   /** The sums of the days read one by one (when there are some), added before the merged ones. */
   sum?: string;
+  /**
+   * `yyyymm` when the end edge month was read as its rollup less the days after the range: its
+   * sums came in `sum` (the days' own, in order), so its `s:` members in the union are not added,
+   * and the buckets the subtraction left at 0 (only in days after the range) are not buckets.
+   */
+  edge?: string;
   max?: string;
   negMin?: string;
 }
@@ -227,12 +233,16 @@ function splitMerged(
 ): { indexed: { index: number; count: number }[]; sum: number | undefined } {
   const indexed: { index: number; count: number }[] = [];
   let sum = reply.sum === undefined ? undefined : Number(reply.sum);
+  const edge = reply.edge === undefined ? undefined : `s:${reply.edge}`;
   // ZPOPMIN gives the members in ZRANGE's order (score, then member), as Redis formats them
   const flat = reply.merged === undefined ? popped : reply.merged === "" ? [] : reply.merged.split(",");
   for (let j = 0; j + 1 < flat.length; j += 2) {
     const member = flat[j] as string;
     const index = member.trim() === "" ? NaN : Number(member);
-    if (!Number.isNaN(index)) indexed.push({ index, count: Number(flat[j + 1]) });
+    if (!Number.isNaN(index)) {
+      const count = Number(flat[j + 1]);
+      if (!(edge !== undefined && count === 0)) indexed.push({ index, count });
+    } else if (edge !== undefined && member.startsWith(edge)) continue;
     else if (member === "sum" || member.startsWith("s:")) sum = (sum ?? 0) + scoreOf(flat[j + 1] as string);
   }
   return { indexed, sum };
@@ -275,6 +285,24 @@ export async function read(ctx: Ctx, name: string, options: ReadOptions = {}): P
   }
   // the months holding the days' sums (member `s:<day>` of the month rollup), each day's by position
   const sumMonths = [...new Set(days.map(monthOf))];
+  // The end edge (issue 15): the last month of a range ending in the past, read from its 1st, may be
+  // read as its rollup less the days after the range, when it covers more of its days than it leaves
+  // out (else that is never fewer entries to merge). Those days end after the range's, so they
+  // expire after it: while the range's first day of the month is kept (the script checks), every
+  // day the rollup summed is live, and the subtraction is exact. The script decides by sizes.
+  const outsideDays: number[] = [];
+  let edgeMonth = 0;
+  const lastDay = days.at(-1);
+  if (lastDay !== undefined) {
+    const m = monthOf(lastDay);
+    const end = periodEnd("month", m);
+    const inside = days.filter((d) => d >= m).length;
+    if (!months.includes(m) && days.includes(m) && lastDay + DAY < end) {
+      for (let d = lastDay + DAY; d < end; d += DAY) outsideDays.push(d);
+      if (inside > outsideDays.length) edgeMonth = sumMonths.indexOf(m) + 1;
+      else outsideDays.length = 0;
+    }
+  }
   // Piped (issue 15): a range that may reach the read cap (more than 4 days: 4 x 5,000 buckets) and
   // is not one month rollup (read as it is, without a union) leaves its union in a scratch key of
   // its own for a ZPOPMIN after the script, in the same HTTP request: the script does not load the
@@ -284,13 +312,15 @@ export async function read(ctx: Ctx, name: string, options: ReadOptions = {}): P
     !(months.length === 1 && monthLengths[0] === days.length) &&
     canPipeline(ctx.redis);
   const scratch = histogramKeys.scratch(ctx.prefix, name, piped ? crypto.randomUUID() : undefined);
-  // every member of the union past the cap is a sum: at most one a day ('s:<yyyymmdd>') and 'sum'
-  const popCount = MAX_READ_BUCKETS + MAX_RETENTION_DAYS + 1;
+  // every member of the union past the cap is a sum: at most one a day ('s:<yyyymmdd>') and 'sum',
+  // and an end edge read by its rollup brings the sums of the (at most 15) days after the range
+  const popCount = MAX_READ_BUCKETS + MAX_RETENTION_DAYS + 1 + 15;
   const keys = {
     meta: histogramKeys.meta(ctx.prefix, name),
     scratch,
     ...dataKeys(ctx.prefix, name, days, months),
     sumMonths: sumMonths.map((month) => histogramKeys.month(ctx.prefix, name, month)),
+    outside: outsideDays.map((day) => histogramKeys.day(ctx.prefix, name, day)),
   };
   const args = {
     name,
@@ -308,6 +338,8 @@ export async function read(ctx: Ctx, name: string, options: ReadOptions = {}): P
     dayLabels: days.map(dayLabel),
     dayMonths: days.map((day) => sumMonths.indexOf(monthOf(day)) + 1),
     sumMonthStarts: sumMonths,
+    edgeMonth,
+    outsideLabels: outsideDays.map(dayLabel),
   };
   let reply: ReadReply;
   let popped: string[] = [];

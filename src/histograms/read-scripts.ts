@@ -40,7 +40,7 @@ import { MAX_READ_BUCKETS, MAX_UNION_ENTRIES } from "./validate.ts";
 export const readScript = defineScript({
   name: "histograms.read",
   write: false,
-  keys: ["meta", "scratch", "...days", "...exts", "...months", "...sumMonths"],
+  keys: ["meta", "scratch", "...days", "...exts", "...months", "...sumMonths", "...outside"],
   args: [
     "name",
     "maxBuckets",
@@ -57,6 +57,8 @@ export const readScript = defineScript({
     "...dayLabels",
     "...dayMonths",
     "...sumMonthStarts",
+    "edgeMonth",
+    "...outsideLabels",
   ],
   uses: [retentionLua],
   refusals: {
@@ -128,12 +130,31 @@ if #parts == 0 then return {settings = settings, merged = ''} end
 -- Sums: a day's is the member 's:<yyyymmdd>' of its month rollup (a day stored before that change
 -- has a member 'sum' in its own key and in its month's). A rollup in the union brings its days'
 -- sums; the days read one by one are asked in their months, one ZMSCORE per month.
+-- The end edge month (edgeMonth, read builds it) may be read as its rollup less the days after the
+-- range (\`outside\`) if it stands for its days (kept from its first day, rollups since) and holds no
+-- old 'sum' (which the subtraction would round): its ZMSCORE also asks those, and the days after the
+-- range's sums, whose non-zero ones are counted (the union's members that are not buckets).
+local edge    = tonumber(edgeMonth)
+local edgeMs  = edge > 0 and tonumber(sumMonthStarts[edge]) or nil
+local edgeGroup, edgeSums = nil, 0
+if edgeMs and (edgeMs < since or keptUntil(edgeMs, retention) <= nowMs) then edge = 0 end
 local sum = 0
 for _, g in ipairs(order) do
   local call = {'ZMSCORE', sumMonths[g.month]}
   for _, d in ipairs(g.days) do call[#call + 1] = 's:' .. dayLabels[d] end
-  for _, v in ipairs(redis.call(unpack(call))) do
-    if v then sum = sum + tonumber(v) end
+  if g.month == edge then
+    for _, label in ipairs(outsideLabels) do call[#call + 1] = 's:' .. label end
+    call[#call + 1] = 'sum'
+  end
+  local scores = redis.call(unpack(call))
+  for j = 1, #g.days do
+    if scores[j] then sum = sum + tonumber(scores[j]) end
+  end
+  if g.month == edge then
+    if scores[#call - 2] then edge = 0 else edgeGroup = g end
+    for j = 1, #call - 3 do
+      if scores[j] and tonumber(scores[j]) ~= 0 then edgeSums = edgeSums + 1 end
+    end
   end
 end
 local function zunion()
@@ -143,7 +164,7 @@ local function zunion()
   parts[#parts + 1] = 'WITHSCORES'
   return redis.call('ZUNION', #parts - 1, unpack(parts))
 end
-local merged
+local merged, edgeRead
 if (#parts - #rollups + coveredDays) * dayCap <= cap then
   -- so few days that the cap cannot be reached (each day holds at most dayCap buckets, and a rollup
   -- only its days'): one ZUNION, nothing stored
@@ -184,7 +205,8 @@ else
     if lower > entryCap or upper <= enough then break end
     local covered = tonumber(sumMonthStarts[g.month]) >= since
     if #g.days > 1 and covered and budget > 0 then
-      local bound = #g.days * math.min(dayMax, redis.call('ZCARD', sumMonths[g.month]))
+      g.card      = redis.call('ZCARD', sumMonths[g.month])
+      local bound = #g.days * math.min(dayMax, g.card)
       budget  = budget - 1
       upper   = upper - g.bound + bound
       g.bound = bound
@@ -198,6 +220,7 @@ else
         sized[#sized + 1] = {key = days[d], least = card - 1}
       end
       budget  = budget - #g.days
+      g.exact = exact
       upper   = upper - g.bound + exact
       lower   = lower + exact
     end
@@ -230,12 +253,14 @@ else
         k     = k + 1
         total = total + sized[k].least
       end
+      local left = budget + 1
       if k >= 2 and total > cap then
         local over, common = total - cap, 0
         for j = 2, k do
           for i = 1, j - 1 do
             if common < over then
               common = common + redis.call('ZINTERCARD', 2, sized[i].key, sized[j].key, 'LIMIT', over - common)
+              left   = left - 1
             end
           end
         end
@@ -243,8 +268,75 @@ else
           return {refused = 'too_many_buckets', buckets = total - common, pair = k == 2, parts = k}
         end
       end
-      card = redis.call('ZUNIONSTORE', scratch, #parts, unpack(parts))
+      -- The end edge month (issue 15): its rollup less the days after the range, only when that is
+      -- provably fewer entries to merge than its days: the rollup's size plus each day after the
+      -- range at most min(dayMax, that size), against the days' own sizes (ZCARDs, O(1), until their
+      -- sum passes it: at the cap a third of the days). Decided after every check, so a read refuses
+      -- exactly as its days would; within the budget (those ZCARDs, and a ZREMRANGEBYSCORE).
+      local union = {'ZUNIONSTORE', scratch, #parts}
+      local swap  = false
+      if edgeGroup and left >= #edgeGroup.days + 3 then
+        local rollup = sumMonths[edge]
+        local rcard  = edgeGroup.card
+        if not rcard then
+          rcard = redis.call('ZCARD', rollup)
+          left  = left - 1
+        end
+        local most = math.min(dayMax, rcard)
+        local cost = rcard + #outside * most
+        if edgeGroup.exact then
+          swap = cost < edgeGroup.exact
+        elseif cost < #edgeGroup.days * most and #edgeGroup.days * most > cap then
+          -- (days that may hold no more entries than the cap merge in a few ms: not worth the ZCARDs)
+          -- gives up once the days seen, extrapolated, would not pass it (a guess, only ever costing
+          -- the saving: days of a few buckets of their own stop at the first)
+          local inside, seen, rest = 0, 0, #edgeGroup.days
+          for _, d in ipairs(edgeGroup.days) do
+            if inside > cost or inside + rest * most <= cost then break end
+            if seen > 0 and inside + rest * inside / seen <= cost then break end
+            inside = inside + redis.call('ZCARD', days[d])
+            seen   = seen + 1
+            rest   = rest - 1
+          end
+          swap = inside > cost
+        end
+        if swap then
+          local inside = {}
+          for _, d in ipairs(edgeGroup.days) do inside[days[d]] = true end
+          local weights = {'WEIGHTS'}
+          for _, p in ipairs(parts) do
+            if not inside[p] then
+              union[#union + 1]     = p
+              weights[#weights + 1] = 1
+            end
+          end
+          union[#union + 1]     = rollup
+          weights[#weights + 1] = 1
+          for _, key in ipairs(outside) do
+            union[#union + 1]     = key
+            weights[#weights + 1] = -1
+          end
+          union[3] = #weights - 1
+          for _, w in ipairs(weights) do union[#union + 1] = w end
+          edgeRead = string.sub(dayLabels[edgeGroup.days[1]], 1, 6)
+        end
+      end
+      if not edgeRead then
+        for _, p in ipairs(parts) do union[#union + 1] = p end
+      end
+      card = redis.call(unpack(union))
       stored = card
+      if edgeRead then
+        -- not buckets: the edge month's sums (counted above, non-zero ones), and the buckets left at
+        -- exactly 0 (only in days after the range; no stored bucket is 0: observe removes a new
+        -- bucket it takes back), dropped when the count or the ZPOPMIN needs it
+        card = card - edgeSums
+        if card > cap or stored > tonumber(popCount) then
+          local zeros = redis.call('ZREMRANGEBYSCORE', scratch, 0, 0)
+          card   = card - zeros
+          stored = stored - zeros
+        end
+      end
     end
     if card > cap then
       -- not buckets: 'sum', and the 's:<day>' sums the rollups brought (asked only near the cap)
@@ -290,6 +382,6 @@ local found = {}
 for j = 1, #ext, 2 do found[ext[j]] = ext[j + 1] end
 -- piped, a union left in scratch has no 'merged': the ZPOPMIN after the script brings it
 if merged then merged = table.concat(merged, ',') end
-return {settings = settings, merged = merged, sum = sum, max = found.max, negMin = found.min}
+return {settings = settings, merged = merged, sum = sum, edge = edgeRead, max = found.max, negMin = found.min}
 `,
 });

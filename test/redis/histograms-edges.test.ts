@@ -1,0 +1,229 @@
+/**
+ * Issue 15: the end edge month of a range ending in the past is read as its month rollup less the
+ * days after the range (`ZUNIONSTORE … WEIGHTS 1 … -1 …`), when that is fewer entries to merge
+ * than its days: the answer is byte for byte the days' (the same data read with the edge month
+ * before `rollupsSince`, which reads its days one by one), piped or in one script. The days after
+ * the range bring neither their sums nor their buckets (left at 0, dropped), and the read cap
+ * counts the buckets after those are dropped.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import type { Ctx } from "../../src/context.ts";
+import { observe, put as putHistogram, read as readHistogram } from "../../src/histograms/index.ts";
+import { histogramKeys, monthOf } from "../../src/histograms/keys.ts";
+import { MAX_READ_BUCKETS } from "../../src/histograms/validate.ts";
+import { createRedis } from "../../src/redis/client.ts";
+import { DAY, dayLabel } from "../../src/time.ts";
+import { libraryTest } from "../helpers/library.ts";
+import { command, resetStats, statsOf } from "../helpers/upstash-rest.ts";
+
+const lib = libraryTest("hist-edges", { timeoutMs: 20_000 });
+const { target } = lib;
+const TAG = `hist-edges-${Math.random().toString(36).slice(2, 8)}`;
+const counted = createRedis({ url: target.url, token: `${target.token}.${TAG}`, timeoutMs: 20_000 });
+const NOW = Date.UTC(2026, 10, 22, 12, 30);
+const ctx = lib.ctx(NOW);
+// the library's own client without a pipeline: the one script that loads the union itself
+const alone = {
+  evalsha: counted.evalsha.bind(counted),
+  eval: counted.eval.bind(counted),
+  ping: counted.ping.bind(counted),
+} as unknown as Ctx["redis"];
+
+/** A read through the counting client: its answer (or refusal) and the commands it cost. */
+async function measured(name: string, from: string, to: string) {
+  await resetStats(target, TAG);
+  const result = await readHistogram({ ...ctx, redis: counted }, name, { from, to }).then(
+    (r) => JSON.stringify(r),
+    (e: unknown) => (e as Error).message,
+  );
+  const stats = await statsOf(target, TAG);
+  expect(stats.requests).toBe(1);
+  return { result, commands: stats.commands, byCommand: stats.byCommand };
+}
+
+/** The same read in one script (no pipeline). */
+const oneScript = (name: string, from: string, to: string) =>
+  readHistogram({ ...ctx, redis: alone }, name, { from, to }).then(
+    (r) => JSON.stringify(r),
+    (e: unknown) => (e as Error).message,
+  );
+
+/** Makes the month of `monthMs` and later the histogram's first with rollups: its days are read one by one. */
+const rollupsFrom = (name: string, monthMs: number) =>
+  command(target, "HSET", histogramKeys.meta(ctx.prefix, name), "rollupsSince", monthMs);
+
+/**
+ * Writes each day's values (width 1: value v in bucket floor(v)) as observing would: the day set,
+ * its extremes, and its month rollup with the day's sum as `s:<yyyymmdd>` (`oldSum`: the previous
+ * layout's member `sum` of the day and of its month).
+ */
+async function load(name: string, days: [number, number[]][], oldSum = false): Promise<void> {
+  await putHistogram(ctx, name, { bucketWidth: 1 });
+  const months = new Map<string, Map<string, number>>();
+  for (const [day, values] of days) {
+    const monthKey = histogramKeys.month(ctx.prefix, name, monthOf(day));
+    const month = months.get(monthKey) ?? new Map<string, number>();
+    months.set(monthKey, month);
+    const counts = new Map<string, number>();
+    for (const v of values) counts.set(String(Math.floor(v)), (counts.get(String(Math.floor(v))) ?? 0) + 1);
+    const sum = values.reduce((a, b) => a + b, 0);
+    const members: (string | number)[] = [];
+    for (const [b, n] of counts) {
+      members.push(n, b);
+      month.set(b, (month.get(b) ?? 0) + n);
+    }
+    if (oldSum) {
+      members.push(sum, "sum");
+      month.set("sum", (month.get("sum") ?? 0) + sum);
+    } else month.set(`s:${dayLabel(day)}`, sum);
+    for (let i = 0; i < members.length; i += 20_000)
+      await command(target, "ZADD", histogramKeys.day(ctx.prefix, name, day), ...members.slice(i, i + 20_000));
+    const ext = histogramKeys.ext(ctx.prefix, name, day);
+    await command(target, "ZADD", ext, Math.max(...values), "max", -Math.min(...values), "min");
+  }
+  for (const [key, members] of months) {
+    const flat = [...members].flatMap(([m, score]) => [score, m]);
+    for (let i = 0; i < flat.length; i += 20_000) await command(target, "ZADD", key, ...flat.slice(i, i + 20_000));
+  }
+}
+
+const range = (from: number, to: number) => Array.from({ length: (to - from) / DAY + 1 }, (_, i) => from + i * DAY);
+const upTo = (n: number, start = 0) => Array.from({ length: n }, (_, i) => start + i);
+
+beforeAll(async () => {
+  await putHistogram(ctx, "warm", { bucketWidth: 1 });
+  await readHistogram({ ...ctx, redis: counted }, "warm");
+});
+
+describe("the end edge month of a range ending in the past is its rollup less the days after it", () => {
+  // 28 Sep – 27 Oct 2026: 3 days of September, 27 of October; 4 October days after the range
+  const FROM = "2026-09-28";
+  const TO = "2026-10-27";
+  const OCT = Date.UTC(2026, 9, 1);
+  const NOV = Date.UTC(2026, 10, 1);
+
+  it("answers byte for byte what its days answer, piped and in one script; the days after bring no sum nor bucket", async () => {
+    // fractional values (the sums round), 400 buckets in 4 patterns a day; the days after the range
+    // hold buckets of their own (left at 0 by the subtraction) and sums far larger than any inside
+    const days = range(Date.UTC(2026, 8, 28), Date.UTC(2026, 9, 31)).map((d, i): [number, number[]] =>
+      d > Date.UTC(2026, 9, 27)
+        ? [d, [...upTo(50, 1_000_000 + i * 50), ...upTo(20, (i % 4) * 400)].map((v) => v + 0.3)]
+        : [d, upTo(400, (i % 4) * 400).map((v) => v + 0.1 * (i % 7))],
+    );
+    await load("edge", days);
+    const edge = await measured("edge", FROM, TO);
+    // EVALSHA, HMGET, a ZMSCORE of each month's sums, the October rollup's ZCARD (1,600 buckets, 200
+    // of the days after and 31 sums; with 4 days after at most as large: 9,155 entries) and 23 of
+    // its days' (400 each: 9,200 passes it), ZUNIONSTORE with WEIGHTS, the extremes, and the
+    // ZPOPMIN after the script (no count near the cap: no ZREMRANGEBYSCORE; the zero buckets and
+    // the days after the range's sums are left out by read)
+    expect(edge.byCommand.zcard).toBe(24);
+    expect(edge.commands).toBe(31);
+    expect(edge.byCommand.zunionstore).toBe(1);
+    expect(edge.byCommand.zremrangebyscore ?? 0).toBe(0);
+    expect(await oneScript("edge", FROM, TO)).toBe(edge.result);
+    // the model: the raw days of the range
+    const inRange = days.filter(([d]) => d <= Date.UTC(2026, 9, 27)).flatMap(([, v]) => v);
+    const answer = JSON.parse(edge.result) as { count: number; max: number; buckets: { lower: number }[] };
+    expect(answer.count).toBe(inRange.length);
+    expect(answer.max).toBe(Math.max(...inRange));
+    expect(answer.buckets.length).toBe(1600);
+    expect(answer.buckets.every((b) => b.lower < 1_000_000)).toBe(true);
+    // the same data read day by day (October before the histogram's rollups): the same bytes
+    await rollupsFrom("edge", NOV);
+    const byDays = await measured("edge", FROM, TO);
+    expect(byDays.byCommand.zcard ?? 0).toBe(0);
+    expect(byDays.commands).toBe(7);
+    expect(byDays.result).toBe(edge.result);
+    expect(await oneScript("edge", FROM, TO)).toBe(edge.result);
+  });
+
+  it(`the read cap counts the buckets after the zero ones are dropped: ${MAX_READ_BUCKETS} is answered, one more refused`, async () => {
+    // 30 Sep – 20 Oct: 20 October days of 5,000 buckets in 4 patterns (the cap), 11 days after the
+    // range with 2,200 buckets of their own (the rollup holds 22,200 and the sums)
+    const days = (extra: number) =>
+      range(Date.UTC(2026, 8, 30), Date.UTC(2026, 9, 31)).map((d, i): [number, number[]] =>
+        d > Date.UTC(2026, 9, 20)
+          ? [d, upTo(200, 100_000 + i * 200)]
+          : [d, [...upTo(5000, (i % 4) * 5000), ...(i === 5 ? upTo(extra, 50_000) : [])]],
+      );
+    for (const [name, extra] of [
+      ["cap", 0],
+      ["over", 1],
+    ] as const) {
+      await load(name, days(extra));
+      const edge = await measured(name, "2026-09-30", "2026-10-20");
+      // EVALSHA, HMGET, 2 ZMSCORE, the rollup's ZCARD (22,200 buckets and 32 sums; with 11 days
+      // after at most 5,001 each: 77,243 entries) and 16 of its days' (5,000 each: 80,000 pass it),
+      // ZUNIONSTORE, ZREMRANGEBYSCORE (the count passed the cap before the zeros were dropped), the
+      // extremes, the ZPOPMIN; refused: no extremes, but the ZMSCORE of the sums the union holds
+      // (still over the cap) and the scratch key's UNLINK
+      expect(edge.byCommand.zcard).toBe(17);
+      expect(edge.byCommand.zremrangebyscore).toBe(1);
+      expect(edge.commands).toBe(extra === 0 ? 25 : 26);
+      if (extra === 0)
+        expect((JSON.parse(edge.result) as { buckets: unknown[] }).buckets.length).toBe(MAX_READ_BUCKETS);
+      else expect(edge.result).toContain(`the range holds ${MAX_READ_BUCKETS + 1} distinct buckets`);
+      expect(await oneScript(name, "2026-09-30", "2026-10-20")).toBe(edge.result);
+      await rollupsFrom(name, NOV);
+      const byDays = await measured(name, "2026-09-30", "2026-10-20");
+      expect(byDays.byCommand.zcard ?? 0).toBe(0);
+      expect(byDays.result).toBe(edge.result);
+    }
+  });
+
+  it("an end month before rollupsSince, or holding the old 'sum', or leaving out as many days as it covers, is read day by day", async () => {
+    const days = range(Date.UTC(2026, 8, 28), Date.UTC(2026, 9, 31)).map((d, i): [number, number[]] => [
+      d,
+      upTo(30, i * 10).map((v) => v + 0.25),
+    ]);
+    await load("before", days);
+    await rollupsFrom("before", OCT + DAY);
+    const before = await measured("before", FROM, TO);
+    expect(before.byCommand.zcard ?? 0).toBe(0);
+    expect(before.commands).toBe(7);
+    await load("old-sum", days, true);
+    const old = await measured("old-sum", FROM, TO);
+    expect(old.byCommand.zcard ?? 0).toBe(0);
+    expect(old.commands).toBe(7);
+    // 15 October days in the range, 16 after: the rollup cannot be fewer entries (no ZCARD asked)
+    const half = await measured("old-sum", "2026-09-20", "2026-10-15");
+    expect(half.byCommand.zcard ?? 0).toBe(0);
+  });
+
+  it("late observations (past days observed after later ones) read the same either way", async () => {
+    await putHistogram(ctx, "late", { bucketWidth: 0.5, retentionDays: 400 });
+    const at = (iso: string) => Date.parse(`${iso}T10:00:00Z`);
+    // 1,000 values on every October day (the same buckets): enough for the rollup to be worth it
+    for (const day of range(OCT, Date.UTC(2026, 9, 31)))
+      await observe(
+        ctx,
+        "late",
+        upTo(1000).map((i) => ({ value: 100 + i / 2, at: day + 3600_000 })),
+      );
+    for (const [day, values] of [
+      ["2026-10-30", [7.25, 9.5, 1e6 + 0.1]],
+      ["2026-10-25", [0.1, 0.2, 0.3]],
+      ["2026-10-03", [1.7, -2.35, 3.3]],
+      ["2026-09-29", [5.55, 6.65]],
+      ["2026-10-28", [-1e6, 2.2]],
+      ["2026-10-25", [0.7, 11.9]],
+      ["2026-10-27", [4.4]],
+    ] as const)
+      await observe(
+        ctx,
+        "late",
+        values.map((value) => ({ value, at: at(day) })),
+      );
+    const edge = await measured("late", FROM, TO);
+    expect(edge.byCommand.zcard).toBeGreaterThan(1);
+    expect(edge.byCommand.zunionstore).toBe(1);
+    expect(await oneScript("late", FROM, TO)).toBe(edge.result);
+    const answer = JSON.parse(edge.result) as { count: number; min: number; max: number };
+    expect([answer.count, answer.min, answer.max]).toEqual([27_011, -2.35, 599.5]);
+    await rollupsFrom("late", NOV);
+    const byDays = await measured("late", FROM, TO);
+    expect(byDays.byCommand.zcard ?? 0).toBe(0);
+    expect(byDays.result).toBe(edge.result);
+  });
+});
