@@ -16,6 +16,12 @@
  * 5,000 (one month rollup alone over the cap); the refusals' cost is what those rows measure.
  * A 30-day read ending 30 days ago reads its days one by one (no rollup stands for a month that
  * ends after the range): 30N entries, the union at its heaviest that still answers at N = 5,000.
+ * Its end month, when it is the larger part, could be read as its rollup less the days after the
+ * range (docs/histograms.md, "The end edge of a range ending in the past"; ~40,000 entries instead
+ * of 150,000 at N = 5,000), but only when the rollup holds no old `sum` member: `load` below
+ * writes the layout from before sums moved to `s:<yyyymmdd>` members of the rollup (a `sum` in
+ * each day and, by the ZUNIONSTORE, in each month), so this row still reads its days one by one.
+ * Loading the sums as observing now writes them would measure the end-edge read.
  *
  * A read of more than 4 days leaves its union in a scratch key for a `ZPOPMIN` sent after its
  * script in the same HTTP request (docs/histograms.md, "The union leaves the script"): the
