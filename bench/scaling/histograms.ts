@@ -14,14 +14,13 @@
  * buckets apart ([dN, dN + N)): its 400-day read unions 400N distinct buckets, exactly the read
  * cap at N = 50 (answered), and over it at 500 (400N entries: refused by the entries limit) and at
  * 5,000 (one month rollup alone over the cap); the refusals' cost is what those rows measure.
- * A 30-day read ending 30 days ago reads its days one by one (no rollup stands for a month that
- * ends after the range): 30N entries, the union at its heaviest that still answers at N = 5,000.
- * Its end month, when it is the larger part, could be read as its rollup less the days after the
- * range (docs/histograms.md, "The end edge of a range ending in the past"; ~40,000 entries instead
- * of 150,000 at N = 5,000), but only when the rollup holds no old `sum` member: `load` below
- * writes the layout from before sums moved to `s:<yyyymmdd>` members of the rollup (a `sum` in
- * each day and, by the ZUNIONSTORE, in each month), so this row still reads its days one by one.
- * Loading the sums as observing now writes them would measure the end-edge read.
+ * A 30-day read ending 30 days ago reads its start month's days one by one (no rollup stands for
+ * a month that starts before the range), and its end month, when it is the larger part and its
+ * days are big, as its rollup less the days after the range (docs/histograms.md, "The end edge of
+ * a range ending in the past"; ~40,000 entries instead of 150,000 at N = 5,000; at N = 500 the
+ * rollup would save little, so those days are read one by one too). `load` writes each day's sum
+ * as observing does, a member `s:<yyyymmdd>` of its month's rollup (before 2026-11-26 it wrote the
+ * older layout, a `sum` member in each day, which keeps every day on the one-by-one path).
  *
  * A read of more than 4 days leaves its union in a scratch key for a `ZPOPMIN` sent after its
  * script in the same HTTP request (docs/histograms.md, "The union leaves the script"): the
@@ -32,7 +31,7 @@
  */
 import type { RespClient } from "../../dev/resp.ts";
 import { histogramKeys } from "../../src/histograms/keys.ts";
-import { DAY, dayStart } from "../../src/time.ts";
+import { DAY, dayLabel, dayStart } from "../../src/time.ts";
 import { call } from "../lib/measure.ts";
 import { scriptProbe } from "./measure.ts";
 import type { ScalingInput, Timing } from "./types.ts";
@@ -56,6 +55,7 @@ async function load(
   await redis.call("HSET", base, "createdAt", today - DAYS * DAY, "rollupsSince", 0);
   let batch: (string | number)[][] = [];
   const months = new Map<string, string[]>();
+  const sums = new Map<string, (string | number)[]>();
   for (let d = 0; d < DAYS; d++) {
     const day = today - d * DAY;
     const first = offset(d);
@@ -64,17 +64,19 @@ async function load(
     const dayKey = histogramKeys.day(prefix, name, day);
     const month = histogramKeys.month(prefix, name, day);
     batch.push(
-      ["ZADD", dayKey, ...buckets, n * 5 * (first + n), "sum"],
+      ["ZADD", dayKey, ...buckets],
       ["ZADD", histogramKeys.ext(prefix, name, day), first + n - 1, "max", -first, "min"],
     );
     months.set(month, [...(months.get(month) ?? []), dayKey]);
+    sums.set(month, [...(sums.get(month) ?? []), n * 5 * (first + n), `s:${dayLabel(day)}`]);
     if (batch.length >= PIPE) {
       await redis.pipeline(batch);
       batch = [];
     }
   }
-  // each month's rollup: the sum of its days, as observing writes it
+  // each month's rollup: the sum of its days, and each day's sum as its member s:<yyyymmdd>, as observing writes them
   for (const [month, days] of months) batch.push(["ZUNIONSTORE", month, days.length, ...days]);
+  for (const [month, pairs] of sums) batch.push(["ZADD", month, ...pairs]);
   await redis.pipeline(batch);
 }
 

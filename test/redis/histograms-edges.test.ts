@@ -103,22 +103,23 @@ describe("the end edge month of a range ending in the past is its rollup less th
   const NOV = Date.UTC(2026, 10, 1);
 
   it("answers byte for byte what its days answer, piped and in one script; the days after bring no sum nor bucket", async () => {
-    // fractional values (the sums round), 400 buckets in 4 patterns a day; the days after the range
-    // hold buckets of their own (left at 0 by the subtraction) and sums far larger than any inside
+    // fractional values (the sums round), 3,000 buckets in 4 patterns a day; the days after the
+    // range hold buckets of their own (left at 0 by the subtraction) and sums far larger than any inside
     const days = range(Date.UTC(2026, 8, 28), Date.UTC(2026, 9, 31)).map((d, i): [number, number[]] =>
       d > Date.UTC(2026, 9, 27)
-        ? [d, [...upTo(50, 1_000_000 + i * 50), ...upTo(20, (i % 4) * 400)].map((v) => v + 0.3)]
-        : [d, upTo(400, (i % 4) * 400).map((v) => v + 0.1 * (i % 7))],
+        ? [d, [...upTo(50, 1_000_000 + i * 50), ...upTo(20, (i % 4) * 3000)].map((v) => v + 0.3)]
+        : [d, upTo(3000, (i % 4) * 3000).map((v) => v + 0.1 * (i % 7))],
     );
     await load("edge", days);
     const edge = await measured("edge", FROM, TO);
-    // EVALSHA, HMGET, a ZMSCORE of each month's sums, the October rollup's ZCARD (1,600 buckets, 200
-    // of the days after and 31 sums; with 4 days after at most as large: 9,155 entries) and 23 of
-    // its days' (400 each: 9,200 passes it), ZUNIONSTORE with WEIGHTS, the extremes, and the
-    // ZPOPMIN after the script (no count near the cap: no ZREMRANGEBYSCORE; the zero buckets and
-    // the days after the range's sums are left out by read)
-    expect(edge.byCommand.zcard).toBe(24);
-    expect(edge.commands).toBe(31);
+    // EVALSHA, HMGET, a ZMSCORE of each month's sums, the October rollup's ZCARD (12,000 buckets,
+    // 200 of the days after and 31 sums; with 4 days after at most 5,001 each: 32,235 entries) and
+    // 11 of its days' (3,000 each: 33,000 pass it; the days may hold 27 × 5,001, over half the
+    // entries limit, and extrapolated 81,000, over twice the rollup's cost), ZUNIONSTORE with
+    // WEIGHTS, the extremes, and the ZPOPMIN after the script (no count near the cap: no
+    // ZREMRANGEBYSCORE; the zero buckets and the days after the range's sums are left out by read)
+    expect(edge.byCommand.zcard).toBe(12);
+    expect(edge.commands).toBe(19);
     expect(edge.byCommand.zunionstore).toBe(1);
     expect(edge.byCommand.zremrangebyscore ?? 0).toBe(0);
     expect(await oneScript("edge", FROM, TO)).toBe(edge.result);
@@ -127,7 +128,7 @@ describe("the end edge month of a range ending in the past is its rollup less th
     const answer = JSON.parse(edge.result) as { count: number; max: number; buckets: { lower: number }[] };
     expect(answer.count).toBe(inRange.length);
     expect(answer.max).toBe(Math.max(...inRange));
-    expect(answer.buckets.length).toBe(1600);
+    expect(answer.buckets.length).toBe(12_000);
     expect(answer.buckets.every((b) => b.lower < 1_000_000)).toBe(true);
     // the same data read day by day (October before the histogram's rollups): the same bytes
     await rollupsFrom("edge", NOV);
@@ -139,11 +140,11 @@ describe("the end edge month of a range ending in the past is its rollup less th
   });
 
   it(`the read cap counts the buckets after the zero ones are dropped: ${MAX_READ_BUCKETS} is answered, one more refused`, async () => {
-    // 30 Sep – 20 Oct: 20 October days of 5,000 buckets in 4 patterns (the cap), 11 days after the
-    // range with 2,200 buckets of their own (the rollup holds 22,200 and the sums)
+    // 30 Sep – 26 Oct: 26 October days of 5,000 buckets in 4 patterns (the cap), 5 days after the
+    // range with 1,000 buckets of their own (the rollup holds 21,000 and the sums)
     const days = (extra: number) =>
       range(Date.UTC(2026, 8, 30), Date.UTC(2026, 9, 31)).map((d, i): [number, number[]] =>
-        d > Date.UTC(2026, 9, 20)
+        d > Date.UTC(2026, 9, 26)
           ? [d, upTo(200, 100_000 + i * 200)]
           : [d, [...upTo(5000, (i % 4) * 5000), ...(i === 5 ? upTo(extra, 50_000) : [])]],
       );
@@ -152,21 +153,21 @@ describe("the end edge month of a range ending in the past is its rollup less th
       ["over", 1],
     ] as const) {
       await load(name, days(extra));
-      const edge = await measured(name, "2026-09-30", "2026-10-20");
-      // EVALSHA, HMGET, 2 ZMSCORE, the rollup's ZCARD (22,200 buckets and 32 sums; with 11 days
-      // after at most 5,001 each: 77,243 entries) and 16 of its days' (5,000 each: 80,000 pass it),
+      const edge = await measured(name, "2026-09-30", "2026-10-26");
+      // EVALSHA, HMGET, 2 ZMSCORE, the rollup's ZCARD (21,000 buckets and 32 sums; with 5 days
+      // after at most 5,001 each: 46,037 entries) and 10 of its days' (5,000 each: 50,000 pass it),
       // ZUNIONSTORE, ZREMRANGEBYSCORE (the count passed the cap before the zeros were dropped), the
       // extremes, the ZPOPMIN; refused: no extremes, but the ZMSCORE of the sums the union holds
       // (still over the cap) and the scratch key's UNLINK
-      expect(edge.byCommand.zcard).toBe(17);
+      expect(edge.byCommand.zcard).toBe(11);
       expect(edge.byCommand.zremrangebyscore).toBe(1);
-      expect(edge.commands).toBe(extra === 0 ? 25 : 26);
+      expect(edge.commands).toBe(extra === 0 ? 19 : 20);
       if (extra === 0)
         expect((JSON.parse(edge.result) as { buckets: unknown[] }).buckets.length).toBe(MAX_READ_BUCKETS);
       else expect(edge.result).toContain(`the range holds ${MAX_READ_BUCKETS + 1} distinct buckets`);
-      expect(await oneScript(name, "2026-09-30", "2026-10-20")).toBe(edge.result);
+      expect(await oneScript(name, "2026-09-30", "2026-10-26")).toBe(edge.result);
       await rollupsFrom(name, NOV);
-      const byDays = await measured(name, "2026-09-30", "2026-10-20");
+      const byDays = await measured(name, "2026-09-30", "2026-10-26");
       expect(byDays.byCommand.zcard ?? 0).toBe(0);
       expect(byDays.result).toBe(edge.result);
     }
@@ -197,16 +198,35 @@ describe("the end edge month of a range ending in the past is its rollup less th
     expect(half.byCommand.zcard ?? 0).toBe(0);
   });
 
+  it("days whose rollup would save little are read one by one after one ZCARD of a day", async () => {
+    // 1,000 buckets in 4 patterns a day: the days may hold 27 × 4,031 entries (over half the
+    // entries limit), but the first day's 1,000, extrapolated to 27,000, is under twice the rollup's
+    // cost (4,031 and 4 days after at most as large: 20,155), so it stops there (it spent 22
+    // ZCARDs to save ~7,000 entries before the rule)
+    const days = range(Date.UTC(2026, 8, 28), Date.UTC(2026, 9, 31)).map((d, i): [number, number[]] => [
+      d,
+      upTo(1000, (i % 4) * 1000),
+    ]);
+    await load("little", days);
+    const edge = await measured("little", FROM, TO);
+    expect(edge.byCommand.zcard).toBe(2);
+    expect(edge.commands).toBe(9);
+    await rollupsFrom("little", NOV);
+    const byDays = await measured("little", FROM, TO);
+    expect(byDays.result).toBe(edge.result);
+  });
+
   it("late observations (past days observed after later ones) read the same either way", async () => {
     await putHistogram(ctx, "late", { bucketWidth: 0.5, retentionDays: 400 });
     const at = (iso: string) => Date.parse(`${iso}T10:00:00Z`);
-    // 1,000 values on every October day (the same buckets): enough for the rollup to be worth it
+    // 4,000 values on every October day (the same buckets): enough for the rollup to be worth it
     for (const day of range(OCT, Date.UTC(2026, 9, 31)))
-      await observe(
-        ctx,
-        "late",
-        upTo(1000).map((i) => ({ value: 100 + i / 2, at: day + 3600_000 })),
-      );
+      for (let k = 0; k < 4; k++)
+        await observe(
+          ctx,
+          "late",
+          upTo(1000, k * 1000).map((i) => ({ value: 100 + i / 2, at: day + 3600_000 })),
+        );
     for (const [day, values] of [
       ["2026-10-30", [7.25, 9.5, 1e6 + 0.1]],
       ["2026-10-25", [0.1, 0.2, 0.3]],
@@ -226,7 +246,7 @@ describe("the end edge month of a range ending in the past is its rollup less th
     expect(edge.byCommand.zunionstore).toBe(1);
     expect(await oneScript("late", FROM, TO)).toBe(edge.result);
     const answer = JSON.parse(edge.result) as { count: number; min: number; max: number };
-    expect([answer.count, answer.min, answer.max]).toEqual([27_011, -2.35, 599.5]);
+    expect([answer.count, answer.min, answer.max]).toEqual([108_011, -2.35, 2099.5]);
     await rollupsFrom("late", NOV);
     const byDays = await measured("late", FROM, TO);
     expect(byDays.byCommand.zcard ?? 0).toBe(0);
