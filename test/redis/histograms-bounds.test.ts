@@ -24,6 +24,7 @@ import {
 import { Edgestats, type EdgestatsRedis } from "../../src/index.ts";
 import { createRedis } from "../../src/redis/client.ts";
 import { DAY, dayLabel, dayStart, MINUTE } from "../../src/time.ts";
+import { range, upTo, withoutPipeline } from "../helpers/histograms.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { command, keysUnder, resetStats, statsOf } from "../helpers/upstash-rest.ts";
 
@@ -84,9 +85,6 @@ async function load(ctx: Ctx, name: string, days: [number, number[]][], oldSum =
     for (let i = 0; i < flat.length; i += 20_000) await command(target, "ZADD", key, ...flat.slice(i, i + 20_000));
   }
 }
-
-const range = (from: number, to: number) => Array.from({ length: (to - from) / DAY + 1 }, (_, i) => from + i * DAY);
-const upTo = (n: number, start = 0) => Array.from({ length: n }, (_, i) => start + i);
 
 // the read script once, so every measured read is one EVALSHA that hits
 beforeAll(async () => {
@@ -293,11 +291,7 @@ describe("histogram reads are sized before any union", () => {
 describe("a read of more than 4 days hands its union to a ZPOPMIN after its script", () => {
   const ctx = lib.ctx(NOW);
   // the library's own client without a pipeline: the one script that loads the union itself
-  const alone = {
-    evalsha: counted.evalsha.bind(counted),
-    eval: counted.eval.bind(counted),
-    ping: counted.ping.bind(counted),
-  } as unknown as Ctx["redis"];
+  const alone = withoutPipeline(counted);
   const scratchKeys = async () => (await keysUnder(target, prefix)).filter((k) => /:tmp(:|$)/.test(k));
 
   it("answers what the one script answers, in one HTTP request, and leaves no scratch key", async () => {

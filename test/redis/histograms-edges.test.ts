@@ -7,12 +7,12 @@
  * counts the buckets after those are dropped.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import type { Ctx } from "../../src/context.ts";
 import { observe, put as putHistogram, read as readHistogram } from "../../src/histograms/index.ts";
 import { histogramKeys, monthOf } from "../../src/histograms/keys.ts";
 import { MAX_READ_BUCKETS } from "../../src/histograms/validate.ts";
 import { createRedis } from "../../src/redis/client.ts";
 import { DAY, dayLabel } from "../../src/time.ts";
+import { range, upTo, withoutPipeline } from "../helpers/histograms.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { command, resetStats, statsOf } from "../helpers/upstash-rest.ts";
 
@@ -23,11 +23,7 @@ const counted = createRedis({ url: target.url, token: `${target.token}.${TAG}`, 
 const NOW = Date.UTC(2026, 10, 22, 12, 30);
 const ctx = lib.ctx(NOW);
 // the library's own client without a pipeline: the one script that loads the union itself
-const alone = {
-  evalsha: counted.evalsha.bind(counted),
-  eval: counted.eval.bind(counted),
-  ping: counted.ping.bind(counted),
-} as unknown as Ctx["redis"];
+const alone = withoutPipeline(counted);
 
 /** A read through the counting client: its answer (or refusal) and the commands it cost. */
 async function measured(name: string, from: string, to: string) {
@@ -86,9 +82,6 @@ async function load(name: string, days: [number, number[]][], oldSum = false): P
     for (let i = 0; i < flat.length; i += 20_000) await command(target, "ZADD", key, ...flat.slice(i, i + 20_000));
   }
 }
-
-const range = (from: number, to: number) => Array.from({ length: (to - from) / DAY + 1 }, (_, i) => from + i * DAY);
-const upTo = (n: number, start = 0) => Array.from({ length: n }, (_, i) => start + i);
 
 beforeAll(async () => {
   await putHistogram(ctx, "warm", { bucketWidth: 1 });
