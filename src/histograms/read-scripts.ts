@@ -1,6 +1,6 @@
 import { defineScript } from "../redis/script.ts";
 import { invalid } from "../validation.ts";
-import { notFound, retentionLua } from "./scripts.ts";
+import { bucketsLua, notFound, retentionLua } from "./scripts.ts";
 import { MAX_READ_BUCKETS, MAX_UNION_ENTRIES } from "./validate.ts";
 
 /**
@@ -60,7 +60,7 @@ export const readScript = defineScript({
     "edgeMonth",
     "...outsideLabels",
   ],
-  uses: [retentionLua],
+  uses: [bucketsLua, retentionLua],
   refusals: {
     not_found: (_r, call) => notFound(call.args.name),
     // invalid() throws the ValidationError itself
@@ -157,6 +157,16 @@ for _, g in ipairs(order) do
     end
   end
 end
+-- the range's extremes (max, and min negated): asked once, before the union when its span bounds it
+local ext
+local function extremes()
+  local call = {'ZUNION', #extParts}
+  for _, k in ipairs(extParts) do call[#call + 1] = k end
+  call[#call + 1] = 'AGGREGATE'
+  call[#call + 1] = 'MAX'
+  call[#call + 1] = 'WITHSCORES'
+  return redis.call(unpack(call))
+end
 local function zunion()
   -- one part is its own union, in the same order: read as it is (ZUNION would build a copy first,
   -- ~4 ms for a day at the 5,000-bucket cap)
@@ -186,11 +196,13 @@ else
     budget = budget - 1
     if card - r.n - 1 > cap then return {refused = 'too_many_buckets', buckets = card - r.n - 1, part = true} end
     lower = lower + card
-    sized[#sized + 1] = {key = r.key, least = card - r.n - 1}
+    sized[#sized + 1] = {key = r.key, least = card - r.n - 1, card = card, n = r.n, at = 0}
   end
   -- A day holds at most dayCap buckets and an old 'sum'; every member of a day is one of its month
   -- rollup's (once the histogram has rollups), so k days of a month hold at most k times its size.
-  local dayMax = dayCap + 1
+  local dayMax   = dayCap + 1
+  -- a union of at most this many buckets takes about what a read at the cap takes
+  local probeCap = cap + dayMax
   local upper  = lower
   for _, g in ipairs(order) do
     g.bound = #g.days * dayMax
@@ -217,7 +229,7 @@ else
       for _, d in ipairs(g.days) do
         local card = redis.call('ZCARD', days[d])
         exact = exact + card
-        sized[#sized + 1] = {key = days[d], least = card - 1}
+        sized[#sized + 1] = {key = days[d], least = card - 1, card = card, n = 0, at = d}
       end
       budget  = budget - #g.days
       g.exact = exact
@@ -247,25 +259,99 @@ else
       -- that share their buckets stop at the first pair and go on to the union; parts that share
       -- none are refused before it. k = 2 is one ZINTERCARD; k is at most what the command budget
       -- left allows (k(k-1)/2 pairs, 10 parts at most: parts of at least 2,001 buckets).
-      table.sort(sized, function(a, b) return a.least > b.least end)
-      local k, total, pairs = 0, 0, math.max(budget, 0) + 1
-      while k < #sized and total <= cap and (k + 1) * k / 2 <= math.min(pairs, 45) do
-        k     = k + 1
-        total = total + sized[k].least
-      end
-      local left = budget + 1
-      if k >= 2 and total > cap then
+      local left  = budget + 1
+      -- days sized one by one below, by index (the end edge's check reuses them)
+      local known = {}
+      local function bonferroni(list, pairs, before)
+        table.sort(list, before)
+        local k, total = 0, 0
+        while k < #list and total <= cap and (k + 1) * k / 2 <= math.min(pairs, 45) do
+          k     = k + 1
+          total = total + list[k].least
+        end
+        if k < 2 or total <= cap then return nil, false end
         local over, common = total - cap, 0
         for j = 2, k do
           for i = 1, j - 1 do
             if common < over then
-              common = common + redis.call('ZINTERCARD', 2, sized[i].key, sized[j].key, 'LIMIT', over - common)
+              common = common + redis.call('ZINTERCARD', 2, list[i].key, list[j].key, 'LIMIT', over - common)
               left   = left - 1
             end
           end
         end
         if common < over then
-          return {refused = 'too_many_buckets', buckets = total - common, pair = k == 2, parts = k}
+          return {refused = 'too_many_buckets', buckets = total - common, pair = k == 2, parts = k}, true
+        end
+        return nil, true
+      end
+      local refusal, powered = bonferroni(sized, math.max(budget, 0) + 1, function(a, b) return a.least > b.least end)
+      if refusal then return refusal end
+      -- Many small parts (issue 15): the days above are only bounded, so parts of a few thousand
+      -- buckets each, more than 10 of them needed to pass the cap, reached the union unrefused, and a
+      -- union of up to 200,000 distinct entries ran before its size refused it (~0.1-0.4 s). When
+      -- the union may hold more than probeCap buckets (its entries, and the span between the range's
+      -- extremes, which bounds its buckets: both may), the days are sized one by one (ZCARD, O(1)),
+      -- within the budget, until they could fill a probe; then the largest parts of known size are
+      -- checked pair by pair again (the days among them), and if no k <= 10 of them can pass the cap,
+      -- the largest that fit in probeCap are unioned alone (a probe: at most probeCap buckets, about
+      -- a read at the cap) and refused when they pass it. The union of every part comes after, as
+      -- before (the probe's key is overwritten), so an answer is the same, byte for byte.
+      ext = extremes()
+      local low, high
+      for j = 1, #ext, 2 do
+        if ext[j] == 'max' then high = tonumber(ext[j + 1]) elseif ext[j] == 'min' then low = 0 - tonumber(ext[j + 1]) end
+      end
+      local width = tonumber(settings[1])
+      local span  = (low and high) and bucketOf(high, width) - bucketOf(low, width) + 1 or upper
+      -- (sizing pays only with room left for a probe or a few pairs: 5 days of 5,000 need 5 + 10)
+      if math.min(upper, span) > probeCap and left >= 10 then
+        local seen = 0
+        for _, g in ipairs(order) do
+          if not g.exact then
+            local each, exact = g.bound / #g.days, 0
+            for j, d in ipairs(g.days) do
+              if seen >= probeCap or left <= 4 then break end
+              local c = redis.call('ZCARD', days[d])
+              known[d] = c
+              left  = left - 1
+              seen  = seen + c
+              exact = exact + c
+              upper = upper - each + c
+              lower = lower + c
+              sized[#sized + 1] = {key = days[d], least = c - 1, card = c, n = 0, at = d}
+              if j == #g.days then g.exact = exact end
+            end
+          end
+        end
+        -- equal sizes in a spread order (neighbouring days tend to share their buckets)
+        local function spread(a, b)
+          if a.least ~= b.least then return a.least > b.least end
+          return (a.at * 7919) % 401 < (b.at * 7919) % 401
+        end
+        if seen > 0 then
+          refusal, powered = bonferroni(sized, left - 3, spread)
+          if refusal then return refusal end
+        end
+        if not powered and left >= 2 then
+          local probe, members, others, all = {'ZUNIONSTORE', scratch, 0}, 0, 1, 0
+          for _, s in ipairs(sized) do
+            all = all + s.card
+            if members + s.card <= probeCap then
+              probe[#probe + 1] = s.key
+              members = members + s.card
+              others  = others + s.n
+            end
+          end
+          -- only when it may pass the cap, and leaves parts out (else the union itself is bounded)
+          if members - others > cap and (#sized < #parts or all > probeCap) then
+            probe[3]  = #probe - 3
+            local got = redis.call(unpack(probe))
+            left = left - 1
+            if got - others > cap then
+              redis.call('UNLINK', scratch)
+              return {refused = 'too_many_buckets', buckets = got - others, parts = #probe - 3}
+            end
+          end
         end
       end
       -- The end edge month (issue 15): its rollup less the days after the range, only when that is
@@ -296,7 +382,7 @@ else
           for _, d in ipairs(edgeGroup.days) do
             if inside > cost or inside + rest * most <= cost then break end
             if seen > 0 and inside + rest * inside / seen < 2 * cost then break end
-            inside = inside + redis.call('ZCARD', days[d])
+            inside = inside + (known[d] or redis.call('ZCARD', days[d]))
             seen   = seen + 1
             rest   = rest - 1
           end
@@ -374,12 +460,7 @@ end
 -- 40,000 elements and cjson of 40,000 strings took ~10 of the script's ~35 ms; table.concat is
 -- one pass in C, and cjson then encodes one string.
 if #order > 0 then sum = string.format('%.17g', sum) else sum = nil end
-local extremes = {'ZUNION', #extParts}
-for _, k in ipairs(extParts) do extremes[#extremes + 1] = k end
-extremes[#extremes + 1] = 'AGGREGATE'
-extremes[#extremes + 1] = 'MAX'
-extremes[#extremes + 1] = 'WITHSCORES'
-local ext = redis.call(unpack(extremes))
+ext = ext or extremes()
 local found = {}
 for j = 1, #ext, 2 do found[ext[j]] = ext[j + 1] end
 -- piped, a union left in scratch has no 'merged': the ZPOPMIN after the script brings it
