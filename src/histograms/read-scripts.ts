@@ -302,7 +302,9 @@ else
         if ext[j] == 'max' then high = tonumber(ext[j + 1]) elseif ext[j] == 'min' then low = 0 - tonumber(ext[j + 1]) end
       end
       local width = tonumber(settings[1])
-      local span  = (low and high) and bucketOf(high, width) - bucketOf(low, width) + 1 or upper
+      -- no extremes: no kept day holds a value (days of the layout before ':ext' hold buckets without
+      -- them: those are not bounded here, and unioned as before until they expire)
+      local span  = (low and high) and bucketOf(high, width) - bucketOf(low, width) + 1 or 0
       -- (sizing pays only with room left for a probe or a few pairs: 5 days of 5,000 need 5 + 10)
       if math.min(upper, span) > probeCap and left >= 10 then
         local seen = 0
