@@ -262,17 +262,19 @@ else
       local left  = budget + 1
       -- days sized one by one below, by index (the end edge's check reuses them)
       local known = {}
-      local function bonferroni(list, pairs, before)
-        table.sort(list, before)
+      -- the parts list[first..], the fewest whose least sizes pass the cap (k <= 10, k(k-1)/2 pairs
+      -- within pairs); returns a refusal, whether they could pass it (else the check had no power),
+      -- and where the next such block starts
+      local function bonferroni(list, first, pairs)
         local k, total = 0, 0
-        while k < #list and total <= cap and (k + 1) * k / 2 <= math.min(pairs, 45) do
+        while first + k <= #list and total <= cap and (k + 1) * k / 2 <= math.min(pairs, 45) do
+          total = total + list[first + k].least
           k     = k + 1
-          total = total + list[k].least
         end
-        if k < 2 or total <= cap then return nil, false end
+        if k < 2 or total <= cap then return nil, false, first + k end
         local over, common = total - cap, 0
-        for j = 2, k do
-          for i = 1, j - 1 do
+        for j = first + 1, first + k - 1 do
+          for i = first, j - 1 do
             if common < over then
               common = common + redis.call('ZINTERCARD', 2, list[i].key, list[j].key, 'LIMIT', over - common)
               left   = left - 1
@@ -280,19 +282,23 @@ else
           end
         end
         if common < over then
-          return {refused = 'too_many_buckets', buckets = total - common, pair = k == 2, parts = k}, true
+          return {refused = 'too_many_buckets', buckets = total - common, pair = k == 2, parts = k}, true, first + k
         end
-        return nil, true
+        return nil, true, first + k
       end
-      local refusal, powered = bonferroni(sized, math.max(budget, 0) + 1, function(a, b) return a.least > b.least end)
+      table.sort(sized, function(a, b) return a.least > b.least end)
+      local refusal, powered = bonferroni(sized, 1, math.max(budget, 0) + 1)
       if refusal then return refusal end
       -- Many small parts (issue 15): the days above are only bounded, so parts of a few thousand
       -- buckets each, more than 10 of them needed to pass the cap, reached the union unrefused, and a
       -- union of up to 200,000 distinct entries ran before its size refused it (~0.1-0.4 s). When
       -- the union may hold more than probeCap buckets (its entries, and the span between the range's
       -- extremes, which bounds its buckets: both may), the days are sized one by one (ZCARD, O(1)),
-      -- within the budget, until they could fill a probe; then the largest parts of known size are
-      -- checked pair by pair again (the days among them), and if no k <= 10 of them can pass the cap,
+      -- within the budget, in a spread order (neighbouring days tend to share their buckets), until
+      -- they could fill a probe; then the parts of known size, largest first, are checked pair by
+      -- pair again, block after block (each the fewest that could pass the cap, while the budget
+      -- lasts: one block of parts that share their buckets does not vouch for the next), and if no
+      -- k <= 10 of them can pass the cap,
       -- the largest that fit in probeCap are unioned alone (a probe: at most probeCap buckets, about
       -- a read at the cap) and refused when they pass it. The union of every part comes after, as
       -- before (the probe's key is overwritten), so an answer is the same, byte for byte.
@@ -307,31 +313,41 @@ else
       local span  = (low and high) and bucketOf(high, width) - bucketOf(low, width) + 1 or 0
       -- (sizing pays only with room left for a probe or a few pairs: 5 days of 5,000 need 5 + 10)
       if math.min(upper, span) > probeCap and left >= 10 then
-        local seen = 0
+        local function spreadOf(d) return (d * 7919) % 401 end
+        local pending = {}
         for _, g in ipairs(order) do
           if not g.exact then
-            local each, exact = g.bound / #g.days, 0
-            for j, d in ipairs(g.days) do
-              if seen >= probeCap or left <= 4 then break end
-              local c = redis.call('ZCARD', days[d])
-              known[d] = c
-              left  = left - 1
-              seen  = seen + c
-              exact = exact + c
-              upper = upper - each + c
-              lower = lower + c
-              sized[#sized + 1] = {key = days[d], least = c - 1, card = c, n = 0, at = d}
-              if j == #g.days then g.exact = exact end
-            end
+            g.left = #g.days
+            for _, d in ipairs(g.days) do pending[#pending + 1] = {d = d, g = g} end
           end
         end
-        -- equal sizes in a spread order (neighbouring days tend to share their buckets)
-        local function spread(a, b)
-          if a.least ~= b.least then return a.least > b.least end
-          return (a.at * 7919) % 401 < (b.at * 7919) % 401
+        table.sort(pending, function(a, b) return spreadOf(a.d) < spreadOf(b.d) end)
+        local seen = 0
+        for _, p in ipairs(pending) do
+          if seen >= probeCap or left <= 4 then break end
+          local d, g = p.d, p.g
+          local c = redis.call('ZCARD', days[d])
+          known[d] = c
+          left   = left - 1
+          seen   = seen + c
+          upper  = upper - g.bound / #g.days + c
+          lower  = lower + c
+          g.left = g.left - 1
+          g.sum  = (g.sum or 0) + c
+          if g.left == 0 then g.exact = g.sum end
+          sized[#sized + 1] = {key = days[d], least = c - 1, card = c, n = 0, at = d}
         end
         if seen > 0 then
-          refusal, powered = bonferroni(sized, left - 3, spread)
+          table.sort(sized, function(a, b)
+            if a.least ~= b.least then return a.least > b.least end
+            return spreadOf(a.at) < spreadOf(b.at)
+          end)
+          local first, more = 1, nil
+          refusal, powered, first = bonferroni(sized, 1, left - 3)
+          more = powered
+          while not refusal and more and first <= #sized and left > 3 do
+            refusal, more, first = bonferroni(sized, first, left - 3)
+          end
           if refusal then return refusal end
         end
         if not powered and left >= 2 then
@@ -381,12 +397,22 @@ else
           -- about a day's entries at least (a guess that only ever costs the saving: 30 days of 500
           -- buckets, where the rollup saved ~3 ms of union, spent 22 ZCARDs before this rule).
           local inside, seen, rest = 0, 0, #edgeGroup.days
+          -- the days sized already first (the many-parts check above), then the others in order
+          for _, d in ipairs(edgeGroup.days) do
+            if known[d] then
+              inside = inside + known[d]
+              seen   = seen + 1
+              rest   = rest - 1
+            end
+          end
           for _, d in ipairs(edgeGroup.days) do
             if inside > cost or inside + rest * most <= cost then break end
             if seen > 0 and inside + rest * inside / seen < 2 * cost then break end
-            inside = inside + (known[d] or redis.call('ZCARD', days[d]))
-            seen   = seen + 1
-            rest   = rest - 1
+            if not known[d] then
+              inside = inside + redis.call('ZCARD', days[d])
+              seen   = seen + 1
+              rest   = rest - 1
+            end
           end
           swap = inside > cost
         end
