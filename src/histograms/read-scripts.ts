@@ -1,6 +1,7 @@
 import { defineScript } from "../redis/script.ts";
 import { invalid } from "../validation.ts";
-import { bucketsLua, notFound, retentionLua } from "./scripts.ts";
+import { readChecksLua } from "./read-checks.ts";
+import { notFound, retentionLua } from "./scripts.ts";
 import { MAX_READ_BUCKETS, MAX_UNION_ENTRIES } from "./validate.ts";
 
 /**
@@ -23,7 +24,10 @@ import { MAX_READ_BUCKETS, MAX_UNION_ENTRIES } from "./validate.ts";
  * while the sum could still be over the limit, one by one, within
  * `maxCommands` for the whole read. Only then is the range unioned: into the
  * script directly when its entries cannot pass the cap, else into the scratch
- * key whose size (ZUNIONSTORE's reply) is checked before anything is loaded.
+ * key whose size (ZUNIONSTORE's reply) is checked before anything is loaded;
+ * a union that may hold more than the cap and a day's buckets is first checked
+ * by its parts' pairs and, for many small parts, a probe (read-checks.ts), so
+ * no union far past the cap is built only to be refused.
  * A range of one part (a day, or one month rollup) is read as it is: its own
  * set is its union. `name` only names the histogram in a refusal.
  *
@@ -60,7 +64,7 @@ export const readScript = defineScript({
     "edgeMonth",
     "...outsideLabels",
   ],
-  uses: [bucketsLua, retentionLua],
+  uses: [readChecksLua, retentionLua],
   refusals: {
     not_found: (_r, call) => notFound(call.args.name),
     // invalid() throws the ValidationError itself
@@ -251,125 +255,46 @@ else
       source = parts[1]
     else
       -- The largest parts alone may prove the range over the cap without its union (which takes
-      -- ~0.5 s for 200,000 distinct entries): k parts hold at least the sum of their least sizes
-      -- less the sum of their pairwise overlaps (Bonferroni: each bucket shared by m of them is
-      -- counted m times and taken back m(m-1)/2 >= m - 1 times). So the k largest, the fewest whose
-      -- least sizes pass the cap, are checked pair by pair with ZINTERCARD, whose LIMIT stops
-      -- counting once the overlaps found so far keep them within the cap (O(smaller part)): parts
-      -- that share their buckets stop at the first pair and go on to the union; parts that share
-      -- none are refused before it. k = 2 is one ZINTERCARD; k is at most what the command budget
-      -- left allows (k(k-1)/2 pairs, 10 parts at most: parts of at least 2,001 buckets).
+      -- ~0.5 s for 200,000 distinct entries): Bonferroni over the fewest whose least sizes pass the
+      -- cap (pairBlock, read-checks.ts): parts that share their buckets stop at the first pair and go
+      -- on to the union; parts that share none are refused before it (k = 2 is one ZINTERCARD; k is
+      -- at most what the command budget left allows, 10 at most: parts of at least 2,001 buckets).
       local left  = budget + 1
       -- days sized one by one below, by index (the end edge's check reuses them)
       local known = {}
-      -- the parts list[first..], the fewest whose least sizes pass the cap (k <= 10, k(k-1)/2 pairs
-      -- within pairs); returns a refusal, whether they could pass it (else the check had no power),
-      -- and where the next such block starts
-      local function bonferroni(list, first, pairs)
-        local k, total = 0, 0
-        while first + k <= #list and total <= cap and (k + 1) * k / 2 <= math.min(pairs, 45) do
-          total = total + list[first + k].least
-          k     = k + 1
-        end
-        if k < 2 or total <= cap then return nil, false, first + k end
-        local over, common = total - cap, 0
-        for j = first + 1, first + k - 1 do
-          for i = first, j - 1 do
-            if common < over then
-              common = common + redis.call('ZINTERCARD', 2, list[i].key, list[j].key, 'LIMIT', over - common)
-              left   = left - 1
-            end
-          end
-        end
-        if common < over then
-          return {refused = 'too_many_buckets', buckets = total - common, pair = k == 2, parts = k}, true, first + k
-        end
-        return nil, true, first + k
-      end
       table.sort(sized, function(a, b) return a.least > b.least end)
-      local refusal, powered = bonferroni(sized, 1, math.max(budget, 0) + 1)
+      local refusal, powered, nextAt, spent = pairBlock(sized, 1, math.max(budget, 0) + 1, cap)
+      left = left - spent
       if refusal then return refusal end
-      -- Many small parts (issue 15): the days above are only bounded, so parts of a few thousand
-      -- buckets each, more than 10 of them needed to pass the cap, reached the union unrefused, and a
-      -- union of up to 200,000 distinct entries ran before its size refused it (~0.1-0.4 s). When
-      -- the union may hold more than probeCap buckets (its entries, and the span between the range's
-      -- extremes, which bounds its buckets: both may), the days are sized one by one (ZCARD, O(1)),
-      -- within the budget, in a spread order (neighbouring days tend to share their buckets), until
-      -- they could fill a probe; then the parts of known size, largest first, are checked pair by
-      -- pair again, block after block (each the fewest that could pass the cap, while the budget
-      -- lasts: one block of parts that share their buckets does not vouch for the next), and if no
-      -- k <= 10 of them can pass the cap,
-      -- the largest that fit in probeCap are unioned alone (a probe: at most probeCap buckets, about
-      -- a read at the cap) and refused when they pass it. The union of every part comes after, as
-      -- before (the probe's key is overwritten), so an answer is the same, byte for byte.
+      -- Many parts (issue 15): the days read one by one are only bounded above, so days of a few
+      -- thousand buckets of their own (up to 39 of 5,000: 195,000 distinct) reached the union
+      -- unrefused, and it ran before its size refused it (0.1-0.5 s). When the union may hold more
+      -- than probeCap buckets (its entries, and the span of the range's extremes, which bounds its
+      -- buckets: both may), the days are sized (in a spread order, until a probe's worth, within the
+      -- budget), the parts of known size are checked pair by pair again, block after block (one
+      -- block that shares its buckets does not vouch for the next), and if the first block cannot
+      -- pass the cap (parts of a few thousand buckets), the largest parts that fit in probeCap are
+      -- unioned alone and refused when they pass it. The union of every part comes after, as before
+      -- (it overwrites the probe's key), so an answer is the same, byte for byte.
       ext = extremes()
-      local low, high
-      for j = 1, #ext, 2 do
-        if ext[j] == 'max' then high = tonumber(ext[j + 1]) elseif ext[j] == 'min' then low = 0 - tonumber(ext[j + 1]) end
-      end
-      local width = tonumber(settings[1])
-      -- no extremes: no kept day holds a value (days of the layout before ':ext' hold buckets without
-      -- them: those are not bounded here, and unioned as before until they expire)
-      local span  = (low and high) and bucketOf(high, width) - bucketOf(low, width) + 1 or 0
-      -- (sizing pays only with room left for a probe or a few pairs: 5 days of 5,000 need 5 + 10)
-      if math.min(upper, span) > probeCap and left >= 10 then
-        local function spreadOf(d) return (d * 7919) % 401 end
-        local pending = {}
-        for _, g in ipairs(order) do
-          if not g.exact then
-            g.left = #g.days
-            for _, d in ipairs(g.days) do pending[#pending + 1] = {d = d, g = g} end
-          end
-        end
-        table.sort(pending, function(a, b) return spreadOf(a.d) < spreadOf(b.d) end)
-        local seen = 0
-        for _, p in ipairs(pending) do
-          if seen >= probeCap or left <= 4 then break end
-          local d, g = p.d, p.g
-          local c = redis.call('ZCARD', days[d])
-          known[d] = c
-          left   = left - 1
-          seen   = seen + c
-          upper  = upper - g.bound / #g.days + c
-          lower  = lower + c
-          g.left = g.left - 1
-          g.sum  = (g.sum or 0) + c
-          if g.left == 0 then g.exact = g.sum end
-          sized[#sized + 1] = {key = days[d], least = c - 1, card = c, n = 0, at = d}
-        end
+      if math.min(upper, spanOf(ext, tonumber(settings[1]))) > probeCap and left >= 10 then
+        local seen
+        seen, spent = sizeDays(order, days, sized, known, probeCap, left, 4)
+        left = left - spent
         if seen > 0 then
-          table.sort(sized, function(a, b)
-            if a.least ~= b.least then return a.least > b.least end
-            return spreadOf(a.at) < spreadOf(b.at)
-          end)
-          local first, more = 1, nil
-          refusal, powered, first = bonferroni(sized, 1, left - 3)
-          more = powered
-          while not refusal and more and first <= #sized and left > 3 do
-            refusal, more, first = bonferroni(sized, first, left - 3)
+          local more
+          refusal, powered, nextAt, spent = pairBlock(sized, 1, left - 3, cap)
+          left, more = left - spent, powered
+          while not refusal and more and nextAt <= #sized and left > 3 do
+            refusal, more, nextAt, spent = pairBlock(sized, nextAt, left - 3, cap)
+            left = left - spent
           end
           if refusal then return refusal end
         end
         if not powered and left >= 2 then
-          local probe, members, others, all = {'ZUNIONSTORE', scratch, 0}, 0, 1, 0
-          for _, s in ipairs(sized) do
-            all = all + s.card
-            if members + s.card <= probeCap then
-              probe[#probe + 1] = s.key
-              members = members + s.card
-              others  = others + s.n
-            end
-          end
-          -- only when it may pass the cap, and leaves parts out (else the union itself is bounded)
-          if members - others > cap and (#sized < #parts or all > probeCap) then
-            probe[3]  = #probe - 3
-            local got = redis.call(unpack(probe))
-            left = left - 1
-            if got - others > cap then
-              redis.call('UNLINK', scratch)
-              return {refused = 'too_many_buckets', buckets = got - others, parts = #probe - 3}
-            end
-          end
+          refusal, spent = probe(sized, #parts, scratch, cap, probeCap)
+          left = left - spent
+          if refusal then return refusal end
         end
       end
       -- The end edge month (issue 15): its rollup less the days after the range, only when that is
