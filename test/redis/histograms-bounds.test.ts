@@ -438,6 +438,70 @@ describe("many parts that may pass the cap together are checked before the union
   });
 });
 
+describe("the checks before a union of many parts agree with the buckets (issue 15)", () => {
+  it(`answers the model's buckets, or refuses when they pass ${MAX_READ_BUCKETS}, piped and in one script, within ${MAX_READ_COMMANDS} commands`, async () => {
+    const ctx = lib.ctx(NOW);
+    const alone = withoutPipeline(counted);
+    let run = 0;
+    // August and September 2026: each day its own buckets, one of 4 shared patterns, or both, at
+    // sizes that need from one to many parts to pass the cap; sometimes a value far away (the
+    // extremes then bound nothing, and the checks run)
+    const day = fc.record({
+      kind: fc.constantFrom("own", "pattern", "both"),
+      size: fc.constantFrom(300, 1500, 2500, 5000),
+      pattern: fc.integer({ min: 0, max: 3 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(day, { minLength: 61, maxLength: 61 }),
+        fc.integer({ min: 0, max: 40 }),
+        fc.integer({ min: 5, max: 60 }),
+        fc.boolean(),
+        async (spec, start, length, far) => {
+          const name = `model-${run++}`;
+          const first = Date.UTC(2026, 7, 1);
+          const days = spec.map((d, i): [number, number[]] => {
+            const own = upTo(d.size, 1_000_000 + i * 5000);
+            const shared = upTo(d.size, d.pattern * 5000);
+            const buckets =
+              d.kind === "own"
+                ? own
+                : d.kind === "pattern"
+                  ? shared
+                  : [...shared.slice(0, d.size >> 1), ...own.slice(0, d.size >> 1)];
+            return [first + i * DAY, far && i === 45 ? [...buckets, 1e12 - 1] : buckets];
+          });
+          await load(ctx, name, days);
+          const from = first + start * DAY;
+          const to = Math.min(from + (length - 1) * DAY, first + 60 * DAY);
+          const inRange = days.filter(([d]) => d >= from && d <= to);
+          const model = new Set(inRange.flatMap(([, b]) => b));
+          const entries = inRange.reduce((n, [, b]) => n + b.length, 0);
+          const read = await measured(ctx, name, isoDay(from), isoDay(to));
+          const one = await readHistogram({ ...ctx, redis: alone }, name, { from: isoDay(from), to: isoDay(to) }).then(
+            (r) => JSON.stringify(r),
+            (e: unknown) => (e as Error).message,
+          );
+          expect(read.commands).toBeLessThanOrEqual(MAX_READ_COMMANDS);
+          if (read.ok) {
+            expect(read.r.buckets.length).toBe(model.size);
+            expect(read.r.count).toBe(entries);
+            expect(JSON.stringify(read.r)).toBe(one);
+          } else {
+            // refused: by the cap (over it), or by the entries limit
+            expect(model.size > MAX_READ_BUCKETS || entries > MAX_UNION_ENTRIES).toBe(true);
+            if (entries <= MAX_UNION_ENTRIES) expect(read.message).toMatch(/distinct buckets/);
+            expect(one).toContain("narrow it");
+          }
+          expect((await keysUnder(target, prefix)).filter((k) => /:tmp(:|$)/.test(k))).toEqual([]);
+          await command(target, "DEL", ...(await keysUnder(target, `${prefix}:hist:${name}`)));
+        },
+      ),
+      { numRuns: 12 },
+    );
+  }, 120_000);
+});
+
 describe("a range ending now reads this month's rollup for its days", () => {
   type Obs = { value: number; at: number };
   const model = (all: Obs[], from: number, to: number) => {
