@@ -9,7 +9,7 @@ import { bucketsLua } from "./scripts.ts";
  * - `pairBlock`: Bonferroni's inequality over a block of parts of known size. k parts hold at least
  *   the sum of their least sizes less the sum of their pairwise overlaps (a bucket shared by m of
  *   them is counted m times and taken back m(m-1)/2 >= m - 1 times). The block is the fewest parts
- *   from `first` on whose least sizes pass the cap (k <= 10, k(k-1)/2 pairs within `pairs`), and
+ *   from `first` on whose least sizes pass `target` (k <= 10, k(k-1)/2 pairs within `pairs`), and
  *   each pair is asked with `ZINTERCARD … LIMIT` (O(smaller part)), which stops counting once the
  *   overlaps found keep them within the cap: parts that share their buckets stop at the first pair.
  * - `spanOf`: the buckets between the range's extremes (its `:ext` union), which bound the buckets of
@@ -24,11 +24,13 @@ export const readChecksLua = defineLua(
   "histograms.readChecks",
   ["pairBlock", "spanOf", "sizeDays", "probe"],
   `
--- returns a refusal (or nil), whether the block could pass the cap (else the check had no power),
--- where the next block starts, and the commands spent
-local function pairBlock(list, first, pairs, cap)
+-- the block: parts from first on until their least sizes pass target (the cap, or more: k parts of
+-- s buckets drawn at random from D share about k(k-1)/2 s^2/D, so more parts prove more); returns
+-- a refusal (or nil), whether the block could pass the cap (else the check had no power), where the
+-- next block starts, and the commands spent
+local function pairBlock(list, first, pairs, cap, target)
   local k, total = 0, 0
-  while first + k <= #list and total <= cap and (k + 1) * k / 2 <= math.min(pairs, 45) do
+  while first + k <= #list and total <= target and (k + 1) * k / 2 <= math.min(pairs, 45) do
     total = total + list[first + k].least
     k     = k + 1
   end

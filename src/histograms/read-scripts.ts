@@ -207,6 +207,10 @@ else
   local dayMax   = dayCap + 1
   -- a union of at most this many buckets takes about what a read at the cap takes
   local probeCap = cap + dayMax
+  -- a block of parts checked pair by pair after the days are sized: half the cap more than the cap,
+  -- so days of buckets drawn at random from more than ~35,000 are refused by it (at 5,000 a day, 7
+  -- days and 21 pairs; with just the cap, 5 days and 10 pairs, their overlaps hid up to ~40,000)
+  local blockTarget = cap + math.floor(cap / 2)
   local upper  = lower
   for _, g in ipairs(order) do
     g.bound = #g.days * dayMax
@@ -263,7 +267,7 @@ else
       -- days sized one by one below, by index (the end edge's check reuses them)
       local known = {}
       table.sort(sized, function(a, b) return a.least > b.least end)
-      local refusal, powered, nextAt, spent = pairBlock(sized, 1, math.max(budget, 0) + 1, cap)
+      local refusal, powered, nextAt, spent = pairBlock(sized, 1, math.max(budget, 0) + 1, cap, cap)
       left = left - spent
       if refusal then return refusal end
       -- Many parts (issue 15): the days read one by one are only bounded above, so days of a few
@@ -279,14 +283,14 @@ else
       ext = extremes()
       if math.min(upper, spanOf(ext, tonumber(settings[1]))) > probeCap and left >= 10 then
         local seen
-        seen, spent = sizeDays(order, days, sized, known, probeCap, left, 4)
+        seen, spent = sizeDays(order, days, sized, known, blockTarget + dayCap, left, 4)
         left = left - spent
         if seen > 0 then
           local more
-          refusal, powered, nextAt, spent = pairBlock(sized, 1, left - 3, cap)
+          refusal, powered, nextAt, spent = pairBlock(sized, 1, left - 3, cap, blockTarget)
           left, more = left - spent, powered
           while not refusal and more and nextAt <= #sized and left > 3 do
-            refusal, more, nextAt, spent = pairBlock(sized, nextAt, left - 3, cap)
+            refusal, more, nextAt, spent = pairBlock(sized, nextAt, left - 3, cap, blockTarget)
             left = left - spent
           end
           if refusal then return refusal end
