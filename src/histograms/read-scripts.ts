@@ -272,11 +272,11 @@ else
       if refusal then return refusal end
       -- Many parts (issue 15): the days read one by one are only bounded above, so days of a few
       -- thousand buckets of their own (up to 39 of 5,000: 195,000 distinct) reached the union
-      -- unrefused, and it ran before its size refused it (0.1-0.5 s). When the union may hold more
+      -- unrefused, and it ran before its size refused it (0.04-0.4 s). When the union may hold more
       -- than probeCap buckets (its entries, and the span of the range's extremes, which bounds its
-      -- buckets: both may), the days are sized (in a spread order, until a probe's worth, within the
-      -- budget), the parts of known size are checked pair by pair again, block after block (one
-      -- block that shares its buckets does not vouch for the next), and if the first block cannot
+      -- buckets: both may), the days are sized (in a spread order, until a block's worth and a day,
+      -- within the budget), the parts of known size are checked pair by pair again, block after
+      -- block (one block that shares its buckets does not vouch for the next), and if the first cannot
       -- pass the cap (parts of a few thousand buckets), the largest parts that fit in probeCap are
       -- unioned alone and refused when they pass it. The union of every part comes after, as before
       -- (it overwrites the probe's key), so an answer is the same, byte for byte.
