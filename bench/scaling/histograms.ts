@@ -14,6 +14,9 @@
  * buckets apart ([dN, dN + N)): its 400-day read unions 400N distinct buckets, exactly the read
  * cap at N = 50 (answered), and over it at 500 (400N entries: refused by the entries limit) and at
  * 5,000 (one month rollup alone over the cap); the refusals' cost is what those rows measure.
+ * Its 39 days ending 30 days ago are the worst read refused by the cap at N = 5,000 (195,000
+ * distinct buckets, under the 200,000-entry limit; the days read one by one): before issue 15's
+ * probe their union ran before the refusal (~0.3-1.3 s here); now 7 days. sizes and 21 pairs refuse it.
  * A 30-day read ending 30 days ago reads its start month's days one by one (no rollup stands for
  * a month that starts before the range), and its end month, when it is the larger part and its
  * days are big, as its rollup less the days after the range (docs/histograms.md, "The end edge of
@@ -92,6 +95,8 @@ export async function histogramScaling(input: ScalingInput): Promise<{ timings: 
   const range = `from=${iso(today - 399 * DAY)}&to=${iso(today)}`;
   const month = `from=${iso(today - 29 * DAY)}&to=${iso(today)}`;
   const pastMonth = `from=${iso(today - 59 * DAY)}&to=${iso(today - 30 * DAY)}`;
+  // 39 days ending 30 days ago: the most days of 5,000 buckets under the 200,000-entry limit
+  const pastEdges = `from=${iso(today - 68 * DAY)}&to=${iso(today - 30 * DAY)}`;
   const summary = (j: any) =>
     j?.error
       ? String(j.error.code ?? j.error.message ?? "").slice(0, 80)
@@ -168,6 +173,14 @@ export async function histogramScaling(input: ScalingInput): Promise<{ timings: 
     await measure(
       "read 400 days of disjoint buckets (400N distinct: the read cap at 50; refused before any union over it)",
       `/v1/histograms/${wide}?${range}`,
+      "GET",
+      summary,
+      undefined,
+      [400],
+    );
+    await measure(
+      "read 39 days ending 30 days ago of disjoint buckets (39N distinct: refused at 5,000 by the days' sizes and pairs, before any union)",
+      `/v1/histograms/${wide}?${pastEdges}`,
       "GET",
       summary,
       undefined,

@@ -1,5 +1,6 @@
 import { defineScript } from "../redis/script.ts";
 import { invalid } from "../validation.ts";
+import { readChecksLua } from "./read-checks.ts";
 import { notFound, retentionLua } from "./scripts.ts";
 import { MAX_READ_BUCKETS, MAX_UNION_ENTRIES } from "./validate.ts";
 
@@ -23,7 +24,10 @@ import { MAX_READ_BUCKETS, MAX_UNION_ENTRIES } from "./validate.ts";
  * while the sum could still be over the limit, one by one, within
  * `maxCommands` for the whole read. Only then is the range unioned: into the
  * script directly when its entries cannot pass the cap, else into the scratch
- * key whose size (ZUNIONSTORE's reply) is checked before anything is loaded.
+ * key whose size (ZUNIONSTORE's reply) is checked before anything is loaded;
+ * a union that may hold more than the cap and a day's buckets is first checked
+ * by its parts' pairs and, for many small parts, a probe (read-checks.ts), so
+ * no union far past the cap is built only to be refused.
  * A range of one part (a day, or one month rollup) is read as it is: its own
  * set is its union. `name` only names the histogram in a refusal.
  *
@@ -60,7 +64,7 @@ export const readScript = defineScript({
     "edgeMonth",
     "...outsideLabels",
   ],
-  uses: [retentionLua],
+  uses: [readChecksLua, retentionLua],
   refusals: {
     not_found: (_r, call) => notFound(call.args.name),
     // invalid() throws the ValidationError itself
@@ -157,6 +161,16 @@ for _, g in ipairs(order) do
     end
   end
 end
+-- the range's extremes (max, and min negated): asked once, before the union when its span bounds it
+local ext
+local function extremes()
+  local call = {'ZUNION', #extParts}
+  for _, k in ipairs(extParts) do call[#call + 1] = k end
+  call[#call + 1] = 'AGGREGATE'
+  call[#call + 1] = 'MAX'
+  call[#call + 1] = 'WITHSCORES'
+  return redis.call(unpack(call))
+end
 local function zunion()
   -- one part is its own union, in the same order: read as it is (ZUNION would build a copy first,
   -- ~4 ms for a day at the 5,000-bucket cap)
@@ -186,11 +200,17 @@ else
     budget = budget - 1
     if card - r.n - 1 > cap then return {refused = 'too_many_buckets', buckets = card - r.n - 1, part = true} end
     lower = lower + card
-    sized[#sized + 1] = {key = r.key, least = card - r.n - 1}
+    sized[#sized + 1] = {key = r.key, least = card - r.n - 1, card = card, n = r.n, at = 0}
   end
   -- A day holds at most dayCap buckets and an old 'sum'; every member of a day is one of its month
   -- rollup's (once the histogram has rollups), so k days of a month hold at most k times its size.
-  local dayMax = dayCap + 1
+  local dayMax   = dayCap + 1
+  -- a union of at most this many buckets takes about what a read at the cap takes
+  local probeCap = cap + dayMax
+  -- a block of parts checked pair by pair after the days are sized: half the cap more than the cap,
+  -- so days of buckets drawn at random from more than ~35,000 are refused by it (at 5,000 a day, 7
+  -- days and 21 pairs; with just the cap, 5 days and 10 pairs, their overlaps hid up to ~40,000)
+  local blockTarget = cap + math.floor(cap / 2)
   local upper  = lower
   for _, g in ipairs(order) do
     g.bound = #g.days * dayMax
@@ -217,7 +237,7 @@ else
       for _, d in ipairs(g.days) do
         local card = redis.call('ZCARD', days[d])
         exact = exact + card
-        sized[#sized + 1] = {key = days[d], least = card - 1}
+        sized[#sized + 1] = {key = days[d], least = card - 1, card = card, n = 0, at = d}
       end
       budget  = budget - #g.days
       g.exact = exact
@@ -239,33 +259,46 @@ else
       source = parts[1]
     else
       -- The largest parts alone may prove the range over the cap without its union (which takes
-      -- ~0.5 s for 200,000 distinct entries): k parts hold at least the sum of their least sizes
-      -- less the sum of their pairwise overlaps (Bonferroni: each bucket shared by m of them is
-      -- counted m times and taken back m(m-1)/2 >= m - 1 times). So the k largest, the fewest whose
-      -- least sizes pass the cap, are checked pair by pair with ZINTERCARD, whose LIMIT stops
-      -- counting once the overlaps found so far keep them within the cap (O(smaller part)): parts
-      -- that share their buckets stop at the first pair and go on to the union; parts that share
-      -- none are refused before it. k = 2 is one ZINTERCARD; k is at most what the command budget
-      -- left allows (k(k-1)/2 pairs, 10 parts at most: parts of at least 2,001 buckets).
+      -- ~0.5 s for 200,000 distinct entries): Bonferroni over the fewest whose least sizes pass the
+      -- cap (pairBlock, read-checks.ts): parts that share their buckets stop at the first pair and go
+      -- on to the union; parts that share none are refused before it (k = 2 is one ZINTERCARD; k is
+      -- at most what the command budget left allows, 10 at most: parts of at least 2,001 buckets).
+      local left  = budget + 1
+      -- days sized one by one below, by index (the end edge's check reuses them)
+      local known = {}
       table.sort(sized, function(a, b) return a.least > b.least end)
-      local k, total, pairs = 0, 0, math.max(budget, 0) + 1
-      while k < #sized and total <= cap and (k + 1) * k / 2 <= math.min(pairs, 45) do
-        k     = k + 1
-        total = total + sized[k].least
-      end
-      local left = budget + 1
-      if k >= 2 and total > cap then
-        local over, common = total - cap, 0
-        for j = 2, k do
-          for i = 1, j - 1 do
-            if common < over then
-              common = common + redis.call('ZINTERCARD', 2, sized[i].key, sized[j].key, 'LIMIT', over - common)
-              left   = left - 1
-            end
+      local refusal, powered, nextAt, spent = pairBlock(sized, 1, math.max(budget, 0) + 1, cap, cap)
+      left = left - spent
+      if refusal then return refusal end
+      -- Many parts (issue 15): the days read one by one are only bounded above, so days of a few
+      -- thousand buckets of their own (up to 39 of 5,000: 195,000 distinct) reached the union
+      -- unrefused, and it ran before its size refused it (0.04-0.4 s). When the union may hold more
+      -- than probeCap buckets (its entries, and the span of the range's extremes, which bounds its
+      -- buckets: both may), the days are sized (in a spread order, until a block's worth and a day,
+      -- within the budget), the parts of known size are checked pair by pair again, block after
+      -- block (one block that shares its buckets does not vouch for the next), and if the first cannot
+      -- pass the cap (parts of a few thousand buckets), the largest parts that fit in probeCap are
+      -- unioned alone and refused when they pass it. The union of every part comes after, as before
+      -- (it overwrites the probe's key), so an answer is the same, byte for byte.
+      ext = extremes()
+      if math.min(upper, spanOf(ext, tonumber(settings[1]))) > probeCap and left >= 10 then
+        local seen
+        seen, spent = sizeDays(order, days, sized, known, blockTarget + dayCap, left, 4)
+        left = left - spent
+        if seen > 0 then
+          local more
+          refusal, powered, nextAt, spent = pairBlock(sized, 1, left - 3, cap, blockTarget)
+          left, more = left - spent, powered
+          while not refusal and more and nextAt <= #sized and left > 3 do
+            refusal, more, nextAt, spent = pairBlock(sized, nextAt, left - 3, cap, blockTarget)
+            left = left - spent
           end
+          if refusal then return refusal end
         end
-        if common < over then
-          return {refused = 'too_many_buckets', buckets = total - common, pair = k == 2, parts = k}
+        if not powered and left >= 2 then
+          refusal, spent = probe(sized, #parts, scratch, cap, probeCap)
+          left = left - spent
+          if refusal then return refusal end
         end
       end
       -- The end edge month (issue 15): its rollup less the days after the range, only when that is
@@ -293,12 +326,22 @@ else
           -- about a day's entries at least (a guess that only ever costs the saving: 30 days of 500
           -- buckets, where the rollup saved ~3 ms of union, spent 22 ZCARDs before this rule).
           local inside, seen, rest = 0, 0, #edgeGroup.days
+          -- the days sized already first (the many-parts check above), then the others in order
+          for _, d in ipairs(edgeGroup.days) do
+            if known[d] then
+              inside = inside + known[d]
+              seen   = seen + 1
+              rest   = rest - 1
+            end
+          end
           for _, d in ipairs(edgeGroup.days) do
             if inside > cost or inside + rest * most <= cost then break end
             if seen > 0 and inside + rest * inside / seen < 2 * cost then break end
-            inside = inside + redis.call('ZCARD', days[d])
-            seen   = seen + 1
-            rest   = rest - 1
+            if not known[d] then
+              inside = inside + redis.call('ZCARD', days[d])
+              seen   = seen + 1
+              rest   = rest - 1
+            end
           end
           swap = inside > cost
         end
@@ -374,12 +417,7 @@ end
 -- 40,000 elements and cjson of 40,000 strings took ~10 of the script's ~35 ms; table.concat is
 -- one pass in C, and cjson then encodes one string.
 if #order > 0 then sum = string.format('%.17g', sum) else sum = nil end
-local extremes = {'ZUNION', #extParts}
-for _, k in ipairs(extParts) do extremes[#extremes + 1] = k end
-extremes[#extremes + 1] = 'AGGREGATE'
-extremes[#extremes + 1] = 'MAX'
-extremes[#extremes + 1] = 'WITHSCORES'
-local ext = redis.call(unpack(extremes))
+ext = ext or extremes()
 local found = {}
 for j = 1, #ext, 2 do found[ext[j]] = ext[j + 1] end
 -- piped, a union left in scratch has no 'merged': the ZPOPMIN after the script brings it

@@ -24,9 +24,10 @@ export const MAX_READ_BUCKETS = 20_000;
  * the bench machine (2 shared cores): the union, loading and answer of 132,000–150,000 entries
  * sharing 3,300–5,000 buckets take 21–49 ms (~0.15 µs an entry); the rest is the distinct buckets
  * (~1.2 µs each to make and load): ~25 ms (idle) to 35–50 ms (loaded) for a 20,000-bucket answer
- * from 40,000 or 200,000 entries alike; ~0.5 s for 200,000 distinct ones refused after their union
- * unless a few of its largest parts alone pass the cap and share no bucket (then 3-9 ms: a
- * ZINTERCARD per pair of them; docs/histograms.md).
+ * from 40,000 or 200,000 entries alike. 200,000 distinct ones (~0.4 s to union) are refused before
+ * their union: by a few of the largest parts (a ZINTERCARD per pair of them), the days sized one by
+ * one first when the range's values spread past the cap, or a probe union of at most 25,001
+ * buckets (docs/histograms.md, "Many parts over the cap together").
  */
 export const MAX_UNION_ENTRIES = 200_000;
 /**
