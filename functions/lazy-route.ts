@@ -78,6 +78,20 @@ export function once<T>(build: () => T): () => T {
   return () => (plain ? (bare ??= { value: build() }) : (described ??= { value: build() })).value;
 }
 
+/**
+ * `load()` on the first call, its promise kept (and dropped if it fails, so the next call tries
+ * again): a route module loads its feature's library this way, so a request its schemas refuse
+ * never compiles the library.
+ */
+export function onFirstUse<T>(load: () => Promise<T>): () => Promise<T> {
+  let loaded: Promise<T> | undefined;
+  return () =>
+    (loaded ??= load().catch((error: unknown) => {
+      loaded = undefined;
+      throw error;
+    }));
+}
+
 /** What a route's precheck decides for a request part: zod's verdict, or `undefined` to ask zod. */
 export type Verdict =
   | { success: true; data: unknown }
