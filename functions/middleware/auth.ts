@@ -8,10 +8,29 @@ async function sha256(text: string): Promise<Uint8Array> {
   return new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
 }
 
-/** Compares two 32-byte digests without an early exit, so timing says nothing about the key. */
-function sameDigest(a: Uint8Array, b: Uint8Array): boolean {
-  let diff = 0;
-  for (let i = 0; i < 32; i++) diff |= (a[i] ?? 0) ^ (b[i] ?? 0);
+/** Longest bearer key read (longer ones are refused unread). */
+const MAX_PRESENTED = 512;
+
+/** A key's UTF-16 code units in a fixed-size array (zeros after its end), and its length. */
+interface Units {
+  units: Uint16Array;
+  length: number;
+}
+
+function unitsOf(key: string): Units {
+  const units = new Uint16Array(MAX_PRESENTED);
+  for (let i = 0; i < Math.min(key.length, MAX_PRESENTED); i++) units[i] = key.charCodeAt(i);
+  return { units, length: key.length };
+}
+
+/**
+ * Whether two keys are equal, in a time that depends on neither: every one of the MAX_PRESENTED
+ * code units is compared, without an early exit, and the lengths too (a configured key longer
+ * than MAX_PRESENTED never matches, as no presented key is that long).
+ */
+function sameKey(a: Units, b: Units): boolean {
+  let diff = a.length ^ b.length;
+  for (let i = 0; i < MAX_PRESENTED; i++) diff |= (a.units[i] ?? 0) ^ (b.units[i] ?? 0);
   return diff === 0;
 }
 
@@ -54,21 +73,39 @@ export function checkKeyLengths(env: Env): void {
   if (problem) throw new ConfigError(problem);
 }
 
-const digestCache = new Map<string, Promise<Uint8Array[]>>();
-function digestsOf(list: string | undefined): Promise<Uint8Array[]> {
+/** A configured key: its code units for the comparison, and its id (made on its first match). */
+interface Configured extends Units {
+  key: string;
+  id?: Promise<string>;
+}
+
+const configuredCache = new Map<string, Configured[]>();
+function configuredOf(list: string | undefined): Configured[] {
   const raw = list ?? "";
-  let digests = digestCache.get(raw);
-  if (!digests) {
-    digests = Promise.all(keysOf(raw).map(sha256));
-    digestCache.set(raw, digests);
+  let keys = configuredCache.get(raw);
+  if (!keys) {
+    keys = keysOf(raw).map((key) => ({ key, ...unitsOf(key) }));
+    configuredCache.set(raw, keys);
   }
-  return digests;
+  return keys;
+}
+
+/**
+ * The key's id in logs and Redis key names (rate limits, idempotency records): the first 6 bytes
+ * of its SHA-256, in hex, never the key. Made once per configured key and isolate: a request
+ * hashes nothing.
+ */
+function idOf(configured: Configured): Promise<string> {
+  return (configured.id ??= sha256(configured.key).then((digest) =>
+    [...digest.slice(0, 6)].map((b) => b.toString(16).padStart(2, "0")).join(""),
+  ));
 }
 
 /**
  * Works out which scopes the bearer key holds. Every configured key is
- * compared (constant time per key, no early exit), so the response time does
- * not reveal which list matched or how much of a key was right.
+ * compared (in constant time per key, no early exit: `sameKey`), so the
+ * response time does not reveal which list matched or how much of a key was
+ * right.
  */
 export async function scopesOf(
   env: Env,
@@ -76,20 +113,25 @@ export async function scopesOf(
 ): Promise<{ scopes: Set<Scope>; keyId: string } | null> {
   const match = /^Bearer\s+(\S{1,512})$/i.exec(authorization ?? "");
   if (!match?.[1]) return null;
-  const presented = await sha256(match[1]);
+  const presented = unitsOf(match[1]);
   const scopes = new Set<Scope>();
+  let matched: Configured | undefined;
   const lists: [Scope, string | undefined][] = [
     ["admin", env.ADMIN_KEYS],
     ["ingest", env.INGEST_KEYS],
     ["read", env.READ_KEYS],
   ];
   for (const [scope, list] of lists) {
-    for (const digest of await digestsOf(list)) if (sameDigest(presented, digest)) scopes.add(scope);
+    for (const configured of configuredOf(list)) {
+      if (sameKey(presented, configured)) {
+        scopes.add(scope);
+        matched = configured;
+      }
+    }
   }
-  if (scopes.size === 0) return null;
+  if (!matched) return null;
   if (scopes.has("admin")) scopes.add("ingest").add("read");
-  const keyId = [...presented.slice(0, 6)].map((b) => b.toString(16).padStart(2, "0")).join("");
-  return { scopes, keyId };
+  return { scopes, keyId: await idOf(matched) };
 }
 
 /** Header the dashboard's script sends on every API request (value `dashboard`). */

@@ -55,14 +55,20 @@ function tooDeep(text: string): boolean {
 /**
  * For bodies of POST/PUT/PATCH: 413 over 1 MiB (checked while reading, not
  * trusting Content-Length), 415 unless JSON, 400 for malformed or absurdly
- * nested JSON. The text is kept on the request so the zod validator parses
- * the same bytes. A body may be empty only where a route allows it.
+ * nested JSON. The text is kept on the request (Hono's body cache) so the zod
+ * validator parses the same bytes. A body may be empty only where a route allows it.
  */
 export const jsonBodyGuard = createMiddleware<AppEnv>(async (c, next) => {
   if (!["POST", "PUT", "PATCH"].includes(c.req.method)) return next();
   const declared = Number(c.req.header("content-length") ?? "0");
   if (declared > MAX_BODY_BYTES) throw new PayloadTooLargeError(MAX_BODY_BYTES);
-  const text = await readLimited(c.req.raw.clone());
+  // Read once, without a copy: the text becomes Hono's cached body, which the route's validator
+  // (`c.req.json()` parses it) and the idempotency fingerprint (`c.req.text()`) read from then on,
+  // so nothing reads the stream again. (A clone tees the stream: every byte passes through two
+  // more streams, which cost a cold isolate's first write and every write after it.)
+  const text = await readLimited(c.req.raw);
+  // Hono keeps each body reading's promise there (its type says the value).
+  (c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve(text);
   if (text.length === 0) return next();
   const type = c.req.header("content-type") ?? "";
   if (!/^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(type)) throw new UnsupportedMediaTypeError();

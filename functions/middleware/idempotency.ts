@@ -31,7 +31,8 @@ export const idempotencyKey = createMiddleware<AppEnv>(async (c, next) => {
     ]);
   }
   const scope = `${c.req.method} ${new URL(c.req.url).pathname}`;
-  const body = await c.req.raw.clone().text();
+  // The body as the body guard (./body.ts) read it, from Hono's cache.
+  const body = await c.req.text();
   const idempotency: Idempotency = {
     key: keyOf(c.get("config").keyPrefix, "idem", await sha256(`${c.get("keyId")}\n${scope}\n${header}`)),
     fingerprint: await sha256(body),
