@@ -8,29 +8,25 @@ async function sha256(text: string): Promise<Uint8Array> {
   return new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
 }
 
-/** Longest bearer key read (longer ones are refused unread). */
-const MAX_PRESENTED = 512;
-
-/** A key's UTF-16 code units in a fixed-size array (zeros after its end), and its length. */
-interface Units {
-  units: Uint16Array;
-  length: number;
-}
-
-function unitsOf(key: string): Units {
-  const units = new Uint16Array(MAX_PRESENTED);
-  for (let i = 0; i < Math.min(key.length, MAX_PRESENTED); i++) units[i] = key.charCodeAt(i);
-  return { units, length: key.length };
+/**
+ * A configured key list's keys as UTF-16 code units, each padded with zeros to the list's longest
+ * key (`width`), so comparing a presented key with each takes as long whatever the keys hold.
+ */
+interface KeyList {
+  width: number;
+  keys: Configured[];
 }
 
 /**
- * Whether two keys are equal, in a time that depends on neither: every one of the MAX_PRESENTED
- * code units is compared, without an early exit, and the lengths too (a configured key longer
- * than MAX_PRESENTED never matches, as no presented key is that long).
+ * Whether the presented key equals a configured one, in a time that depends on neither key: the
+ * lengths and all `width` code units are compared, without an early exit (a presented key shorter
+ * than `width` reads as zeros past its end, out of range of a string only it sets; a longer one
+ * differs in length). The same loop runs for every request, whatever is presented.
  */
-function sameKey(a: Units, b: Units): boolean {
-  let diff = a.length ^ b.length;
-  for (let i = 0; i < MAX_PRESENTED; i++) diff |= (a.units[i] ?? 0) ^ (b.units[i] ?? 0);
+function sameKey(presented: string, configured: Configured, width: number): boolean {
+  let diff = presented.length ^ configured.length;
+  const units = configured.units;
+  for (let i = 0; i < width; i++) diff |= (presented.charCodeAt(i) | 0) ^ (units[i] as number);
   return diff === 0;
 }
 
@@ -73,21 +69,32 @@ export function checkKeyLengths(env: Env): void {
   if (problem) throw new ConfigError(problem);
 }
 
-/** A configured key: its code units for the comparison, and its id (made on its first match). */
-interface Configured extends Units {
+/** A configured key: its code units (zero-padded to its list's width), and its id (made on its first match). */
+interface Configured {
   key: string;
+  units: Uint16Array;
+  length: number;
   id?: Promise<string>;
 }
 
-const configuredCache = new Map<string, Configured[]>();
-function configuredOf(list: string | undefined): Configured[] {
+const keyLists = new Map<string, KeyList>();
+function keyListOf(list: string | undefined): KeyList {
   const raw = list ?? "";
-  let keys = configuredCache.get(raw);
-  if (!keys) {
-    keys = keysOf(raw).map((key) => ({ key, ...unitsOf(key) }));
-    configuredCache.set(raw, keys);
+  let found = keyLists.get(raw);
+  if (!found) {
+    const keys = keysOf(raw);
+    const width = Math.max(0, ...keys.map((key) => key.length));
+    found = {
+      width,
+      keys: keys.map((key) => {
+        const units = new Uint16Array(width);
+        for (let i = 0; i < key.length; i++) units[i] = key.charCodeAt(i);
+        return { key, units, length: key.length };
+      }),
+    };
+    keyLists.set(raw, found);
   }
-  return keys;
+  return found;
 }
 
 /**
@@ -113,7 +120,7 @@ export async function scopesOf(
 ): Promise<{ scopes: Set<Scope>; keyId: string } | null> {
   const match = /^Bearer\s+(\S{1,512})$/i.exec(authorization ?? "");
   if (!match?.[1]) return null;
-  const presented = unitsOf(match[1]);
+  const presented = match[1];
   const scopes = new Set<Scope>();
   let matched: Configured | undefined;
   const lists: [Scope, string | undefined][] = [
@@ -122,8 +129,9 @@ export async function scopesOf(
     ["read", env.READ_KEYS],
   ];
   for (const [scope, list] of lists) {
-    for (const configured of configuredOf(list)) {
-      if (sameKey(presented, configured)) {
+    const { width, keys } = keyListOf(list);
+    for (const configured of keys) {
+      if (sameKey(presented, configured, width)) {
         scopes.add(scope);
         matched = configured;
       }

@@ -1,8 +1,7 @@
 import * as z from "../zod.ts";
 import * as limits from "../../src/counters/limits.ts";
 import { requireScope } from "../middleware/auth.ts";
-import { ctxOf, markReplay } from "../middleware/context.ts";
-import { queuedResponse, queueIfAsync } from "../middleware/respond-async.ts";
+import { ctxOf, markReplay, queueIfAsync } from "../middleware/context.ts";
 import { lazyRoute, onFirstUse } from "../lazy-route.ts";
 import { createRouter } from "../router.ts";
 import {
@@ -13,6 +12,7 @@ import {
   normalizeBatch,
   notFoundResponse,
   writeErrorResponses,
+  queuedResponse,
 } from "../schemas.ts";
 import {
   Aggregate,

@@ -1,8 +1,7 @@
 import * as z from "../zod.ts";
 import * as presence from "../../src/presence/index.ts";
 import { requireScope } from "../middleware/auth.ts";
-import { ctxOf, markReplay } from "../middleware/context.ts";
-import { queuedResponse, queueIfAsync } from "../middleware/respond-async.ts";
+import { ctxOf, markReplay, queueIfAsync } from "../middleware/context.ts";
 import { lazyRoute, once } from "../lazy-route.ts";
 import { createRouter } from "../router.ts";
 import {
@@ -15,6 +14,7 @@ import {
   jsonResponse,
   nameParams,
   writeErrorResponses,
+  queuedResponse,
 } from "../schemas.ts";
 
 const tags = ["Presence"];
