@@ -4,6 +4,7 @@ import { HTTPException } from "hono/http-exception";
 import { validator } from "hono/validator";
 import { mergePath } from "hono/utils/url";
 import { PresplitLinearRouter } from "./linear-router.ts";
+import { anyCase } from "./middleware/body.ts";
 import { validationHook, type Routes } from "./router.ts";
 import type { AppEnv } from "./types.ts";
 import * as z from "./zod.ts";
@@ -220,7 +221,7 @@ function isZodLike(x: unknown): x is SafeParse {
 }
 
 function zodValidator(target: Target, schema: SafeParse): Handler<AppEnv> {
-  return validator(target, async (value, c) => {
+  const validate = async (value: unknown, c: Context<AppEnv>) => {
     const result = await schema.safeParseAsync(value);
     const hookResult: unknown = await (validationHook as (r: unknown, c: unknown) => unknown)(
       { data: value, ...result, target },
@@ -232,11 +233,44 @@ function zodValidator(target: Target, schema: SafeParse): Handler<AppEnv> {
     }
     if (!result.success) return c.json(result, 400);
     return result.data;
-  }) as unknown as Handler<AppEnv>;
+  };
+  if (target === "json") return jsonValidator(validate);
+  return validator(target, validate as Parameters<typeof validator>[1]) as unknown as Handler<AppEnv>;
 }
 
-const JSON_REQUEST = /^application\/([a-z-.]+\+)?json(;\s*[a-zA-Z0-9-]+=([^;]+))*$/i;
-const JSON_CONTENT_TYPE = /^application\/([a-z-.]+\+)?json/i;
+// @hono/zod-openapi's media-type tests, without the `i` flag (./middleware/body.ts `anyCase`).
+/**
+ * Hono's `validator("json", validate)` (hono/validator), with its media-type test written without
+ * the `i` flag (`JSON_MEDIA_TYPE`).
+ */
+function jsonValidator(validate: (value: unknown, c: Context<AppEnv>) => Promise<unknown>): Handler<AppEnv> {
+  return async (c, next) => {
+    let value: unknown = {};
+    const contentType = c.req.header("Content-Type");
+    const mediaType = contentType ? (contentType.split(";")[0] ?? "").trim().toLowerCase() : "";
+    if (JSON_MEDIA_TYPE.test(mediaType)) {
+      try {
+        value = await c.req.json();
+      } catch {
+        throw new HTTPException(400, { message: "Malformed JSON in request body" });
+      }
+    }
+    const res = await validate(value, c);
+    if (res instanceof Response) return res;
+    c.req.addValidatedData("json", res as object);
+    return await next();
+  };
+}
+
+const JSON_REQUEST = new RegExp(
+  `^${anyCase("application")}\\/([A-Za-z-.]+\\+)?${anyCase("json")}(;\\s*[a-zA-Z0-9-]+=([^;]+))*$`,
+);
+const JSON_CONTENT_TYPE = new RegExp(`^${anyCase("application")}\\/([A-Za-z-.]+\\+)?${anyCase("json")}`);
+/**
+ * Hono's `validator` tests a JSON body's media type, lowercased, with
+ * `/^application\/([\w.-]+\+)?json$/i`; on a lowercased string the flag changes nothing.
+ */
+const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/;
 
 /** The 415 gate of a route whose body is JSON only. */
 const jsonMediaTypeGate: Handler<AppEnv> = async (c, next) => {

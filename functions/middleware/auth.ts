@@ -1,6 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import { ConfigError, ForbiddenError, UnauthorizedError } from "../../src/errors.ts";
 import type { AppEnv, Scope } from "../types.ts";
+import { anyCase } from "./body.ts";
 
 const encoder = new TextEncoder();
 
@@ -99,14 +100,17 @@ function keyListOf(list: string | undefined): KeyList {
 
 /**
  * The key's id in logs and Redis key names (rate limits, idempotency records): the first 6 bytes
- * of its SHA-256, in hex, never the key. Made once per configured key and isolate: a request
- * hashes nothing.
+ * of its SHA-256, in hex, never the key. Made when a request first needs it (a rate limit, an
+ * Idempotency-Key), once per configured key and isolate.
  */
 function idOf(configured: Configured): Promise<string> {
   return (configured.id ??= sha256(configured.key).then((digest) =>
     [...digest.slice(0, 6)].map((b) => b.toString(16).padStart(2, "0")).join(""),
   ));
 }
+
+/** `Bearer <key>`, the scheme in any case (./body.ts `anyCase`). */
+const BEARER = new RegExp(`^${anyCase("bearer")}\\s+(\\S{1,512})$`);
 
 /**
  * Works out which scopes the bearer key holds. Every configured key is
@@ -117,8 +121,8 @@ function idOf(configured: Configured): Promise<string> {
 export async function scopesOf(
   env: Env,
   authorization: string | undefined,
-): Promise<{ scopes: Set<Scope>; keyId: string } | null> {
-  const match = /^Bearer\s+(\S{1,512})$/i.exec(authorization ?? "");
+): Promise<{ scopes: Set<Scope>; keyId: () => Promise<string> } | null> {
+  const match = BEARER.exec(authorization ?? "");
   if (!match?.[1]) return null;
   const presented = match[1];
   const scopes = new Set<Scope>();
@@ -139,7 +143,8 @@ export async function scopesOf(
   }
   if (!matched) return null;
   if (scopes.has("admin")) scopes.add("ingest").add("read");
-  return { scopes, keyId: await idOf(matched) };
+  const key = matched;
+  return { scopes, keyId: () => idOf(key) };
 }
 
 /** Header the dashboard's script sends on every API request (value `dashboard`). */

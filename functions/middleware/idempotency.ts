@@ -34,7 +34,7 @@ export const idempotencyKey = createMiddleware<AppEnv>(async (c, next) => {
   // The body as the body guard (./body.ts) read it, from Hono's cache.
   const body = await c.req.text();
   const idempotency: Idempotency = {
-    key: keyOf(c.get("config").keyPrefix, "idem", await sha256(`${c.get("keyId")}\n${scope}\n${header}`)),
+    key: keyOf(c.get("config").keyPrefix, "idem", await sha256(`${await c.get("keyId")()}\n${scope}\n${header}`)),
     fingerprint: await sha256(body),
   };
   c.set("idempotency", idempotency);
