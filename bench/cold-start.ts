@@ -4,7 +4,7 @@
  * of `--runs`, default 9).
  *
  *   PATH=$PWD/node_modules/node/bin:$PATH node bench/cold-start.ts [--bundle=/path/index.js] [--runs=9] [--json]
- *     [--compare=/path/other/index.js]
+ *     [--compare=/path/other/index.js] [--no-writes]
  *
  * Without `--bundle` it builds one with `wrangler deploy --dry-run` (what
  * `wrangler deploy` uploads). A bundle is its entry module and every other `.js`
@@ -19,7 +19,15 @@
  * like bench/cpu it runs with `--disallow-code-generation-from-strings`, as
  * Workers refuse eval (so zod validates without its `new Function` JIT there too).
  * The first requests need no Redis (a refused write, /healthz), so the figures
- * are the Worker's own CPU; `/openapi.json` and `/docs` are measured apart
+ * are the Worker's own CPU. Each request is built before its timing starts (as
+ * bench/cpu does: in workerd the runtime builds it; Node's first one is ~0.5 ms).
+ * Accepted writes (`first counter incr`, `first trending event`, `first
+ * presence heartbeat`: one item, each the first request of a fresh process of
+ * its own) need a Redis: the script starts one with a local Upstash server
+ * (`--no-writes` skips them). Their figures include Node's fetch of the one
+ * Upstash call, warmed first (20 calls) as a native fetch needs no warming, and
+ * measured alone after the write (`Node fetch, one Upstash call`: subtract it
+ * for the Worker's own CPU); `second write (presence)` is the next heartbeat; `/openapi.json` and `/docs` are measured apart
  * because only they need the OpenAPI document (which the bundle serves
  * prebuilt from a chunk of its own: functions/build/openapi-prebuilt.ts).
  * `module` is importing the entry module: compiling and evaluating it and the
@@ -39,11 +47,12 @@
  * /healthz, validates without zod (a precheck: functions/lazy-route.ts
  * `prechecked`), so it builds none.
  */
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { startStack } from "../dev/stack.ts";
 import { bundleWorker } from "../dev/wrangler.ts";
 
 const args = new Map(
@@ -64,7 +73,15 @@ export const STEPS = [
   "first /openapi.json",
   "first /docs",
 ] as const;
-export type ColdStart = Record<(typeof STEPS)[number], number>;
+/** What the fresh processes of accepted writes measure (with a Redis: `--no-writes` leaves them out). */
+export const WRITE_STEPS = [
+  "first counter incr",
+  "first trending event",
+  "first presence heartbeat",
+  "second write (presence)",
+  "Node fetch, one Upstash call",
+] as const;
+export type ColdStart = Record<(typeof STEPS)[number], number> & Partial<Record<(typeof WRITE_STEPS)[number], number>>;
 export interface ColdStartResult {
   median: ColdStart;
   /** The first quartile: with `min`, what to compare between two bundles on a busy machine. */
@@ -76,7 +93,17 @@ export interface ColdStartResult {
 // Runs in the child: imports the bundle, then sends the requests, timing each.
 const CHILD = `
 const url = process.argv[1];
+// Set for a fresh process whose first request is an accepted write: { kind, upstash, token }.
+const write = process.argv[2] ? JSON.parse(process.argv[2]) : null;
 const ms = (u) => (u.user + u.system) / 1000;
+// Node's fetch of one Upstash pipeline call and its answer, nothing else (bench/cpu's floor).
+function floorCall() {
+  return fetch(write.upstash + "/pipeline", {
+    method: "POST",
+    headers: { authorization: "Bearer " + write.token, "content-type": "application/json" },
+    body: JSON.stringify([["PING"]]),
+  }).then((r) => r.text());
+}
 // Node loads fetch, Request, Response, streams and WebCrypto lazily (undici, about 40 ms on the
 // first use); workerd has them built in. Warm them first so the figures are the Worker's own.
 {
@@ -89,6 +116,10 @@ const ms = (u) => (u.user + u.system) / 1000;
   // builds its navigator global on the first read (~0.4 ms; zod reads it); workerd has both built in.
   crypto.randomUUID(); typeof navigator;
   await fetch("http://127.0.0.1:9/").catch(() => {});
+  // With a Redis, calls that succeed too (Node's fetch runs more of its own code on its first
+  // answers and reused connections): the Worker's first write then pays Node's fetch about as a
+  // warm one, measured apart at the end (workerd's fetch is native).
+  if (write) for (let i = 0; i < 20; i++) await floorCall();
   // Node builds DecompressionStream from its zlib and stream modules on first use (~12 ms); workerd's is native.
   const gzip = new Uint8Array([31, 139, 8, 0, 0, 0, 0, 0, 0, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
   await new Response(new Blob([gzip]).stream().pipeThrough(new DecompressionStream("gzip"))).text();
@@ -117,26 +148,45 @@ const mod = await import(url);
 const out = { module: ms(process.cpuUsage(t)) };
 const key = "cold-start-ingest-key-0001";
 const env = {
-  UPSTASH_REDIS_REST_URL: "http://127.0.0.1:9", UPSTASH_REDIS_REST_TOKEN: "unused",
+  UPSTASH_REDIS_REST_URL: write ? write.upstash : "http://127.0.0.1:9", UPSTASH_REDIS_REST_TOKEN: write ? write.token : "unused",
   INGEST_KEYS: key, READ_KEYS: "cold-start-read-key-0001", ADMIN_KEYS: "cold-start-admin-key-0001",
+  KEY_PREFIX: "coldstart", TRENDING_CACHE_SECONDS: "0",
 };
 console.error = () => {};
 const ctx = { waitUntil() {}, passThroughOnException() {}, props: {} };
 async function step(name, path, init, ...statuses) {
+  // Built before timing, as bench/cpu does: in workerd the runtime builds the Request, not the Worker.
+  const request = new Request("http://cold.test" + path, init);
   t = process.cpuUsage();
-  const res = await mod.default.fetch(new Request("http://cold.test" + path, init), env, ctx);
+  const res = await mod.default.fetch(request, env, ctx);
   await res.arrayBuffer();
   out[name] = ms(process.cpuUsage(t));
   if (!statuses.includes(res.status)) throw new Error(name + ": status " + res.status + ", expected " + statuses.join(" or "));
 }
-// A write with an empty member: auth, body guard, JSON parse, zod validation, the 400 envelope; no Redis.
-const write = () => ({ method: "POST", headers: { authorization: "Bearer " + key, "content-type": "application/json" }, body: JSON.stringify({ items: [{ member: "a" }, { member: "" }] }) });
-await step("first request", "/v1/counters/c1/incr", write(), 400);
-await step("second request", "/v1/counters/c1/incr", write(), 400);
-// 503 from a build whose /healthz still pings Redis (there is none here); its CPU is then a failed fetch.
-await step("first /healthz", "/healthz", {}, 200, 503);
-await step("first /openapi.json", "/openapi.json", {}, 200);
-await step("first /docs", "/docs", {}, 200);
+const post = (body) => ({ method: "POST", headers: { authorization: "Bearer " + key, "content-type": "application/json" }, body: JSON.stringify(body) });
+if (write) {
+  // An accepted single-item write as the first request, then a second one, then Node's fetch alone.
+  const writes = {
+    "first counter incr": ["/v1/counters/cold/incr", { member: "m1" }],
+    "first trending event": ["/v1/trending/cold/events", { member: "m1" }],
+    "first presence heartbeat": ["/v1/presence/cold/heartbeats", { id: "u1" }],
+  };
+  const [path, body] = writes[write.kind];
+  await step(write.kind, path, post(body), 200);
+  if (write.kind === "first presence heartbeat") await step("second write (presence)", path, post({ id: "u2" }), 200);
+  t = process.cpuUsage();
+  await floorCall();
+  out["Node fetch, one Upstash call"] = ms(process.cpuUsage(t));
+} else {
+  // A write with an empty member: auth, body guard, JSON parse, validation, the 400 envelope; no Redis.
+  const refused = () => post({ items: [{ member: "a" }, { member: "" }] });
+  await step("first request", "/v1/counters/c1/incr", refused(), 400);
+  await step("second request", "/v1/counters/c1/incr", refused(), 400);
+  // 503 from a build whose /healthz still pings Redis (there is none here); its CPU is then a failed fetch.
+  await step("first /healthz", "/healthz", {}, 200, 503);
+  await step("first /openapi.json", "/openapi.json", {}, 200);
+  await step("first /docs", "/docs", {}, 200);
+}
 console.log(JSON.stringify(out));
 `;
 
@@ -168,12 +218,13 @@ function quantile(values: number[], p: number): number {
 }
 
 function summarize(samples: ColdStart[]): ColdStartResult {
+  const steps = [...STEPS, ...WRITE_STEPS].filter((step) => samples.some((x) => x[step] !== undefined));
   const by = (p: number) =>
     Object.fromEntries(
-      STEPS.map((s) => [
-        s,
+      steps.map((step) => [
+        step,
         quantile(
-          samples.map((x) => x[s]),
+          samples.map((x) => x[step] ?? NaN),
           p,
         ),
       ]),
@@ -181,8 +232,34 @@ function summarize(samples: ColdStart[]): ColdStartResult {
   return { median: by(0.5), p25: by(0.25), min: by(0) };
 }
 
-/** Measures the bundles' cold starts, their fresh processes interleaved so that a busy spell of the machine weighs on each alike. */
-export function measureColdStarts(bundles: readonly string[], times = runs): ColdStartResult[] {
+/** Where the accepted writes' fresh processes send their Redis calls (a local Upstash server). */
+export interface WriteTarget {
+  upstash: string;
+  token: string;
+}
+
+/** Runs a child Node process to its end without blocking this one's event loop (it may host the Upstash server). */
+function runChild(args: string[]): Promise<string> {
+  return new Promise((ok, fail) => {
+    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (c: Buffer) => (out += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (err = (err + c.toString()).slice(-4000)));
+    child.on("exit", (code) => (code === 0 ? ok(out) : fail(new Error(`cold-start child failed:\n${err}`))));
+  });
+}
+
+/**
+ * Measures the bundles' cold starts, their fresh processes interleaved so that a busy spell of the
+ * machine weighs on each alike. With `writes`, each run also starts a fresh process per accepted
+ * single-item write (counter incr, trending event, presence heartbeat) whose first request it is.
+ */
+export async function measureColdStarts(
+  bundles: readonly string[],
+  times = runs,
+  writes?: WriteTarget,
+): Promise<ColdStartResult[]> {
   const dir = mkdtempSync(join(tmpdir(), "edgestats-cold-"));
   const files = bundles.map((bundle, i) => {
     // The entry and its chunks, in a package of ES modules (Node needs .mjs for an ES module outside one).
@@ -193,33 +270,31 @@ export function measureColdStarts(bundles: readonly string[], times = runs): Col
       copyFileSync(join(dirname(bundle), name), join(copy, name));
     return join(copy, basename(bundle));
   });
+  const run = async (file: string, script: string, flags: string[] = [], arg?: unknown) => {
+    const out = await runChild([
+      "--disallow-code-generation-from-strings",
+      ...flags,
+      "--input-type=module",
+      "-e",
+      script,
+      pathToFileURL(file).href,
+      ...(arg === undefined ? [] : [JSON.stringify(arg)]),
+    ]);
+    return JSON.parse(out.trim().split("\n").pop() ?? "{}") as Partial<ColdStart>;
+  };
+  const kinds = ["first counter incr", "first trending event", "first presence heartbeat"] as const;
   try {
+    // A throwaway write of each kind first: Redis then has the scripts (an EVALSHA of each run's
+    // first write would otherwise be answered NOSCRIPT once, and the write sent again).
+    if (writes) for (const kind of kinds) await run(files[0] ?? "", CHILD, [], { ...writes, kind });
     const samples: ColdStart[][] = files.map(() => []);
     for (let i = 0; i < times; i++) {
-      files.forEach((file, b) => {
-        const run = (script: string, ...flags: string[]) => {
-          const child = spawnSync(
-            process.execPath,
-            [
-              "--disallow-code-generation-from-strings",
-              ...flags,
-              "--input-type=module",
-              "-e",
-              script,
-              pathToFileURL(file).href,
-            ],
-            {
-              encoding: "utf8",
-            },
-          );
-          if (child.status !== 0) throw new Error(`cold-start child failed:\n${child.stderr}`);
-          return JSON.parse(child.stdout.trim().split("\n").pop() ?? "{}") as Partial<ColdStart>;
-        };
-        samples[b]?.push({
-          ...run(CHILD),
-          ...run(COMPILE_CHILD, "--experimental-vm-modules", "--no-warnings"),
-        } as ColdStart);
-      });
+      for (const [b, file] of files.entries()) {
+        let sample = { ...(await run(file, CHILD)), ...(await run(file, COMPILE_CHILD, COMPILE_FLAGS)) };
+        if (writes)
+          for (const kind of kinds) sample = { ...sample, ...(await run(file, CHILD, [], { ...writes, kind })) };
+        samples[b]?.push(sample as ColdStart);
+      }
     }
     return samples.map(summarize);
   } finally {
@@ -227,8 +302,10 @@ export function measureColdStarts(bundles: readonly string[], times = runs): Col
   }
 }
 
-export function measureColdStart(bundle: string, times = runs): ColdStartResult {
-  return measureColdStarts([bundle], times)[0] as ColdStartResult;
+const COMPILE_FLAGS = ["--experimental-vm-modules", "--no-warnings"];
+
+export async function measureColdStart(bundle: string, times = runs, writes?: WriteTarget): Promise<ColdStartResult> {
+  return (await measureColdStarts([bundle], times, writes))[0] as ColdStartResult;
 }
 
 if (import.meta.main) {
@@ -241,7 +318,18 @@ if (import.meta.main) {
   try {
     const compare = args.get("compare");
     const bundles = compare ? [bundle, compare] : [bundle];
-    const results = measureColdStarts(bundles);
+    // Accepted writes need a Redis: ours, behind a local Upstash server in this process.
+    const stack = args.has("no-writes") ? undefined : await startStack();
+    let results: ColdStartResult[];
+    try {
+      results = await measureColdStarts(
+        bundles,
+        runs,
+        stack ? { upstash: stack.upstash.url, token: stack.token } : undefined,
+      );
+    } finally {
+      await stack?.stop();
+    }
     if (args.has("json")) console.log(JSON.stringify(compare ? results : results[0]));
     else {
       console.log(`cold start, Node ${process.version}, ${runs} fresh processes, CPU ms (user + system):`);
@@ -249,12 +337,12 @@ if (import.meta.main) {
       const width = 7 * columns.length + columns.length - 1;
       if (compare)
         console.log(
-          `  ${"".padEnd(20)} ${bundles.map((_, i) => (i ? "--compare" : "bundle").padStart(width)).join("  ")}`,
+          `  ${"".padEnd(28)} ${bundles.map((_, i) => (i ? "--compare" : "bundle").padStart(width)).join("  ")}`,
         );
-      console.log(`  ${"".padEnd(20)} ${bundles.map(() => columns.map((c) => c.padStart(7)).join(" ")).join("  ")}`);
-      for (const step of STEPS)
+      console.log(`  ${"".padEnd(28)} ${bundles.map(() => columns.map((c) => c.padStart(7)).join(" ")).join("  ")}`);
+      for (const step of [...STEPS, ...WRITE_STEPS].filter((step) => results[0]?.median[step] !== undefined))
         console.log(
-          `  ${step.padEnd(20)} ${results.map((r) => columns.map((c) => r[c][step].toFixed(1).padStart(7)).join(" ")).join("  ")}`,
+          `  ${step.padEnd(28)} ${results.map((r) => columns.map((c) => (r[c][step] ?? NaN).toFixed(1).padStart(7)).join(" ")).join("  ")}`,
         );
     }
   } finally {

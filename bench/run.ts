@@ -27,6 +27,7 @@ import { bundleWorker, startWranglerDev } from "../dev/wrangler.ts";
 import { writeReport, type ScenarioResult } from "./lib/report.ts";
 import { SCENARIOS, type Scenario, type Sides } from "./scenarios.ts";
 import { runHost, type CpuResult, type JobsResult } from "./cpu/index.ts";
+import { measureColdStart } from "./cold-start.ts";
 import { runScaling, type ScalingResult } from "./scaling/index.ts";
 import { presenceMemory, type MemoryFigures } from "./presence-memory.ts";
 
@@ -175,6 +176,8 @@ try {
     try {
       log("Worker CPU per request: the production bundle in Node");
       cpu = await runHost<CpuResult>({ mode: "cpu", bundle: script, upstashUrl, token: stack.token, quick }, 900_000);
+      log("cold start: module evaluation and first requests, fresh processes (bench/cold-start.ts)");
+      cpu.coldStart = await measureColdStart(script, quick ? 5 : 21, { upstash: upstashUrl, token: stack.token });
     } catch (error) {
       log(`cpu: FAILED ${String(error)}`);
     }

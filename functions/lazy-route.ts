@@ -1,7 +1,10 @@
 import { createRoute, OpenAPIHono, type RouteConfig, type RouteHandler } from "@hono/zod-openapi";
 import type { Context, Handler, Next } from "hono";
-import { LinearRouter } from "hono/router/linear-router";
+import { HTTPException } from "hono/http-exception";
+import { validator } from "hono/validator";
 import { mergePath } from "hono/utils/url";
+import { PresplitLinearRouter } from "./linear-router.ts";
+import { anyCase } from "./middleware/body.ts";
 import { validationHook, type Routes } from "./router.ts";
 import type { AppEnv } from "./types.ts";
 import * as z from "./zod.ts";
@@ -78,6 +81,20 @@ export function once<T>(build: () => T): () => T {
   return () => (plain ? (bare ??= { value: build() }) : (described ??= { value: build() })).value;
 }
 
+/**
+ * `load()` on the first call, its promise kept (and dropped if it fails, so the next call tries
+ * again): a route module loads its feature's library this way, so a request its schemas refuse
+ * never compiles the library.
+ */
+export function onFirstUse<T>(load: () => Promise<T>): () => Promise<T> {
+  let loaded: Promise<T> | undefined;
+  return () =>
+    (loaded ??= load().catch((error: unknown) => {
+      loaded = undefined;
+      throw error;
+    }));
+}
+
 /** What a route's precheck decides for a request part: zod's verdict, or `undefined` to ask zod. */
 export type Verdict =
   | { success: true; data: unknown }
@@ -152,13 +169,144 @@ export function lazyRoute<const M extends Method, const P extends string, const 
 /**
  * The handlers `OpenAPIHono.openapi` would have registered for the route, in
  * order: its middleware, the zod validator of each request part (with the 415
- * media-type gate), then the handler. Taken from a throwaway router so they are
- * exactly the library's, with our 400 envelope as the validation hook.
+ * media-type gate), then the handler, with our 400 envelope as the validation
+ * hook. Built here for the request parts our routes have (`validatorsOf`), so a
+ * route's first request compiles and runs no Hono app; any other route is
+ * taken from a throwaway OpenAPIHono, exactly the library's.
  */
-function handlersOf(route: RouteConfig, handler: Handler<AppEnv>): Handler<AppEnv>[] {
-  const scratch = new OpenAPIHono<AppEnv>({ router: new LinearRouter(), defaultHook: validationHook });
+export function handlersOf(route: RouteConfig, handler: Handler<AppEnv>): Handler<AppEnv>[] {
+  const validators = validatorsOf(route.request);
+  const middleware = route.middleware ?? [];
+  if (validators) return [...(Array.isArray(middleware) ? middleware : [middleware]), ...validators, handler];
+  const scratch = new OpenAPIHono<AppEnv>({ router: new PresplitLinearRouter(), defaultHook: validationHook });
   (scratch.openapi as (route: RouteConfig, handler: Handler<AppEnv>) => unknown)(route, handler);
   return scratch.routes.map((r) => r.handler as Handler<AppEnv>);
+}
+
+type Target = "query" | "param" | "json";
+type SafeParse = { safeParseAsync(value: unknown): Promise<{ success: boolean; data?: unknown; error?: unknown }> };
+
+/**
+ * What @hono/zod-openapi 1.x's `openapi` registers for a request of a query, path parameters and
+ * a JSON body (required or not), in its order: the query's validator, the parameters', then the
+ * media-type gate and the body's; `undefined` for a request with anything else (headers,
+ * cookies, other media types), which `handlersOf` leaves to the library. Each validator is
+ * @hono/zod-validator's `zValidator(target, schema, validationHook)`: Hono's `validator` around
+ * `safeParseAsync` and the hook (which throws our 400 on a failure).
+ */
+function validatorsOf(request: RouteConfig["request"]): Handler<AppEnv>[] | undefined {
+  if (!request) return [];
+  const { query, params, headers, cookies, body, ...rest } = request as Record<string, unknown>;
+  if (headers || cookies || Object.keys(rest).length > 0) return undefined;
+  const validators: Handler<AppEnv>[] = [];
+  if (query) validators.push(zodValidator("query", query as SafeParse));
+  if (params) validators.push(zodValidator("param", params as SafeParse));
+  const content = (body as { content?: Record<string, { schema?: unknown } | undefined> } | undefined)?.content;
+  if (content) {
+    const types = Object.keys(content);
+    const schema = content["application/json"]?.schema;
+    if (types.length !== 1 || !isZodLike(schema)) return undefined;
+    const json = zodValidator("json", schema);
+    validators.push(jsonMediaTypeGate);
+    validators.push((body as { required?: boolean }).required ? json : optionalJson(json));
+  }
+  return validators;
+}
+
+/** @hono/zod-openapi's test of a zod schema (`isZod`), which a prechecked schema passes. */
+function isZodLike(x: unknown): x is SafeParse {
+  if (typeof x !== "object" || x === null) return false;
+  const s = x as Record<string, unknown>;
+  return ["parse", "safeParse", "parseAsync", "safeParseAsync"].every((m) => typeof s[m] === "function");
+}
+
+function zodValidator(target: Target, schema: SafeParse): Handler<AppEnv> {
+  const validate = async (value: unknown, c: Context<AppEnv>) => {
+    const result = await schema.safeParseAsync(value);
+    const hookResult: unknown = await (validationHook as (r: unknown, c: unknown) => unknown)(
+      { data: value, ...result, target },
+      c,
+    );
+    if (hookResult) {
+      if (hookResult instanceof Response) return hookResult;
+      if (typeof hookResult === "object" && "response" in hookResult) return hookResult.response as Response;
+    }
+    if (!result.success) return c.json(result, 400);
+    return result.data;
+  };
+  if (target === "json") return jsonValidator(validate);
+  return validator(target, validate as Parameters<typeof validator>[1]) as unknown as Handler<AppEnv>;
+}
+
+// @hono/zod-openapi's media-type tests, without the `i` flag (./middleware/body.ts `anyCase`).
+/**
+ * Hono's `validator("json", validate)` (hono/validator), with its media-type test written without
+ * the `i` flag (`JSON_MEDIA_TYPE`).
+ */
+function jsonValidator(validate: (value: unknown, c: Context<AppEnv>) => Promise<unknown>): Handler<AppEnv> {
+  return async (c, next) => {
+    let value: unknown = {};
+    const contentType = c.req.header("Content-Type");
+    const mediaType = contentType ? (contentType.split(";")[0] ?? "").trim().toLowerCase() : "";
+    if (JSON_MEDIA_TYPE.test(mediaType)) {
+      try {
+        value = await c.req.json();
+      } catch {
+        throw new HTTPException(400, { message: "Malformed JSON in request body" });
+      }
+    }
+    const res = await validate(value, c);
+    if (res instanceof Response) return res;
+    c.req.addValidatedData("json", res as object);
+    return await next();
+  };
+}
+
+const JSON_REQUEST = new RegExp(
+  `^${anyCase("application")}\\/([A-Za-z-.]+\\+)?${anyCase("json")}(;\\s*[a-zA-Z0-9-]+=([^;]+))*$`,
+);
+const JSON_CONTENT_TYPE = new RegExp(`^${anyCase("application")}\\/([A-Za-z-.]+\\+)?${anyCase("json")}`);
+/**
+ * Hono's `validator` tests a JSON body's media type, lowercased, with
+ * `/^application\/([\w.-]+\+)?json$/i`; on a lowercased string the flag changes nothing.
+ */
+const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/;
+
+/** The 415 gate of a route whose body is JSON only. */
+const jsonMediaTypeGate: Handler<AppEnv> = async (c, next) => {
+  const contentType = c.req.header("content-type");
+  if (contentType) {
+    if (!JSON_REQUEST.test(contentType)) throw new HTTPException(415, { message: "Unsupported Media Type" });
+  } else if (await hasRequestBody(c)) throw new HTTPException(415, { message: "Unsupported Media Type" });
+  await next();
+};
+
+/** A JSON body that may be left out: validated when the request says it is JSON, `{}` otherwise. */
+function optionalJson(json: Handler<AppEnv>): Handler<AppEnv> {
+  return async (c, next) => {
+    const contentType = c.req.header("content-type");
+    if (contentType && JSON_CONTENT_TYPE.test(contentType)) return await json(c, next);
+    c.req.addValidatedData("json", {});
+    await next();
+  };
+}
+
+async function hasRequestBody(c: Context<AppEnv>): Promise<boolean> {
+  const raw = c.req.raw;
+  if (raw.body === null) return false;
+  if (raw.bodyUsed) return (await c.req.arrayBuffer()).byteLength > 0;
+  const body = raw.clone().body;
+  if (body === null) return false;
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return false;
+      if (value.byteLength > 0) return true;
+    }
+  } finally {
+    reader.cancel().catch(() => {});
+  }
 }
 
 /**

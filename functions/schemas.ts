@@ -226,3 +226,24 @@ export function jsonResponse<T extends z.ZodType>(schema: T, description: string
 }
 
 export const MAX_BATCH_ITEMS = MAX_BATCH;
+
+/** Body of a 202: how many items were queued, and the request's id (also in X-Request-Id). */
+export const QueuedBody = once(() =>
+  z
+    .object({
+      queued: z.number().int().openapi({ description: "items (events, increments, ids) queued" }),
+      requestId: z.string(),
+    })
+    .openapi("Queued"),
+);
+
+/** The 202 a write route adds to its responses (`202: queuedResponse()`); built on first use like the routes' schemas. */
+export const queuedResponse = once(() =>
+  jsonResponse(
+    QueuedBody(),
+    "Accepted with `Prefer: respond-async` (only when the deployment has a queue): validated like the synchronous call, then queued; the consumer applies it exactly once within seconds. `Preference-Applied: respond-async`.",
+  ),
+);
+
+/** What a queued write answers (`QueuedBody`). */
+export type QueuedBody = z.infer<ReturnType<typeof QueuedBody>>;

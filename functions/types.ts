@@ -13,8 +13,11 @@ export interface AppEnv {
     ctx: Ctx;
     /** Scopes the presented API key holds. */
     scopes: ReadonlySet<Scope>;
-    /** A short, non-secret id of the API key (for rate limiting and logs). */
-    keyId: string;
+    /**
+     * A short, non-secret id of the API key (for rate limiting and idempotency records): a
+     * function, as it is a digest made only when a request first needs it (once per key and isolate).
+     */
+    keyId: () => Promise<string>;
     /** Set when the request carries an Idempotency-Key. */
     idempotency: Idempotency | undefined;
     requestId: string;

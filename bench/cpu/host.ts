@@ -9,7 +9,10 @@
  *   only the Worker code and Node's fetch (the local Upstash server lives in
  *   the bench's process), so the figure is the Worker's JavaScript plus
  *   Node's fetch of its one Upstash call — the `floor` case measures the
- *   latter alone. Also the CPU of evaluating the bundle and of its first call.
+ *   latter alone. (Cold start, module evaluation and first requests, is
+ *   bench/cold-start.ts's: this process's first call would also pay Node's own
+ *   first fetch, undici's loading and the first reads of every module from disk,
+ *   ~100 ms that a Worker never pays.)
  * - `jobs`: a fake clock (Date.now replaced before the bundle is imported, so
  *   the app's request clock is the fake one) drives writes through `fetch` and
  *   the cron jobs through the bundle's `scheduled`, and the local Upstash
@@ -19,6 +22,7 @@
  */
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
+import type { ColdStartResult } from "../cold-start.ts";
 
 export interface HostSpec {
   mode: "cpu" | "jobs";
@@ -46,10 +50,8 @@ export interface CpuCase {
 
 export interface CpuResult {
   cases: CpuCase[];
-  /** CPU ms to evaluate the bundle (module initialisation). */
-  importMs: number;
-  /** CPU ms of the first call after evaluation (a 1-event trending write). */
-  firstCallMs: number;
+  /** Cold start (bench/cold-start.ts, fresh processes), when the bench measured it. */
+  coldStart?: ColdStartResult;
   node: string;
   jitless: boolean;
 }
@@ -107,9 +109,7 @@ function executionContext() {
   };
 }
 
-const cpu0 = process.cpuUsage();
 const worker = ((await import(pathToFileURL(spec.bundle).href)) as { default: Fetcher }).default;
-const importMs = cpuMs(process.cpuUsage(cpu0));
 
 function cpuMs(u: NodeJS.CpuUsage): number {
   return (u.user + u.system) / 1000;
@@ -151,10 +151,6 @@ async function reset(tag: string): Promise<void> {
 
 async function cpuMode(): Promise<CpuResult> {
   const env = envOf("cpu", "bench-cpu");
-  // The first call right after evaluation: what a cold isolate pays on top of the import.
-  const first = process.cpuUsage();
-  await send(env, request("/v1/trending/cpu-first/events", { member: "first" }));
-  const firstCallMs = cpuMs(process.cpuUsage(first));
 
   const scale = spec.quick ? 0.25 : 1;
   const callsFor = (items: number) => Math.max(5, Math.round((items === 1 ? 400 : items === 100 ? 100 : 30) * scale));
@@ -256,7 +252,7 @@ async function cpuMode(): Promise<CpuResult> {
   } catch {
     jitless = true;
   }
-  return { cases: out, importMs, firstCallMs, node: process.version, jitless };
+  return { cases: out, node: process.version, jitless };
 }
 
 // ---------------------------------------------------------------- jobs mode

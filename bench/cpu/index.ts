@@ -39,3 +39,57 @@ export async function runHost<T extends CpuResult | JobsResult>(spec: HostSpec, 
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/**
+ * `node bench/cpu/index.ts [--bundle=<entry.js>] [--compare=<other entry.js>] [--rounds=1] [--quick]`:
+ * the `cpu` mode alone, on a Redis and local Upstash server of its own (`npm run bench` runs it
+ * with the rest). Without `--bundle` it bundles the Worker (`wrangler deploy --dry-run`).
+ * `--compare` measures a second bundle too, the two alternating `--rounds` times on the same
+ * Redis, for a like-for-like comparison on a shared machine.
+ */
+if (import.meta.main) {
+  const { startStack } = await import("../../dev/stack.ts");
+  const { bundleWorker } = await import("../../dev/wrangler.ts");
+  const args = new Map(
+    process.argv.slice(2).map((a) => {
+      const [k = "", v = "true"] = a.replace(/^--/, "").split("=");
+      return [k, v] as const;
+    }),
+  );
+  const built = args.get("bundle") ? undefined : mkdtempSync(join(tmpdir(), "edgestats-cpu-bundle-"));
+  const bundles = [args.get("bundle") ?? bundleWorker(built ?? ""), args.get("compare")].filter(
+    (b): b is string => b !== undefined,
+  );
+  const stack = await startStack();
+  try {
+    const results: CpuResult[][] = bundles.map(() => []);
+    for (let round = 0; round < Number(args.get("rounds") ?? 1); round++)
+      for (const [i, bundle] of bundles.entries()) {
+        const spec: HostSpec = {
+          mode: "cpu",
+          bundle,
+          upstashUrl: stack.upstash.url,
+          token: stack.token,
+          quick: args.has("quick"),
+        };
+        results[i]?.push(await runHost<CpuResult>(spec, 900_000));
+      }
+    const labels = results[0]?.[0]?.cases.map((c) => c.label) ?? [];
+    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)] ?? NaN;
+    console.log(`CPU ms per call (median over rounds; each a median of three passes), Node ${process.version}:`);
+    console.log(`  ${"".padEnd(62)} ${bundles.map((_, i) => (i ? "--compare" : "bundle").padStart(10)).join("")}`);
+    for (const label of labels)
+      console.log(
+        `  ${label.padEnd(62)} ${results
+          .map((runs) =>
+            median(runs.map((r) => r.cases.find((c) => c.label === label)?.cpuMs ?? NaN))
+              .toFixed(2)
+              .padStart(10),
+          )
+          .join("")}`,
+      );
+  } finally {
+    await stack.stop();
+    if (built) rmSync(built, { recursive: true, force: true });
+  }
+}

@@ -1,6 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import { ConfigError, ForbiddenError, UnauthorizedError } from "../../src/errors.ts";
 import type { AppEnv, Scope } from "../types.ts";
+import { anyCase } from "./body.ts";
 
 const encoder = new TextEncoder();
 
@@ -8,10 +9,25 @@ async function sha256(text: string): Promise<Uint8Array> {
   return new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
 }
 
-/** Compares two 32-byte digests without an early exit, so timing says nothing about the key. */
-function sameDigest(a: Uint8Array, b: Uint8Array): boolean {
-  let diff = 0;
-  for (let i = 0; i < 32; i++) diff |= (a[i] ?? 0) ^ (b[i] ?? 0);
+/**
+ * A configured key list's keys as UTF-16 code units, each padded with zeros to the list's longest
+ * key (`width`), so comparing a presented key with each takes as long whatever the keys hold.
+ */
+interface KeyList {
+  width: number;
+  keys: Configured[];
+}
+
+/**
+ * Whether the presented key equals a configured one, in a time that depends on neither key: the
+ * lengths and all `width` code units are compared, without an early exit (a presented key shorter
+ * than `width` reads as zeros past its end, out of range of a string only it sets; a longer one
+ * differs in length). The same loop runs for every request, whatever is presented.
+ */
+function sameKey(presented: string, configured: Configured, width: number): boolean {
+  let diff = presented.length ^ configured.length;
+  const units = configured.units;
+  for (let i = 0; i < width; i++) diff |= (presented.charCodeAt(i) | 0) ^ (units[i] as number);
   return diff === 0;
 }
 
@@ -54,42 +70,81 @@ export function checkKeyLengths(env: Env): void {
   if (problem) throw new ConfigError(problem);
 }
 
-const digestCache = new Map<string, Promise<Uint8Array[]>>();
-function digestsOf(list: string | undefined): Promise<Uint8Array[]> {
+/** A configured key: its code units (zero-padded to its list's width), and its id (made on its first match). */
+interface Configured {
+  key: string;
+  units: Uint16Array;
+  length: number;
+  id?: Promise<string>;
+}
+
+const keyLists = new Map<string, KeyList>();
+function keyListOf(list: string | undefined): KeyList {
   const raw = list ?? "";
-  let digests = digestCache.get(raw);
-  if (!digests) {
-    digests = Promise.all(keysOf(raw).map(sha256));
-    digestCache.set(raw, digests);
+  let found = keyLists.get(raw);
+  if (!found) {
+    const keys = keysOf(raw);
+    const width = Math.max(0, ...keys.map((key) => key.length));
+    found = {
+      width,
+      keys: keys.map((key) => {
+        const units = new Uint16Array(width);
+        for (let i = 0; i < key.length; i++) units[i] = key.charCodeAt(i);
+        return { key, units, length: key.length };
+      }),
+    };
+    keyLists.set(raw, found);
   }
-  return digests;
+  return found;
 }
 
 /**
+ * The key's id in logs and Redis key names (rate limits, idempotency records): the first 6 bytes
+ * of its SHA-256, in hex, never the key. Made when a request first needs it (a rate limit, an
+ * Idempotency-Key), once per configured key and isolate.
+ */
+function idOf(configured: Configured): Promise<string> {
+  return (configured.id ??= sha256(configured.key).then((digest) =>
+    [...digest.slice(0, 6)].map((b) => b.toString(16).padStart(2, "0")).join(""),
+  ));
+}
+
+/** `Bearer <key>`, the scheme in any case (./body.ts `anyCase`). */
+const BEARER = new RegExp(`^${anyCase("bearer")}\\s+(\\S{1,512})$`);
+
+/**
  * Works out which scopes the bearer key holds. Every configured key is
- * compared (constant time per key, no early exit), so the response time does
- * not reveal which list matched or how much of a key was right.
+ * compared (in constant time per key, no early exit: `sameKey`), so the
+ * response time does not reveal which list matched or how much of a key was
+ * right.
  */
 export async function scopesOf(
   env: Env,
   authorization: string | undefined,
-): Promise<{ scopes: Set<Scope>; keyId: string } | null> {
-  const match = /^Bearer\s+(\S{1,512})$/i.exec(authorization ?? "");
+): Promise<{ scopes: Set<Scope>; keyId: () => Promise<string> } | null> {
+  const match = BEARER.exec(authorization ?? "");
   if (!match?.[1]) return null;
-  const presented = await sha256(match[1]);
+  const presented = match[1];
   const scopes = new Set<Scope>();
+  let matched: Configured | undefined;
   const lists: [Scope, string | undefined][] = [
     ["admin", env.ADMIN_KEYS],
     ["ingest", env.INGEST_KEYS],
     ["read", env.READ_KEYS],
   ];
   for (const [scope, list] of lists) {
-    for (const digest of await digestsOf(list)) if (sameDigest(presented, digest)) scopes.add(scope);
+    const { width, keys } = keyListOf(list);
+    for (const configured of keys) {
+      if (sameKey(presented, configured, width)) {
+        scopes.add(scope);
+        matched = configured;
+      }
+    }
   }
-  if (scopes.size === 0) return null;
+  if (!matched) return null;
   if (scopes.has("admin")) scopes.add("ingest").add("read");
-  const keyId = [...presented.slice(0, 6)].map((b) => b.toString(16).padStart(2, "0")).join("");
-  return { scopes, keyId };
+  const key = matched;
+  return { scopes, keyId: () => idOf(key) };
 }
 
 /** Header the dashboard's script sends on every API request (value `dashboard`). */

@@ -7,6 +7,19 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 /** Deepest JSON nesting accepted; our bodies are at most 3 levels deep. */
 const MAX_DEPTH = 16;
 
+/**
+ * The source of a regular expression matching `word` in any letter case, as the `i` flag would
+ * (without `u`, `i` matches an ASCII letter only by its other ASCII case), for expressions that
+ * run on every cold isolate's first request: V8 sets up ICU's case folding for the first
+ * case-insensitive expression with letters it compiles (~0.25 ms of CPU), and these need none.
+ */
+export function anyCase(word: string): string {
+  return word.replace(/[A-Za-z]/g, (ch) => `[${ch.toLowerCase()}${ch.toUpperCase()}]`);
+}
+
+/** A JSON media type (`application/json`, `application/problem+json`, parameters after `;`), in any case. */
+const JSON_TYPE = new RegExp(`^${anyCase("application")}\\/([A-Za-z0-9.+-]*\\+)?${anyCase("json")}\\s*(;|$)`);
+
 /** Reads a body as UTF-8 text, refusing (413) past MAX_BODY_BYTES while reading. */
 export async function readLimited(req: { body: ReadableStream<Uint8Array> | null }): Promise<string> {
   if (!req.body) return "";
@@ -55,17 +68,23 @@ function tooDeep(text: string): boolean {
 /**
  * For bodies of POST/PUT/PATCH: 413 over 1 MiB (checked while reading, not
  * trusting Content-Length), 415 unless JSON, 400 for malformed or absurdly
- * nested JSON. The text is kept on the request so the zod validator parses
- * the same bytes. A body may be empty only where a route allows it.
+ * nested JSON. The text is kept on the request (Hono's body cache) so the zod
+ * validator parses the same bytes. A body may be empty only where a route allows it.
  */
 export const jsonBodyGuard = createMiddleware<AppEnv>(async (c, next) => {
   if (!["POST", "PUT", "PATCH"].includes(c.req.method)) return next();
   const declared = Number(c.req.header("content-length") ?? "0");
   if (declared > MAX_BODY_BYTES) throw new PayloadTooLargeError(MAX_BODY_BYTES);
-  const text = await readLimited(c.req.raw.clone());
+  // Read once, without a copy: the text becomes Hono's cached body, which the route's validator
+  // (`c.req.json()` parses it) and the idempotency fingerprint (`c.req.text()`) read from then on,
+  // so nothing reads the stream again. (A clone tees the stream: every byte passes through two
+  // more streams, which cost a cold isolate's first write and every write after it.)
+  const text = await readLimited(c.req.raw);
+  // Hono keeps each body reading's promise there (its type says the value).
+  (c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve(text);
   if (text.length === 0) return next();
   const type = c.req.header("content-type") ?? "";
-  if (!/^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(type)) throw new UnsupportedMediaTypeError();
+  if (!JSON_TYPE.test(type)) throw new UnsupportedMediaTypeError();
   if (tooDeep(text))
     throw new ValidationError(`The JSON body is nested deeper than ${MAX_DEPTH} levels.`, undefined, "malformed_json");
   try {

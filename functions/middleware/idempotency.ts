@@ -31,9 +31,10 @@ export const idempotencyKey = createMiddleware<AppEnv>(async (c, next) => {
     ]);
   }
   const scope = `${c.req.method} ${new URL(c.req.url).pathname}`;
-  const body = await c.req.raw.clone().text();
+  // The body as the body guard (./body.ts) read it, from Hono's cache.
+  const body = await c.req.text();
   const idempotency: Idempotency = {
-    key: keyOf(c.get("config").keyPrefix, "idem", await sha256(`${c.get("keyId")}\n${scope}\n${header}`)),
+    key: keyOf(c.get("config").keyPrefix, "idem", await sha256(`${await c.get("keyId")()}\n${scope}\n${header}`)),
     fingerprint: await sha256(body),
   };
   c.set("idempotency", idempotency);

@@ -32,7 +32,7 @@ const blocked = new Map<string, number>();
 export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
   const perWindow = c.get("config").rateLimitPer10s;
   if (perWindow === 0) return next();
-  const keyId = c.get("keyId");
+  const keyId = await c.get("keyId")();
   const verdict = await limit(keyId, {
     redis: ctxOf(c).redis,
     prefix: c.get("config").keyPrefix,

@@ -1,38 +1,14 @@
-import * as z from "../zod.ts";
 import type { Context } from "hono";
 import { StorageUnavailableError } from "../../src/errors.ts";
 import type * as ingest from "../../src/ingest/index.ts";
 import type { IngestBindings } from "../queue.ts";
-import { once } from "../lazy-route.ts";
-import { jsonResponse } from "../schemas.ts";
+import type { QueuedBody } from "../schemas.ts";
 import type { AppEnv } from "../types.ts";
-
-/** Body of a 202: how many items were queued, and the request's id (also in X-Request-Id). */
-export const QueuedBody = once(() =>
-  z
-    .object({
-      queued: z.number().int().openapi({ description: "items (events, increments, ids) queued" }),
-      requestId: z.string(),
-    })
-    .openapi("Queued"),
-);
-
-/** The 202 a write route adds to its responses (`202: queuedResponse()`); built on first use like the routes' schemas. */
-export const queuedResponse = once(() =>
-  jsonResponse(
-    QueuedBody(),
-    "Accepted with `Prefer: respond-async` (only when the deployment has a queue): validated like the synchronous call, then queued; the consumer applies it exactly once within seconds. `Preference-Applied: respond-async`.",
-  ),
-);
-
-/** True when the request's `Prefer` header holds `respond-async` (RFC 7240; other preferences may ride along). */
-export function prefersAsync(header: string | undefined): boolean {
-  if (!header) return false;
-  return header.split(",").some((pref) => (pref.split(";")[0] ?? "").trim().toLowerCase() === "respond-async");
-}
+import { prefersAsync } from "./context.ts";
 
 /**
- * Hands a write to the ingest queue when the request asks for it
+ * Hands a write to the ingest queue (the routes call it through `queueIfAsync` of ./context.ts,
+ * which loads this module only for a request that asks for it) when the request asks for it
  * (`Prefer: respond-async`) and the deployment has the INGEST_QUEUE binding;
  * otherwise returns null and the route answers synchronously. The items are
  * validated by the library exactly as the synchronous write validates them (a
@@ -46,7 +22,7 @@ export async function queueIfAsync(
   kind: ingest.IngestKind,
   name: string,
   items: unknown[],
-): Promise<z.infer<typeof QueuedBody> | null> {
+): Promise<QueuedBody | null> {
   const queue = (c.env as unknown as IngestBindings).INGEST_QUEUE;
   if (!queue || !prefersAsync(c.req.header("prefer"))) return null;
   const config = c.get("config");

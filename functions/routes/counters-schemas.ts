@@ -1,5 +1,5 @@
 import * as z from "../zod.ts";
-import * as counters from "../../src/counters/index.ts";
+import * as limits from "../../src/counters/limits.ts";
 import { PERIODS } from "../../src/time.ts";
 import { once, prechecked } from "../lazy-route.ts";
 import { MAX_INCREMENT } from "../../src/validation.ts";
@@ -24,12 +24,12 @@ export const PeriodName = once(() =>
   z.enum(PERIODS).openapi({ description: "UTC calendar period (ISO weeks, Monday first)" }),
 );
 export const Aggregate = once(() =>
-  z.enum(counters.AGGREGATES).openapi({
-    description: `How a member's scores combine across buckets; a member missing from a bucket is skipped, not counted as 0. A sum reads calendar rollups; min and max read every bucket, at most ${counters.MAX_RAW_BUCKETS}. @default sum`,
+  z.enum(limits.AGGREGATES).openapi({
+    description: `How a member's scores combine across buckets; a member missing from a bucket is skipped, not counted as 0. A sum reads calendar rollups; min and max read every bucket, at most ${limits.MAX_RAW_BUCKETS}. @default sum`,
   }),
 );
 export const Ttl = once(() =>
-  z.number().int().min(1).max(counters.MAX_TTL_SECONDS).openapi({
+  z.number().int().min(1).max(limits.MAX_TTL_SECONDS).openapi({
     description:
       "Seconds the written key lives. A key this write creates gets it. An existing key's expiry is only ever extended (when less than ttl is left, to ttl plus up to a tenth of it, at most 1 h more), never shortened; an existing key without expiry keeps none. In a batch a key gets the largest ttl of its items. So an ingest key cannot expire data beyond its own increments.",
   }),
@@ -52,7 +52,7 @@ export const TimeValue = once(() =>
 /** `at` of an increment: like TimeValue, and bounded by what a bucket can usefully store. */
 export const AtValue = once(() =>
   TimeValue().openapi({
-    description: `the time the increment belongs to; only with period. At most ${counters.MAX_BUCKET_AGE_DAYS} days (and at most the item's ttl) in the past, at most 5 minutes ahead. @default now`,
+    description: `the time the increment belongs to; only with period. At most ${limits.MAX_BUCKET_AGE_DAYS} days (and at most the item's ttl) in the past, at most 5 minutes ahead. @default now`,
   }),
 );
 
@@ -67,7 +67,7 @@ export const periodQuery = once(() => ({
   to: TimeQuery()
     .optional()
     .openapi({
-      description: `Last period, inclusive; at most ${counters.MAX_RANGE_DAYS} days after from. Needs period. @default now`,
+      description: `Last period, inclusive; at most ${limits.MAX_RANGE_DAYS} days after from. Needs period. @default now`,
     }),
   aggregate: Aggregate().optional(),
 }));
@@ -134,7 +134,7 @@ export const incrPrecheck = batchPrecheck((item, path, issues) => {
     data.at = at;
   }
   if ("ttl" in item) {
-    if (!isInt(ttl) || ttl < 1 || ttl > counters.MAX_TTL_SECONDS) return undefined;
+    if (!isInt(ttl) || ttl < 1 || ttl > limits.MAX_TTL_SECONDS) return undefined;
     data.ttl = ttl;
   }
   return data;

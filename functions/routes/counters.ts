@@ -1,9 +1,8 @@
 import * as z from "../zod.ts";
-import * as counters from "../../src/counters/index.ts";
+import * as limits from "../../src/counters/limits.ts";
 import { requireScope } from "../middleware/auth.ts";
-import { ctxOf, markReplay } from "../middleware/context.ts";
-import { queuedResponse, queueIfAsync } from "../middleware/respond-async.ts";
-import { lazyRoute } from "../lazy-route.ts";
+import { ctxOf, markReplay, queueIfAsync } from "../middleware/context.ts";
+import { lazyRoute, onFirstUse } from "../lazy-route.ts";
 import { createRouter } from "../router.ts";
 import {
   errorResponses,
@@ -13,6 +12,7 @@ import {
   normalizeBatch,
   notFoundResponse,
   writeErrorResponses,
+  queuedResponse,
 } from "../schemas.ts";
 import {
   Aggregate,
@@ -33,6 +33,12 @@ import {
 
 const tags = ["Counters"];
 
+/**
+ * The counters library, loaded by the first request that calls it: a request its schemas refuse
+ * (a cold isolate's first request, say) compiles none of it (~47 KB minified).
+ */
+const counters = onFirstUse(() => import("../../src/counters/index.ts"));
+
 export const countersRoutes = createRouter();
 
 lazyRoute(
@@ -46,7 +52,7 @@ lazyRoute(
       "Ordered by each counter's last write, newest first, so a flood of new names cannot hide an active counter for long, and every name stays reachable by paging with `offset` = the previous page's `nextOffset`. (Until issue 12 the list was in byte order, one page of at most 1,000.)",
     request: {
       query: z.object({
-        limit: intQuery(1, counters.MAX_LISTED, counters.MAX_LISTED),
+        limit: intQuery(1, limits.MAX_LISTED, limits.MAX_LISTED),
         offset: intQuery(0, 1_000_000_000, 0).openapi({
           description: "names to skip: the previous page's nextOffset. @default 0",
         }),
@@ -75,7 +81,7 @@ lazyRoute(
       ...errorResponses(),
     }),
   }),
-  async (c) => c.json(await counters.list(ctxOf(c), c.req.valid("query")), 200),
+  async (c) => c.json(await (await counters()).list(ctxOf(c), c.req.valid("query")), 200),
 );
 
 lazyRoute(
@@ -102,7 +108,7 @@ lazyRoute(
     const items = normalizeBatch(c.req.valid("json") as IncrBody | { items: IncrBody[] }, "items");
     const queued = await queueIfAsync(c, "counters", counter, items);
     if (queued) return c.json(queued, 202);
-    const { replayed, ...result } = await counters.increment(ctxOf(c), counter, items, c.get("idempotency"));
+    const { replayed, ...result } = await (await counters()).increment(ctxOf(c), counter, items, c.get("idempotency"));
     markReplay(c, replayed);
     return c.json(result, 200);
   },
@@ -131,7 +137,7 @@ for (const side of ["top", "bottom"] as const) {
     }),
     async (c) => {
       const { n, ...options } = c.req.valid("query");
-      return c.json(await counters.ranked(ctxOf(c), c.req.valid("param").counter, side, n, options), 200);
+      return c.json(await (await counters()).ranked(ctxOf(c), c.req.valid("param").counter, side, n, options), 200);
     },
   );
 }
@@ -142,7 +148,7 @@ lazyRoute(
   "/{counter}/members/{member}",
   () => ({
     tags,
-    summary: `One member's score with its 1-based rank from the top and from the bottom (over a range too big to union, whose keys hold more than ${counters.MAX_UNION_ENTRIES} entries, or ${counters.MAX_UNION_MEMBERS} that may be as many distinct members, the ranks, which need their union, are null)`,
+    summary: `One member's score with its 1-based rank from the top and from the bottom (over a range too big to union, whose keys hold more than ${limits.MAX_UNION_ENTRIES} entries, or ${limits.MAX_UNION_MEMBERS} that may be as many distinct members, the ranks, which need their union, are null)`,
     request: { params: memberParams(), query: z.object(periodQuery()) },
     responses: () => ({
       200: jsonResponse(
@@ -164,7 +170,7 @@ lazyRoute(
   }),
   async (c) => {
     const { counter, member } = c.req.valid("param");
-    return c.json(await counters.memberOf(ctxOf(c), counter, member, c.req.valid("query")), 200);
+    return c.json(await (await counters()).memberOf(ctxOf(c), counter, member, c.req.valid("query")), 200);
   },
 );
 
@@ -197,7 +203,8 @@ lazyRoute(
       ...errorResponses(),
     }),
   }),
-  async (c) => c.json(await counters.scoreRange(ctxOf(c), c.req.valid("param").counter, c.req.valid("query")), 200),
+  async (c) =>
+    c.json(await (await counters()).scoreRange(ctxOf(c), c.req.valid("param").counter, c.req.valid("query")), 200),
 );
 
 lazyRoute(
@@ -207,7 +214,7 @@ lazyRoute(
   () => ({
     tags,
     summary: "Every member with its score, ordered by the member's own value",
-    description: `by=member orders numerically when every member is a number, else by code point. At most ${counters.MAX_SORTED_MEMBERS} members (400 too_many_members beyond).`,
+    description: `by=member orders numerically when every member is a number, else by code point. At most ${limits.MAX_SORTED_MEMBERS} members (400 too_many_members beyond).`,
     request: {
       params: counterParams(),
       query: z.object({
@@ -233,7 +240,8 @@ lazyRoute(
       ...errorResponses(),
     }),
   }),
-  async (c) => c.json(await counters.sorted(ctxOf(c), c.req.valid("param").counter, c.req.valid("query")), 200),
+  async (c) =>
+    c.json(await (await counters()).sorted(ctxOf(c), c.req.valid("param").counter, c.req.valid("query")), 200),
 );
 
 lazyRoute(
@@ -280,12 +288,9 @@ lazyRoute(
     }),
   }),
   async (c) => {
-    const { replayed, ...result } = await counters.union(
-      ctxOf(c),
-      c.req.valid("param").counter,
-      c.req.valid("json"),
-      c.get("idempotency"),
-    );
+    const { replayed, ...result } = await (
+      await counters()
+    ).union(ctxOf(c), c.req.valid("param").counter, c.req.valid("json"), c.get("idempotency"));
     markReplay(c, replayed);
     return c.json(result, 200);
   },
@@ -297,7 +302,7 @@ lazyRoute(
   "/{counter}/members/{member}",
   () => ({
     tags,
-    summary: `Remove a member (from the plain counter, or with period from each bucket in range, at most ${counters.MAX_DELETE_BUCKETS} buckets a call, and their rollups)`,
+    summary: `Remove a member (from the plain counter, or with period from each bucket in range, at most ${limits.MAX_DELETE_BUCKETS} buckets a call, and their rollups)`,
     request: {
       params: memberParams(),
       query: z.object({ period: periodQuery().period, from: periodQuery().from, to: periodQuery().to }),
@@ -306,7 +311,7 @@ lazyRoute(
   }),
   async (c) => {
     const { counter, member } = c.req.valid("param");
-    await counters.deleteMember(ctxOf(c), counter, member, c.req.valid("query"), c.get("idempotency"));
+    await (await counters()).deleteMember(ctxOf(c), counter, member, c.req.valid("query"), c.get("idempotency"));
     return c.body(null, 204);
   },
 );
@@ -323,7 +328,7 @@ lazyRoute(
     responses: () => ({ 204: noContent, ...writeErrorResponses() }),
   }),
   async (c) => {
-    await counters.deleteCounter(ctxOf(c), c.req.valid("param").counter, c.get("idempotency"));
+    await (await counters()).deleteCounter(ctxOf(c), c.req.valid("param").counter, c.get("idempotency"));
     return c.body(null, 204);
   },
 );

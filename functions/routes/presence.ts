@@ -1,20 +1,23 @@
 import * as z from "../zod.ts";
 import * as presence from "../../src/presence/index.ts";
 import { requireScope } from "../middleware/auth.ts";
-import { ctxOf, markReplay } from "../middleware/context.ts";
-import { queuedResponse, queueIfAsync } from "../middleware/respond-async.ts";
-import { lazyRoute, once } from "../lazy-route.ts";
+import { ctxOf, markReplay, queueIfAsync } from "../middleware/context.ts";
+import { lazyRoute, once, prechecked, type Verdict } from "../lazy-route.ts";
 import { createRouter } from "../router.ts";
 import {
   MAX_BATCH_ITEMS,
   Member,
+  memberPrecheck,
   Name,
   errorResponses,
   intQuery,
+  isPlainObject,
   jsonBody,
   jsonResponse,
   nameParams,
+  nameParamsChecked,
   writeErrorResponses,
+  queuedResponse,
 } from "../schemas.ts";
 
 const tags = ["Presence"];
@@ -23,7 +26,7 @@ const tags = ["Presence"];
  * `{"id"}` or `{"ids":[...]}` of plain strings (not `{"ids":[{"id"}]}` as
  * batchOf would build), so the contract's shape needs its own schema.
  */
-const HeartbeatBody = once(() =>
+export const HeartbeatBody = once(() =>
   z
     .object({
       id: Member().optional(),
@@ -41,6 +44,35 @@ const HeartbeatBody = once(() =>
     })
     .openapi("PresenceHeartbeat", { example: { ids: ["3f1c9a6e-4b7d-4f0a-9a55-0c1d2e3f4a5b", "user-42"] } }),
 );
+
+/**
+ * The precheck (../lazy-route.ts) of HeartbeatBody: `{"id"}` or `{"ids":[1..1000 strings]}` is
+ * decided without zod (valid ids, and bad ones with their issues, as the members' own refinement
+ * reports them); any other body, zod decides.
+ */
+export function heartbeatPrecheck(body: unknown): Verdict {
+  if (!isPlainObject(body)) return undefined;
+  const keys = Object.keys(body);
+  if (keys.length !== 1) return undefined;
+  const issues: { path: (string | number)[]; message: string }[] = [];
+  let data: Record<string, unknown>;
+  if (keys[0] === "id") {
+    const id = memberPrecheck(body.id, ["id"], issues);
+    if (id === undefined) return undefined;
+    data = { id };
+  } else if (keys[0] === "ids") {
+    const list = body.ids;
+    if (!Array.isArray(list) || list.length < 1 || list.length > MAX_BATCH_ITEMS) return undefined;
+    const ids: string[] = [];
+    for (let i = 0; i < list.length; i++) {
+      const id = memberPrecheck(list[i], ["ids", i], issues);
+      if (id === undefined) return undefined;
+      ids.push(id);
+    }
+    data = { ids };
+  } else return undefined;
+  return issues.length > 0 ? { success: false, error: { issues } } : { success: true, data };
+}
 
 const HeartbeatResult = once(() =>
   z
@@ -143,6 +175,8 @@ const Rooms = once(() =>
 );
 
 const roomParams = once(() => nameParams("room"));
+/** `roomParams()`, prechecked (../lazy-route.ts). */
+const roomParamsChecked = () => nameParamsChecked("room");
 const timeoutOf = (c: { get(key: "config"): { presenceTimeoutSeconds: number } }) => ({
   timeoutSeconds: c.get("config").presenceTimeoutSeconds,
 });
@@ -177,7 +211,7 @@ lazyRoute(
   () => ({
     tags,
     summary: "Mark one id or up to 1,000 ids online now; returns the online count",
-    request: { params: roomParams(), ...jsonBody(HeartbeatBody()) },
+    request: { params: roomParamsChecked(), ...jsonBody(prechecked(HeartbeatBody, heartbeatPrecheck)) },
     responses: () => ({
       200: jsonResponse(HeartbeatResult(), "Recorded."),
       202: queuedResponse(),

@@ -3,8 +3,7 @@ import type { Context } from "hono";
 import * as trending from "../../src/trending/index.ts";
 import { edgeCached } from "../edge-cache.ts";
 import { requireScope } from "../middleware/auth.ts";
-import { ctxOf, markReplay } from "../middleware/context.ts";
-import { queuedResponse, queueIfAsync } from "../middleware/respond-async.ts";
+import { ctxOf, markReplay, queueIfAsync } from "../middleware/context.ts";
 import { lazyRoute, once, prechecked } from "../lazy-route.ts";
 import { createRouter } from "../router.ts";
 import { parseAt } from "../../src/time.ts";
@@ -27,6 +26,7 @@ import {
   Window,
   writeErrorResponses,
   intQuery,
+  queuedResponse,
 } from "../schemas.ts";
 import type { AppEnv } from "../types.ts";
 

@@ -11,25 +11,28 @@ export {
   ranked,
   scoreRange,
   sorted,
-  MAX_LISTED,
-  MAX_SORTED_MEMBERS,
-  MAX_UNION_ENTRIES,
-  MAX_UNION_MEMBERS,
-  UNION_CACHE_SLOTS,
   type ListOptions,
   type RangeInfo,
   type ReadOptions,
   type ScoreRangeOptions,
   type SortedOptions,
 } from "./reads.ts";
-export { AGGREGATES, type Aggregate } from "./keys.ts";
 export { jobs, sweepCountersJob } from "./jobs.ts";
-export { parseBucketTime, MAX_RANGE_DAYS, type PeriodOptions } from "./select.ts";
+export { parseBucketTime, type PeriodOptions } from "./select.ts";
 export { incrScript } from "./scripts.ts";
+// The bounds the routes' schemas state, also importable alone (./limits.ts) without the library.
 export {
+  AGGREGATES,
   MAX_BUCKET_AGE_DAYS,
   MAX_DELETE_BUCKETS,
+  MAX_LISTED,
+  MAX_RANGE_DAYS,
   MAX_RAW_BUCKETS,
+  MAX_SORTED_MEMBERS,
   MAX_TTL_SECONDS,
+  MAX_UNION_ENTRIES,
   MAX_UNION_KEYS,
-} from "./validate.ts";
+  MAX_UNION_MEMBERS,
+  UNION_CACHE_SLOTS,
+  type Aggregate,
+} from "./limits.ts";

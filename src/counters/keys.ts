@@ -39,5 +39,4 @@ export const counterKeys = {
   purge: (prefix: string) => keyOf(prefix, "counters", "_purge"),
 };
 
-export type Aggregate = "sum" | "min" | "max";
-export const AGGREGATES: readonly Aggregate[] = ["sum", "min", "max"];
+export type { Aggregate } from "./limits.ts";

@@ -12,38 +12,11 @@ import { decompose, edgePlan, type Edge, type Part } from "./calendar.ts";
 import { counterKeys as K, type Aggregate } from "./keys.ts";
 import { listScript, memberScript, rangeScript, sortedScript, topScript } from "./read-scripts.ts";
 import { aggregateArg, parseBounds, periodRange, sortByMember, type PeriodOptions } from "./select.ts";
+import { MAX_LISTED, MAX_SORTED_MEMBERS, MAX_UNION_ENTRIES, MAX_UNION_MEMBERS, UNION_CACHE_SLOTS } from "./limits.ts";
 import { checkAggregate, checkMember } from "./validate.ts";
 
 /** Seconds a finished range's union stays cached (late writes invalidate it sooner). */
 export const UNION_CACHE_SECONDS = 3600;
-/**
- * Cache slots per counter: a finished range's union is cached in slot
- * hash(range) mod this, replacing the range the slot held. So a counter holds
- * at most this many cached unions, whatever ranges readers ask for.
- */
-export const UNION_CACHE_SLOTS = 4;
-/**
- * Most bucket entries (the sum of the cardinalities of the keys it would union) one read may union:
- * ZUNIONSTORE is linear in them: 14–50 ms of script at this size when the keys share their
- * members (measured with redis-server 7.0 on the bench machine; MAX_UNION_MEMBERS keeps distinct
- * ones far fewer), and the script holds its keys' lock while it runs (issue 15). Past it a top-N
- * sum is read from the keys by the threshold algorithm when its leaders stand out, and every other
- * read is refused (400 `too_many_entries`) before anything is unioned. A cached union of a range is
- * read in place whatever its size.
- */
-export const MAX_UNION_ENTRIES = 100_000;
-/**
- * Most entries one read may union when they may be as many distinct members: ZUNIONSTORE spends
- * about 1.5 µs on each member it makes against 0.2 µs on each entry it reads (100,000 entries took
- * 18 ms when they were 14,000 members, 130–200 ms when all distinct, on the bench machine). So a
- * union walks more than this only when its month rollups show it makes at most this many members
- * (their ZCARDs, which bound the union's members, are read for MAX_UNION_ENTRIES anyway).
- */
-export const MAX_UNION_MEMBERS = 20_000;
-/** Most members `sorted` reads in one call (it reads them all to order them). */
-export const MAX_SORTED_MEMBERS = 10_000;
-/** Most names the list endpoint returns per page (also its default page size). */
-export const MAX_LISTED = 1000;
 
 export interface ReadOptions extends PeriodOptions {
   /** How bucket scores combine across a range (a member missing from a bucket is skipped, not 0). @default "sum" */

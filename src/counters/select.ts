@@ -5,9 +5,7 @@
 import { ValidationError } from "../errors.ts";
 import { DAY, parseAt, periodEnd, periodStart, periodsBetween, PERIODS, type Period } from "../time.ts";
 import type { Aggregate } from "./keys.ts";
-
-/** Longest `from..to` a period read or rollup may span. */
-export const MAX_RANGE_DAYS = 400;
+import { MAX_RANGE_DAYS } from "./limits.ts";
 
 /** A score bound as Redis takes it (`(5`, `-inf`) and as a number for checks. */
 export interface Bound {

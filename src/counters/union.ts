@@ -9,7 +9,7 @@ import { defineLua, defineScript, type Idempotency, type Refusal, type Written }
 import type { Period } from "../time.ts";
 import { assertName } from "../validation.ts";
 import { counterKeys as K, type Aggregate } from "./keys.ts";
-import { MAX_UNION_ENTRIES } from "./reads.ts";
+import { MAX_UNION_ENTRIES } from "./limits.ts";
 import { fieldsLua } from "./scripts.ts";
 import { aggregateArg, periodRange, type PeriodOptions, type PeriodRange } from "./select.ts";
 import { checkUnion, checkUnionKeys } from "./validate.ts";

@@ -8,26 +8,13 @@ import { invalid, MAX_BATCH, MAX_INCREMENT, memberProblem } from "../validation.
 import type { IncrItem } from "./counters.ts";
 import type { UnionOptions } from "./union.ts";
 import type { Aggregate } from "./keys.ts";
+import { MAX_BUCKET_AGE_DAYS, MAX_DELETE_BUCKETS, MAX_RAW_BUCKETS, MAX_TTL_SECONDS, MAX_UNION_KEYS } from "./limits.ts";
 import { BUCKET_TIME_PROBLEM, parseBucketTime, type PeriodRange } from "./select.ts";
 
-/** Largest TTL a write may set (ten years), so a typo cannot pin data for ever-ish. */
-export const MAX_TTL_SECONDS = 10 * 366 * 86400;
-/** Bucket times (`at`) may lie at most this far in the past... */
-export const MAX_BUCKET_AGE_DAYS = 400;
 /** ...and at most this far ahead of the server's clock. */
 export const MAX_BUCKET_AHEAD_MS = 5 * 60_000;
-/** Most buckets a `min` or `max` read may union (a sum reads rollups; these cannot): 400 days of days. */
-export const MAX_RAW_BUCKETS = 401;
-/**
- * Most buckets one member delete may clear: every raw bucket in range must
- * lose the member (one ZREM each), so the work grows with the range; 60 days
- * of hours keeps the script near 15 ms. Longer ranges are split by the caller.
- */
-export const MAX_DELETE_BUCKETS = 1440;
 /** Most sources one rollup names. */
 export const MAX_UNION_SOURCES = 100;
-/** Most source keys (after expanding period sources into buckets) one rollup may union. */
-export const MAX_UNION_KEYS = 1000;
 
 export function checkMember(member: string, path = "member"): void {
   const problem = memberProblem(member);

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Verdict } from "../../functions/lazy-route.ts";
 import { counterParams, incrPrecheck, IncrItem } from "../../functions/routes/counters-schemas.ts";
 import { HealthQuery, healthQueryPrecheck } from "../../functions/routes/health.ts";
+import { HeartbeatBody, heartbeatPrecheck } from "../../functions/routes/presence.ts";
 import { EventsBody, eventsPrecheck } from "../../functions/routes/trending.ts";
 import { batchOf, nameParamsPrecheck } from "../../functions/schemas.ts";
 
@@ -135,5 +136,33 @@ describe("prechecks answer as zod", () => {
       null,
     ];
     expect(agrees(EventsBody(), eventsPrecheck, inputs)).toBeGreaterThan(30);
+  });
+
+  it("presence heartbeat bodies", () => {
+    const inputs: unknown[] = [
+      ...members.map((id) => ({ id })),
+      ...members.map((id) => ({ ids: [id] })),
+      ...members.map((id) => ({ ids: ["ok", id, ""] })),
+      { ids: [] },
+      { ids: Array.from({ length: 1000 }, (_, i) => (i % 7 ? `u${i}` : "")) },
+      { ids: Array.from({ length: 1001 }, (_, i) => `u${i}`) },
+      { ids: ["a"], id: "a" },
+      { id: "a", ids: ["a"] },
+      { id: "", ids: [""] },
+      { ids: "a" },
+      { ids: null },
+      { id: undefined },
+      { id: "a", extra: 1 },
+      { extra: 1 },
+      { constructor: 1 },
+      JSON.parse('{"__proto__":{"id":"a"}}'),
+      JSON.parse('{"id":"a","__proto__":{"ids":["b"]}}'),
+      {},
+      [],
+      "a",
+      null,
+      1,
+    ];
+    expect(agrees(HeartbeatBody(), heartbeatPrecheck, inputs)).toBeGreaterThan(20);
   });
 });

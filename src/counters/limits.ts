@@ -1,0 +1,65 @@
+/**
+ * The bounds and choices of counter requests that the routes' schemas and OpenAPI text state
+ * (functions/routes/counters-schemas.ts). A module of their own, so the routes read them without
+ * loading the library (./index.ts, ~47 KB minified), which a request refused by its schema never
+ * needs: a cold isolate's refused write then compiles none of it.
+ */
+
+/**
+ * Cache slots per counter: a finished range's union is cached in slot
+ * hash(range) mod this, replacing the range the slot held. So a counter holds
+ * at most this many cached unions, whatever ranges readers ask for.
+ */
+export const UNION_CACHE_SLOTS = 4;
+
+/**
+ * Most bucket entries (the sum of the cardinalities of the keys it would union) one read may union:
+ * ZUNIONSTORE is linear in them: 14–50 ms of script at this size when the keys share their
+ * members (measured with redis-server 7.0 on the bench machine; MAX_UNION_MEMBERS keeps distinct
+ * ones far fewer), and the script holds its keys' lock while it runs (issue 15). Past it a top-N
+ * sum is read from the keys by the threshold algorithm when its leaders stand out, and every other
+ * read is refused (400 `too_many_entries`) before anything is unioned. A cached union of a range is
+ * read in place whatever its size.
+ */
+export const MAX_UNION_ENTRIES = 100_000;
+
+/**
+ * Most entries one read may union when they may be as many distinct members: ZUNIONSTORE spends
+ * about 1.5 µs on each member it makes against 0.2 µs on each entry it reads (100,000 entries took
+ * 18 ms when they were 14,000 members, 130–200 ms when all distinct, on the bench machine). So a
+ * union walks more than this only when its month rollups show it makes at most this many members
+ * (their ZCARDs, which bound the union's members, are read for MAX_UNION_ENTRIES anyway).
+ */
+export const MAX_UNION_MEMBERS = 20_000;
+
+/** Most members `sorted` reads in one call (it reads them all to order them). */
+export const MAX_SORTED_MEMBERS = 10_000;
+
+/** Most names the list endpoint returns per page (also its default page size). */
+export const MAX_LISTED = 1000;
+
+/** Longest `from..to` a period read or rollup may span. */
+export const MAX_RANGE_DAYS = 400;
+
+/** Largest TTL a write may set (ten years), so a typo cannot pin data for ever-ish. */
+export const MAX_TTL_SECONDS = 10 * 366 * 86400;
+
+/** Bucket times (`at`) may lie at most this far in the past (and at most MAX_BUCKET_AHEAD_MS ahead: ./validate.ts). */
+export const MAX_BUCKET_AGE_DAYS = 400;
+
+/** Most buckets a `min` or `max` read may union (a sum reads rollups; these cannot): 400 days of days. */
+export const MAX_RAW_BUCKETS = 401;
+
+/**
+ * Most buckets one member delete may clear: every raw bucket in range must
+ * lose the member (one ZREM each), so the work grows with the range; 60 days
+ * of hours keeps the script near 15 ms. Longer ranges are split by the caller.
+ */
+export const MAX_DELETE_BUCKETS = 1440;
+
+/** Most source keys (after expanding period sources into buckets) one rollup may union. */
+export const MAX_UNION_KEYS = 1000;
+
+/** How a member's scores combine across buckets. */
+export type Aggregate = "sum" | "min" | "max";
+export const AGGREGATES: readonly Aggregate[] = ["sum", "min", "max"];
