@@ -48,9 +48,11 @@ import { bundleWorker } from "./wrangler.ts";
  * Gzipped largest module first since 2026-11-26 (`gzipKib`): main then measured 189.7 KiB by that
  * rule (190-193.5 in directory order), and 191.5 once the counters routes loaded their library on
  * first use (their limits in a module of their own), routes built their validators themselves and
- * routes were matched by our own LinearRouter.
+ * routes were matched by our own LinearRouter; 193.3 with the histogram reads' checks before a union
+ * of many parts (their Lua text, in a chunk only histogram reads load). The budget moved to 197
+ * then to keep ~4 KiB of headroom: what a cold isolate compiles is the entry's budget below.
  */
-export const BUDGET_KIB = 194;
+export const BUDGET_KIB = 197;
 /** KiB of gzip of the entry module and the chunks it imports statically (see BUDGET_KIB). */
 export const ENTRY_BUDGET_KIB = 66;
 

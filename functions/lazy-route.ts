@@ -238,7 +238,6 @@ function zodValidator(target: Target, schema: SafeParse): Handler<AppEnv> {
   return validator(target, validate as Parameters<typeof validator>[1]) as unknown as Handler<AppEnv>;
 }
 
-// @hono/zod-openapi's media-type tests, without the `i` flag (./middleware/body.ts `anyCase`).
 /**
  * Hono's `validator("json", validate)` (hono/validator), with its media-type test written without
  * the `i` flag (`JSON_MEDIA_TYPE`).
@@ -262,6 +261,7 @@ function jsonValidator(validate: (value: unknown, c: Context<AppEnv>) => Promise
   };
 }
 
+// @hono/zod-openapi's media-type tests, without the `i` flag (./middleware/body.ts `anyCase`).
 const JSON_REQUEST = new RegExp(
   `^${anyCase("application")}\\/([A-Za-z-.]+\\+)?${anyCase("json")}(;\\s*[a-zA-Z0-9-]+=([^;]+))*$`,
 );
