@@ -9,7 +9,7 @@ import { MAX_READ_BUCKETS, MAX_UNION_ENTRIES } from "./validate.ts";
  * of `months` is a month of the range whose rollup may stand for its days
  * `days[monthFirsts[k]]` and the `monthLengths[k] - 1` after it: a whole
  * month, or the month of a range ending now, whose rollup holds nothing past
- * the range (no observation is dated later; `read` in histograms.ts decides).
+ * the range (no observation is dated later; `read` in reads.ts decides).
  * A rollup stands for its days when its first day is still kept (else it
  * holds days that expired) and the histogram kept rollups from that month
  * on; otherwise its days are read. A day past its retention holds nothing and
@@ -412,7 +412,7 @@ else
   end
 end
 -- The merged members go back as they came, one string 'member,score,member,score,…' in ZRANGE's
--- order: read (histograms.ts) tells the buckets from the sums ('sum', 's:<day>') and adds those
+-- order: read (reads.ts) tells the buckets from the sums ('sum', 's:<day>') and adds those
 -- after the days' sums above, in the same order. At the 20,000-bucket cap, a loop here over
 -- 40,000 elements and cjson of 40,000 strings took ~10 of the script's ~35 ms; table.concat is
 -- one pass in C, and cjson then encodes one string.

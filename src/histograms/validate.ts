@@ -6,7 +6,8 @@
 import type { FieldIssue } from "../errors.ts";
 import { DAY, dayStart, MINUTE, parseAt } from "../time.ts";
 import { MAX_BATCH, invalid, memberProblem } from "../validation.ts";
-import type { HistogramSettings, Observation, ReadOptions } from "./histograms.ts";
+import type { HistogramSettings, Observation } from "./histograms.ts";
+import type { ReadOptions } from "./reads.ts";
 import { isoDay, MAX_RETENTION_DAYS } from "./keys.ts";
 
 /** Largest |value| an observation may have (the range of `Score`). */
