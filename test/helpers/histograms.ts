@@ -1,6 +1,11 @@
-/** What the histogram read tests share (test/redis/histograms-bounds and histograms-edges). */
+/** What the histogram read tests share (test/redis/histograms-bounds, -checks and -edges). */
+import { expect } from "vitest";
 import type { Ctx } from "../../src/context.ts";
-import { DAY } from "../../src/time.ts";
+import { put as putHistogram, read as readHistogram } from "../../src/histograms/index.ts";
+import { histogramKeys, monthOf } from "../../src/histograms/keys.ts";
+import { DAY, dayLabel } from "../../src/time.ts";
+import type { LibraryTest } from "./library.ts";
+import { command, resetStats, statsOf } from "./upstash-rest.ts";
 
 /** Day starts from `from` to `to`, inclusive. */
 export const range = (from: number, to: number) =>
@@ -19,4 +24,66 @@ export function withoutPipeline(client: Pick<Ctx["redis"], "evalsha" | "eval" | 
     eval: client.eval.bind(client),
     ping: client.ping.bind(client),
   } as unknown as Ctx["redis"];
+}
+
+/**
+ * The bounds tests' reads and loads: `measured` reads through `counted` (a client whose token
+ * carries `tag`, so the local Upstash server counts its commands apart) and returns the answer or
+ * refusal with the commands it cost; `load` writes days of buckets straight into Redis.
+ */
+export function histogramLoaders(lib: LibraryTest, counted: Ctx["redis"], tag: string) {
+  const { target } = lib;
+  const TAG = tag;
+  /** A read through the counting client: its answer (or refusal) and the commands it cost. */
+  async function measured(ctx: Ctx, name: string, from: string, to: string) {
+    await resetStats(target, TAG);
+    const result = await readHistogram({ ...ctx, redis: counted }, name, { from, to }).then(
+      (r) => ({ ok: true as const, r }),
+      (e: unknown) => ({ ok: false as const, message: (e as Error).message }),
+    );
+    const stats = await statsOf(target, TAG);
+    expect(stats.requests).toBe(1);
+    return { ...result, commands: stats.commands, byCommand: stats.byCommand };
+  }
+
+  /**
+   * Writes `buckets` (bucket indexes of width 1, one observation each, value = index) on each day,
+   * as observing would: the day set, its extremes, and its month rollup with the day's sum. `oldSum`
+   * writes a day's sum as the previous layout did (member `sum` of the day and of its month).
+   */
+  async function load(ctx: Ctx, name: string, days: [number, number[]][], oldSum = false): Promise<void> {
+    await putHistogram(ctx, name, { bucketWidth: 1 });
+    const months = new Map<string, Map<string, number>>();
+    for (const [day, buckets] of days) {
+      const monthKey = histogramKeys.month(ctx.prefix, name, monthOf(day));
+      const month = months.get(monthKey) ?? new Map<string, number>();
+      months.set(monthKey, month);
+      const sum = buckets.reduce((a, b) => a + b, 0);
+      const members: (string | number)[] = [];
+      for (const b of buckets) {
+        members.push(1, String(b));
+        month.set(String(b), (month.get(String(b)) ?? 0) + 1);
+      }
+      if (oldSum) {
+        members.push(sum, "sum");
+        month.set("sum", (month.get("sum") ?? 0) + sum);
+      } else month.set(`s:${dayLabel(day)}`, sum);
+      for (let i = 0; i < members.length; i += 20_000)
+        await command(target, "ZADD", histogramKeys.day(ctx.prefix, name, day), ...members.slice(i, i + 20_000));
+      await command(
+        target,
+        "ZADD",
+        histogramKeys.ext(ctx.prefix, name, day),
+        Math.max(...buckets),
+        "max",
+        -Math.min(...buckets),
+        "min",
+      );
+    }
+    for (const [key, members] of months) {
+      const flat = [...members].flatMap(([m, score]) => [score, m]);
+      for (let i = 0; i < flat.length; i += 20_000) await command(target, "ZADD", key, ...flat.slice(i, i + 20_000));
+    }
+  }
+  return { measured, load };
 }

@@ -1,0 +1,186 @@
+/**
+ * Issue 15 for histograms: a range of many parts that may pass the read cap together is checked
+ * before the union of all of them (src/histograms/read-checks.ts): its days sized one by one in a
+ * spread order, its parts pair by pair block after block, and, where no 10 parts can prove the
+ * cap, a probe union of the largest that fit in the cap and a day. Refusals come before the union
+ * of all, answers are the one script's, no read spends more than MAX_READ_COMMANDS, and no scratch
+ * key is left.
+ *
+ * Data is written straight into the layout of keys.ts, as observing would write it
+ * (test/helpers/histograms.ts `load`).
+ */
+import fc from "fast-check";
+import { beforeAll, describe, expect, it } from "vitest";
+import { put as putHistogram, read as readHistogram } from "../../src/histograms/index.ts";
+import { isoDay } from "../../src/histograms/keys.ts";
+import { MAX_READ_BUCKETS, MAX_READ_COMMANDS, MAX_UNION_ENTRIES } from "../../src/histograms/validate.ts";
+import { createRedis } from "../../src/redis/client.ts";
+import { DAY } from "../../src/time.ts";
+import { histogramLoaders, range, upTo, withoutPipeline } from "../helpers/histograms.ts";
+import { libraryTest } from "../helpers/library.ts";
+import { command, keysUnder } from "../helpers/upstash-rest.ts";
+
+const lib = libraryTest("hist-checks", { timeoutMs: 20_000 });
+const { target, prefix } = lib;
+const TAG = `hist-checks-${Math.random().toString(36).slice(2, 8)}`;
+const counted = createRedis({ url: target.url, token: `${target.token}.${TAG}`, timeoutMs: 20_000 });
+const NOW = Date.UTC(2026, 10, 22, 12, 30);
+const { measured, load } = histogramLoaders(lib, counted, TAG);
+
+// the read script once, so every measured read is one EVALSHA that hits
+beforeAll(async () => {
+  await putHistogram(lib.ctx(NOW), "warm", { bucketWidth: 1 });
+  await readHistogram({ ...lib.ctx(NOW), redis: counted }, "warm");
+});
+
+describe("many parts that may pass the cap together are checked before the union of all (issue 15)", () => {
+  const ctx = lib.ctx(NOW);
+  const alone = withoutPipeline(counted);
+  const scratchKeys = async () => (await keysUnder(target, prefix)).filter((k) => /:tmp(:|$)/.test(k));
+  const oneScript = (name: string, from: string, to: string) =>
+    readHistogram({ ...ctx, redis: alone }, name, { from, to }).then(
+      (r) => JSON.stringify(r),
+      (e: unknown) => (e as Error).message,
+    );
+
+  it(`attack: 30 days of 1,500 buckets of their own are refused by a probe of the largest that fit in ${MAX_READ_BUCKETS} + a day, not by the union of all`, async () => {
+    // August 2026 from the 2nd: 30 days of 1,500 buckets of their own (45,000 distinct), no 10 of
+    // which pass the cap; September: 100 buckets a day, the same ones (a whole month: its rollup)
+    await load(ctx, "small-parts", [
+      ...range(Date.UTC(2026, 7, 2), Date.UTC(2026, 7, 31)).map((d, i): [number, number[]] => [
+        d,
+        upTo(1500, 100_000 + i * 1500),
+      ]),
+      ...range(Date.UTC(2026, 8, 1), Date.UTC(2026, 8, 30)).map((d): [number, number[]] => [d, upTo(100)]),
+    ]);
+    const read = await measured(ctx, "small-parts", "2026-08-02", "2026-09-30");
+    // the probe: 16 days and September's rollup (100 buckets and its 30 sums), 24,130 members, less
+    // what may not be a bucket (30 sums and an old 'sum')
+    expect(read.ok || read.message).toContain(
+      `more than ${MAX_READ_BUCKETS} distinct buckets (17 of its parts alone hold at least 24099)`,
+    );
+    // the probe is the only union: the 45,000 distinct buckets of all 30 days are never built
+    expect(read.byCommand.zunionstore).toBe(1);
+    // EVALSHA, HMGET, ZMSCORE of August's sums, ZCARD of September's rollup, the extremes (their
+    // span: 100,000 buckets), 24 days' ZCARDs (until they hold a block's worth and a day: 36,000),
+    // no pair (10 parts of 1,500 cannot pass the cap), the probe's ZUNIONSTORE and UNLINK, the
+    // ZPOPMIN after the script (was 9: the union of all, refused after)
+    expect(read.byCommand.zcard).toBe(25);
+    expect(read.byCommand.zintercard ?? 0).toBe(0);
+    expect(read.commands).toBe(32);
+    expect(await scratchKeys()).toEqual([]);
+    expect(await oneScript("small-parts", "2026-08-02", "2026-09-30")).toContain("17 of its parts alone hold at least");
+    expect(await scratchKeys()).toEqual([]);
+  });
+
+  it("attack: days of 5,000 buckets of their own are sized one by one and refused pair by pair, before any union", async () => {
+    // 12 days of August 2026 (10th – 21st), 5,000 buckets of their own each: 60,000 distinct
+    await load(
+      ctx,
+      "big-parts",
+      range(Date.UTC(2026, 7, 10), Date.UTC(2026, 7, 21)).map((d, i) => [d, upTo(5000, i * 5000)]),
+    );
+    const read = await measured(ctx, "big-parts", "2026-08-10", "2026-08-21");
+    expect(read.ok || read.message).toContain(
+      `more than ${MAX_READ_BUCKETS} distinct buckets (7 of its parts alone hold at least 34993)`,
+    );
+    expect(read.byCommand.zunionstore ?? 0).toBe(0);
+    // EVALSHA, HMGET, ZMSCORE of the sums, the extremes, 7 days' ZCARDs (35,000: a block's worth
+    // and a day), the 21 pairs of the 7 largest (a block: their least sizes pass 30,000; none
+    // shared), the ZPOPMIN after the script (was 7: the union of 60,000 distinct buckets, refused after)
+    expect(read.byCommand.zcard).toBe(7);
+    expect(read.byCommand.zintercard).toBe(21);
+    expect(read.commands).toBe(33);
+    expect(await scratchKeys()).toEqual([]);
+    expect(await oneScript("big-parts", "2026-08-10", "2026-08-21")).toBe(read.ok || read.message);
+  });
+
+  it("a range of big days spread far apart but sharing their buckets is answered as the one script answers it", async () => {
+    // 12 days of August 2026, 4,000 buckets in 4 patterns (16,000 distinct), and one value far
+    // away on the 12th: the extremes' span (1e9) no longer bounds the union, so the days are sized
+    // and their pairs found to share buckets; then the union of all, as before
+    const days = range(Date.UTC(2026, 7, 10), Date.UTC(2026, 7, 21)).map((d, i): [number, number[]] => [
+      d,
+      [...upTo(4000, (i % 4) * 4000), ...(i === 2 ? [1e9] : [])],
+    ]);
+    await load(ctx, "spread", days);
+    const read = await measured(ctx, "spread", "2026-08-10", "2026-08-21");
+    expect(read.ok && read.r.buckets.length).toBe(16_001);
+    expect(read.ok && read.r.count).toBe(48_001);
+    expect(read.byCommand.zunionstore).toBe(1);
+    // EVALSHA, HMGET, ZMSCORE of the sums, the extremes, 9 days' ZCARDs (36,000: a block's worth
+    // and a day), ZINTERCARDs until the pairs found shared keep each block within the cap, the
+    // union, the ZPOPMIN after the script
+    expect(read.byCommand.zcard).toBe(9);
+    expect(read.byCommand.zintercard).toBe(3);
+    expect(read.commands).toBe(18);
+    expect(await scratchKeys()).toEqual([]);
+    expect(await oneScript("spread", "2026-08-10", "2026-08-21")).toBe(JSON.stringify(read.ok && read.r));
+  });
+});
+
+describe("the checks before a union of many parts agree with the buckets (issue 15)", () => {
+  it(`answers the model's buckets, or refuses when they pass ${MAX_READ_BUCKETS}, piped and in one script, within ${MAX_READ_COMMANDS} commands`, async () => {
+    const ctx = lib.ctx(NOW);
+    const alone = withoutPipeline(counted);
+    let run = 0;
+    // August and September 2026: each day its own buckets, one of 4 shared patterns, or both, at
+    // sizes that need from one to many parts to pass the cap; sometimes a value far away (the
+    // extremes then bound nothing, and the checks run)
+    const day = fc.record({
+      kind: fc.constantFrom("own", "pattern", "both"),
+      size: fc.constantFrom(300, 1500, 2500, 5000),
+      pattern: fc.integer({ min: 0, max: 3 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(day, { minLength: 61, maxLength: 61 }),
+        fc.integer({ min: 0, max: 40 }),
+        fc.integer({ min: 5, max: 60 }),
+        fc.boolean(),
+        async (spec, start, length, far) => {
+          const name = `model-${run++}`;
+          const first = Date.UTC(2026, 7, 1);
+          const days = spec.map((d, i): [number, number[]] => {
+            const own = upTo(d.size, 1_000_000 + i * 5000);
+            const shared = upTo(d.size, d.pattern * 5000);
+            const buckets =
+              d.kind === "own"
+                ? own
+                : d.kind === "pattern"
+                  ? shared
+                  : [...shared.slice(0, d.size >> 1), ...own.slice(0, d.size >> 1)];
+            return [first + i * DAY, far && i === 45 ? [...buckets, 1e12 - 1] : buckets];
+          });
+          await load(ctx, name, days);
+          const from = first + start * DAY;
+          const to = Math.min(from + (length - 1) * DAY, first + 60 * DAY);
+          const inRange = days.filter(([d]) => d >= from && d <= to);
+          const model = new Set(inRange.flatMap(([, b]) => b));
+          const entries = inRange.reduce((n, [, b]) => n + b.length, 0);
+          const read = await measured(ctx, name, isoDay(from), isoDay(to));
+          const one = await readHistogram({ ...ctx, redis: alone }, name, { from: isoDay(from), to: isoDay(to) }).then(
+            (r) => JSON.stringify(r),
+            (e: unknown) => (e as Error).message,
+          );
+          expect(read.commands).toBeLessThanOrEqual(MAX_READ_COMMANDS);
+          if (read.ok) {
+            expect(read.r.buckets.length).toBe(model.size);
+            expect(read.r.count).toBe(entries);
+            expect(JSON.stringify(read.r)).toBe(one);
+          } else {
+            // refused: by the cap (over it), by the entries limit, or by the entries' bound where
+            // the command budget leaves days unsized ('up to N', as before these checks)
+            const bounded = /hold up to \d+ bucket entries/.test(read.message);
+            expect(model.size > MAX_READ_BUCKETS || entries > MAX_UNION_ENTRIES || bounded).toBe(true);
+            if (entries <= MAX_UNION_ENTRIES && !bounded) expect(read.message).toMatch(/distinct buckets/);
+            expect(one).toContain("narrow it");
+          }
+          expect((await keysUnder(target, prefix)).filter((k) => /:tmp(:|$)/.test(k))).toEqual([]);
+          await command(target, "DEL", ...(await keysUnder(target, `${prefix}:hist:${name}`)));
+        },
+      ),
+      { numRuns: 12, endOnFailure: true },
+    );
+  }, 120_000);
+});
