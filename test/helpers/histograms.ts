@@ -1,10 +1,11 @@
 /** What the histogram read tests share (test/redis/histograms-bounds, -checks and -edges). */
-import { expect } from "vitest";
+import { beforeAll, expect } from "vitest";
 import type { Ctx } from "../../src/context.ts";
 import { put as putHistogram, read as readHistogram } from "../../src/histograms/index.ts";
 import { histogramKeys, monthOf } from "../../src/histograms/keys.ts";
 import { DAY, dayLabel } from "../../src/time.ts";
-import type { LibraryTest } from "./library.ts";
+import { createRedis } from "../../src/redis/client.ts";
+import { libraryTest, type LibraryTest } from "./library.ts";
 import { command, resetStats, statsOf } from "./upstash-rest.ts";
 
 /** Day starts from `from` to `to`, inclusive. */
@@ -24,6 +25,23 @@ export function withoutPipeline(client: Pick<Ctx["redis"], "evalsha" | "eval" | 
     eval: client.eval.bind(client),
     ping: client.ping.bind(client),
   } as unknown as Ctx["redis"];
+}
+
+/**
+ * The setup of the read tests that count commands (histograms-bounds and -checks): their library
+ * test, a client whose token carries a tag of their own (the local Upstash server counts its
+ * commands apart), the read script loaded once (so every measured read is one EVALSHA that hits),
+ * and `measured` / `load` (`histogramLoaders`).
+ */
+export function histogramReadTest(label: string, now: number) {
+  const lib = libraryTest(label, { timeoutMs: 20_000 });
+  const tag = `${label}-${Math.random().toString(36).slice(2, 8)}`;
+  const counted = createRedis({ url: lib.target.url, token: `${lib.target.token}.${tag}`, timeoutMs: 20_000 });
+  beforeAll(async () => {
+    await putHistogram(lib.ctx(now), "warm", { bucketWidth: 1 });
+    await readHistogram({ ...lib.ctx(now), redis: counted }, "warm");
+  });
+  return { lib, counted, tag, ...histogramLoaders(lib, counted, tag) };
 }
 
 /**

@@ -11,7 +11,7 @@
  * with each day's sum as `s:<yyyymmdd>`), as observing would write it; the rest is observed.
  */
 import fc from "fast-check";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Ctx } from "../../src/context.ts";
 import { observe, put as putHistogram, read as readHistogram } from "../../src/histograms/index.ts";
 import { histogramKeys, isoDay, monthOf } from "../../src/histograms/keys.ts";
@@ -22,25 +22,13 @@ import {
   MAX_UNION_ENTRIES,
 } from "../../src/histograms/validate.ts";
 import { Edgestats, type EdgestatsRedis } from "../../src/index.ts";
-import { createRedis } from "../../src/redis/client.ts";
 import { DAY, dayStart, MINUTE } from "../../src/time.ts";
-import { histogramLoaders, range, upTo, withoutPipeline } from "../helpers/histograms.ts";
-import { libraryTest } from "../helpers/library.ts";
+import { histogramReadTest, range, upTo, withoutPipeline } from "../helpers/histograms.ts";
 import { command, keysUnder, resetStats, statsOf } from "../helpers/upstash-rest.ts";
 
-const lib = libraryTest("hist-bounds", { timeoutMs: 20_000 });
-const { target, prefix } = lib;
-const TAG = `hist-bounds-${Math.random().toString(36).slice(2, 8)}`;
-const counted = createRedis({ url: target.url, token: `${target.token}.${TAG}`, timeoutMs: 20_000 });
 const NOW = Date.UTC(2026, 10, 22, 12, 30);
-
-const { measured, load } = histogramLoaders(lib, counted, TAG);
-
-// the read script once, so every measured read is one EVALSHA that hits
-beforeAll(async () => {
-  await putHistogram(lib.ctx(NOW), "warm", { bucketWidth: 1 });
-  await readHistogram({ ...lib.ctx(NOW), redis: counted }, "warm");
-});
+const { lib, counted, tag: TAG, measured, load } = histogramReadTest("hist-bounds", NOW);
+const { target, prefix } = lib;
 
 describe("histogram reads are sized before any union", () => {
   const ctx = lib.ctx(NOW);

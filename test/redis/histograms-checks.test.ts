@@ -10,28 +10,17 @@
  * (test/helpers/histograms.ts `load`).
  */
 import fc from "fast-check";
-import { beforeAll, describe, expect, it } from "vitest";
-import { put as putHistogram, read as readHistogram } from "../../src/histograms/index.ts";
+import { describe, expect, it } from "vitest";
+import { read as readHistogram } from "../../src/histograms/index.ts";
 import { isoDay } from "../../src/histograms/keys.ts";
 import { MAX_READ_BUCKETS, MAX_READ_COMMANDS, MAX_UNION_ENTRIES } from "../../src/histograms/validate.ts";
-import { createRedis } from "../../src/redis/client.ts";
 import { DAY } from "../../src/time.ts";
-import { histogramLoaders, range, upTo, withoutPipeline } from "../helpers/histograms.ts";
-import { libraryTest } from "../helpers/library.ts";
+import { histogramReadTest, range, upTo, withoutPipeline } from "../helpers/histograms.ts";
 import { command, keysUnder } from "../helpers/upstash-rest.ts";
 
-const lib = libraryTest("hist-checks", { timeoutMs: 20_000 });
-const { target, prefix } = lib;
-const TAG = `hist-checks-${Math.random().toString(36).slice(2, 8)}`;
-const counted = createRedis({ url: target.url, token: `${target.token}.${TAG}`, timeoutMs: 20_000 });
 const NOW = Date.UTC(2026, 10, 22, 12, 30);
-const { measured, load } = histogramLoaders(lib, counted, TAG);
-
-// the read script once, so every measured read is one EVALSHA that hits
-beforeAll(async () => {
-  await putHistogram(lib.ctx(NOW), "warm", { bucketWidth: 1 });
-  await readHistogram({ ...lib.ctx(NOW), redis: counted }, "warm");
-});
+const { lib, counted, measured, load } = histogramReadTest("hist-checks", NOW);
+const { target, prefix } = lib;
 
 describe("many parts that may pass the cap together are checked before the union of all (issue 15)", () => {
   const ctx = lib.ctx(NOW);
