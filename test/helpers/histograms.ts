@@ -65,22 +65,24 @@ export function histogramLoaders(lib: LibraryTest, counted: Ctx["redis"], tag: s
   }
 
   /**
-   * Writes `buckets` (bucket indexes of width 1, one observation each, value = index) on each day,
-   * as observing would: the day set, its extremes, and its month rollup with the day's sum. `oldSum`
-   * writes a day's sum as the previous layout did (member `sum` of the day and of its month).
+   * Writes each day's values (width 1: value v in bucket floor(v), one observation each) as
+   * observing would: the day set, its extremes, and its month rollup with the day's sum as
+   * `s:<yyyymmdd>` (`oldSum`: the previous layout's member `sum` of the day and of its month).
    */
   async function load(ctx: Ctx, name: string, days: [number, number[]][], oldSum = false): Promise<void> {
     await putHistogram(ctx, name, { bucketWidth: 1 });
     const months = new Map<string, Map<string, number>>();
-    for (const [day, buckets] of days) {
+    for (const [day, values] of days) {
       const monthKey = histogramKeys.month(ctx.prefix, name, monthOf(day));
       const month = months.get(monthKey) ?? new Map<string, number>();
       months.set(monthKey, month);
-      const sum = buckets.reduce((a, b) => a + b, 0);
+      const counts = new Map<string, number>();
+      for (const v of values) counts.set(String(Math.floor(v)), (counts.get(String(Math.floor(v))) ?? 0) + 1);
+      const sum = values.reduce((x, y) => x + y, 0);
       const members: (string | number)[] = [];
-      for (const b of buckets) {
-        members.push(1, String(b));
-        month.set(String(b), (month.get(String(b)) ?? 0) + 1);
+      for (const [b, n] of counts) {
+        members.push(n, b);
+        month.set(b, (month.get(b) ?? 0) + n);
       }
       if (oldSum) {
         members.push(sum, "sum");
@@ -88,15 +90,8 @@ export function histogramLoaders(lib: LibraryTest, counted: Ctx["redis"], tag: s
       } else month.set(`s:${dayLabel(day)}`, sum);
       for (let i = 0; i < members.length; i += 20_000)
         await command(target, "ZADD", histogramKeys.day(ctx.prefix, name, day), ...members.slice(i, i + 20_000));
-      await command(
-        target,
-        "ZADD",
-        histogramKeys.ext(ctx.prefix, name, day),
-        Math.max(...buckets),
-        "max",
-        -Math.min(...buckets),
-        "min",
-      );
+      const ext = histogramKeys.ext(ctx.prefix, name, day);
+      await command(target, "ZADD", ext, Math.max(...values), "max", -Math.min(...values), "min");
     }
     for (const [key, members] of months) {
       const flat = [...members].flatMap(([m, score]) => [score, m]);

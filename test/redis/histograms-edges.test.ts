@@ -6,36 +6,29 @@
  * the range bring neither their sums nor their buckets (left at 0, dropped), and the read cap
  * counts the buckets after those are dropped.
  */
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { observe, put as putHistogram, read as readHistogram } from "../../src/histograms/index.ts";
-import { histogramKeys, monthOf } from "../../src/histograms/keys.ts";
+import { histogramKeys } from "../../src/histograms/keys.ts";
 import { MAX_READ_BUCKETS } from "../../src/histograms/validate.ts";
-import { createRedis } from "../../src/redis/client.ts";
-import { DAY, dayLabel } from "../../src/time.ts";
-import { range, upTo, withoutPipeline } from "../helpers/histograms.ts";
-import { libraryTest } from "../helpers/library.ts";
-import { command, resetStats, statsOf } from "../helpers/upstash-rest.ts";
+import { DAY } from "../../src/time.ts";
+import { histogramReadTest, range, upTo, withoutPipeline } from "../helpers/histograms.ts";
+import { command } from "../helpers/upstash-rest.ts";
 
-const lib = libraryTest("hist-edges", { timeoutMs: 20_000 });
-const { target } = lib;
-const TAG = `hist-edges-${Math.random().toString(36).slice(2, 8)}`;
-const counted = createRedis({ url: target.url, token: `${target.token}.${TAG}`, timeoutMs: 20_000 });
 const NOW = Date.UTC(2026, 10, 22, 12, 30);
+const shared = histogramReadTest("hist-edges", NOW);
+const { lib, counted } = shared;
+const { target } = lib;
 const ctx = lib.ctx(NOW);
 // the library's own client without a pipeline: the one script that loads the union itself
 const alone = withoutPipeline(counted);
 
-/** A read through the counting client: its answer (or refusal) and the commands it cost. */
+/** A read through the counting client: its answer (JSON) or refusal, and the commands it cost. */
 async function measured(name: string, from: string, to: string) {
-  await resetStats(target, TAG);
-  const result = await readHistogram({ ...ctx, redis: counted }, name, { from, to }).then(
-    (r) => JSON.stringify(r),
-    (e: unknown) => (e as Error).message,
-  );
-  const stats = await statsOf(target, TAG);
-  expect(stats.requests).toBe(1);
-  return { result, commands: stats.commands, byCommand: stats.byCommand };
+  const m = await shared.measured(ctx, name, from, to);
+  return { result: m.ok ? JSON.stringify(m.r) : m.message, commands: m.commands, byCommand: m.byCommand };
 }
+
+const load = (name: string, days: [number, number[]][], oldSum = false) => shared.load(ctx, name, days, oldSum);
 
 /** The same read in one script (no pipeline). */
 const oneScript = (name: string, from: string, to: string) =>
@@ -47,46 +40,6 @@ const oneScript = (name: string, from: string, to: string) =>
 /** Makes the month of `monthMs` and later the histogram's first with rollups: its days are read one by one. */
 const rollupsFrom = (name: string, monthMs: number) =>
   command(target, "HSET", histogramKeys.meta(ctx.prefix, name), "rollupsSince", monthMs);
-
-/**
- * Writes each day's values (width 1: value v in bucket floor(v)) as observing would: the day set,
- * its extremes, and its month rollup with the day's sum as `s:<yyyymmdd>` (`oldSum`: the previous
- * layout's member `sum` of the day and of its month).
- */
-async function load(name: string, days: [number, number[]][], oldSum = false): Promise<void> {
-  await putHistogram(ctx, name, { bucketWidth: 1 });
-  const months = new Map<string, Map<string, number>>();
-  for (const [day, values] of days) {
-    const monthKey = histogramKeys.month(ctx.prefix, name, monthOf(day));
-    const month = months.get(monthKey) ?? new Map<string, number>();
-    months.set(monthKey, month);
-    const counts = new Map<string, number>();
-    for (const v of values) counts.set(String(Math.floor(v)), (counts.get(String(Math.floor(v))) ?? 0) + 1);
-    const sum = values.reduce((a, b) => a + b, 0);
-    const members: (string | number)[] = [];
-    for (const [b, n] of counts) {
-      members.push(n, b);
-      month.set(b, (month.get(b) ?? 0) + n);
-    }
-    if (oldSum) {
-      members.push(sum, "sum");
-      month.set("sum", (month.get("sum") ?? 0) + sum);
-    } else month.set(`s:${dayLabel(day)}`, sum);
-    for (let i = 0; i < members.length; i += 20_000)
-      await command(target, "ZADD", histogramKeys.day(ctx.prefix, name, day), ...members.slice(i, i + 20_000));
-    const ext = histogramKeys.ext(ctx.prefix, name, day);
-    await command(target, "ZADD", ext, Math.max(...values), "max", -Math.min(...values), "min");
-  }
-  for (const [key, members] of months) {
-    const flat = [...members].flatMap(([m, score]) => [score, m]);
-    for (let i = 0; i < flat.length; i += 20_000) await command(target, "ZADD", key, ...flat.slice(i, i + 20_000));
-  }
-}
-
-beforeAll(async () => {
-  await putHistogram(ctx, "warm", { bucketWidth: 1 });
-  await readHistogram({ ...ctx, redis: counted }, "warm");
-});
 
 describe("the end edge month of a range ending in the past is its rollup less the days after it", () => {
   // 28 Sep – 27 Oct 2026: 3 days of September, 27 of October; 4 October days after the range
