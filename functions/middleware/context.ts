@@ -59,10 +59,10 @@ export function prefersAsync(header: string | undefined): boolean {
 }
 
 /**
- * `queueIfAsync` of ./respond-async.ts: a write goes to the ingest queue when the request asks
- * for it (`Prefer: respond-async`) and the deployment has the INGEST_QUEUE binding, else null.
- * That module is loaded only then: a route's module does not import it, so a cold isolate's
- * first write loads one module less.
+ * Queues a write (`queueWrite` of ./respond-async.ts, the 202's body) when the request asks for it
+ * (`Prefer: respond-async`) and the deployment has the INGEST_QUEUE binding, else null. That
+ * module is loaded only then: a route's module does not import it, so a cold isolate's first
+ * write loads one module less.
  */
 export async function queueIfAsync(
   c: Context<AppEnv>,
@@ -70,6 +70,7 @@ export async function queueIfAsync(
   name: string,
   items: unknown[],
 ): Promise<QueuedBody | null> {
-  if (!(c.env as unknown as IngestBindings).INGEST_QUEUE || !prefersAsync(c.req.header("prefer"))) return null;
-  return (await import("./respond-async.ts")).queueIfAsync(c, kind, name, items);
+  const queue = (c.env as unknown as IngestBindings).INGEST_QUEUE;
+  if (!queue || !prefersAsync(c.req.header("prefer"))) return null;
+  return (await import("./respond-async.ts")).queueWrite(c, queue, kind, name, items);
 }

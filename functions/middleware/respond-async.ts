@@ -1,30 +1,26 @@
 import type { Context } from "hono";
 import { StorageUnavailableError } from "../../src/errors.ts";
 import type * as ingest from "../../src/ingest/index.ts";
-import type { IngestBindings } from "../queue.ts";
 import type { QueuedBody } from "../schemas.ts";
 import type { AppEnv } from "../types.ts";
-import { prefersAsync } from "./context.ts";
 
 /**
- * Hands a write to the ingest queue (the routes call it through `queueIfAsync` of ./context.ts,
- * which loads this module only for a request that asks for it) when the request asks for it
- * (`Prefer: respond-async`) and the deployment has the INGEST_QUEUE binding;
- * otherwise returns null and the route answers synchronously. The items are
+ * Hands a write to the ingest queue; the routes reach it through `queueIfAsync` of ./context.ts,
+ * which decides that the request asks for it (`Prefer: respond-async`) and the deployment has the
+ * INGEST_QUEUE binding, and loads this module only then. The items are
  * validated by the library exactly as the synchronous write validates them (a
  * bad request throws its 400 and nothing is queued), stamped with the
  * request's time, and sent in messages of at most 100 KB (100 per sendBatch).
  * With an Idempotency-Key, each message carries a dedupe id derived from the
  * caller's key record, so the consumer applies a retried request once.
  */
-export async function queueIfAsync(
+export async function queueWrite(
   c: Context<AppEnv>,
+  queue: Queue<unknown>,
   kind: ingest.IngestKind,
   name: string,
   items: unknown[],
-): Promise<QueuedBody | null> {
-  const queue = (c.env as unknown as IngestBindings).INGEST_QUEUE;
-  if (!queue || !prefersAsync(c.req.header("prefer"))) return null;
+): Promise<QueuedBody> {
   const config = c.get("config");
   const now = c.get("now");
   // The ingest library (which reaches every feature's) is loaded only for a queued write, so a
