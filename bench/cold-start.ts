@@ -19,7 +19,11 @@
  * like bench/cpu it runs with `--disallow-code-generation-from-strings`, as
  * Workers refuse eval (so zod validates without its `new Function` JIT there too).
  * The first requests need no Redis (a refused write, /healthz), so the figures
- * are the Worker's own CPU. Each request is built before its timing starts (as
+ * are the Worker's own CPU. Node's own warm-ups run first (its fetch, streams, WebCrypto, and the
+ * getters and setters of Request, Response and Headers, which are JavaScript in Node and native
+ * in workerd), then the young generation is emptied and held at V8's initial size (`CHILD_FLAGS`),
+ * so the scavenges timed (one falls in the first request) are those of the Worker's own
+ * allocations, not of Node's garbage. Each request is built before its timing starts (as
  * bench/cpu does: in workerd the runtime builds it; Node's first one is ~0.5 ms).
  * Accepted writes (`first counter incr`, `first trending event`, `first
  * presence heartbeat`: one item, each the first request of a fresh process of
@@ -115,6 +119,15 @@ function floorCall() {
   // Node loads randomUUID() and fills its pool of random bytes on the first call (~0.5 ms), and
   // builds its navigator global on the first read (~0.4 ms; zod reads it); workerd has both built in.
   crypto.randomUUID(); typeof navigator;
+  // What a Worker reads of a request and sets on a response, whose getters and setters Node runs
+  // as JavaScript (compiled on first use) and workerd natively: the method, URL, headers and body
+  // of a request, a response's headers set and listed.
+  {
+    const r = new Request("http://warm.test/a?b=1", { method: "POST", body: "{}", headers: { "content-type": "application/json", authorization: "x" } });
+    r.method; r.url; r.headers.get("content-type"); r.headers.get("x-missing"); r.bodyUsed; r.body; await r.text();
+    const res = new Response("{}", { status: 400, headers: { "content-type": "application/json" } });
+    res.headers.set("x-request-id", "1"); res.headers.get("content-type"); [...res.headers]; res.status; await res.arrayBuffer();
+  }
   await fetch("http://127.0.0.1:9/").catch(() => {});
   // With a Redis, calls that succeed too (Node's fetch runs more of its own code on its first
   // answers and reused connections): the Worker's first write then pays Node's fetch about as a
@@ -143,6 +156,11 @@ registerHooks({
   },
 });
 await import(new URL("warm-hooks.js", dir).href);
+// The young generation as a fresh isolate has it: empty (the warm-ups' garbage collected now, not
+// by a scavenge that would fall in the import or the first request depending on how much Node
+// allocated before) and at V8's initial size (the child's --max-semi-space-size), so the
+// scavenges timed are those the Worker's own allocations cause.
+gc();
 let t = process.cpuUsage();
 const mod = await import(url);
 const out = { module: ms(process.cpuUsage(t)) };
@@ -286,13 +304,14 @@ export async function measureColdStarts(
   try {
     // A throwaway write of each kind first: Redis then has the scripts (an EVALSHA of each run's
     // first write would otherwise be answered NOSCRIPT once, and the write sent again).
-    if (writes) for (const kind of kinds) await run(files[0] ?? "", CHILD, [], { ...writes, kind });
+    if (writes) for (const kind of kinds) await run(files[0] ?? "", CHILD, CHILD_FLAGS, { ...writes, kind });
     const samples: ColdStart[][] = files.map(() => []);
     for (let i = 0; i < times; i++) {
       for (const [b, file] of files.entries()) {
-        let sample = { ...(await run(file, CHILD)), ...(await run(file, COMPILE_CHILD, COMPILE_FLAGS)) };
+        let sample = { ...(await run(file, CHILD, CHILD_FLAGS)), ...(await run(file, COMPILE_CHILD, COMPILE_FLAGS)) };
         if (writes)
-          for (const kind of kinds) sample = { ...sample, ...(await run(file, CHILD, [], { ...writes, kind })) };
+          for (const kind of kinds)
+            sample = { ...sample, ...(await run(file, CHILD, CHILD_FLAGS, { ...writes, kind })) };
         samples[b]?.push(sample as ColdStart);
       }
     }
@@ -302,6 +321,12 @@ export async function measureColdStarts(
   }
 }
 
+/**
+ * The timing child's: `gc()` to empty the young generation before the import, and the young
+ * generation held at V8's initial semi-space (1 MB without pointer compression, as Node is built),
+ * which a fresh isolate starts with; V8 would grow it under the harness's own allocations.
+ */
+const CHILD_FLAGS = ["--expose-gc", "--max-semi-space-size=1"];
 const COMPILE_FLAGS = ["--experimental-vm-modules", "--no-warnings"];
 
 export async function measureColdStart(bundle: string, times = runs, writes?: WriteTarget): Promise<ColdStartResult> {
