@@ -35,9 +35,10 @@
  * because only they need the OpenAPI document (which the bundle serves
  * prebuilt from a chunk of its own: functions/build/openapi-prebuilt.ts).
  * `module` is importing the entry module: compiling and evaluating it and the
- * chunks it imports statically (zod, hono, @upstash/redis, the middleware, the
- * routes table). A request's figure includes the chunks its route loads with
- * `import()` on first use (the refused write: the counters routes and library).
+ * chunks it imports statically (hono, @upstash/redis, the middleware, the
+ * routes table; zod loads on first use: functions/zod.ts). A request's figure
+ * includes the chunks its route loads with `import()` on first use (the refused
+ * write: the counters routes and their schemas, not zod, not the library).
  * The child serves every module from memory through a module hook, as workerd
  * has them (Node would read each from disk and look up its package.json), but
  * Node's module machinery still adds a little per module that workerd's does not.

@@ -1,4 +1,4 @@
-import { createRoute, OpenAPIHono, type RouteConfig, type RouteHandler } from "@hono/zod-openapi";
+import type { OpenAPIHono, RouteConfig, RouteHandler } from "@hono/zod-openapi";
 import type { Context, Handler, Next } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { validator } from "hono/validator";
@@ -7,7 +7,7 @@ import { PresplitLinearRouter } from "./linear-router.ts";
 import { anyCase } from "./middleware/body.ts";
 import { validationHook, type Routes } from "./router.ts";
 import type { AppEnv } from "./types.ts";
-import * as z from "./zod.ts";
+import { loadZod, ZodNotLoaded, zodParts } from "./zod.ts";
 
 /**
  * Routes whose zod schemas are built on their first request (issue 14, point 6).
@@ -49,14 +49,42 @@ export function routeBuilds(): number {
 
 /** True while a route's request schemas are built for validation only (see above). */
 let plain = false;
-{
-  // Bound to each schema when zod constructs it, so only schemas built after this see the switch:
-  // every schema of the app is built lazily, on a request or for the document.
-  const proto = z.ZodType.prototype as { openapi: (...args: unknown[]) => unknown };
-  const openapi = proto.openapi;
-  proto.openapi = function (this: unknown, ...args: unknown[]) {
-    return plain ? this : openapi.apply(this, args);
-  };
+let ready: Promise<void> | undefined;
+
+/**
+ * Loads zod (./zod.ts `loadZod`: it is not part of a cold isolate's start) and makes `.openapi()`
+ * follow `plain`; before any schema is built, for a route's request or for the document.
+ */
+export function zodReady(): Promise<void> {
+  return (ready ??= loadZod().then(
+    ({ ZodType }) => {
+      // Bound to each schema when zod constructs it, so only schemas built after this see the
+      // switch: every schema of the app is built lazily, on a request or for the document.
+      const proto = ZodType.prototype as { openapi: (...args: unknown[]) => unknown };
+      const openapi = proto.openapi;
+      proto.openapi = function (this: unknown, ...args: unknown[]) {
+        return plain ? this : openapi.apply(this, args);
+      };
+    },
+    (error: unknown) => {
+      ready = undefined;
+      throw error;
+    },
+  ));
+}
+
+/**
+ * `build()`, with zod loaded first if it reaches a part of zod (`ZodNotLoaded`): a route whose
+ * request parts are all prechecked builds without loading zod.
+ */
+async function withZodIfNeeded<T>(build: () => T): Promise<T> {
+  try {
+    return build();
+  } catch (error) {
+    if (!(error instanceof ZodNotLoaded)) throw error;
+  }
+  await zodReady();
+  return build();
 }
 
 /** `build()` with `.openapi(...)` a no-op: the schemas validate exactly as the described ones. */
@@ -119,7 +147,12 @@ export function prechecked<T>(schema: () => T, precheck: (value: unknown) => Ver
   const zod = once(schema);
   // Built plain, as the rest of the route's request schemas (see above).
   const fallback = () => plainly(zod) as unknown as { safeParseAsync(value: unknown): Promise<unknown> };
-  const safeParseAsync = async (value: unknown) => precheck(value) ?? (await fallback().safeParseAsync(value));
+  const safeParseAsync = async (value: unknown) => {
+    const verdict = precheck(value);
+    if (verdict) return verdict;
+    await zodReady();
+    return await fallback().safeParseAsync(value);
+  };
   const unused = () => {
     throw new Error("a prechecked schema only validates requests");
   };
@@ -150,18 +183,21 @@ export function lazyRoute<const M extends Method, const P extends string, const 
   // The key order of `spec` is kept (the document lists an operation's fields in it).
   const config = once(() => {
     const described = counted();
+    const { createRoute } = zodParts();
     return createRoute({ method, path, ...described, responses: described.responses() }) as RouteConfig;
   });
 
   // Validation reads only the method, path, middleware and request schemas.
-  const chain = once(() => {
-    const { middleware, request } = plainly(counted);
-    return handlersOf({ method, path, middleware, request, responses: {} }, handler as unknown as Handler<AppEnv>);
-  });
+  const chain = onFirstUse(() =>
+    withZodIfNeeded(() => {
+      const { middleware, request } = plainly(counted);
+      return handlersOf({ method, path, middleware, request, responses: {} }, handler as unknown as Handler<AppEnv>);
+    }),
+  );
   router.routes.push({
     method: method.toUpperCase(),
     path: path.replaceAll(/\/{(.+?)}/g, "/:$1"),
-    handler: (c, next) => run(chain(), c, next),
+    handler: async (c, next) => run(await chain(), c, next),
     config,
   });
 }
@@ -178,6 +214,7 @@ export function handlersOf(route: RouteConfig, handler: Handler<AppEnv>): Handle
   const validators = validatorsOf(route.request);
   const middleware = route.middleware ?? [];
   if (validators) return [...(Array.isArray(middleware) ? middleware : [middleware]), ...validators, handler];
+  const { OpenAPIHono } = zodParts();
   const scratch = new OpenAPIHono<AppEnv>({ router: new PresplitLinearRouter(), defaultHook: validationHook });
   (scratch.openapi as (route: RouteConfig, handler: Handler<AppEnv>) => unknown)(route, handler);
   return scratch.routes.map((r) => r.handler as Handler<AppEnv>);

@@ -1,6 +1,6 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
 import { describeCsv } from "./csv.ts";
-import { registerRoutes } from "./lazy-route.ts";
+import { registerRoutes, zodReady } from "./lazy-route.ts";
+import { zodParts } from "./zod.ts";
 import type { Routes } from "./router.ts";
 import { OPENAPI_INFO } from "./routes/docs.ts";
 import type { Mount } from "./routes/index.ts";
@@ -10,10 +10,11 @@ import type { AppEnv } from "./types.ts";
 export type OpenApiDocument = Record<string, unknown>;
 
 /**
- * The OpenAPI document of `app`, whose routes are `mounts`, built by
+ * The OpenAPI document of the app whose routes are `mounts`, built by
  * zod-to-openapi from the routes' schemas on the first call and kept for the
- * isolate's life. Building it loads every router and builds every route's
- * schemas (./lazy-route.ts).
+ * isolate's life. Building it loads zod, every router, and builds every
+ * route's schemas (./lazy-route.ts), registered in an OpenAPIHono of its own
+ * (the app is a plain Hono app: ./router.ts).
  *
  * The Worker bundle does not contain this module: dev/build-worker.ts's `ALIASES`
  * puts ./build/openapi-prebuilt.ts in its place, which serves the same
@@ -21,12 +22,13 @@ export type OpenApiDocument = Record<string, unknown>;
  * worker tests prove equal to what this module builds), so the bundle needs
  * neither zod-to-openapi nor this code. Tests and the library use this one.
  */
-export function openapiDocument(app: OpenAPIHono<AppEnv>, mounts: readonly Mount[]): () => Promise<OpenApiDocument> {
+export function openapiDocument(_app: unknown, mounts: readonly Mount[]): () => Promise<OpenApiDocument> {
   let document: OpenApiDocument | undefined;
   return async () => {
     if (document) return document;
-    const routers = await Promise.all(mounts.map((mount) => mount.load()));
+    const [routers] = await Promise.all([Promise.all(mounts.map((mount) => mount.load())), zodReady()]);
     if (document) return document;
+    const app = new (zodParts().OpenAPIHono)<AppEnv>();
     mounts.forEach((mount, i) => registerRoutes(app.openAPIRegistry, mount.base, routers[i] as Routes));
     app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
       type: "http",

@@ -1,5 +1,5 @@
-import { OpenAPIHono, type Hook, type RouteConfig } from "@hono/zod-openapi";
-import type { Handler } from "hono";
+import type { Hook, RouteConfig } from "@hono/zod-openapi";
+import { Hono, type Handler } from "hono";
 import { ValidationError, type FieldIssue } from "../src/errors.ts";
 import { PresplitLinearRouter } from "./linear-router.ts";
 import type { AppEnv } from "./types.ts";
@@ -45,14 +45,18 @@ export function createRouter(): Routes {
   return new Routes();
 }
 
-/** The app: every route validates with `validationHook`. */
+/**
+ * The app: a plain Hono app, as every route is added by `mountRoutes` and validates with
+ * `validationHook` itself (./lazy-route.ts). Not an OpenAPIHono, which would load zod and
+ * @hono/zod-openapi with the app in every cold isolate (./zod.ts); the OpenAPI document has a
+ * registry of its own (./openapi-document.ts).
+ */
 export function createAppRouter() {
-  return new OpenAPIHono<AppEnv>({
+  return new Hono<AppEnv>({
     // A LinearRouter: no matcher to compile on the first request (the default
     // RegExpRouter builds one over every route, ~5-10 ms of a cold isolate's
     // CPU); matching our ~70 routes linearly costs microseconds, with each
     // route's path taken apart once (./linear-router.ts).
     router: new PresplitLinearRouter(),
-    defaultHook: validationHook,
   });
 }

@@ -1,3 +1,6 @@
+import type * as Zod from "zod/v4";
+import type * as Parts from "./zod-parts.ts";
+
 /**
  * The parts of zod the app's schemas are built with, imported by name: `import * as z from
  * "../zod.ts"` reads as zod's `z`, but a bundler can leave out what no one uses (zod's own `z`
@@ -5,23 +8,64 @@
  * 129 KB of minified code, 82 KB by name; issue 14, point 6). In the Worker bundle,
  * @hono/zod-openapi's `z` is then only what it needs (functions/build/zod-namespace.ts).
  *
- * Needs another part of zod? Add it here. Imported from "zod/v4" (the same modules as "zod"),
- * as the Worker's build replaces the import "zod" (dev/build-worker.ts).
+ * Loaded on first use (issue 14, point 6): zod and @hono/zod-openapi are ~80 KB of the Worker's
+ * code, and evaluating them builds ~100 classes (~0.3 MB of objects, which the first scavenge
+ * then copies), yet the requests a precheck decides (./lazy-route.ts `prechecked`: the commonest
+ * writes, valid or refused, and /healthz) never build a zod schema. So this module holds each part
+ * as a binding that `loadZod()` fills from ./zod-parts.ts, a chunk of its own; before that, using
+ * one throws `ZodNotLoaded`, which ./lazy-route.ts answers by loading zod and building again.
+ * Every schema of the app is built in a function (a route's spec, `once`), never when a module
+ * loads, so nothing reads these before a request or the OpenAPI document needs them.
+ *
+ * Needs another part of zod? Add it here and to ./zod-parts.ts.
  */
-export {
-  any,
-  array,
-  boolean,
-  coerce,
-  enum,
-  NEVER,
-  number,
-  object,
-  record,
-  string,
-  union,
-  ZodArray,
-  ZodObject,
-  ZodType,
-} from "zod/v4";
-export type { infer } from "zod/v4";
+export type { infer, ZodArray, ZodObject, ZodType } from "zod/v4";
+
+/** A part of zod used before `loadZod()` resolved. */
+export class ZodNotLoaded extends Error {
+  constructor() {
+    super("zod is used before it is loaded (loadZod in functions/zod.ts)");
+  }
+}
+
+const notLoaded = (): never => {
+  throw new ZodNotLoaded();
+};
+
+export let any: typeof Zod.any = notLoaded;
+export let array: typeof Zod.array = notLoaded;
+export let boolean: typeof Zod.boolean = notLoaded;
+export let coerce: typeof Zod.coerce = new Proxy({} as typeof Zod.coerce, { get: () => notLoaded });
+let enumPart: typeof Zod.enum = notLoaded;
+export { enumPart as enum };
+/** Only returned from inside a schema's own callbacks, so only read once zod is loaded. */
+export let NEVER: typeof Zod.NEVER;
+export let number: typeof Zod.number = notLoaded;
+export let object: typeof Zod.object = notLoaded;
+export let record: typeof Zod.record = notLoaded;
+export let string: typeof Zod.string = notLoaded;
+export let union: typeof Zod.union = notLoaded;
+
+let parts: typeof Parts | undefined;
+let loading: Promise<typeof Parts> | undefined;
+
+/** Loads zod and @hono/zod-openapi (once per isolate; a failed import is tried again by the next call). */
+export function loadZod(): Promise<typeof Parts> {
+  return (loading ??= import("./zod-parts.ts").then(
+    (loaded) => {
+      ({ any, array, boolean, coerce, NEVER, number, object, record, string, union } = loaded);
+      enumPart = loaded.enum;
+      parts = loaded;
+      return loaded;
+    },
+    (error: unknown) => {
+      loading = undefined;
+      throw error;
+    },
+  ));
+}
+
+/** The loaded parts (`createRoute`, `OpenAPIHono`, `ZodType`...); `ZodNotLoaded` before `loadZod()` resolved. */
+export function zodParts(): typeof Parts {
+  return parts ?? notLoaded();
+}

@@ -1,10 +1,16 @@
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { Verdict } from "../../functions/lazy-route.ts";
 import { counterParams, incrPrecheck, IncrItem } from "../../functions/routes/counters-schemas.ts";
 import { HealthQuery, healthQueryPrecheck } from "../../functions/routes/health.ts";
 import { HeartbeatBody, heartbeatPrecheck } from "../../functions/routes/presence.ts";
 import { EventsBody, eventsPrecheck } from "../../functions/routes/trending.ts";
 import { batchOf, nameParamsPrecheck } from "../../functions/schemas.ts";
+import { loadZod } from "../../functions/zod.ts";
+
+// zod loads on first use (functions/zod.ts); these tests build its schemas directly.
+beforeAll(async () => {
+  await loadZod();
+});
 
 /**
  * A precheck (functions/lazy-route.ts `prechecked`) must answer exactly as the zod schema it

@@ -14,10 +14,22 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../functions/app.ts";
 import { routeBuilds } from "../../functions/lazy-route.ts";
 import { mounts } from "../../functions/routes/index.ts";
+import { ZodNotLoaded, zodParts } from "../../functions/zod.ts";
 import fixture from "../fixtures/openapi.json";
 import { TEST_KEYS } from "../helpers/keys.ts";
 
 type ErrorBody = { error: { code: string; message: string; details?: unknown[] } };
+
+/** Whether zod is loaded in this isolate (functions/zod.ts loads it on first use). */
+function zodLoaded(): boolean {
+  try {
+    zodParts();
+    return true;
+  } catch (error) {
+    if (error instanceof ZodNotLoaded) return false;
+    throw error;
+  }
+}
 
 // Read before any app handles a request: the module graph above is all that ran.
 const buildsAtLoad = routeBuilds();
@@ -56,6 +68,7 @@ describe("lazy route schemas", () => {
   it("loading the modules and creating the app build no route's schemas", () => {
     expect(buildsAtLoad).toBe(0);
     expect(buildsAfterCreate).toBe(0);
+    expect(zodLoaded()).toBe(false);
   });
 
   it("a refused request builds only its own route, once, and answers the usual 400 envelope", async () => {
@@ -70,6 +83,8 @@ describe("lazy route schemas", () => {
       },
     });
     expect(routeBuilds()).toBe(before + 1);
+    // answered by the route's prechecks: zod is not loaded
+    expect(zodLoaded()).toBe(false);
     // the same route again builds nothing; a bad path parameter is refused by the same validators
     const param = await write("/v1/counters/bad%20name/incr", JSON.stringify({ member: "a" }));
     expect(param.status).toBe(400);
@@ -95,6 +110,8 @@ describe("lazy route schemas", () => {
       { in: "query", path: "window", message: "must be 1h..168h or 1d..7d" },
     ]);
     expect(routeBuilds()).toBe(before + 2);
+    // the top route's query schema is zod's: loaded for it
+    expect(zodLoaded()).toBe(true);
   });
 
   it("route middleware still runs before validation (403 for a non-admin key, whatever the body)", async () => {
