@@ -18,6 +18,9 @@
  * stands in for workerd: same V8, and the bundle imports nothing Node lacks;
  * like bench/cpu it runs with `--disallow-code-generation-from-strings`, as
  * Workers refuse eval (so zod validates without its `new Function` JIT there too).
+ * `first read` is the first request of a fresh process of its own: a read refused by its query
+ * schema, which loads zod and builds its first zod schemas, as the first request of any route that
+ * is not prechecked does (functions/zod.ts).
  * The first requests need no Redis (a refused write, /healthz), so the figures
  * are the Worker's own CPU. Node's own warm-ups run first (its fetch, streams, WebCrypto, and the
  * getters and setters of Request, Response and Headers, which are JavaScript in Node and native
@@ -77,6 +80,7 @@ export const STEPS = [
   "first /healthz",
   "first /openapi.json",
   "first /docs",
+  "first read",
 ] as const;
 /** What the fresh processes of accepted writes measure (with a Redis: `--no-writes` leaves them out). */
 export const WRITE_STEPS = [
@@ -98,8 +102,10 @@ export interface ColdStartResult {
 // Runs in the child: imports the bundle, then sends the requests, timing each.
 const CHILD = `
 const url = process.argv[1];
-// Set for a fresh process whose first request is an accepted write: { kind, upstash, token }.
-const write = process.argv[2] ? JSON.parse(process.argv[2]) : null;
+// Set for a fresh process whose first request is an accepted write ({ kind, upstash, token }) or
+// a read ({ kind: "first read" }, no Redis).
+const arg = process.argv[2] ? JSON.parse(process.argv[2]) : null;
+const write = arg && arg.upstash ? arg : null;
 const ms = (u) => (u.user + u.system) / 1000;
 // Node's fetch of one Upstash pipeline call and its answer, nothing else (bench/cpu's floor).
 function floorCall() {
@@ -183,7 +189,12 @@ async function step(name, path, init, ...statuses) {
   if (!statuses.includes(res.status)) throw new Error(name + ": status " + res.status + ", expected " + statuses.join(" or "));
 }
 const post = (body) => ({ method: "POST", headers: { authorization: "Bearer " + key, "content-type": "application/json" }, body: JSON.stringify(body) });
-if (write) {
+if (arg && arg.kind === "first read") {
+  // A read refused by its query schema: zod's, so this request loads zod and builds its first
+  // schemas (the prechecked writes above never do).
+  const read = { headers: { authorization: "Bearer cold-start-read-key-0001" } };
+  await step("first read", "/v1/trending/s1/top?window=99x", read, 400);
+} else if (write) {
   // An accepted single-item write as the first request, then a second one, then Node's fetch alone.
   const writes = {
     "first counter incr": ["/v1/counters/cold/incr", { member: "m1" }],
@@ -309,7 +320,11 @@ export async function measureColdStarts(
     const samples: ColdStart[][] = files.map(() => []);
     for (let i = 0; i < times; i++) {
       for (const [b, file] of files.entries()) {
-        let sample = { ...(await run(file, CHILD, CHILD_FLAGS)), ...(await run(file, COMPILE_CHILD, COMPILE_FLAGS)) };
+        let sample = {
+          ...(await run(file, CHILD, CHILD_FLAGS)),
+          ...(await run(file, COMPILE_CHILD, COMPILE_FLAGS)),
+          ...(await run(file, CHILD, CHILD_FLAGS, { kind: "first read" })),
+        };
         if (writes)
           for (const kind of kinds)
             sample = { ...sample, ...(await run(file, CHILD, CHILD_FLAGS, { ...writes, kind })) };

@@ -174,6 +174,7 @@ function cpuTable(cpu: CpuResult): string {
           "| step | min | p25 | median |\n|---|---:|---:|---:|\n" +
           row("module evaluation (target ≤ 30)", "module") +
           row("first request: a refused counter write (target ≤ 10)", "first request") +
+          row("first request: a read refused by its query (loads zod)", "first read") +
           row("first request: a counter incr, 1 item, accepted", "first counter incr") +
           row("first request: a trending event, accepted", "first trending event") +
           row("first request: a presence heartbeat, accepted", "first presence heartbeat") +
