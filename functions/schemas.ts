@@ -106,6 +106,24 @@ export function intQuery(min: number, max: number, fallback: number) {
 }
 
 /**
+ * What `intQuery(min, max, fallback)` makes of a query value, for a precheck (../lazy-route.ts
+ * `prechecked`): `fallback` when absent, the number for plain decimal digits within the range,
+ * `undefined` (zod decides) for anything else.
+ */
+export function intQueryValue(value: unknown, min: number, max: number, fallback: number): number | undefined {
+  if (value === undefined) return fallback;
+  if (typeof value !== "string" || !/^[1-9][0-9]{0,8}$/.test(value)) return undefined;
+  const n = Number(value);
+  return n >= min && n <= max ? n : undefined;
+}
+
+/** What `Window()` makes of a query value, for a precheck: its hours, or `undefined` (zod decides). */
+export function windowValue(value: unknown): number | undefined {
+  if (value !== undefined && typeof value !== "string") return undefined;
+  return parseWindow(value ?? "24h") ?? undefined;
+}
+
+/**
  * A write body that is one item or `{ [listKey]: [...] }` of 1..1000 items.
  * `normalizeBatch` turns either into a list.
  */

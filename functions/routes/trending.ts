@@ -4,7 +4,7 @@ import * as trending from "../../src/trending/index.ts";
 import { edgeCached } from "../edge-cache.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay, queueIfAsync } from "../middleware/context.ts";
-import { lazyRoute, once, prechecked } from "../lazy-route.ts";
+import { lazyRoute, once, prechecked, type Verdict } from "../lazy-route.ts";
 import { createRouter } from "../router.ts";
 import { parseAt } from "../../src/time.ts";
 import { MAX_INCREMENT } from "../../src/validation.ts";
@@ -26,7 +26,9 @@ import {
   Window,
   writeErrorResponses,
   intQuery,
+  intQueryValue,
   queuedResponse,
+  windowValue,
 } from "../schemas.ts";
 import type { AppEnv } from "../types.ts";
 
@@ -184,9 +186,19 @@ const HistoryResponse = once(() =>
 );
 
 const streamParams = once(() => nameParams("stream"));
-const TopQuery = once(() => z.object({ n: intQuery(1, trending.MAX_TOP_N, 10), window: Window() }));
+export const TopQuery = once(() => z.object({ n: intQuery(1, trending.MAX_TOP_N, 10), window: Window() }));
+/**
+ * TopQuery's precheck (../lazy-route.ts `prechecked`): the usual queries (`n` in plain digits, a
+ * window `parseWindow` takes, or neither) without zod, so a cold isolate's first top loads none.
+ */
+export function topQueryPrecheck(value: unknown): Verdict {
+  const query = value as Record<string, unknown>;
+  const n = intQueryValue(query.n, 1, trending.MAX_TOP_N, 10);
+  const window = windowValue(query.window);
+  return n === undefined || window === undefined ? undefined : { success: true, data: { n, window } };
+}
 const WindowQuery = once(() => z.object({ window: Window() }));
-const RisingQuery = once(() =>
+export const RisingQuery = once(() =>
   z.object({
     n: intQuery(1, trending.MAX_TOP_N, 10),
     baseline: Window().openapi({
@@ -196,6 +208,13 @@ const RisingQuery = once(() =>
     }),
   }),
 );
+/** RisingQuery's precheck, as TopQuery's. */
+export function risingQueryPrecheck(value: unknown): Verdict {
+  const query = value as Record<string, unknown>;
+  const n = intQueryValue(query.n, 1, trending.MAX_TOP_N, 10);
+  const baseline = windowValue(query.baseline);
+  return n === undefined || baseline === undefined ? undefined : { success: true, data: { n, baseline } };
+}
 const HistoryQuery = once(() =>
   z.object({
     member: Member(),
@@ -270,7 +289,7 @@ lazyRoute(
     summary: "Top N over the last `window` finished hours plus the current hour",
     description:
       "One Redis round trip (a threshold read: a few commands whatever the stream's size), or none when served from the Workers cache (TRENDING_CACHE_SECONDS; send `Cache-Control: no-cache` for a fresh answer, or `max-age=N` to accept nothing older than N seconds). `X-Edgestats-Cache` says hit, miss or bypass, or off (TRENDING_CACHE_SECONDS=0, or a `*.workers.dev` host, where the Cache API does nothing); `Age` on a hit says how old the answer is.",
-    request: { params: streamParams(), query: TopQuery() },
+    request: { params: nameParamsChecked("stream"), query: prechecked(TopQuery, topQueryPrecheck) },
     responses: () => ({ 200: jsonResponse(TopResponse(), "The top N."), ...errorResponses() }),
   }),
   async (c) => {
@@ -289,7 +308,7 @@ lazyRoute(
     tags,
     summary: "Members of the current hour most above their own baseline rate (one Redis round trip)",
     description: `Candidates are the current hour's top ${trending.RISING_CANDIDATES} members by count (bounded work, never a scan). A member's baseline is its average hourly count over the \`baseline\` finished hours before this one, scaled to the elapsed part of this hour; score = (count − baseline) / √(baseline + 1), so a jump from 0 to 3 does not outrank one from 100 to 400. Only members with a positive score are listed.`,
-    request: { params: streamParams(), query: RisingQuery() },
+    request: { params: nameParamsChecked("stream"), query: prechecked(RisingQuery, risingQueryPrecheck) },
     responses: () => ({
       200: jsonResponse(RisingResponse(), "The rising members, highest score first."),
       ...errorResponses(),

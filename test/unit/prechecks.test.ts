@@ -3,7 +3,14 @@ import type { Verdict } from "../../functions/lazy-route.ts";
 import { counterParams, incrPrecheck, IncrItem } from "../../functions/routes/counters-schemas.ts";
 import { HealthQuery, healthQueryPrecheck } from "../../functions/routes/health.ts";
 import { HeartbeatBody, heartbeatPrecheck } from "../../functions/routes/presence.ts";
-import { EventsBody, eventsPrecheck } from "../../functions/routes/trending.ts";
+import {
+  EventsBody,
+  eventsPrecheck,
+  RisingQuery,
+  risingQueryPrecheck,
+  TopQuery,
+  topQueryPrecheck,
+} from "../../functions/routes/trending.ts";
 import { batchOf, nameParamsPrecheck } from "../../functions/schemas.ts";
 import { loadZod } from "../../functions/zod.ts";
 
@@ -103,6 +110,54 @@ describe("prechecks answer as zod", () => {
       { deep: "1", x: "y" },
     ];
     expect(agrees(HealthQuery(), healthQueryPrecheck, inputs)).toBe(5);
+  });
+
+  it("trending top and rising queries", () => {
+    const counts: unknown[] = [
+      undefined,
+      "1",
+      "10",
+      "100",
+      "101",
+      "0",
+      "",
+      "010",
+      "1e1",
+      " 5",
+      "5 ",
+      "2.5",
+      "-1",
+      "x",
+      ["1", "2"],
+      "99999999999",
+    ];
+    const windows: unknown[] = [
+      undefined,
+      "24h",
+      "1h",
+      "168h",
+      "169h",
+      "7d",
+      "8d",
+      "1d",
+      "0h",
+      "24H",
+      "24",
+      "",
+      "h",
+      ["1h"],
+      "01h",
+      "9999h",
+    ];
+    const tops = counts.flatMap((n) => windows.map((window) => ({ n, window })));
+    // a query lists only what was sent, and may hold other names
+    const clean = (q: Record<string, unknown>) =>
+      Object.fromEntries(Object.entries(q).filter(([, v]) => v !== undefined));
+    const topInputs = [...tops.map(clean), { n: "5", other: "x" }, { window: "2d", n: "3", extra: ["a"] }];
+    // decided: 4 counts (absent, 1, 10, 100) × 6 windows (absent, 24h, 1h, 168h, 7d, 1d), and the last two
+    expect(agrees(TopQuery(), topQueryPrecheck, topInputs)).toBe(26);
+    const risingInputs = tops.map(({ n, window }) => clean({ n, baseline: window }));
+    expect(agrees(RisingQuery(), risingQueryPrecheck, risingInputs)).toBe(24);
   });
 
   it("trending event bodies", () => {
