@@ -1,7 +1,6 @@
 import type { OpenAPIHono, RouteConfig, RouteHandler } from "@hono/zod-openapi";
 import type { Context, Handler, Next } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { validator } from "hono/validator";
 import { mergePath } from "hono/utils/url";
 import { PresplitLinearRouter } from "./linear-router.ts";
 import { anyCase } from "./middleware/body.ts";
@@ -272,7 +271,30 @@ function zodValidator(target: Target, schema: SafeParse): Handler<AppEnv> {
     return result.data;
   };
   if (target === "json") return jsonValidator(validate);
-  return validator(target, validate as Parameters<typeof validator>[1]) as unknown as Handler<AppEnv>;
+  return partValidator(target, validate);
+}
+
+/**
+ * Hono's `validator(target, validate)` (hono/validator) for the query or the path parameters: the
+ * same value handed to `validate`, the same steps after it. Hono's is one function for every
+ * target (with its form and cookie parsers), a chunk of its own a first request would load.
+ */
+function partValidator(
+  target: "query" | "param",
+  validate: (value: unknown, c: Context<AppEnv>) => Promise<unknown>,
+): Handler<AppEnv> {
+  return async (c, next) => {
+    const value = target === "param" ? c.req.param() : queryOf(c.req.queries());
+    const res = await validate(value, c);
+    if (res instanceof Response) return res;
+    c.req.addValidatedData(target, res as object);
+    return await next();
+  };
+}
+
+/** Hono's validator's query: each name's value, or its values when it is repeated. */
+function queryOf(queries: Record<string, string[]>): Record<string, string | string[]> {
+  return Object.fromEntries(Object.entries(queries).map(([k, v]) => [k, v.length === 1 ? (v[0] as string) : v]));
 }
 
 /**
