@@ -1,12 +1,14 @@
 import * as z from "../zod.ts";
 import * as limits from "../../src/counters/limits.ts";
 import { PERIODS } from "../../src/time.ts";
-import { once, prechecked } from "../lazy-route.ts";
+import { once, prechecked, type Verdict } from "../lazy-route.ts";
 import { MAX_INCREMENT } from "../../src/validation.ts";
 import {
   batchOf,
   batchPrecheck,
   Increment,
+  intQuery,
+  intQueryValue,
   isPlainObject,
   Member,
   memberPrecheck,
@@ -71,6 +73,40 @@ export const periodQuery = once(() => ({
     }),
   aggregate: Aggregate().optional(),
 }));
+
+/** The query of top and bottom. */
+export const RankingQuery = once(() => z.object({ n: intQuery(1, 1000, 10), ...periodQuery() }));
+
+const isOneOf = (list: readonly unknown[], value: unknown) => list.includes(value);
+
+/**
+ * RankingQuery's precheck (../lazy-route.ts `prechecked`): `n` in plain digits, a period and an
+ * aggregate of the lists, `from` and `to` as text (the library parses them), or none of them;
+ * anything else, zod decides. So a cold isolate's first top or bottom loads no zod.
+ */
+export function rankingQueryPrecheck(value: unknown): Verdict {
+  const { n, period, from, to, aggregate } = value as Record<string, unknown>;
+  const count = intQueryValue(n, 1, 1000, 10);
+  if (count === undefined) return undefined;
+  const data: Record<string, unknown> = { n: count };
+  if (period !== undefined) {
+    if (!isOneOf(PERIODS, period)) return undefined;
+    data.period = period;
+  }
+  if (from !== undefined) {
+    if (typeof from !== "string") return undefined;
+    data.from = from;
+  }
+  if (to !== undefined) {
+    if (typeof to !== "string") return undefined;
+    data.to = to;
+  }
+  if (aggregate !== undefined) {
+    if (!isOneOf(limits.AGGREGATES, aggregate)) return undefined;
+    data.aggregate = aggregate;
+  }
+  return { success: true, data };
+}
 
 export const RangeInfo = once(() =>
   z

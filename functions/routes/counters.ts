@@ -2,7 +2,7 @@ import * as z from "../zod.ts";
 import * as limits from "../../src/counters/limits.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay, queueIfAsync } from "../middleware/context.ts";
-import { lazyRoute, onFirstUse } from "../lazy-route.ts";
+import { lazyRoute, onFirstUse, prechecked } from "../lazy-route.ts";
 import { createRouter } from "../router.ts";
 import {
   errorResponses,
@@ -26,6 +26,8 @@ import {
   periodQuery,
   RangeInfo,
   RankedItem,
+  RankingQuery,
+  rankingQueryPrecheck,
   Scored,
   Ttl,
   UnionSource,
@@ -124,7 +126,7 @@ for (const side of ["top", "bottom"] as const) {
       summary: side === "top" ? "The n highest-scoring members" : "The n lowest-scoring members",
       description:
         "Rank 1 is the highest (top) or lowest (bottom) score; equal scores in reverse (top) or plain (bottom) byte order of the member, as Redis orders them.",
-      request: { params: counterParams(), query: z.object({ n: intQuery(1, 1000, 10), ...periodQuery() }) },
+      request: { params: counterParamsChecked(), query: prechecked(RankingQuery, rankingQueryPrecheck) },
       responses: () => ({
         200: jsonResponse(
           z

@@ -1,6 +1,12 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Verdict } from "../../functions/lazy-route.ts";
-import { counterParams, incrPrecheck, IncrItem } from "../../functions/routes/counters-schemas.ts";
+import {
+  counterParams,
+  incrPrecheck,
+  IncrItem,
+  RankingQuery,
+  rankingQueryPrecheck,
+} from "../../functions/routes/counters-schemas.ts";
 import { HealthQuery, healthQueryPrecheck } from "../../functions/routes/health.ts";
 import { HeartbeatBody, heartbeatPrecheck } from "../../functions/routes/presence.ts";
 import {
@@ -158,6 +164,24 @@ describe("prechecks answer as zod", () => {
     expect(agrees(TopQuery(), topQueryPrecheck, topInputs)).toBe(26);
     const risingInputs = tops.map(({ n, window }) => clean({ n, baseline: window }));
     expect(agrees(RisingQuery(), risingQueryPrecheck, risingInputs)).toBe(24);
+  });
+
+  it("counter top and bottom queries", () => {
+    const counts: unknown[] = [undefined, "1", "1000", "1001", "0", "", "07", ["5", "6"]];
+    const periods: unknown[] = [undefined, "hour", "day", "week", "month", "year", "Hour", "", ["day"]];
+    const times: unknown[] = [undefined, "2026-11-01", "1700000000000", "", "not a time", ["a", "b"]];
+    const aggregates: unknown[] = [undefined, "sum", "min", "max", "avg", ["sum"]];
+    const clean = (q: Record<string, unknown>) =>
+      Object.fromEntries(Object.entries(q).filter(([, v]) => v !== undefined));
+    const inputs = counts.flatMap((n) =>
+      periods.flatMap((period) =>
+        times.flatMap((from) =>
+          aggregates.map((aggregate, i) => clean({ n, period, from, to: times[i % times.length], aggregate })),
+        ),
+      ),
+    );
+    // decided: 3 counts × 5 periods × 5 string froms × 4 aggregates, each `to` a string or absent
+    expect(agrees(RankingQuery(), rankingQueryPrecheck, [...inputs, { n: "3", other: "x" }])).toBe(3 * 5 * 5 * 4 + 1);
   });
 
   it("trending event bodies", () => {
