@@ -177,6 +177,20 @@ const Rooms = once(() =>
 const roomParams = once(() => nameParams("room"));
 /** `roomParams()`, prechecked (../lazy-route.ts). */
 const roomParamsChecked = () => nameParamsChecked("room");
+export const RoomQuery = once(() =>
+  z.object({
+    day: z
+      .string()
+      .optional()
+      .openapi({ description: "a UTC day, YYYY-MM-DD, within the last 400 days", example: "2026-11-20" }),
+  }),
+);
+/** RoomQuery's precheck (../lazy-route.ts `prechecked`): no `day`, or one as text (the library parses it). */
+export function roomQueryPrecheck(value: unknown): Verdict {
+  const { day } = value as Record<string, unknown>;
+  if (day === undefined) return { success: true, data: {} };
+  return typeof day === "string" ? { success: true, data: { day } } : undefined;
+}
 const timeoutOf = (c: { get(key: "config"): { presenceTimeoutSeconds: number } }) => ({
   timeoutSeconds: c.get("config").presenceTimeoutSeconds,
 });
@@ -287,15 +301,7 @@ lazyRoute(
       "`online` counts heartbeats within the timeout at this moment, whether or not the trim job has run. Unknown rooms read as empty. " +
       "With `day=YYYY-MM-DD` (UTC, today or one of the 400 days before; else 400): that day's `peak`, `peakAt`, `active` and `new`. " +
       "Today and yesterday are live; older days are the record the trim job kept when the day ended or the room went idle. A day without data reads as zeros.",
-    request: {
-      params: roomParams(),
-      query: z.object({
-        day: z
-          .string()
-          .optional()
-          .openapi({ description: "a UTC day, YYYY-MM-DD, within the last 400 days", example: "2026-11-20" }),
-      }),
-    },
+    request: { params: roomParamsChecked(), query: prechecked(RoomQuery, roomQueryPrecheck) },
     responses: () => ({
       200: jsonResponse(z.union([RoomStats(), RoomDay()]), "The room's figures (today's, or the day's with `day`)."),
       ...errorResponses(),

@@ -7,7 +7,7 @@ import { ctxOf, markReplay, queueIfAsync } from "../middleware/context.ts";
 import { lazyRoute, once, prechecked, type Verdict } from "../lazy-route.ts";
 import { createRouter } from "../router.ts";
 import { parseAt } from "../../src/time.ts";
-import { MAX_INCREMENT } from "../../src/validation.ts";
+import { MAX_INCREMENT, memberProblem, NAME_PATTERN } from "../../src/validation.ts";
 import {
   At,
   batchOf,
@@ -197,7 +197,25 @@ export function topQueryPrecheck(value: unknown): Verdict {
   const window = windowValue(query.window);
   return n === undefined || window === undefined ? undefined : { success: true, data: { n, window } };
 }
-const WindowQuery = once(() => z.object({ window: Window() }));
+export const WindowQuery = once(() => z.object({ window: Window() }));
+/** WindowQuery's precheck, as TopQuery's. */
+export function windowQueryPrecheck(value: unknown): Verdict {
+  const window = windowValue((value as Record<string, unknown>).window);
+  return window === undefined ? undefined : { success: true, data: { window } };
+}
+export const MemberLookupParams = once(() =>
+  z.object({
+    stream: Name().openapi({ param: { name: "stream", in: "path" } }),
+    member: Member().openapi({ param: { name: "member", in: "path" } }),
+  }),
+);
+/** MemberLookupParams' precheck: a valid stream name and member, else zod decides. */
+export function memberLookupParamsPrecheck(value: unknown): Verdict {
+  const { stream, member } = value as Record<string, unknown>;
+  if (typeof stream !== "string" || !NAME_PATTERN.test(stream)) return undefined;
+  if (typeof member !== "string" || memberProblem(member)) return undefined;
+  return { success: true, data: { stream, member } };
+}
 export const RisingQuery = once(() =>
   z.object({
     n: intQuery(1, trending.MAX_TOP_N, 10),
@@ -351,11 +369,8 @@ lazyRoute(
     tags,
     summary: "Count and rank of one member over a window (one Redis round trip)",
     request: {
-      params: z.object({
-        stream: Name().openapi({ param: { name: "stream", in: "path" } }),
-        member: Member().openapi({ param: { name: "member", in: "path" } }),
-      }),
-      query: WindowQuery(),
+      params: prechecked(MemberLookupParams, memberLookupParamsPrecheck),
+      query: prechecked(WindowQuery, windowQueryPrecheck),
     },
     responses: () => ({ 200: jsonResponse(MemberResponse(), "The member's count and rank."), ...errorResponses() }),
   }),

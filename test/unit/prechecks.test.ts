@@ -8,14 +8,18 @@ import {
   rankingQueryPrecheck,
 } from "../../functions/routes/counters-schemas.ts";
 import { HealthQuery, healthQueryPrecheck } from "../../functions/routes/health.ts";
-import { HeartbeatBody, heartbeatPrecheck } from "../../functions/routes/presence.ts";
+import { HeartbeatBody, heartbeatPrecheck, RoomQuery, roomQueryPrecheck } from "../../functions/routes/presence.ts";
 import {
   EventsBody,
   eventsPrecheck,
+  MemberLookupParams,
+  memberLookupParamsPrecheck,
   RisingQuery,
   risingQueryPrecheck,
   TopQuery,
   topQueryPrecheck,
+  WindowQuery,
+  windowQueryPrecheck,
 } from "../../functions/routes/trending.ts";
 import { batchOf, nameParamsPrecheck } from "../../functions/schemas.ts";
 import { loadZod } from "../../functions/zod.ts";
@@ -164,6 +168,21 @@ describe("prechecks answer as zod", () => {
     expect(agrees(TopQuery(), topQueryPrecheck, topInputs)).toBe(26);
     const risingInputs = tops.map(({ n, window }) => clean({ n, baseline: window }));
     expect(agrees(RisingQuery(), risingQueryPrecheck, risingInputs)).toBe(24);
+  });
+
+  it("trending member lookups: path parameters and window", () => {
+    const streams = ["s1", "", "-a", "a".repeat(65), "a b"];
+    const params = streams.flatMap((stream) => members.map((member) => ({ stream, member })));
+    // decided: the one good stream with the two good members ("a" and 128 × "é", 256 bytes)
+    expect(agrees(MemberLookupParams(), memberLookupParamsPrecheck, params)).toBe(2);
+    const windows = [undefined, "24h", "1h", "168h", "7d", "0h", "169h", "24H", "", ["1h"], "x"];
+    const queries = windows.map((window) => (window === undefined ? {} : { window }));
+    expect(agrees(WindowQuery(), windowQueryPrecheck, [...queries, { window: "2d", other: "x" }])).toBe(6);
+  });
+
+  it("presence room queries", () => {
+    const inputs = [{}, { day: "2026-11-20" }, { day: "" }, { day: "yesterday" }, { day: ["a", "b"] }, { other: "x" }];
+    expect(agrees(RoomQuery(), roomQueryPrecheck, inputs)).toBe(5);
   });
 
   it("counter top and bottom queries", () => {
