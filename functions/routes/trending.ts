@@ -4,10 +4,10 @@ import * as trending from "../../src/trending/index.ts";
 import { edgeCached } from "../edge-cache.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay, queueIfAsync } from "../middleware/context.ts";
-import { lazyRoute, once, prechecked, type Verdict } from "../lazy-route.ts";
+import { lazyRoute, once, prechecked } from "../lazy-route.ts";
 import { createRouter } from "../router.ts";
 import { parseAt } from "../../src/time.ts";
-import { MAX_INCREMENT, memberProblem, NAME_PATTERN } from "../../src/validation.ts";
+import { MAX_INCREMENT } from "../../src/validation.ts";
 import {
   At,
   batchOf,
@@ -19,17 +19,22 @@ import {
   isPlainObject,
   Member,
   memberPrecheck,
-  Name,
   nameParams,
   nameParamsChecked,
   normalizeBatch,
-  Window,
   writeErrorResponses,
-  intQuery,
-  intQueryValue,
   queuedResponse,
-  windowValue,
 } from "../schemas.ts";
+import {
+  MemberLookupParams,
+  memberLookupParamsPrecheck,
+  RisingQuery,
+  risingQueryPrecheck,
+  TopQuery,
+  topQueryPrecheck,
+  WindowQuery,
+  windowQueryPrecheck,
+} from "./trending-schemas.ts";
 import type { AppEnv } from "../types.ts";
 
 const tags = ["Trending"];
@@ -186,53 +191,6 @@ const HistoryResponse = once(() =>
 );
 
 const streamParams = once(() => nameParams("stream"));
-export const TopQuery = once(() => z.object({ n: intQuery(1, trending.MAX_TOP_N, 10), window: Window() }));
-/**
- * TopQuery's precheck (../lazy-route.ts `prechecked`): the usual queries (`n` in plain digits, a
- * window `parseWindow` takes, or neither) without zod, so a cold isolate's first top loads none.
- */
-export function topQueryPrecheck(value: unknown): Verdict {
-  const query = value as Record<string, unknown>;
-  const n = intQueryValue(query.n, 1, trending.MAX_TOP_N, 10);
-  const window = windowValue(query.window);
-  return n === undefined || window === undefined ? undefined : { success: true, data: { n, window } };
-}
-export const WindowQuery = once(() => z.object({ window: Window() }));
-/** WindowQuery's precheck, as TopQuery's. */
-export function windowQueryPrecheck(value: unknown): Verdict {
-  const window = windowValue((value as Record<string, unknown>).window);
-  return window === undefined ? undefined : { success: true, data: { window } };
-}
-export const MemberLookupParams = once(() =>
-  z.object({
-    stream: Name().openapi({ param: { name: "stream", in: "path" } }),
-    member: Member().openapi({ param: { name: "member", in: "path" } }),
-  }),
-);
-/** MemberLookupParams' precheck: a valid stream name and member, else zod decides. */
-export function memberLookupParamsPrecheck(value: unknown): Verdict {
-  const { stream, member } = value as Record<string, unknown>;
-  if (typeof stream !== "string" || !NAME_PATTERN.test(stream)) return undefined;
-  if (typeof member !== "string" || memberProblem(member)) return undefined;
-  return { success: true, data: { stream, member } };
-}
-export const RisingQuery = once(() =>
-  z.object({
-    n: intQuery(1, trending.MAX_TOP_N, 10),
-    baseline: Window().openapi({
-      type: "string",
-      example: "24h",
-      description: "finished hours the baseline averages over (at most the retention)",
-    }),
-  }),
-);
-/** RisingQuery's precheck, as TopQuery's. */
-export function risingQueryPrecheck(value: unknown): Verdict {
-  const query = value as Record<string, unknown>;
-  const n = intQueryValue(query.n, 1, trending.MAX_TOP_N, 10);
-  const baseline = windowValue(query.baseline);
-  return n === undefined || baseline === undefined ? undefined : { success: true, data: { n, baseline } };
-}
 const HistoryQuery = once(() =>
   z.object({
     member: Member(),

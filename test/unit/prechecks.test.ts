@@ -9,9 +9,8 @@ import {
 } from "../../functions/routes/counters-schemas.ts";
 import { HealthQuery, healthQueryPrecheck } from "../../functions/routes/health.ts";
 import { HeartbeatBody, heartbeatPrecheck, RoomQuery, roomQueryPrecheck } from "../../functions/routes/presence.ts";
+import { EventsBody, eventsPrecheck } from "../../functions/routes/trending.ts";
 import {
-  EventsBody,
-  eventsPrecheck,
   MemberLookupParams,
   memberLookupParamsPrecheck,
   RisingQuery,
@@ -20,7 +19,7 @@ import {
   topQueryPrecheck,
   WindowQuery,
   windowQueryPrecheck,
-} from "../../functions/routes/trending.ts";
+} from "../../functions/routes/trending-schemas.ts";
 import { batchOf, nameParamsPrecheck } from "../../functions/schemas.ts";
 import { loadZod } from "../../functions/zod.ts";
 
