@@ -7,6 +7,7 @@ import { signedOrAdmin } from "./middleware/qstash.ts";
 import { rateLimit } from "./middleware/rate-limit.ts";
 import { idempotencyKey } from "./middleware/idempotency.ts";
 import { requestContext } from "./middleware/request.ts";
+import { onFirstUse } from "./first-use.ts";
 import { mountRoutes } from "./mount.ts";
 import type { OpenApiDocument } from "./openapi-document.ts";
 import { createAppRouter } from "./router.ts";
@@ -43,9 +44,8 @@ export function createApp(options: AppOptions = {}) {
   // route's schemas (./lazy-route.ts), which the other requests build one
   // route at a time; the Worker bundle serves it prebuilt instead
   // (./openapi-document.ts).
-  let documentOf: Promise<() => Promise<OpenApiDocument>> | undefined;
-  const document = async () =>
-    (await (documentOf ??= import("./openapi-document.ts").then((m) => m.openapiDocument(app, mounts))))();
+  const documentOf = onFirstUse(async () => (await import("./openapi-document.ts")).openapiDocument(app, mounts));
+  const document = async (): Promise<OpenApiDocument> => (await documentOf())();
   let page: string | undefined;
   app.get("/openapi.json", async (c) => c.json(await document()));
   app.get("/docs", async (c) => {

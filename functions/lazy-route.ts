@@ -6,6 +6,7 @@ import { PresplitLinearRouter } from "./linear-router.ts";
 import { anyCase } from "./middleware/body.ts";
 import { validationHook, type Routes } from "./router.ts";
 import type { AppEnv } from "./types.ts";
+import { onFirstUse } from "./first-use.ts";
 import { loadZod, ZodNotLoaded, zodParts } from "./zod.ts";
 
 /**
@@ -48,29 +49,26 @@ export function routeBuilds(): number {
 
 /** True while a route's request schemas are built for validation only (see above). */
 let plain = false;
-let ready: Promise<void> | undefined;
 
 /**
  * Loads zod (./zod.ts `loadZod`: it is not part of a cold isolate's start) and makes `.openapi()`
- * follow `plain`; before any schema is built, for a route's request or for the document.
+ * follow `plain`, once; before any schema is built, for a route's request or for the document.
  */
-export function zodReady(): Promise<void> {
-  return (ready ??= loadZod().then(
-    ({ ZodType }) => {
-      // Bound to each schema when zod constructs it, so only schemas built after this see the
-      // switch: every schema of the app is built lazily, on a request or for the document.
-      const proto = ZodType.prototype as { openapi: (...args: unknown[]) => unknown };
-      const openapi = proto.openapi;
-      proto.openapi = function (this: unknown, ...args: unknown[]) {
-        return plain ? this : openapi.apply(this, args);
-      };
+export const zodReady = onFirstUse(async () => {
+  const { ZodType } = await loadZod();
+  // Bound to each schema when zod constructs it, so only schemas built after this see the
+  // switch: every schema of the app is built lazily, on a request or for the document. Two
+  // requests may both get here first (./first-use.ts): the second finds it patched.
+  const proto = ZodType.prototype as { openapi: ((...args: unknown[]) => unknown) & { plainAware?: true } };
+  if (proto.openapi.plainAware) return;
+  const openapi = proto.openapi;
+  proto.openapi = Object.assign(
+    function (this: unknown, ...args: unknown[]) {
+      return plain ? this : openapi.apply(this, args);
     },
-    (error: unknown) => {
-      ready = undefined;
-      throw error;
-    },
-  ));
-}
+    { plainAware: true as const },
+  );
+});
 
 /**
  * `build()`, with zod loaded first if it reaches a part of zod (`ZodNotLoaded`): a route whose
@@ -108,19 +106,7 @@ export function once<T>(build: () => T): () => T {
   return () => (plain ? (bare ??= { value: build() }) : (described ??= { value: build() })).value;
 }
 
-/**
- * `load()` on the first call, its promise kept (and dropped if it fails, so the next call tries
- * again): a route module loads its feature's library this way, so a request its schemas refuse
- * never compiles the library.
- */
-export function onFirstUse<T>(load: () => Promise<T>): () => Promise<T> {
-  let loaded: Promise<T> | undefined;
-  return () =>
-    (loaded ??= load().catch((error: unknown) => {
-      loaded = undefined;
-      throw error;
-    }));
-}
+export { onFirstUse } from "./first-use.ts";
 
 /** What a route's precheck decides for a request part: zod's verdict, or `undefined` to ask zod. */
 export type Verdict =

@@ -1,5 +1,6 @@
 import type { Hono } from "hono";
 import { mergePath } from "hono/utils/url";
+import { onFirstUse } from "./first-use.ts";
 import type { Routes } from "./router.ts";
 import type { Mount } from "./routes/index.ts";
 import type { AppEnv } from "./types.ts";
@@ -14,16 +15,8 @@ import type { AppEnv } from "./types.ts";
  */
 export function mountRoutes(app: Hono<AppEnv>, mount: Mount): void {
   const prefix = mergePath("/", mount.base);
-  let loaded: Promise<Routes> | undefined;
-  const routes = () =>
-    (loaded ??= mount.load().then(
-      (router) => checked(mount, router),
-      (error: unknown) => {
-        // A failed import is tried again by the next request.
-        loaded = undefined;
-        throw error;
-      },
-    ));
+  // A failed import is tried again by the next request; no request awaits another's (./first-use.ts).
+  const routes = onFirstUse(async () => checked(mount, await mount.load()));
   mount.table.forEach(([method, path], i) => {
     app.on(method, mergePath(prefix, path), async (c, next) => {
       const route = (await routes()).routes[i];

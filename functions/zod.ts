@@ -47,22 +47,19 @@ export let string: typeof Zod.string = notLoaded;
 export let union: typeof Zod.union = notLoaded;
 
 let parts: typeof Parts | undefined;
-let loading: Promise<typeof Parts> | undefined;
 
-/** Loads zod and @hono/zod-openapi (once per isolate; a failed import is tried again by the next call). */
-export function loadZod(): Promise<typeof Parts> {
-  return (loading ??= import("./zod-parts.ts").then(
-    (loaded) => {
-      ({ any, array, boolean, coerce, NEVER, number, object, record, string, union } = loaded);
-      enumPart = loaded.enum;
-      parts = loaded;
-      return loaded;
-    },
-    (error: unknown) => {
-      loading = undefined;
-      throw error;
-    },
-  ));
+/**
+ * Loads zod and @hono/zod-openapi. Each call that finds them not loaded yet imports them itself
+ * (V8 evaluates the chunk once) rather than awaiting another request's import, which hangs if
+ * that request is cancelled first (./first-use.ts).
+ */
+export async function loadZod(): Promise<typeof Parts> {
+  if (parts) return parts;
+  const loaded = await import("./zod-parts.ts");
+  ({ any, array, boolean, coerce, NEVER, number, object, record, string, union } = loaded);
+  enumPart = loaded.enum;
+  parts = loaded;
+  return loaded;
 }
 
 /** The loaded parts (`createRoute`, `OpenAPIHono`, `ZodType`...); `ZodNotLoaded` before `loadZod()` resolved. */

@@ -75,7 +75,7 @@ interface Configured {
   key: string;
   units: Uint16Array;
   length: number;
-  id?: Promise<string>;
+  id?: string;
 }
 
 const keyLists = new Map<string, KeyList>();
@@ -101,12 +101,13 @@ function keyListOf(list: string | undefined): KeyList {
 /**
  * The key's id in logs and Redis key names (rate limits, idempotency records): the first 6 bytes
  * of its SHA-256, in hex, never the key. Made when a request first needs it (a rate limit, an
- * Idempotency-Key), once per configured key and isolate.
+ * Idempotency-Key) and kept per configured key and isolate. The id is kept, not the promise of
+ * it: a request never awaits a digest another request started (../first-use.ts says why).
  */
-function idOf(configured: Configured): Promise<string> {
-  return (configured.id ??= sha256(configured.key).then((digest) =>
-    [...digest.slice(0, 6)].map((b) => b.toString(16).padStart(2, "0")).join(""),
-  ));
+async function idOf(configured: Configured): Promise<string> {
+  if (configured.id !== undefined) return configured.id;
+  const digest = await sha256(configured.key);
+  return (configured.id ??= [...digest.slice(0, 6)].map((b) => b.toString(16).padStart(2, "0")).join(""));
 }
 
 /** `Bearer <key>`, the scheme in any case (./body.ts `anyCase`). */

@@ -192,17 +192,19 @@ return '{"replayed":false,"value":' .. encoded .. '}'
 `;
 }
 
-const shas = new Map<string, Promise<string>>();
+const shas = new Map<string, string>();
 
-/** SHA-1 of the script text, as Redis computes it for EVALSHA. */
-export function scriptSha(script: Script): Promise<string> {
-  let sha = shas.get(script.text);
-  if (!sha) {
-    sha = crypto.subtle
-      .digest("SHA-1", new TextEncoder().encode(script.text))
-      .then((buf) => [...new Uint8Array(buf)].map((b) => b.toString(16).padStart(2, "0")).join(""));
-    shas.set(script.text, sha);
-  }
+/**
+ * SHA-1 of the script text, as Redis computes it for EVALSHA. The hex is kept, not the promise of
+ * it: on Workers a request never awaits a promise another request made, which hangs if that one
+ * is cancelled first.
+ */
+export async function scriptSha(script: Script): Promise<string> {
+  const known = shas.get(script.text);
+  if (known !== undefined) return known;
+  const digest = await crypto.subtle.digest("SHA-1", new TextEncoder().encode(script.text));
+  const sha = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  shas.set(script.text, sha);
   return sha;
 }
 
