@@ -1,5 +1,6 @@
 import { keyOf } from "../keys.ts";
 import { periodLabel, type Period } from "../time.ts";
+import { UNION_CACHE_SLOTS } from "./limits.ts";
 
 /**
  * Keys of the counters area. Names never start with `_` (NAME_PATTERN), so the
@@ -40,3 +41,12 @@ export const counterKeys = {
 };
 
 export type { Aggregate } from "./limits.ts";
+
+/**
+ * Every cache key of a counter (its slots and the scratch key): what deleting it frees. Here, not
+ * with the reads that fill them, so the writes' module graph (./counters.ts) holds no read.
+ */
+export function cacheKeys(prefix: string, name: string): string[] {
+  const K = counterKeys;
+  return [...Array.from({ length: UNION_CACHE_SLOTS }, (_, i) => K.union(prefix, name, i)), K.scratch(prefix, name)];
+}

@@ -40,11 +40,6 @@ export function cacheSlot(rangeId: string): number {
   return (h >>> 0) % UNION_CACHE_SLOTS;
 }
 
-/** Every cache key of a counter (its slots and the scratch key): what deleting it frees. */
-export function cacheKeys(prefix: string, name: string): string[] {
-  return [...Array.from({ length: UNION_CACHE_SLOTS }, (_, i) => K.union(prefix, name, i)), K.scratch(prefix, name)];
-}
-
 /**
  * A write counts as late (and invalidates cached unions) only when its own clock says its period
  * has ended, so for this long after a period ends a write from a Worker whose clock lags may still
