@@ -1,14 +1,14 @@
 import * as z from "../zod.ts";
 import * as limits from "../../src/counters/limits.ts";
 import { PERIODS } from "../../src/time.ts";
-import { once, prechecked, type Verdict } from "../lazy-route.ts";
+import { once, prechecked } from "../lazy-route.ts";
+import { fieldsPrecheck, intField, memberField, nameField, oneOfField, textField } from "../prechecks.ts";
 import { MAX_INCREMENT } from "../../src/validation.ts";
 import {
   batchOf,
   batchPrecheck,
   Increment,
   intQuery,
-  intQueryValue,
   isPlainObject,
   Member,
   memberPrecheck,
@@ -77,36 +77,25 @@ export const periodQuery = once(() => ({
 /** The query of top and bottom. */
 export const RankingQuery = once(() => z.object({ n: intQuery(1, 1000, 10), ...periodQuery() }));
 
-const isOneOf = (list: readonly unknown[], value: unknown) => list.includes(value);
+/** What each of `periodQuery()`'s fields makes of the usual inputs (../prechecks.ts). */
+const periodFields = {
+  period: oneOfField(PERIODS),
+  from: textField(),
+  to: textField(),
+  aggregate: oneOfField(limits.AGGREGATES),
+};
 
 /**
  * RankingQuery's precheck (../lazy-route.ts `prechecked`): `n` in plain digits, a period and an
  * aggregate of the lists, `from` and `to` as text (the library parses them), or none of them;
  * anything else, zod decides. So a cold isolate's first top or bottom loads no zod.
  */
-export function rankingQueryPrecheck(value: unknown): Verdict {
-  const { n, period, from, to, aggregate } = value as Record<string, unknown>;
-  const count = intQueryValue(n, 1, 1000, 10);
-  if (count === undefined) return undefined;
-  const data: Record<string, unknown> = { n: count };
-  if (period !== undefined) {
-    if (!isOneOf(PERIODS, period)) return undefined;
-    data.period = period;
-  }
-  if (from !== undefined) {
-    if (typeof from !== "string") return undefined;
-    data.from = from;
-  }
-  if (to !== undefined) {
-    if (typeof to !== "string") return undefined;
-    data.to = to;
-  }
-  if (aggregate !== undefined) {
-    if (!isOneOf(limits.AGGREGATES, aggregate)) return undefined;
-    data.aggregate = aggregate;
-  }
-  return { success: true, data };
-}
+export const rankingQueryPrecheck = fieldsPrecheck({ n: intField(1, 1000, 10), ...periodFields });
+
+/** The query of a member lookup: `periodQuery()`. */
+export const MemberQuery = once(() => z.object(periodQuery()));
+/** MemberQuery's precheck, as RankingQuery's. */
+export const memberQueryPrecheck = fieldsPrecheck(periodFields);
 
 export const RangeInfo = once(() =>
   z
@@ -197,4 +186,6 @@ export const counterParamsChecked = () => nameParamsChecked("counter");
 export const memberParams = once(() =>
   counterParams().extend({ member: Member().openapi({ param: { name: "member", in: "path" } }) }),
 );
+/** memberParams' precheck: a counter name and a valid member, else zod decides. */
+export const memberParamsPrecheck = fieldsPrecheck({ counter: nameField, member: memberField });
 export const noContent = { description: "Done (also when there was nothing to delete)." };

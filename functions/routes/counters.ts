@@ -26,6 +26,9 @@ import {
   periodQuery,
   RangeInfo,
   RankedItem,
+  MemberQuery,
+  memberParamsPrecheck,
+  memberQueryPrecheck,
   RankingQuery,
   rankingQueryPrecheck,
   Scored,
@@ -155,7 +158,10 @@ lazyRoute(
   () => ({
     tags,
     summary: `One member's score with its 1-based rank from the top and from the bottom (over a range too big to union, whose keys hold more than ${limits.MAX_UNION_ENTRIES} entries, or ${limits.MAX_UNION_MEMBERS} that may be as many distinct members, the ranks, which need their union, are null)`,
-    request: { params: memberParams(), query: z.object(periodQuery()) },
+    request: {
+      params: prechecked(memberParams, memberParamsPrecheck),
+      query: prechecked(MemberQuery, memberQueryPrecheck),
+    },
     responses: () => ({
       200: jsonResponse(
         z

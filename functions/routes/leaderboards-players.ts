@@ -6,12 +6,11 @@
 import * as z from "../zod.ts";
 import * as leaderboards from "../../src/leaderboards/index.ts";
 import { ctxOf, markReplay } from "../middleware/context.ts";
-import { lazyRoute } from "../lazy-route.ts";
+import { lazyRoute, prechecked } from "../lazy-route.ts";
 import type { Routes } from "../router.ts";
 import { MAX_BATCH } from "../../src/validation.ts";
 import {
   errorResponses,
-  intQuery,
   jsonBody,
   jsonResponse,
   Member,
@@ -22,6 +21,11 @@ import {
 } from "../schemas.ts";
 
 import {
+  AroundQuery,
+  aroundQueryPrecheck,
+  playerParamsChecked,
+  PlayerQuery,
+  playerQueryPrecheck,
   tags,
   Meta,
   PlayerScore,
@@ -150,7 +154,7 @@ export function addPlayerRoutes(routes: Routes): void {
       tags,
       summary: "A player's score, rank, percentile, movement, profile and join time in a season",
       description: "A player who joined but has no score in the season reads as score 0, rank null.",
-      request: { params: playerParams(), query: z.object({ season: SeasonQuery() }) },
+      request: { params: playerParamsChecked(), query: prechecked(PlayerQuery, playerQueryPrecheck) },
       responses: () => ({ 200: jsonResponse(Player(), "The player."), ...errorResponses(), ...notFoundResponse() }),
     }),
     async (c) => {
@@ -167,8 +171,8 @@ export function addPlayerRoutes(routes: Routes): void {
       tags,
       summary: "The player with up to k rows above and below",
       request: {
-        params: playerParams(),
-        query: z.object({ k: intQuery(0, leaderboards.MAX_AROUND, 5), season: SeasonQuery() }),
+        params: playerParamsChecked(),
+        query: prechecked(AroundQuery, aroundQueryPrecheck),
       },
       responses: () => ({
         200: jsonResponse(

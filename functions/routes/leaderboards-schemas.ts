@@ -5,8 +5,9 @@
 import * as z from "../zod.ts";
 import * as leaderboards from "../../src/leaderboards/index.ts";
 import { MAX_BATCH } from "../../src/validation.ts";
-import { Increment, Name, nameParams, Score } from "../schemas.ts";
+import { Increment, intQuery, Name, nameParams, nameParamsChecked, Score } from "../schemas.ts";
 import { once } from "../lazy-route.ts";
+import { fieldsPrecheck, intField, textField } from "../prechecks.ts";
 
 export const tags = ["Leaderboards"];
 
@@ -175,6 +176,35 @@ export const rejectedResponse = once(
 
 export const boardParams = once(() => nameParams("board"));
 export const playerParams = once(() => nameParams("board", "player"));
+/** `boardParams()` and `playerParams()`, prechecked (../lazy-route.ts). */
+export const boardParamsChecked = () => nameParamsChecked("board");
+export const playerParamsChecked = () => nameParamsChecked("board", "player");
+
+/*
+ * The reads' queries, each with its precheck (../lazy-route.ts `prechecked`, ../prechecks.ts):
+ * numbers in plain digits and a season selector the library takes are decided without zod, so a
+ * cold isolate's first page, player or around read loads none; anything else, zod decides.
+ */
+const seasonField = textField((selector) => !leaderboards.seasonSelectorProblem(selector));
+/** The query of a page of the ranking. */
+export const PageQuery = once(() =>
+  z.object({
+    page: intQuery(1, 1_000_000, 1),
+    limit: intQuery(1, leaderboards.MAX_PAGE_LIMIT, 10),
+    season: SeasonQuery(),
+  }),
+);
+export const pageQueryPrecheck = fieldsPrecheck({
+  page: intField(1, 1_000_000, 1),
+  limit: intField(1, leaderboards.MAX_PAGE_LIMIT, 10),
+  season: seasonField,
+});
+/** The query of a player's read. */
+export const PlayerQuery = once(() => z.object({ season: SeasonQuery() }));
+export const playerQueryPrecheck = fieldsPrecheck({ season: seasonField });
+/** The query of the players around one. */
+export const AroundQuery = once(() => z.object({ k: intQuery(0, leaderboards.MAX_AROUND, 5), season: SeasonQuery() }));
+export const aroundQueryPrecheck = fieldsPrecheck({ k: intField(0, leaderboards.MAX_AROUND, 5), season: seasonField });
 export const noContent = { description: "Done (also when there was nothing to delete)." };
 
 export const BatchChange = once(() =>

@@ -2,7 +2,7 @@ import * as z from "../zod.ts";
 import * as leaderboards from "../../src/leaderboards/index.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay } from "../middleware/context.ts";
-import { lazyRoute } from "../lazy-route.ts";
+import { lazyRoute, prechecked } from "../lazy-route.ts";
 import { createRouter } from "../router.ts";
 import { addPlayerRoutes } from "./leaderboards-players.ts";
 import {
@@ -21,10 +21,12 @@ import {
   Reset,
   Settings,
   Row,
-  SeasonQuery,
   SeasonId,
   boardParams,
+  boardParamsChecked,
   noContent,
+  PageQuery,
+  pageQueryPrecheck,
   SeasonSummary,
 } from "./leaderboards-schemas.ts";
 
@@ -133,14 +135,7 @@ lazyRoute(
     tags,
     summary: "A page of the ranking with ranks",
     description: "A page past the end has no items. `ties` says how equal scores are ordered.",
-    request: {
-      params: boardParams(),
-      query: z.object({
-        page: intQuery(1, 1_000_000, 1),
-        limit: intQuery(1, leaderboards.MAX_PAGE_LIMIT, 10),
-        season: SeasonQuery(),
-      }),
-    },
+    request: { params: boardParamsChecked(), query: prechecked(PageQuery, pageQueryPrecheck) },
     responses: () => ({
       200: jsonResponse(
         z

@@ -3,6 +3,7 @@ import * as presence from "../../src/presence/index.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay, queueIfAsync } from "../middleware/context.ts";
 import { lazyRoute, once, prechecked, type Verdict } from "../lazy-route.ts";
+import { fieldsPrecheck, intField, textField } from "../prechecks.ts";
 import { createRouter } from "../router.ts";
 import {
   MAX_BATCH_ITEMS,
@@ -186,11 +187,22 @@ export const RoomQuery = once(() =>
   }),
 );
 /** RoomQuery's precheck (../lazy-route.ts `prechecked`): no `day`, or one as text (the library parses it). */
-export function roomQueryPrecheck(value: unknown): Verdict {
-  const { day } = value as Record<string, unknown>;
-  if (day === undefined) return { success: true, data: {} };
-  return typeof day === "string" ? { success: true, data: { day } } : undefined;
-}
+export const roomQueryPrecheck = fieldsPrecheck({ day: textField() });
+/** The query of the online members' list. */
+export const MembersQuery = once(() =>
+  z.object({
+    limit: intQuery(1, 1000, 100),
+    cursor: z.string().max(40).optional().openapi({ description: "nextCursor of the previous page" }),
+  }),
+);
+/** MembersQuery's precheck: `limit` in plain digits, a cursor of at most 40 characters. */
+export const membersQueryPrecheck = fieldsPrecheck({
+  limit: intField(1, 1000, 100),
+  cursor: textField((cursor) => cursor.length <= 40),
+});
+/** The query of a room's history. */
+export const HistoryQuery = once(() => z.object({ hours: intQuery(1, 24, 24) }));
+export const historyQueryPrecheck = fieldsPrecheck({ hours: intField(1, 24, 24) });
 const timeoutOf = (c: { get(key: "config"): { presenceTimeoutSeconds: number } }) => ({
   timeoutSeconds: c.get("config").presenceTimeoutSeconds,
 });
@@ -324,13 +336,7 @@ lazyRoute(
     summary: "Online members, least recently seen first, with cursor pagination",
     description:
       "A member that heartbeats while you page moves to the end: it may appear twice, but no member online throughout is skipped.",
-    request: {
-      params: roomParams(),
-      query: z.object({
-        limit: intQuery(1, 1000, 100),
-        cursor: z.string().max(40).optional().openapi({ description: "nextCursor of the previous page" }),
-      }),
-    },
+    request: { params: roomParamsChecked(), query: prechecked(MembersQuery, membersQueryPrecheck) },
     responses: () => ({ 200: jsonResponse(MemberPage(), "One page of online members."), ...errorResponses() }),
   }),
   async (c) => {
@@ -354,7 +360,7 @@ lazyRoute(
     tags,
     summary: "Online count sampled each minute by the trim job, oldest first",
     description: "Minutes without a sample (the job did not run, or the room had been idle) have no point.",
-    request: { params: roomParams(), query: z.object({ hours: intQuery(1, 24, 24) }) },
+    request: { params: roomParamsChecked(), query: prechecked(HistoryQuery, historyQueryPrecheck) },
     responses: () => ({ 200: jsonResponse(History(), "Points of the last `hours` hours."), ...errorResponses() }),
   }),
   async (c) => c.json(await presence.history(ctxOf(c), c.req.valid("param").room, c.req.valid("query").hours), 200),

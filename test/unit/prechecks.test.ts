@@ -4,11 +4,33 @@ import {
   counterParams,
   incrPrecheck,
   IncrItem,
+  MemberQuery,
+  memberParams,
+  memberParamsPrecheck,
+  memberQueryPrecheck,
   RankingQuery,
   rankingQueryPrecheck,
 } from "../../functions/routes/counters-schemas.ts";
+import { ReadQuery, readQueryPrecheck } from "../../functions/routes/histograms.ts";
+import {
+  AroundQuery,
+  aroundQueryPrecheck,
+  PageQuery,
+  pageQueryPrecheck,
+  PlayerQuery,
+  playerQueryPrecheck,
+} from "../../functions/routes/leaderboards-schemas.ts";
 import { HealthQuery, healthQueryPrecheck } from "../../functions/routes/health.ts";
-import { HeartbeatBody, heartbeatPrecheck, RoomQuery, roomQueryPrecheck } from "../../functions/routes/presence.ts";
+import {
+  HeartbeatBody,
+  heartbeatPrecheck,
+  HistoryQuery,
+  historyQueryPrecheck,
+  MembersQuery,
+  membersQueryPrecheck,
+  RoomQuery,
+  roomQueryPrecheck,
+} from "../../functions/routes/presence.ts";
 import { EventsBody, eventsPrecheck } from "../../functions/routes/trending.ts";
 import {
   MemberLookupParams,
@@ -20,7 +42,7 @@ import {
   WindowQuery,
   windowQueryPrecheck,
 } from "../../functions/routes/trending-schemas.ts";
-import { batchOf, nameParamsPrecheck } from "../../functions/schemas.ts";
+import { batchOf, nameParams, nameParamsPrecheck } from "../../functions/schemas.ts";
 import { loadZod } from "../../functions/zod.ts";
 
 // zod loads on first use (functions/zod.ts); these tests build its schemas directly.
@@ -267,5 +289,93 @@ describe("prechecks answer as zod", () => {
       1,
     ];
     expect(agrees(HeartbeatBody(), heartbeatPrecheck, inputs)).toBeGreaterThan(20);
+  });
+
+  // Reads prechecked field by field (functions/prechecks.ts).
+  const clean = (q: Record<string, unknown>) =>
+    Object.fromEntries(Object.entries(q).filter(([, v]) => v !== undefined));
+  /** Every combination of the values listed for each field (a field's `undefined`: absent). */
+  const combinations = (values: Record<string, unknown[]>) =>
+    Object.entries(values).reduce<Record<string, unknown>[]>(
+      (all, [key, list]) => all.flatMap((q) => list.map((v) => ({ ...q, [key]: v }))),
+      [{}],
+    );
+  const counts = (...good: string[]): unknown[] => [
+    undefined,
+    ...good,
+    "0",
+    "",
+    "07",
+    "1e1",
+    " 5",
+    "2.5",
+    "-1",
+    "x",
+    ["1", "2"],
+    "99999999999",
+  ];
+
+  it("counter member lookups: path parameters and query", () => {
+    const names = ["c1", "", "-a", "a".repeat(65), "a b", 1];
+    const params = names.flatMap((counter) => members.map((member) => ({ counter, member })));
+    // decided: the one good counter with the two good members
+    expect(agrees(memberParams(), memberParamsPrecheck, params)).toBe(2);
+    const queries = combinations({
+      period: [undefined, "hour", "day", "week", "month", "year", "Hour", "", ["day"]],
+      from: [undefined, "2026-11-01", "", ["a", "b"]],
+      to: [undefined, "1700000000000", "not a time"],
+      aggregate: [undefined, "sum", "min", "max", "avg", ["sum"]],
+    }).map(clean);
+    // decided: 5 periods (absent and the four; no `year`) × 3 froms × 3 tos × 4 aggregates, and the last one
+    expect(agrees(MemberQuery(), memberQueryPrecheck, [...queries, { period: "day", other: "x" }])).toBe(
+      5 * 3 * 3 * 4 + 1,
+    );
+  });
+
+  it("histogram reads: path parameters and query", () => {
+    const params = ["h1", "", "a b", "-x"].map((histogram) => ({ histogram }));
+    expect(agrees(nameParams("histogram"), nameParamsPrecheck("histogram"), params)).toBe(1);
+    const days: unknown[] = [undefined, "2026-11-20", "", "2026-1-20", "20261120", "yesterday", ["2026-11-20"]];
+    const queries = combinations({ from: days, to: days, top: counts("1", "10", "100") }).map(clean);
+    // decided: 3 good days (absent, a date, empty) on each side × 4 tops (absent, 1, 10, 100)
+    expect(agrees(ReadQuery(), readQueryPrecheck, [...queries, { top: "5", other: "x" }])).toBe(3 * 3 * 4 + 1);
+  });
+
+  it("leaderboard reads: path parameters, page, player and around queries", () => {
+    const names = ["b1", "", "a b"];
+    const params = names.flatMap((board) => names.map((player) => ({ board, player })));
+    expect(agrees(nameParams("board", "player"), nameParamsPrecheck("board", "player"), params)).toBe(1);
+    const seasons: unknown[] = [
+      undefined,
+      "current",
+      "previous",
+      "2026-11-23",
+      "2026-W48",
+      "2026-11",
+      "",
+      "next",
+      "2026-13",
+      "2026-W60",
+      ["current"],
+    ];
+    const pages = combinations({ page: counts("1", "2"), limit: counts("1", "10", "100"), season: seasons }).map(clean);
+    // decided seasons: absent and the five selectors the library takes
+    // pages: 3 pages (absent, 1, 2) × 4 limits (absent, 1, 10, 100) × 6 seasons
+    expect(agrees(PageQuery(), pageQueryPrecheck, pages)).toBe(3 * 4 * 6);
+    const players = seasons.map((season) => clean({ season }));
+    expect(agrees(PlayerQuery(), playerQueryPrecheck, [...players, { other: "x" }])).toBe(6 + 1);
+    // around: 4 ks (absent, 1, 5, 50; "0" is zod's) × 6 seasons
+    const around = combinations({ k: counts("1", "5", "50"), season: seasons }).map(clean);
+    expect(agrees(AroundQuery(), aroundQueryPrecheck, around)).toBe(4 * 6);
+  });
+
+  it("presence member lists and history queries", () => {
+    const cursors: unknown[] = [undefined, "", "abc", "x".repeat(40), "x".repeat(41), "é".repeat(40), ["a"]];
+    const lists = combinations({ limit: counts("1", "100", "1000"), cursor: cursors }).map(clean);
+    // decided: 4 limits (absent, 1, 100, 1000) × 5 cursors (absent, empty, short, 40 and 40 × é)
+    expect(agrees(MembersQuery(), membersQueryPrecheck, [...lists, { other: "x" }])).toBe(4 * 5 + 1);
+    const hours = counts("1", "24", "25").map((h) => clean({ hours: h }));
+    // decided: absent, 1, 24 (25 is over the maximum)
+    expect(agrees(HistoryQuery(), historyQueryPrecheck, hours)).toBe(3);
   });
 });

@@ -1,0 +1,66 @@
+import { memberProblem, NAME_PATTERN } from "../src/validation.ts";
+import type { Verdict } from "./lazy-route.ts";
+import { intQueryValue } from "./schemas.ts";
+
+/**
+ * Prechecks (./lazy-route.ts `prechecked`) of query and path-parameter objects, field by field.
+ *
+ * Why: a read whose query or parameters only zod can validate loads zod on its first request
+ * (~8 ms of CPU in a cold isolate: functions/zod.ts). The usual inputs of a read are simple (a
+ * number in plain digits, a name, a value of a list), so a field that knows what zod makes of them
+ * answers without zod, and leaves anything else to zod, which then answers exactly as before.
+ * Each precheck built here is compared with its zod schema in test/unit/prechecks.test.ts.
+ */
+
+/** What a field returns when zod leaves its key out of the data (an optional field, absent). */
+export const OMIT: unique symbol = Symbol("omit");
+
+/**
+ * A field's precheck: the value zod's schema makes of the input, `OMIT` when zod leaves the key
+ * out, or `undefined` when only zod can say (a wrong value: its issues are zod's to word).
+ */
+export type Field = (value: unknown) => unknown;
+
+/**
+ * The precheck of `z.object(...)` whose fields are `fields`, in the schema's key order (zod's data
+ * lists the keys in that order). Keys that are not fields are ignored, as a `z.object` strips them.
+ */
+export function fieldsPrecheck(fields: Record<string, Field>): (value: unknown) => Verdict {
+  const entries = Object.entries(fields);
+  return (value) => {
+    // Hono hands over an object; anything else is zod's to refuse.
+    if (typeof value !== "object" || value === null) return undefined;
+    const input = value as Record<string, unknown>;
+    const data: Record<string, unknown> = {};
+    for (const [key, field] of entries) {
+      const v = field(Object.hasOwn(input, key) ? input[key] : undefined);
+      if (v === undefined) return undefined;
+      if (v !== OMIT) data[key] = v;
+    }
+    return { success: true, data };
+  };
+}
+
+/** `intQuery(min, max, fallback)` (./schemas.ts): plain decimal digits within the range, or absent. */
+export const intField =
+  (min: number, max: number, fallback: number): Field =>
+  (value) =>
+    intQueryValue(value, min, max, fallback);
+
+/** An optional string that passes `test` (any string without one); a repeated query name is an array: zod's. */
+export const textField =
+  (test?: (text: string) => boolean): Field =>
+  (value) =>
+    value === undefined ? OMIT : typeof value === "string" && (!test || test(value)) ? value : undefined;
+
+/** An optional value of `list` (`z.enum(list).optional()`). */
+export const oneOfField =
+  (list: readonly string[]): Field =>
+  (value) =>
+    value === undefined ? OMIT : list.includes(value as string) ? value : undefined;
+
+/** A path name (`Name`, ./schemas.ts). */
+export const nameField: Field = (value) => (typeof value === "string" && NAME_PATTERN.test(value) ? value : undefined);
+
+/** A member or id in a path (`Member`, ./schemas.ts): 1..256 UTF-8 bytes, no control characters. */
+export const memberField: Field = (value) => (typeof value === "string" && !memberProblem(value) ? value : undefined);
