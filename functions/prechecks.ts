@@ -1,6 +1,7 @@
+import { parseAt } from "../src/time.ts";
 import { memberProblem, NAME_PATTERN } from "../src/validation.ts";
 import type { Verdict } from "./lazy-route.ts";
-import { intQueryValue } from "./schemas.ts";
+import { intQueryValue, isPlainObject } from "./schemas.ts";
 
 /**
  * Prechecks (./lazy-route.ts `prechecked`) of query and path-parameter objects, field by field.
@@ -64,3 +65,55 @@ export const nameField: Field = (value) => (typeof value === "string" && NAME_PA
 
 /** A member or id in a path (`Member`, ./schemas.ts): 1..256 UTF-8 bytes, no control characters. */
 export const memberField: Field = (value) => (typeof value === "string" && !memberProblem(value) ? value : undefined);
+
+/*
+ * Values of JSON bodies, for prechecks of write bodies that decide only what zod accepts (any
+ * problem is zod's to word): `undefined` when the value is not one zod takes as it is.
+ */
+
+/** A required field: absent is zod's (a missing key). */
+export const required =
+  (field: Field): Field =>
+  (value) =>
+    value === undefined ? undefined : field(value);
+
+/** An optional field: absent leaves the key out, as zod does. */
+export const optional =
+  (field: Field): Field =>
+  (value) =>
+    value === undefined ? OMIT : field(value);
+
+/** `z.number().finite().min(-limit).max(limit)`: `Score()` (1e15), `Increment()` (1e12). */
+export const boundedNumber =
+  (limit: number): Field =>
+  (value) =>
+    typeof value === "number" && Number.isFinite(value) && value >= -limit && value <= limit ? value : undefined;
+
+/** `At()` (./schemas.ts): epoch ms of an integer or of a time string `parseAt` takes. */
+export const atField: Field = (value) =>
+  (Number.isSafeInteger(value) || typeof value === "string" ? parseAt(value as number | string) : null) ?? undefined;
+
+/** One of `list`. */
+export const oneOf =
+  (list: readonly string[]): Field =>
+  (value) =>
+    list.includes(value as string) ? value : undefined;
+
+/**
+ * `z.object(...).strict()` of `fields`, for a body: the data in the schema's key order, or
+ * `undefined` for anything but a plain object whose keys are all fields and whose fields all pass.
+ */
+export function strictObject(fields: Record<string, Field>): (value: unknown) => Record<string, unknown> | undefined {
+  const entries = Object.entries(fields);
+  return (value) => {
+    if (!isPlainObject(value)) return undefined;
+    for (const key of Object.keys(value)) if (!Object.hasOwn(fields, key)) return undefined;
+    const data: Record<string, unknown> = {};
+    for (const [key, field] of entries) {
+      const v = field(Object.hasOwn(value, key) ? value[key] : undefined);
+      if (v === undefined) return undefined;
+      if (v !== OMIT) data[key] = v;
+    }
+    return data;
+  };
+}

@@ -336,7 +336,7 @@ lazyRoute(
     tags,
     summary: "Delete a counter, its buckets and its registry entry (admin)",
     middleware: [requireScope("admin")] as const,
-    request: { params: counterParams() },
+    request: { params: counterParamsChecked() },
     responses: () => ({ 204: noContent, ...writeErrorResponses() }),
   }),
   async (c) => {

@@ -23,6 +23,9 @@ import {
 import {
   AroundQuery,
   aroundQueryPrecheck,
+  batchChangesPrecheck,
+  boardParamsChecked,
+  changePrecheck,
   playerParamsChecked,
   PlayerQuery,
   playerQueryPrecheck,
@@ -95,7 +98,7 @@ export function addPlayerRoutes(routes: Routes): void {
       summary: "Increment (`by`, may be negative) or set (`set`, `mode` replace|best) a score",
       description:
         "Atomic. 404 when the player has not joined; 400 when the result would leave ±1e15; 422 `score_rejected` when it breaks the board's guards. On a seasonal board the player's first write of a season enters it at 0.",
-      request: { params: playerParams(), ...jsonBody(Change()) },
+      request: { params: playerParamsChecked(), ...jsonBody(prechecked(Change, changePrecheck)) },
       responses: () => ({
         200: jsonResponse(ScoreResult().omit({ player: true }), "The new score and 1-based rank."),
         ...writeErrorResponses(),
@@ -126,7 +129,7 @@ export function addPlayerRoutes(routes: Routes): void {
       summary: "Score changes for several players in one atomic request",
       description:
         "`{player, by}` / `{player, set, mode?}` or `{items: [...]}` (up to 1,000), applied in order. One unknown player, out-of-range result or guard breach (422 `score_rejected`) refuses the whole batch.",
-      request: { params: boardParams(), ...jsonBody(BatchBody()) },
+      request: { params: boardParamsChecked(), ...jsonBody(prechecked(BatchBody, batchChangesPrecheck)) },
       responses: () => ({
         200: jsonResponse(
           z.object({ results: z.array(ScoreResult()) }),
@@ -206,7 +209,7 @@ export function addPlayerRoutes(routes: Routes): void {
       summary: "Remove a player (ingest)",
       description:
         "The contract gives this to ingest keys (the game server removes a player who leaves). It removes that one player; the board's settings stay unless only joins made the board, and removing its last player takes the board out of the list.",
-      request: { params: playerParams() },
+      request: { params: playerParamsChecked() },
       responses: () => ({ 204: noContent, ...errorResponses() }),
     }),
     async (c) => {

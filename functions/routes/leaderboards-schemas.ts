@@ -4,10 +4,20 @@
  */
 import * as z from "../zod.ts";
 import * as leaderboards from "../../src/leaderboards/index.ts";
-import { MAX_BATCH } from "../../src/validation.ts";
-import { Increment, intQuery, Name, nameParams, nameParamsChecked, Score } from "../schemas.ts";
-import { once } from "../lazy-route.ts";
-import { fieldsPrecheck, intField, textField } from "../prechecks.ts";
+import { MAX_BATCH, MAX_INCREMENT } from "../../src/validation.ts";
+import { batchPrecheck, Increment, intQuery, Name, nameParams, nameParamsChecked, Score } from "../schemas.ts";
+import { once, type Verdict } from "../lazy-route.ts";
+import {
+  boundedNumber,
+  fieldsPrecheck,
+  intField,
+  nameField,
+  oneOf,
+  optional,
+  required,
+  strictObject,
+  textField,
+} from "../prechecks.ts";
 
 export const tags = ["Leaderboards"];
 
@@ -149,6 +159,20 @@ const SetChange = once(() =>
 export const Change = once(() =>
   z.union([ByChange().strict(), SetChange().strict()]).openapi("LeaderboardScoreChange"),
 );
+/**
+ * Change's precheck (../lazy-route.ts `prechecked`): `{by}` within ±1e12 or `{set, mode?}` within
+ * ±1e15, as zod accepts them, decided without zod (a cold isolate's first score write loads none);
+ * any problem, zod decides and words.
+ */
+const byChange = strictObject({ by: required(boundedNumber(MAX_INCREMENT)) });
+const setChange = strictObject({
+  set: required(boundedNumber(1e15)),
+  mode: optional(oneOf(["replace", "best"])),
+});
+export function changePrecheck(value: unknown): Verdict {
+  const data = byChange(value) ?? setChange(value);
+  return data === undefined ? undefined : { success: true, data };
+}
 export const ScoreResult = once(() =>
   z.object({ player: z.string(), score: z.number(), rank: z.number().int() }).openapi("LeaderboardScore"),
 );
@@ -216,6 +240,15 @@ export const BatchBody = once(() =>
     .union([...BatchChange().options, z.object({ items: z.array(BatchChange()).min(1).max(MAX_BATCH) }).strict()])
     .openapi("LeaderboardScoreBatch"),
 );
+
+/** BatchBody's precheck, as Change's: each item with its player (a name), in BatchChange's key order. */
+const byPlayer = strictObject({ by: required(boundedNumber(MAX_INCREMENT)), player: required(nameField) });
+const setPlayer = strictObject({
+  set: required(boundedNumber(1e15)),
+  mode: optional(oneOf(["replace", "best"])),
+  player: required(nameField),
+});
+export const batchChangesPrecheck = batchPrecheck((item) => byPlayer(item) ?? setPlayer(item), "items");
 
 export const SubsetRow = once(() =>
   z

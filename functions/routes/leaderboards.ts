@@ -168,7 +168,7 @@ lazyRoute(
   () => ({
     tags,
     summary: "How many players a board has, and its settings",
-    request: { params: boardParams() },
+    request: { params: boardParamsChecked() },
     responses: () => ({
       200: jsonResponse(Settings().omit({ created: true }).openapi("LeaderboardCount"), "The board."),
       ...errorResponses(),
@@ -187,7 +187,7 @@ lazyRoute(
     summary: "Delete a board with every player (admin)",
     description: "Removes every key of the board and its registry entry in one script; no keyspace scan.",
     middleware: [requireScope("admin")] as const,
-    request: { params: boardParams() },
+    request: { params: boardParamsChecked() },
     responses: () => ({ 204: noContent, ...errorResponses() }),
   }),
   async (c) => {
@@ -208,7 +208,7 @@ lazyRoute(
     summary: "Kept seasons with their size and top 3, newest first",
     description:
       "The current season and up to `keepSeasons` finished ones; seasons nobody played are not listed. Empty for a board without seasons.",
-    request: { params: boardParams() },
+    request: { params: boardParamsChecked() },
     responses: () => ({
       200: jsonResponse(
         z

@@ -3,7 +3,7 @@ import * as presence from "../../src/presence/index.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay, queueIfAsync } from "../middleware/context.ts";
 import { lazyRoute, once, prechecked, type Verdict } from "../lazy-route.ts";
-import { fieldsPrecheck, intField, textField } from "../prechecks.ts";
+import { fieldsPrecheck, intField, memberField, nameField, textField } from "../prechecks.ts";
 import { createRouter } from "../router.ts";
 import {
   MAX_BATCH_ITEMS,
@@ -15,7 +15,6 @@ import {
   isPlainObject,
   jsonBody,
   jsonResponse,
-  nameParams,
   nameParamsChecked,
   writeErrorResponses,
   queuedResponse,
@@ -175,8 +174,7 @@ const Rooms = once(() =>
     .openapi("PresenceRooms"),
 );
 
-const roomParams = once(() => nameParams("room"));
-/** `roomParams()`, prechecked (../lazy-route.ts). */
+/** The room path parameter, prechecked (../lazy-route.ts). */
 const roomParamsChecked = () => nameParamsChecked("room");
 export const RoomQuery = once(() =>
   z.object({
@@ -206,6 +204,16 @@ export const historyQueryPrecheck = fieldsPrecheck({ hours: intField(1, 24, 24) 
 const timeoutOf = (c: { get(key: "config"): { presenceTimeoutSeconds: number } }) => ({
   timeoutSeconds: c.get("config").presenceTimeoutSeconds,
 });
+
+/** The path of a leave: a room and an id. */
+export const LeaveParams = once(() =>
+  z.object({
+    room: Name().openapi({ param: { name: "room", in: "path" } }),
+    id: Member().openapi({ param: { name: "id", in: "path" } }),
+  }),
+);
+/** LeaveParams' precheck: a room name and a valid id (a page unload's leave loads no zod). */
+export const leaveParamsPrecheck = fieldsPrecheck({ room: nameField, id: memberField });
 
 export const presenceRoutes = createRouter();
 
@@ -267,12 +275,7 @@ lazyRoute(
     summary: "Take an id offline at once (leave)",
     description:
       "Ends the id's online session only: its mapping, today's active/new/peak figures and the history stay.",
-    request: {
-      params: z.object({
-        room: Name().openapi({ param: { name: "room", in: "path" } }),
-        id: Member().openapi({ param: { name: "id", in: "path" } }),
-      }),
-    },
+    request: { params: prechecked(LeaveParams, leaveParamsPrecheck) },
     responses: () => ({
       204: { description: "The id is offline (also when it was not online)." },
       ...errorResponses(),
@@ -374,7 +377,7 @@ lazyRoute(
     tags,
     summary: "Delete a room: every key, its id mapping and its registry entries (admin)",
     middleware: [requireScope("admin")] as const,
-    request: { params: roomParams() },
+    request: { params: roomParamsChecked() },
     responses: () => ({ 204: { description: "Deleted (also when it did not exist)." }, ...errorResponses() }),
   }),
   async (c) => {

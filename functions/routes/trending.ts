@@ -5,6 +5,7 @@ import { edgeCached } from "../edge-cache.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay, queueIfAsync } from "../middleware/context.ts";
 import { lazyRoute, once, prechecked } from "../lazy-route.ts";
+import { fieldsPrecheck, memberField, OMIT } from "../prechecks.ts";
 import { createRouter } from "../router.ts";
 import { parseAt } from "../../src/time.ts";
 import { MAX_INCREMENT } from "../../src/validation.ts";
@@ -19,7 +20,7 @@ import {
   isPlainObject,
   Member,
   memberPrecheck,
-  nameParams,
+  intQueryValue,
   nameParamsChecked,
   normalizeBatch,
   writeErrorResponses,
@@ -190,8 +191,7 @@ const HistoryResponse = once(() =>
     .openapi("TrendingHistory"),
 );
 
-const streamParams = once(() => nameParams("stream"));
-const HistoryQuery = once(() =>
+export const HistoryQuery = once(() =>
   z.object({
     member: Member(),
     hours: z.coerce.number().int().min(1).max(trending.MAX_WINDOW_HOURS).optional().openapi({
@@ -201,6 +201,11 @@ const HistoryQuery = once(() =>
     }),
   }),
 );
+/** HistoryQuery's precheck (../prechecks.ts): a valid member, `hours` absent or in plain digits. */
+export const historyQueryPrecheck = fieldsPrecheck({
+  member: memberField,
+  hours: (hours) => (hours === undefined ? OMIT : intQueryValue(hours, 1, trending.MAX_WINDOW_HOURS, 0)),
+});
 
 function settings(c: Context<AppEnv>) {
   return { retentionHours: c.get("config").trendingRetentionHours };
@@ -306,7 +311,7 @@ lazyRoute(
     summary: "One member's count hour by hour (one Redis round trip)",
     description:
       "Points for the `hours` finished hours and the current one, oldest first. Compaction trims finished hours to their top members: a point's `maxError` says how far below the truth its count may be (0: exact), and `exact` is false when any point's hour was trimmed.",
-    request: { params: streamParams(), query: HistoryQuery() },
+    request: { params: nameParamsChecked("stream"), query: prechecked(HistoryQuery, historyQueryPrecheck) },
     responses: () => ({ 200: jsonResponse(HistoryResponse(), "The member's hourly counts."), ...errorResponses() }),
   }),
   async (c) => {
@@ -347,7 +352,7 @@ lazyRoute(
     tags,
     summary: "Delete a stream: every bucket, union and registry entry (admin)",
     middleware: [requireScope("admin")] as const,
-    request: { params: streamParams() },
+    request: { params: nameParamsChecked("stream") },
     responses: () => ({ 204: { description: "Deleted (also when it did not exist)." }, ...errorResponses() }),
   }),
   async (c) => {

@@ -11,10 +11,19 @@ import {
   RankingQuery,
   rankingQueryPrecheck,
 } from "../../functions/routes/counters-schemas.ts";
-import { ReadQuery, readQueryPrecheck } from "../../functions/routes/histograms.ts";
+import {
+  ObservationBody,
+  observationsPrecheck,
+  ReadQuery,
+  readQueryPrecheck,
+} from "../../functions/routes/histograms.ts";
 import {
   AroundQuery,
   aroundQueryPrecheck,
+  BatchBody,
+  batchChangesPrecheck,
+  Change,
+  changePrecheck,
   PageQuery,
   pageQueryPrecheck,
   PlayerQuery,
@@ -26,12 +35,19 @@ import {
   heartbeatPrecheck,
   HistoryQuery,
   historyQueryPrecheck,
+  LeaveParams,
+  leaveParamsPrecheck,
   MembersQuery,
   membersQueryPrecheck,
   RoomQuery,
   roomQueryPrecheck,
 } from "../../functions/routes/presence.ts";
-import { EventsBody, eventsPrecheck } from "../../functions/routes/trending.ts";
+import {
+  EventsBody,
+  eventsPrecheck,
+  HistoryQuery as TrendHistoryQuery,
+  historyQueryPrecheck as trendHistoryPrecheck,
+} from "../../functions/routes/trending.ts";
 import {
   MemberLookupParams,
   memberLookupParamsPrecheck,
@@ -104,6 +120,8 @@ const items: unknown[] = [
   [],
   "a",
 ];
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 describe("prechecks answer as zod", () => {
   it("counter increment bodies", () => {
@@ -377,5 +395,116 @@ describe("prechecks answer as zod", () => {
     const hours = counts("1", "24", "25").map((h) => clean({ hours: h }));
     // decided: absent, 1, 24 (25 is over the maximum)
     expect(agrees(HistoryQuery(), historyQueryPrecheck, hours)).toBe(3);
+  });
+
+  // Write bodies decided only when zod takes them as they are (functions/prechecks.ts).
+  const numbers: unknown[] = [
+    0,
+    -0,
+    1.5,
+    -7,
+    1e12,
+    -1e12,
+    1e12 + 1,
+    1e15,
+    -1e15,
+    1e15 + 2,
+    1e300,
+    "1",
+    null,
+    true,
+    [1],
+  ];
+  const times: unknown[] = [
+    undefined,
+    1_700_000_000_000,
+    "2026-11-22T15:04:05Z",
+    "2026-11-22",
+    1.5,
+    2 ** 60,
+    "",
+    "x",
+    null,
+  ];
+
+  it("histogram observation bodies", () => {
+    const items = numbers.flatMap((value) => times.map((at) => clean({ value, at })));
+    const inputs: unknown[] = [
+      ...items,
+      ...items.map((item) => ({ values: [item] })),
+      ...numbers.map((value) => ({ values: [value] })),
+      { values: [1, { value: 2, at: "2026-11-22" }, 3] },
+      { values: [1, { value: 2, extra: 1 }] },
+      { values: [1, "2"] },
+      { values: [] },
+      { values: Array.from({ length: 1000 }, (_, i) => i) },
+      { values: Array.from({ length: 1001 }, (_, i) => i) },
+      { values: [1], value: 1 },
+      { at: 1, value: 2 },
+      { value: 1, extra: 1 },
+      JSON.parse('{"value":1,"__proto__":{"at":1}}'),
+      {},
+      [],
+      5,
+      null,
+    ];
+    // decided: 9 values within ±1e15 × 4 times zod takes (absent, an integer, two ISO texts) = 36, alone and in
+    // `values`; the 9 bare numbers in `values`; a mixed list, 1,000 numbers, and `{at: 1, value: 2}`
+    expect(agrees(ObservationBody(), observationsPrecheck, inputs)).toBe(36 + 36 + 9 + 3);
+  });
+
+  it("leaderboard score changes, one or a batch", () => {
+    const modes: unknown[] = [undefined, "replace", "best", "worst", "", 1];
+    const changes: unknown[] = [
+      ...numbers.map((by) => ({ by })),
+      ...numbers.flatMap((set) => modes.map((mode) => clean({ set, mode }))),
+      { by: 1, set: 2 },
+      { by: 1, extra: 1 },
+      { mode: "best" },
+      {},
+      [],
+      1,
+      null,
+    ];
+    // decided: 6 `by` within ±1e12; 9 `set` within ±1e15 × 3 modes (absent, replace, best)
+    expect(agrees(Change(), changePrecheck, changes)).toBe(6 + 9 * 3);
+    const players: unknown[] = ["p1", "", "a b", 1, undefined];
+    const items = changes.filter(isObject).flatMap((change) => players.map((player) => clean({ ...change, player })));
+    const batches: unknown[] = [
+      ...items,
+      ...items.map((item) => ({ items: [item] })),
+      {
+        items: [
+          { by: 1, player: "a" },
+          { set: 2, mode: "best", player: "b" },
+          { player: "c", set: 3 },
+        ],
+      },
+      {
+        items: [
+          { by: 1, player: "a" },
+          { by: 1, player: "" },
+        ],
+      },
+      { items: [] },
+      { items: Array.from({ length: 1001 }, () => ({ by: 1, player: "a" })) },
+      { items: [{ by: 1, player: "a" }], by: 1 },
+      null,
+    ];
+    // decided: those 33 changes with the one good player, alone and in `items`, and the mixed batch
+    expect(agrees(BatchBody(), batchChangesPrecheck, batches)).toBe(33 + 33 + 1);
+  });
+
+  it("trending history queries and presence leave parameters", () => {
+    const queries = combinations({ member: [...members, undefined], hours: counts("1", "48", "168", "169") }).map(
+      clean,
+    );
+    // decided: the two good members × 4 hours (absent, 1, 48, 168)
+    expect(agrees(TrendHistoryQuery(), trendHistoryPrecheck, [...queries, { member: "a", other: "x" }])).toBe(
+      2 * 4 + 1,
+    );
+    const params = ["r1", "", "a b"].flatMap((room) => members.map((id) => ({ room, id })));
+    // decided: the good room with the two good ids
+    expect(agrees(LeaveParams(), leaveParamsPrecheck, params)).toBe(2);
   });
 });

@@ -71,7 +71,7 @@ describe("lazy route schemas", () => {
     expect(zodLoaded()).toBe(false);
   });
 
-  it("the usual reads load no zod either: their queries and parameters are prechecked", async () => {
+  it("the usual reads and ingest writes load no zod either: their queries, parameters and bodies are prechecked", async () => {
     const reads = [
       // (the trending top is the next test's: it builds that route first)
       "/v1/trending/s1/members/m1?window=24h",
@@ -82,6 +82,8 @@ describe("lazy route schemas", () => {
       "/v1/leaderboards/b1/players/p1",
       "/v1/presence/r1/members?limit=10",
       "/v1/presence/r1/history?hours=3",
+      "/v1/trending/s1/history?member=m1&hours=24",
+      "/v1/leaderboards/b1/count",
     ];
     for (const path of reads) {
       const res = await send(path, { headers: { authorization: `Bearer ${TEST_KEYS.read}` } });
@@ -89,6 +91,24 @@ describe("lazy route schemas", () => {
       expect([200, 404], `${path}: ${await res.text()}`).toContain(res.status);
       expect(zodLoaded(), path).toBe(false);
     }
+    // and the ingest writes whose bodies are prechecked (a histogram or player that does not exist is a 404)
+    const writes: [string, unknown][] = [
+      ["/v1/histograms/h1/observations", { values: [12.5, { value: 3, at: "2026-11-22T10:00:00Z" }] }],
+      ["/v1/leaderboards/b1/players/p1/score", { by: 5 }],
+      ["/v1/leaderboards/b1/scores", { items: [{ player: "p1", set: 10, mode: "best" }] }],
+    ];
+    for (const [path, body] of writes) {
+      const res = await write(path, JSON.stringify(body));
+      expect([200, 404], `${path}: ${await res.text()}`).toContain(res.status);
+      expect(zodLoaded(), path).toBe(false);
+    }
+    // a leave (a page unload's DELETE)
+    const leave = await send("/v1/presence/r1/members/u1", {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${TEST_KEYS.ingest}` },
+    });
+    expect(leave.status).toBe(204);
+    expect(zodLoaded()).toBe(false);
   });
 
   it("a refused request builds only its own route, once, and answers the usual 400 envelope", async () => {
