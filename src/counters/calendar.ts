@@ -1,31 +1,66 @@
 /**
  * Calendar rollups of period counters (issue 15): an `hour` increment also
- * lands in its day's and its month's rollup, a `day` increment in its month's,
- * so a range of any length is answered from at most ~120 keys (raw buckets at
- * the edges, day rollups next, whole months in the middle) instead of one key
- * per bucket. ISO weeks straddle months, so `week` (≤ 59 buckets in 400 days)
- * and `month` (≤ 14) keep no rollups.
+ * lands in its quarter-day's, its day's and its month's rollup, a `day`
+ * increment in its month's, so a range of any length is answered from at most
+ * ~120 keys (raw buckets at the edges, day rollups next, whole months in the
+ * middle) instead of one key per bucket. ISO weeks straddle months, so `week`
+ * (≤ 59 buckets in 400 days) and `month` (≤ 14) keep no rollups.
  *
  * Rollup keys are not buckets a reader can name: `…:hour:by-day:20261122`
  * holds the sum of that day's hourly buckets and is distinct from the
  * `…:day:20261122` bucket written with `period=day`.
+ *
+ * Quarter-day rollups (`…:hour:by-quarter:20261122T06`, hours 06–12 UTC) came
+ * later: a life that began before them (its index lacks the field `q`) has
+ * none for its older hours, so only the reads and deletes that know the life
+ * has them use them (`edgePlan`'s `flat`, `deletePlan`'s `older`); the union
+ * of a range (`decompose`) reads hours up to the first whole day as before.
  */
-import { DAY, periodEnd, periodStart, type Period } from "../time.ts";
+import { DAY, HOUR, periodEnd, periodLabel, periodStart, type Period } from "../time.ts";
 
-export type Coarse = "day" | "month";
+export type Coarse = "quarter" | "day" | "month";
 
-/** The rollup levels above a period: coarser first is not implied; finest rollup first. */
+/** A quarter of a UTC day: hours 00–06, 06–12, 12–18, 18–24. */
+export const QUARTER = 6 * HOUR;
+
+/** A level of a counter's keys: a calendar period, or the quarter-day of an hour counter's rollups. */
+export type Level = Period | "quarter";
+
+/** Start of the unit of `level` containing `ms`. */
+export function levelStart(level: Level, ms: number): number {
+  return level === "quarter" ? Math.floor(ms / QUARTER) * QUARTER : periodStart(level, ms);
+}
+
+/** Start of the unit of `level` after the one containing `ms`. */
+export function levelEnd(level: Level, ms: number): number {
+  return level === "quarter" ? levelStart("quarter", ms) + QUARTER : periodEnd(level, ms);
+}
+
+/** Readable label of the unit of `level` containing `ms`: `20261122T06` for a quarter, else the period's. */
+export function levelLabel(level: Level, ms: number): string {
+  if (level !== "quarter") return periodLabel(level, ms);
+  const start = levelStart("quarter", ms);
+  return `${periodLabel("day", start)}T${String((start % DAY) / HOUR).padStart(2, "0")}`;
+}
+
+/** The rollup levels above a period, finest first. */
 export function rollupsOf(period: Period): Coarse[] {
-  if (period === "hour") return ["day", "month"];
+  if (period === "hour") return ["quarter", "day", "month"];
   if (period === "day") return ["month"];
   return [];
 }
+
+/**
+ * Rollup levels a life may lack: it began before they were kept (index field `q` absent: no
+ * quarters). Reads and deletes of such a life skip them, as the code before them did.
+ */
+export const LATER_LEVELS: readonly Coarse[] = ["quarter"];
 
 /** One key of a decomposed range: a raw bucket of `period`, or a rollup of `period` over `level`. */
 export interface Part {
   /** `bucket`: the raw bucket of the period; else the rollup level. */
   level: "bucket" | Coarse;
-  /** Start of the bucket or of the rollup's day/month. */
+  /** Start of the bucket or of the rollup's quarter, day or month. */
   start: number;
   /** Start of the next one (exclusive end). */
   end: number;
@@ -39,7 +74,8 @@ function each(level: Period, from: number, to: number, out: Part[], as: Part["le
  * The fewest keys whose union is the buckets of `period` from the one starting
  * at `from` to the one starting at `to` (inclusive): raw buckets up to the
  * first whole day, whole days up to the first whole month, whole months, then
- * back down. Only for hour and day; other periods are their buckets.
+ * back down. Only for hour and day; other periods are their buckets. No quarters: every life
+ * has these keys, and a union's commands do not grow with its keys (one HMGET, one ZUNIONSTORE).
  */
 export function decompose(period: Period, from: number, to: number): Part[] {
   const out: Part[] = [];
@@ -72,7 +108,7 @@ export function decompose(period: Period, from: number, to: number): Part[] {
   return out;
 }
 
-/** One key a member delete touches, in the order the script must visit them (buckets, then days, then months). */
+/** One key a member delete touches, in the order the script must visit them (buckets, then quarters, days, months). */
 export interface DeleteStep {
   level: Part["level"];
   start: number;
@@ -80,29 +116,29 @@ export interface DeleteStep {
   kind: "f" | "w" | "p";
   /** 1-based position (in the plan) of the partial rollup this key's removed score goes to; 0 = none. */
   parent: number;
-  /** 1-based position of the rollup directly above this key (its day, or its month), whatever its kind; 0 = none. */
+  /** 1-based position of the rollup directly above this key (its quarter, day or month), whatever its kind; 0 = none. */
   owner: number;
+  /**
+   * `parent` and `owner` in a life without the LATER_LEVELS rollups (index field `q` absent), as
+   * positions in this same plan; null: a step of such a level, which that life skips.
+   */
+  older: { parent: number; owner: number } | null;
 }
 
-/**
- * Keys a member delete over [from, end) must change: every raw bucket in range
- * (a sub-range read uses them), and every rollup over a day or month that
- * overlaps the range, wholly inside (the member goes) or partly (it keeps the
- * rest of its sum).
- */
-export function deletePlan(period: Period, from: number, end: number): DeleteStep[] {
-  const steps: DeleteStep[] = [];
-  const levels = rollupsOf(period);
+/** `deletePlan` over the given rollup levels (finest first), without `older`. */
+function planOver(period: Period, levels: readonly Coarse[], from: number, end: number): Omit<DeleteStep, "older">[] {
+  const steps: Omit<DeleteStep, "older">[] = [];
   const pos = new Map<string, number>();
+  type Step = Omit<DeleteStep, "older">;
   // rollups first in the bookkeeping, so buckets can name them; emitted after the buckets
-  const rollupSteps: DeleteStep[][] = levels.map((level) => {
-    const out: DeleteStep[] = [];
-    for (let t = periodStart(level, from); t < end; t = periodEnd(level, t)) {
-      out.push({ level, start: t, kind: t >= from && periodEnd(level, t) <= end ? "w" : "p", parent: 0, owner: 0 });
+  const rollupSteps: Step[][] = levels.map((level) => {
+    const out: Step[] = [];
+    for (let t = levelStart(level, from); t < end; t = levelEnd(level, t)) {
+      out.push({ level, start: t, kind: t >= from && levelEnd(level, t) <= end ? "w" : "p", parent: 0, owner: 0 });
     }
     return out;
   });
-  const buckets: DeleteStep[] = [];
+  const buckets: Step[] = [];
   for (let t = from; t < end; t = periodEnd(period, t))
     buckets.push({ level: "bucket", start: t, kind: "f", parent: 0, owner: 0 });
   let n = buckets.length;
@@ -111,7 +147,7 @@ export function deletePlan(period: Period, from: number, end: number): DeleteSte
   const partialAbove = (levelIndex: number, start: number): number => {
     const level = levels[levelIndex];
     if (!level) return 0;
-    const at = periodStart(level, start);
+    const at = levelStart(level, start);
     const step = rollupSteps[levelIndex]?.find((s) => s.start === at);
     if (!step) return 0;
     if (step.kind === "p") return pos.get(`${level}:${at}`) ?? 0;
@@ -119,10 +155,10 @@ export function deletePlan(period: Period, from: number, end: number): DeleteSte
   };
   const above = (levelIndex: number, start: number): number => {
     const level = levels[levelIndex];
-    return level ? (pos.get(`${level}:${periodStart(level, start)}`) ?? 0) : 0;
+    return level ? (pos.get(`${level}:${levelStart(level, start)}`) ?? 0) : 0;
   };
   for (const b of buckets) {
-    // a bucket adds to its partial day (which passes it on to a partial month); a whole day passes its own score on
+    // a bucket adds to its partial rollup (which passes it on to a partial one above); a whole rollup passes its own score on
     b.parent = partialAbove(0, b.start);
     b.owner = above(0, b.start);
     steps.push(b);
@@ -140,54 +176,94 @@ export function deletePlan(period: Period, from: number, end: number): DeleteSte
 }
 
 /**
- * A day or month of a range that the range covers only in part (issue 15, a member read past the
- * union bound): `rollup` sums all its parts, `inside` are its parts wholly in the range, `outside`
- * those wholly outside, and `edges` its parts that the range again covers in part (at most two).
- * For `sum` the part in range is either its parts in range or its rollup minus the parts outside,
- * whichever reads fewer live keys, where that is exact (edges.ts, `edgeSum`).
+ * Keys a member delete over [from, end) must change: every raw bucket in range
+ * (a sub-range read uses them), and every rollup over a quarter, day or month that
+ * overlaps the range, wholly inside (the member goes) or partly (it keeps the
+ * rest of its sum). Each step also says how a life without quarter rollups
+ * (`older`) links it: as the plan before them, whose steps are this plan's less the quarters.
+ */
+export function deletePlan(period: Period, from: number, end: number): DeleteStep[] {
+  const levels = rollupsOf(period);
+  const steps = planOver(period, levels, from, end);
+  const kept = levels.filter((l) => !LATER_LEVELS.includes(l));
+  if (kept.length === levels.length) return steps.map((s) => ({ ...s, older: { parent: s.parent, owner: s.owner } }));
+  const flat = planOver(period, kept, from, end);
+  const id = (s: { level: string; start: number }) => `${s.level}:${s.start}`;
+  const at = new Map(steps.map((s, i) => [id(s), i + 1]));
+  const older = new Map(flat.map((s) => [id(s), s]));
+  // a position in the plan without quarters, as a position in this one
+  const mapped = (p: number) => {
+    const step = flat[p - 1];
+    return step ? (at.get(id(step)) ?? 0) : 0;
+  };
+  return steps.map((s) => {
+    const o = older.get(id(s));
+    return { ...s, older: o ? { parent: mapped(o.parent), owner: mapped(o.owner) } : null };
+  });
+}
+
+/**
+ * A quarter, day or month of a range that the range covers only in part (issue 15, a member read
+ * past the union bound): `rollup` sums all its parts, `inside` are its parts wholly in the range,
+ * `outside` those wholly outside, and `edges` its parts that the range again covers in part (at
+ * most two). For `sum` the part in range is either its parts in range or its rollup minus the
+ * parts outside, whichever reads fewer live keys, where that is exact (edges.ts, `edgeSum`).
+ * A day of an hour counter also has `flat`: its hours in and outside the range, what a read uses
+ * instead of its quarters where those may not equal the sums of their hours (a life that began
+ * before quarters were kept, or one whose rollups are not provably exact).
  */
 export interface Edge {
   rollup: Part;
   inside: Part[];
   outside: Part[];
   edges: Edge[];
+  flat?: { inside: Part[]; outside: Part[] };
 }
 
-/** A range as whole keys (`whole`) and partly covered days or months (`edges`). */
+/** A range as whole keys (`whole`) and partly covered quarters, days or months (`edges`). */
 export interface EdgePlan {
   whole: Part[];
   edges: Edge[];
 }
 
 /** The levels of an hour or day counter's keys, coarsest first. */
-function levelsOf(period: "hour" | "day"): Period[] {
-  return period === "hour" ? ["month", "day", "hour"] : ["month", "day"];
+function levelsOf(period: "hour" | "day"): Level[] {
+  return period === "hour" ? ["month", "day", "quarter", "hour"] : ["month", "day"];
 }
 
 /**
  * The range from the bucket starting at `from` to the one starting at `to` (inclusive) as whole
  * months, and the months it covers in part, each with its days (and for hours their partly
- * covered days with their hours). The whole keys of the plan, those at the top and each edge's
- * `inside` recursively, are exactly `decompose`'s keys (test/redis/counters-edges.test.ts).
+ * covered days with their quarters, and the partly covered quarters with their hours). The whole
+ * keys of the plan, those at the top and each edge's `inside` recursively (`flat` where an edge
+ * has it), are exactly `decompose`'s keys (test/redis/counters-edges.test.ts).
  */
 export function edgePlan(period: "hour" | "day", from: number, to: number): EdgePlan {
   const levels = levelsOf(period);
   const end = periodEnd(period, to);
   const partOf = (li: number, start: number): Part => {
-    const level = levels[li] as Period;
-    return { level: level === period ? "bucket" : (level as Coarse), start, end: periodEnd(level, start) };
+    const level = levels[li] as Level;
+    return { level: level === period ? "bucket" : (level as Coarse), start, end: levelEnd(level, start) };
   };
   // the units of level li within [a, b) split into wholly inside [from, end), wholly outside, and partly inside
   const split = (li: number, a: number, b: number) => {
     const inside: Part[] = [];
     const outside: Part[] = [];
     const edges: Edge[] = [];
-    const level = levels[li] as Period;
-    for (let t = a; t < b; t = periodEnd(level, t)) {
+    const level = levels[li] as Level;
+    for (let t = a; t < b; t = levelEnd(level, t)) {
       const part = partOf(li, t);
       if (part.start >= from && part.end <= end) inside.push(part);
       else if (part.end <= from || part.start >= end) outside.push(part);
-      else edges.push({ rollup: part, ...split(li + 1, part.start, part.end) });
+      else {
+        const edge: Edge = { rollup: part, ...split(li + 1, part.start, part.end) };
+        // the level below may be missing: the parts one further down stand in for it
+        if (LATER_LEVELS.includes(levels[li + 1] as Coarse)) {
+          const below = split(li + 2, part.start, part.end);
+          edge.flat = { inside: below.inside, outside: below.outside };
+        }
+        edges.push(edge);
+      }
     }
     return { inside, outside, edges };
   };

@@ -7,7 +7,7 @@ import type { Ctx } from "../context.ts";
 import { asList, type Idempotency, type Written } from "../redis/script.ts";
 import { periodEnd, periodStart, type Period } from "../time.ts";
 import { assertName } from "../validation.ts";
-import { deletePlan, rollupsOf } from "./calendar.ts";
+import { deletePlan, levelStart, rollupsOf } from "./calendar.ts";
 import { cacheKeys, counterKeys as K } from "./keys.ts";
 import { deleteMemberScript, deleteScript, incrScript } from "./scripts.ts";
 import { periodRange, type PeriodOptions } from "./select.ts";
@@ -64,7 +64,7 @@ export async function increment(
     const period = item.period;
     const key = K.bucket(ctx.prefix, name, period, periodStart(period, when));
     const parents = rollupsOf(period).map((level) =>
-      K.rollup(ctx.prefix, name, period, level, periodStart(level, when)),
+      K.rollup(ctx.prefix, name, period, level, levelStart(level, when)),
     );
     let bucket = buckets.get(key);
     if (!bucket) buckets.set(key, (bucket = { slot: buckets.size + 1, ttl: 0, parents }));
@@ -112,8 +112,7 @@ export async function increment(
       late: late ? 1 : 0,
       plainTtl,
       ttls: entries.map((e) => e.ttl),
-      dayRollups: entries.map((e) => parentSlot(e.parents?.[0])),
-      monthRollups: entries.map((e) => parentSlot(e.parents?.[1])),
+      above: entries.map((e) => (e.parents ?? []).map(parentSlot).join(" ")),
       slots,
       members: items.map((item) => item.member),
       bys,
@@ -142,12 +141,17 @@ export async function deleteMember(
   const kinds: string[] = [];
   const parents: number[] = [];
   const owners: number[] = [];
+  const olderParents: number[] = [];
+  const olderOwners: number[] = [];
   if (range) {
     for (const step of deletePlan(range.period, range.from, periodEnd(range.period, range.to))) {
       parts.push(K.part(ctx.prefix, name, range.period, step.level, step.start));
       kinds.push(step.kind);
       parents.push(step.parent);
       owners.push(step.owner);
+      // a life without quarter rollups skips their steps (-1)
+      olderParents.push(step.older ? step.older.parent : -1);
+      olderOwners.push(step.older ? step.older.owner : -1);
     }
   }
   const { value, replayed } = await deleteMemberScript.run<number>(
@@ -160,7 +164,7 @@ export async function deleteMember(
       seq: K.seq(ctx.prefix),
       parts,
     },
-    { name, member, fromPlain: range ? 0 : 1, kinds, parents, owners },
+    { name, member, fromPlain: range ? 0 : 1, kinds, parents, owners, olderParents, olderOwners },
     idempotency,
   );
   return { removed: value, replayed };

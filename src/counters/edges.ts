@@ -6,8 +6,11 @@ import { defineLua } from "../redis/script.ts";
  * a day or month the range covers in part (an edge, calendar.ts `edgePlan`) is read either as its
  * parts in range or as its rollup minus its parts outside, whichever has fewer live keys (for a
  * range ending now, the hours and days after now are not listed, so the current month is one
- * rollup). `values` are the index fields `edgeFields` names: `s`, `b:<key>` of each of `keys`,
- * `z:<rollup>` of each edge's rollup.
+ * rollup). `values` are the index fields `edgeFields` names: `s`, `q`, `b:<key>` of each of
+ * `keys`, `z:<rollup>` of each edge's rollup (and of the whole quarters of each day edge).
+ * A day edge of an hour counter is read through its quarter-day rollups (each partial quarter
+ * again as its hours in range or its rollup minus the hours outside) where they provably equal
+ * the sums of their hours, else as its hours (`a`, calendar.ts `Edge.flat`), as before quarters.
  *
  * A rollup equals the sum of its parts, so the subtraction is exact, only when
  * - the counter's life began with rollups and keeps them exact (index field `s`, set when the
@@ -33,13 +36,17 @@ export const edgeSumLua = defineLua(
   "counters.edgeSum",
   ["edgeFields", "edgeSum"],
   `
--- the index fields edgeSum reads: s, b:<key> of every key, z:<rollup> of every edge's rollup
+-- the index fields edgeSum reads: s, q, b:<key> of every key, z:<rollup> of every edge's rollup
+-- (and of the whole quarters of a day that has hours to fall back on)
 local function edgeFields(plan, keys)
-  local out = {'s'}
+  local out = {'s', 'q'}
   for _, k in ipairs(keys) do out[#out + 1] = 'b:' .. k end
   local function rollups(list)
     for _, e in ipairs(list) do
       out[#out + 1] = 'z:' .. keys[e.r]
+      if e.a then
+        for _, k in ipairs(e.i) do out[#out + 1] = 'z:' .. keys[k] end
+      end
       rollups(e.e)
     end
   end
@@ -47,19 +54,26 @@ local function edgeFields(plan, keys)
   return out
 end
 local function edgeSum(plan, keys, values, member, now)
-  local exact = values[1] and true or false
+  local exact    = values[1] and true or false
+  local quarters = values[2] and true or false
   local listed, fresh, zeroed = {}, {}, {}
   for i = 1, #keys do
-    local b = values[1 + i]
+    local b = values[2 + i]
     listed[i] = b and true or false
     fresh[i]  = (not b) or tonumber(b) == 0 or tonumber(b) > now + 60000
   end
   -- in edgeFields' order
-  local z = #keys + 1
+  local z = #keys + 2
   local function marks(list)
     for _, e in ipairs(list) do
       z = z + 1
       if values[z] then zeroed[e.r] = true end
+      if e.a then
+        for _, k in ipairs(e.i) do
+          z = z + 1
+          if values[z] then zeroed[k] = true end
+        end
+      end
       marks(e.e)
     end
   end
@@ -140,6 +154,27 @@ local function edgeSum(plan, keys, values, member, now)
     for _, sub in ipairs(e.e) do if probe(sub) then return true end end
     return false
   end
+  local function allFreshKeys(list)
+    for _, k in ipairs(list) do if not fresh[k] then return false end end
+    return true
+  end
+  -- A day of an hour counter is read through its quarters only where each provably equals the sum
+  -- of its hours (so the answer is the union's, which reads hours): the life began with quarters
+  -- (q), its rollups are exact (s), no key of the day is near its expiry, and no whole quarter in
+  -- range dropped a member at 0 (z:), whose hours may still hold it. Else its hours (a).
+  local function settle(list)
+    for _, e in ipairs(list) do
+      if e.a then
+        local ok = quarters and exact and allFresh(e) and allFreshKeys(e.a.i) and allFreshKeys(e.a.o)
+        if ok then
+          for _, k in ipairs(e.i) do if zeroed[k] then ok = false end end
+        end
+        if not ok then e.i, e.o, e.e = e.a.i, e.a.o, {} end
+      end
+      settle(e.e)
+    end
+  end
+  settle(plan.e)
   for _, e in ipairs(plan.e) do choose(e) end
   local total, held, open = 0, false, {}
   for _, k in ipairs(plan.w) do

@@ -1,5 +1,6 @@
 import { keyOf } from "../keys.ts";
 import { periodLabel, type Period } from "../time.ts";
+import { levelLabel, type Level } from "./calendar.ts";
 import { UNION_CACHE_SLOTS } from "./limits.ts";
 
 /**
@@ -13,17 +14,20 @@ export const counterKeys = {
   /** One calendar bucket of a period counter, e.g. `…:pageviews:day:20261122`. */
   bucket: (prefix: string, name: string, period: Period, start: number) =>
     keyOf(prefix, "counters", name, period, periodLabel(period, start)),
-  /** Calendar rollup (issue 15): the sum of a counter's `fine` buckets over one day or month, e.g. `…:pageviews:hour:by-day:20261122`. */
-  rollup: (prefix: string, name: string, fine: Period, coarse: Period, start: number) =>
-    keyOf(prefix, "counters", name, fine, `by-${coarse}`, periodLabel(coarse, start)),
+  /**
+   * Calendar rollup (issue 15): the sum of a counter's `fine` buckets over one quarter-day, day or month, e.g.
+   * `…:pageviews:hour:by-day:20261122`, `…:pageviews:hour:by-quarter:20261122T06` (hours 06–12 UTC).
+   */
+  rollup: (prefix: string, name: string, fine: Period, coarse: Level, start: number) =>
+    keyOf(prefix, "counters", name, fine, `by-${coarse}`, levelLabel(coarse, start)),
   /** A key of a decomposed range (calendar.ts): the bucket of `period` at `start` (`level` "bucket"), or its rollup over `level`. */
-  part: (prefix: string, name: string, period: Period, level: "bucket" | Period, start: number) =>
+  part: (prefix: string, name: string, period: Period, level: "bucket" | Level, start: number) =>
     level === "bucket"
       ? counterKeys.bucket(prefix, name, period, start)
       : counterKeys.rollup(prefix, name, period, level, start),
   /**
    * Hash: `b:<bucket key>` → its expiry for each bucket of the counter's current life, `late` = cache generation, `r` = when a period write last set the registry score (epoch ms), `u:<slot key>` = what the slot caches,
-   * `s` = 1 while every rollup of the life is exactly the sum of its parts, `z:<rollup key>` = 1 once a member delete dropped a member from that rollup at exactly 0 (edges.ts, `edgeSum`).
+   * `s` = 1 while every rollup of the life is exactly the sum of its parts, `q` = 1 when the life began with quarter-day rollups (every hour written since has one), `z:<rollup key>` = 1 once a member delete dropped a member from that rollup at exactly 0 (edges.ts, `edgeSum`).
    */
   index: (prefix: string, name: string) => keyOf(prefix, "counters", name, "index"),
   /** Cache slot `slot` of the counter: the union of one finished range (which one, the index field `u:<this key>` says). */

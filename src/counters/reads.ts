@@ -157,7 +157,8 @@ export function memberSource(ctx: Ctx, name: string, options: ReadOptions) {
 /**
  * An edge plan as the member script takes it: its keys, each once, and the plan as JSON naming
  * them by 1-based position: `{"w":[whole keys],"e":[edges]}`, an edge `{"r":rollup,"i":[inside],
- * "o":[outside],"e":[edges]}`.
+ * "o":[outside],"e":[edges]}`, a day of hours also `"a":{"i":[hours inside],"o":[hours outside]}`
+ * (its hours, for a read that cannot use its quarters).
  */
 function planArgs(plan: { whole: Part[]; edges: Edge[] }, keyOf: (p: Part) => string) {
   const keys: string[] = [];
@@ -171,12 +172,13 @@ function planArgs(plan: { whole: Part[]; edges: Edge[] }, keyOf: (p: Part) => st
     }
     return i;
   };
-  type Wire = { r: number; i: number[]; o: number[]; e: Wire[] };
+  type Wire = { r: number; i: number[]; o: number[]; e: Wire[]; a?: { i: number[]; o: number[] } };
   const edge = (e: Edge): Wire => ({
     r: pos(e.rollup),
     i: e.inside.map(pos),
     o: e.outside.map(pos),
     e: e.edges.map(edge),
+    ...(e.flat ? { a: { i: e.flat.inside.map(pos), o: e.flat.outside.map(pos) } } : {}),
   });
   const wire = { w: plan.whole.map(pos), e: plan.edges.map(edge) };
   return { keys, plan: JSON.stringify(wire) };

@@ -41,8 +41,8 @@ end
 /**
  * Adds each item's increment to the plain counter (slot 0) or to `buckets[slot]`.
  * `buckets` holds the period buckets written, then the calendar rollups above them; per entry,
- * `ttls` (seconds, 0 = none) and the slots of its day and month rollups (`dayRollups`,
- * `monthRollups`; 0 = none). Items are (`slots`, `members`, `bys`); the rollups' increments,
+ * `ttls` (seconds, 0 = none) and the slots of its rollups (`above`: its quarter's, day's and month's,
+ * space-separated; empty for none). Items are (`slots`, `members`, `bys`); the rollups' increments,
  * summed per member by the caller, are (`rollupSlots`, `rollupMembers`, `rollupBys`). `late` is 1
  * when a bucket of a finished period is written; `plainTtl` the plain key's ttl (s, 0 = none).
  * Returns the score after each item, as the strings Redis gives.
@@ -50,7 +50,8 @@ end
  * Rollups are keys of the index like buckets (listed, expiring, deleted with
  * the counter); their ttl is the bucket's plus its slack, so a rollup never
  * expires before a bucket it sums. A new index gets `s` (its rollups are exactly
- * the sums of their parts, what lets a member read subtract parts from a rollup);
+ * the sums of their parts, what lets a member read subtract parts from a rollup) and `q` (its
+ * hours all have quarter-day rollups, which a life that began before they were kept lacks);
  * a write that finds a listed key expired and restarts it drops `s`, as the
  * rollups above that key still hold what it held.
  *
@@ -77,8 +78,7 @@ export const incrScript = defineScript({
     "late",
     "plainTtl",
     "...ttls",
-    "...dayRollups",
-    "...monthRollups",
+    "...above",
     "...slots",
     "...members",
     "...bys",
@@ -195,8 +195,7 @@ for i = 1, nb do
       redis.call('HSET', index, 'b:' .. b, e)
     end
     if e == 0 and state[i] == false then
-      keep[tonumber(dayRollups[i])] = true
-      keep[tonumber(monthRollups[i])] = true
+      for slot in string.gmatch(above[i], '%d+') do keep[tonumber(slot)] = true end
     end
   elseif ttl > 0 and v > 0 and v - now < ttl then
     local ms = ttl + slack(ttl)
@@ -221,8 +220,12 @@ if nb > 0 then
     end
     -- s: this life's rollups hold exactly the sums of their parts (every write since its start
     -- wrote both), until a write restarts an expired key of it (below); a member read may then
-    -- answer a partial day or month as its rollup minus the parts outside the range
-    if indexLeft == -2 then set[#set + 1], set[#set + 2] = 's', 1 end
+    -- answer a partial day or month as its rollup minus the parts outside the range; q: every
+    -- hour of this life also went to its quarter-day rollup (a life begun before those has none)
+    if indexLeft == -2 then
+      set[#set + 1], set[#set + 2] = 's', 1
+      set[#set + 1], set[#set + 2] = 'q', 1
+    end
     redis.call(unpack(set))
   end
   if stampR then redis.call('HSET', index, 'r', now) end
@@ -257,13 +260,16 @@ return results
  * index: parts outside the range may still hold the member at scores summing to 0). `owners`
  * is the 1-based position of the rollup directly above each part (0 = none): a part that loses
  * the member under a rollup no longer listed (an earlier delete emptied it) drops the index's
- * `s`, as that score reaches no rollup. Returns how many buckets held the member.
+ * `s`, as that score reaches no rollup. A life without quarter-day rollups (index field `q`
+ * absent: it began before they were kept) links its parts by `olderParents` and `olderOwners`
+ * instead, the plan without quarters, and skips the quarters' parts (-1) as the code before them
+ * did. Returns how many buckets held the member.
  */
 export const deleteMemberScript = defineScript({
   name: "counters.deleteMember",
   write: true,
   keys: ["plain", "index", "names", "expiry", "seq", "...parts"],
-  args: ["name", "member", "fromPlain", "...kinds", "...parents", "...owners"],
+  args: ["name", "member", "fromPlain", "...kinds", "...parents", "...owners", "...olderParents", "...olderOwners"],
   uses: [fieldsLua],
   lua: `
 local removed = 0
@@ -275,14 +281,16 @@ local function forgetIfEmpty(key)
 end
 if #parts > 0 then
   local fromBuckets, changed = 0, 0
-  local values               = fields(index, parts)
+  local values               = fields(index, parts, {'q'})
+  local quarters             = values[#parts + 1] and true or false
   local acc, found, zeroed   = {}, {}, {}
   local inexact              = false
   for i, key in ipairs(parts) do
-    local kind, parent = kinds[i], tonumber(parents[i])
+    local kind, parent, owner = kinds[i], tonumber(parents[i]), tonumber(owners[i])
+    if not quarters then parent, owner = tonumber(olderParents[i]), tonumber(olderOwners[i]) end
     local gone, held   = 0, false
     local lost         = false
-    if values[i] then
+    if values[i] and parent >= 0 then
       if kind == 'p' then
         lost = found[i] == true
         if found[i] then
@@ -320,7 +328,6 @@ if #parts > 0 then
     -- a key that lost the member under a rollup no longer listed (emptied by an earlier delete
     -- while its parts held members at scores summing to 0): the removed score reaches neither
     -- that rollup nor the one above it, so rollups no longer equal the sums of their parts
-    local owner = tonumber(owners[i])
     if lost and owner > 0 and not values[owner] then inexact = true end
   end
   if inexact then redis.call('HDEL', index, 's') end

@@ -61,6 +61,39 @@ function model(
   return out;
 }
 
+/**
+ * Every rollup of an hour counter's life (quarter, day, month) against the sum of the hours it
+ * covers, member by member (a member at 0 counts as absent: a delete may drop it there).
+ */
+async function expectRollupsExact(name: string) {
+  const index = counterKeys.index(prefix, name);
+  const keys = (await command<string[]>(target, "HKEYS", index))
+    .filter((f) => f.startsWith("b:"))
+    .map((f) => f.slice(2));
+  const scores = async (key: string) => {
+    const flat = await command<string[]>(target, "ZRANGE", key, 0, -1, "WITHSCORES");
+    const out = new Map<string, number>();
+    for (let i = 0; i + 1 < flat.length; i += 2) out.set(flat[i] as string, Number(flat[i + 1]));
+    return out;
+  };
+  const hours = new Map<string, Map<string, number>>();
+  for (const k of keys.filter((k) => /:hour:\d{10}$/.test(k))) hours.set(k.slice(-10), await scores(k));
+  for (const key of keys.filter((k) => k.includes(":hour:by-"))) {
+    // by-quarter:20261122T06 holds hours 2026112206..11; by-day:20261122 and by-month:202611 their hours
+    const label = key.slice(key.lastIndexOf(":") + 1);
+    const covers = (hour: string) =>
+      label.includes("T")
+        ? hour.startsWith(label.slice(0, 8)) && Math.floor(Number(hour.slice(8)) / 6) * 6 === Number(label.slice(9))
+        : hour.startsWith(label);
+    const sums = new Map<string, number>();
+    for (const [hour, members] of hours)
+      if (covers(hour)) for (const [m, v] of members) sums.set(m, (sums.get(m) ?? 0) + v);
+    const held = await scores(key);
+    const nonZero = (m: Map<string, number>) => Object.fromEntries([...m].filter(([, v]) => v !== 0).sort());
+    expect(nonZero(held), key).toEqual(nonZero(sums));
+  }
+}
+
 async function read(name: string, period: Period, from: number, to: number): Promise<Record<string, number>> {
   const res = await ranked(ctx, name, "top", 100, { period, from, to });
   return Object.fromEntries(res.items.map((i) => [i.member, i.score]));
@@ -92,14 +125,16 @@ describe("calendar rollups", () => {
     const ttl = 30 * 86400;
     await increment(ctx, "ttl", [{ member: "a", period: "hour", at, ttl }]);
     const hour = counterKeys.bucket(prefix, "ttl", "hour", at);
+    const quarter = counterKeys.rollup(prefix, "ttl", "hour", "quarter", Date.UTC(2027, 0, 14));
+    expect(quarter.endsWith(":hour:by-quarter:20270114T00")).toBe(true);
     const day = counterKeys.rollup(prefix, "ttl", "hour", "day", Date.UTC(2027, 0, 14));
     const month = counterKeys.rollup(prefix, "ttl", "hour", "month", Date.UTC(2027, 0, 1));
     const pttl = (k: string) => command<number>(target, "PTTL", k);
     expect(await pttl(hour)).toBeLessThanOrEqual(ttl * 1000);
-    for (const k of [day, month]) expect(await pttl(k)).toBeGreaterThan(ttl * 1000 + 3_500_000);
-    // another hour of the same day written without ttl never expires: nor may its rollups
+    for (const k of [quarter, day, month]) expect(await pttl(k)).toBeGreaterThan(ttl * 1000 + 3_500_000);
+    // another hour of the same quarter written without ttl never expires: nor may its rollups
     await increment(ctx, "ttl", [{ member: "a", period: "hour", at: at + HOUR }]);
-    for (const k of [day, month]) expect(await pttl(k)).toBe(-1);
+    for (const k of [quarter, day, month]) expect(await pttl(k)).toBe(-1);
     expect(await pttl(hour)).toBeGreaterThan(0);
   });
 
@@ -127,6 +162,8 @@ describe("calendar rollups", () => {
             const deletes = [{ member: victim, from: del[0], to: del[1] }];
             for (const [from, to] of [...ranges, del])
               expect(await read(name, period, from, to)).toEqual(model(period, writes, deletes, from, to));
+            // a delete keeps every rollup level (quarter, day, month) the sum of its parts
+            if (period === "hour") await expectRollupsExact(name);
           },
         ),
         { numRuns: 20 },
