@@ -17,6 +17,7 @@ import type { UpstashServer } from "../../dev/upstash-server.ts";
 import type { Ctx } from "../../src/context.ts";
 import type * as CountersLib from "../../src/counters/index.ts";
 import type * as HistogramsLib from "../../src/histograms/index.ts";
+import { counterKeys } from "../../src/counters/keys.ts";
 import { createRedis } from "../../src/redis/client.ts";
 import { DAY, HOUR, periodLabel, periodStart } from "../../src/time.ts";
 import type { Timing } from "./types.ts";
@@ -65,7 +66,10 @@ async function slowest(redis: RespClient, run: () => Promise<unknown>): Promise<
   return worst / 1000;
 }
 
-/** Hourly counter with `n` members an hour over FROM..TO, raw buckets plus day and month rollups and their index fields. */
+/**
+ * Hourly counter with `n` members an hour over FROM..TO, raw buckets plus quarter-day, day and month rollups
+ * and their index fields, in a life begun with quarter rollups (index fields `s` and `q`).
+ */
 async function loadCounter(redis: RespClient, prefix: string, name: string, n: number): Promise<void> {
   const base = `${prefix}:counters:${name}`;
   const index = `${base}:index`;
@@ -79,19 +83,20 @@ async function loadCounter(redis: RespClient, prefix: string, name: string, n: n
   const rollups = new Set<string>();
   for (let t = periodStart("hour", FROM - 2 * DAY); t <= NOW; t += HOUR) {
     const hour = `${base}:hour:${periodLabel("hour", t)}`;
+    const quarter = counterKeys.rollup(prefix, name, "hour", "quarter", t);
     const day = `${base}:hour:by-day:${periodLabel("day", t)}`;
     const month = `${base}:hour:by-month:${periodLabel("month", t)}`;
     batch.push(["ZADD", hour, ...members], ["HSET", index, `b:${hour}`, 0]);
     // rollups: the same members, summed (ZUNIONSTORE with the hour keeps it exact)
-    batch.push(["ZUNIONSTORE", day, 2, day, hour], ["ZUNIONSTORE", month, 2, month, hour]);
-    for (const k of [day, month]) {
+    for (const k of [quarter, day, month]) batch.push(["ZUNIONSTORE", k, 2, k, hour]);
+    for (const k of [quarter, day, month]) {
       if (rollups.has(k)) continue;
       rollups.add(k);
       batch.push(["HSET", index, `b:${k}`, 0]);
     }
     if (batch.length >= PIPE) await flush();
   }
-  batch.push(["HSET", index, "late", 1]);
+  batch.push(["HSET", index, "late", 1, "s", 1, "q", 1]);
   await flush();
 }
 
