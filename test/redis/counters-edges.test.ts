@@ -534,6 +534,32 @@ describe("edge sums against the per-key read and a model", () => {
     expect(await readMember(ctx, name, "z", range)).toBe(0);
   });
 
+  it("a whole quarter that dropped a member at 0 (a member delete) is read as its hours, which may still hold it", async () => {
+    const name = "quarter-zero";
+    const day = Date.UTC(2026, 10, 10);
+    await increment(ctx, name, [
+      // quarter 18-24: z +3, -3, +4; f fills the range so that the edges subtract
+      { member: "z", by: 3, period: "hour", at: day + 19 * HOUR },
+      { member: "z", by: -3, period: "hour", at: day + 20 * HOUR },
+      { member: "z", by: 4, period: "hour", at: day + 21 * HOUR },
+      ...Array.from({ length: 24 * 6 }, (_, h) => ({
+        member: "f",
+        by: 1,
+        period: "hour" as const,
+        at: day + h * HOUR,
+      })),
+    ]);
+    // the quarter's (and day's, month's) z: 4 - 4 = 0, dropped (z:<rollup>); hours 19 and 20 keep +3 and -3
+    await deleteMember(ctx, name, "z", { period: "hour", from: day + 21 * HOUR, to: day + 21 * HOUR });
+    const quarter = counterKeys.rollup(lib.prefix, name, "hour", "quarter", day + 18 * HOUR);
+    expect(await command(lib.target, "HGET", counterKeys.index(lib.prefix, name), `z:${quarter}`)).toBe("1");
+    // November 10 from noon: quarters 12-18 and 18-24 whole in range, read as quarters z would be absent
+    const range = { from: day + 12 * HOUR, to: day + 5 * DAY + 3 * HOUR };
+    expect(await readMember(ctx, name, "z", range, true)).toBe(0);
+    expect(await readMember(ctx, name, "z", range)).toBe(0);
+    expect(await readMember(ctx, name, "f", range)).toBe(await readMember(ctx, name, "f", range, true));
+  });
+
   it("a delete under a rollup an earlier delete emptied marks the life inexact (the removed score reaches no rollup)", async () => {
     const name = "owner-gone";
     const day = Date.UTC(2026, 10, 5);
