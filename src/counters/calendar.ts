@@ -128,7 +128,8 @@ export interface DeleteStep {
 /** `deletePlan` over the given rollup levels (finest first), without `older`. */
 function planOver(period: Period, levels: readonly Coarse[], from: number, end: number): Omit<DeleteStep, "older">[] {
   const steps: Omit<DeleteStep, "older">[] = [];
-  const pos = new Map<string, number>();
+  // per level, a rollup's start -> its 1-based position in the plan
+  const pos = levels.map(() => new Map<number, number>());
   type Step = Omit<DeleteStep, "older">;
   // rollups first in the bookkeeping, so buckets can name them; emitted after the buckets
   const rollupSteps: Step[][] = levels.map((level) => {
@@ -142,20 +143,19 @@ function planOver(period: Period, levels: readonly Coarse[], from: number, end: 
   for (let t = from; t < end; t = periodEnd(period, t))
     buckets.push({ level: "bucket", start: t, kind: "f", parent: 0, owner: 0 });
   let n = buckets.length;
-  rollupSteps.forEach((list, li) => list.forEach((s) => pos.set(`${levels[li]}:${s.start}`, ++n)));
+  rollupSteps.forEach((list, li) => list.forEach((s) => pos[li]?.set(s.start, ++n)));
+  // every step by its 1-based position, as the script sees them
+  const byPosition = [...buckets, ...rollupSteps.flat()];
   // the partial rollup directly above a key, if any: its sum must lose what the key held
   const partialAbove = (levelIndex: number, start: number): number => {
     const level = levels[levelIndex];
     if (!level) return 0;
-    const at = levelStart(level, start);
-    const step = rollupSteps[levelIndex]?.find((s) => s.start === at);
-    if (!step) return 0;
-    if (step.kind === "p") return pos.get(`${level}:${at}`) ?? 0;
-    return 0;
+    const at = pos[levelIndex]?.get(levelStart(level, start)) ?? 0;
+    return at > 0 && byPosition[at - 1]?.kind === "p" ? at : 0;
   };
   const above = (levelIndex: number, start: number): number => {
     const level = levels[levelIndex];
-    return level ? (pos.get(`${level}:${levelStart(level, start)}`) ?? 0) : 0;
+    return level ? (pos[levelIndex]?.get(levelStart(level, start)) ?? 0) : 0;
   };
   for (const b of buckets) {
     // a bucket adds to its partial rollup (which passes it on to a partial one above); a whole rollup passes its own score on
@@ -188,16 +188,18 @@ export function deletePlan(period: Period, from: number, end: number): DeleteSte
   const kept = levels.filter((l) => !LATER_LEVELS.includes(l));
   if (kept.length === levels.length) return steps.map((s) => ({ ...s, older: { parent: s.parent, owner: s.owner } }));
   const flat = planOver(period, kept, from, end);
-  const id = (s: { level: string; start: number }) => `${s.level}:${s.start}`;
-  const at = new Map(steps.map((s, i) => [id(s), i + 1]));
-  const older = new Map(flat.map((s) => [id(s), s]));
-  // a position in the plan without quarters, as a position in this one
-  const mapped = (p: number) => {
-    const step = flat[p - 1];
-    return step ? (at.get(id(step)) ?? 0) : 0;
-  };
+  // both list buckets, then each level's rollups in order: the plan without quarters is this one
+  // less the quarters' steps, so its j-th step is this plan's keptAt[j]-th
+  const later = (s: { level: Part["level"] }) => s.level !== "bucket" && LATER_LEVELS.includes(s.level);
+  const keptAt: number[] = [];
+  steps.forEach((s, i) => {
+    if (!later(s)) keptAt.push(i + 1);
+  });
+  const mapped = (p: number) => (p > 0 ? (keptAt[p - 1] ?? 0) : 0);
+  let j = 0;
   return steps.map((s) => {
-    const o = older.get(id(s));
+    if (later(s)) return { ...s, older: null };
+    const o = flat[j++];
     return { ...s, older: o ? { parent: mapped(o.parent), owner: mapped(o.owner) } : null };
   });
 }

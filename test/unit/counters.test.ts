@@ -9,7 +9,16 @@ import {
   periodRange,
   sortByMember,
 } from "../../src/counters/select.ts";
+import {
+  deletePlan,
+  levelEnd,
+  levelLabel,
+  levelStart,
+  rollupsOf,
+  type DeleteStep,
+} from "../../src/counters/calendar.ts";
 import { ValidationError } from "../../src/errors.ts";
+import { HOUR, periodStart } from "../../src/time.ts";
 
 const now = Date.UTC(2026, 10, 22, 12, 30);
 
@@ -112,5 +121,52 @@ describe("bucket times", () => {
     expect(parseBucketTime(Date.UTC(10000, 0, 1))).toBeNull();
     expect(parseBucketTime(-8.64e15)).toBeNull();
     expect(parseBucketTime(Date.UTC(9999, 11, 31, 23, 59))).toBe(Date.UTC(9999, 11, 31, 23, 59));
+  });
+});
+
+describe("calendar levels and delete plans (calendar.ts)", () => {
+  it("quarter-days start at 00, 06, 12 and 18 UTC and are labelled by their first hour", () => {
+    const t = Date.UTC(2026, 10, 22, 13, 45);
+    expect(levelStart("quarter", t)).toBe(Date.UTC(2026, 10, 22, 12));
+    expect(levelEnd("quarter", t)).toBe(Date.UTC(2026, 10, 22, 18));
+    expect(levelLabel("quarter", t)).toBe("20261122T12");
+    expect(levelLabel("quarter", Date.UTC(2026, 10, 22, 23, 59))).toBe("20261122T18");
+    expect(levelLabel("day", t)).toBe("20261122");
+    expect(rollupsOf("hour")).toEqual(["quarter", "day", "month"]);
+    expect(rollupsOf("day")).toEqual(["month"]);
+  });
+
+  it("links every step to the rollups above it, and without quarters as the plan before them", () => {
+    const hour = fc
+      .integer({ min: Date.UTC(2026, 0, 1), max: Date.UTC(2026, 11, 1) })
+      .map((t) => periodStart("hour", t));
+    fc.assert(
+      fc.property(hour, fc.integer({ min: 1, max: 1440 }), (from, hours) => {
+        const end = from + hours * HOUR;
+        const steps = deletePlan("hour", from, end);
+        const contains = (outer: DeleteStep, inner: DeleteStep) =>
+          outer.level !== "bucket" && levelStart(outer.level, inner.start) === outer.start;
+        const above: Record<string, string> = { bucket: "quarter", quarter: "day", day: "month" };
+        const aboveOld: Record<string, string> = { bucket: "day", day: "month" };
+        steps.forEach((s) => {
+          // quarters are skipped in a life without them; everything else keeps a link
+          expect(s.older === null).toBe(s.level === "quarter");
+          for (const [link, levels] of [
+            [{ parent: s.parent, owner: s.owner }, above],
+            ...(s.older ? [[s.older, aboveOld] as const] : []),
+          ] as const) {
+            const owner = steps[link.owner - 1];
+            if (levels[s.level]) {
+              expect(owner?.level).toBe(levels[s.level]);
+              expect(contains(owner!, s)).toBe(true);
+              // the removed score goes to the owner exactly when the owner is partly in range
+              expect(link.parent).toBe(owner!.kind === "p" ? link.owner : 0);
+            } else expect(link.owner).toBe(0);
+          }
+        });
+        expect(steps.filter((s) => s.level === "bucket")).toHaveLength(hours);
+      }),
+      { numRuns: 25 },
+    );
   });
 });
