@@ -262,6 +262,8 @@ describe("the worst 400-day member reads (docs/counters.md's table)", () => {
       from: Date.UTC(2025, 11, 15, 15),
       to: Date.UTC(2027, 0, 16, 14),
     });
+    // issue 15: ≤ 60 commands for every 400-day read
+    expect(worstFinished("hour", true).commands).toBeLessThanOrEqual(60);
     expect(worstFinished("hour", false).commands).toBe(70);
     expect(worstFinished("day", false).commands).toBe(48);
     // ending now: 36 (44 without quarters), 33 for days
