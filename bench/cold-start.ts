@@ -29,8 +29,9 @@
  * allocations, not of Node's garbage. Each request is built before its timing starts (as
  * bench/cpu does: in workerd the runtime builds it; Node's first one is ~0.5 ms).
  * Accepted writes (`first counter incr`, `first trending event`, `first
- * presence heartbeat`: one item, each the first request of a fresh process of
- * its own) and an answered read (`first trending top`: prechecked, so it loads
+ * presence heartbeat`, `first histogram observation` (two values), `first leaderboard score` (`by`):
+ * one item, each the first request of a fresh process of its own; a first process creates the
+ * histogram and joins the player) and an answered read (`first trending top`: prechecked, so it loads
  * no zod, unlike `first read`) need a Redis: the script starts one with a local Upstash server
  * (`--no-writes` skips them). Their figures include Node's fetch of the one
  * Upstash call, warmed first (20 calls) as a native fetch needs no warming, and
@@ -88,6 +89,8 @@ export const WRITE_STEPS = [
   "first counter incr",
   "first trending event",
   "first presence heartbeat",
+  "first histogram observation",
+  "first leaderboard score",
   "first trending top",
   "second write (presence)",
   "Node fetch, one Upstash call",
@@ -196,12 +199,19 @@ if (arg && arg.kind === "first read") {
   // schemas (the prechecked writes above never do).
   const read = { headers: { authorization: "Bearer cold-start-read-key-0001" } };
   await step("first read", "/v1/trending/s1/top?window=99x", read, 400);
+} else if (write && write.kind === "setup") {
+  // Once before the runs: the histogram and the leaderboard player the writes below write to.
+  const put = (key, body) => ({ method: "PUT", headers: { authorization: "Bearer " + key, "content-type": "application/json" }, body: JSON.stringify(body) });
+  await step("setup", "/v1/histograms/cold", put("cold-start-admin-key-0001", { bucketWidth: 10 }), 200, 201);
+  await step("setup", "/v1/leaderboards/cold/players/p1", put(key, { name: "P1" }), 200, 201);
 } else if (write) {
   // An accepted single-item write as the first request, then a second one, then Node's fetch alone.
   const writes = {
     "first counter incr": ["/v1/counters/cold/incr", { member: "m1" }],
     "first trending event": ["/v1/trending/cold/events", { member: "m1" }],
     "first presence heartbeat": ["/v1/presence/cold/heartbeats", { id: "u1" }],
+    "first histogram observation": ["/v1/histograms/cold/observations", { values: [12.5, 3] }],
+    "first leaderboard score": ["/v1/leaderboards/cold/players/p1/score", { by: 5 }],
   };
   const read = { headers: { authorization: "Bearer cold-start-read-key-0001" } };
   if (write.kind === "first trending top") await step(write.kind, "/v1/trending/cold/top?n=10", read, 200);
@@ -323,11 +333,15 @@ export async function measureColdStarts(
     "first counter incr",
     "first trending event",
     "first presence heartbeat",
+    "first histogram observation",
+    "first leaderboard score",
     "first trending top",
   ] as const;
   try {
-    // A throwaway write of each kind first: Redis then has the scripts (an EVALSHA of each run's
-    // first write would otherwise be answered NOSCRIPT once, and the write sent again).
+    // The histogram and the player the writes write to, then a throwaway write of each kind: Redis
+    // then has the scripts (an EVALSHA of each run's first write would otherwise be answered
+    // NOSCRIPT once, and the write sent again).
+    if (writes) await run(files[0] ?? "", CHILD, CHILD_FLAGS, { ...writes, kind: "setup" });
     if (writes) for (const kind of kinds) await run(files[0] ?? "", CHILD, CHILD_FLAGS, { ...writes, kind });
     const samples: ColdStart[][] = files.map(() => []);
     for (let i = 0; i < times; i++) {

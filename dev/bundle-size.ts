@@ -53,8 +53,11 @@ import { bundleWorker } from "./wrangler.ts";
  * then to keep ~4 KiB of headroom: what a cold isolate compiles is the entry's budget below.
  * The entry went from 63.1 to 38.3 KiB once zod and @hono/zod-openapi loaded on first use
  * (functions/zod.ts); its budget went from 66 to 42 KiB with them, so they cannot come back unseen.
+ * 197.1 KiB on 2026-11-26 with our own code only: prechecks for most routes (functions/prechecks.ts,
+ * which keep zod out of their first requests) and the counters' quarter-day rollups (issue 15). The
+ * budget went to 200 to keep ~3 KiB of headroom; the entry (38.3 KiB) did not move.
  */
-export const BUDGET_KIB = 197;
+export const BUDGET_KIB = 200;
 /** KiB of gzip of the entry module and the chunks it imports statically (see BUDGET_KIB). */
 export const ENTRY_BUDGET_KIB = 42;
 

@@ -178,6 +178,8 @@ function cpuTable(cpu: CpuResult): string {
           row("first request: a counter incr, 1 item, accepted", "first counter incr") +
           row("first request: a trending event, accepted", "first trending event") +
           row("first request: a presence heartbeat, accepted", "first presence heartbeat") +
+          row("first request: a histogram observation (2 values), accepted", "first histogram observation") +
+          row("first request: a leaderboard score change, accepted", "first leaderboard score") +
           row("first request: a trending top-10, answered (prechecked: no zod)", "first trending top") +
           row("Node's fetch of one Upstash call, warm (in each accepted write above)", "Node fetch, one Upstash call")
         );
