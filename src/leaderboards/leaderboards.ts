@@ -1,7 +1,9 @@
 import type { Ctx } from "../context.ts";
 import { NotFoundError } from "../errors.ts";
 import type { Idempotency, Written } from "../redis/script.ts";
-import * as webhooks from "../webhooks/index.ts";
+// The module itself, not webhooks/index.ts, whose jobs import the trending library: a first score
+// write would compile it (bench/cold-start.ts).
+import { emitBlock } from "../webhooks/webhooks.ts";
 import { boardKeys, registryKey } from "./keys.ts";
 import { countScript } from "./read-scripts.ts";
 import { configureScript, deleteScript, joinScript, removeScript, scoreScript } from "./scripts.ts";
@@ -233,7 +235,7 @@ export async function changeScores(
   const season = seasonBlock(ctx.prefix, board, ctx.now);
   const k = boardKeys(ctx.prefix, board);
   // a change of #1 is queued for the leaderboard.leader webhooks in the same script
-  const hooks = webhooks.emitBlock(ctx);
+  const hooks = emitBlock(ctx);
   const { value, replayed } = await scoreScript.run<[string, string, number][]>(
     ctx.redis,
     { settings: k.settings, players: k.players, seasonKeys: season.keys, hookKeys: hooks.keys },
