@@ -112,7 +112,7 @@ export function intQuery(min: number, max: number, fallback: number) {
  */
 export function intQueryValue(value: unknown, min: number, max: number, fallback: number): number | undefined {
   if (value === undefined) return fallback;
-  if (typeof value !== "string" || !/^[1-9][0-9]{0,8}$/.test(value)) return undefined;
+  if (typeof value !== "string" || !/^(0|[1-9][0-9]{0,8})$/.test(value)) return undefined;
   const n = Number(value);
   return n >= min && n <= max ? n : undefined;
 }

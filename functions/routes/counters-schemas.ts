@@ -92,6 +92,20 @@ const periodFields = {
  */
 export const rankingQueryPrecheck = fieldsPrecheck({ n: intField(1, 1000, 10), ...periodFields });
 
+/** The query of the counters' list, and its precheck (`limit` and `offset` in plain digits). */
+export const ListQuery = once(() =>
+  z.object({
+    limit: intQuery(1, limits.MAX_LISTED, limits.MAX_LISTED),
+    offset: intQuery(0, 1_000_000_000, 0).openapi({
+      description: "names to skip: the previous page's nextOffset. @default 0",
+    }),
+  }),
+);
+export const listQueryPrecheck = fieldsPrecheck({
+  limit: intField(1, limits.MAX_LISTED, limits.MAX_LISTED),
+  offset: intField(0, 1_000_000_000, 0),
+});
+
 /** The query of a member lookup: `periodQuery()`. */
 export const MemberQuery = once(() => z.object(periodQuery()));
 /** MemberQuery's precheck, as RankingQuery's. */

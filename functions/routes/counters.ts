@@ -26,6 +26,8 @@ import {
   periodQuery,
   RangeInfo,
   RankedItem,
+  ListQuery,
+  listQueryPrecheck,
   MemberQuery,
   memberParamsPrecheck,
   memberQueryPrecheck,
@@ -57,14 +59,7 @@ lazyRoute(
     summary: "Names of existing counters, most recently written first, a page at a time",
     description:
       "Ordered by each counter's last write, newest first, so a flood of new names cannot hide an active counter for long, and every name stays reachable by paging with `offset` = the previous page's `nextOffset`. (Until issue 12 the list was in byte order, one page of at most 1,000.)",
-    request: {
-      query: z.object({
-        limit: intQuery(1, limits.MAX_LISTED, limits.MAX_LISTED),
-        offset: intQuery(0, 1_000_000_000, 0).openapi({
-          description: "names to skip: the previous page's nextOffset. @default 0",
-        }),
-      }),
-    },
+    request: { query: prechecked(ListQuery, listQueryPrecheck) },
     responses: () => ({
       200: jsonResponse(
         z

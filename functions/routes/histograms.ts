@@ -169,6 +169,18 @@ export const observationsPrecheck = batchPrecheck(
   "values",
 );
 
+/** The query of the histograms' list, and its precheck (`offset` and `limit` in plain digits). */
+export const ListQuery = once(() =>
+  z.object({
+    offset: intQuery(0, MAX_OFFSET, 0).openapi({ description: "names to skip: `next` of the previous page" }),
+    limit: intQuery(1, histograms.MAX_LIST, histograms.MAX_LIST).openapi({ description: "most names to return" }),
+  }),
+);
+export const listQueryPrecheck = fieldsPrecheck({
+  offset: intField(0, MAX_OFFSET, 0),
+  limit: intField(1, histograms.MAX_LIST, histograms.MAX_LIST),
+});
+
 export const histogramsRoutes = createRouter();
 
 lazyRoute(
@@ -180,12 +192,7 @@ lazyRoute(
     summary: "Names of the histograms with live data, most recently active first, a page at a time",
     description:
       "Ordered by when each histogram's newest data expires, latest first (with equal retention: most recently written first). A histogram whose data has all expired leaves the list (its settings stay; its next observation lists it again). `offset`/`limit` page through; `next` is the offset of the following page, null on the last.",
-    request: {
-      query: z.object({
-        offset: intQuery(0, MAX_OFFSET, 0).openapi({ description: "names to skip: `next` of the previous page" }),
-        limit: intQuery(1, histograms.MAX_LIST, histograms.MAX_LIST).openapi({ description: "most names to return" }),
-      }),
-    },
+    request: { query: prechecked(ListQuery, listQueryPrecheck) },
     responses: () => ({
       200: jsonResponse(
         z

@@ -210,6 +210,19 @@ export const playerParamsChecked = () => nameParamsChecked("board", "player");
  * cold isolate's first page, player or around read loads none; anything else, zod decides.
  */
 const seasonField = textField((selector) => !leaderboards.seasonSelectorProblem(selector));
+/** The query of the boards' list. */
+export const ListQuery = once(() =>
+  z.object({
+    offset: intQuery(0, 1_000_000, 0).openapi({ description: "boards to skip: `next` of the previous page" }),
+    limit: intQuery(1, leaderboards.MAX_LISTED_BOARDS, leaderboards.MAX_LISTED_BOARDS).openapi({
+      description: "most names to return",
+    }),
+  }),
+);
+export const listQueryPrecheck = fieldsPrecheck({
+  offset: intField(0, 1_000_000, 0),
+  limit: intField(1, leaderboards.MAX_LISTED_BOARDS, leaderboards.MAX_LISTED_BOARDS),
+});
 /** The query of a page of the ranking. */
 export const PageQuery = once(() =>
   z.object({

@@ -8,7 +8,6 @@ import { addPlayerRoutes } from "./leaderboards-players.ts";
 import {
   errorResponses,
   Increment,
-  intQuery,
   jsonResponse,
   notFoundResponse,
   writeErrorResponses,
@@ -24,6 +23,8 @@ import {
   SeasonId,
   boardParams,
   boardParamsChecked,
+  ListQuery,
+  listQueryPrecheck,
   noContent,
   PageQuery,
   pageQueryPrecheck,
@@ -41,14 +42,7 @@ lazyRoute(
     summary: "Names of boards with players, most recently active first, a page at a time",
     description:
       "Boards with players (or configured with PUT), ordered by their latest activity (a new player, a PUT), latest first. A board leaves the list when its last player is removed. `offset`/`limit` page through; `next` is the offset of the following page, null on the last.",
-    request: {
-      query: z.object({
-        offset: intQuery(0, 1_000_000, 0).openapi({ description: "boards to skip: `next` of the previous page" }),
-        limit: intQuery(1, leaderboards.MAX_LISTED_BOARDS, leaderboards.MAX_LISTED_BOARDS).openapi({
-          description: "most names to return",
-        }),
-      }),
-    },
+    request: { query: prechecked(ListQuery, listQueryPrecheck) },
     responses: () => ({
       200: jsonResponse(
         z

@@ -186,6 +186,17 @@ export const RoomQuery = once(() =>
 );
 /** RoomQuery's precheck (../lazy-route.ts `prechecked`): no `day`, or one as text (the library parses it). */
 export const roomQueryPrecheck = fieldsPrecheck({ day: textField() });
+/** The query of the rooms' list, and its precheck (`limit` in plain digits, a cursor of at most 90 characters). */
+export const RoomsQuery = once(() =>
+  z.object({
+    limit: intQuery(1, 1000, 1000),
+    cursor: z.string().max(90).optional().openapi({ description: "nextCursor of the previous page" }),
+  }),
+);
+export const roomsQueryPrecheck = fieldsPrecheck({
+  limit: intField(1, 1000, 1000),
+  cursor: textField((cursor) => cursor.length <= 90),
+});
 /** The query of the online members' list. */
 export const MembersQuery = once(() =>
   z.object({
@@ -224,12 +235,7 @@ lazyRoute(
   () => ({
     tags,
     summary: "Rooms active within two days, most recently active first, with cursor pagination",
-    request: {
-      query: z.object({
-        limit: intQuery(1, 1000, 1000),
-        cursor: z.string().max(90).optional().openapi({ description: "nextCursor of the previous page" }),
-      }),
-    },
+    request: { query: prechecked(RoomsQuery, roomsQueryPrecheck) },
     responses: () => ({ 200: jsonResponse(Rooms(), "One page of rooms."), ...errorResponses() }),
   }),
   async (c) => {

@@ -4,6 +4,8 @@ import {
   counterParams,
   incrPrecheck,
   IncrItem,
+  ListQuery as CounterListQuery,
+  listQueryPrecheck as counterListPrecheck,
   MemberQuery,
   memberParams,
   memberParamsPrecheck,
@@ -12,6 +14,8 @@ import {
   rankingQueryPrecheck,
 } from "../../functions/routes/counters-schemas.ts";
 import {
+  ListQuery as HistogramListQuery,
+  listQueryPrecheck as histogramListPrecheck,
   ObservationBody,
   observationsPrecheck,
   ReadQuery,
@@ -24,6 +28,8 @@ import {
   batchChangesPrecheck,
   Change,
   changePrecheck,
+  ListQuery as BoardListQuery,
+  listQueryPrecheck as boardListPrecheck,
   PageQuery,
   pageQueryPrecheck,
   PlayerQuery,
@@ -41,6 +47,8 @@ import {
   membersQueryPrecheck,
   RoomQuery,
   roomQueryPrecheck,
+  RoomsQuery,
+  roomsQueryPrecheck,
 } from "../../functions/routes/presence.ts";
 import {
   EventsBody,
@@ -355,8 +363,8 @@ describe("prechecks answer as zod", () => {
     expect(agrees(nameParams("histogram"), nameParamsPrecheck("histogram"), params)).toBe(1);
     const days: unknown[] = [undefined, "2026-11-20", "", "2026-1-20", "20261120", "yesterday", ["2026-11-20"]];
     const queries = combinations({ from: days, to: days, top: counts("1", "10", "100") }).map(clean);
-    // decided: 3 good days (absent, a date, empty) on each side × 4 tops (absent, 1, 10, 100)
-    expect(agrees(ReadQuery(), readQueryPrecheck, [...queries, { top: "5", other: "x" }])).toBe(3 * 3 * 4 + 1);
+    // decided: 3 good days (absent, a date, empty) on each side × 5 tops (absent, 0, 1, 10, 100)
+    expect(agrees(ReadQuery(), readQueryPrecheck, [...queries, { top: "5", other: "x" }])).toBe(3 * 3 * 5 + 1);
   });
 
   it("leaderboard reads: path parameters, page, player and around queries", () => {
@@ -382,9 +390,9 @@ describe("prechecks answer as zod", () => {
     expect(agrees(PageQuery(), pageQueryPrecheck, pages)).toBe(3 * 4 * 6);
     const players = seasons.map((season) => clean({ season }));
     expect(agrees(PlayerQuery(), playerQueryPrecheck, [...players, { other: "x" }])).toBe(6 + 1);
-    // around: 4 ks (absent, 1, 5, 50; "0" is zod's) × 6 seasons
+    // around: 5 ks (absent, 0, 1, 5, 50) × 6 seasons
     const around = combinations({ k: counts("1", "5", "50"), season: seasons }).map(clean);
-    expect(agrees(AroundQuery(), aroundQueryPrecheck, around)).toBe(4 * 6);
+    expect(agrees(AroundQuery(), aroundQueryPrecheck, around)).toBe(5 * 6);
   });
 
   it("presence member lists and history queries", () => {
@@ -506,5 +514,21 @@ describe("prechecks answer as zod", () => {
     const params = ["r1", "", "a b"].flatMap((room) => members.map((id) => ({ room, id })));
     // decided: the good room with the two good ids
     expect(agrees(LeaveParams(), leaveParamsPrecheck, params)).toBe(2);
+  });
+
+  it("the lists' queries (what the dashboard asks first)", () => {
+    const offsets = [undefined, "0", "1", "100", "999999999", "1000000000", "", "-1", "01", ["0", "1"]];
+    const limits = [undefined, "1", "100", "1000", "1001", "0", "x"];
+    const pages = combinations({ limit: limits, offset: offsets }).map(clean);
+    // decided: 4 limits (absent, 1, 100, 1000) × 5 offsets (absent, 0, 1, 100, 999999999: ten digits are zod's)
+    expect(agrees(CounterListQuery(), counterListPrecheck, pages)).toBe(4 * 5);
+    // histograms (at most 1,000 names a page and MAX_OFFSET) and boards (offset at most 1,000,000)
+    // (999999999 is past their offsets' maximum: zod's)
+    expect(agrees(HistogramListQuery(), histogramListPrecheck, pages)).toBe(4 * 4);
+    expect(agrees(BoardListQuery(), boardListPrecheck, pages)).toBe(4 * 4);
+    const cursors = [undefined, "", "abc", "x".repeat(90), "x".repeat(91), ["a"]];
+    const rooms = combinations({ limit: limits, cursor: cursors }).map(clean);
+    // decided: 4 limits × 4 cursors (absent, empty, short, 90 characters)
+    expect(agrees(RoomsQuery(), roomsQueryPrecheck, rooms)).toBe(4 * 4);
   });
 });

@@ -84,6 +84,11 @@ describe("lazy route schemas", () => {
       "/v1/presence/r1/history?hours=3",
       "/v1/trending/s1/history?member=m1&hours=24",
       "/v1/leaderboards/b1/count",
+      // the lists, which the dashboard asks first
+      "/v1/counters?limit=100&offset=0",
+      "/v1/histograms",
+      "/v1/leaderboards?offset=0",
+      "/v1/presence?limit=10",
     ];
     for (const path of reads) {
       const res = await send(path, { headers: { authorization: `Bearer ${TEST_KEYS.read}` } });
