@@ -10,7 +10,8 @@ import { intQueryValue, isPlainObject } from "./schemas.ts";
  * (~8 ms of CPU in a cold isolate: functions/zod.ts). The usual inputs of a read are simple (a
  * number in plain digits, a name, a value of a list), so a field that knows what zod makes of them
  * answers without zod, and leaves anything else to zod, which then answers exactly as before.
- * Each precheck built here is compared with its zod schema in test/unit/prechecks.test.ts.
+ * Each precheck built here is compared with its zod schema in test/unit/prechecks.test.ts (writes) or
+ * test/unit/prechecks-reads.test.ts (reads).
  */
 
 /** What a field returns when zod leaves its key out of the data (an optional field, absent). */

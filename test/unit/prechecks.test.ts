@@ -1,61 +1,21 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import type { Verdict } from "../../functions/lazy-route.ts";
 import {
   counterParams,
   incrPrecheck,
   IncrItem,
-  ListQuery as CounterListQuery,
-  listQueryPrecheck as counterListPrecheck,
-  MemberQuery,
-  memberParams,
-  memberParamsPrecheck,
-  memberQueryPrecheck,
   RankingQuery,
   rankingQueryPrecheck,
 } from "../../functions/routes/counters-schemas.ts";
+import { ObservationBody, observationsPrecheck } from "../../functions/routes/histograms.ts";
 import {
-  ListQuery as HistogramListQuery,
-  listQueryPrecheck as histogramListPrecheck,
-  ObservationBody,
-  observationsPrecheck,
-  ReadQuery,
-  readQueryPrecheck,
-} from "../../functions/routes/histograms.ts";
-import {
-  AroundQuery,
-  aroundQueryPrecheck,
   BatchBody,
   batchChangesPrecheck,
   Change,
   changePrecheck,
-  ListQuery as BoardListQuery,
-  listQueryPrecheck as boardListPrecheck,
-  PageQuery,
-  pageQueryPrecheck,
-  PlayerQuery,
-  playerQueryPrecheck,
 } from "../../functions/routes/leaderboards-schemas.ts";
 import { HealthQuery, healthQueryPrecheck } from "../../functions/routes/health.ts";
-import {
-  HeartbeatBody,
-  heartbeatPrecheck,
-  HistoryQuery,
-  historyQueryPrecheck,
-  LeaveParams,
-  leaveParamsPrecheck,
-  MembersQuery,
-  membersQueryPrecheck,
-  RoomQuery,
-  roomQueryPrecheck,
-  RoomsQuery,
-  roomsQueryPrecheck,
-} from "../../functions/routes/presence.ts";
-import {
-  EventsBody,
-  eventsPrecheck,
-  HistoryQuery as TrendHistoryQuery,
-  historyQueryPrecheck as trendHistoryPrecheck,
-} from "../../functions/routes/trending.ts";
+import { HeartbeatBody, heartbeatPrecheck, RoomQuery, roomQueryPrecheck } from "../../functions/routes/presence.ts";
+import { EventsBody, eventsPrecheck } from "../../functions/routes/trending.ts";
 import {
   MemberLookupParams,
   memberLookupParamsPrecheck,
@@ -66,40 +26,15 @@ import {
   WindowQuery,
   windowQueryPrecheck,
 } from "../../functions/routes/trending-schemas.ts";
-import { batchOf, nameParams, nameParamsPrecheck } from "../../functions/schemas.ts";
+import { batchOf, nameParamsPrecheck } from "../../functions/schemas.ts";
 import { loadZod } from "../../functions/zod.ts";
 
+import { agrees, clean, isObject, members } from "../helpers/prechecks.ts";
 // zod loads on first use (functions/zod.ts); these tests build its schemas directly.
 beforeAll(async () => {
   await loadZod();
 });
 
-/**
- * A precheck (functions/lazy-route.ts `prechecked`) must answer exactly as the zod schema it
- * stands in for, whenever it answers: the same data, keys in the same order, or the same issues
- * (path and message, what the 400 envelope shows), in the same order.
- */
-function agrees(
-  schema: { safeParse(value: unknown): unknown },
-  precheck: (value: unknown) => Verdict,
-  inputs: unknown[],
-) {
-  let decided = 0;
-  for (const input of inputs) {
-    const verdict = precheck(input);
-    if (verdict === undefined) continue;
-    decided++;
-    const zod = schema.safeParse(input) as Exclude<Verdict, undefined>;
-    const shape = (v: Exclude<Verdict, undefined>) =>
-      JSON.stringify(
-        v.success ? { data: v.data } : { issues: v.error.issues.map((i) => ({ path: i.path, message: i.message })) },
-      );
-    expect(shape(verdict), JSON.stringify(input)).toBe(shape(zod));
-  }
-  return decided;
-}
-
-const members: unknown[] = ["a", "", "a\nb", "\ud800", "é".repeat(128), "é".repeat(129), "x".repeat(257), 1, null];
 const items: unknown[] = [
   ...members.map((member) => ({ member })),
   { by: 1 },
@@ -128,8 +63,6 @@ const items: unknown[] = [
   [],
   "a",
 ];
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 describe("prechecks answer as zod", () => {
   it("counter increment bodies", () => {
@@ -317,94 +250,6 @@ describe("prechecks answer as zod", () => {
     expect(agrees(HeartbeatBody(), heartbeatPrecheck, inputs)).toBeGreaterThan(20);
   });
 
-  // Reads prechecked field by field (functions/prechecks.ts).
-  const clean = (q: Record<string, unknown>) =>
-    Object.fromEntries(Object.entries(q).filter(([, v]) => v !== undefined));
-  /** Every combination of the values listed for each field (a field's `undefined`: absent). */
-  const combinations = (values: Record<string, unknown[]>) =>
-    Object.entries(values).reduce<Record<string, unknown>[]>(
-      (all, [key, list]) => all.flatMap((q) => list.map((v) => ({ ...q, [key]: v }))),
-      [{}],
-    );
-  const counts = (...good: string[]): unknown[] => [
-    undefined,
-    ...good,
-    "0",
-    "",
-    "07",
-    "1e1",
-    " 5",
-    "2.5",
-    "-1",
-    "x",
-    ["1", "2"],
-    "99999999999",
-  ];
-
-  it("counter member lookups: path parameters and query", () => {
-    const names = ["c1", "", "-a", "a".repeat(65), "a b", 1];
-    const params = names.flatMap((counter) => members.map((member) => ({ counter, member })));
-    // decided: the one good counter with the two good members
-    expect(agrees(memberParams(), memberParamsPrecheck, params)).toBe(2);
-    const queries = combinations({
-      period: [undefined, "hour", "day", "week", "month", "year", "Hour", "", ["day"]],
-      from: [undefined, "2026-11-01", "", ["a", "b"]],
-      to: [undefined, "1700000000000", "not a time"],
-      aggregate: [undefined, "sum", "min", "max", "avg", ["sum"]],
-    }).map(clean);
-    // decided: 5 periods (absent and the four; no `year`) × 3 froms × 3 tos × 4 aggregates, and the last one
-    expect(agrees(MemberQuery(), memberQueryPrecheck, [...queries, { period: "day", other: "x" }])).toBe(
-      5 * 3 * 3 * 4 + 1,
-    );
-  });
-
-  it("histogram reads: path parameters and query", () => {
-    const params = ["h1", "", "a b", "-x"].map((histogram) => ({ histogram }));
-    expect(agrees(nameParams("histogram"), nameParamsPrecheck("histogram"), params)).toBe(1);
-    const days: unknown[] = [undefined, "2026-11-20", "", "2026-1-20", "20261120", "yesterday", ["2026-11-20"]];
-    const queries = combinations({ from: days, to: days, top: counts("1", "10", "100") }).map(clean);
-    // decided: 3 good days (absent, a date, empty) on each side × 5 tops (absent, 0, 1, 10, 100)
-    expect(agrees(ReadQuery(), readQueryPrecheck, [...queries, { top: "5", other: "x" }])).toBe(3 * 3 * 5 + 1);
-  });
-
-  it("leaderboard reads: path parameters, page, player and around queries", () => {
-    const names = ["b1", "", "a b"];
-    const params = names.flatMap((board) => names.map((player) => ({ board, player })));
-    expect(agrees(nameParams("board", "player"), nameParamsPrecheck("board", "player"), params)).toBe(1);
-    const seasons: unknown[] = [
-      undefined,
-      "current",
-      "previous",
-      "2026-11-23",
-      "2026-W48",
-      "2026-11",
-      "",
-      "next",
-      "2026-13",
-      "2026-W60",
-      ["current"],
-    ];
-    const pages = combinations({ page: counts("1", "2"), limit: counts("1", "10", "100"), season: seasons }).map(clean);
-    // decided seasons: absent and the five selectors the library takes
-    // pages: 3 pages (absent, 1, 2) × 4 limits (absent, 1, 10, 100) × 6 seasons
-    expect(agrees(PageQuery(), pageQueryPrecheck, pages)).toBe(3 * 4 * 6);
-    const players = seasons.map((season) => clean({ season }));
-    expect(agrees(PlayerQuery(), playerQueryPrecheck, [...players, { other: "x" }])).toBe(6 + 1);
-    // around: 5 ks (absent, 0, 1, 5, 50) × 6 seasons
-    const around = combinations({ k: counts("1", "5", "50"), season: seasons }).map(clean);
-    expect(agrees(AroundQuery(), aroundQueryPrecheck, around)).toBe(5 * 6);
-  });
-
-  it("presence member lists and history queries", () => {
-    const cursors: unknown[] = [undefined, "", "abc", "x".repeat(40), "x".repeat(41), "é".repeat(40), ["a"]];
-    const lists = combinations({ limit: counts("1", "100", "1000"), cursor: cursors }).map(clean);
-    // decided: 4 limits (absent, 1, 100, 1000) × 5 cursors (absent, empty, short, 40 and 40 × é)
-    expect(agrees(MembersQuery(), membersQueryPrecheck, [...lists, { other: "x" }])).toBe(4 * 5 + 1);
-    const hours = counts("1", "24", "25").map((h) => clean({ hours: h }));
-    // decided: absent, 1, 24 (25 is over the maximum)
-    expect(agrees(HistoryQuery(), historyQueryPrecheck, hours)).toBe(3);
-  });
-
   // Write bodies decided only when zod takes them as they are (functions/prechecks.ts).
   const numbers: unknown[] = [
     0,
@@ -501,34 +346,5 @@ describe("prechecks answer as zod", () => {
     ];
     // decided: those 33 changes with the one good player, alone and in `items`, and the mixed batch
     expect(agrees(BatchBody(), batchChangesPrecheck, batches)).toBe(33 + 33 + 1);
-  });
-
-  it("trending history queries and presence leave parameters", () => {
-    const queries = combinations({ member: [...members, undefined], hours: counts("1", "48", "168", "169") }).map(
-      clean,
-    );
-    // decided: the two good members × 4 hours (absent, 1, 48, 168)
-    expect(agrees(TrendHistoryQuery(), trendHistoryPrecheck, [...queries, { member: "a", other: "x" }])).toBe(
-      2 * 4 + 1,
-    );
-    const params = ["r1", "", "a b"].flatMap((room) => members.map((id) => ({ room, id })));
-    // decided: the good room with the two good ids
-    expect(agrees(LeaveParams(), leaveParamsPrecheck, params)).toBe(2);
-  });
-
-  it("the lists' queries (what the dashboard asks first)", () => {
-    const offsets = [undefined, "0", "1", "100", "999999999", "1000000000", "", "-1", "01", ["0", "1"]];
-    const limits = [undefined, "1", "100", "1000", "1001", "0", "x"];
-    const pages = combinations({ limit: limits, offset: offsets }).map(clean);
-    // decided: 4 limits (absent, 1, 100, 1000) × 5 offsets (absent, 0, 1, 100, 999999999: ten digits are zod's)
-    expect(agrees(CounterListQuery(), counterListPrecheck, pages)).toBe(4 * 5);
-    // histograms (at most 1,000 names a page and MAX_OFFSET) and boards (offset at most 1,000,000)
-    // (999999999 is past their offsets' maximum: zod's)
-    expect(agrees(HistogramListQuery(), histogramListPrecheck, pages)).toBe(4 * 4);
-    expect(agrees(BoardListQuery(), boardListPrecheck, pages)).toBe(4 * 4);
-    const cursors = [undefined, "", "abc", "x".repeat(90), "x".repeat(91), ["a"]];
-    const rooms = combinations({ limit: limits, cursor: cursors }).map(clean);
-    // decided: 4 limits × 4 cursors (absent, empty, short, 90 characters)
-    expect(agrees(RoomsQuery(), roomsQueryPrecheck, rooms)).toBe(4 * 4);
   });
 });
