@@ -5,13 +5,7 @@ import { ctxOf, markReplay } from "../middleware/context.ts";
 import { lazyRoute, prechecked } from "../lazy-route.ts";
 import { createRouter } from "../router.ts";
 import { addPlayerRoutes } from "./leaderboards-players.ts";
-import {
-  errorResponses,
-  Increment,
-  jsonResponse,
-  notFoundResponse,
-  writeErrorResponses,
-} from "../schemas.ts";
+import { errorResponses, Increment, jsonResponse, notFoundResponse, writeErrorResponses } from "../schemas.ts";
 
 import {
   tags,
