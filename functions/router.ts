@@ -10,7 +10,7 @@ import type { AppEnv } from "./types.ts";
  */
 export const validationHook: Hook<unknown, AppEnv, string, void> = (result) => {
   if (result.success) return;
-  const details: (FieldIssue & { in: string })[] = result.error.issues.map((issue) => ({
+  const details: (FieldIssue & { in: string })[] = result.error.issues.flatMap(closestOption).map((issue) => ({
     in: result.target,
     path: issue.path.map(String).join("."),
     message: issue.message,
@@ -19,6 +19,30 @@ export const validationHook: Hook<unknown, AppEnv, string, void> = (result) => {
   const where = first ? `${first.in}${first.path ? ` field '${first.path}'` : ""}` : "request";
   throw new ValidationError(`Invalid ${where}: ${first?.message ?? "bad value"}.`, details);
 };
+
+/** What the hook reads of a zod issue (a union's carries the issues of each of its options). */
+interface Issue {
+  code?: string;
+  path: PropertyKey[];
+  message: string;
+  errors?: Issue[][];
+}
+
+/**
+ * A union whose options all fail is one zod issue, "Invalid input", which says nothing of what is
+ * wrong (`{"by":"x"}` for a score change). It is replaced by the issues of its closest option: the
+ * fewest issues, then one without unknown keys, then the first (`{"by":"x"}`: "'by': expected
+ * number, received string"), at the union's path, nested unions alike.
+ */
+function closestOption(issue: Issue): Issue[] {
+  if (issue.code !== "invalid_union" || !issue.errors?.length) return [issue];
+  const weight = (list: Issue[]) => 2 * list.length + (list.some((i) => i.code === "unrecognized_keys") ? 1 : 0);
+  let best: Issue[] | undefined;
+  for (const option of issue.errors.map((list) => list.flatMap(closestOption)))
+    if (!best || weight(option) < weight(best)) best = option;
+  if (!best?.length) return [issue];
+  return best.map((i) => ({ ...i, path: [...issue.path, ...i.path] }));
+}
 
 /** A route as `lazyRoute` (./lazy-route.ts) records it, in Hono's form, mounted by `mountRoutes`. */
 export interface RecordedRoute {

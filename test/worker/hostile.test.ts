@@ -415,6 +415,51 @@ describe("unknown fields", () => {
   });
 });
 
+describe("bodies of several shapes (zod unions)", () => {
+  const api = createTestApi({ label: "hostile-union" });
+  afterAll(() => api.cleanup());
+
+  it("say what is wrong in the shape the body is closest to, not only 'Invalid input'", async () => {
+    const cases: [string, unknown, { path: string; message: string }[]][] = [
+      [
+        "/v1/leaderboards/b1/players/p1/score",
+        { by: "x" },
+        [{ path: "by", message: "Invalid input: expected number, received string" }],
+      ],
+      [
+        "/v1/leaderboards/b1/players/p1/score",
+        { set: 5, mode: "worst" },
+        [{ path: "mode", message: 'Invalid option: expected one of "replace"|"best"' }],
+      ],
+      ["/v1/leaderboards/b1/players/p1/score", { by: 1, set: 2 }, [{ path: "", message: 'Unrecognized key: "set"' }]],
+      [
+        "/v1/leaderboards/b1/scores",
+        {
+          items: [
+            { player: "p1", by: 1 },
+            { player: "p2", by: "x" },
+          ],
+        },
+        [{ path: "items.1.by", message: "Invalid input: expected number, received string" }],
+      ],
+      [
+        "/v1/histograms/h1/observations",
+        { values: [1, "a"] },
+        [{ path: "values.1", message: "Invalid input: expected number, received string" }],
+      ],
+    ];
+    for (const [path, body, details] of cases) {
+      const res = await api.call("POST", path, body);
+      expect(res.status, path).toBe(400);
+      expect(res.body.error.code).toBe("invalid_request");
+      expect(res.body.error.details, `${path} ${JSON.stringify(body)}`).toEqual(
+        details.map((d) => ({ in: "json", ...d })),
+      );
+    }
+    expect(await api.keys()).toEqual([]);
+  });
+});
+
 describe("edge values that are valid", () => {
   const api = createTestApi({ label: "hostile-valid" });
   let landed: WriteEndpoint[] = [];
