@@ -106,6 +106,16 @@ export const listQueryPrecheck = fieldsPrecheck({
   offset: intField(0, 1_000_000_000, 0),
 });
 
+/** The query of a member delete: `periodQuery()` without `aggregate`. */
+export const DeleteQuery = once(() =>
+  z.object({ period: periodQuery().period, from: periodQuery().from, to: periodQuery().to }),
+);
+export const deleteQueryPrecheck = fieldsPrecheck({
+  period: periodFields.period,
+  from: periodFields.from,
+  to: periodFields.to,
+});
+
 /** The query of a member lookup: `periodQuery()`. */
 export const MemberQuery = once(() => z.object(periodQuery()));
 /** MemberQuery's precheck, as RankingQuery's. */

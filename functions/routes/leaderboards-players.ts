@@ -8,13 +8,10 @@ import * as leaderboards from "../../src/leaderboards/index.ts";
 import { ctxOf, markReplay } from "../middleware/context.ts";
 import { lazyRoute, prechecked } from "../lazy-route.ts";
 import type { Routes } from "../router.ts";
-import { MAX_BATCH } from "../../src/validation.ts";
 import {
   errorResponses,
   jsonBody,
   jsonResponse,
-  Member,
-  Name,
   normalizeBatch,
   notFoundResponse,
   writeErrorResponses,
@@ -23,6 +20,10 @@ import {
 import {
   AroundQuery,
   aroundQueryPrecheck,
+  JoinBody,
+  joinPrecheck,
+  SubsetBody,
+  subsetPrecheck,
   batchChangesPrecheck,
   boardParamsChecked,
   changePrecheck,
@@ -30,18 +31,13 @@ import {
   PlayerQuery,
   playerQueryPrecheck,
   tags,
-  Meta,
-  PlayerScore,
   Row,
-  SeasonQuery,
   SeasonId,
   Player,
   Joined,
   Change,
   ScoreResult,
   rejectedResponse,
-  boardParams,
-  playerParams,
   noContent,
   type BatchChange,
   BatchBody,
@@ -59,21 +55,7 @@ export function addPlayerRoutes(routes: Routes): void {
       summary: "Join a player, or replace the profile of one who joined before",
       description:
         "Creates the board with default settings if needed. Joining again replaces `name` and `meta` but never the score or join time; `score` applies to new players only.",
-      request: {
-        params: playerParams(),
-        ...jsonBody(
-          z
-            .object({
-              name: Member().openapi({
-                example: "Alice",
-                description: "display name: 1..256 UTF-8 bytes, no control characters",
-              }),
-              meta: Meta().optional(),
-              score: PlayerScore().optional(),
-            })
-            .strict(),
-        ),
-      },
+      request: { params: playerParamsChecked(), ...jsonBody(prechecked(JoinBody, joinPrecheck)) },
       responses: () => ({
         200: jsonResponse(Joined(), "The player existed; the profile was replaced."),
         201: jsonResponse(Joined(), "The player joined."),
@@ -229,14 +211,9 @@ export function addPlayerRoutes(routes: Routes): void {
       description:
         "A read, though a POST (the list can be long): a read key is enough. Each known player with a score in the season comes back with the global `rank` and the rank within the subset; the others are listed in `unknown`. One round trip: an HMGET, a ZMSCORE, a ZRANK per ranked player and an HMGET of profiles.",
       request: {
-        params: boardParams(),
-        query: z.object({ season: SeasonQuery() }),
-        ...jsonBody(
-          z
-            .object({ players: z.array(Name()).min(1).max(MAX_BATCH) })
-            .strict()
-            .openapi("LeaderboardSubset"),
-        ),
+        params: boardParamsChecked(),
+        query: prechecked(PlayerQuery, playerQueryPrecheck),
+        ...jsonBody(prechecked(SubsetBody, subsetPrecheck)),
       },
       responses: () => ({
         200: jsonResponse(

@@ -5,11 +5,23 @@
 import * as z from "../zod.ts";
 import * as leaderboards from "../../src/leaderboards/index.ts";
 import { MAX_BATCH, MAX_INCREMENT } from "../../src/validation.ts";
-import { batchPrecheck, Increment, intQuery, Name, nameParams, nameParamsChecked, Score } from "../schemas.ts";
+import {
+  batchPrecheck,
+  Increment,
+  intQuery,
+  isPlainObject,
+  Member,
+  Name,
+  nameParams,
+  nameParamsChecked,
+  Score,
+} from "../schemas.ts";
 import { once, type Verdict } from "../lazy-route.ts";
 import {
   boundedNumber,
+  type Field,
   fieldsPrecheck,
+  memberField,
   intField,
   nameField,
   oneOf,
@@ -210,6 +222,59 @@ export const playerParamsChecked = () => nameParamsChecked("board", "player");
  * cold isolate's first page, player or around read loads none; anything else, zod decides.
  */
 const seasonField = textField((selector) => !leaderboards.seasonSelectorProblem(selector));
+/** The body of a join. */
+export const JoinBody = once(() =>
+  z
+    .object({
+      name: Member().openapi({
+        example: "Alice",
+        description: "display name: 1..256 UTF-8 bytes, no control characters",
+      }),
+      meta: Meta().optional(),
+      score: PlayerScore().optional(),
+    })
+    .strict(),
+);
+/**
+ * JoinBody's precheck, as Change's: a valid name, `meta` null or a JSON object the library takes
+ * (not one with a `__proto__` key, which zod's record copies differently), a score within ±1e15.
+ */
+const metaField: Field = (meta) =>
+  meta === null || (isPlainObject(meta) && !Object.hasOwn(meta, "__proto__") && !leaderboards.metaProblem(meta))
+    ? meta
+    : undefined;
+const join = strictObject({
+  name: required(memberField),
+  meta: optional(metaField),
+  score: optional(boundedNumber(1e15)),
+});
+export function joinPrecheck(value: unknown): Verdict {
+  const data = join(value);
+  return data === undefined ? undefined : { success: true, data };
+}
+
+/** The body of a subset's ranking: 1..1,000 player names. */
+export const SubsetBody = once(() =>
+  z
+    .object({ players: z.array(Name()).min(1).max(MAX_BATCH) })
+    .strict()
+    .openapi("LeaderboardSubset"),
+);
+const subset = strictObject({
+  players: (players) =>
+    Array.isArray(players) &&
+    players.length >= 1 &&
+    players.length <= MAX_BATCH &&
+    players.every((p) => nameField(p) !== undefined)
+      ? [...players]
+      : undefined,
+});
+/** SubsetBody's precheck, as Change's. */
+export function subsetPrecheck(value: unknown): Verdict {
+  const data = subset(value);
+  return data === undefined ? undefined : { success: true, data };
+}
+
 /** The query of the boards' list. */
 export const ListQuery = once(() =>
   z.object({

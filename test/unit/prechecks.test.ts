@@ -1,6 +1,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   counterParams,
+  DeleteQuery,
+  deleteQueryPrecheck,
   incrPrecheck,
   IncrItem,
   RankingQuery,
@@ -12,6 +14,10 @@ import {
   batchChangesPrecheck,
   Change,
   changePrecheck,
+  JoinBody,
+  joinPrecheck,
+  SubsetBody,
+  subsetPrecheck,
 } from "../../functions/routes/leaderboards-schemas.ts";
 import { HealthQuery, healthQueryPrecheck } from "../../functions/routes/health.ts";
 import { HeartbeatBody, heartbeatPrecheck, RoomQuery, roomQueryPrecheck } from "../../functions/routes/presence.ts";
@@ -29,7 +35,7 @@ import {
 import { batchOf, nameParamsPrecheck } from "../../functions/schemas.ts";
 import { loadZod } from "../../functions/zod.ts";
 
-import { agrees, clean, isObject, members } from "../helpers/prechecks.ts";
+import { agrees, clean, combinations, isObject, members } from "../helpers/prechecks.ts";
 // zod loads on first use (functions/zod.ts); these tests build its schemas directly.
 beforeAll(async () => {
   await loadZod();
@@ -346,5 +352,53 @@ describe("prechecks answer as zod", () => {
     ];
     // decided: those 33 changes with the one good player, alone and in `items`, and the mixed batch
     expect(agrees(BatchBody(), batchChangesPrecheck, batches)).toBe(33 + 33 + 1);
+  });
+
+  it("leaderboard joins and subset rankings", () => {
+    const metas: unknown[] = [
+      undefined,
+      null,
+      { country: "ES" },
+      {},
+      { nested: { a: [1, "b", null] }, "1": true },
+      { big: "x".repeat(5000) },
+      JSON.parse('{"__proto__":{"a":1}}'),
+      [],
+      "x",
+      1,
+    ];
+    const joins = combinations({
+      name: [...members, undefined],
+      meta: metas,
+      score: [undefined, 0, 1.5, 1e15, 1e16, "1"],
+    })
+      .map(clean)
+      .concat([{ name: "a", extra: 1 }, {}, null, []]);
+    // decided: 2 good names × 5 metas (absent, null, and three objects within the size) × 4 scores (absent, 0, 1.5, 1e15)
+    expect(agrees(JoinBody(), joinPrecheck, joins)).toBe(2 * 5 * 4);
+    const names = ["p1", "", "a b", 1];
+    const subsets: unknown[] = [
+      ...names.map((p) => ({ players: [p] })),
+      { players: ["a", "b", "c"] },
+      { players: [] },
+      { players: Array.from({ length: 1000 }, (_, i) => `p${i}`) },
+      { players: Array.from({ length: 1001 }, (_, i) => `p${i}`) },
+      { players: "a" },
+      { players: ["a"], extra: 1 },
+      {},
+    ];
+    // decided: one good name alone, three, and 1,000
+    expect(agrees(SubsetBody(), subsetPrecheck, subsets)).toBe(3);
+  });
+
+  it("counter member delete queries", () => {
+    const queries = combinations({
+      period: [undefined, "hour", "day", "year", ["day"]],
+      from: [undefined, "2026-11-01", ["a", "b"]],
+      to: [undefined, "1700000000000"],
+      aggregate: [undefined, "sum"],
+    }).map(clean);
+    // decided: 3 periods × 2 froms × 2 tos, `aggregate` ignored as zod strips it
+    expect(agrees(DeleteQuery(), deleteQueryPrecheck, queries)).toBe(3 * 2 * 2 * 2);
   });
 });

@@ -107,6 +107,20 @@ describe("lazy route schemas", () => {
       expect([200, 404], `${path}: ${await res.text()}`).toContain(res.status);
       expect(zodLoaded(), path).toBe(false);
     }
+    // a leaderboard join, and a subset's ranking (a read, though a POST)
+    const join = await send("/v1/leaderboards/b1/players/p9", {
+      method: "PUT",
+      headers: { authorization: `Bearer ${TEST_KEYS.ingest}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "P9", meta: { team: "red" } }),
+    });
+    expect([200, 201]).toContain(join.status);
+    const rank = await send("/v1/leaderboards/b1/rank?season=current", {
+      method: "POST",
+      headers: { authorization: `Bearer ${TEST_KEYS.read}`, "content-type": "application/json" },
+      body: JSON.stringify({ players: ["p9", "p1"] }),
+    });
+    expect(rank.status, await rank.text()).toBe(200);
+    expect(zodLoaded()).toBe(false);
     // a leave (a page unload's DELETE)
     const leave = await send("/v1/presence/r1/members/u1", {
       method: "DELETE",
