@@ -372,7 +372,7 @@ describe("prechecks answer as zod", () => {
       meta: metas,
       score: [undefined, 0, 1.5, 1e15, 1e16, "1"],
     })
-      .map(clean)
+      .map((join): unknown => clean(join))
       .concat([{ name: "a", extra: 1 }, {}, null, []]);
     // decided: 2 good names × 5 metas (absent, null, and three objects within the size) × 4 scores (absent, 0, 1.5, 1e15)
     expect(agrees(JoinBody(), joinPrecheck, joins)).toBe(2 * 5 * 4);
