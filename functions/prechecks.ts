@@ -28,18 +28,34 @@ export type Field = (value: unknown) => unknown;
  * lists the keys in that order). Keys that are not fields are ignored, as a `z.object` strips them.
  */
 export function fieldsPrecheck(fields: Record<string, Field>): (value: unknown) => Verdict {
-  const entries = Object.entries(fields);
+  return precheckOf(objectOf(fields, false));
+}
+
+/** A precheck from a function that gives the data zod would, or `undefined` to leave the input to zod. */
+export function precheckOf(data: (value: unknown) => unknown): (value: unknown) => Verdict {
   return (value) => {
-    // Hono hands over an object; anything else is zod's to refuse.
-    if (typeof value !== "object" || value === null) return undefined;
-    const input = value as Record<string, unknown>;
+    const v = data(value);
+    return v === undefined ? undefined : { success: true, data: v };
+  };
+}
+
+/**
+ * The data of a plain object whose fields all pass, in the fields' order; with `strict`
+ * (`.strict()`), `undefined` for an object with a key that is not a field, which zod refuses.
+ */
+function objectOf(fields: Record<string, Field>, strict: boolean) {
+  const entries = Object.entries(fields);
+  return (value: unknown): Record<string, unknown> | undefined => {
+    // Hono hands a query or path parameters over as a plain object; anything else is zod's to refuse.
+    if (!isPlainObject(value)) return undefined;
+    if (strict) for (const key of Object.keys(value)) if (!Object.hasOwn(fields, key)) return undefined;
     const data: Record<string, unknown> = {};
     for (const [key, field] of entries) {
-      const v = field(Object.hasOwn(input, key) ? input[key] : undefined);
+      const v = field(Object.hasOwn(value, key) ? value[key] : undefined);
       if (v === undefined) return undefined;
       if (v !== OMIT) data[key] = v;
     }
-    return { success: true, data };
+    return data;
   };
 }
 
@@ -56,10 +72,7 @@ export const textField =
     value === undefined ? OMIT : typeof value === "string" && (!test || test(value)) ? value : undefined;
 
 /** An optional value of `list` (`z.enum(list).optional()`). */
-export const oneOfField =
-  (list: readonly string[]): Field =>
-  (value) =>
-    value === undefined ? OMIT : list.includes(value as string) ? value : undefined;
+export const oneOfField = (list: readonly string[]): Field => optional(oneOf(list));
 
 /** A path name (`Name`, ./schemas.ts). */
 export const nameField: Field = (value) => (typeof value === "string" && NAME_PATTERN.test(value) ? value : undefined);
@@ -105,16 +118,5 @@ export const oneOf =
  * `undefined` for anything but a plain object whose keys are all fields and whose fields all pass.
  */
 export function strictObject(fields: Record<string, Field>): (value: unknown) => Record<string, unknown> | undefined {
-  const entries = Object.entries(fields);
-  return (value) => {
-    if (!isPlainObject(value)) return undefined;
-    for (const key of Object.keys(value)) if (!Object.hasOwn(fields, key)) return undefined;
-    const data: Record<string, unknown> = {};
-    for (const [key, field] of entries) {
-      const v = field(Object.hasOwn(value, key) ? value[key] : undefined);
-      if (v === undefined) return undefined;
-      if (v !== OMIT) data[key] = v;
-    }
-    return data;
-  };
+  return objectOf(fields, true);
 }

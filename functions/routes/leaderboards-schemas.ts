@@ -16,7 +16,7 @@ import {
   nameParamsChecked,
   Score,
 } from "../schemas.ts";
-import { once, type Verdict } from "../lazy-route.ts";
+import { once } from "../lazy-route.ts";
 import {
   boundedNumber,
   type Field,
@@ -26,6 +26,7 @@ import {
   nameField,
   oneOf,
   optional,
+  precheckOf,
   required,
   strictObject,
   textField,
@@ -181,10 +182,7 @@ const setChange = strictObject({
   set: required(boundedNumber(1e15)),
   mode: optional(oneOf(["replace", "best"])),
 });
-export function changePrecheck(value: unknown): Verdict {
-  const data = byChange(value) ?? setChange(value);
-  return data === undefined ? undefined : { success: true, data };
-}
+export const changePrecheck = precheckOf((value) => byChange(value) ?? setChange(value));
 export const ScoreResult = once(() =>
   z.object({ player: z.string(), score: z.number(), rank: z.number().int() }).openapi("LeaderboardScore"),
 );
@@ -248,10 +246,7 @@ const join = strictObject({
   meta: optional(metaField),
   score: optional(boundedNumber(1e15)),
 });
-export function joinPrecheck(value: unknown): Verdict {
-  const data = join(value);
-  return data === undefined ? undefined : { success: true, data };
-}
+export const joinPrecheck = precheckOf(join);
 
 /** The body of a subset's ranking: 1..1,000 player names. */
 export const SubsetBody = once(() =>
@@ -270,10 +265,7 @@ const subset = strictObject({
       : undefined,
 });
 /** SubsetBody's precheck, as Change's. */
-export function subsetPrecheck(value: unknown): Verdict {
-  const data = subset(value);
-  return data === undefined ? undefined : { success: true, data };
-}
+export const subsetPrecheck = precheckOf(subset);
 
 /** The query of the boards' list. */
 export const ListQuery = once(() =>
