@@ -103,6 +103,9 @@ export const boundedNumber =
   (value) =>
     typeof value === "number" && Number.isFinite(value) && value >= -limit && value <= limit ? value : undefined;
 
+/** `Score()` (./schemas.ts): a finite number within ±1e15 (histogram values, leaderboard scores). */
+export const scoreField: Field = boundedNumber(1e15);
+
 /** `At()` (./schemas.ts): epoch ms of an integer or of a time string `parseAt` takes. */
 export const atField: Field = (value) =>
   (Number.isSafeInteger(value) || typeof value === "string" ? parseAt(value as number | string) : null) ?? undefined;

@@ -6,7 +6,7 @@ import { ctxOf, markReplay } from "../middleware/context.ts";
 import { lazyRoute, once, prechecked } from "../lazy-route.ts";
 import {
   atField,
-  boundedNumber,
+  scoreField,
   fieldsPrecheck,
   intField,
   optional,
@@ -163,9 +163,9 @@ export const readQueryPrecheck = fieldsPrecheck({
  * values within ±1e15, `at` as epoch ms or a time `parseAt` takes) are decided without zod, so a
  * cold isolate's first observation loads none; any problem, zod decides and words.
  */
-const observationItem = strictObject({ value: required(boundedNumber(1e15)), at: optional(atField) });
+const observationItem = strictObject({ value: required(scoreField), at: optional(atField) });
 export const observationsPrecheck = batchPrecheck(
-  (item, path) => (path.length > 0 && typeof item === "number" ? boundedNumber(1e15)(item) : observationItem(item)),
+  (item, path) => (path.length > 0 && typeof item === "number" ? scoreField(item) : observationItem(item)),
   "values",
 );
 

@@ -19,6 +19,7 @@ import {
 import { once } from "../lazy-route.ts";
 import {
   boundedNumber,
+  scoreField,
   type Field,
   fieldsPrecheck,
   memberField,
@@ -179,7 +180,7 @@ export const Change = once(() =>
  */
 const byChange = strictObject({ by: required(boundedNumber(MAX_INCREMENT)) });
 const setChange = strictObject({
-  set: required(boundedNumber(1e15)),
+  set: required(scoreField),
   mode: optional(oneOf(["replace", "best"])),
 });
 export const changePrecheck = precheckOf((value) => byChange(value) ?? setChange(value));
@@ -244,7 +245,7 @@ const metaField: Field = (meta) =>
 const join = strictObject({
   name: required(memberField),
   meta: optional(metaField),
-  score: optional(boundedNumber(1e15)),
+  score: optional(scoreField),
 });
 export const joinPrecheck = precheckOf(join);
 
@@ -314,7 +315,7 @@ export const BatchBody = once(() =>
 /** BatchBody's precheck, as Change's: each item with its player (a name), in BatchChange's key order. */
 const byPlayer = strictObject({ by: required(boundedNumber(MAX_INCREMENT)), player: required(nameField) });
 const setPlayer = strictObject({
-  set: required(boundedNumber(1e15)),
+  set: required(scoreField),
   mode: optional(oneOf(["replace", "best"])),
   player: required(nameField),
 });
