@@ -58,7 +58,7 @@ function waitForPort(port: number, child: ChildProcess, timeoutMs = 10_000): Pro
   const deadline = Date.now() + timeoutMs;
   return new Promise((ok, fail) => {
     const attempt = () => {
-      if (child.exitCode !== null) return fail(new Error(`redis-server exited with code ${child.exitCode}`));
+      if (child.exitCode !== null) return fail(new RedisExitedError(`redis-server exited with code ${child.exitCode}`));
       const socket = connect(port, "127.0.0.1");
       socket.once("connect", () => {
         socket.end();
@@ -74,10 +74,25 @@ function waitForPort(port: number, child: ChildProcess, timeoutMs = 10_000): Pro
   });
 }
 
-/** Starts a private redis-server on loopback; it dies with this process. */
+/**
+ * Starts a private redis-server on loopback; it dies with this process. A free port found by
+ * `freePort()` may be taken by another process before redis-server binds it (it then exits at
+ * once), so a server on a port of our choosing is started again on a new one, up to 3 times.
+ */
 export async function startRedis(options: StartRedisOptions = {}): Promise<RedisServer> {
   requireRedisServer();
-  const port = options.port ?? (await freePort());
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startRedisOn(options, options.port ?? (await freePort()));
+    } catch (error) {
+      if (options.port !== undefined || attempt === 3 || !(error instanceof RedisExitedError)) throw error;
+    }
+  }
+}
+
+class RedisExitedError extends Error {}
+
+async function startRedisOn(options: StartRedisOptions, port: number): Promise<RedisServer> {
   const args = ["--port", String(port), "--bind", "127.0.0.1", "--protected-mode", "no", "--save", ""];
   if (options.dataDir) {
     const dir = resolve(options.dataDir);
