@@ -71,6 +71,12 @@ export const textField =
   (value) =>
     value === undefined ? OMIT : typeof value === "string" && (!test || test(value)) ? value : undefined;
 
+/** `schema.default(fallback)`: absent is `fallback`, anything else is the field's. */
+export const defaulted =
+  (field: Field, fallback: unknown): Field =>
+  (value) =>
+    value === undefined ? fallback : field(value);
+
 /** An optional value of `list` (`z.enum(list).optional()`). */
 export const oneOfField = (list: readonly string[]): Field => optional(oneOf(list));
 

@@ -2,7 +2,16 @@ import * as z from "../zod.ts";
 import * as limits from "../../src/counters/limits.ts";
 import { PERIODS } from "../../src/time.ts";
 import { once, prechecked } from "../lazy-route.ts";
-import { fieldsPrecheck, intField, memberField, nameField, oneOfField, textField } from "../prechecks.ts";
+import {
+  defaulted,
+  fieldsPrecheck,
+  intField,
+  memberField,
+  nameField,
+  oneOf,
+  oneOfField,
+  textField,
+} from "../prechecks.ts";
 import { MAX_INCREMENT } from "../../src/validation.ts";
 import {
   batchOf,
@@ -36,7 +45,9 @@ export const Ttl = once(() =>
       "Seconds the written key lives. A key this write creates gets it. An existing key's expiry is only ever extended (when less than ttl is left, to ttl plus up to a tenth of it, at most 1 h more), never shortened; an existing key without expiry keeps none. In a batch a key gets the largest ttl of its items. So an ingest key cannot expire data beyond its own increments.",
   }),
 );
-export const Order = once(() => z.enum(["asc", "desc"]));
+const ORDERS = ["asc", "desc"] as const;
+const SORT_KEYS = ["member", "score"] as const;
+export const Order = once(() => z.enum(ORDERS));
 export const TimeQuery = once(() =>
   z.string().openapi({ description: "epoch ms or ISO-8601 (a date such as 2026-11-01 is its UTC midnight)" }),
 );
@@ -91,6 +102,38 @@ const periodFields = {
  * anything else, zod decides. So a cold isolate's first top or bottom loads no zod.
  */
 export const rankingQueryPrecheck = fieldsPrecheck({ n: intField(1, 1000, 10), ...periodFields });
+
+/** The query of a score range, and its precheck: the usual bounds are text the library parses. */
+export const ScoreRangeQuery = once(() =>
+  z.object({
+    min: z.string().default("-inf").openapi({ example: "10" }),
+    max: z.string().default("+inf").openapi({ example: "+inf" }),
+    limit: intQuery(1, 1000, 100),
+    order: Order().default("asc").openapi({ description: "asc: lowest score first. @default asc" }),
+    ...periodQuery(),
+  }),
+);
+export const scoreRangeQueryPrecheck = fieldsPrecheck({
+  min: defaulted(textField(), "-inf"),
+  max: defaulted(textField(), "+inf"),
+  limit: intField(1, 1000, 100),
+  order: defaulted(oneOf(ORDERS), "asc"),
+  ...periodFields,
+});
+
+/** The query of the sorted list, and its precheck. */
+export const SortedQuery = once(() =>
+  z.object({
+    by: z.enum(SORT_KEYS).default("member"),
+    order: Order().default("asc"),
+    ...periodQuery(),
+  }),
+);
+export const sortedQueryPrecheck = fieldsPrecheck({
+  by: defaulted(oneOf(SORT_KEYS), "member"),
+  order: defaulted(oneOf(ORDERS), "asc"),
+  ...periodFields,
+});
 
 /** The query of the counters' list, and its precheck (`limit` and `offset` in plain digits). */
 export const ListQuery = once(() =>

@@ -6,7 +6,6 @@ import { lazyRoute, onFirstUse, prechecked } from "../lazy-route.ts";
 import { createRouter } from "../router.ts";
 import {
   errorResponses,
-  intQuery,
   jsonBody,
   jsonResponse,
   normalizeBatch,
@@ -22,8 +21,6 @@ import {
   incrBody,
   memberParams,
   noContent,
-  Order,
-  periodQuery,
   RangeInfo,
   RankedItem,
   DeleteQuery,
@@ -36,6 +33,10 @@ import {
   RankingQuery,
   rankingQueryPrecheck,
   Scored,
+  ScoreRangeQuery,
+  scoreRangeQueryPrecheck,
+  SortedQuery,
+  sortedQueryPrecheck,
   Ttl,
   UnionSource,
 } from "./counters-schemas.ts";
@@ -193,14 +194,8 @@ lazyRoute(
     description:
       "Bounds: a number, `(` + number for exclusive, `-inf`, `+inf` (send `+` as `%2B`; a bare `inf` also works).",
     request: {
-      params: counterParams(),
-      query: z.object({
-        min: z.string().default("-inf").openapi({ example: "10" }),
-        max: z.string().default("+inf").openapi({ example: "+inf" }),
-        limit: intQuery(1, 1000, 100),
-        order: Order().default("asc").openapi({ description: "asc: lowest score first. @default asc" }),
-        ...periodQuery(),
-      }),
+      params: counterParamsChecked(),
+      query: prechecked(ScoreRangeQuery, scoreRangeQueryPrecheck),
     },
     responses: () => ({
       200: jsonResponse(
@@ -225,12 +220,8 @@ lazyRoute(
     summary: "Every member with its score, ordered by the member's own value",
     description: `by=member orders numerically when every member is a number, else by code point. At most ${limits.MAX_SORTED_MEMBERS} members (400 too_many_members beyond).`,
     request: {
-      params: counterParams(),
-      query: z.object({
-        by: z.enum(["member", "score"]).default("member"),
-        order: Order().default("asc"),
-        ...periodQuery(),
-      }),
+      params: counterParamsChecked(),
+      query: prechecked(SortedQuery, sortedQueryPrecheck),
     },
     responses: () => ({
       200: jsonResponse(

@@ -6,6 +6,10 @@ import {
   memberParams,
   memberParamsPrecheck,
   memberQueryPrecheck,
+  ScoreRangeQuery,
+  scoreRangeQueryPrecheck,
+  SortedQuery,
+  sortedQueryPrecheck,
 } from "../../functions/routes/counters-schemas.ts";
 import {
   ListQuery as HistogramListQuery,
@@ -64,6 +68,29 @@ describe("read prechecks answer as zod", () => {
     expect(agrees(MemberQuery(), memberQueryPrecheck, [...queries, { period: "day", other: "x" }])).toBe(
       5 * 3 * 3 * 4 + 1,
     );
+  });
+
+  it("counter score ranges and sorted lists: queries with defaults", () => {
+    const bounds: unknown[] = [undefined, "10", "(5", "-inf", "", ["1", "2"]];
+    const orders: unknown[] = [undefined, "asc", "desc", "ASC", ["asc"]];
+    const ranges = combinations({ min: bounds, max: bounds, limit: counts("1", "1000"), order: orders }).map(clean);
+    // decided: 5 bounds (all but the repeated one: any text is the library's to parse) on each side
+    // × 3 limits (absent, 1, 1000: "0" is below the minimum, zod's to refuse) × 3 orders
+    expect(agrees(ScoreRangeQuery(), scoreRangeQueryPrecheck, ranges)).toBe(5 * 5 * 3 * 3);
+    const periods = combinations({
+      period: [undefined, "day", "year"],
+      from: [undefined, "2026-11-01"],
+      aggregate: [undefined, "max", "x"],
+    }).map(clean);
+    // decided: 2 periods (absent, day) × 2 froms × 2 aggregates
+    expect(agrees(ScoreRangeQuery(), scoreRangeQueryPrecheck, periods)).toBe(2 * 2 * 2);
+    const sorted = combinations({
+      by: [undefined, "member", "score", "Member", ["score"]],
+      order: orders,
+      period: [undefined, "hour", "year"],
+    }).map(clean);
+    // decided: 3 bys (absent, member, score) × 3 orders × 2 periods
+    expect(agrees(SortedQuery(), sortedQueryPrecheck, [...sorted, { other: "x" }])).toBe(3 * 3 * 2 + 1);
   });
 
   it("histogram reads: path parameters and query", () => {

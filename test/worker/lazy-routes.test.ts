@@ -77,6 +77,8 @@ describe("lazy route schemas", () => {
       "/v1/trending/s1/members/m1?window=24h",
       "/v1/counters/c1/top?n=3&period=day",
       "/v1/counters/c1/members/m1?period=day&from=2026-11-01",
+      "/v1/counters/c1/range?min=10&max=%2Binf&limit=50&order=desc",
+      "/v1/counters/c1/sorted?by=score&period=day",
       "/v1/histograms/h1?from=2026-11-01&top=5",
       "/v1/leaderboards/b1?page=2&limit=10&season=current",
       "/v1/leaderboards/b1/players/p1",
