@@ -41,6 +41,7 @@ import {
   HistoryQuery as TrendHistoryQuery,
   historyQueryPrecheck as trendHistoryPrecheck,
 } from "../../functions/routes/trending.ts";
+import { JobParams, jobParamsPrecheck } from "../../functions/routes/jobs.ts";
 import { nameParams, nameParamsPrecheck } from "../../functions/schemas.ts";
 import { loadZod } from "../../functions/zod.ts";
 
@@ -91,6 +92,12 @@ describe("read prechecks answer as zod", () => {
     }).map(clean);
     // decided: 3 bys (absent, member, score) × 3 orders × 2 periods
     expect(agrees(SortedQuery(), sortedQueryPrecheck, [...sorted, { other: "x" }])).toBe(3 * 3 * 2 + 1);
+  });
+
+  it("jobs: the path parameter", () => {
+    const params = ["compact", "trim", "no-such-job", "", undefined, 1, ["compact"]].map((job) => clean({ job }));
+    // decided: the four strings (an unknown job is the route's 404, not a 400)
+    expect(agrees(JobParams(), jobParamsPrecheck, params)).toBe(4);
   });
 
   it("histogram reads: path parameters and query", () => {

@@ -130,6 +130,13 @@ describe("lazy route schemas", () => {
     });
     expect(leave.status).toBe(204);
     expect(zodLoaded()).toBe(false);
+    // a schedule's job call (QStash's, or an admin key's)
+    const job = await send("/internal/jobs/trim", {
+      method: "POST",
+      headers: { authorization: `Bearer ${TEST_KEYS.admin}` },
+    });
+    expect(job.status, await job.text()).toBe(200);
+    expect(zodLoaded()).toBe(false);
   });
 
   it("a refused request builds only its own route, once, and answers the usual 400 envelope", async () => {
