@@ -17,12 +17,15 @@ import { bucketsLua } from "./scripts.ts";
  * - `sizeDays`: `ZCARD` of the days read one by one, in a spread order (neighbouring days tend to
  *   share their buckets, so a block of days far apart says more), until they hold `enough` members
  *   or the budget is down to `reserve`.
+ * - `likelyOver`: after a block's pairs could not prove the cap, the fewest of its parts whose union
+ *   those pairs predict over it (days drawn at random from ~26,000-45,000 buckets: too much shared
+ *   for Bonferroni, too little for the cap), which the read then probes.
  * - `probe`: the union, alone, of the largest parts of known size that fit in `probeCap` members (a
  *   union about the size of a read at the cap), when they may pass the cap and leave parts out.
  */
 export const readChecksLua = defineLua(
   "histograms.readChecks",
-  ["pairBlock", "spanOf", "sizeDays", "probe"],
+  ["pairBlock", "likelyOver", "spanOf", "sizeDays", "probe"],
   `
 -- the block: parts from first on until their least sizes pass target (the cap, or more: k parts of
 -- s buckets drawn at random from D share about k(k-1)/2 s^2/D, so more parts prove more); returns
@@ -36,18 +39,46 @@ local function pairBlock(list, first, pairs, cap, target)
   end
   if k < 2 or total <= cap then return nil, false, first + k, 0 end
   local over, common, spent = total - cap, 0, 0
+  -- what the pairs asked found (likelyOver): each part's largest overlap with one before it, and
+  -- the products of the sizes of the parts of each pair
+  local seen = {first = first, k = k, best = {}, product = 0, common = 0}
   for j = first + 1, first + k - 1 do
+    seen.best[j] = 0
     for i = first, j - 1 do
       if common < over then
-        common = common + redis.call('ZINTERCARD', 2, list[i].key, list[j].key, 'LIMIT', over - common)
-        spent  = spent + 1
+        local c = redis.call('ZINTERCARD', 2, list[i].key, list[j].key, 'LIMIT', over - common)
+        common       = common + c
+        spent        = spent + 1
+        seen.product = seen.product + list[i].card * list[j].card
+        seen.best[j] = math.max(seen.best[j], c)
       end
     end
   end
+  seen.common = common
   if common < over then
     return {refused = 'too_many_buckets', buckets = total - common, pair = k == 2, parts = k}, true, first + k, spent
   end
-  return nil, true, first + k, spent
+  return nil, true, first + k, spent, seen
+end
+-- After a block's pairs could not prove the cap (seen: what they found), the fewest of its parts
+-- whose union they predict over it by \`margin\`, or nil, on two counts that must both agree:
+-- - as if each part's buckets were drawn at random from D buckets: k parts of s_i then hold
+--   D (1 - prod(1 - s_i / D)), and D is about sum(s_i s_j) / sum(overlaps) over the pairs asked
+--   (days of 5,000 from 30,000 share ~833 a pair: 7 of them hold ~21,600, 18 pairs could not tell);
+-- - each part brings at most its size less its largest overlap found with one before it: days in
+--   patterns (identical or disjoint) say nothing of a D, but show that they share (4 patterns of
+--   4,999: at most 19,996 + what LIMIT cut).
+local function likelyOver(list, seen, cap, margin)
+  if seen.common == 0 then return nil end
+  local d          = seen.product / seen.common
+  local rest, most = 1, 0
+  for m = 1, seen.k do
+    local j = seen.first + m - 1
+    rest = rest * math.max(0, 1 - list[j].card / d)
+    most = most + list[j].card - (seen.best[j] or 0)
+    if m >= 2 and d * (1 - rest) > cap + margin and most > cap + margin then return m end
+  end
+  return nil
 end
 -- ext: a ZUNION … WITHSCORES of the days' extremes ('max', and 'min' negated); 0 when no day holds
 -- a value (days of the layout before ':ext' hold buckets without them: not bounded here)

@@ -19,6 +19,24 @@ import { histogramReadTest, range, upTo, withoutPipeline } from "../helpers/hist
 import { command, keysUnder } from "../helpers/upstash-rest.ts";
 
 const NOW = Date.UTC(2026, 10, 22, 12, 30);
+
+/** A seeded generator of numbers in [0, 1) (mulberry32), so a shape drawn at random is the same on every run. */
+function seeded(seed: number): () => number {
+  let state = seed | 0;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** `n` distinct buckets drawn at random from [0, universe). */
+function drawn(next: () => number, n: number, universe: number): number[] {
+  const picked = new Set<number>();
+  while (picked.size < n) picked.add(Math.floor(next() * universe));
+  return [...picked];
+}
 const { lib, counted, measured, load } = histogramReadTest("hist-checks", NOW);
 const { target, prefix } = lib;
 
@@ -82,6 +100,54 @@ describe("many parts that may pass the cap together are checked before the union
     expect(read.commands).toBe(33);
     expect(await scratchKeys()).toEqual([]);
     expect(await oneScript("big-parts", "2026-08-10", "2026-08-21")).toBe(read.ok || read.message);
+  });
+
+  it("the band the pairs cannot prove: 30 days of 5,000 buckets drawn at random from 30,000 are refused by a probe of 7 of them, not by the union of all", async () => {
+    // August 10th to September 8th, 2026: 29,8xx distinct buckets, more than the pairs can prove
+    // (days of 5,000 from 30,000 share ~833 a pair: 7 of them, 21 pairs, prove at most ~17,500)
+    const next = seeded(30_000);
+    await load(
+      ctx,
+      "band",
+      range(Date.UTC(2026, 7, 10), Date.UTC(2026, 8, 8)).map((d): [number, number[]] => [d, drawn(next, 5000, 30_000)]),
+    );
+    const read = await measured(ctx, "band", "2026-08-10", "2026-09-08");
+    // the pairs' overlaps predict 7 days hold ~21,600 buckets: their union alone (35,000 entries)
+    expect(read.ok || read.message).toContain(
+      `more than ${MAX_READ_BUCKETS} distinct buckets (7 of its parts alone hold at least 21562)`,
+    );
+    expect(read.byCommand.zunionstore).toBe(1);
+    // EVALSHA, HMGET, the ZMSCOREs of August's and September's sums, the extremes (their span: 30,000),
+    // 7 days' ZCARDs, 18 pairs (until the overlaps found keep the 7 within the cap), the probe's
+    // ZUNIONSTORE and UNLINK, the ZPOPMIN after the script (was 34: the union of all 30 days, the
+    // ZMSCORE of its sums and its UNLINK)
+    expect(read.byCommand.zcard).toBe(7);
+    expect(read.byCommand.zintercard).toBe(18);
+    expect(read.commands).toBe(33);
+    expect(await scratchKeys()).toEqual([]);
+    expect(await oneScript("band", "2026-08-10", "2026-09-08")).toBe(read.ok || read.message);
+    expect(await scratchKeys()).toEqual([]);
+  });
+
+  it("a legal read near the cap whose pairs predict it fits is answered by the union of all, without a probe", async () => {
+    // 30 days of 5,000 buckets drawn at random from 20,000, and one value far away on the 4th day
+    // (the extremes bound nothing): 19,997 distinct buckets; the pairs predict 7 days hold ~17,300
+    const next = seeded(20_001);
+    const days = range(Date.UTC(2026, 7, 10), Date.UTC(2026, 8, 8)).map((d, i): [number, number[]] => [
+      d,
+      [...drawn(next, 5000, 20_000), ...(i === 3 ? [1e9] : [])],
+    ]);
+    await load(ctx, "near-cap", days);
+    const read = await measured(ctx, "near-cap", "2026-08-10", "2026-09-08");
+    const model = new Set(days.flatMap(([, b]) => b));
+    expect(read.ok && read.r.buckets.length).toBe(model.size);
+    expect(read.ok && read.r.count).toBe(150_001);
+    // EVALSHA, HMGET, 2 ZMSCOREs, the extremes, 7 ZCARDs, 13 pairs, the union of all, the ZPOPMIN
+    expect(read.byCommand.zunionstore).toBe(1);
+    expect(read.byCommand.zintercard).toBe(13);
+    expect(read.commands).toBe(27);
+    expect(await scratchKeys()).toEqual([]);
+    expect(await oneScript("near-cap", "2026-08-10", "2026-09-08")).toBe(JSON.stringify(read.ok && read.r));
   });
 
   it("a range of big days spread far apart but sharing their buckets is answered as the one script answers it", async () => {
