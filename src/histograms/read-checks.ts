@@ -41,15 +41,22 @@ local function pairBlock(list, first, pairs, cap, target)
   local over, common, spent = total - cap, 0, 0
   -- what the pairs asked found (likelyOver): each part's largest overlap with one before it, and
   -- the products of the sizes of the parts of each pair
-  local seen = {first = first, k = k, best = {}, product = 0, common = 0}
+  -- the products of the sizes of the parts of each pair, and the least and most share of that
+  -- product a pair held (of the pairs LIMIT did not cut)
+  local seen = {first = first, k = k, best = {}, product = 0, common = 0, low = math.huge, high = 0}
   for j = first + 1, first + k - 1 do
     seen.best[j] = 0
     for i = first, j - 1 do
       if common < over then
-        local c = redis.call('ZINTERCARD', 2, list[i].key, list[j].key, 'LIMIT', over - common)
+        local c       = redis.call('ZINTERCARD', 2, list[i].key, list[j].key, 'LIMIT', over - common)
+        local product = list[i].card * list[j].card
+        if c < over - common and product > 0 then
+          seen.low  = math.min(seen.low, c / product)
+          seen.high = math.max(seen.high, c / product)
+        end
         common       = common + c
         spent        = spent + 1
-        seen.product = seen.product + list[i].card * list[j].card
+        seen.product = seen.product + product
         seen.best[j] = math.max(seen.best[j], c)
       end
     end
@@ -61,15 +68,16 @@ local function pairBlock(list, first, pairs, cap, target)
   return nil, true, first + k, spent, seen
 end
 -- After a block's pairs could not prove the cap (seen: what they found), the fewest of its parts
--- whose union they predict over it by \`margin\`, or nil, on two counts that must both agree:
--- - as if each part's buckets were drawn at random from D buckets: k parts of s_i then hold
---   D (1 - prod(1 - s_i / D)), and D is about sum(s_i s_j) / sum(overlaps) over the pairs asked
---   (days of 5,000 from 30,000 share ~833 a pair: 7 of them hold ~21,600, 18 pairs could not tell);
--- - each part brings at most its size less its largest overlap found with one before it: days in
---   patterns (identical or disjoint) say nothing of a D, but show that they share (4 patterns of
---   4,999: at most 19,996 + what LIMIT cut).
+-- whose union they predict over it by \`margin\`, or nil. Only for parts that look drawn at random
+-- from one pool of D buckets: each pair then shares about s_i s_j / D, so no pair's share of the
+-- product of its sizes is more than twice another's (days in patterns share all or nothing,
+-- drifting days much or nothing: their pairs say nothing of a D). Then k parts of s_i hold
+-- D (1 - prod(1 - s_i / D)), with D about sum(s_i s_j) / sum(overlaps) over the pairs asked (days
+-- of 5,000 from 30,000 share ~833 a pair: 7 of them hold ~21,600, which 18 pairs could not prove);
+-- and, as a second count, each part brings at most its size less its largest overlap found with
+-- one before it.
 local function likelyOver(list, seen, cap, margin)
-  if seen.common == 0 then return nil end
+  if seen.common == 0 or seen.low == 0 or seen.high > 2 * seen.low then return nil end
   local d          = seen.product / seen.common
   local rest, most = 1, 0
   for m = 1, seen.k do
