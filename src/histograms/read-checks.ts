@@ -41,9 +41,9 @@ local function pairBlock(list, first, pairs, cap, target)
   local over, common, spent = total - cap, 0, 0
   -- what the pairs asked found (likelyOver): each part's largest overlap with one before it, and
   -- the products of the sizes of the parts of each pair
-  -- the products of the sizes of the parts of each pair, and the least and most share of that
-  -- product a pair held (of the pairs LIMIT did not cut)
-  local seen = {first = first, k = k, best = {}, product = 0, common = 0, low = math.huge, high = 0}
+  -- of the pairs LIMIT did not cut: how many, the products of their parts' sizes, their overlaps,
+  -- and the least and most share of that product a pair held
+  local seen = {first = first, k = k, best = {}, pairs = 0, product = 0, common = 0, low = math.huge, high = 0}
   for j = first + 1, first + k - 1 do
     seen.best[j] = 0
     for i = first, j - 1 do
@@ -51,42 +51,74 @@ local function pairBlock(list, first, pairs, cap, target)
         local c       = redis.call('ZINTERCARD', 2, list[i].key, list[j].key, 'LIMIT', over - common)
         local product = list[i].card * list[j].card
         if c < over - common and product > 0 then
-          seen.low  = math.min(seen.low, c / product)
-          seen.high = math.max(seen.high, c / product)
+          seen.pairs   = seen.pairs + 1
+          seen.product = seen.product + product
+          seen.common  = seen.common + c
+          seen.low     = math.min(seen.low, c / product)
+          seen.high    = math.max(seen.high, c / product)
         end
         common       = common + c
         spent        = spent + 1
-        seen.product = seen.product + product
         seen.best[j] = math.max(seen.best[j], c)
       end
     end
   end
-  seen.common = common
   if common < over then
     return {refused = 'too_many_buckets', buckets = total - common, pair = k == 2, parts = k}, true, first + k, spent
   end
   return nil, true, first + k, spent, seen
 end
--- After a block's pairs could not prove the cap (seen: what they found), the fewest of its parts
--- whose union they predict over it by \`margin\`, or nil. Only for parts that look drawn at random
--- from one pool of D buckets: each pair then shares about s_i s_j / D, so no pair's share of the
--- product of its sizes is more than twice another's (days in patterns share all or nothing,
--- drifting days much or nothing: their pairs say nothing of a D). Then k parts of s_i hold
--- D (1 - prod(1 - s_i / D)), with D about sum(s_i s_j) / sum(overlaps) over the pairs asked (days
--- of 5,000 from 30,000 share ~833 a pair: 7 of them hold ~21,600, which 18 pairs could not prove);
--- and, as a second count, each part brings at most its size less its largest overlap found with
--- one before it.
-local function likelyOver(list, seen, cap, margin)
-  if seen.common == 0 or seen.low == 0 or seen.high > 2 * seen.low then return nil end
+-- After a block's pairs could not prove the cap (seen: what they found), how many parts to probe
+-- (the block's first, then the parts after it in \`list\`, then \`parts\` less those, days of at most
+-- dayMax members), or nil; and the commands spent. Only for parts that look drawn at random from
+-- one pool: each pair then shares about s_i s_j / D, so no pair's share of the product of its
+-- sizes is more than twice another's (days in patterns share all or nothing, drifting days much
+-- or nothing: their pairs say nothing of a D). Then k parts of s_i hold D (1 - prod(1 - s_i / D)),
+-- with D about sum(s_i s_j) / sum(overlaps) over the pairs LIMIT did not cut (at least 3; days of
+-- 5,000 from 30,000 share ~833 a pair: 7 of them hold ~21,600, which 18 pairs could not prove);
+-- and, a second count that must agree, each part brings at most its size less its largest overlap
+-- found with one before it.
+-- When the block's parts are not predicted over the cap, a triple (one ZINTERCARD of 3) tells a
+-- core every part shares from that pool: C buckets in all, the other t = s - C drawn at random from
+-- D_t. Parts of s then share c = C + t^2 / D_t a pair and T = C + t^3 / D_t^2 a triple, so
+-- (T - C)(s - C) = (c - C)^2, C = (T s - c^2) / (T + s - 2c) (0 for days of one pool), and m parts
+-- hold C + D_t (1 - (1 - t / D_t)^m): 3,000 shared and 2,000 from 60,000 a day share ~3,067 a
+-- pair, as days of 5,000 drawn from 8,200 would, but ~3,000 a triple, not ~1,900, and 11 of them
+-- hold ~21,700. Such a prediction reaches past the parts measured: it must pass the cap by 5 times
+-- the margin, and its probe takes at most half the parts (past that, the union of all costs little
+-- more).
+local function likelyOver(list, seen, cap, margin, parts, dayMax)
+  if seen.pairs < 3 or seen.low == 0 or seen.high > 2 * seen.low then return nil, 0 end
+  local f          = seen.first
   local d          = seen.product / seen.common
   local rest, most = 1, 0
   for m = 1, seen.k do
-    local j = seen.first + m - 1
+    local j = f + m - 1
     rest = rest * math.max(0, 1 - list[j].card / d)
     most = most + list[j].card - (seen.best[j] or 0)
-    if m >= 2 and d * (1 - rest) > cap + margin and most > cap + margin then return m end
+    if m >= 2 and d * (1 - rest) > cap + margin and most > cap + margin then return m, 0 end
   end
-  return nil
+  if seen.k < 3 then return nil, 0 end
+  local s = 0
+  for j = f, f + seen.k - 1 do s = s + list[j].card end
+  s = s / seen.k
+  local c    = s * s / d
+  local T    = redis.call('ZINTERCARD', 3, list[f].key, list[f + 1].key, list[f + 2].key)
+  local core = 0
+  if T + s - 2 * c > 0 then core = (T * s - c * c) / (T + s - 2 * c) end
+  core = math.max(0, math.min(core, T, c))
+  local t = s - core
+  if t <= 0 then return nil, 1 end
+  local pool = math.huge
+  if c > core then pool = t * t / (c - core) end
+  for m = seen.k + 1, math.floor(parts / 2) do
+    local j = f + m - 1
+    most = most + (list[j] and list[j].card or dayMax)
+    local predicted = core + m * t
+    if pool < math.huge then predicted = core + pool * (1 - math.max(0, 1 - t / pool) ^ m) end
+    if predicted > cap + 5 * margin and most > cap + margin then return m, 1 end
+  end
+  return nil, 1
 end
 -- ext: a ZUNION … WITHSCORES of the days' extremes ('max', and 'min' negated); 0 when no day holds
 -- a value (days of the layout before ':ext' hold buckets without them: not bounded here)

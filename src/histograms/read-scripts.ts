@@ -298,18 +298,35 @@ else
           if refusal then return refusal end
         end
         -- The first block's pairs may not prove the cap and still predict it (days of buckets drawn
-        -- at random from ~26,000-45,000: their pairs share too much for Bonferroni): then the union
-        -- of its fewest parts that they predict over the cap is the probe (7 days of 5,000 from
-        -- 30,000: 35,000 entries into ~21,600 buckets, where the union of all 30 days read 150,000
-        -- into ~29,900 and was refused after it).
-        local fewest = found and likelyOver(sized, found, cap, math.floor(cap / 100))
+        -- at random from ~26,000-45,000: their pairs share too much for Bonferroni; or a core they all
+        -- share and the rest drawn from many more, told by a triple): then the union of the fewest
+        -- parts predicted over the cap is the probe (7 days of 5,000 from 30,000: 35,000 entries
+        -- into ~21,600 buckets, where the union of all 30 days read 150,000 into ~29,900 and was
+        -- refused after it).
+        local fewest
+        if found and left >= 3 then
+          fewest, spent = likelyOver(sized, found, cap, math.floor(cap / 100), #parts, dayMax)
+          left = left - spent
+        end
         if (fewest or not powered) and left >= 2 then
           local list, most = sized, probeCap
           if fewest then
+            -- the largest parts sized, then days not sized (at most dayMax members each)
             list, most = {}, 0
-            for j = 1, fewest do
-              list[j] = sized[j]
-              most    = most + sized[j].card
+            local isSized = {}
+            for j, p in ipairs(sized) do
+              isSized[p.key] = true
+              if j <= fewest then
+                list[j] = p
+                most    = most + p.card
+              end
+            end
+            for _, key in ipairs(parts) do
+              if #list >= fewest then break end
+              if not isSized[key] then
+                list[#list + 1] = {key = key, card = dayMax, n = 0}
+                most = most + dayMax
+              end
             end
           end
           refusal, spent = probe(list, #parts, scratch, cap, most)

@@ -129,6 +129,32 @@ describe("many parts that may pass the cap together are checked before the union
     expect(await scratchKeys()).toEqual([]);
   });
 
+  it("days sharing a core and drawing the rest from many more are refused by a probe of the fewest a triple predicts over the cap", async () => {
+    // 30 days: 3,000 buckets every day shares and 2,000 drawn at random from 60,000 more (41,341
+    // distinct), one value far away on the 4th day. Pairs share ~3,067, as days drawn from ~8,200
+    // would; a triple shares ~3,000 (not ~1,900): a core of ~3,000, and 11 days hold ~21,700
+    const next = seeded(3000);
+    const days = range(Date.UTC(2026, 7, 10), Date.UTC(2026, 8, 8)).map((d, i): [number, number[]] => [
+      d,
+      [...upTo(3000), ...drawn(next, 2000, 60_000).map((b) => b + 3000), ...(i === 3 ? [1e12 - 1] : [])],
+    ]);
+    await load(ctx, "core", days);
+    const read = await measured(ctx, "core", "2026-08-10", "2026-09-08");
+    expect(read.ok || read.message).toContain(
+      `more than ${MAX_READ_BUCKETS} distinct buckets (11 of its parts alone hold at least 21673)`,
+    );
+    // the probe (7 days sized and 4 not) is the only union
+    expect(read.byCommand.zunionstore).toBe(1);
+    // EVALSHA, HMGET, 2 ZMSCOREs, the extremes, 7 ZCARDs, the pairs until the overlaps found keep the
+    // 7 within the cap, the triple, the probe's ZUNIONSTORE and UNLINK, the ZPOPMIN (was 21: the
+    // union of all, refused after it with the ZMSCORE of its sums, without the triple)
+    expect(read.byCommand.zcard).toBe(7);
+    expect(read.commands).toBe(21);
+    expect(await scratchKeys()).toEqual([]);
+    expect(await oneScript("core", "2026-08-10", "2026-09-08")).toBe(read.ok || read.message);
+    expect(await scratchKeys()).toEqual([]);
+  });
+
   it("a legal read near the cap whose pairs predict it fits is answered by the union of all, without a probe", async () => {
     // 30 days of 5,000 buckets drawn at random from 20,000, and one value far away on the 4th day
     // (the extremes bound nothing): 19,997 distinct buckets; the pairs predict 7 days hold ~17,300
@@ -142,10 +168,11 @@ describe("many parts that may pass the cap together are checked before the union
     const model = new Set(days.flatMap(([, b]) => b));
     expect(read.ok && read.r.buckets.length).toBe(model.size);
     expect(read.ok && read.r.count).toBe(150_001);
-    // EVALSHA, HMGET, 2 ZMSCOREs, the extremes, 7 ZCARDs, 13 pairs, the union of all, the ZPOPMIN
+    // EVALSHA, HMGET, 2 ZMSCOREs, the extremes, 7 ZCARDs, 13 pairs, one triple (no core: the pool
+    // of ~20,000 they predict holds no more), the union of all, the ZPOPMIN (27 before the triple)
     expect(read.byCommand.zunionstore).toBe(1);
-    expect(read.byCommand.zintercard).toBe(13);
-    expect(read.commands).toBe(27);
+    expect(read.byCommand.zintercard).toBe(14);
+    expect(read.commands).toBe(28);
     expect(await scratchKeys()).toEqual([]);
     expect(await oneScript("near-cap", "2026-08-10", "2026-09-08")).toBe(JSON.stringify(read.ok && read.r));
   });
