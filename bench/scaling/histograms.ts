@@ -17,6 +17,10 @@
  * Its 39 days ending 30 days ago are the worst read refused by the cap at N = 5,000 (195,000
  * distinct buckets, under the 200,000-entry limit; the days read one by one): before issue 15's
  * probe their union ran before the refusal (~0.3-1.3 s here); now 7 days. sizes and 21 pairs refuse it.
+ * A third histogram draws each day's N buckets at random from 6N: its 30 days ending 30 days ago
+ * hold ~6N distinct buckets (at N = 5,000, ~29,900: the band whose pairs share too much to prove
+ * the cap), refused by a probe of the 7 days the pairs predict over it (before, the union of all 30
+ * days: 150,000 entries into ~29,900 buckets, ~50-60 ms here, refused after it); answered at 50 and 500.
  * A 30-day read ending 30 days ago reads its start month's days one by one (no rollup stands for
  * a month that starts before the range), and its end month, when it is the larger part and its
  * days are big, as its rollup less the days after the range (docs/histograms.md, "The end edge of
@@ -44,14 +48,32 @@ const PIPE = 100;
 
 const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
-/** `n` buckets a day on each of the last 401 days, starting at bucket `offset(day number)`. */
+/** `n` consecutive buckets from `first`. */
+const consecutive = (n: number, first: number) => Array.from({ length: n }, (_, i) => first + i);
+
+/** `n` distinct buckets drawn at random from [0, universe), the same on every run for a given `seed`. */
+function drawn(n: number, universe: number, seed: number): number[] {
+  // mulberry32
+  let state = seed | 0;
+  const next = () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const picked = new Set<number>();
+  while (picked.size < n) picked.add(Math.floor(next() * universe));
+  return [...picked];
+}
+
+/** The buckets `bucketsOf(day number)` on each of the last `days` days (401: every day a 400-day retention keeps). */
 async function load(
   redis: RespClient,
   prefix: string,
   name: string,
-  n: number,
   today: number,
-  offset: (d: number) => number,
+  bucketsOf: (d: number) => number[],
+  days = DAYS,
 ): Promise<void> {
   const base = histogramKeys.meta(prefix, name);
   // every stored day counts (created before them) and rollups cover every month
@@ -59,19 +81,22 @@ async function load(
   let batch: (string | number)[][] = [];
   const months = new Map<string, string[]>();
   const sums = new Map<string, (string | number)[]>();
-  for (let d = 0; d < DAYS; d++) {
+  for (let d = 0; d < days; d++) {
     const day = today - d * DAY;
-    const first = offset(d);
+    const indexes = bucketsOf(d);
+    const n = indexes.length;
+    const first = Math.min(...indexes);
+    const last = Math.max(...indexes);
     const buckets: (string | number)[] = [];
-    for (let i = 0; i < n; i++) buckets.push(1 + (i % 9), first + i);
+    indexes.forEach((b, i) => buckets.push(1 + (i % 9), b));
     const dayKey = histogramKeys.day(prefix, name, day);
     const month = histogramKeys.month(prefix, name, day);
     batch.push(
       ["ZADD", dayKey, ...buckets],
-      ["ZADD", histogramKeys.ext(prefix, name, day), first + n - 1, "max", -first, "min"],
+      ["ZADD", histogramKeys.ext(prefix, name, day), last, "max", -first, "min"],
     );
     months.set(month, [...(months.get(month) ?? []), dayKey]);
-    sums.set(month, [...(sums.get(month) ?? []), n * 5 * (first + n), `s:${dayLabel(day)}`]);
+    sums.set(month, [...(sums.get(month) ?? []), n * 5 * (last + 1), `s:${dayLabel(day)}`]);
     if (batch.length >= PIPE) {
       await redis.pipeline(batch);
       batch = [];
@@ -131,7 +156,7 @@ export async function histogramScaling(input: ScalingInput): Promise<{ timings: 
 
     log(`histograms N=${n} buckets a day: loading 401 days`);
     await ok("PUT", base, { bucketWidth: 1, retentionDays: 400 });
-    await load(redis, prefix, name, n, today, (d) => (d % 4) * n);
+    await load(redis, prefix, name, today, (d) => consecutive(n, (d % 4) * n));
     // today is day 0: buckets [0, n); at n = 5,000 the day is at the cap
     await measure("observe one value, existing bucket", `${base}/observations`, "POST", undefined, { value: n >> 1 });
     await measure("observe 1,000 values, existing buckets", `${base}/observations`, "POST", undefined, {
@@ -169,7 +194,7 @@ export async function histogramScaling(input: ScalingInput): Promise<{ timings: 
 
     log(`histograms N=${n}: a histogram whose days hold disjoint buckets`);
     await ok("PUT", `/v1/histograms/${wide}`, { bucketWidth: 1, retentionDays: 400 });
-    await load(redis, prefix, wide, n, today, (d) => d * n);
+    await load(redis, prefix, wide, today, (d) => consecutive(n, d * n));
     await measure(
       "read 400 days of disjoint buckets (400N distinct: the read cap at 50; refused before any union over it)",
       `/v1/histograms/${wide}?${range}`,
@@ -186,8 +211,22 @@ export async function histogramScaling(input: ScalingInput): Promise<{ timings: 
       undefined,
       [400],
     );
+    log(`histograms N=${n}: a histogram whose days draw their buckets at random from 6N`);
+    const random = `scale-hr-${n}`;
+    await ok("PUT", `/v1/histograms/${random}`, { bucketWidth: 1, retentionDays: 400 });
+    // the 70 days up to 30 days ago (read: the 30 of them ending 30 days ago)
+    await load(redis, prefix, random, today, (d) => drawn(n, 6 * n, d + 1), 70);
+    await measure(
+      "read 30 days ending 30 days ago of buckets drawn at random from 6N (~6N distinct: at 5,000, 29,900, which the pairs cannot prove; refused by a probe of 7 days they predict over the cap)",
+      `/v1/histograms/${random}?${pastMonth}`,
+      "GET",
+      summary,
+      undefined,
+      [400],
+    );
     await measure("delete (admin)", base, "DELETE");
     await ok("DELETE", `/v1/histograms/${wide}`);
+    await ok("DELETE", `/v1/histograms/${random}`);
   }
   probe.print();
   return {

@@ -17,15 +17,16 @@ import { bucketsLua } from "./scripts.ts";
  * - `sizeDays`: `ZCARD` of the days read one by one, in a spread order (neighbouring days tend to
  *   share their buckets, so a block of days far apart says more), until they hold `enough` members
  *   or the budget is down to `reserve`.
- * - `likelyOver`: after a block's pairs could not prove the cap, the fewest of its parts whose union
- *   those pairs predict over it (days drawn at random from ~26,000-45,000 buckets: too much shared
- *   for Bonferroni, too little for the cap), which the read then probes.
+ * - `likelyOver`: after a block's pairs could not prove the cap, the fewest parts whose union those
+ *   pairs (and a triple, for a core all parts share) predict over it: days drawn at random from
+ *   ~26,000-45,000 buckets share too much for Bonferroni and too little for the cap. The read then
+ *   probes them (`firstParts`: which parts, and the members they may hold).
  * - `probe`: the union, alone, of the largest parts of known size that fit in `probeCap` members (a
  *   union about the size of a read at the cap), when they may pass the cap and leave parts out.
  */
 export const readChecksLua = defineLua(
   "histograms.readChecks",
-  ["pairBlock", "likelyOver", "spanOf", "sizeDays", "probe"],
+  ["pairBlock", "likelyOver", "firstParts", "spanOf", "sizeDays", "probe"],
   `
 -- the block: parts from first on until their least sizes pass target (the cap, or more: k parts of
 -- s buckets drawn at random from D share about k(k-1)/2 s^2/D, so more parts prove more); returns
@@ -119,6 +120,26 @@ local function likelyOver(list, seen, cap, margin, parts, dayMax)
     if predicted > cap + 5 * margin and most > cap + margin then return m, 1 end
   end
   return nil, 1
+end
+-- The first m parts likelyOver counts: the sized ones largest first, then keys of \`parts\` not sized
+-- (days of at most dayMax members); and the members they may hold.
+local function firstParts(sized, parts, m, dayMax)
+  local list, most, isSized = {}, 0, {}
+  for j, p in ipairs(sized) do
+    isSized[p.key] = true
+    if j <= m then
+      list[j] = p
+      most    = most + p.card
+    end
+  end
+  for _, key in ipairs(parts) do
+    if #list >= m then break end
+    if not isSized[key] then
+      list[#list + 1] = {key = key, card = dayMax, n = 0}
+      most = most + dayMax
+    end
+  end
+  return list, most
 end
 -- ext: a ZUNION … WITHSCORES of the days' extremes ('max', and 'min' negated); 0 when no day holds
 -- a value (days of the layout before ':ext' hold buckets without them: not bounded here)

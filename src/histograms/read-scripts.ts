@@ -310,25 +310,7 @@ else
         end
         if (fewest or not powered) and left >= 2 then
           local list, most = sized, probeCap
-          if fewest then
-            -- the largest parts sized, then days not sized (at most dayMax members each)
-            list, most = {}, 0
-            local isSized = {}
-            for j, p in ipairs(sized) do
-              isSized[p.key] = true
-              if j <= fewest then
-                list[j] = p
-                most    = most + p.card
-              end
-            end
-            for _, key in ipairs(parts) do
-              if #list >= fewest then break end
-              if not isSized[key] then
-                list[#list + 1] = {key = key, card = dayMax, n = 0}
-                most = most + dayMax
-              end
-            end
-          end
+          if fewest then list, most = firstParts(sized, parts, fewest, dayMax) end
           refusal, spent = probe(list, #parts, scratch, cap, most)
           left = left - spent
           if refusal then return refusal end
