@@ -84,10 +84,10 @@ end
 -- D_t. Parts of s then share c = C + t^2 / D_t a pair and T = C + t^3 / D_t^2 a triple, so
 -- (T - C)(s - C) = (c - C)^2, C = (T s - c^2) / (T + s - 2c) (0 for days of one pool), and m parts
 -- hold C + D_t (1 - (1 - t / D_t)^m): 3,000 shared and 2,000 from 60,000 a day share ~3,067 a
--- pair, as days of 5,000 drawn from 8,200 would, but ~3,000 a triple, not ~1,900, and 11 of them
--- hold ~21,700. Such a prediction reaches past the parts measured: it must pass the cap by 5 times
--- the margin, and its probe takes at most half the parts (past that, the union of all costs little
--- more).
+-- pair, as days of 5,000 drawn from 8,200 would, but ~3,000 a triple, not ~1,900, and 12 of them
+-- hold ~23,000. Such a prediction reaches past the parts measured: it takes D_t from one standard
+-- error more overlap, must pass the cap by 5 times the margin, and its probe takes at most half the
+-- parts (past that, the union of all costs little more).
 local function likelyOver(list, seen, cap, margin, parts, dayMax)
   if seen.pairs < 3 or seen.low == 0 or seen.high > 2 * seen.low then return nil, 0 end
   local f          = seen.first
@@ -103,6 +103,8 @@ local function likelyOver(list, seen, cap, margin, parts, dayMax)
   local s = 0
   for j = f, f + seen.k - 1 do s = s + list[j].card end
   s = s / seen.k
+  -- a pair's overlap, and one standard error more (about sqrt(c / pairs) for counts): with a core,
+  -- the tails' share (c - C) is small and its noise would make a large D_t
   local c    = s * s / d
   local T    = redis.call('ZINTERCARD', 3, list[f].key, list[f + 1].key, list[f + 2].key)
   local core = 0
@@ -111,6 +113,7 @@ local function likelyOver(list, seen, cap, margin, parts, dayMax)
   local t = s - core
   if t <= 0 then return nil, 1 end
   local pool = math.huge
+  c = c + math.sqrt(c / seen.pairs)
   if c > core then pool = t * t / (c - core) end
   for m = seen.k + 1, math.floor(parts / 2) do
     local j = f + m - 1
