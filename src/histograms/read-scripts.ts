@@ -1,6 +1,7 @@
 import { defineScript } from "../redis/script.ts";
 import { invalid } from "../validation.ts";
 import { readChecksLua } from "./read-checks.ts";
+import { readEdgeLua } from "./read-edge.ts";
 import { notFound, retentionLua } from "./scripts.ts";
 import { MAX_READ_BUCKETS, MAX_UNION_ENTRIES } from "./validate.ts";
 
@@ -65,7 +66,7 @@ export const readScript = defineScript({
     "edgeMonth",
     "...outsideLabels",
   ],
-  uses: [readChecksLua, retentionLua],
+  uses: [readChecksLua, readEdgeLua, retentionLua],
   refusals: {
     not_found: (_r, call) => notFound(call.args.name),
     // invalid() throws the ValidationError itself
@@ -316,74 +317,10 @@ else
           if refusal then return refusal end
         end
       end
-      -- The end edge month (issue 15): its rollup less the days after the range, only when that is
-      -- provably fewer entries to merge than its days: the rollup's size plus each day after the
-      -- range at most min(dayMax, that size), against the days' own sizes (ZCARDs, O(1), until their
-      -- sum passes it: at the cap a third of the days). Decided after every check, so a read refuses
-      -- exactly as its days would; within the budget (those ZCARDs, and a ZREMRANGEBYSCORE).
-      local union = {'ZUNIONSTORE', scratch, #parts}
-      local swap  = false
-      if edgeGroup and left >= #edgeGroup.days + 3 then
-        local rollup = sumMonths[edge]
-        local rcard  = edgeGroup.card
-        if not rcard then
-          rcard = redis.call('ZCARD', rollup)
-          left  = left - 1
-        end
-        local most = math.min(dayMax, rcard)
-        local cost = rcard + #outside * most
-        if edgeGroup.exact then
-          swap = cost < edgeGroup.exact
-        elseif cost < #edgeGroup.days * most and #edgeGroup.days * most > entryCap / 2 then
-          -- Only days that may hold over half the entries limit (a union that could take ~25 ms):
-          -- smaller ones merge in a few ms, not worth a ZCARD a day. Gives up once the days seen,
-          -- extrapolated, would not reach twice the rollup's cost, so each ZCARD it spends saves
-          -- about a day's entries at least (a guess that only ever costs the saving: 30 days of 500
-          -- buckets, where the rollup saved ~3 ms of union, spent 22 ZCARDs before this rule).
-          local inside, seen, rest = 0, 0, #edgeGroup.days
-          -- the days sized already first (the many-parts check above), then the others in order
-          for _, d in ipairs(edgeGroup.days) do
-            if known[d] then
-              inside = inside + known[d]
-              seen   = seen + 1
-              rest   = rest - 1
-            end
-          end
-          for _, d in ipairs(edgeGroup.days) do
-            if inside > cost or inside + rest * most <= cost then break end
-            if seen > 0 and inside + rest * inside / seen < 2 * cost then break end
-            if not known[d] then
-              inside = inside + redis.call('ZCARD', days[d])
-              seen   = seen + 1
-              rest   = rest - 1
-            end
-          end
-          swap = inside > cost
-        end
-        if swap then
-          local inside = {}
-          for _, d in ipairs(edgeGroup.days) do inside[days[d]] = true end
-          local weights = {'WEIGHTS'}
-          for _, p in ipairs(parts) do
-            if not inside[p] then
-              union[#union + 1]     = p
-              weights[#weights + 1] = 1
-            end
-          end
-          union[#union + 1]     = rollup
-          weights[#weights + 1] = 1
-          for _, key in ipairs(outside) do
-            union[#union + 1]     = key
-            weights[#weights + 1] = -1
-          end
-          union[3] = #weights - 1
-          for _, w in ipairs(weights) do union[#union + 1] = w end
-          edgeRead = string.sub(dayLabels[edgeGroup.days[1]], 1, 6)
-        end
-      end
-      if not edgeRead then
-        for _, p in ipairs(parts) do union[#union + 1] = p end
-      end
+      -- The end edge month may be read as its rollup less the days after the range (read-edge.ts).
+      local union
+      union, edgeRead = edgeUnion(scratch, parts, edgeGroup, edgeGroup and sumMonths[edge], outside, days, dayLabels,
+        known, dayMax, entryCap, left)
       card = redis.call(unpack(union))
       stored = card
       if edgeRead then
