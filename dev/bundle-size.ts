@@ -56,9 +56,12 @@ import { bundleWorker } from "./wrangler.ts";
  * 197.1 KiB on 2026-11-26 with our own code only: prechecks for most routes (functions/prechecks.ts,
  * which keep zod out of their first requests) and the counters' quarter-day rollups (issue 15). The
  * budget went to 200 to keep ~3 KiB of headroom; the entry (38.3 KiB) did not move. 197.7 KiB (entry
- * 38.4) with the last prechecks the same day.
+ * 38.4) with the last prechecks the same day. 199.6 KiB (entry 38.4) the next day, again our own
+ * code only: the histogram reads' predicted probe (issue 15: its Lua text, in the chunk only
+ * histogram reads load) and the prechecks of the counter range, sorted list and jobs route. The
+ * budget went to 203 to keep ~3 KiB of headroom.
  */
-export const BUDGET_KIB = 200;
+export const BUDGET_KIB = 203;
 /** KiB of gzip of the entry module and the chunks it imports statically (see BUDGET_KIB). */
 export const ENTRY_BUDGET_KIB = 42;
 
