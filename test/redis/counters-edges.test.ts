@@ -29,6 +29,11 @@ const counted = createRedis({ url: lib.target.url, token: `${lib.target.token}.$
 type Range = { from: number; to?: number };
 
 /** The member script past the bound (maxEntries 0); `perKey`: with no edge plan, one ZSCORE a key as before. */
+/** `count` times from `from`, `step` apart. */
+const steps = (count: number, from: number, step: number) => Array.from({ length: count }, (_, i) => from + i * step);
+/** An hourly increment of 1 of `member` at each time: the filler that makes a range's edges subtract. */
+const onesAt = (member: string, times: number[]) => times.map((at) => ({ member, by: 1, period: "hour" as const, at }));
+
 async function readMember(c: Ctx, name: string, member: string, range: Range, perKey = false) {
   // source() has no edge plan: one ZSCORE a key
   const { keys, args } = (perKey ? source : memberSource)(c, name, { period: "hour", ...range });
@@ -505,13 +510,8 @@ describe("edge sums against the per-key read and a model", () => {
       // o: only outside the range, in its first day and month
       { member: "o", by: 3, period: "hour", at: day + HOUR },
       { member: "o", by: 3, period: "hour", at: Date.UTC(2026, 10, 2) },
-      ...Array.from({ length: 20 }, (_, h) => ({ member: "f", by: 1, period: "hour" as const, at: day + h * HOUR })),
-      ...Array.from({ length: 9 }, (_, d) => ({
-        member: "f",
-        by: 1,
-        period: "hour" as const,
-        at: Date.UTC(2026, 10, 1 + d),
-      })),
+      ...onesAt("f", steps(20, day, HOUR)),
+      ...onesAt("f", steps(9, Date.UTC(2026, 10, 1), DAY)),
     ]);
     const range = { from: day + 12 * HOUR, to: Date.UTC(2026, 10, 16) };
     expect(await readMember(ctx, name, "z", range)).toBe(0);
@@ -527,7 +527,7 @@ describe("edge sums against the per-key read and a model", () => {
       { member: "z", by: 3, period: "hour", at: day + 2 * HOUR },
       { member: "z", by: -3, period: "hour", at: day + 3 * HOUR },
       { member: "z", by: 4, period: "hour", at: day + 20 * HOUR },
-      ...Array.from({ length: 20 }, (_, h) => ({ member: "f", by: 1, period: "hour" as const, at: day + h * HOUR })),
+      ...onesAt("f", steps(20, day, HOUR)),
     ]);
     // the day's (and month's) rollup: z 4 - 4 = 0, dropped (z:<rollup>); hours 2 and 3 keep +3 and -3
     await deleteMember(ctx, name, "z", { period: "hour", from: day + 20 * HOUR, to: day + 20 * HOUR });
@@ -544,12 +544,7 @@ describe("edge sums against the per-key read and a model", () => {
       { member: "z", by: 3, period: "hour", at: day + 19 * HOUR },
       { member: "z", by: -3, period: "hour", at: day + 20 * HOUR },
       { member: "z", by: 4, period: "hour", at: day + 21 * HOUR },
-      ...Array.from({ length: 24 * 6 }, (_, h) => ({
-        member: "f",
-        by: 1,
-        period: "hour" as const,
-        at: day + h * HOUR,
-      })),
+      ...onesAt("f", steps(24 * 6, day, HOUR)),
     ]);
     // the quarter's (and day's, month's) z: 4 - 4 = 0, dropped (z:<rollup>); hours 19 and 20 keep +3 and -3
     await deleteMember(ctx, name, "z", { period: "hour", from: day + 21 * HOUR, to: day + 21 * HOUR });
@@ -569,12 +564,7 @@ describe("edge sums against the per-key read and a model", () => {
       { member: "x", by: 5, period: "hour", at: day },
       { member: "x", by: 3, period: "hour", at: day + HOUR },
       { member: "x", by: -3, period: "hour", at: day + 2 * HOUR },
-      ...Array.from({ length: 10 }, (_, d) => ({
-        member: "f",
-        by: 1,
-        period: "hour" as const,
-        at: day + (d + 1) * DAY,
-      })),
+      ...onesAt("f", steps(10, day + DAY, DAY)),
     ]);
     const index = counterKeys.index(lib.prefix, name);
     // the day's rollup held only x (5): it drops x at 0 and, empty, leaves the index; hours 1 and 2 keep +3 and -3
