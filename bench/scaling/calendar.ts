@@ -1,8 +1,8 @@
 /**
  * Issue 15, long calendar ranges: the longest Redis script (SLOWLOG with
  * slowlog-log-slower-than 0, the script's own time in µs) and the commands of
- * a 400-day hourly counter read, a 60-day hourly member delete (the most one
- * call may clear) and a 400-day histogram read, at N members an hour (counters) and N buckets a day
+ * a 400-day hourly counter read, a 60-day hourly member delete (the most keys one
+ * call may change), 400-day deletes of a sparse and an absent member, and a 400-day histogram read, at N members an hour (counters) and N buckets a day
  * (histograms). Data are loaded straight into Redis with the library's key
  * schema (raw buckets, rollups, index fields), so the same data serve the
  * code before rollups, which ignores them.
@@ -174,13 +174,27 @@ export async function calendarPoints(input: CalendarInput): Promise<CalendarPoin
         upstash.reset(tag);
         return lib.counters.ranked(ctx, name, "top", 10, range);
       });
-      // a member delete clears at most 1,440 buckets per call (60 days of hours); 400 days are 7 such calls
+      // the most keys one member delete may change (1,750): 60 days of a member in every hour
       const sixty = { period: "hour" as const, from: TO - 1439 * HOUR, to: TO };
       let victim = n;
       // each call deletes another member that is in every hour
       await measure("counter delete member, hourly, 60 days", n, () =>
         lib.counters.deleteMember(ctx, name, `user-${--victim}`, sixty),
       );
+      // issue 15: over 400 days the keys are read top down, so the work follows the member
+      await measure("counter delete member, hourly, 400 days, absent", n, () =>
+        lib.counters.deleteMember(ctx, name, "nobody", range),
+      );
+      await measure("counter delete member, hourly, 400 days, in 2 hours of one day", n, async () => {
+        const at = [Date.UTC(2026, 5, 10, 3), Date.UTC(2026, 5, 10, 15)];
+        await lib.counters.increment(
+          ctx,
+          name,
+          at.map((t) => ({ member: "sparse", period: "hour" as const, at: t })),
+        );
+        upstash.reset(tag);
+        return lib.counters.deleteMember(ctx, name, "sparse", range);
+      });
       await redis.call("UNLINK", ...(await keysOf(redis, `${prefix}:counters:${name}*`)));
       const hist = `cal-h-${n}`;
       log(`calendar: loading a 400-day histogram with ${n} buckets a day`);

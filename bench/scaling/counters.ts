@@ -22,7 +22,8 @@
  *   listed, so each edge month is one rollup ZSCORE, and as the template copied into every key
  *   makes no rollup the sum of its days, the score shown is not the days' sum), the same member
  *   over the 7 finished days (unioned under the bound, the score
- *   alone past it), and deleting a member over the same 400 days (refused: more than 1,440 buckets).
+ *   alone past it), and deleting a member over the same 400 days (one call: the member is in every
+ *   day, so every one of the 414 keys may hold it, within the 1,750-key limit).
  * - The worst legal unions, the same data at every N: 7 finished days whose members never repeat,
  *   2,857 a day (19,999 members: the largest union MAX_UNION_MEMBERS allows; top 10 uncached, then
  *   a member) and 14,285 a day (past it: a member's score alone; a top 10 by the threshold

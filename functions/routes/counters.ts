@@ -302,7 +302,7 @@ lazyRoute(
   "/{counter}/members/{member}",
   () => ({
     tags,
-    summary: `Remove a member (from the plain counter, or with period from each bucket in range, at most ${limits.MAX_DELETE_BUCKETS} buckets a call, and their rollups)`,
+    summary: `Remove a member (from the plain counter, or with period from each bucket in range, and their rollups; refused past ${limits.MAX_DELETE_KEYS} keys that may hold it)`,
     request: {
       params: prechecked(memberParams, memberParamsPrecheck),
       query: prechecked(DeleteQuery, deleteQueryPrecheck),

@@ -8,10 +8,12 @@ import { asList, type Idempotency, type Written } from "../redis/script.ts";
 import { periodEnd, periodStart, type Period } from "../time.ts";
 import { assertName } from "../validation.ts";
 import { deletePlan, levelStart, rollupsOf } from "./calendar.ts";
+import { deleteLayout, deleteMemberScript } from "./delete-script.ts";
 import { cacheKeys, counterKeys as K } from "./keys.ts";
-import { deleteMemberScript, deleteScript, incrScript } from "./scripts.ts";
+import { MAX_DELETE_KEYS } from "./limits.ts";
+import { deleteScript, incrScript } from "./scripts.ts";
 import { periodRange, type PeriodOptions } from "./select.ts";
-import { checkBatch, checkDeleteRange, checkIncrItem, checkMember } from "./validate.ts";
+import { checkBatch, checkIncrItem, checkMember } from "./validate.ts";
 
 export interface IncrItem {
   member: string;
@@ -136,24 +138,9 @@ export async function deleteMember(
   assertName(name, "counter");
   checkMember(member);
   const range = periodRange(options, ctx.now);
-  checkDeleteRange(range);
-  const parts: string[] = [];
-  const kinds: string[] = [];
-  const parents: number[] = [];
-  const owners: number[] = [];
-  const olderParents: number[] = [];
-  const olderOwners: number[] = [];
-  if (range) {
-    for (const step of deletePlan(range.period, range.from, periodEnd(range.period, range.to))) {
-      parts.push(K.part(ctx.prefix, name, range.period, step.level, step.start));
-      kinds.push(step.kind);
-      parents.push(step.parent);
-      owners.push(step.owner);
-      // a life without quarter rollups skips their steps (-1)
-      olderParents.push(step.older ? step.older.parent : -1);
-      olderOwners.push(step.older ? step.older.owner : -1);
-    }
-  }
+  const plan = range ? deletePlan(range.period, range.from, periodEnd(range.period, range.to)) : [];
+  const parts = range ? plan.map((step) => K.part(ctx.prefix, name, range.period, step.level, step.start)) : [];
+  const layout = deleteLayout(plan);
   const { value, replayed } = await deleteMemberScript.run<number>(
     ctx.redis,
     {
@@ -164,7 +151,13 @@ export async function deleteMember(
       seq: K.seq(ctx.prefix),
       parts,
     },
-    { name, member, fromPlain: range ? 0 : 1, kinds, parents, owners, olderParents, olderOwners },
+    {
+      name,
+      member,
+      fromPlain: range ? 0 : 1,
+      maxKeys: MAX_DELETE_KEYS,
+      ...layout,
+    },
     idempotency,
   );
   return { removed: value, replayed };

@@ -24,7 +24,7 @@ export { incrScript } from "./scripts.ts";
 export {
   AGGREGATES,
   MAX_BUCKET_AGE_DAYS,
-  MAX_DELETE_BUCKETS,
+  MAX_DELETE_KEYS,
   MAX_LISTED,
   MAX_RANGE_DAYS,
   MAX_RAW_BUCKETS,

@@ -51,11 +51,13 @@ export const MAX_BUCKET_AGE_DAYS = 400;
 export const MAX_RAW_BUCKETS = 401;
 
 /**
- * Most buckets one member delete may clear: every raw bucket in range must
- * lose the member (one ZREM each), so the work grows with the range; 60 days
- * of hours keeps the script near 15 ms. Longer ranges are split by the caller.
+ * Most buckets and rollups one member delete may change (issue 15): each must lose the member
+ * (a ZREM each), so the work grows with the keys holding it. The keys are found from the rollups
+ * down (delete-script.ts), so a range up to 400 days passes when the member is in few of its keys;
+ * 1,750 is every key of any 60 days of hours (1,440 hours, their quarters, days and months: at most
+ * 1,746), the most a call could clear before, about 2,500 commands and 15 ms of script.
  */
-export const MAX_DELETE_BUCKETS = 1440;
+export const MAX_DELETE_KEYS = 1750;
 
 /** Most source keys (after expanding period sources into buckets) one rollup may union. */
 export const MAX_UNION_KEYS = 1000;

@@ -8,7 +8,7 @@ import { invalid, MAX_BATCH, MAX_INCREMENT, memberProblem } from "../validation.
 import type { IncrItem } from "./counters.ts";
 import type { UnionOptions } from "./union.ts";
 import type { Aggregate } from "./keys.ts";
-import { MAX_BUCKET_AGE_DAYS, MAX_DELETE_BUCKETS, MAX_RAW_BUCKETS, MAX_TTL_SECONDS, MAX_UNION_KEYS } from "./limits.ts";
+import { MAX_BUCKET_AGE_DAYS, MAX_RAW_BUCKETS, MAX_TTL_SECONDS, MAX_UNION_KEYS } from "./limits.ts";
 import { BUCKET_TIME_PROBLEM, parseBucketTime, type PeriodRange } from "./select.ts";
 
 /** ...and at most this far ahead of the server's clock. */
@@ -85,17 +85,6 @@ export function checkAggregate(aggregate: Aggregate | undefined, range: PeriodRa
       {
         path: "aggregate",
         message: `${aggregate} reads every bucket: at most ${MAX_RAW_BUCKETS} buckets (this range has ${range.starts.length}); use sum, a coarser period or a shorter range`,
-      },
-    ]);
-  }
-}
-
-export function checkDeleteRange(range: PeriodRange | undefined): void {
-  if (range && range.starts.length > MAX_DELETE_BUCKETS) {
-    invalid([
-      {
-        path: "from",
-        message: `a member delete clears at most ${MAX_DELETE_BUCKETS} buckets (60 days of hours) per call, this range has ${range.starts.length}; split it`,
       },
     ]);
   }

@@ -140,7 +140,14 @@ describe("counters: commands per call", () => {
     );
     const refused = await api.cost(() => api.del(`${base}/long/members/m3?${range}`));
     expect(refused.result.status).toBe(400);
-    expect.soft(costOf(refused), "deleteMemberHours400").toEqual(expected(rows.deleteMemberHours400!));
+    expect(refused.result.body.error.details[0].message).toContain("more than 1750");
+    expect.soft(costOf(refused), "deleteMemberHours400Dense").toEqual(expected(rows.deleteMemberHours400Dense!));
+    await check("deleteMemberHours400Absent", () => api.del(`${base}/long/members/zz?${range}`));
+    // a member in two hours of one day (two quarters)
+    await incr("long", {
+      items: ["2026-11-20T03:10:00Z", "2026-11-20T15:10:00Z"].map((at) => ({ member: "s", period: "hour", at })),
+    })();
+    await check("deleteMemberHours400", () => api.del(`${base}/long/members/s?${range}`));
   });
 
   it("rollups and deletes", async () => {

@@ -1,0 +1,225 @@
+/**
+ * Issue 15, member deletes over long ranges: the keys that may hold the member are found from the
+ * rollups down (src/counters/delete-script.ts), so the work follows where the member is, not the
+ * range; past 1,750 such keys the delete is refused before anything is written. Checked against a
+ * model of every raw hour, with increments of both signs (members at 0, rollups that drop a member
+ * at 0 and mark it), deletes over ranges up to 400 days and writes after them.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { deletePlan, type DeleteStep } from "../../src/counters/calendar.ts";
+import { deleteLayout } from "../../src/counters/delete-script.ts";
+import { deleteMember, increment, MAX_DELETE_KEYS, type IncrItem } from "../../src/counters/index.ts";
+import { counterKeys } from "../../src/counters/keys.ts";
+import { createRedis } from "../../src/redis/client.ts";
+import { DAY, HOUR, periodEnd, periodStart } from "../../src/time.ts";
+import { libraryTest } from "../helpers/library.ts";
+import { command, resetStats, statsOf } from "../helpers/upstash-rest.ts";
+
+const lib = libraryTest("counters-del");
+const { target, prefix } = lib;
+const NOW = Date.UTC(2027, 0, 15, 12, 30);
+const ctx = lib.ctx(NOW);
+const TAG = `del-${Math.random().toString(36).slice(2, 8)}`;
+const counted = { ...ctx, redis: createRedis({ url: target.url, token: `${target.token}.${TAG}`, timeoutMs: 20_000 }) };
+const OLDEST = NOW - 399 * DAY;
+const MONTH_EDGES = Array.from({ length: 15 }, (_, i) => Date.UTC(2025, 11 + i, 1));
+
+/** A time within the last 399 days, often near a month's start (where rollups meet). */
+const time = fc.oneof(
+  fc.integer({ min: OLDEST, max: NOW }),
+  fc
+    .tuple(fc.constantFrom(...MONTH_EDGES), fc.integer({ min: -30 * HOUR, max: 30 * HOUR }))
+    .map(([edge, d]) => Math.min(NOW, Math.max(OLDEST, edge + d))),
+);
+/** Increments of both signs, so members sit at 0 in keys and rollups drop them at 0. */
+const write = fc.record({
+  member: fc.constantFrom("a", "b", "c"),
+  by: fc.constantFrom(-3, -2, -1, 1, 2, 3),
+  at: time,
+});
+const range = fc.tuple(time, time).map(([x, y]) => (x <= y ? [x, y] : [y, x]) as [number, number]);
+type Op =
+  | { kind: "write"; writes: { member: string; by: number; at: number }[] }
+  | { kind: "delete"; member: string; from: number; to: number };
+const op: fc.Arbitrary<Op> = fc.oneof(
+  fc.array(write, { minLength: 1, maxLength: 12 }).map((writes) => ({ kind: "write" as const, writes })),
+  fc
+    .tuple(fc.constantFrom("a", "b"), range)
+    .map(([member, [from, to]]) => ({ kind: "delete" as const, member, from, to })),
+);
+
+/** Every raw hour key of the life: member -> score, zeros included. */
+async function rawHours(name: string): Promise<Map<number, Map<string, number>>> {
+  const index = counterKeys.index(prefix, name);
+  const fields = await command<string[]>(target, "HKEYS", index);
+  const out = new Map<number, Map<string, number>>();
+  for (const f of fields) {
+    const m = /:hour:(\d{4})(\d{2})(\d{2})(\d{2})$/.exec(f);
+    if (!f.startsWith("b:") || !m) continue;
+    const flat = await command<string[]>(target, "ZRANGE", f.slice(2), 0, -1, "WITHSCORES");
+    const scores = new Map<string, number>();
+    for (let i = 0; i + 1 < flat.length; i += 2) scores.set(flat[i] as string, Number(flat[i + 1]));
+    if (scores.size > 0) out.set(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!), scores);
+  }
+  return out;
+}
+
+let run = 0;
+
+describe("member deletes read the keys top down", () => {
+  it("every plan of 1,440 hours fits the limit: no delete allowed before is refused now", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 24 * 366 }), (h) => {
+        const from = Date.UTC(2025, 0, 1) + h * HOUR;
+        expect(deletePlan("hour", from, from + 1440 * HOUR).length).toBeLessThanOrEqual(MAX_DELETE_KEYS);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("are sent as ranges per rollup that give back every key's links, in both plans", () => {
+    fc.assert(
+      fc.property(fc.constantFrom("hour" as const, "day" as const, "week" as const), range, (period, [x, y]) => {
+        const plan = deletePlan(period, periodStart(period, x), periodEnd(period, y));
+        const layout = deleteLayout(plan);
+        const nb = layout.buckets;
+        const wrong: string[] = [];
+        const links = (own: (s: DeleteStep) => number, firsts: number[], lasts: number[], older: boolean) =>
+          plan.forEach((s, i) => {
+            const o = own(s);
+            const at = i + 1;
+            if (o > 0 && (at < firsts[o - nb - 1]! || at > lasts[o - nb - 1]!)) wrong.push(`${at} outside ${o}`);
+            // below the top level every key has a rollup above it, but a quarter in a life without quarters
+            if (o === 0 && at < layout.top && !(older && s.level === "quarter")) wrong.push(`${at} has no owner`);
+            if (at >= layout.top && s.owner !== 0) wrong.push(`${at} in the top has an owner`);
+          });
+        links((s) => s.owner, layout.firsts, layout.lasts, false);
+        links((s) => s.older?.owner ?? 0, layout.olderFirsts, layout.olderLasts, true);
+        // the rollup a key's score goes to is the one above it when that one is partial (the script derives it)
+        plan.forEach((s, i) => {
+          if (s.parent !== (s.owner > 0 && plan[s.owner - 1]!.kind === "p" ? s.owner : 0))
+            wrong.push(`parent of ${i + 1}`);
+        });
+        // the ranges cover every key below the top level exactly once
+        const covered = layout.firsts.reduce((n, f, j) => n + (f > 0 ? layout.lasts[j]! - f + 1 : 0), 0);
+        expect({ wrong: wrong.slice(0, 5), covered }).toEqual({ wrong: [], covered: layout.top - 1 });
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it("leave exactly the model's raw hours, zeros and marked rollups included, over ranges up to 400 days", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 2, maxLength: 7 }), async (ops) => {
+        const name = `del-${run++}`;
+        // the model: hour -> member -> score; a member present at 0 is kept (Redis keeps it too)
+        const hours = new Map<number, Map<string, number>>();
+        for (const o of ops) {
+          if (o.kind === "write") {
+            const items: IncrItem[] = o.writes.map((w) => ({ member: w.member, by: w.by, period: "hour", at: w.at }));
+            await increment(ctx, name, items);
+            for (const w of o.writes) {
+              const h = periodStart("hour", w.at);
+              const m = hours.get(h) ?? new Map<string, number>();
+              m.set(w.member, (m.get(w.member) ?? 0) + w.by);
+              hours.set(h, m);
+            }
+          } else {
+            await deleteMember(ctx, name, o.member, { period: "hour", from: o.from, to: o.to });
+            const lo = periodStart("hour", o.from);
+            const hi = periodEnd("hour", o.to);
+            for (const [h, m] of hours) if (h >= lo && h < hi) m.delete(o.member);
+          }
+        }
+        for (const [h, m] of hours) if (m.size === 0) hours.delete(h);
+        const got = await rawHours(name);
+        const sorted = (x: Map<number, Map<string, number>>) =>
+          [...x]
+            .sort(([a], [b]) => a - b)
+            .map(([h, m]) => [new Date(h).toISOString(), Object.fromEntries([...m].sort())]);
+        expect(sorted(got)).toEqual(sorted(hours));
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it("a member absent from 400 days costs the months; one in two hours, the keys above them", async () => {
+    const name = "sparse";
+    const from = NOW - 399 * DAY;
+    // another member in every day, so every month and day rollup exists
+    const days = Array.from({ length: 400 }, (_, d) => ({
+      member: "other",
+      period: "hour" as const,
+      at: from + d * DAY,
+    }));
+    await increment(ctx, name, days);
+    const at = [Date.UTC(2026, 5, 10, 3), Date.UTC(2026, 5, 10, 15)];
+    await increment(
+      ctx,
+      name,
+      at.map((t) => ({ member: "s", period: "hour" as const, at: t })),
+    );
+    const cost = async (member: string) => {
+      await resetStats(target, TAG);
+      const removed = await deleteMember(counted, name, member, { period: "hour", from, to: NOW });
+      const stats = await statsOf(target, TAG);
+      expect(stats.requests).toBe(1);
+      return { removed: removed.removed, commands: stats.commands, byCommand: stats.byCommand };
+    };
+    // 14 months: one HMGET of their index fields, a ZSCORE each
+    // no counter at all: the HMGET and an EXISTS of the index
+    expect(await deleteMember(ctx, "never-written", "s", { period: "hour", from, to: NOW })).toEqual({
+      removed: 0,
+      replayed: false,
+    });
+    expect(await cost("nobody")).toEqual({ removed: 0, commands: 16, byCommand: { evalsha: 1, hmget: 1, zscore: 14 } });
+    const sparse = await cost("s");
+    expect(sparse.removed).toBe(2);
+    // the months, June's 30 days, that day's quarters that exist (2); then the 2 quarters' 12
+    // hours (those that exist: 3), removals (ZREM of 2 hours, 2 quarters, the day, the month and
+    // an EXISTS after each), the index's mark
+    expect(sparse.byCommand).toEqual({
+      evalsha: 1,
+      hmget: 4,
+      zscore: 14 + 30 + 2,
+      zrem: 3 + 2 + 1 + 1,
+      exists: 6 + 1,
+      hdel: 3,
+      incr: 1,
+      hset: 1,
+    });
+    expect(sparse.commands).toBe(70);
+    expect((await rawHours(name)).size).toBe(400);
+  });
+
+  it("past 1,750 keys that may hold the member, a 400 naming the limit, and nothing written", async () => {
+    const name = "dense";
+    const from = NOW - 399 * DAY;
+    const items = Array.from({ length: 399 * 4 }, (_, q) => ({
+      member: "d",
+      period: "hour" as const,
+      at: from + q * 6 * HOUR,
+    }));
+    for (let i = 0; i < items.length; i += 1000) await increment(ctx, name, items.slice(i, i + 1000));
+    const before = await command<string[]>(target, "HGETALL", counterKeys.index(prefix, name));
+    await resetStats(target, TAG);
+    const err = await deleteMember(counted, name, "d", { period: "hour", from, to: NOW }).catch(
+      (e: unknown) => e as Error,
+    );
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toContain(`at most ${MAX_DELETE_KEYS} keys`);
+    const stats = await statsOf(target, TAG);
+    // the months' ZSCOREs, then the days' until their quarters (4 a day) pass the limit
+    const plan = deletePlan("hour", periodStart("hour", from), periodEnd("hour", NOW));
+    const months = plan.filter((s) => s.level === "month").length;
+    const dayCount = plan.filter((s) => s.level === "day").length;
+    const daysRead = Math.floor((MAX_DELETE_KEYS - months - dayCount) / 4) + 1;
+    expect(stats.byCommand).toEqual({ evalsha: 1, hmget: 2, zscore: months + daysRead });
+
+    expect(await command<string[]>(target, "HGETALL", counterKeys.index(prefix, name))).toEqual(before);
+    // 60 days of it in one call are fine
+    const sixty = await deleteMember(ctx, name, "d", { period: "hour", from: NOW - 60 * DAY, to: NOW });
+    expect(sixty.removed).toBe(60 * 4);
+  });
+});
