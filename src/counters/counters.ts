@@ -7,8 +7,9 @@ import type { Ctx } from "../context.ts";
 import { asList, type Idempotency, type Written } from "../redis/script.ts";
 import { periodEnd, periodStart, type Period } from "../time.ts";
 import { assertName } from "../validation.ts";
-import { deletePlan, levelStart, rollupsOf } from "./calendar.ts";
-import { deleteLayout, deleteMemberScript } from "./delete-script.ts";
+import { levelStart, rollupsOf } from "./calendar.ts";
+import { deleteCall } from "./delete-layout.ts";
+import { deleteMemberScript } from "./delete-script.ts";
 import { cacheKeys, counterKeys as K } from "./keys.ts";
 import { MAX_DELETE_KEYS } from "./limits.ts";
 import { deleteScript, incrScript } from "./scripts.ts";
@@ -138,9 +139,9 @@ export async function deleteMember(
   assertName(name, "counter");
   checkMember(member);
   const range = periodRange(options, ctx.now);
-  const plan = range ? deletePlan(range.period, range.from, periodEnd(range.period, range.to)) : [];
-  const parts = range ? plan.map((step) => K.part(ctx.prefix, name, range.period, step.level, step.start)) : [];
-  const layout = deleteLayout(plan);
+  const { parts, layout } = range
+    ? deleteCall(ctx.prefix, name, range.period, range.from, periodEnd(range.period, range.to))
+    : { parts: [], layout: { buckets: 0, top: 0, kinds: [], firsts: [], lasts: [], olderFirsts: [], olderLasts: [] } };
   const { value, replayed } = await deleteMemberScript.run<number>(
     ctx.redis,
     {

@@ -1,59 +1,10 @@
 import { ValidationError } from "../errors.ts";
 import { defineScript } from "../redis/script.ts";
-import type { DeleteStep } from "./calendar.ts";
 import { MAX_DELETE_KEYS } from "./limits.ts";
-
-/** A delete plan as the script takes it: rollups by the ranges of keys directly below them. */
-export interface DeleteLayout {
-  /** How many of the plan's keys are buckets (they come first). */
-  buckets: number;
-  /** 1-based position of the first key of the coarsest level. */
-  top: number;
-  /** Per rollup, in plan order: w or p. */
-  kinds: ("w" | "p")[];
-  /** Per rollup: the positions of the keys directly below it (0, 0 = none). */
-  firsts: number[];
-  lasts: number[];
-  /** The same in a life without quarter rollups (a quarter has none there). */
-  olderFirsts: number[];
-  olderLasts: number[];
-}
-
-/** Lays out `deletePlan`'s steps for the script; the keys below each rollup are contiguous in it. */
-export function deleteLayout(steps: readonly DeleteStep[]): DeleteLayout {
-  const buckets = steps.filter((s) => s.kind === "f").length;
-  const rollups = steps.length - buckets;
-  const ranges = (ownerOf: (s: DeleteStep) => number) => {
-    const firsts = new Array<number>(rollups).fill(0);
-    const lasts = new Array<number>(rollups).fill(0);
-    steps.forEach((s, i) => {
-      const o = ownerOf(s);
-      if (o <= 0) return;
-      const j = o - buckets - 1;
-      if (firsts[j] === 0) firsts[j] = i + 1;
-      else if (lasts[j] !== i) throw new Error(`deleteLayout: the keys below rollup ${o} are not contiguous`);
-      lasts[j] = i + 1;
-    });
-    return { firsts, lasts };
-  };
-  const now = ranges((s) => s.owner);
-  const older = ranges((s) => s.older?.owner ?? 0);
-  let top = steps.length;
-  while (top > 1 && steps[top - 2]!.owner === 0 && steps[top - 2]!.level === steps[steps.length - 1]!.level) top--;
-  return {
-    buckets,
-    top,
-    kinds: steps.slice(buckets).map((s) => s.kind as "w" | "p"),
-    firsts: now.firsts,
-    lasts: now.lasts,
-    olderFirsts: older.firsts,
-    olderLasts: older.lasts,
-  };
-}
 
 /**
  * Removes `member` from the plain counter (`fromPlain` = 1), or from the `parts` of a period
- * range (calendar.ts `deletePlan`, laid out by `deleteLayout` below): its `buckets` first, then
+ * range (calendar.ts `deletePlan`, laid out by delete-layout.ts): its `buckets` first, then
  * its rollups, finest level first, each with its kind (`kinds`: w = wholly in range, p = partly)
  * and the positions in `parts` of the keys directly below it (`firsts`..`lasts`, 0 = none); the
  * coarsest level (the months; a week or month counter's buckets) is `top`..`np`. A key adds what

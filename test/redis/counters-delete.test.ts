@@ -8,7 +8,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { deletePlan, type DeleteStep } from "../../src/counters/calendar.ts";
-import { deleteLayout } from "../../src/counters/delete-script.ts";
+import { deleteCall, deleteLayout } from "../../src/counters/delete-layout.ts";
 import { deleteMember, increment, MAX_DELETE_KEYS, type IncrItem } from "../../src/counters/index.ts";
 import { counterKeys } from "../../src/counters/keys.ts";
 import { createRedis } from "../../src/redis/client.ts";
@@ -102,9 +102,32 @@ describe("member deletes read the keys top down", () => {
             wrong.push(`parent of ${i + 1}`);
         });
         // the ranges cover every key below the top level exactly once
-        const covered = layout.firsts.reduce((n, f, j) => n + (f > 0 ? layout.lasts[j]! - f + 1 : 0), 0);
+        const covered = layout.firsts.reduce(
+          (n: number, f: number, j: number) => n + (f > 0 ? layout.lasts[j]! - f + 1 : 0),
+          0,
+        );
         expect({ wrong: wrong.slice(0, 5), covered }).toEqual({ wrong: [], covered: layout.top - 1 });
       }),
+      { numRuns: 60 },
+    );
+  });
+
+  it("are built fast as the plan's keys and layout, exactly", () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom("hour" as const, "day" as const, "week" as const, "month" as const),
+        range,
+        (period, [x, y]) => {
+          const from = periodStart(period, x);
+          const end = periodEnd(period, y);
+          const plan = deletePlan(period, from, end);
+          const slow = {
+            parts: plan.map((s) => counterKeys.part(prefix, "n", period, s.level, s.start)),
+            layout: deleteLayout(plan),
+          };
+          expect(deleteCall(prefix, "n", period, from, end)).toEqual(slow);
+        },
+      ),
       { numRuns: 60 },
     );
   });
