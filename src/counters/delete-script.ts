@@ -75,7 +75,9 @@ end
 if #parts > 0 then
   local np, nb, cap           = #parts, tonumber(buckets), tonumber(maxKeys)
   local listed, zeroed, score = {}, {}, {}
-  local owner                 = {}
+  local owner, taken          = {}, {}
+  -- a plan of at most maxKeys keys can never be refused: whole rollups can be taken while read
+  local early                 = np <= cap
   local function kindOf(i) return i <= nb and 'f' or kinds[i - nb] end
   -- the index fields of some parts (b:, and z: of rollups), after extra fields (their values returned)
   local function lookup(list, extra)
@@ -120,10 +122,17 @@ if #parts > 0 then
     for _, i in ipairs(level) do
       reached[#reached + 1] = i
       if i > nb then
-        local s = nil
+        local s  = nil
+        local up = owner[i]
         if pruned and listed[i] then
-          s = redis.call('ZSCORE', parts[i], member)
-          if s then score[i] = tonumber(s) end
+          if early and kinds[i - nb] == 'w' and not (up > 0 and kindOf(up) == 'p') then
+            -- nothing can be refused and no partial rollup needs its score: its ZREM tells
+            s = redis.call('ZREM', parts[i], member) > 0 or nil
+            taken[i] = s
+          else
+            s = redis.call('ZSCORE', parts[i], member)
+            if s then score[i] = tonumber(s) end
+          end
         end
         local a = tonumber(lo[i - nb])
         if a > 0 and (s or zeroed[i] or not pruned) then
@@ -171,7 +180,11 @@ if #parts > 0 then
         local n = 0
         if kind == 'w' and pruned then
           -- read top down already: an absent member needs no ZREM
-          if score[i] then gone, held, n = score[i], true, redis.call('ZREM', key, member) end
+          if taken[i] then
+            n = 1
+          elseif score[i] then
+            gone, held, n = score[i], true, redis.call('ZREM', key, member)
+          end
         elseif parent > 0 then
           -- a partial rollup above needs the score; an absent member needs no ZREM
           local s = redis.call('ZSCORE', key, member)

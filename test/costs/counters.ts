@@ -224,8 +224,8 @@ export const area: CostArea = {
       call: "counter delete member, `period=hour` over 60 days (1,440 buckets)",
       state: "member in every 7th hour",
       roundTrips: 1,
-      commands: 2499,
-      note: "Every raw hour that may hold the member must lose it (a later read of a sub-range uses it): the keys are read top down (issue 15: a month, day or quarter rollup that lacks the member has no key below it holding it), so this member, in 6 of each day's 7-hour stretches, still reaches 206 of the 240 quarters and their hours; one ZREM each, a ZSCORE per rollup, a ZREM or ZINCRBY per rollup that held it, an EXISTS after each removal (emptied keys leave the index), an HMGET of the index per level. Was 2,460 reading every key: a member this dense gains nothing from the rollups' ZSCOREs; one absent from some months, days or quarters skips every key below them.",
+      commands: 2264,
+      note: "Every raw hour that may hold the member must lose it (a later read of a sub-range uses it). The keys are read top down (issue 15: a month, day or quarter rollup that lacks the member has no key below it holding it), so this member, in 6 of each day's 7-hour stretches, still reaches 206 of the 240 quarters and their hours: one ZREM each, the ZSCOREs of the edges' rollups (a partial rollup above needs the scores), a ZREM or ZINCRBY per rollup that held it, an EXISTS after each removal (emptied keys leave the index), an HMGET of the index per level. A plan of at most 1,750 keys cannot be refused, so a whole rollup's ZREM is its read. Was 2,460, every key read.",
     },
     deleteMemberHours400: {
       call: "counter delete member, `period=hour` over 400 days",

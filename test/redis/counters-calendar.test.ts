@@ -9,7 +9,8 @@ import { describe, expect, it } from "vitest";
 import { decompose } from "../../src/counters/calendar.ts";
 import { deleteMember, increment, ranked, type IncrItem } from "../../src/counters/index.ts";
 import { counterKeys } from "../../src/counters/keys.ts";
-import { DAY, HOUR, periodEnd, periodStart, type Period } from "../../src/time.ts";
+import { HOUR, periodEnd, periodStart, type Period } from "../../src/time.ts";
+import { calendarTimes } from "../helpers/calendar.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { command } from "../helpers/upstash-rest.ts";
 
@@ -19,17 +20,8 @@ const { target, prefix } = lib;
 const NOW = Date.UTC(2027, 0, 15, 12, 30);
 const ctx = lib.ctx(NOW);
 
-const OLDEST = NOW - 399 * DAY;
-const MONTH_EDGES = Array.from({ length: 15 }, (_, i) => Date.UTC(2025, 11 + i, 1));
-/** A time within the last 399 days, often within a day of a month's start (where rollups meet). */
-const time = fc.oneof(
-  fc.integer({ min: OLDEST, max: NOW }),
-  fc
-    .tuple(fc.constantFrom(...MONTH_EDGES), fc.integer({ min: -30 * HOUR, max: 30 * HOUR }))
-    .map(([edge, d]) => Math.min(NOW, Math.max(OLDEST, edge + d))),
-);
+const { time, range } = calendarTimes(NOW);
 const write = fc.record({ member: fc.constantFrom("a", "b", "c", "d"), by: fc.integer({ min: 1, max: 9 }), at: time });
-const range = fc.tuple(time, time).map(([x, y]) => (x <= y ? [x, y] : [y, x]) as [number, number]);
 /** Hourly deletes over at most 60 days (test/redis/counters-delete.test.ts takes up to 400). */
 const shortRange = fc
   .tuple(time, fc.integer({ min: 0, max: 1439 }))

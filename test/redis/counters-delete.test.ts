@@ -13,6 +13,7 @@ import { deleteMember, increment, MAX_DELETE_KEYS, type IncrItem } from "../../s
 import { counterKeys } from "../../src/counters/keys.ts";
 import { createRedis } from "../../src/redis/client.ts";
 import { DAY, HOUR, periodEnd, periodStart } from "../../src/time.ts";
+import { calendarTimes } from "../helpers/calendar.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { command, resetStats, statsOf } from "../helpers/upstash-rest.ts";
 
@@ -22,23 +23,13 @@ const NOW = Date.UTC(2027, 0, 15, 12, 30);
 const ctx = lib.ctx(NOW);
 const TAG = `del-${Math.random().toString(36).slice(2, 8)}`;
 const counted = { ...ctx, redis: createRedis({ url: target.url, token: `${target.token}.${TAG}`, timeoutMs: 20_000 }) };
-const OLDEST = NOW - 399 * DAY;
-const MONTH_EDGES = Array.from({ length: 15 }, (_, i) => Date.UTC(2025, 11 + i, 1));
-
-/** A time within the last 399 days, often near a month's start (where rollups meet). */
-const time = fc.oneof(
-  fc.integer({ min: OLDEST, max: NOW }),
-  fc
-    .tuple(fc.constantFrom(...MONTH_EDGES), fc.integer({ min: -30 * HOUR, max: 30 * HOUR }))
-    .map(([edge, d]) => Math.min(NOW, Math.max(OLDEST, edge + d))),
-);
+const { time, range } = calendarTimes(NOW);
 /** Increments of both signs, so members sit at 0 in keys and rollups drop them at 0. */
 const write = fc.record({
   member: fc.constantFrom("a", "b", "c"),
   by: fc.constantFrom(-3, -2, -1, 1, 2, 3),
   at: time,
 });
-const range = fc.tuple(time, time).map(([x, y]) => (x <= y ? [x, y] : [y, x]) as [number, number]);
 type Op =
   | { kind: "write"; writes: { member: string; by: number; at: number }[] }
   | { kind: "delete"; member: string; from: number; to: number };
