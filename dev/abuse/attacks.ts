@@ -136,6 +136,21 @@ export function writeAttacks(c: Caller, keys: AbuseKeys, legit: Legit, rand: () 
       if (other.status === 200) legit.counter.set("idem", (legit.counter.get("idem") ?? 0) + 2);
     },
     async () => {
+      // Member deletes over the longest range, 400 days (9,600 hour keys): they read only the keys
+      // that may hold the member, so one absent from the counter costs a few commands (issue 15)
+      const from = isoDay(Date.now() - 399 * DAY);
+      for (const period of ["hour", "day"])
+        c.expectStatus(
+          `400-day member delete, ${period}`,
+          await c.call(
+            "DELETE",
+            `/v1/counters/daily/members/absent-${floods}?period=${period}&from=${from}`,
+            keys.ingest,
+          ),
+          204,
+        );
+    },
+    async () => {
       // Scope: an ingest key cannot delete counters, streams, boards, or run jobs.
       c.expectStatus("ingest deletes a counter", await c.call("DELETE", "/v1/counters/legit", keys.ingest), 403);
       c.expectStatus("ingest deletes a stream", await c.call("DELETE", "/v1/trending/legit", keys.ingest), 403);
