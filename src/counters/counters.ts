@@ -157,6 +157,7 @@ export async function deleteMember(
       member,
       fromPlain: range ? 0 : 1,
       maxKeys: MAX_DELETE_KEYS,
+      now: ctx.now,
       ...layout,
     },
     idempotency,

@@ -25,7 +25,11 @@ import { MAX_DELETE_KEYS } from "./limits.ts";
  * goes to a bucket and all its rollups in one script, a delete takes from both, and a rollup never
  * expires before a key it sums, so a rollup that lacks the member and is unmarked has no key below
  * it, at any depth, holding it (a marked one below it was emptied of the member by the delete that
- * took it from the rollup above, which read under it). A rollup not listed in this life holds
+ * took it from the rollup above, which read under it). "Never expires before" holds by the
+ * writers' clocks, which may differ by up to a minute: a writer whose clock lags extends a bucket
+ * but not the rollup whose recorded expiry looks far enough to it, so a rollup whose recorded
+ * expiry (its `b:` field) is within a minute of `now` is read under even when it lacks the member
+ * (test/redis/counters-delete.test.ts, "writer clocks apart"). A rollup not listed in this life holds
  * nothing of it. So the keys are read top down, a level at a time (months, then the days of months
  * that hold the member, their quarters, their hours): one HMGET of the level's index fields and a
  * ZSCORE per listed rollup. A member absent from 400 days of hours costs the months' ZSCOREs; one
@@ -47,6 +51,7 @@ export const deleteMemberScript = defineScript({
     "member",
     "fromPlain",
     "maxKeys",
+    "now",
     "buckets",
     "top",
     "...kinds",
@@ -74,6 +79,7 @@ local function forgetIfEmpty(key)
 end
 if #parts > 0 then
   local np, nb, cap           = #parts, tonumber(buckets), tonumber(maxKeys)
+  local soon                  = tonumber(now) + 60000
   local listed, zeroed, score = {}, {}, {}
   local owner, taken          = {}, {}
   -- a plan of at most maxKeys keys can never be refused: whole rollups can be taken while read
@@ -135,7 +141,10 @@ if #parts > 0 then
           end
         end
         local a = tonumber(lo[i - nb])
-        if a > 0 and (s or zeroed[i] or not pruned) then
+        -- a rollup whose recorded expiry is within a minute (or past) may be gone while keys below
+        -- it, extended by a writer whose clock lags, live on: its absence proves nothing
+        local expiring = listed[i] and tonumber(listed[i]) > 0 and tonumber(listed[i]) <= soon
+        if a > 0 and (s or zeroed[i] or expiring or not pruned) then
           for c = a, tonumber(hi[i - nb]) do
             nextLevel[#nextLevel + 1] = c
             owner[c]                  = i

@@ -15,7 +15,7 @@ import { createRedis } from "../../src/redis/client.ts";
 import { DAY, HOUR, periodEnd, periodStart } from "../../src/time.ts";
 import { calendarTimes } from "../helpers/calendar.ts";
 import { libraryTest } from "../helpers/library.ts";
-import { command, resetStats, statsOf } from "../helpers/upstash-rest.ts";
+import { command, keysUnder, resetStats, statsOf } from "../helpers/upstash-rest.ts";
 
 const lib = libraryTest("counters-del");
 const { target, prefix } = lib;
@@ -235,5 +235,38 @@ describe("member deletes read the keys top down", () => {
     // 60 days of it in one call are fine
     const sixty = await deleteMember(ctx, name, "d", { period: "hour", from: NOW - 60 * DAY, to: NOW });
     expect(sixty.removed).toBe(60 * 4);
+  });
+
+  it("writer clocks apart: a rollup whose recorded expiry is near is read under, though it lacks the member", async () => {
+    // (found in review) a rollup outlives its keys by the writers' clocks only: here writer 1 makes
+    // the month with a long ttl, and writer 2, whose clock lags by 30 s, extends an hour of it but
+    // not the month, whose recorded expiry looks far enough to it; the month expires ~30 s first
+    const name = "skew";
+    const H = Date.UTC(2026, 10, 20, 12);
+    const at = Date.UTC(2026, 10, 20, 12, 30);
+    const advance = async (ms: number) => {
+      for (const key of await keysUnder(target, `${prefix}:counters:${name}`)) {
+        const left = await command<number>(target, "PTTL", key);
+        if (left < 0) continue;
+        if (left <= ms) await command(target, "UNLINK", key);
+        else await command(target, "PEXPIRE", key, left - ms);
+      }
+    };
+    await increment(lib.ctx(at), name, [{ member: "x", period: "hour", at: H - HOUR, ttl: 72_000 }]);
+    await advance(30_000);
+    await increment(lib.ctx(at), name, [{ member: "m", period: "hour", at: H, ttl: 300 }]);
+    await increment(lib.ctx(at), name, [{ member: "m", period: "hour", at: H, ttl: 72_000 }]);
+    const month = counterKeys.rollup(prefix, name, "hour", "month", Date.UTC(2026, 10, 1));
+    const hour = counterKeys.bucket(prefix, name, "hour", H);
+    expect(await command<number>(target, "PTTL", month)).toBeLessThan(await command<number>(target, "PTTL", hour));
+    // the month (and the day, made with it) expire; the hour and its quarter live on
+    await advance(75_600_000 - 30_000 + 1000);
+    expect(await command<number>(target, "EXISTS", month)).toBe(0);
+    expect(await command<number>(target, "EXISTS", hour)).toBe(1);
+    const later = lib.ctx(at + 75_600_000 + 1000);
+    expect((await deleteMember(later, name, "m", { period: "hour", from: H, to: H })).removed).toBe(1);
+    expect(await command(target, "ZSCORE", hour, "m")).toBeNull();
+    const quarter = counterKeys.rollup(prefix, name, "hour", "quarter", H);
+    expect(await command(target, "ZSCORE", quarter, "m")).toBeNull();
   });
 });
