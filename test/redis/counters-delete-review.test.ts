@@ -323,7 +323,7 @@ describe("top-down member delete: adversarial sequences against a model", () => 
  * whose expiry falls within them is gone, as Redis would have it after `ms` of real time.
  */
 async function advance(name: string, ms: number) {
-  for (const key of await keysUnder(target, `${prefix}:counters:${name}:`)) {
+  for (const key of await keysUnder(target, `${prefix}:counters:${name}`)) {
     const left = await command<number>(target, "PTTL", key);
     if (left < 0) continue;
     if (left <= ms) await command(target, "UNLINK", key);
@@ -425,4 +425,97 @@ describe("top-down member delete with ttls and expiry", () => {
       { numRuns: 25 },
     );
   });
+});
+
+describe("found by review (the failing cases are marked it.fails, with why)", () => {
+  /**
+   * The pruning rests on "a rollup never expires before a key it sums". The write keeps it only
+   * by the callers' clocks: a rollup is extended when its *recorded* expiry (caller clock) is less
+   * than its ttl away, and its creation ttl (bucket ttl + slack) equals the bucket's extension
+   * target (ttl + slack), so there is no margin. A writer whose clock lags the one that set the
+   * rollup (here 30 s, inside the minute the area tolerates; the same ms suffices for a few ms)
+   * extends an hour but not its month; the month expires first, the delete reads the month as
+   * lacking the member and skips the hour, its quarter and its day, which keep it: the hour for
+   * 30 s, its quarter (extended with the hour, made after the month) for its whole ttl.
+   */
+  it.fails(
+    "a month rollup that expired before its hour (writer clocks 30 s apart): the delete skips the hour and its quarter",
+    async () => {
+      const name = "skew";
+      const c = Date.UTC(2026, 10, 20, 12, 30);
+      const H = Date.UTC(2026, 10, 20, 12);
+      // writer 1: another hour of the month with a long ttl sets the month's expiry (75,600 s)
+      await increment(lib.ctx(c), name, [{ member: "x", period: "hour", at: H - HOUR, ttl: 72_000 }]);
+      await advance(name, 30_000);
+      // writer 2, its clock 30 s behind writer 1's: the hour is made with a short ttl, then extended
+      // to 75,600 s of Redis time; the month's recorded expiry is still 75,600 s away by this clock
+      await increment(lib.ctx(c), name, [{ member: "m", period: "hour", at: H, ttl: 300 }]);
+      await increment(lib.ctx(c), name, [{ member: "m", period: "hour", at: H, ttl: 72_000 }]);
+      const month = counterKeys.rollup(prefix, name, "hour", "month", Date.UTC(2026, 10, 1));
+      const hour = counterKeys.bucket(prefix, name, "hour", H);
+      expect(await command<number>(target, "PTTL", month)).toBeLessThan(await command<number>(target, "PTTL", hour));
+      // the month expires; 29 s later the hour would
+      await advance(name, 75_600_000 - 30_000 + 1000);
+      expect(await command<number>(target, "EXISTS", month)).toBe(0);
+      const later = lib.ctx(c + 30_000 + 75_600_000 - 30_000 + 1000);
+      const { removed } = await deleteMember(later, name, "m", { period: "hour", from: H, to: H });
+      const st = await stateOf(name);
+      const holding = [...st.hours].filter(([, ms]) => ms.has("m")).map(([h]) => new Date(h).toISOString());
+      const rollups = [...st.rollups].filter(([, ms]) => ms.has("m")).map(([k]) => k.slice(-20));
+      expect({ removed, holding, rollups }).toEqual({ removed: 1, holding: [], rollups: [] });
+    },
+  );
+
+  /**
+   * Pre-existing (not from these commits): a delete under rollups an earlier delete emptied and
+   * forgot drops `s`, and the removed score reaches no rollup. Every read of a whole day or month
+   * reads its rollup whatever `s` says (the top-N union; the member read too, `s` only stops its
+   * subtraction at edges): here the day's hours hold a = -3 and both reads say nothing.
+   */
+  it.fails("after a delete under an emptied rollup, reads of the whole day miss the member (s dropped)", async () => {
+    const name = "inexact-union";
+    const D = Date.UTC(2026, 9, 30);
+    await increment(ctx, name, [
+      { member: "a", by: 3, period: "hour", at: D + HOUR },
+      { member: "a", by: -3, period: "hour", at: D + 2 * HOUR },
+      { member: "a", by: 2, period: "hour", at: D + 4 * HOUR },
+    ]);
+    // the quarter, day and month held only a (2): 0, dropped, the keys gone (b: forgotten, z: marked)
+    await deleteMember(ctx, name, "a", { period: "hour", from: D + 4 * HOUR, to: D + 4 * HOUR });
+    // hour 1 loses its 3, which no rollup receives
+    await deleteMember(ctx, name, "a", { period: "hour", from: D + HOUR, to: D + HOUR });
+    const st = await stateOf(name);
+    expect("s" in st.fields).toBe(false);
+    expect(hoursJson(st.hours)).toEqual([[new Date(D + 2 * HOUR).toISOString(), { a: -3 }]]);
+    const top = await ranked(ctx, name, "top", 10, { period: "hour", from: D, to: D + 23 * HOUR });
+    expect({
+      member: await memberPastBound(ctx, name, "a", D, D + 23 * HOUR),
+      top: top.items.map((i) => [i.member, i.score]),
+    }).toEqual({ member: -3, top: [["a", -3]] });
+  });
+
+  /**
+   * Read side, minor: a whole day inside the range whose rollup dropped a member at 0 (z: mark)
+   * answers "absent" for its hours, which hold it at +3 and -3 (present at 0, as the union of the
+   * hours says). edgeSum checks z: only on an edge's rollup and on whole quarters, not on whole
+   * days or months inside an edge; the union cannot know.
+   */
+  it.fails(
+    "a whole day inside the range that dropped the member at 0 reads as absent; its hours hold it at 0",
+    async () => {
+      const name = "zero-inside";
+      const D = Date.UTC(2026, 9, 30);
+      await increment(ctx, name, [
+        { member: "a", by: 3, period: "hour", at: D + HOUR },
+        { member: "a", by: -3, period: "hour", at: D + 2 * HOUR },
+        { member: "a", by: 2, period: "hour", at: D + 4 * HOUR },
+        { member: "f", by: 1, period: "hour", at: D + 5 * HOUR },
+      ]);
+      await deleteMember(ctx, name, "a", { period: "hour", from: D + 4 * HOUR, to: D + 4 * HOUR });
+      const day = counterKeys.rollup(prefix, name, "hour", "day", D);
+      expect(await command(target, "HGET", counterKeys.index(prefix, name), `z:${day}`)).toBe("1");
+      // October 29 noon to November 2: October 30 is a whole day inside the October edge
+      expect(await memberPastBound(ctx, name, "a", D - 12 * HOUR, D + 3 * DAY)).toBe(0);
+    },
+  );
 });
