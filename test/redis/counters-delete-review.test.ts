@@ -435,8 +435,9 @@ describe("found by review (the failing cases are marked it.fails, with why)", ()
    * target (ttl + slack), so there is no margin. A writer whose clock lags the one that set the
    * rollup (here 30 s, inside the minute the area tolerates; the same ms suffices for a few ms)
    * extends an hour but not its month; the month expires first, the delete reads the month as
-   * lacking the member and skips the hour, its quarter and its day, which keep it: the hour for
-   * 30 s, its quarter (extended with the hour, made after the month) for its whole ttl.
+   * lacking the member and skips the hour and its quarter, which keep it: the hour for 30 s, the
+   * quarter (made after the month, extended with the hour) for its whole ttl. (The day, made with
+   * the month, expired with it.)
    */
   it.fails(
     "a month rollup that expired before its hour (writer clocks 30 s apart): the delete skips the hour and its quarter",
