@@ -520,3 +520,41 @@ describe("found by review (the failing cases are marked it.fails, with why)", ()
     },
   );
 });
+
+describe("the limit on keys that may hold the member", () => {
+  /**
+   * 400 days back from November 20 2026 reach 14 months. The member in 59 days of April, June and
+   * September (90 days, all in range) and in `quarters` of their quarters: the delete reads 14
+   * months + 90 days + 4 quarters a day + 6 hours a quarter: 14 + 90 + 236 + 6 x quarters, so
+   * 1,750 at 235 quarters and 1,756 at 236.
+   */
+  async function spread(name: string, quarters: number) {
+    // 20 days of April, 20 of June, 19 of September: every month they touch is read whole (90 days)
+    const days = [
+      ...Array.from({ length: 20 }, (_, d) => Date.UTC(2026, 3, 1 + d)),
+      ...Array.from({ length: 20 }, (_, d) => Date.UTC(2026, 5, 1 + d)),
+      ...Array.from({ length: 19 }, (_, d) => Date.UTC(2026, 8, 1 + d)),
+    ];
+    // every day's first quarter first, so each of the 59 days holds the member
+    const items: IncrItem[] = [];
+    for (let q = 0; q < 4; q++)
+      for (const d of days) items.push({ member: "m", period: "hour", at: d + q * 6 * HOUR + 5 * HOUR });
+    await increment(ctx, name, items.slice(0, quarters));
+  }
+  const range = { period: "hour" as const, from: NOW - 399 * DAY, to: NOW };
+
+  it("exactly 1,750 such keys pass; 1,756 are refused before anything is written, naming the count", async () => {
+    await spread("limit-ok", 235);
+    expect((await deleteMember(ctx, "limit-ok", "m", range)).removed).toBe(235);
+    expect((await stateOf("limit-ok")).hours.size).toBe(0);
+    await spread("limit-over", 236);
+    const before = await stateOf("limit-over");
+    const err = await deleteMember(ctx, "limit-over", "m", range).catch((e: unknown) => e as Error);
+    expect(JSON.stringify(err), String(err)).toContain("at least 1756 ");
+    const after = await stateOf("limit-over");
+    expect(after.fields).toEqual(before.fields);
+    expect(hoursJson(after.hours)).toEqual(hoursJson(before.hours));
+    const rollups = (st: State) => [...st.rollups].map(([k, v]) => [k, [...v]]).sort();
+    expect(rollups(after)).toEqual(rollups(before));
+  });
+});
