@@ -558,3 +558,92 @@ describe("the limit on keys that may hold the member", () => {
     expect(rollups(after)).toEqual(rollups(before));
   });
 });
+
+describe("top-down member delete of a day counter (months over days), its index shared with hours", () => {
+  const dayTime = fc.oneof(
+    fc
+      .tuple(fc.constantFrom(...HOT_DAYS), fc.integer({ min: -3, max: 3 }))
+      .map(([d, k]) => Math.min(periodStart("day", NOW), d + k * DAY)),
+    fc.integer({ min: NOW - 399 * DAY, max: NOW }).map((t) => periodStart("day", t)),
+  );
+  type DOp =
+    | { kind: "write"; writes: { member: string; by: number; at: number }[] }
+    | { kind: "delete"; member: string; from: number; days: number };
+  const dOp: fc.Arbitrary<DOp> = fc.oneof(
+    fc
+      .array(fc.record({ member, by: fc.constantFrom(-3, -1, 0, 1, 2, 3), at: dayTime }), {
+        minLength: 1,
+        maxLength: 8,
+      })
+      .map((writes) => ({ kind: "write" as const, writes })),
+    fc
+      .tuple(
+        fc.constantFrom("a", "b"),
+        dayTime,
+        fc.oneof(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 0, max: 400 })),
+      )
+      .map(([m, from, days]) => ({ kind: "delete" as const, member: m, from, days })),
+  );
+  let dRun = 0;
+
+  it("raw days, removed, the months' claim and sums", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(dOp, { minLength: 2, maxLength: 10 }), async (ops) => {
+        const name = `day-${dRun++}`;
+        // an hour written first: the index (and its s, q) is shared with the day buckets
+        await increment(ctx, name, [{ member: "h", period: "hour", at: NOW }]);
+        const model = new Map<number, Map<string, number>>();
+        for (const o of ops) {
+          if (o.kind === "write") {
+            await increment(
+              ctx,
+              name,
+              o.writes.map((w) => ({ ...w, period: "day" as const })),
+            );
+            for (const w of o.writes) {
+              const m = model.get(w.at) ?? new Map<string, number>();
+              m.set(w.member, (m.get(w.member) ?? 0) + w.by);
+              model.set(w.at, m);
+            }
+          } else {
+            const to = Math.min(periodStart("day", NOW), o.from + o.days * DAY);
+            let expected = 0;
+            for (const [d, ms] of model) if (d >= o.from && d <= to && ms.has(o.member)) expected++;
+            const got = await deleteMember(ctx, name, o.member, { period: "day", from: o.from, to });
+            expect(got.removed).toBe(expected);
+            for (const [d, ms] of model) if (d >= o.from && d <= to) ms.delete(o.member);
+          }
+          const flat = await command<string[]>(target, "HGETALL", counterKeys.index(prefix, name));
+          const fields = new Set(flat.filter((_, i) => i % 2 === 0));
+          const days = new Map<number, Map<string, number>>();
+          const months = new Map<string, Map<string, number>>();
+          for (const f of fields) {
+            const m = /:day:(\d{8})$/.exec(f);
+            if (f.startsWith("b:") && m) {
+              const s = await zscores(f.slice(2));
+              if (s.size > 0) days.set(Date.UTC(+m[1]!.slice(0, 4), +m[1]!.slice(4, 6) - 1, +m[1]!.slice(6)), s);
+            } else if (f.startsWith("b:") && f.includes(":day:by-month:"))
+              months.set(f.slice(2), await zscores(f.slice(2)));
+          }
+          expect(hoursJson(days)).toEqual(hoursJson(model));
+          // the claim (the life has s and q) and, while s holds, the months' sums
+          for (const [d, ms] of days) {
+            const key = counterKeys.rollup(prefix, name, "day", "month", periodStart("month", d));
+            if (fields.has(`z:${key}`)) continue;
+            for (const m of ms.keys()) expect(months.get(key)?.has(m), `${key} lacks ${m}`).toBe(true);
+          }
+          if (fields.has("s"))
+            for (const [key, held] of months) {
+              const [a, b] = spanOf(key.replace(":day:", ":hour:"));
+              const sums = new Map<string, number>();
+              for (const [d, ms] of days)
+                if (d >= a && d < b) for (const [m, v] of ms) sums.set(m, (sums.get(m) ?? 0) + v);
+              const nonZero = (x: Map<string, number>) => Object.fromEntries([...x].filter(([, v]) => v !== 0).sort());
+              expect(nonZero(held), key).toEqual(nonZero(sums));
+            }
+        }
+      }),
+      { numRuns: 25 },
+    );
+  });
+});
