@@ -19,8 +19,8 @@ import { MAX_DELETE_KEYS } from "./limits.ts";
  * parts by `olderFirsts`..`olderLasts` instead, the plan without quarters (a day's hours), and
  * never reaches the quarters. Returns how many buckets held the member.
  *
- * **Only the keys that may hold the member are touched** (issue 15). In a life that began with
- * rollups (index field `s` or `q`), a rollup lacking the member means no key under it holds it,
+ * **Only the keys that may hold the member are touched** (issue 15). In a life whose rollups are
+ * exact (index field `s`: it began with them, and no write restarted an expired key since), a rollup lacking the member means no key under it holds it,
  * unless a member delete dropped it there at exactly 0 (`z:<rollup>`, edges.ts). Every increment
  * goes to a bucket and all its rollups in one script, a delete takes from both, and a rollup never
  * expires before a key it sums, so a rollup that lacks the member and is unmarked has no key below
@@ -34,7 +34,8 @@ import { MAX_DELETE_KEYS } from "./limits.ts";
  * that hold the member, their quarters, their hours): one HMGET of the level's index fields and a
  * ZSCORE per listed rollup. A member absent from 400 days of hours costs the months' ZSCOREs; one
  * held in a few hours of one day, the months, that month's days, that day's quarters and hours.
- * A life without that guarantee (it began before rollups) reads every part, as before. The plan
+ * A life without that guarantee (it began before rollups, or a write restarted an expired key of
+ * it) reads every part, as before. The plan
  * is sent as ranges per rollup, not links per key: a 400-day hour range is 11,614 keys, and
  * converting five numbers per key took the script ~15 ms before it did anything.
  *
@@ -117,7 +118,9 @@ if #parts > 0 then
     owner[i]          = 0
   end
   local head      = lookup(level, {'s', 'q'})
-  local pruned    = (head[1] or head[2]) and true or false
+  -- s: a restart of an expired key (which drops it) may follow a rollup that expired before its
+  -- keys by a lagging writer's clock, and then lack what they hold
+  local pruned    = head[1] and true or false
   local lo, hi    = firsts, lasts
   if not head[2] then lo, hi = olderFirsts, olderLasts end
   if not pruned and redis.call('EXISTS', index) == 0 then return removed end
@@ -172,7 +175,11 @@ if #parts > 0 then
       local lost          = false
       if kind == 'p' then
         lost = found[i] == true
-        if found[i] then
+        if found[i] and pruned and score[i] == nil and not zeroed[i] then
+          -- read under only for its recorded expiry: it is gone (a rollup of this life lacks the
+          -- member only then), and a ZINCRBY would make it again, negative and without expiry
+          gone, held = acc[i], true
+        elseif found[i] then
           gone, held = acc[i], true
           local left = redis.call('ZINCRBY', key, -gone, member)
           if tonumber(left) == 0 then

@@ -1,136 +1,27 @@
 /**
- * Review of the top-down member delete (src/counters/delete-script.ts, commits 0e571ed and
- * ec41f32): adversarial sequences against real Redis. The delete skips every key below a rollup
- * that lacks the member and carries no `z:` mark; these tests try to reach a state where such a
- * key still holds the member (mixed signs, partial quarters/days/months, writes into deleted
- * hours, lives without `q` or without `s` and `q`, a counter deleted and rewritten, ttls and
- * expiry), and check after every step the raw hours, the delete's `removed`, the claim itself,
- * every rollup's sums while the life keeps `s`, and reads (top N union, member past the bound).
+ * The top-down member delete (src/counters/delete-script.ts) against a model, on real Redis:
+ * adversarial sequences (mixed signs, partial quarters/days/months, rollups emptied at 0, writes
+ * into deleted hours, lives without `q` or without `s` and `q`, a counter deleted and rewritten,
+ * ttls with time travel, day counters). After every step: the raw hours, the delete's `removed`,
+ * the claim the delete rests on (a rollup lacking the member and unmarked has no key below it
+ * holding it), every rollup's sums while the life keeps `s`, and reads (top N, member past the
+ * bound). Written in review; the cases it found are in counters-delete-cases.test.ts.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { deletePlan } from "../../src/counters/calendar.ts";
 import { deleteCounter, deleteMember, increment, ranked, type IncrItem } from "../../src/counters/index.ts";
 import { counterKeys } from "../../src/counters/keys.ts";
-import { memberScript } from "../../src/counters/read-scripts.ts";
-import { memberSource } from "../../src/counters/reads.ts";
-import type { Ctx } from "../../src/context.ts";
-import { asList } from "../../src/redis/script.ts";
 import { DAY, HOUR, periodEnd, periodStart } from "../../src/time.ts";
+import { command } from "../helpers/upstash-rest.ts";
 import { libraryTest } from "../helpers/library.ts";
-import { command, keysUnder } from "../helpers/upstash-rest.ts";
+import { counterState, spanOf, rollupMismatches, hoursJson, memberPastBound } from "../helpers/counter-state.ts";
 
-const lib = libraryTest("counters-delrev", { timeoutMs: 30_000 });
+const lib = libraryTest("counters-delmodel", { timeoutMs: 30_000 });
 const { target, prefix } = lib;
 const NOW = Date.UTC(2026, 10, 20, 12, 30);
 const ctx = lib.ctx(NOW);
-
-// ---------------------------------------------------------------------------------------------
-// Redis state of one counter
-
-/** `2026112012` -> its epoch ms. */
-const hourOf = (label: string) =>
-  Date.UTC(+label.slice(0, 4), +label.slice(4, 6) - 1, +label.slice(6, 8), +label.slice(8));
-
-async function zscores(key: string): Promise<Map<string, number>> {
-  const flat = await command<string[]>(target, "ZRANGE", key, 0, -1, "WITHSCORES");
-  const out = new Map<string, number>();
-  for (let i = 0; i + 1 < flat.length; i += 2) out.set(flat[i] as string, Number(flat[i + 1]));
-  return out;
-}
-
-interface State {
-  fields: Record<string, string>;
-  /** Listed hour keys by their start: member -> score (zeros included). */
-  hours: Map<number, Map<string, number>>;
-  /** Listed rollup keys (existing or not): key -> member -> score. */
-  rollups: Map<string, Map<string, number>>;
-}
-
-async function stateOf(name: string): Promise<State> {
-  const flat = await command<string[]>(target, "HGETALL", counterKeys.index(prefix, name));
-  const fields: Record<string, string> = {};
-  for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i] as string] = flat[i + 1] as string;
-  const hours = new Map<number, Map<string, number>>();
-  const rollups = new Map<string, Map<string, number>>();
-  for (const f of Object.keys(fields)) {
-    if (!f.startsWith("b:")) continue;
-    const key = f.slice(2);
-    const m = /:hour:(\d{10})$/.exec(key);
-    if (m) {
-      const s = await zscores(key);
-      if (s.size > 0) hours.set(hourOf(m[1]!), s);
-    } else if (key.includes(":hour:by-")) rollups.set(key, await zscores(key));
-  }
-  return { fields, hours, rollups };
-}
-
-/** The hours a rollup key sums: [start, end). */
-function spanOf(key: string): [number, number] {
-  const label = key.slice(key.lastIndexOf(":") + 1);
-  if (key.includes(":by-quarter:")) {
-    const s = Date.UTC(+label.slice(0, 4), +label.slice(4, 6) - 1, +label.slice(6, 8), +label.slice(9));
-    return [s, s + 6 * HOUR];
-  }
-  if (key.includes(":by-day:")) {
-    const s = Date.UTC(+label.slice(0, 4), +label.slice(4, 6) - 1, +label.slice(6, 8));
-    return [s, s + DAY];
-  }
-  const s = Date.UTC(+label.slice(0, 4), +label.slice(4, 6) - 1, 1);
-  return [s, periodEnd("month", s)];
-}
-
-/**
- * The claim the pruning rests on (checked only in a life with `s` or `q`): a listed rollup (or one
- * of a listed hour, listed or not) that lacks a member and has no `z:` mark has no listed hour
- * below it holding that member. Returns the violations.
- */
-function claimViolations(st: State, name: string): string[] {
-  const out: string[] = [];
-  if (!("s" in st.fields) && !("q" in st.fields)) return out;
-  const levels = ("q" in st.fields ? ["quarter", "day", "month"] : ["day", "month"]) as ("quarter" | "day" | "month")[];
-  for (const [hour, members] of st.hours) {
-    for (const level of levels) {
-      const start = level === "quarter" ? Math.floor(hour / (6 * HOUR)) * 6 * HOUR : periodStart(level, hour);
-      const key = counterKeys.rollup(prefix, name, "hour", level, start);
-      if (`z:${key}` in st.fields) continue;
-      const held = st.rollups.get(key);
-      for (const m of members.keys())
-        if (!held?.has(m))
-          out.push(`${new Date(hour).toISOString()} holds ${m}, its ${level} ${key.slice(-11)} lacks it`);
-    }
-  }
-  return out;
-}
-
-/** Every listed rollup's members against the sums of its hours (0 counted as absent). */
-function rollupMismatches(st: State, withQuarters: boolean): string[] {
-  const out: string[] = [];
-  const nonZero = (m: Map<string, number>) =>
-    JSON.stringify(Object.fromEntries([...m].filter(([, v]) => v !== 0).sort()));
-  for (const [key, held] of st.rollups) {
-    if (!withQuarters && key.includes(":by-quarter:")) continue;
-    const [a, b] = spanOf(key);
-    const sums = new Map<string, number>();
-    for (const [h, members] of st.hours)
-      if (h >= a && h < b) for (const [m, v] of members) sums.set(m, (sums.get(m) ?? 0) + v);
-    if (nonZero(held) !== nonZero(sums)) out.push(`${key.slice(-20)}: ${nonZero(held)} != ${nonZero(sums)}`);
-  }
-  return out;
-}
-
-const hoursJson = (h: Map<number, Map<string, number>>) =>
-  [...h]
-    .filter(([, m]) => m.size > 0)
-    .sort(([a], [b]) => a - b)
-    .map(([t, m]) => [new Date(t).toISOString(), Object.fromEntries([...m].sort())]);
-
-/** The member read past the union bound (maxEntries 0: edgeSum), as counters-edges.test.ts reads it. */
-async function memberPastBound(c: Ctx, name: string, member: string, from: number, to: number) {
-  const { keys, args } = memberSource(c, name, { period: "hour", from, to });
-  const reply = asList(await memberScript.run<unknown[]>(c.redis, keys, { ...args, maxEntries: 0, member }));
-  return reply.length === 0 ? null : Number(reply[0]);
-}
+const { zscores, stateOf, claimViolations, advance, outlivedRollups } = counterState(lib);
 
 // ---------------------------------------------------------------------------------------------
 // The model-based property
@@ -218,7 +109,7 @@ async function runOps(life: Life, ops: Op[]) {
     const lo = periodStart("hour", from);
     const hi = periodEnd("hour", to);
     const before = await stateOf(name);
-    const pruned = "s" in before.fields || "q" in before.fields;
+    const pruned = "s" in before.fields;
     let expected = 0;
     for (const [h, ms] of model) if (h >= lo && h < hi && ms.has(m)) expected++;
     const got = await deleteMember(ctx, name, m, { period: "hour", from, to }).catch((e: unknown) => e as Error);
@@ -326,39 +217,6 @@ describe("top-down member delete: adversarial sequences against a model", () => 
 });
 
 // ---------------------------------------------------------------------------------------------
-// Expiry: time travel instead of waiting
-
-/**
- * Moves Redis `ms` forward for `name`'s keys: each key with an expiry loses `ms` of it, and one
- * whose expiry falls within them is gone, as Redis would have it after `ms` of real time.
- */
-async function advance(name: string, ms: number) {
-  for (const key of await keysUnder(target, `${prefix}:counters:${name}`)) {
-    const left = await command<number>(target, "PTTL", key);
-    if (left < 0) continue;
-    if (left <= ms) await command(target, "UNLINK", key);
-    else await command(target, "PEXPIRE", key, left - ms);
-  }
-}
-
-/** Listed keys with an expiry shorter than one of the keys they sum (the premise of the pruning). */
-async function outlivedRollups(st: State): Promise<string[]> {
-  const out: string[] = [];
-  const pttl = (k: string) => command<number>(target, "PTTL", k);
-  for (const key of st.rollups.keys()) {
-    const mine = await pttl(key);
-    if (mine === -1) continue;
-    const [a, b] = spanOf(key);
-    for (const h of st.hours.keys()) {
-      if (h < a || h >= b) continue;
-      const hourKey = counterKeys.bucket(prefix, key.split(":hour:")[0]!.split(":").pop()!, "hour", h);
-      const theirs = await pttl(hourKey);
-      if (theirs === -1 || theirs > mine) out.push(`${key.slice(-20)} (${mine}) < ${hourKey.slice(-10)} (${theirs})`);
-    }
-  }
-  return out;
-}
-
 describe("top-down member delete with ttls and expiry", () => {
   const T0 = Date.UTC(2026, 10, 20, 0, 10);
   type TOp =
@@ -437,100 +295,6 @@ describe("top-down member delete with ttls and expiry", () => {
   });
 });
 
-describe("found by review (the failing cases are marked it.fails, with why)", () => {
-  /**
-   * The pruning rests on "a rollup never expires before a key it sums". The write keeps it only
-   * by the callers' clocks: a rollup is extended when its *recorded* expiry (caller clock) is less
-   * than its ttl away, and its creation ttl (bucket ttl + slack) equals the bucket's extension
-   * target (ttl + slack), so there is no margin. A writer whose clock lags the one that set the
-   * rollup (here 30 s, inside the minute the area tolerates; the same ms suffices for a few ms)
-   * extends an hour but not its month; the month expires first, the delete reads the month as
-   * lacking the member and skips the hour and its quarter, which keep it: the hour for 30 s, the
-   * quarter (made after the month, extended with the hour) for its whole ttl. (The day, made with
-   * the month, expired with it.)
-   */
-  it.fails(
-    "a month rollup that expired before its hour (writer clocks 30 s apart): the delete skips the hour and its quarter",
-    async () => {
-      const name = "skew";
-      const c = Date.UTC(2026, 10, 20, 12, 30);
-      const H = Date.UTC(2026, 10, 20, 12);
-      // writer 1: another hour of the month with a long ttl sets the month's expiry (75,600 s)
-      await increment(lib.ctx(c), name, [{ member: "x", period: "hour", at: H - HOUR, ttl: 72_000 }]);
-      await advance(name, 30_000);
-      // writer 2, its clock 30 s behind writer 1's: the hour is made with a short ttl, then extended
-      // to 75,600 s of Redis time; the month's recorded expiry is still 75,600 s away by this clock
-      await increment(lib.ctx(c), name, [{ member: "m", period: "hour", at: H, ttl: 300 }]);
-      await increment(lib.ctx(c), name, [{ member: "m", period: "hour", at: H, ttl: 72_000 }]);
-      const month = counterKeys.rollup(prefix, name, "hour", "month", Date.UTC(2026, 10, 1));
-      const hour = counterKeys.bucket(prefix, name, "hour", H);
-      expect(await command<number>(target, "PTTL", month)).toBeLessThan(await command<number>(target, "PTTL", hour));
-      // the month expires; 29 s later the hour would
-      await advance(name, 75_600_000 - 30_000 + 1000);
-      expect(await command<number>(target, "EXISTS", month)).toBe(0);
-      const later = lib.ctx(c + 30_000 + 75_600_000 - 30_000 + 1000);
-      const { removed } = await deleteMember(later, name, "m", { period: "hour", from: H, to: H });
-      const st = await stateOf(name);
-      const holding = [...st.hours].filter(([, ms]) => ms.has("m")).map(([h]) => new Date(h).toISOString());
-      const rollups = [...st.rollups].filter(([, ms]) => ms.has("m")).map(([k]) => k.slice(-20));
-      expect({ removed, holding, rollups }).toEqual({ removed: 1, holding: [], rollups: [] });
-    },
-  );
-
-  /**
-   * Pre-existing (not from these commits): a delete under rollups an earlier delete emptied and
-   * forgot drops `s`, and the removed score reaches no rollup. Every read of a whole day or month
-   * reads its rollup whatever `s` says (the top-N union; the member read too, `s` only stops its
-   * subtraction at edges): here the day's hours hold a = -3 and both reads say nothing.
-   */
-  it.fails("after a delete under an emptied rollup, reads of the whole day miss the member (s dropped)", async () => {
-    const name = "inexact-union";
-    const D = Date.UTC(2026, 9, 30);
-    await increment(ctx, name, [
-      { member: "a", by: 3, period: "hour", at: D + HOUR },
-      { member: "a", by: -3, period: "hour", at: D + 2 * HOUR },
-      { member: "a", by: 2, period: "hour", at: D + 4 * HOUR },
-    ]);
-    // the quarter, day and month held only a (2): 0, dropped, the keys gone (b: forgotten, z: marked)
-    await deleteMember(ctx, name, "a", { period: "hour", from: D + 4 * HOUR, to: D + 4 * HOUR });
-    // hour 1 loses its 3, which no rollup receives
-    await deleteMember(ctx, name, "a", { period: "hour", from: D + HOUR, to: D + HOUR });
-    const st = await stateOf(name);
-    expect("s" in st.fields).toBe(false);
-    expect(hoursJson(st.hours)).toEqual([[new Date(D + 2 * HOUR).toISOString(), { a: -3 }]]);
-    const top = await ranked(ctx, name, "top", 10, { period: "hour", from: D, to: D + 23 * HOUR });
-    expect({
-      member: await memberPastBound(ctx, name, "a", D, D + 23 * HOUR),
-      top: top.items.map((i) => [i.member, i.score]),
-    }).toEqual({ member: -3, top: [["a", -3]] });
-  });
-
-  /**
-   * Read side, minor: a whole day inside the range whose rollup dropped a member at 0 (z: mark)
-   * answers "absent" for its hours, which hold it at +3 and -3 (present at 0, as the union of the
-   * hours says). edgeSum checks z: only on an edge's rollup and on whole quarters, not on whole
-   * days or months inside an edge; the union cannot know.
-   */
-  it.fails(
-    "a whole day inside the range that dropped the member at 0 reads as absent; its hours hold it at 0",
-    async () => {
-      const name = "zero-inside";
-      const D = Date.UTC(2026, 9, 30);
-      await increment(ctx, name, [
-        { member: "a", by: 3, period: "hour", at: D + HOUR },
-        { member: "a", by: -3, period: "hour", at: D + 2 * HOUR },
-        { member: "a", by: 2, period: "hour", at: D + 4 * HOUR },
-        { member: "f", by: 1, period: "hour", at: D + 5 * HOUR },
-      ]);
-      await deleteMember(ctx, name, "a", { period: "hour", from: D + 4 * HOUR, to: D + 4 * HOUR });
-      const day = counterKeys.rollup(prefix, name, "hour", "day", D);
-      expect(await command(target, "HGET", counterKeys.index(prefix, name), `z:${day}`)).toBe("1");
-      // October 29 noon to November 2: October 30 is a whole day inside the October edge
-      expect(await memberPastBound(ctx, name, "a", D - 12 * HOUR, D + 3 * DAY)).toBe(0);
-    },
-  );
-});
-
 describe("a life begun before quarter rollups, continued by this code", () => {
   /**
    * Such a life (no `q`) still gets quarter rollups for the hours written since (the write always
@@ -550,44 +314,6 @@ describe("a life begun before quarter rollups, continued by this code", () => {
     expect(await command(target, "ZSCORE", quarter, "m")).toBe("1");
     expect((await deleteMember(ctx, name, "m", { period: "hour", from: H, to: H })).removed).toBe(1);
     expect(await command(target, "ZSCORE", quarter, "m")).toBeNull();
-  });
-});
-
-describe("the limit on keys that may hold the member", () => {
-  /**
-   * 400 days back from November 20 2026 reach 14 months. The member in 59 days of April, June and
-   * September (90 days, all in range) and in `quarters` of their quarters: the delete reads 14
-   * months + 90 days + 4 quarters a day + 6 hours a quarter: 14 + 90 + 236 + 6 x quarters, so
-   * 1,750 at 235 quarters and 1,756 at 236.
-   */
-  async function spread(name: string, quarters: number) {
-    // 20 days of April, 20 of June, 19 of September: every month they touch is read whole (90 days)
-    const days = [
-      ...Array.from({ length: 20 }, (_, d) => Date.UTC(2026, 3, 1 + d)),
-      ...Array.from({ length: 20 }, (_, d) => Date.UTC(2026, 5, 1 + d)),
-      ...Array.from({ length: 19 }, (_, d) => Date.UTC(2026, 8, 1 + d)),
-    ];
-    // every day's first quarter first, so each of the 59 days holds the member
-    const items: IncrItem[] = [];
-    for (let q = 0; q < 4; q++)
-      for (const d of days) items.push({ member: "m", period: "hour", at: d + q * 6 * HOUR + 5 * HOUR });
-    await increment(ctx, name, items.slice(0, quarters));
-  }
-  const range = { period: "hour" as const, from: NOW - 399 * DAY, to: NOW };
-
-  it("exactly 1,750 such keys pass; 1,756 are refused before anything is written, naming the count", async () => {
-    await spread("limit-ok", 235);
-    expect((await deleteMember(ctx, "limit-ok", "m", range)).removed).toBe(235);
-    expect((await stateOf("limit-ok")).hours.size).toBe(0);
-    await spread("limit-over", 236);
-    const before = await stateOf("limit-over");
-    const err = await deleteMember(ctx, "limit-over", "m", range).catch((e: unknown) => e as Error);
-    expect(JSON.stringify(err), String(err)).toContain("at least 1756 ");
-    const after = await stateOf("limit-over");
-    expect(after.fields).toEqual(before.fields);
-    expect(hoursJson(after.hours)).toEqual(hoursJson(before.hours));
-    const rollups = (st: State) => [...st.rollups].map(([k, v]) => [k, [...v]]).sort();
-    expect(rollups(after)).toEqual(rollups(before));
   });
 });
 
