@@ -13,8 +13,10 @@ import { MAX_DELETE_KEYS } from "./limits.ts";
  * (ZREM); a partial rollup loses what its removed parts held (ZINCRBY of minus their scores,
  * read by ZSCORE only where a partial rollup needs them), and the member itself when that leaves
  * 0 (marking the rollup `z:<key>` in the index: parts outside the range may still hold the member
- * at scores summing to 0). A part that loses the member under a rollup no longer listed (an
- * earlier delete emptied it) drops the index's `s`, as that score reaches no rollup. A life
+ * at scores summing to 0). A partial rollup an earlier delete so emptied and dropped from the
+ * index (its `z:` mark stays) is made again when its parts lose the member, with their new sum,
+ * and listed with the latest expiry they record; a part that loses it under a *whole* rollup so
+ * emptied drops the index's `s` (what it loses there sums to 0, but that is not checked). A life
  * without quarter-day rollups (index field `q` absent: it began before they were kept) links its
  * parts by `olderFirsts`..`olderLasts` instead, the plan without quarters (a day's hours), and
  * never reaches the quarters. Returns how many buckets held the member.
@@ -166,9 +168,14 @@ if #parts > 0 then
   table.sort(reached)
   local fromBuckets, changed = 0, 0
   local acc, found, marks    = {}, {}, {}
+  local relisted             = {}
   local inexact              = false
+  -- a partial rollup an earlier delete emptied (at 0: marked, no longer listed) whose parts lose
+  -- the member now: its sum is no longer 0, so it is made again with it, listed with the latest
+  -- expiry its listed parts record (0 when one has none), and the parts' scores reach it
+  local function emptied(i) return i > nb and not listed[i] and zeroed[i] and kindOf(i) == 'p' end
   for _, i in ipairs(reached) do
-    if listed[i] then
+    if listed[i] or (emptied(i) and found[i]) then
       local key, kind, up = parts[i], kindOf(i), owner[i]
       local parent        = (up > 0 and kindOf(up) == 'p') and up or 0
       local gone, held    = 0, false
@@ -182,6 +189,18 @@ if #parts > 0 then
         elseif found[i] then
           gone, held = acc[i], true
           local left = redis.call('ZINCRBY', key, -gone, member)
+          if not listed[i] and tonumber(left) ~= 0 then
+            local last = 0
+            for c = tonumber(lo[i - nb]), tonumber(hi[i - nb]) do
+              local e = listed[c] and tonumber(listed[c])
+              if e == 0 then last = -1 elseif e and last >= 0 then last = math.max(last, e) end
+            end
+            last = math.max(last, 0)
+            -- recorded expiries are on the callers' clocks, as the writes set them (relative to now)
+            if last > 0 then redis.call('PEXPIRE', key, math.max(last - tonumber(now), 1000)) end
+            relisted[#relisted + 1] = 'b:' .. key
+            relisted[#relisted + 1] = last
+          end
           if tonumber(left) == 0 then
             redis.call('ZREM', key, member)
             forgetIfEmpty(key)
@@ -220,12 +239,15 @@ if #parts > 0 then
       -- a key that lost the member under a rollup no longer listed (emptied by an earlier delete
       -- while its parts held members at scores summing to 0): the removed score reaches neither
       -- that rollup nor the one above it, so rollups no longer equal the sums of their parts
-      if lost and up > 0 and not listed[up] then inexact = true end
+      if lost and up > 0 and not listed[up] and not emptied(up) then inexact = true end
     end
   end
   if inexact then redis.call('HDEL', index, 's') end
   -- past unions may have included the member: a new mark invalidates them
-  if changed > 0 then redis.call('HSET', index, 'late', redis.call('INCR', seq), unpack(marks)) end
+  if changed > 0 then
+    for _, v in ipairs(relisted) do marks[#marks + 1] = v end
+    redis.call('HSET', index, 'late', redis.call('INCR', seq), unpack(marks))
+  end
   removed = removed + fromBuckets
 end
 -- a counter left with no key at all leaves the registry

@@ -17,8 +17,7 @@ import { defineLua } from "../redis/script.ts";
  *   index is made, scripts.ts): every increment of the life went to a part and its rollups in one
  *   script, and a member delete takes from both, so a rollup parts from the sum of its parts only
  *   when a part expires (seen below, or, once a write restarts the key, by that write dropping
- *   `s`) or when a delete removes a score under a rollup an earlier delete emptied (the delete
- *   drops `s`);
+ *   `s`; a delete under a whole rollup an earlier delete emptied drops it too, delete-script.ts);
  * - no key of the edge (its rollup, its parts, theirs) has a recorded expiry within a minute of
  *   `now`: the index keeps an expired key's field, and a recorded expiry is never later than the
  *   key's (the clocks agreeing within a minute, as everywhere in this area);

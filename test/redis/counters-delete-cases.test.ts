@@ -1,7 +1,8 @@
 /**
  * Cases found in review of the top-down member delete (counters-delete-model.test.ts has the
- * properties): writer clocks apart, the limit at its edge, and two known limits of the reads that
- * are older than the delete, kept as `it.fails` with why (docs/counters.md lists them).
+ * properties): writer clocks apart, the limit at its edge, rollups an earlier delete emptied made
+ * again, and a known limit of the member read older than the delete, kept as `it.fails` with why
+ * (docs/counters.md lists it).
  */
 import { describe, expect, it } from "vitest";
 import { deleteMember, increment, ranked, type IncrItem } from "../../src/counters/index.ts";
@@ -9,7 +10,7 @@ import { counterKeys } from "../../src/counters/keys.ts";
 import { DAY, HOUR } from "../../src/time.ts";
 import { command } from "../helpers/upstash-rest.ts";
 import { libraryTest } from "../helpers/library.ts";
-import { counterState, hoursJson, memberPastBound, type State } from "../helpers/counter-state.ts";
+import { counterState, hoursJson, memberPastBound, rollupMismatches, type State } from "../helpers/counter-state.ts";
 
 const lib = libraryTest("counters-delcases", { timeoutMs: 30_000 });
 const { target, prefix } = lib;
@@ -55,12 +56,13 @@ describe("found by review (the failing cases are marked it.fails, with why)", ()
   });
 
   /**
-   * Pre-existing (not from these commits): a delete under rollups an earlier delete emptied and
-   * forgot drops `s`, and the removed score reaches no rollup. Every read of a whole day or month
-   * reads its rollup whatever `s` says (the top-N union; the member read too, `s` only stops its
-   * subtraction at edges): here the day's hours hold a = -3 and both reads say nothing.
+   * Found in review (older than the top-down delete): a delete under rollups an earlier delete
+   * emptied at 0 and dropped from the index took a score no rollup received, dropped `s`, and
+   * reads of the whole day (which use its rollup whatever `s` says) missed the member. Now the
+   * emptied partial rollups are made again with the new sum and listed: the quarter, day and
+   * month hold a at -3, as the hours do, and `s` stays.
    */
-  it.fails("after a delete under an emptied rollup, reads of the whole day miss the member (s dropped)", async () => {
+  it("a delete under an emptied rollup makes it again with the sum its hours now hold; whole-day reads see it", async () => {
     const name = "inexact-union";
     const D = Date.UTC(2026, 9, 30);
     await increment(ctx, name, [
@@ -70,16 +72,45 @@ describe("found by review (the failing cases are marked it.fails, with why)", ()
     ]);
     // the quarter, day and month held only a (2): 0, dropped, the keys gone (b: forgotten, z: marked)
     await deleteMember(ctx, name, "a", { period: "hour", from: D + 4 * HOUR, to: D + 4 * HOUR });
-    // hour 1 loses its 3, which no rollup receives
+    const quarter = counterKeys.rollup(prefix, name, "hour", "quarter", D);
+    expect(`b:${quarter}` in (await stateOf(name)).fields).toBe(false);
+    // hour 1 loses its 3: the rollups above it, made again, take it
     await deleteMember(ctx, name, "a", { period: "hour", from: D + HOUR, to: D + HOUR });
     const st = await stateOf(name);
-    expect("s" in st.fields).toBe(false);
+    expect("s" in st.fields).toBe(true);
     expect(hoursJson(st.hours)).toEqual([[new Date(D + 2 * HOUR).toISOString(), { a: -3 }]]);
+    expect(rollupMismatches(st, true)).toEqual([]);
+    expect([...st.rollups.values()].map((m) => m.get("a"))).toEqual([-3, -3, -3]);
+    // listed again, without expiry, as their hours
+    expect(st.fields[`b:${quarter}`]).toBe("0");
+    expect(await command<number>(target, "PTTL", quarter)).toBe(-1);
     const top = await ranked(ctx, name, "top", 10, { period: "hour", from: D, to: D + 23 * HOUR });
     expect({
       member: await memberPastBound(ctx, name, "a", D, D + 23 * HOUR),
       top: top.items.map((i) => [i.member, i.score]),
     }).toEqual({ member: -3, top: [["a", -3]] });
+  });
+
+  it("with a ttl, the rollup made again expires with the latest of its hours", async () => {
+    const name = "inexact-ttl";
+    const D = Date.UTC(2026, 9, 30);
+    const ttl = 30 * 86400;
+    await increment(ctx, name, [
+      { member: "a", by: 3, period: "hour", at: D + HOUR, ttl },
+      { member: "a", by: -3, period: "hour", at: D + 2 * HOUR, ttl },
+      { member: "a", by: 2, period: "hour", at: D + 4 * HOUR, ttl },
+    ]);
+    await deleteMember(ctx, name, "a", { period: "hour", from: D + 4 * HOUR, to: D + 4 * HOUR });
+    await deleteMember(ctx, name, "a", { period: "hour", from: D + HOUR, to: D + HOUR });
+    const st = await stateOf(name);
+    const quarter = counterKeys.rollup(prefix, name, "hour", "quarter", D);
+    const hour = counterKeys.bucket(prefix, name, "hour", D + 2 * HOUR);
+    expect(st.fields[`b:${quarter}`]).toBe(st.fields[`b:${hour}`]);
+    expect(Number(st.fields[`b:${quarter}`])).toBeGreaterThan(NOW);
+    const left = await command<number>(target, "PTTL", quarter);
+    expect(left).toBeGreaterThan(0);
+    expect(left).toBeGreaterThanOrEqual((await command<number>(target, "PTTL", hour)) - 5000);
+    expect(rollupMismatches(st, true)).toEqual([]);
   });
 
   /**

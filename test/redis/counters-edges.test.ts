@@ -557,7 +557,7 @@ describe("edge sums against the per-key read and a model", () => {
     expect(await readMember(ctx, name, "f", range)).toBe(await readMember(ctx, name, "f", range, true));
   });
 
-  it("a delete under a rollup an earlier delete emptied marks the life inexact (the removed score reaches no rollup)", async () => {
+  it("a delete under a rollup an earlier delete emptied makes it again with its parts' new sum (the life stays exact)", async () => {
     const name = "owner-gone";
     const day = Date.UTC(2026, 10, 5);
     await increment(ctx, name, [
@@ -570,11 +570,14 @@ describe("edge sums against the per-key read and a model", () => {
     // the day's rollup held only x (5): it drops x at 0 and, empty, leaves the index; hours 1 and 2 keep +3 and -3
     await deleteMember(ctx, name, "x", { period: "hour", from: day, to: day });
     expect(await command(lib.target, "HGET", index, "s")).toBe("1");
-    // hour 1 loses its 3, which neither the gone day rollup nor the month's receives
+    // hour 1 loses its 3: the gone quarter and day rollups are made again with x at -3, hour 2's,
+    // and the month's takes it too (before, no rollup received it and the life lost `s`)
     await deleteMember(ctx, name, "x", { period: "hour", from: day + HOUR, to: day + HOUR });
-    expect(await command(lib.target, "HGET", index, "s")).toBeNull();
-    // the month's rollup lacks x; as its rollup minus the (empty) parts outside, November 5 2:00
-    // to November 16 would say 0, not hour 2's -3
+    expect(await command(lib.target, "HGET", index, "s")).toBe("1");
+    const dayKey = counterKeys.rollup(lib.prefix, name, "hour", "day", day);
+    expect(await command(lib.target, "ZSCORE", dayKey, "x")).toBe("-3");
+    expect(await command(lib.target, "HGET", index, `b:${dayKey}`)).toBe("0");
+    // as the month's rollup minus the (empty) parts outside, November 5 2:00 to November 16 is -3
     const range = { from: day + 2 * HOUR, to: Date.UTC(2026, 10, 16) };
     expect(await readMember(ctx, name, "x", range, true)).toBe(-3);
     expect(await readMember(ctx, name, "x", range)).toBe(-3);
