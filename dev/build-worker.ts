@@ -16,10 +16,11 @@
  *
  * First writes the OpenAPI document the bundle serves (dev/openapi-prebuilt.ts).
  */
-import { rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { resolve } from "node:path";
 import { build, type Plugin } from "esbuild";
+import { stripLuaComments } from "./lua-comments.ts";
 import { writePrebuiltDocument } from "./openapi-prebuilt.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
@@ -66,6 +67,18 @@ const aliases: Plugin = {
   },
 };
 
+/** The library's Lua without whole-line comments (./lua-comments.ts says why that is safe). */
+const luaComments: Plugin = {
+  name: "lua-comments",
+  setup(b) {
+    const src = resolve(ROOT, "src").replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    b.onLoad({ filter: new RegExp(`^${src}[\\\\/].*\\.ts$`) }, (args) => ({
+      contents: stripLuaComments(readFileSync(args.path, "utf8")),
+      loader: "ts",
+    }));
+  },
+};
+
 /** Builds the Worker into OUTDIR and returns the entry's path. */
 export async function buildWorker(outdir = OUTDIR): Promise<string> {
   writePrebuiltDocument();
@@ -95,7 +108,7 @@ export async function buildWorker(outdir = OUTDIR): Promise<string> {
     sourcemap: "external",
     sourcesContent: true,
     metafile: true,
-    plugins: [aliases],
+    plugins: [aliases, luaComments],
     logLevel: "warning",
   });
   // esbuild's account of what went where (bytes of each source module in each chunk), for whoever

@@ -59,9 +59,12 @@ import { bundleWorker } from "./wrangler.ts";
  * 38.4) with the last prechecks the same day. 199.6 KiB (entry 38.4) the next day, again our own
  * code only: the histogram reads' predicted probe (issue 15: its Lua text, in the chunk only
  * histogram reads load) and the prechecks of the counter range, sorted list and jobs route. The
- * budget went to 203 to keep ~3 KiB of headroom.
+ * budget went to 203 to keep ~3 KiB of headroom. 201.6 KiB with the top-down member delete
+ * (its Lua); then 187.4 once the build drops the library's whole-line Lua comments
+ * (dev/lua-comments.ts: ~36 KB of text for readers of the source). The budget went back to 192,
+ * ~4.5 KiB of headroom, so that saving is not spent unseen.
  */
-export const BUDGET_KIB = 203;
+export const BUDGET_KIB = 192;
 /** KiB of gzip of the entry module and the chunks it imports statically (see BUDGET_KIB). */
 export const ENTRY_BUDGET_KIB = 42;
 

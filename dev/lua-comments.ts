@@ -1,0 +1,20 @@
+/**
+ * The Worker bundle's Lua without its whole-line comments (dev/build-worker.ts, `luaComments`).
+ * The comments say why a script does what it does; they are for readers of the source, and in
+ * the bundle they were ~36 KB of its text (the gzip budget, dev/bundle-size.ts, had 1.4 KiB left).
+ * A script's SHA-1 is computed at run time from the text it ships with, so the bundle's scripts
+ * simply have other SHA-1s than the source's (each is loaded by EVAL on its first NOSCRIPT).
+ *
+ * Only modules that define Lua (`defineScript(` or `defineLua(`) are touched, and only lines that
+ * are a Lua comment and nothing else: optional indentation, `--`, then a space or the line's end.
+ * TypeScript never has such a line here (prettier writes a decrement as `--x`), and Lua reads a
+ * line starting with `--` as a comment everywhere but inside a long string (`[[`), which no script
+ * uses (test/unit/lua-comments.test.ts checks both).
+ */
+export const LUA_COMMENT_LINE = /^[ \t]*--(?: .*)?\r?\n/gm;
+
+/** The source less its whole-line Lua comments, or the source itself when it defines no Lua. */
+export function stripLuaComments(source: string): string {
+  if (!source.includes("defineScript(") && !source.includes("defineLua(")) return source;
+  return source.replace(LUA_COMMENT_LINE, "");
+}

@@ -1,0 +1,61 @@
+/// <reference types="vite/client" />
+/**
+ * The Worker bundle drops the library's whole-line Lua comments (dev/lua-comments.ts, used by
+ * dev/build-worker.ts). That is safe only if every line it drops lies inside a template literal
+ * (the Lua), and if no script has a Lua long string (`[[`), inside which `--` is text. Checked over
+ * every module of src/ with TypeScript's own parser, and every script still parses once stripped.
+ */
+import luaparse from "luaparse";
+import ts from "typescript";
+import { describe, expect, it } from "vitest";
+import { LUA_COMMENT_LINE, stripLuaComments } from "../../dev/lua-comments.ts";
+import type { Script } from "../../src/redis/script.ts";
+
+const sources = import.meta.glob<string>(["../../src/**/*.ts"], { eager: true, query: "?raw", import: "default" });
+const modules = import.meta.glob<Record<string, unknown>>(["../../src/**/*.ts"], { eager: true });
+
+/** [start, end) of every template literal of a module (its text between the backticks). */
+function templateRanges(file: string, text: string): [number, number][] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const out: [number, number][] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isNoSubstitutionTemplateLiteral(node) || ts.isTemplateExpression(node))
+      out.push([node.getStart(source), node.getEnd()]);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return out;
+}
+
+describe("the bundle's Lua without whole-line comments", () => {
+  it("drops only lines inside template literals, in the modules that define Lua", () => {
+    const outside: string[] = [];
+    let dropped = 0;
+    for (const [file, text] of Object.entries(sources)) {
+      if (stripLuaComments(text) === text) continue;
+      const ranges = templateRanges(file, text);
+      for (const m of text.matchAll(LUA_COMMENT_LINE)) {
+        dropped++;
+        const at = m.index;
+        if (!ranges.some(([a, b]) => at > a && at < b)) outside.push(`${file}: ${m[0].trim()}`);
+      }
+    }
+    expect(outside).toEqual([]);
+    expect(dropped).toBeGreaterThan(300);
+  });
+
+  it("leaves every script's text parsing as Lua 5.1, with no long string in it", () => {
+    const scripts = Object.values(modules)
+      .flatMap((m) => Object.values(m))
+      .filter((v): v is Script => typeof v === "object" && v !== null && "text" in v && "name" in v);
+    expect(scripts.length).toBeGreaterThan(40);
+    for (const script of scripts) {
+      expect(script.text.includes("[["), script.name).toBe(false);
+      const stripped = stripLuaComments(`defineLua(\n${script.text}\n`);
+      expect(
+        () => luaparse.parse(stripped.slice("defineLua(\n".length), { luaVersion: "5.1" }),
+        script.name,
+      ).not.toThrow();
+    }
+  });
+});
