@@ -18,6 +18,15 @@ const NOW = Date.UTC(2026, 10, 20, 12, 30);
 const ctx = lib.ctx(NOW);
 const { stateOf, advance } = counterState(lib);
 
+/** a at +3, -3 and +2 in hours 1, 2 and 4 of October 30: deleting hour 4 takes the quarter, day and month to 0. */
+const D = Date.UTC(2026, 9, 30);
+const zeroing = (ttl?: number): IncrItem[] =>
+  [
+    { member: "a", by: 3, at: D + HOUR },
+    { member: "a", by: -3, at: D + 2 * HOUR },
+    { member: "a", by: 2, at: D + 4 * HOUR },
+  ].map((w) => ({ ...w, period: "hour" as const, ...(ttl ? { ttl } : {}) }));
+
 describe("found by review (the failing cases are marked it.fails, with why)", () => {
   /**
    * The pruning rests on "a rollup never expires before a key it sums". The write keeps it only
@@ -64,12 +73,7 @@ describe("found by review (the failing cases are marked it.fails, with why)", ()
    */
   it("a delete under an emptied rollup makes it again with the sum its hours now hold; whole-day reads see it", async () => {
     const name = "inexact-union";
-    const D = Date.UTC(2026, 9, 30);
-    await increment(ctx, name, [
-      { member: "a", by: 3, period: "hour", at: D + HOUR },
-      { member: "a", by: -3, period: "hour", at: D + 2 * HOUR },
-      { member: "a", by: 2, period: "hour", at: D + 4 * HOUR },
-    ]);
+    await increment(ctx, name, zeroing());
     // the quarter, day and month held only a (2): 0, dropped, the keys gone (b: forgotten, z: marked)
     await deleteMember(ctx, name, "a", { period: "hour", from: D + 4 * HOUR, to: D + 4 * HOUR });
     const quarter = counterKeys.rollup(prefix, name, "hour", "quarter", D);
@@ -93,13 +97,7 @@ describe("found by review (the failing cases are marked it.fails, with why)", ()
 
   it("with a ttl, the rollup made again expires with the latest of its hours", async () => {
     const name = "inexact-ttl";
-    const D = Date.UTC(2026, 9, 30);
-    const ttl = 30 * 86400;
-    await increment(ctx, name, [
-      { member: "a", by: 3, period: "hour", at: D + HOUR, ttl },
-      { member: "a", by: -3, period: "hour", at: D + 2 * HOUR, ttl },
-      { member: "a", by: 2, period: "hour", at: D + 4 * HOUR, ttl },
-    ]);
+    await increment(ctx, name, zeroing(30 * 86400));
     await deleteMember(ctx, name, "a", { period: "hour", from: D + 4 * HOUR, to: D + 4 * HOUR });
     await deleteMember(ctx, name, "a", { period: "hour", from: D + HOUR, to: D + HOUR });
     const st = await stateOf(name);
@@ -123,13 +121,7 @@ describe("found by review (the failing cases are marked it.fails, with why)", ()
     "a whole day inside the range that dropped the member at 0 reads as absent; its hours hold it at 0",
     async () => {
       const name = "zero-inside";
-      const D = Date.UTC(2026, 9, 30);
-      await increment(ctx, name, [
-        { member: "a", by: 3, period: "hour", at: D + HOUR },
-        { member: "a", by: -3, period: "hour", at: D + 2 * HOUR },
-        { member: "a", by: 2, period: "hour", at: D + 4 * HOUR },
-        { member: "f", by: 1, period: "hour", at: D + 5 * HOUR },
-      ]);
+      await increment(ctx, name, [...zeroing(), { member: "f", by: 1, period: "hour", at: D + 5 * HOUR }]);
       await deleteMember(ctx, name, "a", { period: "hour", from: D + 4 * HOUR, to: D + 4 * HOUR });
       const day = counterKeys.rollup(prefix, name, "hour", "day", D);
       expect(await command(target, "HGET", counterKeys.index(prefix, name), `z:${day}`)).toBe("1");
