@@ -1,6 +1,7 @@
 import { ValidationError } from "../errors.ts";
 import { defineScript } from "../redis/script.ts";
 import { MAX_DELETE_KEYS } from "./limits.ts";
+import { fieldsLua } from "./scripts.ts";
 
 /**
  * Removes `member` from the plain counter (`fromPlain` = 1), or from the `parts` of a period
@@ -72,6 +73,7 @@ export const deleteMemberScript = defineScript({
         },
       ]),
   },
+  uses: [fieldsLua],
   lua: `
 local removed = 0
 if fromPlain == '1' then removed = redis.call('ZREM', plain, member) end
@@ -88,30 +90,25 @@ if #parts > 0 then
   -- a plan of at most maxKeys keys can never be refused: whole rollups can be taken while read
   local early                 = np <= cap
   local function kindOf(i) return i <= nb and 'f' or kinds[i - nb] end
-  -- the index fields of some parts (b:, and z: of rollups), after extra fields (their values returned)
+  -- the index fields of some parts (b:, and z: of rollups; scripts.ts fields), and of extra,
+  -- whose values it returns
   local function lookup(list, extra)
-    local names = extra or {}
-    local first = #names
+    local keys, names = {}, {}
+    for _, f in ipairs(extra or {}) do names[#names + 1] = f end
     for _, i in ipairs(list) do
-      names[#names + 1] = 'b:' .. parts[i]
+      keys[#keys + 1] = parts[i]
       if i > nb then names[#names + 1] = 'z:' .. parts[i] end
     end
-    local values = {}
-    for s = 1, #names, 1000 do
-      local args = {'HMGET', index}
-      for k = s, math.min(s + 999, #names) do args[#args + 1] = names[k] end
-      for _, v in ipairs(redis.call(unpack(args))) do values[#values + 1] = v end
-    end
-    local at = first
-    for _, i in ipairs(list) do
-      at        = at + 1
-      listed[i] = values[at]
+    local values = fields(index, keys, names)
+    local z      = #keys + #(extra or {})
+    for k, i in ipairs(list) do
+      listed[i] = values[k]
       if i > nb then
-        at        = at + 1
-        zeroed[i] = values[at] and true or false
+        z         = z + 1
+        zeroed[i] = values[z] and true or false
       end
     end
-    return values
+    return {unpack(values, #keys + 1, #keys + #(extra or {}))}
   end
   -- the top level (the months; a week or month counter's buckets) is the same in both plans
   local level = {}

@@ -246,7 +246,7 @@ export const area: CostArea = {
       call: "counter delete member, `period=hour` over 400 days",
       state: "member in every 7th hour: refused (400, over 1,750 keys)",
       roundTrips: 1,
-      commands: 384,
+      commands: 383,
       note: "Refused before anything is written, as soon as the keys that may hold it pass 1,750 (every key of any 60 days of hours): here after the months' ZSCOREs and those of the days until their quarters (4 for each day holding it) pass the limit, so a refusal costs at most about 1,750 ZSCOREs. The member is in 1,371 hours; deleting it takes 7 calls of 60 days (or fewer over ranges where it is sparse). Before pruning, one call over 400 days was 9,576 commands and 74–115 ms of script at 100–1,000 members an hour (bench/scaling/calendar.ts).",
     },
     deleteCounter: { call: "counter delete (admin)", state: "with buckets", roundTrips: 1, commands: 7 },
