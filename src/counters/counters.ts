@@ -16,6 +16,17 @@ import { deleteScript, incrScript } from "./scripts.ts";
 import { periodRange, type PeriodOptions } from "./select.ts";
 import { checkBatch, checkIncrItem, checkMember } from "./validate.ts";
 
+/** The keys both writes of a counter's members declare (the counter, its index and the registries). */
+function writeKeys(prefix: string, name: string) {
+  return {
+    plain: K.plain(prefix, name),
+    index: K.index(prefix, name),
+    names: K.names(prefix),
+    expiry: K.expiry(prefix),
+    seq: K.seq(prefix),
+  };
+}
+
 export interface IncrItem {
   member: string;
   /** May be negative (a decrement). @default 1 */
@@ -102,11 +113,7 @@ export async function increment(
   const { value, replayed } = await incrScript.run<string[]>(
     ctx.redis,
     {
-      plain: K.plain(ctx.prefix, name),
-      index: K.index(ctx.prefix, name),
-      names: K.names(ctx.prefix),
-      expiry: K.expiry(ctx.prefix),
-      seq: K.seq(ctx.prefix),
+      ...writeKeys(ctx.prefix, name),
       buckets: [...buckets.keys(), ...rollups.keys()],
     },
     {
@@ -145,11 +152,7 @@ export async function deleteMember(
   const { value, replayed } = await deleteMemberScript.run<number>(
     ctx.redis,
     {
-      plain: K.plain(ctx.prefix, name),
-      index: K.index(ctx.prefix, name),
-      names: K.names(ctx.prefix),
-      expiry: K.expiry(ctx.prefix),
-      seq: K.seq(ctx.prefix),
+      ...writeKeys(ctx.prefix, name),
       parts,
     },
     {
