@@ -161,9 +161,10 @@ const NEEDS: Record<Scope, string> = {
 
 /**
  * POSTs that only read: their body is a query too long for a URL (a leaderboard
- * subset ranking). The default scope of these is read, like a GET.
+ * subset ranking). The default scope of these is read, like a GET. The router also takes the path
+ * with a trailing slash, so the pattern does too (else `…/rank/` needed an ingest key, and let one read).
  */
-const READ_POSTS = [/^\/v1\/leaderboards\/[^/]+\/rank$/];
+const READ_POSTS = [/^\/v1\/leaderboards\/[^/]+\/rank\/?$/];
 
 function defaultScope(method: string, path: string): Scope {
   if (method === "GET" || method === "HEAD") return "read";

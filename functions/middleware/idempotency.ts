@@ -30,7 +30,9 @@ export const idempotencyKey = createMiddleware<AppEnv>(async (c, next) => {
       { path: "Idempotency-Key", message: "1-255 visible ASCII characters" },
     ]);
   }
-  const scope = `${c.req.method} ${new URL(c.req.url).pathname}`;
+  // The path as the router matched it (percent escapes of names decoded, no trailing slash), so
+  // another spelling of the same route and names is the same record, not a second write.
+  const scope = `${c.req.method} ${c.req.path.replace(/\/+$/, "")}`;
   // The body as the body guard (./body.ts) read it, from Hono's cache.
   const body = await c.req.text();
   const idempotency: Idempotency = {
