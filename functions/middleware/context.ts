@@ -60,7 +60,8 @@ export function prefersAsync(header: string | undefined): boolean {
 
 /**
  * Queues a write (`queueWrite` of ./respond-async.ts, the 202's body) when the request asks for it
- * (`Prefer: respond-async`) and the deployment has the INGEST_QUEUE binding, else null. That
+ * (`Prefer: respond-async`) and the deployment has the INGEST_QUEUE binding, else null (also for a
+ request too big for one sendBatch, which is then written synchronously). That
  * module is loaded only then: a route's module does not import it, so a cold isolate's first
  * write loads one module less.
  */

@@ -10,7 +10,7 @@ import { StorageUnavailableError } from "../errors.ts";
 import { applyGroup, mayBeFromYesterday, recordBatch, type BatchStats } from "./ingest.ts";
 import type { IngestMessage } from "./message.ts";
 import { mergeKeys, planGroup, type IngestSettings } from "./plan.ts";
-import { parseMessage, problemOf } from "./validate.ts";
+import { parseMessage, problemOf, splitByProblem } from "./validate.ts";
 
 /**
  * Most merged entries (distinct hour or bucket and member, or presence window and id) one apply
@@ -44,6 +44,30 @@ export function retryDelaySeconds(attempts: number): number {
   return Math.min(60, 2 ** Math.max(0, attempts - 1));
 }
 
+/**
+ * Sends the items of a message that can no longer apply to the dead-letter queue; false when that
+ * failed. Without a dead-letter producer they are only logged: the rest of their message applies
+ * and acks it, so Queues' own dead-letter queue (after max_retries) never receives them.
+ */
+async function deadLetterPart(
+  options: ConsumeOptions,
+  part: { body: unknown; reason: string; id: string },
+): Promise<boolean> {
+  if (!options.deadLetter) {
+    console.warn(`ingest: message ${part.id}: items dropped, they cannot be applied: ${part.reason}`);
+    return true;
+  }
+  try {
+    await options.deadLetter([part]);
+    return true;
+  } catch (error) {
+    console.error(
+      `ingest: dead-letter send failed, retrying: ${error instanceof Error ? error.message : String(error)}`,
+    );
+    return false;
+  }
+}
+
 /** How often a group is planned again after its script found messages already applied (each pass drops at least one). */
 const MAX_PASSES = 4;
 
@@ -71,12 +95,30 @@ export async function consumeBatch(
       stats.oldestAgeMs,
       ctx.now - (typeof parsed === "string" ? msg.timestamp.getTime() : parsed.t),
     );
-    const problem = typeof parsed === "string" ? parsed : await problemOf(parsed, ctx.prefix, ctx.now, settings);
-    if (problem !== null || typeof parsed === "string") {
-      dead.push({ entry: msg, reason: problem ?? "unreadable" });
+    if (typeof parsed === "string") {
+      dead.push({ entry: msg, reason: parsed });
       continue;
     }
-    const dedupe = parsed.d ?? `m:${msg.id}`;
+    let message = parsed;
+    const problem = await problemOf(parsed, ctx.prefix, ctx.now, settings);
+    if (problem !== null) {
+      const split = await splitByProblem(parsed, problem, ctx.prefix, ctx.now, settings);
+      if (split.valid === null) {
+        dead.push({ entry: msg, reason: split.reason });
+        continue;
+      }
+      // Some items aged out while queued: they go to the dead-letter queue first, then the rest
+      // applies (under the message's dedupe id: once, however often this runs). If that send
+      // fails the whole message is retried, so no item is lost (one may be dead-lettered twice).
+      if (!(await deadLetterPart(options, { body: split.invalid, reason: split.reason, id: msg.id }))) {
+        msg.retry({ delaySeconds: retryDelaySeconds(msg.attempts) });
+        stats.retried++;
+        continue;
+      }
+      stats.deadLettered++;
+      message = split.valid;
+    }
+    const dedupe = message.d ?? `m:${msg.id}`;
     if (seen.has(dedupe)) {
       // a second copy in the same batch (a client's retry with the same Idempotency-Key):
       // it comes back later and is then found applied (or applies, if the first failed)
@@ -87,8 +129,8 @@ export async function consumeBatch(
     seen.add(dedupe);
     // One script per target, but never a long one: a target's messages are cut into chunks of at most
     // MAX_GROUP_ITEMS merged entries (whole messages; each chunk records its own ids, so exactly-once holds).
-    const target = `${parsed.kind}\n${parsed.name}`;
-    const keys = mergeKeys(parsed);
+    const target = `${message.kind}\n${message.name}`;
+    const keys = mergeKeys(message);
     let chunk = chunks.get(target) ?? { n: 0, entries: new Set<string>() };
     const added = new Set(keys.filter((k) => !chunk.entries.has(k))).size;
     if (chunk.entries.size > 0 && chunk.entries.size + added > MAX_GROUP_ITEMS)
@@ -98,7 +140,7 @@ export async function consumeBatch(
     const key = `${target}\n${chunk.n}`;
     let group = groups.get(key);
     if (!group) groups.set(key, (group = []));
-    group.push({ msg, message: parsed, dedupe });
+    group.push({ msg, message, dedupe });
   }
 
   await Promise.all(

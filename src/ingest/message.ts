@@ -21,8 +21,8 @@ interface Common {
   /** The request's X-Request-Id. */
   r: string;
   /**
-   * Dedupe id from the request's Idempotency-Key (`i:<digest>:<part>`), when it
-   * had one; otherwise the consumer dedupes on the queue's message id.
+   * Dedupe id from the request's Idempotency-Key and body (`i:<digest>:<body digest>:<part>`), when
+   * it had a key; otherwise the consumer dedupes on the queue's message id.
    */
   d?: string;
 }
@@ -50,6 +50,11 @@ export const ITEMS_FIELD = { trending: "events", counters: "items", presence: "i
 /** The items (events, increments, ids) a message carries. */
 export function listOf(message: IngestMessage): unknown[] {
   return (message as unknown as Record<string, unknown[]>)[ITEMS_FIELD[message.kind]] as unknown[];
+}
+
+/** The message with other items (the same request, time and dedupe id). */
+export function withItems(message: IngestMessage, items: unknown[]): IngestMessage {
+  return { ...message, [ITEMS_FIELD[message.kind]]: items } as IngestMessage;
 }
 
 /**

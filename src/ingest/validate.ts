@@ -8,7 +8,7 @@ import type { IncrItem } from "../counters/index.ts";
 import { parseBucketTime } from "../counters/index.ts";
 import { DAY, dayStart } from "../time.ts";
 import type { TrendingEvent } from "../trending/index.ts";
-import { ITEMS_FIELD, listOf, type IngestKind, type IngestMessage } from "./message.ts";
+import { ITEMS_FIELD, listOf, withItems, type IngestKind, type IngestMessage } from "./message.ts";
 import { capture, libraryWrite, type IngestSettings } from "./plan.ts";
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -81,4 +81,40 @@ export async function problemOf(
   } catch (error) {
     return error instanceof Error ? error.message : String(error);
   }
+}
+
+/**
+ * A message that no longer applies as a whole (problemOf), split item by item: the items that
+ * still apply (null when none does) and those that do not, with the first one's reason. An item
+ * that aged out while queued (a bucket past its ttl, an event past the retention) must not take
+ * the acknowledged items of its request with it. Presence's rule is the message's own time, so
+ * its ids go or stay together.
+ */
+export async function splitByProblem(
+  message: IngestMessage,
+  reason: string,
+  prefix: string,
+  now: number,
+  settings: IngestSettings,
+): Promise<{ valid: IngestMessage | null; invalid: IngestMessage; reason: string }> {
+  const items = listOf(message);
+  if (message.kind === "presence" || items.length === 1) return { valid: null, invalid: message, reason };
+  const valid: unknown[] = [];
+  const invalid: unknown[] = [];
+  let first: string | null = null;
+  for (const item of items) {
+    const problem = await problemOf(withItems(message, [item]), prefix, now, settings);
+    if (problem === null) valid.push(item);
+    else {
+      invalid.push(item);
+      first ??= problem;
+    }
+  }
+  // the whole failed for what no single item shows (none should): keep it whole
+  if (invalid.length === 0) return { valid: null, invalid: message, reason };
+  return {
+    valid: valid.length > 0 ? withItems(message, valid) : null,
+    invalid: withItems(message, invalid),
+    reason: valid.length > 0 ? `${invalid.length} of ${items.length} items: ${first ?? reason}` : reason,
+  };
 }
