@@ -196,7 +196,13 @@ lazyRoute(
   }),
   async (c) => {
     const ctx = ctxOf(c);
-    const { id, send } = await webhooks.test(ctx, webhooks.settingsOf(c.get("config")), c.req.valid("param").name);
+    const { id, send, replayed } = await webhooks.test(
+      ctx,
+      webhooks.settingsOf(c.get("config")),
+      c.req.valid("param").name,
+      c.get("idempotency"),
+    );
+    markReplay(c, replayed);
     // a failure here leaves the delivery queued for the minute job; the log says what happened
     await afterResponse(
       c,

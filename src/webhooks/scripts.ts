@@ -232,7 +232,8 @@ for _, t in ipairs(targets) do
 end
 -- a full queue's refusals are not remembered: the same facts found later are queued then
 if only == '' then rememberDeliveries(recent, told, now, maxRecent) end
-return {queued = queued, full = full, claimed = claimed}
+-- the event's id rides in the result, so a replayed test (Idempotency-Key) answers the first one's
+return {queued = queued, full = full, claimed = claimed, event = eventId}
 `,
 });
 

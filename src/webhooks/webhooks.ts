@@ -286,7 +286,8 @@ export async function test(
   ctx: Ctx,
   settings: DeliverySettings,
   name: string,
-): Promise<{ id: string; send: () => Promise<{ delivered: number; retrying: number; failed: number }> }> {
+  idempotency?: Idempotency,
+): Promise<Written<{ id: string; send: () => Promise<{ delivered: number; retrying: number; failed: number }> }>> {
   assertName(name, "name");
   const id = `evt_test_${crypto.randomUUID().replace(/-/g, "")}`;
   const body = JSON.stringify({
@@ -296,7 +297,7 @@ export async function test(
     data: { webhook: name },
   });
   const reg = registryKeys(ctx.prefix);
-  const { value } = await enqueueScript.run<{ claimed: Claimed[] | Record<string, never> }>(
+  const { value, replayed } = await enqueueScript.run<{ claimed: Claimed[] | Record<string, never>; event: string }>(
     ctx.redis,
     { hooks: reg.hooks, pending: reg.pending, deliveries: reg.deliveries, recent: reg.recent },
     {
@@ -312,7 +313,10 @@ export async function test(
       maxPending: MAX_PENDING,
       maxRecent: MAX_RECENT,
     },
+    idempotency,
   );
+  // a replay (same Idempotency-Key) answers the first test's id and sends nothing again
+  if (replayed) return { id: value.event, send: () => sendAll(ctx, settings, []), replayed };
   const claimed = asList(value.claimed);
-  return { id, send: () => sendAll(ctx, settings, claimed) };
+  return { id, send: () => sendAll(ctx, settings, claimed), replayed };
 }
