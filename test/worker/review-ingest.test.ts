@@ -167,6 +167,31 @@ describe("review: Idempotency-Key on queued writes", () => {
   });
 });
 
+describe("review: the producer", () => {
+  it("holds: a request whose second sendBatch failed (503, first part queued) and is retried with its key counts every item once", async () => {
+    const api = newApi("rv-send-fail");
+    const realSendBatch = api.queue.sendBatch.bind(api.queue);
+    let calls = 0;
+    api.queue.sendBatch = async (messages) => {
+      if (++calls === 2) throw new Error("queue overloaded");
+      return realSendBatch(messages);
+    };
+    const long = (i: number) => `m${String(i).padStart(4, "0")}-${"y".repeat(200)}`;
+    const body = { events: Array.from({ length: 1000 }, (_, i) => ({ member: long(i), count: 1 + (i % 2) })) };
+    const headers = { ...api.asyncHeaders, "idempotency-key": "big-1" };
+    const failed = await api.post("/v1/trending/s/events", body, { headers });
+    expect(failed.status).toBe(503);
+    expect(failed.body.error.code).toBe("storage_unavailable");
+    const partial = api.queue.sent.length;
+    expect(partial).toBeGreaterThan(0);
+    api.advance(2000);
+    expect((await api.post("/v1/trending/s/events", body, { headers })).status).toBe(202);
+    expect(api.queue.sent.length).toBeGreaterThan(partial);
+    await drain(api, api.queue.sent.splice(0).reverse());
+    for (const i of [0, 1, 500, 998, 999]) expect(await countOf(api, "s", long(i)), long(i)).toBe(1 + (i % 2));
+  });
+});
+
 describe("review: the consumer", () => {
   /** A client whose scripts on `target` run on Redis and then lose their answer, `times` times. */
   function losingAnswers(api: IngestApi, target: string, times: number): RedisClient & { lost: number } {
@@ -392,5 +417,31 @@ describe("review: the HTTP client's retries through the real Worker", () => {
     await expect(del.client.presence.leave("r", "u1")).rejects.toMatchObject({ status: 0 });
     expect(del.seen).toHaveLength(1);
     expect(del.seen[0]?.headers.get("idempotency-key")).toBeNull();
+  });
+});
+
+describe("review: POST endpoints outside the write scripts", () => {
+  // BUG (low): POST /v1/webhooks/{name}/test ignores Idempotency-Key (functions/routes/webhooks.ts
+  // never reads c.get("idempotency")): a repeat with the same key queues and sends a second test
+  // event with a new id, while the contract says a repeat of the same key on any POST returns the
+  // first response and writes nothing again (and src/client.ts retries it with one key, expecting
+  // exactly that). Right: the repeat answers the first {id} (Idempotent-Replayed) and sends nothing.
+  it.fails("POST /v1/webhooks/{name}/test repeated with the same Idempotency-Key is one test event", async () => {
+    const api = track(createIngestApi({ label: "rv-wh-test", start: T0, vars: { WEBHOOKS_ALLOW_LOCAL_HTTP: "true" } }));
+    const hook = {
+      url: `${api.env.UPSTASH_REDIS_REST_URL}/hook`,
+      events: ["presence.peak"],
+      filter: { room: "lobby" },
+      secret: "0123456789abcdef-secret",
+    };
+    const created = await api.put("/v1/webhooks/t", hook, { key: "admin" });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const headers = { "idempotency-key": "test-once" };
+    const a = await api.post("/v1/webhooks/t/test", undefined, { key: "admin", headers });
+    const b = await api.post("/v1/webhooks/t/test", undefined, { key: "admin", headers });
+    expect(a.status).toBe(202);
+    expect(b.body).toEqual(a.body);
+    const log = await api.get("/v1/webhooks/t/deliveries", { key: "admin" });
+    expect(log.body.deliveries).toHaveLength(1);
   });
 });
