@@ -657,3 +657,42 @@ describe("review: Idempotency-Key and spellings of one route", () => {
     expect((await api.post("/v1/counters/ik2/incr/", { member: "m" }, { headers })).body.results[0].score).toBe(2);
   });
 });
+
+describe("review: comparing keys takes the same steps whatever is presented", () => {
+  it("scopesOf reads as many code units for an exact key, a near miss, a prefix, a long or a foreign key", async () => {
+    const { scopesOf } = await import("../../functions/middleware/auth.ts");
+    const env = {
+      ADMIN_KEYS: `${TEST_KEYS.admin},admin-key-two-much-longer-000000000000`,
+      INGEST_KEYS: TEST_KEYS.ingest,
+      READ_KEYS: `${TEST_KEYS.read}, read-key-two-00000000`,
+    } as unknown as Env;
+    const presented = [
+      TEST_KEYS.admin,
+      TEST_KEYS.read,
+      `${TEST_KEYS.admin.slice(0, -1)}2`,
+      TEST_KEYS.admin.slice(0, 4),
+      `${TEST_KEYS.ingest}${"x".repeat(200)}`,
+      "z".repeat(512),
+      "q",
+    ];
+    await scopesOf(env, `Bearer ${presented[0]}`); // builds the lists once
+    const original = String.prototype.charCodeAt;
+    const steps: number[] = [];
+    for (const key of presented) {
+      let count = 0;
+      String.prototype.charCodeAt = function (this: string, i: number) {
+        count++;
+        return original.call(this, i);
+      };
+      try {
+        await scopesOf(env, `Bearer ${key}`);
+      } finally {
+        String.prototype.charCodeAt = original;
+      }
+      steps.push(count);
+    }
+    expect(new Set(steps).size, JSON.stringify(steps)).toBe(1);
+    // every configured key is compared over its list's full width: 2 × 38 + 20 + 2 × 21
+    expect(steps[0]).toBe(2 * 38 + 20 + 2 * 21);
+  });
+});
