@@ -696,3 +696,33 @@ describe("review: comparing keys takes the same steps whatever is presented", ()
     expect(steps[0]).toBe(2 * 38 + 20 + 2 * 21);
   });
 });
+
+describe("review: what a refusal says", () => {
+  it("a CSV request without a key, or with the wrong scope, is refused with the JSON envelope and no data", async () => {
+    for (const r of ROUTES.filter((x) => x.method === "GET").slice(0, 12)) {
+      const path = fill(r.template);
+      const none = await api.get(path, { key: "none", headers: { accept: "text/csv" } });
+      expect({ path, status: none.status }).toEqual({ path, status: 401 });
+      expect(none.headers.get("content-type")).toMatch(/^application\/json/);
+      const wrong = await api.get(path, { key: "ingest", headers: { accept: "text/csv" } });
+      expect({ path, status: wrong.status }).toEqual({ path, status: 403 });
+      expect(wrong.body.error.code).toBe("forbidden");
+    }
+  });
+
+  // FINDING (HTTP conformance): a 401 carries no `WWW-Authenticate` header. RFC 9110 §15.5.2: "The
+  // server generating a 401 response MUST send a WWW-Authenticate header field containing at least
+  // one challenge"; RFC 6750 §3 gives the Bearer one. Right: `WWW-Authenticate: Bearer
+  // realm="edgestats"` on every 401 (the /v1 and /internal refusals and /healthz's). Severity: low.
+  it.fails("finding: every 401 says how to authenticate (WWW-Authenticate: Bearer)", async () => {
+    for (const [method, path] of [
+      ["GET", "/v1/counters/c1/top"],
+      ["POST", "/internal/jobs/compact"],
+      ["GET", "/healthz?deep=1"],
+    ] as const) {
+      const res = await api.call(method, path, method === "POST" ? {} : undefined, { key: "none" });
+      expect(res.status).toBe(401);
+      expect(res.headers.get("www-authenticate") ?? "", path).toMatch(/^Bearer\b/);
+    }
+  });
+});
