@@ -7,6 +7,7 @@
  * Findings are kept as `it.fails` with what is wrong and what the right behaviour is.
  */
 import { afterAll, describe, expect, it } from "vitest";
+import { TEST_SIGNING_KEYS } from "../helpers/keys.ts";
 import { command } from "../helpers/upstash-rest.ts";
 import { createTestApi, TEST_KEYS, type TestResponse } from "../helpers/worker.ts";
 
@@ -724,5 +725,58 @@ describe("review: what a refusal says", () => {
       expect(res.status).toBe(401);
       expect(res.headers.get("www-authenticate") ?? "", path).toMatch(/^Bearer\b/);
     }
+  });
+});
+
+describe("review: QStash signature variants security.test.ts does not try", () => {
+  const base = "http://localhost/internal/jobs";
+  const body = JSON.stringify({ reason: "schedule" });
+
+  async function bodyHash(text: string): Promise<string> {
+    const hash = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+    return btoa(String.fromCharCode(...new Uint8Array(hash)))
+      .replace(/\+/g, "-")
+      .replace(/\//g, "_")
+      .replace(/=+$/, "");
+  }
+
+  async function signed(claims: Record<string, unknown>, alg = "HS256", key = TEST_SIGNING_KEYS.current) {
+    const { SignJWT } = await import("jose");
+    return new SignJWT(claims).setProtectedHeader({ alg, typ: "JWT" }).sign(new TextEncoder().encode(key));
+  }
+
+  it("refuses another HMAC alg, a missing or string exp, a string nbf, another query string, a 4-part token, each even next to an admin key", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const good = { iss: "Upstash", sub: `${base}/compact`, exp: now + 300, nbf: now - 1, body: await bodyHash(body) };
+    const { exp: _exp, ...noExp } = good;
+    const valid = await signed(good);
+    const cases: [string, string, string][] = [
+      ["HS512 by the right key", await signed(good, "HS512"), "/internal/jobs/compact"],
+      ["HS384 by the right key", await signed(good, "HS384"), "/internal/jobs/compact"],
+      ["no exp", await signed(noExp), "/internal/jobs/compact"],
+      ["exp as a string", await signed({ ...good, exp: String(now + 300) }), "/internal/jobs/compact"],
+      ["nbf as a string", await signed({ ...good, nbf: String(now - 1) }), "/internal/jobs/compact"],
+      ["signed for no query, sent with one", valid, "/internal/jobs/compact?x=1"],
+      ["signed for the path, sent with a trailing slash", valid, "/internal/jobs/compact/"],
+      ["an extra segment", `${valid}.AAAA`, "/internal/jobs/compact"],
+      ["the signature part dropped", valid.split(".").slice(0, 2).join(".") + ".", "/internal/jobs/compact"],
+    ];
+    for (const [label, signature, path] of cases) {
+      for (const key of ["none", "admin"]) {
+        const res = await api.post(path, undefined, {
+          key,
+          raw: body,
+          headers: { "content-type": "application/json", "upstash-signature": signature },
+        });
+        expect({ label, key, status: res.status }).toEqual({ label, key, status: 401 });
+      }
+    }
+    // the same token, as signed, runs the job (so the refusals above are the variants' doing)
+    const res = await api.post("/internal/jobs/compact", undefined, {
+      key: "none",
+      raw: body,
+      headers: { "content-type": "application/json", "upstash-signature": valid },
+    });
+    expect(res.status).toBe(200);
   });
 });
