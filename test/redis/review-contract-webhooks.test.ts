@@ -39,7 +39,7 @@ function signedWith(secret: string, header: string, body: string): { t: number; 
 describe("direct delivery: retries and deduplication", () => {
   it("every retry carries the same id and body, each signed at the time it is sent", async () => {
     const ctx = lib.ctx(T0, "retries");
-    const hook = { url: `${receiver.url}/r`, events: ["leaderboard.leader"], secret: SECRET };
+    const hook: webhooks.WebhookInput = { url: `${receiver.url}/r`, events: ["leaderboard.leader"], secret: SECRET };
     await webhooks.put(ctx, "r", hook, direct);
     const start = receiver.received.length;
     receiver.respondWith(500, 502, 503);
