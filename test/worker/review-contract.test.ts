@@ -364,3 +364,83 @@ describe("webhook routes (API.md v2: webhooks)", () => {
     expect(JSON.stringify(refused.body.error.details)).toContain("secret");
   });
 });
+
+describe("guards and idempotency (API.md v2: 422 score_rejected, nothing written)", () => {
+  it("a 422 leaves no idempotency record: the same key applies once the guard allows it (README: a refused request leaves no record)", async () => {
+    const a = track(createTestApi({ label: "rc-guard-idem" }));
+    await a.put(`${lb}/gi`, { maxScore: 10 }, admin);
+    await a.put(`${lb}/gi/players/p`, { name: "P" });
+    const key = { headers: { "idempotency-key": "retry-me" } };
+    const refused = await a.post(`${lb}/gi/players/p/score`, { by: 11 }, key);
+    expect(refused.status).toBe(422);
+    expect(refused.body.error).toMatchObject({ code: "score_rejected", message: expect.any(String) });
+    expect((await a.keys()).some((k) => k.includes(":idem:"))).toBe(false);
+    await a.put(`${lb}/gi`, { maxScore: 100 }, admin);
+    const applied = await a.post(`${lb}/gi/players/p/score`, { by: 11 }, key);
+    expect(applied.status).toBe(200);
+    expect(applied.body).toEqual({ score: 11, rank: 1 });
+    const replay = await a.post(`${lb}/gi/players/p/score`, { by: 11 }, key);
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    expect((await a.get(`${lb}/gi/players/p`)).body.score).toBe(11);
+  });
+
+  it("around-me defaults to k=5 rows on each side (API.md: …/around?k=5)", async () => {
+    const a = track(createTestApi({ label: "rc-around" }));
+    for (let i = 0; i < 13; i++) await a.put(`${lb}/ar/players/p${i}`, { name: `P${i}`, score: 100 - i });
+    const res = await a.get(`${lb}/ar/players/p6/around`);
+    expect(res.body.items.map((r: { rank: number }) => r.rank)).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+  });
+});
+
+describe("registry lists paged while they change (extras of README, paged by activity)", () => {
+  // README: GET /v1/presence "lists rooms active within two days, most recently active first
+  // (limit, cursor)"; presence.ts: "can push a room off the first page, never out of the list".
+  // The cursor follows activity order, so a room not yet listed whose activity is refreshed while a
+  // client pages jumps in front of the cursor and is never listed in that pass. Right: every room
+  // active throughout is listed at least once (as the members list promises).
+  it.fails("GET /v1/presence: a room active throughout is listed when its activity moves during paging", async () => {
+    const a = track(createTestApi({ label: "rc-rooms" }));
+    for (let i = 0; i < 6; i++) {
+      await a.post(`/v1/presence/r${i}/heartbeats`, { id: "u" });
+      a.advance(60_000);
+    }
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let page = 0;
+    do {
+      const res: { body: { rooms: string[]; nextCursor: string | null } } = await a.get(
+        `/v1/presence?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+      );
+      seen.push(...res.body.rooms);
+      cursor = res.body.nextCursor;
+      if (++page === 1) {
+        a.advance(2 * 3_600_000);
+        await a.post("/v1/presence/r0/heartbeats", { id: "u" });
+      }
+    } while (cursor && page < 10);
+    expect(seen).toContain("r0");
+  });
+
+  // README: GET /v1/leaderboards is paged by offset, "so boards made in bulk … push a real board
+  // down the first page but never out of reach". A board that leaves the list between pages (its
+  // last player removed) shifts the rest up by one, and the board at the page boundary is skipped.
+  // Right: a cursor (activity, name) instead of an offset, or say that a pass may skip.
+  it.fails("GET /v1/leaderboards: a board leaving between pages does not make another one skipped", async () => {
+    const a = track(createTestApi({ label: "rc-boards" }));
+    for (let i = 0; i < 6; i++) {
+      await a.put(`${lb}/b${i}/players/p`, { name: "P" });
+      a.advance(1_000);
+    }
+    const first = await a.get(`${lb}?limit=2`);
+    expect(first.body.boards).toEqual(["b5", "b4"]);
+    expect((await a.del(`${lb}/b5/players/p`)).status).toBe(204);
+    const seen: string[] = [...first.body.boards];
+    let offset: number | null = first.body.next;
+    while (offset !== null) {
+      const res: { body: { boards: string[]; next: number | null } } = await a.get(`${lb}?limit=2&offset=${offset}`);
+      seen.push(...res.body.boards);
+      offset = res.body.next;
+    }
+    expect(seen).toEqual(expect.arrayContaining(["b4", "b3", "b2", "b1", "b0"]));
+  });
+});
