@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readConfig } from "../../src/config.ts";
 import { dayKeys } from "../../src/presence/keys.ts";
 import { HOUR, MINUTE } from "../../src/time.ts";
+import * as trending from "../../src/trending/index.ts";
 import * as webhooks from "../../src/webhooks/index.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { command } from "../helpers/upstash-rest.ts";
@@ -111,6 +112,26 @@ describe("event bodies", () => {
     const body = JSON.parse(receiver.received[start]!.body) as { id: string; type: string; at: unknown; data: unknown };
     expect(Object.keys(body)).toEqual(["id", "type", "at", "data"]);
     expect(body.at).toBe(T0);
+  });
+
+  // Same rule ("timestamps in and out are epoch milliseconds"): trending.rising's (and
+  // trending.entered/left's) `data.hour` is an ISO string, where GET /v1/trending/{stream}/history
+  // answers `hour` as epoch ms. (test/redis/webhooks-signals.test.ts pins the ISO form today.)
+  it.fails("trending.rising's data.hour is epoch milliseconds, as GET …/history's hour", async () => {
+    const ctx = lib.ctx(T0, "rising-hour");
+    const retention = { retentionHours: config.trendingRetentionHours };
+    await trending.record(ctx, "s", [{ member: "x", count: 60 }], retention);
+    await webhooks.put(
+      ctx,
+      "h",
+      { url: `${receiver.url}/h`, events: ["trending.rising"], filter: { stream: "s" }, secret: SECRET },
+      direct,
+    );
+    const start = receiver.received.length;
+    expect(await webhooks.webhooksJob(ctx, config)).toMatchObject({ risingEvents: 1, delivered: 1 });
+    const body = JSON.parse(receiver.received[start]!.body) as { data: { hour: unknown; member: string } };
+    expect(body.data.member).toBe("x");
+    expect(body.data.hour).toBe(Math.floor(T0 / HOUR) * HOUR);
   });
 
   // API.md: event `presence.peak`. The minute job compares only *today's* PCU (detectPeaks reads
