@@ -110,6 +110,22 @@ describe("leaderboards v2: seasons (API.md: reads take ?season=current|previous|
     expect((await a.get(`${lb}/s?season=2026-13-01`)).status).toBe(400);
   });
 
+  it("keepSeasons defaults to 12: the seasons list holds the current season and the 12 before it, newest first", async () => {
+    const a = track(createTestApi({ label: "rc-keep", start: "2026-11-01T10:00:00Z" }));
+    await a.put(`${lb}/kp`, { reset: "daily" }, admin);
+    await a.put(`${lb}/kp/players/p`, { name: "P" });
+    for (let d = 1; d <= 15; d++) {
+      a.setNow(Date.UTC(2026, 10, d, 10));
+      await a.post(`${lb}/kp/players/p/score`, { by: d });
+    }
+    const { body } = await a.get(`${lb}/kp/seasons`);
+    expect(body.current).toBe("2026-11-15");
+    expect(body.seasons.map((s: { id: string }) => s.id)).toEqual(
+      Array.from({ length: 13 }, (_, i) => `2026-11-${String(15 - i).padStart(2, "0")}`),
+    );
+    expect(body.seasons[12]).toMatchObject({ players: 1, top: [{ rank: 1, player: "p", score: 3 }] });
+  });
+
   // API.md: `"bestRank"` (null when unknown). docs/leaderboards.md: "bestRank is the best rank seen
   // at the player's own writes this season". Read for a finished season, the entry's bestRank
   // belongs to another season, and the answer falls back to the rank now: a reached rank 1 in
