@@ -358,6 +358,32 @@ describe("webhook routes (API.md v2: webhooks)", () => {
     expect(entry.at).toBe(api.now);
   });
 
+  // API.md common rules: "`Idempotency-Key` header on any POST: a repeat of the same key within
+  // 24 h returns the first response and writes nothing again" (docs/guarantees.md: "on any POST or
+  // PUT"). POST /v1/webhooks/{name}/test ignores it: a retried request queues and sends a second
+  // test event with a new id. Right: the repeat replays the first 202 {id} (Idempotent-Replayed:
+  // true) and queues nothing.
+  it.fails("POST /v1/webhooks/{name}/test honours Idempotency-Key", async () => {
+    await api.put(
+      "/v1/webhooks/idem",
+      {
+        url: `${api.env.UPSTASH_REDIS_REST_URL}/hook`,
+        events: ["presence.peak"],
+        filter: { room: "x" },
+        secret: "0123456789abcdef-secret",
+      },
+      admin,
+    );
+    const init = { ...admin, headers: { "idempotency-key": "test-once" } };
+    const first = await api.post("/v1/webhooks/idem/test", undefined, init);
+    const again = await api.post("/v1/webhooks/idem/test", undefined, init);
+    expect(first.status).toBe(202);
+    expect(again.status).toBe(202);
+    expect((await api.get("/v1/webhooks/idem/deliveries", admin)).body.deliveries).toHaveLength(1);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+  });
+
   it("the list never carries a secret; DELETE removes the webhook and a second DELETE finds nothing", async () => {
     const body = {
       url: "https://example.com/hook",
