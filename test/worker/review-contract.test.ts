@@ -126,6 +126,52 @@ describe("leaderboards v2: seasons (API.md: reads take ?season=current|previous|
     expect(body.seasons[12]).toMatchObject({ players: 1, top: [{ rank: 1, player: "p", score: 3 }] });
   });
 
+  it("leap day and season ids: 2028-02-29 is a day, February 2028 ends on the 29th; impossible ids are 400", async () => {
+    const a = track(createTestApi({ label: "rc-leap", start: "2028-02-29T23:59:59.999Z" }));
+    for (const [b, reset] of [
+      ["d", "daily"],
+      ["m", "monthly"],
+    ] as const) {
+      await a.put(`${lb}/${b}`, { reset }, admin);
+      await a.put(`${lb}/${b}/players/p`, { name: "P" });
+      await a.post(`${lb}/${b}/players/p/score`, { by: 1 });
+    }
+    expect((await a.get(`${lb}/d/seasons`)).body.seasons[0]).toMatchObject({
+      id: "2028-02-29",
+      from: Date.UTC(2028, 1, 29),
+      to: Date.UTC(2028, 2, 1),
+    });
+    expect((await a.get(`${lb}/m/seasons`)).body.seasons[0]).toMatchObject({
+      id: "2028-02",
+      from: Date.UTC(2028, 1, 1),
+      to: Date.UTC(2028, 2, 1),
+    });
+    for (const [b, id] of [
+      ["d", "2027-02-29"],
+      ["d", "2027-W53"], // no week 53 in 2027 (a valid week id on a daily board would be a 404)
+      ["d", "2026-W00"],
+      ["m", "2026-13"],
+    ]) {
+      const res = await a.get(`${lb}/${b}?season=${id}`);
+      expect(res.status, id).toBe(400);
+      expect(res.body.error.details[0].path).toBe("season");
+    }
+  });
+
+  it("pages of a board of equal scores list every player exactly once, in join order (ties: joined)", async () => {
+    const a = track(createTestApi({ label: "rc-pages" }));
+    const players = Array.from({ length: 23 }, (_, i) => `p${String(i).padStart(2, "0")}`);
+    for (const p of players) await a.put(`${lb}/eq/players/${p}`, { name: p, score: 5 });
+    const seen: string[] = [];
+    for (let page = 1; page <= 3; page++) {
+      const res = await a.get(`${lb}/eq?page=${page}&limit=10`);
+      expect(res.body).toMatchObject({ total: 23, page, limit: 10 });
+      seen.push(...res.body.items.map((r: { player: string }) => r.player));
+    }
+    expect(seen).toEqual(players);
+    expect((await a.get(`${lb}/eq?page=4&limit=10`)).body).toMatchObject({ items: [], total: 23 });
+  });
+
   // API.md: `"bestRank"` (null when unknown). docs/leaderboards.md: "bestRank is the best rank seen
   // at the player's own writes this season". Read for a finished season, the entry's bestRank
   // belongs to another season, and the answer falls back to the rank now: a reached rank 1 in
