@@ -7,7 +7,8 @@
  * A test kept as `it.fails` is a confirmed bug: its body asserts the right behaviour, which
  * today fails; the comment above it says what is wrong.
  */
-import { afterAll, describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestApi, type TestResponse } from "../helpers/worker.ts";
 
 const api = createTestApi({ label: "rv-prechecks" });
@@ -151,6 +152,84 @@ describe("odd but good input is taken as it is", () => {
     expect(odd.status).toBe(200);
     expect(odd.body.window.hours).toBe(24);
     expect(odd.body.items).toEqual([{ rank: 1, member: "m", count: 1 }]);
+  });
+});
+
+describe("text query fields the prechecks pass on as they are (the library parses them)", () => {
+  // The prechecks take any text for these (functions/prechecks.ts `textField`): whatever reaches
+  // the library must be a 400 envelope or an answer, never a 5xx, and a read writes nothing.
+  const reads: [string, (v: string) => string][] = [
+    ["counter top from", (v) => `/v1/counters/tq/top?period=day&from=${v}`],
+    ["counter bottom to", (v) => `/v1/counters/tq/bottom?period=hour&to=${v}`],
+    ["counter member from", (v) => `/v1/counters/tq/members/a?period=week&from=${v}&aggregate=max`],
+    ["counter range min", (v) => `/v1/counters/tq/range?min=${v}`],
+    ["counter range max", (v) => `/v1/counters/tq/range?max=${v}&period=day`],
+    ["counter sorted to", (v) => `/v1/counters/tq/sorted?period=month&to=${v}`],
+    ["presence day", (v) => `/v1/presence/tq?day=${v}`],
+    ["presence members cursor", (v) => `/v1/presence/tq/members?cursor=${v}`],
+    ["presence rooms cursor", (v) => `/v1/presence?cursor=${v}`],
+    ["histogram from", (v) => `/v1/histograms/tq?from=${v}`],
+    ["board season", (v) => `/v1/leaderboards/tq?season=${v}`],
+    ["board player season", (v) => `/v1/leaderboards/tq/players/p1/around?season=${v}`],
+  ];
+  const text = fc.oneof(
+    fc.constantFrom(
+      "",
+      "-0",
+      "0",
+      "1e400",
+      "-1e400",
+      "9007199254740993",
+      "-9007199254740993",
+      "1700000000000.5",
+      "2026-11-22T24:00Z",
+      "2026-02-29",
+      "1000-01-01",
+      "0999-12-31",
+      "9999-12-31T23:59:59.999Z",
+      "2026-W53",
+      "2026-W00",
+      "2026-00",
+      "2026-11-22T12:00:00+99:00",
+      "(",
+      "((1",
+      "(-inf",
+      "+inf",
+      "inf",
+      "-INF",
+      "nan",
+      "1e-400",
+      "0x1F",
+      "1_000",
+      " 1",
+      "current ",
+      "previous",
+      "ZZZZ",
+      "-1",
+      "99999999999999999999999999",
+      "x".repeat(91),
+    ),
+    fc.string({ maxLength: 30 }),
+    fc.string({ unit: "binary", maxLength: 10 }),
+  );
+  beforeAll(async () => {
+    await api.post("/v1/counters/tq/incr", { items: [{ member: "a" }, { member: "a", period: "day" }] });
+    await api.post("/v1/presence/tq/heartbeats", { id: "u" });
+    await api.put("/v1/histograms/tq", { bucketWidth: 1 }, { key: "admin" });
+    await api.put("/v1/leaderboards/tq/players/p1", { name: "P" });
+  });
+
+  it("property: any text is a 400 envelope or an answer, never a 5xx, and writes nothing", async () => {
+    const before = (await api.keys()).sort();
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...reads), text, async ([label, url], value) => {
+        const res = await api.get(url(encodeURIComponent(value)));
+        expect([200, 400, 404], `${label} ${JSON.stringify(value)}: ${JSON.stringify(res.body)}`).toContain(res.status);
+        if (res.status !== 200) expect(res.body.error.code).toMatch(/^[a-z_]+$/);
+      }),
+      { numRuns: 400 },
+    );
+    expect((await api.keys()).sort()).toEqual(before);
   });
 });
 
