@@ -244,11 +244,18 @@ const anyValue: fc.Arbitrary<unknown> = fc.oneof(
 );
 
 /** An item built mostly from good values for its fields, sometimes from any value. */
-function item(fields: Record<string, fc.Arbitrary<unknown>>): fc.Arbitrary<Record<string, unknown>> {
+function item(
+  fields: Record<string, fc.Arbitrary<unknown>>,
+  required: string[] = [],
+): fc.Arbitrary<Record<string, unknown>> {
   const keys = Object.keys(fields);
+  // The schema's required keys are there 9 times in 10 (without them only zod decides).
+  const chosen = fc
+    .tuple(fc.subarray(keys), fc.integer({ min: 0, max: 9 }))
+    .map(([some, roll]) => (roll === 0 ? some : [...new Set([...required, ...some])]));
   return fc
     .tuple(
-      fc.subarray(keys),
+      chosen,
       fc.record(
         Object.fromEntries(keys.map((k) => [k, fc.oneof({ weight: 6, arbitrary: fields[k]! }, anyValue)])),
       ) as fc.Arbitrary<Record<string, unknown>>,
@@ -326,21 +333,38 @@ const goodNumber = fc.oneof(
   { weight: 2, arbitrary: anyNumber },
 );
 
-describe("write bodies: prechecks answer as zod (property-based)", () => {
+// Property runs take seconds on a busy machine.
+/** Increments: mostly within ±1e12 (`Increment()`), and the edges. */
+const increment = fc.oneof(
+  { weight: 3, arbitrary: fc.double({ min: -1e12, max: 1e12, noNaN: true }) },
+  { weight: 2, arbitrary: fc.integer({ min: -1000, max: 1000 }) },
+  { weight: 1, arbitrary: anyNumber },
+);
+/** Counts: mostly within (0, 1e12] (`Count()`), and the edges. */
+const count = fc.oneof(
+  { weight: 3, arbitrary: fc.double({ min: 0, max: 1e12, noNaN: true }) },
+  { weight: 2, arbitrary: fc.integer({ min: 1, max: 1000 }) },
+  { weight: 1, arbitrary: anyNumber },
+);
+
+describe("write bodies: prechecks answer as zod (property-based)", { timeout: 60_000 }, () => {
   it("counter increments", () => {
-    const one = item({
-      member: goodMember,
-      by: goodNumber,
-      period: fc.constantFrom("hour", "day", "week", "month", "year"),
-      at: goodTime,
-      ttl: fc.oneof(fc.integer({ min: -1, max: 10 * 366 * 86400 + 1 }), anyNumber),
-    });
-    expect(differential(batchOf(IncrItem(), "items"), incrPrecheck, batch(one, "items"))).toBeGreaterThan(100);
+    const one = item(
+      {
+        member: goodMember,
+        by: increment,
+        period: fc.constantFrom("hour", "day", "week", "month", "year"),
+        at: goodTime,
+        ttl: fc.oneof(fc.integer({ min: -1, max: 10 * 366 * 86400 + 1 }), anyNumber),
+      },
+      ["member"],
+    );
+    expect(differential(batchOf(IncrItem(), "items"), incrPrecheck, batch(one, "items"))).toBeGreaterThan(150);
   });
 
   it("trending events", () => {
-    const one = item({ member: goodMember, count: goodNumber, at: goodTime });
-    expect(differential(EventsBody(), eventsPrecheck, batch(one, "events"))).toBeGreaterThan(100);
+    const one = item({ member: goodMember, count, at: goodTime }, ["member"]);
+    expect(differential(EventsBody(), eventsPrecheck, batch(one, "events"))).toBeGreaterThan(200);
   });
 
   it("presence heartbeats", () => {
@@ -358,7 +382,7 @@ describe("write bodies: prechecks answer as zod (property-based)", () => {
   });
 
   it("histogram observations", () => {
-    const one = item({ value: goodNumber, at: goodTime });
+    const one = item({ value: goodNumber, at: goodTime }, ["value"]);
     const values = fc.oneof(
       { weight: 3, arbitrary: one },
       { weight: 3, arbitrary: goodNumber },
@@ -376,19 +400,19 @@ describe("write bodies: prechecks answer as zod (property-based)", () => {
   it("leaderboard score changes, one and a batch", () => {
     const modes = fc.constantFrom("replace", "best", "worst");
     const change = fc.oneof(
-      item({ by: goodNumber }),
-      item({ set: goodNumber, mode: modes }),
+      item({ by: increment }, ["by"]),
+      item({ set: goodNumber, mode: modes }, ["set"]),
       item({ by: goodNumber, set: goodNumber, mode: modes }),
     );
     expect(differential(Change(), changePrecheck, change)).toBeGreaterThan(100);
     const player = fc.constantFrom("p1", "p1", "p1", "a".repeat(64), "a".repeat(65), "", "-a", "é");
     const withPlayer = fc.oneof(
-      item({ by: goodNumber, player }),
-      item({ set: goodNumber, mode: modes, player }),
-      item({ by: goodNumber, set: goodNumber, player }),
+      item({ by: increment, player }, ["by", "player"]),
+      item({ set: goodNumber, mode: modes, player }, ["set", "player"]),
+      item({ by: goodNumber, set: goodNumber, player }, ["player"]),
     );
     // (`fc.subarray` often leaves `player` out: fewer of these are decided)
-    expect(differential(BatchBody(), batchChangesPrecheck, batch(withPlayer, "items"))).toBeGreaterThan(40);
+    expect(differential(BatchBody(), batchChangesPrecheck, batch(withPlayer, "items"))).toBeGreaterThan(80);
   });
 
   it("leaderboard joins and subsets", () => {
@@ -400,8 +424,8 @@ describe("write bodies: prechecks answer as zod (property-based)", () => {
       }),
       anyValue,
     );
-    const join = item({ name: goodMember, meta, score: goodNumber });
-    expect(differential(JoinBody(), joinPrecheck, join, 3000)).toBeGreaterThan(100);
+    const join = item({ name: goodMember, meta, score: goodNumber }, ["name"]);
+    expect(differential(JoinBody(), joinPrecheck, join, 2000)).toBeGreaterThan(80);
     const players = fc.oneof(
       fc.array(
         fc.oneof(
@@ -413,7 +437,7 @@ describe("write bodies: prechecks answer as zod (property-based)", () => {
       ),
       fc.constantFrom(1000, 1001).map((n) => Array.from({ length: n }, (_, i) => `p${i}`)),
     );
-    expect(differential(SubsetBody(), subsetPrecheck, item({ players }))).toBeGreaterThan(100);
+    expect(differential(SubsetBody(), subsetPrecheck, item({ players }, ["players"]), 3000)).toBeGreaterThan(50);
   });
 });
 
@@ -481,7 +505,7 @@ const queryOf = (fields: string[]) =>
     )
     .map((entries) => Object.fromEntries(entries));
 
-describe("queries and path parameters: prechecks answer as zod (property-based)", () => {
+describe("queries and path parameters: prechecks answer as zod (property-based)", { timeout: 60_000 }, () => {
   const cases: [string, () => Safe, (v: unknown) => Verdict, string[]][] = [
     ["counter ranking", RankingQuery, rankingQueryPrecheck, ["n", "period", "from", "to", "aggregate"]],
     ["counter score range", ScoreRangeQuery, scoreRangeQueryPrecheck, ["min", "max", "limit", "order", "period"]],
@@ -532,4 +556,62 @@ describe("queries and path parameters: prechecks answer as zod (property-based)"
         .map((values) => Object.fromEntries(names.map((n, i) => [n, values[i]])));
       expect(differential(schema(), precheck, params, 1500)).toBeGreaterThan(100);
     });
+});
+
+describe("targeted cases", () => {
+  const data = (v: Verdict) => (v?.success ? (v.data as Record<string, unknown>) : undefined);
+
+  it("-0 is passed on as -0 by precheck and zod alike; 1e400 (Infinity) and numeric strings are left to zod", () => {
+    const zero = { member: "a", by: -0 };
+    expect(Object.is(data(incrPrecheck(zero))?.by, -0)).toBe(true);
+    expect(Object.is((batchOf(IncrItem(), "items").parse(zero) as { by: number }).by, -0)).toBe(true);
+    for (const by of [JSON.parse("1e400") as number, "1", Number.NaN])
+      expect(incrPrecheck({ member: "a", by }), String(by)).toBeUndefined();
+    expect(eventsPrecheck({ member: "a", count: -0 })).toBeUndefined();
+    expect(EventsBody().safeParse({ member: "a", count: -0 }).success).toBe(false);
+  });
+
+  it("a key named __proto__ (as JSON.parse makes it: an own key) is never decided by a body precheck", () => {
+    const bodies = [
+      '{"member":"a","__proto__":{"by":5}}',
+      '{"items":[{"member":"a","__proto__":{}}]}',
+      '{"__proto__":{"id":"a"}}',
+      '{"value":1,"__proto__":{"at":1}}',
+      '{"by":1,"__proto__":{}}',
+      '{"name":"a","meta":{"__proto__":{"x":1}}}',
+    ].map((text) => JSON.parse(text) as unknown);
+    const prechecks = [
+      incrPrecheck,
+      eventsPrecheck,
+      heartbeatPrecheck,
+      observationsPrecheck,
+      changePrecheck,
+      batchChangesPrecheck,
+      joinPrecheck,
+    ];
+    for (const body of bodies) for (const precheck of prechecks) expect(precheck(body)).toBeUndefined();
+  });
+
+  it("a batch at its limit is decided without zod, one past it and an empty one are zod's", () => {
+    const at = (n: number) => Array.from({ length: n }, (_, i) => ({ member: `m${i}` }));
+    expect(incrPrecheck({ items: at(1000) })?.success).toBe(true);
+    expect(incrPrecheck({ items: at(1001) })).toBeUndefined();
+    expect(incrPrecheck({ items: [] })).toBeUndefined();
+    expect(batchOf(IncrItem(), "items").safeParse({ items: at(1001) }).success).toBe(false);
+    expect(heartbeatPrecheck({ ids: at(1000).map((i) => i.member) })?.success).toBe(true);
+    expect(heartbeatPrecheck({ ids: at(1001).map((i) => i.member) })).toBeUndefined();
+  });
+
+  // BUG (low; through the Worker in test/worker/review-prechecks.test.ts): joinPrecheck rightly
+  // leaves a meta with a `__proto__` key to zod, but zod's `z.record` builds its copy by
+  // assignment, so `copy["__proto__"] = value` sets the copy's prototype (or does nothing for a
+  // string) instead of adding the key: the data drops it, and the library's 4,096-byte check
+  // (leaderboards.metaProblem, in the schema's superRefine) measures the copy. A 5,000-byte meta
+  // is accepted and stored as {}. Right: refused (400), as `{"big": <5,000 bytes>}` is.
+  it.fails("JoinBody refuses a meta over 4,096 bytes held under a __proto__ key", () => {
+    const body = JSON.parse(`{"name":"a","meta":{"__proto__":"${"x".repeat(5000)}"}}`) as unknown;
+    expect(joinPrecheck(body)).toBeUndefined();
+    expect(JoinBody().safeParse({ name: "a", meta: { big: "x".repeat(5000) } }).success).toBe(false);
+    expect(JoinBody().safeParse(body).success).toBe(false);
+  });
 });
