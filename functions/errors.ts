@@ -73,6 +73,8 @@ export function onError(err: Error, c: Context): Response {
   if (err instanceof EdgestatsError) {
     const status = STATUS.get(err.constructor as ErrorClass) ?? 500;
     if (err instanceof RateLimitedError) c.header("Retry-After", String(err.retryAfterSeconds));
+    // RFC 9110 15.5.2: a 401 names the scheme to authenticate with (RFC 6750's Bearer)
+    if (status === 401) c.header("WWW-Authenticate", 'Bearer realm="edgestats"');
     if (status >= 500) console.error(`[${c.get("requestId") ?? "-"}] ${redactError(err)}`);
     return c.json(errorBody(err.code, err.message, err.details), status);
   }

@@ -3,6 +3,7 @@ import type { Context, Handler, Next } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { mergePath } from "hono/utils/url";
 import { PresplitLinearRouter } from "./linear-router.ts";
+import { UnsupportedMediaTypeError } from "../src/errors.ts";
 import { anyCase } from "./middleware/body.ts";
 import { validationHook, type Routes } from "./router.ts";
 import type { AppEnv } from "./types.ts";
@@ -317,12 +318,15 @@ const JSON_CONTENT_TYPE = new RegExp(`^${anyCase("application")}\\/([A-Za-z-.]+\
  */
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/;
 
-/** The 415 gate of a route whose body is JSON only. */
+/**
+ * The 415 gate of a route whose body is JSON only: the body guard's refusal (code
+ * `unsupported_media_type`), not Hono's bare 415 (`http_error`), so one refusal has one code.
+ */
 const jsonMediaTypeGate: Handler<AppEnv> = async (c, next) => {
   const contentType = c.req.header("content-type");
   if (contentType) {
-    if (!JSON_REQUEST.test(contentType)) throw new HTTPException(415, { message: "Unsupported Media Type" });
-  } else if (await hasRequestBody(c)) throw new HTTPException(415, { message: "Unsupported Media Type" });
+    if (!JSON_REQUEST.test(contentType)) throw new UnsupportedMediaTypeError();
+  } else if (await hasRequestBody(c)) throw new UnsupportedMediaTypeError();
   await next();
 };
 

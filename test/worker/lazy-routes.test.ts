@@ -169,7 +169,12 @@ describe("lazy route schemas", () => {
       headers: { authorization: `Bearer ${TEST_KEYS.ingest}`, "content-type": "text/plain" },
     });
     expect(media.status).toBe(415);
-    expect(await media.json()).toEqual({ error: { code: "http_error", message: "Unsupported Media Type" } });
+    expect(await media.json()).toEqual({
+      error: {
+        code: "unsupported_media_type",
+        message: "Send the body as JSON with 'Content-Type: application/json'.",
+      },
+    });
     const query = await send("/v1/trending/s1/top?window=99x", {
       headers: { authorization: `Bearer ${TEST_KEYS.read}` },
     });
