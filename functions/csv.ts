@@ -16,7 +16,8 @@ import type { AppEnv } from "./types.ts";
  * quote, CR or LF is quoted, quotes doubled. null/absent → empty field; numbers
  * and booleans as JSON writes them; a nested object or array → its JSON text
  * (one cell, quoted as needed), so a column never splits into a variable set of
- * columns.
+ * columns. Paging the rows cannot carry (`nextCursor`, a page's `total`) rides in headers:
+ * `Link: <…>; rel="next"` and `X-Total-Count` (pagingHeaders).
  *
  * CSV injection: member names, player names and ids are caller-supplied text,
  * and a spreadsheet runs a cell that starts with `=`, `+`, `-` or `@` (or TAB or
@@ -231,7 +232,8 @@ export const csvExport: MiddlewareHandler<AppEnv> = async (c, next) => {
   }
   const json = (res.headers.get("content-type") ?? "").startsWith("application/json");
   // the JSON answer is replaced either way: its body may be consumed
-  const list = entry && json ? ((await res.json()) as Record<string, unknown>)[entry.list] : undefined;
+  const body = entry && json ? ((await res.json()) as Record<string, unknown>) : undefined;
+  const list = entry ? body?.[entry.list] : undefined;
   c.res = undefined;
   if (!entry || !Array.isArray(list)) {
     c.res = c.json(
@@ -245,8 +247,25 @@ export const csvExport: MiddlewareHandler<AppEnv> = async (c, next) => {
   headers.set("Content-Disposition", `attachment; filename="${csvFilename(pathname)}"`);
   headers.append("Vary", "Accept");
   headers.delete("Content-Length");
+  if (body) pagingHeaders(c.req.url, body, headers);
   c.res = new Response(toCsv(entry.columns, list), { status: res.status, headers });
 };
+
+/**
+ * What the JSON answer says of paging, which CSV rows cannot hold: the next page as a
+ * `Link: <…>; rel="next"` (RFC 8288; a cursor list's `nextCursor`, or a numbered list's next
+ * `page` while `page × limit` < `total`), and `total` as `X-Total-Count`.
+ */
+function pagingHeaders(url: string, body: Record<string, unknown>, headers: Headers): void {
+  const next = new URL(url);
+  const { nextCursor, total, page, limit } = body;
+  if (typeof total === "number") headers.set("X-Total-Count", String(total));
+  if (typeof nextCursor === "string" && nextCursor !== "") next.searchParams.set("cursor", nextCursor);
+  else if (typeof total === "number" && typeof page === "number" && typeof limit === "number" && page * limit < total)
+    next.searchParams.set("page", String(page + 1));
+  else return;
+  headers.set("Link", `<${next.pathname}${next.search}>; rel="next"`);
+}
 
 // ---- the OpenAPI document ----
 

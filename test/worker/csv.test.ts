@@ -134,6 +134,27 @@ describe("CSV export (Accept: text/csv)", () => {
     expect(await csv("/v1/leaderboards", "leaderboards.csv")).toEqual([["board"], ["b1"]]);
   });
 
+  it("paging the rows cannot hold rides in headers: Link rel=next (cursor or page) and X-Total-Count", async () => {
+    const first = await api.get<string>("/v1/leaderboards/b1?page=1&limit=1", { headers: CSV });
+    expect(first.headers.get("x-total-count")).toBe("2");
+    expect(first.headers.get("link")).toBe('</v1/leaderboards/b1?page=2&limit=1>; rel="next"');
+    const last = await api.get<string>("/v1/leaderboards/b1?page=2&limit=1", { headers: CSV });
+    expect(
+      parseCsv(last.body)
+        .slice(1)
+        .map((r) => r[1]),
+    ).toEqual(["p1"]);
+    expect(last.headers.get("link")).toBeNull();
+    // a cursor list: the next page's URL holds the JSON answer's nextCursor, and reaches every id
+    const json = await api.get<{ nextCursor: string }>("/v1/presence/r1/members?limit=1");
+    const page = await api.get<string>("/v1/presence/r1/members?limit=1", { headers: CSV });
+    const link = /^<([^>]+)>; rel="next"$/.exec(page.headers.get("link") ?? "")?.[1] ?? "";
+    expect(new URL(link, "http://x").searchParams.get("cursor")).toBe(json.body.nextCursor);
+    const rest = await api.get<string>(link, { headers: CSV });
+    const ids = [...parseCsv(page.body).slice(1), ...parseCsv(rest.body).slice(1)].map((r) => r[0]);
+    expect(ids.sort()).toEqual(["@u2", "u1"].map((id) => (id.startsWith("@") ? `'${id}` : id)).sort());
+  });
+
   it("registries and lists of trending", async () => {
     expect(await csv("/v1/trending", "trending.csv")).toEqual([["stream"], ["s1"]]);
   });

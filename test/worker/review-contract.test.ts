@@ -371,7 +371,8 @@ describe("CSV export (API.md v2: every GET that returns a list accepts Accept: t
   // answers CSV. The CSV answer keeps only the rows: nextCursor is neither in the body nor in a
   // header (e.g. `Link: <…?cursor=…>; rel="next"`), so a CSV client cannot reach page 2 of a room
   // (or of a leaderboard: `total` is lost too). Right: carry the paging (a Link header or similar).
-  it.fails("a cursor-paged list in CSV still tells the next cursor", async () => {
+  // FIXED (was low): the CSV answer carries `Link: <…>; rel="next"` and `X-Total-Count` (functions/csv.ts).
+  it("a cursor-paged list in CSV still tells the next cursor", async () => {
     const a = track(createTestApi({ label: "rc-csv-cursor" }));
     await a.post("/v1/presence/cc/heartbeats", { ids: ["a", "b", "c"] });
     const json = await a.get("/v1/presence/cc/members?limit=2");
