@@ -6,7 +6,7 @@ import { jsonBodyGuard } from "./middleware/body.ts";
 import { signedOrAdmin } from "./middleware/qstash.ts";
 import { rateLimit } from "./middleware/rate-limit.ts";
 import { idempotencyKey } from "./middleware/idempotency.ts";
-import { requestContext } from "./middleware/request.ts";
+import { pathGuard, requestContext } from "./middleware/request.ts";
 import { onFirstUse } from "./first-use.ts";
 import { mountRoutes } from "./mount.ts";
 import type { OpenApiDocument } from "./openapi-document.ts";
@@ -26,6 +26,7 @@ export function createApp(options: AppOptions = {}) {
   app.use("*", requestId({ headerName: "X-Request-Id" }));
   app.use("*", requestContext(options.now ?? Date.now));
   app.use("/v1/*", requireScope());
+  app.use("/v1/*", pathGuard);
   app.use("/v1/*", rateLimit);
   app.use("/v1/*", jsonBodyGuard);
   // Who is calling is settled before anything reads the body (the signature's

@@ -1,5 +1,6 @@
 import { createMiddleware } from "hono/factory";
 import { readConfig } from "../../src/config.ts";
+import { ValidationError } from "../../src/errors.ts";
 import type { AppEnv } from "../types.ts";
 import { checkKeyLengths } from "./auth.ts";
 
@@ -16,3 +17,28 @@ export function requestContext(now: () => number) {
     await next();
   });
 }
+
+/**
+ * Refuses a path whose percent-escapes are not UTF-8 (`%FF`, or `%ED%A0%80`, a lone surrogate):
+ * Hono keeps such a segment as the literal text, so a name or member would silently become the
+ * characters "%FF" (which a client encodes as `%25FF`) and a DELETE would remove that one. 400,
+ * before anything is read or written.
+ */
+export const pathGuard = createMiddleware<AppEnv>(async (c, next) => {
+  const url = c.req.url;
+  const start = url.indexOf("/", url.indexOf("://") + 3);
+  const end = url.search(/[?#]/);
+  const path = url.slice(start, end === -1 ? undefined : end);
+  if (path.includes("%")) {
+    for (const segment of path.split("/")) {
+      try {
+        decodeURIComponent(segment);
+      } catch {
+        throw new ValidationError("A path segment's percent-escapes are not UTF-8; encode names as UTF-8.", [
+          { path: "path", message: "percent-escapes must encode UTF-8" },
+        ]);
+      }
+    }
+  }
+  await next();
+});
