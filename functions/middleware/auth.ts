@@ -166,7 +166,26 @@ const NEEDS: Record<Scope, string> = {
  */
 const READ_POSTS = [/^\/v1\/leaderboards\/[^/]+\/rank\/?$/];
 
-function defaultScope(method: string, path: string): Scope {
+/**
+ * The admin-only routes, known here as well as by each route's own `requireScope("admin")`: the
+ * check of /v1/* then refuses an ingest or read key before the body is read and before the rate
+ * limiter's Redis call (a route's own middleware runs after both). test/worker/review-scopes.test.ts
+ * holds this table to every route's scope.
+ */
+const ADMIN_ROUTES: readonly (readonly [string, RegExp])[] = [
+  ["DELETE", /^\/v1\/(trending|counters|histograms|presence|leaderboards)\/[^/]+\/?$/],
+  ["PUT", /^\/v1\/(histograms|leaderboards)\/[^/]+\/?$/],
+  ["POST", /^\/v1\/counters\/[^/]+\/union\/?$/],
+  ["GET", /^\/v1\/ingest\/status\/?$/],
+  ["*", /^\/v1\/webhooks(\/.*)?$/],
+];
+
+/** The scope a /v1 request needs before its route runs (the route may require more). */
+export function defaultScope(method: string, path: string): Scope {
+  if (
+    ADMIN_ROUTES.some(([m, re]) => (m === "*" || m === method || (m === "GET" && method === "HEAD")) && re.test(path))
+  )
+    return "admin";
   if (method === "GET" || method === "HEAD") return "read";
   return method === "POST" && READ_POSTS.some((re) => re.test(path)) ? "read" : "ingest";
 }
