@@ -95,7 +95,7 @@ export interface RisingItem {
   count: number;
   /** Expected count for the elapsed part of this hour: the baseline hours' average × the elapsed fraction. */
   baseline: number;
-  /** count / baseline; null when the baseline is 0 (no count in any baseline hour). */
+  /** count / baseline, at most Number.MAX_VALUE (a subnormal baseline); null when the baseline is 0 (no count in any baseline hour). */
   ratio: number | null;
   /** (count − baseline) / √(baseline + 1): above 0 for every item, highest first. */
   score: number;
@@ -164,10 +164,16 @@ export async function rising(ctx: Ctx, stream: string, options: RisingOptions): 
   const items: RisingItem[] = [];
   members.forEach((member, i) => {
     const count = Number(counts[i]);
+    const sum = Number(sums[i]);
     // × elapsed first, then / hours: whole counts stay exact where they can
-    const baseline = (Number(sums[i]) * elapsed) / baselineHours;
+    const scaled = (sum * elapsed) / baselineHours;
+    // Counts are any finite number above 0, subnormal ones (1e-320) too: a positive sum may scale
+    // to 0 (kept at the least double, so b is 0 only without a baseline count), and c / b may
+    // overflow to Infinity (JSON null): the ratio is capped at the largest double instead.
+    const baseline = sum > 0 && scaled === 0 ? Number.MIN_VALUE : scaled;
+    const ratio = baseline > 0 ? Math.min(count / baseline, Number.MAX_VALUE) : null;
     const score = (count - baseline) / Math.sqrt(baseline + 1);
-    if (score > 0) items.push({ member, count, baseline, ratio: baseline > 0 ? count / baseline : null, score });
+    if (score > 0) items.push({ member, count, baseline, ratio, score });
   });
   items.sort((a, b) => b.score - a.score || compareBytes(a.member, b.member));
   const maxError = (Number(raw.maxError) * elapsed) / baselineHours;
