@@ -95,7 +95,7 @@ export interface RisingItem {
   count: number;
   /** Expected count for the elapsed part of this hour: the baseline hours' average × the elapsed fraction. */
   baseline: number;
-  /** count / baseline; null when the baseline is 0 (no count in any baseline hour). */
+  /** count / baseline, at most Number.MAX_VALUE (a subnormal baseline); null when the baseline is 0 (no count in any baseline hour). */
   ratio: number | null;
   /** (count − baseline) / √(baseline + 1): above 0 for every item, highest first. */
   score: number;
@@ -105,7 +105,7 @@ export interface RisingResult {
   stream: string;
   /** Hours the baseline averages over (the finished hours before the current one). */
   baselineHours: number;
-  /** Part of the current hour elapsed, 0..1: the baseline is scaled by it. */
+  /** Part of the current hour elapsed, at least 1 ms of it (so above 0) and below 1: the baseline is scaled by it. */
   elapsed: number;
   /** Members of the current hour considered: its top RISING_CANDIDATES (fewer when it has fewer). */
   candidates: number;
@@ -129,7 +129,8 @@ export interface RisingOptions extends TrendingSettings {
  * one script, at most 2 + baselineHours commands (3 with a warm union of the
  * baseline hours). score = (c − b) / √(b + 1), c the count so far this hour and
  * b the member's average hourly count over the baseline hours × the elapsed part
- * of this hour: a rough z-score under a Poisson model (its variance is its mean,
+ * of this hour (at least 1 ms of it, so b is 0 only for a member with no baseline
+ * count, even at HH:00:00.000): a rough z-score under a Poisson model (its variance is its mean,
  * +1 so that b = 0 does not divide by 0), so a jump from 0 to 3 (score 3) does not
  * beat one from 100 to 400 (score 29.9). Only members with score > 0 are listed;
  * ties by member, byte order.
@@ -156,14 +157,23 @@ export async function rising(ctx: Ctx, stream: string, options: RisingOptions): 
   const members = Array.isArray(raw.members) ? raw.members : [];
   const counts = Array.isArray(raw.counts) ? raw.counts : [];
   const sums = Array.isArray(raw.sums) ? raw.sums : [];
-  const elapsed = (ctx.now - H * HOUR) / HOUR;
+  // At least 1 ms: the current bucket already holds the events stamped at the hour's first
+  // millisecond, so at HH:00:00.000 its count covers 1 ms of the hour, not none. Scaling by 0
+  // would read every member's baseline as 0 (a steady member reported as new, ratio null).
+  const elapsed = Math.max(ctx.now - H * HOUR, 1) / HOUR;
   const items: RisingItem[] = [];
   members.forEach((member, i) => {
     const count = Number(counts[i]);
+    const sum = Number(sums[i]);
     // × elapsed first, then / hours: whole counts stay exact where they can
-    const baseline = (Number(sums[i]) * elapsed) / baselineHours;
+    const scaled = (sum * elapsed) / baselineHours;
+    // Counts are any finite number above 0, subnormal ones (1e-320) too: a positive sum may scale
+    // to 0 (kept at the least double, so b is 0 only without a baseline count), and c / b may
+    // overflow to Infinity (JSON null): the ratio is capped at the largest double instead.
+    const baseline = sum > 0 && scaled === 0 ? Number.MIN_VALUE : scaled;
+    const ratio = baseline > 0 ? Math.min(count / baseline, Number.MAX_VALUE) : null;
     const score = (count - baseline) / Math.sqrt(baseline + 1);
-    if (score > 0) items.push({ member, count, baseline, ratio: baseline > 0 ? count / baseline : null, score });
+    if (score > 0) items.push({ member, count, baseline, ratio, score });
   });
   items.sort((a, b) => b.score - a.score || compareBytes(a.member, b.member));
   const maxError = (Number(raw.maxError) * elapsed) / baselineHours;

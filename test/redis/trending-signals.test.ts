@@ -40,6 +40,16 @@ describe("trending signals in the library", () => {
     expect((await s.rising()).items).toEqual([]);
   });
 
+  it("subnormal counts: a baseline count never reads as b = 0, and the ratio stays finite", async () => {
+    // 5e-324 (the least double) × 0.25 elapsed / 2 h underflows to 0; kept at the least double instead
+    const ctx = lib.ctx(T0, "trend-signals-tiny");
+    const settings = { retentionHours: 50 };
+    await trending.record(ctx, "t", [{ member: "x", count: 5e-324, at: T0 - HOUR }], settings);
+    await trending.record(ctx, "t", [{ member: "x", count: 2 }], settings);
+    const rising = await trending.rising(ctx, "t", { ...settings, baselineHours: 2 });
+    expect(rising.items).toEqual([{ member: "x", count: 2, baseline: 5e-324, ratio: Number.MAX_VALUE, score: 2 }]);
+  });
+
   it("a trimmed baseline hour: the baselines may be low, by at most maxError (scaled like them)", async () => {
     const ctx = lib.ctx(T0, "trend-signals-trim");
     const settings = { retentionHours: 50 };

@@ -312,13 +312,11 @@ describe("trending signals (API.md v2: rising, history)", () => {
     expect(text.body.split("\r\n")[3]).toBe("aa,5,0,,5");
   });
 
-  // README: "ratio = count / baseline (null for a new member)"; docs/trending.md: "null when b is 0
-  // (no count in any baseline hour: new, not infinitely rising)". At the first millisecond of an
-  // hour (elapsed = 0, an event exactly at the boundary) every baseline is scaled to 0, so a member
-  // with 150 an hour in the baseline reads `baseline: 0, ratio: null`: reported as new. Right: a
-  // member with baseline counts is never reported as new (e.g. floor the elapsed part, or compare
-  // with the unscaled rate at elapsed 0).
-  it.fails("an event exactly at the hour boundary: a member with a baseline is not reported as new", async () => {
+  // FIXED (was low; the elapsed part is now at least 1 ms, the bucket already counting that
+  // millisecond's events): README: "ratio = count / baseline (null for a new member)". At the first
+  // millisecond of an hour (elapsed = 0, an event exactly at the boundary) every baseline was scaled
+  // to 0, so a member with 150 an hour in the baseline read `baseline: 0, ratio: null`: reported as new.
+  it("an event exactly at the hour boundary: a member with a baseline is not reported as new", async () => {
     const a = track(createTestApi({ label: "rc-rising-edge", start: "2026-11-22T11:30:00Z" }));
     await a.post("/v1/trending/e/events", { member: "steady", count: 150 });
     a.setNow("2026-11-22T12:00:00.000Z");

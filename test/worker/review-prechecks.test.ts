@@ -310,13 +310,12 @@ describe("findings", () => {
     expect({ status: res.status, member: after.status }).toEqual({ status: 400, member: 200 });
   });
 
-  // BUG (lowest): a trending `count` is "finite, 0 < count ≤ 1e12", so the prechecks (and zod)
+  // FIXED (was lowest; the ratio is capped at Number.MAX_VALUE, and a positive baseline sum never
+  // scales to 0): a trending `count` is "finite, 0 < count ≤ 1e12", so the prechecks (and zod)
   // take subnormal counts such as 1e-320. In the rising baseline (a 24-hour average) it stays a
-  // positive 2.08e-322, yet `count / baseline` overflows to Infinity, which JSON answers as
+  // positive 2.08e-322, yet `count / baseline` overflowed to Infinity, which JSON answers as
   // `ratio: null` — documented as "null when the baseline is 0" (functions/routes/trending.ts).
-  // Right: `ratio` null only for a zero baseline (a finite ratio, or a baseline floored to 0, or
-  // counts below some minimum refused with a 400).
-  it.fails("rising: ratio is null only when the baseline is 0, even after a subnormal count", async () => {
+  it("rising: ratio is null only when the baseline is 0, even after a subnormal count", async () => {
     const start = api.now;
     api.setNow(start - 3 * 3600_000);
     expect((await api.post("/v1/trending/sub/events", undefined, json('{"member":"x","count":1e-320}'))).status).toBe(
