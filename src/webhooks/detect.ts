@@ -52,9 +52,9 @@ export async function detectTrending(ctx: Ctx, hooks: StoredWebhook[]): Promise<
     },
     {
       now: ctx.now,
-      at: new Date(ctx.now).toISOString(),
+      at: ctx.now,
       hour,
-      hourStart: new Date(hour * HOUR).toISOString(),
+      hourStart: hour * HOUR,
       maxPending: MAX_PENDING,
       webhooks: subs.map((s) => s.hook.name),
       since: subs.map((s) => s.hook.createdAt),
@@ -84,7 +84,7 @@ export async function detectPeaks(ctx: Ctx, hooks: StoredWebhook[]): Promise<Det
     },
     {
       now: ctx.now,
-      at: new Date(ctx.now).toISOString(),
+      at: ctx.now,
       day: new Date(start).toISOString().slice(0, 10),
       dayStart: start,
       maxPending: MAX_PENDING,
@@ -136,7 +136,10 @@ export async function detectRising(ctx: Ctx, hooks: StoredWebhook[], retentionHo
   // take turns: the run of minute m reads the streams from m × per on (wrapping)
   const start = streams.length > per ? (Math.floor(ctx.now / MINUTE) * per) % streams.length : 0;
   const turn = streams.length > per ? [...streams, ...streams].slice(start, start + per) : streams;
-  const hour = new Date(hourIndex(ctx.now) * HOUR).toISOString();
+  const hour = hourIndex(ctx.now) * HOUR;
+  // the event id's key keeps the ISO hour it was made of before `data.hour` became epoch ms
+  // (2026-11-26), so a member found rising before and after the upgrade is one event
+  const hourKey = new Date(hour).toISOString();
   const out: RisingDetected = { ...none, streams: turn.length, of: streams.length, more: streams.length > turn.length };
   for (const stream of turn) {
     const found = await trending.rising(ctx, stream, {
@@ -152,7 +155,7 @@ export async function detectRising(ctx: Ctx, hooks: StoredWebhook[], retentionHo
       above.map((item) => ({
         type: "trending.rising" as const,
         subject: { kind: "stream" as const, name: stream },
-        key: `${hour}\n${item.member}`,
+        key: `${hourKey}\n${item.member}`,
         score: item.score,
         data: {
           stream,
@@ -224,7 +227,7 @@ for i, webhook in ipairs(webhooks) do
       local members = changes[t[1]]
       if #members > 0 and string.find(wants[i], t[2], 1, true) then
         local id = eventIdOf(t[1], streams[i], n .. '\\n' .. hour)
-        local body = cjson.encode({id = id, type = t[1], at = at, data = {stream = streams[i], hour = hourStart, n = n, members = members}})
+        local body = cjson.encode({id = id, type = t[1], at = tonumber(at), data = {stream = streams[i], hour = tonumber(hourStart), n = n, members = members}})
         out.events = out.events + 1
         if room <= 0 then
           out.full = out.full + 1
@@ -270,7 +273,7 @@ for i, webhook in ipairs(webhooks) do
   if peak > told then
     local id = eventIdOf('presence.peak', rooms[i], day .. '\\n' .. peak)
     local data = {room = rooms[i], day = day, peak = peak, peakAt = tonumber(dayStart) + peakAt, previous = told}
-    local body = cjson.encode({id = id, type = 'presence.peak', at = at, data = data})
+    local body = cjson.encode({id = id, type = 'presence.peak', at = tonumber(at), data = data})
     out.events = out.events + 1
     if room <= 0 then
       out.full = out.full + 1

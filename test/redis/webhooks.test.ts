@@ -41,7 +41,7 @@ const hook = (over: Partial<webhooks.WebhookInput> = {}): webhooks.WebhookInput 
   ...over,
 });
 const body = (i: number) =>
-  JSON.parse(receiver.received[i]!.body) as { id: string; type: string; at: string; data: Record<string, unknown> };
+  JSON.parse(receiver.received[i]!.body) as { id: string; type: string; at: number; data: Record<string, unknown> };
 
 describe("webhook management", () => {
   it("creates, replaces, lists without secrets and deletes", async () => {
@@ -125,7 +125,7 @@ describe("direct delivery", () => {
     expect(JSON.parse(got.body)).toEqual({
       id,
       type: "webhook.test",
-      at: new Date(T0).toISOString(),
+      at: T0,
       data: { webhook: "ops" },
     });
     const sig = got.headers["edgestats-signature"]!;
@@ -143,7 +143,7 @@ describe("direct delivery", () => {
         event: id,
         type: "webhook.test",
         attempt: 1,
-        at: new Date(T0).toISOString(),
+        at: T0,
         via: "direct",
         outcome: "delivered",
         status: 200,
@@ -153,6 +153,15 @@ describe("direct delivery", () => {
     ]);
     // nothing is left to deliver
     expect(await webhooks.deliverDue({ ...ctx, now: T0 + HOUR }, direct)).toMatchObject({ claimed: 0 });
+  });
+
+  it("a log entry written before times were epoch ms (ISO `at`) is answered in epoch ms", async () => {
+    const ctx = lib.ctx(T0, "log-iso");
+    await webhooks.put(ctx, "ops", hook(), direct);
+    const old = { delivery: "evt_x:ops", event: "evt_x", type: "webhook.test", attempt: 1, via: "direct" };
+    const entry = { ...old, at: new Date(T0).toISOString(), outcome: "delivered", status: 200, error: null };
+    await command(lib.target, "LPUSH", hookKeys(ctx.prefix, "ops").log, JSON.stringify({ ...entry, messageId: null }));
+    expect((await webhooks.deliveries(ctx, "ops")).deliveries).toEqual([{ ...entry, at: T0, messageId: null }]);
   });
 
   it("an unknown webhook is a 404-class error and queues nothing", async () => {
@@ -377,16 +386,16 @@ describe("trending.entered / trending.left", () => {
     expect(run).toMatchObject({ webhooks: 3, checked: 3, events: 3, queued: 3, full: 0, claimed: 3, delivered: 3 });
     const got = receiver.received
       .slice(start)
-      .map((r) => JSON.parse(r.body) as { id: string; type: string; at: string; data: Record<string, unknown> });
+      .map((r) => JSON.parse(r.body) as { id: string; type: string; at: number; data: Record<string, unknown> });
     const entered = got.filter((b) => b.type === "trending.entered");
     const left = got.filter((b) => b.type === "trending.left");
     expect(entered).toHaveLength(2);
     expect(entered[0]!.id).toBe(entered[1]!.id);
     expect(entered[0]).toMatchObject({
-      at: new Date(at).toISOString(),
+      at,
       data: {
         stream: "s",
-        hour: new Date(hour * HOUR).toISOString(),
+        hour: hour * HOUR,
         n: 3,
         members: [{ member: 'név, "q"', rank: 2, count: 10 }],
       },
@@ -395,7 +404,7 @@ describe("trending.entered / trending.left", () => {
       expect.objectContaining({
         data: {
           stream: "s",
-          hour: new Date(hour * HOUR).toISOString(),
+          hour: hour * HOUR,
           n: 3,
           members: [{ member: "c", previousRank: 3, previousCount: 7 }],
         },
