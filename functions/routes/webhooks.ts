@@ -78,7 +78,7 @@ const Delivery = once(() =>
       event: z.string().openapi({ description: "the event's id (also in its body)" }),
       type: z.string(),
       attempt: z.number().int(),
-      at: z.string().openapi({ description: "when this attempt was made (ISO-8601)" }),
+      at: z.number().int().openapi({ description: "when this attempt was made (epoch ms)" }),
       via: z.enum(["direct", "qstash"]),
       outcome: z.enum(["delivered", "published", "retrying", "failed"]).openapi({
         description:
@@ -134,6 +134,7 @@ lazyRoute(
     summary: "Create a webhook or replace its settings (admin)",
     description:
       'At most 20 webhooks. Events are POSTed as `{"id","type","at","data"}`, at least once (`id` is stable: deduplicate on it); ' +
+      "`at` and the times in `data` (`hour`, `peakAt`) are epoch milliseconds; " +
       'directly with `Edgestats-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`, or through QStash when QSTASH_TOKEN is set.',
     middleware: [requireScope("admin")] as const,
     request: { params: params(), ...jsonBody(WebhookBody()) },

@@ -49,8 +49,8 @@ export interface Attempt {
   ok: boolean;
   /** `delivered` (the receiver answered 2xx) or `published` (QStash accepted it and now delivers and retries). */
   outcome: "delivered" | "published" | null;
-  /** ISO time of the attempt. */
-  at: string;
+  /** When the attempt was made (epoch ms). */
+  at: number;
   via: "direct" | "qstash";
   /** HTTP status of the receiver (direct) or of QStash (publish); null when no answer came. */
   status: number | null;
@@ -67,7 +67,7 @@ function dedupId(id: string): string {
 /** Sends one delivery (direct or through QStash) and says how it went; never throws. */
 export async function send(delivery: Claimed, settings: DeliverySettings, nowMs: number): Promise<Attempt> {
   const via = settings.qstash ? "qstash" : "direct";
-  const at = new Date(nowMs).toISOString();
+  const at = nowMs;
   const sig = await signature(delivery.secret, delivery.body, nowMs);
   const headers: Record<string, string> = { "content-type": "application/json" };
   let target = delivery.url;

@@ -1,6 +1,6 @@
 import type { Ctx } from "../context.ts";
 import { dayKeys } from "../presence/keys.ts";
-import { HOUR, MINUTE, dayStart, hourIndex } from "../time.ts";
+import { DAY, HOUR, MINUTE, dayStart, hourIndex } from "../time.ts";
 import * as trending from "../trending/index.ts";
 import { streamKeys } from "../trending/keys.ts";
 import { MAX_PENDING } from "./deliver.ts";
@@ -52,9 +52,9 @@ export async function detectTrending(ctx: Ctx, hooks: StoredWebhook[]): Promise<
     },
     {
       now: ctx.now,
-      at: new Date(ctx.now).toISOString(),
+      at: ctx.now,
       hour,
-      hourStart: new Date(hour * HOUR).toISOString(),
+      hourStart: hour * HOUR,
       maxPending: MAX_PENDING,
       webhooks: subs.map((s) => s.hook.name),
       since: subs.map((s) => s.hook.createdAt),
@@ -66,7 +66,19 @@ export async function detectTrending(ctx: Ctx, hooks: StoredWebhook[]): Promise<
   return value;
 }
 
-/** `presence.peak`: today's PCU of each subscribed room above what its webhook was told today. */
+/**
+ * Runs this long after UTC midnight also finish the day that ended (`presence.peak`): a peak
+ * reached after that day's last run (23:59:xx) is told by the first run of the new day. Five
+ * minutes, as the presence trim job's rollover after midnight (one presence timeout, 300 s by
+ * default), so a late or missed cron run still finds it; the day's record is final at midnight.
+ */
+export const PEAK_ROLLOVER_MS = 5 * MINUTE;
+
+/**
+ * `presence.peak`: today's PCU of each subscribed room above what its webhook was told today; in
+ * the runs of the first PEAK_ROLLOVER_MS after midnight, first yesterday's above what it was told
+ * yesterday (for webhooks that existed before midnight), so no peak of a day goes untold.
+ */
 export async function detectPeaks(ctx: Ctx, hooks: StoredWebhook[]): Promise<Detected> {
   const subs = hooks.flatMap((h) =>
     h.events.includes("presence.peak") && h.filter && "room" in h.filter ? [{ hook: h, room: h.filter.room }] : [],
@@ -74,6 +86,8 @@ export async function detectPeaks(ctx: Ctx, hooks: StoredWebhook[]): Promise<Det
   if (subs.length === 0) return NONE;
   const reg = registryKeys(ctx.prefix);
   const start = dayStart(ctx.now);
+  // only right after midnight: an ordinary run declares and reads no record of yesterday
+  const rollover = ctx.now - start < PEAK_ROLLOVER_MS;
   const { value } = await detectPeaksScript.run<Detected>(
     ctx.redis,
     {
@@ -81,12 +95,15 @@ export async function detectPeaks(ctx: Ctx, hooks: StoredWebhook[]): Promise<Det
       deliveries: reg.deliveries,
       marks: subs.map((s) => hookKeys(ctx.prefix, s.hook.name).marks),
       dailies: subs.map((s) => dayKeys(ctx.prefix, s.room, ctx.now).daily),
+      yesterdays: rollover ? subs.map((s) => dayKeys(ctx.prefix, s.room, start - DAY).daily) : [],
     },
     {
       now: ctx.now,
-      at: new Date(ctx.now).toISOString(),
+      at: ctx.now,
       day: new Date(start).toISOString().slice(0, 10),
       dayStart: start,
+      yesterday: new Date(start - DAY).toISOString().slice(0, 10),
+      yesterdayStart: start - DAY,
       maxPending: MAX_PENDING,
       webhooks: subs.map((s) => s.hook.name),
       since: subs.map((s) => s.hook.createdAt),
@@ -136,7 +153,10 @@ export async function detectRising(ctx: Ctx, hooks: StoredWebhook[], retentionHo
   // take turns: the run of minute m reads the streams from m × per on (wrapping)
   const start = streams.length > per ? (Math.floor(ctx.now / MINUTE) * per) % streams.length : 0;
   const turn = streams.length > per ? [...streams, ...streams].slice(start, start + per) : streams;
-  const hour = new Date(hourIndex(ctx.now) * HOUR).toISOString();
+  const hour = hourIndex(ctx.now) * HOUR;
+  // the event id's key keeps the ISO hour it was made of before `data.hour` became epoch ms
+  // (2026-11-26), so a member found rising before and after the upgrade is one event
+  const hourKey = new Date(hour).toISOString();
   const out: RisingDetected = { ...none, streams: turn.length, of: streams.length, more: streams.length > turn.length };
   for (const stream of turn) {
     const found = await trending.rising(ctx, stream, {
@@ -152,7 +172,7 @@ export async function detectRising(ctx: Ctx, hooks: StoredWebhook[], retentionHo
       above.map((item) => ({
         type: "trending.rising" as const,
         subject: { kind: "stream" as const, name: stream },
-        key: `${hour}\n${item.member}`,
+        key: `${hourKey}\n${item.member}`,
         score: item.score,
         data: {
           stream,
@@ -224,7 +244,7 @@ for i, webhook in ipairs(webhooks) do
       local members = changes[t[1]]
       if #members > 0 and string.find(wants[i], t[2], 1, true) then
         local id = eventIdOf(t[1], streams[i], n .. '\\n' .. hour)
-        local body = cjson.encode({id = id, type = t[1], at = at, data = {stream = streams[i], hour = hourStart, n = n, members = members}})
+        local body = cjson.encode({id = id, type = t[1], at = tonumber(at), data = {stream = streams[i], hour = tonumber(hourStart), n = n, members = members}})
         out.events = out.events + 1
         if room <= 0 then
           out.full = out.full + 1
@@ -246,42 +266,62 @@ return out
  * `presence.peak` for each subscribed webhook (parallel lists: name, room, marks, today's daily
  * presence key): today's PCU, read from the daily key's header (u32 at bit 32, and the ms after
  * midnight it was reached at bit 64, the layout src/presence documents), above the peak this
- * webhook was last told about today.
+ * webhook was last told about today. The mark (`<day>:<peak>`) holds the day last told.
+ * `yesterdays` (only in the runs right after midnight, else empty): the day that ended is
+ * finished first, above what the mark says was told of it, unless the mark is already today's
+ * (finished by an earlier run) or the webhook was created after midnight.
  */
 export const detectPeaksScript = defineScript({
   name: "webhooks.detectPeaks",
   write: true,
-  keys: ["pending", "deliveries", "...marks", "...dailies"],
-  args: ["now", "at", "day", "dayStart", "maxPending", "...webhooks", "...since", "...rooms"],
+  keys: ["pending", "deliveries", "...marks", "...dailies", "...yesterdays"],
+  args: [
+    "now",
+    "at",
+    "day",
+    "dayStart",
+    "yesterday",
+    "yesterdayStart",
+    "maxPending",
+    "...webhooks",
+    "...since",
+    "...rooms",
+  ],
   uses: [queueLua, eventIdLua],
   lua: `
 local room = tonumber(maxPending) - redis.call('ZCARD', pending)
 local out = {checked = 0, events = 0, queued = 0, full = 0}
-for i, webhook in ipairs(webhooks) do
-  local header = redis.call('BITFIELD', dailies[i], 'GET', 'u32', 32, 'GET', 'u32', 64)
+-- tells webhook i the peak of one day (its label, its start, its daily key) if above told
+local function tell(i, webhook, label, start, daily, told)
+  local header = redis.call('BITFIELD', daily, 'GET', 'u32', 32, 'GET', 'u32', 64)
   local peak, peakAt = header[1], header[2]
+  if peak <= told then return end
+  local id = eventIdOf('presence.peak', rooms[i], label .. '\\n' .. peak)
+  local data = {room = rooms[i], day = label, peak = peak, peakAt = tonumber(start) + peakAt, previous = told}
+  local body = cjson.encode({id = id, type = 'presence.peak', at = tonumber(at), data = data})
+  out.events = out.events + 1
+  if room <= 0 then
+    out.full = out.full + 1
+    return
+  end
+  if queueDelivery(pending, deliveries, webhook, tonumber(since[i]), id, 'presence.peak', body, now, 0) == 1 then
+    out.queued = out.queued + 1
+    room = room - 1
+  end
+  redis.call('HSET', marks[i], 'peak', label .. ':' .. peak)
+end
+for i, webhook in ipairs(webhooks) do
   local mark = redis.call('HGET', marks[i], 'peak')
-  local told = 0
+  local markDay, markPeak = nil, 0
   if mark then
-    local markDay, markPeak = string.match(mark, '^([%d-]+):(%d+)$')
-    if markDay == day then told = tonumber(markPeak) end
+    markDay, markPeak = string.match(mark, '^([%d-]+):(%d+)$')
+    markPeak = tonumber(markPeak) or 0
   end
   out.checked = out.checked + 1
-  if peak > told then
-    local id = eventIdOf('presence.peak', rooms[i], day .. '\\n' .. peak)
-    local data = {room = rooms[i], day = day, peak = peak, peakAt = tonumber(dayStart) + peakAt, previous = told}
-    local body = cjson.encode({id = id, type = 'presence.peak', at = at, data = data})
-    out.events = out.events + 1
-    if room <= 0 then
-      out.full = out.full + 1
-    else
-      if queueDelivery(pending, deliveries, webhook, tonumber(since[i]), id, 'presence.peak', body, now, 0) == 1 then
-        out.queued = out.queued + 1
-        room = room - 1
-      end
-      redis.call('HSET', marks[i], 'peak', day .. ':' .. peak)
-    end
+  if yesterdays[i] and markDay ~= day and tonumber(since[i]) < tonumber(dayStart) then
+    tell(i, webhook, yesterday, yesterdayStart, yesterdays[i], markDay == yesterday and markPeak or 0)
   end
+  tell(i, webhook, day, dayStart, dailies[i], markDay == day and markPeak or 0)
 end
 return out
 `,

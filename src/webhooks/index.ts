@@ -30,5 +30,5 @@ export {
   type WebhookInput,
 } from "./validate.ts";
 export { emitLua } from "./scripts.ts";
-export { RISING_BASELINE_HOURS, RISING_EVENTS_PER_STREAM, RISING_STREAMS_PER_RUN } from "./detect.ts";
+export { PEAK_ROLLOVER_MS, RISING_BASELINE_HOURS, RISING_EVENTS_PER_STREAM, RISING_STREAMS_PER_RUN } from "./detect.ts";
 export { jobs, trendingWebhooksJob, webhooksJob } from "./jobs.ts";

@@ -102,7 +102,7 @@ end`,
 /**
  * `emit` inside another feature's write script, so detecting an event and queueing it are one
  * round trip (leaderboard.leader). `wk` are the registry keys (webhooks/index.ts, `emitBlock`:
- * hooks, pending, deliveries, recent) and `wa` its arguments (now, at, maxPending, maxRecent);
+ * hooks, pending, deliveries, recent) and `wa` its arguments (now, at (epoch ms), maxPending, maxRecent);
  * `data` is the event's data as JSON text (so a score keeps every digit Redis printed), `score`
  * a trending.rising score ('' for other events). Queues the event for every matching webhook
  * not already told (`freshTargets`); with no subscriber it costs the HGETALL alone.
@@ -120,7 +120,7 @@ local function emitEvent(wk, wa, eventType, kind, subject, key, data, score)
   local eventId = eventIdOf(eventType, subject, key)
   targets = freshTargets(recent, targets, eventId)
   if #targets == 0 then return {queued = 0, full = 0, repeated = true} end
-  local body = '{"id":' .. cjson.encode(eventId) .. ',"type":' .. cjson.encode(eventType) .. ',"at":' .. cjson.encode(at) .. ',"data":' .. data .. '}'
+  local body = '{"id":' .. cjson.encode(eventId) .. ',"type":' .. cjson.encode(eventType) .. ',"at":' .. cjson.encode(tonumber(at)) .. ',"data":' .. data .. '}'
   local room = maxPending - redis.call('ZCARD', pending)
   local queued, full, told = 0, 0, {}
   for _, t in ipairs(targets) do

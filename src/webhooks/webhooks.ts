@@ -130,7 +130,8 @@ export interface DeliveryRecord {
   event: string;
   type: string;
   attempt: number;
-  at: string;
+  /** When this attempt was made (epoch ms). */
+  at: number;
   via: "direct" | "qstash";
   outcome: "delivered" | "published" | "retrying" | "failed";
   status: number | null;
@@ -157,7 +158,16 @@ export async function deliveries(
       { name, limit },
     ),
   );
-  return { deliveries: raw.map((entry) => JSON.parse(entry) as DeliveryRecord) };
+  return { deliveries: raw.map(recordOf) };
+}
+
+/**
+ * A log entry as answered: entries logged before 2026-11-26 hold `at` as an ISO-8601 string; the
+ * log keeps 50 per webhook, so they linger until pushed out, and are answered in epoch ms too.
+ */
+function recordOf(entry: string): DeliveryRecord {
+  const record = JSON.parse(entry) as Omit<DeliveryRecord, "at"> & { at: number | string };
+  return { ...record, at: typeof record.at === "string" ? Date.parse(record.at) : record.at };
 }
 
 /**
@@ -215,7 +225,7 @@ export async function emit(
     throw new Error(`emit: unknown event type '${event.type}'`);
   const subject = event.subject?.name ?? "";
   const id = await eventIdOf(event.type, subject, event.key);
-  const body = JSON.stringify({ id, type: event.type, at: new Date(ctx.now).toISOString(), data: event.data });
+  const body = JSON.stringify({ id, type: event.type, at: ctx.now, data: event.data });
   const reg = registryKeys(ctx.prefix);
   const { value } = await enqueueScript.run<{ queued: number; full: number; repeated?: boolean }>(
     ctx.redis,
@@ -246,7 +256,8 @@ export function emitBlock(ctx: Ctx): { keys: string[]; args: (string | number)[]
   const reg = registryKeys(ctx.prefix);
   return {
     keys: [reg.hooks, reg.pending, reg.deliveries, reg.recent],
-    args: [ctx.now, new Date(ctx.now).toISOString(), MAX_PENDING, MAX_RECENT],
+    // now, and the body's `at` (the same instant, epoch ms)
+    args: [ctx.now, ctx.now, MAX_PENDING, MAX_RECENT],
   };
 }
 
@@ -293,7 +304,7 @@ export async function test(
   const body = JSON.stringify({
     id,
     type: "webhook.test",
-    at: new Date(ctx.now).toISOString(),
+    at: ctx.now,
     data: { webhook: name },
   });
   const reg = registryKeys(ctx.prefix);

@@ -95,11 +95,10 @@ describe("direct delivery: retries and deduplication", () => {
 });
 
 describe("event bodies", () => {
-  // API.md common rules: "Time: timestamps in and out are epoch milliseconds". The body's `at` is
-  // an ISO-8601 string (src/webhooks/webhooks.ts), as are trending.entered/left's and
-  // trending.rising's `data.hour` (src/webhooks/detect.ts), while presence.peak's `peakAt` and
-  // GET …/history's `hour` are epoch ms. README names no exception. Right: epoch ms throughout.
-  it.fails("`at` is epoch milliseconds", async () => {
+  // FIXED (was: the body's `at` was an ISO-8601 string, src/webhooks/webhooks.ts): API.md common
+  // rules, "Time: timestamps in and out are epoch milliseconds": `at` is epoch ms in every event
+  // (webhook.test, emit, emitLua, detection), as presence.peak's `peakAt` and GET …/history's `hour`.
+  it("`at` is epoch milliseconds", async () => {
     const ctx = lib.ctx(T0, "at");
     await webhooks.put(
       ctx,
@@ -114,10 +113,10 @@ describe("event bodies", () => {
     expect(body.at).toBe(T0);
   });
 
-  // Same rule ("timestamps in and out are epoch milliseconds"): trending.rising's (and
-  // trending.entered/left's) `data.hour` is an ISO string, where GET /v1/trending/{stream}/history
-  // answers `hour` as epoch ms. (test/redis/webhooks-signals.test.ts pins the ISO form today.)
-  it.fails("trending.rising's data.hour is epoch milliseconds, as GET …/history's hour", async () => {
+  // FIXED (was: trending.rising's and trending.entered/left's `data.hour` were ISO strings, where
+  // GET /v1/trending/{stream}/history answers `hour` as epoch ms): same rule ("timestamps in and
+  // out are epoch milliseconds"); test/redis/webhooks*.test.ts pin the epoch ms form now.
+  it("trending.rising's data.hour is epoch milliseconds, as GET …/history's hour", async () => {
     const ctx = lib.ctx(T0, "rising-hour");
     const retention = { retentionHours: config.trendingRetentionHours };
     await trending.record(ctx, "s", [{ member: "x", count: 60 }], retention);
@@ -134,11 +133,10 @@ describe("event bodies", () => {
     expect(body.data.hour).toBe(Math.floor(T0 / HOUR) * HOUR);
   });
 
-  // API.md: event `presence.peak`. The minute job compares only *today's* PCU (detectPeaks reads
-  // the daily record of ctx.now's day), so a new peak reached after the day's last run (23:59:xx)
-  // is never told: the 00:00 run already reads the new day. Right: the first run of a day also
-  // finishes the day before (or the event says the peak it missed).
-  it.fails("a peak reached in the last minute of a UTC day is still told", async () => {
+  // FIXED (was: the minute job compared only *today's* PCU, so a new peak reached after the day's
+  // last run (23:59:xx) was never told): API.md, event `presence.peak`. The runs of the first
+  // minutes after midnight (PEAK_ROLLOVER_MS) also finish the day before for the subscribed rooms.
+  it("a peak reached in the last minute of a UTC day is still told", async () => {
     const ctx = lib.ctx(T0, "peak-midnight");
     await webhooks.put(
       ctx,

@@ -33,7 +33,7 @@ afterAll(async () => {
 interface Event {
   id: string;
   type: string;
-  at: string;
+  at: number;
   data: Record<string, unknown>;
 }
 
@@ -69,7 +69,7 @@ describe("leaderboard.leader", () => {
       {
         id: expect.stringMatching(/^evt_[0-9a-f]{32}$/),
         type: "leaderboard.leader",
-        at: new Date(T0).toISOString(),
+        at: T0,
         data: { board: "b", player: "ann", score: 5, previous: null, season: null },
       },
     ]);
@@ -243,7 +243,7 @@ describe("trending.rising", () => {
     // x: 60 against a baseline of 2 an hour × half an hour elapsed = 1
     expect(data).toEqual({
       stream: "s",
-      hour: new Date(H).toISOString(),
+      hour: H,
       member: "x",
       count: 60,
       baseline: 1,
@@ -276,7 +276,7 @@ describe("trending.rising", () => {
     const again = await webhooks.webhooksJob(nextHour, config);
     expect(again).toMatchObject({ risingEvents: 1, risingQueued: 1, delivered: 1 });
     const last = JSON.parse(receiver.received.at(-1)!.body) as Event;
-    expect(last.data).toMatchObject({ stream: "s", member: "x", hour: new Date(H + HOUR).toISOString() });
+    expect(last.data).toMatchObject({ stream: "s", member: "x", hour: H + HOUR });
     expect(last.id).not.toBe(got[0]!.id);
   });
 

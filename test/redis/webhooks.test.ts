@@ -7,13 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readConfig } from "../../src/config.ts";
 import type { Ctx } from "../../src/context.ts";
 import { ValidationError } from "../../src/errors.ts";
+import { createRedis } from "../../src/redis/client.ts";
 import { dayKeys } from "../../src/presence/keys.ts";
 import { HOUR, MINUTE, hourIndex } from "../../src/time.ts";
 import { streamKeys } from "../../src/trending/keys.ts";
 import * as webhooks from "../../src/webhooks/index.ts";
 import { hookKeys, registryKeys } from "../../src/webhooks/keys.ts";
 import { libraryTest } from "../helpers/library.ts";
-import { command } from "../helpers/upstash-rest.ts";
+import { command, resetStats, statsOf } from "../helpers/upstash-rest.ts";
 import { eventually, startQstash, startReceiver, type Qstash, type Receiver } from "../helpers/webhook-receiver.ts";
 
 const lib = libraryTest("webhooks");
@@ -41,7 +42,7 @@ const hook = (over: Partial<webhooks.WebhookInput> = {}): webhooks.WebhookInput 
   ...over,
 });
 const body = (i: number) =>
-  JSON.parse(receiver.received[i]!.body) as { id: string; type: string; at: string; data: Record<string, unknown> };
+  JSON.parse(receiver.received[i]!.body) as { id: string; type: string; at: number; data: Record<string, unknown> };
 
 describe("webhook management", () => {
   it("creates, replaces, lists without secrets and deletes", async () => {
@@ -125,7 +126,7 @@ describe("direct delivery", () => {
     expect(JSON.parse(got.body)).toEqual({
       id,
       type: "webhook.test",
-      at: new Date(T0).toISOString(),
+      at: T0,
       data: { webhook: "ops" },
     });
     const sig = got.headers["edgestats-signature"]!;
@@ -143,7 +144,7 @@ describe("direct delivery", () => {
         event: id,
         type: "webhook.test",
         attempt: 1,
-        at: new Date(T0).toISOString(),
+        at: T0,
         via: "direct",
         outcome: "delivered",
         status: 200,
@@ -153,6 +154,15 @@ describe("direct delivery", () => {
     ]);
     // nothing is left to deliver
     expect(await webhooks.deliverDue({ ...ctx, now: T0 + HOUR }, direct)).toMatchObject({ claimed: 0 });
+  });
+
+  it("a log entry written before times were epoch ms (ISO `at`) is answered in epoch ms", async () => {
+    const ctx = lib.ctx(T0, "log-iso");
+    await webhooks.put(ctx, "ops", hook(), direct);
+    const old = { delivery: "evt_x:ops", event: "evt_x", type: "webhook.test", attempt: 1, via: "direct" };
+    const entry = { ...old, at: new Date(T0).toISOString(), outcome: "delivered", status: 200, error: null };
+    await command(lib.target, "LPUSH", hookKeys(ctx.prefix, "ops").log, JSON.stringify({ ...entry, messageId: null }));
+    expect((await webhooks.deliveries(ctx, "ops")).deliveries).toEqual([{ ...entry, at: T0, messageId: null }]);
   });
 
   it("an unknown webhook is a 404-class error and queues nothing", async () => {
@@ -377,16 +387,16 @@ describe("trending.entered / trending.left", () => {
     expect(run).toMatchObject({ webhooks: 3, checked: 3, events: 3, queued: 3, full: 0, claimed: 3, delivered: 3 });
     const got = receiver.received
       .slice(start)
-      .map((r) => JSON.parse(r.body) as { id: string; type: string; at: string; data: Record<string, unknown> });
+      .map((r) => JSON.parse(r.body) as { id: string; type: string; at: number; data: Record<string, unknown> });
     const entered = got.filter((b) => b.type === "trending.entered");
     const left = got.filter((b) => b.type === "trending.left");
     expect(entered).toHaveLength(2);
     expect(entered[0]!.id).toBe(entered[1]!.id);
     expect(entered[0]).toMatchObject({
-      at: new Date(at).toISOString(),
+      at,
       data: {
         stream: "s",
-        hour: new Date(hour * HOUR).toISOString(),
+        hour: hour * HOUR,
         n: 3,
         members: [{ member: 'név, "q"', rank: 2, count: 10 }],
       },
@@ -395,7 +405,7 @@ describe("trending.entered / trending.left", () => {
       expect.objectContaining({
         data: {
           stream: "s",
-          hour: new Date(hour * HOUR).toISOString(),
+          hour: hour * HOUR,
           n: 3,
           members: [{ member: "c", previousRank: 3, previousCount: 7 }],
         },
@@ -483,5 +493,63 @@ describe("presence.peak", () => {
     await setPeak(ctx, "r", tomorrow, 2, 60_000);
     expect(await webhooks.webhooksJob({ ...ctx, now: tomorrow }, config)).toMatchObject({ events: 1, delivered: 1 });
     expect(body(start + 3).data).toMatchObject({ room: "r", day: "2026-11-23", peak: 2, previous: 0 });
+  });
+
+  it("the runs right after midnight finish the day that ended, once; a webhook created after midnight is not told of it", async () => {
+    const ctx = lib.ctx(T0, "peak-rollover");
+    await webhooks.put(ctx, "old", hook({ events: ["presence.peak"], filter: { room: "m" } }), direct);
+    const midnight = Date.UTC(2026, 10, 23);
+    await setPeak(ctx, "m", T0, 4, 23 * HOUR);
+    expect(await webhooks.webhooksJob({ ...ctx, now: midnight - MINUTE }, config)).toMatchObject({ events: 1 });
+    // after that day's last run: 6 at 23:59:50; the new day starts with 2
+    await setPeak(ctx, "m", T0, 6, 24 * HOUR - 10_000);
+    await setPeak(ctx, "m", midnight, 2, 20_000);
+    const start = receiver.received.length;
+    const first = await webhooks.webhooksJob({ ...ctx, now: midnight + 30_000 }, config);
+    expect(first).toMatchObject({ checked: 1, events: 2, queued: 2, delivered: 2 });
+    // sent in parallel: in either order
+    const told = [body(start), body(start + 1)].sort((a, b) => String(a.data.day).localeCompare(String(b.data.day)));
+    expect(told.map((b) => b.data)).toEqual([
+      { room: "m", day: "2026-11-22", peak: 6, peakAt: midnight - 10_000, previous: 4 },
+      { room: "m", day: "2026-11-23", peak: 2, peakAt: midnight + 20_000, previous: 0 },
+    ]);
+    expect(told.map((b) => b.at)).toEqual([midnight + 30_000, midnight + 30_000]);
+    // later runs of the rollover tell nothing again; a webhook created after midnight gets only today's
+    expect(await webhooks.webhooksJob({ ...ctx, now: midnight + 90_000 }, config)).toMatchObject({ events: 0 });
+    await webhooks.put(
+      { ...ctx, now: midnight + 2 * MINUTE },
+      "new",
+      hook({ events: ["presence.peak"], filter: { room: "m" } }),
+      direct,
+    );
+    const after = receiver.received.length;
+    expect(await webhooks.webhooksJob({ ...ctx, now: midnight + 3 * MINUTE }, config)).toMatchObject({
+      checked: 2,
+      events: 1,
+      delivered: 1,
+    });
+    expect(body(after).data).toMatchObject({ day: "2026-11-23", peak: 2 });
+    expect(receiver.received[after]!.path).toBe("/hook");
+  });
+
+  it("reads the day that ended only in the runs right after midnight: ordinary runs cost what they did", async () => {
+    const tag = `whroll${Math.random().toString(36).slice(2, 8)}`;
+    const counted = {
+      ...lib.ctx(T0, "peak-rollover-cost"),
+      redis: createRedis({ url: lib.target.url, token: `${lib.target.token}.${tag}` }),
+    };
+    await webhooks.put(counted, "p", hook({ events: ["presence.peak"], filter: { room: "c" } }), direct);
+    const midnight = Date.UTC(2026, 10, 23);
+    const commandsAt = async (now: number) => {
+      await webhooks.webhooksJob({ ...counted, now }, config); // warms the scripts
+      await resetStats(lib.target, tag);
+      await webhooks.webhooksJob({ ...counted, now }, config);
+      return (await statsOf(lib.target, tag)).commands;
+    };
+    const ordinary = await commandsAt(midnight - 2 * MINUTE);
+    // nothing to tell: + one BITFIELD of yesterday's record per subscribed room, in the first 5 minutes
+    expect(await commandsAt(midnight + MINUTE)).toBe(ordinary + 1);
+    expect(await commandsAt(midnight + webhooks.PEAK_ROLLOVER_MS)).toBe(ordinary);
+    expect(await commandsAt(midnight + HOUR)).toBe(ordinary);
   });
 });
