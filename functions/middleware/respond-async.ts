@@ -39,7 +39,10 @@ export async function queueWrite(
   // request whose later parts had no namesake).
   const idempotency = c.get("idempotency");
   const idempotencyId = idempotency && `${idempotency.key.split(":").pop()}:${idempotency.fingerprint.slice(0, 16)}`;
-  const messages = ingest.toMessages({ kind, name, t: now, r: requestId, idempotencyId }, accepted);
+  const messages = ingest.toMessages(
+    { kind, name, t: now, r: requestId, idempotencyId, fingerprint: idempotency?.fingerprint },
+    accepted,
+  );
   const batches = ingest.sendBatches(messages);
   // One sendBatch is all or nothing; two are not: a failure of the second would answer 503 with the
   // first part queued and then applied. Such a request (over ~240 KB) is written synchronously

@@ -7,6 +7,7 @@
  */
 import type { Ctx } from "../context.ts";
 import { StorageUnavailableError } from "../errors.ts";
+import { keyOf } from "../keys.ts";
 import { applyGroup, mayBeFromYesterday, recordBatch, type BatchStats } from "./ingest.ts";
 import type { IngestMessage } from "./message.ts";
 import { mergeKeys, planGroup, type IngestSettings } from "./plan.ts";
@@ -66,6 +67,17 @@ async function deadLetterPart(
     );
     return false;
   }
+}
+
+/**
+ * The synchronous idempotency record of a keyed message's request (functions/middleware/idempotency.ts
+ * names it `idem:<digest>`; the digest is the dedupe id's `i:<digest>:…`), so a request sent once
+ * each way is applied once.
+ */
+function recordOf(prefix: string, message: IngestMessage) {
+  const digest = message.d?.startsWith("i:") ? message.d.split(":")[1] : undefined;
+  if (!digest || !message.f) return undefined;
+  return { key: keyOf(prefix, "idem", digest), fingerprint: message.f, requestId: message.r };
 }
 
 /** How often a group is planned again after its script found messages already applied (each pass drops at least one). */
@@ -157,7 +169,11 @@ export async function consumeBatch(
           const result = await applyGroup(
             ctx,
             plan,
-            left.map((e) => ({ id: e.dedupe, old: mayBeFromYesterday(e.dedupe, e.message.t, ctx.now) })),
+            left.map((e) => ({
+              id: e.dedupe,
+              old: mayBeFromYesterday(e.dedupe, e.message.t, ctx.now),
+              record: recordOf(ctx.prefix, e.message),
+            })),
           );
           if (result.applied) {
             for (const e of left) e.msg.ack();

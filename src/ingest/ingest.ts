@@ -25,7 +25,12 @@ export interface DedupeId {
   id: string;
   /** Accepted before today (+ skew), or an Idempotency-Key id (a retry may come any time within 24 h). */
   old: boolean;
+  /** An Idempotency-Key id's synchronous record: its key, the body's fingerprint, the request's id. */
+  record?: { key: string; fingerprint: string; requestId: string } | undefined;
 }
+
+/** Seconds the synchronous record a queued keyed request leaves lives: the Idempotency-Key window. */
+const RECORD_TTL_SECONDS = DAY / SECOND;
 
 /** Whether a message accepted at `t` with dedupe id `id` may have been applied before the consumer's today. */
 export function mayBeFromYesterday(id: string, t: number, now: number): boolean {
@@ -39,18 +44,25 @@ export async function applyGroup(
   dedupe: DedupeId[],
 ): Promise<{ applied: true } | { applied: false; duplicates: string[] }> {
   const old = dedupe.filter((d) => d.old);
+  const ordered = [...old, ...dedupe.filter((d) => !d.old)];
+  const keyed = ordered.flatMap((d, i) => (d.record ? [{ at: i + 1, ...d.record }] : []));
   const result = await applyScripts[plan.kind].run<{ applied?: number; duplicates?: string[] }>(
     ctx.redis,
     {
       today: ingestKeys.applied(ctx.prefix, ctx.now),
       yesterday: ingestKeys.applied(ctx.prefix, ctx.now - DAY),
+      records: keyed.map((k) => k.key),
       callKeys: plan.calls.flatMap((c) => c.keys),
     },
     {
       nOld: old.length,
       setTtl: appliedTtlSeconds(ctx.now),
+      recordTtl: RECORD_TTL_SECONDS,
       // the ones that may have been applied yesterday first: the script asks yesterday's set about those only
-      ids: [...old, ...dedupe.filter((d) => !d.old)].map((d) => d.id),
+      ids: ordered.map((d) => d.id),
+      keyed: keyed.map((k) => k.at),
+      fingerprints: keyed.map((k) => k.fingerprint),
+      requestIds: keyed.map((k) => k.requestId),
       keyCounts: plan.calls.map((c) => c.keys.length),
       argCounts: plan.calls.map((c) => c.args.length),
       callArgs: plan.calls.flatMap((c) => c.args),

@@ -25,6 +25,11 @@ interface Common {
    * it had a key; otherwise the consumer dedupes on the queue's message id.
    */
   d?: string;
+  /**
+   * With `d`: the request's full body fingerprint (SHA-256 hex), which the consumer compares with a
+   * synchronous record of the same key and writes into the record it leaves (one ledger for both).
+   */
+  f?: string;
 }
 
 export type IngestMessage =
@@ -63,7 +68,11 @@ export function withItems(message: IngestMessage, items: unknown[]): IngestMessa
  * client's retry) gives the same parts and the same dedupe ids.
  */
 export function toMessages(
-  base: Omit<Common, "v" | "d"> & { kind: IngestKind; idempotencyId?: string | undefined },
+  base: Omit<Common, "v" | "d" | "f"> & {
+    kind: IngestKind;
+    idempotencyId?: string | undefined;
+    fingerprint?: string | undefined;
+  },
   items: unknown[],
 ): IngestMessage[] {
   const field = ITEMS_FIELD[base.kind];
@@ -91,6 +100,7 @@ export function toMessages(
       [field]: list,
     };
     if (base.idempotencyId) message.d = `i:${base.idempotencyId}:${i}`;
+    if (base.idempotencyId && base.fingerprint) message.f = base.fingerprint;
     return message as unknown as IngestMessage;
   });
 }

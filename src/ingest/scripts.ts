@@ -48,7 +48,8 @@ function libraryWriteOf(kind: IngestKind): LuaLibrary {
 
 /**
  * The apply script of one kind. `ids` are the group's dedupe ids, the `nOld` that may have been
- * applied yesterday first; the library calls are laid end to end in `callKeys` and `callArgs`,
+ * applied yesterday first; `keyed` the positions in `ids` of those from an Idempotency-Key, with
+ * their request's synchronous record key (`records`), body fingerprint and request id; the library calls are laid end to end in `callKeys` and `callArgs`,
  * call c taking the next `keyCounts[c]` keys and `argCounts[c]` arguments (its idempotency
  * prelude's slots included, as captured). Returns `{applied = #ids}`, or `{duplicates = {id...}}`
  * with nothing written.
@@ -60,8 +61,19 @@ function applyScript(kind: IngestKind) {
   return defineScript({
     name: `ingest.${kind}`,
     write: false,
-    keys: ["today", "yesterday", "...callKeys"],
-    args: ["nOld", "setTtl", "...ids", "...keyCounts", "...argCounts", "...callArgs"],
+    keys: ["today", "yesterday", "...records", "...callKeys"],
+    args: [
+      "nOld",
+      "setTtl",
+      "recordTtl",
+      "...ids",
+      "...keyed",
+      "...fingerprints",
+      "...requestIds",
+      "...keyCounts",
+      "...argCounts",
+      "...callArgs",
+    ],
     uses: [libraryWriteOf(kind)],
     lua: `
 -- a redelivered message (or a client's retry with the same Idempotency-Key) was recorded today,
@@ -72,6 +84,14 @@ if old > 0 then
   local before = redis.call('SMISMEMBER', yesterday, unpack(ids, 1, old))
   for i = 1, old do
     if before[i] == 1 then seen[i] = 1 end
+  end
+end
+-- a keyed request written synchronously first (its record holds this body's fingerprint and is not
+-- one this script wrote) was applied then: one ledger for both ways of sending it
+for j = 1, #records do
+  local prev = redis.call('GET', records[j])
+  if prev and string.sub(prev, 1, 65) == fingerprints[j] .. '\\n' and not string.find(prev, '"queued":true', 66, true) then
+    seen[tonumber(keyed[j])] = 1
   end
 end
 local dup = {}
@@ -91,6 +111,12 @@ end
 -- recorded in the same script as the write: applied exactly when recorded
 redis.call('SADD', today, unpack(ids))
 redis.call('EXPIRE', today, setTtl, 'NX')
+-- and the synchronous record (unless one is there): a synchronous retry of the request is then a
+-- replay, summarised as the 202 it was (src/redis/run.ts recordOf's '"summary":' form)
+for j = 1, #records do
+  local summary = cjson.encode({queued = true, requestId = requestIds[j]})
+  redis.call('SET', records[j], fingerprints[j] .. '\\n"summary":' .. summary, 'EX', recordTtl, 'NX')
+end
 return { applied = #ids }
 `,
   });

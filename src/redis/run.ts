@@ -334,15 +334,21 @@ export async function runWrite<T>(
   return { value: parsed.value, replayed: parsed.replayed };
 }
 
-/** What an idempotency record keeps of a result larger than RECORD_MAX_RESULT_BYTES. */
-export interface ReplaySummary {
-  /** Size of the first result as the script encoded it (JSON bytes). */
-  bytes: number;
-  /** SHA-1 (hex) of that encoded result. */
-  sha1: string;
-  /** Its length when the result was a list (one entry per batch item), else null. */
-  items: number | null;
-}
+/**
+ * What an idempotency record keeps of a result larger than RECORD_MAX_RESULT_BYTES; or, for a
+ * request first sent queued (`Prefer: respond-async`, applied by the ingest consumer, which leaves
+ * this record), that it was queued and its request id: its first answer was that 202.
+ */
+export type ReplaySummary =
+  | {
+      /** Size of the first result as the script encoded it (JSON bytes). */
+      bytes: number;
+      /** SHA-1 (hex) of that encoded result. */
+      sha1: string;
+      /** Its length when the result was a list (one entry per batch item), else null. */
+      items: number | null;
+    }
+  | { queued: true; requestId: string };
 
 /**
  * Thrown by `runWrite` for a replay whose first result was too large to keep:
@@ -353,7 +359,11 @@ export interface ReplaySummary {
 export class SummarisedReplay extends Error {
   readonly summary: ReplaySummary;
   constructor(summary: ReplaySummary) {
-    super(`Replayed write; its first result (${summary.bytes} bytes) was too large to keep, only its summary was.`);
+    super(
+      "queued" in summary
+        ? `Replayed write; it was first sent queued (request ${summary.requestId}, answered 202) and applied from the queue.`
+        : `Replayed write; its first result (${summary.bytes} bytes) was too large to keep, only its summary was.`,
+    );
     this.name = "SummarisedReplay";
     this.summary = summary;
   }

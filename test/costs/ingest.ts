@@ -48,6 +48,9 @@ export const area = {
     redelivered: row("consumer batch: 100 messages × 100 events, all redelivered", "already applied", 4, 14, {
       note: "Each target's script finds its messages in the applied set and writes nothing (EVALSHA, SMISMEMBER ×2: these were accepted the day before).",
     }),
+    keyed: row("consumer batch: 1 message with an `Idempotency-Key`, 1 event", "steady, member known", 2, 15, {
+      note: "3 over the same message without a key: SMISMEMBER of yesterday's set (a keyed retry may come within 24 h), GET of the request's synchronous idempotency record (a request sent once each way is applied once: the record of a synchronous first send makes this one a duplicate) and, after the write, SET … NX of that record (so a synchronous retry is a replay).",
+    }),
     status: row("`GET /v1/ingest/status` (admin)", "any", 1, 3, {
       note: "HGETALL of this hour's and the previous hour's per-minute counters.",
     }),

@@ -117,6 +117,21 @@ describe("queued ingest costs", () => {
     expect(costOf(mp)).toEqual(expected(rows.presence));
   });
 
+  it("a keyed message: the synchronous record read and left", async () => {
+    const api = newApi("icost-keyed");
+    await api.post("/v1/trending/k/events", { member: "m" });
+    api.queue.clear();
+    const headers = { ...api.asyncHeaders, "idempotency-key": "cost-key-1" };
+    expect((await api.post("/v1/trending/k/events", { member: "m" }, { headers })).status).toBe(202);
+    const m = await api.cost(() => api.deliver([...api.queue.sent]));
+    expect(m.result.stats).toMatchObject({ applied: 1, events: 1 });
+    expect(costOf(m)).toEqual(expected(rows.keyed));
+    api.queue.clear();
+    expect((await api.post("/v1/trending/k/events", { member: "m" }, { headers: api.asyncHeaders })).status).toBe(202);
+    const unkeyed = await api.cost(() => api.deliver([...api.queue.sent]));
+    expect(unkeyed.commands).toBe(m.commands - 3);
+  });
+
   it("status", async () => {
     const api = newApi("icost-status");
     const m = await api.cost(() => api.get("/v1/ingest/status", { key: "admin" }));

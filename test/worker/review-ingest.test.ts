@@ -98,13 +98,13 @@ describe("review: Idempotency-Key on queued writes", () => {
     expect([second.status < 300, firstItem, lastItem]).toEqual(second.status < 300 ? [true, 1, 1] : [false, 0, 0]);
   });
 
-  // KNOWN LIMIT (medium; docs/ingest.md, "Idempotency-Key"): the synchronous record (`idem:` key, checked inside the write script) and the
+  // FIXED (was medium; the consumer reads and leaves the synchronous record): the synchronous record (`idem:` key, checked inside the write script) and the
   // queued dedupe ids (`ingest:applied:<day>` sets, checked by the consumer) are two separate
   // ledgers: a write sent synchronously with a key and repeated with `Prefer: respond-async`
   // (e.g. a client that switches to async on retry) is counted twice. The contract: "a repeat of
   // the same key within 24 h returns the first response and writes nothing again" (Prefer is not
   // part of the request's identity). Right: the repeat is answered from the record, nothing queued.
-  it.fails("sync then async with the same Idempotency-Key counts once", async () => {
+  it("sync then async with the same Idempotency-Key counts once", async () => {
     const api = newApi("rv-sync-async");
     const key = { "idempotency-key": "order-4" };
     expect((await api.post("/v1/counters/c/incr", { member: "m", by: 3 }, { headers: key })).status).toBe(200);
@@ -113,9 +113,9 @@ describe("review: Idempotency-Key on queued writes", () => {
     expect(await scoreOf(api, "c", "m")).toBe(3);
   });
 
-  // KNOWN LIMIT (medium), same cause, the other way round: applied from the queue, then the same request
+  // FIXED (was medium), same cause, the other way round: applied from the queue, then the same request
   // synchronously (e.g. the deployment lost its queue binding, or the client dropped Prefer).
-  it.fails("async then sync with the same Idempotency-Key counts once", async () => {
+  it("async then sync with the same Idempotency-Key counts once", async () => {
     const api = newApi("rv-async-sync");
     const key = { "idempotency-key": "order-5" };
     await api.post("/v1/counters/c/incr", { member: "m", by: 3 }, { headers: { ...api.asyncHeaders, ...key } });
