@@ -7,4 +7,18 @@
  * as "zod"), as the Worker's build replaces the import "zod" (dev/build-worker.ts).
  */
 export { createRoute, OpenAPIHono } from "@hono/zod-openapi";
-export { any, array, boolean, coerce, enum, NEVER, number, object, record, string, union, ZodType } from "zod/v4";
+export {
+  any,
+  array,
+  boolean,
+  coerce,
+  enum,
+  NEVER,
+  number,
+  object,
+  preprocess,
+  record,
+  string,
+  union,
+  ZodType,
+} from "zod/v4";

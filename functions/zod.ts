@@ -42,6 +42,7 @@ export { enumPart as enum };
 export let NEVER: typeof Zod.NEVER;
 export let number: typeof Zod.number = notLoaded;
 export let object: typeof Zod.object = notLoaded;
+export let preprocess: typeof Zod.preprocess = notLoaded;
 export let record: typeof Zod.record = notLoaded;
 export let string: typeof Zod.string = notLoaded;
 export let union: typeof Zod.union = notLoaded;
@@ -56,7 +57,7 @@ let parts: typeof Parts | undefined;
 export async function loadZod(): Promise<typeof Parts> {
   if (parts) return parts;
   const loaded = await import("./zod-parts.ts");
-  ({ any, array, boolean, coerce, NEVER, number, object, record, string, union } = loaded);
+  ({ any, array, boolean, coerce, NEVER, number, object, preprocess, record, string, union } = loaded);
   enumPart = loaded.enum;
   parts = loaded;
   return loaded;

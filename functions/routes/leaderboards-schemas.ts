@@ -44,12 +44,16 @@ export const Ties = once(() =>
 
 export const Meta = once(() =>
   z
-    .record(z.string(), z.any())
-    .nullable()
-    .superRefine((value, ctx) => {
-      const problem = leaderboards.metaProblem(value);
-      if (problem) ctx.addIssue({ code: "custom", message: problem });
-    })
+    .preprocess(
+      // The value as sent: z.record copies by assignment, which drops a `__proto__` key (and the
+      // size under it) before any refinement of the record could see it. Other types are the record's to refuse.
+      (meta, ctx) => {
+        const problem = isPlainObject(meta) ? leaderboards.metaProblem(meta) : null;
+        if (problem) ctx.addIssue({ code: "custom", message: problem, input: meta });
+        return meta;
+      },
+      z.record(z.string(), z.any()).nullable(),
+    )
     .openapi({
       description: `Any JSON object up to ${leaderboards.MAX_META_BYTES} bytes.`,
       example: { country: "ES" },
@@ -236,12 +240,10 @@ export const JoinBody = once(() =>
 );
 /**
  * JoinBody's precheck, as Change's: a valid name, `meta` null or a JSON object the library takes
- * (not one with a `__proto__` key, which zod's record copies differently), a score within ±1e15.
+ * (metaProblem refuses a `__proto__` key and non-finite numbers: zod answers those), a score within ±1e15.
  */
 const metaField: Field = (meta) =>
-  meta === null || (isPlainObject(meta) && !Object.hasOwn(meta, "__proto__") && !leaderboards.metaProblem(meta))
-    ? meta
-    : undefined;
+  meta === null || (isPlainObject(meta) && !leaderboards.metaProblem(meta)) ? meta : undefined;
 const join = strictObject({
   name: required(memberField),
   meta: optional(metaField),

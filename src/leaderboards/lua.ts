@@ -5,28 +5,45 @@ import { DEFAULT_KEEP_SEASONS } from "./seasons.ts";
 /** Lua the leaderboard scripts share (scripts.ts: writes and the snapshot job, read-scripts.ts: reads). */
 
 /**
- * A player's entry in the players hash: '<joinedAt><policy>:<ranking member>|<season>|<best>|<previous>'.
+ * A player's entry in the players hash:
+ * '<joinedAt><policy>:<ranking member>|<season>|<best>|<previous>[|<oldSeason>|<oldBest>]'.
  * Policy 'j' or 'r' is the board's tie policy, which cannot change while the board has players, so
  * a score change need not read the settings; <season> is the season of the player's latest write,
  * <best> the best rank seen at the player's writes in it and <previous> the player's final rank in
- * the season before it. Entries of older versions end after the member (and may lack the policy:
- * '' reads the settings).
+ * the season before it. <oldSeason> and <oldBest> keep the season the player wrote in before
+ * <season> and its best rank, so reading that finished season (most often `previous`) still
+ * answers its bestRank; an older season's is unknown (null). Entries of older versions end after
+ * <previous> or after the member (and may lack the policy: '' reads the settings).
  */
 export const entryLua = defineLua(
   "leaderboards.entry",
-  ["parseEntry", "entryText"],
+  ["parseEntry", "entryText", "switchSeason"],
   `
 local function parseEntry(text)
   local joined, policy, member, rest = string.match(text, '^(%-?%d+)([jr]?):([^|]+)(.*)$')
   local e = {joined = joined, policy = policy, member = member}
   if rest ~= '' then
-    local sid, best, prev = string.match(rest, '^|([^|]*)|([^|]*)|([^|]*)$')
+    local sid, best, prev, old = string.match(rest, '^|([^|]*)|([^|]*)|([^|]*)(.*)$')
     e.sid, e.best, e.prev = sid, tonumber(best), tonumber(prev)
+    local oldSid, oldBest = string.match(old, '^|([^|]*)|([^|]*)$')
+    if oldSid and oldSid ~= '' then e.oldSid, e.oldBest = oldSid, tonumber(oldBest) end
   end
   return e
 end
 local function entryText(e)
-  return e.joined .. e.policy .. ':' .. e.member .. '|' .. (e.sid or '') .. '|' .. (e.best or '') .. '|' .. (e.prev or '')
+  local text = e.joined .. e.policy .. ':' .. e.member .. '|' .. (e.sid or '') .. '|' .. (e.best or '') .. '|' .. (e.prev or '')
+  if e.oldSid then text = text .. '|' .. e.oldSid .. '|' .. (e.oldBest or '') end
+  return text
+end
+-- The entry's season becomes sid (a first write in it, or a write racing a season boundary):
+-- the season it leaves keeps its best rank in oldSid/oldBest, and going back to that season
+-- (a late write into it) takes its best back. previousRank is the caller's.
+local function switchSeason(e, sid)
+  if e.sid == sid then return end
+  local leftSid, leftBest = e.sid, e.best
+  if leftSid == '' then leftSid, leftBest = nil, nil end
+  e.best = e.oldSid == sid and e.oldBest or nil
+  e.sid, e.oldSid, e.oldBest = sid, leftSid, leftBest
 end`,
 );
 
@@ -97,24 +114,31 @@ local function enterSeason(s, e, keep, now)
   redis.call('ZADD', s.key, 0, e.member)
   expireSeason(s, keep, now)
   local prev = s.prev and redis.call('ZRANK', s.prev, e.member)
-  e.sid, e.best, e.prev = s.sid, nil, prev and prev + 1 or nil
+  switchSeason(e, s.sid)
+  e.prev = prev and prev + 1 or nil
 end
 -- Movement of a player read in season s: previousRank is the final rank in the season
 -- before s (cached in the entry when the player first wrote in s; else read with one
 -- ZRANK, right for 'joined' members, which never change, and for 'reached' members
 -- last written before s); bestRank is the best rank seen at the player's writes in s,
--- never worse than the rank now.
+-- never worse than the rank now. The entry holds the best rank of two seasons: the one of
+-- the player's latest write and the one before it (switchSeason). Of any other season of a
+-- seasonal board the best is unknown (null): its rank now is its final rank, not its best.
 local function movement(s, e, rank)
-  local prev, best = nil, nil
+  local prev, best, known = nil, nil, s.reset == 'n'
   if e.sid == s.sid then
-    prev, best = e.prev, e.best
-  elseif s.prev and (e.policy ~= 'r' or (e.sid or '') < s.sid) then
-    local r = redis.call('ZRANK', s.prev, e.member)
-    prev = r and r + 1 or nil
+    prev, best, known = e.prev, e.best, true
+  else
+    if e.oldSid == s.sid then best, known = e.oldBest, e.oldBest ~= nil end
+    if s.prev and (e.policy ~= 'r' or (e.sid or '') < s.sid) then
+      local r = redis.call('ZRANK', s.prev, e.member)
+      prev = r and r + 1 or nil
+    end
   end
-  if rank and (not best or rank < best) then best = rank end
+  if known and rank and (not best or rank < best) then best = rank end
   return prev, best
 end`,
+  [entryLua],
 );
 
 /** Ranking members '<seq>:<player>' (keys.ts, SEQ_WIDTH and playerOfMember). */

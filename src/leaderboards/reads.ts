@@ -37,7 +37,7 @@ export interface Row {
   score: number;
   /** Final rank in the season before this one (seasonal boards), or the rank at the last daily snapshot (boards without seasons); null when unknown or not ranked then. */
   previousRank: number | null;
-  /** Best rank seen at the player's own writes this season, never worse than `rank`. */
+  /** Best rank seen at the player's own writes in the season read, never worse than `rank`; null when unknown (lua.ts, movement). */
   bestRank: number | null;
 }
 

@@ -131,7 +131,11 @@ if got[1] then
     score = '0'
   end
   local rank = redis.call('ZRANK', s.key, e.member) + 1
-  if e.sid ~= s.sid then e.sid, e.best, e.prev = s.sid, nil, nil end -- an entry of an older version
+  -- an entry of an older version, or a join racing a season boundary
+  if e.sid ~= s.sid then
+    switchSeason(e, s.sid)
+    e.prev = nil
+  end
   if not e.best or rank < e.best then
     e.best = rank
     redis.call('HSET', players, player, entryText(e))
@@ -267,7 +271,8 @@ for _, player in ipairs(distinct) do
     moved[player] = true
   elseif e.sid ~= s.sid then
     -- an entry of an older version (or a write racing a season boundary)
-    e.sid, e.best, e.prev = s.sid, nil, nil
+    switchSeason(e, s.sid)
+    e.prev = nil
     moved[player] = true
   end
 end

@@ -37,10 +37,25 @@ export function scoreProblem(value: unknown, bound = MAX_SCORE): string | null {
   return null;
 }
 
+/**
+ * What is wrong with a profile's `meta`, or null. It must be checked as sent (the parsed body, not
+ * a copy): it is stored as `JSON.stringify` writes it, so a value JSON would not give back is
+ * refused, not changed: a non-finite number (`1e400` parses to Infinity, written as null) and a
+ * `__proto__` key at any depth (a copy made by assignment, as zod's `z.record`, loses it).
+ */
 export function metaProblem(meta: unknown): string | null {
   if (meta === undefined || meta === null) return null;
   if (typeof meta !== "object" || Array.isArray(meta)) return "must be a JSON object";
   if (utf8Length(JSON.stringify(meta)) > MAX_META_BYTES) return `must be at most ${MAX_META_BYTES} bytes as JSON`;
+  // within the size bound, so the walk is short; a stack, not recursion, for deep nesting
+  const pending: unknown[] = [meta];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (typeof value === "number" && !Number.isFinite(value)) return "must hold finite numbers only";
+    if (typeof value !== "object" || value === null) continue;
+    if (!Array.isArray(value) && Object.hasOwn(value, "__proto__")) return "must not hold a __proto__ key";
+    pending.push(...Object.values(value));
+  }
   return null;
 }
 

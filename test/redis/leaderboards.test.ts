@@ -121,6 +121,14 @@ describe("library guards", () => {
     await expect(lb.configure(ctx(), "b", "first" as never)).rejects.toBeInstanceOf(ValidationError);
     await expect(lb.page(ctx(), "b", { limit: 101 })).rejects.toBeInstanceOf(ValidationError);
     await expect(lb.changeScores(ctx(), "b", [])).rejects.toBeInstanceOf(ValidationError);
+    // a meta JSON would not store as sent: a __proto__ key (at any depth), a non-finite number
+    for (const meta of [
+      JSON.parse('{"__proto__":{"a":1}}') as Record<string, unknown>,
+      JSON.parse('{"a":[{"__proto__":1}]}') as Record<string, unknown>,
+      { a: { b: [1, Infinity] } },
+      { n: Number.NaN },
+    ])
+      await expect(lb.join(ctx(), "b", "p", { name: "x", meta })).rejects.toBeInstanceOf(ValidationError);
     expect(await keysUnder(target, prefix)).toEqual(before);
   });
 

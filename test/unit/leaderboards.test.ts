@@ -40,6 +40,12 @@ describe("leaderboard scores", () => {
     expect(metaProblem("x")).toMatch(/object/);
     expect(metaProblem({ s: "x".repeat(MAX_META_BYTES) })).toMatch(/bytes/);
     expect(metaProblem(null)).toBeNull();
+    // what JSON would not store as sent, at any depth; a key or string named __proto__ is fine
+    expect(metaProblem(JSON.parse('{"__proto__":"x"}'))).toMatch(/__proto__/);
+    expect(metaProblem(JSON.parse('{"a":{"b":[{"__proto__":{}}]}}'))).toMatch(/__proto__/);
+    expect(metaProblem({ a: [1, 2, -Infinity] })).toMatch(/finite/);
+    expect(metaProblem(JSON.parse('{"n":1e400}'))).toMatch(/finite/);
+    expect(metaProblem({ proto: "__proto__", constructor: 1, a: [null, { b: 1.5 }] })).toBeNull();
   });
 });
 

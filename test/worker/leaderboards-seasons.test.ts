@@ -341,4 +341,30 @@ describe("movement", () => {
     expect((await player("mvs", "a")).body).toMatchObject({ rank: 2, bestRank: 2, previousRank: 1 });
     expect((await player("mvs", "b")).body).toMatchObject({ rank: 1, bestRank: 1, previousRank: 2 });
   });
+
+  it("a finished season reads its own bestRank while the entry holds it, else null (never its final rank)", async () => {
+    api.setNow("2026-11-10T12:00:00.000Z");
+    await api.put(`${base}/mvp`, { reset: "daily" }, admin);
+    await join("mvp", "a", { name: "A", score: 10 }); // a: rank 1
+    await join("mvp", "b", { name: "B", score: 20 }); // a: rank 2, best 1
+    api.setNow("2026-11-11T12:00:00.000Z");
+    await score("mvp", "a", { by: 1 });
+    const first = (season: string) => player("mvp", "a", season).then((r) => r.body);
+    expect(await first("2026-11-10")).toMatchObject({ rank: 2, bestRank: 1 });
+    // page and around-me rows read the same entry
+    expect((await page("mvp", "2026-11-10")).body.items.map((r: { bestRank: number }) => r.bestRank)).toEqual([1, 1]);
+    // a late write into the 10th (a Worker whose clock is behind) and back: each season keeps its best
+    api.setNow("2026-11-10T23:59:59.999Z");
+    await score("mvp", "a", { by: 0 });
+    api.setNow("2026-11-11T12:00:01.000Z");
+    await score("mvp", "b", { by: 5 }); // b enters the 11th ahead of a: a is rank 2 there, best 1
+    await score("mvp", "a", { by: 0 }); // a's latest write is in the 11th again
+    expect(await first("2026-11-11")).toMatchObject({ rank: 2, bestRank: 1 });
+    expect(await first("2026-11-10")).toMatchObject({ rank: 2, bestRank: 1 });
+    // two seasons later the 10th's best is no longer kept: null, not the final rank 2
+    api.setNow("2026-11-12T12:00:00.000Z");
+    await score("mvp", "a", { by: 1 });
+    expect(await first("2026-11-10")).toMatchObject({ rank: 2, bestRank: null });
+    expect(await first("2026-11-11")).toMatchObject({ rank: 2, bestRank: 1 });
+  });
 });

@@ -409,6 +409,20 @@ describe("bad input", () => {
         headers: { "content-type": "application/json" },
       });
       expect(raw.status).toBe(400);
+      // a meta JSON would not store as sent (a __proto__ key at any depth, a number past the
+      // double range) is refused with the meta named, not stored changed
+      for (const text of [
+        '{"name":"x","meta":{"__proto__":{"a":1},"y":2}}',
+        '{"name":"x","meta":{"a":[{"__proto__":1}]}}',
+        '{"name":"x","meta":{"a":{"n":-1e400}}}',
+      ]) {
+        const res = await fresh.call("PUT", `${base}/b/players/p`, undefined, {
+          raw: text,
+          headers: { "content-type": "application/json" },
+        });
+        expect(res.status, text).toBe(400);
+        expect(res.body.error).toMatchObject({ code: "invalid_request", details: [{ path: "meta" }] });
+      }
       expect(await fresh.keys()).toEqual([]);
     } finally {
       await fresh.cleanup();
