@@ -54,12 +54,15 @@ export class EdgestatsError extends LibraryError {
  * summary is known. Thrown instead of returning a body of another shape.
  */
 export class ReplaySummarisedError extends EdgestatsError {
-  readonly summary: { bytes: number; sha1: string; items: number | null };
-  constructor(summary: { bytes: number; sha1: string; items: number | null }) {
+  /** The first result's size, digest and item count; or, for a request first sent queued, its 202's request id. */
+  readonly summary: { bytes: number; sha1: string; items: number | null } | { queued: true; requestId: string };
+  constructor(summary: { bytes: number; sha1: string; items: number | null } | { queued: true; requestId: string }) {
     super(
       200,
       "replay_summarised",
-      "The write was applied once; its result was too large to keep, so the retry got only its summary.",
+      "queued" in summary
+        ? "The write was applied once, from the ingest queue it was first sent to; the retry got its request id."
+        : "The write was applied once; its result was too large to keep, so the retry got only its summary.",
     );
     this.summary = summary;
   }
@@ -189,7 +192,19 @@ export function createClient(options: ClientOptions) {
     write?: WriteOptions,
   ): Promise<T> {
     const [method, template] = OPERATIONS[op];
-    const path = template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? ""));
+    const path = template.replace(/\{(\w+)\}/g, (_, name: string) => {
+      const value = params[name] ?? "";
+      // URL parsing resolves "." and ".." (and %2e%2e) as dot segments: removeMember(c, "..") would
+      // send DELETE /v1/counters/c/, the counter's own path. Such an id cannot travel in a path.
+      if (value === "." || value === "..")
+        throw new EdgestatsError(
+          400,
+          "invalid_request",
+          `'${value}' cannot be sent as {${name}} in a URL path (a dot segment); use the library, or another id.`,
+          [{ path: name, message: "'.' and '..' cannot travel in a URL path" }],
+        );
+      return encodeURIComponent(value);
+    });
     const search = new URLSearchParams();
     for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) search.set(k, String(v));
     const qs = search.toString();

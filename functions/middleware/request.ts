@@ -19,7 +19,7 @@ export function requestContext(now: () => number) {
 }
 
 /**
- * Refuses a path whose percent-escapes are not UTF-8 (`%FF`, or `%ED%A0%80`, a lone surrogate):
+ * Refuses a DELETE path with a trailing slash (below), and a path whose percent-escapes are not UTF-8 (`%FF`, or `%ED%A0%80`, a lone surrogate):
  * Hono keeps such a segment as the literal text, so a name or member would silently become the
  * characters "%FF" (which a client encodes as `%25FF`) and a DELETE would remove that one. 400,
  * before anything is read or written.
@@ -29,6 +29,14 @@ export const pathGuard = createMiddleware<AppEnv>(async (c, next) => {
   const start = url.indexOf("/", url.indexOf("://") + 3);
   const end = url.search(/[?#]/);
   const path = url.slice(start, end === -1 ? undefined : end);
+  // A DELETE's path never ends with "/": that is what an HTTP client makes of DELETE …/members/..
+  // (URL parsing resolves dot segments), and the router would take it for the counter's, board's or
+  // room's own path: the whole thing would go instead of one member.
+  if (c.req.method === "DELETE" && path.length > 1 && path.endsWith("/"))
+    throw new ValidationError(
+      "A DELETE path must not end with '/'; a member or id '.' or '..' cannot be addressed in a URL.",
+      [{ path: "path", message: "no trailing '/' on a DELETE" }],
+    );
   if (path.includes("%")) {
     for (const segment of path.split("/")) {
       try {

@@ -307,6 +307,25 @@ describe("findings", () => {
     expect({ status: res.status, member: after.status }).toEqual({ status: 400, member: 200 });
   });
 
+  // What an HTTP client sends for DELETE …/members/.. (URL parsing resolves the dot segment, review2):
+  // the router took it for the counter's, board's or room's own DELETE. Refused, nothing deleted.
+  it("a DELETE path ending in '/' is a 400 and deletes nothing, even with an admin key", async () => {
+    await api.post("/v1/counters/dots/incr", { member: "keep" });
+    await api.put("/v1/leaderboards/dots/players/ada", { name: "Ada" });
+    await api.post("/v1/presence/dots/heartbeats", { id: "u1" });
+    for (const path of ["/v1/counters/dots/", "/v1/leaderboards/dots/", "/v1/presence/dots/"]) {
+      const res = await api.del(path, { key: "admin" });
+      expect({ path, status: res.status, code: res.body.error?.code }).toEqual({
+        path,
+        status: 400,
+        code: "invalid_request",
+      });
+    }
+    expect((await api.get("/v1/counters/dots/members/keep")).body.score).toBe(1);
+    expect((await api.get("/v1/leaderboards/dots/players/ada")).status).toBe(200);
+    expect((await api.get("/v1/presence/dots")).body.online).toBe(1);
+  });
+
   // FIXED (was lowest; the ratio is capped at Number.MAX_VALUE, and a positive baseline sum never
   // scales to 0): a trending `count` is "finite, 0 < count ≤ 1e12", so the prechecks (and zod)
   // take subnormal counts such as 1e-320. In the rising baseline (a 24-hour average) it stays a
