@@ -7,7 +7,7 @@ import type { Ctx } from "../context.ts";
 import { NotFoundError } from "../errors.ts";
 import { asList } from "../redis/script.ts";
 import { periodEnd, periodStart, type Period } from "../time.ts";
-import { assertName, listPage, type PageOptions } from "../validation.ts";
+import { assertName, invalid, listPage, type PageOptions } from "../validation.ts";
 import { decompose, edgePlan, type Edge, type Part } from "./calendar.ts";
 import { counterKeys as K, type Aggregate } from "./keys.ts";
 import { listScript, memberScript, rangeScript, sortedScript, topScript } from "./read-scripts.ts";
@@ -192,8 +192,14 @@ function pairs(flat: string[]): { member: string; score: number }[] {
 
 const withRange = <T extends object>(body: T, range: RangeInfo | undefined) => (range ? { ...body, range } : body);
 
+/** Most members a top or bottom answers (GET …/top's `n`). */
+const MAX_RANKED = 1000;
+
 /** The `n` highest (`top`) or lowest (`bottom`) members, rank 1 first. */
 export async function ranked(ctx: Ctx, name: string, side: "top" | "bottom", n: number, options: ReadOptions = {}) {
+  // as GET …/top refuses it: n went to the script unchecked (0 answered [], a negative or huge n ran as sent)
+  if (!Number.isInteger(n) || n < 1 || n > MAX_RANKED)
+    invalid([{ path: "n", message: `must be an integer from 1 to ${MAX_RANKED}` }]);
   const src = source(ctx, name, options);
   const flat = asList(
     await topScript.run<string[]>(ctx.redis, src.keys, { ...src.args, n, rev: side === "top" ? 1 : 0 }),
