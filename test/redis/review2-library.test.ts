@@ -177,6 +177,74 @@ describe("the library refuses what the HTTP API refuses, the same way", () => {
       () => stats.leaderboard("lb2").configure({ ties: "x" as never }),
       () => api().leaderboards.configure("lb2", { ties: "x" as never }),
     ],
+    [
+      "member too long",
+      () => stats.trending("s").member("é".repeat(129)),
+      () => api().trending.member("s", "é".repeat(129)),
+    ],
+    ["history empty member", () => stats.trending("s").history(""), () => api().trending.history("s", "")],
+    ["counter bad name read", () => stats.counter("bad name").top(), () => api().counters.top("bad name")],
+    [
+      "counter range min",
+      () => stats.counter("c").range({ min: "abc" }),
+      () => api().counters.range("c", { min: "abc" }),
+    ],
+    [
+      "union no sources",
+      () => stats.counter("u").union({ sources: [] }),
+      () => api().counters.union("u", { sources: [] }),
+    ],
+    [
+      "union bad source",
+      () => stats.counter("u").union({ sources: ["bad name"] }),
+      () => api().counters.union("u", { sources: ["bad name"] }),
+    ],
+    [
+      "period bad",
+      () => stats.counter("c").top({ period: "year" as never }),
+      () => api().counters.top("c", { period: "year" as never }),
+    ],
+    [
+      "histogram read from>to",
+      () => stats.histogram("h").read({ from: "2026-11-25", to: "2026-11-20" }),
+      () => api().histograms.read("h", { from: "2026-11-25", to: "2026-11-20" }),
+    ],
+    [
+      "presence history 25",
+      () => stats.presence("r").history({ hours: 25 }),
+      () => api().presence.history("r", { hours: 25 }),
+    ],
+    [
+      "presence bad cursor",
+      () => stats.presence("r").members({ cursor: "!!" }),
+      () => api().presence.members("r", { cursor: "!!" }),
+    ],
+    [
+      "join name too long",
+      () => stats.leaderboard("lb").join("bob", { name: "x".repeat(1000) }),
+      () => api().leaderboards.join("lb", "bob", { name: "x".repeat(1000) }),
+    ],
+    [
+      "around k 0",
+      () => stats.leaderboard("lb").around("ada", { k: 51 }),
+      () => api().leaderboards.around("lb", "ada", { k: 51 }),
+    ],
+    ["rank no players", () => stats.leaderboard("lb").rank([]), () => api().leaderboards.rank("lb", [])],
+    [
+      "set mode bad",
+      () => stats.leaderboard("lb").set("ada", 1, "max" as never),
+      () => api().leaderboards.score("lb", "ada", { set: 1, mode: "max" as never }),
+    ],
+    [
+      "season bad",
+      () => stats.leaderboard("lb").get("ada", { season: "x" }),
+      () => api().leaderboards.player("lb", "ada", { season: "x" }),
+    ],
+    [
+      "minScore > maxScore",
+      () => stats.leaderboard("lb3").configure({ minScore: 5, maxScore: 1 }),
+      () => api().leaderboards.configure("lb3", { minScore: 5, maxScore: 1 }),
+    ],
   ];
   it.each(cases)("%s", async (_, viaLibrary, viaClient) => {
     await stats.leaderboard("lb").join("ada", { name: "Ada" });
