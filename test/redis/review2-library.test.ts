@@ -55,9 +55,12 @@ describe("client path segments", () => {
   // as they are; `new Request` then resolves the dot segment (WHATWG URL does so for %2e%2e too), so
   // removeMember("c1", "..") sends DELETE /v1/counters/c1/ — which the service routes to deleteCounter — and
   // the whole counter goes. The same for leaderboards.removePlayer (the board goes) and presence.leave (the
-  // room goes); "." and ".." are valid members/ids (memberProblem allows them, the library removes them fine).
-  // Right: the client refuses a "." or ".." path segment (EdgestatsError invalid_request, nothing sent), or the
-  // service answers 404 to a trailing-slash DELETE.
+  // room goes). ".." is a valid counter member and presence id (memberProblem allows it; the library removes
+  // it fine); as a player it is an invalid name, which should be a 400, yet the board is deleted. A caller
+  // passing user-supplied ids to these methods can be made to wipe a counter, board or room (a read such as
+  // counters.member(c, "..") likewise reads GET /v1/counters/c/). Right: the client refuses a "." or ".."
+  // path segment (EdgestatsError invalid_request, nothing sent); also, the service could answer 404 to a
+  // trailing-slash path instead of routing it as the path without the slash.
   it.fails(
     "removeMember(counter, '..') removes that member only, never the counter (client deletes the counter)",
     async () => {

@@ -126,9 +126,9 @@ describe("retries", () => {
     await caught(api.trending.list());
     const gaps = requests.slice(1).map((t, i) => t - requests[i]!);
     expect(gaps[0]).toBeGreaterThanOrEqual(45);
-    expect(gaps[0]).toBeLessThan(250);
+    expect(gaps[0]).toBeLessThan(1000); // 150 ms at most, with room for a loaded machine
     expect(gaps[1]).toBeGreaterThanOrEqual(95);
-    expect(gaps[1]).toBeLessThan(400);
+    expect(gaps[1]).toBeLessThan(1500); // 300 ms at most, likewise
   });
 
   it("timeoutMs aborts an attempt (then retries); the last one is status 0, network_error, with the cause", async () => {
