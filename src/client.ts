@@ -238,7 +238,16 @@ export function createClient(options: ClientOptions) {
       }
       if (response.ok) {
         if (response.status === 204) return undefined as T;
-        const json = await response.json();
+        // a 2xx that is not JSON (a proxy's page) is the service's error, not a bare SyntaxError
+        const json: unknown = await response.json().catch((cause: unknown) => {
+          throw new EdgestatsError(
+            response.status,
+            "invalid_response",
+            `${method} ${path} answered ${response.status} without JSON.`,
+            undefined,
+            { cause },
+          );
+        });
         if (response.headers.get("idempotent-summarised") === "true")
           throw new ReplaySummarisedError((json as { summary: ReplaySummarisedError["summary"] }).summary);
         return json as T;

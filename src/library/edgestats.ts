@@ -9,6 +9,7 @@ import { readConfig, type Config } from "../config.ts";
 import type { Ctx } from "../context.ts";
 import * as counters from "../counters/index.ts";
 import type { Job } from "../jobs.ts";
+import { ConfigError } from "../errors.ts";
 import * as leaderboards from "../leaderboards/index.ts";
 import * as presence from "../presence/index.ts";
 import { madeByCreateRedis, type RedisClient } from "../redis/client.ts";
@@ -86,6 +87,8 @@ function adapt(redis: EdgestatsRedis): RedisClient {
 
 /** The service's settings from the library's options, validated by the same rules (a bad value is a ConfigError). */
 function configOf(options: EdgestatsOptions): Config {
+  // the service reads an empty KEY_PREFIX as unset: here it would silently be the default namespace
+  if (options.prefix === "") throw new ConfigError("prefix must be 1-32 characters; leave it out for the default.");
   const env: Record<string, unknown> = {
     KEY_PREFIX: options.prefix,
     TRENDING_RETENTION_HOURS: options.trending?.retentionHours,

@@ -13,9 +13,14 @@ import * as leaderboards from "../leaderboards/index.ts";
 import * as presence from "../presence/index.ts";
 import type { Idempotency } from "../redis/script.ts";
 import { parseWindow } from "../time.ts";
+import { invalid } from "../validation.ts";
 import * as trending from "../trending/index.ts";
 
-/** @internal What every handle shares: the settings and a fresh `Ctx` per call. */
+/**
+ * What every handle shares: the settings and a fresh `Ctx` per call. Handles are made by
+ * `Edgestats` (`stats.counter(name)`, …), not constructed directly; this type is public because
+ * their constructors name it (stripped as internal, the published types did not compile).
+ */
 export interface Runtime {
   config: Config;
   ctx(): Ctx;
@@ -103,7 +108,8 @@ export class TrendingHandle {
   }
 
   /** The top N over the window's finished hours plus the current hour, with `exact` / `maxError`. */
-  top(options: TrendingTopOptions = {}) {
+  async top(options: TrendingTopOptions = {}) {
+    // async: a bad window is a rejected promise, as every other refusal, not a synchronous throw
     const hours = windowHours(options.window);
     return trending.top(this.#rt.ctx(), this.stream, {
       retentionHours: this.#rt.config.trendingRetentionHours,
@@ -113,7 +119,7 @@ export class TrendingHandle {
   }
 
   /** One member's count and rank over the window. */
-  member(member: string, options: WindowOptions = {}) {
+  async member(member: string, options: WindowOptions = {}) {
     const hours = windowHours(options.window);
     return trending.member(this.#rt.ctx(), this.stream, member, {
       retentionHours: this.#rt.config.trendingRetentionHours,
@@ -170,6 +176,9 @@ export class CounterHandle {
    */
   async incr(items: string | CounterItem | CounterItem[], by?: number, options?: WriteOptions) {
     const ctx = this.#rt.ctx();
+    // `by` goes with a member name; an item carries its own (it was dropped silently: +1)
+    if (typeof items !== "string" && by !== undefined)
+      invalid([{ path: "by", message: "give by inside the item ({ member, by }) when incr takes items" }]);
     const batch =
       typeof items === "string" ? [by === undefined ? { member: items } : { member: items, by }] : list(items);
     const idempotency = await idempotencyOf(ctx, `counter.incr ${this.name}`, options, batch);
