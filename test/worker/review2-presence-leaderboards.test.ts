@@ -1,0 +1,379 @@
+/**
+ * Adversarial review (round 2) of presence and leaderboards against /work/shared/API.md,
+ * docs/presence.md and docs/leaderboards.md: edges the feature tests do not probe, and a
+ * model-based check of ranks, pages, around-me and percentile under both tie policies.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { createTestApi, type TestApi, cleanedUpAfterAll } from "../helpers/worker.ts";
+
+const MIN = 60_000;
+const TIMEOUT = 300_000;
+const track = cleanedUpAfterAll<TestApi>();
+const newApi = (label: string, start?: string) => track(createTestApi({ label, ...(start ? { start } : {}) }));
+const runTrim = (api: TestApi) => api.post("/internal/jobs/trim", undefined, { key: "admin" });
+const beat = (api: TestApi, room: string, ids: string[]) => api.post(`/v1/presence/${room}/heartbeats`, { ids });
+const memberIds = async (api: TestApi, room: string) => {
+  const out: string[] = [];
+  let cursor: string | null = null;
+  for (let i = 0; i < 50; i++) {
+    const q: string = cursor ? `?limit=2&cursor=${encodeURIComponent(cursor)}` : "?limit=2";
+    const res = await api.get(`/v1/presence/${room}/members${q}`);
+    expect(res.status).toBe(200);
+    out.push(...res.body.members.map((m: { id: string }) => m.id));
+    cursor = res.body.nextCursor;
+    if (!cursor) break;
+  }
+  return out;
+};
+
+describe("presence: the timeout edge, leave, and counts vs lists", () => {
+  it("at exactly `timeout` ms since the last heartbeat the id is online in the count AND in the member list", async () => {
+    const api = newApi("r2p-edge");
+    await beat(api, "r", ["a", "b", "c"]);
+    api.advance(TIMEOUT);
+    const stats = await api.get("/v1/presence/r");
+    const ids = await memberIds(api, "r");
+    expect(stats.body.online).toBe(3);
+    expect(ids.sort()).toEqual(["a", "b", "c"]);
+    api.advance(1);
+    expect((await api.get("/v1/presence/r")).body.online).toBe(0);
+    expect(await memberIds(api, "r")).toEqual([]);
+  });
+
+  it("leave then heartbeat in the same millisecond: online again, not new, count and list agree", async () => {
+    const api = newApi("r2p-leave");
+    await beat(api, "r", ["a", "b"]);
+    api.advance(1000);
+    expect((await api.del("/v1/presence/r/members/a")).status).toBe(204);
+    expect((await api.get("/v1/presence/r")).body.online).toBe(1);
+    expect(await memberIds(api, "r")).toEqual(["b"]);
+    const hb = await beat(api, "r", ["a"]);
+    expect(hb.body).toEqual({ online: 2, new: 0 });
+    expect((await api.get("/v1/presence/r")).body).toMatchObject({
+      online: 2,
+      activeToday: 2,
+      newToday: 2,
+      peakToday: 2,
+    });
+    expect((await memberIds(api, "r")).sort()).toEqual(["a", "b"]);
+    // leave of an id never seen: 204, nothing changes, it is not mapped (the next heartbeat is new)
+    expect((await api.del("/v1/presence/r/members/ghost")).status).toBe(204);
+    expect((await beat(api, "r", ["ghost"])).body).toEqual({ online: 3, new: 1 });
+    // a leave followed by the timeout: the id stays offline (leave never makes it online later)
+    await api.del("/v1/presence/r/members/b");
+    api.advance(1);
+    expect((await api.get("/v1/presence/r")).body.online).toBe(2);
+  });
+
+  it("a repeated leave and a leave of an idle id change nothing else (peak, active, new)", async () => {
+    const api = newApi("r2p-leave2");
+    await beat(api, "r", ["a"]);
+    api.advance(TIMEOUT + 10);
+    await api.del("/v1/presence/r/members/a");
+    await api.del("/v1/presence/r/members/a");
+    const s = await api.get("/v1/presence/r");
+    expect(s.body).toMatchObject({ online: 0, peakToday: 1, activeToday: 1, newToday: 1 });
+    // coming back after the leave of an already-idle id: online, not new
+    expect((await beat(api, "r", ["a"])).body).toEqual({ online: 1, new: 0 });
+  });
+
+  it("the trim job racing heartbeats loses nothing: counts, lists and peak agree with the heartbeats", async () => {
+    const api = newApi("r2p-race");
+    const ids = Array.from({ length: 40 }, (_, i) => `u${i}`);
+    await Promise.all([
+      ...ids.map((id, i) => (i % 3 === 0 ? runTrim(api).then(() => beat(api, "r", [id])) : beat(api, "r", [id]))),
+      runTrim(api),
+      runTrim(api),
+    ]);
+    await runTrim(api);
+    const s = await api.get("/v1/presence/r");
+    expect(s.body).toMatchObject({ online: 40, peakToday: 40, activeToday: 40, newToday: 40 });
+    const listed = await api.get("/v1/presence/r/members?limit=1000");
+    expect(listed.body.members).toHaveLength(40);
+  });
+
+  it("peakAt is when the peak was first reached; reaching it again later does not move it", async () => {
+    const api = newApi("r2p-peak");
+    await beat(api, "r", ["a", "b"]);
+    const first = api.now;
+    api.advance(MIN);
+    await api.del("/v1/presence/r/members/b");
+    api.advance(MIN);
+    await beat(api, "r", ["b"]); // back to 2
+    const s = await api.get("/v1/presence/r");
+    expect(s.body).toMatchObject({ online: 2, peakToday: 2, peakAt: first });
+  });
+
+  it("daily figures across midnight for ids seen on both days: active counts each day, new only the first", async () => {
+    const api = newApi("r2p-day", "2026-11-22T23:50:00Z");
+    await beat(api, "r", ["a", "b", "c"]);
+    api.setNow("2026-11-22T23:59:59.999Z");
+    await beat(api, "r", ["a"]);
+    api.setNow("2026-11-23T00:00:00.000Z");
+    await beat(api, "r", ["a", "d"]);
+    const today = await api.get("/v1/presence/r");
+    expect(today.body).toMatchObject({ activeToday: 2, newToday: 1, day: Date.UTC(2026, 10, 23) });
+    // online at 00:00: a (today), d (today), b and c (yesterday 23:50, within 5 min? no: 10 min ago)
+    expect(today.body.online).toBe(2);
+    const y = await api.get("/v1/presence/r?day=2026-11-22");
+    expect(y.body).toMatchObject({ peak: 3, active: 3, new: 3, peakAt: Date.UTC(2026, 10, 22, 23, 50) });
+    const t = await api.get("/v1/presence/r?day=2026-11-23");
+    expect(t.body).toMatchObject({ active: 2, new: 1, peak: today.body.peakToday });
+    expect(t.body.peakAt).toBe(today.body.peakAt);
+  });
+
+  it("_total online equals the sum of the rooms' online counts at the run; active is about the distinct ids", async () => {
+    const api = newApi("r2p-total");
+    await beat(api, "r1", ["a", "b", "c"]);
+    await beat(api, "r2", ["a", "x"]);
+    await beat(api, "r3", ["y"]);
+    api.advance(TIMEOUT - 1000);
+    await beat(api, "r3", ["z"]);
+    api.advance(2000); // r1, r2 and y timed out; z online
+    await runTrim(api);
+    const rooms = await Promise.all(["r1", "r2", "r3"].map((r) => api.get(`/v1/presence/${r}`)));
+    const sum = rooms.reduce((s, r) => s + r.body.online, 0);
+    const total = await api.get("/v1/presence/_total");
+    expect(sum).toBe(1);
+    expect(total.body.online).toBe(sum);
+    expect(total.body.activeToday).toBe(6);
+    expect(total.body.peakToday).toBeGreaterThanOrEqual(1);
+  });
+});
+
+// ---------------------------------------------------------------- leaderboards
+
+const base = "/v1/leaderboards";
+const lbApi = newApi("r2-lb", "2026-11-20T10:00:00.000Z");
+const join = (board: string, player: string, body: Record<string, unknown> = { name: player }) =>
+  lbApi.put(`${base}/${board}/players/${player}`, body);
+const score = (board: string, player: string, body: Record<string, unknown>) =>
+  lbApi.post(`${base}/${board}/players/${player}/score`, body);
+const order = async (board: string) =>
+  (await lbApi.get(`${base}/${board}?limit=100`)).body.items.map((r: any) => [r.rank, r.player, r.score]);
+
+describe("leaderboards: edges", () => {
+  it("negative scores rank below zero and below positive ones; fractional scores keep their order", async () => {
+    await join("neg", "a", { name: "a", score: -5 });
+    await join("neg", "b", { name: "b", score: 0 });
+    await join("neg", "c", { name: "c", score: -5.5 });
+    await join("neg", "d", { name: "d", score: 3 });
+    expect(await order("neg")).toEqual([
+      [1, "d", 3],
+      [2, "b", 0],
+      [3, "a", -5],
+      [4, "c", -5.5],
+    ]);
+    expect((await score("neg", "d", { by: -10 })).body).toEqual({ score: -7, rank: 4 });
+  });
+
+  it("best vs replace with equal and lower values, including negative scores", async () => {
+    await join("modes", "p", { name: "p", score: -10 });
+    expect((await score("modes", "p", { set: -20, mode: "best" })).body.score).toBe(-10);
+    expect((await score("modes", "p", { set: -10, mode: "best" })).body.score).toBe(-10);
+    expect((await score("modes", "p", { set: -3, mode: "best" })).body.score).toBe(-3);
+    expect((await score("modes", "p", { set: -30 })).body.score).toBe(-30);
+    expect((await score("modes", "p", { set: -30, mode: "replace" })).body.score).toBe(-30);
+    expect((await score("modes", "p", { set: 0, mode: "best" })).body.score).toBe(0);
+  });
+
+  it("guards: a best that is not better is not checked; equal to a bound is allowed", async () => {
+    expect((await lbApi.put(`${base}/guard`, { minScore: 0, maxScore: 100 }, { key: "admin" })).status).toBe(200);
+    await join("guard", "p", { name: "p", score: 50 });
+    expect((await score("guard", "p", { set: -5, mode: "best" })).status).toBe(200);
+    expect((await score("guard", "p", { set: 100 })).body.score).toBe(100);
+    expect((await score("guard", "p", { set: 0 })).body.score).toBe(0);
+    expect((await score("guard", "p", { by: -1 })).status).toBe(422);
+    expect((await score("guard", "p", { set: 101, mode: "best" })).status).toBe(422);
+    expect((await lbApi.get(`${base}/guard/players/p`)).body.score).toBe(0);
+  });
+
+  it("a score that goes down and back up: joined keeps the join order, reached puts the returner behind", async () => {
+    await lbApi.put(`${base}/updown-r`, { ties: "reached" }, { key: "admin" });
+    for (const b of ["updown-j", "updown-r"]) {
+      await join(b, "x", { name: "x", score: 10 });
+      await join(b, "y", { name: "y", score: 10 });
+      await score(b, "x", { by: -1 });
+      expect((await score(b, "x", { by: 1 })).body.rank).toBe(b === "updown-j" ? 1 : 2);
+    }
+    expect((await order("updown-j")).map((r: any) => r[1])).toEqual(["x", "y"]);
+    expect((await order("updown-r")).map((r: any) => r[1])).toEqual(["y", "x"]);
+  });
+
+  it("removal then re-join: the player joins again at the end of the join order, with a new joinedAt and score", async () => {
+    await join("rejoin", "a", { name: "a", score: 5 });
+    await join("rejoin", "b", { name: "b", score: 5 });
+    const joined = (await lbApi.get(`${base}/rejoin/players/a`)).body.joinedAt;
+    lbApi.advance(1000);
+    expect((await lbApi.del(`${base}/rejoin/players/a`)).status).toBe(204);
+    expect((await lbApi.get(`${base}/rejoin/players/a`)).status).toBe(404);
+    expect((await score("rejoin", "a", { by: 1 })).status).toBe(404);
+    const again = await join("rejoin", "a", { name: "a2" });
+    expect(again.status).toBe(201);
+    expect(again.body.score).toBe(0);
+    expect(again.body.joinedAt).toBeGreaterThan(joined);
+    await score("rejoin", "a", { by: 5 });
+    expect(await order("rejoin")).toEqual([
+      [1, "b", 5],
+      [2, "a", 5],
+    ]);
+    const p = await lbApi.get(`${base}/rejoin/players/a`);
+    expect(p.body).toMatchObject({ rank: 2, total: 2, percentile: 0 });
+  });
+
+  it("around-me at k=0, and pages past the end keep total", async () => {
+    for (let i = 0; i < 5; i++) await join("edges", `p${i}`, { name: `p${i}`, score: 100 - i });
+    const k0 = await lbApi.get(`${base}/edges/players/p2/around?k=0`);
+    expect(k0.body.items.map((r: any) => r.player)).toEqual(["p2"]);
+    const topK = await lbApi.get(`${base}/edges/players/p0/around?k=50`);
+    expect(topK.body.items.map((r: any) => r.rank)).toEqual([1, 2, 3, 4, 5]);
+    const past = await lbApi.get(`${base}/edges?page=1000000&limit=100`);
+    expect(past.body).toMatchObject({ items: [], total: 5, page: 1000000, limit: 100 });
+    const partial = await lbApi.get(`${base}/edges?page=2&limit=3`);
+    expect(partial.body.items.map((r: any) => r.rank)).toEqual([4, 5]);
+  });
+
+  it("previousRank after the daily snapshot; a player removed and re-joined the same day reads the old rank (documented)", async () => {
+    await join("snapr", "a", { name: "a", score: 3 });
+    await join("snapr", "b", { name: "b", score: 2 });
+    await join("snapr", "c", { name: "c", score: 1 });
+    const run = await lbApi.post("/internal/jobs/leaderboards.snapshot", undefined, { key: "admin" });
+    expect(run.status).toBe(200);
+    await score("snapr", "c", { by: 10 });
+    const page = await lbApi.get(`${base}/snapr`);
+    expect(page.body.items.map((r: any) => [r.player, r.rank, r.previousRank])).toEqual([
+      ["c", 1, 3],
+      ["a", 2, 1],
+      ["b", 3, 2],
+    ]);
+    const around = await lbApi.get(`${base}/snapr/players/a/around?k=1`);
+    expect(around.body.items.map((r: any) => r.previousRank)).toEqual([3, 1, 2]);
+    await lbApi.del(`${base}/snapr/players/b`);
+    await join("snapr", "b", { name: "b" });
+    expect((await lbApi.get(`${base}/snapr/players/b`)).body).toMatchObject({ rank: 3, previousRank: 2 });
+  });
+});
+
+// Model of a board without seasons.
+type Op =
+  | { t: "join"; p: number; s?: number }
+  | { t: "by"; p: number; v: number }
+  | { t: "set"; p: number; v: number; mode: "replace" | "best" }
+  | { t: "del"; p: number };
+
+interface MP {
+  score: number;
+  seq: number;
+}
+
+function applyModel(model: Map<string, MP>, op: Op, ties: "joined" | "reached", seq: { n: number }) {
+  const name = `p${op.p}`;
+  const cur = model.get(name);
+  if (op.t === "join") {
+    if (!cur) model.set(name, { score: op.s ?? 0, seq: seq.n++ });
+    return 200;
+  }
+  if (op.t === "del") {
+    model.delete(name);
+    return 204;
+  }
+  if (!cur) return 404;
+  let next = cur.score;
+  if (op.t === "by") next = cur.score + op.v;
+  else if (op.mode === "replace") next = op.v;
+  else next = Math.max(cur.score, op.v);
+  if (ties === "reached" && next !== cur.score) cur.seq = seq.n++;
+  cur.score = next;
+  return 200;
+}
+
+function modelOrder(model: Map<string, MP>) {
+  return [...model.entries()]
+    .sort((a, b) => b[1].score - a[1].score || a[1].seq - b[1].seq)
+    .map(([p, m]) => [p, m.score]);
+}
+
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  fc.record({
+    t: fc.constant("join" as const),
+    p: fc.nat(5),
+    s: fc.option(fc.integer({ min: -3, max: 3 }), { nil: undefined }),
+  }),
+  fc.record({ t: fc.constant("by" as const), p: fc.nat(5), v: fc.integer({ min: -2, max: 2 }) }),
+  fc.record({
+    t: fc.constant("set" as const),
+    p: fc.nat(5),
+    v: fc.integer({ min: -3, max: 3 }),
+    mode: fc.constantFrom("replace" as const, "best" as const),
+  }),
+  fc.record({ t: fc.constant("del" as const), p: fc.nat(5) }),
+);
+
+describe("leaderboards: model-based ranks, pages, around-me, percentile", () => {
+  for (const ties of ["joined", "reached"] as const) {
+    it(`agrees with a simple model (ties: ${ties})`, async () => {
+      let run = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 25 }), async (ops) => {
+          const board = `m${ties[0]}${run++}`;
+          await lbApi.put(`${base}/${board}`, { ties }, { key: "admin" });
+          const model = new Map<string, MP>();
+          const seq = { n: 0 };
+          for (const op of ops) {
+            const expected = applyModel(model, op, ties, seq);
+            const p = `p${op.p}`;
+            let res;
+            if (op.t === "join")
+              res = await join(board, p, op.s === undefined ? { name: p } : { name: p, score: op.s });
+            else if (op.t === "del") res = await lbApi.del(`${base}/${board}/players/${p}`);
+            else if (op.t === "by") res = await score(board, p, { by: op.v });
+            else res = await score(board, p, { set: op.v, mode: op.mode });
+            if (expected === 200) expect([200, 201]).toContain(res.status);
+            else expect(res.status).toBe(expected);
+            if (res.status === 200 && (op.t === "by" || op.t === "set")) {
+              const want = modelOrder(model);
+              const idx = want.findIndex(([n]) => n === p);
+              expect(res.body).toEqual({ score: want[idx]![1], rank: idx + 1 });
+            }
+          }
+          const want = modelOrder(model);
+          const page = await lbApi.get(`${base}/${board}?limit=100`);
+          if (want.length === 0) return;
+          expect(page.body.items.map((r: any) => [r.player, r.score])).toEqual(want);
+          expect(page.body.total).toBe(want.length);
+          // page 2 of size 2 is rows 3..4
+          const p2 = await lbApi.get(`${base}/${board}?page=2&limit=2`);
+          expect(p2.body.items.map((r: any) => [r.rank, r.player])).toEqual(
+            want.slice(2, 4).map(([n], i) => [3 + i, n]),
+          );
+          for (let i = 0; i < want.length; i++) {
+            const [n, s] = want[i]!;
+            const g = await lbApi.get(`${base}/${board}/players/${n}`);
+            const below = want.length - (i + 1);
+            expect(g.body).toMatchObject({
+              score: s,
+              rank: i + 1,
+              total: want.length,
+              percentile: Math.floor((below / want.length) * 100 * 100) / 100,
+            });
+            const ar = await lbApi.get(`${base}/${board}/players/${n}/around?k=1`);
+            expect(ar.body.items.map((r: any) => r.player)).toEqual(
+              want.slice(Math.max(0, i - 1), i + 2).map(([m]) => m),
+            );
+          }
+          const sub = await lbApi.post(
+            `${base}/${board}/rank`,
+            { players: ["p0", "p1", "p2", "p3", "nobody"] },
+            { key: "read" },
+          );
+          const subWant = want.filter(([n]) => ["p0", "p1", "p2", "p3"].includes(n as string));
+          expect(sub.body.items.map((r: any) => [r.player, r.subsetRank, r.rank])).toEqual(
+            subWant.map(([n], i) => [n, i + 1, want.findIndex(([m]) => m === n) + 1]),
+          );
+        }),
+        { numRuns: 15 },
+      );
+    });
+  }
+});
