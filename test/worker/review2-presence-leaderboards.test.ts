@@ -265,6 +265,8 @@ type Op =
 interface MP {
   score: number;
   seq: number;
+  /** best rank seen at the player's own writes (docs/leaderboards.md, Movement) */
+  best?: number;
 }
 
 function applyModel(model: Map<string, MP>, op: Op, ties: "joined" | "reached", seq: { n: number }) {
@@ -279,7 +281,7 @@ function applyModel(model: Map<string, MP>, op: Op, ties: "joined" | "reached", 
     return 204;
   }
   if (!cur) return 404;
-  let next = cur.score;
+  let next: number;
   if (op.t === "by") next = cur.score + op.v;
   else if (op.mode === "replace") next = op.v;
   else next = Math.max(cur.score, op.v);
@@ -315,7 +317,7 @@ describe("leaderboards: model-based ranks, pages, around-me, percentile", () => 
     it(`agrees with a simple model (ties: ${ties})`, async () => {
       let run = 0;
       await fc.assert(
-        fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 25 }), async (ops) => {
+        fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 30 }), async (ops) => {
           const board = `m${ties[0]}${run++}`;
           await lbApi.put(`${base}/${board}`, { ties }, { key: "admin" });
           const model = new Map<string, MP>();
@@ -331,6 +333,11 @@ describe("leaderboards: model-based ranks, pages, around-me, percentile", () => 
             else res = await score(board, p, { set: op.v, mode: op.mode });
             if (expected === 200) expect([200, 201]).toContain(res.status);
             else expect(res.status).toBe(expected);
+            if (expected === 200) {
+              const r = modelOrder(model).findIndex(([n]) => n === p) + 1;
+              const m = model.get(p)!;
+              m.best = Math.min(m.best ?? r, r);
+            }
             if (res.status === 200 && (op.t === "by" || op.t === "set")) {
               const want = modelOrder(model);
               const idx = want.findIndex(([n]) => n === p);
@@ -357,6 +364,7 @@ describe("leaderboards: model-based ranks, pages, around-me, percentile", () => 
               total: want.length,
               percentile: Math.floor((below / want.length) * 100 * 100) / 100,
             });
+            expect(g.body.bestRank).toBe(Math.min(model.get(n as string)!.best!, i + 1));
             const ar = await lbApi.get(`${base}/${board}/players/${n}/around?k=1`);
             expect(ar.body.items.map((r: any) => r.player)).toEqual(
               want.slice(Math.max(0, i - 1), i + 2).map(([m]) => m),
@@ -372,8 +380,86 @@ describe("leaderboards: model-based ranks, pages, around-me, percentile", () => 
             subWant.map(([n], i) => [n, i + 1, want.findIndex(([m]) => m === n) + 1]),
           );
         }),
-        { numRuns: 15 },
+        { numRuns: 40 },
       );
     });
   }
+});
+
+describe("presence: today's figures read two ways agree", () => {
+  it("after midnight with ids carried over, GET room and GET room?day=<today> report the same peak", async () => {
+    const api = newApi("r2p-today", "2026-11-22T23:59:00Z");
+    await beat(api, "r", ["a", "b"]);
+    api.setNow("2026-11-23T00:00:30Z");
+    const main = await api.get("/v1/presence/r");
+    const day = await api.get("/v1/presence/r?day=2026-11-23");
+    expect(main.body.peakToday).toBe(2);
+    expect(day.body.peak).toBe(main.body.peakToday);
+    expect(day.body.peakAt).toBe(main.body.peakAt);
+  });
+
+  it("_total peakToday is at least today's online sample, and activeToday counts ids seen only on the new day", async () => {
+    const api = newApi("r2p-total-mid", "2026-11-22T23:58:00Z");
+    await beat(api, "r1", ["a", "b"]);
+    await runTrim(api);
+    api.setNow("2026-11-23T00:00:00Z");
+    await runTrim(api);
+    const t = await api.get("/v1/presence/_total");
+    expect(t.body).toMatchObject({ online: 2, peakToday: 2, activeToday: 0, day: Date.UTC(2026, 10, 23) });
+    await beat(api, "r1", ["a"]);
+    expect((await api.get("/v1/presence/_total")).body.activeToday).toBe(1);
+  });
+});
+
+describe("leaderboards: batches and guards", () => {
+  it("a batch naming one player twice applies in order; ranks are after the whole batch (ties: reached)", async () => {
+    await lbApi.put(`${base}/bt`, { ties: "reached" }, { key: "admin" });
+    await join("bt", "a", { name: "a" });
+    await join("bt", "b", { name: "b" });
+    const res = await lbApi.post(`${base}/bt/scores`, {
+      items: [
+        { player: "b", by: 5 },
+        { player: "a", set: 5 },
+        { player: "b", by: 0 },
+        { player: "a", set: 4, mode: "best" },
+      ],
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.results).toEqual([
+      { player: "b", score: 5, rank: 1 },
+      { player: "a", score: 5, rank: 2 },
+      { player: "b", score: 5, rank: 1 },
+      { player: "a", score: 5, rank: 2 },
+    ]);
+  });
+
+  it("maxIncrement bounds the sum of |by| per player: +6 and -6 in one batch with maxIncrement 10 is refused", async () => {
+    await lbApi.put(`${base}/mi`, { maxIncrement: 10 }, { key: "admin" });
+    await join("mi", "a", { name: "a" });
+    const res = await lbApi.post(`${base}/mi/scores`, {
+      items: [
+        { player: "a", by: 6 },
+        { player: "a", by: -6 },
+      ],
+    });
+    expect(res.status).toBe(422);
+    expect((await score("mi", "a", { by: 10 })).status).toBe(200);
+    expect((await score("mi", "a", { by: -10 })).status).toBe(200);
+    expect((await score("mi", "a", { by: 10.0001 })).status).toBe(422);
+  });
+
+  it("subset ranking counts duplicates once and lists unknown players in the order given", async () => {
+    for (const [p, s] of [
+      ["a", 1],
+      ["b", 2],
+      ["c", 3],
+    ] as const)
+      await join("sub", p, { name: p, score: s });
+    const res = await lbApi.post(`${base}/sub/rank`, { players: ["a", "zz", "c", "a", "yy", "zz"] }, { key: "read" });
+    expect(res.body.items.map((r: any) => [r.player, r.rank, r.subsetRank])).toEqual([
+      ["c", 1, 1],
+      ["a", 3, 2],
+    ]);
+    expect(res.body.unknown).toEqual(["zz", "yy"]);
+  });
 });
