@@ -463,3 +463,94 @@ describe("leaderboards: batches and guards", () => {
     expect(res.body.unknown).toEqual(["zz", "yy"]);
   });
 });
+
+describe("presence: the job's samples at the timeout edge", () => {
+  it("a trim run exactly `timeout` after a heartbeat samples the id as online, as the read does", async () => {
+    const api = newApi("r2p-hist-edge", "2026-11-22T12:00:00Z");
+    await beat(api, "r", ["a", "b"]);
+    api.advance(MIN);
+    await beat(api, "r", ["c"]);
+    api.setNow(Date.parse("2026-11-22T12:00:00Z") + TIMEOUT);
+    await runTrim(api);
+    const online = (await api.get("/v1/presence/r")).body.online;
+    expect(online).toBe(3);
+    const points = (await api.get("/v1/presence/r/history?hours=1")).body.points;
+    expect(points.at(-1)).toEqual({ at: api.now, online });
+    const total = await api.get("/v1/presence/_total");
+    expect(total.body.online).toBe(online);
+  });
+
+  it("peakAt across midnight: carried ids set the peak at 00:00, a later heartbeat that raises it moves peakAt", async () => {
+    const api = newApi("r2p-peak-mid", "2026-11-22T23:59:00Z");
+    await beat(api, "r", ["a", "b"]);
+    api.setNow("2026-11-23T00:00:00Z");
+    await runTrim(api);
+    api.setNow("2026-11-23T00:00:10Z");
+    await beat(api, "r", ["c"]);
+    const s = await api.get("/v1/presence/r");
+    expect(s.body).toMatchObject({ online: 3, peakToday: 3, peakAt: Date.parse("2026-11-23T00:00:10Z") });
+    const d = await api.get("/v1/presence/r?day=2026-11-23");
+    expect(d.body).toMatchObject({ peak: 3, peakAt: Date.parse("2026-11-23T00:00:10Z"), active: 1, new: 1 });
+  });
+
+  it("a room deleted (admin) and used again starts afresh: ids are new, today's figures count only the new visits", async () => {
+    const api = newApi("r2p-del");
+    await beat(api, "r", ["a", "b", "c"]);
+    expect((await api.del("/v1/presence/r", { key: "admin" })).status).toBe(204);
+    expect((await api.get("/v1/presence/r")).body).toMatchObject({ online: 0, peakToday: 0, activeToday: 0 });
+    expect((await beat(api, "r", ["a"])).body).toEqual({ online: 1, new: 1 });
+    expect((await api.get("/v1/presence/r")).body).toMatchObject({
+      online: 1,
+      peakToday: 1,
+      activeToday: 1,
+      newToday: 1,
+    });
+    expect(await memberIds(api, "r")).toEqual(["a"]);
+  });
+});
+
+describe("leaderboards: seasons and guards at the edges", () => {
+  it("a daily board: a player of yesterday reads score 0, rank null, percentile null today; rejoining enters at 0", async () => {
+    const api = newApi("r2-lb-season", "2026-11-20T23:59:00.000Z");
+    await api.put(`${base}/d`, { reset: "daily" }, { key: "admin" });
+    await api.put(`${base}/d/players/a`, { name: "a", score: 5 });
+    await api.put(`${base}/d/players/b`, { name: "b", score: 7 });
+    api.setNow("2026-11-21T00:00:00.000Z");
+    const a = await api.get(`${base}/d/players/a`);
+    expect(a.body).toMatchObject({ score: 0, rank: null, percentile: null, previousRank: 2 });
+    expect((await api.get(`${base}/d/players/a/around?k=2`)).body).toMatchObject({ rank: null, items: [] });
+    expect((await api.get(`${base}/d`)).body).toMatchObject({ items: [], total: 0 });
+    await api.put(`${base}/d/players/b`, { name: "b" });
+    await api.put(`${base}/d/players/a`, { name: "a" });
+    // both at 0: ties joined, a joined first
+    const page = await api.get(`${base}/d`);
+    expect(page.body.items.map((r: any) => [r.rank, r.player, r.score, r.previousRank])).toEqual([
+      [1, "a", 0, 2],
+      [2, "b", 0, 1],
+    ]);
+    const prev = await api.get(`${base}/d?season=previous`);
+    expect(prev.body.items.map((r: any) => [r.rank, r.player, r.score])).toEqual([
+      [1, "b", 7],
+      [2, "a", 5],
+    ]);
+  });
+
+  it("guards tightened below a stored score: by 0 is not a change and is not refused; a lower set inside is", async () => {
+    await join("gt", "p", { name: "p", score: 500 });
+    await lbApi.put(`${base}/gt`, { maxScore: 100 }, { key: "admin" });
+    expect((await score("gt", "p", { by: 0 })).status).toBe(200);
+    expect((await score("gt", "p", { set: 400, mode: "best" })).status).toBe(200);
+    expect((await score("gt", "p", { by: -1 })).status).toBe(422);
+    expect((await score("gt", "p", { set: 50 })).body).toEqual({ score: 50, rank: 1 });
+  });
+
+  it("fractional increments add as IEEE doubles (as Redis does), read back exactly", async () => {
+    await join("frac", "p", { name: "p" });
+    let js = 0;
+    for (const v of [0.1, 0.2, 0.3, -0.7]) {
+      js += v;
+      await score("frac", "p", { by: v });
+    }
+    expect((await lbApi.get(`${base}/frac/players/p`)).body.score).toBe(js);
+  });
+});
