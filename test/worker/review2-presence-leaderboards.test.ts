@@ -554,3 +554,62 @@ describe("leaderboards: seasons and guards at the edges", () => {
     expect((await lbApi.get(`${base}/frac/players/p`)).body.score).toBe(js);
   });
 });
+
+type ScoreOp = Extract<Op, { t: "by" } | { t: "set" }>;
+const scoreOpArb = opArb.filter((o): o is ScoreOp => o.t === "by" || o.t === "set");
+const stepArb: fc.Arbitrary<Op | ScoreOp[]> = fc.oneof(opArb, fc.array(scoreOpArb, { minLength: 1, maxLength: 4 }));
+
+describe("leaderboards: batches (/scores) agree with the same changes applied one by one", () => {
+  for (const ties of ["joined", "reached"] as const) {
+    it(`batch results, refusals and the final order match the model (ties: ${ties})`, async () => {
+      let run = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.array(stepArb, { minLength: 1, maxLength: 20 }), async (steps) => {
+          const board = `bm${ties[0]}${run++}`;
+          await lbApi.put(`${base}/${board}`, { ties }, { key: "admin" });
+          let model = new Map<string, MP>();
+          const seq = { n: 0 };
+          for (const step of steps) {
+            if (!Array.isArray(step)) {
+              const p = `p${step.p}`;
+              applyModel(model, step, ties, seq);
+              if (step.t === "join")
+                await join(board, p, step.s === undefined ? { name: p } : { name: p, score: step.s });
+              else if (step.t === "del") await lbApi.del(`${base}/${board}/players/${p}`);
+              else if (step.t === "by") await score(board, p, { by: step.v });
+              else await score(board, p, { set: step.v, mode: step.mode });
+              continue;
+            }
+            const trial = new Map([...model].map(([k, v]) => [k, { ...v }]));
+            const trialSeq = { n: seq.n };
+            const refused = step.some((o) => applyModel(trial, o, ties, trialSeq) === 404);
+            const res = await lbApi.post(`${base}/${board}/scores`, {
+              items: step.map((o) =>
+                o.t === "by" ? { player: `p${o.p}`, by: o.v } : { player: `p${o.p}`, set: o.v, mode: o.mode },
+              ),
+            });
+            if (refused) {
+              expect(res.status).toBe(404);
+              continue;
+            }
+            expect(res.status).toBe(200);
+            model = trial;
+            seq.n = trialSeq.n;
+            const want = modelOrder(model);
+            expect(res.body.results).toEqual(
+              step.map((o) => {
+                const idx = want.findIndex(([n]) => n === `p${o.p}`);
+                return { player: `p${o.p}`, score: want[idx]![1], rank: idx + 1 };
+              }),
+            );
+          }
+          const want = modelOrder(model);
+          if (want.length === 0) return;
+          const page = await lbApi.get(`${base}/${board}?limit=100`);
+          expect(page.body.items.map((r: any) => [r.player, r.score])).toEqual(want);
+        }),
+        { numRuns: 40 },
+      );
+    });
+  }
+});
