@@ -613,3 +613,60 @@ describe("leaderboards: batches (/scores) agree with the same changes applied on
     });
   }
 });
+
+describe("leaderboards: movement over days", () => {
+  it("previousRank follows the latest daily snapshot: day 2's snapshot replaces day 1's", async () => {
+    const api = newApi("r2-lb-snap2", "2026-11-20T10:00:00.000Z");
+    const job = () => api.post("/internal/jobs/leaderboards.snapshot", undefined, { key: "admin" });
+    await api.put(`${base}/s2/players/a`, { name: "a", score: 2 });
+    await api.put(`${base}/s2/players/b`, { name: "b", score: 1 });
+    expect((await job()).status).toBe(200);
+    await api.post(`${base}/s2/players/b/score`, { by: 5 });
+    // a second run the same day changes nothing
+    expect((await job()).status).toBe(200);
+    expect((await api.get(`${base}/s2/players/b`)).body).toMatchObject({ rank: 1, previousRank: 2 });
+    api.setNow("2026-11-21T00:05:00.000Z");
+    expect((await job()).status).toBe(200);
+    expect((await api.get(`${base}/s2/players/b`)).body).toMatchObject({ rank: 1, previousRank: 1 });
+    expect((await api.get(`${base}/s2/players/a`)).body).toMatchObject({ rank: 2, previousRank: 2 });
+    const sub = await api.post(`${base}/s2/rank`, { players: ["a", "b"] }, { key: "read" });
+    expect(sub.body.items.map((r: any) => r.player)).toEqual(["b", "a"]);
+  });
+
+  it("a seasonal board's subset ranking lists players who have not written this season as unknown", async () => {
+    const api = newApi("r2-lb-subseason", "2026-11-20T23:59:00.000Z");
+    await api.put(`${base}/ds`, { reset: "daily" }, { key: "admin" });
+    await api.put(`${base}/ds/players/a`, { name: "a", score: 5 });
+    await api.put(`${base}/ds/players/b`, { name: "b", score: 7 });
+    api.setNow("2026-11-21T00:00:01.000Z");
+    await api.post(`${base}/ds/players/b/score`, { by: 1 });
+    const sub = await api.post(`${base}/ds/rank`, { players: ["a", "b"] }, { key: "read" });
+    expect(sub.body.items.map((r: any) => [r.player, r.rank, r.subsetRank, r.score])).toEqual([["b", 1, 1, 1]]);
+    expect(sub.body.unknown).toEqual(["a"]);
+    const prev = await api.post(`${base}/ds/rank?season=previous`, { players: ["a", "b"] }, { key: "read" });
+    expect(prev.body.items.map((r: any) => [r.player, r.rank, r.subsetRank, r.score])).toEqual([
+      ["b", 1, 1, 7],
+      ["a", 2, 2, 5],
+    ]);
+  });
+
+  it("bestRank after a batch that moves a player up and then down below others' later items", async () => {
+    const api = newApi("r2-lb-bestbatch");
+    await api.put(`${base}/bb/players/a`, { name: "a", score: 1 });
+    await api.put(`${base}/bb/players/b`, { name: "b", score: 2 });
+    await api.put(`${base}/bb/players/c`, { name: "c", score: 3 });
+    // a's rank after the whole batch is 3; at its own write it was 1
+    await api.post(`${base}/bb/scores`, {
+      items: [
+        { player: "a", by: 10 },
+        { player: "b", by: 20 },
+        { player: "c", by: 30 },
+      ],
+    });
+    const a = await api.get(`${base}/bb/players/a`);
+    expect(a.body.rank).toBe(3);
+    // The best rank seen at the player's own write (docs: "seen at the player's own writes"), here
+    // a rank inside the batch that no response showed (the answer's ranks are after the batch).
+    expect(a.body.bestRank).toBe(1);
+  });
+});
