@@ -670,3 +670,29 @@ describe("leaderboards: movement over days", () => {
     expect(a.body.bestRank).toBe(1);
   });
 });
+
+describe("leaderboards: writes racing a season boundary", () => {
+  // WRONG: after a late write into the finished season (a Worker whose clock is behind, which the
+  // docs allow: "a late write into a finished season counts there"), the player's next write in
+  // the live season finds the entry on the old season, switches it back and drops the cached
+  // previousRank (scripts.ts: `e.prev = nil`), and a read of the live season then returns the
+  // entry's nil without the ZRANK fallback (lua.ts, movement: `e.sid == s.sid`). RIGHT: previousRank
+  // is the final rank in the season before (docs/leaderboards.md, Movement), here 2.
+  // Severity: low — only players who write on both sides of a boundary in the same moments.
+  it.fails("previousRank survives a late write into the finished season", async () => {
+    const api = newApi("r2-lb-race", "2026-11-20T23:59:00.000Z");
+    await api.put(`${base}/dr`, { reset: "daily" }, { key: "admin" });
+    await api.put(`${base}/dr/players/a`, { name: "a", score: 5 });
+    await api.put(`${base}/dr/players/b`, { name: "b", score: 7 });
+    api.setNow("2026-11-21T00:00:00.001Z");
+    await api.post(`${base}/dr/players/a/score`, { by: 1 });
+    expect((await api.get(`${base}/dr/players/a`)).body.previousRank).toBe(2);
+    api.setNow("2026-11-20T23:59:59.999Z"); // a Worker whose clock is a little behind
+    expect((await api.post(`${base}/dr/players/a/score`, { by: 1 })).body).toEqual({ score: 6, rank: 2 });
+    api.setNow("2026-11-21T00:00:00.002Z");
+    await api.post(`${base}/dr/players/a/score`, { by: 1 });
+    const a = await api.get(`${base}/dr/players/a`);
+    expect(a.body).toMatchObject({ score: 2, rank: 1 });
+    expect(a.body.previousRank).toBe(2);
+  });
+});
