@@ -723,3 +723,47 @@ describe("leaderboards: writes racing a season boundary", () => {
     expect(a.body.previousRank).toBe(2);
   });
 });
+
+describe("leaderboards: a finished season's figures", () => {
+  it("percentile, total and rank of ?season=previous are the previous season's; count agrees with the page total", async () => {
+    const api = newApi("r2-lb-prevpct", "2026-11-20T23:59:00.000Z");
+    await api.put(`${base}/pp`, { reset: "daily" }, { key: "admin" });
+    for (const [p, s] of [
+      ["a", 1],
+      ["b", 2],
+      ["c", 3],
+      ["d", 4],
+    ] as const)
+      await api.put(`${base}/pp/players/${p}`, { name: p, score: s });
+    api.setNow("2026-11-21T00:00:01.000Z");
+    await api.post(`${base}/pp/players/a/score`, { by: 1 });
+    const prevA = await api.get(`${base}/pp/players/a?season=previous`);
+    expect(prevA.body).toMatchObject({ score: 1, rank: 4, total: 4, percentile: 0 });
+    const prevD = await api.get(`${base}/pp/players/d?season=previous`);
+    expect(prevD.body).toMatchObject({ score: 4, rank: 1, total: 4, percentile: 75 });
+    const cur = await api.get(`${base}/pp/players/a`);
+    expect(cur.body).toMatchObject({ score: 1, rank: 1, total: 1, percentile: 0, previousRank: 4 });
+    const count = await api.get(`${base}/pp/count`);
+    const page = await api.get(`${base}/pp`);
+    expect(count.body.players).toBe(page.body.total);
+    expect(page.body.total).toBe(1);
+    const around = await api.get(`${base}/pp/players/b/around?k=1&season=previous`);
+    expect(around.body.items.map((r: any) => r.player)).toEqual(["c", "b", "a"]);
+  });
+
+  it("a player removed after the season ended still reads in that season's page (name null) and count drops now", async () => {
+    const api = newApi("r2-lb-prevdel", "2026-11-20T23:59:00.000Z");
+    await api.put(`${base}/pd`, { reset: "daily" }, { key: "admin" });
+    await api.put(`${base}/pd/players/a`, { name: "a", score: 1 });
+    await api.put(`${base}/pd/players/b`, { name: "b", score: 2 });
+    api.setNow("2026-11-21T00:00:01.000Z");
+    await api.post(`${base}/pd/players/b/score`, { by: 1 });
+    expect((await api.del(`${base}/pd/players/b`)).status).toBe(204);
+    const prev = await api.get(`${base}/pd?season=previous`);
+    expect(prev.body.items.map((r: any) => [r.rank, r.player, r.name, r.score])).toEqual([
+      [1, "b", null, 2],
+      [2, "a", "a", 1],
+    ]);
+    expect((await api.get(`${base}/pd`)).body).toMatchObject({ items: [], total: 0 });
+  });
+});
