@@ -767,3 +767,24 @@ describe("leaderboards: a finished season's figures", () => {
     expect((await api.get(`${base}/pd`)).body).toMatchObject({ items: [], total: 0 });
   });
 });
+
+describe("presence: forgetting at the horizon racing heartbeats", () => {
+  it("ids heartbeating while the trim job forgets them end up mapped, online and listed by their names", async () => {
+    const api = track(createTestApi({ label: "r2p-horizon", vars: { PRESENCE_ID_HORIZON_DAYS: "2" } }));
+    const ids = Array.from({ length: 30 }, (_, i) => `h${i}`);
+    await beat(api, "r", ids);
+    await runTrim(api);
+    api.advance(2 * 86_400_000 + MIN);
+    const back = ids.filter((_, i) => i % 2 === 0);
+    const results = await Promise.all([runTrim(api), ...back.map((id) => beat(api, "r", [id])), runTrim(api)]);
+    expect(results.every((r) => r.status === 200)).toBe(true);
+    await runTrim(api);
+    const s = await api.get("/v1/presence/r");
+    expect(s.body.online).toBe(back.length);
+    const listed = (await api.get("/v1/presence/r/members?limit=1000")).body.members.map((m: any) => m.id);
+    expect(listed.sort()).toEqual([...back].sort());
+    // a forgotten id that comes back is new again, one that was never forgotten is not
+    const again = await beat(api, "r", ["h1"]);
+    expect(again.body).toEqual({ online: back.length + 1, new: 1 });
+  });
+});
