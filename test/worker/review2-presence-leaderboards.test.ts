@@ -809,3 +809,24 @@ describe("presence: today's peak before the day's first trim run", () => {
     expect(second.body.peakAt).toBe(first.body.peakAt);
   });
 });
+
+describe("leaderboards: entering a season by a write that changes nothing", () => {
+  it("a best below 0 as the first write of a season enters at 0; a replace below 0 writes it", async () => {
+    const api = newApi("r2-lb-enter", "2026-11-20T23:59:00.000Z");
+    await api.put(`${base}/en`, { reset: "daily", ties: "reached" }, { key: "admin" });
+    await api.put(`${base}/en/players/a`, { name: "a", score: 5 });
+    await api.put(`${base}/en/players/b`, { name: "b", score: 6 });
+    api.setNow("2026-11-21T00:00:01.000Z");
+    expect((await api.post(`${base}/en/players/b/score`, { set: -5, mode: "best" })).body).toEqual({
+      score: 0,
+      rank: 1,
+    });
+    expect((await api.post(`${base}/en/players/a/score`, { by: 0 })).body).toEqual({ score: 0, rank: 1 });
+    // both at 0 without a change this season: the tie order carried over (a joined, so reached 5, first)
+    expect((await api.get(`${base}/en`)).body.items.map((r: any) => [r.player, r.score])).toEqual([
+      ["a", 0],
+      ["b", 0],
+    ]);
+    expect((await api.post(`${base}/en/players/b/score`, { set: -5 })).body).toEqual({ score: -5, rank: 2 });
+  });
+});
