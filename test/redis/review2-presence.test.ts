@@ -1,0 +1,63 @@
+/**
+ * Adversarial review (round 2) of presence: heartbeats applied out of time order. A queued
+ * heartbeat (`Prefer: respond-async`, docs/ingest.md) is applied by the consumer at its
+ * request's time (src/ingest/plan.ts: the window's `at`), so it can reach Redis after a
+ * synchronous heartbeat or leave that was sent later. The library is driven at those times.
+ */
+import { describe, expect, it } from "vitest";
+import * as presence from "../../src/presence/index.ts";
+import { libraryTest } from "../helpers/library.ts";
+
+const { heartbeat, leave, stats } = presence;
+const lib = libraryTest("review2-presence");
+const T0 = Date.UTC(2026, 11, 2, 12, 0);
+const TIMEOUT = 300_000;
+
+describe("heartbeats applied late (queued ingest)", () => {
+  // WRONG: the heartbeat script counts `ZCOUNT seen <now-timeout> +inf` at the late heartbeat's own
+  // time, which also counts ids seen AFTER that time (their last-seen is in its "future"), and
+  // writes that sum as the day's PCU. RIGHT: PCU is the most ids online at one instant (docs/
+  // presence.md: "PCU is exact"); here never more than 2 were. Severity: medium — peakToday/peak
+  // of ?day= overstated whenever a queued heartbeat lands after later ones (async ingest with
+  // churn, or across midnight where a late 23:59 heartbeat counts the new day's ids into
+  // yesterday's peak).
+  it.fails("a late heartbeat does not count ids seen after its own time into the peak", async () => {
+    const ctx = lib.ctx(T0, "late-peak");
+    const at = (ms: number) => ({ ...ctx, now: T0 + ms });
+    await heartbeat(at(0), "r", ["x"]); // x online [0, 300 000]
+    await heartbeat(at(TIMEOUT + 2), "r", ["y"]); // x gone at 300 001; y online from 300 002
+    await heartbeat(at(10), "r", ["c"]); // queued at 10, applied now: c online [10, 300 010]
+    // At any instant at most 2 of x, y, c were online (x+c until 300 000, then c+y).
+    const s = await stats(at(TIMEOUT + 20), "r");
+    expect(s.online).toBe(1); // y only
+    expect(s.peakToday).toBe(2);
+  });
+
+  it.fails("a late heartbeat of yesterday does not count today's ids into yesterday's peak", async () => {
+    const ctx = lib.ctx(T0, "late-midnight");
+    const d0 = Date.UTC(2026, 11, 2);
+    const at = (ms: number) => ({ ...ctx, now: ms });
+    await heartbeat(at(d0 - 1000), "r", ["a"]); // 23:59:59.000 yesterday
+    await heartbeat(
+      at(d0 + 1000),
+      "r",
+      Array.from({ length: 50 }, (_, i) => `today${i}`),
+    );
+    await heartbeat(at(d0 - 500), "r", ["late"]); // queued at 23:59:59.500, applied after midnight
+    const yesterday = await presence.day(at(d0 + 2000), "r", "2026-12-01");
+    expect(yesterday.peak).toBe(2); // a and late; the 50 ids of today were never online yesterday
+  });
+
+  // WRONG: a heartbeat sent before a leave but applied after it (queued) puts the id online again
+  // for up to a timeout (ZADD GT raises last-seen over the leave's past-the-timeout value). RIGHT
+  // (arguable): the leave ended the session; only a heartbeat sent after it should reopen it.
+  // Severity: low — the id reappears for at most one timeout.
+  it.fails("a heartbeat sent before a leave and applied after it does not bring the id back", async () => {
+    const ctx = lib.ctx(T0, "late-leave");
+    const at = (ms: number) => ({ ...ctx, now: T0 + ms });
+    await heartbeat(at(0), "r", ["a"]);
+    await leave(at(2000), "r", "a");
+    await heartbeat(at(1000), "r", ["a"]); // queued at 1 000, applied after the leave
+    expect((await stats(at(3000), "r")).online).toBe(0);
+  });
+});
