@@ -1,0 +1,532 @@
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { command } from "../helpers/upstash-rest.ts";
+import { createTestApi } from "../helpers/worker.ts";
+
+// Adversarial review 2 (counters and histograms against /work/shared/API.md and docs/): each test
+// probes one combination the feature tests do not, through HTTP (app.request in workerd).
+const api = createTestApi({ label: "review2-ch", start: "2026-11-22T12:30:00Z" });
+afterAll(() => api.cleanup());
+beforeEach(() => api.setNow("2026-11-22T12:30:00Z"));
+
+const C = "/v1/counters";
+const H = "/v1/histograms";
+const admin = { key: "admin" } as const;
+const ckey = (...parts: string[]) => [api.prefix, "counters", ...parts].join(":");
+
+describe("counters: one request mixing features", () => {
+  it("a batch mixing plain, hour and day items lands each in its own key, scores in order", async () => {
+    const res = await api.post(`${C}/mix/incr`, {
+      items: [
+        { member: "a", by: 2, period: "hour" },
+        { member: "a", by: 3, period: "day" },
+        { member: "a" },
+        { member: "a", by: 4, period: "hour" },
+        { member: "a", by: -1 },
+      ],
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.results.map((r: any) => r.score)).toEqual([2, 3, 1, 6, 0]);
+    expect((await api.get(`${C}/mix/members/a`)).body.score).toBe(0);
+    expect((await api.get(`${C}/mix/members/a?period=hour`)).body.score).toBe(6);
+    expect((await api.get(`${C}/mix/members/a?period=day`)).body.score).toBe(3);
+    const month = await api.get(`${C}/mix/members/a?period=month`);
+    expect(month.status).toBe(404);
+  });
+
+  it("a batch mixing ttls gives each key the largest ttl of its items, and none to a key written without", async () => {
+    const res = await api.post(`${C}/ttlmix/incr`, {
+      items: [
+        { member: "a", ttl: 100 },
+        { member: "b", ttl: 5000 },
+        { member: "c", ttl: 50 },
+        { member: "a", period: "day", ttl: 10 },
+        { member: "a", period: "day" },
+        { member: "z", period: "hour" },
+      ],
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const plain = Number(await command(api.target, "PTTL", ckey("ttlmix")));
+    expect(plain).toBeGreaterThan(4990_000);
+    expect(plain).toBeLessThanOrEqual(5500_000);
+    const day = Number(await command(api.target, "PTTL", ckey("ttlmix", "day", "20261122")));
+    expect(day).toBeGreaterThan(9_000);
+    expect(day).toBeLessThanOrEqual(11_000);
+    const hour = Number(await command(api.target, "PTTL", ckey("ttlmix", "hour", "2026112212")));
+    expect(hour).toBe(-1);
+  });
+
+  it("a ttl-less write after a ttl write keeps the expiry, and a shorter ttl never shortens it", async () => {
+    await api.post(`${C}/ttlkeep/incr`, { member: "a", ttl: 1000 });
+    await api.post(`${C}/ttlkeep/incr`, { member: "a" });
+    await api.post(`${C}/ttlkeep/incr`, { member: "a", ttl: 2 });
+    const t = Number(await command(api.target, "PTTL", ckey("ttlkeep")));
+    expect(t).toBeGreaterThan(900_000);
+    expect((await api.get(`${C}/ttlkeep/members/a`)).body.score).toBe(3);
+  });
+
+  it("one bad item anywhere in a mixed batch is a 400 and writes no key", async () => {
+    for (const bad of [
+      { member: "x", period: "year" },
+      { member: "x", at: "2026-11-22T10:00:00Z" },
+      { member: "x", ttl: 0 },
+      { member: "x", by: 1e12 + 1 },
+      { member: "x", period: "day", at: "2026-02-30" },
+      { member: "x", period: "day", at: "2026-11-22T12:36:00Z" },
+      { member: "x", period: "day", at: "2026-11-01T00:00:00Z", ttl: 3600 },
+      { member: "" },
+      { member: "x", by: "1" },
+    ]) {
+      const res = await api.post(`${C}/bad/incr`, {
+        items: [{ member: "ok", period: "hour", ttl: 60 }, { member: "ok" }, bad],
+      });
+      expect(res.status, JSON.stringify(bad)).toBe(400);
+    }
+    expect((await api.keys()).filter((k) => k.includes(":bad"))).toEqual([]);
+  });
+});
+
+describe("counters: reads right after writes, in the same hour", () => {
+  it("a range ending now follows writes to the current hour and late writes to a cached hour", async () => {
+    api.setNow("2026-11-22T10:05:00Z");
+    await api.post(`${C}/same/incr`, { member: "a", period: "hour", at: "2026-11-22T09:10:00Z" });
+    await api.post(`${C}/same/incr`, { member: "a", period: "hour", by: 2 });
+    const url = `${C}/same/members/a?period=hour&from=2026-11-22T08:00:00Z`;
+    expect((await api.get(url)).body.score).toBe(3);
+    await api.post(`${C}/same/incr`, { member: "a", period: "hour", by: 4 });
+    expect((await api.get(url)).body.score).toBe(7);
+    await api.post(`${C}/same/incr`, { member: "a", period: "hour", by: 8, at: "2026-11-22T08:59:59.999Z" });
+    expect((await api.get(url)).body.score).toBe(15);
+    const top = await api.get(`${C}/same/top?period=hour&from=2026-11-22T08:00:00Z`);
+    expect(top.body.items).toEqual([{ rank: 1, member: "a", score: 15 }]);
+    // the finished part alone, twice (cache), then a late write into it
+    const done = `${C}/same/members/a?period=hour&from=2026-11-22T08:00:00Z&to=2026-11-22T09:00:00Z`;
+    expect((await api.get(done)).body.score).toBe(9);
+    expect((await api.get(done)).body.score).toBe(9);
+    await api.post(`${C}/same/incr`, { member: "a", period: "hour", by: 16, at: "2026-11-22T09:30:00Z" });
+    expect((await api.get(done)).body.score).toBe(25);
+    // the day rollups agree with the hours
+    expect((await api.get(`${C}/same/members/a?period=hour&from=2026-11-22T00:00:00Z`)).body.score).toBe(31);
+    expect((await api.get(`${C}/same/members/a?period=hour&from=2026-11-01T00:00:00Z`)).body.score).toBe(31);
+  });
+
+  it("member delete in the current hour then read: gone from hour reads, day reads and top", async () => {
+    api.setNow("2026-11-22T10:05:00Z");
+    await api.post(`${C}/del/incr`, {
+      items: [
+        { member: "a", period: "hour", by: 5 },
+        { member: "b", period: "hour", by: 3 },
+        { member: "a", period: "hour", by: 7, at: "2026-11-22T03:00:00Z" },
+      ],
+    });
+    const whole = `${C}/del/top?period=hour&from=2026-11-01T00:00:00Z`;
+    expect((await api.get(whole)).body.items.map((i: any) => [i.member, i.score])).toEqual([
+      ["a", 12],
+      ["b", 3],
+    ]);
+    const d = await api.del(`${C}/del/members/a?period=hour&from=2026-11-22T10:00:00Z&to=2026-11-22T10:00:00Z`);
+    expect(d.status, JSON.stringify(d.body)).toBe(204);
+    expect((await api.get(whole)).body.items.map((i: any) => [i.member, i.score])).toEqual([
+      ["a", 7],
+      ["b", 3],
+    ]);
+    expect((await api.get(`${C}/del/members/a?period=hour`)).status).toBe(404);
+    expect((await api.get(`${C}/del/members/a?period=hour&from=2026-11-22T00:00:00Z`)).body.score).toBe(7);
+  });
+});
+
+describe("counters: calendar edges", () => {
+  it("ISO week 53 spans the year edge; a week read by dates in either year reads that one bucket", async () => {
+    api.setNow("2027-01-04T00:01:00Z");
+    await api.post(`${C}/iso/incr`, {
+      items: [
+        { member: "a", period: "week", at: "2026-12-28T00:00:00Z" },
+        { member: "a", period: "week", at: "2027-01-03T23:59:59.999Z", by: 2 },
+        { member: "a", period: "week", at: "2026-12-27T23:59:59.999Z", by: 4 },
+        { member: "a", period: "week", by: 8 },
+      ],
+    });
+    const keys = await api.keys();
+    expect(keys).toContain(ckey("iso", "week", "2026-W53"));
+    expect(keys).toContain(ckey("iso", "week", "2026-W52"));
+    expect(keys).toContain(ckey("iso", "week", "2027-W01"));
+    const one = await api.get(`${C}/iso/members/a?period=week&from=2027-01-01&to=2027-01-01`);
+    expect(one.body.score).toBe(3);
+    const two = await api.get(`${C}/iso/members/a?period=week&from=2026-12-27&to=2027-01-03`);
+    expect(two.body.score).toBe(7);
+    expect(two.body.range.buckets).toBe(2);
+  });
+
+  it("a leap day has its own day bucket and belongs to February", async () => {
+    api.setNow("2028-03-01T00:02:00Z");
+    await api.post(`${C}/leap/incr`, {
+      items: [
+        { member: "a", period: "day", at: "2028-02-29T23:59:59.999Z" },
+        { member: "a", period: "day", at: "2028-02-28T00:00:00Z", by: 2 },
+        { member: "a", period: "day", by: 4 },
+        { member: "a", period: "hour", at: "2028-02-29T23:30:00Z", by: 16 },
+      ],
+    });
+    expect((await api.get(`${C}/leap/members/a?period=day&from=2028-02-29&to=2028-02-29`)).body.score).toBe(1);
+    expect((await api.get(`${C}/leap/members/a?period=day&from=2028-02-01&to=2028-02-29`)).body.score).toBe(3);
+    expect((await api.get(`${C}/leap/members/a?period=day&from=2028-02-01`)).body.score).toBe(7);
+    expect(
+      (await api.get(`${C}/leap/members/a?period=hour&from=2028-02-29T00:00:00Z&to=2028-02-29T23:00:00Z`)).body.score,
+    ).toBe(16);
+    expect((await api.get(`${C}/leap/members/a?period=hour&from=2028-02-01T00:00:00Z`)).body.score).toBe(16);
+    expect((await api.get(`${C}/leap/members/a?period=day&from=2027-02-29`)).status).toBe(400);
+  });
+
+  it("a month read across a year edge sums December and January", async () => {
+    api.setNow("2027-01-01T00:01:00Z");
+    await api.post(`${C}/ye/incr`, {
+      items: [
+        { member: "a", period: "month", at: "2026-12-31T23:59:59.999Z" },
+        { member: "a", period: "month", by: 2 },
+        { member: "a", period: "day", at: "2026-12-31T23:59:59.999Z", by: 4 },
+        { member: "a", period: "day", by: 8 },
+      ],
+    });
+    expect((await api.get(`${C}/ye/members/a?period=month&from=2026-12-01`)).body.score).toBe(3);
+    expect((await api.get(`${C}/ye/members/a?period=month&from=2026-12-31&to=2026-12-31`)).body.score).toBe(1);
+    expect((await api.get(`${C}/ye/members/a?period=day&from=2026-12-01`)).body.score).toBe(12);
+    expect((await api.get(`${C}/ye/members/a?period=day&from=2026-12-31&to=2026-12-31`)).body.score).toBe(4);
+    expect((await api.get(`${C}/ye/members/a?period=day&from=2027-01-01`)).body.score).toBe(8);
+  });
+
+  it("from after to is a 400, not an empty answer", async () => {
+    const res = await api.get(`${C}/x/top?period=day&from=2026-11-20&to=2026-11-19`);
+    expect(res.status).toBe(400);
+  });
+});
+
+describe("counters: ranks, ties, ranges", () => {
+  it("ties: the rank a member read gives matches its place in top and bottom", async () => {
+    await api.post(`${C}/tie/incr`, {
+      items: [
+        { member: "b", by: 5 },
+        { member: "a", by: 5 },
+        { member: "c", by: 5 },
+        { member: "d", by: 9 },
+        { member: "e", by: 1 },
+      ],
+    });
+    const top = (await api.get(`${C}/tie/top?n=10`)).body.items;
+    const bottom = (await api.get(`${C}/tie/bottom?n=10`)).body.items;
+    expect(top.map((i: any) => i.rank)).toEqual([1, 2, 3, 4, 5]);
+    expect(bottom.map((i: any) => i.rank)).toEqual([1, 2, 3, 4, 5]);
+    for (const m of ["a", "b", "c", "d", "e"]) {
+      const r = (await api.get(`${C}/tie/members/${m}`)).body;
+      expect(top.find((i: any) => i.member === m).rank, m).toBe(r.rank);
+      expect(bottom.find((i: any) => i.member === m).rank, m).toBe(r.rankFromBottom);
+      expect(r.rank + r.rankFromBottom).toBe(6);
+    }
+  });
+
+  it("ranks on a period union match the union's top order", async () => {
+    await api.post(`${C}/tieu/incr`, {
+      items: [
+        { member: "b", by: 5, period: "day" },
+        { member: "a", by: 2, period: "day", at: "2026-11-21T12:00:00Z" },
+        { member: "a", by: 3, period: "day" },
+        { member: "c", by: 6, period: "day", at: "2026-11-20T12:00:00Z" },
+      ],
+    });
+    const q = "period=day&from=2026-11-20";
+    const top = (await api.get(`${C}/tieu/top?n=10&${q}`)).body.items;
+    expect(top.map((i: any) => [i.rank, i.member, i.score])).toEqual([
+      [1, "c", 6],
+      [2, "b", 5],
+      [3, "a", 5],
+    ]);
+    for (const m of ["a", "b", "c"]) {
+      const r = (await api.get(`${C}/tieu/members/${m}?${q}`)).body;
+      expect(r.rank, m).toBe(top.find((i: any) => i.member === m).rank);
+      expect(r.rank + r.rankFromBottom).toBe(4);
+    }
+  });
+
+  it("range: exclusive bounds, infinities, limit and count", async () => {
+    await api.post(`${C}/rng/incr`, {
+      items: [
+        { member: "a", by: 10 },
+        { member: "b", by: 20 },
+        { member: "c", by: 30 },
+        { member: "d", by: -5 },
+      ],
+    });
+    const r1 = (await api.get(`${C}/rng/range?min=(10&max=30`)).body;
+    expect(r1.items.map((i: any) => i.member)).toEqual(["b", "c"]);
+    expect(r1.count).toBe(2);
+    const r2 = (await api.get(`${C}/rng/range?min=-inf&max=(20&limit=1`)).body;
+    expect(r2.items.map((i: any) => i.member)).toEqual(["d"]);
+    const r3 = (await api.get(`${C}/rng/range?min=(30&max=%2Binf`)).body;
+    expect(r3.items).toEqual([]);
+    expect(r3.count).toBe(0);
+    const r4 = (await api.get(`${C}/rng/range?min=30&max=10`)).body;
+    expect(r4.items ?? []).toEqual([]);
+  });
+
+  it("union: weights and min aggregate over plain counters and a day range", async () => {
+    await api.post(`${C}/u1/incr`, {
+      items: [
+        { member: "a", by: 2 },
+        { member: "b", by: 4 },
+      ],
+    });
+    await api.post(`${C}/u2/incr`, { items: [{ member: "a", by: 10, period: "day" }] });
+    const res = await api.post(
+      `${C}/uout/union`,
+      {
+        sources: ["u1", { counter: "u2", period: "day", from: "2026-11-22", to: "2026-11-22" }],
+        weights: [3, 0.5],
+        aggregate: "min",
+      },
+      admin,
+    );
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const top = (await api.get(`${C}/uout/top`)).body.items.map((i: any) => [i.member, i.score]);
+    expect(top).toEqual([
+      ["b", 12],
+      ["a", 5],
+    ]);
+  });
+});
+
+describe("histograms: bucket edges and statistics", () => {
+  it("values exactly on a boundary, negative values and fractions go in [lower, upper)", async () => {
+    await api.put(`${H}/edge`, { bucketWidth: 10 }, admin);
+    const res = await api.post(`${H}/edge/observations`, { values: [10, 0, -10, -0.0001, -10.0001, 19.9999, 20] });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const b = (await api.get(`${H}/edge`)).body;
+    expect(b.buckets).toEqual([
+      { lower: -20, upper: -10, count: 1 },
+      { lower: -10, upper: 0, count: 2 },
+      { lower: 0, upper: 10, count: 1 },
+      { lower: 10, upper: 20, count: 2 },
+      { lower: 20, upper: 30, count: 1 },
+    ]);
+    expect(b.min).toBe(-10.0001);
+    expect(b.max).toBe(20);
+    expect(b.count).toBe(7);
+  });
+
+  it("a 0.1 width places 0.3, 0.7 and -0.3 by the rounded bounds", async () => {
+    await api.put(`${H}/tenth`, { bucketWidth: 0.1 }, admin);
+    await api.post(`${H}/tenth/observations`, { values: [0.3, 0.7, -0.3, 0.6, 1.1] });
+    const b = (await api.get(`${H}/tenth`)).body;
+    expect(b.buckets).toEqual([
+      { lower: -0.3, upper: -0.2, count: 1 },
+      { lower: 0.3, upper: 0.4, count: 1 },
+      { lower: 0.6, upper: 0.7, count: 1 },
+      { lower: 0.7, upper: 0.8, count: 1 },
+      { lower: 1.1, upper: 1.2, count: 1 },
+    ]);
+  });
+
+  it("one value repeated: every percentile is that value; negatives too", async () => {
+    await api.put(`${H}/same`, { bucketWidth: 10 }, admin);
+    await api.post(`${H}/same/observations`, { values: [-7, -7, -7] });
+    const b = (await api.get(`${H}/same`)).body;
+    expect([b.min, b.max, b.mean, b.p50, b.p90, b.p99, b.sum]).toEqual([-7, -7, -7, -7, -7, -7, -21]);
+  });
+
+  it("percentiles lie in the nearest-rank bucket and are monotone, with negative values", async () => {
+    await api.put(`${H}/pct`, { bucketWidth: 5 }, admin);
+    const values = [-12, -3, -3, 0, 1, 2, 4.9, 5, 17, 100];
+    await api.post(`${H}/pct/observations`, { values });
+    const b = (await api.get(`${H}/pct`)).body;
+    const sorted = [...values].sort((x, y) => x - y);
+    for (const [q, k] of [
+      [0.5, "p50"],
+      [0.9, "p90"],
+      [0.99, "p99"],
+    ] as const) {
+      const exact = sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)]!;
+      const lo = Math.floor(exact / 5) * 5;
+      expect(b[k], k).toBeGreaterThanOrEqual(lo);
+      expect(b[k], k).toBeLessThanOrEqual(lo + 5);
+    }
+    expect(b.p50).toBeLessThanOrEqual(b.p90);
+    expect(b.p90).toBeLessThanOrEqual(b.p99);
+    expect(b.mean).toBeCloseTo(values.reduce((s, v) => s + v, 0) / values.length, 9);
+  });
+
+  it("top: fuller first, ties to the lower bucket, negative buckets included", async () => {
+    await api.put(`${H}/top`, { bucketWidth: 1 }, admin);
+    await api.post(`${H}/top/observations`, { values: [3, 3, -2, -2, 1, 1, 7] });
+    const b = (await api.get(`${H}/top?top=3`)).body;
+    expect(b.top).toEqual([
+      { lower: -2, upper: -1, count: 2 },
+      { lower: 1, upper: 2, count: 2 },
+      { lower: 3, upper: 4, count: 2 },
+    ]);
+  });
+
+  it("from/to are inclusive UTC days: the last millisecond of a day is in that day only", async () => {
+    await api.put(`${H}/days`, { bucketWidth: 1 }, admin);
+    await api.post(`${H}/days/observations`, {
+      values: [
+        { value: 1, at: "2026-11-20T23:59:59.999Z" },
+        { value: 2, at: "2026-11-21T00:00:00.000Z" },
+        { value: 3, at: Date.parse("2026-11-21T23:59:59.999Z") },
+        { value: 4 },
+      ],
+    });
+    const g = async (q: string) => (await api.get(`${H}/days?${q}`)).body;
+    expect((await g("from=2026-11-20&to=2026-11-20")).count).toBe(1);
+    expect((await g("from=2026-11-21&to=2026-11-21")).sum).toBe(5);
+    expect((await g("from=2026-11-21")).sum).toBe(9);
+    expect((await g("from=2026-11-20&to=2026-11-21")).max).toBe(3);
+    expect((await g("")).sum).toBe(4);
+    expect((await api.get(`${H}/days?from=2026-11-22&to=2026-11-21`)).status).toBe(400);
+  });
+
+  it("a read across a month edge with rollups and a late observation earlier in the month", async () => {
+    api.setNow("2026-12-02T12:00:00Z");
+    await api.put(`${H}/mon`, { bucketWidth: 1 }, admin);
+    await api.post(`${H}/mon/observations`, {
+      values: [
+        { value: 1, at: "2026-11-30T23:59:59.999Z" },
+        { value: 2, at: "2026-12-01T00:00:00Z" },
+        { value: 3 },
+        { value: 10, at: "2026-11-29T10:00:00Z" },
+      ],
+    });
+    const all = (await api.get(`${H}/mon?from=2026-11-25`)).body;
+    expect([all.count, all.sum, all.min, all.max]).toEqual([4, 16, 1, 10]);
+    await api.post(`${H}/mon/observations`, { value: 5, at: "2026-12-01T05:00:00Z" });
+    const dec = (await api.get(`${H}/mon?from=2026-12-01`)).body;
+    expect([dec.count, dec.sum, dec.min, dec.max]).toEqual([3, 10, 2, 5]);
+    const nov = (await api.get(`${H}/mon?from=2026-11-01&to=2026-11-30`)).body;
+    expect([nov.count, nov.sum, nov.min, nov.max]).toEqual([2, 11, 1, 10]);
+  });
+
+  it("bad input: width change with data is a 409; a bad item in a batch writes nothing", async () => {
+    await api.put(`${H}/w`, { bucketWidth: 10 }, admin);
+    await api.post(`${H}/w/observations`, { value: 1 });
+    expect((await api.put(`${H}/w`, { bucketWidth: 5 }, admin)).status).toBe(409);
+    expect((await api.put(`${H}/w`, { bucketWidth: 10 }, admin)).status).toBe(200);
+    for (const bad of [
+      Number.NaN,
+      "3",
+      null,
+      1e16,
+      { value: 1, at: "2026-11-22T12:36:00Z" },
+      { value: 1, at: "2026-02-30" },
+    ]) {
+      const res = await api.post(`${H}/w/observations`, { values: [2, 3, bad] });
+      expect(res.status, JSON.stringify(bad)).toBe(400);
+    }
+    const b = (await api.get(`${H}/w`)).body;
+    expect(b.count).toBe(1);
+  });
+});
+
+describe("histograms: retention and width changes against the month rollups", () => {
+  // BUG (medium, wrong counts after a legal admin sequence): a PUT that shrinks the retention UNLINKs
+  // the days past it but leaves their counts and `s:<day>` sums in the month rollup; a later PUT that
+  // raises the retention makes the month's first day "kept" by date arithmetic, so a whole-month read
+  // takes the rollup and counts the deleted day again: count 2, sum 3 (with min 2 from the days'
+  // extremes: mean 1.5 < min) where the data left is count 1, sum 2. Right: the shrink subtracts
+  // the deleted days from their month rollup (or marks the month as not standing for its days).
+  it.fails(
+    "a retention shrunk then raised again does not bring deleted days back through the month rollup",
+    async () => {
+      api.setNow("2026-12-15T12:00:00Z");
+      await api.put(`${H}/ret`, { bucketWidth: 10 }, admin);
+      await api.post(`${H}/ret/observations`, {
+        values: [
+          { value: 1, at: "2026-11-01T10:00:00Z" },
+          { value: 2, at: "2026-11-20T10:00:00Z" },
+        ],
+      });
+      // 30 days: Nov 1 (kept until Dec 2) is deleted now, Nov 20 stays
+      expect((await api.put(`${H}/ret`, { bucketWidth: 10, retentionDays: 30 }, admin)).status).toBe(200);
+      const shrunk = (await api.get(`${H}/ret?from=2026-11-01&to=2026-11-30`)).body;
+      expect([shrunk.count, shrunk.sum]).toEqual([1, 2]);
+      expect((await api.put(`${H}/ret`, { bucketWidth: 10, retentionDays: 400 }, admin)).status).toBe(200);
+      const raised = (await api.get(`${H}/ret?from=2026-11-01&to=2026-11-30`)).body;
+      expect([raised.count, raised.sum, raised.min]).toEqual([1, 2, 2]);
+    },
+  );
+
+  // BUG (medium, wrong buckets): the width-conflict check of PUT looks at day keys only, so once the
+  // days are gone (retention shrink, or natural expiry) the width may change while the month rollup
+  // still holds bucket indexes of the old width; a whole-month read then shows value 15 stored at
+  // width 10 (index 1) as one observation in [1, 2) of the new width 1. Right: count 0 (that data is
+  // deleted), or a 409 while a month rollup of the old width lives.
+  it.fails(
+    "a width change allowed because the days are gone does not read the old rollup's buckets under the new width",
+    async () => {
+      api.setNow("2026-12-15T12:00:00Z");
+      await api.put(`${H}/wid`, { bucketWidth: 10 }, admin);
+      await api.post(`${H}/wid/observations`, { value: 15, at: "2026-11-01T10:00:00Z" });
+      expect((await api.put(`${H}/wid`, { bucketWidth: 10, retentionDays: 30 }, admin)).status).toBe(200);
+      // no day holds data now, so the width may change
+      const put = await api.put(`${H}/wid`, { bucketWidth: 1, retentionDays: 400 }, admin);
+      expect(put.status, JSON.stringify(put.body)).toBe(200);
+      const b = (await api.get(`${H}/wid?from=2026-11-01&to=2026-11-30`)).body;
+      expect(b.count).toBe(0);
+      expect(b.buckets).toEqual([]);
+    },
+  );
+});
+
+describe("histograms: percentile at a bucket's upper edge", () => {
+  // BUG (low, an edge of the documented bound): when the cumulative count reaches q·count exactly at
+  // a bucket's last observation, the interpolation returns that bucket's upper bound (10), which is
+  // outside the bucket [0, 10) that holds the true nearest-rank p99 (0): off by exactly one width, where
+  // docs/histograms.md promises "less than one bucketWidth". Right: stay inside the bucket (< 10).
+  it.fails(
+    "p99 of 99 zeros and one 1000 is within one width of the true 0 (docs: off by less than one bucketWidth)",
+    async () => {
+      await api.put(`${H}/p99`, { bucketWidth: 10 }, admin);
+      await api.post(`${H}/p99/observations`, { values: [...Array<number>(99).fill(0), 1000] });
+      const b = (await api.get(`${H}/p99`)).body;
+      expect(b.p50).toBeLessThan(10);
+      expect(b.p90).toBeLessThan(10);
+      expect(b.p99).toBeLessThan(10);
+    },
+  );
+});
+
+describe("counters: sorted and member reads of a union", () => {
+  it("sorted by member numerically over a day union, with negative and exponent members", async () => {
+    await api.post(`${C}/num/incr`, {
+      items: [
+        { member: "10", period: "day" },
+        { member: "-2", period: "day", by: 2 },
+        { member: "1e1", period: "day", at: "2026-11-21T01:00:00Z", by: 3 },
+        { member: "9.5", period: "day", at: "2026-11-21T01:00:00Z" },
+      ],
+    });
+    const s = (await api.get(`${C}/num/sorted?by=member&order=asc&period=day&from=2026-11-21`)).body;
+    expect(s.numeric).toBe(true);
+    expect(s.items.map((i: any) => i.member)).toEqual(["-2", "9.5", "10", "1e1"]);
+    const d = (await api.get(`${C}/num/sorted?by=member&order=desc&period=day&from=2026-11-21`)).body;
+    expect(d.items.map((i: any) => i.member)).toEqual(["1e1", "10", "9.5", "-2"]);
+  });
+
+  it("aggregate=min over days where a member is missing from one day counts only the days it is in", async () => {
+    await api.post(`${C}/agg/incr`, {
+      items: [
+        { member: "a", period: "day", by: 5 },
+        { member: "a", period: "day", by: 2, at: "2026-11-20T01:00:00Z" },
+        { member: "b", period: "day", by: 7 },
+      ],
+    });
+    const q = "period=day&from=2026-11-20&aggregate=min";
+    expect((await api.get(`${C}/agg/members/a?${q}`)).body.score).toBe(2);
+    expect((await api.get(`${C}/agg/members/b?${q}`)).body.score).toBe(7);
+    const bottom = (await api.get(`${C}/agg/bottom?${q}`)).body.items.map((i: any) => [i.rank, i.member, i.score]);
+    expect(bottom).toEqual([
+      [1, "a", 2],
+      [2, "b", 7],
+    ]);
+    const max = (await api.get(`${C}/agg/top?period=day&from=2026-11-20&aggregate=max`)).body.items;
+    expect(max.map((i: any) => [i.member, i.score])).toEqual([
+      ["b", 7],
+      ["a", 5],
+    ]);
+  });
+});
