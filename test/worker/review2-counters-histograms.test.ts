@@ -530,3 +530,132 @@ describe("counters: sorted and member reads of a union", () => {
     ]);
   });
 });
+
+describe("writes dated a few minutes ahead, read by a range ending now", () => {
+  it("counters, hour: an increment dated into the next hour is not in a range that ends now", async () => {
+    api.setNow("2026-11-22T10:58:00Z");
+    await api.post(`${C}/ahead/incr`, {
+      items: [
+        { member: "a", period: "hour", by: 100, at: "2026-11-22T11:02:00Z" },
+        { member: "a", period: "hour", by: 1 },
+        { member: "a", period: "hour", by: 10, at: "2026-11-21T10:00:00Z" },
+      ],
+    });
+    const g = async (q: string) => (await api.get(`${C}/ahead/members/a?period=hour&${q}`)).body.score;
+    expect(await g("from=2026-11-22T00:00:00Z")).toBe(1);
+    expect(await g("from=2026-11-01T00:00:00Z")).toBe(11);
+    expect(await g("from=2026-10-01T00:00:00Z")).toBe(11);
+    expect(await g("from=2026-11-22T00:00:00Z&to=2026-11-22T11:00:00Z")).toBe(101);
+    const top = (await api.get(`${C}/ahead/top?period=hour&from=2026-11-01T00:00:00Z`)).body.items;
+    expect(top).toEqual([{ rank: 1, member: "a", score: 11 }]);
+  });
+
+  it("counters, day: an increment dated into tomorrow is not in a range that ends now", async () => {
+    api.setNow("2026-11-22T23:58:00Z");
+    await api.post(`${C}/ahead2/incr`, {
+      items: [
+        { member: "a", period: "day", by: 100, at: "2026-11-23T00:02:00Z" },
+        { member: "a", period: "day", by: 1 },
+        { member: "a", period: "day", by: 10, at: "2026-11-02T00:00:00Z" },
+        { member: "a", period: "hour", by: 1000, at: "2026-11-23T00:01:00Z" },
+        { member: "a", period: "hour", by: 1 },
+      ],
+    });
+    const g = async (q: string) => (await api.get(`${C}/ahead2/members/a?${q}`)).body.score;
+    expect(await g("period=day&from=2026-11-01")).toBe(11);
+    expect(await g("period=day&from=2026-11-22")).toBe(1);
+    expect(await g("period=day&from=2026-11-01&to=2026-11-23")).toBe(111);
+    expect(await g("period=hour&from=2026-11-01T00:00:00Z")).toBe(1);
+    expect(await g("period=hour&from=2026-11-22T00:00:00Z")).toBe(1);
+  });
+
+  it("histograms: a value dated tomorrow at 23:58 is not in today's range nor in this month so far", async () => {
+    api.setNow("2026-11-22T23:58:00Z");
+    await api.put(`${H}/ahead`, { bucketWidth: 1 }, admin);
+    await api.post(`${H}/ahead/observations`, {
+      values: [{ value: 100, at: "2026-11-23T00:02:00Z" }, 1, { value: 5, at: "2026-11-03T00:00:00Z" }],
+    });
+    const g = async (q: string) => (await api.get(`${H}/ahead?${q}`)).body;
+    expect((await g("")).count).toBe(1);
+    const month = await g("from=2026-11-01");
+    expect([month.count, month.sum, month.max]).toEqual([2, 6, 5]);
+    const month2 = await g("from=2026-11-01&to=2026-11-22");
+    expect([month2.count, month2.sum, month2.max]).toEqual([2, 6, 5]);
+    const withTomorrow = await g("from=2026-11-01&to=2026-11-23");
+    expect([withTomorrow.count, withTomorrow.sum, withTomorrow.max]).toEqual([3, 106, 100]);
+  });
+});
+
+describe("time edges of writes", () => {
+  it("counters: exactly 5 minutes ahead is taken, one ms more is a 400; an ISO offset is read as UTC", async () => {
+    api.setNow("2026-11-22T12:30:00Z");
+    const ok = await api.post(`${C}/edge5/incr`, { member: "a", period: "hour", at: "2026-11-22T12:35:00.000Z" });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    const bad = await api.post(`${C}/edge5/incr`, { member: "a", period: "hour", at: "2026-11-22T12:35:00.001Z" });
+    expect(bad.status).toBe(400);
+    const off = await api.post(`${C}/edge5/incr`, { member: "b", period: "day", at: "2026-11-22T01:00:00+02:00" });
+    expect(off.status, JSON.stringify(off.body)).toBe(200);
+    expect(await api.keys()).toContain(ckey("edge5", "day", "20261121"));
+    const old = await api.post(`${C}/edge5/incr`, {
+      member: "c",
+      period: "day",
+      at: Date.parse("2026-11-22T12:30:00Z") - 400 * 86400000,
+    });
+    expect(old.status, JSON.stringify(old.body)).toBe(200);
+    const older = await api.post(`${C}/edge5/incr`, {
+      member: "c",
+      period: "day",
+      at: Date.parse("2026-11-22T12:30:00Z") - 400 * 86400000 - 1,
+    });
+    expect(older.status).toBe(400);
+  });
+
+  it("histograms: an ISO offset goes in its UTC day", async () => {
+    await api.put(`${H}/off`, { bucketWidth: 1 }, admin);
+    const res = await api.post(`${H}/off/observations`, { value: 3, at: "2026-11-22T01:00:00+02:00" });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect((await api.get(`${H}/off?from=2026-11-21&to=2026-11-21`)).body.count).toBe(1);
+    expect((await api.get(`${H}/off`)).body.count).toBe(0);
+  });
+});
+
+describe("counters: deletes and expiry against the cached union of a finished range", () => {
+  it("a member delete inside a cached finished range shows at once", async () => {
+    await api.post(`${C}/dc/incr`, {
+      items: [
+        { member: "a", period: "day", by: 3, at: "2026-11-20T01:00:00Z" },
+        { member: "a", period: "day", by: 4, at: "2026-11-21T01:00:00Z" },
+        { member: "b", period: "day", by: 5, at: "2026-11-21T01:00:00Z" },
+      ],
+    });
+    const url = `${C}/dc/top?period=day&from=2026-11-20&to=2026-11-21`;
+    expect((await api.get(url)).body.items.map((i: any) => i.score)).toEqual([7, 5]);
+    expect((await api.get(url)).body.items.map((i: any) => i.score)).toEqual([7, 5]);
+    expect((await api.del(`${C}/dc/members/a?period=day&from=2026-11-21&to=2026-11-21`)).status).toBe(204);
+    expect((await api.get(url)).body.items.map((i: any) => [i.member, i.score])).toEqual([
+      ["b", 5],
+      ["a", 3],
+    ]);
+    expect((await api.del(`${C}/dc/members/b`)).status).toBe(204);
+    expect((await api.get(url)).body.items.map((i: any) => i.member)).toEqual(["b", "a"]);
+  });
+
+  it("buckets whose ttl ran out do not live on in a cached union", async () => {
+    api.setNow(Date.now());
+    const at = api.now - 500;
+    await api.post(`${C}/exp/incr`, {
+      items: [
+        { member: "a", period: "hour", by: 3, at, ttl: 2 },
+        { member: "a", period: "hour", by: 4, at: at - 3600_000, ttl: 7200 },
+      ],
+    });
+    const hour = new Date(at).toISOString().slice(0, 13) + ":00:00Z";
+    const prev = new Date(at - 3600_000).toISOString().slice(0, 13) + ":00:00Z";
+    api.setNow(Date.parse(hour) + 3600_000 + 1000); // the next hour: the range is finished
+    const url = `${C}/exp/members/a?period=hour&from=${prev}&to=${hour}`;
+    expect((await api.get(url)).body.score).toBe(7);
+    await new Promise((r) => setTimeout(r, 3000));
+    api.setNow(api.now + 3000);
+    expect((await api.get(url)).body.score).toBe(4);
+  });
+});
