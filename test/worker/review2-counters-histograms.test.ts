@@ -659,3 +659,110 @@ describe("counters: deletes and expiry against the cached union of a finished ra
     expect((await api.get(url)).body.score).toBe(4);
   });
 });
+
+describe("counters: min/max over hours that rollups sum", () => {
+  it("aggregate=max and min over a finished day and month read the hours, not their sums", async () => {
+    await api.post(`${C}/hmax/incr`, {
+      items: [
+        { member: "a", period: "hour", by: 5, at: "2026-11-20T06:10:00Z" },
+        { member: "a", period: "hour", by: 7, at: "2026-11-20T07:10:00Z" },
+        { member: "a", period: "hour", by: 2, at: "2026-11-20T13:10:00Z" },
+        { member: "b", period: "hour", by: 1, at: "2026-11-20T08:10:00Z" },
+        { member: "a", period: "hour", by: 9, at: "2026-11-21T08:10:00Z" },
+        { member: "a", period: "hour", by: 1 },
+      ],
+    });
+    const g = async (q: string) => (await api.get(`${C}/hmax/members/a?period=hour&${q}`)).body.score;
+    const day = "from=2026-11-20T00:00:00Z&to=2026-11-20T23:00:00Z";
+    expect(await g(`${day}&aggregate=sum`)).toBe(14);
+    expect(await g(`${day}&aggregate=max`)).toBe(7);
+    expect(await g(`${day}&aggregate=min`)).toBe(2);
+    expect(await g(`from=2026-11-20T06:00:00Z&to=2026-11-20T11:00:00Z&aggregate=max`)).toBe(7);
+    // min/max read every hour: at most 401 of them (documented 400 beyond)
+    const r = await api.get(`${C}/hmax/members/a?period=hour&from=2026-11-01T00:00:00Z&aggregate=max`);
+    expect(r.status).toBe(400);
+    expect(await g(`from=2026-11-06T00:00:00Z&aggregate=max`)).toBe(9);
+    expect(await g(`from=2026-11-06T00:00:00Z&aggregate=min`)).toBe(1);
+    expect(await g(`from=2026-11-01T00:00:00Z`)).toBe(24);
+    const top = (await api.get(`${C}/hmax/top?period=hour&from=2026-11-06T00:00:00Z&aggregate=max`)).body.items;
+    expect(top.map((i: any) => [i.member, i.score])).toEqual([
+      ["a", 9],
+      ["b", 1],
+    ]);
+  });
+
+  it("sums across quarter edges: hours 05..13 read exactly those hours", async () => {
+    const items = [];
+    for (let h = 0; h < 24; h++)
+      items.push({
+        member: "a",
+        period: "hour",
+        by: 2 ** (h % 20),
+        at: `2026-11-20T${String(h).padStart(2, "0")}:30:00Z`,
+      });
+    await api.post(`${C}/quart/incr`, { items });
+    const want = (from: number, to: number) => {
+      let s = 0;
+      for (let h = from; h <= to; h++) s += 2 ** (h % 20);
+      return s;
+    };
+    for (const [f, t] of [
+      [5, 13],
+      [6, 11],
+      [6, 12],
+      [0, 23],
+      [11, 18],
+      [17, 23],
+      [0, 5],
+      [23, 23],
+    ] as const) {
+      const q = `from=2026-11-20T${String(f).padStart(2, "0")}:00:00Z&to=2026-11-20T${String(t).padStart(2, "0")}:59:59Z`;
+      expect((await api.get(`${C}/quart/members/a?period=hour&${q}`)).body.score, `${f}..${t}`).toBe(want(f, t));
+    }
+  });
+});
+
+describe("histograms: fractional widths place decimal values on their own bound", () => {
+  it("k·w written as a decimal falls in the bucket whose lower bound it is", async () => {
+    for (const [name, w, digits] of [
+      ["f01", 0.01, 2],
+      ["f07", 0.07, 2],
+      ["f3", 0.3, 1],
+      ["f11", 1.1, 1],
+    ] as const) {
+      await api.put(`${H}/${name}`, { bucketWidth: w }, admin);
+      const values: number[] = [];
+      for (let k = -40; k <= 40; k++) values.push(Number((k * w).toFixed(digits)));
+      const res = await api.post(`${H}/${name}/observations`, { values });
+      expect(res.status).toBe(200);
+      const b = (await api.get(`${H}/${name}`)).body;
+      const lowers = b.buckets.map((x: any) => x.lower);
+      expect(
+        b.buckets.every((x: any) => x.count === 1),
+        name,
+      ).toBe(true);
+      expect(lowers, name).toEqual(values.map((v) => (Object.is(v, -0) ? 0 : v)));
+    }
+  });
+});
+
+describe("counters: union into one of its sources, and ttl on the result", () => {
+  it("a union whose destination is a source reads the old value, and an ingest ttl never shortens the rollup's", async () => {
+    await api.post(`${C}/ud/incr`, { items: [{ member: "a", by: 2 }] });
+    await api.post(`${C}/us/incr`, {
+      items: [
+        { member: "a", by: 3 },
+        { member: "b", by: 1 },
+      ],
+    });
+    const res = await api.post(`${C}/ud/union`, { sources: ["ud", "us"], weights: [10, 1], ttl: 1000 }, admin);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect((await api.get(`${C}/ud/top`)).body.items.map((i: any) => [i.member, i.score])).toEqual([
+      ["a", 23],
+      ["b", 1],
+    ]);
+    await api.post(`${C}/ud/incr`, { member: "a", ttl: 5 });
+    expect(Number(await command(api.target, "PTTL", ckey("ud")))).toBeGreaterThan(900_000);
+    expect((await api.get(`${C}/ud/members/a`)).body).toMatchObject({ score: 24, rank: 1, rankFromBottom: 2 });
+  });
+});
