@@ -766,3 +766,86 @@ describe("counters: union into one of its sources, and ttl on the result", () =>
     expect((await api.get(`${C}/ud/members/a`)).body).toMatchObject({ score: 24, rank: 1, rankFromBottom: 2 });
   });
 });
+
+describe("counters: ttl of calendar rollups", () => {
+  it("a rollup outlives every hour it sums: an hour without ttl makes its rollups keep none", async () => {
+    api.setNow("2026-11-22T12:30:00Z");
+    const first = await api.post(`${C}/rt/incr`, {
+      member: "a",
+      period: "hour",
+      ttl: 4000,
+      at: "2026-11-22T11:30:00Z",
+    });
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    const pttl = async (...k: string[]) => Number(await command(api.target, "PTTL", ckey("rt", ...k)));
+    expect(await pttl("hour", "by-day", "20261122")).toBeGreaterThan(3_900_000);
+    await api.post(`${C}/rt/incr`, { member: "a", period: "hour" });
+    expect(await pttl("hour", "2026112212")).toBe(-1);
+    expect(await pttl("hour", "by-quarter", "20261122T12")).toBe(-1);
+    expect(await pttl("hour", "by-day", "20261122")).toBe(-1);
+    expect(await pttl("hour", "by-month", "202611")).toBe(-1);
+  });
+
+  it("in a batch, an item without ttl before one with a ttl: the new key gets the ttl (order does not matter)", async () => {
+    await api.post(`${C}/ord/incr`, {
+      items: [
+        { member: "a", period: "day" },
+        { member: "a", period: "day", ttl: 1000 },
+      ],
+    });
+    await api.post(`${C}/ord2/incr`, {
+      items: [
+        { member: "a", period: "day", ttl: 1000 },
+        { member: "a", period: "day" },
+      ],
+    });
+    const a = Number(await command(api.target, "PTTL", ckey("ord", "day", "20261122")));
+    const b = Number(await command(api.target, "PTTL", ckey("ord2", "day", "20261122")));
+    expect(a).toBe(b < 0 ? b : a);
+    expect(b).toBeGreaterThan(900_000);
+    expect(a).toBeGreaterThan(900_000);
+  });
+
+  it("a day bucket with a long ttl and an hour of it with a short one: the month rollup keeps the longest", async () => {
+    const res = await api.post(`${C}/mx/incr`, {
+      items: [
+        { member: "a", period: "day", ttl: 5000 },
+        { member: "a", period: "day", ttl: 200000, at: "2026-11-21T00:00:00Z" },
+      ],
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const m = Number(await command(api.target, "PTTL", ckey("mx", "day", "by-month", "202611")));
+    expect(m).toBeGreaterThan(199_000_000);
+  });
+});
+
+describe("input that must be a 400 with nothing written", () => {
+  it("histograms: a value more than 1e12 buckets from zero, an empty batch, a bad top", async () => {
+    await api.put(`${H}/lim`, { bucketWidth: 0.001 }, admin);
+    const far = await api.post(`${H}/lim/observations`, { values: [1, 1e10] });
+    expect(far.status, JSON.stringify(far.body)).toBe(400);
+    expect((await api.get(`${H}/lim`)).body.count).toBe(0);
+    for (const q of ["top=101", "top=-1", "top=1.5", "from=2025-10-18", "from=2026-11-2"]) {
+      expect((await api.get(`${H}/lim?${q}`)).status, q).toBe(400);
+    }
+    expect((await api.get(`${H}/lim?from=2025-10-19`)).status).toBe(200);
+  });
+
+  it("counters: n, min/max and period query edges", async () => {
+    await api.post(`${C}/q/incr`, { member: "a" });
+    for (const q of [
+      "top?n=0",
+      "top?n=-1",
+      "top?n=1.5",
+      "top?n=abc",
+      "range?min=abc&max=1",
+      "range?min=1&max=((2",
+      "top?period=year",
+      "top?from=2026-11-20",
+      "top?period=day&aggregate=avg",
+    ]) {
+      const res = await api.get(`${C}/q/${q}`);
+      expect(res.status, q).toBe(400);
+    }
+  });
+});
