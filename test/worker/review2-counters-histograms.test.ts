@@ -877,3 +877,23 @@ describe("counters: an hour that expired under a rollup that does not", () => {
     expect(await g("from=2026-11-22T00:00:00Z&to=2026-11-22T23:00:00Z")).toBe(1);
   });
 });
+
+describe("counters: a day that expired under a month rollup that does not", () => {
+  // BUG (medium, same cause as the hour case above): the `day:by-month` rollup also sums a day without
+  // ttl, keeps no expiry, and still holds a ttl'd day's counts after that day's key expired: the
+  // finished month read by its rollup answers 11 where its days answer 1. Right: 1.
+  it.fails("the whole month and its days agree after a ttl'd day expired", async () => {
+    api.setNow("2026-11-22T12:30:00Z");
+    const r1 = await api.post(`${C}/gone2/incr`, { member: "a", period: "day", at: "2026-11-21T11:30:00Z" });
+    const r2 = await api.post(`${C}/gone2/incr`, { member: "a", period: "day", by: 10, ttl: 1 });
+    expect([r1.status, r2.status]).toEqual([200, 200]);
+    await new Promise((r) => setTimeout(r, 2500));
+    api.setNow("2026-12-02T12:30:00Z");
+    const g = async (q: string) => {
+      const res = await api.get(`${C}/gone2/members/a?period=day&${q}`);
+      return res.status === 404 ? 0 : res.body.score;
+    };
+    expect(await g("from=2026-11-21&to=2026-11-22")).toBe(1);
+    expect(await g("from=2026-11-01&to=2026-11-30")).toBe(1);
+  });
+});
