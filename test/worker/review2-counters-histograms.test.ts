@@ -941,3 +941,29 @@ describe("counters: range and sorted over a period union", () => {
     expect([m.score, m.rank, m.rankFromBottom]).toEqual([9, 3, 1]);
   });
 });
+
+describe("counters: extending an hour's ttl extends its rollups", () => {
+  it("every rollup of an hour lives at least as long as the hour after a longer ttl", async () => {
+    const pttl = async (...k: string[]) => Number(await command(api.target, "PTTL", ckey("ext", ...k)));
+    await api.post(`${C}/ext/incr`, { member: "a", period: "hour", ttl: 2 });
+    await api.post(`${C}/ext/incr`, { member: "b", period: "hour", ttl: 5000 });
+    const hour = await pttl("hour", "2026112212");
+    expect(hour).toBeGreaterThan(4_900_000);
+    for (const k of [
+      ["hour", "by-quarter", "20261122T12"],
+      ["hour", "by-day", "20261122"],
+      ["hour", "by-month", "202611"],
+    ])
+      expect(await pttl(...k), k.join(":")).toBeGreaterThanOrEqual(hour);
+    // and in one batch: a short ttl item then a long one for a new day bucket and its month rollup
+    await api.post(`${C}/ext/incr`, {
+      items: [
+        { member: "a", period: "day", ttl: 2 },
+        { member: "a", period: "day", ttl: 5000 },
+      ],
+    });
+    const day = await pttl("day", "20261122");
+    expect(day).toBeGreaterThan(4_900_000);
+    expect(await pttl("day", "by-month", "202611")).toBeGreaterThanOrEqual(day);
+  });
+});
