@@ -192,7 +192,7 @@ function pairs(flat: string[]): { member: string; score: number }[] {
 
 const withRange = <T extends object>(body: T, range: RangeInfo | undefined) => (range ? { ...body, range } : body);
 
-/** Most members a top or bottom answers (GET …/top's `n`). */
+/** Most members a top, bottom or score range answers (GET …/top's `n`, …/range's `limit`). */
 const MAX_RANKED = 1000;
 
 /** The `n` highest (`top`) or lowest (`bottom`) members, rank 1 first. */
@@ -243,6 +243,9 @@ export interface ScoreRangeOptions extends ReadOptions {
 export async function scoreRange(ctx: Ctx, name: string, options: ScoreRangeOptions = {}) {
   const { min, max } = parseBounds(options.min ?? "-inf", options.max ?? "+inf");
   const limit = options.limit ?? 100;
+  // as GET …/range refuses it: a limit of 0 or -1 went to the script as sent (and answered every member)
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_RANKED)
+    invalid([{ path: "limit", message: `must be an integer from 1 to ${MAX_RANKED}` }]);
   const src = source(ctx, name, options);
   const [count, flat] = await rangeScript.run<[number, string[]]>(ctx.redis, src.keys, {
     ...src.args,
