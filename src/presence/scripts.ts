@@ -92,7 +92,9 @@ for i, id in ipairs(batch) do
   bits[#bits + 1]     = 1
 end
 redis.call('ZADD', seen, unpack(scored))
-local count = redis.call('ZCOUNT', seen, cutoff, '+inf')
+-- online at this heartbeat's own time: a late one (queued ingest applies it at its request's time)
+-- must not count ids seen after it, which were never online with it (else PCU is overstated)
+local count = redis.call('ZCOUNT', seen, cutoff, now)
 -- The same BITFIELD sets the AU bits, counts NU, reads PCU and swaps in the
 -- time of this heartbeat (the header is described in keys.ts).
 if #fresh > 0 then
