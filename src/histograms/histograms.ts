@@ -77,6 +77,8 @@ export async function put(
       listedUntil: dayUntil(dayStart(ctx.now), checked.retentionDays),
       nextMonth: periodEnd("month", ctx.now),
       dayStarts: days,
+      dayLabels: days.map(dayLabel),
+      monthStarts: months,
       monthLastDays: months.map((m) => periodEnd("month", m) - DAY),
     },
     idempotency,

@@ -56,7 +56,10 @@ export function notFound(name: string | number): NotFoundError {
  * existed. A new width with data on record is a conflict: the stored bucket
  * indexes would silently change meaning. A new retention re-times every live
  * day (`days`/`exts`, starting at `dayStarts`) and month rollup (`months`,
- * whose last days start at `monthLastDays`) that exists.
+ * starting at `monthStarts`, whose last days start at `monthLastDays`) that exists.
+ * A new width drops the month rollups (no day holds data then); a longer retention moves
+ * `rollupsSince` past the months whose rollups may hold what their days no longer do, and takes
+ * those days' sums out of them.
  */
 export const putScript = defineScript({
   name: "histograms.put",
@@ -71,6 +74,8 @@ export const putScript = defineScript({
     "listedUntil",
     "nextMonth",
     "...dayStarts",
+    "...dayLabels",
+    "...monthStarts",
     "...monthLastDays",
   ],
   uses: [retentionLua],
@@ -93,6 +98,34 @@ if current[1] and tonumber(current[1]) ~= tonumber(width) then
   for g = 1, #days do
     if redis.call('EXISTS', days[g]) == 1 then return {refused = 'width_conflict', width = current[1]} end
   end
+  -- No day holds data, but a month rollup may still hold buckets of the old width and the sums of
+  -- days cut or expired: they go, and the rollups start again with the new width's days.
+  for k = 1, #months do redis.call('UNLINK', months[k]) end
+elseif not created and tonumber(current[2]) < retention then
+  -- A rollup stands for its days only while all of them are there. Under the old retention the
+  -- days before its horizon expired or were cut, while their months' rollups (kept as long as their
+  -- last day) still hold them: a longer retention must not make those months read as rollups again.
+  -- From the first month whose first day the old retention keeps, they do (months ascend).
+  local old   = tonumber(current[2])
+  local whole = tonumber(nextMonth)
+  for k = 1, #monthStarts do
+    if keptUntil(tonumber(monthStarts[k]), old) > nowMs then
+      whole = tonumber(monthStarts[k])
+      break
+    end
+  end
+  if whole > tonumber(since) then since = string.format('%.0f', whole) end
+  -- Those days' sums (members s:<yyyymmdd> of their month's rollup, which a read of days one by one
+  -- asks) go too: one ZREM a month (days and months ascend).
+  local gone, k = {}, 1
+  for g = 1, #dayStarts do
+    local d = tonumber(dayStarts[g])
+    if keptUntil(d, old) > nowMs then break end
+    while k < #monthStarts and tonumber(monthStarts[k + 1]) <= d do k = k + 1 end
+    gone[k] = gone[k] or {}
+    gone[k][#gone[k] + 1] = 's:' .. dayLabels[g]
+  end
+  for m, members in pairs(gone) do redis.call('ZREM', months[m], unpack(members)) end
 end
 local createdAt = current[3] or now
 if unit ~= '' then

@@ -423,53 +423,47 @@ describe("histograms: bucket edges and statistics", () => {
 });
 
 describe("histograms: retention and width changes against the month rollups", () => {
-  // BUG (medium, wrong counts after a legal admin sequence): a PUT that shrinks the retention UNLINKs
+  // FIXED (was medium; a longer retention or a new width moves rollupsSince past such months): a PUT that shrinks the retention UNLINKs
   // the days past it but leaves their counts and `s:<day>` sums in the month rollup; a later PUT that
   // raises the retention makes the month's first day "kept" by date arithmetic, so a whole-month read
   // takes the rollup and counts the deleted day again: count 2, sum 3 (with min 2 from the days'
   // extremes: mean 1.5 < min) where the data left is count 1, sum 2. Right: the shrink subtracts
   // the deleted days from their month rollup (or marks the month as not standing for its days).
-  it.fails(
-    "a retention shrunk then raised again does not bring deleted days back through the month rollup",
-    async () => {
-      api.setNow("2026-12-15T12:00:00Z");
-      await api.put(`${H}/ret`, { bucketWidth: 10 }, admin);
-      await api.post(`${H}/ret/observations`, {
-        values: [
-          { value: 1, at: "2026-11-01T10:00:00Z" },
-          { value: 2, at: "2026-11-20T10:00:00Z" },
-        ],
-      });
-      // 30 days: Nov 1 (kept until Dec 2) is deleted now, Nov 20 stays
-      expect((await api.put(`${H}/ret`, { bucketWidth: 10, retentionDays: 30 }, admin)).status).toBe(200);
-      const shrunk = (await api.get(`${H}/ret?from=2026-11-01&to=2026-11-30`)).body;
-      expect([shrunk.count, shrunk.sum]).toEqual([1, 2]);
-      expect((await api.put(`${H}/ret`, { bucketWidth: 10, retentionDays: 400 }, admin)).status).toBe(200);
-      const raised = (await api.get(`${H}/ret?from=2026-11-01&to=2026-11-30`)).body;
-      expect([raised.count, raised.sum, raised.min]).toEqual([1, 2, 2]);
-    },
-  );
+  it("a retention shrunk then raised again does not bring deleted days back through the month rollup", async () => {
+    api.setNow("2026-12-15T12:00:00Z");
+    await api.put(`${H}/ret`, { bucketWidth: 10 }, admin);
+    await api.post(`${H}/ret/observations`, {
+      values: [
+        { value: 1, at: "2026-11-01T10:00:00Z" },
+        { value: 2, at: "2026-11-20T10:00:00Z" },
+      ],
+    });
+    // 30 days: Nov 1 (kept until Dec 2) is deleted now, Nov 20 stays
+    expect((await api.put(`${H}/ret`, { bucketWidth: 10, retentionDays: 30 }, admin)).status).toBe(200);
+    const shrunk = (await api.get(`${H}/ret?from=2026-11-01&to=2026-11-30`)).body;
+    expect([shrunk.count, shrunk.sum]).toEqual([1, 2]);
+    expect((await api.put(`${H}/ret`, { bucketWidth: 10, retentionDays: 400 }, admin)).status).toBe(200);
+    const raised = (await api.get(`${H}/ret?from=2026-11-01&to=2026-11-30`)).body;
+    expect([raised.count, raised.sum, raised.min]).toEqual([1, 2, 2]);
+  });
 
-  // BUG (medium, wrong buckets): the width-conflict check of PUT looks at day keys only, so once the
+  // FIXED (was medium; see above): the width-conflict check of PUT looks at day keys only, so once the
   // days are gone (retention shrink, or natural expiry) the width may change while the month rollup
   // still holds bucket indexes of the old width; a whole-month read then shows value 15 stored at
   // width 10 (index 1) as one observation in [1, 2) of the new width 1. Right: count 0 (that data is
   // deleted), or a 409 while a month rollup of the old width lives.
-  it.fails(
-    "a width change allowed because the days are gone does not read the old rollup's buckets under the new width",
-    async () => {
-      api.setNow("2026-12-15T12:00:00Z");
-      await api.put(`${H}/wid`, { bucketWidth: 10 }, admin);
-      await api.post(`${H}/wid/observations`, { value: 15, at: "2026-11-01T10:00:00Z" });
-      expect((await api.put(`${H}/wid`, { bucketWidth: 10, retentionDays: 30 }, admin)).status).toBe(200);
-      // no day holds data now, so the width may change
-      const put = await api.put(`${H}/wid`, { bucketWidth: 1, retentionDays: 400 }, admin);
-      expect(put.status, JSON.stringify(put.body)).toBe(200);
-      const b = (await api.get(`${H}/wid?from=2026-11-01&to=2026-11-30`)).body;
-      expect(b.count).toBe(0);
-      expect(b.buckets).toEqual([]);
-    },
-  );
+  it("a width change allowed because the days are gone does not read the old rollup's buckets under the new width", async () => {
+    api.setNow("2026-12-15T12:00:00Z");
+    await api.put(`${H}/wid`, { bucketWidth: 10 }, admin);
+    await api.post(`${H}/wid/observations`, { value: 15, at: "2026-11-01T10:00:00Z" });
+    expect((await api.put(`${H}/wid`, { bucketWidth: 10, retentionDays: 30 }, admin)).status).toBe(200);
+    // no day holds data now, so the width may change
+    const put = await api.put(`${H}/wid`, { bucketWidth: 1, retentionDays: 400 }, admin);
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    const b = (await api.get(`${H}/wid?from=2026-11-01&to=2026-11-30`)).body;
+    expect(b.count).toBe(0);
+    expect(b.buckets).toEqual([]);
+  });
 });
 
 describe("histograms: percentile at a bucket's upper edge", () => {
@@ -969,12 +963,12 @@ describe("counters: extending an hour's ttl extends its rollups", () => {
 });
 
 describe("histograms: a retention raised after days expired on their own", () => {
-  // BUG (medium, same cause as "a retention shrunk then raised again"): no shrink needed. With a
+  // FIXED (was medium, same cause as "a retention shrunk then raised again"): no shrink needed. With a
   // 1-day retention, a day expires on its own (here 2 s after it is written, by the fake clock) while
   // its month rollup lives until the month's last day + 1; raising the retention to 30 makes the
   // month's 1st "kept" again, and a range ending now reads the month's rollup, which still holds the
   // expired day: count 2, sum 8 where the live data is count 1, sum 1. Right: count 1, sum 1.
-  it.fails("expired days do not come back through the month rollup when the retention is raised", async () => {
+  it("expired days do not come back through the month rollup when the retention is raised", async () => {
     api.setNow("2026-11-22T23:59:58Z");
     await api.put(`${H}/raise`, { bucketWidth: 1, retentionDays: 1 }, admin);
     const res = await api.post(`${H}/raise/observations`, { values: [{ value: 7, at: "2026-11-21T12:00:00Z" }, 1] });
