@@ -56,7 +56,9 @@ export function quantile(
   for (const bucket of buckets) {
     if (bucket.count <= 0) continue;
     if (below + bucket.count >= target) {
-      const fraction = Math.max(0, (target - below) / bucket.count);
+      // At most the middle of the last observation's share: a bucket is [lower, upper), so a target
+      // met exactly at its end must not land on `upper`, a whole width from a true value at `lower`.
+      const fraction = Math.min(Math.max(0, (target - below) / bucket.count), (bucket.count - 0.5) / bucket.count);
       estimate = bucket.lower + fraction * (bucket.upper - bucket.lower);
       break;
     }
