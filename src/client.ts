@@ -17,7 +17,7 @@
  * backoff and jitter; never on 4xx, never DELETE (it carries no key).
  * @module
  */
-import { EdgestatsError as LibraryError, type FieldIssue } from "./errors.ts";
+import { EdgestatsError, ReplaySummarisedError, errorOf } from "./client-errors.ts";
 import type * as counters from "./counters/index.ts";
 import type { IngestStatus } from "./ingest/index.ts";
 import type * as histograms from "./histograms/index.ts";
@@ -27,46 +27,7 @@ import type { HistoryResult, MemberResult, RisingResult, TopResult } from "./tre
 import type { Period } from "./time.ts";
 import type * as webhooks from "./webhooks/index.ts";
 
-/** An error answer of the API (`{"error":{"code","message","details"?}}`), or a request that never got one (`status` 0). */
-export class EdgestatsError extends LibraryError {
-  /** HTTP status; 0 when no response arrived (network error or timeout after the last retry). */
-  readonly status: number;
-  /** Seconds the server asked to wait (429, 503), when it said. */
-  readonly retryAfterSeconds?: number;
-  constructor(
-    status: number,
-    code: string,
-    message: string,
-    details?: FieldIssue[],
-    options?: { cause?: unknown; retryAfterSeconds?: number },
-  ) {
-    super(code, message, details);
-    this.status = status;
-    if (options?.cause !== undefined) this.cause = options.cause;
-    if (options?.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds;
-  }
-}
-
-/**
- * A retried write whose first attempt was applied but whose answer was lost,
- * and whose result was too large for the service to keep (over 2 KB: a big
- * batch's per-item results): the write happened exactly once, and only its
- * summary is known. Thrown instead of returning a body of another shape.
- */
-export class ReplaySummarisedError extends EdgestatsError {
-  /** The first result's size, digest and item count; or, for a request first sent queued, its 202's request id. */
-  readonly summary: { bytes: number; sha1: string; items: number | null } | { queued: true; requestId: string };
-  constructor(summary: { bytes: number; sha1: string; items: number | null } | { queued: true; requestId: string }) {
-    super(
-      200,
-      "replay_summarised",
-      "queued" in summary
-        ? "The write was applied once, from the ingest queue it was first sent to; the retry got its request id."
-        : "The write was applied once; its result was too large to keep, so the retry got only its summary.",
-    );
-    this.summary = summary;
-  }
-}
+export { EdgestatsError, ReplaySummarisedError } from "./client-errors.ts";
 
 /** Every endpoint of the API: `name: [method, path]`. */
 export const OPERATIONS = {
@@ -407,24 +368,4 @@ export type EdgestatsClient = ReturnType<typeof createClient>;
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-async function errorOf(response: Response, method: string, path: string): Promise<EdgestatsError> {
-  const retryAfter = Number(response.headers.get("retry-after"));
-  const extra = Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterSeconds: retryAfter } : {};
-  const text = await response.text().catch(() => "");
-  try {
-    const { error } = JSON.parse(text) as { error?: { code?: string; message?: string; details?: FieldIssue[] } };
-    if (error?.code)
-      return new EdgestatsError(response.status, error.code, error.message ?? error.code, error.details, extra);
-  } catch {
-    // not the envelope: a proxy's page, say
-  }
-  return new EdgestatsError(
-    response.status,
-    `http_${response.status}`,
-    `${method} ${path} answered ${response.status}: ${text.slice(0, 200)}`,
-    undefined,
-    extra,
-  );
 }

@@ -3,79 +3,19 @@
  * arguments' shape, then calls the feature's library function, which
  * validates everything before its one script runs.
  */
-import type { Config } from "../config.ts";
-import type { Ctx } from "../context.ts";
 import * as counters from "../counters/index.ts";
 import { ValidationError } from "../errors.ts";
 import * as histograms from "../histograms/index.ts";
-import { keyOf } from "../keys.ts";
 import * as leaderboards from "../leaderboards/index.ts";
 import * as presence from "../presence/index.ts";
-import type { Idempotency } from "../redis/script.ts";
-import { parseWindow } from "../time.ts";
-import { invalid } from "../validation.ts";
-import * as trending from "../trending/index.ts";
-
-/**
- * What every handle shares: the settings and a fresh `Ctx` per call. Handles are made by
- * `Edgestats` (`stats.counter(name)`, …), not constructed directly; this type is public because
- * their constructors name it (stripped as internal, the published types did not compile).
- */
-export interface Runtime {
-  config: Config;
-  ctx(): Ctx;
-}
-
-export interface WriteOptions {
-  /**
-   * Makes the write exactly-once: a repeat with the same key (on the same
-   * handle and operation) within 24 h returns the first result and writes
-   * nothing; the same key with other arguments is a ConflictError. Costs one
-   * GET and one SET inside the same script.
-   * @default undefined (no record kept)
-   */
-  idempotencyKey?: string;
-}
-
 import type { Written } from "../redis/script.ts";
+import { parseWindow } from "../time.ts";
+import { invalid, memberProblem } from "../validation.ts";
+import * as trending from "../trending/index.ts";
+import { idempotencyOf, list, windowHours, type Runtime, type WriteOptions } from "./shared.ts";
+
+export type { Runtime, WriteOptions } from "./shared.ts";
 export type { Written };
-
-async function sha256(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-/** The idempotency record of a library write: its own scope (`lib <operation> <name>`), never a service request's. */
-async function idempotencyOf(
-  ctx: Ctx,
-  scope: string,
-  options: WriteOptions | undefined,
-  args: unknown,
-): Promise<Idempotency | undefined> {
-  const key = options?.idempotencyKey;
-  if (key === undefined) return undefined;
-  if (!/^[\x21-\x7e]{1,255}$/.test(key)) {
-    throw new ValidationError("idempotencyKey must be 1-255 visible ASCII characters.", [
-      { path: "idempotencyKey", message: "1-255 visible ASCII characters" },
-    ]);
-  }
-  return {
-    key: keyOf(ctx.prefix, "idem", await sha256(`lib ${scope}\n${key}`)),
-    fingerprint: await sha256(JSON.stringify(args)),
-  };
-}
-
-function windowHours(window: string | number | undefined): number | undefined {
-  if (window === undefined || typeof window === "number") return window;
-  const hours = parseWindow(window);
-  if (hours === null)
-    throw new ValidationError("window must be 1h..168h or 1d..7d.", [
-      { path: "window", message: "must be 1h..168h or 1d..7d" },
-    ]);
-  return hours;
-}
-
-const list = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
 
 export interface WindowOptions {
   /** `24h`, `2d`, or whole hours; at most the retention (50 h by default). @default "24h" */
@@ -286,6 +226,11 @@ export class PresenceHandle {
 
   /** Marks ids (one or up to 1,000) online now; returns the room's online count. */
   async heartbeat(ids: string | string[], options?: WriteOptions): Promise<Written<presence.HeartbeatResult>> {
+    // one id is the field `id`, as POST …/heartbeats {id} names it (not `ids.0`)
+    if (typeof ids === "string") {
+      const problem = memberProblem(ids);
+      if (problem) invalid([{ path: "id", message: problem }]);
+    }
     const ctx = this.#rt.ctx();
     const batch = list(ids);
     const idempotency = await idempotencyOf(ctx, `presence.heartbeat ${this.room}`, options, batch);

@@ -1,0 +1,67 @@
+/**
+ * The errors of `edgestats/client` (./client.ts): an API error answer, a summarised replay, and
+ * how an answer that is not a 2xx becomes one.
+ */
+import { EdgestatsError as LibraryError, type FieldIssue } from "./errors.ts";
+
+/** An error answer of the API (`{"error":{"code","message","details"?}}`), or a request that never got one (`status` 0). */
+export class EdgestatsError extends LibraryError {
+  /** HTTP status; 0 when no response arrived (network error or timeout after the last retry). */
+  readonly status: number;
+  /** Seconds the server asked to wait (429, 503), when it said. */
+  readonly retryAfterSeconds?: number;
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    details?: FieldIssue[],
+    options?: { cause?: unknown; retryAfterSeconds?: number },
+  ) {
+    super(code, message, details);
+    this.status = status;
+    if (options?.cause !== undefined) this.cause = options.cause;
+    if (options?.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+}
+
+/**
+ * A retried write whose first attempt was applied but whose answer was lost,
+ * and whose result was too large for the service to keep (over 2 KB: a big
+ * batch's per-item results): the write happened exactly once, and only its
+ * summary is known. Thrown instead of returning a body of another shape.
+ */
+export class ReplaySummarisedError extends EdgestatsError {
+  /** The first result's size, digest and item count; or, for a request first sent queued, its 202's request id. */
+  readonly summary: { bytes: number; sha1: string; items: number | null } | { queued: true; requestId: string };
+  constructor(summary: { bytes: number; sha1: string; items: number | null } | { queued: true; requestId: string }) {
+    super(
+      200,
+      "replay_summarised",
+      "queued" in summary
+        ? "The write was applied once, from the ingest queue it was first sent to; the retry got its request id."
+        : "The write was applied once; its result was too large to keep, so the retry got only its summary.",
+    );
+    this.summary = summary;
+  }
+}
+
+/** The error an answer that is not a 2xx stands for: its envelope, else its status and text. */
+export async function errorOf(response: Response, method: string, path: string): Promise<EdgestatsError> {
+  const retryAfter = Number(response.headers.get("retry-after"));
+  const extra = Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterSeconds: retryAfter } : {};
+  const text = await response.text().catch(() => "");
+  try {
+    const { error } = JSON.parse(text) as { error?: { code?: string; message?: string; details?: FieldIssue[] } };
+    if (error?.code)
+      return new EdgestatsError(response.status, error.code, error.message ?? error.code, error.details, extra);
+  } catch {
+    // not the envelope: a proxy's page, say
+  }
+  return new EdgestatsError(
+    response.status,
+    `http_${response.status}`,
+    `${method} ${path} answered ${response.status}: ${text.slice(0, 200)}`,
+    undefined,
+    extra,
+  );
+}
