@@ -22,6 +22,7 @@ import { startFaultProxy, type FaultPlan, type FaultProxy } from "./fault-proxy.
 import { freePort, startRedis, type RedisServer } from "./redis.ts";
 import { startWranglerDev } from "./wrangler.ts";
 import { startUpstashServer, type UpstashServer } from "./upstash-server.ts";
+import { mulberry32 } from "./prng.ts";
 
 /** Redis (AOF on), the local Upstash server on a fixed port, and the fault proxy: each can be stopped and started. */
 export async function startFaultyStack(token: string) {
@@ -142,18 +143,6 @@ function randomOp(rand: () => number): Op {
   }
   const ids = [`u${Math.floor(rand() * 50)}`, `u${Math.floor(rand() * 50)}`];
   return { path: "/v1/presence/soak/heartbeats", body: { ids }, apply: (t) => ids.forEach((id) => t.presence.add(id)) };
-}
-
-/** A small seeded generator, so a failing soak can be rerun with the same load. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 async function main(): Promise<void> {

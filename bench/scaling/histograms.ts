@@ -42,6 +42,7 @@ import { DAY, dayLabel, dayStart } from "../../src/time.ts";
 import { call } from "../lib/measure.ts";
 import { scriptProbe } from "./measure.ts";
 import type { ScalingInput, Timing } from "./types.ts";
+import { mulberry32 } from "../../dev/prng.ts";
 
 const DAYS = 401;
 const PIPE = 100;
@@ -53,14 +54,7 @@ const consecutive = (n: number, first: number) => Array.from({ length: n }, (_, 
 
 /** `n` distinct buckets drawn at random from [0, universe), the same on every run for a given `seed`. */
 function drawn(n: number, universe: number, seed: number): number[] {
-  // mulberry32
-  let state = seed | 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(seed);
   const picked = new Set<number>();
   while (picked.size < n) picked.add(Math.floor(next() * universe));
   return [...picked];

@@ -17,19 +17,12 @@ import { MAX_READ_BUCKETS, MAX_READ_COMMANDS, MAX_UNION_ENTRIES } from "../../sr
 import { DAY } from "../../src/time.ts";
 import { histogramReadTest, range, upTo, withoutPipeline } from "../helpers/histograms.ts";
 import { command, keysUnder } from "../helpers/upstash-rest.ts";
+import { mulberry32 } from "../../dev/prng.ts";
 
 const NOW = Date.UTC(2026, 10, 22, 12, 30);
 
-/** A seeded generator of numbers in [0, 1) (mulberry32), so a shape drawn at random is the same on every run. */
-function seeded(seed: number): () => number {
-  let state = seed | 0;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded generator of numbers in [0, 1), so a shape drawn at random is the same on every run. */
+const seeded = mulberry32;
 
 /** `n` distinct buckets drawn at random from [0, universe). */
 function drawn(next: () => number, n: number, universe: number): number[] {

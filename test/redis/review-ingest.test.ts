@@ -12,6 +12,7 @@ import { NotFoundError } from "../../src/errors.ts";
 import { acceptItems, consumeBatch, toMessages, type QueuedMessage } from "../../src/ingest/index.ts";
 import { createRedis, type RedisClient } from "../../src/redis/client.ts";
 import { libraryTest } from "../helpers/library.ts";
+import { mulberry32 } from "../../dev/prng.ts";
 
 const lib = libraryTest("review-ingest");
 const T0 = Date.UTC(2026, 10, 22, 12, 30);
@@ -25,17 +26,8 @@ afterAll(async () => {
   await proxy?.close();
 });
 
-/** A tiny deterministic PRNG (mulberry32), so a failing schedule can be replayed. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A deterministic generator (mulberry32), so a failing schedule can be replayed. */
+const prng = mulberry32;
 
 interface Queued {
   id: string;

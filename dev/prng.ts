@@ -1,0 +1,14 @@
+/**
+ * mulberry32: a small seeded generator of numbers in [0, 1), so a load, a fault schedule or a shape
+ * drawn at random is the same on every run with the same seed (dev/soak.ts, the scaling bench, tests).
+ */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
