@@ -149,13 +149,15 @@ export async function stats(ctx: Ctx, room: string, options: PresenceOptions = {
   );
   const day = dayStart(ctx.now);
   // Ids carried over midnight count towards today's peak before the job or a heartbeat records it.
+  // They were all online at 00:00 (seen before it, online still), so that is when the count was
+  // first reached: the day's start, not the read's time, which would move with every read.
   const carried = raw.online > raw.peak;
   return {
     room,
     online: raw.online,
     timeoutSeconds: timeout / SECOND,
     peakToday: carried ? raw.online : raw.peak,
-    peakAt: carried ? ctx.now : raw.peak === 0 ? null : day + raw.peakAt,
+    peakAt: carried ? day : raw.peak === 0 ? null : day + raw.peakAt,
     activeToday: raw.active,
     newToday: raw.new,
     day,
@@ -201,14 +203,15 @@ export async function day(ctx: Ctx, room: string, date: string, options: Presenc
       day: n,
     },
   );
-  // As in stats(): ids carried over midnight count towards today's peak before the job records it.
+  // As in stats(): ids carried over midnight count towards today's peak before the job records it,
+  // reached at the day's start.
   const carried = raw.online > raw.peak;
   return {
     room,
     day: date,
     from,
     peak: carried ? raw.online : raw.peak,
-    peakAt: carried ? ctx.now : raw.peak === 0 ? null : from + raw.peakAt,
+    peakAt: carried ? from : raw.peak === 0 ? null : from + raw.peakAt,
     active: raw.active,
     new: raw.new,
   };

@@ -286,9 +286,11 @@ for r, room in ipairs(roomNames) do
     if carry and count > 0 then
       -- Concurrency carried over midnight, before any heartbeat of the new day:
       -- only the first samples of a day can exceed what heartbeats recorded.
+      -- Every id counted was online at 00:00 (seen before it, online still),
+      -- so the peak was first reached at the day's start (offset 0).
       local peak = redis.call('BITFIELD', daily, 'GET', 'u32', 32)[1]
       if count > peak then
-        local h = redis.call('BITFIELD', daily, 'SET', 'u32', 32, count, 'SET', 'u32', 64, now - dayStart, 'GET', 'u32', 96)
+        local h = redis.call('BITFIELD', daily, 'SET', 'u32', 32, count, 'SET', 'u32', 64, 0, 'GET', 'u32', 96)
         if h[3] == 0 then redis.call('EXPIRE', daily, dailyTtl) end
       end
     end

@@ -113,11 +113,11 @@ describe("active, new and peak users across UTC midnight", () => {
 
     api.setNow("2026-11-23T00:01:00Z");
     const early = await api.get("/v1/presence/game");
-    // Still online from yesterday: concurrent now (so today's peak) but not seen today.
+    // Still online from yesterday: concurrent now (so today's peak, reached at 00:00) but not seen today.
     expect(early.body).toMatchObject({
       online: 4,
       peakToday: 4,
-      peakAt: api.now,
+      peakAt: Date.UTC(2026, 10, 23),
       activeToday: 0,
       newToday: 0,
       day: Date.UTC(2026, 10, 23),

@@ -790,14 +790,12 @@ describe("presence: forgetting at the horizon racing heartbeats", () => {
 });
 
 describe("presence: today's peak before the day's first trim run", () => {
-  // WRONG: with ids carried over midnight and no heartbeat or trim run yet today, the read reports
-  // peakAt = the read's own time (src/presence/presence.ts, stats: `carried ? ctx.now`), so two
-  // reads a minute apart give two different "first reached" times for the same peak. RIGHT: the
-  // carried ids were all online at 00:00:00.000, so the peak (at least that count) was first
-  // reached at the day's start; peakAt should not move between reads. (test/worker/presence.test.ts
-  // pins `peakAt: api.now` at 00:01, so the current behaviour is intended there; it is still not
-  // "when PCU was first reached".) Severity: low — only until the day's first heartbeat or trim run.
-  it.fails("peakAt does not move with the time of the read", async () => {
+  // Found in review 2 (low): with ids carried over midnight and no heartbeat or trim run yet today,
+  // the read reported peakAt = the read's own time, so two reads a minute apart gave two "first
+  // reached" times for the same peak. The carried ids were all online at 00:00:00.000, so the peak
+  // is now reported as reached at the day's start (src/presence/presence.ts, and the trim job's
+  // record of it).
+  it("peakAt does not move with the time of the read", async () => {
     const api = newApi("r2p-carry-peakat", "2026-11-22T23:58:00Z");
     await beat(api, "r", ["a", "b"]);
     api.setNow("2026-11-23T00:00:30Z");
@@ -807,6 +805,7 @@ describe("presence: today's peak before the day's first trim run", () => {
     expect(first.body.peakToday).toBe(2);
     expect(second.body.peakToday).toBe(2);
     expect(second.body.peakAt).toBe(first.body.peakAt);
+    expect(first.body.peakAt).toBe(Date.UTC(2026, 10, 23));
   });
 });
 
