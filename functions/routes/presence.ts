@@ -5,6 +5,7 @@ import { ctxOf, markReplay, queueIfAsync } from "../middleware/context.ts";
 import { lazyRoute, once, prechecked, type Verdict } from "../lazy-route.ts";
 import { fieldsPrecheck, intField, memberField, nameField, textField } from "../prechecks.ts";
 import { createRouter } from "../router.ts";
+import { invalid } from "../../src/validation.ts";
 import {
   MAX_BATCH_ITEMS,
   Member,
@@ -305,10 +306,19 @@ lazyRoute(
       "Bounded work, no scan over rooms. `online` and `peakToday` come from the trim job, which sums the online count of every room it visits " +
       "each minute (every active room; a capped run of more than 2,000 active rooms counts the rooms it visited) and keeps the day's highest sum. " +
       "`activeToday` counts distinct ids across rooms with a HyperLogLog: an estimate with a relative standard error of 0.81 % (`activeTodayError`). " +
-      "`_total` is not a valid room name, so no room can shadow this path.",
+      "`_total` is not a valid room name, so no room can shadow this path. " +
+      "The figures are today's only: a `day` is refused (400); a room's past day is `GET /v1/presence/{room}?day=`.",
     responses: () => ({ 200: jsonResponse(SiteTotal(), "The site-wide figures."), ...errorResponses() }),
   }),
-  async (c) => c.json(await presence.total(ctxOf(c)), 200),
+  async (c) => {
+    // The site-wide figures are today's only (the trim job's sample of yesterday is gone by the
+    // next day). Ignored, a `day` would be answered with today's figures as if they were that day's.
+    if (c.req.query("day") !== undefined)
+      invalid([
+        { path: "day", message: "site-wide figures are today's only: a room's day is GET /v1/presence/{room}?day=" },
+      ]);
+    return c.json(await presence.total(ctxOf(c)), 200);
+  },
 );
 
 lazyRoute(

@@ -206,6 +206,11 @@ describe("site-wide figures", () => {
     const api = newApi("phist-path");
     expect((await api.post("/v1/presence/_total/heartbeats", { id: "a" })).status).toBe(400);
     expect((await api.get("/v1/presence/_total", { key: "ingest" })).status).toBe(403);
+    // Site-wide figures are today's only: a `day` is refused, not answered with today's figures.
+    const day = await api.cost(() => api.get("/v1/presence/_total?day=2026-11-21"));
+    expect(day.result.status).toBe(400);
+    expect(day.result.body.error).toMatchObject({ code: "invalid_request", details: [{ path: "day" }] });
+    expect([day.requests, day.commands]).toEqual([0, 0]);
     const doc = (await api.get("/openapi.json", { key: "none" })).body;
     expect(doc.paths["/v1/presence/_total"].get).toBeDefined();
     expect(doc.paths["/v1/presence/{room}"].get.parameters.map((p: { name: string }) => p.name)).toContain("day");
