@@ -40,11 +40,25 @@ function keysOf(list: string | undefined): string[] {
 
 /** Shortest API key accepted in INGEST_KEYS, READ_KEYS and ADMIN_KEYS. */
 export const MIN_KEY_LENGTH = 16;
+/** Longest key a request may present (`BEARER`): a longer configured key could never match. */
+export const MAX_KEY_LENGTH = 512;
+
+/** Why a configured key cannot serve, or null. */
+function keyProblem(key: string): string | null {
+  if (key.length < MIN_KEY_LENGTH)
+    return `is shorter than ${MIN_KEY_LENGTH} characters; use long random keys (e.g. openssl rand -hex 24).`;
+  // Such keys were accepted and then refused every request with a 401, which reads as a client's mistake.
+  if (key.length > MAX_KEY_LENGTH)
+    return `is longer than ${MAX_KEY_LENGTH} characters, the most an Authorization header may present; no request could use it.`;
+  if (/\s/.test(key))
+    return "contains whitespace, which an Authorization header cannot present; no request could use it.";
+  return null;
+}
 
 const checkedLists = new Map<string, string | null>();
 /**
- * Refuses to run with a configured API key shorter than MIN_KEY_LENGTH: a
- * short key can be guessed. Like every config error this is a 500 with a clear
+ * Refuses to run with a configured API key shorter than MIN_KEY_LENGTH (a
+ * short key can be guessed) or one no request could present (`keyProblem`). Like every config error this is a 500 with a clear
  * message on every request (and a log line) until the key is replaced. The
  * message names the variable and the key's position, never the key.
  */
@@ -59,9 +73,10 @@ export function checkKeyLengths(env: Env): void {
   if (problem === undefined) {
     problem = null;
     for (const [name, list] of lists) {
-      const short = keysOf(list).findIndex((key) => key.length < MIN_KEY_LENGTH);
-      if (short >= 0) {
-        problem = `${name}: key #${short + 1} is shorter than ${MIN_KEY_LENGTH} characters; use long random keys (e.g. openssl rand -hex 24).`;
+      const keys = keysOf(list);
+      const bad = keys.findIndex((key) => keyProblem(key) !== null);
+      if (bad >= 0) {
+        problem = `${name}: key #${bad + 1} ${keyProblem(keys[bad] ?? "")}`;
         break;
       }
     }
@@ -111,7 +126,7 @@ async function idOf(configured: Configured): Promise<string> {
 }
 
 /** `Bearer <key>`, the scheme in any case (./body.ts `anyCase`). */
-const BEARER = new RegExp(`^${anyCase("bearer")}\\s+(\\S{1,512})$`);
+const BEARER = new RegExp(`^${anyCase("bearer")}\\s+(\\S{1,${MAX_KEY_LENGTH}})$`);
 
 /**
  * Works out which scopes the bearer key holds. Every configured key is

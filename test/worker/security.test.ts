@@ -343,6 +343,36 @@ describe("configuration and logs", () => {
     expect(ok.status).toBe(200);
   });
 
+  it("a configured key no request could present (over 512 characters, or with whitespace) is a clear 500, not a 401 for ever", async () => {
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      for (const [vars, why] of [
+        [{ READ_KEYS: `${TEST_KEYS.read},${"k".repeat(513)}` }, /READ_KEYS: key #2 is longer than 512 characters/],
+        [{ INGEST_KEYS: `${"a".repeat(10)} ${"b".repeat(10)}` }, /INGEST_KEYS: key #1 contains whitespace/],
+      ] as const) {
+        const env = { ...api.env, ...vars } as Env;
+        const { result: res, requests } = await api.cost(async () =>
+          api.app.request("/v1/counters/c1/top", { headers: { authorization: `Bearer ${TEST_KEYS.read}` } }, env),
+        );
+        expect(res.status).toBe(500);
+        const body = (await res.json()) as any;
+        expect(body.error.code).toBe("config_error");
+        expect(body.error.message).toMatch(why);
+        expect(JSON.stringify(body)).not.toContain("kkkk");
+        expect(requests).toBe(0);
+      }
+    } finally {
+      errors.mockRestore();
+    }
+    // 512 characters is the longest a request presents, so it is still a key that works.
+    const long = "L".repeat(512);
+    const res = await api.app.request("/v1/counters/c1/top", { headers: { authorization: `Bearer ${long}` } }, {
+      ...api.env,
+      READ_KEYS: long,
+    } as Env);
+    expect(res.status).toBe(200);
+  });
+
   it("attack: an Upstash error that echoes the command's arguments (member ids) is redacted before it is logged", async () => {
     const secret = "secret-member-id-4711";
     // A counter key of the wrong type makes the increment script fail with WRONGTYPE, an error
