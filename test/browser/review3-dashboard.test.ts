@@ -1,0 +1,173 @@
+/**
+ * Review 3: the dashboard against hostile data, in headless Chromium against
+ * `wrangler dev`, the local Upstash server and a real redis-server. Markup
+ * written through the API (members, presence ids, player names, a histogram's
+ * unit) must show as text and never run, both under the page's CSP and with
+ * the CSP bypassed (so the textContent rendering is checked on its own), and
+ * the read key must stay on this origin, out of URLs and cookies.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { deleteUnder, requireTarget, uniquePrefix } from "../helpers/upstash-rest.ts";
+import { apiClient } from "./helpers/api.ts";
+import { bundleWorker, startWranglerDev, type WranglerDev } from "../../dev/wrangler.ts";
+
+const suffix = Math.random().toString(36).slice(2, 10);
+const KEYS = { ingest: `r3-ingest-${suffix}`, read: `r3-read-key-${suffix}`, admin: `r3-admin-${suffix}` };
+const WAIT = { timeout: 30_000, interval: 250 };
+
+// Each payload sets its own flag, so a failure says which field was rendered as HTML.
+const XSS = {
+  trending: "<img src=x onerror=window.__pwned='trending'>",
+  counter: "<svg onload=window.__pwned='counter'></svg>",
+  presence: "<img src=x onerror=window.__pwned='presence'>",
+  player: "<img src=x onerror=window.__pwned='player'>",
+  unit: "<img src=x onerror=__pwned='u'>",
+};
+
+const target = requireTarget(process.env.EDGESTATS_UPSTASH_URL, process.env.EDGESTATS_UPSTASH_TOKEN);
+const prefix = uniquePrefix("review3-dashboard");
+const tag = prefix.replace(/\./g, "_");
+const bundleDir = mkdtempSync(join(tmpdir(), "edgestats-review3-bundle-"));
+let wrangler: WranglerDev | undefined;
+let browser: Browser | undefined;
+
+beforeAll(async () => {
+  wrangler = await startWranglerDev({
+    script: bundleWorker(bundleDir),
+    vars: {
+      UPSTASH_REDIS_REST_URL: target.url,
+      UPSTASH_REDIS_REST_TOKEN: `${target.token}.${tag}`,
+      INGEST_KEYS: KEYS.ingest,
+      READ_KEYS: KEYS.read,
+      ADMIN_KEYS: KEYS.admin,
+      KEY_PREFIX: prefix,
+    },
+  });
+  const send = apiClient(wrangler.url);
+  await send("POST", "/v1/trending/hostile/events", KEYS.ingest, {
+    events: [
+      { member: XSS.trending, count: 3 },
+      { member: "plain", count: 1 },
+    ],
+  });
+  await send("POST", "/v1/counters/hostile/incr", KEYS.ingest, { items: [{ member: XSS.counter, by: 2 }] });
+  await send("POST", "/v1/presence/hostile/heartbeats", KEYS.ingest, { ids: [XSS.presence] });
+  await send("PUT", "/v1/histograms/hostile", KEYS.admin, { bucketWidth: 10, unit: XSS.unit });
+  await send("POST", "/v1/histograms/hostile/observations", KEYS.ingest, { values: [{ value: 5 }, { value: 15 }] });
+  await send("PUT", "/v1/leaderboards/hostile/players/p1", KEYS.ingest, {
+    name: XSS.player,
+    meta: { html: "<script>window.__pwned='meta'</script>" },
+    score: 10,
+  });
+  browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await wrangler?.stop();
+  await deleteUnder(target, prefix);
+  rmSync(bundleDir, { recursive: true, force: true });
+});
+
+const panel = (p: Page, id: string) => p.locator(`#panel-${id}`);
+
+async function pick(p: Page, id: string, name: string) {
+  const picker = p.locator(`#pick-${id}`);
+  await expect.poll(() => picker.locator("option").allTextContents(), WAIT).toContain(name);
+  await picker.selectOption(name);
+}
+
+/** Opens the dashboard, enters the read key, shows every hostile panel, and checks the text and that nothing ran. */
+async function renderHostile(p: Page) {
+  await p.goto(`${wrangler!.url}/`);
+  await p.getByLabel("Read API key").fill(KEYS.read);
+  await p.getByRole("button", { name: "Save key" }).click();
+  await expect.poll(() => p.locator("body").getAttribute("data-state"), WAIT).toBe("live");
+
+  await pick(p, "trending", "hostile");
+  await expect
+    .poll(() => panel(p, "trending").locator(".bars li .label").allTextContents(), WAIT)
+    .toEqual([XSS.trending, "plain"]);
+  await pick(p, "counter", "hostile");
+  await expect
+    .poll(() => panel(p, "counter").locator(".bars li .label").allTextContents(), WAIT)
+    .toEqual([XSS.counter]);
+  await pick(p, "leaderboard", "hostile");
+  await expect
+    .poll(() => panel(p, "leaderboard").locator("tbody tr td:nth-child(3)").allTextContents(), WAIT)
+    .toEqual([XSS.player]);
+  await pick(p, "histogram", "hostile");
+  await expect.poll(() => panel(p, "histogram").locator(".legend").textContent(), WAIT).toContain(XSS.unit);
+  await pick(p, "presence", "hostile");
+  await expect.poll(() => p.locator('#panel-presence [data-stat="online"] dd').textContent(), WAIT).toBe("1");
+
+  // Rising renders members in a table of its own: the hostile member is new this hour.
+  await panel(p, "trending").locator('button[data-view="rising"]').click();
+  await expect.poll(() => panel(p, "trending").locator("td.member").allTextContents(), WAIT).toContain(XSS.trending);
+
+  // Nothing became an element, nothing ran.
+  expect(await p.locator("main img, main script, main iframe, main svg[onload], main [onerror]").count()).toBe(0);
+  expect(await p.evaluate(() => (window as unknown as { __pwned?: unknown }).__pwned)).toBeUndefined();
+}
+
+describe("dashboard against hostile data (review 3)", () => {
+  it("shows markup in members, names and units as text under the CSP, and sends the key only to its own origin", async () => {
+    const context = await browser!.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    const violations: string[] = [];
+    const requests: { url: string; auth: string | undefined }[] = [];
+    page.on("request", (r) => requests.push({ url: r.url(), auth: r.headers()["authorization"] }));
+    page.on("console", (m) => {
+      if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+    });
+    await renderHostile(page);
+
+    const origin = new URL(wrangler!.url).origin;
+    expect(requests.length).toBeGreaterThan(5);
+    for (const r of requests) {
+      // blob: downloads aside, every request is to this origin, and no URL carries the key
+      if (!r.url.startsWith("blob:")) expect(new URL(r.url).origin).toBe(origin);
+      expect(r.url).not.toContain(KEYS.read);
+      if (r.auth !== undefined) expect(r.auth).toBe(`Bearer ${KEYS.read}`);
+    }
+    // the key is sent only to the API, never with the page or its assets
+    for (const r of requests.filter((r) => !new URL(r.url).pathname.startsWith("/v1/")))
+      expect(r.auth, r.url).toBeUndefined();
+    // kept in localStorage only: no cookie, no sessionStorage, not in the page's URL or HTML
+    expect(await page.evaluate(() => localStorage.getItem("edgestats.dashboard.readKey"))).toBe(KEYS.read);
+    expect(await context.cookies()).toEqual([]);
+    expect(await page.evaluate(() => JSON.stringify(sessionStorage))).not.toContain(KEYS.read);
+    expect(page.url()).not.toContain(KEYS.read);
+    expect(await page.content()).not.toContain(KEYS.read);
+    // the page itself needs no inline script or style: nothing of its own was blocked
+    expect(violations).toEqual([]);
+    // control: under the page's CSP even markup injected as HTML does not run its handler
+    await page.evaluate(() => {
+      document.body.insertAdjacentHTML("beforeend", "<img src=x onerror=window.__pwned='control'>");
+    });
+    await page.waitForTimeout(300);
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: unknown }).__pwned)).toBeUndefined();
+    await context.close();
+  });
+
+  it("renders the same data inertly with the CSP bypassed: the text rendering alone keeps it safe", async () => {
+    const context = await browser!.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true });
+    const page = await context.newPage();
+    await renderHostile(page);
+    // control: without the CSP the same payload injected as HTML does run, so the checks above could see it
+    await page.evaluate(() => {
+      document.body.insertAdjacentHTML("beforeend", "<img src=x onerror=window.__pwned='control'>");
+    });
+    await expect
+      .poll(() => page.evaluate(() => (window as unknown as { __pwned?: unknown }).__pwned), WAIT)
+      .toBe("control");
+    await context.close();
+  });
+});
