@@ -104,6 +104,46 @@ describe("error envelope on every 4xx/5xx (review 3)", () => {
     expect(JSON.stringify(res.body)).not.toContain("short-key-123");
   });
 
+  it("413 and 415 carry the envelope", async () => {
+    const big = await api.post("/v1/trending/s/events", undefined, {
+      raw: "x".repeat(1_100_000),
+      headers: { "content-type": "application/json" },
+    });
+    expectCleanError(big, 413);
+    const text = await api.post("/v1/trending/s/events", undefined, {
+      raw: "{}",
+      headers: { "content-type": "text/plain" },
+    });
+    expectCleanError(text, 415);
+    expectCleanError(await api.call("OPTIONS", "/", undefined, { key: "none" }), 404);
+  });
+
+  it("a thrown error that is no EdgestatsError is a 500 internal_error envelope with nothing of the error in it", async () => {
+    // @upstash/redis throws a TypeError on a URL it cannot parse: an unhandled error
+    const broken = createTestApi({ label: "review3-broken", vars: { UPSTASH_REDIS_REST_URL: "not a url" } });
+    const res = await broken.get("/v1/counters/c/top");
+    expectCleanError(res, 500);
+    expect(res.body.error.code).toBe("internal_error");
+    expect(JSON.stringify(res.body)).not.toMatch(/not a url|TypeError|Invalid URL/i);
+  });
+
+  it.fails(
+    // LOW. A malformed UPSTASH_REDIS_REST_URL (a typo when setting the secret) answers every
+    // request 500 internal_error "Something went wrong on our side", while a missing one, or a
+    // short API key, is a 500 config_error naming the variable (functions/middleware/context.ts
+    // checks only presence). The operator has to find the log line. Fix: in ctxOf, also refuse a
+    // URL that `new URL()` cannot parse or whose protocol is not http(s) with a ConfigError
+    // naming UPSTASH_REDIS_REST_URL (never echoing its value).
+    "a malformed UPSTASH_REDIS_REST_URL is a 500 config_error naming the variable",
+    async () => {
+      const broken = createTestApi({ label: "review3-broken2", vars: { UPSTASH_REDIS_REST_URL: "not a url" } });
+      const res = await broken.get("/v1/counters/c/top");
+      expect(res.status).toBe(500);
+      expect(res.body.error.code).toBe("config_error");
+      expect(res.body.error.message).toContain("UPSTASH_REDIS_REST_URL");
+    },
+  );
+
   it("a hostile X-Request-Id is not echoed (no header injection, no markup)", async () => {
     const res = await api.get("/v1/nope", { headers: { "x-request-id": "<script>alert(1)</script>" } });
     expect(res.headers.get("x-request-id")).not.toContain("<");
@@ -218,6 +258,23 @@ describe("CSV answers (review 3)", () => {
     const members = (await api.get("/v1/presence/csvr/members", { headers: { accept: "text/csv" } })).body as string;
     expect(members).toContain("'-2+3,");
     expect(members).toContain("'+x,");
+  });
+
+  it("a webhook's secret is in neither its JSON nor its CSV listing", async () => {
+    const secret = "review3-webhook-secret-0123456789abcdef";
+    const put = await api.put(
+      "/v1/webhooks/r3hook",
+      { url: "https://hooks.example/r3", events: ["trending.entered"], filter: { stream: "s" }, secret },
+      { key: "admin" },
+    );
+    expect(put.status).toBe(201);
+    const json = await api.get("/v1/webhooks", { key: "admin" });
+    expect(json.body.webhooks.map((w: { name: string }) => w.name)).toContain("r3hook");
+    const csv = await api.get("/v1/webhooks", { key: "admin", headers: { accept: "text/csv" } });
+    expect(csv.body).toContain("r3hook,https://hooks.example/r3,");
+    expect(JSON.stringify(json.body) + String(csv.body)).not.toContain(secret);
+    // and a read key cannot list webhooks at all (admin only)
+    expectCleanError(await api.get("/v1/webhooks", { headers: { accept: "text/csv" } }), 403);
   });
 
   it("a hostile path cannot break out of Content-Disposition's filename", async () => {
