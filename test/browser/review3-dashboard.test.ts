@@ -170,4 +170,22 @@ describe("dashboard against hostile data (review 3)", () => {
       .toBe("control");
     await context.close();
   });
+
+  it("refuses to be framed by another page (clickjacking): the frame never shows the key form", async () => {
+    const context = await browser!.newContext();
+    const page = await context.newPage();
+    const blocked: string[] = [];
+    page.on("console", (m) => {
+      if (/frame-ancestors|X-Frame-Options|Refused to (display|frame)/i.test(m.text())) blocked.push(m.text());
+    });
+    // about:blank is another origin than the dashboard's
+    await page.setContent(`<iframe id="f" src="${wrangler!.url}/" width="800" height="600"></iframe>`, {
+      waitUntil: "load",
+    });
+    await expect.poll(() => blocked.length, WAIT).toBeGreaterThan(0);
+    const frame = page.frames().find((f) => f !== page.mainFrame());
+    expect(frame).toBeDefined();
+    expect(await frame!.locator("#key-form").count()).toBe(0);
+    await context.close();
+  });
 });
