@@ -104,6 +104,21 @@ describe("error envelope on every 4xx/5xx (review 3)", () => {
     expect(JSON.stringify(res.body)).not.toContain("short-key-123");
   });
 
+  it("/internal/* refusals carry the envelope too: no signature, a bad signature, an unknown job", async () => {
+    expectCleanError(await api.post("/internal/jobs/compact", undefined, { key: "none" }), 401);
+    expectCleanError(
+      await api.post("/internal/jobs/compact", undefined, {
+        key: "none",
+        headers: { "upstash-signature": "not.a.jwt" },
+      }),
+      401,
+    );
+    expectCleanError(await api.post("/internal/jobs/compact", undefined, { key: "read" }), 403);
+    const unknown = await api.post("/internal/jobs/nope", undefined, { key: "admin" });
+    expect([400, 404]).toContain(unknown.status);
+    expectCleanError(unknown, unknown.status);
+  });
+
   it("413 and 415 carry the envelope", async () => {
     const big = await api.post("/v1/trending/s/events", undefined, {
       raw: "x".repeat(1_100_000),
