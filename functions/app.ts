@@ -6,9 +6,9 @@ import { jsonBodyGuard } from "./middleware/body.ts";
 import { signedOrAdmin } from "./middleware/qstash.ts";
 import { rateLimit } from "./middleware/rate-limit.ts";
 import { idempotencyKey } from "./middleware/idempotency.ts";
-import { pathGuard, requestContext } from "./middleware/request.ts";
+import { apiHeaders, pathGuard, requestContext } from "./middleware/request.ts";
 import { onFirstUse } from "./first-use.ts";
-import { mountRoutes } from "./mount.ts";
+import { allowedMethods, mountRoutes } from "./mount.ts";
 import type { OpenApiDocument } from "./openapi-document.ts";
 import { createAppRouter } from "./router.ts";
 import { mounts } from "./routes/index.ts";
@@ -21,10 +21,17 @@ export interface AppOptions {
   now?: () => number;
 }
 
+/** The app's own routes (below), for the 405 check of a path that has no route for the method asked. */
+const APP_ROUTES = [
+  ["GET", "/openapi.json"],
+  ["GET", "/docs"],
+] as const;
+
 export function createApp(options: AppOptions = {}) {
   const app = createAppRouter();
   app.use("*", requestId({ headerName: "X-Request-Id" }));
   app.use("*", requestContext(options.now ?? Date.now));
+  app.use("/v1/*", apiHeaders);
   app.use("/v1/*", requireScope());
   app.use("/v1/*", pathGuard);
   app.use("/v1/*", rateLimit);
@@ -57,9 +64,18 @@ export function createApp(options: AppOptions = {}) {
     return c.html(page);
   });
 
-  app.notFound((c) =>
-    c.json(errorBody("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}; see /docs.`), 404),
-  );
+  app.notFound((c) => {
+    const path = new URL(c.req.url).pathname;
+    const allow = allowedMethods(mounts, APP_ROUTES, path);
+    if (allow.length > 0) {
+      c.header("Allow", allow.join(", "));
+      return c.json(
+        errorBody("method_not_allowed", `${path} takes ${allow.join(", ")}, not ${c.req.method}; see /docs.`),
+        405,
+      );
+    }
+    return c.json(errorBody("not_found", `No route for ${c.req.method} ${path}; see /docs.`), 404);
+  });
   app.onError(onError);
   return app;
 }

@@ -34,3 +34,36 @@ function checked(mount: Mount, router: Routes): Routes {
     throw new Error(`the routes mounted at ${mount.base} are [${actual}], but its table lists [${listed}]`);
   return router;
 }
+
+let patterns: { method: string; path: RegExp }[] | undefined;
+
+/**
+ * The methods the app has a route for at `path` (from the mounts' tables, without loading a
+ * router), with HEAD wherever GET is: a request that found no route is then a 405 with `Allow`
+ * when the path exists for other methods, and a 404 only when no route has it (RFC 9110 §15.5.6).
+ * The patterns are built on the first such request. `extra` are the app's own routes.
+ */
+export function allowedMethods(
+  mounts: readonly Mount[],
+  extra: readonly (readonly [string, string])[],
+  path: string,
+): string[] {
+  patterns ??= [
+    ...mounts.flatMap((mount) =>
+      mount.table.map(([method, route]) => [method, mergePath(mergePath("/", mount.base), route)] as const),
+    ),
+    ...extra,
+  ].map(([method, route]) => ({
+    method,
+    // `:name` is one segment; the router also takes a trailing slash
+    path: new RegExp(
+      `^${route
+        .replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+        .replace(/:[A-Za-z]+/g, "[^/]+")
+        .replace(/\/$/, "")}/?$`,
+    ),
+  }));
+  const methods = new Set(patterns.filter((p) => p.path.test(path)).map((p) => p.method));
+  if (methods.has("GET")) methods.add("HEAD");
+  return [...methods].sort();
+}

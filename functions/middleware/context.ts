@@ -23,6 +23,10 @@ export function redisOf(env: Env, timeoutMs: number): RedisClient {
   const id = `${timeoutMs} ${url} ${token}`;
   let client = clients.get(id);
   if (!client) {
+    // A typo in the secret would otherwise be a bare 500 internal_error on every call; the message
+    // names the variable, never its value.
+    if (!/^https?:\/\/[^/?#\s]+/i.test(url) || !URL.canParse(url))
+      throw new ConfigError("UPSTASH_REDIS_REST_URL must be the database's REST URL (https://…); it is not a URL.");
     client = createRedis({ url, token, timeoutMs });
     clients.set(id, client);
   }

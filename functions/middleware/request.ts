@@ -50,3 +50,16 @@ export const pathGuard = createMiddleware<AppEnv>(async (c, next) => {
   }
   await next();
 });
+
+/**
+ * Headers every API answer carries, errors included: `nosniff` (a member that looks like HTML or
+ * script stays data), and `Cache-Control: private, no-store` where the route set none. Answers are
+ * per key, and a shared cache should not keep an Authorization'd answer anyway (RFC 9111 §3.5),
+ * but a browser or a proxy configured to cache might; the trending edge cache sets its own
+ * `private, max-age`, which stays.
+ */
+export const apiHeaders = createMiddleware<AppEnv>(async (c, next) => {
+  await next();
+  c.header("X-Content-Type-Options", "nosniff");
+  if (!c.res.headers.has("cache-control")) c.header("Cache-Control", "private, no-store");
+});

@@ -38,7 +38,8 @@ describe("review: the edge cache never serves a refused request", () => {
       );
       expect({ key: a.key, status: result.status, requests }).toEqual({ key: a.key, status: a.status, requests: 0 });
       expect(cacheOf(result)).toBeNull();
-      expect(result.headers.get("cache-control")).toBeNull();
+      // every /v1 answer without a cache policy of its own says no-store (functions/middleware/request.ts)
+      expect(result.headers.get("cache-control")).toBe("private, no-store");
       expect(JSON.stringify(result.body)).not.toContain('"member"');
     }
     // the same refusals with the cache's own headers: a client cannot ask its way past auth
@@ -140,7 +141,7 @@ describe("review: what the cache stores and says", () => {
       const res = await api.get(`${HOST}/v1/trending/ec6/top${q}`);
       expect({ q, status: res.status }).toEqual({ q, status: 400 });
       expect(cacheOf(res)).toBeNull();
-      expect(res.headers.get("cache-control")).toBeNull();
+      expect(res.headers.get("cache-control")).toBe("private, no-store");
     }
     const bad = await api.get(`${HOST}/v1/trending/e:c/top?n=5`);
     expect(bad.status).toBe(400);

@@ -4,6 +4,8 @@
  * server and redis-server.
  */
 import { afterAll, describe, expect, it } from "vitest";
+import { env } from "cloudflare:workers";
+import { command, requireTarget } from "../helpers/upstash-rest.ts";
 import { createTestApi, TEST_KEYS } from "../helpers/worker.ts";
 
 const api = createTestApi({ label: "review3-headers" });
@@ -56,12 +58,11 @@ describe("error envelope on every 4xx/5xx (review 3)", () => {
     }
   });
 
-  it.fails(
-    // LOW. A wrong method on a known path answers 404 "No route for PATCH …" (Hono has no
-    // method-not-allowed handling), where RFC 9110 §15.5.6 wants 405 with an Allow header; a
-    // client cannot tell a typo'd path from a wrong verb. Fix: in app.notFound, match the path
-    // against the mounted routes' patterns for other methods and answer
-    // 405 errorBody("method_not_allowed", …) with `Allow`.
+  it(
+    // FIXED (was low): a wrong method on a known path answered 404 "No route for PATCH …" (Hono has
+    // no method-not-allowed handling), where RFC 9110 §15.5.6 wants 405 with an Allow header; a
+    // client could not tell a typo'd path from a wrong verb. app.notFound now matches the path
+    // against the mounts' tables (functions/mount.ts allowedMethods).
     "a wrong method on an existing path is 405 with Allow",
     async () => {
       const res = await api.call("PATCH", "/v1/trending/s/top", undefined, { key: "admin" });
@@ -130,25 +131,33 @@ describe("error envelope on every 4xx/5xx (review 3)", () => {
       headers: { "content-type": "text/plain" },
     });
     expectCleanError(text, 415);
-    expectCleanError(await api.call("OPTIONS", "/", undefined, { key: "none" }), 404);
+    // "/" is the dashboard's page: another method there is a 405 naming what it takes
+    const options = await api.call("OPTIONS", "/", undefined, { key: "none" });
+    expectCleanError(options, 405);
+    expect(options.headers.get("allow")).toBe("GET, HEAD");
   });
 
   it("a thrown error that is no EdgestatsError is a 500 internal_error envelope with nothing of the error in it", async () => {
-    // @upstash/redis throws a TypeError on a URL it cannot parse: an unhandled error
-    const broken = createTestApi({ label: "review3-broken", vars: { UPSTASH_REDIS_REST_URL: "not a url" } });
-    const res = await broken.get("/v1/counters/c/top");
-    expectCleanError(res, 500);
-    expect(res.body.error.code).toBe("internal_error");
-    expect(JSON.stringify(res.body)).not.toMatch(/not a url|TypeError|Invalid URL/i);
+    // A Redis reply that is our fault (WRONGTYPE: the counter's key holds a string) stays an error
+    // (src/redis/run.ts), unlike an outage: an unhandled error. (This used a malformed Redis URL,
+    // which is now a config_error, below.)
+    const broken = createTestApi({ label: "review3-broken" });
+    const target = requireTarget(env.UPSTASH_REDIS_REST_URL, env.UPSTASH_REDIS_REST_TOKEN);
+    await command(target, "SET", `${broken.prefix}:counters:c`, "not a sorted set");
+    try {
+      const res = await broken.get("/v1/counters/c/top");
+      expectCleanError(res, 500);
+      expect(res.body.error.code).toBe("internal_error");
+      expect(JSON.stringify(res.body)).not.toMatch(/WRONGTYPE|UpstashError|counters:c|not a sorted set/i);
+    } finally {
+      await broken.cleanup();
+    }
   });
 
-  it.fails(
-    // LOW. A malformed UPSTASH_REDIS_REST_URL (a typo when setting the secret) answers every
-    // request 500 internal_error "Something went wrong on our side", while a missing one, or a
-    // short API key, is a 500 config_error naming the variable (functions/middleware/context.ts
-    // checks only presence). The operator has to find the log line. Fix: in ctxOf, also refuse a
-    // URL that `new URL()` cannot parse or whose protocol is not http(s) with a ConfigError
-    // naming UPSTASH_REDIS_REST_URL (never echoing its value).
+  it(
+    // FIXED (was low): a malformed UPSTASH_REDIS_REST_URL (a typo when setting the secret) answered
+    // every request 500 internal_error, while a missing one, or a short API key, is a 500
+    // config_error naming the variable. redisOf now refuses a URL that is not http(s) the same way.
     "a malformed UPSTASH_REDIS_REST_URL is a 500 config_error naming the variable",
     async () => {
       const broken = createTestApi({ label: "review3-broken2", vars: { UPSTASH_REDIS_REST_URL: "not a url" } });
@@ -219,14 +228,11 @@ describe("response headers (review 3)", () => {
     expect(again.headers.get("content-security-policy")).toBe(csp);
   });
 
-  it.fails(
-    // LOW (hardening). Keyed JSON answers (counters, presence members, leaderboard pages…) carry
-    // no Cache-Control at all (only the trending edge cache sets `private, max-age`) and no
-    // `X-Content-Type-Options: nosniff`. Shared caches will not store an Authorization'd answer
-    // (RFC 9111 §3.5), but a browser or a proxy configured to cache may, and OWASP's REST
-    // cheat sheet asks for `Cache-Control: no-store` and nosniff on every API answer.
-    // Fix: one middleware on /v1/* that sets `X-Content-Type-Options: nosniff` and, when the
-    // route set no Cache-Control, `Cache-Control: private, no-store`.
+  it(
+    // FIXED (was low, hardening): keyed JSON answers carried no Cache-Control (only the trending
+    // edge cache sets `private, max-age`) and no `X-Content-Type-Options: nosniff`, which OWASP's
+    // REST cheat sheet asks of every API answer. functions/middleware/request.ts apiHeaders sets
+    // both on /v1/* (Cache-Control only where the route set none).
     "keyed JSON answers say Cache-Control private/no-store and nosniff",
     async () => {
       await api.post("/v1/counters/c/incr", { member: "m" });
