@@ -8,9 +8,11 @@
 import { describe, expect, it } from "vitest";
 import { mulberry32 } from "../../dev/prng.ts";
 import type { Ctx } from "../../src/context.ts";
+import { createRedis } from "../../src/redis/client.ts";
 import { HOUR } from "../../src/time.ts";
 import * as trending from "../../src/trending/index.ts";
 import { libraryTest } from "../helpers/library.ts";
+import { resetStats, statsOf } from "../helpers/upstash-rest.ts";
 
 const lib = libraryTest("review3-trending");
 const RET = { retentionHours: 50 };
@@ -335,4 +337,105 @@ describe("compaction: is maxError an honest bound?", () => {
       expect(inexact).toBeGreaterThan(5);
     });
   }
+});
+
+describe("command counts in the states docs/trending.md and docs/costs.md name", () => {
+  const TAG = `rv3trend-${Math.random().toString(36).slice(2, 8)}`;
+  const counted = createRedis({ url: lib.target.url, token: `${lib.target.token}.${TAG}` });
+  async function cost<T>(run: () => Promise<T>) {
+    await resetStats(lib.target, TAG);
+    const value = await run();
+    const stats = await statsOf(lib.target, TAG);
+    expect(stats.requests).toBe(1);
+    return { value, commands: stats.commands, by: stats.byCommand };
+  }
+
+  it("top, member, rising, history, list: previous hour compacted", async () => {
+    const now = H0 * HOUR + 10 * 60_000;
+    const ctx = lib.ctx(now, "costs");
+    const c = { ...ctx, redis: counted };
+    // long-tailed counts over the last 30 hours, and the current hour
+    const events = Array.from({ length: 300 }, (_, i) => ({
+      member: `m${i % 60}`,
+      count: 1 + (i % 7),
+      at: now - (i % 30) * HOUR,
+    }));
+    await trending.record(ctx, "k", events, RET);
+    await trending.compact(ctx, { ...RET, keep: 2400 });
+    // load every script into Redis first (a first EVALSHA meets NOSCRIPT and retries with EVAL)
+    await trending.top(c, "warmup", RET);
+    await trending.member(c, "warmup", "x", RET);
+    await trending.rising(c, "warmup", RET);
+    await trending.history(c, "warmup", "x", RET);
+    await trending.list(c);
+    expect((await cost(() => trending.top(c, "never", RET))).commands).toBe(5);
+    expect((await cost(() => trending.top(c, "k", RET))).commands).toBe(8); // cold, C fits the first page
+    expect((await cost(() => trending.top(c, "k", RET))).commands).toBe(4); // warm, C within the first page
+    // the shared slot: + ZADD of its width marker
+    expect((await cost(() => trending.top(c, "k", { ...RET, windowHours: 7 }))).commands).toBe(9);
+    expect((await cost(() => trending.top(c, "k", { ...RET, windowHours: 7 }))).commands).toBe(4);
+    // "cold, another width than the shared slot holds": 10 (docs/trending.md; docs/costs.md's 11 has a C
+    // beyond the first page): the UNLINK of the other width's union more
+    const other = await cost(() => trending.top(c, "k", { ...RET, windowHours: 5 }));
+    expect(other.by.unlink).toBe(1);
+    expect(other.commands).toBe(10);
+    expect((await cost(() => trending.rising(c, "k", RET))).commands).toBe(3); // warm union of 24 h
+    expect((await cost(() => trending.rising(c, "k", { ...RET, baselineHours: 6 }))).commands).toBe(3 + 6);
+    expect((await cost(() => trending.history(c, "k", "m1", { ...RET, hours: 48 }))).commands).toBe(50);
+    expect((await cost(() => trending.rising(c, "empty", RET))).commands).toBe(2);
+    expect((await cost(() => trending.list(c))).commands).toBe(2);
+  });
+});
+
+describe("rank bounds of a member deep in a big window are honest", () => {
+  it("rank ≤ true rank ≤ rankMax for members of a 1,500-member tie", async () => {
+    const now = H0 * HOUR + 10 * 60_000;
+    const ctx = lib.ctx(now, "bounds");
+    const model = new Model();
+    const rnd = mulberry32(99);
+    for (const back of [0, 1, 2]) {
+      for (let part = 0; part < 2; part++) {
+        const events = Array.from({ length: 1000 }, (_, i) => ({
+          member: `u${Math.floor(rnd() * 1600)}`,
+          count: 1,
+          at: now - back * HOUR - i,
+        }));
+        await write(ctx, model, "big", events);
+      }
+    }
+    const want = model.ranked(now, 24);
+    for (const k of [0, 10, 200, 700, 1200, want.length - 1]) {
+      const who = want[k];
+      if (!who) continue;
+      const got = await trending.member(ctx, "big", who.member, RET);
+      expect(got.count).toBe(who.count);
+      if (got.rankExact) expect(got.rank).toBe(who.rank);
+      else {
+        expect(got.rank ?? Infinity).toBeLessThanOrEqual(who.rank);
+        expect(got.rankMax ?? 0).toBeGreaterThanOrEqual(who.rank);
+      }
+    }
+  });
+
+  it("the top read past its depths and merge limit (unproven) stays honest: exact counts, unreported ≤ n-th + maxError", async () => {
+    const now = H0 * HOUR + 10 * 60_000;
+    const ctx = lib.ctx(now, "unproven");
+    const model = new Model();
+    const rnd = mulberry32(7);
+    const events = Array.from({ length: 400 }, (_, i) => ({
+      member: `v${Math.floor(rnd() * 120)}`,
+      count: 1 + Math.floor(rnd() * 2),
+      at: now - Math.floor(rnd() * 4) * HOUR - i,
+    }));
+    await write(ctx, model, "u", events);
+    const truth = model.window(now, 24);
+    for (const n of [1, 5, 20]) {
+      const r = await trending.top(ctx, "u", { ...RET, n, firstDepth: 2, maxDepth: 2, mergeMax: 1 });
+      for (const item of r.items) expect(item.count).toBe(truth.get(item.member));
+      const reported = new Set(r.items.map((i) => i.member));
+      const bound = (r.items[n - 1]?.count ?? 0) + r.maxError;
+      for (const [m, t] of truth) if (!reported.has(m)) expect(t).toBeLessThanOrEqual(bound);
+      if (r.topProven || r.exact) expect(r.items).toEqual(model.ranked(now, 24).slice(0, n));
+    }
+  });
 });
