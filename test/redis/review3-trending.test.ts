@@ -93,6 +93,15 @@ async function modelScenario(seed: number, mixed: boolean) {
         expect(r.exact).toBe(true);
         expect(r.maxError).toBe(0);
         expect(r.window).toEqual({ hours: w, from: (H - w) * HOUR, to: (H + 1) * HOUR });
+        // the deeper rounds and the merge fallback (tiny depths) rank ties by bytes the same way
+        for (const depths of [
+          { firstDepth: 1, maxDepth: 1 },
+          { firstDepth: 1, maxDepth: 4 },
+        ]) {
+          const d = await trending.top(at(now), stream, { ...RET, windowHours: w, n, ...depths });
+          expect(d.items, `top w=${w} n=${n} ${JSON.stringify(depths)}`).toEqual(want.slice(0, n));
+          expect(d.exact).toBe(true);
+        }
         const who = pick(POOL);
         const m = await trending.member(at(now), stream, who, { ...RET, windowHours: w });
         const mine = want.find((x) => x.member === who);
@@ -365,6 +374,19 @@ describe("compaction: is maxError an honest bound?", () => {
               expect(got.count).toBeLessThanOrEqual(t);
               expect(t - got.count).toBeLessThanOrEqual(got.maxError);
               expect(got.maxError).toBe(r.maxError);
+            }
+            // rising: each baseline within [true − maxError, true] (scaled the same way), counts exact
+            for (const b of [6, 24]) {
+              const rising = await trending.rising({ ...ctx0, now }, stream, { ...RET, n: 100, baselineHours: b });
+              const Hn = Math.floor(now / HOUR);
+              for (const item of rising.items) {
+                let sum = 0;
+                for (let h = Hn - b; h < Hn; h++) sum += model.at(item.member, h);
+                const trueB = (sum * rising.elapsed) / b;
+                expect(item.count).toBe(model.at(item.member, Hn));
+                expect(item.baseline).toBeLessThanOrEqual(trueB + 1e-9);
+                expect(trueB - item.baseline).toBeLessThanOrEqual(rising.maxError + 1e-9);
+              }
             }
             // history: each point within its hour's bound
             const hist = await trending.history({ ...ctx0, now }, stream, "m0", { ...RET, hours: 6 });
