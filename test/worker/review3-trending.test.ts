@@ -97,6 +97,32 @@ describe("members at the edges over HTTP", () => {
   });
 });
 
+describe("counts over HTTP", () => {
+  it("count as a string, 0, negative, above 1e12 or null is a 400 and writes nothing; 1e12, 0.5 and 1e-300 are summed", async () => {
+    const api = newApi("rv3t-counts");
+    for (const count of ["5", 0, -1, 1e12 + 1, null, true, [1]]) {
+      const res = await api.post("/v1/trending/c/events", { events: [{ member: "ok" }, { member: "bad", count }] });
+      expect(res.status, JSON.stringify(count)).toBe(400);
+      expect(res.body.error.code).toBe("invalid_request");
+    }
+    expect(await api.keys()).toEqual([]);
+    const events = [
+      { member: "big", count: 1e12 },
+      { member: "big", count: 1e12, at: T0 - HOUR },
+      { member: "half", count: 0.5 },
+      { member: "tiny", count: 1e-300 },
+    ];
+    expect((await api.post("/v1/trending/c/events", { events })).status).toBe(200);
+    expect((await top(api, "c")).items).toEqual([
+      { rank: 1, member: "big", count: 2e12 },
+      { rank: 2, member: "half", count: 0.5 },
+      { rank: 3, member: "tiny", count: 1e-300 },
+    ]);
+    const h = await api.get("/v1/trending/c/history?member=big&hours=1");
+    expect(h.body.points.map((p: any) => p.count)).toEqual([1e12, 1e12]);
+  });
+});
+
 describe("late events of several finished hours in one batch (see test/redis/review3-trending.test.ts)", () => {
   // WRONG (high): the cached 24 h union is left stale when one batch holds events 30 h and 2 h late
   // (staleUnions is given the batch's earliest hour only): the 2-hours-late event, acknowledged with
