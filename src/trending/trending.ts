@@ -51,24 +51,30 @@ export function hourEnding(now: number): boolean {
 
 /**
  * The cached unions a write makes stale: those of the current hour whose window
- * holds hour `earliest` (a late event's hour, so windows of `H - earliest` hours
- * and wider: the standard ones among them, and the shared slot, whatever width
- * it holds), and near the end of the hour the same for the next hour, whose
+ * holds one of the `written` hours (a late event's hour h, so windows of `H - h`
+ * hours and wider: the standard ones among them, and the shared slot, whatever
+ * width it holds), and near the end of the hour the same for the next hour, whose
  * unions hold the current one. Deleting them is the whole invalidation: the next
  * read rebuilds. None when nothing is late and the hour is not ending.
+ * The narrowest stale window is set by the *latest* written hour before the
+ * union's: a batch 30 h and 2 h late makes every window of 2 h or more stale (it
+ * was set by the earliest, which left the 24 h union without the 2 h late event
+ * until the hour ended; found in review 3).
  */
 export function staleUnions(
   keys: ReturnType<typeof streamKeys>,
   now: number,
-  earliest: number,
+  written: readonly number[],
   retentionHours: number,
 ): string[] {
   const H = hourIndex(now);
   const horizon = horizonOf(retentionHours);
   const stale: string[] = [];
   for (const hour of hourEnding(now) ? [H, H + 1] : [H]) {
-    const narrowest = Math.max(1, hour - earliest);
-    if (earliest >= hour || narrowest > horizon) continue;
+    let latest = -Infinity;
+    for (const h of written) if (h < hour && h > latest) latest = h;
+    const narrowest = Math.max(1, hour - latest);
+    if (latest === -Infinity || narrowest > horizon) continue;
     for (const w of STANDARD_WINDOWS) if (w >= narrowest && w <= horizon) stale.push(keys.union(w, hour));
     // the slot serves every other width from narrowest to horizon
     let other = false;
@@ -114,7 +120,7 @@ export async function record(
       seen: reg.seen,
       dirty: reg.dirty,
       buckets: hours.map(keys.bucket),
-      stale: staleUnions(keys, ctx.now, hours[0] ?? 0, options.retentionHours),
+      stale: staleUnions(keys, ctx.now, hours, options.retentionHours),
     },
     {
       stream,
