@@ -1,0 +1,218 @@
+/**
+ * Review 3, background jobs (library level, real Redis behind the local Upstash
+ * server): trending compaction's `more` flag, catching up missed hours under a
+ * small script budget, a fault half way through a catch-up, answers before and
+ * after compaction, and presence reads around the trim job.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFaultProxy, type FaultProxy } from "../../dev/fault-proxy.ts";
+import { readConfig } from "../../src/config.ts";
+import type { Ctx } from "../../src/context.ts";
+import { StorageUnavailableError } from "../../src/errors.ts";
+import { createTrimJob } from "../../src/presence/jobs.ts";
+import { heartbeat, stats as roomStats } from "../../src/presence/index.ts";
+import { createRedis, type RedisClient } from "../../src/redis/client.ts";
+import { HOUR, MINUTE } from "../../src/time.ts";
+import { compact, history, member as memberOf, record, top, type CompactOptions } from "../../src/trending/index.ts";
+import { libraryTest } from "../helpers/library.ts";
+
+const lib = libraryTest("rv3jobs", { timeoutMs: 2000 });
+const T0 = Date.UTC(2026, 10, 20, 0, 20);
+const RETENTION = 50;
+let proxy: FaultProxy;
+let proxied: RedisClient;
+
+beforeAll(async () => {
+  proxy = await startFaultProxy({ target: lib.target.url });
+  proxied = createRedis({ url: proxy.url, token: lib.target.token, timeoutMs: 2000 });
+});
+afterAll(async () => {
+  await proxy.close();
+});
+
+const ctxOf = (prefix: string, now: number, viaProxy = false): Ctx => ({
+  redis: viaProxy ? proxied : lib.redis,
+  prefix,
+  now,
+});
+const newPrefix = (label: string) => lib.ctx(T0, label).prefix;
+
+/** `hours` hours of events from T0 over `streams`, 12 members an hour with distinct-ish counts. */
+async function seed(prefix: string, streams: string[], hours: number): Promise<Map<string, Map<string, number>>> {
+  const truth = new Map<string, Map<string, number>>();
+  for (let h = 0; h < hours; h++) {
+    for (const [s, stream] of streams.entries()) {
+      const events = Array.from({ length: 12 }, (_, m) => ({
+        member: `m${m}`,
+        count: 1 + ((m * 7 + s * 3 + h * 5) % 19),
+      }));
+      await record(ctxOf(prefix, T0 + h * HOUR), stream, events, { retentionHours: RETENTION });
+      const t = truth.get(stream) ?? new Map<string, number>();
+      for (const e of events) t.set(e.member, (t.get(e.member) ?? 0) + e.count);
+      truth.set(stream, t);
+    }
+  }
+  return truth;
+}
+
+/** Every read of a stream that compaction may change, without the clock-dependent field. */
+async function reads(prefix: string, stream: string, now: number) {
+  const ctx = ctxOf(prefix, now);
+  const settings = { retentionHours: RETENTION, windowHours: 24 };
+  const strip = <T extends { generatedAt?: unknown }>({ generatedAt: _, ...rest }: T) => rest;
+  const t = strip(await top(ctx, stream, { ...settings, n: 12 }));
+  const members = [];
+  for (let m = 0; m < 12; m++) members.push(strip(await memberOf(ctx, stream, `m${m}`, settings)));
+  const hist = [];
+  for (const m of ["m0", "m5", "m11"])
+    hist.push(strip(await history(ctx, stream, m, { retentionHours: RETENTION, hours: 24 })));
+  return { top: t, members, hist };
+}
+
+/** Runs compaction until a run says `more: false`; returns the runs. */
+async function drain(ctx: Ctx, options: CompactOptions) {
+  const runs = [];
+  for (let i = 0; i < 50; i++) {
+    const r = await compact(ctx, options);
+    runs.push(r);
+    if (!r.more) break;
+  }
+  return runs;
+}
+
+describe("compaction's `more` flag", () => {
+  it("more: false leaves nothing, and every more: true run is followed by real work", async () => {
+    const prefix = newPrefix("more");
+    const streams = ["a", "b", "c", "d", "e"];
+    await seed(prefix, streams, 3);
+    const now = T0 + 3 * HOUR + 5 * MINUTE;
+    // 2 streams a script, 1 script a run, a budget of 10 moves: many partial runs
+    const options = { retentionHours: RETENTION, keep: 4, batchSize: 2, maxBatches: 1, scriptBudget: 10 };
+    const runs = await drain(ctxOf(prefix, now), options);
+    expect(runs.length).toBeGreaterThan(2);
+    for (const [i, r] of runs.entries()) {
+      if (i > 0) expect(r.streams + r.hoursTrimmed + r.pruned).toBeGreaterThan(0); // each run after a more: true did work
+    }
+    const after = await compact(ctxOf(prefix, now), options);
+    expect(after).toMatchObject({ streams: 0, hoursTrimmed: 0, membersRemoved: 0, more: false });
+    // 5 streams × 3 hours × (12 − 4) members removed in all, once each
+    expect(runs.reduce((s, r) => s + r.membersRemoved, 0)).toBe(5 * 3 * 8);
+    expect(runs.reduce((s, r) => s + r.hoursTrimmed, 0)).toBe(15);
+    expect(runs.reduce((s, r) => s + r.streams, 0)).toBe(5);
+  });
+
+  // BUG (low): a run whose last allowed script compacted exactly a full batch, and so
+  // drained the queue, still says `more: true` (compact.ts sets it whenever the batch
+  // budget is reached, without asking the queue). docs/trending.md: "`more: true` when it
+  // stopped there with work left". A caller re-calling on `more` pays one idle run
+  // (2 commands); with TRENDING_COMPACT_BATCHES = 1 and 20 streams due it happens every hour.
+  // Fix: when batch >= maxBatches after a full batch with no requeued/partial stream,
+  // ask the queue once more (dueScript with limit 1) before saying more, or document
+  // `more` as "may have work left".
+  it.fails("a run that drained exactly a full batch says more: false", async () => {
+    const prefix = newPrefix("full");
+    await seed(prefix, ["a", "b", "c"], 1);
+    const now = T0 + HOUR + 5 * MINUTE;
+    const options = { retentionHours: RETENTION, keep: 4, batchSize: 3, maxBatches: 1 };
+    const first = await compact(ctxOf(prefix, now), options);
+    expect(first.streams).toBe(3);
+    const second = await compact(ctxOf(prefix, now), options);
+    expect(second).toMatchObject({ streams: 0, hoursTrimmed: 0 }); // nothing was left...
+    expect(first.more).toBe(false); // ...so the first run should not have said there was
+  });
+});
+
+describe("catching up 24 missed hours", () => {
+  it("finishes in one run at the defaults, and reads between partial runs stay within maxError", async () => {
+    const prefix = newPrefix("catch");
+    const truth = await seed(prefix, ["x", "y"], 24);
+    const now = T0 + 24 * HOUR + 5 * MINUTE;
+    const one = await compact(ctxOf(prefix, now), { retentionHours: RETENTION, keep: 4 });
+    expect(one).toMatchObject({ streams: 2, hoursTrimmed: 48, membersRemoved: 48 * 8, more: false });
+    expect(one.batches).toBe(2);
+    const t = await top(ctxOf(prefix, now), "x", { retentionHours: RETENTION, n: 12, windowHours: 24 });
+    for (const item of t.items) {
+      const real = truth.get("x")?.get(item.member) ?? 0;
+      expect(item.count).toBeLessThanOrEqual(real);
+      expect(item.count + t.maxError).toBeGreaterThanOrEqual(real);
+    }
+  });
+
+  it("a fault half way through a budgeted catch-up: the rerun ends where a clean run ends", async () => {
+    const control = newPrefix("ctl");
+    const broken = newPrefix("brk");
+    const streams = ["p", "q", "r"];
+    await seed(control, streams, 24);
+    await seed(broken, streams, 24);
+    const now = T0 + 24 * HOUR + 5 * MINUTE;
+    // a budget of 24 moves: each stream's catch-up spans several scripts ('partial')
+    const options = { retentionHours: RETENTION, keep: 4, batchSize: 2, scriptBudget: 24 };
+    const reference = await drain(ctxOf(control, now), options);
+    expect(reference.at(-1)?.more).toBe(false);
+    const refRemoved = reference.reduce((s, r) => s + r.membersRemoved, 0);
+    expect(refRemoved).toBe(3 * 24 * 8);
+
+    for (const fault of [{ kind: "lose-response" as const }, { kind: "status" as const, status: 503 }]) {
+      proxy.set({ fault, after: 4 });
+      const err = await compact(ctxOf(broken, now, true), options).catch((e: unknown) => e);
+      proxy.heal();
+      expect(err).toBeInstanceOf(StorageUnavailableError);
+    }
+    await drain(ctxOf(broken, now, true), options);
+    const again = await compact(ctxOf(broken, now), options);
+    expect(again).toMatchObject({ streams: 0, hoursTrimmed: 0, membersRemoved: 0 });
+    for (const s of streams) expect(await reads(broken, s, now)).toEqual(await reads(control, s, now));
+  });
+});
+
+describe("answers before and after compaction", () => {
+  it("are identical when compaction trims nothing (keep ≥ members), and bounded by maxError when it trims", async () => {
+    const prefix = newPrefix("same");
+    const truth = await seed(prefix, ["k"], 6);
+    const now = T0 + 6 * HOUR + 5 * MINUTE;
+    const before = await reads(prefix, "k", now);
+    expect(before.top.exact).toBe(true);
+    const none = await compact(ctxOf(prefix, now), { retentionHours: RETENTION, keep: 12 });
+    expect(none).toMatchObject({ streams: 1, hoursTrimmed: 0 });
+    expect(await reads(prefix, "k", now)).toEqual(before);
+
+    // a later hour: trim to 3 of 12
+    const prefix2 = newPrefix("trim");
+    await seed(prefix2, ["k"], 6);
+    const beforeTrim = await reads(prefix2, "k", now);
+    await compact(ctxOf(prefix2, now), { retentionHours: RETENTION, keep: 3 });
+    const after = await reads(prefix2, "k", now);
+    expect(after.top.exact).toBe(false);
+    const real = truth.get("k") ?? new Map<string, number>();
+    for (const m of after.members) {
+      const want = real.get(m.member) ?? 0;
+      expect(m.count).toBeLessThanOrEqual(want);
+      expect(m.count + m.maxError).toBeGreaterThanOrEqual(want);
+    }
+    for (const [i, h] of after.hist.entries()) {
+      const old = beforeTrim.hist[i];
+      for (const [j, p] of h.points.entries()) {
+        const exact = old?.points[j]?.count ?? 0;
+        expect(p.count).toBeLessThanOrEqual(exact);
+        expect(p.count + p.maxError).toBeGreaterThanOrEqual(exact);
+      }
+    }
+  });
+});
+
+describe("presence trim", () => {
+  it("reads are the same before and after the trim job (it only frees memory and samples)", async () => {
+    const prefix = newPrefix("trimreads");
+    const config = readConfig({ PRESENCE_TIMEOUT_SECONDS: "60" });
+    const at = T0 + 10 * MINUTE;
+    await heartbeat(ctxOf(prefix, at - 3 * MINUTE), "room", ["old1", "old2", "old3"], { timeoutSeconds: 60 });
+    await heartbeat(ctxOf(prefix, at - 30_000), "room", ["new1"], { timeoutSeconds: 60 });
+    await heartbeat(ctxOf(prefix, at - 61_000), "room", ["edge"], { timeoutSeconds: 60 });
+    const before = await roomStats(ctxOf(prefix, at), "room", { timeoutSeconds: 60 });
+    expect(before.online).toBe(1); // only new1: edge is 61 s idle
+    await createTrimJob()(ctxOf(prefix, at), config);
+    const after = await roomStats(ctxOf(prefix, at), "room", { timeoutSeconds: 60 });
+    expect(after).toEqual(before);
+    expect(after.peakToday).toBeGreaterThanOrEqual(3);
+  });
+});
