@@ -13,7 +13,15 @@ import { createTrimJob } from "../../src/presence/jobs.ts";
 import { heartbeat, stats as roomStats } from "../../src/presence/index.ts";
 import { createRedis, type RedisClient } from "../../src/redis/client.ts";
 import { HOUR, MINUTE } from "../../src/time.ts";
-import { compact, history, member as memberOf, record, top, type CompactOptions } from "../../src/trending/index.ts";
+import {
+  compact,
+  history,
+  list,
+  member as memberOf,
+  record,
+  top,
+  type CompactOptions,
+} from "../../src/trending/index.ts";
 import { libraryTest } from "../helpers/library.ts";
 
 const lib = libraryTest("rv3jobs", { timeoutMs: 2000 });
@@ -162,6 +170,57 @@ describe("catching up 24 missed hours", () => {
     const again = await compact(ctxOf(broken, now), options);
     expect(again).toMatchObject({ streams: 0, hoursTrimmed: 0, membersRemoved: 0 });
     for (const s of streams) expect(await reads(broken, s, now)).toEqual(await reads(control, s, now));
+  });
+});
+
+describe("missed runs longer than the retention", () => {
+  it("a stream whose buckets all expired is pruned in one run; one written since keeps its newest hours", async () => {
+    const prefix = newPrefix("prune");
+    await seed(prefix, ["gone", "back"], 3);
+    // "back" is written again 55 hours later; nothing compacted for 60 hours
+    await record(ctxOf(prefix, T0 + 55 * HOUR), "back", [{ member: "m0", count: 1 }], { retentionHours: RETENTION });
+    const now = T0 + 60 * HOUR + 5 * MINUTE;
+    const r = await compact(ctxOf(prefix, now), { retentionHours: RETENTION, keep: 4 });
+    expect(r).toMatchObject({ pruned: 1, streams: 1, more: false });
+    expect(await list(ctxOf(prefix, now))).toEqual(["back"]);
+    // "back" stays listed until its hour-55 bucket expires, then leaves at the run after
+    const later = T0 + (55 + RETENTION + 1) * HOUR + 5 * MINUTE;
+    expect(await compact(ctxOf(prefix, later), { retentionHours: RETENTION, keep: 4 })).toMatchObject({ pruned: 1 });
+    expect(await list(ctxOf(prefix, later))).toEqual([]);
+  });
+});
+
+describe("late events into a stream half compacted", () => {
+  it("re-trim the hour they re-open; every member stays within [count, count + maxError] of the truth", async () => {
+    const prefix = newPrefix("late");
+    const truth = (await seed(prefix, ["L"], 12)).get("L") ?? new Map<string, number>();
+    const now = T0 + 12 * HOUR + 5 * MINUTE;
+    // one script a run with a budget of 8 moves: the catch-up stops part way each run
+    const options = { retentionHours: RETENTION, keep: 4, maxBatches: 1, scriptBudget: 8 };
+    const first = await compact(ctxOf(prefix, now), options);
+    expect(first.more).toBe(true);
+    // late events into an hour already trimmed (hour 0) and one not yet reached (hour 10)
+    const late = [
+      { member: "m11", count: 40, at: T0 + 10 * MINUTE },
+      { member: "late", count: 5, at: T0 + 10 * MINUTE },
+      { member: "m3", count: 9, at: T0 + 10 * HOUR + 10 * MINUTE },
+    ];
+    await record(ctxOf(prefix, now), "L", late, { retentionHours: RETENTION });
+    for (const e of late) truth.set(e.member, (truth.get(e.member) ?? 0) + e.count);
+    const runs = await drain(ctxOf(prefix, now), options);
+    expect(runs.at(-1)?.more).toBe(false);
+    expect(await compact(ctxOf(prefix, now), options)).toMatchObject({ streams: 0, hoursTrimmed: 0 });
+    // hours 0..11 trimmed, hour 0 twice (the late events re-opened it)
+    const trimmedHours = first.hoursTrimmed + runs.reduce((s, r) => s + r.hoursTrimmed, 0);
+    expect(trimmedHours).toBe(13);
+    const ctx = ctxOf(prefix, now);
+    for (const [name, want] of truth) {
+      const m = await memberOf(ctx, "L", name, { retentionHours: RETENTION, windowHours: 24 });
+      expect(m.count, name).toBeLessThanOrEqual(want);
+      expect(m.count + m.maxError, name).toBeGreaterThanOrEqual(want);
+    }
+    const t = await top(ctx, "L", { retentionHours: RETENTION, n: 3, windowHours: 24 });
+    expect(t.items[0]?.member).toBe("m11"); // 40 late + its hourly counts: first by far
   });
 });
 

@@ -18,7 +18,7 @@ import { createTestApi } from "../helpers/worker.ts";
 const MIN = 60_000;
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
-const at = (d: number, h: number, m = 0) => Date.UTC(2026, 10, d, h, m);
+const at = (d: number, h: number, m = 0, s = 0) => Date.UTC(2026, 10, d, h, m, s);
 
 async function fire(env: Env, cron: string, time: number) {
   const ctx = createExecutionContext();
@@ -210,5 +210,85 @@ describe("the minute trim", () => {
     // Redis TTLs run on the real clock, so only keys without one can outlive the fake 91 days
     await runUntil(start + 91 * DAY);
     expect(await persistent()).toEqual([]);
+  });
+});
+
+describe("the minute trim run twice at once (cron + QStash retry) or replayed", () => {
+  const vars = { PRESENCE_TIMEOUT_SECONDS: "60" };
+  const start = at(22, 23, 59, 20); // the run after midnight also writes yesterday's record
+  const control = createTestApi({ label: "rv3-trim-ctl", start, vars });
+  const twice = createTestApi({ label: "rv3-trim-two", start, vars });
+  afterAll(() => Promise.all([control.cleanup(), twice.cleanup()]));
+
+  it("ends with the same figures, history and past days as one run", async () => {
+    for (const api of [control, twice]) {
+      await api.post("/v1/presence/r1/heartbeats", { ids: ["a", "b", "c"] });
+      await api.post("/v1/presence/r2/heartbeats", { ids: ["x"] });
+      api.setNow(at(23, 0, 0, 30));
+      await api.post("/v1/presence/r1/heartbeats", { id: "a" });
+    }
+    const now = at(23, 0, 0, 40);
+    control.setNow(now);
+    twice.setNow(now);
+    await fire(control.env, "* * * * *", now);
+    const signature = await qstashSignature("trim");
+    const [, signed] = await Promise.all([
+      fire(twice.env, "* * * * *", now),
+      twice.post("/internal/jobs/trim", undefined, { key: "none", headers: { "upstash-signature": signature } }),
+    ]);
+    expect(signed.status).toBe(200);
+    // the same QStash message delivered again
+    expect(
+      (await twice.post("/internal/jobs/trim", undefined, { key: "none", headers: { "upstash-signature": signature } }))
+        .status,
+    ).toBe(200);
+    for (const path of [
+      "/v1/presence/r1",
+      "/v1/presence/r2",
+      "/v1/presence/r1/history",
+      "/v1/presence/r2/history",
+      "/v1/presence/r1?day=2026-11-22",
+      "/v1/presence/_total",
+      "/v1/presence",
+    ]) {
+      const [a, b] = await Promise.all([control.get(path), twice.get(path)]);
+      expect(b.status, path).toBe(200);
+      expect(b.body, path).toEqual(a.body);
+    }
+  });
+});
+
+describe("job names", () => {
+  const api = createTestApi({ label: "rv3-names" });
+  afterAll(() => api.cleanup());
+
+  it("an inherited property or an odd path is a 404 naming the jobs, and runs nothing", async () => {
+    for (const name of ["__proto__", "constructor", "toString", "hasOwnProperty", "COMPACT", "compact%00"]) {
+      const res = await api.post(`/internal/jobs/${name}`, undefined, { key: "admin" });
+      expect(res.status, name).toBe(404);
+      expect(res.body.error.code, name).toBe("not_found");
+      expect(res.body.error.message, name).toContain("compact");
+    }
+    expect(await api.keys()).toEqual([]);
+  });
+});
+
+describe("TRENDING_KEEP = 0 (never trim)", () => {
+  const api = createTestApi({ label: "rv3-keep0", start: at(22, 10, 30), vars: { TRENDING_KEEP: "0" } });
+  afterAll(() => api.cleanup());
+
+  it("compaction removes nothing and the answers stay exact and unchanged", async () => {
+    await api.post("/v1/trending/k/events", {
+      events: Array.from({ length: 30 }, (_, i) => ({ member: `m${i}`, count: 1 + (i % 4) })),
+    });
+    api.setNow(at(22, 11, 5));
+    const before = await api.get("/v1/trending/k/top?n=20");
+    const job = await api.post("/internal/jobs/compact", undefined, { key: "admin" });
+    expect(job.body.result).toMatchObject({ streams: 1, hoursTrimmed: 0, membersRemoved: 0, more: false });
+    const after = await api.get("/v1/trending/k/top?n=20");
+    const { generatedAt: _a, ...a } = before.body;
+    const { generatedAt: _b, ...b } = after.body;
+    expect(b).toEqual(a);
+    expect(b.exact).toBe(true);
   });
 });
