@@ -292,3 +292,41 @@ describe("TRENDING_KEEP = 0 (never trim)", () => {
     expect(b.exact).toBe(true);
   });
 });
+
+describe("sweep-counters after deletes", () => {
+  const api = createTestApi({ label: "rv3-sweep", start: at(22, 12, 30) });
+  afterAll(() => api.cleanup());
+  const sweep = () => api.post("/internal/jobs/sweep-counters", undefined, { key: "admin" });
+  const bucketKeys = async (name: string) =>
+    (await api.keys()).filter((k) => k.startsWith(`${api.prefix}:counters:${name}:`) && /:(day|hour):/.test(k));
+
+  it("frees the old life's buckets and never a bucket the counter's new life wrote", async () => {
+    for (const name of ["gone", "reborn"])
+      await api.post(`/v1/counters/${name}/incr`, {
+        items: [
+          { member: "a", by: 5, period: "day" },
+          { member: "a", by: 5, period: "hour" },
+        ],
+      });
+    expect((await bucketKeys("gone")).length).toBeGreaterThan(0);
+    for (const name of ["gone", "reborn"])
+      expect((await api.del(`/v1/counters/${name}`, { key: "admin" })).status).toBe(204);
+    // the new life writes the same day's and hour's buckets before the sweep runs
+    await api.post("/v1/counters/reborn/incr", {
+      items: [
+        { member: "a", by: 2, period: "day" },
+        { member: "b", by: 1, period: "hour" },
+      ],
+    });
+    const [a, b] = await Promise.all([sweep(), sweep()]); // two overlapping runs
+    expect(a.status).toBe(200);
+    expect(b.status).toBe(200);
+    expect(await bucketKeys("gone")).toEqual([]);
+    const day = await api.get("/v1/counters/reborn/members/a?period=day");
+    expect(day.body.score).toBe(2);
+    const hour = await api.get("/v1/counters/reborn/top?period=hour");
+    expect(hour.body.items.map((i: { member: string; score: number }) => [i.member, i.score])).toEqual([["b", 1]]);
+    // nothing left to do
+    expect((await sweep()).body.result).toMatchObject({ checked: 0, deleted: 0 });
+  });
+});
