@@ -173,6 +173,61 @@ describe("catching up 24 missed hours", () => {
   });
 });
 
+describe("catching up 24 big hours at the default keep and budget", () => {
+  it("takes one run of 6 scripts (docs/trending.md), and a read between two capped runs stays within maxError", async () => {
+    const prefix = newPrefix("big");
+    const truth = new Map<string, number>();
+    const N = 5000; // 2,600 above keep an hour: every hour is trimmed by copy (2,400 moves)
+    for (let h = 0; h < 24; h++) {
+      for (let from = 0; from < N; from += 1000) {
+        const events = Array.from({ length: 1000 }, (_, j) => {
+          const i = from + j;
+          return { member: `u${i}`, count: 1 + ((i * 7 + h * 13) % 97) };
+        });
+        for (const e of events) truth.set(e.member, (truth.get(e.member) ?? 0) + e.count);
+        await record(ctxOf(prefix, T0 + h * HOUR), "big", events, { retentionHours: RETENTION });
+      }
+    }
+    const now = T0 + 24 * HOUR + 5 * MINUTE;
+    // capped at 2 scripts: 8 of 24 hours done, the rest left
+    const capped = await compact(ctxOf(prefix, now), { retentionHours: RETENTION, maxBatches: 2 });
+    expect(capped).toMatchObject({ hoursTrimmed: 8, membersRemoved: 8 * 2600, more: true });
+    const check = async () => {
+      const t = await top(ctxOf(prefix, now), "big", { retentionHours: RETENTION, n: 10, windowHours: 24 });
+      for (const item of t.items) {
+        const real = truth.get(item.member) ?? 0;
+        expect(item.count).toBeLessThanOrEqual(real);
+        expect(item.count + t.maxError).toBeGreaterThanOrEqual(real);
+      }
+      // nothing unreported beats the 10th by more than maxError
+      const tenth = t.items[9]?.count ?? 0;
+      const shown = new Set(t.items.map((i) => i.member));
+      const best = Math.max(...[...truth].filter(([m]) => !shown.has(m)).map(([, c]) => c));
+      expect(best).toBeLessThanOrEqual(tenth + t.maxError);
+    };
+    await check();
+    const rest = await compact(ctxOf(prefix, now), { retentionHours: RETENTION });
+    expect(rest).toMatchObject({ streams: 1, hoursTrimmed: 16, membersRemoved: 16 * 2600, more: false });
+    await check();
+
+    // a second stream caught up from scratch: one run, 6 scripts + 6 queue reads
+    const fresh = newPrefix("big2");
+    for (let h = 0; h < 24; h++)
+      for (let from = 0; from < N; from += 1000)
+        await record(
+          ctxOf(fresh, T0 + h * HOUR),
+          "big",
+          Array.from({ length: 1000 }, (_, j) => ({
+            member: `u${from + j}`,
+            count: 1 + (((from + j) * 7 + h * 13) % 97),
+          })),
+          { retentionHours: RETENTION },
+        );
+    const one = await compact(ctxOf(fresh, now), { retentionHours: RETENTION });
+    expect(one).toMatchObject({ streams: 1, hoursTrimmed: 24, more: false, batches: 12 });
+  }, 60_000);
+});
+
 describe("missed runs longer than the retention", () => {
   it("a stream whose buckets all expired is pruned in one run; one written since keeps its newest hours", async () => {
     const prefix = newPrefix("prune");
