@@ -351,3 +351,38 @@ describe("the job endpoint's OpenAPI description", () => {
     expect(text).not.toContain("precomputes window unions");
   });
 });
+
+describe("leaderboards.snapshot: overlapping capped runs", () => {
+  const vars = { LEADERBOARD_SNAPSHOT_CHUNK: "7", LEADERBOARD_SNAPSHOT_SCRIPTS: "3" };
+  const start = at(22, 10, 0);
+  const control = createTestApi({ label: "rv3-snap-ctl", start, vars });
+  const busy = createTestApi({ label: "rv3-snap-two", start, vars });
+  afterAll(() => Promise.all([control.cleanup(), busy.cleanup()]));
+  const run = (a: typeof control) => a.post("/internal/jobs/leaderboards.snapshot", undefined, { key: "admin" });
+
+  it("end with the same previousRank for every player as one run after another", async () => {
+    for (const a of [control, busy])
+      for (const board of ["b1", "b2", "b3"])
+        for (let i = 0; i < 20; i++)
+          await a.put(`/v1/leaderboards/${board}/players/p${i}`, { name: `p${i}`, score: (i * 37) % 23 });
+    const drain = async (a: typeof control, parallel: number) => {
+      for (let round = 0; round < 40; round++) {
+        const results = await Promise.all(Array.from({ length: parallel }, () => run(a)));
+        for (const r of results) expect(r.status).toBe(200);
+        if (results.every((r) => r.body.result.more === false)) return round;
+      }
+      throw new Error("never finished");
+    };
+    await drain(control, 1);
+    await drain(busy, 3);
+    for (const board of ["b1", "b2", "b3"]) {
+      const rows = async (a: typeof control) =>
+        (await a.get(`/v1/leaderboards/${board}?limit=100`)).body.items.map(
+          (r: { player: string; rank: number; previousRank: number | null }) => [r.player, r.rank, r.previousRank],
+        );
+      const want = await rows(control);
+      expect(want.every(([, rank, prev]: [string, number, number]) => rank === prev)).toBe(true);
+      expect(await rows(busy)).toEqual(want);
+    }
+  });
+});
