@@ -75,6 +75,14 @@ describe("a job run with nothing to do", () => {
     // an idle run writes nothing but the snapshot job's own state (its day's pass is done)
     expect(await api.keys()).toEqual([`${api.prefix}:lb:_snap`]);
   });
+
+  it("an idle minute cron (trim + webhooks) is 2 round trips and 4 commands, every minute", async () => {
+    for (let m = 1; m <= 3; m++) {
+      const t = api.now + m * MIN;
+      const { requests, commands } = await api.cost(() => runScheduled("* * * * *", t, api.env));
+      expect({ requests, commands }).toEqual({ requests: 2, commands: 4 });
+    }
+  });
 });
 
 describe("compaction runs at once: cron, admin call and QStash call", () => {
