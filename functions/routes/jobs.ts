@@ -28,12 +28,16 @@ lazyRoute(
   "/internal/jobs/{job}",
   () => ({
     tags: ["Operations"],
-    summary: "Run a periodic job now (for QStash schedules): compact | trim | sweep-counters | leaderboards.snapshot",
+    // The summary names every job the route runs (it listed four of six; found in review 3).
+    summary: `Run a periodic job now (for QStash schedules): ${Object.keys(JOBS).join(" | ")}`,
     description:
       "Accepted with a valid `Upstash-Signature` (QStash) or an admin key. Jobs are idempotent and safe to overlap. " +
-      "`compact` (hourly): trims finished trending hours and precomputes window unions; `trim` (every minute): removes idle presence ids and samples concurrency; " +
+      "`compact` (hourly): trims finished trending hours and completes the cached window unions built while an hour was not yet trimmed; " +
+      "`trim` (every minute): removes idle presence ids and samples concurrency; " +
       "`sweep-counters` (hourly): frees the bucket keys of deleted counters; " +
-      "`leaderboards.snapshot` (hourly, acts once per UTC day): copies each board without seasons into its daily snapshot (`previousRank`), in bounded slices.",
+      "`leaderboards.snapshot` (hourly, acts once per UTC day): copies each board without seasons into its daily snapshot (`previousRank`), in bounded slices; " +
+      "`webhooks.trending` (hourly, after `compact`): finds trending entries and exits between the last two finished hours, then sends the deliveries due; " +
+      "`webhooks` (every minute, after `trim`): finds rising members and presence peaks, then sends the deliveries due and retries failed ones.",
     security: [{ bearerAuth: [] }, { qstashSignature: [] }],
     request: {
       params: prechecked(JobParams, jobParamsPrecheck),

@@ -80,10 +80,23 @@ export async function compact(ctx: Ctx, options: CompactOptions = {}): Promise<C
   };
   const unionTtl = secondsUntil((H + 1) * HOUR, ctx.now);
 
+  // the last batch was full and all of it done: whether work is left is the queue's to say
+  let drainedFull = false;
   for (let batch = 0; ; batch++) {
     if (batch >= maxBatches) {
-      // the last script left work (a full batch, a stream half done or not reached)
-      result.more = true;
+      // The last script left work (a stream half done or not reached), or took a full batch: then
+      // one look at the queue (a round trip, in that case only) tells whether it is empty, so
+      // `more: true` always means work is left (it said so after a run that drained the queue
+      // exactly; found in review 3).
+      if (drainedFull) {
+        const left = await dueScript.run<string[] | Record<string, never>>(
+          ctx.redis,
+          { dirty: reg.dirty },
+          { hour: H, limit: 1 },
+        );
+        result.batches++;
+        result.more = asList(left).length > 0;
+      } else result.more = true;
       break;
     }
     const flat = asList(
@@ -127,6 +140,7 @@ export async function compact(ctx: Ctx, options: CompactOptions = {}): Promise<C
     }
     // less than a batch was due and all of it done: the queue is drained
     if (flat.length / 2 < batchSize && !again) break;
+    drainedFull = !again;
   }
   return result;
 }

@@ -109,15 +109,15 @@ describe("compaction's `more` flag", () => {
     expect(runs.reduce((s, r) => s + r.streams, 0)).toBe(5);
   });
 
-  // BUG (low): a run whose last allowed script compacted exactly a full batch, and so
-  // drained the queue, still says `more: true` (compact.ts sets it whenever the batch
+  // FIXED (was low): a run whose last allowed script compacted exactly a full batch, and so
+  // drained the queue, said `more: true` (compact.ts set it whenever the batch
   // budget is reached, without asking the queue). docs/trending.md: "`more: true` when it
   // stopped there with work left". A caller re-calling on `more` pays one idle run
   // (2 commands); with TRENDING_COMPACT_BATCHES = 1 and 20 streams due it happens every hour.
   // Fix: when batch >= maxBatches after a full batch with no requeued/partial stream,
   // ask the queue once more (dueScript with limit 1) before saying more, or document
   // `more` as "may have work left".
-  it.fails("a run that drained exactly a full batch says more: false", async () => {
+  it("a run that drained exactly a full batch says more: false", async () => {
     const prefix = newPrefix("full");
     await seed(prefix, ["a", "b", "c"], 1);
     const now = T0 + HOUR + 5 * MINUTE;

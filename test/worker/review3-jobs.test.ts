@@ -344,14 +344,14 @@ describe("the job endpoint's OpenAPI description", () => {
   const api = createTestApi({ label: "rv3-openapi" });
   afterAll(() => api.cleanup());
 
-  // BUG (low, docs): POST /internal/jobs/{job} is documented (functions/routes/jobs.ts, in
+  // FIXED (was low, docs): POST /internal/jobs/{job} was documented (functions/routes/jobs.ts, in
   // /openapi.json) as "compact | trim | sweep-counters | leaderboards.snapshot", without the two
   // webhooks jobs that route accepts (`webhooks`, `webhooks.trending`; README and docs/webhooks.md
   // tell operators to call them), and says `compact` "precomputes window unions", which it no
   // longer does since issue 15 (docs/trending.md: "It builds no other union"). A QStash schedule
   // set up from the OpenAPI document misses the webhooks jobs. Fix: build the summary from
   // Object.keys(JOBS) and say compaction completes the unions reads built.
-  it.fails("names every job the route runs, and does not claim compaction precomputes unions", async () => {
+  it("names every job the route runs, and does not claim compaction precomputes unions", async () => {
     const doc = (await api.get("/openapi.json", { key: "none" })).body;
     const op = doc.paths["/internal/jobs/{job}"].post;
     const text = `${op.summary} ${op.description}`;
