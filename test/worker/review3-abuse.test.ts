@@ -6,7 +6,7 @@
  * nothing.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { createTestApi } from "../helpers/worker.ts";
+import { TEST_KEYS, createTestApi } from "../helpers/worker.ts";
 
 const api = createTestApi({ label: "review3-abuse" });
 const limited = createTestApi({ label: "review3-abuse-rl", vars: { RATE_LIMIT_PER_10S: "3" } });
@@ -105,6 +105,24 @@ describe("body limits on streamed bodies (review 3)", () => {
     expect((await api.keys()).sort()).toEqual(before);
   });
 
+  it("a 2 MiB stream under a declared Content-Length of 10 is never accepted and writes nothing", async () => {
+    const before = (await api.keys()).sort();
+    let status: number;
+    try {
+      status = (
+        await api.post("/v1/counters/big/incr", undefined, {
+          raw: bigStream(2 * 1024 * 1024),
+          headers: { "content-type": "application/json", "content-length": "10" },
+        })
+      ).status;
+    } catch {
+      // the runtime itself refusing the mismatched length is a refusal too
+      status = 413;
+    }
+    expect([400, 413]).toContain(status);
+    expect((await api.keys()).sort()).toEqual(before);
+  });
+
   it("a declared Content-Length over 1 MiB is 413 before reading, costing 0 commands", async () => {
     const { result, commands } = await api.cost(() =>
       api.post("/v1/counters/big/incr", undefined, {
@@ -141,18 +159,102 @@ describe("member limits are UTF-8 bytes (review 3)", () => {
   });
 });
 
-describe("rate limit is per API key, whatever the header spelling (review 3)", () => {
-  it("bearer in any case and extra spaces count against the same key", async () => {
-    const key = (await import("../helpers/keys.ts")).TEST_KEYS.read;
-    const spellings = [`Bearer ${key}`, `bearer ${key}`, `BEARER   ${key}`, `BeArEr\t${key}`];
-    const statuses: number[] = [];
-    for (const authorization of spellings) {
-      const res = await limited.get("/v1/counters/x/top", { key: "none", headers: { authorization } });
-      statuses.push(res.status);
+/** Waits until at least 4 s of the current 10 s limiter window are left (as security-rate-limit.test.ts). */
+async function freshWindow(): Promise<void> {
+  // workerd moves Date.now() only on I/O, so each wait asks the local server something.
+  while (Date.now() % 10_000 > 6_000) {
+    await new Promise((r) => setTimeout(r, 100));
+    await limited.stats();
+  }
+}
+
+/** Runs `steps` inside one limiter window, again (from a clean keyspace) if the window rolled over. */
+async function inOneWindow(steps: () => Promise<void>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    await freshWindow();
+    const window = Math.floor(Date.now() / 10_000);
+    try {
+      return await steps();
+    } catch (error) {
+      if (attempt === 3 || Math.floor(Date.now() / 10_000) === window) throw error;
+      await limited.cleanup();
     }
-    // 3 per window: the fourth spelling is the fourth request of the same key
-    expect(statuses.slice(0, 3).every((s) => s !== 429 && s !== 401)).toBe(true);
-    expect(statuses[3]).toBe(429);
+  }
+}
+
+describe("rate limit is per API key, whatever the header spelling (review 3)", () => {
+  it("bearer in any case and extra spaces count against the same key; refusals then cost 0 commands", () =>
+    inOneWindow(async () => {
+      const key = TEST_KEYS.read;
+      // warm the limiter's script so every counted request is one EVALSHA
+      await limited.get("/v1/not-a-route", { key: "ingest" });
+      const spellings = [`Bearer ${key}`, `bearer ${key}`, `BEARER   ${key}`, `BeArEr\t${key}`];
+      const statuses: number[] = [];
+      for (const authorization of spellings) {
+        const res = await limited.get("/v1/not-a-route", { key: "none", headers: { authorization } });
+        statuses.push(res.status);
+      }
+      // 3 per window: the fourth spelling is the fourth request of the same key
+      expect(statuses).toEqual([404, 404, 404, 429]);
+      const again = await limited.cost(() =>
+        limited.post("/v1/counters/c/incr", undefined, {
+          key: "none",
+          headers: { authorization: `bEaReR ${key}`, "content-type": "application/json" },
+          raw: JSON.stringify({ member: "m" }),
+        }),
+      );
+      // read key: 403 for the write scope, or 429 first; never a write, never a Redis call
+      expect([403, 429]).toContain(again.result.status);
+      expect(again.commands).toBe(0);
+      expect((await limited.keys()).every((k) => k.includes(":ratelimit:"))).toBe(true);
+    }));
+});
+
+describe("refusals before work (review 3)", () => {
+  it("401 for a 2 MiB streamed body without a key costs 0 commands and writes nothing", async () => {
+    const { result, commands } = await api.cost(() =>
+      api.post("/v1/counters/big/incr", undefined, {
+        key: "none",
+        raw: bigStream(2 * 1024 * 1024),
+        headers: { "content-type": "application/json" },
+      }),
+    );
+    expect(result.status).toBe(401);
+    expect(commands).toBe(0);
+  });
+
+  it("repeated and very many query parameters never widen a limit nor 5xx", async () => {
+    await api.put("/v1/webhooks/q", hook("https://example.com/hook"), admin);
+    const repeated = await api.get("/v1/webhooks/q/deliveries?limit=1&limit=100000", admin);
+    expect([200, 400]).toContain(repeated.status);
+    if (repeated.status === 400) expect(repeated.body.error.code).toBe("invalid_request");
+    const flipped = await api.get("/v1/webhooks/q/deliveries?limit=100000&limit=1", admin);
+    expect([200, 400]).toContain(flipped.status);
+    const many = await api.get(`/v1/webhooks/q/deliveries?${"x=1&".repeat(5000)}limit=2`, admin);
+    expect(many.status).toBeLessThan(500);
+    const long = await api.get(`/v1/webhooks/q/deliveries?limit=${"9".repeat(50_000)}`, admin);
+    expect(long.status).toBe(400);
+    expect((await api.del("/v1/webhooks/q", admin)).status).toBe(200);
+  });
+
+  it("the 21st webhook is 400 naming the limit and writes nothing", async () => {
+    // start from none (the localhost. probe above may have created one)
+    for (const w of (await api.get("/v1/webhooks", admin)).body.webhooks)
+      await api.del(`/v1/webhooks/${w.name}`, admin);
+    for (let i = 0; i < 20; i++) {
+      const res = await api.put(`/v1/webhooks/h${i}`, hook("https://example.com/hook"), admin);
+      expect(res.status, `h${i}`).toBe(201);
+    }
+    const before = (await api.keys()).sort();
+    const hooksBefore = (await api.get("/v1/webhooks", admin)).body;
+    const res = await api.put("/v1/webhooks/h20", hook("https://example.com/hook"), admin);
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body.error)).toContain("20");
+    expect((await api.keys()).sort()).toEqual(before);
+    expect((await api.get("/v1/webhooks", admin)).body).toEqual(hooksBefore);
+    // replacing an existing one at the limit still works
+    expect((await api.put("/v1/webhooks/h0", hook("https://example.org/hook"), admin)).status).toBe(200);
+    for (let i = 0; i < 20; i++) await api.del(`/v1/webhooks/h${i}`, admin);
   });
 });
 
