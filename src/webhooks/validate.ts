@@ -76,7 +76,10 @@ export function urlProblem(url: string, allowLocalHttp: boolean): string | null 
  * link-local, CGNAT, unspecified or multicast range. Names are not resolved: a public name
  * pointing inside stays the receiver's DNS problem.
  */
-function internalHost(host: string): boolean {
+function internalHost(written: string): boolean {
+  // `localhost.` is the same name written fully qualified, and URL keeps the dot (it drops it only
+  // from an IPv4 address): it got past this check (found in review 3).
+  const host = written.endsWith(".") ? written.slice(0, -1) : written;
   if (host === "localhost" || host.endsWith(".localhost")) return true;
   const v4 = /^(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(host);
   if (v4) {

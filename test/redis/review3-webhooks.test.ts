@@ -138,8 +138,8 @@ describe("library-side URL and secret refusals (review 3)", () => {
     expect((await webhooks.list(ctx)).webhooks).toEqual([]);
   });
 
-  it.fails(
-    // BUG (low): see test/worker/review3-abuse.test.ts — `localhost.` passes urlProblem.
+  it(
+    // FIXED (was low): see test/worker/review3-abuse.test.ts — `localhost.` passed urlProblem.
     "https://localhost./ is refused by the library too",
     async () => {
       const ctx = lib.ctx(T0, "refuse-dot");

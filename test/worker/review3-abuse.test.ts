@@ -48,12 +48,11 @@ describe("webhook URL refusals write nothing (review 3)", () => {
     expect(await webhookKeys()).toEqual([]);
   });
 
-  it.fails(
-    // BUG (low): `localhost.` (the fully-qualified spelling, trailing dot) resolves to the loopback
-    // like `localhost`, but WHATWG URL keeps the dot in `hostname`, so src/webhooks/validate.ts
-    // internalHost (`host === "localhost" || host.endsWith(".localhost")`) lets it through and
-    // deliveries would be POSTed at the deployment's own host. Fix: strip one trailing "." from
-    // the hostname before the checks in urlProblem/internalHost.
+  it(
+    // FIXED (was low): `localhost.` (the fully-qualified spelling, trailing dot) resolves to the
+    // loopback like `localhost`, but WHATWG URL keeps the dot in `hostname`, so src/webhooks/validate.ts
+    // internalHost let it through and deliveries would have been POSTed at the deployment's own
+    // host. internalHost now strips one trailing "." first.
     "the FQDN spelling localhost. (trailing dot) is refused like localhost",
     async () => {
       for (const url of ["https://localhost./hook", "https://a.localhost./hook"]) {
