@@ -1,6 +1,6 @@
-import { SignJWT } from "jose";
 import { afterAll, describe, expect, it } from "vitest";
 import { TEST_INGEST_KEY_2, TEST_SIGNING_KEYS } from "../helpers/keys.ts";
+import { signQstash } from "../helpers/qstash-sign.ts";
 import { TEST_KEYS, createTestApi } from "../helpers/worker.ts";
 
 const api = createTestApi({ label: "foundation" });
@@ -166,22 +166,12 @@ describe("storage outage", () => {
 
 describe("internal jobs", () => {
   const url = "http://localhost/internal/jobs/nope";
-  async function sign(key: string, claims: { sub?: string; body?: string; exp?: number }) {
-    const bodyHash = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(claims.body ?? ""));
-    const b64 = btoa(String.fromCharCode(...new Uint8Array(bodyHash)))
-      .replace(/\+/g, "-")
-      .replace(/\//g, "_")
-      .replace(/=+$/, "");
-    const now = Math.floor(Date.now() / 1000);
-    return new SignJWT({ body: b64 })
-      .setProtectedHeader({ alg: "HS256", typ: "JWT" })
-      .setIssuer("Upstash")
-      .setSubject(claims.sub ?? url)
-      .setIssuedAt(now)
-      .setNotBefore(now - 1)
-      .setExpirationTime(claims.exp ?? now + 300)
-      .setJti(crypto.randomUUID())
-      .sign(new TextEncoder().encode(key));
+  function sign(key: string, claims: { sub?: string; body?: string; exp?: number }) {
+    return signQstash(key, {
+      url: claims.sub ?? url,
+      ...(claims.body === undefined ? {} : { body: claims.body }),
+      ...(claims.exp === undefined ? {} : { exp: claims.exp }),
+    });
   }
 
   it("needs an admin key or a valid QStash signature", async () => {

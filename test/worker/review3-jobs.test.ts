@@ -7,13 +7,13 @@
  * room gone quiet.
  */
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
-import { SignJWT } from "jose";
 import { afterAll, describe, expect, it } from "vitest";
 import worker from "../../functions/index.ts";
 import { JOBS } from "../../functions/jobs.ts";
 import { runScheduled } from "../../functions/scheduled.ts";
 import { TEST_SIGNING_KEYS } from "../helpers/keys.ts";
 import { command } from "../helpers/upstash-rest.ts";
+import { signQstash } from "../helpers/qstash-sign.ts";
 import { createTestApi } from "../helpers/worker.ts";
 
 const MIN = 60_000;
@@ -28,22 +28,8 @@ async function fire(env: Env, cron: string, time: number) {
 }
 
 /** A QStash `Upstash-Signature` for POST /internal/jobs/{job} with an empty body (real clock: the check uses it). */
-async function qstashSignature(job: string): Promise<string> {
-  const hash = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(""));
-  const b64 = btoa(String.fromCharCode(...new Uint8Array(hash)))
-    .replace(/\+/g, "-")
-    .replace(/\//g, "_")
-    .replace(/=+$/, "");
-  const now = Math.floor(Date.now() / 1000);
-  return new SignJWT({ body: b64 })
-    .setProtectedHeader({ alg: "HS256", typ: "JWT" })
-    .setIssuer("Upstash")
-    .setSubject(`http://localhost/internal/jobs/${job}`)
-    .setIssuedAt(now)
-    .setNotBefore(now - 1)
-    .setExpirationTime(now + 300)
-    .setJti(crypto.randomUUID())
-    .sign(new TextEncoder().encode(TEST_SIGNING_KEYS.current));
+function qstashSignature(job: string): Promise<string> {
+  return signQstash(TEST_SIGNING_KEYS.current, { url: `http://localhost/internal/jobs/${job}` });
 }
 
 describe("a job run with nothing to do", () => {

@@ -3,10 +3,10 @@
  * unknown key (401) and a key of the wrong scope (403) before touching Redis,
  * and /internal/jobs/* takes only a valid QStash signature or an admin key.
  */
-import { SignJWT } from "jose";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { TEST_SIGNING_KEYS } from "../helpers/keys.ts";
 import { command } from "../helpers/upstash-rest.ts";
+import { type QstashClaims, signQstash } from "../helpers/qstash-sign.ts";
 import { createTestApi, TEST_KEYS } from "../helpers/worker.ts";
 
 const api = createTestApi({ label: "security" });
@@ -112,25 +112,8 @@ describe("API keys", () => {
 describe("internal jobs: QStash signature or admin key", () => {
   const base = "http://localhost/internal/jobs";
 
-  async function sign(
-    key: string,
-    claims: { url?: string; body?: string; iss?: string; exp?: number; nbf?: number } = {},
-  ) {
-    const hash = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(claims.body ?? ""));
-    const b64 = btoa(String.fromCharCode(...new Uint8Array(hash)))
-      .replace(/\+/g, "-")
-      .replace(/\//g, "_")
-      .replace(/=+$/, "");
-    const now = Math.floor(Date.now() / 1000);
-    return new SignJWT({ body: b64 })
-      .setProtectedHeader({ alg: "HS256", typ: "JWT" })
-      .setIssuer(claims.iss ?? "Upstash")
-      .setSubject(claims.url ?? `${base}/compact`)
-      .setIssuedAt(now)
-      .setNotBefore(claims.nbf ?? now - 1)
-      .setExpirationTime(claims.exp ?? now + 300)
-      .setJti(crypto.randomUUID())
-      .sign(new TextEncoder().encode(key));
+  function sign(key: string, claims: Partial<QstashClaims> = {}) {
+    return signQstash(key, { ...claims, url: claims.url ?? `${base}/compact` });
   }
 
   function unsignedJwt(): string {
