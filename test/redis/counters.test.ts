@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { deleteCounter, increment, ranked, sweepCountersJob } from "../../src/counters/index.ts";
+import { SWEEP_BATCH } from "../../src/counters/jobs.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { command, keysUnder } from "../helpers/upstash-rest.ts";
 
@@ -23,7 +24,7 @@ describe("sweep job", () => {
     // a new life of the counter claims today's bucket before the sweep runs
     await increment(ctx, "old", [{ member: "b", period: "day" }]);
     const result = await sweepCountersJob(ctx, config);
-    expect(result).toEqual({ checked: 3, deleted: 1 });
+    expect(result).toEqual({ checked: 3, deleted: 1, more: false });
     expect((await keysUnder(target, `${prefix}:counters:old:day`)).sort()).toEqual([
       `${prefix}:counters:old:day:20261122`,
       `${prefix}:counters:old:day:by-month:202611`,
@@ -31,6 +32,14 @@ describe("sweep job", () => {
     expect(await command(target, "ZSCORE", `${prefix}:counters:old:day:by-month:202611`, "a")).toBe(null);
     expect(await command(target, "ZSCORE", `${prefix}:counters:old:day:20261122`, "b")).toBe("1");
     expect(await command(target, "EXISTS", `${prefix}:counters:_purge`)).toBe(0);
-    expect(await sweepCountersJob(ctx, config)).toEqual({ checked: 0, deleted: 0 });
+    expect(await sweepCountersJob(ctx, config)).toEqual({ checked: 0, deleted: 0, more: false });
+  });
+
+  it("says more while the purge hash lists buckets past one run's batch", async () => {
+    const purge = `${prefix}:counters:_purge`;
+    const fields = Array.from({ length: SWEEP_BATCH + 1 }, (_, i) => [`${prefix}:counters:gone:day:2026${i}`, "1"]);
+    await command(target, "HSET", purge, ...fields.flat());
+    expect(await sweepCountersJob(ctx, config)).toEqual({ checked: SWEEP_BATCH, deleted: 0, more: true });
+    expect(await sweepCountersJob(ctx, config)).toEqual({ checked: 1, deleted: 0, more: false });
   });
 });
