@@ -12,10 +12,13 @@ import { connect, type Socket } from "node:net";
 import { Redis } from "@upstash/redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Edgestats } from "../../src/index.ts";
+import { area as counterArea } from "../costs/counters.ts";
+import { area as histogramArea } from "../costs/histograms.ts";
+import { area as trendingArea } from "../costs/trending.ts";
 import { area } from "../costs/library.ts";
 import { costOf, expected, type CostRow } from "../costs/types.ts";
 import { libraryTest } from "../helpers/library.ts";
-import { command, resetStats, statsOf } from "../helpers/upstash-rest.ts";
+import { command, deleteUnder, resetStats, statsOf } from "../helpers/upstash-rest.ts";
 
 const { target, prefix } = libraryTest("rv3cost");
 const tag = `rv3c${Math.random().toString(36).slice(2, 8)}`;
@@ -107,7 +110,8 @@ async function observe(fn: () => Promise<unknown>) {
     if (!l.lua && (name === "EVALSHA" || name === "EVAL")) {
       declared = l.args.slice(3, 3 + Number(l.args[2]));
     } else if (l.lua) {
-      for (const a of l.args.slice(1)) if (a.startsWith(`${prefix}:`) && !declared.includes(a)) undeclared.push(a);
+      for (const a of l.args.slice(1))
+        if (a.startsWith(prefix) && a.includes(":") && !declared.includes(a)) undeclared.push(a);
     }
   }
   return {
@@ -154,6 +158,41 @@ describe("review 3: library command counts, verified with MONITOR", () => {
     await board.join("p", { name: "P" });
     await board.increment("p", 1);
     await check(rows.increment!, () => board.increment("p", 5));
+  });
+
+  it("counter rows (Worker area) through the library: new member, period=hour steady", async () => {
+    const c = stats.counter("ch");
+    await c.incr("m");
+    await check(counterArea.rows.incrPlainNewMember!, () => c.incr("m2"));
+    await c.incr({ member: "m", period: "hour" });
+    await c.incr({ member: "m", period: "hour" });
+    await check(counterArea.rows.incrHour!, () => c.incr({ member: "m", period: "hour" }));
+  });
+
+  it("histogram rows (Worker area) through the library: configure, observe first of day, steady, new bucket", async () => {
+    const h = stats.histogram("h");
+    await stats.histogram("warm").configure({ bucketWidth: 1 });
+    await stats.histogram("warm").observe(1);
+    await check(histogramArea.rows.putNew!, () => h.configure({ bucketWidth: 1, unit: "ms" }));
+    await check(histogramArea.rows.observeFirstOfDay!, () => h.observe(42));
+    await check(histogramArea.rows.observeSteady!, () => h.observe(42.5));
+    await check(histogramArea.rows.observeNewBucket!, () => h.observe(77));
+  });
+
+  it("a trending compaction run with nothing to do", async () => {
+    // a prefix of its own: the other tests' trending data would give the job work
+    const idlePrefix = `${prefix}i`;
+    const idle = new Edgestats({
+      redis: new Redis({ url: target.url, token: `${target.token}.${tag}` }),
+      prefix: idlePrefix,
+      clock: () => Date.UTC(2026, 10, 23, 12, 30),
+    });
+    try {
+      await idle.jobs.compact();
+      await check(trendingArea.rows.compactIdle!, () => idle.jobs.compact());
+    } finally {
+      await deleteUnder(target, idlePrefix);
+    }
   });
 
   it("a NOSCRIPT fallback bills the failed EVALSHA and the EVAL: counted as 2 round trips", async () => {
