@@ -249,6 +249,12 @@ describe("review 3: library command counts, verified with MONITOR", () => {
     expect(o.counted).toEqual(o.monitor);
   });
 
+  it("the declared-keys check sees a key a script touches without declaring it", async () => {
+    const k = `${prefix}:raw:undeclared`;
+    const o = await observe(() => rest("/", ["EVAL", `return redis.call('GET', '${k}')`, "0"]));
+    expect(o.undeclared).toEqual([k]);
+  });
+
   it("an error inside a script: the commands it ran before and at the error are counted", async () => {
     const k = `${prefix}:raw:e`;
     const o = await observe(() =>
