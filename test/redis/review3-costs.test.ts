@@ -249,10 +249,13 @@ describe("review 3: library command counts, verified with MONITOR", () => {
     expect(o.counted).toEqual(o.monitor);
   });
 
-  it("the declared-keys check sees a key a script touches without declaring it", async () => {
+  it("the local server refuses a script touching an undeclared key before Redis runs the command", async () => {
+    // so the per-call undeclared-key check above is a second, independent witness (MONITOR)
     const k = `${prefix}:raw:undeclared`;
-    const o = await observe(() => rest("/", ["EVAL", `return redis.call('GET', '${k}')`, "0"]));
-    expect(o.undeclared).toEqual([k]);
+    let reply: unknown;
+    const o = await observe(async () => (reply = await rest("/", ["EVAL", `return redis.call('GET', '${k}')`, "0"])));
+    expect(JSON.stringify(reply)).toMatch(/not in KEYS/);
+    expect(o.lines.filter((l) => l.startsWith("lua "))).toEqual([]);
   });
 
   it("an error inside a script: the commands it ran before and at the error are counted", async () => {
