@@ -168,12 +168,18 @@ export async function startUpstashServer(options: UpstashServerOptions): Promise
     return { send: args };
   }
 
-  /** Counts script-inner commands from two INFO snapshots (the first INFO itself excluded). */
-  function countInner(tag: string, before: Reply, after: Reply) {
+  /**
+   * Counts script-inner commands from two INFO snapshots (the first INFO itself excluded, and the
+   * `topLevel` commands between them, which the caller counts: a multi-exec's plain commands sit
+   * between its snapshots and were counted twice; found in review 3).
+   */
+  function countInner(tag: string, before: Reply, after: Reply, topLevel: readonly string[][] = []) {
     const a = parseCommandStats(before);
     const b = parseCommandStats(after);
+    const own = new Map<string, number>();
+    for (const c of topLevel) own.set((c[0] ?? "").toLowerCase(), (own.get((c[0] ?? "").toLowerCase()) ?? 0) + 1);
     for (const [cmd, calls] of b) {
-      let diff = calls - (a.get(cmd) ?? 0);
+      let diff = calls - (a.get(cmd) ?? 0) - (own.get(cmd) ?? 0);
       if (cmd === "info") diff -= 1;
       if (/^(eval|evalsha|eval_ro|evalsha_ro|exec|multi)$/.test(cmd) || diff <= 0) continue;
       stats.add(tag, cmd, diff);
@@ -237,7 +243,7 @@ export async function startUpstashServer(options: UpstashServerOptions): Promise
         return { abort: exec instanceof ReplyError ? exec.message : "EXECABORT Transaction discarded" };
       let results = exec;
       if (countScripts && hasScript) {
-        countInner(tag, exec[0] ?? null, exec[exec.length - 1] ?? null);
+        countInner(tag, exec[0] ?? null, exec[exec.length - 1] ?? null, commands);
         results = exec.slice(1, -1);
       }
       commands.forEach((c) => stats.add(tag, (c[0] ?? "").toLowerCase()));
