@@ -7,7 +7,6 @@
  * the queued-ingest rows call the Worker's consumer (functions/queue.ts consumeIngest) with a batch
  * built as Cloudflare Queues would hand it.
  */
-import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../functions/app.ts";
 import { consumeIngest } from "../../functions/queue.ts";
@@ -18,7 +17,8 @@ import { area as leaderboards } from "../costs/leaderboards.ts";
 import { area as presence } from "../costs/presence.ts";
 import { costOf, expected, type CostRow } from "../costs/types.ts";
 import { area as webhooks } from "../costs/webhooks.ts";
-import { command, deleteUnder, requireTarget, resetStats, statsOf, uniquePrefix } from "../helpers/upstash-rest.ts";
+import { BOOKKEEPING, Monitor } from "../helpers/monitor.ts";
+import { deleteUnder, requireTarget, resetStats, statsOf, uniquePrefix } from "../helpers/upstash-rest.ts";
 
 const target = requireTarget(process.env.EDGESTATS_UPSTASH_URL, process.env.EDGESTATS_UPSTASH_TOKEN);
 const tag = `rv3d${Math.random().toString(36).slice(2, 8)}`;
@@ -29,65 +29,12 @@ afterAll(async () => {
   for (const p of prefixes) await deleteUnder(target, p);
 });
 
-interface Line {
-  lua: boolean;
-  args: string[];
-}
-
-/** A MONITOR connection (copied from review3-costs.test.ts, which exports nothing). */
-class Monitor {
-  lines: Line[] = [];
-  private buf = "";
-  private waiters: (() => void)[] = [];
-  private sock: Socket;
-  constructor(sock: Socket) {
-    this.sock = sock;
-    sock.setEncoding("latin1");
-    sock.on("data", (d: string) => {
-      this.buf += d;
-      let i: number;
-      while ((i = this.buf.indexOf("\r\n")) >= 0) {
-        const raw = this.buf.slice(0, i);
-        this.buf = this.buf.slice(i + 2);
-        const m = /^\+\d+\.\d+ \[\d+ ([^\]]+)\] (.*)$/.exec(raw);
-        if (!m) continue;
-        const args = [...m[2]!.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((a) => unescape(a[1]!));
-        this.lines.push({ lua: m[1] === "lua", args });
-        for (const w of this.waiters.splice(0)) w();
-      }
-    });
-  }
-  async mark(id: string): Promise<number> {
-    await command(target, "ECHO", id);
-    for (;;) {
-      const at = this.lines.findIndex((l) => l.args[0]?.toUpperCase() === "ECHO" && l.args[1] === id);
-      if (at >= 0) return at;
-      await new Promise<void>((r) => this.waiters.push(r));
-    }
-  }
-  close() {
-    this.sock.destroy();
-  }
-}
-
-function unescape(s: string): string {
-  return s.replace(/\\x([0-9a-f]{2})|\\(.)/g, (_, hex: string | undefined, c: string | undefined) =>
-    hex ? String.fromCharCode(parseInt(hex, 16)) : c === "n" ? "\n" : c === "r" ? "\r" : c === "t" ? "\t" : c!,
-  );
-}
-
 let mon: Monitor;
 beforeAll(async () => {
-  const url = new URL(process.env.EDGESTATS_REDIS_URL ?? "");
-  const sock = connect(Number(url.port), url.hostname);
-  await new Promise<void>((r, j) => sock.once("connect", r).once("error", j));
-  mon = new Monitor(sock);
-  sock.write("*1\r\n$7\r\nMONITOR\r\n");
-  await mon.mark("rv3d-ready");
+  mon = await Monitor.open(process.env.EDGESTATS_REDIS_URL ?? "", target, "rv3d-ready");
 });
 afterAll(() => mon?.close());
 
-const bookkeeping = new Set(["MULTI", "EXEC", "INFO", "ECHO"]);
 let n = 0;
 
 /** One call: what MONITOR saw, what the local server counted, and undeclared keys (under `prefix`). */
@@ -97,7 +44,7 @@ async function observe(prefix: string, fn: () => Promise<unknown>) {
   const result = await fn();
   const s = await statsOf(target, tag);
   const to = await mon.mark(`rv3d-to-${n}`);
-  const seen = mon.lines.slice(from + 1, to).filter((l) => l.lua || !bookkeeping.has(l.args[0]!.toUpperCase()));
+  const seen = mon.lines.slice(from + 1, to).filter((l) => l.lua || !BOOKKEEPING.has(l.args[0]!.toUpperCase()));
   const undeclared: string[] = [];
   let declared: string[] = [];
   for (const l of seen) {

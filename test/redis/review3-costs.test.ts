@@ -8,7 +8,6 @@
  * It also checks every key a script touches is among the keys it declared
  * (Upstash's allow-key-locking locks only declared keys).
  */
-import { connect, type Socket } from "node:net";
 import { Redis } from "@upstash/redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Edgestats } from "../../src/index.ts";
@@ -17,6 +16,7 @@ import { area as histogramArea } from "../costs/histograms.ts";
 import { area as trendingArea } from "../costs/trending.ts";
 import { area } from "../costs/library.ts";
 import { costOf, expected, type CostRow } from "../costs/types.ts";
+import { BOOKKEEPING, Monitor } from "../helpers/monitor.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { command, deleteUnder, resetStats, statsOf } from "../helpers/upstash-rest.ts";
 
@@ -30,67 +30,12 @@ const stats = new Edgestats({
 });
 const rows = area.rows;
 
-interface Line {
-  lua: boolean;
-  args: string[];
-}
-
-/** A MONITOR connection: every executed command as one parsed line. */
-class Monitor {
-  lines: Line[] = [];
-  private buf = "";
-  private waiters: (() => void)[] = [];
-  private sock: Socket;
-  constructor(sock: Socket) {
-    this.sock = sock;
-    sock.setEncoding("latin1");
-    sock.on("data", (d: string) => {
-      this.buf += d;
-      let i: number;
-      while ((i = this.buf.indexOf("\r\n")) >= 0) {
-        const raw = this.buf.slice(0, i);
-        this.buf = this.buf.slice(i + 2);
-        const m = /^\+\d+\.\d+ \[\d+ ([^\]]+)\] (.*)$/.exec(raw);
-        if (!m) continue;
-        const args = [...m[2]!.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((a) => unescape(a[1]!));
-        this.lines.push({ lua: m[1] === "lua", args });
-        for (const w of this.waiters.splice(0)) w();
-      }
-    });
-  }
-  /** Waits until MONITOR has shown a marker command sent after the call (so nothing is missed). */
-  async mark(id: string): Promise<number> {
-    await command(target, "ECHO", id);
-    for (;;) {
-      const at = this.lines.findIndex((l) => l.args[0]?.toUpperCase() === "ECHO" && l.args[1] === id);
-      if (at >= 0) return at;
-      await new Promise<void>((r) => this.waiters.push(r));
-    }
-  }
-  close() {
-    this.sock.destroy();
-  }
-}
-
-function unescape(s: string): string {
-  return s.replace(/\\x([0-9a-f]{2})|\\(.)/g, (_, hex: string | undefined, c: string | undefined) =>
-    hex ? String.fromCharCode(parseInt(hex, 16)) : c === "n" ? "\n" : c === "r" ? "\r" : c === "t" ? "\t" : c!,
-  );
-}
-
 let mon: Monitor;
 beforeAll(async () => {
-  const url = new URL(process.env.EDGESTATS_REDIS_URL ?? "");
-  const sock = connect(Number(url.port), url.hostname);
-  await new Promise<void>((r, j) => sock.once("connect", r).once("error", j));
-  mon = new Monitor(sock);
-  sock.write("*1\r\n$7\r\nMONITOR\r\n");
-  await mon.mark("rv3-ready");
+  mon = await Monitor.open(process.env.EDGESTATS_REDIS_URL ?? "", target, "rv3-ready");
 });
 afterAll(() => mon?.close());
 
-// The local server's own bookkeeping around a script (MULTI, INFO commandstats, EXEC) is not billed by Upstash.
-const bookkeeping = new Set(["MULTI", "EXEC", "INFO", "ECHO"]);
 let n = 0;
 
 /** One call: what MONITOR saw (billed commands, keys per script) and what the local counters said. */
@@ -100,7 +45,7 @@ async function observe(fn: () => Promise<unknown>) {
   await fn();
   const s = await statsOf(target, tag);
   const to = await mon.mark(`rv3-to-${n}`);
-  const seen = mon.lines.slice(from + 1, to).filter((l) => l.lua || !bookkeeping.has(l.args[0]!.toUpperCase()));
+  const seen = mon.lines.slice(from + 1, to).filter((l) => l.lua || !BOOKKEEPING.has(l.args[0]!.toUpperCase()));
   // a stats read/reset is not a Redis command; anything else non-lua is a top-level command the call sent
   const topLevel = seen.filter((l) => !l.lua);
   const undeclared: string[] = [];
