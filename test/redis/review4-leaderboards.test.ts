@@ -57,10 +57,21 @@ class Model {
   sid(now: number) {
     return seasonAt(this.cfg.reset, now).id;
   }
+  /** Per season key: the PTTL it got when it came into being (ms) and the real time of that. */
+  ttl = new Map<string, { pttl: number; at: number }>();
   season(sid: string) {
     let s = this.seasons.get(sid);
     if (!s) this.seasons.set(sid, (s = new Map()));
     return s;
+  }
+  /** A season key that comes into being (its first member, or the first after its last left) gets its TTL. */
+  created(sid: string, now: number) {
+    if (this.cfg.reset === "none" || (this.seasons.get(sid)?.size ?? 0) > 0) return;
+    // it lives until keepSeasons newer seasons have begun
+    let s = seasonAt(this.cfg.reset, now);
+    let end = s.to!;
+    for (let i = 0; i <= this.cfg.keep; i++, s = seasonAt(this.cfg.reset, s.to!)) end = s.to!;
+    this.ttl.set(sid, { pttl: end - now, at: Date.now() });
   }
   order(sid: string): [string, Row][] {
     return [...(this.seasons.get(sid) ?? new Map<string, Row>()).entries()].sort(
@@ -86,6 +97,7 @@ class Model {
     const sid = this.sid(now);
     const s = this.season(sid);
     if (s.has(player)) return;
+    this.created(sid, now);
     const prevSid = this.prevSid(now);
     s.set(player, { seq: e.seq, score: 0 });
     e.prev = prevSid ? this.rankOfMember(prevSid, player, e.seq) : null;
@@ -113,6 +125,7 @@ class Model {
     if ((this.cfg.min !== null && v < this.cfg.min) || (this.cfg.max !== null && v > this.cfg.max)) return "rejected";
     const seq = ++this.seq;
     const sid = this.sid(now);
+    this.created(sid, now);
     this.entries.set(player, { name, joinedAt: now, seq, sid, best: null, prev: null, oldSid: null, oldBest: null });
     this.season(sid).set(player, { seq, score: v });
     this.seen(player, now);
@@ -300,6 +313,14 @@ async function runSeed(seed: number, ties: lb.TiePolicy, reset: Reset, steps: nu
           ties: c.ties ?? m.cfg.ties,
         };
       }
+    }
+
+    // the live season's key lives until keepSeasons newer seasons have begun (set when it came into being)
+    const life = m.ttl.get(sid);
+    // (under ties reached the key may lose its TTL: the it.fails "season key keeps its TTL" below)
+    if (reset !== "none" && m.cfg.ties === "joined" && life && (m.seasons.get(sid)?.size ?? 0) > 0) {
+      const pttl = await command<number>(target, "PTTL", `${lib.prefix}:lb:${board}:ranking:${sid}`);
+      expect(Math.abs(pttl - (life.pttl - (Date.now() - life.at))), at()).toBeLessThan(5_000);
     }
 
     // reads after every step
@@ -559,6 +580,42 @@ describe("finished seasons read per player", () => {
     const ttl = await command<number>(target, "PTTL", `${lib.prefix}:lb:${b}:ranking:2026-W53`);
     const want = Date.UTC(2027, 2, 29) - sunday;
     expect(Math.abs(ttl - want)).toBeLessThan(10_000);
+  });
+});
+
+describe("season key lifetime", () => {
+  it.fails(
+    "ties reached: a season key keeps its TTL when its only player's first write of the season changes the score",
+    async () => {
+      // WRONG TODAY (medium: a key that never expires, Redis memory growing per season and board):
+      // the score script enters the player at 0 (ZADD + EXPIRE NX), applies the change, then under
+      // ties 'reached' moves the player to a new member with ZREM + ZADD. When the player is the
+      // season's only member, the ZREM empties the key, Redis deletes it with its TTL, and the ZADD
+      // makes a new key without one. deleteBoard only names the current and 52 past seasons, so the
+      // key outlives everything. Same for any season whose members all leave this way.
+      // Fix: in scoreScript, ZADD the new member before the ZREM of the old one (the key never empties),
+      // or call expireSeason after the reached move when the player entered the season in this call.
+      const b = "ttlreached";
+      const d1 = Date.UTC(2026, 11, 30, 12);
+      await lb.configure(lib.ctx(d1), b, { ties: "reached", reset: "daily", keepSeasons: 2 });
+      await lb.join(lib.ctx(d1), b, "a", { name: "A" });
+      const d2 = d1 + DAY;
+      await lb.changeScore(lib.ctx(d2), b, "a", { by: 1 });
+      const pttl = await command<number>(target, "PTTL", `${lib.prefix}:lb:${b}:ranking:2026-12-31`);
+      // the key of the 31st lives until the start of 2027-01-03
+      expect(Math.abs(pttl - (Date.UTC(2027, 0, 3) - d2))).toBeLessThan(5_000);
+    },
+  );
+
+  it("ties joined: the same first write keeps the key's TTL", async () => {
+    const b = "ttljoined";
+    const d1 = Date.UTC(2026, 11, 30, 12);
+    await lb.configure(lib.ctx(d1), b, { reset: "daily", keepSeasons: 2 });
+    await lb.join(lib.ctx(d1), b, "a", { name: "A" });
+    const d2 = d1 + DAY;
+    await lb.changeScore(lib.ctx(d2), b, "a", { by: 1 });
+    const pttl = await command<number>(target, "PTTL", `${lib.prefix}:lb:${b}:ranking:2026-12-31`);
+    expect(Math.abs(pttl - (Date.UTC(2027, 0, 3) - d2))).toBeLessThan(5_000);
   });
 });
 
