@@ -673,3 +673,28 @@ describe("command counts in the states docs/costs.md names", () => {
     expect(await commandsOf(t, (c) => lb.list(c), "read")).toBe(3);
   });
 });
+
+describe("season selectors", () => {
+  it("ids of another policy are 404, malformed ones 400, `previous` without seasons 404; week 53 exists in 2026 only", async () => {
+    const t = Date.UTC(2027, 0, 5, 12);
+    await lb.configure(lib.ctx(t), "selw", { reset: "weekly" });
+    await lb.join(lib.ctx(t), "selw", "a", { name: "A" });
+    await lb.configure(lib.ctx(t), "seln", {});
+    await lb.join(lib.ctx(t), "seln", "a", { name: "A" });
+    expect((await lb.page(lib.ctx(t), "selw", { season: "2026-W53" })).season).toBe("2026-W53");
+    expect((await lb.page(lib.ctx(t), "selw", { season: "previous" })).season).toBe("2026-W53");
+    for (const season of ["2027-W53", "2026-13", "2026-02-30", "2026-W00", "2026-1-01", "latest"])
+      expect(await refusal(lb.page(lib.ctx(t), "selw", { season })), season).toBeInstanceOf(ValidationError);
+    for (const season of ["2026-12-27", "2026-12"])
+      expect(await refusal(lb.page(lib.ctx(t), "selw", { season })), season).toBeInstanceOf(NotFoundError);
+    for (const read of [
+      lb.page(lib.ctx(t), "seln", { season: "previous" }),
+      lb.getPlayer(lib.ctx(t), "seln", "a", { season: "previous" }),
+      lb.around(lib.ctx(t), "seln", "a", 1, { season: "2027-W01" }),
+      lb.rankPlayers(lib.ctx(t), "seln", ["a"], { season: "2027-01" }),
+    ])
+      expect(await refusal(read)).toBeInstanceOf(NotFoundError);
+    // a season nobody played reads as empty
+    expect(await lb.page(lib.ctx(t), "selw", { season: "2026-W40" })).toMatchObject({ items: [], total: 0 });
+  });
+});
