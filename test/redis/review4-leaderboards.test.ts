@@ -666,6 +666,12 @@ describe("command counts in the states docs/costs.md names", () => {
     expect(await commandsOf(t, (c) => lb.getPlayer(c, b, "c"), "read")).toBe(7);
     expect(await commandsOf(t, (c) => lb.page(c, b, { limit: 10 }), "read")).toBe(7);
     expect(await commandsOf(t, (c) => lb.around(c, b, "f", 5), "read")).toBe(7);
+    // seasons: 2 + (keepSeasons + 1) + seasons played + 1 (docs/leaderboards.md, Cost per call)
+    await lb.configure(lib.ctx(t), "costw", { reset: "weekly", keepSeasons: 3 });
+    await lb.join(lib.ctx(t), "costw", "a", { name: "A" });
+    expect(await commandsOf(t, (c) => lb.listSeasons(c, "costw"), "read")).toBe(2 + 4 + 1 + 1);
+    await lb.changeScore(lib.ctx(t + 7 * DAY), "costw", "a", { by: 1 });
+    expect(await commandsOf(t + 7 * DAY, (c) => lb.listSeasons(c, "costw"), "read")).toBe(2 + 4 + 2 + 1);
     const made = "costj";
     await lb.removePlayer(lib.ctx(t), b, "nobody");
     expect(await commandsOf(t, (c) => lb.join(c, made, "p", { name: "P" }))).toBe(9);
@@ -687,13 +693,14 @@ describe("season selectors", () => {
       expect(await refusal(lb.page(lib.ctx(t), "selw", { season })), season).toBeInstanceOf(ValidationError);
     for (const season of ["2026-12-27", "2026-12"])
       expect(await refusal(lb.page(lib.ctx(t), "selw", { season })), season).toBeInstanceOf(NotFoundError);
+    // thunks: each read starts only when awaited
     for (const read of [
-      lb.page(lib.ctx(t), "seln", { season: "previous" }),
-      lb.getPlayer(lib.ctx(t), "seln", "a", { season: "previous" }),
-      lb.around(lib.ctx(t), "seln", "a", 1, { season: "2027-W01" }),
-      lb.rankPlayers(lib.ctx(t), "seln", ["a"], { season: "2027-01" }),
+      () => lb.page(lib.ctx(t), "seln", { season: "previous" }),
+      () => lb.getPlayer(lib.ctx(t), "seln", "a", { season: "previous" }),
+      () => lb.around(lib.ctx(t), "seln", "a", 1, { season: "2027-W01" }),
+      () => lb.rankPlayers(lib.ctx(t), "seln", ["a"], { season: "2027-01" }),
     ])
-      expect(await refusal(read)).toBeInstanceOf(NotFoundError);
+      expect(await refusal(read())).toBeInstanceOf(NotFoundError);
     // a season nobody played reads as empty
     expect(await lb.page(lib.ctx(t), "selw", { season: "2026-W40" })).toMatchObject({ items: [], total: 0 });
   });
