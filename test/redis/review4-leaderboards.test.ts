@@ -57,6 +57,8 @@ class Model {
   sid(now: number) {
     return seasonAt(this.cfg.reset, now).id;
   }
+  /** Board without seasons: player → rank at the last daily snapshot (keyed by player, so a re-join reads it). */
+  snap = new Map<string, number>();
   /** Per season key: the PTTL it got when it came into being (ms) and the real time of that. */
   ttl = new Map<string, { pttl: number; at: number }>();
   season(sid: string) {
@@ -187,7 +189,7 @@ class Model {
     }
     if (known && rank !== null && (best === null || rank < best)) best = rank;
     // a board without seasons reads previousRank from the daily snapshot, never taken here
-    return { previousRank: this.cfg.reset === "none" ? null : prev, bestRank: best };
+    return { previousRank: this.cfg.reset === "none" ? (this.snap.get(player) ?? null) : prev, bestRank: best };
   }
   remove(player: string, now: number) {
     if (!this.entries.delete(player)) return;
@@ -226,7 +228,12 @@ async function runSeed(seed: number, ties: lb.TiePolicy, reset: Reset, steps: nu
   const board = `m${seed}`;
   // Sunday 2026-12-27 22:00 UTC: the walk crosses days, ISO weeks 52 → 53 → 2027-W01, a month and a year
   let now = Date.UTC(2026, 11, 27, 22);
-  const ctx = () => lib.ctx(now);
+  // a prefix of its own: the snapshot job's once-a-day state is per prefix
+  const base = lib.ctx(now, `seed${seed}`);
+  const ctx = () => ({ ...base, now });
+  let snapDay = "";
+  // in the registry: after a PUT or a new player, out once the last player leaves
+  let listed = true;
   const keep = int(1, 4);
   const m = new Model(ties, reset, keep);
   await lb.configure(ctx(), board, { ties, reset, keepSeasons: keep });
@@ -244,6 +251,18 @@ async function runSeed(seed: number, ties: lb.TiePolicy, reset: Reset, steps: nu
     const sid = m.sid(now);
     if (now % DAY === 0) count("step exactly at 00:00:00.000");
     if (step > 0 && sid !== lastSid) count("season change");
+    const today = seasonAt("daily", now).id;
+    if (reset === "none" && today !== snapDay) {
+      // the daily snapshot (job leaderboards.snapshot), first thing of each UTC day
+      snapDay = today;
+      const res = (await lb.jobs["leaderboards.snapshot"]!(ctx(), lib.config)) as { snapshots: number; more: boolean };
+      // a board without players has left the registry: no snapshot, the last one stays (its TTL is real time)
+      expect(res, at()).toMatchObject({ snapshots: listed ? 1 : 0, more: false });
+      if (listed) {
+        m.snap = new Map(m.order("all").map(([pl], i) => [pl, i + 1]));
+        count("snapshot");
+      }
+    }
     lastSid = sid;
     const op = rnd();
     if (op < 0.2) {
@@ -253,6 +272,7 @@ async function runSeed(seed: number, ties: lb.TiePolicy, reset: Reset, steps: nu
       log.push(`${new Date(now).toISOString()} join ${p} ${String(score)}`);
       const want = m.join(p, name, score, now);
       count(`join ${want}`);
+      if (want === "created") listed = true;
       const got = await refusal(lb.join(ctx(), board, p, { name, ...(score === undefined ? {} : { score }) }));
       if (want === "rejected") expect(got, at()).toBeInstanceOf(RejectedError);
       else expect(got, at()).toBeNull();
@@ -283,7 +303,9 @@ async function runSeed(seed: number, ties: lb.TiePolicy, reset: Reset, steps: nu
       const p = pickPlayer();
       log.push(`${new Date(now).toISOString()} remove ${p}`);
       count(m.entries.has(p) ? "remove" : "remove unknown");
+      const had = m.entries.has(p);
       m.remove(p, now);
+      if (had && m.entries.size === 0) listed = false;
       await lb.removePlayer(ctx(), board, p);
     } else if (op < 0.72) {
       // settings: guards, keepSeasons, and sometimes a tie policy or reset change (409 unless empty)
@@ -304,6 +326,7 @@ async function runSeed(seed: number, ties: lb.TiePolicy, reset: Reset, steps: nu
       else if (flip && m.entries.size > 0) expect(got, at()).toBeInstanceOf(ConflictError);
       else {
         expect(got, at()).toBeNull();
+        listed = true;
         m.cfg = {
           ...m.cfg,
           min,
@@ -319,7 +342,7 @@ async function runSeed(seed: number, ties: lb.TiePolicy, reset: Reset, steps: nu
     const life = m.ttl.get(sid);
     // (under ties reached the key may lose its TTL: the it.fails "season key keeps its TTL" below)
     if (reset !== "none" && m.cfg.ties === "joined" && life && (m.seasons.get(sid)?.size ?? 0) > 0) {
-      const pttl = await command<number>(target, "PTTL", `${lib.prefix}:lb:${board}:ranking:${sid}`);
+      const pttl = await command<number>(target, "PTTL", `${base.prefix}:lb:${board}:ranking:${sid}`);
       expect(Math.abs(pttl - (life.pttl - (Date.now() - life.at))), at()).toBeLessThan(5_000);
     }
 
@@ -362,7 +385,13 @@ async function runSeed(seed: number, ties: lb.TiePolicy, reset: Reset, steps: nu
         percentile: rank === null ? null : Math.floor(((total - rank) * 10_000) / total) / 100,
         bestRank: rank === null ? null : e.sid === sid ? Math.min(e.best ?? rank, rank) : null,
         previousRank:
-          reset === "none" ? null : e.sid === sid ? e.prev : prevSid ? m.rankOfMember(prevSid, p, e.seq) : null,
+          reset === "none"
+            ? (m.snap.get(p) ?? null)
+            : e.sid === sid
+              ? e.prev
+              : prevSid
+                ? m.rankOfMember(prevSid, p, e.seq)
+                : null,
         season: reset === "none" ? null : sid,
       });
       const k = int(0, 2);
@@ -473,6 +502,7 @@ describe("leaderboards against a model (seeded)", () => {
       "configure ValidationError",
       "step exactly at 00:00:00.000",
       "season change",
+      "snapshot",
     ])
       expect(tally[what] ?? 0, `${what}: ${JSON.stringify(tally)}`).toBeGreaterThan(0);
   });
