@@ -93,7 +93,12 @@ class Model {
     const before = seasonBefore(seasonAt(this.cfg.reset, now));
     return before ? before.id : null;
   }
-  /** A joined player's first write of the season: enters at 0 with its member, previousRank cached. */
+  /**
+   * A joined player's first write of the season: enters at 0 with its member, previousRank cached.
+   * Under ties reached this keeps the tie place of the last score change of an earlier season, as the
+   * scripts do today; the it.fails "entering a new season at 0 does not carry last season's tie place"
+   * asserts what the docs promise instead.
+   */
   enter(player: string, now: number) {
     const e = this.entries.get(player)!;
     const sid = this.sid(now);
