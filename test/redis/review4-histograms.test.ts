@@ -1,0 +1,270 @@
+/**
+ * Adversarial review 4: histograms against a model. A seeded random run (dev/prng.ts mulberry32)
+ * of observations (negatives, 0, fractions, large values; late writes, several days in one batch,
+ * batches up to 1,000), settings changes (retention longer and shorter, width when allowed),
+ * deletes and re-creation, and a virtual clock that moves forward, interleaved with reads over
+ * many ranges (1 day, partial months at both edges, whole months, ending today and in the past,
+ * up to 400 days), each compared with a plain model of the raw observations.
+ *
+ * The virtual clock runs ahead of the real one, so Redis would not expire keys the model has
+ * dropped: `expireUntil` deletes every key of this file whose PEXPIRETIME has passed the virtual
+ * now (what Redis does at that time), so no behaviour is invented that a real clock would not show.
+ */
+import { describe, expect, it } from "vitest";
+import { mulberry32 } from "../../dev/prng.ts";
+import type { Ctx } from "../../src/context.ts";
+import { ConflictError, ValidationError } from "../../src/errors.ts";
+import { observe, put, read, remove } from "../../src/histograms/index.ts";
+import { bucketBound, bucketIndex, exactQuantile } from "../../src/histograms/buckets.ts";
+import { isoDay } from "../../src/histograms/keys.ts";
+import { DAY, dayStart } from "../../src/time.ts";
+import { libraryTest } from "../helpers/library.ts";
+import { command, keysUnder } from "../helpers/upstash-rest.ts";
+
+const lib = libraryTest("review4-hist", { timeoutMs: 20_000 });
+const { target } = lib;
+
+/**
+ * A virtual clock for Redis expiry. The scripts set TTLs relative to the virtual now (EXPIRE of
+ * `deadline - now`), and the virtual now runs far ahead of the real clock, so Redis's own expiry
+ * would be wrong either way. After every call that may set a TTL, `settle` turns each TTL it finds
+ * into a virtual deadline (virtual now + PTTL, to the second: the scripts round up to seconds and
+ * the virtual now is on whole seconds) and PERSISTs the key; `expireUntil` deletes the keys whose
+ * virtual deadline has passed, which is what Redis would do at that time.
+ */
+class VirtualExpiry {
+  deadlines = new Map<string, number>();
+  constructor(private readonly prefix: string) {}
+
+  async settle(now: number): Promise<void> {
+    const keys = await keysUnder(target, this.prefix);
+    for (let i = 0; i < keys.length; i += 500) {
+      const batch = keys.slice(i, i + 500);
+      const ttls = await command<number[]>(
+        target,
+        "EVAL",
+        `local out = {}
+for i, k in ipairs(KEYS) do
+  local t = redis.call('PTTL', k)
+  out[i] = t
+  if t > 0 then redis.call('PERSIST', k) end
+end
+return out`,
+        batch.length,
+        ...batch,
+      );
+      batch.forEach((key, j) => {
+        const t = Number(ttls[j]);
+        if (t > 0) this.deadlines.set(key, Math.ceil((now + t) / 1000) * 1000);
+      });
+    }
+  }
+
+  async expireUntil(now: number): Promise<void> {
+    const gone = [...this.deadlines].filter(([, until]) => until <= now).map(([key]) => key);
+    for (const key of gone) this.deadlines.delete(key);
+    for (let i = 0; i < gone.length; i += 500) await command(target, "DEL", ...gone.slice(i, i + 500));
+  }
+}
+
+type Obs = { value: number; day: number };
+
+/** The model: the observations whose day is still kept at `now` under `retention`. */
+class Model {
+  obs: Obs[] = [];
+  exists = false;
+  width = 1;
+  retention = 400;
+
+  keep(now: number): void {
+    this.obs = this.obs.filter((o) => o.day + (this.retention + 1) * DAY > now);
+  }
+
+  summary(from: number, to: number) {
+    const values = this.obs.filter((o) => o.day >= from && o.day <= to).map((o) => o.value);
+    const counts = new Map<number, number>();
+    for (const v of values) {
+      const i = bucketIndex(v, this.width);
+      counts.set(i, (counts.get(i) ?? 0) + 1);
+    }
+    return {
+      count: values.length,
+      // values are multiples of 1/4 below 2^40: every partial sum is exact in any order
+      sum: values.reduce((a, b) => a + b, 0),
+      min: values.length ? Math.min(...values) : null,
+      max: values.length ? Math.max(...values) : null,
+      buckets: [...counts]
+        .sort((a, b) => a[0] - b[0])
+        .map(([i, count]) => ({ lower: bucketBound(i, this.width), upper: bucketBound(i + 1, this.width), count })),
+      values,
+    };
+  }
+}
+
+async function settle<T>(p: Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown }> {
+  try {
+    return { ok: true, value: await p };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+/** Compares a read with the model; returns a description of the first difference, or null. */
+async function check(ctx: Ctx, name: string, model: Model, from: number, to: number, step: string) {
+  const want = model.summary(from, to);
+  const got = await read(ctx, name, { from: isoDay(from), to: isoDay(to) });
+  const where = `${step}: ${isoDay(from)}..${isoDay(to)} at ${new Date(ctx.now).toISOString()}`;
+  // multiples of 1/4 below 2^40 sum exactly in any order; bucket bounds of width 0.1 do not
+  const exact = want.values.every((v) => Number.isInteger(v * 4));
+  const slack = want.values.reduce((a, v) => a + Math.abs(v), 0) * 1e-15;
+  if (!exact) expect(Math.abs(got.sum - want.sum), where).toBeLessThanOrEqual(slack);
+  expect({ count: got.count, sum: exact ? got.sum : want.sum, min: got.min, max: got.max }, where).toEqual({
+    count: want.count,
+    sum: want.sum,
+    min: want.min,
+    max: want.max,
+  });
+  expect(got.buckets, where).toEqual(want.buckets);
+  if (want.count > 0) {
+    expect(got.mean, where).toBeCloseTo(want.sum / want.count, 6);
+    for (const [q, p] of [
+      [0.5, got.p50],
+      [0.9, got.p90],
+      [0.99, got.p99],
+    ] as const) {
+      const exact = exactQuantile(want.values, q) as number;
+      // documented: off by less than one bucketWidth (a hair of float slack at huge magnitudes)
+      expect(Math.abs((p as number) - exact), `${where} p${q * 100}`).toBeLessThan(
+        model.width * (1 + 1e-9) + Math.abs(exact) * 1e-12,
+      );
+    }
+  } else {
+    expect([got.mean, got.p50, got.p90, got.p99], where).toEqual([null, null, null, null]);
+  }
+}
+
+const WIDTHS = [1, 0.1, 0.5, 7, 1000];
+const RETENTIONS = [2, 10, 35, 90, 200, 400];
+
+function randomRun(seed: number, steps: number) {
+  return async () => {
+    const rnd = mulberry32(seed);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
+    const int = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
+    const base = lib.ctx(0, `r4h-${seed}`);
+    const name = "m";
+    const model = new Model();
+    // starts well ahead of the real clock (expiry emulation needs virtual now >= real now)
+    let now = Date.UTC(2027, 2, 3, 10, 0) + int(0, 30) * DAY;
+    const ctx = () => ({ ...base, now });
+    const clock = new VirtualExpiry(base.prefix);
+
+    const value = (): number => {
+      const r = rnd();
+      if (r < 0.08) return 0;
+      if (r < 0.16) return bucketBound(int(-50, 50), model.width); // exactly on a bucket bound
+      // large, and within 1e12 buckets of zero at any width used
+      if (r < 0.2) return pick([1, -1]) * 2 ** Math.min(38, Math.floor(Math.log2(model.width * 1e11)));
+      if (r < 0.6) return int(-200, 200) / 4;
+      return int(-4000, 40_000) / 4;
+    };
+    const at = (): number => {
+      const today = dayStart(now);
+      const oldest = today - model.retention * DAY; // the oldest day still kept
+      const r = rnd();
+      let t: number;
+      if (r < 0.3) t = now - int(0, 3_600_000);
+      else if (r < 0.5) t = today - int(0, Math.min(model.retention, 40)) * DAY; // 00:00:00.000 exactly
+      else if (r < 0.6) t = today - int(0, Math.min(model.retention, 40)) * DAY - 1; // 23:59:59.999
+      else t = oldest + int(0, model.retention) * DAY + int(0, DAY - 1);
+      return Math.max(oldest, Math.min(t, now + 5 * 60_000));
+    };
+
+    const doPut = async (width: number, retention: number, step: string) => {
+      const hasData = model.obs.length > 0;
+      const r = await settle(put(ctx(), name, { bucketWidth: width, retentionDays: retention }));
+      await clock.settle(now);
+      if (model.exists && hasData && width !== model.width) {
+        expect(r.ok, `${step} ${JSON.stringify([now, model.retention, [...new Set(model.obs.map((o) => isoDay(o.day)))]])}`).toBe(false);
+        if (!r.ok) expect(r.error, step).toBeInstanceOf(ConflictError);
+        return;
+      }
+      expect(r.ok ? "ok" : String(r.error), step).toBe("ok");
+      model.exists = true;
+      model.width = width;
+      model.retention = retention;
+      model.keep(now);
+    };
+
+    await doPut(pick(WIDTHS), pick(RETENTIONS), "create");
+    for (let s = 0; s < steps; s++) {
+      const step = `seed ${seed} step ${s}`;
+      const r = rnd();
+      if (r < 0.4) {
+        // a batch over several days, late writes included
+        const n = rnd() < 0.1 ? int(500, 1000) : int(1, 40);
+        const batch = Array.from({ length: n }, () => ({ value: value(), at: at() }));
+        const res = await settle(observe(ctx(), name, batch));
+        await clock.settle(now);
+        if (!model.exists) {
+          expect(res.ok, step).toBe(false);
+          continue;
+        }
+        expect(res.ok ? res.value.accepted : String(res.error), step).toBe(n);
+        for (const o of batch) model.obs.push({ value: o.value, day: dayStart(o.at) });
+      } else if (r < 0.47) {
+        // a refused batch writes nothing: one observation past retention among good ones
+        const batch = Array.from({ length: int(1, 20) }, () => ({ value: value(), at: at() }));
+        batch.splice(int(0, batch.length), 0, {
+          value: 1,
+          at: dayStart(now) - (model.retention + 1) * DAY + int(0, DAY - 1),
+        });
+        const res = await settle(observe(ctx(), name, batch));
+        await clock.settle(now);
+        expect(res.ok, step).toBe(false);
+        if (!res.ok && model.exists) expect(res.error, step).toBeInstanceOf(ValidationError);
+      } else if (r < 0.55) {
+        // settings: a new retention (longer or shorter), sometimes a new width
+        await doPut(rnd() < 0.3 ? pick(WIDTHS) : model.width, pick(RETENTIONS), `${step} put`);
+      } else if (r < 0.58) {
+        await remove(ctx(), name);
+        model.exists = false;
+        model.obs = [];
+        if (rnd() < 0.8) await doPut(pick(WIDTHS), pick(RETENTIONS), `${step} recreate`);
+      } else if (r < 0.68) {
+        // the clock moves: minutes, to a midnight exactly, to 23:55+, or days
+        const k = rnd();
+        if (k < 0.25) now += int(1, 600) * 60_000;
+        else if (k < 0.5) now = dayStart(now) + int(1, 3) * DAY;
+        else if (k < 0.7) now = dayStart(now) + DAY - int(1, 300) * 1000;
+        else now += int(1, 45) * DAY + int(0, 86_399) * 1000;
+        await clock.expireUntil(now);
+        model.keep(now);
+      } else {
+        if (!model.exists) continue;
+        // reads over many ranges
+        const today = dayStart(now);
+        const ranges: [number, number][] = [];
+        const month1 = Date.UTC(new Date(today).getUTCFullYear(), new Date(today).getUTCMonth(), 1);
+        const prevMonth = Date.UTC(new Date(today).getUTCFullYear(), new Date(today).getUTCMonth() - 1, 1);
+        ranges.push([today, today]);
+        ranges.push([today - int(0, 399) * DAY, today]);
+        ranges.push([month1, today]);
+        ranges.push([prevMonth, month1 - DAY]); // one whole month in the past
+        ranges.push([prevMonth + int(1, 20) * DAY, month1 - DAY]);
+        ranges.push([prevMonth, month1 - int(2, 10) * DAY]); // end edge of a month in the past
+        const end = today - int(0, 120) * DAY;
+        ranges.push([end - int(0, 399 - 0) * DAY, end]);
+        ranges.push([today - 399 * DAY, today]);
+        ranges.push([today + DAY, today + DAY]); // tomorrow (23:55+ writes land there)
+        const d = today - int(0, 60) * DAY;
+        ranges.push([d, d]);
+        for (const [from, to] of ranges) await check(ctx(), name, model, from, to, step);
+      }
+    }
+  };
+}
+
+describe("review 4: histograms against a model", () => {
+  for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) it(`seed ${seed}: every read agrees with the raw observations`, randomRun(seed, 120), 240_000);
+});
