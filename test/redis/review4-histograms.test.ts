@@ -19,7 +19,8 @@ import { bucketBound, bucketIndex, exactQuantile } from "../../src/histograms/bu
 import { isoDay } from "../../src/histograms/keys.ts";
 import { DAY, dayStart } from "../../src/time.ts";
 import { libraryTest } from "../helpers/library.ts";
-import { command, keysUnder } from "../helpers/upstash-rest.ts";
+import { createRedis } from "../../src/redis/client.ts";
+import { command, keysUnder, resetStats, statsOf } from "../helpers/upstash-rest.ts";
 
 const lib = libraryTest("review4-hist", { timeoutMs: 20_000 });
 const { target } = lib;
@@ -178,8 +179,10 @@ function randomRun(seed: number, steps: number) {
       const r = rnd();
       let t: number;
       if (r < 0.3) t = now - int(0, 3_600_000);
-      else if (r < 0.5) t = today - int(0, Math.min(model.retention, 40)) * DAY; // 00:00:00.000 exactly
-      else if (r < 0.6) t = today - int(0, Math.min(model.retention, 40)) * DAY - 1; // 23:59:59.999
+      else if (r < 0.5)
+        t = today - int(0, Math.min(model.retention, 40)) * DAY; // 00:00:00.000 exactly
+      else if (r < 0.6)
+        t = today - int(0, Math.min(model.retention, 40)) * DAY - 1; // 23:59:59.999
       else t = oldest + int(0, model.retention) * DAY + int(0, DAY - 1);
       return Math.max(oldest, Math.min(t, now + 5 * 60_000));
     };
@@ -189,7 +192,10 @@ function randomRun(seed: number, steps: number) {
       const r = await settle(put(ctx(), name, { bucketWidth: width, retentionDays: retention }));
       await clock.settle(now);
       if (model.exists && hasData && width !== model.width) {
-        expect(r.ok, `${step} ${JSON.stringify([now, model.retention, [...new Set(model.obs.map((o) => isoDay(o.day)))]])}`).toBe(false);
+        expect(
+          r.ok,
+          `${step} ${JSON.stringify([now, model.retention, [...new Set(model.obs.map((o) => isoDay(o.day)))]])}`,
+        ).toBe(false);
         if (!r.ok) expect(r.error, step).toBeInstanceOf(ConflictError);
         seen.widthRefused++;
         return;
@@ -293,5 +299,126 @@ describe("review 4: histograms against a model", () => {
     expect(seen.longer).toBeGreaterThan(3);
     expect(seen.shorter).toBeGreaterThan(3);
     expect(seen.big).toBeGreaterThan(3);
+  });
+});
+
+describe("review 4: histograms, targeted scenarios", () => {
+  const T = Date.UTC(2027, 5, 10, 12); // 10 June 2027
+
+  it("a late observation into a month whose rollup was already read is counted by the next read", async () => {
+    const ctx = lib.ctx(T, "r4h-late");
+    await put(ctx, "late", { bucketWidth: 1, retentionDays: 100 });
+    await observe(ctx, "late", [
+      { value: 1, at: Date.UTC(2027, 4, 1) }, // 1 May 00:00:00.000
+      { value: 2, at: Date.UTC(2027, 4, 31, 23, 59, 59, 999) },
+    ]);
+    const may = { from: "2027-05-01", to: "2027-05-31" };
+    expect((await read(ctx, "late", may)).count).toBe(2);
+    // a 400-day read uses May as its rollup too
+    expect((await read(ctx, "late", { from: "2026-05-07", to: "2027-06-10" })).count).toBe(2);
+    await observe(ctx, "late", [
+      { value: -3.5, at: Date.UTC(2027, 4, 15) },
+      { value: 4, at: Date.UTC(2027, 5, 1) - 1 },
+      { value: 5, at: Date.UTC(2027, 5, 1) }, // 1 June 00:00:00.000: June, not May
+    ]);
+    const r = await read(ctx, "late", may);
+    expect([r.count, r.sum, r.min, r.max]).toEqual([4, 3.5, -3.5, 4]);
+    const long = await read(ctx, "late", { from: "2026-05-07", to: "2027-06-10" });
+    expect([long.count, long.sum, long.min, long.max]).toEqual([5, 8.5, -3.5, 5]);
+    const june = await read(ctx, "late", { from: "2027-06-01", to: "2027-06-10" });
+    expect([june.count, june.sum]).toEqual([1, 5]);
+  });
+
+  it("a read at 23:55 or later of a month ending today leaves out tomorrow's early observation", async () => {
+    const late = Date.UTC(2027, 5, 30, 23, 57); // 30 June, the month's last day
+    const ctx = lib.ctx(late, "r4h-2355");
+    await put(ctx, "edge", { bucketWidth: 1 });
+    await observe(ctx, "edge", [
+      { value: 10, at: Date.UTC(2027, 5, 1) },
+      { value: 20, at: late + 4 * 60_000 }, // 1 July 00:01, within 5 minutes of now
+    ]);
+    const june = await read(ctx, "edge", { from: "2027-06-01", to: "2027-06-30" });
+    expect([june.count, june.sum]).toEqual([1, 10]);
+    const both = await read(ctx, "edge", { from: "2027-05-20", to: "2027-07-01" });
+    expect([both.count, both.sum]).toEqual([2, 30]);
+  });
+
+  it("a shorter retention then a longer one: the month rollup never stands for days that were cut", async () => {
+    const ctx = lib.ctx(T, "r4h-ret");
+    const clock = new VirtualExpiry(ctx.prefix);
+    await put(ctx, "ret", { bucketWidth: 1, retentionDays: 100 });
+    await observe(ctx, "ret", [
+      { value: 1, at: Date.UTC(2027, 3, 1) }, // 1 April
+      { value: 2, at: Date.UTC(2027, 3, 20) },
+      { value: 3, at: Date.UTC(2027, 3, 30) },
+    ]);
+    await clock.settle(T);
+    // 50 days keeps 21 April onwards on 10 June: 1 and 20 April are cut
+    await put(ctx, "ret", { bucketWidth: 1, retentionDays: 50 });
+    await clock.settle(T);
+    await put(ctx, "ret", { bucketWidth: 1, retentionDays: 400 });
+    await clock.settle(T);
+    for (const range of [
+      { from: "2027-04-01", to: "2027-04-30" },
+      { from: "2026-06-06", to: "2027-06-10" },
+      { from: "2027-03-01", to: "2027-05-31" },
+    ]) {
+      const r = await read(ctx, "ret", range);
+      expect([r.count, r.sum, r.min, r.max], JSON.stringify(range)).toEqual([1, 3, 3, 3]);
+    }
+    // a late write into the cut month after all that
+    await observe(ctx, "ret", [{ value: 7, at: Date.UTC(2027, 3, 1, 5) }]);
+    const r = await read(ctx, "ret", { from: "2027-04-01", to: "2027-04-30" });
+    expect([r.count, r.sum, r.min, r.max]).toEqual([2, 10, 3, 7]);
+  });
+});
+
+describe("review 4: histogram command counts (docs/costs.md) in the states they name", () => {
+  const T = Date.UTC(2027, 5, 10, 12);
+  const tag = `r4h-cost-${Math.random().toString(36).slice(2, 8)}`;
+  const counted = createRedis({ url: target.url, token: `${target.token}.${tag}`, timeoutMs: 20_000 });
+  const ctx = { ...lib.ctx(T, "r4h-cost"), redis: counted };
+  /** A call before the measured ones: the script is loaded, the state is the one named. */
+  async function warm(call: () => Promise<unknown>): Promise<void> {
+    await call();
+  }
+  async function measure(call: () => Promise<unknown>): Promise<number> {
+    await resetStats(target, tag);
+    await call();
+    const s = await statsOf(target, tag);
+    expect(s.requests).toBe(1);
+    return s.commands;
+  }
+
+  it("observe: a late value into a day of a past month (first of that day 11, then 6, new bucket 7)", async () => {
+    await put(ctx, "c", { bucketWidth: 1 });
+    await warm(() => observe(ctx, "c", [{ value: 1, at: T }]));
+    const day = Date.UTC(2027, 2, 3, 0, 0, 0, 0);
+    expect(await measure(() => observe(ctx, "c", [{ value: 5, at: day }]))).toBe(11);
+    expect(await measure(() => observe(ctx, "c", [{ value: 5, at: day + DAY - 1 }]))).toBe(6);
+    expect(await measure(() => observe(ctx, "c", [{ value: -5, at: day + 1 }]))).toBe(7);
+  });
+
+  it("read: 1 day 5; up to 4 days 4 plus a ZMSCORE per month read by its days", async () => {
+    await put(ctx, "r", { bucketWidth: 1 });
+    await observe(ctx, "r", [
+      { value: 1, at: Date.UTC(2027, 4, 30) },
+      { value: 2, at: Date.UTC(2027, 5, 1) },
+    ]);
+    await warm(() => read(ctx, "r"));
+    expect(await measure(() => read(ctx, "r", { from: "2027-05-30", to: "2027-05-30" }))).toBe(5);
+    expect(await measure(() => read(ctx, "r", { from: "2027-05-30", to: "2027-06-02" }))).toBe(6);
+    expect(await measure(() => read(ctx, "r", { from: "2027-06-01", to: "2027-06-03" }))).toBe(5);
+  });
+
+  it("read: 30 days ending today 7, ending in the past 7 (8 when the end month is the larger part)", async () => {
+    await put(ctx, "t", { bucketWidth: 1 });
+    const batch = Array.from({ length: 60 }, (_, i) => ({ value: i % 7, at: T - i * DAY }));
+    await observe(ctx, "t", batch);
+    await warm(() => read(ctx, "t"));
+    expect(await measure(() => read(ctx, "t", { from: "2027-05-12", to: "2027-06-10" }))).toBe(7);
+    expect(await measure(() => read(ctx, "t", { from: "2027-04-15", to: "2027-05-14" }))).toBe(7);
+    // docs/histograms.md: the end month's rollup ZCARD, "8 instead of 7 … whatever the data"
+    expect(await measure(() => read(ctx, "t", { from: "2027-04-28", to: "2027-05-27" }))).toBe(8);
   });
 });
