@@ -422,3 +422,37 @@ describe("review 4: histogram command counts (docs/costs.md) in the states they 
     expect(await measure(() => read(ctx, "t", { from: "2027-04-28", to: "2027-05-27" }))).toBe(8);
   });
 });
+
+describe("review 4: histograms, the 5-minute horizon at its exact edges", () => {
+  for (const [label, now, tomorrowWritable] of [
+    ["23:55:00.000", Date.UTC(2027, 5, 15, 23, 55), true],
+    ["23:54:59.999", Date.UTC(2027, 5, 15, 23, 54, 59, 999), false],
+  ] as const) {
+    it(`at ${label} a read of the month so far ${tomorrowWritable ? "leaves out" : "has no"} tomorrow's observation`, async () => {
+      const ctx = lib.ctx(now, `r4h-h-${label.replace(/\D/g, "")}`);
+      await put(ctx, "h", { bucketWidth: 1 });
+      await observe(ctx, "h", [{ value: 3, at: Date.UTC(2027, 5, 1) }]);
+      const edge = await settle(observe(ctx, "h", [{ value: 100, at: now + 5 * 60_000 }]));
+      expect(edge.ok).toBe(true); // exactly 5 minutes ahead is allowed ("more than 5 minutes" is refused)
+      const ahead = await settle(observe(ctx, "h", [{ value: 100, at: now + 5 * 60_000 + 1 }]));
+      expect(ahead.ok).toBe(false);
+      const soFar = await read(ctx, "h", { from: "2027-06-01", to: "2027-06-15" });
+      const wantSoFar = tomorrowWritable ? [1, 3] : [2, 103];
+      expect([soFar.count, soFar.sum]).toEqual(wantSoFar);
+      const tomorrow = await read(ctx, "h", { from: "2027-06-16", to: "2027-06-16" });
+      expect(tomorrow.count).toBe(tomorrowWritable ? 1 : 0);
+    });
+  }
+
+  it("an ISO `at` with an offset picks the UTC day", async () => {
+    const ctx = lib.ctx(Date.UTC(2027, 5, 15, 12), "r4h-iso");
+    await put(ctx, "iso", { bucketWidth: 1 });
+    await observe(ctx, "iso", [
+      { value: 1, at: "2027-06-10T01:30:00+02:00" }, // 9 June 23:30 UTC
+      { value: 2, at: "2027-06-09T23:59:59.999-00:00" },
+      { value: 4, at: "2027-06-10T00:00:00.000Z" },
+    ]);
+    expect((await read(ctx, "iso", { from: "2027-06-09", to: "2027-06-09" })).sum).toBe(3);
+    expect((await read(ctx, "iso", { from: "2027-06-10", to: "2027-06-10" })).sum).toBe(4);
+  });
+});
