@@ -456,3 +456,52 @@ describe("review 4: histograms, the 5-minute horizon at its exact edges", () => 
     expect((await read(ctx, "iso", { from: "2027-06-10", to: "2027-06-10" })).sum).toBe(4);
   });
 });
+
+describe("review 4: histograms, the 20,000-bucket read cap at its edge", () => {
+  it("exactly 20,000 buckets answer over every shape of range; one more is refused naming the cap", async () => {
+    const now = Date.UTC(2027, 5, 10, 12);
+    const ctx = lib.ctx(now, "r4h-cap");
+    await put(ctx, "cap", { bucketWidth: 1 });
+    // 5 days of May (1st, 2nd, 10th, 30th, 31st) with 4,000 buckets of their own each
+    const days = [1, 2, 10, 30, 31].map((d) => Date.UTC(2027, 4, d));
+    for (const [k, day] of days.entries())
+      for (let b = 0; b < 4; b++)
+        await observe(
+          ctx,
+          "cap",
+          Array.from({ length: 1000 }, (_, i) => ({ value: k * 4000 + b * 1000 + i + 0.5, at: day + i * 1000 })),
+        );
+    const shapes = [
+      { from: "2027-05-01", to: "2027-05-31" }, // one month rollup
+      { from: "2027-04-20", to: "2027-05-31" }, // days, then the rollup
+      { from: "2027-05-01", to: "2027-06-10" }, // the rollup, then this month's
+      { from: "2027-05-02", to: "2027-05-31" }, // a partial start month: its days
+      { from: "2027-05-01", to: "2027-05-30" }, // end edge in the past
+      { from: "2026-06-06", to: "2027-06-10" }, // 400 days
+    ];
+    // day k holds the values k*4000 + 0.5 .. k*4000 + 3,999.5
+    const dayValues = (k: number) => Array.from({ length: 4000 }, (_, i) => k * 4000 + i + 0.5);
+    const sumOf = (ks: number[]) => ks.flatMap(dayValues).reduce((a, b) => a + b, 0);
+    for (const range of shapes) {
+      const ks = [0, 1, 2, 3, 4].filter(
+        (k) => !(range.from === "2027-05-02" && k === 0) && !(range.to === "2027-05-30" && k === 4),
+      );
+      const r = await settle(read(ctx, "cap", range));
+      expect(
+        r.ok ? [r.value.count, r.value.sum, r.value.buckets.length] : String(r.error),
+        JSON.stringify(range),
+      ).toEqual([ks.length * 4000, sumOf(ks), ks.length * 4000]);
+    }
+    await observe(ctx, "cap", [{ value: -7, at: Date.UTC(2027, 4, 15) }]);
+    for (const range of shapes.filter((s) => s.from !== "2027-05-02" && s.to !== "2027-05-30")) {
+      const r = await settle(read(ctx, "cap", range));
+      expect(r.ok, JSON.stringify(range)).toBe(false);
+      if (!r.ok) {
+        expect(r.error, JSON.stringify(range)).toBeInstanceOf(ValidationError);
+        expect(String((r.error as Error).message), JSON.stringify(range)).toContain("20000");
+      }
+    }
+    const keys = await keysUnder(target, ctx.prefix);
+    expect(keys.filter((k) => k.includes(":tmp"))).toEqual([]);
+  }, 120_000);
+});
