@@ -505,3 +505,50 @@ describe("review 4: histograms, the 20,000-bucket read cap at its edge", () => {
     expect(keys.filter((k) => k.includes(":tmp"))).toEqual([]);
   }, 120_000);
 });
+
+describe("review 4: histograms, a batch refused by the per-day bucket cap writes nothing", () => {
+  it("days before and after the full day in the batch keep no trace: no key, no count, no sum, no extreme", async () => {
+    const now = Date.UTC(2027, 5, 10, 12);
+    const ctx = lib.ctx(now, "r4h-daycap");
+    await put(ctx, "dc", { bucketWidth: 1 });
+    const full = Date.UTC(2027, 5, 5);
+    // 5,000 distinct buckets on 5 June: the day's cap
+    for (let b = 0; b < 5; b++)
+      await observe(
+        ctx,
+        "dc",
+        Array.from({ length: 1000 }, (_, i) => ({ value: b * 1000 + i, at: full + i })),
+      );
+    await observe(ctx, "dc", [{ value: 7, at: Date.UTC(2027, 5, 2) }]);
+    const before = await keysUnder(target, ctx.prefix);
+    const snapshot = async () => {
+      const out: Record<string, unknown> = {};
+      for (const key of before) {
+        const type = await command<string>(target, "TYPE", key);
+        out[key] = [
+          type,
+          type === "hash"
+            ? await command(target, "HGETALL", key)
+            : await command(target, "ZRANGE", key, 0, -1, "WITHSCORES"),
+          await command(target, "PEXPIRETIME", key),
+        ];
+      }
+      return out;
+    };
+    const was = await snapshot();
+    const batch = [
+      { value: -100.25, at: Date.UTC(2027, 5, 2, 3) }, // an existing day: new bucket, new extreme
+      { value: 1e9, at: Date.UTC(2027, 4, 20) }, // a new day of last month
+      { value: 3, at: full }, // an existing bucket of the full day
+      { value: 123_456, at: full + 5 }, // a new bucket of the full day: refused
+      { value: 5, at: Date.UTC(2027, 5, 9, 23, 59, 59, 999) }, // a new day after it
+    ];
+    const r = await settle(observe(ctx, "dc", batch));
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.error).toBeInstanceOf(ValidationError);
+    expect(await keysUnder(target, ctx.prefix)).toEqual(before);
+    expect(await snapshot()).toEqual(was);
+    const all = await read(ctx, "dc", { from: "2027-05-01", to: "2027-06-10" });
+    expect([all.count, all.min, all.max]).toEqual([5001, 0, 4999]);
+  });
+});
