@@ -7,8 +7,9 @@
  * up to 400 days), each compared with a plain model of the raw observations.
  *
  * The virtual clock runs ahead of the real one, so Redis would not expire keys the model has
- * dropped: `expireUntil` deletes every key of this file whose PEXPIRETIME has passed the virtual
- * now (what Redis does at that time), so no behaviour is invented that a real clock would not show.
+ * dropped: `VirtualExpiry` keeps each key's deadline on the virtual clock and deletes the keys whose
+ * deadline has passed (what Redis does at that time), so no behaviour is invented that a real
+ * clock would not show.
  */
 import { describe, expect, it } from "vitest";
 import { mulberry32 } from "../../dev/prng.ts";
@@ -35,7 +36,10 @@ const { target } = lib;
  */
 class VirtualExpiry {
   deadlines = new Map<string, number>();
-  constructor(private readonly prefix: string) {}
+  private readonly prefix: string;
+  constructor(prefix: string) {
+    this.prefix = prefix;
+  }
 
   async settle(now: number): Promise<void> {
     const keys = await keysUnder(target, this.prefix);
@@ -564,5 +568,33 @@ describe("review 4: histograms, a batch refused by the per-day bucket cap writes
     expect(await snapshot()).toEqual(was);
     const all = await read(ctx, "dc", { from: "2027-05-01", to: "2027-06-10" });
     expect([all.count, all.min, all.max]).toEqual([5001, 0, 4999]);
+  });
+});
+
+describe("review 4: histograms, values at the limits", () => {
+  it("a value exactly 1e12 buckets from zero is kept on both sides; one bucket further is refused", async () => {
+    const ctx = lib.ctx(Date.UTC(2027, 5, 10, 12), "r4h-lim");
+    for (const [w, v] of [
+      [1, 1e12],
+      [1000, 1e15],
+      [0.5, 5e11],
+    ] as const) {
+      const name = `w${String(w).replace(".", "_")}`;
+      await put(ctx, name, { bucketWidth: w });
+      expect((await settle(observe(ctx, name, [{ value: v }, { value: -v }]))).ok, `${w}`).toBe(true);
+      for (const over of [v + w, -v - w / 2]) {
+        const r = await settle(observe(ctx, name, [{ value: 1 }, { value: over }]));
+        expect(r.ok, `${w} ${over}`).toBe(false);
+        if (!r.ok) expect(r.error, `${w} ${over}`).toBeInstanceOf(ValidationError);
+      }
+      const r = await read(ctx, name);
+      expect([r.count, r.sum, r.min, r.max], `${w}`).toEqual([2, 0, -v, v]);
+      expect(r.buckets, `${w}`).toEqual([
+        { lower: -v, upper: -v + w, count: 1 },
+        { lower: v, upper: v + w, count: 1 },
+      ]);
+      // p50: the middle of the lower bucket's one observation; p99: the upper's, clamped to the max
+      expect([r.p50, r.p99], `${w}`).toEqual([-v + w / 2, v]);
+    }
   });
 });
