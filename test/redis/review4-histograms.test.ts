@@ -19,6 +19,7 @@ import { observe, put, read, remove } from "../../src/histograms/index.ts";
 import { bucketBound, bucketIndex, exactQuantile } from "../../src/histograms/buckets.ts";
 import { isoDay } from "../../src/histograms/keys.ts";
 import { DAY, dayStart } from "../../src/time.ts";
+import { histogramLoaders } from "../helpers/histograms.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { createRedis } from "../../src/redis/client.ts";
 import { command, keysUnder, resetStats, statsOf } from "../helpers/upstash-rest.ts";
@@ -597,4 +598,40 @@ describe("review 4: histograms, values at the limits", () => {
       expect([r.p50, r.p99], `${w}`).toEqual([-v + w / 2, v]);
     }
   });
+});
+
+describe("review 4: histograms, late writes around the end edge (rollup less the days after the range)", () => {
+  it("a late value into a day after the range and one into a day inside: the next read moves by the inside one only", async () => {
+    const now = Date.UTC(2026, 10, 26, 12);
+    const tag = `r4h-edge-${Math.random().toString(36).slice(2, 8)}`;
+    const counted = createRedis({ url: target.url, token: `${target.token}.${tag}`, timeoutMs: 20_000 });
+    const { load, measured } = histogramLoaders(lib, counted, tag);
+    const ctx = lib.ctx(now, "r4h-edge");
+    // October 2026: 4,999 buckets a day in 4 patterns (the edge pays off: 27 days, 135,000 entries)
+    const oct = Array.from({ length: 31 }, (_, i): [number, number[]] => [
+      Date.UTC(2026, 9, 1 + i),
+      Array.from({ length: 4999 }, (_, b) => (i % 4) * 4999 + b),
+    ]);
+    await load(ctx, "e", oct);
+    await read({ ...ctx, redis: counted }, "e"); // loads the read script for this client
+    const model = (extra: number[]) => {
+      const values = [...oct.slice(0, 27).flatMap(([, v]) => v), ...extra];
+      return {
+        count: values.length,
+        sum: values.reduce((a, b) => a + b, 0),
+        max: values.reduce((a, b) => Math.max(a, b)),
+      };
+    };
+    const first = await measured(ctx, "e", "2026-10-01", "2026-10-27");
+    expect(first.ok && { count: first.r.count, sum: first.r.sum, max: first.r.max }).toEqual(model([]));
+    expect(first.commands).toBeGreaterThan(8); // the end edge's ZCARDs: the rollup was taken
+    await observe(ctx, "e", [
+      { value: 50_000, at: Date.UTC(2026, 9, 30, 1) }, // after the range, a bucket of its own
+      { value: 3, at: Date.UTC(2026, 9, 29) }, // after the range, a shared bucket
+      { value: 40_000.5, at: Date.UTC(2026, 9, 3, 23, 59, 59, 999) }, // inside
+    ]);
+    const second = await measured(ctx, "e", "2026-10-01", "2026-10-27");
+    expect(second.ok && { count: second.r.count, sum: second.r.sum, max: second.r.max }).toEqual(model([40_000.5]));
+    if (second.ok) expect(second.r.buckets.find((b) => b.lower === 50_000)).toBeUndefined();
+  }, 120_000);
 });
