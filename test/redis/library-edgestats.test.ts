@@ -30,7 +30,7 @@ describe("Edgestats", () => {
     now += 3_600_000;
     expect(await stats.jobs.compact()).toEqual(expect.objectContaining({ streams: 1, more: false }));
     expect(await stats.jobs.trim()).toEqual(expect.objectContaining({ online: 0, capped: false }));
-    expect(await stats.jobs.sweepCounters()).toEqual({ checked: 0, deleted: 0 });
+    expect(await stats.jobs.sweepCounters()).toEqual({ checked: 0, deleted: 0, more: false });
     expect(await stats.jobs.leaderboardSnapshot()).toEqual(
       expect.objectContaining({ day: "2026-11-25", boards: 1, more: false }),
     );
