@@ -136,7 +136,7 @@ describe("counters against a seeded model: late batches, deletes, new lives, cac
           label = "delete counter";
         } else if (what < 0.6) {
           // the sweep frees the buckets of deleted lives, never those a new life claimed since
-          await sweepCountersJob(ctx());
+          await sweepCountersJob(ctx(), lib.config);
           label = "sweep";
         } else if (what < 0.7) {
           // time passes: within the hour, past an hour or a day, so head ranges finish
