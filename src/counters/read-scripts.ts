@@ -40,17 +40,21 @@ const resolveLua = defineLua(
 -- the values of the index fields named in extra (nil: none), read by the same HMGET
 local function liveOf(index, keys, extra)
   local live, at, more = {}, {}, {}
-  local values = fields(index, keys, extra)
+  local values  = fields(index, keys, extra)
+  local soonest = nil
   for i = 1, #keys do
     if values[i] then
       live[#live + 1] = keys[i]
       at[#at + 1]     = i
+      -- the recorded expiry (epoch ms, 0: none): the soonest bounds how long their union may be kept
+      local expires = tonumber(values[i])
+      if expires and expires > 0 and (not soonest or expires < soonest) then soonest = expires end
     end
   end
   if extra then
     for i = 1, #extra do more[i] = values[#keys + i] end
   end
-  return live, at, more
+  return live, at, more, soonest
 end
 -- Whether a union of the live keys (at positions at of buckets) is within bounds, and the entries
 -- it would walk (issue 15: bounded work, or a 400). ZUNIONSTORE is linear in the entries it reads
@@ -127,7 +131,7 @@ local function unionInto(dest, keys, aggregate)
   end
   return card
 end
-local function resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, cacheSeconds, rangeId, split, maxEntries, maxUnionMembers, extra)
+local function resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, cacheSeconds, rangeId, split, maxEntries, maxUnionMembers, extra, now)
   local nb = #buckets
   if nb == 0 then return target, false end
   if nb == 1 then
@@ -175,7 +179,7 @@ local function resolve(target, scratch, index, buckets, months, monthOf, aggrega
   else
     local parts = {}
     for i = 1, head do parts[i] = buckets[i] end
-    local live, at, more = liveOf(index, parts, extra)
+    local live, at, more, soonest = liveOf(index, parts, extra)
     if #live == 1 then
       cached = live[1]
     elseif #live > 1 then
@@ -188,7 +192,15 @@ local function resolve(target, scratch, index, buckets, months, monthOf, aggrega
       -- would free those inside this script, UNLINK frees them in the background
       if marks[2] then redis.call('UNLINK', target) end
       cachedCard = unionInto(target, live, aggregate)
-      redis.call('EXPIRE', target, cacheSeconds)
+      -- Kept no longer than the soonest key it sums lives (a ttl'd bucket): a cache kept its
+      -- full hour answered an expired bucket's counts, which every other read of those hours no
+      -- longer had (found in review 4). A key already past its recorded expiry is gone.
+      if soonest and soonest > now and soonest < now + cacheSeconds * 1000 then
+        -- relative to the caller's clock, as every expiry here is set
+        redis.call('PEXPIRE', target, soonest - now)
+      else
+        redis.call('EXPIRE', target, cacheSeconds)
+      end
       redis.call('HSET', index, 'u:' .. target, tag .. cachedCard)
       cached = target
     end
@@ -211,6 +223,7 @@ end
 /** The keys and arguments every read declares (see `resolve`), and the call that binds `key` and `temporary`. */
 const SOURCE_KEYS = ["target", "scratch", "index", "...buckets", "...months"] as const;
 const SOURCE_ARGS = [
+  "now",
   "aggregate",
   "cache",
   "cacheSeconds",
@@ -219,7 +232,7 @@ const SOURCE_ARGS = [
   "maxUnionMembers",
   "...monthOf",
 ] as const;
-const RESOLVE = `local key, temporary, _, over = resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, tonumber(cacheSeconds), rangeId, false, tonumber(maxEntries), tonumber(maxUnionMembers))
+const RESOLVE = `local key, temporary, _, over = resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, tonumber(cacheSeconds), rangeId, false, tonumber(maxEntries), tonumber(maxUnionMembers), nil, tonumber(now))
 if over then return {refused = 'too_many_entries', entries = over.entries} end`;
 
 /** What a read past the union bound answers (`resolve`'s `over`): a 400 naming the limit. */
@@ -245,7 +258,7 @@ export const topScript = defineScript({
 -- bucket of a range ending now, or every key of a range whose union would be too big, by the
 -- threshold algorithm (work in n, not in their members). Else one union, within the bound.
 local sumTop  = aggregate == 'SUM' and rev == '1'
-local key, temporary, current, over = resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, tonumber(cacheSeconds), rangeId, sumTop, tonumber(maxEntries), tonumber(maxUnionMembers))
+local key, temporary, current, over = resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, tonumber(cacheSeconds), rangeId, sumTop, tonumber(maxEntries), tonumber(maxUnionMembers), nil, tonumber(now))
 if over then
   local out = sumTop and topOfMany(over.keys, tonumber(n), ${THRESHOLD_LOOKUPS})
   if out then return out end
@@ -280,7 +293,7 @@ export const memberScript = defineScript({
   name: "counters.member",
   write: false,
   keys: [...SOURCE_KEYS, "...edgeKeys"],
-  args: [...SOURCE_ARGS, "member", "now", "edges"],
+  args: [...SOURCE_ARGS, "member", "edges"],
   uses: [resolveLua, edgeSumLua],
   lua: `
 -- a sum of an hour or day counter has an edge plan (edgeSum): its index fields ride in the HMGET
@@ -290,7 +303,7 @@ if edges ~= '' then
   plan  = cjson.decode(edges)
   extra = edgeFields(plan, edgeKeys)
 end
-local key, temporary, _, over = resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, tonumber(cacheSeconds), rangeId, false, tonumber(maxEntries), tonumber(maxUnionMembers), extra)
+local key, temporary, _, over = resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, tonumber(cacheSeconds), rangeId, false, tonumber(maxEntries), tonumber(maxUnionMembers), extra, tonumber(now))
 if over and extra then
   local values = over.extra or redis.call('HMGET', index, unpack(extra))
   local ok, sum = edgeSum(plan, edgeKeys, values, member, tonumber(now))
