@@ -688,3 +688,48 @@ describe("a short timeout and the carry window", () => {
     expect(kept).toMatchObject({ peak: 1, active: 1, new: 1 });
   });
 });
+
+describe("a late heartbeat and the room's last-heartbeat time", () => {
+  // WRONG: a late heartbeat writes its own, older time into today's last-heartbeat field (bits
+  // 96..127: `SET u32 96 ofDay+1`, not a maximum). The next heartbeat measures the room's silence
+  // from that older time: here 124 s (over the 120 s timeout) though the room's last heartbeat
+  // was 25 s before (the late one needs a delay near a timeout: queue retries reach 303 s). It
+  // takes the room for newly active and rewrites `_due`, `_rooms` (the list order moves), the
+  // history placeholder and its lifetime: 9 commands instead of the 5 of docs/costs.md ("known
+  // id, online"). Severity: low (4 extra commands on such heartbeats, a listing refresh out of
+  // turn; only after a delay of about a timeout). Smallest fix: the heartbeat's BITFIELD returns
+  // the old value (it already reads it as `last`): when `last > ofDay + 1`, write `last` back
+  // (one command, only for late heartbeats), so the field stays the day's latest heartbeat.
+  it.fails("a heartbeat 25 s after the room's last one costs 5 commands", async () => {
+    const tag = `rv4late${Math.random().toString(36).slice(2, 6)}`;
+    const redis = createRedis({ url: target.url, token: `${target.token}.${tag}` });
+    const { prefix } = lib.ctx(D0, "late-last");
+    const t = D0 + 15 * HOUR;
+    const at = (ms: number): Ctx => ({ redis, prefix, now: t + ms });
+    await heartbeat(at(0), "warm", ["w"], T_OPT); // loads the script
+    await heartbeat(at(0), "r", ["a", "b"], T_OPT);
+    await heartbeat(at(100_000), "r", ["a"], T_OPT);
+    await heartbeat(at(1_000), "r", ["b"], T_OPT); // queued at 1 s, retried, applied after the 100 s one
+    await resetStats(target, tag);
+    const res = await heartbeat(at(125_000), "r", ["a"], T_OPT); // 25 s after the room's last heartbeat
+    expect(res.online).toBe(1);
+    const s = await statsOf(target, tag);
+    expect({ requests: s.requests, commands: s.commands }).toEqual({ requests: 1, commands: 5 });
+  });
+});
+
+describe("odd batches", () => {
+  it("an id twice in one batch is one new id, one AU bit, one compact id", async () => {
+    const ctx = lib.ctx(D0, "dup");
+    const t = D0 + 10 * HOUR;
+    expect(await heartbeat({ ...ctx, now: t }, "r", ["a", "a", "b", "a"], T_OPT)).toMatchObject({ new: 2, online: 2 });
+    expect(await heartbeat({ ...ctx, now: t + 1 }, "r", ["b", "b"], T_OPT)).toMatchObject({ new: 0, online: 2 });
+    expect(await stats({ ...ctx, now: t + 2 }, "r", T_OPT)).toMatchObject({
+      activeToday: 2,
+      newToday: 2,
+      peakToday: 2,
+      peakAt: t,
+    });
+    expect(await command<string>(target, "GET", `${ctx.prefix}:presence:r:seq`)).toBe("2");
+  });
+});
