@@ -50,6 +50,8 @@ interface RunOptions {
   seed: number;
   /** Largest delay of a queued heartbeat (its `at` is this much in the past at most); 0: all synchronous. */
   lagMs: number;
+  /** While rooms are active, the trim job runs every 1..gapMinutes minutes (1: the cron); always every minute near midnight. */
+  gapMinutes?: number;
   days: number;
 }
 
@@ -253,6 +255,7 @@ async function runModel(opts: RunOptions): Promise<{ mismatches: Mismatch[]; cou
       check(`day.${kind}.peakAt`, t, d.peakAt, p.peakAt);
       check(`day.${kind}.active`, t, d.active, m.au.get(from)?.size ?? 0);
       check(`day.${kind}.new`, t, d.new, m.nu.get(from) ?? 0);
+      if ((m.au.get(from)?.size ?? 0) > 0) bump(`day.${kind}:with-data`);
     }
     // Members, paged with a random limit; nothing happens between pages here.
     const limit = 1 + Math.floor(rand() * 4);
@@ -267,6 +270,7 @@ async function runModel(opts: RunOptions): Promise<{ mismatches: Mismatch[]; cou
     const want = [...m.score].filter(([, sc]) => sc >= t - TIMEOUT).map(([id, lastSeen]) => ({ id, lastSeen }));
     const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : 1);
     check("members.set", t, [...listed].sort(byId), want.sort(byId));
+    if (listed.length > 0) bump("members.listed");
     check(
       "members.order",
       t,
@@ -281,6 +285,7 @@ async function runModel(opts: RunOptions): Promise<{ mismatches: Mismatch[]; cou
       .sort((a, b) => a[0] - b[0])
       .map(([minute, online]) => ({ at: minute, online }));
     check("history", t, h.points, wantPoints);
+    if (wantPoints.length > 0) bump("history:with-points");
     // Site-wide figures.
     const tot = await costed("total", t, null, () => total(at(t)));
     // docs/costs.md: 3, or 4 after midnight before the day's first sample
@@ -319,7 +324,10 @@ async function runModel(opts: RunOptions): Promise<{ mismatches: Mismatch[]; cou
   const end = D0 + opts.days * DAY;
   let nextCron = clock;
   const scheduleCron = (after: number) => {
-    const base = dense(after) ? Math.floor(after / MINUTE + 1) * MINUTE : Math.floor(after / HOUR + 1) * HOUR;
+    const sinceMidnight = after - dayStart(after);
+    const nearMidnight = sinceMidnight < 6 * MINUTE || sinceMidnight > DAY - 7 * MINUTE;
+    const gap = nearMidnight ? 1 : 1 + Math.floor(rand() * (opts.gapMinutes ?? 1));
+    const base = dense(after) ? Math.floor(after / MINUTE + gap) * MINUTE : Math.floor(after / HOUR + 1) * HOUR;
     nextCron = base + Math.floor(rand() * 59_000);
   };
   scheduleCron(clock);
@@ -409,6 +417,8 @@ function summary(mismatches: Mismatch[]): Record<string, { n: number; first: str
 
 /** The kinds of check about PCU (peakToday, peak, peakAt of every read); the rest is checked apart. */
 const isPeak = (kind: string) => /peak/i.test(kind) && !kind.startsWith("total.");
+/** The records of days two and more days old (`?day=`, the ring of past days). */
+const isRecord = (kind: string) => kind.startsWith("day.archived.");
 const runs = new Map<string, ReturnType<typeof runModel>>();
 function once(name: string, opts: RunOptions) {
   if (!runs.has(name)) runs.set(name, runModel(opts));
@@ -416,10 +426,11 @@ function once(name: string, opts: RunOptions) {
 }
 const SYNC: RunOptions = { seed: 4001, lagMs: 0, days: 4 };
 const LATE: RunOptions = { seed: 4002, lagMs: 30_000, days: 4 };
+const SPARSE: RunOptions = { seed: 4003, lagMs: 10_000, days: 4, gapMinutes: 12 };
 
 describe("presence against a model (seeded, 4 UTC days, 3 rooms, timeout 120 s, horizon 2 days)", () => {
   it(
-    "synchronous heartbeats: online, AU, NU, members, history, _total, room list, forgetting and costs match",
+    "synchronous heartbeats: online, AU, NU (today, yesterday), members, history, _total, room list, forgetting and costs match",
     { timeout: 300_000 },
     async () => {
       const { mismatches, counts } = await once("sync", SYNC);
@@ -428,7 +439,11 @@ describe("presence against a model (seeded, 4 UTC days, 3 rooms, timeout 120 s, 
       expect(counts["leave"]).toBeGreaterThan(20);
       expect(counts["reads"]).toBeGreaterThan(100);
       expect(counts["checked:day.archived.active"]).toBeGreaterThan(50);
-      expect(summary(mismatches.filter((x) => !isPeak(x.kind)))).toEqual({});
+      expect(counts["day.archived:with-data"]).toBeGreaterThan(20);
+      expect(counts["day.yesterday:with-data"]).toBeGreaterThan(50);
+      expect(counts["history:with-points"]).toBeGreaterThan(100);
+      expect(counts["members.listed"]).toBeGreaterThan(50);
+      expect(summary(mismatches.filter((x) => !isPeak(x.kind) && !isRecord(x.kind)))).toEqual({});
     },
   );
 
@@ -437,6 +452,29 @@ describe("presence against a model (seeded, 4 UTC days, 3 rooms, timeout 120 s, 
     expect(counts["reads"]).toBeGreaterThan(100);
     expect(summary(mismatches.filter((x) => !isPeak(x.kind)))).toEqual({});
   });
+
+  it(
+    "trim runs 1 to 12 minutes apart (every minute near midnight): everything but PCU matches",
+    { timeout: 300_000 },
+    async () => {
+      const { mismatches, counts } = await once("sparse", SPARSE);
+      expect(counts["checked:history"]).toBeGreaterThan(100);
+      expect(summary(mismatches.filter((x) => !isPeak(x.kind)))).toEqual({});
+    },
+  );
+
+  // WRONG: see "day records of a room that goes idle around midnight" below (the same cause): in
+  // this run room rb comes back on 2026-12-10 with an 11th id, then goes idle between the last
+  // run before midnight and the first after; its record keeps the figures of its earlier idle
+  // visit that day (AU and NU 10, not 11). Medium.
+  it.fails(
+    "synchronous heartbeats: the records of past days hold the day's AU and NU",
+    { timeout: 300_000 },
+    async () => {
+      const { mismatches } = await once("sync", SYNC);
+      expect(summary(mismatches.filter((x) => isRecord(x.kind) && !isPeak(x.kind)))).toEqual({});
+    },
+  );
 
   // WRONG: see "ids online at midnight" below (the same cause): the seeded run meets one day whose
   // true peak was at 00:00 and is reported lower, reached at the day's first heartbeat. Medium.
