@@ -107,7 +107,9 @@ export function createTrimJob(options: TrimOptions = {}): Job {
           hourly: minute % (HOUR / MINUTE) === 0 ? 1 : 0,
           // After one timeout past midnight every id carried over is offline or
           // has heartbeated (which records the peak): later samples cannot raise it.
-          carry: ctx.now - start <= timeout ? 1 : 0,
+          // At least 2 minutes, so that a minute cron has a run in the window even with a
+          // timeout under a minute (else yesterday was never recorded; found in review 4).
+          carry: ctx.now - start <= Math.max(timeout, 2 * MINUTE) ? 1 : 0,
           rotate: capped ? 1 : 0,
           dailyTtl: dailyTtlSeconds(ctx.now),
           activeTtl: HISTORY_ACTIVE_TTL_SECONDS,

@@ -113,6 +113,10 @@ end
 if #firstToday > 0 then redis.call('PFADD', siteActive, unpack(firstToday)) end
 -- The online count only rises at a heartbeat, so checking the peak here makes PCU exact.
 if count > peak then redis.call('BITFIELD', daily, 'SET', 'u32', 32, count, 'SET', 'u32', 64, ofDay) end
+-- A late (queued) heartbeat swapped its older time in: the field is the day's latest heartbeat,
+-- which the next heartbeat measures the room's silence from (it took the room for newly active:
+-- 9 commands, a list refresh out of turn; found in review 4). One command, late heartbeats only.
+if last > ofDay + 1 then redis.call('BITFIELD', daily, 'SET', 'u32', 96, last) end
 -- No heartbeat yet today: the key is new (or only the trim job's midnight
 -- peak is in it), and its deadline, the end of tomorrow, is fixed. The day's
 -- HyperLogLog gets the same deadline: whoever creates it is the first
@@ -269,19 +273,20 @@ for r, room in ipairs(roomNames) do
     active = activity ~= nil and now - activity < idleAfter
   end
   total = total + count
+  -- Yesterday is over: a room visited in the window after midnight keeps its figures (rewritten by
+  -- each run of the window, so heartbeats queued before midnight and applied in it are in). Idle
+  -- rooms too: one that went idle between the last run before midnight and the first after had
+  -- no record of the day at all (found in review 4).
+  if carry then
+    local y = redis.call('BITFIELD', yesterdayKeys[r], 'GET', 'u32', 0, 'GET', 'u32', 32, 'GET', 'u32', 64, 'GET', 'u32', 96)
+    archive(daysKeys[r], yesterdayKeys[r], y, today - 1, yesterdayBit)
+  end
   if active then
     -- One point per minute; a rerun of the minute overwrites its own slot.
     redis.call('ZADD', history, int(minute * ${HISTORY_SCALE} + math.min(count, ${HISTORY_SCALE - 1})), slot)
     if hourly then
       redis.call('EXPIRE', history, activeTtl)
       redis.call('ZADD', rooms, 'GT', int(now), room)
-    end
-    -- Yesterday is over: a room active across midnight keeps its figures
-    -- (rewritten by each run of the window, so heartbeats queued before
-    -- midnight and applied in it are in).
-    if carry then
-      local y = redis.call('BITFIELD', yesterdayKeys[r], 'GET', 'u32', 0, 'GET', 'u32', 32, 'GET', 'u32', 64, 'GET', 'u32', 96)
-      archive(daysKeys[r], yesterdayKeys[r], y, today - 1, yesterdayBit)
     end
     if carry and count > 0 then
       -- Concurrency carried over midnight, before any heartbeat of the new day:

@@ -11,7 +11,7 @@ export const area = {
       commands: 5,
       naive: 5,
       target: 6,
-      note: "EVALSHA, HMGET (id → compact id), ZADD (last seen), ZCOUNT (online now), and one BITFIELD that sets the AU bit, reads the peak and records the heartbeat time. No EXPIRE and no registry write: those happen only when a key or the room's activity is new (was 11).",
+      note: "EVALSHA, HMGET (id → compact id), ZADD (last seen), ZCOUNT (online now), and one BITFIELD that sets the AU bit, reads the peak and records the heartbeat time. No EXPIRE and no registry write: those happen only when a key or the room's activity is new (was 11). A late heartbeat (applied from the queue after a later one of the room) writes the later time back: one more BITFIELD.",
     },
     heartbeatKnown1000: { call: "heartbeat, 1,000 ids", state: "known ids, online", roundTrips: 1, commands: 5 },
     heartbeatKnownPeak: {

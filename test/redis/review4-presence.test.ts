@@ -183,7 +183,9 @@ async function runModel(opts: RunOptions): Promise<{ mismatches: Mismatch[]; cou
       (firstToday ? 1 : 0) +
       (online > (peakBefore ?? 0) ? 1 : 0) +
       (lastBefore === 0 ? 2 : 0) +
-      (reactivates ? 4 : 0);
+      (reactivates ? 4 : 0) +
+      // a late heartbeat writes the day's later last-heartbeat time back (+1)
+      ((lastBefore ?? 0) > ofDay + 1 ? 1 : 0);
     const res = await costed("heartbeat", t, want, () => heartbeat(at(t), room, ids, opt));
     check("heartbeat.new", t, res.new, fresh.length);
     check("heartbeat.online", t, res.online, online);
@@ -463,20 +465,16 @@ describe("presence against a model (seeded, 4 UTC days, 3 rooms, timeout 120 s, 
     },
   );
 
-  // WRONG: see "day records of a room that goes idle around midnight" below (the same cause): in
+  // FIXED (was medium): see "day records of a room that goes idle around midnight" below: in
   // this run room rb comes back on 2026-12-10 with an 11th id, then goes idle between the last
   // run before midnight and the first after; its record keeps the figures of its earlier idle
   // visit that day (AU and NU 10, not 11). Medium.
-  it.fails(
-    "synchronous heartbeats: the records of past days hold the day's AU and NU",
-    { timeout: 300_000 },
-    async () => {
-      const { mismatches } = await once("sync", SYNC);
-      expect(summary(mismatches.filter((x) => isRecord(x.kind) && !isPeak(x.kind)))).toEqual({});
-    },
-  );
+  it("synchronous heartbeats: the records of past days hold the day's AU and NU", { timeout: 300_000 }, async () => {
+    const { mismatches } = await once("sync", SYNC);
+    expect(summary(mismatches.filter((x) => isRecord(x.kind) && !isPeak(x.kind)))).toEqual({});
+  });
 
-  // WRONG: see "ids online at midnight" below (the same cause): the seeded run meets one day whose
+  // KNOWN LIMIT (docs/presence.md, left open): see "ids online at midnight" below (the same cause): the seeded run meets one day whose
   // true peak was at 00:00 and is reported lower, reached at the day's first heartbeat. Medium.
   it.fails(
     "synchronous heartbeats: PCU and peakAt equal the true maximum concurrency",
@@ -487,7 +485,7 @@ describe("presence against a model (seeded, 4 UTC days, 3 rooms, timeout 120 s, 
     },
   );
 
-  // WRONG: see "a late heartbeat" below: with queued heartbeats the day's peak is understated on
+  // KNOWN LIMIT (docs/presence.md, left open): see "a late heartbeat" below: with queued heartbeats the day's peak is understated on
   // several days (yesterday and archived records included). Medium.
   it.fails("queued heartbeats: PCU and peakAt equal the true maximum concurrency", { timeout: 300_000 }, async () => {
     const { mismatches } = await once("late", LATE);
@@ -505,7 +503,7 @@ const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 describe("PCU when heartbeats are applied out of time order (queued ingest)", () => {
   const T0 = D0 + 12 * HOUR;
-  // WRONG: x heartbeats at 0 and 100 ms; y's queued heartbeat of 50 ms is applied after them. At
+  // KNOWN LIMIT (docs/presence.md, left open): x heartbeats at 0 and 100 ms; y's queued heartbeat of 50 ms is applied after them. At
   // 50 ms x and y were both online (true PCU 2), but the late heartbeat counts `ZCOUNT seen
   // <at-timeout> <at>`, which leaves x out (its last-seen, 100, is after 50), and no other heartbeat
   // ever sees both: peakToday stays 1 once y times out. The review-2 fix (upper bound = the
@@ -528,7 +526,7 @@ describe("PCU when heartbeats are applied out of time order (queued ingest)", ()
     expect({ peakToday: s.peakToday, peakAt: s.peakAt }).toEqual({ peakToday: 2, peakAt: T0 + 50 });
   });
 
-  // WRONG: in the same situation, while both are still online the read sees online (2) above the
+  // KNOWN LIMIT (docs/presence.md, left open): in the same situation, while both are still online the read sees online (2) above the
   // recorded peak (1) and takes it for ids carried over midnight: peakAt = 00:00 of the day, when
   // nobody was online (the room's first heartbeat was at 12:00). Severity: low (peakAt only, and
   // only until the ids time out, when peakToday falls back to 1: the figure moves from read to
@@ -548,7 +546,7 @@ describe("PCU when heartbeats are applied out of time order (queued ingest)", ()
 });
 
 describe("ids online at midnight", () => {
-  // WRONG: 5 ids are online at 00:00 (heartbeats at 23:58:30, timeout 120 s); 3 of them time out
+  // KNOWN LIMIT (docs/presence.md, left open): 5 ids are online at 00:00 (heartbeats at 23:58:30, timeout 120 s); 3 of them time out
   // at 00:00:30, before the day's first trim run (cron at :40 s) and before any heartbeat of the
   // day. The true PCU of the day is 5, at 00:00; the run samples 2 (and, had a heartbeat come
   // first, it would record its own count at its own time). Severity: medium — "PCU is exact" and
@@ -589,7 +587,7 @@ describe("ids online at midnight", () => {
 });
 
 describe("day records of a room that goes idle around midnight", () => {
-  // WRONG: the room's last heartbeat is at 23:55:30 (timeout 120 s: active until 23:59:30). The
+  // FIXED (was medium; the carry step now runs for every visited room): the room's last heartbeat is at 23:55:30 (timeout 120 s: active until 23:59:30). The
   // run of 23:59:10 sees it active (no record: the carry window is after midnight), the run of
   // 00:00:10 sees it idle: the idle branch archives TODAY (empty: nothing written) and the carry
   // branch, which archives yesterday, runs only for active rooms. The day is never recorded and
@@ -600,7 +598,7 @@ describe("day records of a room that goes idle around midnight", () => {
   // Smallest fix: in trimScript, run the `if carry then archive(yesterday)` step for every visited
   // room (move it out of `if active`); a room idle since before yesterday's last run has nothing to
   // add (its record is already the same figures).
-  it.fails("a room idle by the first run after midnight still gets yesterday's record", async () => {
+  it("a room idle by the first run after midnight still gets yesterday's record", async () => {
     const ctx = lib.ctx(D0, "idle-midnight");
     const mid = D0 + DAY;
     await heartbeat({ ...ctx, now: mid - 4 * MINUTE - 30_000 }, "r", ["a", "b"], T_OPT);
@@ -630,7 +628,8 @@ describe("day records of a room that goes idle around midnight", () => {
 });
 
 describe("site-wide figures", () => {
-  // WRONG (doc vs code): a run with no room due records no sample (its last chunk records it, and
+  // DOCUMENTED NOW (docs/presence.md says "the latest run that visited a room"; recording a sample
+  // on idle runs would cost +1 each), kept as it.fails for the stronger behaviour: a run with no room due records no sample (its last chunk records it, and
   // there is no chunk), so `onlineAt` is the latest run that visited a room, not "the trim job's
   // latest run": hours after the last room went idle it still names that run, and on a day whose
   // runs had nothing due it stays yesterday's (or null on a fresh deployment whose runs ran).
@@ -678,7 +677,7 @@ describe("the id horizon (2 days)", () => {
 });
 
 describe("a heartbeat retried by the queue past the active margin", () => {
-  // WRONG: default timeout (300 s). a heartbeats at 0; b's heartbeat, sent at 240 s, fails to apply
+  // KNOWN LIMIT (docs/presence.md, left open): default timeout (300 s). a heartbeats at 0; b's heartbeat, sent at 240 s, fails to apply
   // and Queues retries it (1, 2, 4 … 60 s: up to 303 s late with max_retries 10, docs/ingest.md).
   // The run of 430 s finds the room idle (no heartbeat for timeout + 2 min) and schedules it days
   // later; b's heartbeat then lands at its own time, 240 s: 240 s after the last heartbeat, less
@@ -706,14 +705,14 @@ describe("a heartbeat retried by the queue past the active margin", () => {
 });
 
 describe("a short timeout and the carry window", () => {
-  // WRONG: with PRESENCE_TIMEOUT_SECONDS below 60 (allowed: 5..86400) the carry window (the first
+  // FIXED (was low; the window is now at least 2 minutes): with PRESENCE_TIMEOUT_SECONDS below 60 (allowed: 5..86400) the carry window (the first
   // timeout after midnight) can hold no cron run at all: here the runs are at :40 s and the
   // timeout is 30 s. A room active across midnight then never gets yesterday's record (its idle
   // visit archives today only), and the day reads as zeros once two days old. Severity: low (a
   // non-default setting; with 300 s every cron run of the first 5 minutes is in the window).
   // Smallest fix: carry while `now - dayStart <= max(timeout, 2 minutes)` (the records are
   // rewritten idempotently), or refuse PRESENCE_TIMEOUT_SECONDS below 60.
-  it.fails("yesterday is recorded for a room active across midnight with a 30 s timeout", async () => {
+  it("yesterday is recorded for a room active across midnight with a 30 s timeout", async () => {
     const ctx = lib.ctx(D0, "short-carry");
     const config: Config = { ...lib.config, presenceTimeoutSeconds: 30 };
     const opt = { timeoutSeconds: 30 };
@@ -728,7 +727,7 @@ describe("a short timeout and the carry window", () => {
 });
 
 describe("a late heartbeat and the room's last-heartbeat time", () => {
-  // WRONG: a late heartbeat writes its own, older time into today's last-heartbeat field (bits
+  // FIXED (was low; the later time is written back): a late heartbeat wrote its own, older time into today's last-heartbeat field (bits
   // 96..127: `SET u32 96 ofDay+1`, not a maximum). The next heartbeat measures the room's silence
   // from that older time: here 124 s (over the 120 s timeout) though the room's last heartbeat
   // was 25 s before (the late one needs a delay near a timeout: queue retries reach 303 s). It
@@ -738,7 +737,7 @@ describe("a late heartbeat and the room's last-heartbeat time", () => {
   // turn; only after a delay of about a timeout). Smallest fix: the heartbeat's BITFIELD returns
   // the old value (it already reads it as `last`): when `last > ofDay + 1`, write `last` back
   // (one command, only for late heartbeats), so the field stays the day's latest heartbeat.
-  it.fails("a heartbeat 25 s after the room's last one costs 5 commands", async () => {
+  it("a heartbeat 25 s after the room's last one costs 5 commands", async () => {
     const tag = `rv4late${Math.random().toString(36).slice(2, 6)}`;
     const redis = createRedis({ url: target.url, token: `${target.token}.${tag}` });
     const { prefix } = lib.ctx(D0, "late-last");
