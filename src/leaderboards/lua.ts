@@ -4,20 +4,51 @@ import { DEFAULT_KEEP_SEASONS } from "./seasons.ts";
 
 /** Lua the leaderboard scripts share (scripts.ts: writes and the snapshot job, read-scripts.ts: reads). */
 
+/** Ranking members '<seq>:<player>' (keys.ts, SEQ_WIDTH and playerOfMember). */
+export const memberLua = defineLua(
+  "leaderboards.member",
+  ["memberOf", "playerOf", "seqOf", "nextSeq", "holdsLastSeq"],
+  `
+local function memberOf(seq, player)
+  return string.format('%0${SEQ_WIDTH}d', tonumber(seq)) .. ':' .. player
+end
+local function playerOf(member)
+  return string.sub(member, ${SEQ_WIDTH + 2})
+end
+local function seqOf(member)
+  return tonumber(string.sub(member, 1, ${SEQ_WIDTH}))
+end
+-- The board's next tie-break sequence (settings field 'seq'); the last one this script took is
+-- remembered, so a member that already holds it needs no newer one.
+local lastSeq = nil
+local function nextSeq(settings)
+  lastSeq = redis.call('HINCRBY', settings, 'seq', 1)
+  return lastSeq
+end
+local function holdsLastSeq(member)
+  return lastSeq ~= nil and seqOf(member) == lastSeq
+end`,
+);
+
 /**
  * A player's entry in the players hash:
- * '<joinedAt><policy>:<ranking member>|<season>|<best>|<previous>[|<oldSeason>|<oldBest>]'.
+ * '<joinedAt><policy>:<ranking member>|<season>|<best>|<previous>[|<oldSeason>|<oldBest>[|<past>]]'.
  * Policy 'j' or 'r' is the board's tie policy, which cannot change while the board has players, so
  * a score change need not read the settings; <season> is the season of the player's latest write,
  * <best> the best rank seen at the player's writes in it and <previous> the player's final rank in
  * the season before it. <oldSeason> and <oldBest> keep the season the player wrote in before
  * <season> and its best rank, so reading that finished season (most often `previous`) still
- * answers its bestRank; an older season's is unknown (null). Entries of older versions end after
- * <previous> or after the member (and may lack the policy: '' reads the settings).
+ * answers its bestRank; an older season's is unknown (null). Under ties 'reached' the member is
+ * the player's in <season> only: it enters each season with a new one (the tie order is by who
+ * reached a score first in that season), so <past> ('<season>:<seq>,...', newest first, at most
+ * the board's keepSeasons) keeps the sequence of its member in each earlier season it wrote in,
+ * for reads of those seasons (memberIn). Under 'joined' the member never changes and <past> is
+ * never written. Entries of older versions end after <oldBest>, after <previous> or after the
+ * member (and may lack the policy: '' reads the settings).
  */
 export const entryLua = defineLua(
   "leaderboards.entry",
-  ["parseEntry", "entryText", "switchSeason"],
+  ["parseEntry", "entryText", "memberIn", "switchSeason"],
   `
 local function parseEntry(text)
   local joined, policy, member, rest = string.match(text, '^(%-?%d+)([jr]?):([^|]+)(.*)$')
@@ -25,26 +56,59 @@ local function parseEntry(text)
   if rest ~= '' then
     local sid, best, prev, old = string.match(rest, '^|([^|]*)|([^|]*)|([^|]*)(.*)$')
     e.sid, e.best, e.prev = sid, tonumber(best), tonumber(prev)
-    local oldSid, oldBest = string.match(old, '^|([^|]*)|([^|]*)$')
+    local oldSid, oldBest, past = string.match(old, '^|([^|]*)|([^|]*)(.*)$')
     if oldSid and oldSid ~= '' then e.oldSid, e.oldBest = oldSid, tonumber(oldBest) end
+    if past and past ~= '' then
+      e.past = {}
+      for psid, seq in string.gmatch(past, '([^|,:]+):(%d+)') do e.past[#e.past + 1] = {psid, seq} end
+    end
   end
   return e
 end
 local function entryText(e)
   local text = e.joined .. e.policy .. ':' .. e.member .. '|' .. (e.sid or '') .. '|' .. (e.best or '') .. '|' .. (e.prev or '')
-  if e.oldSid then text = text .. '|' .. e.oldSid .. '|' .. (e.oldBest or '') end
+  if e.oldSid or e.past then text = text .. '|' .. (e.oldSid or '') .. '|' .. (e.oldBest or '') end
+  if e.past then
+    local parts = {}
+    for i, p in ipairs(e.past) do parts[i] = p[1] .. ':' .. p[2] end
+    text = text .. '|' .. table.concat(parts, ',')
+  end
   return text
+end
+-- The player's ranking member in season sid: its latest, or under ties 'reached' the one kept
+-- for sid in <past>. A season the entry keeps none for answers the latest, which that season
+-- does not hold (or, for an entry of an older version, may).
+local function memberIn(e, sid)
+  if sid ~= e.sid and e.past then
+    for _, p in ipairs(e.past) do
+      if p[1] == sid then return memberOf(p[2], playerOf(e.member)) end
+    end
+  end
+  return e.member
 end
 -- The entry's season becomes sid (a first write in it, or a write racing a season boundary):
 -- the season it leaves keeps its best rank in oldSid/oldBest, and going back to that season
--- (a late write into it) takes its best back. previousRank is the caller's.
-local function switchSeason(e, sid)
+-- (a late write into it) takes its best back. Under ties 'reached' the season it leaves keeps
+-- its member in <past> (the keep newest), and going back takes that member back. previousRank
+-- is the caller's.
+local function switchSeason(e, sid, keep)
   if e.sid == sid then return end
   local leftSid, leftBest = e.sid, e.best
   if leftSid == '' then leftSid, leftBest = nil, nil end
   e.best = e.oldSid == sid and e.oldBest or nil
+  if e.policy == 'r' and leftSid then
+    local past, back = {{leftSid, seqOf(e.member)}}, nil
+    for _, p in ipairs(e.past or {}) do
+      if p[1] == sid then back = p[2] elseif p[1] ~= leftSid then past[#past + 1] = p end
+    end
+    table.sort(past, function(x, y) return x[1] > y[1] end)
+    for i = #past, keep + 1, -1 do past[i] = nil end
+    if back then e.member = memberOf(back, playerOf(e.member)) end
+    e.past = past
+  end
   e.sid, e.oldSid, e.oldBest = sid, leftSid, leftBest
 end`,
+  [memberLua],
 );
 
 /**
@@ -72,8 +136,8 @@ end`,
 /**
  * The season block (seasons.ts, seasonBlock): `keys` are the season's ranking under reset none,
  * daily, weekly, monthly, then the season before it under each; `args` per policy the season id
- * ('' when the request names none of that policy) and the season's end in epoch ms. The board's
- * reset picks one.
+ * ('' when the request names none of that policy), the season's end in epoch ms and the id of
+ * the season before it. The board's reset picks one.
  */
 export const seasonLua = defineLua(
   "leaderboards.season",
@@ -82,9 +146,9 @@ export const seasonLua = defineLua(
 local POLICY = {n = 0, d = 1, w = 2, m = 3}
 local function seasonOf(reset, keys, args)
   local i   = POLICY[reset] or 0
-  local sid = args[i * 2 + 1]
+  local sid = args[i * 3 + 1]
   if sid == '' then return nil end
-  return {reset = reset, key = keys[i + 1], prev = reset ~= 'n' and keys[i + 5] or nil, sid = sid, to = tonumber(args[i * 2 + 2])}
+  return {reset = reset, key = keys[i + 1], prev = reset ~= 'n' and keys[i + 5] or nil, sid = sid, to = tonumber(args[i * 3 + 2]), prevSid = args[i * 3 + 3]}
 end
 local function daysFromCivil(y, m, d)
   if m <= 2 then y = y - 1 end
@@ -108,20 +172,23 @@ local function expireSeason(s, keep, now)
   end
   redis.call('EXPIRE', s.key, math.max(1, math.ceil((at - tonumber(now)) / 1000)), 'NX')
 end
--- The first write of a player (entry e) in season s: it enters at 0 keeping its tie-break
--- place, the key gets its lifetime, and the final rank of the season before is kept.
-local function enterSeason(s, e, keep, now)
+-- The first write of a player (entry e) in season s: it enters at 0, the key gets its
+-- lifetime, and the final rank of the season before is kept. Under ties 'joined' it keeps its
+-- tie-break place; under 'reached' it reaches 0 in s now, after the players already at 0 in s,
+-- so it takes a new sequence (and the member it leaves is kept in <past>).
+local function enterSeason(s, e, keep, now, settings)
+  local prev = s.prev and redis.call('ZRANK', s.prev, memberIn(e, s.prevSid))
+  switchSeason(e, s.sid, keep)
+  if e.policy == 'r' then e.member = memberOf(nextSeq(settings), playerOf(e.member)) end
   redis.call('ZADD', s.key, 0, e.member)
   expireSeason(s, keep, now)
-  local prev = s.prev and redis.call('ZRANK', s.prev, e.member)
-  switchSeason(e, s.sid)
   e.prev = prev and prev + 1 or nil
 end
 -- Movement of a player read in season s: previousRank is the final rank in the season
 -- before s (cached in the entry when the player first wrote in s; else read with one
--- ZRANK, right for 'joined' members, which never change, and for 'reached' members
--- last written before s); bestRank is the best rank seen at the player's writes in s,
--- never worse than the rank now. The entry holds the best rank of two seasons: the one of
+-- ZRANK of the player's member in that season, memberIn: a 'reached' player that wrote
+-- since s and keeps no member of that season was not in it); bestRank is the best rank
+-- seen at the player's writes in s, never worse than the rank now. The entry holds the best rank of two seasons: the one of
 -- the player's latest write and the one before it (switchSeason). Of any other season of a
 -- seasonal board the best is unknown (null): its rank now is its final rank, not its best.
 local function movement(s, e, rank)
@@ -130,28 +197,16 @@ local function movement(s, e, rank)
     prev, best, known = e.prev, e.best, true
   else
     if e.oldSid == s.sid then best, known = e.oldBest, e.oldBest ~= nil end
-    if s.prev and (e.policy ~= 'r' or (e.sid or '') < s.sid) then
-      local r = redis.call('ZRANK', s.prev, e.member)
+    local m = s.prev and memberIn(e, s.prevSid)
+    if m and (e.policy ~= 'r' or (e.sid or '') < s.sid or m ~= e.member) then
+      local r = redis.call('ZRANK', s.prev, m)
       prev = r and r + 1 or nil
     end
   end
   if known and rank and (not best or rank < best) then best = rank end
   return prev, best
 end`,
-  [entryLua],
-);
-
-/** Ranking members '<seq>:<player>' (keys.ts, SEQ_WIDTH and playerOfMember). */
-export const memberLua = defineLua(
-  "leaderboards.member",
-  ["memberOf", "playerOf"],
-  `
-local function memberOf(seq, player)
-  return string.format('%0${SEQ_WIDTH}d', seq) .. ':' .. player
-end
-local function playerOf(member)
-  return string.sub(member, ${SEQ_WIDTH + 2})
-end`,
+  [entryLua, memberLua],
 );
 
 /**

@@ -22,8 +22,9 @@ local cfg = parseCfg(got[2])
 local s   = seasonOf(cfg.reset, seasonKeys, seasonArgs)
 if not s then return {noSeason = true} end
 local e     = parseEntry(got[1])
-local score = redis.call('ZSCORE', s.key, e.member)
-local rank  = score and redis.call('ZRANK', s.key, e.member) + 1 or nil
+local m     = memberIn(e, s.sid)
+local score = redis.call('ZSCORE', s.key, m)
+local rank  = score and redis.call('ZRANK', s.key, m) + 1 or nil
 local prev, best = movement(s, e, rank)
 -- a board without seasons: the rank at the last daily snapshot (jobs.ts)
 if s.reset == 'n' then prev = tonumber(redis.call('ZSCORE', snapshot, player)) end
@@ -72,7 +73,7 @@ local got = redis.call('HMGET', players, player, '_cfg')
 if not got[1] then return {missing = true} end
 local s = seasonOf(parseCfg(got[2]).reset, seasonKeys, seasonArgs)
 if not s then return {noSeason = true} end
-local rank = redis.call('ZRANK', s.key, parseEntry(got[1]).member)
+local rank = redis.call('ZRANK', s.key, memberIn(parseEntry(got[1]), s.sid))
 if not rank then return {unranked = true, season = s.sid} end
 local start = math.max(0, rank - k)
 local rows  = redis.call('ZRANGE', s.key, start, rank + k, 'WITHSCORES')
@@ -115,7 +116,7 @@ local known, members = {}, {}
 for j, player in ipairs(names) do
   if found[j + 1] then
     known[#known + 1] = player
-    members[#members + 1] = parseEntry(found[j + 1]).member
+    members[#members + 1] = memberIn(parseEntry(found[j + 1]), s.sid)
   end
 end
 local items, ranked = {}, {}

@@ -125,17 +125,17 @@ if got[1] then
   -- joining again replaces the profile only: score and join time stay
   local e = parseEntry(got[1])
   redis.call('HSET', profiles, player, profile)
-  local score = redis.call('ZSCORE', s.key, e.member)
+  local score = redis.call('ZSCORE', s.key, memberIn(e, s.sid))
   if not score then
-    enterSeason(s, e, cfg.keep, now)
+    enterSeason(s, e, cfg.keep, now, settings)
     score = '0'
   end
-  local rank = redis.call('ZRANK', s.key, e.member) + 1
   -- an entry of an older version, or a join racing a season boundary
   if e.sid ~= s.sid then
-    switchSeason(e, s.sid)
+    switchSeason(e, s.sid, cfg.keep)
     e.prev = nil
   end
+  local rank = redis.call('ZRANK', s.key, e.member) + 1
   if not e.best or rank < e.best then
     e.best = rank
     redis.call('HSET', players, player, entryText(e))
@@ -230,7 +230,7 @@ for j, player in ipairs(distinct) do
     e.policy = string.sub(boardTies, 1, 1)
   end
   entries[player] = e
-  members[j] = e.member
+  members[j] = memberIn(e, s.sid)
 end
 local scores = redis.call('ZMSCORE', s.key, unpack(members))
 for j, player in ipairs(distinct) do
@@ -267,11 +267,11 @@ end
 for _, player in ipairs(distinct) do
   local e = entries[player]
   if e.absent then
-    enterSeason(s, e, cfg.keep, now)
+    enterSeason(s, e, cfg.keep, now, settings)
     moved[player] = true
   elseif e.sid ~= s.sid then
     -- an entry of an older version (or a write racing a season boundary)
-    switchSeason(e, s.sid)
+    switchSeason(e, s.sid, cfg.keep)
     e.prev = nil
     moved[player] = true
   end
@@ -291,12 +291,13 @@ for i = 1, n do
     redis.call('ZADD', s.key, value, e.member)
     after = value
   end
-  if e.policy == 'r' and tonumber(after) ~= tonumber(before) then
-    -- reaching a new score takes a new place in the tie order
-    local seq    = redis.call('HINCRBY', settings, 'seq', 1)
-    local member = memberOf(seq, player)
-    redis.call('ZREM', s.key, e.member)
+  -- reaching a new score takes a new place in the tie order, unless the member holds the
+  -- newest sequence already (it entered the season or moved in this request, and no one since)
+  if e.policy == 'r' and tonumber(after) ~= tonumber(before) and not holdsLastSeq(e.member) then
+    local member = memberOf(nextSeq(settings), player)
+    -- the new member first: the key never empties, so it keeps its TTL
     redis.call('ZADD', s.key, after, member)
+    redis.call('ZREM', s.key, e.member)
     e.member = member
     moved[player] = true
   end
@@ -373,7 +374,7 @@ export const removeScript = defineScript({
 local got = redis.call('HMGET', players, player, '_cfg', '_leader')
 if not got[1] then return {removed = false} end
 local s = seasonOf(parseCfg(got[2]).reset, seasonKeys, seasonArgs)
-redis.call('ZREM', s.key, parseEntry(got[1]).member)
+redis.call('ZREM', s.key, memberIn(parseEntry(got[1]), s.sid))
 -- a leader who leaves is forgotten (in the same HDEL): the next write leaving a player at
 -- rank 1 reports that player as the new leader (previous: null)
 if got[3] and string.match(got[3], '([^|]*)$') == player then

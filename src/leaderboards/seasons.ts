@@ -115,8 +115,10 @@ const SEASONAL: readonly Reset[] = ["daily", "weekly", "monthly"];
 /**
  * KEYS (8): the target season's ranking under none, daily, weekly, monthly,
  * then the ranking of the season before it under each (none: the same key,
- * never read). ARGV (8): per policy the season id ('' when the selector names
- * no season of that policy) and the season's end (epoch ms, 0 for none).
+ * never read). ARGV (12): per policy the season id ('' when the selector names
+ * no season of that policy), the season's end (epoch ms, 0 for none) and the id of
+ * the season before it ('' for none): under ties "reached" a player's member
+ * differs per season, and the entry keeps it by season id (lua.ts, memberIn).
  */
 export function seasonBlock(
   prefix: string,
@@ -139,7 +141,7 @@ export function seasonBlock(
     const prev = s ? seasonBefore(s) : null;
     return prev ? rankingKey(prefix, board, prev.id) : all;
   });
-  const args = targets.flatMap((s) => [s ? s.id : "", s?.to ?? 0]);
+  const args = targets.flatMap((s) => [s ? s.id : "", s?.to ?? 0, (s && seasonBefore(s)?.id) ?? ""]);
   return { keys: [...keys, ...before], args };
 }
 

@@ -35,6 +35,8 @@ interface Entry {
   /** The season written in before `sid` and its best rank (a finished season's bestRank). */
   oldSid: string | null;
   oldBest: number | null;
+  /** Under ties reached: the sequence of the player's member in each earlier season it wrote in (the keep newest). */
+  past: Map<string, number>;
 }
 type Change = { player: string; by: number } | { player: string; set: number; mode: "replace" | "best" };
 
@@ -89,15 +91,18 @@ class Model {
     const row = this.seasons.get(sid)?.get(player);
     return row && row.seq === seq ? this.rank(sid, player) : null;
   }
+  /** The sequence of the player's member in `sid` (lua.ts memberIn: the latest when none is kept for sid). */
+  seqIn(e: Entry, sid: string): number {
+    return sid === e.sid ? e.seq : (e.past.get(sid) ?? e.seq);
+  }
   prevSid(now: number): string | null {
     const before = seasonBefore(seasonAt(this.cfg.reset, now));
     return before ? before.id : null;
   }
   /**
-   * A joined player's first write of the season: enters at 0 with its member, previousRank cached.
-   * Under ties reached this keeps the tie place of the last score change of an earlier season, as the
-   * scripts do today; the it.fails "entering a new season at 0 does not carry last season's tie place"
-   * asserts what the docs promise instead.
+   * A joined player's first write of the season: enters at 0, previousRank cached. Under ties joined
+   * with its member; under reached with a new sequence (it reaches 0 in this season now), the member
+   * it leaves kept by season.
    */
   enter(player: string, now: number) {
     const e = this.entries.get(player)!;
@@ -106,13 +111,21 @@ class Model {
     if (s.has(player)) return;
     this.created(sid, now);
     const prevSid = this.prevSid(now);
-    s.set(player, { seq: e.seq, score: 0 });
-    e.prev = prevSid ? this.rankOfMember(prevSid, player, e.seq) : null;
+    const prev = prevSid ? this.rankOfMember(prevSid, player, this.seqIn(e, prevSid)) : null;
     if (e.sid !== sid) {
+      if (this.cfg.ties === "reached") {
+        e.past.set(e.sid, e.seq);
+        e.past.delete(sid);
+        const newest = [...e.past.keys()].sort().reverse().slice(0, this.cfg.keep);
+        for (const k of [...e.past.keys()]) if (!newest.includes(k)) e.past.delete(k);
+      }
       e.oldSid = e.sid;
       e.oldBest = e.best;
       e.best = null;
     }
+    if (this.cfg.ties === "reached") e.seq = ++this.seq;
+    s.set(player, { seq: e.seq, score: 0 });
+    e.prev = prev;
     e.sid = sid;
   }
   seen(player: string, now: number) {
@@ -133,7 +146,17 @@ class Model {
     const seq = ++this.seq;
     const sid = this.sid(now);
     this.created(sid, now);
-    this.entries.set(player, { name, joinedAt: now, seq, sid, best: null, prev: null, oldSid: null, oldBest: null });
+    this.entries.set(player, {
+      name,
+      joinedAt: now,
+      seq,
+      sid,
+      best: null,
+      prev: null,
+      oldSid: null,
+      oldBest: null,
+      past: new Map(),
+    });
     this.season(sid).set(player, { seq, score: v });
     this.seen(player, now);
     return "created";
@@ -190,7 +213,10 @@ class Model {
         best = e.oldBest;
         known = e.oldBest !== null;
       }
-      if (before && (this.cfg.ties !== "reached" || e.sid < sid)) prev = this.rankOfMember(before.id, player, e.seq);
+      const seq = before ? this.seqIn(e, before.id) : e.seq;
+      if (before && (this.cfg.ties !== "reached" || e.sid < sid || seq !== e.seq)) {
+        prev = this.rankOfMember(before.id, player, seq);
+      }
     }
     if (known && rank !== null && (best === null || rank < best)) best = rank;
     // a board without seasons reads previousRank from the daily snapshot, never taken here
@@ -345,8 +371,8 @@ async function runSeed(seed: number, ties: lb.TiePolicy, reset: Reset, steps: nu
 
     // the live season's key lives until keepSeasons newer seasons have begun (set when it came into being)
     const life = m.ttl.get(sid);
-    // (under ties reached the key may lose its TTL: the it.fails "season key keeps its TTL" below)
-    if (reset !== "none" && m.cfg.ties === "joined" && life && (m.seasons.get(sid)?.size ?? 0) > 0) {
+    // (under ties reached too: a new member is added before the old one is removed, so the key never empties)
+    if (reset !== "none" && life && (m.seasons.get(sid)?.size ?? 0) > 0) {
       const pttl = await command<number>(target, "PTTL", `${base.prefix}:lb:${board}:ranking:${sid}`);
       expect(Math.abs(pttl - (life.pttl - (Date.now() - life.at))), at()).toBeLessThan(5_000);
     }
@@ -454,13 +480,13 @@ async function runSeed(seed: number, ties: lb.TiePolicy, reset: Reset, steps: nu
         expect(old.total, at()).toBe(o.length);
         expect(old.items, at()).toEqual(o.map(rowIn(prev)));
       }
-      // per player in the finished season: under ties joined the entry's member names the row
-      // (under reached see the it.fails below: the member changes at the next score change)
-      if (m.cfg.ties === "joined") {
+      // per player in the finished season: under ties joined the entry's member names the row, under
+      // reached the member the entry keeps for that season
+      {
         const q = pickPlayer();
         const e = m.entries.get(q);
         if (e) {
-          const rank = m.rankOfMember(prev, q, e.seq);
+          const rank = m.rankOfMember(prev, q, m.seqIn(e, prev));
           const total = m.order(prev).length;
           expect(await lb.getPlayer(ctx(), board, q, { season: "previous" }), at()).toMatchObject({
             score: rank === null ? 0 : m.seasons.get(prev)!.get(q)!.score,
@@ -537,14 +563,13 @@ describe("finished seasons read per player", () => {
   const D27 = Date.UTC(2026, 11, 27, 12);
   const D28 = Date.UTC(2026, 11, 28);
 
-  it.fails("ties reached: a player who scored this season still reads its rank in the previous season", async () => {
-    // WRONG TODAY (medium): get player, around-me and the subset ranking of a finished season look the
+  it("ties reached: a player who scored this season still reads its rank in the previous season", async () => {
+    // FIXED (was medium): get player, around-me and the subset ranking of a finished season look the
     // player up by the entry's member, which under `ties: reached` is replaced at every score change;
     // after one write in the new season the player reads `score: 0, rank: null` in `?season=previous`
     // (and is `unknown` in the subset ranking) although the page of that season shows the row at #1.
-    // Fix: in the read scripts, when the entry's season is newer than the season read under 'r',
-    // find the member by player (keep the member of the last write per season in the entry, as
-    // oldSid/oldBest already are, or ZSCAN-free: store `<sid>|<member>` of the previous season).
+    // Fixed: under 'r' the entry keeps the member of each earlier season the player wrote in
+    // (`<past>`, lua.ts memberIn), and every read looks the player up by the season it reads.
     const b = "prevreached";
     await lb.configure(lib.ctx(D27), b, { ties: "reached", reset: "daily" });
     await lb.join(lib.ctx(D27), b, "a", { name: "A", score: 10 });
@@ -566,6 +591,64 @@ describe("finished seasons read per player", () => {
     });
   });
 
+  it("ties reached: each kept season answers the player's own row, a late write goes back to its season's member", async () => {
+    const b = "pastreached";
+    await lb.configure(lib.ctx(D27), b, { ties: "reached", reset: "daily", keepSeasons: 2 });
+    await lb.join(lib.ctx(D27), b, "a", { name: "A", score: 10 });
+    await lb.join(lib.ctx(D27), b, "b", { name: "B", score: 10 });
+    // the 28th: b first, then a; the 29th: a alone, then b
+    await lb.changeScore(lib.ctx(D28), b, "b", { by: 5 });
+    await lb.changeScore(lib.ctx(D28 + 1), b, "a", { by: 5 });
+    const D29 = D28 + DAY;
+    await lb.changeScore(lib.ctx(D29), b, "a", { by: 7 });
+    await lb.changeScore(lib.ctx(D29 + 1), b, "b", { by: 3 });
+    // a Worker whose clock still says the 28th: the write lands in the 28th with a's member there
+    await lb.changeScore(lib.ctx(D29 - 1), b, "a", { by: 1 });
+    const rows = async (season: string) =>
+      (await lb.page(lib.ctx(D29 + 2), b, { season })).items.map((r) => [r.player, r.score]);
+    expect(await rows("2026-12-27")).toEqual([
+      ["a", 10],
+      ["b", 10],
+    ]);
+    expect(await rows("2026-12-28")).toEqual([
+      ["a", 6],
+      ["b", 5],
+    ]);
+    expect(await rows("current")).toEqual([
+      ["a", 7],
+      ["b", 3],
+    ]);
+    for (const [season, player, score, rank] of [
+      ["2026-12-27", "a", 10, 1],
+      ["2026-12-27", "b", 10, 2],
+      ["2026-12-28", "a", 6, 1],
+      ["2026-12-28", "b", 5, 2],
+      ["current", "a", 7, 1],
+      ["current", "b", 3, 2],
+    ] as const) {
+      const got = await lb.getPlayer(lib.ctx(D29 + 2), b, player, { season });
+      expect([season, player, got.score, got.rank], `${player} in ${season}`).toEqual([season, player, score, rank]);
+      expect((await lb.around(lib.ctx(D29 + 2), b, player, 0, { season })).rank).toBe(rank);
+    }
+    // previousRank is cached when the player enters a season: b entered the 29th while first on the 28th
+    expect((await lb.getPlayer(lib.ctx(D29 + 2), b, "b")).previousRank).toBe(1);
+    // back on the 29th, a's member there moves on (and the 29th's key kept one row per player)
+    await lb.changeScore(lib.ctx(D29 + 3), b, "a", { by: 1 });
+    expect(await rows("current")).toEqual([
+      ["a", 8],
+      ["b", 3],
+    ]);
+    expect(
+      (await lb.rankPlayers(lib.ctx(D29 + 4), b, ["b", "a"], { season: "2026-12-28" })).items.map((r) => [
+        r.player,
+        r.rank,
+      ]),
+    ).toEqual([
+      ["a", 1],
+      ["b", 2],
+    ]);
+  });
+
   it("ties joined: the same reads hold after a write in the new season (the member never changes)", async () => {
     const b = "prevjoined";
     await lb.configure(lib.ctx(D27), b, { ties: "joined", reset: "daily" });
@@ -583,13 +666,13 @@ describe("finished seasons read per player", () => {
     ]);
   });
 
-  it.fails("ties reached: entering a new season at 0 does not carry last season's tie place", async () => {
-    // WRONG TODAY (low): under `ties: reached` a player entering a season at 0 (a `by: 0`, a `best`
+  it("ties reached: entering a new season at 0 does not carry last season's tie place", async () => {
+    // FIXED (was low): under `ties: reached` a player entering a season at 0 (a `by: 0`, a `best`
     // that is not better, or joining again) keeps the member of its last score change in an
     // earlier season, so players level at 0 this season rank by who changed score *last season*,
     // not by who reached 0 *this* season (docs/leaderboards.md: "whoever reaches a score first
     // this season wins"). Here b reaches 0 this season before a, yet a ranks first.
-    // Fix: under 'r', enterSeason takes a new sequence number (HINCRBY, a new member) as a change does.
+    // Fixed: under 'r', enterSeason takes a new sequence number (HINCRBY, a new member) as a change does.
     const b = "enterreached";
     await lb.configure(lib.ctx(D27), b, { ties: "reached", reset: "daily" });
     await lb.join(lib.ctx(D27), b, "a", { name: "A" });
@@ -619,28 +702,25 @@ describe("finished seasons read per player", () => {
 });
 
 describe("season key lifetime", () => {
-  it.fails(
-    "ties reached: a season key keeps its TTL when its only player's first write of the season changes the score",
-    async () => {
-      // WRONG TODAY (medium: a key that never expires, Redis memory growing per season and board):
-      // the score script enters the player at 0 (ZADD + EXPIRE NX), applies the change, then under
-      // ties 'reached' moves the player to a new member with ZREM + ZADD. When the player is the
-      // season's only member, the ZREM empties the key, Redis deletes it with its TTL, and the ZADD
-      // makes a new key without one. deleteBoard only names the current and 52 past seasons, so the
-      // key outlives everything. Same for any season whose members all leave this way.
-      // Fix: in scoreScript, ZADD the new member before the ZREM of the old one (the key never empties),
-      // or call expireSeason after the reached move when the player entered the season in this call.
-      const b = "ttlreached";
-      const d1 = Date.UTC(2026, 11, 30, 12);
-      await lb.configure(lib.ctx(d1), b, { ties: "reached", reset: "daily", keepSeasons: 2 });
-      await lb.join(lib.ctx(d1), b, "a", { name: "A" });
-      const d2 = d1 + DAY;
-      await lb.changeScore(lib.ctx(d2), b, "a", { by: 1 });
-      const pttl = await command<number>(target, "PTTL", `${lib.prefix}:lb:${b}:ranking:2026-12-31`);
-      // the key of the 31st lives until the start of 2027-01-03
-      expect(Math.abs(pttl - (Date.UTC(2027, 0, 3) - d2))).toBeLessThan(5_000);
-    },
-  );
+  it("ties reached: a season key keeps its TTL when its only player's first write of the season changes the score", async () => {
+    // FIXED (was medium: a key that never expires, Redis memory growing per season and board):
+    // the score script enters the player at 0 (ZADD + EXPIRE NX), applies the change, then under
+    // ties 'reached' moves the player to a new member with ZREM + ZADD. When the player is the
+    // season's only member, the ZREM empties the key, Redis deletes it with its TTL, and the ZADD
+    // makes a new key without one. deleteBoard only names the current and 52 past seasons, so the
+    // key outlives everything. Same for any season whose members all leave this way.
+    // Fix: in scoreScript, ZADD the new member before the ZREM of the old one (the key never empties),
+    // or call expireSeason after the reached move when the player entered the season in this call.
+    const b = "ttlreached";
+    const d1 = Date.UTC(2026, 11, 30, 12);
+    await lb.configure(lib.ctx(d1), b, { ties: "reached", reset: "daily", keepSeasons: 2 });
+    await lb.join(lib.ctx(d1), b, "a", { name: "A" });
+    const d2 = d1 + DAY;
+    await lb.changeScore(lib.ctx(d2), b, "a", { by: 1 });
+    const pttl = await command<number>(target, "PTTL", `${lib.prefix}:lb:${b}:ranking:2026-12-31`);
+    // the key of the 31st lives until the start of 2027-01-03
+    expect(Math.abs(pttl - (Date.UTC(2027, 0, 3) - d2))).toBeLessThan(5_000);
+  });
 
   it("ties joined: the same first write keeps the key's TTL", async () => {
     const b = "ttljoined";
@@ -712,6 +792,33 @@ describe("command counts in the states docs/costs.md names", () => {
     expect(await commandsOf(t, (c) => lb.join(c, made, "p", { name: "P" }))).toBe(9);
     expect(await commandsOf(t, (c) => lb.removePlayer(c, made, "p"))).toBe(9);
     expect(await commandsOf(t, (c) => lb.list(c), "read")).toBe(3);
+  });
+});
+
+describe("ties reached across seasons: command counts", () => {
+  it("a first write of the season 10 (the joined board's 9 and a new sequence), steady 9, a second change in one batch 2 more", async () => {
+    const d1 = Date.UTC(2026, 11, 30, 12, 30);
+    const d2 = d1 + DAY;
+    const b = "costrd";
+    await lb.configure(lib.ctx(d1), b, { ties: "reached", reset: "daily" });
+    for (const p of ["a", "b", "c"]) await lb.join(lib.ctx(d1), b, p, { name: p, score: 1 });
+    await lb.changeScore(lib.ctx(d2), b, "c", { by: 100 });
+    // entering takes the new sequence, so the change that follows keeps it (no ZADD/ZREM move)
+    expect(await commandsOf(d2, (c) => lb.changeScore(c, b, "a", { by: 1 }))).toBe(10);
+    expect(await commandsOf(d2, (c) => lb.changeScore(c, b, "a", { by: 1 }))).toBe(9);
+    // the batch's second change of a: a holds the sequence its first change took, so only its ZINCRBY
+    const batch = await commandsOf(d2, (c) =>
+      lb.changeScores(c, b, [
+        { player: "a", by: 1 },
+        { player: "a", by: 1 },
+      ]),
+    );
+    expect(batch).toBe(10);
+    const page = await lb.page(lib.ctx(d2), b);
+    expect(page.items.map((r) => [r.player, r.score])).toEqual([
+      ["c", 100],
+      ["a", 4],
+    ]);
   });
 });
 

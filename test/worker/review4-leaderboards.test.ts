@@ -12,27 +12,24 @@ const base = "/v1/leaderboards";
 const admin = { key: "admin" } as const;
 
 describe("review 4: leaderboards over HTTP", () => {
-  it.fails(
-    "ties reached: GET …/players/{p}?season=previous answers the row the previous season's page shows",
-    async () => {
-      // WRONG TODAY (medium): see test/redis/review4-leaderboards.test.ts, "ties reached: a player who scored
-      // this season still reads its rank in the previous season". The player's own read of last season
-      // says score 0, rank null after one score change this season, while the page lists the player first.
-      const api = newApi("r4lb-prev", "2026-12-27T12:00:00.000Z");
-      await api.put(`${base}/pr`, { ties: "reached", reset: "daily" }, admin);
-      await api.put(`${base}/pr/players/a`, { name: "A", score: 10 });
-      await api.put(`${base}/pr/players/b`, { name: "B", score: 5 });
-      api.setNow("2026-12-28T00:00:00.000Z");
-      expect((await api.post(`${base}/pr/players/a/score`, { by: 1 })).status).toBe(200);
-      const page = await api.get(`${base}/pr?season=previous`);
-      expect(page.body.items.map((r: { player: string; rank: number }) => [r.player, r.rank])).toEqual([
-        ["a", 1],
-        ["b", 2],
-      ]);
-      const me = await api.get(`${base}/pr/players/a?season=previous`);
-      expect(me.body).toMatchObject({ score: 10, rank: 1, total: 2, season: "2026-12-27" });
-    },
-  );
+  it("ties reached: GET …/players/{p}?season=previous answers the row the previous season's page shows", async () => {
+    // FIXED (was medium): see test/redis/review4-leaderboards.test.ts, "ties reached: a player who scored
+    // this season still reads its rank in the previous season". The player's own read of last season
+    // says score 0, rank null after one score change this season, while the page lists the player first.
+    const api = newApi("r4lb-prev", "2026-12-27T12:00:00.000Z");
+    await api.put(`${base}/pr`, { ties: "reached", reset: "daily" }, admin);
+    await api.put(`${base}/pr/players/a`, { name: "A", score: 10 });
+    await api.put(`${base}/pr/players/b`, { name: "B", score: 5 });
+    api.setNow("2026-12-28T00:00:00.000Z");
+    expect((await api.post(`${base}/pr/players/a/score`, { by: 1 })).status).toBe(200);
+    const page = await api.get(`${base}/pr?season=previous`);
+    expect(page.body.items.map((r: { player: string; rank: number }) => [r.player, r.rank])).toEqual([
+      ["a", 1],
+      ["b", 2],
+    ]);
+    const me = await api.get(`${base}/pr/players/a?season=previous`);
+    expect(me.body).toMatchObject({ score: 10, rank: 1, total: 2, season: "2026-12-27" });
+  });
 
   it("a batch with one item past maxIncrement is a 422 naming the item; nothing written, no season key entered", async () => {
     const api = newApi("r4lb-guard", "2026-12-27T23:59:59.999Z");
