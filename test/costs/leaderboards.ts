@@ -45,7 +45,7 @@ export const area = {
     ),
     incrementReplay: r("leaderboard increment, `Idempotency-Key`", "replay", 2),
     incrementReached: r("leaderboard increment", "steady, `ties: reached`", 9, {
-      note: "Reaching a new score takes a new place in the tie order: `HINCRBY` of the sequence, `ZREM` + `ZADD` of the ranking member, `HSET` of the players entry.",
+      note: "Reaching a new score takes a new place in the tie order: `HINCRBY` of the sequence, `ZADD` + `ZREM` of the ranking member (the new one first, so a season key whose only player moves never empties and keeps its TTL), `HSET` of the players entry.",
     }),
     setReplace: r("leaderboard set, `mode: replace`", "steady, new value", 5),
     setBestNotBetter: r("leaderboard set, `mode: best`", "steady, not better (nothing written)", 4),
@@ -64,6 +64,14 @@ export const area = {
     incrementSeasonFirst: r("leaderboard increment, daily board", "the player's first write of the season", 9, {
       note: "The player enters the season at 0 (`ZADD`), the season key gets its lifetime (`EXPIRE … NX`), the final rank of the season before is kept (`ZRANK`) and the entry rewritten (`HSET`): once per player per season.",
     }),
+    incrementSeasonFirstReached: r(
+      "leaderboard increment, daily board, `ties: reached`",
+      "the player's first write of the season",
+      10,
+      {
+        note: "As under `ties: joined`, and the player enters the season with a new tie-break sequence (`HINCRBY`: it reaches 0 in this season now), which the change then keeps: no second move (12 before review 4, when it entered with last season's member and then moved).",
+      },
+    ),
     get: r("leaderboard get player", "board without seasons", 7, {
       note: "`HMGET` (entry and settings), `ZSCORE`, `ZRANK`, `ZCARD` (total and percentile), `HGET` of the profile, `ZSCORE` in the daily snapshot (`previousRank`); was 5 before `total`/`percentile`, 6 before the snapshot.",
     }),

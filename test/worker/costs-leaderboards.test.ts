@@ -108,9 +108,13 @@ describe("leaderboard costs", () => {
 
     await api.put(`${base}/c-daily`, { reset: "daily" }, admin);
     for (const p of Array.from({ length: 12 }, (_, i) => `p${i}`)) await join("c-daily", p, { name: p, score: 1 });
+    await api.put(`${base}/c-daily-r`, { reset: "daily", ties: "reached" }, admin);
+    for (const p of ["p0", "p1", "p2"]) await join("c-daily-r", p, { name: p, score: 1 });
     api.setNow("2026-11-21T10:00:00.000Z");
     await score("c-daily", "p0", { by: 1 });
     await check("incrementSeasonFirst", () => score("c-daily", "p1", { by: 1 }));
+    await score("c-daily-r", "p0", { by: 5 });
+    await check("incrementSeasonFirstReached", () => score("c-daily-r", "p1", { by: 1 }));
     await check("incrementSeasonal", () => score("c-daily", "p0", { by: 1 }));
     for (const p of Array.from({ length: 10 }, (_, i) => `p${i}`)) await score("c-daily", p, { by: 1 });
     await api.get(`${base}/c-daily/players/p11`);
