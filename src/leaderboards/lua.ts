@@ -141,7 +141,7 @@ end`,
  */
 export const seasonLua = defineLua(
   "leaderboards.season",
-  ["seasonOf", "expireSeason", "enterSeason", "movement"],
+  ["seasonOf", "expireSeason", "prevRankOf", "enterSeason", "movement"],
   `
 local POLICY = {n = 0, d = 1, w = 2, m = 3}
 local function seasonOf(reset, keys, args)
@@ -172,17 +172,22 @@ local function expireSeason(s, keep, now)
   end
   redis.call('EXPIRE', s.key, math.max(1, math.ceil((at - tonumber(now)) / 1000)), 'NX')
 end
+-- The player's final rank in the season before s (nil: not in it, or no seasons).
+local function prevRankOf(s, e)
+  local r = s.prev and redis.call('ZRANK', s.prev, memberIn(e, s.prevSid))
+  return r and r + 1 or nil
+end
 -- The first write of a player (entry e) in season s: it enters at 0, the key gets its
 -- lifetime, and the final rank of the season before is kept. Under ties 'joined' it keeps its
 -- tie-break place; under 'reached' it reaches 0 in s now, after the players already at 0 in s,
 -- so it takes a new sequence (and the member it leaves is kept in <past>).
 local function enterSeason(s, e, keep, now, settings)
-  local prev = s.prev and redis.call('ZRANK', s.prev, memberIn(e, s.prevSid))
+  local prev = prevRankOf(s, e)
   switchSeason(e, s.sid, keep)
   if e.policy == 'r' then e.member = memberOf(nextSeq(settings), playerOf(e.member)) end
   redis.call('ZADD', s.key, 0, e.member)
   expireSeason(s, keep, now)
-  e.prev = prev and prev + 1 or nil
+  e.prev = prev
 end
 -- Movement of a player read in season s: previousRank is the final rank in the season
 -- before s (cached in the entry when the player first wrote in s; else read with one

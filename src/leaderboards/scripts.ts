@@ -130,10 +130,13 @@ if got[1] then
     enterSeason(s, e, cfg.keep, now, settings)
     score = '0'
   end
-  -- an entry of an older version, or a join racing a season boundary
+  -- an entry of an older version, or a join racing a season boundary: the entry held another
+  -- season, so the final rank of the season before is read again (a late write into the
+  -- finished season, then one back in this, lost it: review 2)
   if e.sid ~= s.sid then
+    local prev = prevRankOf(s, e)
     switchSeason(e, s.sid, cfg.keep)
-    e.prev = nil
+    e.prev = prev
   end
   local rank = redis.call('ZRANK', s.key, e.member) + 1
   if not e.best or rank < e.best then
@@ -270,9 +273,11 @@ for _, player in ipairs(distinct) do
     enterSeason(s, e, cfg.keep, now, settings)
     moved[player] = true
   elseif e.sid ~= s.sid then
-    -- an entry of an older version (or a write racing a season boundary)
+    -- an entry of an older version (or a write racing a season boundary): the final rank of
+    -- the season before is read again, as on entering (review 2: it was lost)
+    local prev = prevRankOf(s, e)
     switchSeason(e, s.sid, cfg.keep)
-    e.prev = nil
+    e.prev = prev
     moved[player] = true
   end
 end
