@@ -254,17 +254,21 @@ export async function changeScores(
   return { results: value.map(([player, stored, rank]) => ({ player, score: scoreOf(stored), rank })), replayed };
 }
 
-/** One player's score change; see `changeScores`. */
+/**
+ * One player's score change; see `changeScores`. Answers `{ score, rank }` as the HTTP route
+ * does (the caller named the player; a batch's results name theirs).
+ */
 export async function changeScore(
   ctx: Ctx,
   board: string,
   player: string,
   change: ScoreChange,
   idempotency?: Idempotency,
-): Promise<Written<ScoreResult>> {
+): Promise<Written<Omit<ScoreResult, "player">>> {
   checkBoard(board, player);
   const { results, replayed } = await changeScores(ctx, board, [{ ...change, player }], idempotency);
-  return { ...(results[0] as ScoreResult), replayed };
+  const { score, rank } = results[0] as ScoreResult;
+  return { score, rank, replayed };
 }
 
 /**

@@ -521,10 +521,10 @@ describe("the client and the library answer the same call with the same shape", 
     );
   });
 
-  // Inconsistency (low): the library's score change answers { player, score, rank, replayed }, the
-  // client's (POST /players/{player}/score) { score, rank }. Right: one shape (the client typed as the library's
-  // result without `replayed`, or the route returning the player as the batch route's results do).
-  it.fails("leaderboard score: the same fields through both", async () => {
+  // FIXED (was low, an inconsistency): the library's score change answered { player, score, rank, replayed },
+  // the client's (POST /players/{player}/score) { score, rank }. Now both { score, rank } (and the library's
+  // `replayed`, which `strip` removes), as the contract's single-player route says.
+  it("leaderboard score: the same fields through both", async () => {
     await stats.leaderboard("shape-score").join("ada", { name: "Ada" });
     const mine = strip(await stats.leaderboard("shape-score").increment("ada", 2));
     const theirs = await api().leaderboards.score("shape-score", "ada", { by: 2 });
