@@ -29,8 +29,13 @@ export interface DedupeId {
   record?: { key: string; fingerprint: string; requestId: string } | undefined;
 }
 
-/** Seconds the synchronous record a queued keyed request leaves lives: the Idempotency-Key window. */
-const RECORD_TTL_SECONDS = DAY / SECOND;
+/**
+ * Seconds the record a queued keyed request leaves lives: the Idempotency-Key window and an hour,
+ * so a retry sent within 24 h of the first request is found when the queue runs up to an hour
+ * behind (10 retries back off for about 10 minutes in all), also after the applied sets holding
+ * the first have expired (they live to the end of the day after its application).
+ */
+const RECORD_TTL_SECONDS = (DAY + HOUR) / SECOND;
 
 /** Whether a message accepted at `t` with dedupe id `id` may have been applied before the consumer's today. */
 export function mayBeFromYesterday(id: string, t: number, now: number): boolean {

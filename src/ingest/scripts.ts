@@ -86,11 +86,14 @@ if old > 0 then
     if before[i] == 1 then seen[i] = 1 end
   end
 end
--- a keyed request written synchronously first (its record holds this body's fingerprint and is not
--- one this script wrote) was applied then: one ledger for both ways of sending it
+-- a keyed request whose record holds this body's fingerprint was applied already: written
+-- synchronously first (one ledger for both ways of sending it), or queued by another request with
+-- the same key (a retry, whose message may come after the applied sets that hold the first have
+-- expired; the parts of one request share its requestId, and are told apart by the sets)
 for j = 1, #records do
   local prev = redis.call('GET', records[j])
-  if prev and string.sub(prev, 1, 65) == fingerprints[j] .. '\\n' and not string.find(prev, '"queued":true', 66, true) then
+  if prev and string.sub(prev, 1, 65) == fingerprints[j] .. '\\n' and (not string.find(prev, '"queued":true', 66, true)
+      or not string.find(prev, '"requestId":' .. cjson.encode(requestIds[j]), 66, true)) then
     seen[tonumber(keyed[j])] = 1
   end
 end
