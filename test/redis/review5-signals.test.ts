@@ -68,14 +68,25 @@ describe("trending.entered / trending.left against a model of each hour's top N"
       await webhooks.put(
         ctx0,
         "tops",
-        { url: hookAt("/tops"), events: ["trending.entered", "trending.left"], filter: { stream: "s" }, n: N, secret: SECRET },
+        {
+          url: hookAt("/tops"),
+          events: ["trending.entered", "trending.left"],
+          filter: { stream: "s" },
+          n: N,
+          secret: SECRET,
+        },
         direct,
       );
       // another stream's webhook: never told about s
       await webhooks.put(
         ctx0,
         "elsewhere",
-        { url: hookAt("/elsewhere"), events: ["trending.entered", "trending.left"], filter: { stream: "t" }, secret: SECRET },
+        {
+          url: hookAt("/elsewhere"),
+          events: ["trending.entered", "trending.left"],
+          filter: { stream: "t" },
+          secret: SECRET,
+        },
         direct,
       );
       const start = receiver.received.length;
@@ -114,8 +125,14 @@ describe("trending.entered / trending.left against a model of each hour's top N"
         const these = got(before, "/tops");
         const entered = these.filter((e) => e.type === "trending.entered");
         const left = these.filter((e) => e.type === "trending.left");
-        expect(entered.map((e) => e.data.members), `entered, hour ${i}`).toEqual(wantEntered.length ? [wantEntered] : []);
-        expect(left.map((e) => e.data.members), `left, hour ${i}`).toEqual(wantLeft.length ? [wantLeft] : []);
+        expect(
+          entered.map((e) => e.data.members),
+          `entered, hour ${i}`,
+        ).toEqual(wantEntered.length ? [wantEntered] : []);
+        expect(
+          left.map((e) => e.data.members),
+          `left, hour ${i}`,
+        ).toEqual(wantLeft.length ? [wantLeft] : []);
         for (const e of these) {
           expect(e.data).toMatchObject({ stream: "s", hour: h * HOUR, n: N });
           expect(e.at).toBe((h + 1) * HOUR + 5 * MINUTE);
@@ -143,37 +160,115 @@ describe("trending.entered / trending.left against a model of each hour's top N"
   // GET /v1/trending/{stream}/top?window=1h read at the same instant. Fix: in detectTrendingScript's
   // `top`, read the members scoring ≥ the N-th count (ZREVRANGEBYSCORE … LIMIT beyond n while the
   // count equals the N-th) and sort ties by member ascending before cutting at N.
-  it.fails("a tie at the N-th place: the entered member and its rank are the top read's (ties by member, byte order)", async () => {
-    const H = Math.floor(Date.UTC(2026, 10, 22, 12) / HOUR);
-    const ctx = lib.ctx(H * HOUR, "entered-tie");
+  it.fails(
+    "a tie at the N-th place: the entered member and its rank are the top read's (ties by member, byte order)",
+    async () => {
+      const H = Math.floor(Date.UTC(2026, 10, 22, 12) / HOUR);
+      const ctx = lib.ctx(H * HOUR, "entered-tie");
+      await webhooks.put(
+        ctx,
+        "top1",
+        { url: hookAt("/tie"), events: ["trending.entered"], filter: { stream: "s" }, n: 2, secret: SECRET },
+        direct,
+      );
+      await trending.record({ ...ctx, now: (H - 1) * HOUR + MINUTE }, "s", [{ member: "old", count: 9 }], RET);
+      await trending.record(
+        { ...ctx, now: H * HOUR + MINUTE },
+        "s",
+        [
+          { member: "top", count: 7 },
+          { member: "a", count: 5 },
+          { member: "b", count: 5 },
+        ],
+        RET,
+      );
+      const at = (H + 1) * HOUR + 5 * MINUTE;
+      const read = await trending.top({ ...ctx, now: at }, "s", { ...RET, windowHours: 1, n: 2 });
+      expect(read.items).toEqual([
+        { rank: 1, member: "top", count: 7 },
+        { rank: 2, member: "a", count: 5 },
+      ]);
+      const start = receiver.received.length;
+      await webhooks.trendingWebhooksJob({ ...ctx, now: at }, config);
+      const [entered] = got(start, "/tie");
+      expect(entered?.data.members).toEqual(read.items.map(({ rank, member, count }) => ({ member, rank, count })));
+    },
+  );
+});
+
+describe("trending.entered / trending.left when a run is missed or an hour changes after it was told", () => {
+  const H = Math.floor(Date.UTC(2026, 10, 22, 12) / HOUR);
+  async function setup(label: string) {
+    const ctx = lib.ctx(H * HOUR, label);
     await webhooks.put(
       ctx,
       "top1",
-      { url: hookAt("/tie"), events: ["trending.entered"], filter: { stream: "s" }, n: 2, secret: SECRET },
+      {
+        url: hookAt(`/${label}`),
+        events: ["trending.entered", "trending.left"],
+        filter: { stream: "s" },
+        n: 1,
+        secret: SECRET,
+      },
       direct,
     );
-    await trending.record({ ...ctx, now: (H - 1) * HOUR + MINUTE }, "s", [{ member: "old", count: 9 }], RET);
-    await trending.record(
-      { ...ctx, now: H * HOUR + MINUTE },
-      "s",
-      [
-        { member: "top", count: 7 },
-        { member: "a", count: 5 },
-        { member: "b", count: 5 },
-      ],
-      RET,
-    );
-    const at = (H + 1) * HOUR + 5 * MINUTE;
-    const read = await trending.top({ ...ctx, now: at }, "s", { ...RET, windowHours: 1, n: 2 });
-    expect(read.items).toEqual([
-      { rank: 1, member: "top", count: 7 },
-      { rank: 2, member: "a", count: 5 },
-    ]);
+    const write = (h: number, member: string, count: number, now = h * HOUR + 10 * MINUTE) =>
+      trending.record({ ...ctx, now }, "s", [{ member, count, at: h * HOUR + 10 * MINUTE }], RET);
+    const run = (h: number) => webhooks.trendingWebhooksJob({ ...ctx, now: h * HOUR + 5 * MINUTE }, config);
+    return { ctx, write, run };
+  }
+  /** The top-1 member a receiver believes in after replaying the events (entered adds, left removes). */
+  const replay = (events: Event[]) => {
+    const told = new Set<string>();
+    for (const e of events)
+      for (const m of e.data.members as { member: string }[])
+        if (e.type === "trending.entered") told.add(m.member);
+        else told.delete(m.member);
+    return [...told].sort();
+  };
+
+  // DESIGN GAP (low): the hourly job compares only the last finished hour with the one before. A
+  // run that does not happen (a skipped cron, a Redis error in it) loses that hour's changes for
+  // good: the next run compares two later hours, and a receiver that follows entered/left no
+  // longer knows the top N (here it still believes in "a" while "b" has led for two hours).
+  // docs/webhooks.md promises no catch-up for this event (presence.peak has one), but "at least
+  // once" delivery cannot make up for an event never detected. Fix: keep the members last told
+  // (≤ n ≤ 100) in the webhook's marks hash and compare the new hour with them, not with the
+  // bucket of the hour before (also fixes the next case); or catch up from mark + 1, bounded.
+  it.fails("a missed hourly run: the next run's events still take the receiver to the current top N", async () => {
+    const { write, run } = await setup("missed");
     const start = receiver.received.length;
-    await webhooks.trendingWebhooksJob({ ...ctx, now: at }, config);
-    const [entered] = got(start, "/tie");
-    expect(entered?.data.members).toEqual(read.items.map(({ rank, member, count }) => ({ member, rank, count })));
+    await write(H - 2, "a", 5);
+    await run(H - 1); // tells: a entered
+    await write(H - 1, "b", 5);
+    // the run of H:05 (b entered, a left) does not happen
+    await write(H, "b", 5);
+    await run(H + 1);
+    expect(replay(got(start, "/missed"))).toEqual(["b"]);
   });
+
+  // Same gap: an event late into an hour already compared changes "the hour before" of the next
+  // comparison, so the receiver is told that a member it was never told of left, and that the
+  // member it believes in entered again (documented as "not in the hour before", so by the letter
+  // of docs/webhooks.md, but no receiver can follow it). Same fix as above.
+  it.fails(
+    "a late event into an hour already compared: the next events neither leave an untold member nor re-enter a told one",
+    async () => {
+      const { write, run } = await setup("late");
+      const start = receiver.received.length;
+      await write(H - 2, "a", 5);
+      await run(H - 1); // a entered
+      await write(H - 1, "a", 5);
+      await run(H); // nothing changed
+      await write(H - 1, "b", 20, H * HOUR + 30 * MINUTE); // late into H−1: b tops that hour now
+      await write(H, "a", 5);
+      await run(H + 1); // compares H (a) with the new H−1 (b)
+      const events = got(start, "/late");
+      expect(events.map((e) => [e.type, (e.data.members as { member: string }[]).map((m) => m.member)])).toEqual([
+        ["trending.entered", ["a"]],
+      ]);
+    },
+  );
 });
 
 describe("history at its edges", () => {
@@ -213,7 +308,12 @@ describe("history at its edges", () => {
     const ctx = lib.ctx(T, "hist-trim");
     const at = (t: number): Ctx => ({ ...ctx, now: t });
     const prev = (H - 1) * HOUR + 5 * MINUTE;
-    await trending.record(at(prev), "s", [9, 7, 3, 1].map((c, i) => ({ member: `m${i}`, count: c, at: prev })), RET);
+    await trending.record(
+      at(prev),
+      "s",
+      [9, 7, 3, 1].map((c, i) => ({ member: `m${i}`, count: c, at: prev })),
+      RET,
+    );
     await trending.compact(at(H * HOUR + MINUTE), { ...RET, keep: 2 });
     // a late write brings m2 back into the trimmed hour; the next compaction trims it again
     await trending.record(at(H * HOUR + 10 * MINUTE), "s", [{ member: "m2", count: 5, at: prev }], RET);
@@ -275,7 +375,9 @@ describe("rising at its edges", () => {
     );
     const r = await trending.rising(ctx, "s", { ...RET, baselineHours: 1 });
     // half the hour elapsed: even's baseline 4 × 0.5 = 2 (score 0), above's 1.5
-    expect(r.items).toEqual([{ member: "above", count: 2, baseline: 1.5, ratio: 2 / 1.5, score: 0.5 / Math.sqrt(2.5) }]);
+    expect(r.items).toEqual([
+      { member: "above", count: 2, baseline: 1.5, ratio: 2 / 1.5, score: 0.5 / Math.sqrt(2.5) },
+    ]);
   });
 
   it("answers the same from the buckets, from a union left out of the open previous hour, and after compaction completed it", async () => {
@@ -324,7 +426,11 @@ describe("trending.rising: the stream filter", () => {
     await webhooks.put(ctx, "only-t", { ...hook("/rt"), filter: { stream: "t" } }, direct);
     await webhooks.put(ctx, "every", hook("/rall"), direct);
     const start = receiver.received.length;
-    expect(await webhooks.webhooksJob(ctx, config)).toMatchObject({ risingStreams: 2, risingEvents: 2, risingQueued: 4 });
+    expect(await webhooks.webhooksJob(ctx, config)).toMatchObject({
+      risingStreams: 2,
+      risingEvents: 2,
+      risingQueued: 4,
+    });
     const s = got(start, "/rs");
     const t = got(start, "/rt");
     const all = got(start, "/rall");
@@ -366,9 +472,10 @@ describe("presence.peak from real heartbeats", () => {
       await webhooks.webhooksJob(at(run), config);
       const events = got(before, "/peak-r");
       if (view.peak > told) {
-        expect(events.map((e) => e.data), `minute ${m}`).toEqual([
-          { room: "r", day: "2026-11-22", peak: view.peak, peakAt: view.peakAt, previous: told },
-        ]);
+        expect(
+          events.map((e) => e.data),
+          `minute ${m}`,
+        ).toEqual([{ room: "r", day: "2026-11-22", peak: view.peak, peakAt: view.peakAt, previous: told }]);
         told = view.peak;
       } else {
         expect(events, `minute ${m}`).toEqual([]);
@@ -440,20 +547,31 @@ describe("leaderboard.leader: more changes of #1", () => {
     await leaderboards.changeScore(ctx, "b", "c", { by: 1 });
     expect(await pending(ctx)).toBe(0);
     await leaderboards.changeScore(ctx, "b", "z", { by: 1 });
-    expect(await leaders(ctx, "/lb3")).toEqual([
-      { board: "b", player: "z", score: 101, previous: "a", season: null },
+    expect(await leaders(ctx, "/lb3")).toEqual([{ board: "b", player: "z", score: 101, previous: "a", season: null }]);
+  });
+
+  it("the score told is the stored one: negative and fractional scores as GET reads them", async () => {
+    const ctx = lib.ctx(T0, "leader-scores");
+    await subscribe(ctx, "n", "/lb5");
+    for (const p of ["a", "b"]) await leaderboards.join(ctx, "n", p, { name: p });
+    await leaderboards.changeScore(ctx, "n", "a", { by: -5 });
+    await leaderboards.changeScore(ctx, "n", "b", { by: -3 });
+    // a's write left b (0, never written) at #1: nothing told (no write at #1); b's write is told
+    expect((await leaders(ctx, "/lb5")).map((d) => [d.player, d.score])).toEqual([["b", -3]]);
+    await leaderboards.changeScore(ctx, "n", "a", { by: 5.1 });
+    const stored = (await leaderboards.getPlayer(ctx, "n", "a")).score;
+    expect(stored).toBe(-5 + 5.1); // 0.09999999999999964, the double sum
+    expect(await leaders(ctx, "/lb5")).toEqual([
+      { board: "n", player: "a", score: stored, previous: "b", season: null },
     ]);
+    await leaderboards.changeScore(ctx, "n", "a", { by: 0.2 });
+    expect(await pending(ctx)).toBe(0);
   });
 
   it("a board another webhook filters on is not told to this one", async () => {
     const ctx = lib.ctx(T0, "leader-filter");
     await subscribe(ctx, "watched", "/lb4");
-    await webhooks.put(
-      ctx,
-      "all",
-      { url: hookAt("/lb4-all"), events: ["leaderboard.leader"], secret: SECRET },
-      direct,
-    );
+    await webhooks.put(ctx, "all", { url: hookAt("/lb4-all"), events: ["leaderboard.leader"], secret: SECRET }, direct);
     for (const board of ["watched", "other"]) {
       await leaderboards.join(ctx, board, "p", { name: "p" });
       await leaderboards.changeScore(ctx, board, "p", { by: 1 });

@@ -36,7 +36,7 @@ describe("rising and history over HTTP against a hand model", () => {
     surge: [1, 0, 2, 30],
     fresh: [0, 0, 0, 5],
     fading: [9, 9, 9, 1],
-    "été": [0, 0, 0, 5], // ties "fresh" on score: byte order puts "fresh" first
+    été: [0, 0, 0, 5], // ties "fresh" on score: byte order puts "fresh" first
     older: [7, 0, 0, 0],
   };
 
@@ -70,9 +70,10 @@ describe("rising and history over HTTP against a hand model", () => {
         .filter((x) => x.score > 0)
         .sort((x, y) => y.score - x.score || bytes(x.member, y.member))
         .slice(0, n);
-      expect(res.body.items.map((x: { member: string }) => x.member), `baseline ${b}h`).toEqual(
-        want.map((x) => x.member),
-      );
+      expect(
+        res.body.items.map((x: { member: string }) => x.member),
+        `baseline ${b}h`,
+      ).toEqual(want.map((x) => x.member));
       res.body.items.forEach((x: (typeof want)[number], i: number) => {
         expect(x.count).toBe(want[i]!.count);
         expect(x.baseline).toBeCloseTo(want[i]!.baseline, 12);
@@ -157,7 +158,8 @@ describe("leaderboard.leader from the score routes", () => {
       ).status,
     ).toBe(201);
     for (const board of ["b", "other"]) {
-      for (const p of ["ann", "bob"]) expect((await api.put(`/v1/leaderboards/${board}/players/${p}`, { name: p })).status).toBe(201);
+      for (const p of ["ann", "bob"])
+        expect((await api.put(`/v1/leaderboards/${board}/players/${p}`, { name: p })).status).toBe(201);
       await api.post(`/v1/leaderboards/${board}/players/ann/score`, { by: 5 });
     }
     const headers = { "idempotency-key": "rv5-lead-1" };
