@@ -445,6 +445,63 @@ describe("trending.rising: the stream filter", () => {
   });
 });
 
+describe("trending.rising over two hours of minute runs, against the rising read", () => {
+  it("each run tells exactly the items at or above the threshold not yet told this hour, with the read's figures", async () => {
+    const H = Math.floor(Date.UTC(2026, 10, 22, 12) / HOUR);
+    const ctx0 = lib.ctx(H * HOUR, "rising-runs");
+    const at = (t: number): Ctx => ({ ...ctx0, now: t });
+    const rnd = mulberry32(3);
+    const POOL = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"];
+    for (let back = 24; back >= 1; back--) {
+      const t = (H - back) * HOUR + 20 * MINUTE;
+      await trending.record(
+        at(t),
+        "s",
+        POOL.map((member, i) => ({ member, count: 1 + (i % 4), at: t })),
+        RET,
+      );
+    }
+    await webhooks.put(
+      ctx0,
+      "r",
+      { url: hookAt("/runs"), events: ["trending.rising"], filter: { stream: "s" }, threshold: 4, secret: SECRET },
+      direct,
+    );
+    const start = receiver.received.length;
+    let toldHour = -1;
+    let told = new Set<string>();
+    let total = 0;
+    for (let t = H * HOUR + 3 * MINUTE; t < (H + 2) * HOUR; t += 7 * MINUTE) {
+      const events = Array.from({ length: 1 + Math.floor(rnd() * 3) }, () => ({
+        member: POOL[Math.floor(rnd() * POOL.length)]!,
+        count: 1 + Math.floor(rnd() * 6),
+      }));
+      await trending.record(at(t - MINUTE), "s", events, RET);
+      const hour = Math.floor(t / HOUR);
+      if (hour !== toldHour) [toldHour, told] = [hour, new Set()];
+      const read = await trending.rising(at(t), "s", {
+        ...RET,
+        n: webhooks.RISING_EVENTS_PER_STREAM,
+        baselineHours: 24,
+      });
+      const want = read.items.filter((x) => x.score >= 4 && !told.has(x.member));
+      const before = receiver.received.length;
+      await webhooks.webhooksJob(at(t), config);
+      const got_ = got(before, "/runs").sort((x, y) => bytes(x.data.member, y.data.member));
+      expect(
+        got_.map((e) => e.data),
+        `run at +${(t - H * HOUR) / MINUTE} min`,
+      ).toEqual(want.sort((x, y) => bytes(x.member, y.member)).map((x) => ({ stream: "s", hour: hour * HOUR, ...x })));
+      for (const x of want) told.add(x.member);
+      total += want.length;
+    }
+    const all = got(start, "/runs");
+    expect(all).toHaveLength(total);
+    expect(total).toBeGreaterThan(2);
+    expect(new Set(all.map((e) => e.id)).size).toBe(total);
+  });
+});
+
 describe("presence.peak from real heartbeats", () => {
   it("each minute's event is the room's new peak as GET …?day reads it, told once, never for another room", async () => {
     const day0 = Date.UTC(2026, 10, 22);
