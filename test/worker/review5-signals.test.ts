@@ -179,3 +179,26 @@ describe("leaderboard.leader from the score routes", () => {
     expect((await api.get("/v1/leaderboards/b/players/bob")).body.score).toBe(10);
   });
 });
+
+describe("defaults under a retention shorter than them", () => {
+  // BUG (low): with TRENDING_RETENTION_HOURS below 24 (the config allows 2..9600), a plain
+  // `GET /v1/trending/{stream}/rising` is a 400 naming `baseline`, a parameter the caller never
+  // sent: the default (24) is not capped as history's (min(48, retention)) is, while the
+  // trending.rising detector already uses min(24, retention). Fix: default `baselineHours` to
+  // min(24, horizonOf(retention)) in src/trending/signals.ts rising() (and let the route's schema
+  // leave the default to it), and say so in docs/trending.md.
+  it.fails("a plain GET …/rising answers over the whole retention, as the detector reads it", async () => {
+    const api = createTestApi({ label: "rv5-short", vars: { TRENDING_RETENTION_HOURS: "12" } });
+    try {
+      await api.post("/v1/trending/s/events", { member: "m", count: 3 });
+      const history = await api.get("/v1/trending/s/history?member=m");
+      expect(history.status).toBe(200);
+      expect(history.body.hours).toBe(12);
+      const rising = await api.get("/v1/trending/s/rising");
+      expect(rising.status, JSON.stringify(rising.body)).toBe(200);
+      expect(rising.body).toMatchObject({ baselineHours: 12, items: [{ member: "m", count: 3 }] });
+    } finally {
+      await api.cleanup();
+    }
+  });
+});
