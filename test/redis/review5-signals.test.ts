@@ -56,7 +56,7 @@ const pending = (ctx: Ctx) => command<number>(lib.target, "ZCARD", registryKeys(
 const bytes = (a: string, b: string) => Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
 
 describe("trending.entered / trending.left against a model of each hour's top N", () => {
-  const N = 3;
+  const SIZES = [3, 1];
   const POOL = ["ant", "bee", "cat", "dog", "eel", "fox", "gnu", "hen"];
 
   for (const seed of [5, 17, 29]) {
@@ -65,18 +65,20 @@ describe("trending.entered / trending.left against a model of each hour's top N"
       const H0 = Math.floor(Date.UTC(2026, 10, 22, 6) / HOUR);
       const ctx0 = lib.ctx(H0 * HOUR, `entered-${seed}`);
       const at = (t: number): Ctx => ({ ...ctx0, now: t });
-      await webhooks.put(
-        ctx0,
-        "tops",
-        {
-          url: hookAt("/tops"),
-          events: ["trending.entered", "trending.left"],
-          filter: { stream: "s" },
-          n: N,
-          secret: SECRET,
-        },
-        direct,
-      );
+      // two sizes on one stream: each webhook compares its own top N
+      for (const n of SIZES)
+        await webhooks.put(
+          ctx0,
+          `top${n}`,
+          {
+            url: hookAt(`/top${n}`),
+            events: ["trending.entered", "trending.left"],
+            filter: { stream: "s" },
+            n,
+            secret: SECRET,
+          },
+          direct,
+        );
       // another stream's webhook: never told about s
       await webhooks.put(
         ctx0,
@@ -91,12 +93,12 @@ describe("trending.entered / trending.left against a model of each hour's top N"
       );
       const start = receiver.received.length;
       const hours = new Map<number, Map<string, number>>();
-      const topOf = (h: number) =>
+      const topOf = (h: number, n: number) =>
         [...(hours.get(h) ?? [])]
           .sort((x, y) => y[1] - x[1] || bytes(x[0], y[0]))
-          .slice(0, N)
+          .slice(0, n)
           .map(([member, count], i) => ({ member, rank: i + 1, count }));
-      let told = new Set<string>();
+      const told = new Map(SIZES.map((n) => [n, new Set<string>()]));
       for (let i = 0; i < 8; i++) {
         const h = H0 + i;
         // distinct counts (ties at the boundary are the subject of the it.fails below); some hours empty
@@ -106,49 +108,53 @@ describe("trending.entered / trending.left against a model of each hour's top N"
         const events = members.map((member, k) => ({ member, count: counts[k]!, at: h * HOUR + 10 * MINUTE }));
         if (events.length > 0) await trending.record(at(h * HOUR + 10 * MINUTE), "s", events, RET);
         hours.set(h, new Map(events.map((e) => [e.member, e.count])));
-        // the hour after: compaction (a small keep, still ≥ N), then the hourly job, twice
-        await trending.compact(at((h + 1) * HOUR + 2 * MINUTE), { ...RET, keep: N + 1 });
+        // the hour after: compaction (a small keep, still ≥ every N), then the hourly job, twice
+        await trending.compact(at((h + 1) * HOUR + 2 * MINUTE), { ...RET, keep: Math.max(...SIZES) + 1 });
         const before = receiver.received.length;
         await webhooks.trendingWebhooksJob(at((h + 1) * HOUR + 5 * MINUTE), config);
         expect(await webhooks.trendingWebhooksJob(at((h + 1) * HOUR + 7 * MINUTE), config)).toMatchObject({
           checked: 0,
           events: 0,
         });
-        const now = topOf(h);
-        const prev = topOf(h - 1);
-        const inPrev = new Set(prev.map((m) => m.member));
-        const inNow = new Set(now.map((m) => m.member));
-        const wantEntered = now.filter((m) => !inPrev.has(m.member));
-        const wantLeft = prev
-          .filter((m) => !inNow.has(m.member))
-          .map((m) => ({ member: m.member, previousRank: m.rank, previousCount: m.count }));
-        const these = got(before, "/tops");
-        const entered = these.filter((e) => e.type === "trending.entered");
-        const left = these.filter((e) => e.type === "trending.left");
-        expect(
-          entered.map((e) => e.data.members),
-          `entered, hour ${i}`,
-        ).toEqual(wantEntered.length ? [wantEntered] : []);
-        expect(
-          left.map((e) => e.data.members),
-          `left, hour ${i}`,
-        ).toEqual(wantLeft.length ? [wantLeft] : []);
-        for (const e of these) {
-          expect(e.data).toMatchObject({ stream: "s", hour: h * HOUR, n: N });
-          expect(e.at).toBe((h + 1) * HOUR + 5 * MINUTE);
+        for (const N of SIZES) {
+          const now = topOf(h, N);
+          const prev = topOf(h - 1, N);
+          const inPrev = new Set(prev.map((m) => m.member));
+          const inNow = new Set(now.map((m) => m.member));
+          const wantEntered = now.filter((m) => !inPrev.has(m.member));
+          const wantLeft = prev
+            .filter((m) => !inNow.has(m.member))
+            .map((m) => ({ member: m.member, previousRank: m.rank, previousCount: m.count }));
+          const these = got(before, `/top${N}`);
+          const entered = these.filter((e) => e.type === "trending.entered");
+          const left = these.filter((e) => e.type === "trending.left");
+          expect(
+            entered.map((e) => e.data.members),
+            `entered, n ${N}, hour ${i}`,
+          ).toEqual(wantEntered.length ? [wantEntered] : []);
+          expect(
+            left.map((e) => e.data.members),
+            `left, n ${N}, hour ${i}`,
+          ).toEqual(wantLeft.length ? [wantLeft] : []);
+          for (const e of these) {
+            expect(e.data).toMatchObject({ stream: "s", hour: h * HOUR, n: N });
+            expect(e.at).toBe((h + 1) * HOUR + 5 * MINUTE);
+          }
+          // what a receiver rebuilds from the events alone is the hour's top N
+          const mine = told.get(N)!;
+          for (const l of wantLeft) mine.delete(l.member);
+          for (const m of wantEntered) mine.add(m.member);
+          expect([...mine].sort()).toEqual([...inNow].sort());
+          // and it is what the contract's own top read of that hour answers
+          // (window 1h at HH+1:05, the current hour still empty: exactly hour h)
+          const read = await trending.top(at((h + 1) * HOUR + 5 * MINUTE), "s", { ...RET, windowHours: 1, n: N });
+          expect(read.items.map((x) => x.member).sort()).toEqual([...inNow].sort());
         }
-        // what a receiver rebuilds from the events alone is the hour's top N
-        told = new Set([...told].filter((m) => !wantLeft.some((l) => l.member === m)));
-        for (const m of wantEntered) told.add(m.member);
-        expect([...told].sort()).toEqual([...inNow].sort());
-        // and the entered ranks are what the contract's own top read of that hour answers
-        // (window 1h at HH+1:05, the current hour still empty: exactly hour h)
-        const read = await trending.top(at((h + 1) * HOUR + 5 * MINUTE), "s", { ...RET, windowHours: 1, n: N });
-        expect(read.items.map((x) => x.member).sort()).toEqual([...inNow].sort());
       }
       // every event id distinct (no duplicate told for one change), none for the other stream
-      const all = got(start, "/tops");
+      const all = SIZES.flatMap((n) => got(start, `/top${n}`));
       expect(new Set(all.map((e) => e.id)).size).toBe(all.length);
+      expect(all.length).toBeGreaterThan(4);
       expect(got(start, "/elsewhere")).toEqual([]);
     });
   }
