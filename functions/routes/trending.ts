@@ -276,7 +276,9 @@ lazyRoute(
   async (c) => {
     const { stream } = c.req.valid("param");
     const { n, window } = c.req.valid("query");
-    const top = () => trending.top(ctxOf(c), stream, { ...settings(c), n, windowHours: window });
+    // a window the query does not name is the library's default: 24 h, or the retention if shorter
+    const windowHours = c.req.query("window") === undefined ? undefined : window;
+    const top = () => trending.top(ctxOf(c), stream, { ...settings(c), n, windowHours });
     return c.json(await edgeCached(c, "trending", [stream, n, window], c.get("config").trendingCacheSeconds, top), 200);
   },
 );
@@ -298,7 +300,8 @@ lazyRoute(
   async (c) => {
     const { stream } = c.req.valid("param");
     const { n, baseline } = c.req.valid("query");
-    return c.json(await trending.rising(ctxOf(c), stream, { ...settings(c), n, baselineHours: baseline }), 200);
+    const baselineHours = c.req.query("baseline") === undefined ? undefined : baseline;
+    return c.json(await trending.rising(ctxOf(c), stream, { ...settings(c), n, baselineHours }), 200);
   },
 );
 
@@ -340,7 +343,8 @@ lazyRoute(
   async (c) => {
     const { stream, member } = c.req.valid("param");
     const { window } = c.req.valid("query");
-    return c.json(await trending.member(ctxOf(c), stream, member, { ...settings(c), windowHours: window }), 200);
+    const windowHours = c.req.query("window") === undefined ? undefined : window;
+    return c.json(await trending.member(ctxOf(c), stream, member, { ...settings(c), windowHours }), 200);
   },
 );
 

@@ -348,18 +348,20 @@ if not top and told and rankOf[told] then
 end
 local newLeader = top and top ~= told
 if newLeader then
-  changed[#changed + 1] = '_leader'
-  changed[#changed + 1] = s.sid .. '|' .. change .. '|' .. top
-end
-if #changed > 0 then redis.call('HSET', players, unpack(changed)) end
-if newLeader then
   -- the score as Redis printed it, negated as text: every digit kept
   local score = string.sub(topScore, 1, 1) == '-' and string.sub(topScore, 2) or (topScore == '0' and '0' or '-' .. topScore)
   local season = s.sid ~= 'all' and s.sid or nil
   local data = '{"board":' .. cjson.encode(board) .. ',"player":' .. cjson.encode(top) .. ',"score":' .. score
     .. ',"previous":' .. (told and cjson.encode(told) or 'null') .. ',"season":' .. (season and cjson.encode(season) or 'null') .. '}'
-  emitEvent(hookKeys, hookArgs, 'leaderboard.leader', 'board', board, top .. '\\n' .. score .. '\\n' .. (season or '') .. '\\n' .. change .. '\\n' .. now, data, '')
+  local sent = emitEvent(hookKeys, hookArgs, 'leaderboard.leader', 'board', board, top .. '\\n' .. score .. '\\n' .. (season or '') .. '\\n' .. change .. '\\n' .. now, data, '')
+  -- a change no subscribed webhook could be told of (the delivery queue was full) is not recorded
+  -- as told: the next write that leaves the leader at #1 tells it (review 5)
+  if sent.full == 0 or sent.told > 0 then
+    changed[#changed + 1] = '_leader'
+    changed[#changed + 1] = s.sid .. '|' .. change .. '|' .. top
+  end
 end
+if #changed > 0 then redis.call('HSET', players, unpack(changed)) end
 return results
 `,
 });

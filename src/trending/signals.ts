@@ -9,7 +9,15 @@ import { HOUR, hourIndex } from "../time.ts";
 import { isStandardWindow, streamKeys } from "./keys.ts";
 import { markersLua, unionLua } from "./scripts.ts";
 import { compareBytes } from "./trending.ts";
-import { assertHours, assertMember, assertStream, assertTopN, horizonOf, type TrendingSettings } from "./validate.ts";
+import {
+  assertHours,
+  assertMember,
+  assertStream,
+  assertTopN,
+  defaultWindowOf,
+  horizonOf,
+  type TrendingSettings,
+} from "./validate.ts";
 
 /**
  * Members of the current hour a rising read considers: its top RISING_CANDIDATES by
@@ -120,7 +128,7 @@ export interface RisingResult {
 export interface RisingOptions extends TrendingSettings {
   /** Items to return, 1..100. @default 10 */
   n?: number;
-  /** Finished hours the baseline averages over, 1..min(retention, 168). @default 24 */
+  /** Finished hours the baseline averages over, 1..min(retention, 168). @default 24 (the retention if shorter) */
   baselineHours?: number;
 }
 
@@ -138,7 +146,7 @@ export interface RisingOptions extends TrendingSettings {
 export async function rising(ctx: Ctx, stream: string, options: RisingOptions): Promise<RisingResult> {
   assertStream(stream);
   const n = options.n ?? 10;
-  const baselineHours = options.baselineHours ?? 24;
+  const baselineHours = options.baselineHours ?? defaultWindowOf(options.retentionHours);
   assertTopN(n);
   assertHours("baseline", baselineHours, options.retentionHours);
   const H = hourIndex(ctx.now);

@@ -19,6 +19,7 @@ import {
   assertTopN,
   assertWindow,
   checkEvents,
+  defaultWindowOf,
   horizonOf,
   MAX_FUTURE_MS,
   type TrendingEvent,
@@ -203,7 +204,7 @@ export interface TopResult {
 export interface TopOptions extends TrendingSettings {
   /** Items to return, 1..100. @default 10 */
   n?: number;
-  /** Finished hours before the current one, 1..min(retention, 168). @default 24 */
+  /** Finished hours before the current one, 1..min(retention, 168). @default 24 (the retention if shorter) */
   windowHours?: number;
   /** Top-N only: depth of the threshold read's first round (at least n + 1 is used), 1..2048. @default 256 */
   firstDepth?: number;
@@ -252,7 +253,7 @@ function windowPlan(ctx: Ctx, stream: string, windowHours: number) {
 export async function top(ctx: Ctx, stream: string, options: TopOptions): Promise<TopResult> {
   assertStream(stream);
   const n = options.n ?? 10;
-  const windowHours = options.windowHours ?? 24;
+  const windowHours = options.windowHours ?? defaultWindowOf(options.retentionHours);
   assertTopN(n);
   assertWindow(windowHours, options.retentionHours);
   const firstDepth = options.firstDepth ?? TA_FIRST_DEPTH;
@@ -333,7 +334,7 @@ export interface MemberResult {
 export async function member(ctx: Ctx, stream: string, name: string, options: TopOptions): Promise<MemberResult> {
   assertStream(stream);
   assertMember(name);
-  const windowHours = options.windowHours ?? 24;
+  const windowHours = options.windowHours ?? defaultWindowOf(options.retentionHours);
   assertWindow(windowHours, options.retentionHours);
   const plan = windowPlan(ctx, stream, windowHours);
   const { union, current, dirty, buckets } = plan.keys;

@@ -39,6 +39,11 @@ export function horizonOf(retentionHours: number): number {
   return Math.min(retentionHours, MAX_WINDOW_HOURS);
 }
 
+/** The window (and rising baseline) a read takes when it names none: 24 h, or the retention if shorter. */
+export function defaultWindowOf(retentionHours: number): number {
+  return Math.min(24, horizonOf(retentionHours));
+}
+
 export function assertStream(stream: string): void {
   assertName(stream, "stream");
 }

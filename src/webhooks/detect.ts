@@ -216,12 +216,37 @@ export const detectTrendingScript = defineScript({
   ],
   uses: [queueLua, eventIdLua],
   lua: `
+-- The hour's top n ranked as every trending read ranks it: count, then member in byte order.
+-- ZREVRANGEBYSCORE orders equal counts the other way, so a tie at the n-th place (the n+1-th
+-- read has its count) takes the first members in byte order of that count (ZRANGEBYSCORE
+-- orders ties ascending; bounded by n, however many share the count): one command more, then.
 local function top(key, n)
-  local flat = redis.call('ZREVRANGEBYSCORE', key, '+inf', '(0', 'WITHSCORES', 'LIMIT', 0, n)
+  local flat = redis.call('ZREVRANGEBYSCORE', key, '+inf', '(0', 'WITHSCORES', 'LIMIT', 0, n + 1)
+  local rows = {}
+  for i = 1, #flat, 2 do rows[#rows + 1] = {member = flat[i], count = tonumber(flat[i + 1])} end
+  if #rows > n then
+    local last = rows[n].count
+    local kept = {}
+    for j = 1, n do
+      if rows[j].count > last then kept[#kept + 1] = rows[j] end
+    end
+    if rows[n + 1].count == last then
+      for _, m in ipairs(redis.call('ZRANGEBYSCORE', key, flat[2 * n], flat[2 * n], 'LIMIT', 0, n - #kept)) do
+        kept[#kept + 1] = {member = m, count = last}
+      end
+    else
+      for j = #kept + 1, n do kept[j] = rows[j] end
+    end
+    rows = kept
+  end
+  table.sort(rows, function(x, y)
+    if x.count ~= y.count then return x.count > y.count end
+    return x.member < y.member
+  end)
   local list, rankOf = {}, {}
-  for i = 1, #flat, 2 do
-    list[#list + 1] = {member = flat[i], rank = #list + 1, count = tonumber(flat[i + 1])}
-    rankOf[flat[i]] = #list
+  for i, r in ipairs(rows) do
+    list[i] = {member = r.member, rank = i, count = r.count}
+    rankOf[r.member] = i
   end
   return list, rankOf
 end
@@ -240,6 +265,7 @@ for i, webhook in ipairs(webhooks) do
     for _, m in ipairs(before) do
       if not inNow[m.member] then table.insert(changes['trending.left'], {member = m.member, previousRank = m.rank, previousCount = m.count}) end
     end
+    local refused = false
     for _, t in ipairs({{'trending.entered', 'e'}, {'trending.left', 'l'}}) do
       local members = changes[t[1]]
       if #members > 0 and string.find(wants[i], t[2], 1, true) then
@@ -248,13 +274,16 @@ for i, webhook in ipairs(webhooks) do
         out.events = out.events + 1
         if room <= 0 then
           out.full = out.full + 1
+          refused = true
         elseif queueDelivery(pending, deliveries, webhook, tonumber(since[i]), id, t[1], body, now, 0) == 1 then
           out.queued = out.queued + 1
           room = room - 1
         end
       end
     end
-    redis.call('HSET', marks[i], 'trending', hour)
+    -- an event refused as full is not told: the hour stays unmarked, so a later run of it queues it
+    -- (the one queued now has the same id, which queueDelivery does not queue twice)
+    if not refused then redis.call('HSET', marks[i], 'trending', hour) end
     out.checked = out.checked + 1
   end
 end

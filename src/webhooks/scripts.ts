@@ -106,7 +106,7 @@ end`,
  * `data` is the event's data as JSON text (so a score keeps every digit Redis printed), `score`
  * a trending.rising score ('' for other events). Queues the event for every matching webhook
  * not already told (`freshTargets`); with no subscriber it costs the HGETALL alone.
- * Returns {queued, full, repeated}.
+ * Returns {queued, full, told (the webhooks it was queued for now or before), repeated}.
  */
 export const emitLua = defineLua(
   "webhooks.emit",
@@ -116,10 +116,10 @@ local function emitEvent(wk, wa, eventType, kind, subject, key, data, score)
   local hooks, pending, deliveries, recent = wk[1], wk[2], wk[3], wk[4]
   local now, at, maxPending, maxRecent = wa[1], wa[2], tonumber(wa[3]), tonumber(wa[4])
   local targets = subscribersOf(hooks, eventType, kind, subject, score)
-  if #targets == 0 then return {queued = 0, full = 0, repeated = false} end
+  if #targets == 0 then return {queued = 0, full = 0, told = 0, repeated = false} end
   local eventId = eventIdOf(eventType, subject, key)
   targets = freshTargets(recent, targets, eventId)
-  if #targets == 0 then return {queued = 0, full = 0, repeated = true} end
+  if #targets == 0 then return {queued = 0, full = 0, told = 0, repeated = true} end
   local body = '{"id":' .. cjson.encode(eventId) .. ',"type":' .. cjson.encode(eventType) .. ',"at":' .. cjson.encode(tonumber(at)) .. ',"data":' .. data .. '}'
   local room = maxPending - redis.call('ZCARD', pending)
   local queued, full, told = 0, 0, {}
@@ -135,7 +135,7 @@ local function emitEvent(wk, wa, eventType, kind, subject, key, data, score)
     end
   end
   rememberDeliveries(recent, told, now, maxRecent)
-  return {queued = queued, full = full, repeated = false}
+  return {queued = queued, full = full, told = #told, repeated = false}
 end`,
   [queueLua, matchLua, recentLua, eventIdLua],
 );
