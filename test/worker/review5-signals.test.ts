@@ -197,6 +197,16 @@ describe("defaults under a retention shorter than them", () => {
       const rising = await api.get("/v1/trending/s/rising");
       expect(rising.status, JSON.stringify(rising.body)).toBe(200);
       expect(rising.body).toMatchObject({ baselineHours: 12, items: [{ member: "m", count: 3 }] });
+      // so do a plain top read and member lookup (their window), while a window past the retention is a 400
+      const top = await api.get("/v1/trending/s/top");
+      expect([top.status, top.body.window?.hours, top.body.items]).toEqual([
+        200,
+        12,
+        [{ rank: 1, member: "m", count: 3 }],
+      ]);
+      const one = await api.get("/v1/trending/s/members/m");
+      expect([one.status, one.body.count, one.body.rank]).toEqual([200, 3, 1]);
+      expect((await api.get("/v1/trending/s/top?window=24h")).status).toBe(400);
     } finally {
       await api.cleanup();
     }
