@@ -195,8 +195,10 @@ export async function detectRising(ctx: Ctx, hooks: StoredWebhook[], retentionHo
 /**
  * `trending.entered` / `trending.left` for each subscribed webhook (parallel lists: its name,
  * stream, top-N size, wanted types `e`/`l`, marks, and the buckets of the last two finished
- * hours): the members in this hour's top N and not the previous hour's, and the reverse. A webhook
- * whose mark already holds `hour` was compared for it (an overlapping or repeated run): skipped.
+ * hours): the members in this hour's top N and not in the top N the webhook was last told
+ * (`trendingTold` in its marks; the previous hour's for a webhook never compared), and the
+ * reverse. A webhook whose mark already holds `hour` was compared for it (an overlapping or
+ * repeated run): skipped.
  */
 export const detectTrendingScript = defineScript({
   name: "webhooks.detectTrending",
@@ -253,11 +255,21 @@ end
 local room = tonumber(maxPending) - redis.call('ZCARD', pending)
 local out = {checked = 0, events = 0, queued = 0, full = 0}
 for i, webhook in ipairs(webhooks) do
-  local mark = tonumber(redis.call('HGET', marks[i], 'trending') or -1)
+  local got  = redis.call('HMGET', marks[i], 'trending', 'trendingTold')
+  local mark = tonumber(got[1] or -1)
   if mark < tonumber(hour) then
     local n = tonumber(sizes[i])
     local now_, inNow = top(current[i], n)
-    local before, inBefore = top(previous[i], n)
+    -- compared with the top N this webhook was last told (what a receiver following the events
+    -- holds), so a missed run or a late event into an hour already compared cannot leave it
+    -- behind; the hour before only for a webhook never compared yet
+    local before, inBefore
+    if got[2] then
+      before, inBefore = cjson.decode(got[2]), {}
+      for _, m in ipairs(before) do inBefore[m.member] = m.rank end
+    else
+      before, inBefore = top(previous[i], n)
+    end
     local changes = {['trending.entered'] = {}, ['trending.left'] = {}}
     for _, m in ipairs(now_) do
       if not inBefore[m.member] then table.insert(changes['trending.entered'], m) end
@@ -283,7 +295,7 @@ for i, webhook in ipairs(webhooks) do
     end
     -- an event refused as full is not told: the hour stays unmarked, so a later run of it queues it
     -- (the one queued now has the same id, which queueDelivery does not queue twice)
-    if not refused then redis.call('HSET', marks[i], 'trending', hour) end
+    if not refused then redis.call('HSET', marks[i], 'trending', hour, 'trendingTold', cjson.encode(now_)) end
     out.checked = out.checked + 1
   end
 end
