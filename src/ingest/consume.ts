@@ -77,7 +77,7 @@ async function deadLetterPart(
 function recordOf(prefix: string, message: IngestMessage) {
   const digest = message.d?.startsWith("i:") ? message.d.split(":")[1] : undefined;
   if (!digest || !message.f) return undefined;
-  return { key: keyOf(prefix, "idem", digest), fingerprint: message.f, requestId: message.r };
+  return { key: keyOf(prefix, "idem", digest), fingerprint: message.f, requestId: message.r, acceptedAt: message.t };
 }
 
 /** How often a group is planned again after its script found messages already applied (each pass drops at least one). */

@@ -26,7 +26,7 @@ export interface DedupeId {
   /** Accepted before today (+ skew), or an Idempotency-Key id (a retry may come any time within 24 h). */
   old: boolean;
   /** An Idempotency-Key id's synchronous record: its key, the body's fingerprint, the request's id. */
-  record?: { key: string; fingerprint: string; requestId: string } | undefined;
+  record?: { key: string; fingerprint: string; requestId: string; acceptedAt: number } | undefined;
 }
 
 /**
@@ -68,6 +68,7 @@ export async function applyGroup(
       keyed: keyed.map((k) => k.at),
       fingerprints: keyed.map((k) => k.fingerprint),
       requestIds: keyed.map((k) => k.requestId),
+      acceptedAts: keyed.map((k) => k.acceptedAt),
       keyCounts: plan.calls.map((c) => c.keys.length),
       argCounts: plan.calls.map((c) => c.args.length),
       callArgs: plan.calls.flatMap((c) => c.args),

@@ -70,6 +70,7 @@ function applyScript(kind: IngestKind) {
       "...keyed",
       "...fingerprints",
       "...requestIds",
+      "...acceptedAts",
       "...keyCounts",
       "...argCounts",
       "...callArgs",
@@ -89,12 +90,17 @@ end
 -- a keyed request whose record holds this body's fingerprint was applied already: written
 -- synchronously first (one ledger for both ways of sending it), or queued by another request with
 -- the same key (a retry, whose message may come after the applied sets that hold the first have
--- expired; the parts of one request share its requestId, and are told apart by the sets)
+-- expired). The parts of one request share its requestId and acceptance time, and are told apart
+-- by the sets; a retry may reuse the requestId (a client's X-Request-Id), not the time.
 for j = 1, #records do
   local prev = redis.call('GET', records[j])
-  if prev and string.sub(prev, 1, 65) == fingerprints[j] .. '\\n' and (not string.find(prev, '"queued":true', 66, true)
-      or not string.find(prev, '"requestId":' .. cjson.encode(requestIds[j]), 66, true)) then
-    seen[tonumber(keyed[j])] = 1
+  if prev and string.sub(prev, 1, 65) == fingerprints[j] .. '\\n' then
+    local queued  = string.find(prev, '"queued":true', 66, true)
+    local sameId  = string.find(prev, '"requestId":' .. cjson.encode(requestIds[j]), 66, true)
+    -- (a record of an earlier version has no acceptedAt: the requestId alone tells)
+    local timed   = string.find(prev, '"acceptedAt":', 66, true)
+    local sameAt  = string.find(prev, '"acceptedAt":' .. cjson.encode(tonumber(acceptedAts[j])), 66, true)
+    if not queued or not sameId or (timed and not sameAt) then seen[tonumber(keyed[j])] = 1 end
   end
 end
 local dup = {}
@@ -117,7 +123,7 @@ redis.call('EXPIRE', today, setTtl, 'NX')
 -- and the synchronous record (unless one is there): a synchronous retry of the request is then a
 -- replay, summarised as the 202 it was (src/redis/run.ts recordOf's '"summary":' form)
 for j = 1, #records do
-  local summary = cjson.encode({queued = true, requestId = requestIds[j]})
+  local summary = cjson.encode({queued = true, requestId = requestIds[j], acceptedAt = tonumber(acceptedAts[j])})
   redis.call('SET', records[j], fingerprints[j] .. '\\n"summary":' .. summary, 'EX', recordTtl, 'NX')
 end
 return { applied = #ids }

@@ -348,7 +348,12 @@ export type ReplaySummary =
       /** Its length when the result was a list (one entry per batch item), else null. */
       items: number | null;
     }
-  | { queued: true; requestId: string };
+  | {
+      queued: true;
+      requestId: string;
+      /** When the queued request was accepted (epoch ms); absent from records of earlier versions. */
+      acceptedAt?: number;
+    };
 
 /**
  * Thrown by `runWrite` for a replay whose first result was too large to keep:

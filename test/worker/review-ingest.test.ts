@@ -147,7 +147,8 @@ describe("review: Idempotency-Key on queued writes", () => {
     // the parts of one request share its record (the first applied writes it, with its requestId):
     // the second part of the same request is not taken for a retry, the retry's parts are
     const api = newApi("rv-async-split-retry", Date.UTC(2026, 10, 22, 23, 50));
-    const headers = { ...api.asyncHeaders, "idempotency-key": "order-8" };
+    // the client sends its retry with the first request's X-Request-Id: the acceptance time tells them apart
+    const headers = { ...api.asyncHeaders, "idempotency-key": "order-8", "x-request-id": "client-req-8" };
     const long = (i: number) => `s${String(i).padStart(4, "0")}-${"x".repeat(200)}`;
     const body = { items: Array.from({ length: 800 }, (_, i) => ({ member: long(i), by: 2 })) };
     expect((await api.post("/v1/counters/c/incr", body, { headers })).status).toBe(202);
