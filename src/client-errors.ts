@@ -32,8 +32,12 @@ export class EdgestatsError extends LibraryError {
  */
 export class ReplaySummarisedError extends EdgestatsError {
   /** The first result's size, digest and item count; or, for a request first sent queued, its 202's request id. */
-  readonly summary: { bytes: number; sha1: string; items: number | null } | { queued: true; requestId: string };
-  constructor(summary: { bytes: number; sha1: string; items: number | null } | { queued: true; requestId: string }) {
+  readonly summary:
+    { bytes: number; sha1: string; items: number | null } | { queued: true; requestId: string; acceptedAt?: number };
+  constructor(
+    summary:
+      { bytes: number; sha1: string; items: number | null } | { queued: true; requestId: string; acceptedAt?: number },
+  ) {
     super(
       200,
       "replay_summarised",
