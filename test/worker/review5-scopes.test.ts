@@ -349,3 +349,56 @@ describe("review5: the open routes stay harmless with any key", () => {
     expect(await snapshot()).toEqual(before);
   });
 });
+
+describe("review5: the deletes an ingest key may make touch only their one thing", () => {
+  it("removing a member, player or session of a name that does not exist leaves no key without an expiry", async () => {
+    const before = new Set(await api.keys());
+    const removes = [
+      "/v1/counters/rv5ghost1/members/m1",
+      "/v1/counters/rv5ghost2/members/m1?period=day",
+      "/v1/leaderboards/rv5ghost3/players/p1",
+      "/v1/presence/rv5ghost4/members/u1",
+    ];
+    for (const path of removes) {
+      const res = await api.del(path, { key: "ingest" });
+      expect([200, 204, 404], `${path} → ${res.status} ${JSON.stringify(res.body)}`).toContain(res.status);
+    }
+    const added = (await api.keys()).filter((k) => !before.has(k));
+    const lasting: string[] = [];
+    for (const key of added) if ((await command<number>(api.target, "PTTL", key)) < 0) lasting.push(key);
+    expect(lasting).toEqual([]);
+  });
+
+  it("removing one player or one session leaves every other player, session and the board's settings as they were", async () => {
+    expect((await api.put("/v1/leaderboards/rv5b2", { ties: "reached", maxScore: 100 }, { key: "admin" })).status).toBe(
+      200,
+    );
+    for (const p of ["a", "b"])
+      expect((await api.put(`/v1/leaderboards/rv5b2/players/${p}`, { name: p, score: 9 })).status).toBeLessThan(300);
+    for (const id of ["a", "b"])
+      expect((await api.post("/v1/presence/rv5r2/heartbeats", { id })).status).toBeLessThan(300);
+    expect((await api.del("/v1/leaderboards/rv5b2/players/a", { key: "ingest" })).status).toBeLessThan(300);
+    expect((await api.del("/v1/presence/rv5r2/members/a", { key: "ingest" })).status).toBeLessThan(300);
+    const b = await api.get("/v1/leaderboards/rv5b2/players/b");
+    expect({ status: b.status, score: b.body?.score }).toEqual({ status: 200, score: 9 });
+    const board = await api.get("/v1/leaderboards/rv5b2");
+    expect(JSON.stringify(board.body)).not.toContain('"player":"a"');
+    // the admin's guard still holds for the ingest key after the removal
+    expect((await api.post("/v1/leaderboards/rv5b2/players/b/score", { by: 1000 })).status).toBe(422);
+    const members = await api.get("/v1/presence/rv5r2/members");
+    expect(JSON.stringify(members.body)).toContain('"b"');
+    expect(JSON.stringify(members.body)).not.toContain('"a"');
+  });
+
+  it("an ingest key's set in mode best never lowers a score, and a write naming a season only writes the current one", async () => {
+    expect((await api.post("/v1/leaderboards/rv5b/players/p1/score", { set: 1, mode: "best" })).status).toBeLessThan(
+      300,
+    );
+    expect((await api.get("/v1/leaderboards/rv5b/players/p1")).body?.score).toBe(50);
+    // season= is a read parameter: on a write it is ignored or refused, never a way into a finished season
+    const res = await api.post("/v1/leaderboards/rv5b/players/p1/score?season=previous", { by: 1 });
+    expect([200, 400], JSON.stringify(res.body)).toContain(res.status);
+    const previous = await api.get("/v1/leaderboards/rv5b?season=previous");
+    expect(JSON.stringify(previous.body)).not.toContain('"p1"');
+  });
+});
