@@ -1,0 +1,190 @@
+/**
+ * Review 5, races through the Worker app in workerd against the local Upstash server: one
+ * Idempotency-Key sent at once with different bodies and from different API keys, parallel
+ * first-touch writes to new names, and the jobs (compaction, sweep, snapshot, trim) running
+ * beside writes and beside each other. Assertions are totals read afterwards, never timings.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import { TEST_INGEST_KEY_2 } from "../helpers/keys.ts";
+import { createTestApi } from "../helpers/worker.ts";
+
+const at = (d: number, h: number, m = 0) => Date.UTC(2026, 10, d, h, m);
+let serial = 0;
+const fresh = (label: string) => `rv5-${label}-${Date.now()}-${++serial}`;
+
+describe("one Idempotency-Key racing with different bodies", () => {
+  const api = createTestApi({ label: "rv5-idem-bodies" });
+  afterAll(() => api.cleanup());
+
+  it("counter: 20 copies with 20 bodies at once apply one body; the other 19 are 409 idempotency_key_reused", async () => {
+    const key = fresh("bodies");
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        api.post("/v1/counters/rv5b/incr", { member: "m", by: i + 1 }, { headers: { "idempotency-key": key } }),
+      ),
+    );
+    const ok = answers.filter((a) => a.status === 200);
+    expect(ok).toHaveLength(1);
+    const conflicts = answers.filter((a) => a.status === 409);
+    expect(conflicts).toHaveLength(19);
+    for (const c of conflicts) expect(c.body.error.code).toBe("idempotency_key_reused");
+    const score = (await api.get("/v1/counters/rv5b/members/m")).body.score;
+    expect(score).toBeGreaterThanOrEqual(1);
+    expect(score).toBeLessThanOrEqual(20);
+    // the one applied body is the one whose retry replays
+    const replay = await api.post(
+      "/v1/counters/rv5b/incr",
+      { member: "m", by: score },
+      { headers: { "idempotency-key": key } },
+    );
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    expect(replay.body).toEqual(ok[0]?.body);
+    expect((await api.get("/v1/counters/rv5b/members/m")).body.score).toBe(score);
+  });
+
+  it("trending (record written up front): 20 copies with 20 bodies apply one body, 19 are 409", async () => {
+    const key = fresh("tbodies");
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        api.post("/v1/trending/rv5b/events", { member: "a", count: i + 1 }, { headers: { "idempotency-key": key } }),
+      ),
+    );
+    expect(answers.filter((a) => a.status === 200 || a.status === 202)).toHaveLength(1);
+    expect(answers.filter((a) => a.status === 409)).toHaveLength(19);
+    const count = (await api.get("/v1/trending/rv5b/members/a?window=24h")).body.count;
+    expect(count).toBeGreaterThanOrEqual(1);
+    expect(count).toBeLessThanOrEqual(20);
+  });
+});
+
+describe("one Idempotency-Key racing from two API keys", () => {
+  const api = createTestApi({ label: "rv5-idem-callers" });
+  afterAll(() => api.cleanup());
+
+  it("counter: 10 copies from each of two keys at once apply exactly twice; each key's answers are equal", async () => {
+    const key = fresh("callers");
+    const send = (k: string) =>
+      api.post("/v1/counters/rv5c/incr", { member: "m", by: 3 }, { key: k, headers: { "idempotency-key": key } });
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => send(i % 2 === 0 ? "ingest" : TEST_INGEST_KEY_2)),
+    );
+    for (const a of answers) expect(a.status).toBe(200);
+    expect(answers.filter((a) => a.headers.get("idempotent-replayed") !== "true")).toHaveLength(2);
+    for (const parity of [0, 1]) {
+      const mine = answers.filter((_, i) => i % 2 === parity);
+      expect(mine.filter((a) => a.headers.get("idempotent-replayed") !== "true")).toHaveLength(1);
+      for (const a of mine) expect(a.body).toEqual(mine[0]?.body);
+    }
+    expect((await api.get("/v1/counters/rv5c/members/m")).body.score).toBe(6);
+  });
+
+  it("leaderboard score: 10 copies from each of two keys at once add the step exactly twice", async () => {
+    expect((await api.put("/v1/leaderboards/rv5c/players/p1", { name: "P1" }, { key: "admin" })).status).toBe(201);
+    const key = fresh("lb");
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        api.post(
+          "/v1/leaderboards/rv5c/players/p1/score",
+          { by: 7 },
+          { key: i % 2 === 0 ? "ingest" : TEST_INGEST_KEY_2, headers: { "idempotency-key": key } },
+        ),
+      ),
+    );
+    for (const a of answers) expect(a.status).toBe(200);
+    expect((await api.get("/v1/leaderboards/rv5c/players/p1")).body.score).toBe(14);
+  });
+});
+
+describe("parallel first-touch writes to new names", () => {
+  const api = createTestApi({ label: "rv5-first" });
+  afterAll(() => api.cleanup());
+
+  it("30 parallel first increments of 30 new counters: every counter is listed once with its total", async () => {
+    const names = Array.from({ length: 30 }, (_, i) => `fresh${i}`);
+    const answers = await Promise.all(
+      names.flatMap((n) => [1, 2].map((by) => api.post(`/v1/counters/${n}/incr`, { member: "m", by }))),
+    );
+    for (const a of answers) expect(a.status).toBe(200);
+    for (const n of names) expect((await api.get(`/v1/counters/${n}/members/m`)).body.score).toBe(3);
+  });
+
+  it("30 players joining a new leaderboard at once: total 30, every player found", async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => api.put(`/v1/leaderboards/rv5new/players/p${i}`, { name: `P${i}`, score: i })),
+    );
+    for (const a of answers) expect(a.status).toBe(201);
+    const board = await api.get("/v1/leaderboards/rv5new?limit=100");
+    expect(board.body.total).toBe(30);
+  });
+
+  it("20 parallel first heartbeats of one new room count every id once", async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => api.post("/v1/presence/rv5room/heartbeats", { ids: [`u${i}`, "shared"] })),
+    );
+    for (const a of answers) expect(a.status).toBe(200);
+    expect((await api.get("/v1/presence/rv5room")).body.online).toBe(21);
+  });
+});
+
+describe("jobs running beside writes and beside each other", () => {
+  const api = createTestApi({ label: "rv5-jobs", start: at(22, 12, 30) });
+  afterAll(() => api.cleanup());
+  const job = (name: string) => api.post(`/internal/jobs/${name}`, undefined, { key: "admin" });
+
+  it("counter increments racing sweep-counters and each other's jobs: the total is exact", async () => {
+    const writes = Array.from({ length: 40 }, (_, i) =>
+      api.post("/v1/counters/rv5j/incr", { member: `m${i % 4}`, by: i + 1 }),
+    );
+    const jobs = ["sweep-counters", "compact", "sweep-counters", "leaderboards.snapshot", "trim"].map(job);
+    const answers = await Promise.all([...writes, ...jobs]);
+    for (const a of answers) expect(a.status).toBe(200);
+    let total = 0;
+    for (let m = 0; m < 4; m++) {
+      const expected = Array.from({ length: 40 }, (_, i) => i + 1)
+        .filter((x) => (x - 1) % 4 === m)
+        .reduce((s, x) => s + x, 0);
+      const score = (await api.get(`/v1/counters/rv5j/members/m${m}`)).body.score;
+      expect({ m, score }).toEqual({ m, score: expected });
+      total += score;
+    }
+    expect(total).toBe(820);
+  });
+
+  it("trending events racing compaction (several runs at once): the 24h count is exact", async () => {
+    // hours of history first, so compaction has buckets to fold
+    for (let h = 0; h < 4; h++) {
+      api.setNow(at(22, 8 + h, 10));
+      expect((await api.post("/v1/trending/rv5t/events", { member: "a", count: 5 })).status).toBe(200);
+    }
+    api.setNow(at(22, 13, 5));
+    const writes = Array.from({ length: 30 }, () => api.post("/v1/trending/rv5t/events", { member: "a", count: 2 }));
+    const answers = await Promise.all([...writes, job("compact"), job("compact"), job("compact")]);
+    for (const a of answers) expect(a.status).toBe(200);
+    const read = await api.get("/v1/trending/rv5t/members/a?window=24h");
+    expect(read.body.count).toBe(20 + 60);
+  });
+
+  it("leaderboard scores racing snapshots: every step lands once", async () => {
+    api.setNow(at(22, 14));
+    for (const p of ["p1", "p2"]) expect((await api.put(`/v1/leaderboards/rv5s/players/${p}`, { name: p })).status).toBe(201);
+    const writes = Array.from({ length: 30 }, (_, i) =>
+      api.post(`/v1/leaderboards/rv5s/players/${i % 2 ? "p1" : "p2"}/score`, { by: 1 }),
+    );
+    const answers = await Promise.all([...writes, job("leaderboards.snapshot"), job("leaderboards.snapshot")]);
+    for (const a of answers) expect(a.status).toBe(200);
+    expect((await api.get("/v1/leaderboards/rv5s/players/p1")).body.score).toBe(15);
+    expect((await api.get("/v1/leaderboards/rv5s/players/p2")).body.score).toBe(15);
+  });
+
+  it("histogram observations racing every hourly job: the count and sum are exact", async () => {
+    expect((await api.put("/v1/histograms/rv5h", { bucketWidth: 1 }, { key: "admin" })).status).toBe(201);
+    const writes = Array.from({ length: 30 }, (_, i) => api.post("/v1/histograms/rv5h/observations", { value: i % 5 }));
+    const answers = await Promise.all([
+      ...writes,
+      ...["compact", "sweep-counters", "leaderboards.snapshot", "trim", "webhooks"].map(job),
+    ]);
+    for (const a of answers) expect(a.status).toBe(200);
+    const h = (await api.get("/v1/histograms/rv5h")).body;
+    expect(h.count).toBe(30);
+  });
+});
