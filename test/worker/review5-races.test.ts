@@ -6,6 +6,7 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { TEST_INGEST_KEY_2 } from "../helpers/keys.ts";
+import { command } from "../helpers/upstash-rest.ts";
 import { createTestApi } from "../helpers/worker.ts";
 
 const at = (d: number, h: number, m = 0) => Date.UTC(2026, 10, d, h, m);
@@ -186,5 +187,58 @@ describe("jobs running beside writes and beside each other", () => {
     for (const a of answers) expect(a.status).toBe(200);
     const h = (await api.get("/v1/histograms/rv5h")).body;
     expect(h.count).toBe(30);
+    expect(h.sum).toBe(6 * (0 + 1 + 2 + 3 + 4));
+  });
+});
+
+describe("parallel writes across period and day boundaries", () => {
+  const api = createTestApi({ label: "rv5-periods", start: at(23, 0, 2) });
+  afterAll(() => api.cleanup());
+
+  it("counter: 40 parallel period=hour increments either side of midnight add up by hour, by day and over both", async () => {
+    const times = ["2026-11-22T23:59:59.000Z", "2026-11-23T00:00:00.000Z"];
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        api.post("/v1/counters/rv5p/incr", { member: "m", by: i + 1, period: "hour", at: times[i % 2] }),
+      ),
+    );
+    for (const a of answers) expect(a.status).toBe(200);
+    const odd = Array.from({ length: 20 }, (_, k) => 2 * k + 1).reduce((s, x) => s + x, 0); // i even: by odd
+    const even = 820 - odd;
+    const read = async (from: string, to: string) =>
+      (await api.get(`/v1/counters/rv5p/members/m?period=hour&from=${from}&to=${to}`)).body.score;
+    expect(await read("2026-11-22T23:00:00Z", "2026-11-22T23:00:00Z")).toBe(odd);
+    expect(await read("2026-11-23T00:00:00Z", "2026-11-23T00:00:00Z")).toBe(even);
+    expect(await read("2026-11-22T00:00:00Z", "2026-11-23T23:00:00Z")).toBe(820);
+  });
+
+  it("histogram: 30 parallel observations either side of midnight count once in the range", async () => {
+    expect((await api.put("/v1/histograms/rv5ph", { bucketWidth: 1 }, { key: "admin" })).status).toBe(201);
+    const times = ["2026-11-22T23:59:59.000Z", "2026-11-23T00:00:01.000Z"];
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        api.post("/v1/histograms/rv5ph/observations", { value: i % 3, at: times[i % 2] }),
+      ),
+    );
+    for (const a of answers) expect(a.status).toBe(200);
+    const h = (await api.get("/v1/histograms/rv5ph?from=2026-11-22&to=2026-11-23")).body;
+    expect(h.count).toBe(30);
+    expect(h.sum).toBe(30);
+  });
+
+  it("counter ttl: 20 parallel first writes with 20 ttls leave the key living at least the largest, at most it plus a tenth", async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        api.post("/v1/counters/rv5ttl/incr", { member: `m${i}`, ttl: 1000 * (i + 1) }, { key: "admin" }),
+      ),
+    );
+    for (const a of answers) expect(a.status).toBe(200);
+    const keys = (await api.keys()).filter((k) => k.includes("rv5ttl") && !k.includes(":idem:"));
+    expect(keys.length).toBeGreaterThan(0);
+    const counterKey = keys.find((k) => k.endsWith(":rv5ttl")) ?? keys[0] ?? "";
+    expect(await command<number>(api.target, "ZCARD", counterKey)).toBe(20);
+    const ttl = await command<number>(api.target, "TTL", counterKey);
+    expect(ttl).toBeGreaterThanOrEqual(20_000 - 60);
+    expect(ttl).toBeLessThanOrEqual(22_000);
   });
 });
