@@ -6,6 +6,7 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { TEST_INGEST_KEY_2 } from "../helpers/keys.ts";
+import { createIngestApi } from "../helpers/ingest.ts";
 import { command } from "../helpers/upstash-rest.ts";
 import { createTestApi } from "../helpers/worker.ts";
 
@@ -240,5 +241,49 @@ describe("parallel writes across period and day boundaries", () => {
     const ttl = await command<number>(api.target, "TTL", counterKey);
     expect(ttl).toBeGreaterThanOrEqual(20_000 - 60);
     expect(ttl).toBeLessThanOrEqual(22_000);
+  });
+});
+
+describe("queued (Prefer: respond-async) races", () => {
+  const api = createIngestApi({ label: "rv5-async", start: at(22, 12, 30) });
+  afterAll(() => api.cleanup());
+  const count = async (stream: string, member: string) =>
+    (await api.get(`/v1/trending/${stream}/members/${member}?window=24h`)).body.count;
+
+  it("one Idempotency-Key from two API keys, 8 copies each, delivered by two consumers at once: applied exactly twice", async () => {
+    const headers = { ...api.asyncHeaders, "idempotency-key": fresh("async2") };
+    const answers = await Promise.all(
+      Array.from({ length: 16 }, (_, i) =>
+        api.post(
+          "/v1/trending/rv5q/events",
+          { member: "a", count: 3 },
+          { headers, key: i % 2 === 0 ? "ingest" : TEST_INGEST_KEY_2 },
+        ),
+      ),
+    );
+    for (const a of answers) expect(a.status).toBe(202);
+    const sent = api.queue.sent.splice(0);
+    const [x, y] = await Promise.all([api.deliver(sent), api.deliver([...sent].reverse())]);
+    expect(x.stats.applied + y.stats.applied).toBe(2);
+    // a third, late redelivery of everything changes nothing
+    await api.deliver(sent, { attempts: 2 });
+    expect(await count("rv5q", "a")).toBe(6);
+  });
+
+  it("queued increments racing synchronous ones and a compaction run: the total is exact", async () => {
+    const asyncAnswers = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        api.post("/v1/trending/rv5q2/events", { member: "b", count: 2 }, { headers: api.asyncHeaders }),
+      ),
+    );
+    for (const a of asyncAnswers) expect(a.status).toBe(202);
+    const sent = api.queue.sent.splice(0);
+    const results = await Promise.all([
+      api.deliver(sent),
+      ...Array.from({ length: 10 }, () => api.post("/v1/trending/rv5q2/events", { member: "b", count: 1 })),
+      api.post("/internal/jobs/compact", undefined, { key: "admin" }),
+    ]);
+    for (const r of results.slice(1) as { status: number }[]) expect(r.status).toBe(200);
+    expect(await count("rv5q2", "b")).toBe(30);
   });
 });
