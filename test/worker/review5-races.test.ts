@@ -112,7 +112,9 @@ describe("parallel first-touch writes to new names", () => {
 
   it("30 players joining a new leaderboard at once: total 30, every player found", async () => {
     const answers = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => api.put(`/v1/leaderboards/rv5new/players/p${i}`, { name: `P${i}`, score: i })),
+      Array.from({ length: 30 }, (_, i) =>
+        api.put(`/v1/leaderboards/rv5new/players/p${i}`, { name: `P${i}`, score: i }),
+      ),
     );
     for (const a of answers) expect(a.status).toBe(201);
     const board = await api.get("/v1/leaderboards/rv5new?limit=100");
@@ -168,7 +170,8 @@ describe("jobs running beside writes and beside each other", () => {
 
   it("leaderboard scores racing snapshots: every step lands once", async () => {
     api.setNow(at(22, 14));
-    for (const p of ["p1", "p2"]) expect((await api.put(`/v1/leaderboards/rv5s/players/${p}`, { name: p })).status).toBe(201);
+    for (const p of ["p1", "p2"])
+      expect((await api.put(`/v1/leaderboards/rv5s/players/${p}`, { name: p })).status).toBe(201);
     const writes = Array.from({ length: 30 }, (_, i) =>
       api.post(`/v1/leaderboards/rv5s/players/${i % 2 ? "p1" : "p2"}/score`, { by: 1 }),
     );
