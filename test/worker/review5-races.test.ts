@@ -290,3 +290,90 @@ describe("queued (Prefer: respond-async) races", () => {
     expect(await count("rv5q2", "b")).toBe(30);
   });
 });
+
+describe("more races: batches whole, definitions, deletes of other members, new ids", () => {
+  const api = createTestApi({ label: "rv5-more", start: at(22, 12, 30) });
+  afterAll(() => api.cleanup());
+
+  it("10 batches with one bad item racing 10 good batches: only the good ones land, the bad are 400", async () => {
+    const good = { items: [{ member: "g", by: 2 }, { member: "h" }] };
+    const bad = {
+      items: [
+        { member: "g", by: 2 },
+        { member: "h", by: "x" },
+      ],
+    };
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => api.post("/v1/counters/rv5w/incr", i % 2 ? bad : good)),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([...Array(10).fill(200), ...Array(10).fill(400)]);
+    expect((await api.get("/v1/counters/rv5w/members/g")).body.score).toBe(20);
+    expect((await api.get("/v1/counters/rv5w/members/h")).body.score).toBe(10);
+  });
+
+  it("observations racing the histogram's first definition: every 200 is counted, every other answer is a 404", async () => {
+    const answers = await Promise.all([
+      ...Array.from({ length: 15 }, () => api.post("/v1/histograms/rv5def/observations", { values: [1, 2] })),
+      api.put("/v1/histograms/rv5def", { bucketWidth: 1 }, { key: "admin" }),
+      ...Array.from({ length: 15 }, () => api.post("/v1/histograms/rv5def/observations", { values: [1, 2] })),
+    ]);
+    const obs = answers.filter((_, i) => i !== 15);
+    expect(answers[15]?.status).toBe(201);
+    for (const a of obs) expect([200, 404]).toContain(a.status);
+    const accepted = obs.filter((a) => a.status === 200).reduce((n, a) => n + a.body.accepted, 0);
+    expect((await api.get("/v1/histograms/rv5def")).body.count).toBe(accepted);
+  });
+
+  it("deleting one member racing increments of others never touches the others' totals", async () => {
+    await api.post("/v1/counters/rv5d/incr", { member: "gone", by: 100 });
+    const answers = await Promise.all([
+      ...Array.from({ length: 20 }, (_, i) => api.post("/v1/counters/rv5d/incr", { member: `k${i % 2}`, by: 3 })),
+      api.del("/v1/counters/rv5d/members/gone"),
+      api.del("/v1/counters/rv5d/members/gone"),
+    ]);
+    expect(answers.map((a) => a.status).filter((s) => s !== 200)).toEqual([204, 204]);
+    expect((await api.get("/v1/counters/rv5d/members/k0")).body.score).toBe(30);
+    expect((await api.get("/v1/counters/rv5d/members/k1")).body.score).toBe(30);
+    expect((await api.get("/v1/counters/rv5d/members/gone")).status).toBe(404);
+  });
+
+  it("20 racing heartbeats of one new id: exactly one answer calls it new, and newToday is 1", async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => api.post("/v1/presence/rv5new/heartbeats", { id: "solo" })),
+    );
+    for (const a of answers) expect(a.status).toBe(200);
+    expect(answers.reduce((n, a) => n + (a.body.new as number), 0)).toBe(1);
+    const room = (await api.get("/v1/presence/rv5new")).body;
+    expect({ online: room.online, newToday: room.newToday, activeToday: room.activeToday }).toEqual({
+      online: 1,
+      newToday: 1,
+      activeToday: 1,
+    });
+  });
+
+  it("heartbeats racing the minute trim (several runs): online and activeToday are exact", async () => {
+    const answers = await Promise.all([
+      ...Array.from({ length: 25 }, (_, i) => api.post("/v1/presence/rv5trim/heartbeats", { ids: [`u${i}`] })),
+      ...[0, 1, 2].map(() => api.post("/internal/jobs/trim", undefined, { key: "admin" })),
+    ]);
+    for (const a of answers) expect(a.status).toBe(200);
+    const room = (await api.get("/v1/presence/rv5trim")).body;
+    expect({ online: room.online, activeToday: room.activeToday, newToday: room.newToday }).toEqual({
+      online: 25,
+      activeToday: 25,
+      newToday: 25,
+    });
+  });
+
+  it("a leaderboard join with one Idempotency-Key and 10 names at once: one 201, nine 409, one player", async () => {
+    const key = fresh("join");
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        api.put("/v1/leaderboards/rv5j/players/p1", { name: `N${i}` }, { headers: { "idempotency-key": key } }),
+      ),
+    );
+    expect(answers.filter((a) => a.status === 201)).toHaveLength(1);
+    expect(answers.filter((a) => a.status === 409)).toHaveLength(9);
+    expect((await api.get("/v1/leaderboards/rv5j?limit=100")).body.total).toBe(1);
+  });
+});
