@@ -377,3 +377,82 @@ describe("more races: batches whole, definitions, deletes of other members, new 
     expect((await api.get("/v1/leaderboards/rv5j?limit=100")).body.total).toBe(1);
   });
 });
+
+describe("races across a month boundary and on the up-front idempotency record", () => {
+  const api = createTestApi({ label: "rv5-month", start: "2026-12-01T00:02:00Z" });
+  afterAll(() => api.cleanup());
+
+  it("histogram: 40 parallel observations either side of the month's end count once in each month and over both", async () => {
+    expect((await api.put("/v1/histograms/rv5m", { bucketWidth: 1 }, { key: "admin" })).status).toBe(201);
+    const times = ["2026-11-30T23:59:59.000Z", "2026-12-01T00:00:00.000Z"];
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        api.post("/v1/histograms/rv5m/observations", { values: [{ value: i % 4, at: times[i % 2] }] }),
+      ),
+    );
+    for (const a of answers) expect(a.status).toBe(200);
+    const nov = (await api.get("/v1/histograms/rv5m?from=2026-11-01&to=2026-11-30")).body;
+    const dec = (await api.get("/v1/histograms/rv5m?from=2026-12-01&to=2026-12-01")).body;
+    const both = (await api.get("/v1/histograms/rv5m?from=2026-10-15&to=2026-12-01")).body;
+    // i even: values 0, 2 (November); i odd: 1, 3 (December)
+    expect({ n: nov.count, s: nov.sum }).toEqual({ n: 20, s: 20 });
+    expect({ n: dec.count, s: dec.sum }).toEqual({ n: 20, s: 40 });
+    expect({ n: both.count, s: both.sum }).toEqual({ n: 40, s: 60 });
+  });
+
+  it("counter: parallel period=day increments either side of the month's end, read by day and by month", async () => {
+    const times = ["2026-11-30T23:59:59Z", "2026-12-01T00:00:00Z"];
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        api.post("/v1/counters/rv5m/incr", { member: "m", by: 1 + (i % 2), period: "day", at: times[i % 2] }),
+      ),
+    );
+    for (const a of answers) expect(a.status).toBe(200);
+    const read = async (q: string) => (await api.get(`/v1/counters/rv5m/members/m?${q}`)).body.score;
+    expect(await read("period=day&from=2026-11-30&to=2026-11-30")).toBe(10);
+    expect(await read("period=day&from=2026-12-01&to=2026-12-01")).toBe(20);
+    expect(await read("period=day&from=2026-10-01&to=2026-12-01")).toBe(30);
+  });
+
+  it("trending: one Idempotency-Key from two API keys at once, 10 copies each: counted exactly twice", async () => {
+    const key = fresh("trend2");
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        api.post(
+          "/v1/trending/rv5t2/events",
+          { member: "a", count: 4 },
+          { key: i % 2 ? TEST_INGEST_KEY_2 : "ingest", headers: { "idempotency-key": key } },
+        ),
+      ),
+    );
+    for (const a of answers) expect(a.status).toBe(200);
+    expect(answers.filter((a) => a.headers.get("idempotent-replayed") !== "true")).toHaveLength(2);
+    expect((await api.get("/v1/trending/rv5t2/members/a?window=24h")).body.count).toBe(8);
+  });
+});
+
+describe("racing creations: exactly one 'created'", () => {
+  const api = createTestApi({ label: "rv5-create", start: at(22, 12, 30) });
+  afterAll(() => api.cleanup());
+
+  it("20 joins of one new player at once: one 201 created, nineteen 200, one player", async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => api.put("/v1/leaderboards/rv5cr/players/p1", { name: "P1", score: 5 })),
+    );
+    expect(answers.filter((a) => a.status === 201 && a.body.created === true)).toHaveLength(1);
+    expect(answers.filter((a) => a.status === 200 && a.body.created === false)).toHaveLength(19);
+    const board = (await api.get("/v1/leaderboards/rv5cr?limit=100")).body;
+    expect(board.total).toBe(1);
+    expect((await api.get("/v1/leaderboards/rv5cr/players/p1")).body.score).toBe(5);
+  });
+
+  it("20 definitions of one new histogram at once: one 201 created, nineteen 200", async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => api.put("/v1/histograms/rv5cr", { bucketWidth: 1 }, { key: "admin" })),
+    );
+    expect(answers.filter((a) => a.status === 201 && a.body.created === true)).toHaveLength(1);
+    expect(answers.filter((a) => a.status === 200 && a.body.created === false)).toHaveLength(19);
+    const createdAt = new Set(answers.map((a) => a.body.createdAt));
+    expect(createdAt.size).toBe(1);
+  });
+});
