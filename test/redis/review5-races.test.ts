@@ -1,0 +1,160 @@
+/**
+ * Review 5, concurrency through the library against real Redis (local Upstash server). What
+ * test/redis/concurrency.test.ts does not race: whole feature calls (not a bare script) whose
+ * clocks straddle a boundary, each call with its own `now` as Workers in different isolates
+ * have (a season, a month), and the jobs running with the writes they read and with each
+ * other. Every assertion is a total or a state, never a timing.
+ */
+import { describe, expect, it } from "vitest";
+import type { Ctx } from "../../src/context.ts";
+import * as counters from "../../src/counters/index.ts";
+import * as leaderboards from "../../src/leaderboards/index.ts";
+import * as presence from "../../src/presence/index.ts";
+import { HOUR, MINUTE } from "../../src/time.ts";
+import * as trending from "../../src/trending/index.ts";
+import { libraryTest } from "../helpers/library.ts";
+
+const lib = libraryTest("review5-races", { timeoutMs: 10_000 });
+const at = (month: number, d: number, h: number, m = 0, s = 0, ms = 0) => Date.UTC(2026, month, d, h, m, s, ms);
+const RET = { retentionHours: 50 };
+
+describe("clocks straddling a boundary, each call its own", () => {
+  it("a daily-reset board: 10 players x (5 x +1 before midnight, 5 x +2 after) with 2 snapshot runs at once: each season exact", async () => {
+    const base = lib.ctx(at(10, 21, 22), "rv5-season");
+    const c = (now: number): Ctx => ({ ...base, now });
+    await leaderboards.configure(base, "daily", { reset: "daily" });
+    const players = Array.from({ length: 10 }, (_, i) => `p${i}`);
+    await Promise.all(players.map((p) => leaderboards.join(base, "daily", p, { name: p })));
+    const before = at(10, 21, 23, 59, 59, 999);
+    const after = at(10, 22, 0);
+    const snapshot = leaderboards.jobs["leaderboards.snapshot"]!;
+    await Promise.all([
+      ...players.flatMap((p) => [
+        ...Array.from({ length: 5 }, () => leaderboards.changeScore(c(before), "daily", p, { by: 1 })),
+        ...Array.from({ length: 5 }, () => leaderboards.changeScore(c(after), "daily", p, { by: 2 })),
+      ]),
+      snapshot(c(after + 5_000), lib.config),
+      snapshot(c(after + 5_000), lib.config),
+    ]);
+    const now = c(after + MINUTE);
+    for (const p of players) {
+      const prev = await leaderboards.getPlayer(now, "daily", p, { season: "2026-11-21" });
+      const cur = await leaderboards.getPlayer(now, "daily", p, { season: "current" });
+      expect({ p, prev: prev.score, cur: cur.score }).toEqual({ p, prev: 5, cur: 10 });
+    }
+    const prevPage = await leaderboards.page(now, "daily", { limit: 100, season: "previous" });
+    const curPage = await leaderboards.page(now, "daily", { limit: 100, season: "current" });
+    expect([prevPage.total, curPage.total]).toEqual([10, 10]);
+    expect(new Set(curPage.items.map((r) => r.rank)).size).toBe(10);
+  });
+
+  it("a new counter: 40 calls without `at` whose clocks straddle 1 December, hour and month items: each month exact, listed once", async () => {
+    const base = lib.ctx(at(10, 30, 23), "rv5-month");
+    const nov = at(10, 30, 23, 59, 59, 999);
+    const dec = at(11, 1, 0);
+    const sends = Array.from({ length: 40 }, (_, i) => ({ now: i % 2 === 0 ? nov : dec, by: (i % 7) + 1 }));
+    await Promise.all(
+      sends.map((s) =>
+        counters.increment({ ...base, now: s.now }, "months", [
+          { member: "m", by: s.by, period: "hour", ttl: 90 * 86_400 },
+          { member: "m", by: s.by, period: "month" },
+          { member: "m", by: s.by },
+        ]),
+      ),
+    );
+    const sum = (when: number) => sends.filter((s) => s.now === when).reduce((a, s) => a + s.by, 0);
+    const total = sum(nov) + sum(dec);
+    const read = async (options: counters.ReadOptions) =>
+      (await counters.memberOf({ ...base, now: dec + HOUR }, "months", "m", options))?.score ?? 0;
+    expect({
+      plain: await read({}),
+      hoursNov: await read({ period: "hour", from: "2026-11-01T00:00:00Z", to: "2026-11-30T23:00:00Z" }),
+      hoursDec: await read({ period: "hour", from: "2026-12-01T00:00:00Z", to: "2026-12-01T00:00:00Z" }),
+      hoursBoth: await read({ period: "hour", from: "2026-11-30T00:00:00Z", to: "2026-12-01T00:00:00Z" }),
+      monthNov: await read({ period: "month", from: "2026-11-01", to: "2026-11-01" }),
+      monthDec: await read({ period: "month", from: "2026-12-01", to: "2026-12-01" }),
+    }).toEqual({
+      plain: total,
+      hoursNov: sum(nov),
+      hoursDec: sum(dec),
+      hoursBoth: total,
+      monthNov: sum(nov),
+      monthDec: sum(dec),
+    });
+    const listed = await counters.list({ ...base, now: dec + HOUR });
+    expect(listed.counters.filter((n: string) => n === "months")).toEqual(["months"]);
+  });
+});
+
+describe("jobs with the writes they read", () => {
+  it("compaction of an hour (twice at once) while late events for that hour arrive: the top member keeps every event, every count stays within maxError", async () => {
+    const ctx = lib.ctx(at(10, 20, 11, 5), "rv5-compact");
+    const hourAt = at(10, 20, 10, 30);
+    // hour 10: a clear leader and 12 small members; keep 3 trims the hour
+    await trending.record(
+      ctx,
+      "s",
+      [
+        { member: "big", count: 1000, at: hourAt },
+        ...Array.from({ length: 12 }, (_, i) => ({ member: `s${i}`, count: i + 1, at: hourAt })),
+      ],
+      RET,
+    );
+    const truth = new Map<string, number>([
+      ["big", 1000],
+      ...Array.from({ length: 12 }, (_, i) => [`s${i}`, i + 1] as [string, number]),
+    ]);
+    const late = Array.from({ length: 30 }, (_, i) => ({ member: i % 3 === 0 ? "big" : `s${i % 12}`, count: 2 }));
+    for (const e of late) truth.set(e.member, (truth.get(e.member) ?? 0) + e.count);
+    const results = await Promise.all([
+      trending.compact(ctx, { keep: 3 }),
+      ...late.map((e) => trending.record(ctx, "s", [{ ...e, at: hourAt }], RET)),
+      trending.compact(ctx, { keep: 3 }),
+    ]);
+    expect(results.length).toBe(32);
+    // one more run after the writes, as the next cron would
+    await trending.compact(ctx, { keep: 3 });
+    const read = { ...ctx, now: at(10, 20, 12, 1) };
+    const big = await trending.member(read, "s", "big", { ...RET, windowHours: 24 });
+    expect(big.count).toBe(truth.get("big"));
+    const top = await trending.top(read, "s", { ...RET, windowHours: 24, n: 10 });
+    expect(top.items[0]).toMatchObject({ member: "big", count: truth.get("big") });
+    for (const [member, count] of truth) {
+      const r = await trending.member(read, "s", member, { ...RET, windowHours: 24 });
+      // never above the truth, and at most maxError below it
+      expect({ member, over: r.count > count, under: count - r.count > r.maxError }).toEqual({
+        member,
+        over: false,
+        under: false,
+      });
+    }
+  });
+
+  it("new rooms: 60 heartbeats at once with 3 trim runs of the same minute and 1 of the next: online, active, new exact; rooms listed", async () => {
+    const base = lib.ctx(at(10, 20, 15, 0, 10), "rv5-trim");
+    const trim = presence.createTrimJob();
+    const rooms = ["r1", "r2", "r3"];
+    const ids = Array.from({ length: 20 }, (_, i) => `u${i}`);
+    await Promise.all([
+      ...rooms.flatMap((room) => ids.map((id) => presence.heartbeat(base, room, [id]))),
+      trim(base, lib.config),
+      trim(base, lib.config),
+      trim({ ...base, now: base.now + 20_000 }, lib.config),
+      trim({ ...base, now: base.now + MINUTE }, lib.config),
+    ]);
+    // the next minute's run sees every room that was written
+    const next = await trim({ ...base, now: base.now + 2 * MINUTE }, lib.config);
+    expect(next.online).toBe(60);
+    for (const room of rooms) {
+      const s = await presence.stats({ ...base, now: base.now + 2 * MINUTE }, room);
+      expect({ room, online: s.online, active: s.activeToday, new: s.newToday }).toEqual({
+        room,
+        online: 20,
+        active: 20,
+        new: 20,
+      });
+    }
+    const listed = await presence.rooms({ ...base, now: base.now + 2 * MINUTE });
+    expect([...listed.rooms].sort()).toEqual(rooms);
+  });
+});

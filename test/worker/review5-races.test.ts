@@ -1,0 +1,293 @@
+/**
+ * Review 5, concurrency through the Worker app in workerd: truly parallel requests
+ * (Promise.all) against the local Upstash server. What test/worker/idempotency.test.ts does
+ * not race: one Idempotency-Key with many different bodies at once, two API keys sending
+ * the same key at once, first touches of new counters / histograms / boards / rooms at
+ * once (across an hour boundary, with `at` per request), and the jobs running beside writes
+ * and beside each other. Every assertion is a total or a state, never a timing.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import { TEST_INGEST_KEY_2 } from "../helpers/keys.ts";
+import { command } from "../helpers/upstash-rest.ts";
+import { createTestApi, type TestResponse } from "../helpers/worker.ts";
+
+const at = (d: number, h: number, m = 0, s = 0, ms = 0) => Date.UTC(2026, 10, d, h, m, s, ms);
+let serial = 0;
+const freshKey = (label: string) => `${label}-${Date.now()}-${++serial}`;
+const replayed = (r: TestResponse) => r.headers.get("idempotent-replayed") === "true";
+
+describe("one Idempotency-Key, many bodies at once", () => {
+  const api = createTestApi({ label: "rv5r-idem", start: at(22, 12, 30) });
+  afterAll(() => api.cleanup());
+  const score = async (counter: string, member: string) =>
+    (await api.get(`/v1/counters/${counter}/members/${member}`)).body.score ?? 0;
+
+  it("20 different bodies under one key at once: one applies, the 19 others are 409 and write nothing", async () => {
+    const key = freshKey("bodies");
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        api.post("/v1/counters/bodies/incr", { member: "m", by: i + 1 }, { headers: { "idempotency-key": key } }),
+      ),
+    );
+    const applied = results.filter((r) => r.status === 200);
+    expect(applied).toHaveLength(1);
+    expect(replayed(applied[0]!)).toBe(false);
+    const conflicts = results.filter((r) => r.status === 409);
+    expect(conflicts).toHaveLength(19);
+    for (const r of conflicts) expect(r.body.error.code).toBe("idempotency_key_reused");
+    const winner = applied[0]!.body.results[0].score as number;
+    expect(await score("bodies", "m")).toBe(winner);
+    expect((await api.keys()).filter((k) => k.startsWith(`${api.prefix}:idem:`))).toHaveLength(1);
+  });
+
+  it("10 copies of body A and 10 of body B interleaved: one body applies once, its copies replay it, the other body's are all 409", async () => {
+    const key = freshKey("ab");
+    const bodies = [
+      { member: "a", by: 3 },
+      { member: "b", by: 7 },
+    ];
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        api.post("/v1/counters/ab/incr", bodies[i % 2], { headers: { "idempotency-key": key } }),
+      ),
+    );
+    const fresh = results.filter((r) => r.status === 200 && !replayed(r));
+    expect(fresh).toHaveLength(1);
+    const winner = fresh[0]!.body.results[0].member as "a" | "b";
+    results.forEach((r, i) => {
+      const mine = bodies[i % 2]!.member;
+      if (mine === winner) {
+        expect(r.status).toBe(200);
+        expect(r.body).toEqual(fresh[0]!.body);
+      } else {
+        expect(r.status).toBe(409);
+      }
+    });
+    expect(await score("ab", "a")).toBe(winner === "a" ? 3 : 0);
+    expect(await score("ab", "b")).toBe(winner === "b" ? 7 : 0);
+  });
+
+  it("two API keys racing the same key and body (10 copies each): two writes, one per API key, each key's copies agree", async () => {
+    const key = freshKey("two-keys");
+    const callers = ["ingest", TEST_INGEST_KEY_2];
+    const sends = Array.from({ length: 20 }, (_, i) => callers[i % 2]!);
+    const results = await Promise.all(
+      sends.map((k) =>
+        api.post("/v1/counters/two/incr", { member: "m", by: 4 }, { key: k, headers: { "idempotency-key": key } }),
+      ),
+    );
+    for (const r of results) expect(r.status).toBe(200);
+    for (const caller of callers) {
+      const mine = results.filter((_, i) => sends[i] === caller);
+      expect(mine.filter((r) => !replayed(r))).toHaveLength(1);
+      const first = mine.find((r) => !replayed(r))!;
+      for (const r of mine) expect(r.body).toEqual(first.body);
+    }
+    // the two applications: 4 then 8, in either order
+    const firsts = results.filter((r) => !replayed(r)).map((r) => r.body.results[0].score as number);
+    expect(firsts.sort((a, b) => a - b)).toEqual([4, 8]);
+    expect(await score("two", "m")).toBe(8);
+  });
+
+  it("two API keys racing the same key with different bodies: both apply once, neither is a 409", async () => {
+    const key = freshKey("two-bodies");
+    const sends = Array.from({ length: 20 }, (_, i) =>
+      i % 2 === 0
+        ? { k: "ingest", body: { member: "x", by: 2 } }
+        : { k: TEST_INGEST_KEY_2, body: { member: "y", by: 9 } },
+    );
+    const results = await Promise.all(
+      sends.map((s) => api.post("/v1/counters/twob/incr", s.body, { key: s.k, headers: { "idempotency-key": key } })),
+    );
+    for (const r of results) expect(r.status).toBe(200);
+    expect(results.filter((r) => !replayed(r))).toHaveLength(2);
+    expect(await score("twob", "x")).toBe(2);
+    expect(await score("twob", "y")).toBe(9);
+  });
+
+  it("20 copies of one key on a histogram's observations (result recorded up front) apply once", async () => {
+    expect((await api.put("/v1/histograms/idem-race", { bucketWidth: 1 }, { key: "admin" })).status).toBeLessThan(300);
+    const key = freshKey("hist");
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        api.post(
+          "/v1/histograms/idem-race/observations",
+          { values: [1, 2, 3] },
+          { headers: { "idempotency-key": key } },
+        ),
+      ),
+    );
+    for (const r of results) expect(r.status).toBe(200);
+    expect(results.filter((r) => !replayed(r))).toHaveLength(1);
+    for (const r of results) expect(r.body).toEqual({ accepted: 3 });
+    expect((await api.get("/v1/histograms/idem-race")).body.count).toBe(3);
+  });
+});
+
+describe("first touches at once", () => {
+  const api = createTestApi({ label: "rv5r-first", start: at(22, 0, 0, 30) });
+  afterAll(() => api.cleanup());
+
+  it("40 increments of a new hourly counter with a ttl, straddling midnight: exact per hour, per day, per month, listed once, every key expires", async () => {
+    const ttl = 7200;
+    const sends = Array.from({ length: 40 }, (_, i) => ({
+      member: `m${i % 4}`,
+      by: (i % 5) + 1,
+      period: "hour",
+      at: i % 2 === 0 ? at(21, 23, 59, 59, 999) : at(22, 0),
+      ttl,
+    }));
+    const results = await Promise.all(sends.map((s) => api.post("/v1/counters/fresh/incr", s)));
+    for (const r of results) expect(r.status).toBe(200);
+    const expected = (filter: (s: (typeof sends)[number]) => boolean, member: string) =>
+      sends.filter((s) => filter(s) && s.member === member).reduce((sum, s) => sum + s.by, 0);
+    const read = async (member: string, from: string, to: string) =>
+      (await api.get(`/v1/counters/fresh/members/${member}?period=hour&from=${from}&to=${to}`)).body.score ?? 0;
+    const before = (s: (typeof sends)[number]) => s.at < at(22, 0);
+    for (let m = 0; m < 4; m++) {
+      const member = `m${m}`;
+      // single hours, the two days in hours (day and quarter-day rollups), both days, the month (its rollup)
+      expect({
+        member,
+        h23: await read(member, "2026-11-21T23:00:00Z", "2026-11-21T23:00:00Z"),
+        h00: await read(member, "2026-11-22T00:00:00Z", "2026-11-22T00:00:00Z"),
+        day21: await read(member, "2026-11-21T00:00:00Z", "2026-11-21T23:00:00Z"),
+        day22: await read(member, "2026-11-22T00:00:00Z", "2026-11-22T23:00:00Z"),
+        across: await read(member, "2026-11-21T18:00:00Z", "2026-11-22T05:00:00Z"),
+        month: await read(member, "2026-11-01T00:00:00Z", "2026-11-30T23:00:00Z"),
+      }).toEqual({
+        member,
+        h23: expected(before, member),
+        h00: expected((s) => !before(s), member),
+        day21: expected(before, member),
+        day22: expected((s) => !before(s), member),
+        across: expected(() => true, member),
+        month: expected(() => true, member),
+      });
+    }
+    const listed = (await api.get("/v1/counters?limit=1000")).body.counters as string[];
+    expect(listed.filter((c) => c === "fresh")).toHaveLength(1);
+    const keys = (await api.keys()).filter((k) => k.includes(":fresh"));
+    expect(keys.length).toBeGreaterThan(0);
+    for (const k of keys) {
+      const t = await command<number>(api.target, "TTL", k);
+      // the bucket gets the ttl; a rollup at most its bucket's plus the extension slack (docs/counters.md)
+      expect({ k, ok: t > 0 && t <= ttl + 3600 }).toEqual({ k, ok: true });
+    }
+  });
+
+  it("30 parallel observations of a new histogram straddling midnight: exact count, min, max", async () => {
+    expect((await api.put("/v1/histograms/fresh", { bucketWidth: 1 }, { key: "admin" })).status).toBeLessThan(300);
+    const values = Array.from({ length: 30 }, (_, i) => i + 1);
+    const results = await Promise.all(
+      values.map((v, i) =>
+        api.post("/v1/histograms/fresh/observations", {
+          value: v,
+          at: i % 2 === 0 ? at(21, 23, 59, 59, 999) : at(22, 0),
+        }),
+      ),
+    );
+    for (const r of results) expect(r.status).toBe(200);
+    const all = (await api.get("/v1/histograms/fresh?from=2026-11-21&to=2026-11-22")).body;
+    expect({ count: all.count, min: all.min, max: all.max }).toEqual({ count: 30, min: 1, max: 30 });
+    const day21 = (await api.get("/v1/histograms/fresh?from=2026-11-21&to=2026-11-21")).body;
+    const day22 = (await api.get("/v1/histograms/fresh")).body;
+    // odd values (even index) went to the 21st, even values to the 22nd
+    expect([day21.count, day21.min, day21.max, day22.count, day22.min, day22.max]).toEqual([15, 1, 29, 15, 2, 30]);
+    const sum = (all.buckets as { count: number }[]).reduce((s, b) => s + b.count, 0);
+    expect(sum).toBe(30);
+  });
+
+  it("30 players join a new board at once, each then scored 5 times at once: 30 players, exact scores, 30 distinct ranks", async () => {
+    const players = Array.from({ length: 30 }, (_, i) => `p${i}`);
+    const joins = await Promise.all(players.map((p) => api.put(`/v1/leaderboards/fresh/players/${p}`, { name: p })));
+    for (const r of joins) expect(r.status).toBe(201);
+    // the same player joining again at once: 200 each, the score is never reset
+    const rejoins = await Promise.all(
+      Array.from({ length: 10 }, () => api.put("/v1/leaderboards/fresh/players/p0", { name: "P0", score: 999 })),
+    );
+    for (const r of rejoins) expect(r.status).toBe(200);
+    const scored = await Promise.all(
+      players.flatMap((p, i) =>
+        Array.from({ length: 5 }, () => api.post(`/v1/leaderboards/fresh/players/${p}/score`, { by: i + 1 })),
+      ),
+    );
+    for (const r of scored) expect(r.status).toBe(200);
+    const page = (await api.get("/v1/leaderboards/fresh?limit=100")).body;
+    expect(page.total).toBe(30);
+    const byPlayer = Object.fromEntries(
+      (page.items as { player: string; score: number }[]).map((x) => [x.player, x.score]),
+    );
+    expect(byPlayer).toEqual(Object.fromEntries(players.map((p, i) => [p, 5 * (i + 1)])));
+    expect(new Set((page.items as { rank: number }[]).map((x) => x.rank)).size).toBe(30);
+  });
+
+  it("a new room: 40 parallel heartbeats of 20 ids (each twice) count 20 online, new today 20", async () => {
+    const ids = Array.from({ length: 20 }, (_, i) => `u${i}`);
+    const results = await Promise.all([...ids, ...ids].map((id) => api.post("/v1/presence/fresh/heartbeats", { id })));
+    for (const r of results) expect(r.status).toBe(200);
+    const room = (await api.get("/v1/presence/fresh")).body;
+    expect({ online: room.online, activeToday: room.activeToday, newToday: room.newToday }).toEqual({
+      online: 20,
+      activeToday: 20,
+      newToday: 20,
+    });
+  });
+});
+
+describe("jobs beside writes and beside each other", () => {
+  const api = createTestApi({ label: "rv5r-jobs", start: at(22, 14, 5) });
+  afterAll(() => api.cleanup());
+  const job = (name: string) => api.post(`/internal/jobs/${name}`, undefined, { key: "admin" });
+
+  it("every job twice at once, beside writes to each feature: every write counted once, every job answers 200", async () => {
+    await api.put("/v1/leaderboards/jobs/players/p", { name: "P" });
+    await api.put("/v1/histograms/jobs", { bucketWidth: 1 }, { key: "admin" });
+    const writes = [
+      ...Array.from({ length: 20 }, () => api.post("/v1/counters/jobs/incr", { member: "m", by: 2 })),
+      ...Array.from({ length: 20 }, () => api.post("/v1/trending/jobs/events", { member: "t", count: 3 })),
+      ...Array.from({ length: 20 }, (_, i) => api.post("/v1/presence/jobs/heartbeats", { id: `u${i}` })),
+      ...Array.from({ length: 20 }, () => api.post("/v1/leaderboards/jobs/players/p/score", { by: 5 })),
+      ...Array.from({ length: 20 }, (_, i) => api.post("/v1/histograms/jobs/observations", { value: i })),
+    ];
+    const jobs = ["compact", "trim", "sweep-counters", "leaderboards.snapshot"].flatMap((n) => [job(n), job(n)]);
+    const results = await Promise.all([...writes, ...jobs]);
+    for (const r of results) expect(r.status).toBe(200);
+    // and once more after the writes, each job alone
+    for (const n of ["compact", "trim", "sweep-counters", "leaderboards.snapshot"])
+      expect((await job(n)).status).toBe(200);
+    expect((await api.get("/v1/counters/jobs/members/m")).body.score).toBe(40);
+    expect((await api.get("/v1/trending/jobs/members/t?window=24h")).body.count).toBe(60);
+    expect((await api.get("/v1/presence/jobs")).body.online).toBe(20);
+    expect((await api.get("/v1/leaderboards/jobs/players/p")).body.score).toBe(100);
+    expect((await api.get("/v1/histograms/jobs")).body.count).toBe(20);
+  });
+
+  it("a counter deleted, then written again while the sweep runs 3 times at once: the new life keeps every increment", async () => {
+    const items = (by: number) => ({
+      items: [
+        { member: "a", by, period: "hour", at: at(22, 13, 30) },
+        { member: "a", by, period: "day", at: at(22, 13, 30) },
+        { member: "a", by },
+      ],
+    });
+    expect((await api.post("/v1/counters/reborn/incr", items(100))).status).toBe(200);
+    expect((await api.del("/v1/counters/reborn", { key: "admin" })).status).toBe(204);
+    const results = await Promise.all([
+      ...Array.from({ length: 15 }, () => api.post("/v1/counters/reborn/incr", items(1))),
+      job("sweep-counters"),
+      job("sweep-counters"),
+      job("sweep-counters"),
+      ...Array.from({ length: 15 }, () => api.post("/v1/counters/reborn/incr", items(1))),
+    ]);
+    for (const r of results) expect(r.status).toBe(200);
+    expect((await job("sweep-counters")).status).toBe(200);
+    const read = async (q: string) => (await api.get(`/v1/counters/reborn/members/a${q}`)).body.score;
+    expect({
+      plain: await read(""),
+      hour: await read("?period=hour&from=2026-11-22T13:00:00Z&to=2026-11-22T13:00:00Z"),
+      day: await read("?period=day&from=2026-11-22&to=2026-11-22"),
+      wholeDayInHours: await read("?period=hour&from=2026-11-22T00:00:00Z&to=2026-11-22T23:00:00Z"),
+    }).toEqual({ plain: 30, hour: 30, day: 30, wholeDayInHours: 30 });
+  });
+});
