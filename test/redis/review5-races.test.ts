@@ -10,9 +10,11 @@ import type { Ctx } from "../../src/context.ts";
 import * as counters from "../../src/counters/index.ts";
 import * as leaderboards from "../../src/leaderboards/index.ts";
 import * as presence from "../../src/presence/index.ts";
+import { NotFoundError } from "../../src/errors.ts";
 import { HOUR, MINUTE } from "../../src/time.ts";
 import * as trending from "../../src/trending/index.ts";
 import { libraryTest } from "../helpers/library.ts";
+import { keysUnder } from "../helpers/upstash-rest.ts";
 
 const lib = libraryTest("review5-races", { timeoutMs: 10_000 });
 const at = (month: number, d: number, h: number, m = 0, s = 0, ms = 0) => Date.UTC(2026, month, d, h, m, s, ms);
@@ -156,5 +158,82 @@ describe("jobs with the writes they read", () => {
     }
     const listed = await presence.rooms({ ...base, now: base.now + 2 * MINUTE });
     expect([...listed.rooms].sort()).toEqual(rooms);
+  });
+});
+
+describe("deletes racing writes", () => {
+  it("a counter deleted while 30 increments (plain, hour, month) and 2 sweeps run: the new life holds exactly the increments acknowledged after the delete", async () => {
+    const ctx = lib.ctx(at(10, 20, 12, 30), "rv5-delete");
+    const items = (by: number): counters.IncrItem[] => [
+      { member: "m", by },
+      { member: "m", by, period: "hour", at: at(10, 20, 12, 10) },
+      { member: "m", by, period: "month", at: at(10, 20, 12, 10) },
+    ];
+    await counters.increment(ctx, "gone", items(1000));
+    // every script loaded beforehand (a first call pays NOSCRIPT + EVAL), so the delete races for real
+    await counters.increment(ctx, "warm", items(1));
+    await counters.deleteCounter(ctx, "warm");
+    const sweep = counters.jobs["sweep-counters"]!;
+    const settled = await Promise.all([
+      ...Array.from({ length: 10 }, () => counters.increment(ctx, "gone", items(1))),
+      counters.deleteCounter(ctx, "gone"),
+      sweep(ctx, lib.config),
+      ...Array.from({ length: 20 }, () => counters.increment(ctx, "gone", items(1))),
+      sweep(ctx, lib.config),
+    ]);
+    await sweep(ctx, lib.config);
+    const incrs = settled.filter((r): r is Awaited<ReturnType<typeof counters.increment>> => "results" in r);
+    // an increment after the delete starts from 0 (its scores are at most 30); one before it from 1000
+    const after = incrs.filter((r) => r.results.every((x) => x.score <= 30));
+    expect(after.length + incrs.filter((r) => r.results.every((x) => x.score > 1000)).length).toBe(30);
+    const k = after.length;
+    const read = (options: counters.ReadOptions) =>
+      counters.memberOf(ctx, "gone", "m", options).then(
+        (r) => r.score,
+        (e: unknown) => (e instanceof NotFoundError ? 0 : Promise.reject(e)),
+      );
+    expect({
+      plain: await read({}),
+      hour: await read({ period: "hour", from: at(10, 20, 12), to: at(10, 20, 12) }),
+      dayInHours: await read({ period: "hour", from: at(10, 20, 0), to: at(10, 20, 23) }),
+      monthInHours: await read({ period: "hour", from: at(10, 1, 0), to: at(10, 30, 23) }),
+      month: await read({ period: "month", from: at(10, 1, 0), to: at(10, 1, 0) }),
+    }).toEqual({ plain: k, hour: k, dayInHours: k, monthInHours: k, month: k });
+  });
+
+  it("a player removed while 20 score changes race: every change is applied or a 404, and the player is gone afterwards", async () => {
+    const ctx = lib.ctx(at(10, 20, 12), "rv5-remove");
+    await leaderboards.join(ctx, "b", "p", { name: "P", score: 50 });
+    await leaderboards.join(ctx, "b", "q", { name: "Q", score: 1 });
+    // the remove script loaded beforehand, so it races for real
+    await leaderboards.join(ctx, "b", "warm", { name: "W" });
+    await leaderboards.removePlayer(ctx, "b", "warm");
+    const outcomes = await Promise.allSettled([
+      ...Array.from({ length: 10 }, () => leaderboards.changeScore(ctx, "b", "p", { by: 1 })),
+      leaderboards.removePlayer(ctx, "b", "p"),
+      ...Array.from({ length: 10 }, () => leaderboards.changeScore(ctx, "b", "p", { by: 1 })),
+    ]);
+    for (const o of outcomes) if (o.status === "rejected") expect(o.reason).toBeInstanceOf(NotFoundError);
+    await expect(leaderboards.getPlayer(ctx, "b", "p")).rejects.toBeInstanceOf(NotFoundError);
+    const page = await leaderboards.page(ctx, "b", { limit: 100 });
+    expect(page.items.map((r) => [r.player, r.score])).toEqual([["q", 1]]);
+    expect(page.total).toBe(1);
+  });
+
+  it("a board deleted while 20 score changes race: nothing of the board is left behind", async () => {
+    const ctx = lib.ctx(at(10, 20, 12), "rv5-delboard");
+    await leaderboards.configure(ctx, "gone", { reset: "daily" });
+    await leaderboards.join(ctx, "gone", "p", { name: "P", score: 5 });
+    // the delete script loaded beforehand, so it races for real
+    await leaderboards.join(ctx, "warm", "p", { name: "P" });
+    await leaderboards.deleteBoard(ctx, "warm");
+    const outcomes = await Promise.allSettled([
+      ...Array.from({ length: 10 }, () => leaderboards.changeScore(ctx, "gone", "p", { by: 1 })),
+      leaderboards.deleteBoard(ctx, "gone"),
+      ...Array.from({ length: 10 }, () => leaderboards.changeScore(ctx, "gone", "p", { by: 1 })),
+    ]);
+    for (const o of outcomes) if (o.status === "rejected") expect(o.reason).toBeInstanceOf(NotFoundError);
+    await expect(leaderboards.info(ctx, "gone")).rejects.toBeInstanceOf(NotFoundError);
+    expect((await keysUnder(lib.target, ctx.prefix)).filter((k) => k.includes(":gone"))).toEqual([]);
   });
 });
