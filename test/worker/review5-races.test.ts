@@ -124,6 +124,61 @@ describe("one Idempotency-Key, many bodies at once", () => {
   });
 });
 
+describe("keyed copies racing the write that makes them valid", () => {
+  const api = createTestApi({ label: "rv5r-valid", start: at(22, 12, 30) });
+  afterAll(() => api.cleanup());
+
+  it("20 keyed observations racing the histogram's PUT: each a 404 or the one write (or its replay), never a replay of a refusal", async () => {
+    // the define and observe scripts loaded beforehand, so the PUT races for real
+    await api.put("/v1/histograms/warm", { bucketWidth: 1 }, { key: "admin" });
+    await api.post("/v1/histograms/warm/observations", { value: 1 });
+    const key = freshKey("hist-valid");
+    const send = () =>
+      api.post("/v1/histograms/late/observations", { values: [1, 2, 3] }, { headers: { "idempotency-key": key } });
+    const results = await Promise.all([
+      ...Array.from({ length: 10 }, send),
+      api.put("/v1/histograms/late", { bucketWidth: 1 }, { key: "admin" }),
+      ...Array.from({ length: 10 }, send),
+    ]);
+    const observations = results.filter((_, i) => i !== 10);
+    for (const r of observations) expect([200, 404]).toContain(r.status);
+    const ok = observations.filter((r) => r.status === 200);
+    const fresh = ok.filter((r) => !replayed(r));
+    expect(fresh.length).toBeLessThanOrEqual(1);
+    // a replay exists only if the write it replays happened
+    if (ok.length > 0) expect(fresh).toHaveLength(1);
+    for (const r of ok) expect(r.body).toEqual({ accepted: 3 });
+    expect((await api.get("/v1/histograms/late")).body.count).toBe(3 * fresh.length);
+    // a retry now: the replay of the one write, or (if every copy was refused) the write itself
+    const retry = await send();
+    expect(retry.status).toBe(200);
+    expect(replayed(retry)).toBe(fresh.length === 1);
+    expect((await api.get("/v1/histograms/late")).body.count).toBe(3);
+  });
+
+  it("20 keyed score changes racing the player's join: each a 404 or the one change (or its replay)", async () => {
+    await api.put("/v1/leaderboards/late/players/warm", { name: "W" });
+    await api.post("/v1/leaderboards/late/players/warm/score", { by: 1 });
+    const key = freshKey("lb-valid");
+    const send = () =>
+      api.post("/v1/leaderboards/late/players/p/score", { by: 7 }, { headers: { "idempotency-key": key } });
+    const results = await Promise.all([
+      ...Array.from({ length: 10 }, send),
+      api.put("/v1/leaderboards/late/players/p", { name: "P" }),
+      ...Array.from({ length: 10 }, send),
+    ]);
+    expect(results[10]!.status).toBe(201);
+    const changes = results.filter((_, i) => i !== 10);
+    for (const r of changes) expect([200, 404]).toContain(r.status);
+    const ok = changes.filter((r) => r.status === 200);
+    const fresh = ok.filter((r) => !replayed(r));
+    expect(fresh.length).toBeLessThanOrEqual(1);
+    if (ok.length > 0) expect(fresh).toHaveLength(1);
+    for (const r of ok) expect(r.body).toEqual(fresh[0]!.body);
+    expect((await api.get("/v1/leaderboards/late/players/p")).body.score).toBe(7 * fresh.length);
+  });
+});
+
 describe("first touches at once", () => {
   const api = createTestApi({ label: "rv5r-first", start: at(22, 0, 0, 30) });
   afterAll(() => api.cleanup());
