@@ -7,6 +7,7 @@
  * and beside each other. Every assertion is a total or a state, never a timing.
  */
 import { afterAll, describe, expect, it } from "vitest";
+import { createIngestApi, type IngestApi } from "../helpers/ingest.ts";
 import { TEST_INGEST_KEY_2 } from "../helpers/keys.ts";
 import { command } from "../helpers/upstash-rest.ts";
 import { createTestApi, type TestResponse } from "../helpers/worker.ts";
@@ -344,5 +345,65 @@ describe("jobs beside writes and beside each other", () => {
       day: await read("?period=day&from=2026-11-22&to=2026-11-22"),
       wholeDayInHours: await read("?period=hour&from=2026-11-22T00:00:00Z&to=2026-11-22T23:00:00Z"),
     }).toEqual({ plain: 30, hour: 30, day: 30, wholeDayInHours: 30 });
+  });
+});
+
+describe("one Idempotency-Key both ways at once: queued and synchronous", () => {
+  const api: IngestApi = createIngestApi({ label: "rv5r-queue", start: at(22, 12, 30) });
+  afterAll(() => api.cleanup());
+  const score = async (member: string) => {
+    const res = await api.get(`/v1/counters/q/members/${member}`);
+    return res.status === 404 ? 0 : (res.body.score as number);
+  };
+
+  it("a queued request delivered twice at once while 10 synchronous copies race it: applied once", async () => {
+    // the consumer's and the write's scripts loaded beforehand, so the race is real
+    await api.post("/v1/counters/warm/incr", { member: "w" }, { headers: api.asyncHeaders });
+    await api.deliver(api.queue.sent.splice(0));
+    await api.post("/v1/counters/warm/incr", { member: "w" });
+    const key = freshKey("both-ways");
+    const body = { member: "m", by: 3 };
+    const queued = await api.post("/v1/counters/q/incr", body, {
+      headers: { ...api.asyncHeaders, "idempotency-key": key },
+    });
+    expect(queued.status).toBe(202);
+    const messages = api.queue.sent.splice(0);
+    expect(messages).toHaveLength(1);
+    const results = await Promise.all([
+      api.deliver(messages),
+      ...Array.from({ length: 5 }, () =>
+        api.post("/v1/counters/q/incr", body, { headers: { "idempotency-key": key } }),
+      ),
+      api.deliver(messages, { attempts: 2 }),
+      ...Array.from({ length: 5 }, () =>
+        api.post("/v1/counters/q/incr", body, { headers: { "idempotency-key": key } }),
+      ),
+    ]);
+    const sync = results.filter((r): r is TestResponse => "status" in r);
+    for (const r of sync) expect(r.status).toBe(200);
+    expect(sync.filter((r) => !replayed(r)).length).toBeLessThanOrEqual(1);
+    expect(await score("m")).toBe(3);
+    // a third delivery (Queues retries what a consumer did not ack) still applies nothing
+    await api.deliver(messages, { attempts: 3 });
+    expect(await score("m")).toBe(3);
+  });
+
+  it("the same Idempotency-Key from two API keys, one queued and one synchronous, at once: two writes", async () => {
+    const key = freshKey("two-ways-two-keys");
+    const body = { member: "n", by: 5 };
+    const queued = await api.post("/v1/counters/q/incr", body, {
+      headers: { ...api.asyncHeaders, "idempotency-key": key },
+    });
+    expect(queued.status).toBe(202);
+    const messages = api.queue.sent.splice(0);
+    const [, ...sync] = await Promise.all([
+      api.deliver(messages),
+      ...Array.from({ length: 5 }, () =>
+        api.post("/v1/counters/q/incr", body, { key: TEST_INGEST_KEY_2, headers: { "idempotency-key": key } }),
+      ),
+    ]);
+    for (const r of sync) expect((r as TestResponse).status).toBe(200);
+    expect(sync.filter((r) => !replayed(r as TestResponse))).toHaveLength(1);
+    expect(await score("n")).toBe(10);
   });
 });
