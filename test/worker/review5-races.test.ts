@@ -291,6 +291,38 @@ describe("first touches at once", () => {
   });
 });
 
+describe("a histogram's width changed while observations race", () => {
+  const api = createTestApi({ label: "rv5r-width", start: at(22, 12, 30) });
+  afterAll(() => api.cleanup());
+
+  it("PUT width 10 racing 20 observations of 2.5 on an empty width-1 histogram: the stored buckets are all of the final width", async () => {
+    await api.put("/v1/histograms/warm", { bucketWidth: 1 }, { key: "admin" });
+    await api.put("/v1/histograms/warm", { bucketWidth: 2 }, { key: "admin" });
+    await api.post("/v1/histograms/warm/observations", { value: 1 });
+    expect((await api.put("/v1/histograms/w", { bucketWidth: 1 }, { key: "admin" })).status).toBe(201);
+    const observe = () => api.post("/v1/histograms/w/observations", { value: 2.5 });
+    const results = await Promise.all([
+      api.put("/v1/histograms/w", { bucketWidth: 10 }, { key: "admin" }),
+      ...Array.from({ length: 20 }, observe),
+    ]);
+    const put = results[0]!;
+    expect([200, 409]).toContain(put.status);
+    const observations = results.slice(1);
+    for (const r of observations) expect(r.status).toBe(200);
+    const width = put.status === 200 ? 10 : 1;
+    const settings = (await api.get("/v1/histograms/w")).body;
+    expect(settings.bucketWidth).toBe(width);
+    for (const query of ["", "?from=2026-10-01&to=2026-11-22"]) {
+      const h = (await api.get(`/v1/histograms/w${query}`)).body;
+      expect({ query, count: h.count, buckets: h.buckets }).toEqual({
+        query,
+        count: 20,
+        buckets: [{ lower: width === 10 ? 0 : 2, upper: width === 10 ? 10 : 3, count: 20 }],
+      });
+    }
+  });
+});
+
 describe("jobs beside writes and beside each other", () => {
   const api = createTestApi({ label: "rv5r-jobs", start: at(22, 14, 5) });
   afterAll(() => api.cleanup());
