@@ -201,6 +201,42 @@ describe("deletes racing writes", () => {
     }).toEqual({ plain: k, hour: k, dayInHours: k, monthInHours: k, month: k });
   });
 
+  it("a member deleted from a day of hour buckets while 30 hour increments race: buckets and rollups hold exactly the increments after the delete", async () => {
+    const ctx = lib.ctx(at(10, 20, 12, 30), "rv5-delmember");
+    const hour = (by: number, h: number): counters.IncrItem => ({
+      member: "m",
+      by,
+      period: "hour",
+      at: at(10, 20, h, 10),
+    });
+    // 1000 in each of hours 3 and 12; another member keeps the buckets alive
+    await counters.increment(ctx, "dm", [hour(1000, 3), hour(1000, 12), { ...hour(1, 12), member: "other" }]);
+    await counters.increment(ctx, "warm", [hour(1, 3)]);
+    await counters.deleteMember(ctx, "warm", "m", { period: "hour", from: at(10, 20, 0), to: at(10, 20, 23) });
+    const settled = await Promise.all([
+      ...Array.from({ length: 10 }, () => counters.increment(ctx, "dm", [hour(1, 3), hour(1, 12)])),
+      counters.deleteMember(ctx, "dm", "m", { period: "hour", from: at(10, 20, 0), to: at(10, 20, 23) }),
+      ...Array.from({ length: 20 }, () => counters.increment(ctx, "dm", [hour(1, 3), hour(1, 12)])),
+    ]);
+    const incrs = settled.filter((r): r is Awaited<ReturnType<typeof counters.increment>> => "results" in r);
+    const after = incrs.filter((r) => r.results.every((x) => x.score <= 30));
+    expect(after.length + incrs.filter((r) => r.results.every((x) => x.score > 1000)).length).toBe(30);
+    const k = after.length;
+    const read = (options: counters.ReadOptions, member = "m") =>
+      counters.memberOf(ctx, "dm", member, options).then(
+        (r) => r.score,
+        (e: unknown) => (e instanceof NotFoundError ? 0 : Promise.reject(e)),
+      );
+    expect({
+      h3: await read({ period: "hour", from: at(10, 20, 3), to: at(10, 20, 3) }),
+      h12: await read({ period: "hour", from: at(10, 20, 12), to: at(10, 20, 12) }),
+      quarter: await read({ period: "hour", from: at(10, 20, 0), to: at(10, 20, 5) }),
+      day: await read({ period: "hour", from: at(10, 20, 0), to: at(10, 20, 23) }),
+      month: await read({ period: "hour", from: at(10, 1, 0), to: at(10, 30, 23) }),
+      other: await read({ period: "hour", from: at(10, 1, 0), to: at(10, 30, 23) }, "other"),
+    }).toEqual({ h3: k, h12: k, quarter: k, day: 2 * k, month: 2 * k, other: 1 });
+  });
+
   it("a player removed while 20 score changes race: every change is applied or a 404, and the player is gone afterwards", async () => {
     const ctx = lib.ctx(at(10, 20, 12), "rv5-remove");
     await leaderboards.join(ctx, "b", "p", { name: "P", score: 50 });
