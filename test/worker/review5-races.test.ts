@@ -420,6 +420,26 @@ describe("one Idempotency-Key both ways at once: queued and synchronous", () => 
     expect(await score("m")).toBe(3);
   });
 
+  it("20 queued copies of one key sent at once, delivered as 2 batches at once (and 1 more later): applied once", async () => {
+    const key = freshKey("queued-copies");
+    const body = { member: "c", by: 4 };
+    const accepted = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        api.post("/v1/counters/q/incr", body, { headers: { ...api.asyncHeaders, "idempotency-key": key } }),
+      ),
+    );
+    for (const r of accepted) expect([200, 202]).toContain(r.status);
+    const messages = api.queue.sent.splice(0);
+    await Promise.all([api.deliver(messages.slice(0, 10)), api.deliver(messages.slice(10))]);
+    await api.deliver(messages, { attempts: 2 });
+    expect(await score("c")).toBe(4);
+    // and a synchronous retry is a replay
+    const sync = await api.post("/v1/counters/q/incr", body, { headers: { "idempotency-key": key } });
+    expect(sync.status).toBe(200);
+    expect(replayed(sync)).toBe(true);
+    expect(await score("c")).toBe(4);
+  });
+
   it("the same Idempotency-Key from two API keys, one queued and one synchronous, at once: two writes", async () => {
     const key = freshKey("two-ways-two-keys");
     const body = { member: "n", by: 5 };
