@@ -278,6 +278,24 @@ describe("first touches at once", () => {
     expect(new Set((page.items as { rank: number }[]).map((x) => x.rank)).size).toBe(30);
   });
 
+  it("ties 'reached': 10 players reaching the same score at once rank in the order their changes applied, as each answer said", async () => {
+    expect((await api.put("/v1/leaderboards/reached", { ties: "reached" }, { key: "admin" })).status).toBeLessThan(300);
+    const players = Array.from({ length: 10 }, (_, i) => `r${i}`);
+    for (const p of players)
+      expect((await api.put(`/v1/leaderboards/reached/players/${p}`, { name: p })).status).toBe(201);
+    const answers = await Promise.all(
+      players.map((p) => api.post(`/v1/leaderboards/reached/players/${p}/score`, { by: 5 })),
+    );
+    for (const r of answers) expect(r.status).toBe(200);
+    // each answer's rank is its order of application: 1..10, once each
+    expect(answers.map((r) => r.body.rank as number).sort((a, b) => a - b)).toEqual(players.map((_, i) => i + 1));
+    const page = (await api.get("/v1/leaderboards/reached?limit=100")).body;
+    const finalRank = Object.fromEntries(
+      (page.items as { player: string; rank: number }[]).map((x) => [x.player, x.rank]),
+    );
+    expect(finalRank).toEqual(Object.fromEntries(players.map((p, i) => [p, answers[i]!.body.rank])));
+  });
+
   it("a new room: 40 parallel heartbeats of 20 ids (each twice) count 20 online, new today 20", async () => {
     const ids = Array.from({ length: 20 }, (_, i) => `u${i}`);
     const results = await Promise.all([...ids, ...ids].map((id) => api.post("/v1/presence/fresh/heartbeats", { id })));
