@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createIngestApi, type IngestApi } from "../helpers/ingest.ts";
 import { TEST_INGEST_KEY_2 } from "../helpers/keys.ts";
 import { command } from "../helpers/upstash-rest.ts";
-import { createTestApi, type TestResponse } from "../helpers/worker.ts";
+import { cleanedUpAfterAll, createTestApi, type TestApi, type TestResponse } from "../helpers/worker.ts";
 
 const at = (d: number, h: number, m = 0, s = 0, ms = 0) => Date.UTC(2026, 10, d, h, m, s, ms);
 let serial = 0;
@@ -475,5 +475,30 @@ describe("one Idempotency-Key both ways at once: queued and synchronous", () => 
     for (const r of sync) expect((r as TestResponse).status).toBe(200);
     expect(sync.filter((r) => !replayed(r as TestResponse))).toHaveLength(1);
     expect(await score("n")).toBe(10);
+  });
+});
+
+describe("the rate limit under a burst", () => {
+  const track = cleanedUpAfterAll<TestApi>();
+
+  it("20 requests of one key at once with RATE_LIMIT_PER_10S=5: exactly 5 pass, each told a different remaining", async () => {
+    // the limiter's window is the real clock's: a burst that a window boundary splits is run again
+    for (let attempt = 1; ; attempt++) {
+      const api = track(createTestApi({ label: `rv5r-rate${attempt}`, vars: { RATE_LIMIT_PER_10S: "5" } }));
+      while (Date.now() % 10_000 > 6_000) {
+        await new Promise((r) => setTimeout(r, 100));
+        await api.stats(); // workerd moves Date.now() only on I/O
+      }
+      const window = Math.floor(Date.now() / 10_000);
+      // the limiter's script loaded beforehand under another key, so the burst is not serialised by a NOSCRIPT
+      await api.get("/v1/not-a-route", { key: "admin" });
+      const answers = await Promise.all(Array.from({ length: 20 }, () => api.get("/v1/not-a-route")));
+      if (Math.floor(Date.now() / 10_000) !== window && attempt < 3) continue;
+      const passed = answers.filter((r) => r.status === 404);
+      expect(passed).toHaveLength(5);
+      expect(answers.filter((r) => r.status === 429)).toHaveLength(15);
+      expect(passed.map((r) => r.headers.get("ratelimit-remaining")).sort()).toEqual(["0", "1", "2", "3", "4"]);
+      return;
+    }
   });
 });
