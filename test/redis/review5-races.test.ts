@@ -199,6 +199,9 @@ describe("deletes racing writes", () => {
       monthInHours: await read({ period: "hour", from: at(10, 1, 0), to: at(10, 30, 23) }),
       month: await read({ period: "month", from: at(10, 1, 0), to: at(10, 1, 0) }),
     }).toEqual({ plain: k, hour: k, dayInHours: k, monthInHours: k, month: k });
+    // the registry agrees: listed exactly when the new life holds something
+    const listed = (await counters.list(ctx)).counters.filter((n: string) => n === "gone");
+    expect(listed).toEqual(k > 0 ? ["gone"] : []);
   });
 
   it("a member deleted from a day of hour buckets while 30 hour increments race: buckets and rollups hold exactly the increments after the delete", async () => {
