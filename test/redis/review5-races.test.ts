@@ -14,7 +14,7 @@ import { NotFoundError } from "../../src/errors.ts";
 import { HOUR, MINUTE } from "../../src/time.ts";
 import * as trending from "../../src/trending/index.ts";
 import { libraryTest } from "../helpers/library.ts";
-import { keysUnder } from "../helpers/upstash-rest.ts";
+import { command, keysUnder } from "../helpers/upstash-rest.ts";
 
 const lib = libraryTest("review5-races", { timeoutMs: 10_000 });
 const at = (month: number, d: number, h: number, m = 0, s = 0, ms = 0) => Date.UTC(2026, month, d, h, m, s, ms);
@@ -85,6 +85,48 @@ describe("clocks straddling a boundary, each call its own", () => {
     });
     const listed = await counters.list({ ...base, now: dec + HOUR });
     expect(listed.counters.filter((n: string) => n === "months")).toEqual(["months"]);
+  });
+});
+
+describe("first touches with different ttls at once", () => {
+  it("20 first hour increments with ttls 100..2000 s: the bucket lives the largest ttl, its rollups and index no less", async () => {
+    const base = lib.ctx(Date.now(), "rv5-ttlh");
+    const ttls = Array.from({ length: 20 }, (_, i) => 100 * (i + 1));
+    await Promise.all(ttls.map((ttl) => counters.increment(base, "ttlh", [{ member: "m", ttl, period: "hour" }])));
+    const keys = (await keysUnder(lib.target, base.prefix)).filter((k) => k.includes(":ttlh"));
+    const pttl = (k: string) => command<number>(lib.target, "PTTL", k);
+    const bucket = keys.filter((k) => /:hour:\d{10}$/.test(k));
+    expect(bucket).toHaveLength(1);
+    const bucketTtl = await pttl(bucket[0]!);
+    expect({ low: bucketTtl >= 2000 * 1000 - 10_000, high: bucketTtl <= 2200 * 1000 }).toEqual({
+      low: true,
+      high: true,
+    });
+    // rollups (by-quarter, by-day, by-month) and the index outlive the bucket they sum or list
+    for (const k of keys.filter((x) => x !== bucket[0]))
+      expect({ k, ok: (await pttl(k)) >= bucketTtl - 1000 }).toEqual({ k, ok: true });
+    expect(keys.length).toBe(5);
+  });
+
+  it("20 first increments of a new counter with ttls 100..2000 s: the key and the registry's expiry both reach the largest", async () => {
+    // the key's expiry runs on Redis' clock, the registry's on the call's: the same here
+    const base = lib.ctx(Date.now(), "rv5-ttls");
+    const ttls = Array.from({ length: 20 }, (_, i) => 100 * (i + 1));
+    await Promise.all(ttls.map((ttl) => counters.increment(base, "ttls", [{ member: "m", ttl }])));
+    const plain = `${base.prefix}:counters:ttls`;
+    const pttl = await command<number>(lib.target, "PTTL", plain);
+    const expiry = Number(
+      await command<string | null>(lib.target, "ZSCORE", `${base.prefix}:counters:_expiry`, "ttls"),
+    );
+    const max = 2000 * 1000;
+    const slack = 200 * 1000; // a tenth of the largest ttl, as an extension may add
+    // at least the largest ttl (minus the seconds this test took), at most that plus the slack
+    expect({ low: pttl >= max - 10_000, high: pttl <= max + slack }).toEqual({ low: true, high: true });
+    expect({ low: expiry >= base.now + max, high: expiry <= base.now + max + slack + 10_000 }).toEqual({
+      low: true,
+      high: true,
+    });
+    expect((await counters.memberOf(base, "ttls", "m")).score).toBe(20);
   });
 });
 
