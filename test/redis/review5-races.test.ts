@@ -203,6 +203,29 @@ describe("jobs with the writes they read", () => {
   });
 });
 
+describe("trim runs of several minutes at once", () => {
+  it("3 minutes' trims, each twice, all at once beside refreshing heartbeats: one history point per minute, each the room's 20", async () => {
+    const base = lib.ctx(at(10, 20, 16, 0, 10), "rv5-history");
+    const ids = Array.from({ length: 20 }, (_, i) => `u${i}`);
+    await presence.heartbeat(base, "h", ids);
+    const trim = presence.createTrimJob();
+    const minutes = [1, 2, 3].map((m) => base.now + m * MINUTE);
+    await Promise.all([
+      ...minutes.flatMap((now) => [trim({ ...base, now }, lib.config), trim({ ...base, now }, lib.config)]),
+      ...minutes.map((now) => presence.heartbeat({ ...base, now: now - 5_000 }, "h", ids)),
+    ]);
+    const points = (await presence.history({ ...base, now: base.now + 4 * MINUTE }, "h", 1)).points;
+    expect(points).toEqual(minutes.map((now) => ({ at: Math.floor(now / MINUTE) * MINUTE, online: 20 })));
+    const s = await presence.stats({ ...base, now: base.now + 4 * MINUTE }, "h");
+    expect({ online: s.online, peak: s.peakToday, active: s.activeToday, new: s.newToday }).toEqual({
+      online: 20,
+      peak: 20,
+      active: 20,
+      new: 20,
+    });
+  });
+});
+
 describe("deletes racing writes", () => {
   it("a counter deleted while 30 increments (plain, hour, month) and 2 sweeps run: the new life holds exactly the increments acknowledged after the delete", async () => {
     const ctx = lib.ctx(at(10, 20, 12, 30), "rv5-delete");
