@@ -106,6 +106,25 @@ describe("one Idempotency-Key, many bodies at once", () => {
     expect(await score("twob", "y")).toBe(9);
   });
 
+  it("20 copies of one key on a 1,000-item batch at once: applied once; the 19 replays are marked summaries", async () => {
+    const key = freshKey("big");
+    const items = Array.from({ length: 1000 }, (_, i) => ({ member: `m${i % 50}`, by: 1 }));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        api.post("/v1/counters/bigrace/incr", { items }, { headers: { "idempotency-key": key } }),
+      ),
+    );
+    for (const r of results) expect(r.status).toBe(200);
+    const fresh = results.filter((r) => !replayed(r));
+    expect(fresh).toHaveLength(1);
+    expect(fresh[0]!.body.results).toHaveLength(1000);
+    for (const r of results.filter(replayed)) {
+      expect(r.headers.get("idempotent-summarised")).toBe("true");
+      expect(r.body.summary.items).toBe(1000);
+    }
+    expect(await score("bigrace", "m7")).toBe(20);
+  });
+
   it("20 copies of one key on a histogram's observations (result recorded up front) apply once", async () => {
     expect((await api.put("/v1/histograms/idem-race", { bucketWidth: 1 }, { key: "admin" })).status).toBeLessThan(300);
     const key = freshKey("hist");
@@ -294,6 +313,28 @@ describe("first touches at once", () => {
       (page.items as { player: string; rank: number }[]).map((x) => [x.player, x.rank]),
     );
     expect(finalRank).toEqual(Object.fromEntries(players.map((p, i) => [p, answers[i]!.body.rank])));
+  });
+
+  it("20 joins of one new player at once, with a score: one 201, nineteen 200, the score set once", async () => {
+    const joins = await Promise.all(
+      Array.from({ length: 20 }, () => api.put("/v1/leaderboards/once/players/p", { name: "P", score: 5 })),
+    );
+    expect(joins.filter((r) => r.status === 201)).toHaveLength(1);
+    expect(joins.filter((r) => r.status === 200)).toHaveLength(19);
+    expect((await api.get("/v1/leaderboards/once/players/p")).body.score).toBe(5);
+    expect((await api.get("/v1/leaderboards/once?limit=100")).body.total).toBe(1);
+  });
+
+  it("20 'best' sets at once: the best of them stays, whatever the order", async () => {
+    await api.put("/v1/leaderboards/best/players/p", { name: "P" });
+    const sets = Array.from({ length: 20 }, (_, i) => ((i * 7) % 20) + 1);
+    const answers = await Promise.all(
+      sets.map((set) => api.post("/v1/leaderboards/best/players/p/score", { set, mode: "best" })),
+    );
+    for (const r of answers) expect(r.status).toBe(200);
+    // each answer is at least its own set, and the final is the maximum
+    answers.forEach((r, i) => expect(r.body.score).toBeGreaterThanOrEqual(sets[i]!));
+    expect((await api.get("/v1/leaderboards/best/players/p")).body.score).toBe(20);
   });
 
   it("a new room: 40 parallel heartbeats of 20 ids (each twice) count 20 online, new today 20", async () => {
