@@ -8,6 +8,7 @@
 import { describe, expect, it } from "vitest";
 import type { Ctx } from "../../src/context.ts";
 import * as counters from "../../src/counters/index.ts";
+import * as histograms from "../../src/histograms/index.ts";
 import * as leaderboards from "../../src/leaderboards/index.ts";
 import * as presence from "../../src/presence/index.ts";
 import { NotFoundError } from "../../src/errors.ts";
@@ -114,6 +115,59 @@ describe("cached unions of a finished range while late writes race", () => {
     for (const o of outcomes) if ("score" in o) expect(o.score).toBeGreaterThanOrEqual(200);
     expect((await read({ ...base, now: at(10, 20, 13, 2) })).score).toBe(210);
     expect((await read(reader)).score).toBe(210);
+  });
+});
+
+describe("a month's rollup read while tomorrow's first observation lands", () => {
+  // BUG (low: wrong and self-contradictory summary, in a window as long as the clock skew between
+  // Workers plus a read's latency, at the end of a range that ends today). histograms.read uses the
+  // month rollup for a range from the 1st to today when "the day after the range's last starts
+  // later than ctx.now + MAX_FUTURE_MS" (src/histograms/reads.ts), i.e. it assumes nothing can be
+  // dated tomorrow yet by the reader's clock. But `ctx.now` is the reader's clock at the start of its
+  // request: another Worker 1 ms ahead (or a request that started 1 ms later and was applied first)
+  // may date an observation at its now + 5 min, tomorrow 00:00, which the month rollup holds. Found:
+  // Nov 1..22 answers count 2, sum 501, buckets [1,2) and [500,501) (the Nov 23 value), min 1 and
+  // max 1 (from the days): mean 250.5 above max. Counters' day and hour rollups do not do this (pinned
+  // below). Smallest fix: in the read script, use a month rollup for a range ending before the month
+  // does only when tomorrow's day key (the one day the future bound allows) does not exist (one
+  // EXISTS), else read the days; or at least widen the margin by the skew the service tolerates.
+  it.fails(
+    "a read of Nov 1..22 whose clock says 23:54:59.999, answered after a write dated Nov 23 00:00 (clock 23:55): Nov 23 is not counted",
+    async () => {
+      const base = lib.ctx(at(10, 22, 12), "rv5-hist-month");
+      await histograms.put(base, "h", { bucketWidth: 1 });
+      await histograms.observe(base, "h", [{ value: 1, at: at(10, 10, 12) }]);
+      const reader = { ...base, now: at(10, 22, 23, 54, 59, 999) };
+      const before = await histograms.read(reader, "h", { from: "2026-11-01", to: "2026-11-22" });
+      expect(before.count).toBe(1);
+      // Another Worker, its clock 1 ms ahead (or a request that started 1 ms later), observes at its now + 5 min,
+      // which the API allows; the reader's request started first and is answered after it.
+      const writer = { ...base, now: at(10, 22, 23, 55) };
+      await histograms.observe(writer, "h", [{ value: 500, at: at(10, 23, 0) }]);
+      const after = await histograms.read(reader, "h", { from: "2026-11-01", to: "2026-11-22" });
+      expect({ count: after.count, max: after.max }).toEqual({ count: 1, max: 1 });
+    },
+  );
+});
+
+describe("a counter's month rollup read while tomorrow's first increment lands", () => {
+  it("day and hour reads of Nov 1..22 whose clock says 23:54:59.999, answered after increments dated Nov 23 00:00 (clock 23:55): Nov 23 is not counted", async () => {
+    const base = lib.ctx(at(10, 22, 12), "rv5-counter-month");
+    await counters.increment(base, "cm", [
+      { member: "m", by: 1, period: "day", at: at(10, 10, 12) },
+      { member: "m", by: 1, period: "hour", at: at(10, 10, 12) },
+    ]);
+    const reader = { ...base, now: at(10, 22, 23, 54, 59, 999) };
+    const read = (options: counters.ReadOptions) => counters.memberOf(reader, "cm", "m", options).then((r) => r.score);
+    const day = { period: "day" as const, from: "2026-11-01", to: "2026-11-22" };
+    const hour = { period: "hour" as const, from: "2026-11-01T00:00:00Z", to: "2026-11-22T23:00:00Z" };
+    expect([await read(day), await read(hour)]).toEqual([1, 1]);
+    const writer = { ...base, now: at(10, 22, 23, 55) };
+    await counters.increment(writer, "cm", [
+      { member: "m", by: 500, period: "day", at: at(10, 23, 0) },
+      { member: "m", by: 500, period: "hour", at: at(10, 23, 0) },
+    ]);
+    expect([await read(day), await read(hour)]).toEqual([1, 1]);
   });
 });
 
