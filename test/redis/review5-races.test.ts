@@ -213,6 +213,46 @@ describe("first touches with different ttls at once", () => {
   });
 });
 
+describe("a finished season read while a lagging clock still writes into it", () => {
+  it("seasons, page and player reads of Nov 21 at 00:00:01 interleaved with changes from a clock at 23:59:59.5: the last reads have every change", async () => {
+    const base = lib.ctx(at(10, 21, 20), "rv5-late-season");
+    await leaderboards.configure(base, "late", { reset: "daily" });
+    for (const p of ["a", "b", "c", "d"]) await leaderboards.join(base, "late", p, { name: p.toUpperCase() });
+    await leaderboards.changeScores(base, "late", [
+      { player: "a", by: 40 },
+      { player: "b", by: 30 },
+      { player: "c", by: 20 },
+    ]);
+    const reader = { ...base, now: at(10, 22, 0, 0, 1) };
+    const lagging = { ...base, now: at(10, 21, 23, 59, 59, 500) };
+    const season = { season: "2026-11-21" as const };
+    await leaderboards.listSeasons(reader, "late");
+    await Promise.all([
+      leaderboards.listSeasons(reader, "late"),
+      leaderboards.page(reader, "late", { ...season, limit: 10 }),
+      ...Array.from({ length: 10 }, () => leaderboards.changeScore(lagging, "late", "d", { by: 10 })),
+      leaderboards.listSeasons(reader, "late"),
+      leaderboards.getPlayer(reader, "late", "d", season),
+    ]);
+    const seasons = await leaderboards.listSeasons(reader, "late");
+    const nov21 = seasons.seasons.find((x) => x.id === "2026-11-21");
+    expect(nov21?.top.map((t) => [t.player, t.score])).toEqual([
+      ["d", 100],
+      ["a", 40],
+      ["b", 30],
+    ]);
+    expect(nov21?.players).toBe(4);
+    const page = await leaderboards.page(reader, "late", { ...season, limit: 10 });
+    expect(page.items.map((r) => [r.player, r.score, r.rank])).toEqual([
+      ["d", 100, 1],
+      ["a", 40, 2],
+      ["b", 30, 3],
+      ["c", 20, 4],
+    ]);
+    expect((await leaderboards.getPlayer(reader, "late", "d", season)).rank).toBe(1);
+  });
+});
+
 describe("jobs with the writes they read", () => {
   it("compaction of an hour (twice at once) while late events for that hour arrive: the top member keeps every event, every count stays within maxError", async () => {
     const ctx = lib.ctx(at(10, 20, 11, 5), "rv5-compact");
