@@ -81,6 +81,12 @@ interface ReadReply {
   negMin?: string;
 }
 
+/**
+ * How far another writer's clock (or a write applied while a read is under way) may be past a
+ * read's `ctx.now`: the minute counters' reads allow too (src/counters/reads.ts, CLOCK_SKEW_MS).
+ */
+const CLOCK_SKEW_MS = 60_000;
+
 /** A score as Redis formats it (`%.17g`, or `inf`/`-inf`), as Lua's `tonumber` reads it. */
 function scoreOf(text: string): number {
   return text === "inf" ? Infinity : text === "-inf" ? -Infinity : Number(text);
@@ -127,10 +133,13 @@ export async function read(ctx: Ctx, name: string, options: ReadOptions = {}): P
   const days = daysBetween(from, to).filter((d) => d >= first && d <= last);
   // Months whose rollup may stand for the range's days in them (the script decides by retention):
   // whole months, and the month of a range ending now, from its first day. Nothing is dated past
-  // ctx.now + MAX_FUTURE_MS, so once the day after the range's last starts later than that, the
-  // rollup holds no day past the range (at 23:55 or later, tomorrow may already hold data: the days
-  // are read). The first partial month cannot: its rollup holds the days before `from`.
-  const latest = ctx.now + MAX_FUTURE_MS;
+  // the writer's now + MAX_FUTURE_MS, and a writer's clock may be up to CLOCK_SKEW_MS past this
+  // read's `ctx.now` (another Worker's clock, or a write applied while this read is under way), so
+  // once the day after the range's last starts later than both, the rollup holds no day past the
+  // range (at 23:54 or later, tomorrow may already hold data: the days are read; until review 5 the
+  // margin left out the skew, and a read at 23:54:59.999 could count tomorrow's first value). The
+  // first partial month cannot: its rollup holds the days before `from`.
+  const latest = ctx.now + MAX_FUTURE_MS + CLOCK_SKEW_MS;
   const months: number[] = [];
   const monthFirsts: number[] = [];
   const monthLengths: number[] = [];
