@@ -6,6 +6,13 @@ export const MINUTE = 60 * SECOND;
 export const HOUR = 60 * MINUTE;
 export const DAY = 24 * HOUR;
 
+/**
+ * How far Worker clocks (and a write applied while a read is under way) may differ: a read that
+ * caches or takes a rollup whole leaves this much room for a write dated by another clock
+ * (counters' cached unions, histograms' month rollup of a range ending today).
+ */
+export const CLOCK_SKEW_MS = MINUTE;
+
 export type Period = "hour" | "day" | "week" | "month";
 export const PERIODS: readonly Period[] = ["hour", "day", "week", "month"];
 

@@ -6,7 +6,7 @@
 import type { Ctx } from "../context.ts";
 import { NotFoundError } from "../errors.ts";
 import { asList } from "../redis/script.ts";
-import { periodEnd, periodStart, type Period } from "../time.ts";
+import { CLOCK_SKEW_MS, periodEnd, periodStart, type Period } from "../time.ts";
 import { assertName, invalid, listPage, type PageOptions } from "../validation.ts";
 import { decompose, edgePlan, type Edge, type Part } from "./calendar.ts";
 import { counterKeys as K, type Aggregate } from "./keys.ts";
@@ -40,12 +40,9 @@ export function cacheSlot(rangeId: string): number {
   return (h >>> 0) % UNION_CACHE_SLOTS;
 }
 
-/**
- * A write counts as late (and invalidates cached unions) only when its own clock says its period
- * has ended, so for this long after a period ends a write from a Worker whose clock lags may still
- * land in it unnoticed: nothing that holds that period is cached meanwhile.
- */
-export const CLOCK_SKEW_MS = 60_000;
+// A write counts as late (and invalidates cached unions) only when its own clock says its period
+// has ended, so for CLOCK_SKEW_MS (src/time.ts) after a period ends a write from a Worker whose
+// clock lags may still land in it unnoticed: nothing that holds that period is cached meanwhile.
 
 /**
  * What a period read may cache (read-scripts.ts, `resolve`): the whole union of a range that has

@@ -5,7 +5,7 @@
  */
 import type { Ctx } from "../context.ts";
 import { canPipeline } from "../redis/script.ts";
-import { DAY, dayLabel, periodEnd } from "../time.ts";
+import { CLOCK_SKEW_MS, DAY, dayLabel, periodEnd } from "../time.ts";
 import { assertName } from "../validation.ts";
 import { bucketBound, quantile, topBuckets, type Bucket } from "./buckets.ts";
 import { dataKeys, daysBetween, histogramKeys, isoDay, liveDays, MAX_RETENTION_DAYS, monthOf } from "./keys.ts";
@@ -80,12 +80,6 @@ interface ReadReply {
   max?: string;
   negMin?: string;
 }
-
-/**
- * How far another writer's clock (or a write applied while a read is under way) may be past a
- * read's `ctx.now`: the minute counters' reads allow too (src/counters/reads.ts, CLOCK_SKEW_MS).
- */
-const CLOCK_SKEW_MS = 60_000;
 
 /** A score as Redis formats it (`%.17g`, or `inf`/`-inf`), as Lua's `tonumber` reads it. */
 function scoreOf(text: string): number {
