@@ -1,6 +1,8 @@
 import { createApp } from "./app.ts";
+import { warmRedisClient } from "./middleware/context.ts";
 
 export const app = createApp();
+warmRedisClient();
 
 export default {
   fetch: app.fetch,
