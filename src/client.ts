@@ -296,7 +296,8 @@ export function createClient(options: ClientOptions) {
       delete: (histogram: string) => send<void>("deleteHistogram", { histogram }),
     },
     presence: {
-      list: () => send<R<typeof presence.rooms>>("listRooms", {}),
+      /** A page of rooms; a pass follows `nextCursor` as `cursor` until it is null. */
+      list: (query: { limit?: number; cursor?: string } = {}) => send<R<typeof presence.rooms>>("listRooms", {}, query),
       heartbeat: (room: string, ids: string | string[], write?: WriteOptions) =>
         send<presence.HeartbeatResult>(
           "heartbeat",
@@ -316,7 +317,9 @@ export function createClient(options: ClientOptions) {
       delete: (room: string) => send<void>("deleteRoom", { room }),
     },
     leaderboards: {
-      list: () => send<{ boards: string[] }>("listBoards", {}),
+      /** A page of boards; a pass follows `nextCursor` as `cursor` until it is null (or `next` as `offset`). */
+      list: (query: { limit?: number; cursor?: string; offset?: number } = {}) =>
+        send<lb.BoardList>("listBoards", {}, query),
       configure: (board: string, body: lb.BoardConfig = {}, write?: WriteOptions) =>
         send<Omit<lb.BoardSettings, "created"> & { created: boolean }>(
           "configureBoard",

@@ -4,6 +4,7 @@
  */
 import * as z from "../zod.ts";
 import * as leaderboards from "../../src/leaderboards/index.ts";
+import { ACTIVITY_CURSOR_MAX } from "../../src/redis/pages.ts";
 import { MAX_BATCH, MAX_INCREMENT } from "../../src/validation.ts";
 import {
   batchPrecheck,
@@ -273,15 +274,19 @@ export const subsetPrecheck = precheckOf(subset);
 /** The query of the boards' list. */
 export const ListQuery = once(() =>
   z.object({
-    offset: intQuery(0, 1_000_000, 0).openapi({ description: "boards to skip: `next` of the previous page" }),
+    offset: intQuery(0, 1_000_000, 0).openapi({
+      description: "boards to skip: `next` of the previous page (0 with a cursor)",
+    }),
     limit: intQuery(1, leaderboards.MAX_LISTED_BOARDS, leaderboards.MAX_LISTED_BOARDS).openapi({
       description: "most names to return",
     }),
+    cursor: z.string().max(ACTIVITY_CURSOR_MAX).optional().openapi({ description: "nextCursor of the previous page" }),
   }),
 );
 export const listQueryPrecheck = fieldsPrecheck({
   offset: intField(0, 1_000_000, 0),
   limit: intField(1, leaderboards.MAX_LISTED_BOARDS, leaderboards.MAX_LISTED_BOARDS),
+  cursor: textField((cursor) => cursor.length <= ACTIVITY_CURSOR_MAX),
 });
 /** The query of a page of the ranking. */
 export const PageQuery = once(() =>

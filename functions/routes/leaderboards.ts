@@ -35,7 +35,10 @@ lazyRoute(
     tags,
     summary: "Names of boards with players, most recently active first, a page at a time",
     description:
-      "Boards with players (or configured with PUT), ordered by their latest activity (a new player, a PUT), latest first. A board leaves the list when its last player is removed. `offset`/`limit` page through; `next` is the offset of the following page, null on the last.",
+      "Boards with players (or configured with PUT), ordered by their latest activity (a new player, a PUT), latest first. A board leaves the list when its last player is removed. " +
+      "Page with `cursor`: the first page, then `nextCursor` until it is null; such a pass lists every board listed throughout at least once " +
+      "(boards that join the list or move up while it runs follow at its end, so a board may be listed twice). " +
+      "`offset`/`limit` still page by position (`next` is the offset of the following page, null on the last): a board leaving the list between two pages makes such a pass skip one.",
     request: { query: prechecked(ListQuery, listQueryPrecheck) },
     responses: () => ({
       200: jsonResponse(
@@ -43,7 +46,13 @@ lazyRoute(
           .object({
             boards: z.array(z.string()),
             total: z.number().int().openapi({ description: "boards listed in all" }),
-            next: z.number().int().nullable().openapi({ description: "offset of the next page; null on the last" }),
+            next: z.number().int().nullable().openapi({
+              description: "offset of the next page; null on the last, and on a page asked for by cursor",
+            }),
+            nextCursor: z.string().nullable().openapi({
+              description:
+                "pass as cursor for the next page; null on the last, and on a page asked for by an offset above 0",
+            }),
           })
           .openapi("LeaderboardList"),
         "A page of board names from the registry.",

@@ -5,6 +5,7 @@ import { ctxOf, markReplay, queueIfAsync } from "../middleware/context.ts";
 import { lazyRoute, once, prechecked, type Verdict } from "../lazy-route.ts";
 import { fieldsPrecheck, intField, memberField, nameField, textField } from "../prechecks.ts";
 import { createRouter } from "../router.ts";
+import { ACTIVITY_CURSOR_MAX } from "../../src/redis/pages.ts";
 import { invalid } from "../../src/validation.ts";
 import {
   MAX_BATCH_ITEMS,
@@ -187,16 +188,16 @@ export const RoomQuery = once(() =>
 );
 /** RoomQuery's precheck (../lazy-route.ts `prechecked`): no `day`, or one as text (the library parses it). */
 export const roomQueryPrecheck = fieldsPrecheck({ day: textField() });
-/** The query of the rooms' list, and its precheck (`limit` in plain digits, a cursor of at most 90 characters). */
+/** The query of the rooms' list, and its precheck (`limit` in plain digits, a cursor of at most ACTIVITY_CURSOR_MAX characters). */
 export const RoomsQuery = once(() =>
   z.object({
     limit: intQuery(1, 1000, 1000),
-    cursor: z.string().max(90).optional().openapi({ description: "nextCursor of the previous page" }),
+    cursor: z.string().max(ACTIVITY_CURSOR_MAX).optional().openapi({ description: "nextCursor of the previous page" }),
   }),
 );
 export const roomsQueryPrecheck = fieldsPrecheck({
   limit: intField(1, 1000, 1000),
-  cursor: textField((cursor) => cursor.length <= 90),
+  cursor: textField((cursor) => cursor.length <= ACTIVITY_CURSOR_MAX),
 });
 /** The query of the online members' list. */
 export const MembersQuery = once(() =>
@@ -236,6 +237,10 @@ lazyRoute(
   () => ({
     tags,
     summary: "Rooms active within two days, most recently active first, with cursor pagination",
+    description:
+      "A pass (the first page, then `nextCursor` until it is null) lists every room listed throughout at least once: " +
+      "rooms whose activity rose while the pass ran (a room active again, the hourly refresh) follow at its end, " +
+      "so such a room may be listed twice. Cursors of earlier versions (`<score>:<room>`) are still accepted.",
     request: { query: prechecked(RoomsQuery, roomsQueryPrecheck) },
     responses: () => ({ 200: jsonResponse(Rooms(), "One page of rooms."), ...errorResponses() }),
   }),

@@ -8,7 +8,16 @@
 export { changeScore, changeScores, configure, deleteBoard, info, join, removePlayer } from "./leaderboards.ts";
 export type { BoardSettings, JoinInput, JoinView, ScoreResult } from "./leaderboards.ts";
 export { around, getPlayer, list, listSeasons, page, rankPlayers } from "./reads.ts";
-export type { ListOptions, PageOptions, PlayerView, Row, SeasonOption, SeasonSummary, SubsetRow } from "./reads.ts";
+export type {
+  BoardList,
+  ListOptions,
+  PageOptions,
+  PlayerView,
+  Row,
+  SeasonOption,
+  SeasonSummary,
+  SubsetRow,
+} from "./reads.ts";
 export {
   DEFAULT_KEEP_SEASONS,
   MAX_KEEP_SEASONS,

@@ -1,3 +1,4 @@
+import { activityPageLua } from "../redis/pages.ts";
 import { defineScript } from "../redis/script.ts";
 import { cfgLua, entryLua, memberLua, rowsLua, seasonLua } from "./lua.ts";
 
@@ -166,14 +167,27 @@ return {reset = cfg.reset, seasons = seasons, profiles = found}
 `,
 });
 
-/** A page of the registry: boards with players (or configured by an admin), most recent activity (a new player, a PUT) first. */
+/**
+ * A page of the registry: boards with players (or configured by an admin), most recent activity (a
+ * new player, a PUT) first. `offset` '' pages by cursor (activityPageLua, src/redis/pages.ts; the
+ * first page when `score` is ''), else by position. Returns {boards, total, next = cursor parts or false}.
+ */
 export const listScript = defineScript({
   name: "leaderboards.list",
   write: false,
   keys: ["registry"],
-  args: ["offset", "limit"],
+  args: ["offset", "limit", "score", "member", "high", "low"],
+  uses: [activityPageLua],
   lua: `
-offset, limit = tonumber(offset), tonumber(limit)
-return {boards = redis.call('ZRANGE', registry, offset, offset + limit - 1, 'REV'), total = redis.call('ZCARD', registry)}
+limit = tonumber(limit)
+local total = redis.call('ZCARD', registry)
+if offset ~= '' then
+  offset = tonumber(offset)
+  return {boards = redis.call('ZRANGE', registry, offset, offset + limit - 1, 'REV'), total = total, next = false}
+end
+local flat, next = activityPage(registry, limit, score, member, high, low)
+local boards = {}
+for i = 1, #flat, 2 do boards[#boards + 1] = flat[i] end
+return {boards = boards, total = total, next = next}
 `,
 });

@@ -1,7 +1,8 @@
 import type { Ctx } from "../context.ts";
 import { NotFoundError } from "../errors.ts";
 import { asList } from "../redis/script.ts";
-import { listPage, type PageOptions as ListPageOptions } from "../validation.ts";
+import { activityCursor, nextActivityCursor } from "../redis/pages.ts";
+import { invalid, listPage, type PageOptions as ListPageOptions } from "../validation.ts";
 import { boardKeys, playerOfMember, registryKey } from "./keys.ts";
 import { aroundScript, getScript, listScript, pageScript, rankScript, seasonsScript } from "./read-scripts.ts";
 import {
@@ -349,23 +350,46 @@ export async function listSeasons(
   return { board, reset, current: reset === "none" ? null : (kept[reset as "daily"][0]?.id ?? null), seasons };
 }
 
-export type ListOptions = ListPageOptions;
+export interface ListOptions extends ListPageOptions {
+  /** `nextCursor` of the previous page (then `offset` must be 0). @default undefined (first page) */
+  cursor?: string;
+}
+
+export interface BoardList {
+  boards: string[];
+  /** Boards listed in all. */
+  total: number;
+  /** Offset of the following page when paging by offset; null on the last, and on pages asked for by cursor. */
+  next: number | null;
+  /** Pass as `cursor` for the next page; null on the last page, and on pages asked for by an `offset` above 0. */
+  nextCursor: string | null;
+}
 
 /**
  * A page of board names from the registry (never a scan): boards with players
  * or configured by an admin, most recent activity (a new player, a PUT) first.
- * `next` is the offset of the following page, null on the last.
+ * A pass by cursor (the first page, then `nextCursor` until null) lists every
+ * board listed throughout at least once, as the presence room list does
+ * (src/redis/pages.ts): boards that joined the list or moved up while it ran
+ * follow at its end, so a board may be listed twice. By `offset` (`next`),
+ * as before cursors: a board leaving between pages makes the pass skip one.
  */
-export async function list(
-  ctx: Ctx,
-  options: ListOptions = {},
-): Promise<{ boards: string[]; total: number; next: number | null }> {
+export async function list(ctx: Ctx, options: ListOptions = {}): Promise<BoardList> {
   const { offset, limit } = listPage(options, MAX_LISTED_BOARDS);
-  const res = await listScript.run<{ boards: string[] | Record<string, never>; total: number }>(
+  const cursor = activityCursor(options.cursor);
+  const byCursor = cursor.score !== "";
+  if (byCursor && offset > 0) invalid([{ path: "offset", message: "must be 0 with a cursor (the cursor says where)" }]);
+  const res = await listScript.run<{ boards: string[] | Record<string, never>; total: number; next: string[] | false }>(
     ctx.redis,
     { registry: registryKey(ctx.prefix) },
-    { offset, limit },
+    { offset: offset > 0 ? offset : "", limit, ...cursor },
   );
   const boards = asList(res.boards);
-  return { boards, total: res.total, next: offset + boards.length < res.total ? offset + boards.length : null };
+  const after = offset + boards.length;
+  return {
+    boards,
+    total: res.total,
+    next: !byCursor && after < res.total ? after : null,
+    nextCursor: nextActivityCursor(res.next),
+  };
 }

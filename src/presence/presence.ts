@@ -1,4 +1,5 @@
 import type { Ctx } from "../context.ts";
+import { activityCursor, nextActivityCursor } from "../redis/pages.ts";
 import { asList, type Idempotency, type Written } from "../redis/script.ts";
 import { DAY, HOUR, MINUTE, SECOND, dayStart } from "../time.ts";
 import { assertName } from "../validation.ts";
@@ -21,7 +22,6 @@ import {
   memberCursor,
   pageLimit,
   requireIds,
-  roomCursor,
   timeoutMs,
   MAX_MEMBERS_PAGE,
   MAX_ROOMS_LISTED,
@@ -341,21 +341,24 @@ export interface RoomPage {
  * Listed rooms (active within the last two days), most recently active first,
  * a page at a time; never a key scan. Activity is the time the room became
  * active, refreshed every hour while it stays active. A flood of new rooms
- * can push a room off the first page, never out of the list.
+ * can push a room off the first page, never out of the list. A pass (first
+ * page to `nextCursor` null) lists every room listed throughout at least once:
+ * rooms whose activity rose past the pass's start while it ran follow at its
+ * end, so such a room may be listed twice (src/redis/pages.ts).
  */
 export async function rooms(ctx: Ctx, options: ListRoomsOptions = {}): Promise<RoomPage> {
   const limit = pageLimit(options.limit, MAX_ROOMS_LISTED, MAX_ROOMS_LISTED);
-  const { score, member } = roomCursor(options.cursor);
-  const raw = await roomsScript.run<{ rooms: string[] | Record<string, never>; more: boolean }>(
+  const { score, member, high, low } = activityCursor(options.cursor);
+  const raw = await roomsScript.run<{ rooms: string[] | Record<string, never>; next: string[] | false }>(
     ctx.redis,
     { rooms: registryKeys(ctx.prefix).rooms },
-    { limit, score, room: member },
+    { limit, score, room: member, high, low },
   );
   const flat = asList(raw.rooms);
   const names: string[] = [];
   for (let i = 0; i < flat.length; i += 2) names.push(flat[i] ?? "");
-  const last = flat.length >= 2 ? `${flat[flat.length - 1]}:${flat[flat.length - 2]}` : null;
-  return { rooms: names, truncated: raw.more, nextCursor: raw.more ? last : null };
+  const nextCursor = nextActivityCursor(raw.next);
+  return { rooms: names, truncated: nextCursor !== null, nextCursor };
 }
 
 /** Removes every key of the room and its registry entries; `existed`: anything was there. */

@@ -1,51 +1,9 @@
-import { defineLua, defineScript } from "../redis/script.ts";
+import { activityPageLua, resumeLua } from "../redis/pages.ts";
+import { defineScript } from "../redis/script.ts";
 import { reverseLua } from "./scripts.ts";
 import { HEADER_BYTES } from "./keys.ts";
 
 /** Presence's read scripts: room figures, member and room pages, history, the trim job's due rooms. */
-
-/** Does `a` sort after `b` in byte order (Lua's < uses the C library's collation)? */
-const afterLua = defineLua(
-  "presence.after",
-  ["after"],
-  `
-local function after(a, b)
-  for i = 1, math.min(#a, #b) do
-    local x, y = string.byte(a, i), string.byte(b, i)
-    if x ~= y then return x > y end
-  end
-  return #a > #b
-end`,
-);
-
-/**
- * Where a page of `key` resumes after the cursor (score, member): right after the member when it
- * is still at that score, else where it would sit among members of equal score (binary search in
- * byte order; a batch shares one time, so equal scores are common). `desc`: the list is read
- * highest score first (ZREVRANGE).
- */
-const resumeLua = defineLua(
-  "presence.resume",
-  ["resume"],
-  `
-local function resume(key, score, member, desc)
-  local at = redis.call('ZSCORE', key, member)
-  if at and tonumber(at) == tonumber(score) then
-    return redis.call(desc and 'ZREVRANK' or 'ZRANK', key, member) + 1
-  end
-  local lo
-  if desc then lo = redis.call('ZCOUNT', key, '(' .. score, '+inf') else lo = redis.call('ZCOUNT', key, '-inf', '(' .. score) end
-  local hi = lo + redis.call('ZCOUNT', key, score, score)
-  while lo < hi do
-    local mid  = math.floor((lo + hi) / 2)
-    local m    = redis.call(desc and 'ZREVRANGE' or 'ZRANGE', key, mid, mid)[1]
-    local past = (desc and after(member, m)) or (not desc and after(m, member))
-    if past then hi = mid else lo = mid + 1 end
-  end
-  return lo
-end`,
-  [afterLua],
-);
 
 /** Returns { online, new, peak, peakAt (ms since 00:00 UTC), active } of the day `daily` is for. */
 export const statsScript = defineScript({
@@ -107,25 +65,19 @@ export const historyScript = defineScript({
 });
 
 /**
- * Listed rooms, most recently active first, from just after a cursor (`score` '' for the first
- * page). Returns { rooms = {room, score, room, score...}, more }.
+ * Listed rooms, most recently active first, in passes that list every room active throughout at
+ * least once (activityPageLua, src/redis/pages.ts); `score` '' for the first page.
+ * Returns { rooms = {room, score, room, score...}, next = {score, room, high, low} or false }.
  */
 export const roomsScript = defineScript({
   name: "presence.rooms",
   write: false,
   keys: ["rooms"],
-  args: ["limit", "score", "room"],
-  uses: [resumeLua],
+  args: ["limit", "score", "room", "high", "low"],
+  uses: [activityPageLua],
   lua: `
-local limit = tonumber(limit)
--- Order: score descending, then bytes descending (ZREVRANGE).
-local start = 0
-if score ~= '' then start = resume(rooms, score, room, true) end
-local page = redis.call('ZREVRANGE', rooms, start, start + limit, 'WITHSCORES')
-local more = #page > 2 * limit
-local out  = {}
-for i = 1, math.min(#page, 2 * limit) do out[i] = page[i] end
-return { rooms = out, more = more }
+local flat, next = activityPage(rooms, tonumber(limit), score, room, high, low)
+return { rooms = flat, next = next }
 `,
 });
 

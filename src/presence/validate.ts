@@ -40,16 +40,10 @@ export function pageLimit(value: number | undefined, fallback: number, max: numb
 }
 
 const MEMBER_CURSOR = /^(\d{1,16})-([1-9]\d{0,15})$/;
-const ROOM_CURSOR = /^(\d{1,16}):([A-Za-z0-9][A-Za-z0-9_.-]{0,63})$/;
 
 /** A `nextCursor` of the members list as (score, compact id); '' and '' for the first page. */
 export function memberCursor(cursor: string | undefined): { score: string; member: string } {
   return parseCursor(cursor, MEMBER_CURSOR);
-}
-
-/** A `nextCursor` of the room list as (score, room); '' and '' for the first page. */
-export function roomCursor(cursor: string | undefined): { score: string; member: string } {
-  return parseCursor(cursor, ROOM_CURSOR);
 }
 
 function parseCursor(cursor: string | undefined, pattern: RegExp): { score: string; member: string } {

@@ -102,7 +102,13 @@ export const area = {
     }),
     removeMissing: r("leaderboard remove player", "no such player", 2),
     deleteBoard: r("leaderboard delete board", "any", 3),
-    list: r("leaderboard list boards", "any", 3),
+    list: r("leaderboard list boards", "first page, or a page by offset", 3),
+    listNext: r("leaderboard list boards", "next page by cursor (cursor board not moved)", 5, {
+      note: "`ZSCORE` + `ZREVRANK` of the cursor's board (a binary search among equal activity times if it moved or left), `ZREVRANGE` of the page, `ZCARD` for `total`.",
+    }),
+    listLast: r("leaderboard list boards", "last page of a pass by cursor", 6, {
+      note: "+1 on the page that ends the pass: `ZREVRANGEBYSCORE` of the boards whose activity rose above the pass's start while it ran (at most `limit` + 1), listed at its end.",
+    }),
     snapshotDone: r("job `leaderboards.snapshot`", "later run of the same UTC day", 2, {
       note: "The pass of the day is complete: `HMGET` of the job's state, nothing else. The hourly cron runs it 24 times a day.",
     }),

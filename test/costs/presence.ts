@@ -105,6 +105,14 @@ export const area = {
       state: "next page (cursor room not moved)",
       roundTrips: 1,
       commands: 4,
+      note: "`ZSCORE` + `ZREVRANK` of the cursor's room (a binary search among equal activity times if it moved or left), `ZREVRANGE` of the page.",
+    },
+    roomsLast: {
+      call: "room list `GET /v1/presence`",
+      state: "last page of a pass",
+      roundTrips: 1,
+      commands: 5,
+      note: "+1 on the page that ends the pass: `ZREVRANGEBYSCORE` of the rooms whose activity rose above the pass's start while it ran (at most `limit` + 1), listed at its end, so no room active throughout is missed.",
     },
     leave: { call: "leave", state: "online id", roundTrips: 1, commands: 3 },
     deleteRoom: {

@@ -170,9 +170,13 @@ describe("read prechecks answer as zod", () => {
     // (999999999 is past their offsets' maximum: zod's)
     expect(agrees(HistogramListQuery(), histogramListPrecheck, pages)).toBe(4 * 4);
     expect(agrees(BoardListQuery(), boardListPrecheck, pages)).toBe(4 * 4);
-    const cursors = [undefined, "", "abc", "x".repeat(90), "x".repeat(91), ["a"]];
+    // A registry cursor is at most 115 characters (src/redis/pages.ts ACTIVITY_CURSOR_MAX).
+    const cursors = [undefined, "", "abc", "x".repeat(115), "x".repeat(116), ["a"]];
     const rooms = combinations({ limit: limits, cursor: cursors }).map(clean);
-    // decided: 4 limits × 4 cursors (absent, empty, short, 90 characters)
+    // decided: 4 limits × 4 cursors (absent, empty, short, 115 characters)
     expect(agrees(RoomsQuery(), roomsQueryPrecheck, rooms)).toBe(4 * 4);
+    const boards = combinations({ limit: limits, offset: ["0", "1", undefined], cursor: cursors }).map(clean);
+    // decided: 4 limits × 3 offsets × 4 cursors (an offset with a cursor is the library's 400)
+    expect(agrees(BoardListQuery(), boardListPrecheck, boards)).toBe(4 * 3 * 4);
   });
 });

@@ -515,7 +515,7 @@ describe("queries and path parameters: prechecks answer as zod (property-based)"
     ["counter member", MemberQuery, memberQueryPrecheck, ["period", "from", "to", "aggregate"]],
     ["histogram read", ReadQuery, readQueryPrecheck, ["from", "to", "top"]],
     ["histogram list", HistogramListQuery, histogramListPrecheck, ["offset", "limit"]],
-    ["board list", BoardListQuery, boardListPrecheck, ["offset", "limit"]],
+    ["board list", BoardListQuery, boardListPrecheck, ["offset", "limit", "cursor"]],
     ["board page", PageQuery, pageQueryPrecheck, ["page", "limit", "season"]],
     ["board player", PlayerQuery, playerQueryPrecheck, ["season"]],
     ["board around", AroundQuery, aroundQueryPrecheck, ["k", "season"]],

@@ -88,6 +88,20 @@ describe("leaderboard costs", () => {
     await check("count", () => api.get(`${base}/c-batch/count`));
     await api.get(base);
     await check("list", () => api.get(base));
+    await check("list", () => api.get(`${base}?offset=1&limit=2`));
+    // By cursor: every page but the pass's last costs listNext, the last listLast.
+    let cursor: string | null = (await api.get(`${base}?limit=2`)).body.nextCursor;
+    const costs: RowId[] = [];
+    while (cursor !== null) {
+      const url = `${base}?limit=2&cursor=${encodeURIComponent(cursor)}`;
+      const page = await api.get(url);
+      cursor = page.body.nextCursor;
+      const id: RowId = cursor === null ? "listLast" : "listNext";
+      await check(id, () => api.get(url));
+      costs.push(id);
+    }
+    expect(costs.at(-1)).toBe("listLast");
+    expect(costs).toContain("listNext");
   });
 
   it("v2: guards, seasons, movement, subset ranking, seasons list", async () => {

@@ -129,8 +129,8 @@ describe("presence reads and deletes", () => {
     expect(await measure(api, () => api.get("/v1/presence/r/history"))).toEqual(expected(rows.history));
   });
 
-  it("room list, first and next page", async () => {
-    for (const room of ["s1", "s2", "s3"]) {
+  it("room list, first, next and last page", async () => {
+    for (const room of ["s1", "s2", "s3", "s4", "s5"]) {
       api.advance(1);
       await beat(api, room, { id: "a" });
     }
@@ -140,6 +140,10 @@ describe("presence reads and deletes", () => {
     expect(await measure(api, () => api.get(`/v1/presence?limit=2&cursor=${cursor}`))).toEqual(
       expected(rows.roomsNext),
     );
+    const next = await api.get(`/v1/presence?limit=2&cursor=${cursor}`);
+    const last = encodeURIComponent(next.body.nextCursor);
+    expect(await measure(api, () => api.get(`/v1/presence?limit=2&cursor=${last}`))).toEqual(expected(rows.roomsLast));
+    expect((await api.get(`/v1/presence?limit=2&cursor=${last}`)).body.nextCursor).toBeNull();
   });
 
   it("leave", async () => {
