@@ -34,9 +34,14 @@ import { fieldsLua } from "./scripts.ts";
  * expiry (its `b:` field) is within a minute of `now` is read under even when it lacks the member
  * (test/redis/counters-delete.test.ts, "writer clocks apart"). A rollup not listed in this life holds
  * nothing of it. So the keys are read top down, a level at a time (months, then the days of months
- * that hold the member, their quarters, their hours): one HMGET of the level's index fields and a
+ * that hold the member, their quarters, their hours): one HMGET of the level's index fields (with
+ * those of the level below when they fit the same HMGET: the months' with all their days') and a
  * ZSCORE per listed rollup. A member absent from 400 days of hours costs the months' ZSCOREs; one
  * held in a few hours of one day, the months, that month's days, that day's quarters and hours.
+ * Once the keys reached and every key below the level cannot pass `maxKeys`, nothing can be
+ * refused, and a whole rollup not under a partial one is read by its ZREM. The same guarantee
+ * spares EXISTS calls: a rollup of an exact life, listed, unmarked, its expiry not near, holds
+ * every member of the keys below it, so one above a key still holding a member is not empty.
  * A life without that guarantee (it began before rollups, or a write restarted an expired key of
  * it) reads every part, as before. The plan
  * is sent as ranges per rollup, not links per key: a 400-day hour range is 11,614 keys, and
@@ -77,55 +82,95 @@ export const deleteMemberScript = defineScript({
   lua: `
 local removed = 0
 if fromPlain == '1' then removed = redis.call('ZREM', plain, member) end
--- A bucket or rollup this delete emptied is gone from Redis: its index entry (and the expiry it
--- records) must go too, or the next write would trust that expiry and leave the new key without one.
-local function forgetIfEmpty(key)
-  if redis.call('EXISTS', key) == 0 then redis.call('HDEL', index, 'b:' .. key) end
-end
+local indexed = false
 if #parts > 0 then
   local np, nb, cap           = #parts, tonumber(buckets), tonumber(maxKeys)
   local soon                  = tonumber(now) + 60000
   local listed, zeroed, score = {}, {}, {}
   local owner, taken          = {}, {}
-  -- a plan of at most maxKeys keys can never be refused: whole rollups can be taken while read
-  local early                 = np <= cap
+  -- exact[i]: rollup i holds every member any key below it holds (the guarantee pruning reads by)
+  local exact, fetched        = {}, {}
   local function kindOf(i) return i <= nb and 'f' or kinds[i - nb] end
-  -- the index fields of some parts (b:, and z: of rollups; scripts.ts fields), and of extra,
-  -- whose values it returns
-  local function lookup(list, extra)
-    local keys, names = {}, {}
-    for _, f in ipairs(extra or {}) do names[#names + 1] = f end
-    for _, i in ipairs(list) do
-      keys[#keys + 1] = parts[i]
+  -- the index fields of the keys of list not fetched yet (b:, and z: of rollups; scripts.ts fields),
+  -- and of extra, whose values it returns; with them those of the keys directly below them (by
+  -- lo, hi; nil: none) when that takes no further HMGET, which the level below then needs none of
+  local function lookup(list, lo, hi, extra)
+    local keys, names, at = {}, {}, {}
+    extra = extra or {}
+    for _, f in ipairs(extra) do names[#names + 1] = f end
+    local function add(i)
+      fetched[i]        = true
+      at[#at + 1]       = i
+      keys[#keys + 1]   = parts[i]
       if i > nb then names[#names + 1] = 'z:' .. parts[i] end
     end
+    for _, i in ipairs(list) do
+      if not fetched[i] then add(i) end
+    end
+    if #keys == 0 and #extra == 0 then return {} end
+    if lo and #keys > 0 then
+      local size = 0
+      for _, i in ipairs(list) do
+        if i > nb and tonumber(lo[i - nb]) > 0 then size = size + tonumber(hi[i - nb]) - tonumber(lo[i - nb]) + 1 end
+      end
+      -- fields() sends one HMGET per 1000 keys
+      if #keys + size <= 1000 * math.ceil(#keys / 1000) then
+        for _, i in ipairs(list) do
+          if i > nb and tonumber(lo[i - nb]) > 0 then
+            for c = tonumber(lo[i - nb]), tonumber(hi[i - nb]) do add(c) end
+          end
+        end
+      end
+    end
     local values = fields(index, keys, names)
-    local z      = #keys + #(extra or {})
-    for k, i in ipairs(list) do
+    local z      = #keys + #extra
+    for k, i in ipairs(at) do
       listed[i] = values[k]
       if i > nb then
         z         = z + 1
         zeroed[i] = values[z] and true or false
       end
     end
-    return {unpack(values, #keys + 1, #keys + #(extra or {}))}
+    return {unpack(values, #keys + 1, #keys + #extra)}
   end
-  -- the top level (the months; a week or month counter's buckets) is the same in both plans
+  -- the top level (the months; a week or month counter's buckets) is the same in both plans, and
+  -- so are the keys below the months (their days): fetched with them where the plans agree
   local level = {}
+  local same  = true
   for i = tonumber(top), np do
     level[#level + 1] = i
     owner[i]          = 0
+    if i > nb and (firsts[i - nb] ~= olderFirsts[i - nb] or lasts[i - nb] ~= olderLasts[i - nb]) then same = false end
   end
-  local head      = lookup(level, {'s', 'q'})
+  local head      = same and lookup(level, firsts, lasts, {'s', 'q'}) or lookup(level, nil, nil, {'s', 'q'})
   -- s: a restart of an expired key (which drops it) may follow a rollup that expired before its
   -- keys by a lagging writer's clock, and then lack what they hold
   local pruned    = head[1] and true or false
   local lo, hi    = firsts, lasts
   if not head[2] then lo, hi = olderFirsts, olderLasts end
   if not pruned and redis.call('EXISTS', index) == 0 then return removed end
+  -- how many keys of the plan lie below rollup i, at any depth: the keys below consecutive keys
+  -- are consecutive, and every rollup the plan reaches has keys below it
+  local function under(i)
+    local a, b, n = tonumber(lo[i - nb]), tonumber(hi[i - nb]), 0
+    while a > 0 do
+      n = n + b - a + 1
+      if a <= nb then break end
+      a, b = tonumber(lo[a - nb]), tonumber(hi[b - nb])
+    end
+    return n
+  end
   local reached = {}
   local count   = #level
   while true do
+    -- once the keys reached and every key below this level cannot pass maxKeys, nothing can be
+    -- refused: whole rollups are taken while read (a plan of at most maxKeys keys, from the top)
+    local bound = count
+    for _, i in ipairs(level) do
+      if bound > cap then break end
+      if i > nb then bound = bound + under(i) end
+    end
+    local final     = bound <= cap
     local nextLevel = {}
     for _, i in ipairs(level) do
       reached[#reached + 1] = i
@@ -133,7 +178,7 @@ if #parts > 0 then
         local s  = nil
         local up = owner[i]
         if pruned and listed[i] then
-          if early and kinds[i - nb] == 'w' and not (up > 0 and kindOf(up) == 'p') then
+          if final and kinds[i - nb] == 'w' and not (up > 0 and kindOf(up) == 'p') then
             -- nothing can be refused and no partial rollup needs its score: its ZREM tells
             s = redis.call('ZREM', parts[i], member) > 0 or nil
             taken[i] = s
@@ -146,6 +191,7 @@ if #parts > 0 then
         -- a rollup whose recorded expiry is within a minute (or past) may be gone while keys below
         -- it, extended by a writer whose clock lags, live on: its absence proves nothing
         local expiring = listed[i] and tonumber(listed[i]) > 0 and tonumber(listed[i]) <= soon
+        exact[i] = pruned and listed[i] and not zeroed[i] and not expiring
         if a > 0 and (s or zeroed[i] or expiring or not pruned) then
           for c = a, tonumber(hi[i - nb]) do
             nextLevel[#nextLevel + 1] = c
@@ -158,7 +204,7 @@ if #parts > 0 then
     end
     if #nextLevel == 0 then break end
     count = count + #nextLevel
-    lookup(nextLevel)
+    lookup(nextLevel, lo, hi)
     level = nextLevel
   end
   -- children before the partial rollups they add to: the plan's order
@@ -167,16 +213,31 @@ if #parts > 0 then
   local acc, found, marks    = {}, {}, {}
   local relisted             = {}
   local inexact              = false
+  -- alive[i]: key i still holds a member after this delete's removals. Then so does every exact
+  -- rollup above it (exact[]: that member, untouched by this delete, is there too), which needs
+  -- no EXISTS to know it is not empty.
+  local alive                = {}
+  -- A bucket or rollup this delete emptied is gone from Redis: its index entry (and the expiry it
+  -- records) must go too, or the next write would trust that expiry and leave the new key without one.
+  local function forgetIfEmpty(i)
+    if alive[i] then return end
+    if redis.call('EXISTS', parts[i]) == 0 then
+      redis.call('HDEL', index, 'b:' .. parts[i])
+    else
+      alive[i] = true
+    end
+  end
   -- a partial rollup an earlier delete emptied (at 0: marked, no longer listed) whose parts lose
   -- the member now: its sum is no longer 0, so it is made again with it, listed with the latest
   -- expiry its listed parts record (0 when one has none), and the parts' scores reach it
   local function emptied(i) return i > nb and not listed[i] and zeroed[i] and kindOf(i) == 'p' end
   for _, i in ipairs(reached) do
+    local up = owner[i]
     if listed[i] or (emptied(i) and found[i]) then
-      local key, kind, up = parts[i], kindOf(i), owner[i]
-      local parent        = (up > 0 and kindOf(up) == 'p') and up or 0
-      local gone, held    = 0, false
-      local lost          = false
+      local key, kind = parts[i], kindOf(i)
+      local parent    = (up > 0 and kindOf(up) == 'p') and up or 0
+      local gone, held = 0, false
+      local lost      = false
       if kind == 'p' then
         lost = found[i] == true
         if found[i] and pruned and score[i] == nil and not zeroed[i] then
@@ -185,8 +246,13 @@ if #parts > 0 then
           gone, held = acc[i], true
         elseif found[i] then
           gone, held = acc[i], true
-          local left = redis.call('ZINCRBY', key, -gone, member)
-          if not listed[i] and tonumber(left) ~= 0 then
+          local left = 0
+          -- the score it was read at less what its parts lost (the arithmetic ZINCRBY would do):
+          -- at 0 the member goes without the ZINCRBY
+          if not (score[i] and score[i] - gone == 0) then
+            left = tonumber(redis.call('ZINCRBY', key, -gone, member))
+          end
+          if not listed[i] and left ~= 0 then
             local last = 0
             for c = tonumber(lo[i - nb]), tonumber(hi[i - nb]) do
               local e = listed[c] and tonumber(listed[c])
@@ -198,9 +264,9 @@ if #parts > 0 then
             relisted[#relisted + 1] = 'b:' .. key
             relisted[#relisted + 1] = last
           end
-          if tonumber(left) == 0 then
+          if left == 0 then
             redis.call('ZREM', key, member)
-            forgetIfEmpty(key)
+            forgetIfEmpty(i)
             -- the parts left outside the range may still hold the member (their scores summing
             -- to 0): this rollup no longer lists every member of its parts (index field z:<key>)
             marks[#marks + 1] = 'z:' .. key
@@ -226,7 +292,7 @@ if #parts > 0 then
         end
         lost = n > 0
         if kind == 'f' then fromBuckets = fromBuckets + n end
-        if n > 0 then forgetIfEmpty(key) end
+        if n > 0 then forgetIfEmpty(i) end
         changed = changed + n
       end
       if held and parent > 0 then
@@ -238,17 +304,19 @@ if #parts > 0 then
       -- that rollup nor the one above it, so rollups no longer equal the sums of their parts
       if lost and up > 0 and not listed[up] and not emptied(up) then inexact = true end
     end
+    if alive[i] and up > 0 and exact[up] then alive[up] = true end
   end
   if inexact then redis.call('HDEL', index, 's') end
   -- past unions may have included the member: a new mark invalidates them
   if changed > 0 then
     for _, v in ipairs(relisted) do marks[#marks + 1] = v end
     redis.call('HSET', index, 'late', redis.call('INCR', seq), unpack(marks))
+    indexed = true
   end
   removed = removed + fromBuckets
 end
--- a counter left with no key at all leaves the registry
-if removed > 0 and redis.call('EXISTS', plain, index) == 0 then
+-- a counter left with no key at all leaves the registry (one whose index was just written has one)
+if removed > 0 and not indexed and redis.call('EXISTS', plain, index) == 0 then
   redis.call('ZREM', names, name)
   redis.call('ZREM', expiry, name)
 end

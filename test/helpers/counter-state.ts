@@ -22,6 +22,17 @@ export interface State {
   hours: Map<number, Map<string, number>>;
   /** Listed rollup keys (existing or not): key -> member -> score. */
   rollups: Map<string, Map<string, number>>;
+  /** Listed keys (hours and rollups) that do not exist (a sorted set never exists empty). */
+  gone: string[];
+}
+
+/**
+ * Listed keys that are gone though their recorded expiry is none (`b:` 0): a delete that empties a
+ * key must drop it from the index, or the next write would trust the record and give the key made
+ * again no expiry. (A key with a recorded expiry may be listed after it expired: writes check.)
+ */
+export function goneButListed(st: State): string[] {
+  return st.gone.filter((k) => st.fields[`b:${k}`] === "0");
 }
 
 /** The hours a rollup key sums: [start, end). */
@@ -85,6 +96,7 @@ export function counterState(lib: LibraryTest) {
     for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i] as string] = flat[i + 1] as string;
     const hours = new Map<number, Map<string, number>>();
     const rollups = new Map<string, Map<string, number>>();
+    const gone: string[] = [];
     for (const f of Object.keys(fields)) {
       if (!f.startsWith("b:")) continue;
       const key = f.slice(2);
@@ -92,9 +104,14 @@ export function counterState(lib: LibraryTest) {
       if (m) {
         const s = await zscores(key);
         if (s.size > 0) hours.set(hourOf(m[1]!), s);
-      } else if (key.includes(":hour:by-")) rollups.set(key, await zscores(key));
+        else gone.push(key);
+      } else if (key.includes(":hour:by-")) {
+        const s = await zscores(key);
+        rollups.set(key, s);
+        if (s.size === 0) gone.push(key);
+      }
     }
-    return { fields, hours, rollups };
+    return { fields, hours, rollups, gone };
   }
 
   /**
