@@ -80,7 +80,6 @@ if #fresh > 0 then
   end
   redis.call('HSET', ids, unpack(both))
 end
--- GT: a slower request carrying an older time must not move last-seen backwards.
 local scored, bits = { 'GT' }, {}
 for i, id in ipairs(batch) do
   local n             = tonumber(known[i] or assigned[id])
@@ -91,10 +90,6 @@ for i, id in ipairs(batch) do
   bits[#bits + 1]     = ${HEADER_BITS} + n
   bits[#bits + 1]     = 1
 end
-redis.call('ZADD', seen, unpack(scored))
--- online at this heartbeat's own time: a late one (queued ingest applies it at its request's time)
--- must not count ids seen after it, which were never online with it (else PCU is overstated)
-local count = redis.call('ZCOUNT', seen, cutoff, now)
 -- The same BITFIELD sets the AU bits, counts NU, reads PCU and swaps in the
 -- time of this heartbeat (the header is described in keys.ts).
 if #fresh > 0 then
@@ -104,6 +99,20 @@ bits[#bits + 1] = 'GET'; bits[#bits + 1] = 'u32'; bits[#bits + 1] = 32
 bits[#bits + 1] = 'SET'; bits[#bits + 1] = 'u32'; bits[#bits + 1] = 96; bits[#bits + 1] = ofDay + 1
 local header     = redis.call('BITFIELD', daily, unpack(bits))
 local peak, last = header[#header - 1], header[#header]
+-- The day's first heartbeat in the room: the ids online at 00:00 may have gone before any
+-- heartbeat or trim run of the day saw them (found in review 4). No last-seen is after midnight
+-- yet, so those seen within the timeout before it are exactly the ids online at 00:00; counted
+-- before this heartbeat's ZADD moves its own ids' last-seen to now. One command, once a day.
+local atMidnight = 0
+if last == 0 then
+  local dayStart = tonumber(now) - ofDay
+  atMidnight     = redis.call('ZCOUNT', seen, string.format('%.0f', dayStart - timeout), string.format('%.0f', dayStart))
+end
+-- GT: a slower request carrying an older time must not move last-seen backwards.
+redis.call('ZADD', seen, unpack(scored))
+-- online at this heartbeat's own time: a late one (queued ingest applies it at its request's time)
+-- must not count ids seen after it, which were never online with it (else PCU is overstated)
+local count = redis.call('ZCOUNT', seen, cutoff, now)
 -- The AU bits' old values say which ids are seen today for the first time in this room: only
 -- those go to the site-wide HyperLogLog, so a heartbeat of ids already seen today costs nothing more.
 local firstToday = {}
@@ -111,8 +120,13 @@ for i, id in ipairs(batch) do
   if header[i] == 0 then firstToday[#firstToday + 1] = id end
 end
 if #firstToday > 0 then redis.call('PFADD', siteActive, unpack(firstToday)) end
--- The online count only rises at a heartbeat, so checking the peak here makes PCU exact.
-if count > peak then redis.call('BITFIELD', daily, 'SET', 'u32', 32, count, 'SET', 'u32', 64, ofDay) end
+-- The online count only rises at a heartbeat, so checking the peak here makes PCU exact; a peak
+-- already reached at 00:00 was reached first then.
+if atMidnight > peak and atMidnight >= count then
+  redis.call('BITFIELD', daily, 'SET', 'u32', 32, atMidnight, 'SET', 'u32', 64, 0)
+elseif count > peak then
+  redis.call('BITFIELD', daily, 'SET', 'u32', 32, count, 'SET', 'u32', 64, ofDay)
+end
 -- A late (queued) heartbeat swapped its older time in: the field is the day's latest heartbeat,
 -- which the next heartbeat measures the room's silence from (it took the room for newly active:
 -- 9 commands, a list refresh out of turn; found in review 4). One command, late heartbeats only.
@@ -280,6 +294,22 @@ for r, room in ipairs(roomNames) do
   if carry then
     local y = redis.call('BITFIELD', yesterdayKeys[r], 'GET', 'u32', 0, 'GET', 'u32', 32, 'GET', 'u32', 64, 'GET', 'u32', 96)
     archive(daysKeys[r], yesterdayKeys[r], y, today - 1, yesterdayBit)
+    -- Concurrency carried over midnight, before any heartbeat of the new day (which counts it
+    -- itself): the ids online at 00:00 are those seen within the timeout before it, as no
+    -- last-seen is after midnight yet. Counted at 00:00, not at this run: ids gone since were
+    -- online then (found in review 4). Idle rooms too: all of them may have gone by this run.
+    local since = dayStart - (now - tonumber(cutoff))
+    local h     = header and { header[2], header[4] } or redis.call('BITFIELD', daily, 'GET', 'u32', 32, 'GET', 'u32', 96)
+    -- an idle room's latest activity before the timeout ahead of midnight: nobody was online then
+    if h[2] == 0 and (count > 0 or (activity and activity >= since)) then
+      local atMidnight = redis.call('ZCOUNT', seen, int(since), int(dayStart))
+      if atMidnight > h[1] then
+        redis.call('BITFIELD', daily, 'SET', 'u32', 32, atMidnight, 'SET', 'u32', 64, 0)
+        redis.call('EXPIRE', daily, dailyTtl)
+        -- an idle room archives today's figures below: with this peak
+        if header then header[2], header[3] = atMidnight, 0 end
+      end
+    end
   end
   if active then
     -- One point per minute; a rerun of the minute overwrites its own slot.
@@ -287,17 +317,6 @@ for r, room in ipairs(roomNames) do
     if hourly then
       redis.call('EXPIRE', history, activeTtl)
       redis.call('ZADD', rooms, 'GT', int(now), room)
-    end
-    if carry and count > 0 then
-      -- Concurrency carried over midnight, before any heartbeat of the new day:
-      -- only the first samples of a day can exceed what heartbeats recorded.
-      -- Every id counted was online at 00:00 (seen before it, online still),
-      -- so the peak was first reached at the day's start (offset 0).
-      local peak = redis.call('BITFIELD', daily, 'GET', 'u32', 32)[1]
-      if count > peak then
-        local h = redis.call('BITFIELD', daily, 'SET', 'u32', 32, count, 'SET', 'u32', 64, 0, 'GET', 'u32', 96)
-        if h[3] == 0 then redis.call('EXPIRE', daily, dailyTtl) end
-      end
     end
     if rotate then redis.call('ZADD', due, 'XX', int(now), room) end
   end

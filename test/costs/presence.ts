@@ -50,8 +50,8 @@ export const area = {
       call: "heartbeat, 1 id",
       state: "first heartbeat of the UTC day in the room",
       roundTrips: 1,
-      commands: 13,
-      note: "Once per room and UTC day (and after a silence, next row): EXPIRE of the new daily key (a fixed deadline, the end of tomorrow), and the room becomes active: ZADD `_due` (trim schedule), ZADD `_rooms` (room list), history placeholder and EXPIRE (so history never lives without a deadline). +2 for the site-wide HyperLogLog: PFADD of the ids (all first seen today) and its EXPIRE (the same deadline).",
+      commands: 14,
+      note: "Once per room and UTC day (and after a silence, next row): EXPIRE of the new daily key (a fixed deadline, the end of tomorrow), and the room becomes active: ZADD `_due` (trim schedule), ZADD `_rooms` (room list), history placeholder and EXPIRE (so history never lives without a deadline). +2 for the site-wide HyperLogLog: PFADD of the ids (all first seen today) and its EXPIRE (the same deadline). +1 ZCOUNT of the ids online at 00:00 (seen within the timeout before it, counted before this heartbeat's ZADD), so ids carried over midnight that went before anyone looked are in today's peak (was 13; review 4).",
     },
     heartbeatReactivates: {
       call: "heartbeat, 1 id",
@@ -156,8 +156,8 @@ export const area = {
       call: "trim run",
       state: "1 active room, just after midnight",
       roundTrips: 2,
-      commands: 16,
-      note: "+3 in runs within one timeout after 00:00 UTC only: BITFIELD GET and SET of the peak carried over midnight, EXPIRE of the new daily key. +4 per active room in those runs: yesterday's figures go to the room's ring of past days (BITFIELD GET of yesterday's header, BITCOUNT, BITFIELD SET, EXPIRE). The day's first site-wide sample: BITFIELD, the new day's peak, EXPIRE (+3, once a day).",
+      commands: 17,
+      note: "+4 in runs within one timeout after 00:00 UTC only, while the room has had no heartbeat today: BITFIELD GET of the peak, ZCOUNT of the ids online at 00:00 (not at the run: ids gone in between were online then; was 16, review 4), BITFIELD SET of the peak carried over midnight, EXPIRE of the new daily key. +4 per active room in those runs: yesterday's figures go to the room's ring of past days (BITFIELD GET of yesterday's header, BITCOUNT, BITFIELD SET, EXPIRE). The day's first site-wide sample: BITFIELD, the new day's peak, EXPIRE (+3, once a day).",
     },
     trimGoingIdle: {
       call: "trim run",
