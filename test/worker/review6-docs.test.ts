@@ -117,7 +117,7 @@ describe("README ## API in brief: Idempotency-Key", () => {
     await api.post("/v1/counters/c/incr", { member: "a", by: 2 }, { headers: h });
     const res = await api.post("/v1/counters/c/incr", { member: "a", by: 3 }, { headers: h });
     expect(res.status).toBe(409);
-    expectEnvelope(res.body);
+    expectEnvelope(res.body, "idempotency_key_reused"); // docs/guarantees.md:20
   });
 
   it("records belong to the API key: another ingest key's same Idempotency-Key writes again", async () => {
@@ -130,8 +130,10 @@ describe("README ## API in brief: Idempotency-Key", () => {
     expect((await api.get("/v1/counters/c/members/a")).body.score).toBe(2);
   });
 
-  it("the record is kept 24 h: a repeat just under 24 h replays, just over writes again", async () => {
+  it("the record is kept 24 h: a repeat just under 24 h (by the clock of the request) replays", async () => {
     const api = newApi("r6-idem24");
+    // Only "just under" is checkable here: the record's expiry is a Redis TTL on the real clock,
+    // which the fake request clock does not move (idempotency.test.ts checks the TTL itself).
     const h = { "idempotency-key": "k-24" };
     await api.post("/v1/counters/c/incr", { member: "a" }, { headers: h });
     api.advance(DAY - MIN);
@@ -596,5 +598,80 @@ describe("more README / docs list and range claims", () => {
     expect(points.length).toBeGreaterThanOrEqual(48);
     expect(points.at(-1).count).toBe(2);
     expect(points.every((p: any) => "maxError" in p)).toBe(true);
+  });
+});
+
+describe("docs/trending.md and docs/presence.md: orders, defaults and ranges", () => {
+  it("top: ties by member in byte order (docs/trending.md:48)", async () => {
+    const api = newApi("r6-tr-ties");
+    await api.post("/v1/trending/s/events", { events: [{ member: "b" }, { member: "a" }, { member: "c", count: 2 }] });
+    const res = await api.get("/v1/trending/s/top?n=10");
+    expect(res.body.items.map((i: any) => i.member)).toEqual(["c", "a", "b"]);
+    expect(res.body.items.map((i: any) => i.rank)).toEqual([1, 2, 3]);
+  });
+
+  it("GET /v1/trending lists stream names in byte order (docs/trending.md:25)", async () => {
+    const api = newApi("r6-tr-list");
+    for (const s of ["zeta", "Alpha", "beta"])
+      await api.post(`/v1/trending/${s}/events`, { events: [{ member: "m" }] });
+    const res = await api.get("/v1/trending");
+    expect(res.body.streams.map((x: any) => x.stream ?? x.name ?? x)).toEqual(["Alpha", "beta", "zeta"]);
+  });
+
+  it("history: `hours` defaults to 48 and 169 is a 400 (docs/trending.md:23)", async () => {
+    const api = newApi("r6-tr-hdef");
+    const res = await api.get("/v1/trending/s/history?member=a");
+    expect(res.status).toBe(200);
+    expect(res.body.hours ?? (res.body.points ?? res.body.items).length - 1).toBeGreaterThanOrEqual(48);
+    expect((await api.get("/v1/trending/s/history?member=a&hours=169")).status).toBe(400);
+  });
+
+  it("rising: n 1..100 (docs/trending.md:20)", async () => {
+    const api = newApi("r6-tr-rn");
+    expect((await api.get("/v1/trending/s/rising?n=100")).status).toBe(200);
+    expect((await api.get("/v1/trending/s/rising?n=101")).status).toBe(400);
+    expect((await api.get("/v1/trending/s/rising?baseline=51h")).status).toBe(400);
+  });
+
+  it("a member with a control character is refused (docs/trending.md:197)", async () => {
+    const api = newApi("r6-tr-ctl");
+    const res = await api.post("/v1/trending/s/events", { events: [{ member: "a\u0000err" }] });
+    expect(res.status).toBe(400);
+    expect(await api.keys()).toEqual([]);
+  });
+
+  it("presence history: hours 1..24, points oldest first (docs/presence.md:17)", async () => {
+    const api = newApi("r6-p-hist");
+    const res = await api.get("/v1/presence/r/history?hours=24");
+    expect(res.status).toBe(200);
+    const at = res.body.points.map((p: any) => p.at);
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
+    expect((await api.get("/v1/presence/r/history?hours=25")).status).toBe(400);
+    expect((await api.get("/v1/presence/r/history?hours=0")).status).toBe(400);
+  });
+
+  it("GET /v1/presence: most recently active first, limit 1..1,000 (docs/presence.md:18)", async () => {
+    const api = newApi("r6-p-rooms");
+    await api.post("/v1/presence/older/heartbeats", { ids: ["a"] });
+    api.advance(MIN);
+    await api.post("/v1/presence/newer/heartbeats", { ids: ["a"] });
+    const res = await api.get("/v1/presence");
+    expect(res.body.rooms.map((r: any) => r.room ?? r.name ?? r).slice(0, 2)).toEqual(["newer", "older"]);
+    expect((await api.get("/v1/presence?limit=1001")).status).toBe(400);
+  });
+
+  it("leaderboards: page 1..1,000,000 and a page past the end is items: [] (docs/leaderboards.md:48)", async () => {
+    const api = newApi("r6-lb-page");
+    await api.put("/v1/leaderboards/b/players/p", { name: "p" });
+    const past = await api.get("/v1/leaderboards/b?page=1000000");
+    expect(past.status).toBe(200);
+    expect(past.body.items).toEqual([]);
+    expect((await api.get("/v1/leaderboards/b?page=1000001")).status).toBe(400);
+  });
+
+  it("counters list: limit ≤ 1,000 (docs/counters.md:11)", async () => {
+    const api = newApi("r6-c-lim");
+    expect((await api.get("/v1/counters?limit=1000")).status).toBe(200);
+    expect((await api.get("/v1/counters?limit=1001")).status).toBe(400);
   });
 });
