@@ -93,3 +93,47 @@ describe("the contract the docs cite is reachable", () => {
     expect(existsSync(join(ROOT, "shared/API.md")) || existsSync(join(ROOT, "API.md"))).toBe(true);
   });
 });
+
+describe("README ## Configuration: the defaults the table states are the code's and wrangler.toml's", () => {
+  const camel = (name: string) => name.toLowerCase().replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+  /** `| \`NAME\` | var | \`default\` | …` rows of the README table (one name per row). */
+  const rows = [...text("README.md").matchAll(/^\| `([A-Z0-9_]+)` \| var \| `([^`]*)` \|/gm)].map((m) => [
+    m[1]!,
+    m[2]!,
+  ]);
+
+  it("every single-var row's default equals readConfig({}) (README ## Configuration table)", async () => {
+    const { readConfig } = await import("../../src/config.ts");
+    const config = readConfig({}) as unknown as Record<string, unknown>;
+    expect(rows.length).toBeGreaterThanOrEqual(10);
+    for (const [name, value] of rows) {
+      const key = camel(name);
+      expect(key in config, `${name} → ${key}`).toBe(true);
+      expect(String(config[key]), name).toBe(value);
+    }
+    // the paired row: LEADERBOARD_SNAPSHOT_CHUNK, _SCRIPTS `5000`, `40`
+    expect([config.leaderboardSnapshotChunk, config.leaderboardSnapshotScripts]).toEqual([5000, 40]);
+    expect(config.qstashUrl).toBe("https://qstash.upstash.io");
+  });
+
+  it("PRESENCE_ID_HORIZON_DAYS is 2..3650 (README ## Configuration table)", async () => {
+    const { readConfig } = await import("../../src/config.ts");
+    expect(() => readConfig({ PRESENCE_ID_HORIZON_DAYS: "1" })).toThrow();
+    expect(() => readConfig({ PRESENCE_ID_HORIZON_DAYS: "3651" })).toThrow();
+    expect(readConfig({ PRESENCE_ID_HORIZON_DAYS: "2" }).presenceIdHorizonDays).toBe(2);
+    expect(readConfig({ PRESENCE_ID_HORIZON_DAYS: "3650" }).presenceIdHorizonDays).toBe(3650);
+  });
+
+  it("wrangler.toml [vars] hold the same defaults, and the consumer is batch 100, 1 s, 10 retries, DLQ edgestats-ingest-dlq", () => {
+    const toml = text("wrangler.toml");
+    for (const [name, value] of rows) {
+      const m = toml.match(new RegExp(`^${name} = "([^"]*)"`, "m"));
+      if (m) expect(m[1], name).toBe(value);
+    }
+    const consumer = toml.split("[[queues.consumers]]")[1]!;
+    expect(consumer).toMatch(/max_batch_size = 100\b/);
+    expect(consumer).toMatch(/max_batch_timeout = 1\b/);
+    expect(consumer).toMatch(/max_retries = 10\b/);
+    expect(consumer).toMatch(/dead_letter_queue = "edgestats-ingest-dlq"/);
+  });
+});
