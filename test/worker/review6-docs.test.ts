@@ -675,3 +675,67 @@ describe("docs/trending.md and docs/presence.md: orders, defaults and ranges", (
     expect((await api.get("/v1/counters?limit=1001")).status).toBe(400);
   });
 });
+
+describe("more statuses and caps (README ## API in brief, ### Counters, ### Histograms, ### Leaderboards)", () => {
+  it("a write with a non-JSON content type is a 415 writing nothing (README ## API in brief)", async () => {
+    const api = newApi("r6-415");
+    const res = await api.post("/v1/counters/c/incr", undefined, {
+      raw: JSON.stringify({ member: "a" }),
+      headers: { "content-type": "text/plain" },
+    });
+    expect(res.status).toBe(415);
+    expectEnvelope(res.body);
+    expect(await api.keys()).toEqual([]);
+  });
+
+  it("sorted is capped at 10,000 members: 10,001 is a 400 too_many_members (README ### Counters; docs/counters.md:267)", async () => {
+    const api = newApi("r6-c-sorted");
+    for (let b = 0; b < 10; b++) {
+      const items = Array.from({ length: 1000 }, (_, i) => ({ member: `m${b * 1000 + i}` }));
+      expect((await api.post("/v1/counters/c/incr", { items })).status).toBe(200);
+    }
+    expect((await api.get("/v1/counters/c/sorted?by=member")).status).toBe(200);
+    await api.post("/v1/counters/c/incr", { member: "one-more" });
+    const res = await api.get("/v1/counters/c/sorted?by=member");
+    expect(res.status).toBe(400);
+    expectEnvelope(res.body, "too_many_members");
+  });
+
+  it("sorted?by=member orders numerically when every member is a number (README ### Counters)", async () => {
+    const api = newApi("r6-c-numeric");
+    await api.post("/v1/counters/c/incr", { items: [{ member: "10" }, { member: "9" }, { member: "100" }] });
+    const res = await api.get("/v1/counters/c/sorted?by=member");
+    expect(res.body.numeric).toBe(true);
+    expect(res.body.items.map((i: any) => i.member)).toEqual(["9", "10", "100"]);
+  });
+
+  it("histogram read: buckets ordered by value, over 400 days a 400 (README ### Histograms)", async () => {
+    const api = newApi("r6-h-read");
+    await api.put("/v1/histograms/h", { bucketWidth: 10 }, { key: "admin" });
+    await api.post("/v1/histograms/h/observations", { values: [35, 5, 15, 15] });
+    const res = await api.get("/v1/histograms/h");
+    expect(res.status).toBe(200);
+    expect(res.body.count).toBe(4);
+    expect(res.body.sum).toBe(70);
+    expect(res.body.buckets.map((b: any) => b.lower)).toEqual([0, 10, 30]);
+    const to = new Date(api.now).toISOString().slice(0, 10);
+    const from = new Date(api.now - 401 * DAY).toISOString().slice(0, 10);
+    expect((await api.get(`/v1/histograms/h?from=${from}&to=${to}`)).status).toBe(400);
+  });
+
+  it("a board whose last player leaves leaves GET /v1/leaderboards (README ### Leaderboards)", async () => {
+    const api = newApi("r6-lb-leave");
+    await api.put("/v1/leaderboards/b/players/p", { name: "p" });
+    expect((await api.get("/v1/leaderboards")).body.boards.length).toBe(1);
+    expect((await api.del("/v1/leaderboards/b/players/p")).status).toBeLessThan(300);
+    expect((await api.get("/v1/leaderboards")).body.boards).toEqual([]);
+  });
+
+  it("DELETE a room is admin only and a 204 (docs/presence.md:19)", async () => {
+    const api = newApi("r6-p-delroom");
+    await api.post("/v1/presence/r/heartbeats", { ids: ["a"] });
+    expect((await api.del("/v1/presence/r", { key: "ingest" })).status).toBe(403);
+    expect((await api.del("/v1/presence/r", { key: "admin" })).status).toBe(204);
+    expect((await api.get("/v1/presence/r")).body.online).toBe(0);
+  });
+});
