@@ -739,3 +739,32 @@ describe("more statuses and caps (README ## API in brief, ### Counters, ### Hist
     expect((await api.get("/v1/presence/r")).body.online).toBe(0);
   });
 });
+
+describe("docs/guarantees.md Optional rate limiting; README /healthz", () => {
+  it("429 rate_limited with Retry-After ≤ 10 s, per API key (docs/guarantees.md:152-156)", async () => {
+    const api = track(
+      createTestApi({ label: "r6-rl", vars: { RATE_LIMIT_PER_10S: "2" }, start: "2026-11-22T12:30:00Z" }),
+    );
+    expect((await api.get("/v1/counters")).status).toBe(200);
+    expect((await api.get("/v1/counters")).status).toBe(200);
+    const over = await api.get("/v1/counters");
+    expect(over.status).toBe(429);
+    expectEnvelope(over.body, "rate_limited");
+    const retry = Number(over.headers.get("retry-after"));
+    expect(retry).toBeGreaterThan(0);
+    expect(retry).toBeLessThanOrEqual(10);
+    // another key has its own window
+    expect((await api.get("/v1/counters", { key: "admin" })).status).toBe(200);
+    // (the next window is not checked: the limiter runs on the real clock, not the request clock)
+  });
+
+  it("/healthz: an ingest key alone sends no command; ?deep=1 with it PINGs (README ## API in brief)", async () => {
+    const api = newApi("r6-health-deep");
+    const plain = await api.cost(() => api.get("/healthz", { key: "ingest" }));
+    expect(plain.result.status).toBe(200);
+    expect(plain.commands).toBe(0);
+    const deep = await api.cost(() => api.get("/healthz?deep=1", { key: "ingest" }));
+    expect(deep.result.status).toBe(200);
+    expect(deep.commands).toBe(1);
+  });
+});
