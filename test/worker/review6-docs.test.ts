@@ -768,3 +768,135 @@ describe("docs/guarantees.md Optional rate limiting; README /healthz", () => {
     expect(deep.commands).toBe(1);
   });
 });
+
+describe("response shapes the docs' endpoint tables give (exact key sets)", () => {
+  const keysOf = (o: object) => Object.keys(o).sort();
+
+  it("counters: list, incr, top, member, range, sorted (docs/counters.md:11-16)", async () => {
+    const api = newApi("r6-shape-c");
+    const incr = await api.post("/v1/counters/c/incr", { member: "a", by: 2 });
+    expect(keysOf(incr.body)).toEqual(["results"]);
+    expect(keysOf(incr.body.results[0])).toEqual(["member", "score"]);
+    const list = await api.get("/v1/counters");
+    expect(keysOf(list.body)).toEqual(["counters", "items", "nextOffset"]);
+    expect(keysOf(list.body.items[0])).toEqual(["counter", "lastWriteAt"]);
+    const top = await api.get("/v1/counters/c/top?n=10");
+    expect(keysOf(top.body)).toEqual(["counter", "items"]);
+    expect(keysOf(top.body.items[0])).toEqual(["member", "rank", "score"]);
+    expect(keysOf((await api.get("/v1/counters/c/members/a")).body)).toEqual([
+      "member",
+      "rank",
+      "rankFromBottom",
+      "score",
+    ]);
+    expect((await api.get("/v1/counters/c/members/zz")).status).toBe(404);
+    expect(keysOf((await api.get("/v1/counters/c/range?min=-inf&max=%2Binf")).body)).toEqual(["count", "items"]);
+    expect(keysOf((await api.get("/v1/counters/c/sorted?by=member")).body)).toEqual([
+      "by",
+      "count",
+      "items",
+      "numeric",
+      "order",
+    ]);
+    const ranged = await api.get("/v1/counters/c/top?period=day");
+    expect(keysOf(ranged.body.range ?? {})).toEqual(["aggregate", "buckets", "finished", "from", "period", "to"]);
+  });
+
+  it("presence: room, day, _total, members, history, rooms (docs/presence.md:11-18)", async () => {
+    const api = newApi("r6-shape-p");
+    await api.post("/v1/presence/r/heartbeats", { id: "a" });
+    expect(keysOf((await api.get("/v1/presence/r")).body)).toEqual(
+      ["activeToday", "day", "newToday", "online", "peakAt", "peakToday", "room", "timeoutSeconds"].sort(),
+    );
+    const day = new Date(api.now - DAY).toISOString().slice(0, 10);
+    expect(keysOf((await api.get(`/v1/presence/r?day=${day}`)).body)).toEqual(
+      ["active", "day", "from", "new", "peak", "peakAt", "room"].sort(),
+    );
+    expect(keysOf((await api.get("/v1/presence/_total")).body)).toEqual(
+      ["activeToday", "activeTodayError", "day", "online", "onlineAt", "peakAt", "peakToday"].sort(),
+    );
+    const members = await api.get("/v1/presence/r/members");
+    expect(keysOf(members.body)).toEqual(["members", "nextCursor"]);
+    expect(keysOf(members.body.members[0])).toEqual(["id", "lastSeen"]);
+    expect(keysOf((await api.get("/v1/presence/r/history")).body)).toEqual(["points"]);
+    expect(keysOf((await api.get("/v1/presence")).body)).toEqual(["nextCursor", "rooms", "truncated"]);
+  });
+
+  it("histograms: list, PUT, read (docs/histograms.md:12-19)", async () => {
+    const api = newApi("r6-shape-h");
+    const put = await api.put("/v1/histograms/h", { bucketWidth: 10 }, { key: "admin" });
+    expect(keysOf(put.body)).toEqual(["bucketWidth", "created", "createdAt", "histogram", "retentionDays", "unit"]);
+    expect(keysOf((await api.get("/v1/histograms")).body)).toEqual(["histograms", "next", "total"]);
+    const read = await api.get("/v1/histograms/h");
+    expect(keysOf(read.body)).toEqual(
+      [
+        "histogram",
+        "unit",
+        "bucketWidth",
+        "from",
+        "to",
+        "count",
+        "sum",
+        "min",
+        "max",
+        "mean",
+        "p50",
+        "p90",
+        "p99",
+        "buckets",
+        "top",
+      ].sort(),
+    );
+    // "when count is 0, sum is 0 and min, max, mean are null" (docs/histograms.md:23)
+    expect([read.body.count, read.body.sum, read.body.min, read.body.max, read.body.mean]).toEqual([
+      0,
+      0,
+      null,
+      null,
+      null,
+    ]);
+    expect((await api.del("/v1/histograms/never", { key: "admin" })).status).toBe(204); // "whether or not it existed"
+  });
+
+  it("leaderboards: PUT board, join, score, player, page, list (docs/leaderboards.md:12-22)", async () => {
+    const api = newApi("r6-shape-lb");
+    const board = await api.put("/v1/leaderboards/b", {}, { key: "admin" });
+    expect(keysOf(board.body)).toEqual(
+      [
+        "board",
+        "ties",
+        "createdAt",
+        "players",
+        "created",
+        "reset",
+        "keepSeasons",
+        "minScore",
+        "maxScore",
+        "maxIncrement",
+        "season",
+      ].sort(),
+    );
+    const join = await api.put("/v1/leaderboards/b/players/p", { name: "P" });
+    expect(keysOf(join.body)).toEqual(["created", "joinedAt", "meta", "name", "player", "rank", "score"]);
+    expect(keysOf((await api.post("/v1/leaderboards/b/players/p/score", { by: 1 })).body)).toEqual(["rank", "score"]);
+    expect(keysOf((await api.get("/v1/leaderboards/b/players/p")).body)).toEqual(
+      [
+        "player",
+        "name",
+        "meta",
+        "score",
+        "rank",
+        "joinedAt",
+        "percentile",
+        "total",
+        "previousRank",
+        "bestRank",
+        "season",
+      ].sort(),
+    );
+    const page = await api.get("/v1/leaderboards/b");
+    expect(keysOf(page.body)).toEqual(["items", "limit", "page", "season", "ties", "total"]);
+    expect(keysOf(page.body.items[0])).toEqual(["bestRank", "name", "player", "previousRank", "rank", "score"]);
+    expect(keysOf((await api.get("/v1/leaderboards")).body)).toEqual(["boards", "next", "nextCursor", "total"]);
+  });
+});
