@@ -900,3 +900,47 @@ describe("response shapes the docs' endpoint tables give (exact key sets)", () =
     expect(keysOf((await api.get("/v1/leaderboards")).body)).toEqual(["boards", "next", "nextCursor", "total"]);
   });
 });
+
+describe("response shapes: trending and the rest of leaderboards (docs/trending.md:9-25, docs/leaderboards.md:16-24)", () => {
+  const keysOf = (o: object) => Object.keys(o).sort();
+
+  it("trending top, member, rising, history, list", async () => {
+    const api = newApi("r6-shape-tr");
+    await api.post("/v1/trending/s/events", { events: [{ member: "a" }] });
+    const top = await api.get("/v1/trending/s/top");
+    expect(keysOf(top.body)).toEqual(["exact", "generatedAt", "items", "maxError", "stream", "topProven", "window"]);
+    expect(keysOf(top.body.window)).toEqual(["from", "hours", "to"]);
+    expect(keysOf(top.body.items[0])).toEqual(["count", "member", "rank"]);
+    const member = await api.get("/v1/trending/s/members/a");
+    for (const k of ["member", "count", "rank", "rankExact", "window", "exact", "maxError", "generatedAt"])
+      expect(member.body, k).toHaveProperty(k);
+    const rising = await api.get("/v1/trending/s/rising");
+    expect(keysOf(rising.body)).toEqual(
+      ["stream", "baselineHours", "elapsed", "candidates", "items", "exact", "maxError", "generatedAt"].sort(),
+    );
+    expect(keysOf(rising.body.items[0])).toEqual(["baseline", "count", "member", "ratio", "score"]);
+    const history = await api.get("/v1/trending/s/history?member=a");
+    expect(keysOf(history.body)).toEqual(["exact", "generatedAt", "hours", "member", "points", "stream"]);
+    expect(history.body.hours).toBe(48); // default 48
+    expect(keysOf(history.body.points[0])).toEqual(["count", "hour", "maxError"]);
+    expect(keysOf((await api.get("/v1/trending")).body)).toEqual(["streams"]);
+  });
+
+  it("leaderboards seasons, rank, scores, around; removing an absent player is a 204", async () => {
+    const api = newApi("r6-shape-lb2");
+    await api.put("/v1/leaderboards/b", { reset: "daily" }, { key: "admin" });
+    await api.put("/v1/leaderboards/b/players/p", { name: "P", score: 3 });
+    const seasons = await api.get("/v1/leaderboards/b/seasons");
+    expect(keysOf(seasons.body)).toEqual(["board", "current", "reset", "seasons"]);
+    const rank = await api.post("/v1/leaderboards/b/rank", { players: ["p"] }, { key: "read" });
+    expect(keysOf(rank.body)).toEqual(["items", "season", "unknown"]);
+    expect(keysOf(rank.body.items[0])).toEqual(["name", "player", "rank", "score", "subsetRank"]);
+    const scores = await api.post("/v1/leaderboards/b/scores", { player: "p", by: 1 });
+    expect(keysOf(scores.body)).toEqual(["results"]);
+    expect(keysOf(scores.body.results[0])).toEqual(["player", "rank", "score"]);
+    const around = await api.get("/v1/leaderboards/b/players/p/around?k=0");
+    expect(around.status).toBe(200); // k 0..50
+    expect(keysOf(around.body)).toEqual(["items", "player", "rank", "season"]);
+    expect((await api.del("/v1/leaderboards/b/players/nobody")).status).toBe(204);
+  });
+});
