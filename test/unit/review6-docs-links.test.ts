@@ -97,10 +97,9 @@ describe("the contract the docs cite is reachable", () => {
 describe("README ## Configuration: the defaults the table states are the code's and wrangler.toml's", () => {
   const camel = (name: string) => name.toLowerCase().replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
   /** `| \`NAME\` | var | \`default\` | …` rows of the README table (one name per row). */
-  const rows = [...text("README.md").matchAll(/^\| `([A-Z0-9_]+)` \| var \| `([^`]*)` \|/gm)].map((m) => [
-    m[1]!,
-    m[2]!,
-  ]);
+  const rows = [...text("README.md").matchAll(/^\| `([A-Z0-9_]+)` \| var \| `([^`]*)` \|/gm)].map(
+    (m): [string, string] => [m[1]!, m[2]!],
+  );
 
   it("every single-var row's default equals readConfig({}) (README ## Configuration table)", async () => {
     const { readConfig } = await import("../../src/config.ts");
