@@ -253,14 +253,18 @@ export const csvExport: MiddlewareHandler<AppEnv> = async (c, next) => {
 
 /**
  * What the JSON answer says of paging, which CSV rows cannot hold: the next page as a
- * `Link: <…>; rel="next"` (RFC 8288; a cursor list's `nextCursor`, or a numbered list's next
- * `page` while `page × limit` < `total`), and `total` as `X-Total-Count`.
+ * `Link: <…>; rel="next"` (RFC 8288; a cursor list's `nextCursor`, an offset list's next offset,
+ * `nextOffset` or `next` (the counters', histograms' and boards' lists: review 6 found their CSV
+ * stuck on page 1), or a numbered list's next `page` while `page × limit` < `total`), and `total`
+ * as `X-Total-Count`.
  */
 function pagingHeaders(url: string, body: Record<string, unknown>, headers: Headers): void {
   const next = new URL(url);
-  const { nextCursor, total, page, limit } = body;
+  const { nextCursor, nextOffset, next: nextAt, total, page, limit } = body;
+  const offset = typeof nextOffset === "number" ? nextOffset : nextAt;
   if (typeof total === "number") headers.set("X-Total-Count", String(total));
   if (typeof nextCursor === "string" && nextCursor !== "") next.searchParams.set("cursor", nextCursor);
+  else if (typeof offset === "number") next.searchParams.set("offset", String(offset));
   else if (typeof total === "number" && typeof page === "number" && typeof limit === "number" && page * limit < total)
     next.searchParams.set("page", String(page + 1));
   else return;

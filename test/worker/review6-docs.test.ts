@@ -540,25 +540,25 @@ describe("more README / docs list and range claims", () => {
     expect((await api.get("/v1/presence/r/members?limit=0")).status).toBe(400);
   });
 
-  // FINDING (medium, code wrong): README ## API in brief says every list answers CSV and "the
+  // FIXED (was medium, code wrong): README ## API in brief says every list answers CSV and "the
   // paging the rows cannot hold rides in headers: `Link: <…>; rel="next"`". GET /v1/counters pages
-  // by `offset`/`nextOffset` (docs/counters.md:11), which pagingHeaders (functions/csv.ts) does not
-  // know: its CSV has neither the next page's Link nor any other way to page, so a CSV client sees
-  // only the first page. Smallest fix: in pagingHeaders, turn a numeric `nextOffset` (and `next`,
-  // the offset pages of histograms/leaderboards) into `Link: <…?offset=N>; rel="next"`.
-  it.fails(
-    "GET /v1/counters?limit=1 as CSV carries Link rel=next when there is a next page (README ## API in brief)",
-    async () => {
-      const api = newApi("r6-csv-link");
-      await api.post("/v1/counters/a/incr", { member: "x" });
-      await api.post("/v1/counters/b/incr", { member: "x" });
-      const json = await api.get("/v1/counters?limit=1");
-      expect(json.body.nextOffset).toBe(1); // the JSON has a next page
-      const res = await api.get("/v1/counters?limit=1", { headers: { accept: "text/csv" } });
-      expect(res.status).toBe(200);
-      expect(res.headers.get("link")).toMatch(/rel="next"/);
-    },
-  );
+  // by `offset`/`nextOffset` (docs/counters.md:11), which pagingHeaders (functions/csv.ts) did not
+  // know, so a CSV client saw only the first page. It now maps a numeric `nextOffset` (and `next`)
+  // to `Link: <…?offset=N>; rel="next"`; following it reaches the second page.
+  it("GET /v1/counters?limit=1 as CSV carries Link rel=next when there is a next page (README ## API in brief)", async () => {
+    const api = newApi("r6-csv-link");
+    await api.post("/v1/counters/a/incr", { member: "x" });
+    await api.post("/v1/counters/b/incr", { member: "x" });
+    const json = await api.get("/v1/counters?limit=1");
+    expect(json.body.nextOffset).toBe(1); // the JSON has a next page
+    const res = await api.get("/v1/counters?limit=1", { headers: { accept: "text/csv" } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("link")).toBe('</v1/counters?limit=1&offset=1>; rel="next"');
+    const second = await api.get("/v1/counters?limit=1&offset=1");
+    const secondCsv = await api.get("/v1/counters?limit=1&offset=1", { headers: { accept: "text/csv" } });
+    expect(String(secondCsv.body)).toContain(second.body.items[0].counter);
+    expect(secondCsv.headers.get("link")).toBeNull(); // the last page
+  });
 
   it("a cursor list's CSV carries Link rel=next (presence members; README ## API in brief)", async () => {
     const api = newApi("r6-csv-cursor");
@@ -946,17 +946,17 @@ describe("response shapes: trending and the rest of leaderboards (docs/trending.
 });
 
 describe("CSV paging of the offset lists (README ## API in brief)", () => {
-  // FINDING (same cause as the counters list above; medium, code wrong): /v1/histograms pages by
-  // `offset`/`next` (docs/histograms.md:12); its CSV carries X-Total-Count but no Link, so a CSV
-  // client cannot reach page 2. Fix: pagingHeaders also maps a numeric `next` to `?offset=N`.
-  it.fails("GET /v1/histograms?limit=1 as CSV carries X-Total-Count and Link rel=next", async () => {
+  // FIXED (same cause as the counters list above; was medium, code wrong): /v1/histograms pages by
+  // `offset`/`next` (docs/histograms.md:12); its CSV carried X-Total-Count but no Link, so a CSV
+  // client could not reach page 2. pagingHeaders now also maps a numeric `next` to `?offset=N`.
+  it("GET /v1/histograms?limit=1 as CSV carries X-Total-Count and Link rel=next", async () => {
     const api = newApi("r6-csv-h");
     await api.put("/v1/histograms/h1", { bucketWidth: 1 }, { key: "admin" });
     await api.put("/v1/histograms/h2", { bucketWidth: 1 }, { key: "admin" });
     const res = await api.get("/v1/histograms?limit=1", { headers: { accept: "text/csv" } });
     expect(res.status).toBe(200);
     expect(res.headers.get("x-total-count")).toBe("2");
-    expect(res.headers.get("link")).toMatch(/rel="next"/);
+    expect(res.headers.get("link")).toBe('</v1/histograms?limit=1&offset=1>; rel="next"');
   });
 
   it("GET /v1/leaderboards?limit=1&offset=0 as CSV carries Link rel=next", async () => {
