@@ -7,6 +7,7 @@
  * `it.fails` asserting the right behaviour, with its severity and the smallest fix.
  */
 import { describe, expect, it } from "vitest";
+import { createIngestApi } from "../helpers/ingest.ts";
 import { createTestApi, type TestApi, cleanedUpAfterAll } from "../helpers/worker.ts";
 
 const track = cleanedUpAfterAll<TestApi>();
@@ -234,5 +235,43 @@ describe("leaderboards: a monthly season ending on Feb 29", () => {
       from: Date.UTC(2028, 1, 1),
       to: Date.UTC(2028, 2, 1),
     });
+  });
+});
+
+describe("queued ingest sent at 23:59:59.999 on Dec 31, applied in the new year", () => {
+  it("each write keeps the time it was sent: Dec 31's day, hour and presence day, not Jan 1's", async () => {
+    const api = track(createIngestApi({ label: "r7q", start: "2027-12-31T23:59:59.999Z" }));
+    const headers = api.asyncHeaders;
+    expect((await api.post("/v1/counters/c/incr", { member: "m", by: 3, period: "day" }, { headers })).status).toBe(
+      202,
+    );
+    expect((await api.post("/v1/counters/h/incr", { member: "m", by: 5, period: "hour" }, { headers })).status).toBe(
+      202,
+    );
+    expect((await api.post("/v1/trending/s/events", { member: "m", count: 7 }, { headers })).status).toBe(202);
+    expect((await api.post("/v1/presence/r/heartbeats", { id: "u" }, { headers })).status).toBe(202);
+    api.setNow("2028-01-01T00:00:02.000Z"); // the consumer runs 2 s later, in 2028
+    const res = await api.deliver(api.queue.sent.splice(0));
+    expect(res.stats).toMatchObject({ applied: 4, retried: 0 });
+    expect(api.dlq.sent).toEqual([]);
+    const member = async (path: string) => (await api.get(path)).body;
+    expect(await member("/v1/counters/c/members/m?period=day&from=2027-12-31&to=2027-12-31")).toMatchObject({
+      score: 3,
+    });
+    expect((await api.get("/v1/counters/c/members/m?period=day&from=2028-01-01&to=2028-01-01")).status).toBe(404);
+    // the month of December 2027 (through its rollup) holds it, January none
+    expect(await member("/v1/counters/h/members/m?period=hour&from=2027-12-01&to=2027-12-31T23:00:00Z")).toMatchObject({
+      score: 5,
+    });
+    expect((await api.get("/v1/counters/h/members/m?period=hour&from=2028-01-01&to=2028-01-01T00:00:00Z")).status).toBe(
+      404,
+    );
+    // trending: the 23:00 hour of 2027 (in the 1h window: the finished hour before plus the current)
+    expect((await member("/v1/trending/s/members/m?window=1h")).count).toBe(7);
+    api.setNow("2028-01-01T01:00:00.000Z"); // 00:00 and 01:00 only: the event is not in them
+    expect((await member("/v1/trending/s/members/m?window=1h")).count).toBe(0);
+    // presence: u was active on Dec 31 (its heartbeat's day), not on Jan 1
+    expect(await member("/v1/presence/r?day=2027-12-31")).toMatchObject({ active: 1, new: 1 });
+    expect(await member("/v1/presence/r?day=2028-01-01")).toMatchObject({ active: 0, new: 0 });
   });
 });
