@@ -240,7 +240,8 @@ describe("leaderboards: a monthly season ending on Feb 29", () => {
 
 describe("queued ingest sent at 23:59:59.999 on Dec 31, applied in the new year", () => {
   it("each write keeps the time it was sent: Dec 31's day, hour and presence day, not Jan 1's", async () => {
-    const api = track(createIngestApi({ label: "r7q", start: "2027-12-31T23:59:59.999Z" }));
+    const api = createIngestApi({ label: "r7q", start: "2027-12-31T23:59:59.999Z" });
+    track(api);
     const headers = api.asyncHeaders;
     expect((await api.post("/v1/counters/c/incr", { member: "m", by: 3, period: "day" }, { headers })).status).toBe(
       202,
