@@ -9,7 +9,7 @@
 import { describe, expect, it } from "vitest";
 import { deleteMember, increment, memberOf, ranked } from "../../src/counters/index.ts";
 import { observe, put, read } from "../../src/histograms/index.ts";
-import { NotFoundError } from "../../src/errors.ts";
+import { NotFoundError, ValidationError } from "../../src/errors.ts";
 import { DAY, HOUR, MINUTE } from "../../src/time.ts";
 import { libraryTest } from "../helpers/library.ts";
 
@@ -193,6 +193,27 @@ describe("the 400-day limits across a leap day", () => {
   });
 });
 
+describe("how many periods 400 days touch", () => {
+  it("a month read of 399 days from Jan 31 to Mar 5 is 15 buckets (docs/counters.md says at most 14); a week read at most 59", async () => {
+    const ctx = lib.ctx(Date.UTC(2028, 5, 1), "r7cal-months");
+    const months = await ranked(ctx, "p", "top", 1, { period: "month", from: "2027-01-31", to: "2028-03-05" });
+    expect(rangeOf(months)?.buckets).toBe(15);
+    // from a Sunday, 400 days reach the Monday 58 weeks on: 59 ISO weeks
+    const sunday = Date.UTC(2027, 0, 3);
+    expect(new Date(sunday).getUTCDay()).toBe(0);
+    const weeks = await ranked(ctx, "p", "top", 1, { period: "week", from: sunday, to: sunday + 400 * DAY });
+    expect(rangeOf(weeks)?.buckets).toBe(59);
+    // min/max over them read every bucket and are within the 401-bucket limit
+    const max = await ranked(ctx, "p", "top", 1, {
+      period: "month",
+      from: "2027-01-31",
+      to: "2028-03-05",
+      aggregate: "max",
+    });
+    expect(rangeOf(max)?.buckets).toBe(15);
+  });
+});
+
 describe("the forms `at` takes land in the UTC bucket of the instant they name", () => {
   const now = Date.UTC(2027, 0, 1, 0, 3); // three minutes into 2027
   const ctx = lib.ctx(now, "r7cal-at");
@@ -207,6 +228,29 @@ describe("the forms `at` takes land in the UTC bucket of the instant they name",
     ["2027-01-01", "2027"], // a date: its UTC midnight
     ["2026-12-31T24:00:00Z", "2027"], // ISO 8601's end-of-day midnight is the next day's 00:00
   ];
+
+  it("times that name no instant are refused: a leap second, 24:00 past its minute, Feb 29 of 2027, hour 25", async () => {
+    for (const at of [
+      "2026-12-31T23:59:60Z",
+      "2026-12-31T24:00:01Z",
+      "2026-12-31T24:30Z",
+      "2027-02-29T12:00:00Z",
+      "2027-02-29",
+      "2026-12-31T25:00Z",
+      "2026-12-32",
+    ]) {
+      const refused = await increment(ctx, "bad", [{ member: "m", period: "day", at }]).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(refused, at).toBeInstanceOf(ValidationError);
+      expect(
+        (refused as ValidationError).details?.map((d) => d.path),
+        at,
+      ).toEqual(["at"]);
+    }
+    expect(await scoreOf(ctx, "bad", "m", { period: "day", from: "2026-12-01", to: "2027-01-01" })).toBe(0);
+  });
 
   it("year buckets: each form counts in the year of its UTC instant", async () => {
     for (const [i, [at]] of forms.entries()) {
