@@ -11,6 +11,7 @@ import { deleteMember, increment, memberOf, ranked } from "../../src/counters/in
 import { observe, put, read } from "../../src/histograms/index.ts";
 import { NotFoundError, ValidationError } from "../../src/errors.ts";
 import { DAY, HOUR, MINUTE } from "../../src/time.ts";
+import * as trending from "../../src/trending/index.ts";
 import { libraryTest } from "../helpers/library.ts";
 
 const lib = libraryTest("r7cal");
@@ -190,6 +191,48 @@ describe("the 400-day limits across a leap day", () => {
     await expect(increment(ctx, "old", [{ member: "m", period: "hour", at: at - 1 }])).rejects.toThrow(/400 days/);
     // the longest read ending now reaches it: from its own hour to now is exactly 400 days
     expect(await scoreOf(ctx, "old", "m", { period: "hour", from: at })).toBe(3);
+  });
+});
+
+describe("`at` at the far past limits of histograms and trending, across New Year", () => {
+  it("histograms: an observation on the day 400 days back is kept and read (2028 has 366 days), one ms before it is refused", async () => {
+    const now = Date.UTC(2029, 0, 2, 9); // 400 days back from Jan 2 2029 is Nov 29 2027
+    const hctx = lib.ctx(now, "r7cal-hist-old");
+    await put(hctx, "h", { bucketWidth: 1 });
+    const oldest = Date.UTC(2029, 0, 2) - 400 * DAY;
+    expect(iso(oldest)).toBe("2027-11-29T00:00:00.000Z");
+    await observe(hctx, "h", [{ value: 7, at: oldest }]);
+    const refused = await observe(hctx, "h", [{ value: 8, at: oldest - 1 }]).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(refused).toBeInstanceOf(ValidationError);
+    // a read covers at most 400 days: the oldest day is read up to yesterday, not with today
+    const r = await read(hctx, "h", { from: "2027-11-29", to: "2029-01-01", top: 0 });
+    expect([r.count, r.min, r.max]).toEqual([1, 7, 7]);
+    await expect(read(hctx, "h", { from: "2027-11-29", to: "2029-01-02" })).rejects.toThrow(/400 days/);
+  });
+
+  it("trending: an event in the oldest hour the widest window reads is taken, one ms older is refused; both sides of the year", async () => {
+    const now = Date.UTC(2028, 0, 1, 1, 30); // 01:30 on New Year's day
+    const tctx = lib.ctx(now, "r7cal-trend-old");
+    const settings = { retentionHours: 50 };
+    const oldestHour = Date.UTC(2028, 0, 1, 1) - 50 * HOUR; // the current hour less the 50 h retention
+    expect(iso(oldestHour)).toBe("2027-12-29T23:00:00.000Z");
+    await trending.record(tctx, "s", [{ member: "old", count: 2, at: oldestHour }], settings);
+    await trending.record(tctx, "s", [{ member: "new", count: 1, at: now }], settings);
+    const refused = await trending.record(tctx, "s", [{ member: "x", count: 1, at: oldestHour - 1 }], settings).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(refused).toBeInstanceOf(ValidationError);
+    const widest = await trending.top(tctx, "s", { ...settings, n: 5, windowHours: 50 });
+    expect(widest.items.map((i) => [i.member, i.count])).toEqual([
+      ["old", 2],
+      ["new", 1],
+    ]);
+    const narrower = await trending.top(tctx, "s", { ...settings, n: 5, windowHours: 49 });
+    expect(narrower.items.map((i) => i.member)).toEqual(["new"]);
   });
 });
 
