@@ -216,6 +216,42 @@ describe("presence around New Year and across a leap year", () => {
   });
 });
 
+describe("presence: the day that ended, when the cron misses the minutes after midnight", () => {
+  // KNOWN LIMIT, confirmed (low; docs/presence.md "Past days" states it): a room active across
+  // midnight has yesterday archived into its ring only by trim runs in the first timeout (5 min)
+  // after 00:00 (`carry`, src/presence/jobs.ts). A cron gap of 7 minutes there (Cloudflare may
+  // delay or skip minute triggers), or more active rooms than the window's capped runs visit
+  // (2,000 a run, 6 runs: ~12,000), loses yesterday for good once it is no longer "yesterday":
+  // ?day= then reads zeros for a day that had 2 active ids. Yesterday's daily bitmap lives to the
+  // end of today, so any later run today could still archive it. Smallest fix: in the trim script,
+  // also archive yesterday in the hourly runs (`hourly`) of today when the ring slot of yesterday
+  // does not hold yesterday yet (one BITFIELD GET u16 of the slot, once an hour per room).
+  it.fails("Dec 31's record survives a 7-minute cron gap after midnight (runs resume at 00:07)", async () => {
+    const api = newApi("r7pr-gap", "2027-12-31T23:50:00.000Z");
+    const beat = (ids: string[]) => api.post("/v1/presence/r/heartbeats", { ids });
+    const trim = async () =>
+      expect((await api.post("/internal/jobs/trim", undefined, { key: "admin" })).status).toBe(200);
+    await beat(["a", "b"]);
+    while (api.now <= Date.UTC(2028, 0, 1, 0, 20)) {
+      await beat(["a"]);
+      const minute = (api.now - Date.UTC(2028, 0, 1)) / MIN;
+      if (minute < 0 || minute > 6) await trim(); // no run from 00:00 to 00:06
+      api.advance(MIN);
+    }
+    for (let i = 0; i < 12; i++) {
+      await trim(); // the room goes idle (and archives Jan 1)
+      api.advance(MIN);
+    }
+    const live = (await api.get("/v1/presence/r?day=2027-12-31")).body;
+    expect(live).toMatchObject({ peak: 2, active: 2, new: 2 }); // yesterday, from its live bitmap
+    api.setNow("2028-01-02T12:00:00.000Z");
+    await trim();
+    expect((await api.get("/v1/presence/r?day=2028-01-01")).body).toMatchObject({ peak: 1, active: 1 });
+    // the day before yesterday, from the ring: should be what it was
+    expect((await api.get("/v1/presence/r?day=2027-12-31")).body).toMatchObject({ peak: 2, active: 2, new: 2 });
+  });
+});
+
 describe("presence: site-wide figures across New Year (docs/presence.md, Site-wide figures)", () => {
   it("before the new day's first run yesterday's last sample stands as online; the day's peak starts from the first run", async () => {
     const api = newApi("r7tot", "2027-12-31T23:58:00.000Z");
