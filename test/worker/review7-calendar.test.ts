@@ -79,6 +79,37 @@ describe("counters: from/to in epoch milliseconds", () => {
   });
 });
 
+describe("counters: writes stamped by the clock at 23:59:59.999 and 00:00:00.000 of New Year", () => {
+  it("land in their own hour, day and month (and their rollups), and in the same ISO week 2027-W52", async () => {
+    const api = newApi("r7c-ny", "2027-12-31T23:59:59.999Z");
+    const incr = (period: string, by: number) => api.post("/v1/counters/c/incr", { member: "m", by, period });
+    for (const period of ["hour", "day", "week", "month"]) expect((await incr(period, 1)).status).toBe(200);
+    api.setNow("2028-01-01T00:00:00.000Z");
+    for (const period of ["hour", "day", "week", "month"]) expect((await incr(period, 10)).status).toBe(200);
+    const score = async (query: string) => {
+      const r = await api.get(`/v1/counters/c/members/m?${query}`);
+      return r.status === 404 ? 0 : r.body.score;
+    };
+    // defaults: the period containing now
+    expect(await score("period=hour")).toBe(10);
+    expect(await score("period=day")).toBe(10);
+    expect(await score("period=month")).toBe(10);
+    expect(await score("period=week")).toBe(11); // Dec 27 2027 .. Jan 2 2028 is one ISO week
+    // `to` one ms before the new year: the old year's periods
+    const lastMs = encodeURIComponent("2027-12-31T23:59:59.999Z");
+    for (const period of ["hour", "day", "month"]) expect(await score(`period=${period}&to=${lastMs}`)).toBe(1);
+    // ranges over the edge: raw buckets, day and month rollups, all agree
+    expect(await score("period=hour&from=2027-12-31T23:00:00Z&to=2028-01-01T00:00:00Z")).toBe(11);
+    expect(await score("period=hour&from=2027-12-01&to=2027-12-31T23:00:00Z")).toBe(1); // December's rollup
+    expect(await score("period=hour&from=2027-12-01&to=2028-01-01T00:00:00Z")).toBe(11);
+    expect(await score("period=day&from=2027-12-01&to=2028-01-01")).toBe(11);
+    expect(await score("period=month&from=2027-12-01&to=2028-01-01")).toBe(11);
+    expect(await score("period=hour&from=2028-01-01T00:00:00.001Z&to=2028-01-01T05:59:59.999Z")).toBe(10);
+    const week = await api.get("/v1/counters/c/top?period=week&from=2027-12-27&to=2028-01-02T23:59:59.999Z");
+    expect(week.body.range).toMatchObject({ buckets: 1, from: Date.UTC(2027, 11, 27), to: Date.UTC(2027, 11, 27) });
+  });
+});
+
 describe("histograms over a year end and leap February, through month rollups", () => {
   const observations: [string, number][] = [
     ["2027-12-31T23:59:59.999Z", 1],
