@@ -160,6 +160,39 @@ describe("histograms over a year end and leap February, through month rollups", 
   });
 });
 
+describe("histograms: a 1-day retention over the leap day", () => {
+  it("Feb 28 is kept until Mar 1 00:00:00.000 exactly (reads and late writes), Feb 29 a day longer", async () => {
+    const api = newApi("r7h-ret", "2028-02-01T00:00:00.000Z");
+    const put = await api.put("/v1/histograms/h", { bucketWidth: 1, retentionDays: 1 }, { key: "admin" });
+    expect(put.status).toBe(201);
+    for (const [at, value] of [
+      ["2028-02-01T12:00:00Z", 1],
+      ["2028-02-27T12:00:00Z", 2],
+      ["2028-02-28T12:00:00Z", 3],
+      ["2028-02-29T12:00:00Z", 4],
+    ] as const) {
+      api.setNow(at);
+      expect((await api.post("/v1/histograms/h/observations", { value })).status).toBe(200);
+    }
+    const february = async () => {
+      const r = await api.get("/v1/histograms/h?from=2028-02-01&to=2028-02-29&top=0");
+      expect(r.status).toBe(200);
+      return [r.body.count, r.body.min, r.body.max];
+    };
+    const late28 = async () =>
+      (await api.post("/v1/histograms/h/observations", { value: 9, at: "2028-02-28T01:00:00Z" })).status;
+    api.setNow("2028-02-29T23:59:59.999Z");
+    expect(await february()).toEqual([2, 3, 4]); // yesterday and today; the month rollup is not read whole
+    expect(await late28()).toBe(200);
+    expect(await february()).toEqual([3, 3, 9]);
+    api.setNow("2028-03-01T00:00:00.000Z");
+    expect(await february()).toEqual([1, 4, 4]);
+    expect(await late28()).toBe(400);
+    api.setNow("2028-03-02T00:00:00.000Z");
+    expect(await february()).toEqual([0, null, null]);
+  });
+});
+
 describe("trending across New Year", () => {
   it("`at` exactly 5 minutes ahead lands in the next year's first hour, counted once the clock reaches it", async () => {
     const api = newApi("r7t", "2027-12-31T23:56:00.000Z");
