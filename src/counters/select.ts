@@ -81,6 +81,9 @@ export const MAX_BUCKET_TIME = Date.UTC(10000, 0, 1) - 1;
  * would silently count into the wrong bucket.
  */
 export function parseBucketTime(value: string | number): number | null {
+  // A query string carries epoch ms as text: the `range.from`/`range.to` an answer gives must be
+  // usable as the next request's from/to. Five digits or more, so `from=2026` is not 1970.
+  if (typeof value === "string" && /^-?\d{5,16}$/.test(value)) value = Number(value);
   const ms = parseAt(value);
   if (ms === null || ms < MIN_BUCKET_TIME || ms > MAX_BUCKET_TIME) return null;
   if (typeof value === "string") {

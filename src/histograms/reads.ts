@@ -27,7 +27,7 @@ export interface ReadOptions {
    */
   from?: string | undefined;
   /**
-   * Last UTC day, `YYYY-MM-DD`, inclusive; at most 400 days after `from`.
+   * Last UTC day, `YYYY-MM-DD`, inclusive; at most 399 days after `from` (400 days in all).
    * @default today
    */
   to?: string | undefined;

@@ -90,7 +90,9 @@ export function seasonById(id: string): Season | null {
   if (match) {
     const month = Number(match[2]);
     if (month < 1 || month > 12) return null;
-    return seasonAt("monthly", Date.UTC(Number(match[1]), month - 1, 1));
+    // Date.UTC reads years 0..99 as 1900..1999: the id must come back as asked, as above
+    const season = seasonAt("monthly", Date.UTC(Number(match[1]), month - 1, 1));
+    return season.id === id ? season : null;
   }
   return null;
 }

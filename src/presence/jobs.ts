@@ -37,7 +37,8 @@ export interface TrimOptions {
 /**
  * Every minute: samples each active room's online count into its history and
  * (just after midnight) today's peak; keeps the figures of a day that ended
- * (yesterday's, in the first timeout after midnight) or of a room going idle
+ * (yesterday's, in the first timeout after midnight, or later in the first hour when those
+ * runs missed the room) or of a room going idle
  * in the room's ring of past days; records the site-wide online count (the
  * last chunk, from the sum of the run); forgets ids idle past the horizon
  * (`PRESENCE_ID_HORIZON_DAYS`); schedules idle rooms for their next visit and
@@ -45,7 +46,8 @@ export interface TrimOptions {
  *
  * Cost: one script listing the due rooms (2 commands when nothing is due),
  * then one script per chunk of rooms (3 commands per active room in a plain
- * minute, 5 at the hour, and 1 per run for the site-wide sample). Idempotent (a rerun of the minute overwrites its own
+ * minute, 5 at the hour, 4 in the rest of the first hour after midnight, and 1 per run for the
+ * site-wide sample). Idempotent (a rerun of the minute overwrites its own
  * points; forgetting twice forgets nothing) and bounded: `maxRooms` rooms and
  * `forgetBudget` ids per script call; what is left waits for the next run,
  * which is harmless because reads count by time, not by trimming.
@@ -80,6 +82,7 @@ export function createTrimJob(options: TrimOptions = {}): Job {
         yesterday: dayKeys(ctx.prefix, room, ctx.now - DAY).daily,
       }));
       const last = i + chunkRooms >= list.length;
+      const carry = ctx.now - start <= Math.max(timeout, 2 * MINUTE);
       const { value } = await trimScript.run<{ online: number; forgotten: number; idle: number; dropped: number }>(
         ctx.redis,
         {
@@ -109,7 +112,10 @@ export function createTrimJob(options: TrimOptions = {}): Job {
           // has heartbeated (which records the peak): later samples cannot raise it.
           // At least 2 minutes, so that a minute cron has a run in the window even with a
           // timeout under a minute (else yesterday was never recorded; found in review 4).
-          carry: ctx.now - start <= Math.max(timeout, 2 * MINUTE) ? 1 : 0,
+          carry: carry ? 1 : 0,
+          // The rest of the first hour: a room whose ring lacks yesterday keeps it then (+1 command
+          // a room; review 7: a cron gap over the window lost the day for good).
+          catchUp: !carry && ctx.now - start < HOUR ? 1 : 0,
           rotate: capped ? 1 : 0,
           dailyTtl: dailyTtlSeconds(ctx.now),
           activeTtl: HISTORY_ACTIVE_TTL_SECONDS,

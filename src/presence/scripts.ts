@@ -200,7 +200,7 @@ return gone + redis.call('UNLINK', unpack(roomKeys))
  * Every room forgets at most a budget of ids idle past the horizon.
  *
  * Times are ms (`minute`: minutes since the epoch, `slot`: minute of the day),
- * `hourly`/`carry`/`rotate` are 1/0, the TTLs seconds.
+ * `hourly`/`carry`/`catchUp`/`rotate` are 1/0, the TTLs seconds.
  * Returns { rooms, online, forgotten, idle, dropped }.
  */
 export const trimScript = defineScript({
@@ -230,6 +230,7 @@ export const trimScript = defineScript({
     "slot",
     "hourly",
     "carry",
+    "catchUp",
     "rotate",
     "dailyTtl",
     "activeTtl",
@@ -253,6 +254,7 @@ local dayStart   = tonumber(dayStart)
 local minute     = tonumber(minute)
 local hourly     = hourly == '1'
 local carry      = carry == '1'
+local catchUp    = catchUp == '1'
 local rotate     = rotate == '1'
 local emptyAfter = tonumber(emptyAfter)
 local budget     = tonumber(budget)
@@ -309,6 +311,15 @@ for r, room in ipairs(roomNames) do
         -- an idle room archives today's figures below: with this peak
         if header then header[2], header[3] = atMidnight, 0 end
       end
+    end
+  elseif catchUp then
+    -- Later in the first hour: yesterday's record, if the window's runs missed this room (a cron
+    -- gap after midnight, or more rooms than its capped runs visit). Yesterday's bitmap lives to
+    -- the end of today; the ring's slot tells whether it was kept (found in review 7).
+    local held = redis.call('BITFIELD', daysKeys[r], 'GET', 'u16', yesterdayBit)
+    if held[1] ~= (today - 1) % 65536 then
+      local y = redis.call('BITFIELD', yesterdayKeys[r], 'GET', 'u32', 0, 'GET', 'u32', 32, 'GET', 'u32', 64, 'GET', 'u32', 96)
+      archive(daysKeys[r], yesterdayKeys[r], y, today - 1, yesterdayBit)
     end
   end
   if active then

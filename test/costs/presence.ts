@@ -159,6 +159,20 @@ export const area = {
       commands: 17,
       note: "+4 in runs within one timeout after 00:00 UTC only, while the room has had no heartbeat today: BITFIELD GET of the peak, ZCOUNT of the ids online at 00:00 (not at the run: ids gone in between were online then; was 16, review 4), BITFIELD SET of the peak carried over midnight, EXPIRE of the new daily key. +4 per active room in those runs: yesterday's figures go to the room's ring of past days (BITFIELD GET of yesterday's header, BITCOUNT, BITFIELD SET, EXPIRE). The day's first site-wide sample: BITFIELD, the new day's peak, EXPIRE (+3, once a day).",
     },
+    trimFirstHour: {
+      call: "trim run",
+      state: "1 active room, first hour after midnight, after the window",
+      roundTrips: 2,
+      commands: 8,
+      note: "+1 per active room in the runs of 00:00–01:00 UTC after the window above: BITFIELD GET of yesterday's slot in the room's ring, which tells that yesterday is kept (review 7).",
+    },
+    trimCatchUp: {
+      call: "trim run",
+      state: "1 active room the window missed (cron gap after midnight)",
+      roundTrips: 2,
+      commands: 14,
+      note: "When the slot does not hold yesterday (the window's runs missed the room: a cron gap, or more rooms than its capped runs visit), yesterday's figures go to the ring as in the window: BITFIELD GET of yesterday's header, BITCOUNT, BITFIELD SET, EXPIRE (+4). Here also the day's first site-wide sample (the new day's peak and its EXPIRE, +2). Before review 7 the day was lost for good.",
+    },
     trimGoingIdle: {
       call: "trim run",
       state: "1 room going idle",

@@ -217,6 +217,25 @@ describe("presence trim job", () => {
     expect(await measure(api, () => trim(api))).toEqual(expected(rows.trimMidnight));
   });
 
+  it("1 active room later in the first hour: yesterday already kept, or kept now after a cron gap", async () => {
+    const api = newApi("pcost-thour", Date.UTC(2026, 10, 22, 23, 59));
+    await beat(api, "r", { ids: ["a", "b"] });
+    api.setNow(Date.UTC(2026, 10, 23, 0, 1, 30));
+    await trim(api); // the window after midnight keeps yesterday
+    api.setNow(Date.UTC(2026, 10, 23, 0, 10));
+    await beat(api, "r", { ids: ["a", "b"] });
+    await trim(api);
+    api.advance(MIN);
+    expect(await measure(api, () => trim(api))).toEqual(expected(rows.trimFirstHour));
+    // no run from 00:00 to 00:06 (review 7): the first run after the window keeps yesterday
+    const gap = newApi("pcost-tgap", Date.UTC(2026, 10, 22, 23, 59));
+    await beat(gap, "r", { ids: ["a", "b"] });
+    await trim(gap);
+    gap.setNow(Date.UTC(2026, 10, 23, 0, 7));
+    await beat(gap, "r", { ids: ["a", "b"] });
+    expect(await measure(gap, () => trim(gap))).toEqual(expected(rows.trimCatchUp));
+  });
+
   it("a room going idle", async () => {
     const api = newApi("pcost-tidle");
     await beat(api, "r", { ids: ["a", "b"] });
