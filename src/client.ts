@@ -248,7 +248,9 @@ export function createClient(options: ClientOptions) {
       delete: (stream: string) => send<void>("deleteStream", { stream }),
     },
     counters: {
-      list: () => send<{ counters: string[] }>("listCounters", {}),
+      /** One page of counter names, most recently written first; `nextOffset` asks for the next. */
+      list: (query: { limit?: number; offset?: number } = {}) =>
+        send<R<typeof counters.list>>("listCounters", {}, query),
       incr: (counter: string, items: IncrInput | IncrInput[], write?: WriteOptions) =>
         send<counters.IncrResult>("incr", { counter }, undefined, Array.isArray(items) ? { items } : items, write),
       top: (counter: string, query: PeriodQuery & { n?: number } = {}) =>
@@ -270,7 +272,9 @@ export function createClient(options: ClientOptions) {
       delete: (counter: string) => send<void>("deleteCounter", { counter }),
     },
     histograms: {
-      list: () => send<R<typeof histograms.list>>("listHistograms", {}),
+      /** One page of histogram names; `next` asks for the next. */
+      list: (query: { limit?: number; offset?: number } = {}) =>
+        send<R<typeof histograms.list>>("listHistograms", {}, query),
       configure: (histogram: string, settings: histograms.HistogramSettings, write?: WriteOptions) =>
         send<histograms.HistogramInfo & { created: boolean }>(
           "putHistogram",
