@@ -368,3 +368,212 @@ describe("leaderboards: page, pages, player, around-me, subset rank and CSV agre
     TIMEOUT,
   );
 });
+
+// ---------------------------------------------------------------- trending
+
+describe("trending: top, member lookup, history and CSV agree (with trimmed hours)", () => {
+  const MEMBERS = ["a", "b", "c", "d", "e", "f"];
+  const event = fc.record({
+    member: fc.constantFrom(...MEMBERS),
+    count: fc.integer({ min: 1, max: 9 }),
+    hoursAgo: fc.integer({ min: 0, max: 30 }),
+  });
+
+  it(
+    "a member's count, rank and maxError are the same in top, members/{m} and the sum of its history",
+    async () => {
+      let run = 0;
+      const seen = { exact: 0, inexact: 0 };
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(event, { minLength: 1, maxLength: 30 }),
+          fc.boolean(),
+          fc.integer({ min: 1, max: 30 }),
+          async (events, compact, hours) => {
+            const api = track(
+              createTestApi({
+                label: "r7-tr",
+                start: "2026-11-22T12:40:00Z",
+                vars: { TRENDING_CACHE_SECONDS: "0", TRENDING_KEEP: "2" },
+              }),
+            );
+            const stream = `s${run++}`;
+            const body = {
+              events: events.map((e) => ({ member: e.member, count: e.count, at: api.now - e.hoursAgo * HOUR })),
+            };
+            expect((await api.post(`/v1/trending/${stream}/events`, body)).status).toBe(200);
+            if (compact)
+              expect((await api.post("/internal/jobs/compact", undefined, { key: "admin" })).status).toBe(200);
+
+            const top = await api.get(`/v1/trending/${stream}/top?n=100&window=${hours}h`);
+            expect(top.status).toBe(200);
+            seen[top.body.exact ? "exact" : "inexact"]++;
+            const text = await csv(api, `/v1/trending/${stream}/top?n=100&window=${hours}h`);
+            expect(parseCsv(text.body as string)).toEqual([
+              ["rank", "member", "count"],
+              ...top.body.items.map((i: any) => [String(i.rank), i.member, String(i.count)]),
+            ]);
+            for (const m of MEMBERS) {
+              const one = await api.get(`/v1/trending/${stream}/members/${m}?window=${hours}h`);
+              const hist = await api.get(`/v1/trending/${stream}/history?member=${m}&hours=${hours}`);
+              expect(one.status).toBe(200);
+              expect(hist.status).toBe(200);
+              const points = hist.body.points as Array<{ hour: number; count: number; maxError: number }>;
+              expect(points).toHaveLength(hours + 1);
+              expect(points[0]!.hour, "history spans the top's window").toBe(top.body.window.from);
+              expect(points.at(-1)!.hour + HOUR).toBe(top.body.window.to);
+              const sum = points.reduce((s, p) => s + p.count, 0);
+              const err = points.reduce((s, p) => s + p.maxError, 0);
+              const row = top.body.items.find((i: any) => i.member === m);
+              const label = `${stream} ${m} ${hours}h compact=${compact}`;
+              expect(one.body.count, `${label}: member count vs history sum`).toBe(sum);
+              expect([one.body.maxError, hist.body.exact], `${label}: maxError`).toEqual([
+                top.body.maxError,
+                top.body.exact,
+              ]);
+              expect(err, `${label}: history's maxError sums to the window's`).toBe(top.body.maxError);
+              if (row) {
+                expect(one.body.count, `${label}: member vs top`).toBe(row.count);
+                if (one.body.rankExact) expect(one.body.rank, `${label}: rank`).toBe(row.rank);
+              } else if (top.body.items.length < 100) {
+                // every member with a count in the window is in a top of 100 over 6 members
+                expect(one.body.count, `${label}: absent from top`).toBe(0);
+                expect(one.body.rank, label).toBeNull();
+              }
+              const histCsv = parseCsv(
+                (await csv(api, `/v1/trending/${stream}/history?member=${m}&hours=${hours}`)).body as string,
+              );
+              expect(histCsv).toEqual([
+                ["hour", "count", "maxError"],
+                ...points.map((p) => [String(p.hour), String(p.count), String(p.maxError)]),
+              ]);
+            }
+          },
+        ),
+        { numRuns: 30 },
+      );
+      // both kinds of answer were met (trimmed hours, and none)
+      expect(seen).toEqual({ exact: expect.any(Number), inexact: expect.any(Number) });
+      expect(Math.min(seen.exact, seen.inexact), JSON.stringify(seen)).toBeGreaterThan(0);
+    },
+    TIMEOUT,
+  );
+});
+
+// ---------------------------------------------------------------- histograms
+
+describe("histograms: the summary, its buckets and split ranges agree", () => {
+  // Read on Dec 3 12:00; observations over Oct 20 .. Dec 3: ranges of days, of >4 days (the union
+  // outside the script), with whole months (rollups), ending today (this month's rollup) or not.
+  const NOW = Date.UTC(2026, 11, 3, 12);
+  const FIRST = Date.UTC(2026, 9, 20);
+  const DAYS = Math.floor((NOW - FIRST) / DAY); // 44: day 44 is today
+  const day = (k: number) => new Date(FIRST + k * DAY).toISOString().slice(0, 10);
+  const obs = fc.record({
+    value: fc.integer({ min: -30, max: 300 }).map((v) => v / 2),
+    day: fc.integer({ min: 0, max: DAYS }),
+  });
+  const span = fc
+    .tuple(fc.integer({ min: 0, max: DAYS }), fc.integer({ min: 0, max: DAYS }))
+    .map(([x, y]) => [Math.min(x, y), Math.max(x, y)] as const);
+
+  it(
+    "count/sum/min/max/mean are the model's; bucket counts sum to count; percentiles sit in their bucket; top is the fullest buckets; halves add up; CSV is the JSON",
+    async () => {
+      const api = newApi("r7-h", new Date(NOW).toISOString());
+      let run = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(obs, { minLength: 0, maxLength: 40 }),
+          fc.array(span, { minLength: 1, maxLength: 3 }),
+          fc.constantFrom(1, 2.5, 10),
+          async (values, spans, width) => {
+            const name = `h${run++}`;
+            expect((await api.put(`/v1/histograms/${name}`, { bucketWidth: width }, { key: "admin" })).status).toBe(
+              201,
+            );
+            if (values.length > 0) {
+              const body = { values: values.map((v) => ({ value: v.value, at: FIRST + v.day * DAY + 3 * HOUR })) };
+              expect((await api.post(`/v1/histograms/${name}/observations`, body)).status).toBe(200);
+            }
+            const read = async (a: number, b: number) => {
+              const res = await api.get(`/v1/histograms/${name}?from=${day(a)}&to=${day(b)}&top=100`);
+              expect(res.status, JSON.stringify(res.body)).toBe(200);
+              return res.body;
+            };
+            for (const [a, b] of [...spans, [0, DAYS] as const, [12, 41] as const]) {
+              const label = `${name} days ${a}..${b} width ${width}`;
+              const inRange = values
+                .filter((v) => v.day >= a && v.day <= b)
+                .map((v) => v.value)
+                .sort((x, y) => x - y);
+              const h = await read(a, b);
+              const count = inRange.length;
+              const sum = inRange.reduce((s, v) => s + v, 0);
+              expect({ count: h.count, sum: h.sum, min: h.min, max: h.max }, label).toEqual({
+                count,
+                sum,
+                min: count ? inRange[0] : null,
+                max: count ? inRange.at(-1) : null,
+              });
+              if (count) expect(h.mean, label).toBeCloseTo(sum / count, 9);
+              else expect(h.mean, label).toBeNull();
+              const buckets = h.buckets as Array<{ lower: number; upper: number; count: number }>;
+              expect(
+                buckets.reduce((s, x) => s + x.count, 0),
+                `${label}: buckets sum to count`,
+              ).toBe(count);
+              // the model's buckets
+              const model = new Map<number, number>();
+              for (const v of inRange) model.set(Math.floor(v / width), (model.get(Math.floor(v / width)) ?? 0) + 1);
+              expect(
+                buckets.map((x) => [x.lower, x.count]),
+                `${label}: buckets`,
+              ).toEqual([...model.entries()].sort((x, y) => x[0] - y[0]).map(([i, c]) => [i * width, c]));
+              for (const [q, field] of [
+                [0.5, "p50"],
+                [0.9, "p90"],
+                [0.99, "p99"],
+              ] as const) {
+                if (!count) {
+                  expect(h[field], label).toBeNull();
+                  continue;
+                }
+                const exact = inRange[Math.max(0, Math.ceil(q * count) - 1)]!;
+                expect(h[field], `${label}: ${field} within [min,max]`).toBeGreaterThanOrEqual(h.min);
+                expect(h[field], label).toBeLessThanOrEqual(h.max);
+                expect(
+                  Math.abs(h[field] - exact),
+                  `${label}: ${field} off by < one width (true ${exact})`,
+                ).toBeLessThan(width);
+              }
+              if (count) expect(h.p50 <= h.p90 && h.p90 <= h.p99, `${label}: monotone`).toBe(true);
+              const fullest = [...buckets].sort((x, y) => y.count - x.count || x.lower - y.lower);
+              expect(h.top, `${label}: top is the fullest buckets`).toEqual(fullest);
+              const text = await csv(api, `/v1/histograms/${name}?from=${day(a)}&to=${day(b)}&top=100`);
+              expect(parseCsv(text.body as string), `${label}: CSV`).toEqual([
+                ["lower", "upper", "count"],
+                ...buckets.map((x) => [String(x.lower), String(x.upper), String(x.count)]),
+              ]);
+              if (a < b) {
+                const m = a + Math.floor((b - a) / 2);
+                const [left, right] = [await read(a, m), await read(m + 1, b)];
+                expect(left.count + right.count, `${label}: halves at ${m}`).toBe(h.count);
+                expect(left.sum + right.sum, label).toBeCloseTo(h.sum, 9);
+                const added = new Map<number, number>();
+                for (const x of [...left.buckets, ...right.buckets])
+                  added.set(x.lower, (added.get(x.lower) ?? 0) + x.count);
+                expect(
+                  [...added.entries()].sort((x, y) => x[0] - y[0]),
+                  `${label}: bucket counts of the halves add up`,
+                ).toEqual(buckets.map((x) => [x.lower, x.count]));
+              }
+            }
+          },
+        ),
+        { numRuns: 30 },
+      );
+    },
+    TIMEOUT,
+  );
+});
