@@ -188,6 +188,7 @@ describe("counters: every read of the same range agrees", () => {
         ),
         { numRuns: 15 },
       );
+      expect(checkedPoints, "the property met trim points").toBeGreaterThan(0);
     },
     TIMEOUT,
   );
@@ -573,6 +574,142 @@ describe("histograms: the summary, its buckets and split ranges agree", () => {
         ),
         { numRuns: 30 },
       );
+    },
+    TIMEOUT,
+  );
+});
+
+// ---------------------------------------------------------------- presence
+
+describe("presence: room read, members pages, history, day figures, rooms list and _total agree", () => {
+  const MIN = 60_000;
+  const TIMEOUT_MS = 300_000;
+  const IDS = ["u1", "u2", "u3", "u4", "u5"];
+  const ROOMS = ["r1", "r2"];
+  const step = fc.record({
+    advance: fc.integer({ min: 0, max: 200 }).map((s) => s * 1000),
+    kind: fc.constantFrom("beat" as const, "beat" as const, "leave" as const, "trim" as const),
+    room: fc.constantFrom(...ROOMS),
+    ids: fc.subarray(IDS, { minLength: 1 }),
+  });
+
+  it(
+    "at every step online = the member list = the model; each trim's point is the online of its minute; peak and active are the model's",
+    async () => {
+      let checkedPoints = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 18 }), async (steps) => {
+          const api = track(createTestApi({ label: "r7-pr", start: "2026-11-22T12:30:00Z" }));
+          // model, per room: id → last seen, first-seen order, the day's peak, last heartbeat
+          const rooms = new Map(
+            ROOMS.map((r) => [
+              r,
+              { seen: new Map<string, number>(), order: [] as string[], peak: 0, lastBeat: -Infinity },
+            ]),
+          );
+          const online = (r: string) =>
+            [...rooms.get(r)!.seen]
+              .filter(([, t]) => t >= api.now - TIMEOUT_MS)
+              .sort((a, b) => a[1] - b[1] || rooms.get(r)!.order.indexOf(a[0]) - rooms.get(r)!.order.indexOf(b[0]));
+          const points = new Map<string, Map<number, number>>(ROOMS.map((r) => [r, new Map()]));
+          const noPoint = new Map<string, Set<number>>(ROOMS.map((r) => [r, new Set()]));
+          for (const s of steps) {
+            api.advance(s.advance);
+            const m = rooms.get(s.room)!;
+            if (s.kind === "beat") {
+              const res = await api.post(`/v1/presence/${s.room}/heartbeats`, { ids: s.ids });
+              expect(res.status).toBe(200);
+              for (const id of s.ids) {
+                if (!m.order.includes(id)) m.order.push(id);
+                m.seen.set(id, api.now);
+              }
+              m.lastBeat = api.now;
+              m.peak = Math.max(m.peak, online(s.room).length);
+              expect(res.body.online, "the heartbeat's own online").toBe(online(s.room).length);
+            } else if (s.kind === "leave") {
+              expect((await api.del(`/v1/presence/${s.room}/members/${s.ids[0]}`)).status).toBe(204);
+              const t = m.seen.get(s.ids[0]!);
+              if (t !== undefined) m.seen.set(s.ids[0]!, Math.min(t, api.now - TIMEOUT_MS - 1));
+            } else {
+              expect((await api.post("/internal/jobs/trim", undefined, { key: "admin" })).status).toBe(200);
+              const minute = Math.floor(api.now / MIN) * MIN;
+              for (const r of ROOMS) {
+                const last = rooms.get(r)!.lastBeat;
+                if (api.now - last <= TIMEOUT_MS) points.get(r)!.set(minute, online(r).length);
+                else if (api.now - last > TIMEOUT_MS + 3 * MIN) noPoint.get(r)!.add(minute);
+              }
+              const total = await api.get("/v1/presence/_total");
+              const active = ROOMS.filter((r) => api.now - rooms.get(r)!.lastBeat <= TIMEOUT_MS + 3 * MIN);
+              if (active.every((r) => api.now - rooms.get(r)!.lastBeat <= TIMEOUT_MS))
+                expect(total.body.online, "_total = the rooms' online at the run").toBe(
+                  active.reduce((sum, r) => sum + online(r).length, 0),
+                );
+            }
+            for (const r of ROOMS) {
+              const want = online(r);
+              const label = `${r} at +${(api.now - Date.parse("2026-11-22T12:30:00Z")) / 1000}s`;
+              const room = await api.get(`/v1/presence/${r}`);
+              expect(room.body.online, `${label}: room online`).toBe(want.length);
+              const listed: Array<[string, number]> = [];
+              let cursor: string | null = null;
+              for (let i = 0; i < 10; i++) {
+                const q: string = cursor ? `?limit=2&cursor=${encodeURIComponent(cursor)}` : "?limit=2";
+                const page = await api.get(`/v1/presence/${r}/members${q}`);
+                expect(page.status).toBe(200);
+                listed.push(...page.body.members.map((x: any) => [x.id, x.lastSeen] as [string, number]));
+                cursor = page.body.nextCursor;
+                if (!cursor) break;
+              }
+              expect(listed, `${label}: pages of 2 = the online ids, least recently seen first`).toEqual(want);
+              const whole = await api.get(`/v1/presence/${r}/members?limit=1000`);
+              const cells = parseCsv((await csv(api, `/v1/presence/${r}/members?limit=1000`)).body as string);
+              expect(cells, `${label}: CSV`).toEqual([
+                ["id", "lastSeen"],
+                ...whole.body.members.map((x: any) => [x.id, String(x.lastSeen)]),
+              ]);
+              const mr = rooms.get(r)!;
+              if (mr.order.length === 0) continue;
+              expect(
+                { peak: room.body.peakToday, active: room.body.activeToday, new: room.body.newToday },
+                `${label}: today's figures`,
+              ).toEqual({ peak: mr.peak, active: mr.order.length, new: mr.order.length });
+              const day = await api.get(`/v1/presence/${r}?day=2026-11-22`);
+              expect(
+                { peak: day.body.peak, active: day.body.active, new: day.body.new, peakAt: day.body.peakAt },
+                `${label}: ?day=today is the room read`,
+              ).toEqual({
+                peak: room.body.peakToday,
+                active: room.body.activeToday,
+                new: room.body.newToday,
+                peakAt: room.body.peakAt,
+              });
+            }
+          }
+          for (const r of ROOMS) {
+            const hist = await api.get(`/v1/presence/${r}/history?hours=2`);
+            const got = new Map<number, number>(hist.body.points.map((p: any) => [p.at, p.online]));
+            for (const [at, n] of points.get(r)!) {
+              expect(got.get(at), `${r}: the trim point of ${iso(at)}`).toBe(n);
+              checkedPoints++;
+            }
+            for (const at of noPoint.get(r)!) expect(got.has(at), `${r}: no point at ${iso(at)}`).toBe(false);
+            const peakOfPoints = Math.max(0, ...hist.body.points.map((p: any) => p.online));
+            const room = await api.get(`/v1/presence/${r}`);
+            expect(room.body.peakToday, `${r}: no sample above the peak`).toBeGreaterThanOrEqual(peakOfPoints);
+            const histCsv = parseCsv((await csv(api, `/v1/presence/${r}/history?hours=2`)).body as string);
+            expect(histCsv).toEqual([
+              ["at", "online"],
+              ...hist.body.points.map((p: any) => [String(p.at), String(p.online)]),
+            ]);
+            if (rooms.get(r)!.order.length > 0) {
+              const list = await api.get("/v1/presence?limit=1000");
+              expect(list.body.rooms, `${r} is listed`).toContain(r);
+            }
+          }
+        }),
+        { numRuns: 15 },
+      );
+      expect(checkedPoints, "the property met trim points").toBeGreaterThan(0);
     },
     TIMEOUT,
   );
