@@ -714,3 +714,145 @@ describe("presence: room read, members pages, history, day figures, rooms list a
     TIMEOUT,
   );
 });
+
+// ---------------------------------------------------------------- lists: pages, one big page, CSV by Link
+
+describe("lists: JSON pages concatenated = one big page = CSV pages followed by Link rel=next", () => {
+  /** Follows the CSV's `Link: <…>; rel="next"` from `first`; returns the data rows and the X-Total-Count headers seen. */
+  async function csvPages(api: TestApi, first: string) {
+    const rows: string[][] = [];
+    const totals: Array<string | null> = [];
+    let path: string | null = first;
+    let header: string[] | undefined;
+    for (let i = 0; path && i < 30; i++) {
+      const res = await csv(api, path);
+      expect(res.status, path).toBe(200);
+      const cells = parseCsv(res.body as string);
+      header ??= cells[0];
+      expect(cells[0]).toEqual(header);
+      rows.push(...cells.slice(1));
+      totals.push(res.headers.get("x-total-count"));
+      const link = res.headers.get("link");
+      path = link ? /^<([^>]+)>;\s*rel="next"$/.exec(link)![1]! : null;
+    }
+    expect(path, "the Link chain ends").toBeNull();
+    return { rows, totals };
+  }
+
+  /** Pages the JSON list by `nextOf`; returns the items. */
+  async function jsonPages(api: TestApi, first: string, list: string, nextOf: (body: any) => string | null) {
+    const items: unknown[] = [];
+    let path: string | null = first;
+    for (let i = 0; path && i < 30; i++) {
+      const res = await api.get(path);
+      expect(res.status, path).toBe(200);
+      items.push(...res.body[list]);
+      path = nextOf(res.body);
+    }
+    expect(path).toBeNull();
+    return items;
+  }
+
+  it("registries (counters, histograms, boards, rooms), a board's pages and a room's members", async () => {
+    const api = newApi("r7-lists", "2026-11-22T12:30:00Z");
+    const names = ["n1", "n2", "n3", "n4", "n5"];
+    for (const n of names) {
+      api.advance(2 * 60_000);
+      expect((await api.post(`/v1/counters/${n}/incr`, { member: "m" })).status).toBe(200);
+      expect((await api.put(`/v1/histograms/${n}`, { bucketWidth: 1 }, { key: "admin" })).status).toBe(201);
+      expect((await api.post(`/v1/histograms/${n}/observations`, { value: 1 })).status).toBe(200);
+      expect((await api.put(`/v1/leaderboards/${n}/players/p-${n}`, { name: n, score: 1 })).status).toBe(201);
+      expect((await api.post(`/v1/presence/${n}/heartbeats`, { ids: [`i-${n}`] })).status).toBe(200);
+    }
+    for (let i = 0; i < 7; i++) {
+      api.advance(1000);
+      expect((await api.put(`/v1/leaderboards/n1/players/q${i}`, { name: `=Q${i}`, score: i % 3 })).status).toBe(201);
+      expect((await api.post("/v1/presence/n1/heartbeats", { ids: [`-id${i}`] })).status).toBe(200);
+    }
+
+    const cases: Array<{
+      label: string;
+      big: string;
+      first: string;
+      list: string;
+      nextOf: (b: any) => string | null;
+      row: (item: any) => string[];
+    }> = [
+      {
+        label: "counters",
+        big: "/v1/counters?limit=1000",
+        first: "/v1/counters?limit=2",
+        list: "items",
+        nextOf: (b) => (b.nextOffset === null ? null : `/v1/counters?limit=2&offset=${b.nextOffset}`),
+        row: (x) => [x.counter, String(x.lastWriteAt)],
+      },
+      {
+        label: "histograms",
+        big: "/v1/histograms?limit=1000",
+        first: "/v1/histograms?limit=2",
+        list: "histograms",
+        nextOf: (b) => (b.next === null ? null : `/v1/histograms?limit=2&offset=${b.next}`),
+        row: (x) => [x],
+      },
+      {
+        label: "boards by cursor",
+        big: "/v1/leaderboards?limit=1000",
+        first: "/v1/leaderboards?limit=2",
+        list: "boards",
+        nextOf: (b) => (b.nextCursor ? `/v1/leaderboards?limit=2&cursor=${encodeURIComponent(b.nextCursor)}` : null),
+        row: (x) => [x],
+      },
+      {
+        label: "boards by offset",
+        big: "/v1/leaderboards?limit=1000&offset=0",
+        first: "/v1/leaderboards?limit=2&offset=0",
+        list: "boards",
+        nextOf: (b) => (b.next === null ? null : `/v1/leaderboards?limit=2&offset=${b.next}`),
+        row: (x) => [x],
+      },
+      {
+        label: "rooms",
+        big: "/v1/presence?limit=1000",
+        first: "/v1/presence?limit=2",
+        list: "rooms",
+        nextOf: (b) => (b.nextCursor ? `/v1/presence?limit=2&cursor=${encodeURIComponent(b.nextCursor)}` : null),
+        row: (x) => [x],
+      },
+      {
+        label: "a board's pages",
+        big: "/v1/leaderboards/n1?page=1&limit=100",
+        first: "/v1/leaderboards/n1?page=1&limit=3",
+        list: "items",
+        nextOf: (b) => (b.page * b.limit < b.total ? `/v1/leaderboards/n1?page=${b.page + 1}&limit=3` : null),
+        row: (x) => [
+          String(x.rank),
+          x.player,
+          x.name.startsWith("=") ? `'${x.name}` : x.name,
+          String(x.score),
+          x.previousRank === null ? "" : String(x.previousRank),
+          x.bestRank === null ? "" : String(x.bestRank),
+        ],
+      },
+      {
+        label: "a room's members",
+        big: "/v1/presence/n1/members?limit=1000",
+        first: "/v1/presence/n1/members?limit=3",
+        list: "members",
+        nextOf: (b) =>
+          b.nextCursor ? `/v1/presence/n1/members?limit=3&cursor=${encodeURIComponent(b.nextCursor)}` : null,
+        row: (x) => [x.id.startsWith("-") ? `'${x.id}` : x.id, String(x.lastSeen)],
+      },
+    ];
+    for (const c of cases) {
+      const big = await api.get(c.big);
+      expect(big.status, c.label).toBe(200);
+      const all = big.body[c.list] as unknown[];
+      expect(all.length, `${c.label}: the big page holds everything`).toBeGreaterThanOrEqual(5);
+      expect(await jsonPages(api, c.first, c.list, c.nextOf), `${c.label}: JSON pages`).toEqual(all);
+      const { rows, totals } = await csvPages(api, c.first);
+      expect(rows, `${c.label}: CSV pages by Link`).toEqual(all.map(c.row));
+      if (typeof big.body.total === "number")
+        expect(new Set(totals), `${c.label}: X-Total-Count`).toEqual(new Set([String(big.body.total)]));
+    }
+  });
+});
