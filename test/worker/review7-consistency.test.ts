@@ -855,3 +855,117 @@ describe("lists: JSON pages concatenated = one big page = CSV pages followed by 
     }
   });
 });
+
+describe("leaderboards with seasons: every read of a finished season, and movement, agree", () => {
+  const op = fc.record({
+    player: fc.integer({ min: 0, max: 5 }),
+    by: fc.integer({ min: -1, max: 3 }),
+    day: fc.integer({ min: 0, max: 1 }),
+  });
+
+  it(
+    "season=previous / season=<id>: page, seasons list, player, around-me, subset rank and CSV; the live page's previousRank/bestRank = the player's",
+    async () => {
+      const api = newApi("r7-lbs", "2026-11-22T20:00:00Z");
+      let run = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom("joined" as const, "reached" as const),
+          fc.array(op, { minLength: 1, maxLength: 24 }),
+          async (ties, ops) => {
+            const board = `s${run++}`;
+            api.setNow("2026-11-22T20:00:00Z");
+            expect(
+              (await api.put(`/v1/leaderboards/${board}`, { ties, reset: "daily" }, { key: "admin" })).status,
+            ).toBe(200);
+            const joined = new Set<string>();
+            const sorted = [...ops].sort((a, b) => a.day - b.day);
+            for (const o of sorted) {
+              const t = Date.UTC(2026, 10, 22 + o.day, 20) + (api.now % 1000) + 1;
+              api.setNow(Math.max(api.now + 1000, t));
+              const player = `p${o.player}`;
+              if (!joined.has(player)) {
+                joined.add(player);
+                expect(
+                  (await api.put(`/v1/leaderboards/${board}/players/${player}`, { name: `=${player}`, score: o.by }))
+                    .status,
+                ).toBe(201);
+              } else
+                expect((await api.post(`/v1/leaderboards/${board}/players/${player}/score`, { by: o.by })).status).toBe(
+                  200,
+                );
+            }
+            api.setNow(Date.UTC(2026, 10, 23, 23));
+            const label = `${board} ${ties}`;
+            const prev = await api.get(`/v1/leaderboards/${board}?season=previous&limit=100`);
+            const byId = await api.get(`/v1/leaderboards/${board}?season=2026-11-22&limit=100`);
+            expect(prev.status, JSON.stringify(prev.body)).toBe(200);
+            expect(byId.body.items, `${label}: previous = 2026-11-22`).toEqual(prev.body.items);
+            const prevRows = prev.body.items.map((i: any) => [i.rank, i.player, i.score]);
+            expect(prevRows.map((r: any) => r[0])).toEqual(prevRows.map((_: unknown, k: number) => k + 1));
+            const seasons = await api.get(`/v1/leaderboards/${board}/seasons`);
+            const entry = seasons.body.seasons.find((s: any) => s.id === "2026-11-22");
+            if (prev.body.items.length > 0) {
+              expect(entry, `${label}: the seasons list names the finished season`).toBeDefined();
+              expect(entry.players, `${label}: its size`).toBe(prev.body.total);
+              expect(
+                entry.top.map((i: any) => [i.rank, i.player, i.score]),
+                `${label}: its top 3 = the page's first 3`,
+              ).toEqual(prevRows.slice(0, 3));
+            }
+            for (const [k, row] of prev.body.items.entries()) {
+              const one = await api.get(`/v1/leaderboards/${board}/players/${row.player}?season=previous`);
+              expect(
+                [one.body.rank, one.body.score, one.body.total],
+                `${label}: ${row.player} in the previous season`,
+              ).toEqual([row.rank, row.score, prev.body.total]);
+              const around = await api.get(
+                `/v1/leaderboards/${board}/players/${row.player}/around?k=1&season=previous`,
+              );
+              expect(
+                around.body.items.map((i: any) => [i.rank, i.player, i.score]),
+                `${label}: around ${row.player} in the previous season`,
+              ).toEqual(prevRows.slice(Math.max(0, k - 1), k + 2));
+            }
+            const ranked = await api.post(
+              `/v1/leaderboards/${board}/rank?season=previous`,
+              { players: [...joined] },
+              { key: "read" },
+            );
+            expect(
+              ranked.body.items.map((i: any) => [i.rank, i.player, i.score]),
+              `${label}: subset of everyone = the previous page`,
+            ).toEqual(prevRows);
+            const cells = parseCsv(
+              (await csv(api, `/v1/leaderboards/${board}?season=previous&limit=100`)).body as string,
+            );
+            expect(
+              cells.slice(1).map((r) => [Number(r[0]), r[1], Number(r[3])]),
+              `${label}: CSV`,
+            ).toEqual(prevRows);
+
+            const live = await api.get(`/v1/leaderboards/${board}?limit=100`);
+            for (const row of live.body.items) {
+              const one = await api.get(`/v1/leaderboards/${board}/players/${row.player}`);
+              expect(
+                {
+                  rank: one.body.rank,
+                  score: one.body.score,
+                  previousRank: one.body.previousRank,
+                  bestRank: one.body.bestRank,
+                },
+                `${label}: ${row.player} live row vs player`,
+              ).toEqual({ rank: row.rank, score: row.score, previousRank: row.previousRank, bestRank: row.bestRank });
+              const before = prev.body.items.find((i: any) => i.player === row.player);
+              expect(row.previousRank, `${label}: ${row.player}'s previousRank = its final rank`).toBe(
+                before ? before.rank : null,
+              );
+            }
+          },
+        ),
+        { numRuns: 12 },
+      );
+    },
+    TIMEOUT,
+  );
+});
