@@ -969,3 +969,142 @@ describe("leaderboards with seasons: every read of a finished season, and moveme
     TIMEOUT,
   );
 });
+
+describe("counters: week and month buckets, stored unions and score ranges agree with day and hour reads", () => {
+  it(
+    "the same increments as day, week and month: whole weeks and months read alike; a stored union of a range = the range read; range?min&max = top filtered",
+    async () => {
+      // 70 days from Monday 2026-09-28 (ISO week 40) to Sunday 2026-12-06, read on Dec 6.
+      const BASE = Date.UTC(2026, 8, 28);
+      const api = newApi("r7-wk", "2026-12-06T12:00:00Z");
+      const MEMBERS = ["a", "b", "c", "d", "e"];
+      const incr = fc.record({
+        member: fc.constantFrom(...MEMBERS),
+        day: fc.integer({ min: 0, max: 69 }),
+        by: fc.integer({ min: -3, max: 9 }),
+      });
+      const sums = (items: Array<{ member: string; day: number; by: number }>, lo: number, hi: number, w = 1) => {
+        const out = new Map<string, number>();
+        for (const i of items) if (i.day >= lo && i.day <= hi) out.set(i.member, (out.get(i.member) ?? 0) + w * i.by);
+        return [...out.entries()].sort(redisDesc);
+      };
+      const pairs = (body: any) => body.items.map((i: any) => [i.member, i.score]);
+      let run = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(incr, { minLength: 1, maxLength: 30 }),
+          fc
+            .tuple(fc.integer({ min: 0, max: 9 }), fc.integer({ min: 0, max: 9 }))
+            .map(([x, y]) => [Math.min(x, y), Math.max(x, y)] as const),
+          fc.integer({ min: -2, max: 3 }).filter((w) => w !== 0),
+          fc.tuple(fc.integer({ min: -5, max: 20 }), fc.integer({ min: 0, max: 15 }), fc.boolean()),
+          async (items, [w0, w1], weight, [lo, width, exclusive]) => {
+            const name = `w${run++}`;
+            for (const period of ["day", "week", "month"])
+              expect(
+                (
+                  await api.post(`/v1/counters/${name}-${period}/incr`, {
+                    items: items.map((i) => ({
+                      member: i.member,
+                      by: i.by,
+                      period,
+                      at: BASE + i.day * DAY + 5 * HOUR,
+                    })),
+                  })
+                ).status,
+              ).toBe(200);
+            const days = (a: number, b: number) => `period=day&from=${iso(BASE + a * DAY)}&to=${iso(BASE + b * DAY)}`;
+            const label = `${name} weeks ${w0}..${w1}`;
+            const week = await api.get(
+              `/v1/counters/${name}-week/top?n=1000&period=week&from=${iso(BASE + w0 * 7 * DAY)}&to=${iso(BASE + w1 * 7 * DAY)}`,
+            );
+            expect(week.status, JSON.stringify(week.body)).toBe(200);
+            const want = sums(items, w0 * 7, w1 * 7 + 6);
+            expect(pairs(week.body), `${label}: week buckets`).toEqual(want);
+            expect(
+              pairs((await api.get(`/v1/counters/${name}-day/top?n=1000&${days(w0 * 7, w1 * 7 + 6)}`)).body),
+              `${label}: days`,
+            ).toEqual(want);
+            // October and November whole (days 3..63), and everything (Sep..Dec)
+            for (const [m0, m1, d0, d1] of [
+              ["2026-10-01", "2026-11-30", 3, 63],
+              ["2026-09-28", "2026-12-06", 0, 69],
+            ] as const) {
+              const month = await api.get(`/v1/counters/${name}-month/top?n=1000&period=month&from=${m0}&to=${m1}`);
+              expect(pairs(month.body), `${name} months ${m0}..${m1}`).toEqual(sums(items, d0, d1));
+            }
+
+            // a stored union of a day range (weighted) = the weighted read of the range
+            const source = {
+              counter: `${name}-day`,
+              period: "day",
+              from: iso(BASE + w0 * 7 * DAY),
+              to: iso(BASE + w1 * 7 * DAY + 6 * DAY),
+            };
+            const stored = await api.post(
+              `/v1/counters/${name}-u/union`,
+              { sources: [source], weights: [weight] },
+              { key: "admin" },
+            );
+            expect(stored.status, JSON.stringify(stored.body)).toBe(200);
+            const weighted = sums(items, w0 * 7, w1 * 7 + 6, weight);
+            expect(stored.body.members, `${label}: union members`).toBe(weighted.length);
+            const u = await api.get(`/v1/counters/${name}-u/top?n=1000`);
+            expect(pairs(u.body), `${label}: the stored union × ${weight}`).toEqual(weighted);
+
+            // range?min&max is top's items whose scores lie in [min, max] (or (min, max])
+            const hi = lo + width;
+            const q = `min=${exclusive ? "(" : ""}${lo}&max=${hi}&limit=1000&${days(0, 69)}`;
+            const r = await api.get(`/v1/counters/${name}-day/range?${encodeURI(q)}`);
+            expect(r.status, JSON.stringify(r.body)).toBe(200);
+            const inside = sums(items, 0, 69).filter(([, s]) => (exclusive ? s > lo : s >= lo) && s <= hi);
+            expect(pairs(r.body), `${name}: range ${q}`).toEqual([...inside].reverse());
+            expect(r.body.count, `${name}: range count`).toBe(inside.length);
+          },
+        ),
+        { numRuns: 12 },
+      );
+    },
+    TIMEOUT,
+  );
+});
+
+describe("counters: range's count in JSON and CSV", () => {
+  it("range?limit=1: count is every member in the score range, not the page", async () => {
+    const api = newApi("r7-rc", "2026-11-22T12:30:00Z");
+    for (const [m, by] of [
+      ["a", 1],
+      ["b", 2],
+      ["c", 3],
+      ["d", 4],
+    ] as const)
+      await api.post("/v1/counters/rc/incr", { member: m, by });
+    const r = await api.get("/v1/counters/rc/range?min=2&limit=1");
+    expect(r.body).toMatchObject({ items: [{ member: "b", score: 2 }], count: 3 });
+  });
+
+  // What is wrong: the JSON of `GET …/range?limit=1` says `count: 3` (every member in the score
+  // range) beside one item; its CSV (`Accept: text/csv`) has the one row and nothing else: no
+  // X-Total-Count, no Link (range has no offset to page by), so a CSV consumer cannot tell the
+  // export was cut at `limit`. README (CSV): "the paging the rows cannot hold rides in headers:
+  // Link … and X-Total-Count"; pagingHeaders (functions/csv.ts) reads only `total`, and range
+  // names it `count`. Severity: low (a silently truncated export). Smallest fix: in pagingHeaders,
+  // take a list's `count` as the total when the entry says so (range, sorted), i.e. set
+  // X-Total-Count from `count` for those routes.
+  it.fails("its CSV says the full count (X-Total-Count) when limit cuts the rows", async () => {
+    const api = newApi("r7-rc2", "2026-11-22T12:30:00Z");
+    for (const [m, by] of [
+      ["a", 1],
+      ["b", 2],
+      ["c", 3],
+      ["d", 4],
+    ] as const)
+      await api.post("/v1/counters/rc/incr", { member: m, by });
+    const text = await csv(api, "/v1/counters/rc/range?min=2&limit=1");
+    expect(parseCsv(text.body as string)).toEqual([
+      ["member", "score"],
+      ["b", "2"],
+    ]);
+    expect(text.headers.get("x-total-count")).toBe("3");
+  });
+});
