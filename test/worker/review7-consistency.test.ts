@@ -1140,3 +1140,101 @@ describe("counters: range's count in JSON and CSV", () => {
     expect(text.headers.get("x-total-count")).toBe("3");
   });
 });
+
+describe("member names that need escaping: the lookup finds what the listing lists", () => {
+  // "." and ".." are left out: no URL can carry them (see the it.fails below)
+  const NAMES = [
+    "a/b",
+    "50%",
+    "x?y=1",
+    "h#1",
+    "sp ace",
+    "é",
+    "+1",
+    "=SUM(A1)",
+    "a,b",
+    'q"t',
+    "...",
+    ".x",
+    "%2F",
+    "a\\b",
+    "🙂",
+  ];
+
+  it("counters: members/{encoded m} and trending members/{encoded m} answer each listed member's score and rank", async () => {
+    const api = newApi("r7-esc", "2026-11-22T12:30:00Z");
+    const items = NAMES.map((member, k) => ({ member, by: k + 1 }));
+    expect((await api.post("/v1/counters/esc/incr", { items })).status).toBe(200);
+    expect(
+      (await api.post("/v1/trending/esc/events", { events: items.map((i) => ({ member: i.member, count: i.by })) }))
+        .status,
+    ).toBe(200);
+    const top = await api.get("/v1/counters/esc/top?n=100");
+    expect(top.body.items.map((i: any) => i.member).sort()).toEqual([...NAMES].sort());
+    const ttop = await api.get("/v1/trending/esc/top?n=100");
+    const bad: string[] = [];
+    for (const item of top.body.items) {
+      const one = await api.get(`/v1/counters/esc/members/${encodeURIComponent(item.member)}`);
+      if (
+        one.status !== 200 ||
+        one.body.member !== item.member ||
+        one.body.score !== item.score ||
+        one.body.rank !== item.rank
+      )
+        bad.push(`counter ${JSON.stringify(item.member)}: ${one.status} ${JSON.stringify(one.body)}`);
+      const t = ttop.body.items.find((i: any) => i.member === item.member);
+      const tone = await api.get(`/v1/trending/esc/members/${encodeURIComponent(item.member)}`);
+      if (tone.status !== 200 || tone.body.count !== t.count || tone.body.rank !== t.rank)
+        bad.push(`trending ${JSON.stringify(item.member)}: ${tone.status} ${JSON.stringify(tone.body)}`);
+      const hist = await api.get(`/v1/trending/esc/history?member=${encodeURIComponent(item.member)}&hours=1`);
+      if (hist.status !== 200 || hist.body.points.at(-1).count !== t.count)
+        bad.push(`history ${JSON.stringify(item.member)}: ${hist.status}`);
+    }
+    expect(bad).toEqual([]);
+    const cells = parseCsv((await csv(api, "/v1/counters/esc/top?n=100")).body as string);
+    expect(cells.slice(1).map((r) => r[1])).toEqual(
+      top.body.items.map((i: any) => (/^[=+\-@]/.test(i.member) ? `'${i.member}` : i.member)),
+    );
+  });
+
+  it("presence: an id listed as a member is left by DELETE members/{encoded id}", async () => {
+    const api = newApi("r7-esc-p", "2026-11-22T12:30:00Z");
+    expect((await api.post("/v1/presence/esc/heartbeats", { ids: NAMES })).status).toBe(200);
+    const listed = (await api.get("/v1/presence/esc/members?limit=100")).body.members.map((m: any) => m.id);
+    expect([...listed].sort()).toEqual([...NAMES].sort());
+    const stuck: string[] = [];
+    for (const id of listed) {
+      const res = await api.del(`/v1/presence/esc/members/${encodeURIComponent(id)}`);
+      if (res.status !== 204) stuck.push(`${JSON.stringify(id)}: ${res.status}`);
+    }
+    expect(stuck).toEqual([]);
+    expect((await api.get("/v1/presence/esc")).body.online).toBe(0);
+  });
+
+  // What is wrong: "." and ".." are valid counter members, trending members and presence ids
+  // (memberProblem allows them), and the listings show them, but no HTTP request can name them in
+  // a path: URL parsing (the client's, curl's, the Request constructor's) resolves "." and ".." (and
+  // %2e / %2e%2e) as dot segments before the service sees them. So `GET …/members/.` is a 404 "No
+  // route", `GET …/members/..` a 405 on the counter's own path, and `DELETE
+  // /v1/presence/{room}/members/..` arrives as `DELETE /v1/presence/{room}/` (403 with an ingest key;
+  // 400 with an admin key, checked: the room and counter survive). The listing and the lookup
+  // disagree on what exists: such a member can be written and listed over HTTP but never read or
+  // removed by HTTP (only the library can). Severity: low. Smallest fix: refuse "." and ".." as
+  // members/ids at write time (400, as names already are), so everything listed is addressable.
+  it.fails("'.' and '..' are refused as members and ids, or else can be read and removed by their path", async () => {
+    const api = newApi("r7-dots", "2026-11-22T12:30:00Z");
+    for (const m of [".", ".."]) {
+      const wrote = await api.post("/v1/counters/dots/incr", { member: m });
+      const read = await api.get(`/v1/counters/dots/members/${encodeURIComponent(m)}`);
+      expect(
+        wrote.status === 400 || read.status === 200,
+        `counter member ${m}: ${wrote.status} then ${read.status}`,
+      ).toBe(true);
+      const beat = await api.post("/v1/presence/dots/heartbeats", { id: m });
+      const left = await api.del(`/v1/presence/dots/members/${encodeURIComponent(m)}`);
+      expect(beat.status === 400 || left.status === 204, `presence id ${m}: ${beat.status} then ${left.status}`).toBe(
+        true,
+      );
+    }
+  });
+});
