@@ -281,7 +281,19 @@ describe("leaderboards: page, pages, player, around-me, subset rank and CSV agre
             expect((await api.put(`/v1/leaderboards/${board}`, { ties }, { key: "admin" })).status).toBe(200);
             // model: score, join time, time of the last score change
             const players: Array<{ id: string; score: number; joined: number; changed: number }> = [];
-            for (const o of ops) {
+            // a day of its own per run: the daily snapshot (previousRank) acts once per UTC day
+            api.setNow(Date.UTC(2026, 10, 22 + run, 12, 30));
+            let snapshot: Map<string, number> | undefined;
+            const order = () =>
+              [...players].sort(
+                (a, b) => b.score - a.score || (ties === "joined" ? a.joined - b.joined : a.changed - b.changed),
+              );
+            for (const [step, o] of ops.entries()) {
+              if (step === Math.floor(ops.length / 2)) {
+                const job = await api.post("/internal/jobs/leaderboards.snapshot", undefined, { key: "admin" });
+                expect(job.status, JSON.stringify(job.body)).toBe(200);
+                snapshot = new Map(order().map((p, r) => [p.id, r + 1]));
+              }
               api.advance(1000);
               if (o.kind === "join" || players.length === 0) {
                 const id = `p${players.length}`;
@@ -297,9 +309,7 @@ describe("leaderboards: page, pages, player, around-me, subset rank and CSV agre
                 if (o.by !== 0) p.changed = api.now;
               }
             }
-            const order = [...players].sort(
-              (a, b) => b.score - a.score || (ties === "joined" ? a.joined - b.joined : a.changed - b.changed),
-            );
+            const ranking = order();
             const label = `${board} ${ties}`;
             const whole = await api.get(`/v1/leaderboards/${board}?page=1&limit=100`);
             expect(whole.status).toBe(200);
@@ -307,7 +317,7 @@ describe("leaderboards: page, pages, player, around-me, subset rank and CSV agre
             const rows = whole.body.items.map((i: any) => [i.rank, i.player, i.score]);
             // Ties are fair: equal scores get distinct ranks in tie-policy order.
             expect(rows, `${label}: one big page is the model's order`).toEqual(
-              order.map((p, k) => [k + 1, p.id, p.score]),
+              ranking.map((p, k) => [k + 1, p.id, p.score]),
             );
 
             const paged: unknown[] = [];
@@ -326,7 +336,7 @@ describe("leaderboards: page, pages, player, around-me, subset rank and CSV agre
               `${label}: CSV`,
             ).toEqual(rows);
 
-            for (const [k, p] of order.entries()) {
+            for (const [k, p] of ranking.entries()) {
               const one = await api.get(`/v1/leaderboards/${board}/players/${p.id}`);
               expect([one.body.rank, one.body.score, one.body.total], `${label}: player ${p.id}`).toEqual([
                 k + 1,
@@ -342,9 +352,20 @@ describe("leaderboards: page, pages, player, around-me, subset rank and CSV agre
                 around.body.items.map((i: any) => [i.rank, i.player, i.score]),
                 `${label}: around ${p.id}`,
               ).toEqual(rows.slice(Math.max(0, k - 2), k + 3));
+              // movement: the page row, the player and around-me say the same; previousRank is the snapshot's
+              const row = whole.body.items[k];
+              const mine = around.body.items.find((i: any) => i.player === p.id);
+              expect(
+                [row.previousRank, one.body.previousRank, mine.previousRank],
+                `${label}: ${p.id}'s previousRank (page, player, around)`,
+              ).toEqual(Array(3).fill(snapshot?.get(p.id) ?? null));
+              expect([row.bestRank, mine.bestRank], `${label}: ${p.id}'s bestRank (page, around) = player's`).toEqual([
+                one.body.bestRank,
+                one.body.bestRank,
+              ]);
             }
 
-            const subset = order.filter((_, k) => k % 2 === 0).map((p) => p.id);
+            const subset = ranking.filter((_, k) => k % 2 === 0).map((p) => p.id);
             const asked = [...subset].reverse().concat(["nobody"]);
             const ranked = await api.post(`/v1/leaderboards/${board}/rank`, { players: asked }, { key: "read" });
             expect(ranked.status, JSON.stringify(ranked.body)).toBe(200);
@@ -354,8 +375,8 @@ describe("leaderboards: page, pages, player, around-me, subset rank and CSV agre
             ).toEqual(
               subset.map((id, j) => [
                 id,
-                order.find((p) => p.id === id)!.score,
-                order.findIndex((p) => p.id === id) + 1,
+                ranking.find((p) => p.id === id)!.score,
+                ranking.findIndex((p) => p.id === id) + 1,
                 j + 1,
               ]),
             );
