@@ -8,6 +8,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseCsv } from "../helpers/csv.ts";
+import { createIngestApi, type IngestApi } from "../helpers/ingest.ts";
 import { createTestApi, type TestApi, cleanedUpAfterAll } from "../helpers/worker.ts";
 
 const HOUR = 3_600_000;
@@ -1258,4 +1259,134 @@ describe("member names that need escaping: the lookup finds what the listing lis
       );
     }
   });
+});
+
+// ---------------------------------------------------------------- queued vs synchronous ingest
+
+describe("queued ingest (Prefer: respond-async) and synchronous ingest of the same requests read alike", () => {
+  const trackQ = cleanedUpAfterAll<IngestApi>();
+  const MEMBERS = ["a", "b", "c", "d"];
+  const request = fc.record({
+    advance: fc.integer({ min: 0, max: 90 }).map((s) => s * 1000),
+    counters: fc.array(
+      fc.record({
+        member: fc.constantFrom(...MEMBERS),
+        by: fc.integer({ min: -3, max: 9 }),
+        hoursAgo: fc.integer({ min: 0, max: 30 }),
+      }),
+      { maxLength: 5 },
+    ),
+    events: fc.array(
+      fc.record({
+        member: fc.constantFrom(...MEMBERS),
+        count: fc.integer({ min: 1, max: 5 }),
+        hoursAgo: fc.integer({ min: 0, max: 5 }),
+      }),
+      { maxLength: 5 },
+    ),
+    ids: fc.subarray(["u1", "u2", "u3", "u4"]),
+  });
+
+  it(
+    "counters (hour buckets and rollups), trending and presence: the queued target reads as the synchronous one",
+    async () => {
+      let run = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.array(request, { minLength: 1, maxLength: 8 }), fc.boolean(), async (requests, split) => {
+          const api = trackQ(createIngestApi({ label: "r7-q", start: "2026-11-22T12:30:00Z" }));
+          const t = `t${run++}`;
+          const async = { headers: { prefer: "respond-async" } };
+          for (const r of requests) {
+            api.advance(r.advance);
+            if (r.counters.length > 0) {
+              const body = {
+                items: r.counters.map((c) => ({
+                  member: c.member,
+                  by: c.by,
+                  period: "hour",
+                  at: api.now - c.hoursAgo * HOUR,
+                })),
+              };
+              expect((await api.post(`/v1/counters/${t}-sync/incr`, body)).status).toBe(200);
+              expect((await api.post(`/v1/counters/${t}-q/incr`, body, async)).status).toBe(202);
+            }
+            if (r.events.length > 0) {
+              const body = {
+                events: r.events.map((e) => ({ member: e.member, count: e.count, at: api.now - e.hoursAgo * HOUR })),
+              };
+              expect((await api.post(`/v1/trending/${t}-sync/events`, body)).status).toBe(200);
+              expect((await api.post(`/v1/trending/${t}-q/events`, body, async)).status).toBe(202);
+            }
+            if (r.ids.length > 0) {
+              expect((await api.post(`/v1/presence/${t}-sync/heartbeats`, { ids: r.ids })).status).toBe(200);
+              expect((await api.post(`/v1/presence/${t}-q/heartbeats`, { ids: r.ids }, async)).status).toBe(202);
+            }
+          }
+          api.advance(5000);
+          const sent = [...api.queue.sent];
+          const half = split ? Math.ceil(sent.length / 2) : sent.length;
+          for (const part of [sent.slice(0, half), sent.slice(half)])
+            if (part.length > 0) {
+              const res = await api.deliver(part);
+              expect(res.retryMessages, JSON.stringify(res)).toEqual([]);
+            }
+          const same = async (path: (name: string) => string, label: string, strip: (b: any) => unknown = (b) => b) => {
+            const [a, b] = [await api.get(path(`${t}-sync`)), await api.get(path(`${t}-q`))];
+            expect(b.status, label).toBe(a.status);
+            if (a.status >= 400) expect(b.body.error.code, label).toBe(a.body.error.code);
+            else expect(strip(b.body), label).toEqual(strip(a.body));
+          };
+          const noName = ({ counter: _c, stream: _s, room: _r, generatedAt: _g, ...rest }: any) => rest;
+          const from = iso(Math.floor((api.now - 30 * HOUR) / HOUR) * HOUR);
+          await same((c) => `/v1/counters/${c}/top?n=100&period=hour&from=${from}`, "counter top, 30 hours", noName);
+          await same(
+            (c) => `/v1/counters/${c}/top?n=100&period=hour&from=2026-11-22T00:00:00Z&to=2026-11-22T23:00:00Z`,
+            "counter top, a day",
+            noName,
+          );
+          for (const m of MEMBERS)
+            await same((c) => `/v1/counters/${c}/members/${m}?period=hour&from=${from}`, `counter member ${m}`, noName);
+          await same((s) => `/v1/trending/${s}/top?n=100&window=24h`, "trending top", noName);
+          for (const m of MEMBERS)
+            await same((s) => `/v1/trending/${s}/history?member=${m}&hours=6`, `history ${m}`, noName);
+          // peakAt moves with the merged time (at most 5 s later), the figures do not
+          await same(
+            (r) => `/v1/presence/${r}`,
+            "room",
+            (b) => ({ ...noName(b), peakAt: undefined }),
+          );
+          const [ps, pq] = [
+            (await api.get(`/v1/presence/${t}-sync`)).body.peakAt,
+            (await api.get(`/v1/presence/${t}-q`)).body.peakAt,
+          ];
+          if (ps !== null) expect(pq - ps >= 0 && pq - ps <= 5000, `peakAt ${ps} vs queued ${pq}`).toBe(true);
+          // docs/ingest.md: heartbeats of a room within 5 s are applied together at the latest of their
+          // times, so a queued id's last-seen is never earlier and at most 5 s later
+          const [ms, mq] = [
+            (await api.get(`/v1/presence/${t}-sync/members?limit=100`)).body.members,
+            (await api.get(`/v1/presence/${t}-q/members?limit=100`)).body.members,
+          ];
+          expect(mq.map((m: any) => m.id).sort(), "room members").toEqual(ms.map((m: any) => m.id).sort());
+          for (const m of ms) {
+            const lag = mq.find((x: any) => x.id === m.id).lastSeen - m.lastSeen;
+            expect(lag >= 0 && lag <= 5000, `${m.id}'s queued last-seen is ${lag} ms later`).toBe(true);
+          }
+        }),
+        {
+          numRuns: 12,
+          examples: [
+            [
+              [
+                { advance: 0, counters: [], events: [], ids: ["u4"] },
+                { advance: 1000, counters: [], events: [], ids: [] },
+                { advance: 0, counters: [], events: [], ids: ["u1"] },
+              ],
+              false,
+            ],
+          ],
+        },
+      );
+    },
+    TIMEOUT,
+  );
 });
