@@ -1390,3 +1390,61 @@ describe("queued ingest (Prefer: respond-async) and synchronous ingest of the sa
     TIMEOUT,
   );
 });
+
+describe("counters past the union bound: the threshold top and the member read agree", () => {
+  it.each([
+    { period: "day", unit: DAY, first: 1, label: "7 finished days" },
+    { period: "hour", unit: HOUR, first: 0, label: "7 hours ending now (cached part + current hour)" },
+  ])(
+    "$label of 3,000 distinct members each plus tied leaders: top n=6 (threshold) scores = members/{m} scores, tie order as Redis",
+    async ({ period, unit, first }) => {
+      const api = newApi(`r7-big-${period}`, "2026-11-22T12:30:00Z");
+      const NOW = Date.UTC(2026, 10, 22, 12, 30);
+      const leaders: Record<string, number[]> = {
+        L1: [50, 40, 30, 0, 0, 0, 0],
+        L2: [0, 0, 0, 40, 40, 40, 0],
+        L3: [60, 0, 0, 0, 0, 0, 60],
+        L4: [20, 20, 20, 20, 20, 20, 0],
+        L5: [0, 90, 0, 0, 0, 0, 0],
+        L6: [10, 10, 10, 10, 10, 10, 10],
+        L7: [0, 0, 0, 0, 0, 0, 70],
+      };
+      for (let d = first; d < first + 7; d++) {
+        const at = NOW - d * unit;
+        const items: Array<{ member: string; by: number; period: string; at: number }> = [];
+        for (let j = 0; j < 3000; j++) items.push({ member: `d${d}-${j}`, by: 1 + (j % 7), period, at });
+        for (const [m, byDay] of Object.entries(leaders))
+          if (byDay[d - first]) items.push({ member: m, by: byDay[d - first]!, period, at });
+        for (let s = 0; s < items.length; s += 1000)
+          expect((await api.post("/v1/counters/big/incr", { items: items.slice(s, s + 1000) })).status).toBe(200);
+      }
+      const q = `period=${period}&from=${iso(NOW - (first + 6) * unit)}&to=${iso(NOW - first * unit)}`;
+      const want = Object.entries(leaders)
+        .map(([m, byDay]) => [m, byDay.reduce((a, b) => a + b, 0)] as [string, number])
+        .sort(redisDesc);
+      const top = await api.get(`/v1/counters/big/top?n=6&${q}`);
+      expect(top.status, JSON.stringify(top.body)).toBe(200);
+      expect(
+        top.body.items.map((i: any) => [i.rank, i.member, i.score]),
+        "the threshold top: totals 120 120 120 100 90 70 in Redis tie order",
+      ).toEqual(want.slice(0, 6).map(([m, s], k) => [k + 1, m, s]));
+      for (const [m, score] of want) {
+        const one = await api.get(`/v1/counters/big/members/${m}?${q}`);
+        expect(one.status).toBe(200);
+        // past the bound the ranks are null (documented): the scores agree
+        expect({ score: one.body.score, rank: one.body.rank }, m).toEqual({ score, rank: null });
+      }
+      const ordinary = await api.get(`/v1/counters/big/members/d${first + 2}-6?${q}`);
+      expect(ordinary.body.score).toBe(7);
+      expect((await api.get(`/v1/counters/big/bottom?n=6&${q}`)).status, "bottom must union: refused").toBe(400);
+      // one day is read in place: its top and member read agree, ranks and all
+      const oneDay = `period=${period}&from=${iso(NOW - first * unit)}&to=${iso(NOW - first * unit)}`;
+      const dayTop = await api.get(`/v1/counters/big/top?n=3&${oneDay}`);
+      for (const item of dayTop.body.items) {
+        const one = await api.get(`/v1/counters/big/members/${item.member}?${oneDay}`);
+        expect([one.body.score, one.body.rank], item.member).toEqual([item.score, item.rank]);
+      }
+    },
+    TIMEOUT,
+  );
+});
