@@ -315,6 +315,8 @@ describe("leaderboards: page, pages, player, around-me, subset rank and CSV agre
             const whole = await api.get(`/v1/leaderboards/${board}?page=1&limit=100`);
             expect(whole.status).toBe(200);
             expect(whole.body.total, label).toBe(players.length);
+            const info = await api.get(`/v1/leaderboards/${board}/count`);
+            expect([info.body.players, info.body.ties], `${label}: count`).toEqual([players.length, ties]);
             const rows = whole.body.items.map((i: any) => [i.rank, i.player, i.score]);
             // Ties are fair: equal scores get distinct ranks in tie-policy order.
             expect(rows, `${label}: one big page is the model's order`).toEqual(
@@ -904,8 +906,10 @@ describe("lists: JSON pages concatenated = one big page = CSV pages followed by 
       expect(await jsonPages(api, c.first, c.list, c.nextOf), `${c.label}: JSON pages`).toEqual(all);
       const { rows, totals } = await csvPages(api, c.first);
       expect(rows, `${c.label}: CSV pages by Link`).toEqual(all.map(c.row));
-      if (typeof big.body.total === "number")
+      if (typeof big.body.total === "number") {
         expect(new Set(totals), `${c.label}: X-Total-Count`).toEqual(new Set([String(big.body.total)]));
+        expect(big.body.total, `${c.label}: total = the items`).toBe(all.length);
+      }
     }
   });
 });
