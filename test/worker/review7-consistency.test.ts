@@ -265,6 +265,7 @@ describe("leaderboards: page, pages, player, around-me, subset rank and CSV agre
   const op = fc.oneof(
     fc.record({ kind: fc.constant("join" as const), score: fc.integer({ min: 0, max: 4 }) }),
     fc.record({ kind: fc.constant("by" as const), who: fc.nat(), by: fc.integer({ min: -2, max: 3 }) }),
+    fc.record({ kind: fc.constant("remove" as const), who: fc.nat() }),
   );
 
   it(
@@ -285,6 +286,8 @@ describe("leaderboards: page, pages, player, around-me, subset rank and CSV agre
             // a day of its own per run: the daily snapshot (previousRank) acts once per UTC day
             api.setNow(Date.UTC(2026, 10, 22 + run, 12, 30));
             let snapshot: Map<string, number> | undefined;
+            let nextId = 0;
+            const removed: string[] = [];
             const order = () =>
               [...players].sort(
                 (a, b) => b.score - a.score || (ties === "joined" ? a.joined - b.joined : a.changed - b.changed),
@@ -296,8 +299,12 @@ describe("leaderboards: page, pages, player, around-me, subset rank and CSV agre
                 snapshot = new Map(order().map((p, r) => [p.id, r + 1]));
               }
               api.advance(1000);
-              if (o.kind === "join" || players.length === 0) {
-                const id = `p${players.length}`;
+              if (o.kind === "remove" && players.length > 0) {
+                const [p] = players.splice(o.who % players.length, 1);
+                expect((await api.del(`/v1/leaderboards/${board}/players/${p!.id}`)).status).toBe(204);
+                removed.push(p!.id);
+              } else if (o.kind !== "by" || players.length === 0) {
+                const id = `p${nextId++}`;
                 const score = o.kind === "join" ? o.score : 0;
                 const res = await api.put(`/v1/leaderboards/${board}/players/${id}`, { name: `N ${id}`, score });
                 expect(res.status).toBe(201);
@@ -384,9 +391,16 @@ describe("leaderboards: page, pages, player, around-me, subset rank and CSV agre
               ]),
             );
             expect(ranked.body.unknown).toEqual(["nobody"]);
+            for (const id of removed) {
+              expect((await api.get(`/v1/leaderboards/${board}/players/${id}`)).status, `${label}: removed ${id}`).toBe(
+                404,
+              );
+              const again = await api.post(`/v1/leaderboards/${board}/rank`, { players: [id] }, { key: "read" });
+              expect(again.body.unknown, `${label}: removed ${id} is unknown`).toEqual([id]);
+            }
           },
         ),
-        { numRuns: 12 },
+        { numRuns: 25 },
       );
     },
     TIMEOUT,
@@ -669,6 +683,9 @@ describe("presence: room read, members pages, history, day figures, rooms list a
             if (s.kind === "beat") {
               const res = await api.post(`/v1/presence/${s.room}/heartbeats`, { ids: s.ids });
               expect(res.status).toBe(200);
+              expect(res.body.new, "the heartbeat's new: how many ids the room never saw").toBe(
+                s.ids.filter((id) => !m.order.includes(id)).length,
+              );
               for (const id of s.ids) {
                 if (!m.order.includes(id)) m.order.push(id);
                 m.seen.set(id, api.now);
