@@ -1469,3 +1469,48 @@ describe("counters past the union bound: the threshold top and the member read a
     TIMEOUT,
   );
 });
+
+describe("trending: the member lookup's rank (exact or bounds) against the top and the truth", () => {
+  it(
+    "3 hours of 1,500 members (deep ranks get bounds): rank ≤ true rank ≤ rankMax; exact ranks and the top's ranks are the true ones",
+    async () => {
+      const api = newApi("r7-deep", "2026-11-22T12:40:00Z");
+      const counts = new Map<string, number>();
+      for (let h = 0; h < 3; h++) {
+        const events = Array.from({ length: 1500 }, (_, j) => {
+          const member = `m${(j * 7 + h * 500) % 1500}`;
+          const count = 1 + ((j * 13 + h * 5) % 40);
+          counts.set(member, (counts.get(member) ?? 0) + count);
+          return { member, count, at: api.now - h * HOUR };
+        });
+        for (let s = 0; s < events.length; s += 1000)
+          expect((await api.post("/v1/trending/deep/events", { events: events.slice(s, s + 1000) })).status).toBe(200);
+      }
+      // the true ranking: count desc, ties by member bytes
+      const truth = [...counts].sort((a, b) => b[1] - a[1] || byteCmp(a[0], b[0]));
+      const rankOf = new Map(truth.map(([m], k) => [m, k + 1]));
+      const top = await api.get("/v1/trending/deep/top?n=100&window=3h");
+      expect(top.body.exact).toBe(true);
+      expect(top.body.items.map((i: any) => [i.rank, i.member, i.count])).toEqual(
+        truth.slice(0, 100).map(([m, c], k) => [k + 1, m, c]),
+      );
+      let bounded = 0;
+      for (let k = 0; k < truth.length; k += 37) {
+        const [m, c] = truth[k]!;
+        const one = await api.get(`/v1/trending/deep/members/${m}?window=3h`);
+        expect(one.body.count, m).toBe(c);
+        const trueRank = rankOf.get(m)!;
+        if (one.body.rankExact) expect(one.body.rank, `${m}: exact rank`).toBe(trueRank);
+        else {
+          bounded++;
+          expect(
+            one.body.rank <= trueRank && trueRank <= one.body.rankMax,
+            `${m}: ${one.body.rank} ≤ ${trueRank} ≤ ${one.body.rankMax}`,
+          ).toBe(true);
+        }
+      }
+      expect(bounded, "some lookups were deep enough for bounds").toBeGreaterThan(0);
+    },
+    TIMEOUT,
+  );
+});
