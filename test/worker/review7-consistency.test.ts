@@ -1514,3 +1514,36 @@ describe("trending: the member lookup's rank (exact or bounds) against the top a
     TIMEOUT,
   );
 });
+
+describe("spelled-out defaults and equivalent spellings read the same", () => {
+  it("window 24h = 1d = no window; n=10 = no n; hours=48 = no hours; top=5 = no top; hours=24 = no hours (presence)", async () => {
+    const api = newApi("r7-def", "2026-11-22T12:40:00Z");
+    const events = Array.from({ length: 14 }, (_, j) => ({
+      member: `m${j}`,
+      count: 1 + (j % 5),
+      at: api.now - (j % 30) * HOUR,
+    }));
+    await api.post("/v1/trending/d/events", { events });
+    await api.post("/v1/counters/d/incr", { items: events.map((e) => ({ member: e.member, by: e.count })) });
+    await api.put("/v1/histograms/d", { bucketWidth: 1 }, { key: "admin" });
+    await api.post("/v1/histograms/d/observations", { values: events.map((e) => e.count * 1.5) });
+    await api.post("/v1/presence/d/heartbeats", { ids: ["a", "b"] });
+    await api.post("/internal/jobs/trim", undefined, { key: "admin" });
+    const same = async (a: string, b: string) => {
+      const [x, y] = [await api.get(a), await api.get(b)];
+      expect(x.status, a).toBe(200);
+      expect(y.body, `${a} vs ${b}`).toEqual(x.body);
+    };
+    await same("/v1/trending/d/top?n=10&window=24h", "/v1/trending/d/top");
+    await same("/v1/trending/d/top?window=24h", "/v1/trending/d/top?window=1d");
+    await same("/v1/trending/d/members/m3?window=24h", "/v1/trending/d/members/m3");
+    await same("/v1/trending/d/history?member=m3&hours=48", "/v1/trending/d/history?member=m3");
+    await same("/v1/trending/d/rising?n=10&baseline=24h", "/v1/trending/d/rising");
+    await same("/v1/counters/d/top?n=10", "/v1/counters/d/top");
+    await same("/v1/counters/d/range?min=-inf&max=%2Binf&limit=100&order=asc", "/v1/counters/d/range");
+    await same("/v1/histograms/d?from=2026-11-22&to=2026-11-22&top=5", "/v1/histograms/d");
+    await same("/v1/presence/d/history?hours=24", "/v1/presence/d/history");
+    await same("/v1/presence/d/members?limit=100", "/v1/presence/d/members");
+    await same("/v1/leaderboards?limit=1000", "/v1/leaderboards");
+  });
+});
