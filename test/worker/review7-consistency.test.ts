@@ -1547,3 +1547,38 @@ describe("spelled-out defaults and equivalent spellings read the same", () => {
     await same("/v1/leaderboards?limit=1000", "/v1/leaderboards");
   });
 });
+
+describe("`at` spelled as epoch ms, ISO with Z, with an offset, or without a zone lands in the same bucket", () => {
+  it("counters (hour), trending and histograms", async () => {
+    const api = newApi("r7-at", "2026-11-22T12:40:00Z");
+    const at = Date.UTC(2026, 10, 22, 9, 59, 59, 500);
+    const spellings: Record<string, number | string> = {
+      ms: at,
+      z: "2026-11-22T09:59:59.500Z",
+      offset: "2026-11-22T11:59:59.500+02:00",
+      bare: "2026-11-22T09:59:59.500",
+    };
+    await api.put("/v1/histograms/hz", { bucketWidth: 1 }, { key: "admin" });
+    const statuses: Record<string, number[]> = {};
+    for (const [name, value] of Object.entries(spellings)) {
+      statuses[name] = [
+        (await api.post(`/v1/counters/at-${name}/incr`, { member: "m", by: 2, period: "hour", at: value })).status,
+        (await api.post(`/v1/trending/at-${name}/events`, { member: "m", count: 2, at: value })).status,
+        (await api.post("/v1/histograms/hz/observations", { value: 3, at: value })).status,
+      ];
+    }
+    expect(statuses).toEqual(Object.fromEntries(Object.keys(spellings).map((k) => [k, [200, 200, 200]])));
+    for (const name of Object.keys(spellings)) {
+      const c = await api.get(
+        `/v1/counters/at-${name}/members/m?period=hour&from=2026-11-22T09:00:00Z&to=2026-11-22T09:00:00Z`,
+      );
+      expect(c.body.score, `counter ${name}`).toBe(2);
+      const h = await api.get(`/v1/trending/at-${name}/history?member=m&hours=4`);
+      expect(
+        h.body.points.filter((p: any) => p.count > 0).map((p: any) => [p.hour, p.count]),
+        `trending ${name}`,
+      ).toEqual([[Date.UTC(2026, 10, 22, 9), 2]]);
+    }
+    expect((await api.get("/v1/histograms/hz?from=2026-11-22&to=2026-11-22")).body.count).toBe(4);
+  });
+});
