@@ -611,6 +611,11 @@ describe("histograms: the summary, its buckets and split ranges agree", () => {
                   Math.abs(h[field] - exact),
                   `${label}: ${field} off by < one width (true ${exact})`,
                 ).toBeLessThan(width);
+                // docs: the estimate lies in the bucket holding the true nearest-rank percentile (clamped to min/max)
+                const lower = Math.floor(exact / width) * width;
+                const where = `${label}: ${field} ${h[field]} in the bucket of ${exact}`;
+                expect(h[field], where).toBeGreaterThanOrEqual(Math.max(lower, h.min) - 1e-9);
+                expect(h[field], where).toBeLessThanOrEqual(Math.min(lower + width, h.max) + 1e-9);
               }
               if (count) expect(h.p50 <= h.p90 && h.p90 <= h.p99, `${label}: monotone`).toBe(true);
               const fullest = [...buckets].sort((x, y) => y.count - x.count || x.lower - y.lower);
