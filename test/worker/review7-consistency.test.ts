@@ -1131,6 +1131,22 @@ describe("counters: week and month buckets, stored unions and score ranges agree
             expect(stored.body.members, `${label}: union members`).toBe(weighted.length);
             const u = await api.get(`/v1/counters/${name}-u/top?n=1000`);
             expect(pairs(u.body), `${label}: the stored union × ${weight}`).toEqual(weighted);
+            for (const aggregate of ["min", "max"]) {
+              const agg = await api.post(
+                `/v1/counters/${name}-u${aggregate}/union`,
+                { sources: [source], aggregate },
+                { key: "admin" },
+              );
+              expect(agg.status, JSON.stringify(agg.body)).toBe(200);
+              const read = await api.get(
+                `/v1/counters/${name}-day/top?n=1000&aggregate=${aggregate}&period=day&from=${source.from}&to=${source.to}`,
+              );
+              expect(read.status, JSON.stringify(read.body)).toBe(200);
+              expect(
+                pairs((await api.get(`/v1/counters/${name}-u${aggregate}/top?n=1000`)).body),
+                `${label}: a stored ${aggregate} union = the ${aggregate} read`,
+              ).toEqual(pairs(read.body));
+            }
 
             // range?min&max is top's items whose scores lie in [min, max] (or (min, max])
             const hi = lo + width;
