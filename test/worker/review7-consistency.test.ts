@@ -1603,3 +1603,43 @@ describe("`at` spelled as epoch ms, ISO with Z, with an offset, or without a zon
     expect((await api.get("/v1/histograms/hz?from=2026-11-22&to=2026-11-22")).body.count).toBe(4);
   });
 });
+
+describe("presence across midnight: yesterday's ?day= figures are what the room read said at the end of that day", () => {
+  it("peak, peakAt, active and new of 2026-11-22 read on the 23rd = the room read at 23:59:59", async () => {
+    const api = newApi("r7-mid", "2026-11-22T22:00:00Z");
+    const steps: Array<[number, string[]]> = [
+      [0, ["a", "b"]],
+      [20, ["c"]],
+      [30, ["a", "d", "e"]],
+      [45, ["f"]],
+      [100, ["b"]],
+      [119, ["g", "a"]],
+    ];
+    for (const [minute, ids] of steps) {
+      api.setNow(Date.UTC(2026, 10, 22, 22, minute));
+      expect((await api.post("/v1/presence/mid/heartbeats", { ids })).status).toBe(200);
+      await api.post("/internal/jobs/trim", undefined, { key: "admin" });
+    }
+    api.setNow(Date.UTC(2026, 10, 22, 23, 59, 59));
+    const lastOfDay = (await api.get("/v1/presence/mid")).body;
+    api.setNow(Date.UTC(2026, 10, 23, 0, 0, 30));
+    await api.post("/internal/jobs/trim", undefined, { key: "admin" });
+    const yesterday = (await api.get("/v1/presence/mid?day=2026-11-22")).body;
+    expect({ peak: yesterday.peak, peakAt: yesterday.peakAt, active: yesterday.active, new: yesterday.new }).toEqual({
+      peak: lastOfDay.peakToday,
+      peakAt: lastOfDay.peakAt,
+      active: lastOfDay.activeToday,
+      new: lastOfDay.newToday,
+    });
+    expect(lastOfDay.activeToday).toBe(7);
+    // today so far: the ids still online at 00:00 count in today's peak (docs: carried over midnight)
+    const today = (await api.get("/v1/presence/mid")).body;
+    const online = today.online;
+    expect(today.peakToday).toBeGreaterThanOrEqual(online);
+    expect((await api.get("/v1/presence/mid?day=2026-11-23")).body).toMatchObject({
+      peak: today.peakToday,
+      active: today.activeToday,
+      new: today.newToday,
+    });
+  });
+});
