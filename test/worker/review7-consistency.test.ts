@@ -1643,3 +1643,86 @@ describe("presence across midnight: yesterday's ?day= figures are what the room 
     });
   });
 });
+
+describe("counters: interleaved writes (late ones too), clock moves and reads: cached and live answers stay the model's", () => {
+  const BASE = Date.UTC(2026, 10, 29);
+  const MEMBERS = ["a", "b", "c", "d"];
+  type Op =
+    | { kind: "write"; member: string; back: number; by: number }
+    | { kind: "read"; from: number; to: number; member: string }
+    | { kind: "tick"; minutes: number };
+  const op: fc.Arbitrary<Op> = fc.oneof(
+    fc.record({
+      kind: fc.constant("write" as const),
+      member: fc.constantFrom(...MEMBERS),
+      back: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 40 })),
+      by: fc.integer({ min: -2, max: 9 }),
+    }),
+    fc.record({
+      kind: fc.constant("read" as const),
+      from: fc.integer({ min: 0, max: 40 }),
+      to: fc.integer({ min: 0, max: 40 }),
+      member: fc.constantFrom(...MEMBERS),
+    }),
+    fc.record({ kind: fc.constant("tick" as const), minutes: fc.integer({ min: 0, max: 150 }) }),
+  );
+
+  it(
+    "every read (top, bottom, members/{m}) of hours back from now equals the sums of the writes so far",
+    async () => {
+      const api = newApi("r7-live", new Date(BASE + 30 * HOUR + 10 * 60_000).toISOString());
+      let run = 0;
+      let reads = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 40 }), async (ops) => {
+          const name = `l${run++}`;
+          api.setNow(BASE + 30 * HOUR + 10 * 60_000);
+          const writes: Array<{ member: string; hour: number; by: number }> = [];
+          for (const o of ops) {
+            const current = Math.floor((api.now - BASE) / HOUR);
+            if (o.kind === "tick") api.setNow(Math.min(api.now + o.minutes * 60_000, BASE + 71 * HOUR + 59 * 60_000));
+            else if (o.kind === "write") {
+              const hour = Math.max(0, current - o.back);
+              const at = Math.min(api.now, BASE + hour * HOUR + 30 * 60_000);
+              const res = await api.post(`/v1/counters/${name}/incr`, {
+                member: o.member,
+                by: o.by,
+                period: "hour",
+                at,
+              });
+              expect(res.status).toBe(200);
+              writes.push({ member: o.member, hour, by: o.by });
+            } else {
+              const lo = Math.max(0, current - Math.max(o.from, o.to));
+              const hi = Math.max(0, current - Math.min(o.from, o.to));
+              const q = `period=hour&from=${iso(BASE + lo * HOUR)}&to=${iso(BASE + hi * HOUR)}`;
+              const sums = new Map<string, number>();
+              for (const w of writes)
+                if (w.hour >= lo && w.hour <= hi) sums.set(w.member, (sums.get(w.member) ?? 0) + w.by);
+              const want = [...sums.entries()].sort(redisDesc);
+              const label = `${name} hours ${lo}..${hi} at +${(api.now - BASE) / 60_000} min`;
+              const top = await api.get(`/v1/counters/${name}/top?n=100&${q}`);
+              expect(
+                top.body.items?.map((i: any) => [i.member, i.score]),
+                `${label}: top`,
+              ).toEqual(want);
+              const bottom = await api.get(`/v1/counters/${name}/bottom?n=100&${q}`);
+              expect(
+                bottom.body.items?.map((i: any) => [i.member, i.score]),
+                `${label}: bottom`,
+              ).toEqual([...want].reverse());
+              const k = want.findIndex(([m]) => m === o.member);
+              const one = await api.get(`/v1/counters/${name}/members/${o.member}?${q}`);
+              if (k < 0) expect(one.status, `${label}: ${o.member} absent`).toBe(404);
+              else expect([one.body.score, one.body.rank], `${label}: ${o.member}`).toEqual([want[k]![1], k + 1]);
+              reads++;
+            }
+          }
+        }),
+        { numRuns: 60 },
+      );
+      expect(reads, "reads checked").toBeGreaterThan(100);
+    },
+    TIMEOUT,
+  );
+});
