@@ -1645,7 +1645,6 @@ describe("presence across midnight: yesterday's ?day= figures are what the room 
 });
 
 describe("counters: interleaved writes (late ones too), clock moves and reads: cached and live answers stay the model's", () => {
-  const BASE = Date.UTC(2026, 10, 29);
   const MEMBERS = ["a", "b", "c", "d"];
   type Op =
     | { kind: "write"; member: string; back: number; by: number }
@@ -1667,27 +1666,33 @@ describe("counters: interleaved writes (late ones too), clock moves and reads: c
     fc.record({ kind: fc.constant("tick" as const), minutes: fc.integer({ min: 0, max: 150 }) }),
   );
 
-  it(
-    "every read (top, bottom, members/{m}) of hours back from now equals the sums of the writes so far",
-    async () => {
-      const api = newApi("r7-live", new Date(BASE + 30 * HOUR + 10 * 60_000).toISOString());
+  // hours from Nov 29 (rollups: quarter, day, month across Nov/Dec), days from Oct 20 (day buckets and
+  // month rollups across Oct/Nov/Dec); a tick moves the clock up to 150 minutes, or 150 × 24 for days
+  it.each([
+    { period: "hour", unit: HOUR, BASE: Date.UTC(2026, 10, 29) },
+    { period: "day", unit: DAY, BASE: Date.UTC(2026, 9, 20) },
+  ])(
+    "$period: every read (top, bottom, members/{m}) of periods back from now equals the sums of the writes so far",
+    async ({ period, unit, BASE }) => {
+      const api = newApi(`r7-live-${period}`, new Date(BASE + 30 * unit + 10 * 60_000).toISOString());
       let run = 0;
       let reads = 0;
       await fc.assert(
         fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 40 }), async (ops) => {
           const name = `l${run++}`;
-          api.setNow(BASE + 30 * HOUR + 10 * 60_000);
+          api.setNow(BASE + 30 * unit + 10 * 60_000);
           const writes: Array<{ member: string; hour: number; by: number }> = [];
           for (const o of ops) {
-            const current = Math.floor((api.now - BASE) / HOUR);
-            if (o.kind === "tick") api.setNow(Math.min(api.now + o.minutes * 60_000, BASE + 71 * HOUR + 59 * 60_000));
+            const current = Math.floor((api.now - BASE) / unit);
+            if (o.kind === "tick")
+              api.setNow(Math.min(api.now + (o.minutes * 60_000 * unit) / HOUR, BASE + 71 * unit + 59 * 60_000));
             else if (o.kind === "write") {
               const hour = Math.max(0, current - o.back);
-              const at = Math.min(api.now, BASE + hour * HOUR + 30 * 60_000);
+              const at = Math.min(api.now, BASE + hour * unit + 30 * 60_000);
               const res = await api.post(`/v1/counters/${name}/incr`, {
                 member: o.member,
                 by: o.by,
-                period: "hour",
+                period,
                 at,
               });
               expect(res.status).toBe(200);
@@ -1695,12 +1700,12 @@ describe("counters: interleaved writes (late ones too), clock moves and reads: c
             } else {
               const lo = Math.max(0, current - Math.max(o.from, o.to));
               const hi = Math.max(0, current - Math.min(o.from, o.to));
-              const q = `period=hour&from=${iso(BASE + lo * HOUR)}&to=${iso(BASE + hi * HOUR)}`;
+              const q = `period=${period}&from=${iso(BASE + lo * unit)}&to=${iso(BASE + hi * unit)}`;
               const sums = new Map<string, number>();
               for (const w of writes)
                 if (w.hour >= lo && w.hour <= hi) sums.set(w.member, (sums.get(w.member) ?? 0) + w.by);
               const want = [...sums.entries()].sort(redisDesc);
-              const label = `${name} hours ${lo}..${hi} at +${(api.now - BASE) / 60_000} min`;
+              const label = `${name} ${period}s ${lo}..${hi} at +${(api.now - BASE) / 60_000} min`;
               const top = await api.get(`/v1/counters/${name}/top?n=100&${q}`);
               expect(
                 top.body.items?.map((i: any) => [i.member, i.score]),
