@@ -1731,3 +1731,83 @@ describe("counters: interleaved writes (late ones too), clock moves and reads: c
     TIMEOUT,
   );
 });
+
+describe("histograms: interleaved (late) observations, clock moves and reads stay the model's", () => {
+  type Op =
+    | { kind: "write"; back: number; value: number; minute: number }
+    | { kind: "read"; from: number; to: number }
+    | { kind: "tick"; minutes: number };
+  const op: fc.Arbitrary<Op> = fc.oneof(
+    fc.record({
+      kind: fc.constant("write" as const),
+      back: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 45 })),
+      value: fc.integer({ min: -10, max: 60 }),
+      minute: fc.integer({ min: 0, max: 1439 }),
+    }),
+    fc.record({
+      kind: fc.constant("read" as const),
+      from: fc.integer({ min: 0, max: 45 }),
+      to: fc.integer({ min: 0, max: 45 }),
+    }),
+    fc.record({ kind: fc.constant("tick" as const), minutes: fc.integer({ min: 0, max: 4000 }) }),
+  );
+
+  it(
+    "count, sum, min, max and bucket counts of any range of days back from today equal the observations so far",
+    async () => {
+      const BASE = Date.UTC(2026, 9, 20);
+      const api = newApi("r7-hlive", new Date(BASE + 30 * DAY + 10 * 60_000).toISOString());
+      let run = 0;
+      let reads = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 30 }), async (ops) => {
+          const name = `hl${run++}`;
+          api.setNow(BASE + 30 * DAY + 10 * 60_000);
+          expect((await api.put(`/v1/histograms/${name}`, { bucketWidth: 5 }, { key: "admin" })).status).toBe(201);
+          const seen: Array<{ day: number; value: number }> = [];
+          for (const o of ops) {
+            const today = Math.floor((api.now - BASE) / DAY);
+            if (o.kind === "tick") api.setNow(Math.min(api.now + o.minutes * 60_000, BASE + 60 * DAY));
+            else if (o.kind === "write") {
+              const day = Math.max(0, today - o.back);
+              const at = Math.min(api.now, BASE + day * DAY + o.minute * 60_000);
+              const res = await api.post(`/v1/histograms/${name}/observations`, { value: o.value, at });
+              expect(res.status, JSON.stringify(res.body)).toBe(200);
+              seen.push({ day, value: o.value });
+            } else {
+              const lo = Math.max(0, today - Math.max(o.from, o.to));
+              const hi = Math.max(0, today - Math.min(o.from, o.to));
+              const dayOf = (k: number) => iso(BASE + k * DAY).slice(0, 10);
+              const res = await api.get(`/v1/histograms/${name}?from=${dayOf(lo)}&to=${dayOf(hi)}&top=100`);
+              expect(res.status, JSON.stringify(res.body)).toBe(200);
+              const vals = seen.filter((x) => x.day >= lo && x.day <= hi).map((x) => x.value);
+              const label = `${name} days ${lo}..${hi} at +${(api.now - BASE) / 60_000} min`;
+              const buckets = new Map<number, number>();
+              for (const v of vals) buckets.set(Math.floor(v / 5) * 5, (buckets.get(Math.floor(v / 5) * 5) ?? 0) + 1);
+              expect(
+                {
+                  count: res.body.count,
+                  sum: res.body.sum,
+                  min: res.body.min,
+                  max: res.body.max,
+                  buckets: res.body.buckets.map((b: any) => [b.lower, b.count]),
+                },
+                label,
+              ).toEqual({
+                count: vals.length,
+                sum: vals.reduce((a, b) => a + b, 0),
+                min: vals.length ? Math.min(...vals) : null,
+                max: vals.length ? Math.max(...vals) : null,
+                buckets: [...buckets.entries()].sort((a, b) => a[0] - b[0]),
+              });
+              reads++;
+            }
+          }
+        }),
+        { numRuns: 40 },
+      );
+      expect(reads, "reads checked").toBeGreaterThan(50);
+    },
+    TIMEOUT,
+  );
+});
