@@ -1734,7 +1734,7 @@ describe("counters: interleaved writes (late ones too), clock moves and reads: c
 
 describe("histograms: interleaved (late) observations, clock moves and reads stay the model's", () => {
   type Op =
-    | { kind: "write"; back: number; value: number; minute: number }
+    | { kind: "write"; back: number; value: number; minute: number; ahead: boolean }
     | { kind: "read"; from: number; to: number }
     | { kind: "tick"; minutes: number };
   const op: fc.Arbitrary<Op> = fc.oneof(
@@ -1743,13 +1743,18 @@ describe("histograms: interleaved (late) observations, clock moves and reads sta
       back: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 45 })),
       value: fc.integer({ min: -10, max: 60 }),
       minute: fc.integer({ min: 0, max: 1439 }),
+      ahead: fc.boolean(),
     }),
     fc.record({
       kind: fc.constant("read" as const),
       from: fc.integer({ min: 0, max: 45 }),
       to: fc.integer({ min: 0, max: 45 }),
     }),
-    fc.record({ kind: fc.constant("tick" as const), minutes: fc.integer({ min: 0, max: 4000 }) }),
+    fc.oneof(
+      fc.record({ kind: fc.constant("tick" as const), minutes: fc.integer({ min: 0, max: 4000 }) }),
+      // to just before midnight, where a write may be dated tomorrow
+      fc.record({ kind: fc.constant("tick" as const), minutes: fc.constant(-1) }),
+    ),
   );
 
   it(
@@ -1767,10 +1772,14 @@ describe("histograms: interleaved (late) observations, clock moves and reads sta
           const seen: Array<{ day: number; value: number }> = [];
           for (const o of ops) {
             const today = Math.floor((api.now - BASE) / DAY);
-            if (o.kind === "tick") api.setNow(Math.min(api.now + o.minutes * 60_000, BASE + 60 * DAY));
+            if (o.kind === "tick" && o.minutes < 0) api.setNow(BASE + (today + 1) * DAY - 3 * 60_000);
+            else if (o.kind === "tick") api.setNow(Math.min(api.now + o.minutes * 60_000, BASE + 60 * DAY));
             else if (o.kind === "write") {
-              const day = Math.max(0, today - o.back);
-              const at = Math.min(api.now, BASE + day * DAY + o.minute * 60_000);
+              // `ahead`: dated 4 minutes past the clock (allowed: up to 5), tomorrow's when it is 23:56 or later
+              const at = o.ahead
+                ? api.now + 4 * 60_000
+                : Math.min(api.now, BASE + Math.max(0, today - o.back) * DAY + o.minute * 60_000);
+              const day = Math.floor((at - BASE) / DAY);
               const res = await api.post(`/v1/histograms/${name}/observations`, { value: o.value, at });
               expect(res.status, JSON.stringify(res.body)).toBe(200);
               seen.push({ day, value: o.value });
