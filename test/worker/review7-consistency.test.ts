@@ -1829,3 +1829,77 @@ describe("histograms: interleaved (late) observations, clock moves and reads sta
     TIMEOUT,
   );
 });
+
+describe("trending: interleaved (late) events, compaction and clock moves: top, member and history stay in step", () => {
+  type Op =
+    | { kind: "write"; member: string; count: number; back: number }
+    | { kind: "compact" }
+    | { kind: "read"; window: number; member: string }
+    | { kind: "tick"; minutes: number };
+  const op: fc.Arbitrary<Op> = fc.oneof(
+    fc.record({
+      kind: fc.constant("write" as const),
+      member: fc.constantFrom("a", "b", "c", "d", "e"),
+      count: fc.integer({ min: 1, max: 9 }),
+      back: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 8 })),
+    }),
+    fc.record({ kind: fc.constant("compact" as const) }),
+    fc.record({
+      kind: fc.constant("read" as const),
+      window: fc.integer({ min: 1, max: 30 }),
+      member: fc.constantFrom("a", "b", "c", "d", "e"),
+    }),
+    fc.record({ kind: fc.constant("tick" as const), minutes: fc.integer({ min: 0, max: 120 }) }),
+  );
+
+  it(
+    "at every read: member count = its top row = its history's sum; maxError the same in all three; exact ranks agree",
+    async () => {
+      let run = 0;
+      let checked = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 30 }), async (ops) => {
+          const api = track(
+            createTestApi({
+              label: "r7-trl",
+              start: "2026-11-22T12:40:00Z",
+              vars: { TRENDING_CACHE_SECONDS: "0", TRENDING_KEEP: "2" },
+            }),
+          );
+          const s = `i${run++}`;
+          for (const o of ops) {
+            if (o.kind === "tick") api.advance(o.minutes * 60_000);
+            else if (o.kind === "compact")
+              expect((await api.post("/internal/jobs/compact", undefined, { key: "admin" })).status).toBe(200);
+            else if (o.kind === "write") {
+              const at = api.now - o.back * HOUR;
+              expect(
+                (await api.post(`/v1/trending/${s}/events`, { member: o.member, count: o.count, at })).status,
+              ).toBe(200);
+            } else {
+              const w = `${o.window}h`;
+              const top = await api.get(`/v1/trending/${s}/top?n=100&window=${w}`);
+              const one = await api.get(`/v1/trending/${s}/members/${o.member}?window=${w}`);
+              const hist = await api.get(`/v1/trending/${s}/history?member=${o.member}&hours=${o.window}`);
+              const label = `${s} ${o.member} ${w} at ${iso(api.now)}`;
+              const row = top.body.items.find((i: any) => i.member === o.member);
+              const sum = hist.body.points.reduce((a: number, p: any) => a + p.count, 0);
+              const err = hist.body.points.reduce((a: number, p: any) => a + p.maxError, 0);
+              expect([one.body.count, row?.count ?? 0, sum], `${label}: member, top, history`).toEqual([
+                one.body.count,
+                one.body.count,
+                one.body.count,
+              ]);
+              expect([one.body.maxError, err], `${label}: maxError`).toEqual([top.body.maxError, top.body.maxError]);
+              if (row && one.body.rankExact) expect(one.body.rank, `${label}: rank`).toBe(row.rank);
+              checked++;
+            }
+          }
+        }),
+        { numRuns: 60 },
+      );
+      expect(checked, "reads checked").toBeGreaterThan(20);
+    },
+    TIMEOUT,
+  );
+});
