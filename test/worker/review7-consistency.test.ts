@@ -1903,3 +1903,28 @@ describe("trending: interleaved (late) events, compaction and clock moves: top, 
     TIMEOUT,
   );
 });
+
+describe("leaderboards: a board that does not exist", () => {
+  it("page, count, seasons, player and around-me all answer 404 not_found naming the board or player", async () => {
+    const api = newApi("r7-nob", "2026-11-22T12:30:00Z");
+    for (const p of ["", "/count", "/seasons", "/players/x", "/players/x/around"]) {
+      const res = await api.get(`/v1/leaderboards/nob${p}`);
+      expect([res.status, res.body.error.code], p).toEqual([404, "not_found"]);
+    }
+  });
+
+  // What is wrong: every read of a board that does not exist is a 404 `not_found` ("No board
+  // 'nob'.": page, count, seasons, player, around-me; docs/leaderboards.md: "404 for an unknown
+  // board or season"), but the subset ranking `POST /v1/leaderboards/nob/rank` answers 200
+  // `{"items":[],"unknown":["x"],"season":null}`, as if the board existed and the players had not
+  // played. A client cannot tell a typo in the board name from a board where nobody in the list
+  // has a score, and the same question ("where do these players stand on nob?") gets two answers.
+  // Severity: low. Smallest fix: the rank script checks the board's settings as the page does and
+  // answers the same not_found.
+  it.fails("POST …/rank on a board that does not exist is the same 404 as the page", async () => {
+    const api = newApi("r7-nob2", "2026-11-22T12:30:00Z");
+    const page = await api.get("/v1/leaderboards/nob");
+    const rank = await api.post("/v1/leaderboards/nob/rank", { players: ["x"] }, { key: "read" });
+    expect([rank.status, rank.body.error?.code]).toEqual([page.status, page.body.error.code]);
+  });
+});
