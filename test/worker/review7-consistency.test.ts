@@ -1913,6 +1913,31 @@ describe("leaderboards: a board that does not exist", () => {
     }
   });
 
+  it("a season the board cannot have (404), a malformed one (400) or an empty one (200): page, player, around-me and rank agree", async () => {
+    const api = newApi("r7-seas", "2026-11-22T12:30:00Z");
+    await api.put("/v1/leaderboards/ns/players/x", { name: "x", score: 3 });
+    await api.put("/v1/leaderboards/ds", { reset: "daily" }, { key: "admin" });
+    await api.put("/v1/leaderboards/ds/players/x", { name: "x", score: 3 });
+    for (const [board, season, status] of [
+      ["ns", "previous", 404],
+      ["ns", "2026-11-21", 404],
+      ["ds", "2026-W47", 404],
+      ["ds", "bogus", 400],
+      ["ds", "previous", 200],
+      ["ds", "2026-11-21", 200],
+      ["ds", "2027-01-01", 200],
+    ] as const) {
+      const q = `season=${season}`;
+      const got = [
+        (await api.get(`/v1/leaderboards/${board}?${q}`)).status,
+        (await api.get(`/v1/leaderboards/${board}/players/x?${q}`)).status,
+        (await api.get(`/v1/leaderboards/${board}/players/x/around?${q}`)).status,
+        (await api.post(`/v1/leaderboards/${board}/rank?${q}`, { players: ["x"] }, { key: "read" })).status,
+      ];
+      expect(got, `${board} ${q}`).toEqual([status, status, status, status]);
+    }
+  });
+
   // What is wrong: every read of a board that does not exist is a 404 `not_found` ("No board
   // 'nob'.": page, count, seasons, player, around-me; docs/leaderboards.md: "404 for an unknown
   // board or season"), but the subset ranking `POST /v1/leaderboards/nob/rank` answers 200
