@@ -36,6 +36,8 @@ export interface CsvList {
   /** The field of the JSON answer that holds the list. */
   list: string;
   columns: readonly CsvColumn[];
+  /** The field of the JSON answer that counts the whole list when `limit` cuts its rows (else `total`). */
+  total?: string;
 }
 
 /** A list of plain names (the registries): one column holding the item itself. */
@@ -60,8 +62,9 @@ export const CSV_LISTS: readonly CsvList[] = [
   { path: "/v1/counters", list: "items", columns: ["counter", "lastWriteAt"] },
   { path: "/v1/counters/{counter}/top", list: "items", columns: RANKED },
   { path: "/v1/counters/{counter}/bottom", list: "items", columns: RANKED },
-  { path: "/v1/counters/{counter}/range", list: "items", columns: ["member", "score"] },
-  { path: "/v1/counters/{counter}/sorted", list: "items", columns: ["member", "score"] },
+  // `count`: every member in the score range (review 7: a CSV cut by `limit` did not say so)
+  { path: "/v1/counters/{counter}/range", list: "items", columns: ["member", "score"], total: "count" },
+  { path: "/v1/counters/{counter}/sorted", list: "items", columns: ["member", "score"], total: "count" },
 
   { path: "/v1/histograms", list: "histograms", columns: [itself("histogram")] },
   { path: "/v1/histograms/{histogram}", list: "buckets", columns: ["lower", "upper", "count"] },
@@ -247,7 +250,7 @@ export const csvExport: MiddlewareHandler<AppEnv> = async (c, next) => {
   headers.set("Content-Disposition", `attachment; filename="${csvFilename(pathname)}"`);
   headers.append("Vary", "Accept");
   headers.delete("Content-Length");
-  if (body) pagingHeaders(c.req.url, body, headers);
+  if (body) pagingHeaders(c.req.url, entry.total ? { ...body, total: body[entry.total] } : body, headers);
   c.res = new Response(toCsv(entry.columns, list), { status: res.status, headers });
 };
 

@@ -1,5 +1,5 @@
 import { parseAt } from "../src/time.ts";
-import { memberProblem, NAME_PATTERN } from "../src/validation.ts";
+import { memberProblem, NAME_PATTERN, textProblem } from "../src/validation.ts";
 import type { Verdict } from "./lazy-route.ts";
 import { intQueryValue, isPlainObject } from "./schemas.ts";
 
@@ -85,6 +85,9 @@ export const nameField: Field = (value) => (typeof value === "string" && NAME_PA
 
 /** A member or id in a path (`Member`, ./schemas.ts): 1..256 UTF-8 bytes, no control characters. */
 export const memberField: Field = (value) => (typeof value === "string" && !memberProblem(value) ? value : undefined);
+/** Free text (`DisplayText`, ./schemas.ts): as a member, "." and ".." allowed. */
+export const displayTextField: Field = (value) =>
+  typeof value === "string" && !textProblem(value) ? value : undefined;
 
 /*
  * Values of JSON bodies, for prechecks of write bodies that decide only what zod accepts (any

@@ -1,5 +1,5 @@
 import * as z from "./zod.ts";
-import { MAX_BATCH, MAX_INCREMENT, NAME_PATTERN, NAME_RULE, memberProblem } from "../src/validation.ts";
+import { MAX_BATCH, MAX_INCREMENT, NAME_PATTERN, NAME_RULE, memberProblem, textProblem } from "../src/validation.ts";
 import { parseAt, parseWindow } from "../src/time.ts";
 import { once, prechecked, type Verdict } from "./lazy-route.ts";
 
@@ -45,7 +45,7 @@ export function nameParamsChecked<K extends string>(...names: K[]) {
   return prechecked(() => nameParams(...names), nameParamsPrecheck(...names));
 }
 
-/** A member or id: 1..256 UTF-8 bytes, no control characters. */
+/** A member or id: 1..256 UTF-8 bytes, no control characters, not "." or ".." (a path segment). */
 export const Member = once(() =>
   z
     .string()
@@ -53,7 +53,18 @@ export const Member = once(() =>
       const problem = memberProblem(value);
       if (problem) ctx.addIssue({ code: "custom", message: problem });
     })
-    .openapi({ example: "555-0100", description: "1..256 UTF-8 bytes, no control characters" }),
+    .openapi({ example: "555-0100", description: "1..256 UTF-8 bytes, no control characters, not '.' or '..'" }),
+);
+
+/** Free text shown, never a path segment (a player's display name): as `Member`, "." and ".." allowed. */
+export const DisplayText = once(() =>
+  z
+    .string()
+    .superRefine((value, ctx) => {
+      const problem = textProblem(value);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    })
+    .openapi({ example: "Alice", description: "1..256 UTF-8 bytes, no control characters" }),
 );
 
 /** A finite increment within ±1e12 (negative allowed). */

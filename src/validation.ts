@@ -24,8 +24,18 @@ export function utf8Length(value: string): number {
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-/** Returns why `value` is not a valid member/id, or null when it is. */
+/**
+ * Returns why `value` is not a valid member/id, or null when it is. A member is also a URL path
+ * segment (`…/members/{member}`), where "." and ".." are dot segments that URL parsing removes,
+ * so such a member could be written and listed but never read or deleted by its path (review 7).
+ */
 export function memberProblem(value: string): string | null {
+  if (value === "." || value === "..") return "must not be '.' or '..' (a URL path cannot name it)";
+  return textProblem(value);
+}
+
+/** Returns why `value` is not valid free text (display names, units: never a path segment), or null. */
+export function textProblem(value: string): string | null {
   if (value.length === 0) return "must not be empty";
   if (CONTROL.test(value)) return "must not contain control characters";
   if (LONE_SURROGATE.test(value)) return "must be valid Unicode (no lone surrogates)";

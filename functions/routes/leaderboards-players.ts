@@ -209,7 +209,7 @@ export function addPlayerRoutes(routes: Routes): void {
       tags,
       summary: "Rank a subset of players (friends, a team) in board order (read key)",
       description:
-        "A read, though a POST (the list can be long): a read key is enough. Each known player with a score in the season comes back with the global `rank` and the rank within the subset; the others are listed in `unknown`. One round trip: an HMGET, a ZMSCORE, a ZRANK per ranked player and an HMGET of profiles.",
+        "A read, though a POST (the list can be long): a read key is enough. Each known player with a score in the season comes back with the global `rank` and the rank within the subset; the others are listed in `unknown`. One round trip: an HMGET, a ZMSCORE, a ZRANK per ranked player and an HMGET of profiles. 404 for an unknown board (an EXISTS, only when none of the players ever joined).",
       request: {
         params: boardParamsChecked(),
         query: prechecked(PlayerQuery, playerQueryPrecheck),

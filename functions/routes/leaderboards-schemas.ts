@@ -11,7 +11,7 @@ import {
   Increment,
   intQuery,
   isPlainObject,
-  Member,
+  DisplayText,
   Name,
   nameParams,
   nameParamsChecked,
@@ -23,7 +23,7 @@ import {
   scoreField,
   type Field,
   fieldsPrecheck,
-  memberField,
+  displayTextField,
   intField,
   nameField,
   oneOf,
@@ -230,7 +230,7 @@ const seasonField = textField((selector) => !leaderboards.seasonSelectorProblem(
 export const JoinBody = once(() =>
   z
     .object({
-      name: Member().openapi({
+      name: DisplayText().openapi({
         example: "Alice",
         description: "display name: 1..256 UTF-8 bytes, no control characters",
       }),
@@ -246,7 +246,7 @@ export const JoinBody = once(() =>
 const metaField: Field = (meta) =>
   meta === null || (isPlainObject(meta) && !leaderboards.metaProblem(meta)) ? meta : undefined;
 const join = strictObject({
-  name: required(memberField),
+  name: required(displayTextField),
   meta: optional(metaField),
   score: optional(scoreField),
 });

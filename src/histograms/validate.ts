@@ -5,7 +5,7 @@
  */
 import type { FieldIssue } from "../errors.ts";
 import { DAY, dayStart, MINUTE, parseAt } from "../time.ts";
-import { MAX_BATCH, invalid, memberProblem } from "../validation.ts";
+import { MAX_BATCH, invalid, textProblem } from "../validation.ts";
 import type { HistogramSettings, Observation } from "./histograms.ts";
 import type { ReadOptions } from "./reads.ts";
 import { isoDay, MAX_RETENTION_DAYS } from "./keys.ts";
@@ -75,7 +75,7 @@ export function checkSettings(
         ? "must be a string"
         : unit.length > MAX_UNIT_LENGTH
           ? `must be at most ${MAX_UNIT_LENGTH} characters`
-          : memberProblem(unit);
+          : textProblem(unit);
     if (problem) issues.push({ path: "unit", message: problem });
   }
   if (!Number.isInteger(retentionDays) || retentionDays < 1 || retentionDays > MAX_RETENTION_DAYS) {

@@ -101,12 +101,13 @@ return {ties = meta[1], createdAt = meta[2], total = redis.call('ZCARD', s.key),
 
 /**
  * Ranks of a subset of players (`names`). One HMGET of the entries, one ZMSCORE, one ZRANK per
- * ranked player, one HMGET of their profiles.
+ * ranked player, one HMGET of their profiles. When none of them ever joined, one EXISTS of the
+ * settings tells an unknown board (404, as every other read of it) from players who never joined.
  */
 export const rankScript = defineScript({
   name: "leaderboards.rank",
   write: false,
-  keys: ["players", "profiles", "...seasonKeys"],
+  keys: ["settings", "players", "profiles", "...seasonKeys"],
   args: ["...names", "...seasonArgs"],
   uses: [entryLua, cfgLua, seasonLua],
   lua: `
@@ -120,6 +121,7 @@ for j, player in ipairs(names) do
     members[#members + 1] = memberIn(parseEntry(found[j + 1]), s.sid)
   end
 end
+if #known == 0 and redis.call('EXISTS', settings) == 0 then return {missing = true} end
 local items, ranked = {}, {}
 if #members > 0 then
   local scores = redis.call('ZMSCORE', s.key, unpack(members))

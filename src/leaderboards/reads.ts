@@ -271,15 +271,17 @@ export async function rankPlayers(
   const k = boardKeys(ctx.prefix, board);
   const season = seasonBlock(ctx.prefix, board, ctx.now, options.season);
   const res = await rankScript.run<{
+    missing?: true;
     noSeason?: true;
     items: [string, string, number][];
     profiles: (string | false)[];
     season: string;
   }>(
     ctx.redis,
-    { players: k.players, profiles: k.profiles, seasonKeys: season.keys },
+    { settings: k.settings, players: k.players, profiles: k.profiles, seasonKeys: season.keys },
     { names: unique, seasonArgs: season.args },
   );
+  if (res.missing) throw new NotFoundError(`No board '${board}'.`);
   if (res.noSeason) noSeason(board, options.season);
   const profiles = asList(res.profiles);
   const rows = asList(res.items).map(([player, stored, rank], i) => ({

@@ -1,5 +1,5 @@
 import { ValidationError, type FieldIssue } from "../errors.ts";
-import { invalid, isName, MAX_BATCH, MAX_INCREMENT, memberProblem, NAME_RULE, utf8Length } from "../validation.ts";
+import { invalid, isName, MAX_BATCH, MAX_INCREMENT, NAME_RULE, textProblem, utf8Length } from "../validation.ts";
 import { MAX_KEEP_SEASONS, RESETS, seasonSelectorProblem, type Reset, type SeasonSelector } from "./seasons.ts";
 
 /**
@@ -81,7 +81,7 @@ function batchIssue(length: number, path: string): FieldIssue | null {
 }
 
 export function profileIssues(name: string, meta: unknown, score: unknown): (FieldIssue | null)[] {
-  const nameProblem = typeof name === "string" ? memberProblem(name) : "must be a string";
+  const nameProblem = typeof name === "string" ? textProblem(name) : "must be a string";
   const meta_ = metaProblem(meta);
   const score_ = score === undefined ? null : scoreProblem(score);
   return [
