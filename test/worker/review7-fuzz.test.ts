@@ -15,6 +15,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestApi, type KeyKind, type TestResponse } from "../helpers/worker.ts";
 import { command } from "../helpers/upstash-rest.ts";
+import { createIngestApi } from "../helpers/ingest.ts";
 
 const api = createTestApi({ label: "r7fuzz", start: "2026-11-22T12:30:00Z" });
 afterAll(() => api.cleanup());
@@ -779,4 +780,114 @@ describe("findings (review 7)", () => {
       expect(Number.isFinite(incr.body.results?.[0]?.score), JSON.stringify(incr.body)).toBe(true);
     },
   );
+});
+
+describe("numbers exactly at every documented limit are accepted, one step past refused (review 7)", () => {
+  const edge = createTestApi({ label: "r7fuzz-edge", start: "2026-11-22T12:30:00Z" });
+  afterAll(() => edge.cleanup());
+  const admin = { key: "admin" as KeyKind };
+
+  it("limits of counters, trending, histograms, leaderboards and unions", async () => {
+    const cases: [string, string, string, unknown, number, KeyKind?][] = [
+      ["count 1e12", "POST", "/v1/trending/e1/events", { member: "a", count: 1e12 }, 200],
+      ["by +1e12", "POST", "/v1/counters/e1/incr", { member: "a", by: 1e12 }, 200],
+      ["by -1e12", "POST", "/v1/counters/e1/incr", { member: "a", by: -1e12 }, 200],
+      ["ttl 316224000", "POST", "/v1/counters/e2/incr", { member: "a", ttl: 316_224_000 }, 200],
+      ["ttl 1", "POST", "/v1/counters/e3/incr", { member: "a", ttl: 1 }, 200],
+      ["retentionDays 400", "PUT", "/v1/histograms/e1", { bucketWidth: 1e15, retentionDays: 400 }, 201, "admin"],
+      ["retentionDays 1", "PUT", "/v1/histograms/e2", { bucketWidth: 1, retentionDays: 1 }, 201, "admin"],
+      ["value 1e15", "POST", "/v1/histograms/e1/observations", { values: [1e15, -1e15] }, 200],
+      ["keepSeasons 52", "PUT", "/v1/leaderboards/e1", { reset: "daily", keepSeasons: 52 }, 200, "admin"],
+      ["keepSeasons 1", "PUT", "/v1/leaderboards/e2", { reset: "weekly", keepSeasons: 1 }, 200, "admin"],
+      [
+        "guards ±1e15",
+        "PUT",
+        "/v1/leaderboards/e3",
+        { minScore: -1e15, maxScore: 1e15, maxIncrement: 1e12 },
+        200,
+        "admin",
+      ],
+      ["join score 1e15", "PUT", "/v1/leaderboards/e4/players/p1", { name: "P", score: 1e15 }, 201],
+      ["join score -1e15", "PUT", "/v1/leaderboards/e4/players/p2", { name: "Q", score: -1e15 }, 201],
+      ["set 1e15", "POST", "/v1/leaderboards/e4/players/p2/score", { set: 1e15 }, 200],
+      ["by 1e12", "POST", "/v1/leaderboards/e4/players/p2/score", { by: -1e12 }, 200],
+      [
+        "weights ±1e12",
+        "POST",
+        "/v1/counters/e9/union",
+        { sources: ["e1", "e2"], weights: [1e12, -1e12] },
+        200,
+        "admin",
+      ],
+      ["at now+5min", "POST", "/v1/trending/e1/events", { member: "a", at: NOW + 300_000 }, 200],
+      ["at now+5min (incr)", "POST", "/v1/counters/e1/incr", { member: "a", period: "hour", at: NOW + 300_000 }, 200],
+      ["at now+5min (obs)", "POST", "/v1/histograms/e1/observations", { value: 1, at: NOW + 300_000 }, 200],
+      ["count 1e12+1", "POST", "/v1/trending/e1/events", { member: "a", count: 1e12 + 1 }, 400],
+      ["by 1e12+1", "POST", "/v1/counters/e1/incr", { member: "a", by: 1e12 + 1 }, 400],
+      ["ttl 316224001", "POST", "/v1/counters/e2/incr", { member: "a", ttl: 316_224_001 }, 400],
+      ["retentionDays 401", "PUT", "/v1/histograms/e3", { bucketWidth: 1, retentionDays: 401 }, 400, "admin"],
+      ["value 1e15+1", "POST", "/v1/histograms/e1/observations", { value: 1e15 + 1 }, 400],
+      ["keepSeasons 53", "PUT", "/v1/leaderboards/e5", { reset: "daily", keepSeasons: 53 }, 400, "admin"],
+      ["maxIncrement 1e12+1", "PUT", "/v1/leaderboards/e6", { maxIncrement: 1e12 + 1 }, 400, "admin"],
+      ["maxIncrement -1", "PUT", "/v1/leaderboards/e7", { maxIncrement: -1 }, 400, "admin"],
+      ["set 1e15+1", "POST", "/v1/leaderboards/e4/players/p2/score", { set: 1e15 + 1 }, 400],
+      ["weights 1e12+1", "POST", "/v1/counters/e9/union", { sources: ["e1"], weights: [1e12 + 1] }, 400, "admin"],
+      ["at now+5min+1ms", "POST", "/v1/trending/e1/events", { member: "a", at: NOW + 300_001 }, 400],
+      [
+        "at now+5min+1ms (incr)",
+        "POST",
+        "/v1/counters/e1/incr",
+        { member: "a", period: "hour", at: NOW + 300_001 },
+        400,
+      ],
+      ["at now+5min+1ms (obs)", "POST", "/v1/histograms/e1/observations", { value: 1, at: NOW + 300_001 }, 400],
+    ];
+    const wrong: string[] = [];
+    for (const [label, method, path, body, status, key] of cases) {
+      const res = await edge.call(method, path, body, { key: key ?? admin.key });
+      if (res.status !== status) wrong.push(`${label}: ${res.status} ${JSON.stringify(res.body).slice(0, 160)}`);
+      else if (status >= 400) expectRefusal(res, label);
+    }
+    expect(wrong).toEqual([]);
+  });
+});
+
+describe("queued ingest takes the same refusals (review 7)", () => {
+  const queued = createIngestApi({ label: "r7fuzz-q", start: "2026-11-22T12:30:00Z" });
+  afterAll(() => queued.cleanup());
+  const QUEUED_PATHS = new Set(["/v1/trending/s1/events", "/v1/counters/c1/incr", "/v1/presence/r1/heartbeats"]);
+
+  it("property: every hostile body of the three queued routes with Prefer: respond-async is a 4xx envelope; nothing is queued or written", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        hostileBody.filter(([route]) => QUEUED_PATHS.has(route.path)),
+        async ([route, { body, what }, withIdem]) => {
+          const label = `${route.path} ${what.slice(0, 120)}`;
+          const headers: Record<string, string> = { "content-type": "application/json", prefer: "respond-async" };
+          if (withIdem) headers["idempotency-key"] = `r7q-${what.length}`;
+          const res = await queued.call(route.method, route.path, undefined, {
+            key: "ingest",
+            raw: rawJson(body),
+            headers,
+          });
+          expectRefusal(res, label);
+          expect(queued.queue.sent.length, label).toBe(0);
+        },
+      ),
+      { numRuns: 200, seed: 5150 },
+    );
+    expect(await queued.keys()).toEqual([]);
+  });
+
+  it("the valid bodies of those routes are queued (the header is honoured here)", async () => {
+    for (const route of ROUTES.filter((r) => QUEUED_PATHS.has(r.path))) {
+      const res = await queued.call(route.method, route.path, route.valid, {
+        key: "ingest",
+        headers: queued.asyncHeaders,
+      });
+      expect(res.status, `${route.path} ${JSON.stringify(res.body)}`).toBe(202);
+    }
+    expect(queued.queue.sent.length).toBeGreaterThan(0);
+    queued.queue.clear();
+  });
 });
