@@ -953,3 +953,108 @@ describe("queued ingest takes the same refusals (review 7)", () => {
     queued.queue.clear();
   });
 });
+
+describe("an ingest key's member delete touches that one member only (review 7)", () => {
+  const d = createTestApi({ label: "r7fuzz-del", start: "2026-11-22T12:30:00Z" });
+  afterAll(() => d.cleanup());
+
+  /** Type, expiry and value of every key of `d` (the same script as above). */
+  async function state(): Promise<Record<string, { t: string; exp: number; value: unknown }>> {
+    const keys = await d.keys();
+    if (keys.length === 0) return {};
+    const text = await command<string>(d.target, "EVAL", SNAPSHOT_LUA, keys.length, ...keys);
+    const out: Record<string, { t: string; exp: number; value: unknown }> = {};
+    for (const [k, t, exp, v] of JSON.parse(text) as [string, string, number, unknown][]) out[k] = { t, exp, value: v };
+    return out;
+  }
+  /** A sorted set's [member, score] pairs without `member`. */
+  const without = (value: unknown, member: string) => {
+    const flat = value as string[];
+    const pairs: string[] = [];
+    for (let i = 0; i < flat.length; i += 2) if (flat[i] !== member) pairs.push(`${flat[i]}=${flat[i + 1]}`);
+    return pairs;
+  };
+
+  it("property: DELETE …/members/m1 with any period/from/to (ingest) changes only m1's entries; no expiry moves, no other key changes", async () => {
+    const day = 86_400_000;
+    const items = [];
+    for (let back = 0; back < 5; back++)
+      for (const member of ["m1", "m2", "m3"])
+        for (const period of ["hour", "day", "week", "month"])
+          items.push({ member, period, at: NOW - back * day, by: back + 1, ttl: 86_400 * (30 + back) });
+    items.push({ member: "m1", by: 9 }, { member: "m2", by: 4 });
+    expect((await d.post("/v1/counters/dc/incr", { items })).status).toBe(200);
+    const dates = [
+      "2026-11-18",
+      "2026-11-20T05:00:00Z",
+      "2026-11-22",
+      String(NOW),
+      "2025-11-01",
+      "1000-01-01",
+      "garbage",
+      "",
+      "2026-11-23",
+    ];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.option(fc.constantFrom("hour", "day", "week", "month", "year", ""), { nil: undefined }),
+        fc.option(fc.constantFrom(...dates), { nil: undefined }),
+        fc.option(fc.constantFrom(...dates), { nil: undefined }),
+        async (period, from, to) => {
+          const before = await state();
+          const q = new URLSearchParams();
+          if (period !== undefined) q.set("period", period);
+          if (from !== undefined) q.set("from", from);
+          if (to !== undefined) q.set("to", to);
+          const res = await d.del(`/v1/counters/dc/members/m1?${q}`, { key: "ingest" });
+          const label = `?${q} -> ${res.status} ${JSON.stringify(res.body)?.slice(0, 160)}`;
+          expect(res.status, label).toBeLessThan(500);
+          if (res.status >= 400) expectRefusal(res, label);
+          const after = await state();
+          for (const [k, b] of Object.entries(before)) {
+            const a = after[k];
+            if (b.t === "zset") {
+              // Only m1 may leave a sorted set; a set it was alone in may go.
+              const rest = without(b.value, "m1");
+              if (!a) expect(rest, `${label}: ${k} vanished`).toEqual([]);
+              else {
+                expect(without(a.value, "m1"), `${label}: ${k}`).toEqual(rest);
+                expect(a.exp, `${label}: expiry of ${k}`).toBe(b.exp);
+              }
+            } else if (k.endsWith(":index")) {
+              // The counter's bookkeeping (which rollups are due or stale) may change; its lifetime may not.
+              expect(a?.exp, `${label}: expiry of ${k}`).toBe(b.exp);
+            } else if (!k.includes(":_")) {
+              expect(a, `${label}: ${k}`).toEqual(b);
+            }
+          }
+          for (const k of Object.keys(after)) expect(k in before, `${label}: new key ${k}`).toBe(true);
+        },
+      ),
+      { numRuns: 120, seed: 31 },
+    );
+    // The deletes did delete: m1 is gone from the plain counter and the day buckets, m2 is not.
+    expect((await d.del("/v1/counters/dc/members/m1", { key: "ingest" })).status).toBe(204);
+    expect((await d.get("/v1/counters/dc/members/m1")).status).toBe(404);
+    expect((await d.get("/v1/counters/dc/members/m2")).body.score).toBe(4);
+    const range = "period=day&from=2026-11-18&to=2026-11-22";
+    expect((await d.del(`/v1/counters/dc/members/m1?${range}`, { key: "ingest" })).status).toBe(204);
+    expect((await d.get(`/v1/counters/dc/members/m1?${range}`)).status).toBe(404);
+    expect((await d.get(`/v1/counters/dc/members/m2?${range}`)).body.score).toBe(15);
+  });
+});
+
+describe("a read key's POST stores nothing (review 7)", () => {
+  it("POST …/rank with an Idempotency-Key from a read key (a read, though a POST) leaves no record behind", async () => {
+    const keysBefore = await api.keys();
+    for (let i = 0; i < 5; i++) {
+      const res = await api.post(
+        "/v1/leaderboards/b1/rank",
+        { players: ["p1", "p2"] },
+        { key: "read", headers: { "idempotency-key": `r7-read-${i}` } },
+      );
+      expect(res.status).toBe(200);
+    }
+    expect(await api.keys()).toEqual(keysBefore);
+  });
+});
