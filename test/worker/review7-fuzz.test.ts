@@ -743,6 +743,51 @@ describe("findings (review 7)", () => {
     },
   );
 
+  // FINDING (low): refusals echo unbounded input. An unknown JSON key is quoted whole in the message
+  // and again in `details` (zod's "Unrecognized key"), so a 1 MiB body with one long key is answered
+  // with ~2 MiB (response amplification; and the "one sentence a person can act on" is 100 KB long).
+  // Smallest input: POST /v1/counters/c1/incr (ingest) {"member":"a","<10,000 × x>":1} → a 400 of
+  // ~20 KB. The same for path parts no validator bounds: POST /internal/jobs/<10,000 × x> (admin) and
+  // GET /dashboard/<10,000 × x> answer 404 messages quoting the whole segment.
+  // Fix: in functions/router.ts (and the jobs/dashboard 404s) cut any echoed input to ~64 characters
+  // with an ellipsis, e.g. a `quote(text, 64)` helper used by every message built from input.
+  it.fails("an unknown key of 10,000 characters is not echoed back whole (answer under 2 KB)", async () => {
+    const res = await f.post("/v1/counters/c1/incr", { member: "a", ["x".repeat(10_000)]: 1 });
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body).length).toBeLessThan(2048);
+  });
+
+  it.fails("an unknown job or dashboard module of 10,000 characters is not echoed back whole", async () => {
+    const job = await f.post(`/internal/jobs/${"x".repeat(10_000)}`, {}, { key: "admin" });
+    expect(job.status).toBe(404);
+    expect(JSON.stringify(job.body).length).toBeLessThan(2048);
+    const mod = await f.get(`/dashboard/${"x".repeat(10_000)}`, { key: "none" });
+    expect(mod.status).toBe(404);
+    expect(JSON.stringify(mod.body).length).toBeLessThan(2048);
+  });
+
+  it("other refusals quote a bounded amount of what was sent, whatever its length", async () => {
+    const big = "x".repeat(100_000);
+    const answers = [
+      await f.get(`/v1/counters/c1/members/${big}`),
+      await f.get(`/v1/counters/${big}/top`),
+      await f.post("/v1/counters/c1/incr", { member: big }),
+      await f.post("/v1/counters/c1/incr", { member: "a", period: big }),
+      await f.post("/v1/counters/c1/incr", { member: "a", period: "day", at: big }),
+      await f.get(`/v1/counters/c1/top?n=${big}`),
+      await f.get(`/v1/trending/s1/top?window=${big}`),
+      await f.get(`/v1/leaderboards/b1?season=${big}`),
+      await f.get(`/v1/counters/c1/top?period=day&from=${big}`),
+      await f.get(`/v1/counters/c1/range?min=${big}`),
+      await f.post("/v1/counters/c1/incr", { member: "a" }, { headers: { "idempotency-key": big } }),
+      await f.post("/v1/counters/c1/incr", undefined, { raw: "{}", headers: { "content-type": big } }),
+    ];
+    for (const res of answers) {
+      expectRefusal(res, JSON.stringify(res.body).slice(0, 80));
+      expect(JSON.stringify(res.body).length).toBeLessThan(2048);
+    }
+  });
+
   // FINDING (medium): "Counts/scores: finite numbers" does not hold for rollups. Each union's weight is
   // within ±1e12, but a counter unioned onto itself multiplies its scores each time, so after 26 calls
   // a score of 5 passes 1.8e308 and Redis stores +inf (-inf for a negative one). From then on every
