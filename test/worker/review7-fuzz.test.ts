@@ -371,6 +371,40 @@ describe("bad writes against a keyspace that holds data (review 7)", () => {
     );
   });
 
+  it("property: a valid body under a content type that is not JSON (or none) is a 415 envelope, every key unchanged", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...ROUTES),
+        fc.constantFrom(
+          null,
+          "text/plain",
+          "text/json",
+          "application/x-www-form-urlencoded",
+          "multipart/form-data; boundary=x",
+          "application/xml",
+          "application/jsonp",
+          "application/json-patch",
+          "json",
+          "*/*",
+          "application/octet-stream",
+        ),
+        async (route, type) => {
+          const headers: Record<string, string> = type === null ? {} : { "content-type": type };
+          const res = await api.call(route.method, route.path, undefined, {
+            key: route.key,
+            raw: rawJson(route.valid),
+            headers,
+          });
+          const label = `${route.method} ${route.path} [${type}]`;
+          expect(res.status, `${label}: ${JSON.stringify(res.body)}`).toBe(415);
+          expectRefusal(res, label);
+          expect(await snapshot(), label).toEqual(before);
+        },
+      ),
+      { numRuns: 80, seed: 415 },
+    );
+  });
+
   it("the valid bodies used above are accepted (so each refusal above is about the one spoiled part)", async () => {
     // On a copy of the keyspace: its own api, so the property's snapshot is not disturbed.
     const other = createTestApi({ label: "r7fuzz-ok", start: "2026-11-22T12:30:00Z" });
