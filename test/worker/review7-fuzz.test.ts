@@ -1137,3 +1137,85 @@ describe("a read key's POST stores nothing (review 7)", () => {
     expect(await api.keys()).toEqual(keysBefore);
   });
 });
+
+describe("a read key's reads only add self-expiring caches (review 7)", () => {
+  const QUERY_VALUES: Record<string, string[]> = {
+    n: ["1", "10", "100", "1000"],
+    limit: ["1", "100", "1000"],
+    offset: ["0", "5"],
+    k: ["0", "5", "50"],
+    page: ["1", "3"],
+    hours: ["1", "48", "168"],
+    top: ["1", "5"],
+    window: ["1h", "24h", "7d", "168h", "49h", "3d"],
+    baseline: ["1h", "24h", "7d"],
+    period: ["hour", "day", "week", "month"],
+    aggregate: ["sum", "min", "max"],
+    order: ["asc", "desc"],
+    by: ["member", "score"],
+    min: ["-inf", "(0", "1"],
+    max: ["+inf", "(10"],
+    from: ["2026-11-01", "2026-11-20", "2025-12-01"],
+    to: ["2026-11-22", "2026-11-21"],
+    season: ["current", "previous", "2026-11-21"],
+    day: ["2026-11-22", "2026-11-01"],
+    member: ["a", "m1"],
+    deep: ["0", "1"],
+  };
+  const VALUES: Record<string, string> = {
+    stream: "s1",
+    counter: "c1",
+    histogram: "h1",
+    room: "r1",
+    board: "b1",
+    player: "p1",
+    member: "m1",
+    id: "u1",
+  };
+
+  it("property: any GET with any documented query, read key: data keys unchanged; anything added or changed expires by itself", async () => {
+    let answered = 0;
+    const gets = ops.filter(
+      (o) =>
+        o.method === "GET" &&
+        o.template.startsWith("/v1/") &&
+        !o.template.includes("webhooks") &&
+        o.template !== "/v1/ingest/status",
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...gets).chain((op) =>
+          fc.tuple(
+            fc.constant(op),
+            fc
+              .subarray(op.queryParams)
+              .chain((names) =>
+                fc.tuple(...names.map((q) => fc.tuple(fc.constant(q), fc.constantFrom(...(QUERY_VALUES[q] ?? ["1"]))))),
+              ),
+            fc.boolean(),
+          ),
+        ),
+        async ([op, query, csv]) => {
+          const before = await snapshot();
+          const q = new URLSearchParams(query as [string, string][]);
+          const path = `${fillRaw(op.template, VALUES)}${query.length ? `?${q}` : ""}`;
+          const res = await api.get(path, { key: "read", headers: csv ? { accept: "text/csv" } : {} });
+          if (res.status === 200) answered++;
+          expect(res.status, `${path}: ${JSON.stringify(res.body)?.slice(0, 200)}`).toBeLessThan(500);
+          const after = await snapshot();
+          for (const [k, a] of Object.entries(after)) {
+            const b = before[k];
+            if (JSON.stringify(a) === JSON.stringify(b)) continue;
+            const exp = (a as { exp: number }).exp;
+            expect(exp, `${path}: ${k} added or changed without an expiry`).toBeGreaterThan(0);
+            if (b) expect((b as { exp: number }).exp, `${path}: ${k} was persistent data`).toBeGreaterThan(0);
+          }
+          for (const k of Object.keys(before)) expect(k in after, `${path}: ${k} removed by a read`).toBe(true);
+        },
+      ),
+      { numRuns: 200, seed: 2026 },
+    );
+    // Most of these reads are answered (so the property is about real reads, not refusals).
+    expect(answered).toBeGreaterThan(100);
+  });
+});
