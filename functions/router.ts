@@ -1,5 +1,6 @@
 import type { Hook, RouteConfig } from "@hono/zod-openapi";
-import { Hono, type Handler } from "hono";
+import type { Handler } from "hono";
+import { HonoBase } from "hono/hono-base";
 import { ValidationError, type FieldIssue } from "../src/errors.ts";
 import { PresplitLinearRouter } from "./linear-router.ts";
 import type { AppEnv } from "./types.ts";
@@ -76,7 +77,7 @@ export function createRouter(): Routes {
  * registry of its own (./openapi-document.ts).
  */
 export function createAppRouter() {
-  return new Hono<AppEnv>({
+  return new HonoBase<AppEnv>({
     // A LinearRouter: no matcher to compile on the first request (the default
     // RegExpRouter builds one over every route, ~5-10 ms of a cold isolate's
     // CPU); matching our ~70 routes linearly costs microseconds, with each

@@ -1,4 +1,4 @@
-import { createMiddleware } from "hono/factory";
+import { createMiddleware } from "./define.ts";
 import { ConfigError, ForbiddenError, UnauthorizedError } from "../../src/errors.ts";
 import type { AppEnv, Scope } from "../types.ts";
 import { anyCase } from "./body.ts";

@@ -1,4 +1,4 @@
-import { createMiddleware } from "hono/factory";
+import { createMiddleware } from "./define.ts";
 import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from "../../src/errors.ts";
 import type { AppEnv } from "../types.ts";
 

@@ -1,4 +1,4 @@
-import { createMiddleware } from "hono/factory";
+import { createMiddleware } from "./define.ts";
 import { ValidationError } from "../../src/errors.ts";
 import { keyOf } from "../../src/keys.ts";
 import type { Idempotency } from "../../src/redis/script.ts";

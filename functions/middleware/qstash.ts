@@ -1,4 +1,4 @@
-import { createMiddleware } from "hono/factory";
+import { createMiddleware } from "./define.ts";
 import { UnauthorizedError } from "../../src/errors.ts";
 import type { AppEnv } from "../types.ts";
 import { requireScope } from "./auth.ts";

@@ -1,4 +1,4 @@
-import { createMiddleware } from "hono/factory";
+import { createMiddleware } from "./define.ts";
 import { RateLimitedError } from "../../src/errors.ts";
 import { limit } from "../../src/ratelimit.ts";
 import type { AppEnv } from "../types.ts";

@@ -1,4 +1,4 @@
-import { createMiddleware } from "hono/factory";
+import { createMiddleware } from "./define.ts";
 import { readConfig } from "../../src/config.ts";
 import { ValidationError } from "../../src/errors.ts";
 import type { AppEnv } from "../types.ts";
