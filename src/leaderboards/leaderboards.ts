@@ -3,7 +3,7 @@ import { NotFoundError } from "../errors.ts";
 import type { Idempotency, Written } from "../redis/script.ts";
 // The module itself, not webhooks/index.ts, whose jobs import the trending library: a first score
 // write would compile it (bench/cold-start.ts).
-import { emitBlock } from "../webhooks/webhooks.ts";
+import { emitBlock } from "../webhooks/emit.ts";
 import { boardKeys, registryKey } from "./keys.ts";
 import { countScript } from "./read-scripts.ts";
 import { configureScript, deleteScript, joinScript, removeScript, scoreScript } from "./scripts.ts";

@@ -2,7 +2,7 @@ import { ConflictError, NotFoundError, RejectedError, ValidationError, type Fiel
 import { defineScript, type Refusal } from "../redis/script.ts";
 // The module itself, not webhooks/index.ts, whose jobs import the trending library: a first score
 // write would compile it (bench/cold-start.ts).
-import { emitLua } from "../webhooks/scripts.ts";
+import { emitLua } from "../webhooks/emit.ts";
 import { cfgLua, entryLua, memberLua, seasonLua } from "./lua.ts";
 import { RESET_OF } from "./seasons.ts";
 import { MAX_SCORE } from "./validate.ts";

@@ -25,10 +25,8 @@ export const LEASE_MS = 5 * 60_000;
 export const DELIVER_BATCH = 25;
 /** Entries kept in each webhook's delivery log. */
 export const DELIVERY_LOG_SIZE = 50;
-/** Deliveries waiting at most; events past it are counted (`full`) and not queued. */
-export const MAX_PENDING = 10_000;
-/** Deliveries (`<event id>:<webhook>`) `emit` remembers, so the same event found again is not queued again for the same webhook. */
-export const MAX_RECENT = 10_000;
+// MAX_PENDING and MAX_RECENT: ./emit.ts, which `emitBlock` needs without the delivery step.
+export { MAX_PENDING, MAX_RECENT } from "./emit.ts";
 /** Retries QStash makes of a published delivery (its own backoff). */
 export const QSTASH_RETRIES = 5;
 

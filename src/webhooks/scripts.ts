@@ -1,5 +1,10 @@
 import { ValidationError, NotFoundError } from "../errors.ts";
-import { defineLua, defineScript } from "../redis/script.ts";
+import { defineScript } from "../redis/script.ts";
+import { emitLua, eventIdLua, matchLua, queueLua, recentLua } from "./emit.ts";
+
+// The Lua libraries `emit` uses live in ./emit.ts, which a write that emits (a leaderboard score
+// change) loads without the rest of the webhooks; re-exported for the modules that import them here.
+export { emitLua, eventIdLua, queueLua };
 
 /**
  * Webhook scripts. A delivery is one event for one webhook: a field of `deliveries` (its body,
@@ -8,137 +13,6 @@ import { defineLua, defineScript } from "../redis/script.ts";
  * lease ahead, so a run that dies mid-way leaves them to the next), sends them, and settles each:
  * delivered or given up (removed, logged) or retried later (rescheduled with backoff, logged).
  */
-
-/**
- * Queues one delivery, due at `due`, unless the same event is already waiting for this webhook;
- * returns 1 when queued. `attempts` is 1 for a delivery claimed as it is queued (sent at once).
- */
-export const queueLua = defineLua(
-  "webhooks.queue",
-  ["queueDelivery"],
-  `
-local function queueDelivery(pending, deliveries, webhook, since, eventId, eventType, body, due, attempts)
-  local id = eventId .. ':' .. webhook
-  -- since: the webhook's createdAt, so a delivery never reaches a later webhook of the same name
-  local record = cjson.encode({webhook = webhook, since = since, event = eventId, type = eventType, body = body, attempts = attempts})
-  if redis.call('HSETNX', deliveries, id, record) == 0 then return 0 end
-  redis.call('ZADD', pending, due, id)
-  return 1
-end`,
-);
-
-/** An event's id: stable for the same facts, so a repeated detection is recognisably the same event. */
-export const eventIdLua = defineLua(
-  "webhooks.eventId",
-  ["eventIdOf"],
-  `
-local function eventIdOf(eventType, subject, key)
-  return 'evt_' .. string.sub(redis.sha1hex(eventType .. '\\n' .. subject .. '\\n' .. key), 1, 32)
-end`,
-);
-
-/**
- * The webhooks (`{name, settings}`) an event is for: subscribed to `eventType`, with no filter or a
- * filter of `kind` naming `subject`, and (a trending.rising `score`) a `threshold` at most `score`.
- * One HGETALL of the registry.
- */
-const matchLua = defineLua(
-  "webhooks.match",
-  ["subscribersOf"],
-  `
-local function subscribersOf(hooks, eventType, kind, subject, score)
-  local targets = {}
-  local all = redis.call('HGETALL', hooks)
-  for i = 1, #all, 2 do
-    local hook = cjson.decode(all[i + 1])
-    local wanted = false
-    for _, e in ipairs(hook.events) do if e == eventType then wanted = true end end
-    local filter = hook.filter
-    if wanted and type(filter) == 'table' then wanted = kind ~= '' and filter[kind] == subject end
-    -- a trending.rising event below the webhook's threshold is not for it
-    if wanted and score ~= '' and type(hook.threshold) == 'number' then wanted = tonumber(score) >= hook.threshold end
-    if wanted then targets[#targets + 1] = {all[i], hook} end
-  end
-  return targets
-end`,
-);
-
-/**
- * The targets (`{name, settings}`) an event was not yet queued for: each delivery id
- * (`<event id>:<webhook>`) is remembered among the last `maxRecent` (`recent`), delivered or not,
- * so a detector that finds the same facts on every run sends them once to each webhook, and a
- * webhook that starts matching later (a trending.rising score that grew past its threshold)
- * still gets it. `freshTargets` only reads (ZMSCORE); `rememberDeliveries` marks the ids that
- * were queued (or were already waiting) once the queue said so (ZADD, ZREMRANGEBYRANK): an event
- * refused because the queue was full is not remembered, so a detector that finds it again when
- * there is room queues it then.
- */
-const recentLua = defineLua(
-  "webhooks.recent",
-  ["freshTargets", "rememberDeliveries"],
-  `
-local function freshTargets(recent, targets, eventId)
-  local ids = {}
-  for i, t in ipairs(targets) do ids[i] = eventId .. ':' .. t[1] end
-  local seen = redis.call('ZMSCORE', recent, unpack(ids))
-  local fresh = {}
-  for i, t in ipairs(targets) do
-    if not seen[i] then fresh[#fresh + 1] = t end
-  end
-  return fresh
-end
-local function rememberDeliveries(recent, ids, now, maxRecent)
-  if #ids == 0 then return end
-  local marks = {}
-  for _, id in ipairs(ids) do
-    marks[#marks + 1] = now
-    marks[#marks + 1] = id
-  end
-  redis.call('ZADD', recent, unpack(marks))
-  redis.call('ZREMRANGEBYRANK', recent, 0, -tonumber(maxRecent) - 1)
-end`,
-);
-
-/**
- * `emit` inside another feature's write script, so detecting an event and queueing it are one
- * round trip (leaderboard.leader). `wk` are the registry keys (webhooks/index.ts, `emitBlock`:
- * hooks, pending, deliveries, recent) and `wa` its arguments (now, at (epoch ms), maxPending, maxRecent);
- * `data` is the event's data as JSON text (so a score keeps every digit Redis printed), `score`
- * a trending.rising score ('' for other events). Queues the event for every matching webhook
- * not already told (`freshTargets`); with no subscriber it costs the HGETALL alone.
- * Returns {queued, full, told (the webhooks it was queued for now or before), repeated}.
- */
-export const emitLua = defineLua(
-  "webhooks.emit",
-  ["emitEvent"],
-  `
-local function emitEvent(wk, wa, eventType, kind, subject, key, data, score)
-  local hooks, pending, deliveries, recent = wk[1], wk[2], wk[3], wk[4]
-  local now, at, maxPending, maxRecent = wa[1], wa[2], tonumber(wa[3]), tonumber(wa[4])
-  local targets = subscribersOf(hooks, eventType, kind, subject, score)
-  if #targets == 0 then return {queued = 0, full = 0, told = 0, repeated = false} end
-  local eventId = eventIdOf(eventType, subject, key)
-  targets = freshTargets(recent, targets, eventId)
-  if #targets == 0 then return {queued = 0, full = 0, told = 0, repeated = true} end
-  local body = '{"id":' .. cjson.encode(eventId) .. ',"type":' .. cjson.encode(eventType) .. ',"at":' .. cjson.encode(tonumber(at)) .. ',"data":' .. data .. '}'
-  local room = maxPending - redis.call('ZCARD', pending)
-  local queued, full, told = 0, 0, {}
-  for _, t in ipairs(targets) do
-    if room <= 0 then
-      full = full + 1
-    else
-      if queueDelivery(pending, deliveries, t[1], t[2].createdAt, eventId, eventType, body, now, 0) == 1 then
-        queued = queued + 1
-        room = room - 1
-      end
-      told[#told + 1] = eventId .. ':' .. t[1]
-    end
-  end
-  rememberDeliveries(recent, told, now, maxRecent)
-  return {queued = queued, full = full, told = #told, repeated = false}
-end`,
-  [queueLua, matchLua, recentLua, eventIdLua],
-);
 
 /**
  * Creates or replaces a webhook; refuses a new one past the limit. Keeps `createdAt` on a replace,

@@ -11,6 +11,7 @@ import {
   type Claimed,
   type DeliverySettings,
 } from "./deliver.ts";
+import { emitBlock } from "./emit.ts";
 import { hookKeys, registryKeys } from "./keys.ts";
 import { deliveriesScript, listScript } from "./read-scripts.ts";
 import { emitManyScript, enqueueScript, putScript, removeScript } from "./scripts.ts";
@@ -247,19 +248,8 @@ export async function emit(
   return { id, queued: value.queued, full: value.full, repeated: value.repeated === true };
 }
 
-/**
- * What a write script that emits itself (`emitLua`, webhooks/scripts.ts) is called with: the
- * registry keys as one key list and the emit arguments as one argument list, so detection and
- * queueing are one round trip. Costs nothing unless the script emits.
- */
-export function emitBlock(ctx: Ctx): { keys: string[]; args: (string | number)[] } {
-  const reg = registryKeys(ctx.prefix);
-  return {
-    keys: [reg.hooks, reg.pending, reg.deliveries, reg.recent],
-    // now, and the body's `at` (the same instant, epoch ms)
-    args: [ctx.now, ctx.now, MAX_PENDING, MAX_RECENT],
-  };
-}
+// `emitBlock` lives in ./emit.ts (a leaderboard score change loads it without this module).
+export { emitBlock };
 
 /**
  * `emit` for several events in one round trip (one script): each is queued as `emit` would, the
