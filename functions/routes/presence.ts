@@ -1,5 +1,5 @@
 import * as z from "../zod.ts";
-import * as presence from "../../src/presence/index.ts";
+import * as presence from "../../src/presence/presence.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay, queueIfAsync } from "../middleware/context.ts";
 import { lazyRoute, once, prechecked, type Verdict } from "../lazy-route.ts";
