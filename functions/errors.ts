@@ -35,7 +35,32 @@ const STATUS = new Map<ErrorClass, ContentfulStatusCode>(
 );
 
 export function errorBody(code: string, message: string, details?: unknown) {
-  return { error: details === undefined ? { code, message } : { code, message, details } };
+  const text = cut(message, MAX_ANSWERED_MESSAGE);
+  return {
+    error: details === undefined ? { code, message: text } : { code, message: text, details: bounded(details) },
+  };
+}
+
+/** Longest message, and longest string in `details`, an error answer carries. */
+const MAX_ANSWERED_MESSAGE = 500;
+const MAX_ANSWERED_DETAIL = 200;
+
+function cut(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}… [${text.length} chars]` : text;
+}
+
+/**
+ * `details` with every string cut: messages quote what was sent (zod's "Unrecognized key" quotes a
+ * key whole, in the message and again in `details`), so a 1 MiB body with one long key was answered
+ * with ~2 MiB (review 7). Arrays keep every entry: a batch's details list each bad item.
+ */
+function bounded(value: unknown, depth = 0): unknown {
+  if (typeof value === "string") return cut(value, MAX_ANSWERED_DETAIL);
+  if (depth > 4 || value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) return value.map((v) => bounded(v, depth + 1));
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [cut(k, MAX_ANSWERED_DETAIL), bounded(v, depth + 1)]),
+  );
 }
 
 /** Longest message part a log line keeps of one error. */

@@ -81,9 +81,6 @@ export const MAX_BUCKET_TIME = Date.UTC(10000, 0, 1) - 1;
  * would silently count into the wrong bucket.
  */
 export function parseBucketTime(value: string | number): number | null {
-  // A query string carries epoch ms as text: the `range.from`/`range.to` an answer gives must be
-  // usable as the next request's from/to. Five digits or more, so `from=2026` is not 1970.
-  if (typeof value === "string" && /^-?\d{5,16}$/.test(value)) value = Number(value);
   const ms = parseAt(value);
   if (ms === null || ms < MIN_BUCKET_TIME || ms > MAX_BUCKET_TIME) return null;
   if (typeof value === "string") {
@@ -101,7 +98,10 @@ export function parseBucketTime(value: string | number): number | null {
 export const BUCKET_TIME_PROBLEM = "must be epoch ms or an ISO-8601 date (a real date in years 1000..9999)";
 
 function when(value: string | number, field: string): number {
-  const ms = parseBucketTime(value);
+  // A query string carries epoch ms as text: the `range.from`/`range.to` an answer gives must be
+  // usable as the next request's from/to (review 7). Five digits or more, so `from=2026` is not
+  // 1970. Only here: a body's `at` is a number or ISO-8601 text, as in every feature.
+  const ms = parseBucketTime(typeof value === "string" && /^-?\d{5,16}$/.test(value) ? Number(value) : value);
   if (ms === null)
     throw new ValidationError(`'${field}' must be epoch milliseconds or an ISO-8601 date.`, [
       { path: field, message: BUCKET_TIME_PROBLEM },

@@ -209,8 +209,8 @@ export const area: CostArea = {
       call: "counter union (admin), 1 counter + 5 days",
       state: "steady",
       roundTrips: 1,
-      commands: 13,
-      note: "Issue 15: one `ZCARD` per live source key before the `ZUNIONSTORE` (past 100,000 entries it is a 400 `too_many_entries`, before anything is written), and an `UNLINK` of what the destination held (freed in the background; `ZUNIONSTORE` over it freed it inside the script). Which buckets are live: one `HMGET` of their counter's index instead of a `HEXISTS` each. The union's size is `ZUNIONSTORE`'s answer (no `ZCARD` after it). Was 11.",
+      commands: 16,
+      note: "Issue 15: one `ZCARD` per live source key before the `ZUNIONSTORE` (past 100,000 entries it is a 400 `too_many_entries`, before anything is written), and an `UNLINK` of what the destination held (freed in the background; `ZUNIONSTORE` over it freed it inside the script). Which buckets are live: one `HMGET` of their counter's index instead of a `HEXISTS` each. The union's size is `ZUNIONSTORE`'s answer (no `ZCARD` after it). Review 7: the union is stored in a scratch key, its lowest and highest scores read (2 `ZRANGE`) and only then `RENAME`d over the destination, so a union whose scores would pass ±1.8e308 (weights multiply: a counter unioned onto itself 26 times at 1e12) is a 400 and the destination keeps what it held (+3; was 13, 11 before issue 15).",
     },
     deleteMember: { call: "counter delete member", state: "plain", roundTrips: 1, commands: 3 },
     deleteMemberDays: {

@@ -777,7 +777,8 @@ describe("findings (review 7)", () => {
     },
   );
 
-  // FINDING (low): refusals echo unbounded input. An unknown JSON key is quoted whole in the message
+  // FIXED (was low, 2026-11-27: errorBody cuts the message to 500 characters and every string of `details` to
+  // 200). Was: refusals echo unbounded input. An unknown JSON key is quoted whole in the message
   // and again in `details` (zod's "Unrecognized key"), so a 1 MiB body with one long key is answered
   // with ~2 MiB (response amplification; and the "one sentence a person can act on" is 100 KB long).
   // Smallest input: POST /v1/counters/c1/incr (ingest) {"member":"a","<10,000 × x>":1} → a 400 of
@@ -785,13 +786,13 @@ describe("findings (review 7)", () => {
   // GET /dashboard/<10,000 × x> answer 404 messages quoting the whole segment.
   // Fix: in functions/router.ts (and the jobs/dashboard 404s) cut any echoed input to ~64 characters
   // with an ellipsis, e.g. a `quote(text, 64)` helper used by every message built from input.
-  it.fails("an unknown key of 10,000 characters is not echoed back whole (answer under 2 KB)", async () => {
+  it("an unknown key of 10,000 characters is not echoed back whole (answer under 2 KB)", async () => {
     const res = await f.post("/v1/counters/c1/incr", { member: "a", ["x".repeat(10_000)]: 1 });
     expect(res.status).toBe(400);
     expect(JSON.stringify(res.body).length).toBeLessThan(2048);
   });
 
-  it.fails("an unknown job or dashboard module of 10,000 characters is not echoed back whole", async () => {
+  it("an unknown job or dashboard module of 10,000 characters is not echoed back whole", async () => {
     const job = await f.post(`/internal/jobs/${"x".repeat(10_000)}`, {}, { key: "admin" });
     expect(job.status).toBe(404);
     expect(JSON.stringify(job.body).length).toBeLessThan(2048);
@@ -822,7 +823,8 @@ describe("findings (review 7)", () => {
     }
   });
 
-  // FINDING (medium): "Counts/scores: finite numbers" does not hold for rollups. Each union's weight is
+  // FIXED (was medium, 2026-11-27: the union is built in a scratch key and refused, 400, when a score of it is
+  // not finite; plain keeps what it held). Was: "Counts/scores: finite numbers" does not hold for rollups. Each union's weight is
   // within ±1e12, but a counter unioned onto itself multiplies its scores each time, so after 26 calls
   // a score of 5 passes 1.8e308 and Redis stores +inf (-inf for a negative one). From then on every
   // read answers `"score": null` (top, bottom, members, range, sorted; CSV an empty cell) — the
@@ -832,33 +834,30 @@ describe("findings (review 7)", () => {
   // Fix: in the union script, before ZUNIONSTORE, bound the result from each source's ZRANGE 0 0 / -1 -1
   // scores × |weight| (summed over sources) and refuse with a 400 naming the limit (e.g. ±1e15, the
   // leaderboards' bound) when it would be exceeded; nothing written.
-  it.fails(
-    "a union can never store a non-finite score: the union that would is refused, reads stay numbers",
-    async () => {
-      expect(
-        (
-          await f.post("/v1/counters/u/incr", {
-            items: [
-              { member: "m1", by: 5 },
-              { member: "m2", by: -3 },
-            ],
-          })
-        ).status,
-      ).toBe(200);
-      const statuses: number[] = [];
-      for (let i = 0; i < 26; i++) {
-        const res = await f.post("/v1/counters/u/union", { sources: ["u"], weights: [1e12] }, { key: "admin" });
-        statuses.push(res.status);
-        if (res.status >= 400) expectRefusal(res, `union ${i}`);
-      }
-      expect(statuses.every((s) => s === 200 || s === 400)).toBe(true);
-      const top = await f.get("/v1/counters/u/top?n=5");
-      expect(top.status).toBe(200);
-      for (const item of top.body.items) expect(Number.isFinite(item.score), JSON.stringify(item)).toBe(true);
-      const incr = await f.post("/v1/counters/u/incr", { member: "m1", by: 1 });
-      expect(Number.isFinite(incr.body.results?.[0]?.score), JSON.stringify(incr.body)).toBe(true);
-    },
-  );
+  it("a union can never store a non-finite score: the union that would is refused, reads stay numbers", async () => {
+    expect(
+      (
+        await f.post("/v1/counters/u/incr", {
+          items: [
+            { member: "m1", by: 5 },
+            { member: "m2", by: -3 },
+          ],
+        })
+      ).status,
+    ).toBe(200);
+    const statuses: number[] = [];
+    for (let i = 0; i < 26; i++) {
+      const res = await f.post("/v1/counters/u/union", { sources: ["u"], weights: [1e12] }, { key: "admin" });
+      statuses.push(res.status);
+      if (res.status >= 400) expectRefusal(res, `union ${i}`);
+    }
+    expect(statuses.every((s) => s === 200 || s === 400)).toBe(true);
+    const top = await f.get("/v1/counters/u/top?n=5");
+    expect(top.status).toBe(200);
+    for (const item of top.body.items) expect(Number.isFinite(item.score), JSON.stringify(item)).toBe(true);
+    const incr = await f.post("/v1/counters/u/incr", { member: "m1", by: 1 });
+    expect(Number.isFinite(incr.body.results?.[0]?.score), JSON.stringify(incr.body)).toBe(true);
+  });
 });
 
 describe("webhook URLs naming an internal address in disguise (review 7)", () => {
