@@ -292,12 +292,17 @@ function jsonValidator(validate: (value: unknown, c: Context<AppEnv>) => Promise
   return async (c, next) => {
     let value: unknown = {};
     const contentType = c.req.header("Content-Type");
+    // An empty body is no body, whatever its Content-Type says (clients send `application/json` with
+    // a body-less PUT): an optional body is absent, a required one lists its missing fields, as for a
+    // request without one. Parsing "" answered "Malformed JSON" without details (review 7).
     if (contentType && JSON_MEDIA_TYPE.test(mediaTypeOf(contentType))) {
-      try {
-        value = await c.req.json();
-      } catch {
-        throw new HTTPException(400, { message: "Malformed JSON in request body" });
-      }
+      const text = await c.req.text();
+      if (text.length > 0)
+        try {
+          value = JSON.parse(text);
+        } catch {
+          throw new HTTPException(400, { message: "Malformed JSON in request body" });
+        }
     }
     const res = await validate(value, c);
     if (res instanceof Response) return res;

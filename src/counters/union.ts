@@ -202,6 +202,9 @@ export async function union(
     }
     assertName(src.counter, `sources.${i}.counter`);
     const range = periodRange(src, ctx.now) as PeriodRange;
+    // refused as soon as the sources so far pass the limit, not after naming every key of all of
+    // them (100 sources of 400 days of hours built 946,900 keys, ~0.7 s, before the 400: review 7)
+    checkUnionKeys(keyAt.length + range.starts.length, i < options.sources.length - 1);
     const sourceIndex = slotOf(K.index(ctx.prefix, src.counter));
     for (const start of range.starts) {
       keyAt.push(slotOf(K.bucket(ctx.prefix, src.counter, range.period, start)));

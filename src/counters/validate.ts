@@ -101,7 +101,12 @@ export function checkUnion(options: UnionOptions): void {
   checkTtl(options.ttl, "ttl");
 }
 
-export function checkUnionKeys(expanded: number): void {
+export function checkUnionKeys(expanded: number, more = false): void {
   if (expanded > MAX_UNION_KEYS)
-    invalid([{ path: "sources", message: `expand to ${expanded} keys; at most ${MAX_UNION_KEYS} per rollup` }]);
+    invalid([
+      {
+        path: "sources",
+        message: `expand to ${more ? "at least " : ""}${expanded} keys; at most ${MAX_UNION_KEYS} per rollup`,
+      },
+    ]);
 }

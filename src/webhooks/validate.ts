@@ -73,7 +73,8 @@ export function urlProblem(url: string, allowLocalHttp: boolean): string | null 
 /**
  * Whether a URL's host (as WHATWG URL normalises it: IPv4 in dotted decimal whatever way it was
  * written, IPv6 in brackets, lowercase) is `localhost` or an IP literal of a loopback, private,
- * link-local, CGNAT, unspecified or multicast range. Names are not resolved: a public name
+ * link-local, CGNAT, documentation, benchmarking, unspecified, multicast or other reserved range
+ * (6to4 by the IPv4 address inside it). Names are not resolved: a public name
  * pointing inside stays the receiver's DNS problem.
  */
 function internalHost(written: string): boolean {
@@ -82,30 +83,52 @@ function internalHost(written: string): boolean {
   const host = written.endsWith(".") ? written.slice(0, -1) : written;
   if (host === "localhost" || host.endsWith(".localhost")) return true;
   const v4 = /^(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(host);
-  if (v4) {
-    const [a, b] = [Number(v4[1]), Number(v4[2])];
-    return (
-      a === 0 ||
-      a === 10 ||
-      a === 127 ||
-      (a === 100 && b >= 64 && b <= 127) ||
-      (a === 169 && b === 254) ||
-      (a === 172 && b >= 16 && b <= 31) ||
-      (a === 192 && b === 168) ||
-      a >= 224
-    );
-  }
+  if (v4) return internalV4(Number(v4[1]), Number(v4[2]), Number(v4[3]));
   if (!host.startsWith("[")) return false;
   const v6 = host.slice(1, -1);
+  // 6to4 (2002::/16) carries an IPv4 address in its next 32 bits: that address decides (review 7:
+  // [2002:7f00:1::] is 127.0.0.1)
+  const sixToFour = /^2002:([0-9a-f]{1,4}):([0-9a-f]{1,4})(:|$)/.exec(v6);
+  if (sixToFour) {
+    const [hi, lo] = [parseInt(sixToFour[1] as string, 16), parseInt(sixToFour[2] as string, 16)];
+    return internalV4(hi >> 8, hi & 255, lo >> 8);
+  }
   return (
     v6 === "::" ||
     v6 === "::1" ||
     v6.startsWith("::ffff:") || // IPv4-mapped: the IPv4 address it maps decides, so refuse them all
     /^::[0-9a-f]{1,4}:[0-9a-f]{1,4}$/.test(v6) || // IPv4-compatible (deprecated), e.g. [::127.0.0.1]
     v6.startsWith("64:ff9b:") || // NAT64 of an IPv4 address
+    v6.startsWith("2001:0:") || // Teredo: an obfuscated IPv4 address inside, no receiver uses one
+    v6.startsWith("2001:db8:") || // documentation
+    v6.startsWith("100::") || // discard-only
     /^f[cd]/.test(v6) || // unique local fc00::/7
-    /^fe[89ab]/.test(v6) || // link-local fe80::/10
+    /^fe[89a-f]/.test(v6) || // link-local fe80::/10 and the deprecated site-local fec0::/10
     v6.startsWith("ff") // multicast
+  );
+}
+
+/**
+ * An IPv4 address (its first three bytes) in a range no public receiver has: this host, private,
+ * loopback, CGNAT, link-local, IETF protocol assignments, documentation (TEST-NET-1..3),
+ * benchmarking 198.18.0.0/15, the 6to4 relay anycast, multicast and reserved (IANA's
+ * special-purpose registry; review 7 found 198.18.0.1 accepted).
+ */
+function internalV4(a: number, b: number, c: number): boolean {
+  return (
+    a === 0 ||
+    a === 10 ||
+    a === 127 ||
+    (a === 100 && b >= 64 && b <= 127) ||
+    (a === 169 && b === 254) ||
+    (a === 172 && b >= 16 && b <= 31) ||
+    (a === 192 && b === 168) ||
+    (a === 192 && b === 0 && (c === 0 || c === 2)) ||
+    (a === 192 && b === 88 && c === 99) ||
+    (a === 198 && (b === 18 || b === 19)) ||
+    (a === 198 && b === 51 && c === 100) ||
+    (a === 203 && b === 0 && c === 113) ||
+    a >= 224
   );
 }
 
