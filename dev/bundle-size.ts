@@ -62,9 +62,12 @@ import { bundleWorker } from "./wrangler.ts";
  * budget went to 203 to keep ~3 KiB of headroom. 201.6 KiB with the top-down member delete
  * (its Lua); then 187.4 once the build drops the library's whole-line Lua comments
  * (dev/lua-comments.ts: ~36 KB of text for readers of the source). The budget went back to 192,
- * ~4.5 KiB of headroom, so that saving is not spent unseen.
+ * ~4.5 KiB of headroom, so that saving is not spent unseen. 191.9 KiB on 2026-11-27 (entry 37.0,
+ * was 39.4: Hono's default routers out of it), our own code only: review 7's fixes (the presence
+ * catch-up of yesterday, the union's finite check, cut error messages, the webhook URL ranges) and
+ * the score change's own small webhooks chunk. The budget went to 195 to keep ~3 KiB of headroom.
  */
-export const BUDGET_KIB = 192;
+export const BUDGET_KIB = 195;
 /** KiB of gzip of the entry module and the chunks it imports statically (see BUDGET_KIB). */
 export const ENTRY_BUDGET_KIB = 42;
 
