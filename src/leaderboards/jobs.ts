@@ -48,9 +48,11 @@ export const snapshotListScript = defineScript({
   lua: `
 n = tonumber(n)
 local st = redis.call('HMGET', state, 'day', 'cursor')
-if st[1] == day then return {done = true} end
 local cs, cname = '-inf', nil
 local cday, score, name = string.match(st[2] or '', '^([^|]+)|([^|]+)|(.*)$')
+-- done, also for a late run whose clock is a day behind a pass already done or under way (ISO
+-- days compare as strings): it never takes the earlier day's snapshot again (review 8)
+if (st[1] and st[1] >= day) or (cday and cday > day) then return {done = true} end
 if cday == day then cs, cname = score, name end
 local rows = redis.call('ZRANGE', registry, cs, '+inf', 'BYSCORE', 'WITHSCORES', 'LIMIT', 0, n)
 local boards = {}
@@ -91,11 +93,13 @@ for b = 1, #boards do
   local ranking, snap, nextKey = rankings[b], snapshots[b], nexts[b]
   local meta  = redis.call('HMGET', settings[b], 'ties', 'cfg', 'snapDay', 'snapBuild')
   -- a board without settings is gone (writing snapDay would bring its settings back)
-  local needs = meta[1] and string.sub(meta[2] or 'n', 1, 1) == 'n' and meta[3] ~= day
+  -- (a board snapshotted, or being built, for a later day than this run's clock: a late run leaves it)
+  local bday, bfrom = string.match(meta[4] or '', '^([^|]+)|(%d+)$')
+  local needs = meta[1] and string.sub(meta[2] or 'n', 1, 1) == 'n' and (not meta[3] or meta[3] < day)
+    and not (bday and bday > day)
   if needs then
     if copied >= budget then break end
     local from = 0
-    local bday, bfrom = string.match(meta[4] or '', '^([^|]+)|(%d+)$')
     if bday == day then from = tonumber(bfrom) else redis.call('UNLINK', nextKey) end
     local take = budget - copied
     local rows = redis.call('ZRANGE', ranking, from, from + take - 1)
@@ -130,6 +134,12 @@ for b = 1, #boards do
   end
   handled = b
 end
+local st   = redis.call('HMGET', state, 'day', 'cursor')
+local cday = string.match(st[2] or '', '^([^|]+)|')
+-- a pass of a later day done or under way meanwhile (overlapping runs): its state stays, and this
+-- run stops (review 8)
+local stale = (st[1] and st[1] >= day) or (cday and cday > day)
+if stale then return {handled = handled, copied = copied, completed = completed, stale = true} end
 if handled > 0 then
   if final == '1' and handled == #boards then
     redis.call('HSET', state, 'day', day)
@@ -185,7 +195,12 @@ const snapshotJob: Job = async (ctx, config) => {
       const group = pending.slice(0, SNAPSHOT_GROUP);
       const final = page.last && pending.length === group.length;
       const keys = group.map(([board]) => boardKeys(ctx.prefix, board));
-      const { value } = await snapshotStepScript.run<{ handled: number; copied: number; completed: number }>(
+      const { value } = await snapshotStepScript.run<{
+        handled: number;
+        copied: number;
+        completed: number;
+        stale?: true;
+      }>(
         ctx.redis,
         {
           state,
@@ -207,6 +222,7 @@ const snapshotJob: Job = async (ctx, config) => {
       completed += value.completed;
       boards += value.handled;
       pending = pending.slice(value.handled);
+      if (value.stale) return result(false);
     }
     if (page.last) return result(false);
   }

@@ -359,10 +359,14 @@ for i, webhook in ipairs(webhooks) do
     markPeak = tonumber(markPeak) or 0
   end
   out.checked = out.checked + 1
-  if yesterdays[i] and markDay ~= day and tonumber(since[i]) < tonumber(dayStart) then
-    tell(i, webhook, yesterday, yesterdayStart, yesterdays[i], markDay == yesterday and markPeak or 0)
+  -- a late run (its clock behind a run that already told a later day) tells nothing: the mark never
+  -- moves back, so no peak is told twice (ISO days compare as strings; review 8)
+  if not (markDay and markDay > day) then
+    if yesterdays[i] and markDay ~= day and tonumber(since[i]) < tonumber(dayStart) then
+      tell(i, webhook, yesterday, yesterdayStart, yesterdays[i], markDay == yesterday and markPeak or 0)
+    end
+    tell(i, webhook, day, dayStart, dailies[i], markDay == day and markPeak or 0)
   end
-  tell(i, webhook, day, dayStart, dailies[i], markDay == day and markPeak or 0)
 end
 return out
 `,

@@ -1,7 +1,7 @@
 import type { CostArea, CostRow } from "./types.ts";
 
 /** Measured: list (EVALSHA, HMGET, ZRANGE) + step (EVALSHA, HMGET, DEL of a stale build, ZRANGE, ZADD, EXISTS, RENAME, EXPIRE, HSET + HDEL of the progress, HSET + HDEL of the job state). */
-const SNAPSHOT_BOARD_100 = 16;
+const SNAPSHOT_BOARD_100 = 17;
 
 const r = (call: string, state: string, commands: number, extra: Partial<CostRow> = {}): CostRow => ({
   call,
@@ -118,7 +118,7 @@ export const area = {
       SNAPSHOT_BOARD_100,
       {
         roundTrips: 2,
-        note: "A script listing the registry's next page of boards, then a script per 50 boards copying at most `LEADERBOARD_SNAPSHOT_CHUNK` (5,000) ranking members: `HMGET` of the settings, `DEL` of a stale build, `ZRANGE`, one `ZADD` per 1,000 members, `EXISTS`, `UNLINK` of the previous snapshot and `RENAME` (+1: a RENAME over it freed its members inside the script, 151 ms at 1M players; UNLINK frees them in the background), `EXPIRE`, `HSET`/`HDEL` of the progress. A board of 1M players: 200 scripts of about 10 commands, spread over runs by `LEADERBOARD_SNAPSHOT_SCRIPTS` (40).",
+        note: "A script listing the registry's next page of boards, then a script per 50 boards copying at most `LEADERBOARD_SNAPSHOT_CHUNK` (5,000) ranking members: `HMGET` of the settings, `DEL` of a stale build, `ZRANGE`, one `ZADD` per 1,000 members, `EXISTS`, `UNLINK` of the previous snapshot and `RENAME` (+1: a RENAME over it freed its members inside the script, 151 ms at 1M players; UNLINK frees them in the background), `EXPIRE`, `HSET`/`HDEL` of the progress, and `HMGET` of the job's state before moving it (+1, review 8: a late run whose clock is a day behind never moves a later day's pass back nor takes a second snapshot that day). A board of 1M players: 200 scripts of about 10 commands, spread over runs by `LEADERBOARD_SNAPSHOT_SCRIPTS` (40).",
       },
     ),
   },
