@@ -69,7 +69,7 @@ end`,
 
 /**
  * The targets (`{name, settings}`) an event was not yet queued for: each delivery id
- * (`<event id>:<webhook>`) is remembered among the last `maxRecent` (`recent`), delivered or not,
+ * (`<event id>:<webhook>:<its createdAt>`) is remembered among the last `maxRecent` (`recent`), delivered or not,
  * so a detector that finds the same facts on every run sends them once to each webhook, and a
  * webhook that starts matching later (a trending.rising score that grew past its threshold)
  * still gets it. `freshTargets` only reads (ZMSCORE); `rememberDeliveries` marks the ids that
@@ -79,11 +79,16 @@ end`,
  */
 export const recentLua = defineLua(
   "webhooks.recent",
-  ["freshTargets", "rememberDeliveries"],
+  ["freshTargets", "rememberDeliveries", "recentId"],
   `
+-- The id an event is remembered by for target t ({name, settings}): with the webhook's createdAt, so a
+-- webhook deleted and created again under its name is told again what its old life was (review 8).
+local function recentId(eventId, t)
+  return eventId .. ':' .. t[1] .. ':' .. string.format('%.0f', tonumber(t[2].createdAt) or 0)
+end
 local function freshTargets(recent, targets, eventId)
   local ids = {}
-  for i, t in ipairs(targets) do ids[i] = eventId .. ':' .. t[1] end
+  for i, t in ipairs(targets) do ids[i] = recentId(eventId, t) end
   local seen = redis.call('ZMSCORE', recent, unpack(ids))
   local fresh = {}
   for i, t in ipairs(targets) do
@@ -135,7 +140,7 @@ local function emitEvent(wk, wa, eventType, kind, subject, key, data, score)
         queued = queued + 1
         room = room - 1
       end
-      told[#told + 1] = eventId .. ':' .. t[1]
+      told[#told + 1] = recentId(eventId, t)
     end
   end
   rememberDeliveries(recent, told, now, maxRecent)

@@ -101,7 +101,7 @@ for _, t in ipairs(targets) do
         claimed[#claimed + 1] = {id = eventId .. ':' .. t[1], webhook = t[1], url = t[2].url, secret = t[2].secret, body = body, attempts = 1, event = eventId, type = eventType}
       end
     end
-    told[#told + 1] = eventId .. ':' .. t[1]
+    told[#told + 1] = recentId(eventId, t)
   end
 end
 -- a full queue's refusals are not remembered: the same facts found later are queued then
