@@ -1,0 +1,244 @@
+/**
+ * Review 8, periodic jobs at library level (real Redis behind the local Upstash server, a fault
+ * proxy in front of it): the leaderboard snapshot and the counters sweep cut short by a storage
+ * fault, then run again; late runs (a cron's clock an hour or a minute behind the run before it)
+ * of compaction and of the presence trim; and the cron expressions of wrangler.toml against the
+ * jobs functions/jobs.ts maps them to.
+ */
+import { readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFaultProxy, type Fault, type FaultProxy } from "../../dev/fault-proxy.ts";
+import { CRON_JOBS, JOBS } from "../../functions/jobs.ts";
+import { readConfig } from "../../src/config.ts";
+import type { Ctx } from "../../src/context.ts";
+import { StorageUnavailableError } from "../../src/errors.ts";
+import * as counters from "../../src/counters/index.ts";
+import * as leaderboards from "../../src/leaderboards/index.ts";
+import { createTrimJob } from "../../src/presence/jobs.ts";
+import { heartbeat, history as roomHistory, stats as roomStats } from "../../src/presence/index.ts";
+import { createRedis, type RedisClient } from "../../src/redis/client.ts";
+import { HOUR, MINUTE } from "../../src/time.ts";
+import { compact, member as memberOf, record, top } from "../../src/trending/index.ts";
+import { libraryTest } from "../helpers/library.ts";
+import { keysUnder } from "../helpers/upstash-rest.ts";
+
+const lib = libraryTest("rv8jobs", { timeoutMs: 2000 });
+const T0 = Date.UTC(2026, 10, 22, 10, 20);
+let proxy: FaultProxy;
+let proxied: RedisClient;
+
+beforeAll(async () => {
+  proxy = await startFaultProxy({ target: lib.target.url });
+  proxied = createRedis({ url: proxy.url, token: lib.target.token, timeoutMs: 2000 });
+});
+afterAll(async () => {
+  await proxy.close();
+});
+
+const ctxOf = (prefix: string, now: number, viaProxy = false): Ctx => ({
+  redis: viaProxy ? proxied : lib.redis,
+  prefix,
+  now,
+});
+const newPrefix = (label: string) => lib.ctx(T0, label).prefix;
+
+describe("wrangler.toml's cron triggers", () => {
+  it("are exactly the expressions CRON_JOBS maps, and every job they name exists", () => {
+    const toml = readFileSync(new URL("../../wrangler.toml", import.meta.url), "utf8");
+    const line = /^\s*crons\s*=\s*(\[.*\])/m.exec(toml);
+    expect(line).not.toBeNull();
+    const crons = JSON.parse(line![1]!) as string[];
+    expect([...crons].sort()).toEqual(Object.keys(CRON_JOBS).sort());
+    for (const names of Object.values(CRON_JOBS))
+      for (const name of names) expect(Object.hasOwn(JOBS, name)).toBe(true);
+    // every job with work to do is on a cron (histograms and ingest declare none)
+    expect(new Set(Object.values(CRON_JOBS).flat())).toEqual(new Set(Object.keys(JOBS)));
+  });
+});
+
+describe("leaderboards.snapshot cut short by a storage fault", () => {
+  const config = readConfig({ LEADERBOARD_SNAPSHOT_CHUNK: "4", LEADERBOARD_SNAPSHOT_SCRIPTS: "40" });
+  const BOARDS = ["a", "b", "c"];
+  const snapshotJob = JOBS["leaderboards.snapshot"]!;
+
+  async function seed(prefix: string) {
+    const ctx = ctxOf(prefix, T0);
+    for (const [b, board] of BOARDS.entries())
+      for (let i = 0; i < 11; i++)
+        await leaderboards.join(ctx, board, `p${i}`, { name: `p${i}`, score: (i * 7 + b * 3) % 13 });
+  }
+  async function previous(prefix: string, now: number) {
+    const out: Record<string, [string, number, number | null][]> = {};
+    for (const board of BOARDS)
+      out[board] = (await leaderboards.page(ctxOf(prefix, now), board, { limit: 100 })).items.map((r) => [
+        r.player,
+        r.rank,
+        r.previousRank,
+      ]);
+    return out;
+  }
+
+  const cases: [string, Fault][] = [
+    ["503 after a few round trips", { kind: "status", status: 503 }],
+    ["a lost response after a few round trips (the step happened)", { kind: "lose-response" }],
+  ];
+  it.each(cases)(
+    "%s: the next run finishes, says more: false, and the snapshot equals a clean run's",
+    async (_, fault) => {
+      const control = newPrefix("snap-ctl");
+      const broken = newPrefix("snap-brk");
+      await seed(control);
+      await seed(broken);
+      const now = T0 + HOUR;
+      const reference = await snapshotJob(ctxOf(control, now), config);
+      expect(reference).toMatchObject({ snapshots: 3, members: 33, more: false });
+
+      proxy.set({ fault, after: 3 });
+      expect(await snapshotJob(ctxOf(broken, now, true), config).catch((e: unknown) => e)).toBeInstanceOf(
+        StorageUnavailableError,
+      );
+      proxy.heal();
+      const rerun = await snapshotJob(ctxOf(broken, now, true), config);
+      expect(rerun.more).toBe(false);
+      expect(rerun.snapshots as number).toBeGreaterThan(0);
+      // it continued the builds where the fault stopped them, not from the start
+      expect(rerun.members as number).toBeLessThan(33);
+      const third = await snapshotJob(ctxOf(broken, now, true), config);
+      expect(third).toMatchObject({ alreadyDone: true, snapshots: 0, members: 0, more: false });
+
+      const want = await previous(control, now);
+      for (const rows of Object.values(want)) for (const [, rank, prev] of rows) expect(prev).toBe(rank);
+      expect(await previous(broken, now)).toEqual(want);
+      // no half build left behind
+      const left = (await keysUnder(lib.target, broken)).filter((k) => k.endsWith(":snap:next"));
+      expect(left).toEqual([]);
+    },
+  );
+});
+
+describe("sweep-counters cut short by a storage fault", () => {
+  const sweep = JOBS["sweep-counters"]!;
+  const config = readConfig({});
+
+  async function seed(prefix: string) {
+    const ctx = ctxOf(prefix, T0);
+    for (const name of ["x", "y", "z"])
+      await counters.increment(ctx, name, [
+        { member: "a", by: 1, period: "day" },
+        { member: "a", by: 1, period: "hour" },
+        { member: "b", by: 2, period: "month" },
+      ]);
+    for (const name of ["x", "y", "z"]) await counters.deleteCounter(ctx, name);
+    // y's new life writes the same buckets before any sweep
+    await counters.increment(ctx, "y", [
+      { member: "c", by: 3, period: "day" },
+      { member: "c", by: 3, period: "hour" },
+    ]);
+  }
+  const bucketsOf = async (prefix: string) =>
+    (await keysUnder(lib.target, prefix)).filter((k) => /:counters:[^:]+:[^:]+:/.test(k)).sort();
+
+  it("a lost response of the sweep script: the rerun says more: false, frees nothing of the new life, leaves nothing listed", async () => {
+    const control = newPrefix("sweep-ctl");
+    const broken = newPrefix("sweep-brk");
+    await seed(control);
+    await seed(broken);
+    const reference = await sweep(ctxOf(control, T0 + MINUTE), config);
+    expect(reference.more).toBe(false);
+    expect(reference.deleted as number).toBeGreaterThan(0);
+
+    // the first round trip (HRANDFIELD) goes through; the sweep script runs but its answer is lost
+    proxy.set({ fault: { kind: "lose-response" }, after: 1, times: 1 });
+    expect(await sweep(ctxOf(broken, T0 + MINUTE, true), config).catch((e: unknown) => e)).toBeInstanceOf(
+      StorageUnavailableError,
+    );
+    proxy.heal();
+    const rerun = await sweep(ctxOf(broken, T0 + MINUTE, true), config);
+    expect(rerun).toEqual({ checked: 0, deleted: 0, more: false });
+
+    const strip = (keys: string[], prefix: string) => keys.map((k) => k.slice(prefix.length));
+    expect(strip(await bucketsOf(broken), broken)).toEqual(strip(await bucketsOf(control), control));
+    const read = (p: string) => counters.memberOf(ctxOf(p, T0 + MINUTE), "y", "c", { period: "day" });
+    expect(await read(broken)).toEqual(await read(control));
+  });
+});
+
+describe("compaction: the 10:05 cron run late, after the 11:05 one", () => {
+  const STREAMS = ["s0", "s1", "s2"];
+  async function seed(prefix: string) {
+    for (let h = 0; h < 3; h++)
+      for (const [s, stream] of STREAMS.entries())
+        await record(
+          ctxOf(prefix, T0 - 2 * HOUR + h * HOUR),
+          stream,
+          Array.from({ length: 9 }, (_, m) => ({ member: `m${m}`, count: 1 + ((m * 5 + s * 3 + h * 7) % 17) })),
+          { retentionHours: 50 },
+        );
+  }
+  async function reads(prefix: string, now: number) {
+    const out = [];
+    for (const stream of STREAMS) {
+      const { generatedAt: _, ...t } = await top(ctxOf(prefix, now), stream, {
+        retentionHours: 50,
+        n: 9,
+        windowHours: 24,
+      });
+      out.push(t);
+      for (const m of ["m0", "m4", "m8"]) {
+        const { generatedAt: __, ...r } = await memberOf(ctxOf(prefix, now), stream, m, {
+          retentionHours: 50,
+          windowHours: 24,
+        });
+        out.push(r);
+      }
+    }
+    return out;
+  }
+
+  it("changes nothing an in-order pair of runs would not; the next run has nothing to do", async () => {
+    const control = newPrefix("late-ctl");
+    const late = newPrefix("late-run");
+    await seed(control);
+    await seed(late);
+    const options = { retentionHours: 50, keep: 4 };
+    const h10 = Date.UTC(2026, 10, 22, 10, 5);
+    const h11 = Date.UTC(2026, 10, 22, 11, 5);
+    // in order
+    await compact(ctxOf(control, h10), options);
+    await compact(ctxOf(control, h11), options);
+    // the 10:05 run late: after the 11:05 one (its clock is its scheduledTime)
+    await compact(ctxOf(late, h11), options);
+    const lateRun = await compact(ctxOf(late, h10), options);
+    expect(lateRun.more).toBe(false);
+    const readAt = h11 + 10 * MINUTE;
+    expect(await reads(late, readAt)).toEqual(await reads(control, readAt));
+    const next = await compact(ctxOf(late, Date.UTC(2026, 10, 22, 12, 5)), options);
+    const nextCtl = await compact(ctxOf(control, Date.UTC(2026, 10, 22, 12, 5)), options);
+    expect(next).toEqual(nextCtl);
+  });
+});
+
+describe("presence trim: the minute before run late, after the minute's own run", () => {
+  it("history, stats and the room list end as with the runs in order", async () => {
+    const control = newPrefix("trimlate-ctl");
+    const late = newPrefix("trimlate-run");
+    const config = readConfig({ PRESENCE_TIMEOUT_SECONDS: "60" });
+    const job = createTrimJob();
+    const m0 = Date.UTC(2026, 10, 22, 12, 0);
+    for (const prefix of [control, late]) {
+      await heartbeat(ctxOf(prefix, m0 - 50_000), "room", ["a", "b", "c"], { timeoutSeconds: 60 });
+      await heartbeat(ctxOf(prefix, m0 + 20_000), "room", ["d"], { timeoutSeconds: 60 });
+    }
+    await job(ctxOf(control, m0), config);
+    await job(ctxOf(control, m0 + MINUTE), config);
+    await job(ctxOf(late, m0 + MINUTE), config);
+    await job(ctxOf(late, m0), config);
+    const at = m0 + MINUTE + 30_000;
+    const [hc, hl] = await Promise.all([control, late].map((p) => roomHistory(ctxOf(p, at), "room")));
+    expect(hl).toEqual(hc);
+    const [sc, sl] = await Promise.all(
+      [control, late].map((p) => roomStats(ctxOf(p, at), "room", { timeoutSeconds: 60 })),
+    );
+    expect(sl).toEqual(sc);
+  });
+});
