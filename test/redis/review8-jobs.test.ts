@@ -20,7 +20,11 @@ import { createRedis, type RedisClient } from "../../src/redis/client.ts";
 import { HOUR, MINUTE } from "../../src/time.ts";
 import { compact, member as memberOf, record, top } from "../../src/trending/index.ts";
 import { libraryTest } from "../helpers/library.ts";
-import { keysUnder } from "../helpers/upstash-rest.ts";
+import { command, keysUnder } from "../helpers/upstash-rest.ts";
+import { startReceiver, type Receiver } from "../helpers/webhook-receiver.ts";
+import { streamKeys } from "../../src/trending/keys.ts";
+import { hourIndex } from "../../src/time.ts";
+import * as webhooks from "../../src/webhooks/index.ts";
 
 const lib = libraryTest("rv8jobs", { timeoutMs: 2000 });
 const T0 = Date.UTC(2026, 10, 22, 10, 20);
@@ -240,5 +244,82 @@ describe("presence trim: the minute before run late, after the minute's own run"
       [control, late].map((p) => roomStats(ctxOf(p, at), "room", { timeoutSeconds: 60 })),
     );
     expect(sl).toEqual(sc);
+  });
+});
+
+describe("webhooks.trending: overlapping and late hourly runs", () => {
+  let receiver: Receiver;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await receiver.close();
+  });
+  const config = readConfig({ WEBHOOKS_ALLOW_LOCAL_HTTP: "true" });
+  const direct: webhooks.DeliverySettings = { allowLocalHttp: true };
+
+  /** A stream's hour bucket as compaction leaves it (members and the "\0err" sentinel). */
+  async function bucket(ctx: Ctx, stream: string, hour: number, counts: Record<string, number>) {
+    const key = streamKeys(ctx.prefix, stream).bucket(hour);
+    await command(lib.target, "ZADD", key, 0, "\u0000err", ...Object.entries(counts).flatMap(([m, c]) => [c, m]));
+  }
+
+  it("three runs at once, then the previous hour's run late: each event is sent once, none for an hour already told", async () => {
+    const T = Date.UTC(2026, 10, 22, 12, 30);
+    const ctx = lib.ctx(T, "wh-overlap");
+    const hour = hourIndex(T);
+    await bucket(ctx, "s", hour - 2, { a: 9, b: 8, c: 7 });
+    await bucket(ctx, "s", hour - 1, { a: 9, b: 8, c: 7, x: 1 });
+    await bucket(ctx, "s", hour, { a: 20, n: 10, b: 5, c: 4 });
+    await webhooks.put(
+      ctx,
+      "top3",
+      {
+        url: `${receiver.url}/hook`,
+        secret: "s3cret-s3cret-s3cret",
+        events: ["trending.entered", "trending.left"],
+        filter: { stream: "s" },
+        n: 3,
+      },
+      direct,
+    );
+    const at = (hour + 1) * HOUR + 5 * MINUTE;
+    const start = receiver.received.length;
+    const runs = await Promise.all([0, 1, 2].map(() => webhooks.trendingWebhooksJob({ ...ctx, now: at }, config)));
+    expect(runs.reduce((sum, r) => sum + ((r.queued as number) ?? 0), 0)).toBe(2);
+    // the 12:05 run, late (its clock says 12:05): hour 11 against 10 is older than what the webhook was told
+    const late = await webhooks.trendingWebhooksJob({ ...ctx, now: hour * HOUR + 5 * MINUTE }, config);
+    expect(late).toMatchObject({ events: 0, queued: 0 });
+    // whatever the runs left due is sent by the next
+    await webhooks.deliverDue({ ...ctx, now: at + 10 * MINUTE }, direct);
+    const got = receiver.received.slice(start).map((r) => JSON.parse(r.body) as { id: string; type: string });
+    expect(got.map((b) => b.type).sort()).toEqual(["trending.entered", "trending.left"]);
+    expect(new Set(got.map((b) => b.id)).size).toBe(2);
+  });
+
+  it("the minute job twice at once with deliveries due: each delivery is sent once", async () => {
+    const T = Date.UTC(2026, 10, 22, 12, 30);
+    const ctx = lib.ctx(T, "wh-minute");
+    await webhooks.put(
+      ctx,
+      "lead",
+      { url: `${receiver.url}/hook`, secret: "s3cret-s3cret-s3cret", events: ["leaderboard.leader"] },
+      direct,
+    );
+    for (const player of ["ann", "bob", "cy"])
+      await webhooks.emit(ctx, {
+        type: "leaderboard.leader",
+        subject: { kind: "board", name: "b1" },
+        data: { board: "b1", player },
+        key: player,
+      });
+    const start = receiver.received.length;
+    const runs = await Promise.all([0, 1].map(() => webhooks.webhooksJob({ ...ctx, now: T + MINUTE }, config)));
+    expect(runs.reduce((sum, r) => sum + ((r.delivered as number) ?? 0), 0)).toBe(3);
+    const third = await webhooks.webhooksJob({ ...ctx, now: T + 2 * MINUTE }, config);
+    expect(third).toMatchObject({ claimed: 0 });
+    const ids = receiver.received.slice(start).map((r) => (JSON.parse(r.body) as { id: string }).id);
+    expect(ids).toHaveLength(3);
+    expect(new Set(ids).size).toBe(3);
   });
 });
