@@ -15,7 +15,13 @@ import { StorageUnavailableError } from "../../src/errors.ts";
 import * as counters from "../../src/counters/index.ts";
 import * as leaderboards from "../../src/leaderboards/index.ts";
 import { createTrimJob } from "../../src/presence/jobs.ts";
-import { heartbeat, history as roomHistory, stats as roomStats } from "../../src/presence/index.ts";
+import {
+  day as roomDay,
+  heartbeat,
+  history as roomHistory,
+  stats as roomStats,
+  total as siteTotal,
+} from "../../src/presence/index.ts";
 import { createRedis, type RedisClient } from "../../src/redis/client.ts";
 import { HOUR, MINUTE } from "../../src/time.ts";
 import { compact, member as memberOf, record, top } from "../../src/trending/index.ts";
@@ -321,5 +327,39 @@ describe("webhooks.trending: overlapping and late hourly runs", () => {
     const ids = receiver.received.slice(start).map((r) => (JSON.parse(r.body) as { id: string }).id);
     expect(ids).toHaveLength(3);
     expect(new Set(ids).size).toBe(3);
+  });
+});
+
+describe("presence trim: the 23:59 run late, after the 00:00 one", () => {
+  it("yesterday's record, today's figures and the site total end as with the runs in order", async () => {
+    const control = newPrefix("midnight-ctl");
+    const late = newPrefix("midnight-late");
+    const config = readConfig({ PRESENCE_TIMEOUT_SECONDS: "60" });
+    const job = createTrimJob();
+    const midnight = Date.UTC(2026, 10, 23);
+    const opts = { timeoutSeconds: 60 };
+    for (const prefix of [control, late]) {
+      await heartbeat(ctxOf(prefix, midnight - 90_000), "r", ["a", "b", "c"], opts);
+      await heartbeat(ctxOf(prefix, midnight - 20_000), "r", ["c", "d"], opts);
+      await heartbeat(ctxOf(prefix, midnight + 30_000), "r", ["d", "e"], opts);
+    }
+    const order = [midnight - MINUTE, midnight, midnight + MINUTE, midnight + 2 * MINUTE, midnight + 5 * MINUTE];
+    for (const t of order) await job(ctxOf(control, t), config);
+    const lateOrder = [midnight, midnight - MINUTE, midnight + MINUTE, midnight + 2 * MINUTE, midnight + 5 * MINUTE];
+    for (const t of lateOrder) await job(ctxOf(late, t), config);
+
+    const now = midnight + 6 * MINUTE;
+    const read = async (prefix: string) => ({
+      yesterday: await roomDay(ctxOf(prefix, now), "r", "2026-11-22", opts),
+      today: await roomDay(ctxOf(prefix, now), "r", "2026-11-23", opts),
+      stats: await roomStats(ctxOf(prefix, now), "r", opts),
+      history: await roomHistory(ctxOf(prefix, now), "r"),
+      // two days on, yesterday is read from the room's ring of past days
+      kept: await roomDay(ctxOf(prefix, midnight + 2 * 86_400_000), "r", "2026-11-22", opts),
+    });
+    const want = await read(control);
+    expect(want.kept.peak).toBeGreaterThan(0);
+    expect(await read(late)).toEqual(want);
+    expect(await siteTotal(ctxOf(late, now))).toEqual(await siteTotal(ctxOf(control, now)));
   });
 });
