@@ -205,6 +205,23 @@ describe("compaction: the 10:05 cron run late, after the 11:05 one", () => {
     return out;
   }
 
+  it("run beside the 11:05 one (both started before either is awaited): the same reads as in order", async () => {
+    const control = newPrefix("beside-ctl");
+    const beside = newPrefix("beside-run");
+    await seed(control);
+    await seed(beside);
+    const options = { retentionHours: 50, keep: 4, batchSize: 1 };
+    const h10 = Date.UTC(2026, 10, 22, 10, 5);
+    const h11 = Date.UTC(2026, 10, 22, 11, 5);
+    await compact(ctxOf(control, h10), options);
+    await compact(ctxOf(control, h11), options);
+    const both = await Promise.all([compact(ctxOf(beside, h11), options), compact(ctxOf(beside, h10), options)]);
+    for (const r of both) expect(r.more).toBe(false);
+    const readAt = h11 + 10 * MINUTE;
+    expect(await reads(beside, readAt)).toEqual(await reads(control, readAt));
+    expect(await compact(ctxOf(beside, h11 + 5 * MINUTE), options)).toMatchObject({ streams: 0, more: false });
+  });
+
   it("changes nothing an in-order pair of runs would not; the next run has nothing to do", async () => {
     const control = newPrefix("late-ctl");
     const late = newPrefix("late-run");
@@ -483,4 +500,34 @@ describe("presence.peak: the 23:59 minute cron run late, after the first runs of
   // Smallest fix: in detectPeaksScript, skip a webhook whose mark's day is later than `day`
   // (ISO dates compare as strings), so a mark never moves back.
   it.fails("each day's peak is sent once; the late run sends nothing again", () => scenario(true));
+});
+
+describe("sweep-counters past one batch", () => {
+  it("two runs at once over 600+ orphaned buckets, then more runs: each freed once, more: true only while some are listed", async () => {
+    const prefix = newPrefix("sweep-big");
+    const ctx = ctxOf(prefix, T0);
+    const items = Array.from({ length: 600 }, (_, i) => ({
+      member: "a",
+      by: 1,
+      period: "hour" as const,
+      at: T0 - i * HOUR,
+    }));
+    await counters.increment(ctx, "big", items);
+    const orphans = (await keysUnder(lib.target, prefix)).filter((k) => /:counters:big:(hour|day|month):/.test(k));
+    expect(orphans.length).toBeGreaterThan(600);
+    await counters.deleteCounter(ctx, "big");
+    const sweep = JOBS["sweep-counters"]!;
+    const config = readConfig({});
+    const runs = await Promise.all([0, 1].map(() => sweep(ctxOf(prefix, T0 + MINUTE), config)));
+    let deleted = runs.reduce((sum, r) => sum + (r.deleted as number), 0);
+    for (let i = 0; i < 10; i++) {
+      const r = await sweep(ctxOf(prefix, T0 + MINUTE), config);
+      deleted += r.deleted as number;
+      if (!r.more) break;
+      expect(r.checked as number).toBeGreaterThan(0);
+    }
+    expect(deleted).toBe(orphans.length);
+    expect(await sweep(ctxOf(prefix, T0 + MINUTE), config)).toEqual({ checked: 0, deleted: 0, more: false });
+    expect((await keysUnder(lib.target, prefix)).filter((k) => /:counters:big:(hour|day|month):/.test(k))).toEqual([]);
+  });
 });
