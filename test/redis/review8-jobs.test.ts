@@ -531,3 +531,29 @@ describe("sweep-counters past one batch", () => {
     expect((await keysUnder(lib.target, prefix)).filter((k) => /:counters:big:(hour|day|month):/.test(k))).toEqual([]);
   });
 });
+
+describe("leaderboards.snapshot: how many runs a big board takes (docs/leaderboards.md)", () => {
+  // Scaled down: 200 players copied 1 a script stand for 1M players copied 5,000 a script
+  // (200 chunks either way), at the default 40 scripts a run.
+  // BUG (low, docs): docs/leaderboards.md says "a 1M-player board takes 200 scripts: 5 hourly runs
+  // at the default budget", but each run spends one of its 40 scripts on the registry page, so it
+  // copies 39 chunks, and the board needs one more step (copying nothing) to rename the finished
+  // build when its size is a multiple of the chunk: 6 runs. Smallest fix: say 6 runs (201 step
+  // scripts, 39 a run), or let the rename happen in the step that copies the last full chunk
+  // (one ZCARD) and count only step scripts against the budget.
+  it.fails("takes 5 runs, as the docs say", async () => {
+    const prefix = newPrefix("snap-runs");
+    const ctx = ctxOf(prefix, T0);
+    for (let i = 0; i < 200; i++) await leaderboards.join(ctx, "huge", `p${i}`, { name: `p${i}`, score: i });
+    const config = readConfig({ LEADERBOARD_SNAPSHOT_CHUNK: "1" });
+    expect(config.leaderboardSnapshotScripts).toBe(40);
+    const job = JOBS["leaderboards.snapshot"]!;
+    let runs = 0;
+    for (; runs < 20;) {
+      runs++;
+      const r = await job(ctxOf(prefix, T0 + runs * HOUR), config);
+      if (!r.more) break;
+    }
+    expect(runs).toBe(5);
+  });
+});
