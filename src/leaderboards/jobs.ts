@@ -61,8 +61,16 @@ for i = 1, #rows, 2 do
   if not (cname and rows[i + 1] == cs and rows[i] <= cname) then boards[#boards + 1] = {rows[i], rows[i + 1]} end
 end
 if #boards == 0 and #rows == n * 2 then
-  -- a full page of boards sharing the cursor's millisecond: step past that score
-  rows = redis.call('ZRANGE', registry, '(' .. cs, '+inf', 'BYSCORE', 'WITHSCORES', 'LIMIT', 0, n)
+  -- A full page of boards sharing the cursor's millisecond, all done: go on right after the
+  -- cursor's board, by its rank (stepping past the score skipped every board at it after the
+  -- first page: review 8). Past the score only if that board has moved since.
+  local at   = cname and redis.call('ZSCORE', registry, cname)
+  local rank = at and tonumber(at) == tonumber(cs) and redis.call('ZRANK', registry, cname) or nil
+  if rank then
+    rows = redis.call('ZRANGE', registry, rank + 1, rank + n, 'WITHSCORES')
+  else
+    rows = redis.call('ZRANGE', registry, '(' .. cs, '+inf', 'BYSCORE', 'WITHSCORES', 'LIMIT', 0, n)
+  end
   for i = 1, #rows, 2 do boards[#boards + 1] = {rows[i], rows[i + 1]} end
 end
 local last = #rows < n * 2

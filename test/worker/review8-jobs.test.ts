@@ -41,7 +41,8 @@ describe("leaderboards.snapshot: a late hourly cron beside the next day's", () =
   const b = boardApi("rv8-late", at(23, 0, 5));
   afterAll(() => b.api.cleanup());
 
-  // BUG (medium): the snapshot job acts for whatever day its clock names. The 23:05 cron of
+  // FIXED (was medium, 2026-11-27: the list and step scripts never go back a day). Was: the snapshot job acts
+  // for whatever day its clock names. The 23:05 cron of
   // Nov 22, run late after the 00:05 cron of Nov 23 has taken Nov 23's snapshot, sees
   // snapDay (2026-11-23) ≠ its day (2026-11-22) and copies the ranking again: today's snapshot is
   // replaced by the ranking of 00:30, and the state's day goes back to Nov 22, so the 01:05 run
@@ -51,7 +52,7 @@ describe("leaderboards.snapshot: a late hourly cron beside the next day's", () =
   // Smallest fix: never go back in time: snapshotListScript answers {done} when the state's day
   // is >= `day` (ids are ISO dates: string order), and snapshotStepScript takes a board only when
   // its snapDay (and snapBuild's day) is < `day`.
-  it.fails("does not replace today's snapshot with a later ranking, nor take a second one the same day", async () => {
+  it("does not replace today's snapshot with a later ranking, nor take a second one the same day", async () => {
     await b.setScores("lb", [50, 40, 30, 20, 10]); // p0 first ... p4 last
     await runScheduled("5 * * * *", at(23, 0, 5), b.api.env);
     const midnight = await b.ranks("lb");
