@@ -1,0 +1,409 @@
+/**
+ * Adversarial review (round 8) of key hygiene: after mixed workloads on each feature, the
+ * keyspace of the test prefix is scanned (SCAN + TYPE + PTTL) and held against the docs' key
+ * tables (docs/trending.md, counters.md, histograms.md, presence.md, leaderboards.md, README):
+ * every key documented, every TTL as promised, DELETE leaves nothing of the old life, scratch
+ * keys never survive a call, and jobs with nothing to do write nothing.
+ */
+import { describe, expect, it } from "vitest";
+import type { Ctx } from "../../src/context.ts";
+import * as counters from "../../src/counters/index.ts";
+import * as hist from "../../src/histograms/index.ts";
+import * as lb from "../../src/leaderboards/index.ts";
+import * as presence from "../../src/presence/index.ts";
+import * as trending from "../../src/trending/index.ts";
+import { libraryTest } from "../helpers/library.ts";
+import { command, keysUnder } from "../helpers/upstash-rest.ts";
+
+const lib = libraryTest("review8-keys");
+const { target, config } = lib;
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const T0 = Date.UTC(2026, 10, 20, 10, 30);
+
+interface KeyInfo {
+  key: string;
+  type: string;
+  pttl: number;
+}
+
+async function scan(ctx: Ctx): Promise<KeyInfo[]> {
+  const keys = await keysUnder(target, ctx.prefix);
+  const out: KeyInfo[] = [];
+  for (const key of keys) {
+    const type = await command<string>(target, "TYPE", key);
+    const pttl = await command<number>(target, "PTTL", key);
+    if (type !== "none") out.push({ key: key.slice(ctx.prefix.length + 1), type, pttl });
+  }
+  return out;
+}
+
+/** Keys whose relative name matches none of the documented patterns. */
+function undocumented(keys: KeyInfo[], patterns: RegExp[]): string[] {
+  return keys.filter((k) => !patterns.some((p) => p.test(k.key))).map((k) => k.key);
+}
+
+const at = (ctx: Ctx, now: number): Ctx => ({ ...ctx, now });
+
+describe("histograms", () => {
+  const docs = [
+    /^hist:_names$/,
+    /^hist:[^:]+$/,
+    /^hist:[^:]+:\d{8}$/,
+    /^hist:[^:]+:\d{8}:ext$/,
+    /^hist:[^:]+:\d{6}$/,
+    /^hist:[^:]+:tmp(:[0-9a-f-]+)?$/,
+  ];
+
+  it("a mixed workload leaves only documented keys, the data keys expiring within retention after their day", async () => {
+    const ctx = lib.ctx(T0, "h-mixed");
+    await hist.put(ctx, "lat", { bucketWidth: 10, unit: "ms", retentionDays: 10 });
+    for (let d = 0; d < 8; d++) {
+      await hist.observe(at(ctx, T0), "lat", [
+        { value: 5 + d, at: T0 - d * DAY },
+        { value: 500 + d * 13, at: T0 - d * DAY },
+      ]);
+    }
+    // a long read (scratch tmp:<uuid>), a short one, a one-day read
+    await hist.read(ctx, "lat", { from: "2026-11-13", to: "2026-11-20" });
+    await hist.read(ctx, "lat", { from: "2026-11-18", to: "2026-11-20" });
+    await hist.read(ctx, "lat", {});
+    const keys = await scan(ctx);
+    expect(undocumented(keys, docs)).toEqual([]);
+    expect(keys.filter((k) => k.key.includes(":tmp"))).toEqual([]);
+    for (const k of keys) {
+      const m = /^hist:lat:(\d{4})(\d{2})(\d{2})(:ext)?$/.exec(k.key);
+      if (m) {
+        const dayMs = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+        expect(k.pttl).toBeGreaterThan(0);
+        // retentionDays after the UTC day ends (every write here ran at T0)
+        expect(T0 + k.pttl).toBeLessThanOrEqual(dayMs + 11 * DAY + 1000);
+      } else if (/^hist:lat:\d{6}$/.test(k.key)) {
+        expect(k.pttl).toBeGreaterThan(0);
+      } else {
+        // settings hash and registry: until deleted
+        expect(["hist:lat", "hist:_names"]).toContain(k.key);
+        expect(k.pttl).toBe(-1);
+      }
+    }
+  });
+
+  it("DELETE removes every key of the histogram and the same name starts clean", async () => {
+    const ctx = lib.ctx(T0, "h-del");
+    await hist.put(ctx, "lat", { bucketWidth: 10, retentionDays: 30 });
+    await hist.put(ctx, "other", { bucketWidth: 10, retentionDays: 30 });
+    await hist.observe(ctx, "other", [{ value: 1 }]);
+    // including a day 5 minutes in the future (allowed skew) at midnight, and one 29 days back
+    const late = Date.UTC(2026, 10, 20, 23, 57);
+    await hist.observe(at(ctx, late), "lat", [
+      { value: 3, at: late + 4 * 60_000 },
+      { value: 7, at: late - 29 * DAY },
+      { value: 9 },
+    ]);
+    await hist.read(at(ctx, late), "lat", { from: "2026-10-22", to: "2026-11-20" });
+    expect((await scan(ctx)).some((k) => k.key.startsWith("hist:lat:"))).toBe(true);
+    await hist.remove(at(ctx, late + 60_000), "lat");
+    const left = (await scan(ctx)).map((k) => k.key);
+    expect(left.filter((k) => k === "hist:lat" || k.startsWith("hist:lat:"))).toEqual([]);
+    expect(await command(target, "ZSCORE", `${ctx.prefix}:hist:_names`, "lat")).toBeNull();
+    expect(await command(target, "ZSCORE", `${ctx.prefix}:hist:_names`, "other")).not.toBeNull();
+    await hist.put(at(ctx, late + 2 * 60_000), "lat", { bucketWidth: 10, retentionDays: 30 });
+    const fresh = await hist.read(at(ctx, late + 3 * 60_000), "lat", { from: "2026-10-22", to: "2026-11-21" });
+    expect(fresh.count).toBe(0);
+  });
+
+  it("a refused observation batch and a refused read write no key", async () => {
+    const ctx = lib.ctx(T0, "h-refused");
+    await expect(hist.observe(ctx, "nope", [{ value: 1 }])).rejects.toThrow();
+    await expect(hist.read(ctx, "nope", { from: "2026-01-01", to: "2026-11-20" })).rejects.toThrow();
+    await hist.put(ctx, "lat", { bucketWidth: 10, retentionDays: 30 });
+    const before = (await scan(ctx)).map((k) => k.key);
+    await expect(hist.observe(ctx, "lat", [{ value: 1 }, { value: Number.NaN }])).rejects.toThrow();
+    await expect(hist.read(ctx, "lat", { from: "2024-01-01", to: "2026-11-20" })).rejects.toThrow();
+    expect((await scan(ctx)).map((k) => k.key)).toEqual(before);
+  });
+});
+
+describe("counters", () => {
+  const docs = [
+    /^counters:_(names|expiry|seq|purge)$/,
+    /^counters:[^:]+$/,
+    /^counters:[^:]+:(hour|day|week|month):[0-9W-]+$/,
+    /^counters:[^:]+:hour:by-quarter:\d{8}T\d{2}$/,
+    /^counters:[^:]+:(hour|day):by-(day|month):\d{6,8}$/,
+    /^counters:[^:]+:index$/,
+    /^counters:[^:]+:union:[0-3]$/,
+    /^counters:[^:]+:union:tmp$/,
+  ];
+
+  async function workload(ctx: Ctx, name: string) {
+    const items: counters.IncrItem[] = [];
+    for (let d = 0; d < 10; d++)
+      for (const period of ["hour", "day", "week", "month"] as const)
+        items.push({ member: `m${d % 3}`, by: d + 1, period, at: T0 - d * DAY, ttl: 40 * 86_400 });
+    await counters.increment(ctx, name, items);
+    await counters.increment(ctx, name, [{ member: "plain", by: 2, ttl: 3600 }]);
+    // finished range (cache slot), unfinished range (scratch), member read, sorted, score range
+    await counters.ranked(ctx, name, "top", 5, { period: "day", from: T0 - 9 * DAY, to: T0 - DAY });
+    await counters.ranked(ctx, name, "top", 5, { period: "day", from: T0 - 9 * DAY, to: T0 });
+    await counters.ranked(ctx, name, "bottom", 5, { period: "hour", from: T0 - 9 * DAY, to: T0, aggregate: "max" });
+    await counters.memberOf(ctx, name, "m1", { period: "day", from: T0 - 5 * DAY, to: T0 });
+    await counters.sorted(ctx, name, { period: "week", from: T0 - 9 * DAY, to: T0 });
+    await counters.scoreRange(ctx, name, { period: "month", from: T0 - 9 * DAY, to: T0 });
+  }
+
+  it("a mixed workload leaves only documented keys; data keys carry the ttl of their writes", async () => {
+    const ctx = lib.ctx(T0, "c-mixed");
+    await workload(ctx, "hits");
+    await counters.union(ctx, "roll", {
+      sources: [{ name: "hits", period: "day", from: T0 - 3 * DAY, to: T0 }],
+      ttl: 600,
+    });
+    const keys = await scan(ctx);
+    expect(undocumented(keys, docs)).toEqual([]);
+    expect(keys.filter((k) => k.key.endsWith(":union:tmp"))).toEqual([]);
+    for (const k of keys) {
+      if (/^counters:_/.test(k.key)) expect(k.pttl).toBe(-1);
+      else if (/:union:[0-3]$/.test(k.key)) {
+        expect(k.pttl).toBeGreaterThan(0);
+        expect(k.pttl).toBeLessThanOrEqual(HOUR);
+      } else if (k.key === "counters:roll") {
+        expect(k.pttl).toBeGreaterThan(0);
+        expect(k.pttl).toBeLessThanOrEqual(600_000);
+      } else if (k.key === "counters:hits") {
+        expect(k.pttl).toBeGreaterThan(0);
+        expect(k.pttl).toBeLessThanOrEqual(3_600_000);
+      } else {
+        // buckets, rollups and the index: every write had a ttl, so nothing lives for ever
+        expect(k.pttl, k.key).toBeGreaterThan(0);
+      }
+    }
+  });
+
+  it("DELETE plus the sweep job removes every key of the counter; the same name starts clean", async () => {
+    const ctx = lib.ctx(T0, "c-del");
+    await workload(ctx, "hits");
+    await counters.increment(ctx, "keep", [{ member: "a" }]);
+    await counters.deleteCounter(ctx, "hits");
+    for (let i = 0; i < 5; i++) {
+      const r = await counters.sweepCountersJob(ctx, config);
+      if (!r.more) break;
+    }
+    const keys = (await scan(ctx)).map((k) => k.key);
+    expect(keys.filter((k) => k === "counters:hits" || k.startsWith("counters:hits:"))).toEqual([]);
+    for (const reg of ["_names", "_expiry"])
+      expect(await command(target, "ZSCORE", `${ctx.prefix}:counters:${reg}`, "hits")).toBeNull();
+    expect(await command(target, "HLEN", `${ctx.prefix}:counters:_purge`)).toBe(0);
+    const read = await counters.ranked(ctx, "hits", "top", 5, { period: "day", from: T0 - 9 * DAY, to: T0 - DAY });
+    expect(JSON.stringify(read)).not.toContain("m1");
+  });
+
+  it("the sweep job with nothing to do writes nothing", async () => {
+    const ctx = lib.ctx(T0, "c-idle");
+    await counters.increment(ctx, "a", [{ member: "x", period: "day" }]);
+    const before = await scan(ctx);
+    const r = await counters.sweepCountersJob(ctx, config);
+    expect(r).toEqual({ checked: 0, deleted: 0, more: false });
+    expect((await scan(ctx)).map((k) => k.key)).toEqual(before.map((k) => k.key));
+  });
+
+  it("refused writes and reads leave no key", async () => {
+    const ctx = lib.ctx(T0, "c-refused");
+    await expect(counters.increment(ctx, "x", [{ member: "a", by: Number.NaN }])).rejects.toThrow();
+    await expect(counters.ranked(ctx, "x", "top", 0)).rejects.toThrow();
+    // a read of a counter that does not exist is no refusal, but leaves no key either
+    await counters.ranked(ctx, "x", "top", 5, { period: "hour", from: T0 - 300 * DAY, to: T0 });
+    await counters.ranked(ctx, "x", "top", 5, { period: "day", from: T0 - 30 * DAY, to: T0 - 2 * DAY });
+    await expect(
+      counters.union(ctx, "r", { sources: [{ name: "x", period: "hour", from: T0 - 300 * DAY, to: T0 }] }),
+    ).rejects.toThrow();
+    expect(await scan(ctx)).toEqual([]);
+  });
+});
+
+describe("trending", () => {
+  const docs = [/^trending:_(names|seen|dirty)$/, /^trending:[^:]+:h:\d{10}$/, /^trending:[^:]+:u:(24|48|x):\d{10}$/];
+  const settings = { retentionHours: config.trendingRetentionHours };
+
+  async function workload(ctx: Ctx, stream: string) {
+    for (let h = 30; h >= 0; h--) {
+      const now = T0 - h * HOUR;
+      await trending.record(
+        at(ctx, now),
+        stream,
+        Array.from({ length: 20 }, (_, i) => ({ member: `p${(i * h) % 37}`, count: 1 + (i % 4) })),
+        settings,
+      );
+    }
+    await trending.top(ctx, stream, { ...settings, n: 5, windowHours: 24 });
+    await trending.top(ctx, stream, { ...settings, n: 5, windowHours: 48 });
+    await trending.top(ctx, stream, { ...settings, n: 5, windowHours: 7 });
+    await trending.member(ctx, stream, "p3", { ...settings, windowHours: 24 });
+    await trending.compact(ctx);
+    await trending.top(ctx, stream, { ...settings, n: 100, windowHours: 24, firstDepth: 1, maxDepth: 1 });
+  }
+
+  it("a mixed workload leaves only documented keys, each bucket expiring at its hour's end plus retention", async () => {
+    const ctx = lib.ctx(T0, "t-mixed");
+    await workload(ctx, "s");
+    const keys = await scan(ctx);
+    expect(undocumented(keys, docs)).toEqual([]);
+    for (const k of keys) {
+      const m = /:(h|u:\w+):(\d{4})(\d{2})(\d{2})(\d{2})$/.exec(k.key);
+      if (!m) {
+        expect(k.pttl).toBe(-1);
+        continue;
+      }
+      // TTLs are relative to the injected clock of the write that set them (Redis' own clock is
+      // not T0), so bound the TTL itself: a bucket is written from its own hour at the earliest
+      expect(k.pttl, k.key).toBeGreaterThan(0);
+      const limit = m[1] === "h" ? (settings.retentionHours + 1) * HOUR : HOUR;
+      expect(k.pttl, k.key).toBeLessThanOrEqual(limit + 1000);
+    }
+  });
+
+  it("DELETE removes every key of the stream and its registry entries; the same name starts clean", async () => {
+    const ctx = lib.ctx(T0, "t-del");
+    await workload(ctx, "s");
+    await trending.record(ctx, "keep", [{ member: "a" }], settings);
+    await trending.deleteStream(ctx, "s", settings);
+    const keys = (await scan(ctx)).map((k) => k.key);
+    expect(keys.filter((k) => k.startsWith("trending:s:"))).toEqual([]);
+    for (const reg of ["_names", "_seen", "_dirty"])
+      expect(await command(target, "ZSCORE", `${ctx.prefix}:trending:${reg}`, "s")).toBeNull();
+    await trending.record(ctx, "s", [{ member: "new" }], settings);
+    const t = await trending.top(ctx, "s", { ...settings, n: 10, windowHours: 48 });
+    expect(t.items).toEqual([{ member: "new", count: 1, rank: 1 }]);
+  });
+
+  it("compaction with nothing to do writes nothing; a stream whose buckets all expired leaves the registries", async () => {
+    const ctx = lib.ctx(T0, "t-idle");
+    await trending.record(ctx, "s", [{ member: "a" }], settings);
+    await trending.compact(at(ctx, T0 + 2 * HOUR));
+    const before = await scan(ctx);
+    await trending.compact(at(ctx, T0 + 2 * HOUR));
+    expect(await scan(ctx)).toEqual(before.map((k) => ({ ...k, pttl: expect.any(Number) })));
+    // let the bucket expire for real (tiny: delete it, as its TTL would), then compaction past retention
+    const later = T0 + (settings.retentionHours + 3) * HOUR;
+    await command(target, "DEL", ...before.filter((k) => k.key.includes(":h:")).map((k) => `${ctx.prefix}:${k.key}`));
+    for (let i = 0; i < 3; i++) await trending.compact(at(ctx, later + i * HOUR));
+    await trending.list(at(ctx, later + 3 * HOUR));
+    expect((await scan(ctx)).map((k) => k.key)).toEqual([]);
+  });
+});
+
+describe("presence", () => {
+  const docs = [
+    /^presence:_(rooms|due)$/,
+    /^presence:[^:]+:(seen|ids|names|seq|history|days)$/,
+    /^presence:[^:]+:daily:\d{8}$/,
+    /^presence:_(au|total):\d{8}$/,
+  ];
+
+  it("a mixed workload with trim runs leaves only documented keys with the documented TTLs", async () => {
+    const ctx = lib.ctx(T0, "p-mixed");
+    for (let m = 0; m < 30; m++) {
+      const now = T0 - DAY + m * HOUR;
+      await presence.heartbeat(at(ctx, now), "r", [`u${m % 7}`, `v${m}`]);
+      if (m % 5 === 0) await presence.leave(at(ctx, now + 1000), "r", `u${m % 7}`);
+      if (m % 4 === 0) await presence.trimPresenceJob(at(ctx, now + 2000), config);
+    }
+    await presence.stats(ctx, "r");
+    await presence.members(ctx, "r", { limit: 5 });
+    await presence.history(ctx, "r");
+    await presence.total(ctx);
+    await presence.rooms(ctx);
+    const keys = await scan(ctx);
+    expect(undocumented(keys, docs)).toEqual([]);
+    for (const k of keys) {
+      if (/^presence:_(rooms|due)$|:(seen|ids|names|seq)$/.test(k.key)) expect(k.pttl, k.key).toBe(-1);
+      else {
+        expect(k.pttl, k.key).toBeGreaterThan(0);
+        if (k.key.endsWith(":history")) expect(k.pttl).toBeLessThanOrEqual(26 * HOUR);
+        if (k.key.endsWith(":days")) expect(k.pttl).toBeLessThanOrEqual(401 * DAY);
+        // to the end of the next UTC day, from the write that set it (TTLs follow the injected clock)
+        if (/:\d{8}$/.test(k.key)) expect(k.pttl, k.key).toBeLessThanOrEqual(2 * DAY);
+      }
+    }
+  });
+
+  it("DELETE removes every key of the room and its registry entries; the same name starts clean", async () => {
+    const ctx = lib.ctx(T0, "p-del");
+    for (let m = 0; m < 5; m++) await presence.heartbeat(at(ctx, T0 - 2 * DAY + m * 11 * HOUR), "r", [`a${m}`, "b"]);
+    await presence.heartbeat(ctx, "keep", ["z"]);
+    await presence.trimPresenceJob(ctx, config);
+    await presence.deleteRoom(ctx, "r");
+    const keys = (await scan(ctx)).map((k) => k.key);
+    expect(keys.filter((k) => k.startsWith("presence:r:"))).toEqual([]);
+    for (const reg of ["_rooms", "_due"])
+      expect(await command(target, "ZSCORE", `${ctx.prefix}:presence:${reg}`, "r")).toBeNull();
+    await presence.heartbeat(at(ctx, T0 + 1000), "r", ["new"]);
+    const s = await presence.stats(at(ctx, T0 + 2000), "r");
+    expect(s.online).toBe(1);
+    expect(s.peakToday).toBe(1);
+  });
+
+  it("the trim job forgets idle rooms: registries shrink and no room key stays for ever", async () => {
+    const ctx = lib.ctx(T0, "p-idle");
+    await presence.heartbeat(ctx, "r", ["a", "b"]);
+    const later = T0 + 95 * DAY;
+    for (let i = 0; i < 4; i++) await presence.trimPresenceJob(at(ctx, later + i * 60_000), config);
+    // keys with a TTL (daily, history, days, _au, _total) may wait for it; nothing without one may stay
+    const forever = (await scan(ctx)).filter((k) => k.pttl === -1).map((k) => k.key);
+    expect(forever).toEqual([]);
+  });
+});
+
+describe("leaderboards", () => {
+  const docs = [
+    /^lb:_(boards|snap)$/,
+    /^lb:[^:_][^:]*:(settings|ranking|players|profiles|snap)$/,
+    /^lb:[^:_][^:]*:snap:next$/,
+    /^lb:[^:_][^:]*:ranking:\d{4}-(\d{2}-\d{2}|W\d{2}|\d{2})$/,
+  ];
+
+  async function workload(ctx: Ctx) {
+    await lb.configure(ctx, "s", { reset: "daily", keepSeasons: 2 });
+    await lb.configure(ctx, "w", { reset: "weekly", keepSeasons: 1, ties: "reached" });
+    for (let d = 0; d < 4; d++) {
+      const c = at(ctx, T0 - d * DAY);
+      for (const board of ["s", "w", "plain"]) {
+        await lb.join(c, board, `p${d}`, { name: `P${d}` });
+        await lb.changeScores(c, board, [
+          { player: `p${d}`, by: 10 + d },
+          { player: "p0", by: 1 },
+        ]);
+      }
+    }
+    await lb.jobs["leaderboards.snapshot"]!(ctx, config);
+    await lb.page(ctx, "plain", {});
+    await lb.around(ctx, "s", "p0", 3);
+    await lb.listSeasons(ctx, "s");
+    await lb.rankPlayers(ctx, "w", ["p0", "p1"]);
+  }
+
+  it("a mixed workload leaves only documented keys; season rankings expire, the rest lives until deleted", async () => {
+    const ctx = lib.ctx(T0, "l-mixed");
+    await workload(ctx);
+    const keys = await scan(ctx);
+    expect(undocumented(keys, docs)).toEqual([]);
+    for (const k of keys) {
+      if (/:ranking:|:snap(:next)?$/.test(k.key)) {
+        expect(k.pttl, k.key).toBeGreaterThan(0);
+        if (k.key.endsWith(":snap")) expect(k.pttl).toBeLessThanOrEqual(3 * DAY);
+      } else expect(k.pttl, k.key).toBe(-1);
+    }
+  });
+
+  it("DELETE removes every key of the board and its registry entry; the same name starts clean", async () => {
+    const ctx = lib.ctx(T0, "l-del");
+    await workload(ctx);
+    for (const board of ["s", "w", "plain"]) await lb.deleteBoard(ctx, board);
+    const keys = (await scan(ctx)).map((k) => k.key);
+    expect(keys.filter((k) => /^lb:(s|w|plain):/.test(k))).toEqual([]);
+    expect(await command(target, "ZCARD", `${ctx.prefix}:lb:_boards`)).toBe(0);
+    await lb.join(ctx, "s", "new", { name: "N" });
+    await expect(lb.getPlayer(ctx, "s", "p0")).rejects.toThrow();
+    expect((await lb.page(ctx, "s", {})).total).toBe(1);
+  });
+});
