@@ -156,7 +156,7 @@ describe("counters", () => {
     const ctx = lib.ctx(T0, "c-mixed");
     await workload(ctx, "hits");
     await counters.union(ctx, "roll", {
-      sources: [{ name: "hits", period: "day", from: T0 - 3 * DAY, to: T0 }],
+      sources: [{ counter: "hits", period: "day", from: T0 - 3 * DAY, to: T0 }],
       ttl: 600,
     });
     const keys = await scan(ctx);
@@ -215,7 +215,7 @@ describe("counters", () => {
     await counters.ranked(ctx, "x", "top", 5, { period: "hour", from: T0 - 300 * DAY, to: T0 });
     await counters.ranked(ctx, "x", "top", 5, { period: "day", from: T0 - 30 * DAY, to: T0 - 2 * DAY });
     await expect(
-      counters.union(ctx, "r", { sources: [{ name: "x", period: "hour", from: T0 - 300 * DAY, to: T0 }] }),
+      counters.union(ctx, "r", { sources: [{ counter: "x", period: "hour", from: T0 - 300 * DAY, to: T0 }] }),
     ).rejects.toThrow();
     expect(await scan(ctx)).toEqual([]);
   });
