@@ -12,6 +12,7 @@ import * as hist from "../../src/histograms/index.ts";
 import * as lb from "../../src/leaderboards/index.ts";
 import * as presence from "../../src/presence/index.ts";
 import * as trending from "../../src/trending/index.ts";
+import * as webhooks from "../../src/webhooks/index.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { command, keysUnder } from "../helpers/upstash-rest.ts";
 
@@ -405,5 +406,80 @@ describe("leaderboards", () => {
     await lb.join(ctx, "s", "new", { name: "N" });
     await expect(lb.getPlayer(ctx, "s", "p0")).rejects.toThrow();
     expect((await lb.page(ctx, "s", {})).total).toBe(1);
+  });
+});
+
+describe("webhooks", () => {
+  const docs = [/^webhooks:_(hooks|pending|deliveries|recent)$/, /^webhooks:[^:_][^:]*:(log|marks)$/];
+  const hook = {
+    url: "https://hooks.example.com/in",
+    events: ["presence.peak" as const],
+    filter: { room: "r" },
+    secret: "s".repeat(16),
+  };
+  const peak = {
+    type: "presence.peak" as const,
+    subject: { kind: "room" as const, name: "r" },
+    data: { peak: 3 },
+    key: "2026-11-20:3",
+  };
+
+  it("DELETE plus one claim run leave nothing of the webhook's queued deliveries; only documented keys", async () => {
+    const ctx = lib.ctx(T0, "w-del");
+    await webhooks.put(ctx, "a", hook, { allowLocalHttp: false });
+    await webhooks.put(ctx, "keep", { ...hook, filter: { room: "other" } }, { allowLocalHttp: false });
+    expect(await webhooks.emit(ctx, peak)).toMatchObject({ queued: 1 });
+    await webhooks.test(ctx, { allowLocalHttp: false }, "a"); // queued and leased; never sent here
+    const keys = await scan(ctx);
+    expect(undocumented(keys, docs)).toEqual([]);
+    await webhooks.remove(ctx, "a");
+    // the queued deliveries are dropped when claimed (docs/webhooks.md); claimed at their due time
+    await webhooks.deliverDue(at(ctx, T0 + HOUR), { allowLocalHttp: false });
+    expect((await scan(ctx)).map((k) => k.key).filter((k) => k.startsWith("webhooks:a:"))).toEqual([]);
+    expect(await command(target, "HKEYS", `${ctx.prefix}:webhooks:_hooks`)).toEqual(["keep"]);
+    expect(await command(target, "ZCARD", `${ctx.prefix}:webhooks:_pending`)).toBe(0);
+    expect(await command(target, "HLEN", `${ctx.prefix}:webhooks:_deliveries`)).toBe(0);
+  });
+
+  // WRONG: DELETE leaves the webhook's entries in `_recent` (`<event id>:<name>`), so a webhook
+  // created again under the same name (e.g. pointing at a new receiver) is never sent an event its
+  // old life was told: emit answers `repeated` and queues nothing, while DELETE did drop the
+  // detection marks so detection finds those facts again only to have them filtered out. The docs
+  // promise DELETE removes "its delivery log and detection state"; `_recent` is that state too.
+  // Severity: low/medium — the new receiver misses current facts (today's peak, the current
+  // hour's top-N entries, the current leader) until they change; at most 10,000 ids linger.
+  // Smallest fix: key the `_recent` ids by the webhook's createdAt as well (`<event>:<name>:<createdAt>`,
+  // which `freshTargets` has in `t[2].createdAt`), so a new life never matches its old one.
+  it.fails("a webhook created again under the same name is sent the events its old life was told", async () => {
+    const ctx = lib.ctx(T0, "w-recreate");
+    await webhooks.put(ctx, "a", hook, { allowLocalHttp: false });
+    expect(await webhooks.emit(ctx, peak)).toMatchObject({ queued: 1 });
+    await webhooks.remove(ctx, "a");
+    await webhooks.put(
+      at(ctx, T0 + 1000),
+      "a",
+      { ...hook, url: "https://new.example.com/in" },
+      { allowLocalHttp: false },
+    );
+    expect(await webhooks.emit(at(ctx, T0 + 2000), peak)).toMatchObject({ queued: 1, repeated: false });
+  });
+});
+
+describe("idempotency records", () => {
+  it("a write with an Idempotency-Key keeps one record for at most 24 h; a refused one keeps none", async () => {
+    const ctx = lib.ctx(T0, "i-idem");
+    const idem = (k: string) => ({ key: `${ctx.prefix}:idem:${k}`, fingerprint: `fp-${k}` });
+    await counters.increment(ctx, "c", [{ member: "a" }], idem("ok"));
+    await hist.put(ctx, "h", { bucketWidth: 1, retentionDays: 2 }, idem("put"));
+    // refused inside the script: too old for the histogram's retention, unknown histogram
+    await expect(hist.observe(ctx, "h", [{ value: 1, at: T0 - 10 * DAY }], idem("old"))).rejects.toThrow();
+    await expect(hist.observe(ctx, "nope", [{ value: 1 }], idem("nf"))).rejects.toThrow();
+    await expect(lb.changeScores(ctx, "b", [{ player: "nobody", by: 1 }], idem("lb"))).rejects.toThrow();
+    const idemKeys = (await scan(ctx)).filter((k) => k.key.startsWith("idem:"));
+    expect(idemKeys.map((k) => k.key).sort()).toEqual(["idem:ok", "idem:put"]);
+    for (const k of idemKeys) {
+      expect(k.pttl).toBeGreaterThan(0);
+      expect(k.pttl).toBeLessThanOrEqual(DAY);
+    }
   });
 });
