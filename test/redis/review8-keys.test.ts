@@ -199,6 +199,29 @@ describe("counters", () => {
     expect(JSON.stringify(read)).not.toContain("m1");
   });
 
+  // WRONG: the index hash keeps a `b:` field for every bucket and rollup ever written in the
+  // counter's life, also long after the key expired (docs/counters.md: "the index keeps an expired
+  // key's field"); nothing ever drops them, and each write extends the index's own TTL. A counter
+  // written every hour with `ttl` 1 h holds ~2 live buckets but its index grows by ~1.3 fields an
+  // hour (hour + quarter + day + month) for ever: ~11,000 fields (~0.5 MB) a year per counter, and
+  // DELETE then HKEYS all of them and HSETs them all into `_purge`, so its work and the sweep's
+  // grow with the counter's age (issue 15: no call's Redis work may grow with the data).
+  // Severity: medium (unbounded memory and delete work on long-lived period counters with ttl).
+  // Smallest fix: when a write creates a new bucket, HDEL a few fields whose recorded expiry has
+  // passed (e.g. the same period's bucket `ttl` ago, whose name the script can compute, and its
+  // rollups once their month/day has gone), and let the delete skip fields with a past expiry.
+  it.fails("a period counter with ttl written for 300 hours keeps an index bounded by its live buckets", async () => {
+    const ctx = lib.ctx(T0, "c-index-growth");
+    for (let h = 0; h < 300; h++)
+      await counters.increment(at(ctx, T0 + h * HOUR), "grow", [{ member: "a", period: "hour", ttl: 3600 }]);
+    const fields = await command<string[]>(target, "HKEYS", `${ctx.prefix}:counters:grow:index`);
+    const buckets = fields.filter((f) => f.startsWith("b:"));
+    // live at the last write: its hour, and the rollups (quarter, day, month) above it
+    expect(buckets.length).toBeLessThanOrEqual(24);
+    await counters.deleteCounter(at(ctx, T0 + 300 * HOUR), "grow");
+    expect(await command(target, "HLEN", `${ctx.prefix}:counters:_purge`)).toBeLessThanOrEqual(24);
+  });
+
   it("the sweep job with nothing to do writes nothing", async () => {
     const ctx = lib.ctx(T0, "c-idle");
     await counters.increment(ctx, "a", [{ member: "x", period: "day" }]);
