@@ -222,6 +222,33 @@ describe("counters", () => {
     expect(await command(target, "HLEN", `${ctx.prefix}:counters:_purge`)).toBeLessThanOrEqual(24);
   });
 
+  it("registries shrink when a counter's keys expire (a 1 s ttl, its rollup's slack, a real wait)", async () => {
+    const ctx = lib.ctx(T0, "c-expire");
+    await counters.increment(ctx, "short", [
+      { member: "a", ttl: 1 },
+      { member: "b", period: "day", ttl: 1 },
+    ]);
+    await counters.increment(ctx, "long", [{ member: "a" }]);
+    await new Promise((r) => setTimeout(r, 2_300));
+    const page = await counters.list(at(ctx, T0 + 70_000));
+    expect(JSON.stringify(page)).not.toContain('"short"');
+    for (const reg of ["_names", "_expiry"])
+      expect(await command(target, "ZSCORE", `${ctx.prefix}:counters:${reg}`, "short")).toBeNull();
+    expect((await scan(ctx)).map((k) => k.key).filter((k) => k.startsWith("counters:short"))).toEqual([]);
+  });
+
+  it("DELETE of a stored rollup removes it and its registry entries", async () => {
+    const ctx = lib.ctx(T0, "c-rollup");
+    await counters.increment(ctx, "hits", [{ member: "a", period: "day" }]);
+    await counters.union(ctx, "roll", { sources: [{ counter: "hits", period: "day", from: T0 - DAY, to: T0 }] });
+    await counters.ranked(ctx, "roll", "top", 5);
+    await counters.deleteCounter(ctx, "roll");
+    await counters.sweepCountersJob(ctx, config);
+    expect((await scan(ctx)).map((k) => k.key).filter((k) => k.startsWith("counters:roll"))).toEqual([]);
+    for (const reg of ["_names", "_expiry"])
+      expect(await command(target, "ZSCORE", `${ctx.prefix}:counters:${reg}`, "roll")).toBeNull();
+  });
+
   it("the sweep job with nothing to do writes nothing", async () => {
     const ctx = lib.ctx(T0, "c-idle");
     await counters.increment(ctx, "a", [{ member: "x", period: "day" }]);
@@ -415,6 +442,9 @@ describe("leaderboards", () => {
       if (/:ranking:|:snap(:next)?$/.test(k.key)) {
         expect(k.pttl, k.key).toBeGreaterThan(0);
         if (k.key.endsWith(":snap")) expect(k.pttl).toBeLessThanOrEqual(3 * DAY);
+        // until keepSeasons newer seasons have begun, from the write that set it (2 days, 1 week)
+        if (k.key.startsWith("lb:s:ranking:")) expect(k.pttl, k.key).toBeLessThanOrEqual(3 * DAY);
+        if (k.key.startsWith("lb:w:ranking:")) expect(k.pttl, k.key).toBeLessThanOrEqual(14 * DAY);
       } else expect(k.pttl, k.key).toBe(-1);
     }
   });
