@@ -536,3 +536,54 @@ describe("idempotency records", () => {
     }
   });
 });
+
+describe("jobs with nothing to do", () => {
+  const all = {
+    ...trending.jobs,
+    ...counters.jobs,
+    ...presence.jobs,
+    ...lb.jobs,
+    ...webhooks.jobs,
+  };
+
+  it("every job on an empty keyspace, run over 10 days, leaves no key but the snapshot pass", async () => {
+    const ctx = lib.ctx(T0, "j-empty");
+    for (let d = 0; d < 10; d++)
+      for (const [name, job] of Object.entries(all)) {
+        const r = await job(at(ctx, T0 + d * DAY + (d % 3) * HOUR), config);
+        expect(r, name).toBeTypeOf("object");
+      }
+    // lb:_snap (docs/leaderboards.md: the pass's day and cursor, one small hash) is all
+    const keys = await scan(ctx);
+    expect(keys.map((k) => k.key)).toEqual(["lb:_snap"]);
+    expect(await command(target, "HLEN", `${ctx.prefix}:lb:_snap`)).toBeLessThanOrEqual(2);
+  });
+
+  it("over 10 idle days after some activity, the jobs' bookkeeping does not grow and nothing lives for ever but registries", async () => {
+    const ctx = lib.ctx(T0, "j-idle");
+    await trending.record(ctx, "s", [{ member: "a" }], { retentionHours: config.trendingRetentionHours });
+    await counters.increment(ctx, "c", [{ member: "a", period: "hour", ttl: 3600 }]);
+    await presence.heartbeat(ctx, "r", ["x"]);
+    await lb.join(ctx, "b", "p", { name: "P", score: 3 });
+    await webhooks.put(
+      ctx,
+      "w",
+      { url: "https://hooks.example.com/in", events: ["leaderboard.leader"], secret: "s".repeat(16) },
+      { allowLocalHttp: false },
+    );
+    const sizes: number[] = [];
+    for (let d = 1; d <= 10; d++) {
+      for (const job of Object.values(all)) await job(at(ctx, T0 + d * DAY), config);
+      sizes.push((await scan(ctx)).length);
+    }
+    // the key count settles: days 6..10 hold no more keys than day 5
+    for (const n of sizes.slice(5)) expect(n).toBeLessThanOrEqual(sizes[4]!);
+    const forever = (await scan(ctx)).filter((k) => k.pttl === -1).map((k) => k.key);
+    // a board's keys and the webhook live until deleted, a room's ids until the 90-day horizon
+    // (docs); the rest is registries
+    for (const k of forever)
+      expect(k).toMatch(
+        /^(lb:(_boards|_snap|b:(settings|ranking|players|profiles))|webhooks:(_hooks|_recent|_pending|_deliveries)|presence:r:(seen|ids|seq)|[a-z]+:_\w+)$/,
+      );
+  });
+});
