@@ -113,6 +113,21 @@ describe("histograms", () => {
     expect(fresh.count).toBe(0);
   });
 
+  it("a long read refused for too many buckets leaves no scratch union behind", async () => {
+    const ctx = lib.ctx(T0, "h-toomany");
+    await hist.put(ctx, "wide", { bucketWidth: 1, retentionDays: 30 });
+    // 5 days of 4,500 distinct buckets each, disjoint: a union of 22,500 > 20,000
+    for (let d = 0; d < 5; d++)
+      for (let c = 0; c < 5; c++)
+        await hist.observe(
+          ctx,
+          "wide",
+          Array.from({ length: 900 }, (_, i) => ({ value: d * 10_000 + c * 900 + i, at: T0 - d * DAY })),
+        );
+    await expect(hist.read(ctx, "wide", { from: "2026-11-16", to: "2026-11-20" })).rejects.toThrow(/bucket/i);
+    expect((await scan(ctx)).filter((k) => k.key.includes(":tmp"))).toEqual([]);
+  });
+
   it("a refused observation batch and a refused read write no key", async () => {
     const ctx = lib.ctx(T0, "h-refused");
     await expect(hist.observe(ctx, "nope", [{ value: 1 }])).rejects.toThrow();
