@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import type { Ctx } from "../../src/context.ts";
 import * as counters from "../../src/counters/index.ts";
 import * as hist from "../../src/histograms/index.ts";
+import { acceptItems, consumeBatch, toMessages, type QueuedMessage } from "../../src/ingest/index.ts";
 import * as lb from "../../src/leaderboards/index.ts";
 import * as presence from "../../src/presence/index.ts";
 import * as trending from "../../src/trending/index.ts";
@@ -600,5 +601,40 @@ describe("jobs with nothing to do", () => {
       expect(k).toMatch(
         /^(lb:(_boards|_snap|b:(settings|ranking|players|profiles))|webhooks:(_hooks|_recent|_pending|_deliveries)|presence:r:(seen|ids|seq)|[a-z]+:_\w+)$/,
       );
+  });
+});
+
+describe("queued ingest", () => {
+  it("the consumer leaves only its documented dedupe and stats keys, each expiring as promised", async () => {
+    const ctx = lib.ctx(T0, "q-keys");
+    const settings = { trendingRetentionHours: config.trendingRetentionHours, presenceTimeoutSeconds: 300 };
+    const bodies = [
+      ...toMessages(
+        { kind: "counters", name: "c", t: T0, r: "req-1" },
+        await acceptItems("counters", "c", [{ member: "m", by: 2 }], ctx.prefix, T0, settings),
+      ),
+      ...toMessages(
+        { kind: "trending", name: "s", t: T0, r: "req-2" },
+        await acceptItems("trending", "s", [{ member: "a" }], ctx.prefix, T0, settings),
+      ),
+    ];
+    const messages = (): QueuedMessage[] =>
+      bodies.map((body, i) => ({
+        id: `q${i}`,
+        timestamp: new Date(T0),
+        attempts: 1,
+        body,
+        ack: () => undefined,
+        retry: () => undefined,
+      }));
+    await consumeBatch(ctx, messages(), settings);
+    await consumeBatch(ctx, messages(), settings); // redelivered: duplicates
+    const keys = (await scan(ctx)).filter((k) => k.key.startsWith("ingest:"));
+    expect(keys.map((k) => k.key).sort()).toEqual(["ingest:applied:20261120", "ingest:stats:2026112010"]);
+    for (const k of keys) {
+      expect(k.pttl, k.key).toBeGreaterThan(0);
+      // applied: to the end of the next UTC day; stats: 3 h
+      expect(k.pttl, k.key).toBeLessThanOrEqual(k.key.includes("applied") ? 2 * DAY : 3 * HOUR);
+    }
   });
 });
