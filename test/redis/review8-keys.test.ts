@@ -114,6 +114,23 @@ describe("histograms", () => {
     expect(fresh.count).toBe(0);
   });
 
+  it("a PUT with a shorter retention re-times every data key to the new retention", async () => {
+    const ctx = lib.ctx(T0, "h-retime");
+    await hist.put(ctx, "lat", { bucketWidth: 10, retentionDays: 30 });
+    for (let d = 0; d < 6; d++) await hist.observe(ctx, "lat", [{ value: d, at: T0 - d * DAY }]);
+    await hist.put(ctx, "lat", { bucketWidth: 10, retentionDays: 2 });
+    for (const k of await scan(ctx)) {
+      const m = /^hist:lat:(\d{4})(\d{2})(\d{2})(:ext)?$/.exec(k.key);
+      if (m) {
+        const dayMs = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+        // 2 days after the UTC day ends, from T0 (the PUT's clock)
+        expect(T0 + k.pttl, k.key).toBeLessThanOrEqual(dayMs + 3 * DAY + 1000);
+      } else if (/^hist:lat:\d{6}$/.test(k.key)) {
+        expect(k.pttl, k.key).toBeLessThanOrEqual(Date.UTC(2026, 11, 1) + 2 * DAY - T0 + 1000);
+      }
+    }
+  });
+
   it("a long read refused for too many buckets leaves no scratch union behind", async () => {
     const ctx = lib.ctx(T0, "h-toomany");
     await hist.put(ctx, "wide", { bucketWidth: 1, retentionDays: 30 });
