@@ -196,6 +196,11 @@ describe("counters", () => {
     const keys = await scan(ctx);
     expect(undocumented(keys, docs)).toEqual([]);
     expect(keys.filter((k) => k.key.endsWith(":union:tmp"))).toEqual([]);
+    // the index lives at least as long as the longest-lived bucket or rollup it lists
+    const index = keys.find((k) => k.key === "counters:hits:index");
+    const parts = keys.filter((k) => /^counters:hits:(hour|day|week|month):/.test(k.key));
+    expect(parts.length).toBeGreaterThan(0);
+    for (const p of parts) expect(index!.pttl + 1000, p.key).toBeGreaterThanOrEqual(p.pttl);
     for (const k of keys) {
       if (/^counters:_/.test(k.key)) expect(k.pttl).toBe(-1);
       else if (/:union:[0-3]$/.test(k.key)) {
