@@ -14,6 +14,7 @@ import * as lb from "../../src/leaderboards/index.ts";
 import * as presence from "../../src/presence/index.ts";
 import * as trending from "../../src/trending/index.ts";
 import * as webhooks from "../../src/webhooks/index.ts";
+import { withoutPipeline } from "../helpers/histograms.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { command, keysUnder } from "../helpers/upstash-rest.ts";
 
@@ -143,6 +144,12 @@ describe("histograms", () => {
           Array.from({ length: 900 }, (_, i) => ({ value: d * 10_000 + c * 900 + i, at: T0 - d * DAY })),
         );
     await expect(hist.read(ctx, "wide", { from: "2026-11-16", to: "2026-11-20" })).rejects.toThrow(/bucket/i);
+    expect((await scan(ctx)).filter((k) => k.key.includes(":tmp"))).toEqual([]);
+    // the same without a pipeline (the one script loads the union itself, scratch `:tmp`)
+    const alone = { ...ctx, redis: withoutPipeline(lib.redis) };
+    await expect(hist.read(alone, "wide", { from: "2026-11-16", to: "2026-11-20" })).rejects.toThrow(/bucket/i);
+    expect((await hist.read(alone, "wide", { from: "2026-11-17", to: "2026-11-20" })).count).toBe(4 * 4500);
+    expect((await hist.read(alone, "wide", { from: "2026-11-01", to: "2026-11-18" })).count).toBe(3 * 4500);
     expect((await scan(ctx)).filter((k) => k.key.includes(":tmp"))).toEqual([]);
   });
 
