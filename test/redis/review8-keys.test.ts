@@ -132,6 +132,19 @@ describe("histograms", () => {
     }
   });
 
+  it("the registry forgets a histogram whose data has all expired (its settings stay, as documented)", async () => {
+    const ctx = lib.ctx(T0, "h-forget");
+    await hist.put(ctx, "short", { bucketWidth: 1, retentionDays: 1 });
+    await hist.put(ctx, "long", { bucketWidth: 1, retentionDays: 30 });
+    await hist.observe(ctx, "short", [{ value: 1 }]);
+    await hist.observe(ctx, "long", [{ value: 1 }]);
+    const later = at(ctx, T0 + 3 * DAY);
+    const listed = await hist.list(later);
+    expect(JSON.stringify(listed)).not.toContain('"short"');
+    expect(await command(target, "ZSCORE", `${ctx.prefix}:hist:_names`, "short")).toBeNull();
+    expect(await command(target, "ZSCORE", `${ctx.prefix}:hist:_names`, "long")).not.toBeNull();
+  });
+
   it("a long read refused for too many buckets leaves no scratch union behind", async () => {
     const ctx = lib.ctx(T0, "h-toomany");
     await hist.put(ctx, "wide", { bucketWidth: 1, retentionDays: 30 });
