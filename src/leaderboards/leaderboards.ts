@@ -13,6 +13,7 @@ import {
   rankingKey,
   RESET_LETTER,
   RESET_OF,
+  seasonAt,
   seasonBlock,
   seasonIdOf,
   type Reset,
@@ -303,7 +304,12 @@ export async function deleteBoard(ctx: Ctx, board: string): Promise<{ removed: b
   const k = boardKeys(ctx.prefix, board);
   // every ranking the board may still have: all-time, and each kept season of every reset
   const kept = keptSeasons(ctx.now);
-  const rankings = [...kept.daily, ...kept.weekly, ...kept.monthly].map((season) =>
+  // and the season after the current one: a Worker whose clock is already past its end may have
+  // written there (review 8: a board deleted just before midnight came back with that ranking)
+  const next = [kept.daily[0], kept.weekly[0], kept.monthly[0]].flatMap((s) =>
+    s && s.to !== null ? [seasonAt(s.reset, s.to)] : [],
+  );
+  const rankings = [...kept.daily, ...kept.weekly, ...kept.monthly, ...next].map((season) =>
     rankingKey(ctx.prefix, board, season.id),
   );
   const { value } = await deleteScript.run<{ removed: boolean }>(

@@ -115,12 +115,13 @@ export function dayKeys(prefix: string, room: string, ms: number) {
 /**
  * Every key a room can have on the day of `now`, for deletion: its room keys,
  * the daily keys that can still exist (a daily key lives to the end of the
- * next day; three days are named for safety), and the keys of earlier
+ * next day; three days are named for safety, and tomorrow's), and the keys of earlier
  * versions (`online`, `day:`, `au:`), which expire by themselves but must go
  * with the room.
  */
 export function allRoomKeys(prefix: string, room: string, now: number): string[] {
-  const days = [0, 1, 2].map((back) => now - back * DAY);
+  // tomorrow's too: a Worker whose clock is already past midnight may have written it (review 8)
+  const days = [-1, 0, 1, 2].map((back) => now - back * DAY);
   return [
     ...Object.values(roomKeys(prefix, room)),
     ...days.map((ms) => dayKeys(prefix, room, ms).daily),

@@ -25,7 +25,13 @@ local function queueDelivery(pending, deliveries, webhook, since, eventId, event
   local id = eventId .. ':' .. webhook
   -- since: the webhook's createdAt, so a delivery never reaches a later webhook of the same name
   local record = cjson.encode({webhook = webhook, since = since, event = eventId, type = eventType, body = body, attempts = attempts})
-  if redis.call('HSETNX', deliveries, id, record) == 0 then return 0 end
+  if redis.call('HSETNX', deliveries, id, record) == 0 then
+    -- already waiting: this life's delivery stays; an earlier life's of the same name (deleted and
+    -- created again, a different since; dropped when claimed) gives way to this one (review 8)
+    local old = cjson.decode(redis.call('HGET', deliveries, id))
+    if tonumber(old.since) == tonumber(since) then return 0 end
+    redis.call('HSET', deliveries, id, record)
+  end
   redis.call('ZADD', pending, due, id)
   return 1
 end`,

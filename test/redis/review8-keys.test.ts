@@ -452,7 +452,7 @@ describe("presence", () => {
     expect(s.peakToday).toBe(1);
   });
 
-  // WRONG: DELETE names the room's daily keys of today and the two days before (presence/keys.ts
+  // FIXED (was low, 2026-11-27: allRoomKeys names tomorrow's too). Was: DELETE named the room's daily keys of today and the two days before (presence/keys.ts
   // allRoomKeys), never tomorrow's, while a heartbeat from a Worker whose clock is a few seconds
   // past midnight writes tomorrow's key. The deleting Worker (clock just before midnight) leaves
   // it, and the room created again under the same name inherits its old header: the new life's
@@ -460,18 +460,15 @@ describe("presence", () => {
   // (H + 1) and histograms (today + 2) name the next period for exactly this skew; presence does
   // not. Severity: low (needs a delete within seconds of midnight with skewed clocks).
   // Smallest fix: add `now + DAY` to the days allRoomKeys names.
-  it.fails(
-    "DELETE just before midnight also removes the daily key a clock-ahead heartbeat wrote after it",
-    async () => {
-      const ctx = lib.ctx(T0, "p-midnight");
-      const midnight = Date.UTC(2026, 10, 21);
-      await presence.heartbeat(at(ctx, midnight + 2000), "r", ["a", "b", "c", "d"]); // clock 4 s ahead
-      await presence.deleteRoom(at(ctx, midnight - 2000), "r");
-      expect((await scan(ctx)).map((k) => k.key).filter((k) => k.startsWith("presence:r:"))).toEqual([]);
-      await presence.heartbeat(at(ctx, midnight + 10_000), "r", ["new"]);
-      expect((await presence.stats(at(ctx, midnight + 11_000), "r")).peakToday).toBe(1);
-    },
-  );
+  it("DELETE just before midnight also removes the daily key a clock-ahead heartbeat wrote after it", async () => {
+    const ctx = lib.ctx(T0, "p-midnight");
+    const midnight = Date.UTC(2026, 10, 21);
+    await presence.heartbeat(at(ctx, midnight + 2000), "r", ["a", "b", "c", "d"]); // clock 4 s ahead
+    await presence.deleteRoom(at(ctx, midnight - 2000), "r");
+    expect((await scan(ctx)).map((k) => k.key).filter((k) => k.startsWith("presence:r:"))).toEqual([]);
+    await presence.heartbeat(at(ctx, midnight + 10_000), "r", ["new"]);
+    expect((await presence.stats(at(ctx, midnight + 11_000), "r")).peakToday).toBe(1);
+  });
 
   it("the trim job forgets idle rooms: registries shrink and no room key stays for ever", async () => {
     const ctx = lib.ctx(T0, "p-idle");
@@ -573,7 +570,8 @@ describe("webhooks", () => {
     expect(await command(target, "HLEN", `${ctx.prefix}:webhooks:_deliveries`)).toBe(0);
   });
 
-  // WRONG: DELETE leaves the webhook's entries in `_recent` (`<event id>:<name>`), so a webhook
+  // FIXED (was low/medium, 2026-11-27: `_recent` ids carry the webhook's createdAt). Was: DELETE leaves the
+  // webhook's entries in `_recent` (`<event id>:<name>`), so a webhook
   // created again under the same name (e.g. pointing at a new receiver) is never sent an event its
   // old life was told: emit answers `repeated` and queues nothing, while DELETE did drop the
   // detection marks so detection finds those facts again only to have them filtered out. The docs
@@ -582,7 +580,7 @@ describe("webhooks", () => {
   // hour's top-N entries, the current leader) until they change; at most 10,000 ids linger.
   // Smallest fix: key the `_recent` ids by the webhook's createdAt as well (`<event>:<name>:<createdAt>`,
   // which `freshTargets` has in `t[2].createdAt`), so a new life never matches its old one.
-  it.fails("a webhook created again under the same name is sent the events its old life was told", async () => {
+  it("a webhook created again under the same name is sent the events its old life was told", async () => {
     const ctx = lib.ctx(T0, "w-recreate");
     await webhooks.put(ctx, "a", hook, { allowLocalHttp: false });
     expect(await webhooks.emit(ctx, peak)).toMatchObject({ queued: 1 });
@@ -703,7 +701,8 @@ describe("queued ingest", () => {
 });
 
 describe("deletes around midnight with a clock-ahead writer", () => {
-  // WRONG: deleteBoard names the season rankings of now and the kept seasons before it
+  // FIXED (was low/medium, 2026-11-27: deleteBoard names the next season of each reset too). Was: deleteBoard
+  // named the season rankings of now and the kept seasons before it
   // (leaderboards/seasons.ts keptSeasons), never the next season, while a Worker whose clock is a
   // few seconds past midnight (week, month) writes that season's ranking. The DELETE from a Worker
   // just before midnight leaves `ranking:<next season>` (TTL: keepSeasons seasons), and the board
@@ -712,20 +711,17 @@ describe("deletes around midnight with a clock-ahead writer", () => {
   // Severity: low/medium (needs a delete within seconds of a season change with clocks a few
   // seconds apart, but then a deleted player shows on the new board, without a profile).
   // Smallest fix: name the season after `now` too in deleteBoard (and removePlayer's last-player path).
-  it.fails(
-    "DELETE of a daily board just before midnight removes the next season a clock-ahead write made",
-    async () => {
-      const ctx = lib.ctx(T0, "l-midnight");
-      const midnight = Date.UTC(2026, 10, 21);
-      await lb.configure(at(ctx, midnight - 60_000), "d", { reset: "daily", keepSeasons: 3 });
-      await lb.join(at(ctx, midnight + 2000), "d", "old", { name: "Old", score: 50 });
-      await lb.deleteBoard(at(ctx, midnight - 2000), "d");
-      const left = (await scan(ctx)).map((k) => k.key).filter((k) => k.startsWith("lb:d:"));
-      await lb.configure(at(ctx, midnight + 4000), "d", { reset: "daily", keepSeasons: 3 });
-      await lb.join(at(ctx, midnight + 5000), "d", "new", { name: "New" });
-      const page = await lb.page(at(ctx, midnight + 6000), "d", {});
-      expect(page.items.map((r) => r.player)).toEqual(["new"]);
-      expect(left).toEqual([]);
-    },
-  );
+  it("DELETE of a daily board just before midnight removes the next season a clock-ahead write made", async () => {
+    const ctx = lib.ctx(T0, "l-midnight");
+    const midnight = Date.UTC(2026, 10, 21);
+    await lb.configure(at(ctx, midnight - 60_000), "d", { reset: "daily", keepSeasons: 3 });
+    await lb.join(at(ctx, midnight + 2000), "d", "old", { name: "Old", score: 50 });
+    await lb.deleteBoard(at(ctx, midnight - 2000), "d");
+    const left = (await scan(ctx)).map((k) => k.key).filter((k) => k.startsWith("lb:d:"));
+    await lb.configure(at(ctx, midnight + 4000), "d", { reset: "daily", keepSeasons: 3 });
+    await lb.join(at(ctx, midnight + 5000), "d", "new", { name: "New" });
+    const page = await lb.page(at(ctx, midnight + 6000), "d", {});
+    expect(page.items.map((r) => r.player)).toEqual(["new"]);
+    expect(left).toEqual([]);
+  });
 });
