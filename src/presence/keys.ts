@@ -120,11 +120,12 @@ export function dayKeys(prefix: string, room: string, ms: number) {
  * with the room.
  */
 export function allRoomKeys(prefix: string, room: string, now: number): string[] {
-  // tomorrow's too: a Worker whose clock is already past midnight may have written it (review 8)
-  const days = [-1, 0, 1, 2].map((back) => now - back * DAY);
+  const days = [0, 1, 2].map((back) => now - back * DAY);
   return [
     ...Object.values(roomKeys(prefix, room)),
     ...days.map((ms) => dayKeys(prefix, room, ms).daily),
+    // tomorrow's too: a Worker whose clock is already past midnight may have written it (review 8)
+    dayKeys(prefix, room, now + DAY).daily,
     keyOf(prefix, "presence", room, "online"),
     ...days.flatMap((ms) => [
       keyOf(prefix, "presence", room, "day", dayLabel(ms)),

@@ -16,7 +16,7 @@ describe("presence keys", () => {
     expect(dayKeys("es", "lobby", Date.UTC(2026, 10, 22, 23, 59)).daily).toBe("es:presence:lobby:daily:20261122");
   });
 
-  it("names every key of a room for deletion: room keys, daily keys of three days, keys of earlier versions", () => {
+  it("names every key of a room for deletion: room keys, daily keys of three days and tomorrow, keys of earlier versions", () => {
     const keys = allRoomKeys("es", "r", Date.UTC(2026, 0, 1, 0, 30));
     expect(keys).toEqual([
       "es:presence:r:seen",
@@ -28,6 +28,7 @@ describe("presence keys", () => {
       "es:presence:r:daily:20260101",
       "es:presence:r:daily:20251231",
       "es:presence:r:daily:20251230",
+      "es:presence:r:daily:20260102",
       "es:presence:r:online",
       "es:presence:r:day:20260101",
       "es:presence:r:au:20260101",
