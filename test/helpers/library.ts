@@ -25,6 +25,11 @@ export interface LibraryTest {
   config: Config;
   /** A context at `now` (epoch ms); with a label, under a fresh prefix of its own. */
   ctx(now: number, label?: string): Ctx;
+  /**
+   * The Worker's env for the real app (`createApp().request(…, env)`) on this file's database and
+   * prefix, with `keys` as its API keys, the trending edge cache off, and `extra` vars.
+   */
+  appEnv(keys: { ingest: string; read: string; admin: string }, extra?: Record<string, string>): Record<string, string>;
 }
 
 /** Sets up a test file's Redis access; its keys are deleted after the file. */
@@ -46,6 +51,18 @@ export function libraryTest(label: string, options: { timeoutMs?: number } = {})
       const fresh = uniquePrefix(own);
       prefixes.push(fresh);
       return { redis, prefix: fresh, now };
+    },
+    appEnv(keys, extra = {}) {
+      return {
+        UPSTASH_REDIS_REST_URL: target.url,
+        UPSTASH_REDIS_REST_TOKEN: target.token,
+        INGEST_KEYS: keys.ingest,
+        READ_KEYS: keys.read,
+        ADMIN_KEYS: keys.admin,
+        KEY_PREFIX: prefix,
+        TRENDING_CACHE_SECONDS: "0",
+        ...extra,
+      };
     },
   };
 }

@@ -15,15 +15,7 @@ const lib = libraryTest("review2lib");
 const KEYS = { ingest: "review2-ingest-key-01", read: "review2-read-key-0001", admin: "review2-admin-key-001" };
 const now = Date.UTC(2026, 10, 25, 12, 30);
 const app = createApp({ now: () => now });
-const env = {
-  UPSTASH_REDIS_REST_URL: lib.target.url,
-  UPSTASH_REDIS_REST_TOKEN: lib.target.token,
-  INGEST_KEYS: KEYS.ingest,
-  READ_KEYS: KEYS.read,
-  ADMIN_KEYS: KEYS.admin,
-  KEY_PREFIX: lib.prefix,
-  TRENDING_CACHE_SECONDS: "0",
-};
+const env = lib.appEnv(KEYS);
 const seen: string[] = [];
 const api = (key: string = KEYS.admin) =>
   createClient({

@@ -125,15 +125,7 @@ describe("docs/library.md: jobs and site-wide presence", () => {
 
 describe("docs/library.md ## The client", () => {
   const KEYS = { ingest: "review6-ingest-key-01", read: "review6-read-key-0001", admin: "review6-admin-key-001" };
-  const env = {
-    UPSTASH_REDIS_REST_URL: lib.target.url,
-    UPSTASH_REDIS_REST_TOKEN: lib.target.token,
-    INGEST_KEYS: KEYS.ingest,
-    READ_KEYS: KEYS.read,
-    ADMIN_KEYS: KEYS.admin,
-    KEY_PREFIX: lib.prefix,
-    TRENDING_CACHE_SECONDS: "0",
-  };
+  const env = lib.appEnv(KEYS);
   const app = createApp({ now: () => T0 });
 
   /** A client whose fetch answers `script` statuses first, then the real app; records each request. */

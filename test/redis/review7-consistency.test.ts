@@ -19,16 +19,7 @@ const DAY = 24 * HOUR;
 const TIMEOUT = 240_000;
 let now = Date.UTC(2026, 11, 1, 23, 30);
 const app = createApp({ now: () => now });
-const env = {
-  UPSTASH_REDIS_REST_URL: lib.target.url,
-  UPSTASH_REDIS_REST_TOKEN: lib.target.token,
-  INGEST_KEYS: KEYS.ingest,
-  READ_KEYS: KEYS.read,
-  ADMIN_KEYS: KEYS.admin,
-  KEY_PREFIX: lib.prefix,
-  TRENDING_CACHE_SECONDS: "0",
-  TRENDING_KEEP: "2",
-};
+const env = lib.appEnv(KEYS, { TRENDING_KEEP: "2" });
 const client = createClient({
   baseUrl: "http://edgestats.test",
   key: KEYS.admin,
