@@ -14,6 +14,7 @@ import { cacheKeys, counterKeys as K } from "./keys.ts";
 import { MAX_DELETE_KEYS } from "./limits.ts";
 import { deleteScript, incrScript } from "./scripts.ts";
 import { periodRange, type PeriodOptions } from "./select.ts";
+import { trimGroups } from "./trim.ts";
 import { checkBatch, checkIncrItem, checkMember } from "./validate.ts";
 
 /** The keys both writes of a counter's members declare (the counter, its index and the registries). */
@@ -58,9 +59,9 @@ export async function increment(
 ): Promise<Written<IncrResult>> {
   assertName(name, "counter");
   checkBatch(items);
-  const buckets = new Map<string, { slot: number; ttl: number; parents: string[] }>();
-  // rollup key -> its ttl; (rollup key, member) -> the batch's summed increment
-  const rollups = new Map<string, { ttl: number }>();
+  const buckets = new Map<string, { slot: number; ttl: number; parents: string[]; groups: string }>();
+  // rollup key -> its ttl and index-cursor groups (trim.ts); (rollup key, member) -> the batch's summed increment
+  const rollups = new Map<string, { ttl: number; groups: string }>();
   const rollupSums = new Map<string, Map<string, number>>();
   let plainTtl = 0;
   let late = false;
@@ -76,24 +77,30 @@ export async function increment(
       return;
     }
     const period = item.period;
-    const key = K.bucket(ctx.prefix, name, period, periodStart(period, when));
-    const parents = rollupsOf(period).map((level) =>
-      K.rollup(ctx.prefix, name, period, level, levelStart(level, when)),
-    );
+    const start = periodStart(period, when);
+    const key = K.bucket(ctx.prefix, name, period, start);
+    const levels = rollupsOf(period);
+    const parents = levels.map((level) => K.rollup(ctx.prefix, name, period, level, levelStart(level, when)));
     let bucket = buckets.get(key);
-    if (!bucket) buckets.set(key, (bucket = { slot: buckets.size + 1, ttl: 0, parents }));
+    if (!bucket)
+      buckets.set(
+        key,
+        (bucket = { slot: buckets.size + 1, ttl: 0, parents, groups: trimGroups(period, "bucket", start) }),
+      );
     // expiries only grow, so the largest ttl of the key's items is what applies
     if (item.ttl !== undefined) bucket.ttl = Math.max(bucket.ttl, item.ttl);
-    for (const parent of parents) {
+    parents.forEach((parent, p) => {
       let rollup = rollups.get(parent);
-      if (!rollup) rollups.set(parent, (rollup = { ttl: 0 }));
+      const level = levels[p]!;
+      if (!rollup)
+        rollups.set(parent, (rollup = { ttl: 0, groups: trimGroups(period, level, levelStart(level, when)) }));
       // the bucket's ttl plus the slack its extension may add: a rollup never expires before its buckets
       if (item.ttl !== undefined)
         rollup.ttl = Math.max(rollup.ttl, item.ttl + Math.min(Math.ceil(item.ttl / 10), 3600));
       let sums = rollupSums.get(parent);
       if (!sums) rollupSums.set(parent, (sums = new Map()));
       sums.set(item.member, (sums.get(item.member) ?? 0) + by);
-    }
+    });
     if (periodEnd(period, when) <= ctx.now) late = true;
     slots.push(bucket.slot);
     bys.push(by);
@@ -101,7 +108,7 @@ export async function increment(
   // rollups follow the buckets in the script's `buckets` list
   const rollupSlot = new Map<string, number>([...rollups.keys()].map((k, i) => [k, buckets.size + i + 1]));
   const parentSlot = (key: string | undefined) => (key === undefined ? 0 : (rollupSlot.get(key) ?? 0));
-  const entries: { ttl: number; parents?: string[] }[] = [...buckets.values(), ...rollups.values()];
+  const entries: { ttl: number; parents?: string[]; groups: string }[] = [...buckets.values(), ...rollups.values()];
   const rollup = { slots: [] as number[], members: [] as string[], bys: [] as number[] };
   for (const [key, sums] of rollupSums) {
     for (const [member, by] of sums) {
@@ -123,6 +130,7 @@ export async function increment(
       plainTtl,
       ttls: entries.map((e) => e.ttl),
       above: entries.map((e) => (e.parents ?? []).map(parentSlot).join(" ")),
+      groups: entries.map((e) => e.groups),
       slots,
       members: items.map((item) => item.member),
       bys,

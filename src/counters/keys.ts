@@ -27,7 +27,7 @@ export const counterKeys = {
       : counterKeys.rollup(prefix, name, period, level, start),
   /**
    * Hash: `b:<bucket key>` → its expiry for each bucket of the counter's current life, `late` = cache generation, `r` = when a period write last set the registry score (epoch ms), `u:<slot key>` = what the slot caches,
-   * `s` = 1 while every rollup of the life is exactly the sum of its parts, `q` = 1 when the life began with quarter-day rollups (every hour written since has one), `z:<rollup key>` = 1 once a member delete dropped a member from that rollup at exactly 0 (edges.ts, `edgeSum`).
+   * `s` = 1 while every rollup of the life is exactly the sum of its parts, `q` = 1 when the life began with quarter-day rollups (every hour written since has one), `z:<rollup key>` = 1 once a member delete dropped a member from that rollup at exactly 0 (edges.ts, `edgeSum`), `c:<kind>` = a cursor of the expired fields dropped (trim.ts).
    */
   index: (prefix: string, name: string) => keyOf(prefix, "counters", name, "index"),
   /** Cache slot `slot` of the counter: the union of one finished range (which one, the index field `u:<this key>` says). */

@@ -1,4 +1,5 @@
 import { defineLua, defineScript } from "../redis/script.ts";
+import { TRIM_LUA, TRIM_MARGIN } from "./trim.ts";
 
 /**
  * Write and job scripts of the counters area (reads: ./read-scripts.ts). Every API call is one
@@ -79,6 +80,7 @@ export const incrScript = defineScript({
     "plainTtl",
     "...ttls",
     "...above",
+    "...groups",
     "...slots",
     "...members",
     "...bys",
@@ -87,14 +89,36 @@ export const incrScript = defineScript({
     "...rollupBys",
   ],
   uses: [fieldsLua],
-  lua: `
+  lua: `${TRIM_LUA}
 now, late, plainTtl = tonumber(now), late == '1', tonumber(plainTtl) * 1000
 local nb = #buckets
 local function slack(ms) return math.min(math.ceil(ms / 10), 3600000) end
+-- the index's cursors (./trim.ts): each key's groups, and the earliest group per kind written
+local groupsOf, minOf, order = {}, {}, {}
+for i = 1, nb do
+  groupsOf[i] = {}
+  for kind, g in string.gmatch(groups[i], '(%a+):(%-?%d+)') do
+    g = tonumber(g)
+    groupsOf[i][kind] = g
+    if not minOf[kind] or g < minOf[kind] then minOf[kind] = g end
+  end
+end
+local extra = {'r', 'q'}
+for _, kind in ipairs({'hd', 'hm', 'dm', 'w', 'm'}) do
+  if minOf[kind] then
+    order[#order + 1] = kind
+    extra[#extra + 1] = 'c:' .. kind
+  end
+end
 -- One HMGET says, per bucket, whether it is part of this life and its recorded expiry (0 = none),
--- and (field r) when this counter last refreshed its registry score.
+-- (field r) when this counter last refreshed its registry score, (q) whether the life began with
+-- every rollup level, and where the index's cursors stand.
 local values = nil
-if nb > 0 then values = fields(index, buckets, {'r'}) end
+local cursors = {}
+if nb > 0 then
+  values = fields(index, buckets, extra)
+  for j, kind in ipairs(order) do cursors[kind] = trimParse(kind, values[nb + 2 + j]) end
+end
 -- The registry's score is the last write, to the minute (lists show recent activity first): a
 -- period write whose index says the score was set less than a minute ago skips the ZADD, so a busy
 -- counter pays it once a minute, not on every write; such a name is registered (a live index
@@ -127,7 +151,10 @@ if nb > 0 then
         restarted = true
       elseif t == -1 then v = 0 else v = now + t end
       -- a record that was wrong (kept from before expiries were recorded) is put right once
-      if v and old <= now then redis.call('HSET', index, 'b:' .. b, v) end
+      if v and old <= now then
+        trimNote(cursors, groupsOf[i], v, minOf, false)
+        redis.call(unpack(trimFlush(cursors, {'HSET', index, 'b:' .. b, v})))
+      end
     end
     if not v then
       if not indexLeft then indexLeft = redis.call('PTTL', index) end
@@ -136,6 +163,11 @@ if nb > 0 then
     end
     state[i] = v or false
   end
+  -- a write that creates a key may take one step of the index's cursors (one command at most:
+  -- ./trim.ts); only in a life begun with every rollup level (q), whose rollups sum all its keys
+  local creates = false
+  for i = 1, nb do if state[i] == false then creates = true end end
+  if creates and values[nb + 2] then trimStep(index, string.sub(index, 1, #index - 6), cursors, order, minOf, now) end
 end
 local results, suspects = {}, 0
 for i, member in ipairs(members) do
@@ -187,13 +219,14 @@ for i = 1, nb do
       redis.call('PEXPIRE', b, ttl)
       e = now + ttl
     end
+    -- the registry stamp and the cursors ride in the HSET a new bucket pays anyway
+    trimNote(cursors, groupsOf[i], e, minOf, indexLeft == -2)
+    local set = {'HSET', index, 'b:' .. b, e}
     if stampR then
-      -- the registry stamp rides in the HSET a new bucket pays anyway
-      redis.call('HSET', index, 'b:' .. b, e, 'r', now)
+      set[5], set[6] = 'r', now
       stampR = false
-    else
-      redis.call('HSET', index, 'b:' .. b, e)
     end
+    redis.call(unpack(trimFlush(cursors, set)))
     if e == 0 and state[i] == false then
       for slot in string.gmatch(above[i], '%d+') do keep[tonumber(slot)] = true end
     end
@@ -202,7 +235,8 @@ for i = 1, nb do
     e = now + ms
     -- GT: never shortens; 0 means the key had no expiry after all (a record from before expiries were kept)
     if redis.call('PEXPIRE', b, ms, 'GT') == 0 and redis.call('PTTL', b) == -1 then e = 0 end
-    redis.call('HSET', index, 'b:' .. b, e)
+    trimNote(cursors, groupsOf[i], e, minOf, false)
+    redis.call(unpack(trimFlush(cursors, {'HSET', index, 'b:' .. b, e})))
   end
   if e == 0 then
     indexForever, forever = true, true
@@ -252,7 +286,8 @@ return results
 /**
  * Deletes a counter: its plain key, its index and its cached unions (`caches`). Deleting the
  * index turns every bucket of this life invisible; their keys go to the purge hash (each with
- * `now`) so the sweep job can free them. Returns 1 when anything existed.
+ * `now`) so the sweep job can free them, except those whose recorded expiry is long past (the
+ * index is bounded by the writes' cursors, ./trim.ts, so this work is too). Returns 1 when anything existed.
  */
 export const deleteScript = defineScript({
   name: "counters.delete",
@@ -262,8 +297,15 @@ export const deleteScript = defineScript({
   lua: `
 local existed = redis.call('EXISTS', plain, index)
 local orphans = {}
-for _, field in ipairs(redis.call('HKEYS', index)) do
-  if string.sub(field, 1, 2) == 'b:' then orphans[#orphans + 1] = string.sub(field, 3) end
+-- a key whose recorded expiry passed more than TRIM_MARGIN ago is gone (it had an expiry, and a
+-- recorded one is never later than the key's own, clocks agreeing within a minute): not purged
+local gone = tonumber(now) - ${TRIM_MARGIN}
+local all = redis.call('HGETALL', index)
+for i = 1, #all, 2 do
+  local field, v = all[i], tonumber(all[i + 1])
+  if string.sub(field, 1, 2) == 'b:' and not (v and v >= 1e12 and v < gone) then
+    orphans[#orphans + 1] = string.sub(field, 3)
+  end
 end
 -- batches of 1000 fields keep unpack() below Lua's C stack limit
 for s = 1, #orphans, 1000 do

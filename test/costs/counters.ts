@@ -80,6 +80,22 @@ export const area: CostArea = {
       naive: 2,
       note: "First touch of the hour only: UNLINK of a leftover, HSET into the index, PTTL of the index, registry expiry; +1 since the quarter-day rollup (its ZINCRBY, as in the steady write: was 10). The first hour of a quarter also pays the quarter's UNLINK and HSET.",
     },
+    incrHourTtlNewBucket: {
+      call: "counter incr, `period=hour` with `ttl` 1 h",
+      state: "first touch of the hour (written every hour)",
+      roundTrips: 1,
+      commands: 19,
+      naive: 2,
+      note: "EVALSHA, HMGET, the registry ZADD (an hour since the last write), UNLINK of a leftover, PTTL of the index, 4 ZINCRBYs, PEXPIRE + HSET of the new hour, PEXPIRE + HSET of each of its 3 rollups (a 1 h ttl's slack is 6 min, so they are extended on nearly every hourly write), PEXPIRE of the index, the registry's expiry ZADD.",
+    },
+    incrHourTtlTrim: {
+      call: "counter incr, `period=hour` with `ttl` 1 h",
+      state: "first touch, the index's cursor drops a day",
+      roundTrips: 1,
+      commands: 20,
+      naive: 2,
+      note: "+1 (review 8): a write that creates a key takes at most one step of the index's cursors (src/counters/trim.ts), here the HDEL of the hours and quarters of a day whose day rollup has expired (an hour ago, by the margin); another first touch pays an HMGET instead, learning that day's expiry. So the index holds about a day of hours and a month of day rollups whatever the counter's age (was: every field ever written, ~1.3 an hour). Steady writes and counters without `ttl` pay nothing: the cursors ride in the HMGET and HSETs they make anyway.",
+    },
     incrTtlNew: { call: "counter incr with `ttl`", state: "new counter", roundTrips: 1, commands: 6, naive: 2 },
     incrTtlExtend: {
       call: "counter incr with `ttl`",

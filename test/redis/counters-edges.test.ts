@@ -452,8 +452,16 @@ describe("edge sums against the per-key read and a model", () => {
     const short = await commandsOf(ctx, "ttl-short", "x", range);
     const perKey = await commandsOf(ctx, "ttl-short", "x", range, true);
     expect(short).toEqual({ score: perKey.score, commands: perKey.commands });
-    expect(short.score).toBe(expected);
-    expect(long.commands).toBeLessThan(perKey.commands);
+    // By the writes' clock every key but today's expired long ago, and the index has dropped the
+    // fields of October and of November's hours (src/counters/trim.ts: a day's once its day rollup
+    // has expired, a month's once its month rollup has); the keys outlive that here only because
+    // this Redis runs on its own clock. What the index still lists in range: November's day
+    // rollups of the whole days 1-11 (kept while their month rollup lives), 8 writes each.
+    expect(short.score).toBe(
+      items().filter((i) => i.at >= Date.UTC(2026, 10, 1) && i.at < Date.UTC(2026, 10, 12)).length,
+    );
+    // (against its own per-key read: the short counter's index lists far fewer keys now)
+    expect(long.commands).toBeLessThan((await commandsOf(ctx, "ttl-long", "x", range, true)).commands);
   });
 
   it("a write that restarts an expired hour marks the life inexact: its day's rollup still holds the old count", async () => {

@@ -257,27 +257,45 @@ describe("counters", () => {
     expect(JSON.stringify(read)).not.toContain("m1");
   });
 
-  // WRONG: the index hash keeps a `b:` field for every bucket and rollup ever written in the
-  // counter's life, also long after the key expired (docs/counters.md: "the index keeps an expired
-  // key's field"); nothing ever drops them, and each write extends the index's own TTL. A counter
-  // written every hour with `ttl` 1 h holds ~2 live buckets but its index grows by ~1.3 fields an
-  // hour (hour + quarter + day + month) for ever: ~11,000 fields (~0.5 MB) a year per counter, and
-  // DELETE then HKEYS all of them and HSETs them all into `_purge`, so its work and the sweep's
-  // grow with the counter's age (issue 15: no call's Redis work may grow with the data).
-  // Severity: medium (unbounded memory and delete work on long-lived period counters with ttl).
-  // Smallest fix: when a write creates a new bucket, HDEL a few fields whose recorded expiry has
-  // passed (e.g. the same period's bucket `ttl` ago, whose name the script can compute, and its
-  // rollups once their month/day has gone), and let the delete skip fields with a past expiry.
-  it.fails("a period counter with ttl written for 300 hours keeps an index bounded by its live buckets", async () => {
+  // Was WRONG (review 8): the index hash kept a `b:` field for every bucket and rollup ever written
+  // in the counter's life, also long after the key expired, so a counter written every hour with
+  // `ttl` 1 h grew its index by ~1.3 fields an hour for ever, and DELETE HKEYS'd them all into
+  // `_purge`. Fixed: a write that creates a key drops, through the index's cursors
+  // (src/counters/trim.ts), the fields of a day (hours, quarters) once its day rollup has expired
+  // and of a month (day rollups, month) once its month rollup has; DELETE skips long-expired ones.
+  // The bound is not "its hour and the rollups above it" (24 in the review's version): an expired
+  // hour's field must stay while its day rollup lives, and an expired day rollup's while its month
+  // rollup lives, as their past expiry is what keeps a member read past the union bound from
+  // subtracting a rollup that still sums them (docs/counters.md). So: the day's hours and quarters,
+  // the month's day rollups and the month, whatever the counter's age (29 here: 22 hours of
+  // 2026-12-02, its 4 quarters, 2 day rollups, the month; November's fields are gone).
+  it("a period counter with ttl written for 300 hours keeps an index bounded by its live buckets", async () => {
     const ctx = lib.ctx(T0, "c-index-growth");
     for (let h = 0; h < 300; h++)
       await counters.increment(at(ctx, T0 + h * HOUR), "grow", [{ member: "a", period: "hour", ttl: 3600 }]);
     const fields = await command<string[]>(target, "HKEYS", `${ctx.prefix}:counters:grow:index`);
     const buckets = fields.filter((f) => f.startsWith("b:"));
-    // live at the last write: its hour, and the rollups (quarter, day, month) above it
-    expect(buckets.length).toBeLessThanOrEqual(24);
+    expect(buckets.length).toBeLessThanOrEqual(24 + 4 + 31 + 1);
+    expect(buckets.filter((f) => f.includes(":202611"))).toEqual([]);
     await counters.deleteCounter(at(ctx, T0 + 300 * HOUR), "grow");
     expect(await command(target, "HLEN", `${ctx.prefix}:counters:_purge`)).toBeLessThanOrEqual(24);
+  });
+
+  it("the index stays within a day's keys plus a month's day rollups across 45 days of hourly writes", async () => {
+    const ctx = lib.ctx(T0, "c-index-bound");
+    const index = `${ctx.prefix}:counters:g2:index`;
+    let most = 0;
+    for (let h = 0; h < 45 * 24; h++) {
+      await counters.increment(at(ctx, T0 + h * HOUR), "g2", [{ member: `m${h % 5}`, period: "hour", ttl: 3600 }]);
+      const n = (await command<string[]>(target, "HKEYS", index)).filter((f) => f.startsWith("b:")).length;
+      most = Math.max(most, n);
+    }
+    // today's hours and quarters, yesterday's until its day rollup has expired (+ the margin), the
+    // day rollups of the month (an expired one stays while its month rollup lives: reads need it)
+    // and the month's, plus the previous month's for the first hours of a month
+    expect(most).toBeLessThanOrEqual(24 + 4 + 28 + 31 + 2);
+    const fields = await command<string[]>(target, "HKEYS", index);
+    expect(fields.filter((f) => f.startsWith("b:")).length).toBeLessThanOrEqual(24 + 4 + 1 + 31 + 1);
   });
 
   it("registries shrink when a counter's keys expire (a 1 s ttl, its rollup's slack, a real wait)", async () => {

@@ -116,6 +116,22 @@ describe("counters: commands per call", () => {
     await check("list", () => api.get(base));
   });
 
+  it("period=hour incr with ttl: the index drops a day's fields once its day rollup has expired", async () => {
+    // 2026-11-22 22:00 and 23:00, then 2026-11-23 00:00 (learns the 22nd's expiry), 01:00, 02:00
+    // (drops its hours and quarters: the day rollup expired 00:12 + the hour's margin), 03:00
+    const write = incr("trim", { member: "a", period: "hour", ttl: 3600 });
+    const hour = 3_600_000;
+    api.advance(9.5 * hour);
+    for (let i = 0; i < 4; i++) {
+      await write();
+      api.advance(hour);
+    }
+    await check("incrHourTtlTrim", write);
+    api.advance(hour);
+    await check("incrHourTtlNewBucket", write);
+    api.advance(-14.5 * hour);
+  });
+
   it("period=hour incr and 400-day ranges (issue 15: calendar rollups)", async () => {
     // 400 days of hourly data, one member an hour (written directly in batches)
     const from = Date.UTC(2025, 9, 18);
