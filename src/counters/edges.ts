@@ -19,8 +19,9 @@ import { defineLua } from "../redis/script.ts";
  *   when a part expires (seen below, or, once a write restarts the key, by that write dropping
  *   `s`; a delete under a whole rollup an earlier delete emptied drops it too, delete-script.ts);
  * - no key of the edge (its rollup, its parts, theirs) has a recorded expiry within a minute of
- *   `now`: the index keeps an expired key's field, and a recorded expiry is never later than the
- *   key's (the clocks agreeing within a minute, as everywhere in this area);
+ *   `now`: the index keeps an expired key's field while a rollup above it lives (trim.ts drops it
+ *   only after), and a recorded expiry is never later than the key's (the clocks agreeing within a
+ *   minute, as everywhere in this area);
  * - every score read is an integer below 2^44 in size, so every sum and difference of them
  *   (a few hundred at most) is exact in a double whatever the order, as in the per-key sum.
  * Otherwise the edge (or, for the last condition, the whole read) is read key by key as before.
