@@ -119,15 +119,16 @@ redis.call('ZADD', seen, unpack(scored))
 -- Online at this heartbeat's own time: a late one (queued ingest applies it at its request's time)
 -- must not count ids seen after it, which were never online with it (else PCU is overstated).
 local late = last > ofDay + 1
-local count
+local count, own
 if late then
   -- ... but its own ids were online at its time whatever their later last-seen (ZADD GT kept it):
   -- counted apart, with the other ids seen before it (its ids' last-seen is at least its time).
-  local own, n = {}, 0
+  local seenHere = {}
+  own            = 0
   for _, id in ipairs(batch) do
-    if not own[id] then own[id], n = true, n + 1 end
+    if not seenHere[id] then seenHere[id], own = true, own + 1 end
   end
-  count = redis.call('ZCOUNT', seen, cutoff, '(' .. now) + n
+  count = redis.call('ZCOUNT', seen, cutoff, '(' .. now) + own
 else
   count = redis.call('ZCOUNT', seen, cutoff, now)
 end
@@ -154,14 +155,15 @@ end
 if #firstToday > 0 then redis.call('PFADD', siteActive, unpack(firstToday)) end
 -- The online count only rises at a heartbeat, so checking the peak here makes PCU exact when
 -- heartbeats come in time order; a peak already reached at 00:00 was reached first then. A late
--- heartbeat that counts the recorded peak at its own time moves peakAt back to it: that many were
--- online then (its count is of ids whose last-seen says so).
+-- heartbeat of as many ids as the recorded peak moves peakAt back to its time: they were all online
+-- then. (Not by its count of other ids: a last-seen before it may be a leave's, moved back a timeout
+-- from a leave after it, by an id that came online after it.)
 local set = {}
 if atMidnight > peak and atMidnight >= reached then
   set = { 'SET', 'u32', 32, atMidnight, 'SET', 'u32', 64, 0 }
 elseif reached > peak then
   set = { 'SET', 'u32', 32, reached, 'SET', 'u32', 64, reachedAt }
-elseif late and count == peak and peak > 0 and ofDay < peakAt then
+elseif late and own >= peak and peak > 0 and ofDay < peakAt then
   set = { 'SET', 'u32', 64, ofDay }
 end
 -- A late (queued) heartbeat swapped its older time in: the field is the day's latest heartbeat,

@@ -582,6 +582,30 @@ describe("a peak between a late heartbeat and the latest one", () => {
   });
 });
 
+describe("a late heartbeat and leaves after its time", () => {
+  const T0 = D0 + 14 * HOUR;
+  // KNOWN LIMIT (docs/presence.md, left open; as before 2026-11-27): a leave moves the id's last-seen
+  // back to a timeout before the leave, a time when the id may not have been online yet. A late
+  // heartbeat counts the ids whose last-seen is within the timeout before its own time, so it counts
+  // such ids as online with it: z1 (online 100..101 s) and z2 (160..161 s) both left, and y's queued
+  // heartbeat of 50 s counts y, z1 and z2, though y was online with one of them at a time (true PCU 2).
+  // Severity: low — needs leaves within a timeout after a late heartbeat's time, by ids that came
+  // online after it; telling a leave's last-seen from a heartbeat's needs a read of the scores
+  // (+1 command per late heartbeat) or a leave time per id.
+  it.fails("a late heartbeat does not count ids that came online after it and left", async () => {
+    const ctx = lib.ctx(T0, "late-leaves");
+    const at = (ms: number) => ({ ...ctx, now: T0 + ms });
+    await heartbeat(at(100_000), "r", ["z1"], T_OPT);
+    await leave(at(101_000), "r", "z1", T_OPT);
+    await heartbeat(at(160_000), "r", ["z2"], T_OPT);
+    await leave(at(161_000), "r", "z2", T_OPT);
+    await heartbeat(at(50_000), "r", ["y"], T_OPT); // queued at 50 s, applied now
+    const s = await stats(at(162_000), "r", T_OPT);
+    expect(s.online).toBe(1); // y
+    expect(s.peakToday).toBe(2);
+  });
+});
+
 describe("ids online at midnight", () => {
   // FIXED (2026-11-27: the day's first heartbeat and the trim job's runs after midnight count the
   // ids online AT 00:00, ZCOUNT seen <dayStart - timeout> <dayStart>, as suggested below). Was: 5 ids are online at 00:00 (heartbeats at 23:58:30, timeout 120 s); 3 of them time out
