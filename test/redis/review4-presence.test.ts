@@ -720,6 +720,8 @@ describe("day records of a room that goes idle around midnight", () => {
 });
 
 describe("site-wide figures", () => {
+  // LEFT OPEN (2026-11-27): the nothing-due run's row in docs/costs.md has a target of 2 commands, and a
+  // sample there would be 1,440 commands a day on an idle deployment for a timestamp.
   // DOCUMENTED NOW (docs/presence.md says "the latest run that visited a room"; recording a sample
   // on idle runs would cost +1 each), kept as it.fails for the stronger behaviour: a run with no room due records no sample (its last chunk records it, and
   // there is no chunk), so `onlineAt` is the latest run that visited a room, not "the trim job's
