@@ -63,11 +63,19 @@ export function roomKeys(prefix: string, room: string) {
  *   bits   0..31   u32  NU: ids allocated that day
  *   bits  32..63   u32  PCU: most ids online at once
  *   bits  64..95   u32  when PCU was first reached, ms since 00:00 UTC
- *   bits  96..127  u32  last heartbeat, ms since 00:00 UTC + 1 (0: none yet)
+ *   bits  96..127  u32  last heartbeat, ms since 00:00 UTC + 1 (0: none yet); its top bit (96, never
+ *                       part of a time: a day has fewer than 2^27 ms) is IDLED_FLAG
  *   bits 128..     u1   one per compact id seen that day (AU = BITCOUNT from byte 16)
  */
 export const HEADER_BYTES = 16;
 export const HEADER_BITS = HEADER_BYTES * 8;
+/**
+ * Set in the last-heartbeat field by the trim job when it takes a room with a heartbeat that day
+ * for idle (and schedules its next visit days later); the next heartbeat's BITFIELD clears it and,
+ * seeing it, makes the room active again, also when it is a late one (queued) within a timeout of
+ * the room's last heartbeat, which would otherwise be online with no run visiting the room.
+ */
+export const IDLED_FLAG = 2 ** 31;
 
 /**
  * History points are members `<minute of the day>` (a 1,440-slot ring: memory

@@ -142,26 +142,44 @@ export async function leave(
 export async function stats(ctx: Ctx, room: string, options: PresenceOptions = {}): Promise<RoomStats> {
   assertName(room, "room");
   const timeout = timeoutMs(options.timeoutSeconds);
-  const raw = await statsScript.run<{ online: number; peak: number; peakAt: number; new: number; active: number }>(
+  const raw = await statsScript.run<{
+    online: number;
+    peak: number;
+    peakAt: number;
+    last: number;
+    new: number;
+    active: number;
+  }>(
     ctx.redis,
     { seen: roomKeys(ctx.prefix, room).seen, daily: dayKeys(ctx.prefix, room, ctx.now).daily },
     { cutoff: ctx.now - timeout },
   );
   const day = dayStart(ctx.now);
-  // Ids carried over midnight count towards today's peak before the job or a heartbeat records it.
-  // They were all online at 00:00 (seen before it, online still), so that is when the count was
-  // first reached: the day's start, not the read's time, which would move with every read.
-  const carried = raw.online > raw.peak;
+  const peak = readPeak(raw, day);
   return {
     room,
     online: raw.online,
     timeoutSeconds: timeout / SECOND,
-    peakToday: carried ? raw.online : raw.peak,
-    peakAt: carried ? day : raw.peak === 0 ? null : day + raw.peakAt,
+    peakToday: peak.peak,
+    peakAt: peak.peakAt,
     activeToday: raw.active,
     newToday: raw.new,
     day,
   };
+}
+
+/**
+ * The day's peak as read: the recorded one, or who is online now when more. Ids carried over
+ * midnight count towards today's peak before the job or a heartbeat records it; while the day has
+ * no heartbeat they were all online at 00:00 (seen before it, online still), so that is when the
+ * count was first reached: the day's start, not the read's time, which would move with every read.
+ * After a heartbeat of the day (a late one can leave the recorded peak short) the count held at the
+ * day's latest heartbeat, which every last-seen is at or before: never 00:00 when nobody was online
+ * then (review 4).
+ */
+function readPeak(raw: { online: number; peak: number; peakAt: number; last: number }, from: number) {
+  if (raw.online > raw.peak) return { peak: raw.online, peakAt: raw.last === 0 ? from : from + raw.last - 1 };
+  return { peak: raw.peak, peakAt: raw.peak === 0 ? null : from + raw.peakAt };
 }
 
 export interface RoomDay {
@@ -193,7 +211,14 @@ export async function day(ctx: Ctx, room: string, date: string, options: Presenc
   const n = dayNumber(from);
   const today = dayNumber(ctx.now);
   const keys = roomKeys(ctx.prefix, room);
-  const raw = await dayScript.run<{ peak: number; peakAt: number; active: number; new: number; online: number }>(
+  const raw = await dayScript.run<{
+    peak: number;
+    peakAt: number;
+    last: number;
+    active: number;
+    new: number;
+    online: number;
+  }>(
     ctx.redis,
     { seen: keys.seen, daily: dayKeys(ctx.prefix, room, from).daily, days: keys.days },
     {
@@ -203,15 +228,14 @@ export async function day(ctx: Ctx, room: string, date: string, options: Presenc
       day: n,
     },
   );
-  // As in stats(): ids carried over midnight count towards today's peak before the job records it,
-  // reached at the day's start.
-  const carried = raw.online > raw.peak;
+  // as in stats(): who is online now counts towards today's peak (online is 0 for past days)
+  const peak = readPeak(raw, from);
   return {
     room,
     day: date,
     from,
-    peak: carried ? raw.online : raw.peak,
-    peakAt: carried ? from : raw.peak === 0 ? null : from + raw.peakAt,
+    peak: peak.peak,
+    peakAt: peak.peakAt,
     active: raw.active,
     new: raw.new,
   };

@@ -1,23 +1,27 @@
 import { activityPageLua, resumeLua } from "../redis/pages.ts";
 import { defineScript } from "../redis/script.ts";
 import { reverseLua } from "./scripts.ts";
-import { HEADER_BYTES } from "./keys.ts";
+import { HEADER_BYTES, IDLED_FLAG } from "./keys.ts";
 
 /** Presence's read scripts: room figures, member and room pages, history, the trim job's due rooms. */
 
-/** Returns { online, new, peak, peakAt (ms since 00:00 UTC), active } of the day `daily` is for. */
+/**
+ * Returns { online, new, peak, peakAt (ms since 00:00 UTC), last (the day's latest heartbeat, ms since
+ * 00:00 UTC + 1, 0: none), active } of the day `daily` is for.
+ */
 export const statsScript = defineScript({
   name: "presence.stats",
   write: false,
   keys: ["seen", "daily"],
   args: ["cutoff"],
   lua: `
-local header = redis.call('BITFIELD', daily, 'GET', 'u32', 0, 'GET', 'u32', 32, 'GET', 'u32', 64)
+local header = redis.call('BITFIELD', daily, 'GET', 'u32', 0, 'GET', 'u32', 32, 'GET', 'u32', 64, 'GET', 'u32', 96)
 return {
   online = redis.call('ZCOUNT', seen, cutoff, '+inf'),
   new    = header[1],
   peak   = header[2],
   peakAt = header[3],
+  last   = header[4] % ${IDLED_FLAG},
   active = redis.call('BITCOUNT', daily, ${HEADER_BYTES}, -1),
 }
 `,
@@ -97,7 +101,8 @@ export const dueRoomsScript = defineScript({
 /**
  * One day's figures of a room: `mode` 'today' and 'live' read the day's bitmap (today also counts
  * who is online now), 'archive' the day's record in the ring of past days (`offset`: its bit;
- * a slot holding another day reads as zeros). Returns { peak, peakAt, active, new, online }.
+ * a slot holding another day reads as zeros). Returns { peak, peakAt, active, new, online, last } (`last` as in
+ * statsScript; 0 for a record).
  */
 export const dayScript = defineScript({
   name: "presence.day",
@@ -108,15 +113,16 @@ export const dayScript = defineScript({
 if mode == 'archive' then
   local r = redis.call('BITFIELD', days, 'GET', 'u16', offset, 'GET', 'u32', offset + 16, 'GET', 'u32', offset + 48,
     'GET', 'u32', offset + 80, 'GET', 'u32', offset + 112)
-  if r[1] ~= tonumber(day) then return { peak = 0, peakAt = 0, active = 0, new = 0, online = 0 } end
-  return { peak = r[2], peakAt = r[3], active = r[4], new = r[5], online = 0 }
+  if r[1] ~= tonumber(day) then return { peak = 0, peakAt = 0, active = 0, new = 0, online = 0, last = 0 } end
+  return { peak = r[2], peakAt = r[3], active = r[4], new = r[5], online = 0, last = 0 }
 end
-local header = redis.call('BITFIELD', daily, 'GET', 'u32', 0, 'GET', 'u32', 32, 'GET', 'u32', 64)
+local header = redis.call('BITFIELD', daily, 'GET', 'u32', 0, 'GET', 'u32', 32, 'GET', 'u32', 64, 'GET', 'u32', 96)
 local online = 0
 if mode == 'today' then online = redis.call('ZCOUNT', seen, cutoff, '+inf') end
 return {
   peak   = header[2],
   peakAt = header[3],
+  last   = header[4] % ${IDLED_FLAG},
   active = redis.call('BITCOUNT', daily, ${HEADER_BYTES}, -1),
   new    = header[1],
   online = online,

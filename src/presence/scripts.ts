@@ -1,5 +1,5 @@
 import { defineLua, defineScript } from "../redis/script.ts";
-import { HEADER_BITS, HEADER_BYTES, HISTORY_SCALE } from "./keys.ts";
+import { HEADER_BITS, HEADER_BYTES, HISTORY_SCALE, IDLED_FLAG } from "./keys.ts";
 
 /**
  * Presence's write scripts: heartbeat, leave, delete room, and the trim job's
@@ -96,9 +96,15 @@ if #fresh > 0 then
   bits[#bits + 1] = 'INCRBY'; bits[#bits + 1] = 'u32'; bits[#bits + 1] = 0; bits[#bits + 1] = #fresh
 end
 bits[#bits + 1] = 'GET'; bits[#bits + 1] = 'u32'; bits[#bits + 1] = 32
+bits[#bits + 1] = 'GET'; bits[#bits + 1] = 'u32'; bits[#bits + 1] = 64
 bits[#bits + 1] = 'SET'; bits[#bits + 1] = 'u32'; bits[#bits + 1] = 96; bits[#bits + 1] = ofDay + 1
 local header     = redis.call('BITFIELD', daily, unpack(bits))
-local peak, last = header[#header - 1], header[#header]
+local peak, peakAt, last = header[#header - 2], header[#header - 1], header[#header]
+-- The trim job took the room for idle after a heartbeat of today (IDLED_FLAG, keys.ts; the SET
+-- above cleared it): the room must be active again, also for a late heartbeat within a timeout
+-- of the room's last one (review 4: online with no run visiting the room).
+local idled = last >= ${IDLED_FLAG}
+if idled then last = last - ${IDLED_FLAG} end
 -- The day's first heartbeat in the room: the ids online at 00:00 may have gone before any
 -- heartbeat or trim run of the day saw them (found in review 4). No last-seen is after midnight
 -- yet, so those seen within the timeout before it are exactly the ids online at 00:00; counted
@@ -110,9 +116,36 @@ if last == 0 then
 end
 -- GT: a slower request carrying an older time must not move last-seen backwards.
 redis.call('ZADD', seen, unpack(scored))
--- online at this heartbeat's own time: a late one (queued ingest applies it at its request's time)
--- must not count ids seen after it, which were never online with it (else PCU is overstated)
-local count = redis.call('ZCOUNT', seen, cutoff, now)
+-- Online at this heartbeat's own time: a late one (queued ingest applies it at its request's time)
+-- must not count ids seen after it, which were never online with it (else PCU is overstated).
+local late = last > ofDay + 1
+local count, own
+if late then
+  -- ... but its own ids were online at its time whatever their later last-seen (ZADD GT kept it):
+  -- counted apart, with the other ids seen before it (its ids' last-seen is at least its time).
+  local seenHere = {}
+  own            = 0
+  for _, id in ipairs(batch) do
+    if not seenHere[id] then seenHere[id], own = true, own + 1 end
+  end
+  count = redis.call('ZCOUNT', seen, cutoff, '(' .. now) + own
+else
+  count = redis.call('ZCOUNT', seen, cutoff, now)
+end
+-- A late heartbeat (the room's latest heartbeat today is after it) also counts who is online at
+-- that latest heartbeat: every last-seen is at or before it, so the ids seen within the timeout
+-- before it were all online then, this heartbeat's ids included. Its own time alone missed ids
+-- that heartbeated both before and after it (review 4: PCU understated). One command, late only.
+local reached, reachedAt = count, ofDay
+if late then
+  local latest   = tonumber(now) - ofDay + last - 1
+  local atLatest = redis.call('ZCOUNT', seen, string.format('%.0f', latest - timeout), string.format('%.0f', latest))
+  -- More at the latest heartbeat than at this one's time: a new peak, reached between the two.
+  -- Dated at this heartbeat's time or the recorded peak's, whichever is later: the others counted
+  -- were most likely online together since the recorded peak. An estimate: last-seen alone cannot
+  -- tell when an id seen after this heartbeat's time came online.
+  if atLatest > count then reached, reachedAt = atLatest, math.max(ofDay, peakAt) end
+end
 -- The AU bits' old values say which ids are seen today for the first time in this room: only
 -- those go to the site-wide HyperLogLog, so a heartbeat of ids already seen today costs nothing more.
 local firstToday = {}
@@ -120,17 +153,27 @@ for i, id in ipairs(batch) do
   if header[i] == 0 then firstToday[#firstToday + 1] = id end
 end
 if #firstToday > 0 then redis.call('PFADD', siteActive, unpack(firstToday)) end
--- The online count only rises at a heartbeat, so checking the peak here makes PCU exact; a peak
--- already reached at 00:00 was reached first then.
-if atMidnight > peak and atMidnight >= count then
-  redis.call('BITFIELD', daily, 'SET', 'u32', 32, atMidnight, 'SET', 'u32', 64, 0)
-elseif count > peak then
-  redis.call('BITFIELD', daily, 'SET', 'u32', 32, count, 'SET', 'u32', 64, ofDay)
+-- The online count only rises at a heartbeat, so checking the peak here makes PCU exact when
+-- heartbeats come in time order; a peak already reached at 00:00 was reached first then. A late
+-- heartbeat of as many ids as the recorded peak moves peakAt back to its time: they were all online
+-- then. (Not by its count of other ids: a last-seen before it may be a leave's, moved back a timeout
+-- from a leave after it, by an id that came online after it.)
+local set = {}
+if atMidnight > peak and atMidnight >= reached then
+  set = { 'SET', 'u32', 32, atMidnight, 'SET', 'u32', 64, 0 }
+elseif reached > peak then
+  set = { 'SET', 'u32', 32, reached, 'SET', 'u32', 64, reachedAt }
+elseif late and own >= peak and peak > 0 and ofDay < peakAt then
+  set = { 'SET', 'u32', 64, ofDay }
 end
 -- A late (queued) heartbeat swapped its older time in: the field is the day's latest heartbeat,
 -- which the next heartbeat measures the room's silence from (it took the room for newly active:
--- 9 commands, a list refresh out of turn; found in review 4). One command, late heartbeats only.
-if last > ofDay + 1 then redis.call('BITFIELD', daily, 'SET', 'u32', 96, last) end
+-- 9 commands, a list refresh out of turn; found in review 4). Written back in the same command as
+-- the peak: one command for late heartbeats, whether or not they raise the peak.
+if late then
+  set[#set + 1] = 'SET'; set[#set + 1] = 'u32'; set[#set + 1] = 96; set[#set + 1] = last
+end
+if #set > 0 then redis.call('BITFIELD', daily, unpack(set)) end
 -- No heartbeat yet today: the key is new (or only the trim job's midnight
 -- peak is in it), and its deadline, the end of tomorrow, is fixed. The day's
 -- HyperLogLog gets the same deadline: whoever creates it is the first
@@ -142,7 +185,7 @@ end
 -- The room (re)becomes active: first heartbeat of the day, or none for a
 -- whole timeout. The trim job drops a room only after a timeout and a margin
 -- without heartbeats, so it is listed and scheduled again exactly when needed.
-if last == 0 or ofDay + 1 - last >= timeout then
+if last == 0 or idled or ofDay + 1 - last >= timeout then
   redis.call('ZADD', due, now, room)
   redis.call('ZADD', rooms, 'GT', now, room)
   -- History gets its lifetime now, before the trim job writes a point: a
@@ -264,7 +307,7 @@ local function int(x) return string.format('%.0f', x) end
 -- Copies a day's figures (its bitmap's header {NU, PCU, peakAt, last} and AU) into the room's
 -- ring of past days; a day with nothing recorded writes nothing.
 local function archive(days, daily, header, day, at)
-  if header[1] == 0 and header[2] == 0 and header[4] == 0 then return end
+  if header[1] == 0 and header[2] == 0 and header[4] % ${IDLED_FLAG} == 0 then return end
   local au = redis.call('BITCOUNT', daily, ${HEADER_BYTES}, -1)
   redis.call('BITFIELD', days, 'SET', 'u16', at, day, 'SET', 'u32', at + 16, header[2], 'SET', 'u32', at + 48, header[3],
     'SET', 'u32', at + 80, au, 'SET', 'u32', at + 112, header[1])
@@ -276,12 +319,14 @@ for r, room in ipairs(roomNames) do
   local seq, daily, history = seqKeys[r], dailyKeys[r], historyKeys[r]
   local count               = redis.call('ZCOUNT', seen, cutoff, '+inf')
   local active              = count > 0
-  local activity, header
+  local activity, header, idledFlag
   if not active then
     -- Last activity: today's last heartbeat (a leave moves an id offline but is
     -- no heartbeat, and the heartbeat decides reactivation by this time) or the
     -- latest last-seen (a heartbeat before midnight).
     header     = redis.call('BITFIELD', daily, 'GET', 'u32', 0, 'GET', 'u32', 32, 'GET', 'u32', 64, 'GET', 'u32', 96)
+    idledFlag  = header[4] >= ${IDLED_FLAG}
+    header[4]  = header[4] % ${IDLED_FLAG}
     local last = header[4]
     local top  = redis.call('ZRANGE', seen, -1, -1, 'WITHSCORES')
     if last > 0 then activity = dayStart + last - 1 end
@@ -303,7 +348,7 @@ for r, room in ipairs(roomNames) do
     local since = dayStart - (now - tonumber(cutoff))
     local h     = header and { header[2], header[4] } or redis.call('BITFIELD', daily, 'GET', 'u32', 32, 'GET', 'u32', 96)
     -- an idle room's latest activity before the timeout ahead of midnight: nobody was online then
-    if h[2] == 0 and (count > 0 or (activity and activity >= since)) then
+    if h[2] % ${IDLED_FLAG} == 0 and (count > 0 or (activity and activity >= since)) then
       local atMidnight = redis.call('ZCOUNT', seen, int(since), int(dayStart))
       if atMidnight > h[1] then
         redis.call('BITFIELD', daily, 'SET', 'u32', 32, atMidnight, 'SET', 'u32', 64, 0)
@@ -357,6 +402,10 @@ for r, room in ipairs(roomNames) do
     archive(daysKeys[r], daily, header, today, todayBit)
     -- History must stay readable a day after its last point, then go.
     redis.call('EXPIRE', history, idleTtl)
+    -- Mark the day's bitmap (IDLED_FLAG, keys.ts) when it has a heartbeat (so it exists, with its
+    -- deadline): a late heartbeat applied from now on, within a timeout of the last one, makes the
+    -- room active again, so the runs visit it while its ids are online (found in review 4).
+    if header[4] > 0 and not idledFlag then redis.call('BITFIELD', daily, 'SET', 'u1', 96, 1) end
     local unlisted = activity == nil or now - activity >= emptyAfter
     if unlisted then redis.call('ZREM', rooms, room) end
     local oldest = redis.call('ZRANGE', seen, 0, 0, 'WITHSCORES')

@@ -11,7 +11,7 @@ export const area = {
       commands: 5,
       naive: 5,
       target: 6,
-      note: "EVALSHA, HMGET (id → compact id), ZADD (last seen), ZCOUNT (online now), and one BITFIELD that sets the AU bit, reads the peak and records the heartbeat time. No EXPIRE and no registry write: those happen only when a key or the room's activity is new (was 11). A late heartbeat (applied from the queue after a later one of the room) writes the later time back: one more BITFIELD.",
+      note: "EVALSHA, HMGET (id → compact id), ZADD (last seen), ZCOUNT (online now), and one BITFIELD that sets the AU bit, reads the peak and records the heartbeat time. No EXPIRE and no registry write: those happen only when a key or the room's activity is new (was 11). A late heartbeat (applied from the queue after a later one of the room) costs 2 more, whether or not it raises the peak: a ZCOUNT of the ids online at the room's latest heartbeat (so an id that heartbeated before and after the late one's time is in the peak; review 4) and one BITFIELD writing the later time back, with the peak (was 1, or 2 when it raised the peak).",
     },
     heartbeatKnown1000: { call: "heartbeat, 1,000 ids", state: "known ids, online", roundTrips: 1, commands: 5 },
     heartbeatKnownPeak: {
@@ -177,8 +177,8 @@ export const area = {
       call: "trim run",
       state: "1 room going idle",
       roundTrips: 2,
-      commands: 14,
-      note: "Once per room going idle: read its last activity (BITFIELD, ZRANGE), EXPIRE history (25 h), schedule the next visit (ZRANGE oldest id, ZADD `_due`); copy today's figures to its ring of past days (BITCOUNT, BITFIELD SET, EXPIRE; the header rides in the BITFIELD that reads the last activity). +1 site-wide sample.",
+      commands: 15,
+      note: "Once per room going idle: read its last activity (BITFIELD, ZRANGE), EXPIRE history (25 h), schedule the next visit (ZRANGE oldest id, ZADD `_due`); copy today's figures to its ring of past days (BITCOUNT, BITFIELD SET, EXPIRE; the header rides in the BITFIELD that reads the last activity). +1 site-wide sample. +1 BITFIELD marking the day's bitmap idle (when the room had a heartbeat that day), which the next heartbeat reads in its own BITFIELD: a late (queued) heartbeat within a timeout of the room's last one then makes the room active again, so the runs visit it while its ids are online (was 14; review 4).",
     },
     trimForget: {
       call: "trim run",

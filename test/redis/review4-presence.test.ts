@@ -156,7 +156,7 @@ async function runModel(opts: RunOptions): Promise<{ mismatches: Mismatch[]; cou
     const m = model.get(room)!;
     const day = dayStart(t);
     const dailyKey = `${prefix}:presence:${room}:daily:${dayLabel(t)}`;
-    const [peakBefore, lastBefore] = await command<number[]>(
+    const [peakBefore, lastRaw] = await command<number[]>(
       target,
       "BITFIELD",
       dailyKey,
@@ -167,27 +167,38 @@ async function runModel(opts: RunOptions): Promise<{ mismatches: Mismatch[]; cou
       "u32",
       96,
     );
+    // bit 96 is the trim job's mark that it took the room for idle (IDLED_FLAG): the next heartbeat reactivates it
+    const idled = (lastRaw ?? 0) >= 2 ** 31;
+    const lastBefore = (lastRaw ?? 0) % 2 ** 31;
     const unique = [...new Set(ids)];
     const fresh = unique.filter((id) => !m.score.has(id));
     const auToday = m.au.get(day) ?? new Set<string>();
     const firstToday = unique.some((id) => !auToday.has(id) || fresh.includes(id));
     // docs/costs.md: 5, +2 new ids, +1 PFADD (first of an id today), +1 peak raised, +3 on the day's
-    // first heartbeat (two expiries, the ZCOUNT of the ids online at 00:00), +4 when the room (re)becomes active.
+    // first heartbeat (two expiries, the ZCOUNT of the ids online at 00:00), +4 when the room (re)becomes active;
+    // a late heartbeat: +1 ZCOUNT at the day's latest heartbeat, +1 BITFIELD writing that time back
+    // (with the peak, when raised).
     const atMidnight =
       lastBefore === 0 ? [...m.score.values()].filter((s) => s >= day - TIMEOUT && s <= day).length : 0;
     for (const id of unique) m.score.set(id, Math.max(m.score.get(id) ?? -Infinity, t));
-    const online = [...m.score.values()].filter((s) => s >= t - TIMEOUT && s <= t).length;
     const ofDay = t - day;
-    const reactivates = lastBefore === 0 || ofDay + 1 - (lastBefore ?? 0) >= TIMEOUT;
+    const late = lastBefore > ofDay + 1;
+    // online at its own time; a late heartbeat's own ids were online then whatever their later last-seen
+    const online = late
+      ? unique.length + [...m.score].filter(([id, s]) => !unique.includes(id) && s >= t - TIMEOUT && s < t).length
+      : [...m.score.values()].filter((s) => s >= t - TIMEOUT && s <= t).length;
+    const latest = day + lastBefore - 1;
+    const atLatest = late ? [...m.score.values()].filter((s) => s >= latest - TIMEOUT && s <= latest).length : 0;
+    const reactivates = lastBefore === 0 || idled || ofDay + 1 - lastBefore >= TIMEOUT;
+    const raised = Math.max(online, atMidnight, atLatest) > (peakBefore ?? 0);
     const want =
       5 +
       (fresh.length > 0 ? 2 : 0) +
       (firstToday ? 1 : 0) +
-      (Math.max(online, atMidnight) > (peakBefore ?? 0) ? 1 : 0) +
+      (raised || late ? 1 : 0) +
       (lastBefore === 0 ? 3 : 0) +
       (reactivates ? 4 : 0) +
-      // a late heartbeat writes the day's later last-heartbeat time back (+1)
-      ((lastBefore ?? 0) > ofDay + 1 ? 1 : 0);
+      (late ? 1 : 0);
     const res = await costed("heartbeat", t, want, () => heartbeat(at(t), room, ids, opt));
     check("heartbeat.new", t, res.new, fresh.length);
     check("heartbeat.online", t, res.online, online);
@@ -483,9 +494,11 @@ describe("presence against a model (seeded, 4 UTC days, 3 rooms, timeout 120 s, 
     expect(summary(mismatches.filter((x) => isPeak(x.kind)))).toEqual({});
   });
 
-  // KNOWN LIMIT (docs/presence.md, left open): see "a late heartbeat" below: with queued heartbeats the day's peak is understated on
+  // FIXED for this run (was medium, 2026-11-27: a late heartbeat also counts its own ids and who was online at the
+  // day's latest heartbeat, and moves peakAt back to its time when it counts the peak; exactness is not
+  // guaranteed in general, see "a peak between a late heartbeat and the latest one" below). Was: see "a late heartbeat" below: with queued heartbeats the day's peak is understated on
   // several days (yesterday and archived records included). Medium.
-  it.fails("queued heartbeats: PCU and peakAt equal the true maximum concurrency", { timeout: 300_000 }, async () => {
+  it("queued heartbeats: PCU and peakAt equal the true maximum concurrency", { timeout: 300_000 }, async () => {
     const { mismatches } = await once("late", LATE);
     expect(summary(mismatches.filter((x) => isPeak(x.kind)))).toEqual({});
   });
@@ -501,7 +514,10 @@ const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 describe("PCU when heartbeats are applied out of time order (queued ingest)", () => {
   const T0 = D0 + 12 * HOUR;
-  // KNOWN LIMIT (docs/presence.md, left open): x heartbeats at 0 and 100 ms; y's queued heartbeat of 50 ms is applied after them. At
+  // FIXED (2026-11-27, as suggested below in spirit without a field per id: a late heartbeat also counts
+  // `ZCOUNT seen <latest-timeout> <latest>` at the room's latest heartbeat of the day, +1 command on late
+  // heartbeats only, and dates a peak found so at its own time or the recorded peak's, whichever is later).
+  // Was: x heartbeats at 0 and 100 ms; y's queued heartbeat of 50 ms is applied after them. At
   // 50 ms x and y were both online (true PCU 2), but the late heartbeat counts `ZCOUNT seen
   // <at-timeout> <at>`, which leaves x out (its last-seen, 100, is after 50), and no other heartbeat
   // ever sees both: peakToday stays 1 once y times out. The review-2 fix (upper bound = the
@@ -512,7 +528,7 @@ describe("PCU when heartbeats are applied out of time order (queued ingest)", ()
   // highest last-seen) cannot know who was online at its time from last-seen alone; either keep a
   // session start per id (ZADD NX of the start in a second set) and count ids started <= now and
   // last-seen >= now - timeout, or document the limit ("exact for heartbeats applied in time order").
-  it.fails("a late heartbeat's peak counts ids that heartbeated before and after its time", async () => {
+  it("a late heartbeat's peak counts ids that heartbeated before and after its time", async () => {
     const ctx = lib.ctx(T0, "late-under");
     const at = (ms: number) => ({ ...ctx, now: T0 + ms });
     await heartbeat(at(0), "r", ["x"], T_OPT);
@@ -524,13 +540,14 @@ describe("PCU when heartbeats are applied out of time order (queued ingest)", ()
     expect({ peakToday: s.peakToday, peakAt: s.peakAt }).toEqual({ peakToday: 2, peakAt: T0 + 50 });
   });
 
-  // KNOWN LIMIT (docs/presence.md, left open): in the same situation, while both are still online the read sees online (2) above the
+  // FIXED (2026-11-27: the case is gone with the previous fix; and the read dates a peak it supplies at 00:00
+  // only while the day has no heartbeat, else at the day's latest heartbeat). Was: in the same situation, while both are still online the read sees online (2) above the
   // recorded peak (1) and takes it for ids carried over midnight: peakAt = 00:00 of the day, when
   // nobody was online (the room's first heartbeat was at 12:00). Severity: low (peakAt only, and
   // only until the ids time out, when peakToday falls back to 1: the figure moves from read to
   // read). Fix: with the previous finding fixed the case disappears; else the read should take
   // online > peak as "carried" only when today's bitmap has no heartbeat yet (header bits 96..127).
-  it.fails("peakAt of a peak the read supplies is not 00:00 when nobody was online then", async () => {
+  it("peakAt of a peak the read supplies is not 00:00 when nobody was online then", async () => {
     const ctx = lib.ctx(T0, "late-peakat");
     const at = (ms: number) => ({ ...ctx, now: T0 + ms });
     await heartbeat(at(0), "r", ["x"], T_OPT);
@@ -540,6 +557,52 @@ describe("PCU when heartbeats are applied out of time order (queued ingest)", ()
     expect(s.peakToday).toBe(2);
     expect(s.peakAt).not.toBe(dayStart(T0));
     expect(s.peakAt).toBe(T0 + 50);
+  });
+});
+
+describe("a peak between a late heartbeat and the latest one", () => {
+  const T0 = D0 + 13 * HOUR;
+  // KNOWN LIMIT (docs/presence.md, left open after the 2026-11-27 fix): p heartbeats at 0 (online to 120 s),
+  // q at 100 s and 130 s, y's queued heartbeat of 50 s is applied last. At 100 s p, q and y were online
+  // (true PCU 3), but no instant the heartbeats can count sees all three: y's own time (50 s) does not
+  // see q (seen after it), the room's latest heartbeat (130 s) does not see p (gone at 120 s), and q's
+  // heartbeat at 100 s was applied before y's. PCU reads 2. Severity: low — needs a heartbeat late by
+  // more than the gap between another id's session start and a third id's timeout; exactness needs the
+  // heartbeat times per id within a timeout (a field per id, +1 command per heartbeat).
+  it.fails("a late heartbeat's peak at a time between its own and the room's latest heartbeat", async () => {
+    const ctx = lib.ctx(T0, "late-between");
+    const at = (ms: number) => ({ ...ctx, now: T0 + ms });
+    await heartbeat(at(0), "r", ["p"], T_OPT);
+    await heartbeat(at(100_000), "r", ["q"], T_OPT);
+    await heartbeat(at(130_000), "r", ["q"], T_OPT);
+    await heartbeat(at(50_000), "r", ["y"], T_OPT); // queued at 50 s, applied now
+    const s = await stats(at(131_000), "r", T_OPT);
+    expect(s.online).toBe(2); // q and y
+    expect({ peakToday: s.peakToday, peakAt: s.peakAt }).toEqual({ peakToday: 3, peakAt: T0 + 100_000 });
+  });
+});
+
+describe("a late heartbeat and leaves after its time", () => {
+  const T0 = D0 + 14 * HOUR;
+  // KNOWN LIMIT (docs/presence.md, left open; as before 2026-11-27): a leave moves the id's last-seen
+  // back to a timeout before the leave, a time when the id may not have been online yet. A late
+  // heartbeat counts the ids whose last-seen is within the timeout before its own time, so it counts
+  // such ids as online with it: z1 (online 100..101 s) and z2 (160..161 s) both left, and y's queued
+  // heartbeat of 50 s counts y, z1 and z2, though y was online with one of them at a time (true PCU 2).
+  // Severity: low — needs leaves within a timeout after a late heartbeat's time, by ids that came
+  // online after it; telling a leave's last-seen from a heartbeat's needs a read of the scores
+  // (+1 command per late heartbeat) or a leave time per id.
+  it.fails("a late heartbeat does not count ids that came online after it and left", async () => {
+    const ctx = lib.ctx(T0, "late-leaves");
+    const at = (ms: number) => ({ ...ctx, now: T0 + ms });
+    await heartbeat(at(100_000), "r", ["z1"], T_OPT);
+    await leave(at(101_000), "r", "z1", T_OPT);
+    await heartbeat(at(160_000), "r", ["z2"], T_OPT);
+    await leave(at(161_000), "r", "z2", T_OPT);
+    await heartbeat(at(50_000), "r", ["y"], T_OPT); // queued at 50 s, applied now
+    const s = await stats(at(162_000), "r", T_OPT);
+    expect(s.online).toBe(1); // y
+    expect(s.peakToday).toBe(2);
   });
 });
 
@@ -657,6 +720,8 @@ describe("day records of a room that goes idle around midnight", () => {
 });
 
 describe("site-wide figures", () => {
+  // LEFT OPEN (2026-11-27): the nothing-due run's row in docs/costs.md has a target of 2 commands, and a
+  // sample there would be 1,440 commands a day on an idle deployment for a timestamp.
   // DOCUMENTED NOW (docs/presence.md says "the latest run that visited a room"; recording a sample
   // on idle runs would cost +1 each), kept as it.fails for the stronger behaviour: a run with no room due records no sample (its last chunk records it, and
   // there is no chunk), so `onlineAt` is the latest run that visited a room, not "the trim job's
@@ -706,7 +771,9 @@ describe("the id horizon (2 days)", () => {
 });
 
 describe("a heartbeat retried by the queue past the active margin", () => {
-  // KNOWN LIMIT (docs/presence.md, left open): default timeout (300 s). a heartbeats at 0; b's heartbeat, sent at 240 s, fails to apply
+  // FIXED (2026-11-27: the trim job marks the day's bitmap when it takes a room for idle, IDLED_FLAG; the next
+  // heartbeat, late or not, clears the mark and makes the room active again; +1 command per room going idle).
+  // Was: default timeout (300 s). a heartbeats at 0; b's heartbeat, sent at 240 s, fails to apply
   // and Queues retries it (1, 2, 4 … 60 s: up to 303 s late with max_retries 10, docs/ingest.md).
   // The run of 430 s finds the room idle (no heartbeat for timeout + 2 min) and schedules it days
   // later; b's heartbeat then lands at its own time, 240 s: 240 s after the last heartbeat, less
@@ -717,7 +784,7 @@ describe("a heartbeat retried by the queue past the active margin", () => {
   // could compare its online-until (now + timeout) with the room's due score (`ZSCORE _due room`,
   // +1 command) and reschedule when the room is idle, or ACTIVE_MARGIN_MS could cover the
   // consumer's longest retry span.
-  it.fails("the room is sampled while the late id is online", async () => {
+  it("the room is sampled while the late id is online", async () => {
     const ctx = lib.ctx(D0, "late-idle");
     const t = D0 + 9 * HOUR;
     const config = lib.config; // 300 s
