@@ -154,12 +154,42 @@ function expectQueued(res: Res, items: number): void {
   expect(res.body).toEqual({ queued: items, requestId: res.headers.get("x-request-id") });
 }
 
-/** The consumer batches wrangler printed (its output is a sliding window: the recent ones). */
-function queueLines(): { acked: number; size: number }[] {
-  return [...wrangler!.output().matchAll(/QUEUE edgestats-ingest (\d+)\/(\d+)/g)].map((m) => ({
+/** The consumer batches in wrangler's output: it prints each as `QUEUE edgestats-ingest <acked>/<size>`. */
+function queueLines(text = wrangler!.output()): { acked: number; size: number }[] {
+  return [...text.matchAll(/QUEUE edgestats-ingest (\d+)\/(\d+)/g)].map((m) => ({
     acked: Number(m[1]),
     size: Number(m[2]),
   }));
+}
+
+/**
+ * Everything wrangler prints from now until `stop()`. Its `output()` keeps only the last 20,000
+ * characters (one request log line is ~80), so it is sampled every 25 ms and each sample's new
+ * text found after the previous sample's tail; `lost` says a sample came too late for that.
+ */
+function tapOutput(): { stop(): { text: string; lost: boolean } } {
+  let last = wrangler!.output();
+  let text = "";
+  let lost = false;
+  const take = () => {
+    const now = wrangler!.output();
+    if (now === last) return;
+    const tail = last.slice(-400);
+    const at = tail ? now.lastIndexOf(tail) : -1;
+    if (at < 0) {
+      lost = true;
+      text += now;
+    } else text += now.slice(at + tail.length);
+    last = now;
+  };
+  const timer = setInterval(take, 25);
+  return {
+    stop() {
+      take();
+      clearInterval(timer);
+      return { text, lost };
+    },
+  };
 }
 
 /** What every test expects to stay true until the end of the file (a late redelivery applied twice would break it). */
@@ -251,6 +281,7 @@ describe("queued ingest through wrangler dev's local Queues", () => {
     }
 
     // All at once: 405 concurrent requests, 406 messages, several consumer batches of up to 100.
+    const tap = tapOutput();
     const results = await Promise.all(requests.map((r) => call("POST", r.path, { body: r.body })));
     for (const [i, res] of results.entries()) expectQueued(res, requests[i]!.items);
     const items = requests.reduce((n, r) => n + r.items, 0);
@@ -263,12 +294,14 @@ describe("queued ingest through wrangler dev's local Queues", () => {
     expect(await counterScores("q-plain")).toEqual(plain);
     expect(await counterScores("q-daily", `&period=day&from=${DAY}&to=${DAY}`)).toEqual(daily);
     expect(await presence("q-room")).toEqual({ online: ids.size, activeToday: ids.size, newToday: ids.size });
-    // wrangler prints each consumer batch as `QUEUE edgestats-ingest <acked>/<size>` (its output is
-    // kept as a sliding window, so only the recent batches): full batches of 100, none bigger, all acked.
-    const batches = queueLines();
-    expect(batches.length).toBeGreaterThan(0);
-    expect(batches.every((b) => b.size <= 100 && b.acked === b.size)).toBe(true);
-    expect(batches.some((b) => b.size === 100)).toBe(true);
+    // The local queue's batches: every message in one, none over max_batch_size (so at least 5), all acked.
+    const printed = tap.stop();
+    expect(printed.lost).toBe(false);
+    const batches = queueLines(printed.text);
+    expect(batches.reduce((n, b) => n + b.size, 0)).toBe(messages);
+    expect(Math.max(...batches.map((b) => b.size))).toBeLessThanOrEqual(100);
+    expect(batches.every((b) => b.acked === b.size)).toBe(true);
+    console.log(`406 messages in consumer batches of ${batches.map((b) => b.size).join(", ")}`);
 
     finalChecks.push(
       { what: "trending q-pages", read: () => trendingCounts("q-pages"), expected: trending },
@@ -344,6 +377,29 @@ describe("queued ingest through wrangler dev's local Queues", () => {
     const expected = { a: 10, b: 11, c: 2 };
     expect(await counterScores("q-idem")).toEqual(expected);
     finalChecks.push({ what: "counter q-idem", read: () => counterScores("q-idem"), expected });
+  });
+
+  it("Idempotency-Key on a request queued as 2 messages: a queued retry and a synchronous retry apply nothing again", async () => {
+    const events = Array.from({ length: 1000 }, (_, i) => ({ member: `${"K".repeat(146)}-${i % 25}` }));
+    const expected: Record<string, number> = {};
+    for (const e of events) add(expected, e.member, 1);
+    const before = await status();
+    expectQueued(await call("POST", "/v1/trending/q-idem-split/events", { body: { events }, idem: "s1" }), 1000);
+    const first = await settled(before, 2);
+    expect(first).toMatchObject({ applied: 2, duplicates: 0, events: 1000 });
+    expectQueued(await call("POST", "/v1/trending/q-idem-split/events", { body: { events }, idem: "s1" }), 1000);
+    const again = await settled(before, 4);
+    expect(again).toMatchObject({ applied: 2, duplicates: 2, events: 1000 });
+    const replay = await call("POST", "/v1/trending/q-idem-split/events", {
+      body: { events },
+      idem: "s1",
+      async: false,
+    });
+    expect(replay.status, JSON.stringify(replay.body)).toBe(200);
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    expect(replay.body.summary).toMatchObject({ queued: true });
+    expect(await trendingCounts("q-idem-split")).toEqual(expected);
+    finalChecks.push({ what: "trending q-idem-split", read: () => trendingCounts("q-idem-split"), expected });
   });
 
   // FINDING (low): a queued retry whose body is the same JSON serialized differently (key order,
@@ -524,6 +580,28 @@ describe("queued ingest through wrangler dev's local Queues", () => {
       finalChecks.push({ what: "counter q-ledger", read: () => counterScores("q-ledger"), expected });
     });
 
+    it("one target's script failing in a batch retries only that target's messages; all apply once", async () => {
+      const expected = fresh();
+      const before = await status();
+      const base = faulted("status");
+      // The first Redis request after this is one of the batch's group scripts (the stats script runs after them).
+      proxy!.set({ fault: { kind: "status", status: 503 }, times: 1 });
+      const messages = await sendMix("part", 30, 0, expected);
+      await until(
+        "one script failed",
+        async () => faulted("status") - base,
+        (n) => n >= 1,
+        30_000,
+      );
+      const d = await settled(before, messages);
+      expect(d.applied + d.duplicates).toBe(messages);
+      expect(d.duplicates).toBe(0);
+      expect(d.retried).toBeGreaterThanOrEqual(1);
+      expect(d.retried).toBeLessThan(messages); // only one group's messages
+      expect(d.deadLettered).toBe(0);
+      await expectValues("part", expected);
+    });
+
     it("the answers of the consumer's scripts lost after Redis applied them: the redelivery is acked as a duplicate, nothing counted twice", async () => {
       const expected = fresh();
       const before = await status();
@@ -641,15 +719,13 @@ describe("queued ingest through wrangler dev's local Queues", () => {
         raw: '{"member":"x"}',
         headers: { "content-type": "text/plain" },
       },
-      {
-        what: "body over 1 MiB",
-        path: "/v1/trending/q-bad/events",
-        status: 413,
-        raw: JSON.stringify({ member: "x", pad: "p".repeat(1100 * 1024) }),
-      },
       { what: "no key", path: "/v1/trending/q-bad/events", status: 401, body: { member: "x" }, key: "" },
       { what: "read key", path: "/v1/counters/q-bad/incr", status: 403, body: { member: "x" }, key: KEYS.read },
     ];
+    // Not here: a body over 1 MiB (413). The Worker refuses it from its content-length without
+    // reading it, and wrangler dev's local server then drops connections now and then (undici
+    // "other side closed", or a 500 "Network connection lost" for the next request): a local dev
+    // server artifact, not the Worker's; the worker project's tests cover the 413.
     const before = await status();
     for (const c of cases) {
       const res = await call("POST", c.path, {
@@ -684,5 +760,28 @@ describe("queued ingest through wrangler dev's local Queues", () => {
     await settled(before, 1);
     expect(finalChecks.length).toBeGreaterThan(10);
     for (const check of finalChecks) expect(await check.read(), check.what).toEqual(check.expected);
+  });
+  // FINDING (low): copies of one keyed request that meet in a consumer batch (a client retrying
+  // fast: N copies within the 1 s batch window) are settled one per delivery: the consumer applies
+  // the first and hands every other copy back with a fixed 5 s delay, so the next batch holds the
+  // remaining copies together again and acks one more. N copies take about 6 (N − 1) s, the status
+  // and the dashboard's lag grow with them (oldestAgeMs 62 s, "red", for 12 copies of a healthy
+  // queue), and each round counts towards max_retries: measured once with 12 concurrent copies
+  // (not kept here, it takes 70 s), the 12th copy was moved by the queue to edgestats-ingest-dlq
+  // after 11 attempts ("Moving message … to dead letter queue"), a duplicate there that the status
+  // does not count and that docs/ingest.md tells operators to re-POST (which would count it twice).
+  // Smallest fix: in consumeBatch, keep a batch's later copies of a dedupe id with the first and
+  // settle them by its group's outcome: applied or found applied → ack them as duplicates; a
+  // storage error → retry them with the group's backoff.
+  it.fails("copies of a keyed request in one batch are all settled by that batch, not one per redelivery", async () => {
+    const before = await status();
+    const copies = await Promise.all(
+      [1, 2, 3, 4].map(() => call("POST", "/v1/counters/q-copies/incr", { body: { member: "a", by: 1 }, idem: "c1" })),
+    );
+    for (const res of copies) expectQueued(res, 1);
+    // One batch (1 s window) and a margin; today the last copy settles ~18 s later.
+    const d = await settled(before, 4, 8_000);
+    expect(d).toMatchObject({ applied: 1, duplicates: 3 });
+    expect(await counterScores("q-copies")).toEqual({ a: 1 });
   });
 });
