@@ -452,6 +452,9 @@ describe("queued ingest through wrangler dev's local Queues", () => {
     expect(await counterScores("q-idem-bytes")).toEqual({ a: 5 });
   });
 
+  // Outages here last seconds. One that outlasts wrangler.toml's max_retries (10) is not tested: the
+  // consumer's delays (1, 2, 4 … 60 s) add up to about 5 minutes before the queue moves a message
+  // to the dead-letter queue, too long for this suite.
   describe("a storage outage while writes are queued: everything acknowledged is applied exactly once", () => {
     /** Sends `n` small requests spread over one stream, counter and room named after `label`; returns what they add. */
     async function sendMix(label: string, n: number, from: number, expected: Expected): Promise<number> {
