@@ -222,7 +222,9 @@ if #parts > 0 then
           else
             -- a read to lower the bound: refused once the reads left, each lowering it by at most
             -- the widest rollup of this level (those below are narrower), cannot bring it to maxKeys
-            if not final and (budget - spent) * widest + free < bound - cap then return notShown(bound) end
+            if not final and (spent >= budget or (budget - spent) * widest + free < bound - cap) then
+              return notShown(bound)
+            end
             spent = spent + 1
             s = redis.call('ZSCORE', parts[i], member)
             if s then score[i] = tonumber(s) end
