@@ -1,7 +1,7 @@
 /**
  * Cases found in review of the top-down member delete (counters-delete-model.test.ts has the
- * properties): writer clocks apart, the limit at its edge, rollups an earlier delete emptied made
- * again, and a known limit of the member read older than the delete, kept as `it.fails` with why
+ * properties): writer clocks apart, the limit and the read budget at their edges, rollups an
+ * earlier delete emptied made again, and a known limit of the member read older than the delete, kept as `it.fails` with why
  * (docs/counters.md lists it).
  */
 import { describe, expect, it } from "vitest";

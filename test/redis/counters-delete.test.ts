@@ -1,9 +1,10 @@
 /**
  * Issue 15, member deletes over long ranges: the keys that may hold the member are found from the
  * rollups down (src/counters/delete-script.ts), so the work follows where the member is, not the
- * range; past 1,750 such keys the delete is refused before anything is written. Checked against a
- * model of every raw hour, with increments of both signs (members at 0, rollups that drop a member
- * at 0 and mark it), deletes over ranges up to 400 days and writes after them.
+ * range; past 1,750 such keys, or when 60 commands do not show it fits, the delete is refused
+ * before anything is written. Checked against a model of every raw hour, with increments of both
+ * signs (members at 0, rollups that drop a member at 0 and mark it), deletes over ranges up to 400
+ * days and writes after them.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
