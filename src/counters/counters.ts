@@ -11,7 +11,7 @@ import { levelStart, rollupsOf } from "./calendar.ts";
 import { deleteCall } from "./delete-layout.ts";
 import { deleteMemberScript } from "./delete-script.ts";
 import { cacheKeys, counterKeys as K } from "./keys.ts";
-import { MAX_DELETE_KEYS } from "./limits.ts";
+import { MAX_DELETE_KEYS, MAX_DELETE_READS } from "./limits.ts";
 import { deleteScript, incrScript } from "./scripts.ts";
 import { periodRange, type PeriodOptions } from "./select.ts";
 import { trimGroups } from "./trim.ts";
@@ -168,6 +168,7 @@ export async function deleteMember(
       member,
       fromPlain: range ? 0 : 1,
       maxKeys: MAX_DELETE_KEYS,
+      maxReads: MAX_DELETE_READS,
       now: ctx.now,
       ...layout,
     },

@@ -1,6 +1,6 @@
 import { ValidationError } from "../errors.ts";
 import { defineScript } from "../redis/script.ts";
-import { MAX_DELETE_KEYS } from "./limits.ts";
+import { MAX_DELETE_KEYS, MAX_DELETE_READS } from "./limits.ts";
 import { fieldsLua } from "./scripts.ts";
 
 /**
@@ -38,8 +38,9 @@ import { fieldsLua } from "./scripts.ts";
  * those of the level below when they fit the same HMGET: the months' with all their days') and a
  * ZSCORE per listed rollup. A member absent from 400 days of hours costs the months' ZSCOREs; one
  * held in a few hours of one day, the months, that month's days, that day's quarters and hours.
- * Once the keys reached and every key below the level cannot pass `maxKeys`, nothing can be
- * refused, and a whole rollup not under a partial one is read by its ZREM. The same guarantee
+ * Once the keys reached and every key below the level not yet shown to lack the member cannot
+ * pass `maxKeys`, nothing can be refused, and a whole rollup not under a partial one is read by
+ * its ZREM. The same guarantee
  * spares EXISTS calls: a rollup of an exact life, listed, unmarked, its expiry not near, holds
  * every member of the keys below it, so one above a key still holding a member is not empty.
  * A life without that guarantee (it began before rollups, or a write restarted an expired key of
@@ -49,7 +50,13 @@ import { fieldsLua } from "./scripts.ts";
  *
  * The work is bounded by the keys that may hold the member, not by the range: past `maxKeys` of
  * them (every key of any 60 days of hours) the delete is refused before anything is written
- * (`too_many_keys`), after at most the ZSCOREs of the levels above the one that passed it.
+ * (`too_many_keys`). And so is the work of deciding (issue 15): the bound starts at every key of the
+ * plan and each rollup read lacking the member takes the keys below it off; the delete may spend
+ * `maxReads` commands (its EVALSHA included) before that bound is at most `maxKeys`, and is refused
+ * (`not_shown_to_fit`) as soon as the reads left, each taking at most the widest rollup of the
+ * level off, cannot bring it there. A plan of at most `maxKeys` keys (any 60 days of hours) starts
+ * there and never reads for it; one whose member is in more days under its months than the
+ * budget reads may be refused though fewer keys hold it (split it into ranges of 60 days).
  */
 export const deleteMemberScript = defineScript({
   name: "counters.deleteMember",
@@ -60,6 +67,7 @@ export const deleteMemberScript = defineScript({
     "member",
     "fromPlain",
     "maxKeys",
+    "maxReads",
     "now",
     "buckets",
     "top",
@@ -70,6 +78,16 @@ export const deleteMemberScript = defineScript({
     "...olderLasts",
   ],
   refusals: {
+    not_shown_to_fit: (r) =>
+      new ValidationError(
+        `A member delete may change at most ${MAX_DELETE_KEYS} keys, and ${MAX_DELETE_READS} commands did not show this one fits; split the range into ranges of at most 60 days.`,
+        [
+          {
+            path: "from",
+            message: `the member may be in more than ${MAX_DELETE_KEYS} of the range's buckets and rollups (up to ${String(r.keys)} after ${String(r.reads)} reads, at most ${MAX_DELETE_READS}); split the range into ranges of at most 60 days, which always fit`,
+          },
+        ],
+      ),
     too_many_keys: (r) =>
       new ValidationError(`A member delete may change at most ${MAX_DELETE_KEYS} keys; split the range.`, [
         {
@@ -85,6 +103,9 @@ if fromPlain == '1' then removed = redis.call('ZREM', plain, member) end
 local indexed = false
 if #parts > 0 then
   local np, nb, cap           = #parts, tonumber(buckets), tonumber(maxKeys)
+  -- the commands the call may spend before it knows the delete fits (the EVALSHA running this
+  -- script is the first): a refusal costs at most maxReads, however many keys may hold the member
+  local budget, spent         = tonumber(maxReads), 1
   local soon                  = tonumber(now) + 60000
   local listed, zeroed, score = {}, {}, {}
   local owner, taken          = {}, {}
@@ -108,6 +129,7 @@ if #parts > 0 then
       if not fetched[i] then add(i) end
     end
     if #keys == 0 and #extra == 0 then return {} end
+    spent = spent + math.ceil(#keys / 1000)
     if lo and #keys > 0 then
       local size = 0
       for _, i in ipairs(list) do
@@ -148,7 +170,10 @@ if #parts > 0 then
   local pruned    = head[1] and true or false
   local lo, hi    = firsts, lasts
   if not head[2] then lo, hi = olderFirsts, olderLasts end
-  if not pruned and redis.call('EXISTS', index) == 0 then return removed end
+  if not pruned then
+    spent = spent + 1
+    if redis.call('EXISTS', index) == 0 then return removed end
+  end
   -- how many keys of the plan lie below rollup i, at any depth: the keys below consecutive keys
   -- are consecutive, and every rollup the plan reaches has keys below it
   local function under(i)
@@ -162,27 +187,45 @@ if #parts > 0 then
   end
   local reached = {}
   local count   = #level
+  local function notShown(bound)
+    return {refused = 'not_shown_to_fit', keys = bound, reads = spent}
+  end
   while true do
-    -- once the keys reached and every key below this level cannot pass maxKeys, nothing can be
-    -- refused: whole rollups are taken while read (a plan of at most maxKeys keys, from the top)
-    local bound = count
+    -- bound: the keys reached (this level and those below it found so far) and every key below
+    -- the level's rollups not yet shown to lack the member, an upper bound of what the delete may
+    -- change; a rollup found lacking it lowers it by the keys below it. Once it is at most maxKeys
+    -- nothing can be refused: whole rollups are taken while read. free: what the level's rollups
+    -- known without a read to hold nothing of it (unlisted, unmarked) will take off it.
+    local bound, widest, free = count, 0, 0
     for _, i in ipairs(level) do
-      if bound > cap then break end
-      if i > nb then bound = bound + under(i) end
+      if i > nb then
+        local u = under(i)
+        bound = bound + u
+        if u > widest then widest = u end
+        if pruned and not listed[i] and not zeroed[i] then free = free + u end
+      end
     end
-    local final     = bound <= cap
     local nextLevel = {}
     for _, i in ipairs(level) do
+      local final = bound <= cap
       reached[#reached + 1] = i
       if i > nb then
         local s  = nil
         local up = owner[i]
+        local u  = under(i)
+        if pruned and not listed[i] and not zeroed[i] then free = free - u end
         if pruned and listed[i] then
           if final and kinds[i - nb] == 'w' and not (up > 0 and kindOf(up) == 'p') then
             -- nothing can be refused and no partial rollup needs its score: its ZREM tells
             s = redis.call('ZREM', parts[i], member) > 0 or nil
             taken[i] = s
           else
+            -- a read to lower the bound: refused once the reads left, each lowering it by at most
+            -- the widest rollup of this level (those below are narrower), cannot bring it to maxKeys
+            if not final and (spent >= budget or (budget - spent) * widest + free < bound - cap) then
+              return notShown(bound)
+            end
+            spent = spent + 1
             s = redis.call('ZSCORE', parts[i], member)
             if s then score[i] = tonumber(s) end
           end
@@ -199,11 +242,22 @@ if #parts > 0 then
           end
           -- refused as soon as it is known, not after reading the rest of the level
           if count + #nextLevel > cap then return {refused = 'too_many_keys', keys = count + #nextLevel} end
+        else
+          bound = bound - u
         end
       end
     end
     if #nextLevel == 0 then break end
     count = count + #nextLevel
+    -- the next level's HMGET, when the bound still passes maxKeys, only if the budget has room
+    -- for it and a read after it (a life read key by key reads nothing: its count decides)
+    if pruned and bound > cap then
+      local unread = 0
+      for _, c in ipairs(nextLevel) do
+        if not fetched[c] then unread = unread + 1 end
+      end
+      if spent + math.ceil(unread / 1000) >= budget then return notShown(bound) end
+    end
     lookup(nextLevel, lo, hi)
     level = nextLevel
   end

@@ -53,11 +53,23 @@ export const MAX_RAW_BUCKETS = 401;
 /**
  * Most buckets and rollups one member delete may change (issue 15): each must lose the member
  * (a ZREM each), so the work grows with the keys holding it. The keys are found from the rollups
- * down (delete-script.ts), so a range up to 400 days passes when the member is in few of its keys;
+ * down (delete-script.ts), so a range up to 400 days passes when the member is in few of its keys
+ * (and reads under MAX_DELETE_READS show it);
  * 1,750 is every key of any 60 days of hours (1,440 hours, their quarters, days and months: at most
  * 1,746), the most a call could clear before, about 2,500 commands and 15 ms of script.
  */
 export const MAX_DELETE_KEYS = 1750;
+
+/**
+ * Most commands a member delete spends (its EVALSHA included) before it knows it fits under
+ * MAX_DELETE_KEYS (issue 15: a refusal must be cheap too). The script bounds the keys that may hold
+ * the member from the rollups down, each rollup found lacking it taking the keys below it off the
+ * bound; past this many commands without bringing the bound to MAX_DELETE_KEYS (or as soon as the
+ * reads left cannot) it is refused. A range of at most 60 days never reads for it: its keys are
+ * fewer than MAX_DELETE_KEYS whatever they hold. Before, a refusal proved its count by ZSCOREs:
+ * up to ~1,750 of them (382 commands in docs/costs.md's state).
+ */
+export const MAX_DELETE_READS = 60;
 
 /** Most source keys (after expanding period sources into buckets) one rollup may union. */
 export const MAX_UNION_KEYS = 1000;

@@ -1,22 +1,34 @@
 /**
  * Cases found in review of the top-down member delete (counters-delete-model.test.ts has the
- * properties): writer clocks apart, the limit at its edge, rollups an earlier delete emptied made
- * again, and a known limit of the member read older than the delete, kept as `it.fails` with why
+ * properties): writer clocks apart, the limit and the read budget at their edges, rollups an
+ * earlier delete emptied made again, and a known limit of the member read older than the delete, kept as `it.fails` with why
  * (docs/counters.md lists it).
  */
 import { describe, expect, it } from "vitest";
-import { deleteMember, increment, ranked, type IncrItem } from "../../src/counters/index.ts";
+import {
+  deleteMember,
+  increment,
+  MAX_DELETE_KEYS,
+  MAX_DELETE_READS,
+  ranked,
+  type IncrItem,
+} from "../../src/counters/index.ts";
 import { counterKeys } from "../../src/counters/keys.ts";
 import { DAY, HOUR } from "../../src/time.ts";
-import { command } from "../helpers/upstash-rest.ts";
+import { ValidationError } from "../../src/errors.ts";
+import { createRedis } from "../../src/redis/client.ts";
+import { keySnapshot } from "../helpers/key-snapshot.ts";
+import { command, resetStats, statsOf } from "../helpers/upstash-rest.ts";
 import { libraryTest } from "../helpers/library.ts";
-import { counterState, hoursJson, memberPastBound, rollupMismatches, type State } from "../helpers/counter-state.ts";
+import { counterState, hoursJson, memberPastBound, rollupMismatches } from "../helpers/counter-state.ts";
 
 const lib = libraryTest("counters-delcases", { timeoutMs: 30_000 });
 const { target, prefix } = lib;
 const NOW = Date.UTC(2026, 10, 20, 12, 30);
 const ctx = lib.ctx(NOW);
 const { stateOf, advance } = counterState(lib);
+const TAG = `delcases-${Math.random().toString(36).slice(2, 8)}`;
+const counted = { ...ctx, redis: createRedis({ url: target.url, token: `${target.token}.${TAG}`, timeoutMs: 20_000 }) };
 
 /** a at +3, -3 and +2 in hours 1, 2 and 4 of October 30: deleting hour 4 takes the quarter, day and month to 0. */
 const D = Date.UTC(2026, 9, 30);
@@ -131,12 +143,12 @@ describe("found by review (the failing cases are marked it.fails, with why)", ()
   );
 });
 
-describe("the limit on keys that may hold the member", () => {
+describe("the limit on keys that may hold the member, and the reads that may show it fits", () => {
   /**
    * 400 days back from November 20 2026 reach 14 months. The member in 59 days of April, June and
-   * September (90 days, all in range) and in `quarters` of their quarters: the delete reads 14
-   * months + 90 days + 4 quarters a day + 6 hours a quarter: 14 + 90 + 236 + 6 x quarters, so
-   * 1,750 at 235 quarters and 1,756 at 236.
+   * September (90 days, all in range) and in `quarters` of their quarters: the delete would reach
+   * 14 months + 90 days + 4 quarters a day + 6 hours a quarter: 14 + 90 + 236 + 6 x quarters, so
+   * 1,750 at 235 quarters, which passed before the read budget (it took ~150 ZSCOREs to count).
    */
   async function spread(name: string, quarters: number) {
     // 20 days of April, 20 of June, 19 of September: every month they touch is read whole (90 days)
@@ -152,19 +164,81 @@ describe("the limit on keys that may hold the member", () => {
     await increment(ctx, name, items.slice(0, quarters));
   }
   const range = { period: "hour" as const, from: NOW - 399 * DAY, to: NOW };
+  const snapshot = () => keySnapshot(target, `${prefix}:counters`);
+  /** The delete over `range`, refused: the error, its commands; nothing written. */
+  async function refused(name: string) {
+    const before = await snapshot();
+    expect(before.length).toBeGreaterThan(0);
+    await resetStats(target, TAG);
+    const err = await deleteMember(counted, name, "m", range).catch((e: unknown) => e);
+    const { commands } = await statsOf(target, TAG);
+    expect(err).toBeInstanceOf(ValidationError);
+    const e = err as ValidationError;
+    expect(e.message).toContain(`at most ${MAX_DELETE_KEYS} keys`);
+    expect(e.message).toContain("ranges of at most 60 days");
+    expect(JSON.stringify(e.details)).toContain(`more than ${MAX_DELETE_KEYS}`);
+    expect(commands).toBeLessThanOrEqual(MAX_DELETE_READS);
+    expect(await snapshot()).toEqual(before);
+    return commands;
+  }
+  /** The delete over `range` in calls of at most 60 days (1,440 hours): what they removed. */
+  async function inSixtyDays(name: string) {
+    let removed = 0;
+    for (let from = range.from; from <= NOW; from += 60 * DAY) {
+      const to = Math.min(NOW, from + 60 * DAY - HOUR);
+      removed += (await deleteMember(ctx, name, "m", { period: "hour", from, to })).removed;
+    }
+    return removed;
+  }
 
-  it("exactly 1,750 such keys pass; 1,756 are refused before anything is written, naming the count", async () => {
-    await spread("limit-ok", 235);
-    expect((await deleteMember(ctx, "limit-ok", "m", range)).removed).toBe(235);
-    expect((await stateOf("limit-ok")).hours.size).toBe(0);
-    await spread("limit-over", 236);
-    const before = await stateOf("limit-over");
-    const err = await deleteMember(ctx, "limit-over", "m", range).catch((e: unknown) => e as Error);
-    expect(JSON.stringify(err), String(err)).toContain("at least 1756 ");
-    const after = await stateOf("limit-over");
-    expect(after.fields).toEqual(before.fields);
-    expect(hoursJson(after.hours)).toEqual(hoursJson(before.hours));
-    const rollups = (st: State) => [...st.rollups].map(([k, v]) => [k, [...v]]).sort();
-    expect(rollups(after)).toEqual(rollups(before));
+  it("the member in 235 quarters of 59 days (1,750 keys, which passed before): refused within 60 commands, nothing written; 60-day calls delete it exactly", async () => {
+    await spread("limit-spread", 235);
+    // one HMGET of the months' and their days' fields, the 3 listed months' ZSCOREs (all hold it),
+    // then their days' (the 31 days without data take their keys off the bound without a read)
+    // until the budget is spent: 55 days read, every one holding it
+    expect(await refused("limit-spread")).toBe(MAX_DELETE_READS);
+    expect(await inSixtyDays("limit-spread")).toBe(235);
+    const st = await stateOf("limit-spread");
+    expect(st.hours.size).toBe(0);
+    expect(rollupMismatches(st, true)).toEqual([]);
+  });
+
+  /**
+   * A member in one hour of each day of March and April 2026 (61 days, whole months in range)
+   * but `lacking` of them, where another member is: the months leave 14 + 61 x 29 = 1,783 keys
+   * that may hold it, and each day read lacking it takes 28 off.
+   */
+  async function twoMonths(name: string, lacking: number[]) {
+    const items: IncrItem[] = Array.from({ length: 61 }, (_, d) => ({
+      member: lacking.includes(d) ? "o" : "m",
+      period: "hour" as const,
+      at: Date.UTC(2026, 2, 1 + d, 7),
+    }));
+    await increment(ctx, name, items);
+  }
+
+  it("two days read lacking the member bring the bound to 1,727: taken in one call over 400 days", async () => {
+    await twoMonths("two-months", [0, 1]);
+    await resetStats(target, TAG);
+    expect((await deleteMember(counted, "two-months", "m", range)).removed).toBe(59);
+    const { commands } = await statsOf(target, TAG);
+    // the HMGET, the 2 months' ZSCOREs, March 1 and 2's; then nothing can be refused: every other
+    // key is read by its ZREM (59 days, their 59 listed quarters and hours, the 2 months), and all
+    // but March (which keeps "o") are emptied (an EXISTS and an HDEL each), then the index's mark
+    expect(commands).toBe(546);
+    const st = await stateOf("two-months");
+    expect([...st.hours.values()].filter((m) => m.has("m"))).toEqual([]);
+    expect(st.hours.size).toBe(2);
+    expect(rollupMismatches(st, true)).toEqual([]);
+  });
+
+  it("one such day only leaves it at 1,755 and the days holding it lower nothing: refused at 60 commands", async () => {
+    await twoMonths("two-months-over", [1]);
+    // the HMGET, the 2 months' ZSCOREs, 56 days' (March 1 holds it, March 2 lacks it, then each holds it)
+    expect(await refused("two-months-over")).toBe(MAX_DELETE_READS);
+    expect(await inSixtyDays("two-months-over")).toBe(60);
+    const st = await stateOf("two-months-over");
+    expect([...st.hours.values()].filter((m) => m.has("m"))).toEqual([]);
+    expect(rollupMismatches(st, true)).toEqual([]);
   });
 });

@@ -157,6 +157,7 @@ describe("counters: commands per call", () => {
     const refused = await api.cost(() => api.del(`${base}/long/members/m3?${range}`));
     expect(refused.result.status).toBe(400);
     expect(refused.result.body.error.details[0].message).toContain("more than 1750");
+    expect(refused.result.body.error.message).toContain("ranges of at most 60 days");
     expect.soft(costOf(refused), "deleteMemberHours400Dense").toEqual(expected(rows.deleteMemberHours400Dense!));
     await check("deleteMemberHours400Absent", () => api.del(`${base}/long/members/zz?${range}`));
     // a member in two hours of one day (two quarters)
