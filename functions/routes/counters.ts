@@ -302,7 +302,7 @@ lazyRoute(
   "/{counter}/members/{member}",
   () => ({
     tags,
-    summary: `Remove a member (from the plain counter, or with period from each bucket in range, and their rollups; refused past ${limits.MAX_DELETE_KEYS} keys that may hold it)`,
+    summary: `Remove a member (from the plain counter, or with period from each bucket in range, and their rollups; refused past ${limits.MAX_DELETE_KEYS} keys that may hold it, or when ${limits.MAX_DELETE_READS} commands do not show it fits: a range of at most 60 days always does)`,
     request: {
       params: prechecked(memberParams, memberParamsPrecheck),
       query: prechecked(DeleteQuery, deleteQueryPrecheck),
