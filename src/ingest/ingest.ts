@@ -84,7 +84,7 @@ export interface BatchStats {
   applied: number;
   /** Items (events, increments, ids) those messages carried. */
   events: number;
-  /** Messages handed back to the queue (storage error, or a second copy in the same batch). */
+  /** Messages handed back to the queue (storage error; a copy of such a message in the batch too). */
   retried: number;
   /** Messages sent to the dead-letter queue. */
   deadLettered: number;

@@ -429,7 +429,8 @@ describe("queued ingest through wrangler dev's local Queues", () => {
     finalChecks.push({ what: "trending q-idem-split", read: () => trendingCounts("q-idem-split"), expected });
   });
 
-  // FINDING (low): a queued retry whose body is the same JSON serialized differently (key order,
+  // FOUND (low), FIXED (the fingerprint is of canonical JSON, functions/middleware/idempotency.ts):
+  // a queued retry whose body is the same JSON serialized differently (key order,
   // whitespace) counts twice. The dedupe id and the fingerprint are digests of the raw body bytes,
   // and a queued request cannot be refused with another body (docs/ingest.md), so the consumer
   // takes it for a second request and applies it; the synchronous path refuses the same retry
@@ -438,7 +439,7 @@ describe("queued ingest through wrangler dev's local Queues", () => {
   // Smallest fix: fingerprint the validated items (canonical JSON: sorted keys, no whitespace)
   // instead of the raw body, in the idempotency middleware, so both paths agree; such a retry then
   // dedupes queued and replays synchronously.
-  it.fails("Idempotency-Key: the same request re-serialized (key order, spaces) is applied once", async () => {
+  it("Idempotency-Key: the same request re-serialized (key order, spaces) is applied once", async () => {
     const before = await status();
     const first = await call("POST", "/v1/counters/q-idem-bytes/incr", { raw: '{"member":"a","by":5}', idem: "r1" });
     expectQueued(first, 1);
@@ -791,7 +792,8 @@ describe("queued ingest through wrangler dev's local Queues", () => {
     expect(finalChecks.length).toBeGreaterThan(10);
     for (const check of finalChecks) expect(await check.read(), check.what).toEqual(check.expected);
   });
-  // FINDING (low): copies of one keyed request that meet in a consumer batch (a client retrying
+  // FOUND (low), FIXED (consumeBatch settles copies with the first, src/ingest/consume.ts):
+  // copies of one keyed request that meet in a consumer batch (a client retrying
   // fast: N copies within the 1 s batch window) are settled one per delivery: the consumer applies
   // the first and hands every other copy back with a fixed 5 s delay, so the next batch holds the
   // remaining copies together again and acks one more. N copies take about 6 (N − 1) s, the status
@@ -803,7 +805,7 @@ describe("queued ingest through wrangler dev's local Queues", () => {
   // Smallest fix: in consumeBatch, keep a batch's later copies of a dedupe id with the first and
   // settle them by its group's outcome: applied or found applied → ack them as duplicates; a
   // storage error → retry them with the group's backoff.
-  it.fails("copies of a keyed request in one batch are all settled by that batch, not one per redelivery", async () => {
+  it("copies of a keyed request in one batch are all settled by that batch, not one per redelivery", async () => {
     const before = await status();
     const copies = await Promise.all(
       [1, 2, 3, 4].map(() => call("POST", "/v1/counters/q-copies/incr", { body: { member: "a", by: 1 }, idem: "c1" })),

@@ -195,6 +195,24 @@ describe("Idempotency-Key scope", () => {
     expect((await api.get("/v1/counters/two/members/m")).body.score).toBe(1);
   });
 
+  it("compares bodies as JSON: the same request serialized another way is a replay; another value is a 409", async () => {
+    const key = freshKey("canonical");
+    const headers = { "idempotency-key": key, "content-type": "application/json" };
+    const first = await api.post("/v1/counters/canon/incr", undefined, { headers, raw: '{"member":"m","by":5}' });
+    expect(first.status).toBe(200);
+    for (const raw of ['{ "by": 5.0, "member": "m" }', '\n{"by":5,\n "member":"\\u006d"}']) {
+      const again = await api.post("/v1/counters/canon/incr", undefined, { headers, raw });
+      expect({ raw, status: again.status, replayed: again.headers.get("idempotent-replayed") }).toEqual({
+        raw,
+        status: 200,
+        replayed: "true",
+      });
+    }
+    const other = await api.post("/v1/counters/canon/incr", undefined, { headers, raw: '{"by":6,"member":"m"}' });
+    expect(other.status).toBe(409);
+    expect((await api.get("/v1/counters/canon/members/m")).body.score).toBe(5);
+  });
+
   it("refuses malformed keys before writing anything", async () => {
     for (const key of ["", "has space", "é", "x".repeat(256), "tab\there"]) {
       const res = await api.post("/v1/counters/bad/incr", { member: "m" }, { headers: { "idempotency-key": key } });
