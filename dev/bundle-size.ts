@@ -66,8 +66,11 @@ import { bundleWorker } from "./wrangler.ts";
  * was 39.4: Hono's default routers out of it), our own code only: review 7's fixes (the presence
  * catch-up of yesterday, the union's finite check, cut error messages, the webhook URL ranges) and
  * the score change's own small webhooks chunk. The budget went to 195 to keep ~3 KiB of headroom.
+ * 195.6 KiB later that day (entry 37.1), our own code only: the counter index's trimming
+ * (src/counters/trim.ts, issue 15), the member delete's read budget, the presence late-heartbeat
+ * and idle-flag fixes, canonical JSON fingerprints. The budget went to 198 (~2.5 KiB of headroom).
  */
-export const BUDGET_KIB = 195;
+export const BUDGET_KIB = 198;
 /** KiB of gzip of the entry module and the chunks it imports statically (see BUDGET_KIB). */
 export const ENTRY_BUDGET_KIB = 42;
 
