@@ -358,3 +358,51 @@ describe("the docs state the limits the code enforces", () => {
     expect(missing).toEqual([]);
   });
 });
+
+describe("the read bounds of unions (issue 15), at and one past", () => {
+  it("a counter range read unions 20,000 distinct members; at 20,001 it is refused naming 20000, also after a cached union", async () => {
+    const c = stats.counter("umem");
+    for (let d = 1; d <= 20; d++)
+      await c.incr(n(1000, (i) => ({ member: `d${d}-${i}`, period: "day" as const, at: Date.UTC(2026, 10, d, 1) })));
+    const range = { period: "day" as const, from: "2026-11-01", to: "2026-11-21", limit: 10 };
+    const at = await c.range(range);
+    expect(at.count).toBe(counterLimits.MAX_UNION_MEMBERS);
+    await c.incr({ member: "one-more", period: "day", at: Date.UTC(2026, 10, 21, 1) });
+    await refused(() => c.range(range), new RegExp(String(counterLimits.MAX_UNION_MEMBERS)), "too_many_entries");
+  });
+
+  it("a histogram read merges 200,000 entries (40 days of the same 5,000 buckets); 200,001 are refused naming 200000", async () => {
+    const h = stats.histogram("entries");
+    await h.configure({ bucketWidth: 1 });
+    const days = n(40, (d) => Date.UTC(2026, 9, 2 + d, 1)); // 2026-10-02 .. 2026-11-10: no whole month
+    for (const day of days)
+      for (let k = 0; k < 5; k++) await h.observe(n(1000, (i) => ({ value: k * 1000 + i, at: day })));
+    // the range takes one day more, still empty, for the 200,001st entry (the 40 days are at their cap)
+    const range = { from: "2026-10-02", to: "2026-11-11" };
+    const at = await h.read(range);
+    expect({ count: at.count, buckets: at.buckets.length }).toEqual({ count: 200_000, buckets: 5000 });
+    await h.observe({ value: 0, at: Date.UTC(2026, 10, 11, 1) });
+    await refused(() => h.read(range), new RegExp(String(hv.MAX_UNION_ENTRIES)));
+  });
+
+  it("a member delete over 60 days of hours (≤ 1,746 keys) is taken; over 61 days (> 1,750) it is refused naming 1750", async () => {
+    const c = stats.counter("dkeys");
+    const hours = (days: number, start: number) => n(days * 24, (i) => start + i * 3_600_000);
+    const write = async (member: string, at: number[]) => {
+      for (let i = 0; i < at.length; i += 1000)
+        await c.incr(at.slice(i, i + 1000).map((t) => ({ member, period: "hour" as const, at: t })));
+    };
+    const sep1 = Date.UTC(2026, 8, 1);
+    await write("sixty", hours(60, sep1));
+    await write("sixty-one", hours(61, sep1));
+    const over = (days: number) => ({
+      period: "hour" as const,
+      from: new Date(sep1).toISOString(),
+      to: new Date(sep1 + (days * 24 - 1) * 3_600_000).toISOString(),
+    });
+    await refused(() => c.remove("sixty-one", over(61)), new RegExp(String(counterLimits.MAX_DELETE_KEYS)));
+    expect(await c.remove("sixty", over(60))).toBeGreaterThanOrEqual(60 * 24);
+    await expect(c.member("sixty", { period: "hour", ...over(60) })).rejects.toMatchObject({ code: "not_found" });
+    expect((await c.member("sixty-one", { period: "hour", ...over(61) })).score).toBe(61 * 24);
+  });
+});

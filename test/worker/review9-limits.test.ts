@@ -570,3 +570,65 @@ describe("rate limit and the OpenAPI document", () => {
     expect(offset.schema.maximum).toBe(1_000_000);
   });
 });
+
+describe("more edges: idempotency records, board guards, delete ranges, rollup weights", () => {
+  it("an idempotency record keeps a result of exactly 2,048 bytes whole; at 2,049 its replay is the summary", async () => {
+    // the record keeps the script's result: one score per item ("1" → 4 bytes with its comma), so a
+    // batch of k items of `by: 1` is 4k + c bytes, and a first item of `by: 10 ** e` adds e bytes
+    const batch = (k: number, e = 0) => ({ items: n(k, (i) => ({ member: `m${i}`, by: i === 0 ? 10 ** e : 1 })) });
+    const post = (counter: string, body: unknown) =>
+      api.post(`/v1/counters/${counter}/incr`, body, { headers: { "idempotency-key": "edge" } });
+    const bytesOf = (res: TestResponse) => Number(/"bytes":(\d+)/.exec(JSON.stringify(res.body))?.[1]);
+    await post("idem-600", batch(600));
+    const c = bytesOf(await post("idem-600", batch(600))) - 4 * 600;
+    expect(c).toBeGreaterThan(0);
+    for (const size of [2048, 2049]) {
+      const k = Math.floor((size - c) / 4);
+      const body = batch(k, size - c - 4 * k);
+      const first = await post(`idem-${size}`, body);
+      const again = await post(`idem-${size}`, body);
+      expect(again.status).toBe(200);
+      if (size === 2048) {
+        expect(again.headers.get("idempotent-summarised")).toBeNull();
+        expect(again.body).toEqual(first.body);
+      } else {
+        expect(again.headers.get("idempotent-summarised")).toBe("true");
+        expect(bytesOf(again)).toBe(2049);
+      }
+    }
+  });
+
+  it("board guards: a score at minScore/maxScore and a change of exactly maxIncrement pass; past them 422, nothing written", async () => {
+    const cfg = await api.put(
+      "/v1/leaderboards/guard",
+      { minScore: -100, maxScore: 100, maxIncrement: 10 },
+      { key: "admin" },
+    );
+    expect(cfg.status).toBeLessThan(300);
+    await api.put("/v1/leaderboards/guard/players/p", { name: "p" });
+    const score = (body: unknown) => api.post("/v1/leaderboards/guard/players/p/score", body);
+    await refusedWritingNothing(() => score({ by: 10.5 }), 422, /maxIncrement/);
+    await refusedWritingNothing(() => score({ by: -10.5 }), 422, /maxIncrement/);
+    expect((await score({ by: 10 })).body.score).toBe(10);
+    expect((await score({ by: -10 })).body.score).toBe(0);
+    await refusedWritingNothing(() => score({ set: 100.5 }), 422, /score_rejected/);
+    await refusedWritingNothing(() => score({ set: -100.5 }), 422, /score_rejected/);
+    expect((await score({ set: 100 })).body.score).toBe(100);
+    expect((await score({ set: -100 })).body.score).toBe(-100);
+  });
+
+  it("a member delete over a range: `to` − `from` of 400 days is taken, 401 is 400 naming it", async () => {
+    const del = (from: string) => api.del(`/v1/counters/t-at/members/m?period=day&from=${from}&to=2026-11-22`);
+    await refusedWritingNothing(() => del("2025-10-17"), 400, /400 days/);
+    expect((await del("2025-10-18")).status).toBe(204);
+    expect((await api.get("/v1/counters/t-at/top?period=day&from=2025-10-18&to=2026-11-22")).body.items).toEqual([]);
+  });
+
+  it("rollup weights: ±1e12 are taken, 1e12 + 1 is refused; 100 sources are taken, 101 refused", async () => {
+    const union = (body: unknown) => api.post("/v1/counters/roll/union", body, { key: "admin" });
+    await refusedWritingNothing(() => union({ sources: ["num"], weights: [1e12 + 1] }), 400, /1000000000000|1e12/);
+    await refusedWritingNothing(() => union({ sources: n(101, () => "num") }), 400, /100/);
+    expect((await union({ sources: ["num"], weights: [-1e12] })).status).toBe(200);
+    expect((await union({ sources: n(100, () => "num") })).status).toBe(200);
+  });
+});
