@@ -336,6 +336,16 @@ describe("the docs state the limits the code enforces", () => {
     expect(all).toMatch(/(nest|deep)[^.]{0,60}16|16 levels/);
   });
 
+  // Finding (low): counter reads refuse `n` (top, bottom) and `limit` (range) past 1,000
+  // (src/counters/reads.ts MAX_RANKED; the HTTP schema says the same), but neither docs/counters.md,
+  // README nor the OpenAPI document (no query bounds at all: the worker review9 file) states it;
+  // a user learns it from the 400. Fix: "`n` 1..1,000" and "`limit` 1..1,000" in docs/counters.md's table.
+  it.fails("docs/counters.md states the 1..1,000 bound of top/bottom `n` and range `limit`", () => {
+    const text = doc("docs/counters.md");
+    expect(text).toMatch(/`n` (1\.\.|≤ )1,000/);
+    expect(text).toMatch(/`limit` (1\.\.|≤ )1,000[^,]*range|range[^|]*`limit` (1\.\.|≤ )1,000/);
+  });
+
   // Finding (low): every numeric Worker var is range-checked by src/config.ts (`int(...)`; out of
   // range is a 500 config_error on every request), but README's configuration table states the range
   // of PRESENCE_ID_HORIZON_DAYS only. An operator setting PRESENCE_TIMEOUT_SECONDS=90000 (25 h) or
@@ -402,7 +412,35 @@ describe("the read bounds of unions (issue 15), at and one past", () => {
     });
     await refused(() => c.remove("sixty-one", over(61)), new RegExp(String(counterLimits.MAX_DELETE_KEYS)));
     expect(await c.remove("sixty", over(60))).toBeGreaterThanOrEqual(60 * 24);
-    await expect(c.member("sixty", { period: "hour", ...over(60) })).rejects.toMatchObject({ code: "not_found" });
-    expect((await c.member("sixty-one", { period: "hour", ...over(61) })).score).toBe(61 * 24);
+    await expect(c.member("sixty", over(60))).rejects.toMatchObject({ code: "not_found" });
+    expect((await c.member("sixty-one", over(61))).score).toBe(61 * 24);
+  });
+});
+
+describe("trending member rank depth (MEMBER_RANK_DEPTH = 1,000)", () => {
+  const setUp = async (stream: string, above: number) => {
+    const t = stats.trending(stream);
+    await t.record({ member: "x", count: 1 });
+    await t.record(n(above, (i) => ({ member: `a${i}`, count: 5 })));
+    return t;
+  };
+
+  it("999 members above it: exact rank 1,000; 1,000 above: rankExact false (rank = rankMax = 1,001)", async () => {
+    const exact = await (await setUp("depth-999", 999)).member("x", { window: 1 });
+    expect(exact).toMatchObject({ count: 1, rank: 1000 });
+    expect(exact).not.toHaveProperty("rankExact", false);
+    const bounds = await (await setUp("depth-1000", 1000)).member("x", { window: 1 });
+    expect(bounds).toMatchObject({ count: 1, rank: 1001, rankExact: false, rankMax: 1001 });
+  });
+
+  // Finding (low): README says "the rank is exact when at most 1,000 members per set could rank above
+  // it", but the depth counts the member itself (docs/trending.md: "ranges hold at most 1,000 members a
+  // set"), so 1,000 members above it already give `rankExact: false`, here with rank = rankMax = 1,001:
+  // bounds that pin the rank, reported as inexact. Fix: when rank == rankMax report the rank as exact
+  // (src/trending/trending.ts member result), and say "at most 999 above it" in README, or read depth + 1.
+  it.fails("README: with 1,000 members above it the rank is exact", async () => {
+    const res = await (await setUp("depth-readme", 1000)).member("x", { window: 1 });
+    expect(res).toMatchObject({ rank: 1001 });
+    expect(res).not.toHaveProperty("rankExact", false);
   });
 });
