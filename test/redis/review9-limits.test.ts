@@ -18,7 +18,8 @@ import { ConfigError, Edgestats, ValidationError } from "../../src/index.ts";
 import { top as trendingTop } from "../../src/trending/index.ts";
 import { MAX_DEPTH, MAX_TOP_N } from "../../src/trending/validate.ts";
 import { MAX_BATCH, MAX_MEMBER_BYTES } from "../../src/validation.ts";
-import { MAX_WEBHOOKS } from "../../src/webhooks/validate.ts";
+import * as webhooks from "../../src/webhooks/index.ts";
+import { MAX_WEBHOOKS, type WebhookInput } from "../../src/webhooks/validate.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { command, keysUnder } from "../helpers/upstash-rest.ts";
 
@@ -157,6 +158,14 @@ describe("limits only many stored entries reach", () => {
     );
   });
 
+  it("rollup weights ±1e12 are taken, 1e12 + 1 is refused", async () => {
+    await refused(() => stats.counter("roll-w").union({ sources: ["src1"], weights: [1e12 + 1] }), /1e12/);
+    expect(await stats.counter("roll-w").union({ sources: ["src1"], weights: [-1e12] })).toMatchObject({
+      members: 1000,
+    });
+    expect((await stats.counter("roll-w").member("m1")).score).toBe(-1e12);
+  });
+
   it("a rollup source expanding to 1,000 hour buckets is taken; 1,001 are refused naming 1000", async () => {
     const hour = Math.floor(now / 3_600_000) * 3_600_000;
     await stats.counter("hours").incr({ member: "m", period: "hour" });
@@ -202,6 +211,41 @@ describe("limits only many stored entries reach", () => {
     await refused(() => h.observe(-1e12 - 1), /1000000000000|1e\+?12/);
     expect((await h.observe([1e12, -1e12])).accepted).toBe(2);
     expect(await h.read()).toMatchObject({ count: 2, min: -1e12, max: 1e12 });
+  });
+});
+
+describe("webhooks (the same checks and script as PUT /v1/webhooks/{name}, whose 400 carries these messages)", () => {
+  const hook = (extra: Record<string, unknown> = {}) =>
+    ({
+      url: "https://example.com/hook",
+      events: ["trending.rising"],
+      secret: "s".repeat(16),
+      ...extra,
+    }) as WebhookInput;
+  const put = (name: string, extra: Record<string, unknown> = {}) =>
+    webhooks.put(lib.ctx(now), name, hook(extra), { allowLocalHttp: false });
+
+  it("field bounds: secret 16..256, url 2,048 characters, n 1..100, threshold 0..1e6", async () => {
+    const url = (length: number) => "https://example.com/" + "a".repeat(length - 20);
+    const past: [Record<string, unknown>, RegExp][] = [
+      [{ secret: "s".repeat(15) }, /16\.\.256/],
+      [{ secret: "s".repeat(257) }, /16\.\.256/],
+      [{ url: url(2049) }, /2048/],
+      [{ events: ["trending.entered"], filter: { stream: "s" }, n: 101 }, /100/],
+      [{ threshold: 1e6 + 1 }, /1000000|1e\+?6/],
+    ];
+    for (const [extra, limit] of past) await refused(() => put("w-fields", extra), limit);
+    expect((await put("w-fields", { secret: "s".repeat(256), url: url(2048), threshold: 1e6 })).created).toBe(true);
+    const n100 = await put("w-fields", { events: ["trending.entered"], filter: { stream: "s" }, n: 100 });
+    expect(n100.webhook).toMatchObject({ n: 100 });
+  });
+
+  it("20 webhooks are taken; the 21st is refused naming 20, and replacing one of the 20 still works", async () => {
+    const { webhooks: listed } = await webhooks.list(lib.ctx(now));
+    for (let i = listed.length; i < MAX_WEBHOOKS; i++) expect((await put(`w${i}`)).created).toBe(true);
+    await refused(() => put("w-one-more"), /at most 20 webhooks/);
+    expect((await put("w19", { threshold: 5 })).created).toBe(false);
+    expect((await webhooks.list(lib.ctx(now))).webhooks).toHaveLength(MAX_WEBHOOKS);
   });
 });
 

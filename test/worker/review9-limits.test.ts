@@ -12,7 +12,7 @@ import { createTestApi, type TestApi, type TestResponse } from "../helpers/worke
 const DAY = 86_400_000;
 const MIN = 60_000;
 const T0 = Date.UTC(2026, 10, 22, 12, 30);
-const api = createTestApi({ label: "r9-limits", start: T0, vars: { WEBHOOKS_ALLOW_LOCAL_HTTP: "true" } });
+const api = createTestApi({ label: "r9-limits", start: T0 });
 afterAll(() => api.cleanup());
 
 /** Every key of the prefix with its value and absolute expiry. */
@@ -487,43 +487,6 @@ describe("the request itself: body size, nesting, Idempotency-Key", () => {
   });
 });
 
-describe("webhooks", () => {
-  const hook = (extra: Record<string, unknown> = {}) => ({
-    url: "https://example.com/hook",
-    events: ["trending.rising"],
-    secret: "s".repeat(16),
-    ...extra,
-  });
-  const put = (name: string, body: unknown) => api.put(`/v1/webhooks/${name}`, body, { key: "admin" });
-
-  it("field bounds: secret 16..256, url 2,048 characters, n 1..100, threshold 0..1e6", async () => {
-    const url = (length: number) => "https://example.com/" + "a".repeat(length - 20);
-    const past: [Record<string, unknown>, RegExp][] = [
-      [{ secret: "s".repeat(15) }, /16\.\.256/],
-      [{ secret: "s".repeat(257) }, /16\.\.256/],
-      [{ url: url(2049) }, /2048/],
-      [{ events: ["trending.entered"], filter: { stream: "s" }, n: 101 }, /100/],
-      [{ threshold: 1e6 + 1 }, /1000000|1e\+?6/],
-    ];
-    for (const [extra, limit] of past) await refusedWritingNothing(() => put("w-fields", hook(extra)), 400, limit);
-    const at = await put("w-fields", hook({ secret: "s".repeat(256), url: url(2048), threshold: 1e6 }));
-    expect(at.status, JSON.stringify(at.body)).toBe(201);
-    const n100 = await put(
-      "w-fields",
-      hook({ events: ["trending.entered"], filter: { stream: "s" }, n: 100, secret: "s".repeat(16) }),
-    );
-    expect(n100.status).toBe(200);
-  });
-
-  it("20 webhooks are taken; the 21st is 400 naming 20, and replacing one of the 20 still works", async () => {
-    const list = (await api.get("/v1/webhooks", { key: "admin" })).body.webhooks as unknown[];
-    for (let i = list.length; i < 20; i++) expect((await put(`w${i}`, hook())).status).toBe(201);
-    await refusedWritingNothing(() => put("w-one-more", hook()), 400, /20/);
-    expect((await put("w19", hook({ threshold: 5 }))).status).toBe(200);
-    expect((await api.get("/v1/webhooks", { key: "admin" })).body.webhooks).toHaveLength(20);
-  });
-});
-
 describe("rate limit and the OpenAPI document", () => {
   it("RATE_LIMIT_PER_10S=3: three calls in a window pass, the fourth is 429 naming when to retry, writing nothing else", async () => {
     const limited = createTestApi({ label: "r9-rate", start: T0, vars: { RATE_LIMIT_PER_10S: "3" } });
@@ -571,7 +534,7 @@ describe("rate limit and the OpenAPI document", () => {
   });
 });
 
-describe("more edges: idempotency records, board guards, delete ranges, rollup weights", () => {
+describe("more edges: idempotency records, board guards, delete ranges", () => {
   it("an idempotency record keeps a result of exactly 2,048 bytes whole; at 2,049 its replay is the summary", async () => {
     // the record keeps the script's result: one score per item ("1" → 4 bytes with its comma), so a
     // batch of k items of `by: 1` is 4k + c bytes, and a first item of `by: 10 ** e` adds e bytes
@@ -623,12 +586,34 @@ describe("more edges: idempotency records, board guards, delete ranges, rollup w
     expect((await del("2025-10-18")).status).toBe(204);
     expect((await api.get("/v1/counters/t-at/top?period=day&from=2025-10-18&to=2026-11-22")).body.items).toEqual([]);
   });
+});
 
-  it("rollup weights: ±1e12 are taken, 1e12 + 1 is refused; 100 sources are taken, 101 refused", async () => {
-    const union = (body: unknown) => api.post("/v1/counters/roll/union", body, { key: "admin" });
-    await refusedWritingNothing(() => union({ sources: ["num"], weights: [1e12 + 1] }), 400, /1000000000000|1e12/);
-    await refusedWritingNothing(() => union({ sources: n(101, () => "num") }), 400, /100/);
-    expect((await union({ sources: ["num"], weights: [-1e12] })).status).toBe(200);
-    expect((await union({ sources: n(100, () => "num") })).status).toBe(200);
+describe("lower ends and path members", () => {
+  // [path at the lower end (200), path one below it (400), the bound as named]
+  const lows: [string, string, RegExp][] = [
+    ["/v1/trending/q/top?n=1&window=1h", "/v1/trending/q/top?window=0h", /1h/],
+    ["/v1/trending/q/top?n=1", "/v1/trending/q/top?n=0", /1/],
+    ["/v1/counters/q/top?n=1", "/v1/counters/q/top?n=0", /1/],
+    ["/v1/counters?offset=0&limit=1", "/v1/counters?offset=-1", /0/],
+    ["/v1/histograms/q-h?top=0", "/v1/histograms/q-h?top=-1", /0/],
+    ["/v1/presence/q/history?hours=1", "/v1/presence/q/history?hours=0", /1/],
+    ["/v1/leaderboards/b-board?page=1&limit=1", "/v1/leaderboards/b-board?page=0", /1/],
+    ["/v1/leaderboards/b-board/players/p/around?k=0", "/v1/leaderboards/b-board/players/p/around?k=-1", /0/],
+  ];
+  it.each(lows)("%s", async (at, below, bound) => {
+    const ok = await api.get(at);
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    await refusedWritingNothing(() => api.get(below), 400, bound);
+  });
+
+  it("a member or id of 257 bytes in a path is 400 naming 256 bytes, on reads and deletes alike", async () => {
+    const m = encodeURIComponent(member257);
+    const calls: [string, () => Promise<TestResponse>][] = [
+      ["counter member read", () => api.get(`/v1/counters/c-mem/members/${m}`)],
+      ["counter member delete", () => api.del(`/v1/counters/c-mem/members/${m}`)],
+      ["trending member read", () => api.get(`/v1/trending/t-mem/members/${m}`)],
+      ["presence leave", () => api.del(`/v1/presence/p-mem/members/${m}`)],
+    ];
+    for (const [, call] of calls) await refusedWritingNothing(call, 400, /256/);
   });
 });
