@@ -617,3 +617,36 @@ describe("lower ends and path members", () => {
     for (const [, call] of calls) await refusedWritingNothing(call, 400, /256/);
   });
 });
+
+describe("pages exactly as long as `limit`", () => {
+  // [list path, the rows' field, how the next page is named, how to ask for it]
+  const lists: [string, string, string, string][] = [
+    ["/v1/counters", "counters", "nextOffset", "offset"],
+    ["/v1/histograms", "histograms", "next", "offset"],
+    ["/v1/leaderboards", "boards", "next", "offset"],
+    ["/v1/leaderboards", "boards", "nextCursor", "cursor"],
+    ["/v1/presence", "rooms", "nextCursor", "cursor"],
+    ["/v1/presence/b-room/members", "members", "nextCursor", "cursor"],
+  ];
+  it.each(lists)(
+    "%s (%s by %s): a page of all N rows has no next; of N − 1, the next page holds the last one",
+    async (path, field, next, param) => {
+      const all = await api.get(`${path}?limit=1000`);
+      expect(all.status, JSON.stringify(all.body)).toBe(200);
+      const rows = all.body[field] as unknown[];
+      expect(rows.length).toBeGreaterThan(1);
+      expect(all.body[next] ?? null).toBeNull();
+      const exact = await api.get(`${path}?limit=${rows.length}`);
+      expect({ rows: exact.body[field].length, next: exact.body[next] ?? null }).toEqual({
+        rows: rows.length,
+        next: null,
+      });
+      const first = await api.get(`${path}?limit=${rows.length - 1}`);
+      expect(first.body[field]).toEqual(rows.slice(0, -1));
+      const token = first.body[next];
+      expect(token).not.toBeNull();
+      const rest = await api.get(`${path}?limit=${rows.length - 1}&${param}=${encodeURIComponent(String(token))}`);
+      expect({ rows: rest.body[field], next: rest.body[next] ?? null }).toEqual({ rows: rows.slice(-1), next: null });
+    },
+  );
+});
