@@ -14,7 +14,8 @@ import * as counterLimits from "../../src/counters/limits.ts";
 import { MAX_UNION_SOURCES } from "../../src/counters/validate.ts";
 import * as hv from "../../src/histograms/validate.ts";
 import { MAX_AROUND, MAX_META_BYTES, MAX_PAGE_LIMIT } from "../../src/leaderboards/validate.ts";
-import { ConfigError, Edgestats, ValidationError } from "../../src/index.ts";
+import { ConfigError, Edgestats, RejectedError, ValidationError } from "../../src/index.ts";
+import { changeScores } from "../../src/leaderboards/leaderboards.ts";
 import { top as trendingTop } from "../../src/trending/index.ts";
 import { MAX_DEPTH, MAX_TOP_N } from "../../src/trending/validate.ts";
 import { MAX_BATCH, MAX_MEMBER_BYTES } from "../../src/validation.ts";
@@ -211,6 +212,48 @@ describe("limits only many stored entries reach", () => {
     await refused(() => h.observe(-1e12 - 1), /1000000000000|1e\+?12/);
     expect((await h.observe([1e12, -1e12])).accepted).toBe(2);
     expect(await h.read()).toMatchObject({ count: 2, min: -1e12, max: 1e12 });
+  });
+});
+
+describe("leaderboards: maxIncrement per request and keepSeasons", () => {
+  it("maxIncrement bounds the sum of |by| per player per request: a sum of exactly 10 passes, 11 is 422-refused", async () => {
+    const b = stats.leaderboard("guard-sum");
+    await b.configure({ maxIncrement: 10 });
+    await b.join("p", { name: "p" });
+    await b.join("q", { name: "q" });
+    const change = (items: { player: string; by: number }[]) => changeScores(lib.ctx(now), "guard-sum", items);
+    const before = await snapshot();
+    const error = await change([
+      { player: "p", by: 6 },
+      { player: "q", by: 10 },
+      { player: "p", by: -5 },
+    ]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RejectedError);
+    expect((error as RejectedError).message).toMatch(/maxIncrement 10/);
+    expect(await snapshot()).toEqual(before);
+    const ok = await change([
+      { player: "p", by: 6 },
+      { player: "q", by: 10 },
+      { player: "p", by: -4 },
+    ]);
+    expect(ok.results.map((r) => [r.player, r.score])).toEqual([
+      ["p", 6],
+      ["q", 10],
+      ["p", 2],
+    ]);
+  });
+
+  it("keepSeasons 2: the seasons list holds the current day and the 2 before it, never a third", async () => {
+    let clock = Date.UTC(2026, 10, 18, 12);
+    const daily = new Edgestats({ redis: lib.redis, prefix: lib.prefix, clock: () => clock });
+    const b = daily.leaderboard("keep2");
+    await b.configure({ reset: "daily", keepSeasons: 2 });
+    await b.join("p", { name: "p" });
+    for (let d = 0; d < 5; d++, clock += 86_400_000) await b.increment("p", d + 1);
+    clock -= 86_400_000; // 2026-11-22, where the last write went
+    const { seasons } = await b.seasons();
+    expect(seasons.map((s: { id: string }) => s.id)).toEqual(["2026-11-22", "2026-11-21", "2026-11-20"]);
+    expect((await b.get("p", { season: "2026-11-20" })).score).toBe(3);
   });
 });
 
