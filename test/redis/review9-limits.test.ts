@@ -116,6 +116,13 @@ describe("the library's batches, names, members and numbers, at and one past eac
     expect(await stats.leaderboard("ln").get("p")).toMatchObject({ score: 1e15, meta: meta(MAX_META_BYTES) });
   });
 
+  it("a bucket time exactly its ttl old (its hour ended ttl s ago) is taken; a ttl 1 s shorter is refused naming it", async () => {
+    // now 12:30: the 11:00 hour ended 1,800 s ago
+    const item = (ttl: number) => ({ member: "m", period: "hour" as const, at: Date.UTC(2026, 10, 22, 11, 15), ttl });
+    await refused(() => stats.counter("ttl-at").incr(item(1799)), /ttl \(1799 s\)/);
+    expect((await stats.counter("ttl-at").incr(item(1800))).results).toEqual([{ member: "m", score: 1 }]);
+  });
+
   it("read options: trending n 100 and the threshold read's depth 2,048; leaderboard page 100 and k 50", async () => {
     const ctx = lib.ctx(now);
     const settings = { retentionHours: 50 };

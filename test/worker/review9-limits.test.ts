@@ -606,6 +606,12 @@ describe("lower ends and path members", () => {
     await refusedWritingNothing(() => api.get(below), 400, bound);
   });
 
+  it("a list read as CSV past its limit is the same 400 with the JSON error envelope", async () => {
+    const csv = { headers: { accept: "text/csv" } };
+    expect((await api.get("/v1/counters/q/top?n=1000", csv)).headers.get("content-type")).toMatch(/text\/csv/);
+    await refusedWritingNothing(() => api.get("/v1/counters/q/top?n=1001", csv), 400, /1000/);
+  });
+
   it("a member or id of 257 bytes in a path is 400 naming 256 bytes, on reads and deletes alike", async () => {
     const m = encodeURIComponent(member257);
     const calls: [string, () => Promise<TestResponse>][] = [
