@@ -511,6 +511,24 @@ describe("rate limit and the OpenAPI document", () => {
     }
   });
 
+  it("API keys of 16 and 512 characters serve; 15 and 513 make every request a 500 config_error naming the bound", async () => {
+    const withKey = (key: string) =>
+      createTestApi({ label: "r9-keys", start: T0, vars: { READ_KEYS: `${"r".repeat(20)},${key}` } });
+    for (const key of ["k".repeat(16), "k".repeat(512)]) {
+      const res = await withKey(key).get("/v1/counters/q/top", { key });
+      expect(res.status, `${key.length}`).toBe(200);
+    }
+    for (const [key, bound] of [
+      ["k".repeat(15), /16 characters/],
+      ["k".repeat(513), /512 characters/],
+    ] as const) {
+      const res = await withKey(key).get("/v1/counters/q/top", { key: "r".repeat(20) });
+      expect(res.status).toBe(500);
+      expect(res.body.error.code).toBe("config_error");
+      expect(res.body.error.message).toMatch(bound);
+    }
+  });
+
   // Finding (medium): the served OpenAPI document states no bounds for any integer query parameter
   // (`n`, `limit`, `offset`, `page`, `k`, `hours`, `top`: 20 of them, none with minimum, maximum or
   // default), though the routes enforce them (the table above) and request bodies do carry theirs
