@@ -53,13 +53,18 @@ async function snapshot(prefix = lib.prefix): Promise<Record<string, unknown>> {
 }
 
 /** A refused library call: a ValidationError whose message or details name `limit`; nothing written. */
-async function refused(call: () => Promise<unknown>, limit: RegExp, code = "invalid_request"): Promise<void> {
+async function refused(
+  call: () => Promise<unknown>,
+  limit: RegExp,
+  code = "invalid_request",
+  kind: typeof ValidationError | typeof RejectedError = ValidationError,
+): Promise<void> {
   const before = await snapshot();
   const error = await call().then(
     () => null,
     (e: unknown) => e,
   );
-  expect(error).toBeInstanceOf(ValidationError);
+  expect(error).toBeInstanceOf(kind);
   const v = error as ValidationError;
   expect(v.code).toBe(code);
   expect(JSON.stringify({ message: v.message, details: v.details })).toMatch(limit);
@@ -114,6 +119,12 @@ describe("the library's batches, names, members and numbers, at and one past eac
     expect((await stats.trending("ln").record({ member: "a", count: 1e12 })).accepted).toBe(1);
     await stats.leaderboard("ln").join("p", { name: "p", score: 1e15, meta: meta(MAX_META_BYTES) });
     expect(await stats.leaderboard("ln").get("p")).toMatchObject({ score: 1e15, meta: meta(MAX_META_BYTES) });
+  });
+
+  it("ttl 1 s is taken (under a prefix of its own: the key expires in 1 s), 0 is refused", async () => {
+    await refused(() => stats.counter("ttl0").incr({ member: "c", ttl: 0 }), /from 1 to 316224000/);
+    const own = new Edgestats({ redis: lib.redis, prefix: lib.ctx(now, "r9-ttl1").prefix, clock: () => now });
+    expect((await own.counter("t").incr({ member: "c", ttl: 1 })).results).toEqual([{ member: "c", score: 1 }]);
   });
 
   it("a bucket time exactly its ttl old (its hour ended ttl s ago) is taken; a ttl 1 s shorter is refused naming it", async () => {
@@ -223,6 +234,37 @@ describe("limits only many stored entries reach", () => {
 });
 
 describe("leaderboards: maxIncrement per request and keepSeasons", () => {
+  it("guards: a score at minScore/maxScore and a change of exactly maxIncrement pass; past them score_rejected (422), nothing written", async () => {
+    const b = stats.leaderboard("guard");
+    await b.configure({ minScore: -100, maxScore: 100, maxIncrement: 10 });
+    await b.join("p", { name: "p" });
+    const rejected = (call: () => Promise<unknown>, guard: RegExp) =>
+      refused(call, guard, "score_rejected", RejectedError);
+    await rejected(() => b.increment("p", 10.5), /maxIncrement/);
+    await rejected(() => b.increment("p", -10.5), /maxIncrement/);
+    expect((await b.increment("p", 10)).score).toBe(10);
+    expect((await b.increment("p", -10)).score).toBe(0);
+    await rejected(() => b.set("p", 100.5), /maxScore|minScore/);
+    await rejected(() => b.set("p", -100.5), /maxScore|minScore/);
+    expect((await b.set("p", 100)).score).toBe(100);
+    expect((await b.set("p", -100)).score).toBe(-100);
+  });
+
+  it("scores stay within ±1e15: set −1e15 holds, a change to −1e15 − 1 is refused and the score stays", async () => {
+    const b = stats.leaderboard("edge-score");
+    await b.join("p", { name: "p" });
+    expect((await b.set("p", -1e15)).score).toBe(-1e15);
+    await refused(() => b.increment("p", -1), /1e\+?15|1000000000000000/);
+    expect((await b.get("p")).score).toBe(-1e15);
+  });
+
+  it("keepSeasons 1..52: 52 is taken, 53 and 0 are refused naming the range", async () => {
+    const b = stats.leaderboard("keep52");
+    await refused(() => b.configure({ reset: "daily", keepSeasons: 53 }), /1 to 52/);
+    await refused(() => b.configure({ reset: "daily", keepSeasons: 0 }), /1 to 52/);
+    expect(await b.configure({ reset: "daily", keepSeasons: 52 })).toMatchObject({ keepSeasons: 52 });
+  });
+
   it("maxIncrement bounds the sum of |by| per player per request: a sum of exactly 10 passes, 11 is 422-refused", async () => {
     const b = stats.leaderboard("guard-sum");
     await b.configure({ maxIncrement: 10 });
