@@ -12,7 +12,7 @@ import {
   oneOfField,
   textField,
 } from "../prechecks.ts";
-import { MAX_INCREMENT } from "../../src/validation.ts";
+import { MAX_INCREMENT, MAX_OFFSET } from "../../src/validation.ts";
 import {
   batchOf,
   batchPrecheck,
@@ -139,14 +139,14 @@ export const sortedQueryPrecheck = fieldsPrecheck({
 export const ListQuery = once(() =>
   z.object({
     limit: intQuery(1, limits.MAX_LISTED, limits.MAX_LISTED),
-    offset: intQuery(0, 1_000_000_000, 0).openapi({
+    offset: intQuery(0, MAX_OFFSET, 0).openapi({
       description: "names to skip: the previous page's nextOffset. @default 0",
     }),
   }),
 );
 export const listQueryPrecheck = fieldsPrecheck({
   limit: intField(1, limits.MAX_LISTED, limits.MAX_LISTED),
-  offset: intField(0, 1_000_000_000, 0),
+  offset: intField(0, MAX_OFFSET, 0),
 });
 
 /** The query of a member delete: `periodQuery()` without `aggregate`. */

@@ -196,6 +196,8 @@ export const HistoryQuery = once(() =>
     member: Member(),
     hours: z.coerce.number().int().min(1).max(trending.MAX_WINDOW_HOURS).optional().openapi({
       type: "integer",
+      minimum: 1,
+      maximum: trending.MAX_WINDOW_HOURS,
       example: 48,
       description: "finished hours back, at most the retention; default 48 (the retention when shorter)",
     }),

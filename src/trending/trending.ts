@@ -353,7 +353,8 @@ export async function member(ctx: Ctx, stream: string, name: string, options: To
   const maxError = Number(raw.maxError);
   // tied members rank by byte order: those before this one come first
   const tiedBefore = asList(raw.ties ?? []).filter((m) => compareBytes(m, name) < 0).length;
-  const rankExact = raw.rank === false || raw.rankExact === true;
+  // bounds that meet pin the rank: exact (review 9: 1,000 members above it gave rank = rankMax, inexact)
+  const rankExact = raw.rank === false || raw.rankExact === true || raw.rankMax === raw.rank;
   return {
     member: name,
     count: Number(raw.count),
