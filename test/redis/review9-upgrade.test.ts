@@ -1,0 +1,289 @@
+/**
+ * Review 9 (adversarial): deploying this build over a live database the previous release wrote.
+ * The previous release is commit ce4867d; since then the counters' index got per-kind cursors and
+ * the trimming of expired fields (src/counters/trim.ts), and the Idempotency-Key fingerprint became
+ * the SHA-256 of the body as canonical JSON (functions/middleware/idempotency.ts; ce4867d hashed
+ * the raw body bytes), which also names queued messages' dedupe ids (respond-async.ts).
+ *
+ * CI clones without the old tree, so every old-format state here is built in the test, exactly as
+ * ce4867d wrote it (checked byte for byte against ce4867d's own code in a worktree of it, see each
+ * builder's comment). Real Redis behind the local Upstash server; time is injected.
+ */
+import { createHash } from "node:crypto";
+import { beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../../functions/app.ts";
+import type { Ctx } from "../../src/context.ts";
+import * as counters from "../../src/counters/index.ts";
+import { TRIM_MARGIN } from "../../src/counters/trim.ts";
+import { NotFoundError } from "../../src/errors.ts";
+import { acceptItems, consumeBatch, toMessages, type QueuedMessage } from "../../src/ingest/index.ts";
+import { createRedis } from "../../src/redis/client.ts";
+import { libraryTest } from "../helpers/library.ts";
+import { command, keysUnder, resetStats, statsOf } from "../helpers/upstash-rest.ts";
+
+const lib = libraryTest("review9-upgrade", { timeoutMs: 30_000 });
+const { target } = lib;
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const CURSORS = ["c:hd", "c:hm", "c:dm", "c:w", "c:m"];
+
+const indexKey = (ctx: Ctx, name: string) => `${ctx.prefix}:counters:${name}:index`;
+
+async function indexOf(ctx: Ctx, name: string): Promise<Map<string, string>> {
+  const all = await command<string[]>(target, "HGETALL", indexKey(ctx, name));
+  const out = new Map<string, string>();
+  for (let i = 0; i < all.length; i += 2) out.set(all[i]!, all[i + 1]!);
+  return out;
+}
+
+/**
+ * A write as ce4867d made it. ce4867d's increment script is this build's without the cursors
+ * (git diff ce4867d -- src/counters/scripts.ts: trimNote/trimStep/trimFlush and the `c:*` fields
+ * only). With no cursor in the index, this build's script takes no drop step (a missing cursor
+ * first learns: one HMGET, nothing written but the cursor), so deleting the cursors after each
+ * write leaves exactly ce4867d's index. Checked: 1,543 writes over 450 days (hour, day, week and
+ * month items with ttls, late hour writes) by ce4867d's own library and by this builder gave the
+ * same 4,268 index fields and values.
+ */
+async function writeAsCe4867d(ctx: Ctx, name: string, items: counters.IncrItem[]) {
+  const out = await counters.increment(ctx, name, items);
+  await command(target, "HDEL", indexKey(ctx, name), ...CURSORS);
+  return out;
+}
+
+/** One write of the workload at hour `h` after `t0` (every 7 hours: all four periods, a late hour now and then). */
+function itemsAt(h: number, now: number): counters.IncrItem[] {
+  const items: counters.IncrItem[] = [
+    { member: `m${h % 3}`, period: "hour", ttl: 2 * 86400 },
+    { member: "d", period: "day", ttl: 3 * 86400 },
+    { member: "w", period: "week", ttl: 20 * 86400 },
+    { member: "mo", period: "month", ttl: 40 * 86400 },
+  ];
+  if (h % 11 === 0) items.push({ member: "late", period: "hour", at: now - 30 * HOUR, ttl: 3 * 86400 });
+  return items;
+}
+
+async function scoreOr0(ctx: Ctx, name: string, member: string, options: counters.ReadOptions) {
+  try {
+    return (await counters.memberOf(ctx, name, member, options)).score;
+  } catch (error) {
+    if (error instanceof NotFoundError) return 0;
+    throw error;
+  }
+}
+
+describe("counters: an index ce4867d wrote (no cursors), then this build's writes", () => {
+  // 450 days of history before the deploy: older than the hour cursor's start (401 days back)
+  const T0 = Date.UTC(2025, 6, 1, 5);
+  const HISTORY_HOURS = 450 * 24;
+  const DEPLOY = T0 + HISTORY_HOURS * HOUR;
+  const AFTER_HOURS = 40 * 24;
+  const old = lib.ctx(T0, "old-index");
+  const native = lib.ctx(T0, "native-index");
+  const at = (ctx: Ctx, now: number): Ctx => ({ ...ctx, now });
+  let before: Map<string, string>;
+  const results: { upgraded: unknown; native: unknown }[] = [];
+  const firstCost = { upgraded: 0, native: 0 };
+
+  beforeAll(async () => {
+    for (let h = 0; h < HISTORY_HOURS; h += 7) {
+      const now = T0 + h * HOUR + 60_000;
+      await writeAsCe4867d(at(old, now), "c", itemsAt(h, now));
+      await counters.increment(at(native, now), "c", itemsAt(h, now));
+    }
+    before = await indexOf(old, "c");
+    // the deploy: from here on this build writes both (hourly, an hour and its rollups created each time)
+    const tag = `r9up${Math.random().toString(36).slice(2, 8)}`;
+    const counted = createRedis({ url: target.url, token: `${target.token}.${tag}` });
+    for (let h = 0; h < AFTER_HOURS; h++) {
+      const now = DEPLOY + h * HOUR + 60_000;
+      const items: counters.IncrItem[] = [{ member: `m${h % 3}`, period: "hour", ttl: 2 * 86400 }];
+      if (h % 24 === 0) items.push({ member: "d", period: "day", ttl: 3 * 86400 });
+      if (h === 0) await resetStats(target, tag);
+      const upgraded = await counters.increment({ ...old, redis: h === 0 ? counted : old.redis, now }, "c", items);
+      if (h === 0) {
+        firstCost.upgraded = (await statsOf(target, tag)).commands;
+        await resetStats(target, tag);
+      }
+      const nat = await counters.increment({ ...native, redis: h === 0 ? counted : native.redis, now }, "c", items);
+      if (h === 0) firstCost.native = (await statsOf(target, tag)).commands;
+      results.push({ upgraded: upgraded.results, native: nat.results });
+    }
+  }, 600_000);
+
+  it("the old index has q (its life began with quarter rollups: trimming applies) and no cursor", () => {
+    expect(before.get("q")).toBe("1");
+    for (const c of CURSORS) expect(before.has(c)).toBe(false);
+    expect(before.size).toBeGreaterThan(4000);
+  });
+
+  it("every write after the deploy returns the score the same write returns on an index this build wrote all along", () => {
+    expect(results.length).toBe(AFTER_HOURS);
+    for (const r of results) expect(r.upgraded).toEqual(r.native);
+  });
+
+  it("the first write after the deploy initialises the cursors with at most one more command than on a native index (one HMGET, bounded)", async () => {
+    expect(firstCost.upgraded).toBeLessThanOrEqual(firstCost.native + 1);
+    const index = await indexOf(old, "c");
+    for (const c of ["c:hd", "c:hm", "c:dm"]) expect(index.get(c)).toMatch(/^\d+\|\d*$/);
+  });
+
+  it("the upgraded index never lost a field a rollup above it still needs (each dropped field's day or month rollup had expired by the margin)", async () => {
+    const after = await indexOf(old, "c");
+    const end = DEPLOY + AFTER_HOURS * HOUR;
+    for (const [field, value] of before) {
+      if (after.has(field) || !field.startsWith("b:")) continue;
+      // the field went: its own recorded expiry, and its day rollup's (hours, quarters), had passed
+      expect(Number(value) + TRIM_MARGIN).toBeLessThan(end);
+      const m = /^(b:.*):hour:(?:by-quarter:)?(\d{8})(?:\d{2}|T\d{2})$/.exec(field);
+      if (m) expect(Number(before.get(`${m[1]}:hour:by-day:${m[2]}`) ?? 0) + TRIM_MARGIN).toBeLessThan(end);
+    }
+  });
+
+  // FINDING (low): the cursors of an index that predates them start at the first write's groups
+  // minus how far writes reach back (trim.ts KINDS.back: 401 days for hd, 14 months for hm/dm/m,
+  // 58 weeks for w), so an old index's fields older than that are never visited: they stay for
+  // ever (here 49 days of hour fields, ~1,300 fields; a 3-year-old counter keeps ~2 years of them).
+  // Bounded (nothing is added), but it is the growth issue 15 / review 8 removed, frozen at deploy;
+  // DELETE's HGETALL still reads them. Fix: start a missing cursor (not `fresh`) at the index's
+  // earliest group instead: unknown without a scan, so the simplest is to start it at a fixed
+  // epoch (say 2024-01, before any release wrote an index) and let the learn's look-ahead (31/12/26
+  // groups per HMGET, no fields listed) skip the empty stretch: ~40 extra commands once per index.
+  it.fails(
+    "after the deploy the old index's expired hour fields go, also those older than 401 days before the deploy",
+    async () => {
+      const after = await indexOf(old, "c");
+      const firstDay = `${old.prefix}:counters:c:hour:by-day:20250701`;
+      // the history's first day: its rollup expired ~490 days before the end of the run
+      expect(Number(before.get(`b:${firstDay}`))).toBeLessThan(DEPLOY - 400 * DAY);
+      const stale = [...after.keys()].filter((f) => /:hour:2025070\d\d\d$/.test(f));
+      expect(stale).toEqual([]);
+    },
+  );
+});
+
+describe("counters: the cursors keep up with a week or month counter (one key created per period)", () => {
+  // FINDING (medium, issue 15, not specific to the upgrade): a write takes at most one cursor step
+  // and only when it creates a key; a listed group needs two steps (learn, then drop). A week (or
+  // month) counter creates one key per period, so its cursor advances one group every two periods
+  // while one group is added per period: the index still grows with the counter's age, at half the
+  // rate (200 weeks of 8-day buckets: 101 `b:` fields kept, 2 needed; 50 months: 24 kept).
+  // Fix: for `w`/`m` (one field per group) let the learn cover the run of consecutive anchors its
+  // HMGET already reads (up to 26/12) and store their bound and count in the cursor, so the next
+  // step's one HDEL drops the whole run; or drop in the learn step when its bound has passed.
+  it.fails(
+    "200 weeks of a week counter with 8-day buckets: the index keeps only the live weeks' fields (and the cursor)",
+    async () => {
+      const ctx = lib.ctx(Date.UTC(2024, 0, 3, 5), "weekly");
+      for (let w = 0; w < 200; w++) {
+        const now = ctx.now + w * 7 * DAY;
+        await counters.increment({ ...ctx, now }, "w", [{ member: "x", period: "week", ttl: 8 * 86400 }]);
+      }
+      const fields = [...(await indexOf(ctx, "w")).keys()].filter((f) => f.startsWith("b:"));
+      expect(fields.length).toBeLessThanOrEqual(4);
+    },
+  );
+});
+
+describe("counters: reads and writes across the deploy, keys expiring on the injected clock", () => {
+  // Three copies of one counter: `ref` written as ce4867d wrote it all along (the previous
+  // release's answers), `up` as ce4867d until the deploy and by this build after, `native` by this
+  // build all along. Redis' own expiry runs on the wall clock, so after every write each key whose
+  // recorded expiry (ref's index keeps them all) has passed on the injected clock is deleted in
+  // all three, as Redis would have by then.
+  const R0 = Date.UTC(2026, 8, 1, 0, 30);
+  const DEPLOY = R0 + 30 * DAY;
+  const END = DEPLOY + 20 * DAY;
+  const ref = lib.ctx(R0, "ref");
+  const up = lib.ctx(R0, "up");
+  const native = lib.ctx(R0, "nat");
+  const swept = new Map<string, string>();
+  const mismatches: unknown[] = [];
+  const reads: { at: number; ref: unknown; up: unknown; native: unknown }[] = [];
+
+  async function sweep(now: number) {
+    for (const [field, value] of await indexOf(ref, "c")) {
+      if (!field.startsWith("b:")) continue;
+      const e = Number(value);
+      if (e < 1e12 || e > now || swept.get(field) === value) continue;
+      swept.set(field, value);
+      const rest = field.slice(2 + ref.prefix.length);
+      await command(target, "DEL", ref.prefix + rest, up.prefix + rest, native.prefix + rest);
+    }
+  }
+
+  function items(h: number, now: number): counters.IncrItem[] {
+    const list: counters.IncrItem[] = [
+      { member: `m${h % 3}`, period: "hour", ttl: 2 * 86400, by: 1 + (h % 5) },
+      { member: `d${h % 2}`, period: "day", ttl: 3 * 86400 },
+      { member: "w", period: "week", ttl: 10 * 86400 },
+      { member: "mo", period: "month", ttl: 35 * 86400 },
+    ];
+    if (h % 11 === 0) list.push({ member: "late", period: "hour", at: now - 30 * HOUR, ttl: 3 * 86400 });
+    return list;
+  }
+
+  async function readAll(now: number, ctx: Ctx) {
+    const out: unknown[] = [];
+    const ranges: counters.ReadOptions[] = [
+      { period: "hour", from: now - 30 * HOUR, to: now },
+      { period: "hour", from: now - 10 * DAY, to: now },
+      { period: "day", from: now - 40 * DAY, to: now },
+      { period: "week", from: now - 40 * DAY, to: now },
+      { period: "month", from: now - 60 * DAY, to: now },
+    ];
+    for (const range of ranges) {
+      for (const member of ["m0", "m1", "m2", "d0", "d1", "w", "mo", "late"])
+        out.push([member, await scoreOr0({ ...ctx, now }, "c", member, range)]);
+      out.push(await counters.ranked({ ...ctx, now }, "c", "top", 10, range));
+    }
+    return out;
+  }
+
+  beforeAll(async () => {
+    for (let now = R0; now < END; now += HOUR) {
+      const h = Math.round((now - R0) / HOUR);
+      const list = items(h, now);
+      const a = await writeAsCe4867d({ ...ref, now }, "c", list);
+      const b =
+        now < DEPLOY
+          ? await writeAsCe4867d({ ...up, now }, "c", list)
+          : await counters.increment({ ...up, now }, "c", list);
+      const c = await counters.increment({ ...native, now }, "c", list);
+      if (
+        JSON.stringify(a.results) !== JSON.stringify(b.results) ||
+        JSON.stringify(a.results) !== JSON.stringify(c.results)
+      )
+        mismatches.push({ now: new Date(now).toISOString(), ref: a.results, up: b.results, native: c.results });
+      await sweep(now);
+      if (now >= DEPLOY && (now - DEPLOY) % (5 * DAY) === 0) {
+        const t = now + 30 * 60_000;
+        reads.push({ at: t, ref: await readAll(t, ref), up: await readAll(t, up), native: await readAll(t, native) });
+      }
+    }
+  }, 600_000);
+
+  it("every write returns the same scores on all three copies (nothing counted twice or lost at the deploy)", () => {
+    expect(mismatches).toEqual([]);
+  });
+
+  it("reads on the upgraded index give the previous release's answers (members and top lists over hours, days, weeks, months)", () => {
+    expect(reads.length).toBe(4);
+    for (const r of reads) {
+      // not vacuous: most member reads find a score
+      const found = (r.ref as unknown[]).filter((x) => Array.isArray(x) && typeof x[1] === "number" && x[1] > 0);
+      expect(found.length).toBeGreaterThan(25);
+      expect({ at: r.at, read: r.up }).toEqual({ at: r.at, read: r.ref });
+    }
+  });
+
+  it("and so do reads on an index this build wrote all along", () => {
+    for (const r of reads) expect({ at: r.at, read: r.native }).toEqual({ at: r.at, read: r.ref });
+  });
+
+  it("the upgraded index drops the expired fields (it ends no larger than the previous release's)", async () => {
+    const u = [...(await indexOf(up, "c")).keys()].filter((f) => f.startsWith("b:")).length;
+    const r = [...(await indexOf(ref, "c")).keys()].filter((f) => f.startsWith("b:")).length;
+    expect(u).toBeLessThan(r);
+  });
+});
