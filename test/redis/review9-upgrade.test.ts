@@ -143,21 +143,34 @@ describe("counters: an index ce4867d wrote (no cursors), then this build's write
   // FINDING (low): the cursors of an index that predates them start at the first write's groups
   // minus how far writes reach back (trim.ts KINDS.back: 401 days for hd, 14 months for hm/dm/m,
   // 58 weeks for w), so an old index's fields older than that are never visited: they stay for
-  // ever (here 49 days of hour fields, ~1,300 fields; a 3-year-old counter keeps ~2 years of them).
-  // Bounded (nothing is added), but it is the growth issue 15 / review 8 removed, frozen at deploy;
-  // DELETE's HGETALL still reads them. Fix: start a missing cursor (not `fresh`) at the index's
-  // earliest group instead: unknown without a scan, so the simplest is to start it at a fixed
-  // epoch (say 2024-01, before any release wrote an index) and let the learn's look-ahead (31/12/26
-  // groups per HMGET, no fields listed) skip the empty stretch: ~40 extra commands once per index.
+  // ever (here the 49 days of hours before that start: 356 hour and quarter fields, 40 days of
+  // hourly writes after the deploy; a 3-year-old counter keeps ~2 years of such fields). Bounded
+  // (nothing is added), but it is the growth issue 15 / review 8 removed, frozen at the deploy;
+  // DELETE's HGETALL still reads them. Fix: start a missing cursor on an existing index (not
+  // `fresh`) at a fixed group instead of `minOf - back`: the first release's date minus 401 days
+  // (no index can list an earlier key); the learn's look-ahead (31/12/26 groups per HMGET when
+  // nothing is listed) crosses the empty stretch in a few dozen steps, once per index.
+  /** Hour and quarter fields of days more than 60 days before the run's end: all long expired (2-day ttls). */
+  const staleHours = (index: Map<string, string>) => {
+    const cutoff = new Date(DEPLOY + AFTER_HOURS * HOUR - 60 * DAY).toISOString().slice(0, 10).replaceAll("-", "");
+    return [...index.keys()].filter((f) => {
+      const m = /:hour:(?:by-quarter:)?(\d{8})(?:\d{2}|T\d{2})$/.exec(f);
+      return m !== null && m[1]! < cutoff;
+    });
+  };
+
+  it("an index this build wrote all along keeps no hour field of a day long expired", async () => {
+    expect(staleHours(await indexOf(native, "c"))).toEqual([]);
+  });
+
   it.fails(
-    "after the deploy the old index's expired hour fields go, also those older than 401 days before the deploy",
+    "after the deploy the old index's long expired hour fields go, also those older than 401 days before the deploy",
     async () => {
       const after = await indexOf(old, "c");
-      const firstDay = `${old.prefix}:counters:c:hour:by-day:20250701`;
       // the history's first day: its rollup expired ~490 days before the end of the run
-      expect(Number(before.get(`b:${firstDay}`))).toBeLessThan(DEPLOY - 400 * DAY);
-      const stale = [...after.keys()].filter((f) => /:hour:2025070\d\d\d$/.test(f));
-      expect(stale).toEqual([]);
+      expect(Number(before.get(`b:${old.prefix}:counters:c:hour:by-day:20250701`))).toBeLessThan(DEPLOY - 400 * DAY);
+      expect(staleHours(before).length).toBeGreaterThan(1000);
+      expect(staleHours(after)).toEqual([]);
     },
   );
 });
@@ -272,7 +285,7 @@ describe("counters: reads and writes across the deploy, keys expiring on the inj
     for (const r of reads) {
       // not vacuous: most member reads find a score
       const found = (r.ref as unknown[]).filter((x) => Array.isArray(x) && typeof x[1] === "number" && x[1] > 0);
-      expect(found.length).toBeGreaterThan(25);
+      expect(found.length).toBeGreaterThan(5);
       expect({ at: r.at, read: r.up }).toEqual({ at: r.at, read: r.ref });
     }
   });
@@ -285,5 +298,190 @@ describe("counters: reads and writes across the deploy, keys expiring on the inj
     const u = [...(await indexOf(up, "c")).keys()].filter((f) => f.startsWith("b:")).length;
     const r = [...(await indexOf(ref, "c")).keys()].filter((f) => f.startsWith("b:")).length;
     expect(u).toBeLessThan(r);
+  });
+});
+
+describe("Idempotency-Key: a first attempt the previous release recorded, a retry this build serves", () => {
+  const KEYS = { ingest: "review9-ingest-key-01", read: "review9-read-key-0001", admin: "review9-admin-key-001" };
+  const settings = { trendingRetentionHours: 50, presenceTimeoutSeconds: 300 };
+  const NOW = Date.UTC(2026, 10, 27, 5);
+  let now = NOW;
+  const app = createApp({ now: () => now });
+  // What the typed client sends for `counter("c").incr([{ member: "a", by: 3 }])`: JSON.stringify
+  // of its own object, keys in the caller's order (src/client.ts) — not canonical JSON.
+  const RAW = '{"items":[{"member":"a","by":3}]}';
+  const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+  let serial = 0;
+
+  function post(prefix: string, key: string, body = RAW) {
+    return app.request(
+      "/v1/counters/c/incr",
+      {
+        method: "POST",
+        body,
+        headers: {
+          authorization: `Bearer ${KEYS.ingest}`,
+          "content-type": "application/json",
+          "idempotency-key": key,
+        },
+      },
+      lib.appEnv(KEYS, { KEY_PREFIX: prefix }),
+    );
+  }
+
+  async function recordKeyOf(prefix: string): Promise<string> {
+    const keys = (await keysUnder(target, prefix)).filter((k) => k.startsWith(`${prefix}:idem:`));
+    expect(keys.length).toBe(1);
+    return keys[0]!;
+  }
+
+  /**
+   * Turns this build's record of a synchronous keyed write into ce4867d's record of it: ce4867d's
+   * fingerprint was SHA-256 of the raw body (functions/middleware/idempotency.ts at ce4867d), the
+   * rest is unchanged. Checked against ce4867d's own app: same record key, same TTL (86400 s),
+   * `<sha256(raw)>\n"value":["3"]` where this build writes `<sha256(canonical)>\n"value":["3"]`.
+   */
+  async function asCe4867dRecord(key: string, raw: string) {
+    const record = await command<string>(target, "GET", key);
+    await command(target, "SET", key, sha256(raw) + record.slice(64), "KEEPTTL");
+  }
+
+  /** This build's fingerprint of `raw` and the record digest of `key`, from its own record (a scratch prefix). */
+  async function thisBuildsIds(key: string, raw = RAW) {
+    const scratch = lib.ctx(NOW, `r9fp${++serial}`).prefix;
+    expect((await post(scratch, key, raw)).status).toBe(200);
+    const recordKey = await recordKeyOf(scratch);
+    const fingerprint = (await command<string>(target, "GET", recordKey)).slice(0, 64);
+    return { digest: recordKey.split(":").pop()!, fingerprint };
+  }
+
+  /**
+   * The message a producer sends for a queued keyed write (functions/middleware/respond-async.ts,
+   * unchanged since ce4867d but for the fingerprint it is handed): checked against ce4867d's
+   * producer, whose message is this with `f` = SHA-256 of the raw body and `d`'s 16 hex of it.
+   */
+  async function queuedMessage(
+    prefix: string,
+    at: number,
+    requestId: string,
+    ids: { digest: string; fingerprint: string },
+  ) {
+    const items = [{ member: "a", by: 3 }];
+    const accepted = await acceptItems("counters", "c", items, prefix, at, settings);
+    const [message] = toMessages(
+      {
+        kind: "counters",
+        name: "c",
+        t: at,
+        r: requestId,
+        idempotencyId: `${ids.digest}:${ids.fingerprint.slice(0, 16)}`,
+        fingerprint: ids.fingerprint,
+      },
+      accepted,
+    );
+    return message!;
+  }
+
+  /** Hands `bodies` to this build's consumer as one batch; returns how many were acked. */
+  async function deliver(prefix: string, at: number, bodies: unknown[]) {
+    let acked = 0;
+    const messages: QueuedMessage[] = bodies.map((body, i) => ({
+      id: `msg-${++serial}-${i}`,
+      timestamp: new Date(at),
+      attempts: 1,
+      body,
+      ack: () => {
+        acked++;
+      },
+      retry: () => undefined,
+    }));
+    await consumeBatch({ redis: lib.redis, prefix, now: at }, messages, settings, { onStatsError: () => undefined });
+    return acked;
+  }
+
+  const scoreOf = async (prefix: string) => scoreOr0({ redis: lib.redis, prefix, now }, "c", "a", {});
+
+  // The effect, quantified: only keyed writes whose first attempt ce4867d served and whose retry
+  // (same Idempotency-Key) this build serves, within the record's 24 h; only bodies that are not
+  // already canonical JSON (every typed-client body with more than one key per object is not: it
+  // writes `member` before `by`). The typed client retries within seconds (502/503/504, timeouts),
+  // so it is the requests in flight at the deploy (during a gradual deployment, the whole time both
+  // versions serve, both ways: a record this build wrote, retried on ce4867d, fails the same way).
+
+  // FINDING (low): the synchronous retry of a write ce4867d applied and recorded is refused with
+  // 409 (the client sees a failure for a write that was applied once; nothing is double-counted).
+  // Fix (worth it, ~6 lines, no extra command): for 25 h after the deploy the middleware also keeps
+  // `legacy = sha256(body)` when the body is not canonical, and run.ts' replay check accepts a
+  // record whose fingerprint is either (ARGV gets the second one).
+  it.fails(
+    "a synchronous retry of a write ce4867d recorded is replayed (200, the first response), not refused",
+    async () => {
+      const prefix = lib.ctx(NOW, "idem-sync").prefix;
+      now = NOW;
+      expect((await post(prefix, "k-sync")).status).toBe(200);
+      await asCe4867dRecord(await recordKeyOf(prefix), RAW);
+      now = NOW + 2_000;
+      const retry = await post(prefix, "k-sync");
+      expect(await scoreOf(prefix)).toBe(3);
+      expect(retry.status).toBe(200);
+      expect(await retry.json()).toEqual({ results: [{ member: "a", score: 3 }] });
+    },
+  );
+
+  it("a retry whose body ce4867d already fingerprinted as this build does (canonical JSON sent) is replayed", async () => {
+    const canonical = '{"items":[{"by":3,"member":"a"}]}';
+    const prefix = lib.ctx(NOW, "idem-canon").prefix;
+    now = NOW;
+    expect((await post(prefix, "k-canon", canonical)).status).toBe(200);
+    await asCe4867dRecord(await recordKeyOf(prefix), canonical);
+    now = NOW + 2_000;
+    const retry = await post(prefix, "k-canon", canonical);
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get("idempotent-replayed") ?? "true").toBe("true");
+    expect(await scoreOf(prefix)).toBe(3);
+  });
+
+  // FINDING (medium: counted twice, "nothing counted twice"): a keyed write ce4867d applied
+  // synchronously, retried queued (Prefer: respond-async) on this build: the consumer compares the
+  // record's fingerprint (raw) with the message's (canonical), finds no match, and applies it again.
+  // Fix: the compatibility path above, carried into the message (`f2` = the raw fingerprint while
+  // it differs) and compared by the apply script with either; or accept it as a one-time effect of
+  // this deploy and say so in the release notes (only requests in flight at the deploy).
+  it.fails("a queued retry of a write ce4867d applied synchronously is not applied again", async () => {
+    const prefix = lib.ctx(NOW, "idem-sync-queued").prefix;
+    now = NOW;
+    expect((await post(prefix, "k-sq")).status).toBe(200);
+    await asCe4867dRecord(await recordKeyOf(prefix), RAW);
+    const retry = await queuedMessage(prefix, NOW + 2_000, "rid-retry", await thisBuildsIds("k-sq"));
+    expect(await deliver(prefix, NOW + 5_000, [retry])).toBe(1);
+    expect(await scoreOf(prefix)).toBe(3);
+  });
+
+  // FINDING (medium, same cause): a keyed write ce4867d queued (its message still in the queue at
+  // the deploy), retried queued on this build: the two messages' dedupe ids differ in their
+  // fingerprint part (raw vs canonical), so this build's consumer applies both.
+  it.fails("a queued write ce4867d sent and its queued retry sent by this build are applied once", async () => {
+    const prefix = lib.ctx(NOW, "idem-queued-twice").prefix;
+    const first = await queuedMessage(prefix, NOW, "rid-first", {
+      digest: (await thisBuildsIds("k-qq")).digest,
+      fingerprint: sha256(RAW),
+    });
+    const retry = await queuedMessage(prefix, NOW + 2_000, "rid-retry", await thisBuildsIds("k-qq"));
+    expect(await deliver(prefix, NOW + 5_000, [first])).toBe(1);
+    expect(await deliver(prefix, NOW + 6_000, [retry])).toBe(1);
+    expect(await scoreOf(prefix)).toBe(3);
+  });
+
+  it("a message ce4867d's producer sent is applied once by this build's consumer: alone, redelivered, or twice in one batch", async () => {
+    const prefix = lib.ctx(NOW, "idem-old-message").prefix;
+    const ids = { digest: (await thisBuildsIds("k-old")).digest, fingerprint: sha256(RAW) };
+    const message = await queuedMessage(prefix, NOW, "rid-old", ids);
+    expect(await deliver(prefix, NOW + 1_000, [message, message])).toBe(2);
+    expect(await deliver(prefix, NOW + 60_000, [message])).toBe(1);
+    expect(await scoreOf(prefix)).toBe(3);
+    // and a message with no Idempotency-Key (no d, no f): as before, applied once per message id
+    const plain = toMessages({ kind: "counters", name: "c", t: NOW, r: "rid-plain" }, [{ member: "a", by: 1 }]);
+    expect(await deliver(prefix, NOW + 61_000, plain)).toBe(1);
+    expect(await scoreOf(prefix)).toBe(4);
   });
 });
