@@ -429,8 +429,10 @@ describe("queued ingest through wrangler dev's local Queues", () => {
     finalChecks.push({ what: "trending q-idem-split", read: () => trendingCounts("q-idem-split"), expected });
   });
 
-  // FOUND (low), FIXED (the fingerprint is of canonical JSON, functions/middleware/idempotency.ts):
-  // a queued retry whose body is the same JSON serialized differently (key order,
+  // KNOWN LIMIT (low, documented in docs/ingest.md): a fix that hashed canonical JSON was tried and
+  // left out (review 9: a change of what is hashed makes retries in flight across the deploy count
+  // twice when queued; it needs a window accepting both digests first).
+  // A queued retry whose body is the same JSON serialized differently (key order,
   // whitespace) counts twice. The dedupe id and the fingerprint are digests of the raw body bytes,
   // and a queued request cannot be refused with another body (docs/ingest.md), so the consumer
   // takes it for a second request and applies it; the synchronous path refuses the same retry
@@ -439,7 +441,7 @@ describe("queued ingest through wrangler dev's local Queues", () => {
   // Smallest fix: fingerprint the validated items (canonical JSON: sorted keys, no whitespace)
   // instead of the raw body, in the idempotency middleware, so both paths agree; such a retry then
   // dedupes queued and replays synchronously.
-  it("Idempotency-Key: the same request re-serialized (key order, spaces) is applied once", async () => {
+  it.fails("Idempotency-Key: the same request re-serialized (key order, spaces) is applied once", async () => {
     const before = await status();
     const first = await call("POST", "/v1/counters/q-idem-bytes/incr", { raw: '{"member":"a","by":5}', idem: "r1" });
     expectQueued(first, 1);
