@@ -41,7 +41,7 @@ export function roomKeys(prefix: string, room: string) {
     /**
      * Id → compact id (also "seen within the horizon", which is what makes an id new), and compact
      * id n → id under the field `\x01<n>` (reverseLua, scripts.ts), to list members: one HSET maps
-     * a new id both ways.
+     * a new id both ways; and an id's latest leave (ms) under `\x02<id>` (leftField, scripts.ts).
      */
     ids: keyOf(prefix, "presence", room, "ids"),
     /** Compact id → id of ids mapped before the reverse map moved into `ids`: read for those, written never. */

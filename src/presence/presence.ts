@@ -134,7 +134,11 @@ export async function leave(
   requireIds([id], "id");
   const timeout = timeoutMs(options.timeoutSeconds);
   const keys = roomKeys(ctx.prefix, room);
-  const { value, replayed } = await leaveScript.run<number>(ctx.redis, keys, { id, offlineAt: ctx.now - timeout - 1 });
+  const { value, replayed } = await leaveScript.run<number>(ctx.redis, keys, {
+    id,
+    now: ctx.now,
+    offlineAt: ctx.now - timeout - 1,
+  });
   return { left: value === 1, replayed };
 }
 

@@ -15,10 +15,16 @@ import { HEADER_BITS, HEADER_BYTES, HISTORY_SCALE, IDLED_FLAG } from "./keys.ts"
  */
 export const reverseLua = defineLua(
   "presence.reverse",
-  ["reverseField", "idsOf"],
+  ["reverseField", "leftField", "idsOf"],
   `
 local function reverseField(n)
   return '\\1' .. n
+end
+-- The field of ids holding the time (ms) of the id's latest leave, for the same reason never an id:
+-- read by the heartbeat's HMGET, so a heartbeat sent before a leave and applied after it (queued)
+-- does not bring the id back. One per id that has left; it goes when the id is forgotten.
+local function leftField(id)
+  return '\\2' .. id
 end
 -- The ids of these compact ids (false where none), their reverse fields in ids, and those of
 -- them whose id came from the old names hash (one HMGET more, only while a room has such ids).
@@ -56,7 +62,13 @@ local timeout         = tonumber(timeout)
 local ofDay           = tonumber(ofDay)
 -- Whole-batch commands (one HMGET, one ZADD, one BITFIELD) rather than a few
 -- per id: Upstash bills each command a script runs, so 1 id and 1,000 cost the same.
-local known           = redis.call('HMGET', ids, unpack(batch))
+-- The same HMGET reads each id's leave mark (leftField) after its compact id.
+local fields          = {}
+for i, id in ipairs(batch) do
+  fields[i]          = id
+  fields[#batch + i] = leftField(id)
+end
+local known           = redis.call('HMGET', ids, unpack(fields))
 local fresh, assigned = {}, {}
 for i, id in ipairs(batch) do
   if not known[i] and not assigned[id] then
@@ -80,10 +92,26 @@ if #fresh > 0 then
   end
   redis.call('HSET', ids, unpack(both))
 end
+-- An id that left after this heartbeat's time (the heartbeat was queued, the leave applied first)
+-- gets the last-seen it would have had in time order: at most the leave's, a timeout before it
+-- (review 2). A heartbeat of the leave's own ms, applied after it, is taken as sent after it. Such
+-- an id is not counted as this heartbeat's own below: whether it was online at this time is its
+-- last-seen's to say.
+local atNow, own = tonumber(now), 0
+local scores, seenHere = {}, {}
+for i, id in ipairs(batch) do
+  local leftAt = tonumber(known[#batch + i])
+  if leftAt and leftAt > atNow and leftAt - timeout - 1 < atNow then
+    scores[i] = string.format('%.0f', leftAt - timeout - 1)
+  else
+    scores[i] = now
+    if not seenHere[id] then seenHere[id], own = true, own + 1 end
+  end
+end
 local scored, bits = { 'GT' }, {}
 for i, id in ipairs(batch) do
   local n             = tonumber(known[i] or assigned[id])
-  scored[#scored + 1] = now
+  scored[#scored + 1] = scores[i]
   scored[#scored + 1] = n
   bits[#bits + 1]     = 'SET'
   bits[#bits + 1]     = 'u1'
@@ -119,15 +147,10 @@ redis.call('ZADD', seen, unpack(scored))
 -- Online at this heartbeat's own time: a late one (queued ingest applies it at its request's time)
 -- must not count ids seen after it, which were never online with it (else PCU is overstated).
 local late = last > ofDay + 1
-local count, own
+local count
 if late then
   -- ... but its own ids were online at its time whatever their later last-seen (ZADD GT kept it):
   -- counted apart, with the other ids seen before it (its ids' last-seen is at least its time).
-  local seenHere = {}
-  own            = 0
-  for _, id in ipairs(batch) do
-    if not seenHere[id] then seenHere[id], own = true, own + 1 end
-  end
   count = redis.call('ZCOUNT', seen, cutoff, '(' .. now) + own
 else
   count = redis.call('ZCOUNT', seen, cutoff, now)
@@ -201,17 +224,22 @@ return { online = count, new = #fresh }
 /**
  * Takes an id offline by moving its last-seen just past the timeout (LT: never
  * later than it was). It stays mapped and seen, so AU, NU, PCU and history keep
- * their values and the id is still forgotten on time. Returns 1 when the id was moved.
+ * their values and the id is still forgotten on time. Its leave time is kept
+ * (leftField) for heartbeats sent before it and applied after it. Returns 1
+ * when the id was moved.
  */
 export const leaveScript = defineScript({
   name: "presence.leave",
   write: true,
   keys: ["seen", "ids"],
-  args: ["id", "offlineAt"],
+  args: ["id", "now", "offlineAt"],
+  uses: [reverseLua],
   lua: `
-local n = redis.call('HGET', ids, id)
-if not n then return 0 end
-return redis.call('ZADD', seen, 'XX', 'LT', 'CH', offlineAt, n)
+local got = redis.call('HMGET', ids, id, leftField(id))
+if not got[1] then return 0 end
+-- The latest leave is kept: a leave applied late (queued) does not shorten the mark.
+if not got[2] or tonumber(got[2]) < tonumber(now) then redis.call('HSET', ids, leftField(id), now) end
+return redis.call('ZADD', seen, 'XX', 'LT', 'CH', offlineAt, got[1])
 `,
 });
 
@@ -383,10 +411,14 @@ for r, room in ipairs(roomNames) do
     local old = redis.call('ZRANGEBYSCORE', seen, '-inf', '(' .. horizonCut, 'LIMIT', 0, budget)
     if #old > 0 then
       -- both directions go: the id's field and its reverse field (reverseField) in ids, or for an
-      -- id mapped before the reverse map moved there, its entry in names
+      -- id mapped before the reverse map moved there, its entry in names; and its leave mark
+      -- (leftField), in the same HDEL, so marks never outlive their ids
       local who, gone, fromNames = idsOf(ids, names, old)
       for i = 1, #old do
-        if who[i] then gone[#gone + 1] = who[i] end
+        if who[i] then
+          gone[#gone + 1] = who[i]
+          gone[#gone + 1] = leftField(who[i])
+        end
       end
       if #fromNames > 0 then redis.call('HDEL', names, unpack(fromNames)) end
       redis.call('HDEL', ids, unpack(gone))

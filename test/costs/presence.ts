@@ -114,7 +114,13 @@ export const area = {
       commands: 5,
       note: "+1 on the page that ends the pass: `ZREVRANGEBYSCORE` of the rooms whose activity rose above the pass's start while it ran (at most `limit` + 1), listed at its end, so no room active throughout is missed.",
     },
-    leave: { call: "leave", state: "online id", roundTrips: 1, commands: 3 },
+    leave: {
+      call: "leave",
+      state: "online id",
+      roundTrips: 1,
+      commands: 4,
+      note: "EVALSHA, HMGET (compact id and leave mark), HSET of the leave's time in `ids` (so a heartbeat sent before the leave and applied after it, queued, does not bring the id back; the heartbeat reads it in the HMGET it already makes, at no cost; review 2), ZADD LT (was 3).",
+    },
     deleteRoom: {
       call: "delete room (admin)",
       state: "room with data",
@@ -185,7 +191,7 @@ export const area = {
       state: "1 idle room forgetting 1,000 ids",
       roundTrips: 2,
       commands: 18,
-      note: "Forgetting a batch of up to 1,000 ids costs 3 (HMGET of their reverse fields in `ids`, one HDEL of both directions, ZREM `seen`; ids mapped before the reverse map moved into `ids` add an HMGET and an HDEL of the old `names` hash); a room with nothing left drops its counter and its registry entries. +2: the site-wide sample and, as the day's first, its EXPIRE.",
+      note: "Forgetting a batch of up to 1,000 ids costs 3 (HMGET of their reverse fields in `ids`, one HDEL of both directions and of any leave mark, ZREM `seen`; ids mapped before the reverse map moved into `ids` add an HMGET and an HDEL of the old `names` hash); a room with nothing left drops its counter and its registry entries. +2: the site-wide sample and, as the day's first, its EXPIRE.",
     },
   },
 } satisfies CostArea;

@@ -6,7 +6,9 @@
  */
 import { describe, expect, it } from "vitest";
 import * as presence from "../../src/presence/index.ts";
+import { readConfig } from "../../src/config.ts";
 import { libraryTest } from "../helpers/library.ts";
+import { command } from "../helpers/upstash-rest.ts";
 
 const { heartbeat, leave, stats } = presence;
 const lib = libraryTest("review2-presence");
@@ -48,19 +50,79 @@ describe("heartbeats applied late (queued ingest)", () => {
     expect(yesterday.peak).toBe(2); // a and late; the 50 ids of today were never online yesterday
   });
 
-  // WRONG: a heartbeat sent before a leave but applied after it (queued) puts the id online again
-  // for up to a timeout (ZADD GT raises last-seen over the leave's past-the-timeout value). RIGHT
-  // (arguable): the leave ended the session; only a heartbeat sent after it should reopen it.
-  // Severity: low — the id reappears for at most one timeout.
-  // LEFT OPEN (2026-11-27, documented in docs/presence.md): the heartbeat reads no score, so it cannot
-  // tell a leave's last-seen from a heartbeat's; a leave time per id (`HSET ids \x02<id>`, read by the
-  // heartbeat's HMGET for free) would fix it at one command more per leave (3 → 4).
-  it.fails("a heartbeat sent before a leave and applied after it does not bring the id back", async () => {
+  // FIXED (was low; 2026-11-27): a heartbeat sent before a leave but applied after it (queued) put the id
+  // online again for up to a timeout (ZADD GT raised last-seen over the leave's past-the-timeout value).
+  // The leave now records its time per id (`ids` field `\x02<id>`, read by the heartbeat's HMGET), and
+  // such a heartbeat gets the last-seen it would have had in time order.
+  it("a heartbeat sent before a leave and applied after it does not bring the id back", async () => {
     const ctx = lib.ctx(T0, "late-leave");
     const at = (ms: number) => ({ ...ctx, now: T0 + ms });
     await heartbeat(at(0), "r", ["a"]);
     await leave(at(2000), "r", "a");
     await heartbeat(at(1000), "r", ["a"]); // queued at 1 000, applied after the leave
     expect((await stats(at(3000), "r")).online).toBe(0);
+  });
+
+  it("a heartbeat sent after the leave brings the id back", async () => {
+    const ctx = lib.ctx(T0, "late-leave-rejoin");
+    const at = (ms: number) => ({ ...ctx, now: T0 + ms });
+    await heartbeat(at(0), "r", ["a"]);
+    await leave(at(2000), "r", "a");
+    expect(await heartbeat(at(2001), "r", ["a"])).toMatchObject({ online: 1, new: 0 });
+    // ... and a heartbeat sent before the leave, applied after the rejoin, does not take it offline
+    await heartbeat(at(1000), "r", ["a"]);
+    expect((await stats(at(3000), "r")).online).toBe(1);
+  });
+
+  it("a leave applied late keeps the later leave's mark", async () => {
+    const ctx = lib.ctx(T0, "late-leave-twice");
+    const at = (ms: number) => ({ ...ctx, now: T0 + ms });
+    await heartbeat(at(0), "r", ["a"]);
+    await leave(at(3000), "r", "a");
+    await leave(at(2000), "r", "a"); // queued at 2 000, applied after the leave at 3 000
+    await heartbeat(at(2500), "r", ["a"]); // sent before the leave at 3 000
+    expect((await stats(at(3500), "r")).online).toBe(0);
+  });
+
+  it("a heartbeat more than a timeout before the leave keeps its in-order last-seen", async () => {
+    const ctx = lib.ctx(T0, "late-leave-far");
+    const at = (ms: number) => ({ ...ctx, now: T0 + ms });
+    await heartbeat(at(0), "r", ["a"]);
+    await leave(at(TIMEOUT + 5000), "r", "a");
+    await heartbeat(at(3000), "r", ["a"]); // in time order its last-seen (3 000) is before the leave's
+    expect((await stats(at(TIMEOUT + 2000), "r")).online).toBe(1);
+    expect((await stats(at(TIMEOUT + 5000), "r")).online).toBe(0);
+  });
+
+  it("a late heartbeat of an id that left after it counts the id once in the peak", async () => {
+    const ctx = lib.ctx(T0, "late-leave-peak");
+    const at = (ms: number) => ({ ...ctx, now: T0 + ms });
+    await heartbeat(at(0), "r", ["a"]);
+    await heartbeat(at(1500), "r", ["b"]); // a and b: 2
+    await leave(at(2000), "r", "a");
+    await leave(at(2000), "r", "b");
+    await heartbeat(at(1000), "r", ["a"]); // late: a was online at 1 000, counted by its last-seen alone
+    const s = await stats(at(2500), "r");
+    expect(s.online).toBe(0);
+    expect(s.peakToday).toBe(2);
+  });
+
+  it("an id's leave mark goes when the id is forgotten past the horizon", async () => {
+    const DAY = 86_400_000;
+    const ctx = lib.ctx(T0, "late-leave-forget");
+    const key = `${ctx.prefix}:presence:r:ids`;
+    await heartbeat(ctx, "r", ["a", "b"]);
+    await leave({ ...ctx, now: T0 + 1000 }, "r", "a");
+    expect((await command<string[]>(lib.target, "HKEYS", key)).sort()).toEqual([
+      "\u00011",
+      "\u00012",
+      "\u0002a",
+      "a",
+      "b",
+    ]);
+    const later = { ...ctx, now: T0 + 3 * DAY };
+    await heartbeat(later, "r", ["c"]);
+    await presence.createTrimJob()(later, readConfig({ PRESENCE_ID_HORIZON_DAYS: "2" }));
+    expect((await command<string[]>(lib.target, "HKEYS", key)).sort()).toEqual(["\u00013", "c"]);
   });
 });

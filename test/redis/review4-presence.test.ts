@@ -180,12 +180,20 @@ async function runModel(opts: RunOptions): Promise<{ mismatches: Mismatch[]; cou
     // (with the peak, when raised).
     const atMidnight =
       lastBefore === 0 ? [...m.score.values()].filter((s) => s >= day - TIMEOUT && s <= day).length : 0;
-    for (const id of unique) m.score.set(id, Math.max(m.score.get(id) ?? -Infinity, t));
+    // An id that left after t (this heartbeat was queued, the leave applied first) gets the last-seen
+    // of time order: at most the leave's, a timeout before it (review 2; the leave's mark in `ids`).
+    const leftAfter = (id: string) => {
+      const l = lastLeave.get(`${room}/${id}`);
+      return l !== undefined && l > t && l - TIMEOUT - 1 < t ? l - TIMEOUT - 1 : undefined;
+    };
+    const own = unique.filter((id) => leftAfter(id) === undefined);
+    for (const id of unique) m.score.set(id, Math.max(m.score.get(id) ?? -Infinity, leftAfter(id) ?? t));
     const ofDay = t - day;
     const late = lastBefore > ofDay + 1;
     // online at its own time; a late heartbeat's own ids were online then whatever their later last-seen
+    // (an id that left after it is counted by its last-seen alone)
     const online = late
-      ? unique.length + [...m.score].filter(([id, s]) => !unique.includes(id) && s >= t - TIMEOUT && s < t).length
+      ? own.length + [...m.score].filter(([id, s]) => !own.includes(id) && s >= t - TIMEOUT && s < t).length
       : [...m.score.values()].filter((s) => s >= t - TIMEOUT && s <= t).length;
     const latest = day + lastBefore - 1;
     const atLatest = late ? [...m.score.values()].filter((s) => s >= latest - TIMEOUT && s <= latest).length : 0;
@@ -219,7 +227,7 @@ async function runModel(opts: RunOptions): Promise<{ mismatches: Mismatch[]; cou
     if (before !== undefined) m.score.set(id, Math.min(before, t - TIMEOUT - 1));
     m.leaves.set(id, [...(m.leaves.get(id) ?? []), t]);
     lastLeave.set(`${room}/${id}`, t);
-    const res = await costed("leave", t, before !== undefined ? 3 : 2, () => leave(at(t), room, id, opt));
+    const res = await costed("leave", t, before !== undefined ? 4 : 2, () => leave(at(t), room, id, opt));
     check("leave.left", t, res.left, wasOnline);
     bump("leave");
   }
@@ -402,9 +410,8 @@ async function runModel(opts: RunOptions): Promise<{ mismatches: Mismatch[]; cou
         session.add(id);
         const batch = rand() < 0.4 ? [...session] : [id];
         const late = opts.lagMs > 0 && rand() < 0.4 ? Math.floor(rand() * opts.lagMs) : 0;
-        let t = clock - late;
-        // Never before one of these ids' leave (a known open item: such a heartbeat brings the id back).
-        for (const b of batch) t = Math.max(t, (lastLeave.get(`${room}/${b}`) ?? -Infinity) + 1);
+        const t = clock - late;
+        // May be before one of these ids' leave: it must not bring the id back (review 2, fixed 2026-11-27).
         await doHeartbeat(room, batch, t);
       }
     }
