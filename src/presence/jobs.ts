@@ -5,7 +5,7 @@ import { dayKeys, dayNumber, daySlotBit, registryKeys, roomKeys, siteDayKeys } f
 import { DAYS_KEPT } from "./validate.ts";
 import { HISTORY_ACTIVE_TTL_SECONDS, HISTORY_IDLE_TTL_SECONDS, dailyTtlSeconds } from "./presence.ts";
 import { dueRoomsScript } from "./read-scripts.ts";
-import { trimScript } from "./scripts.ts";
+import { trimScript } from "./trim-script.ts";
 
 /** A room's ring of past days lives this long past its last record: every record in it stays for DAYS_KEPT days. */
 export const DAYS_TTL_SECONDS = ((DAYS_KEPT + 1) * DAY) / SECOND;

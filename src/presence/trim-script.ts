@@ -1,0 +1,215 @@
+import { defineScript } from "../redis/script.ts";
+import { HEADER_BYTES, HISTORY_SCALE, IDLED_FLAG } from "./keys.ts";
+import { reverseLua } from "./scripts.ts";
+
+// The trim job's script (./jobs.ts), apart from the request scripts of ./scripts.ts.
+
+/**
+ * Visits a chunk of rooms (the i-th entry of every key list belongs to the
+ * i-th room). An active room (someone online, or a heartbeat within the
+ * timeout plus a margin) gets its history point for the minute and, at the
+ * hour, its history lifetime and listing refreshed. An idle room is scheduled
+ * for its next visit: the end of its listing (two days after its last
+ * activity, when its history and daily keys are gone) or the day its oldest id
+ * passes the horizon; with no id left its last keys and registry entries go.
+ * Every room forgets at most a budget of ids idle past the horizon.
+ *
+ * Times are ms (`minute`: minutes since the epoch, `slot`: minute of the day),
+ * `hourly`/`carry`/`catchUp`/`rotate` are 1/0, the TTLs seconds.
+ * Returns { rooms, online, forgotten, idle, dropped }.
+ */
+export const trimScript = defineScript({
+  name: "presence.trim",
+  write: true,
+  keys: [
+    "due",
+    "rooms",
+    "site",
+    "...seenKeys",
+    "...idsKeys",
+    "...namesKeys",
+    "...seqKeys",
+    "...dailyKeys",
+    "...historyKeys",
+    "...yesterdayKeys",
+    "...daysKeys",
+  ],
+  args: [
+    "now",
+    "cutoff",
+    "idleAfter",
+    "horizonCut",
+    "horizon",
+    "dayStart",
+    "minute",
+    "slot",
+    "hourly",
+    "carry",
+    "catchUp",
+    "rotate",
+    "dailyTtl",
+    "activeTtl",
+    "idleTtl",
+    "emptyAfter",
+    "budget",
+    "today",
+    "todayBit",
+    "yesterdayBit",
+    "daysTtl",
+    "carried",
+    "sample",
+    "...roomNames",
+  ],
+  uses: [reverseLua],
+  lua: `
+local now        = tonumber(now)
+local idleAfter  = tonumber(idleAfter)
+local horizon    = tonumber(horizon)
+local dayStart   = tonumber(dayStart)
+local minute     = tonumber(minute)
+local hourly     = hourly == '1'
+local carry      = carry == '1'
+local catchUp    = catchUp == '1'
+local rotate     = rotate == '1'
+local emptyAfter = tonumber(emptyAfter)
+local budget     = tonumber(budget)
+local today      = tonumber(today)
+-- Scores and times go to Redis as integers: Lua's own tostring keeps only 14 digits.
+local function int(x) return string.format('%.0f', x) end
+-- Copies a day's figures (its bitmap's header {NU, PCU, peakAt, last} and AU) into the room's
+-- ring of past days; a day with nothing recorded writes nothing.
+local function archive(days, daily, header, day, at)
+  if header[1] == 0 and header[2] == 0 and header[4] % ${IDLED_FLAG} == 0 then return end
+  local au = redis.call('BITCOUNT', daily, ${HEADER_BYTES}, -1)
+  redis.call('BITFIELD', days, 'SET', 'u16', at, day, 'SET', 'u32', at + 16, header[2], 'SET', 'u32', at + 48, header[3],
+    'SET', 'u32', at + 80, au, 'SET', 'u32', at + 112, header[1])
+  redis.call('EXPIRE', days, daysTtl)
+end
+local total, forgotten, idleRooms, dropped = 0, 0, 0, 0
+for r, room in ipairs(roomNames) do
+  local seen, ids, names    = seenKeys[r], idsKeys[r], namesKeys[r]
+  local seq, daily, history = seqKeys[r], dailyKeys[r], historyKeys[r]
+  local count               = redis.call('ZCOUNT', seen, cutoff, '+inf')
+  local active              = count > 0
+  local activity, header, idledFlag
+  if not active then
+    -- Last activity: today's last heartbeat (a leave moves an id offline but is
+    -- no heartbeat, and the heartbeat decides reactivation by this time) or the
+    -- latest last-seen (a heartbeat before midnight).
+    header     = redis.call('BITFIELD', daily, 'GET', 'u32', 0, 'GET', 'u32', 32, 'GET', 'u32', 64, 'GET', 'u32', 96)
+    idledFlag  = header[4] >= ${IDLED_FLAG}
+    header[4]  = header[4] % ${IDLED_FLAG}
+    local last = header[4]
+    local top  = redis.call('ZRANGE', seen, -1, -1, 'WITHSCORES')
+    if last > 0 then activity = dayStart + last - 1 end
+    if top[2] then activity = math.max(activity or 0, tonumber(top[2])) end
+    active = activity ~= nil and now - activity < idleAfter
+  end
+  total = total + count
+  -- Yesterday is over: a room visited in the window after midnight keeps its figures (rewritten by
+  -- each run of the window, so heartbeats queued before midnight and applied in it are in). Idle
+  -- rooms too: one that went idle between the last run before midnight and the first after had
+  -- no record of the day at all (found in review 4).
+  if carry then
+    local y = redis.call('BITFIELD', yesterdayKeys[r], 'GET', 'u32', 0, 'GET', 'u32', 32, 'GET', 'u32', 64, 'GET', 'u32', 96)
+    archive(daysKeys[r], yesterdayKeys[r], y, today - 1, yesterdayBit)
+    -- Concurrency carried over midnight, before any heartbeat of the new day (which counts it
+    -- itself): the ids online at 00:00 are those seen within the timeout before it, as no
+    -- last-seen is after midnight yet. Counted at 00:00, not at this run: ids gone since were
+    -- online then (found in review 4). Idle rooms too: all of them may have gone by this run.
+    local since = dayStart - (now - tonumber(cutoff))
+    local h     = header and { header[2], header[4] } or redis.call('BITFIELD', daily, 'GET', 'u32', 32, 'GET', 'u32', 96)
+    -- an idle room's latest activity before the timeout ahead of midnight: nobody was online then
+    if h[2] % ${IDLED_FLAG} == 0 and (count > 0 or (activity and activity >= since)) then
+      local atMidnight = redis.call('ZCOUNT', seen, int(since), int(dayStart))
+      if atMidnight > h[1] then
+        redis.call('BITFIELD', daily, 'SET', 'u32', 32, atMidnight, 'SET', 'u32', 64, 0)
+        redis.call('EXPIRE', daily, dailyTtl)
+        -- an idle room archives today's figures below: with this peak
+        if header then header[2], header[3] = atMidnight, 0 end
+      end
+    end
+  elseif catchUp then
+    -- Later in the first hour: yesterday's record, if the window's runs missed this room (a cron
+    -- gap after midnight, or more rooms than its capped runs visit). Yesterday's bitmap lives to
+    -- the end of today; the ring's slot tells whether it was kept (found in review 7).
+    local held = redis.call('BITFIELD', daysKeys[r], 'GET', 'u16', yesterdayBit)
+    if held[1] ~= (today - 1) % 65536 then
+      local y = redis.call('BITFIELD', yesterdayKeys[r], 'GET', 'u32', 0, 'GET', 'u32', 32, 'GET', 'u32', 64, 'GET', 'u32', 96)
+      archive(daysKeys[r], yesterdayKeys[r], y, today - 1, yesterdayBit)
+    end
+  end
+  if active then
+    -- One point per minute; a rerun of the minute overwrites its own slot.
+    redis.call('ZADD', history, int(minute * ${HISTORY_SCALE} + math.min(count, ${HISTORY_SCALE - 1})), slot)
+    if hourly then
+      redis.call('EXPIRE', history, activeTtl)
+      redis.call('ZADD', rooms, 'GT', int(now), room)
+    end
+    if rotate then redis.call('ZADD', due, 'XX', int(now), room) end
+  end
+  -- Forget ids idle past the horizon, boundedly. Their compact ids are not
+  -- handed out again (seq only grows), so kept AU bitmaps stay exact.
+  local full = false
+  if budget > 0 then
+    local old = redis.call('ZRANGEBYSCORE', seen, '-inf', '(' .. horizonCut, 'LIMIT', 0, budget)
+    if #old > 0 then
+      -- both directions go: the id's field and its reverse field (reverseField) in ids, or for an
+      -- id mapped before the reverse map moved there, its entry in names; and its leave mark
+      -- (leftField), in the same HDEL, so marks never outlive their ids
+      local who, gone, fromNames = idsOf(ids, names, old)
+      for i = 1, #old do
+        if who[i] then
+          gone[#gone + 1] = who[i]
+          gone[#gone + 1] = leftField(who[i])
+        end
+      end
+      if #fromNames > 0 then redis.call('HDEL', names, unpack(fromNames)) end
+      redis.call('HDEL', ids, unpack(gone))
+      redis.call('ZREM', seen, unpack(old))
+      forgotten = forgotten + #old
+      full      = #old == budget
+      budget    = budget - #old
+    end
+  end
+  if not active then
+    idleRooms = idleRooms + 1
+    -- Today's figures so far (again if the room comes back and goes idle again today).
+    archive(daysKeys[r], daily, header, today, todayBit)
+    -- History must stay readable a day after its last point, then go.
+    redis.call('EXPIRE', history, idleTtl)
+    -- Mark the day's bitmap (IDLED_FLAG, keys.ts) when it has a heartbeat (so it exists, with its
+    -- deadline): a late heartbeat applied from now on, within a timeout of the last one, makes the
+    -- room active again, so the runs visit it while its ids are online (found in review 4).
+    if header[4] > 0 and not idledFlag then redis.call('BITFIELD', daily, 'SET', 'u1', 96, 1) end
+    local unlisted = activity == nil or now - activity >= emptyAfter
+    if unlisted then redis.call('ZREM', rooms, room) end
+    local oldest = redis.call('ZRANGE', seen, 0, 0, 'WITHSCORES')
+    if oldest[2] then
+      local nextAt = tonumber(oldest[2]) + horizon
+      if not unlisted then nextAt = math.min(nextAt, activity + emptyAfter) end
+      if full then nextAt = now end
+      redis.call('ZADD', due, 'XX', int(nextAt), room)
+    else
+      -- Nobody left to forget. The counter goes only when no mapping is left
+      -- (ids mapped by an earlier version have no last-seen): then no kept
+      -- bitmap has a bit of this room's ids (horizon > the bitmaps' two days).
+      if redis.call('HLEN', ids) == 0 then redis.call('UNLINK', seq) end
+      redis.call('ZREM', due, room)
+      if not unlisted then redis.call('ZREM', rooms, room) end
+      dropped = dropped + 1
+    end
+  end
+end
+-- The last chunk of a run records the site-wide online count (this chunk's and the
+-- earlier chunks' rooms) and raises the day's highest sample.
+if sample == '1' then
+  local online = tonumber(carried) + total
+  local ofDay  = now - dayStart
+  local s      = redis.call('BITFIELD', site, 'GET', 'u32', 0, 'GET', 'u32', 96, 'SET', 'u32', 64, online, 'SET', 'u32', 96, ofDay + 1)
+  if online > s[1] then redis.call('BITFIELD', site, 'SET', 'u32', 0, online, 'SET', 'u32', 32, ofDay) end
+  if s[2] == 0 then redis.call('EXPIRE', site, dailyTtl) end
+end
+return { rooms = #roomNames, online = total, forgotten = forgotten, idle = idleRooms, dropped = dropped }
+`,
+});
