@@ -22,7 +22,9 @@
  * it has had its fields dropped. Writes read the cursors in the HMGET they make anyway; one that
  * creates a key (first touch) takes at most one step of one cursor, one command: learn the group's
  * fields (an HMGET: its expiry, or where the next listed group is) or drop them (one HDEL); the
- * new cursor rides in the HSET the new key pays anyway. A write into a group before a cursor moves
+ * new cursor rides in the HSET the new key pays anyway. A `w` / `m` learn also drops, in the same
+ * step (one HDEL more), the run of expired anchors its HMGET read: such a counter creates one key a
+ * period, so learn-then-drop would fall a group behind every other period (review 9). A write into a group before a cursor moves
  * it back; one that sets a field of the cursor's group raises the expiry it holds, in the same HSET.
  */
 import { DAY } from "../time.ts";
@@ -52,6 +54,16 @@ export function trimGroups(period: Period, level: "bucket" | Coarse, start: numb
       return `m:${month}`;
   }
 }
+
+/**
+ * Where a cursor missing from an index that already exists (written before cursors) starts, per
+ * kind: 2024-01-01, before any key a release could list (the first one is from 2026-11, writes
+ * reach 400 days back), unless the write's groups less how far writes reach are earlier. A learn
+ * that finds nothing listed looks 31 days / 12 months / 26 weeks ahead, so the empty stretch costs
+ * a few dozen steps once per index; starting later would leave older expired fields for ever.
+ */
+export const TRIM_ORIGIN = Date.UTC(2024, 0, 1);
+const originOf = (kind: string) => trimGroups(kind === "w" ? "week" : "day", "month", TRIM_ORIGIN).split(":")[1] ?? "";
 
 /** The Lua of the cursors; `trimStep` and `trimNote` are what the write script calls. */
 export const TRIM_LUA = `
@@ -97,13 +109,14 @@ local function weekLabel(w)
 end
 -- per kind: the anchor (the key whose expiry bounds the group's), the fields a learn reads, the
 -- fields a drop deletes, how many groups ahead a learn looks for the next listed anchor, and how
--- far back a cursor starts in a life that existed before cursors (writes reach 400 days back)
+-- far back a cursor starts in a life that existed before cursors (writes reach 400 days back;
+-- TRIM_ORIGIN, unless that is later)
 local KINDS = {
-  hd = {ahead = 31, back = 401},
-  hm = {ahead = 12, back = 14},
-  dm = {ahead = 12, back = 14},
-  w  = {ahead = 26, back = 58},
-  m  = {ahead = 12, back = 14},
+  hd = {ahead = 31, back = 401, origin = ${Math.floor(TRIM_ORIGIN / DAY)}},
+  hm = {ahead = 12, back = 14, origin = ${originOf("hm")}},
+  dm = {ahead = 12, back = 14, origin = ${originOf("dm")}},
+  w  = {ahead = 26, back = 58, origin = ${originOf("w")}},
+  m  = {ahead = 12, back = 14, origin = ${originOf("m")}},
 }
 local function anchorOf(base, kind, g)
   if kind == 'hd' then return 'b:' .. base .. ':hour:by-day:' .. dayLabel(g) end
@@ -168,7 +181,8 @@ local function trimNote(cursors, groups, e, minOf, fresh)
   for kind, g in pairs(groups) do
     local c = cursors[kind]
     if not c then
-      c = {at = fresh and minOf[kind] or minOf[kind] - KINDS[kind].back, dirty = true}
+      local k = KINDS[kind]
+      c = {at = fresh and minOf[kind] or math.min(k.origin, minOf[kind] - k.back), dirty = true}
       cursors[kind] = c
     end
     if g < c.at then
@@ -208,6 +222,25 @@ local function trimStep(index, base, cursors, order, minOf, now)
       local ahead = math.min(KINDS[kind].ahead, minOf[kind] - c.at)
       for j = 1, ahead - 1 do learn[#learn + 1] = anchorOf(base, kind, c.at + j) end
       local values = redis.call('HMGET', index, unpack(learn))
+      if kind == 'w' or kind == 'm' then
+        -- one field per group, one key created per period: a learn alone would leave the cursor a
+        -- group behind every other period. The read's run of passed anchors goes in one HDEL here
+        -- (+1 command), up to the first live (or kept) one, whose expiry the cursor learns.
+        local drop, stop, e = {}, ahead, nil
+        for j = 0, ahead - 1 do
+          local v = tonumber(values[1 + j])
+          if v then
+            if v == 0 or v < 1e12 or v + TRIM_MARGIN >= now then
+              stop, e = j, v
+              break
+            end
+            drop[#drop + 1] = anchorOf(base, kind, c.at + j)
+          end
+        end
+        if #drop > 0 then redis.call('HDEL', index, unpack(drop)) end
+        c.at, c.e, c.dirty = c.at + stop, e, true
+        return
+      end
       local listed, forever, bound = false, false, 0
       for i = 1, n do
         local v = tonumber(values[i])

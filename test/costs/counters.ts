@@ -94,7 +94,7 @@ export const area: CostArea = {
       roundTrips: 1,
       commands: 20,
       naive: 2,
-      note: "+1 (review 8): a write that creates a key takes at most one step of the index's cursors (src/counters/trim.ts), here the HDEL of the hours and quarters of a day whose day rollup has expired (an hour ago, by the margin); another first touch pays an HMGET instead, learning that day's expiry. So the index holds about a day of hours and a month of day rollups whatever the counter's age (was: every field ever written, ~1.3 an hour). Steady writes and counters without `ttl` pay nothing: the cursors ride in the HMGET and HSETs they make anyway.",
+      note: "+1 (review 8): a write that creates a key takes at most one step of the index's cursors (src/counters/trim.ts), here the HDEL of the hours and quarters of a day whose day rollup has expired (an hour ago, by the margin); another first touch pays an HMGET instead, learning that day's expiry. So the index holds about a day of hours and a month of day rollups whatever the counter's age (was: every field ever written, ~1.3 an hour). Steady writes and counters without `ttl` pay nothing: the cursors ride in the HMGET and HSETs they make anyway. A week or month counter's first touch may pay +2 (review 9): its learn (HMGET) also drops the run of expired buckets it read, in one HDEL, as such a counter creates one key a period and a learn-then-drop cursor fell behind (it kept half its weeks).",
     },
     incrTtlNew: { call: "counter incr with `ttl`", state: "new counter", roundTrips: 1, commands: 6, naive: 2 },
     incrTtlExtend: {
