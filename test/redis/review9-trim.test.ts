@@ -316,7 +316,9 @@ describe("review 9: the index's trimming against an untrimmed twin", () => {
     }
   }, 600_000);
 
-  it("costs: a steady write costs what it costs without trimming, a first touch at most one command more (every period, ttl'd, 40 days)", async () => {
+  // A first touch pays at most 2 more: a learn (HMGET) whose group has already passed drops it in
+  // the same step (HDEL), the fix of the two findings below (one step per group, not two).
+  it("costs: a steady write costs what it costs without trimming, a first touch at most two commands more (every period, ttl'd, 40 days)", async () => {
     const ctx = lib.ctx(T0, "costs");
     const tag = `review9-${Math.random().toString(36).slice(2, 8)}`;
     const counted = createRedis({ url: target.url, token: `${target.token}.${tag}`, timeoutMs: 30_000 });
@@ -345,7 +347,7 @@ describe("review 9: the index's trimming against an untrimmed twin", () => {
         if (step === 0) await command(target, "HDEL", K.index(ctx.prefix, `b${i}`), "q");
         else {
           expect(ca - cb, `first write of step ${step}, ${period}`).toBeGreaterThanOrEqual(0);
-          expect(ca - cb, `first write of step ${step}, ${period}`).toBeLessThanOrEqual(1);
+          expect(ca - cb, `first write of step ${step}, ${period}`).toBeLessThanOrEqual(2);
           if (ca > cb) more++;
         }
         // the same write again a second later: steady (no key created), the same as without trimming
@@ -393,7 +395,8 @@ describe("review 9: the index's trimming against an untrimmed twin", () => {
   }, 120_000);
 
   /**
-   * FINDING (medium): a week or month counter written alone grows its index with its age. A
+   * FIXED (review 9: src/counters/trim.ts, a learn whose group has passed drops it in the same
+   * step, +1 command on that first touch). FINDING (medium): a week or month counter written alone grows its index with its age. A
    * cursor takes one step per write that creates a key, and a listed group takes two (an HMGET to
    * learn its expiry, then the HDEL). A week counter creates one key a week, a month counter one a
    * month, so their cursors fall behind by half a group per period, for ever: after two years of
@@ -408,51 +411,43 @@ describe("review 9: the index's trimming against an untrimmed twin", () => {
    * the next first touch drops it: one step per listed group. (Or let a step whose learnt bound has
    * already passed also HDEL: 2 commands on such a first touch, docs/costs.md row [10] +1.)
    */
-  it.fails(
-    "a week counter written alone keeps a bounded index over two years (and a month counter over six)",
-    async () => {
-      const ctx = lib.ctx(T0, "weeks");
-      let most = { week: 0, month: 0 };
-      for (let d = 0; d < 2 * 365; d++) {
-        const now = T0 + d * DAY + 60_000;
-        await counters.increment(at(ctx, now), "w", [{ member: "a", period: "week", ttl: 8 * 86400 }]);
-        most = { ...most, week: Math.max(most.week, bFields(await indexOf(ctx, "w")).length) };
+  it("a week counter written alone keeps a bounded index over two years (and a month counter over six)", async () => {
+    const ctx = lib.ctx(T0, "weeks");
+    let most = { week: 0, month: 0 };
+    for (let d = 0; d < 2 * 365; d++) {
+      const now = T0 + d * DAY + 60_000;
+      await counters.increment(at(ctx, now), "w", [{ member: "a", period: "week", ttl: 8 * 86400 }]);
+      most = { ...most, week: Math.max(most.week, bFields(await indexOf(ctx, "w")).length) };
+    }
+    for (let m = 0; m < 6 * 12; m++) {
+      // a write a week, each month's first one a first touch
+      for (let w = 0; w < 4; w++) {
+        const now = Date.UTC(2026, 9 + m, 1 + 7 * w, 1);
+        await counters.increment(at(ctx, now), "m", [{ member: "a", period: "month", ttl: 32 * 86400 }]);
       }
-      for (let m = 0; m < 6 * 12; m++) {
-        // a write a week, each month's first one a first touch
-        for (let w = 0; w < 4; w++) {
-          const now = Date.UTC(2026, 9 + m, 1 + 7 * w, 1);
-          await counters.increment(at(ctx, now), "m", [{ member: "a", period: "month", ttl: 32 * 86400 }]);
-        }
-        most = { ...most, month: Math.max(most.month, bFields(await indexOf(ctx, "m")).length) };
-      }
-      // an 8-day ttl keeps at most 3 weeks alive (plus the margin and a step of lag), 32 days 3 months
-      // measured: { week: 54, month: 37 }
-      expect(most.week, "week fields").toBeLessThanOrEqual(5);
-      expect(most.month, "month fields").toBeLessThanOrEqual(5);
-    },
-    300_000,
-  );
+      most = { ...most, month: Math.max(most.month, bFields(await indexOf(ctx, "m")).length) };
+    }
+    // an 8-day ttl keeps at most 3 weeks alive (plus the margin and a step of lag), 32 days 3 months
+    // measured: { week: 54, month: 37 }
+    expect(most.week, "week fields").toBeLessThanOrEqual(5);
+    expect(most.month, "month fields").toBeLessThanOrEqual(5);
+  }, 300_000);
 
   /**
-   * FINDING (medium), the same cause for an hour counter written less than about twice a day: each
+   * FIXED as above. FINDING (medium), the same cause for an hour counter written less than about twice a day: each
    * listed day takes two first touches (learn, drop) and each month two more, so the `hd` cursor
    * falls behind. Written every 13 hours with a 1-hour ttl for a year it lists 486 fields and
    * climbing (untrimmed it would be ~1,700; bounded it would be ≤ 92). Same fix as above.
    */
-  it.fails(
-    "an hour counter written every 13 hours (ttl 1 h) keeps a bounded index over a year",
-    async () => {
-      const ctx = lib.ctx(T0, "sparse");
-      let most = 0;
-      for (let h = 0; h < 365 * 24; h += 13) {
-        await counters.increment(at(ctx, T0 + h * HOUR), "s", [{ member: "a", period: "hour", ttl: 3600 }]);
-        most = Math.max(most, bFields(await indexOf(ctx, "s")).length);
-      }
-      // measured: 486 (the last write's index 484)
-      // a day of hours and quarters, two months of day rollups, two month rollups
-      expect(most).toBeLessThanOrEqual(24 + 4 + 62 + 2);
-    },
-    300_000,
-  );
+  it("an hour counter written every 13 hours (ttl 1 h) keeps a bounded index over a year", async () => {
+    const ctx = lib.ctx(T0, "sparse");
+    let most = 0;
+    for (let h = 0; h < 365 * 24; h += 13) {
+      await counters.increment(at(ctx, T0 + h * HOUR), "s", [{ member: "a", period: "hour", ttl: 3600 }]);
+      most = Math.max(most, bFields(await indexOf(ctx, "s")).length);
+    }
+    // measured: 486 (the last write's index 484)
+    // a day of hours and quarters, two months of day rollups, two month rollups
+    expect(most).toBeLessThanOrEqual(24 + 4 + 62 + 2);
+  }, 300_000);
 });
