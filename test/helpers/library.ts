@@ -7,11 +7,12 @@
  *   const ctx = lib.ctx(Date.UTC(2026, 10, 22, 12));
  *   const other = lib.ctx(T0, "another-prefix-label"); // a fresh prefix, also cleaned up
  */
-import { afterAll } from "vitest";
+import { afterAll, beforeAll } from "vitest";
+import { startFaultProxy, type FaultProxy } from "../../dev/fault-proxy.ts";
 import type { Config } from "../../src/config.ts";
 import { readConfig } from "../../src/config.ts";
 import type { Ctx } from "../../src/context.ts";
-import { createRedis } from "../../src/redis/client.ts";
+import { createRedis, type RedisClient } from "../../src/redis/client.ts";
 import { deleteUnder, requireTarget, uniquePrefix, type RestTarget } from "./upstash-rest.ts";
 
 export interface LibraryTest {
@@ -30,6 +31,11 @@ export interface LibraryTest {
    * prefix, with `keys` as its API keys, the trending edge cache off, and `extra` vars.
    */
   appEnv(keys: { ingest: string; read: string; admin: string }, extra?: Record<string, string>): Record<string, string>;
+  /**
+   * dev/fault-proxy.ts in front of the local Upstash server for this file (started before its
+   * tests, closed after), and the library's client through it (2 s timeout): read both inside tests.
+   */
+  faultProxy(): { readonly proxy: FaultProxy; readonly redis: RedisClient };
 }
 
 /** Sets up a test file's Redis access; its keys are deleted after the file. */
@@ -62,6 +68,29 @@ export function libraryTest(label: string, options: { timeoutMs?: number } = {})
         KEY_PREFIX: prefix,
         TRENDING_CACHE_SECONDS: "0",
         ...extra,
+      };
+    },
+    faultProxy() {
+      let proxy: FaultProxy | undefined;
+      let proxied: RedisClient | undefined;
+      beforeAll(async () => {
+        proxy = await startFaultProxy({ target: target.url });
+        proxied = createRedis({ url: proxy.url, token: target.token, timeoutMs: 2000 });
+      });
+      afterAll(async () => {
+        await proxy?.close();
+      });
+      const started = <T>(x: T | undefined): T => {
+        if (x === undefined) throw new Error("faultProxy(): read it inside a test (it starts in beforeAll)");
+        return x;
+      };
+      return {
+        get proxy() {
+          return started(proxy);
+        },
+        get redis() {
+          return started(proxied);
+        },
       };
     },
   };

@@ -4,14 +4,13 @@
  * datasets under two prefixes; one job runs through the fault proxy (503 or a
  * lost response after a few round trips), the other straight through.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFaultProxy, type Fault, type FaultProxy } from "../../dev/fault-proxy.ts";
+import { describe, expect, it } from "vitest";
+import { type Fault } from "../../dev/fault-proxy.ts";
 import { readConfig } from "../../src/config.ts";
 import type { Ctx } from "../../src/context.ts";
 import { StorageUnavailableError } from "../../src/errors.ts";
 import { createTrimJob } from "../../src/presence/jobs.ts";
 import { heartbeat, history, stats as roomStats } from "../../src/presence/index.ts";
-import { createRedis, type RedisClient } from "../../src/redis/client.ts";
 import { HOUR, MINUTE } from "../../src/time.ts";
 import { compact as compactTrending, record as recordEvents, top as topTrending } from "../../src/trending/index.ts";
 import { libraryTest } from "../helpers/library.ts";
@@ -20,20 +19,11 @@ const lib = libraryTest("jobs", { timeoutMs: 2000 });
 const T0 = Date.UTC(2026, 10, 22, 10, 20);
 const STREAMS = Array.from({ length: 12 }, (_, i) => `s${i}`);
 const ROOMS = Array.from({ length: 9 }, (_, i) => `r${i}`);
-let proxy: FaultProxy;
-/** The library's client through the fault proxy. */
-let proxied: RedisClient;
-
-beforeAll(async () => {
-  proxy = await startFaultProxy({ target: lib.target.url });
-  proxied = createRedis({ url: proxy.url, token: lib.target.token, timeoutMs: 2000 });
-});
-afterAll(async () => {
-  await proxy.close();
-});
+/** The fault proxy in front of the local Upstash server, and the library's client through it. */
+const faults = lib.faultProxy();
 
 function ctxOf(prefix: string, now: number, viaProxy: boolean): Ctx {
-  return { redis: viaProxy ? proxied : lib.redis, prefix, now };
+  return { redis: viaProxy ? faults.redis : lib.redis, prefix, now };
 }
 
 /** A fresh prefix of its own (deleted after the file). */
@@ -83,10 +73,10 @@ describe("trending compaction interrupted half way", () => {
     expect(reference.membersRemoved).toBeGreaterThan(0);
 
     // Every call from the 4th on fails until healed, however often the client re-sends it.
-    proxy.set({ fault, after: 3 });
+    faults.proxy.set({ fault, after: 3 });
     const error = await compactTrending(ctxOf(broken, now, true), options).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StorageUnavailableError);
-    proxy.heal();
+    faults.proxy.heal();
 
     const rerun = await compactTrending(ctxOf(broken, now, true), options);
     expect(rerun.more).toBe(false);
@@ -126,11 +116,11 @@ describe("presence trimming interrupted half way", () => {
     const reference = await job(ctxOf(control, now, false), config);
     expect(reference.rooms).toBe(ROOMS.length);
 
-    proxy.set({ fault: { kind: "lose-response" }, after: 2 });
+    faults.proxy.set({ fault: { kind: "lose-response" }, after: 2 });
     expect(await job(ctxOf(broken, now, true), config).catch((e: unknown) => e)).toBeInstanceOf(
       StorageUnavailableError,
     );
-    proxy.heal();
+    faults.proxy.heal();
     const rerun = await job(ctxOf(broken, now, true), config);
     expect(rerun.online).toBe(reference.online);
 

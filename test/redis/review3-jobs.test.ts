@@ -4,14 +4,12 @@
  * small script budget, a fault half way through a catch-up, answers before and
  * after compaction, and presence reads around the trim job.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFaultProxy, type FaultProxy } from "../../dev/fault-proxy.ts";
+import { describe, expect, it } from "vitest";
 import { readConfig } from "../../src/config.ts";
 import type { Ctx } from "../../src/context.ts";
 import { StorageUnavailableError } from "../../src/errors.ts";
 import { createTrimJob } from "../../src/presence/jobs.ts";
 import { heartbeat, stats as roomStats } from "../../src/presence/index.ts";
-import { createRedis, type RedisClient } from "../../src/redis/client.ts";
 import { HOUR, MINUTE } from "../../src/time.ts";
 import {
   compact,
@@ -27,19 +25,11 @@ import { libraryTest } from "../helpers/library.ts";
 const lib = libraryTest("rv3jobs", { timeoutMs: 2000 });
 const T0 = Date.UTC(2026, 10, 20, 0, 20);
 const RETENTION = 50;
-let proxy: FaultProxy;
-let proxied: RedisClient;
-
-beforeAll(async () => {
-  proxy = await startFaultProxy({ target: lib.target.url });
-  proxied = createRedis({ url: proxy.url, token: lib.target.token, timeoutMs: 2000 });
-});
-afterAll(async () => {
-  await proxy.close();
-});
+/** The fault proxy in front of the local Upstash server, and the library's client through it. */
+const faults = lib.faultProxy();
 
 const ctxOf = (prefix: string, now: number, viaProxy = false): Ctx => ({
-  redis: viaProxy ? proxied : lib.redis,
+  redis: viaProxy ? faults.redis : lib.redis,
   prefix,
   now,
 });
@@ -161,9 +151,9 @@ describe("catching up 24 missed hours", () => {
     expect(refRemoved).toBe(3 * 24 * 8);
 
     for (const fault of [{ kind: "lose-response" as const }, { kind: "status" as const, status: 503 }]) {
-      proxy.set({ fault, after: 4 });
+      faults.proxy.set({ fault, after: 4 });
       const err = await compact(ctxOf(broken, now, true), options).catch((e: unknown) => e);
-      proxy.heal();
+      faults.proxy.heal();
       expect(err).toBeInstanceOf(StorageUnavailableError);
     }
     await drain(ctxOf(broken, now, true), options);

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFaultProxy, type Fault, type FaultProxy } from "../../dev/fault-proxy.ts";
+import { type Fault } from "../../dev/fault-proxy.ts";
 import { CRON_JOBS, JOBS } from "../../functions/jobs.ts";
 import { readConfig } from "../../src/config.ts";
 import type { Ctx } from "../../src/context.ts";
@@ -22,7 +22,6 @@ import {
   stats as roomStats,
   total as siteTotal,
 } from "../../src/presence/index.ts";
-import { createRedis, type RedisClient } from "../../src/redis/client.ts";
 import { HOUR, MINUTE } from "../../src/time.ts";
 import { compact, member as memberOf, record, top } from "../../src/trending/index.ts";
 import { libraryTest } from "../helpers/library.ts";
@@ -34,19 +33,11 @@ import * as webhooks from "../../src/webhooks/index.ts";
 
 const lib = libraryTest("rv8jobs", { timeoutMs: 2000 });
 const T0 = Date.UTC(2026, 10, 22, 10, 20);
-let proxy: FaultProxy;
-let proxied: RedisClient;
-
-beforeAll(async () => {
-  proxy = await startFaultProxy({ target: lib.target.url });
-  proxied = createRedis({ url: proxy.url, token: lib.target.token, timeoutMs: 2000 });
-});
-afterAll(async () => {
-  await proxy.close();
-});
+/** The fault proxy in front of the local Upstash server, and the library's client through it. */
+const faults = lib.faultProxy();
 
 const ctxOf = (prefix: string, now: number, viaProxy = false): Ctx => ({
-  redis: viaProxy ? proxied : lib.redis,
+  redis: viaProxy ? faults.redis : lib.redis,
   prefix,
   now,
 });
@@ -103,11 +94,11 @@ describe("leaderboards.snapshot cut short by a storage fault", () => {
       const reference = await snapshotJob(ctxOf(control, now), config);
       expect(reference).toMatchObject({ snapshots: 3, members: 33, more: false });
 
-      proxy.set({ fault, after: 3 });
+      faults.proxy.set({ fault, after: 3 });
       expect(await snapshotJob(ctxOf(broken, now, true), config).catch((e: unknown) => e)).toBeInstanceOf(
         StorageUnavailableError,
       );
-      proxy.heal();
+      faults.proxy.heal();
       const rerun = await snapshotJob(ctxOf(broken, now, true), config);
       expect(rerun.more).toBe(false);
       expect(rerun.snapshots as number).toBeGreaterThan(0);
@@ -158,11 +149,11 @@ describe("sweep-counters cut short by a storage fault", () => {
     expect(reference.deleted as number).toBeGreaterThan(0);
 
     // the first round trip (HRANDFIELD) goes through; the sweep script runs but its answer is lost
-    proxy.set({ fault: { kind: "lose-response" }, after: 1, times: 1 });
+    faults.proxy.set({ fault: { kind: "lose-response" }, after: 1, times: 1 });
     expect(await sweep(ctxOf(broken, T0 + MINUTE, true), config).catch((e: unknown) => e)).toBeInstanceOf(
       StorageUnavailableError,
     );
-    proxy.heal();
+    faults.proxy.heal();
     const rerun = await sweep(ctxOf(broken, T0 + MINUTE, true), config);
     expect(rerun).toEqual({ checked: 0, deleted: 0, more: false });
 
@@ -392,7 +383,7 @@ describe("sweep-counters with a new life written between its two scripts", () =>
     await counters.increment(ctx, "x", items);
     await counters.deleteCounter(ctx, "x");
     // the sweep's first round trip (HRANDFIELD) goes through; its script is held 1 s (the assertions hold in either order; the hold makes the race the usual one)
-    proxy.set({ fault: { kind: "delay", ms: 1000 }, after: 1, times: 1 });
+    faults.proxy.set({ fault: { kind: "delay", ms: 1000 }, after: 1, times: 1 });
     const sweeping = JOBS["sweep-counters"]!(ctxOf(prefix, T0 + MINUTE, true), readConfig({}));
     await new Promise((resolve) => setTimeout(resolve, 100));
     // the new life writes the same day's and hour's buckets while the sweep script waits
@@ -401,8 +392,8 @@ describe("sweep-counters with a new life written between its two scripts", () =>
       { member: "b", by: 3, period: "hour" },
     ]);
     const swept = await sweeping;
-    proxy.heal();
-    expect(proxy.stats().faulted.delay ?? 0).toBeGreaterThan(0);
+    faults.proxy.heal();
+    expect(faults.proxy.stats().faulted.delay ?? 0).toBeGreaterThan(0);
     expect(swept.more).toBe(false);
     const at = ctxOf(prefix, T0 + 2 * MINUTE);
     expect(await counters.memberOf(at, "x", "b", { period: "day" })).toMatchObject({ score: 2 });
