@@ -511,6 +511,44 @@ describe("presence against a model (seeded, 4 UTC days, 3 rooms, timeout 120 s, 
   });
 });
 
+// Heartbeats up to 100 s late against a 120 s timeout (the queue's retries reach 303 s): a late
+// heartbeat sees who was online at its own time and at the room's latest heartbeat, not in
+// between (see "a peak between a late heartbeat and the latest one" below), so the day's peak can
+// be missed for a while and dated when a heartbeat in time order reaches it again. Measured
+// 2026-11-27: 53 of 1,554 (seed 4002) and 82 of 1,526 (seed 4005) peak checks differ, every one a
+// peak read below the true one (4 and 14) or its peakAt (49 and 68; mostly the records of two or
+// three room-days whose peak was missed, then reached again later); no peak above the true one;
+// everything else exact (up to 30 s late, nothing differs: "queued heartbeats" above). Pinned: what
+// holds.
+const LAG100: RunOptions[] = [
+  { seed: 4002, lagMs: 100_000, days: 4 },
+  { seed: 4005, lagMs: 100_000, days: 4 },
+];
+/**
+ * A peak check whose figure is above the model's (peakAt aside). A late heartbeat overstates only
+ * by ids that came online after its time and left within a timeout of it ("a late heartbeat and
+ * leaves after its time" below); these runs meet none.
+ */
+const overstated = (x: Mismatch) => {
+  const m = /got (\d+) want (\d+)/.exec(x.detail);
+  return !/peakAt/.test(x.kind) && m !== null && Number(m[1]) > Number(m[2]);
+};
+
+describe("queued heartbeats up to 100 s late (120 s timeout)", () => {
+  for (const opts of LAG100) {
+    it(
+      `seed ${opts.seed}: everything but PCU matches; PCU is never above the true peak`,
+      { timeout: 300_000 },
+      async () => {
+        const { mismatches, counts } = await once(`lag100-${opts.seed}`, opts);
+        expect(counts["reads"]).toBeGreaterThan(100);
+        expect(summary(mismatches.filter((x) => !isPeak(x.kind)))).toEqual({});
+        expect(summary(mismatches.filter((x) => isPeak(x.kind) && overstated(x)))).toEqual({});
+      },
+    );
+  }
+});
+
 // ---------------------------------------------------------------------------------------------
 // What the model found, pinned
 // ---------------------------------------------------------------------------------------------
@@ -574,8 +612,16 @@ describe("a peak between a late heartbeat and the latest one", () => {
   // (true PCU 3), but no instant the heartbeats can count sees all three: y's own time (50 s) does not
   // see q (seen after it), the room's latest heartbeat (130 s) does not see p (gone at 120 s), and q's
   // heartbeat at 100 s was applied before y's. PCU reads 2. Severity: low — needs a heartbeat late by
-  // more than the gap between another id's session start and a third id's timeout; exactness needs the
-  // heartbeat times per id within a timeout (a field per id, +1 command per heartbeat).
+  // more than the gap between another id's session start and a third id's timeout.
+  // RE-EXAMINED 2026-11-27 (wt-presence), still open: not exact within the bound. y's heartbeat would
+  // need who was online at each time between 50 s and 130 s: q's heartbeat at 100 s (its 130 s one
+  // overwrote it in `seen`), or the count q's heartbeat measured then. Neither is kept, and keeping
+  // either costs every heartbeat in time order a command (5 → 6): its five (EVALSHA, HMGET ids,
+  // BITFIELD daily, ZADD seen, ZCOUNT seen) write only last-seen and the day's header, the BITFIELD runs
+  // before the count is known (its old last-heartbeat field decides the count's bounds and the midnight
+  // count, both before the ZADD), and the header has no free field (the AU bits follow it). A late
+  // heartbeat's own commands cannot read back what was overwritten. The error is one-sided (a peak
+  // missed, never one invented) and measured by the 100 s-lag model runs above.
   it.fails("a late heartbeat's peak at a time between its own and the room's latest heartbeat", async () => {
     const ctx = lib.ctx(T0, "late-between");
     const at = (ms: number) => ({ ...ctx, now: T0 + ms });
@@ -597,8 +643,14 @@ describe("a late heartbeat and leaves after its time", () => {
   // such ids as online with it: z1 (online 100..101 s) and z2 (160..161 s) both left, and y's queued
   // heartbeat of 50 s counts y, z1 and z2, though y was online with one of them at a time (true PCU 2).
   // Severity: low — needs leaves within a timeout after a late heartbeat's time, by ids that came
-  // online after it; telling a leave's last-seen from a heartbeat's needs a read of the scores
-  // (+1 command per late heartbeat) or a leave time per id.
+  // online after it.
+  // RE-EXAMINED 2026-11-27 (wt-presence), still open: not exact within the bound. A leave must put
+  // last-seen below its time minus a timeout, and whatever value it writes, a late heartbeat of the
+  // timeout after that value counts the id; whether the id was online then depends on when it came
+  // online (z1 at 100 s), which nothing keeps. Reading the scores in the window is a read growing with
+  // the room (issue 15); a per-room set of leaves (shifted last-seen, last heartbeat) costs each leave
+  // 2 commands (4 → 6) and an id's first heartbeat after a leave a ZREM (above 5), and would only turn
+  // the overcount into an undercount: the true 2 here is z1's 100 s with y, the history case 1 lacks.
   it.fails("a late heartbeat does not count ids that came online after it and left", async () => {
     const ctx = lib.ctx(T0, "late-leaves");
     const at = (ms: number) => ({ ...ctx, now: T0 + ms });
