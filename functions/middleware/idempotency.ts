@@ -12,14 +12,47 @@ async function sha256(text: string): Promise<string> {
 }
 
 /**
+ * The body as canonical JSON: object keys sorted (by UTF-16 code units, as `sort()` does), no
+ * whitespace, every string and number as JSON.stringify writes it; so two texts of the same JSON
+ * (key order, spaces, escapes, `1.0` for `1`) give the same text. Depth is bounded by the body
+ * guard (./body.ts), which also checked that the body parses.
+ */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const object = value as Record<string, unknown>;
+    const fields = Object.keys(object)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(object[k])}`);
+    return `{${fields.join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** SHA-256 of the body's canonical JSON; undefined for an empty body (a route may allow one), which its bytes alone identify. */
+async function canonicalDigest(body: string): Promise<string | undefined> {
+  if (body.length === 0) return undefined;
+  try {
+    return await sha256(canonicalJson(JSON.parse(body)));
+  } catch {
+    // (the body guard refused malformed JSON before this runs; were one to come here, its bytes identify it)
+    return undefined;
+  }
+}
+
+/**
  * Reads `Idempotency-Key` on writes. The record's Redis key is a SHA-256 of the
  * caller's key id (itself a digest of the API key, never the key), the method,
  * the path and the header, so two API keys sending the same Idempotency-Key
- * never see or block each other's records; its fingerprint is a SHA-256 of the
- * body's bytes, so the same key with a different body is a 409 rather than a silent replay of
- * something else. The bytes, not canonical JSON: a change of what is hashed would make every retry
- * in flight across the deploy another request (409 synchronously, applied twice when queued: review
- * 9 measured it), so a retry must resend the same bytes, as every client that keeps its request does.
+ * never see or block each other's records. The request is identified by two digests of its body:
+ * `fingerprint`, the SHA-256 of its bytes (what every version has hashed: the record's first line
+ * and the queued message's dedupe id, unchanged, so a retry served by the previous release across
+ * a deploy is still the same request), and `canonical`, the SHA-256 of its canonical JSON, kept
+ * beside it. A request matches a record when either digest does (src/redis/idempotency-lua.ts
+ * SAME_REQUEST_LUA), so a retry that re-serializes the same JSON (key order, whitespace) is a
+ * replay, as Stripe compares parameters, and the same key with a different body is a 409 rather
+ * than a silent replay of something else. (Hashing canonical JSON instead of the bytes made every
+ * retry in flight across that deploy another request: review 9.)
  */
 export const idempotencyKey = createMiddleware<AppEnv>(async (c, next) => {
   const header = c.req.header("idempotency-key");
@@ -40,6 +73,7 @@ export const idempotencyKey = createMiddleware<AppEnv>(async (c, next) => {
   const idempotency: Idempotency = {
     key: keyOf(c.get("config").keyPrefix, "idem", await sha256(`${await c.get("keyId")()}\n${scope}\n${header}`)),
     fingerprint: await sha256(body),
+    canonical: await canonicalDigest(body),
   };
   c.set("idempotency", idempotency);
   await next();

@@ -33,14 +33,23 @@ export async function queueWrite(
   });
   const requestId = c.get("requestId");
   // The record key ends with a digest of (caller, method, path, Idempotency-Key); the body's
-  // fingerprint joins it. Nothing is checked before this 202, so a reused key with another body
+  // fingerprint joins it (its canonical JSON's digest rides along in `c`: the consumer dedupes on
+  // either). Nothing is checked before this 202, so a reused key with another body
   // cannot be refused as the synchronous write refuses it (409): it must then be applied, not
   // dropped by the consumer as a copy of the first (that lost acknowledged writes, and half of a
   // request whose later parts had no namesake).
   const idempotency = c.get("idempotency");
   const idempotencyId = idempotency && `${idempotency.key.split(":").pop()}:${idempotency.fingerprint.slice(0, 16)}`;
   const messages = ingest.toMessages(
-    { kind, name, t: now, r: requestId, idempotencyId, fingerprint: idempotency?.fingerprint },
+    {
+      kind,
+      name,
+      t: now,
+      r: requestId,
+      idempotencyId,
+      fingerprint: idempotency?.fingerprint,
+      canonical: idempotency?.canonical,
+    },
     accepted,
   );
   const batches = ingest.sendBatches(messages);

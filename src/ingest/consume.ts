@@ -9,7 +9,7 @@ import type { Ctx } from "../context.ts";
 import { StorageUnavailableError } from "../errors.ts";
 import { keyOf } from "../keys.ts";
 import { applyGroup, mayBeFromYesterday, recordBatch, type BatchStats } from "./ingest.ts";
-import type { IngestMessage } from "./message.ts";
+import { canonicalIdOf, type IngestMessage } from "./message.ts";
 import { mergeKeys, planGroup, type IngestSettings } from "./plan.ts";
 import { parseMessage, problemOf, splitByProblem } from "./validate.ts";
 
@@ -77,7 +77,13 @@ async function deadLetterPart(
 function recordOf(prefix: string, message: IngestMessage) {
   const digest = message.d?.startsWith("i:") ? message.d.split(":")[1] : undefined;
   if (!digest || !message.f) return undefined;
-  return { key: keyOf(prefix, "idem", digest), fingerprint: message.f, requestId: message.r, acceptedAt: message.t };
+  return {
+    key: keyOf(prefix, "idem", digest),
+    fingerprint: message.f,
+    canonical: message.c ?? "",
+    requestId: message.r,
+    acceptedAt: message.t,
+  };
 }
 
 /** How often a group is planned again after its script found messages already applied (each pass drops at least one). */
@@ -87,6 +93,8 @@ interface Entry {
   msg: QueuedMessage;
   message: IngestMessage;
   dedupe: string;
+  /** The id it also goes by (`canonicalIdOf`: a keyed message of this version), the same for a re-serialized retry. */
+  alt: string | undefined;
   /** Later copies of this message in the batch (a client's retries with the same Idempotency-Key). */
   copies: QueuedMessage[];
 }
@@ -133,9 +141,11 @@ export async function consumeBatch(
       message = split.valid;
     }
     const dedupe = message.d ?? `m:${msg.id}`;
-    const first = firsts.get(dedupe);
+    const alt = canonicalIdOf(message);
+    const first = firsts.get(dedupe) ?? (alt === undefined ? undefined : firsts.get(alt));
     if (first) {
-      // A later copy in the same batch (a client's retry with the same Idempotency-Key) is settled
+      // A later copy in the same batch (a client's retry with the same Idempotency-Key, the same
+      // bytes or the same JSON re-serialized: either id) is settled
       // with the first: acked as a duplicate once that one is applied or found applied, retried with
       // it on a storage error. (Handed back on its own, n copies took n redeliveries, and the last
       // could reach the dead-letter queue as a duplicate; found by the queues end-to-end test.)
@@ -155,8 +165,9 @@ export async function consumeBatch(
     const key = `${target}\n${chunk.n}`;
     let group = groups.get(key);
     if (!group) groups.set(key, (group = []));
-    const entry: Entry = { msg, message, dedupe, copies: [] };
+    const entry: Entry = { msg, message, dedupe, alt, copies: [] };
     firsts.set(dedupe, entry);
+    if (alt !== undefined) firsts.set(alt, entry);
     group.push(entry);
   }
   const ackCopies = (e: Entry) => {
@@ -180,6 +191,7 @@ export async function consumeBatch(
             plan,
             left.map((e) => ({
               id: e.dedupe,
+              alt: e.alt,
               old: mayBeFromYesterday(e.dedupe, e.message.t, ctx.now),
               record: recordOf(ctx.prefix, e.message),
             })),

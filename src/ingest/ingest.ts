@@ -23,10 +23,15 @@ export const CLOCK_SKEW_MS = 5 * MINUTE;
 /** A message's dedupe id, and whether it may have been applied yesterday (so yesterday's set must be asked too). */
 export interface DedupeId {
   id: string;
+  /** The id a keyed message also goes by (its canonical JSON digest's: `canonicalIdOf`); found or recorded, either is the message. */
+  alt?: string | undefined;
   /** Accepted before today (+ skew), or an Idempotency-Key id (a retry may come any time within 24 h). */
   old: boolean;
-  /** An Idempotency-Key id's synchronous record: its key, the body's fingerprint, the request's id. */
-  record?: { key: string; fingerprint: string; requestId: string; acceptedAt: number } | undefined;
+  /**
+   * An Idempotency-Key id's synchronous record: its key, the body's fingerprint and canonical JSON
+   * digest ('' from a producer before it), the request's id and acceptance time.
+   */
+  record?: { key: string; fingerprint: string; canonical: string; requestId: string; acceptedAt: number } | undefined;
 }
 
 /**
@@ -50,7 +55,7 @@ export async function applyGroup(
 ): Promise<{ applied: true } | { applied: false; duplicates: string[] }> {
   const old = dedupe.filter((d) => d.old);
   const ordered = [...old, ...dedupe.filter((d) => !d.old)];
-  const keyed = ordered.flatMap((d, i) => (d.record ? [{ at: i + 1, ...d.record }] : []));
+  const keyed = ordered.flatMap((d, i) => (d.record ? [{ at: i + 1, alt: d.alt ?? "", ...d.record }] : []));
   const result = await applyScripts[plan.kind].run<{ applied?: number; duplicates?: string[] }>(
     ctx.redis,
     {
@@ -67,6 +72,8 @@ export async function applyGroup(
       ids: ordered.map((d) => d.id),
       keyed: keyed.map((k) => k.at),
       fingerprints: keyed.map((k) => k.fingerprint),
+      canonicals: keyed.map((k) => k.canonical),
+      altIds: keyed.map((k) => k.alt),
       requestIds: keyed.map((k) => k.requestId),
       acceptedAts: keyed.map((k) => k.acceptedAt),
       keyCounts: plan.calls.map((c) => c.keys.length),

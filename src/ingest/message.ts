@@ -30,6 +30,14 @@ interface Common {
    * synchronous record of the same key and writes into the record it leaves (one ledger for both).
    */
   f?: string;
+  /**
+   * With `d` and `f` (since the canonical digest was added): the SHA-256 of the request's body as
+   * canonical JSON. The consumer also takes the message for a duplicate under the dedupe id `d`
+   * with this digest in place of `f`'s (`canonicalIdOf`), and compares it with a record's digests
+   * too, so a retry that re-serializes the same JSON is applied once. An earlier consumer ignores
+   * it (and dedupes on `d`, `f` alone, as before).
+   */
+  c?: string;
 }
 
 export type IngestMessage =
@@ -68,10 +76,11 @@ export function withItems(message: IngestMessage, items: unknown[]): IngestMessa
  * client's retry) gives the same parts and the same dedupe ids.
  */
 export function toMessages(
-  base: Omit<Common, "v" | "d" | "f"> & {
+  base: Omit<Common, "v" | "d" | "f" | "c"> & {
     kind: IngestKind;
     idempotencyId?: string | undefined;
     fingerprint?: string | undefined;
+    canonical?: string | undefined;
   },
   items: unknown[],
 ): IngestMessage[] {
@@ -101,8 +110,20 @@ export function toMessages(
     };
     if (base.idempotencyId) message.d = `i:${base.idempotencyId}:${i}`;
     if (base.idempotencyId && base.fingerprint) message.f = base.fingerprint;
+    if (base.idempotencyId && base.fingerprint && base.canonical) message.c = base.canonical;
     return message as unknown as IngestMessage;
   });
+}
+
+/**
+ * The dedupe id a keyed message also goes by: `d` (`i:<record digest>:<16 hex of f>:<part>`) with
+ * the canonical digest's 16 hex in place of the raw one's; undefined without `c`. A retry that
+ * re-serializes the same JSON has another `d` and this same id.
+ */
+export function canonicalIdOf(message: Pick<Common, "d" | "c">): string | undefined {
+  const parts = message.d?.split(":");
+  if (!message.c || parts?.length !== 4 || parts[0] !== "i") return undefined;
+  return `i:${parts[1]}:${message.c.slice(0, 16)}:${parts[3]}`;
 }
 
 /** Groups messages into sendBatch calls within Queues' limits. */

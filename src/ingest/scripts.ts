@@ -15,7 +15,7 @@
  */
 import { incrScript } from "../counters/index.ts";
 import { heartbeatScript } from "../presence/index.ts";
-import { defineLua, defineScript, type LuaLibrary, type Script } from "../redis/script.ts";
+import { defineLua, defineScript, SAME_REQUEST_LUA, type LuaLibrary, type Script } from "../redis/script.ts";
 import { recordScript } from "../trending/scripts.ts";
 import type { IngestKind } from "./message.ts";
 
@@ -49,7 +49,9 @@ function libraryWriteOf(kind: IngestKind): LuaLibrary {
 /**
  * The apply script of one kind. `ids` are the group's dedupe ids, the `nOld` that may have been
  * applied yesterday first; `keyed` the positions in `ids` of those from an Idempotency-Key, with
- * their request's synchronous record key (`records`), body fingerprint and request id; the library calls are laid end to end in `callKeys` and `callArgs`,
+ * their request's synchronous record key (`records`), body fingerprint, canonical JSON digest and
+ * the dedupe id made of it (`canonicals`, `altIds`: '' for a message from a producer before
+ * them), request id and acceptance time; the library calls are laid end to end in `callKeys` and `callArgs`,
  * call c taking the next `keyCounts[c]` keys and `argCounts[c]` arguments (its idempotency
  * prelude's slots included, as captured). Returns `{applied = #ids}`, or `{duplicates = {id...}}`
  * with nothing written.
@@ -69,6 +71,8 @@ function applyScript(kind: IngestKind) {
       "...ids",
       "...keyed",
       "...fingerprints",
+      "...canonicals",
+      "...altIds",
       "...requestIds",
       "...acceptedAts",
       "...keyCounts",
@@ -77,14 +81,35 @@ function applyScript(kind: IngestKind) {
     ],
     uses: [libraryWriteOf(kind)],
     lua: `
+${SAME_REQUEST_LUA}
 -- a redelivered message (or a client's retry with the same Idempotency-Key) was recorded today,
--- or yesterday: only the first nOld (accepted before today, or keyed by an Idempotency-Key) can have been
-local old  = tonumber(nOld)
-local seen = redis.call('SMISMEMBER', today, unpack(ids))
+-- or yesterday: only the first nOld (accepted before today, or keyed by an Idempotency-Key) can have been.
+-- A keyed message is asked about under its id and its canonical JSON's (altIds, in the same
+-- command), so a retry that re-serialized the same JSON is found, and a message from either
+-- version finds one its id names.
+local old = tonumber(nOld)
+local asked, askedYesterday, at, atYesterday = {}, {}, {}, {}
+for i = 1, #ids do asked[i], at[i] = ids[i], i end
+for i = 1, old do askedYesterday[i], atYesterday[i] = ids[i], i end
+for j = 1, #keyed do
+  if altIds[j] ~= '' then
+    local i, n = tonumber(keyed[j]), #asked + 1
+    asked[n], at[n] = altIds[j], i
+    if i <= old then
+      n = #askedYesterday + 1
+      askedYesterday[n], atYesterday[n] = altIds[j], i
+    end
+  end
+end
+local seen = {}
+local found = redis.call('SMISMEMBER', today, unpack(asked))
+for p = 1, #found do
+  if found[p] == 1 then seen[at[p]] = 1 end
+end
 if old > 0 then
-  local before = redis.call('SMISMEMBER', yesterday, unpack(ids, 1, old))
-  for i = 1, old do
-    if before[i] == 1 then seen[i] = 1 end
+  found = redis.call('SMISMEMBER', yesterday, unpack(askedYesterday))
+  for p = 1, #found do
+    if found[p] == 1 then seen[atYesterday[p]] = 1 end
   end
 end
 -- a keyed request whose record holds this body's fingerprint was applied already: written
@@ -92,14 +117,16 @@ end
 -- the same key (a retry, whose message may come after the applied sets that hold the first have
 -- expired). The parts of one request share its requestId and acceptance time, and are told apart
 -- by the sets; a retry may reuse the requestId (a client's X-Request-Id), not the time.
+-- The same body: either digest of the message matching either of the record's (idemSameRequest).
 for j = 1, #records do
   local prev = redis.call('GET', records[j])
-  if prev and string.sub(prev, 1, 65) == fingerprints[j] .. '\\n' then
-    local queued  = string.find(prev, '"queued":true', 66, true)
-    local sameId  = string.find(prev, '"requestId":' .. cjson.encode(requestIds[j]), 66, true)
+  local rest = prev and idemSameRequest(prev, fingerprints[j], canonicals[j])
+  if rest then
+    local queued  = string.find(rest, '"queued":true', 1, true)
+    local sameId  = string.find(rest, '"requestId":' .. cjson.encode(requestIds[j]), 1, true)
     -- (a record of an earlier version has no acceptedAt: the requestId alone tells)
-    local timed   = string.find(prev, '"acceptedAt":', 66, true)
-    local sameAt  = string.find(prev, '"acceptedAt":' .. cjson.encode(tonumber(acceptedAts[j])), 66, true)
+    local timed   = string.find(rest, '"acceptedAt":', 1, true)
+    local sameAt  = string.find(rest, '"acceptedAt":' .. cjson.encode(tonumber(acceptedAts[j])), 1, true)
     if not queued or not sameId or (timed and not sameAt) then seen[tonumber(keyed[j])] = 1 end
   end
 end
@@ -117,14 +144,16 @@ for c = 1, #keyCounts do
   k, a = k + nk, a + na
   libraryWrite(keys, argv)
 end
--- recorded in the same script as the write: applied exactly when recorded
-redis.call('SADD', today, unpack(ids))
+-- recorded in the same script as the write (under both ids of a keyed message): applied exactly when recorded
+redis.call('SADD', today, unpack(asked))
 redis.call('EXPIRE', today, setTtl, 'NX')
 -- and the synchronous record (unless one is there): a synchronous retry of the request is then a
--- replay, summarised as the 202 it was (src/redis/run.ts recordOf's '"summary":' form)
+-- replay, summarised as the 202 it was (src/redis/idempotency-lua.ts recordOf's '"summary":' form)
+-- (with the canonical digest's field of src/redis/idempotency-lua.ts when the message has one)
 for j = 1, #records do
   local summary = cjson.encode({queued = true, requestId = requestIds[j], acceptedAt = tonumber(acceptedAts[j])})
-  redis.call('SET', records[j], fingerprints[j] .. '\\n"summary":' .. summary, 'EX', recordTtl, 'NX')
+  local canonical = canonicals[j] ~= '' and ('"c":"' .. canonicals[j] .. '",') or ''
+  redis.call('SET', records[j], fingerprints[j] .. '\\n' .. canonical .. '"summary":' .. summary, 'EX', recordTtl, 'NX')
 end
 return { applied = #ids }
 `,

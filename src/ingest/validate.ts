@@ -27,6 +27,8 @@ export function parseMessage(body: unknown): IngestMessage | string {
   if (body.d !== undefined && typeof body.d !== "string") return "d is not a string";
   if (body.f !== undefined && (typeof body.f !== "string" || !/^[0-9a-f]{64}$/.test(body.f)))
     return "f is not a fingerprint";
+  if (body.c !== undefined && (typeof body.c !== "string" || !/^[0-9a-f]{64}$/.test(body.c)))
+    return "c is not a fingerprint";
   const field =
     typeof body.kind === "string" && Object.hasOwn(ITEMS_FIELD, body.kind)
       ? ITEMS_FIELD[body.kind as IngestKind]

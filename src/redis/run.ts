@@ -1,6 +1,7 @@
 import { errors } from "@upstash/redis";
 import { ConflictError, StorageUnavailableError } from "../errors.ts";
 import type { RedisClient, RedisPipeline } from "./client.ts";
+import { DIGESTS_LUA, RECORD_LUA, REPLAY_LUA } from "./idempotency-lua.ts";
 
 /**
  * The script runner under `defineScript` (src/redis/script.ts, which re-exports what other
@@ -15,7 +16,8 @@ import type { RedisClient, RedisPipeline } from "./client.ts";
  *
  * Write scripts are wrapped in an idempotency prelude: KEYS[1] is the
  * idempotency record (or "" when the request has no Idempotency-Key), ARGV[1]
- * the request fingerprint and ARGV[2] the record's lifetime in seconds (the
+ * the request fingerprint (and, after a space, its canonical JSON digest when it has one:
+ * `Idempotency.canonical`) and ARGV[2] the record's lifetime in seconds (the
  * generated header reads the script's own keys and arguments after those). The
  * body runs only when no record exists, and its encoded result is stored in
  * the same atomic step, so a key is recorded only when the write happened and
@@ -25,11 +27,13 @@ import type { RedisClient, RedisPipeline } from "./client.ts";
  * first instead, and takes the record back if the body refuses or fails
  * (writeUpFrontText): one command less per keyed request.
  *
- * A record holds the fingerprint and the encoded result when that result is at
+ * A record holds the fingerprint (its first line, as every earlier version wrote and reads it), the
+ * canonical digest as a `"c":"<hex>",` field before the result (an earlier version replays it as
+ * one more field of its answer, which nothing reads) and the encoded result when that result is at
  * most RECORD_MAX_RESULT_BYTES; a larger one (a 1,000-item batch's per-item
  * results) is stored as a summary instead: its size, its SHA-1 and, for a
  * list, its length. Replaying such a record throws `SummarisedReplay` (the
- * Worker answers 200 with the summary), so no record exceeds about 2.2 KB.
+ * Worker answers 200 with the summary), so no record exceeds about 2.3 KB.
  *
  * Every script starts with `allow-key-locking`: on Upstash it locks only the
  * declared keys, so every key a script touches must be passed in KEYS.
@@ -61,30 +65,6 @@ export function readText(name: string, libraries: readonly string[], body: strin
 }
 
 /**
- * Largest encoded result an idempotency record stores in full (bytes). A record
- * is the 64-character fingerprint, a newline, and either `"value":<result>` or
- * a summary of about 100 bytes, so it never exceeds RECORD_MAX_RESULT_BYTES + 80.
- */
-export const RECORD_MAX_RESULT_BYTES = 2048;
-
-/**
- * What a record keeps after the fingerprint and its newline: `"value":<result>`, or for a result
- * over RECORD_MAX_RESULT_BYTES (per-item answers of a big batch, not kept for 24 h) its size,
- * digest and item count, which a replay returns instead.
- */
-const RECORD_LUA = `local function recordOf(result, encoded)
-  if #encoded <= ${RECORD_MAX_RESULT_BYTES} then return '"value":' .. encoded end
-  local items = (type(result) == 'table' and #result > 0) and #result or cjson.null
-  return '"summary":' .. cjson.encode({bytes = #encoded, sha1 = redis.sha1hex(encoded), items = items})
-end`;
-
-/** An earlier record `prev`: the same request is replayed, another one is a conflict. */
-const REPLAY_LUA = `  local sep = string.find(prev, '\\n', 1, true)
-  if string.sub(prev, 1, sep - 1) ~= fingerprint then return '{"conflict":true}' end
-  -- the rest is '"value":<result>' or '"summary":{...}' (recordOf)
-  return '{"replayed":true,' .. string.sub(prev, sep + 1) .. '}'`;
-
-/**
  * The text of a write script: the idempotency prelude around shared Lua and the body (`header`,
  * which binds the declared names, then `lua`). With `resultUpFront` (see ScriptSpec) the prelude
  * records the result before the body runs: `writeUpFrontText`.
@@ -100,7 +80,7 @@ export function writeText(
   return `${SHEBANG}
 -- edgestats:${name}
 local idemKey     = KEYS[1]
-local fingerprint = ARGV[1]
+${DIGESTS_LUA}
 if idemKey ~= '' then
   local prev = redis.call('GET', idemKey)
   if prev then
@@ -118,7 +98,7 @@ local encoded = cjson.encode(result)
 -- A refusal ({refused = '<code>'}, decided before anything was written) leaves no
 -- record: the retry of a refused request must be judged afresh.
 if idemKey ~= '' and not (type(result) == 'table' and result.refused) then
-  redis.call('SET', idemKey, fingerprint .. '\\n' .. recordOf(result, encoded), 'EX', tonumber(ARGV[2]))
+  redis.call('SET', idemKey, fingerprint .. '\\n' .. idemCanonicalField .. recordOf(result, encoded), 'EX', tonumber(ARGV[2]))
 end
 return '{"replayed":false,"value":' .. encoded .. '}'
 `;
@@ -150,7 +130,7 @@ function writeUpFrontText(
   return `${SHEBANG}
 -- edgestats:${name}
 local idemKey     = KEYS[1]
-local fingerprint = ARGV[1]
+${DIGESTS_LUA}
 ${libraries.join("\n")}
 local function body()
 ${header}
@@ -172,7 +152,7 @@ local ttl   = tonumber(ARGV[2])
 local known = upFront()
 -- SET … NX, then GET only when the key is taken (a replay or a conflict): not SET … NX GET, which
 -- Redis allows since 7.0 but Upstash's own SDK stopped testing (upstash/redis-js 8953bbb6)
-if not redis.call('SET', idemKey, fingerprint .. '\\n' .. recordOf(known, cjson.encode(known)), 'NX', 'EX', ttl) then
+if not redis.call('SET', idemKey, fingerprint .. '\\n' .. idemCanonicalField .. recordOf(known, cjson.encode(known)), 'NX', 'EX', ttl) then
   local prev = redis.call('GET', idemKey)
 ${REPLAY_LUA}
 end
@@ -185,7 +165,7 @@ local encoded = cjson.encode(result)
 if type(result) == 'table' and result.refused then
   redis.call('DEL', idemKey)
 elseif not same(result, known) then
-  redis.call('SET', idemKey, fingerprint .. '\\n' .. recordOf(result, encoded), 'EX', ttl)
+  redis.call('SET', idemKey, fingerprint .. '\\n' .. idemCanonicalField .. recordOf(result, encoded), 'EX', ttl)
   error({err = 'ERR ${name} returned ' .. encoded .. ', not its resultUpFront ' .. cjson.encode(known)})
 end
 return '{"replayed":false,"value":' .. encoded .. '}'
@@ -214,6 +194,12 @@ export interface Idempotency {
   key: string;
   /** Hash of what was asked (method, path, body); a different request with the same key is a 409. */
   fingerprint: string;
+  /**
+   * SHA-256 of the body as canonical JSON (sorted keys, no whitespace), kept beside `fingerprint`:
+   * a request matches a record when either digest does (`SAME_REQUEST_LUA`). Absent for callers
+   * that have no JSON body (the library's own keys).
+   */
+  canonical?: string | undefined;
   /** @default 86400 */
   ttlSeconds?: number;
 }
@@ -308,6 +294,12 @@ export async function runReadPiped<T>(
   return { value: JSON.parse(replies[0]?.result as string) as T, after: replies.slice(1).map((r) => r.result) };
 }
 
+/** The prelude's ARGV[1]: the fingerprint, and its canonical digest after a space when it has one (DIGESTS_LUA). */
+function digestsOf(idempotency: Idempotency | undefined): string {
+  if (!idempotency) return "";
+  return idempotency.canonical ? `${idempotency.fingerprint} ${idempotency.canonical}` : idempotency.fingerprint;
+}
+
 /** Runs a write script under the idempotency prelude; `replayed` says the result is the stored first one. */
 export async function runWrite<T>(
   redis: RedisClient,
@@ -321,7 +313,7 @@ export async function runWrite<T>(
     redis,
     script,
     [idempotency?.key ?? "", ...keys],
-    [idempotency?.fingerprint ?? "", idempotency?.ttlSeconds ?? 86400, ...args],
+    [digestsOf(idempotency), idempotency?.ttlSeconds ?? 86400, ...args],
   );
   const parsed = JSON.parse(raw) as { conflict?: true; replayed: boolean; value: T; summary?: ReplaySummary };
   if (parsed.conflict) {

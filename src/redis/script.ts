@@ -13,7 +13,6 @@ import {
 export {
   asList,
   canPipeline,
-  RECORD_MAX_RESULT_BYTES,
   scriptSha,
   SummarisedReplay,
   type Idempotency,
@@ -22,6 +21,7 @@ export {
   type ScriptArg,
   type Written,
 } from "./run.ts";
+export { RECORD_MAX_RESULT_BYTES, SAME_REQUEST_LUA } from "./idempotency-lua.ts";
 
 /* ------------------------------------------------------------------------------------------------
  * Declared script contracts.

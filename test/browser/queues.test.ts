@@ -429,19 +429,13 @@ describe("queued ingest through wrangler dev's local Queues", () => {
     finalChecks.push({ what: "trending q-idem-split", read: () => trendingCounts("q-idem-split"), expected });
   });
 
-  // KNOWN LIMIT (low, documented in docs/ingest.md): a fix that hashed canonical JSON was tried and
-  // left out (review 9: a change of what is hashed makes retries in flight across the deploy count
-  // twice when queued; it needs a window accepting both digests first).
-  // A queued retry whose body is the same JSON serialized differently (key order,
-  // whitespace) counts twice. The dedupe id and the fingerprint are digests of the raw body bytes,
-  // and a queued request cannot be refused with another body (docs/ingest.md), so the consumer
-  // takes it for a second request and applies it; the synchronous path refuses the same retry
-  // with a 409 and so never double counts. A client that re-serializes on retry (another process,
-  // a library with unordered maps) double counts only when it asked for respond-async.
-  // Smallest fix: fingerprint the validated items (canonical JSON: sorted keys, no whitespace)
-  // instead of the raw body, in the idempotency middleware, so both paths agree; such a retry then
-  // dedupes queued and replays synchronously.
-  it.fails("Idempotency-Key: the same request re-serialized (key order, spaces) is applied once", async () => {
+  // FIXED (was a known limit, low): a queued retry whose body is the same JSON serialized
+  // differently (key order, whitespace) counted twice: the dedupe id and the fingerprint were
+  // digests of the raw body bytes only. A keyed message now also carries the canonical JSON's digest
+  // (sorted keys, no whitespace), and the consumer takes it for a duplicate when either of its ids
+  // was recorded, recording both; the raw-bytes id is unchanged, so a retry across a deploy is still
+  // the same request (test/redis/review9-upgrade.test.ts). Synchronously the same retry is a replay.
+  it("Idempotency-Key: the same request re-serialized (key order, spaces) is applied once", async () => {
     const before = await status();
     const first = await call("POST", "/v1/counters/q-idem-bytes/incr", { raw: '{"member":"a","by":5}', idem: "r1" });
     expectQueued(first, 1);
@@ -451,8 +445,19 @@ describe("queued ingest through wrangler dev's local Queues", () => {
       idem: "r1",
     });
     expectQueued(retry, 1);
-    await settled(before, 2);
+    expect(await settled(before, 2)).toMatchObject({ applied: 1, duplicates: 1 });
     expect(await counterScores("q-idem-bytes")).toEqual({ a: 5 });
+    // and synchronously, written a third way: a replay of the 202 the first got, nothing applied again
+    const sync = await call("POST", "/v1/counters/q-idem-bytes/incr", {
+      raw: '{"by":5,"member":"a"}',
+      idem: "r1",
+      async: false,
+    });
+    expect(sync.status, JSON.stringify(sync.body)).toBe(200);
+    expect(sync.headers.get("idempotent-replayed")).toBe("true");
+    expect(sync.body.summary).toMatchObject({ queued: true, requestId: first.body.requestId });
+    expect(await counterScores("q-idem-bytes")).toEqual({ a: 5 });
+    finalChecks.push({ what: "counter q-idem-bytes", read: () => counterScores("q-idem-bytes"), expected: { a: 5 } });
   });
 
   // Outages here last seconds. One that outlasts wrangler.toml's max_retries (10) is not tested: the

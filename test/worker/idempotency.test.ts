@@ -195,16 +195,23 @@ describe("Idempotency-Key scope", () => {
     expect((await api.get("/v1/counters/two/members/m")).body.score).toBe(1);
   });
 
-  it("compares the body's bytes: the same JSON written another way is a 409 and writes nothing", async () => {
-    // (canonical JSON was tried and left out: a change of what is hashed makes every retry in
-    // flight across the deploy another request; docs/ingest.md, review 9)
+  it("compares the body as JSON: the same JSON written another way is a replay; another body a 409, writing nothing", async () => {
+    // (a request matches a record by its raw bytes' digest or its canonical JSON's: a retry that
+    // re-serializes is the same request, as Stripe compares parameters; docs/ingest.md. More in
+    // test/worker/idempotency-canonical.test.ts)
     const key = freshKey("bytes");
     const headers = { "idempotency-key": key, "content-type": "application/json" };
     const first = await api.post("/v1/counters/bytes/incr", undefined, { headers, raw: '{"member":"m","by":5}' });
     expect(first.status).toBe(200);
     const same = await api.post("/v1/counters/bytes/incr", undefined, { headers, raw: '{"member":"m","by":5}' });
     expect([same.status, same.headers.get("idempotent-replayed")]).toEqual([200, "true"]);
-    const other = await api.post("/v1/counters/bytes/incr", undefined, { headers, raw: '{ "by": 5, "member": "m" }' });
+    const reordered = await api.post("/v1/counters/bytes/incr", undefined, {
+      headers,
+      raw: '{ "by": 5, "member": "m" }',
+    });
+    expect([reordered.status, reordered.headers.get("idempotent-replayed")]).toEqual([200, "true"]);
+    expect(reordered.body).toEqual(first.body);
+    const other = await api.post("/v1/counters/bytes/incr", undefined, { headers, raw: '{ "by": 6, "member": "m" }' });
     expect(other.status).toBe(409);
     expect((await api.get("/v1/counters/bytes/members/m")).body.score).toBe(5);
   });
