@@ -299,7 +299,8 @@ function jsonValidator(validate: (value: unknown, c: Context<AppEnv>) => Promise
       const text = await c.req.text();
       if (text.length > 0)
         try {
-          value = JSON.parse(text);
+          // the body guard's parse (./middleware/body.ts) where it ran, else this one
+          value = c.var.body !== undefined ? c.var.body : JSON.parse(text);
         } catch {
           throw new HTTPException(400, { message: "Malformed JSON in request body" });
         }

@@ -18,6 +18,11 @@ export interface AppEnv {
      * function, as it is a digest made only when a request first needs it (once per key and isolate).
      */
     keyId: () => Promise<string>;
+    /**
+     * The JSON body as the body guard parsed it (functions/middleware/body.ts), once; unset without
+     * a body. Read only: the validator and the idempotency digest share it.
+     */
+    body: unknown;
     /** Set when the request carries an Idempotency-Key. */
     idempotency: Idempotency | undefined;
     requestId: string;

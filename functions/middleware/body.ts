@@ -75,8 +75,8 @@ export const jsonBodyGuard = createMiddleware<AppEnv>(async (c, next) => {
   if (!["POST", "PUT", "PATCH"].includes(c.req.method)) return next();
   const declared = Number(c.req.header("content-length") ?? "0");
   if (declared > MAX_BODY_BYTES) throw new PayloadTooLargeError(MAX_BODY_BYTES);
-  // Read once, without a copy: the text becomes Hono's cached body, which the route's validator
-  // (`c.req.json()` parses it) and the idempotency fingerprint (`c.req.text()`) read from then on,
+  // Read once, without a copy: the text becomes Hono's cached body, which the idempotency
+  // fingerprint (`c.req.text()`) reads from then on, beside the value parsed below,
   // so nothing reads the stream again. (A clone tees the stream: every byte passes through two
   // more streams, which cost a cold isolate's first write and every write after it.)
   const text = await readLimited(c.req.raw);
@@ -89,10 +89,14 @@ export const jsonBodyGuard = createMiddleware<AppEnv>(async (c, next) => {
   if (!JSON_TYPE.test(type)) throw new UnsupportedMediaTypeError();
   if (tooDeep(text))
     throw new ValidationError(`The JSON body is nested deeper than ${MAX_DEPTH} levels.`, undefined, "malformed_json");
+  let value: unknown;
   try {
-    JSON.parse(text);
+    value = JSON.parse(text);
   } catch {
     throw new ValidationError("The body is not valid JSON.", undefined, "malformed_json");
   }
+  // Parsed once: the route's validator and the idempotency digest take this value, and neither
+  // changes it (zod and the prechecks build new objects). (Hono's `c.req.json()` parses again.)
+  c.set("body", value);
   await next();
 });

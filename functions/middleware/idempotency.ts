@@ -30,10 +30,10 @@ export function canonicalJson(value: unknown): string {
 }
 
 /** SHA-256 of the body's canonical JSON; undefined for an empty body (a route may allow one), which its bytes alone identify. */
-async function canonicalDigest(body: string): Promise<string | undefined> {
+async function canonicalDigest(body: string, parsed: unknown): Promise<string | undefined> {
   if (body.length === 0) return undefined;
   try {
-    return await sha256(canonicalJson(JSON.parse(body)));
+    return await sha256(canonicalJson(parsed !== undefined ? parsed : JSON.parse(body)));
   } catch {
     // (the body guard refused malformed JSON before this runs; were one to come here, its bytes identify it)
     return undefined;
@@ -73,7 +73,7 @@ export const idempotencyKey = createMiddleware<AppEnv>(async (c, next) => {
   const idempotency: Idempotency = {
     key: keyOf(c.get("config").keyPrefix, "idem", await sha256(`${await c.get("keyId")()}\n${scope}\n${header}`)),
     fingerprint: await sha256(body),
-    canonical: await canonicalDigest(body),
+    canonical: await canonicalDigest(body, c.var.body), // the body guard's parse
   };
   c.set("idempotency", idempotency);
   await next();
