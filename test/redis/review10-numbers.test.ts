@@ -1,0 +1,395 @@
+/**
+ * Review 10 (numbers), through the library (`Edgestats`) against real Redis: the numeric edges of
+ * every feature, compared with answers computed by hand (literals, or plain arithmetic whose every
+ * step is exact), never with the code's own helpers. The product promises to be "exact or honest
+ * about its error": a number it reports as exact must be the true one, and a write it cannot keep
+ * exactly must be refused (writing nothing) or reported with an error bound.
+ *
+ * Doubles: every integer up to 2^53 = 9,007,199,254,740,992 is exact; 10^16 + 1 is not (it
+ * rounds to 10^16), but 10^16 + 2 is. So "10^16, then +1, then +1" has the exact, representable
+ * answer 10^16 + 2, which a running double sum misses (each +1 rounds back to 10^16).
+ *
+ * `it.fails` marks a confirmed bug: its body asserts the right behaviour; the comment above it
+ * says what is wrong, the severity and the smallest fix.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { Edgestats, ValidationError } from "../../src/index.ts";
+import { keySnapshot } from "../helpers/key-snapshot.ts";
+import { libraryTest } from "../helpers/library.ts";
+
+const lib = libraryTest("r10num", { timeoutMs: 20_000 });
+const NOW = Date.UTC(2026, 10, 25, 12, 30);
+const H = 3_600_000;
+const DAY0 = Date.UTC(2026, 10, 24); // yesterday: a finished day
+const stats = new Edgestats({ redis: lib.redis, prefix: lib.prefix, clock: () => NOW });
+
+const E16 = 10_000_000_000_000_000; // 1e16, above 2^53: the spacing of doubles there is 2
+const E16_PLUS_2 = 10_000_000_000_000_002; // representable: the true answer of 1e16 + 1 + 1
+
+const caught = (p: Promise<unknown>) =>
+  p.then(
+    (ok) => ({ ok }),
+    (e: unknown) => ({ error: e }),
+  );
+
+/** 1e16 in ten batches of 1,000 increments of 1e12 (each partial sum k·1e12 is exact). */
+const tenBatches = <T>(item: T): T[][] => Array.from({ length: 10 }, () => Array.from({ length: 1000 }, () => item));
+
+describe("counters: fractions, negatives and ties", () => {
+  it("fractional and negative increments answer the running double sum; sums that cancel are 0, never -0", async () => {
+    const c = stats.counter("frac");
+    expect((await c.incr("a", 0.1)).results).toEqual([{ member: "a", score: 0.1 }]);
+    // 0.1 + 0.2 in doubles is 0.30000000000000004: reported as such, not rounded to 0.3
+    expect((await c.incr("a", 0.2)).results).toEqual([{ member: "a", score: 0.30000000000000004 }]);
+    expect((await c.incr("z", 5)).results[0]?.score).toBe(5);
+    const zero = (await c.incr("z", -5)).results[0]?.score;
+    expect(Object.is(zero, 0)).toBe(true);
+    expect(Object.is((await c.member("z")).score, 0)).toBe(true);
+    expect((await c.incr("n", -0.25)).results[0]?.score).toBe(-0.25);
+    expect(Object.is((await c.incr("n", 0.25)).results[0]?.score, 0)).toBe(true);
+    // a batch counts its repeats in order
+    const batch = await c.incr([
+      { member: "w", by: -1e12 },
+      { member: "w", by: -1e12 },
+      { member: "w", by: 0.5 },
+    ]);
+    expect(batch.results.map((r) => r.score)).toEqual([-1e12, -2e12, -1999999999999.5]);
+    // bottom reads the most negative first
+    expect((await c.bottom({ n: 1 })).items).toEqual([{ rank: 1, member: "w", score: -1999999999999.5 }]);
+  });
+
+  it("equal scores rank by member bytes alike in top, bottom and member reads, plain and over an hour range", async () => {
+    const c = stats.counter("ties");
+    // 0.75 each, reached by different (exact, dyadic) paths, in different hours
+    await c.incr([
+      { member: "b", by: 0.25, period: "hour", at: DAY0 + 1 * H },
+      { member: "b", by: 0.5, period: "hour", at: DAY0 + 2 * H },
+      { member: "a", by: 0.75, period: "hour", at: DAY0 + 3 * H },
+      { member: "c", by: 0.5, period: "hour", at: DAY0 + 1 * H },
+      { member: "c", by: 0.125, period: "hour", at: DAY0 + 2 * H },
+      { member: "c", by: 0.125, period: "hour", at: DAY0 + 3 * H },
+      { member: "d", by: 1, period: "hour", at: DAY0 + 3 * H },
+    ]);
+    await c.incr([
+      { member: "b", by: 0.75 },
+      { member: "a", by: 0.75 },
+      { member: "c", by: 0.75 },
+      { member: "d", by: 1 },
+    ]);
+    const range = { period: "hour" as const, from: DAY0 + H, to: DAY0 + 3 * H };
+    for (const opts of [{}, range]) {
+      const top = await c.top({ n: 4, ...opts });
+      // ZREVRANGE: of equal scores the greater member bytes first
+      expect(top.items.map((i) => [i.rank, i.member, i.score])).toEqual([
+        [1, "d", 1],
+        [2, "c", 0.75],
+        [3, "b", 0.75],
+        [4, "a", 0.75],
+      ]);
+      const bottom = await c.bottom({ n: 4, ...opts });
+      expect(bottom.items.map((i) => [i.rank, i.member])).toEqual([
+        [1, "a"],
+        [2, "b"],
+        [3, "c"],
+        [4, "d"],
+      ]);
+      for (const [member, rank] of [
+        ["a", 4],
+        ["b", 3],
+        ["c", 2],
+        ["d", 1],
+      ] as const) {
+        const m = await c.member(member, opts);
+        expect({ member, rank: m.rank, fromBottom: m.rankFromBottom }).toEqual({
+          member,
+          rank,
+          fromBottom: 5 - rank,
+        });
+      }
+    }
+  });
+
+  // BUG (medium): counters keep no bound on a score, so past 2^53 increments are rounded away and
+  // the answer still looks exact: 1e16, +1, +1 answers 1e16 (the true, representable 1e16 + 2 is
+  // lost) — an acknowledged increment not counted, which the product promises never happens.
+  // Leaderboards refuse a result outside ±1e15 for exactly this reason (src/leaderboards/validate.ts
+  // MAX_SCORE). Fix: the incr script refuses (400, nothing of the batch written) an item whose
+  // result would leave ±2^53 (or the leaderboards' ±1e15), as leaderboards.score does; the same
+  // check on the union's lowest/highest score, which it already reads for ±inf (review 7).
+  it.fails(
+    "a counter score past 2^53 does not drop increments: 1e16 +1 +1 is 1e16 + 2, or the write is refused",
+    async () => {
+      const c = stats.counter("big");
+      for (const batch of tenBatches({ member: "x", by: 1e12 })) await c.incr(batch);
+      expect((await c.member("x")).score).toBe(E16);
+      const before = await keySnapshot(lib.target, lib.prefix);
+      const first = await caught(c.incr("x", 1));
+      if ("error" in first) {
+        // refused: a 400 that wrote nothing
+        expect(first.error).toBeInstanceOf(ValidationError);
+        expect(await keySnapshot(lib.target, lib.prefix)).toEqual(before);
+        return;
+      }
+      await c.incr("x", 1);
+      expect((await c.member("x")).score).toBe(E16_PLUS_2);
+    },
+  );
+
+  // BUG (medium, same cause): a union with weights (up to ±1e12 each) stores scores past 2^53
+  // without a word: 1e12 × 1e12 = 10^24 is not even a double (it is stored as
+  // 999999999999999983222784, answered as 1e+24), and every later increment of the stored counter
+  // below ~1e8 rounds away (the spacing of doubles at 1e24 is 2^27). Fix: as above, the union's
+  // lowest/highest score check (already there for ±inf) refuses a union leaving ±2^53.
+  it.fails(
+    "a union whose weights take a score past 2^53 is refused (it would make later increments vanish)",
+    async () => {
+      await stats.counter("w-src").incr("x", 1e12);
+      const target = stats.counter("w-dst");
+      const r = await caught(target.union({ sources: ["w-src"], weights: [1e12] }));
+      expect("error" in r && r.error instanceof ValidationError).toBe(true);
+    },
+  );
+
+  // BUG (low): fractional scores of an `hour` counter: the same three non-empty hours answer two
+  // different sums depending on the range: yesterday 00–23 h (read through the day's rollup,
+  // summed in write order: 0.3 + 0.2 + 0.1 = 0.6) says 0.6, hours 01–03 (summed hour by hour:
+  // 0.1 + 0.2 + 0.3) say 0.6000000000000001, though the range holds nothing else. Nothing tells
+  // the caller which; docs/counters.md calls rollup reads exact and says fractional reads fall back
+  // to "one ZSCORE a key", which is true of member reads of partial edges only. Smallest fix: say
+  // in docs/counters.md that fractional scores are doubles summed in an order that depends on the
+  // range (answers may differ in the last digit), or round reported sums to 15 significant digits
+  // as histogram bounds are.
+  it.fails(
+    "fractional hours answer the same sum whether the range reads them through the day's rollup or hour by hour",
+    async () => {
+      const c = stats.counter("roll");
+      // written newest hour first: the day rollup sums in write order
+      await c.incr([{ member: "m", by: 0.3, period: "hour", at: DAY0 + 3 * H }]);
+      await c.incr([{ member: "m", by: 0.2, period: "hour", at: DAY0 + 2 * H }]);
+      await c.incr([{ member: "m", by: 0.1, period: "hour", at: DAY0 + 1 * H }]);
+      const whole = await c.top({ period: "hour", from: DAY0, to: DAY0 + 23 * H });
+      const part = await c.top({ period: "hour", from: DAY0 + H, to: DAY0 + 3 * H });
+      expect(whole.items[0]?.score).toBe(part.items[0]?.score);
+    },
+  );
+});
+
+describe("histograms: buckets, extremes and the exact sum", () => {
+  /** The double just below a finite x > 0 or < 0 (one ulp towards -inf). */
+  function below(x: number): number {
+    const view = new DataView(new ArrayBuffer(8));
+    view.setFloat64(0, x);
+    const bits = view.getBigUint64(0);
+    if (x === 0) return -Number.MIN_VALUE;
+    view.setBigUint64(0, x > 0 ? bits - 1n : bits + 1n);
+    return view.getFloat64(0);
+  }
+
+  it("property: a bound k·w (15 significant digits) lands in the bucket it is the lower bound of, the double below it in the one before", async () => {
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(0.1, 0.01, 0.3, 0.001, 7, 2.5, 1e-6, 1000),
+        fc.uniqueArray(fc.integer({ min: -500, max: 500 }), { minLength: 1, maxLength: 8 }),
+        async (width, ks) => {
+          const h = stats.histogram(`edges-${run++}`);
+          await h.configure({ bucketWidth: width });
+          // the bounds the docs name: k·w rounded to 15 significant digits (0.3, not 0.30000000000000004)
+          const bounds = ks.map((k) => Number((k * width).toPrecision(15)));
+          const values = bounds.flatMap((b) => [b, below(b)]);
+          await h.observe(values);
+          const read = await h.read();
+          expect(read.count).toBe(values.length);
+          for (const [i, b] of bounds.entries()) {
+            const k = ks[i]!;
+            const prev = Number(((k - 1) * width).toPrecision(15));
+            const own = read.buckets.find((x) => x.lower === b);
+            expect(own, `width ${width}: ${b} opens [${b}, …)`).toBeDefined();
+            expect(own!.upper).toBe(Number(((k + 1) * width).toPrecision(15)));
+            // the bucket before holds the double just below b (and possibly other values)
+            expect(
+              read.buckets.some((x) => x.lower === prev && x.upper === b),
+              `width ${width}: ${below(b)} in [${prev}, ${b})`,
+            ).toBe(true);
+          }
+          // each value is counted in exactly one bucket: a bucket's count is the values in [lower, upper)
+          for (const bucket of read.buckets) {
+            const inside = values.filter((v) => v >= bucket.lower && v < bucket.upper).length;
+            expect(bucket.count, `width ${width} [${bucket.lower}, ${bucket.upper})`).toBe(inside);
+          }
+          await h.delete();
+        },
+      ),
+      { numRuns: 25, seed: 1010 },
+    );
+  });
+
+  it("-0 and ±1e-300: in [0, w) and [-w, 0); min/max are the exact values, never -0", async () => {
+    const h = stats.histogram("tiny");
+    await h.configure({ bucketWidth: 1 });
+    await h.observe([-0]);
+    const zero = await h.read();
+    expect(zero.count).toBe(1);
+    expect(Object.is(zero.min, 0) && Object.is(zero.max, 0) && Object.is(zero.sum, 0)).toBe(true);
+    expect(zero.buckets).toEqual([{ lower: 0, upper: 1, count: 1 }]);
+    await h.observe([1e-300, -1e-300, 0]);
+    const r = await h.read();
+    expect([r.count, r.min, r.max, r.sum]).toEqual([4, -1e-300, 1e-300, 0]);
+    expect(r.buckets).toEqual([
+      { lower: -1, upper: 0, count: 1 },
+      { lower: 0, upper: 1, count: 3 },
+    ]);
+  });
+
+  it("values at ±1e15 with a wide bucket, and an item past 1e12 buckets from zero refuses its whole batch (nothing written)", async () => {
+    const h = stats.histogram("far");
+    await h.configure({ bucketWidth: 1000 });
+    await h.observe([1e15, -1e15]);
+    const r = await h.read();
+    expect([r.count, r.min, r.max, r.sum, r.mean]).toEqual([2, -1e15, 1e15, 0, 0]);
+    expect(r.buckets).toEqual([
+      { lower: -1e15, upper: -999999999999000, count: 1 },
+      { lower: 1e15, upper: 1000000000001000, count: 1 },
+    ]);
+    const narrow = stats.histogram("narrow");
+    await narrow.configure({ bucketWidth: 0.001 });
+    await narrow.observe([1]);
+    const before = await keySnapshot(lib.target, lib.prefix);
+    // 1e9 / 0.001 = 1e12 buckets: the limit; one step past it (1e9 + 0.001) is refused
+    const refused = await caught(narrow.observe([2, 3, 1_000_000_000.001]));
+    expect("error" in refused && refused.error instanceof ValidationError).toBe(true);
+    expect(await keySnapshot(lib.target, lib.prefix)).toEqual(before);
+    expect((await narrow.read()).count).toBe(1);
+  });
+
+  // BUG (medium): `sum` is documented "exact (not estimated from buckets)" (docs/histograms.md,
+  // OpenAPI "exact sum of the values"), and values are taken up to ±1e15 — yet ten values of 1e15
+  // already reach 1e16, where a running double sum rounds each +1 away: 10 × 1e15 + 1 + 1 answers
+  // 1e16, not the (representable) 10000000000000002, and `mean` with it. Fix (smallest): refuse an
+  // observation whose day sum would leave ±2^53 (400, nothing written), or say in the docs that
+  // `sum` is a double (exact for integer values while |sum| ≤ 2^53); exactness proper needs the sum
+  // kept as integer and fraction parts (or a compensated sum) in the month rollup.
+  it.fails("sum of integer values is exact: 10 × 1e15 + 1 + 1 = 10000000000000002", async () => {
+    const h = stats.histogram("bigsum");
+    await h.configure({ bucketWidth: 1e12 });
+    await h.observe(Array.from({ length: 10 }, () => 1e15));
+    await h.observe([1]);
+    await h.observe([1]);
+    const r = await h.read();
+    expect(r.count).toBe(12);
+    expect(r.sum).toBe(E16_PLUS_2);
+  });
+
+  // BUG (low, docs): `sum` "exact" for fractional values: -2.0, -1.9, …, 1.9, 2.0 (41 values
+  // symmetric about 0, true sum 0) answer sum -4.440892098500626e-16 and a nonzero mean. Doubles
+  // cannot do better in general; the claim can. Fix: docs/histograms.md and the OpenAPI description
+  // say the sum is a double summed in arrival order (exact for integers while |sum| ≤ 2^53, and for
+  // fractions that are multiples of a power of two), or the read rounds sum and mean to 15
+  // significant digits as it does bucket bounds.
+  it.fails("sum of fractional values as documented (exact): ±k/10 for k = 0..20 sum to 0", async () => {
+    const h = stats.histogram("fracsum");
+    await h.configure({ bucketWidth: 0.1 });
+    const values: number[] = [];
+    for (let k = -20; k <= 20; k++) values.push(k / 10);
+    await h.observe(values);
+    const r = await h.read();
+    expect([r.count, r.min, r.max]).toEqual([41, -2, 2]);
+    expect(r.sum).toBe(0);
+    expect(r.mean).toBe(0);
+  });
+
+  it("percentiles of one value per bucket: the nearest-rank value's bucket, clamped to the exact extremes", async () => {
+    const h = stats.histogram("pct");
+    await h.configure({ bucketWidth: 10 });
+    // 1..100 step 1 → buckets [0,10) … [100,110); nearest rank: p50 = 50, p90 = 90, p99 = 99
+    await h.observe(Array.from({ length: 100 }, (_, i) => i + 1));
+    const r = await h.read();
+    expect([r.count, r.sum, r.min, r.max, r.mean]).toEqual([100, 5050, 1, 100, 50.5]);
+    for (const [p, truth] of [
+      [r.p50, 50],
+      [r.p90, 90],
+      [r.p99, 99],
+    ] as const) {
+      expect(p).not.toBeNull();
+      // the doc: the estimate is in the true value's bucket, so less than one width (10) away
+      expect(Math.floor(p! / 10), `p for ${truth}`).toBe(Math.floor(truth / 10));
+      expect(p!).toBeGreaterThanOrEqual(1);
+      expect(p!).toBeLessThanOrEqual(100);
+    }
+  });
+});
+
+describe("leaderboards: float scores, cancelling increments, ties and percentiles", () => {
+  it("ranks follow the doubles; 0 is never -0; equal doubles tie by join order; percentile floors to 2 decimals", async () => {
+    const l = stats.leaderboard("fl");
+    for (const p of ["a", "b", "c", "d"]) await l.join(p, { name: p.toUpperCase() });
+    await l.increment("a", 0.1);
+    expect((await l.increment("a", 0.2)).score).toBe(0.30000000000000004);
+    expect((await l.set("b", 0.3)).score).toBe(0.3);
+    await l.increment("c", 5);
+    const c = await l.increment("c", -5);
+    expect(Object.is(c.score, 0)).toBe(true);
+    // d joined after c and also sits at 0: c (earlier joiner) ranks above it
+    await l.set("d", 0.5);
+    await l.increment("d", -0.5);
+    const page = await l.page({ limit: 10 });
+    expect(page.items.map((i) => [i.rank, i.player, i.score])).toEqual([
+      [1, "a", 0.30000000000000004],
+      [2, "b", 0.3],
+      [3, "c", 0],
+      [4, "d", 0],
+    ]);
+    for (const i of page.items) expect(Object.is(i.score, -0), i.player).toBe(false);
+    // percentage ranked strictly below, floored to 2 decimals: (4 − rank) / 4
+    const got = await Promise.all(["a", "b", "c", "d"].map(async (p) => (await l.get(p)).percentile));
+    expect(got).toEqual([75, 50, 25, 0]);
+    // three players: 2/3 → 66.66 (floored), 1/3 → 33.33
+    await l.remove("d");
+    expect((await l.get("a")).percentile).toBe(66.66);
+    expect((await l.get("b")).percentile).toBe(33.33);
+  });
+
+  it("a change that would leave ±1e15 by a fraction is refused and writes nothing; right at the bound it is kept exactly", async () => {
+    const l = stats.leaderboard("edge");
+    await l.join("p", { name: "P", score: 1e15 - 0.5 });
+    expect((await l.increment("p", 0.5)).score).toBe(1e15);
+    expect((await l.increment("p", -0.25)).score).toBe(999999999999999.75);
+    const before = await keySnapshot(lib.target, lib.prefix);
+    const over = await caught(l.increment("p", 0.375)); // 1e15 + 0.125, a representable double past the bound
+    expect("error" in over && over.error instanceof ValidationError).toBe(true);
+    const overSet = await caught(l.set("p", 1e15 + 0.125));
+    expect("error" in overSet && overSet.error instanceof ValidationError).toBe(true);
+    expect(await keySnapshot(lib.target, lib.prefix)).toEqual(before);
+    expect((await l.get("p")).score).toBe(999999999999999.75);
+  });
+});
+
+describe("trending: fractional counts", () => {
+  it("dyadic counts spread over hours sum exactly; equal window counts rank by member; top and member agree", async () => {
+    const t = stats.trending("dy");
+    // b: 0.5 + 0.25 + 0.125 over three hours; a: 0.875 now; c: 1 now
+    await t.record([
+      { member: "b", count: 0.5, at: NOW - 2 * H },
+      { member: "b", count: 0.25, at: NOW - H },
+      { member: "b", count: 0.125 },
+      { member: "a", count: 0.875 },
+      { member: "c", count: 1 },
+    ]);
+    const top = await t.top({ n: 3 });
+    expect(top.items).toEqual([
+      { rank: 1, member: "c", count: 1 },
+      { rank: 2, member: "a", count: 0.875 },
+      { rank: 3, member: "b", count: 0.875 },
+    ]);
+    expect([top.exact, top.maxError]).toEqual([true, 0]);
+    for (const [member, rank] of [
+      ["c", 1],
+      ["a", 2],
+      ["b", 3],
+    ] as const) {
+      const m = await t.member(member);
+      expect([m.member, m.rank, m.exact]).toEqual([member, rank, true]);
+    }
+  });
+});
