@@ -174,6 +174,75 @@ describe("out-of-range numbers in a batch write nothing", () => {
   });
 });
 
+describe("settings numbers keep every digit sent (Lua cjson writes numbers with 14 significant digits)", () => {
+  // BUG (medium): a board's guards pass through Lua's cjson, which writes numbers with 14
+  // significant digits, so the board keeps a rounded guard and enforces it: maxScore
+  // 123456789012.34567 is kept as 123456789012.35 and a `set` of 123456789012.346, above the
+  // configured maximum, is written (a guard bypass: "a write outside the guards → 422, nothing
+  // written"); maxScore 0.1 + 0.2 (= 0.30000000000000004) is kept as 0.3, so a score of exactly
+  // the configured maximum is refused; maxIncrement likewise. The PUT answers the rounded values.
+  // Fix: keep guards as the text TypeScript formats (String(x), the shortest round trip; Lua's
+  // tonumber reads it exactly) and return that text, never a Lua number through cjson.encode
+  // (as the scripts already do for scores: src/leaderboards/scripts.ts header).
+  it.fails("leaderboard guards are kept and enforced as sent, past 14 significant digits", async () => {
+    const max = 123456789012.34567;
+    const atMax = 0.1 + 0.2; // 0.30000000000000004
+    const put1 = await api.put("/v1/leaderboards/g17", { maxScore: max }, admin);
+    const put2 = await api.put("/v1/leaderboards/g17b", { maxScore: atMax, maxIncrement: atMax }, admin);
+    await api.put("/v1/leaderboards/g17/players/p", { name: "P" });
+    await api.put("/v1/leaderboards/g17b/players/p", { name: "P" });
+    const before = await keySnapshot(api.target, api.prefix);
+    const over = await api.post("/v1/leaderboards/g17/players/p/score", { set: 123456789012.346 });
+    const overWroteNothing = JSON.stringify(await keySnapshot(api.target, api.prefix)) === JSON.stringify(before);
+    const atMaxSet = await api.post("/v1/leaderboards/g17b/players/p/score", { set: atMax });
+    const atMaxBy = await api.post("/v1/leaderboards/g17b/players/p/score", { by: -atMax });
+    expect({
+      answeredMax: put1.body.maxScore,
+      answeredAtMax: [put2.body.maxScore, put2.body.maxIncrement],
+      over: over.status,
+      overWroteNothing,
+      atMaxSet: atMaxSet.status,
+      atMaxBy: atMaxBy.status,
+    }).toEqual({
+      answeredMax: max,
+      answeredAtMax: [atMax, atMax],
+      over: 422,
+      overWroteNothing: true,
+      atMaxSet: 200,
+      atMaxBy: 200,
+    });
+  });
+
+  // BUG (low): a webhook's `threshold` goes through the same cjson: PUT answers
+  // 1.2345678901234567 as sent, GET /v1/webhooks answers 1.2345678901235, and trending.rising
+  // compares scores with the rounded value. Fix: as for the guards, keep and return its text.
+  it.fails("a webhook threshold reads back as it was written", async () => {
+    const threshold = 1.2345678901234567;
+    const hook = { url: "https://example.com/hook", secret: "s".repeat(16), filter: { stream: "s" } };
+    const put = await api.put("/v1/webhooks/thr17", { ...hook, events: ["trending.rising"], threshold }, admin);
+    expect(put.body.webhook.threshold).toBe(threshold);
+    const listed = (await api.get("/v1/webhooks", admin)).body.webhooks as { name: string; threshold: number }[];
+    expect(listed.find((w) => w.name === "thr17")?.threshold).toBe(threshold);
+  });
+
+  it("histogram settings and extremes keep 17 significant digits", async () => {
+    const width = 0.1 + 0.2;
+    expect((await api.put("/v1/histograms/w17", { bucketWidth: width }, admin)).body.bucketWidth).toBe(width);
+    const values = [0.30000000000000004, 1.2345678901234567, 123456789.12345679];
+    expect((await api.post("/v1/histograms/w17/observations", { values })).status).toBe(200);
+    const r = (await api.get("/v1/histograms/w17")).body;
+    expect([r.bucketWidth, r.min, r.max, r.count]).toEqual([width, 0.30000000000000004, 123456789.12345679, 3]);
+    // the sum, by hand in arrival order
+    expect(r.sum).toBe(0.30000000000000004 + 1.2345678901234567 + 123456789.12345679);
+    // bounds: k × 0.30000000000000004 rounded to 15 significant digits
+    expect(r.buckets.map((b: { lower: number; upper: number }) => [b.lower, b.upper])).toEqual([
+      [0.3, 0.6],
+      [1.2, 1.5],
+      [123456789, 123456789.3],
+    ]);
+  });
+});
+
 describe("the OpenAPI document's numbers against what is accepted", () => {
   type Schema = { type?: string | string[]; minimum?: number; maximum?: number; exclusiveMinimum?: number };
   const kind = (s: Schema) => (Array.isArray(s.type) ? s.type.find((t) => t !== "null") : s.type);
