@@ -96,6 +96,37 @@ describe("numbers in JSON and CSV answers", () => {
   });
 });
 
+describe("replays carry the first answer's numbers digit for digit", () => {
+  it("an Idempotency-Key replay of a counter incr, a score change and a histogram PUT answers the same text", async () => {
+    await api.put("/v1/leaderboards/idem/players/p", { name: "P" });
+    const writes: [string, string, unknown][] = [
+      [
+        "POST",
+        "/v1/counters/idem/incr",
+        {
+          items: [
+            { member: "a", by: 0.1 },
+            { member: "a", by: 0.2 },
+            { member: "b", by: -1e-7 },
+          ],
+        },
+      ],
+      ["POST", "/v1/leaderboards/idem/players/p/score", { by: 123456789012.34567 }],
+      ["PUT", "/v1/histograms/idem", { bucketWidth: 0.30000000000000004, unit: "ms" }],
+    ];
+    for (const [i, [method, path, body]] of writes.entries()) {
+      const init = { key: "admin", headers: { "idempotency-key": `r10-${i}` } };
+      const first = await api.call(method, path, body, init);
+      const again = await api.call(method, path, body, init);
+      expect(first.status, path).toBeLessThan(300);
+      expect(JSON.stringify(again.body), path).toBe(JSON.stringify(first.body));
+    }
+    const [a, b] = (await api.get("/v1/counters/idem/top?n=2")).body.items as { score: number }[];
+    expect([a?.score, b?.score]).toEqual([0.30000000000000004, -1e-7]);
+    expect((await api.get("/v1/leaderboards/idem/players/p")).body.score).toBe(123456789012.34567);
+  });
+});
+
 describe("trending counts past 2^53", () => {
   // BUG (medium): a trending count has no upper bound on its sum, so past 2^53 increments round
   // away while the read still says `exact: true, maxError: 0`: 1e16 (ten batches of 1,000 events
