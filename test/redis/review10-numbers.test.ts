@@ -407,6 +407,24 @@ describe("histograms: buckets, extremes and the exact sum", () => {
     expect(r.mean).toBe(0);
   });
 
+  it("top: equal counts go to the lower bucket by value, negatives included (not by the index's text)", async () => {
+    const h = stats.histogram("topties");
+    await h.configure({ bucketWidth: 1 });
+    // buckets -10, -2, -1, 0, 1, 2, 10 once each, 5 twice: as text "-1" < "-10" < "-2" < "0" < "1" < "10" < "2"
+    await h.observe([10, 2, 1, 0, -1, -2, -10, 5, 5.5]);
+    const r = await h.read({ top: 8 });
+    expect(r.top.map((b) => [b.lower, b.count])).toEqual([
+      [5, 2],
+      [-10, 1],
+      [-2, 1],
+      [-1, 1],
+      [0, 1],
+      [1, 1],
+      [2, 1],
+      [10, 1],
+    ]);
+  });
+
   it("percentiles of one value per bucket: the nearest-rank value's bucket, clamped to the exact extremes", async () => {
     const h = stats.histogram("pct");
     await h.configure({ bucketWidth: 10 });
