@@ -51,7 +51,10 @@ beforeAll(async () => {
 /** As review 4's: each TTL a script set becomes a deadline on the virtual clock; the key is PERSISTed. */
 class VirtualExpiry {
   deadlines = new Map<string, number>();
-  constructor(private readonly prefix: string) {}
+  private readonly prefix: string;
+  constructor(prefix: string) {
+    this.prefix = prefix;
+  }
 
   async settle(now: number): Promise<void> {
     const keys = await keysUnder(target, this.prefix);
