@@ -36,6 +36,8 @@ import { DAY, dayStart, MINUTE, periodEnd, periodStart } from "../../src/time.ts
 import { libraryTest } from "../helpers/library.ts";
 import { command, keysUnder, resetStats, statsOf } from "../helpers/upstash-rest.ts";
 
+/** The run's seed: 1010 (REVIEW10_SEED picks another, to explore; the committed run is 1010). */
+const SEED = Number(process.env.REVIEW10_SEED ?? 1010);
 const lib = libraryTest("r10hist", { timeoutMs: 30_000 });
 const { target } = lib;
 const TAG = `r10hist-${Math.random().toString(36).slice(2, 8)}`;
@@ -56,8 +58,9 @@ class VirtualExpiry {
     this.prefix = prefix;
   }
 
-  async settle(now: number): Promise<void> {
-    const keys = await keysUnder(target, this.prefix);
+  /** `keys`: the only keys the call may have set a TTL on (an observe's days and months); default all. */
+  async settle(now: number, only?: string[]): Promise<void> {
+    const keys = only ?? (await keysUnder(target, this.prefix));
     for (let i = 0; i < keys.length; i += 500) {
       const batch = keys.slice(i, i + 500);
       const ttls = await command<number[]>(
@@ -293,12 +296,22 @@ interface Spec {
   settings: number;
   /** Chance of a delete and re-creation a step. */
   deletes: number;
+  /** Chance a step writes nothing new for it (so its days drain and a new width is allowed). */
+  quiet: number;
 }
 
 const SPECS: Spec[] = [
-  { name: "wide", widths: [1], retentions: [400], heavy: 0.45, settings: 0, deletes: 0 },
-  { name: "ret", widths: [0.5], retentions: [3, 12, 31, 45, 90, 400], heavy: 0.3, settings: 0.08, deletes: 0 },
-  { name: "del", widths: [2, 0.25], retentions: [5, 20, 40], heavy: 0.15, settings: 0.06, deletes: 0.03 },
+  { name: "wide", widths: [1], retentions: [400], heavy: 0.45, settings: 0, deletes: 0, quiet: 0 },
+  {
+    name: "ret",
+    widths: [0.5],
+    retentions: [3, 12, 31, 45, 90, 400],
+    heavy: 0.3,
+    settings: 0.08,
+    deletes: 0,
+    quiet: 0.1,
+  },
+  { name: "del", widths: [2, 0.25], retentions: [1, 2, 5, 20], heavy: 0.15, settings: 0.15, deletes: 0.03, quiet: 0.4 },
 ];
 
 function run(seed: number, simDays: number) {
@@ -391,8 +404,15 @@ function run(seed: number, simDays: number) {
         const touched = [...byDay.keys()];
         const before = expected === "ok" ? null : await snapshot(base.prefix, spec.name, touched);
         const r = await settled(observe(ctx(skew), spec.name, batch));
-        // the script's TTLs count from the writer's clock
-        await clock.settle(writerNow);
+        // the script's TTLs count from the writer's clock; it sets them on its days and months only
+        await clock.settle(
+          writerNow,
+          touched.flatMap((d) => [
+            histogramKeys.day(base.prefix, spec.name, d),
+            histogramKeys.ext(base.prefix, spec.name, d),
+            histogramKeys.month(base.prefix, spec.name, monthStart(d)),
+          ]),
+        );
         if (expected === "ok") {
           expect(r.ok ? r.value.accepted : String(r.error), where).toBe(batch.length);
           for (const o of batch) m.add(dayStart(o.at), o.value);
@@ -430,10 +450,11 @@ function run(seed: number, simDays: number) {
           if (rnd() < 0.85) await doPut(spec, pick(spec.widths), pick(spec.retentions), `${where} recreate`);
         }
         if (rnd() < spec.settings) {
-          const width = rnd() < 0.3 ? pick(spec.widths) : m.width;
+          const width = rnd() < 0.6 ? pick(spec.widths) : m.width;
           await doPut(spec, width, pick(spec.retentions), `${where} put ${spec.name}`);
         }
         // today's data, at times of today up to now
+        if (rnd() < spec.quiet) continue;
         const values = dayShape(spec, dayIndex);
         const items = values.map((value) => ({ value, at: today + int(0, now - today) }));
         // late writes into past days (some past the retention: the batch is then refused whole)
@@ -490,7 +511,7 @@ function run(seed: number, simDays: number) {
           [today - int(0, 40) * DAY, today + int(1, 40) * DAY],
           [today - 399 * DAY, today],
         ];
-        for (let k = 0; k < 4; k++) {
+        for (let k = 0; k < 2; k++) {
           const [a, b] = pick(candidates);
           const [from, to] = a <= b ? [a, b] : [b, a];
           if ((to - from) / DAY >= 400) continue;
@@ -560,8 +581,8 @@ async function snapshot(prefix: string, name: string, days: number[]): Promise<R
 
 describe("review 10: histograms at scale against a model of what was observed", () => {
   it(
-    "seed 1010: every read agrees with the model, refuses only past a documented limit, within 60 commands",
-    run(1010, 100),
+    `seed ${SEED}: every read agrees with the model, refuses only past a documented limit, within 60 commands`,
+    run(SEED, 90),
     300_000,
   );
 
@@ -570,6 +591,105 @@ describe("review 10: histograms at scale against a model of what was observed", 
     expect(stats.reads).toBeGreaterThan(300);
     expect(stats.maxCommands).toBeLessThanOrEqual(MAX_READ_COMMANDS);
   });
+});
+
+describe("review 10: the end edge at scale, observed on a moving clock", () => {
+  it("a month read as its rollup less the days after the range answers the model's buckets, before and after late, ahead and refused writes, a cut and a raise", async () => {
+    const name = "edge";
+    const base = lib.ctx(0, "r10-edge");
+    const clock = new VirtualExpiry(base.prefix);
+    const m = new Model();
+    let now = Date.UTC(2027, 5, 27, 10);
+    const ctx = (): Ctx => ({ ...base, now });
+    /**
+     * Whether `reads` dropped buckets left at 0 (ZREMRANGEBYSCORE … 0 0): only a month read as its
+     * rollup less the days after the range does, when its union passes the cap with them.
+     */
+    const edgeTaken = async (reads: () => Promise<void>) => {
+      const before = stats.zeroDrops;
+      await reads();
+      return stats.zeroDrops > before;
+    };
+    const observeDay = async (day: number, values: number[]) => {
+      for (let i = 0; i < values.length; i += 1000) {
+        const batch = values.slice(i, i + 1000).map((value, j) => ({ value, at: day + ((i + j) % DAY) }));
+        expect((await observe(ctx(), name, batch)).accepted).toBe(batch.length);
+        for (const o of batch) m.add(dayStart(o.at), o.value);
+      }
+      await clock.settle(now);
+    };
+    await put(ctx(), name, { bucketWidth: 1, retentionDays: 400 });
+    m.exists = true;
+    // June 1..26: 3,800 buckets a day in 4 patterns of 4,999 (19,996 in all), some twice; June 20:
+    // two values whose sum is 0 (its sum member scores 0, as a bucket left at 0 does)
+    for (let d = 1; d <= 26; d++) {
+      const day = Date.UTC(2027, 5, d);
+      if (d === 20) await observeDay(day, [-2.5, 2.5]);
+      else
+        await observeDay(day, [
+          ...Array.from({ length: 3800 }, (_, b) => (d % 4) * 5000 + ((b + d * 300) % 4999) + 0.25),
+          ...Array.from({ length: d * 10 }, (_, b) => (d % 4) * 5000 + ((b + d * 300) % 4999)),
+        ]);
+    }
+    // one only in a day after the range: left at 0 by the subtraction, dropped before the count
+    await observeDay(Date.UTC(2027, 5, 26), [60_000]);
+    const from = Date.UTC(2027, 5, 1);
+    const to = Date.UTC(2027, 5, 25);
+    // buckets more inside, up to 20,000 in all (20,001 in the union, with the one at 0)
+    const missing = MAX_READ_BUCKETS - m.summary(from, to).buckets.length;
+    expect(missing).toBeGreaterThanOrEqual(0);
+    console.log("review10 edge: buckets added to reach the cap", missing);
+    const more = Array.from({ length: missing }, (_, i) => ({
+      value: 50_000 + i,
+      at: Date.UTC(2027, 5, 1 + (i % 19), 12),
+    }));
+    expect((await observe(ctx(), name, more)).accepted).toBe(missing);
+    for (const o of more) m.add(dayStart(o.at), o.value);
+    await clock.settle(now);
+    // June 1..25 read on the 27th: 25 days of the month, 5 after (the rollup's ZCARD and 5 days of
+    // at most 5,001 are fewer entries to merge than the days', by more than twice)
+    expect(await edgeTaken(() => check(ctx(), name, m, from, to, 5, "edge 1"))).toBe(true);
+    expect(m.summary(from, to).buckets.length).toBe(MAX_READ_BUCKETS);
+    // near midnight: today (June 27) and tomorrow (dated 4 minutes ahead) are after the range too
+    now = Date.UTC(2027, 5, 27, 23, 57);
+    await observeDay(Date.UTC(2027, 5, 27), [61_000, 3]);
+    await observeDay(Date.UTC(2027, 5, 28), [62_000, 4]);
+    expect(
+      await edgeTaken(async () => {
+        await check(ctx(), name, m, from, to, 100, "edge 2");
+        await check(ctx(), name, m, from, Date.UTC(2027, 5, 27), 5, "edge 2, ending today");
+      }),
+    ).toBe(true);
+    // one more bucket inside the range: 20,001, refused naming the cap, no scratch left
+    await observeDay(Date.UTC(2027, 5, 5), [70_000]);
+    const before = stats.refusedBuckets;
+    await check(ctx(), name, m, from, to, 5, "edge 3");
+    expect(stats.refusedBuckets).toBe(before + 1);
+    // the month ends; July: the edge month is a past one
+    now = Date.UTC(2027, 6, 9, 8);
+    await clock.expireUntil(now);
+    expect(
+      await edgeTaken(async () => {
+        await check(ctx(), name, m, from, to, 5, "edge 4");
+        await check(ctx(), name, m, from, Date.UTC(2027, 5, 26), 5, "edge 4, to the 26th");
+        await check(ctx(), name, m, Date.UTC(2027, 5, 4), to, 5, "edge 4, not from the 1st");
+      }),
+    ).toBe(true);
+    // a retention of 30 days cuts June 1..8: the month no longer stands for its days
+    await put(ctx(), name, { bucketWidth: 1, retentionDays: 30 });
+    await clock.settle(now);
+    m.retention = 30;
+    m.keep(now);
+    expect(await edgeTaken(() => check(ctx(), name, m, from, to, 5, "edge 5, cut"))).toBe(false);
+    // back to 400 (rollupsSince moves past June: its days are read one by one)
+    await put(ctx(), name, { bucketWidth: 1, retentionDays: 400 });
+    await clock.settle(now);
+    m.retention = 400;
+    m.raised = true;
+    await observeDay(Date.UTC(2027, 5, 12), [80_000]);
+    await check(ctx(), name, m, from, to, 5, "edge 6, raised");
+    await check(ctx(), name, m, Date.UTC(2027, 4, 20), Date.UTC(2027, 6, 9), 5, "edge 6, raised, to today");
+  }, 120_000);
 });
 
 describe("review 10: findings", () => {
