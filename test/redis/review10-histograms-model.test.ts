@@ -3,7 +3,7 @@
  * model run (review4-histograms.test.ts) drives small data (tens of buckets), so every read there
  * takes the plain `ZUNION`; histograms-checks.test.ts drives the checks at scale, but with days
  * written straight into Redis at one fixed time. Here three histograms are fed through `observe`
- * over ~110 simulated days (a seeded PRNG, dev/prng.ts), with days of up to 5,000 buckets (shared
+ * over 90 simulated days (a seeded PRNG, dev/prng.ts), with days of up to 5,000 buckets (shared
  * patterns, buckets of their own, drawn at random from a pool, a value far away), late writes into
  * past days, writes dated up to 5 minutes ahead near midnight (from a clock up to a minute ahead),
  * retention changes both ways, deletes and re-creation, width changes when allowed, batches
@@ -13,7 +13,11 @@
  * sum, min, max, mean, buckets, top, p50/p90/p99 within the bucket of the true nearest-rank
  * value), every refusal must be one docs/histograms.md describes (more than 20,000 distinct buckets
  * truly in the range, or the entries limit), leaves no scratch key, and every read costs at most
- * MAX_READ_COMMANDS (issue 15) in one HTTP request.
+ * MAX_READ_COMMANDS (issue 15) in one HTTP request (piped, and every third read through a client
+ * without a pipeline: the one script). A second test drives the end edge (a month read as its
+ * rollup less the days after the range), which needs days of thousands of buckets, through
+ * observe: at the cap with buckets left at 0, with writes dated tomorrow, refused one bucket past
+ * it, and no longer taken once a shorter retention cuts the month's first days.
  *
  * Expiry: the virtual clock runs ahead of Redis's, so `VirtualExpiry` (as in review 4) turns each TTL
  * a script set into a deadline on the virtual clock, PERSISTs the key, and deletes it once the
