@@ -18,6 +18,7 @@ export const BOOKKEEPING = new Set(["MULTI", "EXEC", "INFO", "ECHO"]);
 /** Every command redis-server executes, as parsed lines, from when `open` returns. */
 export class Monitor {
   lines: MonitorLine[] = [];
+  private started = false;
   private buf = "";
   private waiters: (() => void)[] = [];
   private readonly sock: Socket;
@@ -33,7 +34,11 @@ export class Monitor {
         const raw = this.buf.slice(0, i);
         this.buf = this.buf.slice(i + 2);
         const m = /^\+\d+\.\d+ \[\d+ ([^\]]+)\] (.*)$/.exec(raw);
-        if (!m) continue;
+        if (!m) {
+          if (raw === "+OK") this.started = true; // MONITOR's own reply: it sees every command from here
+          for (const w of this.waiters.splice(0)) w();
+          continue;
+        }
         const args = [...(m[2] ?? "").matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((a) => unescape(a[1] ?? ""));
         this.lines.push({ lua: m[1] === "lua", args });
         for (const w of this.waiters.splice(0)) w();
@@ -48,6 +53,9 @@ export class Monitor {
     await new Promise<void>((ok, fail) => sock.once("connect", ok).once("error", fail));
     const monitor = new Monitor(sock, target);
     sock.write("*1\r\n$7\r\nMONITOR\r\n");
+    // A marker sent before MONITOR's "+OK" may run before MONITOR does and never be shown (review 10
+    // saw this hang about one open in three on a loaded machine).
+    while (!monitor.started) await new Promise<void>((r) => monitor.waiters.push(r));
     await monitor.mark(ready);
     return monitor;
   }
