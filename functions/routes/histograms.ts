@@ -113,10 +113,16 @@ const Summary = once(() =>
       from: z.string().openapi({ example: "2026-11-16" }),
       to: z.string().openapi({ example: "2026-11-22" }),
       count: z.number().int(),
-      sum: z.number().openapi({ description: "exact sum of the values" }),
+      sum: z.number().openapi({
+        description:
+          "sum of the values as doubles: exact for integers whose magnitudes sum to at most 2^53, otherwise each addition rounded to the nearest double",
+      }),
       min: z.number().nullable().openapi({ description: "exact smallest value; null when count is 0" }),
       max: z.number().nullable().openapi({ description: "exact largest value; null when count is 0" }),
-      mean: z.number().nullable().openapi({ description: "exact mean (sum / count)" }),
+      mean: z
+        .number()
+        .nullable()
+        .openapi({ description: "sum / count, rounded to the nearest double; null when count is 0" }),
       p50: z
         .number()
         .nullable()
