@@ -1,4 +1,5 @@
 import { defineLua, defineScript } from "../redis/script.ts";
+import { HOUR_COUNT_ERROR, MAX_HOUR_COUNT } from "./validate.ts";
 
 /**
  * The markers that ride inside hour buckets and unions.
@@ -82,17 +83,29 @@ end
  * the i-th (member, count); `hours` and `ttls` go with `buckets`; `requeue` is
  * '1' for a late write or one in the hour's last 5 minutes.
  *
- * The bookkeeping runs once per bucket, not once per call: ZADD NX of the
- * bucket's sentinel answers "is this bucket new?" (a bucket gets its sentinel
- * when it is created and keeps it), and only a new bucket needs its EXPIRE
- * (its deadline is fixed by its hour) and the registry updates (an existing
- * bucket's creation already put its hour in `_seen` and `_dirty`). A steady
- * write is ZINCRBY per member plus one ZADD NX per hour.
+ * First, before any write, one ZMSCORE per bucket reads its sentinel and the
+ * batch's members: no member's count in an hour may pass MAX_HOUR_COUNT (so
+ * every window's sum stays an exact integer below 2^53; validate.ts), and a
+ * batch that would take one past it writes nothing (HOUR_COUNT_ERROR below).
+ * The same ZMSCORE answers "is this bucket new?" (no sentinel: a bucket gets
+ * its sentinel when it is created and keeps it), which ZADD NX of the sentinel
+ * answered before review 10, so the check costs no command: an existing
+ * bucket takes a ZINCRBY per member, a new one one ZADD of its sentinel and
+ * its members' counts (computed here from the ZMSCORE, as ZINCRBY would: the
+ * same double addition), then its EXPIRE (its deadline is fixed by its hour)
+ * and the registry updates (an existing bucket's creation already put its
+ * hour in `_seen` and `_dirty`). A steady write is ZMSCORE and ZINCRBY per member.
  * `stale` are the cached unions that hold an hour this batch writes (see
  * staleUnions in trending.ts); usually there are none. Returns the number of buckets,
- * which the call's keys fix before it runs and it never refuses: `resultUpFront` lets
- * the idempotency prelude record it in the command that looks for an earlier record
- * (4 commands with an Idempotency-Key instead of 5).
+ * which the call's keys fix before it runs: `resultUpFront` lets the idempotency
+ * prelude record it in the command that looks for an earlier record (4 commands
+ * with an Idempotency-Key instead of 5), and an error in the body takes it back.
+ *
+ * The bound is refused by raising an error, not by the `{refused = ...}` channel:
+ * queued ingest (src/ingest/scripts.ts) runs this script inside its apply script
+ * and does not read its result, so a refusal there would mark the events applied
+ * and drop them; an error fails the group, which the consumer retries and Queues
+ * dead-letters. record() (trending.ts) turns the error into a 400.
  */
 export const recordScript = defineScript({
   name: "trending.record",
@@ -102,19 +115,47 @@ export const recordScript = defineScript({
   uses: [markersLua],
   resultUpFront: "#buckets",
   lua: `
-local minHour, maxHour, created = nil, nil, false
+local inBucket = {}
+for b = 1, #buckets do inBucket[b] = {} end
 for i = 1, #members do
-  redis.call('ZINCRBY', buckets[tonumber(slots[i])], counts[i], members[i])
+  local list = inBucket[tonumber(slots[i])]
+  list[#list + 1] = i
 end
+-- every check before the first write: a refused batch leaves nothing
+local fresh, sums = {}, {}
 for b = 1, #buckets do
-  local hour = tonumber(hours[b])
+  local list = inBucket[b]
+  local ask = { SENTINEL }
+  for j = 1, #list do ask[j + 1] = members[list[j]] end
+  local got = redis.call('ZMSCORE', buckets[b], unpack(ask))
+  fresh[b] = not got[1]
+  for j = 1, #list do
+    local i = list[j]
+    local was = tonumber(got[j + 1]) or 0
+    sums[i] = was + tonumber(counts[i])
+    if sums[i] > ${MAX_HOUR_COUNT} then
+      error({err = '${HOUR_COUNT_ERROR} ' .. i .. ' ' .. fmt(was)})
+    end
+  end
+end
+local minHour, maxHour, created = nil, nil, false
+for b = 1, #buckets do
+  local hour, list = tonumber(hours[b]), inBucket[b]
   if not minHour or hour < minHour then minHour = hour end
   if not maxHour or hour > maxHour then maxHour = hour end
-  -- 1 only for the write that created the bucket: it sets the expiry, once (ZINCRBY
-  -- cannot; the "ZADD ... INCR EX" of source post 000 (docs/background.md) does not exist)
-  if redis.call('ZADD', buckets[b], 'NX', 0, SENTINEL) == 1 then
+  if fresh[b] then
+    -- the write that creates the bucket: its sentinel, its counts, and its expiry, once
+    -- (the "ZADD ... INCR EX" of source post 000 (docs/background.md) does not exist)
+    local add = { 0, SENTINEL }
+    for j = 1, #list do
+      add[#add + 1] = fmt(sums[list[j]])
+      add[#add + 1] = members[list[j]]
+    end
+    redis.call('ZADD', buckets[b], unpack(add))
     redis.call('EXPIRE', buckets[b], ttls[b])
     created = true
+  else
+    for j = 1, #list do redis.call('ZINCRBY', buckets[b], counts[list[j]], members[list[j]]) end
   end
 end
 if created then

@@ -21,6 +21,7 @@ import {
   checkEvents,
   defaultWindowOf,
   horizonOf,
+  hourCountRefusal,
   MAX_FUTURE_MS,
   type TrendingEvent,
   type TrendingSettings,
@@ -86,8 +87,10 @@ export function staleUnions(
 }
 
 /**
- * Adds events to their UTC hour buckets, in one script: ZINCRBY per (hour,
- * member) and one ZADD NX per hour; only a bucket's first write also sets its
+ * Adds events to their UTC hour buckets, in one script: one ZMSCORE per hour
+ * (the bucket's sentinel and the members' counts, checked against
+ * MAX_HOUR_COUNT before anything is written), then ZINCRBY per (hour, member),
+ * or one ZADD for a new bucket; only a bucket's first write also sets its
  * EXPIRE and the registry and compaction queue; a late write (or one in the
  * hour's last 5 minutes) re-queues its hour; and one DEL of the cached unions
  * the write makes stale (see staleUnions). Returns how many events were accepted.
@@ -111,31 +114,35 @@ export async function record(
   }
   const hours = [...sums.keys()].sort((a, b) => a - b);
   const increments = hours.flatMap((hour, i) =>
-    [...(sums.get(hour) ?? [])].map(([member, count]) => ({ slot: i + 1, count: String(count), member })),
+    [...(sums.get(hour) ?? [])].map(([member, count]) => ({ slot: i + 1, hour, count: String(count), member })),
   );
   const reg = registryKeys(ctx.prefix);
-  const { replayed } = await recordScript.run(
-    ctx.redis,
-    {
-      names: reg.names,
-      seen: reg.seen,
-      dirty: reg.dirty,
-      buckets: hours.map(keys.bucket),
-      stale: staleUnions(keys, ctx.now, hours, options.retentionHours),
-    },
-    {
-      stream,
-      // late for this clock, or ending: a compaction (whose clock may have passed the hour) may have
-      // finished the hour already, so the queue gets it back although the bucket is not new
-      requeue: (hours[0] ?? 0) < hourIndex(ctx.now) || hourEnding(ctx.now) ? 1 : 0,
-      hours,
-      ttls: hours.map((hour) => secondsUntil((hour + 1 + options.retentionHours) * HOUR, ctx.now)),
-      slots: increments.map((i) => i.slot),
-      counts: increments.map((i) => i.count),
-      members: increments.map((i) => i.member),
-    },
-    options.idempotency,
-  );
+  const { replayed } = await recordScript
+    .run(
+      ctx.redis,
+      {
+        names: reg.names,
+        seen: reg.seen,
+        dirty: reg.dirty,
+        buckets: hours.map(keys.bucket),
+        stale: staleUnions(keys, ctx.now, hours, options.retentionHours),
+      },
+      {
+        stream,
+        // late for this clock, or ending: a compaction (whose clock may have passed the hour) may have
+        // finished the hour already, so the queue gets it back although the bucket is not new
+        requeue: (hours[0] ?? 0) < hourIndex(ctx.now) || hourEnding(ctx.now) ? 1 : 0,
+        hours,
+        ttls: hours.map((hour) => secondsUntil((hour + 1 + options.retentionHours) * HOUR, ctx.now)),
+        slots: increments.map((i) => i.slot),
+        counts: increments.map((i) => i.count),
+        members: increments.map((i) => i.member),
+      },
+      options.idempotency,
+    )
+    .catch((error: unknown) => {
+      throw hourCountRefusal(error, events, ctx.now, increments, options.listKey);
+    });
   return { accepted: events.length, replayed };
 }
 

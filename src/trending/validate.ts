@@ -1,10 +1,25 @@
 import type { Ctx } from "../context.ts";
-import type { FieldIssue } from "../errors.ts";
-import { hourIndex } from "../time.ts";
+import { ValidationError, type FieldIssue } from "../errors.ts";
+import { HOUR, hourIndex } from "../time.ts";
 import { assertName, invalid, MAX_BATCH, MAX_INCREMENT, memberProblem } from "../validation.ts";
 
 /** Widest window a read may ask for (`168h` = `7d`). */
 export const MAX_WINDOW_HOURS = 168;
+/**
+ * Most one member's count in one hour may reach (review 10). A window sums at most
+ * MAX_WINDOW_HOURS + 1 = 169 hours (168 finished and the current one), so every sum a read or a
+ * union takes stays at most 169 × 5e13 = 8.45e15, below 2^53 ≈ 9.007e15: integer counts add up
+ * exactly and `exact: true` is true. (2^53 / 169 ≈ 5.33e13; 5e13 is the round number below.)
+ * Before, 1e16 + 1 + 1 answered 1e16 with `exact: true`. The record script refuses a write that
+ * would pass it, before writing anything.
+ */
+export const MAX_HOUR_COUNT = 5e13;
+/**
+ * The error the record script raises when a member's count in an hour would pass
+ * MAX_HOUR_COUNT, followed by the increment's index (1-based) and the count it held
+ * (scripts.ts says why an error and not a refusal).
+ */
+export const HOUR_COUNT_ERROR = "ERR trending.record hour_count";
 /** Largest `n` of a top-N read. */
 export const MAX_TOP_N = 100;
 /** Events may be stamped at most this far in the future (clock skew). */
@@ -113,4 +128,46 @@ export function checkEvents(ctx: Ctx, events: TrendingEvent[], retentionHours: n
     }
   });
   if (issues.length > 0) invalid(issues);
+}
+
+/**
+ * The 400 of a write the record script refused for MAX_HOUR_COUNT (HOUR_COUNT_ERROR: the index
+ * of the (hour, member) increment and the count it held); any other error as it was. It names
+ * the first event of that member and hour whose count takes it past the bound.
+ */
+export function hourCountRefusal(
+  error: unknown,
+  events: TrendingEvent[],
+  now: number,
+  increments: readonly { hour: number; member: string }[],
+  listKey = "events",
+): unknown {
+  const text = error instanceof Error ? error.message : "";
+  const at = text.indexOf(HOUR_COUNT_ERROR);
+  if (at < 0) return error;
+  const [index, held] = text
+    .slice(at + HOUR_COUNT_ERROR.length)
+    .trim()
+    .split(/\s+/);
+  const inc = increments[Number(index) - 1];
+  if (!inc) return error;
+  let sum = Number(held);
+  let culprit = -1;
+  for (const [i, event] of events.entries()) {
+    if (event.member !== inc.member || hourIndex(event.at ?? now) !== inc.hour) continue;
+    culprit = i;
+    sum += event.count ?? 1;
+    if (sum > MAX_HOUR_COUNT) break;
+  }
+  return new ValidationError(
+    `The count of '${inc.member}' in the hour from ${new Date(inc.hour * HOUR).toISOString()} would pass ` +
+      `${MAX_HOUR_COUNT} (5e13; it holds ${String(Number(held))}), the most one member's hour may hold, ` +
+      "so that every window's sum stays exact; nothing was recorded.",
+    [
+      {
+        path: events.length === 1 ? "count" : `${listKey}.${culprit}.count`,
+        message: `the member's count in its hour must stay ≤ ${MAX_HOUR_COUNT} (5e13)`,
+      },
+    ],
+  );
 }
