@@ -310,10 +310,11 @@ describe("a life begun before quarter rollups, continued by this code", () => {
    * makes them), but its deletes follow the older links and never reach a quarter: the member
    * stays in those quarters. Nothing reads them in that life (reads use quarters only with `q`), so
    * answers are right; the deleted member's counts are left in Redis until the quarters expire
-   * (never, without ttl). Marked it.fails: the delete's doc says it removes the member from the
-   * range's rollups.
+   * (never, without ttl). Was it.fails (the delete's doc says it removes the member from the
+   * range's rollups); fixed: such a delete takes it from the quarters above the hours that lost it
+   * (delete-zero.ts, `oldQuarters`).
    */
-  it.fails("a delete leaves the member in the quarters written since", async () => {
+  it("a delete leaves the member in the quarters written since", async () => {
     const name = "old-life-quarters";
     const H = Date.UTC(2026, 10, 10, 7);
     await increment(ctx, name, [{ member: "x", period: "hour", at: H - DAY }]);
@@ -323,6 +324,32 @@ describe("a life begun before quarter rollups, continued by this code", () => {
     expect(await command(target, "ZSCORE", quarter, "m")).toBe("1");
     expect((await deleteMember(ctx, name, "m", { period: "hour", from: H, to: H })).removed).toBe(1);
     expect(await command(target, "ZSCORE", quarter, "m")).toBeNull();
+  });
+
+  it("in such a life a partial quarter keeps what its hours outside the range hold, a whole one loses the member", async () => {
+    const name = "old-life-quarters-2";
+    const H = Date.UTC(2026, 10, 10, 7);
+    await increment(ctx, name, [{ member: "x", period: "hour", at: H - DAY }]);
+    await age(name, "noQ");
+    await increment(
+      ctx,
+      name,
+      [H, H - HOUR, H + 6 * HOUR, H + 8 * HOUR].map((at, i) => ({
+        member: "m",
+        by: i + 1,
+        period: "hour" as const,
+        at,
+      })),
+    );
+    const quarter = (h: number) =>
+      counterKeys.rollup(prefix, name, "hour", "quarter", Math.floor(h / (6 * HOUR)) * 6 * HOUR);
+    // 07:00 to 17:00: hour 06 (m 2) of the 06-12 quarter stays in it; the 12-18 quarter is whole
+    const { removed } = await deleteMember(ctx, name, "m", { period: "hour", from: H, to: H + 10 * HOUR });
+    expect(removed).toBe(3);
+    expect(await command(target, "ZSCORE", quarter(H), "m")).toBe("2");
+    expect(await command(target, "ZSCORE", quarter(H + 6 * HOUR), "m")).toBeNull();
+    const index = counterKeys.index(prefix, name);
+    expect(await command(target, "HEXISTS", index, `b:${quarter(H + 6 * HOUR)}`)).toBe(0);
   });
 });
 
