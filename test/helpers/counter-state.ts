@@ -50,6 +50,24 @@ export function spanOf(key: string): [number, number] {
   return [s, periodEnd("month", s)];
 }
 
+/**
+ * Members a listed rollup holds (at any score, 0 included) that no listed hour below it holds: a
+ * member delete that takes a partial rollup to 0 keeps the member only while a part still holds it.
+ */
+export function ghosts(st: State, withQuarters: boolean): string[] {
+  const out: string[] = [];
+  for (const [key, held] of st.rollups) {
+    if (!withQuarters && key.includes(":by-quarter:")) continue;
+    const [a, b] = spanOf(key);
+    for (const m of held.keys()) {
+      let found = false;
+      for (const [h, members] of st.hours) if (h >= a && h < b && members.has(m)) found = true;
+      if (!found) out.push(`${key.slice(-20)} holds ${m} at ${held.get(m)}, no hour of it does`);
+    }
+  }
+  return out;
+}
+
 /** Every listed rollup's members against the sums of its hours (0 counted as absent). */
 export function rollupMismatches(st: State, withQuarters: boolean): string[] {
   const out: string[] = [];

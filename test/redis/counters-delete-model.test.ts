@@ -20,6 +20,7 @@ import {
   goneButListed,
   spanOf,
   rollupMismatches,
+  ghosts,
   hoursJson,
   memberPastBound,
 } from "../helpers/counter-state.ts";
@@ -143,7 +144,8 @@ async function runOps(life: Life, ops: Op[]) {
     else if (o.kind === "delete") await del(o.member, o.from, o.to);
     else if (o.kind === "zero") {
       // +3 and -3 in two hours of a quarter, +2 in a third: the delete of the third takes the
-      // quarter, day and month to 0 where the member held nothing else, and marks them
+      // quarter, day and month to 0 where the member held nothing else; they keep it at 0, as
+      // hours outside the range hold it (before, and still where that is unknown: dropped, marked)
       await apply([
         { member: o.member, by: 3, at: o.at + HOUR },
         { member: o.member, by: -3, at: o.at + 2 * HOUR },
@@ -169,12 +171,17 @@ async function runOps(life: Life, ops: Op[]) {
     expect(goneButListed(st), "listed, never expiring, gone").toEqual([]);
     if ("s" in st.fields) {
       expect(rollupMismatches(st, "q" in st.fields)).toEqual([]);
+      expect(ghosts(st, "q" in st.fields), "held at 0 by a rollup only").toEqual([]);
       // a finished range read after every step: its cached union must follow the deletes
       if (life !== "noSQ") {
         const [from, to] = [HOT_DAYS[0]!, HOT_DAYS[3]! + 23 * HOUR];
         const top = await ranked(ctx, name, "top", 100, { period: "hour", from, to });
-        const got = Object.fromEntries(top.items.filter((i) => i.score !== 0).map((i) => [i.member, i.score]));
-        const want = [...modelSum(model, from, periodEnd("hour", to))].filter(([, v]) => v !== 0);
+        // a new life's rollups list exactly their hours' members (a delete that takes one to 0 keeps
+        // the member while an hour holds it), so members held at 0 count too; older lives may hold
+        // rollups an older delete marked (z:), which lack such members
+        const zeros = life === "new";
+        const got = Object.fromEntries(top.items.filter((i) => zeros || i.score !== 0).map((i) => [i.member, i.score]));
+        const want = [...modelSum(model, from, periodEnd("hour", to))].filter(([, v]) => zeros || v !== 0);
         expect(got, "cached top").toEqual(Object.fromEntries(want));
       }
     }
