@@ -63,8 +63,9 @@ local function heldBelow(d, i)
   for t = 1, #d.outs, 4 do
     if tonumber(d.outs[t]) == i then range = t end
   end
-  -- a layout other than the one the parts outside were declared for (an older life's day: hours)
-  if not range or d.lo ~= d.firsts and (d.lo[j] ~= d.firsts[j] or d.hi[j] ~= d.lasts[j]) then return 'u' end
+  -- a layout other than the one the parts outside were declared for (an older life's day: hours);
+  -- no range: every part of the rollup overlaps the range (a day whose last quarter is partial)
+  if d.lo ~= d.firsts and (d.lo[j] ~= d.firsts[j] or d.hi[j] ~= d.lasts[j]) then return 'u' end
   local unknown = false
   local function expiring(c, recorded)
     return recorded and tonumber(recorded) > 0 and tonumber(recorded) <= d.soon
@@ -83,6 +84,7 @@ local function heldBelow(d, i)
       if a == 'u' then unknown = true end
     end
   end
+  if not range then return unknown and 'u' or false end
   local rollups = tonumber(d.outs[range + 3]) == 1
   for c = tonumber(d.outs[range + 1]), tonumber(d.outs[range + 2]) do
     local b = d.outListed[c]

@@ -177,6 +177,29 @@ describe("found by review (the failing cases are marked it.fails, with why)", ()
     expect(await read(M + 29 * DAY)).toEqual(["a=0", "k=1"]);
   });
 
+  it("a partial day whose quarters all overlap the range follows its partial quarter (no part of it lies outside)", async () => {
+    const name = "zero-quarter-edge";
+    await increment(
+      ctx,
+      name,
+      [
+        { member: "a", by: 2, at: D + 18 * HOUR },
+        { member: "a", by: 3, at: D + 20 * HOUR },
+        { member: "a", by: -3, at: D + 21 * HOUR },
+      ].map((w) => ({ ...w, period: "hour" as const })),
+    );
+    // 00:00 to 18:00: the 18-24 quarter and the day go to 0, hours 20 and 21 still hold a
+    await deleteMember(ctx, name, "a", { period: "hour", from: D, to: D + 18 * HOUR });
+    const st = await stateOf(name);
+    for (const level of ["quarter", "day", "month"] as const) {
+      const key = counterKeys.rollup(prefix, name, "hour", level, level === "quarter" ? D + 18 * HOUR : D);
+      expect(st.rollups.get(key)?.get("a"), level).toBe(0);
+      expect(`z:${key}` in st.fields, level).toBe(false);
+    }
+    const whole = await sorted(ctx, name, { period: "hour", from: D, to: D + 23 * HOUR });
+    expect(whole.items).toEqual([{ member: "a", score: 0 }]);
+  });
+
   /**
    * Known limit, left: the same data as a release before that delete left it (the day's rollup
    * dropped a at 0 and is marked) still reads as absent: reading a marked whole day or month as its
