@@ -219,7 +219,7 @@ describe("the parts outside a member delete's partial rollups (delete-layout.ts,
         );
         expect(named.sort((a, b) => a - b)).toEqual(partial);
       }),
-      { numRuns: 50 },
+      { numRuns: 25 },
     );
   });
 });
