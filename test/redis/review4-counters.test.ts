@@ -427,8 +427,9 @@ describe("member deletes and members held at 0", () => {
     (await sorted(c, name, { period: "hour", from, to, by: "score" })).items.map((i) => `${i.member}=${i.score}`);
 
   /*
-   * KNOWN LIMIT (low, left open; docs/counters.md lists the `z:` mark's effect on member reads
-   * only): after a member delete over part of a day, a read of the whole day (its day
+   * Fixed (was KNOWN LIMIT, low; it.fails): the delete now reads the parts outside a partial rollup
+   * it takes to 0 and keeps the member at 0 while one holds it (src/counters/delete-zero.ts). Was:
+   * after a member delete over part of a day, a read of the whole day (its day
    * rollup) lacks a member its hours still hold at 0, while a read of the same hours one hour
    * shorter (raw hours) lists it at 0. The delete's partial rollup ZINCRBY leaves exactly 0 and
    * drops the member (docs/counters.md: "the member goes when that leaves exactly 0", with a `z:`
