@@ -8,7 +8,7 @@ import { asList, type Idempotency, type Written } from "../redis/script.ts";
 import { periodEnd, periodStart, type Period } from "../time.ts";
 import { assertName } from "../validation.ts";
 import { levelStart, rollupsOf } from "./calendar.ts";
-import { deleteCall } from "./delete-layout.ts";
+import { deleteCall, deleteOutside } from "./delete-layout.ts";
 import { deleteMemberScript } from "./delete-script.ts";
 import { cacheKeys, counterKeys as K } from "./keys.ts";
 import { MAX_DELETE_KEYS, MAX_DELETE_READS } from "./limits.ts";
@@ -154,14 +154,19 @@ export async function deleteMember(
   assertName(name, "counter");
   checkMember(member);
   const range = periodRange(options, ctx.now);
+  const end = range ? periodEnd(range.period, range.to) : 0;
   const { parts, layout } = range
-    ? deleteCall(ctx.prefix, name, range.period, range.from, periodEnd(range.period, range.to))
+    ? deleteCall(ctx.prefix, name, range.period, range.from, end)
     : { parts: [], layout: { buckets: 0, top: 0, kinds: [], firsts: [], lasts: [], olderFirsts: [], olderLasts: [] } };
+  // the parts outside the range of its partial rollups, read only when one's sum reaches 0
+  const outside = range
+    ? deleteOutside(ctx.prefix, name, range.period, range.from, end, parts, layout.buckets)
+    : { keys: [], outs: [] };
   const { value, replayed } = await deleteMemberScript.run<number>(
     ctx.redis,
     {
       ...writeKeys(ctx.prefix, name),
-      parts,
+      parts: outside.keys.length > 0 ? [...parts, ...outside.keys] : parts,
     },
     {
       name,
@@ -170,7 +175,9 @@ export async function deleteMember(
       maxKeys: MAX_DELETE_KEYS,
       maxReads: MAX_DELETE_READS,
       now: ctx.now,
+      planKeys: parts.length,
       ...layout,
+      outs: outside.outs,
     },
     idempotency,
   );

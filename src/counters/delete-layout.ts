@@ -1,6 +1,6 @@
 import { keyOf } from "../keys.ts";
 import { DAY, HOUR, periodEnd, periodLabel, type Period } from "../time.ts";
-import { deletePlan, type DeleteStep } from "./calendar.ts";
+import { deletePlan, levelEnd, levelStart, QUARTER, type Coarse, type DeleteStep } from "./calendar.ts";
 import { counterKeys as K } from "./keys.ts";
 
 /**
@@ -148,4 +148,48 @@ export function deleteCall(
   }
   const top = parts.length - new Set(days.map((d) => d.label.slice(0, 6))).size + 1;
   return { parts, layout: { buckets, top, kinds, firsts, lasts, olderFirsts, olderLasts } };
+}
+
+/**
+ * The parts outside [from, end) of the range's partial rollups, which the delete reads when it
+ * brings such a rollup's sum to exactly 0 (delete-zero.ts, `heldBelow`): whether one still holds
+ * the member decides whether the rollup keeps it at 0. Their keys go after the plan's in the
+ * call; `outs` names them per partial rollup as `rollup, first, last, rollups` (1-based positions
+ * in the call's keys; `rollups` 1 when they are rollups). At most 2 partial rollups a level: a
+ * quarter's 5 hours, a day's 3 quarters, a month's 30 days (≤ 76 keys).
+ */
+export function deleteOutside(
+  prefix: string,
+  name: string,
+  period: Period,
+  from: number,
+  end: number,
+  parts: readonly string[],
+  buckets: number,
+): { keys: string[]; outs: number[] } {
+  const keys: string[] = [];
+  const outs: number[] = [];
+  if (period !== "hour" && period !== "day") return { keys, outs };
+  const levels: [Coarse, "bucket" | Coarse, number][] =
+    period === "hour"
+      ? [
+          ["quarter", "bucket", HOUR],
+          ["day", "quarter", QUARTER],
+          ["month", "day", DAY],
+        ]
+      : [["month", "bucket", DAY]];
+  for (const [level, below, unit] of levels) {
+    const starts = [...new Set([levelStart(level, from), levelStart(level, end - 1)])];
+    for (const start of starts) {
+      const stop = levelEnd(level, start);
+      if (start >= from && stop <= end) continue;
+      const at = parts.indexOf(K.part(prefix, name, period, level, start), buckets) + 1;
+      const first = parts.length + keys.length + 1;
+      for (let t = start; t < stop; t += unit)
+        if (t + unit <= from || t >= end) keys.push(K.part(prefix, name, period, below, t));
+      if (at > 0 && keys.length >= first - parts.length)
+        outs.push(at, first, parts.length + keys.length, below === "bucket" ? 0 : 1);
+    }
+  }
+  return { keys, outs };
 }

@@ -1,6 +1,7 @@
 import { ValidationError } from "../errors.ts";
 import { defineScript } from "../redis/script.ts";
 import { MAX_DELETE_KEYS, MAX_DELETE_READS } from "./limits.ts";
+import { deleteZeroLua } from "./delete-zero.ts";
 import { fieldsLua } from "./scripts.ts";
 
 /**
@@ -12,15 +13,18 @@ import { fieldsLua } from "./scripts.ts";
  * it loses to the rollup directly above it when that one is partial. Removes the member only: no
  * key's expiry changes. A bucket or whole rollup loses the member
  * (ZREM); a partial rollup loses what its removed parts held (ZINCRBY of minus their scores,
- * read by ZSCORE only where a partial rollup needs them), and the member itself when that leaves
- * 0 (marking the rollup `z:<key>` in the index: parts outside the range may still hold the member
- * at scores summing to 0). A partial rollup an earlier delete so emptied and dropped from the
+ * read by ZSCORE only where a partial rollup needs them). One that this leaves at 0 keeps the
+ * member at 0 while a part outside the range still holds it and drops it when none does (its
+ * parts outside: `parts` after the first `planKeys`, named by `outs`, delete-zero.ts); only when
+ * that is unknown it drops it and is marked `z:<key>` (its parts may hold it at scores summing to
+ * 0), as every such rollup was before. A partial rollup so emptied and dropped from the
  * index (its `z:` mark stays) is made again when its parts lose the member, with their new sum,
  * and listed with the latest expiry they record; a part that loses it under a *whole* rollup so
  * emptied drops the index's `s` (what it loses there sums to 0, but that is not checked). A life
  * without quarter-day rollups (index field `q` absent: it began before they were kept) links its
  * parts by `olderFirsts`..`olderLasts` instead, the plan without quarters (a day's hours), and
- * never reaches the quarters. Returns how many buckets held the member.
+ * takes the member from the quarters above the hours that lost it at the end (delete-zero.ts,
+ * `oldQuarters`). Returns how many buckets held the member.
  *
  * **Only the keys that may hold the member are touched** (issue 15). In a life whose rollups are
  * exact (index field `s`: it began with them, and no write restarted an expired key since), a rollup lacking the member means no key under it holds it,
@@ -40,13 +44,12 @@ import { fieldsLua } from "./scripts.ts";
  * held in a few hours of one day, the months, that month's days, that day's quarters and hours.
  * Once the keys reached and every key below the level not yet shown to lack the member cannot
  * pass `maxKeys`, nothing can be refused, and a whole rollup not under a partial one is read by
- * its ZREM. The same guarantee
- * spares EXISTS calls: a rollup of an exact life, listed, unmarked, its expiry not near, holds
- * every member of the keys below it, so one above a key still holding a member is not empty.
- * A life without that guarantee (it began before rollups, or a write restarted an expired key of
- * it) reads every part, as before. The plan
- * is sent as ranges per rollup, not links per key: a 400-day hour range is 11,614 keys, and
- * converting five numbers per key took the script ~15 ms before it did anything.
+ * its ZREM. The same guarantee spares EXISTS calls: a rollup of an exact life, listed, unmarked,
+ * its expiry not near, holds every member of the keys below it, so one above a key still holding
+ * a member is not empty. A life without that guarantee (it began before rollups, or a write
+ * restarted an expired key of it) reads every part, as before. The plan is sent as ranges per
+ * rollup, not links per key: a 400-day hour range is 11,614 keys, and converting five numbers per
+ * key took the script ~15 ms before it did anything.
  *
  * The work is bounded by the keys that may hold the member, not by the range: past `maxKeys` of
  * them (every key of any 60 days of hours) the delete is refused before anything is written
@@ -66,6 +69,7 @@ export const deleteMemberScript = defineScript({
     "name",
     "member",
     "fromPlain",
+    "planKeys",
     "maxKeys",
     "maxReads",
     "now",
@@ -76,6 +80,7 @@ export const deleteMemberScript = defineScript({
     "...lasts",
     "...olderFirsts",
     "...olderLasts",
+    "...outs",
   ],
   refusals: {
     not_shown_to_fit: (r) =>
@@ -96,13 +101,13 @@ export const deleteMemberScript = defineScript({
         },
       ]),
   },
-  uses: [fieldsLua],
+  uses: [fieldsLua, deleteZeroLua],
   lua: `
 local removed = 0
 if fromPlain == '1' then removed = redis.call('ZREM', plain, member) end
 local indexed = false
 if #parts > 0 then
-  local np, nb, cap           = #parts, tonumber(buckets), tonumber(maxKeys)
+  local np, nb, cap           = tonumber(planKeys), tonumber(buckets), tonumber(maxKeys)
   -- the commands the call may spend before it knows the delete fits (the EVALSHA running this
   -- script is the first): a refusal costs at most maxReads, however many keys may hold the member
   local budget, spent         = tonumber(maxReads), 1
@@ -164,7 +169,8 @@ if #parts > 0 then
     owner[i]          = 0
     if i > nb and (firsts[i - nb] ~= olderFirsts[i - nb] or lasts[i - nb] ~= olderLasts[i - nb]) then same = false end
   end
-  local head      = same and lookup(level, firsts, lasts, {'s', 'q'}) or lookup(level, nil, nil, {'s', 'q'})
+  local extra     = outsideNames(parts, outs, {'s', 'q'})
+  local head      = same and lookup(level, firsts, lasts, extra) or lookup(level, nil, nil, extra)
   -- s: a restart of an expired key (which drops it) may follow a rollup that expired before its
   -- keys by a lagging writer's clock, and then lack what they hold
   local pruned    = head[1] and true or false
@@ -285,6 +291,12 @@ if #parts > 0 then
   -- the member now: its sum is no longer 0, so it is made again with it, listed with the latest
   -- expiry its listed parts record (0 when one has none), and the parts' scores reach it
   local function emptied(i) return i > nb and not listed[i] and zeroed[i] and kindOf(i) == 'p' end
+  -- what a partial rollup at 0 still holds (delete-zero.ts); lostScore: what each bucket lost
+  local d = {parts = parts, index = index, member = member, nb = nb, kinds = kinds, kindOf = kindOf,
+    lo = lo, hi = hi, firsts = firsts, lasts = lasts, olderFirsts = olderFirsts, listed = listed,
+    zeroed = zeroed, score = score, after = {}, soon = soon, outs = outs, pruned = pruned,
+    lostScore = {}}
+  outsideValues(d, head, 3)
   for _, i in ipairs(reached) do
     local up = owner[i]
     if listed[i] or (emptied(i) and found[i]) then
@@ -298,6 +310,7 @@ if #parts > 0 then
           -- read under only for its recorded expiry: it is gone (a rollup of this life lacks the
           -- member only then), and a ZINCRBY would make it again, negative and without expiry
           gone, held = acc[i], true
+          d.after[i] = 'u'
         elseif found[i] then
           gone, held = acc[i], true
           local left = 0
@@ -306,25 +319,25 @@ if #parts > 0 then
           if not (score[i] and score[i] - gone == 0) then
             left = tonumber(redis.call('ZINCRBY', key, -gone, member))
           end
-          if not listed[i] and left ~= 0 then
-            local last = 0
-            for c = tonumber(lo[i - nb]), tonumber(hi[i - nb]) do
-              local e = listed[c] and tonumber(listed[c])
-              if e == 0 then last = -1 elseif e and last >= 0 then last = math.max(last, e) end
-            end
-            last = math.max(last, 0)
-            -- recorded expiries are on the callers' clocks, as the writes set them (relative to now)
-            if last > 0 then redis.call('PEXPIRE', key, math.max(last - tonumber(now), 1000)) end
-            relisted[#relisted + 1] = 'b:' .. key
-            relisted[#relisted + 1] = last
-          end
-          if left == 0 then
+          if not listed[i] and left ~= 0 then remade(d, i, relisted, tonumber(now)) end
+          -- at 0 it keeps the member while a part still holds it (at scores summing to 0) and
+          -- drops it when none does; when that is unknown it drops it and is marked (z:<key>):
+          -- it may no longer list every member of its parts
+          local below = 'u'
+          if left == 0 and listed[i] then below = heldBelow(d, i) end
+          if left ~= 0 then
+            d.after[i] = true
+          elseif below == true then
+            if score[i] and score[i] - gone == 0 then redis.call('ZINCRBY', key, -gone, member) end
+            d.after[i] = true
+          else
             redis.call('ZREM', key, member)
             forgetIfEmpty(i)
-            -- the parts left outside the range may still hold the member (their scores summing
-            -- to 0): this rollup no longer lists every member of its parts (index field z:<key>)
-            marks[#marks + 1] = 'z:' .. key
-            marks[#marks + 1] = 1
+            d.after[i] = below
+            if below == 'u' then
+              marks[#marks + 1] = 'z:' .. key
+              marks[#marks + 1] = 1
+            end
           end
           changed = changed + 1
         end
@@ -345,7 +358,10 @@ if #parts > 0 then
           n = redis.call('ZREM', key, member)
         end
         lost = n > 0
-        if kind == 'f' then fromBuckets = fromBuckets + n end
+        if kind == 'f' then
+          fromBuckets = fromBuckets + n
+          if lost then d.lostScore[i] = held and gone or true end
+        end
         if n > 0 then forgetIfEmpty(i) end
         changed = changed + n
       end
@@ -361,6 +377,7 @@ if #parts > 0 then
     if alive[i] and up > 0 and exact[up] then alive[up] = true end
   end
   if inexact then redis.call('HDEL', index, 's') end
+  if not head[2] then changed = changed + oldQuarters(d, forgetIfEmpty) end
   -- past unions may have included the member: a new mark invalidates them
   if changed > 0 then
     for _, v in ipairs(relisted) do marks[#marks + 1] = v end

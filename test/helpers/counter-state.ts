@@ -50,6 +50,24 @@ export function spanOf(key: string): [number, number] {
   return [s, periodEnd("month", s)];
 }
 
+/**
+ * Members a listed rollup holds (at any score, 0 included) that no listed hour below it holds: a
+ * member delete that takes a partial rollup to 0 keeps the member only while a part still holds it.
+ */
+export function ghosts(st: State, withQuarters: boolean): string[] {
+  const out: string[] = [];
+  for (const [key, held] of st.rollups) {
+    if (!withQuarters && key.includes(":by-quarter:")) continue;
+    const [a, b] = spanOf(key);
+    for (const m of held.keys()) {
+      let found = false;
+      for (const [h, members] of st.hours) if (h >= a && h < b && members.has(m)) found = true;
+      if (!found) out.push(`${key.slice(-20)} holds ${m} at ${held.get(m)}, no hour of it does`);
+    }
+  }
+  return out;
+}
+
 /** Every listed rollup's members against the sums of its hours (0 counted as absent). */
 export function rollupMismatches(st: State, withQuarters: boolean): string[] {
   const out: string[] = [];
@@ -170,5 +188,32 @@ export function counterState(lib: LibraryTest) {
     return out;
   }
 
-  return { zscores, stateOf, claimViolations, advance, outlivedRollups };
+  /**
+   * What a member delete of one hour did in releases before it read the parts outside a partial
+   * rollup its sum took to 0 (state such a release left, which this one still reads): the hour
+   * loses `member`, and its quarter, day and month, each brought to exactly 0 by that (the caller's
+   * data must be so), drop it and are marked `z:`; a key left empty leaves the index; `late` moves.
+   */
+  async function olderZeroDelete(name: string, member: string, hour: number) {
+    const index = counterKeys.index(prefix, name);
+    const hourKey = counterKeys.bucket(prefix, name, "hour", hour);
+    const gone = Number(await command<string>(target, "ZSCORE", hourKey, member));
+    const forget = async (key: string) => {
+      if ((await command<number>(target, "EXISTS", key)) === 0) await command(target, "HDEL", index, `b:${key}`);
+    };
+    await command(target, "ZREM", hourKey, member);
+    await forget(hourKey);
+    for (const level of ["quarter", "day", "month"] as const) {
+      const start = level === "quarter" ? Math.floor(hour / (6 * HOUR)) * 6 * HOUR : periodStart(level, hour);
+      const key = counterKeys.rollup(prefix, name, "hour", level, start);
+      const held = Number(await command<string>(target, "ZSCORE", key, member));
+      if (held !== gone) throw new Error(`olderZeroDelete: ${key} holds ${member} at ${held}, not ${gone}`);
+      await command(target, "ZREM", key, member);
+      await forget(key);
+      await command(target, "HSET", index, `z:${key}`, 1);
+    }
+    await command(target, "HSET", index, "late", await command<number>(target, "INCR", counterKeys.seq(prefix)));
+  }
+
+  return { zscores, stateOf, claimViolations, advance, outlivedRollups, olderZeroDelete };
 }

@@ -11,6 +11,7 @@ import {
   MAX_DELETE_KEYS,
   MAX_DELETE_READS,
   ranked,
+  sorted,
   type IncrItem,
 } from "../../src/counters/index.ts";
 import { counterKeys } from "../../src/counters/keys.ts";
@@ -26,7 +27,7 @@ const lib = libraryTest("counters-delcases", { timeoutMs: 30_000 });
 const { target, prefix } = lib;
 const NOW = Date.UTC(2026, 10, 20, 12, 30);
 const ctx = lib.ctx(NOW);
-const { stateOf, advance } = counterState(lib);
+const { stateOf, advance, olderZeroDelete } = counterState(lib);
 const TAG = `delcases-${Math.random().toString(36).slice(2, 8)}`;
 const counted = { ...ctx, redis: createRedis({ url: target.url, token: `${target.token}.${TAG}`, timeoutMs: 20_000 }) };
 
@@ -86,8 +87,9 @@ describe("found by review (the failing cases are marked it.fails, with why)", ()
   it("a delete under an emptied rollup makes it again with the sum its hours now hold; whole-day reads see it", async () => {
     const name = "inexact-union";
     await increment(ctx, name, zeroing());
-    // the quarter, day and month held only a (2): 0, dropped, the keys gone (b: forgotten, z: marked)
-    await deleteMember(ctx, name, "a", { period: "hour", from: D + 4 * HOUR, to: D + 4 * HOUR });
+    // the quarter, day and month held only a (2): 0, dropped, the keys gone (b: forgotten, z: marked),
+    // as a release before the delete read the hours outside left them (this one keeps a at 0 there)
+    await olderZeroDelete(name, "a", D + 4 * HOUR);
     const quarter = counterKeys.rollup(prefix, name, "hour", "quarter", D);
     expect(`b:${quarter}` in (await stateOf(name)).fields).toBe(false);
     // hour 1 loses its 3: the rollups above it, made again, take it
@@ -110,7 +112,7 @@ describe("found by review (the failing cases are marked it.fails, with why)", ()
   it("with a ttl, the rollup made again expires with the latest of its hours", async () => {
     const name = "inexact-ttl";
     await increment(ctx, name, zeroing(30 * 86400));
-    await deleteMember(ctx, name, "a", { period: "hour", from: D + 4 * HOUR, to: D + 4 * HOUR });
+    await olderZeroDelete(name, "a", D + 4 * HOUR);
     await deleteMember(ctx, name, "a", { period: "hour", from: D + HOUR, to: D + HOUR });
     const st = await stateOf(name);
     const quarter = counterKeys.rollup(prefix, name, "hour", "quarter", D);
@@ -124,23 +126,92 @@ describe("found by review (the failing cases are marked it.fails, with why)", ()
   });
 
   /**
-   * Read side, minor: a whole day inside the range whose rollup dropped a member at 0 (z: mark)
-   * answers "absent" for its hours, which hold it at +3 and -3 (present at 0, as the union of the
-   * hours says). edgeSum checks z: only on an edge's rollup and on whole quarters, not on whole
-   * days or months inside an edge; the union cannot know.
+   * Read side, minor (fixed): a whole day inside the range whose rollup dropped a member at 0 (z:
+   * mark) answered "absent" for its hours, which hold it at +3 and -3 (present at 0, as the union of
+   * the hours says). edgeSum checks z: only on an edge's rollup and on whole quarters, not on whole
+   * days or months inside an edge; the union cannot know. Now the delete that takes a partial
+   * rollup's sum to 0 reads its parts outside the range (delete-zero.ts): hours 1 and 2 hold a, so
+   * the quarter, day and month keep it at 0, unmarked, and every read of them sees it.
    */
-  it.fails(
-    "a whole day inside the range that dropped the member at 0 reads as absent; its hours hold it at 0",
-    async () => {
-      const name = "zero-inside";
-      await increment(ctx, name, [...zeroing(), { member: "f", by: 1, period: "hour", at: D + 5 * HOUR }]);
-      await deleteMember(ctx, name, "a", { period: "hour", from: D + 4 * HOUR, to: D + 4 * HOUR });
-      const day = counterKeys.rollup(prefix, name, "hour", "day", D);
-      expect(await command(target, "HGET", counterKeys.index(prefix, name), `z:${day}`)).toBe("1");
-      // October 29 noon to November 2: October 30 is a whole day inside the October edge
-      expect(await memberPastBound(ctx, name, "a", D - 12 * HOUR, D + 3 * DAY)).toBe(0);
-    },
-  );
+  it("a whole day inside the range that dropped the member at 0 reads as absent; its hours hold it at 0", async () => {
+    const name = "zero-inside";
+    await increment(ctx, name, [...zeroing(), { member: "f", by: 1, period: "hour", at: D + 5 * HOUR }]);
+    await deleteMember(ctx, name, "a", { period: "hour", from: D + 4 * HOUR, to: D + 4 * HOUR });
+    const day = counterKeys.rollup(prefix, name, "hour", "day", D);
+    expect(await command(target, "ZSCORE", day, "a")).toBe("0");
+    expect(await command(target, "HGET", counterKeys.index(prefix, name), `z:${day}`)).toBeNull();
+    // October 29 noon to November 2: October 30 is a whole day inside the October edge
+    expect(await memberPastBound(ctx, name, "a", D - 12 * HOUR, D + 3 * DAY)).toBe(0);
+  });
+
+  /**
+   * The rollup a delete takes to 0 lists exactly its parts' members: unmarked either way, it keeps
+   * the member at 0 when a part outside the range holds it and drops it when none does, so a read
+   * of the whole month (its rollup) and of its days (raw buckets) agree (a `day` counter: months
+   * over days).
+   */
+  it("a partial month at 0 keeps the member while a day outside holds it, drops it when none does", async () => {
+    const name = "zero-days";
+    const M = Date.UTC(2026, 9, 1);
+    await increment(
+      ctx,
+      name,
+      [
+        { member: "a", by: 2, at: M + 2 * DAY },
+        { member: "a", by: 3, at: M + 9 * DAY },
+        { member: "a", by: -3, at: M + 10 * DAY },
+        { member: "b", by: 2, at: M + 2 * DAY },
+        { member: "k", by: 1, at: M + 20 * DAY },
+      ].map((w) => ({ ...w, period: "day" as const })),
+    );
+    await deleteMember(ctx, name, "a", { period: "day", from: M, to: M + 5 * DAY });
+    await deleteMember(ctx, name, "b", { period: "day", from: M, to: M + 5 * DAY });
+    const month = counterKeys.rollup(prefix, name, "day", "month", M);
+    const index = counterKeys.index(prefix, name);
+    expect(await command(target, "ZRANGE", month, 0, -1, "WITHSCORES")).toEqual(["a", "0", "k", "1"]);
+    expect(await command(target, "HGET", index, `z:${month}`)).toBeNull();
+    const read = async (to: number) =>
+      (await sorted(ctx, name, { period: "day", from: M, to, by: "score" })).items.map((i) => `${i.member}=${i.score}`);
+    // October whole (its rollup) and October less its last day (its days)
+    expect(await read(M + 30 * DAY)).toEqual(["a=0", "k=1"]);
+    expect(await read(M + 29 * DAY)).toEqual(["a=0", "k=1"]);
+  });
+
+  it("a partial day whose quarters all overlap the range follows its partial quarter (no part of it lies outside)", async () => {
+    const name = "zero-quarter-edge";
+    await increment(
+      ctx,
+      name,
+      [
+        { member: "a", by: 2, at: D + 18 * HOUR },
+        { member: "a", by: 3, at: D + 20 * HOUR },
+        { member: "a", by: -3, at: D + 21 * HOUR },
+      ].map((w) => ({ ...w, period: "hour" as const })),
+    );
+    // 00:00 to 18:00: the 18-24 quarter and the day go to 0, hours 20 and 21 still hold a
+    await deleteMember(ctx, name, "a", { period: "hour", from: D, to: D + 18 * HOUR });
+    const st = await stateOf(name);
+    for (const level of ["quarter", "day", "month"] as const) {
+      const key = counterKeys.rollup(prefix, name, "hour", level, level === "quarter" ? D + 18 * HOUR : D);
+      expect(st.rollups.get(key)?.get("a"), level).toBe(0);
+      expect(`z:${key}` in st.fields, level).toBe(false);
+    }
+    const whole = await sorted(ctx, name, { period: "hour", from: D, to: D + 23 * HOUR });
+    expect(whole.items).toEqual([{ member: "a", score: 0 }]);
+  });
+
+  /**
+   * Known limit, left: the same data as a release before that delete left it (the day's rollup
+   * dropped a at 0 and is marked) still reads as absent: reading a marked whole day or month as its
+   * parts would make every member read declare their keys. A new delete of the member there, or
+   * rewriting the counter, settles it.
+   */
+  it.fails("a marked whole day left by an older release reads as absent; its hours hold it at 0", async () => {
+    const name = "zero-inside-older";
+    await increment(ctx, name, [...zeroing(), { member: "f", by: 1, period: "hour", at: D + 5 * HOUR }]);
+    await olderZeroDelete(name, "a", D + 4 * HOUR);
+    expect(await memberPastBound(ctx, name, "a", D - 12 * HOUR, D + 3 * DAY)).toBe(0);
+  });
 });
 
 describe("the limit on keys that may hold the member, and the reads that may show it fits", () => {

@@ -17,8 +17,9 @@ import {
   rollupsOf,
   type DeleteStep,
 } from "../../src/counters/calendar.ts";
+import { deleteCall, deleteOutside } from "../../src/counters/delete-layout.ts";
 import { ValidationError } from "../../src/errors.ts";
-import { HOUR, periodStart } from "../../src/time.ts";
+import { DAY, HOUR, periodStart } from "../../src/time.ts";
 
 const now = Date.UTC(2026, 10, 22, 12, 30);
 
@@ -165,6 +166,58 @@ describe("calendar levels and delete plans (calendar.ts)", () => {
           }
         });
         expect(steps.filter((s) => s.level === "bucket")).toHaveLength(hours);
+      }),
+      { numRuns: 25 },
+    );
+  });
+});
+
+describe("the parts outside a member delete's partial rollups (delete-layout.ts, deleteOutside)", () => {
+  /** A rollup's children: a quarter's 6 hours, a day's 4 quarters, a month's days. */
+  const childrenOf = (key: string) =>
+    key.includes(":by-quarter:")
+      ? 6
+      : key.includes(":by-day:")
+        ? 4
+        : new Date(Date.UTC(+key.slice(-6, -2), +key.slice(-2), 0)).getUTCDate();
+  it("name, per partial rollup, exactly its children outside the range, after the plan's keys", () => {
+    const range = fc.tuple(
+      fc.constantFrom("hour" as const, "day" as const),
+      fc.integer({ min: Date.UTC(2025, 0, 1), max: Date.UTC(2026, 11, 1) }),
+      fc.integer({ min: 1, max: 1440 }),
+    );
+    fc.assert(
+      fc.property(range, ([period, t, n]) => {
+        const unit = period === "hour" ? HOUR : DAY;
+        const from = periodStart(period, t);
+        const end = from + n * unit;
+        const { parts, layout } = deleteCall("p", "c", period, from, end);
+        const { keys, outs } = deleteOutside("p", "c", period, from, end, parts, layout.buckets);
+        // the parts outside are none of the plan's keys, and each named once
+        expect(keys.filter((k) => parts.includes(k))).toEqual([]);
+        expect(new Set(keys).size).toBe(keys.length);
+        const named: number[] = [];
+        for (let i = 0; i < outs.length; i += 4) {
+          const [at, first, last, rollups] = outs.slice(i, i + 4) as [number, number, number, number];
+          named.push(at);
+          const j = at - layout.buckets - 1;
+          expect(layout.kinds[j]).toBe("p");
+          expect(first).toBeGreaterThan(parts.length);
+          expect(last).toBeLessThanOrEqual(parts.length + keys.length);
+          // in range and outside, its children are all of them: 6 hours, 4 quarters, a month's days
+          const key = parts[at - 1]!;
+          const inRange = layout.lasts[j]! - layout.firsts[j]! + 1;
+          expect(inRange + last - first + 1, key).toBe(childrenOf(key));
+          expect(rollups).toBe(key.includes(":by-quarter:") || period === "day" ? 0 : 1);
+        }
+        // every partial rollup with a child outside the range is named (a day whose quarters all
+        // overlap the range has none: its partial quarter holds what lies outside)
+        const partial = layout.kinds.flatMap((k, j) =>
+          k === "p" && childrenOf(parts[layout.buckets + j]!) > layout.lasts[j]! - layout.firsts[j]! + 1
+            ? [layout.buckets + j + 1]
+            : [],
+        );
+        expect(named.sort((a, b) => a - b)).toEqual(partial);
       }),
       { numRuns: 25 },
     );
