@@ -12,6 +12,7 @@ import { applyGroup, mayBeFromYesterday, recordBatch, type BatchStats } from "./
 import { canonicalIdOf, type IngestMessage } from "./message.ts";
 import { mergeKeys, planGroup, type IngestSettings } from "./plan.ts";
 import { parseMessage, problemOf, splitByProblem } from "./validate.ts";
+import { HOUR_COUNT_ERROR } from "../trending/validate.ts";
 
 /**
  * Most merged entries (distinct hour or bucket and member, or presence window and id) one apply
@@ -84,6 +85,11 @@ function recordOf(prefix: string, message: IngestMessage) {
     requestId: message.r,
     acceptedAt: message.t,
   };
+}
+
+/** The trending record script's refusal of a count past MAX_HOUR_COUNT (it raises: src/trending/scripts.ts). */
+function hourBound(error: unknown): boolean {
+  return error instanceof Error && error.message.includes(HOUR_COUNT_ERROR);
 }
 
 /** How often a group is planned again after its script found messages already applied (each pass drops at least one). */
@@ -175,58 +181,73 @@ export async function consumeBatch(
     stats.duplicates += e.copies.length;
   };
 
-  await Promise.all(
-    [...groups.values()].map(async (group) => {
-      let left = group;
-      try {
-        for (let pass = 0; pass < MAX_PASSES && left.length > 0; pass++) {
-          const plan = await planGroup(
-            left.map((e) => e.message),
-            ctx.prefix,
-            ctx.now,
-            settings,
-          );
-          const result = await applyGroup(
-            ctx,
-            plan,
-            left.map((e) => ({
-              id: e.dedupe,
-              alt: e.alt,
-              old: mayBeFromYesterday(e.dedupe, e.message.t, ctx.now),
-              record: recordOf(ctx.prefix, e.message),
-            })),
-          );
-          if (result.applied) {
-            for (const e of left) {
-              e.msg.ack();
-              ackCopies(e);
-            }
-            stats.applied += left.length;
-            stats.events += plan.items;
-            return;
-          }
-          const done = new Set(result.duplicates);
+  /** Applies a group of entries in one script (or several passes of one); settles each message. */
+  const applyEntries = async (group: Entry[]): Promise<void> => {
+    let left = group;
+    try {
+      for (let pass = 0; pass < MAX_PASSES && left.length > 0; pass++) {
+        const plan = await planGroup(
+          left.map((e) => e.message),
+          ctx.prefix,
+          ctx.now,
+          settings,
+        );
+        const result = await applyGroup(
+          ctx,
+          plan,
+          left.map((e) => ({
+            id: e.dedupe,
+            alt: e.alt,
+            old: mayBeFromYesterday(e.dedupe, e.message.t, ctx.now),
+            record: recordOf(ctx.prefix, e.message),
+          })),
+        );
+        if (result.applied) {
           for (const e of left) {
-            if (!done.has(e.dedupe)) continue;
             e.msg.ack();
             ackCopies(e);
-            stats.duplicates++;
           }
-          left = left.filter((e) => !done.has(e.dedupe));
+          stats.applied += left.length;
+          stats.events += plan.items;
+          return;
         }
-        if (left.length > 0) throw new StorageUnavailableError("ingest: the group kept changing under its script");
-      } catch (error) {
-        if (!(error instanceof StorageUnavailableError))
-          console.error(
-            `ingest: a group failed and is retried: ${error instanceof Error ? error.message : String(error)}`,
-          );
+        const done = new Set(result.duplicates);
         for (const e of left) {
-          for (const m of [e.msg, ...e.copies]) m.retry({ delaySeconds: retryDelaySeconds(m.attempts) });
-          stats.retried += 1 + e.copies.length;
+          if (!done.has(e.dedupe)) continue;
+          e.msg.ack();
+          ackCopies(e);
+          stats.duplicates++;
         }
+        left = left.filter((e) => !done.has(e.dedupe));
       }
-    }),
-  );
+      if (left.length > 0) throw new StorageUnavailableError("ingest: the group kept changing under its script");
+    } catch (error) {
+      if (hourBound(error)) {
+        // A trending count past MAX_HOUR_COUNT (review 10): the script wrote nothing. Whose it is
+        // the merged group cannot say, so each message is applied alone; the one that passes the
+        // bound alone never will (an hour's count only grows), so it is dead-lettered at once and
+        // the valid messages it was merged with are applied rather than retried along with it.
+        if (left.length > 1) {
+          for (const e of left) await applyEntries([e]);
+          return;
+        }
+        for (const e of left) {
+          dead.push({ entry: e.msg, reason: "a trending count past the bound of 5e13 per member and hour" });
+          ackCopies(e);
+        }
+        return;
+      }
+      if (!(error instanceof StorageUnavailableError))
+        console.error(
+          `ingest: a group failed and is retried: ${error instanceof Error ? error.message : String(error)}`,
+        );
+      for (const e of left) {
+        for (const m of [e.msg, ...e.copies]) m.retry({ delaySeconds: retryDelaySeconds(m.attempts) });
+        stats.retried += 1 + e.copies.length;
+      }
+    }
+  };
+  await Promise.all([...groups.values()].map(applyEntries));
 
   if (dead.length > 0) {
     if (options.deadLetter) {

@@ -104,8 +104,9 @@ end
  * The bound is refused by raising an error, not by the `{refused = ...}` channel:
  * queued ingest (src/ingest/scripts.ts) runs this script inside its apply script
  * and does not read its result, so a refusal there would mark the events applied
- * and drop them; an error fails the group, which the consumer retries and Queues
- * dead-letters. record() (trending.ts) turns the error into a 400.
+ * and drop them; an error fails the group, whose messages the consumer then applies
+ * one by one, dead-lettering the one past the bound (consume.ts). record()
+ * (trending.ts) turns the error into a 400.
  */
 export const recordScript = defineScript({
   name: "trending.record",

@@ -1,9 +1,10 @@
 /**
  * The bound on one member's count in one hour (MAX_HOUR_COUNT = 5e13, review 10; docs/trending.md,
  * "Counts and exactness") through queued ingest: the record script refuses past it by raising an
- * error, so a queued message that would pass it is retried (and, after Queues' max_retries,
- * dead-lettered), never marked applied with its events dropped. The synchronous 400 is tested in
- * test/worker/review10-numbers.test.ts.
+ * error and writes nothing, so a queued message that would pass it is never marked applied with its
+ * events dropped. It can never apply (an hour's count only grows), so the consumer dead-letters it at
+ * once; the valid messages the consumer merged with it into one script are applied on their own.
+ * The synchronous 400 is tested in test/worker/review10-numbers.test.ts.
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { createIngestApi } from "../helpers/ingest.ts";
@@ -12,22 +13,44 @@ const api = createIngestApi({ label: "trend-bound", start: "2026-11-22T12:30:00Z
 afterAll(() => api.cleanup());
 
 describe("trending hour bound, queued", () => {
-  it("a queued event past 5e13 is retried, not applied; the other stream's message is applied", async () => {
+  it("a queued event past 5e13 is dead-lettered, not applied; the other stream's message is applied", async () => {
     const fill = Array.from({ length: 50 }, () => ({ member: "x", count: 1e12 }));
     expect((await api.post("/v1/trending/qb/events", { events: fill })).status).toBe(200);
+    const sent = api.queue.sent.length;
     const over = await api.post("/v1/trending/qb/events", { member: "x" }, { headers: api.asyncHeaders });
     const other = await api.post("/v1/trending/qb2/events", { member: "y", count: 3 }, { headers: api.asyncHeaders });
     expect([over.status, other.status]).toEqual([202, 202]);
-    const [overMsg, otherMsg] = api.queue.sent;
-    const first = await api.deliver(api.queue.sent);
-    expect(first.stats).toMatchObject({ applied: 1, retried: 1 });
-    expect(first.explicitAcks).toEqual([otherMsg?.id]);
-    expect(first.retryMessages.map((r) => r.msgId)).toEqual([overMsg?.id]);
-    // nothing of the refused message was written, and a redelivery is refused again
-    const again = await api.deliver(overMsg ? [overMsg] : [], { attempts: 2 });
-    expect(again.stats).toMatchObject({ applied: 0, retried: 1 });
+    const [overMsg, otherMsg] = api.queue.sent.slice(sent);
+    const first = await api.deliver(api.queue.sent.slice(sent));
+    expect(first.stats).toMatchObject({ applied: 1, retried: 0, deadLettered: 1 });
+    expect(first.explicitAcks.sort()).toEqual([overMsg?.id, otherMsg?.id].sort());
+    expect(api.dlq.sent).toHaveLength(1);
+    expect(JSON.stringify(api.dlq.sent[0]?.body)).toContain("5e13");
+    // nothing of the refused message was written
     expect((await api.get("/v1/trending/qb/top")).body.items).toEqual([{ rank: 1, member: "x", count: 5e13 }]);
     expect((await api.get("/v1/trending/qb2/top")).body.items).toEqual([{ rank: 1, member: "y", count: 3 }]);
+  });
+
+  it("merged into one script with valid messages of its stream, only the message past the bound is dead-lettered", async () => {
+    const fill = Array.from({ length: 50 }, () => ({ member: "x", count: 1e12 }));
+    expect((await api.post("/v1/trending/qm/events", { events: fill })).status).toBe(200);
+    const sent = api.queue.sent.length;
+    const dead = api.dlq.sent.length;
+    const before = await api.post("/v1/trending/qm/events", { member: "y", count: 2 }, { headers: api.asyncHeaders });
+    const over = await api.post("/v1/trending/qm/events", { member: "x", count: 4 }, { headers: api.asyncHeaders });
+    const after = await api.post("/v1/trending/qm/events", { member: "z" }, { headers: api.asyncHeaders });
+    expect([before.status, over.status, after.status]).toEqual([202, 202, 202]);
+    const msgs = api.queue.sent.slice(sent);
+    const result = await api.deliver(msgs);
+    // the three met in one script, which refused; alone, the first and the last apply
+    expect(result.stats).toMatchObject({ applied: 2, retried: 0, deadLettered: 1 });
+    expect(api.dlq.sent.length - dead).toBe(1);
+    expect(JSON.stringify(api.dlq.sent[dead]?.body)).toContain('"count":4');
+    expect((await api.get("/v1/trending/qm/top")).body.items).toEqual([
+      { rank: 1, member: "x", count: 5e13 },
+      { rank: 2, member: "y", count: 2 },
+      { rank: 3, member: "z", count: 1 },
+    ]);
   });
 
   it("the check costs no command: a new stream's first write is 7 commands for 1 member or 100, a steady one 2 + members", async () => {
