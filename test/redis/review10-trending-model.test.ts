@@ -194,6 +194,13 @@ async function runScenario(sc: Scenario) {
       const r = await measured("compact", tc, (ctx) => trending.compact(ctx, opts));
       seen.compactRuns++;
       if (r.more) seen.partial++;
+      if (!full && rnd() < 0.5) {
+        // `more` is true when work is left, and only then: a full run right after finds work exactly then
+        const rest = await measured("compact", tc, (ctx) => trending.compact(ctx, { ...R, keep: sc.keep }));
+        const did = rest.streams + rest.pruned + rest.hoursTrimmed;
+        if (r.more) expect(did, "more: true, yet nothing was left").toBeGreaterThan(0);
+        else expect(did, `more: false, yet work was left ${JSON.stringify(rest)}`).toBe(0);
+      }
       if (full) {
         expect(r.more).toBe(false);
         // run twice: nothing done twice, and an idle run is one round trip of 2 commands
@@ -358,7 +365,8 @@ async function runScenario(sc: Scenario) {
           expect(item.baseline, rlabel).toBeLessThanOrEqual(exactB + 1e-9);
           expect(exactB - item.baseline, rlabel).toBeLessThanOrEqual(rising.maxError + 1e-9);
         }
-        if (rising.exact) {
+        // (only when every member of the hour is a candidate: beyond RISING_CANDIDATES, one that is not may score higher)
+        if (rising.exact && current.size <= trending.RISING_CANDIDATES) {
           expect(
             rising.items.map((i) => i.member),
             `${label} rising b=${b}`,
@@ -385,7 +393,7 @@ const SCENARIOS: Scenario[] = [
   { seed: 1001, retention: 50, keep: 0, hours: 96 },
   { seed: 1002, retention: 50, keep: 4, hours: 96 },
   { seed: 1003, retention: 30, keep: 6, hours: 96 },
-  { seed: 1004, retention: 72, keep: 3, hours: 110 },
+  { seed: 1004, retention: 200, keep: 3, hours: 110 },
 ];
 
 describe("trending over simulated days against a model of everything acknowledged", () => {
@@ -408,11 +416,13 @@ describe("command counts per call", () => {
     expect(maxSeen.top ?? 0).toBeLessThanOrEqual(13);
     // member lookup: at most 17 (previous hour open, both passes overflowing)
     expect(maxSeen.member ?? 0).toBeLessThanOrEqual(17);
+    // a tie mass in s2's current hour: the cold read (13) + further rounds (≤ 6 each) + the merge (≤ 8)
+    expect(maxSeen["top-s2-bulk"] ?? 0).toBeLessThanOrEqual(13 + 12 + 8);
     expect(maxSeen["member-s2-bulk"] ?? 0).toBeLessThanOrEqual(17);
     // rising: 3 + baseline hours at most (+1: the previous hour beside a union that leaves it out)
-    expect(maxSeen.rising ?? 0).toBeLessThanOrEqual(3 + 72);
+    expect(maxSeen.rising ?? 0).toBeLessThanOrEqual(3 + 168);
     // history: one ZMSCORE per hour, the current one included, + EVALSHA
-    expect(maxSeen.history ?? 0).toBeLessThanOrEqual(72 + 2);
+    expect(maxSeen.history ?? 0).toBeLessThanOrEqual(168 + 2);
     expect(maxSeen.list ?? 0).toBeLessThanOrEqual(2);
     expect(maxSeen["compact-idle"]).toBe(2);
   });
