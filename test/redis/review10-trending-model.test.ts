@@ -227,7 +227,9 @@ async function runScenario(sc: Scenario) {
       const w = rnd() < 0.4 ? pick([24, 48, 1, horizon].filter((x) => x <= horizon)) : int(1, horizon);
       const n = rnd() < 0.1 ? 100 : int(1, 12);
       const small = rnd() < 0.2;
-      const depths = small ? { firstDepth: int(1, 3), maxDepth: int(4, 16) } : {};
+      // tiny depths, and half of them with a merge limit of 1: the answer from candidates (unproven)
+      const unmerged = small && rnd() < 0.5;
+      const depths = small ? { firstDepth: int(1, 3), maxDepth: int(4, 16), ...(unmerged ? { mergeMax: 1 } : {}) } : {};
       const r = await measured(small ? "top-small-depths" : stream === "s2" ? "top-s2-bulk" : "top", t, (ctx) =>
         trending.top(ctx, stream, { ...R, windowHours: w, n, ...depths }),
       );
@@ -236,7 +238,9 @@ async function runScenario(sc: Scenario) {
       const label = `seed ${sc.seed} t=${(t - H0 * HOUR) / MINUTE}min ${stream} w=${w} n=${n}`;
       expect(r.window).toEqual({ hours: w, from: (Hr - w) * HOUR, to: (Hr + 1) * HOUR });
       expect(r.maxError, label).toBeGreaterThanOrEqual(0);
-      expect(r.exact, label).toBe(r.maxError === 0);
+      // exact iff maxError is 0, but for an unproven answer (a tie it could not merge): then exact is false
+      if (unmerged) expect(!r.exact || r.maxError === 0, label).toBe(true);
+      else expect(r.exact, label).toBe(r.maxError === 0);
       if (r.exact) seen.exactTop++;
       else seen.inexactTop++;
       if (!r.exact && r.topProven) seen.proven++;
@@ -271,11 +275,11 @@ async function runScenario(sc: Scenario) {
       // a cut never exceeds what its hour lost: maxError + the reported counts ≤ everything written
       let windowMass = 0;
       for (let h = Hr - w; h <= Hr; h++) windowMass += model.mass(stream, h);
-      expect(r.maxError + reportedMass, label).toBeLessThanOrEqual(windowMass);
+      if (!unmerged) expect(r.maxError + reportedMass, label).toBeLessThanOrEqual(windowMass);
       // never trimmed (no finished hour ever held more than keep members): exact
       let trimmable = false;
       for (let h = Hr - w; h < Hr && sc.keep > 0; h++) if (model.distinct(stream, h) > sc.keep) trimmable = true;
-      if (!trimmable) expect(r.exact, `${label}: no hour could be trimmed`).toBe(true);
+      if (!trimmable && !unmerged) expect(r.exact, `${label}: no hour could be trimmed`).toBe(true);
 
       // ---- member lookups: one from the answer, one at random (often absent)
       const tail = stream === "s2" && rnd() < 0.6 ? `u${int(0, 1499)}` : member();
@@ -285,19 +289,21 @@ async function runScenario(sc: Scenario) {
         );
         const real = truth.get(who) ?? 0;
         const mlabel = `${label} member ${who}`;
-        expect(m.maxError, mlabel).toBe(r.maxError);
+        if (!unmerged) expect(m.maxError, mlabel).toBe(r.maxError);
+        else expect(m.maxError, mlabel).toBeLessThanOrEqual(r.maxError);
         expect(m.exact).toBe(m.maxError === 0);
         expect(m.count, mlabel).toBeLessThanOrEqual(real);
         expect(real - m.count, mlabel).toBeLessThanOrEqual(m.maxError);
         // the same stored counts as the top read (same union, same moment)
         const inTop = r.items.find((i) => i.member === who);
-        if (inTop) expect(m.count, mlabel).toBe(inTop.count);
+        if (inTop) expect(m.count, mlabel).toBe(inTop.count); // candidates' counts are exact sums, merged or not
         if (m.count === 0) expect(m.rank).toBeNull();
         if (!m.rankExact) {
           seen.rankBounds++;
           expect(m.rank ?? Infinity).toBeLessThanOrEqual(m.rankMax ?? -1);
         }
-        if (inTop) {
+        // (an unproven answer's ranks may be off among members tied at its boundary)
+        if (inTop && !unmerged) {
           if (m.rankExact) expect(m.rank, mlabel).toBe(inTop.rank);
           else {
             expect(m.rank ?? Infinity).toBeLessThanOrEqual(inTop.rank);
@@ -374,7 +380,7 @@ async function runScenario(sc: Scenario) {
           rising.items.forEach((item, i) => expect(item.baseline).toBeCloseTo(formula[i]?.baseline ?? NaN, 9));
         }
       }
-      if (rnd() < 0.05) {
+      if (rnd() < 0.15) {
         // the registry: every stream with a bucket a window can still read is listed
         const names = await measured("list", t, (ctx) => trending.list(ctx));
         for (const s of STREAMS)
@@ -505,5 +511,62 @@ describe("DELETE of a stream with a retention longer than the horizon", () => {
     await trending.deleteStream(later, "d", R);
 
     expect(await keysUnder(lib.target, ctx.prefix)).toEqual([]);
+  });
+});
+
+describe("a split union, its completion by the job, and late events around it: nothing counted twice", () => {
+  it("every read of the hour equals the truth while the union is built split, completed, dropped and rebuilt", async () => {
+    const R = { retentionHours: 50 };
+    const H = H0 + 3;
+    const ctx = lib.ctx(H * HOUR + 2 * MINUTE, "split-complete");
+    const at = (t: number) => ({ ...ctx, now: t });
+    const log: { member: string; count: number; hour: number }[] = [];
+    const write = async (now: number, events: { member: string; count: number; at?: number }[]) => {
+      await trending.record(at(now), "z", events, R);
+      for (const e of events) log.push({ member: e.member, count: e.count, hour: Math.floor((e.at ?? now) / HOUR) });
+    };
+    const check = async (now: number, step: string) => {
+      for (const w of [24, 5]) {
+        const truth = new Map<string, number>();
+        for (const e of log)
+          if (e.hour >= H - w && e.hour <= H) truth.set(e.member, (truth.get(e.member) ?? 0) + e.count);
+        const r = await trending.top(at(now), "z", { ...R, windowHours: w, n: 10 });
+        const want = [...truth]
+          .sort((x, y) => y[1] - x[1] || bytes(x[0], y[0]))
+          .map(([member, count], i) => ({ rank: i + 1, member, count }));
+        expect(r.items, `${step} w=${w}`).toEqual(want.slice(0, 10));
+        expect(r.exact).toBe(true);
+        for (const m of ["p", "q", "old"])
+          expect((await trending.member(at(now), "z", m, { ...R, windowHours: w })).count, `${step} ${m}`).toBe(
+            truth.get(m) ?? 0,
+          );
+      }
+    };
+    // three finished hours (none trimmed: keep 0), the last one (P) not yet compacted
+    await write(H * HOUR - 3 * HOUR + 1, [{ member: "old", count: 4 }]);
+    await write(H * HOUR - 3 * HOUR + 2, [{ member: "p", count: 1 }]);
+    await trending.compact(at(H * HOUR - 2 * HOUR + 5 * MINUTE), { ...R, keep: 0 });
+    await write(H * HOUR - HOUR + 10, [
+      { member: "p", count: 3 },
+      { member: "q", count: 2 },
+    ]);
+    await write(H * HOUR + MINUTE, [{ member: "q", count: 1 }]);
+    const now = H * HOUR + 2 * MINUTE;
+    await check(now, "split (P open)"); // builds u:24 and the slot without P, pages P
+    const job = await trending.compact(at(now + MINUTE), { ...R, keep: 0 });
+    expect(job.unionsBuilt).toBe(2); // both unions completed with P
+    await check(now + MINUTE, "completed");
+    // a late event into P: the unions go, P is re-queued; reads rebuild them split again
+    await write(now + 2 * MINUTE, [{ member: "p", count: 5, at: H * HOUR - 1 }]);
+    await check(now + 2 * MINUTE, "late into P");
+    // a late event into an older hour the 5 h window does not reach: only u:24 goes
+    await write(now + 3 * MINUTE, [{ member: "old", count: 2, at: H * HOUR - 10 * HOUR }]);
+    await check(now + 3 * MINUTE, "late, 10 h back");
+    // the job again, twice; then a reader in the last 5 minutes and a writer there too
+    await trending.compact(at(now + 4 * MINUTE), { ...R, keep: 0 });
+    await trending.compact(at(now + 4 * MINUTE), { ...R, keep: 0 });
+    await check(now + 4 * MINUTE, "compacted twice");
+    await write(H * HOUR + 57 * MINUTE, [{ member: "q", count: 7 }]);
+    await check(H * HOUR + 58 * MINUTE, "last minutes");
   });
 });
