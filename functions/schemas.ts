@@ -118,11 +118,14 @@ export const Window = once(() =>
  */
 export function intText(min: number, max: number) {
   const pattern = min < 0 ? /^-?[0-9]+$/ : /^[0-9]+$/;
-  return z
-    .string()
-    .regex(pattern, { message: min < 0 ? "must be an integer (decimal digits)" : "must be decimal digits" })
-    .transform(Number)
-    .pipe(z.number().int().min(min).max(max));
+  return (
+    z
+      .string()
+      // the message names the range: `-1` for a parameter from 0 is refused here, not by .min()
+      .regex(pattern, { message: `must be an integer from ${min} to ${max} in decimal digits` })
+      .transform(Number)
+      .pipe(z.number().int().min(min).max(max))
+  );
 }
 
 /** An integer query parameter within [min, max] (`intText`). */
