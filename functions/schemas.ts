@@ -111,15 +111,28 @@ export const Window = once(() =>
     .openapi({ type: "string", example: "24h" }),
 );
 
-/** An integer query parameter within [min, max]. */
+/**
+ * An integer query value within [min, max], in plain decimal digits (a leading '-' only when `min`
+ * is negative). Not Number(): it reads `0x10`, `0b101`, `0o7` and " 10 " as numbers too, so a typo
+ * such as `page=0x1` read another page instead of a 400 (review 10).
+ */
+export function intText(min: number, max: number) {
+  const pattern = min < 0 ? /^-?[0-9]+$/ : /^[0-9]+$/;
+  return (
+    z
+      .string()
+      // the message names the range: `-1` for a parameter from 0 is refused here, not by .min()
+      .regex(pattern, { message: `must be an integer from ${min} to ${max} in decimal digits` })
+      .transform(Number)
+      .pipe(z.number().int().min(min).max(max))
+  );
+}
+
+/** An integer query parameter within [min, max] (`intText`). */
 export function intQuery(min: number, max: number, fallback: number) {
   // the bounds stated too: the `type` override drops what zod would derive (review 9: a client
   // generated from /openapi.json could not know `limit=101` is a 400)
-  return z.coerce
-    .number()
-    .int()
-    .min(min)
-    .max(max)
+  return intText(min, max)
     .default(fallback)
     .openapi({ type: "integer", minimum: min, maximum: max, default: fallback, example: fallback });
 }

@@ -5,7 +5,7 @@ import { ctxOf, markReplay } from "../middleware/context.ts";
 import { lazyRoute, prechecked } from "../lazy-route.ts";
 import { createRouter } from "../router.ts";
 import { addPlayerRoutes } from "./leaderboards-players.ts";
-import { errorResponses, Increment, jsonResponse, notFoundResponse, writeErrorResponses } from "../schemas.ts";
+import { Count, errorResponses, jsonResponse, notFoundResponse, writeErrorResponses } from "../schemas.ts";
 
 import {
   tags,
@@ -99,8 +99,10 @@ lazyRoute(
                   .nullable()
                   .optional()
                   .openapi({ description: "highest score a write may leave; null clears" }),
-                maxIncrement: Increment().nullable().optional().openapi({
-                  description: "most one request may add to or take from a player's score (sum of |by|); null clears",
+                // positive: the library refuses ≤ 0, so the document says so (review 10)
+                maxIncrement: Count().nullable().optional().openapi({
+                  description:
+                    "most one request may add to or take from a player's score (sum of |by|), 0 < maxIncrement ≤ 1e12; null clears",
                 }),
               })
               .strict()

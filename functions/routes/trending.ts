@@ -21,6 +21,7 @@ import {
   Member,
   memberPrecheck,
   intQueryValue,
+  intText,
   nameParamsChecked,
   normalizeBatch,
   writeErrorResponses,
@@ -194,7 +195,7 @@ const HistoryResponse = once(() =>
 export const HistoryQuery = once(() =>
   z.object({
     member: Member(),
-    hours: z.coerce.number().int().min(1).max(trending.MAX_WINDOW_HOURS).optional().openapi({
+    hours: intText(1, trending.MAX_WINDOW_HOURS).optional().openapi({
       type: "integer",
       minimum: 1,
       maximum: trending.MAX_WINDOW_HOURS,

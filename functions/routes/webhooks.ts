@@ -19,7 +19,11 @@ import type { AppEnv } from "../types.ts";
 
 const tags = ["Webhooks"];
 
-/** Shapes only: the rules (https, known events, filters, secret length, limits) are the library's, with the same 400 envelope. */
+/**
+ * Shapes only: the rules (https, known events, filters, secret length, limits) are the library's,
+ * with the same 400 envelope listing every bad field. The bounds of `n` and `threshold` are stated
+ * for /openapi.json only (review 10: a client built from it could not know them), not enforced here.
+ */
 const WebhookBody = once(() =>
   z
     .object({
@@ -43,11 +47,18 @@ const WebhookBody = once(() =>
         .number()
         .int()
         .optional()
-        .openapi({ description: `top-N compared by trending.entered/left, 1..${webhooks.MAX_TOP_N}`, example: 10 }),
-      threshold: z
-        .number()
-        .optional()
-        .openapi({ description: "least trending.rising score sent, 0..1e6 (only with trending.rising)", example: 3 }),
+        .openapi({
+          minimum: 1,
+          maximum: webhooks.MAX_TOP_N,
+          description: `top-N compared by trending.entered/left, 1..${webhooks.MAX_TOP_N}`,
+          example: 10,
+        }),
+      threshold: z.number().optional().openapi({
+        minimum: 0,
+        maximum: webhooks.MAX_RISING_THRESHOLD,
+        description: "least trending.rising score sent, 0..1e6 (only with trending.rising)",
+        example: 3,
+      }),
       secret: z.string().openapi({
         description: `${webhooks.MIN_SECRET_LENGTH}..256 characters; signs direct deliveries (Edgestats-Signature). Never returned.`,
       }),

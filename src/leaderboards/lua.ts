@@ -115,6 +115,10 @@ end`,
  * The board settings a script needs, as one string '<reset>|<keep>|<min>|<max>|<maxIncrement>' kept
  * in the settings hash ('cfg') and in the players hash ('_cfg': no player name starts with '_'), so
  * a score change reads it with the HMGET of the players' entries.
+ * A guard is kept as the text it was sent in (TypeScript's String(n), the shortest round trip:
+ * `c.minText`..) and compared as tonumber() of it: a Lua number written back as text keeps 14
+ * significant digits, which moved a guard such as 123456789012.34567 (review 10). Texts written
+ * that way by older versions read as the (rounded) numbers they say.
  */
 export const cfgLua = defineLua(
   "leaderboards.cfg",
@@ -125,11 +129,12 @@ local function parseCfg(text)
   if text then
     local r, k, mn, mx, mi = string.match(text, '^(%a)|(%d*)|([^|]*)|([^|]*)|([^|]*)$')
     c.reset, c.keep, c.min, c.max, c.maxInc = r, tonumber(k) or ${DEFAULT_KEEP_SEASONS}, tonumber(mn), tonumber(mx), tonumber(mi)
+    c.minText, c.maxText, c.maxIncText = c.min and mn, c.max and mx, c.maxInc and mi
   end
   return c
 end
 local function cfgText(c)
-  return c.reset .. '|' .. c.keep .. '|' .. (c.min or '') .. '|' .. (c.max or '') .. '|' .. (c.maxInc or '')
+  return c.reset .. '|' .. c.keep .. '|' .. (c.minText or '') .. '|' .. (c.maxText or '') .. '|' .. (c.maxIncText or '')
 end`,
 );
 

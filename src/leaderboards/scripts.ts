@@ -72,11 +72,14 @@ local old       = parseCfg(meta[4])
 local cfg       = parseCfg(meta[4])
 if reset ~= '' then cfg.reset = reset end
 if keep ~= '' then cfg.keep = tonumber(keep) end
-local function merged(arg, value)
-  if arg == '' then return value elseif arg == '-' then return nil end
-  return tonumber(arg)
+-- a guard's number and its text as sent (lua.ts, parseCfg)
+local function merged(arg, value, text)
+  if arg == '' then return value, text elseif arg == '-' then return nil, nil end
+  return tonumber(arg), arg
 end
-cfg.min, cfg.max, cfg.maxInc = merged(min, cfg.min), merged(max, cfg.max), merged(maxIncrement, cfg.maxInc)
+cfg.min, cfg.minText = merged(min, cfg.min, cfg.minText)
+cfg.max, cfg.maxText = merged(max, cfg.max, cfg.maxText)
+cfg.maxInc, cfg.maxIncText = merged(maxIncrement, cfg.maxInc, cfg.maxIncText)
 if cfg.min and cfg.max and cfg.min > cfg.max then return {refused = 'bad_range'} end
 local newTies = ties ~= '' and ties or current or 'joined'
 if not created and (newTies ~= current or cfg.reset ~= old.reset) then
@@ -147,7 +150,7 @@ if got[1] then
 end
 local score = -tonumber(negScore)
 if (cfg.min and score < cfg.min) or (cfg.max and score > cfg.max) then
-  return {refused = 'score_rejected', player = player, min = cfg.min, max = cfg.max}
+  return {refused = 'score_rejected', player = player, min = cfg.minText, max = cfg.maxText}
 end
 local ties    = redis.call('HGET', settings, 'ties')
 local created = not ties
@@ -256,13 +259,13 @@ for i = 1, n do
     stored = stored + value
     -- maxIncrement bounds what one request adds to a player, however it is split
     spent[player] = (spent[player] or 0) + math.abs(value)
-    if cfg.maxInc and spent[player] > cfg.maxInc then return refuse('score_rejected', {player = player, index = i - 1, guard = 'maxIncrement', bound = cfg.maxInc}) end
+    if cfg.maxInc and spent[player] > cfg.maxInc then return refuse('score_rejected', {player = player, index = i - 1, guard = 'maxIncrement', bound = cfg.maxIncText}) end
   elseif kind == 'replace' then stored = value
   elseif value < stored then stored = value end -- best: negated, so lower is better
   if stored > limit or stored < -limit then return refuse('out_of_range', {player = player, index = i - 1}) end
   if stored ~= sim[player] then
-    if cfg.min and -stored < cfg.min then return refuse('score_rejected', {player = player, index = i - 1, guard = 'minScore', bound = cfg.min}) end
-    if cfg.max and -stored > cfg.max then return refuse('score_rejected', {player = player, index = i - 1, guard = 'maxScore', bound = cfg.max}) end
+    if cfg.min and -stored < cfg.min then return refuse('score_rejected', {player = player, index = i - 1, guard = 'minScore', bound = cfg.minText}) end
+    if cfg.max and -stored > cfg.max then return refuse('score_rejected', {player = player, index = i - 1, guard = 'maxScore', bound = cfg.maxText}) end
   end
   sim[player] = stored
 end

@@ -25,6 +25,7 @@ export {
   MAX_WEBHOOKS,
   MIN_SECRET_LENGTH,
   MAX_TOP_N,
+  MAX_RISING_THRESHOLD,
   type EventType,
   type Filter,
   type WebhookInput,

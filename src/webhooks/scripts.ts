@@ -17,7 +17,9 @@ export { emitLua, eventIdLua, queueLua };
 /**
  * Creates or replaces a webhook; refuses a new one past the limit. Keeps `createdAt` on a replace,
  * and forgets what detection told it when its filter or N changed (the marks are of another stream
- * or room).
+ * or room). The settings are stored as the JSON TypeScript wrote, with the two times appended, never
+ * re-encoded: cjson writes numbers with 14 significant digits, which rounded a `threshold` such as
+ * 1.2345678901234567 (review 10).
  */
 export const putScript = defineScript({
   name: "webhooks.put",
@@ -36,10 +38,11 @@ if not old and redis.call('HLEN', hooks) >= tonumber(max) then return {refused =
 local hook = cjson.decode(settings)
 local before = old and cjson.decode(old)
 if before and (cjson.encode(before.filter) ~= cjson.encode(hook.filter) or before.n ~= hook.n) then redis.call('UNLINK', marks) end
-hook.createdAt = before and before.createdAt or tonumber(now)
-hook.updatedAt = tonumber(now)
-redis.call('HSET', hooks, name, cjson.encode(hook))
-return {created = not old, createdAt = hook.createdAt, updatedAt = hook.updatedAt}
+local createdAt = before and before.createdAt or tonumber(now)
+-- epoch ms: integers, which %.17g writes in full (cjson.decode reads them exactly)
+local times = string.format(',"createdAt":%.17g,"updatedAt":%.17g}', createdAt, tonumber(now))
+redis.call('HSET', hooks, name, string.sub(settings, 1, -2) .. times)
+return {created = not old, createdAt = createdAt, updatedAt = tonumber(now)}
 `,
 });
 
