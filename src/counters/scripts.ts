@@ -181,11 +181,11 @@ if nb > 0 then
   if creates and values[nb + 2] then trimStep(index, string.sub(index, 1, #index - 6), cursors, order, minOf, now) end
 end
 -- Every score written must stay within ±maxScore (MAX_COUNTER_SCORE, ./limits.ts: past 2^53
--- increments are rounded away; 0: unbounded, the queued path's). Knowing the score before the write would cost a read per key in every call,
--- so the check reads ZINCRBY's answer, and a batch with a score out of range is undone: each
--- (key, member) it touched goes back to its first answer minus its first increment (exact for
--- integers, which stay below 2^53 all along), or is removed when that answer was the increment
--- itself (the member was new). Nothing else has been written yet but housekeeping that changes no
+-- increments are rounded away; 0: unbounded, the queued path's). Knowing the score before the
+-- write would cost a read per key in every call, so the check reads ZINCRBY's answer, and a batch
+-- with a score out of range is undone (review 10): each (key, member) it touched goes back to its
+-- first answer minus its first increment (exact for integers, which stay below 2^53 all along), or
+-- is removed when that answer was the increment itself (the member was new). Nothing else has been written yet but housekeeping that changes no
 -- count (expired index records, dead keys of a deleted life), so the refused call writes nothing.
 local touched, firstOf = {}, {}
 local function note(key, member, by, score)
