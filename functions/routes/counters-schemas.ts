@@ -188,7 +188,9 @@ export const IncrItem = once(() =>
   z
     .object({
       member: Member(),
-      by: Increment().optional().openapi({ description: "may be negative (a decrement). @default 1" }),
+      by: Increment().optional().openapi({
+        description: "may be negative (a decrement); the score it leaves must stay within ±1e15. @default 1",
+      }),
       period: PeriodName().optional().openapi({
         description: "store in the bucket of this UTC period. @default none (the plain counter)",
       }),

@@ -97,7 +97,7 @@ lazyRoute(
     tags,
     summary: "Increment or decrement members (one item or up to 1,000), optionally into calendar buckets",
     description:
-      "One Redis round trip including expiries. Without `ttl` an existing expiry stays and a new key never expires; with `ttl` an existing expiry is only ever extended (see `ttl`).",
+      "One Redis round trip including expiries. Without `ttl` an existing expiry stays and a new key never expires; with `ttl` an existing expiry is only ever extended (see `ttl`). Every score an increment leaves (in the plain counter, the bucket and each calendar rollup above it) must stay within ±1e15, where integers are exact; otherwise 400 and nothing of the batch is written (a queued write is not bounded).",
     request: { params: counterParamsChecked(), ...jsonBody(incrBody()) },
     responses: () => ({
       200: jsonResponse(
@@ -218,7 +218,7 @@ lazyRoute(
   () => ({
     tags,
     summary: "Every member with its score, ordered by the member's own value",
-    description: `by=member orders numerically when every member is a number, else by code point. At most ${limits.MAX_SORTED_MEMBERS} members (400 too_many_members beyond).`,
+    description: `by=member orders numerically (exactly, past a double's precision too) when every member is a number, else by code point. At most ${limits.MAX_SORTED_MEMBERS} members (400 too_many_members beyond).`,
     request: {
       params: counterParamsChecked(),
       query: prechecked(SortedQuery, sortedQueryPrecheck),
@@ -252,7 +252,7 @@ lazyRoute(
     tags,
     summary: "Store a rollup of other counters or of bucket ranges under {counter} (admin)",
     description:
-      "Replaces what {counter} held. At most 100 sources expanding to at most 1,000 keys, holding at most 100,000 entries (else 400 too_many_entries, nothing written); one Redis round trip.",
+      "Replaces what {counter} held. At most 100 sources expanding to at most 1,000 keys, holding at most 100,000 entries (else 400 too_many_entries, nothing written); a union with a score outside ±1e15 (weights multiply) is a 400 and {counter} keeps what it held; one Redis round trip.",
     middleware: [requireScope("admin")] as const,
     request: {
       params: counterParams(),

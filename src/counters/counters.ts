@@ -11,7 +11,7 @@ import { levelStart, rollupsOf } from "./calendar.ts";
 import { deleteCall, deleteOutside } from "./delete-layout.ts";
 import { deleteMemberScript } from "./delete-script.ts";
 import { cacheKeys, counterKeys as K } from "./keys.ts";
-import { MAX_DELETE_KEYS, MAX_DELETE_READS } from "./limits.ts";
+import { MAX_COUNTER_SCORE, MAX_DELETE_KEYS, MAX_DELETE_READS } from "./limits.ts";
 import { deleteScript, incrScript } from "./scripts.ts";
 import { periodRange, type PeriodOptions } from "./select.ts";
 import { trimGroups } from "./trim.ts";
@@ -50,12 +50,18 @@ export interface IncrResult {
   results: { member: string; score: number }[];
 }
 
-/** Adds `by` to each item's member (plain counter or its period bucket); returns each new score. */
+/**
+ * Adds `by` to each item's member (plain counter or its period bucket); returns each new score.
+ * A result outside ±MAX_COUNTER_SCORE in any key refuses the batch (400, nothing changed), except
+ * with `unbounded`: the queued path, whose 202 was already answered and whose merged group of
+ * messages a refusal would drop whole (docs/counters.md, "Score range").
+ */
 export async function increment(
   ctx: Ctx,
   name: string,
   items: IncrItem[],
   idempotency?: Idempotency,
+  options: { unbounded?: boolean } = {},
 ): Promise<Written<IncrResult>> {
   assertName(name, "counter");
   checkBatch(items);
@@ -128,6 +134,7 @@ export async function increment(
       now: ctx.now,
       late: late ? 1 : 0,
       plainTtl,
+      maxScore: options.unbounded ? 0 : MAX_COUNTER_SCORE,
       ttls: entries.map((e) => e.ttl),
       above: entries.map((e) => (e.parents ?? []).map(parentSlot).join(" ")),
       groups: entries.map((e) => e.groups),

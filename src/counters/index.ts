@@ -24,6 +24,7 @@ export { incrScript } from "./scripts.ts";
 export {
   AGGREGATES,
   MAX_BUCKET_AGE_DAYS,
+  MAX_COUNTER_SCORE,
   MAX_DELETE_KEYS,
   MAX_DELETE_READS,
   MAX_LISTED,

@@ -32,6 +32,15 @@ export const MAX_UNION_ENTRIES = 100_000;
  */
 export const MAX_UNION_MEMBERS = 20_000;
 
+/**
+ * Largest absolute score a counter keeps (every key an increment or a union writes: the plain key,
+ * a bucket and each calendar rollup above it). Scores are doubles: every integer up to 2^53
+ * (about 9.007e15) is exact, and past it increments are rounded away (1e16 + 1 is 1e16). Within
+ * this bound integer scores are exact, and a batch (at most 1,000 × 1e12 = 1e15) added to a score
+ * within it stays below 2^53. The leaderboards' bound (MAX_SCORE), for the same reason.
+ */
+export const MAX_COUNTER_SCORE = 1e15;
+
 /** Most members `sorted` reads in one call (it reads them all to order them). */
 export const MAX_SORTED_MEMBERS = 10_000;
 

@@ -1,4 +1,6 @@
+import { ValidationError } from "../errors.ts";
 import { defineLua, defineScript } from "../redis/script.ts";
+import { MAX_COUNTER_SCORE } from "./limits.ts";
 import { TRIM_LUA, TRIM_MARGIN } from "./trim.ts";
 
 /**
@@ -78,6 +80,7 @@ export const incrScript = defineScript({
     "now",
     "late",
     "plainTtl",
+    "maxScore",
     "...ttls",
     "...above",
     "...groups",
@@ -89,8 +92,20 @@ export const incrScript = defineScript({
     "...rollupBys",
   ],
   uses: [fieldsLua],
+  refusals: {
+    out_of_range: (r, call) =>
+      new ValidationError(
+        `The score of '${String(r.member)}' in counter '${String(call.args.name)}' would be ${String(r.score)}, outside ±${MAX_COUNTER_SCORE}, the range kept exact; nothing was changed.`,
+        [
+          {
+            path: call.args.members.length === 1 ? "by" : `items.${String(r.index)}.by`,
+            message: `resulting score must stay within ±${MAX_COUNTER_SCORE}`,
+          },
+        ],
+      ),
+  },
   lua: `${TRIM_LUA}
-now, late, plainTtl = tonumber(now), late == '1', tonumber(plainTtl) * 1000
+now, late, plainTtl, maxScore = tonumber(now), late == '1', tonumber(plainTtl) * 1000, tonumber(maxScore)
 local nb = #buckets
 local function slack(ms) return math.min(math.ceil(ms / 10), 3600000) end
 -- the index's cursors (./trim.ts): each key's groups, and the earliest group per kind written
@@ -124,11 +139,7 @@ end
 -- counter pays it once a minute, not on every write; such a name is registered (a live index
 -- implies it). A name new to the registry has no _expiry entry, i.e. counts as never expiring.
 local refreshed = values and tonumber(values[nb + 1])
-local newName, stampR = false, false
-if not (refreshed and refreshed <= now and now - refreshed < 60000) then
-  newName = redis.call('ZADD', names, now, name) == 1
-  stampR  = nb > 0
-end
+local register = not (refreshed and refreshed <= now and now - refreshed < 60000)
 local forever, grow = false, 0
 local usesPlain     = false
 for _, slot in ipairs(slots) do
@@ -169,6 +180,39 @@ if nb > 0 then
   for i = 1, nb do if state[i] == false then creates = true end end
   if creates and values[nb + 2] then trimStep(index, string.sub(index, 1, #index - 6), cursors, order, minOf, now) end
 end
+-- Every score written must stay within ±maxScore (MAX_COUNTER_SCORE, ./limits.ts: past 2^53
+-- increments are rounded away; 0: unbounded, the queued path's). Knowing the score before the
+-- write would cost a read per key in every call, so the check reads ZINCRBY's answer, and a batch
+-- with a score out of range is undone (review 10): each (key, member) it touched goes back to its
+-- first answer minus its first increment (exact for integers, which stay below 2^53 all along), or
+-- is removed when that answer was the increment itself (the member was new). Nothing else has been written yet but housekeeping that changes no
+-- count (expired index records, dead keys of a deleted life), so the refused call writes nothing.
+local touched, firstOf = {}, {}
+local function note(key, member, by, score)
+  local k = firstOf[key]
+  if not k then
+    k = {}
+    firstOf[key] = k
+  end
+  if not k[member] then
+    k[member] = {score, by}
+    touched[#touched + 1] = {key, member}
+  end
+  local v = tonumber(score)
+  return maxScore == 0 or (v and v >= -maxScore and v <= maxScore)
+end
+local function refuse(member, index, score)
+  for j = #touched, 1, -1 do
+    local key, m = touched[j][1], touched[j][2]
+    local first, by = tonumber(firstOf[key][m][1]), tonumber(firstOf[key][m][2])
+    if first == by then
+      redis.call('ZREM', key, m)
+    else
+      redis.call('ZADD', key, string.format('%.17g', first - by), m)
+    end
+  end
+  return {refused = 'out_of_range', member = member, index = index, score = score}
+end
 local results, suspects = {}, 0
 for i, member in ipairs(members) do
   local slot, by = tonumber(slots[i]), bys[i]
@@ -176,12 +220,30 @@ for i, member in ipairs(members) do
   if slot > 0 then key = buckets[slot] end
   local score = redis.call('ZINCRBY', key, by, member)
   results[#results + 1] = score
+  if not note(key, member, by, score) then return refuse(member, i - 1, score) end
   -- a score equal to the increment: the member (perhaps the whole key) is new
   if slot == 0 and tonumber(score) == tonumber(by) then suspects = suspects + 1 end
 end
--- calendar rollups: one ZINCRBY per (rollup, member), the batch's increments summed by the caller
+-- calendar rollups: one ZINCRBY per (rollup, member), the batch's increments summed by the caller;
+-- a rollup sums many buckets, so it may leave the range where none of them does
 for i, member in ipairs(rollupMembers) do
-  redis.call('ZINCRBY', buckets[tonumber(rollupSlots[i])], rollupBys[i], member)
+  local key   = buckets[tonumber(rollupSlots[i])]
+  local score = redis.call('ZINCRBY', key, rollupBys[i], member)
+  if not note(key, member, rollupBys[i], score) then
+    local first = 0
+    for j = 1, #members do
+      if members[j] == member and slots[j] ~= '0' then
+        first = j - 1
+        break
+      end
+    end
+    return refuse(member, first, score)
+  end
+end
+local newName, stampR = false, false
+if register then
+  newName = redis.call('ZADD', names, now, name) == 1
+  stampR  = nb > 0
 end
 if usesPlain then
   if plainTtl > 0 then

@@ -164,10 +164,39 @@ export function compareCodePoints(a: string, b: string): number {
   return x.length - y.length;
 }
 
+/** A decimal's exact value as sign × 0.digits × 10^exp (digits without leading or trailing zeros). */
+function decimalParts(text: string): { sign: number; digits: string; exp: bigint } {
+  const m = DECIMAL.exec(text);
+  if (!m) throw new Error(`not a decimal: ${text}`);
+  const sign = text.startsWith("-") ? -1 : 1;
+  const [int = "", frac = ""] = (m[1] ?? "").split(".");
+  const all = int + frac;
+  const lead = all.length - all.replace(/^0+/, "").length;
+  const digits = all.slice(lead).replace(/0+$/, "");
+  if (digits === "") return { sign: 0, digits, exp: 0n };
+  return { sign, digits, exp: BigInt(int.length - lead) + BigInt(m[3]?.slice(1) ?? 0) };
+}
+
 /**
- * Orders members by their own value: numerically when all are numbers (ties
- * such as "1" and "1.0" by text), else by code point. Upstash has no SORT, and
- * SORT would still need a second round trip for the scores.
+ * Exact order of two decimal strings: their doubles tie past 17 significant digits
+ * ("99999999999999999" and "100000000000000001" are both 1e17) or below the smallest double
+ * ("9e-401" and "1e-400" are both 0), where their text is not their numeric order (review 10).
+ */
+export function compareDecimals(a: string, b: string): number {
+  const x = decimalParts(a);
+  const y = decimalParts(b);
+  if (x.sign !== y.sign) return x.sign - y.sign;
+  if (x.sign === 0) return 0;
+  let d = x.exp === y.exp ? 0 : x.exp > y.exp ? 1 : -1;
+  // same exponent: the digit strings, as fractions after the point, compare as text
+  if (d === 0) d = x.digits === y.digits ? 0 : x.digits > y.digits ? 1 : -1;
+  return d === 0 ? 0 : x.sign * d;
+}
+
+/**
+ * Orders members by their own value: numerically when all are numbers (exactly: equal doubles
+ * are told apart by their decimal text's value; equal values such as "1" and "1.0" by text), else
+ * by code point. Upstash has no SORT, and SORT would still need a second round trip for the scores.
  */
 export function sortByMember<T extends { member: string }>(
   items: T[],
@@ -176,7 +205,8 @@ export function sortByMember<T extends { member: string }>(
   const numeric = allNumeric(items.map((i) => i.member));
   const sign = order === "asc" ? 1 : -1;
   const sorted = [...items].sort((a, b) => {
-    const d = numeric ? Number(a.member) - Number(b.member) : 0;
+    // rounding to a double keeps order, so only equal doubles need the exact comparison
+    const d = numeric ? Number(a.member) - Number(b.member) || compareDecimals(a.member, b.member) : 0;
     return sign * (d !== 0 ? d : compareCodePoints(a.member, b.member));
   });
   return { items: sorted, numeric };

@@ -9,7 +9,7 @@ import { defineLua, defineScript, type Idempotency, type Refusal, type Written }
 import type { Period } from "../time.ts";
 import { assertName } from "../validation.ts";
 import { counterKeys as K, type Aggregate } from "./keys.ts";
-import { MAX_UNION_ENTRIES } from "./limits.ts";
+import { MAX_COUNTER_SCORE, MAX_UNION_ENTRIES } from "./limits.ts";
 import { fieldsLua } from "./scripts.ts";
 import { aggregateArg, periodRange, type PeriodOptions, type PeriodRange } from "./select.ts";
 import { checkUnion, checkUnionKeys } from "./validate.ts";
@@ -48,7 +48,7 @@ end
  * destination itself), 2 + i the i-th of `sources`; `weights` its multiplier. A bucket counts
  * only while its own counter's index lists it. Returns {members, sources used}, or refuses
  * before writing anything when the live sources hold more than `maxEntries` entries, or when a
- * score of the union is not finite (built in `scratch`, which then goes).
+ * score of the union leaves ±MAX_COUNTER_SCORE (built in `scratch`, which then goes).
  */
 export const unionScript = defineScript({
   name: "counters.union",
@@ -63,10 +63,10 @@ export const unionScript = defineScript({
         [{ path: "sources", message: `hold more than ${String(call.args.maxEntries)} entries` }],
         "too_many_entries",
       ),
-    not_finite: () =>
+    out_of_range: (r: Refusal) =>
       new ValidationError(
-        "The union would hold a score past the largest number a double holds (about ±1.8e308), which JSON cannot carry; use smaller weights.",
-        [{ path: "weights", message: "make a score pass ±1.8e308" }],
+        `The union would hold a score of ${String(r.score)}, outside ±${MAX_COUNTER_SCORE}, the range a counter keeps exact (past 2^53 later increments would be rounded away); nothing was changed. Use smaller weights.`,
+        [{ path: "weights", message: `make a score leave ±${MAX_COUNTER_SCORE}` }],
       ),
   },
   lua: `
@@ -105,9 +105,9 @@ end
 local members = 0
 if #live > 0 then
   -- one ZUNIONSTORE (at most 1000 keys, a source may be the destination itself) into scratch first:
-  -- weights up to ±1e12 multiply, so a counter unioned onto itself again and again passes the
-  -- largest double and Redis stores inf, which every read then answered as null (review 7). Such a
-  -- union is refused, and plain keeps what it held.
+  -- weights up to ±1e12 multiply, so a union may pass 2^53, where later increments are rounded
+  -- away (review 10), or even the largest double, stored as inf and read as null (review 7). A
+  -- union with a score outside ±MAX_COUNTER_SCORE (./limits.ts) is refused, and plain keeps what it held.
   local args = {'ZUNIONSTORE', scratch, #live}
   for _, k in ipairs(live) do args[#args + 1] = k end
   args[#args + 1] = 'WEIGHTS'
@@ -118,9 +118,13 @@ if #live > 0 then
   if members > 0 then
     local low  = redis.call('ZRANGE', scratch, 0, 0, 'WITHSCORES')[2]
     local high = redis.call('ZRANGE', scratch, -1, -1, 'WITHSCORES')[2]
-    if low == '-inf' or low == 'inf' or high == 'inf' or high == '-inf' then
-      redis.call('UNLINK', scratch)
-      return {refused = 'not_finite'}
+    -- ±inf and nan fail the comparisons too
+    for _, score in ipairs({low, high}) do
+      local v = tonumber(score)
+      if not (v and v >= -${MAX_COUNTER_SCORE} and v <= ${MAX_COUNTER_SCORE}) then
+        redis.call('UNLINK', scratch)
+        return {refused = 'out_of_range', score = score}
+      end
     end
   end
 end

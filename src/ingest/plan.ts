@@ -74,7 +74,9 @@ export function libraryWrite(
     return (ctx) =>
       recordEvents(ctx, message.name, items as TrendingEvent[], { retentionHours: settings.trendingRetentionHours });
   }
-  if (message.kind === "counters") return (ctx) => increment(ctx, message.name, items as IncrItem[]);
+  // unbounded: a queued increment cannot be refused after its 202 (docs/counters.md, "Score range")
+  if (message.kind === "counters")
+    return (ctx) => increment(ctx, message.name, items as IncrItem[], undefined, { unbounded: true });
   return (ctx) => heartbeat(ctx, message.name, items as string[], { timeoutSeconds: settings.presenceTimeoutSeconds });
 }
 

@@ -15,6 +15,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Edgestats, ValidationError } from "../../src/index.ts";
+import { acceptItems, consumeBatch, toMessages, type QueuedMessage } from "../../src/ingest/index.ts";
 import { keySnapshot } from "../helpers/key-snapshot.ts";
 import { libraryTest } from "../helpers/library.ts";
 
@@ -24,7 +25,6 @@ const H = 3_600_000;
 const DAY0 = Date.UTC(2026, 10, 24); // yesterday: a finished day
 const stats = new Edgestats({ redis: lib.redis, prefix: lib.prefix, clock: () => NOW });
 
-const E16 = 10_000_000_000_000_000; // 1e16, above 2^53: the spacing of doubles there is 2
 const E16_PLUS_2 = 10_000_000_000_000_002; // representable: the true answer of 1e16 + 1 + 1
 
 const caught = (p: Promise<unknown>) =>
@@ -110,69 +110,156 @@ describe("counters: fractions, negatives and ties", () => {
     }
   });
 
-  // BUG (medium): counters keep no bound on a score, so past 2^53 increments are rounded away and
-  // the answer still looks exact: 1e16, +1, +1 answers 1e16 (the true, representable 1e16 + 2 is
-  // lost) — an acknowledged increment not counted, which the product promises never happens.
-  // Leaderboards refuse a result outside ±1e15 for exactly this reason (src/leaderboards/validate.ts
-  // MAX_SCORE). Fix: the incr script refuses (400, nothing of the batch written) an item whose
-  // result would leave ±2^53 (or the leaderboards' ±1e15), as leaderboards.score does; the same
-  // check on the union's lowest/highest score, which it already reads for ±inf (review 7).
-  it.fails(
-    "a counter score past 2^53 does not drop increments: 1e16 +1 +1 is 1e16 + 2, or the write is refused",
-    async () => {
-      const c = stats.counter("big");
-      for (const batch of tenBatches({ member: "x", by: 1e12 })) await c.incr(batch);
-      expect((await c.member("x")).score).toBe(E16);
-      const before = await keySnapshot(lib.target, lib.prefix);
-      const first = await caught(c.incr("x", 1));
-      if ("error" in first) {
-        // refused: a 400 that wrote nothing
-        expect(first.error).toBeInstanceOf(ValidationError);
-        expect(await keySnapshot(lib.target, lib.prefix)).toEqual(before);
-        return;
-      }
-      await c.incr("x", 1);
-      expect((await c.member("x")).score).toBe(E16_PLUS_2);
-    },
-  );
+  // FIXED (was medium, review 10): counters kept no bound on a score, so past 2^53 increments were
+  // rounded away and the answer still looked exact: 1e16, +1, +1 answered 1e16. Now every score an
+  // increment leaves, in every key it touches, must stay within ±1e15 (MAX_COUNTER_SCORE, the
+  // leaderboards' bound): checked on ZINCRBY's answers in the incr script, a refused batch undone.
+  it("a counter score past 2^53 does not drop increments: 1e16 +1 +1 is 1e16 + 2, or the write is refused", async () => {
+    const c = stats.counter("big");
+    // 1e15 is the largest score kept: reached exactly, past it is refused
+    for (const batch of tenBatches({ member: "x", by: 1e11 })) await c.incr(batch);
+    expect((await c.member("x")).score).toBe(1e15);
+    const before = await keySnapshot(lib.target, lib.prefix);
+    // refused: a 400 naming the bound that wrote nothing (so 1e16 is never reached, where +1 rounds away)
+    const first = await caught(c.incr("x", 1));
+    expect("error" in first && first.error instanceof ValidationError).toBe(true);
+    expect(String((first as { error: Error }).error.message)).toContain("±1000000000000000");
+    expect(await keySnapshot(lib.target, lib.prefix)).toEqual(before);
+  });
 
-  // BUG (medium, same cause): a union with weights (up to ±1e12 each) stores scores past 2^53
-  // without a word: 1e12 × 1e12 = 10^24 is not even a double (it is stored as
-  // 999999999999999983222784, answered as 1e+24), and every later increment of the stored counter
-  // below ~1e8 rounds away (the spacing of doubles at 1e24 is 2^27). Fix: as above, the union's
-  // lowest/highest score check (already there for ±inf) refuses a union leaving ±2^53.
-  it.fails(
-    "a union whose weights take a score past 2^53 is refused (it would make later increments vanish)",
-    async () => {
-      await stats.counter("w-src").incr("x", 1e12);
-      const target = stats.counter("w-dst");
-      const r = await caught(target.union({ sources: ["w-src"], weights: [1e12] }));
-      expect("error" in r && r.error instanceof ValidationError).toBe(true);
-    },
-  );
+  it("a refused batch is undone whole: members new, existing and repeated, the plain key and period keys", async () => {
+    const c = stats.counter("big-batch");
+    await c.incr([
+      { member: "x", by: 1e12 },
+      { member: "y", by: 7 },
+      { member: "z", by: 0.25, period: "hour", at: DAY0 + H },
+    ]);
+    // x to 1e15 - 1e12 in 999 increments of 1e12 (exact), then to exactly 1e15
+    await c.incr(Array.from({ length: 998 }, () => ({ member: "x", by: 1e12 })));
+    await c.incr("x", 1e12);
+    expect((await c.member("x")).score).toBe(1e15);
+    const before = await keySnapshot(lib.target, lib.prefix);
+    const r = await caught(
+      c.incr([
+        { member: "y", by: 5 },
+        { member: "new", by: 3 },
+        { member: "z", by: 0.5, period: "hour", at: DAY0 + H },
+        { member: "fresh", by: 1, period: "hour", at: DAY0 + 2 * H },
+        { member: "y", by: -2 },
+        { member: "x", by: -1 },
+        { member: "x", by: 2 },
+      ]),
+    );
+    expect("error" in r && r.error instanceof ValidationError).toBe(true);
+    const details = (r as { error: ValidationError }).error.details;
+    expect(details).toEqual([{ path: "items.6.by", message: "resulting score must stay within ±1000000000000000" }]);
+    expect(await keySnapshot(lib.target, lib.prefix)).toEqual(before);
+    // the negative bound as well; a result back inside is taken
+    expect((await c.incr("x", -1)).results[0]?.score).toBe(1e15 - 1);
+  });
 
-  // BUG (low): fractional scores of an `hour` counter: the same three non-empty hours answer two
-  // different sums depending on the range: yesterday 00–23 h (read through the day's rollup,
+  it("a rollup leaving ±1e15 refuses the increment though its bucket stays inside", async () => {
+    const c = stats.counter("big-rollup");
+    // two hours of 5e14 each (in batches of 1e12): the day and month hold 1e15
+    for (const at of [DAY0 + H, DAY0 + 2 * H])
+      for (let k = 0; k < 5; k++)
+        await c.incr(Array.from({ length: 100 }, () => ({ member: "r", by: 1e12, period: "hour" as const, at })));
+    expect((await c.member("r", { period: "hour", from: DAY0, to: DAY0 + 23 * H })).score).toBe(1e15);
+    const before = await keySnapshot(lib.target, lib.prefix);
+    const r = await caught(c.incr([{ member: "r", by: 1, period: "hour", at: DAY0 + 3 * H }]));
+    expect("error" in r && r.error instanceof ValidationError).toBe(true);
+    expect(await keySnapshot(lib.target, lib.prefix)).toEqual(before);
+    // a decrement of the same hour is taken
+    expect((await c.incr([{ member: "r", by: -1, period: "hour", at: DAY0 + 3 * H }])).results[0]?.score).toBe(-1);
+  });
+
+  // The queued path cannot refuse (its 202 was answered, and the consumer applies a merged group of
+  // messages as one call, which a refusal would drop whole): its increments are applied unbounded,
+  // never dropped (docs/counters.md, "Score range").
+  it("a queued increment past ±1e15 is applied and acked, not dropped with its group", async () => {
+    const ctx = lib.ctx(NOW, "r10num-queued");
+    const c = new Edgestats({ redis: lib.redis, prefix: ctx.prefix, clock: () => NOW }).counter("q");
+    for (const batch of tenBatches({ member: "x", by: 1e11 })) await c.incr(batch);
+    const settings = { trendingRetentionHours: 50, presenceTimeoutSeconds: 300 };
+    const accepted = await acceptItems(
+      "counters",
+      "q",
+      [
+        { member: "y", by: 2 },
+        { member: "x", by: 1 },
+      ],
+      ctx.prefix,
+      NOW,
+      settings,
+    );
+    let acked = 0;
+    const messages: QueuedMessage[] = toMessages({ kind: "counters", name: "q", t: NOW, r: "req-q" }, accepted).map(
+      (body, i) => ({
+        id: `q${i}`,
+        timestamp: new Date(NOW),
+        attempts: 1,
+        body,
+        ack: () => void acked++,
+        retry: () => undefined,
+      }),
+    );
+    await consumeBatch({ redis: lib.redis, prefix: ctx.prefix, now: NOW }, messages, settings, {
+      onStatsError: () => undefined,
+    });
+    expect(acked).toBe(messages.length);
+    expect((await c.member("x")).score).toBe(1e15 + 1);
+    expect((await c.member("y")).score).toBe(2);
+    // a synchronous increment that leaves x outside the bound is refused
+    expect("error" in (await caught(c.incr("x", 1)))).toBe(true);
+  });
+
+  // FIXED (was medium, review 10): a union with weights (up to ±1e12 each) stored scores past 2^53
+  // without a word (1e12 × 1e12 = 10^24). The union's lowest/highest score check, there for ±inf
+  // (review 7), now refuses any score outside ±1e15, and the destination keeps what it held.
+  it("a union whose weights take a score past 2^53 is refused (it would make later increments vanish)", async () => {
+    await stats.counter("w-src").incr("x", 1e12);
+    const target = stats.counter("w-dst");
+    await target.incr("kept", 1);
+    const before = await keySnapshot(lib.target, lib.prefix);
+    const r = await caught(target.union({ sources: ["w-src"], weights: [1e12] }));
+    expect("error" in r && r.error instanceof ValidationError).toBe(true);
+    expect(await keySnapshot(lib.target, lib.prefix)).toEqual(before);
+    // the bound itself is kept: 1e12 × 1000 and × -1000
+    await target.union({ sources: ["w-src", "w-src"], weights: [1000, -1000], aggregate: "max" });
+    expect((await target.member("x")).score).toBe(1e15);
+    await target.union({ sources: ["w-src"], weights: [-1000] });
+    expect((await target.member("x")).score).toBe(-1e15);
+    expect("error" in (await caught(target.union({ sources: ["w-src"], weights: [-1001] })))).toBe(true);
+  });
+
+  // DOCUMENTED (was low, review 10): fractional scores of an `hour` counter: the same three hours
+  // answer two sums depending on the range: yesterday 00–23 h (read through the day's rollup,
   // summed in write order: 0.3 + 0.2 + 0.1 = 0.6) says 0.6, hours 01–03 (summed hour by hour:
-  // 0.1 + 0.2 + 0.3) say 0.6000000000000001, though the range holds nothing else. Nothing tells
-  // the caller which; docs/counters.md calls rollup reads exact and says fractional reads fall back
-  // to "one ZSCORE a key", which is true of member reads of partial edges only. Smallest fix: say
-  // in docs/counters.md that fractional scores are doubles summed in an order that depends on the
-  // range (answers may differ in the last digit), or round reported sums to 15 significant digits
-  // as histogram bounds are.
-  it.fails(
-    "fractional hours answer the same sum whether the range reads them through the day's rollup or hour by hour",
-    async () => {
-      const c = stats.counter("roll");
-      // written newest hour first: the day rollup sums in write order
-      await c.incr([{ member: "m", by: 0.3, period: "hour", at: DAY0 + 3 * H }]);
-      await c.incr([{ member: "m", by: 0.2, period: "hour", at: DAY0 + 2 * H }]);
-      await c.incr([{ member: "m", by: 0.1, period: "hour", at: DAY0 + 1 * H }]);
-      const whole = await c.top({ period: "hour", from: DAY0, to: DAY0 + 23 * H });
-      const part = await c.top({ period: "hour", from: DAY0 + H, to: DAY0 + 3 * H });
-      expect(whole.items[0]?.score).toBe(part.items[0]?.score);
-    },
-  );
+  // 0.1 + 0.2 + 0.3) say 0.6000000000000001. docs/counters.md ("Fractional scores") now says
+  // fractional scores are binary doubles whose sums may differ in the last digit between a rollup
+  // and its parts; integers are exact in any order. Rounding was not chosen: it would change exact
+  // integers' digits past 15 significant ones. This pins what is documented.
+  it("fractional hours may differ in the last digit between a day's rollup and its hours; integers never do", async () => {
+    const c = stats.counter("roll");
+    // written newest hour first: the day rollup sums in write order
+    await c.incr([{ member: "m", by: 0.3, period: "hour", at: DAY0 + 3 * H }]);
+    await c.incr([{ member: "m", by: 0.2, period: "hour", at: DAY0 + 2 * H }]);
+    await c.incr([{ member: "m", by: 0.1, period: "hour", at: DAY0 + 1 * H }]);
+    for (const [by, at] of [
+      [999_999_999_997, 3],
+      [5, 2],
+      [999_999_999_999, 1],
+    ] as const)
+      await c.incr([{ member: "i", by, period: "hour", at: DAY0 + at * H }]);
+    const whole = await c.top({ period: "hour", from: DAY0, to: DAY0 + 23 * H });
+    const part = await c.top({ period: "hour", from: DAY0 + H, to: DAY0 + 3 * H });
+    const score = (r: typeof whole, m: string) => r.items.find((i) => i.member === m)?.score as number;
+    // the two answers of 0.6: each within an ulp of 0.6 (2^-53 · 2 of it), as documented
+    for (const s of [score(whole, "m"), score(part, "m")]) expect(Math.abs(s - 0.6)).toBeLessThanOrEqual(2 ** -52);
+    expect([score(whole, "m"), score(part, "m")]).toEqual([0.6, 0.6000000000000001]);
+    // integer scores are exact whatever the order
+    expect([score(whole, "i"), score(part, "i")]).toEqual([2_000_000_000_001, 2_000_000_000_001]);
+  });
 });
 
 describe("counters: aggregates, fractional weights, score bounds and numeric member order", () => {
@@ -221,7 +308,7 @@ describe("counters: aggregates, fractional weights, score bounds and numeric mem
     expect(await members("-inf", "(0.30000000000000004")).toEqual(["b"]);
   });
 
-  // BUG (low): `sorted` (by member) orders "numerically when every member is a decimal number",
+  // FIXED (was low, review 10; src/counters/select.ts compareDecimals): `sorted` (by member) orders "numerically when every member is a decimal number",
   // but compares their doubles, and ties (equal doubles) by text: members that differ only past a
   // double's precision come out in text order, which is not numeric order. 99999999999999999 and
   // 100000000000000001 are both 1e17 as doubles, so "100000000000000001" sorts first ascending;
@@ -229,7 +316,7 @@ describe("counters: aggregates, fractional weights, score bounds and numeric mem
   // (snowflakes have 18–19 digits) of different lengths hit the first. Fix: when the doubles tie,
   // compare the decimal strings exactly (sign, then the digits aligned on the decimal point after
   // normalising the exponent) before falling back to text.
-  it.fails("sorted by member puts decimal members in exact numeric order, past a double's precision too", async () => {
+  it("sorted by member puts decimal members in exact numeric order, past a double's precision too", async () => {
     const c = stats.counter("numeric");
     const members = ["100000000000000001", "99999999999999999", "1e-400", "9e-401", "-1", "0"];
     await c.incr(members.map((member) => ({ member })));

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   allNumeric,
   compareCodePoints,
+  compareDecimals,
   parseBound,
   parseBounds,
   parseBucketTime,
@@ -100,6 +101,47 @@ describe("member order", () => {
       }),
       { numRuns: 100 },
     );
+  });
+
+  // review 10: members whose doubles tie (past 17 significant digits, or underflowing to 0) are
+  // ordered by their exact decimal value. The reference: both as integers m·10^e (BigInt), scaled
+  // to the smaller exponent. Equal values keep the text order ("-0.0" before "0" ascending), reversed by desc.
+  it("compares decimal text exactly, written in any form, against BigInt arithmetic", () => {
+    const spelled = fc.record({
+      m: fc.bigInt({ min: -(10n ** 25n), max: 10n ** 25n }),
+      e: fc.integer({ min: -420, max: 20 }),
+      form: fc.constantFrom("exp", "point", "padded"),
+    });
+    const text = ({ m, e, form }: { m: bigint; e: number; form: string }) => {
+      const sign = m < 0n ? "-" : "";
+      const digits = (m < 0n ? -m : m).toString();
+      if (form === "exp") return `${sign}${digits}e${e}`;
+      // the same value with a decimal point: digits shifted by k places, exponent made up
+      const k = Math.min(digits.length, 3);
+      const point = `${digits.slice(0, digits.length - k) || "0"}.${digits.slice(digits.length - k)}`;
+      return form === "point" ? `${sign}${point}E+${e + k}`.replace("E+-", "E-") : `${sign}00${point}000e${e + k}`;
+    };
+    const exact = (a: { m: bigint; e: number }, b: { m: bigint; e: number }) => {
+      const e = Math.min(a.e, b.e);
+      const x = a.m * 10n ** BigInt(a.e - e);
+      const y = b.m * 10n ** BigInt(b.e - e);
+      return x === y ? 0 : x < y ? -1 : 1;
+    };
+    fc.assert(
+      fc.property(spelled, spelled, (a, b) => {
+        expect(Math.sign(compareDecimals(text(a), text(b)))).toBe(exact(a, b));
+        expect(compareDecimals(text(a), text({ ...a, form: "exp" }))).toBe(0);
+      }),
+      { numRuns: 500 },
+    );
+    expect(
+      sortByMember(
+        ["100000000000000001", "99999999999999999", "1e-400", "9e-401", "-1", "0", "-0.0"].map((member) => ({
+          member,
+        })),
+        "desc",
+      ).items.map((i) => i.member),
+    ).toEqual(["100000000000000001", "99999999999999999", "1e-400", "9e-401", "0", "-0.0", "-1"]);
   });
 });
 

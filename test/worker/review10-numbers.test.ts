@@ -227,6 +227,34 @@ describe("out-of-range numbers in a batch write nothing", () => {
   });
 });
 
+describe("counter scores stay within ±1e15 (review 10 fix)", () => {
+  it("an increment or a union leaving ±1e15 is a 400 naming the bound, writing nothing; the bound itself is kept", async () => {
+    const full = { items: Array.from({ length: 1000 }, () => ({ member: "x", by: 1e12 })) };
+    const filled = await api.post("/v1/counters/c-bound/incr", full);
+    expect(filled.status).toBe(200);
+    expect(filled.body.results.at(-1)).toEqual({ member: "x", score: 1e15 });
+    const before = await keySnapshot(api.target, api.prefix);
+    const one = await api.post("/v1/counters/c-bound/incr", { member: "x", by: 1 });
+    expect(one.status).toBe(400);
+    expect(one.body.error.code).toBe("invalid_request");
+    expect(one.body.error.message).toContain("±1000000000000000");
+    expect(one.body.error.details).toEqual([
+      { path: "by", message: "resulting score must stay within ±1000000000000000" },
+    ]);
+    // a batch: its first items (a new member, a bucket) are undone with it
+    const batch = await api.post("/v1/counters/c-bound/incr", {
+      items: [{ member: "y" }, { member: "x", by: -1, period: "day" }, { member: "x", by: 0.5 }],
+    });
+    expect(batch.status).toBe(400);
+    expect(batch.body.error.details[0].path).toBe("items.2.by");
+    const union = await api.post("/v1/counters/c-bound2/union", { sources: ["c-bound"], weights: [1.5] }, admin);
+    expect(union.status).toBe(400);
+    expect(union.body.error.message).toContain("1500000000000000");
+    expect(await keySnapshot(api.target, api.prefix)).toEqual(before);
+    expect((await api.post("/v1/counters/c-bound/incr", { member: "x", by: -1 })).body.results[0].score).toBe(1e15 - 1);
+  });
+});
+
 describe("settings numbers keep every digit sent (Lua cjson writes numbers with 14 significant digits)", () => {
   // FIXED (review 10: guards are kept as the text sent, src/leaderboards/lua.ts parseCfg). Was BUG (medium): a board's guards pass through Lua's cjson, which writes numbers with 14
   // significant digits, so the board keeps a rounded guard and enforces it: maxScore
