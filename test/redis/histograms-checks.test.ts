@@ -412,3 +412,72 @@ describe("the checks before a union of many parts agree with the buckets (issue 
     );
   }, 120_000);
 });
+
+describe("edge months read as their rollups agree with the buckets (issue 15)", () => {
+  it(`days holding data or nothing, in or out of the range, are answered as the model's buckets (sums included) or refused past ${MAX_READ_BUCKETS}, piped and in one script`, async () => {
+    const ctx = lib.ctx(NOW);
+    const alone = withoutPipeline(counted);
+    let run = 0;
+    // August and September 2026: each day nothing, its own buckets, or one of 4 shared patterns;
+    // the days outside the range hold nothing (their months are then read as their rollups), or
+    // as drawn; sometimes a value far away (the extremes then bound nothing: rollups are sized)
+    const day = fc.record({
+      kind: fc.constantFrom("none", "own", "pattern", "pattern"),
+      size: fc.constantFrom(300, 2500, 5000),
+      pattern: fc.integer({ min: 0, max: 3 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(day, { minLength: 61, maxLength: 61 }),
+        fc.integer({ min: 0, max: 40 }),
+        fc.integer({ min: 5, max: 45 }),
+        fc.boolean(),
+        fc.boolean(),
+        async (spec, start, length, far, emptyOutside) => {
+          const name = `edges-${run++}`;
+          const first = Date.UTC(2026, 7, 1);
+          const from = first + start * DAY;
+          const to = Math.min(from + (length - 1) * DAY, first + 60 * DAY);
+          const days = spec
+            .map((d, i): [number, number[]] => {
+              const at = first + i * DAY;
+              if (d.kind === "none" || (emptyOutside && (at < from || at > to))) return [at, []];
+              // values with a fraction, so the sums are not integers: the rollup's path must add them alike
+              const buckets = (
+                d.kind === "own" ? upTo(d.size, 1_000_000 + i * 5000) : upTo(d.size, d.pattern * 5000)
+              ).map((b) => b + 0.25);
+              return [at, far && i === start + 2 ? [...buckets, 1e12 - 1] : buckets];
+            })
+            .filter(([, b]) => b.length > 0);
+          if (days.length === 0) return;
+          await load(ctx, name, days);
+          const inRange = days.filter(([d]) => d >= from && d <= to);
+          const model = new Set(inRange.flatMap(([, b]) => b.map(Math.floor)));
+          const entries = inRange.reduce((n, [, b]) => n + b.length, 0);
+          const read = await measured(ctx, name, isoDay(from), isoDay(to));
+          const one = await readHistogram({ ...ctx, redis: alone }, name, { from: isoDay(from), to: isoDay(to) }).then(
+            (r) => JSON.stringify(r),
+            (e: unknown) => (e as Error).message,
+          );
+          expect(read.commands).toBeLessThanOrEqual(MAX_READ_COMMANDS);
+          if (read.ok) {
+            expect(read.r.buckets.length).toBe(model.size);
+            expect(read.r.count).toBe(entries);
+            expect(read.r.sum).toBeCloseTo(
+              inRange.reduce((n, [, b]) => n + b.reduce((x, y) => x + y, 0), 0),
+              0,
+            );
+            expect(JSON.stringify(read.r)).toBe(one);
+          } else {
+            const bounded = /hold up to \d+ bucket entries/.test(read.message);
+            expect(model.size > MAX_READ_BUCKETS || entries > MAX_UNION_ENTRIES || bounded).toBe(true);
+            expect(one).toContain("narrow it");
+          }
+          expect((await keysUnder(target, prefix)).filter((k) => /:tmp(:|$)/.test(k))).toEqual([]);
+          await command(target, "DEL", ...(await keysUnder(target, `${prefix}:hist:${name}`)));
+        },
+      ),
+      { numRuns: 12, endOnFailure: true },
+    );
+  }, 180_000);
+});
