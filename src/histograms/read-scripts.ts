@@ -30,6 +30,10 @@ import { MAX_READ_BUCKETS, MAX_UNION_ENTRIES } from "./validate.ts";
  * by its parts' pairs and, for many small parts or where the pairs predict the
  * cap without proving it, a probe (read-checks.ts), so no union far past the
  * cap is built only to be refused.
+ * The edge months (the first of a range starting after its 1st, the last of one ending before its
+ * month's last day) are read as their rollup when their days outside the range hold nothing
+ * (read-edge.ts): a month's days at the cap merge ~20,000 entries instead of ~150,000, and its
+ * rollup alone past the cap refuses the range before any union.
  * A range of one part (a day, or one month rollup) is read as it is: its own
  * set is its union. `name` only names the histogram in a refusal.
  *
@@ -63,7 +67,9 @@ export const readScript = defineScript({
     "...dayLabels",
     "...dayMonths",
     "...sumMonthStarts",
-    "edgeMonth",
+    "...edgeMonths",
+    "...edgeOutside",
+    "...edgeSubtract",
     "...outsideLabels",
   ],
   uses: [readChecksLua, readEdgeLua, retentionLua],
@@ -136,31 +142,46 @@ if #parts == 0 then return {settings = settings, merged = ''} end
 -- Sums: a day's is the member 's:<yyyymmdd>' of its month rollup (a day stored before that change
 -- has a member 'sum' in its own key and in its month's). A rollup in the union brings its days'
 -- sums; the days read one by one are asked in their months, one ZMSCORE per month.
--- The end edge month (edgeMonth, read builds it) may be read as its rollup less the days after the
--- range (\`outside\`) if it stands for its days (kept from its first day, rollups since) and holds no
--- old 'sum' (which the subtraction would round): its ZMSCORE also asks those, and the days after the
--- range's sums, whose non-zero ones are counted (the union's members that are not buckets).
-local edge    = tonumber(edgeMonth)
-local edgeMs  = edge > 0 and tonumber(sumMonthStarts[edge]) or nil
-local edgeGroup, edgeSums = nil, 0
-if edgeMs and (edgeMs < since or keptUntil(edgeMs, retention) <= nowMs) then edge = 0 end
+-- The edge months (edgeMonths: their index in sumMonths; edgeOutside: how many of \`outside\`, in
+-- order, are each one's days outside the range; read builds them) may be read as their rollup (less
+-- those days) if it stands for its days (kept from its first day, rollups since) and holds no old
+-- 'sum' (which a subtraction would round): their ZMSCORE also asks those, and the days outside's
+-- sums, whose non-zero ones are counted (the union's members that are not buckets).
+local edgeOf, at = {}, 0
+for k = 1, #edgeMonths do
+  local month, n = tonumber(edgeMonths[k]), tonumber(edgeOutside[k])
+  local monthMs  = tonumber(sumMonthStarts[month])
+  local e        = {keys = {}, labels = {}, subtract = edgeSubtract[k] == '1'}
+  for j = at + 1, at + n do
+    e.keys[#e.keys + 1]     = outside[j]
+    e.labels[#e.labels + 1] = outsideLabels[j]
+  end
+  at = at + n
+  if monthMs >= since and keptUntil(monthMs, retention) > nowMs then edgeOf[month] = e end
+end
 local sum = 0
 for _, g in ipairs(order) do
   local call = {'ZMSCORE', sumMonths[g.month]}
   for _, d in ipairs(g.days) do call[#call + 1] = 's:' .. dayLabels[d] end
-  if g.month == edge then
-    for _, label in ipairs(outsideLabels) do call[#call + 1] = 's:' .. label end
+  local e = edgeOf[g.month]
+  if e then
+    for _, label in ipairs(e.labels) do call[#call + 1] = 's:' .. label end
     call[#call + 1] = 'sum'
   end
   local scores = redis.call(unpack(call))
   for j = 1, #g.days do
     if scores[j] then sum = sum + tonumber(scores[j]) end
   end
-  if g.month == edge then
-    if scores[#call - 2] then edge = 0 else edgeGroup = g end
+  if e and not scores[#call - 2] then
+    -- its sums in a union: non-zero ones (a subtraction may leave the others at 0, dropped with
+    -- the buckets at 0), and all of them (its rollup alone)
+    e.sums, e.present, e.live = 0, 0, 0
     for j = 1, #call - 3 do
-      if scores[j] and tonumber(scores[j]) ~= 0 then edgeSums = edgeSums + 1 end
+      if scores[j] and tonumber(scores[j]) ~= 0 then e.sums = e.sums + 1 end
+      if scores[j] then e.present = e.present + 1 end
+      if scores[j] and j > #g.days then e.live = e.live + 1 end
     end
+    g.edge = e
   end
 end
 -- the range's extremes (max, and min negated): asked once, before the union when its span bounds it
@@ -265,8 +286,24 @@ else
       -- cap (pairBlock, read-checks.ts): parts that share their buckets stop at the first pair and go
       -- on to the union; parts that share none are refused before it (k = 2 is one ZINTERCARD; k is
       -- at most what the command budget left allows, 10 at most: parts of at least 2,001 buckets).
+      --
+      -- The edge months first (read-edge.ts): one whose days outside the range hold nothing is its
+      -- rollup, a part in their place, sized where the range's values span more than the cap (and
+      -- refused at once when its buckets alone pass it).
+      local span
+      local function spanNow()
+        if not span then
+          ext  = extremes()
+          span = spanOf(ext, tonumber(settings[1]))
+        end
+        return span
+      end
+      local edges, edgeRefusal
+      edgeRefusal, edges, parts, sized, upper, budget = rollEdges(order, parts, sized, upper, budget, days, sumMonths,
+        cap, dayMax, spanNow)
+      if edgeRefusal then return edgeRefusal end
       local left  = budget + 1
-      -- days sized one by one below, by index (the end edge's check reuses them)
+      -- days sized one by one below, by index (the edges' check reuses them)
       local known = {}
       table.sort(sized, function(a, b) return a.least > b.least end)
       local refusal, powered, nextAt, spent = pairBlock(sized, 1, math.max(budget, 0) + 1, cap, cap)
@@ -282,8 +319,7 @@ else
       -- pass the cap (parts of a few thousand buckets), the largest parts that fit in probeCap are
       -- unioned alone and refused when they pass it. The union of every part comes after, as before
       -- (it overwrites the probe's key), so an answer is the same, byte for byte.
-      ext = extremes()
-      if math.min(upper, spanOf(ext, tonumber(settings[1]))) > probeCap and left >= 10 then
+      if math.min(upper, spanNow()) > probeCap and left >= 10 then
         local seen
         seen, spent = sizeDays(order, days, sized, known, blockTarget + dayCap, left, 4)
         left = left - spent
@@ -319,16 +355,17 @@ else
       end
       -- The end edge month may be read as its rollup less the days after the range (read-edge.ts).
       local union
-      union, edgeRead = edgeUnion(scratch, parts, edgeGroup, edgeGroup and sumMonths[edge], outside, days, dayLabels,
-        known, dayMax, entryCap, left)
+      local edgeSums, subtracted
+      union, edgeRead, edgeSums, subtracted = edgeUnion(scratch, parts, edges, sumMonths, days, dayLabels, known, dayMax, entryCap,
+        left)
       card = redis.call(unpack(union))
       stored = card
       if edgeRead then
-        -- not buckets: the edge month's sums (counted above, non-zero ones), and the buckets left at
-        -- exactly 0 (only in days after the range; no stored bucket is 0: observe removes a new
+        -- not buckets: the edge months' sums (counted above, non-zero ones), and the buckets left at
+        -- exactly 0 (only in days outside the range; no stored bucket is 0: observe removes a new
         -- bucket it takes back), dropped when the count or the ZPOPMIN needs it
         card = card - edgeSums
-        if card > cap or stored > tonumber(popCount) then
+        if subtracted and (card > cap or stored > tonumber(popCount)) then
           local zeros = redis.call('ZREMRANGEBYSCORE', scratch, 0, 0)
           card   = card - zeros
           stored = stored - zeros

@@ -72,9 +72,9 @@ interface ReadReply {
   /** The sums of the days read one by one (when there are some), added before the merged ones. */
   sum?: string;
   /**
-   * `yyyymm` when the end edge month was read as its rollup less the days after the range: its
-   * sums came in `sum` (the days' own, in order), so its `s:` members in the union are not added,
-   * and the buckets the subtraction left at 0 (only in days after the range) are not buckets.
+   * `yyyymm[,yyyymm]`: the edge months read as their rollup (less their days outside the range):
+   * their sums came in `sum` (the days' own, in order), so their `s:` members in the union are not
+   * added, and the buckets a subtraction left at 0 (only in days outside the range) are not buckets.
    */
   edge?: string;
   max?: string;
@@ -97,7 +97,7 @@ function splitMerged(
 ): { indexed: { index: number; count: number }[]; sum: number | undefined } {
   const indexed: { index: number; count: number }[] = [];
   let sum = reply.sum === undefined ? undefined : Number(reply.sum);
-  const edge = reply.edge === undefined ? undefined : `s:${reply.edge}`;
+  const edges = reply.edge === undefined ? undefined : reply.edge.split(",").map((month) => `s:${month}`);
   // ZPOPMIN gives the members in ZRANGE's order (score, then member), as Redis formats them
   const flat = reply.merged === undefined ? popped : reply.merged === "" ? [] : reply.merged.split(",");
   for (let j = 0; j + 1 < flat.length; j += 2) {
@@ -105,8 +105,8 @@ function splitMerged(
     const index = member.trim() === "" ? NaN : Number(member);
     if (!Number.isNaN(index)) {
       const count = Number(flat[j + 1]);
-      if (!(edge !== undefined && count === 0)) indexed.push({ index, count });
-    } else if (edge !== undefined && member.startsWith(edge)) continue;
+      if (!(edges !== undefined && count === 0)) indexed.push({ index, count });
+    } else if (edges?.some((edge) => member.startsWith(edge))) continue;
     else if (member === "sum" || member.startsWith("s:")) sum = (sum ?? 0) + scoreOf(flat[j + 1] as string);
   }
   return { indexed, sum };
@@ -152,23 +152,31 @@ export async function read(ctx: Ctx, name: string, options: ReadOptions = {}): P
   }
   // the months holding the days' sums (member `s:<day>` of the month rollup), each day's by position
   const sumMonths = [...new Set(days.map(monthOf))];
-  // The end edge (issue 15): the last month of a range ending in the past, read from its 1st, may be
-  // read as its rollup less the days after the range, when it covers more of its days than it leaves
-  // out (else that is never fewer entries to merge). Those days end after the range's, so they
-  // expire after it: while the range's first day of the month is kept (the script checks), every
-  // day the rollup summed is live, and the subtraction is exact. The script decides by sizes.
+  // The edges (issue 15): the first and last months of the range that are read day by day and hold
+  // days outside the range (a range starting after its month's 1st, or ending before its month's
+  // last day) may be read as their rollup alone when none of those days holds anything, and the end
+  // month as its rollup less the days after the range. While the month's first day is kept (the
+  // script checks), every day of it is (retention counts from each day's end), so every day the
+  // rollup summed is live: the rollup alone is exactly the days in the range, and the subtraction
+  // exact. The script decides by what those days hold and by sizes.
+  const edgeMonths: number[] = [];
+  const edgeOutside: number[] = [];
+  const edgeSubtract: number[] = [];
   const outsideDays: number[] = [];
-  let edgeMonth = 0;
-  const lastDay = days.at(-1);
-  if (lastDay !== undefined) {
-    const m = monthOf(lastDay);
-    const end = periodEnd("month", m);
-    const inside = days.filter((d) => d >= m).length;
-    if (!months.includes(m) && days.includes(m) && lastDay + DAY < end) {
-      for (let d = lastDay + DAY; d < end; d += DAY) outsideDays.push(d);
-      if (inside > outsideDays.length) edgeMonth = sumMonths.indexOf(m) + 1;
-      else outsideDays.length = 0;
-    }
+  const edgeCandidates = days.length === 0 ? [] : [monthOf(days[0] as number), monthOf(days.at(-1) as number)];
+  for (const m of new Set(edgeCandidates)) {
+    if (months.includes(m)) continue;
+    const outside: number[] = [];
+    for (let d = m; d < periodEnd("month", m); d += DAY) if (d < from || d > to) outside.push(d);
+    if (outside.length === 0) continue;
+    edgeMonths.push(sumMonths.indexOf(m) + 1);
+    // Read as its rollup less its days outside only at the end of a range from the month's 1st that
+    // covers more of its days than it leaves out (else that is rarely fewer entries to merge, and its
+    // ZCARDs would cost every read); as its rollup alone wherever those days hold nothing.
+    const inside = days.filter((d) => monthOf(d) === m).length;
+    edgeSubtract.push(outside[0] === undefined || outside[0] < from || inside <= outside.length ? 0 : 1);
+    edgeOutside.push(outside.length);
+    outsideDays.push(...outside);
   }
   // Piped (issue 15): a range that may reach the read cap (more than 4 days: 4 x 5,000 buckets) and
   // is not one month rollup (read as it is, without a union) leaves its union in a scratch key of
@@ -180,7 +188,8 @@ export async function read(ctx: Ctx, name: string, options: ReadOptions = {}): P
     canPipeline(ctx.redis);
   const scratch = histogramKeys.scratch(ctx.prefix, name, piped ? crypto.randomUUID() : undefined);
   // every member of the union past the cap is a sum: at most one a day ('s:<yyyymmdd>') and 'sum',
-  // and an end edge read by its rollup brings the sums of the (at most 15) days after the range
+  // and an end edge read by its rollup less the days after the range brings their sums (at most 15);
+  // an edge month read as its rollup alone has none (its days outside hold nothing)
   const popCount = MAX_READ_BUCKETS + MAX_RETENTION_DAYS + 1 + 15;
   const keys = {
     meta: histogramKeys.meta(ctx.prefix, name),
@@ -205,7 +214,9 @@ export async function read(ctx: Ctx, name: string, options: ReadOptions = {}): P
     dayLabels: days.map(dayLabel),
     dayMonths: days.map((day) => sumMonths.indexOf(monthOf(day)) + 1),
     sumMonthStarts: sumMonths,
-    edgeMonth,
+    edgeMonths,
+    edgeOutside,
+    edgeSubtract,
     outsideLabels: outsideDays.map(dayLabel),
   };
   let reply: ReadReply;

@@ -100,3 +100,20 @@ export function histogramLoaders(lib: LibraryTest, counted: Ctx["redis"], tag: s
   }
   return { measured, load };
 }
+
+/**
+ * `days` and, in every month they touch, each other day of the month with one value (`value`): so
+ * the edge months of a range over `days` hold data outside it and are read day by day, as a test
+ * of the checks on days means (an edge month whose days outside the range hold nothing is read as
+ * its rollup, which is exactly its days in the range: test/redis/histograms-checks.test.ts).
+ */
+export function withOutsideDays(days: [number, number[]][], value = 0): [number, number[]][] {
+  const given = new Set(days.map(([d]) => d));
+  const out: [number, number[]][] = [...days];
+  for (const month of new Set(days.map(([d]) => monthOf(d)))) {
+    const next = new Date(month);
+    next.setUTCMonth(next.getUTCMonth() + 1);
+    for (let d = month; d < next.getTime(); d += DAY) if (!given.has(d)) out.push([d, [value]]);
+  }
+  return out.sort((a, b) => a[0] - b[0]);
+}

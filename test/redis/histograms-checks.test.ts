@@ -15,7 +15,7 @@ import { read as readHistogram } from "../../src/histograms/index.ts";
 import { isoDay } from "../../src/histograms/keys.ts";
 import { MAX_READ_BUCKETS, MAX_READ_COMMANDS, MAX_UNION_ENTRIES } from "../../src/histograms/validate.ts";
 import { DAY } from "../../src/time.ts";
-import { histogramReadTest, range, upTo, withoutPipeline } from "../helpers/histograms.ts";
+import { histogramReadTest, range, upTo, withOutsideDays, withoutPipeline } from "../helpers/histograms.ts";
 import { command, keysUnder } from "../helpers/upstash-rest.ts";
 import { mulberry32 } from "../../dev/prng.ts";
 
@@ -46,13 +46,18 @@ describe("many parts that may pass the cap together are checked before the union
   it(`attack: 30 days of 1,500 buckets of their own are refused by a probe of the largest that fit in ${MAX_READ_BUCKETS} + a day, not by the union of all`, async () => {
     // August 2026 from the 2nd: 30 days of 1,500 buckets of their own (45,000 distinct), no 10 of
     // which pass the cap; September: 100 buckets a day, the same ones (a whole month: its rollup)
-    await load(ctx, "small-parts", [
-      ...range(Date.UTC(2026, 7, 2), Date.UTC(2026, 7, 31)).map((d, i): [number, number[]] => [
-        d,
-        upTo(1500, 100_000 + i * 1500),
+    // (and August 1st one value: its days outside the range hold something, so they are read day by day)
+    await load(
+      ctx,
+      "small-parts",
+      withOutsideDays([
+        ...range(Date.UTC(2026, 7, 2), Date.UTC(2026, 7, 31)).map((d, i): [number, number[]] => [
+          d,
+          upTo(1500, 100_000 + i * 1500),
+        ]),
+        ...range(Date.UTC(2026, 8, 1), Date.UTC(2026, 8, 30)).map((d): [number, number[]] => [d, upTo(100)]),
       ]),
-      ...range(Date.UTC(2026, 8, 1), Date.UTC(2026, 8, 30)).map((d): [number, number[]] => [d, upTo(100)]),
-    ]);
+    );
     const read = await measured(ctx, "small-parts", "2026-08-02", "2026-09-30");
     // the probe: 16 days and September's rollup (100 buckets and its 30 sums), 24,130 members, less
     // what may not be a bucket (30 sums and an old 'sum')
@@ -69,16 +74,21 @@ describe("many parts that may pass the cap together are checked before the union
     expect(read.byCommand.zintercard ?? 0).toBe(0);
     expect(read.commands).toBe(32);
     expect(await scratchKeys()).toEqual([]);
-    expect(await oneScript("small-parts", "2026-08-02", "2026-09-30")).toContain("17 of its parts alone hold at least");
+    // the one script sizes August's rollup anyway (it tightens the days' bound to the cap): its 45,000
+    // buckets less August 1st's (at most 5,001) and the month's sums prove the range over the cap
+    expect(await oneScript("small-parts", "2026-08-02", "2026-09-30")).toContain(
+      "(one month of it alone holds at least 40000)",
+    );
     expect(await scratchKeys()).toEqual([]);
   });
 
   it("attack: days of 5,000 buckets of their own are sized one by one and refused pair by pair, before any union", async () => {
     // 12 days of August 2026 (10th – 21st), 5,000 buckets of their own each: 60,000 distinct
+    // (the other days of August one value each: withOutsideDays)
     await load(
       ctx,
       "big-parts",
-      range(Date.UTC(2026, 7, 10), Date.UTC(2026, 7, 21)).map((d, i) => [d, upTo(5000, i * 5000)]),
+      withOutsideDays(range(Date.UTC(2026, 7, 10), Date.UTC(2026, 7, 21)).map((d, i) => [d, upTo(5000, i * 5000)])),
     );
     const read = await measured(ctx, "big-parts", "2026-08-10", "2026-08-21");
     expect(read.ok || read.message).toContain(
@@ -99,10 +109,16 @@ describe("many parts that may pass the cap together are checked before the union
     // August 10th to September 8th, 2026: 29,8xx distinct buckets, more than the pairs can prove
     // (days of 5,000 from 30,000 share ~833 a pair: 7 of them, 21 pairs, prove at most ~17,500)
     const next = seeded(30_000);
+    // (the other days of August and September one value each: withOutsideDays)
     await load(
       ctx,
       "band",
-      range(Date.UTC(2026, 7, 10), Date.UTC(2026, 8, 8)).map((d): [number, number[]] => [d, drawn(next, 5000, 30_000)]),
+      withOutsideDays(
+        range(Date.UTC(2026, 7, 10), Date.UTC(2026, 8, 8)).map((d): [number, number[]] => [
+          d,
+          drawn(next, 5000, 30_000),
+        ]),
+      ),
     );
     const read = await measured(ctx, "band", "2026-08-10", "2026-09-08");
     // the pairs' overlaps predict 7 days hold ~21,600 buckets: their union alone (35,000 entries)
@@ -132,7 +148,7 @@ describe("many parts that may pass the cap together are checked before the union
       d,
       [...upTo(3000), ...drawn(next, 2000, 60_000).map((b) => b + 3000), ...(i === 3 ? [1e12 - 1] : [])],
     ]);
-    await load(ctx, "core", days);
+    await load(ctx, "core", withOutsideDays(days));
     const read = await measured(ctx, "core", "2026-08-10", "2026-09-08");
     expect(read.ok || read.message).toContain(
       `more than ${MAX_READ_BUCKETS} distinct buckets (12 of its parts alone hold at least 23033)`,
@@ -157,7 +173,7 @@ describe("many parts that may pass the cap together are checked before the union
       d,
       [...drawn(next, 5000, 20_000), ...(i === 3 ? [1e9] : [])],
     ]);
-    await load(ctx, "near-cap", days);
+    await load(ctx, "near-cap", withOutsideDays(days));
     const read = await measured(ctx, "near-cap", "2026-08-10", "2026-09-08");
     const model = new Set(days.flatMap(([, b]) => b));
     expect(read.ok && read.r.buckets.length).toBe(model.size);
@@ -179,7 +195,7 @@ describe("many parts that may pass the cap together are checked before the union
       d,
       [...upTo(4000, (i % 4) * 4000), ...(i === 2 ? [1e9] : [])],
     ]);
-    await load(ctx, "spread", days);
+    await load(ctx, "spread", withOutsideDays(days));
     const read = await measured(ctx, "spread", "2026-08-10", "2026-08-21");
     expect(read.ok && read.r.buckets.length).toBe(16_001);
     expect(read.ok && read.r.count).toBe(48_001);
@@ -192,6 +208,84 @@ describe("many parts that may pass the cap together are checked before the union
     expect(read.commands).toBe(18);
     expect(await scratchKeys()).toEqual([]);
     expect(await oneScript("spread", "2026-08-10", "2026-08-21")).toBe(JSON.stringify(read.ok && read.r));
+  });
+});
+
+describe("an edge month whose days outside the range hold nothing is read as its rollup (issue 15)", () => {
+  const ctx = lib.ctx(NOW);
+  const alone = withoutPipeline(counted);
+  const scratchKeys = async () => (await keysUnder(target, prefix)).filter((k) => /:tmp(:|$)/.test(k));
+  const oneScript = (name: string, from: string, to: string) =>
+    readHistogram({ ...ctx, redis: alone }, name, { from, to }).then(
+      (r) => JSON.stringify(r),
+      (e: unknown) => (e as Error).message,
+    );
+  // August 10th to September 8th, 2026: 22 days of August (its 1st-9th hold nothing) and 8 of
+  // September (its 9th-30th hold nothing), 5,000 buckets a day
+  const span = range(Date.UTC(2026, 7, 10), Date.UTC(2026, 8, 8));
+
+  it("30 days drawn at random from 25,000 (their span skips the checks) are refused by August's rollup alone, before any union", async () => {
+    const next = seeded(25_000);
+    await load(
+      ctx,
+      "rolled-25k",
+      span.map((d): [number, number[]] => [d, drawn(next, 5000, 25_000)]),
+    );
+    const read = await measured(ctx, "rolled-25k", "2026-08-10", "2026-09-08");
+    // August's rollup holds its 22 days' 24,8xx buckets and their 22 sums, less a sum a day of the
+    // month: 24,814 (the union of all 30 days was 24,970: refused after it)
+    expect(read.ok || read.message).toContain(
+      `more than ${MAX_READ_BUCKETS} distinct buckets (one month of it alone holds at least 24814)`,
+    );
+    expect(read.byCommand.zunionstore ?? 0).toBe(0);
+    // EVALSHA, HMGET, the ZMSCOREs of August's and September's sums (and of their days outside),
+    // the extremes, August's ZCARD, the ZPOPMIN after the script (was 9: the union, refused after)
+    expect(read.commands).toBe(7);
+    expect(await oneScript("rolled-25k", "2026-08-10", "2026-09-08")).toBe(read.ok || read.message);
+    expect(await scratchKeys()).toEqual([]);
+  });
+
+  it("30 days sharing 4,000 buckets and drawing 1,000 from 60,000, one value far away, are refused by August's rollup alone", async () => {
+    const next = seeded(4000);
+    await load(
+      ctx,
+      "rolled-core",
+      span.map((d, i): [number, number[]] => [
+        d,
+        [...upTo(4000), ...drawn(next, 1000, 60_000).map((b) => b + 4000), ...(i === 3 ? [1e12 - 1] : [])],
+      ]),
+    );
+    const read = await measured(ctx, "rolled-core", "2026-08-10", "2026-09-08");
+    expect(read.ok || read.message).toContain(`more than ${MAX_READ_BUCKETS} distinct buckets (one month of it alone`);
+    expect(read.byCommand.zunionstore ?? 0).toBe(0);
+    // was 21: the checks, a triple, then the union of all (27,844 distinct), refused after it
+    expect(read.commands).toBe(7);
+    expect(await oneScript("rolled-core", "2026-08-10", "2026-09-08")).toBe(read.ok || read.message);
+  });
+
+  it("a legal read at the cap unions the two months' rollups, answering as its days do, byte for byte", async () => {
+    // 5,000 buckets a day drawn from 20,000 and one value far away (19,997 distinct): the same
+    // days, once alone and once with every other day of their months holding a value (read day by day)
+    const next = seeded(20_001);
+    const days = span.map((d, i): [number, number[]] => [d, [...drawn(next, 5000, 20_000), ...(i === 3 ? [1e9] : [])]]);
+    await load(ctx, "rolled-cap", days);
+    await load(ctx, "daily-cap", withOutsideDays(days, 7));
+    const rolled = await measured(ctx, "rolled-cap", "2026-08-10", "2026-09-08");
+    const daily = await measured(ctx, "daily-cap", "2026-08-10", "2026-09-08");
+    const model = new Set(days.flatMap(([, b]) => b));
+    expect(rolled.ok && rolled.r.buckets.length).toBe(model.size);
+    expect(rolled.ok && rolled.r.count).toBe(150_001);
+    expect(JSON.stringify({ ...(rolled.ok && rolled.r), histogram: "" })).toBe(
+      JSON.stringify({ ...(daily.ok && daily.r), histogram: "" }),
+    );
+    // the union of the two rollups (~38,000 entries), where the days' is 150,000: EVALSHA, HMGET,
+    // 2 ZMSCOREs, the extremes, 2 rollups' ZCARDs, one ZINTERCARD (they share most buckets), the
+    // union, the ZPOPMIN (the days: 28, with their checks)
+    expect(rolled.byCommand.zunionstore).toBe(1);
+    expect(rolled.commands).toBe(10);
+    expect(daily.commands).toBe(28);
+    expect(await oneScript("rolled-cap", "2026-08-10", "2026-09-08")).toBe(JSON.stringify(rolled.ok && rolled.r));
+    expect(await scratchKeys()).toEqual([]);
   });
 });
 
@@ -317,4 +411,73 @@ describe("the checks before a union of many parts agree with the buckets (issue 
       { numRuns: 12, endOnFailure: true },
     );
   }, 120_000);
+});
+
+describe("edge months read as their rollups agree with the buckets (issue 15)", () => {
+  it(`days holding data or nothing, in or out of the range, are answered as the model's buckets (sums included) or refused past ${MAX_READ_BUCKETS}, piped and in one script`, async () => {
+    const ctx = lib.ctx(NOW);
+    const alone = withoutPipeline(counted);
+    let run = 0;
+    // August and September 2026: each day nothing, its own buckets, or one of 4 shared patterns;
+    // the days outside the range hold nothing (their months are then read as their rollups), or
+    // as drawn; sometimes a value far away (the extremes then bound nothing: rollups are sized)
+    const day = fc.record({
+      kind: fc.constantFrom("none", "own", "pattern", "pattern"),
+      size: fc.constantFrom(300, 2500, 5000),
+      pattern: fc.integer({ min: 0, max: 3 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(day, { minLength: 61, maxLength: 61 }),
+        fc.integer({ min: 0, max: 40 }),
+        fc.integer({ min: 5, max: 45 }),
+        fc.boolean(),
+        fc.boolean(),
+        async (spec, start, length, far, emptyOutside) => {
+          const name = `edges-${run++}`;
+          const first = Date.UTC(2026, 7, 1);
+          const from = first + start * DAY;
+          const to = Math.min(from + (length - 1) * DAY, first + 60 * DAY);
+          const days = spec
+            .map((d, i): [number, number[]] => {
+              const at = first + i * DAY;
+              if (d.kind === "none" || (emptyOutside && (at < from || at > to))) return [at, []];
+              // values with a fraction, so the sums are not integers: the rollup's path must add them alike
+              const buckets = (
+                d.kind === "own" ? upTo(d.size, 1_000_000 + i * 5000) : upTo(d.size, d.pattern * 5000)
+              ).map((b) => b + 0.25);
+              return [at, far && i === start + 2 ? [...buckets, 1e12 - 1] : buckets];
+            })
+            .filter(([, b]) => b.length > 0);
+          if (days.length === 0) return;
+          await load(ctx, name, days);
+          const inRange = days.filter(([d]) => d >= from && d <= to);
+          const model = new Set(inRange.flatMap(([, b]) => b.map(Math.floor)));
+          const entries = inRange.reduce((n, [, b]) => n + b.length, 0);
+          const read = await measured(ctx, name, isoDay(from), isoDay(to));
+          const one = await readHistogram({ ...ctx, redis: alone }, name, { from: isoDay(from), to: isoDay(to) }).then(
+            (r) => JSON.stringify(r),
+            (e: unknown) => (e as Error).message,
+          );
+          expect(read.commands).toBeLessThanOrEqual(MAX_READ_COMMANDS);
+          if (read.ok) {
+            expect(read.r.buckets.length).toBe(model.size);
+            expect(read.r.count).toBe(entries);
+            expect(read.r.sum).toBeCloseTo(
+              inRange.reduce((n, [, b]) => n + b.reduce((x, y) => x + y, 0), 0),
+              0,
+            );
+            expect(JSON.stringify(read.r)).toBe(one);
+          } else {
+            const bounded = /hold up to \d+ bucket entries/.test(read.message);
+            expect(model.size > MAX_READ_BUCKETS || entries > MAX_UNION_ENTRIES || bounded).toBe(true);
+            expect(one).toContain("narrow it");
+          }
+          expect((await keysUnder(target, prefix)).filter((k) => /:tmp(:|$)/.test(k))).toEqual([]);
+          await command(target, "DEL", ...(await keysUnder(target, `${prefix}:hist:${name}`)));
+        },
+      ),
+      { numRuns: 12, endOnFailure: true },
+    );
+  }, 180_000);
 });
