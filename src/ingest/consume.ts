@@ -113,7 +113,8 @@ export async function consumeBatch(
   options: ConsumeOptions = {},
 ): Promise<BatchStats> {
   const stats: BatchStats = { applied: 0, events: 0, retried: 0, deadLettered: 0, duplicates: 0, oldestAgeMs: 0 };
-  const dead: { entry: QueuedMessage; reason: string }[] = [];
+  /** Messages to dead-letter; `body` when only a part of the message is left (its aged-out items went already). */
+  const dead: { entry: QueuedMessage; reason: string; body?: unknown }[] = [];
   const groups = new Map<string, Entry[]>();
   const chunks = new Map<string, { n: number; entries: Set<string> }>();
   const firsts = new Map<string, Entry>();
@@ -232,7 +233,12 @@ export async function consumeBatch(
           return;
         }
         for (const e of left) {
-          dead.push({ entry: e.msg, reason: "a trending count past the bound of 5e13 per member and hour" });
+          // what was tried: the message less any items that aged out, which went to the queue already
+          dead.push({
+            entry: e.msg,
+            reason: "a trending count past the bound of 5e13 per member and hour",
+            body: e.message === e.msg.body ? undefined : e.message,
+          });
           ackCopies(e);
         }
         return;
@@ -252,7 +258,7 @@ export async function consumeBatch(
   if (dead.length > 0) {
     if (options.deadLetter) {
       try {
-        await options.deadLetter(dead.map((d) => ({ body: d.entry.body, reason: d.reason, id: d.entry.id })));
+        await options.deadLetter(dead.map((d) => ({ body: d.body ?? d.entry.body, reason: d.reason, id: d.entry.id })));
         for (const d of dead) d.entry.ack();
         stats.deadLettered += dead.length;
       } catch (error) {

@@ -123,7 +123,7 @@ for i = 1, #members do
   list[#list + 1] = i
 end
 -- every check before the first write: a refused batch leaves nothing
-local fresh, sums = {}, {}
+local fresh, sums, over = {}, {}, {}
 for b = 1, #buckets do
   local list = inBucket[b]
   local ask = { SENTINEL }
@@ -134,11 +134,11 @@ for b = 1, #buckets do
     local i = list[j]
     local was = tonumber(got[j + 1]) or 0
     sums[i] = was + tonumber(counts[i])
-    if sums[i] > ${MAX_HOUR_COUNT} then
-      error({err = '${HOUR_COUNT_ERROR} ' .. i .. ' ' .. fmt(was)})
-    end
+    -- every one past the bound, so the 400 can name the first in the batch's order (hours ascend here)
+    if sums[i] > ${MAX_HOUR_COUNT} then over[#over + 1] = i .. ' ' .. fmt(was) end
   end
 end
+if #over > 0 then error({err = '${HOUR_COUNT_ERROR} ' .. table.concat(over, ' ')}) end
 local minHour, maxHour, created = nil, nil, false
 for b = 1, #buckets do
   local hour, list = tonumber(hours[b]), inBucket[b]

@@ -131,9 +131,9 @@ export function checkEvents(ctx: Ctx, events: TrendingEvent[], retentionHours: n
 }
 
 /**
- * The 400 of a write the record script refused for MAX_HOUR_COUNT (HOUR_COUNT_ERROR: the index
- * of the (hour, member) increment and the count it held); any other error as it was. It names
- * the first event of that member and hour whose count takes it past the bound.
+ * The 400 of a write the record script refused for MAX_HOUR_COUNT (HOUR_COUNT_ERROR: for each
+ * (hour, member) increment past it, its index and the count it held); any other error as it was.
+ * It names the first event, in the batch's order, whose count takes its member's hour past the bound.
  */
 export function hourCountRefusal(
   error: unknown,
@@ -145,20 +145,27 @@ export function hourCountRefusal(
   const text = error instanceof Error ? error.message : "";
   const at = text.indexOf(HOUR_COUNT_ERROR);
   if (at < 0) return error;
-  const [index, held] = text
+  const words = text
     .slice(at + HOUR_COUNT_ERROR.length)
     .trim()
     .split(/\s+/);
-  const inc = increments[Number(index) - 1];
-  if (!inc) return error;
-  let sum = Number(held);
-  let culprit = -1;
-  for (const [i, event] of events.entries()) {
-    if (event.member !== inc.member || hourIndex(event.at ?? now) !== inc.hour) continue;
-    culprit = i;
-    sum += event.count ?? 1;
-    if (sum > MAX_HOUR_COUNT) break;
+  let first: { culprit: number; inc: { hour: number; member: string }; held: string } | undefined;
+  for (let w = 0; w + 1 < words.length; w += 2) {
+    const inc = increments[Number(words[w]) - 1];
+    const held = words[w + 1] ?? "0";
+    if (!inc) continue;
+    let sum = Number(held);
+    let culprit = -1;
+    for (const [i, event] of events.entries()) {
+      if (event.member !== inc.member || hourIndex(event.at ?? now) !== inc.hour) continue;
+      culprit = i;
+      sum += event.count ?? 1;
+      if (sum > MAX_HOUR_COUNT) break;
+    }
+    if (!first || culprit < first.culprit) first = { culprit, inc, held };
   }
+  if (!first) return error;
+  const { culprit, inc, held } = first;
   return new ValidationError(
     `The count of '${inc.member}' in the hour from ${new Date(inc.hour * HOUR).toISOString()} would pass ` +
       `${MAX_HOUR_COUNT} (5e13; it holds ${String(Number(held))}), the most one member's hour may hold, ` +

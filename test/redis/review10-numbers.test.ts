@@ -25,6 +25,7 @@ const H = 3_600_000;
 const DAY0 = Date.UTC(2026, 10, 24); // yesterday: a finished day
 const stats = new Edgestats({ redis: lib.redis, prefix: lib.prefix, clock: () => NOW });
 
+const E16 = 10_000_000_000_000_000; // 1e16, a double exactly
 const E16_PLUS_2 = 10_000_000_000_000_002; // representable: the true answer of 1e16 + 1 + 1
 
 const caught = (p: Promise<unknown>) =>
