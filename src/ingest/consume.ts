@@ -13,6 +13,7 @@ import { canonicalIdOf, type IngestMessage } from "./message.ts";
 import { mergeKeys, planGroup, type IngestSettings } from "./plan.ts";
 import { parseMessage, problemOf, splitByProblem } from "./validate.ts";
 import { HOUR_COUNT_ERROR } from "../trending/validate.ts";
+import { MAX_BATCH } from "../validation.ts";
 
 /**
  * Most merged entries (distinct hour or bucket and member, or presence window and id) one apply
@@ -23,6 +24,16 @@ import { HOUR_COUNT_ERROR } from "../trending/validate.ts";
  * add no work, so a batch of 100 messages about a few members stays one script.
  */
 export const MAX_GROUP_ITEMS = 4_000;
+
+/**
+ * Most merged entries of one group: trending's at most one library call (MAX_BATCH), as its
+ * record script may refuse a count past MAX_HOUR_COUNT by raising an error, which takes back nothing
+ * an earlier call of the same apply script wrote; the group's messages are then applied alone (one
+ * message is always one call), and a message the group had already applied in part would count twice.
+ */
+function groupLimit(message: IngestMessage): number {
+  return message.kind === "trending" ? MAX_BATCH : MAX_GROUP_ITEMS;
+}
 
 /** The part of a Queues message the consumer uses (Cloudflare's `Message`). */
 export interface QueuedMessage {
@@ -165,7 +176,7 @@ export async function consumeBatch(
     const keys = mergeKeys(message);
     let chunk = chunks.get(target) ?? { n: 0, entries: new Set<string>() };
     const added = new Set(keys.filter((k) => !chunk.entries.has(k))).size;
-    if (chunk.entries.size > 0 && chunk.entries.size + added > MAX_GROUP_ITEMS)
+    if (chunk.entries.size > 0 && chunk.entries.size + added > groupLimit(message))
       chunk = { n: chunk.n + 1, entries: new Set() };
     for (const k of keys) chunk.entries.add(k);
     chunks.set(target, chunk);
@@ -193,6 +204,14 @@ export async function consumeBatch(
           ctx.now,
           settings,
         );
+        if (plan.kind === "trending" && plan.calls.length > 1 && left.length > 1) {
+          // more than one call although its entries fit one (counts past MAX_INCREMENT merged and
+          // cut again): halves, each its own script, so an hour-bound error takes back all it tried
+          const half = Math.ceil(left.length / 2);
+          await applyEntries(left.slice(0, half));
+          await applyEntries(left.slice(half));
+          return;
+        }
         const result = await applyGroup(
           ctx,
           plan,

@@ -53,6 +53,28 @@ describe("trending hour bound, queued", () => {
     ]);
   });
 
+  it("a group past one call's items is never merged: the valid messages before the offender count once", async () => {
+    // 600 + 600 distinct members and then one past the bound, one stream: merged into one group they
+    // made two library calls in one apply script, the first of which wrote before the second raised;
+    // applied alone after it, the first call's messages then counted twice (found in review)
+    const fill = Array.from({ length: 50 }, () => ({ member: "x", count: 1e12 }));
+    expect((await api.post("/v1/trending/qg/events", { events: fill })).status).toBe(200);
+    const sent = api.queue.sent.length;
+    for (const prefix of ["a", "b"]) {
+      const events = Array.from({ length: 600 }, (_, i) => ({ member: `${prefix}${i}` }));
+      const res = await api.post("/v1/trending/qg/events", { events }, { headers: api.asyncHeaders });
+      expect(res.status).toBe(202);
+    }
+    expect((await api.post("/v1/trending/qg/events", { member: "x" }, { headers: api.asyncHeaders })).status).toBe(202);
+    const result = await api.deliver(api.queue.sent.slice(sent));
+    expect(result.stats).toMatchObject({ applied: 2, retried: 0, deadLettered: 1 });
+    for (const member of ["a0", "a599", "b0", "b599"]) {
+      const res = await api.get(`/v1/trending/qg/members/${member}`);
+      expect([member, res.status, res.body.count]).toEqual([member, 200, 1]);
+    }
+    expect((await api.get("/v1/trending/qg/members/x")).body.count).toBe(5e13);
+  });
+
   it("the check costs no command: a new stream's first write is 7 commands for 1 member or 100, a steady one 2 + members", async () => {
     const hundred = Array.from({ length: 100 }, (_, i) => ({ member: `m${i}` }));
     const one = await api.cost(() => api.post("/v1/trending/cost1/events", { member: "a" }));
