@@ -198,6 +198,25 @@ return deleted
 });
 
 /**
+ * UNLINKs `doomed` (slices of 200, as deleteScript): the buckets of a stream's
+ * older hours, past those a write can still reach, which a DELETE removes after
+ * the stream itself (see deleteStream). Returns how many keys existed.
+ */
+export const unlinkScript = defineScript({
+  name: "trending.unlink",
+  write: true,
+  keys: ["...doomed"],
+  args: [],
+  lua: `
+local deleted = 0
+for i = 1, #doomed, 200 do
+  deleted = deleted + redis.call('UNLINK', unpack(doomed, i, math.min(i + 199, #doomed)))
+end
+return deleted
+`,
+});
+
+/**
  * The streams due for compaction (flat name, hour): written in a finished hour
  * since their last compaction, or quiet long enough for every bucket to have
  * expired (see compactScript). One command, so a run with nothing to do costs two.

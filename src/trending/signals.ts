@@ -99,7 +99,10 @@ return out
 
 export interface RisingItem {
   member: string;
-  /** Count in the current hour so far (exact: the current hour is never trimmed). */
+  /**
+   * Count in the current hour so far, as stored: low only if a compaction whose clock had passed the hour
+   * trimmed it (its cut is not read here; top and member lookup count it in maxError).
+   */
   count: number;
   /** Expected count for the elapsed part of this hour: the baseline hours' average × the elapsed fraction. */
   baseline: number;

@@ -69,9 +69,23 @@ export const area = {
     }),
     topNeverWritten: row("trending top-10 / 24 h", "stream never written", 5, { naive: 5 }),
     memberWarm: row("trending member lookup / 24 h", "warm", 6, {
-      note: "O(log N), nothing merged (9 commands and a merge of the whole window before issue 15): `ZMSCORE`/`ZSCORE` of the member in the union and the current hour, then the members that could rank above it (`ZREVRANGEBYSCORE` ≥ its count / sets, at most 1,000 a set) and their counts elsewhere. Deeper in a big window: rank bounds from `ZCOUNT`s (`rankExact: false`).",
+      note: "O(log N), nothing merged (9 commands and a merge of the whole window before issue 15): `ZMSCORE` of the member in the union and the current hour (with each one's cut, the current hour's too since review 10), then the members that could rank above it (`ZREVRANGEBYSCORE` ≥ its count / sets, at most 1,000 a set) and their counts elsewhere. Deeper in a big window: rank bounds from `ZCOUNT`s (`rankExact: false`).",
     }),
     memberOpen: row("trending member lookup / 24 h", "warm, previous hour not yet compacted", 9),
+    memberCold: row("trending member lookup / 24 h", "first lookup of the hour, previous hour compacted", 10, {
+      note: "A lookup that finds no valid union builds it first, as a first top read does: `ZSCORE _dirty`, `ZUNIONSTORE`, `EXPIRE`, one more `ZMSCORE` (+4 over warm).",
+    }),
+    memberColdOpen: row(
+      "trending member lookup / 24 h",
+      "first lookup of the hour, previous hour not yet compacted",
+      14,
+      {
+        note: "+5 over warm: the same, plus `ZADD` of the marker that leaves the previous hour out. The most a lookup costs: 23 commands, cold, previous hour open, the shared slot holding another width (+`UNLINK`), and both rank passes overflowing into bounds (`ZREVRANGE` ×3, `ZCOUNT` ×6): measured in test/redis/review10-trending-model.test.ts (until review 10 the docs gave 17 as the most and had no cold row).",
+      },
+    ),
+    memberColdSwitch: row("trending member lookup / 7 h", "after a 5 h read (shared slot rebuilt)", 12, {
+      note: "+2 over a first lookup, as for a top read: `UNLINK` of the other width's union and `ZADD` of the width the slot holds.",
+    }),
     risingCold: row("trending rising / 24 h baseline", "no cached union of the baseline hours", 27, {
       note: "The current hour's top 200 (the candidates: `ZREVRANGE`), a lookup of them in the 24 h union (a miss here), then one `ZMSCORE` of them per baseline hour: 3 + baseline hours. Never builds a union (the read writes nothing).",
     }),
@@ -90,6 +104,10 @@ export const area = {
     }),
     list: row("trending list streams", "any", 2),
     delete: row("trending delete stream", "any", 5),
+    deleteLongRetention: row("trending delete stream", "retention 1,000 h (beyond the 168 h horizon)", 11, {
+      roundTrips: 2,
+      note: "One script deletes what a write can still reach (the registry entries, the 168 + 3 hours' buckets, the unions, atomically: `ZREM` ×3, `UNLINK`); the buckets of older hours, which a retention above 168 h keeps alive and no write reaches, follow in scripts of at most 1,000 keys (`EVALSHA` + an `UNLINK` per 200): one more round trip per 1,000 hours of retention past 169, 11 round trips and 63 commands at the largest retention, 9,600 h. Before review 10 they were left until they expired.",
+    }),
     compactIdle: row("trending compaction run", "nothing to do", 2, { target: 2 }),
     compactTrimmed: row(
       "trending compaction, per stream-hour",

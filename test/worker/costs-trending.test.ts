@@ -90,7 +90,7 @@ describe("trending costs", () => {
 
   it("top N and member lookup", async () => {
     const tail = longTail(api.now, 300);
-    for (const stream of ["tail", "tail2"]) {
+    for (const stream of ["tail", "tail2", "tail3", "tail4"]) {
       for (let i = 0; i < tail.length; i += 1000) await ok(events(stream, { events: tail.slice(i, i + 1000) }));
     }
     await ok(events("ties", { events: tieAtBoundary(api.now) }));
@@ -98,7 +98,10 @@ describe("trending costs", () => {
     check("topFirstReadOpen", await api.cost(() => ok(api.get("/v1/trending/tail/top?n=10&window=24h"))));
     check("topWarmOpen", await api.cost(() => ok(api.get("/v1/trending/tail/top?n=10&window=24h"))));
     check("memberOpen", await api.cost(() => ok(api.get("/v1/trending/tail/members/p3?window=24h"))));
+    // a lookup that finds no union builds it first, as a first read does (review 10)
+    check("memberColdOpen", await api.cost(() => ok(api.get("/v1/trending/tail3/members/p3?window=24h"))));
     await ok(api.post("/internal/jobs/compact", undefined, { key: "admin" }));
+    check("memberCold", await api.cost(() => ok(api.get("/v1/trending/tail4/members/p3?window=24h"))));
     check("topFirstRead", await api.cost(() => ok(api.get("/v1/trending/tail2/top?n=10&window=24h"))));
     check("topWarm", await api.cost(() => ok(api.get("/v1/trending/tail2/top?n=10&window=24h"))));
     await ok(api.get("/v1/trending/ties/top?n=10&window=24h"));
@@ -119,6 +122,7 @@ describe("trending costs", () => {
     await ok(api.get("/v1/trending/tail/top?n=10&window=7h"));
     check("topOtherWindow", await api.cost(() => ok(api.get("/v1/trending/tail/top?n=10&window=7h"))));
     check("topOtherWindowSwitch", await api.cost(() => ok(api.get("/v1/trending/tail/top?n=10&window=5h"))));
+    check("memberColdSwitch", await api.cost(() => ok(api.get("/v1/trending/tail/members/p3?window=7h"))));
     check("topNeverWritten", await api.cost(() => ok(api.get("/v1/trending/nothing/top?n=10&window=24h"))));
     api.advance(HOUR); // 13:30, nothing written in hour 13: the current hour is empty
     await ok(api.post("/internal/jobs/compact", undefined, { key: "admin" }));
@@ -145,6 +149,22 @@ describe("trending costs", () => {
   it("list and delete", async () => {
     check("list", await api.cost(() => ok(api.get("/v1/trending"))));
     check("delete", await api.cost(() => ok(api.del("/v1/trending/tail", { key: "admin" }))));
+  });
+});
+
+describe("trending delete, retention beyond the horizon", () => {
+  it("deleteLongRetention: the older hours' buckets go in scripts of 1,000 keys", async () => {
+    const api = createTestApi({ label: "cost-del", start: T0, vars: { TRENDING_RETENTION_HOURS: "1000" } });
+    try {
+      // warm both scripts (the first call after a flush pays the NOSCRIPT fallback)
+      await ok(api.post("/v1/trending/w/events", { member: "w" }));
+      await ok(api.del("/v1/trending/w", { key: "admin" }));
+      await ok(api.post("/v1/trending/d/events", { events: [{ member: "x", at: T0 - 168 * HOUR }, { member: "y" }] }));
+      api.advance(100 * HOUR);
+      check("deleteLongRetention", await api.cost(() => ok(api.del("/v1/trending/d", { key: "admin" }))));
+    } finally {
+      await api.cleanup();
+    }
   });
 });
 
