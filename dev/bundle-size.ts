@@ -69,8 +69,13 @@ import { bundleWorker } from "./wrangler.ts";
  * 195.6 KiB later that day (entry 37.1), our own code only: the counter index's trimming
  * (src/counters/trim.ts, issue 15), the member delete's read budget, the presence late-heartbeat
  * and idle-flag fixes, canonical JSON fingerprints. The budget went to 198 (~2.5 KiB of headroom).
+ * 202.4 KiB on 2026-11-27, later (entry 37.4), our own code only, review 10's fixes: the canonical
+ * JSON digest beside the raw one, the score bounds of counters and trending (and their undo and
+ * refusal texts), the member delete keeping a member at 0 (src/counters/delete-zero.ts), the
+ * histogram read's edge months, the trending stream delete past the horizon, the guards kept as
+ * sent. The budget went to 206 (~3.5 KiB of headroom).
  */
-export const BUDGET_KIB = 198;
+export const BUDGET_KIB = 206;
 /** KiB of gzip of the entry module and the chunks it imports statically (see BUDGET_KIB). */
 export const ENTRY_BUDGET_KIB = 42;
 
