@@ -9,7 +9,7 @@ export const MAX_RETENTION_DAYS = 400;
  * `_names` cannot be a histogram and no name can spell another's day key.
  */
 export const histogramKeys = {
-  /** Hash of settings: bucketWidth, unit, retentionDays, createdAt, rollupsSince. No TTL. */
+  /** Hash of settings: bucketWidth, unit, retentionDays, createdAt, rollupsSince, boundsSince. No TTL. */
   meta: (prefix: string, name: string) => keyOf(prefix, "hist", name),
   /**
    * Sorted set: member = bucket index, score = observations in it that UTC day.

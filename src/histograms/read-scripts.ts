@@ -104,11 +104,14 @@ local entryCap  = tonumber(maxEntries)
 local nowMs     = tonumber(now)
 local dayCap    = tonumber(perDay)
 local toPop     = piped == '1'
-local settings  = redis.call('HMGET', meta, 'bucketWidth', 'unit', 'retentionDays', 'createdAt', 'rollupsSince')
+local settings  = redis.call('HMGET', meta, 'bucketWidth', 'unit', 'retentionDays', 'createdAt', 'rollupsSince', 'boundsSince')
 if not settings[1] then return {refused = 'not_found', histogram = name} end
 local retention = tonumber(settings[3])
 local since     = tonumber(settings[5] or 'inf')
-settings[5]     = nil
+-- from this month a rollup holds every bucket of its days (bounds them), even where it does not
+-- stand for them (a longer retention moved 'since'); settings without it: 'since'
+local bounds    = tonumber(settings[6] or settings[5] or 'inf')
+settings[5], settings[6] = nil, nil
 -- parts: the month rollups that stand for their days, then the other kept days (grouped by month)
 local skip, parts, extParts, rollups = {}, {}, {}, {}
 local coveredDays = 0
@@ -235,9 +238,13 @@ else
   -- days and 21 pairs; with just the cap, 5 days and 10 pairs, their overlaps hid up to ~40,000)
   local blockTarget = cap + math.floor(cap / 2)
   local upper  = lower
+  -- months whose rollup may bound their days (one ZCARD each): no month's days sized one by one
+  -- takes the budget they need (a raised retention leaves up to 14 such months, review 10)
+  local pending = 0
   for _, g in ipairs(order) do
     g.bound = #g.days * dayMax
     upper   = upper + g.bound
+    if #g.days > 1 and tonumber(sumMonthStarts[g.month]) >= bounds then pending = pending + 1 end
   end
   table.sort(order, function(a, b) return a.bound > b.bound end)
   -- Alone, the script tightens the bounds until the union may go straight into it (at most cap
@@ -246,7 +253,8 @@ else
   local enough = toPop and entryCap or cap
   for _, g in ipairs(order) do
     if lower > entryCap or upper <= enough then break end
-    local covered = tonumber(sumMonthStarts[g.month]) >= since
+    local covered = tonumber(sumMonthStarts[g.month]) >= bounds
+    if #g.days > 1 and covered then pending = pending - 1 end
     if #g.days > 1 and covered and budget > 0 then
       g.card      = redis.call('ZCARD', sumMonths[g.month])
       local bound = #g.days * math.min(dayMax, g.card)
@@ -255,7 +263,7 @@ else
       g.bound = bound
     end
     -- exact sizes only where the bound alone would refuse (a month's days before its rollup: always)
-    if upper > entryCap and (#g.days <= budget or not covered) then
+    if upper > entryCap and (#g.days <= budget - pending or not covered) then
       local exact = 0
       for _, d in ipairs(g.days) do
         local card = redis.call('ZCARD', days[d])

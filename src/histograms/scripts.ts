@@ -59,7 +59,9 @@ export function notFound(name: string | number): NotFoundError {
  * starting at `monthStarts`, whose last days start at `monthLastDays`) that exists.
  * A new width drops the month rollups (no day holds data then); a longer retention moves
  * `rollupsSince` past the months whose rollups may hold what their days no longer do, and takes
- * those days' sums out of them.
+ * those days' sums out of them. `boundsSince` (the first month whose rollup holds every bucket of
+ * its days, so its size bounds theirs) does not move with the retention: those rollups hold more
+ * than their days, never less. A new width restarts it at 0 (no day holds data).
  */
 export const putScript = defineScript({
   name: "histograms.put",
@@ -90,10 +92,13 @@ export const putScript = defineScript({
 local retention = tonumber(retentionDays)
 local nowMs     = tonumber(now)
 local listed    = tonumber(listedUntil)
-local current   = redis.call('HMGET', meta, 'bucketWidth', 'retentionDays', 'createdAt', 'unit', 'rollupsSince')
+local current   = redis.call('HMGET', meta, 'bucketWidth', 'retentionDays', 'createdAt', 'unit', 'rollupsSince', 'boundsSince')
 local created   = not current[1]
 -- a new histogram has rollups for every month it will hold; one from before rollups from next month on
 local since     = current[5] or (created and '0' or nextMonth)
+-- the first month whose rollup holds every bucket of its days: as 'since', but a longer retention
+-- does not move it (settings from before this field: their 'since', later than needed, never earlier)
+local bounds    = current[6] or since
 if current[1] and tonumber(current[1]) ~= tonumber(width) then
   for g = 1, #days do
     if redis.call('EXISTS', days[g]) == 1 then return {refused = 'width_conflict', width = current[1]} end
@@ -101,6 +106,8 @@ if current[1] and tonumber(current[1]) ~= tonumber(width) then
   -- No day holds data, but a month rollup may still hold buckets of the old width and the sums of
   -- days cut or expired: they go, and the rollups start again with the new width's days.
   for k = 1, #months do redis.call('UNLINK', months[k]) end
+  -- no day holds data, so every rollup from now on holds all of its days' buckets
+  bounds = '0'
 elseif not created and tonumber(current[2]) < retention then
   -- A rollup stands for its days only while all of them are there. Under the old retention the
   -- days before its horizon expired or were cut, while their months' rollups (kept as long as their
@@ -129,9 +136,9 @@ elseif not created and tonumber(current[2]) < retention then
 end
 local createdAt = current[3] or now
 if unit ~= '' then
-  redis.call('HSET', meta, 'bucketWidth', width, 'retentionDays', retentionDays, 'createdAt', createdAt, 'rollupsSince', since, 'unit', unit)
+  redis.call('HSET', meta, 'bucketWidth', width, 'retentionDays', retentionDays, 'createdAt', createdAt, 'rollupsSince', since, 'boundsSince', bounds, 'unit', unit)
 else
-  redis.call('HSET', meta, 'bucketWidth', width, 'retentionDays', retentionDays, 'createdAt', createdAt, 'rollupsSince', since)
+  redis.call('HSET', meta, 'bucketWidth', width, 'retentionDays', retentionDays, 'createdAt', createdAt, 'rollupsSince', since, 'boundsSince', bounds)
   if current[4] then redis.call('HDEL', meta, 'unit') end
 end
 if not created and tonumber(current[2]) ~= retention then

@@ -116,7 +116,7 @@ describe("histogram month rollups", () => {
     const all = days.map((at, i) => ({ value: i * 10, at }));
     await observe(ctx, name, all);
     // as data written before this version: no rollups, no rollupsSince, each day's sum in its own key
-    await command(target, "HDEL", histogramKeys.meta(prefix, name), "rollupsSince");
+    await command(target, "HDEL", histogramKeys.meta(prefix, name), "rollupsSince", "boundsSince");
     for (const m of [Date.UTC(2026, 5, 1), Date.UTC(2026, 6, 1), Date.UTC(2027, 0, 1)])
       await command(target, "DEL", histogramKeys.month(prefix, name, m));
     for (const { value, at } of all) await command(target, "ZADD", histogramKeys.day(prefix, name, at), value, "sum");

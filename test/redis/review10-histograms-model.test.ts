@@ -177,7 +177,7 @@ const stats = {
   bigAnswers: 0,
   maxCommands: 0,
   maxCommandsRange: "",
-  overBudget: [] as string[],
+  raisedReads: 0,
   piped: 0,
   alone: 0,
   pairs: 0,
@@ -220,12 +220,13 @@ async function check(ctx: Ctx, name: string, model: Model, from: number, to: num
   const at = `${where}: ${name} ${isoDay(from)}..${isoDay(to)} at ${new Date(ctx.now).toISOString()} (model ${want.buckets.length} buckets, ${want.entries} entries)`;
   stats.reads++;
   expect(s.requests, at).toBe(1);
-  // over the budget: only a histogram whose retention was raised (finding 1, below), recorded apart
-  if (s.commands > MAX_READ_COMMANDS) {
-    stats.overBudget.push(`${s.commands} ${at}`);
-    expect(model.raised, `${at}: ${s.commands} commands ${JSON.stringify(s.byCommand)}`).toBe(true);
-  }
-  if (s.commands > stats.maxCommands && s.commands <= MAX_READ_COMMANDS) {
+  // every read within the budget, a histogram whose retention was raised too (finding 1, fixed:
+  // `boundsSince` keeps its rollups bounding their days); `raised` reads are counted apart
+  if (model.raised) stats.raisedReads++;
+  expect(s.commands, `${at}: ${s.commands} commands ${JSON.stringify(s.byCommand)}`).toBeLessThanOrEqual(
+    MAX_READ_COMMANDS,
+  );
+  if (s.commands > stats.maxCommands) {
     stats.maxCommands = s.commands;
     stats.maxCommandsRange = `${at} ${JSON.stringify(s.byCommand)}`;
   }
@@ -603,6 +604,8 @@ describe("review 10: histograms at scale against a model of what was observed", 
     console.log("review10 histograms model", JSON.stringify(stats, null, 1));
     expect(stats.reads).toBeGreaterThan(300);
     expect(stats.maxCommands).toBeLessThanOrEqual(MAX_READ_COMMANDS);
+    // finding 1's reads: of histograms whose retention was raised (65..384 commands before its fix)
+    expect(stats.raisedReads).toBeGreaterThan(0);
   });
 });
 
@@ -714,7 +717,11 @@ describe("review 10: findings", () => {
   }
 
   /*
-   * Finding 1 (medium): a histogram created with rollups whose retention is raised (PUT with a
+   * FIXED (wt-histret): settings keep `boundsSince` (the month from which rollups hold every bucket
+   * of their days), which a raise does not move, apart from `rollupsSince`; read-scripts.ts bounds a
+   * month's days by its rollup from `boundsSince`, keeping a ZCARD of the budget for each month still
+   * to bound. This read: 43 commands (34 ZCARDs), was 99.
+   * Finding 1 (was medium): a histogram created with rollups whose retention is raised (PUT with a
    * longer retentionDays) costs up to ~390 commands a read, past MAX_READ_COMMANDS (issue 15: "no
    * read of a histogram with month rollups more than 60"), for as long as the months before its new
    * `rollupsSince` live (up to 400 days), whatever data it holds. The raise moves `rollupsSince` to
@@ -732,7 +739,7 @@ describe("review 10: findings", () => {
    * retention change) apart from the one from which they stand for whole months, and use the former
    * for `covered`.
    */
-  it.fails("a retention raise keeps a 110-day read of a histogram with rollups within 60 commands", async () => {
+  it("a retention raise keeps a 110-day read of a histogram with rollups within 60 commands", async () => {
     const now = Date.UTC(2027, 2, 20, 12);
     const ctx = lib.ctx(now, "r10-raise");
     await put(ctx, "h", { bucketWidth: 1, retentionDays: 10 });
@@ -752,5 +759,99 @@ describe("review 10: findings", () => {
     const got = await measured(ctx, "h", "2026-12-01", "2027-03-20");
     expect(typeof got.r === "object" && got.r.count).toBe(1);
     expect(got.commands).toBeLessThanOrEqual(12);
+  });
+
+  // Finding 1's fix: `boundsSince`, the month from which rollups bound their days, stays where a raise
+  // leaves `rollupsSince` behind; only where a rollup may miss its days' buckets are they sized one by one.
+  const APR = String(Date.UTC(2027, 3, 1));
+  const meta = (ctx: Ctx) => histogramKeys.meta(ctx.prefix, "h");
+  const field = (ctx: Ctx, f: string) => command<string | null>(target, "HGET", meta(ctx), f);
+
+  it("a raise moves rollupsSince and keeps boundsSince; its months still read day by day, bounded by their rollups", async () => {
+    const now = Date.UTC(2027, 2, 20, 12);
+    const ctx = lib.ctx(now, "r10-raise-fields");
+    await put(ctx, "h", { bucketWidth: 1, retentionDays: 10 });
+    expect([await field(ctx, "rollupsSince"), await field(ctx, "boundsSince")]).toEqual(["0", "0"]);
+    // days of March, February and December (a raise keeps the older ones: they were never cut)
+    await observe(ctx, "h", [{ value: 7, at: now }]);
+    await put(ctx, "h", { bucketWidth: 1, retentionDays: 400 });
+    expect([await field(ctx, "rollupsSince"), await field(ctx, "boundsSince")]).toEqual([APR, "0"]);
+    await observe(ctx, "h", [
+      { value: 3, at: Date.UTC(2026, 11, 5) },
+      { value: 3, at: Date.UTC(2027, 1, 9) },
+      { value: 9, at: Date.UTC(2027, 1, 10) },
+    ]);
+    // a second raise moves nothing back
+    await put(ctx, "h", { bucketWidth: 1, retentionDays: 399 });
+    await put(ctx, "h", { bucketWidth: 1, retentionDays: 400 });
+    expect(await field(ctx, "boundsSince")).toBe("0");
+    const got = await measured(ctx, "h", "2026-12-01", "2027-03-20");
+    expect(typeof got.r === "object" && [got.r.count, got.r.sum, got.r.min, got.r.max]).toEqual([4, 22, 3, 9]);
+    expect(got.commands, JSON.stringify(got.byCommand)).toBeLessThanOrEqual(MAX_READ_COMMANDS);
+    // bounded by the month rollups (4 ZCARDs) and, as far as the budget allows, one month's days (31): 34
+    // ZCARDs, 43 commands (99 before the fix, as a histogram from before rollups: 90 ZCARDs, below)
+    expect(got.byCommand.zcard).toBeLessThanOrEqual(4 + 31);
+  });
+
+  /** Makes `ctx`'s "h" look like a histogram written before rollups: no rollups, neither field, each day's sum in its key. */
+  async function legacy(ctx: Ctx, values: { value: number; at: number }[]) {
+    await command(target, "HDEL", meta(ctx), "rollupsSince", "boundsSince");
+    for (const { at } of values) await command(target, "DEL", histogramKeys.month(ctx.prefix, "h", monthStart(at)));
+    for (const { value, at } of values)
+      await command(target, "ZADD", histogramKeys.day(ctx.prefix, "h", at), value, "sum");
+  }
+
+  it("a histogram from before rollups still sizes its days one by one, after a PUT too (its rollups hold none of them)", async () => {
+    const now = Date.UTC(2027, 2, 20, 12);
+    const ctx = lib.ctx(now, "r10-legacy");
+    await put(ctx, "h", { bucketWidth: 1, retentionDays: 300 });
+    const values = [
+      { value: 3, at: Date.UTC(2026, 11, 5) },
+      { value: 5, at: Date.UTC(2027, 0, 9) },
+      { value: 9, at: Date.UTC(2027, 2, 10) },
+    ];
+    await observe(ctx, "h", values);
+    await legacy(ctx, values);
+    const before = await measured(ctx, "h", "2026-12-01", "2027-03-20");
+    expect(typeof before.r === "object" && before.r.count).toBe(3);
+    // December, January and February sized day by day (90 days) until the bound passes the entries limit
+    expect(before.byCommand.zcard).toBe(90);
+    // a PUT (a raise, here) marks rollups from next month on: neither field from an earlier month
+    await put(ctx, "h", { bucketWidth: 1, retentionDays: 400 });
+    expect([await field(ctx, "rollupsSince"), await field(ctx, "boundsSince")]).toEqual([APR, APR]);
+    const after = await measured(ctx, "h", "2026-12-01", "2027-03-20");
+    expect(after.r).toEqual(before.r);
+    expect(after.byCommand.zcard).toBe(90);
+    // settings from before boundsSince (a raise then moved rollupsSince): bounds from rollupsSince, as then
+    const raised = lib.ctx(now, "r10-legacy-raised");
+    await put(raised, "h", { bucketWidth: 1, retentionDays: 10 });
+    await put(raised, "h", { bucketWidth: 1, retentionDays: 400 });
+    await command(target, "HDEL", meta(raised), "boundsSince");
+    await observe(raised, "h", values);
+    const old = await measured(raised, "h", "2026-12-01", "2027-03-20");
+    expect(old.r).toEqual(before.r);
+    expect(old.byCommand.zcard).toBe(90);
+  });
+
+  it("a new width drops the rollups and restarts boundsSince at 0: a histogram from before rollups is bounded again", async () => {
+    const now = Date.UTC(2027, 2, 20, 12);
+    const ctx = lib.ctx(now, "r10-width");
+    await put(ctx, "h", { bucketWidth: 1, retentionDays: 400 });
+    await legacy(ctx, []);
+    // a new width, allowed as no day holds data: rollupsSince stays (next month), boundsSince is 0
+    await put(ctx, "h", { bucketWidth: 2, retentionDays: 400 });
+    expect([await field(ctx, "rollupsSince"), await field(ctx, "boundsSince")]).toEqual([APR, "0"]);
+    await observe(ctx, "h", [
+      { value: 3, at: Date.UTC(2026, 11, 5) },
+      { value: 5, at: Date.UTC(2027, 0, 9) },
+      { value: 9, at: Date.UTC(2027, 2, 10) },
+    ]);
+    const got = await measured(ctx, "h", "2026-12-01", "2027-03-20");
+    expect(typeof got.r === "object" && [got.r.count, got.r.sum, got.r.buckets.length]).toEqual([3, 17, 3]);
+    expect(got.commands, JSON.stringify(got.byCommand)).toBeLessThanOrEqual(MAX_READ_COMMANDS);
+    expect(got.byCommand.zcard).toBeLessThanOrEqual(4 + 31);
+    // a width change refused (a day holds data) changes neither field
+    await put(ctx, "h", { bucketWidth: 1, retentionDays: 400 }).catch((e: unknown) => e);
+    expect([await field(ctx, "rollupsSince"), await field(ctx, "boundsSince")]).toEqual([APR, "0"]);
   });
 });
