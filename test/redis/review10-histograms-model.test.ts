@@ -39,6 +39,7 @@ import { createRedis } from "../../src/redis/client.ts";
 import { DAY, dayStart, MINUTE, periodEnd, periodStart } from "../../src/time.ts";
 import { withoutPipeline } from "../helpers/histograms.ts";
 import { libraryTest } from "../helpers/library.ts";
+import { VirtualExpiry } from "../helpers/virtual-expiry.ts";
 import { command, keysUnder, resetStats, statsOf } from "../helpers/upstash-rest.ts";
 
 /** The run's seed: 1010 (REVIEW10_SEED picks another, to explore; the committed run is 1010). */
@@ -56,46 +57,6 @@ beforeAll(async () => {
   await put(ctx, "warm", { bucketWidth: 1 });
   await read({ ...ctx, redis: counted }, "warm");
 });
-
-/** As review 4's: each TTL a script set becomes a deadline on the virtual clock; the key is PERSISTed. */
-class VirtualExpiry {
-  deadlines = new Map<string, number>();
-  private readonly prefix: string;
-  constructor(prefix: string) {
-    this.prefix = prefix;
-  }
-
-  /** `keys`: the only keys the call may have set a TTL on (an observe's days and months); default all. */
-  async settle(now: number, only?: string[]): Promise<void> {
-    const keys = only ?? (await keysUnder(target, this.prefix));
-    for (let i = 0; i < keys.length; i += 500) {
-      const batch = keys.slice(i, i + 500);
-      const ttls = await command<number[]>(
-        target,
-        "EVAL",
-        `local out = {}
-for i, k in ipairs(KEYS) do
-  local t = redis.call('PTTL', k)
-  out[i] = t
-  if t > 0 then redis.call('PERSIST', k) end
-end
-return out`,
-        batch.length,
-        ...batch,
-      );
-      batch.forEach((key, j) => {
-        const t = Number(ttls[j]);
-        if (t > 0) this.deadlines.set(key, Math.ceil((now + t) / 1000) * 1000);
-      });
-    }
-  }
-
-  async expireUntil(now: number): Promise<void> {
-    const gone = [...this.deadlines].filter(([, until]) => until <= now).map(([key]) => key);
-    for (const key of gone) this.deadlines.delete(key);
-    for (let i = 0; i < gone.length; i += 500) await command(target, "DEL", ...gone.slice(i, i + 500));
-  }
-}
 
 interface DayData {
   buckets: Map<number, number>;
@@ -334,7 +295,7 @@ function run(seed: number, simDays: number) {
     const int = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
     const base = lib.ctx(0, `r10-${seed}`);
-    const clock = new VirtualExpiry(base.prefix);
+    const clock = new VirtualExpiry(target, base.prefix);
     // ahead of the real clock, crossing January..April 2027 (February's 28 days among them)
     let now = Date.UTC(2027, 0, 3, 9, 0, 0) + int(0, 5) * DAY;
     const end = now + simDays * DAY;
@@ -613,7 +574,7 @@ describe("review 10: the end edge at scale, observed on a moving clock", () => {
   it("a month read as its rollup less the days after the range answers the model's buckets, before and after late, ahead and refused writes, a cut and a raise", async () => {
     const name = "edge";
     const base = lib.ctx(0, "r10-edge");
-    const clock = new VirtualExpiry(base.prefix);
+    const clock = new VirtualExpiry(target, base.prefix);
     const m = new Model();
     let now = Date.UTC(2027, 5, 27, 10);
     const ctx = (): Ctx => ({ ...base, now });

@@ -21,57 +21,12 @@ import { isoDay } from "../../src/histograms/keys.ts";
 import { DAY, dayStart } from "../../src/time.ts";
 import { histogramLoaders } from "../helpers/histograms.ts";
 import { libraryTest } from "../helpers/library.ts";
+import { VirtualExpiry } from "../helpers/virtual-expiry.ts";
 import { createRedis } from "../../src/redis/client.ts";
 import { command, keysUnder, resetStats, statsOf } from "../helpers/upstash-rest.ts";
 
 const lib = libraryTest("review4-hist", { timeoutMs: 20_000 });
 const { target } = lib;
-
-/**
- * A virtual clock for Redis expiry. The scripts set TTLs relative to the virtual now (EXPIRE of
- * `deadline - now`), and the virtual now runs far ahead of the real clock, so Redis's own expiry
- * would be wrong either way. After every call that may set a TTL, `settle` turns each TTL it finds
- * into a virtual deadline (virtual now + PTTL, to the second: the scripts round up to seconds and
- * the virtual now is on whole seconds) and PERSISTs the key; `expireUntil` deletes the keys whose
- * virtual deadline has passed, which is what Redis would do at that time.
- */
-class VirtualExpiry {
-  deadlines = new Map<string, number>();
-  private readonly prefix: string;
-  constructor(prefix: string) {
-    this.prefix = prefix;
-  }
-
-  async settle(now: number): Promise<void> {
-    const keys = await keysUnder(target, this.prefix);
-    for (let i = 0; i < keys.length; i += 500) {
-      const batch = keys.slice(i, i + 500);
-      const ttls = await command<number[]>(
-        target,
-        "EVAL",
-        `local out = {}
-for i, k in ipairs(KEYS) do
-  local t = redis.call('PTTL', k)
-  out[i] = t
-  if t > 0 then redis.call('PERSIST', k) end
-end
-return out`,
-        batch.length,
-        ...batch,
-      );
-      batch.forEach((key, j) => {
-        const t = Number(ttls[j]);
-        if (t > 0) this.deadlines.set(key, Math.ceil((now + t) / 1000) * 1000);
-      });
-    }
-  }
-
-  async expireUntil(now: number): Promise<void> {
-    const gone = [...this.deadlines].filter(([, until]) => until <= now).map(([key]) => key);
-    for (const key of gone) this.deadlines.delete(key);
-    for (let i = 0; i < gone.length; i += 500) await command(target, "DEL", ...gone.slice(i, i + 500));
-  }
-}
 
 type Obs = { value: number; day: number };
 
@@ -169,7 +124,7 @@ function randomRun(seed: number, steps: number) {
     // starts well ahead of the real clock (expiry emulation needs virtual now >= real now)
     let now = Date.UTC(2027, 2, 3, 10, 0) + int(0, 30) * DAY;
     const ctx = () => ({ ...base, now });
-    const clock = new VirtualExpiry(base.prefix);
+    const clock = new VirtualExpiry(target, base.prefix);
 
     const value = (): number => {
       const r = rnd();
@@ -352,7 +307,7 @@ describe("review 4: histograms, targeted scenarios", () => {
 
   it("a shorter retention then a longer one: the month rollup never stands for days that were cut", async () => {
     const ctx = lib.ctx(T, "r4h-ret");
-    const clock = new VirtualExpiry(ctx.prefix);
+    const clock = new VirtualExpiry(target, ctx.prefix);
     await put(ctx, "ret", { bucketWidth: 1, retentionDays: 100 });
     await observe(ctx, "ret", [
       { value: 1, at: Date.UTC(2027, 3, 1) }, // 1 April
