@@ -52,16 +52,17 @@ export interface IncrResult {
 
 /**
  * Adds `by` to each item's member (plain counter or its period bucket); returns each new score.
- * A result outside ±MAX_COUNTER_SCORE in any key refuses the batch (400, nothing changed), except
- * with `unbounded`: the queued path, whose 202 was already answered and whose merged group of
- * messages a refusal would drop whole (docs/counters.md, "Score range").
+ * A result outside ±MAX_COUNTER_SCORE in any key refuses the batch (400, nothing changed). With
+ * `queued` (the call queued ingest captures) the script raises SCORE_RANGE_ERROR instead, after
+ * the same undo: its apply script ignores the result, so only an error keeps the group's messages
+ * from being recorded as applied (docs/counters.md, "Score range").
  */
 export async function increment(
   ctx: Ctx,
   name: string,
   items: IncrItem[],
   idempotency?: Idempotency,
-  options: { unbounded?: boolean } = {},
+  options: { queued?: boolean } = {},
 ): Promise<Written<IncrResult>> {
   assertName(name, "counter");
   checkBatch(items);
@@ -134,7 +135,8 @@ export async function increment(
       now: ctx.now,
       late: late ? 1 : 0,
       plainTtl,
-      maxScore: options.unbounded ? 0 : MAX_COUNTER_SCORE,
+      maxScore: MAX_COUNTER_SCORE,
+      raise: options.queued ? 1 : 0,
       ttls: entries.map((e) => e.ttl),
       above: entries.map((e) => (e.parents ?? []).map(parentSlot).join(" ")),
       groups: entries.map((e) => e.groups),

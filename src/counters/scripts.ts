@@ -4,6 +4,15 @@ import { MAX_COUNTER_SCORE } from "./limits.ts";
 import { TRIM_LUA, TRIM_MARGIN } from "./trim.ts";
 
 /**
+ * The error the incr script raises, with `raise` set (queued ingest), for a score out of range,
+ * after its undo; followed by the score it would have left. Queued ingest runs the script inside
+ * its apply script and does not read its result, so the refusal table would mark the group's
+ * messages applied and drop their increments; an error fails the whole apply script before it
+ * records them (src/ingest/consume.ts then applies them one by one).
+ */
+export const SCORE_RANGE_ERROR = "ERR counters.incr out_of_range";
+
+/**
  * Write and job scripts of the counters area (reads: ./read-scripts.ts). Every API call is one
  * of these scripts.
  *
@@ -48,7 +57,8 @@ end
  * space-separated; empty for none). Items are (`slots`, `members`, `bys`); the rollups' increments,
  * summed per member by the caller, are (`rollupSlots`, `rollupMembers`, `rollupBys`). `late` is 1
  * when a bucket of a finished period is written; `plainTtl` the plain key's ttl (s, 0 = none).
- * Returns the score after each item, as the strings Redis gives.
+ * Returns the score after each item, as the strings Redis gives. A score outside ±`maxScore` is
+ * undone and refused (`out_of_range`), or with `raise` = 1 (queued ingest) raised as SCORE_RANGE_ERROR.
  *
  * Rollups are keys of the index like buckets (listed, expiring, deleted with
  * the counter); their ttl is the bucket's plus its slack, so a rollup never
@@ -81,6 +91,7 @@ export const incrScript = defineScript({
     "late",
     "plainTtl",
     "maxScore",
+    "raise",
     "...ttls",
     "...above",
     "...groups",
@@ -106,6 +117,7 @@ export const incrScript = defineScript({
   },
   lua: `${TRIM_LUA}
 now, late, plainTtl, maxScore = tonumber(now), late == '1', tonumber(plainTtl) * 1000, tonumber(maxScore)
+raise = raise == '1'
 local nb = #buckets
 local function slack(ms) return math.min(math.ceil(ms / 10), 3600000) end
 -- the index's cursors (./trim.ts): each key's groups, and the earliest group per kind written
@@ -181,7 +193,7 @@ if nb > 0 then
   if creates and values[nb + 2] then trimStep(index, string.sub(index, 1, #index - 6), cursors, order, minOf, now) end
 end
 -- Every score written must stay within ±maxScore (MAX_COUNTER_SCORE, ./limits.ts: past 2^53
--- increments are rounded away; 0: unbounded, the queued path's). Knowing the score before the
+-- increments are rounded away). Knowing the score before the
 -- write would cost a read per key in every call, so the check reads ZINCRBY's answer, and a batch
 -- with a score out of range is undone (review 10): each (key, member) it touched goes back to its
 -- first answer minus its first increment (exact for integers, which stay below 2^53 all along), or
@@ -199,7 +211,7 @@ local function note(key, member, by, score)
     touched[#touched + 1] = {key, member}
   end
   local v = tonumber(score)
-  return maxScore == 0 or (v and v >= -maxScore and v <= maxScore)
+  return v and v >= -maxScore and v <= maxScore
 end
 local function refuse(member, index, score)
   for j = #touched, 1, -1 do
@@ -211,6 +223,8 @@ local function refuse(member, index, score)
       redis.call('ZADD', key, string.format('%.17g', first - by), m)
     end
   end
+  -- queued ingest: an error, once nothing is left of the batch (the member is left out: any text)
+  if raise then error({err = '${SCORE_RANGE_ERROR} ' .. score}) end
   return {refused = 'out_of_range', member = member, index = index, score = score}
 end
 local results, suspects = {}, 0

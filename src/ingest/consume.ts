@@ -12,6 +12,7 @@ import { applyGroup, mayBeFromYesterday, recordBatch, type BatchStats } from "./
 import { canonicalIdOf, type IngestMessage } from "./message.ts";
 import { mergeKeys, planGroup, type IngestSettings } from "./plan.ts";
 import { parseMessage, problemOf, splitByProblem } from "./validate.ts";
+import { SCORE_RANGE_ERROR } from "../counters/scripts.ts";
 import { HOUR_COUNT_ERROR } from "../trending/validate.ts";
 import { MAX_BATCH } from "../validation.ts";
 
@@ -26,13 +27,15 @@ import { MAX_BATCH } from "../validation.ts";
 export const MAX_GROUP_ITEMS = 4_000;
 
 /**
- * Most merged entries of one group: trending's at most one library call (MAX_BATCH), as its
- * record script may refuse a count past MAX_HOUR_COUNT by raising an error, which takes back nothing
- * an earlier call of the same apply script wrote; the group's messages are then applied alone (one
- * message is always one call), and a message the group had already applied in part would count twice.
+ * Most merged entries of one group: at most one library call (MAX_BATCH) for trending and
+ * counters, as their scripts may refuse a count or score past its bound (MAX_HOUR_COUNT,
+ * MAX_COUNTER_SCORE) by raising an error, which takes back nothing an earlier call of the same
+ * apply script wrote; the group's messages are then applied alone (one message is always one
+ * call), and a message the group had already applied in part would count twice. Presence has no
+ * such bound: its groups stay up to MAX_GROUP_ITEMS.
  */
 function groupLimit(message: IngestMessage): number {
-  return message.kind === "trending" ? MAX_BATCH : MAX_GROUP_ITEMS;
+  return message.kind === "presence" ? MAX_GROUP_ITEMS : MAX_BATCH;
 }
 
 /** The part of a Queues message the consumer uses (Cloudflare's `Message`). */
@@ -98,9 +101,17 @@ function recordOf(prefix: string, message: IngestMessage) {
   };
 }
 
-/** The trending record script's refusal of a count past MAX_HOUR_COUNT (it raises: src/trending/scripts.ts). */
-function hourBound(error: unknown): boolean {
-  return error instanceof Error && error.message.includes(HOUR_COUNT_ERROR);
+/**
+ * The bound a write script refused by raising an error (an hour's trending count past
+ * MAX_HOUR_COUNT: src/trending/scripts.ts; a counter score outside ±MAX_COUNTER_SCORE:
+ * src/counters/scripts.ts), as the dead-letter reason naming it; undefined for any other error.
+ */
+function boundRefusal(error: unknown): string | undefined {
+  if (!(error instanceof Error)) return undefined;
+  if (error.message.includes(HOUR_COUNT_ERROR)) return "a trending count past the bound of 5e13 per member and hour";
+  if (error.message.includes(SCORE_RANGE_ERROR))
+    return "a counter score outside ±1e15 (the range kept exact), in the plain key, a bucket or a rollup";
+  return undefined;
 }
 
 /** How often a group is planned again after its script found messages already applied (each pass drops at least one). */
@@ -204,9 +215,9 @@ export async function consumeBatch(
           ctx.now,
           settings,
         );
-        if (plan.kind === "trending" && plan.calls.length > 1 && left.length > 1) {
-          // more than one call although its entries fit one (counts past MAX_INCREMENT merged and
-          // cut again): halves, each its own script, so an hour-bound error takes back all it tried
+        if (plan.kind !== "presence" && plan.calls.length > 1 && left.length > 1) {
+          // more than one call although its entries fit one (counts or increments past MAX_INCREMENT
+          // merged and cut again): halves, each its own script, so a bound error takes back all it tried
           const half = Math.ceil(left.length / 2);
           await applyEntries(left.slice(0, half));
           await applyEntries(left.slice(half));
@@ -242,11 +253,16 @@ export async function consumeBatch(
       }
       if (left.length > 0) throw new StorageUnavailableError("ingest: the group kept changing under its script");
     } catch (error) {
-      if (hourBound(error)) {
-        // A trending count past MAX_HOUR_COUNT (review 10): the script wrote nothing. Whose it is
-        // the merged group cannot say, so each message is applied alone; the one that passes the
-        // bound alone never will (an hour's count only grows), so it is dead-lettered at once and
-        // the valid messages it was merged with are applied rather than retried along with it.
+      const bound = boundRefusal(error);
+      if (bound !== undefined) {
+        // A trending count past MAX_HOUR_COUNT or a counter score outside ±MAX_COUNTER_SCORE
+        // (review 10): the script wrote nothing (trending checks before its first write, counters
+        // undo theirs before the error) and its apply script recorded no message as applied.
+        // Whose it is the merged group cannot say, so each message is applied alone (each valid one
+        // then counts once); the one that passes the bound alone is dead-lettered at once (an
+        // hour's count only grows; a score comes back only if some later write lowers it, which
+        // retries would wait for blindly), and the valid messages it was merged with are applied
+        // rather than retried along with it.
         if (left.length > 1) {
           for (const e of left) await applyEntries([e]);
           return;
@@ -255,7 +271,7 @@ export async function consumeBatch(
           // what was tried: the message less any items that aged out, which went to the queue already
           dead.push({
             entry: e.msg,
-            reason: "a trending count past the bound of 5e13 per member and hour",
+            reason: bound,
             body: e.message === e.msg.body ? undefined : e.message,
           });
           ackCopies(e);

@@ -74,9 +74,9 @@ export function libraryWrite(
     return (ctx) =>
       recordEvents(ctx, message.name, items as TrendingEvent[], { retentionHours: settings.trendingRetentionHours });
   }
-  // unbounded: a queued increment cannot be refused after its 202 (docs/counters.md, "Score range")
+  // queued: a score out of range raises an error rather than returning a refusal the apply script would ignore
   if (message.kind === "counters")
-    return (ctx) => increment(ctx, message.name, items as IncrItem[], undefined, { unbounded: true });
+    return (ctx) => increment(ctx, message.name, items as IncrItem[], undefined, { queued: true });
   return (ctx) => heartbeat(ctx, message.name, items as string[], { timeoutSeconds: settings.presenceTimeoutSeconds });
 }
 

@@ -174,10 +174,11 @@ describe("counters: fractions, negatives and ties", () => {
     expect((await c.incr([{ member: "r", by: -1, period: "hour", at: DAY0 + 3 * H }])).results[0]?.score).toBe(-1);
   });
 
-  // The queued path cannot refuse (its 202 was answered, and the consumer applies a merged group of
-  // messages as one call, which a refusal would drop whole): its increments are applied unbounded,
-  // never dropped (docs/counters.md, "Score range").
-  it("a queued increment past ±1e15 is applied and acked, not dropped with its group", async () => {
+  // The queued path is bounded too (since the queued fix): its 202 was answered, so the consumer
+  // cannot answer a 400; the incr script undoes the batch and raises an error its apply script does
+  // not swallow, and the consumer dead-letters the message (docs/counters.md, "Score range"). Was:
+  // applied unbounded, taking x past the range where increments are exact.
+  it("a queued increment past ±1e15 is dead-lettered whole, writing nothing, not applied past the bound", async () => {
     const ctx = lib.ctx(NOW, "r10num-queued");
     const c = new Edgestats({ redis: lib.redis, prefix: ctx.prefix, clock: () => NOW }).counter("q");
     for (const batch of tenBatches({ member: "x", by: 1e11 })) await c.incr(batch);
@@ -204,12 +205,19 @@ describe("counters: fractions, negatives and ties", () => {
         retry: () => undefined,
       }),
     );
-    await consumeBatch({ redis: lib.redis, prefix: ctx.prefix, now: NOW }, messages, settings, {
+    const dead: { reason: string }[] = [];
+    const before = await keySnapshot(lib.target, ctx.prefix);
+    const result = await consumeBatch({ redis: lib.redis, prefix: ctx.prefix, now: NOW }, messages, settings, {
+      deadLetter: async (bodies) => void dead.push(...bodies),
       onStatsError: () => undefined,
     });
+    expect(result).toMatchObject({ applied: 0, deadLettered: messages.length });
     expect(acked).toBe(messages.length);
-    expect((await c.member("x")).score).toBe(1e15 + 1);
-    expect((await c.member("y")).score).toBe(2);
+    expect(dead.map((d) => d.reason)).toEqual(messages.map(() => expect.stringContaining("±1e15")));
+    // nothing of the batch written (the counter's keys as they were; the consumer's stats aside)
+    const counters = (s: string[]) => s.filter((k) => k.includes(":counters:"));
+    expect(counters(await keySnapshot(lib.target, ctx.prefix))).toEqual(counters(before));
+    expect((await c.member("x")).score).toBe(1e15);
     // a synchronous increment that leaves x outside the bound is refused
     expect("error" in (await caught(c.incr("x", 1)))).toBe(true);
   });

@@ -179,6 +179,22 @@ describe("bounded apply scripts", () => {
     expect((await api.get("/v1/trending/big/members/r0-m0?window=1h")).body.count).toBe(1);
   });
 
+  it("counters too: 5 queued requests of 1,000 new members to one counter are 5 apply scripts (was 2 with chunks of 4,000)", async () => {
+    const api = newApi("ingest-counter-chunks");
+    for (let r = 0; r < 5; r++) {
+      const items = Array.from({ length: 1000 }, (_, i) => ({ member: `r${r}-m${i}` }));
+      expect((await api.post("/v1/counters/big/incr", { items }, { headers: api.asyncHeaders })).status).toBe(202);
+    }
+    const { result, requests } = await api.cost(() => api.deliver(api.queue.sent));
+    expect(result.stats).toMatchObject({ applied: 5, events: 5000 });
+    // one library call per apply script, so a score-bound error takes back all the script tried
+    // (test/worker/counters-score-bound-queued.test.ts): 5 apply scripts plus the batch record (was 2 + 1)
+    expect(requests).toBe(6);
+    expect((await api.get("/v1/counters/big/members/r4-m999")).body.score).toBe(1);
+    expect((await api.deliver(api.queue.sent)).stats).toMatchObject({ applied: 0, duplicates: 5 });
+    expect((await api.get("/v1/counters/big/members/r0-m0")).body.score).toBe(1);
+  });
+
   it("bounds scripts by merged entries, not raw items: 12 requests about the same 1,000 members are one apply script", async () => {
     const api = newApi("ingest-merged-chunks");
     for (let r = 0; r < 12; r++) {
