@@ -4,8 +4,9 @@
  * members already in the target: the current hour of a trending stream, a plain counter.
  *
  * Each batch is the worst a queue delivers to one target: 100 messages of 100 items (Queues'
- * largest batch), all for one stream or one counter, 10,000 distinct members (MAX_GROUP_ITEMS,
- * the most one apply script takes), half of them already in the target and half new. The
+ * largest batch), all for one stream or one counter, 10,000 distinct members (cut into apply
+ * scripts of at most 1,000 entries for trending and counters since review 10, one library call
+ * each; MAX_GROUP_ITEMS, 4,000, for presence), half of them already in the target and half new. The
  * consumer runs in Node against the local Upstash server with the service's tag, so its
  * commands count as the service's; the batch's stats script is included.
  *

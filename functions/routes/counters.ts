@@ -97,7 +97,7 @@ lazyRoute(
     tags,
     summary: "Increment or decrement members (one item or up to 1,000), optionally into calendar buckets",
     description:
-      "One Redis round trip including expiries. Without `ttl` an existing expiry stays and a new key never expires; with `ttl` an existing expiry is only ever extended (see `ttl`). Every score an increment leaves (in the plain counter, the bucket and each calendar rollup above it) must stay within ±1e15, where integers are exact; otherwise 400 and nothing of the batch is written (a queued write is not bounded).",
+      "One Redis round trip including expiries. Without `ttl` an existing expiry stays and a new key never expires; with `ttl` an existing expiry is only ever extended (see `ttl`). Every score an increment leaves (in the plain counter, the bucket and each calendar rollup above it) must stay within ±1e15, where integers are exact; otherwise 400 and nothing of the batch is written (a queued write past it goes to the dead-letter queue).",
     request: { params: counterParamsChecked(), ...jsonBody(incrBody()) },
     responses: () => ({
       200: jsonResponse(
