@@ -16,9 +16,9 @@ export {
   type RisingOptions,
   type RisingResult,
 } from "./signals.ts";
+export { DELETE_KEYS_PER_SCRIPT, deleteStream } from "./delete.ts";
 export {
   compareBytes,
-  deleteStream,
   list,
   MAX_LISTED,
   member,

@@ -200,7 +200,7 @@ return deleted
 /**
  * UNLINKs `doomed` (slices of 200, as deleteScript): the buckets of a stream's
  * older hours, past those a write can still reach, which a DELETE removes after
- * the stream itself (see deleteStream). Returns how many keys existed.
+ * the stream itself (see deleteStream in ./delete.ts). Returns how many keys existed.
  */
 export const unlinkScript = defineScript({
   name: "trending.unlink",
