@@ -1,6 +1,7 @@
 import { createMiddleware } from "./define.ts";
 import { ValidationError } from "../../src/errors.ts";
 import { keyOf } from "../../src/keys.ts";
+import { canonicalJson } from "../../src/redis/canonical-json.ts";
 import type { Idempotency } from "../../src/redis/script.ts";
 import type { AppEnv } from "../types.ts";
 
@@ -11,23 +12,9 @@ async function sha256(text: string): Promise<string> {
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-/**
- * The body as canonical JSON: object keys sorted (by UTF-16 code units, as `sort()` does), no
- * whitespace, every string and number as JSON.stringify writes it; so two texts of the same JSON
- * (key order, spaces, escapes, `1.0` for `1`) give the same text. Depth is bounded by the body
- * guard (./body.ts), which also checked that the body parses.
- */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const object = value as Record<string, unknown>;
-    const fields = Object.keys(object)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson(object[k])}`);
-    return `{${fields.join(",")}}`;
-  }
-  return JSON.stringify(value);
-}
+// The body as canonical JSON (sorted keys, no whitespace): shared with the library's idempotencyKey,
+// so both mean the same by "the same JSON". Re-exported for the tests that pin it.
+export { canonicalJson };
 
 /** SHA-256 of the body's canonical JSON; undefined for an empty body (a route may allow one), which its bytes alone identify. */
 async function canonicalDigest(body: string, parsed: unknown): Promise<string | undefined> {

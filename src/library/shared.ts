@@ -6,6 +6,7 @@ import type { Config } from "../config.ts";
 import type { Ctx } from "../context.ts";
 import { ValidationError } from "../errors.ts";
 import { keyOf } from "../keys.ts";
+import { canonicalJson } from "../redis/canonical-json.ts";
 import type { Idempotency } from "../redis/script.ts";
 import { parseWindow } from "../time.ts";
 
@@ -23,8 +24,9 @@ export interface WriteOptions {
   /**
    * Makes the write exactly-once: a repeat with the same key (on the same
    * handle and operation) within 24 h returns the first result and writes
-   * nothing; the same key with other arguments is a ConflictError. Costs one
-   * GET and one SET inside the same script.
+   * nothing; the same key with other arguments is a ConflictError. Arguments
+   * that are the same JSON value (keys in another order, an `undefined` field)
+   * are the same arguments. Costs one GET and one SET inside the same script.
    * @default undefined (no record kept)
    */
   idempotencyKey?: string;
@@ -35,7 +37,16 @@ async function sha256(text: string): Promise<string> {
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-/** The idempotency record of a library write: its own scope (`lib <operation> <name>`), never a service request's. */
+/**
+ * The idempotency record of a library write: its own scope (`lib <operation> <name>`), never a
+ * service request's. Its arguments are identified as a service request's body is
+ * (functions/middleware/idempotency.ts), by two digests: `fingerprint`, the SHA-256 of
+ * `JSON.stringify(args)` (what every version has hashed, so a retry in flight across an upgrade,
+ * either way, still matches its record), and `canonical`, the SHA-256 of the same JSON value as
+ * canonical JSON (src/redis/canonical-json.ts), kept beside it in the record. A call matches a
+ * record when either digest does (SAME_REQUEST_LUA), so a retry that builds the same arguments in
+ * another key order, or with an `undefined` field JSON drops, is a replay and not a ConflictError.
+ */
 export async function idempotencyOf(
   ctx: Ctx,
   scope: string,
@@ -49,9 +60,13 @@ export async function idempotencyOf(
       { path: "idempotencyKey", message: "1-255 visible ASCII characters" },
     ]);
   }
+  const json = JSON.stringify(args);
   return {
     key: keyOf(ctx.prefix, "idem", await sha256(`lib ${scope}\n${key}`)),
-    fingerprint: await sha256(JSON.stringify(args)),
+    fingerprint: await sha256(json),
+    // canonicalised from the parsed text, not `args`: the JSON value, as JSON.stringify sees it
+    // (undefined fields dropped, `toJSON` applied); `json` is undefined only for no arguments at all
+    canonical: json === undefined ? undefined : await sha256(canonicalJson(JSON.parse(json))),
   };
 }
 

@@ -195,9 +195,9 @@ export interface Idempotency {
   /** Hash of what was asked (method, path, body); a different request with the same key is a 409. */
   fingerprint: string;
   /**
-   * SHA-256 of the body as canonical JSON (sorted keys, no whitespace), kept beside `fingerprint`:
-   * a request matches a record when either digest does (`SAME_REQUEST_LUA`). Absent for callers
-   * that have no JSON body (the library's own keys).
+   * SHA-256 of the body (or a library call's arguments) as canonical JSON (sorted keys, no
+   * whitespace: src/redis/canonical-json.ts), kept beside `fingerprint`: a request matches a
+   * record when either digest does (`SAME_REQUEST_LUA`). Absent for a request with no JSON body.
    */
   canonical?: string | undefined;
   /** @default 86400 */
