@@ -245,6 +245,20 @@ describe("histogram extremes through observe's mirror", () => {
     expect(await stored(ctx, "e", day)).toEqual({ min: 4, max: 5 });
   });
 
+  it("the mirrored day's keys gone (evicted, or expired by a clock far ahead): its next write starts it afresh", async () => {
+    const ctx = lib.ctx(T0, "hext-gone");
+    await put(ctx, "g", { bucketWidth: 1 });
+    const day = T0 - (T0 % DAY);
+    await observe(ctx, "g", [{ value: -8 }, { value: 8 }]);
+    await command(target, "DEL", histogramKeys.day(ctx.prefix, "g", day), histogramKeys.ext(ctx.prefix, "g", day));
+    // within the mirror's -8..8, but the day is new again: its ZADD GT runs, and the mirror is its
+    expect(await countedObserve(ctx, "g", [{ value: 2 }])).toMatchObject({ zadd: 2, hset: 1 });
+    expect(await stored(ctx, "g", day)).toEqual({ min: 2, max: 2 });
+    expect(await mirror(ctx, "g")).toEqual([String(day), "2", "-2"]);
+    const r = await read(ctx, "g", { top: 0 });
+    expect([r.count, r.min, r.max]).toEqual([1, 2, 2]);
+  });
+
   it("a shorter retention that cuts the mirrored day: the PUT clears the mirror, the day starts afresh", async () => {
     const ctx = lib.ctx(T0, "hext-cut");
     await put(ctx, "k", { bucketWidth: 1, retentionDays: 30 });
