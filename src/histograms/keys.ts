@@ -9,7 +9,11 @@ export const MAX_RETENTION_DAYS = 400;
  * `_names` cannot be a histogram and no name can spell another's day key.
  */
 export const histogramKeys = {
-  /** Hash of settings: bucketWidth, unit, retentionDays, createdAt, rollupsSince, boundsSince. No TTL. */
+  /**
+   * Hash of settings: bucketWidth, unit, retentionDays, createdAt, rollupsSince, boundsSince; and
+   * observe's mirror of the newest day's extremes (extDay: its start in ms, '' once a PUT cleared
+   * it; extMax, extNegMin: the texts last written to its `ext` set, never more than it holds). No TTL.
+   */
   meta: (prefix: string, name: string) => keyOf(prefix, "hist", name),
   /**
    * Sorted set: member = bucket index, score = observations in it that UTC day.

@@ -135,10 +135,12 @@ elseif not created and tonumber(current[2]) < retention then
   for m, members in pairs(gone) do redis.call('ZREM', months[m], unpack(members)) end
 end
 local createdAt = current[3] or now
+-- extDay '' clears observe's mirror of the newest day's extremes (a new retention may have cut or
+-- re-timed that day's keys): the next write of a day sets it again, at no command here.
 if unit ~= '' then
-  redis.call('HSET', meta, 'bucketWidth', width, 'retentionDays', retentionDays, 'createdAt', createdAt, 'rollupsSince', since, 'boundsSince', bounds, 'unit', unit)
+  redis.call('HSET', meta, 'bucketWidth', width, 'retentionDays', retentionDays, 'createdAt', createdAt, 'rollupsSince', since, 'boundsSince', bounds, 'extDay', '', 'unit', unit)
 else
-  redis.call('HSET', meta, 'bucketWidth', width, 'retentionDays', retentionDays, 'createdAt', createdAt, 'rollupsSince', since, 'boundsSince', bounds)
+  redis.call('HSET', meta, 'bucketWidth', width, 'retentionDays', retentionDays, 'createdAt', createdAt, 'rollupsSince', since, 'boundsSince', bounds, 'extDay', '')
   if current[4] then redis.call('HDEL', meta, 'unit') end
 end
 if not created and tonumber(current[2]) ~= retention then
@@ -185,7 +187,11 @@ return {created = created, createdAt = createdAt}
  * (as long as its last day's) is set with the day's, on the day's first touch.
  *
  * Steady state costs HMGET + one ZINCRBY per distinct bucket + ZINCRBY of the
- * sum + ZADD GT of the extremes. Bookkeeping runs only on first touch: a
+ * sum. The `ZADD GT` of the extremes runs only when the settings' mirror of the
+ * newest day's extremes (read by the same HMGET) does not already hold the
+ * batch's: a value that extends them (about 2·ln n times in n random values),
+ * another day, or a day near its deadline; extending the newest day's also
+ * `HSET`s the mirror, last. Bookkeeping runs only on first touch: a
  * ZINCRBY that answers exactly the count it added created its bucket, and only
  * then does ZCARD check the bucket cap and tell whether the day itself is new
  * (no other bucket and no sum yet); a new day gets its EXPIREs (its deadline
@@ -196,7 +202,7 @@ return {created = created, createdAt = createdAt}
  *
  * All or nothing, so its result is known before it runs: every value is accepted
  * unless the call is refused. `resultUpFront` lets the idempotency prelude record
- * it in the same command that looks for an earlier record (7 commands with a key
+ * it in the same command that looks for an earlier record (6 commands with a key
  * instead of 8).
  */
 export const observeScript = defineScript({
@@ -242,7 +248,7 @@ export const observeScript = defineScript({
 local nowMs     = tonumber(now)
 local perDayCap = tonumber(maxPerDay)
 local indexCap  = tonumber(maxIndex)
-local settings  = redis.call('HMGET', meta, 'bucketWidth', 'retentionDays', 'rollupsSince')
+local settings  = redis.call('HMGET', meta, 'bucketWidth', 'retentionDays', 'rollupsSince', 'extDay', 'extMax', 'extNegMin')
 if not settings[1] then return {refused = 'not_found', histogram = name} end
 local width     = tonumber(settings[1])
 local retention = tonumber(settings[2])
@@ -299,6 +305,12 @@ for g, p in ipairs(plans) do
     end
   end
 end
+-- The newest day's extremes as last written, mirrored in the settings (extDay, extMax, extNegMin):
+-- a lower bound of what that day's extremes key holds (every write to it raises both together,
+-- PUT clears the mirror, DELETE removes it). Trusted only a day or more before the key's deadline,
+-- so clocks a little apart cannot make it describe a key that has just expired.
+local MIRROR_MARGIN = 86400
+local mirror = {day = tonumber(settings[4] or ''), max = settings[5], negMin = settings[6]}
 -- a histogram from before month rollups: its rollups are whole from next month on (once)
 if not settings[3] then redis.call('HSET', meta, 'rollupsSince', nextMonth) end
 local listed = nil
@@ -310,8 +322,23 @@ for _, p in ipairs(plans) do
   -- and another of the month took two. Days stored before keep their 'sum' members; reads add both.
   redis.call('ZINCRBY', p.monthKey, p.sum, p.sumMember)
   -- ZADD answers how many members it added: 2 when the extremes key is new, which a
-  -- day stored before it existed can be even though the day is not.
-  local added = redis.call('ZADD', p.extKey, 'GT', p.max, 'max', p.negMin, 'min')
+  -- day stored before it existed can be even though the day is not. Skipped (added = 0) only
+  -- when the mirror shows it would change nothing: then the key exists and was timed.
+  local added = 0
+  local day   = tonumber(p.dayMs)
+  local held  = mirror.day == day and not p.new and p.ttl > MIRROR_MARGIN
+  if not (held and tonumber(p.max) <= tonumber(mirror.max) and tonumber(p.negMin) <= tonumber(mirror.negMin)) then
+    added = redis.call('ZADD', p.extKey, 'GT', p.max, 'max', p.negMin, 'min')
+    if held then
+      -- the mirror stays a lower bound of what the key holds: the greater texts (exact numbers)
+      if tonumber(p.max) > tonumber(mirror.max) then mirror.max = p.max end
+      if tonumber(p.negMin) > tonumber(mirror.negMin) then mirror.negMin = p.negMin end
+      mirror.changed = true
+    elseif p.ttl > MIRROR_MARGIN and (not mirror.day or day >= mirror.day) then
+      -- a newer day (or one whose key may be new): what the key holds now is at least the batch's
+      mirror.day, mirror.max, mirror.negMin, mirror.changed = day, p.max, p.negMin, true
+    end
+  end
   if p.new or added > 0 then
     redis.call('EXPIRE', p.dayKey, p.ttl)
     redis.call('EXPIRE', p.extKey, p.ttl)
@@ -321,6 +348,10 @@ for _, p in ipairs(plans) do
   end
 end
 if listed then redis.call('ZADD', registry, 'GT', listed, name) end
+-- last: after every refusal and every extremes write, so it never claims what no key holds
+if mirror.changed then
+  redis.call('HSET', meta, 'extDay', string.format('%.0f', mirror.day), 'extMax', mirror.max, 'extNegMin', mirror.negMin)
+end
 return {accepted = accepted}
 `,
 });

@@ -33,12 +33,18 @@ describe("histogram costs", () => {
     await check("putRetention", () => api.put(`${H}/c-put`, { bucketWidth: 1, unit: "ms", retentionDays: 30 }, admin));
   });
 
-  it("observe: first of the day, steady, new bucket, Idempotency-Key, refused", async () => {
+  it("observe: first of the day, new extreme, steady, new bucket, past day, Idempotency-Key, refused", async () => {
     await api.post(`${H}/warm/observations`, { value: 1 });
     await api.put(`${H}/c-obs`, { bucketWidth: 1 }, admin);
     await check("observeFirstOfDay", () => api.post(`${H}/c-obs/observations`, { value: 42 }));
-    await check("observeSteady", () => api.post(`${H}/c-obs/observations`, { value: 42.5 }));
+    await check("observeNewExtreme", () => api.post(`${H}/c-obs/observations`, { value: 42.5 }));
+    // the day's extremes are now 10 and 90
+    await api.post(`${H}/c-obs/observations`, { values: [10, 90] });
+    await check("observeSteady", () => api.post(`${H}/c-obs/observations`, { value: 42.25 }));
     await check("observeNewBucket", () => api.post(`${H}/c-obs/observations`, { value: 77 }));
+    const yesterday = "2026-11-21T06:00:00Z";
+    await api.post(`${H}/c-obs/observations`, { value: 42, at: yesterday });
+    await check("observePastDay", () => api.post(`${H}/c-obs/observations`, { value: 42, at: yesterday }));
     const headers = { "idempotency-key": "cost-1" };
     await check("observeIdempotent", () => api.post(`${H}/c-obs/observations`, { value: 42 }, { headers }));
     await check("observeReplay", () => api.post(`${H}/c-obs/observations`, { value: 42 }, { headers }));
