@@ -1,8 +1,8 @@
 /**
- * Adversarial review (round 11) of presence over long horizons: a seeded run (dev/prng.ts) of 7 UTC
- * days and a tail of 2.5 more, five rooms and about 5,000 ids, through the library against real Redis
- * (the local Upstash server) with injected time. Heartbeats come in time order as batches of up to
- * 1,000 ids (in one room, a few are applied up to 30 s late, as queued ingest does), with explicit
+ * Adversarial review (round 11) of presence over long horizons: a seeded run (dev/prng.ts) of 6 UTC
+ * days and a tail of 2.5 more, five rooms and about 3,400 ids (300,000 ids heartbeated), through the
+ * library against real Redis (the local Upstash server) with injected time. Heartbeats come in time
+ * order as batches of up to 1,000 ids (in one room, a few are applied up to 30 s late, as queued ingest does), with explicit
  * leaves, silent drops and silences over a timeout; rooms go idle and come back, one sleeps past the
  * 2-day id horizon (forgotten, dropped from the registries, its counter restarting); the trim job runs
  * every minute but for outages of hours (three across midnight, one of them over the first hour),
@@ -176,8 +176,11 @@ async function runModel(seed: number): Promise<RunResult> {
   const rand = mulberry32(seed);
   const int = (lo: number, hi: number) => lo + Math.floor(rand() * (hi - lo + 1));
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)] as T;
+  // the trim job's commands are counted on a client of its own (the local server counts per token tag)
   const tag = `rv11p${seed}${Math.random().toString(36).slice(2, 6)}`;
-  const redis = createRedis({ url: target.url, token: `${target.token}.${tag}` });
+  const redis = lib.redis;
+  const jobRedis = createRedis({ url: target.url, token: `${target.token}.${tag}` });
+  let jobCommands = 0;
   const prefix = lib.ctx(D0, `rv11m${seed}`).prefix;
   const at = (now: number): Ctx => ({ redis, prefix, now });
   const job = createTrimJob();
@@ -420,9 +423,10 @@ async function runModel(seed: number): Promise<RunResult> {
       if (sum > high && todays.length > 0) bump("cost:site-peak-raised(undocumented +1)");
       samples.push({ t, online: sum });
     }
-    await resetStats(target, tag);
-    const res = await job(at(t), CONFIG);
-    const s = await statsOf(target, tag);
+    const res = await job({ ...at(t), redis: jobRedis }, CONFIG);
+    const after = (await statsOf(target, tag)).commands;
+    const s = { commands: after - jobCommands };
+    jobCommands = after;
     check("trim.rooms", t, res.rooms, visited.length);
     check("trim.online", t, res.online, sum);
     check("trim.forgotten", t, res.forgotten, forgottenNow);
@@ -501,8 +505,11 @@ async function runModel(seed: number): Promise<RunResult> {
       check(`day.${kind}.active${stale}`, t, d.active, want.active);
       check(`day.${kind}.new${stale}`, t, d.new, want.new);
     }
-    // Members, paged.
+    // Members, paged; now and then members of the first page heartbeat between pages (they move to the
+    // end: docs, "may be listed twice but is never skipped").
     const limit = countOnline(m, t) < 60 ? 7 : pick([97, 333, 1000]);
+    const want = [...m.score].filter(([, sc]) => sc >= t - T).map(([id, lastSeen]) => ({ id, lastSeen }));
+    const moving = want.length > limit && rand() < 0.25;
     const listed: { id: string; lastSeen: number }[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < 200; page += 1) {
@@ -510,17 +517,32 @@ async function runModel(seed: number): Promise<RunResult> {
       listed.push(...p.members);
       if (p.nextCursor === null) break;
       cursor = p.nextCursor;
+      if (moving && page === 0) {
+        const movers = p.members.filter(() => rand() < 0.3).map((x) => x.id);
+        if (movers.length > 0) await doHeartbeat(room, movers, t);
+        bump("members:moved", movers.length);
+      }
     }
-    const want = [...m.score].filter(([, sc]) => sc >= t - T).map(([id, lastSeen]) => ({ id, lastSeen }));
     const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : 1);
-    check("members.set", t, [...listed].sort(byId), want.sort(byId));
-    check(
-      "members.order",
-      t,
-      listed.every((x, i) => i === 0 || listed[i - 1]!.lastSeen <= x.lastSeen),
-      true,
-    );
+    if (moving) {
+      // every id online throughout is listed; an id twice only when it moved
+      const got = new Set(listed.map((x) => x.id));
+      check("members.moving.none-skipped", t, want.filter((x) => !got.has(x.id)).length, 0);
+      check("members.moving.no-strangers", t, [...got].filter((id) => !m.score.has(id)).length, 0);
+    } else {
+      check("members.set", t, [...listed].sort(byId), want.sort(byId));
+      check(
+        "members.order",
+        t,
+        listed.every((x, i) => i === 0 || listed[i - 1]!.lastSeen <= x.lastSeen),
+        true,
+      );
+    }
     bump("members.listed", listed.length);
+    // Today as a day (`?day=` today): the same figures as the room's.
+    const d = await presence.day(at(t), room, iso(today), T_OPT);
+    const s2 = await stats(at(t), room, T_OPT);
+    check("day.today", t, [d.peak, d.peakAt, d.active, d.new], [s2.peakToday, s2.peakAt, s2.activeToday, s2.newToday]);
     // History of the last 1..24 h.
     const hours = pick([1, 6, 24, 24]);
     const h = await history(at(t), room, hours);
@@ -564,6 +586,16 @@ async function runModel(seed: number): Promise<RunResult> {
       .map((m) => m.name);
     check("rooms.set", t, [...list.rooms].sort(), [...wantRooms].sort());
     check("rooms.order", t, list.rooms.join(), wantRooms.join());
+    // the same list two rooms a page: one pass lists each once
+    const paged: string[] = [];
+    let cursor: string | undefined;
+    for (let i = 0; i < 10; i += 1) {
+      const p = await rooms(at(t), { limit: 2, cursor });
+      paged.push(...p.rooms);
+      if (p.nextCursor === null) break;
+      cursor = p.nextCursor;
+    }
+    check("rooms.paged", t, paged.join(), wantRooms.join());
   }
 
   // --- the schedule -------------------------------------------------------------------------
@@ -619,6 +651,13 @@ async function runModel(seed: number): Promise<RunResult> {
       }
     }
   }
+  // a flash crowd in hall once a day: 1,000 ids in one heartbeat (the batch limit)
+  for (let d = 0; d < DAYS; d += 1) {
+    const from = int(0, 300);
+    const ids = pools.get("hall")!.slice(from, from + 1000);
+    events.push({ t: D0 + d * DAY + int(7, 22) * HOUR + int(0, 3599) * 1000, kind: "beat", room: "hall", ids, at: 0 });
+  }
+  for (const ev of events) if (ev.kind === "beat" && ev.at === 0) ev.at = ev.t;
   // reads at quiet times too, and of the whole site
   for (let t = D0 + 8 * HOUR; t < D0 + (DAYS + 2.5) * DAY; t += int(40, 200) * MINUTE) {
     events.push({ t, kind: "read", room: pick(ROOMS).name });
@@ -728,7 +767,8 @@ describe("presence against a model over 6 days and 2.5 of trim runs, 5 rooms, th
   });
 
   // BUG (low), the model's view of "ids online at 00:00 count in the day's peak after a cron gap" below:
-  // room sleepy's first session ends at 23:59 with 115 ids online, the cron is down over the window.
+  // room sleepy's first session ends at 23:59 with 123 ids online, the cron is down over the window:
+  // 2026-12-15 reads a peak of 0, live and as yesterday.
   it.fails("the day's peak counts the ids online at 00:00 also after a cron gap over the window", async () => {
     const { mismatches } = await once();
     expect(summary(mismatches.filter((x) => x.kind.includes("~carry-uncounted")))).toEqual({});
@@ -762,7 +802,8 @@ describe("a cron gap over the window after midnight", () => {
   // only, the later one's ids and peak gone for good once the day is two days old, though the trim
   // job did run in the first hour after midnight (docs/presence.md: "a day is kept only if the trim
   // job ran when it ended for that room (going idle, or the first hour after midnight)"). The model
-  // run above meets it on 2026-12-15 in room hall (AU 1,339 kept of 1,465). Smallest fix: the
+  // run above meets it for 2026-12-14 (AU 120 kept of 197, peak 105 of 143; other seeds alike).
+  // Not an artefact of the outage's length: 25 minutes over midnight is enough. Smallest fix: the
   // heartbeat that brings an idled room back already clears the idle mark (IDLED_FLAG) on that day's
   // bitmap, so a record is current only while the mark is set: the catch-up should read yesterday's
   // last-heartbeat field with the slot (one BITFIELD GET of yesterday's header, +1 a room in those
@@ -844,7 +885,7 @@ describe("the trim job's commands (docs/costs.md, Presence)", () => {
 
   // DOC GAP (low): docs/costs.md prices an active room at 3 commands a run (rows 18 and 20: ZCOUNT,
   // ZADD of the point, ZRANGEBYSCORE) and the site-wide sample at 1 a run; the model run finds two
-  // states it does not list, and none of its 1,300 other runs off the table's rows differs otherwise:
+  // states it does not list (164 and 120 runs of ~1,900), and no other run differs from the rows' notes:
   // (1) a room active only through its margin (nobody online, last heartbeat within timeout + 2 min:
   // docs/presence.md calls it active and it gets its point of 0) costs 5: the script reads its last
   // activity (BITFIELD, ZRANGE) before it knows it is still active; two runs per session end. (2) A
