@@ -18,9 +18,9 @@ import type { Config } from "../../src/config.ts";
 import type { Ctx } from "../../src/context.ts";
 import * as presence from "../../src/presence/index.ts";
 import { createRedis } from "../../src/redis/client.ts";
-import { DAY, HOUR, MINUTE, dayStart } from "../../src/time.ts";
+import { DAY, HOUR, MINUTE, dayLabel, dayStart } from "../../src/time.ts";
 import { libraryTest } from "../helpers/library.ts";
-import { resetStats, statsOf } from "../helpers/upstash-rest.ts";
+import { command, resetStats, statsOf } from "../helpers/upstash-rest.ts";
 
 const { createTrimJob, heartbeat, history, leave, members, rooms, stats, total } = presence;
 const lib = libraryTest("review11-presence");
@@ -910,4 +910,51 @@ describe("the trim job's commands (docs/costs.md, Presence)", () => {
       expect({ rising: rising.commands, margin: margin.commands }).toEqual({ rising: 7, margin: 7 });
     },
   );
+});
+
+describe("lifetimes and the ring of past days over long horizons (docs/presence.md, Redis keys)", () => {
+  it("every key's deadline is the documented one, set relative to the injected time (holds)", async () => {
+    const { at } = counted("ttl");
+    const { prefix } = at(0);
+    const key = (...parts: string[]) => [prefix, "presence", ...parts].join(":");
+    const pttl = async (k: string) => Number(await command<number>(target, "PTTL", k));
+    const job = createTrimJob();
+    const t = D0 + 10 * HOUR + 17_000;
+    await heartbeat(at(t), "r", ["a"], T_OPT);
+    const endOfTomorrow = dayStart(t) + 2 * DAY - t;
+    const near = (got: number, want: number) => expect(Math.abs(got - want)).toBeLessThanOrEqual(1500);
+    near(await pttl(key("r", "daily", dayLabel(t))), endOfTomorrow);
+    near(await pttl(key("_au", dayLabel(t))), endOfTomorrow);
+    near(await pttl(key("r", "history")), 26 * HOUR);
+    for (const k of ["seen", "ids", "seq"]) expect(await pttl(key("r", k))).toBe(-1); // no TTL: the horizon
+    await job(at(t + 30_000), CONFIG);
+    near(await pttl(key("_total", dayLabel(t))), endOfTomorrow - 30_000);
+    await job(at(t + 10 * MINUTE), CONFIG); // idle: history 25 h, the day's record
+    near(await pttl(key("r", "history")), 25 * HOUR);
+    near(await pttl(key("r", "days")), 401 * DAY);
+  });
+
+  it("a record 400 days old is read back; the ring's slot is reused only 401 days on (holds)", async () => {
+    const { at } = counted("ring");
+    const job = createTrimJob();
+    const day0 = D0 + 2 * DAY;
+    const session = async (from: number, ids: string[]) => {
+      await heartbeat(at(from), "r", ids, T_OPT);
+      await job(at(from + 30_000), CONFIG);
+      await job(at(from + 10 * MINUTE), CONFIG); // idle: the day's record
+    };
+    await session(day0 + 9 * HOUR, ["a", "b"]);
+    await session(day0 + DAY + 9 * HOUR, ["a", "b", "c"]);
+    // 400 days on: both days read from the ring (ids forgotten long since: the room was dropped)
+    const later = day0 + 400 * DAY + 9 * HOUR;
+    await job(at(later - HOUR), CONFIG);
+    expect(await presence.day(at(later), "r", iso(day0), T_OPT)).toMatchObject({ peak: 2, active: 2, new: 2 });
+    // a session on day0 + 401 writes the slot of day0: day0 + 1 keeps its own, 400 days old by then
+    await session(day0 + 401 * DAY + 9 * HOUR, ["z"]);
+    const now = at(day0 + 401 * DAY + 12 * HOUR);
+    expect(await presence.day(now, "r", iso(day0 + DAY), T_OPT)).toMatchObject({ peak: 3, active: 3, new: 1 });
+    await expect(presence.day(now, "r", iso(day0), T_OPT)).rejects.toThrow();
+    // the room came back after being dropped: its counter restarted, z is new, AU exact
+    expect(await stats(now, "r", T_OPT)).toMatchObject({ activeToday: 1, newToday: 1, peakToday: 1 });
+  });
 });
