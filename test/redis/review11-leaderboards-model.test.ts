@@ -609,7 +609,12 @@ describe("leaderboard.leader carries the score as stored, every digit", () => {
     const events = receiver.received
       .slice(start)
       .filter((r) => r.path === "/lead")
-      .map((r) => JSON.parse(r.body) as { data: { player: string; score: number; previous: string | null } });
+      .map(
+        (r) => JSON.parse(r.body) as { at: number; data: { player: string; score: number; previous: string | null } },
+      )
+      // deliveries are posted concurrently: the events' own times give their order
+      .sort((x, y) => x.at - y.at);
+    expect(new Set(events.map((e) => e.at)).size).toBe(events.length);
     expect(events.map((e) => [e.data.player, e.data.score, e.data.previous])).toEqual([
       ["a", 0.30000000000000004, null],
       ["c", 999999999999999.9, "a"],
@@ -729,5 +734,33 @@ describe("idempotency through the handle", () => {
     });
     await b.configure({ maxIncrement: null });
     expect(await b.increment("a", 6, { idempotencyKey: "k2" })).toMatchObject({ score: 9, replayed: false });
+  });
+});
+
+describe("read bounds and season selectors", () => {
+  it("page, limit and k at their bounds; other policies' ids are 404, malformed ids 400, unplayed seasons empty", async () => {
+    const { stats, commands } = bench("bounds", Date.UTC(2027, 0, 20, 12));
+    const daily = stats.leaderboard("d");
+    await daily.configure({ reset: "daily" });
+    await daily.join("a", { name: "A", score: 1 });
+    expect(await daily.page({ page: 1_000_000, limit: 100 })).toMatchObject({ items: [], total: 1 });
+    for (const bad of [{ page: 1_000_001 }, { page: 0 }, { limit: 0 }, { limit: 101 }, { page: 1.5 }])
+      expect(await outcome(daily.page(bad)), JSON.stringify(bad)).toMatchObject({ error: expect.any(ValidationError) });
+    expect((await daily.around("a", { k: 50 })).items).toHaveLength(1);
+    expect(await outcome(daily.around("a", { k: 51 }))).toMatchObject({ error: expect.any(ValidationError) });
+    // a season of another policy, and `previous` on a board without seasons: 404
+    for (const season of ["2027-W03", "2027-01"])
+      expect(await outcome(daily.page({ season })), season).toMatchObject({ error: expect.any(NotFoundError) });
+    const none = stats.leaderboard("n");
+    await none.join("a", { name: "A" });
+    expect(await outcome(none.get("a", { season: "previous" }))).toMatchObject({ error: expect.any(NotFoundError) });
+    // malformed: 400, before any Redis call
+    for (const season of ["2027-02-30", "2027-W54", "2027-13", "0000-01", "yesterday"])
+      expect(await outcome(daily.page({ season })), season).toMatchObject({ error: expect.any(ValidationError) });
+    // a season nobody played reads as empty, with its id
+    expect(await daily.page({ season: "2026-12-25" })).toMatchObject({ items: [], total: 0, season: "2026-12-25" });
+    expect(await daily.rank(["a"], { season: "2026-12-25" })).toMatchObject({ items: [], unknown: ["a"] });
+    // a page past the end of a board without seasons still costs its 4 (no rows: no profile or snapshot reads)
+    expect(await commands(() => none.page({ page: 5 }))).toBe(4);
   });
 });
