@@ -47,7 +47,7 @@ export interface TrimOptions {
  * Cost: one script listing the due rooms (2 commands when nothing is due),
  * then one script per chunk of rooms (3 commands per active room in a plain
  * minute, 5 at the hour, 4 in the rest of the first hour after midnight, and 1 per run for the
- * site-wide sample). Idempotent (a rerun of the minute overwrites its own
+ * site-wide sample, 2 when it raises the day's highest; docs/costs.md lists the other states). Idempotent (a rerun of the minute overwrites its own
  * points; forgetting twice forgets nothing) and bounded: `maxRooms` rooms and
  * `forgetBudget` ids per script call; what is left waits for the next run,
  * which is harmless because reads count by time, not by trimming.
@@ -113,8 +113,11 @@ export function createTrimJob(options: TrimOptions = {}): Job {
           // At least 2 minutes, so that a minute cron has a run in the window even with a
           // timeout under a minute (else yesterday was never recorded; found in review 4).
           carry: carry ? 1 : 0,
-          // The rest of the first hour: a room whose ring lacks yesterday keeps it then (+1 command
-          // a room; review 7: a cron gap over the window lost the day for good).
+          // The rest of the first hour: a room whose ring lacks yesterday, or holds a record older than
+          // yesterday's last heartbeat (no idle mark), keeps it then (+1 command a room; review 7: a cron
+          // gap over the window lost the day for good; review 11: or kept an earlier session's record),
+          // and a room nobody is online in, with no heartbeat today, gets the ids online at 00:00 in
+          // today's peak (review 11).
           catchUp: !carry && ctx.now - start < HOUR ? 1 : 0,
           rotate: capped ? 1 : 0,
           dailyTtl: dailyTtlSeconds(ctx.now),

@@ -85,6 +85,19 @@ local function archive(days, daily, header, day, at)
     'SET', 'u32', at + 80, au, 'SET', 'u32', at + 112, header[1])
   redis.call('EXPIRE', days, daysTtl)
 end
+-- Ids carried over midnight go into today's peak, counted at 00:00, not at this run: ids gone since
+-- were online then (found in review 4). Before any heartbeat of the day no last-seen is after
+-- midnight, so those seen within the timeout before it are exactly the ids online at 00:00.
+local since = dayStart - (now - tonumber(cutoff))
+local function carryPeak(seen, daily, peak, header)
+  local atMidnight = redis.call('ZCOUNT', seen, int(since), int(dayStart))
+  if atMidnight > peak then
+    redis.call('BITFIELD', daily, 'SET', 'u32', 32, atMidnight, 'SET', 'u32', 64, 0)
+    redis.call('EXPIRE', daily, dailyTtl)
+    -- an idle room archives today's figures below: with this peak
+    if header then header[2], header[3] = atMidnight, 0 end
+  end
+end
 local total, forgotten, idleRooms, dropped = 0, 0, 0, 0
 for r, room in ipairs(roomNames) do
   local seen, ids, names    = seenKeys[r], idsKeys[r], namesKeys[r]
@@ -113,31 +126,39 @@ for r, room in ipairs(roomNames) do
   if carry then
     local y = redis.call('BITFIELD', yesterdayKeys[r], 'GET', 'u32', 0, 'GET', 'u32', 32, 'GET', 'u32', 64, 'GET', 'u32', 96)
     archive(daysKeys[r], yesterdayKeys[r], y, today - 1, yesterdayBit)
+    -- The record is current: the idle mark says so to the catch-up runs below until a heartbeat
+    -- of yesterday (queued) clears it. +1 command, once (a bitmap with a heartbeat exists).
+    if y[4] > 0 and y[4] < ${IDLED_FLAG} then redis.call('BITFIELD', yesterdayKeys[r], 'SET', 'u1', 96, 1) end
     -- Concurrency carried over midnight, before any heartbeat of the new day (which counts it
-    -- itself): the ids online at 00:00 are those seen within the timeout before it, as no
-    -- last-seen is after midnight yet. Counted at 00:00, not at this run: ids gone since were
-    -- online then (found in review 4). Idle rooms too: all of them may have gone by this run.
-    local since = dayStart - (now - tonumber(cutoff))
-    local h     = header and { header[2], header[4] } or redis.call('BITFIELD', daily, 'GET', 'u32', 32, 'GET', 'u32', 96)
+    -- itself). Idle rooms too: all of them may have gone by this run.
+    local h = header and { header[2], header[4] } or redis.call('BITFIELD', daily, 'GET', 'u32', 32, 'GET', 'u32', 96)
     -- an idle room's latest activity before the timeout ahead of midnight: nobody was online then
     if h[2] % ${IDLED_FLAG} == 0 and (count > 0 or (activity and activity >= since)) then
-      local atMidnight = redis.call('ZCOUNT', seen, int(since), int(dayStart))
-      if atMidnight > h[1] then
-        redis.call('BITFIELD', daily, 'SET', 'u32', 32, atMidnight, 'SET', 'u32', 64, 0)
-        redis.call('EXPIRE', daily, dailyTtl)
-        -- an idle room archives today's figures below: with this peak
-        if header then header[2], header[3] = atMidnight, 0 end
-      end
+      carryPeak(seen, daily, h[1], header)
     end
   elseif catchUp then
     -- Later in the first hour: yesterday's record, if the window's runs missed this room (a cron
-    -- gap after midnight, or more rooms than its capped runs visit). Yesterday's bitmap lives to
-    -- the end of today; the ring's slot tells whether it was kept (found in review 7).
-    local held = redis.call('BITFIELD', daysKeys[r], 'GET', 'u16', yesterdayBit)
-    if held[1] ~= (today - 1) % 65536 then
-      local y = redis.call('BITFIELD', yesterdayKeys[r], 'GET', 'u32', 0, 'GET', 'u32', 32, 'GET', 'u32', 64, 'GET', 'u32', 96)
+    -- gap after midnight, or more rooms than its capped runs visit; found in review 7) or the
+    -- record in the ring is older than the day's last heartbeat (review 11: a room that went idle
+    -- earlier yesterday, came back and was active over midnight kept its first session only).
+    -- Yesterday's idle mark (IDLED_FLAG) tells: set when a record was written after the day's
+    -- last heartbeat (a run taking the room for idle, the window's runs, this branch), cleared by
+    -- any heartbeat of the day. Yesterday's bitmap lives to the end of today.
+    local y = redis.call('BITFIELD', yesterdayKeys[r], 'GET', 'u32', 0, 'GET', 'u32', 32, 'GET', 'u32', 64, 'GET', 'u32', 96)
+    if y[4] > 0 and y[4] < ${IDLED_FLAG} then
       archive(daysKeys[r], yesterdayKeys[r], y, today - 1, yesterdayBit)
+      redis.call('BITFIELD', yesterdayKeys[r], 'SET', 'u1', 96, 1)
+    elseif y[4] == 0 and y[2] > 0 then
+      -- no heartbeat, only the peak carried over its midnight: frozen since its first hour, no
+      -- mark to set (the key may be all there is); kept unless the ring's slot holds the day
+      local held = redis.call('BITFIELD', daysKeys[r], 'GET', 'u16', yesterdayBit)
+      if held[1] ~= (today - 1) % 65536 then archive(daysKeys[r], yesterdayKeys[r], y, today - 1, yesterdayBit) end
     end
+    -- Ids online at 00:00, while today has no heartbeat: as in the window, which a cron gap can
+    -- miss (review 11: a room whose session ended just before midnight read a peak of 0). A room
+    -- with anyone online now heartbeated today (this is past a timeout after midnight), and that
+    -- heartbeat counted them: only rooms nobody is online in can need it, their header is read.
+    if header and header[4] == 0 and activity and activity >= since then carryPeak(seen, daily, header[2], header) end
   end
   if active then
     -- One point per minute; a rerun of the minute overwrites its own slot.

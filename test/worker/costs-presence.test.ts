@@ -202,6 +202,18 @@ describe("presence trim job", () => {
     expect(await measure(api, () => trim(api))).toEqual(expected(rows.trimOneRoomHourly));
   });
 
+  it("1 active room whose sample raises the day's highest, and 1 room in its margin after its ids timed out", async () => {
+    const api = newApi("pcost-tmargin");
+    await beat(api, "r", { id: "a" });
+    await trim(api); // the day's first site-wide sample: 1
+    api.advance(MIN);
+    await beat(api, "r", { ids: ["a", "b"] });
+    expect(await measure(api, () => trim(api))).toEqual(expected(rows.trimSiteRaised));
+    // a and b timed out 5 minutes after their heartbeat; the room stays active 2 minutes more
+    api.advance(6 * MIN);
+    expect(await measure(api, () => trim(api))).toEqual(expected(rows.trimMarginRoom));
+  });
+
   it("10 active rooms", async () => {
     const api = newApi("pcost-t10");
     for (let r = 0; r < 10; r++) await beat(api, `r${r}`, { id: "a" });
@@ -234,6 +246,16 @@ describe("presence trim job", () => {
     gap.setNow(Date.UTC(2026, 10, 23, 0, 7));
     await beat(gap, "r", { ids: ["a", "b"] });
     expect(await measure(gap, () => trim(gap))).toEqual(expected(rows.trimCatchUp));
+  });
+
+  it("a room going idle after a cron gap over the window, with ids online at 00:00", async () => {
+    const api = newApi("pcost-tcarry", Date.UTC(2026, 10, 22, 23, 58));
+    await beat(api, "r", { ids: ["a", "b"] });
+    await trim(api);
+    // no run from 23:58 to 00:20, no heartbeat after midnight: a and b were online at 00:00
+    api.setNow(Date.UTC(2026, 10, 23, 0, 20, 10));
+    expect(await measure(api, () => trim(api))).toEqual(expected(rows.trimCatchUpCarry));
+    expect((await api.get("/v1/presence/r")).body).toMatchObject({ peakToday: 2, peakAt: Date.UTC(2026, 10, 23) });
   });
 
   it("a room going idle", async () => {
