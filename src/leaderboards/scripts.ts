@@ -339,10 +339,17 @@ end
 -- Only a request that leaves one of its players at rank 1, or moves the told leader down, looks further.
 local toldSid, toldN, told = string.match(found[2] or '', '^([^|]*)|(%d+)|(.*)$')
 local change = (tonumber(toldN) or 0) + 1
+-- a late write into a finished season (a clock behind the boundary) while a later season's
+-- leader is told is neither told nor recorded: overwriting '_leader' with the finished season
+-- re-reported the live #1 at the next live write (review 11). Ids of one policy have one
+-- length and sort by time; one of another (a reset changed once the board emptied) never blocks.
+local late = toldSid and #toldSid == #s.sid and toldSid > s.sid
 if toldSid ~= s.sid then told = nil end
 local top, topScore = nil, nil
-for player, rank in pairs(rankOf) do
-  if rank == 1 then top, topScore = player, current[player] end
+if not late then
+  for player, rank in pairs(rankOf) do
+    if rank == 1 then top, topScore = player, current[player] end
+  end
 end
 if not top and told and rankOf[told] then
   -- the leader fell back: the new #1 is a player this request did not write

@@ -23,6 +23,23 @@ export const area = {
       note: "A new player takes the next tie-break sequence (`HINCRBY`), a ranking entry, a players entry and a profile, and moves the board up the list (registry `ZADD`); the answer carries the rank (`ZRANK`).",
     }),
     joinExisting: r("leaderboard join", "existing player (profile replaced)", 5),
+    joinNewSeasonal: r("leaderboard join, daily board", "new player", 10, {
+      note: "As on a board without seasons, and the season key gets its lifetime (`EXPIRE … NX`) when the player enters it (review 11 measured it; the join rows named no board type).",
+    }),
+    joinExistingSeasonFirst: r(
+      "leaderboard join, daily board",
+      "existing player, the player's first write of the season",
+      9,
+      {
+        note: "Joining again enters the season at 0, as a first score change does: `ZADD`, `EXPIRE … NX`, the `ZRANK` of the season before and the `HSET` of the entry on top of the profile's `HSET`, `ZSCORE` and `ZRANK`. A join in a season the player already entered costs the 5 above.",
+      },
+    ),
+    joinExistingSeasonFirstReached: r(
+      "leaderboard join, daily board, `ties: reached`",
+      "existing player, the player's first write of the season",
+      10,
+      { note: "+1: the new tie-break sequence (`HINCRBY`) it enters the season with." },
+    ),
     increment: r("leaderboard increment", "steady", 5, {
       naive: 3,
       target: 5,

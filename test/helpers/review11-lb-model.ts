@@ -254,7 +254,9 @@ export class Model {
       }
     // leaderboard.leader: #1 after the whole request against the one last told this season
     const told = this.told?.sid === sid ? this.told.player : null;
-    let top = distinct.find((p) => rankOf.get(p) === 1) ?? null;
+    // a late write into a finished season, once a later season's leader is told, is neither told nor recorded
+    const late = this.told !== null && this.told.sid.length === sid.length && this.told.sid > sid;
+    let top = late ? null : (distinct.find((p) => rankOf.get(p) === 1) ?? null);
     let zrange = false;
     if (!top && told && rankOf.has(told)) {
       top = this.order(sid)[0]!.player;

@@ -124,7 +124,15 @@ describe("leaderboard costs", () => {
     for (const p of Array.from({ length: 12 }, (_, i) => `p${i}`)) await join("c-daily", p, { name: p, score: 1 });
     await api.put(`${base}/c-daily-r`, { reset: "daily", ties: "reached" }, admin);
     for (const p of ["p0", "p1", "p2"]) await join("c-daily-r", p, { name: p, score: 1 });
+    await api.put(`${base}/c-daily-j`, { reset: "daily" }, admin);
+    await join("c-daily-j", "w", { name: "W" });
+    await join("c-daily-j", "a", { name: "A" });
     api.setNow("2026-11-21T10:00:00.000Z");
+    await join("c-daily-j", "w", { name: "W2" });
+    await check("joinNewSeasonal", () => join("c-daily-j", "n", { name: "N" }), 201);
+    await check("joinExistingSeasonFirst", () => join("c-daily-j", "a", { name: "A2" }));
+    await check("joinExisting", () => join("c-daily-j", "a", { name: "A3" }));
+    await check("joinExistingSeasonFirstReached", () => join("c-daily-r", "p2", { name: "P2" }));
     await score("c-daily", "p0", { by: 1 });
     await check("incrementSeasonFirst", () => score("c-daily", "p1", { by: 1 }));
     await score("c-daily-r", "p0", { by: 5 });
