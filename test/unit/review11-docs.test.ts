@@ -12,7 +12,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { loadAreas } from "../../dev/costs.ts";
 import type { CostArea, CostRow } from "../costs/types.ts";
 import { readConfig } from "../../src/config.ts";
-import { MAX_HOUR_COUNT } from "../../src/trending/validate.ts";
+import { MAX_HOUR_COUNT, MAX_TOP_N } from "../../src/trending/validate.ts";
+import { COMPACT_SCRIPT_BUDGET } from "../../src/trending/compact.ts";
 import { MAX_COUNTER_SCORE, MAX_SORTED_MEMBERS, MAX_DELETE_KEYS } from "../../src/counters/limits.ts";
 import { MAX_SCORE } from "../../src/leaderboards/validate.ts";
 import { MAX_INCREMENT } from "../../src/validation.ts";
@@ -261,6 +262,33 @@ describe("command counts quoted in prose are docs/costs.md's rows", () => {
     expect(quoted).not.toBeNull();
     expect([Number(quoted![1]), Number(quoted![2])]).toEqual([below, raises]);
   });
+});
+
+describe("job figures quoted in prose", () => {
+  // CONFIRMED (low, doc wrong): README.md:161-162 (### Trending, Compaction) says "Catching up 24 raw
+  // hours of 1M members: one 11.5 s script before, 12 scripts of at most 44 ms now". A compaction
+  // script stops starting hours once it has spent COMPACT_SCRIPT_BUDGET = 10,000 moves, and trimming
+  // a big hour costs min(removed, keep) = TRENDING_KEEP = 2,400 moves (src/trending/scripts.ts
+  // compactScript): 4 hours a script, 6 scripts; the 12 the bench reports (bench/results/README.md
+  // "12 round trips, 12 scripts", `batches: 12`) are 6 compaction scripts and 6 queue reads, as
+  // docs/trending.md:159 and :357 ("6 scripts") and test/redis/review3-jobs.test.ts ("takes one run
+  // of 6 scripts", `batches: 12`; 2 capped batches trim 8 hours) say. Fix: "6 scripts (12 round
+  // trips with the queue reads) of at most 44 ms now".
+  it.fails(
+    "README Compaction: 24 big raw hours take 6 compaction scripts (4 hours of 2,400 moves each in a 10,000-move budget), not 12",
+    () => {
+      const keep = 24 * MAX_TOP_N;
+      expect(readConfig({}).trendingKeep).toBe(keep);
+      const scripts = 24 / Math.floor(COMPACT_SCRIPT_BUDGET / keep);
+      expect(scripts).toBe(6);
+      expect(flat("docs/trending.md")).toContain(
+        "Catching up 24 missed hours of a 1M-member stream takes 6 scripts of one run",
+      );
+      const quoted = README.match(/Catching up 24 raw hours of 1M members: one 11\.5 s script before, (\d+) scripts/);
+      expect(quoted).not.toBeNull();
+      expect(Number(quoted![1])).toBe(scripts);
+    },
+  );
 });
 
 describe("'one round trip per call' against the costs rows", () => {
