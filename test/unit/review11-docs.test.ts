@@ -16,6 +16,7 @@ import { MAX_HOUR_COUNT, MAX_TOP_N } from "../../src/trending/validate.ts";
 import { COMPACT_SCRIPT_BUDGET } from "../../src/trending/compact.ts";
 import { MAX_COUNTER_SCORE, MAX_SORTED_MEMBERS, MAX_DELETE_KEYS } from "../../src/counters/limits.ts";
 import { MAX_SCORE } from "../../src/leaderboards/validate.ts";
+import { boardKeys } from "../../src/leaderboards/keys.ts";
 import { MAX_INCREMENT } from "../../src/validation.ts";
 import { MAX_ATTEMPTS, DELIVERY_LOG_SIZE } from "../../src/webhooks/deliver.ts";
 
@@ -261,6 +262,26 @@ describe("command counts quoted in prose are docs/costs.md's rows", () => {
     const quoted = flat("docs/presence.md").match(/5 for ids already seen today, (\d+) or (\d+) when some are new/);
     expect(quoted).not.toBeNull();
     expect([Number(quoted![1]), Number(quoted![2])]).toEqual([below, raises]);
+  });
+});
+
+describe("key layouts quoted in prose", () => {
+  // CONFIRMED (low, doc stale): README.md:350 (### Leaderboards, "Where the post was naive") says "a
+  // board is always the same four keys", and docs/leaderboards.md:253 "a board is a fixed set of four
+  // keys". Since v2 a board without seasons has six (settings, ranking, players, profiles and the
+  // daily snapshot `:snap` with its build `:snap:next`: src/leaderboards/keys.ts `boardKeys`, whose
+  // own comment says "four, plus its daily snapshot and the snapshot's build"), and a seasonal board
+  // one ranking per kept season (docs/leaderboards.md keys table, `:ranking:<season>`). Still a
+  // fixed set, never a scan: the point stands, the number does not. Fix: "a fixed set of keys (six
+  // without seasons; one ranking per kept season with them)".
+  it.fails("README and docs/leaderboards.md: a board is not 'four keys' (boardKeys holds six)", () => {
+    const keys = Object.keys(boardKeys("es", "b"));
+    expect(keys).toHaveLength(6);
+    const four = [
+      README.includes("a board is always the same four keys"),
+      flat("docs/leaderboards.md").includes("a board is a fixed set of four keys"),
+    ];
+    expect(four).toEqual([false, false]);
   });
 });
 
