@@ -143,10 +143,10 @@ describe("command counts quoted in prose are docs/costs.md's rows", () => {
     expect(Number(quoted![1])).toBe(uncached);
   });
 
-  // CONFIRMED (low, stale figure inside the README): README.md:217 (### Counters) says a 400-day
+  // CONFIRMED (low, stale figure inside the README): README.md:222 (### Counters) says a 400-day
   // member read past the union bound "costs at most 56 commands over any 400 days of hours, 36
   // ending now", as docs/counters.md:239-250 does ("the worst finished 400-day member read 70 → 56
-  // commands, ending now 44 → 36", since the quarter-day rollups). README.md:682 (## Benchmarks)
+  // commands, ending now 44 → 36", since the quarter-day rollups). README.md:713 (## Benchmarks)
   // still says "costs at most 44 commands ending now and up to 69 for a finished range with both
   // edges mid-month (was up to 99 and 119)": the figures from before quarter-day rollups (69 was
   // itself an undercount, 70; docs/counters.md:236-238). Fix: "at most 36 commands ending now and
@@ -180,7 +180,7 @@ describe("command counts quoted in prose are docs/costs.md's rows", () => {
     },
   );
 
-  // CONFIRMED (low, doc stale): docs/trending.md:231 (table "Commands per read") says a read of
+  // CONFIRMED (low, doc stale): docs/trending.md:232 (table "Commands per read") says a read of
   // "cold, another width than the shared slot holds" costs 10, and docs/trending.md:282 that two
   // readers alternating between two non-standard widths pay "a cold read, 9 commands instead of
   // 5". docs/costs.md's row "trending top-10 / 5 h | after a 7 h read (shared slot rebuilt)" is 11
@@ -314,10 +314,11 @@ describe("job figures quoted in prose", () => {
 
 describe("'one round trip per call' against the costs rows", () => {
   // CONFIRMED (low, doc overstates): README.md:20 ("**Every API call is one Redis HTTP round trip**"),
-  // README.md:97 ("Every endpoint below costs exactly one Redis HTTP round trip (asserted in the
-  // tests …)"), README.md:623 (Guarantees, "Every API call is one Lua script, one round trip: it
+  // README.md:105 ("Every endpoint below costs exactly one Redis HTTP round trip (asserted in the
+  // tests …)"), README.md:616 (Guarantees, "Every API call is one Lua script, one round trip: it
   // happens whole or not at all"), docs/costs.md's preamble ("every API call is one script: 1") and
-  // the OpenAPI info ("Every call is one Redis round trip", test/fixtures/openapi.json) all say one
+  // the OpenAPI info ("Every call is one Redis round trip", test/fixtures/openapi.json) and the
+  // heading of docs/architecture.md:14 ("One API call = one Redis round trip") all say one
   // round trip for every API call. docs/costs.md's own rows say otherwise for two API calls:
   // `DELETE /v1/trending/{stream}` with a retention above 168 h (2 round trips at 1,000 h, up to
   // 11 at 9,600 h: older buckets go in further scripts, not atomically with the first; review 10)
