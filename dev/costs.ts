@@ -40,7 +40,7 @@ export function render(areas: CostArea[]): string {
     "measured by a test against a real redis-server behind the local Upstash server, which counts the",
     "commands each script runs (`INFO commandstats` inside the same `MULTI`), and asserted exactly.",
     "",
-    "- **round trips**: Redis HTTP requests the call makes (every API call is one script: 1).",
+    "- **round trips**: Redis HTTP requests the call makes (every API call is one script: 1; but a trending stream delete past 168 h of retention and a webhook test, rows below).",
     "- **commands**: what Upstash bills: the `EVALSHA` plus every command the script runs.",
     `- **$ / 1M calls**: commands × $0.20 per 100,000 (pay-as-you-go).`,
     `- **calls/s**: how many such calls one database sustains at about ${COMMANDS_PER_SECOND.toLocaleString("en")} commands/s.`,

@@ -270,7 +270,8 @@ lazyRoute(
   "/{histogram}",
   () => ({
     tags,
-    summary: "Distribution over UTC days from..to: buckets, count, exact min/max/mean, p50/p90/p99, fullest buckets",
+    summary:
+      "Distribution over UTC days from..to: buckets, count, exact count/min/max, sum and mean as doubles, p50/p90/p99, fullest buckets",
     request: { params: paramsChecked(), query: prechecked(ReadQuery, readQueryPrecheck) },
     responses: () => ({
       200: jsonResponse(Summary(), "The distribution."),
