@@ -1,7 +1,9 @@
+import { Redis } from "@upstash/redis";
 import type { Context } from "hono";
 import type { Ctx } from "../../src/context.ts";
 import { ConfigError } from "../../src/errors.ts";
 import { createRedis, type RedisClient } from "../../src/redis/client.ts";
+import { defineScript } from "../../src/redis/script.ts";
 import type { IngestKind } from "../../src/ingest/index.ts";
 import type { IngestBindings } from "../queue.ts";
 import type { QueuedBody } from "../schemas.ts";
@@ -34,15 +36,42 @@ export function redisOf(env: Env, timeoutMs: number): RedisClient {
 }
 
 /**
- * Makes (and drops) one Upstash client when the Worker starts (issue 14, point 6). The client's
- * constructor defines ~360 command fields, which V8 compiles on the first `new`: 0.8–1.4 ms of
- * CPU in Node 24 (0.1–0.2 ms for the next), which the isolate's first request paid, within the
- * free plan's 10 ms per request. At startup it counts toward the startup limit (1 s) instead,
- * which Cloudflare may spend while the TLS handshake runs. No request is sent.
+ * Makes (and drops) one Upstash client when the Worker starts (issue 14, point 6), and runs its
+ * path to `fetch` up to the request, so that V8 compiles at startup what the isolate's first Redis
+ * request compiled on first call, within the free plan's 10 ms per request; at startup it counts
+ * toward the startup limit (1 s) instead, which Cloudflare may spend while the TLS handshake runs.
+ * - The client's constructor defines ~360 command fields, which V8 compiles on the first `new`:
+ *   0.8–1.4 ms of CPU in Node 24 (0.1–0.2 ms for the next).
+ * - An `EVALSHA` through it runs the command's construction, `exec` and the client's request
+ *   building up to the `signal`, which throws: before any `fetch`, timer or I/O (none is allowed at
+ *   a Worker's global scope). The rejection is dropped. The client has `createRedis`'s settings
+ *   (src/redis/client.ts), which choose the code path, but that signal.
+ * - The text of a one-line write script (`warmScript`): the script layer's header, libraries and
+ *   idempotency prelude, built as every write script's is. Each feature's script is still built
+ *   and hashed (SHA-1, WebCrypto) from its own text by its own first call.
+ * All synchronous, so done when the module is; no request is sent.
  */
 export function warmRedisClient(): void {
-  createRedis({ url: "https://warm.invalid", token: "warm" });
+  const stop = () => {
+    throw new Error("warm-up: no request is sent");
+  };
+  new Redis({ ...warmSettings, url: "https://warm.invalid", token: "warm", signal: stop })
+    .evalsha("0".repeat(40), ["k"], ["a"])
+    .catch(() => {});
+  void warmScript.text; // the getter builds it
 }
+
+/** Never sent: only its text is built (`warmRedisClient`). */
+const warmScript = defineScript({ name: "warm.up", write: true, keys: ["key"], args: ["arg"], lua: "return 1" });
+
+/** `createRedis`'s settings (src/redis/client.ts: no retries, replies as text), which choose the client's code path. */
+const warmSettings = {
+  retry: { retries: 0 },
+  automaticDeserialization: false,
+  enableAutoPipelining: false,
+  enableTelemetry: false,
+  responseEncoding: false,
+} as const;
 
 /**
  * The library context of this request. Made on first use, not by a middleware: requests that

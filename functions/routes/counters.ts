@@ -45,11 +45,13 @@ const tags = ["Counters"];
 
 /**
  * The counters library, loaded by the first request that calls it: a request its schemas refuse
- * (a cold isolate's first request, say) compiles none of it (~47 KB minified). The writes
- * (increment, deletes) load only their own modules, without the reads' scripts.
+ * (a cold isolate's first request, say) compiles none of it (~47 KB minified). The writes load
+ * only their own modules, without the reads' scripts, and an increment (the commonest first
+ * write) without the deletes' (~16 KB).
  */
 const counters = onFirstUse(() => import("../../src/counters/index.ts"));
 const counterWrites = onFirstUse(() => import("../../src/counters/counters.ts"));
+const counterIncrement = onFirstUse(() => import("../../src/counters/increment.ts"));
 
 export const countersRoutes = createRouter();
 
@@ -114,7 +116,7 @@ lazyRoute(
     const queued = await queueIfAsync(c, "counters", counter, items);
     if (queued) return c.json(queued, 202);
     const { replayed, ...result } = await (
-      await counterWrites()
+      await counterIncrement()
     ).increment(ctxOf(c), counter, items, c.get("idempotency"));
     markReplay(c, replayed);
     return c.json(result, 200);

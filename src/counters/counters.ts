@@ -1,157 +1,22 @@
 /**
- * Counter writes (increments, deletes; the admin union is in union.ts, the reads in reads.ts):
- * named sorted-set counters, optionally bucketed by calendar period. Each function is one script,
- * so one Redis round trip, whatever the batch size.
+ * Counter writes (increments, in ./increment.ts, and deletes; the admin union is in union.ts, the
+ * reads in reads.ts): named sorted-set counters, optionally bucketed by calendar period. Each
+ * function is one script, so one Redis round trip, whatever the batch size.
  */
 import type { Ctx } from "../context.ts";
-import { asList, type Idempotency, type Written } from "../redis/script.ts";
-import { periodEnd, periodStart, type Period } from "../time.ts";
+import type { Idempotency, Written } from "../redis/script.ts";
+import { periodEnd } from "../time.ts";
 import { assertName } from "../validation.ts";
-import { levelStart, rollupsOf } from "./calendar.ts";
 import { deleteCall, deleteOutside } from "./delete-layout.ts";
 import { deleteMemberScript } from "./delete-script.ts";
-import { cacheKeys, counterKeys as K } from "./keys.ts";
-import { MAX_COUNTER_SCORE, MAX_DELETE_KEYS, MAX_DELETE_READS } from "./limits.ts";
-import { deleteScript, incrScript } from "./scripts.ts";
+import { cacheKeys, counterKeys as K, writeKeys } from "./keys.ts";
+import { MAX_DELETE_KEYS, MAX_DELETE_READS } from "./limits.ts";
+import { deleteScript } from "./scripts.ts";
 import { periodRange, type PeriodOptions } from "./select.ts";
-import { trimGroups } from "./trim.ts";
-import { checkBatch, checkIncrItem, checkMember } from "./validate.ts";
+import { checkMember } from "./validate.ts";
 
-/** The keys both writes of a counter's members declare (the counter, its index and the registries). */
-function writeKeys(prefix: string, name: string) {
-  return {
-    plain: K.plain(prefix, name),
-    index: K.index(prefix, name),
-    names: K.names(prefix),
-    expiry: K.expiry(prefix),
-    seq: K.seq(prefix),
-  };
-}
+export { increment, type IncrItem, type IncrResult } from "./increment.ts";
 
-export interface IncrItem {
-  member: string;
-  /** May be negative (a decrement). @default 1 */
-  by?: number | undefined;
-  /** Store in the bucket of this UTC period instead of the plain counter. @default undefined (plain) */
-  period?: Period | undefined;
-  /** Which period the increment belongs to (epoch ms or ISO-8601; only with `period`). @default ctx.now */
-  at?: number | string | undefined;
-  /**
-   * Seconds the key written lives: a key the write creates gets it; an existing key's expiry is only
-   * ever extended (to at least this many seconds from now), never shortened, and an existing key
-   * without expiry keeps none. In a batch, a key gets the largest ttl its items name.
-   * @default undefined: an existing expiry stays, a new key never expires
-   */
-  ttl?: number | undefined;
-}
-
-export interface IncrResult {
-  /** Each item's member and its score after the item, in order. */
-  results: { member: string; score: number }[];
-}
-
-/**
- * Adds `by` to each item's member (plain counter or its period bucket); returns each new score.
- * A result outside ±MAX_COUNTER_SCORE in any key refuses the batch (400, nothing changed). With
- * `queued` (the call queued ingest captures) the script raises SCORE_RANGE_ERROR instead, after
- * the same undo: its apply script ignores the result, so only an error keeps the group's messages
- * from being recorded as applied (docs/counters.md, "Score range").
- */
-export async function increment(
-  ctx: Ctx,
-  name: string,
-  items: IncrItem[],
-  idempotency?: Idempotency,
-  options: { queued?: boolean } = {},
-): Promise<Written<IncrResult>> {
-  assertName(name, "counter");
-  checkBatch(items);
-  const buckets = new Map<string, { slot: number; ttl: number; parents: string[]; groups: string }>();
-  // rollup key -> its ttl and index-cursor groups (trim.ts); (rollup key, member) -> the batch's summed increment
-  const rollups = new Map<string, { ttl: number; groups: string }>();
-  const rollupSums = new Map<string, Map<string, number>>();
-  let plainTtl = 0;
-  let late = false;
-  const slots: number[] = [];
-  const bys: number[] = [];
-  items.forEach((item, i) => {
-    const when = checkIncrItem(item, items.length > 1 ? `items.${i}` : "", ctx.now);
-    const by = item.by ?? 1;
-    if (item.period === undefined || when === undefined) {
-      if (item.ttl !== undefined) plainTtl = Math.max(plainTtl, item.ttl);
-      slots.push(0);
-      bys.push(by);
-      return;
-    }
-    const period = item.period;
-    const start = periodStart(period, when);
-    const key = K.bucket(ctx.prefix, name, period, start);
-    const levels = rollupsOf(period);
-    const parents = levels.map((level) => K.rollup(ctx.prefix, name, period, level, levelStart(level, when)));
-    let bucket = buckets.get(key);
-    if (!bucket)
-      buckets.set(
-        key,
-        (bucket = { slot: buckets.size + 1, ttl: 0, parents, groups: trimGroups(period, "bucket", start) }),
-      );
-    // expiries only grow, so the largest ttl of the key's items is what applies
-    if (item.ttl !== undefined) bucket.ttl = Math.max(bucket.ttl, item.ttl);
-    parents.forEach((parent, p) => {
-      let rollup = rollups.get(parent);
-      const level = levels[p]!;
-      if (!rollup)
-        rollups.set(parent, (rollup = { ttl: 0, groups: trimGroups(period, level, levelStart(level, when)) }));
-      // the bucket's ttl plus the slack its extension may add: a rollup never expires before its buckets
-      if (item.ttl !== undefined)
-        rollup.ttl = Math.max(rollup.ttl, item.ttl + Math.min(Math.ceil(item.ttl / 10), 3600));
-      let sums = rollupSums.get(parent);
-      if (!sums) rollupSums.set(parent, (sums = new Map()));
-      sums.set(item.member, (sums.get(item.member) ?? 0) + by);
-    });
-    if (periodEnd(period, when) <= ctx.now) late = true;
-    slots.push(bucket.slot);
-    bys.push(by);
-  });
-  // rollups follow the buckets in the script's `buckets` list
-  const rollupSlot = new Map<string, number>([...rollups.keys()].map((k, i) => [k, buckets.size + i + 1]));
-  const parentSlot = (key: string | undefined) => (key === undefined ? 0 : (rollupSlot.get(key) ?? 0));
-  const entries: { ttl: number; parents?: string[]; groups: string }[] = [...buckets.values(), ...rollups.values()];
-  const rollup = { slots: [] as number[], members: [] as string[], bys: [] as number[] };
-  for (const [key, sums] of rollupSums) {
-    for (const [member, by] of sums) {
-      rollup.slots.push(parentSlot(key));
-      rollup.members.push(member);
-      rollup.bys.push(by);
-    }
-  }
-  const { value, replayed } = await incrScript.run<string[]>(
-    ctx.redis,
-    {
-      ...writeKeys(ctx.prefix, name),
-      buckets: [...buckets.keys(), ...rollups.keys()],
-    },
-    {
-      name,
-      now: ctx.now,
-      late: late ? 1 : 0,
-      plainTtl,
-      maxScore: MAX_COUNTER_SCORE,
-      raise: options.queued ? 1 : 0,
-      ttls: entries.map((e) => e.ttl),
-      above: entries.map((e) => (e.parents ?? []).map(parentSlot).join(" ")),
-      groups: entries.map((e) => e.groups),
-      slots,
-      members: items.map((item) => item.member),
-      bys,
-      rollupSlots: rollup.slots,
-      rollupMembers: rollup.members,
-      rollupBys: rollup.bys,
-    },
-    idempotency,
-  );
-  const scores = asList(value);
-  return { results: items.map((item, i) => ({ member: item.member, score: Number(scores[i]) })), replayed };
-}
 /** Removes a member from the plain counter, or with `period` from each bucket in range. `removed`: how many keys held it. */
 export async function deleteMember(
   ctx: Ctx,

@@ -54,3 +54,14 @@ export function cacheKeys(prefix: string, name: string): string[] {
   const K = counterKeys;
   return [...Array.from({ length: UNION_CACHE_SLOTS }, (_, i) => K.union(prefix, name, i)), K.scratch(prefix, name)];
 }
+
+/** The keys both writes of a counter's members declare (the counter, its index and the registries). */
+export function writeKeys(prefix: string, name: string) {
+  return {
+    plain: counterKeys.plain(prefix, name),
+    index: counterKeys.index(prefix, name),
+    names: counterKeys.names(prefix),
+    expiry: counterKeys.expiry(prefix),
+    seq: counterKeys.seq(prefix),
+  };
+}

@@ -5,7 +5,7 @@
  */
 import { DAY, periodEnd, type Period } from "../time.ts";
 import { invalid, MAX_BATCH, MAX_INCREMENT, memberProblem } from "../validation.ts";
-import type { IncrItem } from "./counters.ts";
+import type { IncrItem } from "./increment.ts";
 import type { UnionOptions } from "./union.ts";
 import type { Aggregate } from "./keys.ts";
 import { MAX_BUCKET_AGE_DAYS, MAX_RAW_BUCKETS, MAX_TTL_SECONDS, MAX_UNION_KEYS } from "./limits.ts";
