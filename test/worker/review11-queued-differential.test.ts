@@ -87,6 +87,11 @@ interface Write {
   key?: string;
   /** Past a bound: refused (400) synchronously, dead-lettered queued. */
   offender?: boolean;
+  /**
+   * Near a bound: the requests that still fit (`left`) apply, later ones are offenders. Identical
+   * bodies, so which of them the consumer refuses (Queues do not order messages) reads the same.
+   */
+  budget?: { left: number };
 }
 
 function randomWrite(r: Rng, now: number, label: string, i: number): Write {
@@ -122,8 +127,15 @@ function randomWrite(r: Rng, now: number, label: string, i: number): Write {
 }
 
 /** A request past a bound: `cap` holds +1e15 (counter c), `hot` 5e13 in the start's hour (stream s). */
-function offender(r: Rng, label: string, i: number, start: number): Write {
+function offender(r: Rng, label: string, i: number, start: number, budgets: Budgets): Write {
   const key = r.chance(0.5) ? { key: `${label}-x${i}` } : {};
+  const near = r.int(0, 3);
+  // `warm` 5e13 − 2 and `near` 1e15 − 2: two more requests of 1 fit, merged or not (unkeyed, never retried)
+  if (near === 0)
+    return { path: "/v1/trending/s/events", body: { member: "warm", count: 1, at: start }, budget: budgets.warm };
+  if (near === 1) return { path: "/v1/counters/c/incr", body: { member: "near" }, budget: budgets.near };
+  if (r.chance(0.3))
+    return { path: "/v1/counters/c/incr", body: { member: "floor", by: -0.5 }, offender: true, ...key };
   if (r.chance(0.5)) {
     // the valid items beside it in the same request are refused with it (one request, all or nothing)
     return {
@@ -141,7 +153,13 @@ function offender(r: Rng, label: string, i: number, start: number): Write {
   };
 }
 
+interface Budgets {
+  warm: { left: number };
+  near: { left: number };
+}
+
 async function send(p: Pair, w: Write): Promise<boolean> {
+  if (w.budget) w.offender = w.budget.left-- <= 0;
   const headers: Record<string, string> = w.key ? { "idempotency-key": w.key } : {};
   const s = await p.sync.post(w.path, w.body, { headers });
   const q = await p.queued.post(w.path, w.body, { headers: { ...headers, ...p.queued.asyncHeaders } });
@@ -198,7 +216,7 @@ async function reads(api: IngestApi, start: number): Promise<Record<string, unkn
     return { status: res.status, body: res.body };
   };
   for (const w of ["1h", "3h", "24h"]) out[`trending top ${w}`] = await get(`/v1/trending/s/top?n=50&window=${w}`);
-  for (const m of [...MEMBERS, "hot"])
+  for (const m of [...MEMBERS, "hot", "warm"])
     out[`trending member ${m}`] = await get(`/v1/trending/s/members/${enc(m)}?window=24h`);
   out["trending history m0"] = await get(`/v1/trending/s/history?member=m0&hours=48`);
   out["trending rising"] = await get(`/v1/trending/s/rising?n=10&baseline=24h`);
@@ -216,7 +234,8 @@ async function reads(api: IngestApi, start: number): Promise<Record<string, unkn
     out[`counter range ${q}`] = await get(`/v1/counters/c/range?min=-inf&max=%2Binf&limit=100${and}`);
     out[`counter sorted ${q}`] = await get(`/v1/counters/c/sorted?by=member&order=asc${and}`);
   }
-  for (const m of [...MEMBERS, "cap"]) out[`counter member ${m}`] = await get(`/v1/counters/c/members/${enc(m)}`);
+  for (const m of [...MEMBERS, "cap", "near", "floor"])
+    out[`counter member ${m}`] = await get(`/v1/counters/c/members/${enc(m)}`);
   const room = await get("/v1/presence/r");
   const { peakToday, peakAt, ...figures } = room.body as Record<string, unknown>;
   out["presence room"] = { status: room.status, figures };
@@ -265,6 +284,17 @@ async function seedBounds(p: Pair) {
     expect((await api.post("/v1/counters/c/incr", { items })).status).toBe(200);
     const events = Array.from({ length: 50 }, () => ({ member: "hot", count: 1e12, at: p.start }));
     expect((await api.post("/v1/trending/s/events", { events })).status).toBe(200);
+    // two below the bounds, and the counters' lower bound
+    const warm = Array.from({ length: 50 }, (_, i) => ({
+      member: "warm",
+      count: i === 0 ? 1e12 - 2 : 1e12,
+      at: p.start,
+    }));
+    expect((await api.post("/v1/trending/s/events", { events: warm })).status).toBe(200);
+    const near = Array.from({ length: 1000 }, (_, i) => ({ member: "near", by: i === 0 ? 1e12 - 2 : 1e12 }));
+    expect((await api.post("/v1/counters/c/incr", { items: near })).status).toBe(200);
+    const floor = Array.from({ length: 1000 }, () => ({ member: "floor", by: -1e12 }));
+    expect((await api.post("/v1/counters/c/incr", { items: floor })).status).toBe(200);
   }
 }
 
@@ -276,12 +306,13 @@ async function scenario(seed: number, start = T0, gap: [number, number] = [20, 5
   await seedBounds(p);
   const offenders: Write[] = [];
   let offenderSends = 0;
+  const budgets: Budgets = { warm: { left: 2 }, near: { left: 2 } };
   let writes = 0;
   for (let phase = 0; phase < 3; phase++) {
     const retryLater: Write[] = [];
     const n = r.int(18, 28);
     for (let i = 0; i < n; i++) {
-      const w = r.chance(0.08) ? offender(r, label, writes, start) : randomWrite(r, p.sync.now, label, writes);
+      const w = r.chance(0.12) ? offender(r, label, writes, start, budgets) : randomWrite(r, p.sync.now, label, writes);
       writes++;
       if (await send(p, w)) offenders.push(w);
       // keyed retries: at once (a lost answer), or later in the same 5 s slot
@@ -290,7 +321,7 @@ async function scenario(seed: number, start = T0, gap: [number, number] = [20, 5
         else retryLater.push(w);
       }
       // an unkeyed repeat is another request on both sides (counted twice on both)
-      if (!w.key && !w.offender && r.chance(0.05)) await send(p, w);
+      if (!w.key && r.chance(0.05) && (await send(p, w))) offenders.push(w);
       if (r.chance(0.5)) {
         for (const x of retryLater.splice(0)) offenderSends += Number(await send(p, x));
         advance(p, 5 * SECOND * r.int(1, 3));
@@ -315,7 +346,7 @@ async function scenario(seed: number, start = T0, gap: [number, number] = [20, 5
   const distinct = new Set(dead.map((d) => d.messageId)).size;
   expect(distinct).toBeGreaterThanOrEqual(offenders.length);
   expect(distinct).toBeLessThanOrEqual(offenders.length + offenderSends);
-  for (const d of dead) expect(JSON.stringify(d.message)).toMatch(/"(cap|hot)"/);
+  for (const d of dead) expect(JSON.stringify(d.message)).toMatch(/"(cap|hot|warm|near|floor)"/);
   return { writes, offenders: offenders.length };
 }
 
