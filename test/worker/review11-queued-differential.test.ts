@@ -506,3 +506,84 @@ describe("review 11: writes that are not queueable ignore Prefer: respond-async"
     }
   });
 });
+
+describe("review 11: big requests, queued and synchronous", () => {
+  it("holds: a keyed request split into several messages, retried, its parts and its retry's delivered apart and twice, reads as once", async () => {
+    const p = newPair("r11-split");
+    const r = rng(314);
+    // ~150 bytes a member: 1,000 events are two messages of one sendBatch (under 240 KB)
+    const long = (i: number) => `${"x".repeat(140)}-${String(i).padStart(4, "0")}`;
+    const events = Array.from({ length: 1000 }, (_, i) => ({ member: long(i), count: (i % 7) + 1 }));
+    const items = Array.from({ length: 1000 }, (_, i) => ({ member: long(i), by: (i % 5) - 2 || 3, period: "day" }));
+    const writes: Write[] = [
+      { path: "/v1/trending/s/events", body: { events }, key: "split-t" },
+      { path: "/v1/counters/c/incr", body: { items }, key: "split-c" },
+    ];
+    for (const w of writes) await send(p, w);
+    await send(p, writes[0] as Write);
+    await send(p, writes[1] as Write);
+    const sent = p.queued.queue.sent.splice(0);
+    expect(sent.length).toBeGreaterThanOrEqual(8);
+    advance(p, 5 * SECOND);
+    await deliverLikeQueues(p.queued, r, sent);
+    await compare(p, "split keyed request");
+    for (const path of [
+      "/v1/trending/s/top?n=100&window=24h",
+      "/v1/counters/c/top?n=100&period=day&from=2026-11-22",
+      "/v1/counters/c/bottom?n=100&period=day&from=2026-11-22",
+    ]) {
+      const [s, q] = [await p.sync.get(path, { headers: NO_CACHE }), await p.queued.get(path, { headers: NO_CACHE })];
+      expect(s.body.items).toHaveLength(100);
+      expect(q.body, path).toEqual(s.body);
+    }
+    for (const i of [0, 499, 500, 999]) {
+      const m = enc(long(i));
+      expect((await p.queued.get(`/v1/trending/s/members/${m}?window=24h`)).body.count).toBe((i % 7) + 1);
+      const day = "period=day&from=2026-11-22";
+      const [s, q] = [
+        await p.sync.get(`/v1/counters/c/members/${m}?${day}`),
+        await p.queued.get(`/v1/counters/c/members/${m}?${day}`),
+      ];
+      expect(s.status).toBe(200);
+      expect(q.body).toEqual(s.body);
+    }
+  });
+
+  it("holds: merged sums past 1e12 (applied in halves) beside a bound offender: the valid messages once, the offender dead-lettered", async () => {
+    const p = newPair("r11-halves");
+    await seedBounds(p);
+    const r = rng(2718);
+    const members = Array.from({ length: 1000 }, (_, i) => `g${i}`);
+    const writes: Write[] = [
+      { path: "/v1/counters/c/incr", body: { items: members.map((member) => ({ member, by: 1e12 })) } },
+      { path: "/v1/counters/c/incr", body: { items: members.map((member) => ({ member, by: 1e12 })) } },
+      {
+        path: "/v1/counters/c/incr",
+        body: {
+          items: [
+            { member: "m1", by: 2 },
+            { member: "cap", by: 1 },
+          ],
+        },
+        offender: true,
+      },
+      { path: "/v1/counters/c/incr", body: { items: [{ member: "m1", by: 3 }] } },
+      { path: "/v1/trending/s/events", body: { events: members.map((member) => ({ member, count: 1e12 })) } },
+      { path: "/v1/trending/s/events", body: { events: members.map((member) => ({ member, count: 1e12 })) } },
+      { path: "/v1/trending/s/events", body: { events: [{ member: "hot", count: 1, at: p.start }] }, offender: true },
+      { path: "/v1/trending/s/events", body: { member: "m1", count: 4 } },
+    ];
+    for (const w of r.shuffle(writes)) await send(p, w);
+    const sent = p.queued.queue.sent.splice(0);
+    advance(p, 5 * SECOND);
+    // all in one batch first (the consumer's grouping decides), then again in a random split
+    const res = await p.queued.deliver(r.shuffle(sent));
+    expect(res.retryMessages).toEqual([]);
+    expect(res.stats).toMatchObject({ applied: 6, deadLettered: 2 });
+    await deliverLikeQueues(p.queued, r, sent);
+    await compare(p, "halves");
+    expect((await p.queued.get("/v1/counters/c/members/g999")).body.score).toBe(2e12);
+    expect((await p.queued.get("/v1/trending/s/members/g0?window=1h")).body.count).toBe(2e12);
+    expect(new Set(p.queued.dlq.sent.map((d) => d.body.messageId)).size).toBe(2);
+  });
+});
