@@ -223,6 +223,7 @@ const stats = {
   maxDeleteCommands: 0,
   weekReadsOver60: 0,
   minMaxReadsOver60: 0,
+  thresholdTopsOver60: 0,
   maxOver60: 0,
   bulks: 0,
   boundRefusals: 0,
@@ -507,12 +508,19 @@ function run(seed: number, simDays: number, steps: number) {
       // one request; none for a refusal checked before Redis
       if (got.ok || !(got.error instanceof ValidationError)) expect(s.requests, `${what}: requests`).toBe(1);
       else expect(s.requests, `${what}: requests`).toBeLessThanOrEqual(1);
-      // the two findings below, counted here rather than failed: a long week range (finding 1) and a
-      // min/max range (finding 2) pay a ZCARD per bucket
-      const known = what.includes('"period":"week"') ? 1 : /"aggregate":"(min|max)"/.test(what) ? 2 : 0;
+      // the findings below, counted here rather than failed: a long week range (finding 1) and a
+      // min/max range (finding 2) pay a ZCARD per bucket, a top by the threshold algorithm (3) reads per key
+      const known = what.includes('"period":"week"')
+        ? 1
+        : /"aggregate":"(min|max)"/.test(what)
+          ? 2
+          : s.byCommand.zmscore && / top \d+$/.test(what)
+            ? 3
+            : 0;
       if (s.commands > MAX_READ_COMMANDS && known > 0) {
         if (known === 1) stats.weekReadsOver60++;
-        else stats.minMaxReadsOver60++;
+        else if (known === 2) stats.minMaxReadsOver60++;
+        else stats.thresholdTopsOver60++;
         stats.maxOver60 = Math.max(stats.maxOver60, s.commands);
       } else {
         expect(s.commands, `${what}: ${s.commands} commands ${JSON.stringify(s.byCommand)}`).toBeLessThanOrEqual(
@@ -883,7 +891,7 @@ function run(seed: number, simDays: number, steps: number) {
 }
 
 /** REVIEW11_SEEDS=seed:days:steps,... explores other runs; the committed ones are below. */
-const SEEDS = (process.env.REVIEW11_SEEDS ?? "1101:450:800,1102:220:500,1103:110:400")
+const SEEDS = (process.env.REVIEW11_SEEDS ?? "1101:450:500,1102:220:350,1103:110:250")
   .split(",")
   .map((x) => x.split(":").map(Number) as [number, number, number]);
 
@@ -898,6 +906,146 @@ describe("review 11: counters against a model over long horizons", () => {
     expect(stats.extended).toBeGreaterThan(10);
     expect(stats.deleteRemoved).toBeGreaterThan(20);
   });
+});
+
+describe("review 11: past the union bound, against the model", () => {
+  /**
+   * An hour counter whose ranges hold more than MAX_UNION_MEMBERS entries (bulk hours of 1,000 new
+   * members), and four members written in both signs (pairs summing to 0 in a quarter, a day, a
+   * month), deleted over ranges: member reads then answer from edges (rollup minus parts outside,
+   * quarters; docs/counters.md "The union bound") with exact scores and null ranks, and tops by the
+   * threshold algorithm, over ranges ending now and finished ones with partial days and months at
+   * both edges. Compared with the model after every step; every read within 60 commands.
+   */
+  it("member reads by edges and tops by threshold over 400 days", async () => {
+    const rnd = mulberry32(1111);
+    const int = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
+    const base = lib.ctx(0, "r11-bound");
+    let now = Date.UTC(2027, 2, 10, 13, 30, 7);
+    const ctx = (): Ctx => ({ ...base, now });
+    const hours = new Map<number, Members>();
+    const add = (h: number, m: string, by: number) => {
+      let b = hours.get(h);
+      if (!b) hours.set(h, (b = new Map()));
+      b.set(m, (b.get(m) ?? 0) + by);
+    };
+    const TRACKED = ["a", "b", "c", "d"];
+    // filler: 26 hours of 1,000 members never seen elsewhere, most in the last 60 days
+    for (let i = 0; i < 26; i++) {
+      const h = startOf("hour", now - (i < 20 ? int(0, 60 * 24) : int(0, 399 * 24)) * HOUR);
+      const items = Array.from({ length: 1000 }, (_, j) => ({
+        member: `f${i}-${j}`,
+        by: 1,
+        period: "hour" as const,
+        at: h,
+      }));
+      await increment(ctx(), "e", items);
+      for (const it of items) add(h, it.member, 1);
+    }
+    await memberOf({ ...ctx(), redis: counted }, "e", "a", { period: "hour" }).catch(() => undefined); // script loaded
+    const seen = {
+      unranked: 0,
+      ranked: 0,
+      thresholdTops: 0,
+      refusedTops: 0,
+      deletes: 0,
+      maxCommands: 0,
+      thresholdOver60: 0,
+    };
+    const hourIn = (days: number) => startOf("hour", now - int(0, days * 24) * HOUR);
+    for (let step = 0; step < 140; step++) {
+      now += int(1, 240) * 60 * SEC;
+      const r = rnd();
+      if (r < 0.4) {
+        // tracked members, some as +k/-k pairs within a quarter, a day or across a month's edge
+        const items: IncrItem[] = [];
+        for (let i = int(1, 4); i > 0; i--) {
+          const who = pick(TRACKED);
+          const t0 = rnd() < 0.7 ? hourIn(70) : hourIn(399);
+          const k = int(1, 20);
+          items.push({ member: who, by: k, period: "hour", at: t0 });
+          if (rnd() < 0.5) {
+            const t1 = Math.min(startOf("hour", now), t0 + pick([1, 3, 5, 13, 24 * 3, 24 * 20]) * HOUR);
+            items.push({ member: who, by: -k, period: "hour", at: t1 });
+          }
+        }
+        await increment(ctx(), "e", items);
+        for (const it of items) add(startOf("hour", it.at as number), it.member, it.by!);
+      } else if (r < 0.55) {
+        // a member delete of at most 60 days (never refused), whatever its edges cut
+        const who = pick(TRACKED);
+        const to = rnd() < 0.3 ? now : hourIn(70);
+        const from = to - int(0, 60 * 24 - 1) * HOUR - int(0, 3599) * SEC;
+        const got = await deleteMember(ctx(), "e", who, { period: "hour", from, to });
+        let hit = 0;
+        for (const [h, b] of hours) if (h >= startOf("hour", from) && h <= startOf("hour", to) && b.delete(who)) hit++;
+        expect(got.removed, `delete ${who} ${new Date(from).toISOString()}..${new Date(to).toISOString()}`).toBe(hit);
+        seen.deletes++;
+      } else {
+        const to = rnd() < 0.5 ? now : hourIn(60) + int(0, 3599) * SEC;
+        const from =
+          to - pick([int(1, 400 * 24), int(1, 60 * 24), int(300 * 24, 400 * 24)]) * HOUR + int(0, 3599) * SEC;
+        const lo = startOf("hour", from);
+        const hi = startOf("hour", to);
+        const union: Members = new Map();
+        let entries = 0;
+        for (const [h, b] of hours) {
+          if (h < lo || h > hi) continue;
+          entries += b.size;
+          for (const [m, v] of b) union.set(m, (union.get(m) ?? 0) + v);
+        }
+        const desc = [...union].sort((x, y) => y[1] - x[1] || bytes(y[0], x[0]));
+        const opts = { period: "hour" as const, from, to };
+        const what = `step ${step} ${new Date(from).toISOString()}..${new Date(to).toISOString()} now ${new Date(now).toISOString()} (${entries} entries)`;
+        await resetStats(target, TAG);
+        if (rnd() < 0.7) {
+          const who = pick(TRACKED);
+          const got = await settled(memberOf({ ...ctx(), redis: counted }, "e", who, opts));
+          if (!union.has(who))
+            expect(got.ok ? got.value : got.error, `${what} ${who}: absent`).toBeInstanceOf(NotFoundError);
+          else {
+            expect(msg(got), `${what} ${who}`).toBe("ok");
+            if (got.ok) {
+              const unranked = got.value.rank === null;
+              if (unranked) expect(entries, `${what}: ranks null within the bound`).toBeGreaterThan(MAX_UNION_MEMBERS);
+              seen[unranked ? "unranked" : "ranked"]++;
+              const i = desc.findIndex(([m]) => m === who);
+              expect([z(got.value.score), got.value.rank, got.value.rankFromBottom], `${what} ${who}`).toEqual([
+                z(union.get(who)!),
+                unranked ? null : i + 1,
+                unranked ? null : union.size - i,
+              ]);
+            }
+          }
+        } else {
+          const n = pick([1, 3, 5]);
+          const got = await settled(ranked({ ...ctx(), redis: counted }, "e", "top", n, opts));
+          if (!got.ok && entries > MAX_UNION_MEMBERS && (got.error as EdgestatsError).code === "too_many_entries")
+            seen.refusedTops++;
+          else {
+            expect(msg(got), `${what} top ${n}`).toBe("ok");
+            if (got.ok) {
+              if (entries > MAX_UNION_MEMBERS) seen.thresholdTops++;
+              expect(
+                got.value.items.map((x) => [x.member, z(x.score)]),
+                `${what} top ${n}`,
+              ).toEqual(desc.slice(0, n).map(([m, v]) => [m, z(v)]));
+            }
+          }
+        }
+        const s = await statsOf(target, TAG);
+        // finding 3 (its it.fails below): a top by the threshold algorithm pays commands per key; counted here
+        if (s.commands > MAX_READ_COMMANDS && s.byCommand.zmscore) seen.thresholdOver60++;
+        else {
+          seen.maxCommands = Math.max(seen.maxCommands, s.commands);
+          expect(s.commands, `${what}: ${JSON.stringify(s.byCommand)}`).toBeLessThanOrEqual(MAX_READ_COMMANDS);
+        }
+      }
+    }
+    console.log("r11 past the bound", seen);
+    expect(seen.unranked).toBeGreaterThan(10);
+  }, 120_000);
 });
 
 describe("review 11 findings", () => {
@@ -977,6 +1125,61 @@ describe("review 11 findings", () => {
     if (got.ok) expect(got.value.items.map((x) => x.score)).toEqual([3, 3, 3]);
     else expect((got.error as EdgestatsError).code).toBe("too_many_entries");
     // today: 420 commands (413 ZCARDs: 14 months, then 399 days; then the union)
+    expect(s.commands, JSON.stringify(s.byCommand)).toBeLessThanOrEqual(MAX_READ_COMMANDS);
+  });
+
+  /**
+   * FINDING 3 (medium; issue 15): past the union bound a top-N sum is read by the threshold
+   * algorithm "over all of [the range's keys]" (docs/counters.md; src/counters/threshold.ts), each
+   * round a ZRANGE per key and a ZMSCORE per key and 1,000 members seen, after the bound's ZCARDs, so
+   * its commands grow with the keys: up to 32 keys are taken (64 × keys² ≤ THRESHOLD_LOOKUPS), and 23
+   * keys (a 112-day hour range, 23,000 entries) answer right in 94 commands; the model run's edge
+   * test met 82 (24 keys). The docs bound its lookups and script time, not its commands; issue 15
+   * asks ≤ 60 for every read. Smallest fix: a command budget, as the member read has — take the
+   * threshold path only while 1 + keys × (1 + ⌈members seen / 1000⌉) rounds fit the commands left
+   * (about 16 keys), else refuse (too_many_entries), or first union the edge keys (the raw hours and
+   * days around whole months; each edge ≤ the bound's entries) into scratch so rounds run over ≤ 5 keys.
+   */
+  it.fails("a top past the union bound over a finished range of 23 keys stays within 60 commands", async () => {
+    const now = Date.UTC(2027, 2, 10, 13, 30);
+    const base = lib.ctx(now, "r11-threshold");
+    // a finished range of 23 keys (12 days of October, November to January as month rollups, 8 days
+    // of February), each holding an hour of 1,000 members never repeated: 23,000 entries, past
+    // MAX_UNION_MEMBERS, so the top is read by the threshold algorithm (which takes up to 32 keys)
+    const from = Date.UTC(2026, 9, 20);
+    const to = Date.UTC(2027, 1, 8, 23);
+    const days = [
+      ...Array.from({ length: 12 }, (_, i) => Date.UTC(2026, 9, 20 + i)),
+      Date.UTC(2026, 10, 10),
+      Date.UTC(2026, 11, 10),
+      Date.UTC(2027, 0, 10),
+      ...Array.from({ length: 8 }, (_, i) => Date.UTC(2027, 1, 1 + i)),
+    ];
+    for (const [i, day] of days.entries())
+      await increment(
+        base,
+        "h",
+        Array.from({ length: 1000 }, (_, j) => ({
+          member: `f${i}-${j}`,
+          by: 1,
+          period: "hour" as const,
+          at: day + 5 * HOUR,
+        })),
+      );
+    // the leader stands out: in two hours of the range
+    await increment(base, "h", [
+      { member: "lead", by: 50, period: "hour", at: from + HOUR },
+      { member: "lead", by: 50, period: "hour", at: to - HOUR },
+    ]);
+    const opts = { period: "hour" as const, from, to };
+    await ranked({ ...base, redis: counted }, "empty", "top", 1, opts); // the script loaded
+    await resetStats(target, TAG);
+    const got = await settled(ranked({ ...base, redis: counted }, "h", "top", 1, opts));
+    const s = await statsOf(target, TAG);
+    // the answer itself is exact (the threshold algorithm), or the documented refusal
+    if (got.ok) expect(got.value.items.map((x) => [x.member, x.score])).toEqual([["lead", 100]]);
+    else expect((got.error as EdgestatsError).code).toBe("too_many_entries");
+    // today: the right answer in 94 commands (22 ZCARDs of the bound, 23 ZRANGEs, 46 ZMSCOREs)
     expect(s.commands, JSON.stringify(s.byCommand)).toBeLessThanOrEqual(MAX_READ_COMMANDS);
   });
 });
