@@ -24,6 +24,13 @@
  * shortened, none for a key created without one) and checks it against the TTL Redis holds.
  * Known limits not re-tested: ttl'd hour/day buckets under longer rollups (so `h`/`d` take no ttl),
  * older-release `z:` marks, dense hour deletes over more than 60 days may be refused.
+ *
+ * A second test drives an hour counter past the union bound (bulk hours of 1,000 new members) with
+ * members of both signs and member deletes: member reads answered from edges and tops by the
+ * threshold algorithm, against the model. What held: every answer and refusal of both runs. What
+ * did not (the it.fails at the end; counted, not failed, in the runs): three reads past 60 commands.
+ * REVIEW11_SEEDS / REVIEW11_BOUND_SEED explore other runs (tried: 2001-2003, 3001-3003, 4001-4002;
+ * bound seeds 7-12: no other mismatch).
  */
 import { describe, expect, it } from "vitest";
 import { mulberry32 } from "../../dev/prng.ts";
@@ -918,7 +925,7 @@ describe("review 11: past the union bound, against the model", () => {
    * both edges. Compared with the model after every step; every read within 60 commands.
    */
   it("member reads by edges and tops by threshold over 400 days", async () => {
-    const rnd = mulberry32(1111);
+    const rnd = mulberry32(Number(process.env.REVIEW11_BOUND_SEED ?? 1111));
     const int = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
     const base = lib.ctx(0, "r11-bound");
@@ -1050,7 +1057,7 @@ describe("review 11: past the union bound, against the model", () => {
 
 describe("review 11 findings", () => {
   /**
-   * FINDING 1 (medium; issue 15): a `week` counter's read over a long range takes one ZCARD per
+   * FINDING 1 (low; issue 15): a `week` counter's read over a long range takes one ZCARD per
    * week (the union bound, docs/counters.md: "for week/month counters, which keep no rollups"), so
    * 400 days of weeks cost 66–70 commands, past the 60 every read must stay within. Found by the
    * model run (seed 1101: a member read over 57 weeks, 56 ZCARDs, 66 commands). The docs say
