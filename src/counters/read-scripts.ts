@@ -200,6 +200,7 @@ local function resolve(target, scratch, index, buckets, months, monthOf, aggrega
     local parts = {}
     for i = 1, head do parts[i] = buckets[i] end
     local live, at, more, soonest = liveOf(index, parts, extra)
+    resolveCalls = 3
     if #live == 1 then
       cached = live[1]
     elseif #live > 1 then
