@@ -80,6 +80,18 @@ export const MAX_DELETE_KEYS = 1750;
  */
 export const MAX_DELETE_READS = 60;
 
+/** Most commands one read may make (issue 15), its EVALSHA included. */
+export const MAX_READ_COMMANDS = 60;
+
+/**
+ * Most ZCARDs one read spends bounding the entries its union would walk (issue 15), month rollups'
+ * included. The months settle most reads; past them a key each, which a `min`/`max` read of 400
+ * days of days (401 buckets) or a week counter's 400 days (58 weeks, no rollups) would pass: such a
+ * read is refused (400 `too_many_entries`, naming this) once the keys left unsized could still pass
+ * the bound. 44, so that the union, its cache and the answer fit in MAX_READ_COMMANDS after them.
+ */
+export const MAX_SIZE_READS = 44;
+
 /** Most source keys (after expanding period sources into buckets) one rollup may union. */
 export const MAX_UNION_KEYS = 1000;
 

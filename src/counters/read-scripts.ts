@@ -2,6 +2,7 @@ import { ValidationError } from "../errors.ts";
 import { defineLua, defineScript, type Refusal } from "../redis/script.ts";
 import { edgeSumLua } from "./edges.ts";
 import { fieldsLua } from "./scripts.ts";
+import { MAX_READ_COMMANDS, MAX_SIZE_READS } from "./limits.ts";
 import { THRESHOLD_LOOKUPS, topOfManyLua } from "./threshold.ts";
 
 export { THRESHOLD_LOOKUPS };
@@ -68,8 +69,8 @@ end
 -- commands on its ZSCOREs: 400 days of days in ≤ 60). Only when the bounds do not settle it (or a
 -- month has no rollup, or it is gone) one ZCARD a key not yet counted, stopping once past the
 -- limit. A bound that came out too low would cost time, never a wrong answer.
-local function entriesOf(live, at, months, monthOf, limit, memberLimit)
-  local cardOf, members, sound = {}, 0, #months > 0
+local function entriesOf(live, at, months, monthOf, limit, memberLimit, budget)
+  local cardOf, members, sound, spent = {}, 0, #months > 0, 0
   if sound then
     local perMonth, whole, total, certain = {}, {}, 0, 0
     for i = 1, #live do
@@ -84,38 +85,52 @@ local function entriesOf(live, at, months, monthOf, limit, memberLimit)
           local n = perMonth[m]
           if n and (pass == 1) == (whole[m] == true) then
             local card = redis.call('ZCARD', months[m])
+            spent = spent + 1
             cardOf[months[m]] = card
             if card == 0 then sound = false break end
             total   = total + n * card
             members = members + card
             if whole[m] then
               certain = certain + card
-              if certain > limit or (certain > memberLimit and members > memberLimit) then return certain, false end
+              if certain > limit or (certain > memberLimit and members > memberLimit) then return certain, false, spent end
             end
           end
         end
         if not sound then break end
       end
     end
-    if sound and total <= limit and math.min(total, members) <= memberLimit then return total, true end
+    if sound and total <= limit and math.min(total, members) <= memberLimit then return total, true, spent end
   end
   -- the entries exactly; without a members bound within its limit, the entries must be within it
   local cap = limit
   if not sound or members > memberLimit then cap = math.min(limit, memberLimit) end
-  local total = 0
-  for _, k in ipairs(live) do
+  -- left: with sound month bounds, the most the keys not yet counted may hold (each at most its
+  -- month's ZCARD), so the counting stops as soon as the rest cannot pass cap
+  local total, left = 0, 0
+  local boundOf = function(i) return cardOf[months[tonumber(monthOf[at[i]])]] end
+  for i, k in ipairs(live) do
     if cardOf[k] then
       total = total + cardOf[k]
-      if total > cap then return total, false end
+      if total > cap then return total, false, spent end
+    elseif sound then
+      left = left + boundOf(i)
     end
   end
-  for _, k in ipairs(live) do
+  for i, k in ipairs(live) do
     if not cardOf[k] then
+      -- issue 15: at most budget ZCARDs in all; past it the size is unknown and the read refused
+      -- (a week counter keeps no rollups, so 400 days of weeks would take a ZCARD each: 58)
+      if spent >= budget then return total, false, spent, true end
       total = total + redis.call('ZCARD', k)
-      if total > cap then return total, false end
+      spent = spent + 1
+      if total > cap then return total, false, spent end
+      if sound then
+        left = left - boundOf(i)
+        if total + left <= cap then return total + left, true, spent end
+      end
     end
   end
-  return total, true
+  return total, true, spent
 end
 -- chunks of 1000 keep unpack() below Lua's C stack limit on long hourly ranges
 local function unionInto(dest, keys, aggregate)
@@ -131,6 +146,9 @@ local function unionInto(dest, keys, aggregate)
   end
   return card
 end
+-- Commands resolve made (an upper bound, its EVALSHA not included): what is left of a read's
+-- MAX_READ_COMMANDS for the rest of the script (the threshold algorithm's rounds, ZSCOREs).
+local resolveCalls = 0
 local function resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, cacheSeconds, rangeId, split, maxEntries, maxUnionMembers, extra, now)
   local nb = #buckets
   if nb == 0 then return target, false end
@@ -156,6 +174,7 @@ local function resolve(target, scratch, index, buckets, months, monthOf, aggrega
   end
   local marks = redis.call('HMGET', index, 'late', 'u:' .. target, 'b:' .. buckets[nb])
   local late  = marks[1]
+  resolveCalls = 2
   -- no index: no bucket of this life exists
   if not late then return nil, false end
   if current and not marks[3] then current = nil end
@@ -172,22 +191,27 @@ local function resolve(target, scratch, index, buckets, months, monthOf, aggrega
     local live, at, more = liveOf(index, buckets, extra)
     if #live == 0 then return nil, false end
     if #live == 1 then return live[1], false end
-    local n, fits = entriesOf(live, at, months, monthOf, maxEntries, maxUnionMembers)
-    if not fits then return nil, false, nil, {entries = n, keys = live, extra = more} end
+    local n, fits, spent, sized = entriesOf(live, at, months, monthOf, maxEntries, maxUnionMembers, ${MAX_SIZE_READS})
+    resolveCalls = 2 + spent
+    if not fits then return nil, false, nil, {entries = n, keys = live, extra = more, sized = sized} end
     unionInto(scratch, live, aggregate)
     return scratch, true
   else
     local parts = {}
     for i = 1, head do parts[i] = buckets[i] end
     local live, at, more, soonest = liveOf(index, parts, extra)
+    resolveCalls = 3
     if #live == 1 then
       cached = live[1]
     elseif #live > 1 then
-      local n, fits = entriesOf(live, at, months, monthOf, maxEntries, maxUnionMembers)
+      local n, fits, spent, sized = entriesOf(live, at, months, monthOf, maxEntries, maxUnionMembers, ${MAX_SIZE_READS})
+      -- HMGET, EXISTS, HMGET, the ZCARDs; and if unioned UNLINK, ZUNIONSTORE, EXPIRE, HSET
+      resolveCalls = 3 + spent
       if not fits then
         if current then live[#live + 1] = current end
-        return nil, false, nil, {entries = n, keys = live, extra = more}
+        return nil, false, nil, {entries = n, keys = live, extra = more, sized = sized}
       end
+      resolveCalls = resolveCalls + 3 + math.ceil(#live / 1000)
       -- a slot that held another range's union (up to maxEntries entries): ZUNIONSTORE over it
       -- would free those inside this script, UNLINK frees them in the background
       if marks[2] then redis.call('UNLINK', target) end
@@ -233,16 +257,22 @@ const SOURCE_ARGS = [
   "...monthOf",
 ] as const;
 const RESOLVE = `local key, temporary, _, over = resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, tonumber(cacheSeconds), rangeId, false, tonumber(maxEntries), tonumber(maxUnionMembers), nil, tonumber(now))
-if over then return {refused = 'too_many_entries', entries = over.entries} end`;
+if over then return {refused = 'too_many_entries', entries = over.entries, sized = over.sized and #over.keys or 0} end`;
 
 /** What a read past the union bound answers (`resolve`'s `over`): a 400 naming the limit. */
 const tooManyEntries = {
   too_many_entries: (r: Refusal, call: { args: Record<string, unknown> }) =>
-    new ValidationError(
-      `That range of the counter is too big to union: its keys hold at least ${String(r.entries)} bucket entries, and a read that must union a range (range, bottom, sorted, min/max, or a top whose leaders do not stand out) walks at most ${String(call.args.maxEntries)}, or ${String(call.args.maxUnionMembers)} when they may hold as many distinct members. Narrow the range.`,
-      [{ path: "from", message: "the range is too big to union; narrow it" }],
-      "too_many_entries",
-    ),
+    Number(r.sized) > 0
+      ? new ValidationError(
+          `That range of the counter has too many keys to size within one read: ${String(r.sized)} keys, and a read may take at most ${MAX_SIZE_READS} ZCARDs (issue 15: at most ${MAX_READ_COMMANDS} commands a read) to bound the entries its union would walk. Narrow the range.`,
+          [{ path: "from", message: "the range has too many keys to size; narrow it" }],
+          "too_many_entries",
+        )
+      : new ValidationError(
+          `That range of the counter is too big to union: its keys hold at least ${String(r.entries)} bucket entries, and a read that must union a range (range, bottom, sorted, min/max, or a top whose leaders do not stand out) walks at most ${String(call.args.maxEntries)}, or ${String(call.args.maxUnionMembers)} when they may hold as many distinct members. Narrow the range.`,
+          [{ path: "from", message: "the range is too big to union; narrow it" }],
+          "too_many_entries",
+        ),
 };
 
 /** The `n` first members, highest first when `rev` is 1. Returns flat member, score pairs. */
@@ -259,14 +289,16 @@ export const topScript = defineScript({
 -- threshold algorithm (work in n, not in their members). Else one union, within the bound.
 local sumTop  = aggregate == 'SUM' and rev == '1'
 local key, temporary, current, over = resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, tonumber(cacheSeconds), rangeId, sumTop, tonumber(maxEntries), tonumber(maxUnionMembers), nil, tonumber(now))
+-- what the threshold algorithm may spend of the read's commands (its EVALSHA and resolve's taken)
 if over then
-  local out = sumTop and topOfMany(over.keys, tonumber(n), ${THRESHOLD_LOOKUPS})
+  local out = sumTop and topOfMany(over.keys, tonumber(n), ${THRESHOLD_LOOKUPS}, ${MAX_READ_COMMANDS} - 1 - resolveCalls)
   if out then return out end
-  return {refused = 'too_many_entries', entries = over.entries}
+  return {refused = 'too_many_entries', entries = over.entries, sized = over.sized and #over.keys or 0}
 end
 if not key then return {} end
 if current then
-  local out = topOfMany({key, current}, tonumber(n), ${THRESHOLD_LOOKUPS})
+  -- 5 kept for the union below, should the algorithm give up
+  local out = topOfMany({key, current}, tonumber(n), ${THRESHOLD_LOOKUPS}, ${MAX_READ_COMMANDS} - 6 - resolveCalls)
   if out then return out end
   local entries = redis.call('ZCARD', key) + redis.call('ZCARD', current)
   if entries > math.min(tonumber(maxEntries), tonumber(maxUnionMembers)) then return {refused = 'too_many_entries', entries = entries} end
@@ -295,6 +327,7 @@ export const memberScript = defineScript({
   keys: [...SOURCE_KEYS, "...edgeKeys"],
   args: [...SOURCE_ARGS, "member", "edges"],
   uses: [resolveLua, edgeSumLua],
+  refusals: tooManyEntries,
   lua: `
 -- a sum of an hour or day counter has an edge plan (edgeSum): its index fields ride in the HMGET
 -- that resolve makes anyway
@@ -304,6 +337,12 @@ if edges ~= '' then
   extra = edgeFields(plan, edgeKeys)
 end
 local key, temporary, _, over = resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, tonumber(cacheSeconds), rangeId, false, tonumber(maxEntries), tonumber(maxUnionMembers), extra, tonumber(now))
+-- past the sizing budget (the entries unknown) a read is refused, as it is when a ZSCORE per key
+-- would pass the read's commands: a min/max read (up to 401 buckets) or a week counter's
+local perKey = not extra and (aggregate ~= 'SUM' or #months == 0)
+if over and (over.sized or (perKey and #over.keys > ${MAX_READ_COMMANDS} - 1 - resolveCalls)) then
+  return {refused = 'too_many_entries', entries = over.entries, sized = over.sized and #over.keys or 0}
+end
 if over and extra then
   local values = over.extra or redis.call('HMGET', index, unpack(extra))
   local ok, sum = edgeSum(plan, edgeKeys, values, member, tonumber(now))

@@ -7,7 +7,7 @@ import { defineLua } from "../redis/script.ts";
  * threshold algorithm reads each from the top, \`depth\` deep, and looks every member seen up in
  * all; a member seen in none sums at most what the last ones read did (0 for a set read to its
  * end or below 0). Returns flat member, score pairs, or nil when \`n\` is not settled within
- * \`budget\` lookups over all its rounds or 4,096 deep (the caller unions then, or refuses).
+ * \`budget\` lookups over all its rounds, \`calls\` commands or 4,096 deep (the caller unions then, or refuses).
  */
 export const topOfManyLua = defineLua(
   "counters.topOfMany",
@@ -22,9 +22,13 @@ local function before(x, y)
   end
   return lx < ly
 end
-local function topOfMany(keys, n, budget)
+local function topOfMany(keys, n, budget, calls)
   local depth, spent = math.max(2 * n, 64), 0
-  while spent + depth * #keys * #keys <= budget do
+  -- calls: the commands it may make (issue 15): a round takes a ZRANGE per key and a ZMSCORE per
+  -- key per 1,000 members seen (at most depth per key), so it gives up before one that may not fit
+  local function roundCalls() return #keys * (1 + math.ceil(depth * #keys / 1000)) end
+  while spent + depth * #keys * #keys <= budget and roundCalls() <= calls do
+    calls = calls - roundCalls()
     spent = spent + depth * #keys * #keys
     local seen, list, bound, open = {}, {}, 0, false
     for _, key in ipairs(keys) do
