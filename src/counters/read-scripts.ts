@@ -35,7 +35,7 @@ export { THRESHOLD_LOOKUPS };
  */
 const resolveLua = defineLua(
   "counters.resolve",
-  ["resolve"],
+  ["resolve", "resolveCalls", "budgetOf"],
   `
 -- which of these keys are part of the counter's current life, and their positions in keys; then
 -- the values of the index fields named in extra (nil: none), read by the same HMGET
@@ -149,6 +149,14 @@ end
 -- Commands resolve made (an upper bound, its EVALSHA not included): what is left of a read's
 -- MAX_READ_COMMANDS for the rest of the script (the threshold algorithm's rounds, ZSCOREs).
 local resolveCalls = 0
+-- Week and month counters keep no rollups, and 400 days hold at most 59 of their keys: their reads
+-- size, merge and look up every key (up to ~70 commands, docs/counters.md) rather than refuse a
+-- range a user reads every day (the last 52 weeks). Hour and day counters, whose raw keys run to
+-- 9,613, are held to the read's budget n.
+local function budgetOf(months, n)
+  if #months == 0 then return math.huge end
+  return n
+end
 local function resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, cacheSeconds, rangeId, split, maxEntries, maxUnionMembers, extra, now)
   local nb = #buckets
   if nb == 0 then return target, false end
@@ -191,7 +199,7 @@ local function resolve(target, scratch, index, buckets, months, monthOf, aggrega
     local live, at, more = liveOf(index, buckets, extra)
     if #live == 0 then return nil, false end
     if #live == 1 then return live[1], false end
-    local n, fits, spent, sized = entriesOf(live, at, months, monthOf, maxEntries, maxUnionMembers, ${MAX_SIZE_READS})
+    local n, fits, spent, sized = entriesOf(live, at, months, monthOf, maxEntries, maxUnionMembers, budgetOf(months, ${MAX_SIZE_READS}))
     resolveCalls = 2 + spent
     if not fits then return nil, false, nil, {entries = n, keys = live, extra = more, sized = sized} end
     unionInto(scratch, live, aggregate)
@@ -204,7 +212,7 @@ local function resolve(target, scratch, index, buckets, months, monthOf, aggrega
     if #live == 1 then
       cached = live[1]
     elseif #live > 1 then
-      local n, fits, spent, sized = entriesOf(live, at, months, monthOf, maxEntries, maxUnionMembers, ${MAX_SIZE_READS})
+      local n, fits, spent, sized = entriesOf(live, at, months, monthOf, maxEntries, maxUnionMembers, budgetOf(months, ${MAX_SIZE_READS}))
       -- HMGET, EXISTS, HMGET, the ZCARDs; and if unioned UNLINK, ZUNIONSTORE, EXPIRE, HSET
       resolveCalls = 3 + spent
       if not fits then
@@ -291,14 +299,14 @@ local sumTop  = aggregate == 'SUM' and rev == '1'
 local key, temporary, current, over = resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, tonumber(cacheSeconds), rangeId, sumTop, tonumber(maxEntries), tonumber(maxUnionMembers), nil, tonumber(now))
 -- what the threshold algorithm may spend of the read's commands (its EVALSHA and resolve's taken)
 if over then
-  local out = sumTop and topOfMany(over.keys, tonumber(n), ${THRESHOLD_LOOKUPS}, ${MAX_READ_COMMANDS} - 1 - resolveCalls)
+  local out = sumTop and topOfMany(over.keys, tonumber(n), ${THRESHOLD_LOOKUPS}, budgetOf(months, ${MAX_READ_COMMANDS} - 1 - resolveCalls))
   if out then return out end
   return {refused = 'too_many_entries', entries = over.entries, sized = over.sized and #over.keys or 0}
 end
 if not key then return {} end
 if current then
   -- 5 kept for the union below, should the algorithm give up
-  local out = topOfMany({key, current}, tonumber(n), ${THRESHOLD_LOOKUPS}, ${MAX_READ_COMMANDS} - 6 - resolveCalls)
+  local out = topOfMany({key, current}, tonumber(n), ${THRESHOLD_LOOKUPS}, budgetOf(months, ${MAX_READ_COMMANDS} - 6 - resolveCalls))
   if out then return out end
   local entries = redis.call('ZCARD', key) + redis.call('ZCARD', current)
   if entries > math.min(tonumber(maxEntries), tonumber(maxUnionMembers)) then return {refused = 'too_many_entries', entries = entries} end
@@ -338,8 +346,9 @@ if edges ~= '' then
 end
 local key, temporary, _, over = resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, tonumber(cacheSeconds), rangeId, false, tonumber(maxEntries), tonumber(maxUnionMembers), extra, tonumber(now))
 -- past the sizing budget (the entries unknown) a read is refused, as it is when a ZSCORE per key
--- would pass the read's commands: a min/max read (up to 401 buckets) or a week counter's
-local perKey = not extra and (aggregate ~= 'SUM' or #months == 0)
+-- would pass the read's commands: a min/max read of an hour or day counter (up to 401 buckets;
+-- week and month counters' few keys are read whole: budgetOf)
+local perKey = not extra and aggregate ~= 'SUM' and #months > 0
 if over and (over.sized or (perKey and #over.keys > ${MAX_READ_COMMANDS} - 1 - resolveCalls)) then
   return {refused = 'too_many_entries', entries = over.entries, sized = over.sized and #over.keys or 0}
 end
