@@ -178,7 +178,15 @@ export async function consumeBatch(
       // with the first: acked as a duplicate once that one is applied or found applied, retried with
       // it on a storage error. (Handed back on its own, n copies took n redeliveries, and the last
       // could reach the dead-letter queue as a duplicate; found by the queues end-to-end test.)
-      first.copies.push(msg);
+      // Of the copies the one of the earliest accept time is applied (review 11): synchronously the
+      // retry is a replay and the first request's time stands (a trending hour, a counter bucket, a
+      // heartbeat's last-seen), and Queues may hand the retry's copy over first. No command more.
+      if (message.t < first.message.t) {
+        first.copies.push(first.msg);
+        Object.assign(first, { msg, message, dedupe, alt });
+        firsts.set(dedupe, first);
+        if (alt !== undefined) firsts.set(alt, first);
+      } else first.copies.push(msg);
       continue;
     }
     // One script per target, but never a long one: a target's messages are cut into chunks of at most

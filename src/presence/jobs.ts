@@ -5,7 +5,8 @@ import { dayKeys, dayNumber, daySlotBit, registryKeys, roomKeys, siteDayKeys } f
 import { DAYS_KEPT } from "./validate.ts";
 import { HISTORY_ACTIVE_TTL_SECONDS, HISTORY_IDLE_TTL_SECONDS, dailyTtlSeconds } from "./presence.ts";
 import { dueRoomsScript } from "./read-scripts.ts";
-import { trimScript } from "./trim-script.ts";
+import { dropMarksScript, trimScript } from "./trim-script.ts";
+import { UNMAPPED_MARK_KEPT_MS, markOf } from "./scripts.ts";
 
 /** A room's ring of past days lives this long past its last record: every record in it stays for DAYS_KEPT days. */
 export const DAYS_TTL_SECONDS = ((DAYS_KEPT + 1) * DAY) / SECOND;
@@ -60,20 +61,37 @@ export function createTrimJob(options: TrimOptions = {}): Job {
     const timeout = config.presenceTimeoutSeconds * SECOND;
     const horizon = config.presenceIdHorizonDays * DAY;
     const registry = registryKeys(ctx.prefix);
-    const list = asList(
+    const listed = asList(
       await dueRoomsScript.run<string[] | Record<string, never>>(ctx.redis, registry, {
         now: ctx.now,
         limit: maxRooms,
       }),
     );
+    // Leave marks of ids never mapped (presence.leave) come due in the same schedule: no command
+    // more for the runs; their own script only when some are due (at most maxRooms a run).
+    const list = listed.filter((entry) => markOf(entry) === undefined);
+    const marks = listed.filter((entry) => markOf(entry) !== undefined);
+    let calls = 1;
+    if (marks.length > 0) {
+      const pairs = marks.map((entry) => markOf(entry) as [string, string]);
+      await dropMarksScript.run(
+        ctx.redis,
+        { due: registry.due, idsKeys: pairs.map(([room]) => roomKeys(ctx.prefix, room).ids) },
+        {
+          cut: ctx.now - timeout - UNMAPPED_MARK_KEPT_MS,
+          keep: timeout + UNMAPPED_MARK_KEPT_MS,
+          entries: [...marks, ...pairs.map(([, id]) => id)],
+        },
+      );
+      calls += 1;
+    }
     const minute = Math.floor(ctx.now / MINUTE);
     const start = dayStart(ctx.now);
-    const capped = list.length === maxRooms;
+    const capped = listed.length === maxRooms;
     let online = 0;
     let forgotten = 0;
     let idle = 0;
     let dropped = 0;
-    let calls = 1;
     for (let i = 0; i < list.length; i += chunkRooms) {
       const chunk = list.slice(i, i + chunkRooms);
       const rooms = chunk.map((room) => ({

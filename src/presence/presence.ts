@@ -15,7 +15,7 @@ import {
   siteDayKeys,
 } from "./keys.ts";
 import { dayScript, historyScript, membersScript, roomsScript, statsScript, totalScript } from "./read-scripts.ts";
-import { deleteRoomScript, heartbeatScript, leaveScript } from "./scripts.ts";
+import { UNMAPPED_MARK_KEPT_MS, deleteRoomScript, heartbeatScript, leaveScript, markEntry } from "./scripts.ts";
 import {
   HISTORY_HOURS,
   keptDay,
@@ -134,11 +134,17 @@ export async function leave(
   requireIds([id], "id");
   const timeout = timeoutMs(options.timeoutSeconds);
   const keys = roomKeys(ctx.prefix, room);
-  const { value, replayed } = await leaveScript.run<number>(ctx.redis, keys, {
-    id,
-    now: ctx.now,
-    offlineAt: ctx.now - timeout - 1,
-  });
+  const { value, replayed } = await leaveScript.run<number>(
+    ctx.redis,
+    { ...keys, due: registryKeys(ctx.prefix).due },
+    {
+      id,
+      now: ctx.now,
+      offlineAt: ctx.now - timeout - 1,
+      entry: markEntry(room, id),
+      dropAt: ctx.now + timeout + UNMAPPED_MARK_KEPT_MS,
+    },
+  );
   return { left: value === 1, replayed };
 }
 

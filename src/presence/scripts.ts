@@ -1,4 +1,5 @@
 import { defineLua, defineScript } from "../redis/script.ts";
+import { DAY } from "../time.ts";
 import { HEADER_BITS, IDLED_FLAG } from "./keys.ts";
 
 /**
@@ -45,6 +46,26 @@ local function idsOf(ids, names, compact)
 end
 `,
 );
+
+/**
+ * A leave mark of an id no heartbeat mapped is kept this long past the timeout: a queued heartbeat
+ * is applied at most this long after its time (the consumer takes presence messages of yesterday
+ * and today only, src/ingest/validate.ts), so then no heartbeat it could keep offline is queued.
+ */
+export const UNMAPPED_MARK_KEPT_MS = 2 * DAY;
+
+/**
+ * The trim schedule's (`_due`) entry for the mark of an unmapped id: byte 2 and JSON `[room, id]`,
+ * never a room name (NAME_PATTERN), so the job tells it from the rooms it lists.
+ */
+export function markEntry(room: string, id: string): string {
+  return `\u0002${JSON.stringify([room, id])}`;
+}
+
+/** The room and id of a `_due` entry made by markEntry; undefined for a room. */
+export function markOf(entry: string): [string, string] | undefined {
+  return entry.startsWith("\u0002") ? (JSON.parse(entry.slice(1)) as [string, string]) : undefined;
+}
 
 /**
  * Marks a batch of ids online now. Returns { online, new }.
@@ -225,20 +246,30 @@ return { online = count, new = #fresh }
  * Takes an id offline by moving its last-seen just past the timeout (LT: never
  * later than it was). It stays mapped and seen, so AU, NU, PCU and history keep
  * their values and the id is still forgotten on time. Its leave time is kept
- * (leftField) for heartbeats sent before it and applied after it. Returns 1
- * when the id was moved.
+ * (leftField) for heartbeats sent before it and applied after it, also for an id
+ * not mapped yet (its first heartbeat still queued). Returns 1 when the id was moved.
  */
 export const leaveScript = defineScript({
   name: "presence.leave",
   write: true,
-  keys: ["seen", "ids"],
-  args: ["id", "now", "offlineAt"],
+  keys: ["seen", "ids", "due"],
+  args: ["id", "now", "offlineAt", "entry", "dropAt"],
   uses: [reverseLua],
   lua: `
 local got = redis.call('HMGET', ids, id, leftField(id))
-if not got[1] then return 0 end
 -- The latest leave is kept: a leave applied late (queued) does not shorten the mark.
-if not got[2] or tonumber(got[2]) < tonumber(now) then redis.call('HSET', ids, leftField(id), now) end
+local newer = not got[2] or tonumber(got[2]) < tonumber(now)
+if newer then redis.call('HSET', ids, leftField(id), now) end
+if not got[1] then
+  -- An id not mapped yet: its first heartbeat may still be queued (review 11: it joined and left
+  -- within the queue's lag). The mark is written all the same, so that heartbeat, applied after
+  -- this leave, reads it in its HMGET and keeps the id offline, as a known id's. Nothing else is
+  -- moved (the id has no last-seen). Nothing forgets an id that is never mapped: an entry in the
+  -- trim job's schedule (markEntry, never a room name) has it drop the mark once no queued
+  -- heartbeat can need it; the runs list it with the due rooms, no command more for them.
+  if newer then redis.call('ZADD', due, 'GT', dropAt, entry) end
+  return 0
+end
 return redis.call('ZADD', seen, 'XX', 'LT', 'CH', offlineAt, got[1])
 `,
 });

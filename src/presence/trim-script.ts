@@ -234,3 +234,36 @@ end
 return { rooms = #roomNames, online = total, forgotten = forgotten, idle = idleRooms, dropped = dropped }
 `,
 });
+
+/**
+ * Drops leave marks of ids a room never mapped (presence.leave writes them for an id whose first
+ * heartbeat may still be queued, with an entry in `_due` at the time to drop it), once no queued
+ * heartbeat can need them: nothing else forgets them, as only mapped ids are forgotten. The i-th
+ * entry (markEntry) is the i-th id's, in the i-th ids key. A mark whose id got mapped since stays:
+ * it is that id's now, dropped when the id is forgotten. A mark written again later (a later leave
+ * moved the entry too; a shorter timeout since) waits for its own time. Returns how many went.
+ */
+export const dropMarksScript = defineScript({
+  name: "presence.dropMarks",
+  write: true,
+  keys: ["due", "...idsKeys"],
+  args: ["cut", "keep", "...entries"],
+  uses: [reverseLua],
+  lua: `
+local n, cut = #entries / 2, tonumber(cut)
+local dropped, done = 0, {}
+for i = 1, n do
+  local id  = entries[n + i]
+  local got = redis.call('HMGET', idsKeys[i], id, leftField(id))
+  local at  = tonumber(got[2])
+  if not got[1] and at and at > cut then
+    redis.call('ZADD', due, string.format('%.0f', at + tonumber(keep)), entries[i])
+  else
+    if not got[1] and at then dropped = dropped + redis.call('HDEL', idsKeys[i], leftField(id)) end
+    done[#done + 1] = entries[i]
+  end
+end
+if #done > 0 then redis.call('ZREM', due, unpack(done)) end
+return dropped
+`,
+});

@@ -121,6 +121,13 @@ export const area = {
       commands: 4,
       note: "EVALSHA, HMGET (compact id and leave mark), HSET of the leave's time in `ids` (so a heartbeat sent before the leave and applied after it, queued, does not bring the id back; the heartbeat reads it in the HMGET it already makes, at no cost; review 2), ZADD LT (was 3).",
     },
+    leaveUnmapped: {
+      call: "leave",
+      state: "id not mapped yet",
+      roundTrips: 1,
+      commands: 4,
+      note: "An id with no heartbeat applied (its first may still be queued): EVALSHA, HMGET, HSET of its leave mark (that heartbeat, applied after the leave, reads it and keeps the id offline; review 11, was 2 with no mark), ZADD of an entry in the trim schedule `_due` that drops the mark a timeout and 2 days later; nothing moved. 2 when the id already has a later mark.",
+    },
     deleteRoom: {
       call: "delete room (admin)",
       state: "room with data",
@@ -135,6 +142,13 @@ export const area = {
       commands: 2,
       target: 2,
       note: "One read script listing the due rooms (was 3).",
+    },
+    trimMarks: {
+      call: "trim run",
+      state: "nothing due but 1 unmapped id's leave mark",
+      roundTrips: 2,
+      commands: 6,
+      note: "The mark's entry is listed with the due rooms (no command more for runs without one); then one script for up to 2,000 of them: EVALSHA, per mark an HMGET (is the id mapped since? then the mark is that id's and stays) and an HDEL, one ZREM of the entries (review 11).",
     },
     trimOneRoom: {
       call: "trim run",

@@ -150,6 +150,12 @@ describe("presence reads and deletes", () => {
     expect(await measure(api, () => api.del("/v1/presence/r/members/m-1"))).toEqual(expected(rows.leave));
   });
 
+  it("leave of an id not mapped yet", async () => {
+    expect(await measure(api, () => api.del("/v1/presence/r/members/never-seen"))).toEqual(
+      expected(rows.leaveUnmapped),
+    );
+  });
+
   it("a past day: archived, yesterday's and today's (live)", async () => {
     const past = newApi("pcost-day", START - 3 * DAY);
     await beat(past, "r", { ids: ["a", "b"] });
@@ -189,6 +195,17 @@ describe("presence trim job", () => {
   it("nothing due", async () => {
     const api = newApi("pcost-t0");
     expect(await measure(api, () => trim(api))).toEqual(expected(rows.trimIdle));
+  });
+
+  it("nothing due but an unmapped id's leave mark", async () => {
+    // twice: the first warms the mark-dropping script (not run by the warm-up)
+    for (const label of ["pcost-tm0", "pcost-tm1"]) {
+      const api = newApi(label);
+      expect((await api.del("/v1/presence/r/members/ghost")).status).toBe(204);
+      api.advance(300_000 + 2 * DAY + MIN);
+      const cost = await measure(api, () => trim(api));
+      if (label === "pcost-tm1") expect(cost).toEqual(expected(rows.trimMarks));
+    }
   });
 
   it("1 active room, and 1 active room at the hour", async () => {
