@@ -157,6 +157,14 @@ local function budgetOf(months, n)
   if #months == 0 then return math.huge end
   return n
 end
+-- The ZCARDs a read may spend sizing its union: a min/max read of an hour or day counter reads raw
+-- buckets (up to 401, review 11: 413 ZCARDs), so it is held to MAX_SIZE_READS; a sum reads at most
+-- ~120 calendar parts (81 for 400 days of hours), sized whole as before, since refusing a sum whose
+-- month rollups cannot bound it (a ttl'd counter's rollups expire) refused ranges of 3 members.
+local function sizeBudget(months, aggregate)
+  if aggregate == 'SUM' then return math.huge end
+  return budgetOf(months, ${MAX_SIZE_READS})
+end
 local function resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, cacheSeconds, rangeId, split, maxEntries, maxUnionMembers, extra, now)
   local nb = #buckets
   if nb == 0 then return target, false end
@@ -199,7 +207,7 @@ local function resolve(target, scratch, index, buckets, months, monthOf, aggrega
     local live, at, more = liveOf(index, buckets, extra)
     if #live == 0 then return nil, false end
     if #live == 1 then return live[1], false end
-    local n, fits, spent, sized = entriesOf(live, at, months, monthOf, maxEntries, maxUnionMembers, budgetOf(months, ${MAX_SIZE_READS}))
+    local n, fits, spent, sized = entriesOf(live, at, months, monthOf, maxEntries, maxUnionMembers, sizeBudget(months, aggregate))
     resolveCalls = 2 + spent
     if not fits then return nil, false, nil, {entries = n, keys = live, extra = more, sized = sized} end
     unionInto(scratch, live, aggregate)
@@ -212,7 +220,7 @@ local function resolve(target, scratch, index, buckets, months, monthOf, aggrega
     if #live == 1 then
       cached = live[1]
     elseif #live > 1 then
-      local n, fits, spent, sized = entriesOf(live, at, months, monthOf, maxEntries, maxUnionMembers, budgetOf(months, ${MAX_SIZE_READS}))
+      local n, fits, spent, sized = entriesOf(live, at, months, monthOf, maxEntries, maxUnionMembers, sizeBudget(months, aggregate))
       -- HMGET, EXISTS, HMGET, the ZCARDs; and if unioned UNLINK, ZUNIONSTORE, EXPIRE, HSET
       resolveCalls = 3 + spent
       if not fits then
