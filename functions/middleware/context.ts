@@ -55,10 +55,15 @@ export function warmRedisClient(): void {
   const stop = () => {
     throw new Error("warm-up: no request is sent");
   };
-  new Redis({ ...warmSettings, url: "https://warm.invalid", token: "warm", signal: stop })
-    .evalsha("0".repeat(40), ["k"], ["a"])
-    .catch(() => {});
-  void warmScript.text; // the getter builds it
+  // a warm-up only: whatever a later client version throws here must not fail the Worker's start
+  try {
+    new Redis({ ...warmSettings, url: "https://warm.invalid", token: "warm", signal: stop })
+      .evalsha("0".repeat(40), ["k"], ["a"])
+      .catch(() => {});
+    void warmScript.text; // the getter builds it
+  } catch {
+    // nothing warmed; the first request compiles it instead
+  }
 }
 
 /** Never sent: only its text is built (`warmRedisClient`). */

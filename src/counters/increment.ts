@@ -1,7 +1,7 @@
 /**
  * Counter increments, a module of their own (issue 14, point 6): the route's first increment
- * compiles this and its script, not the member and counter deletes (./counters.ts: their layout,
- * scripts and Lua, ~16 KB minified), which a cold isolate's first write seldom is. One script, so
+ * compiles this and its script, not the member delete (./counters.ts: its layout, script and Lua,
+ * ~16 KB minified; the counter delete's small script shares ./scripts.ts with the increment's), which a cold isolate's first write seldom is. One script, so
  * one Redis round trip, whatever the batch size.
  */
 import type { Ctx } from "../context.ts";

@@ -80,15 +80,21 @@ export const MAX_DELETE_KEYS = 1750;
  */
 export const MAX_DELETE_READS = 60;
 
-/** Most commands one read may make (issue 15), its EVALSHA included. */
+/**
+ * Most commands a read of an `hour` or `day` counter may make past its sizing (issue 15), its
+ * EVALSHA included: the threshold algorithm's rounds and a `min`/`max` member read's ZSCOREs are
+ * held to it. Week and month counters (≤ 59 keys over 400 days, up to ~70 commands) and a `sum`
+ * member read whose edge plan cannot answer exactly (a ZSCORE per key) are not (docs/counters.md).
+ */
 export const MAX_READ_COMMANDS = 60;
 
 /**
- * Most ZCARDs one read spends bounding the entries its union would walk (issue 15), month rollups'
- * included. The months settle most reads; past them a key each, which a `min`/`max` read of 400
- * days of days (401 buckets) or a week counter's 400 days (58 weeks, no rollups) would pass: such a
- * read is refused (400 `too_many_entries`, naming this) once the keys left unsized could still pass
- * the bound. 44, so that the union, its cache and the answer fit in MAX_READ_COMMANDS after them.
+ * Most ZCARDs a `min`/`max` read of an `hour` or `day` counter spends bounding the entries its
+ * union would walk (issue 15), month rollups' included. The months settle most reads; past them a
+ * key each, which 400 days of days (401 buckets) would pass: such a read is refused (400
+ * `too_many_entries`, naming this) once the keys left unsized could still pass the bound. 44, so
+ * that the union, its cache and the answer fit in MAX_READ_COMMANDS after them. Sums (≤ ~120
+ * calendar parts) and week/month counters are sized whole (resolve.ts `sizeBudget`).
  */
 export const MAX_SIZE_READS = 44;
 

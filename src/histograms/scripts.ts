@@ -186,8 +186,8 @@ return {created = created, createdAt = createdAt}
  * check has passed, so a refusal never has to take them back; its expiry
  * (as long as its last day's) is set with the day's, on the day's first touch.
  *
- * Steady state costs HMGET + one ZINCRBY per distinct bucket + ZINCRBY of the
- * sum. The `ZADD GT` of the extremes runs only when the settings' mirror of the
+ * Steady state costs HMGET + one ZINCRBY per distinct bucket on the day and one on
+ * its month rollup + ZINCRBY of the sum. The `ZADD GT` of the extremes runs only when the settings' mirror of the
  * newest day's extremes (read by the same HMGET) does not already hold the
  * batch's: a value that extends them (about 2·ln n times in n random values),
  * another day, or a day near its deadline; extending the newest day's also
@@ -203,7 +203,7 @@ return {created = created, createdAt = createdAt}
  * All or nothing, so its result is known before it runs: every value is accepted
  * unless the call is refused. `resultUpFront` lets the idempotency prelude record
  * it in the same command that looks for an earlier record (6 commands with a key
- * instead of 8).
+ * instead of 7).
  */
 export const observeScript = defineScript({
   name: "histograms.observe",

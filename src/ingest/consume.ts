@@ -140,6 +140,8 @@ export async function consumeBatch(
   const groups = new Map<string, Entry[]>();
   const chunks = new Map<string, { n: number; entries: Set<string> }>();
   const firsts = new Map<string, Entry>();
+  // the merge keys of each entry's chunk, to count an earlier copy's keys when it takes the entry's place
+  const chunkOf = new Map<Entry, Set<string>>();
   for (const msg of messages) {
     const parsed = parseMessage(msg.body);
     stats.oldestAgeMs = Math.max(
@@ -182,6 +184,9 @@ export async function consumeBatch(
       // retry is a replay and the first request's time stands (a trending hour, a counter bucket, a
       // heartbeat's last-seen), and Queues may hand the retry's copy over first. No command more.
       if (message.t < first.message.t) {
+        // its keys may differ (a presence slot is its time's): counted in the chunk from now on (a
+        // chunk past its limit by one message's keys at most, as its first message's split decided)
+        for (const k of mergeKeys(message)) chunkOf.get(first)?.add(k);
         first.copies.push(first.msg);
         Object.assign(first, { msg, message, dedupe, alt });
         firsts.set(dedupe, first);
@@ -203,6 +208,7 @@ export async function consumeBatch(
     let group = groups.get(key);
     if (!group) groups.set(key, (group = []));
     const entry: Entry = { msg, message, dedupe, alt, copies: [] };
+    chunkOf.set(entry, chunk.entries);
     firsts.set(dedupe, entry);
     if (alt !== undefined) firsts.set(alt, entry);
     group.push(entry);
