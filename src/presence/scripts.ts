@@ -257,6 +257,10 @@ export const leaveScript = defineScript({
   uses: [reverseLua],
   lua: `
 local got = redis.call('HMGET', ids, id, leftField(id))
+-- A room that maps no id at all (no \`ids\` hash: it does not exist, or its very first heartbeat is
+-- still queued) gets no mark: a hash made here would be a key without an expiry for any name an
+-- ingest key invents (review 5). One EXISTS, only for an id neither mapped nor marked.
+if not got[1] and not got[2] and redis.call('EXISTS', ids) == 0 then return 0 end
 -- The latest leave is kept: a leave applied late (queued) does not shorten the mark.
 local newer = not got[2] or tonumber(got[2]) < tonumber(now)
 if newer then redis.call('HSET', ids, leftField(id), now) end

@@ -125,8 +125,8 @@ export const area = {
       call: "leave",
       state: "id not mapped yet",
       roundTrips: 1,
-      commands: 4,
-      note: "An id with no heartbeat applied (its first may still be queued): EVALSHA, HMGET, HSET of its leave mark (that heartbeat, applied after the leave, reads it and keeps the id offline; review 11, was 2 with no mark), ZADD of an entry in the trim schedule `_due` that drops the mark a timeout and 2 days later; nothing moved. 2 when the id already has a later mark.",
+      commands: 5,
+      note: "An id with no heartbeat applied (its first may still be queued): EVALSHA, HMGET, EXISTS of the room's `ids` (a room mapping no id gets no mark, which would be a key without an expiry: 3), HSET of its leave mark (that heartbeat, applied after the leave, reads it and keeps the id offline; review 11, was 2 with no mark), ZADD of an entry in the trim schedule `_due` that drops the mark a timeout and 2 days later; nothing moved. 2 when the id already has a later mark.",
     },
     deleteRoom: {
       call: "delete room (admin)",

@@ -200,12 +200,14 @@ describe("model check with the id horizon", () => {
             }
             for (const [id, dropAt] of unmapped) if (dropAt <= now) unmapped.delete(id);
           } else if (o.kind === "leave") {
+            // a room that maps no id (no `ids` hash) gets no mark for an unmapped id
+            const hashExists = score.size + left.size + unmapped.size > 0;
             await leave(ctx, "m", `id${o.id}`);
             const s = score.get(`id${o.id}`);
             if (s !== undefined) score.set(`id${o.id}`, Math.min(s, now - 300_001));
             if (s !== undefined) left.add(`id${o.id}`);
             // an id not mapped yet gets its mark too, dropped a timeout and 2 days later
-            else if (!unmapped.has(`id${o.id}`) || unmapped.get(`id${o.id}`)! < now + 300_000 + 2 * DAY)
+            else if (hashExists && (!unmapped.has(`id${o.id}`) || unmapped.get(`id${o.id}`)! < now + 300_000 + 2 * DAY))
               unmapped.set(`id${o.id}`, now + 300_000 + 2 * DAY);
           } else {
             const batch = [...new Set(o.ids.map((i) => `id${i}`))];
