@@ -2,7 +2,7 @@ import { Redis } from "@upstash/redis";
 import type { Context } from "hono";
 import type { Ctx } from "../../src/context.ts";
 import { ConfigError } from "../../src/errors.ts";
-import { createRedis, type RedisClient } from "../../src/redis/client.ts";
+import { CLIENT_SETTINGS, createRedis, type RedisClient } from "../../src/redis/client.ts";
 import { defineScript } from "../../src/redis/script.ts";
 import type { IngestKind } from "../../src/ingest/index.ts";
 import type { IngestBindings } from "../queue.ts";
@@ -57,7 +57,7 @@ export function warmRedisClient(): void {
   };
   // a warm-up only: whatever a later client version throws here must not fail the Worker's start
   try {
-    new Redis({ ...warmSettings, url: "https://warm.invalid", token: "warm", signal: stop })
+    new Redis({ ...CLIENT_SETTINGS, url: "https://warm.invalid", token: "warm", signal: stop })
       .evalsha("0".repeat(40), ["k"], ["a"])
       .catch(() => {});
     void warmScript.text; // the getter builds it
@@ -68,15 +68,6 @@ export function warmRedisClient(): void {
 
 /** Never sent: only its text is built (`warmRedisClient`). */
 const warmScript = defineScript({ name: "warm.up", write: true, keys: ["key"], args: ["arg"], lua: "return 1" });
-
-/** `createRedis`'s settings (src/redis/client.ts: no retries, replies as text), which choose the client's code path. */
-const warmSettings = {
-  retry: { retries: 0 },
-  automaticDeserialization: false,
-  enableAutoPipelining: false,
-  enableTelemetry: false,
-  responseEncoding: false,
-} as const;
 
 /**
  * The library context of this request. Made on first use, not by a middleware: requests that

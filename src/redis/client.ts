@@ -24,6 +24,18 @@ export interface RedisOptions {
 }
 
 /**
+ * `createRedis`'s client settings (why each: below), shared with the Worker's startup warm-up
+ * (functions/middleware/context.ts), which must take the same code path through the client.
+ */
+export const CLIENT_SETTINGS = {
+  retry: { retries: 0 },
+  automaticDeserialization: false,
+  enableAutoPipelining: false,
+  enableTelemetry: false,
+  responseEncoding: false,
+} as const;
+
+/**
  * Creates the Upstash client with defaults chosen on purpose:
  * - `retry: { retries: 0 }`: the client would otherwise re-send a request whose
  *   response was lost (up to 5 times), and a re-sent increment counts twice. A
@@ -47,13 +59,9 @@ export interface RedisOptions {
 export function createRedis(options: RedisOptions): Redis {
   const timeoutMs = options.timeoutMs ?? 3000;
   const redis = new Redis({
+    ...CLIENT_SETTINGS,
     url: options.url,
     token: options.token,
-    retry: { retries: 0 },
-    automaticDeserialization: false,
-    enableAutoPipelining: false,
-    enableTelemetry: false,
-    responseEncoding: false,
     signal: () => AbortSignal.timeout(timeoutMs),
   });
   made.add(redis);

@@ -41,6 +41,7 @@ import { withoutPipeline } from "../helpers/histograms.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { VirtualExpiry } from "../helpers/virtual-expiry.ts";
 import { command, keysUnder, resetStats, statsOf } from "../helpers/upstash-rest.ts";
+import { settled } from "../helpers/settled.ts";
 
 /** The run's seed: 1010 (REVIEW10_SEED picks another, to explore; the committed run is 1010). */
 const SEED = Number(process.env.REVIEW10_SEED ?? 1010);
@@ -153,15 +154,6 @@ const stats = {
   lateWrites: 0,
   aheadWrites: 0,
 };
-
-type Result<T> = { ok: true; value: T } | { ok: false; error: unknown };
-async function settled<T>(p: Promise<T>): Promise<Result<T>> {
-  try {
-    return { ok: true, value: await p };
-  } catch (error) {
-    return { ok: false, error };
-  }
-}
 
 const monthStart = (ms: number) => periodStart("month", ms);
 const nextMonth = (ms: number) => periodEnd("month", ms);

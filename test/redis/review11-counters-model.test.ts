@@ -56,6 +56,7 @@ import { createRedis } from "../../src/redis/client.ts";
 import type { Period } from "../../src/time.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { command, resetStats, statsOf } from "../helpers/upstash-rest.ts";
+import { settled, type Result } from "../helpers/settled.ts";
 
 const lib = libraryTest("r11cnt", { timeoutMs: 30_000 });
 const { target } = lib;
@@ -182,14 +183,6 @@ const POOL = [
 ];
 const NUMERIC = ["1", "2", "10", "-3", "0.5", "007", "42", "1e3", "-0.25", "99", "100000000000000001"];
 
-type Result<T> = { ok: true; value: T } | { ok: false; error: unknown };
-async function settled<T>(p: Promise<T>): Promise<Result<T>> {
-  try {
-    return { ok: true, value: await p };
-  } catch (error) {
-    return { ok: false, error };
-  }
-}
 const msg = (r: Result<unknown>) => (r.ok ? "ok" : `${(r.error as Error).name}: ${(r.error as Error).message}`);
 
 /** Shortens every tracked TTL by `d` ms (deleting what runs out): answers per key the ms left, -1 none, -2 absent, -3 expired now. */
