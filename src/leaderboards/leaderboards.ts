@@ -6,7 +6,8 @@ import type { Idempotency, Written } from "../redis/script.ts";
 import { emitBlock } from "../webhooks/emit.ts";
 import { boardKeys, registryKey } from "./keys.ts";
 import { countScript } from "./read-scripts.ts";
-import { configureScript, deleteScript, joinScript, removeScript, scoreScript } from "./scripts.ts";
+import { scoreScript } from "./score.ts";
+import { configureScript, deleteScript, joinScript, removeScript } from "./scripts.ts";
 import {
   DEFAULT_KEEP_SEASONS,
   keptSeasons,

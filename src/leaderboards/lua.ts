@@ -2,7 +2,7 @@ import { defineLua } from "../redis/script.ts";
 import { SEQ_WIDTH } from "./keys.ts";
 import { DEFAULT_KEEP_SEASONS } from "./seasons.ts";
 
-/** Lua the leaderboard scripts share (scripts.ts: writes and the snapshot job, read-scripts.ts: reads). */
+/** Lua the leaderboard scripts share (scripts.ts, score.ts: writes and the snapshot job, read-scripts.ts: reads). */
 
 /** Ranking members '<seq>:<player>' (keys.ts, SEQ_WIDTH and playerOfMember). */
 export const memberLua = defineLua(
