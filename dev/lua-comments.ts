@@ -5,7 +5,8 @@
  * A script's SHA-1 is computed at run time from the text it ships with, so the bundle's scripts
  * simply have other SHA-1s than the source's (each is loaded by EVAL on its first NOSCRIPT).
  *
- * Only modules that define Lua (`defineScript(` or `defineLua(`) are touched, and only lines that
+ * Only modules that define Lua (`defineScript(`, `defineLua(`, or a Lua text exported as a
+ * `NAME_LUA` constant that scripts splice in, e.g. src/counters/trim.ts) are touched, and only lines that
  * are a Lua comment and nothing else: optional indentation, `--`, then a space or the line's end.
  * TypeScript never has such a line here (prettier writes a decrement as `--x`), and Lua reads a
  * line starting with `--` as a comment everywhere but inside a long string (`[[`), which no script
@@ -13,8 +14,11 @@
  */
 export const LUA_COMMENT_LINE = /^[ \t]*--(?: .*)?\r?\n/gm;
 
+/** A module's own Lua: a script, a shared library, or a Lua text constant (`export const X_LUA = \``). */
+const DEFINES_LUA = /defineScript\(|defineLua\(|^export const [A-Z][A-Z0-9_]*_LUA = `/m;
+
 /** The source less its whole-line Lua comments, or the source itself when it defines no Lua. */
 export function stripLuaComments(source: string): string {
-  if (!source.includes("defineScript(") && !source.includes("defineLua(")) return source;
+  if (!DEFINES_LUA.test(source)) return source;
   return source.replace(LUA_COMMENT_LINE, "");
 }

@@ -7,9 +7,7 @@
  * the sum of the days read one by one (`sum`). The rest of the body sizes and unions those parts.
  *
  * Not a `defineLua` library: it binds the locals the rest of the body reads, which a function would
- * have to hand back one by one. This comment names `defineScript(` so that the Worker bundle drops
- * the whole-line Lua comments below, as it does in every module that defines a script
- * (dev/lua-comments.ts).
+ * have to hand back one by one.
  */
 export const READ_PARTS_LUA = `
 local cap       = tonumber(maxBuckets)
