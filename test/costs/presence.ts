@@ -147,8 +147,8 @@ export const area = {
       call: "trim run",
       state: "nothing due but 1 unmapped id's leave mark",
       roundTrips: 2,
-      commands: 6,
-      note: "The mark's entry is listed with the due rooms (no command more for runs without one); then one script for up to 2,000 of them: EVALSHA, per mark an HMGET (is the id mapped since? then the mark is that id's and stays) and an HDEL, one ZREM of the entries (review 11).",
+      commands: 7,
+      note: "The mark's entry is listed with the due rooms (no command more for runs without one); then one script for up to 2,000 of them: EVALSHA, per mark an HMGET (is the id mapped since? then the mark is that id's and stays), an HDEL and an EXISTS of the room's `ids` (+1 UNLINK of its `seq` when the mark was the last field: a room the trim job dropped while the mark was there kept a counter nothing deleted; was 6), one ZREM of the entries (review 11).",
     },
     trimOneRoom: {
       call: "trim run",
