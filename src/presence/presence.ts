@@ -103,6 +103,8 @@ export async function leave(
       offlineAt: ctx.now - timeout - 1,
       entry: markEntry(room, id),
       dropAt: ctx.now + timeout + UNMAPPED_MARK_KEPT_MS,
+      // the expiry of an `ids` hash the leave makes (relative: Redis's clock may differ from ours)
+      keep: timeout + UNMAPPED_MARK_KEPT_MS,
     },
   );
   return { left: value === 1, replayed };
