@@ -74,6 +74,27 @@ describe("presence: no key of a room outlives it", () => {
     expect(await lasting(ctx, "r")).toEqual([]);
   });
 
+  it("a leave in a room that maps no id leaves only keys with an expiry, also once another id is mapped there", async () => {
+    const ctx = lib.ctx(T0, "pmk-made");
+    await leave(ctx, "r", "ghost");
+    await leave(ctx, "s", "ghost");
+    // r: nothing else ever; the hash made by the leave expires (its mark is dropped on time too)
+    expect(await lasting(ctx, "r")).toEqual([]);
+    await runs(ctx, T0 + 2 * DAY + 10 * MINUTE, T0 + 2 * DAY + 10 * MINUTE, MINUTE);
+    expect(await command<string | null>(target, "HGET", `${ctx.prefix}:presence:r:ids`, "\u0002ghost")).toBeNull();
+    expect(await lasting(ctx, "r")).toEqual([]);
+    // s: another id's heartbeat maps it for good; the ghost's mark goes on time, then the id past the horizon
+    await heartbeat({ ...ctx, now: T0 + MINUTE }, "s", ["a"]);
+    expect(await lasting(ctx, "s")).toEqual(["ids", "seen", "seq"]);
+    await runs(ctx, T0 + 10 * MINUTE, T0 + 10 * MINUTE, MINUTE);
+    await heartbeat({ ...ctx, now: T0 + DAY }, "s", ["a"]);
+    await runs(ctx, T0 + 2 * DAY + 10 * MINUTE, T0 + 2 * DAY + 10 * MINUTE, MINUTE);
+    expect((await command<string[]>(target, "HKEYS", `${ctx.prefix}:presence:s:ids`)).sort()).toEqual(["\u00011", "a"]);
+    await runs(ctx, T0 + 3 * DAY + 10 * MINUTE, T0 + 3 * DAY + 10 * MINUTE, MINUTE);
+    expect(await lasting(ctx, "s")).toEqual([]);
+    expect(await command<number>(target, "ZCARD", `${ctx.prefix}:presence:_due`)).toBe(0);
+  });
+
   it("a room dropped with a mark whose id heartbeats before the mark comes due keeps that id's mapping", async () => {
     const ctx = lib.ctx(T0, "pmk-back");
     await heartbeat(ctx, "r", ["a"]);
