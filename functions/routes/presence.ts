@@ -1,232 +1,63 @@
 import * as z from "../zod.ts";
-import * as presence from "../../src/presence/presence.ts";
+import * as presence from "../../src/presence/index.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay, queueIfAsync } from "../middleware/context.ts";
-import { lazyRoute, once, prechecked, type Verdict } from "../lazy-route.ts";
-import { fieldsPrecheck, intField, memberField, nameField, textField } from "../prechecks.ts";
+import { lazyRoute, prechecked } from "../lazy-route.ts";
 import { createRouter } from "../router.ts";
-import { ACTIVITY_CURSOR_MAX } from "../../src/redis/pages.ts";
 import { invalid } from "../../src/validation.ts";
 import {
-  MAX_BATCH_ITEMS,
-  Member,
-  memberPrecheck,
-  Name,
   errorResponses,
-  intQuery,
-  isPlainObject,
   jsonBody,
   jsonResponse,
   nameParamsChecked,
   writeErrorResponses,
   queuedResponse,
 } from "../schemas.ts";
+import {
+  HeartbeatBody,
+  heartbeatPrecheck,
+  HeartbeatResult,
+  History,
+  HistoryQuery,
+  historyQueryPrecheck,
+  LeaveParams,
+  leaveParamsPrecheck,
+  MemberPage,
+  MembersQuery,
+  membersQueryPrecheck,
+  RoomDay,
+  RoomQuery,
+  roomQueryPrecheck,
+  Rooms,
+  RoomsQuery,
+  roomsQueryPrecheck,
+  RoomStats,
+  SiteTotal,
+} from "./presence-schemas.ts";
+
+// The schemas and their prechecks are in ./presence-schemas.ts; re-exported for those that take them from here.
+export {
+  HeartbeatBody,
+  heartbeatPrecheck,
+  HistoryQuery,
+  historyQueryPrecheck,
+  LeaveParams,
+  leaveParamsPrecheck,
+  MembersQuery,
+  membersQueryPrecheck,
+  RoomQuery,
+  roomQueryPrecheck,
+  RoomsQuery,
+  roomsQueryPrecheck,
+};
 
 const tags = ["Presence"];
 
-/**
- * `{"id"}` or `{"ids":[...]}` of plain strings (not `{"ids":[{"id"}]}` as
- * batchOf would build), so the contract's shape needs its own schema.
- */
-export const HeartbeatBody = once(() =>
-  z
-    .object({
-      id: Member().optional(),
-      ids: z
-        .array(Member())
-        .min(1)
-        .max(MAX_BATCH_ITEMS)
-        .optional()
-        .openapi({ description: `1..${MAX_BATCH_ITEMS} ids` }),
-    })
-    .strict()
-    .superRefine((body, ctx) => {
-      if ((body.id === undefined) === (body.ids === undefined))
-        ctx.addIssue({ code: "custom", path: [], message: "send exactly one of 'id' or 'ids'" });
-    })
-    .openapi("PresenceHeartbeat", { example: { ids: ["3f1c9a6e-4b7d-4f0a-9a55-0c1d2e3f4a5b", "user-42"] } }),
-);
-
-/**
- * The precheck (../lazy-route.ts) of HeartbeatBody: `{"id"}` or `{"ids":[1..1000 strings]}` is
- * decided without zod (valid ids, and bad ones with their issues, as the members' own refinement
- * reports them); any other body, zod decides.
- */
-export function heartbeatPrecheck(body: unknown): Verdict {
-  if (!isPlainObject(body)) return undefined;
-  const keys = Object.keys(body);
-  if (keys.length !== 1) return undefined;
-  const issues: { path: (string | number)[]; message: string }[] = [];
-  let data: Record<string, unknown>;
-  if (keys[0] === "id") {
-    const id = memberPrecheck(body.id, ["id"], issues);
-    if (id === undefined) return undefined;
-    data = { id };
-  } else if (keys[0] === "ids") {
-    const list = body.ids;
-    if (!Array.isArray(list) || list.length < 1 || list.length > MAX_BATCH_ITEMS) return undefined;
-    const ids: string[] = [];
-    for (let i = 0; i < list.length; i++) {
-      const id = memberPrecheck(list[i], ["ids", i], issues);
-      if (id === undefined) return undefined;
-      ids.push(id);
-    }
-    data = { ids };
-  } else return undefined;
-  return issues.length > 0 ? { success: false, error: { issues } } : { success: true, data };
-}
-
-const HeartbeatResult = once(() =>
-  z
-    .object({
-      online: z.number().int().openapi({ description: "ids online in the room right after this heartbeat" }),
-      new: z.number().int().openapi({ description: "ids of this request never seen in the room before" }),
-    })
-    .openapi("PresenceHeartbeatResult"),
-);
-
-const RoomStats = once(() =>
-  z
-    .object({
-      room: z.string(),
-      online: z.number().int().openapi({ description: "ids with a heartbeat within timeoutSeconds, exact now" }),
-      timeoutSeconds: z.number().int(),
-      peakToday: z.number().int().openapi({ description: "most ids online at once since UTC midnight (PCU)" }),
-      peakAt: z.number().int().nullable().openapi({ description: "when peakToday was reached (epoch ms)" }),
-      activeToday: z.number().int().openapi({ description: "distinct ids seen since UTC midnight (AU, exact)" }),
-      newToday: z.number().int().openapi({ description: "ids first seen in this room since UTC midnight (NU)" }),
-      day: z.number().int().openapi({ description: "start of the UTC day of the daily figures (epoch ms)" }),
-    })
-    .openapi("PresenceRoom"),
-);
-
-const RoomDay = once(() =>
-  z
-    .object({
-      room: z.string(),
-      day: z.string().openapi({ description: "the UTC day, YYYY-MM-DD" }),
-      from: z.number().int().openapi({ description: "start of the day (epoch ms)" }),
-      peak: z.number().int().openapi({ description: "most ids online at once that day (PCU)" }),
-      peakAt: z
-        .number()
-        .int()
-        .nullable()
-        .openapi({ description: "when peak was first reached (epoch ms); null when nobody was online" }),
-      active: z.number().int().openapi({ description: "distinct ids seen that day (AU, exact)" }),
-      new: z.number().int().openapi({ description: "ids seen that day for the first time in the room (NU)" }),
-    })
-    .openapi("PresenceRoomDay"),
-);
-
-const SiteTotal = once(() =>
-  z
-    .object({
-      online: z.number().int().openapi({
-        description: "ids online across rooms at the trim job's latest run (an id in two rooms counts twice)",
-      }),
-      onlineAt: z
-        .number()
-        .int()
-        .nullable()
-        .openapi({ description: "when that run sampled it (epoch ms); null before any run" }),
-      peakToday: z.number().int().openapi({ description: "highest per-minute sample of online since UTC midnight" }),
-      peakAt: z.number().int().nullable().openapi({ description: "when peakToday was first sampled (epoch ms)" }),
-      activeToday: z
-        .number()
-        .int()
-        .openapi({ description: "distinct ids seen since UTC midnight in any room: a HyperLogLog estimate" }),
-      activeTodayError: z.number().openapi({ description: "relative standard error of activeToday (0.0081 = 0.81 %)" }),
-      day: z.number().int().openapi({ description: "start of the UTC day of the daily figures (epoch ms)" }),
-    })
-    .openapi("PresenceTotal"),
-);
-
-const MemberPage = once(() =>
-  z
-    .object({
-      members: z.array(z.object({ id: z.string(), lastSeen: z.number().int() })),
-      nextCursor: z
-        .string()
-        .nullable()
-        .openapi({ description: "pass as cursor for the next page; null on the last page" }),
-    })
-    .openapi("PresenceMembers"),
-);
-
-const History = once(() =>
-  z
-    .object({
-      points: z.array(
-        z.object({ at: z.number().int().openapi({ description: "minute (epoch ms)" }), online: z.number().int() }),
-      ),
-    })
-    .openapi("PresenceHistory"),
-);
-
-const Rooms = once(() =>
-  z
-    .object({
-      rooms: z.array(z.string()).openapi({ description: "most recently active first" }),
-      truncated: z.boolean().openapi({ description: "true when more rooms follow (nextCursor is not null)" }),
-      nextCursor: z
-        .string()
-        .nullable()
-        .openapi({ description: "pass as cursor for the next page; null on the last page" }),
-    })
-    .openapi("PresenceRooms"),
-);
-
 /** The room path parameter, prechecked (../lazy-route.ts). */
 const roomParamsChecked = () => nameParamsChecked("room");
-export const RoomQuery = once(() =>
-  z.object({
-    day: z
-      .string()
-      .optional()
-      .openapi({ description: "a UTC day, YYYY-MM-DD, within the last 400 days", example: "2026-11-20" }),
-  }),
-);
-/** RoomQuery's precheck (../lazy-route.ts `prechecked`): no `day`, or one as text (the library parses it). */
-export const roomQueryPrecheck = fieldsPrecheck({ day: textField() });
-/** The query of the rooms' list, and its precheck (`limit` in plain digits, a cursor of at most ACTIVITY_CURSOR_MAX characters). */
-export const RoomsQuery = once(() =>
-  z.object({
-    limit: intQuery(1, 1000, 1000),
-    cursor: z.string().max(ACTIVITY_CURSOR_MAX).optional().openapi({ description: "nextCursor of the previous page" }),
-  }),
-);
-export const roomsQueryPrecheck = fieldsPrecheck({
-  limit: intField(1, 1000, 1000),
-  cursor: textField((cursor) => cursor.length <= ACTIVITY_CURSOR_MAX),
-});
-/** The query of the online members' list. */
-export const MembersQuery = once(() =>
-  z.object({
-    limit: intQuery(1, 1000, 100),
-    cursor: z.string().max(40).optional().openapi({ description: "nextCursor of the previous page" }),
-  }),
-);
-/** MembersQuery's precheck: `limit` in plain digits, a cursor of at most 40 characters. */
-export const membersQueryPrecheck = fieldsPrecheck({
-  limit: intField(1, 1000, 100),
-  cursor: textField((cursor) => cursor.length <= 40),
-});
-/** The query of a room's history. */
-export const HistoryQuery = once(() => z.object({ hours: intQuery(1, 24, 24) }));
-export const historyQueryPrecheck = fieldsPrecheck({ hours: intField(1, 24, 24) });
 const timeoutOf = (c: { get(key: "config"): { presenceTimeoutSeconds: number } }) => ({
   timeoutSeconds: c.get("config").presenceTimeoutSeconds,
 });
-
-/** The path of a leave: a room and an id. */
-export const LeaveParams = once(() =>
-  z.object({
-    room: Name().openapi({ param: { name: "room", in: "path" } }),
-    id: Member().openapi({ param: { name: "id", in: "path" } }),
-  }),
-);
-/** LeaveParams' precheck: a room name and a valid id (a page unload's leave loads no zod). */
-export const leaveParamsPrecheck = fieldsPrecheck({ room: nameField, id: memberField });
 
 export const presenceRoutes = createRouter();
 

@@ -6,26 +6,28 @@
 export {
   deleteRoom,
   heartbeat,
-  history,
   leave,
+  minuteOf,
+  type HeartbeatOptions,
+  type HeartbeatResult,
+  type PresenceOptions,
+} from "./presence.ts";
+export {
+  history,
   day,
   members,
-  minuteOf,
   rooms,
   stats,
   total,
   HLL_STANDARD_ERROR,
-  type HeartbeatOptions,
-  type HeartbeatResult,
   type ListMembersOptions,
   type ListRoomsOptions,
   type MemberPage,
-  type PresenceOptions,
   type RoomDay,
   type RoomPage,
   type SiteTotal,
   type RoomStats,
-} from "./presence.ts";
+} from "./reads.ts";
 export {
   DAYS_KEPT,
   DEFAULT_TIMEOUT_SECONDS,

@@ -76,7 +76,11 @@ export function createTrimJob(options: TrimOptions = {}): Job {
       const pairs = marks.map((entry) => markOf(entry) as [string, string]);
       await dropMarksScript.run(
         ctx.redis,
-        { due: registry.due, idsKeys: pairs.map(([room]) => roomKeys(ctx.prefix, room).ids) },
+        {
+          due: registry.due,
+          idsKeys: pairs.map(([room]) => roomKeys(ctx.prefix, room).ids),
+          seqKeys: pairs.map(([room]) => roomKeys(ctx.prefix, room).seq),
+        },
         {
           cut: ctx.now - timeout - UNMAPPED_MARK_KEPT_MS,
           keep: timeout + UNMAPPED_MARK_KEPT_MS,

@@ -16,7 +16,7 @@ import { HEADER_BITS, IDLED_FLAG } from "./keys.ts";
  */
 export const reverseLua = defineLua(
   "presence.reverse",
-  ["reverseField", "leftField", "idsOf"],
+  ["reverseField", "leftField", "LEAVE_MADE", "idsOf"],
   `
 local function reverseField(n)
   return '\\1' .. n
@@ -27,6 +27,10 @@ end
 local function leftField(id)
   return '\\2' .. id
 end
+-- Present (byte 3, never an id) while ids is a hash a leave made in a room that mapped no id: it
+-- holds marks only and expires with them (its value: when, ms). The first heartbeat mapping an id
+-- into it takes the expiry off (a mapping lives to the horizon) and this field with it.
+local LEAVE_MADE = '\\3'
 -- The ids of these compact ids (false where none), their reverse fields in ids, and those of
 -- them whose id came from the old names hash (one HMGET more, only while a room has such ids).
 local function idsOf(ids, names, compact)
@@ -83,13 +87,20 @@ local timeout         = tonumber(timeout)
 local ofDay           = tonumber(ofDay)
 -- Whole-batch commands (one HMGET, one ZADD, one BITFIELD) rather than a few
 -- per id: Upstash bills each command a script runs, so 1 id and 1,000 cost the same.
--- The same HMGET reads each id's leave mark (leftField) after its compact id.
+-- The same HMGET reads each id's leave mark (leftField) after its compact id, and LEAVE_MADE.
 local fields          = {}
 for i, id in ipairs(batch) do
   fields[i]          = id
   fields[#batch + i] = leftField(id)
 end
+fields[2 * #batch + 1] = LEAVE_MADE
 local known           = redis.call('HMGET', ids, unpack(fields))
+-- ids is a hash a leave made (its id's first heartbeat was still queued, maybe this one), with an
+-- expiry for its marks: the ids mapped below are kept to the horizon. +2, once per such room.
+if known[2 * #batch + 1] then
+  redis.call('PERSIST', ids)
+  redis.call('HDEL', ids, LEAVE_MADE)
+end
 local fresh, assigned = {}, {}
 for i, id in ipairs(batch) do
   if not known[i] and not assigned[id] then
@@ -247,23 +258,31 @@ return { online = count, new = #fresh }
  * later than it was). It stays mapped and seen, so AU, NU, PCU and history keep
  * their values and the id is still forgotten on time. Its leave time is kept
  * (leftField) for heartbeats sent before it and applied after it, also for an id
- * not mapped yet (its first heartbeat still queued). Returns 1 when the id was moved.
+ * not mapped yet (its first heartbeat still queued), also in a room that maps no id
+ * (in an `ids` hash with an expiry, LEAVE_MADE). Returns 1 when the id was moved.
  */
 export const leaveScript = defineScript({
   name: "presence.leave",
   write: true,
   keys: ["seen", "ids", "due"],
-  args: ["id", "now", "offlineAt", "entry", "dropAt"],
+  args: ["id", "now", "offlineAt", "entry", "dropAt", "keep"],
   uses: [reverseLua],
   lua: `
-local got = redis.call('HMGET', ids, id, leftField(id))
--- A room that maps no id at all (no \`ids\` hash: it does not exist, or its very first heartbeat is
--- still queued) gets no mark: a hash made here would be a key without an expiry for any name an
--- ingest key invents (review 5). One EXISTS, only for an id neither mapped nor marked.
-if not got[1] and not got[2] and redis.call('EXISTS', ids) == 0 then return 0 end
+local got  = redis.call('HMGET', ids, id, leftField(id), LEAVE_MADE)
+-- ids was made by a leave (LEAVE_MADE: when it expires), or is made now: a room that maps no id at
+-- all (it does not exist, or its very first heartbeat is still queued: maybe this id's). The hash
+-- gets an expiry, when its latest mark may be dropped: no key without one for any name an ingest
+-- key invents (review 5). One EXISTS, only for an id neither mapped nor marked in a room not so made.
+local made = tonumber(got[3])
+if not got[1] and not got[2] and not made and redis.call('EXISTS', ids) == 0 then made = 0 end
 -- The latest leave is kept: a leave applied late (queued) does not shorten the mark.
 local newer = not got[2] or tonumber(got[2]) < tonumber(now)
-if newer then redis.call('HSET', ids, leftField(id), now) end
+if newer and made and tonumber(dropAt) > made then
+  redis.call('HSET', ids, leftField(id), now, LEAVE_MADE, dropAt)
+  redis.call('PEXPIRE', ids, keep)
+elseif newer then
+  redis.call('HSET', ids, leftField(id), now)
+end
 if not got[1] then
   -- An id not mapped yet: its first heartbeat may still be queued (review 11: it joined and left
   -- within the queue's lag). The mark is written all the same, so that heartbeat, applied after

@@ -241,12 +241,16 @@ return { rooms = #roomNames, online = total, forgotten = forgotten, idle = idleR
  * heartbeat can need them: nothing else forgets them, as only mapped ids are forgotten. The i-th
  * entry (markEntry) is the i-th id's, in the i-th ids key. A mark whose id got mapped since stays:
  * it is that id's now, dropped when the id is forgotten. A mark written again later (a later leave
- * moved the entry too; a shorter timeout since) waits for its own time. Returns how many went.
+ * moved the entry too; a shorter timeout since) waits for its own time. A mark that was the last
+ * field of `ids` takes the room's `seq` with it (one EXISTS per mark dropped, +1 UNLINK then): the
+ * room maps no id, so no compact id can be handed out twice, and a room the trim job dropped while
+ * the mark kept `ids` non-empty kept its counter, which then had no TTL and nothing to delete it
+ * (found 2026-11-27). The i-th seq key is the i-th room's. Returns how many went.
  */
 export const dropMarksScript = defineScript({
   name: "presence.dropMarks",
   write: true,
-  keys: ["due", "...idsKeys"],
+  keys: ["due", "...idsKeys", "...seqKeys"],
   args: ["cut", "keep", "...entries"],
   uses: [reverseLua],
   lua: `
@@ -259,7 +263,11 @@ for i = 1, n do
   if not got[1] and at and at > cut then
     redis.call('ZADD', due, string.format('%.0f', at + tonumber(keep)), entries[i])
   else
-    if not got[1] and at then dropped = dropped + redis.call('HDEL', idsKeys[i], leftField(id)) end
+    if not got[1] and at and redis.call('HDEL', idsKeys[i], leftField(id)) == 1 then
+      dropped = dropped + 1
+      -- the room's last field: it maps no id (also none by an earlier version), its counter goes
+      if redis.call('EXISTS', idsKeys[i]) == 0 then redis.call('UNLINK', seqKeys[i]) end
+    end
     done[#done + 1] = entries[i]
   end
 end

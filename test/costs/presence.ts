@@ -60,6 +60,13 @@ export const area = {
       commands: 9,
       note: "The room becomes active again (see the previous row), without the daily key's EXPIRE.",
     },
+    heartbeatAfterLeaveMade: {
+      call: "heartbeat, 1 id",
+      state: "room's first, after a leave made its `ids`",
+      roundTrips: 1,
+      commands: 18,
+      note: "The first heartbeat mapping an id into an `ids` hash a leave made (the HMGET it makes anyway reads field `\\x03`, at no cost): +2, PERSIST (a mapping lives to the horizon, not to the marks' expiry) and HDEL of that field, once per such room; here a new room's first heartbeat, of a new id, the day's first (16 without the leave before it). The id stays offline: its last-seen is the one it would have had in time order.",
+    },
     stats: { call: "room figures `GET /v1/presence/{room}`", state: "any", roundTrips: 1, commands: 4 },
     statsDayArchived: {
       call: "a past day `GET /v1/presence/{room}?day=`",
@@ -128,6 +135,13 @@ export const area = {
       commands: 5,
       note: "An id with no heartbeat applied (its first may still be queued): EVALSHA, HMGET, EXISTS of the room's `ids` (a room mapping no id gets no mark, which would be a key without an expiry: 3), HSET of its leave mark (that heartbeat, applied after the leave, reads it and keeps the id offline; review 11, was 2 with no mark), ZADD of an entry in the trim schedule `_due` that drops the mark a timeout and 2 days later; nothing moved. 2 when the id already has a later mark.",
     },
+    leaveNoRoom: {
+      call: "leave",
+      state: "room that maps no id",
+      roundTrips: 1,
+      commands: 6,
+      note: "A room with no `ids` hash (it does not exist, or its first heartbeat, maybe this id's, is still queued): the mark goes into an `ids` hash made here, with an expiry a timeout and 2 days away (so an ingest key leaves no key without one for a name it invents; review 5), and field `\\x03` saying so: EVALSHA, HMGET, EXISTS, HSET, PEXPIRE, ZADD of the mark's `_due` entry (was 3 with no mark: the id read online for a timeout once its queued heartbeat was applied). 5 for a later leave of another id there (no EXISTS).",
+    },
     deleteRoom: {
       call: "delete room (admin)",
       state: "room with data",
@@ -147,8 +161,8 @@ export const area = {
       call: "trim run",
       state: "nothing due but 1 unmapped id's leave mark",
       roundTrips: 2,
-      commands: 6,
-      note: "The mark's entry is listed with the due rooms (no command more for runs without one); then one script for up to 2,000 of them: EVALSHA, per mark an HMGET (is the id mapped since? then the mark is that id's and stays) and an HDEL, one ZREM of the entries (review 11).",
+      commands: 7,
+      note: "The mark's entry is listed with the due rooms (no command more for runs without one); then one script for up to 2,000 of them: EVALSHA, per mark an HMGET (is the id mapped since? then the mark is that id's and stays), an HDEL and an EXISTS of the room's `ids` (+1 UNLINK of its `seq` when the mark was the last field: a room the trim job dropped while the mark was there kept a counter nothing deleted; was 6), one ZREM of the entries (review 11).",
     },
     trimOneRoom: {
       call: "trim run",

@@ -185,6 +185,8 @@ describe("model check with the id horizon", () => {
         const left = new Set<string>();
         // ids not mapped at their leave, with a mark (review 11) → when the trim job drops it
         const unmapped = new Map<string, number>();
+        // `ids` is a hash a leave made in a room that mapped no id (field \x03, an expiry), until a heartbeat
+        let made = false;
         const active = new Map<number, Set<string>>();
         const fresh = new Map<number, number>();
         const dayOf = (ms: number) => Math.floor(ms / DAY);
@@ -200,20 +202,22 @@ describe("model check with the id horizon", () => {
             }
             for (const [id, dropAt] of unmapped) if (dropAt <= now) unmapped.delete(id);
           } else if (o.kind === "leave") {
-            // a room that maps no id (no `ids` hash) gets no mark for an unmapped id
-            const hashExists = score.size + left.size + unmapped.size > 0;
+            // a room that maps no id (no `ids` hash) gets one made by the leave, with an expiry
+            if (score.size + left.size + unmapped.size === 0) made = true;
             await leave(ctx, "m", `id${o.id}`);
             const s = score.get(`id${o.id}`);
             if (s !== undefined) score.set(`id${o.id}`, Math.min(s, now - 300_001));
             if (s !== undefined) left.add(`id${o.id}`);
             // an id not mapped yet gets its mark too, dropped a timeout and 2 days later
-            else if (hashExists && (!unmapped.has(`id${o.id}`) || unmapped.get(`id${o.id}`)! < now + 300_000 + 2 * DAY))
+            else if (!unmapped.has(`id${o.id}`) || unmapped.get(`id${o.id}`)! < now + 300_000 + 2 * DAY)
               unmapped.set(`id${o.id}`, now + 300_000 + 2 * DAY);
           } else {
             const batch = [...new Set(o.ids.map((i) => `id${i}`))];
             const added = batch.filter((id) => !score.has(id)).length;
             const value = await heartbeat(ctx, "m", batch);
             expect(value.new).toBe(added);
+            // it maps an id into a hash a leave made: no expiry, no \x03 field any more
+            made = false;
             for (const id of batch) score.set(id, Math.max(score.get(id) ?? 0, now));
             // a mapped id's mark is its own now: it goes when the id is forgotten
             for (const id of batch) if (unmapped.delete(id)) left.add(id);
@@ -226,7 +230,8 @@ describe("model check with the id horizon", () => {
         expect(stats.activeToday).toBe(active.get(dayOf(now))?.size ?? 0);
         expect(stats.newToday).toBe(fresh.get(dayOf(now)) ?? 0);
         const mapped = await command<number>(target, "HLEN", `${base.prefix}:presence:m:ids`);
-        expect(mapped).toBe(2 * score.size + left.size + unmapped.size);
+        expect(mapped).toBe(2 * score.size + left.size + unmapped.size + (made ? 1 : 0));
+        if (mapped > 0) expect((await command<number>(target, "PTTL", `${base.prefix}:presence:m:ids`)) > 0).toBe(made);
       }),
       { numRuns: 30 },
     );

@@ -156,6 +156,13 @@ describe("presence reads and deletes", () => {
     );
   });
 
+  it("leave in a room that maps no id, then the room's first heartbeat (sent before it, queued)", async () => {
+    const api = newApi("pcost-leave-made");
+    expect(await measure(api, () => api.del("/v1/presence/fresh/members/u1"))).toEqual(expected(rows.leaveNoRoom));
+    api.advance(-1000);
+    expect(await measure(api, () => beat(api, "fresh", { id: "u1" }))).toEqual(expected(rows.heartbeatAfterLeaveMade));
+  });
+
   it("a past day: archived, yesterday's and today's (live)", async () => {
     const past = newApi("pcost-day", START - 3 * DAY);
     await beat(past, "r", { ids: ["a", "b"] });
