@@ -140,11 +140,12 @@ for _, kind in ipairs({'hd', 'hm', 'dm', 'w', 'm'}) do
 end
 -- week size records (n:<key>, docs/counters.md "Week size records"): each week bucket's, then each
 -- near key's field and record, in the same HMGET
-local recAt, nearAt = {}, #extra
+local recAt, nearAt, nWeeks = {}, #extra, 0
 for i = 1, nb do
   if weekly[i] ~= '0' then
     extra[#extra + 1] = 'n:' .. buckets[i]
     recAt[i] = #extra
+    nWeeks = nWeeks + 1
   end
 end
 nearAt = #extra
@@ -277,7 +278,7 @@ end
 -- created week in progress must have none (a steady write would pay to keep it); and a write
 -- creating a week records the listed week before it by one ZCARD, once a week.
 local recs, stale = {}, {}
-if #recAt > 0 or #near > 0 then
+if nWeeks > 0 then
   local added = {}
   for _, t in ipairs(touched) do
     local first = firstOf[t[1]][t[2]]
@@ -299,7 +300,10 @@ if #recAt > 0 or #near > 0 then
   end
   if createsWeek then
     for j, k in ipairs(near) do
-      if values[nb + nearAt + 2 * j - 1] and not values[nb + nearAt + 2 * j] then
+      -- not one whose recorded expiry has passed: gone, and its field may be trimmed in this very
+      -- write (trimStep), which would leave its record behind for good
+      local v = tonumber(values[nb + nearAt + 2 * j - 1])
+      if v and (v == 0 or v < 1e12 or v > now) and not values[nb + nearAt + 2 * j] then
         recs[#recs + 1], recs[#recs + 2] = 'n:' .. k, redis.call('ZCARD', k)
       end
     end

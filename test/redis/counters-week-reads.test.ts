@@ -240,6 +240,13 @@ describe("week size records", () => {
     ]);
     expect(late).toEqual({ evalsha: 1, hmget: 1, zincrby: 3, incr: 1, hset: 1, zadd: 1 });
     expect((await records(ctx, "c", [w0]))[0]).toMatchObject({ record: 4, card: 4 });
+    // in a batch with plain and day items (the week's entry not the first of the script's keys)
+    await increment(at(w0 + WEEK + DAY + 61_500), "c", [
+      { member: "p" },
+      { member: "p", period: "day", at: w0 + DAY },
+      { member: "e", period: "week", at: w0 + DAY },
+    ]);
+    expect((await records(ctx, "c", [w0]))[0]).toMatchObject({ record: 5, card: 5 });
     // a finished week a late write creates records what it adds
     await increment(at(w0 + WEEK + DAY + 62_000), "c", [
       { member: "x", period: "week", at: w0 - 3 * WEEK },
@@ -292,26 +299,29 @@ describe("week size records", () => {
   );
 });
 
-describe("a recorded week that expires", () => {
-  it("restarts from the members the restarting write adds (late), or drops its record (a lagging clock)", async () => {
+describe("a recorded week written again", () => {
+  it("restarts from the members a late write adds when it expired; a lagging clock raises it", async () => {
     const ctx = lib.ctx(NOW, "restart");
     const w = THIS_WEEK - 3 * WEEK;
     for (const name of ["late", "lag"]) {
-      // written with a ttl of 2 days while current, then recorded by the next week's first write
+      // written with a ttl of 10 days while current, then recorded by the next week's first write
       await increment({ ...ctx, now: w + DAY }, name, [
-        { member: "a", period: "week", ttl: 2 * 86400 },
-        { member: "b", period: "week", ttl: 2 * 86400 },
+        { member: "a", period: "week", ttl: 10 * 86400 },
+        { member: "b", period: "week", ttl: 10 * 86400 },
       ]);
       await increment({ ...ctx, now: w + WEEK + DAY }, name, [{ member: "a", period: "week" }]);
       expect((await records(ctx, name, [w]))[0]).toMatchObject({ record: 2, card: 2 });
-      // it expires (Redis would have dropped it: the virtual clock is past its expiry)
-      await command(target, "DEL", K.bucket(ctx.prefix, name, "week", w));
     }
-    await increment({ ...ctx, now: w + WEEK + 2 * DAY }, "late", [{ member: "c", period: "week", at: w + DAY }]);
+    // it expires (Redis would have dropped it by then: the virtual clock is past its expiry)
+    await command(target, "DEL", K.bucket(ctx.prefix, "late", "week", w));
+    await increment({ ...ctx, now: w + 12 * DAY }, "late", [{ member: "c", period: "week", at: w + DAY }]);
+    expect((await records(ctx, "lag", [w]))[0]).toMatchObject({ listed: true, record: 2, card: 2 });
     expect((await records(ctx, "late", [w]))[0]).toMatchObject({ listed: true, record: 1, card: 1 });
-    // a Worker whose clock still puts that week in progress
-    await increment({ ...ctx, now: w + 3 * DAY }, "lag", [{ member: "c", period: "week" }]);
-    expect((await records(ctx, "lag", [w]))[0]).toMatchObject({ listed: true, record: null, card: 1 });
+    // a Worker whose clock lags puts the week in progress: not a late write, one HSET more
+    await resetStats(target, TAG);
+    await increment({ ...ctx, redis: counted, now: w + WEEK - 30_000 }, "lag", [{ member: "c", period: "week" }]);
+    expect((await statsOf(target, TAG)).byCommand).toMatchObject({ hset: 1, zincrby: 1 });
+    expect((await records(ctx, "lag", [w]))[0]).toMatchObject({ listed: true, record: 3, card: 3 });
   });
 });
 
