@@ -282,7 +282,8 @@ if #parts > 0 then
   local function forgetIfEmpty(i)
     if alive[i] then return end
     if redis.call('EXISTS', parts[i]) == 0 then
-      redis.call('HDEL', index, 'b:' .. parts[i])
+      -- with a week's size record (scripts.ts), which a bucket made again must not inherit
+      redis.call('HDEL', index, 'b:' .. parts[i], 'n:' .. parts[i])
     else
       alive[i] = true
     end

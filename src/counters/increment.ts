@@ -6,7 +6,7 @@
  */
 import type { Ctx } from "../context.ts";
 import { asList, type Idempotency, type Written } from "../redis/script.ts";
-import { periodEnd, periodStart, type Period } from "../time.ts";
+import { DAY, periodEnd, periodStart, type Period } from "../time.ts";
 import { assertName } from "../validation.ts";
 import { levelStart, rollupsOf } from "./calendar.ts";
 import { counterKeys as K, writeKeys } from "./keys.ts";
@@ -53,7 +53,10 @@ export async function increment(
 ): Promise<Written<IncrResult>> {
   assertName(name, "counter");
   checkBatch(items);
-  const buckets = new Map<string, { slot: number; ttl: number; parents: string[]; groups: string }>();
+  const buckets = new Map<
+    string,
+    { slot: number; ttl: number; parents: string[]; groups: string; period: Period; start: number }
+  >();
   // rollup key -> its ttl and index-cursor groups (trim.ts); (rollup key, member) -> the batch's summed increment
   const rollups = new Map<string, { ttl: number; groups: string }>();
   const rollupSums = new Map<string, Map<string, number>>();
@@ -79,7 +82,14 @@ export async function increment(
     if (!bucket)
       buckets.set(
         key,
-        (bucket = { slot: buckets.size + 1, ttl: 0, parents, groups: trimGroups(period, "bucket", start) }),
+        (bucket = {
+          slot: buckets.size + 1,
+          ttl: 0,
+          parents,
+          groups: trimGroups(period, "bucket", start),
+          period,
+          start,
+        }),
       );
     // expiries only grow, so the largest ttl of the key's items is what applies
     if (item.ttl !== undefined) bucket.ttl = Math.max(bucket.ttl, item.ttl);
@@ -99,6 +109,21 @@ export async function increment(
     slots.push(bucket.slot);
     bys.push(by);
   });
+  // week buckets keep a size record (index field `n:<key>`, an upper bound of its members) that a
+  // long read sums instead of a ZCARD a week (docs/counters.md "Week size records"): a finished
+  // week this write creates records itself (every member it holds is one this write adds), and the
+  // first touch of a week records the week before it (`near`: one ZCARD, once a week), finished
+  // by then, when it is listed without a record. Other periods keep none.
+  // per entry: 0 keeps no record, 1 a week in progress, 2 a week that has ended (by this clock)
+  const weekly = [...buckets.values()].map((b) =>
+    b.period !== "week" ? 0 : periodEnd("week", b.start) <= ctx.now ? 2 : 1,
+  );
+  const near: string[] = [];
+  for (const b of buckets.values()) {
+    if (b.period !== "week" || b.start > ctx.now) continue;
+    const before = K.bucket(ctx.prefix, name, "week", b.start - 7 * DAY);
+    if (!buckets.has(before) && !near.includes(before)) near.push(before);
+  }
   // rollups follow the buckets in the script's `buckets` list
   const rollupSlot = new Map<string, number>([...rollups.keys()].map((k, i) => [k, buckets.size + i + 1]));
   const parentSlot = (key: string | undefined) => (key === undefined ? 0 : (rollupSlot.get(key) ?? 0));
@@ -116,6 +141,7 @@ export async function increment(
     {
       ...writeKeys(ctx.prefix, name),
       buckets: [...buckets.keys(), ...rollups.keys()],
+      near,
     },
     {
       name,
@@ -125,6 +151,7 @@ export async function increment(
       maxScore: MAX_COUNTER_SCORE,
       raise: options.queued ? 1 : 0,
       ttls: entries.map((e) => e.ttl),
+      weekly: [...weekly, ...[...rollups.keys()].map(() => 0)],
       above: entries.map((e) => (e.parents ?? []).map(parentSlot).join(" ")),
       groups: entries.map((e) => e.groups),
       slots,

@@ -83,8 +83,9 @@ export const MAX_DELETE_READS = 60;
 /**
  * Most commands a read of an `hour` or `day` counter may make past its sizing (issue 15), its
  * EVALSHA included: the threshold algorithm's rounds and a `min`/`max` member read's ZSCOREs are
- * held to it. Week and month counters (≤ 59 keys over 400 days, up to ~70 commands) and a `sum`
- * member read whose edge plan cannot answer exactly (a ZSCORE per key) are not (docs/counters.md).
+ * held to it. Week and month counters (≤ 59 and 15 keys over 400 days; a week read bounds its
+ * union by the weeks' size records, not a ZCARD each) and a `sum` member read whose edge plan
+ * cannot answer exactly (a ZSCORE per key) are not (docs/counters.md).
  */
 export const MAX_READ_COMMANDS = 60;
 

@@ -25,7 +25,7 @@ export const topScript = defineScript({
 -- bucket of a range ending now, or every key of a range whose union would be too big, by the
 -- threshold algorithm (work in n, not in their members). Else one union, within the bound.
 local sumTop  = aggregate == 'SUM' and rev == '1'
-local key, temporary, current, over = resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, tonumber(cacheSeconds), rangeId, sumTop, tonumber(maxEntries), tonumber(maxUnionMembers), nil, tonumber(now))
+local key, temporary, current, over = resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, tonumber(cacheSeconds), rangeId, sumTop, tonumber(maxEntries), tonumber(maxUnionMembers), nil, tonumber(now), tonumber(sealed))
 -- what the threshold algorithm may spend of the read's commands (its EVALSHA and resolve's taken)
 if over then
   local out = sumTop and topOfMany(over.keys, tonumber(n), ${THRESHOLD_LOOKUPS}, budgetOf(months, ${MAX_READ_COMMANDS} - 1 - resolveCalls))
@@ -73,7 +73,7 @@ if edges ~= '' then
   plan  = cjson.decode(edges)
   extra = edgeFields(plan, edgeKeys)
 end
-local key, temporary, _, over = resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, tonumber(cacheSeconds), rangeId, false, tonumber(maxEntries), tonumber(maxUnionMembers), extra, tonumber(now))
+local key, temporary, _, over = resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, tonumber(cacheSeconds), rangeId, false, tonumber(maxEntries), tonumber(maxUnionMembers), extra, tonumber(now), tonumber(sealed))
 -- past the sizing budget (the entries unknown) a read is refused, as it is when a ZSCORE per key
 -- would pass the read's commands: a min/max read of an hour or day counter (up to 401 buckets;
 -- week and month counters' few keys are read whole: budgetOf)

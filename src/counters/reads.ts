@@ -58,6 +58,17 @@ function cacheMode(period: Period, to: number, now: number): "all" | "head" | "n
 }
 
 /**
+ * A week read's size records (index fields `n:<key>`, docs/counters.md "Week size records"): how
+ * many of its keys, from the first, have ended more than CLOCK_SKEW_MS ago by this clock, those
+ * whose ZCARD the read may record (a write into a recorded week pays to raise the record, so weeks
+ * still written steadily get none); -1 for other periods, which keep none.
+ */
+function sealedWeeks(period: Period, parts: { start: number }[], now: number): number {
+  if (period !== "week") return -1;
+  return parts.filter((p) => periodEnd("week", p.start) + CLOCK_SKEW_MS <= now).length;
+}
+
+/**
  * What a read resolves (read-scripts.ts, `resolve`): the plain counter, or the union of its buckets
  * in range. Exported for tests that run a read script with other bounds.
  */
@@ -79,6 +90,7 @@ export function source(ctx: Ctx, name: string, options: ReadOptions) {
         rangeId: "",
         maxEntries: MAX_UNION_ENTRIES,
         maxUnionMembers: MAX_UNION_MEMBERS,
+        sealed: -1,
         monthOf: [],
       },
     };
@@ -128,6 +140,7 @@ export function source(ctx: Ctx, name: string, options: ReadOptions) {
       rangeId,
       maxEntries: MAX_UNION_ENTRIES,
       maxUnionMembers: MAX_UNION_MEMBERS,
+      sealed: sealedWeeks(range.period, parts, ctx.now),
       monthOf,
     },
     range: info,

@@ -20,7 +20,9 @@ import { MAX_READ_COMMANDS, MAX_SIZE_READS } from "./limits.ts";
  * `months` the month rollups of the months the range touches (none for `week`/`month` counters)
  * and `monthOf[i]` the 1-based position there of `buckets[i]`'s month (what bounds the work of a
  * union, `entriesOf`), `maxEntries` the most entries a union may walk, `maxUnionMembers` the most it
- * may walk when they may be as many distinct members.
+ * may walk when they may be as many distinct members; `sealed` is -1, or for a `week` read how many
+ * of its buckets, from the first, ended more than CLOCK_SKEW_MS ago (their size records, index
+ * fields `n:<key>`, bound its union: entriesOfWeeks; it records what it measured of those).
  *
  * A counter has a fixed few cache slots; a finished range's union goes to the
  * slot its id hashes to, replacing whatever range that slot held, and the
@@ -35,10 +37,20 @@ export const resolveLua = defineLua(
   `
 -- which of these keys are part of the counter's current life, and their positions in keys; then
 -- the values of the index fields named in extra (nil: none), read by the same HMGET
-local function liveOf(index, keys, extra)
+-- A week read (sealed >= 0) also reads each key's size record (n:<key>, scripts.ts), returned as
+-- recs (key -> upper bound of its members; nil for other periods).
+local function liveOf(index, keys, extra, sealed)
   local live, at, more = {}, {}, {}
-  local values  = fields(index, keys, extra)
+  local asked = extra
+  if sealed >= 0 then
+    asked = {}
+    for i = 1, #keys do asked[i] = 'n:' .. keys[i] end
+    for _, f in ipairs(extra or {}) do asked[#asked + 1] = f end
+  end
+  local values  = fields(index, keys, asked)
   local soonest = nil
+  local recs    = nil
+  if sealed >= 0 then recs = {} end
   for i = 1, #keys do
     if values[i] then
       live[#live + 1] = keys[i]
@@ -46,12 +58,56 @@ local function liveOf(index, keys, extra)
       -- the recorded expiry (epoch ms, 0: none): the soonest bounds how long their union may be kept
       local expires = tonumber(values[i])
       if expires and expires > 0 and (not soonest or expires < soonest) then soonest = expires end
+      if recs then recs[keys[i]] = tonumber(values[#keys + i]) end
     end
   end
   if extra then
-    for i = 1, #extra do more[i] = values[#keys + i] end
+    local skip = #keys
+    if recs then skip = skip + #keys end
+    for i = 1, #extra do more[i] = values[skip + i] end
   end
-  return live, at, more, soonest
+  return live, at, more, soonest, recs
+end
+-- A week read's entries from its size records (upper bounds) and a ZCARD of each key without
+-- one, and when the records are too loose to show the union fits within cap, the recorded keys'
+-- ZCARDs, largest record first, until it is settled either way. Returns as entriesOf does, and
+-- the sizes measured (key -> ZCARD), which the read records for weeks that have ended.
+local function entriesOfWeeks(live, recs, cap)
+  local total, bound, spent, measured, recorded = 0, 0, 0, {}, {}
+  for _, k in ipairs(live) do
+    if recs[k] then
+      bound = bound + recs[k]
+      recorded[#recorded + 1] = k
+    else
+      measured[k] = redis.call('ZCARD', k)
+      spent = spent + 1
+      total = total + measured[k]
+      if total > cap then return total, false, spent, nil, measured end
+    end
+  end
+  if total + bound <= cap then return total + bound, true, spent, nil, measured end
+  table.sort(recorded, function(x, y) return recs[x] > recs[y] end)
+  for _, k in ipairs(recorded) do
+    measured[k] = redis.call('ZCARD', k)
+    spent = spent + 1
+    total, bound = total + measured[k], bound - recs[k]
+    if total > cap then return total, false, spent, nil, measured end
+    if total + bound <= cap then return total + bound, true, spent, nil, measured end
+  end
+  return total, true, spent, nil, measured
+end
+-- the fields recording what a week read measured of weeks ended (positions at[i] <= sealed), but
+-- those whose record already says it
+local function recordsOf(live, at, measured, sealed, recs)
+  local out = {}
+  if not measured then return out end
+  for i, k in ipairs(live) do
+    if measured[k] and at[i] <= sealed and recs[k] ~= measured[k] then
+      out[#out + 1] = 'n:' .. k
+      out[#out + 1] = measured[k]
+    end
+  end
+  return out
 end
 -- Whether a union of the live keys (at positions at of buckets) is within bounds, and the entries
 -- it would walk (issue 15: bounded work, or a 400). ZUNIONSTORE is linear in the entries it reads
@@ -115,7 +171,7 @@ local function entriesOf(live, at, months, monthOf, limit, memberLimit, budget)
   for i, k in ipairs(live) do
     if not cardOf[k] then
       -- issue 15: at most budget ZCARDs in all; past it the size is unknown and the read refused
-      -- (a week counter keeps no rollups, so 400 days of weeks would take a ZCARD each: 58)
+      -- (week reads size from their records instead: entriesOfWeeks)
       if spent >= budget then return total, false, spent, true end
       total = total + redis.call('ZCARD', k)
       spent = spent + 1
@@ -146,8 +202,8 @@ end
 -- MAX_READ_COMMANDS for the rest of the script (the threshold algorithm's rounds, ZSCOREs).
 local resolveCalls = 0
 -- Week and month counters keep no rollups, and 400 days hold at most 59 of their keys: their reads
--- size, merge and look up every key (up to ~70 commands, docs/counters.md) rather than refuse a
--- range a user reads every day (the last 52 weeks). Hour and day counters, whose raw keys run to
+-- size (a week's from its size record, entriesOfWeeks), merge and look up every key rather than
+-- refuse a range a user reads every day (the last 52 weeks). Hour and day counters, whose raw keys run to
 -- 9,613, are held to the read's budget n.
 local function budgetOf(months, n)
   if #months == 0 then return math.huge end
@@ -161,7 +217,12 @@ local function sizeBudget(months, aggregate)
   if aggregate == 'SUM' then return math.huge end
   return budgetOf(months, ${MAX_SIZE_READS})
 end
-local function resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, cacheSeconds, rangeId, split, maxEntries, maxUnionMembers, extra, now)
+-- the union bound of live keys: a week read's from its size records, any other's from its months
+local function sizeOf(live, at, recs, months, monthOf, aggregate, maxEntries, maxUnionMembers)
+  if recs then return entriesOfWeeks(live, recs, math.min(maxEntries, maxUnionMembers)) end
+  return entriesOf(live, at, months, monthOf, maxEntries, maxUnionMembers, sizeBudget(months, aggregate))
+end
+local function resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, cacheSeconds, rangeId, split, maxEntries, maxUnionMembers, extra, now, sealed)
   local nb = #buckets
   if nb == 0 then return target, false end
   if nb == 1 then
@@ -200,26 +261,38 @@ local function resolve(target, scratch, index, buckets, months, monthOf, aggrega
     cached, cachedCard = target, tonumber(string.sub(marks[2], #tag + 1))
   elseif cache == 'none' then
     -- the union of this life's buckets is scratch
-    local live, at, more = liveOf(index, buckets, extra)
+    local live, at, more, _, recs = liveOf(index, buckets, extra, sealed)
     if #live == 0 then return nil, false end
     if #live == 1 then return live[1], false end
-    local n, fits, spent, sized = entriesOf(live, at, months, monthOf, maxEntries, maxUnionMembers, sizeBudget(months, aggregate))
+    local n, fits, spent, sized, measured = sizeOf(live, at, recs, months, monthOf, aggregate, maxEntries, maxUnionMembers)
     resolveCalls = 2 + spent
+    -- what it measured of weeks ended, kept for the next read (one HSET)
+    local recorded = recordsOf(live, at, measured, sealed, recs)
+    if #recorded > 0 then
+      redis.call('HSET', index, unpack(recorded))
+      resolveCalls = resolveCalls + 1
+    end
     if not fits then return nil, false, nil, {entries = n, keys = live, extra = more, sized = sized} end
     unionInto(scratch, live, aggregate)
     return scratch, true
   else
     local parts = {}
     for i = 1, head do parts[i] = buckets[i] end
-    local live, at, more, soonest = liveOf(index, parts, extra)
+    local live, at, more, soonest, recs = liveOf(index, parts, extra, sealed)
     resolveCalls = 3
     if #live == 1 then
       cached = live[1]
     elseif #live > 1 then
-      local n, fits, spent, sized = entriesOf(live, at, months, monthOf, maxEntries, maxUnionMembers, sizeBudget(months, aggregate))
+      local n, fits, spent, sized, measured = sizeOf(live, at, recs, months, monthOf, aggregate, maxEntries, maxUnionMembers)
       -- HMGET, EXISTS, HMGET, the ZCARDs; and if unioned UNLINK, ZUNIONSTORE, EXPIRE, HSET
       resolveCalls = 3 + spent
+      -- what it measured of weeks ended, kept for the next read: in the cache's HSET, or one
+      local recorded = recordsOf(live, at, measured, sealed, recs)
       if not fits then
+        if #recorded > 0 then
+          redis.call('HSET', index, unpack(recorded))
+          resolveCalls = resolveCalls + 1
+        end
         if current then live[#live + 1] = current end
         return nil, false, nil, {entries = n, keys = live, extra = more, sized = sized}
       end
@@ -237,7 +310,7 @@ local function resolve(target, scratch, index, buckets, months, monthOf, aggrega
       else
         redis.call('EXPIRE', target, cacheSeconds)
       end
-      redis.call('HSET', index, 'u:' .. target, tag .. cachedCard)
+      redis.call('HSET', index, 'u:' .. target, tag .. cachedCard, unpack(recorded))
       cached = target
     end
   end
@@ -266,9 +339,10 @@ export const SOURCE_ARGS = [
   "rangeId",
   "maxEntries",
   "maxUnionMembers",
+  "sealed",
   "...monthOf",
 ] as const;
-export const RESOLVE = `local key, temporary, _, over = resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, tonumber(cacheSeconds), rangeId, false, tonumber(maxEntries), tonumber(maxUnionMembers), nil, tonumber(now))
+export const RESOLVE = `local key, temporary, _, over = resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, tonumber(cacheSeconds), rangeId, false, tonumber(maxEntries), tonumber(maxUnionMembers), nil, tonumber(now), tonumber(sealed))
 if over then return {refused = 'too_many_entries', entries = over.entries, sized = over.sized and #over.keys or 0} end`;
 
 /** What a read past the union bound answers (`resolve`'s `over`): a 400 naming the limit. */

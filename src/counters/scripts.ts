@@ -84,7 +84,7 @@ end
 export const incrScript = defineScript({
   name: "counters.incr",
   write: true,
-  keys: ["plain", "index", "names", "expiry", "seq", "...buckets"],
+  keys: ["plain", "index", "names", "expiry", "seq", "...buckets", "...near"],
   args: [
     "name",
     "now",
@@ -93,6 +93,7 @@ export const incrScript = defineScript({
     "maxScore",
     "raise",
     "...ttls",
+    "...weekly",
     "...above",
     "...groups",
     "...slots",
@@ -136,6 +137,21 @@ for _, kind in ipairs({'hd', 'hm', 'dm', 'w', 'm'}) do
     order[#order + 1] = kind
     extra[#extra + 1] = 'c:' .. kind
   end
+end
+-- week size records (n:<key>, docs/counters.md "Week size records"): each week bucket's, then each
+-- near key's field and record, in the same HMGET
+local recAt, nearAt, nWeeks = {}, #extra, 0
+for i = 1, nb do
+  if weekly[i] ~= '0' then
+    extra[#extra + 1] = 'n:' .. buckets[i]
+    recAt[i] = #extra
+    nWeeks = nWeeks + 1
+  end
+end
+nearAt = #extra
+for _, k in ipairs(near) do
+  extra[#extra + 1] = 'b:' .. k
+  extra[#extra + 1] = 'n:' .. k
 end
 -- One HMGET says, per bucket, whether it is part of this life and its recorded expiry (0 = none),
 -- (field r) when this counter last refreshed its registry score, (q) whether the life began with
@@ -254,6 +270,51 @@ for i, member in ipairs(rollupMembers) do
     return refuse(member, first, score)
   end
 end
+-- Week size records: a record bounds its bucket's members from above (ZCARD at the time, plus
+-- every member a write added since), so a read sums records instead of a ZCARD a week. A write
+-- that adds a possibly new member (its first answer in that bucket equal to its increment) to a
+-- recorded bucket raises the record (in a late write, as a recorded week has ended, it rides in
+-- the HSET of the generation); a finished week this write creates records the members it adds; a
+-- created week in progress must have none (a steady write would pay to keep it); and a write
+-- creating a week records the listed week before it by one ZCARD, once a week.
+local recs, stale = {}, {}
+if nWeeks > 0 then
+  local added = {}
+  for _, t in ipairs(touched) do
+    local first = firstOf[t[1]][t[2]]
+    if tonumber(first[1]) == tonumber(first[2]) then added[t[1]] = (added[t[1]] or 0) + 1 end
+  end
+  local createsWeek = false
+  for i, at in pairs(recAt) do
+    local b, old = buckets[i], values[nb + at]
+    if state[i] == false then
+      createsWeek = true
+      if weekly[i] == '2' then
+        recs[#recs + 1], recs[#recs + 2] = 'n:' .. b, added[b] or 0
+      elseif old then
+        stale[#stale + 1] = 'n:' .. b
+      end
+    elseif old and (added[b] or 0) > 0 then
+      recs[#recs + 1], recs[#recs + 2] = 'n:' .. b, tonumber(old) + added[b]
+    end
+  end
+  if createsWeek then
+    for j, k in ipairs(near) do
+      -- not one whose recorded expiry has passed: gone, and its field may be trimmed in this very
+      -- write (trimStep), which would leave its record behind for good
+      local v = tonumber(values[nb + nearAt + 2 * j - 1])
+      if v and (v == 0 or v < 1e12 or v > now) and not values[nb + nearAt + 2 * j] then
+        recs[#recs + 1], recs[#recs + 2] = 'n:' .. k, redis.call('ZCARD', k)
+      end
+    end
+  end
+  if #stale > 0 then redis.call('HDEL', index, unpack(stale)) end
+end
+local function withRecs(args)
+  for _, v in ipairs(recs) do args[#args + 1] = v end
+  recs = {}
+  return args
+end
 local newName, stampR = false, false
 if register then
   newName = redis.call('ZADD', names, now, name) == 1
@@ -297,9 +358,9 @@ for i = 1, nb do
     end
     -- the registry stamp and the cursors ride in the HSET a new bucket pays anyway
     trimNote(cursors, groupsOf[i], e, minOf, indexLeft == -2)
-    local set = {'HSET', index, 'b:' .. b, e}
+    local set = withRecs({'HSET', index, 'b:' .. b, e})
     if stampR then
-      set[5], set[6] = 'r', now
+      set[#set + 1], set[#set + 2] = 'r', now
       stampR = false
     end
     redis.call(unpack(trimFlush(cursors, set)))
@@ -323,7 +384,7 @@ end
 if nb > 0 then
   -- a fresh index (or a late write) gets a new, never reused mark, invalidating cached unions
   if late or indexLeft == -2 then
-    local set = {'HSET', index, 'late', redis.call('INCR', seq)}
+    local set = withRecs({'HSET', index, 'late', redis.call('INCR', seq)})
     if stampR then
       set[#set + 1], set[#set + 2] = 'r', now
       stampR = false
@@ -338,7 +399,13 @@ if nb > 0 then
     end
     redis.call(unpack(set))
   end
-  if stampR then redis.call('HSET', index, 'r', now) end
+  -- records left (raised by a write whose own clock puts a recorded week in progress: a lagging
+  -- clock) ride in the stamp's HSET, or cost one
+  if stampR or #recs > 0 then
+    local set = withRecs({'HSET', index})
+    if stampR then set[#set + 1], set[#set + 2] = 'r', now end
+    redis.call(unpack(set))
+  end
   if restarted then redis.call('HDEL', index, 's') end
   if indexForever then
     if indexLeft ~= -1 and indexLeft ~= -2 then redis.call('PERSIST', index) end

@@ -152,6 +152,8 @@ local function groupFields(base, kind, g)
     for _, f in ipairs(learn) do drop[#drop + 1] = f end
   else
     learn[1], drop[1] = anchorOf(base, kind, g), anchorOf(base, kind, g)
+    -- a week's size record (scripts.ts) goes with it
+    if kind == 'w' then drop[2] = 'n:' .. string.sub(drop[1], 3) end
   end
   return learn, drop
 end
@@ -235,6 +237,7 @@ local function trimStep(index, base, cursors, order, minOf, now)
               break
             end
             drop[#drop + 1] = anchorOf(base, kind, c.at + j)
+            if kind == 'w' then drop[#drop + 1] = 'n:' .. string.sub(drop[#drop], 3) end
           end
         end
         if #drop > 0 then redis.call('HDEL', index, unpack(drop)) end

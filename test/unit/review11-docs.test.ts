@@ -125,6 +125,17 @@ describe("command counts quoted in prose are docs/costs.md's rows", () => {
     expect(README).toContain("cost 141 commands instead of 4,200");
   });
 
+  // Review 11's finding 1 (a 400-day `week` read cost 66–68 commands, a ZCARD a week) was fixed
+  // by the weeks' size records (wt-week): docs/counters.md quotes the costs rows of the new reads.
+  it("docs/counters.md: a 59-week read is the costs rows' 7 (finished, uncached) and 10 (ending now)", () => {
+    const finished = row("counter top, `period=week` over 400 days (59 weeks, finished)", "first read").commands;
+    const open = row("counter top, `period=week` over 400 days up to now (59 weeks)", "first read").commands;
+    expect(flat("docs/counters.md")).toContain(
+      `docs/costs.md: ${finished} for a finished range uncached, ${open} ending now; it cost 66–68 with a \`ZCARD\` a week`,
+    );
+    expect(Math.max(finished, open)).toBeLessThanOrEqual(60);
+  });
+
   // CONFIRMED (low, doc stale): README.md:210 (### Counters, "Calendar rollups bound long reads")
   // says a 400-day `sum` read of an hourly counter costs "21 commands uncached (14 of them the union
   // bound's ZCARDs)". docs/costs.md's row "counter top, `period=hour` over 400 days (9,613 buckets)

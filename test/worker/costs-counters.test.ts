@@ -167,6 +167,32 @@ describe("counters: commands per call", () => {
     await check("deleteMemberHours400", () => api.del(`${base}/long/members/s?${range}`));
   });
 
+  it("period=week incr and 400-day ranges (size records)", async () => {
+    const day = 86_400_000;
+    // 58 finished weeks written late in one batch (each records its own size), then this week
+    const now = Date.UTC(2026, 10, 22, 12, 30);
+    await incr("weeks", {
+      items: Array.from({ length: 58 }, (_, i) => ({
+        member: `m${i % 5}`,
+        period: "week",
+        at: Math.max(now - (i + 1) * 7 * day, now - 399 * day),
+      })),
+    })();
+    await incr("weeks", { member: "a", period: "week" })();
+    await check("incrWeek", incr("weeks", { member: "a", period: "week" }));
+    await check("incrWeekLate", incr("weeks", { member: "new", period: "week", at: now - 14 * day }));
+    // Monday: 400 days back is a Sunday, so the range touches 59 weeks
+    api.advance(day);
+    // the first touch of this week records the last (written when current, so without a record)
+    await check("incrWeekNewBucket", incr("weeks", { member: "a", period: "week" }));
+    await check("topWeeks59Uncached", () =>
+      api.get(`${base}/weeks/top?period=week&from=2025-10-12T12:30:00Z&to=2026-11-16T12:30:00Z`),
+    );
+    await check("topWeeks59Open", () => api.get(`${base}/weeks/top?period=week&from=2025-10-19T13:00:00Z`));
+    await check("memberWeeks59", () => api.get(`${base}/weeks/members/a?period=week&from=2025-10-19T13:00:00Z`));
+    api.advance(-day);
+  });
+
   it("rollups and deletes", async () => {
     await check("union", () =>
       api.post(
