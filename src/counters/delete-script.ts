@@ -2,7 +2,7 @@ import { ValidationError } from "../errors.ts";
 import { defineScript } from "../redis/script.ts";
 import { MAX_DELETE_KEYS, MAX_DELETE_READS } from "./limits.ts";
 import { deleteZeroLua } from "./delete-zero.ts";
-import { fieldsLua } from "./scripts.ts";
+import { fieldsLua } from "./life.ts";
 
 /**
  * Removes `member` from the plain counter (`fromPlain` = 1), or from the `parts` of a period

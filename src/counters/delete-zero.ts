@@ -1,6 +1,6 @@
 /** Shared Lua of the member delete (delete-script.ts): what a partial rollup left at 0 still holds, and a life's quarters. */
 import { defineLua } from "../redis/script.ts";
-import { fieldsLua } from "./scripts.ts";
+import { fieldsLua } from "./life.ts";
 
 /**
  * `heldBelow(d, i)`: after the delete's removals, does a key directly below partial rollup `i`

@@ -5,7 +5,7 @@
  */
 import { ValidationError } from "../errors.ts";
 import { defineLua, type Refusal } from "../redis/script.ts";
-import { fieldsLua } from "./scripts.ts";
+import { fieldsLua } from "./life.ts";
 import { MAX_READ_COMMANDS, MAX_SIZE_READS } from "./limits.ts";
 
 /**

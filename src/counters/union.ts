@@ -10,7 +10,7 @@ import type { Period } from "../time.ts";
 import { assertName } from "../validation.ts";
 import { counterKeys as K, type Aggregate } from "./keys.ts";
 import { MAX_COUNTER_SCORE, MAX_UNION_ENTRIES } from "./limits.ts";
-import { fieldsLua } from "./scripts.ts";
+import { fieldsLua } from "./life.ts";
 import { aggregateArg, periodRange, type PeriodOptions, type PeriodRange } from "./select.ts";
 import { checkUnion, checkUnionKeys } from "./validate.ts";
 
