@@ -122,7 +122,7 @@ const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 // ---------------------------------------------------------------------------------------------
 // The model.
 
-type Kind = "stream" | "room" | "board" | "all";
+type Kind = "stream" | "room" | "board" | "all" | "rising";
 interface Row {
   member: string;
   rank: number;
@@ -137,6 +137,7 @@ interface Life {
   events: string[];
   filter: Record<string, string> | null;
   n: number;
+  threshold: number | null;
   peak: { day: string; peak: number } | null;
   trending: { hour: number; told: Row[] } | null;
   /** Expected delivery log, newest first. */
@@ -174,6 +175,9 @@ class Model {
   /** Attempts the runs since the last `take()` should have made. */
   attempts: Attempt[] = [];
   leaderSeq = 0;
+  /** trending.rising told (`<event id>:<name>:<createdAt>`, as `_recent`), and the streams written. */
+  recent = new Set<string>();
+  streams = new Set<string>();
   /** What the run exercised, so a seed that exercises nothing fails. */
   stats = {
     dropped: 0,
@@ -183,6 +187,7 @@ class Model {
     deletes: 0,
     replaces: 0,
     resets: 0,
+    turns: 0,
   };
 
   topOf(stream: string, hour: number, n: number): Row[] {
@@ -200,6 +205,7 @@ class Model {
   }
 
   record(stream: string, hour: number, member: string, count: number) {
+    this.streams.add(stream);
     let hours = this.counts.get(stream);
     if (!hours) this.counts.set(stream, (hours = new Map()));
     let members = hours.get(hour);
@@ -284,6 +290,41 @@ class Model {
     }
   }
 
+  /**
+   * trending.rising: the streams subscribed (every stream written, for a webhook without a filter),
+   * 5 a run taking turns; each item of the rising read at or above the least threshold, for each
+   * webhook whose filter and threshold it matches and that was not told it this hour.
+   */
+  async detectRising(now: number, read: (stream: string) => Promise<trending.RisingItem[]>) {
+    const subs = [...this.lives.values()].filter((l) => l.events.includes("trending.rising"));
+    if (subs.length === 0) return;
+    const least = Math.min(...subs.map((l) => l.threshold!));
+    const named = subs.flatMap((l) => (l.filter?.stream ? [l.filter.stream] : []));
+    const all = subs.some((l) => l.filter === null) ? [...this.streams] : [];
+    const streams = [...new Set([...named, ...all])].sort();
+    const per = webhooks.RISING_STREAMS_PER_RUN;
+    const start = streams.length > per ? (Math.floor(now / MINUTE) * per) % streams.length : 0;
+    const turn = streams.length > per ? [...streams, ...streams].slice(start, start + per) : streams;
+    if (streams.length > per) this.stats.turns += 1;
+    const hour = hourIndex(now) * HOUR;
+    for (const stream of turn) {
+      for (const item of await read(stream)) {
+        if (item.score < least) continue;
+        const id = eventId("trending.rising", stream, `${new Date(hour).toISOString()}\n${item.member}`);
+        const { member, count, baseline, ratio, score } = item;
+        const data = { stream, hour, member, count, baseline, ratio, score };
+        for (const life of subs) {
+          if (life.filter && life.filter.stream !== stream) continue;
+          if (life.threshold! > score) continue;
+          const told = `${id}:${life.name}:${life.createdAt}`;
+          if (this.recent.has(told)) continue;
+          this.recent.add(told);
+          this.queue(life, id, { id, type: "trending.rising", at: now, data }, now);
+        }
+      }
+    }
+  }
+
   /** A delivery run at `now`: the due deliveries, each one attempt. */
   deliver(now: number) {
     const due = [...this.pending.values()].filter((d) => d.due <= now);
@@ -328,8 +369,10 @@ class Model {
 
 // ---------------------------------------------------------------------------------------------
 
-const NAMES = ["w1", "w2", "w3", "w4"];
+const NAMES = ["w1", "w2", "w3", "w4", "w5"];
 const STREAMS = ["s1", "s2"];
+/** trending.rising watches more streams than a run reads (5): the runs take turns. */
+const ALL_STREAMS = ["s1", "s2", "s3", "s4", "s5", "s6", "s7"];
 const ROOMS = ["r1", "r2"];
 const BOARDS = ["b1", "b2"];
 const PLAYERS = 5;
@@ -358,6 +401,15 @@ describe("webhooks against an exact model: random writes, webhook changes, failu
         const view = await presence.day(at(now), room, isoDay(start));
         return { peak: view.peak, peakAt: view.peakAt ?? 0 };
       };
+
+      const risingOf = async (stream: string, now: number) =>
+        (
+          await trending.rising(at(now), stream, {
+            retentionHours: config.trendingRetentionHours,
+            n: webhooks.RISING_EVENTS_PER_STREAM,
+            baselineHours: Math.min(webhooks.RISING_BASELINE_HOURS, config.trendingRetentionHours),
+          })
+        ).items;
 
       /** Compares the receiver's requests since the last check with the model's attempts. */
       const check = async (label: string, runNow: number) => {
@@ -408,7 +460,7 @@ describe("webhooks against an exact model: random writes, webhook changes, failu
         }
         // trending: a few hits in this hour
         if (rnd() < 0.7) {
-          const stream = pick(STREAMS);
+          const stream = rnd() < 0.5 ? pick(STREAMS) : pick(ALL_STREAMS);
           const member = pick(POOL);
           const count = 1 + Math.floor(rnd() * 3 + hourAgo);
           await trending.record(at(t + 20_000), stream, [{ member, count }], RET);
@@ -426,14 +478,16 @@ describe("webhooks against an exact model: random writes, webhook changes, failu
           } else {
             const kind =
               m < NAMES.length
-                ? (["stream", "room", "board", "all"] as const)[m]!
-                : pick<Kind>(["stream", "stream", "room", "room", "board", "all"]);
+                ? (["stream", "room", "board", "all", "rising"] as const)[m]!
+                : pick<Kind>(["stream", "stream", "room", "room", "board", "all", "rising", "rising"]);
             const events =
               kind === "stream"
                 ? pick([["trending.entered"], ["trending.left"], ["trending.entered", "trending.left"]])
                 : kind === "room"
                   ? ["presence.peak"]
-                  : ["leaderboard.leader"];
+                  : kind === "rising"
+                    ? ["trending.rising"]
+                    : ["leaderboard.leader"];
             const filter: Record<string, string> | null =
               kind === "stream"
                 ? { stream: pick(STREAMS) }
@@ -441,8 +495,11 @@ describe("webhooks against an exact model: random writes, webhook changes, failu
                   ? { room: pick(ROOMS) }
                   : kind === "board"
                     ? { board: pick(BOARDS) }
-                    : null;
+                    : kind === "rising" && rnd() < 0.6
+                      ? { stream: pick(ALL_STREAMS) }
+                      : null;
             const n = kind === "stream" ? 1 + Math.floor(rnd() * 3) : 10;
+            const threshold = kind === "rising" ? pick([1, 3, 6, 2.5]) : null;
             const lifeNo = existing ? existing.life : (lifeCount.get(name) ?? 0) + 1;
             lifeCount.set(name, lifeNo);
             const path = `/m/${name}-L${lifeNo}-s${seed}-v${++version}${rnd() < 0.15 ? "-dead" : ""}`;
@@ -452,13 +509,14 @@ describe("webhooks against an exact model: random writes, webhook changes, failu
               events: events as webhooks.EventType[],
               secret,
               n,
+              ...(threshold !== null ? { threshold } : {}),
               ...(filter ? { filter: filter as webhooks.Filter } : {}),
             };
             const put = await webhooks.put(at(now), name, input, direct);
             expect(put.created).toBe(!existing);
             if (existing) {
               const reset = canon(existing.filter) !== canon(filter) || existing.n !== n;
-              Object.assign(existing, { path, secret, events, filter, n });
+              Object.assign(existing, { path, secret, events, filter, n, threshold });
               model.stats.replaces += 1;
               if (reset) {
                 Object.assign(existing, { peak: null, trending: null });
@@ -474,6 +532,7 @@ describe("webhooks against an exact model: random writes, webhook changes, failu
                 events,
                 filter,
                 n,
+                threshold,
                 peak: null,
                 trending: null,
                 log: [],
@@ -500,6 +559,7 @@ describe("webhooks against an exact model: random writes, webhook changes, failu
           await presenceJobs.trim!(at(now), config);
           await Promise.all(Array.from({ length: runs }, () => webhooks.webhooksJob(at(now), config)));
           await model.detectPeaks(now, (room, start) => dayOf(room, start, now));
+          await model.detectRising(now, (stream) => risingOf(stream, now));
           model.deliver(now);
           await check(`seed ${seed} minute ${m}: minute job`, now);
         }
@@ -516,6 +576,7 @@ describe("webhooks against an exact model: random writes, webhook changes, failu
         await presenceJobs.trim!(at(t), config);
         await webhooks.webhooksJob(at(t), config);
         await model.detectPeaks(t, (room, start) => dayOf(room, start, t));
+        await model.detectRising(t, (stream) => risingOf(stream, t));
         model.deliver(t);
         await check(`seed ${seed} drain ${i}`, t);
       }
@@ -547,9 +608,9 @@ describe("webhooks against an exact model: random writes, webhook changes, failu
   }
 
   it("the seeds together exercised every event type, retries, give-ups, drops, replaces and deletes", () => {
-    for (const k of ["presence.peak", "leaderboard.leader", "trending.entered", "trending.left"])
+    for (const k of ["presence.peak", "leaderboard.leader", "trending.entered", "trending.left", "trending.rising"])
       expect(totals[k], k).toBeGreaterThan(1);
-    for (const k of ["retried", "failed", "dropped", "deletes", "replaces", "resets"])
+    for (const k of ["retried", "failed", "dropped", "deletes", "replaces", "resets", "turns"])
       expect(totals[k], k).toBeGreaterThan(0);
   });
 });
