@@ -19,6 +19,7 @@ import * as presence from "../../src/presence/index.ts";
 import { createRedis } from "../../src/redis/client.ts";
 import { asList } from "../../src/redis/script.ts";
 import { MINUTE } from "../../src/time.ts";
+import * as trending from "../../src/trending/index.ts";
 import { LEASE_MS, MAX_PENDING, send, type Claimed } from "../../src/webhooks/deliver.ts";
 import * as webhooks from "../../src/webhooks/index.ts";
 import { registryKeys } from "../../src/webhooks/keys.ts";
@@ -317,5 +318,83 @@ describe("README on running the jobs from QStash schedules instead of the cron t
     const paragraph = readme.slice(start, readme.indexOf("\n\n", start));
     expect(start).toBeGreaterThan(0);
     for (const job of Object.values(CRON_JOBS).flat()) expect(paragraph, job).toContain(`/internal/jobs/${job}\``);
+  });
+});
+
+describe("trending.rising: once per member and hour, with other events in between", () => {
+  // BUG (low-medium): "each member fires at most once per hour" (docs/webhooks.md, in bold) rests on
+  // `_recent`, the last 10,000 delivery ids `emit` queued for ANY event type. 10,000 other
+  // deliveries queued within the hour (leaderboard.leader of busy boards: a lead change a second
+  // told to 3 webhooks is 10,800 an hour) push the member's id out, and the next run that finds
+  // it still rising queues it again: the same event id delivered twice to the same webhook in one
+  // hour. Fix: remember rising told per webhook and hour apart from `_recent` (e.g. a per-hour set
+  // `webhooks:_rising:<hour>` of `<event id>:<name>:<createdAt>`, expiring after the hour, bounded
+  // by 5 streams × 10 members × 60 runs × 20 webhooks), or evict `_recent` by age, not by count.
+  it.fails("a member still rising later in the hour is not told again after 10,000 other deliveries", async () => {
+    const ctx = lib.ctx(T0, "rising-evict");
+    const hour = Math.floor(T0 / 3_600_000) * 3_600_000;
+    await webhooks.put(
+      ctx,
+      "r",
+      { url: `${receiver.url}/evict-r`, events: ["trending.rising"], threshold: 1, secret: SECRET },
+      direct,
+    );
+    await trending.record(at(ctx, hour + MINUTE), "hot", [{ member: "m", count: 50 }], { retentionHours: 50 });
+    await webhooks.webhooksJob(at(ctx, hour + 2 * MINUTE), directConfig);
+    expect(gotAt("/evict-r")).toHaveLength(1);
+    // another webhook's 10,000 deliveries (a busy board's lead changes), then that webhook deleted
+    // and its deliveries dropped by the runs, so the queue has room again
+    await webhooks.put(
+      ctx,
+      "l",
+      { url: `${receiver.url}/evict-l`, events: ["leaderboard.leader"], secret: SECRET },
+      direct,
+    );
+    expect(await fill(at(ctx, hour + 3 * MINUTE), MAX_PENDING, "evict")).toBe(MAX_PENDING);
+    await webhooks.remove(at(ctx, hour + 4 * MINUTE), "l");
+    const reg = registryKeys(ctx.prefix);
+    while ((await command<number>(lib.target, "ZCARD", reg.pending)) > 0)
+      await webhooks.deliverDue(at(ctx, hour + 5 * MINUTE), direct, 1000);
+    await webhooks.webhooksJob(at(ctx, hour + 30 * MINUTE), directConfig);
+    expect(gotAt("/evict-r")).toHaveLength(1);
+  });
+});
+
+describe("docs/webhooks.md's receiver snippet, verbatim", () => {
+  // copied from docs/webhooks.md "Delivery" (it reads the real clock, so the delivery is made now)
+  async function verify(secret: string, rawBody: string, header: string, toleranceSeconds = 300): Promise<boolean> {
+    const fields = Object.fromEntries(header.split(",").map((p) => p.split("=", 2)));
+    const t = Number(fields.t);
+    if (!Number.isInteger(t) || Math.abs(Date.now() / 1000 - t) > toleranceSeconds) return false;
+    const key = await crypto.subtle.importKey(
+      "raw",
+      new TextEncoder().encode(secret),
+      { name: "HMAC", hash: "SHA-256" },
+      false,
+      ["verify"],
+    );
+    const mac = Uint8Array.from((fields.v1 ?? "").match(/../g) ?? [], (h: string) => parseInt(h, 16));
+    return crypto.subtle.verify("HMAC", key, mac, new TextEncoder().encode(`${t}.${rawBody}`));
+  }
+
+  it("accepts a real delivery, and refuses it with another secret, another body or a stale timestamp", async () => {
+    const now = Date.now();
+    const ctx = lib.ctx(now, "doc-verify");
+    await webhooks.put(ctx, "v", peakHook("/doc-verify"), direct);
+    await webhooks.emit(ctx, {
+      type: "presence.peak",
+      subject: { kind: "room", name: "r" },
+      data: { room: "r", note: "naïve ✓ \u2028" },
+      key: "doc",
+    });
+    await webhooks.deliverDue(ctx, direct);
+    const [got] = gotAt("/doc-verify");
+    const header = got!.headers["edgestats-signature"]!;
+    expect(await verify(SECRET, got!.body, header)).toBe(true);
+    expect(await verify(`${SECRET}x`, got!.body, header)).toBe(false);
+    expect(await verify(SECRET, `${got!.body} `, header)).toBe(false);
+    // the same body signed 290 s and 310 s ago (a replay): within and past the 300 s tolerance
+    expect(await verify(SECRET, got!.body, await webhooks.signature(SECRET, got!.body, now - 290_000))).toBe(true);
+    expect(await verify(SECRET, got!.body, await webhooks.signature(SECRET, got!.body, now - 310_000))).toBe(false);
   });
 });

@@ -4,7 +4,8 @@
  * time injected.
  *
  * The model test drives seeded random minutes of presence heartbeats, leaderboard score writes and
- * trending records, webhook creates / replaces (URL, secret, events, filter, n) / deletes, the
+ * trending records (presence.peak, leaderboard.leader, trending.entered/left hourly, trending.rising
+ * over 7 streams that the runs read 5 at a time), webhook creates / replaces (URL, secret, events, filter, n) / deletes, the
  * minute and hourly jobs (sometimes missed, sometimes twice at once: a cron beside a QStash retry),
  * and a receiver that fails deterministically (a hash of the attempt; some URLs always 500). A
  * model written from docs/webhooks.md says, for each job run, which attempts reach which URL with
