@@ -398,3 +398,48 @@ describe("docs/webhooks.md's receiver snippet, verbatim", () => {
     expect(await verify(SECRET, got!.body, await webhooks.signature(SECRET, got!.body, now - 310_000))).toBe(false);
   });
 });
+
+describe("trending.entered / trending.left counts", () => {
+  // BUG (low): the counts in trending.entered (`count`) and trending.left (`previousCount`) are
+  // encoded by Lua's cjson, which keeps 14 significant digits: a fractional count (counts are any
+  // finite number > 0: docs/trending.md) such as 0.1 + 0.2 reads 0.30000000000000004 in
+  // GET …/top?window=1h and 0.3 in the event, 1/3 reads 0.33333333333333 — the event contradicts
+  // the read it claims to mirror (the class review 10 fixed for `threshold`). Fix: build the
+  // members' JSON in detectTrendingScript with string.format('%.17g', count) (as putScript writes
+  // times), and store `trendingTold` the same way so `previousCount` keeps every digit too.
+  it.fails("are the counts GET …/top?window=1h answers for the hour, every digit", async () => {
+    const H = Math.floor(T0 / 3_600_000) + 1;
+    const ctx = lib.ctx(H * 3_600_000, "entered-counts");
+    await webhooks.put(
+      ctx,
+      "t",
+      {
+        url: `${receiver.url}/entered-counts`,
+        events: ["trending.entered"],
+        filter: { stream: "f" },
+        n: 3,
+        secret: SECRET,
+      },
+      direct,
+    );
+    const RET = { retentionHours: 50 };
+    const when = H * 3_600_000 + 10 * MINUTE;
+    await trending.record(
+      at(ctx, when),
+      "f",
+      [
+        { member: "a", count: 0.1 },
+        { member: "a", count: 0.2 },
+        { member: "b", count: 1 / 3 },
+        { member: "c", count: 2 / 3 },
+      ],
+      RET,
+    );
+    const read = await trending.top(at(ctx, (H + 1) * 3_600_000 + 5 * MINUTE), "f", { ...RET, windowHours: 1, n: 3 });
+    await webhooks.trendingWebhooksJob(at(ctx, (H + 1) * 3_600_000 + 5 * MINUTE), directConfig);
+    const [got] = gotAt("/entered-counts");
+    const members = (JSON.parse(got!.body) as { data: { members: { member: string; rank: number; count: number }[] } })
+      .data.members;
+    expect(members).toEqual(read.items.map(({ member, rank, count }) => ({ member, rank, count })));
+  });
+});
