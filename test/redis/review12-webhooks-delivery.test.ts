@@ -443,3 +443,58 @@ describe("trending.entered / trending.left counts", () => {
     expect(members).toEqual(read.items.map(({ member, rank, count }) => ({ member, rank, count })));
   });
 });
+
+describe("docs/costs.md's webhook rows, measured through the library", () => {
+  it("emit (none, one subscriber, again), the minute job (idle webhook, one refused delivery), the hourly job (hour compared)", async () => {
+    const tag = `r12c${Math.random().toString(36).slice(2, 8)}`;
+    const base = lib.ctx(T0, "costs");
+    const ctx = { ...base, redis: createRedis({ url: lib.target.url, token: `${lib.target.token}.${tag}` }) };
+    const measure = async (fn: () => Promise<unknown>) => {
+      await resetStats(lib.target, tag);
+      await fn();
+      const s = await statsOf(lib.target, tag);
+      return [s.requests, s.commands];
+    };
+    const event = (key: string) => ({
+      type: "leaderboard.leader" as const,
+      subject: { kind: "board" as const, name: "cb" },
+      data: { board: "cb" },
+      key,
+    });
+    // warm every script once (a script's first call loads it: NOSCRIPT, then EVAL), under another prefix
+    const warm = { ...ctx, prefix: `${ctx.prefix}-warm` };
+    await webhooks.emit(warm, event("w"));
+    await webhooks.webhooksJob(warm, directConfig);
+    expect(await measure(() => webhooks.emit(ctx, event("none")))).toEqual([1, 2]);
+    await webhooks.put(
+      ctx,
+      "c",
+      { url: `${receiver.url}/costs`, events: ["leaderboard.leader"], secret: SECRET },
+      direct,
+    );
+    await webhooks.put(
+      warm,
+      "c",
+      { url: `${receiver.url}/costs-warm`, events: ["leaderboard.leader"], secret: SECRET },
+      direct,
+    );
+    await webhooks.emit(warm, event("w2"));
+    await webhooks.webhooksJob(at(warm, T0 + 1), directConfig);
+    await webhooks.trendingWebhooksJob(warm, directConfig);
+    expect(await measure(() => webhooks.emit(ctx, event("one")))).toEqual([1, 8]);
+    expect(await measure(() => webhooks.emit(ctx, event("one")))).toEqual([1, 3]);
+    receiver.respondWith(500);
+    expect(await measure(() => webhooks.webhooksJob(ctx, directConfig))).toEqual([3, 14]);
+    expect(await measure(() => webhooks.webhooksJob(at(ctx, T0 + 1000), directConfig))).toEqual([2, 4]);
+    await webhooks.put(
+      ctx,
+      "t",
+      { url: `${receiver.url}/costs-t`, events: ["trending.entered"], filter: { stream: "cs" }, secret: SECRET },
+      direct,
+    );
+    await webhooks.remove(ctx, "c");
+    const hourly = at(ctx, T0 + 3_600_000);
+    await webhooks.trendingWebhooksJob(hourly, directConfig);
+    expect(await measure(() => webhooks.trendingWebhooksJob(hourly, directConfig))).toEqual([3, 7]);
+  });
+});
