@@ -3,6 +3,7 @@ import { csvExport } from "./csv.ts";
 import { errorBody, onError } from "./errors.ts";
 import { requireScope } from "./middleware/auth.ts";
 import { jsonBodyGuard } from "./middleware/body.ts";
+import { createMiddleware } from "./middleware/define.ts";
 import { signedOrAdmin } from "./middleware/qstash.ts";
 import { rateLimit } from "./middleware/rate-limit.ts";
 import { idempotencyKey } from "./middleware/idempotency.ts";
@@ -11,6 +12,7 @@ import { onFirstUse } from "./first-use.ts";
 import { allowedMethods, mountRoutes } from "./mount.ts";
 import type { OpenApiDocument } from "./openapi-document.ts";
 import { createAppRouter } from "./router.ts";
+import type { AppEnv } from "./types.ts";
 import { mounts } from "./routes/index.ts";
 
 export interface AppOptions {
@@ -41,7 +43,12 @@ export function createApp(options: AppOptions = {}) {
   app.use("/internal/*", signedOrAdmin);
   app.use("/internal/*", jsonBodyGuard);
   app.use("/v1/*", idempotencyKey);
-  app.use("/v1/*", csvExport);
+  // Only a GET's answer can become CSV (csvExport passes every other method's through untouched):
+  // the others skip it, so a cold isolate's first write does not compile it (issue 14, point 6).
+  app.use(
+    "/v1/*",
+    createMiddleware<AppEnv>((c, next) => (c.req.method === "GET" ? csvExport(c, next) : next())),
+  );
 
   // Each router's module is loaded by the first request that reaches one of its routes (./mount.ts).
   for (const mount of mounts) mountRoutes(app, mount);

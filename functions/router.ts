@@ -10,7 +10,14 @@ import type { AppEnv } from "./types.ts";
  * envelope listing each bad field.
  */
 export const validationHook: Hook<unknown, AppEnv, string, void> = (result) => {
-  if (result.success) return;
+  if (!result.success) refuse(result);
+};
+
+/**
+ * The 400 of a failed validation. A function of its own: a first request that validates (a cold
+ * isolate's first write, most often) does not compile it (issue 14, point 6).
+ */
+function refuse(result: Extract<Parameters<typeof validationHook>[0], { success: false }>): never {
   const details: (FieldIssue & { in: string })[] = result.error.issues.flatMap(closestOption).map((issue) => ({
     in: result.target,
     path: issue.path.map(String).join("."),
@@ -19,7 +26,7 @@ export const validationHook: Hook<unknown, AppEnv, string, void> = (result) => {
   const first = details[0];
   const where = first ? `${first.in}${first.path ? ` field '${first.path}'` : ""}` : "request";
   throw new ValidationError(`Invalid ${where}: ${first?.message ?? "bad value"}.`, details);
-};
+}
 
 /** What the hook reads of a zod issue (a union's carries the issues of each of its options). */
 interface Issue {

@@ -1,3 +1,4 @@
+import type { Context } from "hono";
 import { createMiddleware } from "./define.ts";
 import { ValidationError } from "../../src/errors.ts";
 import { keyOf } from "../../src/keys.ts";
@@ -47,6 +48,16 @@ export const idempotencyKey = createMiddleware<AppEnv>(async (c, next) => {
     c.set("idempotency", undefined);
     return next();
   }
+  c.set("idempotency", await idempotencyOf(c, header));
+  await next();
+});
+
+/**
+ * The record of a write that sent `Idempotency-Key: header`. A function of its own: a write
+ * without the header (a cold isolate's first write, most often) does not compile it (issue 14,
+ * point 6).
+ */
+async function idempotencyOf(c: Context<AppEnv>, header: string): Promise<Idempotency> {
   if (!IDEMPOTENCY_KEY.test(header)) {
     throw new ValidationError("Idempotency-Key must be 1-255 visible ASCII characters.", [
       { path: "Idempotency-Key", message: "1-255 visible ASCII characters" },
@@ -57,11 +68,9 @@ export const idempotencyKey = createMiddleware<AppEnv>(async (c, next) => {
   const scope = `${c.req.method} ${c.req.path.replace(/\/+$/, "")}`;
   // The body as the body guard (./body.ts) read it, from Hono's cache.
   const body = await c.req.text();
-  const idempotency: Idempotency = {
+  return {
     key: keyOf(c.get("config").keyPrefix, "idem", await sha256(`${await c.get("keyId")()}\n${scope}\n${header}`)),
     fingerprint: await sha256(body),
     canonical: await canonicalDigest(body, c.var.body), // the body guard's parse
   };
-  c.set("idempotency", idempotency);
-  await next();
-});
+}

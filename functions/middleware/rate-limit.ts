@@ -1,3 +1,4 @@
+import type { Context } from "hono";
 import { createMiddleware } from "./define.ts";
 import { RateLimitedError } from "../../src/errors.ts";
 import { limit } from "../../src/ratelimit.ts";
@@ -32,6 +33,16 @@ const blocked = new Map<string, number>();
 export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
   const perWindow = c.get("config").rateLimitPer10s;
   if (perWindow === 0) return next();
+  await admit(c, perWindow);
+  await next();
+});
+
+/**
+ * Counts the request against its key's window, sets the RateLimit headers, and refuses it (429)
+ * over the limit. A function of its own: with the limiter off (the default), a cold isolate's
+ * first request does not compile it (issue 14, point 6).
+ */
+async function admit(c: Context<AppEnv>, perWindow: number): Promise<void> {
   const keyId = await c.get("keyId")();
   const verdict = await limit(keyId, {
     redis: ctxOf(c).redis,
@@ -44,8 +55,7 @@ export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
   c.header("RateLimit-Remaining", String(verdict.remaining));
   c.header("RateLimit-Reset", String(secondsUntil(verdict.reset)));
   if (!verdict.success) throw new RateLimitedError(secondsUntil(verdict.reset));
-  await next();
-});
+}
 
 function secondsUntil(resetMs: number): number {
   // Never 0: a client told "retry in 0 s" retries at once and is refused again.

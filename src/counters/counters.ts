@@ -11,7 +11,7 @@ import { deleteCall, deleteOutside } from "./delete-layout.ts";
 import { deleteMemberScript } from "./delete-script.ts";
 import { cacheKeys, counterKeys as K, writeKeys } from "./keys.ts";
 import { MAX_DELETE_KEYS, MAX_DELETE_READS } from "./limits.ts";
-import { deleteScript } from "./life.ts";
+import { deleteScript } from "./drop.ts";
 import { periodRange, type PeriodOptions } from "./select.ts";
 import { checkMember } from "./validate.ts";
 

@@ -53,13 +53,8 @@ export async function increment(
 ): Promise<Written<IncrResult>> {
   assertName(name, "counter");
   checkBatch(items);
-  const buckets = new Map<
-    string,
-    { slot: number; ttl: number; parents: string[]; groups: string; period: Period; start: number }
-  >();
-  // rollup key -> its ttl and index-cursor groups (trim.ts); (rollup key, member) -> the batch's summed increment
-  const rollups = new Map<string, { ttl: number; groups: string }>();
-  const rollupSums = new Map<string, Map<string, number>>();
+  const batch: PeriodBatch = { buckets: new Map(), rollups: new Map(), rollupSums: new Map() };
+  const { buckets, rollups, rollupSums } = batch;
   let plainTtl = 0;
   let late = false;
   const slots: number[] = [];
@@ -73,40 +68,9 @@ export async function increment(
       bys.push(by);
       return;
     }
-    const period = item.period;
-    const start = periodStart(period, when);
-    const key = K.bucket(ctx.prefix, name, period, start);
-    const levels = rollupsOf(period);
-    const parents = levels.map((level) => K.rollup(ctx.prefix, name, period, level, levelStart(level, when)));
-    let bucket = buckets.get(key);
-    if (!bucket)
-      buckets.set(
-        key,
-        (bucket = {
-          slot: buckets.size + 1,
-          ttl: 0,
-          parents,
-          groups: trimGroups(period, "bucket", start),
-          period,
-          start,
-        }),
-      );
-    // expiries only grow, so the largest ttl of the key's items is what applies
-    if (item.ttl !== undefined) bucket.ttl = Math.max(bucket.ttl, item.ttl);
-    parents.forEach((parent, p) => {
-      let rollup = rollups.get(parent);
-      const level = levels[p]!;
-      if (!rollup)
-        rollups.set(parent, (rollup = { ttl: 0, groups: trimGroups(period, level, levelStart(level, when)) }));
-      // the bucket's ttl plus the slack its extension may add: a rollup never expires before its buckets
-      if (item.ttl !== undefined)
-        rollup.ttl = Math.max(rollup.ttl, item.ttl + Math.min(Math.ceil(item.ttl / 10), 3600));
-      let sums = rollupSums.get(parent);
-      if (!sums) rollupSums.set(parent, (sums = new Map()));
-      sums.set(item.member, (sums.get(item.member) ?? 0) + by);
-    });
-    if (periodEnd(period, when) <= ctx.now) late = true;
-    slots.push(bucket.slot);
+    const { slot, ended } = addToPeriod(ctx, name, item.period, item, when, by, batch);
+    if (ended) late = true;
+    slots.push(slot);
     bys.push(by);
   });
   // week buckets keep a size record (index field `n:<key>`, an upper bound of its members) that a
@@ -165,4 +129,60 @@ export async function increment(
   );
   const scores = asList(value);
   return { results: items.map((item, i) => ({ member: item.member, score: Number(scores[i]) })), replayed };
+}
+
+/** An increment batch's period buckets and their rollups, in the script's `buckets` order. */
+interface PeriodBatch {
+  /** bucket key -> its slot (1-based), ttl, rollup keys and index-cursor groups (trim.ts) */
+  buckets: Map<string, { slot: number; ttl: number; parents: string[]; groups: string; period: Period; start: number }>;
+  /** rollup key -> its ttl and index-cursor groups (trim.ts) */
+  rollups: Map<string, { ttl: number; groups: string }>;
+  /** (rollup key, member) -> the batch's summed increment */
+  rollupSums: Map<string, Map<string, number>>;
+}
+
+/**
+ * Files an item with a period under its bucket and the bucket's rollups in `batch`: the bucket's
+ * slot, and whether its period has ended (a late write). A function of its own: a batch of plain
+ * increments (a cold isolate's first write, most often) does not compile it (issue 14, point 6).
+ */
+function addToPeriod(
+  ctx: Ctx,
+  name: string,
+  period: Period,
+  item: IncrItem,
+  when: number,
+  by: number,
+  { buckets, rollups, rollupSums }: PeriodBatch,
+): { slot: number; ended: boolean } {
+  const start = periodStart(period, when);
+  const key = K.bucket(ctx.prefix, name, period, start);
+  const levels = rollupsOf(period);
+  const parents = levels.map((level) => K.rollup(ctx.prefix, name, period, level, levelStart(level, when)));
+  let bucket = buckets.get(key);
+  if (!bucket)
+    buckets.set(
+      key,
+      (bucket = {
+        slot: buckets.size + 1,
+        ttl: 0,
+        parents,
+        groups: trimGroups(period, "bucket", start),
+        period,
+        start,
+      }),
+    );
+  // expiries only grow, so the largest ttl of the key's items is what applies
+  if (item.ttl !== undefined) bucket.ttl = Math.max(bucket.ttl, item.ttl);
+  parents.forEach((parent, p) => {
+    let rollup = rollups.get(parent);
+    const level = levels[p]!;
+    if (!rollup) rollups.set(parent, (rollup = { ttl: 0, groups: trimGroups(period, level, levelStart(level, when)) }));
+    // the bucket's ttl plus the slack its extension may add: a rollup never expires before its buckets
+    if (item.ttl !== undefined) rollup.ttl = Math.max(rollup.ttl, item.ttl + Math.min(Math.ceil(item.ttl / 10), 3600));
+    let sums = rollupSums.get(parent);
+    if (!sums) rollupSums.set(parent, (sums = new Map()));
+    sums.set(item.member, (sums.get(item.member) ?? 0) + by);
+  });
+  return { slot: bucket.slot, ended: periodEnd(period, when) <= ctx.now };
 }

@@ -14,8 +14,8 @@ import { TRIM_LUA } from "./trim.ts";
 export const SCORE_RANGE_ERROR = "ERR counters.incr out_of_range";
 
 /**
- * Write and job scripts of the counters area (reads: ./read-scripts.ts; what a counter's life is
- * and deleting it: ./life.ts). Every API call is one of these scripts.
+ * Write and job scripts of the counters area (reads: ./read-scripts.ts; the index: ./life.ts; deleting a
+ * counter: ./drop.ts). Every API call is one of these scripts.
  */
 
 /**
