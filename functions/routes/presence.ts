@@ -3,7 +3,7 @@ import * as presence from "../../src/presence/presence.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay, queueIfAsync } from "../middleware/context.ts";
 import { lazyRoute, once, prechecked, type Verdict } from "../lazy-route.ts";
-import { fieldsPrecheck, intField, memberField, nameField, textField } from "../prechecks.ts";
+import { fieldsPrecheck, intField, maxTextField, memberField, nameField, textField } from "../prechecks.ts";
 import { createRouter } from "../router.ts";
 import { ACTIVITY_CURSOR_MAX } from "../../src/redis/pages.ts";
 import { invalid } from "../../src/validation.ts";
@@ -197,7 +197,7 @@ export const RoomsQuery = once(() =>
 );
 export const roomsQueryPrecheck = fieldsPrecheck({
   limit: intField(1, 1000, 1000),
-  cursor: textField((cursor) => cursor.length <= ACTIVITY_CURSOR_MAX),
+  cursor: maxTextField(ACTIVITY_CURSOR_MAX),
 });
 /** The query of the online members' list. */
 export const MembersQuery = once(() =>
@@ -209,7 +209,7 @@ export const MembersQuery = once(() =>
 /** MembersQuery's precheck: `limit` in plain digits, a cursor of at most 40 characters. */
 export const membersQueryPrecheck = fieldsPrecheck({
   limit: intField(1, 1000, 100),
-  cursor: textField((cursor) => cursor.length <= 40),
+  cursor: maxTextField(40),
 });
 /** The query of a room's history. */
 export const HistoryQuery = once(() => z.object({ hours: intQuery(1, 24, 24) }));
