@@ -19,8 +19,10 @@
  * like bench/cpu it runs with `--disallow-code-generation-from-strings`, as
  * Workers refuse eval (so zod validates without its `new Function` JIT there too).
  * `first read` is the first request of a fresh process of its own: a read refused by its query
- * schema, which loads zod and builds its first zod schemas, as the first request of any route that
- * is not prechecked does (functions/zod.ts).
+ * (`window=99x`), decided by its precheck (functions/prechecks.ts) without zod since the usual
+ * refusals are prechecked too; it loaded zod and built its first zod schemas before, as the first
+ * request of a route that is not prechecked still does (functions/zod.ts). `--zod` lists, per
+ * route family, whether an answered read and the usual refusals load zod (`ZOD_PROBES`).
  * The first requests need no Redis (a refused write, /healthz), so the figures
  * are the Worker's own CPU. Node's own warm-ups run first (its fetch, streams, WebCrypto, and the
  * getters and setters of Request, Response and Headers, which are JavaScript in Node and native
@@ -31,8 +33,8 @@
  * Accepted writes (`first counter incr`, `first trending event`, `first
  * presence heartbeat`, `first histogram observation` (two values), `first leaderboard score` (`by`):
  * one item, each the first request of a fresh process of its own; a first process creates the
- * histogram and joins the player) and an answered read (`first trending top`: prechecked, so it loads
- * no zod, unlike `first read`) need a Redis: the script starts one with a local Upstash server
+ * histogram and joins the player) and answered reads (`first trending top`, `first leaderboard page`:
+ * prechecked, so they load no zod) need a Redis: the script starts one with a local Upstash server
  * (`--no-writes` skips them). Their figures include Node's fetch of the one
  * Upstash call, warmed first (20 calls) as a native fetch needs no warming, and
  * measured alone after the write (`Node fetch, one Upstash call`: subtract it
@@ -92,6 +94,7 @@ const WRITE_KINDS = [
   "first histogram observation",
   "first leaderboard score",
   "first trending top",
+  "first leaderboard page",
 ] as const;
 /** What the fresh processes of accepted writes measure (with a Redis: `--no-writes` leaves them out). */
 export const WRITE_STEPS = [...WRITE_KINDS, "second write (presence)", "Node fetch, one Upstash call"] as const;
@@ -157,12 +160,19 @@ const { registerHooks } = await import("node:module");
 const dir = new URL(".", url);
 const sources = new Map(readdirSync(dir).filter((f) => f.endsWith(".js")).map((f) => [new URL(f, dir).href, readFileSync(new URL(f, dir), "utf8")]));
 sources.set(new URL("warm-hooks.js", dir).href, "export default 1;");
+// The chunk of zod and @hono/zod-openapi: what functions/zod.ts \`loadZod\` imports (a split bundle
+// only), to tell whether a request loaded zod.
+const zodLoader = [...sources].find(([, source]) => source.includes("used before it is loaded"));
+const zodImport = zodLoader && /import\\("(\\.\\/[^"]+)"\\)/.exec(zodLoader[1]);
+const zodHref = zodImport ? new URL(zodImport[1], zodLoader[0]).href : null;
+const loaded = new Set();
 registerHooks({
   resolve(specifier, context, next) {
     const href = context.parentURL ? new URL(specifier, context.parentURL).href : specifier;
     return sources.has(href) ? { url: href, shortCircuit: true } : next(specifier, context);
   },
   load(href, context, next) {
+    loaded.add(href);
     const source = sources.get(href);
     return source === undefined ? next(href, context) : { format: "module", source, shortCircuit: true };
   },
@@ -194,9 +204,22 @@ async function step(name, path, init, ...statuses) {
   if (!statuses.includes(res.status)) throw new Error(name + ": status " + res.status + ", expected " + statuses.join(" or "));
 }
 const post = (body) => ({ method: "POST", headers: { authorization: "Bearer " + key, "content-type": "application/json" }, body: JSON.stringify(body) });
-if (arg && arg.kind === "first read") {
-  // A read refused by its query schema: zod's, so this request loads zod and builds its first
-  // schemas (the prechecked writes above never do).
+if (arg && arg.kind === "probe") {
+  // One request as the first of a fresh process (\`--zod\`): its status, CPU, and whether it loaded zod.
+  const { method = "GET", path, body, key: scope = "read" } = arg.probe;
+  const keys = { read: "cold-start-read-key-0001", ingest: key, admin: "cold-start-admin-key-0001" };
+  const headers = { authorization: "Bearer " + keys[scope] };
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const request = new Request("http://cold.test" + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  t = process.cpuUsage();
+  const res = await mod.default.fetch(request, env, ctx);
+  await res.arrayBuffer();
+  out.cpu = ms(process.cpuUsage(t));
+  out.status = res.status;
+  out.zod = zodHref === null ? null : loaded.has(zodHref);
+} else if (arg && arg.kind === "first read") {
+  // A read refused by its query schema, decided by its precheck without zod (until the usual
+  // refusals were prechecked, it loaded zod and built its first schemas).
   const read = { headers: { authorization: "Bearer cold-start-read-key-0001" } };
   await step("first read", "/v1/trending/s1/top?window=99x", read, 400);
 } else if (write && write.kind === "setup") {
@@ -215,6 +238,7 @@ if (arg && arg.kind === "first read") {
   };
   const read = { headers: { authorization: "Bearer cold-start-read-key-0001" } };
   if (write.kind === "first trending top") await step(write.kind, "/v1/trending/cold/top?n=10", read, 200);
+  else if (write.kind === "first leaderboard page") await step(write.kind, "/v1/leaderboards/cold?limit=10", read, 200);
   else {
     const [path, body] = writes[write.kind];
     await step(write.kind, path, post(body), 200);
@@ -356,6 +380,115 @@ export async function measureColdStarts(
   }
 }
 
+/** A request sent as the first of a fresh process by `--zod`, with the key of a scope (read by default). */
+export interface Probe {
+  family: string;
+  what: string;
+  method?: string;
+  path: string;
+  body?: unknown;
+  key?: "read" | "ingest" | "admin";
+}
+
+/**
+ * Per route family, an answered request and the usual refusals (a bad query value, a bad name or
+ * member in the path): which of them load zod on a cold isolate's first request (`--zod`).
+ */
+export const ZOD_PROBES: readonly Probe[] = [
+  { family: "counters", what: "top (answered)", path: "/v1/counters/cold/top?n=10" },
+  { family: "counters", what: "top n=0", path: "/v1/counters/cold/top?n=0" },
+  { family: "counters", what: "top period=year", path: "/v1/counters/cold/top?period=year" },
+  { family: "counters", what: "member lookup, bad member", path: "/v1/counters/cold/members/a%01b" },
+  { family: "counters", what: "list limit=5000", path: "/v1/counters/?limit=5000" },
+  {
+    family: "counters",
+    what: "incr, empty member",
+    method: "POST",
+    path: "/v1/counters/cold/incr",
+    body: { member: "" },
+    key: "ingest",
+  },
+  { family: "histograms", what: "read (answered)", path: "/v1/histograms/cold" },
+  { family: "histograms", what: "read top=x", path: "/v1/histograms/cold?top=x" },
+  { family: "histograms", what: "read, bad name", path: "/v1/histograms/bad%20name" },
+  { family: "presence", what: "room (answered)", path: "/v1/presence/cold" },
+  { family: "presence", what: "members limit=0", path: "/v1/presence/cold/members?limit=0" },
+  {
+    family: "presence",
+    what: "leave, bad id",
+    method: "DELETE",
+    path: "/v1/presence/cold/members/a%01b",
+    key: "ingest",
+  },
+  {
+    family: "presence",
+    what: "heartbeat, empty id",
+    method: "POST",
+    path: "/v1/presence/cold/heartbeats",
+    body: { id: "" },
+    key: "ingest",
+  },
+  { family: "leaderboards", what: "page (answered)", path: "/v1/leaderboards/cold?limit=10" },
+  { family: "leaderboards", what: "page limit=0", path: "/v1/leaderboards/cold?limit=0" },
+  { family: "leaderboards", what: "around k=x", path: "/v1/leaderboards/cold/players/p1/around?k=x" },
+  { family: "leaderboards", what: "player, bad name", path: "/v1/leaderboards/cold/players/bad%20name" },
+  { family: "trending", what: "top (answered)", path: "/v1/trending/cold/top?n=10" },
+  { family: "trending", what: "top window=99x", path: "/v1/trending/cold/top?window=99x" },
+  { family: "trending", what: "member lookup, bad member", path: "/v1/trending/cold/members/a%01b" },
+  { family: "webhooks", what: "list (answered, admin)", path: "/v1/webhooks/", key: "admin" },
+  { family: "webhooks", what: "deliveries limit=0 (admin)", path: "/v1/webhooks/w1/deliveries?limit=0", key: "admin" },
+  {
+    family: "webhooks",
+    what: "delete, bad name (admin)",
+    method: "DELETE",
+    path: "/v1/webhooks/bad%20name",
+    key: "admin",
+  },
+  { family: "ingest", what: "status (answered, admin)", path: "/v1/ingest/status", key: "admin" },
+  { family: "ingest", what: "lag (answered)", path: "/v1/ingest/lag" },
+];
+
+export interface ProbeResult extends Probe {
+  status: number;
+  /** Whether the request loaded zod's chunk (null: a bundle without the split). */
+  zod: boolean | null;
+  cpu: number;
+}
+
+/** Sends each probe as the first request of a fresh process of `bundle` (see `measureColdStarts`). */
+export async function probeZod(bundle: string, writes: WriteTarget): Promise<ProbeResult[]> {
+  const dir = mkdtempSync(join(tmpdir(), "edgestats-probe-"));
+  try {
+    writeFileSync(join(dir, "package.json"), '{"type":"module"}');
+    for (const name of readdirSync(dirname(bundle)).filter((f) => f.endsWith(".js")))
+      copyFileSync(join(dirname(bundle), name), join(dir, name));
+    const file = pathToFileURL(join(dir, basename(bundle))).href;
+    const child = async (arg: unknown) =>
+      JSON.parse(
+        (
+          await runChild([
+            "--disallow-code-generation-from-strings",
+            ...CHILD_FLAGS,
+            "--input-type=module",
+            "-e",
+            CHILD,
+            file,
+            JSON.stringify(arg),
+          ])
+        )
+          .trim()
+          .split("\n")
+          .pop() ?? "{}",
+      ) as { status: number; zod: boolean | null; cpu: number };
+    await child({ ...writes, kind: "setup" });
+    const results: ProbeResult[] = [];
+    for (const probe of ZOD_PROBES) results.push({ ...probe, ...(await child({ ...writes, kind: "probe", probe })) });
+    return results;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /**
  * The timing child's: `gc()` to empty the young generation before the import, and the young
  * generation held at V8's initial semi-space (1 MB without pointer compression, as Node is built),
@@ -378,6 +511,27 @@ if (import.meta.main) {
   try {
     const compare = args.get("compare");
     const bundles = compare ? [bundle, compare] : [bundle];
+    if (args.has("zod")) {
+      // Which first requests load zod, per route family (no timing runs).
+      const stack = await startStack();
+      try {
+        for (const [i, file] of bundles.entries()) {
+          const results = await probeZod(file, { upstash: stack.upstash.url, token: stack.token });
+          if (args.has("json")) console.log(JSON.stringify(results));
+          else {
+            console.log(`first request of a fresh process, ${i ? "--compare" : "bundle"} ${file}:`);
+            console.log(`  ${"family".padEnd(13)} ${"request".padEnd(30)} status  zod  CPU ms`);
+            for (const r of results)
+              console.log(
+                `  ${r.family.padEnd(13)} ${r.what.padEnd(30)} ${String(r.status).padStart(6)}  ${r.zod === null ? "  ?" : r.zod ? "yes" : " no"}  ${r.cpu.toFixed(1).padStart(6)}`,
+              );
+          }
+        }
+      } finally {
+        await stack.stop();
+      }
+      process.exit(0);
+    }
     // Accepted writes need a Redis: ours, behind a local Upstash server in this process.
     const stack = args.has("no-writes") ? undefined : await startStack();
     let results: ColdStartResult[];

@@ -10,6 +10,8 @@ import { once, prechecked, type Verdict } from "./lazy-route.ts";
  * ./lazy-route.ts), then shared as one object as before.
  */
 
+type Issues = { path: (string | number)[]; message: string }[];
+
 /** A path name: stream, counter, histogram, room, board, player. */
 export const Name = once(() => z.string().regex(NAME_PATTERN, NAME_RULE).openapi({ example: "searches" }));
 
@@ -24,19 +26,21 @@ export function nameParams<K extends string>(...names: K[]) {
 }
 
 /**
- * The precheck (./lazy-route.ts) of `nameParams(...names)`: path parameters that are all names are
- * decided without zod (Hono passes each as a string); any other input goes to zod.
+ * The precheck (./lazy-route.ts) of `nameParams(...names)`, decided without zod (Hono passes each
+ * parameter as a string): the names, or zod's issue (`NAME_RULE`) for each that is not one.
  */
 export function nameParamsPrecheck(...names: string[]) {
   return (value: unknown): Verdict => {
     const params = value as Record<string, unknown>;
     const data: Record<string, string> = {};
+    const issues: Issues = [];
     for (const name of names) {
       const v = params[name];
-      if (typeof v !== "string" || !NAME_PATTERN.test(v)) return undefined;
-      data[name] = v;
+      if (typeof v !== "string") return undefined;
+      if (NAME_PATTERN.test(v)) data[name] = v;
+      else issues.push({ path: [name], message: NAME_RULE });
     }
-    return { success: true, data };
+    return issues.length > 0 ? { success: false, error: { issues } } : { success: true, data };
   };
 }
 
@@ -95,6 +99,9 @@ export const At = once(() =>
     .openapi({ type: "string", description: "epoch milliseconds or ISO-8601", example: "2026-11-22T15:04:05Z" }),
 );
 
+/** What `Window()` says of a value `parseWindow` refuses. */
+export const WINDOW_RULE = "must be 1h..168h or 1d..7d";
+
 /** `window` query value: `1h`..`168h` or `1d`..`7d`, parsed to hours. */
 export const Window = once(() =>
   z
@@ -103,7 +110,7 @@ export const Window = once(() =>
     .transform((value, ctx) => {
       const hours = parseWindow(value);
       if (hours === null) {
-        ctx.addIssue({ code: "custom", message: "must be 1h..168h or 1d..7d" });
+        ctx.addIssue({ code: "custom", message: WINDOW_RULE });
         return z.NEVER;
       }
       return hours;
@@ -122,10 +129,15 @@ export function intText(min: number, max: number) {
     z
       .string()
       // the message names the range: `-1` for a parameter from 0 is refused here, not by .min()
-      .regex(pattern, { message: `must be an integer from ${min} to ${max} in decimal digits` })
+      .regex(pattern, { message: intRule(min, max) })
       .transform(Number)
       .pipe(z.number().int().min(min).max(max))
   );
+}
+
+/** What `intText(min, max)` says of text that is not decimal digits. */
+export function intRule(min: number, max: number): string {
+  return `must be an integer from ${min} to ${max} in decimal digits`;
 }
 
 /** An integer query parameter within [min, max] (`intText`). */
@@ -135,24 +147,6 @@ export function intQuery(min: number, max: number, fallback: number) {
   return intText(min, max)
     .default(fallback)
     .openapi({ type: "integer", minimum: min, maximum: max, default: fallback, example: fallback });
-}
-
-/**
- * What `intQuery(min, max, fallback)` makes of a query value, for a precheck (../lazy-route.ts
- * `prechecked`): `fallback` when absent, the number for plain decimal digits within the range,
- * `undefined` (zod decides) for anything else.
- */
-export function intQueryValue(value: unknown, min: number, max: number, fallback: number): number | undefined {
-  if (value === undefined) return fallback;
-  if (typeof value !== "string" || !/^(0|[1-9][0-9]{0,8})$/.test(value)) return undefined;
-  const n = Number(value);
-  return n >= min && n <= max ? n : undefined;
-}
-
-/** What `Window()` makes of a query value, for a precheck: its hours, or `undefined` (zod decides). */
-export function windowValue(value: unknown): number | undefined {
-  if (value !== undefined && typeof value !== "string") return undefined;
-  return parseWindow(value ?? "24h") ?? undefined;
 }
 
 /**
@@ -166,8 +160,6 @@ export function batchOf<T extends z.ZodObject, K extends string>(item: T, listKe
     .strict();
   return z.union([item.strict(), list]);
 }
-
-type Issues = { path: (string | number)[]; message: string }[];
 
 /** A JSON object that is not an array (what a zod object takes). */
 export function isPlainObject(value: unknown): value is Record<string, unknown> {

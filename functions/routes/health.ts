@@ -4,6 +4,7 @@ import { redactError } from "../errors.ts";
 import { scopesOf } from "../middleware/auth.ts";
 import { ctxOf } from "../middleware/context.ts";
 import { lazyRoute, once, prechecked, type Verdict } from "../lazy-route.ts";
+import { fieldsPrecheck, oneOfField } from "../prechecks.ts";
 import { createRouter } from "../router.ts";
 import { errorResponses, jsonResponse } from "../schemas.ts";
 
@@ -32,14 +33,10 @@ export const HealthQuery = () =>
   });
 
 /**
- * HealthQuery's precheck (../lazy-route.ts): a query without `deep`, or with `deep` 0 or 1, is
- * decided without zod (a monitor's probe may well be a cold isolate's first request).
+ * HealthQuery's precheck (../lazy-route.ts): a query without `deep`, or with `deep` 0 or 1, and
+ * any other `deep` (refused), is decided without zod (a monitor's probe may well be a cold isolate's first request).
  */
-export function healthQueryPrecheck(value: unknown): Verdict {
-  const { deep } = value as Record<string, unknown>;
-  if (deep === undefined) return { success: true, data: {} };
-  return deep === "0" || deep === "1" ? { success: true, data: { deep } } : undefined;
-}
+export const healthQueryPrecheck: (value: unknown) => Verdict = fieldsPrecheck({ deep: oneOfField(["0", "1"]) });
 
 export const healthRoutes = createRouter();
 

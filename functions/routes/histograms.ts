@@ -137,9 +137,8 @@ const Summary = once(() =>
 
 /** A UTC day, YYYY-MM-DD; empty counts as absent, so a form that sends `from=&to=` gets today. */
 const DAY_TEXT = /^(\d{4}-\d{2}-\d{2})?$/;
-const Day = once(() =>
-  z.string().regex(DAY_TEXT, "must be a date YYYY-MM-DD").optional().openapi({ example: "2026-11-22" }),
-);
+const DAY_RULE = "must be a date YYYY-MM-DD";
+const Day = once(() => z.string().regex(DAY_TEXT, DAY_RULE).optional().openapi({ example: "2026-11-22" }));
 
 /** The query of a histogram read. */
 export const ReadQuery = once(() =>
@@ -159,8 +158,8 @@ export const ReadQuery = once(() =>
  * histogram read loads no zod.
  */
 export const readQueryPrecheck = fieldsPrecheck({
-  from: textField((day) => DAY_TEXT.test(day)),
-  to: textField((day) => DAY_TEXT.test(day)),
+  from: textField((day) => DAY_TEXT.test(day), DAY_RULE),
+  to: textField((day) => DAY_TEXT.test(day), DAY_RULE),
   top: intField(0, histograms.MAX_TOP, histograms.DEFAULT_TOP),
 });
 

@@ -31,7 +31,8 @@ import {
   precheckOf,
   required,
   strictObject,
-  textField,
+  checkedTextField,
+  maxTextField,
 } from "../prechecks.ts";
 
 export const tags = ["Leaderboards"];
@@ -225,7 +226,7 @@ export const playerParamsChecked = () => nameParamsChecked("board", "player");
  * numbers in plain digits and a season selector the library takes are decided without zod, so a
  * cold isolate's first page, player or around read loads none; anything else, zod decides.
  */
-const seasonField = textField((selector) => !leaderboards.seasonSelectorProblem(selector));
+const seasonField = checkedTextField((selector) => leaderboards.seasonSelectorProblem(selector));
 /** The body of a join. */
 export const JoinBody = once(() =>
   z
@@ -264,7 +265,7 @@ const subset = strictObject({
     Array.isArray(players) &&
     players.length >= 1 &&
     players.length <= MAX_BATCH &&
-    players.every((p) => nameField(p) !== undefined)
+    players.every((p) => typeof nameField(p) === "string")
       ? [...players]
       : undefined,
 });
@@ -286,7 +287,7 @@ export const ListQuery = once(() =>
 export const listQueryPrecheck = fieldsPrecheck({
   offset: intField(0, 1_000_000, 0),
   limit: intField(1, leaderboards.MAX_LISTED_BOARDS, leaderboards.MAX_LISTED_BOARDS),
-  cursor: textField((cursor) => cursor.length <= ACTIVITY_CURSOR_MAX),
+  cursor: maxTextField(ACTIVITY_CURSOR_MAX),
 });
 /** The query of a page of the ranking. */
 export const PageQuery = once(() =>

@@ -1,6 +1,6 @@
 import * as z from "../zod.ts";
 import { once, type Verdict } from "../lazy-route.ts";
-import { fieldsPrecheck, intField, memberField, nameField, textField } from "../prechecks.ts";
+import { fieldsPrecheck, intField, maxTextField, memberField, nameField, textField } from "../prechecks.ts";
 import { ACTIVITY_CURSOR_MAX } from "../../src/redis/pages.ts";
 import { MAX_BATCH_ITEMS, Member, memberPrecheck, Name, intQuery, isPlainObject } from "../schemas.ts";
 
@@ -182,7 +182,7 @@ export const RoomsQuery = once(() =>
 );
 export const roomsQueryPrecheck = fieldsPrecheck({
   limit: intField(1, 1000, 1000),
-  cursor: textField((cursor) => cursor.length <= ACTIVITY_CURSOR_MAX),
+  cursor: maxTextField(ACTIVITY_CURSOR_MAX),
 });
 /** The query of the online members' list. */
 export const MembersQuery = once(() =>
@@ -194,7 +194,7 @@ export const MembersQuery = once(() =>
 /** MembersQuery's precheck: `limit` in plain digits, a cursor of at most 40 characters. */
 export const membersQueryPrecheck = fieldsPrecheck({
   limit: intField(1, 1000, 100),
-  cursor: textField((cursor) => cursor.length <= 40),
+  cursor: maxTextField(40),
 });
 /** The query of a room's history. */
 export const HistoryQuery = once(() => z.object({ hours: intQuery(1, 24, 24) }));

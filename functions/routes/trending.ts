@@ -5,7 +5,7 @@ import { edgeCached } from "../edge-cache.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay, queueIfAsync } from "../middleware/context.ts";
 import { lazyRoute, once, prechecked } from "../lazy-route.ts";
-import { fieldsPrecheck, memberField, OMIT } from "../prechecks.ts";
+import { fieldsPrecheck, intTextField, memberField } from "../prechecks.ts";
 import { createRouter } from "../router.ts";
 import { parseAt } from "../../src/time.ts";
 import { MAX_INCREMENT } from "../../src/validation.ts";
@@ -20,7 +20,6 @@ import {
   isPlainObject,
   Member,
   memberPrecheck,
-  intQueryValue,
   intText,
   nameParamsChecked,
   normalizeBatch,
@@ -207,7 +206,7 @@ export const HistoryQuery = once(() =>
 /** HistoryQuery's precheck (../prechecks.ts): a valid member, `hours` absent or in plain digits. */
 export const historyQueryPrecheck = fieldsPrecheck({
   member: memberField,
-  hours: (hours) => (hours === undefined ? OMIT : intQueryValue(hours, 1, trending.MAX_WINDOW_HOURS, 0)),
+  hours: intTextField(1, trending.MAX_WINDOW_HOURS),
 });
 
 function settings(c: Context<AppEnv>) {

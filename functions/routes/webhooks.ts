@@ -3,7 +3,8 @@ import type { Context } from "hono";
 import * as webhooks from "../../src/webhooks/index.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay } from "../middleware/context.ts";
-import { lazyRoute, once } from "../lazy-route.ts";
+import { lazyRoute, once, prechecked } from "../lazy-route.ts";
+import { fieldsPrecheck, intField } from "../prechecks.ts";
 import { createRouter } from "../router.ts";
 import {
   Name,
@@ -11,7 +12,7 @@ import {
   intQuery,
   jsonBody,
   jsonResponse,
-  nameParams,
+  nameParamsChecked,
   notFoundResponse,
   writeErrorResponses,
 } from "../schemas.ts";
@@ -103,7 +104,18 @@ const Delivery = once(() =>
     .openapi("WebhookDelivery"),
 );
 
-const params = once(() => nameParams("name"));
+/**
+ * The path parameter, and the deliveries' query, prechecked (../lazy-route.ts, ../prechecks.ts):
+ * a webhook's delete, test or log loads no zod, nor do their usual refusals. The settings' body
+ * (an admin's rare PUT) is zod's.
+ */
+const params = () => nameParamsChecked("name");
+export const DeliveriesQuery = once(() =>
+  z.object({ limit: intQuery(1, webhooks.DELIVERY_LOG_SIZE, webhooks.DELIVERY_LOG_SIZE) }),
+);
+export const deliveriesQueryPrecheck = fieldsPrecheck({
+  limit: intField(1, webhooks.DELIVERY_LOG_SIZE, webhooks.DELIVERY_LOG_SIZE),
+});
 
 /** Runs `work` after the response (waitUntil); where there is no execution context (tests), before it. */
 async function afterResponse(c: Context<AppEnv>, work: Promise<unknown>): Promise<void> {
@@ -234,7 +246,7 @@ lazyRoute(
     middleware: [requireScope("admin")] as const,
     request: {
       params: params(),
-      query: z.object({ limit: intQuery(1, webhooks.DELIVERY_LOG_SIZE, webhooks.DELIVERY_LOG_SIZE) }),
+      query: prechecked(DeliveriesQuery, deliveriesQueryPrecheck),
     },
     responses: () => ({
       200: jsonResponse(z.object({ deliveries: z.array(Delivery()) }).openapi("WebhookDeliveries"), "The log."),

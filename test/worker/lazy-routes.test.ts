@@ -137,6 +137,27 @@ describe("lazy route schemas", () => {
     });
     expect(job.status, await job.text()).toBe(200);
     expect(zodLoaded()).toBe(false);
+    // and the usual refusals of reads: a bad query value, a bad name or member in the path (their
+    // issues are zod's words, from the prechecks: functions/prechecks.ts `Refusal`)
+    const refusals: [string, string, string][] = [
+      ["/v1/counters/c1/top?n=0", "n", "Too small: expected number to be >=1"],
+      ["/v1/counters/c1/members/a%01b", "member", "must not contain control characters"],
+      ["/v1/histograms/h1?top=x", "top", "must be an integer from 0 to 100 in decimal digits"],
+      [
+        "/v1/leaderboards/b1?season=next",
+        "season",
+        "must be 'current', 'previous' or a season id (2026-11-23, 2026-W48, 2026-11)",
+      ],
+      ["/v1/presence/r1/members?limit=0", "limit", "Too small: expected number to be >=1"],
+      ["/v1/trending/s1/members/m1?window=0h", "window", "must be 1h..168h or 1d..7d"],
+      ["/v1/leaderboards/bad%20name/count", "board", "must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"],
+    ];
+    for (const [path, field, message] of refusals) {
+      const res = await send(path, { headers: { authorization: `Bearer ${TEST_KEYS.read}` } });
+      expect(res.status, path).toBe(400);
+      expect(((await res.json()) as ErrorBody).error.details?.[0], path).toMatchObject({ path: field, message });
+      expect(zodLoaded(), path).toBe(false);
+    }
   });
 
   it("a refused request builds only its own route, once, and answers the usual 400 envelope", async () => {
@@ -182,8 +203,18 @@ describe("lazy route schemas", () => {
     expect(((await query.json()) as ErrorBody).error.details).toEqual([
       { in: "query", path: "window", message: "must be 1h..168h or 1d..7d" },
     ]);
+    // refused by the route's precheck, as zod words it
+    expect(zodLoaded()).toBe(false);
+    // a value the precheck leaves to zod (more than 15 digits): zod is loaded for it
+    const long = await send("/v1/trending/s1/top?n=99999999999999999", {
+      headers: { authorization: `Bearer ${TEST_KEYS.read}` },
+    });
+    expect(long.status).toBe(400);
+    expect(((await long.json()) as ErrorBody).error.details).toEqual([
+      { in: "query", path: "n", message: "Too big: expected int to be <=9007199254740991" },
+      { in: "query", path: "n", message: "Too big: expected number to be <=100" },
+    ]);
     expect(routeBuilds()).toBe(before + 2);
-    // the top route's query schema is zod's: loaded for it
     expect(zodLoaded()).toBe(true);
   });
 
