@@ -209,12 +209,17 @@ lazyRoute(
     tags,
     summary: "Send a `webhook.test` event to the webhook now (admin)",
     description:
-      "Answers 202 once the event is queued; the delivery runs after the response and, if it fails, is retried by the minute job. See `/deliveries`.",
+      "Answers 202 once the event is queued; the delivery runs after the response and, if it fails, is retried by the minute job. See `/deliveries`. When the delivery queue is full (10,000 deliveries waiting) the event is not queued: a 409 `queue_full`, nothing written; retry after the minute job has sent some.",
     middleware: [requireScope("admin")] as const,
     request: { params: params() },
     responses: () => ({
       202: jsonResponse(z.object({ id: z.string() }), "Queued; being delivered."),
       ...writeErrorResponses(),
+      409: {
+        ...writeErrorResponses()[409],
+        description:
+          "The Idempotency-Key was used before for a different request, or (`queue_full`) the delivery queue is full: nothing was queued.",
+      },
       ...notFoundResponse(),
     }),
   }),

@@ -34,6 +34,8 @@ export const QSTASH_RETRIES = 5;
 export interface Claimed {
   id: string;
   webhook: string;
+  /** The webhook's createdAt: which life of the name the delivery is for. */
+  since: number;
   url: string;
   secret: string;
   body: string;
@@ -57,9 +59,14 @@ export interface Attempt {
   messageId: string | null;
 }
 
-/** QStash deduplication ids: letters, digits, `-`, `_`, `.` (our ids are `evt_<hex>:<webhook>`). */
-function dedupId(id: string): string {
-  return id.replace(/[^A-Za-z0-9_.-]/g, "-");
+/**
+ * QStash deduplication ids: letters, digits, `-`, `_`, `.`. The delivery id (`evt_<hex>:<webhook>`)
+ * and the webhook's createdAt: a retried publish of one life is deduplicated, while a webhook
+ * deleted and created again under its name, told the same event afresh, is not swallowed by
+ * QStash's deduplication of the old life's publish (review 12).
+ */
+function dedupId(delivery: Claimed): string {
+  return `${delivery.id}:${String(delivery.since)}`.replace(/[^A-Za-z0-9_.-]/g, "-");
 }
 
 /** Sends one delivery (direct or through QStash) and says how it went; never throws. */
@@ -76,7 +83,7 @@ export async function send(delivery: Claimed, settings: DeliverySettings, nowMs:
     headers.authorization = `Bearer ${settings.qstash.token}`;
     headers["upstash-method"] = "POST";
     headers["upstash-retries"] = String(QSTASH_RETRIES);
-    headers["upstash-deduplication-id"] = dedupId(delivery.id);
+    headers["upstash-deduplication-id"] = dedupId(delivery);
     headers[`upstash-forward-${SIGNATURE_HEADER.toLowerCase()}`] = sig;
     headers["upstash-forward-edgestats-event"] = delivery.type;
     headers["upstash-forward-edgestats-delivery"] = delivery.id;
@@ -141,7 +148,7 @@ export async function sendAll(
       retryCap: RETRY_CAP_MS,
       logSize: DELIVERY_LOG_SIZE,
       ids: claimed.map((d) => d.id),
-      results: attempts.map((a) => JSON.stringify(a)),
+      results: attempts.map((a, i) => JSON.stringify({ ...a, since: claimed[i]!.since })),
     },
   );
   return value;

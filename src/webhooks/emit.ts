@@ -115,12 +115,43 @@ end`,
 );
 
 /**
+ * trending.rising told this hour, per webhook life: a SET of `<event id>:<webhook>:<createdAt>`
+ * (`risingTold`, webhooks/keys.ts), expiring after the hour. The event's id names its hour, so the
+ * set is all "at most once per hour" needs, apart from `_recent`, which other events' deliveries
+ * (10,000 leader changes an hour on busy boards) pushed a rising member out of, re-firing it the
+ * same hour (review 12). The same commands as `freshTargets` / `rememberDeliveries`.
+ */
+export const risingToldLua = defineLua(
+  "webhooks.risingTold",
+  ["freshInHour", "rememberInHour"],
+  `
+local function freshInHour(told, targets, eventId)
+  local ids = {}
+  for i, t in ipairs(targets) do ids[i] = recentId(eventId, t) end
+  local seen = redis.call('SMISMEMBER', told, unpack(ids))
+  local fresh = {}
+  for i, t in ipairs(targets) do
+    if seen[i] == 0 then fresh[#fresh + 1] = t end
+  end
+  return fresh
+end
+local function rememberInHour(told, ids, ttl)
+  if #ids == 0 then return end
+  redis.call('SADD', told, unpack(ids))
+  redis.call('PEXPIRE', told, ttl)
+end`,
+  [recentLua],
+);
+
+/**
  * `emit` inside another feature's write script, so detecting an event and queueing it are one
  * round trip (leaderboard.leader). `wk` are the registry keys (webhooks/index.ts, `emitBlock`:
- * hooks, pending, deliveries, recent) and `wa` its arguments (now, at (epoch ms), maxPending, maxRecent);
+ * hooks, pending, deliveries, recent, and for trending.rising the hour's told set) and `wa` its
+ * arguments (now, at (epoch ms), maxPending, maxRecent, and the told set's time to live, ms);
  * `data` is the event's data as JSON text (so a score keeps every digit Redis printed), `score`
  * a trending.rising score ('' for other events). Queues the event for every matching webhook
- * not already told (`freshTargets`); with no subscriber it costs the HGETALL alone.
+ * not already told (`freshTargets`, or `freshInHour` for trending.rising); with no subscriber it
+ * costs the HGETALL alone.
  * Returns {queued, full, told (the webhooks it was queued for now or before), repeated}.
  */
 export const emitLua = defineLua(
@@ -130,10 +161,11 @@ export const emitLua = defineLua(
 local function emitEvent(wk, wa, eventType, kind, subject, key, data, score)
   local hooks, pending, deliveries, recent = wk[1], wk[2], wk[3], wk[4]
   local now, at, maxPending, maxRecent = wa[1], wa[2], tonumber(wa[3]), tonumber(wa[4])
+  local hourTold = eventType == 'trending.rising' and wk[5] or nil
   local targets = subscribersOf(hooks, eventType, kind, subject, score)
   if #targets == 0 then return {queued = 0, full = 0, told = 0, repeated = false} end
   local eventId = eventIdOf(eventType, subject, key)
-  targets = freshTargets(recent, targets, eventId)
+  if hourTold then targets = freshInHour(hourTold, targets, eventId) else targets = freshTargets(recent, targets, eventId) end
   if #targets == 0 then return {queued = 0, full = 0, told = 0, repeated = true} end
   local body = '{"id":' .. cjson.encode(eventId) .. ',"type":' .. cjson.encode(eventType) .. ',"at":' .. cjson.encode(tonumber(at)) .. ',"data":' .. data .. '}'
   local room = maxPending - redis.call('ZCARD', pending)
@@ -149,10 +181,10 @@ local function emitEvent(wk, wa, eventType, kind, subject, key, data, score)
       told[#told + 1] = recentId(eventId, t)
     end
   end
-  rememberDeliveries(recent, told, now, maxRecent)
+  if hourTold then rememberInHour(hourTold, told, wa[5]) else rememberDeliveries(recent, told, now, maxRecent) end
   return {queued = queued, full = full, told = #told, repeated = false}
 end`,
-  [queueLua, matchLua, recentLua, eventIdLua],
+  [queueLua, matchLua, recentLua, risingToldLua, eventIdLua],
 );
 
 /**

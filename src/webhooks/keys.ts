@@ -17,6 +17,14 @@ export function registryKeys(prefix: string) {
   };
 }
 
+/**
+ * SET: the trending.rising deliveries (`<event id>:<webhook>:<createdAt>`) queued in hour `hour`
+ * (hours since the epoch), so each member is told at most once an hour; it expires after the hour.
+ */
+export function risingToldKey(prefix: string, hour: number): string {
+  return keyOf(prefix, "webhooks", "_rising", hour);
+}
+
 /** Keys of one webhook, deleted with it. */
 export function hookKeys(prefix: string, name: string) {
   return {

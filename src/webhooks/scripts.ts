@@ -1,4 +1,4 @@
-import { ValidationError, NotFoundError } from "../errors.ts";
+import { ConflictError, ValidationError, NotFoundError } from "../errors.ts";
 import { defineScript } from "../redis/script.ts";
 import { emitLua, eventIdLua, matchLua, queueLua, recentLua } from "./emit.ts";
 
@@ -17,7 +17,8 @@ export { emitLua, eventIdLua, queueLua };
 /**
  * Creates or replaces a webhook; refuses a new one past the limit. Keeps `createdAt` on a replace,
  * and forgets what detection told it when its filter or N changed (the marks are of another stream
- * or room). The settings are stored as the JSON TypeScript wrote, with the two times appended, never
+ * or room), or when it is created: a job run that read the webhooks before a DELETE may write an
+ * old life's marks after it, which a new life must not inherit (review 12). The settings are stored as the JSON TypeScript wrote, with the two times appended, never
  * re-encoded: cjson writes numbers with 14 significant digits, which rounded a `threshold` such as
  * 1.2345678901234567 (review 10).
  */
@@ -37,7 +38,7 @@ local old = redis.call('HGET', hooks, name)
 if not old and redis.call('HLEN', hooks) >= tonumber(max) then return {refused = 'too_many', max = tonumber(max)} end
 local hook = cjson.decode(settings)
 local before = old and cjson.decode(old)
-if before and (cjson.encode(before.filter) ~= cjson.encode(hook.filter) or before.n ~= hook.n) then redis.call('UNLINK', marks) end
+if not before or cjson.encode(before.filter) ~= cjson.encode(hook.filter) or before.n ~= hook.n then redis.call('UNLINK', marks) end
 local createdAt = before and before.createdAt or tonumber(now)
 -- epoch ms: integers, which %.17g writes in full (cjson.decode reads them exactly)
 local times = string.format(',"createdAt":%.17g,"updatedAt":%.17g}', createdAt, tonumber(now))
@@ -46,16 +47,38 @@ return {created = not old, createdAt = createdAt, updatedAt = tonumber(now)}
 `,
 });
 
-/** Deletes a webhook, its delivery log and its detection marks; its queued deliveries are dropped when claimed. */
+/**
+ * Deletes a webhook, its delivery log and its detection marks, and drops its queued deliveries:
+ * ZSCAN of the queue in slices of `count`, keeping the ids of `name` (`<event id>:<name>`: event
+ * ids hold no `:`, names no glob character), removed from the queue and their records. Bounded by
+ * the queue's bound (MAX_PENDING: at most `maxSlices` slices; the claim drops anything a cut-short
+ * scan leaves). Without it they waited to be dropped 25 a run at their claim, still counted towards
+ * MAX_PENDING: a deleted webhook that had filled the queue kept every other webhook's events out
+ * (`full`) for hours, and took the runs' sends (review 12).
+ */
 export const removeScript = defineScript({
   name: "webhooks.remove",
   write: true,
-  keys: ["hooks", "log", "marks"],
-  args: ["name"],
+  keys: ["hooks", "log", "marks", "pending", "deliveries"],
+  args: ["name", "count", "maxSlices"],
   lua: `
 local deleted = redis.call('HDEL', hooks, name)
-if deleted == 1 then redis.call('UNLINK', log, marks) end
-return {deleted = deleted == 1}
+if deleted == 0 then return {deleted = false, dropped = 0} end
+redis.call('UNLINK', log, marks)
+local cursor, dropped = '0', 0
+for _ = 1, tonumber(maxSlices) do
+  local r = redis.call('ZSCAN', pending, cursor, 'MATCH', '*:' .. name, 'COUNT', count)
+  local ids = {}
+  for i = 1, #r[2], 2 do ids[#ids + 1] = r[2][i] end
+  if #ids > 0 then
+    redis.call('ZREM', pending, unpack(ids))
+    redis.call('HDEL', deliveries, unpack(ids))
+    dropped = dropped + #ids
+  end
+  cursor = r[1]
+  if cursor == '0' then break end
+end
+return {deleted = true, dropped = dropped}
 `,
 });
 
@@ -74,7 +97,15 @@ export const enqueueScript = defineScript({
   keys: ["hooks", "pending", "deliveries", "recent"],
   args: ["eventId", "eventType", "kind", "subject", "score", "only", "body", "now", "lease", "maxPending", "maxRecent"],
   uses: [queueLua, matchLua, recentLua],
-  refusals: { not_found: (_r, call) => new NotFoundError(`No webhook '${String(call.args.only)}'.`) },
+  refusals: {
+    not_found: (_r, call) => new NotFoundError(`No webhook '${String(call.args.only)}'.`),
+    // the test event alone: it was refused, so it must not be answered as queued (review 12)
+    queue_full: (r) =>
+      new ConflictError(
+        "queue_full",
+        `The delivery queue is full (${String(r.max)} deliveries waiting); the test event was not queued. Retry once the minute job has sent some.`,
+      ),
+  },
   lua: `
 local targets = {}
 if only ~= '' then
@@ -91,6 +122,7 @@ if only == '' then
   if #targets == 0 then return {queued = 0, full = 0, claimed = {}, repeated = true} end
 end
 local room = tonumber(maxPending) - redis.call('ZCARD', pending)
+if only ~= '' and room <= 0 then return {refused = 'queue_full', max = tonumber(maxPending)} end
 local queued, full, claimed, told = 0, 0, {}, {}
 for _, t in ipairs(targets) do
   if room <= 0 then
@@ -101,7 +133,7 @@ for _, t in ipairs(targets) do
       queued = queued + 1
       room = room - 1
       if claim then
-        claimed[#claimed + 1] = {id = eventId .. ':' .. t[1], webhook = t[1], url = t[2].url, secret = t[2].secret, body = body, attempts = 1, event = eventId, type = eventType}
+        claimed[#claimed + 1] = {id = eventId .. ':' .. t[1], webhook = t[1], since = t[2].createdAt, url = t[2].url, secret = t[2].secret, body = body, attempts = 1, event = eventId, type = eventType}
       end
     end
     told[#told + 1] = recentId(eventId, t)
@@ -166,7 +198,7 @@ for i, id in ipairs(due) do
     updates[#updates + 1] = cjson.encode(d)
     leases[#leases + 1] = lease
     leases[#leases + 1] = id
-    claimed[#claimed + 1] = {id = id, webhook = d.webhook, url = hook.url, secret = hook.secret, body = d.body, attempts = d.attempts, event = d.event, type = d.type}
+    claimed[#claimed + 1] = {id = id, webhook = d.webhook, since = hook.createdAt, url = hook.url, secret = hook.secret, body = d.body, attempts = d.attempts, event = d.event, type = d.type}
   end
 end
 if #gone > 0 then
@@ -182,10 +214,12 @@ return {claimed = claimed, dropped = #gone}
 });
 
 /**
- * Settles claimed deliveries: `results` are JSON `{ok, outcome, at, via, status, error, messageId}`
- * per id. A success, or a failure at `maxAttempts`, removes the delivery; another failure makes it
+ * Settles claimed deliveries: `results` are JSON `{ok, outcome, at, via, status, error, messageId,
+ * since}` per id (`since`: the life it was claimed for; a record since queued for another life is
+ * left alone). A success, or a failure at `maxAttempts`, removes the delivery; another failure makes it
  * due again after `retryBase` × 2^(attempts − 1) ms, at most `retryCap`. Every attempt is logged
- * in its webhook's log (`logs`, one per id), newest first, at most `logSize` entries.
+ * in its webhook's log (`logs`, one per id), newest first, at most `logSize` entries, if that
+ * webhook is still the life the delivery was queued for.
  */
 export const settleScript = defineScript({
   name: "webhooks.settle",
@@ -200,10 +234,11 @@ local alive = redis.call('HMGET', hooks, unpack(names))
 local done, retries = {}, {}
 local counts = {delivered = 0, retrying = 0, failed = 0}
 for i, id in ipairs(ids) do
-  -- no record: settled by an overlapping run, or its webhook was deleted meanwhile
-  if records[i] then
-    local d = cjson.decode(records[i])
-    local r = cjson.decode(results[i])
+  -- no record: settled by an overlapping run, or its webhook was deleted meanwhile; a record of
+  -- another life (deleted, created again and the event queued afresh) is that life's to send
+  local d = records[i] and cjson.decode(records[i])
+  local r = cjson.decode(results[i])
+  if d and (r.since == nil or d.since == nil or tonumber(d.since) == tonumber(r.since)) then
     local entry = {delivery = id, event = d.event, type = d.type, attempt = d.attempts, at = r.at, via = r.via, status = r.status, error = r.error, messageId = r.messageId}
     if r.ok then
       entry.outcome = r.outcome
@@ -221,7 +256,10 @@ for i, id in ipairs(ids) do
       retries[#retries + 1] = id
       counts.retrying = counts.retrying + 1
     end
-    if alive[i] then
+    -- logged only in the life the delivery was queued for: a webhook deleted and created again
+    -- under its name while the attempt was in flight never made it (review 12)
+    local hook = alive[i] and cjson.decode(alive[i])
+    if hook and (d.since == nil or tonumber(d.since) == tonumber(hook.createdAt)) then
       redis.call('LPUSH', logs[i], cjson.encode(entry))
       redis.call('LTRIM', logs[i], 0, tonumber(logSize) - 1)
     end

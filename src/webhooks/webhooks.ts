@@ -113,14 +113,24 @@ export async function list(ctx: Ctx): Promise<{ webhooks: Webhook[] }> {
   return { webhooks: (await stored(ctx)).map(publicOf) };
 }
 
-/** Deletes webhook `name`, its delivery log and its detection state; `deleted: false` when there was none. */
+/** Queued deliveries one slice of a DELETE's drop scans (ZSCAN COUNT). */
+export const PURGE_SLICE = 2_000;
+/** Slices a DELETE scans at most (a full queue and a margin); the claim drops what a cut-short scan leaves. */
+export const PURGE_MAX_SLICES = Math.ceil(MAX_PENDING / PURGE_SLICE) + 2;
+
+/**
+ * Deletes webhook `name`, its delivery log and its detection state, and drops its queued
+ * deliveries (bounded by the queue's 10,000), so they neither hold the queue's room nor take the
+ * next runs' sends; `deleted: false` when there was none.
+ */
 export async function remove(ctx: Ctx, name: string): Promise<Written<{ deleted: boolean }>> {
   assertName(name, "name");
   const keys = hookKeys(ctx.prefix, name);
+  const reg = registryKeys(ctx.prefix);
   const { value, replayed } = await removeScript.run<{ deleted: boolean }>(
     ctx.redis,
-    { hooks: registryKeys(ctx.prefix).hooks, log: keys.log, marks: keys.marks },
-    { name },
+    { hooks: reg.hooks, log: keys.log, marks: keys.marks, pending: reg.pending, deliveries: reg.deliveries },
+    { name, count: PURGE_SLICE, maxSlices: PURGE_MAX_SLICES },
   );
   return { deleted: value.deleted, replayed };
 }
@@ -258,6 +268,8 @@ export { emitBlock };
 export async function emitMany(
   ctx: Ctx,
   events: readonly EventInput[],
+  /** trending.rising: the hour's told set (`risingToldKey`) and how long it is kept (ms; relative, as Redis's clock is not ctx.now). */
+  risingTold?: { key: string; ttlMs: number },
 ): Promise<{ queued: number; full: number; repeated: number }> {
   if (events.length === 0) return { queued: 0, full: 0, repeated: 0 };
   for (const e of events)
@@ -265,9 +277,9 @@ export async function emitMany(
   const block = emitBlock(ctx);
   const { value } = await emitManyScript.run<{ queued: number; full: number; repeated: number }>(
     ctx.redis,
-    { hookKeys: block.keys },
+    { hookKeys: risingTold ? [...block.keys, risingTold.key] : block.keys },
     {
-      hookArgs: block.args,
+      hookArgs: risingTold ? [...block.args, risingTold.ttlMs] : block.args,
       types: events.map((e) => e.type),
       kinds: events.map((e) => e.subject?.kind ?? ""),
       subjects: events.map((e) => e.subject?.name ?? ""),

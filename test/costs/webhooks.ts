@@ -12,8 +12,8 @@ export const area = {
       call: "create a webhook (admin)",
       state: "new",
       roundTrips: 1,
-      commands: 4,
-      note: "HGET (exists?), HLEN (the 20-webhook limit), HSET of its settings.",
+      commands: 5,
+      note: "HGET (exists?), HLEN (the 20-webhook limit), UNLINK of any detection marks an earlier webhook of the name left (a job run that read it before its DELETE may write them after), HSET of its settings.",
     },
     putReplace: {
       call: "replace a webhook (admin)",
@@ -31,10 +31,10 @@ export const area = {
     list: { call: "list webhooks (admin)", state: "any (at most 20)", roundTrips: 1, commands: 2 },
     remove: {
       call: "delete a webhook (admin)",
-      state: "existing",
+      state: "existing, 1 delivery queued",
       roundTrips: 1,
-      commands: 3,
-      note: "HDEL, and one DEL of its delivery log and detection marks; its queued deliveries are dropped when next claimed.",
+      commands: 6,
+      note: "HDEL, one DEL of its delivery log and detection marks, ZSCAN of the delivery queue for its queued deliveries and ZREM + HDEL of them, so they no longer hold the queue's room (4 with none queued): one ZSCAN per 2,000 queued of any webhook (at most 10,000), ZREM + HDEL per slice holding some of its own.",
     },
     deliveries: { call: "delivery log (admin)", state: "any", roundTrips: 1, commands: 3 },
     test: {
@@ -93,7 +93,7 @@ export const area = {
       state: "1 member newly rising, receiver refuses",
       roundTrips: 5,
       commands: 49,
-      note: "+1 script queueing the stream's rising members (at most 10) as `emit` does (HGETALL, then per member ZMSCORE + ZADD + ZREMRANGEBYRANK of the recent delivery ids, ZCARD, HSETNX + ZADD), then its delivery in the same run (claim, POST, settle). The same member again this hour: `repeated`, ZMSCORE only.",
+      note: "+1 script queueing the stream's rising members (at most 10) as `emit` does (HGETALL, then per member SMISMEMBER + SADD + PEXPIRE of the hour's told set, ZCARD, HSETNX + ZADD), then its delivery in the same run (claim, POST, settle). The same member again this hour: `repeated`, SMISMEMBER only.",
     },
     hourlySteady: {
       call: "`webhooks.trending` job (hourly)",
