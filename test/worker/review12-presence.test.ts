@@ -5,7 +5,7 @@
  * in rooms it invents. Each pair: one api with the queue, one without (synchronous), same clock.
  */
 import { describe, expect, it } from "vitest";
-import { createIngestApi, type IngestApi, type Sent } from "../helpers/ingest.ts";
+import { createIngestApi, type IngestApi } from "../helpers/ingest.ts";
 import { cleanedUpAfterAll } from "../helpers/worker.ts";
 import { command } from "../helpers/upstash-rest.ts";
 import { roomKeys } from "../../src/presence/keys.ts";
