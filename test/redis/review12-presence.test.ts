@@ -78,6 +78,16 @@ async function checkRoom(ctx: Ctx, room: string, ids: readonly string[], where: 
     expect(seqRaw, `${where}: seq kept while ids are mapped`).not.toBeNull();
     expect(Number(seqRaw), `${where}: seq ≥ every mapped compact id`).toBeGreaterThanOrEqual(Math.max(...values));
   }
+  // no live daily bitmap holds a bit of a compact id the counter could hand out again (AU exact)
+  const dailies = await command<string[]>(target, "KEYS", `${ctx.prefix}:presence:${room}:daily:*`);
+  for (const k of dailies) {
+    const bits = await command<number>(target, "BITCOUNT", k, "16", "-1");
+    if (seqRaw === null) expect(bits, `${where}: ${k} has AU bits while seq is gone`).toBe(0);
+    else {
+      const next = await command<number[]>(target, "BITFIELD", k, "GET", "u8", String(128 + Number(seqRaw) + 1));
+      expect(next[0], `${where}: ${k} has bits past seq ${seqRaw}`).toBe(0);
+    }
+  }
   const seen = await command<string[]>(target, "ZRANGE", key(ctx, room, "seen"), "0", "-1");
   for (const n of seen) expect(values, `${where}: seen ${n} is mapped`).toContain(Number(n));
   // marks are of ids (no control byte), and the reads show ids only
