@@ -257,7 +257,7 @@ async function run(seed: number, steps: number) {
         items.push({ member: `m${Math.floor(rnd() * 14)}`, by, period: "week", at, ...ttl });
       }
       await increment(ctx, c.name, items);
-      for (const i of items) add(c, periodStart("week", i.at!), i.member, i.by ?? 1);
+      for (const i of items) add(c, periodStart("week", Number(i.at)), i.member, i.by ?? 1);
     } else if (r < 0.6) {
       // a writer whose clock lags up to 50 s: just after a boundary, it still writes the week before
       const lagging = t - Math.floor(rnd() * 50_000);
@@ -359,7 +359,7 @@ describe("near the union bound", () => {
           at: Math.max(w + DAY, from),
         }));
         await increment(ctx, "n", items);
-        const m = c.weeks.get(periodStart("week", items[0]!.at!))!;
+        const m = c.weeks.get(periodStart("week", Number(items[0]!.at)))!;
         for (const i of items) m.set(i.member, (m.get(i.member) ?? 0) + i.by!);
       } else {
         const lagging = THIS_WEEK - 20_000;
