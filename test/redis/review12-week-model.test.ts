@@ -17,6 +17,13 @@
  *
  * Then counters near the union bound (MAX_UNION_MEMBERS = 20,000 entries, 59 weeks of ~340 members):
  * a refusal only when the real entries pass the bound, and ≤ 60 commands when they do not.
+ *
+ * What held: every answer (6 seeds, 1201–1206), records ≥ ZCARD after every step (late writes,
+ * lagging writers at every boundary, mixed week/day batches, ttl restarts, member deletes, counter
+ * re-creation), no `n:` without its `b:`, the ttl'd index trimmed, refusals exactly past the bound.
+ * Findings (it.fails): member deletes leave records loose, so a read whose weeks fit the bound can
+ * pay a ZCARD a week (63 commands); a week counter without ttl pays 10 on every other first touch
+ * (the `c:w` cursor's learn; pre-existing).
  */
 import { describe, expect, it } from "vitest";
 import { mulberry32 } from "../../dev/prng.ts";
