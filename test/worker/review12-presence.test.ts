@@ -84,7 +84,7 @@ describe("review12: queued differential around a leave in a room that maps no id
   }
 
   for (const known of [false, true]) {
-    // BUG (medium): the consumer applies a room's heartbeats within one 5 s window together, at the
+    // FIXED (was BUG, medium): the consumer applies a room's heartbeats within one 5 s window together, at the
     // latest of their times (src/ingest/plan.ts planGroup, docs/ingest.md: "last-seen ... at most
     // 5 s later"). u1's heartbeat, sent BEFORE u1's leave, merged with u2's sent AFTER it in the same
     // window, is applied at u2's time, after the leave mark: the heartbeat script takes it for a
@@ -95,8 +95,9 @@ describe("review12: queued differential around a leave in a room that maps no id
     // Smallest fix: pass each id's own latest time in the window to the heartbeat call (e.g. an arg
     // list beside `batch`) and compare the leave mark with that time (`leftAt > sentAt[i]`) instead
     // of the window's `now`: no command more; or split a window's ids at a leave... the consumer
-    // cannot see leaves, so the first.
-    it.fails(
+    // cannot see leaves, so the first. Fixed so: planGroup passes each id's own latest time in the
+    // window (`sentAt`), the heartbeat script compares the leave mark with it.
+    it(
       `a heartbeat sent before a leave, merged with another id's sent after it in one 5 s window, keeps the left id offline (${known ? "known id" : "room's first id"})`,
       async () => {
         const p = pair(`rv12w-window-${known ? "k" : "n"}`);
