@@ -69,6 +69,7 @@ export function libraryWrite(
   message: Pick<IngestMessage, "kind" | "name">,
   items: unknown[],
   settings: IngestSettings,
+  sentAt?: readonly number[],
 ): (ctx: Ctx) => Promise<unknown> {
   if (message.kind === "trending") {
     return (ctx) =>
@@ -77,7 +78,8 @@ export function libraryWrite(
   // queued: a score out of range raises an error rather than returning a refusal the apply script would ignore
   if (message.kind === "counters")
     return (ctx) => increment(ctx, message.name, items as IncrItem[], undefined, { queued: true });
-  return (ctx) => heartbeat(ctx, message.name, items as string[], { timeoutSeconds: settings.presenceTimeoutSeconds });
+  return (ctx) =>
+    heartbeat(ctx, message.name, items as string[], { timeoutSeconds: settings.presenceTimeoutSeconds, sentAt });
 }
 
 /** Splits an amount into parts no larger than MAX_INCREMENT (a merged sum may exceed what one item may carry). */
@@ -180,7 +182,10 @@ export interface GroupPlan {
  * Plans one target's messages (same kind and name, all valid): merged, then
  * cut into library calls of at most 1,000 items. Presence heartbeats are
  * applied per PRESENCE_WINDOW_MS window at the latest time in it (a heartbeat
- * is never dated earlier than it was sent, and at most 5 s later).
+ * is never dated earlier than it was sent, and at most 5 s later); each id's
+ * own latest time in the window goes with it (sentAt), which the script compares
+ * a leave with: an id's heartbeat sent before its leave stays before it, whatever
+ * other ids of the window were sent after (review 12).
  */
 export async function planGroup(
   messages: IngestMessage[],
@@ -194,18 +199,23 @@ export async function planGroup(
   const items = messages.reduce((n, m) => n + listOf(m).length, 0);
   const calls: Call[] = [];
   if (kind === "presence") {
-    const windows = new Map<number, { at: number; ids: Set<string> }>();
+    // per window: its latest time, and each id's own latest time in it
+    const windows = new Map<number, { at: number; ids: Map<string, number> }>();
     for (const m of messages as Extract<IngestMessage, { kind: "presence" }>[]) {
       const slot = Math.floor(m.t / PRESENCE_WINDOW_MS);
       let w = windows.get(slot);
-      if (!w) windows.set(slot, (w = { at: m.t, ids: new Set() }));
+      if (!w) windows.set(slot, (w = { at: m.t, ids: new Map() }));
       w.at = Math.max(w.at, m.t);
-      for (const id of m.ids) w.ids.add(id);
+      for (const id of m.ids) w.ids.set(id, Math.max(w.ids.get(id) ?? m.t, m.t));
     }
     for (const slot of [...windows.keys()].sort((a, b) => a - b)) {
-      const w = windows.get(slot) as { at: number; ids: Set<string> };
-      for (const ids of chunks([...w.ids]))
-        calls.push(await capture(kind, prefix, w.at, libraryWrite(first, ids, settings)));
+      const w = windows.get(slot) as { at: number; ids: Map<string, number> };
+      // no list when every id's time is the window's (one message, or all sent in the same ms)
+      const uniform = [...w.ids.values()].every((t) => t === w.at);
+      for (const ids of chunks([...w.ids.keys()])) {
+        const sentAt = uniform ? undefined : ids.map((id) => w.ids.get(id) as number);
+        calls.push(await capture(kind, prefix, w.at, libraryWrite(first, ids, settings, sentAt)));
+      }
     }
     return { kind, name, calls, items };
   }

@@ -33,6 +33,12 @@ export interface PresenceOptions {
 export interface HeartbeatOptions extends PresenceOptions {
   /** The request's Idempotency-Key record, when it has one. @default undefined */
   idempotency?: Idempotency;
+  /**
+   * Each id's own time (ms, aligned with `ids`), when it is earlier than `ctx.now`: the queued
+   * consumer applies a window's ids at its latest time, but a leave is compared with each id's own.
+   * @default undefined (every id's time is `ctx.now`)
+   */
+  sentAt?: readonly number[];
 }
 
 export interface HeartbeatResult {
@@ -51,6 +57,8 @@ export async function heartbeat(
 ): Promise<Written<HeartbeatResult>> {
   assertName(room, "room");
   requireIds(ids);
+  if (options.sentAt && options.sentAt.length !== ids.length)
+    throw new Error("presence.heartbeat: sentAt must give one time per id");
   const timeout = timeoutMs(options.timeoutSeconds);
   const keys = roomKeys(ctx.prefix, room);
   const registry = registryKeys(ctx.prefix);
@@ -72,6 +80,7 @@ export async function heartbeat(
       historyTtl: HISTORY_ACTIVE_TTL_SECONDS,
       room,
       batch: ids,
+      sentAt: options.sentAt ?? [],
     },
     options.idempotency,
   );

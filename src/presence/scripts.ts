@@ -80,7 +80,7 @@ export const heartbeatScript = defineScript({
   name: "presence.heartbeat",
   write: true,
   keys: ["seen", "ids", "seq", "daily", "history", "due", "rooms", "siteActive"],
-  args: ["now", "cutoff", "timeout", "ofDay", "dailyTtl", "historyTtl", "room", "...batch"],
+  args: ["now", "cutoff", "timeout", "ofDay", "dailyTtl", "historyTtl", "room", "...batch", "...sentAt"],
   uses: [reverseLua],
   lua: `
 local timeout         = tonumber(timeout)
@@ -129,11 +129,15 @@ end
 -- (review 2). A heartbeat of the leave's own ms, applied after it, is taken as sent after it. Such
 -- an id is not counted as this heartbeat's own below: whether it was online at this time is its
 -- last-seen's to say.
+-- The leave is compared with the id's own time (sentAt, the queued consumer's: its latest in the
+-- window), not the call's: merged with another id's heartbeat sent after the leave, one sent before
+-- it must not undo it (review 12). Synchronous calls send no sentAt: every id's time is now.
 local atNow, own = tonumber(now), 0
 local scores, seenHere = {}, {}
 for i, id in ipairs(batch) do
   local leftAt = tonumber(known[#batch + i])
-  if leftAt and leftAt > atNow and leftAt - timeout - 1 < atNow then
+  local sent   = tonumber(sentAt[i]) or atNow
+  if leftAt and leftAt > sent and leftAt - timeout - 1 < atNow then
     scores[i] = string.format('%.0f', leftAt - timeout - 1)
   else
     scores[i] = now
@@ -279,9 +283,16 @@ if not got[1] and not got[2] and not made and redis.call('EXISTS', ids) == 0 the
 local newer = not got[2] or tonumber(got[2]) < tonumber(now)
 if newer and made and tonumber(dropAt) > made then
   redis.call('HSET', ids, leftField(id), now, LEAVE_MADE, dropAt)
-  redis.call('PEXPIRE', ids, keep)
 elseif newer then
   redis.call('HSET', ids, leftField(id), now)
+end
+-- The expiry runs on Redis's clock, so Redis decides whether it moves: GT, never shortened, also
+-- when a Worker's clock ahead wrote a later LEAVE_MADE (review 12). A new hash has no expiry yet
+-- (GT would take none for longer).
+if newer and made == 0 then
+  redis.call('PEXPIRE', ids, keep)
+elseif newer and made then
+  redis.call('PEXPIRE', ids, keep, 'GT')
 end
 if not got[1] then
   -- An id not mapped yet: its first heartbeat may still be queued (review 11: it joined and left

@@ -140,7 +140,7 @@ export const area = {
       state: "room that maps no id",
       roundTrips: 1,
       commands: 6,
-      note: "A room with no `ids` hash (it does not exist, or its first heartbeat, maybe this id's, is still queued): the mark goes into an `ids` hash made here, with an expiry a timeout and 2 days away (so an ingest key leaves no key without one for a name it invents; review 5), and field `\\x03` saying so: EVALSHA, HMGET, EXISTS, HSET, PEXPIRE, ZADD of the mark's `_due` entry (was 3 with no mark: the id read online for a timeout once its queued heartbeat was applied). 5 for a later leave of another id there (no EXISTS).",
+      note: "A room with no `ids` hash (it does not exist, or its first heartbeat, maybe this id's, is still queued): the mark goes into an `ids` hash made here, with an expiry a timeout and 2 days away (so an ingest key leaves no key without one for a name it invents; review 5), and field `\\x03` saying so: EVALSHA, HMGET, EXISTS, HSET, PEXPIRE, ZADD of the mark's `_due` entry (was 3 with no mark: the id read online for a timeout once its queued heartbeat was applied). 5 for a later leave of another id there (no EXISTS), whichever Worker's clock is ahead: every newer mark in such a hash pushes its expiry with PEXPIRE GT, so Redis's clock, which runs the expiry, decides (review 12; a leave whose time did not pass the hash's was 4, skipping the push).",
     },
     deleteRoom: {
       call: "delete room (admin)",

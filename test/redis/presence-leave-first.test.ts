@@ -52,12 +52,17 @@ describe("presence: a leave in a room that maps no id", () => {
     await command(target, "PEXPIRE", key(ctx, "ids"), String(DAY));
     await leave({ ...ctx, now: T0 + 10 * SECOND }, "r", "u2");
     expect(await pttl(ctx, "ids")).toBeGreaterThan(2 * DAY);
-    // an older leave (clock skew between Workers) moves nothing
+    // a leave of an older time (clock skew between Workers) writes a new mark all the same: its
+    // keep runs from now on Redis's clock (PEXPIRE GT; review 12), whatever the Workers' clocks say
     await command(target, "PEXPIRE", key(ctx, "ids"), String(DAY));
     await leave({ ...ctx, now: T0 + 5 * SECOND }, "r", "u3");
-    expect(await pttl(ctx, "ids")).toBeLessThanOrEqual(DAY);
+    expect(await pttl(ctx, "ids")).toBeGreaterThan(2 * DAY);
+    // ... and never shortens it
+    await command(target, "PEXPIRE", key(ctx, "ids"), String(3 * DAY));
+    await leave({ ...ctx, now: T0 + 6 * SECOND }, "r", "u4");
+    expect(await pttl(ctx, "ids")).toBeGreaterThan(2 * DAY + 10 * 60 * SECOND);
     // their heartbeats, sent before all three leaves, applied after them: each reads its own mark
-    for (const id of ["u1", "u2", "u3"]) await heartbeat({ ...ctx, now: T0 - SECOND }, "r", [id]);
+    for (const id of ["u1", "u2", "u3", "u4"]) await heartbeat({ ...ctx, now: T0 - SECOND }, "r", [id]);
     expect((await stats({ ...ctx, now: T0 + 11 * SECOND }, "r")).online).toBe(0);
     expect(await pttl(ctx, "ids")).toBe(-1);
   });
