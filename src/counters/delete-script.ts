@@ -1,6 +1,7 @@
 import { ValidationError } from "../errors.ts";
 import { defineScript } from "../redis/script.ts";
 import { MAX_DELETE_KEYS, MAX_DELETE_READS } from "./limits.ts";
+import { deleteWeeksLua } from "./delete-weeks.ts";
 import { deleteZeroLua } from "./delete-zero.ts";
 import { fieldsLua } from "./life.ts";
 
@@ -11,9 +12,9 @@ import { fieldsLua } from "./life.ts";
  * and the positions in `parts` of the keys directly below it (`firsts`..`lasts`, 0 = none); the
  * coarsest level (the months; a week or month counter's buckets) is `top`..`np`. A key adds what
  * it loses to the rollup directly above it when that one is partial. Removes the member only: no
- * key's expiry changes. A bucket or whole rollup loses the member
- * (ZREM); a partial rollup loses what its removed parts held (ZINCRBY of minus their scores,
- * read by ZSCORE only where a partial rollup needs them). One that this leaves at 0 keeps the
+ * key's expiry changes. A bucket or whole rollup loses the member (ZREM; a week's size record is
+ * lowered with it, delete-weeks.ts); a partial rollup loses what its removed parts held (ZINCRBY
+ * of minus their scores, read by ZSCORE only where a partial rollup needs them). One that this leaves at 0 keeps the
  * member at 0 while a part outside the range still holds it and drops it when none does (its
  * parts outside: `parts` after the first `planKeys`, named by `outs`, delete-zero.ts); only when
  * that is unknown it drops it and is marked `z:<key>` (its parts may hold it at scores summing to
@@ -101,7 +102,7 @@ export const deleteMemberScript = defineScript({
         },
       ]),
   },
-  uses: [fieldsLua, deleteZeroLua],
+  uses: [fieldsLua, deleteZeroLua, deleteWeeksLua],
   lua: `
 local removed = 0
 if fromPlain == '1' then removed = redis.call('ZREM', plain, member) end
@@ -170,6 +171,7 @@ if #parts > 0 then
     if i > nb and (firsts[i - nb] ~= olderFirsts[i - nb] or lasts[i - nb] ~= olderLasts[i - nb]) then same = false end
   end
   local extra     = outsideNames(parts, outs, {'s', 'q'})
+  local recAt     = recordNames(parts, nb, np, extra) -- week size records (delete-weeks.ts)
   local head      = same and lookup(level, firsts, lasts, extra) or lookup(level, nil, nil, extra)
   -- s: a restart of an expired key (which drops it) may follow a rollup that expired before its
   -- keys by a lagging writer's clock, and then lack what they hold
@@ -382,6 +384,7 @@ if #parts > 0 then
   -- past unions may have included the member: a new mark invalidates them
   if changed > 0 then
     for _, v in ipairs(relisted) do marks[#marks + 1] = v end
+    lowerRecords(parts, nb, head, recAt, d.lostScore, alive, marks)
     redis.call('HSET', index, 'late', redis.call('INCR', seq), unpack(marks))
     indexed = true
   end

@@ -26,6 +26,9 @@
  * step (one HDEL more), the run of expired anchors its HMGET read: such a counter creates one key a
  * period, so learn-then-drop would fall a group behind every other period (review 9). A write into a group before a cursor moves
  * it back; one that sets a field of the cursor's group raises the expiry it holds, in the same HSET.
+ * A `w` / `m` group's one field is its key's, so such a write gives the cursor that expiry without
+ * a learn, and a new index (only this write's keys) puts it past kept groups; a `w` / `m` learn
+ * passes kept anchors over (review 12: a week counter without ttl paid a learn every other week).
  */
 import { DAY } from "../time.ts";
 import type { Period } from "../time.ts";
@@ -187,8 +190,22 @@ local function trimNote(cursors, groups, e, minOf, fresh)
       c = {at = fresh and minOf[kind] or math.min(k.origin, minOf[kind] - k.back), dirty = true}
       cursors[kind] = c
     end
-    if g < c.at then
-      c.at, c.e, c.dirty = g, nil, true
+    -- a week or month group's one field is its key's, so e is the group's bound: learnt without
+    -- the HMGET a learn pays (review 12: a week counter without ttl paid it every other first touch)
+    local one = kind == 'w' or kind == 'm'
+    if one and fresh then
+      -- a new index lists only this write's keys: the cursor goes to the earliest group with an
+      -- expiry, or past the kept ones to the latest, whatever order the keys come in
+      local live = c.e and c.e ~= 0
+      if e ~= 0 then
+        if not live or g < c.at then c.at, c.e, c.dirty = g, e, true end
+      elseif not live and (not c.e or g > c.at) then
+        c.at, c.e, c.dirty = g, 0, true
+      end
+    elseif g < c.at then
+      c.at, c.e, c.dirty = g, one and e or nil, true
+    elseif g == c.at and one then
+      if c.e ~= e then c.e, c.dirty = e, true end
     elseif g == c.at and c.e then
       local bound = c.e
       if e == 0 or bound == 0 then bound = 0 else bound = math.max(bound, e) end
@@ -227,12 +244,14 @@ local function trimStep(index, base, cursors, order, minOf, now)
       if kind == 'w' or kind == 'm' then
         -- one field per group, one key created per period: a learn alone would leave the cursor a
         -- group behind every other period. The read's run of passed anchors goes in one HDEL here
-        -- (+1 command), up to the first live (or kept) one, whose expiry the cursor learns.
+        -- (+1 command), up to the first live one, whose expiry the cursor learns. Kept ones (0, or
+        -- from before expiries were recorded) are passed over, as the free move passes one: a learn
+        -- that stopped at each left a cursor behind a run of them falling further behind (review 12).
         local drop, stop, e = {}, ahead, nil
         for j = 0, ahead - 1 do
           local v = tonumber(values[1 + j])
-          if v then
-            if v == 0 or v < 1e12 or v + TRIM_MARGIN >= now then
+          if v and v ~= 0 and v >= 1e12 then
+            if v + TRIM_MARGIN >= now then
               stop, e = j, v
               break
             end
