@@ -86,10 +86,12 @@ describe("bad input: 400 and nothing written", () => {
   });
 
   it("attack: an ingest key's member delete over 400 days of hours reads only the keys that may hold the member", async () => {
-    // nothing to delete: one HMGET and an EXISTS (was 9,600 ZREMs; then a 400 before Redis)
-    const empty = await api.cost(() =>
-      api.del(`${base}/c/members/a?period=hour&from=2025-11-01T00:00:00Z&to=2026-11-01T00:00:00Z`),
-    );
+    // nothing to delete: one HMGET and an EXISTS (was 9,600 ZREMs; then a 400 before Redis). Sent
+    // once before it is measured: run alone, this file's Redis has not cached the script yet
+    // (NOSCRIPT, then EVAL: one more command), which the whole suite's earlier files had.
+    const path = `${base}/c/members/a?period=hour&from=2025-11-01T00:00:00Z&to=2026-11-01T00:00:00Z`;
+    expect((await api.del(path)).status).toBe(204);
+    const empty = await api.cost(() => api.del(path));
     expect(empty.result.status).toBe(204);
     expect(empty.commands).toBe(3);
     expect(await api.keys()).toEqual([]);
