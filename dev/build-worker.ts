@@ -20,6 +20,7 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { resolve } from "node:path";
 import { build, transformSync, type Plugin } from "esbuild";
+import ts from "typescript";
 import { stripLuaComments } from "./lua-comments.ts";
 import { writePrebuiltDocument } from "./openapi-prebuilt.ts";
 
@@ -80,6 +81,48 @@ const luaComments: Plugin = {
 };
 
 /**
+ * The routes (functions/routes/*.ts) with each route's `responses` thunk (functions/lazy-route.ts
+ * `lazyRoute`) emptied: only the OpenAPI document calls it, and the bundle serves the document
+ * prebuilt (`ALIASES`), so its response schemas were code no request runs (~10 KB of source).
+ * Taking it out pays for the modules a first write no longer loads (functions/routes/index.ts
+ * `Mount.alone`: more, smaller chunks, whose imports and exports gzip less well). Found with
+ * TypeScript's parser, so a parenthesis in a description cannot end a thunk early; `npm run
+ * bundle-size` checks that the bundle still serves the fixture's document and validates as the app.
+ */
+const documentOnly: Plugin = {
+  name: "document-only",
+  setup(b) {
+    b.onLoad({ filter: /[\\/]functions[\\/]routes[\\/][\w-]+\.ts$/ }, (args) => {
+      const text = readFileSync(args.path, "utf8");
+      const file = ts.createSourceFile(args.path, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+      const cuts: { start: number; end: number; by: string }[] = [];
+      const cut = (node: ts.Node, by: string) => cuts.push({ start: node.getStart(file), end: node.getEnd(), by });
+      const visit = (node: ts.Node): void => {
+        if (ts.isPropertyAssignment(node) && ts.isArrowFunction(node.initializer)) {
+          if (node.name.getText(file) === "responses") return void cut(node.initializer.body, "({})");
+        }
+        // A route's spec: its summary and description are the document's too.
+        if (ts.isCallExpression(node) && node.expression.getText(file) === "lazyRoute") {
+          const spec = node.arguments[3];
+          const body =
+            spec && ts.isArrowFunction(spec) && ts.isParenthesizedExpression(spec.body) && spec.body.expression;
+          if (body && ts.isObjectLiteralExpression(body))
+            for (const p of body.properties)
+              if (ts.isPropertyAssignment(p) && ["summary", "description"].includes(p.name.getText(file)))
+                cut(p.initializer, '""');
+        }
+        ts.forEachChild(node, visit);
+      };
+      visit(file);
+      let contents = text;
+      for (const { start, end, by } of cuts.sort((a, b) => b.start - a.start))
+        contents = `${contents.slice(0, start)}${by}${contents.slice(end)}`;
+      return { contents, loader: "ts" };
+    });
+  },
+};
+
+/**
  * The dashboard's browser modules, which the Worker serves as text (functions/dashboard/assets.ts),
  * without their comments and with short local names: esbuild's own minifier, but for whitespace, so
  * each import statement stays on a line of its own (assets.ts rewrites them line by line). About
@@ -132,7 +175,7 @@ export async function buildWorker(outdir = OUTDIR): Promise<string> {
     sourcemap: "external",
     sourcesContent: true,
     metafile: true,
-    plugins: [aliases, luaComments, browserText],
+    plugins: [aliases, luaComments, browserText, documentOnly],
     logLevel: "warning",
   });
   // esbuild's account of what went where (bytes of each source module in each chunk), for whoever

@@ -189,6 +189,15 @@ export function lazyRoute<const M extends Method, const P extends string, const 
 }
 
 /**
+ * Adds `from`'s routes to `router`, after those it has: a route defined in a module of its own
+ * (functions/routes/index.ts `Mount.alone`), at its place among its feature's routes. The same
+ * route objects, so a route's spec is built once whichever router a request reached it by.
+ */
+export function includeRoutes(router: Routes, from: Routes): void {
+  router.routes.push(...from.routes);
+}
+
+/**
  * The handlers `OpenAPIHono.openapi` would have registered for the route, in
  * order: its middleware, the zod validator of each request part (with the 415
  * media-type gate), then the handler, with our 400 envelope as the validation

@@ -18,8 +18,11 @@ export function mountRoutes(app: Hono<AppEnv>, mount: Mount): void {
   // A failed import is tried again by the next request; no request awaits another's (./first-use.ts).
   const routes = onFirstUse(async () => checked(mount, await mount.load()));
   mount.table.forEach(([method, path], i) => {
+    // A route with a module of its own (`Mount.alone`) loads that one only: a router of that route alone.
+    const own = mount.alone?.[i];
+    const alone = own && onFirstUse(async () => checked({ ...mount, table: [[method, path]] }, await own()));
     app.on(method, mergePath(prefix, path), async (c, next) => {
-      const route = (await routes()).routes[i];
+      const route = alone ? (await alone()).routes[0] : (await routes()).routes[i];
       if (!route) throw new Error(`route ${i} of ${mount.base} is missing`);
       return route.handler(c, next);
     });

@@ -1,7 +1,8 @@
 import * as z from "../zod.ts";
 import * as limits from "../../src/counters/limits.ts";
 import { PERIODS } from "../../src/time.ts";
-import { once, prechecked } from "../lazy-route.ts";
+import { once } from "../lazy-route.ts";
+import { PeriodName, Scored, TimeValue } from "./counters-incr.ts";
 import {
   defaulted,
   fieldsPrecheck,
@@ -12,37 +13,19 @@ import {
   oneOfField,
   textField,
 } from "../prechecks.ts";
-import { MAX_INCREMENT, MAX_OFFSET } from "../../src/validation.ts";
-import {
-  batchOf,
-  batchPrecheck,
-  Increment,
-  intQuery,
-  isPlainObject,
-  Member,
-  memberPrecheck,
-  Name,
-  nameParams,
-  nameParamsChecked,
-} from "../schemas.ts";
+import { MAX_OFFSET } from "../../src/validation.ts";
+import { intQuery, Member, Name, nameParams, nameParamsChecked } from "../schemas.ts";
 
 /**
  * Schemas of the counters routes (./counters.ts), each a memoised factory
- * built by the first route that needs it (see ../lazy-route.ts).
+ * built by the first route that needs it (see ../lazy-route.ts). Those of the increment are in its
+ * own module (./counters-incr.ts), which a cold isolate's first increment loads without these.
  */
+export { AtValue, type IncrBody, IncrItem, incrPrecheck, PeriodName, Scored, TimeValue, Ttl } from "./counters-incr.ts";
 
-export const PeriodName = once(() =>
-  z.enum(PERIODS).openapi({ description: "UTC calendar period (ISO weeks, Monday first)" }),
-);
 export const Aggregate = once(() =>
   z.enum(limits.AGGREGATES).openapi({
     description: `How a member's scores combine across buckets; a member missing from a bucket is skipped, not counted as 0. A sum reads calendar rollups; min and max read every bucket, at most ${limits.MAX_RAW_BUCKETS}. @default sum`,
-  }),
-);
-export const Ttl = once(() =>
-  z.number().int().min(1).max(limits.MAX_TTL_SECONDS).openapi({
-    description:
-      "Seconds the written key lives. A key this write creates gets it. An existing key's expiry is only ever extended (when less than ttl is left, to ttl plus up to a tenth of it, at most 1 h more), never shortened; an existing key without expiry keeps none. In a batch a key gets the largest ttl of its items. So an ingest key cannot expire data beyond its own increments.",
   }),
 );
 const ORDERS = ["asc", "desc"] as const;
@@ -50,23 +33,6 @@ const SORT_KEYS = ["member", "score"] as const;
 export const Order = once(() => z.enum(ORDERS));
 export const TimeQuery = once(() =>
   z.string().openapi({ description: "epoch ms or ISO-8601 (a date such as 2026-11-01 is its UTC midnight)" }),
-);
-/**
- * A time in a body, parsed by the library rather than by the shared `At`, so a
- * date that does not exist (2026-02-30) is refused instead of rolled into March.
- */
-export const TimeValue = once(() =>
-  z.union([z.number().int(), z.string()]).openapi({
-    type: "string",
-    description: "epoch ms or ISO-8601; a real date in years 1000..9999",
-    example: "2026-11-22T15:04:05Z",
-  }),
-);
-/** `at` of an increment: like TimeValue, and bounded by what a bucket can usefully store. */
-export const AtValue = once(() =>
-  TimeValue().openapi({
-    description: `the time the increment belongs to; only with period. At most ${limits.MAX_BUCKET_AGE_DAYS} days (and at most the item's ttl) in the past, at most 5 minutes ahead. @default now`,
-  }),
 );
 
 /** Query options every read takes to read the union of period buckets instead of the plain counter. */
@@ -177,67 +143,11 @@ export const RangeInfo = once(() =>
     .openapi("CounterRange"),
 );
 
-export const Scored = once(() => z.object({ member: z.string(), score: z.number() }));
 export const RankedItem = once(() =>
   Scored()
     .extend({ rank: z.number().int().openapi({ description: "1-based" }) })
     .openapi("CounterRankedItem"),
 );
-
-export const IncrItem = once(() =>
-  z
-    .object({
-      member: Member(),
-      by: Increment().optional().openapi({
-        description: "may be negative (a decrement); the score it leaves must stay within ±1e15. @default 1",
-      }),
-      period: PeriodName().optional().openapi({
-        description: "store in the bucket of this UTC period. @default none (the plain counter)",
-      }),
-      at: AtValue().optional(),
-      ttl: Ttl().optional(),
-    })
-    .openapi("CounterIncrement"),
-);
-
-const INCR_KEYS = new Set(["member", "by", "period", "at", "ttl"]);
-const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
-
-/**
- * The precheck (../lazy-route.ts) of the increment body, `batchOf(IncrItem(), "items")`: valid
- * items and bad members are decided without zod (the data in IncrItem's key order, as zod gives
- * it); any other problem, zod decides.
- */
-export const incrPrecheck = batchPrecheck((item, path, issues) => {
-  if (!isPlainObject(item)) return undefined;
-  for (const key in item) if (!INCR_KEYS.has(key)) return undefined;
-  const { by, period, at, ttl } = item;
-  const member = memberPrecheck(item.member, [...path, "member"], issues);
-  if (member === undefined) return undefined;
-  const data: Record<string, unknown> = { member };
-  if ("by" in item) {
-    if (typeof by !== "number" || !(Math.abs(by) <= MAX_INCREMENT)) return undefined;
-    data.by = by;
-  }
-  if ("period" in item) {
-    if (!(PERIODS as readonly unknown[]).includes(period)) return undefined;
-    data.period = period;
-  }
-  if ("at" in item) {
-    if (!isInt(at) && typeof at !== "string") return undefined;
-    data.at = at;
-  }
-  if ("ttl" in item) {
-    if (!isInt(ttl) || ttl < 1 || ttl > limits.MAX_TTL_SECONDS) return undefined;
-    data.ttl = ttl;
-  }
-  return data;
-}, "items");
-
-/** The increment body, prechecked. */
-export const incrBody = () => prechecked(() => batchOf(IncrItem(), "items"), incrPrecheck);
-
-export type IncrBody = z.infer<ReturnType<typeof IncrItem>>;
 
 export const UnionSource = once(() =>
   z.union([

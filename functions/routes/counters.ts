@@ -1,24 +1,15 @@
 import * as z from "../zod.ts";
 import * as limits from "../../src/counters/limits.ts";
 import { requireScope } from "../middleware/auth.ts";
-import { ctxOf, markReplay, queueIfAsync } from "../middleware/context.ts";
-import { lazyRoute, onFirstUse, prechecked } from "../lazy-route.ts";
+import { ctxOf, markReplay } from "../middleware/context.ts";
+import { includeRoutes, lazyRoute, onFirstUse, prechecked } from "../lazy-route.ts";
+import { counterIncrRoutes } from "./counters-incr.ts";
 import { createRouter } from "../router.ts";
-import {
-  errorResponses,
-  jsonBody,
-  jsonResponse,
-  normalizeBatch,
-  notFoundResponse,
-  writeErrorResponses,
-  queuedResponse,
-} from "../schemas.ts";
+import { errorResponses, jsonBody, jsonResponse, notFoundResponse, writeErrorResponses } from "../schemas.ts";
 import {
   Aggregate,
   counterParams,
   counterParamsChecked,
-  type IncrBody,
-  incrBody,
   memberParams,
   noContent,
   RangeInfo,
@@ -51,7 +42,6 @@ const tags = ["Counters"];
  */
 const counters = onFirstUse(() => import("../../src/counters/index.ts"));
 const counterWrites = onFirstUse(() => import("../../src/counters/counters.ts"));
-const counterIncrement = onFirstUse(() => import("../../src/counters/increment.ts"));
 
 export const countersRoutes = createRouter();
 
@@ -91,37 +81,7 @@ lazyRoute(
   async (c) => c.json(await (await counters()).list(ctxOf(c), c.req.valid("query")), 200),
 );
 
-lazyRoute(
-  countersRoutes,
-  "post",
-  "/{counter}/incr",
-  () => ({
-    tags,
-    summary: "Increment or decrement members (one item or up to 1,000), optionally into calendar buckets",
-    description:
-      "One Redis round trip including expiries. Without `ttl` an existing expiry stays and a new key never expires; with `ttl` an existing expiry is only ever extended (see `ttl`). Every score an increment leaves (in the plain counter, the bucket and each calendar rollup above it) must stay within ±1e15, where integers are exact; otherwise 400 and nothing of the batch is written (a queued write past it goes to the dead-letter queue).",
-    request: { params: counterParamsChecked(), ...jsonBody(incrBody()) },
-    responses: () => ({
-      200: jsonResponse(
-        z.object({ results: z.array(Scored()) }).openapi("CounterIncrResult"),
-        "Each item's member and its score after the item.",
-      ),
-      202: queuedResponse(),
-      ...writeErrorResponses(),
-    }),
-  }),
-  async (c) => {
-    const { counter } = c.req.valid("param");
-    const items = normalizeBatch(c.req.valid("json") as IncrBody | { items: IncrBody[] }, "items");
-    const queued = await queueIfAsync(c, "counters", counter, items);
-    if (queued) return c.json(queued, 202);
-    const { replayed, ...result } = await (
-      await counterIncrement()
-    ).increment(ctxOf(c), counter, items, c.get("idempotency"));
-    markReplay(c, replayed);
-    return c.json(result, 200);
-  },
-);
+includeRoutes(countersRoutes, counterIncrRoutes);
 
 for (const side of ["top", "bottom"] as const) {
   lazyRoute(

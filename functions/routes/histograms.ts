@@ -1,23 +1,13 @@
 import * as z from "../zod.ts";
 import * as histograms from "../../src/histograms/index.ts";
-import { MAX_BATCH, MAX_OFFSET } from "../../src/validation.ts";
+import { MAX_OFFSET } from "../../src/validation.ts";
 import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay } from "../middleware/context.ts";
-import { lazyRoute, once, prechecked } from "../lazy-route.ts";
-import {
-  atField,
-  scoreField,
-  fieldsPrecheck,
-  intField,
-  optional,
-  required,
-  strictObject,
-  textField,
-} from "../prechecks.ts";
+import { includeRoutes, lazyRoute, once, prechecked } from "../lazy-route.ts";
+import { observeRoutes } from "./histograms-observe.ts";
+import { fieldsPrecheck, intField, textField } from "../prechecks.ts";
 import { createRouter } from "../router.ts";
 import {
-  At,
-  batchPrecheck,
   errorResponses,
   intQuery,
   jsonBody,
@@ -25,9 +15,10 @@ import {
   nameParams,
   nameParamsChecked,
   notFoundResponse,
-  Score,
   writeErrorResponses,
 } from "../schemas.ts";
+
+export { ObservationBody, observationsPrecheck } from "./histograms-observe.ts";
 
 const tags = ["Histograms"];
 const params = once(() => nameParams("histogram"));
@@ -76,27 +67,6 @@ const HistogramInfo = once(() =>
     })
     .openapi("HistogramInfo"),
 );
-
-const ObservationItem = once(() => z.object({ value: Score().openapi({ example: 60 }), at: At().optional() }).strict());
-
-/** One observation, or `values` of up to 1,000 observations or bare numbers. */
-export const ObservationBody = once(() =>
-  z
-    .union([
-      ObservationItem(),
-      z
-        .object({
-          values: z
-            .array(z.union([Score(), ObservationItem()]))
-            .min(1)
-            .max(MAX_BATCH),
-        })
-        .strict(),
-    ])
-    .openapi("HistogramObservations", { example: { values: [60, 120, { value: 90, at: "2026-11-22T10:00:00Z" }] } }),
-);
-
-const Accepted = once(() => z.object({ accepted: z.number().int() }).openapi("HistogramAccepted"));
 
 const Bucket = once(() =>
   z
@@ -162,17 +132,6 @@ export const readQueryPrecheck = fieldsPrecheck({
   to: textField((day) => DAY_TEXT.test(day), DAY_RULE),
   top: intField(0, histograms.MAX_TOP, histograms.DEFAULT_TOP),
 });
-
-/**
- * ObservationBody's precheck (../lazy-route.ts `prechecked`): bodies zod accepts as they are (finite
- * values within ±1e15, `at` as epoch ms or a time `parseAt` takes) are decided without zod, so a
- * cold isolate's first observation loads none; any problem, zod decides and words.
- */
-const observationItem = strictObject({ value: required(scoreField), at: optional(atField) });
-export const observationsPrecheck = batchPrecheck(
-  (item, path) => (path.length > 0 && typeof item === "number" ? scoreField(item) : observationItem(item)),
-  "values",
-);
 
 /** The query of the histograms' list, and its precheck (`offset` and `limit` in plain digits). */
 export const ListQuery = once(() =>
@@ -240,28 +199,7 @@ lazyRoute(
   },
 );
 
-lazyRoute(
-  histogramsRoutes,
-  "post",
-  "/{histogram}/observations",
-  () => ({
-    tags,
-    summary: "Record one observation or a batch of up to 1,000",
-    description:
-      "Each value goes into the bucket of its UTC day (from `at`, default now). `at` must lie within the histogram's retention and at most 5 minutes ahead (else 400, nothing written). All or nothing. 404 when the histogram was never created with PUT.",
-    request: { params: paramsChecked(), ...jsonBody(prechecked(ObservationBody, observationsPrecheck)) },
-    responses: () => ({ 200: jsonResponse(Accepted(), "Recorded."), ...writeErrorResponses(), ...notFoundResponse() }),
-  }),
-  async (c) => {
-    const { histogram } = c.req.valid("param");
-    const body = c.req.valid("json");
-    const list: histograms.Observation[] =
-      "values" in body ? body.values.map((v) => (typeof v === "number" ? { value: v } : v)) : [body];
-    const { replayed, ...accepted } = await histograms.observe(ctxOf(c), histogram, list, c.get("idempotency"));
-    markReplay(c, replayed);
-    return c.json(accepted, 200);
-  },
-);
+includeRoutes(histogramsRoutes, observeRoutes);
 
 lazyRoute(
   histogramsRoutes,

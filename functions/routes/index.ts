@@ -19,6 +19,14 @@ export interface Mount {
   table: readonly (readonly [string, string])[];
   /** The router's module. */
   load: () => Promise<Routes>;
+  /**
+   * Routes whose first request loads a module of their own instead of the router's, by their index
+   * in `table`: a router recording that route alone, which the router's module includes at its
+   * place (the same route, so its schemas are built once whichever loaded it). A cold isolate's
+   * first write (a counter increment, a heartbeat...) then compiles its own route's definition
+   * and the part of its library it runs, not its feature's other routes nor their reads' code.
+   */
+  alone?: Readonly<Record<number, () => Promise<Routes>>>;
 }
 
 /** Every router of the app, in the order it adds them. */
@@ -41,6 +49,7 @@ export const mounts: readonly Mount[] = [
       ["DELETE", "/:stream"],
     ],
     load: () => import("./trending.ts").then((m) => m.trendingRoutes),
+    alone: { 1: () => import("./trending-events.ts").then((m) => m.trendingEventsRoutes) },
   },
   {
     base: "/v1/counters",
@@ -57,6 +66,7 @@ export const mounts: readonly Mount[] = [
       ["DELETE", "/:counter"],
     ],
     load: () => import("./counters.ts").then((m) => m.countersRoutes),
+    alone: { 1: () => import("./counters-incr.ts").then((m) => m.counterIncrRoutes) },
   },
   {
     base: "/v1/histograms",
@@ -68,6 +78,7 @@ export const mounts: readonly Mount[] = [
       ["DELETE", "/:histogram"],
     ],
     load: () => import("./histograms.ts").then((m) => m.histogramsRoutes),
+    alone: { 2: () => import("./histograms-observe.ts").then((m) => m.observeRoutes) },
   },
   {
     base: "/v1/presence",
@@ -82,6 +93,7 @@ export const mounts: readonly Mount[] = [
       ["DELETE", "/:room"],
     ],
     load: () => import("./presence.ts").then((m) => m.presenceRoutes),
+    alone: { 1: () => import("./presence-heartbeat.ts").then((m) => m.heartbeatRoutes) },
   },
   {
     base: "/v1/leaderboards",
@@ -101,6 +113,7 @@ export const mounts: readonly Mount[] = [
       ["GET", "/:board/seasons"],
     ],
     load: () => import("./leaderboards.ts").then((m) => m.leaderboardsRoutes),
+    alone: { 6: () => import("./leaderboards-score.ts").then((m) => m.scoreRoutes) },
   },
   {
     base: "/v1/ingest",

@@ -6,7 +6,8 @@
 import * as z from "../zod.ts";
 import * as leaderboards from "../../src/leaderboards/index.ts";
 import { ctxOf, markReplay } from "../middleware/context.ts";
-import { lazyRoute, prechecked } from "../lazy-route.ts";
+import { includeRoutes, lazyRoute, prechecked } from "../lazy-route.ts";
+import { scoreRoutes } from "./leaderboards-score.ts";
 import type { Routes } from "../router.ts";
 import {
   errorResponses,
@@ -26,7 +27,6 @@ import {
   subsetPrecheck,
   batchChangesPrecheck,
   boardParamsChecked,
-  changePrecheck,
   playerParamsChecked,
   PlayerQuery,
   playerQueryPrecheck,
@@ -35,7 +35,6 @@ import {
   SeasonId,
   Player,
   Joined,
-  Change,
   ScoreResult,
   rejectedResponse,
   noContent,
@@ -71,36 +70,7 @@ export function addPlayerRoutes(routes: Routes): void {
     },
   );
 
-  lazyRoute(
-    routes,
-    "post",
-    "/{board}/players/{player}/score",
-    () => ({
-      tags,
-      summary: "Increment (`by`, may be negative) or set (`set`, `mode` replace|best) a score",
-      description:
-        "Atomic. 404 when the player has not joined; 400 when the result would leave ±1e15; 422 `score_rejected` when it breaks the board's guards. On a seasonal board the player's first write of a season enters it at 0.",
-      request: { params: playerParamsChecked(), ...jsonBody(prechecked(Change, changePrecheck)) },
-      responses: () => ({
-        200: jsonResponse(ScoreResult().omit({ player: true }), "The new score and 1-based rank."),
-        ...writeErrorResponses(),
-        ...notFoundResponse(),
-        ...rejectedResponse(),
-      }),
-    }),
-    async (c) => {
-      const { board, player } = c.req.valid("param");
-      const { score, rank, replayed } = await leaderboards.changeScore(
-        ctxOf(c),
-        board,
-        player,
-        c.req.valid("json"),
-        c.get("idempotency"),
-      );
-      markReplay(c, replayed);
-      return c.json({ score, rank }, 200);
-    },
-  );
+  includeRoutes(routes, scoreRoutes);
 
   lazyRoute(
     routes,

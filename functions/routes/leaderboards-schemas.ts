@@ -8,14 +8,12 @@ import { ACTIVITY_CURSOR_MAX } from "../../src/redis/pages.ts";
 import { MAX_BATCH, MAX_INCREMENT } from "../../src/validation.ts";
 import {
   batchPrecheck,
-  Increment,
   intQuery,
   isPlainObject,
   DisplayText,
   Name,
   nameParams,
   nameParamsChecked,
-  Score,
 } from "../schemas.ts";
 import { once } from "../lazy-route.ts";
 import {
@@ -34,6 +32,19 @@ import {
   checkedTextField,
   maxTextField,
 } from "../prechecks.ts";
+
+// The score change's schemas are in its route's module (./leaderboards-score.ts), which a cold
+// isolate's first score write loads without these; re-exported here for the other routes.
+export {
+  ByChange,
+  Change,
+  changePrecheck,
+  PlayerScore,
+  rejectedResponse,
+  ScoreResult,
+  SetChange,
+} from "./leaderboards-score.ts";
+import { ByChange, PlayerScore, SetChange } from "./leaderboards-score.ts";
 
 export const tags = ["Leaderboards"];
 
@@ -61,8 +72,6 @@ export const Meta = once(() =>
       example: { country: "ES" },
     }),
 );
-
-export const PlayerScore = once(() => Score().openapi({ description: "finite, within ±1e15 (integers are exact)" }));
 
 export const Reset = once(() =>
   z.enum(["none", "daily", "weekly", "monthly"]).openapi({
@@ -164,55 +173,6 @@ export const Joined = once(() =>
       created: z.boolean(),
     })
     .openapi("LeaderboardJoin"),
-);
-
-const ByChange = once(() => z.object({ by: Increment() }));
-const SetChange = once(() =>
-  z.object({
-    set: PlayerScore(),
-    mode: z
-      .enum(["replace", "best"])
-      .optional()
-      .openapi({ description: "`best` keeps the higher of the old and new score. @default replace" }),
-  }),
-);
-export const Change = once(() =>
-  z.union([ByChange().strict(), SetChange().strict()]).openapi("LeaderboardScoreChange"),
-);
-/**
- * Change's precheck (../lazy-route.ts `prechecked`): `{by}` within ±1e12 or `{set, mode?}` within
- * ±1e15, as zod accepts them, decided without zod (a cold isolate's first score write loads none);
- * any problem, zod decides and words.
- */
-const byChange = strictObject({ by: required(boundedNumber(MAX_INCREMENT)) });
-const setChange = strictObject({
-  set: required(scoreField),
-  mode: optional(oneOf(["replace", "best"])),
-});
-export const changePrecheck = precheckOf((value) => byChange(value) ?? setChange(value));
-export const ScoreResult = once(() =>
-  z.object({ player: z.string(), score: z.number(), rank: z.number().int() }).openapi("LeaderboardScore"),
-);
-
-export const rejectedResponse = once(
-  () =>
-    ({
-      422: {
-        description:
-          "`score_rejected`: the write breaks the board's guards (minScore, maxScore, maxIncrement); nothing was written.",
-        content: {
-          "application/json": {
-            schema: z.object({
-              error: z.object({
-                code: z.string(),
-                message: z.string(),
-                details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
-              }),
-            }),
-          },
-        },
-      },
-    }) as const,
 );
 
 export const boardParams = once(() => nameParams("board"));

@@ -1,76 +1,17 @@
 import * as z from "../zod.ts";
-import { once, type Verdict } from "../lazy-route.ts";
+import { once } from "../lazy-route.ts";
 import { fieldsPrecheck, intField, maxTextField, memberField, nameField, textField } from "../prechecks.ts";
 import { ACTIVITY_CURSOR_MAX } from "../../src/redis/pages.ts";
-import { MAX_BATCH_ITEMS, Member, memberPrecheck, Name, intQuery, isPlainObject } from "../schemas.ts";
+import { Member, Name, intQuery } from "../schemas.ts";
 
 /**
  * The body, query, path-parameter and response schemas of the presence routes (./presence.ts),
  * each request schema with its precheck (../lazy-route.ts `prechecked`): the usual requests (a
  * heartbeat's ids, a leave's room and id, plain-digit limits) are decided without zod, so a cold
- * isolate's first heartbeat or page-unload leave loads none; anything else, zod decides.
+ * isolate's first heartbeat or page-unload leave loads none; anything else, zod decides. The
+ * heartbeat's are in its route's module (./presence-heartbeat.ts), re-exported here.
  */
-
-/**
- * `{"id"}` or `{"ids":[...]}` of plain strings (not `{"ids":[{"id"}]}` as
- * batchOf would build), so the contract's shape needs its own schema.
- */
-export const HeartbeatBody = once(() =>
-  z
-    .object({
-      id: Member().optional(),
-      ids: z
-        .array(Member())
-        .min(1)
-        .max(MAX_BATCH_ITEMS)
-        .optional()
-        .openapi({ description: `1..${MAX_BATCH_ITEMS} ids` }),
-    })
-    .strict()
-    .superRefine((body, ctx) => {
-      if ((body.id === undefined) === (body.ids === undefined))
-        ctx.addIssue({ code: "custom", path: [], message: "send exactly one of 'id' or 'ids'" });
-    })
-    .openapi("PresenceHeartbeat", { example: { ids: ["3f1c9a6e-4b7d-4f0a-9a55-0c1d2e3f4a5b", "user-42"] } }),
-);
-
-/**
- * The precheck (../lazy-route.ts) of HeartbeatBody: `{"id"}` or `{"ids":[1..1000 strings]}` is
- * decided without zod (valid ids, and bad ones with their issues, as the members' own refinement
- * reports them); any other body, zod decides.
- */
-export function heartbeatPrecheck(body: unknown): Verdict {
-  if (!isPlainObject(body)) return undefined;
-  const keys = Object.keys(body);
-  if (keys.length !== 1) return undefined;
-  const issues: { path: (string | number)[]; message: string }[] = [];
-  let data: Record<string, unknown>;
-  if (keys[0] === "id") {
-    const id = memberPrecheck(body.id, ["id"], issues);
-    if (id === undefined) return undefined;
-    data = { id };
-  } else if (keys[0] === "ids") {
-    const list = body.ids;
-    if (!Array.isArray(list) || list.length < 1 || list.length > MAX_BATCH_ITEMS) return undefined;
-    const ids: string[] = [];
-    for (let i = 0; i < list.length; i++) {
-      const id = memberPrecheck(list[i], ["ids", i], issues);
-      if (id === undefined) return undefined;
-      ids.push(id);
-    }
-    data = { ids };
-  } else return undefined;
-  return issues.length > 0 ? { success: false, error: { issues } } : { success: true, data };
-}
-
-export const HeartbeatResult = once(() =>
-  z
-    .object({
-      online: z.number().int().openapi({ description: "ids online in the room right after this heartbeat" }),
-      new: z.number().int().openapi({ description: "ids of this request never seen in the room before" }),
-    })
-    .openapi("PresenceHeartbeatResult"),
-);
+export { HeartbeatBody, heartbeatPrecheck, HeartbeatResult } from "./presence-heartbeat.ts";
 
 export const RoomStats = once(() =>
   z

@@ -1,22 +1,15 @@
 import * as z from "../zod.ts";
 import * as presence from "../../src/presence/index.ts";
 import { requireScope } from "../middleware/auth.ts";
-import { ctxOf, markReplay, queueIfAsync } from "../middleware/context.ts";
-import { lazyRoute, prechecked } from "../lazy-route.ts";
+import { ctxOf } from "../middleware/context.ts";
+import { includeRoutes, lazyRoute, prechecked } from "../lazy-route.ts";
+import { heartbeatRoutes, timeoutOf } from "./presence-heartbeat.ts";
 import { createRouter } from "../router.ts";
 import { invalid } from "../../src/validation.ts";
-import {
-  errorResponses,
-  jsonBody,
-  jsonResponse,
-  nameParamsChecked,
-  writeErrorResponses,
-  queuedResponse,
-} from "../schemas.ts";
+import { errorResponses, jsonResponse, nameParamsChecked } from "../schemas.ts";
 import {
   HeartbeatBody,
   heartbeatPrecheck,
-  HeartbeatResult,
   History,
   HistoryQuery,
   historyQueryPrecheck,
@@ -55,9 +48,6 @@ const tags = ["Presence"];
 
 /** The room path parameter, prechecked (../lazy-route.ts). */
 const roomParamsChecked = () => nameParamsChecked("room");
-const timeoutOf = (c: { get(key: "config"): { presenceTimeoutSeconds: number } }) => ({
-  timeoutSeconds: c.get("config").presenceTimeoutSeconds,
-});
 
 export const presenceRoutes = createRouter();
 
@@ -81,33 +71,7 @@ lazyRoute(
   },
 );
 
-lazyRoute(
-  presenceRoutes,
-  "post",
-  "/{room}/heartbeats",
-  () => ({
-    tags,
-    summary: "Mark one id or up to 1,000 ids online now; returns the online count",
-    request: { params: roomParamsChecked(), ...jsonBody(prechecked(HeartbeatBody, heartbeatPrecheck)) },
-    responses: () => ({
-      200: jsonResponse(HeartbeatResult(), "Recorded."),
-      202: queuedResponse(),
-      ...writeErrorResponses(),
-    }),
-  }),
-  async (c) => {
-    const body = c.req.valid("json");
-    const ids = body.ids ?? (body.id === undefined ? [] : [body.id]);
-    const queued = await queueIfAsync(c, "presence", c.req.valid("param").room, ids);
-    if (queued) return c.json(queued, 202);
-    const { replayed, ...value } = await presence.heartbeat(ctxOf(c), c.req.valid("param").room, ids, {
-      ...timeoutOf(c),
-      idempotency: c.get("idempotency"),
-    });
-    markReplay(c, replayed);
-    return c.json(value, 200);
-  },
-);
+includeRoutes(presenceRoutes, heartbeatRoutes);
 
 lazyRoute(
   presenceRoutes,

@@ -1,31 +1,13 @@
 import * as z from "../zod.ts";
-import type { Context } from "hono";
 import * as trending from "../../src/trending/index.ts";
 import { edgeCached } from "../edge-cache.ts";
 import { requireScope } from "../middleware/auth.ts";
-import { ctxOf, markReplay, queueIfAsync } from "../middleware/context.ts";
-import { lazyRoute, once, prechecked } from "../lazy-route.ts";
+import { ctxOf } from "../middleware/context.ts";
+import { includeRoutes, lazyRoute, once, prechecked } from "../lazy-route.ts";
+import { settings, trendingEventsRoutes } from "./trending-events.ts";
 import { fieldsPrecheck, intTextField, memberField } from "../prechecks.ts";
 import { createRouter } from "../router.ts";
-import { parseAt } from "../../src/time.ts";
-import { MAX_INCREMENT } from "../../src/validation.ts";
-import {
-  At,
-  batchOf,
-  batchPrecheck,
-  Count,
-  errorResponses,
-  jsonBody,
-  jsonResponse,
-  isPlainObject,
-  Member,
-  memberPrecheck,
-  intText,
-  nameParamsChecked,
-  normalizeBatch,
-  writeErrorResponses,
-  queuedResponse,
-} from "../schemas.ts";
+import { errorResponses, jsonResponse, Member, intText, nameParamsChecked } from "../schemas.ts";
 import {
   MemberLookupParams,
   memberLookupParamsPrecheck,
@@ -36,43 +18,10 @@ import {
   WindowQuery,
   windowQueryPrecheck,
 } from "./trending-schemas.ts";
-import type { AppEnv } from "../types.ts";
+
+export { EventsBody, eventsPrecheck } from "./trending-events.ts";
 
 const tags = ["Trending"];
-
-const Event = once(() =>
-  z.object({
-    member: Member(),
-    count: Count().optional().openapi({ description: "finite, 0 < count ≤ 1e12; default 1" }),
-    at: At().optional(),
-  }),
-);
-export const EventsBody = once(() => batchOf(Event(), "events").openapi("TrendingEvents"));
-const EVENT_KEYS = new Set(["member", "count", "at"]);
-
-/**
- * The precheck (../lazy-route.ts) of EventsBody: valid events and bad members are decided without
- * zod (the data in Event's key order, `at` parsed to epoch ms as `At` does); any other problem,
- * zod decides.
- */
-export const eventsPrecheck = batchPrecheck((item, path, issues) => {
-  if (!isPlainObject(item)) return undefined;
-  for (const key in item) if (!EVENT_KEYS.has(key)) return undefined;
-  const { count, at } = item;
-  const member = memberPrecheck(item.member, [...path, "member"], issues);
-  if (member === undefined) return undefined;
-  const data: Record<string, unknown> = { member };
-  if ("count" in item) {
-    if (typeof count !== "number" || !(count > 0 && count <= MAX_INCREMENT)) return undefined;
-    data.count = count;
-  }
-  if ("at" in item) {
-    const ms = Number.isSafeInteger(at) || typeof at === "string" ? parseAt(at) : null;
-    if (ms === null) return undefined;
-    data.at = ms;
-  }
-  return data;
-}, "events");
 
 const WindowInfo = once(() =>
   z
@@ -209,10 +158,6 @@ export const historyQueryPrecheck = fieldsPrecheck({
   hours: intTextField(1, trending.MAX_WINDOW_HOURS),
 });
 
-function settings(c: Context<AppEnv>) {
-  return { retentionHours: c.get("config").trendingRetentionHours };
-}
-
 export const trendingRoutes = createRouter();
 
 lazyRoute(
@@ -230,38 +175,7 @@ lazyRoute(
   async (c) => c.json({ streams: await trending.list(ctxOf(c)) }, 200),
 );
 
-lazyRoute(
-  trendingRoutes,
-  "post",
-  "/{stream}/events",
-  () => ({
-    tags,
-    summary: "Record one event or up to 1,000 (one Redis round trip)",
-    description:
-      "Each event adds `count` to its member in the UTC hour bucket of `at` (default now). `at` may be up to the retention in the past and at most 5 minutes in the future.",
-    request: { params: nameParamsChecked("stream"), ...jsonBody(prechecked(EventsBody, eventsPrecheck)) },
-    responses: () => ({
-      200: jsonResponse(z.object({ accepted: z.number().int() }), "Events recorded."),
-      202: queuedResponse(),
-      ...writeErrorResponses(),
-    }),
-  }),
-  async (c) => {
-    const { stream } = c.req.valid("param");
-    const events = normalizeBatch(
-      c.req.valid("json") as trending.TrendingEvent | { events: trending.TrendingEvent[] },
-      "events",
-    );
-    const queued = await queueIfAsync(c, "trending", stream, events);
-    if (queued) return c.json(queued, 202);
-    const { accepted, replayed } = await trending.record(ctxOf(c), stream, events, {
-      ...settings(c),
-      idempotency: c.get("idempotency"),
-    });
-    markReplay(c, replayed);
-    return c.json({ accepted }, 200);
-  },
-);
+includeRoutes(trendingRoutes, trendingEventsRoutes);
 
 lazyRoute(
   trendingRoutes,

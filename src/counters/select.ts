@@ -3,9 +3,14 @@
  * Everything here runs before the first Redis call, so bad input writes nothing.
  */
 import { ValidationError } from "../errors.ts";
-import { DAY, parseAt, periodEnd, periodStart, periodsBetween, PERIODS, type Period } from "../time.ts";
+import { DAY, periodEnd, periodStart, periodsBetween, PERIODS, type Period } from "../time.ts";
 import type { Aggregate } from "./keys.ts";
+import { BUCKET_TIME_PROBLEM, parseBucketTime } from "./bucket-time.ts";
 import { MAX_RANGE_DAYS } from "./limits.ts";
+
+// The time of a calendar bucket is in ./bucket-time.ts, which an increment's validation uses
+// without these read helpers (issue 14, point 6: a first increment compiles none of them).
+export { BUCKET_TIME_PROBLEM, MAX_BUCKET_TIME, MIN_BUCKET_TIME, parseBucketTime } from "./bucket-time.ts";
 
 /** A score bound as Redis takes it (`(5`, `-inf`) and as a number for checks. */
 export interface Bound {
@@ -67,35 +72,6 @@ export interface PeriodOptions {
   /** Epoch ms or ISO-8601; the period containing it is the last. @default now */
   to?: string | number | undefined;
 }
-
-/** Earliest time a calendar bucket may belong to: bucket labels hold four-digit years. */
-export const MIN_BUCKET_TIME = Date.UTC(1000, 0, 1);
-/** Latest time a calendar bucket may belong to (end of year 9999). */
-export const MAX_BUCKET_TIME = Date.UTC(10000, 0, 1) - 1;
-
-/**
- * Parses the time of a calendar bucket: epoch ms or ISO-8601, within years
- * 1000..9999; null otherwise. Outside those years a label is no longer a
- * four-digit year (or no date at all, `NaNNaN`), and `Date.parse` rolls a
- * date that does not exist (2026-02-30) into the next month, where a typo
- * would silently count into the wrong bucket.
- */
-export function parseBucketTime(value: string | number): number | null {
-  const ms = parseAt(value);
-  if (ms === null || ms < MIN_BUCKET_TIME || ms > MAX_BUCKET_TIME) return null;
-  if (typeof value === "string") {
-    const [y, m, d] = [value.slice(0, 4), value.slice(5, 7), value.slice(8, 10)].map(Number) as [
-      number,
-      number,
-      number,
-    ];
-    if (new Date(Date.UTC(y, m - 1, d)).getUTCDate() !== d) return null;
-  }
-  return ms;
-}
-
-/** The message of a time that `parseBucketTime` refuses. */
-export const BUCKET_TIME_PROBLEM = "must be epoch ms or an ISO-8601 date (a real date in years 1000..9999)";
 
 function when(value: string | number, field: string): number {
   // A query string carries epoch ms as text: the `range.from`/`range.to` an answer gives must be

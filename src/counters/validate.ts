@@ -9,7 +9,8 @@ import type { IncrItem } from "./increment.ts";
 import type { UnionOptions } from "./union.ts";
 import type { Aggregate } from "./keys.ts";
 import { MAX_BUCKET_AGE_DAYS, MAX_RAW_BUCKETS, MAX_TTL_SECONDS, MAX_UNION_KEYS } from "./limits.ts";
-import { BUCKET_TIME_PROBLEM, parseBucketTime, type PeriodRange } from "./select.ts";
+import { BUCKET_TIME_PROBLEM, parseBucketTime } from "./bucket-time.ts";
+import type { PeriodRange } from "./select.ts";
 
 /** ...and at most this far ahead of the server's clock. */
 export const MAX_BUCKET_AHEAD_MS = 5 * 60_000;

@@ -62,6 +62,22 @@ describe("lazy routers", () => {
       ).toEqual(mount.table);
     }
   });
+
+  it("a route with a module of its own (Mount.alone) is its router's own route, at its place", async () => {
+    const alone = mounts.filter((mount) => mount.alone);
+    // the five hot writes: counter incr, trending events, heartbeats, observations, score changes
+    expect(alone.flatMap((mount) => Object.keys(mount.alone ?? {})).length).toBe(5);
+    for (const mount of alone)
+      for (const [i, load] of Object.entries(mount.alone ?? {})) {
+        const own = await load();
+        expect(
+          own.routes.map((r) => [r.method, r.path]),
+          mount.base,
+        ).toEqual([mount.table[Number(i)]]);
+        // the same route object, so its spec is built once whichever module a request loaded
+        expect(own.routes[0], `${mount.base} route ${i}`).toBe((await mount.load()).routes[Number(i)]);
+      }
+  });
 });
 
 describe("lazy route schemas", () => {
