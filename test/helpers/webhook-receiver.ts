@@ -6,7 +6,9 @@
  *   documented contract (POST /v2/publish/<absolute destination URL>, `Authorization: Bearer
  *   <token>`, Upstash-* headers), answers 201 `{"messageId"}` (202 for a repeated
  *   Upstash-Deduplication-Id, as QStash does) and then delivers the body to the destination with the
- *   Upstash-Forward-* headers unprefixed, `Upstash-Message-Id` and `Upstash-Retried: 0`, as QStash does.
+ *   Upstash-Forward-* headers unprefixed, `Upstash-Message-Id` and `Upstash-Retried: 0`, as QStash does;
+ * - `startGate()`: a receiver that holds a delivery open until the test releases it, to act (delete
+ *   a webhook, create it again) while an attempt is in flight.
  */
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -139,6 +141,35 @@ export async function startQstash(token = "qstash-test-token"): Promise<Qstash> 
   });
   const url = await listen(server);
   return { url, token, published, problems, close: () => close(server) };
+}
+
+export interface Gate {
+  /** The gate's delivery URL (`/gate`). */
+  url: string;
+  /** Whether a delivery has reached the gate (it is held open until `release`). */
+  readonly arrived: boolean;
+  /** Answers the held delivery with `status`; before one arrives, does nothing. */
+  release(status: number): void;
+  close(): Promise<void>;
+}
+
+export async function startGate(): Promise<Gate> {
+  let release: (status: number) => void = () => undefined;
+  let arrived = false;
+  const server = createServer((req, res) => {
+    arrived = true;
+    req.resume();
+    release = (status) => res.writeHead(status).end();
+  });
+  const url = `${await listen(server)}/gate`;
+  return {
+    url,
+    get arrived() {
+      return arrived;
+    },
+    release: (status) => release(status),
+    close: () => close(server),
+  };
 }
 
 /** Waits until `check()` is true (the QStash stand-in delivers after it answers). */

@@ -9,8 +9,6 @@
  * The seeded model of detection and direct delivery is review12-webhooks-model.test.ts.
  */
 import { readFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CRON_JOBS } from "../../functions/jobs.ts";
 import { readConfig } from "../../src/config.ts";
@@ -28,7 +26,14 @@ import { claimScript } from "../../src/webhooks/scripts.ts";
 import { stored } from "../../src/webhooks/webhooks.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { command, resetStats, statsOf } from "../helpers/upstash-rest.ts";
-import { eventually, startQstash, startReceiver, type Qstash, type Receiver } from "../helpers/webhook-receiver.ts";
+import {
+  eventually,
+  startGate,
+  startQstash,
+  startReceiver,
+  type Qstash,
+  type Receiver,
+} from "../helpers/webhook-receiver.ts";
 
 const lib = libraryTest("review12-whd");
 const T0 = Date.UTC(2026, 10, 24, 12, 0, 30);
@@ -268,18 +273,10 @@ describe("a webhook deleted and created again while its delivery is in flight", 
   // Fix: in settleScript, decode the settings it already reads and log only when `d.since` is
   // absent or equals the webhook's createdAt.
   it("the new life's log holds only its own attempts", async () => {
-    let release: (status: number) => void = () => undefined;
-    let arrived = false;
-    const gate: Server = createServer((req, res) => {
-      arrived = true;
-      req.resume();
-      release = (status) => res.writeHead(status).end();
-    });
-    await new Promise<void>((ok) => gate.listen(0, "127.0.0.1", ok));
-    const gateUrl = `http://127.0.0.1:${(gate.address() as AddressInfo).port}/gate`;
+    const gate = await startGate();
     try {
       const ctx = lib.ctx(T0, "inflight");
-      await webhooks.put(ctx, "a", { ...peakHook("/unused"), url: gateUrl }, direct);
+      await webhooks.put(ctx, "a", { ...peakHook("/unused"), url: gate.url }, direct);
       await webhooks.emit(ctx, {
         type: "presence.peak",
         subject: { kind: "room", name: "r" },
@@ -287,16 +284,15 @@ describe("a webhook deleted and created again while its delivery is in flight", 
         key: "inflight",
       });
       const run = webhooks.deliverDue(at(ctx, T0 + 1000), direct);
-      await eventually(() => arrived);
+      await eventually(() => gate.arrived);
       await webhooks.remove(at(ctx, T0 + 2000), "a");
       await webhooks.put(at(ctx, T0 + 2000), "a", peakHook("/inflight-2"), direct);
-      release(500);
+      gate.release(500);
       // since review 12's fix the DELETE drops the queued delivery: nothing is left to retry
       expect(await run).toMatchObject({ claimed: 1, retrying: 0 });
       expect((await webhooks.deliveries(at(ctx, T0 + 3000), "a")).deliveries).toEqual([]);
     } finally {
-      gate.closeAllConnections();
-      await new Promise((ok) => gate.close(ok));
+      await gate.close();
     }
   });
 });

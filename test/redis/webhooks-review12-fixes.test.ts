@@ -4,8 +4,6 @@
  * webhook's (names that end alike), an attempt of a deleted life settles nothing of the life created
  * again under its name, and trending.rising's told set lives only about its hour.
  */
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readConfig } from "../../src/config.ts";
 import type { Ctx } from "../../src/context.ts";
@@ -15,7 +13,7 @@ import * as webhooks from "../../src/webhooks/index.ts";
 import { registryKeys, risingToldKey } from "../../src/webhooks/keys.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { command } from "../helpers/upstash-rest.ts";
-import { eventually, startReceiver, type Receiver } from "../helpers/webhook-receiver.ts";
+import { eventually, startGate, startReceiver, type Receiver } from "../helpers/webhook-receiver.ts";
 
 const lib = libraryTest("wh-rv12-fix");
 const T0 = Date.UTC(2026, 10, 24, 12, 0, 30);
@@ -68,26 +66,18 @@ describe("DELETE drops the webhook's queued deliveries", () => {
 
 describe("an attempt in flight when its webhook is deleted and created again", () => {
   it("settles nothing of the new life: its delivery of the same event stays, is sent, and logged once", async () => {
-    let release: (status: number) => void = () => undefined;
-    let arrived = false;
-    const gate: Server = createServer((req, res) => {
-      arrived = true;
-      req.resume();
-      release = (status) => res.writeHead(status).end();
-    });
-    await new Promise<void>((ok) => gate.listen(0, "127.0.0.1", ok));
-    const gateUrl = `http://127.0.0.1:${(gate.address() as AddressInfo).port}/gate`;
+    const gate = await startGate();
     try {
       const ctx = lib.ctx(T0, "inflight-same");
-      await webhooks.put(ctx, "a", leader("y", gateUrl), direct);
+      await webhooks.put(ctx, "a", leader("y", gate.url), direct);
       expect((await webhooks.emit(ctx, event("y", "same"))).queued).toBe(1);
       const run = webhooks.deliverDue(at(ctx, T0 + 1000), direct);
-      await eventually(() => arrived);
+      await eventually(() => gate.arrived);
       await webhooks.remove(at(ctx, T0 + 2000), "a");
       await webhooks.put(at(ctx, T0 + 2000), "a", leader("y", `${receiver.url}/inflight-same`), direct);
       expect((await webhooks.emit(at(ctx, T0 + 2000), event("y", "same"))).queued).toBe(1);
       // the old life's attempt succeeds: it must not settle (remove) the new life's delivery
-      release(200);
+      gate.release(200);
       expect(await run).toMatchObject({ claimed: 1, delivered: 0, retrying: 0, failed: 0 });
       expect((await webhooks.deliveries(at(ctx, T0 + 3000), "a")).deliveries).toEqual([]);
       expect(await webhooks.deliverDue(at(ctx, T0 + 3000), direct)).toMatchObject({ claimed: 1, delivered: 1 });
@@ -96,8 +86,7 @@ describe("an attempt in flight when its webhook is deleted and created again", (
         { attempt: 1, outcome: "delivered" },
       ]);
     } finally {
-      gate.closeAllConnections();
-      await new Promise((ok) => gate.close(ok));
+      await gate.close();
     }
   });
 });

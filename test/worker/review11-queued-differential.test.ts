@@ -1,7 +1,8 @@
 /**
  * Review 11 (adversarial, differential): the same random sequence of writes applied synchronously on
  * one api (its own key prefix, no queue binding) and with `Prefer: respond-async` on another (the
- * consumer fed through cloudflare:test message batches, test/helpers/ingest.ts) must read the same,
+ * consumer fed through cloudflare:test message batches, test/helpers/ingest.ts; the pair and its
+ * write/leave driver: test/helpers/sync-queued.ts) must read the same,
  * except where docs/ingest.md and docs/presence.md document a difference. Queues' freedoms are
  * played out: random batch sizes and groupings, any order inside a batch, messages redelivered
  * later, whole batches delivered twice; keyed requests retried; requests past the counters' ±1e15
@@ -24,6 +25,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { createIngestApi, type IngestApi, type Sent } from "../helpers/ingest.ts";
+import { syncQueuedPair, type SyncQueued } from "../helpers/sync-queued.ts";
 import { cleanedUpAfterAll } from "../helpers/worker.ts";
 import { command } from "../helpers/upstash-rest.ts";
 import { registryKeys, roomKeys } from "../../src/presence/keys.ts";
@@ -65,23 +67,7 @@ const MEMBERS = ["m0", "m1", "m2", "m3", "m4", "m5", "m 6", "é7"];
 const IDS = ["u0", "u1", "u2", "u3", "u4", "u5"];
 const NO_CACHE = { "cache-control": "no-cache" };
 
-interface Pair {
-  sync: IngestApi;
-  queued: IngestApi;
-  start: number;
-}
-
-function newPair(label: string, start = T0): Pair {
-  // the synchronous side has no queue binding: a stray Prefer header there could not queue
-  const sync = track(createIngestApi({ label: `${label}-sync`, start, queue: false }));
-  const queued = track(createIngestApi({ label: `${label}-q`, start }));
-  return { sync, queued, start };
-}
-
-function advance(p: Pair, ms: number) {
-  p.sync.advance(ms);
-  p.queued.advance(ms);
-}
+const newPair = (label: string, start = T0) => syncQueuedPair(track, label, start);
 
 /** One write: a path and body (items in the single or the list form), maybe with an Idempotency-Key. */
 interface Write {
@@ -161,14 +147,10 @@ interface Budgets {
   near: { left: number };
 }
 
-async function send(p: Pair, w: Write): Promise<boolean> {
+async function send(p: SyncQueued, w: Write): Promise<boolean> {
   if (w.budget) w.offender = w.budget.left-- <= 0;
   const headers: Record<string, string> = w.key ? { "idempotency-key": w.key } : {};
-  const s = await p.sync.post(w.path, w.body, { headers });
-  const q = await p.queued.post(w.path, w.body, { headers: { ...headers, ...p.queued.asyncHeaders } });
-  expect(s.status, JSON.stringify({ w, body: s.body })).toBe(w.offender ? 400 : 200);
-  expect(q.status, JSON.stringify({ w, body: q.body })).toBe(202);
-  expect(q.headers.get("preference-applied")).toBe("respond-async");
+  await p.write(w.path, w.body, { headers, syncStatus: w.offender ? 400 : 200 });
   return w.offender === true;
 }
 
@@ -265,7 +247,7 @@ const isPeak = (name: string) =>
   name.startsWith("presence day peak") || name === "presence peak" || name === "presence total peak";
 
 /** `peaks`: false where a late heartbeat may overstate a peak (docs/presence.md: "The one overstatement", a leave). */
-async function compare(p: Pair, when: string, peaks = true) {
+async function compare(p: SyncQueued, when: string, peaks = true) {
   const [s, q] = [await reads(p.sync, p.start), await reads(p.queued, p.start)];
   for (const name of Object.keys(s)) {
     const sv = s[name] as any;
@@ -283,7 +265,7 @@ async function compare(p: Pair, when: string, peaks = true) {
 }
 
 /** Both apis: `cap` at the counters' bound (+1e15), `hot` at trending's (5e13 in the start's hour). */
-async function seedBounds(p: Pair) {
+async function seedBounds(p: SyncQueued) {
   for (const api of [p.sync, p.queued]) {
     const items = Array.from({ length: 1000 }, () => ({ member: "cap", by: 1e12 }));
     expect((await api.post("/v1/counters/c/incr", { items })).status).toBe(200);
@@ -336,19 +318,20 @@ async function scenario(
       if (!w.key && r.chance(0.05) && (await send(p, w))) offenders.push(w);
       if (r.chance(0.5)) {
         for (const x of retryLater.splice(0)) offenderSends += Number(await send(p, x));
-        advance(p, 5 * SECOND * r.int(1, 3));
+        p.advance(5 * SECOND * r.int(1, 3));
       }
       if (midPhase && r.chance(0.15)) {
         // a leave 1 s after the slot's writes (synchronous on both sides), while heartbeats sent before
         // it may still be queued: docs/presence.md, "Leave" (the mark keeps such an id offline)
         // (any id: one the queued side lists online, or one whose only heartbeats may still be queued,
         // review 11's leave of an unmapped id, fixed 2026-11-27)
-        advance(p, SECOND);
-        const known = (await p.queued.get("/v1/presence/r/members")).body.members.map((m: any) => m.id as string);
+        p.advance(SECOND);
+        const known: string[] = (await p.queued.get("/v1/presence/r/members")).body.members.map(
+          (m: any) => m.id as string,
+        );
         const id = known.length > 0 && r.chance(0.5) ? r.pick(known) : r.pick(IDS);
-        expect((await p.sync.del(`/v1/presence/r/members/${id}`)).status).toBe(204);
-        expect((await p.queued.del(`/v1/presence/r/members/${id}`)).status).toBe(204);
-        advance(p, 4 * SECOND);
+        await p.leave("r", id);
+        p.advance(4 * SECOND);
       }
       if (midPhase && r.chance(0.15)) {
         // the consumer takes part of what is queued so far (Queues deliver in any order)
@@ -360,15 +343,12 @@ async function scenario(
     }
     for (const x of retryLater.splice(0)) offenderSends += Number(await send(p, x));
     // the consumer runs a little later, in batches Queues may form
-    advance(p, lag);
+    p.advance(lag);
     await deliverLikeQueues(p.queued, r, p.queued.queue.sent.splice(0));
     // leaves are synchronous on both sides (not queueable), after the phase's heartbeats applied
-    for (const id of r.shuffle(IDS).slice(0, r.int(0, 2))) {
-      expect((await p.sync.del(`/v1/presence/r/members/${id}`)).status).toBe(204);
-      expect((await p.queued.del(`/v1/presence/r/members/${id}`)).status).toBe(204);
-    }
+    for (const id of r.shuffle(IDS).slice(0, r.int(0, 2))) await p.leave("r", id);
     await compare(p, `seed ${seed} phase ${phase}`, !midPhase);
-    advance(p, r.int(gap[0], gap[1]) * MINUTE);
+    p.advance(r.int(gap[0], gap[1]) * MINUTE);
   }
   // every offender went to the dead-letter queue, named by its bound; nothing else did. A keyed
   // retry of one is another message: settled with it when they meet in a batch, dead-lettered too if not.
@@ -417,8 +397,7 @@ describe("review 11: keyed retries, queued and synchronous", () => {
   async function firstAndRetry(label: string) {
     const p = newPair(label);
     const start = Date.UTC(2026, 10, 22, 12, 59, 55);
-    p.sync.setNow(start);
-    p.queued.setNow(start);
+    p.setNow(start);
     const writes: Write[] = [
       { path: "/v1/trending/s/events", body: { member: "m0", count: 2 }, key: `${label}-t` },
       { path: "/v1/counters/c/incr", body: { member: "m0", period: "hour" }, key: `${label}-c` },
@@ -427,7 +406,7 @@ describe("review 11: keyed retries, queued and synchronous", () => {
     for (const w of writes) await send(p, w);
     const first = p.queued.queue.sent.splice(0);
     // the client lost the answers and retries 10 s later, in the next hour
-    advance(p, 10 * SECOND);
+    p.advance(10 * SECOND);
     for (const w of writes) await send(p, w);
     const retry = p.queued.queue.sent.splice(0);
     return { p, first, retry };
@@ -471,7 +450,7 @@ describe("review 11: keyed retries, queued and synchronous", () => {
   // is applied, the others acked as its copies; no command more.
   it("copies of a keyed request in one batch, the retry first: applied at the first request's time", async () => {
     const { p, first, retry } = await firstAndRetry("r11-copies");
-    advance(p, 5 * SECOND);
+    p.advance(5 * SECOND);
     await p.queued.deliver([...retry, ...first]);
     await expectFirstTimes(p.sync);
     await expectFirstTimes(p.queued);
@@ -487,7 +466,7 @@ describe("review 11: keyed retries, queued and synchronous", () => {
   // once, and the first request's message acked as a duplicate.
   it("documented: a keyed retry consumed before its first request is applied once, at the retry's time", async () => {
     const { p, first, retry } = await firstAndRetry("r11-retry-first");
-    advance(p, 5 * SECOND);
+    p.advance(5 * SECOND);
     await p.queued.deliver(retry);
     const again = await p.queued.deliver(first);
     expect(again.stats.duplicates).toBe(first.length);
@@ -508,7 +487,7 @@ describe("review 11: keyed retries, queued and synchronous", () => {
 
   it("holds: the first request consumed first, its retry later or in the same batch after it: the first's times", async () => {
     const { p, first, retry } = await firstAndRetry("r11-first-first");
-    advance(p, 5 * SECOND);
+    p.advance(5 * SECOND);
     const res = await p.queued.deliver([...first, ...retry.slice(0, 1)]);
     expect(res.stats.duplicates).toBe(1);
     await p.queued.deliver(retry.slice(1));
@@ -541,7 +520,7 @@ describe("review 11: writes that are not queueable ignore Prefer: respond-async"
       expect(q.status, JSON.stringify(q.body)).toBe(200);
       expect(q.headers.get("preference-applied")).toBeNull();
       expect(q.body).toEqual(s.body);
-      advance(p, r.int(0, 3) * MINUTE);
+      p.advance(r.int(0, 3) * MINUTE);
     }
     expect(p.queued.queue.sent).toEqual([]);
     for (const path of [
@@ -574,7 +553,7 @@ describe("review 11: big requests, queued and synchronous", () => {
     await send(p, writes[1] as Write);
     const sent = p.queued.queue.sent.splice(0);
     expect(sent.length).toBeGreaterThanOrEqual(8);
-    advance(p, 5 * SECOND);
+    p.advance(5 * SECOND);
     await deliverLikeQueues(p.queued, r, sent);
     await compare(p, "split keyed request");
     for (const path of [
@@ -625,7 +604,7 @@ describe("review 11: big requests, queued and synchronous", () => {
     ];
     for (const w of r.shuffle(writes)) await send(p, w);
     const sent = p.queued.queue.sent.splice(0);
-    advance(p, 5 * SECOND);
+    p.advance(5 * SECOND);
     // all in one batch first (the consumer's grouping decides), then again in a random split
     const res = await p.queued.deliver(r.shuffle(sent));
     expect(res.retryMessages).toEqual([]);
@@ -648,16 +627,16 @@ describe("review 11: leaves", () => {
     if (known) {
       await send(p, { path: "/v1/presence/r/heartbeats", body: { id: "u1" } });
       await p.queued.deliver(p.queued.queue.sent.splice(0));
-      advance(p, 10 * SECOND);
+      p.advance(10 * SECOND);
     }
     await send(p, { path: "/v1/presence/r/heartbeats", body: { id: "u1" } });
     const late = p.queued.queue.sent.splice(0);
-    advance(p, 5 * SECOND);
+    p.advance(5 * SECOND);
     await send(p, { path: "/v1/presence/r/heartbeats", body: { id: "u2" } });
     await p.queued.deliver(p.queued.queue.sent.splice(0));
-    advance(p, SECOND);
-    for (const api of [p.sync, p.queued]) expect((await api.del("/v1/presence/r/members/u1")).status).toBe(204);
-    advance(p, SECOND);
+    p.advance(SECOND);
+    await p.leave("r", "u1");
+    p.advance(SECOND);
     await p.queued.deliver(late);
     const members = (await p.sync.get("/v1/presence/r/members")).body.members;
     expect(members.map((m: any) => m.id)).toEqual(["u2"]);

@@ -2,10 +2,12 @@
  * Review 12 (adversarial) of presence's leave in a room that maps no id, through the app in workerd:
  * the queued differential around a leave (heartbeats `Prefer: respond-async`, the leave synchronous,
  * the consumer fed batches through cloudflare:test), and review 5's rule for an ingest key's leaves
- * in rooms it invents. Each pair: one api with the queue, one without (synchronous), same clock.
+ * in rooms it invents. Each pair: one api with the queue, one without (synchronous), same clock
+ * (test/helpers/sync-queued.ts).
  */
 import { describe, expect, it } from "vitest";
 import { createIngestApi, type IngestApi } from "../helpers/ingest.ts";
+import { syncQueuedPair } from "../helpers/sync-queued.ts";
 import { cleanedUpAfterAll } from "../helpers/worker.ts";
 import { command } from "../helpers/upstash-rest.ts";
 import { roomKeys } from "../../src/presence/keys.ts";
@@ -15,53 +17,23 @@ const SECOND = 1000;
 const T0 = Date.UTC(2026, 10, 22, 12, 30);
 const track = cleanedUpAfterAll<IngestApi>();
 
-function pair(label: string) {
-  const queued = track(createIngestApi({ label: `${label}-q`, start: T0 }));
-  const sync = track(createIngestApi({ label: `${label}-s`, start: T0, queue: false }));
-  return {
-    queued,
-    sync,
-    advance(ms: number) {
-      queued.advance(ms);
-      sync.advance(ms);
-    },
-    async beat(room: string, id: string) {
-      expect(
-        (await queued.post(`/v1/presence/${room}/heartbeats`, { id }, { headers: queued.asyncHeaders })).status,
-      ).toBe(202);
-      expect((await sync.post(`/v1/presence/${room}/heartbeats`, { id })).status).toBe(200);
-    },
-    async leave(room: string, id: string) {
-      for (const api of [queued, sync]) expect((await api.del(`/v1/presence/${room}/members/${id}`)).status).toBe(204);
-    },
-    /** What both read of the room: figures and members. */
-    async reads(room: string) {
-      const out = [];
-      for (const api of [sync, queued]) {
-        const stats = (await api.get(`/v1/presence/${room}`)).body;
-        const members = (await api.get(`/v1/presence/${room}/members`)).body.members.map((m: any) => m.id);
-        out.push({ online: stats.online, activeToday: stats.activeToday, newToday: stats.newToday, members });
-      }
-      return out as [unknown, unknown];
-    },
-  };
-}
+const pair = (label: string) => syncQueuedPair(track, label, T0);
 
 describe("review12: queued differential around a leave in a room that maps no id", () => {
   for (const order of ["u1 first", "u2 first"] as const) {
     it(`holds: u1's queued first heartbeat and u2's (sent after u1 left) in separate batches, ${order}: read as synchronously`, async () => {
       const p = pair(`rv12w-sep-${order[1]}`);
-      await p.beat("r", "u1");
+      await p.heartbeat("r", "u1");
       const u1 = p.queued.queue.sent.splice(0);
       p.advance(SECOND);
       await p.leave("r", "u1");
       // u2 in the next 5 s window: its own batch
       p.advance(5 * SECOND);
-      await p.beat("r", "u2");
+      await p.heartbeat("r", "u2");
       const u2 = p.queued.queue.sent.splice(0);
       p.advance(SECOND);
       for (const batch of order === "u1 first" ? [u1, u2] : [u2, u1]) await p.queued.deliver(batch);
-      const [sync, queued] = await p.reads("r");
+      const [sync, queued] = await p.room("r");
       expect(sync).toEqual({ online: 1, activeToday: 2, newToday: 2, members: ["u2"] });
       expect(queued).toEqual(sync);
       expect(await command<number>(p.queued.target, "PTTL", roomKeys(p.queued.prefix, "r").ids)).toBe(-1);
@@ -69,15 +41,15 @@ describe("review12: queued differential around a leave in a room that maps no id
 
     it(`holds: the two in one batch of two windows (u2 ≥ 5 s later), ${order}: read as synchronously`, async () => {
       const p = pair(`rv12w-two-${order[1]}`);
-      await p.beat("r", "u1");
+      await p.heartbeat("r", "u1");
       p.advance(SECOND);
       await p.leave("r", "u1");
       p.advance(5 * SECOND);
-      await p.beat("r", "u2");
+      await p.heartbeat("r", "u2");
       const sent = p.queued.queue.sent.splice(0);
       p.advance(SECOND);
       await p.queued.deliver(order === "u1 first" ? sent : [...sent].reverse());
-      const [sync, queued] = await p.reads("r");
+      const [sync, queued] = await p.room("r");
       expect(sync).toEqual({ online: 1, activeToday: 2, newToday: 2, members: ["u2"] });
       expect(queued).toEqual(sync);
     });
@@ -100,19 +72,19 @@ describe("review12: queued differential around a leave in a room that maps no id
     it(`a heartbeat sent before a leave, merged with another id's sent after it in one 5 s window, keeps the left id offline (${known ? "known id" : "room's first id"})`, async () => {
       const p = pair(`rv12w-window-${known ? "k" : "n"}`);
       if (known) {
-        await p.beat("r", "u1");
+        await p.heartbeat("r", "u1");
         await p.queued.deliver(p.queued.queue.sent.splice(0));
         p.advance(10 * SECOND);
       }
-      await p.beat("r", "u1");
+      await p.heartbeat("r", "u1");
       p.advance(SECOND);
       await p.leave("r", "u1");
       p.advance(SECOND);
-      await p.beat("r", "u2");
+      await p.heartbeat("r", "u2");
       const sent = p.queued.queue.sent.splice(0);
       p.advance(SECOND);
       await p.queued.deliver(sent);
-      const [sync, queued] = await p.reads("r");
+      const [sync, queued] = await p.room("r");
       expect(sync).toMatchObject({ online: 1, members: ["u2"] });
       expect(queued).toEqual(sync);
     });
@@ -120,15 +92,15 @@ describe("review12: queued differential around a leave in a room that maps no id
 
   it("holds: the same ids sent in the same window, leave only after the window's writes: read as synchronously", async () => {
     const p = pair("rv12w-after");
-    await p.beat("r", "u1");
+    await p.heartbeat("r", "u1");
     p.advance(SECOND);
-    await p.beat("r", "u2");
+    await p.heartbeat("r", "u2");
     p.advance(SECOND);
     await p.leave("r", "u1");
     const sent = p.queued.queue.sent.splice(0);
     p.advance(SECOND);
     await p.queued.deliver([...sent].reverse());
-    const [sync, queued] = await p.reads("r");
+    const [sync, queued] = await p.room("r");
     expect(sync).toMatchObject({ online: 1, members: ["u2"] });
     expect(queued).toEqual(sync);
   });
@@ -152,7 +124,7 @@ describe("review12: a room deleted between a queued heartbeat and its applicatio
     "a heartbeat sent before a leave and a room delete, applied after both, leaves the room as synchronously: empty",
     async () => {
       const p = pair("rv12w-del");
-      await p.beat("r", "u1");
+      await p.heartbeat("r", "u1");
       const late = p.queued.queue.sent.splice(0);
       p.advance(SECOND);
       await p.leave("r", "u1");
@@ -161,7 +133,7 @@ describe("review12: a room deleted between a queued heartbeat and its applicatio
         expect((await api.del("/v1/presence/r", { key: "admin" })).status).toBeLessThan(300);
       p.advance(SECOND);
       await p.queued.deliver(late);
-      const [sync, queued] = await p.reads("r");
+      const [sync, queued] = await p.room("r");
       expect(sync).toEqual({ online: 0, activeToday: 0, newToday: 0, members: [] });
       expect(queued).toEqual(sync);
     },
