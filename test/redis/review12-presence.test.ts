@@ -13,6 +13,7 @@ import * as presence from "../../src/presence/index.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { BOOKKEEPING, Monitor } from "../helpers/monitor.ts";
 import { command } from "../helpers/upstash-rest.ts";
+import { mulberry32 } from "../../dev/prng.ts";
 
 const { createTrimJob, deleteRoom, heartbeat, leave, members, stats } = presence;
 const lib = libraryTest("review12-presence");
@@ -101,16 +102,9 @@ async function checkRoom(ctx: Ctx, room: string, ids: readonly string[], where: 
   expect(s.activeToday).toBeLessThanOrEqual(ids.length);
 }
 
-/** mulberry32 */
+/** dev/prng.ts's mulberry32 with the draws these runs use. */
 function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(seed);
   const int = (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1));
   const pick = <T>(list: readonly T[]): T => list[int(0, list.length - 1)] as T;
   return { next, int, pick };

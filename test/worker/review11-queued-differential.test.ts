@@ -30,6 +30,7 @@ import { cleanedUpAfterAll } from "../helpers/worker.ts";
 import { command } from "../helpers/upstash-rest.ts";
 import { registryKeys, roomKeys } from "../../src/presence/keys.ts";
 import { markEntry } from "../../src/presence/scripts.ts";
+import { mulberry32 } from "../../dev/prng.ts";
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -38,16 +39,9 @@ const HOUR = 60 * MINUTE;
 const T0 = Date.UTC(2026, 10, 22, 12, 30);
 const track = cleanedUpAfterAll<IngestApi>();
 
-/** mulberry32: a small seeded PRNG, so every run of a seed is the same scenario. */
+/** dev/prng.ts's mulberry32 (every run of a seed is the same scenario) with the draws these runs use. */
 function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(seed);
   const int = (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1));
   const pick = <T>(list: readonly T[]): T => list[int(0, list.length - 1)] as T;
   const chance = (p: number) => next() < p;
