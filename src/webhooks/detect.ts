@@ -6,6 +6,7 @@ import { streamKeys } from "../trending/keys.ts";
 import { MAX_PENDING } from "./deliver.ts";
 import { hookKeys, registryKeys, risingToldKey } from "./keys.ts";
 import { defineScript } from "../redis/script.ts";
+import { marksLua } from "./marks.ts";
 import { eventIdLua, queueLua } from "./scripts.ts";
 import { emitMany, type StoredWebhook } from "./webhooks.ts";
 
@@ -44,6 +45,7 @@ export async function detectTrending(ctx: Ctx, hooks: StoredWebhook[]): Promise<
   const { value } = await detectTrendingScript.run<Detected>(
     ctx.redis,
     {
+      hooks: reg.hooks,
       pending: reg.pending,
       deliveries: reg.deliveries,
       marks: subs.map((s) => hookKeys(ctx.prefix, s.hook.name).marks),
@@ -91,6 +93,7 @@ export async function detectPeaks(ctx: Ctx, hooks: StoredWebhook[]): Promise<Det
   const { value } = await detectPeaksScript.run<Detected>(
     ctx.redis,
     {
+      hooks: reg.hooks,
       pending: reg.pending,
       deliveries: reg.deliveries,
       marks: subs.map((s) => hookKeys(ctx.prefix, s.hook.name).marks),
@@ -108,6 +111,7 @@ export async function detectPeaks(ctx: Ctx, hooks: StoredWebhook[]): Promise<Det
       webhooks: subs.map((s) => s.hook.name),
       since: subs.map((s) => s.hook.createdAt),
       rooms: subs.map((s) => s.room),
+      sizes: subs.map((s) => s.hook.n),
     },
   );
   return value;
@@ -201,12 +205,13 @@ export async function detectRising(ctx: Ctx, hooks: StoredWebhook[], retentionHo
  * hours): the members in this hour's top N and not in the top N the webhook was last told
  * (`trendingTold` in its marks; the previous hour's for a webhook never compared), and the
  * reverse. A webhook whose mark already holds `hour` was compared for it (an overlapping or
- * repeated run): skipped.
+ * repeated run): skipped; so is one whose marks are not of it as this run read it (`of`, ./marks.ts:
+ * deleted, or created again or refiltered, since).
  */
 export const detectTrendingScript = defineScript({
   name: "webhooks.detectTrending",
   write: true,
-  keys: ["pending", "deliveries", "...marks", "...current", "...previous"],
+  keys: ["hooks", "pending", "deliveries", "...marks", "...current", "...previous"],
   args: [
     "now",
     "at",
@@ -219,7 +224,7 @@ export const detectTrendingScript = defineScript({
     "...sizes",
     "...wants",
   ],
-  uses: [queueLua, eventIdLua],
+  uses: [queueLua, eventIdLua, marksLua],
   lua: `
 -- The hour's top n ranked as every trending read ranks it: count, then member in byte order.
 -- ZREVRANGEBYSCORE orders equal counts the other way, so a tie at the n-th place (the n+1-th
@@ -273,16 +278,17 @@ end
 local room = tonumber(maxPending) - redis.call('ZCARD', pending)
 local out = {checked = 0, events = 0, queued = 0, full = 0}
 for i, webhook in ipairs(webhooks) do
-  local got  = redis.call('HMGET', marks[i], 'trending', 'trendingTold')
-  local mark = tonumber(got[1] or -1)
-  if mark < tonumber(hour) then
+  local got  = redis.call('HMGET', marks[i], 'trending', 'trendingTold', 'of')
+  -- a blank field (as the PUT that made the marks this webhook's left them): never compared
+  local mark = tonumber(got[1]) or -1
+  if mark < tonumber(hour) and marksAreOf(hooks, webhook, marks[i], got[3], marksOwner(since[i], sizes[i], 'stream', streams[i])) then
     local n = tonumber(sizes[i])
     local now_, inNow = top(current[i], n)
     -- compared with the top N this webhook was last told (what a receiver following the events
     -- holds), so a missed run or a late event into an hour already compared cannot leave it
     -- behind; the hour before only for a webhook never compared yet
     local before, inBefore
-    if got[2] then
+    if got[2] and got[2] ~= '' then
       before, inBefore = cjson.decode(got[2]), {}
       for _, m in ipairs(before) do inBefore[m.member] = m.rank end
     else
@@ -329,12 +335,13 @@ return out
  * webhook was last told about today. The mark (`<day>:<peak>`) holds the day last told.
  * `yesterdays` (only in the runs right after midnight, else empty): the day that ended is
  * finished first, above what the mark says was told of it, unless the mark is already today's
- * (finished by an earlier run) or the webhook was created after midnight.
+ * (finished by an earlier run) or the webhook was created after midnight. A webhook whose marks are
+ * not of it as this run read it (`of`, ./marks.ts) is skipped.
  */
 export const detectPeaksScript = defineScript({
   name: "webhooks.detectPeaks",
   write: true,
-  keys: ["pending", "deliveries", "...marks", "...dailies", "...yesterdays"],
+  keys: ["hooks", "pending", "deliveries", "...marks", "...dailies", "...yesterdays"],
   args: [
     "now",
     "at",
@@ -346,8 +353,9 @@ export const detectPeaksScript = defineScript({
     "...webhooks",
     "...since",
     "...rooms",
+    "...sizes",
   ],
-  uses: [queueLua, eventIdLua],
+  uses: [queueLua, eventIdLua, marksLua],
   lua: `
 local room = tonumber(maxPending) - redis.call('ZCARD', pending)
 local out = {checked = 0, events = 0, queued = 0, full = 0}
@@ -371,16 +379,18 @@ local function tell(i, webhook, label, start, daily, told)
   redis.call('HSET', marks[i], 'peak', label .. ':' .. peak)
 end
 for i, webhook in ipairs(webhooks) do
-  local mark = redis.call('HGET', marks[i], 'peak')
+  local got = redis.call('HMGET', marks[i], 'peak', 'of')
   local markDay, markPeak = nil, 0
-  if mark then
-    markDay, markPeak = string.match(mark, '^([%d-]+):(%d+)$')
+  -- a blank mark (the PUT that made the marks this webhook's) has told nothing
+  if got[1] and got[1] ~= '' then
+    markDay, markPeak = string.match(got[1], '^([%d-]+):(%d+)$')
     markPeak = tonumber(markPeak) or 0
   end
-  out.checked = out.checked + 1
+  local ours = marksAreOf(hooks, webhook, marks[i], got[2], marksOwner(since[i], sizes[i], 'room', rooms[i]))
+  if ours then out.checked = out.checked + 1 end
   -- a late run (its clock behind a run that already told a later day) tells nothing: the mark never
   -- moves back, so no peak is told twice (ISO days compare as strings; review 8)
-  if not (markDay and markDay > day) then
+  if ours and not (markDay and markDay > day) then
     if yesterdays[i] and markDay ~= day and tonumber(since[i]) < tonumber(dayStart) then
       tell(i, webhook, yesterday, yesterdayStart, yesterdays[i], markDay == yesterday and markPeak or 0)
     end

@@ -30,7 +30,7 @@ export function hookKeys(prefix: string, name: string) {
   return {
     /** LIST: the latest delivery attempts, newest first, capped (DELIVERY_LOG_SIZE). */
     log: keyOf(prefix, "webhooks", name, "log"),
-    /** HASH: what detection last told this webhook (`trending`: last hour compared; `peak`: highest peak sent). */
+    /** HASH: what detection last told this webhook (`trending`: last hour compared; `peak`: highest peak sent), and whose (`of`, marks.ts). */
     marks: keyOf(prefix, "webhooks", name, "marks"),
   };
 }

@@ -1,6 +1,7 @@
 import { ConflictError, ValidationError, NotFoundError } from "../errors.ts";
 import { defineScript } from "../redis/script.ts";
 import { emitLua, eventIdLua, matchLua, queueLua, recentLua } from "./emit.ts";
+import { marksLua } from "./marks.ts";
 
 // The Lua libraries `emit` uses live in ./emit.ts, which a write that emits (a leaderboard score
 // change) loads without the rest of the webhooks; re-exported for the modules that import them here.
@@ -16,9 +17,10 @@ export { emitLua, eventIdLua, queueLua };
 
 /**
  * Creates or replaces a webhook; refuses a new one past the limit. Keeps `createdAt` on a replace,
- * and forgets what detection told it when its filter or N changed (the marks are of another stream
- * or room), or when it is created: a job run that read the webhooks before a DELETE may write an
- * old life's marks after it, which a new life must not inherit (review 12). The settings are stored as the JSON TypeScript wrote, with the two times appended, never
+ * and forgets what detection told it when it is created or its filter or N changed: its marks are
+ * blanked and made this webhook's (`of`, ./marks.ts), in the one HSET that an UNLINK was, so a job
+ * run that read the webhooks before (a DELETE, this PUT) neither reads nor writes them (review 12).
+ * The settings are stored as the JSON TypeScript wrote, with the two times appended, never
  * re-encoded: cjson writes numbers with 14 significant digits, which rounded a `threshold` such as
  * 1.2345678901234567 (review 10).
  */
@@ -27,6 +29,7 @@ export const putScript = defineScript({
   write: true,
   keys: ["hooks", "marks"],
   args: ["name", "settings", "now", "max"],
+  uses: [marksLua],
   refusals: {
     too_many: (r) =>
       new ValidationError(`At most ${String(r.max)} webhooks; delete one first.`, [
@@ -38,8 +41,16 @@ local old = redis.call('HGET', hooks, name)
 if not old and redis.call('HLEN', hooks) >= tonumber(max) then return {refused = 'too_many', max = tonumber(max)} end
 local hook = cjson.decode(settings)
 local before = old and cjson.decode(old)
-if not before or cjson.encode(before.filter) ~= cjson.encode(hook.filter) or before.n ~= hook.n then redis.call('UNLINK', marks) end
 local createdAt = before and before.createdAt or tonumber(now)
+if not before or cjson.encode(before.filter) ~= cjson.encode(hook.filter) or before.n ~= hook.n then
+  -- blank, not deleted: a blank field reads as never told, and 'of' stays to say whose they are; a
+  -- webhook detection never compares keeps no marks (one that later subscribes names them once)
+  if detectedFor(hook) then
+    redis.call('HSET', marks, 'of', ownerOfHook(hook, createdAt), 'trending', '', 'trendingTold', '', 'peak', '')
+  else
+    redis.call('UNLINK', marks)
+  end
+end
 -- epoch ms: integers, which %.17g writes in full (cjson.decode reads them exactly)
 local times = string.format(',"createdAt":%.17g,"updatedAt":%.17g}', createdAt, tonumber(now))
 redis.call('HSET', hooks, name, string.sub(settings, 1, -2) .. times)

@@ -13,7 +13,7 @@ export const area = {
       state: "new",
       roundTrips: 1,
       commands: 5,
-      note: "HGET (exists?), HLEN (the 20-webhook limit), UNLINK of any detection marks an earlier webhook of the name left (a job run that read it before its DELETE may write them after), HSET of its settings.",
+      note: "HGET (exists?), HLEN (the 20-webhook limit), HSET of its detection marks, blank and naming it (`of`: a job run that read the webhooks before a DELETE or this PUT neither reads nor writes them, docs/webhooks.md; UNLINK of any instead for a webhook of no detected event), HSET of its settings.",
     },
     putReplace: {
       call: "replace a webhook (admin)",
@@ -26,7 +26,7 @@ export const area = {
       state: "another filter or N",
       roundTrips: 1,
       commands: 4,
-      note: "+UNLINK of its detection marks: they were about another stream, room or N.",
+      note: "+HSET blanking its detection marks (naming the new filter and N): they were about another stream, room or N.",
     },
     list: { call: "list webhooks (admin)", state: "any (at most 20)", roundTrips: 1, commands: 2 },
     remove: {
@@ -72,7 +72,7 @@ export const area = {
       state: "1 room subscribed, peak unchanged",
       roundTrips: 3,
       commands: 8,
-      note: "+1 script: ZCARD, and per subscribed room BITFIELD GET of today's peak and HGET of the peak last told.",
+      note: "+1 script: ZCARD, and per subscribed room BITFIELD GET of today's peak and HMGET of the peak last told and whose the marks are.",
     },
     minuteRetry: {
       call: "`webhooks` job",
@@ -100,7 +100,7 @@ export const area = {
       state: "1 stream subscribed, top N unchanged",
       roundTrips: 3,
       commands: 10,
-      note: "Per subscribed webhook: HGET of its mark, ZREVRANGEBYSCORE of the top N of the last two finished hours, HSET of the mark.",
+      note: "Per subscribed webhook: HMGET of its mark (and whose the marks are), ZREVRANGEBYSCORE of the top N of the last two finished hours, HSET of the mark.",
     },
     hourlyAgain: { call: "`webhooks.trending` job", state: "hour already compared", roundTrips: 3, commands: 7 },
   },
