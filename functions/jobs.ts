@@ -6,6 +6,7 @@
 import { jobs as countersJobs } from "../src/counters/jobs.ts";
 import { jobs as histogramsJobs } from "../src/histograms/jobs.ts";
 import { jobs as ingestJobs } from "../src/ingest/jobs.ts";
+import { SubrequestBudget, countingRedis } from "../src/job-budget.ts";
 import type { Job } from "../src/jobs.ts";
 import { jobs as leaderboardsJobs } from "../src/leaderboards/jobs.ts";
 import { jobs as presenceJobs } from "../src/presence/jobs.ts";
@@ -14,13 +15,39 @@ import { jobs as webhooksJobs } from "../src/webhooks/jobs.ts";
 
 export type { Job };
 
+/**
+ * Subrequests a POST /internal/jobs request may have sent before its job runs (the rate limit's
+ * round trip, and one to spare), kept out of the job's budget: the request is the invocation.
+ */
+const REQUEST_SUBREQUESTS = 2;
+
+/** What the job needs kept back for it when jobs before it in the same invocation run (`Job.needs`). */
+export function needsOf(job: Job): number {
+  return job.needs ? job.needs.scripts + job.needs.least : 0;
+}
+
+/**
+ * `job`, run with a subrequest budget of its own when it has none (POST /internal/jobs/{job}: one
+ * job per request, with the request's SUBREQUEST_LIMIT); the cron's runs pass theirs, shared by
+ * the trigger's jobs (functions/scheduled.ts).
+ */
+function budgeted(job: Job): Job {
+  const run: Job = async (ctx, config) => {
+    if (ctx.budget) return job(ctx, config);
+    const invocation = new SubrequestBudget(config.subrequestLimit - REQUEST_SUBREQUESTS);
+    const budget = invocation.allowance(invocation.limit, job.needs?.scripts ?? 0);
+    return job({ ...ctx, redis: countingRedis(ctx.redis, invocation), budget }, config);
+  };
+  return job.needs ? Object.assign(run, { needs: job.needs }) : run;
+}
+
 /** The features' jobs in one map; a name two features claim is a bug, caught when the Worker loads. */
 function compose(features: readonly Record<string, Job>[]): Record<string, Job> {
   const all: Record<string, Job> = {};
   for (const jobs of features) {
     for (const [name, job] of Object.entries(jobs)) {
       if (Object.hasOwn(all, name)) throw new Error(`two features declare the job '${name}'`);
-      all[name] = job;
+      all[name] = budgeted(job);
     }
   }
   return all;

@@ -10,7 +10,7 @@ export interface Config {
   trendingKeep: number;
   /**
    * Scripts (20 streams each, two subrequests) one compaction run may send before it stops with
-   * `more: true`; 100 fits the paid plan's 1,000 subrequests, the free plan's 50 needs 24 or less.
+   * `more: true`; fewer when the invocation's subrequest budget (`subrequestLimit`) runs short.
    * @default 100
    */
   trendingCompactBatches: number;
@@ -36,6 +36,13 @@ export interface Config {
   leaderboardSnapshotChunk: number;
   /** Scripts one `leaderboards.snapshot` run may send before it stops with `more: true`. @default 40 */
   leaderboardSnapshotScripts: number;
+  /**
+   * Subrequests one invocation of the jobs (a cron trigger, or one POST /internal/jobs call) may
+   * send in all, shared by its jobs (src/job-budget.ts): Cloudflare's per-invocation limit of the
+   * plan, 10,000 on Workers Paid; set 50 on Workers Free. At least 30: what the jobs of the
+   * hourly trigger keep back for each other (27). @default 10000
+   */
+  subrequestLimit: number;
   /** QStash token (secret QSTASH_TOKEN): webhooks are published through QStash when set; "" = direct delivery. @default "" */
   qstashToken: string;
   /** QStash's API (QSTASH_URL). @default "https://qstash.upstash.io" */
@@ -79,6 +86,7 @@ export function readConfig(env: Record<string, unknown>): Config {
     rateLimitPer10s: int(env, "RATE_LIMIT_PER_10S", 0, 0, 1_000_000),
     leaderboardSnapshotChunk: int(env, "LEADERBOARD_SNAPSHOT_CHUNK", 5_000, 1, 10_000),
     leaderboardSnapshotScripts: int(env, "LEADERBOARD_SNAPSHOT_SCRIPTS", 40, 2, 1000),
+    subrequestLimit: int(env, "SUBREQUEST_LIMIT", 10_000, 30, 10_000_000),
     qstashToken: typeof env.QSTASH_TOKEN === "string" ? env.QSTASH_TOKEN : "",
     qstashUrl:
       typeof env.QSTASH_URL === "string" && env.QSTASH_URL !== "" ? env.QSTASH_URL : "https://qstash.upstash.io",

@@ -1,4 +1,4 @@
-import type { Job } from "../jobs.ts";
+import { deferred, leftOf, withNeeds, type Job } from "../jobs.ts";
 import { asList, defineScript } from "../redis/script.ts";
 import { counterKeys as K } from "./keys.ts";
 
@@ -42,7 +42,9 @@ export const SWEEP_BATCH = 500;
  * them in the purge hash instead, and this job deletes those that no new life
  * of the counter has claimed since. Bounded, idempotent, safe to overlap.
  */
-export const sweepCountersJob: Job = async (ctx) => {
+const sweep: Job = async (ctx) => {
+  // two subrequests at most (the pick and the sweep): without them, the purge hash waits
+  if (leftOf(ctx) < 2) return deferred();
   const purge = K.purge(ctx.prefix);
   const pending = asList(await sweepPendingScript.run<string[]>(ctx.redis, { purge }, { count: SWEEP_BATCH }));
   if (pending.length === 0) return { checked: 0, deleted: 0, more: false };
@@ -61,6 +63,9 @@ export const sweepCountersJob: Job = async (ctx) => {
   // a run that had work; an operator could not tell before; noticed in review 3)
   return { checked: pending.length, deleted: value[0], more: value[1] > 0 };
 };
+
+/** The sweep, with what it needs of an invocation's subrequests: its two scripts, one call each. */
+export const sweepCountersJob = withNeeds(sweep, { scripts: 2, least: 2 });
 
 /** The counters' jobs by name (functions/jobs.ts schedules them). */
 export const jobs: Record<string, Job> = { "sweep-counters": sweepCountersJob };

@@ -1,4 +1,4 @@
-import type { Job } from "../jobs.ts";
+import { deferred, leftOf, withNeeds, type Job } from "../jobs.ts";
 import { asList, defineScript } from "../redis/script.ts";
 import { boardKeys, registryKey, snapshotStateKey } from "./keys.ts";
 import { memberLua } from "./lua.ts";
@@ -169,9 +169,12 @@ return {handled = handled, copied = copied, completed = completed}
  * runs copy the same slice into the same ranks). `chunk` and `maxScripts` come from
  * the config (LEADERBOARD_SNAPSHOT_CHUNK, LEADERBOARD_SNAPSHOT_SCRIPTS).
  */
-const snapshotJob: Job = async (ctx, config) => {
+const snapshotRun: Job = async (ctx, config) => {
   const chunk = config.leaderboardSnapshotChunk;
-  const maxScripts = config.leaderboardSnapshotScripts;
+  // one subrequest a script: the run's share of the invocation's subrequests may stop it sooner
+  // than LEADERBOARD_SNAPSHOT_SCRIPTS (`more: true`: the next run goes on from the cursor)
+  const maxScripts = Math.min(config.leaderboardSnapshotScripts, leftOf(ctx));
+  if (maxScripts < 2) return deferred();
   const day = seasonAt("daily", ctx.now).id;
   const state = snapshotStateKey(ctx.prefix);
   let scripts = 0;
@@ -236,6 +239,9 @@ const snapshotJob: Job = async (ctx, config) => {
   }
   return result(true);
 };
+
+// the list and the step script; one of each
+const snapshotJob = withNeeds(snapshotRun, { scripts: 2, least: 2 });
 
 /** The leaderboard jobs by name (functions/jobs.ts runs them from cron and POST /internal/jobs/{job}). */
 export const jobs: Record<string, Job> = { "leaderboards.snapshot": snapshotJob };

@@ -1,4 +1,4 @@
-import type { Job } from "../jobs.ts";
+import { deferred, leftOf, withNeeds, type Job } from "../jobs.ts";
 import { asList } from "../redis/script.ts";
 import { DAY, HOUR, MINUTE, SECOND, dayStart } from "../time.ts";
 import { dayKeys, dayNumber, daySlotBit, registryKeys, roomKeys, siteDayKeys } from "./keys.ts";
@@ -17,6 +17,9 @@ export const TRIM_MAX_ROOMS = 2000;
 export const TRIM_CHUNK_ROOMS = 50;
 /** Ids one script call forgets at most, so no call blocks Redis for long (one unpack each). */
 export const TRIM_FORGET_BUDGET = 1000;
+
+/** Subrequests of the smallest trim run: the due list, the marks' script and one chunk of rooms. */
+const TRIM_LEAST_SUBREQUESTS = 3;
 /**
  * A room stays active this long past its last heartbeat plus the timeout, so
  * the runs after everyone went idle still record a 0 (and clock skew between
@@ -57,14 +60,20 @@ export function createTrimJob(options: TrimOptions = {}): Job {
   const maxRooms = options.maxRooms ?? TRIM_MAX_ROOMS;
   const chunkRooms = options.chunkRooms ?? TRIM_CHUNK_ROOMS;
   const forgetBudget = options.forgetBudget ?? TRIM_FORGET_BUDGET;
-  return async (ctx, config) => {
+  const trim: Job = async (ctx, config) => {
+    // The run's share of the invocation's subrequests bounds the rooms it lists: the list, the
+    // marks' script and one script per chunk. A run listing fewer than are due is `capped`, as at
+    // maxRooms: the rooms it did not list keep their place in the due queue for the next run.
+    const left = leftOf(ctx);
+    if (left < TRIM_LEAST_SUBREQUESTS) return deferred();
+    const limit = Math.min(maxRooms, (left - 2) * chunkRooms);
     const timeout = config.presenceTimeoutSeconds * SECOND;
     const horizon = config.presenceIdHorizonDays * DAY;
     const registry = registryKeys(ctx.prefix);
     const listed = asList(
       await dueRoomsScript.run<string[] | Record<string, never>>(ctx.redis, registry, {
         now: ctx.now,
-        limit: maxRooms,
+        limit,
       }),
     );
     // Leave marks of ids never mapped (presence.leave) come due in the same schedule: no command
@@ -91,7 +100,7 @@ export function createTrimJob(options: TrimOptions = {}): Job {
     }
     const minute = Math.floor(ctx.now / MINUTE);
     const start = dayStart(ctx.now);
-    const capped = listed.length === maxRooms;
+    const capped = listed.length === limit;
     let online = 0;
     let forgotten = 0;
     let idle = 0;
@@ -165,6 +174,8 @@ export function createTrimJob(options: TrimOptions = {}): Job {
     }
     return { rooms: list.length, online, forgotten, idle, dropped, minute: minute * MINUTE, calls, capped };
   };
+  // the due list, the marks' script and the trim script
+  return withNeeds(trim, { scripts: 3, least: TRIM_LEAST_SUBREQUESTS });
 }
 
 export const trimPresenceJob: Job = createTrimJob();

@@ -12,6 +12,8 @@ export interface DeliverySettings {
   allowLocalHttp: boolean;
   /** Milliseconds one direct delivery (or one publish to QStash) may take. @default 10000 */
   timeoutMs?: number;
+  /** The fetch deliveries go out with: a job's counts its invocation's subrequests (src/job-budget.ts). @default fetch */
+  fetch?: typeof fetch | undefined;
 }
 
 /** Attempts of a direct delivery before it is given up (logged `failed`). */
@@ -94,7 +96,7 @@ export async function send(delivery: Claimed, settings: DeliverySettings, nowMs:
     headers["user-agent"] = "edgestats-webhooks";
   }
   try {
-    const res = await fetch(target, {
+    const res = await (settings.fetch ?? fetch)(target, {
       method: "POST",
       headers,
       body: delivery.body,

@@ -145,15 +145,26 @@ export interface RisingDetected {
  * reaches); its id is made of the hour and the member, so it is sent at most once per hour
  * however many runs see it.
  */
-export async function detectRising(ctx: Ctx, hooks: StoredWebhook[], retentionHours: number): Promise<RisingDetected> {
+export async function detectRising(
+  ctx: Ctx,
+  hooks: StoredWebhook[],
+  retentionHours: number,
+  subrequests = Number.POSITIVE_INFINITY,
+): Promise<RisingDetected> {
   const subs = hooks.filter((h) => h.events.includes("trending.rising"));
   const threshold = Math.min(...subs.map((h) => h.threshold ?? Infinity));
   const none = { streams: 0, of: 0, more: false, events: 0, queued: 0, repeated: 0, full: 0 };
   if (subs.length === 0) return none;
   const named = subs.flatMap((h) => (h.filter && "stream" in h.filter ? [h.filter.stream] : []));
-  const all = subs.some((h) => h.filter === null) ? await trending.list(ctx) : [];
+  const listing = subs.some((h) => h.filter === null);
+  // at most `subrequests` round trips (the job's share of its invocation's): the registry's list
+  // when a webhook has no filter, then two a stream (its rising read, and its events' queueing);
+  // short of one stream, nothing is read and the streams wait for the next runs (`more`)
+  const affordable = Math.floor((subrequests - (listing ? 1 : 0)) / 2);
+  if (affordable < 1) return { ...none, of: new Set(named).size, more: true };
+  const all = listing ? await trending.list(ctx) : [];
   const streams = [...new Set([...named, ...all])].sort();
-  const per = RISING_STREAMS_PER_RUN;
+  const per = Math.min(RISING_STREAMS_PER_RUN, affordable);
   // take turns: the run of minute m reads the streams from m × per on (wrapping)
   const start = streams.length > per ? (Math.floor(ctx.now / MINUTE) * per) % streams.length : 0;
   const turn = streams.length > per ? [...streams, ...streams].slice(start, start + per) : streams;

@@ -1,59 +1,91 @@
-import type { Job } from "../jobs.ts";
-import { deliverDue } from "./deliver.ts";
+import type { Config } from "../config.ts";
+import { deferred, leftOf, withNeeds, type Job, type JobCtx } from "../jobs.ts";
+import { DELIVER_BATCH, deliverDue } from "./deliver.ts";
 import { detectPeaks, detectRising, detectTrending } from "./detect.ts";
 import { settingsOf, stored } from "./webhooks.ts";
+
+/** Subrequests of the smallest run with work: the webhooks, one detection script, the claim, one delivery, the settle. */
+const LEAST_SUBREQUESTS = 5;
+/**
+ * Subrequests kept back for a webhooks job while the jobs before it in the trigger run: its
+ * smallest run and 5 deliveries more, so a busy presence trim or compaction never holds the
+ * deliveries to one a run (on the free plan's 50).
+ */
+const KEPT_BACK = LEAST_SUBREQUESTS + 5;
+
+/**
+ * The deliveries due, as many as the job's share of its invocation's subrequests pays (one each,
+ * with the claim and the settle around them; DELIVER_BATCH at most): those not claimed stay due
+ * for the next run. Sent with the invocation's counted fetch.
+ */
+async function deliverWithin(ctx: JobCtx, config: Config) {
+  const limit = Math.min(DELIVER_BATCH, leftOf(ctx) - 2);
+  if (limit < 1) return { claimed: 0, dropped: 0, delivered: 0, retrying: 0, failed: 0, deliveriesDeferred: true };
+  return deliverDue(ctx, { ...settingsOf(config), fetch: ctx.budget?.fetch }, limit);
+}
 
 /**
  * Cron "5 * * * *", after `compact` (and `POST /internal/jobs/webhooks.trending`):
  * trending.entered/left between the last two finished hours, then the deliveries due.
  * One round trip with no webhook.
  */
-export const trendingWebhooksJob: Job = async (ctx, config) => {
-  const hooks = await stored(ctx);
-  if (hooks.length === 0) return { webhooks: 0 };
-  const found = await detectTrending(ctx, hooks);
-  const sent = await deliverDue(ctx, settingsOf(config));
-  return {
-    webhooks: hooks.length,
-    checked: found.checked,
-    events: found.events,
-    queued: found.queued,
-    full: found.full,
-    ...sent,
-  };
-};
+export const trendingWebhooksJob: Job = withNeeds(
+  async (ctx, config) => {
+    if (leftOf(ctx) < LEAST_SUBREQUESTS) return deferred();
+    const hooks = await stored(ctx);
+    if (hooks.length === 0) return { webhooks: 0 };
+    const found = await detectTrending(ctx, hooks);
+    const sent = await deliverWithin(ctx, config);
+    return {
+      webhooks: hooks.length,
+      checked: found.checked,
+      events: found.events,
+      queued: found.queued,
+      full: found.full,
+      ...sent,
+    };
+  },
+  // the webhooks' list, detectTrending, the claim and the settle
+  { scripts: 4, least: KEPT_BACK },
+);
 
 /**
  * Cron "* * * * *", after `trim` (and `POST /internal/jobs/webhooks`): presence.peak of the
  * subscribed rooms, trending.rising of the subscribed streams (`rising*`: detect.ts, detectRising),
  * then the deliveries due (new events and retries). One round trip with no webhook; rising adds
- * nothing while no webhook subscribes to it (it shares the webhooks' read).
+ * nothing while no webhook subscribes to it (it shares the webhooks' read). Rising reads what the
+ * share of subrequests leaves past the smallest delivery step (claim, one delivery, settle).
  */
-export const webhooksJob: Job = async (ctx, config) => {
-  const hooks = await stored(ctx);
-  if (hooks.length === 0) return { webhooks: 0 };
-  const found = await detectPeaks(ctx, hooks);
-  const rising = await detectRising(ctx, hooks, config.trendingRetentionHours);
-  const sent = await deliverDue(ctx, settingsOf(config));
-  return {
-    webhooks: hooks.length,
-    checked: found.checked,
-    events: found.events,
-    queued: found.queued,
-    full: found.full,
-    ...(rising.of > 0
-      ? {
-          risingStreams: rising.streams,
-          risingEvents: rising.events,
-          risingQueued: rising.queued,
-          risingRepeated: rising.repeated,
-          risingFull: rising.full,
-          risingMore: rising.more,
-        }
-      : {}),
-    ...sent,
-  };
-};
+export const webhooksJob: Job = withNeeds(
+  async (ctx, config) => {
+    if (leftOf(ctx) < LEAST_SUBREQUESTS) return deferred();
+    const hooks = await stored(ctx);
+    if (hooks.length === 0) return { webhooks: 0 };
+    const found = await detectPeaks(ctx, hooks);
+    const rising = await detectRising(ctx, hooks, config.trendingRetentionHours, leftOf(ctx) - 3);
+    const sent = await deliverWithin(ctx, config);
+    return {
+      webhooks: hooks.length,
+      checked: found.checked,
+      events: found.events,
+      queued: found.queued,
+      full: found.full,
+      ...(rising.of > 0
+        ? {
+            risingStreams: rising.streams,
+            risingEvents: rising.events,
+            risingQueued: rising.queued,
+            risingRepeated: rising.repeated,
+            risingFull: rising.full,
+            risingMore: rising.more,
+          }
+        : {}),
+      ...sent,
+    };
+  },
+  // the webhooks' list, detectPeaks, the registry's list and the rising read, emitMany, the claim, the settle
+  { scripts: 7, least: KEPT_BACK },
+);
 
 /** The webhooks feature's jobs, by the names functions/jobs.ts schedules them under. */
 export const jobs = { "webhooks.trending": trendingWebhooksJob, webhooks: webhooksJob } satisfies Record<string, Job>;
