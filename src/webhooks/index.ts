@@ -31,5 +31,6 @@ export {
   type WebhookInput,
 } from "./validate.ts";
 export { emitLua } from "./scripts.ts";
-export { PEAK_ROLLOVER_MS, RISING_BASELINE_HOURS, RISING_EVENTS_PER_STREAM, RISING_STREAMS_PER_RUN } from "./detect.ts";
+export { PEAK_ROLLOVER_MS } from "./detect.ts";
+export { RISING_BASELINE_HOURS, RISING_EVENTS_PER_STREAM, RISING_STREAMS_PER_RUN } from "./rising.ts";
 export { jobs, trendingWebhooksJob, webhooksJob } from "./jobs.ts";

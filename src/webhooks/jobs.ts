@@ -1,7 +1,8 @@
 import type { Config } from "../config.ts";
 import { deferred, leftOf, withNeeds, type Job, type JobCtx } from "../jobs.ts";
 import { DELIVER_BATCH, deliverDue } from "./deliver.ts";
-import { detectPeaks, detectRising, detectTrending } from "./detect.ts";
+import { detectPeaks, detectTrending } from "./detect.ts";
+import { detectRising } from "./rising.ts";
 import { settingsOf, stored } from "./webhooks.ts";
 
 /** Subrequests of the smallest run with work: the webhooks, one detection script, the claim, one delivery, the settle. */
@@ -51,7 +52,7 @@ export const trendingWebhooksJob: Job = withNeeds(
 
 /**
  * Cron "* * * * *", after `trim` (and `POST /internal/jobs/webhooks`): presence.peak of the
- * subscribed rooms, trending.rising of the subscribed streams (`rising*`: detect.ts, detectRising),
+ * subscribed rooms, trending.rising of the subscribed streams (`rising*`: rising.ts, detectRising),
  * then the deliveries due (new events and retries). One round trip with no webhook; rising adds
  * nothing while no webhook subscribes to it (it shares the webhooks' read). Rising reads what the
  * share of subrequests leaves past the smallest delivery step (claim, one delivery, settle).
