@@ -168,7 +168,7 @@ local weekMember = false
 -- Month counters keep no rollups, and 400 days hold at most 15 of their keys: their reads size,
 -- merge and look up every key rather than refuse a range a user reads every day. Hour and day
 -- counters, whose raw keys run to 9,613, and week counters (59 keys, sized from their records,
--- whose threshold rounds took a ZRANGE and two ZMSCOREs a week: 90 commands over 30 weeks) are
+-- whose threshold round took a ZRANGE and two ZMSCOREs a week: 93 commands over 30 weeks) are
 -- held to the read's budget n.
 local function budgetOf(months, n)
   if #months == 0 and not weekRead then return math.huge end
