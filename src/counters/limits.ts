@@ -83,9 +83,10 @@ export const MAX_DELETE_READS = 60;
 /**
  * Most commands a read of an `hour` or `day` counter may make past its sizing (issue 15), its
  * EVALSHA included: the threshold algorithm's rounds and a `min`/`max` member read's ZSCOREs are
- * held to it. Week and month counters (≤ 59 and 15 keys over 400 days; a week read bounds its
- * union by the weeks' size records, not a ZCARD each) and a `sum` member read whose edge plan
- * cannot answer exactly (a ZSCORE per key) are not (docs/counters.md).
+ * held to it, and so are a week counter's past the bound (its threshold rounds; a member read's
+ * one bounded union and ZSCOREs of the weeks left out, else a 400: week-size.ts `lookupPlan`).
+ * Month counters (≤ 15 keys over 400 days) and a `sum` member read whose edge plan cannot answer
+ * exactly (a ZSCORE per key) are not (docs/counters.md).
  */
 export const MAX_READ_COMMANDS = 60;
 
@@ -94,8 +95,10 @@ export const MAX_READ_COMMANDS = 60;
  * union would walk (issue 15), month rollups' included. The months settle most reads; past them a
  * key each, which 400 days of days (401 buckets) would pass: such a read is refused (400
  * `too_many_entries`, naming this) once the keys left unsized could still pass the bound. 44, so
- * that the union, its cache and the answer fit in MAX_READ_COMMANDS after them. Sums (≤ ~120
- * calendar parts) and week/month counters are sized whole (resolve.ts `sizeBudget`).
+ * that the union, its cache and the answer fit in MAX_READ_COMMANDS after them. A week read whose
+ * size records sum past the bound takes at most this many ZCARDs to settle it (issue 15: 56 showed
+ * 58 weeks of 360 members past it; week-size.ts `entriesOfWeeks`). Sums (≤ ~120 calendar parts),
+ * month counters and weeks without a record are sized whole (resolve.ts `sizeBudget`).
  */
 export const MAX_SIZE_READS = 44;
 

@@ -4,6 +4,7 @@ import { edgeSumLua } from "./edges.ts";
 import { MAX_READ_COMMANDS } from "./limits.ts";
 import { RESOLVE, resolveLua, SOURCE_ARGS, SOURCE_KEYS, tooManyEntries } from "./resolve.ts";
 import { THRESHOLD_LOOKUPS, topOfManyLua } from "./threshold.ts";
+import { weekSizeLua } from "./week-size.ts";
 
 export { THRESHOLD_LOOKUPS };
 
@@ -63,8 +64,16 @@ export const memberScript = defineScript({
   write: false,
   keys: [...SOURCE_KEYS, "...edgeKeys"],
   args: [...SOURCE_ARGS, "member", "edges"],
-  uses: [resolveLua, edgeSumLua],
-  refusals: tooManyEntries,
+  uses: [resolveLua, weekSizeLua, edgeSumLua],
+  refusals: {
+    ...tooManyEntries,
+    too_many_lookups: (r) =>
+      new ValidationError(
+        `That range of the week counter is past the union bound, and looking the member up in its ${String(r.keys)} keys (one union of the smallest weeks within the bound, a ZSCORE of each other) would take ${String(r.commands)} commands; a read makes at most ${MAX_READ_COMMANDS} (issue 15). Narrow the range.`,
+        [{ path: "from", message: "the range has too many large weeks to look up; narrow it" }],
+        "too_many_entries",
+      ),
+  },
   lua: `
 -- a sum of an hour or day counter has an edge plan (edgeSum): its index fields ride in the HMGET
 -- that resolve makes anyway
@@ -73,7 +82,34 @@ if edges ~= '' then
   plan  = cjson.decode(edges)
   extra = edgeFields(plan, edgeKeys)
 end
+weekMember = tonumber(sealed) >= 0
 local key, temporary, _, over = resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, tonumber(cacheSeconds), rangeId, false, tonumber(maxEntries), tonumber(maxUnionMembers), extra, tonumber(now), tonumber(sealed))
+local score = nil
+local function take(v)
+  v = tonumber(v)
+  if not v then return end
+  if not score then score = v
+  elseif aggregate == 'MIN' then score = math.min(score, v)
+  elseif aggregate == 'MAX' then score = math.max(score, v)
+  else score = score + v end
+end
+-- A week counter past the bound (or whose bound ZCARDs did not settle, sized) looks the member up in
+-- one bounded union of its smallest weeks and a ZSCORE of each other key (lookupPlan, resolve.ts),
+-- within the read's commands, or is refused naming them (issue 15: a ZSCORE a week took 117).
+if over and weekMember then
+  local group, rest, calls = lookupPlan(over.keys, over.sizes or {}, math.min(tonumber(maxEntries), tonumber(maxUnionMembers)))
+  if 1 + resolveCalls + calls > ${MAX_READ_COMMANDS} then
+    return {refused = 'too_many_lookups', keys = #over.keys, commands = 1 + resolveCalls + calls}
+  end
+  if #group > 0 then
+    unionInto(scratch, group, aggregate)
+    take(redis.call('ZSCORE', scratch, member))
+    redis.call('UNLINK', scratch)
+  end
+  for _, k in ipairs(rest) do take(redis.call('ZSCORE', k, member)) end
+  if not score then return {} end
+  return {string.format('%.17g', score), false, false}
+end
 -- past the sizing budget (the entries unknown) a read is refused, as it is when a ZSCORE per key
 -- would pass the read's commands: a min/max read of an hour or day counter (up to 401 buckets;
 -- week and month counters' few keys are read whole: budgetOf)
@@ -90,16 +126,7 @@ if over and extra then
   end
 end
 if over then
-  local score = nil
-  for _, k in ipairs(over.keys) do
-    local v = tonumber(redis.call('ZSCORE', k, member))
-    if v then
-      if not score then score = v
-      elseif aggregate == 'MIN' then score = math.min(score, v)
-      elseif aggregate == 'MAX' then score = math.max(score, v)
-      else score = score + v end
-    end
-  end
+  for _, k in ipairs(over.keys) do take(redis.call('ZSCORE', k, member)) end
   if not score then return {} end
   return {string.format('%.17g', score), false, false}
 end

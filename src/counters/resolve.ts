@@ -7,6 +7,7 @@ import { ValidationError } from "../errors.ts";
 import { defineLua, type Refusal } from "../redis/script.ts";
 import { fieldsLua } from "./life.ts";
 import { MAX_READ_COMMANDS, MAX_SIZE_READS } from "./limits.ts";
+import { weekSizeLua } from "./week-size.ts";
 
 /**
  * What a read looks at: `resolve` returns the key to read and whether it is scratch (an
@@ -33,7 +34,7 @@ import { MAX_READ_COMMANDS, MAX_SIZE_READS } from "./limits.ts";
  */
 export const resolveLua = defineLua(
   "counters.resolve",
-  ["resolve", "resolveCalls", "budgetOf"],
+  ["resolve", "resolveCalls", "budgetOf", "weekMember", "unionInto"],
   `
 -- which of these keys are part of the counter's current life, and their positions in keys; then
 -- the values of the index fields named in extra (nil: none), read by the same HMGET
@@ -67,47 +68,6 @@ local function liveOf(index, keys, extra, sealed)
     for i = 1, #extra do more[i] = values[skip + i] end
   end
   return live, at, more, soonest, recs
-end
--- A week read's entries from its size records (upper bounds) and a ZCARD of each key without
--- one, and when the records are too loose to show the union fits within cap, the recorded keys'
--- ZCARDs, largest record first, until it is settled either way. Returns as entriesOf does, and
--- the sizes measured (key -> ZCARD), which the read records for weeks that have ended.
-local function entriesOfWeeks(live, recs, cap)
-  local total, bound, spent, measured, recorded = 0, 0, 0, {}, {}
-  for _, k in ipairs(live) do
-    if recs[k] then
-      bound = bound + recs[k]
-      recorded[#recorded + 1] = k
-    else
-      measured[k] = redis.call('ZCARD', k)
-      spent = spent + 1
-      total = total + measured[k]
-      if total > cap then return total, false, spent, nil, measured end
-    end
-  end
-  if total + bound <= cap then return total + bound, true, spent, nil, measured end
-  table.sort(recorded, function(x, y) return recs[x] > recs[y] end)
-  for _, k in ipairs(recorded) do
-    measured[k] = redis.call('ZCARD', k)
-    spent = spent + 1
-    total, bound = total + measured[k], bound - recs[k]
-    if total > cap then return total, false, spent, nil, measured end
-    if total + bound <= cap then return total + bound, true, spent, nil, measured end
-  end
-  return total, true, spent, nil, measured
-end
--- the fields recording what a week read measured of weeks ended (positions at[i] <= sealed), but
--- those whose record already says it
-local function recordsOf(live, at, measured, sealed, recs)
-  local out = {}
-  if not measured then return out end
-  for i, k in ipairs(live) do
-    if measured[k] and at[i] <= sealed and recs[k] ~= measured[k] then
-      out[#out + 1] = 'n:' .. k
-      out[#out + 1] = measured[k]
-    end
-  end
-  return out
 end
 -- Whether a union of the live keys (at positions at of buckets) is within bounds, and the entries
 -- it would walk (issue 15: bounded work, or a 400). ZUNIONSTORE is linear in the entries it reads
@@ -201,12 +161,17 @@ end
 -- Commands resolve made (an upper bound, its EVALSHA not included): what is left of a read's
 -- MAX_READ_COMMANDS for the rest of the script (the threshold algorithm's rounds, ZSCOREs).
 local resolveCalls = 0
--- Week and month counters keep no rollups, and 400 days hold at most 59 of their keys: their reads
--- size (a week's from its size record, entriesOfWeeks), merge and look up every key rather than
--- refuse a range a user reads every day (the last 52 weeks). Hour and day counters, whose raw keys run to
--- 9,613, are held to the read's budget n.
+-- Set by resolve: a week read (its size records bound its union), and, set by the member script
+-- before it, a member read (its sizing leaves room for its lookups past the bound: lookupPlan).
+local weekRead = false
+local weekMember = false
+-- Month counters keep no rollups, and 400 days hold at most 15 of their keys: their reads size,
+-- merge and look up every key rather than refuse a range a user reads every day. Hour and day
+-- counters, whose raw keys run to 9,613, and week counters (59 keys, sized from their records,
+-- whose threshold round took a ZRANGE and two ZMSCOREs a week: 93 commands over 30 weeks) are
+-- held to the read's budget n.
 local function budgetOf(months, n)
-  if #months == 0 then return math.huge end
+  if #months == 0 and not weekRead then return math.huge end
   return n
 end
 -- The ZCARDs a read may spend sizing its union: a min/max read of an hour or day counter reads raw
@@ -217,13 +182,33 @@ local function sizeBudget(months, aggregate)
   if aggregate == 'SUM' then return math.huge end
   return budgetOf(months, ${MAX_SIZE_READS})
 end
--- the union bound of live keys: a week read's from its size records, any other's from its months
-local function sizeOf(live, at, recs, months, monthOf, aggregate, maxEntries, maxUnionMembers)
-  if recs then return entriesOfWeeks(live, recs, math.min(maxEntries, maxUnionMembers)) end
+-- the union bound of live keys: a week read's from its size records, any other's from its months.
+-- A week read takes at most MAX_SIZE_READS ZCARDs of recorded weeks (as a min/max read of hours or
+-- days: its union, cache and answer fit in MAX_READ_COMMANDS after them); a member read no more
+-- than leaves room for its lookups past the bound (lookupPlan over live and current, the current
+-- week of a range ending now, unsized) and an HSET of the sizes measured, or, when they cannot
+-- fit, MAX_SIZE_READS.
+local function sizeOf(live, at, recs, months, monthOf, aggregate, maxEntries, maxUnionMembers, current)
+  if recs then
+    local cap = math.min(maxEntries, maxUnionMembers)
+    return entriesOfWeeks(live, recs, cap, function(measured)
+      if not weekMember then return ${MAX_SIZE_READS} end
+      local keys = {}
+      for i, k in ipairs(live) do keys[i] = k end
+      if current then keys[#keys + 1] = current end
+      local _, _, calls = lookupPlan(keys, sizesOf(live, recs, measured), cap)
+      local left = ${MAX_READ_COMMANDS} - 1 - resolveCalls - calls - 1
+      -- lookups that cannot fit are refused unless the ZCARDs show the union fits after all
+      -- (records loose); what they measure is recorded, so a read again starts from it
+      if left < 0 then return ${MAX_SIZE_READS} end
+      return math.min(${MAX_SIZE_READS}, left)
+    end)
+  end
   return entriesOf(live, at, months, monthOf, maxEntries, maxUnionMembers, sizeBudget(months, aggregate))
 end
 local function resolve(target, scratch, index, buckets, months, monthOf, aggregate, cache, cacheSeconds, rangeId, split, maxEntries, maxUnionMembers, extra, now, sealed)
   local nb = #buckets
+  weekRead = sealed >= 0
   if nb == 0 then return target, false end
   if nb == 1 then
     -- one bucket is its own union: read it in place
@@ -264,7 +249,7 @@ local function resolve(target, scratch, index, buckets, months, monthOf, aggrega
     local live, at, more, _, recs = liveOf(index, buckets, extra, sealed)
     if #live == 0 then return nil, false end
     if #live == 1 then return live[1], false end
-    local n, fits, spent, sized, measured = sizeOf(live, at, recs, months, monthOf, aggregate, maxEntries, maxUnionMembers)
+    local n, fits, spent, sized, measured = sizeOf(live, at, recs, months, monthOf, aggregate, maxEntries, maxUnionMembers, nil)
     resolveCalls = 2 + spent
     -- what it measured of weeks ended, kept for the next read (one HSET)
     local recorded = recordsOf(live, at, measured, sealed, recs)
@@ -272,7 +257,9 @@ local function resolve(target, scratch, index, buckets, months, monthOf, aggrega
       redis.call('HSET', index, unpack(recorded))
       resolveCalls = resolveCalls + 1
     end
-    if not fits then return nil, false, nil, {entries = n, keys = live, extra = more, sized = sized} end
+    if not fits then
+      return nil, false, nil, {entries = n, keys = live, extra = more, sized = sized, sizes = recs and sizesOf(live, recs, measured)}
+    end
     unionInto(scratch, live, aggregate)
     return scratch, true
   else
@@ -283,7 +270,7 @@ local function resolve(target, scratch, index, buckets, months, monthOf, aggrega
     if #live == 1 then
       cached = live[1]
     elseif #live > 1 then
-      local n, fits, spent, sized, measured = sizeOf(live, at, recs, months, monthOf, aggregate, maxEntries, maxUnionMembers)
+      local n, fits, spent, sized, measured = sizeOf(live, at, recs, months, monthOf, aggregate, maxEntries, maxUnionMembers, current)
       -- HMGET, EXISTS, HMGET, the ZCARDs; and if unioned UNLINK, ZUNIONSTORE, EXPIRE, HSET
       resolveCalls = 3 + spent
       -- what it measured of weeks ended, kept for the next read: in the cache's HSET, or one
@@ -293,8 +280,9 @@ local function resolve(target, scratch, index, buckets, months, monthOf, aggrega
           redis.call('HSET', index, unpack(recorded))
           resolveCalls = resolveCalls + 1
         end
+        local sizes = recs and sizesOf(live, recs, measured)
         if current then live[#live + 1] = current end
-        return nil, false, nil, {entries = n, keys = live, extra = more, sized = sized}
+        return nil, false, nil, {entries = n, keys = live, extra = more, sized = sized, sizes = sizes}
       end
       resolveCalls = resolveCalls + 3 + math.ceil(#live / 1000)
       -- a slot that held another range's union (up to maxEntries entries): ZUNIONSTORE over it
@@ -326,7 +314,7 @@ local function resolve(target, scratch, index, buckets, months, monthOf, aggrega
   return scratch, true
 end
 `,
-  [fieldsLua],
+  [fieldsLua, weekSizeLua],
 );
 
 /** The keys and arguments every read declares (see `resolve`), and the call that binds `key` and `temporary`. */
