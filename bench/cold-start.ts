@@ -43,9 +43,10 @@
  * prebuilt from a chunk of its own: functions/build/openapi-prebuilt.ts).
  * `module` is importing the entry module: compiling and evaluating it and the
  * chunks it imports statically (hono, @upstash/redis, the middleware, the
- * routes table; zod loads on first use: functions/zod.ts). A request's figure
+ * routes table, and what every route's first request needs: functions/lazy-route.ts and the shared
+ * schemas, functions/mount.ts; zod loads on first use: functions/zod.ts). A request's figure
  * includes the chunks its route loads with `import()` on first use (the refused
- * write: the counters routes and their schemas, not zod, not the library).
+ * write: the counter increment's route and its schemas, not zod, not the library).
  * The child serves every module from memory through a module hook, as workerd
  * has them (Node would read each from disk and look up its package.json), but
  * Node's module machinery still adds a little per module that workerd's does not.

@@ -4,7 +4,6 @@ import { errorBody, onError } from "./errors.ts";
 import { requireScope } from "./middleware/auth.ts";
 import { jsonBodyGuard } from "./middleware/body.ts";
 import { createMiddleware } from "./middleware/define.ts";
-import { signedOrAdmin } from "./middleware/qstash.ts";
 import { rateLimit } from "./middleware/rate-limit.ts";
 import { idempotencyKey } from "./middleware/idempotency.ts";
 import { apiHeaders, pathGuard, requestContext } from "./middleware/request.ts";
@@ -29,6 +28,9 @@ const APP_ROUTES = [
   ["GET", "/docs"],
 ] as const;
 
+/** ./middleware/qstash.ts, on first use (the jobs route's). */
+const qstash = onFirstUse(() => import("./middleware/qstash.ts"));
+
 export function createApp(options: AppOptions = {}) {
   const app = createAppRouter();
   app.use("*", requestId({ headerName: "X-Request-Id" }));
@@ -40,7 +42,9 @@ export function createApp(options: AppOptions = {}) {
   app.use("/v1/*", jsonBodyGuard);
   // Who is calling is settled before anything reads the body (the signature's
   // body hash is the last check, on a bounded read).
-  app.use("/internal/*", signedOrAdmin);
+  // Loaded by the first /internal request (the QStash-triggered jobs): no other request runs it,
+  // and the entry's room (what every cold isolate compiles) went to ./mount.ts's preload instead.
+  app.use("/internal/*", async (c, next) => (await qstash()).signedOrAdmin(c, next));
   app.use("/internal/*", jsonBodyGuard);
   app.use("/v1/*", idempotencyKey);
   // Only a GET's answer can become CSV (csvExport passes every other method's through untouched):

@@ -83,7 +83,7 @@ export const jsonBodyGuard = createMiddleware<AppEnv>(async (c, next) => {
   // Hono keeps each body reading's promise there (its type says the value).
   (c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve(text);
   // An empty body is no body, whatever its Content-Type says: the route's JSON validator takes it so
-  // (functions/lazy-route.ts `jsonValidator`).
+  // (functions/route-validators.ts `jsonValidator`).
   if (text.length === 0) return next();
   const type = c.req.header("content-type") ?? "";
   if (!JSON_TYPE.test(type)) throw new UnsupportedMediaTypeError();
