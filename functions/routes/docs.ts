@@ -5,7 +5,7 @@ export const OPENAPI_INFO = {
   version: "1.0.0",
   description:
     "Real-time statistics on the edge: trending top-N over sliding windows, counters and histograms, presence, leaderboards. " +
-    "Every call is one Redis round trip (but a trending stream delete past 168 h of retention and a webhook test: docs/costs.md). Send `Authorization: Bearer <key>`; errors are `{error:{code,message,details?}}`.",
+    "Every call is one Redis round trip (but a trending stream delete past 168 h of retention and a webhook test, and a counter member delete whose member may be in more than 600 keys, run in parts: docs/costs.md). Send `Authorization: Bearer <key>`; errors are `{error:{code,message,details?}}`.",
 };
 
 type Doc = { paths?: Record<string, Record<string, { summary?: string; description?: string; tags?: string[] }>> };

@@ -1,23 +1,36 @@
 /**
  * Counter writes (increments, in ./increment.ts, and deletes; the admin union is in union.ts, the
  * reads in reads.ts): named sorted-set counters, optionally bucketed by calendar period. Each
- * function is one script, so one Redis round trip, whatever the batch size.
+ * function is one script, so one Redis round trip, whatever the batch size (but a member delete
+ * whose member may be in more keys than one script may reach: `deleteMember`).
  */
 import type { Ctx } from "../context.ts";
 import type { Idempotency, Written } from "../redis/script.ts";
-import { periodEnd } from "../time.ts";
+import { DAY, periodEnd, type Period } from "../time.ts";
 import { assertName } from "../validation.ts";
 import { deleteCall, deleteOutside } from "./delete-layout.ts";
-import { deleteMemberScript } from "./delete-script.ts";
+import { DeleteSplit, deleteMemberScript } from "./delete-script.ts";
 import { cacheKeys, counterKeys as K, writeKeys } from "./keys.ts";
-import { MAX_DELETE_KEYS, MAX_DELETE_READS } from "./limits.ts";
+import { MAX_DELETE_KEYS, MAX_DELETE_READS, MAX_DELETE_SCRIPT_KEYS } from "./limits.ts";
 import { deleteScript } from "./drop.ts";
 import { periodRange, type PeriodOptions } from "./select.ts";
 import { checkMember } from "./validate.ts";
 
 export { increment, type IncrItem, type IncrResult } from "./increment.ts";
 
-/** Removes a member from the plain counter, or with `period` from each bucket in range. `removed`: how many keys held it. */
+/**
+ * Removes a member from the plain counter, or with `period` from each bucket in range. `removed`: how many keys held it.
+ *
+ * One script when the member may be in at most MAX_DELETE_SCRIPT_KEYS keys; otherwise (it may be
+ * in up to MAX_DELETE_KEYS: a range of at most 60 days always fits, a longer one once the script
+ * shows it) several in this call, each over whole UTC days of the range whose plan has at most
+ * MAX_DELETE_SCRIPT_KEYS keys, so no script holds Redis long (a member in every key of 60 days of
+ * hours: 53 ms in one script at 10,000 members an hour key, bench/scaling/dense-delete.ts). Each
+ * part is itself a complete delete over its days, so the parts leave what one delete would, but
+ * not atomically: a read during the call may see the member gone from the earlier parts only.
+ * With an Idempotency-Key each part keeps its own record (the last the key's own, with the call's
+ * total), so a retry after a failure part way replays the parts done and runs the rest.
+ */
 export async function deleteMember(
   ctx: Ctx,
   name: string,
@@ -28,13 +41,87 @@ export async function deleteMember(
   assertName(name, "counter");
   checkMember(member);
   const range = periodRange(options, ctx.now);
-  const end = range ? periodEnd(range.period, range.to) : 0;
+  if (!range) return deleteRange(ctx, name, member, undefined, idempotency, 0);
+  const end = periodEnd(range.period, range.to);
+  const whole = deleteCall(ctx.prefix, name, range.period, range.from, end);
+  try {
+    return await deleteRange(
+      ctx,
+      name,
+      member,
+      { period: range.period, from: range.from, end, call: whole },
+      idempotency,
+      0,
+    );
+  } catch (err) {
+    if (!(err instanceof DeleteSplit)) throw err;
+    return deleteParts(ctx, name, member, range.period, range.from, end, idempotency);
+  }
+}
+
+/** The range [from, end) as parts of whole UTC days, each a plan of at most MAX_DELETE_SCRIPT_KEYS keys. */
+export function deleteSlices(
+  prefix: string,
+  name: string,
+  period: Period,
+  from: number,
+  end: number,
+): [number, number][] {
+  // a day of hours is 24 buckets, 4 quarters and the day (29 keys); a part may also reach 2 months
+  const days = period === "hour" ? Math.floor((MAX_DELETE_SCRIPT_KEYS - 2) / 29) : MAX_DELETE_SCRIPT_KEYS - 2;
+  // as few parts as that allows, of about equal days
+  const spanned = Math.ceil((end - Math.floor(from / DAY) * DAY) / DAY);
+  const each = Math.ceil(spanned / Math.ceil(spanned / days));
+  const out: [number, number][] = [];
+  for (let a = from; a < end;) {
+    const b = Math.min(end, Math.floor(a / DAY) * DAY + each * DAY);
+    out.push([a, b]);
+    a = b;
+  }
+  for (const [a, b] of out)
+    if (deleteCall(prefix, name, period, a, b).parts.length > MAX_DELETE_SCRIPT_KEYS)
+      throw new Error(`deleteSlices: a part of ${period} ${a}..${b} passes ${MAX_DELETE_SCRIPT_KEYS} keys`);
+  return out;
+}
+
+async function deleteParts(
+  ctx: Ctx,
+  name: string,
+  member: string,
+  period: Period,
+  from: number,
+  end: number,
+  idempotency: Idempotency | undefined,
+): Promise<Written<{ removed: number }>> {
+  const slices = deleteSlices(ctx.prefix, name, period, from, end);
+  let removed = 0;
+  let replayed = false;
+  for (const [i, [a, b]] of slices.entries()) {
+    const last = i === slices.length - 1;
+    const record = idempotency && !last ? { ...idempotency, key: `${idempotency.key}:part${i}` } : idempotency;
+    const call = deleteCall(ctx.prefix, name, period, a, b);
+    const done = await deleteRange(ctx, name, member, { period, from: a, end: b, call }, record, last ? removed : 0);
+    removed = last ? done.removed : removed + done.removed;
+    replayed = done.replayed;
+  }
+  return { removed, replayed };
+}
+
+/** One delete script over the plain counter (no range) or [from, end) of a period. */
+async function deleteRange(
+  ctx: Ctx,
+  name: string,
+  member: string,
+  range: { period: Period; from: number; end: number; call: ReturnType<typeof deleteCall> } | undefined,
+  idempotency: Idempotency | undefined,
+  carried: number,
+): Promise<Written<{ removed: number }>> {
   const { parts, layout } = range
-    ? deleteCall(ctx.prefix, name, range.period, range.from, end)
+    ? range.call
     : { parts: [], layout: { buckets: 0, top: 0, kinds: [], firsts: [], lasts: [], olderFirsts: [], olderLasts: [] } };
   // the parts outside the range of its partial rollups, read only when one's sum reaches 0
   const outside = range
-    ? deleteOutside(ctx.prefix, name, range.period, range.from, end, parts, layout.buckets)
+    ? deleteOutside(ctx.prefix, name, range.period, range.from, range.end, parts, layout.buckets)
     : { keys: [], outs: [] };
   const { value, replayed } = await deleteMemberScript.run<number>(
     ctx.redis,
@@ -48,6 +135,8 @@ export async function deleteMember(
       fromPlain: range ? 0 : 1,
       maxKeys: MAX_DELETE_KEYS,
       maxReads: MAX_DELETE_READS,
+      maxWork: MAX_DELETE_SCRIPT_KEYS,
+      carried,
       now: ctx.now,
       planKeys: parts.length,
       ...layout,

@@ -5,6 +5,15 @@ import { deleteWeeksLua } from "./delete-weeks.ts";
 import { deleteZeroLua } from "./delete-zero.ts";
 import { fieldsLua } from "./life.ts";
 
+/** A delete shown to fit MAX_DELETE_KEYS whose member may be in more keys than one script may reach. */
+export class DeleteSplit extends Error {
+  readonly keys: number;
+  constructor(keys: number) {
+    super(`counters.deleteMember: ${keys} keys may hold the member; run the range in parts`);
+    this.keys = keys;
+  }
+}
+
 /**
  * Removes `member` from the plain counter (`fromPlain` = 1), or from the `parts` of a period
  * range (calendar.ts `deletePlan`, laid out by delete-layout.ts): its `buckets` first, then
@@ -61,6 +70,13 @@ import { fieldsLua } from "./life.ts";
  * level off, cannot bring it there. A plan of at most `maxKeys` keys (any 60 days of hours) starts
  * there and never reads for it; one whose member is in more days under its months than the
  * budget reads may be refused though fewer keys hold it (split it into ranges of 60 days).
+ *
+ * A script reaches at most `maxWork` keys (MAX_DELETE_SCRIPT_KEYS): one over a range shown to fit
+ * `maxKeys` whose member may be in more returns `split` as soon as that is known, before anything
+ * is written (the bound first falls to `maxKeys` before any removal, and only falls after), and the
+ * caller runs the range as parts of at most `maxWork` keys each. `carried`: what earlier parts of
+ * the call removed, added to the result (so an Idempotency-Key's record, kept by the last part,
+ * holds the call's total).
  */
 export const deleteMemberScript = defineScript({
   name: "counters.deleteMember",
@@ -74,6 +90,8 @@ export const deleteMemberScript = defineScript({
     "maxKeys",
     "maxReads",
     "now",
+    "maxWork",
+    "carried",
     "buckets",
     "top",
     "...kinds",
@@ -94,6 +112,8 @@ export const deleteMemberScript = defineScript({
           },
         ],
       ),
+    // not a refusal of the request: the call runs the range as several scripts (counters.ts)
+    split: (r) => new DeleteSplit(Number(r.keys)),
     too_many_keys: (r) =>
       new ValidationError(`A member delete may change at most ${MAX_DELETE_KEYS} keys; split the range.`, [
         {
@@ -109,6 +129,7 @@ if fromPlain == '1' then removed = redis.call('ZREM', plain, member) end
 local indexed = false
 if #parts > 0 then
   local np, nb, cap           = tonumber(planKeys), tonumber(buckets), tonumber(maxKeys)
+  local work                  = tonumber(maxWork)
   -- the commands the call may spend before it knows the delete fits (the EVALSHA running this
   -- script is the first): a refusal costs at most maxReads, however many keys may hold the member
   local budget, spent         = tonumber(maxReads), 1
@@ -180,7 +201,7 @@ if #parts > 0 then
   if not head[2] then lo, hi = olderFirsts, olderLasts end
   if not pruned then
     spent = spent + 1
-    if redis.call('EXISTS', index) == 0 then return removed end
+    if redis.call('EXISTS', index) == 0 then return removed + tonumber(carried) end
   end
   -- how many keys of the plan lie below rollup i, at any depth: the keys below consecutive keys
   -- are consecutive, and every rollup the plan reaches has keys below it
@@ -215,7 +236,8 @@ if #parts > 0 then
     end
     local nextLevel = {}
     for _, i in ipairs(level) do
-      local final = bound <= cap
+      -- removals start once at most work keys may hold it: nothing is written before (a split's reply)
+      local final = bound <= work
       reached[#reached + 1] = i
       if i > nb then
         local s  = nil
@@ -230,8 +252,11 @@ if #parts > 0 then
           else
             -- a read to lower the bound: refused once the reads left, each lowering it by at most
             -- the widest rollup of this level (those below are narrower), cannot bring it to maxKeys
-            if not final and (spent >= budget or (budget - spent) * widest + free < bound - cap) then
-              return notShown(bound)
+            local function short(limit) return spent >= budget or (budget - spent) * widest + free < bound - limit end
+            if not final and short(work) then
+              -- shown to fit maxKeys, not one script: the caller runs the range in parts
+              if bound <= cap then return {refused = 'split', keys = bound} end
+              if short(cap) then return notShown(bound) end
             end
             spent = spent + 1
             s = redis.call('ZSCORE', parts[i], member)
@@ -257,18 +282,25 @@ if #parts > 0 then
     end
     if #nextLevel == 0 then break end
     count = count + #nextLevel
+    -- never after a removal: one is made only once the bound, which count never passes, is within work
+    if count > work and bound <= cap then return {refused = 'split', keys = bound} end
     -- the next level's HMGET, when the bound still passes maxKeys, only if the budget has room
     -- for it and a read after it (a life read key by key reads nothing: its count decides)
-    if pruned and bound > cap then
+    if pruned and bound > work then
       local unread = 0
       for _, c in ipairs(nextLevel) do
         if not fetched[c] then unread = unread + 1 end
       end
-      if spent + math.ceil(unread / 1000) >= budget then return notShown(bound) end
+      if spent + math.ceil(unread / 1000) >= budget then
+        if bound <= cap then return {refused = 'split', keys = bound} end
+        return notShown(bound)
+      end
     end
     lookup(nextLevel, lo, hi)
     level = nextLevel
   end
+  -- a life read key by key, or one whose rollups did not show it: nothing written yet
+  if count > work then return {refused = 'split', keys = count} end
   -- children before the partial rollups they add to: the plan's order
   table.sort(reached)
   local fromBuckets, changed = 0, 0
@@ -395,6 +427,6 @@ if removed > 0 and not indexed and redis.call('EXISTS', plain, index) == 0 then
   redis.call('ZREM', names, name)
   redis.call('ZREM', expiry, name)
 end
-return removed
+return removed + tonumber(carried)
 `,
 });

@@ -70,6 +70,18 @@ export const MAX_RAW_BUCKETS = 401;
 export const MAX_DELETE_KEYS = 1750;
 
 /**
+ * Most keys one member delete *script* may reach (issue 15: a script holds Redis while it runs).
+ * A delete whose member may be in more (up to MAX_DELETE_KEYS) runs as several scripts in the one
+ * call, each over a part of the range whose plan has at most this many keys (src/counters/counters.ts,
+ * `deleteMember`). Measured with bench/scaling/dense-delete.ts (redis-server 7.0, a shared 2-core
+ * machine): a member in every key of 60 days of hours (1,745 keys, 3,235 commands) took 35 ms of
+ * script at 1,000 members an hour key and 53 ms at 10,000 (medians; up to 130 ms under load);
+ * in parts of at most 600 keys its longest script was 9–10 ms (17 ms at most). 400 days of days
+ * (413 keys, 852 commands, 7–13 ms at 10,000 and 100,000 members a day key) stay one script.
+ */
+export const MAX_DELETE_SCRIPT_KEYS = 600;
+
+/**
  * Most commands a member delete spends (its EVALSHA included) before it knows it fits under
  * MAX_DELETE_KEYS (issue 15: a refusal must be cheap too). The script bounds the keys that may hold
  * the member from the rollups down, each rollup found lacking it taking the keys below it off the

@@ -280,12 +280,35 @@ export const area: CostArea = {
       commands: 21,
       note: "The month rollup keeps the member's other days: each day bucket's ZSCORE (only where a partial rollup needs it) before its ZREM; the month loses their sum, here all it held (its score, read first, less theirs is 0), so one ZREM and no ZINCRBY. An EXISTS after each bucket's removal: a bucket the delete emptied leaves the index, so the next write gives the new key its ttl again; none for the month (a day bucket still holding a member shows it is not empty) nor for the index (just written). One HMGET of the months' and their days' index fields. Was 25: an HMGET per level, the month's ZINCRBY then ZREM and EXISTS, an EXISTS of the index; 23 before the keys were read top down (issue 15).",
     },
+    deleteMemberDays400Dense: {
+      call: "counter delete member, `period=day` over 400 days",
+      state: "member in every day (399 finished days)",
+      roundTrips: 1,
+      commands: 852,
+      target: 60,
+      exception:
+        'Issue 15 asks 400-day counter deletes to cost at most 60 commands; a member delete must take the member from every key that holds it (a ZREM each, a later read of a sub-range uses each), so its commands grow with those keys, up to 1,750 (MAX_DELETE_KEYS, every key of 60 days of hours) before a call is refused. Only tombstones (a deleted-member record that reads subtract) would bring that to a constant, and they are not built (docs/counters.md, Behaviour, the member delete: "Issue 15 asks ≤ 60 commands…"). No script reaches more than 600 keys (MAX_DELETE_SCRIPT_KEYS): the call runs the range in parts past that.',
+      note: "One script (413 keys: 399 days and 14 months, fewer than the 600 one script may reach): the months' HMGET and ZSCOREs, a ZREM of each day and of each whole month (the partial ones lose the days' scores: a ZSCORE of each of their days first, then a ZINCRBY), an EXISTS after each removal but above a key known to still hold a member, the index's mark. 8–15 ms of script at 10,000 and 100,000 members a day key (bench/scaling/dense-delete.ts).",
+    },
+    deleteMemberHours60Dense: {
+      call: "counter delete member, `period=hour` over 60 days (1,440 buckets)",
+      state: "member in every hour",
+      roundTrips: 5,
+      commands: 3572,
+      target: 60,
+      exception:
+        "As the `period=day` 400-day delete above: one ZREM per key holding the member, up to 1,750 keys; tombstones, which would make it constant, are not built (docs/counters.md).",
+      note: "1,745 keys hold the member (1,440 hours, 242 quarters, 61 days, 3 months). In one script this was 3,235 commands and 35 ms of script at 1,000 members an hour key, 53 ms at 10,000 (medians on a shared 2-core machine; up to 130 ms under load: bench/scaling/dense-delete.ts). Now the range's script reads top down until its reads cannot show that at most 600 keys hold it (spent: at most 60 commands, nothing written), then the call deletes it in 4 parts of 16 days, each a script of at most 600 keys, 1 round trip each; the longest script is now 9–10 ms (median; 17 ms at most) at either size. The parts cost more commands (in the bench's state 3,335 against 3,235 in one script): the range's script, and each part's partial months, whose days lose the member by a ZSCORE and a ZREM each where a whole month's go by their ZREM.",
+    },
     deleteMemberHours60: {
       call: "counter delete member, `period=hour` over 60 days (1,440 buckets)",
       state: "member in every 7th hour",
-      roundTrips: 1,
-      commands: 2202,
-      note: "Every raw hour that may hold the member must lose it (a later read of a sub-range uses it). The keys are read top down (issue 15: a month, day or quarter rollup that lacks the member has no key below it holding it), so this member, in 6 of each day's 7-hour stretches, still reaches 206 of the 240 quarters and their hours: one ZREM each, the ZSCOREs of the edges' rollups (a partial rollup above needs the scores), a ZREM or ZINCRBY per rollup that held it, an EXISTS after each removal (emptied keys leave the index) except for a rollup above a key known to still hold a member, an HMGET of the index per level (the months' with their days'). A plan of at most 1,750 keys cannot be refused, so a whole rollup's ZREM is its read. The last day's partial quarter (12-18) ends at 0: a ZSCORE of its hour outside the range (17:00) shows no part still holds the member, so it goes unmarked (a part holding it would have kept it at 0; was 2,201, when such a rollup always dropped it and was marked `z:`). Was 2,264 (an EXISTS after every removal, 5 HMGETs); 2,460 with every key read.",
+      roundTrips: 5,
+      commands: 2295,
+      target: 60,
+      exception:
+        "As the `period=day` 400-day delete above: one ZREM per key holding the member, up to 1,750 keys; tombstones, which would make it constant, are not built (docs/counters.md).",
+      note: "As the dense row: the range's script (at most 60 commands, nothing written) cannot show that at most 600 keys hold the member, so 4 scripts of 16 days delete it; +93 in all (was 1 round trip, 2,202 commands), mostly each part's partial month: its days lose the member by a ZSCORE and a ZREM each, where a whole month's go by their ZREM. Every raw hour that may hold the member must lose it (a later read of a sub-range uses it). The keys are read top down (issue 15: a month, day or quarter rollup that lacks the member has no key below it holding it), so this member, in 6 of each day's 7-hour stretches, still reaches 206 of the 240 quarters and their hours: one ZREM each, the ZSCOREs of the edges' rollups (a partial rollup above needs the scores), a ZREM or ZINCRBY per rollup that held it, an EXISTS after each removal (emptied keys leave the index) except for a rollup above a key known to still hold a member, an HMGET of the index per level (the months' with their days'). A plan of at most 1,750 keys cannot be refused, so a whole rollup's ZREM is its read. The last day's partial quarter (12-18) ends at 0: a ZSCORE of its hour outside the range (17:00) shows no part still holds the member, so it goes unmarked (a part holding it would have kept it at 0; was 2,201, when such a rollup always dropped it and was marked `z:`). Was 2,264 (an EXISTS after every removal, 5 HMGETs); 2,460 with every key read.",
     },
     deleteMemberHours400: {
       call: "counter delete member, `period=hour` over 400 days",

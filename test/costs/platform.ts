@@ -15,6 +15,7 @@ export const area: CostArea = {
       roundTrips: 0,
       commands: 2,
       target: 2,
+      extra: true,
       note: "Inside the write's own script: `GET` of the record (none yet), then `SET … EX 86400` of fingerprint + result. Measured as the difference between a counter increment with and without the header. A write whose result is known before it runs (histogram observe, trending ingest) needs 1: one `SET … NX EX 86400` writes its record before the body runs (a `GET` follows only when the key is taken).",
     },
     idemReplay: {

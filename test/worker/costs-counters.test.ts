@@ -154,6 +154,13 @@ describe("counters: commands per call", () => {
     await check("deleteMemberHours60", () =>
       api.del(`${base}/long/members/m3?period=hour&from=2026-09-21T17:00:00Z&to=2026-11-20T16:00:00Z`),
     );
+    // a member in every hour of the same 60 days: every key of the range holds it
+    const sixty = Array.from({ length: 1440 }, (_, i) => Date.UTC(2026, 8, 21, 17) + i * 3_600_000);
+    for (let i = 0; i < sixty.length; i += 1000)
+      await incr("long", { items: sixty.slice(i, i + 1000).map((at) => ({ member: "d", period: "hour", at })) })();
+    await check("deleteMemberHours60Dense", () =>
+      api.del(`${base}/long/members/d?period=hour&from=2026-09-21T17:00:00Z&to=2026-11-20T16:00:00Z`),
+    );
     const refused = await api.cost(() => api.del(`${base}/long/members/m3?${range}`));
     expect(refused.result.status).toBe(400);
     expect(refused.result.body.error.details[0].message).toContain("more than 1750");
@@ -191,6 +198,21 @@ describe("counters: commands per call", () => {
     await check("topWeeks59Open", () => api.get(`${base}/weeks/top?period=week&from=2025-10-19T13:00:00Z`));
     await check("memberWeeks59", () => api.get(`${base}/weeks/members/a?period=week&from=2025-10-19T13:00:00Z`));
     api.advance(-day);
+  });
+
+  it("period=day delete of a member in every day of 400 days", async () => {
+    // 2025-10-19 .. 2026-11-21 (399 finished days) and today
+    const days = Array.from({ length: 400 }, (_, i) => Date.UTC(2025, 9, 19, 10) + i * 86_400_000);
+    // and another member in each day, so no day is emptied (as the audit's, test/worker/audit-targets.test.ts)
+    await incr("daily400", {
+      items: days.flatMap((at, i) => [
+        { member: "a", period: "day", at },
+        { member: `m${i % 7}`, period: "day", at },
+      ]),
+    })();
+    await check("deleteMemberDays400Dense", () =>
+      api.del(`${base}/daily400/members/a?period=day&from=2025-10-19T00:00:00Z&to=2026-11-21T00:00:00Z`),
+    );
   });
 
   it("rollups and deletes", async () => {
