@@ -1,18 +1,8 @@
-import { ValidationError } from "../errors.ts";
 import { defineScript } from "../redis/script.ts";
-import { MAX_DELETE_KEYS, MAX_DELETE_READS } from "./limits.ts";
+import { deleteRefusals } from "./delete-refusals.ts";
 import { deleteWeeksLua } from "./delete-weeks.ts";
 import { deleteZeroLua } from "./delete-zero.ts";
 import { fieldsLua } from "./life.ts";
-
-/** A delete shown to fit MAX_DELETE_KEYS whose member may be in more keys than one script may reach. */
-export class DeleteSplit extends Error {
-  readonly keys: number;
-  constructor(keys: number) {
-    super(`counters.deleteMember: ${keys} keys may hold the member; run the range in parts`);
-    this.keys = keys;
-  }
-}
 
 /**
  * Removes `member` from the plain counter (`fromPlain` = 1), or from the `parts` of a period
@@ -101,27 +91,7 @@ export const deleteMemberScript = defineScript({
     "...olderLasts",
     "...outs",
   ],
-  refusals: {
-    not_shown_to_fit: (r) =>
-      new ValidationError(
-        `A member delete may change at most ${MAX_DELETE_KEYS} keys, and ${MAX_DELETE_READS} commands did not show this one fits; split the range into ranges of at most 60 days.`,
-        [
-          {
-            path: "from",
-            message: `the member may be in more than ${MAX_DELETE_KEYS} of the range's buckets and rollups (up to ${String(r.keys)} after ${String(r.reads)} reads, at most ${MAX_DELETE_READS}); split the range into ranges of at most 60 days, which always fit`,
-          },
-        ],
-      ),
-    // not a refusal of the request: the call runs the range as several scripts (counters.ts)
-    split: (r) => new DeleteSplit(Number(r.keys)),
-    too_many_keys: (r) =>
-      new ValidationError(`A member delete may change at most ${MAX_DELETE_KEYS} keys; split the range.`, [
-        {
-          path: "from",
-          message: `the member may be in at least ${String(r.keys)} of the range's buckets and rollups, more than ${MAX_DELETE_KEYS} (every key of 60 days of hours); split the range`,
-        },
-      ]),
-  },
+  refusals: deleteRefusals,
   uses: [fieldsLua, deleteZeroLua, deleteWeeksLua],
   lua: `
 local removed = 0
