@@ -99,7 +99,8 @@ for (const qstash of [false, true]) {
     afterAll(() => api.cleanup());
 
     it("450 busy rooms, rising with no filter over 30 streams, peaks, 30 deliveries: every run ≤ 30/50/100 after SCRIPT FLUSH", async () => {
-      if (qstash) api.env.QSTASH_URL = `${api.env.UPSTASH_REDIS_REST_URL}/rv13-qstash`;
+      if (qstash)
+        (api.env as unknown as Record<string, string>).QSTASH_URL = `${api.env.UPSTASH_REDIS_REST_URL}/rv13-qstash`;
       const rooms = Array.from({ length: 450 }, (_, i) => `r${String(i).padStart(4, "0")}`);
       await inParallel(rooms, 50, (room) => heartbeat(ctxOf(api), room, ["u", "v"]));
       await risingStreams(api, 30);
@@ -121,6 +122,10 @@ for (const qstash of [false, true]) {
           claimed: run.results.webhooks!.claimed,
         });
       }
+      // the deliveries went the configured way (each one fetch, counted above)
+      const log = (await webhooks.deliveries(ctxOf(api), "lead")).deliveries;
+      expect(log.length).toBeGreaterThan(0);
+      expect(new Set(log.map((d) => d.via))).toEqual(new Set([qstash ? "qstash" : "direct"]));
       console.log(`minute runs (${qstash ? "qstash" : "direct"}):`, runs);
     }, 120_000);
   });
