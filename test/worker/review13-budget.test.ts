@@ -426,7 +426,8 @@ describe("the daily snapshot under a day of busy hourly runs", () => {
    * `previousRank` stays missing for good, every day. At the defaults that is a 1M-player board
    * (201 steps at LEADERBOARD_SNAPSHOT_CHUNK 5,000) on the free plan's 50 with compaction busy every
    * hour (24 × 8 = 192 < 201); here the same at 30 with LEADERBOARD_SNAPSHOT_CHUNK=1 and 200
-   * players: measured 212 scripts over the day's 24 runs (24 registry lists, 188 steps), 0 snapshots. Before the budget the job had its own 40 scripts a run. Smallest fix: keep a board's
+   * players: measured 212 scripts over the day's 24 runs (24 registry lists, 188 steps), 0
+   * snapshots. Before the budget the job had its own 40 scripts a run. Smallest fix: keep a board's
    * build across the day change when it is for yesterday and unfinished (finish it, as yesterday's
    * snapshot, before starting today's), or keep back for the snapshot its LEADERBOARD_SNAPSHOT_SCRIPTS
    * share on the first runs of the day.
