@@ -15,6 +15,7 @@ import { createRedis } from "../../src/redis/client.ts";
 import * as webhooks from "../../src/webhooks/index.ts";
 import { stored } from "../../src/webhooks/webhooks.ts";
 import { detectRising } from "../../src/webhooks/rising.ts";
+import { registryKeys as trendingRegistry } from "../../src/trending/keys.ts";
 import { registryKeys } from "../../src/webhooks/keys.ts";
 import { TEST_SIGNING_KEYS } from "../helpers/keys.ts";
 import { signQstash } from "../helpers/qstash-sign.ts";
@@ -475,3 +476,34 @@ async function queueLeaderEventsAt(api: TestApi, now: number, tag: number, event
     });
   }
 }
+
+describe("compaction short of budget every hour takes the oldest streams first", () => {
+  const api = createTestApi({ label: "rv13-fair", start: Date.UTC(2026, 10, 22, 0, 20, 10) });
+  afterAll(() => api.cleanup());
+
+  it("100 streams written every hour, 40 compacted an hour at 30: no stream waits more than 3 runs", async () => {
+    const day = Date.UTC(2026, 10, 22);
+    const streams = Array.from({ length: 100 }, (_, i) => `f${String(i).padStart(3, "0")}`);
+    const ages: number[] = [];
+    for (let h = 0; h < 8; h++) {
+      api.setNow(day + h * HOUR + 20 * MIN);
+      await inParallel(streams, 30, (s) =>
+        api.post(`/v1/trending/${s}/events`, { events: [{ member: "x" }] }).then((r) => expect(r.status).toBe(200)),
+      );
+      const run = await fire(api, "5 * * * *", day + (h + 1) * HOUR + 5 * MIN, 30, false);
+      expect(run.results.compact!.more).toBe(true);
+      // the queue holds each stream's earliest hour not compacted: the oldest tells the longest wait
+      const oldest = await command<string[]>(
+        api.target,
+        "ZRANGE",
+        trendingRegistry(api.prefix).dirty,
+        0,
+        0,
+        "WITHSCORES",
+      );
+      ages.push(h + 1 - (Number(oldest[1]) - day / HOUR));
+    }
+    console.log("compaction fairness, oldest queued hour's age per run:", ages);
+    expect(Math.max(...ages)).toBeLessThanOrEqual(3);
+  }, 120_000);
+});
