@@ -16,7 +16,9 @@
  * 2. Loose records (a ttl'd week that expired before the cursor trimmed its field keeps its
  *    record: docs/counters.md "Records are exact but for … a week expired before its field was
  *    trimmed"): the member read's ZCARD budget is computed once, from the records, so it can spend
- *    44 ZCARDs and then refuse lookups that alone take 17 commands (finding 1).
+ *    44 ZCARDs and then refuse lookups that alone take 16 commands (finding 1).
+ * 3. Fractional scores past the bound: the member read's score (one union and ZSCOREs combined in
+ *    Lua) equals Redis' own union of the same weeks, for sum, min and max.
  */
 import { describe, expect, it } from "vitest";
 import { mulberry32 } from "../../dev/prng.ts";
@@ -256,4 +258,139 @@ describe("week reads near the union bound against a seeded model", () => {
       expect(wrongRefusals).toEqual([]);
     }, 300_000);
   }
+});
+
+describe("loose records (weeks expired before their fields were trimmed)", () => {
+  /**
+   * 58 finished weeks: the first 54 held 4,500 members each and expired (their keys gone, their
+   * fields and records of 4,500 left until the trim cursor passes: the state a ttl'd counter has
+   * when its writes stop; simulated as review 12 does, by DEL, and the records as a 4,500-member
+   * week leaves them), the last 4 hold 4,500 members each: 18,000 entries, within the bound.
+   */
+  async function build(ctx: Ctx, name: string) {
+    await warm(ctx);
+    const members = Array.from({ length: 4500 }, (_, j) => `m${j}`);
+    const model: Model = new Map();
+    for (const [i, week] of weeks.slice(0, 58).entries()) {
+      const items: IncrItem[] =
+        i < 54
+          ? [{ member: "m0", period: "week" }]
+          : members.map((member, j) => ({ member, by: 1 + ((i + j) % 7), period: "week" }));
+      for (let s = 0; s < items.length; s += 1000)
+        await increment({ ...ctx, now: week + 2 * DAY }, name, items.slice(s, s + 1000));
+      if (i >= 54) model.set(week, new Map(items.map((it) => [it.member, it.by ?? 1])));
+    }
+    const index = K.index(ctx.prefix, name);
+    for (const week of weeks.slice(0, 54)) {
+      const key = K.bucket(ctx.prefix, name, "week", week);
+      await command(target, "DEL", key);
+      await command(target, "HSET", index, `n:${key}`, "4500");
+    }
+    return { model, range: { period: "week" as const, from: weeks[0]!, to: weeks[57]! + DAY } };
+  }
+
+  it("a top read is refused naming the 44 ZCARDs (records overstating by more than 44 can show, as the docs say); its saved sizes let the next read answer exactly", async () => {
+    const ctx = lib.ctx(NOW, "loose-top");
+    const { model, range } = await build(ctx, "x");
+    const first = await measure((c) => ranked(c, "x", "top", 3, range), ctx);
+    expect(refusal(first.got)).toMatch(/at most 44 ZCARDs/);
+    expect(first.commands).toBeLessThanOrEqual(MAX_READ_COMMANDS);
+    // the sizes it measured are saved exact (0 for the expired weeks, 4,500 for the live ones)
+    const s = await sizes(ctx, "x");
+    s.recs.slice(0, 58).forEach((r, i) => expect(r).toBeGreaterThanOrEqual(s.cards[i]!));
+    expect(s.recs.slice(0, 58).filter((r) => r === 0).length).toBeGreaterThanOrEqual(40);
+    const again = await measure((c) => ranked(c, "x", "top", 3, range), ctx);
+    if (!again.got.ok) throw again.got.error;
+    const want = [...ascending(unionOf(model, range.from, range.to, "sum"))].reverse().slice(0, 3);
+    expect(again.got.value.items.map((i) => [i.member, i.score])).toEqual(want.map((i) => [i.member, i.score]));
+    expect(again.commands).toBeLessThanOrEqual(MAX_READ_COMMANDS);
+  }, 120_000);
+
+  /**
+   * FINDING 1 (low): the member read's ZCARD budget (sizeOf's budgetAfter, resolve.ts) is
+   * computed once, from the records before any recorded week is measured. With loose records the
+   * plan from records takes 57 lookups (4 weeks of "4,500" in one union, 54 ZSCOREs), which cannot
+   * fit, so the budget is the full 44; the 44 ZCARDs then show most weeks empty, and the exact plan
+   * takes 16 lookups, yet 1 + 3 + 44 + HSET + 16 = 65 > 60 and the read is refused (in 48 commands),
+   * "looking the member up … would take 65 commands". docs/counters.md: a member read is refused "when the
+   * lookups alone would pass 60"; here they take 16 (and the union even fits the bound: 18,000
+   * entries). A retry answers (the sizes were saved), so only the first read is refused.
+   * Smallest fix: in entriesOfWeeks, re-evaluate budgetAfter(measured) before each recorded ZCARD
+   * (the plan only shrinks as measured sizes replace records), so the ZCARDs stop where the
+   * lookups of the sizes known so far still fit in 60.
+   */
+  it.fails(
+    "the first member read of those weeks answers exactly (lookups of 16 commands fit in 60)",
+    async () => {
+      const ctx = lib.ctx(NOW, "loose-member");
+      const { model, range } = await build(ctx, "x");
+      const r = await measure((c) => memberOf(c, "x", "m7", range), ctx);
+      expect(r.commands).toBeLessThanOrEqual(MAX_READ_COMMANDS);
+      if (!r.got.ok) throw r.got.error;
+      expect(r.got.value.score).toBe(unionOf(model, range.from, range.to, "sum").get("m7"));
+    },
+    120_000,
+  );
+
+  it("the member read refused as above: its message, and the retry answers exactly within 60", async () => {
+    const ctx = lib.ctx(NOW, "loose-member2");
+    const { model, range } = await build(ctx, "x");
+    const r = await measure((c) => memberOf(c, "x", "m7", range), ctx);
+    console.log(`review13 loose member read: ${r.commands} commands`, r.got.ok ? "answered" : String(r.got.error));
+    if (!r.got.ok) {
+      expect(refusal(r.got)).toMatch(/would take \d+ commands; a read makes at most 60/);
+      expect(r.commands).toBeLessThanOrEqual(MAX_READ_COMMANDS);
+    }
+    const again = await measure((c) => memberOf(c, "x", "m7", range), ctx);
+    if (!again.got.ok) throw again.got.error;
+    expect(again.got.value.score).toBe(unionOf(model, range.from, range.to, "sum").get("m7"));
+    expect(again.commands).toBeLessThanOrEqual(MAX_READ_COMMANDS);
+  }, 120_000);
+});
+
+describe("fractional scores past the bound", () => {
+  it("a member read past the bound gives the score the range's union gives (sum of fractional increments)", async () => {
+    const ctx = lib.ctx(NOW, "frac");
+    await warm(ctx);
+    // 58 weeks of 400 members (23,200 entries: past the bound), "f" in each with a fractional by
+    const bys = [0.1, 0.2, 0.7, 1.3, 0.01, 2.9, 0.3];
+    for (const [i, week] of weeks.slice(0, 58).entries()) {
+      const items: IncrItem[] = Array.from({ length: 399 }, (_, j) => ({
+        member: `g${j}`,
+        by: 1 + ((i + j) % 5),
+        period: "week",
+      }));
+      items.push({ member: "f", by: bys[i % bys.length]!, period: "week" });
+      await increment({ ...ctx, now: week + 2 * DAY }, "f", items);
+    }
+    const range = { period: "week" as const, from: weeks[0]!, to: weeks[57]! + DAY };
+    const results: Record<Agg, number[]> = { sum: [], min: [], max: [] };
+    for (const agg of ["sum", "min", "max"] as const) {
+      const r = await measure((c) => memberOf(c, "f", "f", { ...range, aggregate: agg }), ctx);
+      if (!r.got.ok) throw r.got.error;
+      expect(r.got.value.rank).toBeNull();
+      expect(r.commands).toBeLessThanOrEqual(MAX_READ_COMMANDS);
+      // what the union of the same weeks gives (Redis' own ZUNIONSTORE, as a read within the bound
+      // would): one EVAL over the 58 keys into a key of this prefix
+      const keys = weeks.slice(0, 58).map((w) => K.bucket(ctx.prefix, "f", "week", w));
+      const dest = `${ctx.prefix}:review13-union`;
+      const union = await command<string>(
+        target,
+        "EVAL",
+        `local a = {'ZUNIONSTORE', KEYS[1], #KEYS - 1} for i = 2, #KEYS do a[#a + 1] = KEYS[i] end a[#a + 1] = 'AGGREGATE' a[#a + 1] = ARGV[2] redis.call(unpack(a)) local s = redis.call('ZSCORE', KEYS[1], ARGV[1]) redis.call('DEL', KEYS[1]) return s`,
+        keys.length + 1,
+        dest,
+        ...keys,
+        "f",
+        agg.toUpperCase(),
+      );
+      results[agg] = [r.got.value.score, Number(union)];
+      expect(r.got.value.score, agg).toBe(Number(union));
+    }
+    console.log("review13 fractional past the bound (member read, union):", JSON.stringify(results));
+    expect(results.min[0]).toBe(0.01);
+    expect(results.max[0]).toBe(2.9);
+    const sum = weeks.slice(0, 58).reduce((n, _, i) => n + bys[i % bys.length]!, 0);
+    expect(results.sum[0]).toBeCloseTo(sum, 9);
+  }, 120_000);
 });
