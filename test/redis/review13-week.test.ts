@@ -173,7 +173,7 @@ describe("week reads near the union bound against a seeded model", () => {
           const entries = inRange.reduce((n, [, i]) => n + s.cards[i]!, 0);
           const label = `seed ${seed} round ${round}: ${kind} ${agg} ${span} weeks ${endingNow ? "ending now" : "finished"} (${entries} entries)`;
           const probe = rnd() < 0.15 ? "nobody" : `p${int(700)}`;
-          const call = (c: Ctx) =>
+          const call = (c: Ctx): Promise<unknown> =>
             kind === "top" || kind === "bottom"
               ? ranked(c, "c", kind, 5, opts)
               : kind === "range"
