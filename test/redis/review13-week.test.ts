@@ -394,3 +394,91 @@ describe("fractional scores past the bound", () => {
     expect(results.sum[0]).toBeCloseTo(sum, 9);
   }, 120_000);
 });
+
+describe("a range ending now: a cached union of 17,410 members and a current week of 3,000", () => {
+  it("member reads exact (sum/min/max) from the cached union and the current week, other unions refused naming the bound, top exact or refused, ≤ 60; after a late write and a member delete too", async () => {
+    const ctx = lib.ctx(NOW, "head");
+    await warm(ctx);
+    const model: Model = new Map();
+    const put = (week: number, items: IncrItem[]) => {
+      let m = model.get(week);
+      if (!m) model.set(week, (m = new Map()));
+      for (const it of items) m.set(it.member, (m.get(it.member) ?? 0) + (it.by ?? 1));
+    };
+    // 58 finished weeks of 310: 300 members of their own and h0..h9 (17,980 entries: fits, cached
+    // as a union of 17,410 members), the current week 3,000 (h0..h2999): 20,410 with it, past
+    for (const [i, week] of weeks.slice(0, 58).entries()) {
+      const items: IncrItem[] = [
+        ...Array.from({ length: 300 }, (_, j) => ({
+          member: `d${i}-${j}`,
+          by: 1 + ((i + j) % 9),
+          period: "week" as const,
+        })),
+        ...Array.from({ length: 10 }, (_, j) => ({
+          member: `h${j}`,
+          by: 1 + ((i * 5 + j) % 9),
+          period: "week" as const,
+        })),
+      ];
+      await increment({ ...ctx, now: week + 2 * DAY }, "h", items);
+      put(week, items);
+    }
+    const current = periodStart("week", NOW);
+    for (let s = 0; s < 3000; s += 1000) {
+      const items: IncrItem[] = Array.from({ length: 1000 }, (_, j) => ({
+        member: `h${s + j}`,
+        by: 1 + ((s + j) % 4),
+        period: "week",
+      }));
+      await increment(ctx, "h", items);
+      put(current, items);
+    }
+    const range = { period: "week" as const, from: FROM };
+    const check = async (where: string) => {
+      for (const agg of ["sum", "min", "max"] as const) {
+        const u = unionOf(model, weeks[0]!, NOW, agg);
+        for (const member of ["h0", "h9", "d5-7", "h2999", "late1", "nobody"]) {
+          const r = await measure((c) => memberOf(c, "h", member, { ...range, aggregate: agg }), ctx);
+          expect(r.commands, `${where} ${member} ${agg}`).toBeLessThanOrEqual(MAX_READ_COMMANDS);
+          const want = u.get(member);
+          if (want === undefined) {
+            expect(!r.got.ok && r.got.error, `${where} ${member} ${agg}`).toBeInstanceOf(NotFoundError);
+            continue;
+          }
+          if (!r.got.ok) throw r.got.error;
+          // past the bound (cached union + current week): exact score, ranks null
+          expect(r.got.value, `${where} ${member} ${agg}`).toMatchObject({ score: want, rank: null });
+        }
+        const rng = await measure((c) => scoreRange(c, "h", { ...range, aggregate: agg }), ctx);
+        expect(rng.commands).toBeLessThanOrEqual(MAX_READ_COMMANDS);
+        // 17,410 + 3,000 members: past the bound, refused naming it
+        expect(refusal(rng.got)).toMatch(/too big to union: its keys hold at least 204\d\d bucket entries/);
+        const srt = await measure((c) => sorted(c, "h", { ...range, aggregate: agg }), ctx);
+        expect(srt.commands).toBeLessThanOrEqual(MAX_READ_COMMANDS);
+        expect(refusal(srt.got)).toMatch(/too big to union/);
+        const bot = await measure((c) => ranked(c, "h", "bottom", 3, { ...range, aggregate: agg }), ctx);
+        expect(bot.commands).toBeLessThanOrEqual(MAX_READ_COMMANDS);
+        expect(refusal(bot.got)).toMatch(/too big to union/);
+        const top = await measure((c) => ranked(c, "h", "top", 3, { ...range, aggregate: agg }), ctx);
+        expect(top.commands).toBeLessThanOrEqual(MAX_READ_COMMANDS);
+        if (top.got.ok) {
+          const want = [...ascending(u)].reverse().slice(0, 3);
+          expect(top.got.value.items.map((i) => [i.member, i.score])).toEqual(want.map((i) => [i.member, i.score]));
+        } else expect(refusal(top.got)).toMatch(/too big to union/);
+      }
+    };
+    await check("first");
+    // a late write into week 10 (moves the cache generation on: the cached union is rebuilt)
+    const late: IncrItem[] = [
+      { member: "late1", by: 7, period: "week", at: weeks[10]! + DAY },
+      { member: "h0", by: 100, period: "week", at: weeks[10]! + DAY },
+    ];
+    await increment(ctx, "h", late);
+    put(weeks[10]!, late);
+    await check("after a late write");
+    // a member delete over weeks 0..20
+    await deleteMember(ctx, "h", "h0", { period: "week", from: weeks[0]!, to: weeks[20]! + DAY });
+    for (const w of weeks.slice(0, 21)) model.get(w)!.delete("h0");
+    await check("after a member delete");
+  }, 120_000);
+});
