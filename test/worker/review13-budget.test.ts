@@ -317,26 +317,23 @@ describe("trending.rising takes turns by minute × per-run count: a share that v
    * or derive the start from a fixed per (RISING_STREAMS_PER_RUN) and read only a prefix of that
    * turn, carrying the rest to the next minute via the cursor.
    */
-  it.fails(
-    "with a share paying 1 stream on even minutes and 2 on odd ones, every stream is read within 2 × streams minutes",
-    async () => {
-      const streams = await risingStreams(api, 12);
-      await putHook(api, "rise", { events: ["trending.rising"] });
-      const hooks = await stored(ctxOf(api));
-      const first = Math.floor(START / MIN) + 1;
-      for (let m = first; m < first + 24; m++) {
-        // the listing (1) and two a stream: 3 pays one stream, 5 pays two
-        const subrequests = m % 2 === 0 ? 3 : 5;
-        const found = await detectRising(ctxOf(api, m * MIN + 10_000), hooks, 50, subrequests);
-        expect(found.streams).toBe(m % 2 === 0 ? 1 : 2);
-      }
-      // the queued deliveries' bodies name the member (m-<stream>) of each stream read
-      const bodies = await command<string[]>(api.target, "HVALS", registryKeys(api.prefix).deliveries);
-      expect(bodies.length).toBeGreaterThan(0);
-      const read = streams.filter((s) => bodies.some((b) => b.includes(`m-${s}`)));
-      expect(read).toEqual(streams);
-    },
-  );
+  it("with a share paying 1 stream on even minutes and 2 on odd ones, every stream is read within 2 × streams minutes", async () => {
+    const streams = await risingStreams(api, 12);
+    await putHook(api, "rise", { events: ["trending.rising"] });
+    const hooks = await stored(ctxOf(api));
+    const first = Math.floor(START / MIN) + 1;
+    for (let m = first; m < first + 24; m++) {
+      // the listing (1) and two a stream: 3 pays one stream, 5 pays two
+      const subrequests = m % 2 === 0 ? 3 : 5;
+      const found = await detectRising(ctxOf(api, m * MIN + 10_000), hooks, 50, subrequests);
+      expect(found.streams).toBe(m % 2 === 0 ? 1 : 2);
+    }
+    // the queued deliveries' bodies name the member (m-<stream>) of each stream read
+    const bodies = await command<string[]>(api.target, "HVALS", registryKeys(api.prefix).deliveries);
+    expect(bodies.length).toBeGreaterThan(0);
+    const read = streams.filter((s) => bodies.some((b) => b.includes(`m-${s}`)));
+    expect(read).toEqual(streams);
+  });
 });
 
 describe("the free plan's 50 with a busy trim: the deliveries' kept-back share", () => {
