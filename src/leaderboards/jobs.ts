@@ -21,7 +21,8 @@ import { seasonAt } from "./seasons.ts";
  * exhausted, and later runs that day cost one script of one command.
  *
  * A board larger than a chunk is copied over several scripts (and, past the run's
- * script budget, several runs): each slice holds the ranks at its own copy time,
+ * script budget, several runs, and days: an unfinished build is finished as the snapshot of
+ * the day it started before the next day's starts, never restarted): each slice holds the ranks at its own copy time,
  * so a player who moved across a slice boundary while the copy was under way may
  * be missing from the snapshot (previousRank null) or read the later rank.
  */
@@ -107,8 +108,11 @@ for b = 1, #boards do
     and not (bday and bday > day)
   if needs then
     if copied >= budget then break end
-    local from = 0
-    if bday == day then from = tonumber(bfrom) else redis.call('UNLINK', nextKey) end
+    -- a build under way goes on, also one of an earlier day: it finishes as that day's snapshot
+    -- before today's starts, so a board needing more steps than a day's runs pay still gets one
+    -- (review 13: restarting each new day, it never did)
+    local from, build = 0, day
+    if bday then from, build = tonumber(bfrom), bday else redis.call('UNLINK', nextKey) end
     local take = budget - copied
     local rows = redis.call('ZRANGE', ranking, from, from + take - 1)
     for i = 1, #rows, ${ZADD_BATCH} do
@@ -122,7 +126,7 @@ for b = 1, #boards do
     copied = copied + #rows
     if #rows == take then
       -- the budget is spent: the next script continues this board at from + take
-      redis.call('HSET', settings[b], 'snapBuild', day .. '|' .. (from + take))
+      redis.call('HSET', settings[b], 'snapBuild', build .. '|' .. (from + take))
       redis.call('EXPIRE', nextKey, ttl)
       break
     end
@@ -136,9 +140,11 @@ for b = 1, #boards do
     else
       redis.call('UNLINK', snap)
     end
-    redis.call('HSET', settings[b], 'snapDay', day)
+    redis.call('HSET', settings[b], 'snapDay', build)
     redis.call('HDEL', settings[b], 'snapBuild')
     completed = completed + 1
+    -- an earlier day's snapshot: the board still needs today's, from the next script on
+    if build ~= day then break end
   end
   handled = b
 end

@@ -1,6 +1,11 @@
 import type { Ctx } from "../context.ts";
+import { keyOf } from "../keys.ts";
+import { asList } from "../redis/script.ts";
 import { HOUR, MINUTE, hourIndex } from "../time.ts";
 import * as trending from "../trending/index.ts";
+import { registryKeys as trendingRegistry } from "../trending/keys.ts";
+import { listScript } from "../trending/read-scripts.ts";
+import { MAX_LISTED } from "../trending/trending.ts";
 import { risingToldKey } from "./keys.ts";
 import { emitMany, type StoredWebhook } from "./webhooks.ts";
 
@@ -12,6 +17,53 @@ export const RISING_STREAMS_PER_RUN = 5;
 export const RISING_EVENTS_PER_STREAM = 10;
 /** The baseline (finished hours) the current hour is compared with: the GET's default. */
 export const RISING_BASELINE_HOURS = 24;
+
+/**
+ * STRING: the rotation's cursor, a count INCRBY'd by each run's turn (the streams it reads), so the
+ * next run starts where the last one stopped however many streams each run's share pays (review
+ * 13: turns of `minute × per` with a `per` varying run to run skipped some streams for good).
+ * Taken modulo the streams listed: when the list changes, one round of turns is shifted once.
+ */
+export function risingCursorKey(prefix: string): string {
+  return keyOf(prefix, "webhooks", "_risingCursor");
+}
+
+/**
+ * The streams to read, and where this run's turn starts: the registry's list (a webhook without a
+ * filter) with the cursor's INCRBY in the same request; with named streams only, the INCRBY alone,
+ * and only when they are more than one turn (`rotating`). Without a pipeline (a library user's
+ * client), turns by the minute as before.
+ */
+async function streamsAndStart(
+  ctx: Ctx,
+  named: string[],
+  listing: boolean,
+  per: number,
+): Promise<{ streams: string[]; start: number | null }> {
+  const key = risingCursorKey(ctx.prefix);
+  const after = (p: { incrby: (key: string, by: number) => unknown }) => void p.incrby(key, per);
+  let all: string[] = [];
+  let cursor: number | null = null;
+  if (listing) {
+    const piped = await listScript.runPiped<string[] | Record<string, never>>(
+      ctx.redis,
+      { names: trendingRegistry(ctx.prefix).names },
+      { limit: MAX_LISTED },
+      after,
+    );
+    if (piped) {
+      all = asList(piped.value);
+      cursor = Number(piped.after[0]) - per;
+    } else all = await trending.list(ctx);
+  }
+  const streams = [...new Set([...named, ...all])].sort();
+  if (!listing && streams.length > per && ctx.redis.pipeline) {
+    const p = ctx.redis.pipeline();
+    after(p);
+    cursor = Number(((await p.exec()) as unknown[])[0]) - per;
+  }
+  return { streams, start: cursor };
+}
 
 export interface RisingDetected {
   /** Streams read this run, and how many the subscriptions name in all (`more`: some wait for a later run). */
@@ -47,15 +99,25 @@ export async function detectRising(
   const named = subs.flatMap((h) => (h.filter && "stream" in h.filter ? [h.filter.stream] : []));
   const listing = subs.some((h) => h.filter === null);
   // at most `subrequests` round trips (the job's share of its invocation's): the registry's list
-  // when a webhook has no filter, then two a stream (its rising read, and its events' queueing);
+  // (with the cursor's INCRBY) when a webhook has no filter, else the INCRBY alone when the named
+  // streams are more than a turn, then two a stream (its rising read, and its events' queueing);
   // short of one stream, nothing is read and the streams wait for the next runs (`more`)
-  const affordable = Math.floor((subrequests - (listing ? 1 : 0)) / 2);
-  if (affordable < 1) return { ...none, of: new Set(named).size, more: true };
-  const all = listing ? await trending.list(ctx) : [];
-  const streams = [...new Set([...named, ...all])].sort();
+  const distinct = new Set(named).size;
+  const first = listing ? 1 : 0;
+  let affordable = Math.floor((subrequests - first) / 2);
+  if (!listing && distinct > Math.min(RISING_STREAMS_PER_RUN, affordable)) {
+    affordable = Math.floor((subrequests - 1) / 2);
+  }
+  if (affordable < 1) return { ...none, of: distinct, more: true };
   const per = Math.min(RISING_STREAMS_PER_RUN, affordable);
-  // take turns: the run of minute m reads the streams from m × per on (wrapping)
-  const start = streams.length > per ? (Math.floor(ctx.now / MINUTE) * per) % streams.length : 0;
+  const { streams, start: cursor } = await streamsAndStart(ctx, named, listing, per);
+  // take turns: from the cursor (what the runs before read in all), or the minute × per without one
+  const start =
+    streams.length <= per
+      ? 0
+      : cursor !== null
+        ? ((cursor % streams.length) + streams.length) % streams.length
+        : (Math.floor(ctx.now / MINUTE) * per) % streams.length;
   const turn = streams.length > per ? [...streams, ...streams].slice(start, start + per) : streams;
   const hour = hourIndex(ctx.now) * HOUR;
   // the event id's key keeps the ISO hour it was made of before `data.hour` became epoch ms
