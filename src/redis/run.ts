@@ -261,7 +261,9 @@ export function canPipeline(redis: RedisClient): boolean {
  * in between, so they should touch only keys no other call knows, such as a scratch key named for
  * this request). Each is billed as a command. Returns the script's parsed result and the replies
  * of the commands after it; `undefined` when the client has no pipeline (`canPipeline`). A
- * NOSCRIPT answer sends the pipeline again with EVAL, as `evaluate` does.
+ * NOSCRIPT answer sends the pipeline again with EVAL, as `evaluate` does; with `once` (commands
+ * that do not read what the script writes, such as a counter's INCRBY, which must not count
+ * twice) the script is sent again alone and the first send's replies of the others are kept.
  */
 export async function runReadPiped<T>(
   redis: RedisClient,
@@ -269,22 +271,25 @@ export async function runReadPiped<T>(
   keys: string[],
   args: ScriptArg[],
   after: (pipeline: RedisPipeline) => void,
+  once = false,
 ): Promise<{ value: T; after: unknown[] } | undefined> {
   if (script.write) throw new Error(`${script.name} is a write script; use runWrite`);
   if (!redis.pipeline) return undefined;
   const argv = args.map(String);
   const sha = await scriptSha(script);
-  const send = async (text: boolean) => {
+  const send = async (text: boolean, withAfter: boolean) => {
     const pipeline = (redis.pipeline as () => RedisPipeline)();
     if (text) pipeline.eval(script.text, keys, argv);
     else pipeline.evalsha(sha, keys, argv);
-    after(pipeline);
+    if (withAfter) after(pipeline);
     return (await pipeline.exec({ keepErrors: true })) as { error?: string; result: unknown }[];
   };
   let replies: { error?: string; result: unknown }[];
   try {
-    replies = await send(false);
-    if (replies[0]?.error?.includes("NOSCRIPT")) replies = await send(true);
+    replies = await send(false, true);
+    if (replies[0]?.error?.includes("NOSCRIPT")) {
+      replies = once ? [...(await send(true, false)), ...replies.slice(1)] : await send(true, true);
+    }
   } catch (error) {
     throw toStorageError(error);
   }

@@ -120,13 +120,15 @@ export interface ReadScript<K extends string, A extends string> extends Contract
   /**
    * Runs the script and, in the same HTTP request, the commands `after` adds (run.ts,
    * runReadPiped: in order, not atomic, each billed); `undefined` when the client has no pipeline.
-   * A refusal throws as from `run`, after the commands ran.
+   * A refusal throws as from `run`, after the commands ran. `once`: the commands do not read what
+   * the script writes and run once even when a NOSCRIPT answer sends the script again.
    */
   runPiped<T>(
     redis: RedisClient,
     keys: KeysOf<K>,
     args: ArgsOf<A>,
     after: (pipeline: RedisPipeline) => void,
+    once?: boolean,
   ): Promise<{ value: T; after: unknown[] } | undefined>;
 }
 
@@ -300,9 +302,15 @@ export function defineScript<const K extends string, const A extends string>(
       checkRefusal(spec, value, { keys, args });
       return value;
     },
-    async runPiped<T>(redis: RedisClient, keys: KeysOf<K>, args: ArgsOf<A>, after: (pipeline: RedisPipeline) => void) {
+    async runPiped<T>(
+      redis: RedisClient,
+      keys: KeysOf<K>,
+      args: ArgsOf<A>,
+      after: (pipeline: RedisPipeline) => void,
+      once = false,
+    ) {
       const sent = call(keys, args);
-      const piped = await runReadPiped<T>(redis, base, sent.keys, sent.args, after);
+      const piped = await runReadPiped<T>(redis, base, sent.keys, sent.args, after, once);
       if (piped) checkRefusal(spec, piped.value, { keys, args });
       return piped;
     },

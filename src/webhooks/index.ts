@@ -32,5 +32,5 @@ export {
 } from "./validate.ts";
 export { emitLua } from "./scripts.ts";
 export { PEAK_ROLLOVER_MS } from "./detect.ts";
-export { RISING_BASELINE_HOURS, RISING_EVENTS_PER_STREAM, RISING_STREAMS_PER_RUN } from "./rising.ts";
+export { RISING_BASELINE_HOURS, RISING_EVENTS_PER_STREAM, RISING_STREAMS_PER_RUN, risingCursorKey } from "./rising.ts";
 export { jobs, trendingWebhooksJob, webhooksJob } from "./jobs.ts";

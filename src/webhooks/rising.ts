@@ -50,6 +50,7 @@ async function streamsAndStart(
       { names: trendingRegistry(ctx.prefix).names },
       { limit: MAX_LISTED },
       after,
+      true, // a NOSCRIPT answer must not advance the cursor twice
     );
     if (piped) {
       all = asList(piped.value);

@@ -28,6 +28,7 @@ import { DAY, HOUR, MINUTE, dayStart, hourIndex } from "../../src/time.ts";
 import * as trending from "../../src/trending/index.ts";
 import * as webhooks from "../../src/webhooks/index.ts";
 import { libraryTest } from "../helpers/library.ts";
+import { command } from "../helpers/upstash-rest.ts";
 
 const lib = libraryTest("review12-wh");
 const config = readConfig({ WEBHOOKS_ALLOW_LOCAL_HTTP: "true" });
@@ -179,6 +180,8 @@ class Model {
   /** trending.rising told (`<event id>:<name>:<createdAt>`, as `_recent`), and the streams written. */
   recent = new Set<string>();
   streams = new Set<string>();
+  /** webhooks:_risingCursor (src/webhooks/rising.ts): what the rising runs read in all. */
+  risingCursor = 0;
   /** What the run exercised, so a seed that exercises nothing fails. */
   stats = {
     dropped: 0,
@@ -296,7 +299,7 @@ class Model {
    * 5 a run taking turns; each item of the rising read at or above the least threshold, for each
    * webhook whose filter and threshold it matches and that was not told it this hour.
    */
-  async detectRising(now: number, read: (stream: string) => Promise<trending.RisingItem[]>) {
+  async detectRising(now: number, read: (stream: string) => Promise<trending.RisingItem[]>, runs = 1) {
     const subs = [...this.lives.values()].filter((l) => l.events.includes("trending.rising"));
     if (subs.length === 0) return;
     const least = Math.min(...subs.map((l) => l.threshold!));
@@ -304,8 +307,18 @@ class Model {
     const all = subs.some((l) => l.filter === null) ? [...this.streams] : [];
     const streams = [...new Set([...named, ...all])].sort();
     const per = webhooks.RISING_STREAMS_PER_RUN;
-    const start = streams.length > per ? (Math.floor(now / MINUTE) * per) % streams.length : 0;
-    const turn = streams.length > per ? [...streams, ...streams].slice(start, start + per) : streams;
+    // the rotation's cursor (review 13): INCRBY'd by `per` with the registry's list (a webhook
+    // without a filter) on every run, else only when the named streams are more than a turn
+    // (each of the runs at once takes its own turn: the INCRBYs follow one another)
+    const listing = subs.some((l) => l.filter === null);
+    const turn: string[] = [];
+    for (let run = 0; run < runs; run++) {
+      const before = this.risingCursor;
+      if (listing || streams.length > per) this.risingCursor += per;
+      const start = streams.length > per ? before % streams.length : 0;
+      for (const s of streams.length > per ? [...streams, ...streams].slice(start, start + per) : streams)
+        if (!turn.includes(s)) turn.push(s);
+    }
     if (streams.length > per) this.stats.turns += 1;
     const hour = hourIndex(now) * HOUR;
     for (const stream of turn) {
@@ -560,7 +573,10 @@ describe("webhooks against an exact model: random writes, webhook changes, failu
           await presenceJobs.trim!(at(now), config);
           await Promise.all(Array.from({ length: runs }, () => webhooks.webhooksJob(at(now), config)));
           await model.detectPeaks(now, (room, start) => dayOf(room, start, now));
-          await model.detectRising(now, (stream) => risingOf(stream, now));
+          await model.detectRising(now, (stream) => risingOf(stream, now), runs);
+          const cur = await command<string | null>(lib.target, "GET", webhooks.risingCursorKey(ctx0.prefix));
+          // the service's cursor is the model's (a NOSCRIPT re-send must not advance it twice)
+          expect(Number(cur ?? 0), `seed ${seed} minute ${m}: rising cursor`).toBe(model.risingCursor);
           model.deliver(now);
           await check(`seed ${seed} minute ${m}: minute job`, now);
         }
