@@ -15,29 +15,17 @@ import { increment, memberOf, ranked, scoreRange, sorted, type IncrItem } from "
 import { counterKeys as K } from "../../src/counters/keys.ts";
 import { MAX_READ_COMMANDS, MAX_SIZE_READS, MAX_UNION_MEMBERS } from "../../src/counters/limits.ts";
 import { NotFoundError, ValidationError } from "../../src/errors.ts";
-import { createRedis } from "../../src/redis/client.ts";
 import { DAY, periodStart } from "../../src/time.ts";
-import { libraryTest } from "../helpers/library.ts";
-import { command, resetStats, statsOf } from "../helpers/upstash-rest.ts";
-import { settled } from "../helpers/settled.ts";
+import { command } from "../helpers/upstash-rest.ts";
+import { FROM, NOW, WEEK, weekCounters, weeks } from "../helpers/week-counters.ts";
 
-const lib = libraryTest("cwcap", { timeoutMs: 60_000 });
-const { target } = lib;
-const TAG = `cwcap-${Math.random().toString(36).slice(2, 8)}`;
-const counted = createRedis({ url: target.url, token: `${target.token}.${TAG}`, timeoutMs: 60_000 });
-const WEEK = 7 * DAY;
-/** A Monday noon: 400 days back is a Sunday, so a range ending now touches 59 weeks. */
-const NOW = Date.UTC(2027, 5, 14, 12);
-const FROM = NOW - 400 * DAY;
+const { lib, target, measure, warm } = weekCounters("cwcap", 60_000);
 /** 58 finished weeks (cache `all`) and 59 ending now (cache `head`: 58 and the current week). */
 const FINISHED = { period: "week" as const, from: FROM, to: NOW - WEEK };
 const ENDING_NOW = { period: "week" as const, from: FROM };
 
 type Agg = "sum" | "min" | "max";
 type Model = Map<number, Map<string, number>>;
-
-const weeks: number[] = [];
-for (let w = periodStart("week", FROM); w <= periodStart("week", NOW); w += WEEK) weeks.push(w);
 
 /** Writes `items(week, i)` into each week while it is current (its Wednesday), 1,000 a call. */
 async function writeWeekly(ctx: Ctx, name: string, items: (week: number, i: number) => IncrItem[]) {
@@ -62,24 +50,6 @@ function scoreOf(model: Model, member: string, from: number, to: number, agg: Ag
     out = out === undefined ? v : agg === "sum" ? out + v : agg === "min" ? Math.min(out, v) : Math.max(out, v);
   }
   return out;
-}
-
-async function measure<T>(call: (c: Ctx) => Promise<T>, ctx: Ctx) {
-  await resetStats(target, TAG);
-  const got = await settled(call({ ...ctx, redis: counted }));
-  const s = await statsOf(target, TAG);
-  expect(s.requests).toBe(1);
-  return { got, commands: s.commands, by: s.byCommand };
-}
-
-/** Loads every read script (a first call pays the script's upload: two requests). */
-async function warm(ctx: Ctx) {
-  const c = { ...ctx, redis: counted };
-  const opts = { period: "week" as const, from: NOW - 14 * DAY };
-  await ranked(c, "empty", "top", 1, opts);
-  await memberOf(c, "empty", "x", opts).catch(() => undefined);
-  await scoreRange(c, "empty", opts);
-  await sorted(c, "empty", opts);
 }
 
 /** The 400 a read past the bound gets: too_many_entries, naming the limit. */

@@ -19,19 +19,11 @@ import {
 import { counterKeys as K } from "../../src/counters/keys.ts";
 import { MAX_UNION_MEMBERS } from "../../src/counters/limits.ts";
 import { ValidationError } from "../../src/errors.ts";
-import { createRedis } from "../../src/redis/client.ts";
 import { DAY, periodStart } from "../../src/time.ts";
-import { libraryTest } from "../helpers/library.ts";
 import { command, resetStats, statsOf } from "../helpers/upstash-rest.ts";
-import { settled } from "../helpers/settled.ts";
+import { NOW, WEEK, weekCounters } from "../helpers/week-counters.ts";
 
-const lib = libraryTest("cweek", { timeoutMs: 30_000 });
-const { target } = lib;
-const TAG = `cweek-${Math.random().toString(36).slice(2, 8)}`;
-const counted = createRedis({ url: target.url, token: `${target.token}.${TAG}`, timeoutMs: 30_000 });
-const WEEK = 7 * DAY;
-/** A Monday noon: 400 days back is a Sunday, so a range ending now touches 59 weeks. */
-const NOW = Date.UTC(2027, 5, 14, 12);
+const { lib, target, tag: TAG, counted, measure, warm } = weekCounters("cweek", 30_000);
 const THIS_WEEK = periodStart("week", NOW);
 
 type Agg = "sum" | "min" | "max";
@@ -71,15 +63,6 @@ function ascending(u: Map<string, number>): { member: string; score: number }[] 
   return [...u]
     .map(([member, score]) => ({ member, score }))
     .sort((a, b) => a.score - b.score || (a.member < b.member ? -1 : a.member > b.member ? 1 : 0));
-}
-
-/** One read through the counting client: its commands, and what it answered or refused. */
-async function measure<T>(call: (c: Ctx) => Promise<T>, ctx: Ctx) {
-  await resetStats(target, TAG);
-  const got = await settled(call({ ...ctx, redis: counted }));
-  const s = await statsOf(target, TAG);
-  expect(s.requests).toBe(1);
-  return { got, commands: s.commands, by: s.byCommand };
 }
 
 /** Writes `members(week)` into each week from..to, each when that week is current (its Wednesday). */
@@ -142,16 +125,6 @@ async function readAll(ctx: Ctx, name: string, model: Model, from: number, to: n
     expect(all.got.value.items).toEqual(u);
   }
   return counts;
-}
-
-/** Loads every read script (a first call pays the script's upload: two requests). */
-async function warm(ctx: Ctx) {
-  const c = { ...ctx, redis: counted };
-  const opts = { period: "week" as const, from: NOW - 14 * DAY };
-  await ranked(c, "empty", "top", 1, opts);
-  await memberOf(c, "empty", "x", opts).catch(() => undefined);
-  await scoreRange(c, "empty", opts);
-  await sorted(c, "empty", opts);
 }
 
 const small = (week: number): IncrItem[] =>

@@ -41,17 +41,13 @@ import {
 import { counterKeys as K } from "../../src/counters/keys.ts";
 import { MAX_UNION_MEMBERS } from "../../src/counters/limits.ts";
 import { NotFoundError, ValidationError } from "../../src/errors.ts";
-import { createRedis } from "../../src/redis/client.ts";
 import { DAY, periodStart } from "../../src/time.ts";
-import { libraryTest } from "../helpers/library.ts";
 import { command, resetStats, statsOf } from "../helpers/upstash-rest.ts";
 import { settled } from "../helpers/settled.ts";
+import { WEEK, weekCounters } from "../helpers/week-counters.ts";
 
-const lib = libraryTest("r12week", { timeoutMs: 30_000 });
-const { target } = lib;
-const TAG = `r12week-${Math.random().toString(36).slice(2, 8)}`;
-const counted = createRedis({ url: target.url, token: `${target.token}.${TAG}`, timeoutMs: 30_000 });
-const WEEK = 7 * DAY;
+/** Its reads are not asserted to be one request each (`measure`'s oneRequest: false). */
+const { lib, target, tag: TAG, counted, measure, warm } = weekCounters("r12week", 30_000, { oneRequest: false });
 const MAX_READ_COMMANDS = 60;
 /** A Monday noon. */
 const START = Date.UTC(2026, 0, 5, 12);
@@ -85,24 +81,6 @@ function ascending(u: Map<string, number>) {
   return [...u]
     .map(([member, score]) => ({ member, score }))
     .sort((a, b) => a.score - b.score || byBytes(a.member, b.member));
-}
-
-/** One read through the counting client: what it answered or refused, and its commands. */
-async function measure<T>(call: (c: Ctx) => Promise<T>, ctx: Ctx) {
-  await resetStats(target, TAG);
-  const got = await settled(call({ ...ctx, redis: counted }));
-  const s = await statsOf(target, TAG);
-  return { got, commands: s.commands, by: s.byCommand };
-}
-
-/** Loads every read script (a first call pays the upload: two requests). */
-async function warm(ctx: Ctx) {
-  const c = { ...ctx, redis: counted };
-  const opts = { period: "week" as const, from: ctx.now - 14 * DAY };
-  await ranked(c, "empty", "top", 1, opts);
-  await memberOf(c, "empty", "x", opts).catch(() => undefined);
-  await scoreRange(c, "empty", opts);
-  await sorted(c, "empty", opts);
 }
 
 /** The ZCARD of each key (one EVAL: the local server locks only declared keys). */

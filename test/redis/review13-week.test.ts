@@ -40,42 +40,14 @@ import {
 import { counterKeys as K } from "../../src/counters/keys.ts";
 import { MAX_READ_COMMANDS, MAX_UNION_MEMBERS } from "../../src/counters/limits.ts";
 import { NotFoundError, ValidationError } from "../../src/errors.ts";
-import { createRedis } from "../../src/redis/client.ts";
 import { DAY, periodStart } from "../../src/time.ts";
-import { libraryTest } from "../helpers/library.ts";
-import { command, resetStats, statsOf } from "../helpers/upstash-rest.ts";
-import { settled } from "../helpers/settled.ts";
+import { command } from "../helpers/upstash-rest.ts";
+import { FROM, NOW, WEEK, weekCounters, weeks } from "../helpers/week-counters.ts";
 
-const lib = libraryTest("r13week", { timeoutMs: 60_000 });
-const { target } = lib;
-const TAG = `r13week-${Math.random().toString(36).slice(2, 8)}`;
-const counted = createRedis({ url: target.url, token: `${target.token}.${TAG}`, timeoutMs: 60_000 });
-const WEEK = 7 * DAY;
-/** A Monday noon: 400 days back is a Sunday, so a range ending now touches 59 weeks. */
-const NOW = Date.UTC(2027, 5, 14, 12);
-const FROM = NOW - 400 * DAY;
-const weeks: number[] = [];
-for (let w = periodStart("week", FROM); w <= periodStart("week", NOW); w += WEEK) weeks.push(w);
+const { lib, target, measure, warm } = weekCounters("r13week", 60_000);
 
 type Agg = "sum" | "min" | "max";
 type Model = Map<number, Map<string, number>>;
-
-async function measure<T>(call: (c: Ctx) => Promise<T>, ctx: Ctx) {
-  await resetStats(target, TAG);
-  const got = await settled(call({ ...ctx, redis: counted }));
-  const s = await statsOf(target, TAG);
-  expect(s.requests).toBe(1);
-  return { got, commands: s.commands, by: s.byCommand };
-}
-
-async function warm(ctx: Ctx) {
-  const c = { ...ctx, redis: counted };
-  const opts = { period: "week" as const, from: NOW - 14 * DAY };
-  await ranked(c, "empty", "top", 1, opts);
-  await memberOf(c, "empty", "x", opts).catch(() => undefined);
-  await scoreRange(c, "empty", opts);
-  await sorted(c, "empty", opts);
-}
 
 function unionOf(model: Model, from: number, to: number, agg: Agg) {
   const out = new Map<string, number>();
