@@ -73,9 +73,14 @@ import { bundleWorker } from "./wrangler.ts";
  * JSON digest beside the raw one, the score bounds of counters and trending (and their undo and
  * refusal texts), the member delete keeping a member at 0 (src/counters/delete-zero.ts), the
  * histogram read's edge months, the trending stream delete past the horizon, the guards kept as
- * sent. The budget went to 206 (~3.5 KiB of headroom).
+ * sent. The budget went to 206 (~3.5 KiB of headroom). 206.2 KiB on 2026-11-27, later still (entry
+ * 41.2: the shared route modules moved into it for first requests, issue 14), our own code only:
+ * the jobs' shared subrequest budget (src/job-budget.ts and each job's planning against it), the
+ * week reads' bounded lookups (src/counters/week-size.ts), member deletes run in parts, the
+ * webhook marks naming their webhook, the rising cursor and the snapshot carried over a day. The
+ * budget went to 209 (~3 KiB of headroom); the entry's stays 42.
  */
-export const BUDGET_KIB = 206;
+export const BUDGET_KIB = 209;
 /** KiB of gzip of the entry module and the chunks it imports statically (see BUDGET_KIB). */
 export const ENTRY_BUDGET_KIB = 42;
 
