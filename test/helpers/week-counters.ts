@@ -59,3 +59,44 @@ export function weekCounters(label: string, timeoutMs: number, options: { oneReq
 
   return { lib, target, tag, counted, measure, warm };
 }
+
+export type Agg = "sum" | "min" | "max";
+/** week start -> member -> score: what the tests wrote, to check reads against. */
+export type WeekModel = Map<number, Map<string, number>>;
+
+/**
+ * The union of the model's weeks whose starts fall in the weeks of `from`..`to` (any times: each is
+ * taken to its week's start), as ZUNIONSTORE … AGGREGATE `agg` makes it.
+ */
+export function unionOf(model: WeekModel, from: number, to: number, agg: Agg): Map<string, number> {
+  const first = periodStart("week", from);
+  const last = periodStart("week", to);
+  const out = new Map<string, number>();
+  for (const [week, members] of model) {
+    if (week < first || week > last) continue;
+    for (const [member, score] of members) {
+      const had = out.get(member);
+      out.set(
+        member,
+        had === undefined
+          ? score
+          : agg === "sum"
+            ? had + score
+            : agg === "min"
+              ? Math.min(had, score)
+              : Math.max(had, score),
+      );
+    }
+  }
+  return out;
+}
+
+/** Ascending as Redis orders a sorted set: score, then member bytes (ASCII members here). */
+export function ascending(u: Map<string, number>): { member: string; score: number }[] {
+  return [...u]
+    .map(([member, score]) => ({ member, score }))
+    .sort((a, b) => a.score - b.score || (a.member < b.member ? -1 : a.member > b.member ? 1 : 0));
+}
+
+/** The ZCARD of each key in one EVAL (the local server locks only declared keys). */
+export const cardsLua = `local out = {} for i = 1, #KEYS do out[i] = redis.call('ZCARD', KEYS[i]) end return out`;

@@ -21,48 +21,17 @@ import { MAX_UNION_MEMBERS } from "../../src/counters/limits.ts";
 import { ValidationError } from "../../src/errors.ts";
 import { DAY, periodStart } from "../../src/time.ts";
 import { command, resetStats, statsOf } from "../helpers/upstash-rest.ts";
-import { NOW, WEEK, weekCounters } from "../helpers/week-counters.ts";
+import { ascending, NOW, unionOf, WEEK, weekCounters, type WeekModel } from "../helpers/week-counters.ts";
 
 const { lib, target, tag: TAG, counted, measure, warm } = weekCounters("cweek", 30_000);
 const THIS_WEEK = periodStart("week", NOW);
 
-type Agg = "sum" | "min" | "max";
-/** week start -> member -> score */
-type Model = Map<number, Map<string, number>>;
+type Model = WeekModel;
 
 function add(model: Model, week: number, member: string, by: number) {
   let m = model.get(week);
   if (!m) model.set(week, (m = new Map()));
   m.set(member, (m.get(member) ?? 0) + by);
-}
-
-/** The union of the model's weeks from..to (week starts), as ZUNIONSTORE … AGGREGATE makes it. */
-function unionOf(model: Model, from: number, to: number, agg: Agg): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const [week, members] of model) {
-    if (week < from || week > to) continue;
-    for (const [member, score] of members) {
-      const had = out.get(member);
-      out.set(
-        member,
-        had === undefined
-          ? score
-          : agg === "sum"
-            ? had + score
-            : agg === "min"
-              ? Math.min(had, score)
-              : Math.max(had, score),
-      );
-    }
-  }
-  return out;
-}
-
-/** Ascending as Redis orders a sorted set: score, then member bytes (ASCII members here). */
-function ascending(u: Map<string, number>): { member: string; score: number }[] {
-  return [...u]
-    .map(([member, score]) => ({ member, score }))
-    .sort((a, b) => a.score - b.score || (a.member < b.member ? -1 : a.member > b.member ? 1 : 0));
 }
 
 /** Writes `members(week)` into each week from..to, each when that week is current (its Wednesday). */

@@ -44,7 +44,17 @@ import { NotFoundError, ValidationError } from "../../src/errors.ts";
 import { DAY, periodStart } from "../../src/time.ts";
 import { command, resetStats, statsOf } from "../helpers/upstash-rest.ts";
 import { settled } from "../helpers/settled.ts";
-import { WEEK, weekCounters } from "../helpers/week-counters.ts";
+import {
+  ascending,
+  cardsLua,
+  unionOf,
+  WEEK,
+  weekCounters,
+  type Agg,
+  type WeekModel,
+} from "../helpers/week-counters.ts";
+
+const byBytes = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Its reads are not asserted to be one request each (`measure`'s oneRequest: false). */
 const { lib, target, tag: TAG, counted, measure, warm } = weekCounters("r12week", 30_000, { oneRequest: false });
@@ -52,39 +62,8 @@ const MAX_READ_COMMANDS = 60;
 /** A Monday noon. */
 const START = Date.UTC(2026, 0, 5, 12);
 
-type Agg = "sum" | "min" | "max";
-type Weeks = Map<number, Map<string, number>>;
+type Weeks = WeekModel;
 
-function unionOf(model: Weeks, from: number, to: number, agg: Agg): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const [week, members] of model) {
-    if (week < from || week > to) continue;
-    for (const [member, score] of members) {
-      const had = out.get(member);
-      out.set(
-        member,
-        had === undefined
-          ? score
-          : agg === "sum"
-            ? had + score
-            : agg === "min"
-              ? Math.min(had, score)
-              : Math.max(had, score),
-      );
-    }
-  }
-  return out;
-}
-
-const byBytes = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-function ascending(u: Map<string, number>) {
-  return [...u]
-    .map(([member, score]) => ({ member, score }))
-    .sort((a, b) => a.score - b.score || byBytes(a.member, b.member));
-}
-
-/** The ZCARD of each key (one EVAL: the local server locks only declared keys). */
-const cardsLua = `local out = {} for i = 1, #KEYS do out[i] = redis.call('ZCARD', KEYS[i]) end return out`;
 /** The whole index of a counter and the ZCARD of each key it lists (`b:`) or records (`n:`). */
 async function indexOf(ctx: Ctx, name: string) {
   const h = await command<string[]>(target, "HGETALL", K.index(ctx.prefix, name));

@@ -42,29 +42,23 @@ import { MAX_READ_COMMANDS, MAX_UNION_MEMBERS } from "../../src/counters/limits.
 import { NotFoundError, ValidationError } from "../../src/errors.ts";
 import { DAY, periodStart } from "../../src/time.ts";
 import { command } from "../helpers/upstash-rest.ts";
-import { FROM, NOW, WEEK, weekCounters, weeks } from "../helpers/week-counters.ts";
+import {
+  ascending,
+  cardsLua,
+  FROM,
+  NOW,
+  unionOf,
+  WEEK,
+  weekCounters,
+  weeks,
+  type Agg,
+  type WeekModel,
+} from "../helpers/week-counters.ts";
 
 const { lib, target, measure, warm } = weekCounters("r13week", 60_000);
 
-type Agg = "sum" | "min" | "max";
-type Model = Map<number, Map<string, number>>;
+type Model = WeekModel;
 
-function unionOf(model: Model, from: number, to: number, agg: Agg) {
-  const out = new Map<string, number>();
-  for (const [week, members] of model) {
-    if (week < periodStart("week", from) || week > periodStart("week", to)) continue;
-    for (const [m, v] of members) {
-      const had = out.get(m);
-      out.set(m, had === undefined ? v : agg === "sum" ? had + v : agg === "min" ? Math.min(had, v) : Math.max(had, v));
-    }
-  }
-  return out;
-}
-const byBytes = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-const ascending = (u: Map<string, number>) =>
-  [...u].map(([member, score]) => ({ member, score })).sort((a, b) => a.score - b.score || byBytes(a.member, b.member));
-
-const cardsLua = `local out = {} for i = 1, #KEYS do out[i] = redis.call('ZCARD', KEYS[i]) end return out`;
 /** Each week's ZCARD and record (n:), in the order of `weeks`. */
 async function sizes(ctx: Ctx, name: string) {
   const keys = weeks.map((w) => K.bucket(ctx.prefix, name, "week", w));
