@@ -56,23 +56,48 @@ export interface CpuResult {
   jitless: boolean;
 }
 
+export interface JobRun {
+  commands: number;
+  requests: number;
+  byCommand: Record<string, number>;
+}
+
 export interface JobStep {
   /** Active streams and rooms. */
   n: number;
   /** Minutes simulated; the trim figure per hour is 60 × the mean of the steady minutes. */
   minutes: number;
-  /** Commands of the hourly cron run ("5 * * * *": compaction + counter sweep) with `n` dirty streams. */
-  hourly: { commands: number; requests: number; byCommand: Record<string, number>; result: unknown };
+  /**
+   * Commands of the hourly cron run ("5 * * * *": compaction + counter sweep) with `n` dirty streams,
+   * every script already loaded and the day's leaderboard snapshot pass already done.
+   */
+  hourly: JobRun & { result: unknown };
   /** Commands of one minute's trim run in steady state (mean over the measured minutes). */
-  trim: { commands: number; requests: number; byCommand: Record<string, number>; result: unknown };
+  trim: JobRun & { result: unknown };
   /** Commands per hour: one hourly run + 60 trim runs. */
   perHour: number;
 }
 
+/** Both cron runs on a prefix with no streams, rooms, counters, boards or webhooks at all. */
+export interface JobsIdle {
+  /**
+   * What every run costs, hour after hour: the scripts loaded, the day's snapshot pass done (the
+   * state test/worker/audit-targets.test.ts and docs/costs.md pin).
+   */
+  steady: { hourly: JobRun; trim: JobRun };
+  /** The day's first hourly run, scripts loaded: the leaderboard snapshot pass of the day opens and closes. */
+  dayFirstHourly: JobRun;
+  /**
+   * The very first runs on a Redis that has none of the job scripts (a new database, or after
+   * SCRIPT FLUSH: each script answered NOSCRIPT, then sent by EVAL), at :05 of a UTC day's first
+   * hour: the hourly run (also the day's first), then the trim run.
+   */
+  cold: { hourly: JobRun; trim: JobRun };
+}
+
 export interface JobsResult {
   steps: JobStep[];
-  /** The hourly and the minute run with no streams or rooms at all. */
-  idle: { hourly: number; trim: number };
+  idle: JobsIdle;
 }
 
 type Fetcher = {
@@ -259,6 +284,7 @@ async function cpuMode(): Promise<CpuResult> {
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
 
 /** Runs `task` for 0..count-1 with at most `width` in flight. */
 async function inParallel(count: number, width: number, task: (i: number) => Promise<unknown>): Promise<void> {
@@ -284,51 +310,102 @@ async function measureRun(tag: string, run: () => Promise<unknown>) {
   return { commands: s.commands, requests: s.requests, byCommand: s.byCommand, result };
 }
 
+/** `measureRun` without the jobs' result (the idle runs report only what they cost). */
+async function costOf(tag: string, run: () => Promise<unknown>): Promise<JobRun> {
+  const { commands, requests, byCommand } = await measureRun(tag, run);
+  return { commands, requests, byCommand };
+}
+
+/**
+ * The idle states, measured first: before any other run has loaded the job scripts. The clock is
+ * at `day0` (a UTC midnight ahead of the real clock), so the first hourly run is the day's first
+ * and no run falls into the presence trim's window after midnight but the cold ones (no rooms).
+ */
+async function idleRuns(day0: number): Promise<JobsIdle> {
+  const tag = "bench-jobs-idle";
+  // Nothing else runs meanwhile (the bench's parts run one after another), and whatever ran before
+  // (e.g. `npm run bench` run twice on one Redis via REDIS_URL) may have loaded the job scripts.
+  const flushed = await fetch(spec.upstashUrl, {
+    method: "POST",
+    headers: { authorization: `Bearer ${spec.token}`, "content-type": "application/json" },
+    body: JSON.stringify(["SCRIPT", "FLUSH"]),
+  });
+  if (!flushed.ok) throw new Error(`SCRIPT FLUSH: ${flushed.status} ${await flushed.text()}`);
+  const env = envOf("jobs0", tag);
+  const at = (t: number, expression: string) => {
+    fakeNow = t;
+    return costOf(tag, () => cron(env, expression, t));
+  };
+  const coldHourly = await at(day0 + 5 * MINUTE, "5 * * * *");
+  const coldTrim = await at(day0 + 5 * MINUTE, "* * * * *");
+  // An hour on: what each run costs from then on, every hour of the day.
+  const steadyHourly = await at(day0 + HOUR + 5 * MINUTE, "5 * * * *");
+  const steadyTrim = await at(day0 + HOUR + 6 * MINUTE, "* * * * *");
+  const dayFirstHourly = await at(day0 + DAY + 5 * MINUTE, "5 * * * *");
+  return {
+    steady: { hourly: steadyHourly, trim: steadyTrim },
+    dayFirstHourly,
+    cold: { hourly: coldHourly, trim: coldTrim },
+  };
+}
+
+/**
+ * One size: `n` rooms and streams under `prefix`, from `base` (a full hour, at least 01:00 UTC, the
+ * step ending before midnight). Returns the measured runs under `tag`.
+ */
+async function step(n: number, prefix: string, tag: string, base: number, minutes: number, steadyFrom: number) {
+  const writeEnv = envOf(prefix, "bench-jobs-load");
+  const jobEnv = envOf(prefix, tag);
+  // The prefix's first hourly run of the day (nothing to compact yet), unmeasured: the measured one
+  // below is then an ordinary hour's, not the one that also takes the day's leaderboard snapshot pass.
+  fakeNow = base - HOUR + 5 * MINUTE;
+  await cron(jobEnv, "5 * * * *", fakeNow);
+  const trims: Awaited<ReturnType<typeof measureRun>>[] = [];
+  for (let m = 0; m < minutes; m++) {
+    fakeNow = base + m * MINUTE + 1000;
+    // Every room gets a heartbeat from a new id each minute (ids leave after the timeout),
+    // and in the first minute every stream gets a batch of 20 events.
+    await inParallel(n, 8, async (r) => {
+      await send(writeEnv, request(`/v1/presence/room-${r}/heartbeats`, { id: `u${m}` }));
+      if (m === 0) {
+        await send(
+          writeEnv,
+          request(`/v1/trending/stream-${r}/events`, {
+            events: Array.from({ length: 20 }, (_, i) => ({ member: `m${(i * 7 + r) % 50}` })),
+          }),
+        );
+      }
+    });
+    const at = base + m * MINUTE + 30_000;
+    fakeNow = at;
+    const run = await measureRun(tag, () => cron(jobEnv, "* * * * *", at));
+    if (m >= steadyFrom) trims.push(run);
+  }
+  // Compaction of the hour the streams wrote in, at :05 of the next hour.
+  const compactAt = base + HOUR + 5 * MINUTE;
+  fakeNow = compactAt;
+  const hourly = await measureRun(tag, () => cron(jobEnv, "5 * * * *", compactAt));
+  return { hourly, trims };
+}
+
 async function jobsMode(): Promise<JobsResult> {
   const sizes = spec.sizes ?? [10, 100, 1000];
-  // Start just after the next full hour of the real clock: the fake clock only ever runs
-  // ahead of Redis's, so relative expiries set by scripts stay in the future.
-  const hour0 = Math.ceil(realNow() / HOUR) * HOUR;
-  const steps: JobStep[] = [];
+  // The fake clock starts at the next UTC midnight of the real one and only runs ahead, so
+  // expiries scripts set relative to Redis's clock stay in the future, and the time of day the
+  // bench happens to run at changes nothing (a trim run in the first hour of a UTC day costs more).
+  const day0 = Math.ceil(realNow() / DAY) * DAY;
+  const idle = await idleRuns(day0);
   const minutes = spec.quick ? 7 : 10;
   // Steady state: the presence timeout (300 s) has passed, so every run removes the id that left.
   const steadyFrom = 6;
-  let offset = 0;
-  const idleEnv = envOf("jobs0", "bench-jobs-idle");
-  fakeNow = hour0 + 5 * MINUTE;
-  const idleHourly = await measureRun("bench-jobs-idle", () => cron(idleEnv, "5 * * * *", hour0 + 5 * MINUTE));
-  const idleTrim = await measureRun("bench-jobs-idle", () => cron(idleEnv, "* * * * *", hour0 + 5 * MINUTE));
-  for (const n of sizes) {
-    // Each size its own prefix (own registries) and its own hour, so runs never see another's data.
-    const base = hour0 + offset;
-    offset += 2 * HOUR;
-    const writeEnv = envOf(`jobs${n}`, "bench-jobs-load");
-    const jobEnv = envOf(`jobs${n}`, `bench-jobs-${n}`);
-    const trims: Awaited<ReturnType<typeof measureRun>>[] = [];
-    for (let m = 0; m < minutes; m++) {
-      fakeNow = base + m * MINUTE + 1000;
-      // Every room gets a heartbeat from a new id each minute (ids leave after the timeout),
-      // and in the first minute every stream gets a batch of 20 events.
-      await inParallel(n, 8, async (r) => {
-        await send(writeEnv, request(`/v1/presence/room-${r}/heartbeats`, { id: `u${m}` }));
-        if (m === 0) {
-          await send(
-            writeEnv,
-            request(`/v1/trending/stream-${r}/events`, {
-              events: Array.from({ length: 20 }, (_, i) => ({ member: `m${(i * 7 + r) % 50}` })),
-            }),
-          );
-        }
-      });
-      const at = base + m * MINUTE + 30_000;
-      fakeNow = at;
-      const run = await measureRun(`bench-jobs-${n}`, () => cron(jobEnv, "* * * * *", at));
-      if (m >= steadyFrom) trims.push(run);
-    }
-    // Compaction of the hour the streams wrote in, at :05 of the next hour.
-    const compactAt = base + HOUR + 5 * MINUTE;
-    fakeNow = compactAt;
-    const hourly = await measureRun(`bench-jobs-${n}`, () => cron(jobEnv, "5 * * * *", compactAt));
+  // Each size its own prefix (own registries) and its own hours, from 01:00 two days on (the idle
+  // runs' days over), so runs never see another's data. First an unmeasured size-1 step loads
+  // every script the steps run: the figures are what each hour costs, not a script's first load.
+  const hour = (i: number) => day0 + 2 * DAY + HOUR + 2 * i * HOUR;
+  await step(1, "jobswarm", "bench-jobs-warm", hour(0), minutes, steadyFrom);
+  const steps: JobStep[] = [];
+  for (const [i, n] of sizes.entries()) {
+    const { hourly, trims } = await step(n, `jobs${n}`, `bench-jobs-${n}`, hour(i + 1), minutes, steadyFrom);
     const mean = (f: (t: (typeof trims)[number]) => number) =>
       trims.reduce((s, t) => s + f(t), 0) / Math.max(1, trims.length);
     const byCommand: Record<string, number> = {};
@@ -342,7 +419,7 @@ async function jobsMode(): Promise<JobsResult> {
     };
     steps.push({ n, minutes, hourly, trim, perHour: hourly.commands + 60 * trim.commands });
   }
-  return { steps, idle: { hourly: idleHourly.commands, trim: idleTrim.commands } };
+  return { steps, idle };
 }
 
 const result = spec.mode === "cpu" ? await cpuMode() : await jobsMode();

@@ -4,7 +4,7 @@ import type { Measured } from "./measure.ts";
 import { bars, document, lines } from "./svg.ts";
 import type { Curve, ScalingResult } from "../scaling/types.ts";
 import type { MemoryFigures } from "../presence-memory.ts";
-import type { CpuResult, JobsResult } from "../cpu/index.ts";
+import type { CpuResult, JobRun, JobsResult } from "../cpu/index.ts";
 
 export interface ScenarioResult {
   scenario: string;
@@ -193,6 +193,14 @@ function cpuTable(cpu: CpuResult): string {
   );
 }
 
+/** The "Jobs" section of bench/results/README.md (also printed by `node bench/cpu/index.ts --jobs`). */
+export function jobsSection(jobs: JobsResult): string {
+  return (
+    `## Jobs: Redis commands per hour\n\nThe bundle's \`scheduled\` entry driven by a fake clock: every minute each room gets a heartbeat from a new id (so each trim run removes the id that timed out) and the \`* * * * *\` trim run follows; ` +
+    `each stream gets a 20-event batch in the hour, compacted by the \`5 * * * *\` run (every script already loaded, the day's leaderboard snapshot pass done in an earlier run, no run in the first hour of a UTC day). Commands per hour = one hourly run + 60 steady trim runs (mean over the minutes after the 5-minute timeout). Pay-as-you-go: $0.20 per 100k commands, 730 h a month.\n\n${jobsTable(jobs)}\n`
+  );
+}
+
 function jobsTable(jobs: JobsResult): string {
   const fmt = (by: Record<string, number>) =>
     Object.entries(by)
@@ -208,10 +216,16 @@ function jobsTable(jobs: JobsResult): string {
     (s) =>
       `- ${s.n.toLocaleString("en-US")}: hourly run ${fmt(s.hourly.byCommand)}; trim run ${fmt(s.trim.byCommand)}.`,
   );
+  const run = (r: JobRun) => `${r.commands} commands (${r.requests} round trips)`;
+  const { steady, dayFirstHourly, cold } = jobs.idle;
   return (
     "| active streams and rooms | hourly run (compaction + counter sweep), commands | trim run (every minute), commands | commands per hour | per stream + room per hour | per month on pay-as-you-go |\n|---:|---:|---:|---:|---:|---:|\n" +
     rows.join("\n") +
-    `\n\nWith nothing to do: hourly run ${jobs.idle.hourly} commands, trim run ${jobs.idle.trim}. By command:\n\n${details.join("\n")}\n`
+    `\n\nWith nothing to do (no streams, rooms, counters, boards or webhooks), every hour: hourly run ${run(steady.hourly)}, trim run ${run(steady.trim)}: ` +
+    `**${(steady.hourly.commands + 60 * steady.trim.commands).toLocaleString("en-US")}** commands per hour. ` +
+    `Once a day, the day's first hourly run: ${run(dayFirstHourly)} (the leaderboard snapshot pass of the day). ` +
+    `Once, the very first runs on a database that has not loaded the job scripts (a new database, or after SCRIPT FLUSH: each script answered NOSCRIPT, then sent again by EVAL), at :05 of a day's first hour: hourly run ${run(cold.hourly)}, then trim run ${run(cold.trim)}. ` +
+    `By command:\n\n${details.join("\n")}\n- nothing to do, every hour: hourly run ${fmt(steady.hourly.byCommand)}; trim run ${fmt(steady.trim.byCommand)}.\n`
   );
 }
 
@@ -258,11 +272,7 @@ export function writeReport(report: Report): string[] {
       `## Worker CPU per request\n\nThe production bundle (\`wrangler deploy --dry-run\`) imported in a Node process of its own with eval disallowed, its \`fetch\` called in sequence with a \`Request\` and an env pointing at the local Upstash server; ` +
       `\`process.cpuUsage()\` around the calls, nothing subtracted, median of three passes after a warm-up. Every call includes Node's fetch of its one Upstash call, which workerd does natively: the \`floor\` row is that fetch alone, and *less the floor* is the call's CPU without it (the Worker's own, as workerd would count it, up to Node's Request and Response objects).\n\n${cpuTable(report.cpu)}\n`;
   }
-  if (report.jobs) {
-    md +=
-      `## Jobs: Redis commands per hour\n\nThe bundle's \`scheduled\` entry driven by a fake clock: every minute each room gets a heartbeat from a new id (so each trim run removes the id that timed out) and the \`* * * * *\` trim run follows; ` +
-      `each stream gets a 20-event batch in the hour, compacted by the \`5 * * * *\` run. Commands per hour = one hourly run + 60 steady trim runs (mean over the minutes after the 5-minute timeout). Pay-as-you-go: $0.20 per 100k commands, 730 h a month.\n\n${jobsTable(report.jobs)}\n`;
-  }
+  if (report.jobs) md += jobsSection(report.jobs);
   if (report.scaling) {
     md += `## Scaling\n\nSequential calls on data loaded straight into Redis; the service with its edge cache off.\n\n`;
     for (const curve of report.scaling.curves) md += curveTable(curve) + "\n";

@@ -108,7 +108,8 @@ describe("issue 14 point 2: the cron triggers with nothing to do (the cost table
       idle.advance(60_000);
       const m = await idle.cost(() => fire(cron, idle.now));
       // 2 commands (EVALSHA + one read) per job: trim + webhooks; compact + webhooks.trending +
-      // sweep-counters + leaderboards.snapshot (bench/results/README.md still says 5 and 15: stale)
+      // sweep-counters + leaderboards.snapshot: bench/results/README.md's "every hour" figures (its
+      // 15 and 5 are the very first runs, scripts not loaded: test/redis/jobs-idle-states.test.ts)
       expect({ requests: m.requests, commands: m.commands }).toEqual(IDLE[cron]);
     });
   }
