@@ -14,6 +14,7 @@ import { consumeIngest } from "../../functions/queue.ts";
 import { consumeBatch } from "../../src/ingest/consume.ts";
 import { createRedis, type RedisClient } from "../../src/redis/client.ts";
 import { MAX_MESSAGE_BYTES, MAX_SEND_BYTES, MAX_SEND_MESSAGES } from "../../src/ingest/message.ts";
+import { command } from "../helpers/upstash-rest.ts";
 import { cleanedUpAfterAll } from "../helpers/worker.ts";
 import { createIngestApi, type IngestApi, type Sent } from "../helpers/ingest.ts";
 
@@ -329,4 +330,59 @@ describe("review 14: the status counts what reaches the dead-letter queue", () =
       expect(status.body).toMatchObject({ applied: 1, deadLettered: 1 });
     },
   );
+});
+
+describe("review 14: merging per target keeps an ingest key's ttl from shortening an expiry", () => {
+  it("holds: ttl 1, a decrement and one member across messages of a batch leave every expiry as long or longer, the scores summed", async () => {
+    const api = newApi("r14-merge-ttl");
+    const day = "2026-11-22T08:00:00Z";
+    // synchronously: the plain counter without expiry, the day bucket with 30 days
+    expect((await api.post("/v1/counters/mx/incr", { member: "a", by: 5 })).status).toBe(200);
+    const sync = await api.post("/v1/counters/mx/incr", {
+      member: "a",
+      by: 2,
+      period: "day",
+      at: day,
+      ttl: 30 * 86_400,
+    });
+    expect(sync.status).toBe(200);
+    const keys = (await api.keys()).filter((k) => k.includes(":counters:mx"));
+    const before = new Map<string, number>();
+    for (const k of keys) before.set(k, await command<number>(api.target, "PTTL", k));
+    expect(before.get(`${api.prefix}:counters:mx`)).toBe(-1);
+    expect([...before.values()].some((t) => t > 29 * 86_400_000)).toBe(true);
+    // queued, one batch: ttl 1 on both keys, the same member in three messages, a decrement
+    const bodies = [
+      {
+        items: [
+          { member: "a", ttl: 1 },
+          { member: "a", period: "day", at: day, ttl: 1 },
+        ],
+      },
+      {
+        items: [
+          { member: "a", by: -3, period: "day", at: day },
+          { member: "b", by: 2, ttl: 1 },
+        ],
+      },
+      {
+        items: [
+          { member: "a", by: 10 },
+          { member: "a", period: "day", at: day, by: 4, ttl: 5 },
+        ],
+      },
+    ];
+    for (const body of bodies) expect((await api.post("/v1/counters/mx/incr", body, async(api))).status).toBe(202);
+    const res = await deliver(api, api.queue.sent);
+    expect(res.stats).toMatchObject({ applied: 3, events: 6, retried: 0, deadLettered: 0 });
+    for (const [k, ttl] of before) {
+      const after = await command<number>(api.target, "PTTL", k);
+      if (ttl === -1) expect(after, k).toBe(-1);
+      else expect(after, k).toBeGreaterThan(ttl - 60_000);
+    }
+    expect((await api.get("/v1/counters/mx/members/a")).body.score).toBe(16);
+    expect((await api.get("/v1/counters/mx/members/b")).body.score).toBe(2);
+    const bucket = await api.get(`/v1/counters/mx/top?n=10&period=day&from=${Date.parse(day)}&to=${Date.parse(day)}`);
+    expect(bucket.body.items.map((i: any) => [i.member, i.score])).toEqual([["a", 4]]);
+  });
 });
