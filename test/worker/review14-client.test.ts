@@ -142,6 +142,29 @@ describe("the library and the Worker on one prefix", () => {
   });
 });
 
+describe("members that are awkward in a URL path", () => {
+  // Passing: a member or id the library accepts ("/", "%", "?", "#", "+", "\\", spaces, dot runs
+  // other than "." and "..") is one path segment through the client and the same member at the
+  // Worker: read back, then removed, through {member} / {id}.
+  it("round-trip through the client's path segments: read, then removed", async () => {
+    const api = track(createTestApi({ label: "r14-paths", start }));
+    const client = clientOf(api);
+    const stats = libraryOf(api);
+    const odd = ["a/b", "a%2Fb", "100%", "a?b", "a#b", "é x", "a\\b", "%", "a+b", " lead", "...", "a/..", "./a"];
+    await stats.counter("c").incr(odd.map((member) => ({ member })));
+    await stats.trending("s").record(odd.map((member) => ({ member })));
+    await stats.presence("r").heartbeat(odd);
+    for (const member of odd) {
+      expect(await client.counters.member("c", member), member).toMatchObject({ member, score: 1 });
+      expect(await client.trending.member("s", member), member).toMatchObject({ member, count: 1 });
+      await client.counters.removeMember("c", member);
+      await client.presence.leave("r", member);
+    }
+    expect((await stats.counter("c").top({ n: 50 })).items).toEqual([]);
+    expect((await stats.presence("r").members()).members).toEqual([]);
+  });
+});
+
 describe("what the contract offers on the wire, the client can ask for", () => {
   // Medium (a contract feature the typed client cannot reach). API.md v2: "Every GET that returns a
   // list accepts `Accept: text/csv`"; the client always sends `accept: application/json` and parses
