@@ -180,6 +180,23 @@ describe("review 14: the default `to` (now) and a retry after a UTC midnight", (
     },
   );
 
+  it("after a complete call, the same keyed request the next day replays its total and deletes nothing of the new day", async () => {
+    const name = "default-to-done";
+    const items: IncrItem[] = [];
+    for (let t = D0; t < NOW2; t += HOUR) items.push({ member: "d", period: "hour", at: t });
+    for (let i = 0; i < items.length; i += 1000) await increment(lib.ctx(NOW2), name, items.slice(i, i + 1000));
+    const idem = { key: keyOf(prefix, "idem", name), fingerprint: `fp-${name}` };
+    const first = await deleteMember(lib.ctx(NOW1), name, "d", opts, idem);
+    expect(first).toEqual({ removed: (periodEnd("hour", NOW1) - D0) / HOUR, replayed: false });
+    expect(await deleteMember(lib.ctx(NOW2), name, "d", opts, idem)).toEqual({ ...first, replayed: true });
+    // the hours after NOW1's keep the member: a replay writes nothing
+    const st = await stateOf(name);
+    expect(heldIn(st, "d", D0, periodEnd("hour", NOW1))).toEqual([]);
+    expect(heldIn(st, "d", periodEnd("hour", NOW1), NOW2)).toHaveLength(
+      (Math.floor(NOW2 / HOUR) * HOUR - periodEnd("hour", NOW1)) / HOUR + 1,
+    );
+  });
+
   it("the same retry within the UTC day (the slices unchanged but the last) deletes the whole range", async () => {
     const name = "default-to-sameday";
     const LATER = NOW1 + 2 * HOUR;
@@ -203,32 +220,43 @@ describe("review 14: the default `to` (now) and a retry after a UTC midnight", (
 });
 
 describe("review 14: writes racing a split delete", () => {
-  it("increments of the member during the parts: each counted once, every rollup the sum of its hours", async () => {
+  it("increments of the member during the parts, in range and in the edges' rollups outside it: each counted once, every rollup the sum of its hours", async () => {
     const name = "race-incr";
-    await dense(name);
+    const model = await dense(name);
     // the delete's parts are slowed, so increments land between them
     faulty.proxy.set({ fault: { kind: "delay", ms: 150 } });
     const del = deleteMember(proxied(NOW), name, "d", range);
     const written = new Map<number, number>();
     const writes: Promise<unknown>[] = [];
-    for (let i = 0; i < 40; i++) {
-      const at = FROM + ((i * 37) % 1440) * HOUR;
-      written.set(at, (written.get(at) ?? 0) + 1000 + i);
+    // in range: each racing write an hour of its own (37 is prime to 1440), of either sign; outside:
+    // the 5 hours either side of the range, in the partial quarters, days and months the parts read
+    const hours = [
+      ...Array.from({ length: 40 }, (_, i) => FROM + ((i * 37) % 1440) * HOUR),
+      ...[1, 2, 3, 4, 5].flatMap((k) => [FROM - k * HOUR, TO + k * HOUR]),
+    ];
+    for (const [i, at] of hours.entries()) {
+      const by = (i % 2 === 0 ? 1 : -1) * (1000 + i);
+      written.set(at, by);
       writes.push(
-        new Promise((r) => setTimeout(r, i * 20)).then(() =>
-          increment(ctx, name, [{ member: "d", by: 1000 + i, period: "hour", at }]),
+        new Promise((r) => setTimeout(r, i * 15)).then(() =>
+          increment(ctx, name, [{ member: "d", by, period: "hour", at }]),
         ),
       );
     }
     await Promise.all([del, ...writes]);
     faulty.proxy.heal();
     const st = await stateOf(name);
-    // each racing write has an hour of its own (37 is prime to 1440): an hour of the range holds
-    // the member only at what that write gave it (written after its part: never with the old 2)
-    expect(written.size).toBe(40);
+    expect(written.size).toBe(50);
     for (const [h, members] of st.hours) {
-      if (h < FROM || h > TO || !members.has("d")) continue;
-      expect(members.get("d"), new Date(h).toISOString()).toBe(written.get(h));
+      if (h >= FROM && h <= TO) {
+        // in range: only what its racing write gave it, when that came after its part (never the old 2)
+        if (members.has("d")) expect(members.get("d"), new Date(h).toISOString()).toBe(written.get(h));
+      } else {
+        // outside: what it held and what was written, once
+        expect(members.get("d"), new Date(h).toISOString()).toBe(
+          (model.get(h)?.get("d") ?? 0) + (written.get(h) ?? 0) || undefined,
+        );
+      }
     }
     expect(rollupMismatches(st, true)).toEqual([]);
     expect(ghosts(st, true)).toEqual([]);
@@ -296,12 +324,15 @@ describe("review 14: any data, a fault at any request of the call, a retry with 
     after: fc.integer({ min: 0, max: 5 }),
     fault: fc.constantFrom("reset" as const, "lose-response" as const),
     keyed: fc.boolean(),
+    // a life whose rollups are not known exact (index field `s` gone: a write restarted an expired
+    // key of it): the parts read every key and mark rollups left at 0 they cannot settle
+    inexact: fc.boolean(),
   });
   let run = 0;
 
   it("the final state is the model's; `removed` is the call's total with the key, what was left without", async () => {
     await fc.assert(
-      fc.asyncProperty(arb, async ({ seed, days, back, span, after, fault, keyed }) => {
+      fc.asyncProperty(arb, async ({ seed, days, back, span, after, fault, keyed, inexact }) => {
         const name = `prop-${++run}`;
         const rnd = mulberry32(seed);
         const to = Math.floor(NOW / HOUR) * HOUR - back * HOUR;
@@ -320,6 +351,7 @@ describe("review 14: any data, a fault at any request of the call, a retry with 
           name,
           items.filter((i) => (i.at as number) < NOW),
         );
+        if (inexact) await command(target, "HDEL", counterKeys.index(prefix, name), "s");
         const opts = { period: "hour" as const, from, to };
         const end = to + HOUR;
         const held = (st: State) => heldIn(st, "d", from, end).length;
@@ -346,9 +378,9 @@ describe("review 14: any data, a fault at any request of the call, a retry with 
         else expect(retry.removed).toBe(left);
         expectModel(await stateOf(name), without(model, "d", from, end));
       }),
-      { numRuns: 14 },
+      { numRuns: 12 },
     );
-  });
+  }, 180_000);
 });
 
 describe("review 14: a keyed retry whose rest fits one script", () => {
