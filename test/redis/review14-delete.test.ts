@@ -428,6 +428,34 @@ describe("review 14: the parts' costs", () => {
     redis: createRedis({ url: target.url, token: `${target.token}.${TAG}`, timeoutMs: 30_000 }),
   };
 
+  it("the range's script spends at most 60 commands and writes nothing; each part then takes its 16 days", async () => {
+    const viaProxy = (now: number) => ({
+      prefix,
+      now,
+      redis: createRedis({ url: faulty.proxy.url, token: `${target.token}.${TAG}`, timeoutMs: 30_000 }),
+    });
+    // k requests through, the next reset (never forwarded): the commands of the call's first k scripts
+    const upTo: number[] = [];
+    for (let k = 1; k <= 4; k++) {
+      const name = `cost-parts-${k}`;
+      await dense(name);
+      await deleteMember(viaProxy(NOW), name, "nobody", range);
+      const before = k === 1 ? await stateOf(name) : undefined;
+      await resetStats(target, TAG);
+      faulty.proxy.set({ fault: { kind: "reset" }, times: 1, after: k });
+      await expect(deleteMember(viaProxy(NOW), name, "d", range)).rejects.toThrow();
+      faulty.proxy.heal();
+      const stats = await statsOf(target, TAG);
+      expect(stats.requests).toBe(k);
+      upTo.push(stats.commands);
+      if (before) expect(await stateOf(name)).toEqual(before);
+    }
+    // the range's script: at most 60 commands (MAX_DELETE_READS), then 16 days of parts: a member in
+    // each of their 16 × 29 keys (and a month or two) costs at least a ZREM each
+    expect(upTo[0]).toBeLessThanOrEqual(60);
+    for (let k = 1; k < 4; k++) expect(upTo[k]! - upTo[k - 1]!).toBeGreaterThanOrEqual(16 * 29);
+  }, 120_000);
+
   it("an Idempotency-Key costs the split call 1 command more for the range's script and 2 per part; a replay 1 round trip", async () => {
     await dense("cost-a");
     await dense("cost-b");
