@@ -21,9 +21,12 @@ export type { Job };
  */
 const REQUEST_SUBREQUESTS = 2;
 
-/** What the job needs kept back for it when jobs before it in the same invocation run (`Job.needs`). */
-export function needsOf(job: Job): number {
-  return job.needs ? job.needs.scripts + job.needs.least : 0;
+/**
+ * What the job needs kept back for it when jobs before it in `invocation` run (`Job.needs`): its
+ * smallest step and a re-send for each of its scripts not known loaded in this isolate.
+ */
+export function needsOf(job: Job, invocation: SubrequestBudget): number {
+  return invocation.needsOf(job.needs);
 }
 
 /**
@@ -35,7 +38,7 @@ function budgeted(job: Job): Job {
   const run: Job = async (ctx, config) => {
     if (ctx.budget) return job(ctx, config);
     const invocation = new SubrequestBudget(config.subrequestLimit - REQUEST_SUBREQUESTS);
-    const budget = invocation.allowance(invocation.limit, job.needs?.scripts ?? 0);
+    const budget = invocation.allowance(invocation.limit, job.needs ?? 0);
     return job({ ...ctx, redis: countingRedis(ctx.redis, invocation), budget }, config);
   };
   return job.needs ? Object.assign(run, { needs: job.needs }) : run;

@@ -23,7 +23,14 @@ export async function runScheduledCounted(
   cron: string,
   scheduledTime: number,
   env: Env,
-): Promise<{ results: Record<string, unknown>; subrequests: number; limit: number }> {
+): Promise<{
+  results: Record<string, unknown>;
+  subrequests: number;
+  limit: number;
+  /** EVALs re-sent after NOSCRIPT, and scripts loaded again with one after Redis lost its scripts. */
+  reloads: number;
+  loadedAgain: number;
+}> {
   const config = readConfig(env as unknown as Record<string, unknown>);
   const invocation = new SubrequestBudget(config.subrequestLimit);
   const redis = countingRedis(redisOf(env, config.jobRedisTimeoutMs), invocation);
@@ -31,11 +38,11 @@ export async function runScheduledCounted(
   const names = (CRON_JOBS[cron] ?? []).filter((name) => Object.hasOwn(JOBS, name));
   const run = async (name: string, cap: number): Promise<JobResult> => {
     const job = JOBS[name]!;
-    const budget = invocation.allowance(cap, job.needs?.scripts ?? 0);
+    const budget = invocation.allowance(cap, job.needs ?? 0);
     try {
       const result = await job({ redis, prefix: config.keyPrefix, now: scheduledTime, budget }, config);
       // cut short by its share, not by its own cap: what is left cannot pay its smallest step
-      if (result.more === true && budget.left() < needsOf(job)) short.add(name);
+      if (result.more === true && budget.left() < needsOf(job, invocation)) short.add(name);
       return result;
     } catch (error) {
       // Redacted: an Upstash error echoes every argument of the failed command.
@@ -46,18 +53,24 @@ export async function runScheduledCounted(
   };
   const short = new Set<string>();
   for (const [i, name] of names.entries()) {
-    const later = names.slice(i + 1).reduce((sum, next) => sum + needsOf(JOBS[next]!), 0);
+    const later = names.slice(i + 1).reduce((sum, next) => sum + needsOf(JOBS[next]!, invocation), 0);
     results[name] = await run(name, invocation.limit - later);
   }
   for (const name of names.filter((n) => short.has(n))) {
     // one more turn only when what is left pays more than the job's reloads and smallest step
-    if (invocation.limit - invocation.used < needsOf(JOBS[name]!) + 1) continue;
+    if (invocation.limit - invocation.used - invocation.kept < needsOf(JOBS[name]!, invocation) + 1) continue;
     short.delete(name);
     const more = await run(name, invocation.limit);
     if (more.deferred === true) continue;
     results[name] = summed(results[name] as JobResult, more);
   }
-  return { results, subrequests: invocation.used, limit: invocation.limit };
+  return {
+    results,
+    subrequests: invocation.used,
+    limit: invocation.limit,
+    reloads: invocation.reloads,
+    loadedAgain: invocation.loadedAgain,
+  };
 }
 
 /** Two turns' results as one: figures added, the rest (`more`, an error) as the second says. */

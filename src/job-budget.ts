@@ -1,4 +1,7 @@
+import { errors } from "@upstash/redis";
 import type { RedisClient, RedisPipeline } from "./redis/client.ts";
+import { forgetLoaded, loadClock, loadedAt, shareLoaded, takeLost } from "./redis/loaded.ts";
+import type { Script } from "./redis/script.ts";
 
 /**
  * The subrequests of one invocation (a cron trigger, or one POST /internal/jobs call), shared by
@@ -14,9 +17,26 @@ export class SubrequestBudget {
   used = 0;
   /** Scripts re-sent with EVAL after a NOSCRIPT answer (one extra subrequest each). */
   reloads = 0;
+  /** Scripts loaded again (SCRIPT LOAD) with a re-send after Redis lost its scripts (`countingRedis`). */
+  loadedAgain = 0;
 
   /** Subrequests the invocation may send. */
   readonly limit: number;
+
+  /** The counting client (`countingRedis`), whose scripts src/redis/loaded.ts remembers. */
+  client: object | undefined;
+  /** Whether the client can load a lost cache again in one request (it has a pipeline). */
+  canReload = false;
+  /** The job sending now: the scripts sent through `client` are added to its set. */
+  current: Set<string> | undefined;
+  /** The memory's clock when the invocation began: a script noted loaded since, it saw loaded itself. */
+  private readonly startedAt = loadClock();
+  /**
+   * 1 once a plan counted on a script believed loaded before the invocation (and 0 before): the
+   * one re-send, unplanned, that a lost script cache then costs (the re-send loads the others
+   * again: `countingRedis`), kept aside from every job's plan for the rest of the invocation.
+   */
+  private spare = 0;
 
   constructor(limit: number) {
     this.limit = limit;
@@ -42,12 +62,62 @@ export class SubrequestBudget {
 
   /**
    * What one job may spend: up to `cap` subrequests of the invocation in all (what the jobs after
-   * it need is kept back by the caller), less one for each of its `scripts` that may still be
-   * answered NOSCRIPT and re-sent.
+   * it need is kept back by the caller), less one for each of its scripts that may still be
+   * answered NOSCRIPT and re-sent (`reserveOf`). `needs` is the job's `needs` (its `scripts`, and
+   * the object the isolate remembers its scripts by) or a bare count (nothing remembered).
    */
-  allowance(cap: number, scripts: number): JobBudget {
-    return new JobBudget(this, Math.min(cap, this.limit), scripts);
+  allowance(cap: number, needs: number | { readonly scripts: number }): JobBudget {
+    const sent = typeof needs === "number" ? new Set<string>() : sentOf(needs);
+    this.current = sent;
+    return new JobBudget(this, Math.min(cap, this.limit), typeof needs === "number" ? needs : needs.scripts, sent);
   }
+
+  /** What a job (its `needs`) must have kept back to make progress: its reserve and `least`. */
+  needsOf(needs: { readonly scripts: number; readonly least: number } | undefined): number {
+    return needs ? this.reserveOf(needs.scripts, sentOf(needs)) + needs.least : 0;
+  }
+
+  /**
+   * Re-sends to keep in reserve for a job of `scripts` distinct scripts that was seen sending
+   * `sent`: one per script not believed loaded (src/redis/loaded.ts). A script seen loaded during
+   * this invocation counts as loaded (as a script re-sent once did before); one believed loaded
+   * from before counts only when a lost cache can be loaded again in one request, and then holds
+   * the invocation's `spare`.
+   */
+  reserveOf(scripts: number, sent: ReadonlySet<string>): number {
+    if (!this.client) return scripts;
+    let loaded = 0;
+    for (const sha of sent) {
+      const at = loadedAt(this.client, sha);
+      if (at === undefined) continue;
+      if (at > this.startedAt) loaded++;
+      else if (this.canReload) {
+        loaded++;
+        this.spare = 1;
+      }
+    }
+    return Math.max(0, scripts - loaded);
+  }
+
+  /** Subrequests kept aside from every plan for one unplanned re-send (`spare`). */
+  get kept(): number {
+    return this.spare;
+  }
+}
+
+/**
+ * Per isolate: the scripts (SHA-1) each job was seen sending, by its `needs` object (the same for
+ * the cron's run and POST /internal/jobs). A job sends at most `needs.scripts` distinct scripts.
+ */
+const sentByJob = new WeakMap<object, Set<string>>();
+
+function sentOf(needs: object): Set<string> {
+  let sent = sentByJob.get(needs);
+  if (!sent) {
+    sent = new Set();
+    sentByJob.set(needs, sent);
+  }
+  return sent;
 }
 
 /** A job's share of its invocation's subrequests (`ctx.budget`). */
@@ -55,21 +125,22 @@ export class JobBudget {
   private readonly invocation: SubrequestBudget;
   /** The invocation's count this job may reach. */
   private readonly cap: number;
-  /** Distinct scripts the job sends: each may cost one EVAL more, once, after a NOSCRIPT answer. */
+  /** Distinct scripts the job sends: each may cost one EVAL more after a NOSCRIPT answer. */
   private readonly scripts: number;
-  private readonly reloadsAtStart: number;
+  /** The scripts it was seen sending (in this isolate, when its `needs` was given). */
+  private readonly sent: ReadonlySet<string>;
 
-  constructor(invocation: SubrequestBudget, cap: number, scripts: number) {
+  constructor(invocation: SubrequestBudget, cap: number, scripts: number, sent: ReadonlySet<string>) {
     this.invocation = invocation;
     this.cap = cap;
     this.scripts = scripts;
-    this.reloadsAtStart = invocation.reloads;
+    this.sent = sent;
   }
 
   /** Subrequests the job may still plan, with its possible re-sends kept aside; never below 0. */
   left(): number {
-    const reloadsLeft = Math.max(0, this.scripts - (this.invocation.reloads - this.reloadsAtStart));
-    return Math.max(0, this.cap - this.invocation.used - reloadsLeft);
+    const reserve = this.invocation.reserveOf(this.scripts, this.sent);
+    return Math.max(0, this.cap - this.invocation.used - reserve - this.invocation.kept);
   }
 
   /** The counted fetch of the invocation. */
@@ -81,10 +152,14 @@ export class JobBudget {
 /**
  * The client `redis` with every HTTP request it sends counted in `budget`: EVALSHA, EVAL (only
  * sent after a NOSCRIPT answer: counted as a reload too), PING and each pipeline's exec. It sends
- * exactly what `redis` would: the jobs' command counts (docs/costs.md) do not change. (A pipeline
- * re-sent with EVAL after NOSCRIPT is counted, but not as a reload: no job sends a pipeline.)
+ * exactly what `redis` would (the jobs' command counts, docs/costs.md, do not change), but for one
+ * case: after Redis answered NOSCRIPT for a script believed loaded (a SCRIPT FLUSH, a failover:
+ * src/redis/loaded.ts), the next re-send (an EVAL, or a pipeline) also carries a SCRIPT LOAD of
+ * each other script believed loaded, in the same request, so the plans that counted on them hold:
+ * the lost cache costs the invocation one subrequest (its `spare`), not one per script.
  */
 export function countingRedis(redis: RedisClient, budget: SubrequestBudget): RedisClient {
+  const pipelineOf = redis.pipeline?.bind(redis);
   const counted: RedisClient = {
     evalsha: (async (...args: Parameters<RedisClient["evalsha"]>) => {
       budget.spend();
@@ -93,24 +168,56 @@ export function countingRedis(redis: RedisClient, budget: SubrequestBudget): Red
     eval: (async (...args: Parameters<RedisClient["eval"]>) => {
       budget.spend();
       budget.reloads++;
-      return redis.eval(...args);
+      const lost = pipelineOf ? takeLost(counted) : [];
+      if (lost.length === 0 || !pipelineOf) return redis.eval(...args);
+      const p = pipelineOf();
+      p.eval(...args);
+      const replies = await execWithLoads(p, lost, { keepErrors: true });
+      const reply = replies[0] as { error?: string; result: unknown };
+      if (reply.error) throw new errors.UpstashError(reply.error);
+      return reply.result;
     }) as RedisClient["eval"],
     ping: (async (...args: Parameters<RedisClient["ping"]>) => {
       budget.spend();
       return redis.ping(...args);
     }) as RedisClient["ping"],
   };
-  const pipeline = redis.pipeline?.bind(redis);
-  if (pipeline) {
+  if (pipelineOf) {
     counted.pipeline = (() => {
-      const p = pipeline() as RedisPipeline;
+      const p = pipelineOf();
       const exec = p.exec.bind(p);
       p.exec = (async (...args: Parameters<RedisPipeline["exec"]>) => {
         budget.spend();
-        return exec(...args);
+        // the loads' replies are read only as `{ error, result }` (run.ts sends every pipeline so)
+        const keep = (args[0] as { keepErrors?: boolean } | undefined)?.keepErrors === true;
+        const lost = keep ? takeLost(counted) : [];
+        if (lost.length === 0) return exec(...args);
+        return execWithLoads(p, lost, args[0], exec);
       }) as RedisPipeline["exec"];
       return p;
     }) as RedisClient["pipeline"];
   }
+  /** Sends `p` with a SCRIPT LOAD of each `lost` script after its commands; returns its commands' replies. */
+  async function execWithLoads(
+    p: RedisPipeline,
+    lost: { sha: string; script: Script }[],
+    options: unknown,
+    exec: RedisPipeline["exec"] = p.exec.bind(p),
+  ): Promise<unknown[]> {
+    for (const { script } of lost) p.scriptLoad(script.text);
+    const replies = (await (exec as (o: unknown) => Promise<unknown[]>)(options)) as {
+      error?: string;
+      result: unknown;
+    }[];
+    const loads = replies.splice(replies.length - lost.length);
+    budget.loadedAgain += lost.length;
+    loads.forEach((load, i) => {
+      if (load.error) forgetLoaded(counted, lost[i]!.sha);
+    });
+    return replies;
+  }
+  shareLoaded(counted, redis, (sha) => budget.current?.add(sha));
+  budget.client = counted;
+  budget.canReload = pipelineOf !== undefined;
   return counted;
 }

@@ -2,6 +2,7 @@ import { errors } from "@upstash/redis";
 import { ConflictError, StorageUnavailableError } from "../errors.ts";
 import type { RedisClient, RedisPipeline } from "./client.ts";
 import { DIGESTS_LUA, RECORD_LUA, REPLAY_LUA } from "./idempotency-lua.ts";
+import { noteLoaded, noteNoScript } from "./loaded.ts";
 
 /**
  * The script runner under `defineScript` (src/redis/script.ts, which re-exports what other
@@ -216,13 +217,18 @@ export type Written<T> = T & { replayed: boolean };
 async function evaluate(redis: RedisClient, script: Script, keys: string[], args: ScriptArg[]): Promise<string> {
   const argv = args.map(String);
   const sha = await scriptSha(script);
+  // what Redis holds is noted (./loaded.ts): the jobs' budget keeps no re-send for a loaded script
   try {
+    let reply: string;
     try {
-      return (await redis.evalsha(sha, keys, argv)) as string;
+      reply = (await redis.evalsha(sha, keys, argv)) as string;
     } catch (error) {
       if (!(error instanceof Error) || !error.message.includes("NOSCRIPT")) throw error;
-      return (await redis.eval(script.text, keys, argv)) as string;
+      noteNoScript(redis, sha);
+      reply = (await redis.eval(script.text, keys, argv)) as string;
     }
+    noteLoaded(redis, sha, script);
+    return reply;
   } catch (error) {
     throw toStorageError(error);
   }
@@ -288,8 +294,10 @@ export async function runReadPiped<T>(
   try {
     replies = await send(false, true);
     if (replies[0]?.error?.includes("NOSCRIPT")) {
+      noteNoScript(redis, sha);
       replies = once ? [...(await send(true, false)), ...replies.slice(1)] : await send(true, true);
     }
+    if (replies[0] && !replies[0].error) noteLoaded(redis, sha, script);
   } catch (error) {
     throw toStorageError(error);
   }
