@@ -50,13 +50,12 @@ export const SiteTotal = once(() =>
   z
     .object({
       online: z.number().int().openapi({
-        description: "ids online across rooms at the trim job's latest run (an id in two rooms counts twice)",
+        description:
+          "ids online across rooms in the trim job's latest sample: each room's count at its latest visit (an id in two rooms counts twice)",
       }),
-      onlineAt: z
-        .number()
-        .int()
-        .nullable()
-        .openapi({ description: "when that run sampled it (epoch ms); null before any run" }),
+      onlineAt: z.number().int().nullable().openapi({
+        description: "when that sample was recorded (epoch ms): a trim run, or a room's delete; null before any",
+      }),
       peakToday: z.number().int().openapi({ description: "highest per-minute sample of online since UTC midnight" }),
       peakAt: z.number().int().nullable().openapi({ description: "when peakToday was first sampled (epoch ms)" }),
       activeToday: z

@@ -103,8 +103,8 @@ lazyRoute(
     tags,
     summary: "Site-wide: online now, today's peak and active ids across rooms",
     description:
-      "Bounded work, no scan over rooms. `online` and `peakToday` come from the trim job, which sums the online count of every room it visits " +
-      "each minute (every active room; a capped run of more than 2,000 active rooms counts the rooms it visited) and keeps the day's highest sum. " +
+      "Bounded work, no scan over rooms. `online` and `peakToday` come from the trim job, which keeps each room's online count at its latest visit and samples their sum " +
+      "each minute (a run capped before visiting every active room counts the others at their last visit, each room once) and keeps the day's highest sample. " +
       "`activeToday` counts distinct ids across rooms with a HyperLogLog: an estimate with a relative standard error of 0.81 % (`activeTodayError`). " +
       "`_total` is not a valid room name, so no room can shadow this path. " +
       "The figures are today's only: a `day` is refused (400); a room's past day is `GET /v1/presence/{room}?day=`.",

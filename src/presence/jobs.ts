@@ -43,15 +43,17 @@ export interface TrimOptions {
  * (just after midnight) today's peak; keeps the figures of a day that ended
  * (yesterday's, in the first timeout after midnight, or later in the first hour when those
  * runs missed the room) or of a room going idle
- * in the room's ring of past days; records the site-wide online count (the
- * last chunk, from the sum of the run); forgets ids idle past the horizon
+ * in the room's ring of past days; keeps each room's online count for the
+ * site-wide figure and records their sum (the last chunk: a capped run's
+ * sample holds the rooms it did not visit at their last count); forgets ids idle past the horizon
  * (`PRESENCE_ID_HORIZON_DAYS`); schedules idle rooms for their next visit and
  * drops rooms with nothing left from the registries.
  *
  * Cost: one script listing the due rooms (2 commands when nothing is due),
  * then one script per chunk of rooms (3 commands per active room in a plain
- * minute, 5 at the hour, 4 in the rest of the first hour after midnight, and 1 per run for the
- * site-wide sample, 2 when it raises the day's highest; docs/costs.md lists the other states). Idempotent (a rerun of the minute overwrites its own
+ * minute, 5 at the hour, 4 in the rest of the first hour after midnight; per chunk 1 HMGET of
+ * the rooms' last counts, +1 HSET when a count changed, +1 when a room leaves the count; 1 per run
+ * for the site-wide sample, 2 when it raises the day's highest; docs/costs.md lists the other states). Idempotent (a rerun of the minute overwrites its own
  * points; forgetting twice forgets nothing) and bounded: `maxRooms` rooms and
  * `forgetBudget` ids per script call; what is left waits for the next run,
  * which is harmless because reads count by time, not by trimming.
@@ -102,6 +104,7 @@ export function createTrimJob(options: TrimOptions = {}): Job {
     const start = dayStart(ctx.now);
     const capped = listed.length === limit;
     let online = 0;
+    let siteOnline: number | null = null;
     let forgotten = 0;
     let idle = 0;
     let dropped = 0;
@@ -114,11 +117,18 @@ export function createTrimJob(options: TrimOptions = {}): Job {
       }));
       const last = i + chunkRooms >= list.length;
       const carry = ctx.now - start <= Math.max(timeout, 2 * MINUTE);
-      const { value } = await trimScript.run<{ online: number; forgotten: number; idle: number; dropped: number }>(
+      const { value } = await trimScript.run<{
+        online: number;
+        counted: number;
+        forgotten: number;
+        idle: number;
+        dropped: number;
+      }>(
         ctx.redis,
         {
           due: registry.due,
           rooms: registry.rooms,
+          counted: registry.counted,
           site: siteDayKeys(ctx.prefix, ctx.now).total,
           seenKeys: rooms.map((k) => k.seen),
           idsKeys: rooms.map((k) => k.ids),
@@ -160,19 +170,30 @@ export function createTrimJob(options: TrimOptions = {}): Job {
           todayBit: daySlotBit(dayNumber(ctx.now)),
           yesterdayBit: daySlotBit(dayNumber(ctx.now) - 1),
           daysTtl: DAYS_TTL_SECONDS,
-          // the last chunk records the site-wide online count: the earlier chunks' sum plus its own
-          carried: online,
+          // the last chunk records the site-wide online count: the sum of every room's last count
           sample: last ? 1 : 0,
           roomNames: chunk,
         },
       );
       online += value.online;
+      if (last) siteOnline = value.counted;
       forgotten += value.forgotten;
       idle += value.idle;
       dropped += value.dropped;
       calls += 1;
     }
-    return { rooms: list.length, online, forgotten, idle, dropped, minute: minute * MINUTE, calls, capped };
+    // online: the visited rooms' ids online; siteOnline: the site-wide sample (null: none taken)
+    return {
+      rooms: list.length,
+      online,
+      siteOnline,
+      forgotten,
+      idle,
+      dropped,
+      minute: minute * MINUTE,
+      calls,
+      capped,
+    };
   };
   // the due list, the marks' script and the trim script
   return withNeeds(trim, { scripts: 3, least: TRIM_LEAST_SUBREQUESTS });

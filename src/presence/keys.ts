@@ -11,6 +11,11 @@ export function registryKeys(prefix: string) {
     rooms: keyOf(prefix, "presence", "_rooms"),
     /** Room → when the trim job should visit it next (ms): active rooms now, idle rooms later. */
     due: keyOf(prefix, "presence", "_due"),
+    /**
+     * `_online`: room → its online count at the trim job's latest visit (rooms with someone online
+     * only), and field `_sum` → their sum, the site-wide figure (site-lua.ts); no key when 0.
+     */
+    counted: keyOf(prefix, "presence", "_online"),
   };
 }
 

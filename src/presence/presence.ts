@@ -119,17 +119,22 @@ export async function leave(
   return { left: value === 1, replayed };
 }
 
-/** Removes every key of the room and its registry entries; `existed`: anything was there. */
+/**
+ * Removes every key of the room and its registry entries, and its count from the site-wide online
+ * figure (a new sample then); `existed`: anything was there.
+ */
 export async function deleteRoom(ctx: Ctx, room: string): Promise<Written<{ existed: boolean }>> {
   assertName(room, "room");
   const registry = registryKeys(ctx.prefix);
   const { value, replayed } = await deleteRoomScript.run<number>(
     ctx.redis,
     {
+      counted: registry.counted,
+      site: siteDayKeys(ctx.prefix, ctx.now).total,
       registries: [registry.rooms, registry.due, ...legacyRegistryKeys(ctx.prefix)],
       roomKeys: allRoomKeys(ctx.prefix, room, ctx.now),
     },
-    { room },
+    { room, ofDay: ctx.now - dayStart(ctx.now), dailyTtl: dailyTtlSeconds(ctx.now) },
   );
   return { existed: value > 0, replayed };
 }

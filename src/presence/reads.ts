@@ -148,9 +148,12 @@ export async function day(ctx: Ctx, room: string, date: string, options: Presenc
 export const HLL_STANDARD_ERROR = 0.0081;
 
 export interface SiteTotal {
-  /** Ids online across rooms (an id in two rooms counts twice) at the trim job's latest run. */
+  /**
+   * Ids online across rooms (an id in two rooms counts twice) in the trim job's latest sample: the
+   * sum of each room's count at its latest visit (a capped run's unvisited rooms at their last).
+   */
   online: number;
-  /** When that run sampled it (epoch ms); null when no run has yet. */
+  /** When that sample was recorded (a trim run, or the delete of a counted room; epoch ms); null when none has been. */
   onlineAt: number | null;
   /** Highest `online` sample since UTC midnight (samples are a minute apart). */
   peakToday: number;
@@ -165,8 +168,8 @@ export interface SiteTotal {
 }
 
 /**
- * Site-wide figures without a scan over rooms: the trim job sums the online count of the rooms
- * it visits each minute (every active room) and keeps the day's highest sum; the heartbeat adds
+ * Site-wide figures without a scan over rooms: the trim job keeps each room's online count at its
+ * latest visit and their sum (site-lua.ts), samples the sum each minute and keeps the day's highest; the heartbeat adds
  * an id to the day's HyperLogLog the first time it is seen that day in a room. One round trip.
  */
 export async function total(ctx: Ctx): Promise<SiteTotal> {

@@ -1,6 +1,7 @@
 import { defineLua, defineScript } from "../redis/script.ts";
 import { DAY } from "../time.ts";
 import { HEADER_BITS, IDLED_FLAG } from "./keys.ts";
+import { siteLua } from "./site-lua.ts";
 
 /**
  * Presence's write scripts: heartbeat, leave, delete room; the trim job's visit
@@ -310,17 +311,32 @@ return redis.call('ZADD', seen, 'XX', 'LT', 'CH', offlineAt, got[1])
 
 /**
  * Removes a room from the registries (the current two and the two of earlier
- * versions) and deletes every key it can have. Returns how many keys and
- * registry entries went.
+ * versions) and deletes every key it can have. A room counted in the site-wide
+ * online figure (`counted`, siteLua) leaves it, with a new sample at the delete's
+ * time (`ofDay`, ms since 00:00 UTC): no trim run visits the room again, and with
+ * no other room due none would sample it. Returns how many keys and registry
+ * entries went.
  */
 export const deleteRoomScript = defineScript({
   name: "presence.deleteRoom",
   write: true,
-  keys: ["...registries", "...roomKeys"],
-  args: ["room"],
+  keys: ["counted", "site", "...registries", "...roomKeys"],
+  args: ["room", "ofDay", "dailyTtl"],
+  uses: [siteLua],
   lua: `
 local gone = 0
 for _, registry in ipairs(registries) do gone = gone + redis.call('ZREM', registry, room) end
+local got = redis.call('HMGET', counted, room, SUM_FIELD)
+if got[1] then
+  local sum = (tonumber(got[2]) or 0) - tonumber(got[1])
+  if sum <= 0 then
+    redis.call('DEL', counted)
+  else
+    redis.call('HSET', counted, SUM_FIELD, sum)
+    redis.call('HDEL', counted, room)
+  end
+  recordSample(site, math.max(sum, 0), tonumber(ofDay), dailyTtl)
+end
 return gone + redis.call('UNLINK', unpack(roomKeys))
 `,
 });

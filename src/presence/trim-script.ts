@@ -1,6 +1,7 @@
 import { defineScript } from "../redis/script.ts";
 import { HEADER_BYTES, HISTORY_SCALE, IDLED_FLAG } from "./keys.ts";
 import { reverseLua } from "./scripts.ts";
+import { siteLua } from "./site-lua.ts";
 
 // The trim job's script (./jobs.ts), apart from the request scripts of ./scripts.ts.
 
@@ -12,11 +13,13 @@ import { reverseLua } from "./scripts.ts";
  * for its next visit: the end of its listing (two days after its last
  * activity, when its history and daily keys are gone) or the day its oldest id
  * passes the horizon; with no id left its last keys and registry entries go.
- * Every room forgets at most a budget of ids idle past the horizon.
+ * Every room forgets at most a budget of ids idle past the horizon. Each room's online count
+ * goes into `counted` (siteLua) when it changed since the room's previous visit; with `sample` (the
+ * run's last chunk) their sum is the site-wide sample, also for rooms this run did not visit.
  *
  * Times are ms (`minute`: minutes since the epoch, `slot`: minute of the day),
  * `hourly`/`carry`/`catchUp`/`rotate` are 1/0, the TTLs seconds.
- * Returns { rooms, online, forgotten, idle, dropped }.
+ * Returns { rooms, online (this chunk's rooms), counted (the site-wide sum), forgotten, idle, dropped }.
  */
 export const trimScript = defineScript({
   name: "presence.trim",
@@ -24,6 +27,7 @@ export const trimScript = defineScript({
   keys: [
     "due",
     "rooms",
+    "counted",
     "site",
     "...seenKeys",
     "...idsKeys",
@@ -56,11 +60,10 @@ export const trimScript = defineScript({
     "todayBit",
     "yesterdayBit",
     "daysTtl",
-    "carried",
     "sample",
     "...roomNames",
   ],
-  uses: [reverseLua],
+  uses: [reverseLua, siteLua],
   lua: `
 local now        = tonumber(now)
 local idleAfter  = tonumber(idleAfter)
@@ -99,12 +102,28 @@ local function carryPeak(seen, daily, peak, header)
   end
 end
 local total, forgotten, idleRooms, dropped = 0, 0, 0, 0
+-- The chunk's rooms' counts at their previous visits and the site-wide sum, one HMGET a chunk (no
+-- command per room): a count that changed goes in below, the sum moved by the difference.
+local fields = { SUM_FIELD }
+for r, room in ipairs(roomNames) do fields[r + 1] = room end
+local before                = redis.call('HMGET', counted, unpack(fields))
+local sum, recount, uncount = tonumber(before[1]) or 0, {}, {}
 for r, room in ipairs(roomNames) do
   local seen, ids, names    = seenKeys[r], idsKeys[r], namesKeys[r]
   local seq, daily, history = seqKeys[r], dailyKeys[r], historyKeys[r]
   local count               = redis.call('ZCOUNT', seen, cutoff, '+inf')
   local active              = count > 0
+  local was                 = tonumber(before[r + 1]) or 0
   local activity, header, idledFlag
+  if count ~= was then
+    sum = sum + count - was
+    if count > 0 then
+      recount[#recount + 1] = room
+      recount[#recount + 1] = count
+    else
+      uncount[#uncount + 1] = room
+    end
+  end
   if not active then
     -- Last activity: today's last heartbeat (a leave moves an id offline but is
     -- no heartbeat, and the heartbeat decides reactivation by this time) or the
@@ -222,16 +241,19 @@ for r, room in ipairs(roomNames) do
     end
   end
 end
--- The last chunk of a run records the site-wide online count (this chunk's and the
--- earlier chunks' rooms) and raises the day's highest sample.
-if sample == '1' then
-  local online = tonumber(carried) + total
-  local ofDay  = now - dayStart
-  local s      = redis.call('BITFIELD', site, 'GET', 'u32', 0, 'GET', 'u32', 96, 'SET', 'u32', 64, online, 'SET', 'u32', 96, ofDay + 1)
-  if online > s[1] then redis.call('BITFIELD', site, 'SET', 'u32', 0, online, 'SET', 'u32', 32, ofDay) end
-  if s[2] == 0 then redis.call('EXPIRE', site, dailyTtl) end
+-- The counts that changed, with the sum, so the sum is always the hash's. A room counting 0 leaves
+-- it (idle, or about to be: its last count must not stay in the sum once no run visits it); with
+-- nobody counted anywhere the hash would hold the sum alone, and goes.
+if sum <= 0 then
+  if #uncount > 0 then redis.call('DEL', counted) end
+elseif #recount > 0 or #uncount > 0 then
+  redis.call('HSET', counted, SUM_FIELD, sum, unpack(recount))
+  if #uncount > 0 then redis.call('HDEL', counted, unpack(uncount)) end
 end
-return { rooms = #roomNames, online = total, forgotten = forgotten, idle = idleRooms, dropped = dropped }
+-- The last chunk of a run records the site-wide online count: the sum over every room counted,
+-- visited by this run or (a capped run) by an earlier one.
+if sample == '1' then recordSample(site, math.max(sum, 0), now - dayStart, dailyTtl) end
+return { rooms = #roomNames, online = total, counted = math.max(sum, 0), forgotten = forgotten, idle = idleRooms, dropped = dropped }
 `,
 });
 

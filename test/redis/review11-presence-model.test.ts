@@ -225,6 +225,8 @@ async function runModel(seed: number): Promise<RunResult> {
     ]),
   );
   const samples: { t: number; online: number }[] = [];
+  /** `_online`: each room's count at its latest visit (rooms with someone online only). */
+  const countedRooms = new Map<string, number>();
   let midnightSeen = dayStart(D0);
 
   /** Crossing 00:00: the ids online then count in the new day's peak, at 00:00 (docs: "counted at 00:00"). */
@@ -330,9 +332,23 @@ async function runModel(seed: number): Promise<RunResult> {
     let cost = 2 + (visited.length > 0 ? Math.ceil(visited.length / 50) : 0);
     let plain = visited.length > 0 && !carryWindow && !catchUp && !hourly;
     let forgottenNow = 0;
+    // `_online`: one HMGET a chunk; the counts that changed in one HSET with the sum, those gone to 0
+    // in one HDEL (one DEL of the key instead when nobody is counted any more)
+    let recounted = 0;
+    let uncounted = 0;
+    if (visited.length > 0) cost += 1;
     for (const m of visited) {
       const count = countOnline(m, t);
       sum += count;
+      if (count !== (countedRooms.get(m.name) ?? 0)) {
+        if (count > 0) {
+          countedRooms.set(m.name, count);
+          recounted += 1;
+        } else {
+          countedRooms.delete(m.name);
+          uncounted += 1;
+        }
+      }
       const activity = activityOf(m, t);
       const active = count > 0 || (activity !== undefined && t - activity < T + MARGIN);
       cost += 1; // ZCOUNT
@@ -450,6 +466,12 @@ async function runModel(seed: number): Promise<RunResult> {
       }
     }
     bump("trim:forgotten", forgottenNow);
+    const siteSum = [...countedRooms.values()].reduce((a, b) => a + b, 0);
+    if (siteSum === 0) cost += uncounted > 0 ? 1 : 0;
+    else cost += (recounted + uncounted > 0 ? 1 : 0) + (uncounted > 0 ? 1 : 0);
+    if (recounted + uncounted > 0) bump("cost:site-count-changed");
+    // a run visiting every due room: every room counted is among them, the sample is their sum
+    if (visited.length > 0) check("trim.site-sum-is-visited-sum", t, siteSum, sum);
     if (visited.length > 0) {
       const todays = samples.filter((x) => x.t >= today);
       const high = Math.max(0, ...todays.map((x) => x.online));
@@ -485,6 +507,7 @@ async function runModel(seed: number): Promise<RunResult> {
     jobCommands = after;
     check("trim.rooms", t, res.rooms, visited.length);
     check("trim.online", t, res.online, sum);
+    check("trim.siteOnline", t, res.siteOnline, visited.length > 0 ? siteSum : null);
     check("trim.forgotten", t, res.forgotten, forgottenNow);
     // The first run of each kind loads its scripts (EVALSHA misses, then EVAL): not counted.
     const warm = visited.length > 0 ? warmTrim : warmDue;
@@ -806,7 +829,7 @@ describe("presence against a model over 6 days and 2.5 of trim runs, 5 rooms, th
     },
   );
 
-  it("trim runs: nothing due 2 commands; a plain minute 2 + 1 a chunk + 3 an active room + 1 (docs/costs.md)", async () => {
+  it("trim runs: nothing due 2 commands; a plain minute 2 + 2 a chunk (+1 when a count changed) + 3 an active room + 1 (docs/costs.md)", async () => {
     const { mismatches, counts } = await once();
     expect(counts["checked:cost:trim.nothing-due"]).toBeGreaterThan(50);
     expect(counts["checked:cost:trim.plain"]).toBeGreaterThan(500);
@@ -815,6 +838,7 @@ describe("presence against a model over 6 days and 2.5 of trim runs, 5 rooms, th
     expect(counts["checked:cost:trim"]).toBeGreaterThan(500);
     expect(counts["cost:margin-room(+2)"]).toBeGreaterThan(50);
     expect(counts["cost:site-peak-raised(+1)"]).toBeGreaterThan(20);
+    expect(counts["cost:site-count-changed"]).toBeGreaterThan(100);
     expect(summary(mismatches.filter((x) => x.kind.startsWith("cost:")))).toEqual({});
   });
 
@@ -934,7 +958,8 @@ describe("a cron gap over the window after midnight", () => {
 });
 
 describe("the trim job's commands (docs/costs.md, Presence)", () => {
-  it("a run with nothing due: 2; one active room in a plain minute: 7; ten: 34 (holds)", async () => {
+  // 7 and 34 until the site-wide count kept each room's last count (+1 HMGET of `_online` a chunk)
+  it("a run with nothing due: 2; one active room in a plain minute: 8; ten: 35 (holds)", async () => {
     const { at, commands } = counted("cost");
     const job = createTrimJob();
     const t = D0 + 9 * HOUR + 5 * MINUTE;
@@ -943,10 +968,10 @@ describe("the trim job's commands (docs/costs.md, Presence)", () => {
     await heartbeat(at(t), "r0", ["a"], T_OPT);
     await job(at(t + 10_000), CONFIG); // the day's first sample, which raises the day's highest
     await heartbeat(at(t + 20_000), "r0", ["a"], T_OPT);
-    expect((await commands(() => job(at(t + MINUTE), CONFIG))).commands).toBe(7);
+    expect((await commands(() => job(at(t + MINUTE), CONFIG))).commands).toBe(8);
     for (let i = 1; i < 10; i += 1) await heartbeat(at(t + MINUTE + 1000), `r${i}`, ["a"], T_OPT);
     await job(at(t + MINUTE + 10_000), CONFIG); // a sample of 10: the day's highest rises
-    expect((await commands(() => job(at(t + 2 * MINUTE), CONFIG))).commands).toBe(34);
+    expect((await commands(() => job(at(t + 2 * MINUTE), CONFIG))).commands).toBe(35);
   });
 
   // DOC GAP (low): docs/costs.md prices an active room at 3 commands a run (rows 18 and 20: ZCOUNT,
@@ -973,8 +998,8 @@ describe("the trim job's commands (docs/costs.md, Presence)", () => {
     expect(margin.value).toMatchObject({ rooms: 1, idle: 0, online: 0 });
     expect((await history(at(t + 3 * MINUTE + 1), "r", 1)).points).toContainEqual({ at: t + 3 * MINUTE, online: 0 });
     expect({ rising: rising.commands, margin: margin.commands }).toEqual({
-      rising: costRows.trimSiteRaised.commands, // 8
-      margin: costRows.trimMarginRoom.commands, // 9
+      rising: costRows.trimSiteRaised.commands, // 10
+      margin: costRows.trimMarginRoom.commands, // 11
     });
   });
 });

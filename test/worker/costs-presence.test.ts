@@ -195,6 +195,14 @@ describe("presence reads and deletes", () => {
 
   it("delete room", async () => {
     expect(await measure(api, () => api.del("/v1/presence/r", { key: "admin" }))).toEqual(expected(rows.deleteRoom));
+    // a room the trim job found idle: its count left the site-wide figure then
+    const idle = newApi("pcost-del-idle");
+    await beat(idle, "r", { id: "a" });
+    idle.advance(8 * MIN);
+    await trim(idle);
+    expect(await measure(idle, () => idle.del("/v1/presence/r", { key: "admin" }))).toEqual(
+      expected(rows.deleteRoomUncounted),
+    );
   });
 });
 
