@@ -29,8 +29,13 @@ export { increment, type IncrItem, type IncrResult } from "./increment.ts";
  * hours: 53 ms in one script at 10,000 members an hour key, bench/scaling/dense-delete.ts). Each
  * part is itself a complete delete over its days, so the parts leave what one delete would, but
  * not atomically: a read during the call may see the member gone from the earlier parts only.
- * With an Idempotency-Key each part keeps its own record (the last the key's own, with the call's
- * total), so a retry after a failure part way replays the parts done and runs the rest.
+ * With an Idempotency-Key (only a direct caller passes one: the Worker takes none on DELETE) each
+ * part keeps its own record, named by its days (`deletePartRecord`: part sizes follow the days the
+ * range spans, so a retry with the default `to` after a UTC midnight has other parts, and must not
+ * replay a shorter one's record for a longer one), the last the key's own, with the call's total;
+ * a retry after a failure part way replays the parts done and runs the rest, and the range's
+ * script, finding a part's record, answers `split` rather than delete the rest alone (and record
+ * only the rest). A retry resolves `to` again: a part whose days moved runs again over its new days.
  */
 export async function deleteMember(
   ctx: Ctx,
@@ -45,6 +50,13 @@ export async function deleteMember(
   if (!range) return deleteRange(ctx, name, member, undefined, idempotency, 0);
   const end = periodEnd(range.period, range.to);
   const whole = deleteCall(ctx.prefix, name, range.period, range.from, end);
+  // a plan past one script's keys may have run in parts: the records a retry's parts would replay
+  const partRecords =
+    idempotency && whole.parts.length > MAX_DELETE_SCRIPT_KEYS
+      ? sliceRanges(range.period, range.from, end)
+          .slice(0, -1)
+          .map(([a, b]) => deletePartRecord(idempotency.key, a, b))
+      : [];
   try {
     return await deleteRange(
       ctx,
@@ -53,11 +65,21 @@ export async function deleteMember(
       { period: range.period, from: range.from, end, call: whole },
       idempotency,
       0,
+      partRecords,
     );
   } catch (err) {
     if (!(err instanceof DeleteSplit)) throw err;
     return deleteParts(ctx, name, member, range.period, range.from, end, idempotency);
   }
+}
+
+/**
+ * The idempotency record of the part [a, b) of a split delete under `key` (the last part's is the
+ * key's own). Named by its days, not its position: a retry's part replays only a record of exactly
+ * its own days.
+ */
+export function deletePartRecord(key: string, a: number, b: number): string {
+  return `${key}:${a}-${b}`;
 }
 
 /** The range [from, end) as parts of whole UTC days, each a plan of at most MAX_DELETE_SCRIPT_KEYS keys. */
@@ -68,6 +90,15 @@ export function deleteSlices(
   from: number,
   end: number,
 ): [number, number][] {
+  const out = sliceRanges(period, from, end);
+  for (const [a, b] of out)
+    if (deleteCall(prefix, name, period, a, b).parts.length > MAX_DELETE_SCRIPT_KEYS)
+      throw new Error(`deleteSlices: a part of ${period} ${a}..${b} passes ${MAX_DELETE_SCRIPT_KEYS} keys`);
+  return out;
+}
+
+/** deleteSlices' parts, unchecked. */
+function sliceRanges(period: Period, from: number, end: number): [number, number][] {
   // a day of hours is 24 buckets, 4 quarters and the day (29 keys); a part may also reach 2 months
   const days = period === "hour" ? Math.floor((MAX_DELETE_SCRIPT_KEYS - 2) / 29) : MAX_DELETE_SCRIPT_KEYS - 2;
   // as few parts as that allows, of about equal days
@@ -79,9 +110,6 @@ export function deleteSlices(
     out.push([a, b]);
     a = b;
   }
-  for (const [a, b] of out)
-    if (deleteCall(prefix, name, period, a, b).parts.length > MAX_DELETE_SCRIPT_KEYS)
-      throw new Error(`deleteSlices: a part of ${period} ${a}..${b} passes ${MAX_DELETE_SCRIPT_KEYS} keys`);
   return out;
 }
 
@@ -99,7 +127,8 @@ async function deleteParts(
   let replayed = false;
   for (const [i, [a, b]] of slices.entries()) {
     const last = i === slices.length - 1;
-    const record = idempotency && !last ? { ...idempotency, key: `${idempotency.key}:part${i}` } : idempotency;
+    const record =
+      idempotency && !last ? { ...idempotency, key: deletePartRecord(idempotency.key, a, b) } : idempotency;
     const call = deleteCall(ctx.prefix, name, period, a, b);
     const done = await deleteRange(ctx, name, member, { period, from: a, end: b, call }, record, last ? removed : 0);
     removed = last ? done.removed : removed + done.removed;
@@ -116,6 +145,7 @@ async function deleteRange(
   range: { period: Period; from: number; end: number; call: ReturnType<typeof deleteCall> } | undefined,
   idempotency: Idempotency | undefined,
   carried: number,
+  partRecords: readonly string[] = [],
 ): Promise<Written<{ removed: number }>> {
   const { parts, layout } = range
     ? range.call
@@ -128,6 +158,7 @@ async function deleteRange(
     ctx.redis,
     {
       ...writeKeys(ctx.prefix, name),
+      partRecords,
       parts: outside.keys.length > 0 ? [...parts, ...outside.keys] : parts,
     },
     {

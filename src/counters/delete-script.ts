@@ -66,12 +66,15 @@ import { fieldsLua } from "./life.ts";
  * is written (the bound first falls to `maxKeys` before any removal, and only falls after), and the
  * caller runs the range as parts of at most `maxWork` keys each. `carried`: what earlier parts of
  * the call removed, added to the result (so an Idempotency-Key's record, kept by the last part,
- * holds the call's total).
+ * holds the call's total). `partRecords`: with an Idempotency-Key, the records the parts of a
+ * range past `maxWork` keys would keep (counters.ts); when one exists (a retry of a call that
+ * failed part way) the script answers `split` before its first write, one EXISTS, so the retry
+ * replays those parts and the key's record holds the call's total, not the rest's.
  */
 export const deleteMemberScript = defineScript({
   name: "counters.deleteMember",
   write: true,
-  keys: ["plain", "index", "names", "expiry", "seq", "...parts"],
+  keys: ["plain", "index", "names", "expiry", "seq", "...partRecords", "...parts"],
   args: [
     "name",
     "member",
@@ -186,6 +189,13 @@ if #parts > 0 then
   end
   local reached = {}
   local count   = #level
+  -- a part of this call done before (its record): the parts again, checked once, before a write
+  local unchecked = #partRecords > 0
+  local function partsDone()
+    if not unchecked then return false end
+    unchecked = false
+    return redis.call('EXISTS', unpack(partRecords)) > 0
+  end
   local function notShown(bound)
     return {refused = 'not_shown_to_fit', keys = bound, reads = spent}
   end
@@ -217,6 +227,7 @@ if #parts > 0 then
         if pruned and listed[i] then
           if final and kinds[i - nb] == 'w' and not (up > 0 and kindOf(up) == 'p') then
             -- nothing can be refused and no partial rollup needs its score: its ZREM tells
+            if partsDone() then return {refused = 'split', keys = bound} end
             s = redis.call('ZREM', parts[i], member) > 0 or nil
             taken[i] = s
           else
@@ -270,7 +281,7 @@ if #parts > 0 then
     level = nextLevel
   end
   -- a life read key by key, or one whose rollups did not show it: nothing written yet
-  if count > work then return {refused = 'split', keys = count} end
+  if count > work or partsDone() then return {refused = 'split', keys = count} end
   -- children before the partial rollups they add to: the plan's order
   table.sort(reached)
   local fromBuckets, changed = 0, 0

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { deleteMember, increment, MAX_DELETE_SCRIPT_KEYS, type IncrItem } from "../../src/counters/index.ts";
-import { deleteSlices } from "../../src/counters/counters.ts";
+import { deletePartRecord, deleteSlices } from "../../src/counters/counters.ts";
 import { deleteCall } from "../../src/counters/delete-layout.ts";
 import { keyOf } from "../../src/keys.ts";
 import { createRedis } from "../../src/redis/client.ts";
@@ -93,10 +93,7 @@ describe("member deletes past one script's keys run in parts", () => {
       "retry",
       "d",
       { period: "hour", from: a, to: b - HOUR },
-      {
-        ...idem,
-        key: `${idem.key}:part0`,
-      },
+      { ...idem, key: deletePartRecord(idem.key, a, b) },
     );
     expect(first.removed).toBe((b - a) / HOUR);
     expect(await deleteMember(ctx, "retry", "d", range, idem)).toEqual({ removed: 1440, replayed: false });
