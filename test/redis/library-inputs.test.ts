@@ -97,14 +97,12 @@ describe("unknown fields and null items", () => {
     await stats.histogram("ok-h").configure({ bucketWidth: 5, unit: "ms", retentionDays: 3 });
     await stats.histogram("ok-h").observe([1, { value: 2, at: now }]);
     await stats.counter("ok-c").incr({ member: "a", by: 2, period: "day", at: now, ttl: 3600 });
-    await stats
-      .counter("ok-u")
-      .union({
-        sources: [{ counter: "ok-c", period: "day", from: now, to: now }],
-        aggregate: "sum",
-        weights: [2],
-        ttl: 60,
-      });
+    await stats.counter("ok-u").union({
+      sources: [{ counter: "ok-c", period: "day", from: now, to: now }],
+      aggregate: "sum",
+      weights: [2],
+      ttl: 60,
+    });
     await stats
       .leaderboard("ok-b")
       .configure({ ties: "reached", reset: "none", keepSeasons: 2, minScore: null, maxScore: 100, maxIncrement: 50 });
