@@ -21,6 +21,7 @@ export {
   HistogramHandle,
   LeaderboardHandle,
   PresenceHandle,
+  type PlayerScoreChange,
   TrendingHandle,
   type CounterItem,
   type CounterReadOptions,
@@ -35,7 +36,8 @@ export { createRedis, type RedisOptions } from "./redis/client.ts";
 export type { Config } from "./config.ts";
 export type { Period } from "./time.ts";
 export type {
-  TrendingEvent,
+  // what `record` takes (`at` epoch ms or ISO-8601); src/trending's own TrendingEvent is the parsed one
+  TrendingEventInput as TrendingEvent,
   TopResult,
   TopItem,
   MemberResult,

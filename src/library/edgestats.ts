@@ -8,6 +8,7 @@
 import { readConfig, type Config } from "../config.ts";
 import type { Ctx } from "../context.ts";
 import * as counters from "../counters/index.ts";
+import * as histograms from "../histograms/index.ts";
 import type { Job } from "../jobs.ts";
 import { ConfigError } from "../errors.ts";
 import * as leaderboards from "../leaderboards/index.ts";
@@ -49,7 +50,10 @@ export interface EdgestatsOptions {
    */
   prefix?: string;
   /**
-   * The current time in epoch ms, read once per call (tests pass a fake clock).
+   * The current time in epoch ms, read once per call (tests pass a fake clock). A fractional value
+   * (`performance.timeOrigin + performance.now()`) is floored to whole ms, as the scripts store it;
+   * a value that is not a finite number, or not epoch ms of the years 2000-9999 (a clock in
+   * seconds or µs), is a ConfigError from the call, before anything is sent.
    * @default Date.now
    */
   clock?: () => number;
@@ -99,6 +103,28 @@ function configOf(options: EdgestatsOptions): Config {
   return readConfig(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)));
 }
 
+/** 2000-01-01 and 10000-01-01 in epoch ms: a clock outside them is in seconds (or µs), not ms. */
+const CLOCK_FLOOR = 946_684_800_000;
+const CLOCK_CEILING = 253_402_300_800_000;
+
+/**
+ * The clock's time in whole epoch ms, or a ConfigError (the setting is wrong, not the call's input).
+ * Checked per call, before any Redis command: a fractional time written into a leaderboard's
+ * `joinedAt` made every later read of the board fail in Lua, and a NaN or fractional `now` made
+ * scripts fail half-way (review 14).
+ */
+function timeOf(clock: () => number): number {
+  const value: unknown = clock();
+  if (typeof value !== "number" || !Number.isFinite(value))
+    throw new ConfigError(`clock must return epoch milliseconds as a finite number; it returned ${String(value)}.`);
+  const now = Math.floor(value);
+  if (now < CLOCK_FLOOR || now >= CLOCK_CEILING)
+    throw new ConfigError(
+      `clock must return epoch milliseconds (years 2000-9999); it returned ${now}: a clock in seconds or µs?`,
+    );
+  return now;
+}
+
 /** A job's summary: what it did, e.g. `{ streams, hoursTrimmed, more }` for compaction. */
 export type JobResult = Record<string, number | string | boolean | null>;
 
@@ -117,7 +143,7 @@ export class Edgestats {
     const redis = adapt(options.redis);
     const clock = options.clock ?? Date.now;
     this.config = Object.freeze(config);
-    this.#runtime = { config, ctx: (): Ctx => ({ redis, prefix: config.keyPrefix, now: clock() }) };
+    this.#runtime = { config, ctx: (): Ctx => ({ redis, prefix: config.keyPrefix, now: timeOf(clock) }) };
   }
 
   /** Top N over a sliding window of hourly buckets. */
@@ -146,8 +172,36 @@ export class Edgestats {
   }
 
   /** Site-wide presence: ids online across rooms (the trim job's last sample), today's peak and active ids (an estimate). */
-  presenceTotal(): Promise<presence.SiteTotal> {
+  async presenceTotal(): Promise<presence.SiteTotal> {
     return presence.total(this.#runtime.ctx());
+  }
+
+  /** The trending streams (from the registry, never a scan), in byte order, at most 1,000: `GET /v1/trending`. */
+  async streams(): Promise<string[]> {
+    return trending.list(this.#runtime.ctx());
+  }
+
+  /**
+   * A page of the counters with live data, with each one's last write (`limit` ≤ 1,000, `offset` the
+   * previous page's `nextOffset`): `GET /v1/counters`.
+   */
+  async counters(options: counters.ListOptions = {}) {
+    return counters.list(this.#runtime.ctx(), options);
+  }
+
+  /** A page of the histograms holding live data (`limit` ≤ 1,000, `offset` the previous page's `next`): `GET /v1/histograms`. */
+  async histograms(options: histograms.ListOptions = {}) {
+    return histograms.list(this.#runtime.ctx(), options);
+  }
+
+  /** A page of the rooms active in the last two days, most recent first (`limit` ≤ 1,000, `cursor`): `GET /v1/presence`. */
+  async rooms(options: presence.ListRoomsOptions = {}): Promise<presence.RoomPage> {
+    return presence.rooms(this.#runtime.ctx(), options);
+  }
+
+  /** A page of the boards, most recent activity first (`limit` ≤ 1,000, `cursor` or `offset`): `GET /v1/leaderboards`. */
+  async boards(options: leaderboards.ListOptions = {}): Promise<leaderboards.BoardList> {
+    return leaderboards.list(this.#runtime.ctx(), options);
   }
 
   /**
@@ -168,7 +222,7 @@ export class Edgestats {
   };
 
   /** Runs a feature's job by its served name (the same the cron triggers use). */
-  #run(jobs: Record<string, Job>, name: string): Promise<JobResult> {
+  async #run(jobs: Record<string, Job>, name: string): Promise<JobResult> {
     const job = jobs[name];
     if (!job) throw new Error(`no job '${name}'`);
     return job(this.#runtime.ctx(), this.#runtime.config);

@@ -12,6 +12,7 @@ import type { Written } from "../redis/script.ts";
 import { parseWindow } from "../time.ts";
 import { invalid, memberProblem } from "../validation.ts";
 import * as trending from "../trending/index.ts";
+import { changeFields, checkItems, checkShape, FIELDS } from "./inputs.ts";
 import { idempotencyOf, list, windowHours, type Runtime, type WriteOptions } from "./shared.ts";
 
 export type { Runtime, WriteOptions } from "./shared.ts";
@@ -37,14 +38,16 @@ export class TrendingHandle {
 
   /** Counts events (a member, one event, or up to 1,000): one script, all or nothing. */
   async record(
-    events: string | trending.TrendingEvent | trending.TrendingEvent[],
+    events: string | trending.TrendingEventInput | trending.TrendingEventInput[],
     options?: WriteOptions,
   ): Promise<Written<{ accepted: number }>> {
     const ctx = this.#rt.ctx();
     const batch = typeof events === "string" ? [{ member: events }] : list(events);
+    checkItems(batch, FIELDS.trendingEvent, "events", Array.isArray(events));
     const idempotency = await idempotencyOf(ctx, `trending.record ${this.stream}`, options, batch);
     const settings = { retentionHours: this.#rt.config.trendingRetentionHours };
-    return trending.record(ctx, this.stream, batch, idempotency ? { ...settings, idempotency } : settings);
+    const parsed = trending.parseEventTimes(batch);
+    return trending.record(ctx, this.stream, parsed, idempotency ? { ...settings, idempotency } : settings);
   }
 
   /** The top N over the window's finished hours plus the current hour, with `exact` / `maxError`. */
@@ -83,7 +86,7 @@ export class TrendingHandle {
   }
 
   /** One member's count in each of the last `hours` finished hours and the current one, with each hour's maxError. */
-  history(member: string, options: { hours?: number } = {}) {
+  async history(member: string, options: { hours?: number } = {}) {
     return trending.history(this.#rt.ctx(), this.stream, member, {
       retentionHours: this.#rt.config.trendingRetentionHours,
       ...(options.hours === undefined ? {} : { hours: options.hours }),
@@ -121,40 +124,43 @@ export class CounterHandle {
       invalid([{ path: "by", message: "give by inside the item ({ member, by }) when incr takes items" }]);
     const batch =
       typeof items === "string" ? [by === undefined ? { member: items } : { member: items, by }] : list(items);
+    checkItems(batch, FIELDS.counterItem, "items", Array.isArray(items));
     const idempotency = await idempotencyOf(ctx, `counter.incr ${this.name}`, options, batch);
     return counters.increment(ctx, this.name, batch, idempotency);
   }
 
   /** The `n` highest members, rank 1 first (of a period range with `period`, `from`, `to`). */
-  top(options: CounterReadOptions & { n?: number } = {}) {
+  async top(options: CounterReadOptions & { n?: number } = {}) {
     const { n = 10, ...rest } = options;
     return counters.ranked(this.#rt.ctx(), this.name, "top", n, rest);
   }
 
   /** The `n` lowest members, rank 1 first. */
-  bottom(options: CounterReadOptions & { n?: number } = {}) {
+  async bottom(options: CounterReadOptions & { n?: number } = {}) {
     const { n = 10, ...rest } = options;
     return counters.ranked(this.#rt.ctx(), this.name, "bottom", n, rest);
   }
 
   /** One member's score and ranks; NotFoundError when absent. */
-  member(member: string, options: CounterReadOptions = {}) {
+  async member(member: string, options: CounterReadOptions = {}) {
     return counters.memberOf(this.#rt.ctx(), this.name, member, options);
   }
 
   /** Members with scores within `min`..`max` (`(5` exclusive, `-inf`, `+inf`). */
-  range(options: counters.ScoreRangeOptions = {}) {
+  async range(options: counters.ScoreRangeOptions = {}) {
     return counters.scoreRange(this.#rt.ctx(), this.name, options);
   }
 
   /** Every member (at most 10,000) ordered by its own value or by score. */
-  sorted(options: counters.SortedOptions = {}) {
+  async sorted(options: counters.SortedOptions = {}) {
     return counters.sorted(this.#rt.ctx(), this.name, options);
   }
 
   /** Stores the union of other counters (or their period buckets) under this name. */
   async union(options: counters.UnionOptions, write?: WriteOptions) {
     const ctx = this.#rt.ctx();
+    checkShape(options, FIELDS.union);
+    if (Array.isArray(options.sources)) checkItems(options.sources, FIELDS.unionSource, "sources", true, "string");
     const idempotency = await idempotencyOf(ctx, `counter.union ${this.name}`, write, options);
     return counters.union(ctx, this.name, options, idempotency);
   }
@@ -186,6 +192,7 @@ export class HistogramHandle {
     options?: WriteOptions,
   ): Promise<Written<histograms.HistogramInfo & { created: boolean }>> {
     const ctx = this.#rt.ctx();
+    checkShape(settings, FIELDS.histogramSettings);
     const idempotency = await idempotencyOf(ctx, `histogram.configure ${this.name}`, options, settings);
     return histograms.put(ctx, this.name, settings, idempotency);
   }
@@ -196,18 +203,20 @@ export class HistogramHandle {
     options?: WriteOptions,
   ): Promise<Written<{ accepted: number }>> {
     const ctx = this.#rt.ctx();
-    const batch = list(values).map((v) => (typeof v === "number" ? { value: v } : v));
+    const given = list(values);
+    checkItems(given, FIELDS.observation, "values", Array.isArray(values), "number");
+    const batch = given.map((v) => (typeof v === "number" ? { value: v } : v));
     const idempotency = await idempotencyOf(ctx, `histogram.observe ${this.name}`, options, batch);
     return histograms.observe(ctx, this.name, batch, idempotency);
   }
 
   /** Count, exact min / max / mean, p50 / p90 / p99 and buckets over UTC days `from`..`to`. */
-  read(options: histograms.ReadOptions = {}): Promise<histograms.HistogramSummary> {
+  async read(options: histograms.ReadOptions = {}): Promise<histograms.HistogramSummary> {
     return histograms.read(this.#rt.ctx(), this.name, options);
   }
 
   /** Deletes settings and every stored day. */
-  delete(): Promise<{ deleted: boolean }> {
+  async delete(): Promise<{ deleted: boolean }> {
     return histograms.remove(this.#rt.ctx(), this.name);
   }
 }
@@ -248,22 +257,22 @@ export class PresenceHandle {
   }
 
   /** Online now, with today's peak, active and new ids. */
-  stats(): Promise<presence.RoomStats> {
+  async stats(): Promise<presence.RoomStats> {
     return presence.stats(this.#rt.ctx(), this.room, this.#timeout);
   }
 
   /** A past day's peak, active and new ids (`YYYY-MM-DD`, UTC, today or one of the 400 days before). */
-  day(day: string): Promise<presence.RoomDay> {
+  async day(day: string): Promise<presence.RoomDay> {
     return presence.day(this.#rt.ctx(), this.room, day, this.#timeout);
   }
 
   /** A page of online ids, least recently seen first; pass `nextCursor` back as `cursor`. */
-  members(options: { limit?: number; cursor?: string } = {}): Promise<presence.MemberPage> {
+  async members(options: { limit?: number; cursor?: string } = {}): Promise<presence.MemberPage> {
     return presence.members(this.#rt.ctx(), this.room, { ...this.#timeout, ...options });
   }
 
   /** Per-minute online samples over the last `hours` (1..24), taken by the trim job. */
-  history(options: { hours?: number } = {}) {
+  async history(options: { hours?: number } = {}) {
     return presence.history(this.#rt.ctx(), this.room, options.hours);
   }
 
@@ -272,6 +281,9 @@ export class PresenceHandle {
     return (await presence.deleteRoom(this.#rt.ctx(), this.room)).existed;
   }
 }
+
+/** One change of a batch (`scores`): the player and `{ by }` or `{ set, mode }`. */
+export type PlayerScoreChange = leaderboards.ScoreChange & { player: string };
 
 export class LeaderboardHandle {
   readonly #rt: Runtime;
@@ -287,6 +299,7 @@ export class LeaderboardHandle {
    */
   async configure(settings: leaderboards.BoardConfig = {}, options?: WriteOptions) {
     const ctx = this.#rt.ctx();
+    checkShape(settings, FIELDS.boardSettings);
     const idempotency = await idempotencyOf(ctx, `leaderboard.configure ${this.board}`, options, settings);
     return leaderboards.configure(ctx, this.board, settings, idempotency);
   }
@@ -294,6 +307,7 @@ export class LeaderboardHandle {
   /** Adds a player (creating the board if needed) or updates name and meta; never resets a score. */
   async join(player: string, input: leaderboards.JoinInput, options?: WriteOptions) {
     const ctx = this.#rt.ctx();
+    checkShape(input, FIELDS.join);
     const idempotency = await idempotencyOf(ctx, `leaderboard.join ${this.board} ${player}`, options, input);
     return leaderboards.join(ctx, this.board, player, input, idempotency);
   }
@@ -311,47 +325,60 @@ export class LeaderboardHandle {
   /** Any score change of one player: `{ by }` or `{ set, mode }`. */
   async score(player: string, change: leaderboards.ScoreChange, options?: WriteOptions) {
     const ctx = this.#rt.ctx();
+    checkShape(change, changeFields(change, false));
     const idempotency = await idempotencyOf(ctx, `leaderboard.score ${this.board} ${player}`, options, change);
     return leaderboards.changeScore(ctx, this.board, player, change, idempotency);
   }
 
+  /**
+   * Many score changes (`{ player, by }` or `{ player, set, mode }`, up to 1,000, players joined) in
+   * one script, all or nothing, as `POST …/scores`: returns each player's new score and rank.
+   */
+  async scores(changes: PlayerScoreChange | PlayerScoreChange[], options?: WriteOptions) {
+    const ctx = this.#rt.ctx();
+    const batch = list(changes);
+    checkItems(batch, (item) => changeFields(item, true), "items", Array.isArray(changes));
+    const idempotency = await idempotencyOf(ctx, `leaderboard.scores ${this.board}`, options, batch);
+    return leaderboards.changeScores(ctx, this.board, batch, idempotency);
+  }
+
   /** A player's profile, score, rank, percentile and movement in a season (current by default); NotFoundError when absent. */
-  get(player: string, options: leaderboards.SeasonOption = {}): Promise<leaderboards.PlayerView> {
+  async get(player: string, options: leaderboards.SeasonOption = {}): Promise<leaderboards.PlayerView> {
     return leaderboards.getPlayer(this.#rt.ctx(), this.board, player, options);
   }
 
   /** A subset of players (friends) in board order with global and subset ranks; unknown players apart. */
-  rank(players: string[], options: leaderboards.SeasonOption = {}) {
+  async rank(players: string[], options: leaderboards.SeasonOption = {}) {
     return leaderboards.rankPlayers(this.#rt.ctx(), this.board, players, options);
   }
 
   /** The kept seasons with their size and top 3. */
-  seasons() {
+  async seasons() {
     return leaderboards.listSeasons(this.#rt.ctx(), this.board);
   }
 
   /** A page of the ranking (`limit` ≤ 100). */
-  page(options: leaderboards.PageOptions = {}) {
+  async page(options: leaderboards.PageOptions = {}) {
     return leaderboards.page(this.#rt.ctx(), this.board, options);
   }
 
   /** The `k` rows above and below a player. */
-  around(player: string, options: { k?: number } & leaderboards.SeasonOption = {}) {
+  async around(player: string, options: { k?: number } & leaderboards.SeasonOption = {}) {
     return leaderboards.around(this.#rt.ctx(), this.board, player, options.k, options);
   }
 
   /** Board settings and player count; NotFoundError when absent. */
-  info() {
+  async info() {
     return leaderboards.info(this.#rt.ctx(), this.board);
   }
 
   /** Removes a player. */
-  remove(player: string): Promise<{ removed: boolean }> {
+  async remove(player: string): Promise<{ removed: boolean }> {
     return leaderboards.removePlayer(this.#rt.ctx(), this.board, player);
   }
 
   /** Deletes every key of the board. */
-  delete(): Promise<{ removed: boolean }> {
+  async delete(): Promise<{ removed: boolean }> {
     return leaderboards.deleteBoard(this.#rt.ctx(), this.board);
   }
 }

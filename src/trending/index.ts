@@ -31,4 +31,12 @@ export {
   type TopResult,
   type WindowInfo,
 } from "./trending.ts";
-export { MAX_HOUR_COUNT, MAX_TOP_N, MAX_WINDOW_HOURS, type TrendingEvent, type TrendingSettings } from "./validate.ts";
+export {
+  MAX_HOUR_COUNT,
+  MAX_TOP_N,
+  MAX_WINDOW_HOURS,
+  parseEventTimes,
+  type TrendingEvent,
+  type TrendingEventInput,
+  type TrendingSettings,
+} from "./validate.ts";

@@ -1,6 +1,6 @@
 import type { Ctx } from "../context.ts";
 import { ValidationError, type FieldIssue } from "../errors.ts";
-import { HOUR, hourIndex } from "../time.ts";
+import { HOUR, hourIndex, parseAt } from "../time.ts";
 import { assertName, invalid, MAX_BATCH, MAX_INCREMENT, memberProblem } from "../validation.ts";
 
 /** Widest window a read may ask for (`168h` = `7d`). */
@@ -44,6 +44,30 @@ export interface TrendingEvent {
   count?: number;
   /** Epoch ms of the event. @default ctx.now */
   at?: number;
+}
+
+/** An event as the library's `record` takes it: `at` may also be ISO-8601, as the service's body takes it. */
+export interface TrendingEventInput extends Omit<TrendingEvent, "at"> {
+  /** Epoch ms or an ISO-8601 timestamp (UTC when it names no zone). @default ctx.now */
+  at?: number | string;
+}
+
+/**
+ * The events with each string `at` parsed as the service's schema parses it (src/time.ts
+ * parseAt); one that is no timestamp is refused. Numbers pass unchanged, for checkEvents.
+ */
+export function parseEventTimes(events: readonly TrendingEventInput[], listKey = "events"): TrendingEvent[] {
+  const issues: FieldIssue[] = [];
+  const parsed = events.map((event, i): TrendingEvent => {
+    if (typeof event.at !== "string") return event as TrendingEvent;
+    const at = parseAt(event.at);
+    if (at !== null) return { ...event, at };
+    const path = events.length === 1 ? "at" : `${listKey}.${i}.at`;
+    issues.push({ path, message: "must be epoch milliseconds or an ISO-8601 timestamp" });
+    return event as TrendingEvent;
+  });
+  if (issues.length > 0) invalid(issues);
+  return parsed;
 }
 
 /**
