@@ -6,7 +6,7 @@
  * (`retention` for `retentionDays`) was ignored and the rest written with the defaults, and a
  * `null` item was a TypeError from deep inside. Only the library runs these (a route's body has
  * passed its strict schema already), so the service's answers and its CPU per request are unchanged.
- * Each set is the field list of the route's schema (test/unit/library-inputs.test.ts compares them).
+ * Each set is the field list of the route's schema (test/unit/library-inputs.test.ts compares them with the OpenAPI document's bodies).
  */
 import type { FieldIssue } from "../errors.ts";
 import { invalid } from "../validation.ts";
