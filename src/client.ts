@@ -488,12 +488,11 @@ export type EdgestatsClient = ReturnType<typeof createClient>;
 /** The CSV text with what its headers say of paging (functions/csv.ts, pagingHeaders). */
 function csvPage(csv: string, headers: Headers): CsvPage {
   const total = headers.get("x-total-count");
-  const next = /<([^>]*)>\s*;\s*rel="?next"?/.exec(headers.get("link") ?? "")?.[1];
-  return {
-    csv,
-    total: total === null ? null : Number(total),
-    next: next === undefined ? null : Object.fromEntries(new URL(next, "http://x").searchParams),
-  };
+  const link = /<([^>]*)>\s*;\s*rel="?next"?/.exec(headers.get("link") ?? "")?.[1];
+  const next: Record<string, string> = {};
+  // forEach, not Object.fromEntries: the package's types are built with the DOM lib alone (no DOM.Iterable)
+  if (link !== undefined) new URL(link, "http://x").searchParams.forEach((value, name) => (next[name] = value));
+  return { csv, total: total === null ? null : Number(total), next: link === undefined ? null : next };
 }
 
 function sleep(ms: number): Promise<void> {
