@@ -4,15 +4,53 @@
  */
 import { EdgestatsError as LibraryError, type FieldIssue } from "./errors.ts";
 
+/**
+ * Every `code` an EdgestatsError can carry: the service's (src/errors.ts and the refusals of its
+ * scripts, functions/errors.ts and functions/app.ts), then the client's own: `network_error`
+ * (status 0), `invalid_response` (a 2xx in another format), `replay_summarised`, and
+ * `http_<status>` for an answer without the envelope (a proxy's page).
+ *
+ * A 404 is `status === 404`, code `not_found` (no such stream, counter member, room, board, player
+ * or webhook), or, for a path the service does not route, also `not_found`.
+ */
+export type ErrorCode =
+  | "invalid_request"
+  | "malformed_json"
+  | "too_many_entries"
+  | "too_many_members"
+  | "unauthorized"
+  | "forbidden"
+  | "not_found"
+  | "method_not_allowed"
+  | "not_acceptable"
+  | "idempotency_key_reused"
+  | "bucket_width_conflict"
+  | "board_not_empty"
+  | "queue_full"
+  | "payload_too_large"
+  | "unsupported_media_type"
+  | "score_rejected"
+  | "rate_limited"
+  | "config_error"
+  | "internal_error"
+  | "storage_unavailable"
+  | "http_error"
+  | "network_error"
+  | "invalid_response"
+  | "replay_summarised"
+  | `http_${number}`;
+
 /** An error answer of the API (`{"error":{"code","message","details"?}}`), or a request that never got one (`status` 0). */
 export class EdgestatsError extends LibraryError {
+  /** The envelope's code (see ErrorCode); narrows with `===`, e.g. `err.code === "score_rejected"`. */
+  declare readonly code: ErrorCode;
   /** HTTP status; 0 when no response arrived (network error or timeout after the last retry). */
   readonly status: number;
   /** Seconds the server asked to wait (429, 503), when it said. */
   readonly retryAfterSeconds?: number;
   constructor(
     status: number,
-    code: string,
+    code: ErrorCode,
     message: string,
     details?: FieldIssue[],
     options?: { cause?: unknown; retryAfterSeconds?: number },
@@ -55,7 +93,7 @@ export async function errorOf(response: Response, method: string, path: string):
   const extra = Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterSeconds: retryAfter } : {};
   const text = await response.text().catch(() => "");
   try {
-    const { error } = JSON.parse(text) as { error?: { code?: string; message?: string; details?: FieldIssue[] } };
+    const { error } = JSON.parse(text) as { error?: { code?: ErrorCode; message?: string; details?: FieldIssue[] } };
     if (error?.code)
       return new EdgestatsError(response.status, error.code, error.message ?? error.code, error.details, extra);
   } catch {
@@ -67,5 +105,18 @@ export async function errorOf(response: Response, method: string, path: string):
     `${method} ${path} answered ${response.status}: ${text.slice(0, 200)}`,
     undefined,
     extra,
+  );
+}
+
+/** A 2xx whose body is not in the format asked for (a proxy's page): the service's error, not a bare SyntaxError. */
+export function invalidResponse(status: number, method: string, path: string, format: string, cause?: unknown) {
+  return new EdgestatsError(
+    status,
+    "invalid_response",
+    `${method} ${path} answered ${status} without ${format}.`,
+    undefined,
+    {
+      cause,
+    },
   );
 }

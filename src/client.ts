@@ -15,9 +15,16 @@
  * you pass one) that is reused on every retry, so a retried write counts once.
  * Retries: only on network errors, timeouts and 502/503/504, with exponential
  * backoff and jitter; never on 4xx, never DELETE (it carries no key).
+ *
+ * Every list read takes read options last (after its query, if it has one):
+ * `{ format: "csv" }` asks for `Accept: text/csv` and resolves to the CSV text,
+ * `{ format: "csv", paging: true }` to a `CsvPage` (the text with its `Link` and
+ * `X-Total-Count`). trending.record, counters.incr and presence.heartbeat take
+ * `{ respondAsync: true }` (`Prefer: respond-async`): a 202 `Queued`, or the
+ * synchronous answer when the deployment has no queue.
  * @module
  */
-import { EdgestatsError, ReplaySummarisedError, errorOf } from "./client-errors.ts";
+import { EdgestatsError, ReplaySummarisedError, errorOf, invalidResponse } from "./client-errors.ts";
 import type * as counters from "./counters/index.ts";
 import type { IngestStatus } from "./ingest/index.ts";
 import type * as histograms from "./histograms/index.ts";
@@ -27,7 +34,7 @@ import type { HistoryResult, MemberResult, RisingResult, TopResult } from "./tre
 import type { Period } from "./time.ts";
 import type * as webhooks from "./webhooks/index.ts";
 
-export { EdgestatsError, ReplaySummarisedError } from "./client-errors.ts";
+export { EdgestatsError, ReplaySummarisedError, type ErrorCode } from "./client-errors.ts";
 
 /** Every endpoint of the API: `name: [method, path]`. */
 export const OPERATIONS = {
@@ -108,6 +115,63 @@ export interface WriteOptions {
   idempotencyKey?: string;
 }
 
+/** Write options of the writes the service can queue (trending events, counter increments, heartbeats). */
+export interface AsyncWriteOptions extends WriteOptions {
+  /**
+   * Send `Prefer: respond-async`: a deployment with an ingest queue validates the write, queues it
+   * and answers 202 `Queued`; one without answers synchronously, as if not asked. Tell them apart
+   * with `"queued" in result`.
+   */
+  respondAsync?: boolean;
+}
+
+/** The 202 of a queued write (the service's `Queued` schema): items queued, and the request's id (also `X-Request-Id`). */
+export interface Queued {
+  queued: number;
+  requestId: string;
+}
+
+/** What a queueable write resolves to for write options `W`: with `respondAsync`, `Queued` or the synchronous answer. */
+export type WriteResult<W, T> = true extends Prop<W, "respondAsync"> ? Queued | T : T;
+
+/** The type of `O`'s property `K`, never when it has none (an `extends` on the object would trip TS's weak-type check). */
+type Prop<O, K extends string> = O[keyof O & K];
+
+/** Read options of a list read (every GET that answers a list has a CSV form, API.md v2). */
+export interface ReadOptions {
+  /** `"csv"`: send `Accept: text/csv` and resolve to the CSV text (errors still come as EdgestatsError). @default "json" */
+  format?: "json" | "csv";
+  /** With `format: "csv"`: resolve to a `CsvPage`, the text with the paging its headers carry. */
+  paging?: boolean;
+}
+
+/** A CSV answer with its paging headers (CSV rows cannot hold `nextCursor` or `total`). */
+export interface CsvPage {
+  csv: string;
+  /** `X-Total-Count`: how many rows the whole list has when these are a page or a `limit` cut of it; else null. */
+  total: number | null;
+  /**
+   * The query of the next page, from `Link: <…>; rel="next"` (this query with `cursor`, `offset` or
+   * `page` advanced; values as sent, so strings); null on the last page.
+   */
+  next: Record<string, string> | null;
+}
+
+/** What a list read resolves to for read options `O`: the JSON result, the CSV text, or a `CsvPage`. */
+export type ListResult<O, T> =
+  "csv" extends Prop<O, "format">
+    ? Prop<O, "format"> extends "csv"
+      ? true extends Prop<O, "paging">
+        ? Prop<O, "paging"> extends true
+          ? CsvPage
+          : string | CsvPage
+        : string
+      : T | string | CsvPage
+    : T;
+
+/** The default read: JSON. */
+type Json = { format?: "json" };
+
 type Query = Record<string, string | number | undefined>;
 type At = number | string;
 
@@ -150,7 +214,7 @@ export function createClient(options: ClientOptions) {
     params: Record<string, string>,
     query?: Query,
     body?: unknown,
-    write?: WriteOptions,
+    call?: AsyncWriteOptions & ReadOptions,
   ): Promise<T> {
     const [method, template] = OPERATIONS[op];
     const path = template.replace(/\{(\w+)\}/g, (_, name: string) => {
@@ -170,11 +234,15 @@ export function createClient(options: ClientOptions) {
     for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) search.set(k, String(v));
     const qs = search.toString();
     const url = `${base}${path}${qs ? `?${qs}` : ""}`;
-    const headers: Record<string, string> = { authorization: `Bearer ${options.key}`, accept: "application/json" };
+    const csv = call?.format === "csv";
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${options.key}`,
+      accept: csv ? "text/csv" : "application/json",
+    };
     if (body !== undefined) headers["content-type"] = "application/json";
     // One key per call, the same on every retry: the service answers a repeat with the first response.
-    if (method === "POST" || method === "PUT")
-      headers["idempotency-key"] = write?.idempotencyKey ?? crypto.randomUUID();
+    if (method === "POST" || method === "PUT") headers["idempotency-key"] = call?.idempotencyKey ?? crypto.randomUUID();
+    if (call?.respondAsync) headers.prefer = "respond-async";
     // DELETE carries no key, so a retry could delete what another client wrote in between.
     const maxAttempts = method === "DELETE" ? 1 : retries + 1;
     const text = body === undefined ? undefined : JSON.stringify(body);
@@ -199,15 +267,15 @@ export function createClient(options: ClientOptions) {
       }
       if (response.ok) {
         if (response.status === 204) return undefined as T;
+        if (csv) {
+          if (!response.headers.get("content-type")?.startsWith("text/csv"))
+            throw invalidResponse(response.status, method, path, "CSV");
+          const text = await response.text();
+          return (call?.paging ? csvPage(text, response.headers) : text) as T;
+        }
         // a 2xx that is not JSON (a proxy's page) is the service's error, not a bare SyntaxError
         const json: unknown = await response.json().catch((cause: unknown) => {
-          throw new EdgestatsError(
-            response.status,
-            "invalid_response",
-            `${method} ${path} answered ${response.status} without JSON.`,
-            undefined,
-            { cause },
-          );
+          throw invalidResponse(response.status, method, path, "JSON", cause);
         });
         if (response.headers.get("idempotent-summarised") === "true")
           throw new ReplaySummarisedError((json as { summary: ReplaySummarisedError["summary"] }).summary);
@@ -228,53 +296,72 @@ export function createClient(options: ClientOptions) {
         send<{ job: string; startedAt: number; result: Record<string, unknown> }>("runJob", { job }, undefined, {}),
     },
     trending: {
-      list: () => send<{ streams: string[] }>("listStreams", {}),
-      record: (stream: string, events: TrendingEventInput | TrendingEventInput[], write?: WriteOptions) =>
-        send<{ accepted: number }>(
+      list: <O extends ReadOptions = Json>(read?: O) =>
+        send<ListResult<O, { streams: string[] }>>("listStreams", {}, undefined, undefined, read),
+      record: <W extends AsyncWriteOptions = WriteOptions>(
+        stream: string,
+        events: TrendingEventInput | TrendingEventInput[],
+        write?: W,
+      ) =>
+        send<WriteResult<W, { accepted: number }>>(
           "recordEvents",
           { stream },
           undefined,
           Array.isArray(events) ? { events } : events,
           write,
         ),
-      top: (stream: string, query: { n?: number; window?: string } = {}) =>
-        send<TopResult>("trendingTop", { stream }, query),
+      top: <O extends ReadOptions = Json>(stream: string, query: { n?: number; window?: string } = {}, read?: O) =>
+        send<ListResult<O, TopResult>>("trendingTop", { stream }, query, undefined, read),
       member: (stream: string, member: string, query: { window?: string } = {}) =>
         send<MemberResult>("trendingMember", { stream, member }, query),
-      rising: (stream: string, query: { n?: number; baseline?: string } = {}) =>
-        send<RisingResult>("trendingRising", { stream }, query),
-      history: (stream: string, member: string, query: { hours?: number } = {}) =>
-        send<HistoryResult>("trendingHistory", { stream }, { member, ...query }),
+      rising: <O extends ReadOptions = Json>(stream: string, query: { n?: number; baseline?: string } = {}, read?: O) =>
+        send<ListResult<O, RisingResult>>("trendingRising", { stream }, query, undefined, read),
+      history: <O extends ReadOptions = Json>(
+        stream: string,
+        member: string,
+        query: { hours?: number } = {},
+        read?: O,
+      ) => send<ListResult<O, HistoryResult>>("trendingHistory", { stream }, { member, ...query }, undefined, read),
       delete: (stream: string) => send<void>("deleteStream", { stream }),
     },
     counters: {
       /** One page of counter names, most recently written first; `nextOffset` asks for the next. */
-      list: (query: { limit?: number; offset?: number } = {}) =>
-        send<R<typeof counters.list>>("listCounters", {}, query),
-      incr: (counter: string, items: IncrInput | IncrInput[], write?: WriteOptions) =>
-        send<counters.IncrResult>("incr", { counter }, undefined, Array.isArray(items) ? { items } : items, write),
-      top: (counter: string, query: PeriodQuery & { n?: number } = {}) =>
-        send<R<typeof counters.ranked>>("counterTop", { counter }, query),
-      bottom: (counter: string, query: PeriodQuery & { n?: number } = {}) =>
-        send<R<typeof counters.ranked>>("counterBottom", { counter }, query),
+      list: <O extends ReadOptions = Json>(query: { limit?: number; offset?: number } = {}, read?: O) =>
+        send<ListResult<O, R<typeof counters.list>>>("listCounters", {}, query, undefined, read),
+      incr: <W extends AsyncWriteOptions = WriteOptions>(counter: string, items: IncrInput | IncrInput[], write?: W) =>
+        send<WriteResult<W, counters.IncrResult>>(
+          "incr",
+          { counter },
+          undefined,
+          Array.isArray(items) ? { items } : items,
+          write,
+        ),
+      top: <O extends ReadOptions = Json>(counter: string, query: PeriodQuery & { n?: number } = {}, read?: O) =>
+        send<ListResult<O, R<typeof counters.ranked>>>("counterTop", { counter }, query, undefined, read),
+      bottom: <O extends ReadOptions = Json>(counter: string, query: PeriodQuery & { n?: number } = {}, read?: O) =>
+        send<ListResult<O, R<typeof counters.ranked>>>("counterBottom", { counter }, query, undefined, read),
       member: (counter: string, member: string, query: PeriodQuery = {}) =>
         send<R<typeof counters.memberOf>>("counterMember", { counter, member }, query),
       removeMember: (counter: string, member: string, query: Omit<PeriodQuery, "aggregate"> = {}) =>
         send<void>("deleteCounterMember", { counter, member }, query),
-      range: (
+      range: <O extends ReadOptions = Json>(
         counter: string,
         query: PeriodQuery & { min?: string; max?: string; limit?: number; order?: "asc" | "desc" } = {},
-      ) => send<R<typeof counters.scoreRange>>("counterRange", { counter }, query),
-      sorted: (counter: string, query: PeriodQuery & { by?: "member" | "score"; order?: "asc" | "desc" } = {}) =>
-        send<R<typeof counters.sorted>>("counterSorted", { counter }, query),
+        read?: O,
+      ) => send<ListResult<O, R<typeof counters.scoreRange>>>("counterRange", { counter }, query, undefined, read),
+      sorted: <O extends ReadOptions = Json>(
+        counter: string,
+        query: PeriodQuery & { by?: "member" | "score"; order?: "asc" | "desc" } = {},
+        read?: O,
+      ) => send<ListResult<O, R<typeof counters.sorted>>>("counterSorted", { counter }, query, undefined, read),
       union: (counter: string, body: counters.UnionOptions, write?: WriteOptions) =>
         send<counters.UnionResult>("counterUnion", { counter }, undefined, body, write),
       delete: (counter: string) => send<void>("deleteCounter", { counter }),
     },
     histograms: {
       /** One page of histogram names; `next` asks for the next. */
-      list: (query: { limit?: number; offset?: number } = {}) =>
-        send<R<typeof histograms.list>>("listHistograms", {}, query),
+      list: <O extends ReadOptions = Json>(query: { limit?: number; offset?: number } = {}, read?: O) =>
+        send<ListResult<O, R<typeof histograms.list>>>("listHistograms", {}, query, undefined, read),
       configure: (histogram: string, settings: histograms.HistogramSettings, write?: WriteOptions) =>
         send<histograms.HistogramInfo & { created: boolean }>(
           "putHistogram",
@@ -295,15 +382,20 @@ export function createClient(options: ClientOptions) {
           Array.isArray(values) ? { values } : typeof values === "number" ? { value: values } : values,
           write,
         ),
-      read: (histogram: string, query: { from?: string; to?: string; top?: number } = {}) =>
-        send<histograms.HistogramSummary>("readHistogram", { histogram }, query),
+      /** The summary; its CSV form is the buckets. */
+      read: <O extends ReadOptions = Json>(
+        histogram: string,
+        query: { from?: string; to?: string; top?: number } = {},
+        read?: O,
+      ) => send<ListResult<O, histograms.HistogramSummary>>("readHistogram", { histogram }, query, undefined, read),
       delete: (histogram: string) => send<void>("deleteHistogram", { histogram }),
     },
     presence: {
       /** A page of rooms; a pass follows `nextCursor` as `cursor` until it is null. */
-      list: (query: { limit?: number; cursor?: string } = {}) => send<R<typeof presence.rooms>>("listRooms", {}, query),
-      heartbeat: (room: string, ids: string | string[], write?: WriteOptions) =>
-        send<presence.HeartbeatResult>(
+      list: <O extends ReadOptions = Json>(query: { limit?: number; cursor?: string } = {}, read?: O) =>
+        send<ListResult<O, R<typeof presence.rooms>>>("listRooms", {}, query, undefined, read),
+      heartbeat: <W extends AsyncWriteOptions = WriteOptions>(room: string, ids: string | string[], write?: W) =>
+        send<WriteResult<W, presence.HeartbeatResult>>(
           "heartbeat",
           { room },
           undefined,
@@ -314,16 +406,21 @@ export function createClient(options: ClientOptions) {
       room: (room: string) => send<presence.RoomStats>("roomStats", { room }),
       day: (room: string, day: string) => send<presence.RoomDay>("roomStats", { room }, { day }),
       total: () => send<presence.SiteTotal>("presenceTotal", {}),
-      members: (room: string, query: { limit?: number; cursor?: string } = {}) =>
-        send<presence.MemberPage>("roomMembers", { room }, query),
-      history: (room: string, query: { hours?: number } = {}) =>
-        send<R<typeof presence.history>>("roomHistory", { room }, query),
+      members: <O extends ReadOptions = Json>(
+        room: string,
+        query: { limit?: number; cursor?: string } = {},
+        read?: O,
+      ) => send<ListResult<O, presence.MemberPage>>("roomMembers", { room }, query, undefined, read),
+      history: <O extends ReadOptions = Json>(room: string, query: { hours?: number } = {}, read?: O) =>
+        send<ListResult<O, R<typeof presence.history>>>("roomHistory", { room }, query, undefined, read),
       delete: (room: string) => send<void>("deleteRoom", { room }),
     },
     leaderboards: {
       /** A page of boards; a pass follows `nextCursor` as `cursor` until it is null (or `next` as `offset`). */
-      list: (query: { limit?: number; cursor?: string; offset?: number } = {}) =>
-        send<lb.BoardList>("listBoards", {}, query),
+      list: <O extends ReadOptions = Json>(
+        query: { limit?: number; cursor?: string; offset?: number } = {},
+        read?: O,
+      ) => send<ListResult<O, lb.BoardList>>("listBoards", {}, query, undefined, read),
       configure: (board: string, body: lb.BoardConfig = {}, write?: WriteOptions) =>
         send<Omit<lb.BoardSettings, "created"> & { created: boolean }>(
           "configureBoard",
@@ -332,8 +429,11 @@ export function createClient(options: ClientOptions) {
           body,
           write,
         ),
-      page: (board: string, query: { page?: number; limit?: number; season?: string } = {}) =>
-        send<R<typeof lb.page>>("boardPage", { board }, query),
+      page: <O extends ReadOptions = Json>(
+        board: string,
+        query: { page?: number; limit?: number; season?: string } = {},
+        read?: O,
+      ) => send<ListResult<O, R<typeof lb.page>>>("boardPage", { board }, query, undefined, read),
       count: (board: string) => send<R<typeof lb.info>>("boardCount", { board }),
       join: (board: string, player: string, body: lb.JoinInput, write?: WriteOptions) =>
         send<lb.JoinView>("joinBoard", { board, player }, undefined, body, write),
@@ -342,9 +442,14 @@ export function createClient(options: ClientOptions) {
       /** A subset of players (friends) in board order, with global and subset ranks (a read key is enough). */
       rank: (board: string, players: string[], query: { season?: string } = {}) =>
         send<R<typeof lb.rankPlayers>>("rankPlayers", { board }, query, { players }),
-      seasons: (board: string) => send<R<typeof lb.listSeasons>>("boardSeasons", { board }),
-      around: (board: string, player: string, query: { k?: number; season?: string } = {}) =>
-        send<R<typeof lb.around>>("around", { board, player }, query),
+      seasons: <O extends ReadOptions = Json>(board: string, read?: O) =>
+        send<ListResult<O, R<typeof lb.listSeasons>>>("boardSeasons", { board }, undefined, undefined, read),
+      around: <O extends ReadOptions = Json>(
+        board: string,
+        player: string,
+        query: { k?: number; season?: string } = {},
+        read?: O,
+      ) => send<ListResult<O, R<typeof lb.around>>>("around", { board, player }, query, undefined, read),
       /** `{ by }` adds (may be negative); `{ set, mode }` replaces, or keeps the best with `mode: "best"`. */
       score: (board: string, player: string, change: ScoreChangeInput, write?: WriteOptions) =>
         send<{ score: number; rank: number }>("changeScore", { board, player }, undefined, change, write),
@@ -360,18 +465,35 @@ export function createClient(options: ClientOptions) {
     },
     /** Webhooks (admin key): subscriptions, a test event, the delivery log. Secrets are sent, never returned. */
     webhooks: {
-      list: () => send<{ webhooks: webhooks.Webhook[] }>("listWebhooks", {}),
+      list: <O extends ReadOptions = Json>(read?: O) =>
+        send<ListResult<O, { webhooks: webhooks.Webhook[] }>>("listWebhooks", {}, undefined, undefined, read),
       put: (name: string, settings: webhooks.WebhookInput, write?: WriteOptions) =>
         send<{ webhook: webhooks.Webhook; created: boolean }>("putWebhook", { name }, undefined, settings, write),
       delete: (name: string) => send<{ deleted: boolean }>("deleteWebhook", { name }),
       test: (name: string, write?: WriteOptions) => send<{ id: string }>("testWebhook", { name }, undefined, {}, write),
-      deliveries: (name: string, query: { limit?: number } = {}) =>
-        send<{ deliveries: webhooks.DeliveryRecord[] }>("webhookDeliveries", { name }, query),
+      deliveries: <O extends ReadOptions = Json>(name: string, query: { limit?: number } = {}, read?: O) =>
+        send<ListResult<O, { deliveries: webhooks.DeliveryRecord[] }>>(
+          "webhookDeliveries",
+          { name },
+          query,
+          undefined,
+          read,
+        ),
     },
   };
 }
 
 export type EdgestatsClient = ReturnType<typeof createClient>;
+
+/** The CSV text with what its headers say of paging (functions/csv.ts, pagingHeaders). */
+function csvPage(csv: string, headers: Headers): CsvPage {
+  const total = headers.get("x-total-count");
+  const link = /<([^>]*)>\s*;\s*rel="?next"?/.exec(headers.get("link") ?? "")?.[1];
+  const next: Record<string, string> = {};
+  // forEach, not Object.fromEntries: the package's types are built with the DOM lib alone (no DOM.Iterable)
+  if (link !== undefined) new URL(link, "http://x").searchParams.forEach((value, name) => (next[name] = value));
+  return { csv, total: total === null ? null : Number(total), next: link === undefined ? null : next };
+}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
