@@ -8,7 +8,8 @@
 import type { Ctx } from "../context.ts";
 import { StorageUnavailableError } from "../errors.ts";
 import { keyOf } from "../keys.ts";
-import { applyGroup, mayBeFromYesterday, recordBatch, type BatchStats } from "./ingest.ts";
+import { DEFAULT_MAX_RETRIES, isLastAttempt, sendDeadLetters, type DeadLetterItem } from "./dead-letter.ts";
+import { applyGroup, findApplied, mayBeFromYesterday, recordBatch, type BatchStats, type DedupeId } from "./ingest.ts";
 import { canonicalIdOf, type IngestMessage } from "./message.ts";
 import { mergeKeys, planGroup, type IngestSettings } from "./plan.ts";
 import { parseMessage, problemOf, splitByProblem } from "./validate.ts";
@@ -49,8 +50,16 @@ export interface QueuedMessage {
 }
 
 export interface ConsumeOptions {
-  /** Sends messages that can never apply to the dead-letter queue; without it they are retried (Queues dead-letters them after max_retries). */
-  deadLetter?: ((bodies: { body: unknown; reason: string; id: string }[]) => Promise<void>) | undefined;
+  /**
+   * Sends messages that can never apply to the dead-letter queue, one sendBatch's worth a call
+   * (dead-letter.ts); without it they are retried (Queues dead-letters them after max_retries).
+   */
+  deadLetter?: ((bodies: DeadLetterItem[]) => Promise<void>) | undefined;
+  /**
+   * The consumer's max_retries (wrangler.toml): a message still failing on its last delivery is
+   * dead-lettered (with a producer) or counted dead-lettered as Queues moves it. @default 10
+   */
+  maxRetries?: number | undefined;
   /** Called when the stats script fails (the batch itself is settled). @default console.error */
   onStatsError?: (error: unknown) => void;
 }
@@ -58,30 +67,6 @@ export interface ConsumeOptions {
 /** Retry delay for a message that met a storage error: grows with its attempts, at most a minute. */
 export function retryDelaySeconds(attempts: number): number {
   return Math.min(60, 2 ** Math.max(0, attempts - 1));
-}
-
-/**
- * Sends the items of a message that can no longer apply to the dead-letter queue; false when that
- * failed. Without a dead-letter producer they are only logged: the rest of their message applies
- * and acks it, so Queues' own dead-letter queue (after max_retries) never receives them.
- */
-async function deadLetterPart(
-  options: ConsumeOptions,
-  part: { body: unknown; reason: string; id: string },
-): Promise<boolean> {
-  if (!options.deadLetter) {
-    console.warn(`ingest: message ${part.id}: items dropped, they cannot be applied: ${part.reason}`);
-    return true;
-  }
-  try {
-    await options.deadLetter([part]);
-    return true;
-  } catch (error) {
-    console.error(
-      `ingest: dead-letter send failed, retrying: ${error instanceof Error ? error.message : String(error)}`,
-    );
-    return false;
-  }
 }
 
 /**
@@ -125,6 +110,72 @@ interface Entry {
   alt: string | undefined;
   /** Later copies of this message in the batch (a client's retries with the same Idempotency-Key). */
   copies: QueuedMessage[];
+  /** Its items that aged out while queued: dead-lettered once its group's script applied the rest (not when found applied). */
+  part: { body: unknown; reason: string } | undefined;
+}
+
+/** A message that can no longer apply: dead-lettered unless the applied sets hold it (a redelivery). */
+interface Probe {
+  msg: QueuedMessage;
+  reason: string;
+  dedupe: DedupeId;
+}
+
+/** The dedupe id of a message for the applied sets' look-up. */
+function dedupeIdOf(prefix: string, now: number, msg: QueuedMessage, message: IngestMessage): DedupeId {
+  const id = message.d ?? `m:${msg.id}`;
+  return {
+    id,
+    alt: canonicalIdOf(message),
+    old: mayBeFromYesterday(id, message.t, now),
+    record: recordOf(prefix, message),
+  };
+}
+
+/**
+ * Sends what a batch dead-letters: the aged-out parts of messages it applied (acked already) and
+ * the messages that can never apply (acked once the send that carried them succeeded). Without a
+ * producer, or when their send failed, those messages are handed back (Queues dead-letters them
+ * after max_retries; counted `deadLettered` on that last delivery, `retried` before). A part whose
+ * send failed is logged whole: its message applied, and a redelivery would only be a duplicate.
+ */
+async function settleDead(
+  options: ConsumeOptions,
+  dead: readonly { entry: QueuedMessage; reason: string }[],
+  parts: readonly (DeadLetterItem & { entry: QueuedMessage })[],
+  maxRetries: number,
+  stats: BatchStats,
+): Promise<void> {
+  for (const d of dead) console.warn(`ingest: message ${d.entry.id} cannot be applied: ${d.reason}`);
+  const items = [
+    ...parts.map((p) => ({ ...p, whole: false })),
+    ...dead.map((d) => ({ body: d.entry.body, reason: d.reason, id: d.entry.id, entry: d.entry, whole: true })),
+  ];
+  if (items.length === 0) return;
+  const handBack = (m: QueuedMessage) => {
+    m.retry({ delaySeconds: retryDelaySeconds(m.attempts) });
+    if (isLastAttempt(m.attempts, maxRetries)) stats.deadLettered++;
+    else stats.retried++;
+  };
+  if (!options.deadLetter) {
+    for (const item of items) {
+      if (item.whole) handBack(item.entry);
+      else {
+        console.warn(`ingest: message ${item.id}: items dropped, they cannot be applied: ${item.reason}`);
+        stats.deadLettered++;
+      }
+    }
+    return;
+  }
+  const { sent, failed, error } = await sendDeadLetters(options.deadLetter, items);
+  for (const item of sent) if (item.whole) item.entry.ack();
+  stats.deadLettered += sent.length;
+  if (failed.length === 0) return;
+  console.error(`ingest: dead-letter send failed: ${error instanceof Error ? error.message : String(error)}`);
+  for (const item of failed) {
+    if (item.whole) handBack(item.entry);
+    else console.error(`ingest: message ${item.id} applied; its items not dead-lettered: ${JSON.stringify(item.body)}`);
+  }
 }
 
 /** Applies a batch; returns what it did (also added to the status counters). */
@@ -135,8 +186,21 @@ export async function consumeBatch(
   options: ConsumeOptions = {},
 ): Promise<BatchStats> {
   const stats: BatchStats = { applied: 0, events: 0, retried: 0, deadLettered: 0, duplicates: 0, oldestAgeMs: 0 };
-  /** Messages to dead-letter; `body` when only a part of the message is left (its aged-out items went already). */
-  const dead: { entry: QueuedMessage; reason: string; body?: unknown }[] = [];
+  const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
+  /** Messages to dead-letter (acked once sent). */
+  const dead: { entry: QueuedMessage; reason: string }[] = [];
+  /** Aged-out parts of messages applied (and acked) in this batch. */
+  const parts: (DeadLetterItem & { entry: QueuedMessage })[] = [];
+  const probes: Probe[] = [];
+  /** Hands a message back to the queue; on its last delivery it is dead-lettered instead, with `reason`. */
+  const giveBack = (m: QueuedMessage, reason: string) => {
+    if (isLastAttempt(m.attempts, maxRetries)) {
+      dead.push({ entry: m, reason: `${reason} (delivery ${m.attempts}, the last of max_retries ${maxRetries})` });
+      return;
+    }
+    m.retry({ delaySeconds: retryDelaySeconds(m.attempts) });
+    stats.retried++;
+  };
   const groups = new Map<string, Entry[]>();
   const chunks = new Map<string, { n: number; entries: Set<string> }>();
   const firsts = new Map<string, Entry>();
@@ -153,22 +217,20 @@ export async function consumeBatch(
       continue;
     }
     let message = parsed;
+    let part: Entry["part"];
     const problem = await problemOf(parsed, ctx.prefix, ctx.now, settings);
     if (problem !== null) {
       const split = await splitByProblem(parsed, problem, ctx.prefix, ctx.now, settings);
       if (split.valid === null) {
-        dead.push({ entry: msg, reason: split.reason });
+        // Its items may have aged out after it was applied (a redelivery: a lost ack or answer):
+        // the applied sets are asked before it is dead-lettered (review 14).
+        probes.push({ msg, reason: split.reason, dedupe: dedupeIdOf(ctx.prefix, ctx.now, msg, parsed) });
         continue;
       }
-      // Some items aged out while queued: they go to the dead-letter queue first, then the rest
-      // applies (under the message's dedupe id: once, however often this runs). If that send
-      // fails the whole message is retried, so no item is lost (one may be dead-lettered twice).
-      if (!(await deadLetterPart(options, { body: split.invalid, reason: split.reason, id: msg.id }))) {
-        msg.retry({ delaySeconds: retryDelaySeconds(msg.attempts) });
-        stats.retried++;
-        continue;
-      }
-      stats.deadLettered++;
+      // Some items aged out while queued: the rest applies (under the message's dedupe id: once,
+      // however often this runs), and they go to the dead-letter queue when it did, never when it
+      // is found applied already or meets a storage error (review 14: once per delivery before).
+      part = { body: split.invalid, reason: split.reason };
       message = split.valid;
     }
     const dedupe = message.d ?? `m:${msg.id}`;
@@ -188,7 +250,7 @@ export async function consumeBatch(
         // chunk past its limit by one message's keys at most, as its first message's split decided)
         for (const k of mergeKeys(message)) chunkOf.get(first)?.add(k);
         first.copies.push(first.msg);
-        Object.assign(first, { msg, message, dedupe, alt });
+        Object.assign(first, { msg, message, dedupe, alt, part });
         firsts.set(dedupe, first);
         if (alt !== undefined) firsts.set(alt, first);
       } else first.copies.push(msg);
@@ -207,7 +269,7 @@ export async function consumeBatch(
     const key = `${target}\n${chunk.n}`;
     let group = groups.get(key);
     if (!group) groups.set(key, (group = []));
-    const entry: Entry = { msg, message, dedupe, alt, copies: [] };
+    const entry: Entry = { msg, message, dedupe, alt, copies: [], part };
     chunkOf.set(entry, chunk.entries);
     firsts.set(dedupe, entry);
     if (alt !== undefined) firsts.set(alt, entry);
@@ -251,6 +313,7 @@ export async function consumeBatch(
           for (const e of left) {
             e.msg.ack();
             ackCopies(e);
+            if (e.part) parts.push({ ...e.part, id: e.msg.id, entry: e.msg });
           }
           stats.applied += left.length;
           stats.events += plan.items;
@@ -282,12 +345,8 @@ export async function consumeBatch(
           return;
         }
         for (const e of left) {
-          // what was tried: the message less any items that aged out, which went to the queue already
-          dead.push({
-            entry: e.msg,
-            reason: bound,
-            body: e.message === e.msg.body ? undefined : e.message,
-          });
+          // the whole message (its aged-out items, if any, were not sent: it did not apply)
+          dead.push({ entry: e.msg, reason: e.part ? `${bound}; and ${e.part.reason}` : bound });
           ackCopies(e);
         }
         return;
@@ -296,34 +355,35 @@ export async function consumeBatch(
         console.error(
           `ingest: a group failed and is retried: ${error instanceof Error ? error.message : String(error)}`,
         );
-      for (const e of left) {
-        for (const m of [e.msg, ...e.copies]) m.retry({ delaySeconds: retryDelaySeconds(m.attempts) });
-        stats.retried += 1 + e.copies.length;
-      }
+      const why = `storage error: ${error instanceof Error ? error.message : String(error)}`;
+      for (const e of left) for (const m of [e.msg, ...e.copies]) giveBack(m, why);
     }
   };
-  await Promise.all([...groups.values()].map(applyEntries));
-
-  if (dead.length > 0) {
-    if (options.deadLetter) {
-      try {
-        await options.deadLetter(dead.map((d) => ({ body: d.body ?? d.entry.body, reason: d.reason, id: d.entry.id })));
-        for (const d of dead) d.entry.ack();
-        stats.deadLettered += dead.length;
-      } catch (error) {
-        console.error(
-          `ingest: dead-letter send failed, retrying: ${error instanceof Error ? error.message : String(error)}`,
-        );
-        for (const d of dead) d.entry.retry({ delaySeconds: retryDelaySeconds(d.entry.attempts) });
-        stats.retried += dead.length;
-      }
-    } else {
-      // no dead-letter producer bound: Queues moves them there after max_retries
-      for (const d of dead) d.entry.retry({ delaySeconds: retryDelaySeconds(d.entry.attempts) });
-      stats.retried += dead.length;
+  /** Acks the messages that can no longer apply but were applied already; the others are dead. */
+  const probeAll = async () => {
+    if (probes.length === 0) return;
+    let found: Set<string>;
+    try {
+      found = new Set(
+        await findApplied(
+          ctx,
+          probes.map((p) => p.dedupe),
+        ),
+      );
+    } catch (error) {
+      const why = `storage error: ${error instanceof Error ? error.message : String(error)}`;
+      for (const p of probes) giveBack(p.msg, `${p.reason}; not known whether applied already (${why})`);
+      return;
     }
-    for (const d of dead) console.warn(`ingest: message ${d.entry.id} cannot be applied: ${d.reason}`);
-  }
+    for (const p of probes) {
+      if (found.has(p.dedupe.id) || (p.dedupe.alt !== undefined && found.has(p.dedupe.alt))) {
+        p.msg.ack();
+        stats.duplicates++;
+      } else dead.push({ entry: p.msg, reason: p.reason });
+    }
+  };
+  await Promise.all([...[...groups.values()].map(applyEntries), probeAll()]);
+  await settleDead(options, dead, parts, maxRetries, stats);
 
   try {
     await recordBatch(ctx, stats);
