@@ -8,7 +8,16 @@
 import type { Ctx } from "../context.ts";
 import { StorageUnavailableError } from "../errors.ts";
 import { keyOf } from "../keys.ts";
-import { DEFAULT_MAX_RETRIES, isLastAttempt, sendDeadLetters, type DeadLetterItem } from "./dead-letter.ts";
+import {
+  DEFAULT_MAX_RETRIES,
+  isLastAttempt,
+  retryDelaySeconds,
+  settleDead,
+  type DeadLetterItem,
+  type Part,
+} from "./dead-letter.ts";
+
+export { retryDelaySeconds };
 import { applyGroup, findApplied, mayBeFromYesterday, recordBatch, type BatchStats, type DedupeId } from "./ingest.ts";
 import { canonicalIdOf, type IngestMessage } from "./message.ts";
 import { mergeKeys, planGroup, type IngestSettings } from "./plan.ts";
@@ -64,11 +73,6 @@ export interface ConsumeOptions {
   onStatsError?: (error: unknown) => void;
 }
 
-/** Retry delay for a message that met a storage error: grows with its attempts, at most a minute. */
-export function retryDelaySeconds(attempts: number): number {
-  return Math.min(60, 2 ** Math.max(0, attempts - 1));
-}
-
 /**
  * The synchronous idempotency record of a keyed message's request (functions/middleware/idempotency.ts
  * names it `idem:<digest>`; the digest is the dedupe id's `i:<digest>:…`), so a request sent once
@@ -110,9 +114,19 @@ interface Entry {
   alt: string | undefined;
   /** Later copies of this message in the batch (a client's retries with the same Idempotency-Key). */
   copies: QueuedMessage[];
-  /** Its items that aged out while queued: dead-lettered once its group's script applied the rest (not when found applied). */
+  /**
+   * Its items that aged out while queued: dead-lettered after its group's script applied the rest
+   * or found it applied, unless that script found the part's mark (sent already); the message is
+   * acked once the part is sent, and marked then (review 14: sent once per delivery before).
+   */
   part: { body: unknown; reason: string } | undefined;
 }
+
+/** The marks of an entry's aged-out part in the applied sets (under both ids of a keyed message). */
+const marksOf = (e: Pick<Entry, "dedupe" | "alt">) => [
+  `dl:${e.dedupe}`,
+  ...(e.alt === undefined ? [] : [`dl:${e.alt}`]),
+];
 
 /** A message that can no longer apply: dead-lettered unless the applied sets hold it (a redelivery). */
 interface Probe {
@@ -132,52 +146,6 @@ function dedupeIdOf(prefix: string, now: number, msg: QueuedMessage, message: In
   };
 }
 
-/**
- * Sends what a batch dead-letters: the aged-out parts of messages it applied (acked already) and
- * the messages that can never apply (acked once the send that carried them succeeded). Without a
- * producer, or when their send failed, those messages are handed back (Queues dead-letters them
- * after max_retries; counted `deadLettered` on that last delivery, `retried` before). A part whose
- * send failed is logged whole: its message applied, and a redelivery would only be a duplicate.
- */
-async function settleDead(
-  options: ConsumeOptions,
-  dead: readonly { entry: QueuedMessage; reason: string }[],
-  parts: readonly (DeadLetterItem & { entry: QueuedMessage })[],
-  maxRetries: number,
-  stats: BatchStats,
-): Promise<void> {
-  for (const d of dead) console.warn(`ingest: message ${d.entry.id} cannot be applied: ${d.reason}`);
-  const items = [
-    ...parts.map((p) => ({ ...p, whole: false })),
-    ...dead.map((d) => ({ body: d.entry.body, reason: d.reason, id: d.entry.id, entry: d.entry, whole: true })),
-  ];
-  if (items.length === 0) return;
-  const handBack = (m: QueuedMessage) => {
-    m.retry({ delaySeconds: retryDelaySeconds(m.attempts) });
-    if (isLastAttempt(m.attempts, maxRetries)) stats.deadLettered++;
-    else stats.retried++;
-  };
-  if (!options.deadLetter) {
-    for (const item of items) {
-      if (item.whole) handBack(item.entry);
-      else {
-        console.warn(`ingest: message ${item.id}: items dropped, they cannot be applied: ${item.reason}`);
-        stats.deadLettered++;
-      }
-    }
-    return;
-  }
-  const { sent, failed, error } = await sendDeadLetters(options.deadLetter, items);
-  for (const item of sent) if (item.whole) item.entry.ack();
-  stats.deadLettered += sent.length;
-  if (failed.length === 0) return;
-  console.error(`ingest: dead-letter send failed: ${error instanceof Error ? error.message : String(error)}`);
-  for (const item of failed) {
-    if (item.whole) handBack(item.entry);
-    else console.error(`ingest: message ${item.id} applied; its items not dead-lettered: ${JSON.stringify(item.body)}`);
-  }
-}
-
 /** Applies a batch; returns what it did (also added to the status counters). */
 export async function consumeBatch(
   ctx: Ctx,
@@ -189,8 +157,8 @@ export async function consumeBatch(
   const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
   /** Messages to dead-letter (acked once sent). */
   const dead: { entry: QueuedMessage; reason: string }[] = [];
-  /** Aged-out parts of messages applied (and acked) in this batch. */
-  const parts: (DeadLetterItem & { entry: QueuedMessage })[] = [];
+  /** Aged-out parts of messages applied (or found applied) in this batch, not sent before: acked once sent. */
+  const parts: Part[] = [];
   const probes: Probe[] = [];
   /** Hands a message back to the queue; on its last delivery it is dead-lettered instead, with `reason`. */
   const giveBack = (m: QueuedMessage, reason: string) => {
@@ -228,8 +196,8 @@ export async function consumeBatch(
         continue;
       }
       // Some items aged out while queued: the rest applies (under the message's dedupe id: once,
-      // however often this runs), and they go to the dead-letter queue when it did, never when it
-      // is found applied already or meets a storage error (review 14: once per delivery before).
+      // however often this runs), then they go to the dead-letter queue unless marked sent already;
+      // nothing is sent on a storage error (review 14: sent on every delivery before).
       part = { body: split.invalid, reason: split.reason };
       message = split.valid;
     }
@@ -279,6 +247,13 @@ export async function consumeBatch(
     for (const copy of e.copies) copy.ack();
     stats.duplicates += e.copies.length;
   };
+  /** Settles an entry its group applied or found applied: acked, or its part to send first. */
+  const settle = (e: Entry, marked: Set<string>) => {
+    ackCopies(e);
+    const marks = e.part ? marksOf(e) : [];
+    if (e.part && !marks.some((m) => marked.has(m))) parts.push({ ...e.part, id: e.msg.id, entry: e.msg, marks });
+    else e.msg.ack();
+  };
 
   /** Applies a group of entries in one script (or several passes of one); settles each message. */
   const applyEntries = async (group: Entry[]): Promise<void> => {
@@ -308,13 +283,11 @@ export async function consumeBatch(
             old: mayBeFromYesterday(e.dedupe, e.message.t, ctx.now),
             record: recordOf(ctx.prefix, e.message),
           })),
+          left.flatMap((e) => (e.part ? marksOf(e) : [])),
         );
+        const marked = new Set(result.marked);
         if (result.applied) {
-          for (const e of left) {
-            e.msg.ack();
-            ackCopies(e);
-            if (e.part) parts.push({ ...e.part, id: e.msg.id, entry: e.msg });
-          }
+          for (const e of left) settle(e, marked);
           stats.applied += left.length;
           stats.events += plan.items;
           return;
@@ -322,8 +295,7 @@ export async function consumeBatch(
         const done = new Set(result.duplicates);
         for (const e of left) {
           if (!done.has(e.dedupe)) continue;
-          e.msg.ack();
-          ackCopies(e);
+          settle(e, marked);
           stats.duplicates++;
         }
         left = left.filter((e) => !done.has(e.dedupe));
@@ -383,7 +355,7 @@ export async function consumeBatch(
     }
   };
   await Promise.all([...[...groups.values()].map(applyEntries), probeAll()]);
-  await settleDead(options, dead, parts, maxRetries, stats);
+  await settleDead(ctx, options, dead, parts, maxRetries, stats);
 
   try {
     await recordBatch(ctx, stats);

@@ -6,7 +6,7 @@ import type { Ctx } from "../context.ts";
 import { DAY, HOUR, MINUTE, SECOND, dayStart, hourIndex } from "../time.ts";
 import { ingestKeys } from "./keys.ts";
 import type { GroupPlan } from "./plan.ts";
-import { appliedScript, applyScripts, recordBatchScript, statusScript } from "./scripts.ts";
+import { appliedScript, applyScripts, markPartsScript, recordBatchScript, statusScript } from "./scripts.ts";
 
 /** Seconds today's applied set lives: to the end of tomorrow, so a redelivery within 24 h always finds it. */
 export function appliedTtlSeconds(now: number): number {
@@ -77,9 +77,14 @@ export async function applyGroup(
   ctx: Ctx,
   plan: GroupPlan,
   dedupe: DedupeId[],
-): Promise<{ applied: true } | { applied: false; duplicates: string[] }> {
+  partIds: string[] = [],
+): Promise<({ applied: true } | { applied: false; duplicates: string[] }) & { marked: string[] }> {
   const { keys, args } = dedupeParams(ctx, dedupe);
-  const result = await applyScripts[plan.kind].run<{ applied?: number; duplicates?: string[] }>(
+  const result = await applyScripts[plan.kind].run<{
+    applied?: number;
+    duplicates?: string[];
+    marked?: string[] | Record<string, never>;
+  }>(
     ctx.redis,
     { ...keys, callKeys: plan.calls.flatMap((c) => c.keys) },
     {
@@ -89,10 +94,22 @@ export async function applyGroup(
       keyCounts: plan.calls.map((c) => c.keys.length),
       argCounts: plan.calls.map((c) => c.args.length),
       callArgs: plan.calls.flatMap((c) => c.args),
+      partIds,
     },
   );
-  if (result.duplicates) return { applied: false, duplicates: result.duplicates };
-  return { applied: true };
+  const marked = Array.isArray(result.marked) ? result.marked : [];
+  if (result.duplicates) return { applied: false, duplicates: result.duplicates, marked };
+  return { applied: true, marked };
+}
+
+/** Records aged-out parts as dead-lettered (their marks, `dl:<dedupe id>`): a redelivery then sends none again. */
+export async function markParts(ctx: Ctx, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await markPartsScript.run(
+    ctx.redis,
+    { today: ingestKeys.applied(ctx.prefix, ctx.now) },
+    { setTtl: appliedTtlSeconds(ctx.now), ids },
+  );
 }
 
 /**

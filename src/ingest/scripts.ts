@@ -115,7 +115,8 @@ end
  * the dedupe id made of it (`canonicals`, `altIds`: '' for a message from a producer before
  * them), request id and acceptance time; the library calls are laid end to end in `callKeys` and `callArgs`,
  * call c taking the next `keyCounts[c]` keys and `argCounts[c]` arguments (its idempotency
- * prelude's slots included, as captured). Returns `{applied = #ids}`, or `{duplicates = {id...}}`
+ * prelude's slots included, as captured); `partIds` the marks of aged-out parts to look for (see
+ * markPartsScript). Returns `{applied = #ids, marked}`, or `{duplicates = {id...}, marked}`
  * with nothing written.
  *
  * A read script only in that it has no idempotency prelude of its own (it writes: the consumer's
@@ -140,12 +141,25 @@ function applyScript(kind: IngestKind) {
       "...keyCounts",
       "...argCounts",
       "...callArgs",
+      "...partIds",
     ],
     uses: [libraryWriteOf(kind)],
     lua: `
 ${SAME_REQUEST_LUA}
 ${DEDUPE_LUA}
-if #dup > 0 then return { duplicates = dup } end
+-- the marks (\`dl:<id>\`) of aged-out parts already dead-lettered: a message applied (or found applied)
+-- sends its part unless marked, and marks it once sent (ingest.markParts), so a redelivery after a
+-- lost answer or ack sends it once (review 14). No command when no message of the group has one.
+local marked = {}
+if #partIds > 0 then
+  for _, set in ipairs({ today, yesterday }) do
+    local f = redis.call('SMISMEMBER', set, unpack(partIds))
+    for p = 1, #f do
+      if f[p] == 1 then marked[#marked + 1] = partIds[p] end
+    end
+  end
+end
+if #dup > 0 then return { duplicates = dup, marked = marked } end
 local k, a = 0, 0
 for c = 1, #keyCounts do
   local nk, na     = tonumber(keyCounts[c]), tonumber(argCounts[c])
@@ -166,7 +180,7 @@ for j = 1, #records do
   local canonical = canonicals[j] ~= '' and ('"c":"' .. canonicals[j] .. '",') or ''
   redis.call('SET', records[j], fingerprints[j] .. '\\n' .. canonical .. '"summary":' .. summary, 'EX', recordTtl, 'NX')
 end
-return { applied = #ids }
+return { applied = #ids, marked = marked }
 `,
   });
 }
@@ -201,6 +215,23 @@ export const appliedScript = defineScript({
 ${SAME_REQUEST_LUA}
 ${DEDUPE_LUA}
 return dup
+`,
+});
+
+/**
+ * Marks aged-out parts as dead-lettered (`dl:<dedupe id>`, and of its alt id) in today's applied
+ * set, after their send: the apply script then finds them and a redelivery sends nothing more.
+ * Writes without an idempotency prelude, as the apply scripts do (SADD is its own idempotency).
+ */
+export const markPartsScript = defineScript({
+  name: "ingest.markParts",
+  write: false,
+  keys: ["today"],
+  args: ["setTtl", "...ids"],
+  lua: `
+redis.call('SADD', today, unpack(ids))
+redis.call('EXPIRE', today, setTtl, 'NX')
+return #ids
 `,
 });
 
