@@ -8,6 +8,14 @@ export interface IngestBindings {
   INGEST_QUEUE?: Queue<unknown>;
   /** Producer of the dead-letter queue: messages that can never apply are sent there at once. */
   INGEST_DLQ?: Queue<unknown>;
+  /** The consumer's max_retries in wrangler.toml, repeated (a var; test/unit/ingest-max-retries.test.ts keeps them equal). */
+  INGEST_MAX_RETRIES?: string;
+}
+
+/** INGEST_MAX_RETRIES as a count, or the library's default (wrangler.toml's) when unset or not a count. */
+function maxRetriesOf(value: string | undefined): number {
+  const n = Number(value);
+  return value !== undefined && value !== "" && Number.isInteger(n) && n >= 0 ? n : ingest.DEFAULT_MAX_RETRIES;
 }
 
 /**
@@ -22,21 +30,20 @@ export async function consumeIngest(
 ): Promise<ingest.BatchStats> {
   const config = readConfig(env as unknown as Record<string, unknown>);
   const redis = redisOf(env, config.redisTimeoutMs);
-  const dlq = (env as unknown as IngestBindings).INGEST_DLQ;
+  const bindings = env as unknown as IngestBindings;
+  const dlq = bindings.INGEST_DLQ;
   return ingest.consumeBatch(
     { redis, prefix: config.keyPrefix, now },
     batch.messages,
     { trendingRetentionHours: config.trendingRetentionHours, presenceTimeoutSeconds: config.presenceTimeoutSeconds },
     {
+      // one sendBatch a call: consumeBatch cuts them within Queues' limits (100 messages, 256 KB)
       deadLetter: dlq
-        ? async (dead) => {
-            for (let i = 0; i < dead.length; i += 100) {
-              await dlq.sendBatch(
-                dead.slice(i, i + 100).map((d) => ({ body: { reason: d.reason, messageId: d.id, message: d.body } })),
-              );
-            }
+        ? async (items) => {
+            await dlq.sendBatch(items.map((item) => ({ body: ingest.deadLetterBody(item) })));
           }
         : undefined,
+      maxRetries: maxRetriesOf(bindings.INGEST_MAX_RETRIES),
     },
   );
 }

@@ -8,7 +8,17 @@
 import type { Ctx } from "../context.ts";
 import { StorageUnavailableError } from "../errors.ts";
 import { keyOf } from "../keys.ts";
-import { applyGroup, mayBeFromYesterday, recordBatch, type BatchStats } from "./ingest.ts";
+import {
+  DEFAULT_MAX_RETRIES,
+  isLastAttempt,
+  retryDelaySeconds,
+  settleDead,
+  type DeadLetterItem,
+  type Part,
+} from "./dead-letter.ts";
+
+export { retryDelaySeconds };
+import { applyGroup, findApplied, mayBeFromYesterday, recordBatch, type BatchStats, type DedupeId } from "./ingest.ts";
 import { canonicalIdOf, type IngestMessage } from "./message.ts";
 import { mergeKeys, planGroup, type IngestSettings } from "./plan.ts";
 import { parseMessage, problemOf, splitByProblem } from "./validate.ts";
@@ -49,39 +59,18 @@ export interface QueuedMessage {
 }
 
 export interface ConsumeOptions {
-  /** Sends messages that can never apply to the dead-letter queue; without it they are retried (Queues dead-letters them after max_retries). */
-  deadLetter?: ((bodies: { body: unknown; reason: string; id: string }[]) => Promise<void>) | undefined;
+  /**
+   * Sends messages that can never apply to the dead-letter queue, one sendBatch's worth a call
+   * (dead-letter.ts); without it they are retried (Queues dead-letters them after max_retries).
+   */
+  deadLetter?: ((bodies: DeadLetterItem[]) => Promise<void>) | undefined;
+  /**
+   * The consumer's max_retries (wrangler.toml): a message still failing on its last delivery is
+   * dead-lettered (with a producer) or counted dead-lettered as Queues moves it. @default 10
+   */
+  maxRetries?: number | undefined;
   /** Called when the stats script fails (the batch itself is settled). @default console.error */
   onStatsError?: (error: unknown) => void;
-}
-
-/** Retry delay for a message that met a storage error: grows with its attempts, at most a minute. */
-export function retryDelaySeconds(attempts: number): number {
-  return Math.min(60, 2 ** Math.max(0, attempts - 1));
-}
-
-/**
- * Sends the items of a message that can no longer apply to the dead-letter queue; false when that
- * failed. Without a dead-letter producer they are only logged: the rest of their message applies
- * and acks it, so Queues' own dead-letter queue (after max_retries) never receives them.
- */
-async function deadLetterPart(
-  options: ConsumeOptions,
-  part: { body: unknown; reason: string; id: string },
-): Promise<boolean> {
-  if (!options.deadLetter) {
-    console.warn(`ingest: message ${part.id}: items dropped, they cannot be applied: ${part.reason}`);
-    return true;
-  }
-  try {
-    await options.deadLetter([part]);
-    return true;
-  } catch (error) {
-    console.error(
-      `ingest: dead-letter send failed, retrying: ${error instanceof Error ? error.message : String(error)}`,
-    );
-    return false;
-  }
 }
 
 /**
@@ -125,6 +114,36 @@ interface Entry {
   alt: string | undefined;
   /** Later copies of this message in the batch (a client's retries with the same Idempotency-Key). */
   copies: QueuedMessage[];
+  /**
+   * Its items that aged out while queued: dead-lettered after its group's script applied the rest
+   * or found it applied, unless that script found the part's mark (sent already); the message is
+   * acked once the part is sent, and marked then (review 14: sent once per delivery before).
+   */
+  part: { body: unknown; reason: string } | undefined;
+}
+
+/** The marks of an entry's aged-out part in the applied sets (under both ids of a keyed message). */
+const marksOf = (e: Pick<Entry, "dedupe" | "alt">) => [
+  `dl:${e.dedupe}`,
+  ...(e.alt === undefined ? [] : [`dl:${e.alt}`]),
+];
+
+/** A message that can no longer apply: dead-lettered unless the applied sets hold it (a redelivery). */
+interface Probe {
+  msg: QueuedMessage;
+  reason: string;
+  dedupe: DedupeId;
+}
+
+/** The dedupe id of a message for the applied sets' look-up. */
+function dedupeIdOf(prefix: string, now: number, msg: QueuedMessage, message: IngestMessage): DedupeId {
+  const id = message.d ?? `m:${msg.id}`;
+  return {
+    id,
+    alt: canonicalIdOf(message),
+    old: mayBeFromYesterday(id, message.t, now),
+    record: recordOf(prefix, message),
+  };
 }
 
 /** Applies a batch; returns what it did (also added to the status counters). */
@@ -135,8 +154,21 @@ export async function consumeBatch(
   options: ConsumeOptions = {},
 ): Promise<BatchStats> {
   const stats: BatchStats = { applied: 0, events: 0, retried: 0, deadLettered: 0, duplicates: 0, oldestAgeMs: 0 };
-  /** Messages to dead-letter; `body` when only a part of the message is left (its aged-out items went already). */
-  const dead: { entry: QueuedMessage; reason: string; body?: unknown }[] = [];
+  const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
+  /** Messages to dead-letter (acked once sent). */
+  const dead: { entry: QueuedMessage; reason: string }[] = [];
+  /** Aged-out parts of messages applied (or found applied) in this batch, not sent before: acked once sent. */
+  const parts: Part[] = [];
+  const probes: Probe[] = [];
+  /** Hands a message back to the queue; on its last delivery it is dead-lettered instead, with `reason`. */
+  const giveBack = (m: QueuedMessage, reason: string) => {
+    if (isLastAttempt(m.attempts, maxRetries)) {
+      dead.push({ entry: m, reason: `${reason} (delivery ${m.attempts}, the last of max_retries ${maxRetries})` });
+      return;
+    }
+    m.retry({ delaySeconds: retryDelaySeconds(m.attempts) });
+    stats.retried++;
+  };
   const groups = new Map<string, Entry[]>();
   const chunks = new Map<string, { n: number; entries: Set<string> }>();
   const firsts = new Map<string, Entry>();
@@ -153,22 +185,20 @@ export async function consumeBatch(
       continue;
     }
     let message = parsed;
+    let part: Entry["part"];
     const problem = await problemOf(parsed, ctx.prefix, ctx.now, settings);
     if (problem !== null) {
       const split = await splitByProblem(parsed, problem, ctx.prefix, ctx.now, settings);
       if (split.valid === null) {
-        dead.push({ entry: msg, reason: split.reason });
+        // Its items may have aged out after it was applied (a redelivery: a lost ack or answer):
+        // the applied sets are asked before it is dead-lettered (review 14).
+        probes.push({ msg, reason: split.reason, dedupe: dedupeIdOf(ctx.prefix, ctx.now, msg, parsed) });
         continue;
       }
-      // Some items aged out while queued: they go to the dead-letter queue first, then the rest
-      // applies (under the message's dedupe id: once, however often this runs). If that send
-      // fails the whole message is retried, so no item is lost (one may be dead-lettered twice).
-      if (!(await deadLetterPart(options, { body: split.invalid, reason: split.reason, id: msg.id }))) {
-        msg.retry({ delaySeconds: retryDelaySeconds(msg.attempts) });
-        stats.retried++;
-        continue;
-      }
-      stats.deadLettered++;
+      // Some items aged out while queued: the rest applies (under the message's dedupe id: once,
+      // however often this runs), then they go to the dead-letter queue unless marked sent already;
+      // nothing is sent on a storage error (review 14: sent on every delivery before).
+      part = { body: split.invalid, reason: split.reason };
       message = split.valid;
     }
     const dedupe = message.d ?? `m:${msg.id}`;
@@ -188,7 +218,7 @@ export async function consumeBatch(
         // chunk past its limit by one message's keys at most, as its first message's split decided)
         for (const k of mergeKeys(message)) chunkOf.get(first)?.add(k);
         first.copies.push(first.msg);
-        Object.assign(first, { msg, message, dedupe, alt });
+        Object.assign(first, { msg, message, dedupe, alt, part });
         firsts.set(dedupe, first);
         if (alt !== undefined) firsts.set(alt, first);
       } else first.copies.push(msg);
@@ -207,7 +237,7 @@ export async function consumeBatch(
     const key = `${target}\n${chunk.n}`;
     let group = groups.get(key);
     if (!group) groups.set(key, (group = []));
-    const entry: Entry = { msg, message, dedupe, alt, copies: [] };
+    const entry: Entry = { msg, message, dedupe, alt, copies: [], part };
     chunkOf.set(entry, chunk.entries);
     firsts.set(dedupe, entry);
     if (alt !== undefined) firsts.set(alt, entry);
@@ -216,6 +246,13 @@ export async function consumeBatch(
   const ackCopies = (e: Entry) => {
     for (const copy of e.copies) copy.ack();
     stats.duplicates += e.copies.length;
+  };
+  /** Settles an entry its group applied or found applied: acked, or its part to send first. */
+  const settle = (e: Entry, marked: Set<string>) => {
+    ackCopies(e);
+    const marks = e.part ? marksOf(e) : [];
+    if (e.part && !marks.some((m) => marked.has(m))) parts.push({ ...e.part, id: e.msg.id, entry: e.msg, marks });
+    else e.msg.ack();
   };
 
   /** Applies a group of entries in one script (or several passes of one); settles each message. */
@@ -246,12 +283,11 @@ export async function consumeBatch(
             old: mayBeFromYesterday(e.dedupe, e.message.t, ctx.now),
             record: recordOf(ctx.prefix, e.message),
           })),
+          left.flatMap((e) => (e.part ? marksOf(e) : [])),
         );
+        const marked = new Set(result.marked);
         if (result.applied) {
-          for (const e of left) {
-            e.msg.ack();
-            ackCopies(e);
-          }
+          for (const e of left) settle(e, marked);
           stats.applied += left.length;
           stats.events += plan.items;
           return;
@@ -259,8 +295,7 @@ export async function consumeBatch(
         const done = new Set(result.duplicates);
         for (const e of left) {
           if (!done.has(e.dedupe)) continue;
-          e.msg.ack();
-          ackCopies(e);
+          settle(e, marked);
           stats.duplicates++;
         }
         left = left.filter((e) => !done.has(e.dedupe));
@@ -282,12 +317,8 @@ export async function consumeBatch(
           return;
         }
         for (const e of left) {
-          // what was tried: the message less any items that aged out, which went to the queue already
-          dead.push({
-            entry: e.msg,
-            reason: bound,
-            body: e.message === e.msg.body ? undefined : e.message,
-          });
+          // the whole message (its aged-out items, if any, were not sent: it did not apply)
+          dead.push({ entry: e.msg, reason: e.part ? `${bound}; and ${e.part.reason}` : bound });
           ackCopies(e);
         }
         return;
@@ -296,34 +327,35 @@ export async function consumeBatch(
         console.error(
           `ingest: a group failed and is retried: ${error instanceof Error ? error.message : String(error)}`,
         );
-      for (const e of left) {
-        for (const m of [e.msg, ...e.copies]) m.retry({ delaySeconds: retryDelaySeconds(m.attempts) });
-        stats.retried += 1 + e.copies.length;
-      }
+      const why = `storage error: ${error instanceof Error ? error.message : String(error)}`;
+      for (const e of left) for (const m of [e.msg, ...e.copies]) giveBack(m, why);
     }
   };
-  await Promise.all([...groups.values()].map(applyEntries));
-
-  if (dead.length > 0) {
-    if (options.deadLetter) {
-      try {
-        await options.deadLetter(dead.map((d) => ({ body: d.body ?? d.entry.body, reason: d.reason, id: d.entry.id })));
-        for (const d of dead) d.entry.ack();
-        stats.deadLettered += dead.length;
-      } catch (error) {
-        console.error(
-          `ingest: dead-letter send failed, retrying: ${error instanceof Error ? error.message : String(error)}`,
-        );
-        for (const d of dead) d.entry.retry({ delaySeconds: retryDelaySeconds(d.entry.attempts) });
-        stats.retried += dead.length;
-      }
-    } else {
-      // no dead-letter producer bound: Queues moves them there after max_retries
-      for (const d of dead) d.entry.retry({ delaySeconds: retryDelaySeconds(d.entry.attempts) });
-      stats.retried += dead.length;
+  /** Acks the messages that can no longer apply but were applied already; the others are dead. */
+  const probeAll = async () => {
+    if (probes.length === 0) return;
+    let found: Set<string>;
+    try {
+      found = new Set(
+        await findApplied(
+          ctx,
+          probes.map((p) => p.dedupe),
+        ),
+      );
+    } catch (error) {
+      const why = `storage error: ${error instanceof Error ? error.message : String(error)}`;
+      for (const p of probes) giveBack(p.msg, `${p.reason}; not known whether applied already (${why})`);
+      return;
     }
-    for (const d of dead) console.warn(`ingest: message ${d.entry.id} cannot be applied: ${d.reason}`);
-  }
+    for (const p of probes) {
+      if (found.has(p.dedupe.id) || (p.dedupe.alt !== undefined && found.has(p.dedupe.alt))) {
+        p.msg.ack();
+        stats.duplicates++;
+      } else dead.push({ entry: p.msg, reason: p.reason });
+    }
+  };
+  await Promise.all([...[...groups.values()].map(applyEntries), probeAll()]);
+  await settleDead(ctx, options, dead, parts, maxRetries, stats);
 
   try {
     await recordBatch(ctx, stats);

@@ -10,6 +10,7 @@ export {
   type ConsumeOptions,
   type QueuedMessage,
 } from "./consume.ts";
+export { DEFAULT_MAX_RETRIES, deadLetterBody, type DeadLetterItem } from "./dead-letter.ts";
 export { status, type BatchStats, type IngestStatus } from "./ingest.ts";
 export { jobs } from "./jobs.ts";
 export { sendBatches, toMessages, type IngestKind, type IngestMessage } from "./message.ts";

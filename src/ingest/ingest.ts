@@ -6,7 +6,7 @@ import type { Ctx } from "../context.ts";
 import { DAY, HOUR, MINUTE, SECOND, dayStart, hourIndex } from "../time.ts";
 import { ingestKeys } from "./keys.ts";
 import type { GroupPlan } from "./plan.ts";
-import { applyScripts, recordBatchScript, statusScript } from "./scripts.ts";
+import { appliedScript, applyScripts, markPartsScript, recordBatchScript, statusScript } from "./scripts.ts";
 
 /** Seconds today's applied set lives: to the end of tomorrow, so a redelivery within 24 h always finds it. */
 export function appliedTtlSeconds(now: number): number {
@@ -47,27 +47,19 @@ export function mayBeFromYesterday(id: string, t: number, now: number): boolean 
   return id.startsWith("i:") || t < dayStart(now) + CLOCK_SKEW_MS;
 }
 
-/** Applies a planned group whose messages have the dedupe ids `ids`: applied, or the ids already applied (then nothing was written). */
-export async function applyGroup(
-  ctx: Ctx,
-  plan: GroupPlan,
-  dedupe: DedupeId[],
-): Promise<{ applied: true } | { applied: false; duplicates: string[] }> {
+/** The keys and arguments of the dedupe step (scripts.ts, DEDUPE_LUA) for the messages `dedupe`. */
+function dedupeParams(ctx: Ctx, dedupe: DedupeId[]) {
   const old = dedupe.filter((d) => d.old);
   const ordered = [...old, ...dedupe.filter((d) => !d.old)];
   const keyed = ordered.flatMap((d, i) => (d.record ? [{ at: i + 1, alt: d.alt ?? "", ...d.record }] : []));
-  const result = await applyScripts[plan.kind].run<{ applied?: number; duplicates?: string[] }>(
-    ctx.redis,
-    {
+  return {
+    keys: {
       today: ingestKeys.applied(ctx.prefix, ctx.now),
       yesterday: ingestKeys.applied(ctx.prefix, ctx.now - DAY),
       records: keyed.map((k) => k.key),
-      callKeys: plan.calls.flatMap((c) => c.keys),
     },
-    {
+    args: {
       nOld: old.length,
-      setTtl: appliedTtlSeconds(ctx.now),
-      recordTtl: RECORD_TTL_SECONDS,
       // the ones that may have been applied yesterday first: the script asks yesterday's set about those only
       ids: ordered.map((d) => d.id),
       keyed: keyed.map((k) => k.at),
@@ -76,13 +68,60 @@ export async function applyGroup(
       altIds: keyed.map((k) => k.alt),
       requestIds: keyed.map((k) => k.requestId),
       acceptedAts: keyed.map((k) => k.acceptedAt),
+    },
+  };
+}
+
+/** Applies a planned group whose messages have the dedupe ids `ids`: applied, or the ids already applied (then nothing was written). */
+export async function applyGroup(
+  ctx: Ctx,
+  plan: GroupPlan,
+  dedupe: DedupeId[],
+  partIds: string[] = [],
+): Promise<({ applied: true } | { applied: false; duplicates: string[] }) & { marked: string[] }> {
+  const { keys, args } = dedupeParams(ctx, dedupe);
+  const result = await applyScripts[plan.kind].run<{
+    applied?: number;
+    duplicates?: string[];
+    marked?: string[] | Record<string, never>;
+  }>(
+    ctx.redis,
+    { ...keys, callKeys: plan.calls.flatMap((c) => c.keys) },
+    {
+      ...args,
+      setTtl: appliedTtlSeconds(ctx.now),
+      recordTtl: RECORD_TTL_SECONDS,
       keyCounts: plan.calls.map((c) => c.keys.length),
       argCounts: plan.calls.map((c) => c.args.length),
       callArgs: plan.calls.flatMap((c) => c.args),
+      partIds,
     },
   );
-  if (result.duplicates) return { applied: false, duplicates: result.duplicates };
-  return { applied: true };
+  const marked = Array.isArray(result.marked) ? result.marked : [];
+  if (result.duplicates) return { applied: false, duplicates: result.duplicates, marked };
+  return { applied: true, marked };
+}
+
+/** Records aged-out parts as dead-lettered (their marks, `dl:<dedupe id>`): a redelivery then sends none again. */
+export async function markParts(ctx: Ctx, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await markPartsScript.run(
+    ctx.redis,
+    { today: ingestKeys.applied(ctx.prefix, ctx.now) },
+    { setTtl: appliedTtlSeconds(ctx.now), ids },
+  );
+}
+
+/**
+ * The dedupe ids of `dedupe` that were applied already (the apply scripts' own check; writes
+ * nothing): one script, asked only about messages that can no longer apply, before they are
+ * dead-lettered.
+ */
+export async function findApplied(ctx: Ctx, dedupe: DedupeId[]): Promise<string[]> {
+  if (dedupe.length === 0) return [];
+  const { keys, args } = dedupeParams(ctx, dedupe);
+  const found = await appliedScript.run<string[] | Record<string, never>>(ctx.redis, keys, args);
+  return Array.isArray(found) ? found : [];
 }
 
 /** What one consumer batch did, for the status counters. */

@@ -52,7 +52,8 @@ export const MAX_SEND_MESSAGES = 100;
 export const MAX_SEND_BYTES = 240 * 1024;
 
 const encoder = new TextEncoder();
-const sizeOf = (value: unknown) => encoder.encode(JSON.stringify(value)).length;
+/** Bytes of a value's JSON (what Queues measures of a message body). */
+export const sizeOf = (value: unknown) => encoder.encode(JSON.stringify(value)).length;
 
 /** The field that holds a kind's items. */
 export const ITEMS_FIELD = { trending: "events", counters: "items", presence: "ids" } as const satisfies Record<
@@ -126,20 +127,24 @@ export function canonicalIdOf(message: Pick<Common, "d" | "c">): string | undefi
   return `i:${parts[1]}:${message.c.slice(0, 16)}:${parts[3]}`;
 }
 
-/** Groups messages into sendBatch calls within Queues' limits. */
-export function sendBatches(messages: IngestMessage[]): IngestMessage[][] {
-  const out: IngestMessage[][] = [];
-  let batch: IngestMessage[] = [];
+/**
+ * Groups message bodies into sendBatch calls within Queues' limits (MAX_SEND_MESSAGES each, and
+ * MAX_SEND_BYTES of their JSON, or of what `size` measures): the producer's messages, and the
+ * consumer's dead-letter bodies.
+ */
+export function sendBatches<T>(messages: readonly T[], size: (message: T) => number = sizeOf): T[][] {
+  const out: T[][] = [];
+  let batch: T[] = [];
   let bytes = 0;
   for (const message of messages) {
-    const size = sizeOf(message);
-    if (batch.length > 0 && (batch.length >= MAX_SEND_MESSAGES || bytes + size > MAX_SEND_BYTES)) {
+    const bytesOf = size(message);
+    if (batch.length > 0 && (batch.length >= MAX_SEND_MESSAGES || bytes + bytesOf > MAX_SEND_BYTES)) {
       out.push(batch);
       batch = [];
       bytes = 0;
     }
     batch.push(message);
-    bytes += size;
+    bytes += bytesOf;
   }
   if (batch.length > 0) out.push(batch);
   return out;

@@ -47,41 +47,13 @@ function libraryWriteOf(kind: IngestKind): LuaLibrary {
 }
 
 /**
- * The apply script of one kind. `ids` are the group's dedupe ids, the `nOld` that may have been
- * applied yesterday first; `keyed` the positions in `ids` of those from an Idempotency-Key, with
- * their request's synchronous record key (`records`), body fingerprint, canonical JSON digest and
- * the dedupe id made of it (`canonicals`, `altIds`: '' for a message from a producer before
- * them), request id and acceptance time; the library calls are laid end to end in `callKeys` and `callArgs`,
- * call c taking the next `keyCounts[c]` keys and `argCounts[c]` arguments (its idempotency
- * prelude's slots included, as captured). Returns `{applied = #ids}`, or `{duplicates = {id...}}`
- * with nothing written.
- *
- * A read script only in that it has no idempotency prelude of its own (it writes: the consumer's
- * dedupe sets are its idempotency).
+ * The dedupe step of an apply script, shared with the look-up (`ingest.applied`): which of `ids`
+ * (with their `altIds` and synchronous `records`) were applied already, as `dup` (and `asked`, the
+ * ids and alt ids asked about, which the apply script records). Reads `today`, `yesterday`,
+ * `records`, `nOld`, `ids`, `keyed`, `fingerprints`, `canonicals`, `altIds`, `requestIds`,
+ * `acceptedAts`; writes nothing.
  */
-function applyScript(kind: IngestKind) {
-  return defineScript({
-    name: `ingest.${kind}`,
-    write: false,
-    keys: ["today", "yesterday", "...records", "...callKeys"],
-    args: [
-      "nOld",
-      "setTtl",
-      "recordTtl",
-      "...ids",
-      "...keyed",
-      "...fingerprints",
-      "...canonicals",
-      "...altIds",
-      "...requestIds",
-      "...acceptedAts",
-      "...keyCounts",
-      "...argCounts",
-      "...callArgs",
-    ],
-    uses: [libraryWriteOf(kind)],
-    lua: `
-${SAME_REQUEST_LUA}
+const DEDUPE_LUA = `
 -- a redelivered message (or a client's retry with the same Idempotency-Key) was recorded today,
 -- or yesterday: only the first nOld (accepted before today, or keyed by an Idempotency-Key) can have been.
 -- A keyed message is asked about under its id and its canonical JSON's (altIds, in the same
@@ -134,7 +106,60 @@ local dup = {}
 for i = 1, #ids do
   if seen[i] == 1 then dup[#dup + 1] = ids[i] end
 end
-if #dup > 0 then return { duplicates = dup } end
+`;
+
+/**
+ * The apply script of one kind. `ids` are the group's dedupe ids, the `nOld` that may have been
+ * applied yesterday first; `keyed` the positions in `ids` of those from an Idempotency-Key, with
+ * their request's synchronous record key (`records`), body fingerprint, canonical JSON digest and
+ * the dedupe id made of it (`canonicals`, `altIds`: '' for a message from a producer before
+ * them), request id and acceptance time; the library calls are laid end to end in `callKeys` and `callArgs`,
+ * call c taking the next `keyCounts[c]` keys and `argCounts[c]` arguments (its idempotency
+ * prelude's slots included, as captured); `partIds` the marks of aged-out parts to look for (see
+ * markPartsScript). Returns `{applied = #ids, marked}`, or `{duplicates = {id...}, marked}`
+ * with nothing written.
+ *
+ * A read script only in that it has no idempotency prelude of its own (it writes: the consumer's
+ * dedupe sets are its idempotency).
+ */
+function applyScript(kind: IngestKind) {
+  return defineScript({
+    name: `ingest.${kind}`,
+    write: false,
+    keys: ["today", "yesterday", "...records", "...callKeys"],
+    args: [
+      "nOld",
+      "setTtl",
+      "recordTtl",
+      "...ids",
+      "...keyed",
+      "...fingerprints",
+      "...canonicals",
+      "...altIds",
+      "...requestIds",
+      "...acceptedAts",
+      "...keyCounts",
+      "...argCounts",
+      "...callArgs",
+      "...partIds",
+    ],
+    uses: [libraryWriteOf(kind)],
+    lua: `
+${SAME_REQUEST_LUA}
+${DEDUPE_LUA}
+-- the marks (\`dl:<id>\`) of aged-out parts already dead-lettered: a message applied (or found applied)
+-- sends its part unless marked, and marks it once sent (ingest.markParts), so a redelivery after a
+-- lost answer or ack sends it once (review 14). No command when no message of the group has one.
+local marked = {}
+if #partIds > 0 then
+  for _, set in ipairs({ today, yesterday }) do
+    local f = redis.call('SMISMEMBER', set, unpack(partIds))
+    for p = 1, #f do
+      if f[p] == 1 then marked[#marked + 1] = partIds[p] end
+    end
+  end
+end
+if #dup > 0 then return { duplicates = dup, marked = marked } end
 local k, a = 0, 0
 for c = 1, #keyCounts do
   local nk, na     = tonumber(keyCounts[c]), tonumber(argCounts[c])
@@ -155,7 +180,7 @@ for j = 1, #records do
   local canonical = canonicals[j] ~= '' and ('"c":"' .. canonicals[j] .. '",') or ''
   redis.call('SET', records[j], fingerprints[j] .. '\\n' .. canonical .. '"summary":' .. summary, 'EX', recordTtl, 'NX')
 end
-return { applied = #ids }
+return { applied = #ids, marked = marked }
 `,
   });
 }
@@ -165,6 +190,50 @@ export const applyScripts = {
   counters: applyScript("counters"),
   presence: applyScript("presence"),
 } satisfies Record<IngestKind, Script>;
+
+/**
+ * Which of a batch's messages that can no longer apply (their items aged out while queued) were
+ * applied already (a redelivery after their script committed): the apply script's dedupe step and
+ * nothing else, so a message found is acked as a duplicate and only one not found is dead-lettered.
+ * Returns the ids found (an empty list when none).
+ */
+export const appliedScript = defineScript({
+  name: "ingest.applied",
+  write: false,
+  keys: ["today", "yesterday", "...records"],
+  args: [
+    "nOld",
+    "...ids",
+    "...keyed",
+    "...fingerprints",
+    "...canonicals",
+    "...altIds",
+    "...requestIds",
+    "...acceptedAts",
+  ],
+  lua: `
+${SAME_REQUEST_LUA}
+${DEDUPE_LUA}
+return dup
+`,
+});
+
+/**
+ * Marks aged-out parts as dead-lettered (`dl:<dedupe id>`, and of its alt id) in today's applied
+ * set, after their send: the apply script then finds them and a redelivery sends nothing more.
+ * Writes without an idempotency prelude, as the apply scripts do (SADD is its own idempotency).
+ */
+export const markPartsScript = defineScript({
+  name: "ingest.markParts",
+  write: false,
+  keys: ["today"],
+  args: ["setTtl", "...ids"],
+  lua: `
+redis.call('SADD', today, unpack(ids))
+redis.call('EXPIRE', today, setTtl, 'NX')
+return #ids
+`,
+});
 
 /**
  * Adds a batch's figures to the hour's hash: per-minute fields `<minute>:a|e|r|d|u` (sums of

@@ -88,67 +88,64 @@ describe("review 14: queued ingest's dead-letter queue, through wrangler dev", (
   // again, and the item is sent to the dead-letter queue a second time (the consumer's own status
   // says so), though the rest is rightly acked as a duplicate. Re-POSTing the DLQ, as
   // docs/ingest.md advises, counts that item twice.
-  it.fails(
-    "an aged-out item is dead-lettered once, though its message's answer was lost and it came back",
-    async () => {
-      // warm-up: the consumer's counters apply script is loaded (a lost answer to an EVALSHA that
-      // found no script would be a write that did not happen)
-      const warm = await call(
-        "POST",
-        "/v1/counters/r14-warm/incr",
-        KEYS.ingest,
-        { member: "w" },
-        { prefer: "respond-async" },
-      );
-      expect(warm.status).toBe(202);
-      await until("the warm-up applied", status, (s) => s.applied >= 1);
-      const before = await status();
-      // last hour's bucket (its age counts from its end, this hour's start) with a ttl that ends
-      // within a second: valid at the 202, aged out when the consumer (which waits up to 1 s to fill
-      // a batch) sees it
-      // (its ttl ends 300..700 ms after the 202; the consumer's batch waits 1 s)
-      let now = Date.now();
-      while (now % 1000 < 300 || now % 1000 > 700) {
-        await sleep(50);
-        now = Date.now();
-      }
-      const hour = Math.floor(now / 3_600_000) * 3_600_000;
-      const ttl = Math.ceil((now - hour) / 1000);
-      const items = [
-        { member: "gone", period: "hour", at: hour - 1, ttl },
-        { member: "kept", by: 4 },
-      ];
-      const res = await call("POST", "/v1/counters/r14-lost/incr", KEYS.ingest, { items }, { prefer: "respond-async" });
-      expect(res.status, JSON.stringify(res.body)).toBe(202);
-      // the consumer's next Redis call (its apply script) commits, and its answer is lost
-      const base = proxy!.stats().faulted["lose-response"] ?? 0;
-      proxy!.set({ fault: { kind: "lose-response" }, times: 1 });
-      // no Redis read of ours until the consumer met it (a status read would take the fault)
-      await until(
-        "the consumer's script answer lost",
-        async () => proxy!.stats().faulted["lose-response"] ?? 0,
-        (n) => n > base,
-        20_000,
-      );
-      const d = await until(
-        "the message applied and its redelivery settled",
-        async () => {
-          const s = await status();
-          return {
-            applied: s.applied - before.applied,
-            duplicates: s.duplicates - before.duplicates,
-            retried: s.retried - before.retried,
-            deadLettered: s.deadLettered - before.deadLettered,
-          };
-        },
-        (v) => v.duplicates >= 1 || v.applied >= 1,
-      );
-      expect(proxy!.stats().faulted["lose-response"] ?? 0).toBe(base + 1);
-      // the answer lost was the apply script's: retried once, then found applied
-      expect(d).toMatchObject({ applied: 0, duplicates: 1, retried: 1 });
-      const top = await call("GET", "/v1/counters/r14-lost/top?n=10", KEYS.read);
-      expect(top.body.items.map((i: any) => [i.member, i.score])).toEqual([["kept", 4]]);
-      expect(d.deadLettered).toBe(1);
-    },
-  );
+  it("an aged-out item is dead-lettered once, though its message's answer was lost and it came back", async () => {
+    // warm-up: the consumer's counters apply script is loaded (a lost answer to an EVALSHA that
+    // found no script would be a write that did not happen)
+    const warm = await call(
+      "POST",
+      "/v1/counters/r14-warm/incr",
+      KEYS.ingest,
+      { member: "w" },
+      { prefer: "respond-async" },
+    );
+    expect(warm.status).toBe(202);
+    await until("the warm-up applied", status, (s) => s.applied >= 1);
+    const before = await status();
+    // last hour's bucket (its age counts from its end, this hour's start) with a ttl that ends
+    // within a second: valid at the 202, aged out when the consumer (which waits up to 1 s to fill
+    // a batch) sees it
+    // (its ttl ends 300..700 ms after the 202; the consumer's batch waits 1 s)
+    let now = Date.now();
+    while (now % 1000 < 300 || now % 1000 > 700) {
+      await sleep(50);
+      now = Date.now();
+    }
+    const hour = Math.floor(now / 3_600_000) * 3_600_000;
+    const ttl = Math.ceil((now - hour) / 1000);
+    const items = [
+      { member: "gone", period: "hour", at: hour - 1, ttl },
+      { member: "kept", by: 4 },
+    ];
+    const res = await call("POST", "/v1/counters/r14-lost/incr", KEYS.ingest, { items }, { prefer: "respond-async" });
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    // the consumer's next Redis call (its apply script) commits, and its answer is lost
+    const base = proxy!.stats().faulted["lose-response"] ?? 0;
+    proxy!.set({ fault: { kind: "lose-response" }, times: 1 });
+    // no Redis read of ours until the consumer met it (a status read would take the fault)
+    await until(
+      "the consumer's script answer lost",
+      async () => proxy!.stats().faulted["lose-response"] ?? 0,
+      (n) => n > base,
+      20_000,
+    );
+    const d = await until(
+      "the message applied and its redelivery settled",
+      async () => {
+        const s = await status();
+        return {
+          applied: s.applied - before.applied,
+          duplicates: s.duplicates - before.duplicates,
+          retried: s.retried - before.retried,
+          deadLettered: s.deadLettered - before.deadLettered,
+        };
+      },
+      (v) => v.duplicates >= 1 || v.applied >= 1,
+    );
+    expect(proxy!.stats().faulted["lose-response"] ?? 0).toBe(base + 1);
+    // the answer lost was the apply script's: retried once, then found applied
+    expect(d).toMatchObject({ applied: 0, duplicates: 1, retried: 1 });
+    const top = await call("GET", "/v1/counters/r14-lost/top?n=10", KEYS.read);
+    expect(top.body.items.map((i: any) => [i.member, i.score])).toEqual([["kept", 4]]);
+    expect(d.deadLettered).toBe(1);
+  });
 });

@@ -51,6 +51,15 @@ export const area = {
     keyed: row("consumer batch: 1 message with an `Idempotency-Key`, 1 event", "steady, member known", 2, 15, {
       note: "3 over the same message without a key: SMISMEMBER of yesterday's set (a keyed retry may come within 24 h), GET of the request's synchronous idempotency record (a request sent once each way is applied once: the record of a synchronous first send makes this one a duplicate) and, after the write, SET … NX of that record (so a synchronous retry is a replay).",
     }),
+    agedPart: row("consumer batch: 1 message, 1 event fresh and 1 aged out", "steady, member known", 3, 20, {
+      note: "Review 14: the apply script also asks today's and yesterday's applied sets for the part's mark (`dl:<id>`, SMISMEMBER ×2, only when a message of the group has an aged-out part); after the part's send, `ingest.markParts` records it (EVALSHA, SADD, EXPIRE NX: one round trip), so a redelivery sends it no more.",
+    }),
+    agedPartAgain: row("the same message delivered again (its ack lost)", "applied, part sent", 2, 9, {
+      note: "Found in the applied set and its mark found: nothing written, nothing sent to the dead-letter queue.",
+    }),
+    deadWhole: row("consumer batch: 1 message whose items all aged out", "not applied", 2, 7, {
+      note: "Review 14: before it is dead-lettered, one `ingest.applied` script for the batch's such messages asks the applied sets (EVALSHA, SMISMEMBER; no write), so a message applied before its items aged out is acked as a duplicate when delivered again.",
+    }),
     status: row("`GET /v1/ingest/status` (admin)", "any", 1, 3, {
       note: "HGETALL of this hour's and the previous hour's per-minute counters.",
     }),

@@ -102,54 +102,48 @@ describe("review 14: the aged-out part of a message is dead-lettered once", () =
   // of that send after the apply can then only retry the message (found applied next time, and
   // its part sent then); or record the part's id (`dl:<dedupe id>`) in the apply script's SADD and
   // skip the send when the id is found.
-  it.fails(
-    "a redelivery after its answer was lost (applied, ack lost) sends nothing more to the dead-letter queue",
-    async () => {
-      const api = newApi("r14-dlq-redelivery");
-      expect((await api.post("/v1/trending/s/events", halfStale, async(api))).status).toBe(202);
-      api.advance(10 * HOUR);
-      const first = await deliver(api, api.queue.sent);
-      expect(first.stats).toMatchObject({ applied: 1, deadLettered: 1, retried: 0, events: 1 });
-      expect(api.realDlq.accepted).toHaveLength(1);
-      expect(api.realDlq.accepted[0].message.events.map((e: any) => e.member)).toEqual(["old"]);
-      // Queues delivers it again (the ack was lost): a duplicate, nothing written, nothing dead-lettered
-      api.advance(1000);
-      const again = await deliver(api, api.queue.sent, 2);
-      expect(again.stats).toMatchObject({ applied: 0, duplicates: 1, retried: 0 });
-      expect(await topOf(api, "s")).toEqual({ fresh: 3 });
-      expect(again.stats.deadLettered).toBe(0);
-      expect(api.realDlq.accepted).toHaveLength(1);
-      const status = await api.get("/v1/ingest/status", { key: "admin" });
-      expect(status.body).toMatchObject({ applied: 1, duplicates: 1, deadLettered: 1 });
-    },
-  );
+  it("a redelivery after its answer was lost (applied, ack lost) sends nothing more to the dead-letter queue", async () => {
+    const api = newApi("r14-dlq-redelivery");
+    expect((await api.post("/v1/trending/s/events", halfStale, async(api))).status).toBe(202);
+    api.advance(10 * HOUR);
+    const first = await deliver(api, api.queue.sent);
+    expect(first.stats).toMatchObject({ applied: 1, deadLettered: 1, retried: 0, events: 1 });
+    expect(api.realDlq.accepted).toHaveLength(1);
+    expect(api.realDlq.accepted[0].message.events.map((e: any) => e.member)).toEqual(["old"]);
+    // Queues delivers it again (the ack was lost): a duplicate, nothing written, nothing dead-lettered
+    api.advance(1000);
+    const again = await deliver(api, api.queue.sent, 2);
+    expect(again.stats).toMatchObject({ applied: 0, duplicates: 1, retried: 0 });
+    expect(await topOf(api, "s")).toEqual({ fresh: 3 });
+    expect(again.stats.deadLettered).toBe(0);
+    expect(api.realDlq.accepted).toHaveLength(1);
+    const status = await api.get("/v1/ingest/status", { key: "admin" });
+    expect(status.body).toMatchObject({ applied: 1, duplicates: 1, deadLettered: 1 });
+  });
 
   // Severity: medium (same bug, same fix): a storage outage retries the message up to max_retries
   // times; each delivery dead-letters its aged-out items again before the script fails.
-  it.fails(
-    "a storage outage that retries the message does not dead-letter its aged-out items once per delivery",
-    async () => {
-      const api = newApi("r14-dlq-outage");
-      expect((await api.post("/v1/trending/s/events", halfStale, async(api))).status).toBe(202);
-      api.advance(10 * HOUR);
-      for (let attempt = 1; attempt <= 3; attempt++) {
-        const failed = await deliver(api, api.queue.sent, attempt, down(api));
-        expect(failed.retryMessages.map((r) => r.msgId)).toEqual([api.queue.sent[0]?.id]);
-        expect(failed.explicitAcks).toEqual([]);
-        api.advance(2000);
-      }
-      const healed = await deliver(api, api.queue.sent, 4);
-      expect(healed.stats).toMatchObject({ applied: 1, events: 1, retried: 0 });
-      expect(await topOf(api, "s")).toEqual({ fresh: 3 });
-      // the one aged-out event, once (it was sent 4 times: once per delivery)
-      expect(api.realDlq.accepted.map((b) => b.message.events.map((e: any) => e.member))).toEqual([["old"]]);
-    },
-  );
+  it("a storage outage that retries the message does not dead-letter its aged-out items once per delivery", async () => {
+    const api = newApi("r14-dlq-outage");
+    expect((await api.post("/v1/trending/s/events", halfStale, async(api))).status).toBe(202);
+    api.advance(10 * HOUR);
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const failed = await deliver(api, api.queue.sent, attempt, down(api));
+      expect(failed.retryMessages.map((r) => r.msgId)).toEqual([api.queue.sent[0]?.id]);
+      expect(failed.explicitAcks).toEqual([]);
+      api.advance(2000);
+    }
+    const healed = await deliver(api, api.queue.sent, 4);
+    expect(healed.stats).toMatchObject({ applied: 1, events: 1, retried: 0 });
+    expect(await topOf(api, "s")).toEqual({ fresh: 3 });
+    // the one aged-out event, once (it was sent 4 times: once per delivery)
+    expect(api.realDlq.accepted.map((b) => b.message.events.map((e: any) => e.member))).toEqual([["old"]]);
+  });
 
   // Severity: low-medium (same root cause): two copies of a keyed request in one batch (a client's
   // retry with its Idempotency-Key; the stale event carries its own `at`, so both copies hold it)
   // are applied once, but each copy's aged-out part reaches the dead-letter queue.
-  it.fails("copies of a keyed request in one batch dead-letter its aged-out event once", async () => {
+  it("copies of a keyed request in one batch dead-letter its aged-out event once", async () => {
     const api = newApi("r14-dlq-copies");
     const body = {
       events: [
@@ -179,24 +173,21 @@ describe("review 14: the aged-out part of a message is dead-lettered once", () =
   // counts twice. Fix: as above, ask the applied sets before dead-lettering; e.g. a message that
   // can no longer apply is checked in its group's SMISMEMBER (its id sent with the group, no write)
   // and acked as a duplicate when found, dead-lettered only when not.
-  it.fails(
-    "a message applied just before its events left the retention, delivered again after, is a duplicate, not dead-lettered",
-    async () => {
-      const api = newApi("r14-dlq-edge");
-      const body = { events: [{ member: "edge", count: 2, at: T0 - 49 * HOUR }] };
-      expect((await api.post("/v1/trending/s/events", body, async(api))).status).toBe(202);
-      const first = await deliver(api, api.queue.sent);
-      expect(first.stats).toMatchObject({ applied: 1, events: 1, deadLettered: 0 });
-      const top = await api.get("/v1/trending/s/top?n=10&window=50h");
-      expect(top.body.items.map((i: any) => [i.member, i.count])).toEqual([["edge", 2]]);
-      // the ack was lost; Queues delivers it again after the hour left the 50 h retention
-      api.advance(2 * HOUR);
-      const again = await deliver(api, api.queue.sent, 2);
-      expect(again.explicitAcks).toEqual([api.queue.sent[0]?.id]);
-      expect(api.realDlq.accepted).toEqual([]);
-      expect(again.stats).toMatchObject({ applied: 0, duplicates: 1, deadLettered: 0 });
-    },
-  );
+  it("a message applied just before its events left the retention, delivered again after, is a duplicate, not dead-lettered", async () => {
+    const api = newApi("r14-dlq-edge");
+    const body = { events: [{ member: "edge", count: 2, at: T0 - 49 * HOUR }] };
+    expect((await api.post("/v1/trending/s/events", body, async(api))).status).toBe(202);
+    const first = await deliver(api, api.queue.sent);
+    expect(first.stats).toMatchObject({ applied: 1, events: 1, deadLettered: 0 });
+    const top = await api.get("/v1/trending/s/top?n=10&window=50h");
+    expect(top.body.items.map((i: any) => [i.member, i.count])).toEqual([["edge", 2]]);
+    // the ack was lost; Queues delivers it again after the hour left the 50 h retention
+    api.advance(2 * HOUR);
+    const again = await deliver(api, api.queue.sent, 2);
+    expect(again.explicitAcks).toEqual([api.queue.sent[0]?.id]);
+    expect(api.realDlq.accepted).toEqual([]);
+    expect(again.stats).toMatchObject({ applied: 0, duplicates: 1, deadLettered: 0 });
+  });
 
   it("holds: the first delivery of such a message dead-letters the aged-out items to the real queue and applies the rest", async () => {
     const api = newApi("r14-dlq-first");
@@ -242,30 +233,27 @@ describe("review 14: the consumer's dead-letter sends keep to Queues' limits", (
   // `sendBatches` of src/ingest/message.ts (≤ 100 messages and ≤ MAX_SEND_BYTES each, measured on
   // the wrapped `{reason, messageId, message}` bodies), settling each message by the send that
   // carried it.
-  it.fails(
-    "four ~85 KB messages that can no longer apply are dead-lettered in sendBatches within Queues' 256 KB",
-    async () => {
-      const api = newApi("r14-dlq-bytes");
-      for (const tag of ["a", "b", "c", "d"]) {
-        const res = await api.post(`/v1/trending/big${tag}/events`, bigStale(tag), async(api));
-        expect(res.status).toBe(202);
-      }
-      // one message each, each well under Queues' 128 KB per message: the producer kept the limits
-      expect(api.queue.sent).toHaveLength(4);
-      const sizes = api.queue.sent.map((m) => new TextEncoder().encode(JSON.stringify(m.body)).length);
-      for (const size of sizes) expect(size).toBeGreaterThan(80_000);
-      for (const size of sizes) expect(size).toBeLessThan(MAX_MESSAGE_BYTES);
-      api.advance(10 * HOUR);
-      const res = await deliver(api, api.queue.sent);
-      expect(res.stats).toMatchObject({ applied: 0, deadLettered: 4, retried: 0 });
-      expect(api.realDlq.accepted.map((b) => b.messageId).sort()).toEqual(api.queue.sent.map((m) => m.id).sort());
-      // each send within what Cloudflare accepts (the local binding does not check)
-      for (const send of api.realDlq.sends) {
-        expect(send.messages).toBeLessThanOrEqual(MAX_SEND_MESSAGES);
-        expect(send.bytes).toBeLessThanOrEqual(MAX_SEND_BYTES);
-      }
-    },
-  );
+  it("four ~85 KB messages that can no longer apply are dead-lettered in sendBatches within Queues' 256 KB", async () => {
+    const api = newApi("r14-dlq-bytes");
+    for (const tag of ["a", "b", "c", "d"]) {
+      const res = await api.post(`/v1/trending/big${tag}/events`, bigStale(tag), async(api));
+      expect(res.status).toBe(202);
+    }
+    // one message each, each well under Queues' 128 KB per message: the producer kept the limits
+    expect(api.queue.sent).toHaveLength(4);
+    const sizes = api.queue.sent.map((m) => new TextEncoder().encode(JSON.stringify(m.body)).length);
+    for (const size of sizes) expect(size).toBeGreaterThan(80_000);
+    for (const size of sizes) expect(size).toBeLessThan(MAX_MESSAGE_BYTES);
+    api.advance(10 * HOUR);
+    const res = await deliver(api, api.queue.sent);
+    expect(res.stats).toMatchObject({ applied: 0, deadLettered: 4, retried: 0 });
+    expect(api.realDlq.accepted.map((b) => b.messageId).sort()).toEqual(api.queue.sent.map((m) => m.id).sort());
+    // each send within what Cloudflare accepts (the local binding does not check)
+    for (const send of api.realDlq.sends) {
+      expect(send.messages).toBeLessThanOrEqual(MAX_SEND_MESSAGES);
+      expect(send.bytes).toBeLessThanOrEqual(MAX_SEND_BYTES);
+    }
+  });
 
   it("holds: two such messages (under 256 KB together) reach the real dead-letter queue in one send, with their reason", async () => {
     const api = newApi("r14-dlq-two");
@@ -308,28 +296,25 @@ describe("review 14: the status counts what reaches the dead-letter queue", () =
   // wrangler.toml's, e.g. INGEST_MAX_RETRIES = 10) and, on a message's last attempt, send it to
   // INGEST_DLQ itself with the storage error as its reason, ack it and count it `deadLettered`
   // (or at least count it there when retrying it on its last attempt).
-  it.fails(
-    "a message retried on its last delivery (attempts 11 of max_retries 10) is counted dead-lettered",
-    async () => {
-      const api = newApi("r14-last-attempt");
-      for (const stream of ["ok", "bad"])
-        expect((await api.post(`/v1/trending/${stream}/events`, { member: "m" }, async(api))).status).toBe(202);
-      const batch = createMessageBatch(
-        "edgestats-ingest",
-        api.queue.sent.map((m) => ({ id: m.id, timestamp: m.timestamp, attempts: 11, body: m.body })),
-      );
-      const stats = await consumeBatch(
-        { redis: failingFor(api, ":trending:bad:"), prefix: api.prefix, now: api.now },
-        batch.messages,
-        { trendingRetentionHours: 50, presenceTimeoutSeconds: 300 },
-      );
-      const result = await getQueueResult(batch, createExecutionContext());
-      expect(result.explicitAcks).toEqual([api.queue.sent[0]?.id]);
-      expect(stats.applied).toBe(1);
-      const status = await api.get("/v1/ingest/status", { key: "admin" });
-      expect(status.body).toMatchObject({ applied: 1, deadLettered: 1 });
-    },
-  );
+  it("a message retried on its last delivery (attempts 11 of max_retries 10) is counted dead-lettered", async () => {
+    const api = newApi("r14-last-attempt");
+    for (const stream of ["ok", "bad"])
+      expect((await api.post(`/v1/trending/${stream}/events`, { member: "m" }, async(api))).status).toBe(202);
+    const batch = createMessageBatch(
+      "edgestats-ingest",
+      api.queue.sent.map((m) => ({ id: m.id, timestamp: m.timestamp, attempts: 11, body: m.body })),
+    );
+    const stats = await consumeBatch(
+      { redis: failingFor(api, ":trending:bad:"), prefix: api.prefix, now: api.now },
+      batch.messages,
+      { trendingRetentionHours: 50, presenceTimeoutSeconds: 300 },
+    );
+    const result = await getQueueResult(batch, createExecutionContext());
+    expect(result.explicitAcks).toEqual([api.queue.sent[0]?.id]);
+    expect(stats.applied).toBe(1);
+    const status = await api.get("/v1/ingest/status", { key: "admin" });
+    expect(status.body).toMatchObject({ applied: 1, deadLettered: 1 });
+  });
 });
 
 describe("review 14: merging per target keeps an ingest key's ttl from shortening an expiry", () => {
