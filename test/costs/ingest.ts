@@ -54,7 +54,7 @@ export const area = {
     agedPart: row("consumer batch: 1 message, 1 event fresh and 1 aged out", "steady, member known", 3, 20, {
       note: "Review 14: the apply script also asks today's and yesterday's applied sets for the part's mark (`dl:<id>`, SMISMEMBER ×2, only when a message of the group has an aged-out part); after the part's send, `ingest.markParts` records it (EVALSHA, SADD, EXPIRE NX: one round trip), so a redelivery sends it no more.",
     }),
-    agedPartAgain: row("the same message delivered again (its ack lost)", "applied, part sent", 2, 9, {
+    agedPartAgain: row("consumer batch: the same message delivered again (its ack lost)", "applied, part sent", 2, 9, {
       note: "Found in the applied set and its mark found: nothing written, nothing sent to the dead-letter queue.",
     }),
     deadWhole: row("consumer batch: 1 message whose items all aged out", "not applied", 2, 7, {
