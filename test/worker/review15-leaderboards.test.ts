@@ -168,9 +168,7 @@ describe("kept seasons and idle periods", () => {
     expect((await page(api, "ids", "2026-11")).status).toBe(404);
     expect((await page(api, "ids", "2026-W46")).status).toBe(404);
     expect((await get(api, "ids", "a", "2026-W46")).status).toBe(404);
-    expect(
-      (await api.post(`${base}/ids/rank?season=2026-11`, { players: ["a"] }, { key: "read" })).status,
-    ).toBe(404);
+    expect((await api.post(`${base}/ids/rank?season=2026-11`, { players: ["a"] }, { key: "read" })).status).toBe(404);
   });
 
   // Low: a season past keepSeasons is hidden from GET …/seasons at once, but `?season=<id>` reads it until
@@ -220,7 +218,9 @@ describe("a player removed and joined again, read in a finished season", () => {
     expect((await api.del(`${base}/rj/players/a`)).status).toBe(204);
     expect((await join(api, "rj", "a", { name: "A2" })).status).toBe(201);
     const prev = await page(api, "rj", "previous");
-    expect(prev.body.items.map((r: { player: string; rank: number; score: number }) => [r.player, r.rank, r.score])).toEqual([
+    expect(
+      prev.body.items.map((r: { player: string; rank: number; score: number }) => [r.player, r.rank, r.score]),
+    ).toEqual([
       ["a", 1, 5],
       ["b", 2, 3],
     ]);
@@ -291,9 +291,7 @@ describe("guards on a board that already holds data", () => {
     ]);
     // a change that leaves a score outside is refused even towards the range; nothing written
     for (const body of [{ by: -1 }, { by: -10 }, { set: 101 }, { set: 99, mode: "best" }])
-      expect((await score(api, "gd", "hi", body)).status, JSON.stringify(body)).toBe(
-        body.set === 99 ? 200 : 422,
-      );
+      expect((await score(api, "gd", "hi", body)).status, JSON.stringify(body)).toBe(body.set === 99 ? 200 : 422);
     // best 99 is not better than 500: not a change, not checked, nothing written
     expect((await get(api, "gd", "hi")).body.score).toBe(500);
     expect((await score(api, "gd", "lo", { by: 10 })).status).toBe(422); // -40 still below 0
@@ -314,6 +312,8 @@ describe("guards on a board that already holds data", () => {
     expect(again.status).toBe(200);
     expect(again.body).toMatchObject({ score: 100, created: false });
     expect((await api.get(`${base}/gd/count`)).body.players).toBe(2);
+    // a join's score is a set: maxIncrement does not bound it, min/max do
+    expect((await join(api, "gd", "big", { name: "Big", score: 100 })).body).toMatchObject({ score: 100, rank: 2 });
   });
 
   it("a seasonal batch (ties reached) with one bad item: 422 naming it; nobody enters the season, no sequence taken, no key written", async () => {
@@ -428,6 +428,13 @@ describe("subset ranking (POST …/rank)", () => {
     });
     const cost = await api.cost(() => api.post(`${base}/sr/rank`, body, { key: "read" }));
     expect({ requests: cost.requests, commands: cost.commands }).toEqual({ requests: 1, commands: 4 + 3 });
+    // a read: an Idempotency-Key on it keeps no record (a read key writes nothing) and answers afresh
+    const keysBefore = await api.keys();
+    const keyed = { key: "read", headers: { "idempotency-key": "rank-1" } };
+    expect((await api.post(`${base}/sr/rank`, { players: ["e"] }, keyed)).body.items[0]).toMatchObject({ rank: 5 });
+    expect(await api.keys()).toEqual(keysBefore);
+    await score(api, "sr", "e", { by: 100 });
+    expect((await api.post(`${base}/sr/rank`, { players: ["e"] }, keyed)).body.items[0]).toMatchObject({ rank: 1 });
     // scopes: read and admin may; ingest may not
     expect((await api.post(`${base}/sr/rank`, body, { key: "admin" })).status).toBe(200);
     const ingest = await api.post(`${base}/sr/rank`, body, { key: "ingest" });
@@ -463,9 +470,13 @@ describe("pages: fair ties across pages and CSV", () => {
     };
     for (const b of ["pj", "pr"] as const) {
       const whole = await page(api, b);
-      expect(whole.body.items.map((r: { player: string }) => r.player), b).toEqual(want[b]);
+      expect(
+        whole.body.items.map((r: { player: string }) => r.player),
+        b,
+      ).toEqual(want[b]);
       const one: string[] = [];
-      for (let p = 1; p <= 5; p++) one.push(...(await page(api, b, "current", 1, p)).body.items.map((r: { player: string }) => r.player));
+      for (let p = 1; p <= 5; p++)
+        one.push(...(await page(api, b, "current", 1, p)).body.items.map((r: { player: string }) => r.player));
       expect(one, b).toEqual(want[b]);
       const csv = await api.get(`${base}/${b}?limit=2&page=2`, { headers: { accept: "text/csv" } });
       expect(csv.status).toBe(200);
@@ -489,8 +500,7 @@ describe("Idempotency-Key and scopes", () => {
     const api = newApi("r15-idem", "2026-11-10T10:00:00.000Z");
     await api.put(`${base}/id`, { maxIncrement: 5 }, admin);
     await join(api, "id", "a", { name: "A" });
-    const send = () =>
-      api.post(`${base}/id/players/a/score`, { by: 8 }, { headers: { "idempotency-key": "retry-8" } });
+    const send = () => api.post(`${base}/id/players/a/score`, { by: 8 }, { headers: { "idempotency-key": "retry-8" } });
     const refused = await send();
     expect(refused.status).toBe(422);
     expect((await send()).status).toBe(422); // judged afresh, still refused
