@@ -67,6 +67,40 @@ describe("review 15: queued ingest's aged-out parts", () => {
     },
   );
 
+  // Severity: medium (items applied and dead-lettered too: re-POSTed from the dead-letter queue as
+  // docs/ingest.md says, they count twice). Same cause as above: the part a redelivery sends is
+  // the message split at the redelivery's time, not the part its first application left out. When
+  // an applied item ages out between the failed send and the redelivery (an hour boundary), the
+  // part sent then holds it too, although it was applied at the first delivery.
+  // Fix (src/ingest/consume.ts with the apply script): keep the part decided at the application
+  // (its body, or its items' indexes, under `dl:<id>`'s pending form written by the apply script in
+  // the same atomic step) and send exactly that on a redelivery; the same record fixes the probe
+  // path above.
+  it.fails(
+    "the part sent on the redelivery is the one left out at the application: not an item applied since aged out",
+    async () => {
+      const api = newApi("r15-part-grown");
+      const body = {
+        events: [{ member: "old", at: T0 - 45 * HOUR }, { member: "edge", at: T0 - 38 * HOUR }, { member: "fresh" }],
+      };
+      expect((await api.post("/v1/trending/s/events", body, { headers: api.asyncHeaders })).status).toBe(202);
+      api.advance(10 * HOUR);
+      const env = api.env as unknown as Record<string, unknown>;
+      const dlq = env.INGEST_DLQ;
+      env.INGEST_DLQ = failingQueue;
+      const first = await api.deliver([...api.queue.sent]);
+      env.INGEST_DLQ = dlq;
+      // "edge" and "fresh" applied, the part "old" not sent
+      expect(first.stats).toMatchObject({ applied: 1, events: 2, retried: 1 });
+      api.advance(3 * HOUR);
+      const again = await api.deliver([...api.queue.sent], { attempts: 2 });
+      expect(again.explicitAcks).toEqual([api.queue.sent[0]?.id]);
+      expect(again.stats).toMatchObject({ applied: 0, duplicates: 1, deadLettered: 1 });
+      // right: "old" alone ("edge" was applied at the first delivery)
+      expect(members(api)).toEqual([["old"]]);
+    },
+  );
+
   it("pins: the same message delivered again while its rest still applies sends the failed part once, and a third delivery nothing", async () => {
     const api = newApi("r15-part-once");
     const body = {
