@@ -178,7 +178,9 @@ return {handled = handled, copied = copied, completed = completed}
 const snapshotRun: Job = async (ctx, config) => {
   const chunk = config.leaderboardSnapshotChunk;
   // one subrequest a script: the run's share of the invocation's subrequests may stop it sooner
-  // than LEADERBOARD_SNAPSHOT_SCRIPTS (`more: true`: the next run goes on from the cursor)
+  // than LEADERBOARD_SNAPSHOT_SCRIPTS (`more: true`: the next run goes on from the cursor). The
+  // hourly trigger runs this job first (functions/jobs.ts), so that share is all but the later
+  // jobs' smallest steps, not their leftovers (review 13)
   const maxScripts = Math.min(config.leaderboardSnapshotScripts, leftOf(ctx));
   if (maxScripts < 2) return deferred();
   const day = seasonAt("daily", ctx.now).id;
