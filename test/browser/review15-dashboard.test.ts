@@ -202,8 +202,8 @@ describe("dashboard review 15 (Chromium)", () => {
   // LOW. A 256-byte player display name without a space (API.md allows 1..256 bytes) widens the
   // leaderboard table past its card, so a phone scrolls sideways (the trending bars ellipsize and
   // the player/member cells wrap, but the Name cell has no wrap rule).
-  // Fix: functions/dashboard/styles.ts, the `.board td.player, .board td.member` rule (~line 111):
-  // add the name cell (give it a class in loaders.browser.js ~line 233, e.g. `td.name`) so it gets
+  // Fix: functions/dashboard/styles.ts, the `.board td.player, .board td.member` rule (~line 112):
+  // add the name cell (give it a class in loaders.browser.js ~line 213, e.g. `td.name`) so it gets
   // `overflow-wrap: anywhere` too.
   it.fails("fits a 390 px phone with a 256-byte player name on the leaderboard (no sideways scrolling)", async () => {
     const phone = await browser!.newContext({
@@ -290,7 +290,7 @@ describe("dashboard review 15 (Chromium)", () => {
       .toEqual(["a", "b"]);
   });
 
-  // MEDIUM. Numbers are formatted with at most 2 fraction digits (dom.browser.js `fmt`, ~line 58:
+  // MEDIUM. Numbers are formatted with at most 2 fraction digits (dom.browser.js `fmt`, ~line 54:
   // `maximumFractionDigits: 2`), so a latency histogram in seconds (values of 1–5 ms) shows
   // "p50 0 s", "p99 0 s", "min 0 s", "mean 0 s": every figure reads as zero. Fix: format with
   // significant digits for small magnitudes, e.g. `maximumSignificantDigits: 3` when |n| < 1 (or
@@ -326,7 +326,7 @@ describe("dashboard review 15 (Chromium)", () => {
   // script that ever runs on the page; an admin key there could delete data" (docs/dashboard.md).
   // A key that also holds the ingest scope can delete data too (DELETE counter members and
   // leaderboard players are ingest-scoped, API.md) and write anything, yet it is accepted and stored.
-  // Fix: functions/middleware/auth.ts `requireScope` (~line 214): refuse on the dashboard header when
+  // Fix: functions/middleware/auth.ts `requireScope` (~line 222): refuse on the dashboard header when
   // `scopes.has("admin") || scopes.has("ingest")` (and say "read keys only" in the message).
   it.fails("keys: a key that can also write (in INGEST_KEYS and READ_KEYS) is refused and not stored", async () => {
     const context = await browser!.newContext();
@@ -390,7 +390,7 @@ describe("dashboard review 15 (Chromium)", () => {
     await second.close();
   });
 
-  // LOW (accessibility). #status is a polite live region (page.tsx ~line 74) whose text is
+  // LOW (accessibility). #status is a polite live region (page.tsx ~line 73) whose text is
   // rewritten on every refresh ("Live, every 5 s · updated HH:MM:SS"), so a screen reader announces
   // it every 5 s while nothing changed. Fix: main.browser.js `setMode` (~line 80): keep the live
   // region's text for state changes only and put the ticking time in an element outside it (or
@@ -442,7 +442,7 @@ describe("dashboard review 15 (Chromium)", () => {
   // are UTC") but the visible label says only "today", while every time on the page ("as of",
   // the sparkline's ends, the status line) is the browser's local time without a zone. In Los
   // Angeles at 17:00 "PCU today" has been counting since 16:00 local. The UTC is only in the
-  // <abbr title>, which touch screens never show. Fix: loaders.browser.js `presence` (~line 296):
+  // <abbr title>, which touch screens never show. Fix: loaders.browser.js `presence` (~line 303):
   // write " today (UTC)" (or "since 00:00 UTC") in the visible <dt> when the browser's zone is not UTC.
   it.fails(
     "times: the presence figures say visibly that 'today' is the UTC day when the browser is not in UTC",
@@ -464,7 +464,7 @@ describe("dashboard review 15 (Chromium)", () => {
 
 describe("dashboard review 15: rate limited and storage down (their own Workers)", () => {
   // LOW. With the real limiter on and every request of a refresh refused (429), no panel updated,
-  // yet the status line says "Partly updated <now>" (main.browser.js `report`, ~line 321: the
+  // yet the status line says "Partly updated <now>" (main.browser.js `report`, ~line 288: the
   // all-failed branch covers only unreachable/server), and the alert only says "5 panels failed to
   // refresh". The page also keeps polling every 5 s regardless of `Retry-After`, spending the key's
   // budget. Fix: in `report`, when every panel failed with kind "busy", show "Rate limited (429):
