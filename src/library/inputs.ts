@@ -29,6 +29,48 @@ export const FIELDS = {
   playerSetChange: fields("player", "set", "mode"),
 } as const;
 
+/**
+ * The options of each method whose route takes them as its query (the reads, the lists and a
+ * counter member's delete), keyed `<handle>.<method>` (`stats.` for Edgestats' own): the route's
+ * query parameters, less those the method takes as an argument of its own (history's `member`). The service ignores a query parameter it does not know (a URL's habit); the library
+ * refuses an option it does not know as it refuses a body field (review 14), because a misspelt
+ * option (`windw`, `limt`) read with the defaults looks like an answer. test/unit/library-options.test.ts
+ * compares each set with the OpenAPI document's query parameters of the route named there.
+ */
+export const QUERY_OPTIONS = {
+  "trending.top": fields("n", "window"),
+  "trending.member": fields("window"),
+  "trending.rising": fields("n", "baseline"),
+  "trending.history": fields("hours"),
+  "counter.top": fields("n", "period", "from", "to", "aggregate"),
+  "counter.bottom": fields("n", "period", "from", "to", "aggregate"),
+  "counter.member": fields("period", "from", "to", "aggregate"),
+  "counter.range": fields("min", "max", "limit", "order", "period", "from", "to", "aggregate"),
+  "counter.sorted": fields("by", "order", "period", "from", "to", "aggregate"),
+  "counter.remove": fields("period", "from", "to"),
+  "histogram.read": fields("from", "to", "top"),
+  "presence.members": fields("limit", "cursor"),
+  "presence.history": fields("hours"),
+  "leaderboard.get": fields("season"),
+  "leaderboard.rank": fields("season"),
+  "leaderboard.page": fields("page", "limit", "season"),
+  "leaderboard.around": fields("k", "season"),
+  "stats.counters": fields("limit", "offset"),
+  "stats.histograms": fields("offset", "limit"),
+  "stats.rooms": fields("limit", "cursor"),
+  "stats.boards": fields("offset", "limit", "cursor"),
+} as const;
+
+/** A write's options: library-only (the service takes the key as the `Idempotency-Key` header). */
+export const WRITE_OPTIONS = fields("idempotencyKey");
+
+/** `new Edgestats(options)`'s settings (library-only: the service reads vars): a misspelt `prefx` wrote under "es". */
+export const SETTINGS = {
+  edgestats: fields("redis", "prefix", "clock", "trending", "presence"),
+  trending: fields("retentionHours", "keep", "compactBatches"),
+  presence: fields("timeoutSeconds"),
+} as const;
+
 const isObject = (value: unknown): value is object =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
