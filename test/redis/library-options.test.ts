@@ -109,10 +109,7 @@ describe("read options", () => {
   // every name the method takes passes (given as undefined), each misspelt one (capitalised) is named
   it.each(Object.keys(READS) as (keyof typeof READS)[])("%s takes its names and refuses others", async (key) => {
     const names = [...QUERY_OPTIONS[key]];
-    const options = Object.fromEntries([
-      ...names.map((n) => [n, undefined]),
-      ...names.map((n) => [capitalised(n), 1]),
-    ]);
+    const options = Object.fromEntries([...names.map((n) => [n, undefined]), ...names.map((n) => [capitalised(n), 1])]);
     const { error, sent } = await refusal(() => READS[key](options));
     expect(error).toBeInstanceOf(ValidationError);
     expect(error.details).toEqual([{ path: "", message: unrecognized(names.map(capitalised)) }]);
