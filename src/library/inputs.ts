@@ -7,6 +7,7 @@
  * `null` item was a TypeError from deep inside. Only the library runs these (a route's body has
  * passed its strict schema already), so the service's answers and its CPU per request are unchanged.
  * Each set is the field list of the route's schema (test/unit/library-inputs.test.ts compares them with the OpenAPI document's bodies).
+ * Every options object is checked the same way (QUERY_OPTIONS, WRITE_OPTIONS, SETTINGS below).
  */
 import type { FieldIssue } from "../errors.ts";
 import { invalid } from "../validation.ts";
