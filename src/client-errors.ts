@@ -6,9 +6,12 @@ import { EdgestatsError as LibraryError, type FieldIssue } from "./errors.ts";
 
 /**
  * Every `code` an EdgestatsError can carry: the service's (src/errors.ts and the refusals of its
- * scripts, functions/errors.ts and functions/app.ts), then the client's own: `network_error`
+ * scripts, functions/errors.ts, app.ts and csv.ts), then the client's own: `network_error`
  * (status 0), `invalid_response` (a 2xx in another format), `replay_summarised`, and
- * `http_<status>` for an answer without the envelope (a proxy's page).
+ * `http_<status>` for an answer without the envelope (a proxy's page). Kept by hand, so that no
+ * bundle carries a list; test/unit/client-error-codes.test.ts reads every code the service's
+ * sources can answer with (the OpenAPI document types `code` as a plain string) and fails on a
+ * code missing here or listed here and produced nowhere.
  *
  * A 404 is `status === 404`, code `not_found` (no such stream, counter member, room, board, player
  * or webhook), or, for a path the service does not route, also `not_found`.

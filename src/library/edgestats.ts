@@ -23,6 +23,7 @@ import {
   TrendingHandle,
   type Runtime,
 } from "./handles.ts";
+import { checkShape, QUERY_OPTIONS, SETTINGS, shapeIssue } from "./inputs.ts";
 
 /**
  * What the library needs of a Redis client: `evalsha` and `eval` (every call is
@@ -91,6 +92,12 @@ function adapt(redis: EdgestatsRedis): RedisClient {
 
 /** The service's settings from the library's options, validated by the same rules (a bad value is a ConfigError). */
 function configOf(options: EdgestatsOptions): Config {
+  // the settings are the deployment's, so an unknown one is a ConfigError, not the call's ValidationError
+  const issue =
+    shapeIssue(options, SETTINGS.edgestats, "") ??
+    (options.trending === undefined ? null : shapeIssue(options.trending, SETTINGS.trending, "trending")) ??
+    (options.presence === undefined ? null : shapeIssue(options.presence, SETTINGS.presence, "presence"));
+  if (issue) throw new ConfigError(`Edgestats options${issue.path ? ` (${issue.path})` : ""}: ${issue.message}.`);
   // the service reads an empty KEY_PREFIX as unset: here it would silently be the default namespace
   if (options.prefix === "") throw new ConfigError("prefix must be 1-32 characters; leave it out for the default.");
   const env: Record<string, unknown> = {
@@ -186,21 +193,25 @@ export class Edgestats {
    * previous page's `nextOffset`): `GET /v1/counters`.
    */
   async counters(options: counters.ListOptions = {}) {
+    checkShape(options, QUERY_OPTIONS["stats.counters"]);
     return counters.list(this.#runtime.ctx(), options);
   }
 
   /** A page of the histograms holding live data (`limit` ≤ 1,000, `offset` the previous page's `next`): `GET /v1/histograms`. */
   async histograms(options: histograms.ListOptions = {}) {
+    checkShape(options, QUERY_OPTIONS["stats.histograms"]);
     return histograms.list(this.#runtime.ctx(), options);
   }
 
   /** A page of the rooms active in the last two days, most recent first (`limit` ≤ 1,000, `cursor`): `GET /v1/presence`. */
   async rooms(options: presence.ListRoomsOptions = {}): Promise<presence.RoomPage> {
+    checkShape(options, QUERY_OPTIONS["stats.rooms"]);
     return presence.rooms(this.#runtime.ctx(), options);
   }
 
   /** A page of the boards, most recent activity first (`limit` ≤ 1,000, `cursor` or `offset`): `GET /v1/leaderboards`. */
   async boards(options: leaderboards.ListOptions = {}): Promise<leaderboards.BoardList> {
+    checkShape(options, QUERY_OPTIONS["stats.boards"]);
     return leaderboards.list(this.#runtime.ctx(), options);
   }
 

@@ -12,7 +12,7 @@ import type { Written } from "../redis/script.ts";
 import { parseWindow } from "../time.ts";
 import { invalid, memberProblem } from "../validation.ts";
 import * as trending from "../trending/index.ts";
-import { changeFields, checkItems, checkShape, FIELDS } from "./inputs.ts";
+import { changeFields, checkItems, checkShape, FIELDS, QUERY_OPTIONS as Q } from "./inputs.ts";
 import { idempotencyOf, list, windowHours, type Runtime, type WriteOptions } from "./shared.ts";
 
 export type { Runtime, WriteOptions } from "./shared.ts";
@@ -52,6 +52,7 @@ export class TrendingHandle {
 
   /** The top N over the window's finished hours plus the current hour, with `exact` / `maxError`. */
   async top(options: TrendingTopOptions = {}) {
+    checkShape(options, Q["trending.top"]);
     // async: a bad window is a rejected promise, as every other refusal, not a synchronous throw
     const hours = windowHours(options.window);
     return trending.top(this.#rt.ctx(), this.stream, {
@@ -63,6 +64,7 @@ export class TrendingHandle {
 
   /** One member's count and rank over the window. */
   async member(member: string, options: WindowOptions = {}) {
+    checkShape(options, Q["trending.member"]);
     const hours = windowHours(options.window);
     return trending.member(this.#rt.ctx(), this.stream, member, {
       retentionHours: this.#rt.config.trendingRetentionHours,
@@ -72,6 +74,7 @@ export class TrendingHandle {
 
   /** The members of the current hour most above their own baseline rate (docs/trending.md, "Rising and history"). */
   async rising(options: { n?: number; baseline?: string | number } = {}) {
+    checkShape(options, Q["trending.rising"]);
     const baseline = options.baseline;
     const hours = typeof baseline === "string" ? parseWindow(baseline) : baseline;
     if (hours === null)
@@ -87,6 +90,7 @@ export class TrendingHandle {
 
   /** One member's count in each of the last `hours` finished hours and the current one, with each hour's maxError. */
   async history(member: string, options: { hours?: number } = {}) {
+    checkShape(options, Q["trending.history"]);
     return trending.history(this.#rt.ctx(), this.stream, member, {
       retentionHours: this.#rt.config.trendingRetentionHours,
       ...(options.hours === undefined ? {} : { hours: options.hours }),
@@ -131,28 +135,33 @@ export class CounterHandle {
 
   /** The `n` highest members, rank 1 first (of a period range with `period`, `from`, `to`). */
   async top(options: CounterReadOptions & { n?: number } = {}) {
+    checkShape(options, Q["counter.top"]);
     const { n = 10, ...rest } = options;
     return counters.ranked(this.#rt.ctx(), this.name, "top", n, rest);
   }
 
   /** The `n` lowest members, rank 1 first. */
   async bottom(options: CounterReadOptions & { n?: number } = {}) {
+    checkShape(options, Q["counter.bottom"]);
     const { n = 10, ...rest } = options;
     return counters.ranked(this.#rt.ctx(), this.name, "bottom", n, rest);
   }
 
   /** One member's score and ranks; NotFoundError when absent. */
   async member(member: string, options: CounterReadOptions = {}) {
+    checkShape(options, Q["counter.member"]);
     return counters.memberOf(this.#rt.ctx(), this.name, member, options);
   }
 
   /** Members with scores within `min`..`max` (`(5` exclusive, `-inf`, `+inf`). */
   async range(options: counters.ScoreRangeOptions = {}) {
+    checkShape(options, Q["counter.range"]);
     return counters.scoreRange(this.#rt.ctx(), this.name, options);
   }
 
   /** Every member (at most 10,000) ordered by its own value or by score. */
   async sorted(options: counters.SortedOptions = {}) {
+    checkShape(options, Q["counter.sorted"]);
     return counters.sorted(this.#rt.ctx(), this.name, options);
   }
 
@@ -166,7 +175,8 @@ export class CounterHandle {
   }
 
   /** Removes one member (with `period`, from each bucket in range); returns how many keys held it. */
-  async remove(member: string, options: counters.ReadOptions = {}): Promise<number> {
+  async remove(member: string, options: counters.PeriodOptions = {}): Promise<number> {
+    checkShape(options, Q["counter.remove"]);
     const { removed } = await counters.deleteMember(this.#rt.ctx(), this.name, member, options);
     return removed;
   }
@@ -212,6 +222,7 @@ export class HistogramHandle {
 
   /** Count, exact min / max / mean, p50 / p90 / p99 and buckets over UTC days `from`..`to`. */
   async read(options: histograms.ReadOptions = {}): Promise<histograms.HistogramSummary> {
+    checkShape(options, Q["histogram.read"]);
     return histograms.read(this.#rt.ctx(), this.name, options);
   }
 
@@ -268,11 +279,13 @@ export class PresenceHandle {
 
   /** A page of online ids, least recently seen first; pass `nextCursor` back as `cursor`. */
   async members(options: { limit?: number; cursor?: string } = {}): Promise<presence.MemberPage> {
+    checkShape(options, Q["presence.members"]);
     return presence.members(this.#rt.ctx(), this.room, { ...this.#timeout, ...options });
   }
 
   /** Per-minute online samples over the last `hours` (1..24), taken by the trim job. */
   async history(options: { hours?: number } = {}) {
+    checkShape(options, Q["presence.history"]);
     return presence.history(this.#rt.ctx(), this.room, options.hours);
   }
 
@@ -344,11 +357,13 @@ export class LeaderboardHandle {
 
   /** A player's profile, score, rank, percentile and movement in a season (current by default); NotFoundError when absent. */
   async get(player: string, options: leaderboards.SeasonOption = {}): Promise<leaderboards.PlayerView> {
+    checkShape(options, Q["leaderboard.get"]);
     return leaderboards.getPlayer(this.#rt.ctx(), this.board, player, options);
   }
 
   /** A subset of players (friends) in board order with global and subset ranks; unknown players apart. */
   async rank(players: string[], options: leaderboards.SeasonOption = {}) {
+    checkShape(options, Q["leaderboard.rank"]);
     return leaderboards.rankPlayers(this.#rt.ctx(), this.board, players, options);
   }
 
@@ -359,11 +374,13 @@ export class LeaderboardHandle {
 
   /** A page of the ranking (`limit` ≤ 100). */
   async page(options: leaderboards.PageOptions = {}) {
+    checkShape(options, Q["leaderboard.page"]);
     return leaderboards.page(this.#rt.ctx(), this.board, options);
   }
 
   /** The `k` rows above and below a player. */
   async around(player: string, options: { k?: number } & leaderboards.SeasonOption = {}) {
+    checkShape(options, Q["leaderboard.around"]);
     return leaderboards.around(this.#rt.ctx(), this.board, player, options.k, options);
   }
 

@@ -7,6 +7,7 @@
  * `null` item was a TypeError from deep inside. Only the library runs these (a route's body has
  * passed its strict schema already), so the service's answers and its CPU per request are unchanged.
  * Each set is the field list of the route's schema (test/unit/library-inputs.test.ts compares them with the OpenAPI document's bodies).
+ * Every options object is checked the same way (QUERY_OPTIONS, WRITE_OPTIONS, SETTINGS below).
  */
 import type { FieldIssue } from "../errors.ts";
 import { invalid } from "../validation.ts";
@@ -27,6 +28,48 @@ export const FIELDS = {
   setChange: fields("set", "mode"),
   playerByChange: fields("player", "by"),
   playerSetChange: fields("player", "set", "mode"),
+} as const;
+
+/**
+ * The options of each method whose route takes them as its query (the reads, the lists and a
+ * counter member's delete), keyed `<handle>.<method>` (`stats.` for Edgestats' own): the route's
+ * query parameters, less those the method takes as an argument of its own (history's `member`). The service ignores a query parameter it does not know (a URL's habit); the library
+ * refuses an option it does not know as it refuses a body field (review 14), because a misspelt
+ * option (`windw`, `limt`) read with the defaults looks like an answer. test/unit/library-options.test.ts
+ * compares each set with the OpenAPI document's query parameters of the route named there.
+ */
+export const QUERY_OPTIONS = {
+  "trending.top": fields("n", "window"),
+  "trending.member": fields("window"),
+  "trending.rising": fields("n", "baseline"),
+  "trending.history": fields("hours"),
+  "counter.top": fields("n", "period", "from", "to", "aggregate"),
+  "counter.bottom": fields("n", "period", "from", "to", "aggregate"),
+  "counter.member": fields("period", "from", "to", "aggregate"),
+  "counter.range": fields("min", "max", "limit", "order", "period", "from", "to", "aggregate"),
+  "counter.sorted": fields("by", "order", "period", "from", "to", "aggregate"),
+  "counter.remove": fields("period", "from", "to"),
+  "histogram.read": fields("from", "to", "top"),
+  "presence.members": fields("limit", "cursor"),
+  "presence.history": fields("hours"),
+  "leaderboard.get": fields("season"),
+  "leaderboard.rank": fields("season"),
+  "leaderboard.page": fields("page", "limit", "season"),
+  "leaderboard.around": fields("k", "season"),
+  "stats.counters": fields("limit", "offset"),
+  "stats.histograms": fields("offset", "limit"),
+  "stats.rooms": fields("limit", "cursor"),
+  "stats.boards": fields("offset", "limit", "cursor"),
+} as const;
+
+/** A write's options: library-only (the service takes the key as the `Idempotency-Key` header). */
+export const WRITE_OPTIONS = fields("idempotencyKey");
+
+/** `new Edgestats(options)`'s settings (library-only: the service reads vars): a misspelt `prefx` wrote under "es". */
+export const SETTINGS = {
+  edgestats: fields("redis", "prefix", "clock", "trending", "presence"),
+  trending: fields("retentionHours", "keep", "compactBatches"),
+  presence: fields("timeoutSeconds"),
 } as const;
 
 const isObject = (value: unknown): value is object =>

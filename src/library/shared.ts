@@ -9,6 +9,7 @@ import { keyOf } from "../keys.ts";
 import { canonicalJson } from "../redis/canonical-json.ts";
 import type { Idempotency } from "../redis/script.ts";
 import { parseWindow } from "../time.ts";
+import { checkShape, WRITE_OPTIONS } from "./inputs.ts";
 
 /**
  * What every handle shares: the settings and a fresh `Ctx` per call. Handles are made by
@@ -53,6 +54,8 @@ export async function idempotencyOf(
   options: WriteOptions | undefined,
   args: unknown,
 ): Promise<Idempotency | undefined> {
+  // a misspelt `idempotencyKey` would make the write at-least-once without a word
+  if (options !== undefined) checkShape(options, WRITE_OPTIONS);
   const key = options?.idempotencyKey;
   if (key === undefined) return undefined;
   if (!/^[\x21-\x7e]{1,255}$/.test(key)) {
