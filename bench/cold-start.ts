@@ -4,7 +4,7 @@
  * of `--runs`, default 9).
  *
  *   PATH=$PWD/node_modules/node/bin:$PATH node bench/cold-start.ts [--bundle=/path/index.js] [--runs=9] [--json]
- *     [--compare=/path/other/index.js] [--no-writes]
+ *     [--compare=/path/other/index.js] [--no-writes] [--kinds=first counter incr,first trending event]
  *
  * Without `--bundle` it builds one with `wrangler deploy --dry-run` (what
  * `wrangler deploy` uploads). A bundle is its entry module and every other `.js`
@@ -354,7 +354,10 @@ export async function measureColdStarts(
     ]);
     return JSON.parse(out.trim().split("\n").pop() ?? "{}") as Partial<ColdStart>;
   };
-  const kinds = WRITE_KINDS;
+  // `--kinds=first counter incr,first trending event`: only those writes, and none of the other
+  // processes (module, compile, first read), for a longer run of the figures a change is about
+  const only = args.get("kinds")?.split(",");
+  const kinds = only ? WRITE_KINDS.filter((k) => only.includes(k)) : WRITE_KINDS;
   try {
     // The histogram and the player the writes write to, then a throwaway write of each kind: Redis
     // then has the scripts (an EVALSHA of each run's first write would otherwise be answered
@@ -364,11 +367,13 @@ export async function measureColdStarts(
     const samples: ColdStart[][] = files.map(() => []);
     for (let i = 0; i < times; i++) {
       for (const [b, file] of files.entries()) {
-        let sample = {
-          ...(await run(file, CHILD, CHILD_FLAGS)),
-          ...(await run(file, COMPILE_CHILD, COMPILE_FLAGS)),
-          ...(await run(file, CHILD, CHILD_FLAGS, { kind: "first read" })),
-        };
+        let sample = only
+          ? {}
+          : {
+              ...(await run(file, CHILD, CHILD_FLAGS)),
+              ...(await run(file, COMPILE_CHILD, COMPILE_FLAGS)),
+              ...(await run(file, CHILD, CHILD_FLAGS, { kind: "first read" })),
+            };
         if (writes)
           for (const kind of kinds)
             sample = { ...sample, ...(await run(file, CHILD, CHILD_FLAGS, { ...writes, kind })) };
