@@ -79,8 +79,11 @@ import { bundleWorker } from "./wrangler.ts";
  * week reads' bounded lookups (src/counters/week-size.ts), member deletes run in parts, the
  * webhook marks naming their webhook, the rising cursor and the snapshot carried over a day. The
  * budget went to 209 (~3 KiB of headroom); the entry's stays 42.
+ * 209.1 KiB on 2026-11-28 (was 208.8), our own code only: review 15's fix of a player removed from a
+ * seasonal board and joined again (its members kept per season, src/leaderboards: Lua text that each
+ * leaderboard script carries). The budget went to 209.5 (~0.4 KiB of headroom).
  */
-export const BUDGET_KIB = 209;
+export const BUDGET_KIB = 209.5;
 /** KiB of gzip of the entry module and the chunks it imports statically (see BUDGET_KIB). */
 export const ENTRY_BUDGET_KIB = 42;
 

@@ -87,10 +87,8 @@ end
 -- of an older version, may).
 local function memberIn(e, sid)
   local m = e.member
-  if sid ~= e.sid and e.past then
-    for _, p in ipairs(e.past) do
-      if p[1] == sid or (e.policy == 'j' and p[1] > sid) then m = memberOf(p[2], playerOf(e.member)) end
-    end
+  for _, p in ipairs(sid ~= e.sid and e.past or {}) do
+    if p[1] == sid or (e.policy == 'j' and p[1] > sid) then m = memberOf(p[2], playerOf(e.member)) end
   end
   return m
 end

@@ -168,10 +168,7 @@ if meta[2] then
   -- a player removed before: the seasons it was in still hold its old members (removeScript),
   -- so the season before may hold its final rank. Kept under another tie policy, they are read
   -- another way: dropped.
-  if string.sub(meta[2], 1, 1) == e.policy then
-    e.past = pastOf(meta[2])
-    e.prev = prevRankOf(s, e)
-  end
+  if string.sub(meta[2], 1, 1) == e.policy then e.past = pastOf(meta[2]); e.prev = prevRankOf(s, e) end
   redis.call('HDEL', settings, 'gone:' .. player)
 end
 redis.call('HSET', players, player, entryText(e))
