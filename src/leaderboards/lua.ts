@@ -42,14 +42,22 @@ end`,
  * the player's in <season> only: it enters each season with a new one (the tie order is by who
  * reached a score first in that season), so <past> ('<season>:<seq>,...', newest first, at most
  * the board's keepSeasons) keeps the sequence of its member in each earlier season it wrote in,
- * for reads of those seasons (memberIn). Under 'joined' the member never changes and <past> is
- * never written. Entries of older versions end after <oldBest>, after <previous> or after the
+ * for reads of those seasons (memberIn). Under 'joined' the member changes only when the player
+ * is removed and joins again: <past> then keeps the old members a removal kept (scripts.ts,
+ * removeScript), each '<season>:<seq>' holding for that season and the ones before it down to the
+ * next record. Entries of older versions end after <oldBest>, after <previous> or after the
  * member (and may lack the policy: '' reads the settings).
  */
 export const entryLua = defineLua(
   "leaderboards.entry",
-  ["parseEntry", "entryText", "memberIn", "switchSeason"],
+  ["pastOf", "pastText", "parseEntry", "entryText", "memberIn", "keepPast", "switchSeason"],
   `
+-- '<season>:<seq>,...' (<past>, and a removed player's 'gone:<player>': scripts.ts)
+local function pastOf(text)
+  local past = {}
+  for psid, seq in string.gmatch(text, '([^|,:]+):(%d+)') do past[#past + 1] = {psid, seq} end
+  return past
+end
 local function parseEntry(text)
   local joined, policy, member, rest = string.match(text, '^(%-?%d+)([jr]?):([^|]+)(.*)$')
   local e = {joined = joined, policy = policy, member = member}
@@ -58,33 +66,41 @@ local function parseEntry(text)
     e.sid, e.best, e.prev = sid, tonumber(best), tonumber(prev)
     local oldSid, oldBest, past = string.match(old, '^|([^|]*)|([^|]*)(.*)$')
     if oldSid and oldSid ~= '' then e.oldSid, e.oldBest = oldSid, tonumber(oldBest) end
-    if past and past ~= '' then
-      e.past = {}
-      for psid, seq in string.gmatch(past, '([^|,:]+):(%d+)') do e.past[#e.past + 1] = {psid, seq} end
-    end
+    if past and past ~= '' then e.past = pastOf(past) end
   end
   return e
+end
+local function pastText(past)
+  local parts = {}
+  for i, p in ipairs(past) do parts[i] = p[1] .. ':' .. p[2] end
+  return table.concat(parts, ',')
 end
 local function entryText(e)
   local text = e.joined .. e.policy .. ':' .. e.member .. '|' .. (e.sid or '') .. '|' .. (e.best or '') .. '|' .. (e.prev or '')
   if e.oldSid or e.past then text = text .. '|' .. (e.oldSid or '') .. '|' .. (e.oldBest or '') end
-  if e.past then
-    local parts = {}
-    for i, p in ipairs(e.past) do parts[i] = p[1] .. ':' .. p[2] end
-    text = text .. '|' .. table.concat(parts, ',')
-  end
+  if e.past then text = text .. '|' .. pastText(e.past) end
   return text
 end
--- The player's ranking member in season sid: its latest, or under ties 'reached' the one kept
--- for sid in <past>. A season the entry keeps none for answers the latest, which that season
--- does not hold (or, for an entry of an older version, may).
+-- The player's ranking member in season sid: its latest, or the one <past> keeps for sid: under
+-- 'reached' the record of sid, under 'joined' the oldest record of sid or a later season. A
+-- season none is kept for answers the latest, which that season does not hold (or, for an entry
+-- of an older version, may).
 local function memberIn(e, sid)
-  if sid ~= e.sid and e.past then
-    for _, p in ipairs(e.past) do
-      if p[1] == sid then return memberOf(p[2], playerOf(e.member)) end
-    end
+  local m = e.member
+  for _, p in ipairs(sid ~= e.sid and e.past or {}) do
+    if p[1] == sid or (e.policy == 'j' and p[1] > sid) then m = memberOf(p[2], playerOf(e.member)) end
   end
-  return e.member
+  return m
+end
+-- <past> with seq kept for sid (replacing sid's record) and none for drop: newest first, at most keep.
+local function keepPast(e, sid, seq, keep, drop)
+  local past = {{sid, seq}}
+  for _, p in ipairs(e.past or {}) do
+    if p[1] ~= sid and p[1] ~= drop then past[#past + 1] = p end
+  end
+  table.sort(past, function(x, y) return x[1] > y[1] end)
+  for i = #past, keep + 1, -1 do past[i] = nil end
+  e.past = past
 end
 -- The entry's season becomes sid (a first write in it, or a write racing a season boundary):
 -- the season it leaves keeps its best rank in oldSid/oldBest, and going back to that season
@@ -97,14 +113,9 @@ local function switchSeason(e, sid, keep)
   if leftSid == '' then leftSid, leftBest = nil, nil end
   e.best = e.oldSid == sid and e.oldBest or nil
   if e.policy == 'r' and leftSid then
-    local past, back = {{leftSid, seqOf(e.member)}}, nil
-    for _, p in ipairs(e.past or {}) do
-      if p[1] == sid then back = p[2] elseif p[1] ~= leftSid then past[#past + 1] = p end
-    end
-    table.sort(past, function(x, y) return x[1] > y[1] end)
-    for i = #past, keep + 1, -1 do past[i] = nil end
-    if back then e.member = memberOf(back, playerOf(e.member)) end
-    e.past = past
+    local back = memberIn(e, sid)
+    keepPast(e, leftSid, seqOf(e.member), keep, sid)
+    e.member = back
   end
   e.sid, e.oldSid, e.oldBest = sid, leftSid, leftBest
 end`,

@@ -149,7 +149,8 @@ local score = -tonumber(negScore)
 if (cfg.min and score < cfg.min) or (cfg.max and score > cfg.max) then
   return {refused = 'score_rejected', player = player, min = cfg.minText, max = cfg.maxText}
 end
-local ties    = redis.call('HGET', settings, 'ties')
+local meta    = redis.call('HMGET', settings, 'ties', 'gone:' .. player)
+local ties    = meta[1]
 local created = not ties
 if created then
   -- the first join creates the board with the default policy; made by a join, it
@@ -162,7 +163,15 @@ local member = memberOf(seq, player)
 redis.call('ZADD', s.key, negScore, member)
 expireSeason(s, cfg.keep, now)
 local rank = redis.call('ZRANK', s.key, member) + 1
-redis.call('HSET', players, player, entryText({joined = now, policy = string.sub(ties, 1, 1), member = member, sid = s.sid, best = rank}))
+local e = {joined = now, policy = string.sub(ties, 1, 1), member = member, sid = s.sid, best = rank}
+if meta[2] then
+  -- a player removed before: the seasons it was in still hold its old members (removeScript),
+  -- so the season before may hold its final rank. Kept under another tie policy, they are read
+  -- another way: dropped.
+  if string.sub(meta[2], 1, 1) == e.policy then e.past = pastOf(meta[2]); e.prev = prevRankOf(s, e) end
+  redis.call('HDEL', settings, 'gone:' .. player)
+end
+redis.call('HSET', players, player, entryText(e))
 redis.call('HSET', profiles, player, profile)
 -- a new player is the activity the list is ordered by
 redis.call('ZADD', registry, 'GT', now, board)
@@ -180,12 +189,24 @@ export const removeScript = defineScript({
   write: true,
   keys: ["settings", "players", "profiles", "registry", "snapshot", "snapshotNext", "...seasonKeys"],
   args: ["board", "player", "...seasonArgs"],
-  uses: [entryLua, cfgLua, seasonLua],
+  uses: [entryLua, cfgLua, seasonLua, memberLua],
   lua: `
 local got = redis.call('HMGET', players, player, '_cfg', '_leader')
 if not got[1] then return {removed = false} end
-local s = seasonOf(parseCfg(got[2]).reset, seasonKeys, seasonArgs)
-redis.call('ZREM', s.key, memberIn(parseEntry(got[1]), s.sid))
+local cfg = parseCfg(got[2])
+local s   = seasonOf(cfg.reset, seasonKeys, seasonArgs)
+local e   = parseEntry(got[1])
+redis.call('ZREM', s.key, memberIn(e, s.sid))
+-- finished seasons keep the player's member: its sequence is kept per season (at most the kept
+-- ones, the newest first) in the settings' 'gone:<player>' ('<policy>|<past>'), which a join of
+-- the player takes into the new entry's <past> (lua.ts, memberIn). Under 'joined' the record of
+-- a season holds for it and the seasons before; a member only the current season held (now
+-- removed) needs none.
+if s.prev and (e.sid or '') ~= '' and (e.sid ~= s.sid or e.oldSid or e.past) then
+  local sid = (e.policy == 'j' and e.sid >= s.sid) and s.prevSid or e.sid
+  keepPast(e, sid, seqOf(memberIn(e, sid)), cfg.keep + 1)
+  redis.call('HSET', settings, 'gone:' .. player, e.policy .. '|' .. pastText(e.past))
+end
 -- a leader who leaves is forgotten (in the same HDEL): the next write leaving a player at
 -- rank 1 reports that player as the new leader (previous: null)
 if got[3] and string.match(got[3], '([^|]*)$') == player then

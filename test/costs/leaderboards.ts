@@ -111,11 +111,24 @@ export const area = {
     seasons: r("leaderboard seasons", "daily board, keepSeasons 12, 2 seasons played", 18, {
       note: "`ZCARD` of each kept season (current + keepSeasons), `ZRANGE` of the top 3 of each one played, one `HMGET` of their profiles.",
     }),
+    seasonsNonePlayed: r("leaderboard seasons", "daily board, keepSeasons 5, none played", 8, {
+      note: "2 + (keepSeasons + 1): the `ZCARD` of each kept season, nothing else.",
+    }),
+    rankNoneRanked: r("leaderboard subset ranking, 3 players", "none ranked in the season, some joined", 3, {
+      note: "`HMGET` of entries and `ZMSCORE`, and one command to tell a board from none; no `ZRANK` and no profiles.",
+    }),
+    rankNoneJoined: r("leaderboard subset ranking, 2 players", "none of the names ever joined", 3),
     configureSeasons: r("leaderboard PUT board, reset and guards", "existing board", 6),
     count: r("leaderboard count", "any", 3),
     remove: r("leaderboard remove player", "not the last player", 6),
     removeLast: r("leaderboard remove player", "last player of a board made by joins", 9, {
       note: "The last player's removal takes the board out of the registry and, when no admin configured it, deletes its settings: `EXISTS`, `ZREM`, `HGET`, `UNLINK`.",
+    }),
+    removeSeasonal: r("leaderboard remove player, daily board", "a player a finished season still ranks", 7, {
+      note: "As a removal that is not the last, and the player's ranking member in each kept season it was in is kept (`HSET` of `gone:<player>` in the settings), so a join again reads those seasons (review 15). A player of the current season only costs the 6.",
+    }),
+    joinAgainSeasonal: r("leaderboard join, daily board", "a player removed while a finished season ranks it", 12, {
+      note: "As a new player (10), and the kept members come into the new entry (read by the same `HMGET` of the settings): `ZRANK` in the season before for `previousRank`, `HDEL` of `gone:<player>`.",
     }),
     removeMissing: r("leaderboard remove player", "no such player", 2),
     deleteBoard: r("leaderboard delete board", "any", 3),

@@ -25,6 +25,11 @@ interface Entry {
   /** Best rank seen at the player's writes in season `bestSid`. */
   best: number | null;
   bestSid: string;
+  /** Earlier joins of the player whose rows in finished seasons read as its own (review 15). */
+  inherited: Set<number>;
+  /** The seasons this join wrote in, and whether it took earlier joins' members (a removal keeps them then). */
+  sids: Set<string>;
+  seeded: boolean;
 }
 interface Row {
   player: string;
@@ -55,6 +60,8 @@ export class Model {
   seq = 0;
   gens = 0;
   entries = new Map<string, Entry>();
+  /** Removed players: their joins' rows a join again reads (`gone:<player>` in the settings), under the policy then. */
+  gone = new Map<string, { ties: Ties; gens: Set<number> }>();
   seasons = new Map<string, Map<string, Row>>();
   snap = new Map<string, number>();
   /** The #1 last told to leaderboard.leader (the `_leader` field). */
@@ -78,7 +85,7 @@ export class Model {
   /** The player's rank in `sid` as its current entry's member (a row of an earlier join is another member). */
   rankOf(sid: string, player: string): number | null {
     const e = this.entries.get(player);
-    const i = this.order(sid).findIndex((r) => r.player === player && r.gen === e?.gen);
+    const i = this.order(sid).findIndex((r) => r.player === player && (r.gen === e?.gen || e?.inherited.has(r.gen)));
     return i < 0 ? null : i + 1;
   }
   scoreIn(sid: string, player: string): number {
@@ -130,6 +137,7 @@ export class Model {
     if (this.ties === "reached") e.seq = lastSeq.v = ++this.seq;
     e.best = null;
     e.bestSid = sid;
+    e.sids.add(sid);
     this.season(sid).set(player, { player, gen: e.gen, seq: e.seq, score: 0 });
     // ZADD, EXPIRE NX and the ZRANK of the season before (seasonal), HINCRBY (reached)
     return 1 + (this.seasonal() ? 2 : 0) + (this.ties === "reached" ? 1 : 0);
@@ -170,7 +178,15 @@ export class Model {
     const sidNow = this.sid(now);
     const gen = ++this.gens;
     const seq = ++this.seq;
-    this.entries.set(player, { name, joinedAt: now, gen, seq, best: null, bestSid: sidNow });
+    // a player removed before: HDEL of its kept members, and under the same policy they read as its
+    // own (the ZRANK of the season before for previousRank)
+    const gone = this.gone.get(player);
+    this.gone.delete(player);
+    const seeded = gone?.ties === this.ties;
+    const extra = gone ? 1 + (seeded && this.seasonal() ? 1 : 0) : 0;
+    const inherited = seeded ? gone.gens : new Set<number>();
+    const sids = new Set([sidNow]);
+    this.entries.set(player, { name, joinedAt: now, gen, seq, best: null, bestSid: sidNow, inherited, sids, seeded });
     this.season(sidNow).set(player, { player, gen, seq, score: v });
     this.seen(player, sidNow);
     this.inRegistry = true;
@@ -183,7 +199,7 @@ export class Model {
       rank: this.rankOf(sidNow, player)!,
       joinedAt: now,
     };
-    return { kind: "created" as const, cost: 9 + (this.seasonal() ? 1 : 0), answer };
+    return { kind: "created" as const, cost: 9 + (this.seasonal() ? 1 : 0) + extra, answer };
   }
 
   changes(list: Change[], now: number) {
@@ -291,17 +307,24 @@ export class Model {
   }
 
   remove(player: string, now: number) {
-    if (!this.entries.has(player)) return { kind: "none" as const, cost: 2 };
+    const e = this.entries.get(player);
+    if (!e) return { kind: "none" as const, cost: 2 };
     this.entries.delete(player);
-    this.seasons.get(this.sid(now))?.delete(player);
+    const sid = this.sid(now);
+    this.seasons.get(sid)?.delete(player);
     if (this.told?.player === player) this.told = null;
-    if (this.entries.size > 0) return { kind: "removed" as const, cost: 6 };
+    // a finished season may rank this join (or an earlier one it took): +1, the HSET keeping its members
+    const kept = this.seasonal() && (e.seeded || [...e.sids].some((s) => s !== sid));
+    if (kept) this.gone.set(player, { ties: this.ties, gens: new Set([...e.inherited, e.gen]) });
+    const k = kept ? 1 : 0;
+    if (this.entries.size > 0) return { kind: "removed" as const, cost: 6 + k };
     this.inRegistry = false;
-    if (!this.implicit) return { kind: "last" as const, cost: 8 };
-    // a board only joins made goes entirely, its snapshot with it
+    if (!this.implicit) return { kind: "last" as const, cost: 8 + k };
+    // a board only joins made goes entirely, its snapshot with it (and the settings, the kept members)
     this.exists = false;
     this.snap = new Map();
-    return { kind: "last" as const, cost: 9 };
+    this.gone = new Map();
+    return { kind: "last" as const, cost: 9 + k };
   }
 
   configure(c: Config, now: number) {
@@ -366,6 +389,7 @@ export class Model {
   deleteBoard() {
     Object.assign(this, { exists: false, inRegistry: false, told: null });
     this.entries = new Map();
+    this.gone = new Map();
     this.seasons = new Map();
     this.snap = new Map();
   }

@@ -393,6 +393,9 @@ describe("leaderboards against a naive model, through the library (seeded)", () 
       "cost around none 7",
       "cost count 3",
       "cost remove removed 6",
+      // a finished season ranks the removed player: its members are kept, and its join again reads them (review 15)
+      "cost remove removed 7",
+      "cost join created 12",
       "cost remove none 2",
       "cost delete board 3",
     ];

@@ -146,7 +146,11 @@ class Model {
     const seq = ++this.seq;
     const sid = this.sid(now);
     this.created(sid, now);
-    this.entries.set(player, {
+    // a player removed before reads the finished seasons it was in with the members it had
+    // there (review 15), when the board kept its tie policy
+    const gone = this.gone.get(player);
+    this.gone.delete(player);
+    const created: Entry = {
       name,
       joinedAt: now,
       seq,
@@ -155,9 +159,12 @@ class Model {
       prev: null,
       oldSid: null,
       oldBest: null,
-      past: new Map(),
-    });
+      past: gone?.ties === this.cfg.ties ? gone.past : new Map(),
+    };
+    this.entries.set(player, created);
     this.season(sid).set(player, { seq, score: v });
+    const prevSid = this.prevSid(now);
+    if (prevSid) created.prev = this.rankOfMember(prevSid, player, this.seqIn(created, prevSid));
     this.seen(player, now);
     return "created";
   }
@@ -222,9 +229,29 @@ class Model {
     // a board without seasons reads previousRank from the daily snapshot, never taken here
     return { previousRank: this.cfg.reset === "none" ? (this.snap.get(player) ?? null) : prev, bestRank: best };
   }
+  /**
+   * Removed players: the sequence of their member in each finished season that holds it (the
+   * settings' `gone:<player>`). Under ties reached, as the entry keeps it (<past> and the latest
+   * season, the keepSeasons + 1 newest); under joined, every season its member is in.
+   */
+  gone = new Map<string, { ties: lb.TiePolicy; past: Map<string, number> }>();
   remove(player: string, now: number) {
-    if (!this.entries.delete(player)) return;
-    this.seasons.get(this.sid(now))?.delete(player);
+    const e = this.entries.get(player);
+    if (!e) return;
+    this.entries.delete(player);
+    const sid = this.sid(now);
+    this.seasons.get(sid)?.delete(player);
+    if (this.cfg.reset === "none") return;
+    const past = new Map(e.past);
+    if (this.cfg.ties === "reached") {
+      past.set(e.sid, e.seq);
+      const newest = [...past.keys()]
+        .sort()
+        .reverse()
+        .slice(0, this.cfg.keep + 1);
+      for (const k of [...past.keys()]) if (!newest.includes(k)) past.delete(k);
+    } else for (const [k, rows] of this.seasons) if (k !== sid && rows.get(player)?.seq === e.seq) past.set(k, e.seq);
+    this.gone.set(player, { ties: this.cfg.ties, past });
   }
 }
 
@@ -735,7 +762,7 @@ describe("season key lifetime", () => {
 });
 
 describe("command counts in the states docs/costs.md names", () => {
-  it("a daily board: first write of the season 9, steady 5, guard refusal 3, reads 6/6/14/18/3, removes 6/2", async () => {
+  it("a daily board: first write of the season 9, steady 5, guard refusal 3, reads 6/6/14/18/3, removes 7/2", async () => {
     const d1 = Date.UTC(2026, 11, 30, 12, 30);
     const d2 = d1 + DAY;
     const b = "costd";
@@ -765,7 +792,8 @@ describe("command counts in the states docs/costs.md names", () => {
     expect(await commandsOf(d2, (c) => lb.changeScore(c, b, "a", { by: 10 }))).toBe(5);
     await lb.removePlayer(lib.ctx(d2), b, "nobody");
     expect(await commandsOf(d2, (c) => lb.removePlayer(c, b, "nobody"))).toBe(2);
-    expect(await commandsOf(d2, (c) => lb.removePlayer(c, b, "a"))).toBe(6);
+    // 7: a finished season ranks a, so its member there is kept for a join again (review 15)
+    expect(await commandsOf(d2, (c) => lb.removePlayer(c, b, "a"))).toBe(7);
     await lb.deleteBoard(lib.ctx(d2), "never-made");
     expect(await commandsOf(d2, (c) => lb.deleteBoard(c, b))).toBe(3);
   });

@@ -172,6 +172,41 @@ describe("leaderboard costs", () => {
     }
   });
 
+  it("daily board: removing a player of a kept season, its join again; seasons list and subset ranking with nothing ranked", async () => {
+    const a = createTestApi({ label: "costs-lb-gone", start: "2026-11-20T10:00:00.000Z" });
+    try {
+      const measure = async (id: RowId, call: () => Promise<{ status: number }>, status: number) => {
+        const measured = await a.cost(call);
+        expect(measured.result.status, id).toBe(status);
+        expect(costOf(measured), id).toEqual(expected(rows[id]));
+      };
+      await a.put(`${base}/gone`, { reset: "daily" }, admin);
+      for (const p of ["a", "b", "c", "d"]) await a.put(`${base}/gone/players/${p}`, { name: p, score: 1 });
+      a.setNow("2026-11-21T10:00:00.000Z");
+      await a.del(`${base}/gone/players/c`);
+      await measure("removeSeasonal", () => a.del(`${base}/gone/players/a`), 204);
+      await a.put(`${base}/gone/players/c`, { name: "C" });
+      await measure("joinAgainSeasonal", () => a.put(`${base}/gone/players/a`, { name: "A" }), 201);
+      await a.put(`${base}/idle`, { reset: "daily", keepSeasons: 5 }, admin);
+      await a.get(`${base}/idle/seasons`);
+      await measure("seasonsNonePlayed", () => a.get(`${base}/idle/seasons`), 200);
+      // b and d played yesterday only: today ranks none of the names
+      await a.post(`${base}/gone/rank`, { players: ["b", "zz"] }, { key: "read" });
+      await measure(
+        "rankNoneRanked",
+        () => a.post(`${base}/gone/rank`, { players: ["b", "d", "zz"] }, { key: "read" }),
+        200,
+      );
+      await measure(
+        "rankNoneJoined",
+        () => a.post(`${base}/gone/rank`, { players: ["zz", "yy"] }, { key: "read" }),
+        200,
+      );
+    } finally {
+      await a.cleanup();
+    }
+  });
+
   it("remove a player (not last, last, missing) and delete a board", async () => {
     await join("c-remove", "a");
     await join("c-remove", "b");
