@@ -19,6 +19,7 @@ import {
 } from "../helpers/upstash-rest.ts";
 import { seasonAt, seasonBefore } from "../../src/leaderboards/seasons.ts";
 import { apiClient } from "./helpers/api.ts";
+import { workerVars } from "../helpers/wrangler-dev.ts";
 import { bundleWorker, startWranglerDev, type WranglerDev } from "../../dev/wrangler.ts";
 
 const ARTIFACTS = resolve(import.meta.dirname, "../artifacts");
@@ -103,14 +104,7 @@ beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
   wrangler = await startWranglerDev({
     script: bundleWorker(bundleDir),
-    vars: {
-      UPSTASH_REDIS_REST_URL: target.url,
-      UPSTASH_REDIS_REST_TOKEN: `${target.token}.${tag}`,
-      INGEST_KEYS: KEYS.ingest,
-      READ_KEYS: KEYS.read,
-      ADMIN_KEYS: KEYS.admin,
-      KEY_PREFIX: prefix,
-    },
+    vars: workerVars({ url: target.url, token: `${target.token}.${tag}` }, KEYS, prefix),
   });
   send = apiClient(wrangler.url);
   await seed();

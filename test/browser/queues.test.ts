@@ -10,10 +10,8 @@
  * by the consumer after each batch) show every sent message in a final state (applied or acked as
  * a duplicate); the values are then read through the API and compared exactly.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFaultProxy, type FaultProxy } from "../../dev/fault-proxy.ts";
-import { startWranglerDev, type WranglerDev } from "../../dev/wrangler.ts";
-import { deleteUnder, requireTarget, uniquePrefix } from "../helpers/upstash-rest.ts";
+import { afterAll, describe, expect, it } from "vitest";
+import { queuedDev, until, type IngestStatus as Status } from "../helpers/wrangler-dev.ts";
 
 const suffix = Math.random().toString(36).slice(2, 10);
 const KEYS = {
@@ -22,14 +20,10 @@ const KEYS = {
   read: `q-read-key-${suffix}`,
   admin: `q-admin-${suffix}`,
 };
-const target = requireTarget(process.env.EDGESTATS_UPSTASH_URL, process.env.EDGESTATS_UPSTASH_TOKEN);
-const prefix = uniquePrefix("queues");
-const tag = prefix.replace(/\./g, "_");
+const dev = queuedDev("queues", { ...KEYS, ingest: `${KEYS.ingest},${KEYS.ingest2}` });
+const status = () => dev.status();
 /** Today (UTC) as the counters' day bucket; items carry an explicit `at` in it, so a run across midnight still reads one bucket. */
 const DAY = new Date().toISOString().slice(0, 10);
-
-let wrangler: WranglerDev | undefined;
-let proxy: FaultProxy | undefined;
 
 interface Res {
   status: number;
@@ -54,7 +48,7 @@ async function call(method: string, path: string, options: CallOptions = {}): Pr
   if (options.body !== undefined || options.raw !== undefined) headers["content-type"] ??= "application/json";
   if (options.async ?? method === "POST") headers.prefer = "respond-async";
   if (options.idem !== undefined) headers["idempotency-key"] = options.idem;
-  const res = await fetch(`${wrangler!.url}${path}`, {
+  const res = await fetch(`${dev.wrangler!.url}${path}`, {
     method,
     headers,
     ...(options.raw !== undefined
@@ -71,34 +65,6 @@ async function call(method: string, path: string, options: CallOptions = {}): Pr
     // not JSON: kept as text for the failure message
   }
   return { status: res.status, headers: res.headers, body };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `read` until `done` holds, at most `timeoutMs`; throws with the last value otherwise. */
-async function until<T>(what: string, read: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 40_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline)
-      throw new Error(`${what}: not reached within ${timeoutMs} ms; last: ${JSON.stringify(value)}`);
-    await sleep(200);
-  }
-}
-
-interface Status {
-  applied: number;
-  retried: number;
-  deadLettered: number;
-  events: number;
-  duplicates: number;
-}
-
-async function status(): Promise<Status> {
-  const res = await call("GET", "/v1/ingest/status", { key: KEYS.admin });
-  if (res.status !== 200) throw new Error(`status: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body as Status;
 }
 
 function delta(after: Status, before: Status): Status {
@@ -155,7 +121,7 @@ function expectQueued(res: Res, items: number): void {
 }
 
 /** The consumer batches in wrangler's output: it prints each as `QUEUE edgestats-ingest <acked>/<size>`. */
-function queueLines(text = wrangler!.output()): { acked: number; size: number }[] {
+function queueLines(text = dev.wrangler!.output()): { acked: number; size: number }[] {
   return [...text.matchAll(/QUEUE edgestats-ingest (\d+)\/(\d+)/g)].map((m) => ({
     acked: Number(m[1]),
     size: Number(m[2]),
@@ -168,11 +134,11 @@ function queueLines(text = wrangler!.output()): { acked: number; size: number }[
  * text found after the previous sample's tail; `lost` says a sample came too late for that.
  */
 function tapOutput(): { stop(): { text: string; lost: boolean } } {
-  let last = wrangler!.output();
+  let last = dev.wrangler!.output();
   let text = "";
   let lost = false;
   const take = () => {
-    const now = wrangler!.output();
+    const now = dev.wrangler!.output();
     if (now === last) return;
     const tail = last.slice(-400);
     const at = tail ? now.lastIndexOf(tail) : -1;
@@ -194,30 +160,6 @@ function tapOutput(): { stop(): { text: string; lost: boolean } } {
 
 /** What every test expects to stay true until the end of the file (a late redelivery applied twice would break it). */
 const finalChecks: { what: string; read: () => Promise<unknown>; expected: unknown }[] = [];
-
-beforeAll(async () => {
-  proxy = await startFaultProxy({ target: target.url });
-  // The project's wrangler.toml as it is (its [build], queues and consumer settings); only the
-  // vars differ: this file's keys and key prefix, Redis through the fault proxy, and no trending
-  // cache (a read right after the consumer applied must see it).
-  wrangler = await startWranglerDev({
-    vars: {
-      UPSTASH_REDIS_REST_URL: proxy.url,
-      UPSTASH_REDIS_REST_TOKEN: `${target.token}.${tag}`,
-      INGEST_KEYS: `${KEYS.ingest},${KEYS.ingest2}`,
-      READ_KEYS: KEYS.read,
-      ADMIN_KEYS: KEYS.admin,
-      KEY_PREFIX: prefix,
-      TRENDING_CACHE_SECONDS: "0",
-    },
-  });
-}, 180_000);
-
-afterAll(async () => {
-  await wrangler?.stop();
-  await proxy?.close();
-  await deleteUnder(target, prefix);
-});
 
 describe("queued ingest through wrangler dev's local Queues", () => {
   it("the deployment has the queue binding", async () => {
@@ -505,15 +447,15 @@ describe("queued ingest through wrangler dev's local Queues", () => {
       );
     }
 
-    const faulted = (kind: string) => proxy!.stats().faulted[kind] ?? 0;
+    const faulted = (kind: string) => dev.proxy!.stats().faulted[kind] ?? 0;
 
-    afterAll(() => proxy?.heal());
+    afterAll(() => dev.proxy?.heal());
 
     it("Redis answering 503 for a while: 202s go on, the local queue retries the consumer's batches, all applied once after recovery", async () => {
       const expected = fresh();
       const before = await status();
       let messages = await sendMix("down", 30, 0, expected);
-      proxy!.set({ fault: { kind: "status", status: 503 } });
+      dev.proxy!.set({ fault: { kind: "status", status: 503 } });
       // The outage is real: a deep health check (it reads Redis) fails.
       expect((await call("GET", "/healthz?deep=1")).status).toBe(503);
       const base = faulted("status");
@@ -541,7 +483,7 @@ describe("queued ingest through wrangler dev's local Queues", () => {
         30_000,
       );
       expect(queueLines().some((b) => b.acked < b.size)).toBe(true);
-      proxy!.heal();
+      dev.proxy!.heal();
       const healedAt = Date.now();
       messages += await sendMix("down", 30, 60, expected);
 
@@ -570,7 +512,7 @@ describe("queued ingest through wrangler dev's local Queues", () => {
       const ttl = Math.ceil((Date.now() - hour) / 1000) + 3;
       const expiresAt = hour + ttl * 1000;
       const base = faulted("status");
-      proxy!.set({ fault: { kind: "status", status: 503 } });
+      dev.proxy!.set({ fault: { kind: "status", status: 503 } });
       const items = [
         { member: "gone", period: "hour", at: hour - 1, ttl },
         { member: "kept", period: "hour", at: hour + 1, by: 4 },
@@ -582,7 +524,7 @@ describe("queued ingest through wrangler dev's local Queues", () => {
         (v) => v.failed >= 2 && v.now > expiresAt + 500,
         30_000,
       );
-      proxy!.heal();
+      dev.proxy!.heal();
       const d = await settled(before, 1);
       expect(d).toMatchObject({ applied: 1, duplicates: 0, events: 1 });
       expect(d.deadLettered).toBeGreaterThanOrEqual(1);
@@ -594,7 +536,7 @@ describe("queued ingest through wrangler dev's local Queues", () => {
     it("one ledger across a failure: a synchronous keyed write whose answer was lost (503, yet applied), retried queued, counts once", async () => {
       const body = { member: "x", by: 9 };
       const base = faulted("lose-response");
-      proxy!.set({ fault: { kind: "lose-response" }, times: 1 });
+      dev.proxy!.set({ fault: { kind: "lose-response" }, times: 1 });
       const lost = await call("POST", "/v1/counters/q-ledger/incr", { body, idem: "L1", async: false });
       expect(faulted("lose-response") - base).toBe(1);
       expect(lost.status).toBe(503);
@@ -623,7 +565,7 @@ describe("queued ingest through wrangler dev's local Queues", () => {
       const before = await status();
       const base = faulted("status");
       // The first Redis request after this is one of the batch's group scripts (the stats script runs after them).
-      proxy!.set({ fault: { kind: "status", status: 503 }, times: 1 });
+      dev.proxy!.set({ fault: { kind: "status", status: 503 }, times: 1 });
       const messages = await sendMix("part", 30, 0, expected);
       await until(
         "one script failed",
@@ -644,7 +586,7 @@ describe("queued ingest through wrangler dev's local Queues", () => {
       const expected = fresh();
       const before = await status();
       const base = faulted("lose-response");
-      proxy!.set({ fault: { kind: "lose-response" }, times: 3 });
+      dev.proxy!.set({ fault: { kind: "lose-response" }, times: 3 });
       const messages = await sendMix("lost", 30, 0, expected);
       await until(
         "3 answers lost",
@@ -664,7 +606,7 @@ describe("queued ingest through wrangler dev's local Queues", () => {
       const before = await status();
       const base = faulted("delay");
       // REDIS_TIMEOUT_MS is 3000: the consumer gives up on these at 3 s and retries; Redis applies them at 4.5 s.
-      proxy!.set({ fault: { kind: "delay", ms: 4500 }, times: 4 });
+      dev.proxy!.set({ fault: { kind: "delay", ms: 4500 }, times: 4 });
       const messages = await sendMix("slow", 30, 0, expected);
       await until(
         "4 requests delayed",

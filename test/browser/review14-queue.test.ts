@@ -5,22 +5,16 @@
  * when the message comes back after its script committed. Companion of
  * test/worker/review14-queue.test.ts (which observes the real dead-letter binding itself).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFaultProxy, type FaultProxy } from "../../dev/fault-proxy.ts";
-import { startWranglerDev, type WranglerDev } from "../../dev/wrangler.ts";
-import { deleteUnder, requireTarget, uniquePrefix } from "../helpers/upstash-rest.ts";
+import { describe, expect, it } from "vitest";
+import { queuedDev, sleep, until } from "../helpers/wrangler-dev.ts";
 
 const suffix = Math.random().toString(36).slice(2, 10);
 const KEYS = { ingest: `r14-ingest-${suffix}`, read: `r14-read-${suffix}`, admin: `r14-admin-${suffix}` };
-const target = requireTarget(process.env.EDGESTATS_UPSTASH_URL, process.env.EDGESTATS_UPSTASH_TOKEN);
-const prefix = uniquePrefix("r14queues");
-const tag = prefix.replace(/\./g, "_");
-
-let wrangler: WranglerDev | undefined;
-let proxy: FaultProxy | undefined;
+const dev = queuedDev("r14queues", KEYS);
+const status = () => dev.status();
 
 async function call(method: string, path: string, key: string, body?: unknown, headers: Record<string, string> = {}) {
-  const res = await fetch(`${wrangler!.url}${path}`, {
+  const res = await fetch(`${dev.wrangler!.url}${path}`, {
     method,
     headers: {
       authorization: `Bearer ${key}`,
@@ -32,54 +26,6 @@ async function call(method: string, path: string, key: string, body?: unknown, h
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
 }
-
-interface Status {
-  applied: number;
-  retried: number;
-  deadLettered: number;
-  duplicates: number;
-  events: number;
-}
-
-async function status(): Promise<Status> {
-  const res = await call("GET", "/v1/ingest/status", KEYS.admin);
-  if (res.status !== 200) throw new Error(`status ${res.status}`);
-  return res.body as Status;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, read: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 40_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline)
-      throw new Error(`${what}: not reached in ${timeoutMs} ms; last ${JSON.stringify(value)}`);
-    await sleep(200);
-  }
-}
-
-beforeAll(async () => {
-  proxy = await startFaultProxy({ target: target.url });
-  wrangler = await startWranglerDev({
-    vars: {
-      UPSTASH_REDIS_REST_URL: proxy.url,
-      UPSTASH_REDIS_REST_TOKEN: `${target.token}.${tag}`,
-      INGEST_KEYS: KEYS.ingest,
-      READ_KEYS: KEYS.read,
-      ADMIN_KEYS: KEYS.admin,
-      KEY_PREFIX: prefix,
-      TRENDING_CACHE_SECONDS: "0",
-    },
-  });
-}, 180_000);
-
-afterAll(async () => {
-  await wrangler?.stop();
-  await proxy?.close();
-  await deleteUnder(target, prefix);
-});
 
 describe("review 14: queued ingest's dead-letter queue, through wrangler dev", () => {
   // Severity: medium (test/worker/review14-queue.test.ts has the fix). A message with an item that
@@ -119,12 +65,12 @@ describe("review 14: queued ingest's dead-letter queue, through wrangler dev", (
     const res = await call("POST", "/v1/counters/r14-lost/incr", KEYS.ingest, { items }, { prefer: "respond-async" });
     expect(res.status, JSON.stringify(res.body)).toBe(202);
     // the consumer's next Redis call (its apply script) commits, and its answer is lost
-    const base = proxy!.stats().faulted["lose-response"] ?? 0;
-    proxy!.set({ fault: { kind: "lose-response" }, times: 1 });
+    const base = dev.proxy!.stats().faulted["lose-response"] ?? 0;
+    dev.proxy!.set({ fault: { kind: "lose-response" }, times: 1 });
     // no Redis read of ours until the consumer met it (a status read would take the fault)
     await until(
       "the consumer's script answer lost",
-      async () => proxy!.stats().faulted["lose-response"] ?? 0,
+      async () => dev.proxy!.stats().faulted["lose-response"] ?? 0,
       (n) => n > base,
       20_000,
     );
@@ -141,7 +87,7 @@ describe("review 14: queued ingest's dead-letter queue, through wrangler dev", (
       },
       (v) => v.duplicates >= 1 || v.applied >= 1,
     );
-    expect(proxy!.stats().faulted["lose-response"] ?? 0).toBe(base + 1);
+    expect(dev.proxy!.stats().faulted["lose-response"] ?? 0).toBe(base + 1);
     // the answer lost was the apply script's: retried once, then found applied
     expect(d).toMatchObject({ applied: 0, duplicates: 1, retried: 1 });
     const top = await call("GET", "/v1/counters/r14-lost/top?n=10", KEYS.read);

@@ -13,6 +13,7 @@ import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deleteUnder, requireTarget, uniquePrefix } from "../helpers/upstash-rest.ts";
 import { apiClient } from "./helpers/api.ts";
+import { workerVars } from "../helpers/wrangler-dev.ts";
 import { bundleWorker, startWranglerDev, type WranglerDev } from "../../dev/wrangler.ts";
 
 const suffix = Math.random().toString(36).slice(2, 10);
@@ -38,14 +39,7 @@ let browser: Browser | undefined;
 beforeAll(async () => {
   wrangler = await startWranglerDev({
     script: bundleWorker(bundleDir),
-    vars: {
-      UPSTASH_REDIS_REST_URL: target.url,
-      UPSTASH_REDIS_REST_TOKEN: `${target.token}.${tag}`,
-      INGEST_KEYS: KEYS.ingest,
-      READ_KEYS: KEYS.read,
-      ADMIN_KEYS: KEYS.admin,
-      KEY_PREFIX: prefix,
-    },
+    vars: workerVars({ url: target.url, token: `${target.token}.${tag}` }, KEYS, prefix),
   });
   const send = apiClient(wrangler.url);
   await send("POST", "/v1/trending/hostile/events", KEYS.ingest, {

@@ -7,6 +7,7 @@
  */
 import { createExecutionContext, createMessageBatch, getQueueResult, type QueueResult } from "cloudflare:test";
 import { consumeIngest } from "../../functions/queue.ts";
+import { createRedis, type RedisClient } from "../../src/redis/client.ts";
 import { createTestApi, type TestApiOptions } from "./worker.ts";
 
 export interface Sent {
@@ -73,3 +74,22 @@ export function createIngestApi(options: TestApiOptions & { queue?: boolean }) {
 }
 
 export type IngestApi = ReturnType<typeof createIngestApi>;
+
+/**
+ * A Redis client on `api`'s Redis whose scripts touching a key containing `poisoned` fail as an
+ * unreachable Upstash would (the others reach the real server): one target's storage error in a
+ * batch the consumer is fed by hand.
+ */
+export function failingFor(api: { env: Env }, poisoned: string): RedisClient {
+  const real = createRedis({ url: api.env.UPSTASH_REDIS_REST_URL, token: api.env.UPSTASH_REDIS_REST_TOKEN });
+  const fail = (keys: string[]) => keys.some((k) => k.includes(poisoned));
+  return {
+    ping: () => real.ping(),
+    evalsha: ((sha: string, keys: string[], args: string[]) =>
+      fail(keys)
+        ? Promise.reject(new TypeError("fetch failed"))
+        : real.evalsha(sha, keys, args)) as RedisClient["evalsha"],
+    eval: ((text: string, keys: string[], args: string[]) =>
+      fail(keys) ? Promise.reject(new TypeError("fetch failed")) : real.eval(text, keys, args)) as RedisClient["eval"],
+  };
+}

@@ -12,6 +12,7 @@
  */
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll } from "vitest";
 
 export interface Received {
   method: string;
@@ -179,4 +180,32 @@ export async function eventually(check: () => boolean, timeoutMs = 5000): Promis
     if (Date.now() > end) throw new Error("condition not met in time");
     await new Promise((ok) => setTimeout(ok, 10));
   }
+}
+
+/**
+ * A receiver started before the tests of the file or describe this is called in and closed after
+ * them (the beforeAll/afterAll pair each webhook test file had).
+ */
+export function receiverForTests(): Receiver {
+  let started: Receiver | undefined;
+  beforeAll(async () => {
+    started = await startReceiver();
+  });
+  afterAll(async () => {
+    await started?.close();
+  });
+  const live = () => {
+    if (!started) throw new Error("the receiver starts in beforeAll");
+    return started;
+  };
+  return {
+    get url() {
+      return live().url;
+    },
+    get received() {
+      return live().received;
+    },
+    respondWith: (...statuses) => live().respondWith(...statuses),
+    close: () => live().close(),
+  };
 }

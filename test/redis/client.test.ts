@@ -13,6 +13,7 @@ import { createClient, EdgestatsError, OPERATIONS, type ClientOptions, type Oper
 import { EdgestatsError as LibraryError } from "../../src/errors.ts";
 import { Edgestats } from "../../src/index.ts";
 import { libraryTest } from "../helpers/library.ts";
+import { workerVars } from "../helpers/wrangler-dev.ts";
 
 const { target, prefix, redis } = libraryTest("client");
 const KEYS = { ingest: "client-ingest-key-01", read: "client-read-key-0001", admin: "client-admin-key-001" };
@@ -38,15 +39,7 @@ const client = (key: string, extra: Partial<ClientOptions> = {}) =>
 beforeAll(async () => {
   worker = await startWranglerDev({
     script: bundleWorker(bundleDir),
-    vars: {
-      UPSTASH_REDIS_REST_URL: target.url,
-      UPSTASH_REDIS_REST_TOKEN: target.token,
-      INGEST_KEYS: KEYS.ingest,
-      READ_KEYS: KEYS.read,
-      ADMIN_KEYS: KEYS.admin,
-      KEY_PREFIX: prefix,
-      TRENDING_CACHE_SECONDS: "0",
-    },
+    vars: workerVars(target, KEYS, prefix, { TRENDING_CACHE_SECONDS: "0" }),
   });
 }, 180_000);
 

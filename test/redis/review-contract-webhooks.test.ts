@@ -5,7 +5,7 @@
  * project's own verifier. Deviations are `it.fails` naming the contract line and what is right.
  */
 import { createHmac } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { readConfig } from "../../src/config.ts";
 import { dayKeys } from "../../src/presence/keys.ts";
 import { HOUR, MINUTE } from "../../src/time.ts";
@@ -13,7 +13,7 @@ import * as trending from "../../src/trending/index.ts";
 import * as webhooks from "../../src/webhooks/index.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { command } from "../helpers/upstash-rest.ts";
-import { startReceiver, type Receiver } from "../helpers/webhook-receiver.ts";
+import { receiverForTests } from "../helpers/webhook-receiver.ts";
 
 const lib = libraryTest("review-contract-webhooks");
 const T0 = Date.UTC(2026, 10, 22, 12, 30);
@@ -21,13 +21,7 @@ const SECRET = "review-contract-secret";
 const direct: webhooks.DeliverySettings = { allowLocalHttp: true };
 const config = readConfig({ WEBHOOKS_ALLOW_LOCAL_HTTP: "true" });
 
-let receiver: Receiver;
-beforeAll(async () => {
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await receiver.close();
-});
+const receiver = receiverForTests();
 
 /** What a receiver following API.md checks: the header's t, and v1 over "<t>.<raw body>". */
 function signedWith(secret: string, header: string, body: string): { t: number; ok: boolean } {

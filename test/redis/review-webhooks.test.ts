@@ -1,25 +1,19 @@
 /** Review checks of webhook deliveries against an independent HMAC (node:crypto), not the project's own verifier. */
 import { createHmac } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import * as webhooks from "../../src/webhooks/index.ts";
 import { MAX_PENDING } from "../../src/webhooks/deliver.ts";
 import { registryKeys } from "../../src/webhooks/keys.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { command } from "../helpers/upstash-rest.ts";
-import { startReceiver, type Receiver } from "../helpers/webhook-receiver.ts";
+import { receiverForTests } from "../helpers/webhook-receiver.ts";
 
 const lib = libraryTest("review-webhooks");
 const T0 = Date.UTC(2026, 10, 22, 12, 30, 7, 999);
 const SECRET = "s3cret-ünïcode-☕-secret";
 const direct: webhooks.DeliverySettings = { allowLocalHttp: true };
 
-let receiver: Receiver;
-beforeAll(async () => {
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await receiver.close();
-});
+const receiver = receiverForTests();
 
 describe("Edgestats-Signature (review)", () => {
   it("is exactly t=<unix>,v1=<hex HMAC-SHA256(secret, '<t>.<body>')> over the bytes received, unicode included", async () => {

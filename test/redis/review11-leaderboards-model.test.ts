@@ -11,7 +11,7 @@
  * every call's Redis commands (one round trip each) with the cost model of docs/costs.md's leaderboard rows
  * and footnotes (a webhook subscribed to `leaderboard.leader` in some seeds: a change of #1 costs 6 more).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { mulberry32 } from "../../dev/prng.ts";
 import type { Ctx } from "../../src/context.ts";
 import { ConflictError, NotFoundError, RejectedError, ValidationError } from "../../src/errors.ts";
@@ -22,7 +22,7 @@ import { createRedis } from "../../src/redis/client.ts";
 import * as webhooks from "../../src/webhooks/index.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { command, resetStats, statsOf } from "../helpers/upstash-rest.ts";
-import { startReceiver, type Receiver } from "../helpers/webhook-receiver.ts";
+import { receiverForTests } from "../helpers/webhook-receiver.ts";
 import { Model, type Change, type Ties } from "../helpers/review11-lb-model.ts";
 
 const lib = libraryTest("r11lb", { timeoutMs: 10_000 });
@@ -579,13 +579,7 @@ describe("season boundaries", () => {
 });
 
 describe("leaderboard.leader carries the score as stored, every digit", () => {
-  let receiver: Receiver;
-  beforeAll(async () => {
-    receiver = await startReceiver();
-  });
-  afterAll(async () => {
-    await receiver.close();
-  });
+  const receiver = receiverForTests();
 
   it("fractional and ±1e15 leaders, ties that do not take the lead, and a leader that drops itself", async () => {
     const { stats, clock, ctx } = bench("leader-digits", Date.UTC(2027, 0, 20, 12));
@@ -676,13 +670,7 @@ describe("docs/costs.md leaderboard rows the walks rarely reach", () => {
 });
 
 describe("leaderboard.leader and a late write into a finished season", () => {
-  let receiver: Receiver;
-  beforeAll(async () => {
-    receiver = await startReceiver();
-  });
-  afterAll(async () => {
-    await receiver.close();
-  });
+  const receiver = receiverForTests();
 
   // Review 11 (low): the told leader (`_leader` = `<season>|<n>|<player>`) is one field for all seasons. A late
   // write into the finished season (a Worker whose clock is a moment behind the boundary) compared with a

@@ -7,7 +7,7 @@
  * - trending.rising's stream filter, presence.peak from real heartbeats, and leaderboard.leader
  *   cases the earlier files do not cover.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { mulberry32 } from "../../dev/prng.ts";
 import { readConfig } from "../../src/config.ts";
 import type { Ctx } from "../../src/context.ts";
@@ -19,7 +19,7 @@ import * as webhooks from "../../src/webhooks/index.ts";
 import { registryKeys } from "../../src/webhooks/keys.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { command } from "../helpers/upstash-rest.ts";
-import { startReceiver, type Receiver } from "../helpers/webhook-receiver.ts";
+import { receiverForTests } from "../helpers/webhook-receiver.ts";
 
 const lib = libraryTest("review5-signals");
 const SECRET = "review5-secret-0123456789";
@@ -27,13 +27,7 @@ const direct: webhooks.DeliverySettings = { allowLocalHttp: true };
 const config = readConfig({ WEBHOOKS_ALLOW_LOCAL_HTTP: "true" });
 const RET = { retentionHours: 50 };
 
-let receiver: Receiver;
-beforeAll(async () => {
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await receiver.close();
-});
+const receiver = receiverForTests();
 
 interface Event {
   id: string;

@@ -6,7 +6,7 @@
  * jobs functions/jobs.ts maps them to.
  */
 import { readFileSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type Fault } from "../../dev/fault-proxy.ts";
 import { CRON_JOBS, JOBS } from "../../functions/jobs.ts";
 import { readConfig } from "../../src/config.ts";
@@ -26,7 +26,7 @@ import { HOUR, MINUTE } from "../../src/time.ts";
 import { compact, member as memberOf, record, top } from "../../src/trending/index.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { command, keysUnder } from "../helpers/upstash-rest.ts";
-import { startReceiver, type Receiver } from "../helpers/webhook-receiver.ts";
+import { receiverForTests } from "../helpers/webhook-receiver.ts";
 import { streamKeys } from "../../src/trending/keys.ts";
 import { hourIndex } from "../../src/time.ts";
 import * as webhooks from "../../src/webhooks/index.ts";
@@ -262,13 +262,7 @@ describe("presence trim: the minute before run late, after the minute's own run"
 });
 
 describe("webhooks.trending: overlapping and late hourly runs", () => {
-  let receiver: Receiver;
-  beforeAll(async () => {
-    receiver = await startReceiver();
-  });
-  afterAll(async () => {
-    await receiver.close();
-  });
+  const receiver = receiverForTests();
   const config = readConfig({ WEBHOOKS_ALLOW_LOCAL_HTTP: "true" });
   const direct: webhooks.DeliverySettings = { allowLocalHttp: true };
 
@@ -433,13 +427,7 @@ describe("presence trim: the cron down over midnight", () => {
 });
 
 describe("presence.peak: the 23:59 minute cron run late, after the first runs of the new day", () => {
-  let receiver: Receiver;
-  beforeAll(async () => {
-    receiver = await startReceiver();
-  });
-  afterAll(async () => {
-    await receiver.close();
-  });
+  const receiver = receiverForTests();
 
   async function scenario(late: boolean) {
     const config = readConfig({ WEBHOOKS_ALLOW_LOCAL_HTTP: "true", PRESENCE_TIMEOUT_SECONDS: "60" });

@@ -4,7 +4,7 @@
  * webhook's (names that end alike), an attempt of a deleted life settles nothing of the life created
  * again under its name, and trending.rising's told set lives only about its hour.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { readConfig } from "../../src/config.ts";
 import type { Ctx } from "../../src/context.ts";
 import { HOUR, MINUTE } from "../../src/time.ts";
@@ -13,7 +13,7 @@ import * as webhooks from "../../src/webhooks/index.ts";
 import { registryKeys, risingToldKey } from "../../src/webhooks/keys.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { command } from "../helpers/upstash-rest.ts";
-import { eventually, startGate, startReceiver, type Receiver } from "../helpers/webhook-receiver.ts";
+import { eventually, receiverForTests, startGate } from "../helpers/webhook-receiver.ts";
 
 const lib = libraryTest("wh-rv12-fix");
 const T0 = Date.UTC(2026, 10, 24, 12, 0, 30);
@@ -21,13 +21,7 @@ const SECRET = "review12-fix-secret-0123456789";
 const direct: webhooks.DeliverySettings = { allowLocalHttp: true };
 const directConfig = readConfig({ WEBHOOKS_ALLOW_LOCAL_HTTP: "true" });
 
-let receiver: Receiver;
-beforeAll(async () => {
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await receiver.close();
-});
+const receiver = receiverForTests();
 
 const at = (ctx: Ctx, now: number): Ctx => ({ ...ctx, now });
 const gotAt = (path: string) => receiver.received.filter((r) => r.path === path);

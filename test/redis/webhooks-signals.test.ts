@@ -3,7 +3,7 @@
  * leaderboard.leader (at score-write time, queued by the score script itself) and
  * trending.rising (the minute webhooks job).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { readConfig } from "../../src/config.ts";
 import type { Ctx } from "../../src/context.ts";
 import * as leaderboards from "../../src/leaderboards/index.ts";
@@ -13,7 +13,7 @@ import * as webhooks from "../../src/webhooks/index.ts";
 import { registryKeys } from "../../src/webhooks/keys.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { command } from "../helpers/upstash-rest.ts";
-import { startReceiver, type Receiver } from "../helpers/webhook-receiver.ts";
+import { receiverForTests } from "../helpers/webhook-receiver.ts";
 
 const lib = libraryTest("webhooks-signals");
 /** 2026-11-22 12:30 UTC. */
@@ -22,13 +22,7 @@ const SECRET = "s3cret-s3cret-s3cret";
 const direct: webhooks.DeliverySettings = { allowLocalHttp: true };
 const config = readConfig({ WEBHOOKS_ALLOW_LOCAL_HTTP: "true" });
 
-let receiver: Receiver;
-beforeAll(async () => {
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await receiver.close();
-});
+const receiver = receiverForTests();
 
 interface Event {
   id: string;

@@ -4,11 +4,11 @@
  * receiver is the local Upstash server, which refuses deliveries (401): a failing receiver.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { createRedis } from "../../src/redis/client.ts";
 import { dayKeys } from "../../src/presence/keys.ts";
 import * as webhooks from "../../src/webhooks/index.ts";
 import { area } from "../costs/webhooks.ts";
 import { costOf, expected } from "../costs/types.ts";
+import { ctxOf } from "../helpers/job-budget.ts";
 import { command } from "../helpers/upstash-rest.ts";
 import { cleanedUpAfterAll, createTestApi, type TestApi } from "../helpers/worker.ts";
 
@@ -27,11 +27,6 @@ const settings = (api: TestApi, over: Record<string, unknown> = {}) => ({
   ...over,
 });
 const job = (api: TestApi, name: string) => api.post(`/internal/jobs/${name}`, undefined, admin);
-const ctxOf = (api: TestApi) => ({
-  redis: createRedis({ url: api.env.UPSTASH_REDIS_REST_URL, token: api.env.UPSTASH_REDIS_REST_TOKEN }),
-  prefix: api.prefix,
-  now: api.now,
-});
 const leader = {
   type: "leaderboard.leader" as const,
   subject: { kind: "board" as const, name: "b" },

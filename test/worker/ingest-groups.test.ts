@@ -6,10 +6,9 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { consumeBatch, retryDelaySeconds } from "../../src/ingest/consume.ts";
-import { createRedis, type RedisClient } from "../../src/redis/client.ts";
 import { command } from "../helpers/upstash-rest.ts";
 import { cleanedUpAfterAll } from "../helpers/worker.ts";
-import { createIngestApi, type IngestApi } from "../helpers/ingest.ts";
+import { createIngestApi, failingFor, type IngestApi } from "../helpers/ingest.ts";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -17,21 +16,6 @@ const T0 = Date.UTC(2026, 10, 22, 12, 30);
 const track = cleanedUpAfterAll<IngestApi>();
 const newApi = (label: string) => track(createIngestApi({ label, start: T0 }));
 const settings = { trendingRetentionHours: 50, presenceTimeoutSeconds: 300 };
-
-/** A Redis client whose scripts touching `poisoned` fail as an unreachable Upstash would. */
-function failingFor(api: IngestApi, poisoned: string): RedisClient {
-  const real = createRedis({ url: api.env.UPSTASH_REDIS_REST_URL, token: api.env.UPSTASH_REDIS_REST_TOKEN });
-  const fail = (keys: string[]) => keys.some((k) => k.includes(poisoned));
-  return {
-    ping: () => real.ping(),
-    evalsha: ((sha: string, keys: string[], args: string[]) =>
-      fail(keys)
-        ? Promise.reject(new TypeError("fetch failed"))
-        : real.evalsha(sha, keys, args)) as RedisClient["evalsha"],
-    eval: ((text: string, keys: string[], args: string[]) =>
-      fail(keys) ? Promise.reject(new TypeError("fetch failed")) : real.eval(text, keys, args)) as RedisClient["eval"],
-  };
-}
 
 describe("partial failure", () => {
   it("a storage error in one group retries only its messages; the others are applied and acked", async () => {

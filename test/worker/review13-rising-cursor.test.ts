@@ -4,21 +4,15 @@
  * more, only when the streams are more than a turn), counted by the local Upstash server.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { createRedis } from "../../src/redis/client.ts";
 import { registryKeys } from "../../src/webhooks/keys.ts";
 import { detectRising } from "../../src/webhooks/rising.ts";
 import { stored } from "../../src/webhooks/webhooks.ts";
+import { ctxOf } from "../helpers/job-budget.ts";
 import { command } from "../helpers/upstash-rest.ts";
-import { createTestApi, type TestApi } from "../helpers/worker.ts";
+import { createTestApi } from "../helpers/worker.ts";
 
 const MIN = 60_000;
 const START = Date.UTC(2026, 10, 22, 12, 10, 10);
-
-const ctxOf = (api: TestApi, now = api.now) => ({
-  redis: createRedis({ url: api.env.UPSTASH_REDIS_REST_URL, token: api.env.UPSTASH_REDIS_REST_TOKEN }),
-  prefix: api.prefix,
-  now,
-});
 
 describe("trending.rising over named streams, a share varying run to run", () => {
   const api = createTestApi({ label: "rv13-cursor", start: START, vars: { WEBHOOKS_ALLOW_LOCAL_HTTP: "true" } });

@@ -5,15 +5,12 @@
  * snapshotStepScript).
  */
 import { afterAll, describe, expect, it } from "vitest";
+import { inParallel } from "../helpers/job-budget.ts";
 import { createTestApi } from "../helpers/worker.ts";
 
 const admin = { key: "admin" };
 const DAY = 86_400_000;
 const day0 = Date.UTC(2026, 10, 22);
-
-async function inParallel<T>(items: T[], width: number, fn: (item: T) => Promise<unknown>) {
-  for (let i = 0; i < items.length; i += width) await Promise.all(items.slice(i, i + width).map(fn));
-}
 
 describe("a snapshot build longer than a day's runs", () => {
   // 60 players at chunk 1: 61 steps (the last finds the ranking copied); 25 scripts a call, one call a day

@@ -12,11 +12,10 @@ import { env as workerEnv } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { consumeIngest } from "../../functions/queue.ts";
 import { consumeBatch } from "../../src/ingest/consume.ts";
-import { createRedis, type RedisClient } from "../../src/redis/client.ts";
 import { MAX_MESSAGE_BYTES, MAX_SEND_BYTES, MAX_SEND_MESSAGES } from "../../src/ingest/message.ts";
 import { command } from "../helpers/upstash-rest.ts";
 import { cleanedUpAfterAll } from "../helpers/worker.ts";
-import { createIngestApi, type IngestApi, type Sent } from "../helpers/ingest.ts";
+import { createIngestApi, failingFor, type IngestApi, type Sent } from "../helpers/ingest.ts";
 
 const HOUR = 3_600_000;
 const T0 = Date.UTC(2026, 10, 22, 12, 30);
@@ -270,21 +269,6 @@ describe("review 14: the consumer's dead-letter sends keep to Queues' limits", (
     for (const body of api.realDlq.accepted) expect(body.reason).toMatch(/retention/);
   });
 });
-
-/** A Redis client whose scripts touching `poisoned` fail as an unreachable Upstash would (the others reach the real server). */
-function failingFor(api: IngestApi, poisoned: string): RedisClient {
-  const real = createRedis({ url: api.env.UPSTASH_REDIS_REST_URL, token: api.env.UPSTASH_REDIS_REST_TOKEN });
-  const fail = (keys: string[]) => keys.some((k) => k.includes(poisoned));
-  return {
-    ping: () => real.ping(),
-    evalsha: ((sha: string, keys: string[], args: string[]) =>
-      fail(keys)
-        ? Promise.reject(new TypeError("fetch failed"))
-        : real.evalsha(sha, keys, args)) as RedisClient["evalsha"],
-    eval: ((text: string, keys: string[], args: string[]) =>
-      fail(keys) ? Promise.reject(new TypeError("fetch failed")) : real.eval(text, keys, args)) as RedisClient["eval"],
-  };
-}
 
 describe("review 14: the status counts what reaches the dead-letter queue", () => {
   // Severity: low. wrangler.toml's consumer has max_retries = 10: a message whose 11th delivery

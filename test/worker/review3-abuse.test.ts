@@ -6,6 +6,7 @@
  * nothing.
  */
 import { afterAll, describe, expect, it } from "vitest";
+import { inOneWindow } from "../helpers/rate-window.ts";
 import { TEST_KEYS, createTestApi } from "../helpers/worker.ts";
 
 const api = createTestApi({ label: "review3-abuse" });
@@ -158,32 +159,9 @@ describe("member limits are UTF-8 bytes (review 3)", () => {
   });
 });
 
-/** Waits until at least 4 s of the current 10 s limiter window are left (as security-rate-limit.test.ts). */
-async function freshWindow(): Promise<void> {
-  // workerd moves Date.now() only on I/O, so each wait asks the local server something.
-  while (Date.now() % 10_000 > 6_000) {
-    await new Promise((r) => setTimeout(r, 100));
-    await limited.stats();
-  }
-}
-
-/** Runs `steps` inside one limiter window, again (from a clean keyspace) if the window rolled over. */
-async function inOneWindow(steps: () => Promise<void>): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    await freshWindow();
-    const window = Math.floor(Date.now() / 10_000);
-    try {
-      return await steps();
-    } catch (error) {
-      if (attempt === 3 || Math.floor(Date.now() / 10_000) === window) throw error;
-      await limited.cleanup();
-    }
-  }
-}
-
 describe("rate limit is per API key, whatever the header spelling (review 3)", () => {
   it("bearer in any case and extra spaces count against the same key; refusals then cost 0 commands", () =>
-    inOneWindow(async () => {
+    inOneWindow(limited, async () => {
       const key = TEST_KEYS.read;
       // warm the limiter's script so every counted request is one EVALSHA
       await limited.get("/v1/not-a-route", { key: "ingest" });

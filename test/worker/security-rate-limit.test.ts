@@ -5,6 +5,7 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { TEST_INGEST_KEY_2 } from "../helpers/keys.ts";
+import { inOneWindow } from "../helpers/rate-window.ts";
 import { TEST_KEYS, createTestApi } from "../helpers/worker.ts";
 
 const limited = createTestApi({ label: "ratelimit", vars: { RATE_LIMIT_PER_10S: "3" } });
@@ -13,33 +14,6 @@ afterAll(async () => {
   await limited.cleanup();
   await unlimited.cleanup();
 });
-
-/** Waits until at least 4 s of the current 10 s window are left. */
-async function freshWindow(): Promise<void> {
-  // workerd moves Date.now() only on I/O, so each wait asks the local server something.
-  while (Date.now() % 10_000 > 6_000) {
-    await new Promise((r) => setTimeout(r, 100));
-    await limited.stats();
-  }
-}
-
-/**
- * Runs `steps` inside one limiter window. On a loaded CI machine the window can
- * still roll over half way (the counts restart); then the steps failed for
- * that reason alone and run again, from a clean keyspace, in the next window.
- */
-async function inOneWindow(steps: () => Promise<void>): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    await freshWindow();
-    const window = Math.floor(Date.now() / 10_000);
-    try {
-      return await steps();
-    } catch (error) {
-      if (attempt === 3 || Math.floor(Date.now() / 10_000) === window) throw error;
-      await limited.cleanup();
-    }
-  }
-}
 
 describe("rate limiting", () => {
   it("is off by default: no limiter keys and no extra Redis round trip", async () => {
@@ -55,7 +29,7 @@ describe("rate limiting", () => {
   it(
     "allows N requests per key per 10 s, then 429 with Retry-After and the error envelope",
     () =>
-      inOneWindow(async () => {
+      inOneWindow(limited, async () => {
         // Loads the limiter's script into Redis (the first EVALSHA after a flush falls back to EVAL).
         await limited.post("/v1/not-a-route", { a: 1 }, { key: "ingest" });
         for (let i = 0; i < 3; i++) {
@@ -87,7 +61,7 @@ describe("rate limiting", () => {
   it(
     "counts each API key separately",
     () =>
-      inOneWindow(async () => {
+      inOneWindow(limited, async () => {
         for (let i = 0; i < 3; i++) expect((await limited.get("/v1/not-a-route", { key: "admin" })).status).toBe(404);
         expect((await limited.get("/v1/not-a-route", { key: "admin" })).status).toBe(429);
         // A different ingest key of the rotation list has its own budget.

@@ -7,10 +7,9 @@
  * delivery attempted once.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { runScheduledCounted } from "../../functions/scheduled.ts";
 import { heartbeat } from "../../src/presence/presence.ts";
-import { createRedis } from "../../src/redis/client.ts";
 import * as webhooks from "../../src/webhooks/index.ts";
+import { ctxOf, fireCounted, inParallel, queueLeaderEvents, webhookPutter } from "../helpers/job-budget.ts";
 import { createTestApi, type TestApi } from "../helpers/worker.ts";
 
 const MIN = 60_000;
@@ -20,55 +19,16 @@ const admin = { key: "admin" };
 
 const newApi = (label: string, start: number) =>
   createTestApi({ label, start, vars: { SUBREQUEST_LIMIT: String(LIMIT), WEBHOOKS_ALLOW_LOCAL_HTTP: "true" } });
-const ctxOf = (api: TestApi) => ({
-  redis: createRedis({ url: api.env.UPSTASH_REDIS_REST_URL, token: api.env.UPSTASH_REDIS_REST_TOKEN }),
-  prefix: api.prefix,
-  now: api.now,
-});
-
-/** Runs `fn` over `items`, `width` at a time. */
-async function inParallel<T>(items: T[], width: number, fn: (item: T) => Promise<unknown>) {
-  for (let i = 0; i < items.length; i += width) await Promise.all(items.slice(i, i + width).map(fn));
-}
+const putHook = webhookPutter("hook", "0123456789abcdef-secret");
 
 /** Two webhooks of leaderboard.leader, refused by their receiver, and `events` events queued for both. */
 async function queueDeliveries(api: TestApi, events: number) {
-  for (const name of ["h1", "h2"]) {
-    const res = await api.put(
-      `/v1/webhooks/${name}`,
-      {
-        url: `${api.env.UPSTASH_REDIS_REST_URL}/hook`,
-        events: ["leaderboard.leader"],
-        secret: "0123456789abcdef-secret",
-      },
-      admin,
-    );
-    expect(res.status).toBeLessThan(300);
-  }
-  for (let i = 0; i < events; i++) {
-    const sent = await webhooks.emit(ctxOf(api), {
-      type: "leaderboard.leader",
-      subject: { kind: "board", name: "b" },
-      data: { board: "b", player: `p${i}` },
-      key: `p${i}`,
-    });
-    expect(sent.queued).toBe(2);
-  }
+  for (const name of ["h1", "h2"]) await putHook(api, name, { events: ["leaderboard.leader"] });
+  await queueLeaderEvents(api, events, { queued: 2 });
 }
 
 /** Fires `cron` at `at` and checks its subrequests against the limit and the Upstash server's count. */
-async function fire(api: TestApi, cron: string, at: number) {
-  await api.resetStats();
-  const run = await runScheduledCounted(cron, at, api.env);
-  const redis = (await api.stats()).requests;
-  const results = run.results as Record<string, Record<string, unknown>>;
-  const deliveries = Object.values(results).reduce((sum, r) => sum + Number(r.claimed ?? 0), 0);
-  for (const [name, result] of Object.entries(results)) expect(result.error, name).toBeUndefined();
-  // every subrequest was counted: Redis requests as the server saw them, and one per delivery
-  expect(run.subrequests).toBe(redis + deliveries);
-  expect(run.subrequests).toBeLessThanOrEqual(LIMIT);
-  return { results, subrequests: run.subrequests };
-}
+const fire = (api: TestApi, cron: string, at: number) => fireCounted(api, cron, at, LIMIT);
 
 /** Each webhook's log holds one attempt of each of its `events` deliveries, none twice. */
 async function expectEachDeliveryOnce(api: TestApi, events: number) {

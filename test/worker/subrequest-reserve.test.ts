@@ -9,11 +9,10 @@
  * equal the budget's).
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { runScheduledCounted } from "../../functions/scheduled.ts";
 import { HISTORY_SCALE, roomKeys } from "../../src/presence/keys.ts";
 import { heartbeat } from "../../src/presence/presence.ts";
-import { createRedis } from "../../src/redis/client.ts";
 import * as webhooks from "../../src/webhooks/index.ts";
+import { ctxOf, fireCounted, inParallel, queueLeaderEvents, webhookPutter } from "../helpers/job-budget.ts";
 import { command } from "../helpers/upstash-rest.ts";
 import { createTestApi, type TestApi } from "../helpers/worker.ts";
 
@@ -39,51 +38,9 @@ const newApi = (label: string, timeout: string, vars: Record<string, string> = {
       ...vars,
     },
   });
-const ctxOf = (api: TestApi, now = api.now) => ({
-  redis: createRedis({ url: api.env.UPSTASH_REDIS_REST_URL, token: api.env.UPSTASH_REDIS_REST_TOKEN }),
-  prefix: api.prefix,
-  now,
-});
-
-async function inParallel<T>(items: T[], width: number, fn: (item: T) => Promise<unknown>) {
-  for (let i = 0; i < items.length; i += width) await Promise.all(items.slice(i, i + width).map(fn));
-}
-
-type Results = Record<string, Record<string, unknown>>;
-
+const putHook = webhookPutter("reserve-hook", "reserve-secret-0123456789");
 /** Fires `cron` at `at`; checks the budget's count against the server's and the limit. */
-async function fire(api: TestApi, cron: string, at: number) {
-  await api.resetStats();
-  const run = await runScheduledCounted(cron, at, api.env);
-  const redis = (await api.stats()).requests;
-  const results = run.results as Results;
-  const deliveries = Object.values(results).reduce((sum, r) => sum + Number(r.claimed ?? 0), 0);
-  for (const [name, result] of Object.entries(results)) expect(result.error, name).toBeUndefined();
-  expect(run.subrequests, "counted = sent").toBe(redis + deliveries);
-  expect(run.subrequests).toBeLessThanOrEqual(LIMIT);
-  return { ...run, results };
-}
-
-async function putHook(api: TestApi, name: string, body: Record<string, unknown>) {
-  const res = await api.put(
-    `/v1/webhooks/${name}`,
-    { url: `${api.env.UPSTASH_REDIS_REST_URL}/reserve-hook`, secret: "reserve-secret-0123456789", ...body },
-    admin,
-  );
-  expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
-}
-
-async function queueLeaderEvents(api: TestApi, events: number) {
-  for (let i = 0; i < events; i++) {
-    const sent = await webhooks.emit(ctxOf(api), {
-      type: "leaderboard.leader",
-      subject: { kind: "board", name: "b" },
-      data: { board: "b", player: `p${i}` },
-      key: `p${i}`,
-    });
-    expect(sent.queued).toBe(1);
-  }
-}
+const fire = (api: TestApi, cron: string, at: number) => fireCounted(api, cron, at, LIMIT);
 
 /** ZCOUNT of one score in each key (one EVAL: the local server locks only declared keys). */
 const countLua = `local out = {} for i = 1, #KEYS do out[i] = redis.call('ZCOUNT', KEYS[i], ARGV[1], ARGV[1]) end return out`;
@@ -125,7 +82,7 @@ describe("the minute trigger (trim + webhooks) at 50: a fresh isolate, then runs
       const res = await api.post(`/v1/trending/${s}/events`, { events: [{ member: `m-${s}`, count: 50 }] });
       expect(res.status).toBe(200);
     }
-    await queueLeaderEvents(api, 30);
+    await queueLeaderEvents(api, 30, { queued: 1 });
 
     const runs: Awaited<ReturnType<typeof fire>>[] = [];
     const minuteOf = (m: number) => Math.floor((START + m * MIN) / MIN) * MIN;
@@ -210,7 +167,7 @@ describe("the hourly trigger at 50: compaction, a fresh isolate then runs after,
     expect((await api.post("/v1/counters/gone/incr", { items: [{ member: "m", by: 1 }] })).status).toBe(200);
     expect((await api.del("/v1/counters/gone", admin)).status).toBe(204);
     await putHook(api, "lead", { events: ["leaderboard.leader"] });
-    await queueLeaderEvents(api, 20);
+    await queueLeaderEvents(api, 20, { queued: 1 });
     const at = Math.floor(START / HOUR) * HOUR + HOUR + 5 * MIN;
 
     const runs: Awaited<ReturnType<typeof fire>>[] = [];
