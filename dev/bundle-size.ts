@@ -78,9 +78,11 @@ import { bundleWorker } from "./wrangler.ts";
  * the jobs' shared subrequest budget (src/job-budget.ts and each job's planning against it), the
  * week reads' bounded lookups (src/counters/week-size.ts), member deletes run in parts, the
  * webhook marks naming their webhook, the rising cursor and the snapshot carried over a day. The
- * budget went to 209 (~3 KiB of headroom); the entry's stays 42.
+ * budget went to 209 (~3 KiB of headroom); the entry's stays 42. Just over 209.0 KiB on 2026-11-28
+ * (our own Lua: presence's trim run drops counted rooms no run visits again from the site-wide sum,
+ * and raises the day's peak by what it counted itself, review 15): the budget went to 210.
  */
-export const BUDGET_KIB = 209;
+export const BUDGET_KIB = 210;
 /** KiB of gzip of the entry module and the chunks it imports statically (see BUDGET_KIB). */
 export const ENTRY_BUDGET_KIB = 42;
 
