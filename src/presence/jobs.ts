@@ -108,6 +108,7 @@ export function createTrimJob(options: TrimOptions = {}): Job {
     let forgotten = 0;
     let idle = 0;
     let dropped = 0;
+    let stale = 0;
     for (let i = 0; i < list.length; i += chunkRooms) {
       const chunk = list.slice(i, i + chunkRooms);
       const rooms = chunk.map((room) => ({
@@ -123,6 +124,7 @@ export function createTrimJob(options: TrimOptions = {}): Job {
         forgotten: number;
         idle: number;
         dropped: number;
+        stale: number;
       }>(
         ctx.redis,
         {
@@ -172,6 +174,9 @@ export function createTrimJob(options: TrimOptions = {}): Job {
           daysTtl: DAYS_TTL_SECONDS,
           // the last chunk records the site-wide online count: the sum of every room's last count
           sample: last ? 1 : 0,
+          // the ids counted in the rooms visited by the chunks before: with the last chunk's, the
+          // run's count at once, which alone raises the day's highest
+          visited: online,
           roomNames: chunk,
         },
       );
@@ -180,9 +185,11 @@ export function createTrimJob(options: TrimOptions = {}): Job {
       forgotten += value.forgotten;
       idle += value.idle;
       dropped += value.dropped;
+      stale += value.stale;
       calls += 1;
     }
-    // online: the visited rooms' ids online; siteOnline: the site-wide sample (null: none taken)
+    // online: the visited rooms' ids online; siteOnline: the site-wide sample (null: none taken);
+    // stale: counted rooms no run visits again (deleted by an earlier release), taken out of it
     return {
       rooms: list.length,
       online,
@@ -190,6 +197,7 @@ export function createTrimJob(options: TrimOptions = {}): Job {
       forgotten,
       idle,
       dropped,
+      stale,
       minute: minute * MINUTE,
       calls,
       capped,

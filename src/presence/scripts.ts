@@ -314,7 +314,7 @@ return redis.call('ZADD', seen, 'XX', 'LT', 'CH', offlineAt, got[1])
  * versions) and deletes every key it can have. A room counted in the site-wide
  * online figure (`counted`, siteLua) leaves it, with a new sample at the delete's
  * time (`ofDay`, ms since 00:00 UTC): no trim run visits the room again, and with
- * no other room due none would sample it. Returns how many keys and registry
+ * no other room due none would sample it. The day's highest stays: a delete only takes a count out. Returns how many keys and registry
  * entries went.
  */
 export const deleteRoomScript = defineScript({
@@ -335,7 +335,7 @@ if got[1] then
     redis.call('HSET', counted, SUM_FIELD, sum)
     redis.call('HDEL', counted, room)
   end
-  recordSample(site, math.max(sum, 0), tonumber(ofDay), dailyTtl)
+  recordSample(site, math.max(sum, 0), 0, tonumber(ofDay), dailyTtl)
 end
 return gone + redis.call('UNLINK', unpack(roomKeys))
 `,

@@ -16,10 +16,10 @@ export const siteLua = defineLua(
 -- No room name starts with '_' (NAME_PATTERN), so the sum's field is never a room's.
 local SUM_FIELD = '_sum'
 -- Records online as the day's latest site-wide sample, taken ofDay ms after 00:00 UTC, and raises
--- the day's highest; the day's first sample gives the key its deadline.
-local function recordSample(site, online, ofDay, dailyTtl)
+-- the day's highest to peak; the day's first sample gives the key its deadline.
+local function recordSample(site, online, peak, ofDay, dailyTtl)
   local s = redis.call('BITFIELD', site, 'GET', 'u32', 0, 'GET', 'u32', 96, 'SET', 'u32', 64, online, 'SET', 'u32', 96, ofDay + 1)
-  if online > s[1] then redis.call('BITFIELD', site, 'SET', 'u32', 0, online, 'SET', 'u32', 32, ofDay) end
+  if peak > s[1] then redis.call('BITFIELD', site, 'SET', 'u32', 0, peak, 'SET', 'u32', 32, ofDay) end
   if s[2] == 0 then redis.call('EXPIRE', site, dailyTtl) end
 end
 `,

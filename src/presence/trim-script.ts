@@ -5,6 +5,9 @@ import { siteLua } from "./site-lua.ts";
 
 // The trim job's script (./jobs.ts), apart from the request scripts of ./scripts.ts.
 
+/** Fields of `_online` one trim run checks against `_due` at most (HSCAN's COUNT), when it checks. */
+export const RECONCILE_FIELDS = 1000;
+
 /**
  * Visits a chunk of rooms (the i-th entry of every key list belongs to the
  * i-th room). An active room (someone online, or a heartbeat within the
@@ -15,11 +18,21 @@ import { siteLua } from "./site-lua.ts";
  * passes the horizon; with no id left its last keys and registry entries go.
  * Every room forgets at most a budget of ids idle past the horizon. Each room's online count
  * goes into `counted` (siteLua) when it changed since the room's previous visit; with `sample` (the
- * run's last chunk) their sum is the site-wide sample, also for rooms this run did not visit.
+ * run's last chunk) their sum is the site-wide sample, also for rooms this run did not visit: an
+ * estimate until those are visited again (people who left them for rooms visited count twice).
+ * The day's highest takes only what the run counted itself, at once (`visited`: the ids counted by
+ * the run's earlier chunks), never above the truth (review 15); an uncapped run's is its sample.
+ *
+ * A room counted in `counted` but not in `due` is visited by no run again (deleted by an earlier
+ * release, which left its count: review 15), so the last chunk of an uncapped run whose sum is above
+ * what it counted (it visits every counted room), or of a capped run at the hour (which cannot
+ * tell), checks a slice of the hash (HSCAN from the cursor kept in field `_scan`, RECONCILE_FIELDS
+ * fields) against `due`: such rooms leave the sum (`stale`). Rooms of the chunk are left out, their
+ * counts moved above.
  *
  * Times are ms (`minute`: minutes since the epoch, `slot`: minute of the day),
  * `hourly`/`carry`/`catchUp`/`rotate` are 1/0, the TTLs seconds.
- * Returns { rooms, online (this chunk's rooms), counted (the site-wide sum), forgotten, idle, dropped }.
+ * Returns { rooms, online (this chunk's rooms), counted (the site-wide sum), forgotten, idle, dropped, stale }.
  */
 export const trimScript = defineScript({
   name: "presence.trim",
@@ -61,6 +74,7 @@ export const trimScript = defineScript({
     "yesterdayBit",
     "daysTtl",
     "sample",
+    "visited",
     "...roomNames",
   ],
   uses: [reverseLua, siteLua],
@@ -102,10 +116,10 @@ local function carryPeak(seen, daily, peak, header)
   end
 end
 local total, forgotten, idleRooms, dropped = 0, 0, 0, 0
--- The chunk's rooms' counts at their previous visits and the site-wide sum, one HMGET a chunk (no
--- command per room): a count that changed goes in below, the sum moved by the difference.
-local fields = { SUM_FIELD }
-for r, room in ipairs(roomNames) do fields[r + 1] = room end
+-- The chunk's rooms' counts at their previous visits, the site-wide sum and the check's cursor, one
+-- HMGET a chunk (no command per room): a count that changed goes in below, the sum moved by the difference.
+local fields, mine          = { SUM_FIELD, '_scan' }, {}
+for r, room in ipairs(roomNames) do fields[r + 2], mine[room] = room, true end
 local before                = redis.call('HMGET', counted, unpack(fields))
 local sum, recount, uncount = tonumber(before[1]) or 0, {}, {}
 for r, room in ipairs(roomNames) do
@@ -113,7 +127,7 @@ for r, room in ipairs(roomNames) do
   local seq, daily, history = seqKeys[r], dailyKeys[r], historyKeys[r]
   local count               = redis.call('ZCOUNT', seen, cutoff, '+inf')
   local active              = count > 0
-  local was                 = tonumber(before[r + 1]) or 0
+  local was                 = tonumber(before[r + 2]) or 0
   local activity, header, idledFlag
   if count ~= was then
     sum = sum + count - was
@@ -241,6 +255,30 @@ for r, room in ipairs(roomNames) do
     end
   end
 end
+-- A counted room not due leaves the sum (see the doc comment); this chunk's are counted above.
+local atOnce, stale = tonumber(visited) + total, 0
+if sample == '1' and sum > atOnce and (hourly or not rotate) then
+  local page, names, counts = redis.call('HSCAN', counted, before[2] or 0, 'COUNT', ${RECONCILE_FIELDS}), {}, {}
+  for i = 1, #page[2], 2 do
+    local room = page[2][i]
+    -- '_': not a room's field
+    if room:byte() ~= 95 and not mine[room] then
+      names[#names + 1] = room
+      counts[room]      = tonumber(page[2][i + 1])
+    end
+  end
+  local listed = #names > 0 and redis.call('ZMSCORE', due, unpack(names)) or {}
+  for i, room in ipairs(names) do
+    if not listed[i] then
+      sum, stale            = sum - counts[room], stale + 1
+      uncount[#uncount + 1] = room
+    end
+  end
+  if page[1] ~= (before[2] or '0') then
+    recount[#recount + 1] = '_scan'
+    recount[#recount + 1] = page[1]
+  end
+end
 -- The counts that changed, with the sum, so the sum is always the hash's. A room counting 0 leaves
 -- it (idle, or about to be: its last count must not stay in the sum once no run visits it); with
 -- nobody counted anywhere the hash would hold the sum alone, and goes.
@@ -250,10 +288,9 @@ elseif #recount > 0 or #uncount > 0 then
   redis.call('HSET', counted, SUM_FIELD, sum, unpack(recount))
   if #uncount > 0 then redis.call('HDEL', counted, unpack(uncount)) end
 end
--- The last chunk of a run records the site-wide online count: the sum over every room counted,
--- visited by this run or (a capped run) by an earlier one.
-if sample == '1' then recordSample(site, math.max(sum, 0), now - dayStart, dailyTtl) end
-return { rooms = #roomNames, online = total, counted = math.max(sum, 0), forgotten = forgotten, idle = idleRooms, dropped = dropped }
+-- The last chunk: the site-wide sample; the day's highest by what the run counted (doc comment).
+if sample == '1' then recordSample(site, math.max(sum, 0), math.min(sum, atOnce), now - dayStart, dailyTtl) end
+return { rooms = #roomNames, online = total, counted = math.max(sum, 0), forgotten = forgotten, idle = idleRooms, dropped = dropped, stale = stale }
 `,
 });
 

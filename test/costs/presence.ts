@@ -249,5 +249,12 @@ export const area = {
       commands: 19,
       note: "Forgetting a batch of up to 1,000 ids costs 3 (HMGET of their reverse fields in `ids`, one HDEL of both directions and of any leave mark, ZREM `seen`; ids mapped before the reverse map moved into `ids` add an HMGET and an HDEL of the old `names` hash); a room with nothing left drops its counter and its registry entries. +2: the site-wide sample and, as the day's first, its EXPIRE; +1 HMGET of `_online` (was 18).",
     },
+    trimStale: {
+      call: "trim run",
+      state: "1 active room, 1 counted room the previous release deleted",
+      roundTrips: 2,
+      commands: 12,
+      note: "A run that visits every due room and finds the sum in `_online` above what it counted (a room the previous release deleted: it left the room's count there, and no run visits the room again; review 15): HSCAN of up to 1,000 fields (+1 HSET of its cursor when the hash is larger than one scan) and ZMSCORE of their rooms in `_due`, then HSET of the new sum and HDEL of the rooms not due. A capped run checks at the hour only (its sum holds rooms it did not visit). Every other run costs what it did.",
+    },
   },
 } satisfies CostArea;

@@ -5,9 +5,11 @@
  * are warmed first, so no row pays the one-off NOSCRIPT fallback.
  */
 import { beforeAll, describe, expect, it } from "vitest";
+import { allRoomKeys, legacyRegistryKeys, registryKeys } from "../../src/presence/keys.ts";
 import { area } from "../costs/presence.ts";
 import { costOf, expected } from "../costs/types.ts";
 import { createTestApi, type TestApi, cleanedUpAfterAll } from "../helpers/worker.ts";
+import { command } from "../helpers/upstash-rest.ts";
 
 const rows = area.rows;
 const MIN = 60_000;
@@ -251,6 +253,22 @@ describe("presence trim job", () => {
     // a and b timed out 5 minutes after their heartbeat; the room stays active 2 minutes more
     api.advance(6 * MIN);
     expect(await measure(api, () => trim(api))).toEqual(expected(rows.trimMarginRoom));
+  });
+
+  it("1 active room, and a counted room the previous release deleted", async () => {
+    const api = newApi("pcost-stale");
+    await beat(api, "r", { ids: ["a", "b"] });
+    await beat(api, "x", { id: "c" });
+    await trim(api); // both counted, the day's first sample
+    api.advance(MIN);
+    // the previous release's delete: the registries and the room's keys, not `_online`
+    const target = { url: api.env.UPSTASH_REDIS_REST_URL, token: api.env.UPSTASH_REDIS_REST_TOKEN };
+    const registry = registryKeys(api.prefix);
+    for (const key of [registry.rooms, registry.due, ...legacyRegistryKeys(api.prefix)])
+      await command(target, "ZREM", key, "x");
+    await command(target, "UNLINK", ...allRoomKeys(api.prefix, "x", START));
+    expect(await measure(api, () => trim(api))).toEqual(expected(rows.trimStale));
+    expect(await command(target, "HGET", registry.counted, "_sum")).toBe("2");
   });
 
   it("10 active rooms", async () => {
