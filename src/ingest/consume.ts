@@ -18,10 +18,18 @@ import {
 } from "./dead-letter.ts";
 
 export { retryDelaySeconds };
-import { applyGroup, findApplied, mayBeFromYesterday, recordBatch, type BatchStats, type DedupeId } from "./ingest.ts";
+import {
+  applyGroup,
+  findApplied,
+  mayBeFromYesterday,
+  recordBatch,
+  type BatchStats,
+  type DedupeId,
+  type Pending,
+} from "./ingest.ts";
 import { canonicalIdOf, type IngestMessage } from "./message.ts";
 import { mergeKeys, planGroup, type IngestSettings } from "./plan.ts";
-import { parseMessage, problemOf, splitByProblem } from "./validate.ts";
+import { parseMessage, partOf, problemOf, splitByProblem } from "./validate.ts";
 import { SCORE_RANGE_ERROR } from "../counters/scripts.ts";
 import { HOUR_COUNT_ERROR } from "../trending/validate.ts";
 import { MAX_BATCH } from "../validation.ts";
@@ -114,25 +122,33 @@ interface Entry {
   alt: string | undefined;
   /** Later copies of this message in the batch (a client's retries with the same Idempotency-Key). */
   copies: QueuedMessage[];
-  /**
-   * Its items that aged out while queued: dead-lettered after its group's script applied the rest
-   * or found it applied, unless that script found the part's mark (sent already); the message is
-   * acked once the part is sent, and marked then (review 14: sent once per delivery before).
-   */
-  part: { body: unknown; reason: string } | undefined;
+  /** Its items that aged out while queued (see Split), if any. */
+  part: Split | undefined;
 }
 
-/** The marks of an entry's aged-out part in the applied sets (under both ids of a keyed message). */
-const marksOf = (e: Pick<Entry, "dedupe" | "alt">) => [
-  `dl:${e.dedupe}`,
-  ...(e.alt === undefined ? [] : [`dl:${e.alt}`]),
-];
+/**
+ * A message split by the items that aged out while queued (`out`, by index; `reason` the
+ * message's problem). Its group's script records the part with the rest's write
+ * (the parts hash); the part is dead-lettered after that, the message acked once it is sent and
+ * the record deleted then (ingest.markParts). A redelivery (a lost ack or answer, a failed send)
+ * found applied sends the part recorded, if still there, not its own split: items applied since
+ * aged out are not sent, and a part not sent is sent, also when the rest aged out too (review 15;
+ * review 14: sent once per delivery before).
+ */
+interface Split {
+  whole: IngestMessage;
+  out: number[];
+  reason: string;
+}
+
+/** The ids a message's part is recorded under (both ids of a keyed message). */
+const idsOf = (id: string, alt: string | undefined) => (alt === undefined ? [id] : [id, alt]);
 
 /** A message that can no longer apply: dead-lettered unless the applied sets hold it (a redelivery). */
 interface Probe {
   msg: QueuedMessage;
-  reason: string;
   dedupe: DedupeId;
+  split: Split;
 }
 
 /** The dedupe id of a message for the applied sets' look-up. */
@@ -188,18 +204,19 @@ export async function consumeBatch(
     let part: Entry["part"];
     const problem = await problemOf(parsed, ctx.prefix, ctx.now, settings);
     if (problem !== null) {
-      const split = await splitByProblem(parsed, problem, ctx.prefix, ctx.now, settings);
-      if (split.valid === null) {
+      const { valid, out } = await splitByProblem(parsed, ctx.prefix, ctx.now, settings);
+      const split = { whole: parsed, out, reason: problem };
+      if (valid === null) {
         // Its items may have aged out after it was applied (a redelivery: a lost ack or answer):
         // the applied sets are asked before it is dead-lettered (review 14).
-        probes.push({ msg, reason: split.reason, dedupe: dedupeIdOf(ctx.prefix, ctx.now, msg, parsed) });
+        probes.push({ msg, split, dedupe: dedupeIdOf(ctx.prefix, ctx.now, msg, parsed) });
         continue;
       }
       // Some items aged out while queued: the rest applies (under the message's dedupe id: once,
-      // however often this runs), then they go to the dead-letter queue unless marked sent already;
+      // however often this runs), then they go to the dead-letter queue unless sent already;
       // nothing is sent on a storage error (review 14: sent on every delivery before).
-      part = { body: split.invalid, reason: split.reason };
-      message = split.valid;
+      part = split;
+      message = valid;
     }
     const dedupe = message.d ?? `m:${msg.id}`;
     const alt = canonicalIdOf(message);
@@ -247,12 +264,25 @@ export async function consumeBatch(
     for (const copy of e.copies) copy.ack();
     stats.duplicates += e.copies.length;
   };
-  /** Settles an entry its group applied or found applied: acked, or its part to send first. */
-  const settle = (e: Entry, marked: Set<string>) => {
+  /**
+   * Dead-letters the part of a message applied (acked once sent): the split's own when it was
+   * applied now, else the one recorded `pending` under one of its `ids`; acks it when there is none.
+   */
+  const sendPart = (msg: QueuedMessage, split: Split | undefined, ids: string[], pending?: Pending) => {
+    const out = pending
+      ? ids
+          .map((id) => pending[id])
+          .find((v) => v !== undefined)
+          ?.split(",")
+          .map(Number)
+      : split?.out;
+    if (split && out) parts.push({ ...partOf(split.whole, out, split.reason), id: msg.id, entry: msg, marks: ids });
+    else msg.ack();
+  };
+  /** Settles an entry its group applied (its own part) or found applied (the part still `pending`). */
+  const settle = (e: Entry, pending?: Pending) => {
     ackCopies(e);
-    const marks = e.part ? marksOf(e) : [];
-    if (e.part && !marks.some((m) => marked.has(m))) parts.push({ ...e.part, id: e.msg.id, entry: e.msg, marks });
-    else e.msg.ack();
+    sendPart(e.msg, e.part, idsOf(e.dedupe, e.alt), pending);
   };
 
   /** Applies a group of entries in one script (or several passes of one); settles each message. */
@@ -283,11 +313,12 @@ export async function consumeBatch(
             old: mayBeFromYesterday(e.dedupe, e.message.t, ctx.now),
             record: recordOf(ctx.prefix, e.message),
           })),
-          left.flatMap((e) => (e.part ? marksOf(e) : [])),
+          left.flatMap(({ part, dedupe, alt }) =>
+            part ? idsOf(dedupe, alt).flatMap((id) => [id, part.out.join(",")]) : [],
+          ),
         );
-        const marked = new Set(result.marked);
         if (result.applied) {
-          for (const e of left) settle(e, marked);
+          for (const e of left) settle(e);
           stats.applied += left.length;
           stats.events += plan.items;
           return;
@@ -295,7 +326,7 @@ export async function consumeBatch(
         const done = new Set(result.duplicates);
         for (const e of left) {
           if (!done.has(e.dedupe)) continue;
-          settle(e, marked);
+          settle(e, result.pending);
           stats.duplicates++;
         }
         left = left.filter((e) => !done.has(e.dedupe));
@@ -331,27 +362,29 @@ export async function consumeBatch(
       for (const e of left) for (const m of [e.msg, ...e.copies]) giveBack(m, why);
     }
   };
-  /** Acks the messages that can no longer apply but were applied already; the others are dead. */
+  /**
+   * Acks the messages that can no longer apply but were applied already, after sending the part
+   * their application left out if it is still pending (review 15); the others are dead.
+   */
   const probeAll = async () => {
     if (probes.length === 0) return;
-    let found: Set<string>;
+    let found: Awaited<ReturnType<typeof findApplied>>;
     try {
-      found = new Set(
-        await findApplied(
-          ctx,
-          probes.map((p) => p.dedupe),
-        ),
+      found = await findApplied(
+        ctx,
+        probes.map((p) => p.dedupe),
       );
     } catch (error) {
       const why = `storage error: ${error instanceof Error ? error.message : String(error)}`;
-      for (const p of probes) giveBack(p.msg, `${p.reason}; not known whether applied already (${why})`);
+      for (const p of probes) giveBack(p.msg, `${p.split.reason}; not known whether applied already (${why})`);
       return;
     }
     for (const p of probes) {
-      if (found.has(p.dedupe.id) || (p.dedupe.alt !== undefined && found.has(p.dedupe.alt))) {
-        p.msg.ack();
+      const ids = idsOf(p.dedupe.id, p.dedupe.alt);
+      if (ids.some((id) => found.dup.includes(id))) {
+        sendPart(p.msg, p.split, ids, found.pending);
         stats.duplicates++;
-      } else dead.push({ entry: p.msg, reason: p.reason });
+      } else dead.push({ entry: p.msg, reason: p.split.reason });
     }
   };
   await Promise.all([...[...groups.values()].map(applyEntries), probeAll()]);

@@ -61,7 +61,10 @@ export function retryDelaySeconds(attempts: number): number {
   return Math.min(60, 2 ** Math.max(0, attempts - 1));
 }
 
-/** An aged-out part to send: its message (applied) is acked once it is sent, and its marks recorded. */
+/**
+ * An aged-out part to send: its message (applied) is acked once it is sent, and marked sent then
+ * (`marks`: the ids its record in the parts hash is under, deleted by ingest.markParts).
+ */
 export type Part = DeadLetterItem & { entry: QueuedMessage; marks: string[] };
 
 /**
@@ -71,6 +74,7 @@ export type Part = DeadLetterItem & { entry: QueuedMessage; marks: string[] };
  * dead-letters them after max_retries: counted `deadLettered` on that last delivery, `retried`
  * before); so is a message whose part failed (found applied next time, its part sent then), but on
  * its last delivery it is acked and the part logged (Queues would dead-letter the applied rest too).
+ * A redelivery sends the part its application recorded, also once the rest has aged out too.
  */
 export async function settleDead(
   ctx: Ctx,
@@ -114,8 +118,8 @@ export async function settleDead(
       item.entry.ack();
     }
   }
-  // marked once sent: a redelivery (a lost ack) finds them and sends nothing again; if this fails,
-  // one would send them again (the dead-letter body's messageId tells the copies apart)
+  // marked once sent (their records deleted): a redelivery (a lost ack) finds none and sends
+  // nothing again; if this fails, one would send them again (the dead-letter body's messageId tells the copies apart)
   const marks = sent.flatMap((item) => item.marks ?? []);
   try {
     await markParts(ctx, marks);

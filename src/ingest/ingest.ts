@@ -47,6 +47,15 @@ export function mayBeFromYesterday(id: string, t: number, now: number): boolean 
   return id.startsWith("i:") || t < dayStart(now) + CLOCK_SKEW_MS;
 }
 
+/** Today's and yesterday's hash of aged-out parts not dead-lettered yet (by dedupe id: their item indexes). */
+const partsKeys = (ctx: Ctx) => ({
+  partsToday: ingestKeys.parts(ctx.prefix, ctx.now),
+  partsYesterday: ingestKeys.parts(ctx.prefix, ctx.now - DAY),
+});
+
+/** Item indexes of a part as the parts hash holds them (`0,3`; undefined when none is held). */
+export type Pending = Record<string, string>;
+
 /** The keys and arguments of the dedupe step (scripts.ts, DEDUPE_LUA) for the messages `dedupe`. */
 function dedupeParams(ctx: Ctx, dedupe: DedupeId[]) {
   const old = dedupe.filter((d) => d.old);
@@ -56,6 +65,7 @@ function dedupeParams(ctx: Ctx, dedupe: DedupeId[]) {
     keys: {
       today: ingestKeys.applied(ctx.prefix, ctx.now),
       yesterday: ingestKeys.applied(ctx.prefix, ctx.now - DAY),
+      ...partsKeys(ctx),
       records: keyed.map((k) => k.key),
     },
     args: {
@@ -72,19 +82,19 @@ function dedupeParams(ctx: Ctx, dedupe: DedupeId[]) {
   };
 }
 
-/** Applies a planned group whose messages have the dedupe ids `ids`: applied, or the ids already applied (then nothing was written). */
+/**
+ * Applies a planned group whose messages have the dedupe ids `ids`, recording the aged-out parts
+ * they leave out (`parts`: an id or alt id, then the items' indexes, and so on): applied, or the
+ * ids already applied (then nothing was written) with the parts of `parts` still pending.
+ */
 export async function applyGroup(
   ctx: Ctx,
   plan: GroupPlan,
   dedupe: DedupeId[],
-  partIds: string[] = [],
-): Promise<({ applied: true } | { applied: false; duplicates: string[] }) & { marked: string[] }> {
+  parts: string[] = [],
+): Promise<{ applied: true } | { applied: false; duplicates: string[]; pending: Pending }> {
   const { keys, args } = dedupeParams(ctx, dedupe);
-  const result = await applyScripts[plan.kind].run<{
-    applied?: number;
-    duplicates?: string[];
-    marked?: string[] | Record<string, never>;
-  }>(
+  const result = await applyScripts[plan.kind].run<{ applied?: number; duplicates?: string[]; pending?: Pending }>(
     ctx.redis,
     { ...keys, callKeys: plan.calls.flatMap((c) => c.keys) },
     {
@@ -94,34 +104,32 @@ export async function applyGroup(
       keyCounts: plan.calls.map((c) => c.keys.length),
       argCounts: plan.calls.map((c) => c.args.length),
       callArgs: plan.calls.flatMap((c) => c.args),
-      partIds,
+      parts,
     },
   );
-  const marked = Array.isArray(result.marked) ? result.marked : [];
-  if (result.duplicates) return { applied: false, duplicates: result.duplicates, marked };
-  return { applied: true, marked };
+  if (result.duplicates) return { applied: false, duplicates: result.duplicates, pending: result.pending ?? {} };
+  return { applied: true };
 }
 
-/** Records aged-out parts as dead-lettered (their marks, `dl:<dedupe id>`): a redelivery then sends none again. */
+/** Records aged-out parts as dead-lettered (deletes their records under `ids`): a redelivery then sends none again. */
 export async function markParts(ctx: Ctx, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
-  await markPartsScript.run(
-    ctx.redis,
-    { today: ingestKeys.applied(ctx.prefix, ctx.now) },
-    { setTtl: appliedTtlSeconds(ctx.now), ids },
-  );
+  await markPartsScript.run(ctx.redis, partsKeys(ctx), { ids });
 }
 
 /**
  * The dedupe ids of `dedupe` that were applied already (the apply scripts' own check; writes
- * nothing): one script, asked only about messages that can no longer apply, before they are
- * dead-lettered.
+ * nothing), and the parts their application left out that are not sent yet: one script, asked
+ * only about messages that can no longer apply, before they are dead-lettered.
  */
-export async function findApplied(ctx: Ctx, dedupe: DedupeId[]): Promise<string[]> {
-  if (dedupe.length === 0) return [];
+export async function findApplied(ctx: Ctx, dedupe: DedupeId[]): Promise<{ dup: string[]; pending: Pending }> {
   const { keys, args } = dedupeParams(ctx, dedupe);
-  const found = await appliedScript.run<string[] | Record<string, never>>(ctx.redis, keys, args);
-  return Array.isArray(found) ? found : [];
+  const found = await appliedScript.run<{ dup: string[] | Record<string, never>; pending: Pending }>(
+    ctx.redis,
+    keys,
+    args,
+  );
+  return { dup: Array.isArray(found.dup) ? found.dup : [], pending: found.pending };
 }
 
 /** What one consumer batch did, for the status counters. */

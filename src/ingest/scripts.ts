@@ -109,15 +109,35 @@ end
 `;
 
 /**
+ * The aged-out parts of messages found applied that are not dead-lettered yet: `pendingOf(fields)`
+ * maps each of `fields` (dedupe ids and alt ids) found in today's or yesterday's parts hash to its
+ * item indexes. A part is recorded there by the apply script that applied its message and deleted
+ * once sent (`ingest.markParts`). Reads `partsToday`, `partsYesterday`.
+ */
+const PENDING_LUA = `
+local function pendingOf(fields)
+  local pending = {}
+  for _, set in ipairs({ partsToday, partsYesterday }) do
+    local f = redis.call('HMGET', set, unpack(fields))
+    for p = 1, #f do
+      if f[p] then pending[fields[p]] = f[p] end
+    end
+  end
+  return pending
+end
+`;
+
+/**
  * The apply script of one kind. `ids` are the group's dedupe ids, the `nOld` that may have been
  * applied yesterday first; `keyed` the positions in `ids` of those from an Idempotency-Key, with
  * their request's synchronous record key (`records`), body fingerprint, canonical JSON digest and
  * the dedupe id made of it (`canonicals`, `altIds`: '' for a message from a producer before
  * them), request id and acceptance time; the library calls are laid end to end in `callKeys` and `callArgs`,
  * call c taking the next `keyCounts[c]` keys and `argCounts[c]` arguments (its idempotency
- * prelude's slots included, as captured); `partIds` the marks of aged-out parts to look for (see
- * markPartsScript). Returns `{applied = #ids, marked}`, or `{duplicates = {id...}, marked}`
- * with nothing written.
+ * prelude's slots included, as captured); `parts` the ids (and alt ids) of the messages with
+ * items aged out while queued, each followed by those items' indexes in it (`0,3`): recorded with
+ * the write in the parts hash, so a redelivery sends exactly that part (see PENDING_LUA).
+ * Returns `{applied = #ids}`, or `{duplicates = {id...}, pending}` with nothing written.
  *
  * A read script only in that it has no idempotency prelude of its own (it writes: the consumer's
  * dedupe sets are its idempotency).
@@ -126,7 +146,7 @@ function applyScript(kind: IngestKind) {
   return defineScript({
     name: `ingest.${kind}`,
     write: false,
-    keys: ["today", "yesterday", "...records", "...callKeys"],
+    keys: ["today", "yesterday", "partsToday", "partsYesterday", "...records", "...callKeys"],
     args: [
       "nOld",
       "setTtl",
@@ -141,25 +161,16 @@ function applyScript(kind: IngestKind) {
       "...keyCounts",
       "...argCounts",
       "...callArgs",
-      "...partIds",
+      "...parts",
     ],
     uses: [libraryWriteOf(kind)],
     lua: `
 ${SAME_REQUEST_LUA}
 ${DEDUPE_LUA}
--- the marks (\`dl:<id>\`) of aged-out parts already dead-lettered: a message applied (or found applied)
--- sends its part unless marked, and marks it once sent (ingest.markParts), so a redelivery after a
--- lost answer or ack sends it once (review 14). No command when no message of the group has one.
-local marked = {}
-if #partIds > 0 then
-  for _, set in ipairs({ today, yesterday }) do
-    local f = redis.call('SMISMEMBER', set, unpack(partIds))
-    for p = 1, #f do
-      if f[p] == 1 then marked[#marked + 1] = partIds[p] end
-    end
-  end
-end
-if #dup > 0 then return { duplicates = dup, marked = marked } end
+${PENDING_LUA}
+-- found applied: the parts their application left out, not sent since (no command without one)
+-- (\`parts\` asked whole: an indexes value is no field, as no dedupe id is digits and commas)
+if #dup > 0 then return { duplicates = dup, pending = #parts > 0 and pendingOf(parts) or {} } end
 local k, a = 0, 0
 for c = 1, #keyCounts do
   local nk, na     = tonumber(keyCounts[c]), tonumber(argCounts[c])
@@ -180,7 +191,13 @@ for j = 1, #records do
   local canonical = canonicals[j] ~= '' and ('"c":"' .. canonicals[j] .. '",') or ''
   redis.call('SET', records[j], fingerprints[j] .. '\\n' .. canonical .. '"summary":' .. summary, 'EX', recordTtl, 'NX')
 end
-return { applied = #ids, marked = marked }
+-- the parts left out (items aged out while queued), in the same atomic step as the write: a
+-- redelivery sends exactly these, not its own split at a later time (review 15)
+if #parts > 0 then
+  redis.call('HSET', partsToday, unpack(parts))
+  redis.call('EXPIRE', partsToday, setTtl, 'NX')
+end
+return { applied = #ids }
 `,
   });
 }
@@ -194,13 +211,14 @@ export const applyScripts = {
 /**
  * Which of a batch's messages that can no longer apply (their items aged out while queued) were
  * applied already (a redelivery after their script committed): the apply script's dedupe step and
- * nothing else, so a message found is acked as a duplicate and only one not found is dead-lettered.
- * Returns the ids found (an empty list when none).
+ * nothing else, so a message found is acked as a duplicate and only one not found is dead-lettered;
+ * and of those found, the parts their application left out and not sent since (a failed send:
+ * sent now; review 15). Returns `{dup = {id...}, pending}`.
  */
 export const appliedScript = defineScript({
   name: "ingest.applied",
   write: false,
-  keys: ["today", "yesterday", "...records"],
+  keys: ["today", "yesterday", "partsToday", "partsYesterday", "...records"],
   args: [
     "nOld",
     "...ids",
@@ -214,24 +232,25 @@ export const appliedScript = defineScript({
   lua: `
 ${SAME_REQUEST_LUA}
 ${DEDUPE_LUA}
-return dup
+${PENDING_LUA}
+-- (asked about every id of the call: one not found has no part recorded)
+return { dup = dup, pending = #dup > 0 and pendingOf(asked) or {} }
 `,
 });
 
 /**
- * Marks aged-out parts as dead-lettered (`dl:<dedupe id>`, and of its alt id) in today's applied
- * set, after their send: the apply script then finds them and a redelivery sends nothing more.
- * Writes without an idempotency prelude, as the apply scripts do (SADD is its own idempotency).
+ * Marks aged-out parts as dead-lettered, after their send: deletes their records (under the
+ * dedupe id and its alt id) from today's and yesterday's parts hashes (the day they were applied),
+ * so a redelivery finds none and sends nothing more. Writes without an idempotency prelude, as
+ * the apply scripts do (HDEL is its own idempotency).
  */
 export const markPartsScript = defineScript({
   name: "ingest.markParts",
   write: false,
-  keys: ["today"],
-  args: ["setTtl", "...ids"],
+  keys: ["partsToday", "partsYesterday"],
+  args: ["...ids"],
   lua: `
-redis.call('SADD', today, unpack(ids))
-redis.call('EXPIRE', today, setTtl, 'NX')
-return #ids
+return redis.call('HDEL', partsToday, unpack(ids)) + redis.call('HDEL', partsYesterday, unpack(ids))
 `,
 });
 

@@ -89,36 +89,38 @@ export async function problemOf(
 
 /**
  * A message that no longer applies as a whole (problemOf), split item by item: the items that
- * still apply (null when none does) and those that do not, with the first one's reason. An item
- * that aged out while queued (a bucket past its ttl, an event past the retention) must not take
- * the acknowledged items of its request with it. Presence's rule is the message's own time, so
- * its ids go or stay together.
+ * still apply (null when none does) and the indexes of those that do not (`out`; none for
+ * presence: the message goes whole). An item that aged out while queued (a bucket past its
+ * ttl, an event past the retention) must not take the acknowledged items of its request with it.
+ * Presence's rule is the message's own time, so its ids go or stay together.
  */
 export async function splitByProblem(
   message: IngestMessage,
-  reason: string,
   prefix: string,
   now: number,
   settings: IngestSettings,
-): Promise<{ valid: IngestMessage | null; invalid: IngestMessage; reason: string }> {
+): Promise<{ valid: IngestMessage | null; out: number[] }> {
   const items = listOf(message);
-  if (message.kind === "presence" || items.length === 1) return { valid: null, invalid: message, reason };
-  const valid: unknown[] = [];
-  const invalid: unknown[] = [];
-  let first: string | null = null;
-  for (const item of items) {
-    const problem = await problemOf(withItems(message, [item]), prefix, now, settings);
-    if (problem === null) valid.push(item);
-    else {
-      invalid.push(item);
-      first ??= problem;
-    }
-  }
-  // the whole failed for what no single item shows (none should): keep it whole
-  if (invalid.length === 0) return { valid: null, invalid: message, reason };
+  const out: number[] = [];
+  if (message.kind === "presence") return { valid: null, out };
+  for (const [i, item] of items.entries())
+    if ((await problemOf(withItems(message, [item]), prefix, now, settings)) !== null) out.push(i);
+  const valid = items.filter((_, i) => !out.includes(i));
+  // (the whole failed for what no single item shows, none should: kept whole)
+  return { valid: out.length > 0 && valid.length > 0 ? withItems(message, valid) : null, out };
+}
+
+/**
+ * The items `out` of a message (by index) as a message of their own, with the message's `reason`
+ * (the library's first refusal: of its first such item).
+ */
+export function partOf(message: IngestMessage, out: number[], reason: string) {
+  const items = listOf(message);
   return {
-    valid: valid.length > 0 ? withItems(message, valid) : null,
-    invalid: withItems(message, invalid),
-    reason: valid.length > 0 ? `${invalid.length} of ${items.length} items: ${first ?? reason}` : reason,
+    body: withItems(
+      message,
+      out.map((i) => items[i]),
+    ),
+    reason: `${out.length} of ${items.length} items: ${reason}`,
   };
 }

@@ -52,11 +52,20 @@ export const area = {
       note: "3 over the same message without a key: SMISMEMBER of yesterday's set (a keyed retry may come within 24 h), GET of the request's synchronous idempotency record (a request sent once each way is applied once: the record of a synchronous first send makes this one a duplicate) and, after the write, SET … NX of that record (so a synchronous retry is a replay).",
     }),
     agedPart: row("consumer batch: 1 message, 1 event fresh and 1 aged out", "steady, member known", 3, 20, {
-      note: "Review 14: the apply script also asks today's and yesterday's applied sets for the part's mark (`dl:<id>`, SMISMEMBER ×2, only when a message of the group has an aged-out part); after the part's send, `ingest.markParts` records it (EVALSHA, SADD, EXPIRE NX: one round trip), so a redelivery sends it no more.",
+      note: "Review 15: the apply script also records the part it leaves out (its items' indexes) in today's parts hash, in the same atomic step as the write (HSET, EXPIRE NX; only when a message of the group has an aged-out part); after the part's send, `ingest.markParts` deletes that record from today's and yesterday's hash (EVALSHA, HDEL ×2: one round trip), so a redelivery sends it no more. (Review 14 asked the applied sets for a `dl:<id>` mark instead, SMISMEMBER ×2, and SADDed it: the same 20.)",
     }),
     agedPartAgain: row("consumer batch: the same message delivered again (its ack lost)", "applied, part sent", 2, 9, {
-      note: "Found in the applied set and its mark found: nothing written, nothing sent to the dead-letter queue.",
+      note: "Found in the applied set; its part's record is gone (sent): nothing written, nothing sent to the dead-letter queue. HMGET of today's and yesterday's parts hash, only for a message with an aged-out part (review 14: SMISMEMBER ×2 of its mark).",
     }),
+    agedPartLate: row(
+      "consumer batch: the same message delivered again, its part's send failed and the rest aged out too",
+      "applied, part not sent",
+      3,
+      14,
+      {
+        note: "Review 15: the `ingest.applied` look-up finds it applied (EVALSHA, SMISMEMBER ×2: the next day) and, for a message found, the part its application left out in the parts hashes (HMGET ×2); that part alone is sent, then its record deleted (`ingest.markParts`: EVALSHA, HDEL ×2); and the batch's stats script (6: duplicates and dead-lettered). It was acked as a duplicate before, the part lost.",
+      },
+    ),
     deadWhole: row("consumer batch: 1 message whose items all aged out", "not applied", 2, 7, {
       note: "Review 14: before it is dead-lettered, one `ingest.applied` script for the batch's such messages asks the applied sets (EVALSHA, SMISMEMBER; no write), so a message applied before its items aged out is acked as a duplicate when delivered again.",
     }),

@@ -1,9 +1,10 @@
 /**
  * What queued ingest's dead-letter paths cost (review 14's fixes), measured against the real local
  * Upstash server and asserted as rows of test/costs/ingest.ts: a message with an aged-out item
- * (applied, its part sent and marked), the same message delivered again (found applied, its mark
- * found: nothing sent), and a message that can no longer apply at all (looked up in the applied
- * sets, then dead-lettered).
+ * (applied, its part sent and marked), the same message delivered again (found applied, its part's
+ * record gone: nothing sent), the same after a failed send once the rest aged out too (found
+ * applied, the part recorded at the application sent: review 15), and a message that can no longer
+ * apply at all (looked up in the applied sets, then dead-lettered).
  */
 import { describe, expect, it } from "vitest";
 import { area } from "../costs/ingest.ts";
@@ -38,6 +39,36 @@ describe("costs: queued ingest's dead-letter paths", () => {
     expect(again.result.explicitAcks).toEqual([api.queue.sent[0]?.id]);
     expect(api.dlq.sent).toHaveLength(1);
     expect(costOf(again)).toEqual(expected(rows.agedPartAgain));
+  });
+
+  it("a part whose send failed, delivered again once the rest aged out too: found applied, its part sent", async () => {
+    const api = newApi("icost-late");
+    const body = {
+      events: [
+        { member: "old", at: T0 - 45 * HOUR },
+        { member: "edge", at: T0 - 38 * HOUR },
+      ],
+    };
+    // warm: the same path taken first by a message of another stream (the scripts loaded)
+    for (const stream of ["w", "p"])
+      expect((await api.post(`/v1/trending/${stream}/events`, body, { headers: api.asyncHeaders })).status).toBe(202);
+    api.advance(10 * HOUR);
+    const env = api.env as unknown as Record<string, unknown>;
+    const dlq = env.INGEST_DLQ;
+    env.INGEST_DLQ = { sendBatch: () => Promise.reject(new Error("queue unavailable")) };
+    const first = await api.deliver([...api.queue.sent]);
+    env.INGEST_DLQ = dlq;
+    expect(first.stats).toMatchObject({ applied: 2, events: 2, retried: 2, deadLettered: 0 });
+    // the next day: "edge" aged out as well
+    api.advance(3 * HOUR);
+    const [warm, message] = api.queue.sent;
+    await api.deliver([warm!], { attempts: 2 });
+    api.dlq.clear();
+    const m = await api.cost(() => api.deliver([message!], { attempts: 2 }));
+    expect(m.result.stats).toMatchObject({ applied: 0, duplicates: 1, deadLettered: 1, retried: 0 });
+    expect(m.result.explicitAcks).toEqual([message!.id]);
+    expect(api.dlq.sent.map((s) => (s.body as any).message.events.map((e: any) => e.member))).toEqual([["old"]]);
+    expect(costOf(m)).toEqual(expected(rows.agedPartLate));
   });
 
   it("a message that can no longer apply: looked up, then dead-lettered", async () => {

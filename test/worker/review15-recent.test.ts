@@ -37,35 +37,34 @@ describe("review 15: queued ingest's aged-out parts", () => {
   // already past the retention when it was first applied: those before the applied items' hours),
   // instead of acking. Smallest: when a part's send fails, record the part's body under its mark
   // key (`dlp:<id>`, same script as markParts) and have probeAll send what it finds there.
-  it.fails(
-    "a part whose send failed is still sent when, by the redelivery, the rest of its message aged out too",
-    async () => {
-      const api = newApi("r15-part-probe");
-      const body = {
-        events: [
-          { member: "old", at: T0 - 45 * HOUR },
-          { member: "edge", at: T0 - 38 * HOUR },
-        ],
-      };
-      expect((await api.post("/v1/trending/s/events", body, { headers: api.asyncHeaders })).status).toBe(202);
-      // first delivery 10 h later: "old" is past the 50 h retention, "edge" (48 h) applies
-      api.advance(10 * HOUR);
-      const env = api.env as unknown as Record<string, unknown>;
-      const dlq = env.INGEST_DLQ;
-      env.INGEST_DLQ = failingQueue;
-      const first = await api.deliver([...api.queue.sent]);
-      env.INGEST_DLQ = dlq;
-      expect(first.stats).toMatchObject({ applied: 1, events: 1, retried: 1, deadLettered: 0 });
-      expect(first.retryMessages.map((r) => r.msgId)).toEqual([api.queue.sent[0]?.id]);
-      // the redelivery, once "edge" is past the retention as well
-      api.advance(3 * HOUR);
-      const again = await api.deliver([...api.queue.sent], { attempts: 2 });
-      expect(again.explicitAcks).toEqual([api.queue.sent[0]?.id]);
-      // right: the part "old" (never sent) is dead-lettered now, once, and counted; "edge" is not (applied)
-      expect(members(api)).toEqual([["old"]]);
-      expect(again.stats).toMatchObject({ deadLettered: 1 });
-    },
-  );
+  // Fixed: the apply script records the part it leaves out (the parts hash), `ingest.applied`
+  // returns the records of the messages it finds, and probeAll sends that part.
+  it("a part whose send failed is still sent when, by the redelivery, the rest of its message aged out too", async () => {
+    const api = newApi("r15-part-probe");
+    const body = {
+      events: [
+        { member: "old", at: T0 - 45 * HOUR },
+        { member: "edge", at: T0 - 38 * HOUR },
+      ],
+    };
+    expect((await api.post("/v1/trending/s/events", body, { headers: api.asyncHeaders })).status).toBe(202);
+    // first delivery 10 h later: "old" is past the 50 h retention, "edge" (48 h) applies
+    api.advance(10 * HOUR);
+    const env = api.env as unknown as Record<string, unknown>;
+    const dlq = env.INGEST_DLQ;
+    env.INGEST_DLQ = failingQueue;
+    const first = await api.deliver([...api.queue.sent]);
+    env.INGEST_DLQ = dlq;
+    expect(first.stats).toMatchObject({ applied: 1, events: 1, retried: 1, deadLettered: 0 });
+    expect(first.retryMessages.map((r) => r.msgId)).toEqual([api.queue.sent[0]?.id]);
+    // the redelivery, once "edge" is past the retention as well
+    api.advance(3 * HOUR);
+    const again = await api.deliver([...api.queue.sent], { attempts: 2 });
+    expect(again.explicitAcks).toEqual([api.queue.sent[0]?.id]);
+    // right: the part "old" (never sent) is dead-lettered now, once, and counted; "edge" is not (applied)
+    expect(members(api)).toEqual([["old"]]);
+    expect(again.stats).toMatchObject({ deadLettered: 1 });
+  });
 
   // Severity: medium (items applied and dead-lettered too: re-POSTed from the dead-letter queue as
   // docs/ingest.md says, they count twice). Same cause as above: the part a redelivery sends is
@@ -76,30 +75,28 @@ describe("review 15: queued ingest's aged-out parts", () => {
   // (its body, or its items' indexes, under `dl:<id>`'s pending form written by the apply script in
   // the same atomic step) and send exactly that on a redelivery; the same record fixes the probe
   // path above.
-  it.fails(
-    "the part sent on the redelivery is the one left out at the application: not an item applied since aged out",
-    async () => {
-      const api = newApi("r15-part-grown");
-      const body = {
-        events: [{ member: "old", at: T0 - 45 * HOUR }, { member: "edge", at: T0 - 38 * HOUR }, { member: "fresh" }],
-      };
-      expect((await api.post("/v1/trending/s/events", body, { headers: api.asyncHeaders })).status).toBe(202);
-      api.advance(10 * HOUR);
-      const env = api.env as unknown as Record<string, unknown>;
-      const dlq = env.INGEST_DLQ;
-      env.INGEST_DLQ = failingQueue;
-      const first = await api.deliver([...api.queue.sent]);
-      env.INGEST_DLQ = dlq;
-      // "edge" and "fresh" applied, the part "old" not sent
-      expect(first.stats).toMatchObject({ applied: 1, events: 2, retried: 1 });
-      api.advance(3 * HOUR);
-      const again = await api.deliver([...api.queue.sent], { attempts: 2 });
-      expect(again.explicitAcks).toEqual([api.queue.sent[0]?.id]);
-      expect(again.stats).toMatchObject({ applied: 0, duplicates: 1, deadLettered: 1 });
-      // right: "old" alone ("edge" was applied at the first delivery)
-      expect(members(api)).toEqual([["old"]]);
-    },
-  );
+  // Fixed: a redelivery found applied sends the part recorded at its application (item indexes).
+  it("the part sent on the redelivery is the one left out at the application: not an item applied since aged out", async () => {
+    const api = newApi("r15-part-grown");
+    const body = {
+      events: [{ member: "old", at: T0 - 45 * HOUR }, { member: "edge", at: T0 - 38 * HOUR }, { member: "fresh" }],
+    };
+    expect((await api.post("/v1/trending/s/events", body, { headers: api.asyncHeaders })).status).toBe(202);
+    api.advance(10 * HOUR);
+    const env = api.env as unknown as Record<string, unknown>;
+    const dlq = env.INGEST_DLQ;
+    env.INGEST_DLQ = failingQueue;
+    const first = await api.deliver([...api.queue.sent]);
+    env.INGEST_DLQ = dlq;
+    // "edge" and "fresh" applied, the part "old" not sent
+    expect(first.stats).toMatchObject({ applied: 1, events: 2, retried: 1 });
+    api.advance(3 * HOUR);
+    const again = await api.deliver([...api.queue.sent], { attempts: 2 });
+    expect(again.explicitAcks).toEqual([api.queue.sent[0]?.id]);
+    expect(again.stats).toMatchObject({ applied: 0, duplicates: 1, deadLettered: 1 });
+    // right: "old" alone ("edge" was applied at the first delivery)
+    expect(members(api)).toEqual([["old"]]);
+  });
 
   it("pins: the same message delivered again while its rest still applies sends the failed part once, and a third delivery nothing", async () => {
     const api = newApi("r15-part-once");
