@@ -290,6 +290,20 @@ describe("dashboard review 15 (Chromium)", () => {
       .toEqual(["a", "b"]);
   });
 
+  it("counter panel: a per-day counter is marked 'today (UTC)' and its CSV is today's bucket under a name of its own", async () => {
+    await pick(page, "counter", "daily-only");
+    await expect.poll(() => text(page, "#panel-counter .meta"), WAIT).toContain("today (UTC)");
+    const { name, text: csv } = await downloadCsv(page, "counter");
+    expect(name).toBe("counters-daily-only-top-day.csv");
+    expect(parseCsv(csv).map((r) => r[1])).toEqual(["member", "a", "b"]);
+    // a counter with all-time counts shows those, unmarked
+    await pick(page, "counter", "plain");
+    await expect.poll(() => panel(page, "counter").locator(".bars li .label").allTextContents(), WAIT).toEqual(["x"]);
+    expect(await text(page, "#panel-counter .meta")).not.toContain("today");
+    expect((await downloadCsv(page, "counter")).name).toBe("counters-plain-top.csv");
+    await pick(page, "counter", "daily-only");
+  });
+
   // MEDIUM. Numbers are formatted with at most 2 fraction digits (dom.browser.js `fmt`, ~line 54:
   // `maximumFractionDigits: 2`), so a latency histogram in seconds (values of 1–5 ms) shows
   // "p50 0 s", "p99 0 s", "min 0 s", "mean 0 s": every figure reads as zero. Fix: format with
