@@ -70,8 +70,12 @@ export const DashboardPage: FC = () => (
     <body data-refresh-ms={String(REFRESH_MS)} data-state="idle">
       <header class="top">
         <h1>edgestats</h1>
-        <p id="status" role="status" aria-live="polite">
-          Starting…
+        {/* The live region holds the state's words only; the time of the last update ticks outside it. */}
+        <p class="status">
+          <span id="status" role="status" aria-live="polite">
+            Starting…
+          </span>
+          <span id="updated"></span>
         </p>
         <p
           id="ingest-lag"

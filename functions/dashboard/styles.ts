@@ -26,9 +26,9 @@ a { color: var(--focus); }
 
 .top { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem 1rem; padding: .75rem 1rem; background: var(--card); border-bottom: 1px solid var(--line); }
 .top h1 { font-size: 1.15rem; margin: 0; }
-#status { margin: 0; color: var(--muted); flex: 1 1 12rem; }
-body[data-state="live"] #status::before { content: "●"; color: var(--ok); margin-right: .35rem; }
-body[data-state="unreachable"] #status::before, body[data-state="auth"] #status::before, body[data-state="degraded"] #status::before { content: "●"; color: var(--bad); margin-right: .35rem; }
+.status { margin: 0; color: var(--muted); flex: 1 1 12rem; }
+body[data-state="live"] .status::before { content: "●"; color: var(--ok); margin-right: .35rem; }
+body[data-state="unreachable"] .status::before, body[data-state="auth"] .status::before, body[data-state="degraded"] .status::before { content: "●"; color: var(--bad); margin-right: .35rem; }
 .lag { margin: 0; font-size: .85rem; color: var(--muted); }
 .lag[data-level="warn"] { color: var(--warn); }
 .lag[data-level="bad"] { color: var(--bad); }
@@ -109,7 +109,7 @@ button:hover { border-color: var(--muted); }
 .board .move.up { color: var(--ok); } .board .move.down { color: var(--bad); }
 select.season { font: inherit; color: var(--ink); background: var(--bg); border: 1px solid var(--line); border-radius: 6px; padding: .1rem .3rem; }
 .board .num { text-align: right; font-variant-numeric: tabular-nums; }
-.board td.player, .board td.member { overflow-wrap: anywhere; }
+.board td.player, .board td.member, .board td.name { overflow-wrap: anywhere; }
 .board .ratio.new { color: var(--ok); font-weight: 600; }
 
 footer { padding: 0 1rem 1.5rem; color: var(--muted); font-size: .85rem; }

@@ -166,7 +166,7 @@ export async function scopesOf(
 /** Header the dashboard's script sends on every API request (value `dashboard`). */
 export const DASHBOARD_HEADER = "x-edgestats-client";
 export const DASHBOARD_ADMIN_REFUSED =
-  "The dashboard takes read keys only: it keeps the key in this browser's localStorage, where an admin key could be used to delete data. Use a key from READ_KEYS.";
+  "The dashboard takes read keys only: it keeps the key in this browser's localStorage, where a key that can write (ingest or admin scope) could be used to change or delete data. Use a key that is only in READ_KEYS.";
 
 const NEEDS: Record<Scope, string> = {
   read: "a read key (READ_KEYS) or an admin key",
@@ -216,10 +216,12 @@ export function requireScope(scope?: Scope) {
       c.set("scopes", scopes);
       c.set("keyId", found.keyId);
     }
-    // The dashboard keeps its key in the browser's localStorage: an admin key
-    // there would let any script on the page (or anyone at the browser) delete
-    // data. Its requests say so with this header and must use a read key.
-    if (scopes.has("admin") && c.req.header(DASHBOARD_HEADER) === "dashboard")
+    // The dashboard keeps its key in the browser's localStorage: a key that can
+    // write there (admin, or ingest, which also deletes counter members and
+    // players) would let any script on the page change or delete data. Its
+    // requests say so with this header and must use a read-only key (an admin
+    // key holds ingest too, see scopesOf).
+    if (scopes.has("ingest") && c.req.header(DASHBOARD_HEADER) === "dashboard")
       throw new ForbiddenError(DASHBOARD_ADMIN_REFUSED);
     const needed = scope ?? defaultScope(c.req.method, c.req.path);
     if (!scopes.has(needed)) throw new ForbiddenError(`This endpoint needs ${NEEDS[needed]}.`);

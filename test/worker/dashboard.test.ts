@@ -184,6 +184,17 @@ describe("dashboard keys", () => {
     expect((await api.get("/v1/counters/c1/top", { key: "admin" })).status).not.toBe(403);
   });
 
+  it("attack: an ingest key on the dashboard's requests is refused too (it can write and delete), before any Redis call", async () => {
+    // A key in both INGEST_KEYS and READ_KEYS has the ingest scope as well; the check is on the scope.
+    for (const path of ["/v1/counters/c1/top", "/v1/presence"]) {
+      const { result, requests } = await api.cost(() => api.get(path, { key: "ingest", headers: asDashboard }));
+      expect(result.status).toBe(403);
+      expect(result.body.error.message).toMatch(/read keys only/);
+      expect(result.body.error.message).toMatch(/READ_KEYS/);
+      expect(requests).toBe(0);
+    }
+  });
+
   it("the page's script marks every API request as the dashboard's and stores a key only once the API accepted it", () => {
     expect(clientJs()).toContain('"x-edgestats-client": "dashboard"');
     // useKey does not write localStorage; report() does, after a refresh without an auth refusal.

@@ -12,12 +12,14 @@ export class ApiError extends Error {
    * @param {number} status 0 when no HTTP answer came
    * @param {string} message
    * @param {string} path
+   * @param {number} [retryAfter] seconds a 429's Retry-After asks to wait
    */
-  constructor(kind, status, message, path) {
+  constructor(kind, status, message, path, retryAfter) {
     super(message);
     this.kind = kind;
     this.status = status;
     this.path = path;
+    this.retryAfter = retryAfter || 0;
   }
 }
 
@@ -81,7 +83,8 @@ async function request(path, accept, read) {
         body = null;
       }
       const message = body && body.error && body.error.message ? body.error.message : "HTTP " + res.status;
-      throw new ApiError(kindOf(res.status), res.status, message, path);
+      const wait = Number(res.headers.get("retry-after"));
+      throw new ApiError(kindOf(res.status), res.status, message, path, wait > 0 ? wait : 0);
     }
     return await read(res);
   } finally {

@@ -52,11 +52,14 @@ export function svg(tag, attrs, children) {
 }
 
 const numberFormat = new Intl.NumberFormat(undefined, { maximumFractionDigits: 2 });
+// Below 1, two fraction digits would turn 0.0012 s into "0": keep 3 significant digits there.
+const smallFormat = new Intl.NumberFormat(undefined, { maximumSignificantDigits: 3 });
 
 /** A number for people ("–" when the API sent none). @param {unknown} value */
 export function fmt(value) {
   const n = typeof value === "string" ? Number(value) : value;
-  return typeof n === "number" && Number.isFinite(n) ? numberFormat.format(n) : "–";
+  if (typeof n !== "number" || !Number.isFinite(n)) return "–";
+  return (Math.abs(n) < 1 ? smallFormat : numberFormat).format(n);
 }
 
 /** @param {number} ms */

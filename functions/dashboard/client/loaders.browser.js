@@ -7,22 +7,28 @@ import { asArray, el, empty, enc, finite, fmt, svg } from "./dom.browser.js";
 /** @typedef {import("./types").Loader} Loader */
 /** @typedef {import("./types").PanelId} PanelId */
 
-// The leaderboard panel's season: "current" or "previous" (seasonal boards only).
-let LB_SEASON = "current";
+// Each seasonal board's chosen season, "current" or "previous", by board: a choice on one board does not carry to another.
+/** @type {Record<string, string>} */
+const LB_SEASONS = {};
+
+// Counters written only per period (no plain counts): their panel reads today's bucket (UTC) instead.
+/** @type {Record<string, boolean>} */
+const DAILY = {};
 
 /**
+ * @param {string} board
  * @param {string} chosen
  * @param {string} id
  * @param {() => void} rerender
  */
-function seasonPicker(chosen, id, rerender) {
+function seasonPicker(board, chosen, id, rerender) {
   const picker = el("select", { class: "season", "aria-label": "Season", title: "Season " + id }, [
     el("option", { value: "current", text: chosen === "current" ? "season " + id : "current season" }),
     el("option", { value: "previous", text: chosen === "previous" ? "season " + id : "previous season" }),
   ]);
   picker.value = chosen;
   picker.addEventListener("change", () => {
-    LB_SEASON = picker.value;
+    LB_SEASONS[board] = picker.value;
     rerender();
   });
   return picker;
@@ -166,18 +172,44 @@ export const LOADERS = {
 
   /** @param {string} name */
   async counter(name) {
-    const path = "/v1/counters/" + enc(name) + "/top?n=10";
-    const { body, receivedAt } = await getJson(path);
+    const plain = "/v1/counters/" + enc(name) + "/top?n=10";
+    const daily = plain + "&period=day";
+    // One read a refresh: the kind last shown first, the other only when that one is empty.
+    const first = DAILY[name] ? daily : plain;
+    let path = first;
+    let answer = await getJson(first);
+    if (asArray(answer.body.items).length === 0) {
+      const other = first === plain ? daily : plain;
+      const second = await getJson(other);
+      if (asArray(second.body.items).length > 0) {
+        path = other;
+        answer = second;
+      }
+    }
+    DAILY[name] = path === daily;
+    const { body, receivedAt } = answer;
     const items = asArray(body.items).map((i) => ({
       rank: i.rank,
       label: String(i.member),
       value: finite(i.score) ?? 0,
     }));
+    const today = path === daily;
+    /** @type {Node[]} */
+    const meta = [el("span", { text: items.length + " shown" })];
+    if (today)
+      meta.push(
+        el("span", {
+          class: "badge",
+          title: "This counter has no all-time counts: today's bucket (period=day, since 00:00 UTC) is shown",
+          text: "today (UTC)",
+        }),
+      );
     return {
       generatedAt: finite(body.generatedAt) ?? receivedAt,
-      meta: [el("span", { text: items.length + " shown" })],
-      body: rankedBars(items, "Top members of counter " + name),
+      meta,
+      body: rankedBars(items, "Top members of counter " + name + (today ? " today (UTC)" : "")),
       csv: path,
+      csvTag: today ? "day" : undefined,
     };
   },
 
@@ -186,7 +218,7 @@ export const LOADERS = {
    * @param {() => void} rerender
    */
   async leaderboard(name, rerender) {
-    let season = LB_SEASON;
+    let season = LB_SEASONS[name] ?? "current";
     let path = "/v1/leaderboards/" + enc(name) + "?page=1&limit=10&season=" + enc(season);
     let res;
     try {
@@ -203,14 +235,17 @@ export const LOADERS = {
     const total = finite(body.total);
     /** @type {Node[]} */
     const meta = [el("span", { text: (total === null ? "?" : fmt(total)) + " players" })];
-    if (typeof body.season === "string") meta.push(seasonPicker(season, body.season, rerender));
+    const seasonal = typeof body.season === "string";
+    if (seasonal) meta.push(seasonPicker(name, season, body.season, rerender));
+    // A previous season's file must not take the current one's name (the API names it by path only).
+    const csvTag = seasonal && season === "previous" ? "season-" + body.season : undefined;
     if (items.length === 0)
-      return { generatedAt: receivedAt, meta, body: empty("No players in this season yet."), csv: path };
+      return { generatedAt: receivedAt, meta, body: empty("No players in this season yet."), csv: path, csvTag };
     const rows = items.map((i) =>
       el("tr", { "data-player": String(i.player) }, [
         el("td", { class: "num", text: String(i.rank) }),
         el("td", { class: "player", text: String(i.player) }),
-        el("td", { text: i.name === undefined || i.name === null ? "" : String(i.name) }),
+        el("td", { class: "name", text: i.name === undefined || i.name === null ? "" : String(i.name) }),
         el("td", { class: "num", text: fmt(i.score) }),
         movement(i),
       ]),
@@ -235,7 +270,7 @@ export const LOADERS = {
       ),
       el("tbody", {}, rows),
     ]);
-    return { generatedAt: finite(body.generatedAt) ?? receivedAt, meta, body: table, csv: path };
+    return { generatedAt: finite(body.generatedAt) ?? receivedAt, meta, body: table, csv: path, csvTag };
   },
 
   /** @param {string} name */
@@ -309,7 +344,8 @@ export const LOADERS = {
       { class: "stats" },
       figures.map(([key, short, long, value]) =>
         el("div", { "data-stat": key }, [
-          el("dt", {}, short ? [el("abbr", { title: long, text: short }), " today"] : long),
+          // Buckets are UTC days (API.md): say so where touch screens show it, not only in the title.
+          el("dt", {}, short ? [el("abbr", { title: long, text: short }), " today (UTC)"] : long),
           el("dd", { text: fmt(value) }),
         ]),
       ),

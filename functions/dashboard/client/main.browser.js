@@ -22,6 +22,7 @@ const byId = (id) => document.getElementById(id);
 const must = (id, _type) => /** @type {T} */ (byId(id));
 const ui = {
   status: must("status", HTMLElement),
+  updated: must("updated", HTMLElement),
   alert: must("alert", HTMLElement),
   form: must("key-form", HTMLFormElement),
   input: must("key-input", HTMLInputElement),
@@ -52,6 +53,7 @@ const panels = Array.from(document.querySelectorAll("[data-panel]"), (node) => {
     csvButton: /** @type {HTMLButtonElement} */ (section.querySelector("[data-role=csv]")),
     viewButtons: Array.from(section.querySelectorAll("button[data-view]"), (b) => /** @type {HTMLButtonElement} */ (b)),
     csv: undefined,
+    csvTag: undefined,
     names: null,
     seq: 0,
     hasData: false,
@@ -80,7 +82,10 @@ function markView(panel) {
  */
 function setMode(mode, text, when) {
   document.body.dataset.state = mode;
-  ui.status.replaceChildren(text, when ? timeEl(when, " ") : "");
+  // #status is a polite live region: touched only when its words change, so a screen reader
+  // hears state changes, not every refresh; the ticking time sits next to it, outside.
+  if (ui.status.textContent !== text) ui.status.textContent = text;
+  ui.updated.replaceChildren(when ? timeEl(when, " ") : "");
 }
 
 /** @param {string} message */
@@ -112,10 +117,12 @@ function hideKeyForm() {
  * @param {Node} body
  * @param {number | null} generatedAt
  * @param {string} [csv]
+ * @param {string} [csvTag]
  */
-function show(panel, mode, meta, body, generatedAt, csv) {
+function show(panel, mode, meta, body, generatedAt, csv, csvTag) {
   panel.hasData = mode === "live";
   panel.csv = mode === "live" ? csv : undefined;
+  panel.csvTag = csvTag;
   panel.csvButton.disabled = !panel.csv;
   panel.section.dataset.state = mode;
   panel.section.removeAttribute("aria-busy");
@@ -178,8 +185,9 @@ async function refreshPanel(panel, withList) {
       show(panel, "empty", [], empty(panel.hint), null);
       return { ok: true };
     }
+    /** @type {import("./types").View} */
     const view = await LOADERS[panel.id](name, () => void refreshPanel(panel, false), viewOf(panel));
-    if (seq === panel.seq) show(panel, "live", view.meta, view.body, view.generatedAt, view.csv);
+    if (seq === panel.seq) show(panel, "live", view.meta, view.body, view.generatedAt, view.csv, view.csvTag);
     return { ok: true };
   } catch (caught) {
     const error =
@@ -218,9 +226,11 @@ async function download(panel) {
   panel.csvButton.disabled = true;
   const generation = state.generation;
   try {
+    const tag = panel.csvTag;
     const { blob, filename } = await getCsv(path);
     const url = URL.createObjectURL(blob);
-    const link = el("a", { href: url, download: filename, hidden: true });
+    const name = tag ? filename.replace(/(\.csv)?$/, "-" + tag.replace(/[^\w.-]+/g, "_") + "$1") : filename;
+    const link = el("a", { href: url, download: name, hidden: true });
     document.body.append(link);
     link.click();
     link.remove();
@@ -267,6 +277,15 @@ function report(results) {
   }
   const since = state.lastGood ? " Showing data from " + fmtTime(state.lastGood) + "." : "";
   const [first] = errors;
+  // A 429's Retry-After holds the next refresh back (schedule()), so polling does not spend the key's budget.
+  const wait = Math.max(0, ...errors.map((e) => e.retryAfter || 0));
+  state.waitMs = wait * 1000;
+  if (first && errors.length === results.length && errors.every((e) => e.kind === "busy")) {
+    dropProblems();
+    const retry = Math.max(wait * 1000, refreshMs) / 1000;
+    showAlert("Rate limited (429): " + first.message + since + " Retrying in " + retry + " s.");
+    return setMode("degraded", state.lastGood ? "Rate limited; last update" : "Rate limited", state.lastGood);
+  }
   if (
     first &&
     errors.length === results.length &&
@@ -345,7 +364,8 @@ async function refreshLag() {
 function schedule() {
   clearTimeout(state.timer);
   // A hidden tab does not poll; it catches up when shown again.
-  if (state.key && !document.hidden) state.timer = setTimeout(() => void refresh(false), refreshMs);
+  if (state.key && !document.hidden)
+    state.timer = setTimeout(() => void refresh(false), Math.max(refreshMs, state.waitMs));
 }
 
 /** @param {string} key */

@@ -68,6 +68,8 @@ export const state = {
   tick: 0,
   /** @type {number | null} */
   lastGood: null,
+  // How long the last refresh's 429s asked to wait (Retry-After), in ms; 0 when none.
+  waitMs: 0,
   // Set once GET /v1/ingest/lag said this deployment has no queue.
   noQueue: false,
   selection: loadChoices(SELECTION_STORAGE),

@@ -37,6 +37,8 @@ export interface View {
   body: Node;
   /** The list endpoint behind what the panel shows, for its CSV download. */
   csv?: string;
+  /** Added to the API's file name when the path alone does not say what was shown (e.g. `season-2026-11`). */
+  csvTag?: string | undefined;
 }
 
 /** The panels, as functions/dashboard/panels.ts names them. */
@@ -68,6 +70,8 @@ export interface Panel {
   viewButtons: HTMLButtonElement[];
   /** The list endpoint behind what the panel shows (its CSV download). */
   csv: string | undefined;
+  /** The shown view's csvTag. */
+  csvTag: string | undefined;
   names: string[] | null;
   /** Bumped per load, so an older answer never overwrites a newer one. */
   seq: number;
