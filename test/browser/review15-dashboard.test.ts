@@ -199,6 +199,7 @@ describe("dashboard review 15 (Chromium)", () => {
     expect(pageErrors).toEqual([]);
   });
 
+  // Fixed (review 15's fixes): the Name cell has a class in the overflow-wrap rule.
   // LOW. A 256-byte player display name without a space (API.md allows 1..256 bytes) widens the
   // leaderboard table past its card, so a phone scrolls sideways (the trending bars ellipsize and
   // the player/member cells wrap, but the Name cell has no wrap rule).
@@ -267,6 +268,7 @@ describe("dashboard review 15 (Chromium)", () => {
     expect(await page.locator("#alert").isHidden()).toBe(true);
   });
 
+  // Fixed (review 15's fixes): an empty plain top falls back to today's (period=day), marked "today (UTC)".
   // MEDIUM. A counter written only with `period` (API.md "Counters": period=hour|day|week|month)
   // is listed in the picker, but the panel reads `/v1/counters/{c}/top?n=10` without `period`, i.e.
   // the plain counter, which such a counter never wrote: the panel says "Nothing here yet." while
@@ -304,6 +306,7 @@ describe("dashboard review 15 (Chromium)", () => {
     await pick(page, "counter", "daily-only");
   });
 
+  // Fixed (review 15's fixes): `fmt` keeps 3 significant digits below 1.
   // MEDIUM. Numbers are formatted with at most 2 fraction digits (dom.browser.js `fmt`, ~line 54:
   // `maximumFractionDigits: 2`), so a latency histogram in seconds (values of 1–5 ms) shows
   // "p50 0 s", "p99 0 s", "min 0 s", "mean 0 s": every figure reads as zero. Fix: format with
@@ -336,6 +339,7 @@ describe("dashboard review 15 (Chromium)", () => {
     await context.close();
   });
 
+  // Fixed (review 15's fixes): requireScope refuses any key with the ingest scope on the dashboard's requests.
   // MEDIUM. The dashboard refuses admin keys because "a key in localStorage is readable by any
   // script that ever runs on the page; an admin key there could delete data" (docs/dashboard.md).
   // A key that also holds the ingest scope can delete data too (DELETE counter members and
@@ -404,6 +408,7 @@ describe("dashboard review 15 (Chromium)", () => {
     await second.close();
   });
 
+  // Fixed (review 15's fixes): the ticking time sits outside the live region.
   // LOW (accessibility). #status is a polite live region (page.tsx ~line 73) whose text is
   // rewritten on every refresh ("Live, every 5 s · updated HH:MM:SS"), so a screen reader announces
   // it every 5 s while nothing changed. Fix: main.browser.js `setMode` (~line 80): keep the live
@@ -452,6 +457,7 @@ describe("dashboard review 15 (Chromium)", () => {
       expect((await chart.getAttribute("aria-label"))?.length).toBeGreaterThan(10);
   });
 
+  // Fixed (review 15's fixes): the labels say "today (UTC)".
   // LOW. "Today" on the presence panel is the UTC day (PCU/AU/NU since 00:00 UTC, API.md "Buckets
   // are UTC") but the visible label says only "today", while every time on the page ("as of",
   // the sparkline's ends, the status line) is the browser's local time without a zone. In Los
@@ -474,6 +480,7 @@ describe("dashboard review 15 (Chromium)", () => {
 });
 
 describe("dashboard review 15: rate limited and storage down (their own Workers)", () => {
+  // Fixed (review 15's fixes): an all-429 refresh says "Rate limited" and waits Retry-After.
   // LOW. With the real limiter on and every request of a refresh refused (429), no panel updated,
   // yet the status line says "Partly updated <now>" (main.browser.js `report`, ~line 288: the
   // all-failed branch covers only unreachable/server), and the alert only says "5 panels failed to
