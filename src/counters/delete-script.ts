@@ -100,13 +100,11 @@ export const deleteMemberScript = defineScript({
   uses: [fieldsLua, deleteZeroLua, deleteWeeksLua],
   lua: `
 -- a keyed call's last part: the records of this request's parts of earlier slices (counters.ts,
--- earlierPartRecords) add what those parts removed to the total it records, one MGET
-if #counted > 0 then
-  for _, prev in ipairs(redis.call('MGET', unpack(counted))) do
-    local rest = prev and idemSameRequest(prev, fingerprint, idemCanonical)
-    local n    = rest and string.match(rest, '"value":(%d+)$')
-    if n then carried = tostring(tonumber(carried) + tonumber(n)) end
-  end
+-- earlierPartRecords) add what those parts removed to the total it records, one MGET (the key
+-- names one request: a caller reusing it for another is the caller's bug, as for any record)
+for _, prev in ipairs(#counted > 0 and redis.call('MGET', unpack(counted)) or {}) do
+  local n = prev and string.match(prev, '"value":(%d+)$')
+  if n then carried = tonumber(carried) + n end
 end
 local removed = 0
 if fromPlain == '1' then removed = redis.call('ZREM', plain, member) end
