@@ -43,14 +43,13 @@ export class SubrequestBudget {
   }
 
   /**
-   * Counts one subrequest about to be sent. Past the limit it throws instead of sending (the
-   * counted calls reject): the platform would refuse it anyway, and a job that planned within its
-   * allowance never gets here.
+   * Counts one subrequest about to be sent. Past the limit it throws SubrequestBudgetSpent instead
+   * of sending (the counted calls reject; src/redis/run.ts passes it on as it is, not as an
+   * outage): the platform would refuse it anyway, and a job that planned within its allowance, and
+   * reads `left()` again before each step, never gets here.
    */
   spend(): void {
-    if (this.used >= this.limit) {
-      throw new Error(`subrequest budget of ${this.limit} spent (a job sent more than it planned)`);
-    }
+    if (this.used >= this.limit) throw new SubrequestBudgetSpent(this.limit);
     this.used++;
   }
 
@@ -105,6 +104,15 @@ export class SubrequestBudget {
   }
 }
 
+/** A subrequest refused unsent: the invocation's budget (`SUBREQUEST_LIMIT`) was spent. A bug, not an outage. */
+export class SubrequestBudgetSpent extends Error {
+  constructor(limit: number) {
+    super(`subrequest budget of ${limit} spent: a job sent more than it planned (the request was not sent)`);
+    // by name: src/redis/run.ts tells it from a storage outage without importing this module
+    this.name = "SubrequestBudgetSpent";
+  }
+}
+
 /**
  * Per isolate: the scripts (SHA-1) each job was seen sending, by its `needs` object (the same for
  * the cron's run and POST /internal/jobs). A job sends at most `needs.scripts` distinct scripts.
@@ -141,6 +149,17 @@ export class JobBudget {
   left(): number {
     const reserve = this.invocation.reserveOf(this.scripts, this.sent);
     return Math.max(0, this.cap - this.invocation.used - reserve - this.invocation.kept);
+  }
+
+  /**
+   * What the job may still send of a plan made against `left()`: `left()` with the invocation's
+   * spare counted in (the plan counts on the spare for one lost script cache). A job that planned
+   * its steps up front reads it before each step: a second loss, one more unplanned re-send, then
+   * stops it a step early (`more: true`) rather than at the limit (review 15).
+   */
+  planned(): number {
+    const reserve = this.invocation.reserveOf(this.scripts, this.sent);
+    return Math.max(0, this.cap - this.invocation.used - reserve);
   }
 
   /** The counted fetch of the invocation. */

@@ -6,7 +6,7 @@
  */
 import type { Ctx } from "../context.ts";
 import type { Idempotency, Written } from "../redis/script.ts";
-import { DAY, periodEnd, type Period } from "../time.ts";
+import { DAY, periodEnd, periodStart, type Period } from "../time.ts";
 import { assertName } from "../validation.ts";
 import { deleteCall, deleteOutside } from "./delete-layout.ts";
 import { DeleteSplit } from "./delete-refusals.ts";
@@ -50,12 +50,17 @@ export async function deleteMember(
   if (!range) return deleteRange(ctx, name, member, undefined, idempotency, 0);
   const end = periodEnd(range.period, range.to);
   const whole = deleteCall(ctx.prefix, name, range.period, range.from, end);
-  // a plan past one script's keys may have run in parts: the records a retry's parts would replay
-  const partRecords =
-    idempotency && whole.parts.length > MAX_DELETE_SCRIPT_KEYS
-      ? sliceRanges(range.period, range.from, end)
-          .slice(0, -1)
-          .map(([a, b]) => deletePartRecord(idempotency.key, a, b))
+  // a plan past one script's keys may have run in parts: the records a retry's parts would replay,
+  // and those an attempt on an earlier UTC day left under its own slices (`to` defaulted to then)
+  const split = idempotency && whole.parts.length > MAX_DELETE_SCRIPT_KEYS;
+  const partRecords = split
+    ? sliceRanges(range.period, range.from, end)
+        .slice(0, -1)
+        .map(([a, b]) => deletePartRecord(idempotency.key, a, b))
+    : [];
+  const earlier =
+    split && options.to === undefined
+      ? earlierPartRecords(idempotency, range.period, range.from, ctx.now, partRecords)
       : [];
   try {
     return await deleteRange(
@@ -65,12 +70,38 @@ export async function deleteMember(
       { period: range.period, from: range.from, end, call: whole },
       idempotency,
       0,
-      partRecords,
+      [...partRecords, ...earlier],
     );
   } catch (err) {
     if (!(err instanceof DeleteSplit)) throw err;
-    return deleteParts(ctx, name, member, range.period, range.from, end, idempotency);
+    return deleteParts(ctx, name, member, range.period, range.from, end, idempotency, earlier);
   }
+}
+
+/**
+ * The part records a keyed call's attempts on earlier UTC days (within the records' life) may have
+ * left, other than `current`'s: its `to` defaulted to their time, so the range then spanned fewer
+ * days and its parts other days (review 15). What their parts removed is the call's too: the last
+ * part adds it to the total it records (`counted`), while the parts run again over their new
+ * days and find those keys empty.
+ */
+function earlierPartRecords(
+  idempotency: Idempotency,
+  period: Period,
+  from: number,
+  now: number,
+  current: readonly string[],
+): string[] {
+  const out = new Set<string>();
+  const oldest = now - (idempotency.ttlSeconds ?? 86400) * 1000;
+  for (let day = Math.floor(now / DAY) * DAY - DAY; day + DAY > oldest; day -= DAY) {
+    // the slices depend on the days the range spans: any time of that day gives that day's
+    const end = periodEnd(period, periodStart(period, Math.max(day, oldest)));
+    if (end <= from) break;
+    for (const [a, b] of sliceRanges(period, from, end).slice(0, -1)) out.add(deletePartRecord(idempotency.key, a, b));
+  }
+  for (const record of current) out.delete(record);
+  return [...out];
 }
 
 /**
@@ -121,6 +152,7 @@ async function deleteParts(
   from: number,
   end: number,
   idempotency: Idempotency | undefined,
+  earlier: readonly string[],
 ): Promise<Written<{ removed: number }>> {
   const slices = deleteSlices(ctx.prefix, name, period, from, end);
   let removed = 0;
@@ -130,7 +162,8 @@ async function deleteParts(
     const record =
       idempotency && !last ? { ...idempotency, key: deletePartRecord(idempotency.key, a, b) } : idempotency;
     const call = deleteCall(ctx.prefix, name, period, a, b);
-    const done = await deleteRange(ctx, name, member, { period, from: a, end: b, call }, record, last ? removed : 0);
+    const range = { period, from: a, end: b, call };
+    const done = await deleteRange(ctx, name, member, range, record, last ? removed : 0, [], last ? earlier : []);
     removed = last ? done.removed : removed + done.removed;
     replayed = done.replayed;
   }
@@ -146,6 +179,7 @@ async function deleteRange(
   idempotency: Idempotency | undefined,
   carried: number,
   partRecords: readonly string[] = [],
+  counted: readonly string[] = [],
 ): Promise<Written<{ removed: number }>> {
   const { parts, layout } = range
     ? range.call
@@ -159,6 +193,7 @@ async function deleteRange(
     {
       ...writeKeys(ctx.prefix, name),
       partRecords,
+      counted,
       parts: outside.keys.length > 0 ? [...parts, ...outside.keys] : parts,
     },
     {

@@ -69,12 +69,14 @@ import { fieldsLua } from "./life.ts";
  * holds the call's total). `partRecords`: with an Idempotency-Key, the records the parts of a
  * range past `maxWork` keys would keep (counters.ts); when one exists (a retry of a call that
  * failed part way) the script answers `split` before its first write, one EXISTS, so the retry
- * replays those parts and the key's record holds the call's total, not the rest's.
+ * replays those parts and the key's record holds the call's total, not the rest's. `counted`: the
+ * last part's, records of the call's parts under earlier slices (a retry after a UTC midnight);
+ * their counts of this request join `carried` (one MGET).
  */
 export const deleteMemberScript = defineScript({
   name: "counters.deleteMember",
   write: true,
-  keys: ["plain", "index", "names", "expiry", "seq", "...partRecords", "...parts"],
+  keys: ["plain", "index", "names", "expiry", "seq", "...partRecords", "...counted", "...parts"],
   args: [
     "name",
     "member",
@@ -97,6 +99,13 @@ export const deleteMemberScript = defineScript({
   refusals: deleteRefusals,
   uses: [fieldsLua, deleteZeroLua, deleteWeeksLua],
   lua: `
+-- a keyed call's last part: the records of this request's parts of earlier slices (counters.ts,
+-- earlierPartRecords) add what those parts removed to the total it records, one MGET (the key
+-- names one request: a caller reusing it for another is the caller's bug, as for any record)
+for _, prev in ipairs(#counted > 0 and redis.call('MGET', unpack(counted)) or {}) do
+  local n = prev and string.match(prev, '"value":(%d+)$')
+  if n then carried = tonumber(carried) + n end
+end
 local removed = 0
 if fromPlain == '1' then removed = redis.call('ZREM', plain, member) end
 local indexed = false

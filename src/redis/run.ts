@@ -239,6 +239,8 @@ function toStorageError(error: unknown): unknown {
   if (!(error instanceof Error)) return error;
   const name = error.name;
   const text = error.message;
+  // the jobs' subrequest budget refusing a request (src/job-budget.ts): nothing was sent
+  if (name === "SubrequestBudgetSpent") return error;
   // A reply from Redis itself (a script bug, a wrong type) is our fault, not an outage.
   const isRedisReply = name === "UpstashError" && /^(ERR|WRONGTYPE|NOSCRIPT|OOM|EXECABORT)\b/.test(text);
   if (isRedisReply) return error;

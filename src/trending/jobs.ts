@@ -15,6 +15,7 @@ export const compactTrendingJob: Job = withNeeds(
       retentionHours: config.trendingRetentionHours,
       keep: config.trendingKeep,
       maxBatches: Math.min(config.trendingCompactBatches, affordable),
+      left: () => ctx.budget?.planned() ?? Number.POSITIVE_INFINITY,
     });
   },
   // the queue read and the compaction script; one batch and the closing look at the queue
