@@ -1,4 +1,4 @@
-import { errors } from "@upstash/redis";
+import { UpstashError } from "./redis/http.ts";
 import type { RedisClient, RedisPipeline } from "./redis/client.ts";
 import { forgetLoaded, loadClock, loadedAt, shareLoaded, takeLost } from "./redis/loaded.ts";
 import type { Script } from "./redis/script.ts";
@@ -193,7 +193,7 @@ export function countingRedis(redis: RedisClient, budget: SubrequestBudget): Red
       p.eval(...args);
       const replies = await execWithLoads(p, lost, { keepErrors: true });
       const reply = replies[0] as { error?: string; result: unknown };
-      if (reply.error) throw new errors.UpstashError(reply.error);
+      if (reply.error) throw new UpstashError(reply.error);
       return reply.result;
     }) as RedisClient["eval"],
     ping: (async (...args: Parameters<RedisClient["ping"]>) => {

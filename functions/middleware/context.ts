@@ -1,8 +1,8 @@
-import { Redis } from "@upstash/redis";
 import type { Context } from "hono";
 import type { Ctx } from "../../src/context.ts";
 import { ConfigError } from "../../src/errors.ts";
-import { CLIENT_SETTINGS, createRedis, type RedisClient } from "../../src/redis/client.ts";
+import { createRedis, type RedisClient } from "../../src/redis/client.ts";
+import { HttpRedis } from "../../src/redis/http.ts";
 import { defineScript } from "../../src/redis/script.ts";
 import type { IngestKind } from "../../src/ingest/index.ts";
 import type { IngestBindings } from "../queue.ts";
@@ -40,24 +40,23 @@ export function redisOf(env: Env, timeoutMs: number): RedisClient {
  * path to `fetch` up to the request, so that V8 compiles at startup what the isolate's first Redis
  * request compiled on first call, within the free plan's 10 ms per request; at startup it counts
  * toward the startup limit (1 s) instead, which Cloudflare may spend while the TLS handshake runs.
- * - The client's constructor defines ~360 command fields, which V8 compiles on the first `new`:
- *   0.8–1.4 ms of CPU in Node 24 (0.1–0.2 ms for the next).
- * - An `EVALSHA` through it runs the command's construction, `exec` and the client's request
- *   building up to the `signal`, which throws: before any `fetch`, timer or I/O (none is allowed at
- *   a Worker's global scope). The rejection is dropped. The client has `createRedis`'s settings
- *   (src/redis/client.ts), which choose the code path, but that signal.
+ * - An `EVALSHA` through the library's client (src/redis/http.ts, `createRedis`'s) runs the
+ *   command's arguments and the request's building up to the `signal`, which throws: before any
+ *   `fetch`, timer or I/O (none is allowed at a Worker's global scope). The rejection is dropped.
+ *   (It was @upstash/redis's `Redis`, whose constructor's ~360 command fields cost 0.8–1.4 ms of
+ *   V8 compile on the first `new`; that client is no longer in the Worker.)
  * - The text of a one-line write script (`warmScript`): the script layer's header, libraries and
  *   idempotency prelude, built as every write script's is. Each feature's script is still built
  *   and hashed (SHA-1, WebCrypto) from its own text by its own first call.
  * All synchronous, so done when the module is; no request is sent.
  */
 export function warmRedisClient(): void {
-  const stop = () => {
+  const stop = (): AbortSignal => {
     throw new Error("warm-up: no request is sent");
   };
-  // a warm-up only: whatever a later client version throws here must not fail the Worker's start
+  // a warm-up only: whatever throws here must not fail the Worker's start
   try {
-    new Redis({ ...CLIENT_SETTINGS, url: "https://warm.invalid", token: "warm", signal: stop })
+    new HttpRedis({ url: "https://warm.invalid", token: "warm", signal: stop })
       .evalsha("0".repeat(40), ["k"], ["a"])
       .catch(() => {});
     void warmScript.text; // the getter builds it

@@ -1,4 +1,5 @@
-import { Redis } from "@upstash/redis";
+import type { Redis } from "@upstash/redis";
+import { HttpRedis } from "./http.ts";
 
 /**
  * The commands the library uses; everything else goes through Lua scripts. `pipeline` is
@@ -24,24 +25,21 @@ export interface RedisOptions {
 }
 
 /**
- * `createRedis`'s client settings (why each: below), shared with the Worker's startup warm-up
- * (functions/middleware/context.ts), which must take the same code path through the client.
+ * The library's own client (src/redis/http.ts), typed as the part of `@upstash/redis`'s `Redis` it
+ * implements: EVALSHA, EVAL, PING, and pipelines of EVAL, EVALSHA, SCRIPT LOAD, ZPOPMIN, INCRBY,
+ * EXISTS and PING (what the library and dev/check-upstash.ts send; no other command).
  */
-export const CLIENT_SETTINGS = {
-  retry: { retries: 0 },
-  automaticDeserialization: false,
-  enableAutoPipelining: false,
-  enableTelemetry: false,
-  responseEncoding: false,
-} as const;
+export type LibraryRedis = RedisClient & { pipeline: () => RedisPipeline };
 
 /**
- * Creates the Upstash client with defaults chosen on purpose:
+ * Creates the library's Upstash client, which behaves as `@upstash/redis` 1.39's `Redis` with
+ * these settings, chosen on purpose (src/redis/http.ts sends the same requests, without that
+ * client's ~360 command definitions in the Worker's bundle):
  * - `retry: { retries: 0 }`: the client would otherwise re-send a request whose
  *   response was lost (up to 5 times), and a re-sent increment counts twice. A
  *   failed call becomes a 503 instead; clients retry with an Idempotency-Key,
- *   which is safe. Not `retry: false`: in @upstash/redis 1.39 that still sends a
- *   failed request twice (it sets one *re*-try), as test/redis/faults.test.ts shows.
+ *   which is safe. (Not `retry: false`: in @upstash/redis 1.39 that still sends a
+ *   failed request twice: it sets one *re*-try, as test/redis/faults.test.ts shows.)
  * - `automaticDeserialization: false`: scripts return JSON text that we parse
  *   ourselves; the default would turn the member "123" into the number 123.
  * - `enableAutoPipelining: false`: each API call is one HTTP request (a script, or
@@ -55,15 +53,15 @@ export const CLIENT_SETTINGS = {
  *   of a `ZPOPMIN` at the 20,000-bucket read cap, ~10 ms for a script's 300 KB
  *   answer. What we read is JSON text our scripts encode from validated UTF-8
  *   input, or bucket indexes and scores: plain JSON carries it as it is.
+ * - no telemetry headers.
  */
-export function createRedis(options: RedisOptions): Redis {
+export function createRedis(options: RedisOptions): LibraryRedis {
   const timeoutMs = options.timeoutMs ?? 3000;
-  const redis = new Redis({
-    ...CLIENT_SETTINGS,
+  const redis = new HttpRedis({
     url: options.url,
     token: options.token,
     signal: () => AbortSignal.timeout(timeoutMs),
-  });
+  }) as unknown as LibraryRedis;
   made.add(redis);
   return redis;
 }
@@ -76,6 +74,6 @@ const made = new WeakSet<object>();
  * retries, a pipeline whose replies come back as sent): the library uses it as it is, with the
  * histogram reads' pipeline, where a user's own client is adapted to `evalsha`/`eval` alone.
  */
-export function madeByCreateRedis(redis: unknown): redis is Redis {
+export function madeByCreateRedis(redis: unknown): redis is LibraryRedis {
   return typeof redis === "object" && redis !== null && made.has(redis);
 }

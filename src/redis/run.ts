@@ -1,5 +1,5 @@
-import { errors } from "@upstash/redis";
 import { ConflictError, StorageUnavailableError } from "../errors.ts";
+import { UpstashError } from "./http.ts";
 import type { RedisClient, RedisPipeline } from "./client.ts";
 import { DIGESTS_LUA, RECORD_LUA, REPLAY_LUA } from "./idempotency-lua.ts";
 import { noteLoaded, noteNoScript } from "./loaded.ts";
@@ -305,7 +305,7 @@ export async function runReadPiped<T>(
   }
   // an error reply from Redis (a script bug, a wrong type) is ours, as from a lone EVALSHA
   const failed = replies.find((r) => r.error);
-  if (failed?.error) throw new errors.UpstashError(failed.error);
+  if (failed?.error) throw new UpstashError(failed.error);
   return { value: JSON.parse(replies[0]?.result as string) as T, after: replies.slice(1).map((r) => r.result) };
 }
 

@@ -1,0 +1,167 @@
+/**
+ * The library's own Upstash REST client (`createRedis`): the few commands it sends, over the same
+ * HTTP requests as `@upstash/redis` 1.39 sends with `createRedis`'s settings (no retries, replies
+ * as sent, no auto-pipelining, no telemetry, `responseEncoding: false`, a fresh timeout signal per
+ * request, the read-your-writes sync token carried from one reply to the next request). Its
+ * `Redis` class defines ~360 commands: ~76 KB of code (~16 KiB of gzip) that every cold isolate of
+ * the Worker compiled for the four it uses (issue 14, point 6). Errors keep that client's classes'
+ * names and messages, which src/redis/run.ts reads (`UpstashError`, NOSCRIPT).
+ */
+
+/** An error reply of Upstash or Redis (same name and message as `errors.UpstashError` of @upstash/redis). */
+export class UpstashError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "UpstashError";
+  }
+}
+
+/** A reply body that is not JSON (a proxy's error page, a cut body). */
+export class UpstashJSONParseError extends UpstashError {
+  constructor(body: string, options?: ErrorOptions) {
+    super(`Unable to parse response body: ${body.length > 200 ? `${body.slice(0, 200)}...` : body}`, options);
+    this.name = "UpstashJSONParseError";
+  }
+}
+
+type Arg = string | number;
+type Reply = { result?: unknown; error?: string };
+
+export interface HttpClientOptions {
+  url: string;
+  token: string;
+  /** Called once per request: a fresh signal, so a timeout spans that request only. */
+  signal: () => AbortSignal;
+}
+
+/** One database: its URL, headers and the last sync token Upstash sent (read-your-writes). */
+export class UpstashHttp {
+  readonly #url: string;
+  readonly #headers: Record<string, string>;
+  readonly #signal: () => AbortSignal;
+
+  constructor(options: HttpClientOptions) {
+    this.#url = options.url.replace(/\/$/, "");
+    // @upstash/redis refuses such a URL in its constructor, before any request
+    if (this.#url && !/^https?:\/\/[^\s#$./?].\S*$/.test(this.#url))
+      throw Object.assign(
+        new Error(
+          `Upstash Redis client was passed an invalid URL. You should pass a URL starting with https. Received: "${this.#url}". `,
+        ),
+        { name: "UrlError" },
+      );
+    this.#headers = {
+      "Content-Type": "application/json",
+      authorization: `Bearer ${options.token}`,
+      "upstash-sync-token": "",
+    };
+    this.#signal = options.signal;
+  }
+
+  /** POSTs `body` to the URL (one command) or its `/pipeline`; returns the parsed reply body. */
+  async request(body: Arg[] | Arg[][], pipeline: boolean): Promise<unknown> {
+    const res = await fetch(pipeline ? `${this.#url}/pipeline` : this.#url, {
+      method: "POST",
+      headers: { ...this.#headers },
+      body: JSON.stringify(body),
+      keepalive: true,
+      signal: this.#signal(),
+    });
+    const text = await res.text();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (error) {
+      throw new UpstashJSONParseError(text, { cause: error });
+    }
+    if (!res.ok) throw new UpstashError(`${(parsed as Reply).error}, command was: ${JSON.stringify(body)}`);
+    this.#headers["upstash-sync-token"] = res.headers.get("upstash-sync-token") ?? "";
+    return parsed;
+  }
+
+  /** Sends one command; its reply as sent, or an UpstashError with Redis's error text. */
+  async command(args: Arg[]): Promise<unknown> {
+    const { result, error } = (await this.request(args, false)) as Reply;
+    if (error) throw new UpstashError(error);
+    if (result === undefined) throw new TypeError("Request did not return a result");
+    return result;
+  }
+}
+
+/** EVAL / EVALSHA's arguments as @upstash/redis sends them: the key count as a number. */
+export function scriptArgs(name: string, script: string, keys: string[], args: Arg[] = []): Arg[] {
+  return [name, script, keys.length, ...keys, ...args];
+}
+
+/**
+ * A pipeline (`/pipeline`: one HTTP request, in order, not atomic) of the commands the library
+ * and its checks send after a script; replies as sent, errors per command as @upstash/redis's.
+ */
+export class HttpPipeline {
+  readonly #http: UpstashHttp;
+  readonly #commands: Arg[][] = [];
+
+  constructor(http: UpstashHttp) {
+    this.#http = http;
+  }
+
+  #push(command: Arg[]): this {
+    this.#commands.push(command);
+    return this;
+  }
+
+  eval(script: string, keys: string[], args?: Arg[]): this {
+    return this.#push(scriptArgs("eval", script, keys, args));
+  }
+  evalsha(sha: string, keys: string[], args?: Arg[]): this {
+    return this.#push(scriptArgs("evalsha", sha, keys, args));
+  }
+  scriptLoad(script: string): this {
+    return this.#push(["script", "load", script]);
+  }
+  zpopmin(key: string, count?: number): this {
+    return this.#push(typeof count === "number" ? ["zpopmin", key, count] : ["zpopmin", key]);
+  }
+  incrby(key: string, by: number): this {
+    return this.#push(["incrby", key, by]);
+  }
+  exists(...keys: string[]): this {
+    return this.#push(["exists", ...keys]);
+  }
+  ping(message?: string): this {
+    return this.#push(message === undefined ? ["ping"] : ["ping", message]);
+  }
+
+  /** Sends the pipeline: the replies in order; with `keepErrors`, `{ error, result }` each instead of throwing. */
+  async exec(options?: { keepErrors?: boolean }): Promise<unknown[]> {
+    if (this.#commands.length === 0) throw new Error("Pipeline is empty");
+    const replies = (await this.#http.request(this.#commands, true)) as Reply[];
+    if (options?.keepErrors) return replies.map(({ error, result }) => ({ error, result }));
+    return replies.map(({ error, result }, i) => {
+      if (error) throw new UpstashError(`Command ${i + 1} [ ${this.#commands[i]![0]} ] failed: ${error}`);
+      return result;
+    });
+  }
+}
+
+/** The client: EVALSHA, EVAL, PING and pipelines, each call one HTTP request. */
+export class HttpRedis {
+  readonly #http: UpstashHttp;
+
+  constructor(options: HttpClientOptions) {
+    this.#http = new UpstashHttp(options);
+  }
+
+  evalsha(sha: string, keys: string[], args?: Arg[]): Promise<unknown> {
+    return this.#http.command(scriptArgs("evalsha", sha, keys, args));
+  }
+  eval(script: string, keys: string[], args?: Arg[]): Promise<unknown> {
+    return this.#http.command(scriptArgs("eval", script, keys, args));
+  }
+  ping(message?: string): Promise<unknown> {
+    return this.#http.command(message === undefined ? ["ping"] : ["ping", message]);
+  }
+  pipeline(): HttpPipeline {
+    return new HttpPipeline(this.#http);
+  }
+}
