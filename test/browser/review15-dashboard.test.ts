@@ -15,6 +15,7 @@ import { chromium, type Browser, type BrowserContext, type Page, type Response a
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deleteUnder, requireTarget, resetStats, statsOf, uniquePrefix } from "../helpers/upstash-rest.ts";
 import { apiClient } from "./helpers/api.ts";
+import { parseCsv } from "../helpers/csv.ts";
 import { freePort } from "../../dev/redis.ts";
 import { bundleWorker, startWranglerDev, type WranglerDev } from "../../dev/wrangler.ts";
 
@@ -144,36 +145,6 @@ async function downloadCsv(p: Page, id: string) {
   await expect.poll(() => button.isEnabled(), WAIT).toBe(true);
   const [download] = await Promise.all([p.waitForEvent("download"), button.click()]);
   return { name: download.suggestedFilename(), text: readFileSync(await download.path(), "utf8") };
-}
-
-/** RFC 4180: fields, quoted ones with "" for a quote; records end in CRLF. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = "";
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!;
-    if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (ch === '"') quoted = false;
-      else field += ch;
-    } else if (ch === '"' && field === "") quoted = true;
-    else if (ch === ",") {
-      row.push(field);
-      field = "";
-    } else if (ch === "\r" && text[i + 1] === "\n") {
-      row.push(field);
-      rows.push(row);
-      row = [];
-      field = "";
-      i++;
-    } else field += ch;
-  }
-  if (field !== "" || row.length) throw new Error(`CSV does not end in CRLF: ${JSON.stringify(text.slice(-40))}`);
-  return rows;
 }
 
 describe("dashboard review 15 (Chromium)", () => {

@@ -23,6 +23,23 @@ const failingQueue = {
 
 const members = (api: IngestApi) => api.dlq.sent.map((m) => (m.body as any).message.events.map((e: any) => e.member));
 
+/**
+ * A queued trending write of `events`, first delivered 10 h later while the dead-letter queue
+ * refuses every send (its aged-out part is not sent; the message is retried): the api and that
+ * first delivery.
+ */
+async function queuedThenFailedSend(label: string, events: { member: string; at?: number }[]) {
+  const api = newApi(label);
+  expect((await api.post("/v1/trending/s/events", { events }, { headers: api.asyncHeaders })).status).toBe(202);
+  api.advance(10 * HOUR);
+  const env = api.env as unknown as Record<string, unknown>;
+  const dlq = env.INGEST_DLQ;
+  env.INGEST_DLQ = failingQueue;
+  const first = await api.deliver([...api.queue.sent]);
+  env.INGEST_DLQ = dlq;
+  return { api, first };
+}
+
 describe("review 15: queued ingest's aged-out parts", () => {
   // Severity: medium (acknowledged items lost, silently: no log, counted a duplicate). A message
   // applied with an aged-out part whose dead-letter send failed is retried "to send its part
@@ -40,21 +57,11 @@ describe("review 15: queued ingest's aged-out parts", () => {
   // Fixed: the apply script records the part it leaves out (the parts hash), `ingest.applied`
   // returns the records of the messages it finds, and probeAll sends that part.
   it("a part whose send failed is still sent when, by the redelivery, the rest of its message aged out too", async () => {
-    const api = newApi("r15-part-probe");
-    const body = {
-      events: [
-        { member: "old", at: T0 - 45 * HOUR },
-        { member: "edge", at: T0 - 38 * HOUR },
-      ],
-    };
-    expect((await api.post("/v1/trending/s/events", body, { headers: api.asyncHeaders })).status).toBe(202);
     // first delivery 10 h later: "old" is past the 50 h retention, "edge" (48 h) applies
-    api.advance(10 * HOUR);
-    const env = api.env as unknown as Record<string, unknown>;
-    const dlq = env.INGEST_DLQ;
-    env.INGEST_DLQ = failingQueue;
-    const first = await api.deliver([...api.queue.sent]);
-    env.INGEST_DLQ = dlq;
+    const { api, first } = await queuedThenFailedSend("r15-part-probe", [
+      { member: "old", at: T0 - 45 * HOUR },
+      { member: "edge", at: T0 - 38 * HOUR },
+    ]);
     expect(first.stats).toMatchObject({ applied: 1, events: 1, retried: 1, deadLettered: 0 });
     expect(first.retryMessages.map((r) => r.msgId)).toEqual([api.queue.sent[0]?.id]);
     // the redelivery, once "edge" is past the retention as well
@@ -77,17 +84,11 @@ describe("review 15: queued ingest's aged-out parts", () => {
   // path above.
   // Fixed: a redelivery found applied sends the part recorded at its application (item indexes).
   it("the part sent on the redelivery is the one left out at the application: not an item applied since aged out", async () => {
-    const api = newApi("r15-part-grown");
-    const body = {
-      events: [{ member: "old", at: T0 - 45 * HOUR }, { member: "edge", at: T0 - 38 * HOUR }, { member: "fresh" }],
-    };
-    expect((await api.post("/v1/trending/s/events", body, { headers: api.asyncHeaders })).status).toBe(202);
-    api.advance(10 * HOUR);
-    const env = api.env as unknown as Record<string, unknown>;
-    const dlq = env.INGEST_DLQ;
-    env.INGEST_DLQ = failingQueue;
-    const first = await api.deliver([...api.queue.sent]);
-    env.INGEST_DLQ = dlq;
+    const { api, first } = await queuedThenFailedSend("r15-part-grown", [
+      { member: "old", at: T0 - 45 * HOUR },
+      { member: "edge", at: T0 - 38 * HOUR },
+      { member: "fresh" },
+    ]);
     // "edge" and "fresh" applied, the part "old" not sent
     expect(first.stats).toMatchObject({ applied: 1, events: 2, retried: 1 });
     api.advance(3 * HOUR);
@@ -99,20 +100,10 @@ describe("review 15: queued ingest's aged-out parts", () => {
   });
 
   it("pins: the same message delivered again while its rest still applies sends the failed part once, and a third delivery nothing", async () => {
-    const api = newApi("r15-part-once");
-    const body = {
-      events: [
-        { member: "old", at: T0 - 45 * HOUR },
-        { member: "edge", at: T0 - 38 * HOUR },
-      ],
-    };
-    expect((await api.post("/v1/trending/s/events", body, { headers: api.asyncHeaders })).status).toBe(202);
-    api.advance(10 * HOUR);
-    const env = api.env as unknown as Record<string, unknown>;
-    const dlq = env.INGEST_DLQ;
-    env.INGEST_DLQ = failingQueue;
-    await api.deliver([...api.queue.sent]);
-    env.INGEST_DLQ = dlq;
+    const { api } = await queuedThenFailedSend("r15-part-once", [
+      { member: "old", at: T0 - 45 * HOUR },
+      { member: "edge", at: T0 - 38 * HOUR },
+    ]);
     api.advance(30_000);
     const again = await api.deliver([...api.queue.sent], { attempts: 2 });
     expect(again.stats).toMatchObject({ applied: 0, duplicates: 1, deadLettered: 1, retried: 0 });
