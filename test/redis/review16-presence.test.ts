@@ -438,6 +438,21 @@ describe("review 16: the service's heartbeat refusals, replays and scopes", () =
     expect(again.body).toEqual({ online: ids.length - 1, new: 0 });
   });
 
+  it("ids with URL-reserved characters leave through DELETE …/members/{id}, percent-encoded", async () => {
+    const ids = ["a/b", "100%", "q?x#y", "+plus", "%2F", "a%20b", "..a", "~tilde", "semi;colon"];
+    appNow += MINUTE;
+    await http("ingest", "POST", "/v1/presence/reserved/heartbeats", env, { ids });
+    appNow += SECOND;
+    const statuses: [string, number][] = [];
+    for (const id of ids) {
+      const got = await http("ingest", "DELETE", `/v1/presence/reserved/members/${encodeURIComponent(id)}`, env);
+      statuses.push([id, got.status]);
+    }
+    expect(statuses).toEqual(ids.map((id) => [id, 204]));
+    appNow += SECOND;
+    expect((await http("read", "GET", "/v1/presence/reserved", env)).body.online).toBe(0);
+  });
+
   it("an Idempotency-Key replay answers the first response and writes nothing; another body is a 409", async () => {
     const headers = { "idempotency-key": "rv16-hb-1" };
     appNow += MINUTE;
