@@ -474,6 +474,26 @@ describe("review 16: the service's heartbeat refusals, replays and scopes", () =
     expect(admin.headers.get("idempotent-replayed")).toBeNull();
   });
 
+  it("`_total` is no room: writing, deleting or listing it is refused; `?day=` on it is a 400", async () => {
+    const before = await keySnapshot(lib.target, prefix);
+    const cases: [keyof typeof KEYS, string, string, unknown?][] = [
+      ["ingest", "POST", "/v1/presence/_total/heartbeats", { id: "u" }],
+      ["ingest", "DELETE", "/v1/presence/_total/members/u"],
+      ["admin", "DELETE", "/v1/presence/_total"],
+      ["read", "GET", "/v1/presence/_total/members"],
+      ["read", "GET", "/v1/presence/_total/history"],
+      ["read", "GET", "/v1/presence/_total?day=2026-11-27"],
+      ["read", "GET", "/v1/presence/_online"],
+      ["ingest", "POST", "/v1/presence/_sum/heartbeats", { id: "u" }],
+    ];
+    for (const [key, method, path, body] of cases) {
+      const got = await http(key, method, path, env, body);
+      expect([method, path, got.status >= 400 && got.status < 500]).toEqual([method, path, true]);
+      expect(got.body.error.code).toBeTypeOf("string");
+    }
+    expect(await keySnapshot(lib.target, prefix)).toEqual(before);
+  });
+
   it("scopes: ingest writes only, read reads only, admin deletes and runs the trim job", async () => {
     await http("ingest", "POST", "/v1/presence/scoped/heartbeats", env, { id: "u" });
     const before = await keySnapshot(lib.target, prefix);
