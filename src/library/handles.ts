@@ -259,7 +259,9 @@ export class PresenceHandle {
 
   /** Takes an id offline at once; true when it was online. */
   async leave(id: string): Promise<boolean> {
-    return (await presence.leave(this.#rt.ctx(), this.room, id)).left;
+    // with the handle's timeout, as the heartbeat and the reads: the leave moves last-seen a timeout
+    // back, and the default's 300 s left an id online under a longer one (review 16)
+    return (await presence.leave(this.#rt.ctx(), this.room, id, this.#timeout)).left;
   }
 
   /** Ids online now (exact at this moment). */

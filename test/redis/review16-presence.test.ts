@@ -5,9 +5,9 @@
  * peak taken only from what a run counted itself, stop 42); ids with unicode and at the 256-byte
  * limit; the library's presence handle with its own settings; the service's batch refusal,
  * Idempotency-Key replay and scopes (the real Hono app, createApp + app.request, on the same
- * database). Real redis-server behind the local Upstash server. `it.fails` marks a confirmed bug
- * (comment: severity, what is wrong, the fix suggested). Known limits (late heartbeats, a queued
- * heartbeat after a room delete) are not re-reported.
+ * database). Real redis-server behind the local Upstash server. A confirmed bug is marked FIXED
+ * (comment: severity, what was wrong, the fix; it was an `it.fails` until fixed). Known limits
+ * (late heartbeats, a queued heartbeat after a room delete) are not re-reported.
  */
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../functions/app.ts";
@@ -331,15 +331,16 @@ describe("review 16: differential model of presence over two UTC midnights", () 
 });
 
 describe("review 16: the library's presence handle with its own timeout", () => {
-  // HIGH. `new Edgestats({ presence: { timeoutSeconds } })`: PresenceHandle.leave calls
-  // presence.leave without the handle's timeout (src/library/handles.ts), so the leave moves the
+  // FIXED (was HIGH). `new Edgestats({ presence: { timeoutSeconds } })`: PresenceHandle.leave called
+  // presence.leave without the handle's timeout (src/library/handles.ts), so the leave moved the
   // id's last-seen to the default 300 s (+1 ms) before now. With a configured timeout above 300 s
   // the id is still within it: `leave` answers true and the id stays online (count, members, the
   // trim job's samples) for up to timeout − 300 s more; below 300 s the last-seen lands further
   // back than the service's (the count at 00:00 misses an id that left after midnight) and the
   // unmapped-mark schedule is off by the difference. Fix: pass `this.#timeout` as the route does
-  // (functions/routes/presence.ts: `presence.leave(ctxOf(c), room, id, timeoutOf(c))`).
-  it.fails("a leave takes the id offline at once with a configured timeout of 600 s", async () => {
+  // (functions/routes/presence.ts: `presence.leave(ctxOf(c), room, id, timeoutOf(c))`). Fixed so
+  // (review 16, phase 2): the handle passes its timeout, as its heartbeat and reads do.
+  it("a leave takes the id offline at once with a configured timeout of 600 s", async () => {
     let now = Date.UTC(2026, 10, 27, 12, 0);
     const es = new Edgestats({
       redis: lib.redis,
@@ -357,24 +358,21 @@ describe("review 16: the library's presence handle with its own timeout", () => 
   });
 
   // Same finding, below the default: the service and the library disagree on the same history
-  // (LOW on its own: one id of a peak carried over midnight).
-  it.fails(
-    "a leave after midnight of an id online at 00:00 keeps it in the day's carried peak (timeout 60 s)",
-    async () => {
-      const midnight = Date.UTC(2026, 10, 28);
-      let now = midnight - 30 * SECOND;
-      const prefix = lib.ctx(0, "rv16l60").prefix;
-      const es = new Edgestats({ redis: lib.redis, prefix, clock: () => now, presence: { timeoutSeconds: 60 } });
-      const room = es.presence("late-night");
-      await room.heartbeat("owl"); // online until 00:00:30
-      now = midnight + 10 * SECOND;
-      expect(await room.leave("owl")).toBe(true);
-      now = midnight + MINUTE;
-      await createTrimJob()({ redis: lib.redis, prefix, now }, { ...lib.config, presenceTimeoutSeconds: 60 });
-      const today = await room.stats();
-      expect([today.peakToday, today.peakAt]).toEqual([1, midnight]);
-    },
-  );
+  // (LOW on its own: one id of a peak carried over midnight). FIXED with the above.
+  it("a leave after midnight of an id online at 00:00 keeps it in the day's carried peak (timeout 60 s)", async () => {
+    const midnight = Date.UTC(2026, 10, 28);
+    let now = midnight - 30 * SECOND;
+    const prefix = lib.ctx(0, "rv16l60").prefix;
+    const es = new Edgestats({ redis: lib.redis, prefix, clock: () => now, presence: { timeoutSeconds: 60 } });
+    const room = es.presence("late-night");
+    await room.heartbeat("owl"); // online until 00:00:30
+    now = midnight + 10 * SECOND;
+    expect(await room.leave("owl")).toBe(true);
+    now = midnight + MINUTE;
+    await createTrimJob()({ redis: lib.redis, prefix, now }, { ...lib.config, presenceTimeoutSeconds: 60 });
+    const today = await room.stats();
+    expect([today.peakToday, today.peakAt]).toEqual([1, midnight]);
+  });
 });
 
 const KEYS = { ingest: "review16-ingest-key-01", read: "review16-read-key-0001", admin: "review16-admin-key-001" };
