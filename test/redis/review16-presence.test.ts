@@ -117,7 +117,17 @@ async function runModel(seed: number, hours: number, maxRooms?: number) {
   const sitePeak = new Map<number, { peak: number; at: number }>();
   const mismatches: Mismatch[] = [];
   let checks = 0;
-  const seen = { deletes: 0, countedDeletes: 0, leaves: 0, carried: 0, maxSite: 0, capped: 0, skipped: 0, doubled: 0 };
+  const seen = {
+    deletes: 0,
+    countedDeletes: 0,
+    leaves: 0,
+    carried: 0,
+    maxSite: 0,
+    capped: 0,
+    skipped: 0,
+    doubled: 0,
+    midnights: 0,
+  };
   const check = (kind: string, t: number, got: unknown, want: unknown) => {
     checks += 1;
     if (JSON.stringify(got) !== JSON.stringify(want))
@@ -228,6 +238,17 @@ async function runModel(seed: number, hours: number, maxRooms?: number) {
       seen.skipped += 1;
       continue;
     }
+    if (maxRooms === undefined && runAt === dayStart(runAt)) {
+      // 00:00, before the day's first run: yesterday's last sample stands, today has no highest yet
+      const got = await total(at(runAt));
+      check(
+        "total before the day's first run",
+        runAt,
+        [got.online, got.onlineAt, got.peakToday, got.peakAt],
+        [sample?.online ?? 0, sample?.at ?? null, 0, null],
+      );
+      seen.midnights += 1;
+    }
     if (rand() < 0.04) {
       await job(at(runAt), CONFIG);
       seen.doubled += 1;
@@ -312,6 +333,7 @@ describe("review 16: differential model of presence over two UTC midnights", () 
       expect(seen.leaves).toBeGreaterThan(100);
       expect(seen.carried).toBeGreaterThan(0);
       expect(seen.maxSite).toBeGreaterThan(10);
+      expect(seen.midnights).toBe(2);
       console.log("review16 model", checks, seen);
       expect(mismatches.slice(0, 10)).toEqual([]);
     },
