@@ -91,4 +91,40 @@ describe("review 16: queued heartbeats", () => {
     });
     expect(totals[1]).toEqual(totals[0]);
   });
+
+  // 1,000 ids of 256 bytes are written synchronously (one sendBatch holds about 240 KB: docs/ingest.md);
+  // 160 bytes each still needs two messages in one sendBatch
+  it("1,000 unicode ids of 160 UTF-8 bytes each: queued in several messages under Queues' size, applied as synchronously", async () => {
+    const p = syncQueuedPair(track, "rv16w-big", T0);
+    const ids = Array.from({ length: 1000 }, (_, i) => `${String(i).padStart(4, "0")}${"😀".repeat(39)}`);
+    expect(new TextEncoder().encode(ids[0]).length).toBe(160);
+    await p.heartbeat("big", ids);
+    const sent = p.queued.queue.sent.splice(0);
+    expect(sent.length).toBeGreaterThan(1);
+    for (const m of sent) expect(new TextEncoder().encode(JSON.stringify(m.body)).length).toBeLessThan(128 * 1024);
+    await p.queued.deliver(sent);
+    p.advance(SECOND);
+    const reads = [];
+    for (const api of [p.sync, p.queued]) {
+      const stats = (await api.get("/v1/presence/big")).body;
+      const page = (await api.get("/v1/presence/big/members?limit=1000")).body;
+      reads.push({
+        online: stats.online,
+        peakToday: stats.peakToday,
+        activeToday: stats.activeToday,
+        newToday: stats.newToday,
+        members: page.members.map((m: { id: string }) => m.id).sort(),
+        more: page.nextCursor,
+      });
+    }
+    expect(reads[0]).toEqual({
+      online: 1000,
+      peakToday: 1000,
+      activeToday: 1000,
+      newToday: 1000,
+      members: [...ids].sort(),
+      more: null,
+    });
+    expect(reads[1]).toEqual(reads[0]);
+  });
 });
