@@ -3,7 +3,8 @@
  * and the QStash stand-in that checks every publish against the documented API, on real Redis, time
  * injected. The Worker-side half (the `Upstash-Signature` JWTs on /internal/*, scopes, secrets in
  * answers) is test/worker/review16-webhooks.test.ts; this half needs Node's HTTP servers:
- * - a receiver answering 410 Gone, and one answering 429/503 with `Retry-After`;
+ * - a receiver answering 410 Gone, and one answering 429/503 with `Retry-After` (both findings of
+ *   this review, fixed in its second phase: 410 is final, Retry-After is honoured up to 6 hours);
  * - a slow receiver (past the delivery timeout): logged as a failure, retried, one `id`;
  * - redelivery: every attempt of one delivery carries the same event `id` and body, each attempt
  *   signed afresh; through QStash the secret never leaves (only the HMAC does).
@@ -13,7 +14,7 @@ import { createServer as createTcpServer, type AddressInfo, type Socket } from "
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Ctx } from "../../src/context.ts";
 import { MINUTE } from "../../src/time.ts";
-import { RETRY_BASE_MS } from "../../src/webhooks/deliver.ts";
+import { RETRY_BASE_MS, RETRY_CAP_MS } from "../../src/webhooks/deliver.ts";
 import * as webhooks from "../../src/webhooks/index.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { eventually, startQstash, startReceiver, type Qstash, type Receiver } from "../helpers/webhook-receiver.ts";
@@ -124,12 +125,11 @@ describe("redelivery: one id, one body, a fresh signature each attempt", () => {
 });
 
 describe("a receiver that says stop", () => {
-  // severity: low. 410 Gone says the endpoint is gone for good (RFC 9110 §15.5.11: "likely to be
-  // permanent"); the service retries it 8 times over about two hours like a 500, each attempt a
-  // subrequest of the minute job's budget and an entry pushing real failures out of the 50-entry
-  // log. Suggested fix: in webhooks.settle, treat 410 as final (log `failed` at once, remove the
-  // delivery), and document it under "Delivery" in docs/webhooks.md.
-  it.fails("a 410 answer is final: logged failed at the first attempt, never retried", async () => {
+  // Found in review 16 (severity low): 410 Gone says the endpoint is gone for good (RFC 9110
+  // §15.5.11), yet it was retried 8 times over about two hours like a 500, each attempt a subrequest
+  // of the minute job and an entry pushing real failures out of the 50-entry log. Fixed: send()
+  // marks a receiver's 410 `final` and webhooks.settle logs it `failed` at once (docs/webhooks.md).
+  it("a 410 answer is final: logged failed at the first attempt, never retried", async () => {
     const ctx = lib.ctx(T0, "gone");
     receiver.respondWith(410, 410, 410, 410, 410, 410, 410, 410);
     const { result } = await firstAttempt(ctx, "/gone");
@@ -179,12 +179,11 @@ describe("through QStash: the documented publish API, no secret on the wire", ()
 });
 
 describe("backoff: a receiver's Retry-After", () => {
-  // severity: low. A receiver that answers 429 or 503 with `Retry-After: 1800` (RFC 9110 §10.2.3)
-  // is retried after the fixed 1, 2, 4 ... minutes regardless, so a receiver shedding load gets up to
-  // 4 more attempts within its stated half hour. Suggested fix: read `Retry-After` (seconds or an
-  // HTTP date) of a 429/503 in send() and pass it in the settle result; webhooks.settle takes the
-  // later of its backoff and that time, capped by RETRY_CAP_MS (6 h); docs/webhooks.md "Delivery".
-  it.fails("a 503 with Retry-After: 1800 is not retried before 30 minutes", async () => {
+  // Found in review 16 (severity low): a receiver answering 429 or 503 with `Retry-After: 1800`
+  // (RFC 9110 §10.2.3) was retried after the fixed 1, 2, 4 ... minutes regardless, up to 4 more
+  // attempts within its stated half hour. Fixed: send() reads it (seconds or an HTTP date) and
+  // webhooks.settle takes the later of its backoff and that time, at most RETRY_CAP_MS (6 h) ahead.
+  it("a 503 with Retry-After: 1800 is not retried before 30 minutes", async () => {
     const ctx = lib.ctx(T0, "retry-after");
     let hits = 0;
     const server = createHttpServer((req, res) => {
@@ -203,6 +202,36 @@ describe("backoff: a receiver's Retry-After", () => {
       for (const m of [1, 3, 7, 15, 29])
         expect(await webhooks.deliverDue(at(ctx, T0 + m * MINUTE), direct)).toMatchObject({ claimed: 0 });
       expect(hits).toBe(1);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((ok) => server.close(ok));
+    }
+  });
+
+  it("Retry-After as an HTTP date is honoured, a day is capped at 6 hours, and it is ignored on a 500", async () => {
+    const answers: [number, string][] = [
+      [429, new Date(T0 + 10 * MINUTE).toUTCString()],
+      [503, "86400"],
+      [500, "1800"],
+      [503, "soon"],
+    ];
+    const server = createHttpServer((req, res) => {
+      req.resume();
+      const i = Number((req.url ?? "").split("/").pop());
+      const [status, after] = answers[i]!;
+      res.writeHead(status, { "retry-after": after }).end();
+    });
+    await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const want = [T0 + 10 * MINUTE, T0 + RETRY_CAP_MS, T0 + RETRY_BASE_MS, T0 + RETRY_BASE_MS];
+      for (const [i] of answers.entries()) {
+        const ctx = lib.ctx(T0, `retry-after-${i}`);
+        await webhooks.put(ctx, "a", { ...hook(""), url: `http://127.0.0.1:${port}/${i}` }, direct);
+        expect(await (await webhooks.test(ctx, direct, "a")).send()).toEqual({ delivered: 0, retrying: 1, failed: 0 });
+        const [entry] = (await webhooks.deliveries(ctx, "a")).deliveries;
+        expect({ i, retryAt: entry!.retryAt }).toEqual({ i, retryAt: want[i] });
+      }
     } finally {
       server.closeAllConnections();
       await new Promise((ok) => server.close(ok));
