@@ -16,7 +16,9 @@
  * Ranges exactly at the 400-day limit are read (and unioned by an admin, weighted); one millisecond
  * more is a 400 with the envelope. A week counter past the union bound (58 weeks of 360 members)
  * answers member reads exactly in one request of at most 60 commands, and refuses top/bottom
- * (pinned). A cached finished range sees a member delete and a counter's new life.
+ * (pinned). A cached finished range sees a member delete and a counter's new life. Hour buckets
+ * (read through quarter, day and month rollups) across the leap day and the turn of 2027/28, with a
+ * member delete over the leap day's hours, match the model up to 400 days.
  * What held: every read and refusal; no bug found in these reads (the webhook findings are in
  * review16-webhooks-delivery.test.ts).
  */
@@ -52,12 +54,14 @@ const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const NAME = "views";
 const MEMBERS = ["a", "b", "c", "d", "e", "f", "g", "h"];
-type P = "day" | "week" | "month";
+type P = "hour" | "day" | "week" | "month";
+/** The periods the long run writes; `hour` is written by its own test below, into the same counter. */
 const PERIODS: P[] = ["day", "week", "month"];
 type Agg = "sum" | "min" | "max";
 
 // ---- the calendar, written out again: UTC, ISO weeks from Monday
 function startOf(period: P, t: number): number {
+  if (period === "hour") return Math.floor(t / HOUR) * HOUR;
   const day = Math.floor(t / DAY) * DAY;
   if (period === "day") return day;
   if (period === "week") return day - ((new Date(day).getUTCDay() + 6) % 7) * DAY;
@@ -65,6 +69,7 @@ function startOf(period: P, t: number): number {
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
 }
 function nextOf(period: P, start: number): number {
+  if (period === "hour") return start + HOUR;
   if (period === "day") return start + DAY;
   if (period === "week") return start + 7 * DAY;
   const d = new Date(start);
@@ -77,7 +82,12 @@ function startsBetween(period: P, from: number, to: number): number[] {
 }
 
 // ---- the model: bucket start → member → score, per period; and the plain key
-const buckets: Record<P, Map<number, Map<string, number>>> = { day: new Map(), week: new Map(), month: new Map() };
+const buckets: Record<P, Map<number, Map<string, number>>> = {
+  hour: new Map(),
+  day: new Map(),
+  week: new Map(),
+  month: new Map(),
+};
 const plain = new Map<string, number>();
 
 function add(period: P | undefined, at: number, member: string, by: number) {
@@ -550,4 +560,54 @@ describe("cached unions of finished ranges after deletes", () => {
       expect((await scoreRange(ctx, name, { ...o, min: "-inf", max: "+inf" })).count).toBe(1);
     }
   });
+});
+
+describe("hour buckets across the leap day and the turn of 2027/28 (rollups of quarters, days, months)", () => {
+  it("every read of hour ranges matches the model: edge hours, partial days and months, up to 400 days", async () => {
+    const T = Date.UTC(2028, 2, 9, 5, 30);
+    now = T;
+    const ctx = lib.ctx(T);
+    const rand = mulberry32(2028);
+    const spans: [string, string][] = [
+      ["2027-12-31T20:00:00Z", "2028-01-01T04:00:00Z"],
+      ["2028-01-31T22:00:00Z", "2028-02-01T01:00:00Z"],
+      ["2028-02-28T21:00:00Z", "2028-03-01T03:00:00Z"],
+    ];
+    for (const [a, b] of spans) {
+      for (let t = Date.parse(a); t <= Date.parse(b); t += HOUR) {
+        const items = [];
+        for (let i = 0; i < 3; i++) {
+          const member = MEMBERS[Math.floor(rand() * MEMBERS.length)]!;
+          const by = Math.floor(rand() * 13) - 3;
+          const at = t + Math.floor(rand() * HOUR);
+          items.push({ member, by, period: "hour" as const, at });
+          add("hour", at, member, by);
+        }
+        await increment(ctx, NAME, items);
+      }
+    }
+    // a member delete over the leap day's hours
+    await deleteMember(ctx, NAME, "a", { period: "hour", from: Date.UTC(2028, 1, 29), to: Date.UTC(2028, 1, 29, 23) });
+    for (const s of startsBetween("hour", Date.UTC(2028, 1, 29), Date.UTC(2028, 1, 29, 23)))
+      buckets.hour.get(s)?.delete("a");
+    const d = (x: string) => Date.parse(x);
+    const reads: [number, number][] = [
+      [d("2027-12-31T23:00:00Z"), d("2028-01-01T00:59:59Z")], // the last hour of the year and the first
+      [d("2027-12-31T00:00:00Z"), d("2028-01-01T23:00:00Z")], // two whole days (day rollups)
+      [d("2028-01-31T23:30:00Z"), d("2028-02-29T23:59:59Z")], // an hour of January, the whole of February
+      [d("2028-02-29T00:00:00Z"), d("2028-02-29T23:59:59Z")], // the leap day
+      [d("2028-02-29T05:00:00Z"), d("2028-03-01T02:00:00Z")], // partial quarters on both sides
+      [T - 400 * DAY, T], // 400 days of hours
+      [d("2027-12-01T00:00:00Z"), d("2028-03-01T12:00:00Z")], // whole months and partial ones
+    ];
+    for (const [from, to] of reads)
+      // min and max read every bucket: at most 401 (a 400 past it, docs/counters.md)
+      for (const aggregate of (startsBetween("hour", from, to).length > 401 ? ["sum"] : ["sum", "min", "max"]) as Agg[])
+        await checkRead(
+          ctx,
+          { period: "hour", from, to, aggregate },
+          rand,
+          `hour ${new Date(from).toISOString()}..${new Date(to).toISOString()} ${aggregate}`,
+        );
+  }, 120_000);
 });
