@@ -59,6 +59,22 @@ export interface Attempt {
   error: string | null;
   /** QStash's message id of a published delivery. */
   messageId: string | null;
+  /** The receiver said stop for good (410 Gone): not retried, logged `failed` (review 16). */
+  final?: boolean | undefined;
+  /** Not to be retried before this (epoch ms): a 429 or 503 answer's `Retry-After` (review 16). */
+  notBefore?: number | undefined;
+}
+
+/**
+ * When a 429 or 503 answer's `Retry-After` (RFC 9110 §10.2.3: delay seconds or an HTTP date) asks
+ * the next attempt to wait, as epoch ms; undefined for other answers, a header that is neither, or
+ * a time not after `nowMs`. The settle caps it at RETRY_CAP_MS from now.
+ */
+export function retryAfterOf(status: number, header: string | null, nowMs: number): number | undefined {
+  if ((status !== 429 && status !== 503) || header === null) return undefined;
+  const text = header.trim();
+  const at = /^\d{1,10}$/.test(text) ? nowMs + Number(text) * 1000 : Date.parse(text);
+  return Number.isFinite(at) && at > nowMs ? at : undefined;
 }
 
 /**
@@ -119,7 +135,20 @@ export async function send(delivery: Claimed, settings: DeliverySettings, nowMs:
       }
     }
     const outcome = ok ? (settings.qstash ? "published" : "delivered") : null;
-    return { ok, outcome, at, via, status: res.status, error: ok ? null : `HTTP ${res.status}`, messageId };
+    // a receiver's 410 Gone is final; QStash's own answers (a publish) are not the receiver's
+    const final = !settings.qstash && res.status === 410;
+    const notBefore = retryAfterOf(res.status, res.headers.get("retry-after"), nowMs);
+    return {
+      ok,
+      outcome,
+      at,
+      via,
+      status: res.status,
+      error: ok ? null : `HTTP ${res.status}`,
+      messageId,
+      ...(final ? { final } : {}),
+      ...(notBefore !== undefined ? { notBefore } : {}),
+    };
   } catch (error) {
     const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
     return { ok: false, outcome: null, at, via, status: null, error: message.slice(0, 200), messageId: null };

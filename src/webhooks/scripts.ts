@@ -226,9 +226,10 @@ return {claimed = claimed, dropped = #gone}
 
 /**
  * Settles claimed deliveries: `results` are JSON `{ok, outcome, at, via, status, error, messageId,
- * since}` per id (`since`: the life it was claimed for; a record since queued for another life is
- * left alone). A success, or a failure at `maxAttempts`, removes the delivery; another failure makes it
- * due again after `retryBase` × 2^(attempts − 1) ms, at most `retryCap`. Every attempt is logged
+ * since, final?, notBefore?}` per id (`since`: the life it was claimed for; a record since queued for
+ * another life is left alone). A success, or a failure at `maxAttempts` or `final` (410 Gone),
+ * removes the delivery; another failure makes it due again after `retryBase` × 2^(attempts − 1)
+ * ms, or at `notBefore` (a Retry-After) when that is later, at most `retryCap` from now. Every attempt is logged
  * in its webhook's log (`logs`, one per id), newest first, at most `logSize` entries, if that
  * webhook is still the life the delivery was queued for.
  */
@@ -255,12 +256,15 @@ for i, id in ipairs(ids) do
       entry.outcome = r.outcome
       done[#done + 1] = id
       counts.delivered = counts.delivered + 1
-    elseif d.attempts >= tonumber(maxAttempts) then
+    elseif d.attempts >= tonumber(maxAttempts) or r.final then
       entry.outcome = 'failed'
       done[#done + 1] = id
       counts.failed = counts.failed + 1
     else
       local due = tonumber(now) + math.min(tonumber(retryBase) * 2 ^ (d.attempts - 1), tonumber(retryCap))
+      -- a receiver's Retry-After (429, 503) may ask for later, never past the cap
+      local asked = tonumber(r.notBefore)
+      if asked and asked > due then due = math.min(asked, tonumber(now) + tonumber(retryCap)) end
       entry.outcome = 'retrying'
       entry.retryAt = due
       retries[#retries + 1] = due
