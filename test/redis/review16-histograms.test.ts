@@ -198,6 +198,26 @@ describe("review 16: reads across a year's end against a model", () => {
   });
 });
 
+describe("review 16: minutes before a year's end", () => {
+  it("a value dated 4 minutes ahead, into next year, is in neither December's read nor its rollup's answer, and in January's", async () => {
+    const late = lib.ctx(Date.UTC(2026, 11, 31, 23, 57, 30), "r16-eoy");
+    await put(late, "eoy", { bucketWidth: 1 });
+    await observe(late, "eoy", [{ value: 5, at: Date.UTC(2026, 11, 1) }, { value: 6 }]);
+    await observe(late, "eoy", [{ value: 1000, at: Date.UTC(2027, 0, 1, 0, 1) }]);
+    const december = await read(late, "eoy", { from: "2026-12-01", to: "2026-12-31" });
+    expect([december.count, december.sum, december.max]).toEqual([2, 11, 6]);
+    // the default range is today (December 31st), which holds 6 alone
+    expect((await read(late, "eoy")).max).toBe(6);
+    const both = await read(late, "eoy", { from: "2026-12-31", to: "2027-01-01" });
+    expect([both.count, both.sum, both.max]).toEqual([2, 1006, 1000]);
+    // a minute later, once it is next year: December's rollup stands for its days again
+    const next = { ...late, now: Date.UTC(2027, 0, 1, 0, 0, 30) };
+    const again = await read(next, "eoy", { from: "2026-12-01", to: "2026-12-31" });
+    expect([again.count, again.sum, again.max]).toEqual([2, 11, 6]);
+    expect((await read(next, "eoy")).buckets).toEqual([{ lower: 1000, upper: 1001, count: 1 }]);
+  });
+});
+
 describe("review 16: a batch refused after its first day's increments writes nothing", () => {
   it("a new day's buckets and an existing day's are taken back; the keyspace is byte for byte as before", async () => {
     await put(ctx, "cap", { bucketWidth: 1 });
