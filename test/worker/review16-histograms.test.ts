@@ -100,6 +100,37 @@ describe("review 16: histograms over HTTP", () => {
     expect((await api.get(path)).body.count).toBe(jan.count);
   });
 
+  it("PUT under an Idempotency-Key: the replay answers the first 201; a width conflict (409) keeps no record", async () => {
+    const headers = { "idempotency-key": "rv16-put" };
+    const first = await api.put("/v1/histograms/made", { bucketWidth: 2 }, { key: "admin", headers });
+    expect(first.status).toBe(201);
+    const again = await api.put("/v1/histograms/made", { bucketWidth: 2 }, { key: "admin", headers });
+    expect(again.status).toBe(201);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect((await api.post("/v1/histograms/made/observations", { value: 3 })).status).toBe(200);
+    const conflictHeaders = { "idempotency-key": "rv16-put-2" };
+    const conflict = await api.put(
+      "/v1/histograms/made",
+      { bucketWidth: 5 },
+      { key: "admin", headers: conflictHeaders },
+    );
+    expect(conflict.status).toBe(409);
+    expect(conflict.body.error.code).toBe("bucket_width_conflict");
+    // no record: the corrected request under the same key is judged afresh (200 replaced, not a replay)
+    const fixed = await api.put(
+      "/v1/histograms/made",
+      { bucketWidth: 2, unit: "ms" },
+      {
+        key: "admin",
+        headers: conflictHeaders,
+      },
+    );
+    expect(fixed.status).toBe(200);
+    expect(fixed.headers.get("idempotent-replayed")).toBeNull();
+    expect((await api.get("/v1/histograms/made")).body).toMatchObject({ unit: "ms", bucketWidth: 2, count: 1 });
+  });
+
   it("scopes: an ingest key cannot read, nor PUT or DELETE; a read key cannot observe (403, nothing changed)", async () => {
     const keys = (await api.keys()).sort();
     expect((await api.get(path, { key: "ingest" })).status).toBe(403);
