@@ -10,10 +10,15 @@ export const MAX_BUCKET_INDEX = 1e12;
 /**
  * Lower bound of bucket `index`: `index * width` rounded to 15 significant
  * digits, so a width of 0.1 gives bounds 0.3 rather than 0.30000000000000004.
- * Lua computes the same with `string.format('%.15g', ...)`.
+ * Lua computes it with `string.format('%.15g', ...)`, which Redis's C library
+ * rounds half to even, where `toPrecision` rounds a tie away from zero: a double
+ * whose exact decimal is 16 significant digits ending in 5 (100000.0009765625,
+ * an odd bound of a width of 1/1024) is such a tie. The Lua rule placed every
+ * stored value, so a tie is rounded here as Lua does (review 16: the read reported
+ * such a bucket's lower bound above the values in it).
  */
 export function bucketBound(index: number, width: number): number {
-  return Number((index * width).toPrecision(15));
+  return roundLikeLua(index * width);
 }
 
 /**
@@ -27,6 +32,39 @@ export function bucketIndex(value: number, width: number): number {
   while (bucketBound(index + 1, width) <= value) index++;
   // -0 (from a value of -0 or a tiny negative quotient) is bucket 0, as Lua and JSON say
   return index === 0 ? 0 : index;
+}
+
+/**
+ * `x` rounded to 15 significant digits as C's `printf('%.15g')` does: ties to the even digit.
+ * A tie is a double whose exact decimal has 16 significant digits, the last a 5: an integer from
+ * 1e15 ending in 5, or a fraction whose binary expansion ends within 22 places (x·2^n an odd
+ * integer y, the exact decimal y·5^n × 10^-n, 16 digits below 5^23). Anything else (most bounds:
+ * a fraction like 0.3 has 50-odd binary places) is not one, told by one multiplication.
+ */
+function roundLikeLua(x: number): number {
+  const away = Number(x.toPrecision(15));
+  const a = Math.abs(x);
+  let head: number;
+  let exponent: number;
+  if (Number.isInteger(a)) {
+    // 16 digits, the last a 5 (above 2^53 a double is even; bounds stay below 2^51)
+    if (a < 1e15 || a > Number.MAX_SAFE_INTEGER || a % 10 !== 5) return away;
+    head = (a - 5) / 10;
+    exponent = 0;
+  } else {
+    if (!Number.isInteger(a * 2 ** 22)) return away;
+    let n = 1;
+    while (!Number.isInteger(a * 2 ** n)) n++;
+    const odd = a * 2 ** n;
+    const product = odd * 5 ** n;
+    if (product < 1e15 || product >= 1e16) return away;
+    // the first 15 digits (exact: past 2^53 the product is rounded, so it is redone in BigInt)
+    head = product <= Number.MAX_SAFE_INTEGER ? (product - 5) / 10 : Number((BigInt(odd) * 5n ** BigInt(n) - 5n) / 10n);
+    exponent = -n;
+  }
+  // of the first 15 digits and the next number, the even one
+  const even = head % 2 === 0 ? head : head + 1;
+  return Math.sign(x) * Number(`${even}e${exponent + 1}`);
 }
 
 export interface Bucket {

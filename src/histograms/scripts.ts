@@ -13,7 +13,10 @@ import { MAX_BUCKETS_PER_DAY } from "./validate.ts";
  * afresh, and each script's `refusals` names the error the caller gets.
  */
 
-/** The bucket rule of `buckets.ts` in Lua; '%.15g' rounds as `toPrecision(15)` does. */
+/**
+ * The bucket rule of `buckets.ts` in Lua. '%.15g' (C's printf) rounds a tie to the even digit, which
+ * `bucketBound` there does too (`toPrecision(15)` alone rounds it away from zero: review 16).
+ */
 export const bucketsLua = defineLua(
   "histograms.buckets",
   ["bucketBound", "bucketOf"],
