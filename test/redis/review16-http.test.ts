@@ -314,19 +314,22 @@ describe("replies that are not what Upstash sends", () => {
   });
 
   // Severity: medium. Upstash answers a database over its plan's limits with `ERR max requests
-  // limit exceeded`, `ERR max daily request limit exceeded` or `ERR max concurrent connections
-  // exceeded` (upstash.com/docs/redis/troubleshooting/*). src/redis/run.ts's toStorageError takes
-  // any `ERR …` for a script bug and lets it through, so every call of such a deployment is a 500
+  // limit exceeded`, `ERR max daily request limit exceeded`, `ERR max concurrent connections
+  // exceeded` or `ERR DB capacity quota exceeded` (upstash.com/docs/redis/troubleshooting/*), and
+  // Redis at maxmemory with `OOM …`. src/redis/run.ts's toStorageError takes any `ERR …`/`OOM …`
+  // for a script bug and lets it through, so every call of such a deployment is a 500
   // internal_error ("something went wrong on our side", logged as unhandled) instead of a 503
-  // storage_unavailable that a client retries later. Fix: toStorageError treats Upstash's limit
-  // errors (`ERR max … exceeded`, `ERR DB capacity quota exceeded`) as storage unavailable, and
-  // only an HTTP 400 (or a 200's per-command error) as Redis's own reply; the client keeps the
-  // HTTP status on its UpstashError for that.
+  // storage_unavailable that a client retries later; so is a gateway's 5xx whose JSON error starts
+  // with ERR. Fix: toStorageError treats those limit errors as storage unavailable, and takes only
+  // an HTTP 400 (or a 200's per-command error) for Redis's own reply; the client keeps the HTTP
+  // status on its UpstashError for that. (`ERR max request size exceeded` stays an error of ours.)
   it.fails.each([
     [400, "ERR max requests limit exceeded. Limit: 10000, Usage: 10000"],
     [429, "ERR max daily request limit exceeded"],
     [400, "ERR max concurrent connections exceeded"],
     [500, "ERR internal error"],
+    [400, "ERR DB capacity quota exceeded"],
+    [400, "OOM command not allowed when used memory > 'maxmemory'."],
   ])("Upstash over its limits (HTTP %i `%s`) is a 503 storage_unavailable, not a 500", async (status, error) => {
     plan = () => ({ kind: "reply", status, body: JSON.stringify({ error }) });
     expectUnavailable(await api("POST", "/v1/counters/r-limit/incr", { body: { member: "m" } }));
@@ -409,6 +412,10 @@ describe("NOSCRIPT", () => {
     const counter = `${prefix}:n-partial:counter`;
     const wrong = `${prefix}:n-partial:wrong`;
     await command(target, "SET", wrong, "a string");
+    // Redis knows the script (its first call's EVAL loaded it), so EVALSHA runs it
+    await incrThenFail.run(redis, { counter, wrong }, { label: "plain" }).catch(() => undefined);
+    await command(target, "DEL", counter);
+    seen = [];
     const error = await incrThenFail
       .run(redis, { counter, wrong }, { label: "member-NOSCRIPT-1" })
       .catch((e: unknown) => e as Error);
