@@ -4,9 +4,9 @@
  * server of this file stands between the client and the local Upstash server (real redis-server
  * behind it): it forwards, or answers what a gateway, a cut connection or Upstash itself would
  * (a hang, a late apply, a cut or non-JSON body, 401/400/429 with `{"error"}`, NOSCRIPT). The
- * service is the real Hono app (createApp + app.request) on Node, whose fetch is the same
- * WHATWG fetch the client calls in workerd. `it.fails` marks a confirmed bug (comment above it:
- * severity, what is wrong, the fix suggested).
+ * service is the real Hono app (createApp + app.request) on Node (workerd's fetch under a hang
+ * is test/redis/faults-worker.test.ts's). A "Severity:" comment marks a bug this review found
+ * (what was wrong, the fix): each was an `it.fails` and is fixed on the same branch.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -227,7 +227,7 @@ describe("REDIS_TIMEOUT_MS", () => {
   // front) has no hint how long to wait; RFC 9110 §10.2.3 lets a 503 say it, as the 429 already
   // does. Fix: functions/errors.ts onError sets `Retry-After: 1` (a few seconds at most: an outage
   // of Upstash is usually a blip) on StorageUnavailableError answers.
-  it.fails("that 503 says when to retry (Retry-After)", async () => {
+  it("that 503 says when to retry (Retry-After)", async () => {
     plan = () => ({ kind: "hang" });
     const res = await api("POST", "/v1/counters/t-hang/incr", { body: { member: "m2" } });
     expectUnavailable(res);
@@ -323,7 +323,7 @@ describe("replies that are not what Upstash sends", () => {
   // with ERR. Fix: toStorageError treats those limit errors as storage unavailable, and takes only
   // an HTTP 400 (or a 200's per-command error) for Redis's own reply; the client keeps the HTTP
   // status on its UpstashError for that. (`ERR max request size exceeded` stays an error of ours.)
-  it.fails.each([
+  it.each([
     [400, "ERR max requests limit exceeded. Limit: 10000, Usage: 10000"],
     [429, "ERR max daily request limit exceeded"],
     [400, "ERR max concurrent connections exceeded"],
@@ -348,17 +348,16 @@ describe("replies that are not what Upstash sends", () => {
   });
 
   // Severity: low. A token Upstash refuses (401 `WRONGPASS invalid or missing auth token`: a
-  // rotated or mistyped UPSTASH_REDIS_REST_TOKEN) is answered 503 storage_unavailable, which tells
-  // every client to retry a request that can never succeed and hides a configuration fault as an
-  // outage. Fix: the client keeps the HTTP status on UpstashError; toStorageError (or the route's
-  // error mapping) turns a 401/403 from Upstash into ConfigError (500 config_error naming
-  // UPSTASH_REDIS_REST_TOKEN, never its value).
-  it.fails("Upstash refusing the token (401) is a 500 config_error, not a retryable 503", async () => {
-    plan = () => ({
-      kind: "reply",
-      status: 401,
-      body: JSON.stringify({ error: "WRONGPASS invalid or missing auth token" }),
-    });
+  // rotated or mistyped UPSTASH_REDIS_REST_TOKEN; `NOPERM …`: the database's read-only token) was
+  // answered 503 storage_unavailable, which tells every client to retry a request that can never
+  // succeed and hides a configuration fault as an outage. Fix: the client keeps the HTTP status on
+  // UpstashError; src/redis/storage-errors.ts turns a 401/403, WRONGPASS, NOAUTH or NOPERM into a
+  // ConfigError (500 config_error naming UPSTASH_REDIS_REST_TOKEN, never its value).
+  it.each([
+    [401, "WRONGPASS invalid or missing auth token"],
+    [400, "NOPERM this user has no permissions to run the 'evalsha' command"], // a read-only token
+  ])("Upstash refusing the token (HTTP %i `%s`) is a 500 config_error, not a retryable 503", async (status, error) => {
+    plan = () => ({ kind: "reply", status, body: JSON.stringify({ error }) });
     const res = await api("POST", "/v1/counters/r-401/incr", { body: { member: "m" } });
     expect(res.status).toBe(500);
     expect(res.body.error.code).toBe("config_error");
@@ -407,7 +406,7 @@ describe("NOSCRIPT", () => {
   // (WRONGTYPE) after a first write, called with a caller's member/label containing "NOSCRIPT", is
   // then sent again as EVAL: the first write is applied twice (and one request more is billed).
   // Fix: test the start of the message (`/^NOSCRIPT\b/`), in evaluate and in runReadPiped.
-  it.fails("an error that is not NOSCRIPT is not re-sent, even when an argument says NOSCRIPT", async () => {
+  it("an error that is not NOSCRIPT is not re-sent, even when an argument says NOSCRIPT", async () => {
     const redis = createRedis({ url: stubUrl, token: target.token, timeoutMs: 2000 });
     const counter = `${prefix}:n-partial:counter`;
     const wrong = `${prefix}:n-partial:wrong`;
@@ -495,28 +494,25 @@ describe("upstash-sync-token (read-your-writes)", () => {
   // request waits for that write on a replica (read-your-writes), ours sends the older token, so a
   // read right after may miss the write it just made. Fix: in UpstashHttp.request set the token
   // right after `res.ok`, before `res.text()`, as @upstash/redis does.
-  it.fails(
-    "after a 200 with a cut body, the next request carries that reply's token, as @upstash/redis's does",
-    async () => {
-      const tokensAfterCut = async (redis: RedisClient): Promise<string | undefined> => {
-        seen = [];
-        plan = (_s, i) =>
-          i === 0
-            ? {
-                kind: "rewrite",
-                edit: (up) => ({ ...up, headers: { ...up.headers, "upstash-sync-token": "after-cut" }, body: "{" }),
-              }
-            : { kind: "forward" };
-        await redis.ping().catch(() => undefined);
-        await redis.ping();
-        return seen[1]?.syncToken;
-      };
-      const theirs = await tokensAfterCut(upstash());
-      const ours = await tokensAfterCut(createRedis({ url: stubUrl, token: target.token }));
-      expect(theirs).toBe("after-cut");
-      expect(ours).toBe(theirs);
-    },
-  );
+  it("after a 200 with a cut body, the next request carries that reply's token, as @upstash/redis's does", async () => {
+    const tokensAfterCut = async (redis: RedisClient): Promise<string | undefined> => {
+      seen = [];
+      plan = (_s, i) =>
+        i === 0
+          ? {
+              kind: "rewrite",
+              edit: (up) => ({ ...up, headers: { ...up.headers, "upstash-sync-token": "after-cut" }, body: "{" }),
+            }
+          : { kind: "forward" };
+      await redis.ping().catch(() => undefined);
+      await redis.ping();
+      return seen[1]?.syncToken;
+    };
+    const theirs = await tokensAfterCut(upstash());
+    const ours = await tokensAfterCut(createRedis({ url: stubUrl, token: target.token }));
+    expect(theirs).toBe("after-cut");
+    expect(ours).toBe(theirs);
+  });
 });
 
 describe("pipelines", () => {
@@ -542,7 +538,7 @@ describe("pipelines", () => {
   // as `JSON.parse(undefined)`, a SyntaxError answered 500), never as the storage fault it is.
   // Fix: HttpPipeline.exec throws an UpstashJSONParseError-like error (→ 503) when the reply is not
   // an array of as many entries as commands.
-  it.fails("a pipeline answer cut short (fewer replies than commands) is an error, not missing results", async () => {
+  it("a pipeline answer cut short (fewer replies than commands) is an error, not missing results", async () => {
     const redis = createRedis({ url: stubUrl, token: target.token });
     plan = () => ({
       kind: "rewrite",
