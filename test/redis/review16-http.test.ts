@@ -601,6 +601,48 @@ describe("scopes and abuse on the HTTP API: refused before any Redis request", (
   });
 });
 
+describe("a token that cannot be a header value", () => {
+  // Severity: low. An UPSTASH_REDIS_REST_TOKEN with a line break inside (a paste gone wrong) or a
+  // character beyond Latin-1 makes fetch's Headers throw a TypeError on every call, which the
+  // runner took for an outage: 503 storage_unavailable forever, nothing sent, the cause only in
+  // the log. Fix: functions/middleware/context.ts's redisOf refuses such a token as it refuses a
+  // malformed URL, with a ConfigError naming the variable (never its value). (A trailing newline,
+  // which fetch trims, keeps working.)
+  it.each([
+    ["a line break inside", `${target.token}\nX-Injected: 1`],
+    ["a character beyond Latin-1", `${target.token}漢`],
+  ])("%s: 500 config_error naming UPSTASH_REDIS_REST_TOKEN, nothing sent", async (_label, token) => {
+    const res = await app.request(
+      "/v1/counters/h-token/incr",
+      {
+        method: "POST",
+        headers: { authorization: `Bearer ${KEYS.ingest}`, "content-type": "application/json" },
+        body: JSON.stringify({ member: "m" }),
+      },
+      { ...env(), UPSTASH_REDIS_REST_TOKEN: token },
+    );
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    expect(res.status).toBe(500);
+    expect(body.error.code).toBe("config_error");
+    expect(body.error.message).toContain("UPSTASH_REDIS_REST_TOKEN");
+    expect(body.error.message).not.toContain(target.token);
+    expect(seen).toHaveLength(0);
+  });
+
+  it("a trailing newline (fetch trims it) still works", async () => {
+    const res = await app.request(
+      "/v1/counters/h-token/incr",
+      {
+        method: "POST",
+        headers: { authorization: `Bearer ${KEYS.ingest}`, "content-type": "application/json" },
+        body: JSON.stringify({ member: "m" }),
+      },
+      { ...env(), UPSTASH_REDIS_REST_TOKEN: `${target.token}\n` },
+    );
+    expect(res.status).toBe(200);
+  });
+});
+
 describe("the library's StorageUnavailableError", () => {
   it("keeps the client's error as its cause (a timeout reads as one)", async () => {
     plan = () => ({ kind: "hang" });
