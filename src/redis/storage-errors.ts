@@ -9,11 +9,19 @@ import { ConfigError, StorageUnavailableError } from "../errors.ts";
  */
 
 /**
+ * The reply's own text of a client error: @upstash/redis with auto-pipelining (its default, a
+ * library user's client) puts `Command failed: ` before it.
+ */
+function replyText(message: string): string {
+  return message.startsWith("Command failed: ") ? message.slice(16) : message;
+}
+
+/**
  * Whether an error's text is Redis's NOSCRIPT: its start only, since the client's message of an
  * HTTP 400 goes on with `, command was: [...]`, every argument (a caller's member) included.
  */
 export function isNoScript(message: string | undefined): boolean {
-  return message !== undefined && /^NOSCRIPT\b/.test(message);
+  return message !== undefined && /^NOSCRIPT\b/.test(replyText(message));
 }
 
 /**
@@ -34,7 +42,7 @@ const REFUSED_TOKEN = /^(WRONGPASS|NOAUTH|NOPERM)\b/;
 export function toStorageError(error: unknown): unknown {
   if (!(error instanceof Error)) return error;
   const name = error.name;
-  const text = error.message;
+  const text = replyText(error.message);
   // the jobs' subrequest budget refusing a request (src/job-budget.ts): nothing was sent
   if (name === "SubrequestBudgetSpent") return error;
   // the HTTP status of a reply that was not a 2xx (this library's client keeps it; others do not)

@@ -14,6 +14,7 @@ import { Redis } from "@upstash/redis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createApp } from "../../functions/app.ts";
 import { StorageUnavailableError } from "../../src/errors.ts";
+import { Edgestats } from "../../src/index.ts";
 import { createRedis, type RedisClient } from "../../src/redis/client.ts";
 import { defineScript } from "../../src/redis/script.ts";
 import { libraryTest } from "../helpers/library.ts";
@@ -421,6 +422,22 @@ describe("NOSCRIPT", () => {
     expect(String(error)).toMatch(/WRONGTYPE/);
     expect(await command(target, "GET", counter)).toBe("1"); // today "2": the first write applied twice
     expect(seen.filter(isEval)).toHaveLength(1);
+  });
+});
+
+describe("NOSCRIPT through a library user's @upstash/redis with its defaults", () => {
+  it("auto-pipelining's `Command failed: NOSCRIPT …` is still NOSCRIPT: one EVAL, and the call succeeds", async () => {
+    const stats = new Edgestats({
+      redis: new Redis({ url: stubUrl, token: target.token, enableTelemetry: false }),
+      prefix,
+    });
+    plan = (_s, i) =>
+      i === 0
+        ? { kind: "reply", status: 200, body: JSON.stringify([{ error: "NOSCRIPT No matching script." }]) }
+        : { kind: "forward" };
+    await stats.trending("n-user").record("a");
+    expect(seen.map((s) => ((s.body as unknown[][])[0] ?? [])[0])).toEqual(["evalsha", "eval"]);
+    expect(seen.map((s) => s.path)).toEqual(["/pipeline", "/pipeline"]);
   });
 });
 
