@@ -5,14 +5,15 @@
  * request, the read-your-writes sync token carried from one reply to the next request). Its
  * `Redis` class defines ~360 commands: ~76 KB of code (~16 KiB of gzip) that every cold isolate of
  * the Worker compiled for the four it uses (issue 14, point 6). Errors keep that client's classes'
- * names and messages, which src/redis/run.ts reads (`UpstashError`, NOSCRIPT).
+ * names and messages, which src/redis/storage-errors.ts reads (`UpstashError`, NOSCRIPT), and an
+ * error reply's HTTP status besides.
  */
 
 /** An error reply of Upstash or Redis (same name and message as `errors.UpstashError` of @upstash/redis). */
 export class UpstashError extends Error {
   /**
    * The HTTP status of a reply that was not a 2xx (400: Redis's own error; 401: the token; 5xx: a
-   * gateway), which src/redis/run.ts reads; absent for a command's error inside a 200.
+   * gateway), which src/redis/storage-errors.ts reads; absent for a command's error inside a 200.
    */
   readonly status?: number;
   constructor(message: string, options?: ErrorOptions & { status?: number }) {
