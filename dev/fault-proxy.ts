@@ -5,12 +5,17 @@
  * Faults (each for every request, for the next `times` requests, or at random
  * with probability `rate`; optionally only `after` some requests went through):
  * - `delay`          forward after `ms` milliseconds (a slow network or Redis);
- * - `status`         answer `status` (e.g. 502/503) without forwarding;
+ * - `status`         answer `status` (e.g. 502/503) without forwarding, with `body` if given
+ *                    (a gateway's HTML page) or a JSON `{"error"}`;
  * - `reset`          destroy the connection before forwarding (nothing happened);
  * - `hang`           accept and never answer (the client's timeout must fire);
  * - `lose-response`  forward, let Redis apply the command, then destroy the
  *                    connection instead of answering: the case where a client
- *                    that retries on its own would apply a write twice.
+ *                    that retries on its own would apply a write twice;
+ * - `cut-body`       forward (applied), send the answer's headers and half its
+ *                    body, then destroy the connection;
+ * - `stall-body`     forward (applied), send the headers and half the body, and
+ *                    never the rest (the client's timeout must cover reading it).
  *
  * In process: `startFaultProxy({ target })`. From a shell:
  * `node dev/fault-proxy.ts --target http://127.0.0.1:PORT [--port P]`, then
@@ -25,10 +30,12 @@ import { listenOnLoopback } from "./redis.ts";
 export type Fault =
   | { kind: "none" }
   | { kind: "delay"; ms: number }
-  | { kind: "status"; status: number }
+  | { kind: "status"; status: number; body?: string }
   | { kind: "reset" }
   | { kind: "hang" }
-  | { kind: "lose-response" };
+  | { kind: "lose-response" }
+  | { kind: "cut-body" }
+  | { kind: "stall-body" };
 
 export interface FaultPlan {
   fault: Fault;
@@ -146,8 +153,8 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
         return; // the socket stays open until the client gives up or the proxy closes
       case "status":
         res
-          .writeHead(fault.status, { "content-type": "application/json" })
-          .end(JSON.stringify({ error: `fault-proxy: injected ${fault.status}` }));
+          .writeHead(fault.status, { "content-type": fault.body === undefined ? "application/json" : "text/html" })
+          .end(fault.body ?? JSON.stringify({ error: `fault-proxy: injected ${fault.status}` }));
         return;
       case "delay":
         await new Promise((r) => setTimeout(r, fault.ms));
@@ -168,6 +175,14 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     }
     if (fault.kind === "lose-response") {
       req.socket.destroy();
+      return;
+    }
+    if (fault.kind === "cut-body" || fault.kind === "stall-body") {
+      // the full length announced, half of it sent: the client is left reading the rest
+      res.writeHead(answer.status, { ...answer.headers, "content-length": String(answer.body.length) });
+      res.write(answer.body.subarray(0, Math.floor(answer.body.length / 2)), () => {
+        if (fault.kind === "cut-body") req.socket.destroy();
+      });
       return;
     }
     if (res.destroyed) return;

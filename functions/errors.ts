@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import * as errors from "../src/errors.ts";
-import { EdgestatsError, RateLimitedError } from "../src/errors.ts";
+import { EdgestatsError, RateLimitedError, StorageUnavailableError } from "../src/errors.ts";
 import { SummarisedReplay } from "../src/redis/script.ts";
 
 type ErrorClass = abstract new (...args: never[]) => EdgestatsError;
@@ -98,6 +98,8 @@ export function onError(err: Error, c: Context): Response {
   if (err instanceof EdgestatsError) {
     const status = STATUS.get(err.constructor as ErrorClass) ?? 500;
     if (err instanceof RateLimitedError) c.header("Retry-After", String(err.retryAfterSeconds));
+    // RFC 9110 10.2.3: a 503 may say when to come back; an Upstash outage is most often a blip
+    if (err instanceof StorageUnavailableError) c.header("Retry-After", "1");
     // RFC 9110 15.5.2: a 401 names the scheme to authenticate with (RFC 6750's Bearer)
     if (status === 401) c.header("WWW-Authenticate", 'Bearer realm="edgestats"');
     if (status >= 500) console.error(`[${c.get("requestId") ?? "-"}] ${redactError(err)}`);

@@ -29,6 +29,12 @@ export function redisOf(env: Env, timeoutMs: number): RedisClient {
     // names the variable, never its value.
     if (!/^https?:\/\/[^/?#\s]+/i.test(url) || !URL.canParse(url))
       throw new ConfigError("UPSTASH_REDIS_REST_URL must be the database's REST URL (https://…); it is not a URL.");
+    // fetch's Headers would throw on every call (an outage's 503 forever): a line break inside,
+    // or a character beyond Latin-1; the ends' whitespace it trims
+    if (/[\0\r\n]|[^\0-\xff]/.test(token.trim()))
+      throw new ConfigError(
+        "UPSTASH_REDIS_REST_TOKEN must be the database's REST token; it holds a line break or a character a header cannot carry.",
+      );
     client = createRedis({ url, token, timeoutMs });
     clients.set(id, client);
   }

@@ -5,14 +5,21 @@
  * request, the read-your-writes sync token carried from one reply to the next request). Its
  * `Redis` class defines ~360 commands: ~76 KB of code (~16 KiB of gzip) that every cold isolate of
  * the Worker compiled for the four it uses (issue 14, point 6). Errors keep that client's classes'
- * names and messages, which src/redis/run.ts reads (`UpstashError`, NOSCRIPT).
+ * names and messages, which src/redis/storage-errors.ts reads (`UpstashError`, NOSCRIPT), and an
+ * error reply's HTTP status besides.
  */
 
 /** An error reply of Upstash or Redis (same name and message as `errors.UpstashError` of @upstash/redis). */
 export class UpstashError extends Error {
-  constructor(message: string, options?: ErrorOptions) {
+  /**
+   * The HTTP status of a reply that was not a 2xx (400: Redis's own error; 401: the token; 5xx: a
+   * gateway), which src/redis/storage-errors.ts reads; absent for a command's error inside a 200.
+   */
+  readonly status?: number;
+  constructor(message: string, options?: ErrorOptions & { status?: number }) {
     super(message, options);
     this.name = "UpstashError";
+    if (options?.status !== undefined) this.status = options.status;
   }
 }
 
@@ -67,6 +74,9 @@ export class UpstashHttp {
       keepalive: true,
       signal: this.#signal(),
     });
+    // taken before the body is read, as @upstash/redis does: a 200 ran the command, so the next
+    // request waits for it on a replica even when this body is cut
+    if (res.ok) this.#headers["upstash-sync-token"] = res.headers.get("upstash-sync-token") ?? "";
     const text = await res.text();
     let parsed: unknown;
     try {
@@ -74,8 +84,10 @@ export class UpstashHttp {
     } catch (error) {
       throw new UpstashJSONParseError(text, { cause: error });
     }
-    if (!res.ok) throw new UpstashError(`${(parsed as Reply).error}, command was: ${JSON.stringify(body)}`);
-    this.#headers["upstash-sync-token"] = res.headers.get("upstash-sync-token") ?? "";
+    if (!res.ok)
+      throw new UpstashError(`${(parsed as Reply | null)?.error}, command was: ${JSON.stringify(body)}`, {
+        status: res.status,
+      });
     return parsed;
   }
 
@@ -136,6 +148,11 @@ export class HttpPipeline {
   async exec(options?: { keepErrors?: boolean }): Promise<unknown[]> {
     if (this.#commands.length === 0) throw new Error("Pipeline is empty");
     const replies = (await this.#http.request(this.#commands, true)) as Reply[];
+    // a cut or rewritten answer that still parses: its missing replies would read as `undefined`
+    if (!Array.isArray(replies) || replies.length !== this.#commands.length)
+      throw new UpstashError(
+        `Pipeline answered ${Array.isArray(replies) ? replies.length : "no list of"} replies for ${this.#commands.length} commands`,
+      );
     if (options?.keepErrors) return replies.map(({ error, result }) => ({ error, result }));
     return replies.map(({ error, result }, i) => {
       if (error) throw new UpstashError(`Command ${i + 1} [ ${this.#commands[i]![0]} ] failed: ${error}`);

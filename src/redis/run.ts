@@ -1,8 +1,9 @@
-import { ConflictError, StorageUnavailableError } from "../errors.ts";
+import { ConflictError } from "../errors.ts";
 import { UpstashError } from "./http.ts";
 import type { RedisClient, RedisPipeline } from "./client.ts";
 import { DIGESTS_LUA, RECORD_LUA, REPLAY_LUA } from "./idempotency-lua.ts";
 import { noteLoaded, noteNoScript } from "./loaded.ts";
+import { isNoScript, toStorageError } from "./storage-errors.ts";
 
 /**
  * The script runner under `defineScript` (src/redis/script.ts, which re-exports what other
@@ -223,7 +224,7 @@ async function evaluate(redis: RedisClient, script: Script, keys: string[], args
     try {
       reply = (await redis.evalsha(sha, keys, argv)) as string;
     } catch (error) {
-      if (!(error instanceof Error) || !error.message.includes("NOSCRIPT")) throw error;
+      if (!isNoScript(error instanceof Error ? error.message : undefined)) throw error;
       noteNoScript(redis, sha);
       reply = (await redis.eval(script.text, keys, argv)) as string;
     }
@@ -232,19 +233,6 @@ async function evaluate(redis: RedisClient, script: Script, keys: string[], args
   } catch (error) {
     throw toStorageError(error);
   }
-}
-
-/** Fetch failures, timeouts and 5xx answers become StorageUnavailableError; script bugs stay errors. */
-function toStorageError(error: unknown): unknown {
-  if (!(error instanceof Error)) return error;
-  const name = error.name;
-  const text = error.message;
-  // the jobs' subrequest budget refusing a request (src/job-budget.ts): nothing was sent
-  if (name === "SubrequestBudgetSpent") return error;
-  // A reply from Redis itself (a script bug, a wrong type) is our fault, not an outage.
-  const isRedisReply = name === "UpstashError" && /^(ERR|WRONGTYPE|NOSCRIPT|OOM|EXECABORT)\b/.test(text);
-  if (isRedisReply) return error;
-  return new StorageUnavailableError(undefined, { cause: error });
 }
 
 /** Runs a read script and parses its JSON result. */
@@ -295,7 +283,7 @@ export async function runReadPiped<T>(
   let replies: { error?: string; result: unknown }[];
   try {
     replies = await send(false, true);
-    if (replies[0]?.error?.includes("NOSCRIPT")) {
+    if (isNoScript(replies[0]?.error)) {
       noteNoScript(redis, sha);
       replies = once ? [...(await send(true, false)), ...replies.slice(1)] : await send(true, true);
     }
@@ -305,7 +293,7 @@ export async function runReadPiped<T>(
   }
   // an error reply from Redis (a script bug, a wrong type) is ours, as from a lone EVALSHA
   const failed = replies.find((r) => r.error);
-  if (failed?.error) throw new UpstashError(failed.error);
+  if (failed?.error) throw toStorageError(new UpstashError(failed.error));
   return { value: JSON.parse(replies[0]?.result as string) as T, after: replies.slice(1).map((r) => r.result) };
 }
 
