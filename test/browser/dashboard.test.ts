@@ -3,68 +3,37 @@
  * server and a real redis-server: data goes in through the HTTP API, the page
  * is driven like a person would, screenshots land in test/artifacts/.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { chromium, type Browser, type BrowserContext, type Page, type Response as PageResponse } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  command,
-  deleteUnder,
-  keysUnder,
-  requireTarget,
-  resetStats,
-  statsOf,
-  uniquePrefix,
-} from "../helpers/upstash-rest.ts";
+import { mkdirSync } from "node:fs";
+import { resolve } from "node:path";
+import type { BrowserContext, Page, Response as PageResponse } from "playwright-core";
+import { beforeAll, describe, expect, it } from "vitest";
+import { command, keysUnder, resetStats, statsOf } from "../helpers/upstash-rest.ts";
 import { seasonAt, seasonBefore } from "../../src/leaderboards/seasons.ts";
-import { apiClient } from "./helpers/api.ts";
-import { workerVars } from "../helpers/wrangler-dev.ts";
-import { bundleWorker, startWranglerDev, type WranglerDev } from "../../dev/wrangler.ts";
+import { dashboardDev } from "./helpers/dashboard-dev.ts";
+import {
+  WAIT,
+  cells,
+  downloadCsv,
+  enterKey,
+  panel,
+  pick,
+  refreshes,
+  state,
+  stateWithAlert,
+  text,
+  watchErrors,
+} from "./helpers/page.ts";
 
 const ARTIFACTS = resolve(import.meta.dirname, "../artifacts");
 const suffix = Math.random().toString(36).slice(2, 10);
 const KEYS = { ingest: `b-ingest-${suffix}`, read: `b-read-key-${suffix}`, admin: `b-admin-${suffix}` };
-// Generous: a refresh is 5 s, a cached trending answer may be up to 5 s older, and 2 cores are shared.
-const CHANGE_TIMEOUT = { timeout: 30_000, interval: 250 };
 
-const target = requireTarget(process.env.EDGESTATS_UPSTASH_URL, process.env.EDGESTATS_UPSTASH_TOKEN);
-const prefix = uniquePrefix("dashboard");
-// The local Upstash server counts requests per token tag: this Worker's Redis traffic is tagged with its prefix.
-const tag = prefix.replace(/\./g, "_");
-let wrangler: WranglerDev | undefined;
-let browser: Browser | undefined;
+const dev = dashboardDev("dashboard", KEYS);
+const { target, prefix, tag } = dev;
 let desktop: BrowserContext;
 let page: Page;
-let send: ReturnType<typeof apiClient>;
 const pageErrors: string[] = [];
-
-function watch(p: Page) {
-  p.on("pageerror", (error) => pageErrors.push(`pageerror: ${error.message}`));
-  p.on("console", (msg) => {
-    // A refused request logs a network error by design (wrong-key and offline checks); anything else is a bug.
-    if (msg.type() === "error" && !/Failed to load resource|ERR_CONNECTION_REFUSED/.test(msg.text()))
-      pageErrors.push(`console: ${msg.text()}`);
-  });
-}
-
-const panel = (p: Page, id: string) => p.locator(`#panel-${id}`);
-const text = async (p: Page, selector: string) => ((await p.locator(selector).first().textContent()) ?? "").trim();
-const state = (p: Page) => p.locator("body").getAttribute("data-state");
-// The page's state with its alert, so a failed wait says what the page said.
-const stateWithAlert = async (p: Page) =>
-  `${await state(p)}${(await p.locator("#alert").textContent()) ? `: ${await p.locator("#alert").textContent()}` : ""}`;
-
-async function enterKey(p: Page, key: string) {
-  await p.getByLabel("Read API key").fill(key);
-  await p.getByRole("button", { name: "Save key" }).click();
-}
-
-async function pick(p: Page, id: string, name: string) {
-  const picker = p.locator(`#pick-${id}`);
-  await expect.poll(() => picker.locator("option").allTextContents(), CHANGE_TIMEOUT).toContain(name);
-  await picker.selectOption(name);
-}
+const send = dev.send;
 
 async function seed() {
   await send("POST", "/v1/trending/searches/events", KEYS.ingest, {
@@ -96,32 +65,12 @@ async function seed() {
   await send("PUT", "/v1/leaderboards/arena/players/p3", KEYS.ingest, { name: "Cy", score: 150 });
 }
 
-// Bundled once and served with --no-bundle: a watched bundle would reload the
-// Worker mid-run whenever someone edits a source file.
-const bundleDir = mkdtempSync(join(tmpdir(), "edgestats-browser-bundle-"));
-
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
-  wrangler = await startWranglerDev({
-    script: bundleWorker(bundleDir),
-    vars: workerVars({ url: target.url, token: `${target.token}.${tag}` }, KEYS, prefix),
-  });
-  send = apiClient(wrangler.url);
   await seed();
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-  });
-  desktop = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  desktop = await dev.browser.newContext({ viewport: { width: 1280, height: 900 } });
   page = await desktop.newPage();
-  watch(page);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await wrangler?.stop();
-  await deleteUnder(target, prefix);
-  rmSync(bundleDir, { recursive: true, force: true });
+  watchErrors(page, pageErrors);
 });
 
 describe("dashboard in Chromium", () => {
@@ -132,18 +81,18 @@ describe("dashboard in Chromium", () => {
   });
 
   it("asks for a read key, stores it, and renders every panel from the API", async () => {
-    await page.goto(`${wrangler!.url}/`);
+    await page.goto(`${dev.url}/`);
     expect(await state(page)).toBe("idle");
     await expect.poll(() => page.getByLabel("Read API key").isVisible()).toBe(true);
     await enterKey(page, KEYS.read);
-    await expect.poll(() => stateWithAlert(page), CHANGE_TIMEOUT).toBe("live");
+    await expect.poll(() => stateWithAlert(page), WAIT).toBe("live");
     expect(await page.evaluate(() => localStorage.getItem("edgestats.dashboard.readKey"))).toBe(KEYS.read);
     expect(await page.getByLabel("Read API key").isVisible()).toBe(false);
 
     // Trending: bars in rank order with the exact flag.
     await pick(page, "trending", "searches");
     await expect
-      .poll(() => panel(page, "trending").locator(".bars li .label").allTextContents(), CHANGE_TIMEOUT)
+      .poll(() => panel(page, "trending").locator(".bars li .label").allTextContents(), WAIT)
       .toEqual(["555-0100", "555-0101", "555-0102"]);
     expect(await panel(page, "trending").locator(".bars li .value").allTextContents()).toEqual(["5", "3", "1"]);
     // ranks are read out as words: aria-label would be ignored on a plain span
@@ -162,15 +111,13 @@ describe("dashboard in Chromium", () => {
     // Counter top 10.
     await pick(page, "counter", "pages");
     await expect
-      .poll(() => panel(page, "counter").locator(".bars li .label").allTextContents(), CHANGE_TIMEOUT)
+      .poll(() => panel(page, "counter").locator(".bars li .label").allTextContents(), WAIT)
       .toEqual(["/home", "/pricing", "/about"]);
     expect(await panel(page, "counter").locator(".bars li .value").allTextContents()).toEqual(["7", "4", "2"]);
 
     // Histogram bars with p50/p90/p99 marked.
     await pick(page, "histogram", "latency");
-    await expect
-      .poll(() => panel(page, "histogram").locator("svg.hist rect.bucket").count(), CHANGE_TIMEOUT)
-      .toBeGreaterThan(3);
+    await expect.poll(() => panel(page, "histogram").locator("svg.hist rect.bucket").count(), WAIT).toBeGreaterThan(3);
     expect(await panel(page, "histogram").locator("svg.hist line.mark").count()).toBe(3);
     expect(await panel(page, "histogram").locator("svg.hist text.mark-label").allTextContents()).toEqual([
       "p50",
@@ -184,7 +131,7 @@ describe("dashboard in Chromium", () => {
 
     // Presence: online now and today's figures, with the sampled history.
     await pick(page, "presence", "lobby");
-    await expect.poll(() => text(page, '#panel-presence [data-stat="online"] dd'), CHANGE_TIMEOUT).toBe("3");
+    await expect.poll(() => text(page, '#panel-presence [data-stat="online"] dd'), WAIT).toBe("3");
     expect(await text(page, '#panel-presence [data-stat="pcu"] dd')).toBe("3");
     expect(await text(page, '#panel-presence [data-stat="au"] dd')).toBe("3");
     expect(await text(page, '#panel-presence [data-stat="nu"] dd')).toBe("3");
@@ -194,10 +141,8 @@ describe("dashboard in Chromium", () => {
 
     // Leaderboard: first page with ranks.
     await pick(page, "leaderboard", "arena");
-    await expect.poll(() => panel(page, "leaderboard").locator("tbody tr").count(), CHANGE_TIMEOUT).toBe(3);
-    const rows = await panel(page, "leaderboard")
-      .locator("tbody tr")
-      .evaluateAll((trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+    await expect.poll(() => panel(page, "leaderboard").locator("tbody tr").count(), WAIT).toBe(3);
+    const rows = await cells(panel(page, "leaderboard").locator("tbody tr"));
     expect(rows).toEqual([
       ["1", "p3", "Cy", "150", ""],
       ["2", "p1", "Ada", "120", ""],
@@ -209,23 +154,17 @@ describe("dashboard in Chromium", () => {
   });
 
   it("downloads what a panel shows as CSV, fetched with the read key", async () => {
-    const downloadOf = async (id: string) => {
-      const button = panel(page, id).getByRole("button", { name: /as CSV/ });
-      await expect.poll(() => button.isEnabled(), CHANGE_TIMEOUT).toBe(true);
-      const [download] = await Promise.all([page.waitForEvent("download"), button.click()]);
-      return { name: download.suggestedFilename(), text: readFileSync(await download.path(), "utf8") };
-    };
-    expect(await downloadOf("trending")).toEqual({
+    expect(await downloadCsv(page, "trending")).toEqual({
       name: "trending-searches-top.csv",
       text: "rank,member,count\r\n1,555-0100,5\r\n2,555-0101,3\r\n3,555-0102,1\r\n",
     });
-    const board = await downloadOf("leaderboard");
+    const board = await downloadCsv(page, "leaderboard");
     expect(board.name).toBe("leaderboards-arena.csv");
     expect(board.text.split("\r\n").slice(0, 2)).toEqual([
       "rank,player,name,score,previousRank,bestRank",
       "1,p3,Cy,150,,1",
     ]);
-    const histogram = await downloadOf("histogram");
+    const histogram = await downloadCsv(page, "histogram");
     expect(histogram.text.startsWith("lower,upper,count\r\n0,10,2\r\n")).toBe(true);
     expect(await page.locator("#alert").isHidden()).toBe(true);
     expect(pageErrors).toEqual([]);
@@ -239,13 +178,13 @@ describe("dashboard in Chromium", () => {
     await send("POST", "/v1/presence/lobby/heartbeats", KEYS.ingest, { ids: ["u4", "u5"] });
     await send("POST", "/v1/leaderboards/arena/players/p2/score", KEYS.ingest, { set: 500 });
 
-    await expect.poll(() => text(page, "#panel-trending .bars li .label"), CHANGE_TIMEOUT).toBe("555-0101");
+    await expect.poll(() => text(page, "#panel-trending .bars li .label"), WAIT).toBe("555-0101");
     expect(await text(page, "#panel-trending .bars li .value")).toBe("13");
-    await expect.poll(() => text(page, "#panel-counter .bars li .label"), CHANGE_TIMEOUT).toBe("/about");
+    await expect.poll(() => text(page, "#panel-counter .bars li .label"), WAIT).toBe("/about");
     expect(await text(page, "#panel-counter .bars li .value")).toBe("22");
-    await expect.poll(() => text(page, '#panel-presence [data-stat="online"] dd'), CHANGE_TIMEOUT).toBe("5");
-    await expect.poll(() => text(page, "#panel-histogram .meta"), CHANGE_TIMEOUT).toContain("22 observations");
-    await expect.poll(() => text(page, "#panel-leaderboard tbody tr .player"), CHANGE_TIMEOUT).toBe("p2");
+    await expect.poll(() => text(page, '#panel-presence [data-stat="online"] dd'), WAIT).toBe("5");
+    await expect.poll(() => text(page, "#panel-histogram .meta"), WAIT).toContain("22 observations");
+    await expect.poll(() => text(page, "#panel-leaderboard tbody tr .player"), WAIT).toBe("p2");
     expect(await text(page, "#panel-leaderboard tbody tr td")).toBe("1");
 
     expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
@@ -254,10 +193,9 @@ describe("dashboard in Chromium", () => {
   });
 
   it("costs one Redis round trip per API call it makes (none for edge-cache hits)", async () => {
-    const refreshes = async () => Number(await page.locator("body").getAttribute("data-refreshes"));
     // Start right after a timed refresh finished: the next timer is then ~5 s away.
-    const before = await refreshes();
-    await expect.poll(refreshes, CHANGE_TIMEOUT).toBeGreaterThan(before);
+    const before = await refreshes(page);
+    await expect.poll(() => refreshes(page), WAIT).toBeGreaterThan(before);
     const calls: { path: string; cache: string | undefined }[] = [];
     const record = (res: PageResponse) => {
       const url = new URL(res.url());
@@ -266,9 +204,9 @@ describe("dashboard in Chromium", () => {
     };
     await resetStats(target, tag);
     page.on("response", record);
-    const started = await refreshes();
+    const started = await refreshes(page);
     await page.getByRole("button", { name: "Refresh now" }).click();
-    await expect.poll(refreshes, CHANGE_TIMEOUT).toBe(started + 1);
+    await expect.poll(() => refreshes(page), WAIT).toBe(started + 1);
     page.off("response", record);
     const redis = await statsOf(target, tag);
 
@@ -315,7 +253,7 @@ describe("dashboard in Chromium", () => {
     const trending = panel(page, "trending");
     await pick(page, "trending", "signals");
     await expect
-      .poll(() => trending.locator(".bars li .label").allTextContents(), CHANGE_TIMEOUT)
+      .poll(() => trending.locator(".bars li .label").allTextContents(), WAIT)
       .toEqual(["fading", "growing", "fresh"]);
     const top = trending.getByRole("button", { name: "Top", exact: true });
     const risingButton = trending.getByRole("button", { name: "Rising" });
@@ -325,13 +263,10 @@ describe("dashboard in Chromium", () => {
     await risingButton.click();
     expect(await risingButton.getAttribute("aria-pressed")).toBe("true");
     expect(await top.getAttribute("aria-pressed")).toBe("false");
-    const rows = (p: Page) =>
-      panel(p, "trending")
-        .locator("table.rising tbody tr")
-        .evaluateAll((trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent ?? "")));
+    const rows = (p: Page) => cells(panel(p, "trending").locator("table.rising tbody tr"));
     // score = (count − baseline) / √(baseline + 1), baseline = the 24 h average × the elapsed part of this hour
     // (0..1 for "growing": its score is 13.4..20, above "fresh"'s 4); "fading" scores below 0 and is left out.
-    await expect.poll(() => rows(page), CHANGE_TIMEOUT).toHaveLength(2);
+    await expect.poll(() => rows(page), WAIT).toHaveLength(2);
     const [growing, fresh] = await rows(page);
     expect(fresh).toEqual(["fresh", "4", "0", "new", "4"]);
     expect(growing![0]).toBe("growing");
@@ -344,28 +279,26 @@ describe("dashboard in Chromium", () => {
     expect(await page.evaluate(() => localStorage.getItem("edgestats.dashboard.views"))).toBe('{"trending":"rising"}');
 
     // The CSV button exports the view shown.
-    const button = trending.getByRole("button", { name: /as CSV/ });
-    await expect.poll(() => button.isEnabled(), CHANGE_TIMEOUT).toBe(true);
-    const [download] = await Promise.all([page.waitForEvent("download"), button.click()]);
-    expect(download.suggestedFilename()).toBe("trending-signals-rising.csv");
-    const lines = readFileSync(await download.path(), "utf8").split("\r\n");
+    const download = await downloadCsv(page, "trending");
+    expect(download.name).toBe("trending-signals-rising.csv");
+    const lines = download.text.split("\r\n");
     expect(lines[0]).toBe("member,count,baseline,ratio,score");
     expect(lines[1]).toMatch(/^growing,20,/);
     expect(lines[2]).toBe("fresh,4,0,,4");
 
     // Refreshed like the other panels: new events show up in the rising table.
     await send("POST", "/v1/trending/signals/events", KEYS.ingest, { member: "fresh", count: 30 });
-    await expect.poll(async () => (await rows(page)).map((r) => r[0]), CHANGE_TIMEOUT).toEqual(["fresh", "growing"]);
+    await expect.poll(async () => (await rows(page)).map((r) => r[0]), WAIT).toEqual(["fresh", "growing"]);
     expect((await rows(page))[0]).toEqual(["fresh", "34", "0", "new", "34"]);
     await page.screenshot({ path: resolve(ARTIFACTS, "dashboard-rising.png"), fullPage: true });
 
     // The choice survives a reload.
     await page.reload();
-    await expect.poll(() => stateWithAlert(page), CHANGE_TIMEOUT).toBe("live");
+    await expect.poll(() => stateWithAlert(page), WAIT).toBe("live");
     expect(await panel(page, "trending").getByRole("button", { name: "Rising" }).getAttribute("aria-pressed")).toBe(
       "true",
     );
-    await expect.poll(async () => (await rows(page)).length, CHANGE_TIMEOUT).toBe(2);
+    await expect.poll(async () => (await rows(page)).length, WAIT).toBe(2);
 
     // A deployment without the rising endpoint: the panel says so and keeps its toggle.
     const noRising = "**/v1/trending/*/rising?*";
@@ -377,7 +310,7 @@ describe("dashboard in Chromium", () => {
       }),
     );
     await expect
-      .poll(() => text(page, "#panel-trending [data-role=body]"), CHANGE_TIMEOUT)
+      .poll(() => text(page, "#panel-trending [data-role=body]"), WAIT)
       .toBe("Rising is not available on this deployment.");
     expect(
       await panel(page, "trending")
@@ -389,7 +322,7 @@ describe("dashboard in Chromium", () => {
     // Back to Top on the stream the later checks read.
     await panel(page, "trending").getByRole("button", { name: "Top", exact: true }).click();
     await pick(page, "trending", "searches");
-    await expect.poll(() => text(page, "#panel-trending .bars li .label"), CHANGE_TIMEOUT).toBe("555-0101");
+    await expect.poll(() => text(page, "#panel-trending .bars li .label"), WAIT).toBe("555-0101");
     expect(await page.evaluate(() => localStorage.getItem("edgestats.dashboard.views"))).toBe('{"trending":"top"}');
     expect(pageErrors).toEqual([]);
   });
@@ -425,32 +358,29 @@ describe("dashboard in Chromium", () => {
     // Pickers are re-read every 30 s: ask now rather than wait for it.
     await page.getByRole("button", { name: "Refresh now" }).click();
     await pick(page, "leaderboard", "seasonal");
-    const rows = () =>
-      panel(page, "leaderboard")
-        .locator("tbody tr")
-        .evaluateAll((trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
-    await expect.poll(rows, CHANGE_TIMEOUT).toEqual([
+    const rows = () => cells(panel(page, "leaderboard").locator("tbody tr"));
+    await expect.poll(rows, WAIT).toEqual([
       ["1", "p1", "Ada", "30", "▲1"],
       ["2", "p2", "Bob", "10", "▼1"],
     ]);
     const season = panel(page, "leaderboard").locator("select.season");
     expect(await season.inputValue()).toBe("current");
     await season.selectOption("previous");
-    await expect.poll(rows, CHANGE_TIMEOUT).toEqual([
+    await expect.poll(rows, WAIT).toEqual([
       ["1", "p2", "Bob", "50", ""],
       ["2", "p1", "Ada", "40", ""],
     ]);
     await page.screenshot({ path: resolve(ARTIFACTS, "dashboard-seasons.png"), fullPage: true });
     await panel(page, "leaderboard").locator("select.season").selectOption("current");
     await pick(page, "leaderboard", "arena");
-    await expect.poll(() => panel(page, "leaderboard").locator("tbody tr").count(), CHANGE_TIMEOUT).toBe(3);
+    await expect.poll(() => panel(page, "leaderboard").locator("tbody tr").count(), WAIT).toBe(3);
     expect(pageErrors).toEqual([]);
   });
 
   it("shows the error state for a wrong key and recovers with the right one", async () => {
     await page.getByRole("button", { name: "Change key" }).click();
     await enterKey(page, "not-a-real-key");
-    await expect.poll(() => state(page), CHANGE_TIMEOUT).toBe("auth");
+    await expect.poll(() => state(page), WAIT).toBe("auth");
     const alert = page.getByRole("alert");
     expect(await alert.isVisible()).toBe(true);
     expect(await alert.textContent()).toMatch(/refused the key \(401\)/);
@@ -460,7 +390,7 @@ describe("dashboard in Chromium", () => {
     await page.screenshot({ path: resolve(ARTIFACTS, "dashboard-wrong-key.png"), fullPage: true });
 
     await enterKey(page, KEYS.read);
-    await expect.poll(() => stateWithAlert(page), CHANGE_TIMEOUT).toBe("live");
+    await expect.poll(() => stateWithAlert(page), WAIT).toBe("live");
     expect(await alert.isVisible()).toBe(false);
     expect(await text(page, "#panel-trending .bars li .value")).toBe("13");
   });
@@ -468,19 +398,19 @@ describe("dashboard in Chromium", () => {
   it("attack: an admin key entered in the dashboard is refused with the reason and never stored in localStorage", async () => {
     await page.getByRole("button", { name: "Change key" }).click();
     await enterKey(page, KEYS.admin);
-    await expect.poll(() => state(page), CHANGE_TIMEOUT).toBe("auth");
+    await expect.poll(() => state(page), WAIT).toBe("auth");
     const alert = page.getByRole("alert");
     expect(await alert.textContent()).toMatch(/refused the key \(403\).*read keys only/);
     expect(await page.evaluate(() => localStorage.getItem("edgestats.dashboard.readKey"))).toBeNull();
     expect(await page.getByLabel("Read API key").isVisible()).toBe(true);
 
     await enterKey(page, KEYS.read);
-    await expect.poll(() => stateWithAlert(page), CHANGE_TIMEOUT).toBe("live");
+    await expect.poll(() => stateWithAlert(page), WAIT).toBe("live");
     expect(await page.evaluate(() => localStorage.getItem("edgestats.dashboard.readKey"))).toBe(KEYS.read);
   });
 
   it("fits a phone screen, keeps the key across visits, and marks a missing feature as not available", async () => {
-    const phone = await browser!.newContext({
+    const phone = await dev.browser.newContext({
       viewport: { width: 390, height: 844 },
       deviceScaleFactor: 2,
       isMobile: true,
@@ -488,7 +418,7 @@ describe("dashboard in Chromium", () => {
       storageState: await desktop.storageState(),
     });
     const mobile = await phone.newPage();
-    watch(mobile);
+    watchErrors(mobile, pageErrors);
     // As if this deployment had no histograms feature: its list endpoint is a 404.
     await mobile.route("**/v1/histograms", (route) =>
       route.fulfill({
@@ -497,13 +427,13 @@ describe("dashboard in Chromium", () => {
         body: JSON.stringify({ error: { code: "not_found", message: "No route" } }),
       }),
     );
-    await mobile.goto(`${wrangler!.url}/`);
+    await mobile.goto(`${dev.url}/`);
     // The key from the first visit is used without asking.
-    await expect.poll(() => stateWithAlert(mobile), CHANGE_TIMEOUT).toBe("live");
+    await expect.poll(() => stateWithAlert(mobile), WAIT).toBe("live");
     expect(await mobile.getByLabel("Read API key").isVisible()).toBe(false);
     // The pickers remember what was chosen.
-    await expect.poll(() => mobile.locator("#pick-leaderboard").inputValue(), CHANGE_TIMEOUT).toBe("arena");
-    await expect.poll(() => text(mobile, '#panel-presence [data-stat="online"] dd'), CHANGE_TIMEOUT).toBe("5");
+    await expect.poll(() => mobile.locator("#pick-leaderboard").inputValue(), WAIT).toBe("arena");
+    await expect.poll(() => text(mobile, '#panel-presence [data-stat="online"] dd'), WAIT).toBe("5");
     expect(await panel(mobile, "histogram").getAttribute("data-state")).toBe("unavailable");
     expect(await text(mobile, "#panel-histogram [data-role=body]")).toMatch(/Not available/);
     const overflow = await mobile.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
@@ -523,8 +453,8 @@ describe("dashboard in Chromium", () => {
   });
 
   it("says the API is unreachable when the server goes away, keeping the last numbers", async () => {
-    await wrangler!.stop();
-    await expect.poll(() => state(page), CHANGE_TIMEOUT).toBe("unreachable");
+    await dev.wrangler!.stop();
+    await expect.poll(() => state(page), WAIT).toBe("unreachable");
     expect(await page.getByRole("alert").textContent()).toMatch(
       /API is unreachable .*Showing data from \d\d:\d\d:\d\d/,
     );

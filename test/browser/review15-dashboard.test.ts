@@ -8,16 +8,25 @@
  * Bugs are `it.fails` tests asserting the right behaviour, with severity, file/line and the
  * smallest fix above each. Passing tests pin behaviour worth keeping.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { chromium, type Browser, type BrowserContext, type Page, type Response as PageResponse } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { deleteUnder, requireTarget, resetStats, statsOf, uniquePrefix } from "../helpers/upstash-rest.ts";
-import { apiClient } from "./helpers/api.ts";
+import type { BrowserContext, Page, Response as PageResponse } from "playwright-core";
+import { beforeAll, describe, expect, it } from "vitest";
+import { resetStats, statsOf } from "../helpers/upstash-rest.ts";
 import { parseCsv } from "../helpers/csv.ts";
 import { freePort } from "../../dev/redis.ts";
-import { bundleWorker, startWranglerDev, type WranglerDev } from "../../dev/wrangler.ts";
+import { startWranglerDev } from "../../dev/wrangler.ts";
+import { dashboardDev } from "./helpers/dashboard-dev.ts";
+import {
+  WAIT,
+  downloadCsv,
+  enterKey,
+  openDashboard as open,
+  panel,
+  pick,
+  refreshes,
+  state,
+  text,
+  watchErrors,
+} from "./helpers/page.ts";
 
 const suffix = Math.random().toString(36).slice(2, 10);
 const KEYS = {
@@ -27,7 +36,6 @@ const KEYS = {
   // One key configured in both INGEST_KEYS and READ_KEYS (an operator's shortcut the API allows).
   both: `r15-both-key-${suffix}`,
 };
-const WAIT = { timeout: 30_000, interval: 250 };
 
 // Members that are hard to show and to export: quotes, commas, markup, bidi and emoji, the longest
 // allowed (256 bytes, no space to break at), a spreadsheet formula. Counts set their order.
@@ -41,29 +49,17 @@ const MEMBERS = [
 ];
 const LONG_NAME = "N".repeat(256);
 
-const target = requireTarget(process.env.EDGESTATS_UPSTASH_URL, process.env.EDGESTATS_UPSTASH_TOKEN);
-const prefix = uniquePrefix("review15-dashboard");
-const tag = prefix.replace(/\./g, "_");
-const bundleDir = mkdtempSync(join(tmpdir(), "edgestats-review15-bundle-"));
-let script: string;
-let wrangler: WranglerDev | undefined;
-let browser: Browser | undefined;
+// The key in both lists is an ingest key and a read key at once.
+const dev = dashboardDev("review15-dashboard", {
+  ingest: `${KEYS.ingest},${KEYS.both}`,
+  read: `${KEYS.read},${KEYS.both}`,
+  admin: KEYS.admin,
+});
+const { target, tag } = dev;
 let desktop: BrowserContext;
 let page: Page;
-let send: ReturnType<typeof apiClient>;
+const send = dev.send;
 const pageErrors: string[] = [];
-
-function vars(extra: Record<string, string> = {}) {
-  return {
-    UPSTASH_REDIS_REST_URL: target.url,
-    UPSTASH_REDIS_REST_TOKEN: `${target.token}.${tag}`,
-    INGEST_KEYS: `${KEYS.ingest},${KEYS.both}`,
-    READ_KEYS: `${KEYS.read},${KEYS.both}`,
-    ADMIN_KEYS: KEYS.admin,
-    KEY_PREFIX: prefix,
-    ...extra,
-  };
-}
 
 async function seed() {
   await send("POST", "/v1/trending/names/events", KEYS.ingest, {
@@ -91,65 +87,15 @@ async function seed() {
 }
 
 beforeAll(async () => {
-  script = bundleWorker(bundleDir);
-  wrangler = await startWranglerDev({ script, vars: vars() });
-  send = apiClient(wrangler.url);
   await seed();
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-  });
-  desktop = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+  desktop = await dev.browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
   page = await desktop.newPage();
-  watch(page);
-}, 180_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await wrangler?.stop();
-  await deleteUnder(target, prefix);
-  rmSync(bundleDir, { recursive: true, force: true });
+  watchErrors(page, pageErrors);
 });
-
-function watch(p: Page) {
-  p.on("pageerror", (error) => pageErrors.push(`pageerror: ${error.message}`));
-  p.on("console", (msg) => {
-    if (msg.type() === "error" && !/Failed to load resource|ERR_CONNECTION_REFUSED/.test(msg.text()))
-      pageErrors.push(`console: ${msg.text()}`);
-  });
-}
-
-const panel = (p: Page, id: string) => p.locator(`#panel-${id}`);
-const text = async (p: Page, selector: string) => ((await p.locator(selector).first().textContent()) ?? "").trim();
-const state = (p: Page) => p.locator("body").getAttribute("data-state");
-const refreshes = async (p: Page) => Number((await p.locator("body").getAttribute("data-refreshes")) ?? 0);
-
-async function enterKey(p: Page, key: string) {
-  await p.getByLabel("Read API key").fill(key);
-  await p.getByRole("button", { name: "Save key" }).click();
-}
-
-async function open(p: Page, base: string, key: string) {
-  await p.goto(`${base}/`);
-  await enterKey(p, key);
-}
-
-async function pick(p: Page, id: string, name: string) {
-  const picker = p.locator(`#pick-${id}`);
-  await expect.poll(() => picker.locator("option").allTextContents(), WAIT).toContain(name);
-  await picker.selectOption(name);
-}
-
-async function downloadCsv(p: Page, id: string) {
-  const button = panel(p, id).getByRole("button", { name: /as CSV/ });
-  await expect.poll(() => button.isEnabled(), WAIT).toBe(true);
-  const [download] = await Promise.all([p.waitForEvent("download"), button.click()]);
-  return { name: download.suggestedFilename(), text: readFileSync(await download.path(), "utf8") };
-}
 
 describe("dashboard review 15 (Chromium)", () => {
   it("shows quotes, commas, markup, bidi text and 256-byte members as the exact text, and runs nothing", async () => {
-    await open(page, wrangler!.url, KEYS.read);
+    await open(page, dev.url, KEYS.read);
     await expect.poll(() => state(page), WAIT).toBe("live");
     await pick(page, "trending", "names");
     await expect
@@ -178,13 +124,13 @@ describe("dashboard review 15 (Chromium)", () => {
   // add the name cell (give it a class in loaders.browser.js ~line 213, e.g. `td.name`) so it gets
   // `overflow-wrap: anywhere` too.
   it("fits a 390 px phone with a 256-byte player name on the leaderboard (no sideways scrolling)", async () => {
-    const phone = await browser!.newContext({
+    const phone = await dev.browser.newContext({
       viewport: { width: 390, height: 844 },
       isMobile: true,
       hasTouch: true,
     });
     const mobile = await phone.newPage();
-    await open(mobile, wrangler!.url, KEYS.read);
+    await open(mobile, dev.url, KEYS.read);
     await expect.poll(() => state(mobile), WAIT).toBe("live");
     await pick(mobile, "trending", "names");
     await pick(mobile, "leaderboard", "longnames");
@@ -228,7 +174,7 @@ describe("dashboard review 15 (Chromium)", () => {
   it("a histogram deleted while shown: the panel says it is gone (404), not a failure, and the page stays live", async () => {
     await pick(page, "histogram", "doomed");
     await expect.poll(() => text(page, "#panel-histogram .meta"), WAIT).toContain("1 observations");
-    const res = await fetch(`${wrangler!.url}/v1/histograms/doomed`, {
+    const res = await fetch(`${dev.url}/v1/histograms/doomed`, {
       method: "DELETE",
       headers: { authorization: `Bearer ${KEYS.admin}` },
     });
@@ -293,13 +239,13 @@ describe("dashboard review 15 (Chromium)", () => {
   });
 
   it("keys: an ingest key is refused (403) and never stored; the read key is sent only as a Bearer header on GETs", async () => {
-    const context = await browser!.newContext();
+    const context = await dev.browser.newContext();
     const p = await context.newPage();
     const methods = new Set<string>();
     p.on("request", (r) => {
       if (new URL(r.url()).pathname.startsWith("/v1/")) methods.add(r.method());
     });
-    await open(p, wrangler!.url, KEYS.ingest);
+    await open(p, dev.url, KEYS.ingest);
     await expect.poll(() => state(p), WAIT).toBe("auth");
     expect(await p.getByRole("alert").textContent()).toMatch(/refused the key \(403\)/);
     expect(await p.evaluate(() => localStorage.getItem("edgestats.dashboard.readKey"))).toBeNull();
@@ -318,9 +264,9 @@ describe("dashboard review 15 (Chromium)", () => {
   // Fix: functions/middleware/auth.ts `requireScope` (~line 222): refuse on the dashboard header when
   // `scopes.has("admin") || scopes.has("ingest")` (and say "read keys only" in the message).
   it("keys: a key that can also write (in INGEST_KEYS and READ_KEYS) is refused and not stored", async () => {
-    const context = await browser!.newContext();
+    const context = await dev.browser.newContext();
     const p = await context.newPage();
-    await open(p, wrangler!.url, KEYS.both);
+    await open(p, dev.url, KEYS.both);
     // settles either way: auth (refused) or live (accepted and stored)
     await expect.poll(() => state(p), WAIT).toMatch(/^(auth|live)$/);
     const stored = await p.evaluate(() => localStorage.getItem("edgestats.dashboard.readKey"));
@@ -369,7 +315,7 @@ describe("dashboard review 15 (Chromium)", () => {
 
     // A second tab with the same key polls on its own: the cost is per open tab.
     const second = await desktop.newPage();
-    await second.goto(`${wrangler!.url}/`);
+    await second.goto(`${dev.url}/`);
     await expect.poll(() => state(second), WAIT).toBe("live");
     const a0 = await refreshes(page);
     const b0 = await refreshes(second);
@@ -436,12 +382,12 @@ describe("dashboard review 15 (Chromium)", () => {
   // <abbr title>, which touch screens never show. Fix: loaders.browser.js `presence` (~line 303):
   // write " today (UTC)" (or "since 00:00 UTC") in the visible <dt> when the browser's zone is not UTC.
   it("times: the presence figures say visibly that 'today' is the UTC day when the browser is not in UTC", async () => {
-    const context = await browser!.newContext({
+    const context = await dev.browser.newContext({
       timezoneId: "America/Los_Angeles",
       storageState: await desktop.storageState(),
     });
     const p = await context.newPage();
-    await p.goto(`${wrangler!.url}/`);
+    await p.goto(`${dev.url}/`);
     await pick(p, "presence", "lobby");
     await expect.poll(() => text(p, '#panel-presence [data-stat="online"] dd'), WAIT).toBe("2");
     const labels = await panel(p, "presence").locator(".stats dt").allTextContents();
@@ -466,8 +412,8 @@ describe("dashboard review 15: rate limited and storage down (their own Workers)
   // first refresh is refused, and the window's end, its Retry-After, is ~9 s away, longer than the
   // 5 s refresh, so waiting for it can be seen.)
   it("429 from every panel: the page says it is rate limited, does not claim a partial update and waits Retry-After", async () => {
-    const limited = await startWranglerDev({ script, vars: vars({ RATE_LIMIT_PER_10S: "1" }) });
-    const context = await browser!.newContext();
+    const limited = await startWranglerDev({ script: dev.script, vars: dev.vars({ RATE_LIMIT_PER_10S: "1" }) });
+    const context = await dev.browser.newContext();
     const p = await context.newPage();
     try {
       const seen: { at: number; status: number; retryAfter: number }[] = [];
@@ -510,11 +456,11 @@ describe("dashboard review 15: rate limited and storage down (their own Workers)
   it("503: with Redis unreachable the page says the API cannot reach its storage", async () => {
     const closed = await freePort();
     const down = await startWranglerDev({
-      script,
-      vars: vars({ UPSTASH_REDIS_REST_URL: `http://127.0.0.1:${closed}` }),
+      script: dev.script,
+      vars: dev.vars({ UPSTASH_REDIS_REST_URL: `http://127.0.0.1:${closed}` }),
       readyWhen: "up",
     });
-    const context = await browser!.newContext();
+    const context = await dev.browser.newContext();
     const p = await context.newPage();
     try {
       await open(p, down.url, KEYS.read);

@@ -6,19 +6,13 @@
  * the CSP bypassed (so the textContent rendering is checked on its own), and
  * the read key must stay on this origin, out of URLs and cookies.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { deleteUnder, requireTarget, uniquePrefix } from "../helpers/upstash-rest.ts";
-import { apiClient } from "./helpers/api.ts";
-import { workerVars } from "../helpers/wrangler-dev.ts";
-import { bundleWorker, startWranglerDev, type WranglerDev } from "../../dev/wrangler.ts";
+import type { Page } from "playwright-core";
+import { beforeAll, describe, expect, it } from "vitest";
+import { dashboardDev } from "./helpers/dashboard-dev.ts";
+import { WAIT, openDashboard, panel, pick, state } from "./helpers/page.ts";
 
 const suffix = Math.random().toString(36).slice(2, 10);
 const KEYS = { ingest: `r3-ingest-${suffix}`, read: `r3-read-key-${suffix}`, admin: `r3-admin-${suffix}` };
-const WAIT = { timeout: 30_000, interval: 250 };
 
 // Each payload sets its own flag, so a failure says which field was rendered as HTML.
 const XSS = {
@@ -29,19 +23,10 @@ const XSS = {
   unit: "<img src=x onerror=__pwned='u'>",
 };
 
-const target = requireTarget(process.env.EDGESTATS_UPSTASH_URL, process.env.EDGESTATS_UPSTASH_TOKEN);
-const prefix = uniquePrefix("review3-dashboard");
-const tag = prefix.replace(/\./g, "_");
-const bundleDir = mkdtempSync(join(tmpdir(), "edgestats-review3-bundle-"));
-let wrangler: WranglerDev | undefined;
-let browser: Browser | undefined;
+const dev = dashboardDev("review3-dashboard", KEYS);
 
 beforeAll(async () => {
-  wrangler = await startWranglerDev({
-    script: bundleWorker(bundleDir),
-    vars: workerVars({ url: target.url, token: `${target.token}.${tag}` }, KEYS, prefix),
-  });
-  const send = apiClient(wrangler.url);
+  const send = dev.send;
   await send("POST", "/v1/trending/hostile/events", KEYS.ingest, {
     events: [
       { member: XSS.trending, count: 3 },
@@ -57,33 +42,12 @@ beforeAll(async () => {
     meta: { html: "<script>window.__pwned='meta'</script>" },
     score: 10,
   });
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-  });
-}, 180_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await wrangler?.stop();
-  await deleteUnder(target, prefix);
-  rmSync(bundleDir, { recursive: true, force: true });
 });
-
-const panel = (p: Page, id: string) => p.locator(`#panel-${id}`);
-
-async function pick(p: Page, id: string, name: string) {
-  const picker = p.locator(`#pick-${id}`);
-  await expect.poll(() => picker.locator("option").allTextContents(), WAIT).toContain(name);
-  await picker.selectOption(name);
-}
 
 /** Opens the dashboard, enters the read key, shows every hostile panel, and checks the text and that nothing ran. */
 async function renderHostile(p: Page) {
-  await p.goto(`${wrangler!.url}/`);
-  await p.getByLabel("Read API key").fill(KEYS.read);
-  await p.getByRole("button", { name: "Save key" }).click();
-  await expect.poll(() => p.locator("body").getAttribute("data-state"), WAIT).toBe("live");
+  await openDashboard(p, dev.url, KEYS.read);
+  await expect.poll(() => state(p), WAIT).toBe("live");
 
   await pick(p, "trending", "hostile");
   await expect
@@ -113,7 +77,7 @@ async function renderHostile(p: Page) {
 
 describe("dashboard against hostile data (review 3)", () => {
   it("shows markup in members, names and units as text under the CSP, and sends the key only to its own origin", async () => {
-    const context = await browser!.newContext({ viewport: { width: 1280, height: 900 } });
+    const context = await dev.browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
     const violations: string[] = [];
     const requests: { url: string; auth: string | undefined }[] = [];
@@ -123,7 +87,7 @@ describe("dashboard against hostile data (review 3)", () => {
     });
     await renderHostile(page);
 
-    const origin = new URL(wrangler!.url).origin;
+    const origin = new URL(dev.url).origin;
     expect(requests.length).toBeGreaterThan(5);
     for (const r of requests) {
       // blob: downloads aside, every request is to this origin, and no URL carries the key
@@ -152,7 +116,7 @@ describe("dashboard against hostile data (review 3)", () => {
   });
 
   it("renders the same data inertly with the CSP bypassed: the text rendering alone keeps it safe", async () => {
-    const context = await browser!.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true });
+    const context = await dev.browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true });
     const page = await context.newPage();
     await renderHostile(page);
     // control: without the CSP the same payload injected as HTML does run, so the checks above could see it
@@ -166,14 +130,14 @@ describe("dashboard against hostile data (review 3)", () => {
   });
 
   it("refuses to be framed by another page (clickjacking): the frame never shows the key form", async () => {
-    const context = await browser!.newContext();
+    const context = await dev.browser.newContext();
     const page = await context.newPage();
     const blocked: string[] = [];
     page.on("console", (m) => {
       if (/frame-ancestors|X-Frame-Options|Refused to (display|frame)/i.test(m.text())) blocked.push(m.text());
     });
     // about:blank is another origin than the dashboard's
-    await page.setContent(`<iframe id="f" src="${wrangler!.url}/" width="800" height="600"></iframe>`, {
+    await page.setContent(`<iframe id="f" src="${dev.url}/" width="800" height="600"></iframe>`, {
       waitUntil: "load",
     });
     await expect.poll(() => blocked.length, WAIT).toBeGreaterThan(0);

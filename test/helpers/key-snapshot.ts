@@ -31,3 +31,32 @@ export async function keySnapshot(target: RestTarget, prefix: string): Promise<s
   const keys = await keysUnder(target, prefix);
   return command<string[]>(target, "EVAL", SNAPSHOT_LUA, keys.length, ...keys);
 }
+
+const pairs = (flat: string[]) =>
+  Array.from({ length: flat.length / 2 }, (_, i): [string, string] => [flat[2 * i] ?? "", flat[2 * i + 1] ?? ""]);
+
+/**
+ * Every key under `prefix:` with its type, its value and its absolute expiry (PEXPIRETIME), a
+ * request each: stricter than `keySnapshot` (sets and lists read, a string's length, the expiry's
+ * time and not only whether there is one), for the review 9 limit tests that assert a refused call
+ * changed nothing at all. A hash's and a set's order may change when Redis rehashes on a mere
+ * read: they are compared sorted.
+ */
+export async function keyValues(target: RestTarget, prefix: string): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  for (const key of await keysUnder(target, prefix)) {
+    const type = await command<string>(target, "TYPE", key);
+    const read: Record<string, (string | number)[]> = {
+      string: ["STRLEN", key],
+      hash: ["HGETALL", key],
+      zset: ["ZRANGE", key, 0, -1, "WITHSCORES"],
+      set: ["SMEMBERS", key],
+      list: ["LRANGE", key, 0, -1],
+    };
+    let value = await command<unknown>(target, ...(read[type] ?? ["TYPE", key]));
+    if (type === "hash") value = Object.fromEntries(pairs(value as string[]).sort(([x], [y]) => (x < y ? -1 : 1)));
+    if (type === "set") value = (value as string[]).sort();
+    out[key] = [type, value, await command(target, "PEXPIRETIME", key)];
+  }
+  return out;
+}

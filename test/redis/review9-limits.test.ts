@@ -21,36 +21,17 @@ import { MAX_DEPTH, MAX_TOP_N } from "../../src/trending/validate.ts";
 import { MAX_BATCH, MAX_MEMBER_BYTES } from "../../src/validation.ts";
 import * as webhooks from "../../src/webhooks/index.ts";
 import { MAX_WEBHOOKS, type WebhookInput } from "../../src/webhooks/validate.ts";
+import { keyValues } from "../helpers/key-snapshot.ts";
 import { libraryTest } from "../helpers/library.ts";
-import { command, keysUnder } from "../helpers/upstash-rest.ts";
 
 const T0 = Date.UTC(2026, 10, 22, 12, 30);
 const lib = libraryTest("r9-limits", { timeoutMs: 30_000 });
 const now = T0;
 const stats = new Edgestats({ redis: lib.redis, prefix: lib.prefix, clock: () => now });
 const n = <T>(count: number, f: (i: number) => T): T[] => Array.from({ length: count }, (_, i) => f(i));
-const pairs = (flat: string[]) =>
-  Array.from({ length: flat.length / 2 }, (_, i): [string, string] => [flat[2 * i] ?? "", flat[2 * i + 1] ?? ""]);
 
-/** Every key of the prefix with its value (hash and set sorted: a read may rehash them) and expiry. */
-async function snapshot(prefix = lib.prefix): Promise<Record<string, unknown>> {
-  const out: Record<string, unknown> = {};
-  for (const key of await keysUnder(lib.target, prefix)) {
-    const type = await command<string>(lib.target, "TYPE", key);
-    const read: Record<string, (string | number)[]> = {
-      string: ["STRLEN", key],
-      hash: ["HGETALL", key],
-      zset: ["ZRANGE", key, 0, -1, "WITHSCORES"],
-      set: ["SMEMBERS", key],
-      list: ["LRANGE", key, 0, -1],
-    };
-    let value = await command<unknown>(lib.target, ...(read[type] ?? ["TYPE", key]));
-    if (type === "hash") value = Object.fromEntries(pairs(value as string[]).sort(([x], [y]) => (x < y ? -1 : 1)));
-    if (type === "set") value = (value as string[]).sort();
-    out[key] = [type, value, await command(lib.target, "PEXPIRETIME", key)];
-  }
-  return out;
-}
+/** Every key of the prefix with its value and expiry (test/helpers/key-snapshot.ts). */
+const snapshot = (prefix = lib.prefix) => keyValues(lib.target, prefix);
 
 /** A refused library call: a ValidationError whose message or details name `limit`; nothing written. */
 async function refused(

@@ -6,7 +6,7 @@
  * those of /work/shared/API.md, README.md, docs/*.md and src/*\/validate.ts, limits.ts.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { command } from "../helpers/upstash-rest.ts";
+import { keyValues } from "../helpers/key-snapshot.ts";
 import { createTestApi, type TestApi, type TestResponse } from "../helpers/worker.ts";
 
 const DAY = 86_400_000;
@@ -15,30 +15,8 @@ const T0 = Date.UTC(2026, 10, 22, 12, 30);
 const api = createTestApi({ label: "r9-limits", start: T0 });
 afterAll(() => api.cleanup());
 
-/** Every key of the prefix with its value and absolute expiry. */
-async function snapshot(a: TestApi = api): Promise<Record<string, unknown>> {
-  const out: Record<string, unknown> = {};
-  for (const key of await a.keys()) {
-    const type = await command<string>(a.target, "TYPE", key);
-    const read: Record<string, (string | number)[]> = {
-      string: ["STRLEN", key],
-      hash: ["HGETALL", key],
-      zset: ["ZRANGE", key, 0, -1, "WITHSCORES"],
-      set: ["SMEMBERS", key],
-      list: ["LRANGE", key, 0, -1],
-    };
-    const args = read[type] ?? ["TYPE", key];
-    let value = await command<unknown>(a.target, ...args);
-    // a hash's and a set's order may change when Redis rehashes on a mere read: compare them sorted
-    if (type === "hash") value = Object.fromEntries(pairs(value as string[]).sort(([x], [y]) => (x < y ? -1 : 1)));
-    if (type === "set") value = (value as string[]).sort();
-    out[key] = [type, value, await command(a.target, "PEXPIRETIME", key)];
-  }
-  return out;
-}
-
-const pairs = (flat: string[]) =>
-  Array.from({ length: flat.length / 2 }, (_, i): [string, string] => [flat[2 * i] ?? "", flat[2 * i + 1] ?? ""]);
+/** Every key of the prefix with its value and absolute expiry (test/helpers/key-snapshot.ts). */
+const snapshot = (a: TestApi = api) => keyValues(a.target, a.prefix);
 
 /** Runs a refused call: the status, the envelope naming `limit` (its text or field), nothing written. */
 async function refusedWritingNothing(
