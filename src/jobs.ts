@@ -45,3 +45,31 @@ export function leftOf(ctx: JobCtx): number {
 export function deferred(): JobResult {
   return { deferred: true };
 }
+
+/**
+ * Subrequests the job may still send of the plan it made against `leftOf`: `JobBudget.planned`
+ * (the invocation's spare for one lost script cache counted in), or unbounded without a budget. A
+ * job that planned its steps up front reads it before each later step and stops (its `more: true`,
+ * or `capped`) when it no longer pays the step: Redis lost its scripts a second time in the
+ * invocation (one unplanned re-send each), and the plan is a step short (review 15).
+ */
+export function plannedOf(ctx: JobCtx): number {
+  return ctx.budget ? ctx.budget.planned() : Number.POSITIVE_INFINITY;
+}
+
+/**
+ * Runs a job's steps; a step refused unsent at the invocation's limit (a SubrequestBudgetSpent:
+ * a lost script cache re-sent in the very step `plannedOf` said it paid) ends them with
+ * `stopped()` instead: nothing of that step ran, so the job's figures so far stand and the next
+ * run goes on where it stopped. The one way a job stops early (compaction, the snapshot, the
+ * trim, the sweep, the deliveries).
+ */
+export async function untilSpent<T>(steps: () => Promise<T>, stopped: () => T): Promise<T> {
+  try {
+    return await steps();
+  } catch (error) {
+    // by name, as src/redis/run.ts tells it: this module imports no runtime code
+    if (!(error instanceof Error) || error.name !== "SubrequestBudgetSpent") throw error;
+    return stopped();
+  }
+}

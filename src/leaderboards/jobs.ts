@@ -1,4 +1,4 @@
-import { deferred, leftOf, withNeeds, type Job } from "../jobs.ts";
+import { deferred, leftOf, plannedOf, untilSpent, withNeeds, type Job } from "../jobs.ts";
 import { asList, defineScript } from "../redis/script.ts";
 import { boardKeys, registryKey, snapshotStateKey } from "./keys.ts";
 import { memberLua } from "./lua.ts";
@@ -198,54 +198,67 @@ const snapshotRun: Job = async (ctx, config) => {
     more,
     ...extra,
   });
-  while (scripts < maxScripts) {
-    scripts++;
-    const { value: page } = await snapshotListScript.run<{
-      done?: true;
-      boards: [string, string][] | Record<string, never>;
-      last: boolean;
-    }>(ctx.redis, { state, registry: registryKey(ctx.prefix) }, { day, n: SNAPSHOT_PAGE });
-    if (page.done) return result(false, { alreadyDone: scripts === 1 });
-    let pending = asList(page.boards);
-    if (pending.length === 0) return result(false);
-    while (pending.length > 0) {
-      if (scripts >= maxScripts) return result(true);
-      scripts++;
-      const group = pending.slice(0, SNAPSHOT_GROUP);
-      const final = page.last && pending.length === group.length;
-      const keys = group.map(([board]) => boardKeys(ctx.prefix, board));
-      const { value } = await snapshotStepScript.run<{
-        handled: number;
-        copied: number;
-        completed: number;
-        stale?: true;
-      }>(
-        ctx.redis,
-        {
-          state,
-          settings: keys.map((k) => k.settings),
-          rankings: keys.map((k) => k.ranking),
-          snapshots: keys.map((k) => k.snapshot),
-          nexts: keys.map((k) => k.snapshotNext),
-        },
-        {
-          day,
-          budget: chunk,
-          ttl: SNAPSHOT_TTL_SECONDS,
-          final: final ? 1 : 0,
-          boards: group.map(([board]) => board),
-          scores: group.map(([, score]) => score),
-        },
-      );
-      copied += value.copied;
-      completed += value.completed;
-      boards += value.handled;
-      pending = pending.slice(value.handled);
-      if (value.stale) return result(false);
-    }
-    if (page.last) return result(false);
-  }
-  return result(true);
+  // Each script is a step of the plan (`maxScripts`): one the plan no longer pays (Redis lost its
+  // scripts twice in the invocation) waits for the next run, which goes on from the cursor and the
+  // board's `snapBuild`; so does one refused unsent at the limit (`untilSpent`), which copied nothing
+  const paid = () => scripts < maxScripts && plannedOf(ctx) >= 1;
+  return untilSpent(
+    async () => {
+      while (paid()) {
+        scripts++;
+        const { value: page } = await snapshotListScript.run<{
+          done?: true;
+          boards: [string, string][] | Record<string, never>;
+          last: boolean;
+        }>(ctx.redis, { state, registry: registryKey(ctx.prefix) }, { day, n: SNAPSHOT_PAGE });
+        if (page.done) return result(false, { alreadyDone: scripts === 1 });
+        let pending = asList(page.boards);
+        if (pending.length === 0) return result(false);
+        while (pending.length > 0) {
+          if (!paid()) return result(true);
+          scripts++;
+          const group = pending.slice(0, SNAPSHOT_GROUP);
+          const final = page.last && pending.length === group.length;
+          const keys = group.map(([board]) => boardKeys(ctx.prefix, board));
+          const { value } = await snapshotStepScript.run<{
+            handled: number;
+            copied: number;
+            completed: number;
+            stale?: true;
+          }>(
+            ctx.redis,
+            {
+              state,
+              settings: keys.map((k) => k.settings),
+              rankings: keys.map((k) => k.ranking),
+              snapshots: keys.map((k) => k.snapshot),
+              nexts: keys.map((k) => k.snapshotNext),
+            },
+            {
+              day,
+              budget: chunk,
+              ttl: SNAPSHOT_TTL_SECONDS,
+              final: final ? 1 : 0,
+              boards: group.map(([board]) => board),
+              scores: group.map(([, score]) => score),
+            },
+          );
+          copied += value.copied;
+          completed += value.completed;
+          boards += value.handled;
+          pending = pending.slice(value.handled);
+          if (value.stale) return result(false);
+        }
+        if (page.last) return result(false);
+      }
+      return result(true);
+    },
+    () => {
+      // the refused script ran nothing
+      scripts--;
+      return result(true);
+    },
+  );
 };
 
 // the list and the step script; one of each

@@ -1,4 +1,4 @@
-import { deferred, leftOf, withNeeds, type Job } from "../jobs.ts";
+import { deferred, leftOf, plannedOf, untilSpent, withNeeds, type Job } from "../jobs.ts";
 import { asList } from "../redis/script.ts";
 import { DAY, HOUR, MINUTE, SECOND, dayStart } from "../time.ts";
 import { dayKeys, dayNumber, daySlotBit, registryKeys, roomKeys, siteDayKeys } from "./keys.ts";
@@ -83,22 +83,35 @@ export function createTrimJob(options: TrimOptions = {}): Job {
     const list = listed.filter((entry) => markOf(entry) === undefined);
     const marks = listed.filter((entry) => markOf(entry) !== undefined);
     let calls = 1;
-    if (marks.length > 0) {
+    // Cut short, as a capped run: Redis lost its scripts twice in the invocation (a re-send each,
+    // one unplanned) and the plan (the list's `limit`) no longer pays a step (`plannedOf`), or a
+    // step was refused unsent at the invocation's limit (`untilSpent`: it ran nothing). What the
+    // run did not reach (marks, rooms) stays due for the next run.
+    let short = false;
+    const refused = () => {
+      short = true;
+      return undefined;
+    };
+    if (marks.length > 0 && plannedOf(ctx) < 1) short = true;
+    else if (marks.length > 0) {
       const pairs = marks.map((entry) => markOf(entry) as [string, string]);
-      await dropMarksScript.run(
-        ctx.redis,
-        {
-          due: registry.due,
-          idsKeys: pairs.map(([room]) => roomKeys(ctx.prefix, room).ids),
-          seqKeys: pairs.map(([room]) => roomKeys(ctx.prefix, room).seq),
-        },
-        {
-          cut: ctx.now - timeout - UNMAPPED_MARK_KEPT_MS,
-          keep: timeout + UNMAPPED_MARK_KEPT_MS,
-          entries: [...marks, ...pairs.map(([, id]) => id)],
-        },
-      );
-      calls += 1;
+      const ran = await untilSpent(async () => {
+        await dropMarksScript.run(
+          ctx.redis,
+          {
+            due: registry.due,
+            idsKeys: pairs.map(([room]) => roomKeys(ctx.prefix, room).ids),
+            seqKeys: pairs.map(([room]) => roomKeys(ctx.prefix, room).seq),
+          },
+          {
+            cut: ctx.now - timeout - UNMAPPED_MARK_KEPT_MS,
+            keep: timeout + UNMAPPED_MARK_KEPT_MS,
+            entries: [...marks, ...pairs.map(([, id]) => id)],
+          },
+        );
+        return true;
+      }, refused);
+      if (ran) calls += 1;
     }
     const minute = Math.floor(ctx.now / MINUTE);
     const start = dayStart(ctx.now);
@@ -109,77 +122,89 @@ export function createTrimJob(options: TrimOptions = {}): Job {
     let idle = 0;
     let dropped = 0;
     let stale = 0;
-    for (let i = 0; i < list.length; i += chunkRooms) {
+    for (let i = 0; !short && i < list.length; i += chunkRooms) {
+      const paid = plannedOf(ctx);
+      if (paid < 1) {
+        short = true;
+        break;
+      }
       const chunk = list.slice(i, i + chunkRooms);
       const rooms = chunk.map((room) => ({
         ...roomKeys(ctx.prefix, room),
         daily: dayKeys(ctx.prefix, room, ctx.now).daily,
         yesterday: dayKeys(ctx.prefix, room, ctx.now - DAY).daily,
       }));
-      const last = i + chunkRooms >= list.length;
+      // the last chunk takes the site-wide sample: the list's last, or the last the plan pays
+      const last = i + chunkRooms >= list.length || paid < 2;
       const carry = ctx.now - start <= Math.max(timeout, 2 * MINUTE);
-      const { value } = await trimScript.run<{
-        online: number;
-        counted: number;
-        forgotten: number;
-        idle: number;
-        dropped: number;
-        stale: number;
-      }>(
-        ctx.redis,
-        {
-          due: registry.due,
-          rooms: registry.rooms,
-          counted: registry.counted,
-          site: siteDayKeys(ctx.prefix, ctx.now).total,
-          seenKeys: rooms.map((k) => k.seen),
-          idsKeys: rooms.map((k) => k.ids),
-          namesKeys: rooms.map((k) => k.names),
-          seqKeys: rooms.map((k) => k.seq),
-          dailyKeys: rooms.map((k) => k.daily),
-          historyKeys: rooms.map((k) => k.history),
-          yesterdayKeys: rooms.map((k) => k.yesterday),
-          daysKeys: rooms.map((k) => k.days),
-        },
-        {
-          now: ctx.now,
-          cutoff: ctx.now - timeout,
-          idleAfter: timeout + ACTIVE_MARGIN_MS,
-          horizonCut: ctx.now - horizon,
-          horizon,
-          dayStart: start,
-          minute,
-          slot: minute % (DAY / MINUTE),
-          hourly: minute % (HOUR / MINUTE) === 0 ? 1 : 0,
-          // After one timeout past midnight every id carried over is offline or
-          // has heartbeated (which records the peak): later samples cannot raise it.
-          // At least 2 minutes, so that a minute cron has a run in the window even with a
-          // timeout under a minute (else yesterday was never recorded; found in review 4).
-          carry: carry ? 1 : 0,
-          // The rest of the first hour: a room whose ring lacks yesterday, or holds a record older than
-          // yesterday's last heartbeat (no idle mark), keeps it then (+1 command a room; review 7: a cron
-          // gap over the window lost the day for good; review 11: or kept an earlier session's record),
-          // and a room nobody is online in, with no heartbeat today, gets the ids online at 00:00 in
-          // today's peak (review 11).
-          catchUp: !carry && ctx.now - start < HOUR ? 1 : 0,
-          rotate: capped ? 1 : 0,
-          dailyTtl: dailyTtlSeconds(ctx.now),
-          activeTtl: HISTORY_ACTIVE_TTL_SECONDS,
-          idleTtl: HISTORY_IDLE_TTL_SECONDS,
-          emptyAfter: LISTED_FOR_MS,
-          budget: forgetBudget,
-          today: dayNumber(ctx.now),
-          todayBit: daySlotBit(dayNumber(ctx.now)),
-          yesterdayBit: daySlotBit(dayNumber(ctx.now) - 1),
-          daysTtl: DAYS_TTL_SECONDS,
-          // the last chunk records the site-wide online count: the sum of every room's last count
-          sample: last ? 1 : 0,
-          // the ids counted in the rooms visited by the chunks before: with the last chunk's, the
-          // run's count at once, which alone raises the day's highest
-          visited: online,
-          roomNames: chunk,
-        },
+      const ran = await untilSpent(
+        () =>
+          trimScript.run<{
+            online: number;
+            counted: number;
+            forgotten: number;
+            idle: number;
+            dropped: number;
+            stale: number;
+          }>(
+            ctx.redis,
+            {
+              due: registry.due,
+              rooms: registry.rooms,
+              counted: registry.counted,
+              site: siteDayKeys(ctx.prefix, ctx.now).total,
+              seenKeys: rooms.map((k) => k.seen),
+              idsKeys: rooms.map((k) => k.ids),
+              namesKeys: rooms.map((k) => k.names),
+              seqKeys: rooms.map((k) => k.seq),
+              dailyKeys: rooms.map((k) => k.daily),
+              historyKeys: rooms.map((k) => k.history),
+              yesterdayKeys: rooms.map((k) => k.yesterday),
+              daysKeys: rooms.map((k) => k.days),
+            },
+            {
+              now: ctx.now,
+              cutoff: ctx.now - timeout,
+              idleAfter: timeout + ACTIVE_MARGIN_MS,
+              horizonCut: ctx.now - horizon,
+              horizon,
+              dayStart: start,
+              minute,
+              slot: minute % (DAY / MINUTE),
+              hourly: minute % (HOUR / MINUTE) === 0 ? 1 : 0,
+              // After one timeout past midnight every id carried over is offline or
+              // has heartbeated (which records the peak): later samples cannot raise it.
+              // At least 2 minutes, so that a minute cron has a run in the window even with a
+              // timeout under a minute (else yesterday was never recorded; found in review 4).
+              carry: carry ? 1 : 0,
+              // The rest of the first hour: a room whose ring lacks yesterday, or holds a record older than
+              // yesterday's last heartbeat (no idle mark), keeps it then (+1 command a room; review 7: a cron
+              // gap over the window lost the day for good; review 11: or kept an earlier session's record),
+              // and a room nobody is online in, with no heartbeat today, gets the ids online at 00:00 in
+              // today's peak (review 11).
+              catchUp: !carry && ctx.now - start < HOUR ? 1 : 0,
+              rotate: capped ? 1 : 0,
+              dailyTtl: dailyTtlSeconds(ctx.now),
+              activeTtl: HISTORY_ACTIVE_TTL_SECONDS,
+              idleTtl: HISTORY_IDLE_TTL_SECONDS,
+              emptyAfter: LISTED_FOR_MS,
+              budget: forgetBudget,
+              today: dayNumber(ctx.now),
+              todayBit: daySlotBit(dayNumber(ctx.now)),
+              yesterdayBit: daySlotBit(dayNumber(ctx.now) - 1),
+              daysTtl: DAYS_TTL_SECONDS,
+              // the last chunk records the site-wide online count: the sum of every room's last count
+              sample: last ? 1 : 0,
+              // the ids counted in the rooms visited by the chunks before: with the last chunk's, the
+              // run's count at once, which alone raises the day's highest
+              visited: online,
+              roomNames: chunk,
+            },
+          ),
+        refused,
       );
+      if (!ran) break;
+      const { value } = ran;
       online += value.online;
       if (last) siteOnline = value.counted;
       forgotten += value.forgotten;
@@ -187,6 +212,7 @@ export function createTrimJob(options: TrimOptions = {}): Job {
       dropped += value.dropped;
       stale += value.stale;
       calls += 1;
+      if (last && i + chunkRooms < list.length) short = true;
     }
     // online: the visited rooms' ids online; siteOnline: the site-wide sample (null: none taken);
     // stale: counted rooms no run visits again (deleted by an earlier release), taken out of it
@@ -200,7 +226,7 @@ export function createTrimJob(options: TrimOptions = {}): Job {
       stale,
       minute: minute * MINUTE,
       calls,
-      capped,
+      capped: capped || short,
     };
   };
   // the due list, the marks' script and the trim script

@@ -1,4 +1,5 @@
 import type { Ctx } from "../context.ts";
+import { untilSpent } from "../jobs.ts";
 import { asList } from "../redis/script.ts";
 import { HOUR, hourIndex } from "../time.ts";
 import { registryKeys, secondsUntil, streamKeys } from "./keys.ts";
@@ -90,7 +91,13 @@ export async function compact(ctx: Ctx, options: CompactOptions = {}): Promise<C
 
   // the last batch was full and all of it done: whether work is left is the queue's to say
   let drainedFull = false;
-  try {
+  // a step refused unsent at the invocation's limit (src/job-budget.ts: Redis lost its scripts
+  // once more in the run's last step): nothing of it ran, the queue keeps the rest
+  const stopped = () => {
+    result.more = true;
+    return result;
+  };
+  return untilSpent(async () => {
     for (let batch = 0; ; batch++) {
       // a batch (2) and the closing look (1); in a run that sent only what it planned, always paid
       if (batch >= maxBatches || left() < 3) {
@@ -152,11 +159,6 @@ export async function compact(ctx: Ctx, options: CompactOptions = {}): Promise<C
       if (flat.length / 2 < batchSize && !again) break;
       drainedFull = !again;
     }
-  } catch (error) {
-    // a step refused unsent at the invocation's limit (src/job-budget.ts: Redis lost its scripts
-    // once more in the run's last step): nothing of it ran, the queue keeps the rest
-    if (!(error instanceof Error) || error.name !== "SubrequestBudgetSpent") throw error;
-    result.more = true;
-  }
-  return result;
+    return result;
+  }, stopped);
 }

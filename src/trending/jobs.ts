@@ -1,4 +1,4 @@
-import { deferred, leftOf, withNeeds, type Job } from "../jobs.ts";
+import { deferred, leftOf, plannedOf, withNeeds, type Job } from "../jobs.ts";
 import { compact } from "./compact.ts";
 
 /**
@@ -15,7 +15,7 @@ export const compactTrendingJob: Job = withNeeds(
       retentionHours: config.trendingRetentionHours,
       keep: config.trendingKeep,
       maxBatches: Math.min(config.trendingCompactBatches, affordable),
-      left: () => ctx.budget?.planned() ?? Number.POSITIVE_INFINITY,
+      left: () => plannedOf(ctx),
     });
   },
   // the queue read and the compaction script; one batch and the closing look at the queue

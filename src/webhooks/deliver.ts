@@ -155,14 +155,20 @@ export async function send(delivery: Claimed, settings: DeliverySettings, nowMs:
   }
 }
 
-/** Sends claimed deliveries in parallel and settles them in one script. */
+/**
+ * Sends claimed deliveries in parallel and settles them in one script. The last `unsent` of them
+ * are not sent: the settle undoes their claims (settleScript), and they are due again at once.
+ */
 export async function sendAll(
   ctx: Ctx,
   settings: DeliverySettings,
   claimed: Claimed[],
+  unsent = 0,
 ): Promise<{ delivered: number; retrying: number; failed: number }> {
   if (claimed.length === 0) return { delivered: 0, retrying: 0, failed: 0 };
-  const attempts = await Promise.all(claimed.map((d) => send(d, settings, ctx.now)));
+  const sent = claimed.slice(0, claimed.length - unsent);
+  const attempts: (Attempt | { unsent: true })[] = await Promise.all(sent.map((d) => send(d, settings, ctx.now)));
+  for (let i = sent.length; i < claimed.length; i++) attempts.push({ unsent: true });
   const reg = registryKeys(ctx.prefix);
   const { value } = await settleScript.run<{ delivered: number; retrying: number; failed: number }>(
     ctx.redis,
@@ -185,8 +191,19 @@ export async function sendAll(
   return value;
 }
 
-/** Claims the due deliveries (at most `limit`), sends them and settles them: 1 round trip when none is due, else 2. */
-export async function deliverDue(ctx: Ctx, settings: DeliverySettings, limit = DELIVER_BATCH) {
+/**
+ * Claims the due deliveries (at most `limit`), sends them and settles them: 1 round trip when none is due, else 2.
+ * `left` (a job's: `JobBudget.left`, read after the claim) is what the run may still send: the
+ * deliveries it does not pay with the settle, and a re-send of the settle should Redis lose its
+ * scripts once more, are not sent (`unsent`, due again at once): a delivery sent is always settled
+ * (unsettled, it would be sent again after its lease), and none loses an attempt unsent. @default unbounded
+ */
+export async function deliverDue(
+  ctx: Ctx,
+  settings: DeliverySettings,
+  limit = DELIVER_BATCH,
+  left: () => number = () => Number.POSITIVE_INFINITY,
+) {
   const reg = registryKeys(ctx.prefix);
   const { value } = await claimScript.run<{ claimed: Claimed[] | Record<string, never>; dropped: number }>(
     ctx.redis,
@@ -194,6 +211,8 @@ export async function deliverDue(ctx: Ctx, settings: DeliverySettings, limit = D
     { now: ctx.now, lease: ctx.now + LEASE_MS, limit },
   );
   const claimed = asList(value.claimed);
-  const settled = await sendAll(ctx, settings, claimed);
-  return { claimed: claimed.length, dropped: value.dropped, ...settled };
+  const unsent = Math.max(0, Math.min(claimed.length, claimed.length + 1 - left()));
+  const settled = await sendAll(ctx, settings, claimed, unsent);
+  // `claimed`: the deliveries sent (one subrequest each); `unsent` only when some were not
+  return { claimed: claimed.length - unsent, dropped: value.dropped, ...settled, ...(unsent > 0 ? { unsent } : {}) };
 }

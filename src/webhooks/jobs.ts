@@ -24,6 +24,8 @@ interface Sent {
   delivered: number;
   retrying: number;
   failed: number;
+  /** Claimed but not sent: the run's share no longer paid them (deliver.ts), due again at once. */
+  unsent?: number;
   deliveriesDeferred?: true;
 }
 
@@ -35,6 +37,7 @@ function sum(a: Sent, b: Sent): Sent {
     delivered: a.delivered + b.delivered,
     retrying: a.retrying + b.retrying,
     failed: a.failed + b.failed,
+    ...(a.unsent || b.unsent ? { unsent: (a.unsent ?? 0) + (b.unsent ?? 0) } : {}),
     ...(b.deliveriesDeferred && a.claimed === 0 ? { deliveriesDeferred: true } : {}),
   };
 }
@@ -47,7 +50,7 @@ function sum(a: Sent, b: Sent): Sent {
 async function deliverWithin(ctx: JobCtx, config: Config, atMost = DELIVER_BATCH): Promise<Sent> {
   const limit = Math.min(atMost, leftOf(ctx) - 2);
   if (limit < 1) return { claimed: 0, dropped: 0, delivered: 0, retrying: 0, failed: 0, deliveriesDeferred: true };
-  return deliverDue(ctx, { ...settingsOf(config), fetch: ctx.budget?.fetch }, limit);
+  return deliverDue(ctx, { ...settingsOf(config), fetch: ctx.budget?.fetch }, limit, () => leftOf(ctx));
 }
 
 /**

@@ -231,7 +231,9 @@ return {claimed = claimed, dropped = #gone}
  * removes the delivery; another failure makes it due again after `retryBase` × 2^(attempts − 1)
  * ms, or at `notBefore` (a Retry-After) when that is later, at most `retryCap` from now. Every attempt is logged
  * in its webhook's log (`logs`, one per id), newest first, at most `logSize` entries, if that
- * webhook is still the life the delivery was queued for.
+ * webhook is still the life the delivery was queued for. A result `{unsent = true, since}` is a
+ * claimed delivery the run could not afford to send (its subrequests ran short: deliver.ts): its
+ * claim is undone (the attempt it counted, the lease), it is due again now and nothing is logged.
  */
 export const settleScript = defineScript({
   name: "webhooks.settle",
@@ -243,14 +245,20 @@ local records = redis.call('HMGET', deliveries, unpack(ids))
 local names = {}
 for i = 1, #ids do names[i] = records[i] and cjson.decode(records[i]).webhook or '' end
 local alive = redis.call('HMGET', hooks, unpack(names))
-local done, retries = {}, {}
+local done, retries, undone = {}, {}, {}
 local counts = {delivered = 0, retrying = 0, failed = 0}
 for i, id in ipairs(ids) do
   -- no record: settled by an overlapping run, or its webhook was deleted meanwhile; a record of
   -- another life (deleted, created again and the event queued afresh) is that life's to send
   local d = records[i] and cjson.decode(records[i])
   local r = cjson.decode(results[i])
-  if d and (r.since == nil or d.since == nil or tonumber(d.since) == tonumber(r.since)) then
+  if d and r.unsent and (d.since == nil or tonumber(d.since) == tonumber(r.since)) then
+    d.attempts = d.attempts - 1
+    undone[#undone + 1] = id
+    undone[#undone + 1] = cjson.encode(d)
+    retries[#retries + 1] = tonumber(now)
+    retries[#retries + 1] = id
+  elseif d and not r.unsent and (r.since == nil or d.since == nil or tonumber(d.since) == tonumber(r.since)) then
     local entry = {delivery = id, event = d.event, type = d.type, attempt = d.attempts, at = r.at, via = r.via, status = r.status, error = r.error, messageId = r.messageId}
     if r.ok then
       entry.outcome = r.outcome
@@ -285,6 +293,7 @@ if #done > 0 then
   redis.call('HDEL', deliveries, unpack(done))
 end
 if #retries > 0 then redis.call('ZADD', pending, unpack(retries)) end
+if #undone > 0 then redis.call('HSET', deliveries, unpack(undone)) end
 return counts
 `,
 });
