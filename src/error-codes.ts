@@ -2,7 +2,7 @@
  * The one list of the `code`s the service answers with in its error envelope
  * (`{"error":{"code","message","details"?}}`), as types only: this module declares no value, and
  * every import of it is `import type`, so neither the Worker's bundle nor the client's carries a
- * list of codes (`npm run -s bundle-size` did not move when it came in).
+ * list of codes, nor any code for it (checked with `npm run -s bundle-size` when it came in).
  *
  * Every place that decides a code is typed by it, so a typo, or a new code not listed here, fails
  * `npm run -s typecheck`: the constructors of src/errors.ts (each class takes or fixes codes of its
@@ -17,7 +17,7 @@
  * on a code listed here that nothing produces, and on a code decided in a way it cannot read.
  *
  * To add a code: add it to its class's type below (or to ServiceErrorCode for an `errorBody` of
- * the app), produce it, and add it to /work/shared/API.md's error list if it is a new kind of answer.
+ * the app), then produce it; keep every import of this module `import type`.
  */
 
 /** 400, `ValidationError` (src/errors.ts): the request is malformed or out of range; nothing written. */
