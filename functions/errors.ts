@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { ServiceErrorCode } from "../src/error-codes.ts";
 import * as errors from "../src/errors.ts";
 import { EdgestatsError, RateLimitedError, StorageUnavailableError } from "../src/errors.ts";
 import { SummarisedReplay } from "../src/redis/script.ts";
@@ -34,7 +35,18 @@ const STATUS = new Map<ErrorClass, ContentfulStatusCode>(
   Object.entries(STATUS_BY_NAME).map(([name, status]) => [errors[name as keyof typeof STATUS_BY_NAME], status]),
 );
 
-export function errorBody(code: string, message: string, details?: unknown) {
+/** The `error` of an error answer's envelope (`{"error":{"code","message","details"?}}`). */
+export interface ErrorAnswer {
+  code: ServiceErrorCode;
+  message: string;
+  details?: unknown;
+}
+
+/**
+ * The error envelope. `code` is one of the service's codes (src/error-codes.ts), so a typo or a
+ * code not listed there does not type-check.
+ */
+export function errorBody(code: ServiceErrorCode, message: string, details?: unknown): { error: ErrorAnswer } {
   const text = cut(message, MAX_ANSWERED_MESSAGE);
   return {
     error: details === undefined ? { code, message: text } : { code, message: text, details: bounded(details) },
@@ -103,7 +115,9 @@ export function onError(err: Error, c: Context): Response {
     // RFC 9110 15.5.2: a 401 names the scheme to authenticate with (RFC 6750's Bearer)
     if (status === 401) c.header("WWW-Authenticate", 'Bearer realm="edgestats"');
     if (status >= 500) console.error(`[${c.get("requestId") ?? "-"}] ${redactError(err)}`);
-    return c.json(errorBody(err.code, err.message, err.details), status);
+    // `instanceof` types the base's code as any string (it is the client's errors' base too); the
+    // Worker's are the library's, whose constructors take only the service's codes (src/errors.ts)
+    return c.json(errorBody(err.code as ServiceErrorCode, err.message, err.details), status);
   }
   if (err instanceof HTTPException) {
     // Hono's own validators throw these, e.g. for a malformed JSON body.

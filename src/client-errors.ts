@@ -2,49 +2,33 @@
  * The errors of `edgestats/client` (./client.ts): an API error answer, a summarised replay, and
  * how an answer that is not a 2xx becomes one.
  */
+import type { ServiceErrorCode } from "./error-codes.ts";
 import { EdgestatsError as LibraryError, type FieldIssue } from "./errors.ts";
 
+export type { ServiceErrorCode } from "./error-codes.ts";
+
 /**
- * Every `code` an EdgestatsError can carry: the service's (src/errors.ts and the refusals of its
- * scripts, functions/errors.ts, app.ts and csv.ts), then the client's own: `network_error`
- * (status 0), `invalid_response` (a 2xx in another format), `replay_summarised`, and
- * `http_<status>` for an answer without the envelope (a proxy's page). Kept by hand, so that no
- * bundle carries a list; test/unit/client-error-codes.test.ts reads every code the service's
- * sources can answer with (the OpenAPI document types `code` as a plain string) and fails on a
- * code missing here or listed here and produced nowhere.
+ * The codes only the client decides, never the service: `network_error` (status 0, no response
+ * arrived), `invalid_response` (a 2xx in another format than the one asked for), `replay_summarised`
+ * (ReplaySummarisedError) and `http_<status>` for an answer without the envelope (a proxy's page).
+ */
+export type ClientErrorCode = "network_error" | "invalid_response" | "replay_summarised" | `http_${number}`;
+
+/**
+ * Every `code` an EdgestatsError can carry: the service's (ServiceErrorCode, src/error-codes.ts,
+ * the one list, which types every place the service decides a code) and the client's own. Types
+ * only, so that no bundle carries a list of codes (the OpenAPI document types `code` as a plain
+ * string); test/unit/client-error-codes.test.ts reads every code the service's sources can answer
+ * with and fails on one ServiceErrorCode misses (a cast, a Lua refusal's name passed on) or lists
+ * and nothing produces, and on a ClientErrorCode the service produces or the client does not.
  *
  * A 404 is `status === 404`, code `not_found` (no such stream, counter member, room, board, player
  * or webhook), or, for a path the service does not route, also `not_found`.
  */
-export type ErrorCode =
-  | "invalid_request"
-  | "malformed_json"
-  | "too_many_entries"
-  | "too_many_members"
-  | "unauthorized"
-  | "forbidden"
-  | "not_found"
-  | "method_not_allowed"
-  | "not_acceptable"
-  | "idempotency_key_reused"
-  | "bucket_width_conflict"
-  | "board_not_empty"
-  | "queue_full"
-  | "payload_too_large"
-  | "unsupported_media_type"
-  | "score_rejected"
-  | "rate_limited"
-  | "config_error"
-  | "internal_error"
-  | "storage_unavailable"
-  | "http_error"
-  | "network_error"
-  | "invalid_response"
-  | "replay_summarised"
-  | `http_${number}`;
+export type ErrorCode = ServiceErrorCode | ClientErrorCode;
 
 /** An error answer of the API (`{"error":{"code","message","details"?}}`), or a request that never got one (`status` 0). */
-export class EdgestatsError extends LibraryError {
+export class EdgestatsError extends LibraryError<ErrorCode> {
   /** The envelope's code (see ErrorCode); narrows with `===`, e.g. `err.code === "score_rejected"`. */
   declare readonly code: ErrorCode;
   /** HTTP status; 0 when no response arrived (network error or timeout after the last retry). */

@@ -34,7 +34,13 @@ import type { HistoryResult, MemberResult, RisingResult, TopResult } from "./tre
 import type { Period } from "./time.ts";
 import type * as webhooks from "./webhooks/index.ts";
 
-export { EdgestatsError, ReplaySummarisedError, type ErrorCode } from "./client-errors.ts";
+export {
+  EdgestatsError,
+  ReplaySummarisedError,
+  type ClientErrorCode,
+  type ErrorCode,
+  type ServiceErrorCode,
+} from "./client-errors.ts";
 
 /** Every endpoint of the API: `name: [method, path]`. */
 export const OPERATIONS = {

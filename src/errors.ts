@@ -1,7 +1,10 @@
 /**
  * Named errors of the library. The Worker maps each class to an HTTP status in
  * one place (`functions/errors.ts`); the library itself knows nothing of HTTP.
+ * Each class's code is typed by ./error-codes.ts (the service's codes, per class),
+ * so a code not listed there does not type-check.
  */
+import type { ConflictErrorCode, RejectedErrorCode, ServiceErrorCode, ValidationErrorCode } from "./error-codes.ts";
 
 /** One offending field of a rejected request. */
 export interface FieldIssue {
@@ -10,11 +13,27 @@ export interface FieldIssue {
   message: string;
 }
 
-export class EdgestatsError extends Error {
+/**
+ * The base of the library's errors. `Code` is the codes it may carry: the service's
+ * (ServiceErrorCode, the default; each subclass below fixes its own), or the client's
+ * wider ErrorCode (its EdgestatsError, src/client-errors.ts). `NoInfer`: a code outside
+ * `Code` is a type error, not a new `Code` inferred from it.
+ */
+export class EdgestatsError<Code extends string = ServiceErrorCode> extends Error {
+  /**
+   * `err instanceof X` narrows to X itself: a NotFoundError's `code` is `"not_found"`, and
+   * this base class's a `string` (it is the client's errors' base too). Without it, TS narrows
+   * to `EdgestatsError<any>`, whose `code` is `any`. Type only (`declare`): the built-in
+   * `instanceof` runs.
+   */
+  declare static [Symbol.hasInstance]: <C extends abstract new (...args: never[]) => unknown>(
+    this: C,
+    value: unknown,
+  ) => value is InstanceType<C>;
   /** snake_case code sent to clients in the error envelope. */
-  readonly code: string;
+  readonly code: Code;
   readonly details?: FieldIssue[];
-  constructor(code: string, message: string, details?: FieldIssue[]) {
+  constructor(code: NoInfer<Code>, message: string, details?: FieldIssue[]) {
     super(message);
     this.name = new.target.name;
     this.code = code;
@@ -23,34 +42,34 @@ export class EdgestatsError extends Error {
 }
 
 /** The request is malformed or a value is out of range. Nothing was written. */
-export class ValidationError extends EdgestatsError {
-  constructor(message: string, details?: FieldIssue[], code = "invalid_request") {
+export class ValidationError extends EdgestatsError<ValidationErrorCode> {
+  constructor(message: string, details?: FieldIssue[], code: ValidationErrorCode = "invalid_request") {
     super(code, message, details);
   }
 }
 
-export class NotFoundError extends EdgestatsError {
+export class NotFoundError extends EdgestatsError<"not_found"> {
   constructor(message: string) {
     super("not_found", message);
   }
 }
 
 /** The request conflicts with stored state (e.g. an idempotency key reused for another body). */
-export class ConflictError extends EdgestatsError {
-  constructor(code: string, message: string) {
+export class ConflictError extends EdgestatsError<ConflictErrorCode> {
+  constructor(code: ConflictErrorCode, message: string) {
     super(code, message);
   }
 }
 
 /** The request is well formed but the stored rules refuse it (a leaderboard score outside the board's guards). Nothing was written. */
-export class RejectedError extends EdgestatsError {
-  constructor(code: string, message: string, details?: FieldIssue[]) {
+export class RejectedError extends EdgestatsError<RejectedErrorCode> {
+  constructor(code: RejectedErrorCode, message: string, details?: FieldIssue[]) {
     super(code, message, details);
   }
 }
 
 /** Redis could not be reached or did not answer in time. Nothing was partially written. */
-export class StorageUnavailableError extends EdgestatsError {
+export class StorageUnavailableError extends EdgestatsError<"storage_unavailable"> {
   constructor(
     message = "The storage backend is unreachable; retry shortly (writes with the same Idempotency-Key are safe to retry).",
     options?: { cause?: unknown },
@@ -60,31 +79,31 @@ export class StorageUnavailableError extends EdgestatsError {
   }
 }
 
-export class UnauthorizedError extends EdgestatsError {
+export class UnauthorizedError extends EdgestatsError<"unauthorized"> {
   constructor(message = "Send a valid API key as 'Authorization: Bearer <key>'.") {
     super("unauthorized", message);
   }
 }
 
-export class ForbiddenError extends EdgestatsError {
+export class ForbiddenError extends EdgestatsError<"forbidden"> {
   constructor(message: string) {
     super("forbidden", message);
   }
 }
 
-export class PayloadTooLargeError extends EdgestatsError {
+export class PayloadTooLargeError extends EdgestatsError<"payload_too_large"> {
   constructor(limitBytes: number) {
     super("payload_too_large", `The request body exceeds ${limitBytes} bytes; split it into smaller batches.`);
   }
 }
 
-export class UnsupportedMediaTypeError extends EdgestatsError {
+export class UnsupportedMediaTypeError extends EdgestatsError<"unsupported_media_type"> {
   constructor() {
     super("unsupported_media_type", "Send the body as JSON with 'Content-Type: application/json'.");
   }
 }
 
-export class RateLimitedError extends EdgestatsError {
+export class RateLimitedError extends EdgestatsError<"rate_limited"> {
   readonly retryAfterSeconds: number;
   constructor(retryAfterSeconds: number) {
     super("rate_limited", `Too many requests for this API key; retry in ${retryAfterSeconds} s.`);
@@ -93,7 +112,7 @@ export class RateLimitedError extends EdgestatsError {
 }
 
 /** The deployment is misconfigured (a var or secret is missing or malformed). */
-export class ConfigError extends EdgestatsError {
+export class ConfigError extends EdgestatsError<"config_error"> {
   constructor(message: string) {
     super("config_error", message);
   }

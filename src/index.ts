@@ -32,6 +32,8 @@ export {
 } from "./library/handles.ts";
 // Every error class the library throws, and FieldIssue (functions/errors.ts maps each class to its status).
 export * from "./errors.ts";
+// the codes those errors carry (src/error-codes.ts: types only)
+export type { ConflictErrorCode, RejectedErrorCode, ServiceErrorCode, ValidationErrorCode } from "./error-codes.ts";
 export { createRedis, type RedisOptions } from "./redis/client.ts";
 export type { Config } from "./config.ts";
 export type { Period } from "./time.ts";

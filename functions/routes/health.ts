@@ -1,6 +1,6 @@
 import * as z from "../zod.ts";
 import { UnauthorizedError } from "../../src/errors.ts";
-import { redactError } from "../errors.ts";
+import { redactError, type ErrorAnswer } from "../errors.ts";
 import { scopesOf } from "../middleware/auth.ts";
 import { ctxOf } from "../middleware/context.ts";
 import { lazyRoute, once, prechecked, type Verdict } from "../lazy-route.ts";
@@ -79,7 +79,7 @@ lazyRoute(
         {
           ok: false,
           redis: { ok: false, latencyMs },
-          error: { code: "storage_unavailable", message: "Redis is unreachable." },
+          error: { code: "storage_unavailable", message: "Redis is unreachable." } satisfies ErrorAnswer,
         },
         503,
       );

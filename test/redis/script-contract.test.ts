@@ -6,7 +6,7 @@
  */
 import { Redis } from "@upstash/redis";
 import { afterAll, describe, expect, it } from "vitest";
-import { ConflictError } from "../../src/errors.ts";
+import { EdgestatsError } from "../../src/errors.ts";
 import { createRedis } from "../../src/redis/client.ts";
 import { canPipeline, defineLua, defineScript } from "../../src/redis/script.ts";
 import { command, deleteUnder, requireTarget, uniquePrefix } from "../helpers/upstash-rest.ts";
@@ -15,6 +15,9 @@ const target = requireTarget(process.env.EDGESTATS_UPSTASH_URL, process.env.EDGE
 const redis = new Redis({ url: target.url, token: target.token, automaticDeserialization: false });
 const prefix = uniquePrefix("contract");
 afterAll(() => deleteUnder(target, prefix));
+
+/** The made-up scripts' typed error: codes of their own, which none of the service's errors takes. */
+class TestRefusal extends EdgestatsError<"too_big" | "declined"> {}
 
 const SUM = defineLua(
   "test.sum",
@@ -33,7 +36,7 @@ const add = defineScript({
   keys: ["total", "...extra"],
   args: ["label", "...values", "...more"],
   uses: [SUM],
-  refusals: { too_big: (r, call) => new ConflictError("too_big", `${call.args.label}: ${String(r.limit)}`) },
+  refusals: { too_big: (r, call) => new TestRefusal("too_big", `${call.args.label}: ${String(r.limit)}`) },
   lua: `
 local by = sum(values) + sum(more)
 if by > 100 then return {refused = 'too_big', limit = 100} end
@@ -74,7 +77,7 @@ describe("defineScript", () => {
     const idem = { key: `${prefix}:idem2`, fingerprint: "e".repeat(64) };
     const call = () =>
       add.run(redis, { total: `${prefix}:t2`, extra: [] }, { label: "big", values: [99, 2], more: [] }, idem);
-    await expect(call()).rejects.toThrow(new ConflictError("too_big", "big: 100"));
+    await expect(call()).rejects.toThrow(new TestRefusal("too_big", "big: 100"));
     expect(await command(target, "EXISTS", idem.key)).toBe(0);
     expect(await command(target, "EXISTS", `${prefix}:t2`)).toBe(0);
   });
@@ -96,7 +99,7 @@ const stashOf = (tag: string) =>
     write: false,
     keys: ["scratch"],
     args: ["label"],
-    refusals: { declined: (_r, call) => new ConflictError("declined", `${call.args.label}: declined`) },
+    refusals: { declined: (_r, call) => new TestRefusal("declined", `${call.args.label}: declined`) },
     lua: `
 -- ${tag}
 if label == 'no' then return {refused = 'declined'} end
@@ -127,7 +130,7 @@ describe("runPiped", () => {
   it("throws a refusal as run does, after the commands ran; a client without a pipeline gets undefined", async () => {
     const scratch = `${prefix}:stash:no`;
     await expect(stash.runPiped(redis, { scratch }, { label: "no" }, popped(scratch))).rejects.toThrow(
-      new ConflictError("declined", "no: declined"),
+      new TestRefusal("declined", "no: declined"),
     );
     const bare = { evalsha: redis.evalsha.bind(redis), eval: redis.eval.bind(redis), ping: redis.ping.bind(redis) };
     expect(canPipeline(bare)).toBe(false);

@@ -1,19 +1,28 @@
 /// <reference types="vite/client" />
 /**
- * The client's `ErrorCode` union (src/client-errors.ts, kept by hand so that the client's bundle
- * and the Worker's carry no list) against every `code` the service can answer with. The OpenAPI
- * document types `error.code` as a plain string (no enum), so the codes are read from the
- * service's sources with TypeScript's own parser, at every place an error envelope's code is
- * decided: the classes of src/errors.ts (their `super(code, …)` and defaults), each
- * `new ValidationError(…, code)` / `new ConflictError(code, …)` / `new RejectedError(code, …)`,
- * each `errorBody(code, …)` (functions/errors.ts, the envelope), each `{ code, message }` literal
- * (functions/routes/health.ts) and each `code` variable (onError's HTTPException mapping). A code
- * decided any other way (computed, read from a variable) fails here with its place, so a new code
- * cannot reach the wire without joining the union; a code the union keeps that nothing produces
- * fails too.
+ * The service's codes (`ServiceErrorCode`, src/error-codes.ts, the one list) against every `code`
+ * the service's sources can answer with, and the client's `ErrorCode` (src/client-errors.ts:
+ * `ServiceErrorCode | ClientErrorCode`) against the codes the client decides.
+ *
+ * tsc already refuses a code that is not listed wherever one is decided (src/errors.ts's
+ * constructors, `errorBody`, the health route's envelope: see src/error-codes.ts), and the
+ * type-level checks at the end pin that. What types cannot see, this reads with TypeScript's own
+ * parser at every place an error envelope's code is decided (the classes of src/errors.ts, their
+ * `super(code, …)` and defaults, each `new ValidationError(…, code)` / `new ConflictError(code, …)`
+ * / `new RejectedError(code, …)`, each `errorBody(code, …)`, each `{ code, message }` literal and
+ * each `code` variable): a code cast past the types (`"x" as ServiceErrorCode`), a Lua refusal's
+ * own name passed on as a code (`new ConflictError(r.refused as …)` in a script's `refusals`: the
+ * code is then the Lua's string, read here as the refusal's name), a listed code nothing produces
+ * any more, and a code decided any other way (computed, read from a variable), which fails with
+ * its place. The OpenAPI document types `error.code` as a plain string (no enum), so it cannot
+ * serve as the list.
  */
 import ts from "typescript";
-import { describe, expect, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
+import type { ClientErrorCode, ErrorCode } from "../../src/client-errors.ts";
+import type { ServiceErrorCode } from "../../src/error-codes.ts";
+import { ConflictError, NotFoundError, RejectedError, ValidationError } from "../../src/errors.ts";
+import { errorBody } from "../../functions/errors.ts";
 
 const sources = import.meta.glob<string>(
   [
@@ -27,11 +36,12 @@ const sources = import.meta.glob<string>(
   ],
   { eager: true, query: "?raw", import: "default" },
 );
-const clientErrors = import.meta.glob<string>("../../src/client-errors.ts", {
-  eager: true,
-  query: "?raw",
-  import: "default",
-})["../../src/client-errors.ts"]!;
+const raw = (path: string) =>
+  import.meta.glob<string>(["../../src/client-errors.ts", "../../src/error-codes.ts"], {
+    eager: true,
+    query: "?raw",
+    import: "default",
+  })[path]!;
 
 /** Which argument of each error class's constructor is the code (the other classes fix theirs in src/errors.ts). */
 const CODE_ARGUMENT: Record<string, number> = {
@@ -43,6 +53,14 @@ const CODE_ARGUMENT: Record<string, number> = {
 /** A code passed on as it came: a constructor's own `code` parameter, or an error's `.code` (onError). */
 const passedOn = (e: ts.Expression) =>
   (ts.isIdentifier(e) && e.text === "code") || (ts.isPropertyAccessExpression(e) && e.name.text === "code");
+/** A Lua refusal's name (`r.refused`, `String(r.refused)`): the code is then what the script returned. */
+const refusalName = (e: ts.Expression): boolean =>
+  (ts.isPropertyAccessExpression(e) && e.name.text === "refused") ||
+  (ts.isCallExpression(e) &&
+    ts.isIdentifier(e.expression) &&
+    e.expression.text === "String" &&
+    e.arguments.length === 1 &&
+    refusalName(e.arguments[0]!));
 
 interface Scan {
   codes: Map<string, string[]>;
@@ -50,18 +68,28 @@ interface Scan {
   unreadable: string[];
 }
 
-function scan(): Scan {
+function scan(files: Record<string, string>): Scan {
   const codes = new Map<string, string[]>();
   const unreadable: string[] = [];
-  for (const [file, text] of Object.entries(sources)) {
+  for (const [file, text] of Object.entries(files)) {
     const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TSX);
     const where = (node: ts.Node) =>
       `${file.replace("../../", "")}:${source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1}`;
+    const found = (code: string, node: ts.Node) => codes.set(code, [...(codes.get(code) ?? []), where(node)]);
+    /** The name of the `refusals` entry whose mapper holds `node` (`queue_full: (r) => …`). */
+    const refusalOf = (node: ts.Node): string | undefined =>
+      ts.isPropertyAssignment(node) &&
+      (ts.isArrowFunction(node.initializer) || ts.isFunctionExpression(node.initializer))
+        ? node.name.getText(source).replace(/^["']|["']$/g, "")
+        : node.parent
+          ? refusalOf(node.parent)
+          : undefined;
     const take = (e: ts.Expression | undefined, node: ts.Node) => {
       if (e === undefined) return;
-      if (ts.isStringLiteral(e) || ts.isNoSubstitutionTemplateLiteral(e)) {
-        codes.set(e.text, [...(codes.get(e.text) ?? []), where(node)]);
-      } else if (ts.isParenthesizedExpression(e) || ts.isAsExpression(e)) take(e.expression, node);
+      if (ts.isStringLiteral(e) || ts.isNoSubstitutionTemplateLiteral(e)) found(e.text, node);
+      else if (ts.isParenthesizedExpression(e) || ts.isAsExpression(e) || ts.isSatisfiesExpression(e))
+        take(e.expression, node);
+      else if (refusalName(e) && refusalOf(node) !== undefined) found(refusalOf(node)!, node);
       else if (ts.isConditionalExpression(e)) {
         take(e.whenTrue, node);
         take(e.whenFalse, node);
@@ -108,14 +136,47 @@ function scan(): Scan {
   return { codes, unreadable };
 }
 
-/** The string literals of `type ErrorCode = …` in src/client-errors.ts, and its template members' text. */
-function clientUnion(): { literals: string[]; templates: string[] } {
-  const source = ts.createSourceFile("client-errors.ts", clientErrors, ts.ScriptTarget.Latest, true);
+/** The top-level type alias `name` of `text`. */
+function aliasOf(text: string, name: string): { source: ts.SourceFile; alias: ts.TypeAliasDeclaration } {
+  const source = ts.createSourceFile(`${name}.ts`, text, ts.ScriptTarget.Latest, true);
   const alias = source.statements.find(
-    (s): s is ts.TypeAliasDeclaration => ts.isTypeAliasDeclaration(s) && s.name.text === "ErrorCode",
+    (s): s is ts.TypeAliasDeclaration => ts.isTypeAliasDeclaration(s) && s.name.text === name,
   );
-  expect(alias, "src/client-errors.ts declares type ErrorCode").toBeDefined();
-  const members = ts.isUnionTypeNode(alias!.type) ? alias!.type.types : [alias!.type];
+  expect(alias, `declares type ${name}`).toBeDefined();
+  return { source, alias: alias! };
+}
+
+/**
+ * The codes of `type ServiceErrorCode` (src/error-codes.ts), resolved by TypeScript's checker (it
+ * is a union of the classes' unions and literals), each as often as it is listed.
+ */
+function serviceUnion(): string[] {
+  const name = "/error-codes.ts";
+  const source = ts.createSourceFile(name, raw("../../src/error-codes.ts"), ts.ScriptTarget.Latest, true);
+  const options: ts.CompilerOptions = { noLib: true, types: [], strict: true };
+  const host = ts.createCompilerHost(options);
+  host.getSourceFile = (file) => (file === name ? source : undefined);
+  const checker = ts.createProgram([name], options, host).getTypeChecker();
+  const { alias } = aliasOf(raw("../../src/error-codes.ts"), "ServiceErrorCode");
+  const inProgram = source.statements.find((s) => ts.isTypeAliasDeclaration(s) && s.name.text === alias.name.text)!;
+  const type = checker.getTypeAtLocation((inProgram as ts.TypeAliasDeclaration).name);
+  const members = type.isUnion() ? type.types : [type];
+  const codes = members.map((t) => (t.isStringLiteral() ? t.value : `(not a literal: ${checker.typeToString(t)})`));
+  // a code listed twice collapses in the union: count the literals written in the file instead
+  const written: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isLiteralTypeNode(node) && ts.isStringLiteral(node.literal)) written.push(node.literal.text);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  expect(written.toSorted(), "each code written once in src/error-codes.ts").toEqual(codes.toSorted());
+  return codes;
+}
+
+/** The string literals of `type ClientErrorCode` in src/client-errors.ts, and its template members' text. */
+function clientUnion(): { literals: string[]; templates: string[] } {
+  const { source, alias } = aliasOf(raw("../../src/client-errors.ts"), "ClientErrorCode");
+  const members = ts.isUnionTypeNode(alias.type) ? alias.type.types : [alias.type];
   const literals: string[] = [];
   const templates: string[] = [];
   for (const m of members) {
@@ -125,45 +186,128 @@ function clientUnion(): { literals: string[]; templates: string[] } {
   return { literals, templates };
 }
 
-/** The client's own codes (src/client-errors.ts's comment): answers the service never gives. */
-const CLIENT_ONLY = ["network_error", "invalid_response", "replay_summarised"];
+/** Codes produced and not listed (with their places), and codes listed and produced nowhere. */
+function compare(listed: string[], codes: Map<string, string[]>) {
+  const found = [...codes.keys()];
+  return {
+    missing: found.filter((c) => !listed.includes(c)).map((c) => `${c} (${codes.get(c)!.join(", ")})`),
+    unproduced: listed.filter((c) => !found.includes(c)),
+  };
+}
 
-describe("the client's ErrorCode is every code the service answers with", () => {
-  const { codes, unreadable } = scan();
+describe("ServiceErrorCode is every code the service answers with", () => {
+  const { codes, unreadable } = scan(sources);
 
   it("every place that decides a code names it (nothing computed the scan cannot read)", () => {
     expect(unreadable).toEqual([]);
   });
 
   it("the scan finds the codes of each kind of place (so an empty scan cannot pass)", () => {
-    // a class's fixed code, a default, a script refusal, an envelope of the app, onError's mapping
-    for (const code of ["not_found", "invalid_request", "score_rejected", "method_not_allowed", "http_error"])
+    // a class's fixed code, a default, a script refusal's mapper, an envelope of the app, onError's
+    // mapping, the health route's literal
+    for (const code of [
+      "not_found",
+      "invalid_request",
+      "bucket_width_conflict",
+      "score_rejected",
+      "method_not_allowed",
+      "http_error",
+      "storage_unavailable",
+    ])
       expect([...codes.keys()]).toContain(code);
+    expect(codes.get("queue_full")?.[0], "a refusal's code is found at its mapper").toMatch(
+      /^src\/webhooks\/scripts\.ts:/,
+    );
   });
 
-  it("the union's service codes are exactly the codes found", () => {
+  it("the union's codes are exactly the codes found, each listed once", () => {
+    const { missing, unproduced } = compare(serviceUnion(), codes);
+    expect(missing, "produced by the service, missing from ServiceErrorCode").toEqual([]);
+    expect(unproduced, "in ServiceErrorCode, produced nowhere").toEqual([]);
+  });
+
+  it("catches what tsc cannot: a Lua refusal's name passed on as the code, and a cast code", () => {
+    // a script's refusals map (as src/webhooks/scripts.ts's) whose mapper passes the Lua's own
+    // string on: tsc sees only the cast, the wire gets 'lock_lost'
+    const fixture = {
+      "fixture/scripts.ts": `
+export const lockScript = defineScript({
+  refusals: {
+    lock_lost: (r) => new ConflictError(r.refused as ConflictErrorCode, "The lock was taken."),
+    "stale_lock": (r) => new ConflictError(String(r.refused) as ConflictErrorCode, "The lock is stale."),
+  },
+  lua: \`if not held then return {refused = 'lock_lost'} end\`,
+});
+export const typo = () => errorBody("not_fuond" as ServiceErrorCode, "No such thing.");
+`,
+    };
+    const scanned = scan(fixture);
+    expect(scanned.unreadable).toEqual([]);
+    expect(compare(serviceUnion(), scanned.codes).missing).toEqual([
+      "lock_lost (fixture/scripts.ts:4)",
+      "stale_lock (fixture/scripts.ts:5)",
+      "not_fuond (fixture/scripts.ts:9)",
+    ]);
+    // and a refusal-derived code outside a refusals entry cannot be read: it is reported, not skipped
+    expect(scan({ "fixture/loose.ts": `const f = (r) => new ConflictError(r.refused, "x");` }).unreadable).toEqual([
+      "fixture/loose.ts:1: r.refused",
+    ]);
+  });
+
+  it("src/error-codes.ts declares types only, so no bundle carries it", () => {
+    const source = ts.createSourceFile("error-codes.ts", raw("../../src/error-codes.ts"), ts.ScriptTarget.Latest);
+    expect(source.statements.length).toBeGreaterThan(0);
+    for (const statement of source.statements)
+      expect(ts.SyntaxKind[statement.kind], statement.getText(source).slice(0, 60)).toBe("TypeAliasDeclaration");
+  });
+});
+
+describe("the client's ErrorCode is the service's codes and its own", () => {
+  const { codes } = scan(sources);
+
+  it("ErrorCode is ServiceErrorCode | ClientErrorCode, and the two do not overlap", () => {
+    const { alias, source } = aliasOf(raw("../../src/client-errors.ts"), "ErrorCode");
+    expect(alias.type.getText(source)).toBe("ServiceErrorCode | ClientErrorCode");
+    expectTypeOf<ErrorCode>().toEqualTypeOf<ServiceErrorCode | ClientErrorCode>();
+    expectTypeOf<Extract<ClientErrorCode, ServiceErrorCode>>().toBeNever();
     const { literals } = clientUnion();
-    const service = literals.filter((c) => !CLIENT_ONLY.includes(c));
-    const found = [...codes.keys()];
-    const missing = found.filter((c) => !service.includes(c)).map((c) => `${c} (${codes.get(c)!.join(", ")})`);
-    expect(missing, "produced by the service, missing from ErrorCode").toEqual([]);
-    expect(
-      service.filter((c) => !found.includes(c)),
-      "in ErrorCode, produced nowhere",
-    ).toEqual([]);
-    expect(new Set(literals).size, "no code listed twice").toBe(literals.length);
+    expect(literals.filter((c) => serviceUnion().includes(c))).toEqual([]);
   });
 
   it("the client's own codes and `http_${number}` are the client's, and it produces each", () => {
     const { literals, templates } = clientUnion();
-    for (const code of CLIENT_ONLY) {
-      expect(literals).toContain(code);
-      expect(codes.has(code), `${code} is the client's, not the service's`).toBe(false);
-    }
+    expect(literals.toSorted()).toEqual(["invalid_response", "network_error", "replay_summarised"]);
+    for (const code of literals) expect(codes.has(code), `${code} is the client's, not the service's`).toBe(false);
     expect(templates).toEqual(["`http_${number}`"]);
     const client = import.meta.glob<string>("../../src/client*.ts", { eager: true, query: "?raw", import: "default" });
     const text = Object.values(client).join("\n");
-    for (const code of CLIENT_ONLY) expect(text, code).toContain(`"${code}"`);
+    for (const code of literals) expect(text, code).toContain(`"${code}"`);
     expect(text).toContain("`http_${response.status}`");
+  });
+});
+
+describe("tsc refuses a code that is not the service's where one is decided", () => {
+  // Never called: what is checked is that each line fails `npm run -s typecheck` (an unused
+  // expect-error directive is an error itself).
+  const typos = () => [
+    // @ts-expect-error -- a typo
+    errorBody("not_fuond", "No such thing."),
+    // @ts-expect-error -- a code of another status (409) for a 400
+    new ValidationError("Bad.", undefined, "queue_full"),
+    // @ts-expect-error -- a 404's code for a 409
+    new ConflictError("not_found", "Gone."),
+    // @ts-expect-error -- a new code not in ServiceErrorCode
+    new RejectedError("score_too_high", "No."),
+  ];
+
+  it("narrows a class to its own codes", () => {
+    expect(typeof typos).toBe("function");
+    expectTypeOf<NotFoundError["code"]>().toEqualTypeOf<"not_found">();
+    expectTypeOf<ValidationError["code"]>().toEqualTypeOf<
+      "invalid_request" | "malformed_json" | "too_many_entries" | "too_many_members"
+    >();
+    const err: unknown = new NotFoundError("x");
+    if (err instanceof NotFoundError) expectTypeOf(err.code).toEqualTypeOf<"not_found">();
+    expect(err).toBeInstanceOf(NotFoundError);
   });
 });
