@@ -13,7 +13,7 @@ import type { Ctx } from "../../src/context.ts";
 import { SubrequestBudget, countingRedis } from "../../src/job-budget.ts";
 import * as presence from "../../src/presence/index.ts";
 import { allRoomKeys, legacyRegistryKeys, registryKeys } from "../../src/presence/keys.ts";
-import { createRedis, type RedisClient, type RedisPipeline } from "../../src/redis/client.ts";
+import { createRedis, type RedisClient } from "../../src/redis/client.ts";
 import { deleteMember, increment, type IncrItem } from "../../src/counters/index.ts";
 import { deleteSlices } from "../../src/counters/counters.ts";
 import { keyOf } from "../../src/keys.ts";
@@ -22,6 +22,7 @@ import { compactTrendingJob } from "../../src/trending/jobs.ts";
 import { record } from "../../src/trending/trending.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { command } from "../helpers/upstash-rest.ts";
+import { hooked } from "../helpers/script-loss.ts";
 
 const { createTrimJob, deleteRoom, heartbeat, leave, stats, total } = presence;
 const lib = libraryTest("review15-recent", { timeoutMs: 30_000 });
@@ -34,47 +35,6 @@ const long = { ...lib.config, presenceTimeoutSeconds: 3600 };
 
 const at = <C extends Ctx>(ctx: C, now: number): C => ({ ...ctx, now });
 const ids = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag}-${i}`);
-
-/**
- * `real`, with `before(n)` awaited before its n-th HTTP request (1-based: an EVALSHA, an EVAL or a
- * pipeline's exec). One object for its life: the isolate's memory of loaded scripts is keyed by it.
- */
-function hooked(real: RedisClient) {
-  let n = 0;
-  let before: (n: number) => Promise<void> = async () => {};
-  const pre = async () => before(++n);
-  const client: RedisClient = {
-    evalsha: (async (...args: Parameters<RedisClient["evalsha"]>) => {
-      await pre();
-      return real.evalsha(...args);
-    }) as RedisClient["evalsha"],
-    eval: (async (...args: Parameters<RedisClient["eval"]>) => {
-      await pre();
-      return real.eval(...args);
-    }) as RedisClient["eval"],
-    ping: (async (...args: Parameters<RedisClient["ping"]>) => {
-      await pre();
-      return real.ping(...args);
-    }) as RedisClient["ping"],
-    pipeline: (() => {
-      const p = (real.pipeline as () => RedisPipeline)();
-      const exec = p.exec.bind(p);
-      p.exec = (async (...args: Parameters<RedisPipeline["exec"]>) => {
-        await pre();
-        return exec(...args);
-      }) as RedisPipeline["exec"];
-      return p;
-    }) as RedisClient["pipeline"],
-  };
-  return {
-    client,
-    /** Runs `hook` before each request from now on, counting from 1 again. */
-    on(hook: (n: number) => Promise<void>) {
-      n = 0;
-      before = hook;
-    },
-  };
-}
 
 const flush = () => command(lib.target, "SCRIPT", "FLUSH");
 
