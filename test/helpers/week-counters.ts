@@ -75,20 +75,25 @@ export function unionOf(model: WeekModel, from: number, to: number, agg: Agg): M
   for (const [week, members] of model) {
     if (week < first || week > last) continue;
     for (const [member, score] of members) {
-      const had = out.get(member);
-      out.set(
-        member,
-        had === undefined
-          ? score
-          : agg === "sum"
-            ? had + score
-            : agg === "min"
-              ? Math.min(had, score)
-              : Math.max(had, score),
-      );
+      addTo(out, member, score, agg);
     }
   }
   return out;
+}
+
+/** `score` added into `out` as ZUNION's AGGREGATE `agg` would: the models' one rule of union. */
+export function addTo(out: Map<string, number>, member: string, score: number, agg: Agg): void {
+  const had = out.get(member);
+  out.set(
+    member,
+    had === undefined
+      ? score
+      : agg === "sum"
+        ? had + score
+        : agg === "min"
+          ? Math.min(had, score)
+          : Math.max(had, score),
+  );
 }
 
 /** Ascending as Redis orders a sorted set: score, then member bytes (ASCII members here). */

@@ -41,6 +41,7 @@ import { createRedis } from "../../src/redis/client.ts";
 import { NotFoundError, ValidationError } from "../../src/errors.ts";
 import type { Period } from "../../src/time.ts";
 import { parseCsv } from "../helpers/csv.ts";
+import { addTo } from "../helpers/week-counters.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { keysUnder, resetStats, statsOf } from "../helpers/upstash-rest.ts";
 
@@ -105,17 +106,7 @@ function unionOf(period: P | undefined, from: number, to: number, agg: Agg): Map
   const out = new Map<string, number>();
   for (const s of startsBetween(period, from, to)) {
     for (const [member, score] of buckets[period].get(s) ?? []) {
-      const had = out.get(member);
-      out.set(
-        member,
-        had === undefined
-          ? score
-          : agg === "sum"
-            ? had + score
-            : agg === "min"
-              ? Math.min(had, score)
-              : Math.max(had, score),
-      );
+      addTo(out, member, score, agg);
     }
   }
   return out;
@@ -468,20 +459,7 @@ describe("a week counter past the union bound (58 weeks of 360 members: 20,880 e
     const options = (aggregate: Agg) => ({ period: "week" as const, from: first + 2 * DAY, to: T, aggregate });
     const union = (aggregate: Agg) => {
       const out = new Map<string, number>();
-      for (const w of weeks)
-        for (const [member, score] of model.get(w)!) {
-          const had = out.get(member);
-          out.set(
-            member,
-            had === undefined
-              ? score
-              : aggregate === "sum"
-                ? had + score
-                : aggregate === "min"
-                  ? Math.min(had, score)
-                  : Math.max(had, score),
-          );
-        }
+      for (const w of weeks) for (const [member, score] of model.get(w)!) addTo(out, member, score, aggregate);
       return asc(out);
     };
     const outcomes: string[] = [];
