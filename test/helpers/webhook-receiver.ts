@@ -209,3 +209,33 @@ export function receiverForTests(): Receiver {
     close: () => live().close(),
   };
 }
+
+/** A stand-in QStash started before the tests of the file or describe this is called in, closed after them. */
+export function qstashForTests(): Qstash {
+  let started: Qstash | undefined;
+  beforeAll(async () => {
+    started = await startQstash();
+  });
+  afterAll(async () => {
+    await started?.close();
+  });
+  const live = () => {
+    if (!started) throw new Error("the stand-in QStash starts in beforeAll");
+    return started;
+  };
+  return {
+    get url() {
+      return live().url;
+    },
+    get token() {
+      return live().token;
+    },
+    get published() {
+      return live().published;
+    },
+    get problems() {
+      return live().problems;
+    },
+    close: () => live().close(),
+  };
+}

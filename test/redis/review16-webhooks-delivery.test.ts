@@ -11,29 +11,21 @@
  */
 import { createServer as createHttpServer } from "node:http";
 import { createServer as createTcpServer, type AddressInfo, type Socket } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Ctx } from "../../src/context.ts";
 import { MINUTE } from "../../src/time.ts";
 import { RETRY_BASE_MS, RETRY_CAP_MS } from "../../src/webhooks/deliver.ts";
 import * as webhooks from "../../src/webhooks/index.ts";
 import { libraryTest } from "../helpers/library.ts";
-import { eventually, startQstash, startReceiver, type Qstash, type Receiver } from "../helpers/webhook-receiver.ts";
+import { eventually, qstashForTests, receiverForTests } from "../helpers/webhook-receiver.ts";
 
 const lib = libraryTest("review16-whd");
 const T0 = Date.UTC(2026, 10, 28, 3, 0, 30);
 const SECRET = "review16-secret-0123456789";
 const direct: webhooks.DeliverySettings = { allowLocalHttp: true, timeoutMs: 400 };
 
-let receiver: Receiver;
-let qstash: Qstash;
-beforeAll(async () => {
-  receiver = await startReceiver();
-  qstash = await startQstash();
-});
-afterAll(async () => {
-  await receiver.close();
-  await qstash.close();
-});
+const receiver = receiverForTests();
+const qstash = qstashForTests();
 
 const at = (ctx: Ctx, now: number): Ctx => ({ ...ctx, now });
 const hook = (path: string): webhooks.WebhookInput => ({

@@ -3,7 +3,7 @@
  * (node:http) that checks signatures, a QStash stand-in that checks the publish API, and a fake
  * clock for detection and retries.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { readConfig } from "../../src/config.ts";
 import type { Ctx } from "../../src/context.ts";
 import { ValidationError } from "../../src/errors.ts";
@@ -15,7 +15,7 @@ import * as webhooks from "../../src/webhooks/index.ts";
 import { hookKeys, registryKeys } from "../../src/webhooks/keys.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { command, resetStats, statsOf } from "../helpers/upstash-rest.ts";
-import { eventually, startQstash, startReceiver, type Qstash, type Receiver } from "../helpers/webhook-receiver.ts";
+import { eventually, qstashForTests, receiverForTests } from "../helpers/webhook-receiver.ts";
 
 const lib = libraryTest("webhooks");
 /** 2026-11-22 12:30 UTC. */
@@ -24,16 +24,8 @@ const SECRET = "s3cret-s3cret-s3cret";
 const direct: webhooks.DeliverySettings = { allowLocalHttp: true };
 const config = readConfig({ WEBHOOKS_ALLOW_LOCAL_HTTP: "true" });
 
-let receiver: Receiver;
-let qstash: Qstash;
-beforeAll(async () => {
-  receiver = await startReceiver();
-  qstash = await startQstash();
-});
-afterAll(async () => {
-  await receiver.close();
-  await qstash.close();
-});
+const receiver = receiverForTests();
+const qstash = qstashForTests();
 
 const hook = (over: Partial<webhooks.WebhookInput> = {}): webhooks.WebhookInput => ({
   url: `${receiver.url}/hook`,
