@@ -4,43 +4,12 @@
  * `storage_unavailable` envelope, nothing half written, and the service must
  * come back by itself.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFaultyStack, startWorkerBehind, type FaultyStack } from "../../dev/soak.ts";
-import type { WranglerDev } from "../../dev/wrangler.ts";
+import { describe, expect, it } from "vitest";
+import { faultyWorkerForTests } from "../helpers/faulty-worker.ts";
 
-const KEYS = { ingest: "fw-ingest-key-0001", read: "fw-read-key-00001", admin: "fw-admin-key-0001" };
-let stack: FaultyStack;
-let worker: WranglerDev;
-
-beforeAll(async () => {
-  stack = await startFaultyStack("fw-token");
-  // Long enough that a healthy call on a loaded 2-core CI machine never hits it; only the hang test waits for it.
-  worker = await startWorkerBehind(stack, { keys: KEYS, prefix: "fw", redisTimeoutMs: 2000 });
-}, 90_000);
-
-afterAll(async () => {
-  await worker?.stop();
-  await stack?.stop();
-}, 30_000);
-
-async function call(
-  method: string,
-  path: string,
-  body?: unknown,
-  idem?: string,
-): Promise<{ status: number; body: any; headers: Headers }> {
-  const res = await fetch(`${worker.url}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${method === "GET" ? KEYS.read : KEYS.ingest}`,
-      "content-type": "application/json",
-      ...(idem ? { "idempotency-key": idem } : {}),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
-}
+// Long enough that a healthy call on a loaded 2-core CI machine never hits it; only the hang test waits for it.
+const fw = faultyWorkerForTests("fw", 2000);
+const { call, keys: KEYS } = fw;
 
 async function score(member: string): Promise<number> {
   const res = await call("GET", `/v1/counters/fw/members/${member}`);
@@ -55,7 +24,7 @@ function expectUnavailable(res: { status: number; body: any }): void {
 describe("the Worker under storage faults", () => {
   it("a Redis call that never answers becomes a 503 once REDIS_TIMEOUT_MS passes; then it recovers", async () => {
     await call("POST", "/v1/counters/fw/incr", { member: "warm" });
-    stack.proxy.set({ fault: { kind: "hang" }, times: 1 });
+    fw.stack.proxy.set({ fault: { kind: "hang" }, times: 1 });
     expectUnavailable(await call("POST", "/v1/counters/fw/incr", { member: "hang", by: 3 }));
     expect(await score("hang")).toBe(0);
     expect((await call("POST", "/v1/counters/fw/incr", { member: "hang", by: 3 })).status).toBe(200);
@@ -63,17 +32,17 @@ describe("the Worker under storage faults", () => {
   });
 
   it("/healthz?deep=1 says 503 while the gateway fails and 200 after", async () => {
-    stack.proxy.set({ fault: { kind: "status", status: 502 }, times: 1 });
-    const down = await fetch(`${worker.url}/healthz?deep=1`, { headers: { authorization: `Bearer ${KEYS.read}` } });
+    fw.stack.proxy.set({ fault: { kind: "status", status: 502 }, times: 1 });
+    const down = await fetch(`${fw.url}/healthz?deep=1`, { headers: { authorization: `Bearer ${KEYS.read}` } });
     expect(down.status).toBe(503);
     expect(((await down.json()) as any).redis.ok).toBe(false);
     expect(
-      (await fetch(`${worker.url}/healthz?deep=1`, { headers: { authorization: `Bearer ${KEYS.read}` } })).status,
+      (await fetch(`${fw.url}/healthz?deep=1`, { headers: { authorization: `Bearer ${KEYS.read}` } })).status,
     ).toBe(200);
   });
 
   it("a lost response is a 503, and the retry with the same Idempotency-Key counts it once", async () => {
-    stack.proxy.set({ fault: { kind: "lose-response" }, times: 1 });
+    fw.stack.proxy.set({ fault: { kind: "lose-response" }, times: 1 });
     const lost = await call("POST", "/v1/counters/fw/incr", { member: "lost", by: 5 }, "lost-1");
     expectUnavailable(lost);
     const retried = await call("POST", "/v1/counters/fw/incr", { member: "lost", by: 5 }, "lost-1");
@@ -84,15 +53,15 @@ describe("the Worker under storage faults", () => {
 
   it("redis-server stopped: writes and reads are 503 storage_unavailable; started again: acknowledged data is all there", async () => {
     expect((await call("POST", "/v1/counters/fw/incr", { member: "kept", by: 11 })).status).toBe(200);
-    await stack.stopRedis();
+    await fw.stack.stopRedis();
     try {
       expectUnavailable(await call("POST", "/v1/counters/fw/incr", { member: "kept", by: 1 }));
       expectUnavailable(await call("GET", "/v1/counters/fw/members/kept"));
       expect(
-        (await fetch(`${worker.url}/healthz?deep=1`, { headers: { authorization: `Bearer ${KEYS.read}` } })).status,
+        (await fetch(`${fw.url}/healthz?deep=1`, { headers: { authorization: `Bearer ${KEYS.read}` } })).status,
       ).toBe(503);
     } finally {
-      await stack.startRedis();
+      await fw.stack.startRedis();
     }
     expect(await score("kept")).toBe(11);
     expect((await call("POST", "/v1/counters/fw/incr", { member: "kept", by: 1 })).status).toBe(200);
@@ -100,11 +69,11 @@ describe("the Worker under storage faults", () => {
   });
 
   it("the Upstash server stopped: 503; started again: recovers without a restart of the Worker", async () => {
-    await stack.stopUpstash();
+    await fw.stack.stopUpstash();
     try {
       expectUnavailable(await call("POST", "/v1/counters/fw/incr", { member: "gw", by: 1 }));
     } finally {
-      await stack.startUpstash();
+      await fw.stack.startUpstash();
     }
     expect((await call("POST", "/v1/counters/fw/incr", { member: "gw", by: 1 })).status).toBe(200);
     expect(await score("gw")).toBe(1);

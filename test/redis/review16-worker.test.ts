@@ -5,44 +5,12 @@
  * both after the write was applied, as a 503 with Retry-After that a keyed retry replays once;
  * a gateway's HTML page is a 503 too.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFaultyStack, startWorkerBehind, type FaultyStack } from "../../dev/soak.ts";
-import type { WranglerDev } from "../../dev/wrangler.ts";
+import { describe, expect, it } from "vitest";
+import { faultyWorkerForTests } from "../helpers/faulty-worker.ts";
 
-const KEYS = { ingest: "r16w-ingest-key-0001", read: "r16w-read-key-00001", admin: "r16w-admin-key-0001" };
 const TIMEOUT_MS = 1500;
-let stack: FaultyStack;
-let worker: WranglerDev;
-
-beforeAll(async () => {
-  stack = await startFaultyStack("r16w-token");
-  worker = await startWorkerBehind(stack, { keys: KEYS, prefix: "r16w", redisTimeoutMs: TIMEOUT_MS });
-}, 90_000);
-
-afterAll(async () => {
-  await worker?.stop();
-  await stack?.stop();
-}, 30_000);
-
-async function call(method: string, path: string, body?: unknown, idem?: string) {
-  const started = performance.now();
-  const res = await fetch(`${worker.url}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${method === "GET" ? KEYS.read : KEYS.ingest}`,
-      "content-type": "application/json",
-      ...(idem ? { "idempotency-key": idem } : {}),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return {
-    status: res.status,
-    body: text ? JSON.parse(text) : undefined,
-    headers: res.headers,
-    ms: performance.now() - started,
-  };
-}
+const fw = faultyWorkerForTests("r16w", TIMEOUT_MS);
+const { call } = fw;
 
 async function score(member: string): Promise<number> {
   const res = await call("GET", `/v1/counters/r16w/members/${member}`);
@@ -55,7 +23,7 @@ describe("the Worker (workerd) under faults of a reply's body", () => {
     ["cut-body", "a body cut short by the connection closing"],
   ] as const)("%s (%s): 503 with Retry-After, and the keyed retry replays the applied write", async (kind, _what) => {
     await call("POST", "/v1/counters/r16w/incr", { member: "warm" }); // the script is loaded
-    stack.proxy.set({ fault: { kind }, times: 1 });
+    fw.stack.proxy.set({ fault: { kind }, times: 1 });
     const failed = await call("POST", "/v1/counters/r16w/incr", { member: kind, by: 3 }, `${kind}-1`);
     expect(failed.status).toBe(503);
     expect(failed.body.error.code).toBe("storage_unavailable");
@@ -69,7 +37,7 @@ describe("the Worker (workerd) under faults of a reply's body", () => {
   });
 
   it("a gateway's HTML 502 page: 503 storage_unavailable, nothing written", async () => {
-    stack.proxy.set({
+    fw.stack.proxy.set({
       fault: { kind: "status", status: 502, body: "<html><h1>502 Bad Gateway</h1></html>" },
       times: 1,
     });
