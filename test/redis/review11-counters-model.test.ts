@@ -57,6 +57,7 @@ import type { Period } from "../../src/time.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { command, resetStats, statsOf } from "../helpers/upstash-rest.ts";
 import { settled, type Result } from "../helpers/settled.ts";
+import { addTo } from "../helpers/week-counters.ts";
 
 const lib = libraryTest("r11cnt", { timeoutMs: 30_000 });
 const { target } = lib;
@@ -828,18 +829,7 @@ function run(seed: number, simDays: number, steps: number) {
         const w = "weights" in options ? p.weight : 1;
         for (const key of p.keys)
           for (const [mem, s] of key) {
-            const v = s * w;
-            const had = out.get(mem);
-            out.set(
-              mem,
-              had === undefined
-                ? v
-                : aggregate === "sum"
-                  ? had + v
-                  : aggregate === "min"
-                    ? Math.min(had, v)
-                    : Math.max(had, v),
-            );
+            addTo(out, mem, s * w, aggregate);
           }
       }
       expect({ members: got.value.members, sourceKeys: got.value.sourceKeys }, what).toEqual({

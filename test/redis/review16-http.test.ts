@@ -56,6 +56,13 @@ interface Seen {
 let server: Server;
 let stubUrl: string;
 let plan: (seen: Seen, index: number) => Action = () => ({ kind: "forward" });
+/** A plan answering every EVALSHA NOSCRIPT (a flushed script cache) and doing `other` with the rest. */
+const noscriptThen =
+  (other: Action): typeof plan =>
+  (s) =>
+    String((s.body as unknown[])[0]).toLowerCase() === "evalsha"
+      ? { kind: "reply", status: 400, body: JSON.stringify({ error: "NOSCRIPT No matching script. Please use EVAL." }) }
+      : other;
 let seen: Seen[] = [];
 /** Requests whose connection the client closed before the answer (an abort). */
 let aborted = 0;
@@ -270,14 +277,7 @@ describe("REDIS_TIMEOUT_MS", () => {
   });
 
   it("a timeout spans one HTTP request: EVALSHA's NOSCRIPT then EVAL may take up to twice REDIS_TIMEOUT_MS, never more", async () => {
-    plan = (s) =>
-      String((s.body as unknown[])[0]).toLowerCase() === "evalsha"
-        ? {
-            kind: "reply",
-            status: 400,
-            body: JSON.stringify({ error: "NOSCRIPT No matching script. Please use EVAL." }),
-          }
-        : { kind: "hang" };
+    plan = noscriptThen({ kind: "hang" });
     const res = await api("POST", "/v1/counters/t-twice/incr", { body: { member: "m" } });
     expectUnavailable(res);
     expect(seen.map((s) => (s.body as unknown[])[0])).toEqual(["evalsha", "eval"]);
@@ -381,14 +381,7 @@ return 1
 
 describe("NOSCRIPT", () => {
   it("EVALSHA answered NOSCRIPT is sent again once as EVAL, and an EVAL answered NOSCRIPT is not sent a third time", async () => {
-    plan = (s) =>
-      String((s.body as unknown[])[0]).toLowerCase() === "evalsha"
-        ? {
-            kind: "reply",
-            status: 400,
-            body: JSON.stringify({ error: "NOSCRIPT No matching script. Please use EVAL." }),
-          }
-        : { kind: "forward" };
+    plan = noscriptThen({ kind: "forward" });
     const ok = await api("POST", "/v1/counters/n-once/incr", { body: { member: "m", by: 2 } });
     expect(ok.status).toBe(200);
     expect(seen.map((s) => (s.body as unknown[])[0])).toEqual(["evalsha", "eval"]);
