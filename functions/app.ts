@@ -6,7 +6,7 @@ import { jsonBodyGuard } from "./middleware/body.ts";
 import { createMiddleware } from "./middleware/define.ts";
 import { rateLimit } from "./middleware/rate-limit.ts";
 import { idempotencyKey } from "./middleware/idempotency.ts";
-import { apiHeaders, pathGuard, requestContext } from "./middleware/request.ts";
+import { apiHeaders, headerGuard, pathGuard, requestContext } from "./middleware/request.ts";
 import { onFirstUse } from "./first-use.ts";
 import { allowedMethods, mountRoutes } from "./mount.ts";
 import type { OpenApiDocument } from "./openapi-document.ts";
@@ -38,6 +38,8 @@ export function createApp(options: AppOptions = {}) {
   app.use("/v1/*", apiHeaders);
   app.use("/v1/*", requireScope());
   app.use("/v1/*", pathGuard);
+  // what the headers alone refuse, before the limiter's Redis call
+  app.use("/v1/*", headerGuard);
   app.use("/v1/*", rateLimit);
   app.use("/v1/*", jsonBodyGuard);
   // Who is calling is settled before anything reads the body (the signature's

@@ -20,6 +20,16 @@ export function anyCase(word: string): string {
 /** A JSON media type (`application/json`, `application/problem+json`, parameters after `;`), in any case. */
 const JSON_TYPE = new RegExp(`^${anyCase("application")}\\/([A-Za-z0-9.+-]*\\+)?${anyCase("json")}\\s*(;|$)`);
 
+/**
+ * 413 for a POST/PUT/PATCH whose declared Content-Length is over MAX_BODY_BYTES: decided from the
+ * header alone, so ./request.ts `headerGuard` makes it before the rate limiter's Redis call, and
+ * the body guard below again for the routes that guard does not cover (/internal).
+ */
+export function refuseDeclaredOversize(method: string, contentLength: string | undefined): void {
+  if ((method === "POST" || method === "PUT" || method === "PATCH") && Number(contentLength ?? "0") > MAX_BODY_BYTES)
+    throw new PayloadTooLargeError(MAX_BODY_BYTES);
+}
+
 /** Reads a body as UTF-8 text, refusing (413) past MAX_BODY_BYTES while reading. */
 export async function readLimited(req: { body: ReadableStream<Uint8Array> | null }): Promise<string> {
   if (!req.body) return "";
@@ -73,8 +83,7 @@ function tooDeep(text: string): boolean {
  */
 export const jsonBodyGuard = createMiddleware<AppEnv>(async (c, next) => {
   if (!["POST", "PUT", "PATCH"].includes(c.req.method)) return next();
-  const declared = Number(c.req.header("content-length") ?? "0");
-  if (declared > MAX_BODY_BYTES) throw new PayloadTooLargeError(MAX_BODY_BYTES);
+  refuseDeclaredOversize(c.req.method, c.req.header("content-length"));
   // Read once, without a copy: the text becomes Hono's cached body, which the idempotency
   // fingerprint (`c.req.text()`) reads from then on, beside the value parsed below,
   // so nothing reads the stream again. (A clone tees the stream: every byte passes through two

@@ -8,6 +8,23 @@ import type { AppEnv } from "../types.ts";
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
+/** The methods whose Idempotency-Key is read (`idempotencyKey`): every one but GET and DELETE. */
+export function readsIdempotencyKey(method: string): boolean {
+  return method !== "GET" && method !== "DELETE";
+}
+
+/**
+ * 400 unless `header` is an Idempotency-Key's form. Called by ./request.ts `headerGuard`, before
+ * the rate limiter's Redis call (review 17), and by `idempotencyOf` below.
+ */
+export function checkIdempotencyKey(header: string): void {
+  if (!IDEMPOTENCY_KEY.test(header)) {
+    throw new ValidationError("Idempotency-Key must be 1-255 visible ASCII characters.", [
+      { path: "Idempotency-Key", message: "1-255 visible ASCII characters" },
+    ]);
+  }
+}
+
 async function sha256(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
@@ -44,7 +61,7 @@ async function canonicalDigest(body: string, parsed: unknown): Promise<string | 
  */
 export const idempotencyKey = createMiddleware<AppEnv>(async (c, next) => {
   const header = c.req.header("idempotency-key");
-  if (header === undefined || c.req.method === "GET" || c.req.method === "DELETE") {
+  if (header === undefined || !readsIdempotencyKey(c.req.method)) {
     c.set("idempotency", undefined);
     return next();
   }
@@ -58,11 +75,7 @@ export const idempotencyKey = createMiddleware<AppEnv>(async (c, next) => {
  * point 6).
  */
 async function idempotencyOf(c: Context<AppEnv>, header: string): Promise<Idempotency> {
-  if (!IDEMPOTENCY_KEY.test(header)) {
-    throw new ValidationError("Idempotency-Key must be 1-255 visible ASCII characters.", [
-      { path: "Idempotency-Key", message: "1-255 visible ASCII characters" },
-    ]);
-  }
+  checkIdempotencyKey(header);
   // The path as the router matched it (percent escapes of names decoded, no trailing slash), so
   // another spelling of the same route and names is the same record, not a second write.
   const scope = `${c.req.method} ${c.req.path.replace(/\/+$/, "")}`;

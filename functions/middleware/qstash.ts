@@ -2,7 +2,8 @@ import { createMiddleware } from "./define.ts";
 import { UnauthorizedError } from "../../src/errors.ts";
 import type { AppEnv } from "../types.ts";
 import { requireScope } from "./auth.ts";
-import { readLimited } from "./body.ts";
+import { readLimited, refuseDeclaredOversize } from "./body.ts";
+import { limitRequest } from "./rate-limit.ts";
 
 /** Seconds of clock skew allowed on a QStash signature's `nbf` and `exp`. */
 export const QSTASH_CLOCK_TOLERANCE_SECONDS = 30;
@@ -102,10 +103,17 @@ export async function verifyQstashSignature(
  * operators may call with an admin key instead. A signature, when present,
  * must be valid: it is never ignored in favour of another credential. Runs
  * before the body guard, so nothing reads a body before its sender is known.
+ * An admin key's call counts against its rate limit as a /v1 request does (a key over its limit
+ * started jobs back to back: review 17), after the refusal its headers alone decide.
  */
 export const signedOrAdmin = createMiddleware<AppEnv>(async (c, next) => {
   const signature = c.req.header("upstash-signature");
-  if (signature === undefined) return requireScope("admin")(c, next);
+  if (signature === undefined)
+    return requireScope("admin")(c, async () => {
+      refuseDeclaredOversize(c.req.method, c.req.header("content-length"));
+      await limitRequest(c);
+      await next();
+    });
   const { QSTASH_CURRENT_SIGNING_KEY: current, QSTASH_NEXT_SIGNING_KEY: nextKey } = c.env;
   if (!current || !nextKey)
     throw new UnauthorizedError("QStash signing keys are not configured here; call with an admin key.");

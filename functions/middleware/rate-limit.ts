@@ -16,7 +16,8 @@ const blocked = new Map<string, number>();
 /**
  * Per-API-key request limit over fixed windows of 10 s (src/ratelimit.ts, the algorithm of
  * `@upstash/ratelimit`'s `fixedWindow`),
- * after auth on `/v1/*`. Off when `RATE_LIMIT_PER_10S` is 0 (the default):
+ * after auth on `/v1/*` (and `limitRequest` on /healthz's Redis check and an admin key's
+ * `/internal/*` call). Off when `RATE_LIMIT_PER_10S` is 0 (the default):
  * then it costs nothing at all.
  *
  * When on, it costs one extra Redis HTTP round trip per request (one EVALSHA
@@ -31,11 +32,20 @@ const blocked = new Map<string, number>();
  * 503 `storage_unavailable` right here, before anything is written.
  */
 export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
-  const perWindow = c.get("config").rateLimitPer10s;
-  if (perWindow === 0) return next();
-  await admit(c, perWindow);
+  await limitRequest(c);
   await next();
 });
+
+/**
+ * Counts the request against its key's window (`c`'s `keyId`), or nothing when the limiter is
+ * off. Also run outside /v1/* wherever a key makes Redis work: /healthz's Redis check and an
+ * admin key's /internal/* call (which got around the limit: review 17). QStash's signed calls
+ * carry no key and are not limited.
+ */
+export async function limitRequest(c: Context<AppEnv>): Promise<void> {
+  const perWindow = c.get("config").rateLimitPer10s;
+  if (perWindow !== 0) await admit(c, perWindow);
+}
 
 /**
  * Counts the request against its key's window, sets the RateLimit headers, and refuses it (429)

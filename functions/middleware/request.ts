@@ -3,6 +3,8 @@ import { readConfig } from "../../src/config.ts";
 import { ValidationError } from "../../src/errors.ts";
 import type { AppEnv } from "../types.ts";
 import { checkKeyLengths } from "./auth.ts";
+import { refuseDeclaredOversize } from "./body.ts";
+import { checkIdempotencyKey, readsIdempotencyKey } from "./idempotency.ts";
 
 /**
  * Reads the config and fixes the request's time once, before any handler runs: every part of a
@@ -59,6 +61,20 @@ function checkPath(method: string, path: string): void {
     }
   }
 }
+
+/**
+ * The refusals a request's headers alone decide: a declared Content-Length over 1 MiB (413) and a
+ * malformed Idempotency-Key (400). On /v1/* after auth and before the rate limiter, so that they
+ * cost no Redis call with the limiter on (they cost the limiter's EVALSHA: review 17). The body
+ * guard still bounds what it reads, and ./idempotency.ts still builds the record.
+ */
+export const headerGuard = createMiddleware<AppEnv>(async (c, next) => {
+  const method = c.req.method;
+  refuseDeclaredOversize(method, c.req.header("content-length"));
+  const idempotency = c.req.header("idempotency-key");
+  if (idempotency !== undefined && readsIdempotencyKey(method)) checkIdempotencyKey(idempotency);
+  await next();
+});
 
 /**
  * Headers every API answer carries, errors included: `nosniff` (a member that looks like HTML or

@@ -3,6 +3,7 @@ import { UnauthorizedError } from "../../src/errors.ts";
 import { redactError, type ErrorAnswer } from "../errors.ts";
 import { scopesOf } from "../middleware/auth.ts";
 import { ctxOf } from "../middleware/context.ts";
+import { limitRequest } from "../middleware/rate-limit.ts";
 import { lazyRoute, once, prechecked, type Verdict } from "../lazy-route.ts";
 import { fieldsPrecheck, oneOfField } from "../prechecks.ts";
 import { createRouter } from "../router.ts";
@@ -67,6 +68,10 @@ lazyRoute(
       );
     }
     if (!deep && !caller.scopes.has("read")) return c.json({ ok: true }, 200);
+    // The PING is Redis work a key asks for: it counts against the key's rate limit, and a key
+    // over its limit gets 429 without it (it was unlimited: review 17).
+    c.set("keyId", caller.keyId);
+    await limitRequest(c);
     const started = performance.now();
     try {
       await ctxOf(c).redis.ping();

@@ -14,7 +14,8 @@
  * - with the rate limiter on: spoofed client headers do not give a key a new budget, and what
  *   bypasses it or is counted before a refusal that needs no Redis (the findings below).
  *
- * Findings are `it.fails`, asserting the right behaviour, with severity and the suggested fix.
+ * Findings were `it.fails`, asserting the right behaviour, with severity and the suggested fix; the
+ * three found (all low, all rate-limit reach) are fixed and flipped, their comments say how.
  */
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { TEST_INGEST_KEY_2 } from "../helpers/keys.ts";
@@ -277,37 +278,40 @@ describe("review17: the rate limiter (RATE_LIMIT_PER_10S=2)", () => {
     inOneWindow(limited, async () => {
       await limited.get("/v1/not-a-route", { key: "read" });
       await limited.get("/v1/not-a-route", { key: "read" });
-      for (const headers of [
-        { "x-forwarded-for": "10.0.0.9", "cf-connecting-ip": "10.0.0.9", "x-real-ip": "10.0.0.9" },
-        { "x-edgestats-client": "dashboard" },
-        { authorization: `bEaReR   ${TEST_KEYS.read}` },
-        { "x-ratelimit-key": "other", "idempotency-key": "fresh" },
-      ]) {
-        const res = await limited.call("GET", "/v1/not-a-route", undefined, { key: "read", headers });
+      const variants: { key: string; headers: Record<string, string> }[] = [
+        {
+          key: "read",
+          headers: { "x-forwarded-for": "10.0.0.9", "cf-connecting-ip": "10.0.0.9", "x-real-ip": "10.0.0.9" },
+        },
+        { key: "read", headers: { "x-edgestats-client": "dashboard" } },
+        { key: "none", headers: { authorization: `bEaReR   ${TEST_KEYS.read}` } },
+        { key: "read", headers: { "x-ratelimit-key": "other", "idempotency-key": "fresh" } },
+      ];
+      for (const { key, headers } of variants) {
+        const res = await limited.call("GET", "/v1/not-a-route", undefined, { key, headers });
         expect({ headers, status: res.status }).toEqual({ headers, status: 429 });
       }
     }));
 
-  // Finding (low): /healthz?deep=1 (any key) and GET /healthz with a read key PING Redis once per
-  // request and are not rate limited: a key over its limit keeps making Redis commands (Upstash
-  // bills per command) through an open route. Fix: when the limiter is on, /healthz counts a
-  // request that will PING against its key's window (functions/middleware/rate-limit.ts `admit`),
-  // and answers 429 over the limit without the PING.
-  it.fails("a key over its limit gets 429 from /healthz's Redis check, not another PING", () =>
+  // Finding (low), fixed: /healthz?deep=1 (any key) and GET /healthz with a read key PING Redis
+  // once per request and were not rate limited: a key over its limit kept making Redis commands
+  // (Upstash bills per command) through an open route. Now, with the limiter on, a request that
+  // will PING counts against its key's window (functions/middleware/rate-limit.ts `limitRequest`),
+  // and one over the limit is a 429 without the PING.
+  it("fixed: a key over its limit gets 429 from /healthz's Redis check, not another PING", () =>
     inOneWindow(limited, async () => {
       // the second ingest key of the rotation list: a budget no other test of this file uses
       for (let i = 0; i < 2; i++) await limited.post("/v1/not-a-route", {}, { key: TEST_INGEST_KEY_2 });
       expect((await limited.post("/v1/not-a-route", {}, { key: TEST_INGEST_KEY_2 })).status).toBe(429);
       const { result, commands } = await limited.cost(() => limited.get("/healthz?deep=1", { key: TEST_INGEST_KEY_2 }));
       expect({ status: result.status, commands }).toEqual({ status: 429, commands: 0 });
-    }),
-  );
+    }));
 
-  // Finding (low): an admin key's /internal/jobs/* calls are not rate limited: an admin key over
-  // its limit can still start jobs (each many Redis commands) back to back. QStash's signed calls
-  // carry no key and stay unlimited. Fix: `signedOrAdmin` (functions/middleware/qstash.ts) runs
-  // the limiter after an admin key is accepted, as /v1/* does.
-  it.fails("an admin key over its limit gets 429 from /internal/jobs/*, before the job runs", () =>
+  // Finding (low), fixed: an admin key's /internal/jobs/* calls were not rate limited: an admin key
+  // over its limit could still start jobs (each many Redis commands) back to back. Now
+  // `signedOrAdmin` (functions/middleware/qstash.ts) runs the limiter once an admin key is
+  // accepted, as /v1/* does. QStash's signed calls carry no key and stay unlimited.
+  it("fixed: an admin key over its limit gets 429 from /internal/jobs/*, before the job runs", () =>
     inOneWindow(limited, async () => {
       await limited.get("/v1/not-a-route", { key: "admin" });
       await limited.get("/v1/not-a-route", { key: "admin" });
@@ -316,35 +320,32 @@ describe("review17: the rate limiter (RATE_LIMIT_PER_10S=2)", () => {
         limited.post("/internal/jobs/compact", undefined, { key: "admin" }),
       );
       expect({ status: result.status, commands }).toEqual({ status: 429, commands: 0 });
-    }),
-  );
+    }));
 
-  // Finding (low): with the limiter on, a request whose declared Content-Length is over 1 MiB, or
-  // whose Idempotency-Key is malformed (over 255 characters), is refused (413 / 400) only after the
-  // limiter's EVALSHA: one Redis command for a refusal the headers alone decide. Fix: check the
-  // declared length and the Idempotency-Key's form in a middleware before `rateLimit`
-  // (functions/app.ts; the streamed-length check stays in the body guard).
-  it.fails(
-    "a declared oversize body or a malformed Idempotency-Key is refused before the limiter's Redis call",
-    async () => {
-      const big = await limited.cost(() =>
-        limited.call("POST", "/v1/counters/c/incr", undefined, {
-          key: "ingest",
-          headers: { "content-length": String(2 * 1024 * 1024), "content-type": "application/json" },
-          raw: "{}",
-        }),
-      );
-      expect({ status: big.result.status, commands: big.commands }).toEqual({ status: 413, commands: 0 });
-      const idem = await limited.cost(() =>
-        limited.post(
-          "/v1/counters/c/incr",
-          { member: "m" },
-          { key: "ingest", headers: { "idempotency-key": "k".repeat(300) } },
-        ),
-      );
-      expect({ status: idem.result.status, commands: idem.commands }).toEqual({ status: 400, commands: 0 });
-    },
-  );
+  // Finding (low), fixed: with the limiter on, a request whose declared Content-Length is over
+  // 1 MiB, or whose Idempotency-Key is malformed (over 255 characters), was refused (413 / 400) only
+  // after the limiter's EVALSHA: one Redis command for a refusal the headers alone decide. Now
+  // functions/middleware/request.ts `headerGuard` refuses both before `rateLimit`. (A streamed body
+  // over 1 MiB without a declared length is still counted first: refusing it before the limiter
+  // would mean reading up to 1 MiB for a key already over its limit.)
+  it("fixed: a declared oversize body or a malformed Idempotency-Key is refused before the limiter's Redis call", async () => {
+    const big = await limited.cost(() =>
+      limited.call("POST", "/v1/counters/c/incr", undefined, {
+        key: "ingest",
+        headers: { "content-length": String(2 * 1024 * 1024), "content-type": "application/json" },
+        raw: "{}",
+      }),
+    );
+    expect({ status: big.result.status, commands: big.commands }).toEqual({ status: 413, commands: 0 });
+    const idem = await limited.cost(() =>
+      limited.post(
+        "/v1/counters/c/incr",
+        { member: "m" },
+        { key: "ingest", headers: { "idempotency-key": "k".repeat(300) } },
+      ),
+    );
+    expect({ status: idem.result.status, commands: idem.commands }).toEqual({ status: 400, commands: 0 });
+  });
 
   it("a 401 or 403 costs no Redis call with the limiter on", () =>
     inOneWindow(limited, async () => {
