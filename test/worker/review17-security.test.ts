@@ -18,15 +18,18 @@
  * three found (all low, all rate-limit reach) are fixed and flipped, their comments say how.
  */
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { TEST_INGEST_KEY_2 } from "../helpers/keys.ts";
+import { TEST_INGEST_KEY_2, TEST_SIGNING_KEYS } from "../helpers/keys.ts";
+import { signQstash } from "../helpers/qstash-sign.ts";
 import { inOneWindow } from "../helpers/rate-window.ts";
 import { createTestApi, TEST_KEYS, type TestResponse } from "../helpers/worker.ts";
 
 const api = createTestApi({ label: "review17-security" });
 const limited = createTestApi({ label: "review17-sec-rl", vars: { RATE_LIMIT_PER_10S: "2" } });
+const fresh = createTestApi({ label: "review17-sec-rl2", vars: { RATE_LIMIT_PER_10S: "2" } });
 afterAll(async () => {
   await api.cleanup();
   await limited.cleanup();
+  await fresh.cleanup();
 });
 
 type Scope = "read" | "ingest" | "admin";
@@ -346,6 +349,32 @@ describe("review17: the rate limiter (RATE_LIMIT_PER_10S=2)", () => {
     );
     expect({ status: idem.result.status, commands: idem.commands }).toEqual({ status: 400, commands: 0 });
   });
+
+  it("under the limit, /healthz's Redis check and an admin key's job count in the key's window; QStash's signed calls are never limited", () =>
+    // a prefix of its own: a budget (Redis counter and isolate memory) no other test has used
+    inOneWindow(fresh, async () => {
+      const health = await fresh.get("/healthz", { key: "admin" });
+      expect({ status: health.status, remaining: health.headers.get("ratelimit-remaining") }).toEqual({
+        status: 200,
+        remaining: "1",
+      });
+      const job = await fresh.post("/internal/jobs/trim", undefined, { key: "admin" });
+      expect({ status: job.status, remaining: job.headers.get("ratelimit-remaining") }).toEqual({
+        status: 200,
+        remaining: "0",
+      });
+      expect((await fresh.post("/internal/jobs/trim", undefined, { key: "admin" })).status).toBe(429);
+      // the schedule's signed call carries no key: it runs, and says nothing of a limit
+      const url = "http://localhost/internal/jobs/trim";
+      const signed = await fresh.post("/internal/jobs/trim", undefined, {
+        key: "none",
+        headers: { "upstash-signature": await signQstash(TEST_SIGNING_KEYS.current, { url }) },
+      });
+      expect({ status: signed.status, limit: signed.headers.get("ratelimit-limit") }).toEqual({
+        status: 200,
+        limit: null,
+      });
+    }));
 
   it("a 401 or 403 costs no Redis call with the limiter on", () =>
     inOneWindow(limited, async () => {
