@@ -1,0 +1,544 @@
+/**
+ * Adversarial review (round 17) of trending top / member lookup / compaction / cached unions, through
+ * the library against real Redis (the local Upstash server) with an injected clock.
+ *
+ * 1. A differential test against a plain model (exact counts per member per hour; a window's count =
+ *    the sum over its hours, the current hour included): seeded random events over ~30 hours, late
+ *    events into any hour the horizon accepts (1 h .. 168 h back: retention 200), the compaction job at
+ *    random moments (minute 0..4 and after minute 5, twice, cut short so it says `more: true`), reads of
+ *    every window width 1 h..168 h with small n (ties at the boundary are common: counts 1..3 over a
+ *    pool of byte-order-tricky names), member lookups of members in and out of the top, stream delete
+ *    and re-create. keep = 0 (never trimmed): every answer must equal the model; keep > 0: every
+ *    answer within its documented bound (maxError, rank..rankMax, `exact`/`topProven` only when true).
+ * 2. Deterministic probes of the sequences the brief names: a late event after its hour was compacted
+ *    and after a union was built from it, compaction interrupted (`more: true`), a tie across the
+ *    first page, delete then re-create, retention edges.
+ * 3. Costs of the first read of the hour against the warm read, pinned to test/costs/trending.ts.
+ */
+import { describe, expect, it } from "vitest";
+import { mulberry32 } from "../../dev/prng.ts";
+import type { Ctx } from "../../src/context.ts";
+import { ValidationError } from "../../src/errors.ts";
+import { createRedis } from "../../src/redis/client.ts";
+import { HOUR, hourLabel, MINUTE } from "../../src/time.ts";
+import * as trending from "../../src/trending/index.ts";
+import { streamKeys } from "../../src/trending/keys.ts";
+import { area } from "../costs/trending.ts";
+import { libraryTest } from "../helpers/library.ts";
+import { command, resetStats, statsOf } from "../helpers/upstash-rest.ts";
+
+const lib = libraryTest("review17-trending");
+const H0 = Math.floor(Date.UTC(2026, 10, 25, 3) / HOUR);
+
+/** UTF-8 byte order: docs/trending.md ranks equal counts by it. */
+const bytes = (a: string, b: string) => Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+
+/** Exact counts per stream, hour and member: what a never-trimmed store would hold. */
+class Model {
+  data = new Map<string, Map<number, Map<string, number>>>();
+  add(stream: string, member: string, count: number, h: number) {
+    let s = this.data.get(stream);
+    if (!s) this.data.set(stream, (s = new Map()));
+    let m = s.get(h);
+    if (!m) s.set(h, (m = new Map()));
+    m.set(member, (m.get(member) ?? 0) + count);
+  }
+  drop(stream: string) {
+    this.data.delete(stream);
+  }
+  distinct(stream: string, h: number) {
+    return this.data.get(stream)?.get(h)?.size ?? 0;
+  }
+  window(stream: string, H: number, w: number): Map<string, number> {
+    const out = new Map<string, number>();
+    for (let h = H - w; h <= H; h++)
+      for (const [m, c] of this.data.get(stream)?.get(h) ?? []) out.set(m, (out.get(m) ?? 0) + c);
+    return out;
+  }
+  ranked(stream: string, H: number, w: number) {
+    return [...this.window(stream, H, w)]
+      .sort((x, y) => y[1] - x[1] || bytes(x[0], y[0]))
+      .map(([member, count], i) => ({ rank: i + 1, member, count }));
+  }
+}
+
+// byte order differs from UTF-16 order for some ("\uffff" vs "\u{10000}", "B" vs "a")
+const POOL = ["a", "b", "B", "é", "\uffff", "\u{10000}", "日", "m", "mm", "z0", "z1", "z2", "z3", "z4", "z5", "z6"];
+
+/** Loads every script once (a first EVALSHA meets NOSCRIPT and is re-sent: two requests). */
+async function warmScripts(ctx: Ctx, R: { retentionHours: number }) {
+  await trending.top(ctx, "warm", R);
+  await trending.member(ctx, "warm", "x", R);
+  await trending.compact(ctx, R);
+  await trending.record(ctx, "warm", [{ member: "x" }], R);
+  await trending.compact({ ...ctx, now: ctx.now + HOUR }, R);
+  await trending.deleteStream(ctx, "warm", R);
+}
+
+interface Walk {
+  seed: number;
+  keep: number;
+  retention: number;
+  hours: number;
+}
+
+async function walk(sc: Walk) {
+  const rnd = mulberry32(sc.seed);
+  const int = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(rnd() * xs.length)] as T;
+  const R = { retentionHours: sc.retention };
+  const horizon = Math.min(sc.retention, 168);
+  const base = lib.ctx(H0 * HOUR, `r17-${sc.seed}`);
+  const model = new Model();
+  const STREAMS = ["s0", "s1"];
+  const seen = { reads: 0, exact: 0, inexact: 0, late: 0, compactions: 0, more: 0, deletes: 0, tiesAtCut: 0 };
+  await warmScripts(base, R);
+
+  let now = H0 * HOUR + int(0, HOUR - 1);
+  const end = now + sc.hours * HOUR;
+  while (now < end) {
+    const H = Math.floor(now / HOUR);
+    const ctx = { ...base, now };
+    const roll = rnd();
+    if (roll < 0.45) {
+      const stream = pick(STREAMS);
+      const events = Array.from({ length: rnd() < 0.6 ? 1 : int(2, 8) }, () => {
+        const k = rnd();
+        let at: number | undefined;
+        if (k < 0.5) at = undefined;
+        else if (k < 0.8) at = (H - int(1, 3)) * HOUR + int(0, HOUR - 1);
+        else if (k < 0.9) at = (H - int(1, horizon)) * HOUR + (rnd() < 0.5 ? 0 : HOUR - 1);
+        else at = now + int(0, 5 * MINUTE);
+        return { member: pick(POOL), count: int(1, 3), ...(at === undefined ? {} : { at }) };
+      });
+      await trending.record(ctx, stream, events, R);
+      for (const e of events) {
+        const h = Math.floor((e.at ?? now) / HOUR);
+        if (h < H) seen.late++;
+        model.add(stream, e.member, e.count, h);
+      }
+    } else if (roll < 0.58) {
+      // the job: before or after minute 5, its clock sometimes a little ahead; cut short now and then
+      const tc = rnd() < 0.3 ? now + int(0, 4 * MINUTE) : now;
+      const short = rnd() < 0.4;
+      const opts = short
+        ? { ...R, keep: sc.keep, batchSize: 1, maxBatches: 1, scriptBudget: 1 }
+        : { ...R, keep: sc.keep };
+      const r = await trending.compact({ ...base, now: tc }, opts);
+      seen.compactions++;
+      if (r.more) seen.more++;
+      if (!short) expect(r.more).toBe(false);
+      if (rnd() < 0.4) {
+        const again = await trending.compact({ ...base, now: tc }, { ...R, keep: sc.keep });
+        if (!r.more) expect(again, "more: false, yet work was left").toMatchObject({ streams: 0, hoursTrimmed: 0 });
+      }
+      now = Math.max(now, tc);
+    } else if (roll < 0.6) {
+      // delete, then (sometimes) re-create at once, late events included
+      const stream = pick(STREAMS);
+      await trending.deleteStream(ctx, stream, R);
+      model.drop(stream);
+      seen.deletes++;
+      // (the injected clock runs ahead of Redis's: a union of an hour before H, or a bucket past its retention,
+      // would have expired already; they are not DELETE's to take)
+      const expired = (key: string) => {
+        const u = /:u:(?:24|48|x):(\d{10})$/.exec(key)?.[1];
+        if (u !== undefined) return u < hourLabel(H);
+        const b = /:h:(\d{4})(\d\d)(\d\d)(\d\d)$/.exec(key);
+        if (!b) return false;
+        const h = Date.UTC(Number(b[1]), Number(b[2]) - 1, Number(b[3]), Number(b[4])) / HOUR;
+        return h + 1 + sc.retention <= H;
+      };
+      const left = (await command<string[]>(lib.target, "KEYS", `${base.prefix}:trending:${stream}:*`)).filter(
+        (key) => !expired(key),
+      );
+      expect(left, "keys left after delete").toEqual([]);
+      if (rnd() < 0.7) {
+        const events = [
+          { member: pick(POOL), count: 2 },
+          { member: pick(POOL), count: 1, at: (H - int(1, Math.min(30, horizon))) * HOUR },
+        ];
+        await trending.record(ctx, stream, events, R);
+        for (const e of events) model.add(stream, e.member, e.count, Math.floor((e.at ?? now) / HOUR));
+      }
+    } else {
+      const stream = pick(STREAMS);
+      const w = rnd() < 0.3 ? pick([1, 24, 48, 168].filter((x) => x <= horizon)) : int(1, horizon);
+      const n = int(1, 6);
+      const r = await trending.top(ctx, stream, { ...R, windowHours: w, n });
+      seen.reads++;
+      const label = `seed ${sc.seed} +${((now - H0 * HOUR) / MINUTE).toFixed(0)}min ${stream} w=${w} n=${n}`;
+      const truth = model.window(stream, H, w);
+      const want = model.ranked(stream, H, w);
+      if ((want[n - 1]?.count ?? -1) === want[n]?.count) seen.tiesAtCut++;
+      expect(r.window, label).toEqual({ hours: w, from: (H - w) * HOUR, to: (H + 1) * HOUR });
+      expect(r.exact, label).toBe(r.maxError === 0);
+      if (r.exact) seen.exact++;
+      else seen.inexact++;
+      if (sc.keep === 0) expect(r.exact, `${label}: keep 0 never trims`).toBe(true);
+      if (r.exact) expect(r.items, label).toEqual(want.slice(0, n));
+      for (const item of r.items) {
+        const real = truth.get(item.member) ?? 0;
+        expect(item.count, `${label} ${item.member}`).toBeLessThanOrEqual(real);
+        expect(real - item.count, `${label} ${item.member}`).toBeLessThanOrEqual(r.maxError);
+      }
+      const floor = r.items.length === n ? (r.items[n - 1]?.count ?? 0) : 0;
+      const listed = new Set(r.items.map((i) => i.member));
+      for (const [m, real] of truth)
+        if (!listed.has(m)) expect(real, `${label} unreported ${m}`).toBeLessThanOrEqual(floor + r.maxError);
+      if (r.topProven) expect(r.items.map((i) => i.member)).toEqual(want.slice(0, n).map((i) => i.member));
+
+      // one member of the answer, one at random (often outside the top, or absent)
+      for (const who of [r.items[0]?.member ?? "a", pick(POOL)]) {
+        const m = await trending.member(ctx, stream, who, { ...R, windowHours: w });
+        const mlabel = `${label} member ${who}`;
+        const real = truth.get(who) ?? 0;
+        expect(m.maxError, mlabel).toBe(r.maxError);
+        expect(m.count, mlabel).toBeLessThanOrEqual(real);
+        expect(real - m.count, mlabel).toBeLessThanOrEqual(m.maxError);
+        if (m.exact) {
+          const mine = want.find((x) => x.member === who);
+          expect(m.count, mlabel).toBe(mine?.count ?? 0);
+          expect(m.rank, mlabel).toBe(mine?.rank ?? null);
+          expect(m.rankExact, mlabel).toBe(true);
+        }
+        const inTop = r.items.find((i) => i.member === who);
+        if (inTop) {
+          expect(m.count, mlabel).toBe(inTop.count);
+          expect(m.rank, mlabel).toBe(inTop.rank);
+        }
+      }
+    }
+    const gap = rnd();
+    now += gap < 0.85 ? int(1, 8) * MINUTE + int(0, 59_999) : gap < 0.95 ? int(30, 90) * MINUTE : int(2, 5) * HOUR;
+  }
+  return seen;
+}
+
+describe("review 17: top and member lookups against a model of exact hourly counts", () => {
+  const walks: Walk[] = [];
+  for (let i = 0; i < 12; i++)
+    walks.push({
+      seed: 1701 + i,
+      keep: [0, 2, 3, 5][i % 4] ?? 0,
+      retention: [200, 200, 6, 50][i % 4] ?? 50,
+      hours: 30,
+    });
+  for (const sc of walks)
+    it(`seed ${sc.seed}: keep ${sc.keep}, retention ${sc.retention} h`, async () => {
+      const seen = await walk(sc);
+      console.log(`review17 seed ${sc.seed}`, JSON.stringify(seen));
+      expect(seen.reads).toBeGreaterThan(15);
+      expect(seen.late).toBeGreaterThan(20);
+      expect(seen.compactions).toBeGreaterThan(5);
+      expect(seen.tiesAtCut).toBeGreaterThan(0);
+      if (sc.keep > 0) expect(seen.inexact).toBeGreaterThan(0);
+    }, 120_000);
+});
+
+/** Checks a top answer against the model at hour H: exact where it says so, within maxError always. */
+function checkTop(model: Model, stream: string, H: number, w: number, n: number, r: trending.TopResult, label: string) {
+  const truth = model.window(stream, H, w);
+  const want = model.ranked(stream, H, w);
+  expect(r.exact, label).toBe(r.maxError === 0);
+  if (r.exact) expect(r.items, label).toEqual(want.slice(0, n));
+  for (const item of r.items) {
+    const real = truth.get(item.member) ?? 0;
+    expect(item.count, `${label} ${item.member}`).toBeLessThanOrEqual(real);
+    expect(real - item.count, `${label} ${item.member}`).toBeLessThanOrEqual(r.maxError);
+  }
+  const floor = r.items.length === n ? (r.items[n - 1]?.count ?? 0) : 0;
+  const listed = new Set(r.items.map((i) => i.member));
+  for (const [m, real] of truth)
+    if (!listed.has(m)) expect(real, `${label} unreported ${m}`).toBeLessThanOrEqual(floor + r.maxError);
+}
+
+describe("review 17: the sequences the model walk meets only by chance", () => {
+  const R = { retentionHours: 50 };
+  const H = H0 + 40;
+
+  it("a late event after its hour was compacted and after a union was built from it, then compaction again", async () => {
+    const ctx = lib.ctx(H * HOUR + 10 * MINUTE, "late-after");
+    const model = new Model();
+    const write = async (now: number, events: { member: string; count: number; at?: number }[]) => {
+      await trending.record({ ...ctx, now }, "s", events, R);
+      for (const e of events) model.add("s", e.member, e.count, Math.floor((e.at ?? now) / HOUR));
+    };
+    // hour H-2 holds a5 b4 c3 d1, H-1 a1; the reader reads at minute 2 (H-1 not compacted: a union without it)
+    await write((H - 2) * HOUR + MINUTE, [
+      { member: "a", count: 5 },
+      { member: "b", count: 4 },
+      { member: "c", count: 3 },
+      { member: "d", count: 1 },
+    ]);
+    await write((H - 1) * HOUR + MINUTE, [{ member: "a", count: 1 }]);
+    const at = (min: number) => ({ ...ctx, now: H * HOUR + min * MINUTE });
+    checkTop(model, "s", H, 2, 3, await trending.top(at(2), "s", { ...R, windowHours: 2, n: 3 }), "before compaction");
+    const c1 = await trending.compact(at(6), { ...R, keep: 2 });
+    // the read at minute 2 built the slot (2 h) without H-1: compaction completes it
+    expect(c1).toMatchObject({ streams: 1, hoursTrimmed: 1, unionsBuilt: 1 });
+    for (const w of [2, 24])
+      checkTop(
+        model,
+        "s",
+        H,
+        w,
+        3,
+        await trending.top(at(7), "s", { ...R, windowHours: w, n: 3 }),
+        `w=${w} after compaction`,
+      );
+    // d, trimmed out of H-2, comes back late with 10: the unions of H must drop, the hour re-opens
+    await write(H * HOUR + 8 * MINUTE, [{ member: "d", count: 10, at: (H - 2) * HOUR + 59 * MINUTE }]);
+    for (const w of [2, 24, 48]) {
+      const r = await trending.top(at(9), "s", { ...R, windowHours: w, n: 3 });
+      checkTop(model, "s", H, w, 3, r, `w=${w} after the late event`);
+      expect(r.items[0]?.member).toBe("d");
+      const m = await trending.member(at(9), "s", "d", { ...R, windowHours: w });
+      expect(m.count).toBe(r.items[0]?.count);
+      expect(m.rank).toBe(1);
+    }
+    const c2 = await trending.compact(at(10), { ...R, keep: 2 });
+    expect(c2).toMatchObject({ streams: 1, hoursTrimmed: 1 });
+    for (const w of [2, 24, 48]) {
+      const r = await trending.top(at(11), "s", { ...R, windowHours: w, n: 3 });
+      checkTop(model, "s", H, w, 3, r, `w=${w} after the second compaction`);
+      expect(r.items.slice(0, 2).map((i) => i.member)).toEqual(["d", "a"]);
+      // the unions the reads at minute 9 built hold H-2 as it was then (b 4 still in it): compaction trims
+      // the bucket, not them, so they stay as exact as they were (maxError the first cut, 3)
+      expect(r.maxError).toBe(3);
+    }
+  });
+
+  it("a compaction cut short (more: true) between reads, then finished: every read within its bound", async () => {
+    const ctx = lib.ctx(H * HOUR, "short-run");
+    const model = new Model();
+    const streams = ["x", "y", "z"];
+    for (const s of streams)
+      for (let back = 1; back <= 3; back++) {
+        const events = Array.from({ length: 6 }, (_, i) => ({
+          member: `m${i}`,
+          count: 1 + ((i * 7 + back) % 5),
+          at: (H - back) * HOUR + 30 * MINUTE,
+        }));
+        await trending.record({ ...ctx, now: (H - back) * HOUR + 31 * MINUTE }, s, events, R);
+        for (const e of events) model.add(s, e.member, e.count, H - back);
+      }
+    const at = (min: number) => ({ ...ctx, now: H * HOUR + min * MINUTE });
+    // first reads before any compaction: unions without H-1
+    for (const s of streams) checkTop(model, s, H, 24, 3, await trending.top(at(1), s, { ...R, n: 3 }), `${s} open`);
+    const short = { ...R, keep: 2, batchSize: 1, maxBatches: 1, scriptBudget: 1 };
+    let runs = 0;
+    for (;;) {
+      const r = await trending.compact(at(5 + runs), short);
+      runs++;
+      for (const s of streams) {
+        checkTop(model, s, H, 24, 3, await trending.top(at(5 + runs), s, { ...R, n: 3 }), `${s} after run ${runs}`);
+        for (const who of ["m0", "m3", "zz"]) {
+          const m = await trending.member(at(5 + runs), s, who, { ...R, windowHours: 24 });
+          const real = model.window(s, H, 24).get(who) ?? 0;
+          expect(m.count).toBeLessThanOrEqual(real);
+          expect(real - m.count).toBeLessThanOrEqual(m.maxError);
+        }
+      }
+      if (!r.more) break;
+      expect(runs).toBeLessThan(30);
+    }
+    expect(runs).toBeGreaterThan(3);
+    const idle = await trending.compact(at(50), { ...R, keep: 2 });
+    expect(idle).toMatchObject({ streams: 0, hoursTrimmed: 0, more: false });
+    for (const s of streams)
+      for (let back = 1; back <= 3; back++)
+        expect(await command<number>(lib.target, "ZCARD", streamKeys(ctx.prefix, s).bucket(H - back))).toBe(3);
+  });
+
+  it("a tie deeper than the first page at the boundary: the smallest members by byte order, the rest exact", async () => {
+    const ctx = lib.ctx(H * HOUR + 20 * MINUTE, "deep-tie");
+    const model = new Model();
+    // 300 members at 2 over the window: half of them 1 + 1 across the previous and the current hour
+    const names = Array.from({ length: 300 }, (_, i) => `t${String(i).padStart(3, "0")}${i % 7 === 0 ? "\u00e9" : ""}`);
+    const prev = names.map((member, i) => ({ member, count: i % 2 === 0 ? 2 : 1, at: (H - 1) * HOUR + MINUTE }));
+    const cur = names.filter((_, i) => i % 2 === 1).map((member) => ({ member, count: 1 }));
+    const lead = [
+      { member: "\u{10000}", count: 3 },
+      { member: "\uffff", count: 3 },
+      { member: "B", count: 5 },
+    ];
+    await trending.record(
+      { ...ctx, now: (H - 1) * HOUR + 2 * MINUTE },
+      "s",
+      [...prev, ...lead.map((e) => ({ ...e, at: (H - 1) * HOUR }))],
+      R,
+    );
+    await trending.record(ctx, "s", cur, R);
+    for (const e of [...prev, ...lead]) model.add("s", e.member, e.count, H - 1);
+    for (const e of cur) model.add("s", e.member, e.count, H);
+    for (const n of [3, 10, 100]) {
+      for (const w of [1, 24]) {
+        const r = await trending.top(ctx, "s", { ...R, windowHours: w, n });
+        expect(r.items, `n=${n} w=${w}`).toEqual(model.ranked("s", H, w).slice(0, n));
+        expect(r.exact).toBe(true);
+        // "\uffff" (ef bf bf) sorts before "\u{10000}" (f0 90 80 80) in bytes, after it in UTF-16
+        if (n >= 3) expect(r.items.slice(1, 3).map((i) => i.member)).toEqual(["\uffff", "\u{10000}"]);
+      }
+    }
+    // member lookups in and out of the top, ranks by the same tie rule
+    const want = model.ranked("s", H, 24);
+    for (const who of ["B", "\u{10000}", names[0] ?? "", names[151] ?? "", names[299] ?? "", "absent"]) {
+      const m = await trending.member(ctx, "s", who, { ...R, windowHours: 24 });
+      const mine = want.find((x) => x.member === who);
+      expect({ count: m.count, rank: m.rank, rankExact: m.rankExact }, who).toEqual({
+        count: mine?.count ?? 0,
+        rank: mine?.rank ?? null,
+        rankExact: true,
+      });
+    }
+  });
+
+  it("delete, then re-create in the same hour (and a reader ahead in the next): nothing of the old stream comes back", async () => {
+    const ctx = lib.ctx(H * HOUR + 57 * MINUTE, "recreate");
+    const ahead = { ...ctx, now: (H + 1) * HOUR + MINUTE };
+    await trending.record({ ...ctx, now: (H - 1) * HOUR + MINUTE }, "s", [{ member: "old", count: 9 }], R);
+    await trending.record(
+      ctx,
+      "s",
+      [
+        { member: "old", count: 1 },
+        { member: "keep", count: 1 },
+      ],
+      R,
+    );
+    // unions of H (24 h, 48 h, a slot) and of H + 1 (a reader whose clock is ahead)
+    for (const c of [ctx, ahead]) for (const w of [24, 48, 5]) await trending.top(c, "s", { ...R, windowHours: w });
+    await trending.deleteStream(ctx, "s", R);
+    expect(await trending.list(ctx)).not.toContain("s");
+    await trending.record(
+      ctx,
+      "s",
+      [
+        { member: "new", count: 2 },
+        { member: "keep", count: 1, at: (H - 1) * HOUR },
+      ],
+      R,
+    );
+    expect(await trending.list(ctx)).toContain("s");
+    for (const c of [ctx, ahead])
+      for (const w of [24, 48, 5, 1]) {
+        const r = await trending.top(c, "s", { ...R, windowHours: w });
+        expect(r.items, `w=${w} at ${c.now - H * HOUR}`).toEqual([
+          { rank: 1, member: "new", count: 2 },
+          ...(w >= 1 && (c === ctx || w >= 2) ? [{ rank: 2, member: "keep", count: 1 }] : []),
+        ]);
+        const m = await trending.member(c, "s", "old", { ...R, windowHours: w });
+        expect(m).toMatchObject({ count: 0, rank: null, exact: true });
+      }
+    // compaction after the re-create finds only the new stream's hours
+    const r = await trending.compact({ ...ahead, now: (H + 1) * HOUR + 6 * MINUTE }, { ...R, keep: 2 });
+    expect(r).toMatchObject({ streams: 1, hoursTrimmed: 0 });
+  });
+
+  it("retention edges: the oldest hour a window reads, one ms earlier refused; pruned exactly when its last bucket expired", async () => {
+    const R3 = { retentionHours: 3 };
+    const ctx = lib.ctx(H * HOUR + 30 * MINUTE, "retention");
+    await trending.record(ctx, "s", [{ member: "edge", count: 4, at: (H - 3) * HOUR }], R3);
+    await expect(
+      trending.record(
+        ctx,
+        "s",
+        [
+          { member: "ok", count: 1 },
+          { member: "x", count: 1, at: (H - 3) * HOUR - 1 },
+        ],
+        R3,
+      ),
+    ).rejects.toThrow(ValidationError);
+    const r = await trending.top(ctx, "s", { ...R3, windowHours: 3 });
+    expect(r.items).toEqual([{ rank: 1, member: "edge", count: 4 }]); // "ok" was refused with the batch
+    await expect(trending.top(ctx, "s", { ...R3, windowHours: 4 })).rejects.toThrow(ValidationError);
+    // the default window is the retention when shorter than 24 h
+    expect((await trending.top(ctx, "s", R3)).window.hours).toBe(3);
+    // an hour later H-3 is out of every window
+    const next = { ...ctx, now: (H + 1) * HOUR + 10 * MINUTE };
+    expect((await trending.top(next, "s", { ...R3, windowHours: 3 })).items).toEqual([]);
+    // compaction: H-3 was the stream's only hour (its last is H - 3): pruned once H - 3 + 1 + 3 has passed
+    await trending.compact({ ...ctx, now: H * HOUR + 40 * MINUTE }, { ...R3, keep: 2 });
+    expect(await trending.list(ctx)).toContain("s");
+    const prune = await trending.compact(next, { ...R3, keep: 2 });
+    expect(prune).toMatchObject({ pruned: 1 });
+    expect(await trending.list(next)).not.toContain("s");
+  });
+});
+
+describe("review 17: first read of the hour against the warm read (test/costs/trending.ts)", () => {
+  const R = { retentionHours: 50 };
+  const T = (H0 + 60) * HOUR + 30 * MINUTE;
+  const TAG = `r17cost-${Math.random().toString(36).slice(2, 8)}`;
+  const counted = createRedis({ url: lib.target.url, token: `${lib.target.token}.${TAG}` });
+  const rows = area.rows;
+  async function cost(run: () => Promise<unknown>) {
+    await resetStats(lib.target, TAG);
+    await run();
+    const s = await statsOf(lib.target, TAG);
+    expect(s.requests).toBe(1);
+    return s.commands;
+  }
+  /** 300 long-tailed members in each of the 3 hours before and the current one (the cost test's shape). */
+  async function load(ctx: Ctx, stream: string) {
+    const events = [3, 2, 1, 0].flatMap((back) =>
+      Array.from({ length: 300 }, (_, i) => ({
+        member: `p${i}`,
+        count: 1 + Math.floor(1000 / (1 + ((i * 7919 + back * 13) % 300))),
+        at: ctx.now - back * HOUR,
+      })),
+    );
+    for (let i = 0; i < events.length; i += 1000) await trending.record(ctx, stream, events.slice(i, i + 1000), R);
+  }
+
+  it("cold and warm, the previous hour open and compacted, as the rows say", async () => {
+    const base = lib.ctx(T, "r17cost");
+    const ctx = { ...base, redis: counted };
+    await warmScripts(ctx, R);
+    await load(base, "a");
+    await load(base, "b");
+    expect(await cost(() => trending.top(ctx, "a", R))).toBe(rows.topFirstReadOpen.commands);
+    expect(await cost(() => trending.top(ctx, "a", R))).toBe(rows.topWarmOpen.commands);
+    expect(await cost(() => trending.member(ctx, "a", "p3", R))).toBe(rows.memberOpen.commands);
+    await trending.compact(base, R);
+    expect(await cost(() => trending.top(ctx, "b", R))).toBe(rows.topFirstRead.commands);
+    expect(await cost(() => trending.top(ctx, "b", R))).toBe(rows.topWarm.commands);
+    expect(await cost(() => trending.member(ctx, "b", "p3", R))).toBe(rows.memberWarm.commands);
+    // the union compaction completed for "a" is warm again: two sets
+    expect(await cost(() => trending.top(ctx, "a", R))).toBe(rows.topWarm.commands);
+  });
+
+  // FINDING (low, cost and docs): a late event after the previous hour was compacted puts its hour in the
+  // queue (`ZADD _dirty LT h`, as it must: compaction has to look at h again), and previousOpen reads
+  // "queue < H" as "the previous hour is not compacted". So for the rest of the hour (until the next
+  // compaction, normally at the next hour's minute 5) every read of the stream takes the open path:
+  // the union leaves out H - 1 (already trimmed) and pages it as a third set: a cold read 12 commands
+  // where docs/trending.md's table says 9 ("cold (first read of the hour, or after a late event),
+  // previous hour compacted"), a warm read 7 instead of 5, a member lookup 9 instead of 6. The answers
+  // stay right (the model walk above checks them); only the cost grows, for up to an hour after any late
+  // event, and late events are routine (a batch with one event stamped in the previous hour).
+  // Fix: compaction knows it finished H - 1; keep that in the queue entry's place instead of losing it:
+  // the read asks whether the previous hour is small enough to union as it is (`ZCARD` ≤ keep + 1, what a
+  // trimmed hour holds at most): it then needs no split whatever the queue says, and the cold read costs
+  // one `ZCARD` more only while the queue holds an hour before H. Or, smaller: say so in the docs' table.
+  it.fails("a late event after compaction leaves the reads on the two-set path (9 cold, 5 warm)", async () => {
+    const base = lib.ctx(T, "r17cost-late");
+    const ctx = { ...base, redis: counted };
+    await warmScripts(ctx, R);
+    await load(base, "c");
+    await trending.compact(base, R);
+    await trending.top(ctx, "c", R);
+    expect(await cost(() => trending.top(ctx, "c", R))).toBe(rows.topWarm.commands);
+    await trending.record(base, "c", [{ member: "late", count: 1, at: T - 2 * HOUR }], R);
+    const cold = await cost(() => trending.top(ctx, "c", R));
+    const warm = await cost(() => trending.top(ctx, "c", R));
+    const member = await cost(() => trending.member(ctx, "c", "p3", R));
+    expect({ cold, warm, member }).toEqual({
+      cold: rows.topFirstRead.commands,
+      warm: rows.topWarm.commands,
+      member: rows.memberWarm.commands,
+    });
+  });
+});
