@@ -162,16 +162,20 @@ async function walk(sc: Walk) {
         for (const e of events) model.add(stream, e.member, e.count, Math.floor((e.at ?? now) / HOUR));
       }
     } else {
+      // a reader whose clock may be up to 4 minutes ahead of the writers' (never behind the job's)
+      const t = now + (rnd() < 0.3 ? int(0, 4 * MINUTE) : 0);
+      const rctx = { ...base, now: t };
+      const Hr = Math.floor(t / HOUR);
       const stream = pick(STREAMS);
       const w = rnd() < 0.3 ? pick([1, 24, 48, 168].filter((x) => x <= horizon)) : int(1, horizon);
       const n = int(1, 6);
-      const r = await trending.top(ctx, stream, { ...R, windowHours: w, n });
+      const r = await trending.top(rctx, stream, { ...R, windowHours: w, n });
       seen.reads++;
       const label = `seed ${sc.seed} +${((now - H0 * HOUR) / MINUTE).toFixed(0)}min ${stream} w=${w} n=${n}`;
-      const truth = model.window(stream, H, w);
-      const want = model.ranked(stream, H, w);
+      const truth = model.window(stream, Hr, w);
+      const want = model.ranked(stream, Hr, w);
       if ((want[n - 1]?.count ?? -1) === want[n]?.count) seen.tiesAtCut++;
-      expect(r.window, label).toEqual({ hours: w, from: (H - w) * HOUR, to: (H + 1) * HOUR });
+      expect(r.window, label).toEqual({ hours: w, from: (Hr - w) * HOUR, to: (Hr + 1) * HOUR });
       expect(r.exact, label).toBe(r.maxError === 0);
       if (r.exact) seen.exact++;
       else seen.inexact++;
@@ -190,7 +194,7 @@ async function walk(sc: Walk) {
 
       // one member of the answer, one at random (often outside the top, or absent)
       for (const who of [r.items[0]?.member ?? "a", pick(POOL)]) {
-        const m = await trending.member(ctx, stream, who, { ...R, windowHours: w });
+        const m = await trending.member(rctx, stream, who, { ...R, windowHours: w });
         const mlabel = `${label} member ${who}`;
         const real = truth.get(who) ?? 0;
         expect(m.maxError, mlabel).toBe(r.maxError);
@@ -217,23 +221,33 @@ async function walk(sc: Walk) {
 
 describe("review 17: top and member lookups against a model of exact hourly counts", () => {
   const walks: Walk[] = [];
-  for (let i = 0; i < 12; i++)
+  for (let i = 0; i < Number(process.env.R17_WALKS ?? 12); i++)
     walks.push({
       seed: 1701 + i,
       keep: [0, 2, 3, 5][i % 4] ?? 0,
       retention: [200, 200, 6, 50][i % 4] ?? 50,
       hours: 30,
     });
+  const total: Record<string, number> = {};
   for (const sc of walks)
     it(`seed ${sc.seed}: keep ${sc.keep}, retention ${sc.retention} h`, async () => {
       const seen = await walk(sc);
       console.log(`review17 seed ${sc.seed}`, JSON.stringify(seen));
-      expect(seen.reads).toBeGreaterThan(15);
-      expect(seen.late).toBeGreaterThan(20);
-      expect(seen.compactions).toBeGreaterThan(5);
-      expect(seen.tiesAtCut).toBeGreaterThan(0);
-      if (sc.keep > 0) expect(seen.inexact).toBeGreaterThan(0);
+      for (const [k, v] of Object.entries(seen)) total[k] = (total[k] ?? 0) + v;
+      if (sc.keep === 0) total.inexactKeep0 = (total.inexactKeep0 ?? 0) + seen.inexact;
+      expect(seen.reads).toBeGreaterThan(5);
     }, 120_000);
+  it("the walks met what they claim to test", () => {
+    console.log("review17 walks", JSON.stringify(total));
+    expect(total.reads).toBeGreaterThan(200);
+    expect(total.late).toBeGreaterThan(200);
+    expect(total.compactions).toBeGreaterThan(50);
+    expect(total.more).toBeGreaterThan(3);
+    expect(total.deletes).toBeGreaterThan(5);
+    expect(total.tiesAtCut).toBeGreaterThan(30);
+    expect(total.inexact).toBeGreaterThan(10);
+    expect(total.inexactKeep0 ?? 0).toBe(0);
+  });
 });
 
 /** Checks a top answer against the model at hour H: exact where it says so, within maxError always. */
