@@ -537,7 +537,7 @@ describe("review 17: first read of the hour against the warm read (test/costs/tr
   // the read asks whether the previous hour is small enough to union as it is (`ZCARD` ≤ keep + 1, what a
   // trimmed hour holds at most): it then needs no split whatever the queue says, and the cold read costs
   // one `ZCARD` more only while the queue holds an hour before H. Or, smaller: say so in the docs' table.
-  it.fails("a late event after compaction leaves the reads on the two-set path (9 cold, 5 warm)", async () => {
+  it("a late event after compaction leaves the reads on the two-set path (9 cold, 5 warm)", async () => {
     const base = lib.ctx(T, "r17cost-late");
     const ctx = { ...base, redis: counted };
     await warmScripts(ctx, R);
