@@ -524,19 +524,21 @@ describe("review 17: first read of the hour against the warm read (test/costs/tr
     expect(await cost(() => trending.top(ctx, "a", R))).toBe(rows.topWarm.commands);
   });
 
+  // FIXED (was low, cost and docs; wt-r17trend): `_dirty` now also holds each stream's compaction mark
+  // ("\0" + name, scored −H of the run that last finished it, set in the same ZADD as the stream's entry,
+  // removed with it by DELETE and pruning); previousOpen asks both in one ZMSCORE (the ZSCORE it was) and
+  // splits only when no run of this hour finished the stream. The finding as it was:
   // FINDING (low, cost and docs): a late event after the previous hour was compacted puts its hour in the
-  // queue (`ZADD _dirty LT h`, as it must: compaction has to look at h again), and previousOpen reads
+  // queue (`ZADD _dirty LT h`, as it must: compaction has to look at h again), and previousOpen read
   // "queue < H" as "the previous hour is not compacted". So for the rest of the hour (until the next
-  // compaction, normally at the next hour's minute 5) every read of the stream takes the open path:
-  // the union leaves out H - 1 (already trimmed) and pages it as a third set: a cold read 12 commands
+  // compaction, normally at the next hour's minute 5) every read of the stream took the open path:
+  // the union left out H - 1 (already trimmed) and paged it as a third set: a cold read 12 commands
   // where docs/trending.md's table says 9 ("cold (first read of the hour, or after a late event),
   // previous hour compacted"), a warm read 7 instead of 5, a member lookup 9 instead of 6. The answers
-  // stay right (the model walk above checks them); only the cost grows, for up to an hour after any late
+  // stayed right (the model walk above checks them); only the cost grew, for up to an hour after any late
   // event, and late events are routine (a batch with one event stamped in the previous hour).
-  // Fix: compaction knows it finished H - 1; keep that in the queue entry's place instead of losing it:
-  // the read asks whether the previous hour is small enough to union as it is (`ZCARD` ≤ keep + 1, what a
-  // trimmed hour holds at most): it then needs no split whatever the queue says, and the cold read costs
-  // one `ZCARD` more only while the queue holds an hour before H. Or, smaller: say so in the docs' table.
+  // Fix suggested: remember that compaction finished H - 1 where a late event cannot lower it (a mark
+  // beside the queue entry), or say so in the docs' table.
   it("a late event after compaction leaves the reads on the two-set path (9 cold, 5 warm)", async () => {
     const base = lib.ctx(T, "r17cost-late");
     const ctx = { ...base, redis: counted };
@@ -554,5 +556,87 @@ describe("review 17: first read of the hour against the warm read (test/costs/tr
       warm: rows.topWarm.commands,
       member: rows.memberWarm.commands,
     });
+  });
+});
+
+describe("review 17: the compaction mark (the fix of the late-event finding)", () => {
+  const R = { retentionHours: 50 };
+  const H = H0 + 80;
+  const union24 = (ctx: Ctx, s: string) => streamKeys(ctx.prefix, s).union(24, H);
+  const dirtyKey = (ctx: Ctx) => `${ctx.prefix}:trending:_dirty`;
+  const isSplit = async (ctx: Ctx, s: string) =>
+    (await command<string | null>(lib.target, "ZSCORE", union24(ctx, s), "\0p")) !== null;
+
+  it("a late event into the previous hour itself after compaction: its union holds it, answers right", async () => {
+    const ctx = lib.ctx(H * HOUR + 10 * MINUTE, "mark-prev");
+    const model = new Model();
+    const write = async (now: number, events: { member: string; count: number; at?: number }[]) => {
+      await trending.record({ ...ctx, now }, "s", events, R);
+      for (const e of events) model.add("s", e.member, e.count, Math.floor((e.at ?? now) / HOUR));
+    };
+    await write((H - 2) * HOUR + MINUTE, [{ member: "e", count: 1 }]);
+    await write((H - 1) * HOUR + MINUTE, [
+      { member: "a", count: 5 },
+      { member: "b", count: 4 },
+      { member: "c", count: 3 },
+    ]);
+    await write(H * HOUR + MINUTE, [{ member: "c", count: 1 }]);
+    // minute 2: not compacted yet, the union leaves H-1 out (as before)
+    await trending.top({ ...ctx, now: H * HOUR + 2 * MINUTE }, "s", R);
+    expect(await isSplit(ctx, "s")).toBe(true);
+    await trending.compact({ ...ctx, now: H * HOUR + 5 * MINUTE }, { ...R, keep: 2 });
+    expect(await isSplit(ctx, "s")).toBe(false); // completed
+    // late into H-1: the queue says H-1 again, the mark says a run of H finished it
+    await write(ctx.now, [{ member: "d", count: 9, at: (H - 1) * HOUR + 30 * MINUTE }]);
+    expect(await command(lib.target, "ZSCORE", dirtyKey(ctx), "s")).toBe(String(H - 1));
+    for (const w of [1, 24, 7]) {
+      const r = await trending.top(ctx, "s", { ...R, windowHours: w, n: 3 });
+      checkTop(model, "s", H, w, 3, r, `w=${w}`);
+      expect(r.items[0]).toEqual({ rank: 1, member: "d", count: 9 });
+      const m = await trending.member(ctx, "s", "d", { ...R, windowHours: w });
+      expect({ count: m.count, rank: m.rank }).toEqual({ count: 9, rank: 1 });
+    }
+    expect(await isSplit(ctx, "s")).toBe(false);
+    // the next run re-trims H-1 (a, d kept, b went) and sets the mark again; the union stays as built
+    const again = await trending.compact({ ...ctx, now: ctx.now + MINUTE }, { ...R, keep: 2 });
+    expect(again).toMatchObject({ streams: 1, hoursTrimmed: 1, unionsBuilt: 0 });
+    checkTop(model, "s", H, 24, 3, await trending.top(ctx, "s", { ...R, n: 3 }), "after the second run");
+  });
+
+  it("a run cut short sets no mark: the previous hour, maybe raw still, stays out of the union", async () => {
+    const ctx = lib.ctx(H * HOUR + 10 * MINUTE, "mark-partial");
+    for (const back of [3, 2, 1])
+      await trending.record(
+        { ...ctx, now: (H - back) * HOUR + MINUTE },
+        "s",
+        Array.from({ length: 6 }, (_, i) => ({ member: `m${i}`, count: i + 1 })),
+        R,
+      );
+    // a run of hour H-2 finished it once (trimmed H-3): mark −(H-2)
+    await trending.compact({ ...ctx, now: (H - 2) * HOUR + 5 * MINUTE }, { ...R, keep: 2 });
+    expect(await command(lib.target, "ZSCORE", dirtyKey(ctx), "\0s")).toBe(String(-(H - 2)));
+    // this hour's run trims H-2 and stops before H-1 (budget spent): partial, the mark stays
+    const r = await trending.compact(ctx, { ...R, keep: 2, scriptBudget: 1, maxBatches: 1, batchSize: 1 });
+    expect(r).toMatchObject({ hoursTrimmed: 1, more: true });
+    expect(await command(lib.target, "ZSCORE", dirtyKey(ctx), "s")).toBe(String(H - 1));
+    expect(await command(lib.target, "ZSCORE", dirtyKey(ctx), "\0s")).toBe(String(-(H - 2)));
+    await trending.top(ctx, "s", R);
+    expect(await isSplit(ctx, "s")).toBe(true);
+  });
+
+  it("the marks are no streams: the queue's due streams, an idle run, DELETE and pruning", async () => {
+    const ctx = lib.ctx(H * HOUR + 10 * MINUTE, "mark-registry");
+    await trending.record({ ...ctx, now: (H - 1) * HOUR }, "s", [{ member: "a" }], R);
+    await trending.record({ ...ctx, now: (H - 1) * HOUR }, "t", [{ member: "a" }], R);
+    expect(await trending.compact(ctx, R)).toMatchObject({ streams: 2, more: false });
+    expect(await command(lib.target, "ZSCORE", dirtyKey(ctx), "\0s")).toBe(String(-H));
+    // hours later, nothing written: due again only to leave the registry; the marks never come due
+    const idle = await trending.compact({ ...ctx, now: (H + 5) * HOUR }, R);
+    expect(idle).toMatchObject({ streams: 0, pruned: 0, skipped: 0, more: false, batches: 1 });
+    await trending.deleteStream(ctx, "s", R);
+    expect(await command(lib.target, "ZSCORE", dirtyKey(ctx), "\0s")).toBeNull();
+    const pruned = await trending.compact({ ...ctx, now: (H + 51) * HOUR }, R);
+    expect(pruned).toMatchObject({ pruned: 1 });
+    expect(await command(lib.target, "ZCARD", dirtyKey(ctx))).toBe(0);
   });
 });
