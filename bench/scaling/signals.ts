@@ -23,7 +23,7 @@
  */
 import { dayKeys, dayNumber, daySlotBit, HEADER_BYTES, roomKeys, siteDayKeys } from "../../src/presence/keys.ts";
 import { DAY, dayStart, hourIndex } from "../../src/time.ts";
-import { registryKeys, streamKeys } from "../../src/trending/keys.ts";
+import { markOf, registryKeys, streamKeys } from "../../src/trending/keys.ts";
 import { call } from "../lib/measure.ts";
 import { scriptProbe } from "./measure.ts";
 import { zaddMembers } from "./trending.ts";
@@ -128,6 +128,7 @@ export async function signalsScaling(input: ScalingInput): Promise<{ timings: Ti
 
     await redis.call("UNLINK", ...hours.map((h) => keys.bucket(h)), keys.cuts, ...keys.unionsOf(H), keys.scratch);
     for (const r of [registry.names, registry.seen, registry.dirty]) await redis.call("ZREM", r, stream);
+    await redis.call("ZREM", registry.dirty, markOf(stream));
     if (hourIndex(Date.now()) !== H)
       notes.push(`The clock crossed an hour during signals N=${n}; its figures mix two hours.`);
 

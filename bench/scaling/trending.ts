@@ -14,7 +14,7 @@
  * 4. the same reads once it is compacted.
  */
 import type { RespClient } from "../../dev/resp.ts";
-import { registryKeys, streamKeys } from "../../src/trending/keys.ts";
+import { markOf, registryKeys, streamKeys } from "../../src/trending/keys.ts";
 import { hourIndex } from "../../src/time.ts";
 import { sample, scriptProbe, timed } from "./measure.ts";
 import type { Curve, ScalingInput, Timing } from "./types.ts";
@@ -95,6 +95,8 @@ export async function trendingScaling(
     await zaddMembers(redis, keys.bucket(H - 1), n, 7);
     await redis.call("EXPIRE", keys.bucket(H - 1), 50 * 3600);
     await redis.call("ZADD", registry.dirty, "XX", H - 1, stream);
+    // and no run of this hour finished it (the mark the compaction above set)
+    await redis.call("ZREM", registry.dirty, markOf(stream));
     await dropUnions();
     const deep = `m${Math.floor(n / 2) + 1}`;
     await script("first read of the hour, previous hour raw (cold)", top, "GET", exactNote);
@@ -160,6 +162,7 @@ export async function trendingScaling(
     // Free the memory before the next size.
     await redis.call("UNLINK", ...hours.map((h) => keys.bucket(h)), keys.cuts, ...keys.unionsOf(H), keys.scratch);
     for (const r of [registry.names, registry.seen, registry.dirty]) await redis.call("ZREM", r, stream);
+    await redis.call("ZREM", registry.dirty, markOf(stream));
     if (hourIndex(Date.now()) !== H)
       notes.push(`The clock crossed an hour during trending N=${n}; its figures mix two hours.`);
   }

@@ -23,9 +23,17 @@ export function registryKeys(prefix: string) {
     names: keyOf(prefix, "trending", "_names"),
     /** ZSET: stream → latest hour written; streams whose buckets all expired are pruned. */
     seen: keyOf(prefix, "trending", "_seen"),
-    /** ZSET: stream → earliest hour written since its last compaction (the compaction queue). */
+    /**
+     * ZSET: stream → earliest hour written since its last compaction (the compaction queue), and
+     * each stream's mark (markOf) → −(hour of the compaction run that last finished it).
+     */
     dirty: keyOf(prefix, "trending", "_dirty"),
   };
+}
+
+/** A stream's compaction mark in `_dirty` (markOf in scripts.ts): no stream name starts with "\0". */
+export function markOf(stream: string): string {
+  return `\0${stream}`;
 }
 
 export function streamKeys(prefix: string, stream: string) {

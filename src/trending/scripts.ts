@@ -13,14 +13,20 @@ import { HOUR_COUNT_ERROR, MAX_HOUR_COUNT } from "./validate.ts";
  * member, and no member can spell it (control characters are refused).
  * A union may also hold PREV (it leaves out the previous hour) and, in the
  * shared slot, WIDTH scored -width (the width it was built for).
+ * The compaction queue `_dirty` holds, beside each stream's entry, its mark
+ * (markOf(stream): "\0" and the name, which no stream name can spell) scored
+ * -H, H the hour of the last compaction run that finished the stream: every
+ * hour before H was trimmed then (see previousOpen).
  */
 export const markersLua = defineLua(
   "trending.markers",
-  ["SENTINEL", "WIDTH", "PREV", "fmt"],
+  ["SENTINEL", "WIDTH", "PREV", "fmt", "markOf"],
   `
 local SENTINEL = string.char(0) .. 'err'
 local WIDTH    = string.char(0) .. 'w'
 local PREV     = string.char(0) .. 'p'
+-- a stream's compaction mark in _dirty: scored -(hour of the run that last finished it)
+local function markOf(stream) return string.char(0) .. stream end
 -- counts and bounds as strings: %.17g round-trips a double, Lua's tostring does not
 local function fmt(x) return string.format('%.17g', x) end
 `,
@@ -52,11 +58,17 @@ local function validUnion(got, width)
   return width == 0 or tonumber(got[3]) == 0 - width
 end
 -- Whether the previous hour (the window's last finished hour) must stay out of the
--- union: compaction has not finished it yet (the queue holds an hour before H), so it
--- may hold every member of its hour, and ZUNIONSTORE would copy them all.
+-- union: compaction has not finished it yet, so it may hold every member of its hour,
+-- and ZUNIONSTORE would copy them all. That is when the queue holds an hour before H
+-- and the stream's mark says no run of hour H (or later) finished it: a late event
+-- re-queues its own hour but leaves the mark, so the previous hour, trimmed by then, is
+-- unioned (review 17: such a read paged it as a third set until the next run).
 local function previousOpen(dirtyKey, stream, H)
-  local due = redis.call('ZSCORE', dirtyKey, stream)
-  return due and tonumber(due) < H or false
+  local got  = redis.call('ZMSCORE', dirtyKey, stream, markOf(stream))
+  local due  = tonumber(got[1])
+  local done = got[2] and 0 - tonumber(got[2])
+  if not due or due >= H then return false end
+  return not (done and done >= H)
 end
 -- (Re)builds the union of the window's finished hours (buckets, oldest first), without
 -- the last one when split; false when that holds no event (then no key is left). When uKey
@@ -184,10 +196,11 @@ export const deleteScript = defineScript({
   write: true,
   keys: ["names", "seen", "dirty", "...doomed"],
   args: ["stream"],
+  uses: [markersLua],
   lua: `
 redis.call('ZREM', names, stream)
 redis.call('ZREM', seen, stream)
-redis.call('ZREM', dirty, stream)
+redis.call('ZREM', dirty, stream, markOf(stream))
 local deleted = 0
 -- DEL in slices: unpack of hundreds of keys is fine, thousands would hit Lua's stack
 for i = 1, #doomed, 200 do
@@ -227,7 +240,8 @@ export const dueScript = defineScript({
   keys: ["dirty"],
   args: ["hour", "limit"],
   lua: `
-return redis.call('ZRANGEBYSCORE', dirty, '-inf', '(' .. hour, 'WITHSCORES', 'LIMIT', 0, tonumber(limit))
+-- from 0: the streams' marks (markersLua), scored -hour, are not streams
+return redis.call('ZRANGEBYSCORE', dirty, 0, '(' .. hour, 'WITHSCORES', 'LIMIT', 0, tonumber(limit))
 `,
 });
 
@@ -241,6 +255,9 @@ return redis.call('ZRANGEBYSCORE', dirty, '-inf', '(' .. hour, 'WITHSCORES', 'LI
  * last hour + retention: the hour from which all its buckets have expired
  * (greater than its `_seen` hour, which is how the two are told apart). So
  * the one queue also schedules the registry's pruning, and nothing scans `_seen`.
+ * A stream finished here also gets its mark set to -H (markersLua), in the same
+ * ZADD: reads then know the previous hour is trimmed even after a late event
+ * lowered the stream's entry (previousOpen); pruning removes both.
  *
  * Bounded work: trimming an hour costs at most `keep` member moves however big
  * it is (a few removed: ZREMRANGEBYRANK; more than `keep`: the top `keep` are
@@ -281,7 +298,7 @@ for s = 1, #streams do
     local start = math.max(tonumber(due), H - horizon)
     if not lastHour or tonumber(lastHour) + retention < H then
       -- every bucket has expired (or the stream was deleted): it leaves the registry
-      redis.call('ZREM', dirty, name)
+      redis.call('ZREM', dirty, name, markOf(name))
       redis.call('ZREM', seen, name)
       redis.call('ZREM', names, name)
       status = 'pruned'
@@ -344,11 +361,12 @@ for s = 1, #streams do
             end
           end
         end
+        -- with its mark, in the same command: a run of hour H finished it (previousOpen)
         if tonumber(lastHour) >= H then
-          redis.call('ZADD', dirty, H, name)
+          redis.call('ZADD', dirty, H, name, 0 - H, markOf(name))
         else
           -- quiet since: due again when its last bucket has expired, to leave the registry
-          redis.call('ZADD', dirty, tonumber(lastHour) + retention, name)
+          redis.call('ZADD', dirty, tonumber(lastHour) + retention, name, 0 - H, markOf(name))
         end
         status = 'compacted'
       end

@@ -19,7 +19,7 @@ export const area: CostArea = {
       state: "steady, events in the current hour only",
       roundTrips: 1,
       commands: 5,
-      note: "no finished hour holds an event, so there is no union to cache: each read asks the compaction queue (`ZSCORE _dirty`, issue 15) and finds nothing to union; a stream with finished hours reads its cached union in 5 commands (docs/trending.md)",
+      note: "no finished hour holds an event, so there is no union to cache: each read asks the compaction queue (`ZMSCORE _dirty`, issue 15) and finds nothing to union; a stream with finished hours reads its cached union in 5 commands (docs/trending.md)",
     },
     incr: { call: "`counter(c).incr(member)`", state: "existing member", roundTrips: 1, commands: 3 },
     incrIdempotent: {

@@ -52,7 +52,7 @@ export const area = {
     topEmptyCurrent: row("trending top-10 / 24 h", "warm, current hour empty", 4, { naive: 5 }),
     topFirstRead: row("trending top-10 / 24 h", "first read of the hour, previous hour compacted", 9, {
       naive: 5,
-      note: "The first read of an hour (or after a late event) builds the window's union in the same script: `ZSCORE _dirty` (is the previous hour compacted?), `ZUNIONSTORE` of trimmed hours only, `EXPIRE`, one more `ZMSCORE`. Compaction no longer builds unions nobody reads (issue 15).",
+      note: "The first read of an hour (or after a late event) builds the window's union in the same script: `ZMSCORE _dirty` (is the previous hour compacted? the stream's entry and its compaction mark, review 17), `ZUNIONSTORE` of trimmed hours only, `EXPIRE`, one more `ZMSCORE`. Compaction no longer builds unions nobody reads (issue 15).",
     }),
     topFirstReadOpen: row("trending top-10 / 24 h", "first read of the hour, previous hour not yet compacted", 12, {
       naive: 5,
@@ -73,7 +73,7 @@ export const area = {
     }),
     memberOpen: row("trending member lookup / 24 h", "warm, previous hour not yet compacted", 9),
     memberCold: row("trending member lookup / 24 h", "first lookup of the hour, previous hour compacted", 10, {
-      note: "A lookup that finds no valid union builds it first, as a first top read does: `ZSCORE _dirty`, `ZUNIONSTORE`, `EXPIRE`, one more `ZMSCORE` (+4 over warm).",
+      note: "A lookup that finds no valid union builds it first, as a first top read does: `ZMSCORE _dirty`, `ZUNIONSTORE`, `EXPIRE`, one more `ZMSCORE` (+4 over warm).",
     }),
     memberColdOpen: row(
       "trending member lookup / 24 h",
@@ -116,7 +116,7 @@ export const area = {
       {
         roundTrips: 3,
         target: 12,
-        note: "Per stream and hour: `ZSCORE` `_dirty` and `_seen` (the overlap-safe re-check), `ZCARD`, and when the hour is trimmed `ZREVRANGE` of the (keep+1)-th member, `ZREMRANGEBYRANK` and `ZINCRBY` of the hour's cut (an hour with more than keep members to remove: `ZRANGESTORE` of its top keep, `UNLINK`, `RENAME`, +4), `EXISTS` of the stream's unions (only those a read built are completed), `ZADD _dirty`. The run's round trips (queue, batch, and a second queue read because the batch was full) are shared by its 20 streams. The cut lives in the bucket itself, so no hash is read, cleaned or expired.",
+        note: "Per stream and hour: `ZSCORE` `_dirty` and `_seen` (the overlap-safe re-check), `ZCARD`, and when the hour is trimmed `ZREVRANGE` of the (keep+1)-th member, `ZREMRANGEBYRANK` and `ZINCRBY` of the hour's cut (an hour with more than keep members to remove: `ZRANGESTORE` of its top keep, `UNLINK`, `RENAME`, +4), `EXISTS` of the stream's unions (only those a read built are completed), `ZADD _dirty` (the stream's entry and its compaction mark in one command). The run's round trips (queue, batch, and a second queue read because the batch was full) are shared by its 20 streams. The cut lives in the bucket itself, so no hash is read, cleaned or expired.",
       },
     ),
     compactUntrimmed: row(

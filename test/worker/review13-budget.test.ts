@@ -462,13 +462,17 @@ describe("compaction short of budget every hour takes the oldest streams first",
       const run = await fire(api, "5 * * * *", day + (h + 1) * HOUR + 5 * MIN, 30, false);
       expect(run.results.compact!.more).toBe(true);
       // the queue holds each stream's earliest hour not compacted: the oldest tells the longest wait
+      // (from 0: the streams' compaction marks, scored −hour, share the key since review 17)
       const oldest = await command<string[]>(
         api.target,
-        "ZRANGE",
+        "ZRANGEBYSCORE",
         trendingRegistry(api.prefix).dirty,
         0,
-        0,
+        "+inf",
         "WITHSCORES",
+        "LIMIT",
+        0,
+        1,
       );
       ages.push(h + 1 - (Number(oldest[1]) - day / HOUR));
     }
