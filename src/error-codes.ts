@@ -60,7 +60,7 @@ export type ServiceErrorCode =
   | "method_not_allowed"
   /** 406, CSV asked of an answer that is no list (functions/csv.ts). */
   | "not_acceptable"
-  /** 413, `PayloadTooLargeError` (and Hono's own 413s, onError). */
+  /** 413, `PayloadTooLargeError`: a body over 1 MiB, or a storage request over Upstash's 10 MB (src/redis/storage-errors.ts); and Hono's own 413s, onError. */
   | "payload_too_large"
   /** 415, `UnsupportedMediaTypeError`. */
   | "unsupported_media_type"

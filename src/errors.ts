@@ -91,9 +91,13 @@ export class ForbiddenError extends EdgestatsError<"forbidden"> {
   }
 }
 
+/** The request is too large: its body, or the storage request it makes (Upstash's max request size). Nothing was written. */
 export class PayloadTooLargeError extends EdgestatsError<"payload_too_large"> {
-  constructor(limitBytes: number) {
-    super("payload_too_large", `The request body exceeds ${limitBytes} bytes; split it into smaller batches.`);
+  constructor(
+    limitBytes: number,
+    message = `The request body exceeds ${limitBytes} bytes; split it into smaller batches.`,
+  ) {
+    super("payload_too_large", message);
   }
 }
 

@@ -18,7 +18,8 @@ export interface RedisOptions {
   /** Upstash REST token. */
   token: string;
   /**
-   * Abort a Redis HTTP request after this many milliseconds and answer 503.
+   * Abort a script's call (its EVALSHA, and the EVAL that follows a NOSCRIPT, together) after this
+   * many milliseconds and answer 503.
    * @default 3000
    */
   timeoutMs?: number;
@@ -46,7 +47,8 @@ export type LibraryRedis = RedisClient & { pipeline: () => RedisPipeline };
  *   a script and the commands an explicit pipeline sends after it), so there is
  *   nothing to batch and counts stay explicit.
  * - a timeout through `signal` (a function, so each request gets a fresh one
- *   and an abort throws instead of resolving to "Aborted").
+ *   and an abort throws instead of resolving to "Aborted"); a script's call shares one
+ *   (`HttpRedis.oneDeadline`, src/redis/run.ts), so EVALSHA, NOSCRIPT and EVAL take one timeout.
  * - `responseEncoding: false`: the default asks Upstash to base64 every string of
  *   a reply (against bytes that are not UTF-8) and decodes each with a fresh
  *   TextDecoder, ~2 µs a string: 75-175 ms of Worker CPU for the 40,000 strings

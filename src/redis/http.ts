@@ -31,13 +31,41 @@ export class UpstashJSONParseError extends UpstashError {
   }
 }
 
+/**
+ * The reply body of a database that passed MAX_REPLY_BYTES: the client stopped reading it (a
+ * reply whose whole text would be kept in memory twice over, as text and parsed, could take the
+ * isolate's 128 MB). The command ran; only its reply is lost.
+ */
+export class UpstashReplyTooLarge extends UpstashError {
+  constructor(bytes: number) {
+    super(`The reply passed ${MAX_REPLY_BYTES} bytes (${bytes} read or announced); it was not read further`);
+    this.name = "UpstashReplyTooLarge";
+  }
+}
+
+/**
+ * Upstash's max request size (10 MB on its Free and Pay-as-you-go plans, in bytes:
+ * upstash.com/docs/redis/troubleshooting/max_request_size_exceeded), past which it answers
+ * `ERR max request size exceeded. Limit: 10485760 bytes, Actual: <n> bytes`.
+ */
+export const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
+
+/**
+ * The largest reply body read, in bytes. The API's largest legal reply is 10,320,022 bytes: a counter's
+ * `sorted` list of its 10,000 members (MAX_SORTED_MEMBERS) of 256 bytes each, every one a byte that
+ * cjson and then the REST reply's JSON escape (`"`: 4 bytes on the wire),
+ * test/redis/fixclient-limits.test.ts measures it; the bound is over three times that, and only stops a
+ * reply nothing of ours asks for before it fills the isolate's 128 MB.
+ */
+export const MAX_REPLY_BYTES = 32 * 1024 * 1024;
+
 type Arg = string | number;
 type Reply = { result?: unknown; error?: string };
 
 export interface HttpClientOptions {
   url: string;
   token: string;
-  /** Called once per request: a fresh signal, so a timeout spans that request only. */
+  /** Called once per request (once per call with `HttpRedis.oneDeadline`): each signal bounds what shares it. */
   signal: () => AbortSignal;
 }
 
@@ -47,7 +75,8 @@ export class UpstashHttp {
   readonly #headers: Record<string, string>;
   readonly #signal: () => AbortSignal;
 
-  constructor(options: HttpClientOptions) {
+  /** `headers`: another instance's (`withOneSignal`), so both carry the same sync token. */
+  constructor(options: HttpClientOptions, headers?: Record<string, string>) {
     this.#url = options.url.replace(/\/$/, "");
     // @upstash/redis refuses such a URL in its constructor, before any request
     if (this.#url && !/^https?:\/\/[^\s#$./?].\S*$/.test(this.#url))
@@ -57,7 +86,7 @@ export class UpstashHttp {
         ),
         { name: "UrlError" },
       );
-    this.#headers = {
+    this.#headers = headers ?? {
       "Content-Type": "application/json",
       authorization: `Bearer ${options.token}`,
       "upstash-sync-token": "",
@@ -65,24 +94,33 @@ export class UpstashHttp {
     this.#signal = options.signal;
   }
 
+  /** The same database, its requests sharing one signal made now: one deadline for all of them. */
+  withOneSignal(): UpstashHttp {
+    const signal = this.#signal();
+    return new UpstashHttp({ url: this.#url, token: "", signal: () => signal }, this.#headers);
+  }
+
   /** POSTs `body` to the URL (one command) or its `/pipeline`; returns the parsed reply body. */
   async request(body: Arg[] | Arg[][], pipeline: boolean): Promise<unknown> {
+    const text = JSON.stringify(body);
+    // at most 3 UTF-8 bytes per UTF-16 unit: only a body that long can hold a command over the limit
+    if (text.length * 3 > MAX_REQUEST_BYTES) refuseOversize(pipeline ? (body as Arg[][]) : [body as Arg[]]);
     const res = await fetch(pipeline ? `${this.#url}/pipeline` : this.#url, {
       method: "POST",
       headers: { ...this.#headers },
-      body: JSON.stringify(body),
+      body: text,
       keepalive: true,
       signal: this.#signal(),
     });
     // taken before the body is read, as @upstash/redis does: a 200 ran the command, so the next
     // request waits for it on a replica even when this body is cut
     if (res.ok) this.#headers["upstash-sync-token"] = res.headers.get("upstash-sync-token") ?? "";
-    const text = await res.text();
+    const reply = await readCapped(res);
     let parsed: unknown;
     try {
-      parsed = JSON.parse(text);
+      parsed = JSON.parse(reply);
     } catch (error) {
-      throw new UpstashJSONParseError(text, { cause: error });
+      throw new UpstashJSONParseError(reply, { cause: error });
     }
     if (!res.ok)
       throw new UpstashError(`${(parsed as Reply | null)?.error}, command was: ${JSON.stringify(body)}`, {
@@ -97,6 +135,52 @@ export class UpstashHttp {
     if (error) throw new UpstashError(error);
     if (result === undefined) throw new TypeError("Request did not return a result");
     return result;
+  }
+}
+
+/**
+ * Throws Upstash's own error, before sending, for a request of which one command's arguments alone
+ * pass MAX_REQUEST_BYTES: however Upstash measures a request (its JSON, or the command it becomes),
+ * it is over. A request under that but over in Upstash's measure is sent, and refused by Upstash
+ * with the same text, which src/redis/storage-errors.ts reads.
+ */
+function refuseOversize(commands: Arg[][]): void {
+  const encoder = new TextEncoder();
+  for (const command of commands) {
+    let bytes = 0;
+    for (const arg of command) bytes += typeof arg === "number" ? String(arg).length : encoder.encode(arg).length;
+    if (bytes > MAX_REQUEST_BYTES)
+      throw new UpstashError(
+        `ERR max request size exceeded. Limit: ${MAX_REQUEST_BYTES} bytes, Actual: ${bytes} bytes (refused by the client, not sent)`,
+      );
+  }
+}
+
+/**
+ * A reply's body as text, read chunk by chunk and given up past MAX_REPLY_BYTES (or at once when
+ * its Content-Length says so), instead of `res.text()`, which reads whatever comes. The request's
+ * signal still bounds the reading in time.
+ */
+async function readCapped(res: Response): Promise<string> {
+  const announced = Number(res.headers.get("content-length") ?? 0);
+  if (announced > MAX_REPLY_BYTES) {
+    await res.body?.cancel().catch(() => undefined);
+    throw new UpstashReplyTooLarge(announced);
+  }
+  if (!res.body) return "";
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  let bytes = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return text + decoder.decode();
+    bytes += value.byteLength;
+    if (bytes > MAX_REPLY_BYTES) {
+      await reader.cancel().catch(() => undefined);
+      throw new UpstashReplyTooLarge(bytes);
+    }
+    text += decoder.decode(value, { stream: true });
   }
 }
 
@@ -165,8 +249,16 @@ export class HttpPipeline {
 export class HttpRedis {
   readonly #http: UpstashHttp;
 
-  constructor(options: HttpClientOptions) {
-    this.#http = new UpstashHttp(options);
+  constructor(options: HttpClientOptions | UpstashHttp) {
+    this.#http = options instanceof UpstashHttp ? options : new UpstashHttp(options);
+  }
+
+  /**
+   * This client for one call of several requests (EVALSHA, then EVAL after NOSCRIPT: run.ts): they
+   * share one signal made now, so the call as a whole gets one timeout, not one per request.
+   */
+  oneDeadline(): HttpRedis {
+    return new HttpRedis(this.#http.withOneSignal());
   }
 
   evalsha(sha: string, keys: string[], args?: Arg[]): Promise<unknown> {

@@ -1,5 +1,5 @@
 import { ConflictError } from "../errors.ts";
-import { UpstashError } from "./http.ts";
+import { HttpRedis, UpstashError } from "./http.ts";
 import type { RedisClient, RedisPipeline } from "./client.ts";
 import { DIGESTS_LUA, RECORD_LUA, REPLAY_LUA } from "./idempotency-lua.ts";
 import { noteLoaded, noteNoScript } from "./loaded.ts";
@@ -214,19 +214,30 @@ export type ScriptArg = string | number;
  */
 export type Written<T> = T & { replayed: boolean };
 
+/**
+ * The client for one call: the library's own client with one deadline for the call's requests
+ * (EVALSHA, and EVAL after its NOSCRIPT), so a call waits at most its timeout (REDIS_TIMEOUT_MS),
+ * not that twice. Any other client as it is, with its own timeouts: a library user's, and the
+ * jobs' counting client (src/job-budget.ts), whose requests keep JOB_REDIS_TIMEOUT_MS each.
+ */
+function oneDeadline(redis: RedisClient): RedisClient {
+  return redis instanceof HttpRedis ? (redis.oneDeadline() as unknown as RedisClient) : redis;
+}
+
 /** Sends EVALSHA, falling back to EVAL when Redis does not know the script yet (NOSCRIPT). */
 async function evaluate(redis: RedisClient, script: Script, keys: string[], args: ScriptArg[]): Promise<string> {
   const argv = args.map(String);
   const sha = await scriptSha(script);
+  const client = oneDeadline(redis);
   // what Redis holds is noted (./loaded.ts): the jobs' budget keeps no re-send for a loaded script
   try {
     let reply: string;
     try {
-      reply = (await redis.evalsha(sha, keys, argv)) as string;
+      reply = (await client.evalsha(sha, keys, argv)) as string;
     } catch (error) {
       if (!isNoScript(error instanceof Error ? error.message : undefined)) throw error;
       noteNoScript(redis, sha);
-      reply = (await redis.eval(script.text, keys, argv)) as string;
+      reply = (await client.eval(script.text, keys, argv)) as string;
     }
     noteLoaded(redis, sha, script);
     return reply;
@@ -260,6 +271,7 @@ export function canPipeline(redis: RedisClient): boolean {
  * NOSCRIPT answer sends the pipeline again with EVAL, as `evaluate` does; with `once` (commands
  * that do not read what the script writes, such as a counter's INCRBY, which must not count
  * twice) the script is sent again alone and the first send's replies of the others are kept.
+ * Both sends share one deadline (`oneDeadline`).
  */
 export async function runReadPiped<T>(
   redis: RedisClient,
@@ -273,8 +285,9 @@ export async function runReadPiped<T>(
   if (!redis.pipeline) return undefined;
   const argv = args.map(String);
   const sha = await scriptSha(script);
+  const client = oneDeadline(redis);
   const send = async (text: boolean, withAfter: boolean) => {
-    const pipeline = (redis.pipeline as () => RedisPipeline)();
+    const pipeline = (client.pipeline as () => RedisPipeline)();
     if (text) pipeline.eval(script.text, keys, argv);
     else pipeline.evalsha(sha, keys, argv);
     if (withAfter) after(pipeline);
