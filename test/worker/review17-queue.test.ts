@@ -217,7 +217,8 @@ describe("review 17: the last delivery's storage error", () => {
   // Fix: before dead-lettering a message on a storage error at its last delivery, ask the applied
   // sets once (findApplied, as the probes do); found → acked as applied (a duplicate); not found
   // or still failing → dead-lettered as now, its reason saying whether it may have been applied.
-  it.fails("a message applied on its last delivery whose answer was lost is not dead-lettered", async () => {
+  // Fixed in review 17 (consume.ts: `lastChance`).
+  it("a message applied on its last delivery whose answer was lost is not dead-lettered", async () => {
     const q = queued("r17-last-lost");
     expect((await q.post("/v1/counters/c/incr", { member: "a", by: 4 }, { headers: q.asyncHeaders })).status).toBe(202);
     const batch = createMessageBatch(
@@ -296,8 +297,8 @@ describe("review 17: messages that aged out whole, sent more than once", () => {
   // messageIds, so the docs' "drop the copy with the same messageId" does not catch it) and
   // `deadLettered` counts 2. Re-POSTed as docs/ingest.md advises, it counts twice. Fix: group the
   // probes by dedupe id (and canonical id) as the applied messages' copies are: dead-letter the
-  // first, ack the others as duplicates.
-  it.fails("copies of a keyed request that aged out whole, in one batch, are dead-lettered once", async () => {
+  // first, ack the others as duplicates. Fixed in review 17 (consume.ts: `probed`).
+  it("copies of a keyed request that aged out whole, in one batch, are dead-lettered once", async () => {
     const q = queued("r17-stale-copies");
     for (let i = 0; i < 2; i++) {
       expect((await q.post("/v1/trending/s/events", stale, keyed(q))).status).toBe(202);
@@ -310,51 +311,49 @@ describe("review 17: messages that aged out whole, sent more than once", () => {
     expect(q.dlq.sent).toHaveLength(1);
   });
 
-  // Severity: medium (same bug): the copies' dead-letter send failing hands them all back; the
-  // send succeeding on the next delivery then sends both. Fix as above: the copies are settled
-  // with the first (retried with it, acked once its send succeeded).
-  it.fails(
-    "copies of a keyed request that aged out whole: a failed send retries both, the next delivery sends one",
-    async () => {
-      const q = queued("r17-stale-copies-fail");
-      for (let i = 0; i < 2; i++) {
-        expect((await q.post("/v1/trending/s/events", stale, keyed(q))).status).toBe(202);
-        q.advance(1000);
-      }
-      q.advance(10 * HOUR);
-      const dlq = q.env.INGEST_DLQ as unknown as { sendBatch: (m: unknown) => Promise<void> };
-      const send = dlq.sendBatch;
-      dlq.sendBatch = async () => {
-        throw new Error("the dead-letter queue refused the batch");
-      };
-      const failed = await deliver(q, q.queue.sent);
-      expect(failed.retryMessages.map((r) => r.msgId).sort()).toEqual(q.queue.sent.map((m) => m.id).sort());
-      dlq.sendBatch = send;
-      q.advance(2000);
-      const res = await deliver(q, q.queue.sent, 2);
-      expect(res.explicitAcks).toHaveLength(2);
-      expect(q.dlq.sent).toHaveLength(1);
-    },
-  );
+  // Severity: medium (same bug): the copies' dead-letter send failing handed them all back; the
+  // send succeeding on the next delivery then sent both. Fixed with it: a copy is acked as a
+  // duplicate (the first carries the request, retried with its reason).
+  it("copies of a keyed request that aged out whole: a failed send retries the first, the next delivery sends one", async () => {
+    const q = queued("r17-stale-copies-fail");
+    for (let i = 0; i < 2; i++) {
+      expect((await q.post("/v1/trending/s/events", stale, keyed(q))).status).toBe(202);
+      q.advance(1000);
+    }
+    q.advance(10 * HOUR);
+    const dlq = (q.env as unknown as Record<string, unknown>).INGEST_DLQ as {
+      sendBatch: (m: unknown) => Promise<void>;
+    };
+    const send = dlq.sendBatch;
+    dlq.sendBatch = async () => {
+      throw new Error("the dead-letter queue refused the batch");
+    };
+    const failed = await deliver(q, q.queue.sent);
+    // the first is retried with its reason; its copy, acked as a duplicate (the first carries the request)
+    expect(failed.retryMessages.map((r) => r.msgId)).toEqual([q.queue.sent[0]?.id]);
+    expect(failed.explicitAcks).toEqual([q.queue.sent[1]?.id]);
+    dlq.sendBatch = send;
+    q.advance(2000);
+    const res = await deliver(q, q.queue.sent, 2);
+    expect(res.explicitAcks).toHaveLength(2);
+    expect(q.dlq.sent).toHaveLength(1);
+  });
 
   // Severity: medium (same bug, presence): a keyed heartbeat request older than yesterday and its
-  // retry in one batch are both dead-lettered.
-  it.fails(
-    "copies of a keyed heartbeat request older than yesterday, in one batch, are dead-lettered once",
-    async () => {
-      const q = queued("r17-stale-presence");
-      for (let i = 0; i < 2; i++) {
-        const res = await q.post("/v1/presence/r/heartbeats", { ids: ["u1", "u2"] }, keyed(q));
-        expect(res.status).toBe(202);
-        q.advance(1000);
-      }
-      q.advance(60 * HOUR);
-      const res = await deliver(q, q.queue.sent);
-      expect(res.explicitAcks).toHaveLength(2);
-      expect(q.dlq.sent).toHaveLength(1);
-      expect(res.stats).toMatchObject({ deadLettered: 1, duplicates: 1 });
-    },
-  );
+  // retry in one batch were both dead-lettered. Fixed with it.
+  it("copies of a keyed heartbeat request older than yesterday, in one batch, are dead-lettered once", async () => {
+    const q = queued("r17-stale-presence");
+    for (let i = 0; i < 2; i++) {
+      const res = await q.post("/v1/presence/r/heartbeats", { ids: ["u1", "u2"] }, keyed(q));
+      expect(res.status).toBe(202);
+      q.advance(1000);
+    }
+    q.advance(60 * HOUR);
+    const res = await deliver(q, q.queue.sent);
+    expect(res.explicitAcks).toHaveLength(2);
+    expect(q.dlq.sent).toHaveLength(1);
+    expect(res.stats).toMatchObject({ deadLettered: 1, duplicates: 1 });
+  });
 
   it("holds: one copy that aged out whole is dead-lettered whole, once, with its reason and messageId", async () => {
     const q = queued("r17-stale-one");
