@@ -11,8 +11,9 @@ import { createExecutionContext, createMessageBatch, getQueueResult } from "clou
 import { describe, expect, it } from "vitest";
 import { consumeIngest } from "../../functions/queue.ts";
 import { consumeBatch } from "../../src/ingest/consume.ts";
+import { deadLetterBody, type DeadLetterItem } from "../../src/ingest/dead-letter.ts";
 import { createRedis, type RedisClient } from "../../src/redis/client.ts";
-import { createIngestApi, type IngestApi, type Sent } from "../helpers/ingest.ts";
+import { createIngestApi, failingFor, type IngestApi, type Sent } from "../helpers/ingest.ts";
 import { cleanedUpAfterAll } from "../helpers/worker.ts";
 
 const HOUR = 3_600_000;
@@ -38,7 +39,7 @@ async function deliver(api: IngestApi, messages: Sent[], attempts = 1) {
  * them) and then fail as a lost answer would (a timeout after the commit, a connection cut):
  * the consumer cannot tell them from a script that never ran.
  */
-function answerLostFor(api: IngestApi, target: string): RedisClient {
+function answerLostFor(api: IngestApi, target: string): RedisClient & { scripts: number } {
   const real = createRedis({ url: api.env.UPSTASH_REDIS_REST_URL, token: api.env.UPSTASH_REDIS_REST_TOKEN });
   const hit = (keys: string[]) => keys.some((k) => k.includes(target));
   const lose = async <T>(keys: string[], run: () => Promise<T>): Promise<T> => {
@@ -46,14 +47,26 @@ function answerLostFor(api: IngestApi, target: string): RedisClient {
     if (hit(keys)) throw new TypeError("fetch failed (the answer was lost after Redis applied the script)");
     return value;
   };
-  return {
+  const client = {
+    /** Scripts the consumer ran (EVALSHA calls: a NOSCRIPT reload is not one more). */
+    scripts: 0,
     ping: () => real.ping(),
-    evalsha: ((sha: string, keys: string[], args: string[]) =>
-      lose(keys, () => real.evalsha(sha, keys, args))) as RedisClient["evalsha"],
+    evalsha: ((sha: string, keys: string[], args: string[]) => {
+      client.scripts++;
+      return lose(keys, () => real.evalsha(sha, keys, args));
+    }) as RedisClient["evalsha"],
     eval: ((text: string, keys: string[], args: string[]) =>
       lose(keys, () => real.eval(text, keys, args))) as RedisClient["eval"],
   };
+  return client;
 }
+
+const SETTINGS = { trendingRetentionHours: 50, presenceTimeoutSeconds: 60 };
+
+/** consumeBatch's dead-letter producer: the api's recording INGEST_DLQ, as functions/queue.ts sends. */
+const toDlq = (api: IngestApi) => async (items: DeadLetterItem[]) => {
+  await api.dlq.sendBatch(items.map((item) => ({ body: deadLetterBody(item) })));
+};
 
 /** The i-th request of a mixed workload: trending, counters (plain, period, decrements) and presence. */
 function request(i: number): { path: string; body: unknown } {
@@ -192,7 +205,7 @@ describe("review 17: a script Redis applied whose answer was lost, mid-batch", (
     const stats = await consumeBatch(
       { redis: answerLostFor(q, ":counters:c1"), prefix: q.prefix, now: q.now },
       batch.messages,
-      { trendingRetentionHours: 50, presenceTimeoutSeconds: 60 },
+      SETTINGS,
     );
     const result = await getQueueResult(batch, createExecutionContext());
     const c1 = q.queue.sent.filter((m) => m.body.kind === "counters" && m.body.name === "c1");
@@ -225,21 +238,55 @@ describe("review 17: the last delivery's storage error", () => {
       "edgestats-ingest",
       q.queue.sent.map((m) => ({ id: m.id, timestamp: m.timestamp, attempts: 11, body: m.body })),
     );
-    const stats = await consumeBatch(
-      { redis: answerLostFor(q, ":counters:c"), prefix: q.prefix, now: q.now },
-      batch.messages,
-      { trendingRetentionHours: 50, presenceTimeoutSeconds: 60 },
-      {
-        maxRetries: 10,
-        deadLetter: async (items) => {
-          await q.dlq.sendBatch(items.map((item) => ({ body: item })));
-        },
-      },
-    );
-    await getQueueResult(batch, createExecutionContext());
+    const redis = answerLostFor(q, ":counters:c");
+    const stats = await consumeBatch({ redis, prefix: q.prefix, now: q.now }, batch.messages, SETTINGS, {
+      maxRetries: 10,
+      deadLetter: toDlq(q),
+    });
+    const result = await getQueueResult(batch, createExecutionContext());
     expect((await q.get("/v1/counters/c/members/a")).body.score).toBe(4);
-    expect(stats.deadLettered).toBe(0);
+    expect(stats).toMatchObject({ deadLettered: 0, duplicates: 1, retried: 0 });
+    expect(result.explicitAcks).toEqual([q.queue.sent[0]?.id]);
     expect(q.dlq.sent).toEqual([]);
+    // the apply script, the one look-up (only on a last delivery's storage error), the stats script
+    expect(redis.scripts).toBe(3);
+  });
+
+  it("holds: a last delivery whose script never ran (the look-up finds nothing) is dead-lettered with the storage error", async () => {
+    const q = queued("r17-last-never");
+    expect((await q.post("/v1/counters/c/incr", { member: "a", by: 4 }, { headers: q.asyncHeaders })).status).toBe(202);
+    const batch = createMessageBatch(
+      "edgestats-ingest",
+      q.queue.sent.map((m) => ({ id: m.id, timestamp: m.timestamp, attempts: 11, body: m.body })),
+    );
+    const stats = await consumeBatch(
+      { redis: failingFor(q, ":counters:c"), prefix: q.prefix, now: q.now },
+      batch.messages,
+      SETTINGS,
+      { maxRetries: 10, deadLetter: toDlq(q) },
+    );
+    const result = await getQueueResult(batch, createExecutionContext());
+    expect(stats).toMatchObject({ deadLettered: 1, duplicates: 0, retried: 0 });
+    expect(result.explicitAcks).toEqual([q.queue.sent[0]?.id]);
+    expect(q.dlq.sent).toHaveLength(1);
+    expect(q.dlq.sent[0]?.body.reason).toMatch(/^storage error: .*\(delivery 11, the last of max_retries 10\)$/);
+    expect((await q.get("/v1/counters/c/members/a")).status).toBe(404);
+  });
+
+  it("holds: with storage still down for the look-up, it is dead-lettered, its reason saying it may have applied", async () => {
+    const q = queued("r17-last-down");
+    expect((await q.post("/v1/counters/c/incr", { member: "a", by: 4 }, { headers: q.asyncHeaders })).status).toBe(202);
+    const down = { ...q.env, UPSTASH_REDIS_REST_URL: "http://127.0.0.1:9" } as unknown as Env;
+    const batch = createMessageBatch(
+      "edgestats-ingest",
+      q.queue.sent.map((m) => ({ id: m.id, timestamp: m.timestamp, attempts: 11, body: m.body })),
+    );
+    const stats = await consumeIngest(batch, down, q.now);
+    const result = await getQueueResult(batch, createExecutionContext());
+    expect(stats).toMatchObject({ deadLettered: 1, retried: 0 });
+    expect(result.explicitAcks).toEqual([q.queue.sent[0]?.id]);
+    expect(q.dlq.sent).toHaveLength(1);
+    expect(q.dlq.sent[0]?.body.reason).toMatch(/last of max_retries 10\); not known whether applied already/);
   });
 });
 
