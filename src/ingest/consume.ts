@@ -133,7 +133,7 @@ export async function consumeBatch(
   const stats: BatchStats = { applied: 0, events: 0, retried: 0, deadLettered: 0, duplicates: 0, oldestAgeMs: 0 };
   const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
   /** Messages to dead-letter (acked once sent). */
-  const dead: { entry: QueuedMessage; reason: string }[] = [];
+  const dead: { entry: QueuedMessage; reason: string; ids?: string[] }[] = [];
   /** Aged-out parts of messages applied (or found applied) in this batch, not sent before: acked once sent. */
   const parts: Part[] = [];
   const probes: Probe[] = [];
@@ -383,7 +383,9 @@ export async function consumeBatch(
       if (ids.some((id) => found.dup.includes(id))) {
         sendPart(p.msg, p.split, ids, found.pending);
         stats.duplicates++;
-      } else dead.push({ entry: p.msg, reason: p.reason });
+      } else if (lastChance.includes(p)) dead.push({ entry: p.msg, reason: p.reason });
+      // marked applied once sent (settleDead): a copy in a later batch is then acked (review 17)
+      else dead.push({ entry: p.msg, reason: p.reason, ids });
     }
   };
   await Promise.all([...[...groups.values()].map(applyEntries), probeAll(probes)]);

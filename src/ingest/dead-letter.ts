@@ -94,7 +94,7 @@ export type Part = DeadLetterItem & { entry: QueuedMessage; marks: string[] };
 export async function settleDead(
   ctx: Ctx,
   options: ConsumeOptions,
-  dead: readonly { entry: QueuedMessage; reason: string }[],
+  dead: readonly { entry: QueuedMessage; reason: string; ids?: string[] | undefined }[],
   parts: readonly Part[],
   maxRetries: number,
   stats: BatchStats,
@@ -102,7 +102,14 @@ export async function settleDead(
   for (const d of dead) console.warn(`ingest: message ${d.entry.id} cannot be applied: ${d.reason}`);
   const items = [
     ...parts,
-    ...dead.map((d) => ({ body: d.entry.body, reason: d.reason, id: d.entry.id, entry: d.entry, marks: undefined })),
+    ...dead.map((d) => ({
+      body: d.entry.body,
+      reason: d.reason,
+      id: d.entry.id,
+      entry: d.entry,
+      marks: undefined,
+      ids: d.ids,
+    })),
   ];
   if (items.length === 0) return;
   const handBack = (m: QueuedMessage) => {
@@ -136,8 +143,10 @@ export async function settleDead(
   // marked once sent (their records deleted): a redelivery (a lost ack) finds none and sends
   // nothing again; if this fails, one would send them again (the dead-letter body's messageId tells the copies apart)
   const marks = sent.flatMap((item) => item.marks ?? []);
+  // and the ids of messages sent whole as they could no longer apply: a copy is then found (review 17)
+  const deadIds = sent.flatMap((item) => ("ids" in item ? (item.ids ?? []) : []));
   try {
-    await markParts(ctx, marks);
+    await markParts(ctx, marks, deadIds);
   } catch (e) {
     console.error(`ingest: dead-lettered parts not marked: ${e instanceof Error ? e.message : String(e)}`);
   }

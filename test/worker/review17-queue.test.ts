@@ -402,6 +402,29 @@ describe("review 17: messages that aged out whole, sent more than once", () => {
     expect(res.stats).toMatchObject({ deadLettered: 1, duplicates: 1 });
   });
 
+  // Severity: low. The same copies in two batches (the retry queued after the first was
+  // dead-lettered and acked, or Queues handing them to different batches) are each dead-lettered:
+  // nothing records a message dead-lettered whole, so the second's look-up finds nothing. Two
+  // messageIds, one request; the docs' "drop the copy of the same messageId" did not catch it. Fix: record the dedupe ids of a keyed message
+  // dead-lettered whole (e.g. SADD them to the applied set of the day in the markParts script once
+  // sent: found "applied" later, a copy is acked as a duplicate), one round trip per such batch.
+  // Fixed in review 17 (ingest.markParts adds them to the applied set).
+  it("copies of a keyed request that aged out whole, in two batches, are dead-lettered once", async () => {
+    const q = queued("r17-stale-two-batches");
+    for (let i = 0; i < 2; i++) {
+      expect((await q.post("/v1/trending/s/events", stale, keyed(q))).status).toBe(202);
+      q.advance(1000);
+    }
+    q.advance(10 * HOUR);
+    const first = await deliver(q, q.queue.sent.slice(0, 1));
+    expect(first.stats).toMatchObject({ deadLettered: 1 });
+    q.advance(1000);
+    const second = await deliver(q, q.queue.sent.slice(1));
+    expect(second.explicitAcks).toEqual([q.queue.sent[1]?.id]);
+    expect(q.dlq.sent).toHaveLength(1);
+    expect(second.stats).toMatchObject({ deadLettered: 0, duplicates: 1 });
+  });
+
   it("holds: one copy that aged out whole is dead-lettered whole, once, with its reason and messageId", async () => {
     const q = queued("r17-stale-one");
     expect((await q.post("/v1/trending/s/events", stale, keyed(q))).status).toBe(202);
