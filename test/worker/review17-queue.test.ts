@@ -14,6 +14,7 @@ import { consumeBatch } from "../../src/ingest/consume.ts";
 import { deadLetterBody, type DeadLetterItem } from "../../src/ingest/dead-letter.ts";
 import { createRedis, type RedisClient } from "../../src/redis/client.ts";
 import { createIngestApi, failingFor, type IngestApi, type Sent } from "../helpers/ingest.ts";
+import { TEST_INGEST_KEY_2 } from "../helpers/keys.ts";
 import { cleanedUpAfterAll } from "../helpers/worker.ts";
 
 const HOUR = 3_600_000;
@@ -465,5 +466,42 @@ describe("review 17: 1,000-item bodies", () => {
       trending: (await api.get("/v1/trending/big/top?n=100&window=24h")).body.items,
     });
     expect(await read(q)).toEqual(await read(d));
+  });
+});
+
+describe("review 17: a key's scope and the times through the queue", () => {
+  it("holds: the same Idempotency-Key from two ingest keys is two requests, queued as synchronously (each counted once)", async () => {
+    const q = queued("r17-two-keys");
+    const body = { member: "a", by: 2 };
+    for (const key of ["ingest", TEST_INGEST_KEY_2, "ingest", TEST_INGEST_KEY_2]) {
+      const res = await q.post("/v1/counters/c/incr", body, {
+        key,
+        headers: { ...q.asyncHeaders, "idempotency-key": "shared" },
+      });
+      expect(res.status).toBe(202);
+    }
+    const res = await deliver(q, q.queue.sent);
+    expect(res.stats).toMatchObject({ applied: 2, duplicates: 2 });
+    expect((await q.get("/v1/counters/c/members/a")).body.score).toBe(4);
+  });
+
+  it("holds: an `at` 4 min ahead (within the 5 min allowed at accept time) applies when consumed later, in its own hour", async () => {
+    const q = queued("r17-ahead");
+    const d = direct("r17-ahead-d");
+    const at = T0 + 29 * 60_000 + 4 * 60_000; // 13:03, accepted at 12:30 + 29 min = 12:59
+    q.advance(29 * 60_000);
+    d.advance(29 * 60_000);
+    const body = { events: [{ member: "soon", count: 2, at }] };
+    expect((await q.post("/v1/trending/s/events", body, { headers: q.asyncHeaders })).status).toBe(202);
+    expect((await d.post("/v1/trending/s/events", body)).status).toBe(200);
+    const late = { events: [{ member: "later", at: q.now + 6 * 60_000 }] };
+    expect((await q.post("/v1/trending/s/events", late, { headers: q.asyncHeaders })).status).toBe(400);
+    expect(q.queue.sent).toHaveLength(1);
+    q.advance(2 * HOUR);
+    d.advance(2 * HOUR);
+    expect((await deliver(q, q.queue.sent)).stats).toMatchObject({ applied: 1, deadLettered: 0 });
+    const read = async (api: IngestApi) => (await api.get("/v1/trending/s/members/soon?window=24h")).body;
+    expect(await read(q)).toEqual(await read(d));
+    expect((await read(q)).count).toBe(2);
   });
 });
