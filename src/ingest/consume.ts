@@ -7,8 +7,8 @@
  */
 import type { Ctx } from "../context.ts";
 import { StorageUnavailableError } from "../errors.ts";
-import { keyOf } from "../keys.ts";
 import {
+  boundRefusal,
   DEFAULT_MAX_RETRIES,
   isLastAttempt,
   retryDelaySeconds,
@@ -27,11 +27,10 @@ import {
   type DedupeId,
   type Pending,
 } from "./ingest.ts";
+import { dedupeIdOf, idsOf, recordOf } from "./ids.ts";
 import { canonicalIdOf, type IngestMessage } from "./message.ts";
 import { mergeKeys, planGroup, type IngestSettings } from "./plan.ts";
 import { parseMessage, partOf, problemOf, splitByProblem } from "./validate.ts";
-import { SCORE_RANGE_ERROR } from "../counters/scripts.ts";
-import { HOUR_COUNT_ERROR } from "../trending/validate.ts";
 import { MAX_BATCH } from "../validation.ts";
 
 /**
@@ -81,36 +80,6 @@ export interface ConsumeOptions {
   onStatsError?: (error: unknown) => void;
 }
 
-/**
- * The synchronous idempotency record of a keyed message's request (functions/middleware/idempotency.ts
- * names it `idem:<digest>`; the digest is the dedupe id's `i:<digest>:…`), so a request sent once
- * each way is applied once.
- */
-function recordOf(prefix: string, message: IngestMessage) {
-  const digest = message.d?.startsWith("i:") ? message.d.split(":")[1] : undefined;
-  if (!digest || !message.f) return undefined;
-  return {
-    key: keyOf(prefix, "idem", digest),
-    fingerprint: message.f,
-    canonical: message.c ?? "",
-    requestId: message.r,
-    acceptedAt: message.t,
-  };
-}
-
-/**
- * The bound a write script refused by raising an error (an hour's trending count past
- * MAX_HOUR_COUNT: src/trending/scripts.ts; a counter score outside ±MAX_COUNTER_SCORE:
- * src/counters/scripts.ts), as the dead-letter reason naming it; undefined for any other error.
- */
-function boundRefusal(error: unknown): string | undefined {
-  if (!(error instanceof Error)) return undefined;
-  if (error.message.includes(HOUR_COUNT_ERROR)) return "a trending count past the bound of 5e13 per member and hour";
-  if (error.message.includes(SCORE_RANGE_ERROR))
-    return "a counter score outside ±1e15 (the range kept exact), in the plain key, a bucket or a rollup";
-  return undefined;
-}
-
 /** How often a group is planned again after its script found messages already applied (each pass drops at least one). */
 const MAX_PASSES = 4;
 
@@ -141,25 +110,17 @@ interface Split {
   reason: string;
 }
 
-/** The ids a message's part is recorded under (both ids of a keyed message). */
-const idsOf = (id: string, alt: string | undefined) => (alt === undefined ? [id] : [id, alt]);
-
-/** A message that can no longer apply: dead-lettered unless the applied sets hold it (a redelivery). */
+/**
+ * A message to dead-letter unless the applied sets hold it: one that can no longer apply (a
+ * redelivery may find it applied), or one whose group met a storage error on its last delivery
+ * (the script may have committed before its answer was lost; review 17). `split`: the items it
+ * left out (the part to send when found applied), if any; `reason`: why it is dead-lettered.
+ */
 interface Probe {
   msg: QueuedMessage;
   dedupe: DedupeId;
-  split: Split;
-}
-
-/** The dedupe id of a message for the applied sets' look-up. */
-function dedupeIdOf(prefix: string, now: number, msg: QueuedMessage, message: IngestMessage): DedupeId {
-  const id = message.d ?? `m:${msg.id}`;
-  return {
-    id,
-    alt: canonicalIdOf(message),
-    old: mayBeFromYesterday(id, message.t, now),
-    record: recordOf(prefix, message),
-  };
+  split: Split | undefined;
+  reason: string;
 }
 
 /** Applies a batch; returns what it did (also added to the status counters). */
@@ -172,14 +133,24 @@ export async function consumeBatch(
   const stats: BatchStats = { applied: 0, events: 0, retried: 0, deadLettered: 0, duplicates: 0, oldestAgeMs: 0 };
   const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
   /** Messages to dead-letter (acked once sent). */
-  const dead: { entry: QueuedMessage; reason: string }[] = [];
+  const dead: { entry: QueuedMessage; reason: string; ids?: string[] }[] = [];
   /** Aged-out parts of messages applied (or found applied) in this batch, not sent before: acked once sent. */
   const parts: Part[] = [];
   const probes: Probe[] = [];
-  /** Hands a message back to the queue; on its last delivery it is dead-lettered instead, with `reason`. */
-  const giveBack = (m: QueuedMessage, reason: string) => {
+  /** The probes by dedupe id and canonical id: a copy of one (a keyed retry) is acked as a duplicate. */
+  const probed = new Map<string, Probe>();
+  /** Messages whose group met a storage error on their last delivery: asked once more (review 17). */
+  const lastChance: Probe[] = [];
+  /**
+   * Hands a message back to the queue; on its last delivery it is dead-lettered instead, with
+   * `reason`, or, with its `dedupe` id, once the applied sets are asked whether its script
+   * committed anyway (`split`: its part to send then).
+   */
+  const giveBack = (m: QueuedMessage, reason: string, dedupe?: DedupeId, split?: Split) => {
     if (isLastAttempt(m.attempts, maxRetries)) {
-      dead.push({ entry: m, reason: `${reason} (delivery ${m.attempts}, the last of max_retries ${maxRetries})` });
+      const why = `${reason} (delivery ${m.attempts}, the last of max_retries ${maxRetries})`;
+      if (dedupe) lastChance.push({ msg: m, dedupe, split, reason: why });
+      else dead.push({ entry: m, reason: why });
       return;
     }
     m.retry({ delaySeconds: retryDelaySeconds(m.attempts) });
@@ -208,8 +179,19 @@ export async function consumeBatch(
       const split = { whole: parsed, out, reason: problem };
       if (valid === null) {
         // Its items may have aged out after it was applied (a redelivery: a lost ack or answer):
-        // the applied sets are asked before it is dead-lettered (review 14).
-        probes.push({ msg, split, dedupe: dedupeIdOf(ctx.prefix, ctx.now, msg, parsed) });
+        // the applied sets are asked before it is dead-lettered (review 14). A copy of a message
+        // probed already (a keyed retry: either id) is acked as a duplicate: the first carries
+        // the request to the dead-letter queue once (review 17: each copy was sent, and counted
+        // twice once re-POSTed), or is retried with its reason.
+        const dedupe = dedupeIdOf(ctx.prefix, ctx.now, msg.id, parsed);
+        if (idsOf(dedupe.id, dedupe.alt).some((id) => probed.has(id))) {
+          msg.ack();
+          stats.duplicates++;
+          continue;
+        }
+        const probe = { msg, split, dedupe, reason: problem };
+        probes.push(probe);
+        for (const id of idsOf(dedupe.id, dedupe.alt)) probed.set(id, probe);
         continue;
       }
       // Some items aged out while queued: the rest applies (under the message's dedupe id: once,
@@ -285,6 +267,14 @@ export async function consumeBatch(
     sendPart(e.msg, e.part, idsOf(e.dedupe, e.alt), pending);
   };
 
+  /** An entry's ids for its apply script and the applied sets' look-up. */
+  const dedupeOfEntry = (e: Entry): DedupeId => ({
+    id: e.dedupe,
+    alt: e.alt,
+    old: mayBeFromYesterday(e.dedupe, e.message.t, ctx.now),
+    record: recordOf(ctx.prefix, e.message),
+  });
+
   /** Applies a group of entries in one script (or several passes of one); settles each message. */
   const applyEntries = async (group: Entry[]): Promise<void> => {
     let left = group;
@@ -307,12 +297,7 @@ export async function consumeBatch(
         const result = await applyGroup(
           ctx,
           plan,
-          left.map((e) => ({
-            id: e.dedupe,
-            alt: e.alt,
-            old: mayBeFromYesterday(e.dedupe, e.message.t, ctx.now),
-            record: recordOf(ctx.prefix, e.message),
-          })),
+          left.map(dedupeOfEntry),
           left.flatMap(({ part, dedupe, alt }) =>
             part ? idsOf(dedupe, alt).flatMap((id) => [id, part.out.join(",")]) : [],
           ),
@@ -359,35 +344,53 @@ export async function consumeBatch(
           `ingest: a group failed and is retried: ${error instanceof Error ? error.message : String(error)}`,
         );
       const why = `storage error: ${error instanceof Error ? error.message : String(error)}`;
-      for (const e of left) for (const m of [e.msg, ...e.copies]) giveBack(m, why);
+      for (const e of left) {
+        giveBack(e.msg, why, dedupeOfEntry(e), e.part);
+        for (const copy of e.copies) {
+          // a copy on its last delivery is settled by the message it copies (retried, or asked)
+          if (isLastAttempt(copy.attempts, maxRetries)) {
+            copy.ack();
+            stats.duplicates++;
+          } else giveBack(copy, why);
+        }
+      }
     }
   };
   /**
    * Acks the messages that can no longer apply but were applied already, after sending the part
    * their application left out if it is still pending (review 15); the others are dead.
    */
-  const probeAll = async () => {
-    if (probes.length === 0) return;
+  const probeAll = async (list: Probe[]) => {
+    if (list.length === 0) return;
     let found: Awaited<ReturnType<typeof findApplied>>;
     try {
       found = await findApplied(
         ctx,
-        probes.map((p) => p.dedupe),
+        list.map((p) => p.dedupe),
       );
     } catch (error) {
       const why = `storage error: ${error instanceof Error ? error.message : String(error)}`;
-      for (const p of probes) giveBack(p.msg, `${p.split.reason}; not known whether applied already (${why})`);
+      for (const p of list) {
+        const reason = `${p.reason}; not known whether applied already (${why})`;
+        // a last chance is not handed back again: it is dead-lettered, its reason saying it may have applied
+        if (lastChance.includes(p)) dead.push({ entry: p.msg, reason });
+        else giveBack(p.msg, reason);
+      }
       return;
     }
-    for (const p of probes) {
+    for (const p of list) {
       const ids = idsOf(p.dedupe.id, p.dedupe.alt);
       if (ids.some((id) => found.dup.includes(id))) {
         sendPart(p.msg, p.split, ids, found.pending);
         stats.duplicates++;
-      } else dead.push({ entry: p.msg, reason: p.split.reason });
+      } else if (lastChance.includes(p)) dead.push({ entry: p.msg, reason: p.reason });
+      // marked applied once sent (settleDead): a copy in a later batch is then acked (review 17)
+      else dead.push({ entry: p.msg, reason: p.reason, ids });
     }
   };
-  await Promise.all([...[...groups.values()].map(applyEntries), probeAll()]);
+  await Promise.all([...[...groups.values()].map(applyEntries), probeAll(probes)]);
+  // one more look-up, only when a group failed on a message's last delivery
+  await probeAll(lastChance);
   await settleDead(ctx, options, dead, parts, maxRetries, stats);
 
   try {

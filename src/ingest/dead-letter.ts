@@ -9,6 +9,8 @@ import type { Ctx } from "../context.ts";
 import type { ConsumeOptions, QueuedMessage } from "./consume.ts";
 import { markParts, type BatchStats } from "./ingest.ts";
 import { sendBatches, sizeOf } from "./message.ts";
+import { SCORE_RANGE_ERROR } from "../counters/scripts.ts";
+import { HOUR_COUNT_ERROR } from "../trending/validate.ts";
 
 /** wrangler.toml's max_retries of the ingest consumer; the Worker's INGEST_MAX_RETRIES var (kept equal, tested) overrides it. */
 export const DEFAULT_MAX_RETRIES = 10;
@@ -25,6 +27,19 @@ export interface DeadLetterItem {
 /** The body the dead-letter queue receives for an item (what docs/ingest.md tells the operator to re-POST from). */
 export function deadLetterBody(item: DeadLetterItem): { reason: string; messageId: string; message: unknown } {
   return { reason: item.reason, messageId: item.id, message: item.body };
+}
+
+/**
+ * The bound a write script refused by raising an error (an hour's trending count past
+ * MAX_HOUR_COUNT: src/trending/scripts.ts; a counter score outside ±MAX_COUNTER_SCORE:
+ * src/counters/scripts.ts), as the dead-letter reason naming it; undefined for any other error.
+ */
+export function boundRefusal(error: unknown): string | undefined {
+  if (!(error instanceof Error)) return undefined;
+  if (error.message.includes(HOUR_COUNT_ERROR)) return "a trending count past the bound of 5e13 per member and hour";
+  if (error.message.includes(SCORE_RANGE_ERROR))
+    return "a counter score outside ±1e15 (the range kept exact), in the plain key, a bucket or a rollup";
+  return undefined;
 }
 
 /** Whether a delivery with these `attempts` is the last Queues makes before dead-lettering the message itself. */
@@ -79,7 +94,7 @@ export type Part = DeadLetterItem & { entry: QueuedMessage; marks: string[] };
 export async function settleDead(
   ctx: Ctx,
   options: ConsumeOptions,
-  dead: readonly { entry: QueuedMessage; reason: string }[],
+  dead: readonly { entry: QueuedMessage; reason: string; ids?: string[] | undefined }[],
   parts: readonly Part[],
   maxRetries: number,
   stats: BatchStats,
@@ -87,7 +102,14 @@ export async function settleDead(
   for (const d of dead) console.warn(`ingest: message ${d.entry.id} cannot be applied: ${d.reason}`);
   const items = [
     ...parts,
-    ...dead.map((d) => ({ body: d.entry.body, reason: d.reason, id: d.entry.id, entry: d.entry, marks: undefined })),
+    ...dead.map((d) => ({
+      body: d.entry.body,
+      reason: d.reason,
+      id: d.entry.id,
+      entry: d.entry,
+      marks: undefined,
+      ids: d.ids,
+    })),
   ];
   if (items.length === 0) return;
   const handBack = (m: QueuedMessage) => {
@@ -121,8 +143,10 @@ export async function settleDead(
   // marked once sent (their records deleted): a redelivery (a lost ack) finds none and sends
   // nothing again; if this fails, one would send them again (the dead-letter body's messageId tells the copies apart)
   const marks = sent.flatMap((item) => item.marks ?? []);
+  // and the ids of messages sent whole as they could no longer apply: a copy is then found (review 17)
+  const deadIds = sent.flatMap((item) => ("ids" in item ? (item.ids ?? []) : []));
   try {
-    await markParts(ctx, marks);
+    await markParts(ctx, marks, deadIds);
   } catch (e) {
     console.error(`ingest: dead-lettered parts not marked: ${e instanceof Error ? e.message : String(e)}`);
   }

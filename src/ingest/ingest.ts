@@ -111,10 +111,18 @@ export async function applyGroup(
   return { applied: true };
 }
 
-/** Records aged-out parts as dead-lettered (deletes their records under `ids`): a redelivery then sends none again. */
-export async function markParts(ctx: Ctx, ids: string[]): Promise<void> {
-  if (ids.length === 0) return;
-  await markPartsScript.run(ctx.redis, partsKeys(ctx), { ids });
+/**
+ * Records what was dead-lettered: aged-out parts (deletes their records under `ids`) and messages
+ * sent whole (adds their ids, `dead`, to today's applied set): a redelivery or a copy then sends
+ * none again.
+ */
+export async function markParts(ctx: Ctx, ids: string[], dead: string[] = []): Promise<void> {
+  if (ids.length === 0 && dead.length === 0) return;
+  await markPartsScript.run(
+    ctx.redis,
+    { today: ingestKeys.applied(ctx.prefix, ctx.now), ...partsKeys(ctx) },
+    { setTtl: appliedTtlSeconds(ctx.now), ids, dead },
+  );
 }
 
 /**

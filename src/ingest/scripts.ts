@@ -239,18 +239,26 @@ return { dup = dup, pending = #dup > 0 and pendingOf(asked) or {} }
 });
 
 /**
- * Marks aged-out parts as dead-lettered, after their send: deletes their records (under the
- * dedupe id and its alt id) from today's and yesterday's parts hashes (the day they were applied),
- * so a redelivery finds none and sends nothing more. Writes without an idempotency prelude, as
- * the apply scripts do (HDEL is its own idempotency).
+ * Marks what a batch dead-lettered, after its send: deletes the records of aged-out parts (`ids`:
+ * under the dedupe id and its alt id) from today's and yesterday's parts hashes (the day they were
+ * applied), so a redelivery finds none and sends nothing more; and adds the ids of messages
+ * dead-lettered whole because they could no longer apply (`dead`) to today's applied set, so a
+ * copy in a later batch (a keyed retry, a lost ack) is found and acked, not sent again (review 17).
+ * Writes without an idempotency prelude, as the apply scripts do (HDEL and SADD are their own).
  */
 export const markPartsScript = defineScript({
   name: "ingest.markParts",
   write: false,
-  keys: ["partsToday", "partsYesterday"],
-  args: ["...ids"],
+  keys: ["today", "partsToday", "partsYesterday"],
+  args: ["setTtl", "...ids", "...dead"],
   lua: `
-return redis.call('HDEL', partsToday, unpack(ids)) + redis.call('HDEL', partsYesterday, unpack(ids))
+local n = 0
+if #ids > 0 then n = redis.call('HDEL', partsToday, unpack(ids)) + redis.call('HDEL', partsYesterday, unpack(ids)) end
+if #dead > 0 then
+  redis.call('SADD', today, unpack(dead))
+  redis.call('EXPIRE', today, setTtl, 'NX')
+end
+return n
 `,
 });
 

@@ -66,8 +66,8 @@ export const area = {
         note: "Review 15: the `ingest.applied` look-up finds it applied (EVALSHA, SMISMEMBER ×2: the next day) and, for a message found, the part its application left out in the parts hashes (HMGET ×2); that part alone is sent, then its record deleted (`ingest.markParts`: EVALSHA, HDEL ×2); and the batch's stats script (6: duplicates and dead-lettered). It was acked as a duplicate before, the part lost.",
       },
     ),
-    deadWhole: row("consumer batch: 1 message whose items all aged out", "not applied", 2, 7, {
-      note: "Review 14: before it is dead-lettered, one `ingest.applied` script for the batch's such messages asks the applied sets (EVALSHA, SMISMEMBER; no write), so a message applied before its items aged out is acked as a duplicate when delivered again.",
+    deadWhole: row("consumer batch: 1 message whose items all aged out", "not applied", 3, 10, {
+      note: "Review 14: before it is dead-lettered, one `ingest.applied` script for the batch's such messages asks the applied sets (EVALSHA, SMISMEMBER; no write), so a message applied before its items aged out is acked as a duplicate when delivered again. Review 17: once sent, `ingest.markParts` adds its ids to today's applied set (EVALSHA, SADD, EXPIRE NX: one round trip per batch that sends such messages), so a copy in a later batch (a keyed retry, a lost ack) is acked, not sent again (2 round trips, 7 commands before).",
     }),
     status: row("`GET /v1/ingest/status` (admin)", "any", 1, 3, {
       note: "HGETALL of this hour's and the previous hour's per-minute counters.",
