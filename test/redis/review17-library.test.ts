@@ -6,7 +6,8 @@
  * library's `replayed` flag aside) and the same keys with the same contents afterwards. A second
  * table sends the same bad input both ways: the library's typed error class is the one
  * functions/errors.ts maps to the route's status, with the same code, and neither writes.
- * Real redis-server behind the local Upstash server. `it.fails` marks a confirmed bug (comment:
+ * Both sides also cost the same: Redis round trips and commands, counted per token tag by the local
+ * Upstash server. Real redis-server behind the local Upstash server. `it.fails` marks a confirmed bug (comment:
  * severity, what is wrong, the fix suggested).
  */
 import { describe, expect, it } from "vitest";
@@ -15,16 +16,23 @@ import * as errors from "../../src/errors.ts";
 import { Edgestats } from "../../src/index.ts";
 import { keySnapshot } from "../helpers/key-snapshot.ts";
 import { libraryTest } from "../helpers/library.ts";
+import { resetStats, statsOf } from "../helpers/upstash-rest.ts";
+import { createRedis } from "../../src/redis/client.ts";
 
 const lib = libraryTest("review17lib");
 const KEYS = { ingest: "review17-ingest-key-01", read: "review17-read-key-0001", admin: "review17-admin-key-001" };
 const now = Date.UTC(2026, 10, 25, 12, 30);
 const app = createApp({ now: () => now });
-const env = lib.appEnv(KEYS);
+// each side on a token tag of its own: the local Upstash server counts requests and commands per tag
+const TAGS = { lib: "review17lib_lib", route: "review17lib_route" };
+const env = { ...lib.appEnv(KEYS), UPSTASH_REDIS_REST_TOKEN: `${lib.target.token}.${TAGS.route}` };
 /** The library on its own prefix; `served` is the library on the service's, for setups only. */
 const libPrefix = lib.ctx(now, "review17own").prefix;
-const stats = new Edgestats({ redis: lib.redis, prefix: libPrefix, clock: () => now });
+const tagged = createRedis({ url: lib.target.url, token: `${lib.target.token}.${TAGS.lib}` });
+const stats = new Edgestats({ redis: tagged, prefix: libPrefix, clock: () => now });
 const served = new Edgestats({ redis: lib.redis, prefix: lib.prefix, clock: () => now });
+/** Runs each row once first, on a prefix of its own: its scripts are in Redis's cache before either side is measured. */
+const warm = new Edgestats({ redis: lib.redis, prefix: lib.ctx(now, "review17warm").prefix, clock: () => now });
 
 async function http(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
   const headers: Record<string, string> = { authorization: `Bearer ${KEYS.admin}` };
@@ -382,14 +390,23 @@ const ROWS: Row[] = [
 
 describe("every public method gives the route's answer and leaves the route's keys", () => {
   it.each(ROWS.map((row) => [row.name, row] as const))("%s", async (_, row) => {
+    await row.setup?.(warm);
+    await row.call(warm);
     if (row.setup) {
       await row.setup(stats);
       await row.setup(served);
     }
+    await Promise.all([resetStats(lib.target, TAGS.lib), resetStats(lib.target, TAGS.route)]);
     const mine = await row.call(stats);
     const [method, path, body] = row.route;
     const theirs = await http(method, path, body);
     expect(theirs.status, JSON.stringify(theirs.body)).toBeLessThan(300);
+    // the same cost: the route's Redis work is the library call's, round trips and commands
+    const [libCost, routeCost] = await Promise.all([statsOf(lib.target, TAGS.lib), statsOf(lib.target, TAGS.route)]);
+    expect({ requests: libCost.requests, commands: libCost.commands }).toEqual({
+      requests: routeCost.requests,
+      commands: routeCost.commands,
+    });
     expect(strip(mine)).toEqual(row.fromRoute ? row.fromRoute(theirs.body, theirs.status) : theirs.body);
     expect(await snapshotOf(libPrefix)).toEqual(await snapshotOf(lib.prefix));
   });
