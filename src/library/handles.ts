@@ -12,7 +12,7 @@ import type { Written } from "../redis/script.ts";
 import { parseWindow } from "../time.ts";
 import { invalid, memberProblem } from "../validation.ts";
 import * as trending from "../trending/index.ts";
-import { changeFields, checkItems, checkShape, FIELDS, QUERY_OPTIONS as Q } from "./inputs.ts";
+import { changeFields, checkChoices, checkItems, checkShape, FIELDS, QUERY_OPTIONS as Q } from "./inputs.ts";
 import { idempotencyOf, list, windowHours, type Runtime, type WriteOptions } from "./shared.ts";
 
 export type { Runtime, WriteOptions } from "./shared.ts";
@@ -136,6 +136,7 @@ export class CounterHandle {
   /** The `n` highest members, rank 1 first (of a period range with `period`, `from`, `to`). */
   async top(options: CounterReadOptions & { n?: number } = {}) {
     checkShape(options, Q["counter.top"]);
+    checkChoices(options);
     const { n = 10, ...rest } = options;
     return counters.ranked(this.#rt.ctx(), this.name, "top", n, rest);
   }
@@ -143,6 +144,7 @@ export class CounterHandle {
   /** The `n` lowest members, rank 1 first. */
   async bottom(options: CounterReadOptions & { n?: number } = {}) {
     checkShape(options, Q["counter.bottom"]);
+    checkChoices(options);
     const { n = 10, ...rest } = options;
     return counters.ranked(this.#rt.ctx(), this.name, "bottom", n, rest);
   }
@@ -150,18 +152,21 @@ export class CounterHandle {
   /** One member's score and ranks; NotFoundError when absent. */
   async member(member: string, options: CounterReadOptions = {}) {
     checkShape(options, Q["counter.member"]);
+    checkChoices(options);
     return counters.memberOf(this.#rt.ctx(), this.name, member, options);
   }
 
   /** Members with scores within `min`..`max` (`(5` exclusive, `-inf`, `+inf`). */
   async range(options: counters.ScoreRangeOptions = {}) {
     checkShape(options, Q["counter.range"]);
+    checkChoices(options);
     return counters.scoreRange(this.#rt.ctx(), this.name, options);
   }
 
   /** Every member (at most 10,000) ordered by its own value or by score. */
   async sorted(options: counters.SortedOptions = {}) {
     checkShape(options, Q["counter.sorted"]);
+    checkChoices(options);
     return counters.sorted(this.#rt.ctx(), this.name, options);
   }
 
@@ -169,6 +174,7 @@ export class CounterHandle {
   async union(options: counters.UnionOptions, write?: WriteOptions) {
     const ctx = this.#rt.ctx();
     checkShape(options, FIELDS.union);
+    checkChoices(options);
     if (Array.isArray(options.sources)) checkItems(options.sources, FIELDS.unionSource, "sources", true, "string");
     const idempotency = await idempotencyOf(ctx, `counter.union ${this.name}`, write, options);
     return counters.union(ctx, this.name, options, idempotency);

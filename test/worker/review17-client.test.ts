@@ -194,12 +194,11 @@ describe("errors carry code, status and retryAfterSeconds; only what is safe is 
     expect(sent).toHaveLength(1);
   });
 
-  // BUG (low): Retry-After may be an HTTP-date (RFC 9110 §10.2.3), as proxies and load balancers in
-  // front of a Worker send it; errorOf reads it with Number(), so a date is NaN and dropped:
-  // retryAfterSeconds is undefined and the retry does not wait for it. Fix: in errorOf
-  // (src/client-errors.ts), when the value is not a number, Date.parse it and take the seconds from
-  // now, rounded up, when positive.
-  it.fails("a Retry-After given as an HTTP-date is retryAfterSeconds too", async () => {
+  // FIXED (was low): Retry-After may be an HTTP-date (RFC 9110 §10.2.3), as proxies and load balancers
+  // in front of a Worker send it; errorOf read it with Number(), so a date was NaN and dropped
+  // (retryAfterSeconds undefined, the retry not waiting for it). Now src/client-errors.ts
+  // retryAfterOf takes a date as the seconds until then, rounded up.
+  it("a Retry-After given as an HTTP-date is retryAfterSeconds too", async () => {
     const api = track(createTestApi({ label: "r17-date", start }));
     const client = createClient({
       baseUrl: "http://edgestats.test",
@@ -218,13 +217,11 @@ describe("errors carry code, status and retryAfterSeconds; only what is safe is 
     expect(error.retryAfterSeconds).toBeLessThanOrEqual(121);
   });
 
-  // BUG (low): `timeoutMs` ("Abort one attempt after this many ms (then retry)") only holds for a
-  // `fetch` that honours the Request's signal. A `fetch` option that does not (a wrapper that builds
-  // its own request, as a service binding's or app.request: the way these tests reach the Worker)
-  // leaves the attempt, and the call, waiting as long as it takes. Fix: in send (src/client.ts), race
-  // the attempt against the timeout (a promise rejected by the signal's `abort` event), so the
-  // documented bound holds whatever `fetch` is passed.
-  it.fails("timeoutMs bounds an attempt whose fetch ignores the signal: network_error, status 0", async () => {
+  // FIXED (was low): `timeoutMs` ("Abort one attempt after this many ms (then retry)") held only for a
+  // `fetch` that honours the Request's signal; one that does not (a wrapper building its own request,
+  // as app.request here, or a service binding) left the attempt, and the call, waiting as long as it
+  // took. Now src/client.ts races the attempt against the signal (untilAborted).
+  it("timeoutMs bounds an attempt whose fetch ignores the signal: network_error, status 0", async () => {
     const api = track(createTestApi({ label: "r17-timeout", start }));
     const client = createClient({
       baseUrl: "http://edgestats.test",
