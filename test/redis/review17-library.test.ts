@@ -386,6 +386,74 @@ const ROWS: Row[] = [
     fromRoute: (_, status) => (status === 204 ? { removed: true } : null),
   },
   { name: "boards", call: (s) => s.boards({ limit: 50 }), route: ["GET", "/v1/leaderboards?limit=50"] },
+  // the defaults: the library's options left out read as the route's query left out (its @default)
+  {
+    name: "defaults: trending.top",
+    setup: (s) => s.trending("d1").record("a"),
+    call: (s) => s.trending("d1").top(),
+    route: ["GET", "/v1/trending/d1/top"],
+  },
+  {
+    name: "defaults: trending.rising",
+    setup: (s) => s.trending("d2").record("a"),
+    call: (s) => s.trending("d2").rising(),
+    route: ["GET", "/v1/trending/d2/rising"],
+  },
+  {
+    name: "defaults: trending.history",
+    setup: (s) => s.trending("d3").record("a"),
+    call: (s) => s.trending("d3").history("a"),
+    route: ["GET", "/v1/trending/d3/history?member=a"],
+  },
+  {
+    name: "defaults: counter.range",
+    setup: (s) => s.counter("d4").incr("a"),
+    call: (s) => s.counter("d4").range(),
+    route: ["GET", "/v1/counters/d4/range"],
+  },
+  {
+    name: "defaults: counter.sorted",
+    setup: (s) => s.counter("d5").incr("a"),
+    call: (s) => s.counter("d5").sorted(),
+    route: ["GET", "/v1/counters/d5/sorted"],
+  },
+  {
+    name: "defaults: histogram.read",
+    setup: async (s) => {
+      await s.histogram("d6").configure({ bucketWidth: 2 });
+      await s.histogram("d6").observe([1, 3, 5, 7, 9, 11, 13]);
+    },
+    call: (s) => s.histogram("d6").read(),
+    route: ["GET", "/v1/histograms/d6"],
+  },
+  {
+    name: "defaults: presence.members",
+    setup: (s) => s.presence("d7").heartbeat(["u1", "u2"]),
+    call: (s) => s.presence("d7").members(),
+    route: ["GET", "/v1/presence/d7/members"],
+  },
+  {
+    name: "defaults: presence.history",
+    setup: (s) => s.presence("d8").heartbeat("u1"),
+    call: (s) => s.presence("d8").history(),
+    route: ["GET", "/v1/presence/d8/history"],
+  },
+  {
+    name: "defaults: leaderboard.page",
+    setup: (s) => s.leaderboard("d9").join("ada", { name: "Ada" }),
+    call: (s) => s.leaderboard("d9").page(),
+    route: ["GET", "/v1/leaderboards/d9"],
+  },
+  {
+    name: "defaults: leaderboard.around",
+    setup: (s) => s.leaderboard("d10").join("ada", { name: "Ada" }),
+    call: (s) => s.leaderboard("d10").around("ada"),
+    route: ["GET", "/v1/leaderboards/d10/players/ada/around"],
+  },
+  { name: "defaults: counters", call: (s) => s.counters(), route: ["GET", "/v1/counters"] },
+  { name: "defaults: histograms", call: (s) => s.histograms(), route: ["GET", "/v1/histograms"] },
+  { name: "defaults: rooms", call: (s) => s.rooms(), route: ["GET", "/v1/presence"] },
+  { name: "defaults: boards", call: (s) => s.boards(), route: ["GET", "/v1/leaderboards"] },
 ];
 
 describe("every public method gives the route's answer and leaves the route's keys", () => {
