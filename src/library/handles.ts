@@ -14,6 +14,7 @@ import { invalid, memberProblem } from "../validation.ts";
 import * as trending from "../trending/index.ts";
 import { changeFields, checkChoices, checkItems, checkShape, FIELDS, QUERY_OPTIONS as Q } from "./inputs.ts";
 import { idempotencyOf, list, windowHours, type Runtime, type WriteOptions } from "./shared.ts";
+import type * as Options from "./shared.ts";
 
 export type { Runtime, WriteOptions } from "./shared.ts";
 export type { Written };
@@ -73,14 +74,7 @@ export class TrendingHandle {
   }
 
   /** The members of the current hour most above their own baseline rate (docs/trending.md, "Rising and history"). */
-  async rising(
-    options: {
-      /** Items to return, 1..100. @default 10 */
-      n?: number;
-      /** Finished hours the baseline averages over: `24h`, `2d` or whole hours, at most the retention. @default "24h" (the retention if shorter) */
-      baseline?: string | number;
-    } = {},
-  ) {
+  async rising(options: Options.RisingOptions = {}) {
     checkShape(options, Q["trending.rising"]);
     const baseline = options.baseline;
     const hours = typeof baseline === "string" ? parseWindow(baseline) : baseline;
@@ -96,13 +90,7 @@ export class TrendingHandle {
   }
 
   /** One member's count in each of the last `hours` finished hours and the current one, with each hour's maxError. */
-  async history(
-    member: string,
-    options: {
-      /** Finished hours before the current one, at most the retention. @default 48 (the retention if shorter) */
-      hours?: number;
-    } = {},
-  ) {
+  async history(member: string, options: Options.TrendingHistoryOptions = {}) {
     checkShape(options, Q["trending.history"]);
     return trending.history(this.#rt.ctx(), this.stream, member, {
       retentionHours: this.#rt.config.trendingRetentionHours,
@@ -299,25 +287,13 @@ export class PresenceHandle {
   }
 
   /** A page of online ids, least recently seen first; pass `nextCursor` back as `cursor`. */
-  async members(
-    options: {
-      /** Ids per page, 1..1,000. @default 100 */
-      limit?: number;
-      /** The previous page's `nextCursor`. @default undefined (the first page) */
-      cursor?: string;
-    } = {},
-  ): Promise<presence.MemberPage> {
+  async members(options: Options.MembersOptions = {}): Promise<presence.MemberPage> {
     checkShape(options, Q["presence.members"]);
     return presence.members(this.#rt.ctx(), this.room, { ...this.#timeout, ...options });
   }
 
   /** Per-minute online samples over the last `hours` (1..24), taken by the trim job. */
-  async history(
-    options: {
-      /** Hours of samples, 1..24. @default 24 */
-      hours?: number;
-    } = {},
-  ) {
+  async history(options: Options.PresenceHistoryOptions = {}) {
     checkShape(options, Q["presence.history"]);
     return presence.history(this.#rt.ctx(), this.room, options.hours);
   }
@@ -412,13 +388,7 @@ export class LeaderboardHandle {
   }
 
   /** The `k` rows above and below a player. */
-  async around(
-    player: string,
-    options: {
-      /** Rows above and below the player, 0..50. @default 5 */
-      k?: number;
-    } & leaderboards.SeasonOption = {},
-  ) {
+  async around(player: string, options: Options.AroundOptions = {}) {
     checkShape(options, Q["leaderboard.around"]);
     return leaderboards.around(this.#rt.ctx(), this.board, player, options.k, options);
   }
