@@ -647,6 +647,28 @@ const BAD: BadRow[] = [
     route: ["POST", "/v1/counters/v3t/union", { sources: ["v3s"], aggregate: "avg" }],
   },
   {
+    name: "counter.union weights of another length",
+    setup: (s) => s.counter("v3s").incr("a"),
+    call: (s) => s.counter("v3t").union({ sources: ["v3s"], weights: [1, 2] }),
+    route: ["POST", "/v1/counters/v3t/union", { sources: ["v3s"], weights: [1, 2] }],
+  },
+  {
+    name: "counter.union ttl 0",
+    setup: (s) => s.counter("v3s").incr("a"),
+    call: (s) => s.counter("v3t").union({ sources: ["v3s"], ttl: 0 }),
+    route: ["POST", "/v1/counters/v3t/union", { sources: ["v3s"], ttl: 0 }],
+  },
+  {
+    name: "counter.incr ttl -1",
+    call: (s) => s.counter("v3").incr({ member: "a", ttl: -1 }),
+    route: ["POST", "/v1/counters/v3/incr", { member: "a", ttl: -1 }],
+  },
+  {
+    name: "leaderboard.join meta of 5,000 bytes",
+    call: (s) => s.leaderboard("v6").join("ada", { name: "Ada", meta: { x: "m".repeat(5000) } }),
+    route: ["PUT", "/v1/leaderboards/v6/players/ada", { name: "Ada", meta: { x: "m".repeat(5000) } }],
+  },
+  {
     name: "counter.top from without period",
     call: (s) => s.counter("v3").top({ from: "2026-11-01" }),
     route: ["GET", "/v1/counters/v3/top?from=2026-11-01"],
