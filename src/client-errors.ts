@@ -76,8 +76,8 @@ export class ReplaySummarisedError extends EdgestatsError {
 
 /** The error an answer that is not a 2xx stands for: its envelope, else its status and text. */
 export async function errorOf(response: Response, method: string, path: string): Promise<EdgestatsError> {
-  const retryAfter = Number(response.headers.get("retry-after"));
-  const extra = Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterSeconds: retryAfter } : {};
+  const retryAfter = retryAfterOf(response.headers.get("retry-after"));
+  const extra = retryAfter === undefined ? {} : { retryAfterSeconds: retryAfter };
   const text = await response.text().catch(() => "");
   try {
     const { error } = JSON.parse(text) as { error?: { code?: ErrorCode; message?: string; details?: FieldIssue[] } };
@@ -93,6 +93,21 @@ export async function errorOf(response: Response, method: string, path: string):
     undefined,
     extra,
   );
+}
+
+/**
+ * Retry-After in seconds: the service sends seconds, but the header may be an HTTP-date (RFC 9110
+ * §10.2.3), as proxies and load balancers in front of the Worker send it; a date was read as NaN
+ * and dropped (review 17), so it is the seconds until then, rounded up. Undefined when absent, past
+ * or unreadable.
+ */
+function retryAfterOf(value: string | null): number | undefined {
+  if (value === null || value.trim() === "") return undefined;
+  const seconds = Number(value);
+  if (!Number.isNaN(seconds)) return Number.isFinite(seconds) && seconds > 0 ? seconds : undefined;
+  const at = Date.parse(value);
+  const left = Math.ceil((at - Date.now()) / 1000);
+  return Number.isFinite(left) && left > 0 ? left : undefined;
 }
 
 /** A 2xx whose body is not in the format asked for (a proxy's page): the service's error, not a bare SyntaxError. */

@@ -112,7 +112,7 @@ export interface ClientOptions {
   retries?: number;
   /** Delay before retry `attempt` (1-based), in ms. @default 100 × 2^(attempt-1), ±50 % jitter, at least the server's Retry-After */
   backoffMs?: (attempt: number) => number;
-  /** Abort one attempt after this many ms (then retry). @default 10000 */
+  /** Abort one attempt after this many ms (then retry), whether or not `fetch` honours the Request's signal. @default 10000 */
   timeoutMs?: number;
 }
 
@@ -255,8 +255,10 @@ export function createClient(options: ClientOptions) {
     for (let attempt = 1; ; attempt++) {
       let response: Response;
       try {
-        response = await doFetch(
-          new Request(url, { method, headers, body: text ?? null, signal: AbortSignal.timeout(timeoutMs) }),
+        const signal = AbortSignal.timeout(timeoutMs);
+        response = await untilAborted(
+          doFetch(new Request(url, { method, headers, body: text ?? null, signal })),
+          signal,
         );
       } catch (cause) {
         if (attempt < maxAttempts) {
@@ -499,6 +501,20 @@ function csvPage(csv: string, headers: Headers): CsvPage {
   // forEach, not Object.fromEntries: the package's types are built with the DOM lib alone (no DOM.Iterable)
   if (link !== undefined) new URL(link, "http://x").searchParams.forEach((value, name) => (next[name] = value));
   return { csv, total: total === null ? null : Number(total), next: link === undefined ? null : next };
+}
+
+/**
+ * `pending`, or the signal's reason once it aborts. The signal also travels in the Request, which a
+ * `fetch` honouring it cancels; one that ignores it (a wrapper building its own request, a service
+ * binding) left the attempt waiting as long as it took (review 17): `timeoutMs` holds either way.
+ */
+function untilAborted<T>(pending: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    if (signal.aborted) return abort();
+    signal.addEventListener("abort", abort, { once: true });
+    void pending.then(resolve, reject).finally(() => signal.removeEventListener("abort", abort));
+  });
 }
 
 function sleep(ms: number): Promise<void> {

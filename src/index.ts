@@ -30,6 +30,13 @@ export {
   type WriteOptions,
   type Written,
 } from "./library/handles.ts";
+export type {
+  AroundOptions,
+  MembersOptions,
+  PresenceHistoryOptions,
+  RisingOptions,
+  TrendingHistoryOptions,
+} from "./library/shared.ts";
 // Every error class the library throws, and FieldIssue (functions/errors.ts maps each class to its status).
 export * from "./errors.ts";
 // the codes those errors carry (src/error-codes.ts: types only)

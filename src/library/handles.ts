@@ -12,8 +12,9 @@ import type { Written } from "../redis/script.ts";
 import { parseWindow } from "../time.ts";
 import { invalid, memberProblem } from "../validation.ts";
 import * as trending from "../trending/index.ts";
-import { changeFields, checkItems, checkShape, FIELDS, QUERY_OPTIONS as Q } from "./inputs.ts";
+import { changeFields, checkChoices, checkItems, checkShape, FIELDS, QUERY_OPTIONS as Q } from "./inputs.ts";
 import { idempotencyOf, list, windowHours, type Runtime, type WriteOptions } from "./shared.ts";
+import type * as Options from "./shared.ts";
 
 export type { Runtime, WriteOptions } from "./shared.ts";
 export type { Written };
@@ -73,7 +74,7 @@ export class TrendingHandle {
   }
 
   /** The members of the current hour most above their own baseline rate (docs/trending.md, "Rising and history"). */
-  async rising(options: { n?: number; baseline?: string | number } = {}) {
+  async rising(options: Options.RisingOptions = {}) {
     checkShape(options, Q["trending.rising"]);
     const baseline = options.baseline;
     const hours = typeof baseline === "string" ? parseWindow(baseline) : baseline;
@@ -89,7 +90,7 @@ export class TrendingHandle {
   }
 
   /** One member's count in each of the last `hours` finished hours and the current one, with each hour's maxError. */
-  async history(member: string, options: { hours?: number } = {}) {
+  async history(member: string, options: Options.TrendingHistoryOptions = {}) {
     checkShape(options, Q["trending.history"]);
     return trending.history(this.#rt.ctx(), this.stream, member, {
       retentionHours: this.#rt.config.trendingRetentionHours,
@@ -136,6 +137,7 @@ export class CounterHandle {
   /** The `n` highest members, rank 1 first (of a period range with `period`, `from`, `to`). */
   async top(options: CounterReadOptions & { n?: number } = {}) {
     checkShape(options, Q["counter.top"]);
+    checkChoices(options);
     const { n = 10, ...rest } = options;
     return counters.ranked(this.#rt.ctx(), this.name, "top", n, rest);
   }
@@ -143,6 +145,7 @@ export class CounterHandle {
   /** The `n` lowest members, rank 1 first. */
   async bottom(options: CounterReadOptions & { n?: number } = {}) {
     checkShape(options, Q["counter.bottom"]);
+    checkChoices(options);
     const { n = 10, ...rest } = options;
     return counters.ranked(this.#rt.ctx(), this.name, "bottom", n, rest);
   }
@@ -150,18 +153,21 @@ export class CounterHandle {
   /** One member's score and ranks; NotFoundError when absent. */
   async member(member: string, options: CounterReadOptions = {}) {
     checkShape(options, Q["counter.member"]);
+    checkChoices(options);
     return counters.memberOf(this.#rt.ctx(), this.name, member, options);
   }
 
   /** Members with scores within `min`..`max` (`(5` exclusive, `-inf`, `+inf`). */
   async range(options: counters.ScoreRangeOptions = {}) {
     checkShape(options, Q["counter.range"]);
+    checkChoices(options);
     return counters.scoreRange(this.#rt.ctx(), this.name, options);
   }
 
   /** Every member (at most 10,000) ordered by its own value or by score. */
   async sorted(options: counters.SortedOptions = {}) {
     checkShape(options, Q["counter.sorted"]);
+    checkChoices(options);
     return counters.sorted(this.#rt.ctx(), this.name, options);
   }
 
@@ -169,6 +175,7 @@ export class CounterHandle {
   async union(options: counters.UnionOptions, write?: WriteOptions) {
     const ctx = this.#rt.ctx();
     checkShape(options, FIELDS.union);
+    checkChoices(options);
     if (Array.isArray(options.sources)) checkItems(options.sources, FIELDS.unionSource, "sources", true, "string");
     const idempotency = await idempotencyOf(ctx, `counter.union ${this.name}`, write, options);
     return counters.union(ctx, this.name, options, idempotency);
@@ -280,13 +287,13 @@ export class PresenceHandle {
   }
 
   /** A page of online ids, least recently seen first; pass `nextCursor` back as `cursor`. */
-  async members(options: { limit?: number; cursor?: string } = {}): Promise<presence.MemberPage> {
+  async members(options: Options.MembersOptions = {}): Promise<presence.MemberPage> {
     checkShape(options, Q["presence.members"]);
     return presence.members(this.#rt.ctx(), this.room, { ...this.#timeout, ...options });
   }
 
   /** Per-minute online samples over the last `hours` (1..24), taken by the trim job. */
-  async history(options: { hours?: number } = {}) {
+  async history(options: Options.PresenceHistoryOptions = {}) {
     checkShape(options, Q["presence.history"]);
     return presence.history(this.#rt.ctx(), this.room, options.hours);
   }
@@ -381,7 +388,7 @@ export class LeaderboardHandle {
   }
 
   /** The `k` rows above and below a player. */
-  async around(player: string, options: { k?: number } & leaderboards.SeasonOption = {}) {
+  async around(player: string, options: Options.AroundOptions = {}) {
     checkShape(options, Q["leaderboard.around"]);
     return leaderboards.around(this.#rt.ctx(), this.board, player, options.k, options);
   }

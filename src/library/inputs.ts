@@ -62,6 +62,29 @@ export const QUERY_OPTIONS = {
   "stats.boards": fields("offset", "limit", "cursor"),
 } as const;
 
+/**
+ * The counters' options that take one of a few values, as the routes' schemas' enums
+ * (functions/routes/counters-schemas.ts). Typed, but from JS (or passed on from user input) a value
+ * outside them was read as another one (`order: "up"` echoed back, `aggregate: "avg"` read as
+ * another aggregate, or a Redis error half way): refused as the route's 400 instead (review 17).
+ */
+export const CHOICES = {
+  order: ["asc", "desc"],
+  by: ["member", "score"],
+  aggregate: ["sum", "min", "max"],
+} as const satisfies Record<string, readonly string[]>;
+
+/** Refuses a counter option of CHOICES (when given) outside its values, as zod's enum says it. */
+export function checkChoices(options: object): void {
+  const issues: FieldIssue[] = [];
+  for (const [name, values] of Object.entries(CHOICES) as [string, readonly string[]][]) {
+    const value: unknown = (options as Record<string, unknown>)[name];
+    if (value !== undefined && !values.includes(value as string))
+      issues.push({ path: name, message: `Invalid option: expected one of ${values.map((v) => `"${v}"`).join("|")}` });
+  }
+  if (issues.length > 0) invalid(issues);
+}
+
 /** A write's options: library-only (the service takes the key as the `Idempotency-Key` header). */
 export const WRITE_OPTIONS = fields("idempotencyKey");
 

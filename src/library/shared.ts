@@ -6,6 +6,7 @@ import type { Config } from "../config.ts";
 import type { Ctx } from "../context.ts";
 import { ValidationError } from "../errors.ts";
 import { keyOf } from "../keys.ts";
+import type { SeasonOption } from "../leaderboards/index.ts";
 import { canonicalJson } from "../redis/canonical-json.ts";
 import type { Idempotency } from "../redis/script.ts";
 import { parseWindow } from "../time.ts";
@@ -84,3 +85,37 @@ export function windowHours(window: string | number | undefined): number | undef
 }
 
 export const list = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
+
+/** `trending(s).rising(options)`: `GET …/rising`'s query. */
+export interface RisingOptions {
+  /** Items to return, 1..100. @default 10 */
+  n?: number;
+  /** Finished hours the baseline averages over: `24h`, `2d` or whole hours, at most the retention. @default "24h" (the retention if shorter) */
+  baseline?: string | number;
+}
+
+/** `trending(s).history(member, options)`: `GET …/history`'s query but `member`. */
+export interface TrendingHistoryOptions {
+  /** Finished hours before the current one, at most the retention. @default 48 (the retention if shorter) */
+  hours?: number;
+}
+
+/** `presence(r).members(options)`: `GET …/members`'s query. */
+export interface MembersOptions {
+  /** Ids per page, 1..1,000. @default 100 */
+  limit?: number;
+  /** The previous page's `nextCursor`. @default undefined (the first page) */
+  cursor?: string;
+}
+
+/** `presence(r).history(options)`: `GET …/history`'s query. */
+export interface PresenceHistoryOptions {
+  /** Hours of per-minute samples, 1..24. @default 24 */
+  hours?: number;
+}
+
+/** `leaderboard(b).around(player, options)`: `GET …/around`'s query. */
+export interface AroundOptions extends SeasonOption {
+  /** Rows above and below the player, 0..50. @default 5 */
+  k?: number;
+}
