@@ -30,6 +30,26 @@ export function openapiDocument(_app: unknown, mounts: readonly Mount[]): () => 
     if (document) return document;
     const app = new (zodParts().OpenAPIHono)<AppEnv>();
     mounts.forEach((mount, i) => registerRoutes(app.openAPIRegistry, mount.base, routers[i] as Routes));
+    // The app's own two routes (./app.ts), which no router records: the contract asks the document
+    // to describe every route, these too (review 17).
+    app.openAPIRegistry.registerPath({
+      method: "get",
+      path: "/openapi.json",
+      tags: ["Operations"],
+      summary: "This OpenAPI 3.1 document (no key)",
+      security: [],
+      responses: {
+        200: { description: "The document.", content: { "application/json": { schema: { type: "object" } } } },
+      },
+    });
+    app.openAPIRegistry.registerPath({
+      method: "get",
+      path: "/docs",
+      tags: ["Operations"],
+      summary: "The API reference page, rendered from this document (no key)",
+      security: [],
+      responses: { 200: { description: "An HTML page.", content: { "text/html": { schema: { type: "string" } } } } },
+    });
     app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
       type: "http",
       scheme: "bearer",

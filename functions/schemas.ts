@@ -239,6 +239,7 @@ export const errorResponses = once(
       400: errorResponse("Invalid request; `details` lists each bad field. Nothing was written."),
       401: errorResponse("Missing or unknown API key."),
       403: errorResponse("The API key lacks the scope this endpoint needs."),
+      429: errorResponse("Over RATE_LIMIT_PER_10S requests for this API key; `Retry-After` says when to retry."),
       503: errorResponse("Redis is unreachable; nothing was written."),
     }) as const,
 );

@@ -55,6 +55,7 @@ lazyRoute(
       200: jsonResponse(Health(), "The Worker is up (and with deep=1, Redis too)."),
       503: jsonResponse(Health(), "deep=1: Redis is unreachable."),
       401: errorResponses()[401],
+      429: errorResponses()[429],
     }),
   }),
   async (c) => {
