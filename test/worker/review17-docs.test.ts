@@ -440,7 +440,7 @@ describe("review 17: each limit the docs state is the constant in src, enforced 
 
   it("the quoted numbers are the constants", () => {
     expect(MAX_BODY_BYTES).toBe(1024 * 1024);
-    expect(README).toContain("A body is at most 1 MiB (413 past it)");
+    expect(README).toContain("A body is at most 1 MiB (413 past it;");
     expect(README).toContain(`one item or a batch of up to ${fmt(MAX_BATCH)}`);
     expect(doc("docs/trending.md")).toContain(
       `(\`n\` 1..${MAX_TOP_N}, \`window\` 1h..min(retention,${MAX_WINDOW_HOURS})h`,
