@@ -6,7 +6,7 @@ import { DAYS_KEPT } from "./validate.ts";
 import { HISTORY_ACTIVE_TTL_SECONDS, HISTORY_IDLE_TTL_SECONDS, dailyTtlSeconds } from "./presence.ts";
 import { dueRoomsScript } from "./read-scripts.ts";
 import { dropMarksScript, trimScript } from "./trim-script.ts";
-import { UNMAPPED_MARK_KEPT_MS, markOf } from "./scripts.ts";
+import { SITE_ENTRY, UNMAPPED_MARK_KEPT_MS, markOf } from "./scripts.ts";
 
 /** A room's ring of past days lives this long past its last record: every record in it stays for DAYS_KEPT days. */
 export const DAYS_TTL_SECONDS = ((DAYS_KEPT + 1) * DAY) / SECOND;
@@ -72,12 +72,16 @@ export function createTrimJob(options: TrimOptions = {}): Job {
     const timeout = config.presenceTimeoutSeconds * SECOND;
     const horizon = config.presenceIdHorizonDays * DAY;
     const registry = registryKeys(ctx.prefix);
-    const listed = asList(
+    // one more than the limit: the site entry (SITE_ENTRY, scored 0: first when there) takes no room's place
+    const fetched = asList(
       await dueRoomsScript.run<string[] | Record<string, never>>(ctx.redis, registry, {
         now: ctx.now,
-        limit,
+        limit: limit + 1,
       }),
     );
+    // `_online` holds a count: the run samples it (and checks it against `_due`) with no room due too
+    const siteDue = fetched[0] === SITE_ENTRY;
+    const listed = fetched.filter((entry) => entry !== SITE_ENTRY).slice(0, limit);
     // Leave marks of ids never mapped (presence.leave) come due in the same schedule: no command
     // more for the runs; their own script only when some are due (at most maxRooms a run).
     const list = listed.filter((entry) => markOf(entry) === undefined);
@@ -122,7 +126,8 @@ export function createTrimJob(options: TrimOptions = {}): Job {
     let idle = 0;
     let dropped = 0;
     let stale = 0;
-    for (let i = 0; !short && i < list.length; i += chunkRooms) {
+    // with no room listed but the site entry, one chunk of no room: the sample and the check
+    for (let i = 0; !short && (i < list.length || (i === 0 && siteDue)); i += chunkRooms) {
       const paid = plannedOf(ctx);
       if (paid < 1) {
         short = true;
@@ -198,6 +203,7 @@ export function createTrimJob(options: TrimOptions = {}): Job {
               // the ids counted in the rooms visited by the chunks before: with the last chunk's, the
               // run's count at once, which alone raises the day's highest
               visited: online,
+              siteDue: siteDue ? 1 : 0,
               roomNames: chunk,
             },
           ),

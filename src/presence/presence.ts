@@ -131,7 +131,8 @@ export async function deleteRoom(ctx: Ctx, room: string): Promise<Written<{ exis
     {
       counted: registry.counted,
       site: siteDayKeys(ctx.prefix, ctx.now).total,
-      registries: [registry.rooms, registry.due, ...legacyRegistryKeys(ctx.prefix)],
+      due: registry.due,
+      registries: [registry.rooms, ...legacyRegistryKeys(ctx.prefix)],
       roomKeys: allRoomKeys(ctx.prefix, room, ctx.now),
     },
     { room, ofDay: ctx.now - dayStart(ctx.now), dailyTtl: dailyTtlSeconds(ctx.now) },

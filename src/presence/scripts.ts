@@ -67,6 +67,16 @@ export function markEntry(room: string, id: string): string {
   return `\u0002${JSON.stringify([room, id])}`;
 }
 
+/**
+ * The trim schedule's (`_due`) entry that says `_online` holds a count (site-lua.ts): byte 3, never a
+ * room name nor a mark (byte 2), scored 0, so every run while it is there lists it (first) and takes
+ * the site-wide sample, with the check of `_online` against `_due`, also with no room due (a counted
+ * room the previous release deleted is due no more). A heartbeat making a room active writes it in
+ * the ZADD it makes anyway; the run whose sample finds nobody counted takes it out, so an idle
+ * schedule lists nothing and the idle run costs what it did.
+ */
+export const SITE_ENTRY = "\u0003";
+
 /** The room and id of a `_due` entry made by markEntry; undefined for a room. */
 export function markOf(entry: string): [string, string] | undefined {
   return entry.startsWith("\u0002") ? (JSON.parse(entry.slice(1)) as [string, string]) : undefined;
@@ -246,7 +256,8 @@ end
 -- whole timeout. The trim job drops a room only after a timeout and a margin
 -- without heartbeats, so it is listed and scheduled again exactly when needed.
 if last == 0 or idled or ofDay + 1 - last >= timeout then
-  redis.call('ZADD', due, now, room)
+  -- with the site entry (SITE_ENTRY, byte 3, at 0): the runs sample _online until it is empty again
+  redis.call('ZADD', due, now, room, 0, '\\3')
   redis.call('ZADD', rooms, 'GT', now, room)
   -- History gets its lifetime now, before the trim job writes a point: a
   -- placeholder (score 0, below every point) makes sure the key exists. 26 h
@@ -314,21 +325,27 @@ return redis.call('ZADD', seen, 'XX', 'LT', 'CH', offlineAt, got[1])
  * versions) and deletes every key it can have. A room counted in the site-wide
  * online figure (`counted`, siteLua) leaves it, with a new sample at the delete's
  * time (`ofDay`, ms since 00:00 UTC): no trim run visits the room again, and with
- * no other room due none would sample it. The day's highest stays: a delete only takes a count out. Returns how many keys and registry
- * entries went.
+ * no other room due none would sample it. The day's highest stays: a delete only takes a count out.
+ * When nobody is counted (any more) the site entry (SITE_ENTRY) leaves `_due` in the ZREM of the room.
+ * The room's leave marks of unmapped ids keep their entries in `_due` (markEntry): finding them
+ * would read the whole `ids` hash; the run they come due in drops each at O(1) (dropMarksScript).
+ * Returns how many keys and registry entries went (the site entry too).
  */
 export const deleteRoomScript = defineScript({
   name: "presence.deleteRoom",
   write: true,
-  keys: ["counted", "site", "...registries", "...roomKeys"],
+  keys: ["counted", "site", "due", "...registries", "...roomKeys"],
   args: ["room", "ofDay", "dailyTtl"],
   uses: [siteLua],
   lua: `
-local gone = 0
+local got   = redis.call('HMGET', counted, room, SUM_FIELD)
+local sum   = got[1] and (tonumber(got[2]) or 0) - tonumber(got[1])
+-- Nobody counted after this room (or before it: no _online, its sum absent): the runs need not
+-- sample, the site entry goes in the ZREM of the room's. A run finding a count puts it back.
+local none  = not got[2] or (got[1] and sum <= 0)
+local gone  = none and redis.call('ZREM', due, room, '\\3') or redis.call('ZREM', due, room)
 for _, registry in ipairs(registries) do gone = gone + redis.call('ZREM', registry, room) end
-local got = redis.call('HMGET', counted, room, SUM_FIELD)
 if got[1] then
-  local sum = (tonumber(got[2]) or 0) - tonumber(got[1])
   if sum <= 0 then
     redis.call('DEL', counted)
   else

@@ -30,6 +30,10 @@ export const RECONCILE_FIELDS = 1000;
  * fields) against `due`: such rooms leave the sum (`stale`). Rooms of the chunk are left out, their
  * counts moved above.
  *
+ * The last chunk runs also when the run lists no room but the site entry (SITE_ENTRY, `siteDue`: 1
+ * when the run listed it), with no room: the sample and the check above, so a count no room's visit
+ * would correct leaves `_online` and `_total` in one run whether or not any room is due.
+ *
  * Times are ms (`minute`: minutes since the epoch, `slot`: minute of the day),
  * `hourly`/`carry`/`catchUp`/`rotate` are 1/0, the TTLs seconds.
  * Returns { rooms, online (this chunk's rooms), counted (the site-wide sum), forgotten, idle, dropped, stale }.
@@ -75,6 +79,7 @@ export const trimScript = defineScript({
     "daysTtl",
     "sample",
     "visited",
+    "siteDue",
     "...roomNames",
   ],
   uses: [reverseLua, siteLua],
@@ -289,7 +294,17 @@ elseif #recount > 0 or #uncount > 0 then
   if #uncount > 0 then redis.call('HDEL', counted, unpack(uncount)) end
 end
 -- The last chunk: the site-wide sample; the day's highest by what the run counted (doc comment).
-if sample == '1' then recordSample(site, math.max(sum, 0), math.min(sum, atOnce), now - dayStart, dailyTtl) end
+-- The site entry (SITE_ENTRY, scripts.ts) is in due exactly while someone is counted: out with
+-- the last count (+1, once a quiet spell), in again with a count it was not there for (+1: a room
+-- made active by an earlier release, or by a heartbeat after this run's list).
+if sample == '1' then
+  recordSample(site, math.max(sum, 0), math.min(sum, atOnce), now - dayStart, dailyTtl)
+  if sum <= 0 and siteDue == '1' then
+    redis.call('ZREM', due, '\\3')
+  elseif sum > 0 and siteDue ~= '1' then
+    redis.call('ZADD', due, 0, '\\3')
+  end
+end
 return { rooms = #roomNames, online = total, counted = math.max(sum, 0), forgotten = forgotten, idle = idleRooms, dropped = dropped, stale = stale }
 `,
 });
