@@ -254,6 +254,15 @@ export class HttpRedis {
   }
 
   /**
+   * Whether `x` is this class's own object: a brand check, not `instanceof`, which a Proxy or an
+   * `Object.create` wrapper of a client passes while lacking its private fields (and whose hooks
+   * `oneDeadline` would bypass).
+   */
+  static isOwn(x: unknown): x is HttpRedis {
+    return typeof x === "object" && x !== null && #http in x;
+  }
+
+  /**
    * This client for one call of several requests (EVALSHA, then EVAL after NOSCRIPT: run.ts): they
    * share one signal made now, so the call as a whole gets one timeout, not one per request.
    */

@@ -217,11 +217,12 @@ export type Written<T> = T & { replayed: boolean };
 /**
  * The client for one call: the library's own client with one deadline for the call's requests
  * (EVALSHA, and EVAL after its NOSCRIPT), so a call waits at most its timeout (REDIS_TIMEOUT_MS),
- * not that twice. Any other client as it is, with its own timeouts: a library user's, and the
- * jobs' counting client (src/job-budget.ts), whose requests keep JOB_REDIS_TIMEOUT_MS each.
+ * not that twice. Any other client as it is, with its own timeouts: a library user's, a wrapper of
+ * ours (a Proxy: its hooks must run), and the jobs' counting client (src/job-budget.ts), whose
+ * requests keep JOB_REDIS_TIMEOUT_MS each.
  */
 function oneDeadline(redis: RedisClient): RedisClient {
-  return redis instanceof HttpRedis ? (redis.oneDeadline() as unknown as RedisClient) : redis;
+  return HttpRedis.isOwn(redis) ? (redis.oneDeadline() as unknown as RedisClient) : redis;
 }
 
 /** Sends EVALSHA, falling back to EVAL when Redis does not know the script yet (NOSCRIPT). */
