@@ -97,8 +97,13 @@ import { bundleWorker } from "./wrangler.ts";
  * storage-error classes, a 410 and Retry-After for webhooks, bucket-bound ties, every job's early
  * stop, typed error codes): 192.8 KiB, entry 24.9. Build-time SHA-1s of the write scripts (branch
  * wt-firstwrite, +1.5 KiB) were measured and left out: no gain shown, and workerd digests natively.
+ * Stop 44 (review 17: the limiter before /healthz's PING and admin jobs, the header guard; the
+ * client's 10 MB request refusal, reply cap and one deadline per call; the queue's dead-letter
+ * dedupe and last-delivery check; the OpenAPI document's 429s and its own two paths; the presence
+ * site entry): 194.2 KiB, entry 25.6. The budget went to 197 (~3 KiB of headroom); the entry's
+ * stays 27.
  */
-export const BUDGET_KIB = 194;
+export const BUDGET_KIB = 197;
 /** KiB of gzip of the entry module and the chunks it imports statically (see BUDGET_KIB). */
 export const ENTRY_BUDGET_KIB = 27;
 
