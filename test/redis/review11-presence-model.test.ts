@@ -283,6 +283,7 @@ async function runModel(seed: number): Promise<RunResult> {
     f.last = Math.max(f.last ?? -Infinity, t);
     if (reactivates) {
       m.idled.delete(day);
+      siteEntry = true; // the site entry rides in the room's ZADD (fixpres)
       m.due = t;
       m.listed = Math.max(m.listed ?? -Infinity, t);
     }
@@ -312,6 +313,8 @@ async function runModel(seed: number): Promise<RunResult> {
 
   // --- the trim job ----------------------------------------------------------------------------
   let warmTrim = false;
+  /** `_due`'s site entry (SITE_ENTRY, fixpres): there exactly while `_online` holds a count. */
+  let siteEntry = false;
   /** The latest trim run: ids online at 00:00 are counted by the day's first heartbeat or run (a cron gap delays it). */
   let lastTrimAt = -Infinity;
   let warmDue = false;
@@ -473,6 +476,9 @@ async function runModel(seed: number): Promise<RunResult> {
     // a run visiting every due room: every room counted is among them, the sample is their sum
     if (visited.length > 0) check("trim.site-sum-is-visited-sum", t, siteSum, sum);
     if (visited.length > 0) {
+      // the sample's ZREM of the site entry as the last count leaves, or its ZADD back (+1 each)
+      if ((siteSum <= 0 && siteEntry) || (siteSum > 0 && !siteEntry)) cost += 1;
+      siteEntry = siteSum > 0;
       const todays = samples.filter((x) => x.t >= today);
       const high = Math.max(0, ...todays.map((x) => x.online));
       cost += 1 + (sum > high ? 1 : 0) + (todays.length === 0 ? 1 : 0);
