@@ -27,7 +27,7 @@ type Action =
   /** This answer, without forwarding. */
   | { kind: "reply"; status: number; body: string; headers?: Record<string, string> }
   /** Headers and the first bytes of the body (the app's answer when `apply`, so the write is done), then nothing. */
-  | { kind: "stall"; status?: number; apply?: boolean; contentType?: string }
+  | { kind: "stall"; status?: number; apply?: boolean; contentType?: string; delayMs?: number }
   /** The app's answer in `pieces` chunks, `gapMs` apart. */
   | { kind: "trickle"; pieces: number; gapMs: number }
   /** Content-Length of the whole answer (the app's when `apply`), a part of it, then the connection reset. */
@@ -86,6 +86,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
       return;
     case "stall": {
       const up = action.apply ? await viaApp(req, body) : undefined;
+      if (action.delayMs) await sleep(action.delayMs);
       res.writeHead(action.status ?? up?.status ?? 200, {
         "content-type": action.contentType ?? up?.headers["content-type"] ?? "application/json",
       });
@@ -353,6 +354,19 @@ describe("timeoutMs covers the whole answer, its body included", () => {
     const error = await within(3000, failure(clientOf({ retries: 0, timeoutMs: 300, fetch: deaf }).trending.list()));
     expect(error).toBeInstanceOf(EdgestatsError);
     expect((error as EdgestatsError).status === 0 || (error as EdgestatsError).status === 503).toBe(true);
+  });
+
+  // LOW: with a `fetch` that ignores the signal, an attempt that timed out before its headers came
+  // leaves the answer, when it comes, unread and unclosed: the connection (and the server's work
+  // streaming it) stays open until the server gives up. Fix: when the attempt's fetch settles after
+  // its deadline, cancel the late answer's body.
+  it.fails("with a fetch that ignores the signal, an answer arriving after timeoutMs is closed", async () => {
+    plan = () => ({ kind: "stall", delayMs: 500 });
+    const error = await within(3000, failure(clientOf({ retries: 0, timeoutMs: 200, fetch: deaf }).trending.list()));
+    expect(error).toMatchObject({ status: 0, code: "network_error" });
+    await sleep(800);
+    expect(arrivals).toHaveLength(1);
+    expect(closedEarly).toBe(1);
   });
 
   // MEDIUM: a CSV read whose body stalls rejects with the bare DOMException of the timeout signal,
