@@ -1,6 +1,7 @@
 /**
  * The errors of `edgestats/client` (./client.ts): an API error answer, a summarised replay, and
- * how an answer that is not a 2xx becomes one.
+ * how an attempt comes to one: an answer that is not a 2xx, or no whole answer within the attempt's
+ * deadline (the fetch and the reading of the body under one signal).
  */
 import type { ServiceErrorCode } from "./error-codes.ts";
 import { EdgestatsError as LibraryError, type FieldIssue } from "./errors.ts";
@@ -31,7 +32,7 @@ export type ErrorCode = ServiceErrorCode | ClientErrorCode;
 export class EdgestatsError extends LibraryError<ErrorCode> {
   /** The envelope's code (see ErrorCode); narrows with `===`, e.g. `err.code === "score_rejected"`. */
   declare readonly code: ErrorCode;
-  /** HTTP status; 0 when no response arrived (network error or timeout after the last retry). */
+  /** HTTP status; 0 when no whole answer arrived (a network error, or `timeoutMs` passed before the body ended). */
   readonly status: number;
   /** Seconds the server asked to wait (429, 503), when it said. */
   readonly retryAfterSeconds?: number;
@@ -74,11 +75,10 @@ export class ReplaySummarisedError extends EdgestatsError {
   }
 }
 
-/** The error an answer that is not a 2xx stands for: its envelope, else its status and text. */
-export async function errorOf(response: Response, method: string, path: string): Promise<EdgestatsError> {
+/** The error an answer that is not a 2xx stands for, its body `text` (as much as arrived): its envelope, else its status and text. */
+export function errorOf(response: Response, text: string, method: string, path: string): EdgestatsError {
   const retryAfter = retryAfterOf(response.headers.get("retry-after"));
   const extra = retryAfter === undefined ? {} : { retryAfterSeconds: retryAfter };
-  const text = await response.text().catch(() => "");
   try {
     const { error } = JSON.parse(text) as { error?: { code?: ErrorCode; message?: string; details?: FieldIssue[] } };
     if (error?.code)
@@ -121,4 +121,15 @@ export function invalidResponse(status: number, method: string, path: string, fo
       cause,
     },
   );
+}
+
+/** No whole answer: `what` happened (no response, or a body cut short or past the deadline), status 0. */
+export function networkError(what: string, cause: unknown): EdgestatsError {
+  const reason =
+    cause instanceof Error && cause.name === "TimeoutError"
+      ? "timeoutMs passed"
+      : cause instanceof Error
+        ? cause.message
+        : String(cause);
+  return new EdgestatsError(0, "network_error", `${what}: ${reason}`, undefined, { cause });
 }

@@ -13,8 +13,9 @@
  *
  * Writes (POST, PUT) carry an `Idempotency-Key` (a fresh UUID per call unless
  * you pass one) that is reused on every retry, so a retried write counts once.
- * Retries: only on network errors, timeouts and 502/503/504, with exponential
- * backoff and jitter; never on 4xx, never DELETE (it carries no key).
+ * Retries (ClientOptions): no whole answer (network error, `timeoutMs`, body
+ * included), 502/503/504 (and 429 with `retryRateLimited`), after backoff or
+ * Retry-After, within `retries` and `maxRetryWaitMs`; never DELETE (no key).
  *
  * Every list read takes read options last (after its query, if it has one):
  * `{ format: "csv" }` asks for `Accept: text/csv` and resolves to the CSV text,
@@ -24,14 +25,29 @@
  * synchronous answer when the deployment has no queue.
  * @module
  */
-import { EdgestatsError, ReplaySummarisedError, errorOf, invalidResponse } from "./client-errors.ts";
+import { EdgestatsError } from "./client-errors.ts";
+import { exchange } from "./client-http.ts";
+import type {
+  AsyncWriteOptions,
+  At,
+  ClientOptions,
+  IncrInput,
+  Json,
+  ListResult,
+  PeriodQuery,
+  Query,
+  ReadOptions,
+  ScoreChangeInput,
+  TrendingEventInput,
+  WriteOptions,
+  WriteResult,
+} from "./client-types.ts";
 import type * as counters from "./counters/index.ts";
 import type { IngestStatus } from "./ingest/index.ts";
 import type * as histograms from "./histograms/index.ts";
 import type * as lb from "./leaderboards/index.ts";
 import type * as presence from "./presence/index.ts";
 import type { HistoryResult, MemberResult, RisingResult, TopResult } from "./trending/index.ts";
-import type { Period } from "./time.ts";
 import type * as webhooks from "./webhooks/index.ts";
 
 export {
@@ -41,6 +57,20 @@ export {
   type ErrorCode,
   type ServiceErrorCode,
 } from "./client-errors.ts";
+export type {
+  AsyncWriteOptions,
+  ClientOptions,
+  CsvPage,
+  IncrInput,
+  ListResult,
+  PeriodQuery,
+  Queued,
+  ReadOptions,
+  ScoreChangeInput,
+  TrendingEventInput,
+  WriteOptions,
+  WriteResult,
+} from "./client-types.ts";
 
 /** Every endpoint of the API: `name: [method, path]`. */
 export const OPERATIONS = {
@@ -101,112 +131,10 @@ export const OPERATIONS = {
 
 export type Operation = keyof typeof OPERATIONS;
 
-export interface ClientOptions {
-  /** Where the service runs, e.g. `https://stats.example.com` (no trailing path). */
-  baseUrl: string;
-  /** An API key: ingest for writes, read for GETs, admin for everything. */
-  key: string;
-  /** @default globalThis.fetch */
-  fetch?: (input: Request) => Promise<Response>;
-  /** Retries after the first attempt (network errors, timeouts, 502/503/504 only). @default 3 */
-  retries?: number;
-  /** Delay before retry `attempt` (1-based), in ms. @default 100 × 2^(attempt-1), ±50 % jitter, at least the server's Retry-After */
-  backoffMs?: (attempt: number) => number;
-  /** Abort one attempt after this many ms (then retry), whether or not `fetch` honours the Request's signal. @default 10000 */
-  timeoutMs?: number;
-}
-
-export interface WriteOptions {
-  /** Sent as `Idempotency-Key`. @default crypto.randomUUID(), one per call, reused by its retries */
-  idempotencyKey?: string;
-}
-
-/** Write options of the writes the service can queue (trending events, counter increments, heartbeats). */
-export interface AsyncWriteOptions extends WriteOptions {
-  /**
-   * Send `Prefer: respond-async`: a deployment with an ingest queue validates the write, queues it
-   * and answers 202 `Queued`; one without answers synchronously, as if not asked. Tell them apart
-   * with `"queued" in result`.
-   */
-  respondAsync?: boolean;
-}
-
-/** The 202 of a queued write (the service's `Queued` schema): items queued, and the request's id (also `X-Request-Id`). */
-export interface Queued {
-  queued: number;
-  requestId: string;
-}
-
-/** What a queueable write resolves to for write options `W`: with `respondAsync`, `Queued` or the synchronous answer. */
-export type WriteResult<W, T> = true extends Prop<W, "respondAsync"> ? Queued | T : T;
-
-/** The type of `O`'s property `K`, never when it has none (an `extends` on the object would trip TS's weak-type check). */
-type Prop<O, K extends string> = O[keyof O & K];
-
-/** Read options of a list read (every GET that answers a list has a CSV form, API.md v2). */
-export interface ReadOptions {
-  /** `"csv"`: send `Accept: text/csv` and resolve to the CSV text (errors still come as EdgestatsError). @default "json" */
-  format?: "json" | "csv";
-  /** With `format: "csv"`: resolve to a `CsvPage`, the text with the paging its headers carry. */
-  paging?: boolean;
-}
-
-/** A CSV answer with its paging headers (CSV rows cannot hold `nextCursor` or `total`). */
-export interface CsvPage {
-  csv: string;
-  /** `X-Total-Count`: how many rows the whole list has when these are a page or a `limit` cut of it; else null. */
-  total: number | null;
-  /**
-   * The query of the next page, from `Link: <…>; rel="next"` (this query with `cursor`, `offset` or
-   * `page` advanced; values as sent, so strings); null on the last page.
-   */
-  next: Record<string, string> | null;
-}
-
-/** What a list read resolves to for read options `O`: the JSON result, the CSV text, or a `CsvPage`. */
-export type ListResult<O, T> =
-  "csv" extends Prop<O, "format">
-    ? Prop<O, "format"> extends "csv"
-      ? true extends Prop<O, "paging">
-        ? Prop<O, "paging"> extends true
-          ? CsvPage
-          : string | CsvPage
-        : string
-      : T | string | CsvPage
-    : T;
-
-/** The default read: JSON. */
-type Json = { format?: "json" };
-
-type Query = Record<string, string | number | undefined>;
-type At = number | string;
-
-export interface TrendingEventInput {
-  member: string;
-  /** @default 1 */
-  count?: number;
-  /** Epoch ms or ISO-8601. @default now */
-  at?: At;
-}
-export interface IncrInput {
-  member: string;
-  /** @default 1 */
-  by?: number;
-  period?: Period;
-  at?: At;
-  ttl?: number;
-}
-export type PeriodQuery = {
-  period?: Period;
-  from?: At;
-  to?: At;
-  aggregate?: "sum" | "min" | "max";
-};
-export type ScoreChangeInput = { by: number } | { set: number; mode?: "replace" | "best" };
-
 type R<F extends (...args: never[]) => unknown> = Awaited<ReturnType<F>>;
 
-const RETRY_STATUSES = new Set([502, 503, 504]);
+/** What another attempt may mend: no whole answer (0), a gateway's or an overloaded service's status. */
+const RETRY_STATUSES = new Set([0, 502, 503, 504]);
 
 export function createClient(options: ClientOptions) {
   const base = options.baseUrl.replace(/\/+$/, "");
@@ -214,6 +142,9 @@ export function createClient(options: ClientOptions) {
   const retries = options.retries ?? 3;
   const timeoutMs = options.timeoutMs ?? 10_000;
   const backoff = options.backoffMs ?? ((attempt: number) => 100 * 2 ** (attempt - 1) * (0.5 + Math.random()));
+  const retryRateLimited = options.retryRateLimited ?? false;
+  const maxRetryWaitMs = options.maxRetryWaitMs ?? 30_000;
+  const retryable = ({ status }: EdgestatsError) => RETRY_STATUSES.has(status) || (status === 429 && retryRateLimited);
 
   async function send<T>(
     op: Operation,
@@ -240,58 +171,29 @@ export function createClient(options: ClientOptions) {
     for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) search.set(k, String(v));
     const qs = search.toString();
     const url = `${base}${path}${qs ? `?${qs}` : ""}`;
-    const csv = call?.format === "csv";
     const headers: Record<string, string> = {
       authorization: `Bearer ${options.key}`,
-      accept: csv ? "text/csv" : "application/json",
+      accept: call?.format === "csv" ? "text/csv" : "application/json",
     };
     if (body !== undefined) headers["content-type"] = "application/json";
     // One key per call, the same on every retry: the service answers a repeat with the first response.
     if (method === "POST" || method === "PUT") headers["idempotency-key"] = call?.idempotencyKey ?? crypto.randomUUID();
     if (call?.respondAsync) headers.prefer = "respond-async";
+    const init = { method, headers, body: body === undefined ? null : JSON.stringify(body) };
     // DELETE carries no key, so a retry could delete what another client wrote in between.
     const maxAttempts = method === "DELETE" ? 1 : retries + 1;
-    const text = body === undefined ? undefined : JSON.stringify(body);
+    let waited = 0;
     for (let attempt = 1; ; attempt++) {
-      let response: Response;
       try {
-        const signal = AbortSignal.timeout(timeoutMs);
-        response = await untilAborted(
-          doFetch(new Request(url, { method, headers, body: text ?? null, signal })),
-          signal,
-        );
-      } catch (cause) {
-        if (attempt < maxAttempts) {
-          await sleep(backoff(attempt));
-          continue;
-        }
-        throw new EdgestatsError(
-          0,
-          "network_error",
-          `${method} ${path} got no response: ${cause instanceof Error ? cause.message : String(cause)}`,
-          undefined,
-          { cause },
-        );
+        return await exchange<T>(doFetch, timeoutMs, url, init, path, call);
+      } catch (error) {
+        if (!(error instanceof EdgestatsError) || attempt >= maxAttempts || !retryable(error)) throw error;
+        const wait = Math.max(Number(backoff(attempt)) || 0, (error.retryAfterSeconds ?? 0) * 1000);
+        // past the cap the error is thrown now, saying (retryAfterSeconds) when the server asked to be called again
+        if (waited + wait > maxRetryWaitMs) throw error;
+        waited += wait;
+        await sleep(wait);
       }
-      if (response.ok) {
-        if (response.status === 204) return undefined as T;
-        if (csv) {
-          if (!response.headers.get("content-type")?.startsWith("text/csv"))
-            throw invalidResponse(response.status, method, path, "CSV");
-          const text = await response.text();
-          return (call?.paging ? csvPage(text, response.headers) : text) as T;
-        }
-        // a 2xx that is not JSON (a proxy's page) is the service's error, not a bare SyntaxError
-        const json: unknown = await response.json().catch((cause: unknown) => {
-          throw invalidResponse(response.status, method, path, "JSON", cause);
-        });
-        if (response.headers.get("idempotent-summarised") === "true")
-          throw new ReplaySummarisedError((json as { summary: ReplaySummarisedError["summary"] }).summary);
-        return json as T;
-      }
-      const error = await errorOf(response, method, path);
-      if (!RETRY_STATUSES.has(response.status) || attempt >= maxAttempts) throw error;
-      await sleep(Math.max(backoff(attempt), (error.retryAfterSeconds ?? 0) * 1000));
     }
   }
 
@@ -492,30 +394,6 @@ export function createClient(options: ClientOptions) {
 }
 
 export type EdgestatsClient = ReturnType<typeof createClient>;
-
-/** The CSV text with what its headers say of paging (functions/csv.ts, pagingHeaders). */
-function csvPage(csv: string, headers: Headers): CsvPage {
-  const total = headers.get("x-total-count");
-  const link = /<([^>]*)>\s*;\s*rel="?next"?/.exec(headers.get("link") ?? "")?.[1];
-  const next: Record<string, string> = {};
-  // forEach, not Object.fromEntries: the package's types are built with the DOM lib alone (no DOM.Iterable)
-  if (link !== undefined) new URL(link, "http://x").searchParams.forEach((value, name) => (next[name] = value));
-  return { csv, total: total === null ? null : Number(total), next: link === undefined ? null : next };
-}
-
-/**
- * `pending`, or the signal's reason once it aborts. The signal also travels in the Request, which a
- * `fetch` honouring it cancels; one that ignores it (a wrapper building its own request, a service
- * binding) left the attempt waiting as long as it took (review 17): `timeoutMs` holds either way.
- */
-function untilAborted<T>(pending: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const abort = () => reject(signal.reason);
-    if (signal.aborted) return abort();
-    signal.addEventListener("abort", abort, { once: true });
-    void pending.then(resolve, reject).finally(() => signal.removeEventListener("abort", abort));
-  });
-}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

@@ -108,7 +108,7 @@ describe("the npm package", () => {
     expect(new pkg.ValidationError("x")).toBeInstanceOf(pkg.EdgestatsError);
   });
 
-  it("edgestats/client is packed too: the same exports, only the errors modules at runtime", async () => {
+  it("edgestats/client is packed too: the same exports, only its own and the errors modules at runtime", async () => {
     const manifest = JSON.parse(readFileSync(join(scratch, "node_modules/edgestats/package.json"), "utf8")) as {
       exports: Record<string, { default: string }>;
     };
@@ -117,14 +117,16 @@ describe("the npm package", () => {
     )) as typeof clientSource;
     expect(Object.keys(packedClient).sort()).toEqual(Object.keys(clientSource).sort());
     expect(packedClient.OPERATIONS).toEqual(clientSource.OPERATIONS);
-    // at run time the client loads its errors module and the library's errors, nothing else
+    // at run time the client loads its attempt and errors modules and the library's errors, nothing
+    // else (./client-types.js is types only: nothing imports it at run time)
     const importsOf = (file: string) =>
       [
         ...readFileSync(join(scratch, "node_modules/edgestats/dist", file), "utf8").matchAll(
           /^import[^;]*? from "([^"]+)";/gm,
         ),
       ].map((m) => m[1]);
-    expect(importsOf("client.js")).toEqual(["./client-errors.js"]);
+    expect(importsOf("client.js")).toEqual(["./client-errors.js", "./client-http.js"]);
+    expect(importsOf("client-http.js")).toEqual(["./client-errors.js"]);
     expect(importsOf("client-errors.js")).toEqual(["./errors.js"]);
   });
 
