@@ -266,6 +266,16 @@ describe("429: with retryRateLimited, retried after its Retry-After when the req
     expect(performance.now() - began).toBeLessThan(1000);
   });
 
+  // Passing: a 429 without Retry-After (a gateway's) is retried after the backoff alone.
+  it("a 429 without Retry-After is retried after the backoff", async () => {
+    plan = (_, i) => (i === 0 ? { kind: "reply", status: 429, body: envelope429 } : { kind: "forward" });
+    const client = clientOf({ retryRateLimited: true, backoffMs: () => 200 });
+    expect(await within(3000, client.trending.list())).toEqual({ streams: expect.any(Array) });
+    expect(arrivals).toHaveLength(2);
+    expect(arrivals[1]!.at - arrivals[0]!.at).toBeGreaterThanOrEqual(190);
+    expect(arrivals[1]!.at - arrivals[0]!.at).toBeLessThan(900);
+  });
+
   // Passing: retrying a 429 is opt-in (ClientOptions.retryRateLimited); by default it is thrown at once, one request.
   it("by default (retryRateLimited off) the 429 is thrown at once", async () => {
     plan = () => ({ kind: "reply", status: 429, body: envelope429, headers: { "retry-after": "1" } });
@@ -285,6 +295,21 @@ describe("503 and the cap on the total wait", () => {
     await within(5000, clientOf().trending.list());
     expect(arrivals).toHaveLength(2);
     expect(arrivals[1]!.at - arrivals[0]!.at).toBeGreaterThanOrEqual(950);
+  });
+
+  // Passing: a Retry-After date already past asks for no wait: the backoff alone, retryAfterSeconds unset.
+  it("a 503 whose Retry-After date is past: retried after the backoff alone", async () => {
+    const past = new Date(Date.now() - 60_000).toUTCString();
+    plan = (_, i) =>
+      i === 0 ? { kind: "reply", status: 503, body: "busy", headers: { "retry-after": past } } : { kind: "forward" };
+    const began = performance.now();
+    expect(await within(3000, clientOf().trending.list())).toEqual({ streams: expect.any(Array) });
+    expect(arrivals).toHaveLength(2);
+    expect(performance.now() - began).toBeLessThan(900);
+    plan = () => ({ kind: "reply", status: 503, body: "busy", headers: { "retry-after": past } });
+    const error = (await failure(clientOf({ retries: 0 }).trending.list())) as EdgestatsError;
+    expect(error).toMatchObject({ status: 503, code: "http_503" });
+    expect(error.retryAfterSeconds).toBeUndefined();
   });
 
   // FIXED (was medium): the wait before a retry is max(backoff, Retry-After) with no bound, so a 503 saying
