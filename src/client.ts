@@ -11,11 +11,10 @@
  * const { items } = await api.trending.top("searches", { n: 10 });
  * ```
  *
- * Writes (POST, PUT) carry an `Idempotency-Key` (a fresh UUID per call unless
- * you pass one) that is reused on every retry, so a retried write counts once.
- * Retries (ClientOptions): no whole answer (network error, `timeoutMs`, body
- * included), 502/503/504 (and 429 with `retryRateLimited`), after backoff or
- * Retry-After, within `retries` and `maxRetryWaitMs`; never DELETE (no key).
+ * Writes (POST, PUT) carry an `Idempotency-Key` (a fresh UUID per call unless you pass one) reused
+ * on every retry, so a retried write counts once. Retries (ClientOptions): no whole answer (network
+ * error, `timeoutMs`, body included), 502/503/504 (and 429 with `retryRateLimited`), after backoff
+ * or Retry-After, within `retries` and `maxRetryWaitMs`; never DELETE (it carries no key).
  *
  * Every list read takes read options last (after its query, if it has one):
  * `{ format: "csv" }` asks for `Accept: text/csv` and resolves to the CSV text,
