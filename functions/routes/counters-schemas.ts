@@ -28,8 +28,7 @@ export const Aggregate = once(() =>
     description: `How a member's scores combine across buckets; a member missing from a bucket is skipped, not counted as 0. A sum reads calendar rollups; min and max read every bucket, at most ${limits.MAX_RAW_BUCKETS}. @default sum`,
   }),
 );
-const ORDERS = ["asc", "desc"] as const;
-const SORT_KEYS = ["member", "score"] as const;
+const { ORDERS, SORT_KEYS } = limits;
 export const Order = once(() => z.enum(ORDERS));
 export const TimeQuery = once(() =>
   z.string().openapi({ description: "epoch ms or ISO-8601 (a date such as 2026-11-01 is its UTC midnight)" }),

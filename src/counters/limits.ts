@@ -120,3 +120,7 @@ export const MAX_UNION_KEYS = 1000;
 /** How a member's scores combine across buckets. */
 export type Aggregate = "sum" | "min" | "max";
 export const AGGREGATES: readonly Aggregate[] = ["sum", "min", "max"];
+
+/** A list's `order` and what it sorts `by`: the routes' enums and the library's check of them (src/library/inputs.ts). */
+export const ORDERS = ["asc", "desc"] as const;
+export const SORT_KEYS = ["member", "score"] as const;

@@ -11,6 +11,7 @@
  */
 import type { FieldIssue } from "../errors.ts";
 import { invalid } from "../validation.ts";
+import { AGGREGATES, ORDERS, SORT_KEYS } from "../counters/limits.ts";
 
 const fields = (...names: string[]): ReadonlySet<string> => new Set(names);
 
@@ -69,9 +70,9 @@ export const QUERY_OPTIONS = {
  * another aggregate, or a Redis error half way): refused as the route's 400 instead (review 17).
  */
 export const CHOICES = {
-  order: ["asc", "desc"],
-  by: ["member", "score"],
-  aggregate: ["sum", "min", "max"],
+  order: ORDERS,
+  by: SORT_KEYS,
+  aggregate: AGGREGATES,
 } as const satisfies Record<string, readonly string[]>;
 
 /** Refuses a counter option of CHOICES (when given) outside its values, as zod's enum says it. */
