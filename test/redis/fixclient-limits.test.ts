@@ -11,15 +11,15 @@
  * adds), and, where a test says so, answers late, NOSCRIPT, or a reply that never ends. The
  * service is the real Hono app (createApp + app.request) on Node.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { beforeEach, describe, expect, it } from "vitest";
 import { createApp } from "../../functions/app.ts";
 import { PayloadTooLargeError, StorageUnavailableError } from "../../src/errors.ts";
 import { createRedis } from "../../src/redis/client.ts";
 import { MAX_REPLY_BYTES, MAX_REQUEST_BYTES } from "../../src/redis/http.ts";
 import { defineScript } from "../../src/redis/script.ts";
 import { libraryTest } from "../helpers/library.ts";
+import { forwardToUpstash, readBody, scriptedServer } from "../helpers/scripted-server.ts";
 
 const lib = libraryTest("fixclientlim");
 const { target } = lib;
@@ -45,8 +45,6 @@ interface Seen {
   command: string;
 }
 
-let server: Server;
-let stubUrl: string;
 let plan: (seen: Seen, index: number) => Action = () => ({ kind: "forward" });
 let seen: Seen[] = [];
 /** Reply body sizes (bytes) sent by the stand-in, in order. */
@@ -55,18 +53,12 @@ let replies: number[] = [];
 let aborted = 0;
 
 async function forward(req: IncomingMessage, body: Buffer) {
-  const up = await fetch(`${target.url}${req.url ?? "/"}`, {
-    method: "POST",
-    headers: { authorization: req.headers.authorization ?? "", "content-type": "application/json" },
-    body: new Uint8Array(body),
-  });
+  const up = await forwardToUpstash(target.url, req, body);
   return { status: up.status, body: Buffer.from(await up.arrayBuffer()) };
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const body = Buffer.concat(chunks);
+  const body = await readBody(req);
   res.on("close", () => {
     if (!res.writableFinished) aborted++;
   });
@@ -121,18 +113,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   }
 }
 
-beforeAll(async () => {
-  server = createServer((req, res) => {
-    handle(req, res).catch(() => res.destroy());
-  });
-  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
-  stubUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-});
-
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((ok) => server.close(ok));
-});
+const stub = scriptedServer(handle);
 
 beforeEach(() => {
   plan = () => ({ kind: "forward" });
@@ -142,7 +123,7 @@ beforeEach(() => {
 });
 
 function env() {
-  return { ...lib.appEnv(KEYS, { REDIS_TIMEOUT_MS: String(TIMEOUT_MS) }), UPSTASH_REDIS_REST_URL: stubUrl };
+  return { ...lib.appEnv(KEYS, { REDIS_TIMEOUT_MS: String(TIMEOUT_MS) }), UPSTASH_REDIS_REST_URL: stub.url };
 }
 
 async function api(method: string, path: string, body?: unknown) {
@@ -187,7 +168,7 @@ describe("a request over Upstash's max request size (10 MB)", () => {
   });
 
   it("one the client can tell is over (its arguments alone pass 10 MB) is refused before sending: PayloadTooLargeError, no request", async () => {
-    const redis = createRedis({ url: stubUrl, token: target.token, timeoutMs: 20_000 });
+    const redis = createRedis({ url: stub.url, token: target.token, timeoutMs: 20_000 });
     const error = await echoLength
       .run(redis, {}, { blob: "x".repeat(MAX_REQUEST_BYTES + 1) })
       .catch((e: unknown) => e as Error);
@@ -204,7 +185,7 @@ describe("a request over Upstash's max request size (10 MB)", () => {
   });
 
   it("one only Upstash can tell is over (its JSON passes 10 MB, its arguments do not) is sent; Upstash's answer is a PayloadTooLargeError", async () => {
-    const redis = createRedis({ url: stubUrl, token: target.token, timeoutMs: 20_000 });
+    const redis = createRedis({ url: stub.url, token: target.token, timeoutMs: 20_000 });
     // 6 M quotes: 6 MB of argument, 12 MB of JSON (each `"` sent as `\"`)
     const error = (await echoLength.run(redis, {}, { blob: '"'.repeat(6_000_000) }).catch((e: unknown) => e)) as Error;
     expect(seen.map((s) => s.command)).toEqual(["(over the limit)"]);
@@ -339,7 +320,7 @@ describe("one deadline per call: EVALSHA, NOSCRIPT, then EVAL", () => {
   });
 
   it("a histogram read's pipeline re-sent after NOSCRIPT shares the deadline too", async () => {
-    const redis = createRedis({ url: stubUrl, token: target.token, timeoutMs: TIMEOUT_MS });
+    const redis = createRedis({ url: stub.url, token: target.token, timeoutMs: TIMEOUT_MS });
     plan = (s) =>
       s.command === "evalsha"
         ? {

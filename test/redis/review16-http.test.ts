@@ -8,16 +8,16 @@
  * is test/redis/faults-worker.test.ts's). A "Severity:" comment marks a bug this review found
  * (what was wrong, the fix): each was an `it.fails` and is fixed on the same branch.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { Redis } from "@upstash/redis";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { createApp } from "../../functions/app.ts";
 import { StorageUnavailableError } from "../../src/errors.ts";
 import { Edgestats } from "../../src/index.ts";
 import { createRedis, type RedisClient } from "../../src/redis/client.ts";
 import { defineScript } from "../../src/redis/script.ts";
 import { libraryTest } from "../helpers/library.ts";
+import { forwardToUpstash, readBody, scriptedServer } from "../helpers/scripted-server.ts";
 import { command } from "../helpers/upstash-rest.ts";
 
 const lib = libraryTest("review16http");
@@ -53,8 +53,6 @@ interface Seen {
   encoding: string | undefined;
 }
 
-let server: Server;
-let stubUrl: string;
 let plan: (seen: Seen, index: number) => Action = () => ({ kind: "forward" });
 /** A plan answering every EVALSHA NOSCRIPT (a flushed script cache) and doing `other` with the rest. */
 const noscriptThen =
@@ -69,18 +67,8 @@ let aborted = 0;
 /** Late forwards still in flight (awaited before the keys are read). */
 const late = new Set<Promise<void>>();
 
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
-}
-
 async function forward(req: IncomingMessage, body: string): Promise<Upstream> {
-  const up = await fetch(`${target.url}${req.url ?? "/"}`, {
-    method: "POST",
-    headers: { authorization: req.headers.authorization ?? "", "content-type": "application/json" },
-    body,
-  });
+  const up = await forwardToUpstash(target.url, req, body);
   const headers: Record<string, string> = { "content-type": "application/json" };
   const sync = up.headers.get("upstash-sync-token");
   if (sync !== null) headers["upstash-sync-token"] = sync;
@@ -88,7 +76,7 @@ async function forward(req: IncomingMessage, body: string): Promise<Upstream> {
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const body = await readBody(req);
+  const body = (await readBody(req)).toString("utf8");
   const one: Seen = {
     path: req.url ?? "",
     body: JSON.parse(body),
@@ -134,18 +122,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   }
 }
 
-beforeAll(async () => {
-  server = createServer((req, res) => {
-    handle(req, res).catch(() => res.destroy());
-  });
-  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
-  stubUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-});
-
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((ok) => server.close(ok));
-});
+const stub = scriptedServer(handle);
 
 beforeEach(() => {
   plan = () => ({ kind: "forward" });
@@ -157,7 +134,7 @@ beforeEach(() => {
 function env(extra: Record<string, string> = {}) {
   return {
     ...lib.appEnv(KEYS, { REDIS_TIMEOUT_MS: String(TIMEOUT_MS), ...extra }),
-    UPSTASH_REDIS_REST_URL: stubUrl,
+    UPSTASH_REDIS_REST_URL: stub.url,
   };
 }
 
@@ -403,7 +380,7 @@ describe("NOSCRIPT", () => {
   // then sent again as EVAL: the first write is applied twice (and one request more is billed).
   // Fix: test the start of the message (`/^NOSCRIPT\b/`), in evaluate and in runReadPiped.
   it("an error that is not NOSCRIPT is not re-sent, even when an argument says NOSCRIPT", async () => {
-    const redis = createRedis({ url: stubUrl, token: target.token, timeoutMs: 2000 });
+    const redis = createRedis({ url: stub.url, token: target.token, timeoutMs: 2000 });
     const counter = `${prefix}:n-partial:counter`;
     const wrong = `${prefix}:n-partial:wrong`;
     await command(target, "SET", wrong, "a string");
@@ -423,7 +400,7 @@ describe("NOSCRIPT", () => {
 describe("NOSCRIPT through a library user's @upstash/redis with its defaults", () => {
   it("auto-pipelining's `Command failed: NOSCRIPT …` is still NOSCRIPT: one EVAL, and the call succeeds", async () => {
     const stats = new Edgestats({
-      redis: new Redis({ url: stubUrl, token: target.token, enableTelemetry: false }),
+      redis: new Redis({ url: stub.url, token: target.token, enableTelemetry: false }),
       prefix,
     });
     plan = (_s, i) =>
@@ -439,7 +416,7 @@ describe("NOSCRIPT through a library user's @upstash/redis with its defaults", (
 /** @upstash/redis as createRedis configured it before src/redis/http.ts, through the scripted server. */
 function upstash(timeoutMs = 3000): RedisClient {
   return new Redis({
-    url: stubUrl,
+    url: stub.url,
     token: target.token,
     retry: { retries: 0 },
     automaticDeserialization: false,
@@ -454,14 +431,14 @@ describe("encoding: what @upstash/redis (as createRedis configured it) sent and 
   const ECHO = "return cjson.encode({ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]})";
   const args = ["é漢字", "🎉 emoji", "aGVsbG8=", "\u0000nul", "123"];
   it("no Upstash-Encoding header; non-ASCII, base64-looking and NUL strings come back as sent, as @upstash/redis gives them", async () => {
-    const ours = await createRedis({ url: stubUrl, token: target.token }).eval(ECHO, [], args);
+    const ours = await createRedis({ url: stub.url, token: target.token }).eval(ECHO, [], args);
     const theirs = await upstash().eval(ECHO, [], args);
     expect(ours).toBe(theirs);
     expect(JSON.parse(ours as string)).toEqual(args);
     expect(seen.map((s) => s.encoding)).toEqual([undefined, undefined]);
     // bytes that are not UTF-8 (a Lua string.char): both read U+FFFD, as the JSON reply carries them
     const BYTES = "return string.char(255, 104, 105)";
-    expect(await createRedis({ url: stubUrl, token: target.token }).eval(BYTES, [], [])).toBe(
+    expect(await createRedis({ url: stub.url, token: target.token }).eval(BYTES, [], [])).toBe(
       await upstash().eval(BYTES, [], []),
     );
   });
@@ -477,7 +454,7 @@ describe("encoding: what @upstash/redis (as createRedis configured it) sent and 
   it("a large reply (7 MB of non-ASCII text) is read whole, as @upstash/redis reads it", async () => {
     const BIG = "return string.rep(ARGV[1], tonumber(ARGV[2]))";
     // a generous timeout: this is about size, and 2 cores are shared
-    const ours = (await createRedis({ url: stubUrl, token: target.token, timeoutMs: 20_000 }).eval(
+    const ours = (await createRedis({ url: stub.url, token: target.token, timeoutMs: 20_000 }).eval(
       BIG,
       [],
       ["é🎉x", 1_000_000],
@@ -521,7 +498,7 @@ describe("upstash-sync-token (read-your-writes)", () => {
       return seen[1]?.syncToken;
     };
     const theirs = await tokensAfterCut(upstash());
-    const ours = await tokensAfterCut(createRedis({ url: stubUrl, token: target.token }));
+    const ours = await tokensAfterCut(createRedis({ url: stub.url, token: target.token }));
     expect(theirs).toBe("after-cut");
     expect(ours).toBe(theirs);
   });
@@ -529,7 +506,7 @@ describe("upstash-sync-token (read-your-writes)", () => {
 
 describe("pipelines", () => {
   it("one failed command: exec() throws naming it, keepErrors gives each reply; the others ran", async () => {
-    const redis = createRedis({ url: stubUrl, token: target.token });
+    const redis = createRedis({ url: stub.url, token: target.token });
     const n = `${prefix}:p-partial:n`;
     await command(target, "SET", `${prefix}:p-partial:s`, "x");
     const error = await redis.pipeline!()
@@ -551,7 +528,7 @@ describe("pipelines", () => {
   // Fix: HttpPipeline.exec throws an UpstashJSONParseError-like error (→ 503) when the reply is not
   // an array of as many entries as commands.
   it("a pipeline answer cut short (fewer replies than commands) is an error, not missing results", async () => {
-    const redis = createRedis({ url: stubUrl, token: target.token });
+    const redis = createRedis({ url: stub.url, token: target.token });
     plan = () => ({
       kind: "rewrite",
       edit: (up) => ({ ...up, body: JSON.stringify((JSON.parse(up.body) as unknown[]).slice(0, 1)) }),
@@ -658,7 +635,7 @@ describe("a token that cannot be a header value", () => {
 describe("the library's StorageUnavailableError", () => {
   it("keeps the client's error as its cause (a timeout reads as one)", async () => {
     plan = () => ({ kind: "hang" });
-    const redis = createRedis({ url: stubUrl, token: target.token, timeoutMs: 150 });
+    const redis = createRedis({ url: stub.url, token: target.token, timeoutMs: 150 });
     const error = await incrThenFail
       .run(redis, { counter: `${prefix}:c:a`, wrong: `${prefix}:c:b` }, { label: "x" })
       .catch((e: unknown) => e);

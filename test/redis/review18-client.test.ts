@@ -11,12 +11,12 @@
  * (comment: severity, what was wrong, the fix); FIXED where src/client.ts, src/client-http.ts now do
  * as the test says.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { beforeEach, describe, expect, it } from "vitest";
 import { createApp } from "../../functions/app.ts";
 import { createClient, EdgestatsError, type ClientOptions } from "../../src/client.ts";
 import { libraryTest } from "../helpers/library.ts";
+import { readBody, scriptedServer } from "../helpers/scripted-server.ts";
 
 const lib = libraryTest("review18client");
 const KEYS = { ingest: "r18client-ingest-key-1", read: "r18client-read-key-001", admin: "r18client-admin-key-01" };
@@ -45,8 +45,6 @@ interface Arrival {
   closedEarly?: boolean;
 }
 
-let server: Server;
-let url: string;
 let plan: (arrival: Arrival, index: number) => Action = () => ({ kind: "forward" });
 let arrivals: Arrival[] = [];
 /** This test's answers whose connection the client closed before they ended (one of an earlier test's may close late). */
@@ -69,9 +67,7 @@ async function viaApp(req: IncomingMessage, body: Buffer) {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const body = Buffer.concat(chunks);
+  const body = await readBody(req);
   const arrival: Arrival = {
     method: req.method ?? "",
     path: req.url ?? "",
@@ -137,18 +133,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   }
 }
 
-beforeAll(async () => {
-  server = createServer((req, res) => {
-    handle(req, res).catch(() => res.destroy());
-  });
-  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-});
-
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((ok) => server.close(ok));
-});
+const stub = scriptedServer(handle);
 
 beforeEach(() => {
   plan = () => ({ kind: "forward" });
@@ -157,7 +142,7 @@ beforeEach(() => {
 
 /** The client on the server, default `fetch` (Node's undici) unless given. */
 function clientOf(options: Partial<ClientOptions> = {}) {
-  return createClient({ baseUrl: url, key: KEYS.admin, backoffMs: () => 0, ...options });
+  return createClient({ baseUrl: stub.url, key: KEYS.admin, backoffMs: () => 0, ...options });
 }
 
 /** A `fetch` that ignores the Request's signal (a wrapper building its own request, a service binding). */
