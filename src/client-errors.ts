@@ -133,3 +133,16 @@ export function networkError(what: string, cause: unknown): EdgestatsError {
         : String(cause);
   return new EdgestatsError(0, "network_error", `${what}: ${reason}`, undefined, { cause });
 }
+
+/**
+ * A number option outside its range is refused when the client is made: `retries: Infinity` (or NaN,
+ * which compared false with every attempt) with a zero backoff retried a failing call for ever, and a
+ * NaN `timeoutMs` timed every call out at once.
+ */
+export function checkOption(name: string, value: number, min: number, max: number, integer = false): number {
+  if (Number.isFinite(value) && value >= min && value <= max && (!integer || Number.isInteger(value))) return value;
+  const what = `${integer ? "an integer" : "a number"} from ${min} to ${max}`;
+  throw new EdgestatsError(400, "invalid_request", `createClient: '${name}' must be ${what}.`, [
+    { path: name, message: `must be ${what}` },
+  ]);
+}

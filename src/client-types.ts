@@ -17,7 +17,8 @@ export interface ClientOptions {
    * Retries after the first attempt, of a request safe to repeat: a GET, or a POST or PUT (each
    * carries an Idempotency-Key, so a repeat is replayed, not applied again); never a DELETE (it
    * carries none). Retried: no whole answer (a network error, `timeoutMs` passed), 502, 503, 504, and
-   * 429 with `retryRateLimited`; never another 4xx, a 500 or a 2xx that is not JSON.
+   * 429 with `retryRateLimited`; never another 4xx, a 500 or a 2xx that is not JSON. An integer
+   * from 0 to 100 (another value is refused by createClient, `invalid_request`).
    * @default 3
    */
   retries?: number;
@@ -27,7 +28,7 @@ export interface ClientOptions {
    * Abort an attempt after this many ms, from sending it to reading its body whole (a body that
    * stalls or trickles past it is cut off: its request aborted, its body cancelled), then retry; it
    * holds whether or not `fetch` honours the Request's signal. Per attempt: a call lasts at most
-   * (retries + 1) × timeoutMs + maxRetryWaitMs.
+   * (retries + 1) × timeoutMs + maxRetryWaitMs. From 1 to 2^31 − 1 (setTimeout's range).
    * @default 10000
    */
   timeoutMs?: number;

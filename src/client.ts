@@ -24,7 +24,7 @@
  * synchronous answer when the deployment has no queue.
  * @module
  */
-import { EdgestatsError } from "./client-errors.ts";
+import { checkOption, EdgestatsError } from "./client-errors.ts";
 import { exchange } from "./client-http.ts";
 import type {
   AsyncWriteOptions,
@@ -138,11 +138,11 @@ const RETRY_STATUSES = new Set([0, 502, 503, 504]);
 export function createClient(options: ClientOptions) {
   const base = options.baseUrl.replace(/\/+$/, "");
   const doFetch = options.fetch ?? ((request: Request) => fetch(request));
-  const retries = options.retries ?? 3;
-  const timeoutMs = options.timeoutMs ?? 10_000;
+  const retries = checkOption("retries", options.retries ?? 3, 0, 100, true);
+  const timeoutMs = checkOption("timeoutMs", options.timeoutMs ?? 10_000, 1, 2 ** 31 - 1);
   const backoff = options.backoffMs ?? ((attempt: number) => 100 * 2 ** (attempt - 1) * (0.5 + Math.random()));
   const retryRateLimited = options.retryRateLimited ?? false;
-  const maxRetryWaitMs = options.maxRetryWaitMs ?? 30_000;
+  const maxRetryWaitMs = checkOption("maxRetryWaitMs", options.maxRetryWaitMs ?? 30_000, 0, 2 ** 31 - 1);
   const retryable = ({ status }: EdgestatsError) => RETRY_STATUSES.has(status) || (status === 429 && retryRateLimited);
 
   async function send<T>(

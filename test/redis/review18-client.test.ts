@@ -270,6 +270,41 @@ describe("429: with retryRateLimited, retried after its Retry-After when the req
   });
 });
 
+describe("the client's number options are checked when it is made", () => {
+  // Fixed (was low, left by review 18's client pass): `retries: Infinity` (or NaN, which compares false
+  // with every attempt) with a zero backoff retried a failing call for ever; a NaN timeoutMs timed every
+  // attempt out at once. Now each is refused by createClient, before any request.
+  it("retries, timeoutMs and maxRetryWaitMs out of range are invalid_request; in range they work", async () => {
+    const bad: [string, Partial<ClientOptions>][] = [
+      ["retries", { retries: Infinity }],
+      ["retries", { retries: Number.NaN }],
+      ["retries", { retries: -1 }],
+      ["retries", { retries: 1.5 }],
+      ["retries", { retries: 101 }],
+      ["timeoutMs", { timeoutMs: Number.NaN }],
+      ["timeoutMs", { timeoutMs: 0 }],
+      ["timeoutMs", { timeoutMs: 2 ** 31 }],
+      ["maxRetryWaitMs", { maxRetryWaitMs: -1 }],
+      ["maxRetryWaitMs", { maxRetryWaitMs: Infinity }],
+    ];
+    for (const [name, options] of bad) {
+      let error: unknown;
+      try {
+        clientOf(options);
+      } catch (e) {
+        error = e;
+      }
+      expect(error, JSON.stringify(options)).toBeInstanceOf(EdgestatsError);
+      expect(error).toMatchObject({ status: 400, code: "invalid_request", details: [{ path: name }] });
+    }
+    expect(arrivals).toEqual([]);
+    plan = () => ({ kind: "reply", status: 503, body: "busy" });
+    const error = await failure(clientOf({ retries: 100, maxRetryWaitMs: 0, backoffMs: () => 0 }).trending.list());
+    expect(error).toMatchObject({ status: 503 });
+    expect(arrivals).toHaveLength(101);
+  });
+});
+
 describe("503 and the cap on the total wait", () => {
   // Passing: a 503 with Retry-After: 1 is retried after at least a second.
   it("a GET answered 503 with Retry-After: 1 is retried after it and resolves", async () => {
