@@ -17,6 +17,7 @@ import { createApp } from "../../functions/app.ts";
 import { createClient, EdgestatsError, type ClientOptions } from "../../src/client.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { readBody, scriptedServer } from "../helpers/scripted-server.ts";
+import { failure, within } from "../helpers/settled.ts";
 
 const lib = libraryTest("review18client");
 const KEYS = { ingest: "r18client-ingest-key-1", read: "r18client-read-key-001", admin: "r18client-admin-key-01" };
@@ -149,26 +150,7 @@ function clientOf(options: Partial<ClientOptions> = {}) {
 const deaf: ClientOptions["fetch"] = (request) =>
   fetch(request.url, { method: request.method, headers: request.headers });
 
-/** `pending`'s outcome, or a rejection naming the bound once `ms` pass first (a hang must fail, not time the test out). */
-async function within<T>(ms: number, pending: Promise<T>): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const bound = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`still pending after ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([pending, bound]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 const envelope429 = JSON.stringify({ error: { code: "rate_limited", message: "Too many requests." } });
-const failure = (p: Promise<unknown>) =>
-  p.then(
-    () => new Error("resolved"),
-    (e: unknown) => e,
-  );
-
 describe("429: with retryRateLimited, retried after its Retry-After when the request is safe to retry", () => {
   const paced = () => clientOf({ retryRateLimited: true });
   // FIXED (was medium): a 429 (the service's own limiter, or a gateway's) is thrown at once, although it says

@@ -9,6 +9,7 @@
 import { describe, expect, it } from "vitest";
 import { createClient, EdgestatsError, type ClientOptions } from "../../src/client.ts";
 import { cleanedUpAfterAll, createTestApi, TEST_KEYS, type TestApi } from "../helpers/worker.ts";
+import { failure, within } from "../helpers/settled.ts";
 
 const track = cleanedUpAfterAll<TestApi>();
 const start = Date.UTC(2026, 10, 25, 12, 30);
@@ -41,25 +42,6 @@ function clientOf(api: TestApi, sent: Sent[], options: Partial<ClientOptions> = 
     backoffMs: () => 0,
     ...options,
   });
-}
-
-const failure = (p: Promise<unknown>) =>
-  p.then(
-    () => new Error("resolved"),
-    (e: unknown) => e,
-  );
-
-/** `pending`'s outcome, or a rejection naming the bound once `ms` pass first (a hang must fail, not time the test out). */
-async function within<T>(ms: number, pending: Promise<T>): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const bound = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`still pending after ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([pending, bound]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** Spends `api`'s admin key's limit (1 per 10 s window) until its limiter answers 429: the key is then over it. */
