@@ -123,7 +123,7 @@ describe("review12: a room deleted between a queued heartbeat and its applicatio
   // RE-EXAMINED 2026-11-28 (wt-fixpres), stays: no bounded fix keeps "a delete removes every key";
   // the recreated room is due and counted again, and with the site entry (fixpres) `_online` and
   // `_total` follow it within one run, so only the room's own figures are at stake.
-  // RE-EXAMINED 2026-11-28 (wt-r18pres), stays: the tombstone fits the delete (7 → 9) and costs a
+  // RE-EXAMINED 2026-11-28 (wt-r18pres), stays: the tombstone costs a delete +2 (7 → 9, 9 → 11) and a
   // steady heartbeat nothing, but (1) it breaks the guarantee that a delete removes every key of the
   // room (docs/presence.md's table, test/redis/review8-keys.test.ts), and (2) the tombstone must
   // outlive the room's next first heartbeat (a pre-delete heartbeat may still be queued behind it),
