@@ -229,6 +229,16 @@ describe("presence: members paging, past days, _total (API.md v1 presence and v2
   // the pass. The repeat is documented (docs/presence.md "Pagination", README).
   // RE-EXAMINED 2026-11-28 (wt-fixpres), stays for the reasons above: no bounded read tells a
   // member that moved from behind the cursor from one that moved from ahead of it.
+  // RE-EXAMINED 2026-11-28 (wt-r18pres), stays, against issue 14 and 15's targets: exactly once
+  // needs, for a member whose lastSeen is after the pass began, whether it was behind the cursor
+  // when it moved, i.e. its previous lastSeen and the cursor's place at that time. `seen` keeps only
+  // the latest (ZADD overwrites it); keeping the previous costs every heartbeat a read before its
+  // ZADD (a new id's heartbeat 9 → 10 commands, over issue 14's 9), and the cursor's place at the
+  // move is in no key (a read recording it writes per-pass state that grows with the pass: issue 15).
+  // A (lastSeen, id) cursor carrying the pass's start (snapshot: list only lastSeen ≤ start) drops
+  // the repeat but skips every not-yet-listed member that heartbeats during the pass (the model test's
+  // "members.moving.none-skipped"); a client can drop a repeat by id but cannot find a skipped
+  // member, so "never skips, may repeat" is kept (docs/presence.md "Pagination", README).
   it.fails("a member who heartbeats between pages is not listed twice", async () => {
     const a = track(createTestApi({ label: "rc-presence-dup" }));
     await a.post("/v1/presence/dup/heartbeats", { ids: ["a", "b", "c"] });
