@@ -46,12 +46,18 @@ describe("review 18: histograms against an exact model", () => {
               : pick < 0.3
                 ? (values[0] ?? 3) // duplicate
                 : pick < 0.35
-                  ? (k % 2 ? 0 : -0)
+                  ? k % 2
+                    ? 0
+                    : -0
                   : Math.round((rand() * 400 - 200) * 1000) / 1000;
           values.push(v);
         }
         const at = NOW - back * DAY;
-        await observe(ctx, name, values.map((value) => ({ value, at })));
+        await observe(
+          ctx,
+          name,
+          values.map((value) => ({ value, at })),
+        );
         for (const v of values) all.push({ v, day: at - (at % DAY) });
       }
       const from = new Date(NOW - 89 * DAY).toISOString().slice(0, 10);
@@ -84,7 +90,11 @@ describe("review 18: histograms against an exact model", () => {
   it("huge values: ±1e15 and integers sum exactly", async () => {
     await put(ctx, "huge", { bucketWidth: 1e12 });
     const values = [1e15, -1e15, 999_999_999_999_999, 1e15];
-    await observe(ctx, "huge", values.map((value) => ({ value })));
+    await observe(
+      ctx,
+      "huge",
+      values.map((value) => ({ value })),
+    );
     const got = await read(ctx, "huge");
     expect(got.min).toBe(-1e15);
     expect(got.max).toBe(1e15);
