@@ -126,6 +126,43 @@ describe("review 18: webhook delivery", () => {
     expect((await webhooks.list(ctx)).webhooks).toEqual([]);
   });
 
+  // Severity: low (docs/webhooks.md promises 6to4 judged "by the IPv4 address inside it", and
+  // Teredo refused). `internalHost` matches the 6to4 address with a regex over the text WHATWG URL
+  // serialises, which compresses a run of zero hextets to `::`: the IPv4 address of 2002:c0a8:0::1
+  // (192.168.0.0) is written `[2002:c0a8::1]`, and the regex, wanting two hextets before the next
+  // `:`, misses it, so every 6to4 address of an IPv4 x.y.0.0 (10.0.0.0, 127.0.0.0, 192.168.0.0)
+  // is accepted; Teredo `2001:0::/32` written `[2001::1]` too. Fix: expand the IPv6 address to its
+  // eight hextets before judging the prefixes (no text matching on the compressed form).
+  it.fails("6to4 and Teredo addresses written compressed are refused as the docs say", async () => {
+    const ctx = lib.ctx(T0, "urls-6to4");
+    const accepted: string[] = [];
+    for (const url of [
+      "https://[2002:c0a8::1]/x", // 6to4 of 192.168.0.0
+      "https://[2002:a00::1]/x", // 10.0.0.0
+      "https://[2002:7f00::]/x", // 127.0.0.0
+      "https://[2002::1]/x", // 0.0.0.0
+      "https://[2001::1]/x", // Teredo 2001:0::/32
+    ]) {
+      const ok = await webhooks
+        .put(ctx, "u", { url, events: ["leaderboard.leader"], secret: SECRET }, { allowLocalHttp: false })
+        .then(
+          () => true,
+          () => false,
+        );
+      if (ok) accepted.push(url);
+    }
+    expect(accepted).toEqual([]);
+  });
+
+  // the public neighbours stay accepted (a fix must not refuse them)
+  it("public IPv6 and a 6to4 of a public IPv4 are accepted", async () => {
+    const ctx = lib.ctx(T0, "urls-public");
+    for (const url of ["https://[2002:808:808::1]/x", "https://[2606:4700::1111]/x", "https://[2001:4860::8888]/x"]) {
+      await webhooks.put(ctx, "u", { url, events: ["leaderboard.leader"], secret: SECRET }, { allowLocalHttp: false });
+    }
+    expect((await webhooks.list(ctx)).webhooks).toHaveLength(1);
+  });
+
   it("QStash: one publish per delivery as QStash documents it; the forwarded signature verifies; no secret leaves", async () => {
     const ctx = lib.ctx(T0, "qstash");
     const settings: webhooks.DeliverySettings = { ...direct, qstash: { url: qstash.url, token: qstash.token } };
