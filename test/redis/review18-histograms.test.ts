@@ -105,7 +105,7 @@ describe("review 18: histograms against an exact model", () => {
   it("NaN, ±Infinity and 1e15+ refused (ValidationError), nothing written", async () => {
     await put(ctx, "bad", { bucketWidth: 1 });
     const before = (await keysUnder(lib.target, lib.prefix)).sort();
-    for (const value of [Number.NaN, Infinity, -Infinity, 1.0000000000000002e15]) {
+    for (const value of [Number.NaN, Infinity, -Infinity, 1e15 + 0.25]) {
       await expect(observe(ctx, "bad", [{ value: 1 }, { value }])).rejects.toBeInstanceOf(ValidationError);
     }
     expect((await keysUnder(lib.target, lib.prefix)).sort()).toEqual(before);

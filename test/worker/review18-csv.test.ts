@@ -61,7 +61,7 @@ describe("review 18: CSV", () => {
     const seen: string[] = [];
     let url: string | null = "/v1/histograms?limit=2";
     for (let guard = 0; url && guard < 5; guard++) {
-      const page = await api.get(url, CSV);
+      const page: { status: number; body: string; headers: Headers } = await api.get(url, CSV);
       expect(page.status).toBe(200);
       expect(page.headers.get("x-total-count")).toBe("3");
       seen.push(
