@@ -163,6 +163,37 @@ describe("review 18: webhook delivery", () => {
     expect((await webhooks.list(ctx)).webhooks).toHaveLength(1);
   });
 
+  it("filters: of the kind the events are about; stream/room required where the docs say; PUT answers no secret", async () => {
+    const ctx = lib.ctx(T0, "filters");
+    const url = "https://example.com/hook";
+    const bad: webhooks.WebhookInput[] = [
+      { url, events: ["presence.peak"], secret: SECRET },
+      { url, events: ["trending.entered"], secret: SECRET },
+      { url, events: ["presence.peak"], filter: { board: "b" }, secret: SECRET },
+      { url, events: ["presence.peak", "leaderboard.leader"], filter: { room: "r" }, secret: SECRET },
+      { url, events: ["leaderboard.leader"], filter: { board: "b", stream: "s" } as never, secret: SECRET },
+      { url, events: ["leaderboard.leader"], threshold: 5, secret: SECRET },
+      { url, events: ["leaderboard.leader", "leaderboard.leader"], secret: SECRET },
+      { url, events: ["leaderboard.leader"], secret: "short" },
+    ];
+    for (const input of bad)
+      await expect(webhooks.put(ctx, "f", input, { allowLocalHttp: false }), JSON.stringify(input)).rejects.toThrow();
+    expect((await webhooks.list(ctx)).webhooks).toEqual([]);
+    for (const input of [
+      { url, events: ["trending.rising"], secret: SECRET },
+      { url, events: ["leaderboard.leader"], secret: SECRET },
+      {
+        url,
+        events: ["trending.entered", "trending.left", "trending.rising"],
+        filter: { stream: "s" },
+        secret: SECRET,
+      },
+    ] as webhooks.WebhookInput[]) {
+      const put = await webhooks.put(ctx, "f", input, { allowLocalHttp: false });
+      expect(JSON.stringify(put)).not.toContain(SECRET);
+    }
+  });
+
   it("QStash: one publish per delivery as QStash documents it; the forwarded signature verifies; no secret leaves", async () => {
     const ctx = lib.ctx(T0, "qstash");
     const settings: webhooks.DeliverySettings = { ...direct, qstash: { url: qstash.url, token: qstash.token } };
