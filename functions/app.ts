@@ -51,9 +51,13 @@ export function createApp(options: AppOptions = {}) {
   app.use("/v1/*", idempotencyKey);
   // Only a GET's answer can become CSV (csvExport passes every other method's through untouched):
   // the others skip it, so a cold isolate's first write does not compile it (issue 14, point 6).
+  // HEAD too: Hono answers it by running the GET (c.req.method stays "HEAD") and drops the body,
+  // and its headers must be the GET's (review 18: it said application/json to a CSV request).
   app.use(
     "/v1/*",
-    createMiddleware<AppEnv>((c, next) => (c.req.method === "GET" ? csvExport(c, next) : next())),
+    createMiddleware<AppEnv>((c, next) =>
+      c.req.method === "GET" || c.req.method === "HEAD" ? csvExport(c, next) : next(),
+    ),
   );
 
   // Each router's module is loaded by the first request that reaches one of its routes (./mount.ts).

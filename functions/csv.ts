@@ -220,7 +220,8 @@ function varyOnAccept(res: Response): Response {
 export const csvExport: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
   const res = c.res;
-  if (c.req.method !== "GET" || res.status < 200 || res.status >= 300) return;
+  // HEAD: Hono runs the GET for it and drops the body; its headers are the GET's
+  if ((c.req.method !== "GET" && c.req.method !== "HEAD") || res.status < 200 || res.status >= 300) return;
   const pathname = new URL(c.req.url).pathname;
   const entry = csvListFor(pathname);
   if (!prefersCsv(c.req.header("accept"))) {

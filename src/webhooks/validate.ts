@@ -85,27 +85,38 @@ function internalHost(written: string): boolean {
   const v4 = /^(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(host);
   if (v4) return internalV4(Number(v4[1]), Number(v4[2]), Number(v4[3]));
   if (!host.startsWith("[")) return false;
-  const v6 = host.slice(1, -1);
+  const h = hextets(host.slice(1, -1));
+  if (!h) return true;
+  const [h0, h1, h2] = h as [number, number, number];
   // 6to4 (2002::/16) carries an IPv4 address in its next 32 bits: that address decides (review 7:
-  // [2002:7f00:1::] is 127.0.0.1)
-  const sixToFour = /^2002:([0-9a-f]{1,4}):([0-9a-f]{1,4})(:|$)/.exec(v6);
-  if (sixToFour) {
-    const [hi, lo] = [parseInt(sixToFour[1] as string, 16), parseInt(sixToFour[2] as string, 16)];
-    return internalV4(hi >> 8, hi & 255, lo >> 8);
-  }
+  // [2002:7f00:1::] is 127.0.0.1). Judged on the eight hextets, not the text: URL writes zero runs
+  // as `::`, and a regex over the text let 6to4 of any x.y.0.0 through (review 18: [2002:c0a8::1])
+  if (h0 === 0x2002) return internalV4(h1 >> 8, h1 & 255, h2 >> 8);
   return (
-    v6 === "::" ||
-    v6 === "::1" ||
-    v6.startsWith("::ffff:") || // IPv4-mapped: the IPv4 address it maps decides, so refuse them all
-    /^::[0-9a-f]{1,4}:[0-9a-f]{1,4}$/.test(v6) || // IPv4-compatible (deprecated), e.g. [::127.0.0.1]
-    v6.startsWith("64:ff9b:") || // NAT64 of an IPv4 address
-    v6.startsWith("2001:0:") || // Teredo: an obfuscated IPv4 address inside, no receiver uses one
-    v6.startsWith("2001:db8:") || // documentation
-    v6.startsWith("100::") || // discard-only
-    /^f[cd]/.test(v6) || // unique local fc00::/7
-    /^fe[89a-f]/.test(v6) || // link-local fe80::/10 and the deprecated site-local fec0::/10
-    v6.startsWith("ff") // multicast
+    // ::/8, reserved by the IETF: ::, ::1, IPv4-compatible (deprecated, e.g. [::127.0.0.1]),
+    // IPv4-mapped and -translated (the IPv4 address inside decides, so refuse them all) and NAT64
+    // 64:ff9b::/96 and 64:ff9b:1::/48 (of an IPv4 address)
+    h0 < 0x100 ||
+    (h0 === 0x2001 && h1 === 0) || // Teredo: an obfuscated IPv4 address inside, no receiver uses one
+    (h0 === 0x2001 && h1 === 0xdb8) || // documentation
+    (h0 === 0x100 && h1 === 0 && h2 === 0 && h[3] === 0) || // discard-only 100::/64
+    (h0 & 0xfe00) === 0xfc00 || // unique local fc00::/7
+    (h0 & 0xffc0) >= 0xfe80 || // link-local fe80::/10 and the deprecated site-local fec0::/10
+    h0 >= 0xff00 // multicast
   );
+}
+
+/** The eight 16-bit groups of an IPv6 address as URL writes it (hex, `::` for a zero run); null if it is not one. */
+function hextets(v6: string): number[] | null {
+  const [head = "", tail, extra] = v6.split("::");
+  if (extra !== undefined) return null;
+  const part = (text: string) =>
+    text === "" ? [] : text.split(":").map((x) => (/^[0-9a-f]{1,4}$/.test(x) ? parseInt(x, 16) : NaN));
+  const left = part(head);
+  const right = tail === undefined ? [] : part(tail);
+  const fill = 8 - left.length - right.length;
+  if ((tail === undefined ? fill !== 0 : fill < 1) || [...left, ...right].some(Number.isNaN)) return null;
+  return [...left, ...Array<number>(fill).fill(0), ...right];
 }
 
 /**
