@@ -13,11 +13,12 @@ import {
   isLastAttempt,
   retryDelaySeconds,
   settleDead,
-  type DeadLetterItem,
   type Part,
 } from "./dead-letter.ts";
 
 export { retryDelaySeconds };
+export type { ConsumeOptions, QueuedMessage } from "./consume-types.ts";
+import type { ConsumeOptions, QueuedMessage } from "./consume-types.ts";
 import {
   applyGroup,
   findApplied,
@@ -53,31 +54,6 @@ export const MAX_GROUP_ITEMS = 4_000;
  */
 function groupLimit(message: IngestMessage): number {
   return message.kind === "presence" ? MAX_GROUP_ITEMS : MAX_BATCH;
-}
-
-/** The part of a Queues message the consumer uses (Cloudflare's `Message`). */
-export interface QueuedMessage {
-  readonly id: string;
-  readonly timestamp: Date;
-  readonly attempts: number;
-  readonly body: unknown;
-  ack(): void;
-  retry(options?: { delaySeconds?: number }): void;
-}
-
-export interface ConsumeOptions {
-  /**
-   * Sends messages that can never apply to the dead-letter queue, one sendBatch's worth a call
-   * (dead-letter.ts); without it they are retried (Queues dead-letters them after max_retries).
-   */
-  deadLetter?: ((bodies: DeadLetterItem[]) => Promise<void>) | undefined;
-  /**
-   * The consumer's max_retries (wrangler.toml): a message still failing on its last delivery is
-   * dead-lettered (with a producer) or counted dead-lettered as Queues moves it. @default 10
-   */
-  maxRetries?: number | undefined;
-  /** Called when the stats script fails (the batch itself is settled). @default console.error */
-  onStatsError?: (error: unknown) => void;
 }
 
 /** How often a group is planned again after its script found messages already applied (each pass drops at least one). */

@@ -6,7 +6,7 @@
  * sent there by the consumer itself, with its reason, and counted `deadLettered`.
  */
 import type { Ctx } from "../context.ts";
-import type { ConsumeOptions, QueuedMessage } from "./consume.ts";
+import type { ConsumeOptions, QueuedMessage } from "./consume-types.ts";
 import { markParts, type BatchStats } from "./ingest.ts";
 import { sendBatches, sizeOf } from "./message.ts";
 import { SCORE_RANGE_ERROR } from "../counters/scripts.ts";

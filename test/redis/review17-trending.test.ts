@@ -25,42 +25,11 @@ import * as trending from "../../src/trending/index.ts";
 import { streamKeys } from "../../src/trending/keys.ts";
 import { area } from "../costs/trending.ts";
 import { libraryTest } from "../helpers/library.ts";
+import { Model } from "../helpers/trending-model.ts";
 import { command, resetStats, statsOf } from "../helpers/upstash-rest.ts";
 
 const lib = libraryTest("review17-trending");
 const H0 = Math.floor(Date.UTC(2026, 10, 25, 3) / HOUR);
-
-/** UTF-8 byte order: docs/trending.md ranks equal counts by it. */
-const bytes = (a: string, b: string) => Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
-
-/** Exact counts per stream, hour and member: what a never-trimmed store would hold. */
-class Model {
-  data = new Map<string, Map<number, Map<string, number>>>();
-  add(stream: string, member: string, count: number, h: number) {
-    let s = this.data.get(stream);
-    if (!s) this.data.set(stream, (s = new Map()));
-    let m = s.get(h);
-    if (!m) s.set(h, (m = new Map()));
-    m.set(member, (m.get(member) ?? 0) + count);
-  }
-  drop(stream: string) {
-    this.data.delete(stream);
-  }
-  distinct(stream: string, h: number) {
-    return this.data.get(stream)?.get(h)?.size ?? 0;
-  }
-  window(stream: string, H: number, w: number): Map<string, number> {
-    const out = new Map<string, number>();
-    for (let h = H - w; h <= H; h++)
-      for (const [m, c] of this.data.get(stream)?.get(h) ?? []) out.set(m, (out.get(m) ?? 0) + c);
-    return out;
-  }
-  ranked(stream: string, H: number, w: number) {
-    return [...this.window(stream, H, w)]
-      .sort((x, y) => y[1] - x[1] || bytes(x[0], y[0]))
-      .map(([member, count], i) => ({ rank: i + 1, member, count }));
-  }
-}
 
 // byte order differs from UTF-16 order for some ("\uffff" vs "\u{10000}", "B" vs "a")
 const POOL = ["a", "b", "B", "é", "\uffff", "\u{10000}", "日", "m", "mm", "z0", "z1", "z2", "z3", "z4", "z5", "z6"];

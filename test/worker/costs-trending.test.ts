@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { area } from "../costs/trending.ts";
 import { costOf, expected } from "../costs/types.ts";
 import { createTestApi, type TestApi } from "../helpers/worker.ts";
+import { longTail, ok } from "../helpers/trending.ts";
 
 const HOUR = 3_600_000;
 const MINUTE = 60_000;
@@ -26,23 +27,6 @@ function tieAtBoundary(now: number) {
     ...Array.from({ length: 250 }, (_, i) => ({ member: `c${pad(i)}`, count: 1, at: now })),
     ...Array.from({ length: 50 }, (_, i) => ({ member: `t${pad(i * 4)}`, count: 1, at: now })),
   ];
-}
-
-/** Long-tailed counts over three finished hours and the current one (searches, pages). */
-function longTail(now: number, perHour: number) {
-  return [3, 2, 1, 0].flatMap((back) =>
-    Array.from({ length: perHour }, (_, i) => ({
-      member: `p${i}`,
-      count: 1 + Math.floor(1000 / (1 + ((i * 7919 + back * 13) % perHour))),
-      at: now - back * HOUR,
-    })),
-  );
-}
-
-async function ok<T extends { status: number }>(res: Promise<T>): Promise<T> {
-  const r = await res;
-  expect(r.status).toBeLessThan(300);
-  return r;
 }
 
 function check(id: Row, measured: { requests: number; commands: number }) {

@@ -8,27 +8,11 @@ import { afterAll, describe, expect, it } from "vitest";
 import { area } from "../costs/trending.ts";
 import { costOf, expected } from "../costs/types.ts";
 import { createTestApi, type TestApi } from "../helpers/worker.ts";
+import { longTail, ok } from "../helpers/trending.ts";
 
 const HOUR = 3_600_000;
 const T0 = Date.UTC(2026, 10, 24, 12, 30);
 const rows = area.rows;
-
-/** Long-tailed counts over three finished hours and the current one (the cost test's shape). */
-function longTail(now: number, perHour: number) {
-  return [3, 2, 1, 0].flatMap((back) =>
-    Array.from({ length: perHour }, (_, i) => ({
-      member: `p${i}`,
-      count: 1 + Math.floor(1000 / (1 + ((i * 7919 + back * 13) % perHour))),
-      at: now - back * HOUR,
-    })),
-  );
-}
-
-async function ok<T extends { status: number }>(res: Promise<T>): Promise<T> {
-  const r = await res;
-  expect(r.status).toBeLessThan(300);
-  return r;
-}
 
 describe("review 17: reads after a late event, through the Worker", () => {
   const api: TestApi = createTestApi({ label: "r17-trend", start: T0 });
