@@ -10,10 +10,10 @@ export type { ServiceErrorCode } from "./error-codes.ts";
 
 /**
  * The codes only the client decides, never the service: `network_error` (status 0, no response
- * arrived), `invalid_response` (a 2xx in another format than the one asked for), `replay_summarised`
+ * arrived), `aborted` (status 0, the call's `signal` aborted it), `invalid_response` (a 2xx in another format than the one asked for), `replay_summarised`
  * (ReplaySummarisedError) and `http_<status>` for an answer without the envelope (a proxy's page).
  */
-export type ClientErrorCode = "network_error" | "invalid_response" | "replay_summarised" | `http_${number}`;
+export type ClientErrorCode = "network_error" | "aborted" | "invalid_response" | "replay_summarised" | `http_${number}`;
 
 /**
  * Every `code` an EdgestatsError can carry: the service's (ServiceErrorCode, src/error-codes.ts,
@@ -132,6 +132,27 @@ export function networkError(what: string, cause: unknown): EdgestatsError {
         ? cause.message
         : String(cause);
   return new EdgestatsError(0, "network_error", `${what}: ${reason}`, undefined, { cause });
+}
+
+/** A path parameter that is a dot segment ("." or ".."), which URL parsing would resolve away: refused before sending. */
+export function dotSegment(name: string, value: string): EdgestatsError {
+  return new EdgestatsError(
+    400,
+    "invalid_request",
+    `'${value}' cannot be sent as {${name}} in a URL path (a dot segment); use the library, or another id.`,
+    [{ path: name, message: "'.' and '..' cannot travel in a URL path" }],
+  );
+}
+
+/**
+ * The call's own `signal` aborted it (before it was sent, mid-attempt or while it waited to retry):
+ * status 0 like a network error, but its own code, as nothing is retried after it; `cause` is the
+ * signal's reason (an AbortError DOMException unless the caller gave one).
+ */
+export function abortedError(method: string, path: string, signal: AbortSignal): EdgestatsError {
+  return new EdgestatsError(0, "aborted", `${method} ${path} was aborted by its signal.`, undefined, {
+    cause: signal.reason,
+  });
 }
 
 /**

@@ -1,13 +1,49 @@
 /**
- * One attempt of `edgestats/client` (./client.ts) over `fetch`: the request and its whole answer
- * under one deadline, resolving to the result or rejecting with the EdgestatsError it comes to.
- * What is retried, and how long the client waits in between, is ./client.ts's.
+ * One attempt of `edgestats/client` (./client.ts) over `fetch`: the request (the same on every
+ * attempt of a call) and its whole answer under one deadline, resolving to the result or rejecting
+ * with the EdgestatsError it comes to. What is retried, and how long the client waits in between,
+ * is ./client.ts's.
  */
-import { errorOf, invalidResponse, networkError, ReplaySummarisedError } from "./client-errors.ts";
-import type { CsvPage, ReadOptions } from "./client-types.ts";
+import { dotSegment, errorOf, invalidResponse, networkError, ReplaySummarisedError } from "./client-errors.ts";
+import type { AsyncWriteOptions, CsvPage, Query, ReadOptions } from "./client-types.ts";
 
 /** The most of an error answer's body read (an envelope is small; a proxy's page need not be). */
 const MAX_ERROR_BODY = 1 << 20;
+
+/**
+ * A call's request, the same on every attempt: its URL (path parameters encoded, a dot segment
+ * refused), its path for messages, and its method, headers and body. A POST or PUT carries one
+ * Idempotency-Key for the call, the same on every retry: the service answers a repeat with the
+ * first response.
+ */
+export function requestOf(
+  target: { base: string; key: string },
+  [method, template]: readonly [string, string],
+  params: Record<string, string>,
+  query: Query | undefined,
+  body: unknown,
+  call: (AsyncWriteOptions & ReadOptions) | undefined,
+): { url: string; path: string; init: RequestInit & { method: string; headers: Record<string, string> } } {
+  const path = template.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const value = params[name] ?? "";
+    // URL parsing resolves "." and ".." (and %2e%2e) as dot segments: removeMember(c, "..") would
+    // send DELETE /v1/counters/c/, the counter's own path. Such an id cannot travel in a path.
+    if (value === "." || value === "..") throw dotSegment(name, value);
+    return encodeURIComponent(value);
+  });
+  const search = new URLSearchParams();
+  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) search.set(k, String(v));
+  const qs = search.toString();
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${target.key}`,
+    accept: call?.format === "csv" ? "text/csv" : "application/json",
+  };
+  if (body !== undefined) headers["content-type"] = "application/json";
+  if (method === "POST" || method === "PUT") headers["idempotency-key"] = call?.idempotencyKey ?? crypto.randomUUID();
+  if (call?.respondAsync) headers.prefer = "respond-async";
+  const init = { method, headers, body: body === undefined ? null : JSON.stringify(body) };
+  return { url: `${target.base}${path}${qs ? `?${qs}` : ""}`, path, init };
+}
 
 /**
  * One attempt: the request and its whole answer under one deadline of `timeoutMs` (the fetch and
@@ -23,7 +59,9 @@ export async function exchange<T>(
   call?: ReadOptions,
 ): Promise<T> {
   const { method } = init;
-  const signal = AbortSignal.timeout(timeoutMs);
+  // the caller's signal (CallOptions) aborts the attempt as the deadline does; ./client.ts tells the two apart
+  const deadline = AbortSignal.timeout(timeoutMs);
+  const signal = call?.signal ? AbortSignal.any([deadline, call.signal]) : deadline;
   let response: Response;
   try {
     response = await untilAborted(doFetch(new Request(url, { ...init, signal })), signal);
@@ -85,6 +123,22 @@ function untilAborted(pending: Promise<Response>, signal: AbortSignal): Promise<
     void pending
       .then((response) => (signal.aborted ? discard(response) : resolve(response)), reject)
       .finally(() => signal.removeEventListener("abort", abort));
+  });
+}
+
+/** Resolves after `ms`, or rejects with `signal`'s reason once it aborts (the wait before a retry). */
+export function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const abort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", abort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", abort, { once: true });
   });
 }
 

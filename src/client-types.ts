@@ -49,7 +49,20 @@ export interface ClientOptions {
   maxRetryWaitMs?: number;
 }
 
-export interface WriteOptions {
+/** What every call takes last (a read's and a write's options extend it). */
+export interface CallOptions {
+  /**
+   * Aborts the call: the attempt in flight (its request, and the reading of its answer's body) and
+   * any wait before a retry. The call then rejects with an EdgestatsError, code `aborted` (status 0,
+   * `cause` the signal's reason), and is not retried; one aborted before it starts sends nothing. A
+   * write aborted after it was sent may have been applied: repeat it with the same `idempotencyKey`
+   * to learn its result without applying it twice. An abort after the call resolved does nothing.
+   * @default undefined (the call ends by its answer, `timeoutMs` or the end of its retries)
+   */
+  signal?: AbortSignal;
+}
+
+export interface WriteOptions extends CallOptions {
   /** Sent as `Idempotency-Key`. @default crypto.randomUUID(), one per call, reused by its retries */
   idempotencyKey?: string;
 }
@@ -77,7 +90,7 @@ export type WriteResult<W, T> = true extends Prop<W, "respondAsync"> ? Queued | 
 type Prop<O, K extends string> = O[keyof O & K];
 
 /** Read options of a list read (every GET that answers a list has a CSV form, API.md v2). */
-export interface ReadOptions {
+export interface ReadOptions extends CallOptions {
   /** `"csv"`: send `Accept: text/csv` and resolve to the CSV text (errors still come as EdgestatsError). @default "json" */
   format?: "json" | "csv";
   /** With `format: "csv"`: resolve to a `CsvPage`, the text with the paging its headers carry. */

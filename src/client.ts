@@ -21,14 +21,16 @@
  * `{ format: "csv", paging: true }` to a `CsvPage` (the text with its `Link` and
  * `X-Total-Count`). trending.record, counters.incr and presence.heartbeat take
  * `{ respondAsync: true }` (`Prefer: respond-async`): a 202 `Queued`, or the
- * synchronous answer when the deployment has no queue.
+ * synchronous answer when the deployment has no queue. Every call takes `{ signal }` in its last
+ * options (CallOptions): aborting it rejects the call, `aborted`, never retried.
  * @module
  */
-import { checkOption, EdgestatsError } from "./client-errors.ts";
-import { exchange } from "./client-http.ts";
+import { abortedError, checkOption, EdgestatsError } from "./client-errors.ts";
+import { exchange, pause, requestOf } from "./client-http.ts";
 import type {
   AsyncWriteOptions,
   At,
+  CallOptions,
   ClientOptions,
   IncrInput,
   Json,
@@ -58,6 +60,7 @@ export {
 } from "./client-errors.ts";
 export type {
   AsyncWriteOptions,
+  CallOptions,
   ClientOptions,
   CsvPage,
   IncrInput,
@@ -132,11 +135,13 @@ export type Operation = keyof typeof OPERATIONS;
 
 type R<F extends (...args: never[]) => unknown> = Awaited<ReturnType<F>>;
 
+type Job = "compact" | "trim" | "sweep-counters" | "leaderboards.snapshot" | "webhooks" | "webhooks.trending";
+
 /** What another attempt may mend: no whole answer (0), a gateway's or an overloaded service's status. */
 const RETRY_STATUSES = new Set([0, 502, 503, 504]);
 
 export function createClient(options: ClientOptions) {
-  const base = options.baseUrl.replace(/\/+$/, "");
+  const target = { base: options.baseUrl.replace(/\/+$/, ""), key: options.key };
   const doFetch = options.fetch ?? ((request: Request) => fetch(request));
   const retries = checkOption("retries", options.retries ?? 3, 0, 100, true);
   const timeoutMs = checkOption("timeoutMs", options.timeoutMs ?? 10_000, 1, 2 ** 31 - 1);
@@ -152,57 +157,46 @@ export function createClient(options: ClientOptions) {
     body?: unknown,
     call?: AsyncWriteOptions & ReadOptions,
   ): Promise<T> {
-    const [method, template] = OPERATIONS[op];
-    const path = template.replace(/\{(\w+)\}/g, (_, name: string) => {
-      const value = params[name] ?? "";
-      // URL parsing resolves "." and ".." (and %2e%2e) as dot segments: removeMember(c, "..") would
-      // send DELETE /v1/counters/c/, the counter's own path. Such an id cannot travel in a path.
-      if (value === "." || value === "..")
-        throw new EdgestatsError(
-          400,
-          "invalid_request",
-          `'${value}' cannot be sent as {${name}} in a URL path (a dot segment); use the library, or another id.`,
-          [{ path: name, message: "'.' and '..' cannot travel in a URL path" }],
-        );
-      return encodeURIComponent(value);
-    });
-    const search = new URLSearchParams();
-    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) search.set(k, String(v));
-    const qs = search.toString();
-    const url = `${base}${path}${qs ? `?${qs}` : ""}`;
-    const headers: Record<string, string> = {
-      authorization: `Bearer ${options.key}`,
-      accept: call?.format === "csv" ? "text/csv" : "application/json",
-    };
-    if (body !== undefined) headers["content-type"] = "application/json";
-    // One key per call, the same on every retry: the service answers a repeat with the first response.
-    if (method === "POST" || method === "PUT") headers["idempotency-key"] = call?.idempotencyKey ?? crypto.randomUUID();
-    if (call?.respondAsync) headers.prefer = "respond-async";
-    const init = { method, headers, body: body === undefined ? null : JSON.stringify(body) };
+    const { url, path, init } = requestOf(target, OPERATIONS[op], params, query, body, call);
+    const { method } = init;
     // DELETE carries no key, so a retry could delete what another client wrote in between.
     const maxAttempts = method === "DELETE" ? 1 : retries + 1;
+    const signal = call?.signal;
     let waited = 0;
     for (let attempt = 1; ; attempt++) {
+      // aborted before it starts: nothing is sent
+      if (signal?.aborted) throw abortedError(method, path, signal);
       try {
         return await exchange<T>(doFetch, timeoutMs, url, init, path, call);
       } catch (error) {
+        // whatever the attempt came to once the caller aborted (status 0, a partial error body), the abort is the answer
+        if (signal?.aborted) throw abortedError(method, path, signal);
         if (!(error instanceof EdgestatsError) || attempt >= maxAttempts || !retryable(error)) throw error;
         const wait = Math.max(Number(backoff(attempt)) || 0, (error.retryAfterSeconds ?? 0) * 1000);
         // past the cap the error is thrown now, saying (retryAfterSeconds) when the server asked to be called again
         if (waited + wait > maxRetryWaitMs) throw error;
         waited += wait;
-        await sleep(wait);
+        await pause(wait, signal).catch(() => {
+          throw abortedError(method, path, signal!);
+        });
       }
     }
   }
 
   return {
     /** `{ ok, redis: { ok, latencyMs } }`; a 503 (Redis unreachable) is thrown. */
-    health: () => send<{ ok: boolean; redis?: { ok: boolean; latencyMs: number } }>("health", {}),
+    health: (call?: CallOptions) =>
+      send<{ ok: boolean; redis?: { ok: boolean; latencyMs: number } }>("health", {}, undefined, undefined, call),
     jobs: {
       /** Runs a periodic job now (admin key). */
-      run: (job: "compact" | "trim" | "sweep-counters" | "leaderboards.snapshot" | "webhooks" | "webhooks.trending") =>
-        send<{ job: string; startedAt: number; result: Record<string, unknown> }>("runJob", { job }, undefined, {}),
+      run: (job: Job, call?: CallOptions) =>
+        send<{ job: string; startedAt: number; result: Record<string, unknown> }>(
+          "runJob",
+          { job },
+          undefined,
+          {},
+          call,
+        ),
     },
     trending: {
       list: <O extends ReadOptions = Json>(read?: O) =>
@@ -221,8 +215,8 @@ export function createClient(options: ClientOptions) {
         ),
       top: <O extends ReadOptions = Json>(stream: string, query: { n?: number; window?: string } = {}, read?: O) =>
         send<ListResult<O, TopResult>>("trendingTop", { stream }, query, undefined, read),
-      member: (stream: string, member: string, query: { window?: string } = {}) =>
-        send<MemberResult>("trendingMember", { stream, member }, query),
+      member: (stream: string, member: string, query: { window?: string } = {}, call?: CallOptions) =>
+        send<MemberResult>("trendingMember", { stream, member }, query, undefined, call),
       rising: <O extends ReadOptions = Json>(stream: string, query: { n?: number; baseline?: string } = {}, read?: O) =>
         send<ListResult<O, RisingResult>>("trendingRising", { stream }, query, undefined, read),
       history: <O extends ReadOptions = Json>(
@@ -231,7 +225,8 @@ export function createClient(options: ClientOptions) {
         query: { hours?: number } = {},
         read?: O,
       ) => send<ListResult<O, HistoryResult>>("trendingHistory", { stream }, { member, ...query }, undefined, read),
-      delete: (stream: string) => send<void>("deleteStream", { stream }),
+      delete: (stream: string, call?: CallOptions) =>
+        send<void>("deleteStream", { stream }, undefined, undefined, call),
     },
     counters: {
       /** One page of counter names, most recently written first; `nextOffset` asks for the next. */
@@ -249,10 +244,10 @@ export function createClient(options: ClientOptions) {
         send<ListResult<O, R<typeof counters.ranked>>>("counterTop", { counter }, query, undefined, read),
       bottom: <O extends ReadOptions = Json>(counter: string, query: PeriodQuery & { n?: number } = {}, read?: O) =>
         send<ListResult<O, R<typeof counters.ranked>>>("counterBottom", { counter }, query, undefined, read),
-      member: (counter: string, member: string, query: PeriodQuery = {}) =>
-        send<R<typeof counters.memberOf>>("counterMember", { counter, member }, query),
-      removeMember: (counter: string, member: string, query: Omit<PeriodQuery, "aggregate"> = {}) =>
-        send<void>("deleteCounterMember", { counter, member }, query),
+      member: (counter: string, member: string, query: PeriodQuery = {}, call?: CallOptions) =>
+        send<R<typeof counters.memberOf>>("counterMember", { counter, member }, query, undefined, call),
+      removeMember: (counter: string, member: string, query: Omit<PeriodQuery, "aggregate"> = {}, call?: CallOptions) =>
+        send<void>("deleteCounterMember", { counter, member }, query, undefined, call),
       range: <O extends ReadOptions = Json>(
         counter: string,
         query: PeriodQuery & { min?: string; max?: string; limit?: number; order?: "asc" | "desc" } = {},
@@ -265,7 +260,8 @@ export function createClient(options: ClientOptions) {
       ) => send<ListResult<O, R<typeof counters.sorted>>>("counterSorted", { counter }, query, undefined, read),
       union: (counter: string, body: counters.UnionOptions, write?: WriteOptions) =>
         send<counters.UnionResult>("counterUnion", { counter }, undefined, body, write),
-      delete: (counter: string) => send<void>("deleteCounter", { counter }),
+      delete: (counter: string, call?: CallOptions) =>
+        send<void>("deleteCounter", { counter }, undefined, undefined, call),
     },
     histograms: {
       /** One page of histogram names; `next` asks for the next. */
@@ -297,7 +293,8 @@ export function createClient(options: ClientOptions) {
         query: { from?: string; to?: string; top?: number } = {},
         read?: O,
       ) => send<ListResult<O, histograms.HistogramSummary>>("readHistogram", { histogram }, query, undefined, read),
-      delete: (histogram: string) => send<void>("deleteHistogram", { histogram }),
+      delete: (histogram: string, call?: CallOptions) =>
+        send<void>("deleteHistogram", { histogram }, undefined, undefined, call),
     },
     presence: {
       /** A page of rooms; a pass follows `nextCursor` as `cursor` until it is null. */
@@ -311,10 +308,13 @@ export function createClient(options: ClientOptions) {
           Array.isArray(ids) ? { ids } : { id: ids },
           write,
         ),
-      leave: (room: string, id: string) => send<void>("leave", { room, id }),
-      room: (room: string) => send<presence.RoomStats>("roomStats", { room }),
-      day: (room: string, day: string) => send<presence.RoomDay>("roomStats", { room }, { day }),
-      total: () => send<presence.SiteTotal>("presenceTotal", {}),
+      leave: (room: string, id: string, call?: CallOptions) =>
+        send<void>("leave", { room, id }, undefined, undefined, call),
+      room: (room: string, call?: CallOptions) =>
+        send<presence.RoomStats>("roomStats", { room }, undefined, undefined, call),
+      day: (room: string, day: string, call?: CallOptions) =>
+        send<presence.RoomDay>("roomStats", { room }, { day }, undefined, call),
+      total: (call?: CallOptions) => send<presence.SiteTotal>("presenceTotal", {}, undefined, undefined, call),
       members: <O extends ReadOptions = Json>(
         room: string,
         query: { limit?: number; cursor?: string } = {},
@@ -322,7 +322,7 @@ export function createClient(options: ClientOptions) {
       ) => send<ListResult<O, presence.MemberPage>>("roomMembers", { room }, query, undefined, read),
       history: <O extends ReadOptions = Json>(room: string, query: { hours?: number } = {}, read?: O) =>
         send<ListResult<O, R<typeof presence.history>>>("roomHistory", { room }, query, undefined, read),
-      delete: (room: string) => send<void>("deleteRoom", { room }),
+      delete: (room: string, call?: CallOptions) => send<void>("deleteRoom", { room }, undefined, undefined, call),
     },
     leaderboards: {
       /** A page of boards; a pass follows `nextCursor` as `cursor` until it is null (or `next` as `offset`). */
@@ -343,14 +343,15 @@ export function createClient(options: ClientOptions) {
         query: { page?: number; limit?: number; season?: string } = {},
         read?: O,
       ) => send<ListResult<O, R<typeof lb.page>>>("boardPage", { board }, query, undefined, read),
-      count: (board: string) => send<R<typeof lb.info>>("boardCount", { board }),
+      count: (board: string, call?: CallOptions) =>
+        send<R<typeof lb.info>>("boardCount", { board }, undefined, undefined, call),
       join: (board: string, player: string, body: lb.JoinInput, write?: WriteOptions) =>
         send<lb.JoinView>("joinBoard", { board, player }, undefined, body, write),
-      player: (board: string, player: string, query: { season?: string } = {}) =>
-        send<lb.PlayerView>("getPlayer", { board, player }, query),
+      player: (board: string, player: string, query: { season?: string } = {}, call?: CallOptions) =>
+        send<lb.PlayerView>("getPlayer", { board, player }, query, undefined, call),
       /** A subset of players (friends) in board order, with global and subset ranks (a read key is enough). */
-      rank: (board: string, players: string[], query: { season?: string } = {}) =>
-        send<R<typeof lb.rankPlayers>>("rankPlayers", { board }, query, { players }),
+      rank: (board: string, players: string[], query: { season?: string } = {}, call?: CallOptions) =>
+        send<R<typeof lb.rankPlayers>>("rankPlayers", { board }, query, { players }, call),
       seasons: <O extends ReadOptions = Json>(board: string, read?: O) =>
         send<ListResult<O, R<typeof lb.listSeasons>>>("boardSeasons", { board }, undefined, undefined, read),
       around: <O extends ReadOptions = Json>(
@@ -364,13 +365,22 @@ export function createClient(options: ClientOptions) {
         send<{ score: number; rank: number }>("changeScore", { board, player }, undefined, change, write),
       scores: (board: string, changes: (ScoreChangeInput & { player: string })[], write?: WriteOptions) =>
         send<{ results: lb.ScoreResult[] }>("changeScores", { board }, undefined, { items: changes }, write),
-      removePlayer: (board: string, player: string) => send<void>("removePlayer", { board, player }),
-      delete: (board: string) => send<void>("deleteBoard", { board }),
+      removePlayer: (board: string, player: string, call?: CallOptions) =>
+        send<void>("removePlayer", { board, player }, undefined, undefined, call),
+      delete: (board: string, call?: CallOptions) => send<void>("deleteBoard", { board }, undefined, undefined, call),
     },
     /** Queued ingest (`Prefer: respond-async`): the consumer's figures (admin) and its lag (read). */
     ingest: {
-      status: () => send<IngestStatus & { queue: boolean }>("ingestStatus", {}),
-      lag: () => send<Pick<IngestStatus, "oldestAgeMs" | "lastBatchAt"> & { queue: boolean }>("ingestLag", {}),
+      status: (call?: CallOptions) =>
+        send<IngestStatus & { queue: boolean }>("ingestStatus", {}, undefined, undefined, call),
+      lag: (call?: CallOptions) =>
+        send<Pick<IngestStatus, "oldestAgeMs" | "lastBatchAt"> & { queue: boolean }>(
+          "ingestLag",
+          {},
+          undefined,
+          undefined,
+          call,
+        ),
     },
     /** Webhooks (admin key): subscriptions, a test event, the delivery log. Secrets are sent, never returned. */
     webhooks: {
@@ -378,7 +388,8 @@ export function createClient(options: ClientOptions) {
         send<ListResult<O, { webhooks: webhooks.Webhook[] }>>("listWebhooks", {}, undefined, undefined, read),
       put: (name: string, settings: webhooks.WebhookInput, write?: WriteOptions) =>
         send<{ webhook: webhooks.Webhook; created: boolean }>("putWebhook", { name }, undefined, settings, write),
-      delete: (name: string) => send<{ deleted: boolean }>("deleteWebhook", { name }),
+      delete: (name: string, call?: CallOptions) =>
+        send<{ deleted: boolean }>("deleteWebhook", { name }, undefined, undefined, call),
       test: (name: string, write?: WriteOptions) => send<{ id: string }>("testWebhook", { name }, undefined, {}, write),
       deliveries: <O extends ReadOptions = Json>(name: string, query: { limit?: number } = {}, read?: O) =>
         send<ListResult<O, { deliveries: webhooks.DeliveryRecord[] }>>(
@@ -393,7 +404,3 @@ export function createClient(options: ClientOptions) {
 }
 
 export type EdgestatsClient = ReturnType<typeof createClient>;
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}

@@ -276,7 +276,7 @@ describe("the client's ErrorCode is the service's codes and its own", () => {
 
   it("the client's own codes and `http_${number}` are the client's, and it produces each", () => {
     const { literals, templates } = clientUnion();
-    expect(literals.toSorted()).toEqual(["invalid_response", "network_error", "replay_summarised"]);
+    expect(literals.toSorted()).toEqual(["aborted", "invalid_response", "network_error", "replay_summarised"]);
     for (const code of literals) expect(codes.has(code), `${code} is the client's, not the service's`).toBe(false);
     expect(templates).toEqual(["`http_${number}`"]);
     const client = import.meta.glob<string>("../../src/client*.ts", { eager: true, query: "?raw", import: "default" });
