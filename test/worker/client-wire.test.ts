@@ -8,11 +8,9 @@ import { afterAll, describe, expect, expectTypeOf, it } from "vitest";
 import { CSV_LISTS } from "../../functions/csv.ts";
 import type { QueuedBody } from "../../functions/schemas.ts";
 import {
-  createClient,
   EdgestatsError,
   type EdgestatsClient,
   OPERATIONS,
-  type ClientOptions,
   type CsvPage,
   type ErrorCode,
   type Queued,
@@ -20,20 +18,14 @@ import {
 import type { IncrResult } from "../../src/counters/index.ts";
 import type { HeartbeatResult } from "../../src/presence/index.ts";
 import type { TopResult } from "../../src/trending/index.ts";
+import { workerClient, type Sent } from "../helpers/recording-fetch.ts";
 import { cleanedUpAfterAll, createTestApi, TEST_KEYS, type TestApi } from "../helpers/worker.ts";
 
 const track = cleanedUpAfterAll<TestApi>();
 const start = Date.UTC(2026, 10, 25, 12, 30);
 
 /** The client on `api`'s Worker with `key`, recording each request. */
-type Seen = { url: string; headers: Headers };
-function clientOf(api: TestApi, key: string = TEST_KEYS.admin, seen: Seen[] = []) {
-  const fetch: ClientOptions["fetch"] = async (request) => {
-    seen.push({ url: request.url, headers: request.headers });
-    return api.app.request(request, undefined, api.env);
-  };
-  return createClient({ baseUrl: "http://edgestats.test", key, fetch, backoffMs: () => 0 });
-}
+const clientOf = (api: TestApi, key: string = TEST_KEYS.admin, seen: Sent[] = []) => workerClient(api, seen, { key });
 
 /** The OPERATIONS path template a request path matches (presence's `_total` before `{room}`, as listed). */
 function templateOf(pathname: string): string | undefined {
@@ -47,7 +39,7 @@ const rows = (csv: string) => csv.split("\r\n").filter(Boolean);
 describe("CSV through the client", () => {
   it("every list GET of CSV_LISTS answers its CSV text through its method's { format: 'csv' }", async () => {
     const api = track(createTestApi({ label: "cw-csv", start }));
-    const seen: Seen[] = [];
+    const seen: Sent[] = [];
     const client = clientOf(api, TEST_KEYS.admin, seen);
     await client.trending.record("s", [{ member: "a", count: 2 }]);
     await client.counters.incr("c", [{ member: "a", by: 3 }]);
@@ -174,7 +166,7 @@ describe("Prefer: respond-async through the client", () => {
 
   it("counters.incr and presence.heartbeat with { respondAsync: true } send the header and resolve to the 202", async () => {
     const api = track(createTestApi({ label: "cw-async", start: Date.now() }));
-    const seen: Seen[] = [];
+    const seen: Sent[] = [];
     const client = clientOf(api, TEST_KEYS.ingest, seen);
     const incr = await client.counters.incr(counter, [{ member: "a" }, { member: "b", by: 2 }], { respondAsync: true });
     expect(incr).toEqual({ queued: 2, requestId: expect.any(String) });

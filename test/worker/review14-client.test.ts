@@ -6,23 +6,18 @@
  * can ask for. `it.fails` marks a confirmed bug (comment: severity, what is wrong, the fix).
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { createClient, EdgestatsError, type ClientOptions } from "../../src/client.ts";
+import { EdgestatsError } from "../../src/client.ts";
 import { Edgestats, RejectedError } from "../../src/index.ts";
 import { createRedis } from "../../src/redis/client.ts";
 import { keySnapshot } from "../helpers/key-snapshot.ts";
+import { workerClient, type Sent } from "../helpers/recording-fetch.ts";
 import { cleanedUpAfterAll, createTestApi, TEST_KEYS, type TestApi } from "../helpers/worker.ts";
 
 const track = cleanedUpAfterAll<TestApi>();
 const start = Date.UTC(2026, 10, 25, 12, 30);
 
-/** The client on `api`'s Worker (workerd, its bindings and prefix), with `key`, recording each request's headers. */
-function clientOf(api: TestApi, key: string = TEST_KEYS.admin, seen: Headers[] = []) {
-  const fetch: ClientOptions["fetch"] = async (request) => {
-    seen.push(request.headers);
-    return api.app.request(request, undefined, api.env);
-  };
-  return createClient({ baseUrl: "http://edgestats.test", key, fetch, backoffMs: () => 0 });
-}
+/** The client on `api`'s Worker (workerd, its bindings and prefix), with `key`, recording each request. */
+const clientOf = (api: TestApi, key: string = TEST_KEYS.admin, seen: Sent[] = []) => workerClient(api, seen, { key });
 
 /** The library on `api`'s database and prefix, on `api`'s clock. */
 function libraryOf(api: TestApi) {
@@ -181,14 +176,14 @@ describe("what the contract offers on the wire, the client can ask for", () => {
         { member: "a", by: 2 },
         { member: "b,c", by: 1 },
       ]);
-    const seen: Headers[] = [];
+    const seen: Sent[] = [];
     const top = clientOf(api, TEST_KEYS.read, seen).counters.top as unknown as (
       counter: string,
       query: object,
       read: { format: "csv" },
     ) => Promise<unknown>;
     const csv = await top("c", { n: 5 }, { format: "csv" });
-    expect(seen[0]?.get("accept")).toMatch(/^text\/csv/);
+    expect(seen[0]?.headers.get("accept")).toMatch(/^text\/csv/);
     expect(typeof csv).toBe("string");
     expect((csv as string).split("\r\n").filter(Boolean)).toEqual(["rank,member,score", "1,a,2", '2,"b,c",1']);
   });
@@ -212,14 +207,14 @@ describe("what the contract offers on the wire, the client can ask for", () => {
 
     it("trending.record(…, { respondAsync: true }) sends the header and resolves to { queued, requestId }", async () => {
       const api = track(createTestApi({ label: "r14-async", start: Date.now() }));
-      const seen: Headers[] = [];
+      const seen: Sent[] = [];
       const record = clientOf(api, TEST_KEYS.ingest, seen).trending.record as unknown as (
         stream: string,
         events: { member: string }[],
         write: { respondAsync: true },
       ) => Promise<unknown>;
       const answer = await record(stream, [{ member: "a" }, { member: "b" }], { respondAsync: true });
-      expect(seen[0]?.get("prefer")).toBe("respond-async");
+      expect(seen[0]?.headers.get("prefer")).toBe("respond-async");
       expect(answer).toEqual({ queued: 2, requestId: expect.any(String) });
     });
   });

@@ -7,28 +7,12 @@
  * bug (comment: severity, what is wrong, the fix suggested).
  */
 import { describe, expect, it } from "vitest";
-import { createClient, EdgestatsError, type ClientOptions } from "../../src/client.ts";
+import { createClient, EdgestatsError } from "../../src/client.ts";
+import { recordingFetch, workerClient, type Sent } from "../helpers/recording-fetch.ts";
 import { cleanedUpAfterAll, createTestApi, TEST_KEYS, type TestApi } from "../helpers/worker.ts";
 
 const track = cleanedUpAfterAll<TestApi>();
 const start = Date.UTC(2026, 10, 25, 12, 30);
-
-/** The client on `api`'s Worker, counting the requests it sends. */
-function clientOf(api: TestApi, options: Partial<ClientOptions> = {}, sent: Request[] = [], statuses: number[] = []) {
-  const fetch: ClientOptions["fetch"] = async (request) => {
-    sent.push(request);
-    const response = await api.app.request(request, undefined, api.env);
-    statuses.push(response.status);
-    return response;
-  };
-  return createClient({
-    baseUrl: "http://edgestats.test",
-    key: TEST_KEYS.admin,
-    fetch,
-    backoffMs: () => 0,
-    ...options,
-  });
-}
 
 type Schema = {
   $ref?: string;
@@ -69,8 +53,8 @@ function departures(doc: any, schema: Schema | undefined, value: unknown, at = "
 describe("what the client resolves to is what /openapi.json says the route answers", () => {
   it("every read and write the client makes, nested objects and list items included", async () => {
     const api = track(createTestApi({ label: "r17-shape", start }));
-    const statuses: number[] = [];
-    const client = clientOf(api, {}, [], statuses);
+    const sent: Sent[] = [];
+    const client = workerClient(api, sent);
     const doc: any = await (await api.app.request("/openapi.json", {}, api.env)).json();
     const calls: [op: string, run: () => Promise<unknown>][] = [];
     const add = (method: string, path: string, run: () => Promise<unknown>) => calls.push([`${method} ${path}`, run]);
@@ -142,7 +126,7 @@ describe("what the client resolves to is what /openapi.json says the route answe
     for (const [op, run] of calls) {
       const [method, path] = op.split(" ") as [string, string];
       const value = await run();
-      const status = statuses.at(-1);
+      const status = sent.at(-1)?.status;
       const response = doc.paths[path]?.[method.toLowerCase()]?.responses?.[String(status)];
       if (!response) {
         found[op] = [`answered ${status}, a status /openapi.json does not list`];
@@ -163,8 +147,8 @@ describe("errors carry code, status and retryAfterSeconds; only what is safe is 
   // and the Retry-After the service sent.
   it("a 429 from the rate limiter: rate_limited, 429, retryAfterSeconds, one request", async () => {
     const api = track(createTestApi({ label: "r17-429", start, vars: { RATE_LIMIT_PER_10S: "1" } }));
-    const sent: Request[] = [];
-    const client = clientOf(api, {}, sent);
+    const sent: Sent[] = [];
+    const client = workerClient(api, sent);
     await client.trending.list();
     sent.length = 0;
     const error = await client.trending.list().catch((e: unknown) => e);
@@ -178,25 +162,16 @@ describe("errors carry code, status and retryAfterSeconds; only what is safe is 
   // is not retried (it carries no key).
   it("a 503 in front of a write: retried with the same key, applied once; a DELETE is not retried", async () => {
     const api = track(createTestApi({ label: "r17-503", start }));
-    const sent: Request[] = [];
+    const sent: Sent[] = [];
     let fail = 1;
-    const client = createClient({
-      baseUrl: "http://edgestats.test",
-      key: TEST_KEYS.admin,
-      backoffMs: () => 0,
-      fetch: async (request) => {
-        sent.push(request.clone() as Request);
-        const answer = await api.app.request(request, undefined, api.env);
-        // the answer is lost on the way back (a gateway in front of the Worker), once
-        if (fail-- > 0) return new Response("bad gateway", { status: 502 });
-        return answer;
-      },
+    const client = workerClient(api, [], {
+      // the answer is lost on the way back (a gateway in front of the Worker), once
+      fetch: recordingFetch(api, sent, (answer) =>
+        fail-- > 0 ? new Response("bad gateway", { status: 502 }) : answer,
+      ),
     });
     expect(await client.counters.incr("c", { member: "a", by: 5 })).toMatchObject({ results: [{ score: 5 }] });
-    expect(sent.map((r) => r.headers.get("idempotency-key"))).toEqual([
-      sent[0]!.headers.get("idempotency-key"),
-      sent[0]!.headers.get("idempotency-key"),
-    ]);
+    expect(sent.map((r) => r.key)).toEqual([sent[0]!.key, sent[0]!.key]);
     expect((await client.counters.member("c", "a")).score).toBe(5);
 
     sent.length = 0;

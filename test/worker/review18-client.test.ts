@@ -7,46 +7,17 @@
  * fix suggested); FIXED where src/client.ts now does as the test says.
  */
 import { describe, expect, it } from "vitest";
-import { createClient, EdgestatsError, type ClientOptions } from "../../src/client.ts";
+import { EdgestatsError } from "../../src/client.ts";
+import { recordingFetch, workerClient, type Sent } from "../helpers/recording-fetch.ts";
 import { cleanedUpAfterAll, createTestApi, TEST_KEYS, type TestApi } from "../helpers/worker.ts";
 import { failure, within } from "../helpers/settled.ts";
 
 const track = cleanedUpAfterAll<TestApi>();
 const start = Date.UTC(2026, 10, 25, 12, 30);
 
-interface Sent {
-  method: string;
-  path: string;
-  key: string | null;
-  status: number;
-  at: number;
-}
-
-/** The client on `api`'s Worker (admin key unless given), recording each request and its status. */
-function clientOf(api: TestApi, sent: Sent[], options: Partial<ClientOptions> = {}) {
-  const fetch: ClientOptions["fetch"] = async (request) => {
-    const response = await api.app.request(request, undefined, api.env);
-    sent.push({
-      method: request.method,
-      path: new URL(request.url).pathname,
-      key: request.headers.get("idempotency-key"),
-      status: response.status,
-      at: performance.now(),
-    });
-    return response;
-  };
-  return createClient({
-    baseUrl: "http://edgestats.test",
-    key: TEST_KEYS.admin,
-    fetch,
-    backoffMs: () => 0,
-    ...options,
-  });
-}
-
 /** Spends `api`'s admin key's limit (1 per 10 s window) until its limiter answers 429: the key is then over it. */
 async function overLimit(api: TestApi) {
-  const probe = clientOf(api, []);
+  const probe = workerClient(api, []);
   for (let i = 0; i < 3; i++) {
     const error = await failure(probe.trending.list());
     if (error instanceof EdgestatsError && error.status === 429) return;
@@ -65,7 +36,7 @@ describe("the service's rate limiter: with retryRateLimited, a 429 is waited out
     const api = track(createTestApi({ label: "r18-429-get", start, vars: { RATE_LIMIT_PER_10S: "1" } }));
     const sent: Sent[] = [];
     await overLimit(api);
-    const result = await within(15_000, clientOf(api, sent, { retryRateLimited: true }).trending.list());
+    const result = await within(15_000, workerClient(api, sent, { retryRateLimited: true }).trending.list());
     expect(result).toEqual({ streams: [] });
     expect(sent.map((s) => s.status)).toEqual([429, 200]);
     expect(sent[1]!.at - sent[0]!.at).toBeGreaterThanOrEqual(950);
@@ -76,7 +47,7 @@ describe("the service's rate limiter: with retryRateLimited, a 429 is waited out
   it("a write over the limit is retried with the same key and counted once", async () => {
     const api = track(createTestApi({ label: "r18-429-write", start, vars: { RATE_LIMIT_PER_10S: "1" } }));
     const sent: Sent[] = [];
-    const client = clientOf(api, sent, { retryRateLimited: true });
+    const client = workerClient(api, sent, { retryRateLimited: true });
     await client.counters.incr("c", { member: "a", by: 2 });
     await overLimit(api);
     sent.length = 0;
@@ -84,7 +55,7 @@ describe("the service's rate limiter: with retryRateLimited, a 429 is waited out
     expect(sent.map((s) => s.status)).toEqual([429, 200]);
     expect(sent[1]!.key).toBe(sent[0]!.key);
     // read with the read key: a limit of its own
-    const reader = clientOf(api, [], { key: TEST_KEYS.read });
+    const reader = workerClient(api, [], { key: TEST_KEYS.read });
     expect((await reader.counters.member("c", "a")).score).toBe(5);
   });
 
@@ -97,7 +68,7 @@ describe("the service's rate limiter: with retryRateLimited, a 429 is waited out
     const began = performance.now();
     const error = await within(
       5000,
-      failure(clientOf(api, sent, { retryRateLimited: true, maxRetryWaitMs: 500 }).trending.list()),
+      failure(workerClient(api, sent, { retryRateLimited: true, maxRetryWaitMs: 500 }).trending.list()),
     );
     expect(error).toBeInstanceOf(EdgestatsError);
     expect(error).toMatchObject({ status: 429, code: "rate_limited", retryAfterSeconds: expect.any(Number) });
@@ -111,7 +82,7 @@ describe("the service's rate limiter: with retryRateLimited, a 429 is waited out
     const api = track(createTestApi({ label: "r18-429-del", start, vars: { RATE_LIMIT_PER_10S: "1" } }));
     const sent: Sent[] = [];
     await overLimit(api);
-    const error = await within(5000, failure(clientOf(api, sent, { retryRateLimited: true }).trending.delete("s")));
+    const error = await within(5000, failure(workerClient(api, sent, { retryRateLimited: true }).trending.delete("s")));
     expect(error).toMatchObject({ status: 429, code: "rate_limited" });
     expect(sent).toHaveLength(1);
   });
@@ -121,7 +92,7 @@ describe("the service's rate limiter: with retryRateLimited, a 429 is waited out
     const api = track(createTestApi({ label: "r18-429-off", start, vars: { RATE_LIMIT_PER_10S: "1" } }));
     const sent: Sent[] = [];
     await overLimit(api);
-    const error = await within(5000, failure(clientOf(api, sent).trending.list()));
+    const error = await within(5000, failure(workerClient(api, sent).trending.list()));
     expect(error).toMatchObject({ status: 429, code: "rate_limited" });
     expect(sent).toHaveLength(1);
   });
@@ -133,15 +104,7 @@ describe("the service's rate limiter: with retryRateLimited, a 429 is waited out
  */
 function stallingFetch(api: TestApi, sent: Sent[], stalls: number) {
   const state = { cancelled: 0 };
-  const fetch: ClientOptions["fetch"] = async (request) => {
-    const response = await api.app.request(request, undefined, api.env);
-    sent.push({
-      method: request.method,
-      path: new URL(request.url).pathname,
-      key: request.headers.get("idempotency-key"),
-      status: response.status,
-      at: performance.now(),
-    });
+  const fetch = recordingFetch(api, sent, async (response) => {
     if (sent.length > stalls) return response;
     const bytes = new Uint8Array(await response.arrayBuffer());
     const body = new ReadableStream<Uint8Array>({
@@ -153,7 +116,7 @@ function stallingFetch(api: TestApi, sent: Sent[], stalls: number) {
       },
     });
     return new Response(body, { status: response.status, headers: response.headers });
-  };
+  });
   return { fetch, state };
 }
 
@@ -166,13 +129,7 @@ describe("timeoutMs covers the body of the Worker's answer", () => {
     const api = track(createTestApi({ label: "r18-stall-get", start }));
     const sent: Sent[] = [];
     const { fetch, state } = stallingFetch(api, sent, 1);
-    const client = createClient({
-      baseUrl: "http://edgestats.test",
-      key: TEST_KEYS.admin,
-      fetch,
-      retries: 0,
-      timeoutMs: 300,
-    });
+    const client = workerClient(api, sent, { fetch, retries: 0, timeoutMs: 300 });
     const error = await within(3000, failure(client.trending.list()));
     expect(error).toBeInstanceOf(EdgestatsError);
     expect(error).toMatchObject({ status: 0, code: "network_error" });
@@ -187,14 +144,7 @@ describe("timeoutMs covers the body of the Worker's answer", () => {
     const api = track(createTestApi({ label: "r18-stall-write", start }));
     const sent: Sent[] = [];
     const { fetch } = stallingFetch(api, sent, 1);
-    const client = createClient({
-      baseUrl: "http://edgestats.test",
-      key: TEST_KEYS.admin,
-      fetch,
-      retries: 1,
-      timeoutMs: 300,
-      backoffMs: () => 0,
-    });
+    const client = workerClient(api, sent, { fetch, retries: 1, timeoutMs: 300 });
     const result = await within(3000, client.counters.incr("c", { member: "a", by: 4 }));
     expect(result).toMatchObject({ results: [{ score: 4 }] });
     expect(sent.map((s) => s.key)).toEqual([sent[0]!.key, sent[0]!.key]);
