@@ -74,3 +74,8 @@ export async function keyValues(target: RestTarget, prefix: string): Promise<Rec
   }
   return out;
 }
+
+/** `keySnapshot` with `prefix` replaced by `<prefix>`, so the snapshots of two prefixes compare equal. */
+export async function snapshotUnder(target: RestTarget, prefix: string): Promise<string[]> {
+  return (await keySnapshot(target, prefix)).map((line) => line.split(prefix).join("<prefix>"));
+}

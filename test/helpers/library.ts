@@ -8,6 +8,7 @@
  *   const other = lib.ctx(T0, "another-prefix-label"); // a fresh prefix, also cleaned up
  */
 import { afterAll, beforeAll } from "vitest";
+import type { createApp } from "../../functions/app.ts";
 import { startFaultProxy, type FaultProxy } from "../../dev/fault-proxy.ts";
 import type { Config } from "../../src/config.ts";
 import { readConfig } from "../../src/config.ts";
@@ -93,5 +94,21 @@ export function libraryTest(label: string, options: { timeoutMs?: number } = {})
         },
       };
     },
+  };
+}
+
+/**
+ * A request to the real app (`createApp()`, with `env`, as `libraryTest`'s `appEnv` makes it) with
+ * the API key `key`, a JSON body when given: its status and parsed body. The library-next-to-the-
+ * service files (review 14, review 17, library-inputs) each had a copy.
+ */
+export function appHttp(app: ReturnType<typeof createApp>, env: Record<string, string>, key: string) {
+  return async (method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> => {
+    const headers: Record<string, string> = { authorization: `Bearer ${key}` };
+    if (body !== undefined) headers["content-type"] = "application/json";
+    const init = { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) };
+    const res = await app.request(path, init, env);
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined };
   };
 }

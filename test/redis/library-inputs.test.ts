@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../functions/app.ts";
 import { ConfigError, Edgestats, ValidationError } from "../../src/index.ts";
 import { keySnapshot } from "../helpers/key-snapshot.ts";
-import { libraryTest } from "../helpers/library.ts";
+import { appHttp, libraryTest } from "../helpers/library.ts";
 
 const lib = libraryTest("libinputs");
 const KEYS = { ingest: "libinputs-ingest-key-1", read: "libinputs-read-key-001", admin: "libinputs-admin-key-01" };
@@ -18,14 +18,8 @@ const app = createApp({ now: () => now });
 const env = lib.appEnv(KEYS);
 const stats = new Edgestats({ redis: lib.redis, prefix: lib.prefix, clock: () => now });
 
-async function http(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const headers: Record<string, string> = { authorization: `Bearer ${KEYS.admin}` };
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const init = { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) };
-  const res = await app.request(path, init, env);
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
-}
+/** The service's answer to a request with the admin key: status and parsed body. */
+const http = appHttp(app, env, KEYS.admin);
 
 const refusal = (p: () => Promise<unknown>) =>
   Promise.resolve()

@@ -14,8 +14,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createApp } from "../../functions/app.ts";
 import { runScheduled } from "../../functions/scheduled.ts";
 import { ConfigError, Edgestats, EdgestatsError, ValidationError } from "../../src/index.ts";
-import { keySnapshot } from "../helpers/key-snapshot.ts";
-import { libraryTest } from "../helpers/library.ts";
+import { snapshotUnder } from "../helpers/key-snapshot.ts";
+import { appHttp, libraryTest } from "../helpers/library.ts";
 
 const lib = libraryTest("review14lib");
 const KEYS = { ingest: "review14-ingest-key-01", read: "review14-read-key-0001", admin: "review14-admin-key-001" };
@@ -27,17 +27,7 @@ const stats = new Edgestats({ redis: lib.redis, prefix: lib.prefix, clock: () =>
 const ROOT = resolve(import.meta.dirname, "../..");
 
 /** The service's answer to a request with the admin key: status and parsed body. */
-async function http(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const headers: Record<string, string> = { authorization: `Bearer ${KEYS.admin}` };
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const res = await app.request(
-    path,
-    { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) },
-    env,
-  );
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
-}
+const http = appHttp(app, env, KEYS.admin);
 
 const caught = (p: () => Promise<unknown>) =>
   Promise.resolve()
@@ -47,10 +37,7 @@ const caught = (p: () => Promise<unknown>) =>
       (e: unknown) => e as Error & { code?: string; details?: { path: string }[] },
     );
 
-/** Every key under `prefix` with its contents, with the prefix itself replaced (two prefixes compare equal). */
-async function snapshotOf(prefix: string): Promise<string[]> {
-  return (await keySnapshot(lib.target, prefix)).map((line) => line.split(prefix).join("<prefix>"));
-}
+const snapshotOf = (prefix: string) => snapshotUnder(lib.target, prefix);
 
 describe("the built package in a consumer's project", () => {
   const scratch = mkdtempSync(join(tmpdir(), "edgestats-review14-"));

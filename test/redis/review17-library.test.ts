@@ -14,8 +14,8 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../functions/app.ts";
 import * as errors from "../../src/errors.ts";
 import { Edgestats } from "../../src/index.ts";
-import { keySnapshot } from "../helpers/key-snapshot.ts";
-import { libraryTest } from "../helpers/library.ts";
+import { snapshotUnder } from "../helpers/key-snapshot.ts";
+import { appHttp, libraryTest } from "../helpers/library.ts";
 import { resetStats, statsOf } from "../helpers/upstash-rest.ts";
 import { createRedis } from "../../src/redis/client.ts";
 
@@ -34,21 +34,10 @@ const served = new Edgestats({ redis: lib.redis, prefix: lib.prefix, clock: () =
 /** Runs each row once first, on a prefix of its own: its scripts are in Redis's cache before either side is measured. */
 const warm = new Edgestats({ redis: lib.redis, prefix: lib.ctx(now, "review17warm").prefix, clock: () => now });
 
-async function http(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const headers: Record<string, string> = { authorization: `Bearer ${KEYS.admin}` };
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const res = await app.request(
-    path,
-    { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) },
-    env,
-  );
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
-}
+/** The service's answer to a request with the admin key: status and parsed body. */
+const http = appHttp(app, env, KEYS.admin);
 
-async function snapshotOf(prefix: string): Promise<string[]> {
-  return (await keySnapshot(lib.target, prefix)).map((line) => line.split(prefix).join("<prefix>"));
-}
+const snapshotOf = (prefix: string) => snapshotUnder(lib.target, prefix);
 
 const strip = (value: unknown): unknown => {
   if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
