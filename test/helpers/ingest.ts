@@ -54,19 +54,8 @@ export function createIngestApi(options: TestApiOptions & { queue?: boolean }) {
   }
 
   /** Delivers `messages` as one batch to the consumer; attempts default to 1. */
-  async function deliver(
-    messages: Sent[],
-    options: { attempts?: number } = {},
-  ): Promise<QueueResult & { stats: Awaited<ReturnType<typeof consumeIngest>> }> {
-    const batch = createMessageBatch(
-      "edgestats-ingest",
-      messages.map((m) => ({ id: m.id, timestamp: m.timestamp, attempts: options.attempts ?? 1, body: m.body })),
-    );
-    const ctx = createExecutionContext();
-    const stats = await consumeIngest(batch, api.env, api.now);
-    const result = await getQueueResult(batch, ctx);
-    return { ...result, stats };
-  }
+  const deliver = (messages: Sent[], options: { attempts?: number } = {}) =>
+    deliverBatch(api, messages, options.attempts ?? 1);
 
   const async = { prefer: "respond-async" };
   // Object.assign keeps api's `now` getter live (a spread would copy its value once)
@@ -74,6 +63,30 @@ export function createIngestApi(options: TestApiOptions & { queue?: boolean }) {
 }
 
 export type IngestApi = ReturnType<typeof createIngestApi>;
+
+/** `messages` as a Queues batch of `edgestats-ingest` (cloudflare:test), each on its `attempts`-th delivery. */
+export function batchOf(messages: Sent[], attempts = 1): MessageBatch<unknown> {
+  return createMessageBatch(
+    "edgestats-ingest",
+    messages.map((m) => ({ id: m.id, timestamp: m.timestamp, attempts, body: m.body })),
+  );
+}
+
+/**
+ * Delivers `messages` as one batch to the Worker's consumer (`consumeIngest`) with `env` (the
+ * api's unless given), at the api's fake time: what it acked and retried, and its figures.
+ */
+export async function deliverBatch(
+  api: { env: Env; now: number },
+  messages: Sent[],
+  attempts = 1,
+  env: Env = api.env,
+): Promise<QueueResult & { stats: Awaited<ReturnType<typeof consumeIngest>> }> {
+  const batch = batchOf(messages, attempts);
+  const stats = await consumeIngest(batch, env, api.now);
+  const result = await getQueueResult(batch, createExecutionContext());
+  return { ...result, stats };
+}
 
 /**
  * A Redis client on `api`'s Redis whose scripts touching a key containing `poisoned` fail as an

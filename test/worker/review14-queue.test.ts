@@ -7,15 +7,14 @@
  * listens on. A confirmed bug is an `it.fails` asserting the right behaviour, with its severity
  * and the suggested fix above it.
  */
-import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
+import { createExecutionContext, getQueueResult } from "cloudflare:test";
 import { env as workerEnv } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { consumeIngest } from "../../functions/queue.ts";
 import { consumeBatch } from "../../src/ingest/consume.ts";
 import { MAX_MESSAGE_BYTES, MAX_SEND_BYTES, MAX_SEND_MESSAGES } from "../../src/ingest/message.ts";
 import { command } from "../helpers/upstash-rest.ts";
 import { cleanedUpAfterAll } from "../helpers/worker.ts";
-import { createIngestApi, failingFor, type IngestApi, type Sent } from "../helpers/ingest.ts";
+import { batchOf, createIngestApi, deliverBatch as deliver, failingFor, type IngestApi } from "../helpers/ingest.ts";
 
 const HOUR = 3_600_000;
 const T0 = Date.UTC(2026, 10, 22, 12, 30);
@@ -55,17 +54,6 @@ function newApi(label: string): IngestApi & { realDlq: RealDlq } {
     },
   };
   return Object.assign(api, { realDlq });
-}
-
-/** Delivers `messages` as one batch to the Worker's consumer, with `env` (the api's unless given). */
-async function deliver(api: IngestApi, messages: Sent[], attempts = 1, env: Env = api.env) {
-  const batch = createMessageBatch(
-    "edgestats-ingest",
-    messages.map((m) => ({ id: m.id, timestamp: m.timestamp, attempts, body: m.body })),
-  );
-  const stats = await consumeIngest(batch, env, api.now);
-  const result = await getQueueResult(batch, createExecutionContext());
-  return { ...result, stats };
 }
 
 /** The api's env with Upstash unreachable (nothing listens on port 9): every script fails as in an outage. */
@@ -284,10 +272,7 @@ describe("review 14: the status counts what reaches the dead-letter queue", () =
     const api = newApi("r14-last-attempt");
     for (const stream of ["ok", "bad"])
       expect((await api.post(`/v1/trending/${stream}/events`, { member: "m" }, async(api))).status).toBe(202);
-    const batch = createMessageBatch(
-      "edgestats-ingest",
-      api.queue.sent.map((m) => ({ id: m.id, timestamp: m.timestamp, attempts: 11, body: m.body })),
-    );
+    const batch = batchOf(api.queue.sent, 11);
     const stats = await consumeBatch(
       { redis: failingFor(api, ":trending:bad:"), prefix: api.prefix, now: api.now },
       batch.messages,

@@ -7,13 +7,12 @@
  * synchronously (a second api without a queue binding, same clock). A confirmed bug is an
  * `it.fails` asserting the right behaviour, with its severity and the suggested fix above it.
  */
-import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
+import { createExecutionContext, getQueueResult } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { consumeIngest } from "../../functions/queue.ts";
 import { consumeBatch } from "../../src/ingest/consume.ts";
 import { deadLetterBody, type DeadLetterItem } from "../../src/ingest/dead-letter.ts";
 import { createRedis, type RedisClient } from "../../src/redis/client.ts";
-import { createIngestApi, failingFor, type IngestApi, type Sent } from "../helpers/ingest.ts";
+import { batchOf, createIngestApi, deliverBatch as deliver, failingFor, type IngestApi } from "../helpers/ingest.ts";
 import { TEST_INGEST_KEY_2 } from "../helpers/keys.ts";
 import { cleanedUpAfterAll } from "../helpers/worker.ts";
 
@@ -23,17 +22,6 @@ const track = cleanedUpAfterAll<IngestApi>();
 
 const queued = (label: string) => track(createIngestApi({ label, start: T0 }));
 const direct = (label: string) => track(createIngestApi({ label, start: T0, queue: false }));
-
-/** Delivers `messages` as one batch to the Worker's consumer (any count: createMessageBatch takes what it is given). */
-async function deliver(api: IngestApi, messages: Sent[], attempts = 1) {
-  const batch = createMessageBatch(
-    "edgestats-ingest",
-    messages.map((m) => ({ id: m.id, timestamp: m.timestamp, attempts, body: m.body })),
-  );
-  const stats = await consumeIngest(batch, api.env, api.now);
-  const result = await getQueueResult(batch, createExecutionContext());
-  return { ...result, stats };
-}
 
 /**
  * A client of the api's real Redis whose scripts on a key containing `target` run (Redis applies
@@ -198,10 +186,7 @@ describe("review 17: a script Redis applied whose answer was lost, mid-batch", (
     await sendBoth(q, d, 30);
     q.advance(1000);
     d.advance(1000);
-    const batch = createMessageBatch(
-      "edgestats-ingest",
-      q.queue.sent.map((m) => ({ id: m.id, timestamp: m.timestamp, attempts: 1, body: m.body })),
-    );
+    const batch = batchOf(q.queue.sent, 1);
     // every counters c1 script commits and then "times out"
     const stats = await consumeBatch(
       { redis: answerLostFor(q, ":counters:c1"), prefix: q.prefix, now: q.now },
@@ -235,10 +220,7 @@ describe("review 17: the last delivery's storage error", () => {
   it("a message applied on its last delivery whose answer was lost is not dead-lettered", async () => {
     const q = queued("r17-last-lost");
     expect((await q.post("/v1/counters/c/incr", { member: "a", by: 4 }, { headers: q.asyncHeaders })).status).toBe(202);
-    const batch = createMessageBatch(
-      "edgestats-ingest",
-      q.queue.sent.map((m) => ({ id: m.id, timestamp: m.timestamp, attempts: 11, body: m.body })),
-    );
+    const batch = batchOf(q.queue.sent, 11);
     const redis = answerLostFor(q, ":counters:c");
     const stats = await consumeBatch({ redis, prefix: q.prefix, now: q.now }, batch.messages, SETTINGS, {
       maxRetries: 10,
@@ -256,10 +238,7 @@ describe("review 17: the last delivery's storage error", () => {
   it("holds: a last delivery whose script never ran (the look-up finds nothing) is dead-lettered with the storage error", async () => {
     const q = queued("r17-last-never");
     expect((await q.post("/v1/counters/c/incr", { member: "a", by: 4 }, { headers: q.asyncHeaders })).status).toBe(202);
-    const batch = createMessageBatch(
-      "edgestats-ingest",
-      q.queue.sent.map((m) => ({ id: m.id, timestamp: m.timestamp, attempts: 11, body: m.body })),
-    );
+    const batch = batchOf(q.queue.sent, 11);
     const stats = await consumeBatch(
       { redis: failingFor(q, ":counters:c"), prefix: q.prefix, now: q.now },
       batch.messages,
@@ -278,12 +257,7 @@ describe("review 17: the last delivery's storage error", () => {
     const q = queued("r17-last-down");
     expect((await q.post("/v1/counters/c/incr", { member: "a", by: 4 }, { headers: q.asyncHeaders })).status).toBe(202);
     const down = { ...q.env, UPSTASH_REDIS_REST_URL: "http://127.0.0.1:9" } as unknown as Env;
-    const batch = createMessageBatch(
-      "edgestats-ingest",
-      q.queue.sent.map((m) => ({ id: m.id, timestamp: m.timestamp, attempts: 11, body: m.body })),
-    );
-    const stats = await consumeIngest(batch, down, q.now);
-    const result = await getQueueResult(batch, createExecutionContext());
+    const { stats, ...result } = await deliver(q, q.queue.sent, 11, down);
     expect(stats).toMatchObject({ deadLettered: 1, retried: 0 });
     expect(result.explicitAcks).toEqual([q.queue.sent[0]?.id]);
     expect(q.dlq.sent).toHaveLength(1);
