@@ -43,3 +43,29 @@ export function forwardToUpstash(upstashUrl: string, req: IncomingMessage, body:
     body: typeof body === "string" ? body : new Uint8Array(body),
   });
 }
+
+/** A request a scripted server received, as the client files record it. */
+export interface Arrival {
+  method: string;
+  path: string;
+  /** Its Idempotency-Key header. */
+  key: string | undefined;
+  /** performance.now() when it arrived. */
+  at: number;
+  /** The client closed the connection before the answer ended. */
+  closedEarly?: boolean;
+}
+
+/** `req` as an Arrival, whose `closedEarly` is set if the client closes `res`'s connection before the answer ends. */
+export function arrivalOf(req: IncomingMessage, res: ServerResponse): Arrival {
+  const arrival: Arrival = {
+    method: req.method ?? "",
+    path: req.url ?? "",
+    key: req.headers["idempotency-key"] as string | undefined,
+    at: performance.now(),
+  };
+  res.on("close", () => {
+    if (!res.writableFinished) arrival.closedEarly = true;
+  });
+  return arrival;
+}

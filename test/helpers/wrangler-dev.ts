@@ -7,7 +7,10 @@
  */
 import { afterAll, beforeAll } from "vitest";
 import { startFaultProxy, type FaultProxy } from "../../dev/fault-proxy.ts";
-import { startWranglerDev, type WranglerDev } from "../../dev/wrangler.ts";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { bundleWorker, startWranglerDev, type WranglerDev } from "../../dev/wrangler.ts";
 import { deleteUnder, requireTarget, uniquePrefix } from "./upstash-rest.ts";
 
 export interface DevKeys {
@@ -87,6 +90,35 @@ export function queuedDev(label: string, keys: DevKeys): QueuedDev {
     await deleteUnder(target, prefix);
   });
   return dev;
+}
+
+/** The Worker of `bundledDev`: its URL once beforeAll has started it. */
+export interface BundledDev {
+  readonly url: string;
+}
+
+/**
+ * The project's Worker bundled once (dev/wrangler.ts `bundleWorker`, into a scratch folder) and
+ * served as it is by wrangler dev with `vars`, started in beforeAll and stopped (its folder
+ * removed) afterAll: edits to the sources cannot reload it mid-file. test/redis/client.test.ts and
+ * review19-client each had this setup.
+ */
+export function bundledDev(vars: Record<string, string>): BundledDev {
+  const bundleDir = mkdtempSync(join(tmpdir(), "edgestats-bundle-"));
+  let wrangler: WranglerDev | undefined;
+  beforeAll(async () => {
+    wrangler = await startWranglerDev({ script: bundleWorker(bundleDir), vars });
+  }, 180_000);
+  afterAll(async () => {
+    await wrangler?.stop();
+    rmSync(bundleDir, { recursive: true, force: true });
+  }, 30_000);
+  return {
+    get url() {
+      if (!wrangler) throw new Error("the Worker is not started yet (read its url inside a test)");
+      return wrangler.url;
+    },
+  };
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

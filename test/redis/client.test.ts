@@ -4,21 +4,16 @@
  * once, the list of operations equal to /openapi.json's, typed errors, the
  * Idempotency-Key reused on retry, retries only where safe.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundleWorker, startWranglerDev, type WranglerDev } from "../../dev/wrangler.ts";
+import { describe, expect, it } from "vitest";
 import { createClient, EdgestatsError, OPERATIONS, type ClientOptions, type Operation } from "../../src/client.ts";
 import { EdgestatsError as LibraryError } from "../../src/errors.ts";
 import { Edgestats } from "../../src/index.ts";
 import { libraryTest } from "../helpers/library.ts";
-import { workerVars } from "../helpers/wrangler-dev.ts";
+import { bundledDev, workerVars } from "../helpers/wrangler-dev.ts";
 
 const { target, prefix, redis } = libraryTest("client");
 const KEYS = { ingest: "client-ingest-key-01", read: "client-read-key-0001", admin: "client-admin-key-001" };
-const bundleDir = mkdtempSync(join(tmpdir(), "edgestats-client-bundle-"));
-let worker: WranglerDev;
+const worker = bundledDev(workerVars(target, KEYS, prefix, { TRENDING_CACHE_SECONDS: "0" }));
 
 /** Operations the tests exercised, from the requests the client sent. */
 const exercised = new Set<Operation>();
@@ -35,18 +30,6 @@ const recording: NonNullable<ClientOptions["fetch"]> = (request) => {
 };
 const client = (key: string, extra: Partial<ClientOptions> = {}) =>
   createClient({ baseUrl: worker.url, key, fetch: recording, backoffMs: () => 1, ...extra });
-
-beforeAll(async () => {
-  worker = await startWranglerDev({
-    script: bundleWorker(bundleDir),
-    vars: workerVars(target, KEYS, prefix, { TRENDING_CACHE_SECONDS: "0" }),
-  });
-}, 180_000);
-
-afterAll(async () => {
-  await worker?.stop();
-  rmSync(bundleDir, { recursive: true, force: true });
-}, 30_000);
 
 describe("edgestats/client against wrangler dev", () => {
   it("its operations are exactly /openapi.json's (dashboard assets and the document itself aside)", async () => {

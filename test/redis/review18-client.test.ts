@@ -16,7 +16,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { createApp } from "../../functions/app.ts";
 import { createClient, EdgestatsError, type ClientOptions } from "../../src/client.ts";
 import { libraryTest } from "../helpers/library.ts";
-import { readBody, scriptedServer } from "../helpers/scripted-server.ts";
+import { arrivalOf, readBody, scriptedServer, type Arrival } from "../helpers/scripted-server.ts";
 import { failure, within } from "../helpers/settled.ts";
 
 const lib = libraryTest("review18client");
@@ -36,15 +36,6 @@ type Action =
   | { kind: "truncate"; apply?: boolean; contentType?: string }
   /** `bytes` of body: a JSON list of streams, or a plain-text page with `status`. */
   | { kind: "huge"; bytes: number; status?: number };
-
-interface Arrival {
-  method: string;
-  path: string;
-  key: string | undefined;
-  at: number;
-  /** The client closed the connection before the answer ended. */
-  closedEarly?: boolean;
-}
 
 let plan: (arrival: Arrival, index: number) => Action = () => ({ kind: "forward" });
 let arrivals: Arrival[] = [];
@@ -69,15 +60,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const body = await readBody(req);
-  const arrival: Arrival = {
-    method: req.method ?? "",
-    path: req.url ?? "",
-    key: req.headers["idempotency-key"] as string | undefined,
-    at: performance.now(),
-  };
-  res.on("close", () => {
-    if (!res.writableFinished) arrival.closedEarly = true;
-  });
+  const arrival = arrivalOf(req, res);
   arrivals.push(arrival);
   const action = plan(arrival, arrivals.length - 1);
   switch (action.kind) {

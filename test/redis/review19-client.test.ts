@@ -9,22 +9,17 @@
  * aborted while it waits to retry it sends no retry; a write aborted after it was applied is learnt
  * by repeating it with its Idempotency-Key, counted once.
  */
-import { mkdtempSync, rmSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { bundleWorker, startWranglerDev, type WranglerDev } from "../../dev/wrangler.ts";
+import { beforeEach, describe, expect, it } from "vitest";
 import { createClient, EdgestatsError, type ClientOptions } from "../../src/client.ts";
 import { libraryTest } from "../helpers/library.ts";
-import { readBody, scriptedServer } from "../helpers/scripted-server.ts";
+import { arrivalOf, readBody, scriptedServer, type Arrival } from "../helpers/scripted-server.ts";
 import { failure, within } from "../helpers/settled.ts";
-import { sleep, workerVars } from "../helpers/wrangler-dev.ts";
+import { bundledDev, sleep, workerVars } from "../helpers/wrangler-dev.ts";
 
 const { target, prefix } = libraryTest("review19client");
 const KEYS = { ingest: "r19client-ingest-key-1", read: "r19client-read-key-001", admin: "r19client-admin-key-01" };
-const bundleDir = mkdtempSync(join(tmpdir(), "edgestats-r19client-bundle-"));
-let worker: WranglerDev;
+const worker = bundledDev(workerVars(target, KEYS, prefix, { TRENDING_CACHE_SECONDS: "0" }));
 
 type Action =
   /** To the Worker, and its answer back as it is. */
@@ -33,14 +28,6 @@ type Action =
   | { kind: "stall"; headers: boolean }
   /** This answer, without forwarding. */
   | { kind: "reply"; status: number; body: string; headers?: Record<string, string> };
-
-interface Arrival {
-  method: string;
-  path: string;
-  key: string | undefined;
-  /** The client closed the connection before the answer ended. */
-  closedEarly?: boolean;
-}
 
 let plan: (index: number) => Action = () => ({ kind: "forward" });
 let arrivals: Arrival[] = [];
@@ -64,14 +51,7 @@ async function viaWorker(req: IncomingMessage, body: Buffer) {
 
 async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const body = await readBody(req);
-  const arrival: Arrival = {
-    method: req.method ?? "",
-    path: req.url ?? "",
-    key: req.headers["idempotency-key"] as string | undefined,
-  };
-  res.on("close", () => {
-    if (!res.writableFinished) arrival.closedEarly = true;
-  });
+  const arrival = arrivalOf(req, res);
   arrivals.push(arrival);
   const action = plan(arrivals.length - 1);
   if (action.kind === "reply") {
@@ -91,18 +71,6 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
 }
 
 const front = scriptedServer(handle);
-
-beforeAll(async () => {
-  worker = await startWranglerDev({
-    script: bundleWorker(bundleDir),
-    vars: workerVars(target, KEYS, prefix, { TRENDING_CACHE_SECONDS: "0" }),
-  });
-}, 180_000);
-
-afterAll(async () => {
-  await worker?.stop();
-  rmSync(bundleDir, { recursive: true, force: true });
-}, 30_000);
 
 beforeEach(() => {
   plan = () => ({ kind: "forward" });
