@@ -14,7 +14,7 @@ import { readConfig } from "../../src/config.ts";
 import type { Ctx } from "../../src/context.ts";
 import { Edgestats } from "../../src/index.ts";
 import * as presence from "../../src/presence/index.ts";
-import { registryKeys, siteDayKeys } from "../../src/presence/keys.ts";
+import { registryKeys } from "../../src/presence/keys.ts";
 import { DAY, HOUR, MINUTE, SECOND, dayStart } from "../../src/time.ts";
 import * as webhooks from "../../src/webhooks/index.ts";
 import { keySnapshot } from "../helpers/key-snapshot.ts";
@@ -179,6 +179,28 @@ describe("review 19: `_total` and the sum over rooms", () => {
     expect((await total(at(t0 + MINUTE))).online).toBe(10);
     // every room has its history point of the minute it was visited
     for (const r of rooms) expect((await presence.history(at(t0 + MINUTE), r, 1)).points.length).toBeGreaterThan(0);
+  });
+});
+
+describe("review 19: a run that visits every due room", () => {
+  // LOW. The trim job takes a run for capped when it lists exactly as many rooms as its limit
+  // (src/presence/jobs.ts: `capped = listed.length === limit`), also when no room more is due: it
+  // lists `limit + 1` entries only to make room for the site entry, so it cannot tell. Such a run
+  // then rotates every active room it visited (`ZADD due XX`: +1 command a room, for nothing),
+  // checks `_online` against `_due` only at the hour (`hourly or not rotate`), and reports
+  // `capped: true` (a cut-short run to whoever watches the job results) though it visited every
+  // due room. Hit whenever the due rooms equal `maxRooms` or the subrequest share's limit (50 per
+  // subrequest). Fix: list `limit + 2` entries and take the run for capped only when more than
+  // `limit` rooms (and marks) came back (the due list's script and its cost are unchanged).
+  it.fails("exactly maxRooms rooms due: the run visits them all and is not `capped`", async () => {
+    const t0 = Date.UTC(2026, 10, 28, 15, 30);
+    const base = lib.ctx(t0, "rv19exact");
+    const at = (now: number): Ctx => ({ ...base, now });
+    for (const r of ["e0", "e1", "e2"]) await heartbeat(at(t0), r, ["u"], T_OPT);
+    const job = createTrimJob({ maxRooms: 3, chunkRooms: 2 });
+    const got = await job({ ...base, now: t0 + 20 * SECOND }, CONFIG);
+    expect(got).toMatchObject({ rooms: 3, online: 3, siteOnline: 3 });
+    expect(got.capped).toBe(false);
   });
 });
 
@@ -418,5 +440,3 @@ describe("review 19: presence.peak", () => {
     expect(new Set(got.map((b) => b.id)).size).toBe(2);
   });
 });
-
-void siteDayKeys;

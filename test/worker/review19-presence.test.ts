@@ -5,7 +5,7 @@
  * expiry instant. Each pair: one api with the queue, one without, same clock.
  */
 import { describe, expect, it } from "vitest";
-import type { IngestApi } from "../helpers/ingest.ts";
+import { createIngestApi, type IngestApi } from "../helpers/ingest.ts";
 import { syncQueuedPair } from "../helpers/sync-queued.ts";
 import { cleanedUpAfterAll } from "../helpers/worker.ts";
 
@@ -66,5 +66,23 @@ describe("review 19: queued heartbeats read as direct ones, peaks included", () 
     const sync = await peaks(p.sync, "e");
     expect(sync).toMatchObject({ online: 2, peakToday: 3, peakAt: T0 + timeout });
     expect(await peaks(p.queued, "e")).toEqual(sync);
+  });
+
+  it("an Idempotency-Key retry sent queued after a synchronous first is applied once (the first's time)", async () => {
+    const api = track(createIngestApi({ label: "rv19w-idem", start: T0 }));
+    const timeout = (await api.get("/v1/presence/i")).body.timeoutSeconds * SECOND;
+    const key = { "idempotency-key": "rv19-sync-then-queued" };
+    expect((await api.post("/v1/presence/i/heartbeats", { id: "u" }, { headers: key })).status).toBe(200);
+    api.advance(timeout - 10 * SECOND);
+    const retry = await api.post(
+      "/v1/presence/i/heartbeats",
+      { id: "u" },
+      { headers: { ...key, ...api.asyncHeaders } },
+    );
+    expect([200, 202]).toContain(retry.status);
+    await api.deliver(api.queue.sent.splice(0));
+    // the first heartbeat's last-seen only: offline a timeout after it
+    api.advance(20 * SECOND);
+    expect((await api.get("/v1/presence/i")).body).toMatchObject({ online: 0, activeToday: 1 });
   });
 });
