@@ -336,6 +336,14 @@ describe("review 19: the service", () => {
     const roomsCsv = await http("read", "GET", "/v1/presence", env, undefined, { accept: "text/csv" });
     expect(roomsCsv.text.split("\r\n")[0]).toBe("room");
     expect(roomsCsv.text.split("\r\n")).toContain("csv");
+    // history: the trim job's point of the minute, as CSV; HEAD answers the GET's headers
+    await trim({ redis: lib.redis, prefix, now: appNow }, CONFIG);
+    const hist = await http("read", "GET", "/v1/presence/csv/history?hours=1", env, undefined, { accept: "text/csv" });
+    expect(hist.text).toBe(`at,online\r\n${Math.floor(appNow / MINUTE) * MINUTE},${ids.length}\r\n`);
+    const head = await http("read", "HEAD", "/v1/presence/csv/members", env, undefined, { accept: "text/csv" });
+    expect([head.status, head.headers.get("content-type"), head.text]).toEqual([200, "text/csv; charset=utf-8", ""]);
+    for (const hours of ["0", "25", "1.5", "x"])
+      expect((await http("read", "GET", `/v1/presence/csv/history?hours=${hours}`, env)).status, hours).toBe(400);
     for (const path of ["/v1/presence/csv", "/v1/presence/_total", `/v1/presence/csv?day=${iso(appNow)}`])
       expect((await http("read", "GET", path, env, undefined, { accept: "text/csv" })).status, path).toBe(406);
   });
