@@ -39,7 +39,8 @@ describe("review 19: queued heartbeats read as direct ones, peaks included", () 
     expect(await peaks(p.queued, "d")).toEqual(await peaks(p.sync, "d"));
   });
 
-  // MEDIUM. The consumer applies a room's heartbeats of one 5 s window in one call at the window's
+  // FIXED (was MEDIUM; an `it.fails` until review 19's phase 2). The consumer applies a room's
+  // heartbeats of one 5 s window in one call at the window's
   // latest time (src/ingest/plan.ts), and the script counts who is online at that time only: ids
   // that timed out between an earlier heartbeat of the window and its end were online with that
   // heartbeat (synchronously counted, PCU 3 here) but are not counted queued (PCU 2, peakAt moved to
@@ -50,8 +51,10 @@ describe("review 19: queued heartbeats read as direct ones, peaks included", () 
   // queued path; no synchronous call pays), count also at the window's earliest time s before the
   // ZADD: ZCOUNT seen [s − timeout, s] plus the batch's ids sent at s that this count missed (their
   // previous last-seen, which a ZMSCORE gives), and take the larger count with its time; or split a
-  // window whose ids were sent at different times into calls per time when it matters.
-  it.fails("ids sent at one timeout's edge within one 5 s window: the queued peak is the synchronous one", async () => {
+  // window whose ids were sent at different times into calls per time when it matters. Fixed so
+  // (src/presence/scripts.ts): such a call also counts at the window's earliest time, a lower bound
+  // (+1 ZCOUNT, queued windows with ids sent at different times only; docs/presence.md).
+  it("ids sent at one timeout's edge within one 5 s window: the queued peak is the synchronous one", async () => {
     const p = syncQueuedPair(track, "rv19w-edge", T0);
     const timeout = (await p.sync.get("/v1/presence/e")).body.timeoutSeconds * SECOND;
     await p.heartbeat("e", ["c", "d"]);
@@ -66,6 +69,34 @@ describe("review 19: queued heartbeats read as direct ones, peaks included", () 
     const sync = await peaks(p.sync, "e");
     expect(sync).toMatchObject({ online: 2, peakToday: 3, peakAt: T0 + timeout });
     expect(await peaks(p.queued, "e")).toEqual(sync);
+  });
+
+  it("a window's id that left after its time and was offline before it is not counted at the window's start", async () => {
+    // the count at the window's earliest time is a lower bound: z (offline before the window, sent
+    // 2 s into it, left 1 s later) must not make the peak earlier or higher than synchronously
+    const p = syncQueuedPair(track, "rv19w-left", T0);
+    const timeout = (await p.sync.get("/v1/presence/z")).body.timeoutSeconds * SECOND;
+    await p.heartbeat("z", "z");
+    await p.queued.deliver(p.queued.queue.sent.splice(0));
+    p.advance(timeout + 10 * SECOND);
+    await p.heartbeat("z", "c");
+    await p.queued.deliver(p.queued.queue.sent.splice(0));
+    p.advance(10 * SECOND); // W: a 5 s window starts
+    await p.heartbeat("z", "a");
+    p.advance(2 * SECOND);
+    await p.heartbeat("z", "z");
+    p.advance(SECOND);
+    await p.leave("z", "z");
+    p.advance(SECOND);
+    await p.heartbeat("z", "b");
+    await p.queued.deliver(p.queued.queue.sent.splice(0));
+    p.advance(SECOND);
+    const sync = await peaks(p.sync, "z");
+    const queued = await peaks(p.queued, "z");
+    expect(sync).toMatchObject({ online: 3, peakToday: 3 });
+    expect(queued.peakToday).toBe(sync.peakToday);
+    expect(queued.peakAt).toBeGreaterThanOrEqual(sync.peakAt);
+    expect({ ...queued, peakAt: 0 }).toEqual({ ...sync, peakAt: 0 });
   });
 
   it("an Idempotency-Key retry sent queued after a synchronous first is applied once (the first's time)", async () => {
