@@ -44,7 +44,7 @@ export interface HeartbeatOptions extends PresenceOptions {
 export interface HeartbeatResult {
   /** Ids online in the room right after this heartbeat. */
   online: number;
-  /** Ids of this batch never seen in the room before. */
+  /** Ids of this batch not seen in the room within the id horizon (never, or forgotten since). */
   new: number;
 }
 

@@ -449,4 +449,30 @@ describe("review 19: presence.peak", () => {
     ]);
     expect(new Set(got.map((b) => b.id)).size).toBe(2);
   });
+
+  it("a queued window's peak at its earliest time is told (the consumer's call: ids with their own times)", async () => {
+    const t0 = Date.UTC(2026, 10, 28, 20, 0);
+    const base = lib.ctx(t0, "rv19peakq");
+    const at = (now: number): Ctx => ({ ...base, now });
+    await webhooks.put(
+      base,
+      "pkq",
+      {
+        url: `${receiver.url}/peakq`,
+        events: ["presence.peak"],
+        filter: { room: "q" },
+        secret: "s3cret-s3cret-s3cret",
+      },
+      { allowLocalHttp: true },
+    );
+    await heartbeat(at(t0), "q", ["c", "d"], T_OPT);
+    const start = receiver.received.length;
+    // as src/ingest/plan.ts calls it: a sent at c's and d's last instant, b 3 s later, one call at b's time
+    const w = t0 + T;
+    await heartbeat(at(w + 3 * SECOND), "q", ["a", "b"], { ...T_OPT, sentAt: [w, w + 3 * SECOND] });
+    expect(await stats(at(w + 3 * SECOND), "q", T_OPT)).toMatchObject({ online: 2, peakToday: 3, peakAt: w });
+    expect(await webhooks.webhooksJob(at(w + MINUTE), WH_CONFIG)).toMatchObject({ events: 1, delivered: 1 });
+    const got = receiver.received.slice(start).map((r) => JSON.parse(r.body));
+    expect(got.map((b) => [b.data.room, b.data.peak, b.data.peakAt])).toEqual([["q", 3, w]]);
+  });
 });
