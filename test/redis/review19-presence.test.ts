@@ -127,6 +127,46 @@ describe("review 19: day figures at UTC midnight and at the 400-day edge", () =>
   });
 });
 
+describe("review 19: a day read live and from the ring agree", () => {
+  it("a room active over midnight: yesterday's live figures equal its record two days later; today's carried peak too", async () => {
+    const midnight = Date.UTC(2026, 11, 2);
+    const base = lib.ctx(midnight, "rv19ring");
+    const at = (now: number): Ctx => ({ ...base, now });
+    const beats: [number, string[]][] = [
+      [-10 * MINUTE, ["a", "b"]],
+      [-9 * MINUTE, ["c"]],
+      [-3 * MINUTE, ["a", "d"]],
+      [-90 * SECOND, ["b", "e"]],
+      [-1, ["f"]],
+      [30 * SECOND, ["g"]],
+      [70 * SECOND, ["a"]],
+    ];
+    let next = midnight - 10 * MINUTE;
+    for (const [offset, ids] of beats) {
+      const t = midnight + offset;
+      while (next <= t) {
+        await run(base, next);
+        next += MINUTE;
+      }
+      await heartbeat(at(t), "ring", ids, T_OPT);
+    }
+    while (next <= midnight + 10 * MINUTE) {
+      await run(base, next);
+      next += MINUTE;
+    }
+    const yesterday = iso(midnight - 1);
+    const today = iso(midnight);
+    const liveY = await day(at(midnight + 11 * MINUTE), "ring", yesterday, T_OPT);
+    const liveT = await day(at(midnight + 11 * MINUTE), "ring", today, T_OPT);
+    expect(liveY).toMatchObject({ peak: 4, active: 6, new: 6 });
+    expect(liveT).toMatchObject({ active: 2, new: 1 });
+    // two days on: both from the ring
+    const later = at(midnight + 2 * DAY + HOUR);
+    expect(await day(later, "ring", yesterday, T_OPT)).toEqual(liveY);
+    expect(await day(later, "ring", today, T_OPT)).toEqual(liveT);
+  });
+});
+
 describe("review 19: `_total` and the sum over rooms", () => {
   it("after trims, a delete of a counted room and of an uncounted one, `_total` is the sum of the rooms' online counts", async () => {
     const t0 = Date.UTC(2026, 10, 28, 14, 0);
