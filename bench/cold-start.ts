@@ -5,7 +5,7 @@
  *
  *   PATH=$PWD/node_modules/node/bin:$PATH node bench/cold-start.ts [--bundle=/path/index.js] [--runs=9] [--json]
  *     [--compare=/path/other/index.js] [--no-writes] [--kinds=first counter incr,first trending event]
- *     [--kinds=first counter incr,counter incr after a refused write] (the incr's own part: SPLIT_KINDS)
+ *     [--kinds=first counter incr,counter incr after a refused write,...] (a first incr's parts: SPLIT_KINDS)
  *
  * Without `--bundle` it builds one with `wrangler deploy --dry-run` (what
  * `wrangler deploy` uploads). A bundle is its entry module and every other `.js`
