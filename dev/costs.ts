@@ -85,7 +85,7 @@ export function render(areas: CostArea[]): string {
     "increment-only entry path, smaller chunks for the first incr, cannot bring the 10 ms: it leaves the same",
     "functions to run. It was not built. Running the shared part once at startup instead (a refused write sent by the",
     "module itself) took a first incr's median from 30.7 to 24.4 and from 40.7 to 24.7 ms in two interleaved sets of",
-    "41 (p25 19.5 → 19.3 and 30.2 → 20.0), but workerd refuses it: a `Request` with a body made in a Worker's global",
+    "41 (p25 19.5 → 19.3 and 30.2 → 20.0; the module's own evaluation 23.8 → 41.9 and 26.5 → 46.4 at the median: the CPU moves to the start, which has its own limit), but workerd refuses it: a `Request` with a body made in a Worker's global",
     'scope throws "Disallowed operation called within global scope" (tried under `wrangler dev`). Not built either.',
     "",
   ];
