@@ -127,19 +127,24 @@ export function answerLostFor(api: { env: Env }, target: string): RedisClient & 
  * later (a slow link: they run, in full, after the other scripts sent with them): fixes the order
  * of a batch's concurrent scripts.
  */
-export function delayedFor(api: { env: Env }, target: string, ms: number): RedisClient {
+export function delayedFor(api: { env: Env }, target: string, ms: number): RedisClient & { scripts: number } {
   const real = createRedis({ url: api.env.UPSTASH_REDIS_REST_URL, token: api.env.UPSTASH_REDIS_REST_TOKEN });
   const later = async <T>(keys: string[], run: () => Promise<T>): Promise<T> => {
     if (keys.some((k) => k.includes(target))) await new Promise((resolve) => setTimeout(resolve, ms));
     return run();
   };
-  return {
+  const client = {
+    /** Scripts the consumer ran (EVALSHA calls: a NOSCRIPT reload is not one more). */
+    scripts: 0,
     ping: () => real.ping(),
-    evalsha: ((sha: string, keys: string[], args: string[]) =>
-      later(keys, () => real.evalsha(sha, keys, args))) as RedisClient["evalsha"],
+    evalsha: ((sha: string, keys: string[], args: string[]) => {
+      client.scripts++;
+      return later(keys, () => real.evalsha(sha, keys, args));
+    }) as RedisClient["evalsha"],
     eval: ((text: string, keys: string[], args: string[]) =>
       later(keys, () => real.eval(text, keys, args))) as RedisClient["eval"],
   };
+  return client;
 }
 
 /** The consumer's settings for tests that call consumeBatch directly (wrangler.toml's trending retention). */

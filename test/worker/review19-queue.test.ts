@@ -89,10 +89,15 @@ describe("review 19: a keyed request's stale copy and its fresh retry in one bat
   // of the apply path is that entry's copy: settled with it (acked as a duplicate once it is
   // applied or found applied; retried with it on a storage error; acked when it is dead-lettered
   // on a bound), and not looked up at all (one round trip fewer, none more).
-  it.fails("the stale first copy is acked as a duplicate, not dead-lettered; the retry applies once", async () => {
+  // Fixed in review 19 (consume.ts: `lookUps`, the probes with no copy applying).
+  it("the stale first copy is acked as a duplicate, not dead-lettered; the retry applies once", async () => {
     const q = queued("r19-cross-first");
     const [first, retry] = await requestAndRetry(q, "r19-a");
-    const res = await consumeOn(q, [first, retry], slowCounter(q));
+    const redis = slowCounter(q);
+    const res = await consumeOn(q, [first, retry], redis);
+    // the counter's apply script and the stats script: no look-up (before: the look-up, and
+    // ingest.markParts after the dead-letter send; 4)
+    expect(redis.scripts).toBe(2);
     expect(await hourScore(q)).toBe(5);
     expect(q.dlq.sent).toEqual([]);
     expect(res.explicitAcks.sort()).toEqual([first.id, retry.id].sort());
@@ -100,8 +105,8 @@ describe("review 19: a keyed request's stale copy and its fresh retry in one bat
     expect(res.stats).toMatchObject({ applied: 1, duplicates: 1, deadLettered: 0, retried: 0 });
   });
 
-  // Severity: medium (same bug): the retry's copy handed over first in the batch.
-  it.fails("the same with the retry first in the batch", async () => {
+  // Severity: medium (same bug): the retry's copy handed over first in the batch. Fixed with it.
+  it("the same with the retry first in the batch", async () => {
     const q = queued("r19-cross-retry");
     const [first, retry] = await requestAndRetry(q, "r19-b");
     const res = await consumeOn(q, [retry, first], slowCounter(q));
@@ -114,8 +119,8 @@ describe("review 19: a keyed request's stale copy and its fresh retry in one bat
   // Severity: medium (same bug, trending): an event without `at` is stamped with its request's
   // time; the first request's hour left the 50 h retention while queued, the retry's 2 h later
   // did not. The retry's script reaches Redis 50 ms after the look-up (a slower link for that
-  // stream): the look-up cannot find it applied, whatever the scheduling.
-  it.fails("trending, the retry's script slower than the look-up: the first copy is not dead-lettered", async () => {
+  // stream): the look-up cannot find it applied, whatever the scheduling. Fixed with it.
+  it("trending, the retry's script slower than the look-up: the first copy is not dead-lettered", async () => {
     const q = queued("r19-cross-trending");
     const body = { events: [{ member: "a", count: 3 }] };
     expect((await q.post("/v1/trending/s/events", body, keyed(q, "r19-t"))).status).toBe(202);
@@ -135,22 +140,55 @@ describe("review 19: a keyed request's stale copy and its fresh retry in one bat
   // the retry's redelivery is acked as a duplicate. The request is then counted once, but only in
   // the dead-letter queue, as a record the synchronous route refuses too (its bucket past its ttl),
   // while a fresh copy of it could have applied. Fixed with the above: the stale copy is retried
-  // with the copy it goes with.
-  it.fails(
-    "the fresh retry's storage error retries both copies; their redelivery applies the request once, nothing dead-lettered",
-    async () => {
-      const q = queued("r19-cross-error");
-      const [first, retry] = await requestAndRetry(q, "r19-e");
-      const failed = await consumeOn(q, [first, retry], failingFor(q, ":counters:c"));
-      expect(q.dlq.sent).toEqual([]);
-      expect(failed.retryMessages.map((r) => r.msgId).sort()).toEqual([first.id, retry.id].sort());
-      q.advance(2000);
-      const again = await q.deliver([first, retry], { attempts: 2 });
-      expect(again.stats).toMatchObject({ applied: 1, duplicates: 1, deadLettered: 0 });
+  // with the copy it goes with. Fixed with it.
+  it("the fresh retry's storage error retries both copies; their redelivery applies the request once, nothing dead-lettered", async () => {
+    const q = queued("r19-cross-error");
+    const [first, retry] = await requestAndRetry(q, "r19-e");
+    const failed = await consumeOn(q, [first, retry], failingFor(q, ":counters:c"));
+    expect(q.dlq.sent).toEqual([]);
+    expect(failed.retryMessages.map((r) => r.msgId).sort()).toEqual([first.id, retry.id].sort());
+    q.advance(2000);
+    const again = await q.deliver([first, retry], { attempts: 2 });
+    expect(again.stats).toMatchObject({ applied: 1, duplicates: 1, deadLettered: 0 });
+    expect(q.dlq.sent).toEqual([]);
+    expect(await hourScore(q)).toBe(5);
+  });
+});
+
+describe("review 19: through the Worker's consumer", () => {
+  it("holds: both copies, in either order, on the Worker's own client: applied once, nothing dead-lettered", async () => {
+    for (const order of ["first", "retry"] as const) {
+      const q = queued(`r19-worker-${order}`);
+      const [first, retry] = await requestAndRetry(q, `r19-w-${order}`);
+      const res = await q.deliver(order === "first" ? [first, retry] : [retry, first]);
+      expect(res.stats).toMatchObject({ applied: 1, duplicates: 1, deadLettered: 0, retried: 0 });
       expect(q.dlq.sent).toEqual([]);
       expect(await hourScore(q)).toBe(5);
-    },
-  );
+      // and the batch delivered again (its acks lost): nothing more
+      q.advance(2000);
+      const again = await q.deliver([first, retry], { attempts: 2 });
+      expect(again.stats).toMatchObject({ applied: 0, duplicates: 2, deadLettered: 0 });
+      expect(q.dlq.sent).toEqual([]);
+      expect(await hourScore(q)).toBe(5);
+    }
+  });
+
+  it("holds: a stale copy whose fresh copy passes a counter's score bound: the request is dead-lettered once (the fresh copy)", async () => {
+    const q = queued("r19-worker-bound");
+    expect((await q.post("/v1/counters/c/incr", INCR, keyed(q, "r19-bound"))).status).toBe(202);
+    q.advance(HOUR);
+    // the 13:00 bucket's member filled to exactly 1e15, synchronously (1,000 × 1e12)
+    const full = { items: Array.from({ length: 1000 }, () => ({ member: "a", by: 1e12, period: "hour", ttl: 3600 })) };
+    expect((await q.post("/v1/counters/c/incr", full)).status).toBe(200);
+    expect((await q.post("/v1/counters/c/incr", INCR, keyed(q, "r19-bound"))).status).toBe(202);
+    q.advance(40 * MINUTE);
+    const [first, retry] = q.queue.sent as [Sent, Sent];
+    const res = await q.deliver([first, retry]);
+    expect(res.stats).toMatchObject({ applied: 0, duplicates: 1, deadLettered: 1 });
+    expect(q.dlq.sent.map((m) => m.body.messageId)).toEqual([retry.id]);
+    expect(q.dlq.sent[0]?.body.reason).toMatch(/±1e15/);
+    expect(await hourScore(q)).toBe(1e15);
+  });
 });
 
 describe("review 19: the same copies in two batches", () => {
