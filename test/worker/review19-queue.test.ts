@@ -63,10 +63,15 @@ async function requestAndRetry(api: IngestApi, key: string): Promise<[Sent, Sent
  * Delivers `messages` as one batch to consumeBatch on `redis` (a client of the api's real Redis),
  * with the api's recording dead-letter queue; returns the batch's figures and acks.
  */
-async function consumeOn(api: IngestApi, messages: Sent[], redis: RedisClient, attempts = 1) {
+async function consumeOn(api: IngestApi, messages: Sent[], redis: RedisClient, attempts: number | number[] = 1) {
   const batch = createMessageBatch(
     "edgestats-ingest",
-    messages.map((m) => ({ id: m.id, timestamp: m.timestamp, attempts, body: m.body })),
+    messages.map((m, i) => ({
+      id: m.id,
+      timestamp: m.timestamp,
+      attempts: typeof attempts === "number" ? attempts : (attempts[i] ?? 1),
+      body: m.body,
+    })),
   );
   const stats = await consumeBatch({ redis, prefix: api.prefix, now: api.now }, batch.messages, INGEST_SETTINGS, {
     deadLetter: toDlq(api),
@@ -153,6 +158,37 @@ describe("review 19: a keyed request's stale copy and its fresh retry in one bat
     expect(q.dlq.sent).toEqual([]);
     expect(await hourScore(q)).toBe(5);
   });
+});
+
+describe("review 19: copies with different deliveries left", () => {
+  // Severity: low. Two fresh copies of a keyed request in one batch, the first on its last
+  // delivery (attempts 11 of max_retries 10), its client's retry on its first; their group meets
+  // a storage error. The first is asked once more (review 17's last chance), not found, and
+  // dead-lettered with the storage error; the retry, handed back, applies on its redelivery: the
+  // request applied and in the dead-letter queue, counted twice once re-POSTed. Fix: when the
+  // copy applied is on its last delivery and another copy has deliveries left, that copy carries
+  // the request (handed back) and the one on its last delivery is acked as its duplicate; no
+  // command more.
+  it.fails(
+    "a last delivery's storage error with a copy that has deliveries left: the copy carries the request, nothing dead-lettered",
+    async () => {
+      const q = queued("r19-last-copy");
+      const body = { items: [{ member: "a", by: 5 }] };
+      expect((await q.post("/v1/counters/c/incr", body, keyed(q, "r19-l"))).status).toBe(202);
+      q.advance(MINUTE);
+      expect((await q.post("/v1/counters/c/incr", body, keyed(q, "r19-l"))).status).toBe(202);
+      const [first, retry] = q.queue.sent as [Sent, Sent];
+      const failed = await consumeOn(q, [first, retry], failingFor(q, ":counters:c"), [11, 1]);
+      expect(q.dlq.sent).toEqual([]);
+      expect(failed.retryMessages.map((r) => r.msgId)).toEqual([retry.id]);
+      expect(failed.explicitAcks).toEqual([first.id]);
+      q.advance(2000);
+      const again = await q.deliver([retry], { attempts: 2 });
+      expect(again.stats).toMatchObject({ applied: 1, deadLettered: 0 });
+      expect(q.dlq.sent).toEqual([]);
+      expect((await q.get("/v1/counters/c/members/a")).body.score).toBe(5);
+    },
+  );
 });
 
 describe("review 19: through the Worker's consumer", () => {
