@@ -331,11 +331,20 @@ export async function consumeBatch(
           `ingest: a group failed and is retried: ${error instanceof Error ? error.message : String(error)}`,
         );
       const why = `storage error: ${error instanceof Error ? error.message : String(error)}`;
+      const last = (m: QueuedMessage) => isLastAttempt(m.attempts, maxRetries);
       for (const e of left) {
-        giveBack(e.msg, why, dedupeOfEntry(e), e.part);
+        // On its last delivery, with a copy that has deliveries left (a keyed retry queued later), it
+        // is acked as that copy's duplicate: the copy, handed back, carries the request (review 19:
+        // asked, not found and dead-lettered, it was applied by the copy too). Not with a part: the
+        // part its script may have recorded is sent by a message found applied that has one.
+        const carrier = last(e.msg) && !e.part ? e.copies.find((c) => !last(c)) : undefined;
+        if (carrier) {
+          e.msg.ack();
+          stats.duplicates++;
+        } else giveBack(e.msg, why, dedupeOfEntry(e), e.part);
         for (const copy of e.copies) {
           // a copy on its last delivery is settled by the message it copies (retried, or asked)
-          if (isLastAttempt(copy.attempts, maxRetries)) {
+          if (last(copy)) {
             copy.ack();
             stats.duplicates++;
           } else giveBack(copy, why);
