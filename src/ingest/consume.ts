@@ -333,10 +333,9 @@ export async function consumeBatch(
       const why = `storage error: ${error instanceof Error ? error.message : String(error)}`;
       const last = (m: QueuedMessage) => isLastAttempt(m.attempts, maxRetries);
       for (const e of left) {
-        // On its last delivery, with a copy that has deliveries left (a keyed retry queued later), it
-        // is acked as that copy's duplicate: the copy, handed back, carries the request (review 19:
-        // asked, not found and dead-lettered, it was applied by the copy too). Not with a part: the
-        // part its script may have recorded is sent by a message found applied that has one.
+        // On its last delivery with a copy that has deliveries left (a keyed retry), acked as its duplicate: the
+        // copy, handed back, carries the request (review 19: dead-lettered, the copy applied it too). Not
+        // with a part: only a message found applied that has one sends the part its script may have recorded.
         const carrier = last(e.msg) && !e.part ? e.copies.find((c) => !last(c)) : undefined;
         if (carrier) {
           e.msg.ack();
