@@ -9,6 +9,7 @@ import { JOBS } from "../../functions/jobs.ts";
 import { readConfig } from "../../src/config.ts";
 import type { Ctx } from "../../src/context.ts";
 import * as counters from "../../src/counters/index.ts";
+import * as leaderboards from "../../src/leaderboards/index.ts";
 import { StorageUnavailableError } from "../../src/errors.ts";
 import { SubrequestBudget, countingRedis } from "../../src/job-budget.ts";
 import type { Job, JobResult } from "../../src/jobs.ts";
@@ -17,7 +18,7 @@ import { createTrimJob } from "../../src/presence/jobs.ts";
 import { HOUR, MINUTE } from "../../src/time.ts";
 import * as webhooks from "../../src/webhooks/index.ts";
 import { libraryTest } from "../helpers/library.ts";
-import { keysUnder } from "../helpers/upstash-rest.ts";
+import { command, keysUnder } from "../helpers/upstash-rest.ts";
 import { receiverForTests } from "../helpers/webhook-receiver.ts";
 
 const lib = libraryTest("rv19jobs", { timeoutMs: 2000 });
@@ -169,4 +170,34 @@ describe("webhooks minute job: `more` with deliveries still due", () => {
       expect([first.more, second.more]).toEqual([true, false]);
     },
   );
+});
+
+describe("leaderboards.snapshot: the cron's run and a manual POST at once, mid-build", () => {
+  it("two runs stepping over the same 3 boards, 4 members a script: each snapshot holds every player's rank once", async () => {
+    const ctx = lib.ctx(T0, "snap-overlap");
+    const sizes = { a: 30, b: 1, c: 17 } as const;
+    for (const [board, size] of Object.entries(sizes))
+      for (let i = 0; i < size; i++) await leaderboards.join(ctx, board, `p${i}`, { name: `p${i}`, score: i });
+    const config = readConfig({ LEADERBOARD_SNAPSHOT_CHUNK: "4", LEADERBOARD_SNAPSHOT_SCRIPTS: "5" });
+    const job = JOBS["leaderboards.snapshot"]!;
+    let snapshots = 0;
+    let members = 0;
+    for (let round = 1; round < 20; round++) {
+      const at = { ...ctx, now: T0 + round * MINUTE };
+      const runs = await Promise.all([budgeted(job, at, 10_000, config), budgeted(job, at, 10_000, config)]);
+      for (const { result } of runs) {
+        snapshots += Number(result.snapshots ?? 0);
+        members += Number(result.members ?? 0);
+      }
+      if (runs.every(({ result }) => result.more !== true)) break;
+    }
+    expect(snapshots).toBe(3);
+    expect(members).toBe(30 + 1 + 17);
+    for (const [board, size] of Object.entries(sizes)) {
+      const snap = await command<string[]>(lib.target, "ZRANGE", `${ctx.prefix}:lb:${board}:snap`, 0, -1, "WITHSCORES");
+      // player p<i> (score i) ranks size - i: the highest score first
+      const expected = Array.from({ length: size }, (_, r) => [`p${size - 1 - r}`, String(r + 1)]).flat();
+      expect(snap, board).toEqual(expected);
+    }
+  });
 });
