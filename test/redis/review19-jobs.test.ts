@@ -116,13 +116,14 @@ describe("sweep-counters: a run with work goes on while its share lasts", () => 
 describe("presence trim: `capped` says whether rooms due were left for the next run", () => {
   const config = readConfig({ PRESENCE_TIMEOUT_SECONDS: "60" });
 
-  // BUG (low): a run that lists exactly `maxRooms` rooms (its list's `limit`, or what its share
+  // FIXED (was BUG (low); review 19 phase 2: the list fetches limit + 2, `capped` = more rooms due
+  // than the limit). Was: a run that lists exactly `maxRooms` rooms (its list's `limit`, or what its share
   // pays) reports `capped: true` and rotates them in the due queue, though none was left: the job
   // fetches `limit + 1` entries to leave room for the site entry, but decides `capped` from the
   // rooms kept (`listed.length === limit`) rather than from whether more rooms than `limit` came
   // back. An operator (and a scheduler reading it) sees a cut-short run every minute at exactly that
   // load. Suggested fix: `capped = fetched rooms (site entry excluded) > limit`.
-  it.fails("exactly maxRooms rooms due: capped is false; one more: capped is true", async () => {
+  it("exactly maxRooms rooms due: capped is false; one more: capped is true", async () => {
     const trim = createTrimJob({ maxRooms: 3, chunkRooms: 2 });
     const ctx = lib.ctx(T0, "trim-capped");
     for (const room of ["r1", "r2", "r3"]) await heartbeat(ctx, room, ["a"], { timeoutSeconds: 60 });
