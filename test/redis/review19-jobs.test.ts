@@ -142,36 +142,34 @@ describe("webhooks minute job: `more` with deliveries still due", () => {
   const receiver = receiverForTests();
   const config = readConfig({ WEBHOOKS_ALLOW_LOCAL_HTTP: "true" });
 
-  // BUG (low): the webhooks jobs never say `more`: a run that sent its DELIVER_BATCH (25) with
+  // FIXED (was BUG (low); review 19 phase 2: the claim reads one due delivery past its limit, no
+  // command more, and the jobs answer `more`). Was: the webhooks jobs never said `more`: a run that sent its DELIVER_BATCH (25) with
   // more deliveries due answers the same as one that drained the queue, so neither an operator
   // (POST /internal/jobs/webhooks) nor the scheduler's second turn (which reads `more: true`) can
   // tell a backlog is waiting. Suggested fix: the claim script returns how many remain due after its
   // claim (one ZCOUNT in the script, no round trip more) and the job answers `more: remaining > 0`.
-  it.fails(
-    "30 deliveries due: the first run sends 25 and says more: true; the second sends 5 and says more: false",
-    async () => {
-      const T = Date.UTC(2026, 10, 22, 12, 30);
-      const ctx = lib.ctx(T, "wh-more");
-      await webhooks.put(
-        ctx,
-        "lead",
-        { url: `${receiver.url}/hook`, secret: "s3cret-s3cret-s3cret", events: ["leaderboard.leader"] },
-        { allowLocalHttp: true },
-      );
-      for (let i = 0; i < 30; i++)
-        await webhooks.emit(ctx, {
-          type: "leaderboard.leader",
-          subject: { kind: "board", name: "b1" },
-          data: { board: "b1", player: `p${i}` },
-          key: `p${i}`,
-        });
-      const first = (await budgeted(JOBS.webhooks!, { ...ctx, now: T + MINUTE }, 10_000, config)).result;
-      expect(first).toMatchObject({ delivered: 25 });
-      const second = (await budgeted(JOBS.webhooks!, { ...ctx, now: T + 2 * MINUTE }, 10_000, config)).result;
-      expect(second).toMatchObject({ delivered: 5 });
-      expect([first.more, second.more]).toEqual([true, false]);
-    },
-  );
+  it("30 deliveries due: the first run sends 25 and says more: true; the second sends 5 and says more: false", async () => {
+    const T = Date.UTC(2026, 10, 22, 12, 30);
+    const ctx = lib.ctx(T, "wh-more");
+    await webhooks.put(
+      ctx,
+      "lead",
+      { url: `${receiver.url}/hook`, secret: "s3cret-s3cret-s3cret", events: ["leaderboard.leader"] },
+      { allowLocalHttp: true },
+    );
+    for (let i = 0; i < 30; i++)
+      await webhooks.emit(ctx, {
+        type: "leaderboard.leader",
+        subject: { kind: "board", name: "b1" },
+        data: { board: "b1", player: `p${i}` },
+        key: `p${i}`,
+      });
+    const first = (await budgeted(JOBS.webhooks!, { ...ctx, now: T + MINUTE }, 10_000, config)).result;
+    expect(first).toMatchObject({ delivered: 25 });
+    const second = (await budgeted(JOBS.webhooks!, { ...ctx, now: T + 2 * MINUTE }, 10_000, config)).result;
+    expect(second).toMatchObject({ delivered: 5 });
+    expect([first.more, second.more]).toEqual([true, false]);
+  });
 });
 
 describe("leaderboards.snapshot: the cron's run and a manual POST at once, mid-build", () => {
