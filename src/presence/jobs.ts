@@ -72,8 +72,9 @@ export function createTrimJob(options: TrimOptions = {}): Job {
     const timeout = config.presenceTimeoutSeconds * SECOND;
     const horizon = config.presenceIdHorizonDays * DAY;
     const registry = registryKeys(ctx.prefix);
-    // two more than the limit: the site entry (SITE_ENTRY, scored 0: first when there) takes no room's
-    // place, and one entry past the limit says whether the run leaves any due (`capped`)
+    // two more than the limit: the site entry (SITE_ENTRY, scored 0: first when there) takes no
+    // room's place, and one more entry says whether the run leaves any behind (`capped`): at exactly
+    // the limit it took itself for capped and rotated every room it visited (review 19)
     const fetched = asList(
       await dueRoomsScript.run<string[] | Record<string, never>>(ctx.redis, registry, {
         now: ctx.now,
@@ -121,7 +122,6 @@ export function createTrimJob(options: TrimOptions = {}): Job {
     }
     const minute = Math.floor(ctx.now / MINUTE);
     const start = dayStart(ctx.now);
-    // entries due past the list: exactly `limit` due is not capped (review 19: it said so, and rotated them)
     const capped = due.length > limit;
     let online = 0;
     let siteOnline: number | null = null;
