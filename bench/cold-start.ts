@@ -5,6 +5,7 @@
  *
  *   PATH=$PWD/node_modules/node/bin:$PATH node bench/cold-start.ts [--bundle=/path/index.js] [--runs=9] [--json]
  *     [--compare=/path/other/index.js] [--no-writes] [--kinds=first counter incr,first trending event]
+ *     [--kinds=first counter incr,counter incr after a refused write,...] (a first incr's parts: SPLIT_KINDS)
  *
  * Without `--bundle` it builds one with `wrangler deploy --dry-run` (what
  * `wrangler deploy` uploads). A bundle is its entry module and every other `.js`
@@ -97,8 +98,27 @@ const WRITE_KINDS = [
   "first trending top",
   "first leaderboard page",
 ] as const;
+/**
+ * Run only when `--kinds` names them: a counter incr timed after another request of the same fresh
+ * process (not timed; the young generation emptied again after it), which split `first counter
+ * incr` into parts (docs/costs.md, "Cold start"). A refused trending event (400, an empty member)
+ * runs what every write's first request runs (Hono's dispatch, the middleware, the body guard, a
+ * precheck, an error answer) and none of the increment's code; a refused counter incr (an empty
+ * member) also loads the increment's route and runs its validators, not the library; an accepted
+ * incr of another counter leaves the steady state's cost (Node's fetch included).
+ */
+const SPLIT_KINDS = [
+  "counter incr after a refused write",
+  "counter incr after a refused incr",
+  "counter incr after an accepted incr",
+] as const;
 /** What the fresh processes of accepted writes measure (with a Redis: `--no-writes` leaves them out). */
-export const WRITE_STEPS = [...WRITE_KINDS, "second write (presence)", "Node fetch, one Upstash call"] as const;
+export const WRITE_STEPS = [
+  ...WRITE_KINDS,
+  ...SPLIT_KINDS,
+  "second write (presence)",
+  "Node fetch, one Upstash call",
+] as const;
 export type ColdStart = Record<(typeof STEPS)[number], number> & Partial<Record<(typeof WRITE_STEPS)[number], number>>;
 export interface ColdStartResult {
   median: ColdStart;
@@ -238,7 +258,20 @@ if (arg && arg.kind === "probe") {
     "first leaderboard score": ["/v1/leaderboards/cold/players/p1/score", { by: 5 }],
   };
   const read = { headers: { authorization: "Bearer cold-start-read-key-0001" } };
-  if (write.kind === "first trending top") await step(write.kind, "/v1/trending/cold/top?n=10", read, 200);
+  if (write.kind.startsWith("counter incr after")) {
+    // The request before, untimed, then the young generation emptied again.
+    const [path, body, status] = {
+      "counter incr after a refused write": ["/v1/trending/cold/events", { member: "" }, 400],
+      "counter incr after a refused incr": ["/v1/counters/cold/incr", { member: "" }, 400],
+      "counter incr after an accepted incr": ["/v1/counters/cold2/incr", { member: "m1" }, 200],
+    }[write.kind];
+    const before = await mod.default.fetch(new Request("http://cold.test" + path, post(body)), env, ctx);
+    await before.arrayBuffer();
+    if (before.status !== status) throw new Error(write.kind + ": the request before answered " + before.status);
+    gc();
+    const [incrPath, incrBody] = writes["first counter incr"];
+    await step(write.kind, incrPath, post(incrBody), 200);
+  } else if (write.kind === "first trending top") await step(write.kind, "/v1/trending/cold/top?n=10", read, 200);
   else if (write.kind === "first leaderboard page") await step(write.kind, "/v1/leaderboards/cold?limit=10", read, 200);
   else {
     const [path, body] = writes[write.kind];
@@ -357,7 +390,9 @@ export async function measureColdStarts(
   // `--kinds=first counter incr,first trending event`: only those writes, and none of the other
   // processes (module, compile, first read), for a longer run of the figures a change is about
   const only = args.get("kinds")?.split(",");
-  const kinds = only ? WRITE_KINDS.filter((k) => only.includes(k)) : WRITE_KINDS;
+  const kinds: readonly string[] = only
+    ? [...WRITE_KINDS, ...SPLIT_KINDS].filter((k) => only.includes(k))
+    : WRITE_KINDS;
   try {
     // The histogram and the player the writes write to, then a throwaway write of each kind: Redis
     // then has the scripts (an EVALSHA of each run's first write would otherwise be answered
@@ -555,14 +590,16 @@ if (import.meta.main) {
       console.log(`cold start, Node ${process.version}, ${runs} fresh processes, CPU ms (user + system):`);
       const columns = ["median", "p25", "min"] as const;
       const width = 7 * columns.length + columns.length - 1;
+      const steps = [...STEPS, ...WRITE_STEPS].filter((step) => results[0]?.median[step] !== undefined);
+      const label = Math.max(28, ...steps.map((step) => step.length));
       if (compare)
         console.log(
-          `  ${"".padEnd(28)} ${bundles.map((_, i) => (i ? "--compare" : "bundle").padStart(width)).join("  ")}`,
+          `  ${"".padEnd(label)} ${bundles.map((_, i) => (i ? "--compare" : "bundle").padStart(width)).join("  ")}`,
         );
-      console.log(`  ${"".padEnd(28)} ${bundles.map(() => columns.map((c) => c.padStart(7)).join(" ")).join("  ")}`);
-      for (const step of [...STEPS, ...WRITE_STEPS].filter((step) => results[0]?.median[step] !== undefined))
+      console.log(`  ${"".padEnd(label)} ${bundles.map(() => columns.map((c) => c.padStart(7)).join(" ")).join("  ")}`);
+      for (const step of steps)
         console.log(
-          `  ${step.padEnd(28)} ${results.map((r) => columns.map((c) => (r[c][step] ?? NaN).toFixed(1).padStart(7)).join(" ")).join("  ")}`,
+          `  ${step.padEnd(label)} ${results.map((r) => columns.map((c) => (r[c][step] ?? NaN).toFixed(1).padStart(7)).join(" ")).join("  ")}`,
         );
     }
   } finally {

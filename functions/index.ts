@@ -9,7 +9,8 @@ export default {
   scheduled(controller, env, ctx) {
     // The cron picks the jobs; the library does the work after the trigger returns. The jobs'
     // modules (every feature's library) are loaded by the first trigger, not by every cold isolate.
-    ctx.waitUntil(import("./scheduled.ts").then((m) => m.runScheduled(controller.cron, controller.scheduledTime, env)));
+    // A failed job rejects the promise after every job ran (runTrigger): the invocation is a failure.
+    ctx.waitUntil(import("./scheduled.ts").then((m) => m.runTrigger(controller.cron, controller.scheduledTime, env)));
   },
   // Queued ingest (Prefer: respond-async): every message is acked or retried before this returns.
   async queue(batch, env) {

@@ -10,12 +10,29 @@ import { redisOf } from "./middleware/context.ts";
  * The jobs share the invocation's subrequests (SUBREQUEST_LIMIT, src/job-budget.ts): each may
  * spend what is left less what the jobs after it need to make progress (`Job.needs`), and stops
  * with `more: true` (or `capped`) when that runs out; the next run goes on. Then each job that
- * answered `more: true` having spent its share (not stopped by its own cap) gets one more turn,
+ * answered `more: true` (or `capped`) having spent its share (not stopped by its own cap) gets one more turn,
  * in order, with what the jobs after it left unused (review 13: an idle later job's kept-back
  * share was lost to compaction); its result is both turns' figures summed.
  */
 export async function runScheduled(cron: string, scheduledTime: number, env: Env): Promise<Record<string, unknown>> {
   return (await runScheduledCounted(cron, scheduledTime, env)).results;
+}
+
+/**
+ * The `scheduled` entry's run (functions/index.ts): `runScheduled`, then, when a job failed, a
+ * rejection naming each failed job, so Cloudflare records the invocation as failed (Cron Events, a
+ * Tail Worker, Logpush) instead of "ok" while a job fails every hour (review 19). Every job has run
+ * by then, and the work of those that did not fail stands.
+ */
+export async function runTrigger(cron: string, scheduledTime: number, env: Env): Promise<Record<string, unknown>> {
+  const results = await runScheduled(cron, scheduledTime, env);
+  const failed = Object.entries(results).filter(([, r]) => typeof (r as JobResult).error === "string");
+  if (failed.length > 0)
+    throw new Error(
+      `scheduled ${cron}: ${failed.length} of ${Object.keys(results).length} jobs failed: ` +
+        failed.map(([name, r]) => `${name} (${String((r as JobResult).error)})`).join("; "),
+    );
+  return results;
 }
 
 /** `runScheduled`, with the subrequests the jobs sent (Redis calls and deliveries). */
@@ -41,8 +58,11 @@ export async function runScheduledCounted(
     const budget = invocation.allowance(cap, job.needs ?? 0);
     try {
       const result = await job({ redis, prefix: config.keyPrefix, now: scheduledTime, budget }, config);
-      // cut short by its share, not by its own cap: what is left cannot pay its smallest step
-      if (result.more === true && budget.left() < needsOf(job, invocation)) short.add(name);
+      // cut short by its share, not by its own cap: what is left cannot pay its smallest step. The
+      // trim says so with `capped` (review 19: without a second turn, the rooms past its share lost
+      // the minute's point while the idle webhooks job left its kept-back share unused)
+      const cut = result.more === true || result.capped === true;
+      if (cut && budget.left() < needsOf(job, invocation)) short.add(name);
       return result;
     } catch (error) {
       // Redacted: an Upstash error echoes every argument of the failed command.
@@ -73,12 +93,21 @@ export async function runScheduledCounted(
   };
 }
 
-/** Two turns' results as one: figures added, the rest (`more`, an error) as the second says. */
+/**
+ * Figures a second turn states again rather than adds to: the trim's minute, and its site-wide
+ * sample (the second turn's is the sum of every room's last count, the first turn's rooms included;
+ * none taken in it, the first turn's stands).
+ */
+const RESTATED = new Set(["minute", "siteOnline"]);
+
+/** Two turns' results as one: figures added, the rest (`more`, `capped`, an error, RESTATED) as the second says. */
 function summed(first: JobResult, second: JobResult): JobResult {
   const out: JobResult = { ...first };
   for (const [k, v] of Object.entries(second)) {
     const before = out[k];
-    out[k] = typeof v === "number" && typeof before === "number" ? before + v : v;
+    // a second turn that took no sample (null) leaves the first turn's
+    if (RESTATED.has(k)) out[k] = v ?? before ?? null;
+    else out[k] = typeof v === "number" && typeof before === "number" ? before + v : v;
   }
   return out;
 }

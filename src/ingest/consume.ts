@@ -65,7 +65,7 @@ interface Entry {
   dedupe: string;
   /** The id it also goes by (`canonicalIdOf`: a keyed message of this version), the same for a re-serialized retry. */
   alt: string | undefined;
-  /** Later copies of this message in the batch (a client's retries with the same Idempotency-Key). */
+  /** Other copies of this message in the batch (a client's retries with the same Idempotency-Key; also those that can no longer apply). */
   copies: QueuedMessage[];
   /** Its items that aged out while queued (see Split), if any. */
   part: Split | undefined;
@@ -218,6 +218,17 @@ export async function consumeBatch(
     if (alt !== undefined) firsts.set(alt, entry);
     group.push(entry);
   }
+  // A message that can no longer apply whose copy in the batch still can (a keyed request stamped
+  // before its client's retry: its bucket or hour aged out while queued, the retry's did not) is
+  // that copy's: settled with it, not looked up (review 19: the look-up ran beside the copy's
+  // script and missed it, so the request was applied and dead-lettered, counted twice once re-POSTed).
+  const lookUps = probes.filter((p) => {
+    const entry = idsOf(p.dedupe.id, p.dedupe.alt)
+      .map((id) => firsts.get(id))
+      .find((e) => e !== undefined);
+    entry?.copies.push(p.msg);
+    return entry === undefined;
+  });
   const ackCopies = (e: Entry) => {
     for (const copy of e.copies) copy.ack();
     stats.duplicates += e.copies.length;
@@ -320,11 +331,19 @@ export async function consumeBatch(
           `ingest: a group failed and is retried: ${error instanceof Error ? error.message : String(error)}`,
         );
       const why = `storage error: ${error instanceof Error ? error.message : String(error)}`;
+      const last = (m: QueuedMessage) => isLastAttempt(m.attempts, maxRetries);
       for (const e of left) {
-        giveBack(e.msg, why, dedupeOfEntry(e), e.part);
+        // On its last delivery with a copy that has deliveries left (a keyed retry), acked as its duplicate: the
+        // copy, handed back, carries the request (review 19: dead-lettered, the copy applied it too). Not
+        // with a part: only a message found applied that has one sends the part its script may have recorded.
+        const carrier = last(e.msg) && !e.part ? e.copies.find((c) => !last(c)) : undefined;
+        if (carrier) {
+          e.msg.ack();
+          stats.duplicates++;
+        } else giveBack(e.msg, why, dedupeOfEntry(e), e.part);
         for (const copy of e.copies) {
           // a copy on its last delivery is settled by the message it copies (retried, or asked)
-          if (isLastAttempt(copy.attempts, maxRetries)) {
+          if (last(copy)) {
             copy.ack();
             stats.duplicates++;
           } else giveBack(copy, why);
@@ -364,7 +383,7 @@ export async function consumeBatch(
       else dead.push({ entry: p.msg, reason: p.reason, ids });
     }
   };
-  await Promise.all([...[...groups.values()].map(applyEntries), probeAll(probes)]);
+  await Promise.all([...[...groups.values()].map(applyEntries), probeAll(lookUps)]);
   // one more look-up, only when a group failed on a message's last delivery
   await probeAll(lastChance);
   await settleDead(ctx, options, dead, parts, maxRetries, stats);

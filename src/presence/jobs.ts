@@ -72,16 +72,19 @@ export function createTrimJob(options: TrimOptions = {}): Job {
     const timeout = config.presenceTimeoutSeconds * SECOND;
     const horizon = config.presenceIdHorizonDays * DAY;
     const registry = registryKeys(ctx.prefix);
-    // one more than the limit: the site entry (SITE_ENTRY, scored 0: first when there) takes no room's place
+    // two more than the limit: the site entry (SITE_ENTRY, scored 0: first when there) takes no
+    // room's place, and one more entry says whether the run leaves any behind (`capped`): at exactly
+    // the limit it took itself for capped and rotated every room it visited (review 19)
     const fetched = asList(
       await dueRoomsScript.run<string[] | Record<string, never>>(ctx.redis, registry, {
         now: ctx.now,
-        limit: limit + 1,
+        limit: limit + 2,
       }),
     );
     // `_online` holds a count: the run samples it (and checks it against `_due`) with no room due too
     const siteDue = fetched[0] === SITE_ENTRY;
-    const listed = fetched.filter((entry) => entry !== SITE_ENTRY).slice(0, limit);
+    const due = fetched.filter((entry) => entry !== SITE_ENTRY);
+    const listed = due.slice(0, limit);
     // Leave marks of ids never mapped (presence.leave) come due in the same schedule: no command
     // more for the runs; their own script only when some are due (at most maxRooms a run).
     const list = listed.filter((entry) => markOf(entry) === undefined);
@@ -119,7 +122,7 @@ export function createTrimJob(options: TrimOptions = {}): Job {
     }
     const minute = Math.floor(ctx.now / MINUTE);
     const start = dayStart(ctx.now);
-    const capped = listed.length === limit;
+    const capped = due.length > limit;
     let online = 0;
     let siteOnline: number | null = null;
     let forgotten = 0;

@@ -1,7 +1,7 @@
 import type { Ctx } from "../context.ts";
 import type { Idempotency, Written } from "../redis/script.ts";
 import { DAY, HOUR, MINUTE, SECOND, dayStart } from "../time.ts";
-import { assertName } from "../validation.ts";
+import { assertName, invalid, memberProblem } from "../validation.ts";
 import { allRoomKeys, dayKeys, legacyRegistryKeys, registryKeys, roomKeys, siteDayKeys } from "./keys.ts";
 import { UNMAPPED_MARK_KEPT_MS, deleteRoomScript, heartbeatScript, leaveScript, markEntry } from "./scripts.ts";
 import { requireIds, timeoutMs } from "./validate.ts";
@@ -44,7 +44,7 @@ export interface HeartbeatOptions extends PresenceOptions {
 export interface HeartbeatResult {
   /** Ids online in the room right after this heartbeat. */
   online: number;
-  /** Ids of this batch never seen in the room before. */
+  /** Ids of this batch not seen in the room within the id horizon (never, or forgotten since). */
   new: number;
 }
 
@@ -100,7 +100,9 @@ export async function leave(
   options: PresenceOptions = {},
 ): Promise<Written<{ left: boolean }>> {
   assertName(room, "room");
-  requireIds([id], "id");
+  // the one id is the field `id`, as `DELETE …/members/{id}` names it (requireIds would say `id.0`; review 19)
+  const problem = typeof id === "string" ? memberProblem(id) : "must be a string";
+  if (problem) invalid([{ path: "id", message: problem }]);
   const timeout = timeoutMs(options.timeoutSeconds);
   const keys = roomKeys(ctx.prefix, room);
   const { value, replayed } = await leaveScript.run<number>(

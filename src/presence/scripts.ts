@@ -216,6 +216,37 @@ if late then
   -- tell when an id seen after this heartbeat's time came online.
   if atLatest > count then reached, reachedAt = atLatest, math.max(ofDay, peakAt) end
 end
+-- A queued window (sentAt: its ids were sent at different times) is applied at its latest time:
+-- ids that timed out between its earliest heartbeat and its end were online with that one, and a
+-- peak then was missed (review 19). When no heartbeat of the room is recorded after that earliest
+-- time (time order), the count at it: the ids last seen within the timeout before it, plus the
+-- batch's ids sent at it. A lower bound, never above the truth: an id of the batch sent later whose
+-- last-seen a leave moved back into that range may have been offline then, so it is left out (as
+-- are the batch's later ids that were online then: their earlier last-seen is gone). +1 command,
+-- such windows only (a synchronous call sends no sentAt).
+if #sentAt > 0 then
+  local first = atNow
+  for i = 1, #sentAt do first = math.min(first, tonumber(sentAt[i])) end
+  local firstOfDay = first - (atNow - ofDay)
+  if first < atNow and firstOfDay >= 0 and last <= firstOfDay + 1 then
+    local extra, done = 0, {}
+    for i, id in ipairs(batch) do
+      local sent = tonumber(sentAt[i])
+      if not done[id] then
+        done[id] = true
+        local moved = tonumber(scores[i])
+        if seenHere[id] and sent == first then
+          extra = extra + 1
+        elseif not seenHere[id] and sent > first and moved >= first - timeout and moved <= first then
+          extra = extra - 1
+        end
+      end
+    end
+    local atFirst = redis.call('ZCOUNT', seen, string.format('%.0f', first - timeout), string.format('%.0f', first)) + extra
+    -- reached by then: first reached then (not at the window's end)
+    if atFirst >= reached and atFirst > 0 then reached, reachedAt = atFirst, firstOfDay end
+  end
+end
 -- The AU bits' old values say which ids are seen today for the first time in this room: only
 -- those go to the site-wide HyperLogLog, so a heartbeat of ids already seen today costs nothing more.
 local firstToday = {}

@@ -205,7 +205,11 @@ export async function deliverDue(
   left: () => number = () => Number.POSITIVE_INFINITY,
 ) {
   const reg = registryKeys(ctx.prefix);
-  const { value } = await claimScript.run<{ claimed: Claimed[] | Record<string, never>; dropped: number }>(
+  const { value } = await claimScript.run<{
+    claimed: Claimed[] | Record<string, never>;
+    dropped: number;
+    more?: boolean;
+  }>(
     ctx.redis,
     { hooks: reg.hooks, pending: reg.pending, deliveries: reg.deliveries },
     { now: ctx.now, lease: ctx.now + LEASE_MS, limit },
@@ -213,6 +217,13 @@ export async function deliverDue(
   const claimed = asList(value.claimed);
   const unsent = Math.max(0, Math.min(claimed.length, claimed.length + 1 - left()));
   const settled = await sendAll(ctx, settings, claimed, unsent);
-  // `claimed`: the deliveries sent (one subrequest each); `unsent` only when some were not
-  return { claimed: claimed.length - unsent, dropped: value.dropped, ...settled, ...(unsent > 0 ? { unsent } : {}) };
+  // `claimed`: the deliveries sent (one subrequest each); `unsent` only when some were not; `more`:
+  // deliveries stay due now (past the claim's limit, or given back unsent)
+  return {
+    claimed: claimed.length - unsent,
+    dropped: value.dropped,
+    ...settled,
+    ...(unsent > 0 ? { unsent } : {}),
+    more: value.more === true || unsent > 0,
+  };
 }

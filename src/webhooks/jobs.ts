@@ -27,6 +27,8 @@ interface Sent {
   /** Claimed but not sent: the run's share no longer paid them (deliver.ts), due again at once. */
   unsent?: number;
   deliveriesDeferred?: true;
+  /** Deliveries stay due now (past the claim's limit, or given back unsent): the job's `more`. */
+  more?: boolean;
 }
 
 /** Two delivery passes' figures as one. */
@@ -39,6 +41,8 @@ function sum(a: Sent, b: Sent): Sent {
     failed: a.failed + b.failed,
     ...(a.unsent || b.unsent ? { unsent: (a.unsent ?? 0) + (b.unsent ?? 0) } : {}),
     ...(b.deliveriesDeferred && a.claimed === 0 ? { deliveriesDeferred: true } : {}),
+    // the second pass's claim came last: it says what stays due (a deferred one: the first's)
+    ...(b.more !== undefined || a.more !== undefined ? { more: b.more ?? a.more } : {}),
   };
 }
 

@@ -182,7 +182,8 @@ return out
 /**
  * Claims up to `limit` due deliveries: each one's attempts go up and it is due again at `lease`
  * (if this run dies before settling, the next run after the lease sends it again: at least once).
- * Deliveries of deleted webhooks are dropped here.
+ * Deliveries of deleted webhooks are dropped here. `more`: deliveries past the limit stay due (read
+ * in the same ZRANGEBYSCORE, one member more: no command more; review 19).
  */
 export const claimScript = defineScript({
   name: "webhooks.claim",
@@ -190,8 +191,11 @@ export const claimScript = defineScript({
   keys: ["hooks", "pending", "deliveries"],
   args: ["now", "lease", "limit"],
   lua: `
-local due = redis.call('ZRANGEBYSCORE', pending, '-inf', now, 'LIMIT', 0, tonumber(limit))
-if #due == 0 then return {claimed = {}, dropped = 0} end
+-- one past the limit, not claimed: whether deliveries stay due after this claim (the run's \`more\`)
+local due  = redis.call('ZRANGEBYSCORE', pending, '-inf', now, 'LIMIT', 0, tonumber(limit) + 1)
+local more = #due > tonumber(limit)
+if more then due[#due] = nil end
+if #due == 0 then return {claimed = {}, dropped = 0, more = more} end
 local records = redis.call('HMGET', deliveries, unpack(due))
 local all = redis.call('HGETALL', hooks)
 local byName = {}
@@ -220,7 +224,7 @@ if #updates > 0 then
   redis.call('HSET', deliveries, unpack(updates))
   redis.call('ZADD', pending, unpack(leases))
 end
-return {claimed = claimed, dropped = #gone}
+return {claimed = claimed, dropped = #gone, more = more}
 `,
 });
 

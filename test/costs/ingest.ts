@@ -45,6 +45,15 @@ export const area = {
     presence: row("consumer batch, presence: 100 messages × 10 ids", "steady, 1 room, 200 known ids online", 2, 14, {
       note: "Heartbeats of a room within 5 s are applied as one heartbeat call at the latest time: the library's whole-batch script.",
     }),
+    presenceSpread: row(
+      "consumer batch, presence: 10 messages × 10 ids sent over 4 s of one 5 s window",
+      "steady, 1 room, 200 known ids online",
+      2,
+      15,
+      {
+        note: "The window's ids were sent at different times: the heartbeat also counts at the window's earliest time, so ids that timed out within the window are in its peak (+1 ZCOUNT over the row above; review 19).",
+      },
+    ),
     redelivered: row("consumer batch: 100 messages × 100 events, all redelivered", "already applied", 4, 14, {
       note: "Each target's script finds its messages in the applied set and writes nothing (EVALSHA, SMISMEMBER ×2: these were accepted the day before).",
     }),

@@ -7,6 +7,7 @@
  */
 import { createExecutionContext, createMessageBatch, getQueueResult, type QueueResult } from "cloudflare:test";
 import { consumeIngest } from "../../functions/queue.ts";
+import { deadLetterBody, type DeadLetterItem } from "../../src/ingest/dead-letter.ts";
 import { createRedis, type RedisClient } from "../../src/redis/client.ts";
 import { createTestApi, type TestApiOptions } from "./worker.ts";
 
@@ -106,3 +107,65 @@ export function failingFor(api: { env: Env }, poisoned: string): RedisClient {
       fail(keys) ? Promise.reject(new TypeError("fetch failed")) : real.eval(text, keys, args)) as RedisClient["eval"],
   };
 }
+
+/**
+ * A client of the api's real Redis whose scripts on a key containing `target` run (Redis applies
+ * them) and then fail as a lost answer would (a timeout after the commit, a connection cut):
+ * the consumer cannot tell them from a script that never ran.
+ */
+export function answerLostFor(api: { env: Env }, target: string): RedisClient & { scripts: number } {
+  const real = createRedis({ url: api.env.UPSTASH_REDIS_REST_URL, token: api.env.UPSTASH_REDIS_REST_TOKEN });
+  const hit = (keys: string[]) => keys.some((k) => k.includes(target));
+  const lose = async <T>(keys: string[], run: () => Promise<T>): Promise<T> => {
+    const value = await run();
+    if (hit(keys)) throw new TypeError("fetch failed (the answer was lost after Redis applied the script)");
+    return value;
+  };
+  const client = {
+    /** Scripts the consumer ran (EVALSHA calls: a NOSCRIPT reload is not one more). */
+    scripts: 0,
+    ping: () => real.ping(),
+    evalsha: ((sha: string, keys: string[], args: string[]) => {
+      client.scripts++;
+      return lose(keys, () => real.evalsha(sha, keys, args));
+    }) as RedisClient["evalsha"],
+    eval: ((text: string, keys: string[], args: string[]) =>
+      lose(keys, () => real.eval(text, keys, args))) as RedisClient["eval"],
+  };
+  return client;
+}
+
+/**
+ * A client of the api's real Redis whose scripts on a key containing `target` reach it `ms`
+ * later (a slow link: they run, in full, after the other scripts sent with them): fixes the order
+ * of a batch's concurrent scripts.
+ */
+export function delayedFor(api: { env: Env }, target: string, ms: number): RedisClient & { scripts: number } {
+  const real = createRedis({ url: api.env.UPSTASH_REDIS_REST_URL, token: api.env.UPSTASH_REDIS_REST_TOKEN });
+  const later = async <T>(keys: string[], run: () => Promise<T>): Promise<T> => {
+    if (keys.some((k) => k.includes(target))) await new Promise((resolve) => setTimeout(resolve, ms));
+    return run();
+  };
+  const client = {
+    /** Scripts the consumer ran (EVALSHA calls: a NOSCRIPT reload is not one more). */
+    scripts: 0,
+    ping: () => real.ping(),
+    evalsha: ((sha: string, keys: string[], args: string[]) => {
+      client.scripts++;
+      return later(keys, () => real.evalsha(sha, keys, args));
+    }) as RedisClient["evalsha"],
+    eval: ((text: string, keys: string[], args: string[]) =>
+      later(keys, () => real.eval(text, keys, args))) as RedisClient["eval"],
+  };
+  return client;
+}
+
+/** The consumer's settings for tests that call consumeBatch directly (wrangler.toml's trending retention). */
+export const INGEST_SETTINGS = { trendingRetentionHours: 50, presenceTimeoutSeconds: 60 };
+
+/** consumeBatch's dead-letter producer: the api's recording INGEST_DLQ, as functions/queue.ts sends. */
+export const toDlq =
+  (api: { dlq: { sendBatch(messages: Iterable<{ body: unknown }>): Promise<void> } }) =>
+  async (items: DeadLetterItem[]) => {
+    await api.dlq.sendBatch(items.map((item) => ({ body: deadLetterBody(item) })));
+  };

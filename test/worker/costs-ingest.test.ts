@@ -117,6 +117,20 @@ describe("queued ingest costs", () => {
     expect(costOf(mp)).toEqual(expected(rows.presence));
   });
 
+  it("a presence window whose ids were sent at different times", async () => {
+    const api = newApi("icost-spread");
+    const ids = (r: number) => Array.from({ length: 10 }, (_, i) => `u${(r * 10 + i) % 200}`);
+    await api.post("/v1/presence/r/heartbeats", { ids: Array.from({ length: 200 }, (_, i) => `u${i}`) });
+    api.queue.clear();
+    for (let r = 0; r < 10; r++) {
+      await api.post("/v1/presence/r/heartbeats", { ids: ids(r) }, { headers: api.asyncHeaders });
+      api.advance(400);
+    }
+    const mp = await api.cost(() => api.deliver([...api.queue.sent]));
+    expect(mp.result.stats).toMatchObject({ applied: 10, events: 100 });
+    expect(costOf(mp)).toEqual(expected(rows.presenceSpread));
+  });
+
   it("a keyed message: the synchronous record read and left", async () => {
     const api = newApi("icost-keyed");
     await api.post("/v1/trending/k/events", { member: "m" });

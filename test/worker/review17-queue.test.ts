@@ -10,9 +10,16 @@
 import { createExecutionContext, getQueueResult } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { consumeBatch } from "../../src/ingest/consume.ts";
-import { deadLetterBody, type DeadLetterItem } from "../../src/ingest/dead-letter.ts";
-import { createRedis, type RedisClient } from "../../src/redis/client.ts";
-import { batchOf, createIngestApi, deliverBatch as deliver, failingFor, type IngestApi } from "../helpers/ingest.ts";
+import {
+  answerLostFor,
+  batchOf,
+  createIngestApi,
+  deliverBatch as deliver,
+  failingFor,
+  INGEST_SETTINGS as SETTINGS,
+  toDlq,
+  type IngestApi,
+} from "../helpers/ingest.ts";
 import { TEST_INGEST_KEY_2 } from "../helpers/keys.ts";
 import { cleanedUpAfterAll } from "../helpers/worker.ts";
 
@@ -22,40 +29,6 @@ const track = cleanedUpAfterAll<IngestApi>();
 
 const queued = (label: string) => track(createIngestApi({ label, start: T0 }));
 const direct = (label: string) => track(createIngestApi({ label, start: T0, queue: false }));
-
-/**
- * A client of the api's real Redis whose scripts on a key containing `target` run (Redis applies
- * them) and then fail as a lost answer would (a timeout after the commit, a connection cut):
- * the consumer cannot tell them from a script that never ran.
- */
-function answerLostFor(api: IngestApi, target: string): RedisClient & { scripts: number } {
-  const real = createRedis({ url: api.env.UPSTASH_REDIS_REST_URL, token: api.env.UPSTASH_REDIS_REST_TOKEN });
-  const hit = (keys: string[]) => keys.some((k) => k.includes(target));
-  const lose = async <T>(keys: string[], run: () => Promise<T>): Promise<T> => {
-    const value = await run();
-    if (hit(keys)) throw new TypeError("fetch failed (the answer was lost after Redis applied the script)");
-    return value;
-  };
-  const client = {
-    /** Scripts the consumer ran (EVALSHA calls: a NOSCRIPT reload is not one more). */
-    scripts: 0,
-    ping: () => real.ping(),
-    evalsha: ((sha: string, keys: string[], args: string[]) => {
-      client.scripts++;
-      return lose(keys, () => real.evalsha(sha, keys, args));
-    }) as RedisClient["evalsha"],
-    eval: ((text: string, keys: string[], args: string[]) =>
-      lose(keys, () => real.eval(text, keys, args))) as RedisClient["eval"],
-  };
-  return client;
-}
-
-const SETTINGS = { trendingRetentionHours: 50, presenceTimeoutSeconds: 60 };
-
-/** consumeBatch's dead-letter producer: the api's recording INGEST_DLQ, as functions/queue.ts sends. */
-const toDlq = (api: IngestApi) => async (items: DeadLetterItem[]) => {
-  await api.dlq.sendBatch(items.map((item) => ({ body: deadLetterBody(item) })));
-};
 
 /** The i-th request of a mixed workload: trending, counters (plain, period, decrements) and presence. */
 function request(i: number): { path: string; body: unknown } {

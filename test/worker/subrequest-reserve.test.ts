@@ -130,7 +130,10 @@ describe("the minute trigger (trim + webhooks) at 50: a fresh isolate, then runs
     // the 6 scripts the runs sent: trim's due list re-sent, its chunk script and the webhooks
     // job's 4 (list, peaks, claim, settle) loaded with it
     expect(flushed.loadedAgain).toBe(5);
-    expect(flushed.results.trim!.rooms).toBe(1650);
+    // the lost cache's one re-send left the webhooks job fewer deliveries (5); what it left unused
+    // the trim's second turn takes (review 19: a `capped` trim gets one): 2 chunks of rooms the
+    // first turn did not reach
+    expect(flushed.results.trim!.rooms).toBe(1750);
     expect(flushed.results.webhooks!.deferred).toBeUndefined();
 
     // what the results say is what Redis holds: each run's rooms got their minute's point, and
