@@ -70,6 +70,26 @@ describe.skipIf(!existsSync(CONTRACT))("review 19: the contract's routes are in 
     }
     expect(problems).toEqual([]);
   });
+  it("the contract's stated bounds are the document's: a board page's `limit ≤ 100`", () => {
+    expect(contract).toContain("`GET /v1/leaderboards/{board}?page=1&limit=10` (limit ≤ 100)");
+    const limit = doc.paths["/v1/leaderboards/{board}"]!.get!.parameters!.find((p) => p.name === "limit") as
+      (Param & { schema: { maximum?: number; default?: number } }) | undefined;
+    expect(limit?.schema.maximum).toBe(100);
+    expect(limit?.schema.default).toBe(10);
+  });
+
+  it("'the same GETs take period, from, to, aggregate': each counter read documents all four", () => {
+    expect(contract).toContain(
+      "Period counters: the same GETs take `period=day&from=2026-11-01&to=2026-11-07&aggregate=",
+    );
+    const problems: string[] = [];
+    for (const read of ["top", "bottom", "members/{member}", "range"]) {
+      const op = doc.paths[`/v1/counters/{counter}/${read}`]?.get;
+      const names = new Set((op?.parameters ?? []).map((p) => p.name));
+      for (const q of ["period", "from", "to", "aggregate"]) if (!names.has(q)) problems.push(`${read}: ${q}`);
+    }
+    expect(problems).toEqual([]);
+  });
 });
 
 describe("review 19: README's figures and names that review 6 / 11 do not check", () => {
