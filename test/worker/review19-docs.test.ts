@@ -138,7 +138,8 @@ describe("review 19: headers of the docs pages", () => {
     expect(page).not.toMatch(/<script/i);
   });
 
-  // BUG (low, hardening): /docs is an HTML page of this origin (the dashboard's, where a read key
+  // FIXED (review 19's fixes: functions/app.ts DOCS_SECURITY and NOSNIFF).
+  // Was BUG (low, hardening): /docs is an HTML page of this origin (the dashboard's, where a read key
   // sits in localStorage) but is served with no Content-Security-Policy, no X-Content-Type-Options
   // and no frame-ancestors: the dashboard page has all of them (functions/routes/dashboard.tsx
   // PAGE_SECURITY). Today its text is escaped, but a future description with markup, or a framed
@@ -146,7 +147,7 @@ describe("review 19: headers of the docs pages", () => {
   // Fix: functions/app.ts's /docs handler: send `default-src 'none'; style-src 'unsafe-inline';
   // base-uri 'none'; form-action 'none'; frame-ancestors 'none'` (the page has one inline <style>
   // and no script), nosniff, `Referrer-Policy: no-referrer`; nosniff on /openapi.json.
-  it.fails("/docs has a CSP (no script at all, not framable) and nosniff, like the dashboard page", async () => {
+  it("/docs has a CSP (no script at all, not framable) and nosniff, like the dashboard page", async () => {
     const res = await api.get("/docs", { key: "none" });
     const csp = res.headers.get("content-security-policy") ?? "";
     expect(csp).toContain("default-src 'none'");
