@@ -145,13 +145,27 @@ function markStale(panel, error) {
   panel.meta.append(el("span", { class: "problem", text: "refresh failed: " + error.message }));
 }
 
+// Whether a list answer says it has more pages (counters' nextOffset, histograms' and boards' next,
+// rooms' and boards' nextCursor or truncated): the page reads only the first.
+/** @param {Record<string, unknown>} body */
+function hasMore(body) {
+  return (
+    body.truncated === true || [body.nextOffset, body.next, body.nextCursor].some((v) => v !== null && v !== undefined)
+  );
+}
+
 /**
  * @param {Panel} panel
- * @param {string[]} names
+ * @param {string[]} listed
+ * @param {boolean} more the list has pages after the one read
  */
-function fillPicker(panel, names) {
+function fillPicker(panel, listed, more) {
   const picker = panel.picker;
   const wanted = picker.value || state.selection[panel.id];
+  // A choice that is not on the list's first page may be on a later one (a counter not written
+  // lately, past the newest 1,000): it stays choosable rather than swapped for another; its loader
+  // reads it, and a 404 says it is gone and forgets it (refreshPanel).
+  const names = more && wanted && !listed.includes(wanted) ? [...listed, wanted] : listed;
   const chosen = wanted !== undefined && names.includes(wanted) ? wanted : names[0] || "";
   const same = picker.options.length === names.length && names.every((name, i) => picker.options[i]?.value === name);
   if (!same) {
@@ -178,7 +192,7 @@ async function refreshPanel(panel, withList) {
       const { body } = await getJson(panel.list);
       if (seq !== panel.seq) return { ok: true };
       panel.names = namesOf(body[panel.field]);
-      fillPicker(panel, panel.names);
+      fillPicker(panel, panel.names, hasMore(body));
     }
     name = panel.picker.value;
     if (!name) {
@@ -210,6 +224,12 @@ async function refreshPanel(panel, withList) {
     }
     if (error.kind === "missing") {
       panel.names = null;
+      // Forgotten, so the next list read does not keep it as an off-page choice.
+      if (state.selection[panel.id] === name) {
+        delete state.selection[panel.id];
+        store.set(SELECTION_STORAGE, JSON.stringify(state.selection));
+      }
+      panel.picker.value = "";
       show(panel, "empty", [], empty("'" + name + "' is gone (" + error.message + ")."), null);
       return { ok: true };
     }
