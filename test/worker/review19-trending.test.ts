@@ -6,7 +6,9 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { createTestApi, type TestApi } from "../helpers/worker.ts";
-import { ok } from "../helpers/trending.ts";
+import { longTail, ok } from "../helpers/trending.ts";
+import { area } from "../costs/trending.ts";
+import { costOf, expected } from "../costs/types.ts";
 
 const HOUR = 3_600_000;
 const MINUTE = 60_000;
@@ -222,6 +224,57 @@ describe("review 19: trending through the Worker", () => {
     expect((await ok(api.get("/v1/trending/rise/rising?n=100&baseline=1h"))).body.items).toHaveLength(4);
     for (const q of ["n=0", "n=101", "baseline=0h", "baseline=51h", "n=1.5"])
       expect((await api.get(`/v1/trending/rise/rising?${q}`)).status, q).toBe(400);
+    api.setNow(T0);
+  });
+
+  it("costs: every read costs the same at 30 and 1,500 members an hour (issue 15), in each state", async () => {
+    api.setNow(T0 + 20 * MINUTE);
+    // load every script once (a first EVALSHA meets NOSCRIPT and is sent again)
+    await ok(events("cw", { member: "w" }));
+    for (const p of ["top", "members/w", "rising", "history?member=w"]) await ok(api.get(`/v1/trending/cw/${p}`));
+    await ok(api.post("/internal/jobs/compact", undefined, { key: "admin" }));
+    const c = async (stream: string, path: string) =>
+      costOf(await api.cost(() => ok(api.get(`/v1/trending/${stream}/${path}`))));
+    for (const [stream, per] of [
+      ["c30", 30],
+      ["c1500", 1500],
+    ] as const) {
+      const tail = longTail(api.now, per);
+      for (let i = 0; i < tail.length; i += 1000) await ok(events(stream, { events: tail.slice(i, i + 1000) }));
+    }
+    const out: Record<string, Record<string, { roundTrips: number; commands: number }>> = { c30: {}, c1500: {} };
+    // the previous hour not yet compacted
+    for (const s of ["c30", "c1500"] as const) {
+      out[s].topColdOpen = await c(s, "top?n=10&window=24h");
+      out[s].risingOpen = await c(s, "rising?baseline=24h");
+      out[s].history1 = await c(s, "history?member=p1&hours=1");
+      out[s].history50 = await c(s, "history?member=p1&hours=50");
+      out[s].risingCold7 = await c(s, "rising?baseline=7h");
+    }
+    await ok(api.post("/internal/jobs/compact", undefined, { key: "admin" }));
+    for (const s of ["c30", "c1500"] as const) {
+      out[s].topCold7 = await c(s, "top?n=10&window=7h");
+      out[s].risingWarm7 = await c(s, "rising?baseline=7h");
+      // the slot now holds 5 h: a 7 h rising finds no union of its width
+      await c(s, "top?n=10&window=5h");
+      out[s].risingSlotOther = await c(s, "rising?baseline=7h");
+      out[s].memberWarm = await c(s, "members/p1?window=5h");
+    }
+    const small = out.c30 ?? {};
+    const big = out.c1500 ?? {};
+    const rows = area.rows;
+    expect(small.risingOpen).toEqual(expected(rows.risingOpen));
+    expect(small.history1).toEqual({ roundTrips: 1, commands: 3 });
+    expect(small.history50).toEqual({ roundTrips: 1, commands: 52 });
+    expect(small.risingCold7).toEqual({ roundTrips: 1, commands: 3 + 7 });
+    expect(small.risingWarm7).toEqual(expected(rows.risingWarm));
+    expect(small.risingSlotOther).toEqual({ roundTrips: 1, commands: 3 + 7 });
+    // the current hour's pages: 30 members fit the first page, 1,500 do not (docs/trending.md)
+    expect(big.topColdOpen.commands).toBe(expected(rows.topFirstReadOpen).commands);
+    expect(big.topCold7.commands).toBeLessThanOrEqual(expected(rows.topOtherWindowSwitch).commands);
+    for (const k of ["risingOpen", "history1", "history50", "risingCold7", "risingWarm7", "risingSlotOther"] as const)
+      expect(big[k], k).toEqual(small[k]);
+    expect(big.memberWarm.commands).toBeLessThanOrEqual(expected(rows.memberOpen).commands + 8);
     api.setNow(T0);
   });
 });
