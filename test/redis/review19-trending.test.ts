@@ -59,8 +59,7 @@ async function walk(seed: number, keep: number) {
       const stream = pick(["s0", "s1"]);
       const events = Array.from({ length: int(1, 8) }, () => {
         const k = rnd();
-        const at =
-          k < 0.6 ? undefined : k < 0.9 ? (H - int(1, 3)) * HOUR + int(0, HOUR - 1) : (H - int(1, 30)) * HOUR;
+        const at = k < 0.6 ? undefined : k < 0.9 ? (H - int(1, 3)) * HOUR + int(0, HOUR - 1) : (H - int(1, 30)) * HOUR;
         return { member: pick(POOL), count: int(1, 3), ...(at === undefined ? {} : { at }) };
       });
       await trending.record(ctx, stream, events, R);
@@ -237,4 +236,45 @@ describe("review 19: compaction interleaved with reads and deletes", () => {
     expect(await command<string[]>(lib.target, "KEYS", `${base.prefix}:*`)).toEqual([]);
     expect(await trending.list(ctx)).toEqual([]);
   });
+});
+
+describe("review 19: the stream list", () => {
+  // Severity: medium. `GET /v1/trending` lists the registry's first 1,000 names in byte order and
+  // stops, saying nothing: a client cannot tell the list was cut, and no request reaches the
+  // 1,001st stream. An ingest key can create 1,000 streams named "0…" and hide every real stream
+  // from the list (the leaderboards' list was made to page for the same attack). Every other list
+  // pages (presence `nextCursor`, histograms and counters an offset). Suggested fix: `?cursor=`
+  // (the last name of the previous page) and `limit` (1..1,000, default 1,000); the script reads
+  // `limit + 1` names after the cursor (`ZRANGE names (cursor + BYLEX LIMIT 0 limit+1`, still one
+  // command) and the answer carries `nextCursor` (null on the last page); the library's
+  // `streams()` takes the same options.
+  it.fails(
+    "more than 1,000 streams: the answer says so and a cursor reaches the rest",
+    async () => {
+      const now = Date.UTC(2026, 10, 27, 9, 20);
+      const base = lib.ctx(now, "r19-list");
+      const R = { retentionHours: 50 };
+      await trending.record(base, "zreal", [{ member: "x" }], R);
+      for (let i = 0; i < 1000; i += 50)
+        await Promise.all(
+          Array.from({ length: 50 }, (_, j) =>
+            trending.record(base, `a${String(i + j).padStart(4, "0")}`, [{ member: "x" }], R),
+          ),
+        );
+      const app = createApp({ now: () => now });
+      const env = lib.appEnv(KEYS, { KEY_PREFIX: base.prefix });
+      const get = async (path: string) =>
+        (await app.request(path, { headers: { authorization: `Bearer ${KEYS.read}` } }, env)).json() as Promise<{
+          streams: string[];
+          nextCursor?: string | null;
+        }>;
+      const first = await get("/v1/trending");
+      expect(first.streams).toHaveLength(1000);
+      expect(first.streams).not.toContain("zreal");
+      expect(first.nextCursor).toBe("a0999");
+      const second = await get(`/v1/trending?cursor=${first.nextCursor ?? ""}`);
+      expect(second).toEqual({ streams: ["zreal"], nextCursor: null });
+    },
+    60_000,
+  );
 });
