@@ -278,3 +278,75 @@ describe("review 19: the stream list", () => {
     60_000,
   );
 });
+
+describe("review 19: `at` past the horizon", () => {
+  // Severity: low. With TRENDING_RETENTION_HOURS above 168 an event is refused once its hour is past
+  // the horizon (168 h: no window or history reads further back), yet the 400 says "must be within the
+  // retention (168 h)" to a deployment whose retention is 200 h: it names the wrong rule and the
+  // wrong figure (API.md promises a 400 only outside the retention). Suggested fix: say what the
+  // limit is, "must be within the last 168 hours (the widest window; retention 200 h)", when the
+  // horizon is shorter than the retention.
+  it.fails("the refusal names the horizon, not a retention the deployment does not have", async () => {
+    const now = Date.UTC(2026, 10, 27, 9, 20);
+    const ctx = lib.ctx(now, "r19-at");
+    const R = { retentionHours: 200 };
+    const at = (Math.floor(now / HOUR) - 169) * HOUR;
+    const error = await trending.record(ctx, "old", [{ member: "x", at }], R).then(
+      () => undefined,
+      (e: unknown) => e as { message: string; details: { path: string; message: string }[] },
+    );
+    expect(error?.details).toEqual([
+      { path: "at", message: "must be within the last 168 hours (the widest window; retention 200 h)" },
+    ]);
+  });
+});
+
+describe("review 19: member lookup agrees with the top at the hour's first millisecond", () => {
+  it("ties across the union, the open previous hour and the current hour: same rank and count for every member", async () => {
+    const H = H0 + 300;
+    const base = lib.ctx(0, "r19-ties");
+    const R = { retentionHours: 50 };
+    const writer = { ...base, now: H * HOUR };
+    // every member totals 6, spread differently over hours H-3, H-1 (open at H:00) and H
+    const spread = [
+      [6, 0, 0],
+      [0, 6, 0],
+      [0, 0, 6],
+      [2, 2, 2],
+      [3, 3, 0],
+      [0, 3, 3],
+    ];
+    const names = ["\u{10000}", "\uffff", "B", "a", "é", "日"];
+    await trending.record(
+      writer,
+      "ties",
+      names.flatMap((member, i) =>
+        (spread[i] ?? []).flatMap((count, k) => (count > 0 ? [{ member, count, at: (H - [3, 1, 0][k]!) * HOUR }] : [])),
+      ),
+      R,
+    );
+    await trending.record(
+      writer,
+      "ties",
+      [
+        { member: "z", count: 7 },
+        { member: "y", count: 5, at: (H - 2) * HOUR },
+      ],
+      R,
+    );
+    for (const phase of ["open", "compacted"]) {
+      if (phase === "compacted") await trending.compact({ ...base, now: H * HOUR }, { ...R, keep: 0 });
+      for (const w of [1, 3, 24]) {
+        const top = await trending.top(writer, "ties", { ...R, n: 100, windowHours: w });
+        for (const item of top.items) {
+          const m = await trending.member(writer, "ties", item.member, { ...R, windowHours: w });
+          expect({ rank: m.rank, count: m.count, rankExact: m.rankExact }, `${phase} w=${w} ${item.member}`).toEqual({
+            rank: item.rank,
+            count: item.count,
+            rankExact: true,
+          });
+        }
+      }
+    }
+  });
+});
