@@ -280,13 +280,13 @@ describe("review 19: the stream list", () => {
 });
 
 describe("review 19: `at` past the horizon", () => {
-  // Severity: low. With TRENDING_RETENTION_HOURS above 168 an event is refused once its hour is past
+  // Fixed in review 19 (phase 2). Severity: low. With TRENDING_RETENTION_HOURS above 168 an event is refused once its hour is past
   // the horizon (168 h: no window or history reads further back), yet the 400 says "must be within the
   // retention (168 h)" to a deployment whose retention is 200 h: it names the wrong rule and the
   // wrong figure (API.md promises a 400 only outside the retention). Suggested fix: say what the
   // limit is, "must be within the last 168 hours (the widest window; retention 200 h)", when the
   // horizon is shorter than the retention.
-  it.fails("the refusal names the horizon, not a retention the deployment does not have", async () => {
+  it("the refusal names the horizon, not a retention the deployment does not have", async () => {
     const now = Date.UTC(2026, 10, 27, 9, 20);
     const ctx = lib.ctx(now, "r19-at");
     const R = { retentionHours: 200 };
@@ -348,5 +348,25 @@ describe("review 19: member lookup agrees with the top at the hour's first milli
         }
       }
     }
+  });
+});
+
+describe("review 19: trending.listPage (library)", () => {
+  it("pages the registry in byte order with a cursor; a bad cursor or limit is a 400", async () => {
+    const base = lib.ctx(Date.UTC(2026, 10, 27, 9, 20), "r19-page");
+    const R = { retentionHours: 50 };
+    for (const s of ["c", "a", "b", "d", "e"]) await trending.record(base, s, [{ member: "x" }], R);
+    const first = await trending.listPage(base, { limit: 2 });
+    expect(first).toEqual({ streams: ["a", "b"], nextCursor: "b" });
+    const second = await trending.listPage(base, { limit: 2, cursor: "b" });
+    expect(second).toEqual({ streams: ["c", "d"], nextCursor: "d" });
+    expect(await trending.listPage(base, { limit: 2, cursor: "d" })).toEqual({ streams: ["e"], nextCursor: null });
+    expect(await trending.listPage(base, { limit: 3, cursor: "b" })).toEqual({
+      streams: ["c", "d", "e"],
+      nextCursor: null,
+    });
+    expect(await trending.list(base)).toEqual(["a", "b", "c", "d", "e"]);
+    await expect(trending.listPage(base, { limit: 0 })).rejects.toThrow(/limit/);
+    await expect(trending.listPage(base, { cursor: "(bad" })).rejects.toThrow(/cursor/);
   });
 });

@@ -258,7 +258,18 @@ describe("review 19: trending through the Worker", () => {
       const tail = longTail(api.now, per);
       for (let i = 0; i < tail.length; i += 1000) await ok(events(stream, { events: tail.slice(i, i + 1000) }));
     }
-    const out: Record<string, Record<string, { roundTrips: number; commands: number }>> = { c30: {}, c1500: {} };
+    type Cost = { roundTrips: number; commands: number };
+    type State =
+      | "topColdOpen"
+      | "risingOpen"
+      | "history1"
+      | "history50"
+      | "risingCold7"
+      | "topCold7"
+      | "risingWarm7"
+      | "risingSlotOther"
+      | "memberWarm";
+    const out = { c30: {} as Record<State, Cost>, c1500: {} as Record<State, Cost> };
     // the previous hour not yet compacted
     for (const s of ["c30", "c1500"] as const) {
       out[s].topColdOpen = await c(s, "top?n=10&window=24h");
@@ -276,8 +287,8 @@ describe("review 19: trending through the Worker", () => {
       out[s].risingSlotOther = await c(s, "rising?baseline=7h");
       out[s].memberWarm = await c(s, "members/p1?window=5h");
     }
-    const small = out.c30 ?? {};
-    const big = out.c1500 ?? {};
+    const small = out.c30;
+    const big = out.c1500;
     const rows = area.rows;
     expect(small.risingOpen).toEqual(expected(rows.risingOpen));
     expect(small.history1).toEqual({ roundTrips: 1, commands: 3 });
