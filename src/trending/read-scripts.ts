@@ -378,13 +378,15 @@ return { maxError = maxError, count = fmt(sum), rank = above + 1, ties = ties, r
 `,
 });
 
-/** Stream names in byte order, at most `limit`. */
+/** Stream names in byte order after `after` ('' from the first), at most `limit`. */
 export const listScript = defineScript({
   name: "trending.list",
   write: false,
   keys: ["names"],
-  args: ["limit"],
+  args: ["after", "limit"],
   lua: `
-return redis.call('ZRANGE', names, '-', '+', 'BYLEX', 'LIMIT', 0, tonumber(limit))
+local from = '-'
+if after ~= '' then from = '(' .. after end
+return redis.call('ZRANGE', names, from, '+', 'BYLEX', 'LIMIT', 0, tonumber(limit))
 `,
 });

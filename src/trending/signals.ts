@@ -21,7 +21,7 @@ import {
 
 /**
  * Members of the current hour a rising read considers: its top RISING_CANDIDATES by
- * count (ties at the cut by member, descending, as ZREVRANGE gives them). A member
+ * count (ties at the cut by member, byte order, as every ranking here). A member
  * below them cannot be reported, however far above its baseline; bounded work
  * instead of a scan of the hour (up to 1M members at the scale bench/ measures).
  */
@@ -43,13 +43,27 @@ export const risingScript = defineScript({
   uses: [markersLua, unionLua],
   lua: `
 local width = tonumber(width)
-local page = redis.call('ZREVRANGE', current, 0, tonumber(depth) - 1, 'WITHSCORES')
+local depth = tonumber(depth)
+-- one more than the candidates: does a tie straddle the cut?
+local page = redis.call('ZREVRANGE', current, 0, depth, 'WITHSCORES')
 local members, counts, sums = {}, {}, {}
-for i = 1, #page, 2 do
-  -- the bucket's sentinel (≤ 0) comes after every real member
-  if tonumber(page[i + 1]) > 0 then
+local cut = #page >= 2 * (depth + 1) and page[2 * depth] == page[2 * depth + 2] and tonumber(page[2 * depth]) > 0
+for i = 1, math.min(#page, 2 * depth), 2 do
+  -- the bucket's sentinel (≤ 0) comes after every real member; a tie at the cut is refilled below
+  if tonumber(page[i + 1]) > 0 and not (cut and page[i + 1] == page[2 * depth]) then
     members[#members + 1] = page[i]
     counts[#counts + 1] = page[i + 1]
+    sums[#sums + 1] = 0
+  end
+end
+if cut then
+  -- ZREVRANGE gives equal counts in descending byte order: take the tie's first members in
+  -- ascending byte order instead, as every ranking here orders ties (review 19)
+  local s = page[2 * depth]
+  local tied = redis.call('ZRANGE', current, s, s, 'BYSCORE', 'LIMIT', 0, depth - #members)
+  for _, m in ipairs(tied) do
+    members[#members + 1] = m
+    counts[#counts + 1] = s
     sums[#sums + 1] = 0
   end
 end

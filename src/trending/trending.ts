@@ -1,6 +1,7 @@
 import type { Ctx } from "../context.ts";
 import { asList, type Idempotency, type Written } from "../redis/script.ts";
 import { HOUR, hourIndex } from "../time.ts";
+import { assertName, invalid } from "../validation.ts";
 import { isStandardWindow, registryKeys, secondsUntil, STANDARD_WINDOWS, streamKeys } from "./keys.ts";
 import {
   listScript,
@@ -349,16 +350,46 @@ export async function member(ctx: Ctx, stream: string, name: string, options: To
   };
 }
 
-/** Largest number of names `GET /v1/trending` lists. */
+/** Largest number of names `GET /v1/trending` lists in one page. */
 export const MAX_LISTED = 1000;
 
-/** Stream names from the registry, in byte order, at most 1,000: one script. */
-export async function list(ctx: Ctx): Promise<string[]> {
-  return asList(
+export interface ListOptions {
+  /** Names in the page, 1..1,000. @default 1000 */
+  limit?: number;
+  /** The previous page's `nextCursor` (its last name): the page starts after it. @default the first name */
+  cursor?: string;
+}
+
+export interface StreamsPage {
+  /** Stream names from the registry, in byte order. */
+  streams: string[];
+  /** The last name of this page when more follow (pass it as `cursor`), else null. */
+  nextCursor: string | null;
+}
+
+/**
+ * One page of stream names from the registry, in byte order: one script. Until review 19 the list
+ * stopped at the first 1,000 names without a sign, so streams past them could not be listed (and
+ * 1,000 streams named to sort first hid every other one).
+ */
+export async function listPage(ctx: Ctx, options: ListOptions = {}): Promise<StreamsPage> {
+  const limit = options.limit ?? MAX_LISTED;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LISTED)
+    invalid([{ path: "limit", message: `must be an integer from 1 to ${MAX_LISTED}` }]);
+  if (options.cursor !== undefined) assertName(options.cursor, "cursor");
+  // one more than the page: whether another page follows, in the same command
+  const names = asList(
     await listScript.run<string[] | Record<string, never>>(
       ctx.redis,
       { names: registryKeys(ctx.prefix).names },
-      { limit: MAX_LISTED },
+      { after: options.cursor ?? "", limit: limit + 1 },
     ),
   );
+  const streams = names.slice(0, limit);
+  return { streams, nextCursor: names.length > limit ? (streams[streams.length - 1] ?? null) : null };
+}
+
+/** The first page of stream names (at most 1,000), as `listPage` gives it. */
+export async function list(ctx: Ctx, options: ListOptions = {}): Promise<string[]> {
+  return (await listPage(ctx, options)).streams;
 }

@@ -134,7 +134,13 @@ export function checkEvents(ctx: Ctx, events: TrendingEvent[], retentionHours: n
   const issues: FieldIssue[] = [];
   if (events.length < 1 || events.length > MAX_BATCH)
     issues.push({ path: listKey, message: `must hold 1..${MAX_BATCH} events` });
-  const oldestHour = hourIndex(ctx.now) - horizonOf(retentionHours);
+  const horizon = horizonOf(retentionHours);
+  const oldestHour = hourIndex(ctx.now) - horizon;
+  // past 168 h no window or history reads an hour, whatever the retention: say which limit it is (review 19)
+  const tooOld =
+    horizon < retentionHours
+      ? `must be within the last ${horizon} hours (the widest window; retention ${retentionHours} h)`
+      : `must be within the retention (${retentionHours} h)`;
   events.forEach((event, i) => {
     const problem = typeof event.member === "string" ? memberProblem(event.member) : "must be a string";
     if (problem) issues.push({ path: at(i, "member"), message: problem });
@@ -146,9 +152,7 @@ export function checkEvents(ctx: Ctx, events: TrendingEvent[], retentionHours: n
       if (!Number.isInteger(event.at)) issues.push({ path: at(i, "at"), message: "must be epoch milliseconds" });
       else if (event.at > ctx.now + MAX_FUTURE_MS)
         issues.push({ path: at(i, "at"), message: "must be at most 5 minutes in the future" });
-      else if (hourIndex(event.at) < oldestHour) {
-        issues.push({ path: at(i, "at"), message: `must be within the retention (${horizonOf(retentionHours)} h)` });
-      }
+      else if (hourIndex(event.at) < oldestHour) issues.push({ path: at(i, "at"), message: tooOld });
     }
   });
   if (issues.length > 0) invalid(issues);

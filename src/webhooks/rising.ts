@@ -48,7 +48,7 @@ async function streamsAndStart(
     const piped = await listScript.runPiped<string[] | Record<string, never>>(
       ctx.redis,
       { names: trendingRegistry(ctx.prefix).names },
-      { limit: MAX_LISTED },
+      { after: "", limit: MAX_LISTED },
       after,
       true, // a NOSCRIPT answer must not advance the cursor twice
     );
