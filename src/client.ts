@@ -48,7 +48,7 @@ import type { IngestStatus } from "./ingest/index.ts";
 import type * as histograms from "./histograms/index.ts";
 import type * as lb from "./leaderboards/index.ts";
 import type * as presence from "./presence/index.ts";
-import type { HistoryResult, MemberResult, RisingResult, TopResult } from "./trending/index.ts";
+import type { HistoryResult, MemberResult, RisingResult, StreamsPage, TopResult } from "./trending/index.ts";
 import type * as webhooks from "./webhooks/index.ts";
 
 export {
@@ -199,8 +199,12 @@ export function createClient(options: ClientOptions) {
         ),
     },
     trending: {
+      /** The first page of streams (at most 1,000 names); `page` reaches the rest. */
       list: <O extends ReadOptions = Json>(read?: O) =>
-        send<ListResult<O, { streams: string[] }>>("listStreams", {}, undefined, undefined, read),
+        send<ListResult<O, StreamsPage>>("listStreams", {}, undefined, undefined, read),
+      /** A page of streams; a pass follows `nextCursor` as `cursor` until it is null. */
+      page: <O extends ReadOptions = Json>(query: { limit?: number; cursor?: string } = {}, read?: O) =>
+        send<ListResult<O, StreamsPage>>("listStreams", {}, query, undefined, read),
       record: <W extends AsyncWriteOptions = WriteOptions>(
         stream: string,
         events: TrendingEventInput | TrendingEventInput[],

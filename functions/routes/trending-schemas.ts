@@ -1,7 +1,7 @@
 import * as z from "../zod.ts";
-import { MAX_TOP_N } from "../../src/trending/validate.ts";
+import { MAX_LISTED, MAX_TOP_N } from "../../src/trending/validate.ts";
 import { once } from "../lazy-route.ts";
-import { fieldsPrecheck, intField, memberField, nameField, windowField } from "../prechecks.ts";
+import { fieldsPrecheck, intField, memberField, nameField, OMIT, windowField } from "../prechecks.ts";
 import { intQuery, Member, Name, Window } from "../schemas.ts";
 
 /**
@@ -38,3 +38,16 @@ export const RisingQuery = once(() =>
 );
 /** RisingQuery's precheck, as TopQuery's. */
 export const risingQueryPrecheck = fieldsPrecheck({ n: intField(1, MAX_TOP_N, 10), baseline: windowField });
+
+/** The query of the streams' list: a page of `limit` names after `cursor` (the previous page's last name). */
+export const StreamsQuery = once(() =>
+  z.object({
+    limit: intQuery(1, MAX_LISTED, MAX_LISTED),
+    cursor: Name().optional().openapi({ description: "nextCursor of the previous page" }),
+  }),
+);
+/** StreamsQuery's precheck: `limit` in plain digits, a cursor that is a stream name. */
+export const streamsQueryPrecheck = fieldsPrecheck({
+  limit: intField(1, MAX_LISTED, MAX_LISTED),
+  cursor: (value) => (value === undefined ? OMIT : nameField(value)),
+});

@@ -13,6 +13,8 @@ import {
   memberLookupParamsPrecheck,
   RisingQuery,
   risingQueryPrecheck,
+  StreamsQuery,
+  streamsQueryPrecheck,
   TopQuery,
   topQueryPrecheck,
   WindowQuery,
@@ -166,13 +168,31 @@ lazyRoute(
   "/",
   () => ({
     tags,
-    summary: "List streams (registry, byte order, at most 1,000)",
+    summary: "List streams (registry, byte order), with cursor pagination",
+    description:
+      "A page of at most `limit` names after `cursor`; `nextCursor` (the page's last name) is null on the last page. " +
+      "Until review 19 the list stopped at the first 1,000 names without a sign.",
+    request: { query: prechecked(StreamsQuery, streamsQueryPrecheck) },
     responses: () => ({
-      200: jsonResponse(z.object({ streams: z.array(z.string()) }).openapi("TrendingStreams"), "Stream names."),
+      200: jsonResponse(
+        z
+          .object({
+            streams: z.array(z.string()),
+            nextCursor: z
+              .string()
+              .nullable()
+              .openapi({ description: "pass as cursor for the next page; null on the last page" }),
+          })
+          .openapi("TrendingStreams"),
+        "One page of stream names.",
+      ),
       ...errorResponses(),
     }),
   }),
-  async (c) => c.json({ streams: await trending.list(ctxOf(c)) }, 200),
+  async (c) => {
+    const { limit, cursor } = c.req.valid("query");
+    return c.json(await trending.listPage(ctxOf(c), { limit, ...(cursor === undefined ? {} : { cursor }) }), 200);
+  },
 );
 
 includeRoutes(trendingRoutes, trendingEventsRoutes);

@@ -183,9 +183,15 @@ export class Edgestats {
     return presence.total(this.#runtime.ctx());
   }
 
-  /** The trending streams (from the registry, never a scan), in byte order, at most 1,000: `GET /v1/trending`. */
+  /** The first 1,000 trending streams (from the registry, never a scan), in byte order; `streamPage` reaches the rest. */
   async streams(): Promise<string[]> {
     return trending.list(this.#runtime.ctx());
+  }
+
+  /** A page of the trending streams in byte order (`limit` ≤ 1,000, `cursor` the previous page's `nextCursor`): `GET /v1/trending`. */
+  async streamPage(options: trending.ListOptions = {}): Promise<trending.StreamsPage> {
+    checkShape(options, QUERY_OPTIONS["stats.streamPage"]);
+    return trending.listPage(this.#runtime.ctx(), options);
   }
 
   /**

@@ -61,6 +61,7 @@ export const QUERY_OPTIONS = {
   "stats.histograms": fields("offset", "limit"),
   "stats.rooms": fields("limit", "cursor"),
   "stats.boards": fields("offset", "limit", "cursor"),
+  "stats.streamPage": fields("limit", "cursor"),
 } as const;
 
 /**

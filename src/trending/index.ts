@@ -21,7 +21,6 @@ export {
   compareBytes,
   list,
   listPage,
-  MAX_LISTED,
   member,
   record,
   top,
@@ -36,6 +35,7 @@ export {
 } from "./trending.ts";
 export {
   MAX_HOUR_COUNT,
+  MAX_LISTED,
   MAX_TOP_N,
   MAX_WINDOW_HOURS,
   parseEventTimes,

@@ -24,6 +24,7 @@ import {
   horizonOf,
   hourCountRefusal,
   MAX_FUTURE_MS,
+  MAX_LISTED,
   type TrendingEvent,
   type TrendingSettings,
 } from "./validate.ts";
@@ -349,9 +350,6 @@ export async function member(ctx: Ctx, stream: string, name: string, options: To
     generatedAt: ctx.now,
   };
 }
-
-/** Largest number of names `GET /v1/trending` lists in one page. */
-export const MAX_LISTED = 1000;
 
 export interface ListOptions {
   /** Names in the page, 1..1,000. @default 1000 */

@@ -22,6 +22,8 @@ export const MAX_HOUR_COUNT = 5e13;
 export const HOUR_COUNT_ERROR = "ERR trending.record hour_count";
 /** Largest `n` of a top-N read. */
 export const MAX_TOP_N = 100;
+/** Largest number of names `GET /v1/trending` lists in one page. */
+export const MAX_LISTED = 1000;
 /** Events may be stamped at most this far in the future (clock skew). */
 export const MAX_FUTURE_MS = 5 * 60 * 1000;
 /**

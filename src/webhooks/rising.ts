@@ -5,7 +5,7 @@ import { HOUR, MINUTE, hourIndex } from "../time.ts";
 import * as trending from "../trending/index.ts";
 import { registryKeys as trendingRegistry } from "../trending/keys.ts";
 import { listScript } from "../trending/read-scripts.ts";
-import { MAX_LISTED } from "../trending/trending.ts";
+import { MAX_LISTED } from "../trending/validate.ts";
 import { risingToldKey } from "./keys.ts";
 import { emitMany, type StoredWebhook } from "./webhooks.ts";
 

@@ -52,6 +52,7 @@ const READS: Record<keyof typeof QUERY_OPTIONS, (o: Options) => Promise<unknown>
   "stats.histograms": (o) => stats.histograms(o),
   "stats.rooms": (o) => stats.rooms(o),
   "stats.boards": (o) => stats.boards(o),
+  "stats.streamPage": (o) => stats.streamPage(o),
 };
 
 /** Each write, with a valid input, called with write options `o`. */

@@ -59,6 +59,7 @@ const ROUTES: Record<Key, [method: "get" | "post" | "delete", path: string, asAr
   "stats.histograms": ["get", "/v1/histograms"],
   "stats.rooms": ["get", "/v1/presence"],
   "stats.boards": ["get", "/v1/leaderboards"],
+  "stats.streamPage": ["get", "/v1/trending"],
 };
 
 /** The writes: their options are `WriteOptions`, library-only (the service's `Idempotency-Key` header). */

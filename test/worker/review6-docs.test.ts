@@ -923,7 +923,7 @@ describe("response shapes: trending and the rest of leaderboards (docs/trending.
     expect(keysOf(history.body)).toEqual(["exact", "generatedAt", "hours", "member", "points", "stream"]);
     expect(history.body.hours).toBe(48); // default 48
     expect(keysOf(history.body.points[0])).toEqual(["count", "hour", "maxError"]);
-    expect(keysOf((await api.get("/v1/trending")).body)).toEqual(["streams"]);
+    expect(keysOf((await api.get("/v1/trending")).body)).toEqual(["nextCursor", "streams"]);
   });
 
   it("leaderboards seasons, rank, scores, around; removing an absent player is a 204", async () => {
