@@ -198,6 +198,35 @@ describe("review 19: trending through the Worker", () => {
     api.setNow(T0);
   });
 
+  it("the stream list pages: limit and cursor, nextCursor null on the last page, CSV's Link, bad values 400 naming the field", async () => {
+    api.setNow(T0 + 30 * MINUTE);
+    for (const s of ["pg-a", "pg-b", "pg-c"]) await ok(events(s, { member: "x" }));
+    const all = (await api.get("/v1/trending")).body as { streams: string[]; nextCursor: string | null };
+    expect(all.nextCursor).toBeNull();
+    const mine = all.streams.filter((s) => s.startsWith("pg-"));
+    expect(mine).toEqual(["pg-a", "pg-b", "pg-c"]);
+    const first = await api.get("/v1/trending?limit=1&cursor=pg-9");
+    expect(first.status).toBe(200);
+    const after = all.streams.filter((s) => s > "pg-9");
+    expect(first.body).toEqual({ streams: [after[0]], nextCursor: after.length > 1 ? after[0] : null });
+    const page = await api.get("/v1/trending?limit=2&cursor=pg-a");
+    expect(page.body).toMatchObject({ streams: ["pg-b", "pg-c"] });
+    const csv = await api.get("/v1/trending?limit=1&cursor=pg-a", { headers: { accept: "text/csv" } });
+    expect(String(csv.body)).toBe("stream\r\npg-b\r\n");
+    expect(csv.headers.get("link")).toBe('</v1/trending?limit=1&cursor=pg-b>; rel="next"');
+    for (const [query, path] of [
+      ["limit=0", "limit"],
+      ["limit=1001", "limit"],
+      ["limit=x", "limit"],
+      ["cursor=(bad", "cursor"],
+    ] as const) {
+      const res = await api.get(`/v1/trending?${query}`);
+      expect(res.status, query).toBe(400);
+      expect((res.body as { error: { details: { path: string }[] } }).error.details[0]?.path, query).toBe(path);
+    }
+    api.setNow(T0);
+  });
+
   it("history: hours=1 and the maximum, hours past the retention is 400, a member that never existed is all zeros", async () => {
     api.setNow(T0 + 10 * MINUTE);
     const one = await ok(api.get("/v1/trending/csv/history?member=never&hours=1"));
