@@ -147,7 +147,7 @@ describe("429: with retryRateLimited, retried after its Retry-After when the req
         ? { kind: "reply", status: 429, body: envelope429, headers: { "retry-after": "1" } }
         : { kind: "forward" };
     const result = await within(5000, paced().trending.list());
-    expect(result).toEqual({ streams: expect.any(Array) });
+    expect(result).toEqual({ streams: expect.any(Array), nextCursor: null });
     expect(arrivals).toHaveLength(2);
     expect(arrivals[1]!.at - arrivals[0]!.at).toBeGreaterThanOrEqual(950);
   });
@@ -220,7 +220,7 @@ describe("429: with retryRateLimited, retried after its Retry-After when the req
   it("a 429 without Retry-After is retried after the backoff", async () => {
     plan = (_, i) => (i === 0 ? { kind: "reply", status: 429, body: envelope429 } : { kind: "forward" });
     const client = clientOf({ retryRateLimited: true, backoffMs: () => 200 });
-    expect(await within(3000, client.trending.list())).toEqual({ streams: expect.any(Array) });
+    expect(await within(3000, client.trending.list())).toEqual({ streams: expect.any(Array), nextCursor: null });
     expect(arrivals).toHaveLength(2);
     expect(arrivals[1]!.at - arrivals[0]!.at).toBeGreaterThanOrEqual(190);
     expect(arrivals[1]!.at - arrivals[0]!.at).toBeLessThan(900);
@@ -288,7 +288,7 @@ describe("503 and the cap on the total wait", () => {
     plan = (_, i) =>
       i === 0 ? { kind: "reply", status: 503, body: "busy", headers: { "retry-after": past } } : { kind: "forward" };
     const began = performance.now();
-    expect(await within(3000, clientOf().trending.list())).toEqual({ streams: expect.any(Array) });
+    expect(await within(3000, clientOf().trending.list())).toEqual({ streams: expect.any(Array), nextCursor: null });
     expect(arrivals).toHaveLength(2);
     expect(performance.now() - began).toBeLessThan(900);
     plan = () => ({ kind: "reply", status: 503, body: "busy", headers: { "retry-after": past } });
@@ -341,7 +341,7 @@ describe("timeoutMs covers the whole answer, its body included", () => {
   it("a GET whose body stalls is retried and resolves", async () => {
     plan = (_, i) => (i === 0 ? { kind: "stall" } : { kind: "forward" });
     const result = await within(3000, clientOf({ retries: 1, timeoutMs: 300 }).trending.list());
-    expect(result).toEqual({ streams: expect.any(Array) });
+    expect(result).toEqual({ streams: expect.any(Array), nextCursor: null });
     expect(arrivals).toHaveLength(2);
   });
 
@@ -441,7 +441,10 @@ describe("bodies cut short, malformed and huge", () => {
     expect(error).toMatchObject({ status: 0, code: "network_error" });
     arrivals = [];
     plan = (_, i) => (i === 0 ? { kind: "truncate" } : { kind: "forward" });
-    expect(await within(3000, clientOf({ retries: 1 }).trending.list())).toEqual({ streams: expect.any(Array) });
+    expect(await within(3000, clientOf({ retries: 1 }).trending.list())).toEqual({
+      streams: expect.any(Array),
+      nextCursor: null,
+    });
     expect(arrivals).toHaveLength(2);
   });
 

@@ -37,7 +37,7 @@ describe("the service's rate limiter: with retryRateLimited, a 429 is waited out
     const sent: Sent[] = [];
     await overLimit(api);
     const result = await within(15_000, workerClient(api, sent, { retryRateLimited: true }).trending.list());
-    expect(result).toEqual({ streams: [] });
+    expect(result).toEqual({ streams: [], nextCursor: null });
     expect(sent.map((s) => s.status)).toEqual([429, 200]);
     expect(sent[1]!.at - sent[0]!.at).toBeGreaterThanOrEqual(950);
   });
