@@ -15,7 +15,9 @@ const upstashToken = process.env.EDGESTATS_UPSTASH_TOKEN ?? "";
 export default defineConfig({
   test: {
     projects: [
-      { test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node" } },
+      // Property tests are CPU-bound: under a loaded machine (CI beside other work) vitest's 5 s
+      // default failed two of them at ~8 s (CI of wt-streams, 2026-11-28).
+      { test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node", testTimeout: 30_000 } },
       {
         test: {
           name: "redis",
