@@ -178,6 +178,8 @@ describe("review 20: delete, then a new life at once", () => {
     // the day bucket is the old key's name: written without ttl, the new life's never expires
     const day = `${prefix}:counters:d:day:20270110`;
     expect(await command(lib.target, "PTTL", day)).toBe(-1);
+    // and so does its month rollup, which the old life's ttl'd day had given an expiry
+    expect(await command(lib.target, "PTTL", `${prefix}:counters:d:day:by-month:202701`)).toBe(-1);
     const first = await stats.jobs.sweepCounters();
     expect(first).toMatchObject({ more: false });
     expect(await stats.jobs.sweepCounters()).toMatchObject({ checked: 0, deleted: 0, more: false });
