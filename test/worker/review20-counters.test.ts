@@ -324,3 +324,42 @@ describe("review 20: times in a query", () => {
     expect(del.status).toBe(204);
   });
 });
+
+describe("review 20: Redis work does not grow with the data", () => {
+  it("the same calls cost the same commands on a counter of 10 members and one of 2,010", async () => {
+    const small = "grow-s";
+    const big = "grow-b";
+    const items = (n: number, from = 0) =>
+      Array.from({ length: n }, (_, i) => ({ member: `m${from + i}`, by: from + i, period: "day" }));
+    for (const name of [small, big]) {
+      expect((await api.post(`/v1/counters/${name}/incr`, { items: items(10) })).status).toBe(200);
+      expect(
+        (await api.post(`/v1/counters/${name}/incr`, { items: items(10).map(({ period: _, ...i }) => i) })).status,
+      ).toBe(200);
+    }
+    for (const from of [10, 1010]) {
+      const more = items(1000, from);
+      expect((await api.post(`/v1/counters/${big}/incr`, { items: more })).status).toBe(200);
+      expect((await api.post(`/v1/counters/${big}/incr`, { items: more.map(({ period: _, ...i }) => i) })).status).toBe(
+        200,
+      );
+    }
+    const calls: [string, (name: string) => Promise<{ status: number }>][] = [
+      ["incr", (n) => api.post(`/v1/counters/${n}/incr`, { member: "m3" })],
+      ["incr day", (n) => api.post(`/v1/counters/${n}/incr`, { member: "m3", period: "day" })],
+      ["top", (n) => api.get(`/v1/counters/${n}/top?n=5`)],
+      ["bottom day", (n) => api.get(`/v1/counters/${n}/bottom?n=5&period=day`)],
+      ["member", (n) => api.get(`/v1/counters/${n}/members/m3`)],
+      ["member day", (n) => api.get(`/v1/counters/${n}/members/m3?period=day`)],
+      ["range", (n) => api.get(`/v1/counters/${n}/range?min=2&max=8&limit=3`)],
+      ["delete member", (n) => api.del(`/v1/counters/${n}/members/m4`)],
+      ["delete member day", (n) => api.del(`/v1/counters/${n}/members/m5?period=day`)],
+    ];
+    for (const [label, call] of calls) {
+      const s = await api.cost(() => call(small));
+      const b = await api.cost(() => call(big));
+      expect([label, s.result.status < 300, b.result.status < 300]).toEqual([label, true, true]);
+      expect([label, b.requests, b.commands]).toEqual([label, s.requests, s.commands]);
+    }
+  });
+});
