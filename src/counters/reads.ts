@@ -239,10 +239,10 @@ export async function memberOf(ctx: Ctx, name: string, member: string, options: 
 }
 
 export interface ScoreRangeOptions extends ReadOptions {
-  /** Lower bound: a number, `(` + number (exclusive), `-inf`. @default "-inf" */
-  min?: string | undefined;
-  /** Upper bound: a number, `(` + number (exclusive), `+inf`. @default "+inf" */
-  max?: string | undefined;
+  /** Lower bound: a number, `(` + number (exclusive), `-inf` (a number may be given as one). @default "-inf" */
+  min?: string | number | undefined;
+  /** Upper bound: a number, `(` + number (exclusive), `+inf` (a number may be given as one). @default "+inf" */
+  max?: string | number | undefined;
   /** Most items returned; `count` is the full number in range. @default 100 */
   limit?: number | undefined;
   /** `asc`: lowest score first (source post 002's ZRANGEBYSCORE, docs/background.md). @default "asc" */

@@ -21,12 +21,20 @@ export interface Bound {
 
 const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 
+/** A number bound's text: its decimal, `±inf` for an infinity, "" (refused) for NaN. */
+function numberBound(value: number): string {
+  if (Number.isNaN(value)) return "";
+  if (value === Infinity || value === -Infinity) return value > 0 ? "+inf" : "-inf";
+  return String(value);
+}
+
 /**
  * Parses `10`, `(10`, `-inf`, `+inf`. A `+` in a query string arrives as a
  * space when the client did not percent-encode it, so `inf`/` inf` count too.
  */
-export function parseBound(raw: string, field: string): Bound {
-  let text = raw.trim();
+export function parseBound(raw: string | number, field: string): Bound {
+  // a number (the library, from JS) reads as its decimal text; it crashed on `trim` (review 20)
+  let text = typeof raw === "number" ? numberBound(raw) : typeof raw === "string" ? raw.trim() : "";
   const exclusive = text.startsWith("(");
   if (exclusive) text = text.slice(1).trim();
   if (/^[+]?inf$/i.test(text)) return { redis: "+inf", value: Infinity, exclusive };
@@ -41,7 +49,7 @@ export function parseBound(raw: string, field: string): Bound {
 }
 
 /** Both bounds, refusing a minimum above the maximum (Redis would just answer nothing). */
-export function parseBounds(min: string, max: string): { min: Bound; max: Bound } {
+export function parseBounds(min: string | number, max: string | number): { min: Bound; max: Bound } {
   const lo = parseBound(min, "min");
   const hi = parseBound(max, "max");
   if (lo.value > hi.value) {
@@ -73,10 +81,16 @@ export interface PeriodOptions {
   to?: string | number | undefined;
 }
 
+/** A time of day followed by a space and an offset: what `+hh:mm` becomes when its `+` is read as a space. */
+const OFFSET_AS_SPACE = /(T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?) (\d{2}:?\d{2})$/;
+
 function when(value: string | number, field: string): number {
   // A query string carries epoch ms as text: the `range.from`/`range.to` an answer gives must be
   // usable as the next request's from/to (review 7). Five digits or more, so `from=2026` is not
   // 1970. Only here: a body's `at` is a number or ISO-8601 text, as in every feature.
+  // A `+` sent unencoded arrives as a space (form decoding): `…T01:00:00 01:00` is `+01:00`, as a
+  // score bound's ` inf` is `+inf` (review 20: `-01:00` was read, `+01:00` a 400).
+  if (typeof value === "string") value = value.replace(OFFSET_AS_SPACE, "$1+$2");
   const ms = parseBucketTime(typeof value === "string" && /^-?\d{5,16}$/.test(value) ? Number(value) : value);
   if (ms === null)
     throw new ValidationError(`'${field}' must be epoch milliseconds or an ISO-8601 date.`, [

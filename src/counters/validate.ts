@@ -3,7 +3,7 @@
  * first Redis call, so bad input writes nothing. (Score bounds and calendar ranges are parsed,
  * and refused, in ./select.ts.)
  */
-import { DAY, periodEnd, type Period } from "../time.ts";
+import { DAY, periodEnd, PERIODS, type Period } from "../time.ts";
 import { invalid, MAX_BATCH, MAX_INCREMENT, memberProblem } from "../validation.ts";
 import type { IncrItem } from "./increment.ts";
 import type { UnionOptions } from "./union.ts";
@@ -12,13 +12,17 @@ import { MAX_BUCKET_AGE_DAYS, MAX_RAW_BUCKETS, MAX_TTL_SECONDS, MAX_UNION_KEYS }
 import { BUCKET_TIME_PROBLEM, parseBucketTime } from "./bucket-time.ts";
 import type { PeriodRange } from "./select.ts";
 
+/** What a period outside PERIODS is told, as the route's enum says it. */
+const PERIOD_CHOICE = `Invalid option: expected one of ${PERIODS.map((p) => `"${p}"`).join("|")}`;
+
 /** ...and at most this far ahead of the server's clock. */
 export const MAX_BUCKET_AHEAD_MS = 5 * 60_000;
 /** Most sources one rollup names. */
 export const MAX_UNION_SOURCES = 100;
 
 export function checkMember(member: string, path = "member"): void {
-  const problem = memberProblem(member);
+  // the route's schema takes only strings; from JS a number or an object was written as its JSON (review 20)
+  const problem = typeof member === "string" ? memberProblem(member) : "must be a string";
   if (problem) invalid([{ path, message: problem }]);
 }
 
@@ -65,6 +69,9 @@ export function checkIncrItem(item: IncrItem, path: string, now: number): number
   checkMember(item.member, at("member"));
   checkIncrement(item.by ?? 1, at("by"));
   checkTtl(item.ttl, at("ttl"));
+  // the route's enum; from JS another period wrote a key with an empty label no read names (review 20)
+  if (item.period !== undefined && !PERIODS.includes(item.period))
+    invalid([{ path: at("period"), message: PERIOD_CHOICE }]);
   if (item.period === undefined) {
     if (item.at !== undefined) invalid([{ path: at("at"), message: "only allowed with period" }]);
     return undefined;
