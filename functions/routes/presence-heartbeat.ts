@@ -87,7 +87,7 @@ export const HeartbeatResult = once(() =>
   z
     .object({
       online: z.number().int().openapi({ description: "ids online in the room right after this heartbeat" }),
-      new: z.number().int().openapi({ description: "ids of this request never seen in the room before" }),
+      new: z.number().int().openapi({ description: "ids of this request not seen in the room within the id horizon" }),
     })
     .openapi("PresenceHeartbeatResult"),
 );

@@ -18,6 +18,7 @@ import { Edgestats } from "../../src/index.ts";
 import * as presence from "../../src/presence/index.ts";
 import { DAY, HOUR, MINUTE, SECOND, dayStart } from "../../src/time.ts";
 import { keySnapshot } from "../helpers/key-snapshot.ts";
+import { appHttp } from "../helpers/app-http.ts";
 import { libraryTest } from "../helpers/library.ts";
 
 const { createTrimJob, day, deleteRoom, heartbeat, leave, members, stats, total } = presence;
@@ -410,25 +411,7 @@ const KEYS = { ingest: "review16-ingest-key-01", read: "review16-read-key-0001",
 let appNow = Date.UTC(2026, 10, 27, 15, 0);
 const app = createApp({ now: () => appNow });
 
-/** The service's answer to a request: status, parsed body and headers. */
-async function http(
-  key: keyof typeof KEYS,
-  method: string,
-  path: string,
-  env: Record<string, string>,
-  body?: unknown,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; body: any; headers: Headers }> {
-  const h: Record<string, string> = { authorization: `Bearer ${KEYS[key]}`, ...headers };
-  if (body !== undefined) h["content-type"] = "application/json";
-  const res = await app.request(
-    path,
-    { method, headers: h, ...(body === undefined ? {} : { body: JSON.stringify(body) }) },
-    env,
-  );
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
-}
+const http = appHttp(app, KEYS);
 
 describe("review 16: the service's heartbeat refusals, replays and scopes", () => {
   const prefix = lib.ctx(0, "rv16http").prefix;

@@ -18,6 +18,7 @@ import { registryKeys } from "../../src/presence/keys.ts";
 import { DAY, HOUR, MINUTE, SECOND, dayStart } from "../../src/time.ts";
 import * as webhooks from "../../src/webhooks/index.ts";
 import { keySnapshot } from "../helpers/key-snapshot.ts";
+import { appHttp } from "../helpers/app-http.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { command } from "../helpers/upstash-rest.ts";
 import { receiverForTests } from "../helpers/webhook-receiver.ts";
@@ -290,30 +291,7 @@ const KEYS = { ingest: "review19-ingest-key-01", read: "review19-read-key-0001",
 let appNow = Date.UTC(2026, 10, 28, 18, 0);
 const app = createApp({ now: () => appNow });
 
-async function http(
-  key: keyof typeof KEYS,
-  method: string,
-  path: string,
-  env: Record<string, string>,
-  body?: unknown,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; body: any; text: string; headers: Headers }> {
-  const h: Record<string, string> = { authorization: `Bearer ${KEYS[key]}`, ...headers };
-  if (body !== undefined) h["content-type"] = "application/json";
-  const res = await app.request(
-    path,
-    { method, headers: h, ...(body === undefined ? {} : { body: JSON.stringify(body) }) },
-    env,
-  );
-  const text = await res.text();
-  let parsed: unknown;
-  try {
-    parsed = text ? JSON.parse(text) : undefined;
-  } catch {
-    parsed = undefined;
-  }
-  return { status: res.status, body: parsed, text, headers: res.headers };
-}
+const http = appHttp(app, KEYS);
 
 describe("review 19: the service", () => {
   const prefix = lib.ctx(0, "rv19http").prefix;
