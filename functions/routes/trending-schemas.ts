@@ -43,11 +43,16 @@ export const risingQueryPrecheck = fieldsPrecheck({ n: intField(1, MAX_TOP_N, 10
 export const StreamsQuery = once(() =>
   z.object({
     limit: intQuery(1, MAX_LISTED, MAX_LISTED),
-    cursor: Name().optional().openapi({ description: "nextCursor of the previous page" }),
+    // `cursor=` (empty) is the first page, as on the presence and leaderboard lists, so a client
+    // pages all three with `?cursor=${nextCursor ?? ""}` (review 20).
+    cursor: z
+      .union([Name(), z.enum([""])])
+      .optional()
+      .openapi({ description: "nextCursor of the previous page; empty or absent for the first page" }),
   }),
 );
-/** StreamsQuery's precheck: `limit` in plain digits, a cursor that is a stream name. */
+/** StreamsQuery's precheck: `limit` in plain digits, a cursor that is a stream name or empty. */
 export const streamsQueryPrecheck = fieldsPrecheck({
   limit: intField(1, MAX_LISTED, MAX_LISTED),
-  cursor: (value) => (value === undefined ? OMIT : nameField(value)),
+  cursor: (value) => (value === undefined ? OMIT : value === "" ? "" : nameField(value)),
 });

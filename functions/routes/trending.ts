@@ -191,7 +191,7 @@ lazyRoute(
   }),
   async (c) => {
     const { limit, cursor } = c.req.valid("query");
-    return c.json(await trending.listPage(ctxOf(c), { limit, ...(cursor === undefined ? {} : { cursor }) }), 200);
+    return c.json(await trending.listPage(ctxOf(c), { limit, ...(cursor ? { cursor } : {}) }), 200);
   },
 );
 

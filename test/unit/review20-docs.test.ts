@@ -88,13 +88,11 @@ describe("review 20: the example queries of README and docs are the document's p
   });
 
   it("an example's query runs as pasted: no empty value but a first page's `cursor=` where the list takes it", () => {
-    // `?limit&cursor`, `member=`, `min=&max=` were 400s as written; /v1/trending refuses `cursor=`
+    // `?limit&cursor`, `member=`, `min=&max=` were 400s as written; every list takes `cursor=`
     // (test/worker/review20-docs.test.ts); costs.md's `?day=` names a row of the table, not a request
     const problems = named
       .filter((n) => n.file !== "docs/costs.md")
-      .flatMap((n) =>
-        n.empty.filter((q) => q !== "cursor" || n.path === "/v1/trending").map((q) => `${n.file}: ${n.line} (${q})`),
-      );
+      .flatMap((n) => n.empty.filter((q) => q !== "cursor").map((q) => `${n.file}: ${n.line} (${q})`));
     expect(problems).toEqual([]);
   });
 });

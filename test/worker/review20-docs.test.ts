@@ -23,12 +23,10 @@ describe("review 20: an empty `cursor=` on the paged lists", () => {
     expect(boards.body.boards).toEqual(["game"]);
   });
 
-  // Severity: low. `GET /v1/trending?cursor=` is a 400 (the cursor must be a stream name), while
-  // /v1/presence and /v1/leaderboards take `cursor=` as the first page, so a client that pages all
-  // three with `?cursor=${next ?? ""}` fails on trending only (docs/trending.md showed
-  // `?limit=&cursor=`, which is a 400 as written). Suggested fix: StreamsQuery's precheck and
-  // schema (functions/routes/trending-schemas.ts) treat an empty cursor as absent.
-  it.fails("trending reads an empty cursor as the first page too", async () => {
+  // Was an it.fails (severity low): `GET /v1/trending?cursor=` was a 400 (the cursor had to be a
+  // stream name), so a client paging all three lists with `?cursor=${next ?? ""}` failed on
+  // trending only. Fixed: StreamsQuery takes an empty cursor as the first page.
+  it("trending reads an empty cursor as the first page too", async () => {
     const api = newApi("r20-cursor-trending");
     await api.post("/v1/trending/searches/events", { member: "a" });
     const page = await api.get("/v1/trending?limit=1000&cursor=");
