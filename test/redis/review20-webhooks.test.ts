@@ -44,13 +44,10 @@ const leader = (board: string, player: string): webhooks.EventInput => ({
 });
 
 describe("review 20: webhook settings of the wrong type", () => {
-  // Severity: low (library only: the HTTP route's zod schema refuses these shapes first). A
-  // `filter` that is a string or a number reaches `filterKind`, whose `"stream" in filter` throws
-  // a TypeError ("Cannot use 'in' operator"), so a library caller gets an untyped error instead of
-  // the ValidationError naming `filter` that every other bad field gets. Fix: in checkWebhook, take
-  // the filter's kind only when it is a non-null, non-array object (else the "must name exactly
-  // one of stream, room or board" issue).
-  it.fails("a filter that is no object is a ValidationError naming filter, nothing written", async () => {
+  // Fixed in review 20 (was it.fails, severity low, library only: the HTTP route's zod schema
+  // refuses these shapes first): `filterKind`'s `"stream" in filter` threw a TypeError on a string
+  // or a number, where every other bad field is a ValidationError naming it.
+  it("a filter that is no object is a ValidationError naming filter, nothing written", async () => {
     const ctx = lib.ctx(T0, "types");
     const url = "https://example.com/hook";
     for (const filter of ["board", 5, true]) {
