@@ -111,4 +111,31 @@ describe("review 20: delivery as the docs describe it", () => {
     const log = (await webhooks.deliveries(ctx, "f")).deliveries;
     expect(log.map((d) => d.outcome)).toEqual(["delivered", "retrying"]);
   });
+
+  it("a receiver that always fails: 8 attempts 1, 2, 4 … 64 minutes apart, never early, then failed and gone", async () => {
+    const ctx = lib.ctx(T0, "dead");
+    receiver.respondWith(...Array<number>(20).fill(500));
+    await webhooks.put(
+      ctx,
+      "d",
+      { url: `${receiver.url}/dead`, events: ["leaderboard.leader"], secret: SECRET },
+      direct,
+    );
+    await webhooks.emit(ctx, leader("b", "p1"));
+    let t = T0;
+    for (let attempt = 1; attempt <= 8; attempt++) {
+      // a run a second before the attempt is due claims nothing
+      if (attempt > 1) expect(await webhooks.deliverDue(at(ctx, t - 1_000), direct)).toMatchObject({ claimed: 0 });
+      expect(await webhooks.deliverDue(at(ctx, t), direct), `attempt ${attempt}`).toMatchObject({ claimed: 1 });
+      const [last] = (await webhooks.deliveries(ctx, "d", { limit: 1 })).deliveries;
+      expect(last).toMatchObject({ attempt, outcome: attempt < 8 ? "retrying" : "failed", status: 500 });
+      if (attempt < 8) {
+        expect(last!.retryAt).toBe(t + 60_000 * 2 ** (attempt - 1));
+        t = last!.retryAt!;
+      }
+    }
+    expect(await webhooks.deliverDue(at(ctx, t + 10 * 3_600_000), direct)).toMatchObject({ claimed: 0 });
+    expect(receiver.received.filter((r) => r.path === "/dead")).toHaveLength(8);
+    receiver.respondWith();
+  });
 });
