@@ -150,6 +150,24 @@ describe("review 20: webhook URLs", () => {
     expect(String(res.body)).not.toContain(SECRET);
   });
 
+  it("the delivery log as CSV parses back (RFC 4180) to the JSON answer's rows", async () => {
+    const json = (await api.get("/v1/webhooks/s/deliveries", { key: "admin" })).body.deliveries;
+    expect(json.length).toBeGreaterThan(0);
+    const res = await api.get("/v1/webhooks/s/deliveries", { key: "admin", headers: { accept: "text/csv" } });
+    expect(res.status).toBe(200);
+    const rows = parseCsv(String(res.body));
+    const header = rows[0]!;
+    expect(rows.slice(1)).toHaveLength(json.length);
+    rows.slice(1).forEach((row, i) => {
+      expect(row).toHaveLength(header.length);
+      const record = json[i] as Record<string, unknown>;
+      header.forEach((column, j) => {
+        const v = record[column];
+        expect(row[j], column).toBe(v === null || v === undefined ? "" : String(v));
+      });
+    });
+  });
+
   it("deliveries ?limit: 1 and 50 allowed, 0 and 51 refused; an unknown webhook is a 404", async () => {
     expect((await api.get("/v1/webhooks/s/deliveries?limit=1", { key: "admin" })).status).toBe(200);
     expect((await api.get("/v1/webhooks/s/deliveries?limit=50", { key: "admin" })).status).toBe(200);
@@ -159,3 +177,32 @@ describe("review 20: webhook URLs", () => {
     expect((await api.del("/v1/webhooks/nobody", { key: "admin" })).body).toEqual({ deleted: false });
   });
 });
+
+/** RFC 4180: fields split on commas, quoted fields with doubled quotes, rows ended by CRLF. */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = "";
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]!;
+    if (quoted) {
+      if (ch === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (ch === '"') quoted = false;
+      else field += ch;
+    } else if (ch === '"') quoted = true;
+    else if (ch === ",") {
+      row.push(field);
+      field = "";
+    } else if (ch === "\r" && text[i + 1] === "\n") {
+      row.push(field);
+      rows.push(row);
+      row = [];
+      field = "";
+      i++;
+    } else field += ch;
+  }
+  return rows;
+}
