@@ -138,4 +138,24 @@ describe("review 20: delivery as the docs describe it", () => {
     expect(receiver.received.filter((r) => r.path === "/dead")).toHaveLength(8);
     receiver.respondWith();
   });
+
+  // docs/webhooks.md (review 20): a PUT keeps the deliveries already queued; they go out under the
+  // new settings (URL and secret), even of an event the webhook no longer subscribes to
+  it("a PUT keeps queued deliveries: sent to the new URL, signed with the new secret", async () => {
+    const ctx = lib.ctx(T0, "narrow");
+    await webhooks.put(
+      ctx,
+      "n",
+      { url: `${receiver.url}/old`, events: ["leaderboard.leader"], secret: SECRET },
+      direct,
+    );
+    await webhooks.emit(ctx, leader("b", "p1"));
+    const secret2 = `${SECRET}-rotated`;
+    await webhooks.put(ctx, "n", { url: `${receiver.url}/new`, events: ["trending.rising"], secret: secret2 }, direct);
+    expect(await webhooks.deliverDue(ctx, direct)).toMatchObject({ claimed: 1, delivered: 1 });
+    expect(receiver.received.filter((r) => r.path === "/old")).toHaveLength(0);
+    const [got] = receiver.received.filter((r) => r.path === "/new");
+    expect(JSON.parse(got!.body).type).toBe("leaderboard.leader");
+    expect(await verify(secret2, got!.body, got!.headers["edgestats-signature"]!, T0)).toBe(true);
+  });
 });
