@@ -157,9 +157,11 @@ export function checkWebhook(name: string, input: WebhookInput, allowLocalHttp: 
       issues.push({ path: `events.${i}`, message: `must be one of ${EVENT_TYPES.join(", ")}` });
     else if (events.indexOf(e) !== i) issues.push({ path: `events.${i}`, message: "is listed twice" });
   });
-  const kind = input.filter ? filterKind(input.filter) : null;
+  // a library caller's filter may be any value: `in` throws on a string or number (review 20)
+  const isObject = typeof input.filter === "object" && input.filter !== null && !Array.isArray(input.filter);
+  const kind = isObject ? filterKind(input.filter as Filter) : null;
   if (input.filter !== undefined) {
-    const keys = typeof input.filter === "object" && input.filter !== null ? Object.keys(input.filter) : [];
+    const keys = isObject ? Object.keys(input.filter as Filter) : [];
     if (keys.length !== 1 || kind === null)
       issues.push({ path: "filter", message: "must name exactly one of stream, room or board" });
     else if (!isName(filterName(input.filter))) issues.push({ path: `filter.${kind}`, message: NAME_RULE });
