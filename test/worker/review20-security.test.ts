@@ -241,6 +241,7 @@ describe("review20: Idempotency-Key on the read-only POST", () => {
 });
 
 describe("review20: headers of answers outside /v1", () => {
+  // Fixed: functions/app.ts runs apiHeaders on /internal/* and /healthz, and its notFound sets both.
   // Finding (low): every /v1 answer carries `X-Content-Type-Options: nosniff` and (unless the route
   // set one) `Cache-Control: private, no-store` (functions/middleware/request.ts apiHeaders), but the
   // answers outside /v1 that carry request data or per-key data do not: the 404/405 of any other
@@ -252,7 +253,7 @@ describe("review20: headers of answers outside /v1", () => {
   // Suggested fix: run apiHeaders on /internal/* and /healthz as on /v1/*, and give the notFound
   // handler's 404/405 the same two headers (the dashboard's, /docs' and /openapi.json's own answers
   // keep theirs).
-  it.fails("a 404 of another path, /internal/* answers and /healthz carry nosniff and private, no-store", async () => {
+  it("a 404 of another path, /internal/* answers and /healthz carry nosniff and private, no-store", async () => {
     const answers = [
       ["GET", "/r20-no-such-path", "none"],
       ["DELETE", "/docs", "none"],
