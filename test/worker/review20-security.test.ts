@@ -6,18 +6,22 @@
  *   key-space character (':' '{' '}' '*' '?' '[' ']'), a Unicode look-alike of one, an internal
  *   key's name (`_names`) or a look-alike letter is a 400 before any Redis call, and writes nothing;
  * - QStash signatures on /internal/jobs/*: wrong key, expired, tampered body, another job's URL,
- *   `alg: none`, a signature beside an admin key: 401 before any Redis call; and replay (finding);
+ *   `alg: none`, a signature beside an admin key: 401 before any Redis call; replay (fixed: runs
+ *   nothing);
  * - Idempotency-Key on the read-only POST (the subset ranking): a read key makes no record;
- * - the headers of answers outside /v1 (finding).
+ * - the headers of answers outside /v1 (fixed).
  *
- * Findings are `it.fails`, asserting the right behaviour, with severity and the suggested fix above.
+ * Findings were `it.fails`, asserting the right behaviour, with severity and the suggested fix above;
+ * both found (low) are fixed and flipped, their comments say how.
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { TEST_SIGNING_KEYS } from "../helpers/keys.ts";
 import { bodyHash, signQstash } from "../helpers/qstash-sign.ts";
+import { command } from "../helpers/upstash-rest.ts";
 import { createTestApi } from "../helpers/worker.ts";
 
 const api = createTestApi({ label: "review20-security" });
+const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 afterAll(async () => {
   await api.cleanup();
 });
@@ -144,13 +148,15 @@ describe("review20: QStash signatures on /internal/jobs/*", () => {
     );
   }
 
-  it("a valid signature gets past authentication (404 for the unknown job, no Redis call)", async () => {
+  it("a valid signature gets past authentication (404 for the unknown job; one Redis call, its claim)", async () => {
+    // (the first loads the claim's script: measured on the second)
+    expect((await signed(await signQstash(TEST_SIGNING_KEYS.current, { url: origin + path }))).result.status).toBe(404);
     const signature = await signQstash(TEST_SIGNING_KEYS.current, { url: origin + path });
     const { result, requests } = await signed(signature);
     expect({ status: result.status, code: result.body?.error?.code, requests }).toEqual({
       status: 404,
       code: "not_found",
-      requests: 0,
+      requests: 1,
     });
     // the next signing key is accepted too (key rotation)
     const next = await signQstash(TEST_SIGNING_KEYS.next, { url: origin + path });
@@ -202,22 +208,57 @@ describe("review20: QStash signatures on /internal/jobs/*", () => {
     }
   });
 
-  // Finding (low): a signed call can be replayed, as often as wanted, until its `exp` (QStash signs
+  // Fixed: functions/middleware/qstash.ts claims each valid signature (src/signed-calls.ts,
+  // `qstash.claim`: SET NX PX until the signature expires, one Redis call per signed call, none
+  // for an admin key's); a replay is answered 200 `{result: {replayed: true}}` with
+  // `Idempotent-Replayed: true` and runs nothing (a 2xx: QStash's own duplicate delivery, if it
+  // reused a signature, must not be retried until it fails); a run answered 5xx gives its claim back.
+  // Finding (low): a signed call could be replayed, as often as wanted, until its `exp` (QStash signs
   // for 5 minutes, and the check allows 30 s more): whoever saw one signed request (a proxy's or a
-  // log's copy) runs that job again and again, never rate-limited (signed calls carry no key). The
-  // jobs are idempotent, so nothing is counted twice, but each run is Redis work (webhooks.* also
+  // log's copy) ran that job again and again, never rate-limited (signed calls carry no key). The
+  // jobs are idempotent, so nothing was counted twice, but each run is Redis work (webhooks.* also
   // send the deliveries due). QStash's own Receiver does not check this either.
-  // Suggested fix: after the signature is valid, `SET <prefix>:qstash:<jti or SHA-256 of the
-  // signature> 1 NX EX <exp − now + tolerance>` and 401 when it was already set (one command per
-  // signed call, none for admin-key calls); QStash's retries are new messages with new JWTs.
-  it.fails("a signed call replayed with the same signature and body is refused (runs once)", async () => {
-    const signature = await signQstash(TEST_SIGNING_KEYS.current, { url: origin + path });
-    expect((await signed(signature)).result.status).toBe(404);
-    const again = await signed(signature);
-    expect({ status: again.result.status, code: again.result.body?.error?.code }).toEqual({
-      status: 401,
-      code: "unauthorized",
+  it("a signed call replayed with the same signature and body runs nothing (runs once), however its MAC is spelt", async () => {
+    // a job that runs in one Redis call when there is nothing to sweep
+    const job = "/internal/jobs/sweep-counters";
+    const signature = await signQstash(TEST_SIGNING_KEYS.current, { url: origin + job });
+    const before = (await api.keys()).filter((k) => k.startsWith(`${api.prefix}:qstash:`));
+    const send = (sig: string) =>
+      api.cost(() => api.call("POST", job, undefined, { key: "none", headers: { "upstash-signature": sig } }));
+    const first = await send(signature);
+    expect({ status: first.result.status, replayed: first.result.headers.get("idempotent-replayed") }).toEqual({
+      status: 200,
+      replayed: null,
     });
+    expect(first.result.body.result).toMatchObject({ checked: 0, deleted: 0, more: false });
+    // the same signed request again: answered, marked, and only the claim's one Redis call
+    for (const [what, sig] of [
+      ["again", signature],
+      // the MAC's last base64url character carries 2 bits no byte holds: flipping one spells the same
+      // bytes, which the HMAC check accepts; the claim is of the bytes, so this is the same signature
+      ["respelt", signature.slice(0, -1) + ALPHABET[ALPHABET.indexOf(signature.slice(-1)) ^ 1]],
+    ] as const) {
+      const again = await send(sig);
+      expect({
+        what,
+        status: again.result.status,
+        body: again.result.body,
+        replayed: again.result.headers.get("idempotent-replayed"),
+        requests: again.requests,
+      }).toEqual({
+        what,
+        status: 200,
+        body: { job: "sweep-counters", startedAt: api.now, result: { replayed: true } },
+        replayed: "true",
+        requests: 1,
+      });
+    }
+    // the claim lives as long as the signature can be presented, no longer
+    const claims = (await api.keys()).filter((k) => k.startsWith(`${api.prefix}:qstash:`) && !before.includes(k));
+    expect(claims).toHaveLength(1);
+    const ttl = Number(await command(api.target, "PTTL", claims[0] ?? ""));
+    expect(ttl).toBeGreaterThan(300_000);
+    expect(ttl).toBeLessThanOrEqual(330_000);
   });
 });
 
