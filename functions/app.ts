@@ -47,6 +47,10 @@ export function createApp(options: AppOptions = {}) {
   app.use("*", requestId({ headerName: "X-Request-Id" }));
   app.use("*", requestContext(options.now ?? Date.now));
   app.use("/v1/*", apiHeaders);
+  // what else answers with a caller's text or a key's data (review 20); the dashboard's, /docs' and
+  // /openapi.json's own answers set their headers themselves
+  app.use("/internal/*", apiHeaders);
+  app.use("/healthz/*", apiHeaders);
   app.use("/v1/*", requireScope());
   app.use("/v1/*", pathGuard);
   // what the headers alone refuse, before the limiter's Redis call
@@ -94,6 +98,9 @@ export function createApp(options: AppOptions = {}) {
 
   app.notFound((c) => {
     const path = new URL(c.req.url).pathname;
+    // the message quotes the path, on any path: the API's headers (./middleware/request.ts apiHeaders)
+    c.header("X-Content-Type-Options", "nosniff");
+    c.header("Cache-Control", "private, no-store");
     const allow = allowedMethods(mounts, APP_ROUTES, path);
     if (allow.length > 0) {
       c.header("Allow", allow.join(", "));

@@ -26,6 +26,11 @@ export interface AppEnv {
     /** Set when the request carries an Idempotency-Key. */
     idempotency: Idempotency | undefined;
     requestId: string;
+    /**
+     * Set on /internal/* when a QStash signature came again (./middleware/qstash.ts): the job route
+     * answers it as a replay and runs nothing.
+     */
+    signatureReplayed: boolean;
   };
 }
 

@@ -4,6 +4,8 @@ import type { AppEnv } from "../types.ts";
 import { requireScope } from "./auth.ts";
 import { readLimited, refuseDeclaredOversize } from "./body.ts";
 import { limitRequest } from "./rate-limit.ts";
+import { claimSignature, releaseSignature } from "../../src/signed-calls.ts";
+import { ctxOf } from "./context.ts";
 
 /** Seconds of clock skew allowed on a QStash signature's `nbf` and `exp`. */
 export const QSTASH_CLOCK_TOLERANCE_SECONDS = 30;
@@ -59,7 +61,8 @@ function hmacKey(secret: string): Promise<CryptoKey> {
  * QSTASH_CLOCK_TOLERANCE_SECONDS of skew, in an order that reads the body
  * last: everything but the body hash is settled from the header alone, so an
  * unsigned request never makes the Worker read its body. Returns a reason
- * when it is not valid.
+ * when it is not valid, else the signature's id (its MAC's bytes in hex: the base64url text has
+ * other spellings of the same bytes, which a replay could use) and when it expires.
  */
 export async function verifyQstashSignature(
   signature: string,
@@ -67,7 +70,7 @@ export async function verifyQstashSignature(
   url: string,
   readBody: () => Promise<string>,
   nowMs = Date.now(),
-): Promise<string | null> {
+): Promise<string | { id: string; expiresAtMs: number }> {
   if (signature.length > MAX_SIGNATURE_LENGTH) return "too long";
   const parts = signature.split(".");
   if (parts.length !== 3) return "not a JWT";
@@ -95,7 +98,10 @@ export async function verifyQstashSignature(
   if (typeof claims.body !== "string") return "no body hash";
   const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(await readBody())));
   if (claims.body.replace(/=+$/, "") !== base64url(hash)) return "body hash mismatch";
-  return null;
+  return {
+    id: [...mac].map((b) => b.toString(16).padStart(2, "0")).join(""),
+    expiresAtMs: (claims.exp + QSTASH_CLOCK_TOLERANCE_SECONDS) * 1000,
+  };
 }
 
 /**
@@ -104,7 +110,10 @@ export async function verifyQstashSignature(
  * must be valid: it is never ignored in favour of another credential. Runs
  * before the body guard, so nothing reads a body before its sender is known.
  * An admin key's call counts against its rate limit as a /v1 request does (a key over its limit
- * started jobs back to back: review 17), after the refusal its headers alone decide.
+ * started jobs back to back: review 17), after the refusal its headers alone decide. A signed call
+ * runs once: a replay of its signature is answered as one (`Idempotent-Replayed: true`) and runs
+ * nothing (src/signed-calls.ts; replays ran the job again, never limited, until the signature
+ * expired: review 20).
  */
 export const signedOrAdmin = createMiddleware<AppEnv>(async (c, next) => {
   const signature = c.req.header("upstash-signature");
@@ -117,9 +126,17 @@ export const signedOrAdmin = createMiddleware<AppEnv>(async (c, next) => {
   const { QSTASH_CURRENT_SIGNING_KEY: current, QSTASH_NEXT_SIGNING_KEY: nextKey } = c.env;
   if (!current || !nextKey)
     throw new UnauthorizedError("QStash signing keys are not configured here; call with an admin key.");
-  const problem = await verifyQstashSignature(signature, { current, next: nextKey }, c.req.url, () =>
+  const verified = await verifyQstashSignature(signature, { current, next: nextKey }, c.req.url, () =>
     readLimited(c.req.raw.clone()),
   );
-  if (problem) throw new UnauthorizedError(`The Upstash-Signature is not valid for this URL and body (${problem}).`);
+  if (typeof verified === "string")
+    throw new UnauthorizedError(`The Upstash-Signature is not valid for this URL and body (${verified}).`);
+  const { redis, prefix } = ctxOf(c);
+  // A signature that came before is answered, but runs nothing (../routes/jobs.ts): a 2xx, as QStash
+  // takes a delivery it may have sent twice to have arrived.
+  if (!(await claimSignature(redis, prefix, verified.id, verified.expiresAtMs - Date.now())))
+    c.set("signatureReplayed", true);
   await next();
+  // a run that failed gives its claim back: QStash retries it, maybe with the same signature
+  if (c.res.status >= 500 && !c.get("signatureReplayed")) await releaseSignature(redis, prefix, verified.id);
 });

@@ -77,7 +77,7 @@ export const headerGuard = createMiddleware<AppEnv>(async (c, next) => {
 });
 
 /**
- * Headers every API answer carries, errors included: `nosniff` (a member that looks like HTML or
+ * Headers every API answer (/v1/*, /internal/*, /healthz; app.ts's 404/405 set them too) carries, errors included: `nosniff` (a member that looks like HTML or
  * script stays data), and `Cache-Control: private, no-store` where the route set none. Answers are
  * per key, and a shared cache should not keep an Authorization'd answer anyway (RFC 9111 §3.5),
  * but a browser or a proxy configured to cache might; the trending edge cache sets its own

@@ -2,6 +2,7 @@ import * as z from "../zod.ts";
 import { NotFoundError } from "../../src/errors.ts";
 import { JOBS } from "../jobs.ts";
 import { ctxOf, redisOf } from "../middleware/context.ts";
+import { markReplay } from "../middleware/replay.ts";
 import { lazyRoute, once, prechecked } from "../lazy-route.ts";
 import { fieldsPrecheck, required, textField } from "../prechecks.ts";
 import { createRouter } from "../router.ts";
@@ -32,6 +33,7 @@ lazyRoute(
     summary: `Run a periodic job now (for QStash schedules): ${Object.keys(JOBS).join(" | ")}`,
     description:
       "Accepted with a valid `Upstash-Signature` (QStash) or an admin key. Jobs are idempotent and safe to overlap. " +
+      "A signed request sent again (the same signature) runs nothing: 200 `{result: {replayed: true}}` with `Idempotent-Replayed: true`. " +
       "`compact` (hourly): trims finished trending hours and completes the cached window unions built while an hour was not yet trimmed; " +
       "`trim` (every minute): removes idle presence ids and samples concurrency; " +
       "`sweep-counters` (hourly): frees the bucket keys of deleted counters; " +
@@ -49,6 +51,11 @@ lazyRoute(
     const job = Object.hasOwn(JOBS, name) ? JOBS[name] : undefined;
     if (!job) throw new NotFoundError(`No job '${name}'; jobs: ${Object.keys(JOBS).join(", ") || "none"}.`);
     const startedAt = c.get("now");
+    // a QStash signature that came before (../middleware/qstash.ts): its first call ran the job
+    if (c.get("signatureReplayed")) {
+      markReplay(c, true);
+      return c.json({ job: name, startedAt, result: { replayed: true } }, 200);
+    }
     const config = c.get("config");
     // a job's own client: its scripts may wait longer than an API call's (JOB_REDIS_TIMEOUT_MS)
     const ctx = { ...ctxOf(c), redis: redisOf(c.env, config.jobRedisTimeoutMs) };

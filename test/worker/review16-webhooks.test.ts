@@ -98,12 +98,23 @@ describe("replay of one signed message", () => {
     ).toBe(201);
     // a test event whose first attempt fails (401) is due again a minute later
     expect((await api.post("/v1/webhooks/replayed/test", undefined, admin)).status).toBe(202);
-    const signature = await signQstash(TEST_SIGNING_KEYS.current, { url: JOB });
+    let signature = "";
     const claimed: number[] = [];
-    for (const step of [0, 0, 30_000, 60_000, 60_000, 61_000]) {
+    // fresh: QStash's next delivery, signed anew; else the same signed request again, which since
+    // review 20 runs nothing at all (`{replayed: true}`)
+    for (const [step, fresh] of [
+      [0, true],
+      [0, false],
+      [30_000, false],
+      [60_000, true],
+      [60_000, false],
+      [61_000, false],
+    ] as const) {
       api.setNow(start + step);
+      if (fresh) signature = await signQstash(TEST_SIGNING_KEYS.current, { url: JOB });
       const res = await signedCall(signature);
       expect(res.status).toBe(200);
+      expect(res.body.result.replayed ?? false).toBe(!fresh);
       claimed.push(Number(res.body.result.claimed ?? 0));
     }
     // the first retry falls due at +60 s: claimed there once, however often the message is replayed
