@@ -124,7 +124,8 @@ locateMethods(LeaderboardHandle, {
   // POST …/scores {items}: each item's player is in the body
   scores: ["json", "board"],
   get: ["query", "board", "player"],
-  rank: ["json", "board"],
+  // POST …/rank?season= {players}: the options are the query, the players the body
+  rank: ["json", "board", "?", "?season"],
   seasons: ["query", "board"],
   page: ["query", "board"],
   around: ["query", "board", "player"],

@@ -9,22 +9,27 @@
  * parameters (the handle's name, a member or player argument) and where the rest of its input goes
  * (a read's options are its query; a write's input its JSON body). The handles' methods are wrapped
  * once, here, so no method can forget it; a method missing from its table is a type error.
- * `idempotencyKey` stays unlabelled: the service takes it as a header, whose refusal has no `in`.
+ * A write's `idempotencyKey` (and its options object) is labelled `header` where it is refused
+ * (./shared.ts `idempotencyOf`): the service takes it as the Idempotency-Key header.
  */
 import { ValidationError, type FieldIssue, type FieldLocation } from "../errors.ts";
 
-/** One method's route: its path parameters' field names and where its other input goes. */
-export type Route = readonly [rest: "query" | "json", ...params: string[]];
+/**
+ * One method's route: where its input goes, then the field names that are its path parameters; a
+ * name written `?name` is a query parameter of a route whose other input is its body (`?` alone:
+ * the options object itself, path "").
+ */
+export type Route = readonly [rest: "query" | "json", ...fields: string[]];
 
 type Methods<T> = {
   [K in keyof T as T[K] extends (...args: never[]) => Promise<unknown> ? K : never]: Route;
 };
 
 /** `issue` with `in`, from the first segment of its path. */
-function locate(issue: FieldIssue, [rest, ...params]: Route): FieldIssue {
-  if (issue.in !== undefined || issue.path === "idempotencyKey") return issue;
+function locate(issue: FieldIssue, [rest, ...fields]: Route): FieldIssue {
+  if (issue.in !== undefined) return issue;
   const head = issue.path.split(".")[0] ?? "";
-  const where: FieldLocation = params.includes(head) ? "param" : rest;
+  const where: FieldLocation = fields.includes(head) ? "param" : fields.includes(`?${head}`) ? "query" : rest;
   return { in: where, ...issue };
 }
 

@@ -108,6 +108,61 @@ const ROWS: Row[] = [
     route: ["GET", `/v1/trending/t/members/${"x".repeat(300)}`],
   },
   { name: "counter bad name", call: (s) => s.counter("-c").top(), route: ["GET", "/v1/counters/-c/top"] },
+  {
+    name: "leaderboard.rank players []",
+    call: (s) => s.leaderboard("b").rank([]),
+    route: ["POST", "/v1/leaderboards/b/rank", { players: [] }],
+  },
+  {
+    name: "leaderboard.rank season bad",
+    call: (s) => s.leaderboard("b").rank(["ada"], { season: "bad" }),
+    route: ["POST", "/v1/leaderboards/b/rank?season=bad", { players: ["ada"] }],
+  },
+  {
+    name: "leaderboard.score mode x",
+    call: (s) => s.leaderboard("b").score("ada", { set: 1, mode: "x" as "best" }),
+    route: ["POST", "/v1/leaderboards/b/players/ada/score", { set: 1, mode: "x" }],
+  },
+  {
+    name: "leaderboard.scores items []",
+    call: (s) => s.leaderboard("b").scores([]),
+    route: ["POST", "/v1/leaderboards/b/scores", { items: [] }],
+  },
+  {
+    name: "leaderboard.join bad player",
+    call: (s) => s.leaderboard("b").join("-a", { name: "A" }),
+    route: ["PUT", "/v1/leaderboards/b/players/-a", { name: "A" }],
+  },
+  {
+    name: "counter.remove period year",
+    call: (s) => s.counter("c").remove("m", { period: "year" as "day" }),
+    route: ["DELETE", "/v1/counters/c/members/m?period=year"],
+  },
+  {
+    name: "counter.union sources []",
+    call: (s) => s.counter("c").union({ sources: [] }),
+    route: ["POST", "/v1/counters/c/union", { sources: [] }],
+  },
+  {
+    name: "histogram.observe values []",
+    call: (s) => s.histogram("h").observe([]),
+    route: ["POST", "/v1/histograms/h/observations", { values: [] }],
+  },
+  {
+    name: "presence.heartbeat ids []",
+    call: (s) => s.presence("r").heartbeat([]),
+    route: ["POST", "/v1/presence/r/heartbeats", { ids: [] }],
+  },
+  {
+    name: "presence.leave long id",
+    call: (s) => s.presence("r").leave("x".repeat(300)),
+    route: ["DELETE", `/v1/presence/r/members/${"x".repeat(300)}`],
+  },
+  {
+    name: "trending.record batch bad at",
+    call: (s) => s.trending("t").record([{ member: "a" }, { member: "b", at: "yesterday" }]),
+    route: ["POST", "/v1/trending/t/events", { events: [{ member: "a" }, { member: "b", at: "yesterday" }] }],
+  },
 ];
 
 const caught = (p: Promise<unknown>) =>
@@ -143,8 +198,31 @@ describe("the same bad input: the same code, and details with the same `in` and 
     expect(error?.stack).toContain("ValidationError");
   });
 
-  it("an idempotencyKey's refusal stays unlabelled (the service's Idempotency-Key header refusal has no `in`)", async () => {
+  it("a write's idempotencyKey, the service's Idempotency-Key header, is refused `in: header`", async () => {
     const error = await caught(stats.counter("c").incr("a", 1, { idempotencyKey: "" }));
-    expect(error?.details).toEqual([{ path: "idempotencyKey", message: "1-255 visible ASCII characters" }]);
+    expect(error?.details).toEqual([
+      { in: "header", path: "idempotencyKey", message: "1-255 visible ASCII characters" },
+    ]);
+    const misspelt = await caught(stats.counter("c").incr("a", 1, { idempotencykey: "k" } as never));
+    expect(misspelt?.details).toEqual([{ in: "header", path: "", message: 'Unrecognized key: "idempotencykey"' }]);
+  });
+});
+
+/**
+ * Refusals the feature makes after the route's schema passed (a day that is no date, history hours
+ * past the retention, a range's `from` after its `to`): the service answers them without `in`, the
+ * library (above) with it. The route knows where each field was; its error handler does not look.
+ */
+describe("the service's own refusals past its schema", () => {
+  // Low: GET /v1/presence/r?day=2026-13-01 is a 400 whose detail has no `in` (the feature's
+  // ValidationError passes functions/errors.ts `onError` as it is), where every schema refusal has
+  // one and the library's now has one. Fix (functions/errors.ts, not this branch's area): label a
+  // ValidationError's unlabelled details in onError by the request: a path whose first segment is
+  // one of c.req.param()'s names is "param", one of the query's names "query", else "json".
+  it.fails("presence day 2026-13-01: in query, both ways", async () => {
+    const mine = await caught(stats.presence("r").day("2026-13-01"));
+    expect(located(mine?.details)).toEqual([{ in: "query", path: "day" }]);
+    const theirs = await http("GET", "/v1/presence/r?day=2026-13-01");
+    expect(located(theirs.body.error.details)).toEqual([{ in: "query", path: "day" }]);
   });
 });
