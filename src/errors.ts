@@ -6,8 +6,20 @@
  */
 import type { ConflictErrorCode, RejectedErrorCode, ServiceErrorCode, ValidationErrorCode } from "./error-codes.ts";
 
+/**
+ * Where a refused field was, as Hono names a request's parts: a path parameter, the query, the JSON
+ * body (the library's names, read options and write inputs), or a header, form or cookie.
+ */
+export type FieldLocation = "param" | "query" | "json" | "header" | "form" | "cookie";
+
 /** One offending field of a rejected request. */
 export interface FieldIssue {
+  /**
+   * Where the field is in the route's request: a name (`param`), an option of a read (`query`) or
+   * the input of a write (`json`); the library labels its refusals as the service does. Absent
+   * for the `Idempotency-Key` (`idempotencyKey`) and for refusals of stored state (422).
+   */
+  in?: FieldLocation;
   /** Dotted path of the field, e.g. `events.3.member`; empty for the whole body. */
   path: string;
   message: string;

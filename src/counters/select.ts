@@ -74,6 +74,7 @@ export interface PeriodRange {
 }
 
 export interface PeriodOptions {
+  /** Read the union of this period's buckets (`hour`, `day`, `week`, `month`, UTC) from `from` to `to`. @default undefined (the plain counter) */
   period?: Period | undefined;
   /** Epoch ms or ISO-8601; the period containing it is the first. @default the period of `to` */
   from?: string | number | undefined;

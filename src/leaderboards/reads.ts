@@ -62,7 +62,7 @@ export interface PlayerView {
 
 /** Options of every read of a board: which season. */
 export interface SeasonOption {
-  /** `current` (default), `previous` or a season id (`2026-11-23`, `2026-W48`, `2026-11`). */
+  /** `current`, `previous` or a season id (`2026-11-23`, `2026-W48`, `2026-11`). @default "current" */
   season?: SeasonSelector | undefined;
 }
 

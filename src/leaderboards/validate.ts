@@ -116,11 +116,25 @@ export function checkBoard(board: string, player?: string): void {
 
 /** Settings of `PUT /v1/leaderboards/{board}`: omitted keeps, `null` clears a guard. */
 export interface BoardConfig {
+  /**
+   * Of equal scores, who ranks higher: `joined` the earlier joiner, `reached` whoever reached the
+   * score first. Changes only while the board has no players.
+   * @default "joined" on a new board; the current policy when omitted
+   */
   ties?: TiePolicy | undefined;
+  /**
+   * When a new season starts (UTC): `none`, `daily`, `weekly` (ISO weeks) or `monthly`. Changes
+   * only while the board has no players.
+   * @default "none" on a new board; the current value when omitted
+   */
   reset?: Reset | undefined;
+  /** Finished seasons kept, 1..52. @default 12 on a new board; the current value when omitted */
   keepSeasons?: number | undefined;
+  /** Lowest score a change may leave (within ±1e15); `null` clears it. @default none on a new board; the current value when omitted */
   minScore?: number | null | undefined;
+  /** Highest score a change may leave (within ±1e15); `null` clears it. @default none on a new board; the current value when omitted */
   maxScore?: number | null | undefined;
+  /** Most `|by|` one request may add to a player (> 0, ≤ 1e12); `null` clears it. @default none on a new board; the current value when omitted */
   maxIncrement?: number | null | undefined;
 }
 

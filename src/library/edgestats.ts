@@ -24,6 +24,7 @@ import {
   type Runtime,
 } from "./handles.ts";
 import { checkShape, QUERY_OPTIONS, SETTINGS, shapeIssue } from "./inputs.ts";
+import { locateMethods } from "./locate.ts";
 
 /**
  * What the library needs of a Redis client: `evalsha` and `eval` (every call is
@@ -245,3 +246,14 @@ export class Edgestats {
     return job(this.#runtime.ctx(), this.#runtime.config);
   }
 }
+
+// Edgestats' own reads are the list routes' (GET /v1/trending, /v1/counters, …): their options are the query.
+locateMethods(Edgestats, {
+  presenceTotal: ["query"],
+  streams: ["query"],
+  streamPage: ["query"],
+  counters: ["query"],
+  histograms: ["query"],
+  rooms: ["query"],
+  boards: ["query"],
+});

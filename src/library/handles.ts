@@ -12,6 +12,7 @@ import { parseWindow } from "../time.ts";
 import { invalid, memberProblem } from "../validation.ts";
 import * as trending from "../trending/index.ts";
 import { checkChoices, checkItems, checkShape, FIELDS, QUERY_OPTIONS as Q } from "./inputs.ts";
+import { locateMethods } from "./locate.ts";
 import { idempotencyOf, list, windowHours, type Runtime, type WriteOptions } from "./shared.ts";
 import type * as Options from "./shared.ts";
 
@@ -303,3 +304,42 @@ export class PresenceHandle {
     return (await presence.deleteRoom(this.#rt.ctx(), this.room)).existed;
   }
 }
+
+// Where each method's input goes in its route (./locate.ts): `[rest, ...path parameters]`.
+locateMethods(TrendingHandle, {
+  record: ["json", "stream"],
+  top: ["query", "stream"],
+  member: ["query", "stream", "member"],
+  rising: ["query", "stream"],
+  // GET …/history?member=: the member is a query parameter there
+  history: ["query", "stream"],
+  delete: ["query", "stream"],
+});
+locateMethods(CounterHandle, {
+  incr: ["json", "counter"],
+  top: ["query", "counter"],
+  bottom: ["query", "counter"],
+  member: ["query", "counter", "member"],
+  range: ["query", "counter"],
+  sorted: ["query", "counter"],
+  union: ["json", "counter"],
+  remove: ["query", "counter", "member"],
+  delete: ["query", "counter"],
+});
+locateMethods(HistogramHandle, {
+  configure: ["json", "histogram"],
+  observe: ["json", "histogram"],
+  read: ["query", "histogram"],
+  delete: ["query", "histogram"],
+});
+locateMethods(PresenceHandle, {
+  heartbeat: ["json", "room"],
+  leave: ["query", "room", "id"],
+  count: ["query", "room"],
+  stats: ["query", "room"],
+  // GET /v1/presence/{room}?day=
+  day: ["query", "room"],
+  members: ["query", "room"],
+  history: ["query", "room"],
+  delete: ["query", "room"],
+});

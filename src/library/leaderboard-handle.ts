@@ -5,6 +5,7 @@
  */
 import * as leaderboards from "../leaderboards/index.ts";
 import { changeFields, checkItems, checkShape, FIELDS, QUERY_OPTIONS as Q } from "./inputs.ts";
+import { locateMethods } from "./locate.ts";
 import { idempotencyOf, list, type Runtime, type WriteOptions } from "./shared.ts";
 import type * as Options from "./shared.ts";
 
@@ -112,3 +113,23 @@ export class LeaderboardHandle {
     return leaderboards.deleteBoard(this.#rt.ctx(), this.board);
   }
 }
+
+// Where each method's input goes in its route (./locate.ts): `[rest, ...path parameters]`.
+locateMethods(LeaderboardHandle, {
+  configure: ["json", "board"],
+  join: ["json", "board", "player"],
+  score: ["json", "board", "player"],
+  increment: ["json", "board", "player"],
+  set: ["json", "board", "player"],
+  // POST …/scores {items}: each item's player is in the body
+  scores: ["json", "board"],
+  get: ["query", "board", "player"],
+  // POST …/rank?season= {players}: the options are the query, the players the body
+  rank: ["json", "board", "?", "?season"],
+  seasons: ["query", "board"],
+  page: ["query", "board"],
+  around: ["query", "board", "player"],
+  info: ["query", "board"],
+  remove: ["query", "board", "player"],
+  delete: ["query", "board"],
+});

@@ -10,7 +10,8 @@ import type { SeasonOption } from "../leaderboards/index.ts";
 import { canonicalJson } from "../redis/canonical-json.ts";
 import type { Idempotency } from "../redis/script.ts";
 import { parseWindow } from "../time.ts";
-import { checkShape, WRITE_OPTIONS } from "./inputs.ts";
+import { invalid } from "../validation.ts";
+import { shapeIssue, WRITE_OPTIONS } from "./inputs.ts";
 
 /**
  * What every handle shares: the settings and a fresh `Ctx` per call. Handles are made by
@@ -56,12 +57,14 @@ export async function idempotencyOf(
   args: unknown,
 ): Promise<Idempotency | undefined> {
   // a misspelt `idempotencyKey` would make the write at-least-once without a word
-  if (options !== undefined) checkShape(options, WRITE_OPTIONS);
+  // labelled `header`: the service takes the key as the Idempotency-Key header (./locate.ts)
+  const issue = options === undefined ? null : shapeIssue(options, WRITE_OPTIONS, "");
+  if (issue) invalid([{ in: "header", ...issue }]);
   const key = options?.idempotencyKey;
   if (key === undefined) return undefined;
   if (!/^[\x21-\x7e]{1,255}$/.test(key)) {
     throw new ValidationError("idempotencyKey must be 1-255 visible ASCII characters.", [
-      { path: "idempotencyKey", message: "1-255 visible ASCII characters" },
+      { in: "header", path: "idempotencyKey", message: "1-255 visible ASCII characters" },
     ]);
   }
   const json = JSON.stringify(args);

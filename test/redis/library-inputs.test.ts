@@ -64,26 +64,26 @@ describe("unknown fields and null items", () => {
   it("are refused with the service's wording, each at its path, nothing written", async () => {
     const before = await keySnapshot(lib.target, lib.prefix);
     const one = await refusal(() => stats.trending("t").record({ member: "a", cnt: 5 } as never));
-    expect(one.details).toEqual([{ path: "", message: 'Unrecognized key: "cnt"' }]);
+    expect(one.details).toEqual([{ in: "json", path: "", message: 'Unrecognized key: "cnt"' }]);
     const many = await refusal(() =>
       stats.counter("c").incr([{ member: "a" }, { member: "b", bye: 2, per: "day" }, null] as never),
     );
     expect(many.details).toEqual([
-      { path: "items.1", message: 'Unrecognized keys: "bye", "per"' },
-      { path: "items.2", message: "must be an object, not null" },
+      { in: "json", path: "items.1", message: 'Unrecognized keys: "bye", "per"' },
+      { in: "json", path: "items.2", message: "must be an object, not null" },
     ]);
     const theirs = await http("POST", "/v1/counters/c/incr", { items: [{ member: "a" }, { member: "b", bye: 2 }] });
     expect(theirs.status).toBe(400);
     expect(theirs.body.error.details.map((d: { path: string }) => d.path)).toEqual(["items.1"]);
     const histogram = await refusal(() => stats.histogram("h").observe([1, { value: 2, when: 3 }] as never));
-    expect(histogram.details).toEqual([{ path: "values.1", message: 'Unrecognized key: "when"' }]);
+    expect(histogram.details).toEqual([{ in: "json", path: "values.1", message: 'Unrecognized key: "when"' }]);
     const source = await refusal(() =>
       stats.counter("u").union({ sources: ["c", { counter: "c", perod: "day" }] } as never),
     );
     expect(source.details?.[0]?.path).toBe("sources.1");
     // a score change is `{ by }` or `{ set, mode }`: both at once is refused, as the service does
     const both = await refusal(() => stats.leaderboard("b").score("p", { by: 1, set: 2 } as never));
-    expect(both.details).toEqual([{ path: "", message: 'Unrecognized key: "set"' }]);
+    expect(both.details).toEqual([{ in: "json", path: "", message: 'Unrecognized key: "set"' }]);
     expect(await keySnapshot(lib.target, lib.prefix)).toEqual(before);
   });
 
@@ -125,7 +125,7 @@ describe("trending's ISO-8601 `at`", () => {
     expect(mine).toEqual({ ...theirs, stream: "iso" });
     const bad = await refusal(() => stats.trending("iso").record([{ member: "a" }, { member: "b", at: "yesterday" }]));
     expect(bad.details).toEqual([
-      { path: "events.1.at", message: "must be epoch milliseconds or an ISO-8601 timestamp" },
+      { in: "json", path: "events.1.at", message: "must be epoch milliseconds or an ISO-8601 timestamp" },
     ]);
   });
 });

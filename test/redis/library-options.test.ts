@@ -100,10 +100,10 @@ describe("read options", () => {
     const top = await refusal(() => t.top({ windw: "24h" } as never));
     expect(top.error).toBeInstanceOf(ValidationError);
     expect(top.error.code).toBe("invalid_request");
-    expect(top.error.details).toEqual([{ path: "", message: 'Unrecognized key: "windw"' }]);
+    expect(top.error.details).toEqual([{ in: "query", path: "", message: 'Unrecognized key: "windw"' }]);
     expect(top.sent).toEqual({ requests: 0, commands: 0 });
     const members = await refusal(() => p.members({ limt: 5 } as never));
-    expect(members.error.details).toEqual([{ path: "", message: 'Unrecognized key: "limt"' }]);
+    expect(members.error.details).toEqual([{ in: "query", path: "", message: 'Unrecognized key: "limt"' }]);
     expect(members.sent).toEqual({ requests: 0, commands: 0 });
   });
 
@@ -113,16 +113,16 @@ describe("read options", () => {
     const options = Object.fromEntries([...names.map((n) => [n, undefined]), ...names.map((n) => [capitalised(n), 1])]);
     const { error, sent } = await refusal(() => READS[key](options));
     expect(error).toBeInstanceOf(ValidationError);
-    expect(error.details).toEqual([{ path: "", message: unrecognized(names.map(capitalised)) }]);
+    expect(error.details).toEqual([{ in: "query", path: "", message: unrecognized(names.map(capitalised)) }]);
     expect(sent).toEqual({ requests: 0, commands: 0 });
   });
 
   it("null or a non-object as the options is a ValidationError (was a TypeError from inside), nothing sent", async () => {
     const nul = await refusal(() => c.top(null as never));
     expect(nul.error).toBeInstanceOf(ValidationError);
-    expect(nul.error.details).toEqual([{ path: "", message: "must be an object, not null" }]);
+    expect(nul.error.details).toEqual([{ in: "query", path: "", message: "must be an object, not null" }]);
     const str = await refusal(() => stats.boards("10" as never));
-    expect(str.error.details).toEqual([{ path: "", message: "must be an object, not string" }]);
+    expect(str.error.details).toEqual([{ in: "query", path: "", message: "must be an object, not string" }]);
     expect([nul.sent, str.sent]).toEqual([
       { requests: 0, commands: 0 },
       { requests: 0, commands: 0 },
@@ -131,7 +131,7 @@ describe("read options", () => {
 
   it("a counter member's delete takes period/from/to only (its route has no aggregate)", async () => {
     const { error, sent } = await refusal(() => c.remove("m", { period: "day", aggregate: "max" } as never));
-    expect(error.details).toEqual([{ path: "", message: 'Unrecognized key: "aggregate"' }]);
+    expect(error.details).toEqual([{ in: "query", path: "", message: 'Unrecognized key: "aggregate"' }]);
     expect(sent).toEqual({ requests: 0, commands: 0 });
   });
 });
@@ -140,7 +140,7 @@ describe("write options", () => {
   it.each(Object.keys(WRITES))("%s refuses a misspelt idempotencyKey, nothing sent", async (key) => {
     const { error, sent } = await refusal(() => WRITES[key]!({ idempotencykey: "k1" }));
     expect(error).toBeInstanceOf(ValidationError);
-    expect(error.details).toEqual([{ path: "", message: 'Unrecognized key: "idempotencykey"' }]);
+    expect(error.details).toEqual([{ in: "header", path: "", message: 'Unrecognized key: "idempotencykey"' }]);
     expect(sent).toEqual({ requests: 0, commands: 0 });
   });
 
