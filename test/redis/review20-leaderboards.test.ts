@@ -66,16 +66,16 @@ describe("guards and the 0 a player enters a season with", () => {
     expect((await b.join("b", { name: "B", score: -5 })).score).toBe(-5);
   });
 
-  // Severity: medium. The first write of a season enters the player at 0 and only a change that moves
+  // Fixed in review 20 (was it.fails, severity medium). The first write of a season enters the player at 0 and only a change that moves
   // the score is checked (score.ts, pass 1: `if stored ~= sim[player]`), so `by: 0`, or a `set` with
   // `mode: best` not above 0 (-50: the game's new best on a board of negative scores), answers 200 with
   // score 0 and stores 0 in the season, outside [minScore, maxScore], which "a change whose result
   // leaves [minScore, maxScore] ... is refused with 422 and writes nothing" forbids; the game's -50 is
-  // silently dropped. Fix (score.ts): a player absent from the season is entering it, a write: check the
+  // silently dropped. Fix (score.ts), as made: a player absent from the season is entering it, a write: check the
   // result against the guards even when it equals the 0 it entered with (422, nothing written), and let a
   // `best` of a player absent from the season take the value (there is no score of this season to beat;
-  // docs/leaderboards.md "Joining a season").
-  it.fails("a player's first write of a season never stores a score outside the guards", async () => {
+  // docs/leaderboards.md "Joining a season"). Made: the 422 (the `best` semantics are unchanged).
+  it("a player's first write of a season never stores a score outside the guards", async () => {
     const { stats, clock } = bench("g-first", T);
     const b = stats.leaderboard("neg");
     await b.configure({ reset: "daily", minScore: -1000, maxScore: -1 });
@@ -91,12 +91,12 @@ describe("guards and the 0 a player enters a season with", () => {
     expect((await b.get("b")).rank).toBeNull();
   });
 
-  // Severity: low. Joining again enters the season at 0 (docs: "joining again (entered at 0)") without
+  // Fixed in review 20 (was it.fails, severity low). Joining again enters the season at 0 (docs: "joining again (entered at 0)") without
   // the guard check a new player's join gets, so a profile update at the start of a day ranks the player
   // at 0 outside [-1000, -1]. Fix (scripts.ts, joinScript): an existing player not in the season enters
   // it only when 0 is within the guards; otherwise the profile is replaced and the answer says rank null
   // (JoinView.rank nullable, as a player read already is), and the docs say so.
-  it.fails("joining again on a new day does not rank the player at 0 outside the guards", async () => {
+  it("joining again on a new day does not rank the player at 0 outside the guards", async () => {
     const { stats, clock } = bench("g-rejoin", T);
     const b = stats.leaderboard("neg");
     await b.configure({ reset: "daily", minScore: -1000, maxScore: -1 });
@@ -279,14 +279,14 @@ describe("no call's commands grow with the board (5 and 3,000 players)", () => {
 });
 
 describe("docs: paging a board while scores change", () => {
-  // Severity: low (docs). A page is read by position (`page`, `limit`: ZRANGE start stop), each at its own
+  // Fixed in review 20 (was it.fails, severity low, docs). A page is read by position (`page`, `limit`: ZRANGE start stop), each at its own
   // time, so a pass over the pages while scores change skips a player who moves up across a page
   // boundary and reads twice one who moves down (test/worker/review20-leaderboards.test.ts, "page-number
   // paging while scores change", pins it). docs/leaderboards.md ("Pages") and the route's description
   // say nothing of it, while the board list documents exactly what its pass skips or repeats. Fix: say
   // it under "Pages" (one consistent view: read a page of up to 100 at once, or around-me / the player's
   // own read for one player).
-  it.fails("docs/leaderboards.md says what a pass of pages skips or repeats while scores change", () => {
+  it("docs/leaderboards.md says what a pass of pages skips or repeats while scores change", () => {
     const docs = readFileSync(new URL("../../docs/leaderboards.md", import.meta.url), "utf8");
     const pages = docs.slice(docs.indexOf("- **Pages**"), docs.indexOf("- **Deleting a board**"));
     expect(pages).toMatch(/skip/i);
