@@ -168,7 +168,10 @@ export const Joined = once(() =>
   z
     .object({
       ...Profile(),
-      rank: z.number().int(),
+      rank: z.number().int().nullable().openapi({
+        description:
+          "null when an existing player joins again in a season it has not played and 0 is outside the board's guards (not entered)",
+      }),
       joinedAt: z.number().int().openapi({ description: "epoch ms" }),
       created: z.boolean(),
     })

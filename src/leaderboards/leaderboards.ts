@@ -65,7 +65,8 @@ export interface JoinView {
   name: string | null;
   meta: Record<string, unknown> | null;
   score: number;
-  rank: number;
+  /** null when an existing player joins again in a season it has not played and 0 is outside the guards (it is not entered). */
+  rank: number | null;
   joinedAt: number;
   created: boolean;
 }
@@ -192,7 +193,12 @@ export async function join(
   checkJoin(board, player, input.name, input.meta, input.score);
   const k = boardKeys(ctx.prefix, board);
   const season = seasonBlock(ctx.prefix, board, ctx.now);
-  const { value, replayed } = await joinScript.run<{ created: boolean; joinedAt: string; score: string; rank: number }>(
+  const { value, replayed } = await joinScript.run<{
+    created: boolean;
+    joinedAt: string;
+    score: string;
+    rank: number | false;
+  }>(
     ctx.redis,
     {
       settings: k.settings,
@@ -217,7 +223,7 @@ export async function join(
     name: input.name,
     meta: input.meta ?? null,
     score: scoreOf(value.score),
-    rank: value.rank,
+    rank: value.rank === false ? null : value.rank,
     joinedAt: Number(value.joinedAt),
     replayed,
   };

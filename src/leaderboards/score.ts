@@ -87,9 +87,10 @@ end
 
 -- Pass 1 writes nothing: every intermediate score must stay within the exact range
 -- and the board's guards, so one bad item refuses the whole batch.
-local spent = {}
+local spent, lastIndex = {}, {}
 for i = 1, n do
   local player = names[i]
+  lastIndex[player] = i - 1
   local kind   = kinds[i]
   local value  = tonumber(values[i])
   local stored = sim[player]
@@ -107,6 +108,15 @@ for i = 1, n do
     if cfg.max and -stored > cfg.max then return refuse('score_rejected', {player = player, index = i - 1, guard = 'maxScore', bound = cfg.maxText}) end
   end
   sim[player] = stored
+end
+-- a player absent from the season enters it at 0, which is a write too: a result left at that 0
+-- (by: 0, a best not above 0) is held to the guards as a change would be (review 20: it was stored
+-- outside them). Any other result came from a change, checked above.
+for _, player in ipairs(distinct) do
+  if entries[player].absent and sim[player] == 0 then
+    local guard = (cfg.min and 0 < cfg.min and 'minScore') or (cfg.max and 0 > cfg.max and 'maxScore') or nil
+    if guard then return refuse('score_rejected', {player = player, index = lastIndex[player], guard = guard, bound = guard == 'minScore' and cfg.minText or cfg.maxText}) end
+  end
 end
 
 for _, player in ipairs(distinct) do

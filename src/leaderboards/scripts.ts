@@ -126,6 +126,11 @@ if got[1] then
   local e = parseEntry(got[1])
   redis.call('HSET', profiles, player, profile)
   local score = redis.call('ZSCORE', s.key, memberIn(e, s.sid))
+  if not score and ((cfg.min and 0 < cfg.min) or (cfg.max and 0 > cfg.max)) then
+    -- it would enter the season at 0, outside the guards (review 20): the profile only; its
+    -- first score write of the season enters it
+    return {created = false, joinedAt = e.joined, score = '0', rank = false}
+  end
   if not score then
     enterSeason(s, e, cfg.keep, now, settings)
     score = '0'

@@ -142,6 +142,10 @@ export class Model {
     // ZADD, EXPIRE NX and the ZRANK of the season before (seasonal), HINCRBY (reached)
     return 1 + (this.seasonal() ? 2 : 0) + (this.ties === "reached" ? 1 : 0);
   }
+  /** Outside the board's guards [min, max]. */
+  private outside(v: number): boolean {
+    return (this.min !== null && v < this.min) || (this.max !== null && v > this.max);
+  }
   private createBoard(now: number, implicit: boolean) {
     Object.assign(this, { exists: true, implicit, createdAt: now, ties: "joined", reset: "none", keep: 12 });
     Object.assign(this, { min: null, max: null, inc: null });
@@ -155,6 +159,14 @@ export class Model {
       e.name = name;
       let cost = 4; // EVALSHA, HMGET, HSET of the profile, ZSCORE
       const row = this.seasons.get(sid)?.get(player);
+      // review 20: a player not in the season is not entered at 0 outside the guards (profile only)
+      if (!row && this.outside(0)) {
+        return {
+          kind: "existing" as const,
+          cost,
+          answer: { created: false, score: 0, rank: null, joinedAt: e.joinedAt },
+        };
+      }
       let entered = false;
       if (!row) {
         cost += this.enter(player, sid, { v: null });
@@ -232,6 +244,12 @@ export class Model {
       }
       sim.set(c.player, after);
     }
+    // review 20: a player entering the season whose result is the 0 it entered with is held to the guards
+    for (const p of distinct)
+      if (!rows.has(p) && sim.get(p) === 0 && this.outside(0)) {
+        const index = list.map((c) => c.player).lastIndexOf(p);
+        return { ...no, kind: "guard" as const, cost: 3, index };
+      }
     let cost = 3; // EVALSHA, HMGET, ZMSCORE
     const lastSeq = { v: null as number | null };
     const moved = new Set<string>();

@@ -128,6 +128,10 @@ class Model {
     e.prev = prev;
     e.sid = sid;
   }
+  /** Outside the board's guards [min, max]. */
+  outside(v: number): boolean {
+    return (this.cfg.min !== null && v < this.cfg.min) || (this.cfg.max !== null && v > this.cfg.max);
+  }
   seen(player: string, now: number) {
     const e = this.entries.get(player)!;
     const r = this.rank(this.sid(now), player)!;
@@ -137,6 +141,8 @@ class Model {
     const e = this.entries.get(player);
     if (e) {
       e.name = name;
+      // review 20: not entered at 0 outside the guards (the profile only)
+      if (!this.season(this.sid(now)).has(player) && this.outside(0)) return "existing";
       this.enter(player, now);
       this.seen(player, now);
       return "existing";
@@ -190,6 +196,10 @@ class Model {
       }
       sim.set(c.player, after);
     }
+    // review 20: a player entering the season whose result is the 0 it entered with is held to the guards
+    for (const [p, v] of sim)
+      if (!s.has(p) && v === 0 && this.outside(0))
+        return { kind: "guard", index: list.map((c) => c.player).lastIndexOf(p) };
     for (const c of list) this.enter(c.player, now);
     for (const c of list) {
       const row = s.get(c.player)!;
