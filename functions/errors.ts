@@ -117,7 +117,8 @@ export function onError(err: Error, c: Context): Response {
     if (status >= 500) console.error(`[${c.get("requestId") ?? "-"}] ${redactError(err)}`);
     // `instanceof` types the base's code as any string (it is the client's errors' base too); the
     // Worker's are the library's, whose constructors take only the service's codes (src/errors.ts)
-    return c.json(errorBody(err.code as ServiceErrorCode, err.message, err.details), status);
+    const details = err instanceof errors.ValidationError ? locateDetails(c, err.details) : err.details;
+    return c.json(errorBody(err.code as ServiceErrorCode, err.message, details), status);
   }
   if (err instanceof HTTPException) {
     // Hono's own validators throw these, e.g. for a malformed JSON body.
@@ -130,4 +131,35 @@ export function onError(err: Error, c: Context): Response {
     errorBody("internal_error", "Something went wrong on our side; the request id in X-Request-Id helps us find it."),
     500,
   );
+}
+
+/**
+ * A feature's own 400 (a value the route's schema let through, e.g. `?day=2026-13-01`) with each
+ * detail's `in`, as a schema refusal (./router.ts `refuse`) and the library (src/library/locate.ts)
+ * say it: a path parameter's name is "param", a query parameter's "query", the Idempotency-Key
+ * "header", else a GET's option ("query") or the body ("json"). Until review 20 these had no `in`.
+ */
+function locateDetails(c: Context, details: errors.FieldIssue[] | undefined): errors.FieldIssue[] | undefined {
+  if (!details?.some((d) => d.in === undefined)) return details;
+  let params: Record<string, string> = {};
+  try {
+    params = c.req.param() as Record<string, string>;
+  } catch {
+    // no route matched (a 404's own refusal): no path parameters
+  }
+  const query = new URL(c.req.url).searchParams;
+  const read = c.req.method === "GET" || c.req.method === "HEAD";
+  return details.map((d) => {
+    if (d.in !== undefined) return d;
+    const head = d.path.split(".")[0] ?? "";
+    const where: errors.FieldLocation =
+      d.path === "Idempotency-Key"
+        ? "header"
+        : Object.hasOwn(params, head)
+          ? "param"
+          : query.has(head) || read
+            ? "query"
+            : "json";
+    return { in: where, ...d };
+  });
 }

@@ -216,12 +216,11 @@ describe("the same bad input: the same code, and details with the same `in` and 
  * library (above) with it. The route knows where each field was; its error handler does not look.
  */
 describe("the service's own refusals past its schema", () => {
-  // Low: GET /v1/presence/r?day=2026-13-01 is a 400 whose detail has no `in` (the feature's
-  // ValidationError passes functions/errors.ts `onError` as it is), where every schema refusal has
-  // one and the library's now has one. Fix (functions/errors.ts, not this branch's area): label a
-  // ValidationError's unlabelled details in onError by the request: a path whose first segment is
-  // one of c.req.param()'s names is "param", one of the query's names "query", else "json".
-  it.fails("presence day 2026-13-01: in query, both ways", async () => {
+  // Low (fixed, was it.fails): GET /v1/presence/r?day=2026-13-01 was a 400 whose detail had no
+  // `in` (the feature's ValidationError passed functions/errors.ts `onError` as it was). onError now
+  // labels such details by the request: a path parameter's name "param", a query name "query",
+  // else a GET's option "query" or the body "json".
+  it("presence day 2026-13-01: in query, both ways", async () => {
     const mine = await caught(stats.presence("r").day("2026-13-01"));
     expect(located(mine?.details)).toEqual([{ in: "query", path: "day" }]);
     const theirs = await http("GET", "/v1/presence/r?day=2026-13-01");

@@ -54,7 +54,7 @@ describe("counter score bound, queued", () => {
     const sync = await api.post("/v1/counters/qb/incr", { member: "x", by: 1 });
     expect(sync.status).toBe(400);
     expect(sync.body.error.details).toEqual([
-      { path: "by", message: "resulting score must stay within ±1000000000000000" },
+      { in: "json", path: "by", message: "resulting score must stay within ±1000000000000000" },
     ]);
     expect(await score("qb", "x")).toBe(1e15);
   });

@@ -147,7 +147,11 @@ describe("trending counts past 2^53", () => {
     expect([big.status, big.body.error.code]).toEqual([400, "invalid_request"]);
     expect(big.body.error.message).toContain("50000000000000");
     expect(big.body.error.details).toEqual([
-      { path: "events.50.count", message: "the member's count in its hour must stay ≤ 50000000000000 (5e13)" },
+      {
+        in: "json",
+        path: "events.50.count",
+        message: "the member's count in its hour must stay ≤ 50000000000000 (5e13)",
+      },
     ]);
     expect(await keySnapshot(api.target, api.prefix)).toEqual(before);
     // up to the bound exactly: 50 × 1e12 - 2, then 1 and 1 (each sum an exact integer)
@@ -239,7 +243,7 @@ describe("counter scores stay within ±1e15 (review 10 fix)", () => {
     expect(one.body.error.code).toBe("invalid_request");
     expect(one.body.error.message).toContain("±1000000000000000");
     expect(one.body.error.details).toEqual([
-      { path: "by", message: "resulting score must stay within ±1000000000000000" },
+      { in: "json", path: "by", message: "resulting score must stay within ±1000000000000000" },
     ]);
     // a batch: its first items (a new member, a bucket) are undone with it
     const batch = await api.post("/v1/counters/c-bound/incr", {

@@ -125,7 +125,7 @@ describe("webhook routes", () => {
     try {
       const res = await strict.put("/v1/webhooks/ops", settings(), admin);
       expect(res.status).toBe(400);
-      expect(res.body.error.details).toEqual([{ path: "url", message: "must be https://" }]);
+      expect(res.body.error.details).toEqual([{ in: "json", path: "url", message: "must be https://" }]);
       expect((await strict.put("/v1/webhooks/ops", settings({ url: "https://example.com/hook" }), admin)).status).toBe(
         201,
       );
