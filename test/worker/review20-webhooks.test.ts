@@ -6,6 +6,7 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { createTestApi } from "../helpers/worker.ts";
+import { parseCsv } from "../helpers/csv.ts";
 
 const NOW = Date.UTC(2026, 10, 28, 15, 0);
 const api = createTestApi({ label: "rv20-wh", start: NOW });
@@ -177,32 +178,3 @@ describe("review 20: webhook URLs", () => {
     expect((await api.del("/v1/webhooks/nobody", { key: "admin" })).body).toEqual({ deleted: false });
   });
 });
-
-/** RFC 4180: fields split on commas, quoted fields with doubled quotes, rows ended by CRLF. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = "";
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!;
-    if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (ch === '"') quoted = false;
-      else field += ch;
-    } else if (ch === '"') quoted = true;
-    else if (ch === ",") {
-      row.push(field);
-      field = "";
-    } else if (ch === "\r" && text[i + 1] === "\n") {
-      row.push(field);
-      rows.push(row);
-      row = [];
-      field = "";
-      i++;
-    } else field += ch;
-  }
-  return rows;
-}
