@@ -103,6 +103,59 @@ describe("review 21: the room list paged while rooms come and go", () => {
   });
 });
 
+describe("review 21: the room list with rooms of one activity time", () => {
+  it("rooms of one millisecond paged by 2, the cursor's room and the next deleted between pages: the rest listed once", async () => {
+    const t0 = Date.UTC(2026, 10, 28, 8, 30);
+    const base = lib.ctx(t0, "rv21tie");
+    const at = clock(base);
+    const names = ["ta", "tb", "tc", "td", "te", "tf", "tg"];
+    for (const r of names) await heartbeat(at(t0), r, ["u"], T_OPT);
+    const got = await pass(at(t0 + SECOND), 2, async (page) => {
+      if (page === 0) {
+        await deleteRoom(at(t0 + SECOND), "tf"); // the cursor's room (ZREVRANGE: tg tf | …)
+        await deleteRoom(at(t0 + SECOND), "te"); // the next one
+      }
+    });
+    expect(got).toEqual(["tg", "tf", "td", "tc", "tb", "ta"]);
+  });
+});
+
+describe("review 21: members paged over one batch's time", () => {
+  it("125 ids of one millisecond (compact ids 1..125, across digit counts) paged by 10: each once; a leave between pages drops only that id", async () => {
+    const t0 = Date.UTC(2026, 10, 28, 8, 45);
+    const base = lib.ctx(t0, "rv21mem");
+    const at = clock(base);
+    const ids = Array.from({ length: 125 }, (_, i) => `m${i}`);
+    await heartbeat(at(t0), "big", ids, T_OPT);
+    const listed: string[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 30; page++) {
+      const got = await members(at(t0 + SECOND), "big", { ...T_OPT, limit: 10, ...(cursor ? { cursor } : {}) });
+      listed.push(...got.members.map((m) => m.id));
+      if (page === 2) await leave(at(t0 + SECOND), "big", "m124", T_OPT);
+      if (got.nextCursor === null) break;
+      cursor = got.nextCursor;
+    }
+    const expected = ids.filter((id) => id !== "m124" || listed.slice(0, 30).includes("m124"));
+    expect([...listed].sort()).toEqual([...expected].sort());
+    expect(new Set(listed).size).toBe(listed.length);
+  });
+});
+
+describe("review 21: today's figures read two ways", () => {
+  it("ids carried over midnight before any heartbeat: stats and ?day=today agree (peak at 00:00)", async () => {
+    const midnight = Date.UTC(2026, 10, 27);
+    const base = lib.ctx(midnight, "rv21two");
+    const at = clock(base);
+    await heartbeat(at(midnight - 20 * SECOND), "c", ["a", "b"], T_OPT);
+    const now = midnight + 30 * SECOND;
+    const s = await stats(at(now), "c", T_OPT);
+    expect(s).toMatchObject({ online: 2, peakToday: 2, peakAt: midnight, activeToday: 0, newToday: 0 });
+    expect(await day(at(now), "c", iso(now), T_OPT)).toMatchObject({ peak: 2, peakAt: midnight, active: 0, new: 0 });
+    expect(await day(at(now), "c", iso(midnight - 1), T_OPT)).toMatchObject({ peak: 2, active: 2, new: 2 });
+  });
+});
+
 describe("review 21: heartbeat batches mixing valid and invalid ids", () => {
   const KEYS = { ingest: "review21-ingest-key-01", read: "review21-read-key-0001", admin: "review21-admin-key-001" };
   const app = createApp({ now: () => Date.UTC(2026, 10, 28, 9, 0) });
