@@ -254,9 +254,10 @@ export class PresenceHandle {
 
   /** Marks ids (one or up to 1,000) online now; returns the room's online count. */
   async heartbeat(ids: string | string[], options?: WriteOptions): Promise<Written<presence.HeartbeatResult>> {
-    // one id is the field `id`, as POST …/heartbeats {id} names it (not `ids.0`)
-    if (typeof ids === "string") {
-      const problem = memberProblem(ids);
+    // one id (anything but a list: a non-string too, review 21) is the field `id`, as POST
+    // …/heartbeats {id} names it (not `ids.0`)
+    if (!Array.isArray(ids)) {
+      const problem = typeof ids === "string" ? memberProblem(ids) : "must be a string";
       if (problem) invalid([{ path: "id", message: problem }]);
     }
     const ctx = this.#rt.ctx();

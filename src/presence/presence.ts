@@ -1,7 +1,7 @@
 import type { Ctx } from "../context.ts";
 import type { Idempotency, Written } from "../redis/script.ts";
 import { DAY, HOUR, MINUTE, SECOND, dayStart } from "../time.ts";
-import { assertName, invalid, memberProblem } from "../validation.ts";
+import { NAME_RULE, assertName, invalid, isName, memberProblem } from "../validation.ts";
 import { allRoomKeys, dayKeys, legacyRegistryKeys, registryKeys, roomKeys, siteDayKeys } from "./keys.ts";
 import { UNMAPPED_MARK_KEPT_MS, deleteRoomScript, heartbeatScript, leaveScript, markEntry } from "./scripts.ts";
 import { requireIds, timeoutMs } from "./validate.ts";
@@ -99,10 +99,12 @@ export async function leave(
   id: string,
   options: PresenceOptions = {},
 ): Promise<Written<{ left: boolean }>> {
-  assertName(room, "room");
-  // the one id is the field `id`, as `DELETE …/members/{id}` names it (requireIds would say `id.0`; review 19)
+  // the one id is the field `id`, as `DELETE …/members/{id}` names it (requireIds would say `id.0`;
+  // review 19); a bad room and a bad id are refused together, as that route does (review 21)
   const problem = typeof id === "string" ? memberProblem(id) : "must be a string";
-  if (problem) invalid([{ path: "id", message: problem }]);
+  const issues = isName(room) ? [] : [{ path: "room", message: NAME_RULE }];
+  if (problem) issues.push({ path: "id", message: problem });
+  if (issues.length > 0) invalid(issues);
   const timeout = timeoutMs(options.timeoutSeconds);
   const keys = roomKeys(ctx.prefix, room);
   const { value, replayed } = await leaveScript.run<number>(
