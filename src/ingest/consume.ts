@@ -320,8 +320,10 @@ export async function consumeBatch(
           return;
         }
         for (const e of left) {
-          // the whole message (its aged-out items, if any, were not sent: it did not apply)
-          dead.push({ entry: e.msg, reason: e.part ? `${bound}; and ${e.part.reason}` : bound });
+          // the whole message (its aged-out items, if any, were not sent: it did not apply), marked
+          // once sent: a keyed retry consumed after the score came down is then acked (review 21)
+          const reason = e.part ? `${bound}; and ${e.part.reason}` : bound;
+          dead.push({ entry: e.msg, reason, ids: idsOf(e.dedupe, e.alt) });
           ackCopies(e);
         }
         return;
@@ -368,7 +370,7 @@ export async function consumeBatch(
       for (const p of list) {
         const reason = `${p.reason}; not known whether applied already (${why})`;
         // a last chance is not handed back again: it is dead-lettered, its reason saying it may have applied
-        if (lastChance.includes(p)) dead.push({ entry: p.msg, reason });
+        if (lastChance.includes(p)) dead.push({ entry: p.msg, reason, ids: idsOf(p.dedupe.id, p.dedupe.alt) });
         else giveBack(p.msg, reason);
       }
       return;
@@ -378,8 +380,9 @@ export async function consumeBatch(
       if (ids.some((id) => found.dup.includes(id))) {
         sendPart(p.msg, p.split, ids, found.pending);
         stats.duplicates++;
-      } else if (lastChance.includes(p)) dead.push({ entry: p.msg, reason: p.reason });
-      // marked applied once sent (settleDead): a copy in a later batch is then acked (review 17)
+      }
+      // marked applied once sent (settleDead): a copy in a later batch is then acked (review 17), also
+      // of a last chance, which its copy would apply beside the dead-letter queue's (review 21)
       else dead.push({ entry: p.msg, reason: p.reason, ids });
     }
   };

@@ -73,7 +73,8 @@ describe("review 21: a message dead-lettered on its last delivery's storage erro
   // passes the message's `ids` for a last chance too (settleDead marks them applied once sent,
   // markParts' `dead`), so a copy in a later batch is acked as a duplicate and the request lives
   // in the dead-letter queue only (as a stale copy dead-lettered first, review 19).
-  it.fails("the retry in a later batch is acked as the request the dead-letter queue holds, not applied", async () => {
+  // Fixed in review 21 (consume.ts probeAll: a last chance dead-lettered with its ids).
+  it("the retry in a later batch is acked as the request the dead-letter queue holds, not applied", async () => {
     const q = queued("r21-last-retry");
     const body = { items: [{ member: "a", by: 5 }] };
     expect((await q.post("/v1/counters/c/incr", body, keyed(q, "r21-a"))).status).toBe(202);
@@ -99,55 +100,51 @@ describe("review 21: a message dead-lettered on its last delivery's storage erro
   // dead-lettered whole; the retry is handed back and applies the request on its redelivery:
   // applied and in the dead-letter queue. Fix: as above (its ids marked once it is sent, so the
   // retry's redelivery is found applied and acked).
-  it.fails(
-    "the same copies in one batch: the retry handed back is not applied after the first was dead-lettered",
-    async () => {
-      const q = queued("r21-last-part");
-      const body = {
-        items: [
-          { member: "a", by: 5, period: "hour", ttl: 3600 },
-          { member: "b", by: 1 },
-        ],
-      };
-      expect((await q.post("/v1/counters/c/incr", body, keyed(q, "r21-p"))).status).toBe(202);
-      q.advance(HOUR);
-      expect((await q.post("/v1/counters/c/incr", body, keyed(q, "r21-p"))).status).toBe(202);
-      q.advance(40 * MINUTE);
-      const [first, retry] = q.queue.sent as [Sent, Sent];
-      const one = await consumeOn(q, [first, retry], failingFor(q, ":counters:c"), [11, 1]);
-      expect(one.retryMessages.map((r) => r.msgId)).toEqual([retry.id]);
-      expect(q.dlq.sent.map((m) => m.body.messageId)).toEqual([first.id]);
-      q.advance(2000);
-      await q.deliver([retry], { attempts: 2 });
-      expect((await scoreOf(q, "b")) + q.dlq.sent.length).toBe(1);
-    },
-  );
+  // Fixed in review 21 (the same change).
+  it("the same copies in one batch: the retry handed back is not applied after the first was dead-lettered", async () => {
+    const q = queued("r21-last-part");
+    const body = {
+      items: [
+        { member: "a", by: 5, period: "hour", ttl: 3600 },
+        { member: "b", by: 1 },
+      ],
+    };
+    expect((await q.post("/v1/counters/c/incr", body, keyed(q, "r21-p"))).status).toBe(202);
+    q.advance(HOUR);
+    expect((await q.post("/v1/counters/c/incr", body, keyed(q, "r21-p"))).status).toBe(202);
+    q.advance(40 * MINUTE);
+    const [first, retry] = q.queue.sent as [Sent, Sent];
+    const one = await consumeOn(q, [first, retry], failingFor(q, ":counters:c"), [11, 1]);
+    expect(one.retryMessages.map((r) => r.msgId)).toEqual([retry.id]);
+    expect(q.dlq.sent.map((m) => m.body.messageId)).toEqual([first.id]);
+    q.advance(2000);
+    await q.deliver([retry], { attempts: 2 });
+    expect((await scoreOf(q, "b")) + q.dlq.sent.length).toBe(1);
+  });
 
   // Severity: low. A message refused by a bound (a counter score past ±1e15) is dead-lettered at
   // once, its ids not marked either: its keyed retry, consumed after the score came down (a
   // decrement in between), applies the request, which the dead-letter queue also holds. Fix: mark
   // its ids as the others (dead.push with `ids` in applyEntries' bound branch).
-  it.fails(
-    "a keyed request dead-lettered on a bound: its retry consumed after the score came down is acked, not applied",
-    async () => {
-      const q = queued("r21-bound-retry");
-      const full = { items: Array.from({ length: 1000 }, () => ({ member: "a", by: 1e12 })) };
-      expect((await q.post("/v1/counters/c/incr", full)).status).toBe(200);
-      const body = { items: [{ member: "a", by: 7 }] };
-      expect((await q.post("/v1/counters/c/incr", body, keyed(q, "r21-b"))).status).toBe(202);
-      q.advance(MINUTE);
-      expect((await q.post("/v1/counters/c/incr", body, keyed(q, "r21-b"))).status).toBe(202);
-      const [first, retry] = q.queue.sent as [Sent, Sent];
-      const one = await q.deliver([first]);
-      expect(one.stats).toMatchObject({ deadLettered: 1 });
-      expect(q.dlq.sent[0]?.body.reason).toMatch(/±1e15/);
-      expect((await q.post("/v1/counters/c/incr", { member: "a", by: -1e12 })).status).toBe(200);
-      q.advance(MINUTE);
-      await q.deliver([retry]);
-      const applied = (await scoreOf(q, "a")) - (1e15 - 1e12);
-      expect(applied / 7 + q.dlq.sent.length).toBe(1);
-    },
-  );
+  // Fixed in review 21 (consume.ts: the bound branch dead-letters with the message's ids).
+  it("a keyed request dead-lettered on a bound: its retry consumed after the score came down is acked, not applied", async () => {
+    const q = queued("r21-bound-retry");
+    const full = { items: Array.from({ length: 1000 }, () => ({ member: "a", by: 1e12 })) };
+    expect((await q.post("/v1/counters/c/incr", full)).status).toBe(200);
+    const body = { items: [{ member: "a", by: 7 }] };
+    expect((await q.post("/v1/counters/c/incr", body, keyed(q, "r21-b"))).status).toBe(202);
+    q.advance(MINUTE);
+    expect((await q.post("/v1/counters/c/incr", body, keyed(q, "r21-b"))).status).toBe(202);
+    const [first, retry] = q.queue.sent as [Sent, Sent];
+    const one = await q.deliver([first]);
+    expect(one.stats).toMatchObject({ deadLettered: 1 });
+    expect(q.dlq.sent[0]?.body.reason).toMatch(/±1e15/);
+    expect((await q.post("/v1/counters/c/incr", { member: "a", by: -1e12 })).status).toBe(200);
+    q.advance(MINUTE);
+    await q.deliver([retry]);
+    const applied = (await scoreOf(q, "a")) - (1e15 - 1e12);
+    expect(applied / 7 + q.dlq.sent.length).toBe(1);
+  });
 
   it("holds: a last delivery dead-lettered alone, with no copy, is in the dead-letter queue once and applied nowhere", async () => {
     const q = queued("r21-last-alone");
