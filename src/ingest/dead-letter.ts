@@ -143,7 +143,8 @@ export async function settleDead(
   // marked once sent (their records deleted): a redelivery (a lost ack) finds none and sends
   // nothing again; if this fails, one would send them again (the dead-letter body's messageId tells the copies apart)
   const marks = sent.flatMap((item) => item.marks ?? []);
-  // and the ids of messages sent whole as they could no longer apply: a copy is then found (review 17)
+  // and the ids of messages sent whole (they could no longer apply, met a bound, or failed their last
+  // delivery): a copy is then found and acked, not applied beside this one (reviews 17, 21)
   const deadIds = sent.flatMap((item) => ("ids" in item ? (item.ids ?? []) : []));
   try {
     await markParts(ctx, marks, deadIds);

@@ -242,8 +242,9 @@ return { dup = dup, pending = #dup > 0 and pendingOf(asked) or {} }
  * Marks what a batch dead-lettered, after its send: deletes the records of aged-out parts (`ids`:
  * under the dedupe id and its alt id) from today's and yesterday's parts hashes (the day they were
  * applied), so a redelivery finds none and sends nothing more; and adds the ids of messages
- * dead-lettered whole because they could no longer apply (`dead`) to today's applied set, so a
- * copy in a later batch (a keyed retry, a lost ack) is found and acked, not sent again (review 17).
+ * dead-lettered whole (`dead`: they could no longer apply, met a bound or failed their last
+ * delivery) to today's applied set, so a copy in a later batch (a keyed retry, a lost ack) is
+ * found and acked, not sent again nor applied (reviews 17, 21).
  * Writes without an idempotency prelude, as the apply scripts do (HDEL and SADD are their own).
  */
 export const markPartsScript = defineScript({

@@ -84,9 +84,11 @@ describe("counter score bound, queued", () => {
       { rank: 3, member: "z", score: 1 },
     ]);
     expect((await api.get("/v1/counters/qm/top?period=hour")).body.items).toEqual([]);
-    // redelivered, nothing counts twice
+    // redelivered, nothing counts twice, and the refused message is not sent again: its ids were
+    // marked applied once it was dead-lettered (review 21; it was sent once per delivery before)
     const again = await api.deliver(api.queue.sent.slice(sent));
-    expect(again.stats).toMatchObject({ applied: 0, duplicates: 2, deadLettered: 1 });
+    expect(again.stats).toMatchObject({ applied: 0, duplicates: 3, deadLettered: 0 });
+    expect(api.dlq.sent.length - dead).toBe(1);
     expect([await score("qm", "y"), await score("qm", "z")]).toEqual([2, 1]);
     // the hour bucket the refused message named is written by a valid one (so the read above sees buckets)
     expect((await api.post("/v1/counters/qm/incr", { member: "w", period: "hour" }, h)).status).toBe(202);
