@@ -180,6 +180,40 @@ describe("review 21: compaction while the hour's last events arrive", () => {
     const top = await trending.top({ ...base, now: H * HOUR + 300_002 }, "t", { ...R, n: 100, windowHours: 24 });
     expect(top.items).toEqual(ranked.slice(0, 100));
   });
+  it("rank bounds (a member deep in a big window) contain the model's rank, with the previous hour open (three sets) and after its compaction", async () => {
+    const rnd = mulberry32(2101);
+    const H = H0 + 4;
+    const base = lib.ctx(H * HOUR + 60_000, "r21-bounds");
+    const model = new Model();
+    const events: trending.TrendingEvent[] = [];
+    for (const h of [H - 2, H - 1, H])
+      for (let i = 0; i < 1500; i++) {
+        const member = `k${Math.floor(rnd() * 2500)}`;
+        const count = 1 + Math.floor(rnd() * 3);
+        events.push({ member, count, at: h * HOUR + 5 });
+        model.add("b", member, count, h);
+      }
+    for (let i = 0; i < events.length; i += 1000) await trending.record(base, "b", events.slice(i, i + 1000), R);
+    await trending.compact({ ...base, now: (H - 1) * HOUR + 300_000 }, { ...R, keep: 0 });
+    const ranked = model.ranked("b", H, 24);
+    const sample = ranked.filter((_, i) => i % 97 === 0);
+    let bounded = 0;
+    for (const now of [H * HOUR + 60_000, H * HOUR + 300_001]) {
+      if (now > H * HOUR + 300_000) await trending.compact({ ...base, now: H * HOUR + 300_000 }, { ...R, keep: 0 });
+      for (const r of sample) {
+        const m = await trending.member({ ...base, now }, "b", r.member, { ...R, windowHours: 24 });
+        expect(m.count, r.member).toBe(r.count);
+        if (m.rankExact) expect(m.rank, r.member).toBe(r.rank);
+        else {
+          bounded++;
+          expect(m.rank!, r.member).toBeLessThanOrEqual(r.rank);
+          expect(m.rankMax!, r.member).toBeGreaterThanOrEqual(r.rank);
+        }
+      }
+    }
+    // the bounds path ran
+    expect(bounded).toBeGreaterThan(0);
+  });
 });
 
 describe("review 21: a stream deleted and recreated within one hour", () => {
