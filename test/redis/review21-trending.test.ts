@@ -292,74 +292,117 @@ describe("review 21: a trimmed hour's cut", () => {
   });
 });
 
+describe("review 21: a reader 1 ms behind a writer at the turn of the hour", () => {
+  // Severity: low (documented as left alone: "a reader still a few milliseconds in the previous hour
+  // seeing that hour's union without a late event that a writer already in the new hour recorded").
+  // A writer at HH+1:00:00.000 sends an event late for hours before HH; it deletes the new hour's
+  // unions, not the ones of hour HH, which a reader whose clock is still at HH:59:59.999 (another
+  // Worker, 1 ms behind) reads: it answers without the event until its clock turns. The mirror case
+  // (writer behind, reader ahead) is guarded: a write in its hour's last 5 minutes also deletes the
+  // next hour's unions. Suggested fix, at no command: a write in its hour's first 5 minutes also
+  // deletes the previous hour's unions that hold a written hour (staleUnions: H - 1 beside H, as H + 1
+  // is near the end). Such a write is late for H too, so it already sends the UNLINK: only keys are added.
+  it.fails("a late event written at HH+1:00:00.000 is in the answer of a reader at HH:59:59.999", async () => {
+    const H = H0 + 40;
+    const base = lib.ctx(H * HOUR - 1, "r21-behind");
+    const behind = { ...base, now: H * HOUR - 1 };
+    const ahead = { ...base, now: H * HOUR };
+    await trending.record(behind, "rb", [{ member: "a", count: 5, at: (H - 3) * HOUR }], R);
+    for (const windowHours of [24, 48, 5])
+      expect((await trending.top(behind, "rb", { ...R, windowHours })).items).toEqual([
+        { rank: 1, member: "a", count: 5 },
+      ]);
+    await trending.record(ahead, "rb", [{ member: "b", count: 9, at: (H - 3) * HOUR }], R);
+    for (const windowHours of [24, 48, 5]) {
+      const top = await trending.top(behind, "rb", { ...R, windowHours });
+      expect(
+        top.items.map((i) => [i.member, i.count]),
+        String(windowHours),
+      ).toEqual([
+        ["b", 9],
+        ["a", 5],
+      ]);
+    }
+  });
+});
+
 describe("review 21: a walk along hour edges (keep 0: every answer equals the model)", () => {
-  it("writers at HH:59:59.999 and HH+1:00:00.000, compaction at the turn, deletes and recreates: top, member, history, list", async () => {
-    const rnd = mulberry32(2177);
-    const int = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
-    const pick = <T>(xs: readonly T[]) => xs[Math.floor(rnd() * xs.length)] as T;
-    const base = lib.ctx(H0 * HOUR, "r21-walk");
-    const model = new Model();
-    const pool = ["a", "b", "c", "d", "e", "é", "z"];
-    const streams = ["w0", "w1", "w2"];
-    let reads = 0;
-    for (let H = H0 + 20; H < H0 + 32; H++) {
-      // instants around the turn into hour H, and one inside it
-      for (const t of [H * HOUR - 1, H * HOUR, H * HOUR + 1, H * HOUR + int(2, HOUR - 2)]) {
-        for (let step = 0; step < 6; step++) {
-          const roll = rnd();
-          const stream = pick(streams);
-          // each actor's clock: the instant, or 1 ms either side
-          const clock = t + pick([-1, 0, 0, 1]);
-          const ctx = { ...base, now: clock };
-          const Hc = Math.floor(clock / HOUR);
-          if (roll < 0.45) {
-            const events = Array.from({ length: int(1, 4) }, () => {
-              const k = rnd();
-              // now, the hour before (at its last ms or any), or 5 minutes ahead at most
-              const at =
-                k < 0.5
-                  ? undefined
-                  : k < 0.7
-                    ? Hc * HOUR - 1
-                    : k < 0.9
-                      ? (Hc - int(1, 3)) * HOUR + int(0, HOUR - 1)
-                      : Math.min(clock + 300_000, clock + int(0, 300_000));
-              return { member: pick(pool), count: int(1, 3), ...(at === undefined ? {} : { at }) };
-            });
-            await trending.record(ctx, stream, events, R);
-            for (const e of events) model.add(stream, e.member, e.count, Math.floor((e.at ?? clock) / HOUR));
-          } else if (roll < 0.6) {
-            await trending.compact(ctx, { ...R, keep: 0 });
-          } else if (roll < 0.65) {
-            await trending.deleteStream(ctx, stream, R);
-            model.drop(stream);
-          } else {
-            const w = pick([1, 2, 3, 5, 24, 48]);
-            const label = `H+${H - H0} t=${clock - H * HOUR} ${stream} w=${w}`;
-            const want = model.ranked(stream, Hc, w).filter((r) => r.count > 0);
-            const top = await trending.top(ctx, stream, { ...R, n: 100, windowHours: w });
-            expect(top.items, label).toEqual(want.slice(0, 100));
-            expect(top.exact, label).toBe(true);
-            const who = pick(pool);
-            const m = await trending.member(ctx, stream, who, { ...R, windowHours: w });
-            const r = want.find((x) => x.member === who);
-            expect({ count: m.count, rank: m.rank }, `${label} ${who}`).toEqual({
-              count: r?.count ?? 0,
-              rank: r?.rank ?? null,
-            });
-            const h = await trending.history(ctx, stream, who, { ...R, hours: 3 });
-            expect(
-              h.points.map((p) => p.count),
-              `${label} history ${who}`,
-            ).toEqual([3, 2, 1, 0].map((d) => model.at(stream, who, Hc - d)));
-            reads++;
+  it.each([2177, 31, 4242])(
+    "seed %i: writers at HH:59:59.999 and HH+1:00:00.000, compaction at the turn, deletes and recreates: top, member, history, list",
+    async (seed) => {
+      const rnd = mulberry32(seed);
+      const int = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
+      const pick = <T>(xs: readonly T[]) => xs[Math.floor(rnd() * xs.length)] as T;
+      const base = lib.ctx(H0 * HOUR, `r21-walk-${seed}`);
+      const model = new Model();
+      const pool = ["a", "b", "c", "d", "e", "é", "z"];
+      const streams = ["w0", "w1", "w2"];
+      let reads = 0;
+      // the latest hour a writer's clock has reached
+      let writerHour = 0;
+      for (let H = H0 + 20; H < H0 + 32; H++) {
+        // instants around the turn into hour H, and one inside it
+        for (const t of [H * HOUR - 1, H * HOUR, H * HOUR + 1, H * HOUR + int(2, HOUR - 2)]) {
+          for (let step = 0; step < 6; step++) {
+            const roll = rnd();
+            const stream = pick(streams);
+            // each actor's clock: the instant, or 1 ms either side
+            const clock = t + pick([-1, 0, 0, 1]);
+            const ctx = { ...base, now: clock };
+            const Hc = Math.floor(clock / HOUR);
+            if (roll < 0.45) {
+              const events = Array.from({ length: int(1, 4) }, () => {
+                const k = rnd();
+                // now, the hour before (at its last ms or any), or 5 minutes ahead at most
+                const at =
+                  k < 0.5
+                    ? undefined
+                    : k < 0.7
+                      ? Hc * HOUR - 1
+                      : k < 0.9
+                        ? (Hc - int(1, 3)) * HOUR + int(0, HOUR - 1)
+                        : Math.min(clock + 300_000, clock + int(0, 300_000));
+                return { member: pick(pool), count: int(1, 3), ...(at === undefined ? {} : { at }) };
+              });
+              await trending.record(ctx, stream, events, R);
+              writerHour = Math.max(writerHour, Hc);
+              for (const e of events) model.add(stream, e.member, e.count, Math.floor((e.at ?? clock) / HOUR));
+            } else if (roll < 0.6) {
+              await trending.compact(ctx, { ...R, keep: 0 });
+            } else if (roll < 0.65) {
+              await trending.deleteStream(ctx, stream, R);
+              model.drop(stream);
+            } else if (Hc >= writerHour) {
+              // (a reader whose clock is still in the hour a writer has left may miss that writer's late
+              // events until its own clock turns: documented, "Late writes and the hour change")
+              const w = pick([1, 2, 3, 5, 24, 48]);
+              const label = `H+${H - H0} t=${clock - H * HOUR} ${stream} w=${w}`;
+              const want = model.ranked(stream, Hc, w).filter((r) => r.count > 0);
+              const top = await trending.top(ctx, stream, { ...R, n: 100, windowHours: w });
+              expect(top.items, label).toEqual(want.slice(0, 100));
+              expect(top.exact, label).toBe(true);
+              const who = pick(pool);
+              const m = await trending.member(ctx, stream, who, { ...R, windowHours: w });
+              const r = want.find((x) => x.member === who);
+              expect({ count: m.count, rank: m.rank }, `${label} ${who}`).toEqual({
+                count: r?.count ?? 0,
+                rank: r?.rank ?? null,
+              });
+              const h = await trending.history(ctx, stream, who, { ...R, hours: 3 });
+              expect(
+                h.points.map((p) => p.count),
+                `${label} history ${who}`,
+              ).toEqual([3, 2, 1, 0].map((d) => model.at(stream, who, Hc - d)));
+              reads++;
+            }
           }
         }
+        // streams the model holds something for (written, not deleted) are listed
+        const listed = (await trending.listPage({ ...base, now: H * HOUR }, { limit: 10 })).streams;
+        for (const s of streams) expect(listed.includes(s), `H+${H - H0} ${s}`).toBe(model.data.has(s));
       }
-      // streams the model holds something for (written, not deleted) are listed
-      const listed = (await trending.listPage({ ...base, now: H * HOUR }, { limit: 10 })).streams;
-      for (const s of streams) expect(listed.includes(s), `H+${H - H0} ${s}`).toBe(model.data.has(s));
-    }
-    expect(reads).toBeGreaterThan(40);
-  }, 120_000);
+      expect(reads).toBeGreaterThan(40);
+    },
+    120_000,
+  );
 });
