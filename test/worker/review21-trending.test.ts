@@ -265,6 +265,7 @@ describe("review 21: trending through the Worker", () => {
     const replay = await events("idel", { member: "a", count: 2 }, { headers });
     expect(replay.status).toBe(200);
     expect(replay.body).toEqual(first.body);
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
     expect((await ok(api.get("/v1/trending/idel/members/a"))).body).toMatchObject({ count: 0, rank: null });
     expect((await page("limit=1000")).streams).not.toContain("idel");
     // the same key with another body is still a conflict, and writes nothing either
