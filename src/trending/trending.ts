@@ -58,7 +58,10 @@ export function hourEnding(now: number): boolean {
  * holds one of the `written` hours (a late event's hour h, so windows of `H - h`
  * hours and wider: the standard ones among them, and the shared slot, whatever
  * width it holds), and near the end of the hour the same for the next hour, whose
- * unions hold the current one. Deleting them is the whole invalidation: the next
+ * unions hold the current one; in the first 5 minutes of the hour the same for the
+ * previous hour, which a reader whose clock is a little behind still reads (review
+ * 21: it missed the event until its clock turned; the write is late for H then, so
+ * its UNLINK only takes more keys). Deleting them is the whole invalidation: the next
  * read rebuilds. None when nothing is late and the hour is not ending.
  * The narrowest stale window is set by the *latest* written hour before the
  * union's: a batch 30 h and 2 h late makes every window of 2 h or more stale (it
@@ -74,7 +77,8 @@ export function staleUnions(
   const H = hourIndex(now);
   const horizon = horizonOf(retentionHours);
   const stale: string[] = [];
-  for (const hour of hourEnding(now) ? [H, H + 1] : [H]) {
+  for (const hour of [H - 1, H, H + 1]) {
+    if (hour < H ? now - H * HOUR >= HOUR_END_GUARD_MS : hour > H && !hourEnding(now)) continue;
     let latest = -Infinity;
     for (const h of written) if (h < hour && h > latest) latest = h;
     const narrowest = Math.max(1, hour - latest);
