@@ -4,8 +4,15 @@
  *    path (`values.1.value`), as counter and trending batches name theirs (`items.1.by`,
  *    `events.1.count`): zod's union of a bare number and an observation object used to pick the
  *    number's "expected number, received object" at `values.1` (functions/router.ts `closestOption`).
+ * 3. A QStash-signed job call whose run answers 5xx gives its claim back (src/signed-calls.ts,
+ *    `qstash.release`), so QStash's retry with the same signature runs the job; a 2xx keeps the
+ *    claim, so the same signature again is answered `{replayed: true}` and runs nothing.
  */
 import { afterAll, describe, expect, it } from "vitest";
+import { counterKeys } from "../../src/counters/keys.ts";
+import { TEST_SIGNING_KEYS } from "../helpers/keys.ts";
+import { signQstash } from "../helpers/qstash-sign.ts";
+import { command } from "../helpers/upstash-rest.ts";
 import { createTestApi } from "../helpers/worker.ts";
 
 const api = createTestApi({ label: "rv21-misc", start: Date.UTC(2026, 10, 28, 9, 40) });
@@ -47,5 +54,53 @@ describe("review 21: batch item errors name the item's field", () => {
       { in: "json", path: "events.1.count", message: "Invalid input: expected number, received string" },
     ]);
     expect((await api.keys()).sort()).toEqual(keys);
+  });
+});
+
+describe("review 21: a signed job call answered 5xx gives its claim back", () => {
+  const job = "/internal/jobs/sweep-counters";
+  const claims = async () => (await api.keys()).filter((k) => k.startsWith(`${api.prefix}:qstash:`));
+  const send = (signature: string) =>
+    api.cost(() => api.call("POST", job, undefined, { key: "none", headers: { "upstash-signature": signature } }));
+
+  it("5xx: the claim goes and the same signature runs the job; 2xx: the claim stays and it is a replay", async () => {
+    const signature = await signQstash(TEST_SIGNING_KEYS.current, { url: `http://localhost${job}` });
+    // the sweep's first command (HRANDFIELD of the purge hash) fails on a string there: WRONGTYPE
+    const purge = counterKeys.purge(api.prefix);
+    await command(api.target, "SET", purge, "not a hash");
+    const failed = await send(signature);
+    expect({ status: failed.result.status, code: failed.result.body.error?.code }).toEqual({
+      status: 500,
+      code: "internal_error",
+    });
+    expect(failed.result.headers.get("idempotent-replayed")).toBeNull();
+    expect(await claims()).toEqual([]);
+    // QStash's retry of that delivery, with the same signature, once Redis holds the hash again
+    await command(api.target, "DEL", purge);
+    const retried = await send(signature);
+    expect({
+      status: retried.result.status,
+      replayed: retried.result.headers.get("idempotent-replayed"),
+      body: retried.result.body,
+    }).toEqual({
+      status: 200,
+      replayed: null,
+      body: { job: "sweep-counters", startedAt: api.now, result: { checked: 0, deleted: 0, more: false } },
+    });
+    expect(await claims()).toHaveLength(1);
+    // the run answered 200: its claim stays, the same signature is a replay that runs nothing
+    const again = await send(signature);
+    expect({
+      status: again.result.status,
+      replayed: again.result.headers.get("idempotent-replayed"),
+      body: again.result.body,
+      requests: again.requests,
+    }).toEqual({
+      status: 200,
+      replayed: "true",
+      body: { job: "sweep-counters", startedAt: api.now, result: { replayed: true } },
+      requests: 1,
+    });
+    expect(await claims()).toHaveLength(1);
   });
 });
