@@ -38,13 +38,18 @@ interface Issue {
 
 /**
  * A union whose options all fail is one zod issue, "Invalid input", which says nothing of what is
- * wrong (`{"by":"x"}` for a score change). It is replaced by the issues of its closest option: the
- * fewest issues, then one without unknown keys, then the first (`{"by":"x"}`: "'by': expected
- * number, received string"), at the union's path, nested unions alike.
+ * wrong (`{"by":"x"}` for a score change). It is replaced by the issues of its closest option: one
+ * of the value's type (an option of another type is farthest: `{"value":"x"}` in a batch of
+ * observations is the item's bad field, not "expected number"), then the fewest issues, then one
+ * without unknown keys, then the first (`{"by":"x"}`: "'by': expected number, received string"),
+ * at the union's path, nested unions alike.
  */
 function closestOption(issue: Issue): Issue[] {
   if (issue.code !== "invalid_union" || !issue.errors?.length) return [issue];
-  const weight = (list: Issue[]) => 2 * list.length + (list.some((i) => i.code === "unrecognized_keys") ? 1 : 0);
+  const weight = (list: Issue[]) =>
+    2 * list.length +
+    (list.some((i) => i.code === "unrecognized_keys") ? 1 : 0) +
+    (list.some((i) => i.code === "invalid_type" && !i.path.length) ? 1e6 : 0);
   let best: Issue[] | undefined;
   for (const option of issue.errors.map((list) => list.flatMap(closestOption)))
     if (!best || weight(option) < weight(best)) best = option;

@@ -40,6 +40,7 @@ export async function runScheduledCounted(
   cron: string,
   scheduledTime: number,
   env: Env,
+  clock: () => number = Date.now,
 ): Promise<{
   results: Record<string, unknown>;
   subrequests: number;
@@ -49,7 +50,8 @@ export async function runScheduledCounted(
   loadedAgain: number;
 }> {
   const config = readConfig(env as unknown as Record<string, unknown>);
-  const invocation = new SubrequestBudget(config.subrequestLimit);
+  // the wall clock: past JOB_TIME_MS of it no job starts a step (src/job-budget.ts)
+  const invocation = new SubrequestBudget(config.subrequestLimit, clock);
   const redis = countingRedis(redisOf(env, config.jobRedisTimeoutMs), invocation);
   const results: Record<string, unknown> = {};
   const names = (CRON_JOBS[cron] ?? []).filter((name) => Object.hasOwn(JOBS, name));

@@ -12,6 +12,14 @@ import type { Script } from "./redis/script.ts";
  * against what its allowance leaves (`JobBudget.left`), stopping with its own `more: true` (or
  * `capped`) before the limit, never at it.
  */
+/**
+ * Wall-clock time an invocation starts jobs' steps in (20 s): past it each job stops at its next
+ * step as when short of subrequests (`more: true`, `capped`, deliveries left due), so a slow Redis
+ * (a step of many seconds) cannot run the jobs into the platform's end of the invocation (30 s for
+ * a cron run more often than hourly) half way through a step; the rest is the step under way's.
+ */
+export const JOB_TIME_MS = 20_000;
+
 export class SubrequestBudget {
   /** Subrequests sent so far. */
   used = 0;
@@ -38,8 +46,22 @@ export class SubrequestBudget {
    */
   private spare = 0;
 
-  constructor(limit: number) {
+  /**
+   * The wall clock (epoch ms), when given (the cron's invocations: functions/scheduled.ts), and when
+   * the invocation's JOB_TIME_MS are up by it.
+   */
+  private readonly clock: (() => number) | undefined;
+  private readonly until: number;
+
+  constructor(limit: number, clock?: () => number) {
     this.limit = limit;
+    this.clock = clock;
+    this.until = clock ? clock() + JOB_TIME_MS : Infinity;
+  }
+
+  /** Whether the invocation's JOB_TIME_MS are up: every job's `left()` and `planned()` then read 0. */
+  get late(): boolean {
+    return !!this.clock && this.clock() >= this.until;
   }
 
   /**
@@ -147,6 +169,7 @@ export class JobBudget {
 
   /** Subrequests the job may still plan, with its possible re-sends kept aside; never below 0. */
   left(): number {
+    if (this.invocation.late) return 0;
     const reserve = this.invocation.reserveOf(this.scripts, this.sent);
     return Math.max(0, this.cap - this.invocation.used - reserve - this.invocation.kept);
   }
@@ -158,6 +181,7 @@ export class JobBudget {
    * stops it a step early (`more: true`) rather than at the limit (review 15).
    */
   planned(): number {
+    if (this.invocation.late) return 0;
     const reserve = this.invocation.reserveOf(this.scripts, this.sent);
     return Math.max(0, this.cap - this.invocation.used - reserve);
   }

@@ -8,6 +8,20 @@ import { createRedis } from "../../src/redis/client.ts";
 import { libraryTest, type LibraryTest } from "./library.ts";
 import { command, resetStats, statsOf } from "./upstash-rest.ts";
 
+/** A number rounded to 15 significant digits, as the documented bucket bounds are. */
+export const r15 = (x: number) => Number(x.toPrecision(15));
+
+/**
+ * The documented bucket of `v` (docs/histograms.md), as a model: i with round15(i·w) ≤ v <
+ * round15((i+1)·w). The review 18 and review 20 histogram files each had a copy.
+ */
+export function modelBucket(v: number, w: number): number {
+  let i = Math.floor(v / w);
+  while (r15(i * w) > v) i--;
+  while (r15((i + 1) * w) <= v) i++;
+  return i;
+}
+
 /** Day starts from `from` to `to`, inclusive. */
 export const range = (from: number, to: number) =>
   Array.from({ length: (to - from) / DAY + 1 }, (_, i) => from + i * DAY);

@@ -7,14 +7,15 @@
  *   const ctx = lib.ctx(Date.UTC(2026, 10, 22, 12));
  *   const other = lib.ctx(T0, "another-prefix-label"); // a fresh prefix, also cleaned up
  */
-import { afterAll, beforeAll } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import type { createApp } from "../../functions/app.ts";
 import { startFaultProxy, type FaultProxy } from "../../dev/fault-proxy.ts";
 import type { Config } from "../../src/config.ts";
 import { readConfig } from "../../src/config.ts";
 import type { Ctx } from "../../src/context.ts";
+import { Edgestats } from "../../src/library/edgestats.ts";
 import { createRedis, type RedisClient } from "../../src/redis/client.ts";
-import { deleteUnder, requireTarget, uniquePrefix, type RestTarget } from "./upstash-rest.ts";
+import { deleteUnder, requireTarget, resetStats, statsOf, uniquePrefix, type RestTarget } from "./upstash-rest.ts";
 
 export interface LibraryTest {
   /** The local Upstash server (for `command`, `keysUnder`, stats). */
@@ -111,4 +112,26 @@ export function appHttp(app: ReturnType<typeof createApp>, env: Record<string, s
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
   };
+}
+
+/**
+ * A library (`new Edgestats`) on a fresh prefix of `lib`'s, whose clock the test sets, its
+ * context at that clock, and `commands(call)`: the Redis commands of `call`, which must be one
+ * round trip (its client's token tag is its own). The review 11 and review 20 leaderboard files
+ * each had a copy.
+ */
+export function libraryBench(lib: LibraryTest, label: string, start: number) {
+  const prefix = lib.ctx(0, label).prefix;
+  const tag = `lb${Math.random().toString(36).slice(2, 8)}`;
+  const redis = createRedis({ url: lib.target.url, token: `${lib.target.token}.${tag}` });
+  const clock = { now: start };
+  const stats = new Edgestats({ redis, prefix, clock: () => clock.now });
+  async function commands(call: () => Promise<unknown>): Promise<number> {
+    await resetStats(lib.target, tag);
+    await call();
+    const s = await statsOf(lib.target, tag);
+    expect(s.requests, JSON.stringify(s.byCommand)).toBe(1);
+    return s.commands;
+  }
+  return { stats, clock, commands, ctx: (): Ctx => ({ redis, prefix, now: clock.now }) };
 }

@@ -20,7 +20,7 @@ import { seasonAt, seasonBefore, type Reset } from "../../src/leaderboards/seaso
 import { Edgestats } from "../../src/library/edgestats.ts";
 import { createRedis } from "../../src/redis/client.ts";
 import * as webhooks from "../../src/webhooks/index.ts";
-import { libraryTest } from "../helpers/library.ts";
+import { libraryBench, libraryTest } from "../helpers/library.ts";
 import { command, resetStats, statsOf } from "../helpers/upstash-rest.ts";
 import { receiverForTests } from "../helpers/webhook-receiver.ts";
 import { Model, type Change, type Ties } from "../helpers/review11-lb-model.ts";
@@ -405,21 +405,7 @@ describe("leaderboards against a naive model, through the library (seeded)", () 
 });
 
 /** A library on a fresh prefix whose clock the test sets, and the commands of its next call. */
-function bench(label: string, start: number) {
-  const prefix = lib.ctx(0, label).prefix;
-  const tag = `r11d${Math.random().toString(36).slice(2, 8)}`;
-  const redis = createRedis({ url: lib.target.url, token: `${lib.target.token}.${tag}` });
-  const clock = { now: start };
-  const stats = new Edgestats({ redis, prefix, clock: () => clock.now });
-  async function commands(call: () => Promise<unknown>): Promise<number> {
-    await resetStats(lib.target, tag);
-    await call();
-    const s = await statsOf(lib.target, tag);
-    expect(s.requests, JSON.stringify(s.byCommand)).toBe(1);
-    return s.commands;
-  }
-  return { stats, clock, commands, ctx: (): Ctx => ({ redis, prefix, now: clock.now }) };
-}
+const bench = (label: string, start: number) => libraryBench(lib, label, start);
 
 describe("numeric edges", () => {
   const T = Date.UTC(2027, 0, 15, 12);

@@ -12,21 +12,12 @@ import { ValidationError } from "../../src/errors.ts";
 import { exactQuantile } from "../../src/histograms/buckets.ts";
 import { observe, put, read } from "../../src/histograms/index.ts";
 import { DAY } from "../../src/time.ts";
-import { histogramReadTest } from "../helpers/histograms.ts";
+import { histogramReadTest, modelBucket, r15 } from "../helpers/histograms.ts";
 import { keysUnder } from "../helpers/upstash-rest.ts";
 
 const NOW = Date.UTC(2027, 2, 3, 12);
 const { lib, measured } = histogramReadTest("r18hist", NOW);
 const ctx = lib.ctx(NOW);
-
-/** The documented bucket of `v`: i with round15(i·w) ≤ v < round15((i+1)·w). */
-const r15 = (x: number) => Number(x.toPrecision(15));
-function modelBucket(v: number, w: number): number {
-  let i = Math.floor(v / w);
-  while (r15(i * w) > v) i--;
-  while (r15((i + 1) * w) <= v) i++;
-  return i;
-}
 
 describe("review 18: histograms against an exact model", () => {
   for (const width of [1, 0.1, 0.25, 7]) {

@@ -8,14 +8,10 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import type { Ctx } from "../../src/context.ts";
 import { RejectedError, ValidationError } from "../../src/errors.ts";
 import * as lb from "../../src/leaderboards/index.ts";
-import { Edgestats } from "../../src/library/edgestats.ts";
-import { createRedis } from "../../src/redis/client.ts";
 import * as webhooks from "../../src/webhooks/index.ts";
-import { libraryTest } from "../helpers/library.ts";
-import { resetStats, statsOf } from "../helpers/upstash-rest.ts";
+import { libraryBench, libraryTest } from "../helpers/library.ts";
 import { receiverForTests } from "../helpers/webhook-receiver.ts";
 
 const lib = libraryTest("r20lb", { timeoutMs: 20_000 });
@@ -31,21 +27,7 @@ async function outcome<T>(p: Promise<T>): Promise<{ value?: T; error?: unknown }
 }
 
 /** A library on a fresh prefix whose clock the test sets, and the commands of its next call. */
-function bench(label: string, start: number) {
-  const prefix = lib.ctx(0, label).prefix;
-  const tag = `r20${Math.random().toString(36).slice(2, 8)}`;
-  const redis = createRedis({ url: lib.target.url, token: `${lib.target.token}.${tag}` });
-  const clock = { now: start };
-  const stats = new Edgestats({ redis, prefix, clock: () => clock.now });
-  async function commands(call: () => Promise<unknown>): Promise<number> {
-    await resetStats(lib.target, tag);
-    await call();
-    const s = await statsOf(lib.target, tag);
-    expect(s.requests, JSON.stringify(s.byCommand)).toBe(1);
-    return s.commands;
-  }
-  return { stats, clock, commands, ctx: (): Ctx => ({ redis, prefix, now: clock.now }) };
-}
+const bench = (label: string, start: number) => libraryBench(lib, label, start);
 
 /** A score the board's guards [min, max] allow, or no score in the season (rank null). */
 function withinOrUnranked(view: { score: number; rank: number | null }, min: number, max: number) {
