@@ -282,12 +282,13 @@ describe("review 21: retries against the Worker", () => {
     expect(sent[1]!.at - sent[0]!.at).toBeGreaterThanOrEqual(950);
   });
 
-  // low: a baseUrl that is no absolute URL ("stats.example.com", a missing scheme) made `new
+  // FIXED (was low): a baseUrl that is no absolute URL ("stats.example.com", a missing scheme) made `new
   // Request` throw inside the attempt, which was taken for a network error: status 0, retried
   // `retries` times with backoff (the default: 100 + 200 + 400 ms), its message saying the request
   // "got no response" although nothing was sent. Fix: createClient refuses it at once
-  // (invalid_request, details path baseUrl), as it refuses a number option out of range.
-  it.fails("a baseUrl that is not an absolute http(s) URL is refused by createClient", () => {
+  // (invalid_request, details path baseUrl), as it refuses a number option out of range. Now it
+  // does (src/client-errors.ts checkBaseUrl).
+  it("a baseUrl that is not an absolute http(s) URL is refused by createClient", () => {
     let error: unknown;
     try {
       createClient({ baseUrl: "stats.example.com", key: TEST_KEYS.admin, fetch: async () => new Response() });
@@ -298,13 +299,14 @@ describe("review 21: retries against the Worker", () => {
     expect(error).toMatchObject({ status: 400, code: "invalid_request", details: [{ path: "baseUrl" }] });
   });
 
-  // low: a `fetch` that resolves to something other than a Response (a wrapper that forgot to
+  // FIXED (was low): a `fetch` that resolves to something other than a Response (a wrapper that forgot to
   // return it: `async (r) => { await fetch(r) }`) made the call reject with a bare TypeError
   // ("Cannot destructure property 'status' of undefined") rather than an EdgestatsError, against
   // what the client promises (every failure an EdgestatsError). Fix: in client-http.ts's exchange,
   // an answer that is not a Response is `network_error` (status 0) with a message naming the
   // user's fetch; not retried would do as well, but one check in the existing catch is the least.
-  it.fails("a fetch resolving to no Response: an EdgestatsError, not a TypeError", async () => {
+  // Now it is (src/client-http.ts exchange).
+  it("a fetch resolving to no Response: an EdgestatsError, not a TypeError", async () => {
     const c = createClient({
       baseUrl: "http://edgestats.test",
       key: TEST_KEYS.admin,
