@@ -167,3 +167,16 @@ export function checkOption(name: string, value: number, min: number, max: numbe
     { path: name, message: `must be ${what}` },
   ]);
 }
+
+/**
+ * `baseUrl` without its trailing slashes, refused unless an absolute http(s) URL: one without a
+ * scheme ("stats.example.com") made every attempt's `new Request` throw, which was taken for a
+ * network error and retried with backoff (review 21).
+ */
+export function checkBaseUrl(value: string): string {
+  if (!/^https?:\/\/[^/]/i.test(value) || !URL.canParse(value))
+    throw new EdgestatsError(400, "invalid_request", "createClient: 'baseUrl' must be an absolute http(s) URL.", [
+      { path: "baseUrl", message: "must be an absolute http(s) URL" },
+    ]);
+  return value.replace(/\/+$/, "");
+}

@@ -65,6 +65,9 @@ export async function exchange<T>(
   let response: Response;
   try {
     response = await untilAborted(doFetch(new Request(url, { ...init, signal })), signal);
+    // a `fetch` of the caller's that resolves to no Response (a wrapper not returning it): a
+    // network error, not a bare TypeError further down (review 21)
+    if (typeof response?.status !== "number") throw new TypeError("fetch resolved to no Response");
   } catch (cause) {
     throw networkError(`${method} ${path} got no response`, cause);
   }

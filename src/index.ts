@@ -24,7 +24,6 @@ export {
   type PlayerScoreChange,
   TrendingHandle,
   type CounterItem,
-  type CounterReadOptions,
   type TrendingTopOptions,
   type WindowOptions,
   type WriteOptions,
@@ -41,7 +40,9 @@ export type {
 export * from "./errors.ts";
 // the codes those errors carry (src/error-codes.ts: types only)
 export type { ConflictErrorCode, RejectedErrorCode, ServiceErrorCode, ValidationErrorCode } from "./error-codes.ts";
-export { createRedis, type RedisOptions } from "./redis/client.ts";
+export { createRedis, type LibraryRedis, type RedisOptions } from "./redis/client.ts";
+// the paging of the registry lists (stats.counters(), stats.histograms()); boards and rooms page by cursor too
+export type { PageOptions as RegistryPageOptions } from "./validation.ts";
 export type { Config } from "./config.ts";
 export type { Period } from "./time.ts";
 export type {
@@ -55,6 +56,8 @@ export type {
   RisingResult,
   RisingItem,
   HistoryResult,
+  ListOptions as StreamListOptions,
+  StreamsPage,
 } from "./trending/index.ts";
 export type {
   IncrItem,
@@ -64,6 +67,8 @@ export type {
   UnionSource,
   RangeInfo,
   Aggregate,
+  PeriodOptions as CounterPeriodOptions,
+  ReadOptions as CounterReadOptions,
 } from "./counters/index.ts";
 export type {
   HistogramSettings,
@@ -73,14 +78,29 @@ export type {
   ReadOptions as HistogramReadOptions,
   Bucket,
 } from "./histograms/index.ts";
-export type { HeartbeatResult, RoomStats, MemberPage, RoomDay, SiteTotal } from "./presence/index.ts";
 export type {
+  HeartbeatResult,
+  RoomStats,
+  MemberPage,
+  RoomDay,
+  SiteTotal,
+  ListRoomsOptions,
+  RoomPage,
+} from "./presence/index.ts";
+export type {
+  BoardConfig,
+  BoardList,
+  ListOptions as BoardListOptions,
   BoardSettings,
   JoinInput,
   PageOptions,
   PlayerView,
+  Reset,
   Row,
   ScoreResult,
+  SeasonOption,
+  SeasonSummary,
+  SubsetRow,
   ScoreChange,
   SetMode,
   TiePolicy,

@@ -117,7 +117,7 @@ describe("the npm package", () => {
     )) as typeof clientSource;
     expect(Object.keys(packedClient).sort()).toEqual(Object.keys(clientSource).sort());
     expect(packedClient.OPERATIONS).toEqual(clientSource.OPERATIONS);
-    // at run time the client loads its attempt and errors modules and the library's errors, nothing
+    // at run time the client loads its calls, attempt and errors modules and the library's errors, nothing
     // else (./client-types.js is types only: nothing imports it at run time)
     const importsOf = (file: string) =>
       [
@@ -125,7 +125,9 @@ describe("the npm package", () => {
           /^import[^;]*? from "([^"]+)";/gm,
         ),
       ].map((m) => m[1]);
-    expect(importsOf("client.js")).toEqual(["./client-errors.js", "./client-http.js"]);
+    // (./client-calls.js: the calls, one group per feature, split from client.js in review 21)
+    expect(importsOf("client.js")).toEqual(["./client-calls.js", "./client-errors.js", "./client-http.js"]);
+    expect(importsOf("client-calls.js")).toEqual([]);
     expect(importsOf("client-http.js")).toEqual(["./client-errors.js"]);
     expect(importsOf("client-errors.js")).toEqual(["./errors.js"]);
   });
