@@ -47,6 +47,7 @@ export const ALIASES: Record<string, string> = {
   "./from-json-schema.js": "./functions/build/zod-compile.ts",
   "./openapi-document.ts": "./functions/build/openapi-prebuilt.ts",
   "@asteasolutions/zod-to-openapi": "./functions/build/zod-to-openapi.ts",
+  hono: "./functions/build/hono.ts",
   zod: "./functions/build/zod-namespace.ts",
   "./to-json-schema.js": "./functions/build/zod-json-schema.ts",
   "../core/to-json-schema.js": "./functions/build/zod-json-schema.ts",

@@ -148,6 +148,7 @@ function gzipKib(files: Iterable<string>): number {
 const ALIAS_IMPORTERS: Record<string, string> = {
   "./openapi-document.ts": "/functions/app.ts",
   "@asteasolutions/zod-to-openapi": "node_modules/@hono/zod-openapi/",
+  hono: "node_modules/@hono/zod-openapi/",
   zod: "node_modules/@hono/zod-openapi/",
 };
 
