@@ -1,5 +1,4 @@
 import { requestId } from "hono/request-id";
-import { csvExport } from "./csv.ts";
 import { errorBody, onError } from "./errors.ts";
 import { requireScope } from "./middleware/auth.ts";
 import { jsonBodyGuard } from "./middleware/body.ts";
@@ -41,6 +40,13 @@ const DOCS_SECURITY = {
 
 /** ./middleware/qstash.ts, on first use (the jobs route's). */
 const qstash = onFirstUse(() => import("./middleware/qstash.ts"));
+const csv = onFirstUse(() => import("./csv.ts"));
+
+/** Runs the route, then ./csv.ts `csvAnswer` on a 2xx answer (which alone can become CSV). */
+const csvExport = createMiddleware<AppEnv>(async (c, next) => {
+  await next();
+  if (c.res.status >= 200 && c.res.status < 300) await (await csv()).csvAnswer(c);
+});
 
 export function createApp(options: AppOptions = {}) {
   const app = createAppRouter();
@@ -64,10 +70,11 @@ export function createApp(options: AppOptions = {}) {
   app.use("/internal/*", async (c, next) => (await qstash()).signedOrAdmin(c, next));
   app.use("/internal/*", jsonBodyGuard);
   app.use("/v1/*", idempotencyKey);
-  // Only a GET's answer can become CSV (csvExport passes every other method's through untouched):
-  // the others skip it, so a cold isolate's first write does not compile it (issue 14, point 6).
-  // HEAD too: Hono answers it by running the GET (c.req.method stays "HEAD") and drops the body,
-  // and its headers must be the GET's (review 18: it said application/json to a CSV request).
+  // Only a GET's answer can become CSV (./csv.ts `csvAnswer` passes every other method's through
+  // untouched): the others skip it. HEAD too: Hono answers it by running the GET (c.req.method
+  // stays "HEAD") and drops the body, and its headers must be the GET's (review 18: it said
+  // application/json to a CSV request). ./csv.ts (its lists table and the format) loads on the
+  // first 2xx answer to a GET, not with the entry every cold isolate compiles (issue 14, point 6).
   app.use(
     "/v1/*",
     createMiddleware<AppEnv>((c, next) =>

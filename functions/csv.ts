@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context } from "hono";
 import { errorBody } from "./errors.ts";
 import type { AppEnv } from "./types.ts";
 
@@ -213,12 +213,11 @@ function varyOnAccept(res: Response): Response {
 }
 
 /**
- * Installed for /v1/*: runs the route, then turns its JSON list into CSV when
- * the client prefers text/csv (see the module comment). Other methods and
- * non-2xx answers pass through untouched.
+ * Run for /v1/* once the route answered (./app.ts loads this module on a GET's first 2xx answer):
+ * turns its JSON list into CSV when the client prefers text/csv (see the module comment). Other
+ * methods and non-2xx answers pass through untouched.
  */
-export const csvExport: MiddlewareHandler<AppEnv> = async (c, next) => {
-  await next();
+export async function csvAnswer(c: Context<AppEnv>): Promise<void> {
   const res = c.res;
   // HEAD: Hono runs the GET for it and drops the body; its headers are the GET's
   if ((c.req.method !== "GET" && c.req.method !== "HEAD") || res.status < 200 || res.status >= 300) return;
@@ -253,7 +252,7 @@ export const csvExport: MiddlewareHandler<AppEnv> = async (c, next) => {
   headers.delete("Content-Length");
   if (body) pagingHeaders(c.req.url, entry.total ? { ...body, total: body[entry.total] } : body, headers);
   c.res = new Response(toCsv(entry.columns, list), { status: res.status, headers });
-};
+}
 
 /**
  * What the JSON answer says of paging, which CSV rows cannot hold: the next page as a
