@@ -1,0 +1,250 @@
+/**
+ * Review 22: histograms through the library on the local Upstash server (real redis-server).
+ * What review 20 did not cover: ranges crossing a year's and a leap month's edges (whole-month
+ * rollups, edge months, ranges ending today and in the past) against a model of the raw values;
+ * percentiles of one value, all-equal values, negatives, awkward doubles (min/max/sum kept to the
+ * last bit); a refusal of a batch spanning two days (the second over its bucket cap) writing
+ * nothing at all; a width change refused with data stored (settings untouched) and allowed without.
+ */
+import { describe, expect, it } from "vitest";
+import { mulberry32 } from "../../dev/prng.ts";
+import type { Ctx } from "../../src/context.ts";
+import { ConflictError, ValidationError } from "../../src/errors.ts";
+import * as histograms from "../../src/histograms/index.ts";
+import { keySnapshot } from "../helpers/key-snapshot.ts";
+import { modelBucket, r15 } from "../helpers/histograms.ts";
+import { libraryTest } from "../helpers/library.ts";
+
+const lib = libraryTest("review22hist");
+const DAY = 86_400_000;
+const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+/** The model's answer for `[from, to]` of `obs` (day start → values), width `w`. */
+function model(obs: Map<number, number[]>, from: number, to: number, w: number) {
+  const values: number[] = [];
+  for (const [day, vs] of obs) if (day >= from && day <= to) values.push(...vs);
+  const counts = new Map<number, number>();
+  for (const v of values) counts.set(modelBucket(v, w), (counts.get(modelBucket(v, w)) ?? 0) + 1);
+  const buckets = [...counts]
+    .sort((a, b) => a[0] - b[0])
+    .map(([i, count]) => ({ lower: r15(i * w), upper: r15((i + 1) * w), count }));
+  return {
+    count: values.length,
+    sum: values.reduce((s, v) => s + v, 0),
+    min: values.length ? Math.min(...values) : null,
+    max: values.length ? Math.max(...values) : null,
+    buckets,
+  };
+}
+
+/** Observes random integer values on the days `first..last` (some left empty), one batch a day. */
+async function fill(ctx: Ctx, name: string, first: number, last: number, seed: number) {
+  const rand = mulberry32(seed);
+  const obs = new Map<number, number[]>();
+  for (let day = first; day <= last; day += DAY) {
+    if (rand() < 0.15) continue; // an empty day now and then
+    const n = 1 + Math.floor(rand() * 6);
+    const vs = Array.from({ length: n }, () => Math.floor(rand() * 400) - 100);
+    obs.set(day, vs);
+    await histograms.observe(
+      ctx,
+      name,
+      vs.map((value, k) => ({ value, at: day + 3_600_000 * (k + 1) })),
+    );
+  }
+  return obs;
+}
+
+async function expectModel(ctx: Ctx, name: string, obs: Map<number, number[]>, from: number, to: number, w: number) {
+  const got = await histograms.read(ctx, name, { from: iso(from), to: iso(to), top: 0 });
+  const want = model(obs, from, to, w);
+  const where = `${iso(from)}..${iso(to)} read on ${iso(ctx.now)}`;
+  expect({ count: got.count, sum: got.sum, min: got.min, max: got.max }, where).toEqual({
+    count: want.count,
+    sum: want.sum,
+    min: want.min,
+    max: want.max,
+  });
+  expect(got.buckets, where).toEqual(want.buckets);
+  if (want.count > 0) {
+    for (const p of [got.p50, got.p90, got.p99]) expect(p! >= want.min! && p! <= want.max!, where).toBe(true);
+  }
+}
+
+describe("review 22: ranges across a year's edge and a leap month", () => {
+  it("Nov 2025 – Feb 2026 read on 10 Feb 2026: every range across New Year answers the model", async () => {
+    const now = Date.UTC(2026, 1, 10, 12);
+    const ctx = lib.ctx(now, "year");
+    await histograms.put(ctx, "y", { bucketWidth: 7 });
+    const first = Date.UTC(2025, 10, 25);
+    const today = Date.UTC(2026, 1, 10);
+    const obs = await fill(ctx, "y", first, today, 2201);
+    const d = (y: number, m: number, day: number) => Date.UTC(y, m, day);
+    const ranges: [number, number][] = [
+      [d(2025, 11, 31), d(2026, 0, 1)], // the two days around midnight of New Year
+      [d(2025, 11, 1), d(2026, 0, 31)], // two whole months (their rollups)
+      [d(2025, 10, 30), d(2026, 1, 1)], // an edge day each side of two whole months
+      [d(2025, 11, 15), d(2026, 0, 15)], // two edge months, ending in the past
+      [d(2025, 11, 31), today], // ending today, through January's rollup
+      [d(2025, 10, 25), today], // everything
+      [d(2025, 10, 25), d(2026, 1, 9)], // everything but today
+      [d(2026, 0, 1), d(2026, 0, 31)], // January alone
+      [d(2025, 11, 2), d(2025, 11, 30)], // December less its first and last day
+      [d(2025, 0, 1), d(2025, 10, 24)], // before any data
+    ];
+    for (const [from, to] of ranges) await expectModel(ctx, "y", obs, from, to, 7);
+  });
+
+  it("Feb 2028 (29 days) read on 2 Apr 2028: ranges across the leap day answer the model", async () => {
+    const now = Date.UTC(2028, 3, 2, 9);
+    const ctx = lib.ctx(now, "leap");
+    await histograms.put(ctx, "l", { bucketWidth: 5, retentionDays: 90 });
+    const obs = await fill(ctx, "l", Date.UTC(2028, 0, 20), Date.UTC(2028, 3, 2), 2202);
+    // make sure the leap day itself holds something
+    await histograms.observe(ctx, "l", [{ value: 1_000, at: Date.UTC(2028, 1, 29, 23, 59, 59, 999) }]);
+    obs.set(Date.UTC(2028, 1, 29), [...(obs.get(Date.UTC(2028, 1, 29)) ?? []), 1_000]);
+    const d = (m: number, day: number) => Date.UTC(2028, m, day);
+    for (const [from, to] of [
+      [d(1, 29), d(1, 29)],
+      [d(1, 28), d(2, 1)],
+      [d(1, 1), d(1, 29)], // February whole
+      [d(1, 1), d(1, 28)], // February less its leap day (end edge less one day)
+      [d(0, 31), d(2, 31)],
+      [d(1, 29), d(3, 2)], // ending today
+      [d(0, 20), d(3, 2)],
+    ] as [number, number][])
+      await expectModel(ctx, "l", obs, from, to, 5);
+  });
+});
+
+describe("review 22: percentiles and extremes of awkward samples", () => {
+  const now = Date.UTC(2026, 10, 28, 15);
+  it("one value, and all values equal: every percentile, min, max and mean are that value", async () => {
+    const ctx = lib.ctx(now, "one");
+    const cases: [number, number[]][] = [
+      [1, [-7.5]],
+      [2, [-7.5]],
+      [0.1, [0.3]],
+      [0.1, [0.30000000000000004]],
+      [10, [-10, -10, -10, -10, -10]],
+      [1e15, [1e15, 1e15]],
+      [1e15, [-1e15]],
+      [1e-9, [1e-3, 1e-3, 1e-3]],
+      [3, [5e-324]],
+      [3, [-5e-324, -5e-324]],
+      [1, [1.0000000000000002]],
+      [0.25, [-2.2250738585072014e-308]],
+    ];
+    for (const [k, [w, values]] of cases.entries()) {
+      const name = `one-${k}`;
+      await histograms.put(ctx, name, { bucketWidth: w });
+      await histograms.observe(
+        ctx,
+        name,
+        values.map((value) => ({ value })),
+      );
+      const got = await histograms.read(ctx, name);
+      const v = values[0]!;
+      const where = `width ${w} values ${JSON.stringify(values)}`;
+      expect(got.count, where).toBe(values.length);
+      expect([got.min, got.max, got.p50, got.p90, got.p99], where).toEqual([v, v, v, v, v]);
+      expect(got.sum, where).toBe(values.reduce((s, x) => s + x, 0));
+      expect(got.mean, where).toBe(got.sum / values.length);
+      expect(got.buckets, where).toHaveLength(1);
+      const [b] = got.buckets;
+      expect(b!.lower <= v && v < b!.upper, `${where}: ${JSON.stringify(b)}`).toBe(true);
+      expect(b!.count).toBe(values.length);
+    }
+  });
+
+  it("negatives on bucket edges: nearest rank's bucket, estimates within [min, max]", async () => {
+    const ctx = lib.ctx(now, "neg");
+    await histograms.put(ctx, "n", { bucketWidth: 10 });
+    const values = [-30, -20, -20, -10, -10, -10, 0, -0.000001, -29.999999];
+    await histograms.observe(
+      ctx,
+      "n",
+      values.map((value) => ({ value })),
+    );
+    const got = await histograms.read(ctx, "n", { top: 10 });
+    expect(got.buckets).toEqual([
+      { lower: -30, upper: -20, count: 2 },
+      { lower: -20, upper: -10, count: 2 },
+      { lower: -10, upper: 0, count: 4 },
+      { lower: 0, upper: 10, count: 1 },
+    ]);
+    expect([got.min, got.max]).toEqual([-30, 0]);
+    // nearest rank: p50 is the 5th of 9 sorted (-10), p90 the 9th (0), p99 the 9th (0)
+    expect(modelBucket(got.p50!, 10)).toBe(modelBucket(-10, 10));
+    expect(got.p90).toBe(0);
+    expect(got.p99).toBe(0);
+    expect(got.top.map((b) => b.lower)).toEqual([-10, -30, -20, 0]);
+  });
+});
+
+describe("review 22: refusals write nothing", () => {
+  it("a batch over two days whose second day passes its bucket cap: nothing of either day is written", async () => {
+    const now = Date.UTC(2026, 10, 28, 15);
+    const ctx = lib.ctx(now, "cap");
+    await histograms.put(ctx, "c", { bucketWidth: 1 });
+    const dayA = Date.UTC(2026, 10, 27, 10);
+    await histograms.observe(ctx, "c", [{ value: 5, at: dayA }]);
+    // today: 4,999 distinct buckets
+    for (let start = 0; start < 4_999; start += 1_000) {
+      const n = Math.min(1_000, 4_999 - start);
+      await histograms.observe(
+        ctx,
+        "c",
+        Array.from({ length: n }, (_, i) => ({ value: start + i })),
+      );
+    }
+    const before = await keySnapshot(lib.target, ctx.prefix);
+    // yesterday: a new bucket and a new extreme; a day of last month (a new day, its rollup);
+    // today: 2 new buckets, one past the 5,000 cap
+    const err = await histograms
+      .observe(ctx, "c", [
+        { value: -50, at: dayA },
+        { value: 7, at: Date.UTC(2026, 9, 31, 23) },
+        { value: 10_000, at: now },
+        { value: 10_001, at: now },
+      ])
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
+    expect(err).toBeInstanceOf(ValidationError);
+    expect((err as Error).message).toMatch(/5000/);
+    expect(await keySnapshot(lib.target, ctx.prefix)).toEqual(before);
+    const got = await histograms.read(ctx, "c", { from: "2026-10-01", to: "2026-11-28", top: 0 });
+    expect(got.count).toBe(5_000);
+    expect(got.min).toBe(0);
+  });
+
+  it("a width change with data stored: 409 bucket_width_conflict, nothing changed (not the retention nor the unit)", async () => {
+    const now = Date.UTC(2026, 10, 28, 15);
+    const ctx = lib.ctx(now, "width");
+    await histograms.put(ctx, "w", { bucketWidth: 10, unit: "ms", retentionDays: 30 });
+    await histograms.observe(ctx, "w", [{ value: 15 }, { value: 25, at: now - 20 * DAY }]);
+    const before = await keySnapshot(lib.target, ctx.prefix);
+    const err = await histograms.put(ctx, "w", { bucketWidth: 5, unit: "s", retentionDays: 400 }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ConflictError);
+    expect((err as ConflictError).code).toBe("bucket_width_conflict");
+    expect(await keySnapshot(lib.target, ctx.prefix)).toEqual(before);
+    const got = await histograms.read(ctx, "w", { from: iso(now - 29 * DAY), to: iso(now) });
+    expect([got.bucketWidth, got.unit, got.count]).toEqual([10, "ms", 2]);
+  });
+
+  it("a width change without data is allowed, and the next read is in the new width", async () => {
+    const now = Date.UTC(2026, 10, 28, 15);
+    const ctx = lib.ctx(now, "width2");
+    await histograms.put(ctx, "w", { bucketWidth: 10 });
+    expect((await histograms.put(ctx, "w", { bucketWidth: 0.5 })).created).toBe(false);
+    await histograms.observe(ctx, "w", [{ value: 1.25 }, { value: 1.75 }]);
+    const got = await histograms.read(ctx, "w");
+    expect(got.bucketWidth).toBe(0.5);
+    expect(got.buckets).toEqual([{ lower: 1, upper: 1.5, count: 1 }, { lower: 1.5, upper: 2, count: 1 }]);
+  });
+});
