@@ -306,3 +306,51 @@ describe("review 22: the edges of time", () => {
     expect([month.count, month.sum, month.max]).toEqual([1, 3, 3]);
   });
 });
+
+describe("review 22: extreme widths and starting over", () => {
+  it("subnormal and tiny widths: every value lies in the bucket the read reports for it", async () => {
+    const ctx = lib.ctx(Date.UTC(2026, 10, 28, 15), "tiny");
+    const cases: [number, number[]][] = [
+      [1e-320, [3e-318, -4.9e-322, 1e-320]],
+      [1e-310, [7e-308, 6.99999999999998e-308]],
+      [1e-300, [3e-289, -1e-288]],
+      [3e-323, [1e-315]],
+    ];
+    for (const [k, [w, values]] of cases.entries()) {
+      const name = `tiny-${k}`;
+      await histograms.put(ctx, name, { bucketWidth: w });
+      await histograms.observe(
+        ctx,
+        name,
+        values.map((value) => ({ value })),
+      );
+      const got = await histograms.read(ctx, name);
+      expect(got.count).toBe(values.length);
+      for (const v of values) {
+        const b = got.buckets.filter((x) => x.lower <= v && v < x.upper);
+        expect(b, `width ${w}: ${v} in ${JSON.stringify(got.buckets)}`).toHaveLength(1);
+      }
+      expect([got.min, got.max]).toEqual([Math.min(...values), Math.max(...values)]);
+    }
+  });
+
+  it("DELETE then PUT with another width: created afresh, no old day or month rollup read", async () => {
+    const now = Date.UTC(2026, 10, 28, 15);
+    const ctx = lib.ctx(now, "again");
+    await histograms.put(ctx, "g", { bucketWidth: 10 });
+    await histograms.observe(ctx, "g", [
+      { value: 15 },
+      { value: 25, at: Date.UTC(2026, 8, 3) },
+      { value: 35, at: Date.UTC(2025, 11, 31) },
+    ]);
+    await histograms.remove(ctx, "g");
+    await expect(histograms.read(ctx, "g")).rejects.toThrow(/does not exist/);
+    expect((await histograms.put(ctx, "g", { bucketWidth: 1 })).created).toBe(true);
+    const all = await histograms.read(ctx, "g", { from: "2025-11-24", to: "2026-11-28" });
+    expect([all.count, all.sum, all.min, all.buckets]).toEqual([0, 0, null, []]);
+    await histograms.observe(ctx, "g", [{ value: 2.5, at: Date.UTC(2026, 8, 4) }]);
+    const sept = await histograms.read(ctx, "g", { from: "2026-09-01", to: "2026-09-30" });
+    expect(sept.buckets).toEqual([{ lower: 2, upper: 3, count: 1 }]);
+    expect((await histograms.list(ctx)).histograms).toEqual(["g"]);
+  });
+});
