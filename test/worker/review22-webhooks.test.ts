@@ -65,6 +65,21 @@ describe("review 22: Idempotency-Key on histogram observations", () => {
 
   // The record is keyed by the API key, method, path and header (functions/middleware/idempotency.ts),
   // so the same header on another histogram's path is another request: applied, not a 409.
+  it("a refusal by the script (the histogram's own retention) keeps no record: the retry after a longer retention applies", async () => {
+    await api.put("/v1/histograms/ret", { bucketWidth: 1, retentionDays: 30 }, { key: "admin" });
+    const body = { values: [{ value: 1 }, { value: 2, at: NOW - 60 * 86_400_000 }] };
+    const keys = (await api.keys()).sort();
+    const refused = await api.post("/v1/histograms/ret/observations", body, idem("rv22-obs-3"));
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(refused.body)).toMatch(/30-day retention/);
+    expect((await api.keys()).sort()).toEqual(keys);
+    await api.put("/v1/histograms/ret", { bucketWidth: 1, retentionDays: 90 }, { key: "admin" });
+    const applied = await api.post("/v1/histograms/ret/observations", body, idem("rv22-obs-3"));
+    expect([applied.status, applied.body]).toEqual([200, { accepted: 2 }]);
+    const read = await api.get(`/v1/histograms/ret?from=${new Date(NOW - 89 * 86_400_000).toISOString().slice(0, 10)}`);
+    expect([read.body.count, read.body.sum]).toEqual([2, 3]);
+  });
+
   it("the key again with another body: 409, nothing written; on another histogram: its own request", async () => {
     await api.put("/v1/histograms/h1", { bucketWidth: 1 }, { key: "admin" });
     await api.put("/v1/histograms/h2", { bucketWidth: 1 }, { key: "admin" });
