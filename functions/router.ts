@@ -40,15 +40,19 @@ interface Issue {
  * A union whose options all fail is one zod issue, "Invalid input", which says nothing of what is
  * wrong (`{"by":"x"}` for a score change). It is replaced by the issues of its closest option: one
  * of the value's type (an option of another type is farthest: `{"value":"x"}` in a batch of
- * observations is the item's bad field, not "expected number"), then the fewest issues, then one
- * without unknown keys, then the first (`{"by":"x"}`: "'by': expected number, received string"),
- * at the union's path, nested unions alike.
+ * observations is the item's bad field, not "expected number"), then one that knows the value's
+ * own keys (an option without them is of another shape: a batch `{"values":[…]}` with three bad
+ * items is not one observation missing its `value`, which two issues made closer; review 22), then
+ * the fewest issues, then one without unknown keys, then the first (`{"by":"x"}`: "'by': expected
+ * number, received string"), at the union's path, nested unions alike.
  */
 function closestOption(issue: Issue): Issue[] {
   if (issue.code !== "invalid_union" || !issue.errors?.length) return [issue];
+  // a batch of 1,000 items has at most a few thousand issues: far below an unknown key of its own
   const weight = (list: Issue[]) =>
     2 * list.length +
     (list.some((i) => i.code === "unrecognized_keys") ? 1 : 0) +
+    (list.some((i) => i.code === "unrecognized_keys" && !i.path.length) ? 1e5 : 0) +
     (list.some((i) => i.code === "invalid_type" && !i.path.length) ? 1e6 : 0);
   let best: Issue[] | undefined;
   for (const option of issue.errors.map((list) => list.flatMap(closestOption)))

@@ -89,10 +89,9 @@ const Summary = once(() =>
       }),
       min: z.number().nullable().openapi({ description: "exact smallest value; null when count is 0" }),
       max: z.number().nullable().openapi({ description: "exact largest value; null when count is 0" }),
-      mean: z
-        .number()
-        .nullable()
-        .openapi({ description: "sum / count, rounded to the nearest double; null when count is 0" }),
+      mean: z.number().nullable().openapi({
+        description: "sum / count, rounded to the nearest double and clamped to min..max; null when count is 0",
+      }),
       p50: z
         .number()
         .nullable()

@@ -256,11 +256,18 @@ export async function read(ctx: Ctx, name: string, options: ReadOptions = {}): P
     sum,
     min: observed?.min ?? null,
     max: observed?.max ?? null,
-    mean: count > 0 ? sum / count : null,
+    // the sum is a rounded double: three values of 0.1 sum to 0.30000000000000004, whose third is
+    // above them all; a mean lies within the exact extremes, so it is clamped to them (review 22)
+    mean: count > 0 ? clampTo(sum / count, observed) : null,
     p50: quantile(buckets, 0.5, observed),
     p90: quantile(buckets, 0.9, observed),
     p99: quantile(buckets, 0.99, observed),
     buckets,
     top: topBuckets(buckets, topN),
   };
+}
+
+/** `x` within `[min, max]` when they are known. */
+function clampTo(x: number, observed: { min: number; max: number } | undefined): number {
+  return observed ? Math.min(Math.max(x, observed.min), observed.max) : x;
 }

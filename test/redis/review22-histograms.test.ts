@@ -245,18 +245,21 @@ describe("review 22: refusals write nothing", () => {
     await histograms.observe(ctx, "w", [{ value: 1.25 }, { value: 1.75 }]);
     const got = await histograms.read(ctx, "w");
     expect(got.bucketWidth).toBe(0.5);
-    expect(got.buckets).toEqual([{ lower: 1, upper: 1.5, count: 1 }, { lower: 1.5, upper: 2, count: 1 }]);
+    expect(got.buckets).toEqual([
+      { lower: 1, upper: 1.5, count: 1 },
+      { lower: 1.5, upper: 2, count: 1 },
+    ]);
   });
 });
 
 describe("review 22: the mean of rounded sums", () => {
-  // Severity low. What is wrong: `mean` is `sum / count` of the rounded double sum, so equal
-  // values whose sum rounds up answer a mean above their max: three observations of 0.1 answer
-  // sum 0.30000000000000004, mean 0.10000000000000002, max 0.1 (and -0.1 ×3 a mean below the min).
-  // A mean outside [min, max] is impossible for any data; docs/histograms.md itself calls "a mean
-  // above its max" the symptom of a bug. Suggested fix: clamp the mean to the exact [min, max]
-  // (reads.ts, as the percentiles are), and say so in the docs' `mean` paragraph.
-  it.fails("three observations of 0.1 (or -0.1): the mean lies within [min, max]", async () => {
+  // Fixed in review 22 (was it.fails). Severity low. What was wrong: `mean` was `sum / count` of the rounded
+  // double sum, so equal values whose sum rounds up answer a mean above their max: three observations of 0.1
+  // answer sum 0.30000000000000004, mean 0.10000000000000002, max 0.1 (and -0.1 ×3 a mean below the min). A
+  // mean outside [min, max] is impossible for any data; docs/histograms.md itself calls "a mean above its
+  // max" the symptom of a bug. Suggested fix: clamp the mean to the exact [min, max] (reads.ts, as the
+  // percentiles are), and say so in the docs' `mean` paragraph: done.
+  it("three observations of 0.1 (or -0.1): the mean lies within [min, max]", async () => {
     const ctx = lib.ctx(Date.UTC(2026, 10, 28, 15), "mean");
     for (const [name, v] of [
       ["pos", 0.1],

@@ -53,15 +53,13 @@ describe("review 22: bodies of any UTF-8", () => {
       direct,
     );
     const members = ["café ☕", "𝄞 clef", "line\u2028sep", 'quote " and \\ back', "日本語のメンバー"];
-    const events = members.map(
-      (member): webhooks.EventInput => ({
-        type: "trending.rising",
-        subject: { kind: "stream", name: "s" },
-        data: { stream: "s", hour: T0 - (T0 % 3_600_000), member, count: 10, baseline: 1, ratio: 10, score: 5 },
-        score: 5,
-        key: `${T0 - (T0 % 3_600_000)}:${member}`,
-      }),
-    );
+    const events = members.map((member): webhooks.EventInput => ({
+      type: "trending.rising",
+      subject: { kind: "stream", name: "s" },
+      data: { stream: "s", hour: T0 - (T0 % 3_600_000), member, count: 10, baseline: 1, ratio: 10, score: 5 },
+      score: 5,
+      key: `${T0 - (T0 % 3_600_000)}:${member}`,
+    }));
     expect(await webhooks.emitMany(ctx, events)).toMatchObject({ queued: members.length });
     expect(await webhooks.deliverDue(ctx, direct)).toMatchObject({ delivered: members.length });
     const received = got("/utf8");
