@@ -154,7 +154,7 @@ lazyRoute(
     tags,
     summary: "Names of the histograms with live data, most recently active first, a page at a time",
     description:
-      "Ordered by when each histogram's newest data expires, latest first (with equal retention: most recently written first). A histogram whose data has all expired leaves the list (its settings stay; its next observation lists it again). `offset`/`limit` page through; `next` is the offset of the following page, null on the last.",
+      "Ordered by when each histogram's newest data expires, latest first (with equal retention: most recently written day first, the same day by name in reverse byte order). A histogram whose data has all expired leaves the list (its settings stay; its next observation lists it again). `offset`/`limit` page through; `next` is the offset of the following page, null on the last.",
     request: { query: prechecked(ListQuery, listQueryPrecheck) },
     responses: () => ({
       200: jsonResponse(

@@ -375,8 +375,8 @@ return {removed = removed}
 /**
  * GET the list. Drops names whose data has all expired (a bounded batch per
  * call, as counters do), then lists the rest latest deadline first: with equal
- * retention, most recently written first, so names made in bulk cannot push a
- * live one out of reach.
+ * retention, most recently written day first (the same day: by name, reversed),
+ * so names made in bulk cannot push a live one out of reach.
  */
 export const listScript = defineScript({
   name: "histograms.list",

@@ -357,3 +357,21 @@ describe("review 22: extreme widths and starting over", () => {
     expect((await histograms.list(ctx)).histograms).toEqual(["g"]);
   });
 });
+
+describe("review 22: the list's order within a day", () => {
+  // docs/histograms.md said "with equal retention: most recently written first"; the registry keeps a
+  // name's listing deadline, a day's end plus its retention (ZADD GT on a day's first observation), so
+  // histograms written the same day tie and are ordered by name, in reverse byte order (ZRANGE REV).
+  // Docs (and the route's description) now say so: most recently written day first.
+  it("written the same day: by name in reverse; a day later: first", async () => {
+    const now = Date.UTC(2026, 10, 27, 10);
+    const ctx = lib.ctx(now, "order");
+    for (const name of ["a", "b", "c"]) await histograms.put(ctx, name, { bucketWidth: 1 });
+    await histograms.observe(ctx, "b", [{ value: 1 }]);
+    await histograms.observe({ ...ctx, now: now + 3_600_000 }, "a", [{ value: 1 }]);
+    expect((await histograms.list({ ...ctx, now: now + 3_600_000 })).histograms).toEqual(["c", "b", "a"]);
+    const tomorrow = { ...ctx, now: now + DAY };
+    await histograms.observe(tomorrow, "a", [{ value: 1 }]);
+    expect((await histograms.list(tomorrow)).histograms).toEqual(["a", "c", "b"]);
+  });
+});
