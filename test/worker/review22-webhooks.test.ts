@@ -48,6 +48,20 @@ describe("review 22: Idempotency-Key on webhook writes", () => {
   });
 });
 
+describe("review 22: a deleted webhook", () => {
+  it("its log is a 404, a second DELETE says deleted: false, and its keys are gone", async () => {
+    expect((await api.put("/v1/webhooks/gone", hook, { key: "admin" })).status).toBe(201);
+    expect((await api.post("/v1/webhooks/gone/test", undefined, { key: "admin" })).status).toBe(202);
+    expect((await api.get("/v1/webhooks/gone/deliveries", { key: "admin" })).body.deliveries).toHaveLength(1);
+    expect((await api.del("/v1/webhooks/gone", { key: "admin" })).body).toEqual({ deleted: true });
+    expect((await api.get("/v1/webhooks/gone/deliveries", { key: "admin" })).status).toBe(404);
+    expect((await api.del("/v1/webhooks/gone", { key: "admin" })).body).toEqual({ deleted: false });
+    expect((await api.keys()).filter((k) => k.includes(":webhooks:gone"))).toEqual([]);
+    const pending = await command<string[]>(api.target, "ZRANGE", `${api.prefix}:webhooks:_pending`, 0, -1);
+    expect(pending.filter((id) => id.endsWith(":gone"))).toEqual([]);
+  });
+});
+
 describe("review 22: Idempotency-Key on histogram observations", () => {
   it("a 404 records nothing: after the PUT the same key is applied; a repeat is counted once", async () => {
     const body = { values: [1, 2, { value: 3 }] };
