@@ -39,7 +39,8 @@ async function budgeted(job: Job, ctx: Ctx, limit = 10_000, config = lib.config)
 }
 
 describe("a cron trigger whose expression maps no job", () => {
-  // BUG (medium): CRON_JOBS maps jobs by the exact cron string of wrangler.toml. An operator who
+  // FIXED (was BUG (medium); review 22 phase 2: runTrigger rejects before any job runs, naming the
+  // expression and those CRON_JOBS maps). Was: CRON_JOBS maps jobs by the exact cron string of wrangler.toml. An operator who
   // moves the hourly trigger (wrangler.toml `crons = ["7 * * * *", …]`, or the dashboard's Triggers
   // page) without editing functions/jobs.ts gets a trigger that runs no job and whose invocation
   // Cloudflare records as "ok": compaction, the sweep, the snapshot and the trending webhooks stop
@@ -47,9 +48,11 @@ describe("a cron trigger whose expression maps no job", () => {
   // the repository's own wrangler.toml only, not a deployment's. Suggested fix: runTrigger rejects
   // (after logging) when CRON_JOBS has no entry for the expression, naming it and the expressions
   // it knows, so Cron Events show the failure.
-  it.fails("rejects naming the unknown expression instead of resolving as a run of no job", async () => {
+  it("rejects naming the unknown expression instead of resolving as a run of no job", async () => {
     const env = lib.appEnv(KEYS) as unknown as Env;
-    await expect(runTrigger("7 * * * *", T0, env)).rejects.toThrow(/7 \* \* \* \*/);
+    const refused = runTrigger("7 * * * *", T0, env);
+    await expect(refused).rejects.toThrow(/^scheduled 7 \* \* \* \*: no jobs for this cron expression/);
+    await expect(refused).rejects.toThrow(/"5 \* \* \* \*", "\* \* \* \* \*"/);
   });
 
   it("the known expressions still run their jobs (one Redis call each when idle)", async () => {
