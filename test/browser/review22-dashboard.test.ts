@@ -84,14 +84,15 @@ describe("dashboard review 22 (Chromium, read key only)", () => {
     expect(pageErrors).toEqual([]);
   });
 
-  // BUG (low): on a board without seasons the API's `previousRank` is the rank at the last daily
+  // FIXED (was BUG (low); review 22 phase 2: the header's title follows the answer's `season`).
+  // Was: on a board without seasons the API's `previousRank` is the rank at the last daily
   // snapshot (the `leaderboards.snapshot` job; docs/leaderboards.md "Daily snapshot"), but the Move
   // column's header says "Places gained since the previous season's final ranking; best rank this
   // season on hover" whatever the board: an operator reads ▲4 as four places since last season on a
   // board that has none. Suggested fix: the leaderboard loader titles the column by the answer:
   // `season` a string → the previous season's final ranking; else → the daily snapshot (UTC), and
   // docs/dashboard.md says so.
-  it.fails("the Move column's explanation says daily snapshot on a board without seasons", async () => {
+  it("the Move column's explanation says daily snapshot on a board without seasons", async () => {
     await pick(page, "leaderboard", "plain");
     const header = panel(page, "leaderboard").locator("thead th").nth(4);
     await expect.poll(() => header.textContent(), WAIT).toBe("Move");
@@ -139,7 +140,8 @@ describe("dashboard review 22 (Chromium, read key only)", () => {
     expect(pageErrors).toEqual([]);
   });
 
-  // BUG (medium): a counter written only `period=hour` (or `week`, `month`) is listed in the
+  // FIXED (was BUG (medium); review 22 phase 2: while the shown read is empty the loader tries
+  // today's hours, this week's and this month's bucket too, and remembers the kind). Was: a counter written only `period=hour` (or `week`, `month`) is listed in the
   // counter picker but its panel says "Nothing here yet." and "0 shown": the loader reads
   // `top?n=10` (no plain counts) and then only `top?n=10&period=day`, and `period=day` reads only
   // what was written per day (docs/counters.md: rollups are not keys a reader can name), while the
@@ -148,7 +150,7 @@ describe("dashboard review 22 (Chromium, read key only)", () => {
   // today's hours (`period=hour&from=<today 00:00 UTC>`), then this week's and this month's bucket,
   // and remembers the kind that answered (as it remembers "day" now), so a steady refresh stays one
   // read; the badge says which (today (UTC) / this week / this month).
-  it.fails("a counter written only per hour: the panel shows today's hours as the API sums them", async () => {
+  it("a counter written only per hour: the panel shows today's hours as the API sums them", async () => {
     const today = new Date(new Date().toISOString().slice(0, 10)).getTime();
     const api = await send<{ items: { member: string; score: number }[] }>(
       "GET",
@@ -167,14 +169,15 @@ describe("dashboard review 22 (Chromium, read key only)", () => {
     expect(pageErrors).toEqual([]);
   });
 
-  // BUG (medium): TRENDING_RETENTION_HOURS may be 2..23 (src/config.ts), and the API then refuses
+  // FIXED (was BUG (medium); review 22 phase 2: the panel's reads name no window or baseline).
+  // Was: TRENDING_RETENTION_HOURS may be 2..23 (src/config.ts), and the API then refuses
   // `window=24h` and `baseline=24h` (1h..min(retention, 168)h: 400 validation_error), but the
   // dashboard's trending loader always asks for them: on such a deployment the trending panel never
   // shows a stream ("Could not load: …" for every one), in either view. The API's default (no
   // `window` / `baseline`: 24 h, or the retention if shorter) is what the panel means. Suggested
   // fix: leave `window` and `baseline` out of the panel's reads (it already titles the window from
   // the answer's `window.hours` / `baselineHours`), so the CSV asks the same.
-  it.fails("a deployment keeping 12 h of trending: the panel shows the stream's top over the retention", async () => {
+  it("a deployment keeping 12 h of trending: the panel shows the stream's top over the retention", async () => {
     const short = await startWranglerDev({ script: dev.script, vars: dev.vars({ TRENDING_RETENTION_HOURS: "12" }) });
     const p = await context.newPage();
     const errors: string[] = [];
@@ -191,6 +194,11 @@ describe("dashboard review 22 (Chromium, read key only)", () => {
         .poll(() => panel(p, "trending").locator(".bars li .label").allTextContents(), WAIT)
         .toEqual(["gamma"]);
       expect(await panel(p, "trending").locator("[data-role=meta]").textContent()).toContain("window 12 h");
+      // the Rising view too: its baseline is the retention's 12 h
+      await panel(p, "trending").getByRole("button", { name: "Rising", exact: true }).click();
+      await expect.poll(() => panel(p, "trending").locator("table.rising tbody tr").count(), WAIT).toBe(1);
+      expect(await panel(p, "trending").locator("[data-role=meta]").textContent()).toContain("baseline 12 h");
+      expect(errors).toEqual([]);
     } finally {
       await p.close();
       await short.stop();
