@@ -23,6 +23,10 @@ const COUNTER_KIND = {};
  * it showed nothing), and per week or month as this week's or month's bucket.
  * @typedef {{ kind: string, query: (now: number) => string, badge: string, what: string }} CounterRead
  */
+// The server's clock less the browser's, as the last counter answer's Date header said: today's
+// hours start at the server's UTC midnight (a browser clock past it would send `from` after `to`: a 400).
+let serverSkew = 0;
+
 /** @type {CounterRead} */
 const ALL_TIME = { kind: "", query: () => "", badge: "", what: "" };
 /** @type {CounterRead[]} */
@@ -213,19 +217,25 @@ export const LOADERS = {
   /** @param {string} name */
   async counter(name) {
     const top = "/v1/counters/" + enc(name) + "/top?n=10";
-    const now = Date.now();
+    /** @param {string} at */
+    const read = async (at) => {
+      const got = await getJson(at);
+      serverSkew = got.receivedAt - Date.now();
+      return got;
+    };
     // One read a refresh: the kind last shown first, the others in order only while it is empty.
-    let read = COUNTER_READS.find((r) => r.kind === COUNTER_KIND[name]) ?? ALL_TIME;
-    const others = COUNTER_READS.filter((r) => r !== read);
-    let path = top + read.query(now);
-    let answer = await getJson(path);
+    let shown = COUNTER_READS.find((r) => r.kind === COUNTER_KIND[name]) ?? ALL_TIME;
+    const others = COUNTER_READS.filter((r) => r !== shown);
+    let path = top + shown.query(Date.now() + serverSkew);
+    let answer = await read(path);
     for (const other of others) {
       if (asArray(answer.body.items).length > 0) break;
-      const otherPath = top + other.query(now);
-      const next = await getJson(otherPath);
-      if (asArray(next.body.items).length > 0) [read, path, answer] = [other, otherPath, next];
+      // the server's time as the read before told it
+      const otherPath = top + other.query(Date.now() + serverSkew);
+      const next = await read(otherPath);
+      if (asArray(next.body.items).length > 0) [shown, path, answer] = [other, otherPath, next];
     }
-    COUNTER_KIND[name] = read.kind;
+    COUNTER_KIND[name] = shown.kind;
     const { body, receivedAt } = answer;
     const items = asArray(body.items).map((i) => ({
       rank: i.rank,
@@ -234,20 +244,20 @@ export const LOADERS = {
     }));
     /** @type {Node[]} */
     const meta = [el("span", { text: items.length + " shown" })];
-    if (read.kind)
+    if (shown.kind)
       meta.push(
         el("span", {
           class: "badge",
-          title: "This counter has no all-time counts: " + read.what + " is shown",
-          text: read.badge,
+          title: "This counter has no all-time counts: " + shown.what + " is shown",
+          text: shown.badge,
         }),
       );
     return {
       generatedAt: finite(body.generatedAt) ?? receivedAt,
       meta,
-      body: rankedBars(items, "Top members of counter " + name + (read.kind ? " " + read.badge : "")),
+      body: rankedBars(items, "Top members of counter " + name + (shown.kind ? " " + shown.badge : "")),
       csv: path,
-      csvTag: read.kind || undefined,
+      csvTag: shown.kind || undefined,
     };
   },
 
