@@ -405,7 +405,9 @@ export const LOADERS = {
     const points = history ? asArray(history.body.points).slice() : [];
     const online = finite(b.online);
     const lastAt = points.length ? finite(points[points.length - 1].at) : null;
-    if (history && online !== null && (lastAt === null || now.receivedAt > lastAt))
+    // Only after a sample: with none the trim job has not run for this room (is it scheduled?), and
+    // the live count alone drew a line of one sample instead of saying so (review 22)
+    if (history && online !== null && lastAt !== null && now.receivedAt > lastAt)
       points.push({ at: now.receivedAt, online });
     const spark = history ? sparkline(points, hours) : empty("History is not available on this deployment.");
     const timeout = finite(b.timeoutSeconds);
