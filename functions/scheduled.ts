@@ -25,6 +25,15 @@ export async function runScheduled(cron: string, scheduledTime: number, env: Env
  * by then, and the work of those that did not fail stands.
  */
 export async function runTrigger(cron: string, scheduledTime: number, env: Env): Promise<Record<string, unknown>> {
+  // A trigger CRON_JOBS does not map (wrangler.toml's crons moved without functions/jobs.ts) would
+  // run no job and be recorded "ok" every time: fail it, naming the expressions that run jobs (review 22)
+  if (!Object.hasOwn(CRON_JOBS, cron))
+    throw new Error(
+      `scheduled ${cron}: no jobs for this cron expression; CRON_JOBS (functions/jobs.ts) maps ` +
+        Object.keys(CRON_JOBS)
+          .map((c) => `"${c}"`)
+          .join(", "),
+    );
   const results = await runScheduled(cron, scheduledTime, env);
   const failed = Object.entries(results).filter(([, r]) => typeof (r as JobResult).error === "string");
   if (failed.length > 0)

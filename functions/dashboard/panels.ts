@@ -28,7 +28,7 @@ export const PANELS: readonly PanelSpec[] = [
   {
     id: "trending",
     title: "Trending",
-    blurb: "Top 10 over the last 24 h, or what is rising this hour above its usual rate",
+    blurb: "Top 10 over the last 24 h (the retention, if shorter), or what is rising this hour above its usual rate",
     list: "/v1/trending",
     field: "streams",
     noun: "Stream",

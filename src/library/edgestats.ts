@@ -229,7 +229,7 @@ export class Edgestats {
    * overlap with itself.
    */
   readonly jobs = {
-    /** Hourly: trims finished trending hours to `keep` members and precomputes the 24 h / 48 h unions. */
+    /** Hourly: trims finished trending hours to `keep` members and completes the window unions reads built before the last hour was trimmed. */
     compact: (): Promise<JobResult> => this.#run(trending.jobs, "compact"),
     /** Every minute: removes idle presence ids and samples each room's online count. */
     trim: (): Promise<JobResult> => this.#run(presence.jobs, "trim"),

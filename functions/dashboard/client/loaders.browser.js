@@ -11,9 +11,47 @@ import { asArray, el, empty, enc, finite, fmt, svg } from "./dom.browser.js";
 /** @type {Record<string, string>} */
 const LB_SEASONS = {};
 
-// Counters written only per period (no plain counts): their panel reads today's bucket (UTC) instead.
-/** @type {Record<string, boolean>} */
-const DAILY = {};
+// Counters written only per period (no plain counts): the kind of read (COUNTER_READS) that last had
+// items, by counter; read first on the next refresh.
+/** @type {Record<string, string>} */
+const COUNTER_KIND = {};
+
+/**
+ * The reads a counter panel may show, in the order tried while the one shown is empty: the all-time
+ * top, then the current UTC period's, as written: `period=day` reads only what was written per day
+ * (rollups are not readable), so a counter written per hour is read as today's hours (review 22:
+ * it showed nothing), and per week or month as this week's or month's bucket.
+ * @typedef {{ kind: string, query: (now: number) => string, badge: string, what: string }} CounterRead
+ */
+// The server's clock less the browser's, as the last counter answer's Date header said: today's
+// hours start at the server's UTC midnight (a browser clock past it would send `from` after `to`: a 400).
+let serverSkew = 0;
+
+/** @type {CounterRead} */
+const ALL_TIME = { kind: "", query: () => "", badge: "", what: "" };
+/** @type {CounterRead[]} */
+const COUNTER_READS = [
+  ALL_TIME,
+  {
+    kind: "day",
+    query: () => "&period=day",
+    badge: "today (UTC)",
+    what: "today's bucket (period=day, since 00:00 UTC)",
+  },
+  {
+    kind: "hour",
+    query: (now) => "&period=hour&from=" + (now - (now % 86400000)),
+    badge: "today (UTC)",
+    what: "today's hours (period=hour, since 00:00 UTC)",
+  },
+  { kind: "week", query: () => "&period=week", badge: "this week (UTC)", what: "this ISO week's bucket (period=week)" },
+  {
+    kind: "month",
+    query: () => "&period=month",
+    badge: "this month (UTC)",
+    what: "this month's bucket (period=month)",
+  },
+];
 
 /**
  * @param {string} board
@@ -34,13 +72,17 @@ function seasonPicker(board, chosen, id, rerender) {
   return picker;
 }
 
-// ▲ places gained (▼ lost) since the previous season's final rank.
-/** @param {any} row */
-function movement(row) {
+// ▲ places gained (▼ lost) since the previous rank: the previous season's final one, or on a board
+// without seasons the daily snapshot's (docs/leaderboards.md).
+/**
+ * @param {any} row
+ * @param {boolean} seasonal
+ */
+function movement(row, seasonal) {
   const rank = finite(row.rank);
   const prev = finite(row.previousRank);
   const best = finite(row.bestRank);
-  const title = best === null ? "" : "best rank this season: " + best;
+  const title = best === null ? "" : (seasonal ? "best rank this season: " : "best rank: ") + best;
   if (prev === null || rank === null) return el("td", { class: "num move", title, text: "" });
   const delta = prev - rank;
   const text = delta > 0 ? "▲" + delta : delta < 0 ? "▼" + -delta : "=";
@@ -67,7 +109,8 @@ function exactFlag(body, exactTitle, approximateTitle) {
 // The trending panel's Rising view: the current hour's members most above their own 24 h rate (docs/trending.md).
 /** @param {string} name */
 async function rising(name) {
-  const path = "/v1/trending/" + enc(name) + "/rising?n=10&baseline=24h";
+  // No `baseline`: the API's default is 24 h, or the retention when shorter (24h is a 400 then: review 22).
+  const path = "/v1/trending/" + enc(name) + "/rising?n=10";
   let answer;
   try {
     answer = await getJson(path);
@@ -147,7 +190,8 @@ export const LOADERS = {
    */
   async trending(name, _rerender, view) {
     if (view === "rising") return rising(name);
-    const path = "/v1/trending/" + enc(name) + "/top?n=10&window=24h";
+    // No `window`: the API's default is 24 h, or the retention when shorter (24h is a 400 then: review 22).
+    const path = "/v1/trending/" + enc(name) + "/top?n=10";
     const { body, receivedAt } = await getJson(path);
     const hours = finite(body.window && body.window.hours) ?? 24;
     const items = asArray(body.items).map((i) => ({
@@ -172,44 +216,48 @@ export const LOADERS = {
 
   /** @param {string} name */
   async counter(name) {
-    const plain = "/v1/counters/" + enc(name) + "/top?n=10";
-    const daily = plain + "&period=day";
-    // One read a refresh: the kind last shown first, the other only when that one is empty.
-    const first = DAILY[name] ? daily : plain;
-    let path = first;
-    let answer = await getJson(first);
-    if (asArray(answer.body.items).length === 0) {
-      const other = first === plain ? daily : plain;
-      const second = await getJson(other);
-      if (asArray(second.body.items).length > 0) {
-        path = other;
-        answer = second;
-      }
+    const top = "/v1/counters/" + enc(name) + "/top?n=10";
+    /** @param {string} at */
+    const read = async (at) => {
+      const got = await getJson(at);
+      serverSkew = got.receivedAt - Date.now();
+      return got;
+    };
+    // One read a refresh: the kind last shown first, the others in order only while it is empty.
+    let shown = COUNTER_READS.find((r) => r.kind === COUNTER_KIND[name]) ?? ALL_TIME;
+    const others = COUNTER_READS.filter((r) => r !== shown);
+    let path = top + shown.query(Date.now() + serverSkew);
+    let answer = await read(path);
+    for (const other of others) {
+      if (asArray(answer.body.items).length > 0) break;
+      // the server's time as the read before told it
+      const otherPath = top + other.query(Date.now() + serverSkew);
+      const next = await read(otherPath);
+      if (asArray(next.body.items).length > 0) [shown, path, answer] = [other, otherPath, next];
     }
-    DAILY[name] = path === daily;
+    COUNTER_KIND[name] = shown.kind;
     const { body, receivedAt } = answer;
     const items = asArray(body.items).map((i) => ({
       rank: i.rank,
       label: String(i.member),
       value: finite(i.score) ?? 0,
     }));
-    const today = path === daily;
     /** @type {Node[]} */
     const meta = [el("span", { text: items.length + " shown" })];
-    if (today)
+    if (shown.kind)
       meta.push(
         el("span", {
           class: "badge",
-          title: "This counter has no all-time counts: today's bucket (period=day, since 00:00 UTC) is shown",
-          text: "today (UTC)",
+          title: "This counter has no all-time counts: " + shown.what + " is shown",
+          text: shown.badge,
         }),
       );
     return {
       generatedAt: finite(body.generatedAt) ?? receivedAt,
       meta,
-      body: rankedBars(items, "Top members of counter " + name + (today ? " today (UTC)" : "")),
+      body: rankedBars(items, "Top members of counter " + name + (shown.kind ? " " + shown.badge : "")),
       csv: path,
-      csvTag: today ? "day" : undefined,
+      csvTag: shown.kind || undefined,
     };
   },
 
@@ -247,7 +295,7 @@ export const LOADERS = {
         el("td", { class: "player", text: String(i.player) }),
         el("td", { class: "name", text: i.name === undefined || i.name === null ? "" : String(i.name) }),
         el("td", { class: "num", text: fmt(i.score) }),
-        movement(i),
+        movement(i, seasonal),
       ]),
     );
     const table = el("table", { class: "board" }, [
@@ -264,7 +312,10 @@ export const LOADERS = {
             scope: "col",
             class: "num",
             text: "Move",
-            title: "Places gained since the previous season's final ranking; best rank this season on hover",
+            // review 22: a board without seasons moves against its daily snapshot, not a season
+            title: seasonal
+              ? "Places gained since the previous season's final ranking; best rank this season on hover"
+              : "Places gained since the daily snapshot (taken after 00:00 UTC); best rank on hover",
           }),
         ]),
       ),
@@ -354,7 +405,9 @@ export const LOADERS = {
     const points = history ? asArray(history.body.points).slice() : [];
     const online = finite(b.online);
     const lastAt = points.length ? finite(points[points.length - 1].at) : null;
-    if (history && online !== null && (lastAt === null || now.receivedAt > lastAt))
+    // Only after a sample: with none the trim job has not run for this room (is it scheduled?), and
+    // the live count alone drew a line of one sample instead of saying so (review 22)
+    if (history && online !== null && lastAt !== null && now.receivedAt > lastAt)
       points.push({ at: now.receivedAt, online });
     const spark = history ? sparkline(points, hours) : empty("History is not available on this deployment.");
     const timeout = finite(b.timeoutSeconds);
