@@ -135,16 +135,15 @@ describe("review22: every operation of /openapi.json, with each key kind", () =>
     expect(checked).toBeGreaterThanOrEqual(15);
   });
 
-  // low: /openapi.json does not say which key an operation needs. Every /v1 operation inherits the
-  // document's `security: [{ bearerAuth: [] }]` with no role, and only some summaries say "(admin)":
-  // PUT /v1/leaderboards/{board}, POST /v1/counters/{counter}/union, GET /v1/ingest/status and
-  // most webhook routes are admin-only, yet nothing in their operation says so, while
-  // PUT …/players/{player} (ingest) reads the same; a client generated from the document (or a
-  // person reading /docs) finds out from a 403. Suggested fix: each operation's `security` names
-  // its scope as a role, `[{ bearerAuth: ["admin"] }]` (OpenAPI 3.1 allows role names for an http
-  // scheme), from the same table the auth middleware uses (functions/middleware/auth.ts
-  // `defaultScope`), so the document and the refusals cannot drift apart.
-  it.fails("every operation states its scope in `security`, and a key of each kind gets exactly that", async () => {
+  // low, fixed: /openapi.json did not say which key an operation needs. Every /v1 operation
+  // inherited the document's `security: [{ bearerAuth: [] }]` with no role, and only some summaries
+  // said "(admin)": PUT /v1/leaderboards/{board}, POST /v1/counters/{counter}/union and others are
+  // admin-only with nothing in their operation saying so; a client generated from the document found
+  // out from a 403. Now each /v1 operation's `security` names its scope as a role,
+  // `[{ bearerAuth: ["admin"] }]` (OpenAPI 3.1 allows role names for an http scheme), from the table
+  // the auth middleware refuses by (functions/openapi-document.ts `withScopes` over
+  // functions/middleware/auth.ts `defaultScope`), so the document and the 403s cannot drift apart.
+  it("every operation states its scope in `security`, and a key of each kind gets exactly that", async () => {
     const { ops, global } = await operations();
     const unstated = ops.filter((op) => statedScope(op, global) === undefined).map((o) => `${o.method} ${o.path}`);
     expect(unstated).toEqual([]);
