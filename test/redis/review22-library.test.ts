@@ -202,14 +202,14 @@ describe("typed errors, as the docs name them", () => {
     }
   });
 
-  // low: the library's errors tell a library caller to call the service. An observation of a
-  // histogram never configured is `NotFoundError: Histogram 'h' does not exist; create it first with
-  // PUT /v1/histograms/h {"bucketWidth": ...}.`, and a union over too many entries says "read the
+  // low, fixed: the library's errors told a library caller to call the service. An observation of a
+  // histogram never configured was `NotFoundError: Histogram 'h' does not exist; create it first with
+  // PUT /v1/histograms/h {"bucketWidth": ...}.`, and a union over too many entries said "read the
   // range instead (GET /v1/counters/{counter}/top with period, from and to)": a library user has no
-  // such route, and the call that does it (`histogram("h").configure({ bucketWidth })`,
-  // `counter(c).top({ period, from, to })`) is not named. Suggested fix: messages that name the
-  // operation in both forms (the route and the library's method), so one shared message serves both.
-  it.fails("an unconfigured histogram's NotFoundError names the library's call, not only an HTTP route", async () => {
+  // such route. Both messages (shared by the service and the library) now name the operation in both
+  // forms: the route and the library's method (src/histograms/scripts.ts `notFound`,
+  // src/counters/union.ts `too_many_entries`).
+  it("an unconfigured histogram's NotFoundError names the library's call, not only an HTTP route", async () => {
     const stats = statsAt("r22-msg");
     const error = await stats
       .histogram("h")
