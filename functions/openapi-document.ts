@@ -1,4 +1,5 @@
 import { describeCsv } from "./csv.ts";
+import { defaultScope } from "./middleware/auth.ts";
 import { registerRoutes, zodReady } from "./lazy-route.ts";
 import { zodParts } from "./zod.ts";
 import type { Routes } from "./router.ts";
@@ -61,7 +62,25 @@ export function openapiDocument(_app: unknown, mounts: readonly Mount[]): () => 
       name: "Upstash-Signature",
     });
     return (document = describeCsv(
-      app.getOpenAPI31Document({ openapi: "3.1.0", info: OPENAPI_INFO, security: [{ bearerAuth: [] }] }),
+      withScopes(app.getOpenAPI31Document({ openapi: "3.1.0", info: OPENAPI_INFO, security: [{ bearerAuth: [] }] })),
     ) as unknown as OpenApiDocument);
   };
+}
+
+/**
+ * Each /v1 operation's `security` names the scope its key needs as a role (OpenAPI 3.1 allows role
+ * names for an http scheme): `[{ bearerAuth: ["admin"] }]`. Taken from the table the auth middleware
+ * refuses by (./middleware/auth.ts `defaultScope`, held to every route's own scope by
+ * test/worker/review-scopes.test.ts), so the document and the 403s cannot drift apart. Until review
+ * 22 every operation inherited `bearerAuth: []`, and a client found an admin-only route by its 403.
+ */
+function withScopes<D extends { paths?: object }>(doc: D): D {
+  for (const [path, item] of Object.entries((doc.paths ?? {}) as Record<string, Record<string, unknown>>)) {
+    if (!path.startsWith("/v1/")) continue;
+    for (const [method, op] of Object.entries(item)) {
+      if (!op || typeof op !== "object" || !("responses" in op) || "security" in op) continue;
+      (op as { security?: unknown }).security = [{ bearerAuth: [defaultScope(method.toUpperCase(), path)] }];
+    }
+  }
+  return doc;
 }

@@ -40,7 +40,8 @@ lazyRoute(
       "`leaderboards.snapshot` (hourly, acts once per UTC day): copies each board without seasons into its daily snapshot (`previousRank`), in bounded slices; " +
       "`webhooks.trending` (hourly, after `compact`): finds trending entries and exits between the last two finished hours, then sends the deliveries due; " +
       "`webhooks` (every minute, after `trim`): finds rising members and presence peaks, then sends the deliveries due and retries failed ones.",
-    security: [{ bearerAuth: [] }, { qstashSignature: [] }],
+    // an admin key (the role names the scope, as every /v1 operation's does: ../openapi-document.ts `withScopes`)
+    security: [{ bearerAuth: ["admin"] }, { qstashSignature: [] }],
     request: {
       params: prechecked(JobParams, jobParamsPrecheck),
     },

@@ -59,7 +59,7 @@ export const unionScript = defineScript({
   refusals: {
     too_many_entries: (r: Refusal, call: { args: Record<string, unknown> }) =>
       new ValidationError(
-        `The union's sources hold at least ${String(r.entries)} entries; a union walks at most ${String(call.args.maxEntries)}. Use fewer or shorter sources, or read the range instead (GET /v1/counters/{counter}/top with period, from and to).`,
+        `The union's sources hold at least ${String(r.entries)} entries; a union walks at most ${String(call.args.maxEntries)}. Use fewer or shorter sources, or read the range instead (GET /v1/counters/{counter}/top with period, from and to; in the library, counter(c).top({ period, from, to })).`,
         [{ path: "sources", message: `hold more than ${String(call.args.maxEntries)} entries` }],
         "too_many_entries",
       ),

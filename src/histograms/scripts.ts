@@ -46,10 +46,14 @@ local function ttlUntil(untilMs, nowMs)
 end`,
 );
 
-/** What a write or read of a histogram that was never PUT is told. */
+/**
+ * What a write or read of a histogram that was never PUT is told: the call that creates it in both
+ * forms, as the service and the library share this message (until review 22 it named the route
+ * only, which a library caller has no way to send).
+ */
 export function notFound(name: string | number): NotFoundError {
   return new NotFoundError(
-    `Histogram '${name}' does not exist; create it first with PUT /v1/histograms/${name} {"bucketWidth": ...}.`,
+    `Histogram '${name}' does not exist; create it first with PUT /v1/histograms/${name} {"bucketWidth": ...} (in the library: histogram("${name}").configure({ bucketWidth })).`,
   );
 }
 
