@@ -151,27 +151,46 @@ describe("review 22: trending ties rank by member, byte order, in every state", 
     }
   });
 
-  // low: a trim keeps the byte-GREATEST members of a tie at its cut (ZRANGESTORE … REV), while every
+  // low, fixed in review 22 (src/trending/trim-lua.ts): a trim kept the byte-GREATEST members of a
+  // tie at its cut (ZREMRANGEBYRANK from the bottom, ZRANGESTORE … REV from the top), while every
   // ranking puts the byte-least first. So an hour whose top was a, b, c (all tied) before compaction
-  // names x, y, z after it (with maxError 1, exact false): the same window's top changes its members
-  // though no count changed. Suggested fix: keep the tie's byte-least members at the cut (e.g. store
-  // the members above the cut's score by score, then the tie's first members with ZRANGE BYLEX).
-  it.fails(
-    "a trim at a tie keeps the members every ranking puts first: the window's top names the same members after compaction",
-    async () => {
-      const stream = "trim-tie";
-      const base = lib.ctx((H - 1) * HOUR, stream);
-      const clock = at(base);
-      const members = Array.from({ length: 26 }, (_, i) => String.fromCharCode(97 + i));
-      for (const m of members) await trending.record(clock((H - 1) * HOUR + MINUTE), stream, [{ member: m }], R);
-      const read = async () =>
-        (await trending.top(clock(H * HOUR + 30 * MINUTE), stream, { ...R, n: 3, windowHours: 1 })).items.map(
-          (x) => x.member,
-        );
-      const before = await read();
-      expect(before).toEqual(["a", "b", "c"]);
-      await trending.compact(clock(H * HOUR + 5 * MINUTE), { ...R, keep: 5 });
-      expect(await read()).toEqual(before);
+  // named x, y, z after it (maxError 1, exact false): the window's top changed its members though no
+  // count had changed. Now the tie's byte-least members stay.
+  it.each([
+    // [keep, members above the tie, tied members, members under the tie]: the big-hour copy
+    // (excess > keep) and the in-place removal (excess ≤ keep), with and without members around
+    [5, 0, 26, 0],
+    [20, 0, 26, 0],
+    [5, 2, 10, 40],
+    [20, 3, 30, 4],
+    [4, 4, 6, 3],
+  ])(
+    "keep %i, %i above, a tie of %i, %i under: a trim at a tie keeps the members every ranking puts first",
+    async (keep, above, tied, under) => {
+      const stream = `trim-tie-${keep}-${above}-${tied}-${under}`;
+      const clock = at(lib.ctx((H - 1) * HOUR, stream));
+      const name = (p: string, i: number) => `${p}${String(i).padStart(2, "0")}`;
+      const events = [
+        ...Array.from({ length: above }, (_, i) => ({ member: name("m", i), count: 10 + i })),
+        // tied members named so their byte order is not their write order
+        ...Array.from({ length: tied }, (_, i) => ({ member: name(i % 2 ? "T" : "t", tied - i), count: 5 })),
+        ...Array.from({ length: under }, (_, i) => ({ member: name("u", i), count: 1 + (i % 3) })),
+      ];
+      await trending.record(clock((H - 1) * HOUR + MINUTE), stream, events, R);
+      const read = async (n: number) =>
+        trending.top(clock(H * HOUR + 30 * MINUTE), stream, { ...R, n, windowHours: 1 });
+      const before = await read(keep);
+      await trending.compact(clock(H * HOUR + 5 * MINUTE), { ...R, keep });
+      const after = await read(100);
+      // the same members and counts, nothing more kept; the cut (the tie's count) is the error
+      expect(after.items).toEqual(before.items);
+      expect(after.maxError).toBe(5);
+      // what a deeper read said before (byte order within the tie) is what stays
+      const tiedNames = events
+        .filter((e) => e.count === 5)
+        .map((e) => e.member)
+        .sort(bytes);
+      expect(after.items.filter((x) => x.count === 5).map((x) => x.member)).toEqual(tiedNames.slice(0, keep - above));
     },
   );
 });
