@@ -1,4 +1,5 @@
 import { defineLua, defineScript } from "../redis/script.ts";
+import { trimLua } from "./trim-lua.ts";
 import { HOUR_COUNT_ERROR, MAX_HOUR_COUNT } from "./validate.ts";
 
 /**
@@ -272,7 +273,7 @@ export const compactScript = defineScript({
   write: true,
   keys: ["dirty", "seen", "names", "...perStream"],
   args: ["H", "keep", "horizon", "unionTtl", "retention", "now", "budget", "...streams", "...froms"],
-  uses: [markersLua],
+  uses: [markersLua, trimLua],
   lua: `
 local H, keep, horizon = tonumber(H), tonumber(keep), tonumber(horizon)
 local retention, now, budget = tonumber(retention), tonumber(now), tonumber(budget)
@@ -319,23 +320,9 @@ for s = 1, #streams do
               break
             end
             spent = spent + cost
-            -- the highest count removed, the (keep+1)-th from the top, bounds how much any
-            -- member of this hour can be missing
-            local cut = tonumber(redis.call('ZREVRANGE', key, keep, keep, 'WITHSCORES')[2])
-            if excess <= keep then
-              -- ranks 1..excess from the bottom; rank 0 is the sentinel, which stays
-              redis.call('ZREMRANGEBYRANK', key, 1, excess)
-              -- summed, not maxed: a member removed, re-added late and removed again lost both parts
-              redis.call('ZINCRBY', key, 0 - cut, SENTINEL)
-            else
-              -- a big hour: copy its top keep and swap, rather than remove members one by one
-              local err = tonumber(redis.call('ZSCORE', key, SENTINEL)) or 0
-              redis.call('ZRANGESTORE', tmp, key, 0, keep - 1, 'REV')
-              redis.call('ZADD', tmp, err - cut, SENTINEL)
-              redis.call('EXPIRE', tmp, math.max(1, math.ceil(((h + 1 + retention) * 3600000 - now) / 1000)))
-              redis.call('UNLINK', key)
-              redis.call('RENAME', tmp, key)
-            end
+            -- the cut (the highest count removed) bounds how much any member of this hour can be
+            -- missing; a tie across it keeps the byte-least members (./trim-lua.ts, review 22)
+            trimHour(key, tmp, keep, excess, math.max(1, math.ceil(((h + 1 + retention) * 3600000 - now) / 1000)), SENTINEL)
             removed = removed + excess
             trimmed = trimmed + 1
           end
