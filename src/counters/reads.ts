@@ -200,7 +200,10 @@ function pairs(flat: string[]): { member: string; score: number }[] {
   return out;
 }
 
-const withRange = <T extends object>(body: T, range: RangeInfo | undefined) => (range ? { ...body, range } : body);
+// declared `T & { range?: RangeInfo }` (as the client's WithRange<T>): inferred, `T | (T & { range })`
+// reduced to `T` and library users could not read `.range` (review 22)
+const withRange = <T extends object>(body: T, range: RangeInfo | undefined): T & { range?: RangeInfo } =>
+  range ? { ...body, range } : body;
 
 /** Most members a top, bottom or score range answers (GET …/top's `n`, …/range's `limit`). */
 const MAX_RANKED = 1000;
