@@ -88,6 +88,14 @@ export function render(areas: CostArea[]): string {
     "41 (p25 19.5 → 19.3 and 30.2 → 20.0; the module's own evaluation 23.8 → 41.9 and 26.5 → 46.4 at the median: the CPU moves to the start, which has its own limit), but workerd refuses it: a `Request` with a body made in a Worker's global",
     'scope throws "Disallowed operation called within global scope" (tried under `wrangler dev`). Not built either.',
     "",
+    "In workerd itself (`node bench/cold-start-workerd.ts --runs=17`: fresh workerd processes through the miniflare",
+    "wrangler uses, CPU of workerd's isolate thread from the kernel's per-thread counters, the Upstash call over",
+    "workerd's native fetch and its synchronous SHA-1), the same holds: a first counter incr is 17.4 / 15.7 / 13.3 ms",
+    "(median / p25 / least), a first trending event 12.8 / 11.1 / 9.9, a first heartbeat 12.7 / 11.2 / 10.1, a first",
+    "refused write 7.6 / 6.9 / 6.4, each with ~0.9 ms of workerd's own handling of the HTTP request (an empty request",
+    "to a warm isolate); the module's evaluation 13.2 / 10.9 / 7.0 (its parse, done by workerd when it loads the",
+    "Worker, excluded). Figures and method: bench/results/README.md.",
+    "",
   ];
   for (const area of areas) {
     out.push(`## ${area.title}`, "");

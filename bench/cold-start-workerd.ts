@@ -1,0 +1,393 @@
+/**
+ * Cold start of the production bundle in workerd itself (issue 14, point 6), measured with V8's
+ * CPU profiler over the inspector (Chrome DevTools Protocol), not in Node standing in for it
+ * (bench/cold-start.ts).
+ *
+ *   PATH=$PWD/node_modules/node/bin:$PATH node bench/cold-start-workerd.ts [--runs=15] [--interval=50]
+ *     [--bundle=/path/index.js] [--top=15] [--json]
+ *
+ * Each run starts a fresh workerd (through the miniflare that wrangler uses, with an inspector port)
+ * hosting one Worker per kind below, each its own isolate. A Worker's entry is a small wrapper that
+ * imports the bundle's entry module on a request of its own (`/__load`), so the module's
+ * evaluation is profiled as the request's CPU; then the kind's first request is sent to it and
+ * profiled alone. Profiling: `Profiler.setSamplingInterval` (`--interval` µs, default 50),
+ * `Profiler.start` before the request is sent, `Profiler.stop` once its answer is read; the figure
+ * is the time of every sample but `(idle)`: JavaScript, `(garbage collector)` and `(program)` (V8
+ * and workerd's own C++ run on the isolate's thread: the native Request/Response/Headers, fetch's
+ * set-up, WebCrypto's SHA-1). `--top=K` also prints the K functions with the most self time over
+ * all runs of each kind (what to look at when a figure is high).
+ *
+ * Not included: workerd parses (compiles) every module of a bundle when it loads the Worker, before
+ * an inspector can attach, so `module evaluation` is instantiating and evaluating the entry module
+ * and its static imports (with V8's lazy compilation of the functions it runs), not their parse
+ * (bench/cold-start.ts `module compile` measures that part in Node: the same V8). Likewise a first
+ * request's figure excludes parsing the chunks its `import()`s load, which Node's figure includes.
+ * The request is built by the runtime outside the profiled isolate (miniflare's entry Worker).
+ *
+ * The kinds: `first counter incr`, `first trending event`, `first presence heartbeat` (accepted
+ * single-item writes: one Upstash call each, to a local Upstash server over redis-server, its
+ * waiting is idle), `first refused write` (a counter incr with an empty member: 400, no Redis) and
+ * `first read` (a trending top read refused by its query, `window=99x`: 400, decided by a precheck).
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { freePort } from "../dev/redis.ts";
+import { startStack } from "../dev/stack.ts";
+import { bundleWorker } from "../dev/wrangler.ts";
+import {
+  convertV4MiniflareOptions,
+  Miniflare,
+} from "../node_modules/wrangler/node_modules/miniflare/dist/src/index.js";
+
+const args = new Map(
+  process.argv.slice(2).map((a) => {
+    const [k = "", v = "true"] = a.replace(/^--/, "").split("=");
+    return [k, v] as const;
+  }),
+);
+
+const INGEST_KEY = "cold-start-ingest-key-0001";
+const READ_KEY = "cold-start-read-key-0001";
+const post = (body: unknown): RequestInit => ({
+  method: "POST",
+  headers: { authorization: `Bearer ${INGEST_KEY}`, "content-type": "application/json" },
+  body: JSON.stringify(body),
+});
+
+/** Each kind's first request: path, init, the status it must answer. */
+export const KINDS = {
+  "first counter incr": ["/v1/counters/cold/incr", post({ member: "m1" }), 200],
+  "first trending event": ["/v1/trending/cold/events", post({ member: "m1" }), 200],
+  "first presence heartbeat": ["/v1/presence/cold/heartbeats", post({ id: "u1" }), 200],
+  "first refused write": ["/v1/counters/c1/incr", post({ items: [{ member: "a" }, { member: "" }] }), 400],
+  "first read": ["/v1/trending/s1/top?window=99x", { headers: { authorization: `Bearer ${READ_KEY}` } }, 400],
+} as const satisfies Record<string, readonly [string, RequestInit, number]>;
+export type Kind = keyof typeof KINDS;
+export const STEPS = ["module evaluation", ...(Object.keys(KINDS) as Kind[]), "empty request (floor)"] as const;
+export type Step = (typeof STEPS)[number];
+
+/**
+ * The bundle's entry, imported on `/__load` so that its evaluation is a request of its own;
+ * `/__noop` answers without running the bundle (the floor).
+ */
+const WRAPPER = `let mod;
+export default {
+  async fetch(request, env, ctx) {
+    const path = new URL(request.url).pathname;
+    if (path === "/__noop") return new Response("");
+    if (path === "/__load") {
+      mod = await import("./index.js");
+      return new Response("loaded");
+    }
+    return mod.default.fetch(request, env, ctx);
+  },
+};
+`;
+
+interface CpuProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
+}
+interface CpuProfile {
+  nodes: CpuProfileNode[];
+  startTime: number;
+  endTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+export interface ProfileCpu {
+  /** Milliseconds of every sample but `(idle)`. */
+  cpu: number;
+  /** Of which `(program)` and `(garbage collector)`. */
+  program: number;
+  gc: number;
+  /** Self time per function (µs), `name url:line:column`. */
+  self: Map<string, number>;
+}
+
+/** The CPU of a profile: each sample lasts until the next one (the last one until the end). */
+export function profileCpu(profile: CpuProfile): ProfileCpu {
+  const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
+  const times: number[] = [];
+  let t = profile.startTime;
+  for (const delta of profile.timeDeltas) times.push((t += delta));
+  let cpu = 0;
+  let program = 0;
+  let gc = 0;
+  const self = new Map<string, number>();
+  profile.samples.forEach((id, i) => {
+    const duration = (times[i + 1] ?? profile.endTime) - (times[i] ?? profile.endTime);
+    const frame = nodes.get(id)?.callFrame;
+    const name = frame?.functionName ?? "?";
+    if (name === "(idle)") return;
+    cpu += duration;
+    if (name === "(program)") program += duration;
+    if (name === "(garbage collector)") gc += duration;
+    const where = frame?.url ? ` ${frame.url.split("/").pop()}:${frame.lineNumber + 1}:${frame.columnNumber + 1}` : "";
+    const label = `${name || "(anonymous)"}${where}`;
+    self.set(label, (self.get(label) ?? 0) + duration);
+  });
+  return { cpu: cpu / 1000, program: program / 1000, gc: gc / 1000, self };
+}
+
+/** A Chrome DevTools Protocol session over the inspector's WebSocket. */
+async function cdp(url: string) {
+  const ws = new WebSocket(url);
+  await new Promise((ok, fail) => {
+    ws.addEventListener("open", ok, { once: true });
+    ws.addEventListener("error", () => fail(new Error(`inspector ${url}: could not connect`)), { once: true });
+  });
+  let next = 1;
+  const pending = new Map<number, { ok: (v: any) => void; fail: (e: Error) => void }>();
+  ws.addEventListener("message", (event) => {
+    const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown; error?: { message: string } };
+    const waiter = message.id === undefined ? undefined : pending.get(message.id);
+    if (!waiter) return;
+    pending.delete(message.id!);
+    if (message.error) waiter.fail(new Error(message.error.message));
+    else waiter.ok(message.result);
+  });
+  return {
+    send<T = unknown>(method: string, params: Record<string, unknown> = {}): Promise<T> {
+      const id = next++;
+      ws.send(JSON.stringify({ id, method, params }));
+      return new Promise<T>((ok, fail) => pending.set(id, { ok, fail }));
+    },
+    close: () => ws.close(),
+  };
+}
+
+/** The modules of a bundle (its entry and the chunks next to it) behind the wrapper entry. */
+function modulesOf(entry: string) {
+  const dir = dirname(entry);
+  return {
+    modulesRoot: dir,
+    modules: [
+      { type: "ESModule" as const, path: join(dir, "cold-start-entry.js"), contents: WRAPPER },
+      ...readdirSync(dir)
+        .filter((f) => f.endsWith(".js"))
+        .map((f) => ({ type: "ESModule" as const, path: join(dir, f), contents: readFileSync(join(dir, f), "utf8") })),
+    ],
+  };
+}
+
+/** The workerd process miniflare spawned (a child of this process). */
+function workerdPid(): number {
+  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      // pid (comm) state ppid ...: comm may hold spaces, so split after its closing parenthesis.
+      const [, comm = "", rest = ""] = /^\d+ \((.*)\) (.*)$/s.exec(stat) ?? [];
+      if (comm.startsWith("workerd") && Number(rest.split(" ")[1]) === process.pid) return Number(pid);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  throw new Error("no workerd child process found");
+}
+
+/**
+ * CPU time of a process so far, in ms, from the scheduler's ns counters
+ * (/proc/<pid>/task/<tid>/schedstat): its main thread, where workerd runs every isolate (what a
+ * Worker's CPU limit counts), and all its threads (V8's background threads too: concurrent
+ * compilation and GC).
+ */
+export function processCpuMs(pid: number): { thread: number; all: number } {
+  let all = 0;
+  let thread = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const ns = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+      all += ns;
+      if (tid === String(pid)) thread = ns;
+    } catch {
+      // a thread that ended meanwhile
+    }
+  }
+  return { thread: thread / 1e6, all: all / 1e6 };
+}
+
+type Cpu = ReturnType<typeof processCpuMs>;
+
+const settle = () => new Promise((r) => setTimeout(r, 30));
+
+/**
+ * One fresh workerd with one Worker (isolate) per kind, each on a socket of its own (no miniflare
+ * entry Worker in between): per kind, its module evaluation and its first request, then an empty
+ * request (the floor: workerd's HTTP handling of a request that runs nothing). `profile`: sampled
+ * by the V8 profiler instead (for where the time goes), not timed.
+ */
+async function run(
+  entry: string,
+  bindings: Record<string, string>,
+  kinds: readonly Kind[],
+  profile?: { interval: number },
+): Promise<Partial<Record<Step, Cpu>>[] | Map<Step, Map<string, number>>> {
+  const inspectorPort = await freePort();
+  const code = modulesOf(entry);
+  const mf = new Miniflare(
+    convertV4MiniflareOptions({
+      ...(profile ? { inspectorPort } : {}),
+      workers: kinds.map((_, i) => ({
+        name: `cold${i}`,
+        ...code,
+        compatibilityDate: "2026-11-01",
+        compatibilityFlags: ["nodejs_compat"],
+        bindings,
+        unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
+      })),
+    } as never),
+  );
+  try {
+    await mf.ready;
+    const pid = workerdPid();
+    const figures: Partial<Record<Step, Cpu>>[] = [];
+    const selfTimes = new Map<Step, Map<string, number>>();
+    for (const [i, kind] of kinds.entries()) {
+      const base = String(await mf.unsafeGetDirectURL(`cold${i}`)).replace(/\/$/, "");
+      const session = profile ? await cdp(`ws://127.0.0.1:${inspectorPort}/core:user:cold${i}`) : undefined;
+      try {
+        if (session) {
+          await session.send("Profiler.enable");
+          await session.send("Profiler.setSamplingInterval", { interval: profile?.interval });
+        }
+        const measured = async (step: Step, path: string, init: RequestInit, status: number) => {
+          await settle();
+          await session?.send("Profiler.start");
+          const before = processCpuMs(pid);
+          const res = await fetch(base + path, init);
+          const text = await res.text();
+          const after = processCpuMs(pid);
+          const cpu = { thread: after.thread - before.thread, all: after.all - before.all };
+          if (session) {
+            const { profile: p } = await session.send<{ profile: CpuProfile }>("Profiler.stop");
+            const self = selfTimes.get(step) ?? new Map<string, number>();
+            for (const [name, ms] of profileCpu(p).self) self.set(name, (self.get(name) ?? 0) + ms);
+            selfTimes.set(step, self);
+          }
+          if (res.status !== status) throw new Error(`${path}: status ${res.status}, expected ${status}: ${text}`);
+          return cpu;
+        };
+        const [path, init, status] = KINDS[kind];
+        figures.push({
+          "module evaluation": await measured("module evaluation", "/__load", {}, 200),
+          [kind]: await measured(kind, path, init, status),
+          "empty request (floor)": await measured("empty request (floor)", "/__noop", {}, 200),
+        });
+      } finally {
+        session?.close();
+      }
+    }
+    return profile ? selfTimes : figures;
+  } finally {
+    await mf.dispose();
+  }
+}
+
+function quantile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) * p)] ?? NaN;
+}
+
+export interface WorkerdColdStart {
+  runs: number;
+  /** Per step: median, p25, least CPU ms of workerd's main thread (the isolates'); the median of all its threads. */
+  steps: Record<Step, { median: number; p25: number; min: number; allThreads: number; samples: number }>;
+  /** With `top`: per step, the functions with the most sampled self time over the profiled runs (ms per run). */
+  top: Partial<Record<Step, [string, number][]>>;
+}
+
+export async function measureWorkerdColdStarts(options: {
+  runs: number;
+  bundle?: string;
+  /** Also profile `profileRuns` more runs with the V8 sampling profiler and list the `top` functions of each step. */
+  top?: number;
+  profileRuns?: number;
+  interval?: number;
+}): Promise<WorkerdColdStart> {
+  const scratch = mkdtempSync(join(tmpdir(), "edgestats-cold-workerd-"));
+  const stack = await startStack();
+  try {
+    const entry = options.bundle ?? bundleWorker(scratch);
+    const bindings = {
+      UPSTASH_REDIS_REST_URL: stack.upstash.url,
+      UPSTASH_REDIS_REST_TOKEN: stack.token,
+      INGEST_KEYS: INGEST_KEY,
+      READ_KEYS: READ_KEY,
+      ADMIN_KEYS: "cold-start-admin-key-0001",
+      KEY_PREFIX: "coldstart",
+      TRENDING_CACHE_SECONDS: "0",
+    };
+    const kinds = Object.keys(KINDS) as Kind[];
+    // A throwaway run first: Redis then has each write's script (an EVALSHA of a measured first
+    // write would otherwise be answered NOSCRIPT once and sent again), and the machine's caches are warm.
+    await run(entry, bindings, kinds);
+    const all = new Map<Step, Cpu[]>(STEPS.map((s) => [s, []]));
+    for (let i = 0; i < options.runs; i++) {
+      const figures = (await run(entry, bindings, kinds)) as Partial<Record<Step, Cpu>>[];
+      for (const f of figures) for (const [step, cpu] of Object.entries(f)) all.get(step as Step)?.push(cpu);
+    }
+    const steps = {} as WorkerdColdStart["steps"];
+    for (const [step, list] of all) {
+      const thread = list.map((x) => x.thread);
+      steps[step] = {
+        median: quantile(thread, 0.5),
+        p25: quantile(thread, 0.25),
+        min: quantile(thread, 0),
+        allThreads: quantile(
+          list.map((x) => x.all),
+          0.5,
+        ),
+        samples: list.length,
+      };
+    }
+    const top: WorkerdColdStart["top"] = {};
+    if (options.top) {
+      const profileRuns = options.profileRuns ?? 5;
+      const self = new Map<Step, Map<string, number>>();
+      for (let i = 0; i < profileRuns; i++) {
+        const got = (await run(entry, bindings, kinds, { interval: options.interval ?? 50 })) as Map<
+          Step,
+          Map<string, number>
+        >;
+        for (const [step, times] of got) {
+          const into = self.get(step) ?? new Map<string, number>();
+          for (const [name, us] of times) into.set(name, (into.get(name) ?? 0) + us);
+          self.set(step, into);
+        }
+      }
+      for (const [step, times] of self)
+        top[step] = [...times]
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, options.top)
+          .map(([name, us]) => [name, us / 1000 / profileRuns]);
+    }
+    return { runs: options.runs, steps, top };
+  } finally {
+    await stack.stop();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.main) {
+  const result = await measureWorkerdColdStarts({
+    runs: Number(args.get("runs") ?? 15),
+    ...(args.has("bundle") ? { bundle: args.get("bundle") } : {}),
+    top: Number(args.get("top") ?? 0),
+    profileRuns: Number(args.get("profile-runs") ?? 5),
+    interval: Number(args.get("interval") ?? 50),
+  });
+  if (args.has("json")) console.log(JSON.stringify(result, null, 2));
+  else {
+    const f = (x: number) => x.toFixed(2).padStart(7);
+    console.log(`workerd cold start, CPU ms of workerd's isolate thread, ${result.runs} fresh workerd runs`);
+    console.log(`${"".padEnd(26)} median     p25     min   (all threads, median)`);
+    for (const [step, s] of Object.entries(result.steps))
+      console.log(`${step.padEnd(26)}${f(s.median)} ${f(s.p25)} ${f(s.min)}   ${f(s.allThreads)}`);
+    for (const [step, list] of Object.entries(result.top)) {
+      console.log(`\n${step}: most sampled self time, ms per run (V8 profiler; waiting counts too, see above)`);
+      for (const [name, ms] of list) console.log(`  ${f(ms)}  ${name}`);
+    }
+  }
+}
