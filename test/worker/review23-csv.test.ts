@@ -1,0 +1,120 @@
+/**
+ * Review 23: CSV over /openapi.json. Every GET whose 200 JSON answer holds a top-level array is a
+ * list and must offer text/csv (API.md v2: "Every GET that returns a list"), with columns that are
+ * fields of the array's items; and the signals lists (rising, history) as CSV equal their JSON.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import { CSV_LISTS } from "../../functions/csv.ts";
+import { parseCsv } from "../helpers/csv.ts";
+import { createTestApi } from "../helpers/worker.ts";
+
+const api = createTestApi({ label: "rv23-csv", start: Date.UTC(2026, 10, 28, 9, 30) });
+afterAll(() => api.cleanup());
+const CSV = { headers: { accept: "text/csv" } };
+
+type Schema = {
+  type?: string;
+  properties?: Record<string, Schema>;
+  items?: Schema;
+  anyOf?: Schema[];
+  oneOf?: Schema[];
+  $ref?: string;
+  allOf?: Schema[];
+};
+
+describe("review 23: CSV on every list GET of /openapi.json", () => {
+  it("each GET answering a top-level array offers text/csv, and CSV columns are fields of its items", async () => {
+    const doc = (await api.get("/openapi.json", { key: "none" })).body;
+    const resolve = (s: Schema | undefined): Schema | undefined => {
+      if (!s?.$ref) return s;
+      const name = s.$ref.replace("#/components/schemas/", "");
+      return resolve(doc.components?.schemas?.[name]);
+    };
+    const variants = (s: Schema | undefined): Schema[] => {
+      const r = resolve(s);
+      if (!r) return [];
+      const alts = r.anyOf ?? r.oneOf ?? r.allOf;
+      return alts ? alts.flatMap(variants) : [r];
+    };
+    const lists: string[] = [];
+    const missing: string[] = [];
+    for (const [path, ops] of Object.entries(doc.paths as Record<string, any>)) {
+      const ok = ops.get?.responses?.["200"]?.content;
+      const schema = ok?.["application/json"]?.schema as Schema | undefined;
+      if (!schema) continue;
+      const arrays = variants(schema).flatMap((v) =>
+        Object.entries(v.properties ?? {})
+          .filter(([, p]) => resolve(p)?.type === "array")
+          .map(([name]) => name),
+      );
+      if (arrays.length === 0) continue;
+      lists.push(path);
+      if (!ok["text/csv"]) missing.push(`${path} (${arrays.join(",")})`);
+      const entry = CSV_LISTS.find((e) => e.path === path);
+      if (!entry) continue;
+      expect(arrays, path).toContain(entry.list);
+      const itemFields = new Set(
+        variants(schema).flatMap((v) =>
+          Object.keys(variants(resolve(v.properties?.[entry.list])?.items)[0]?.properties ?? {}),
+        ),
+      );
+      for (const column of entry.columns)
+        if (typeof column === "string" && itemFields.size > 0)
+          expect(itemFields, `${path} column ${column}`).toContain(column.split(".")[0]);
+    }
+    expect(lists).toContain("/v1/trending/{stream}/rising");
+    expect(lists).toContain("/v1/trending/{stream}/history");
+    expect(missing).toEqual([]);
+  });
+
+  it("rising and history as CSV equal their JSON; quoting of member names; errors stay JSON", async () => {
+    const names = ["a,b", 'q"x', "=cmd", "-1", "@x", "+y"];
+    api.setNow(Date.UTC(2026, 10, 28, 8, 10));
+    expect((await api.post("/v1/trending/s/events", { events: [{ member: "a,b", count: 1 }] })).status).toBe(200);
+    api.setNow(Date.UTC(2026, 10, 28, 9, 30));
+    const events = names.map((member, i) => ({ member, count: i + 2 }));
+    expect((await api.post("/v1/trending/s/events", { events })).status).toBe(200);
+    const json = (await api.get("/v1/trending/s/rising?n=10&baseline=2h")).body;
+    expect(json.items.length).toBe(names.length);
+    const res = await api.get("/v1/trending/s/rising?n=10&baseline=2h", CSV);
+    expect(res.status).toBe(200);
+    const rows = parseCsv(res.body);
+    expect(rows[0]).toEqual(["member", "count", "baseline", "ratio", "score"]);
+    const guard = (m: string) => (/^[=+\-@]/.test(m) ? `'${m}` : m);
+    expect(rows.slice(1)).toEqual(
+      json.items.map((r: any) => [
+        guard(r.member),
+        String(r.count),
+        String(r.baseline),
+        r.ratio === null ? "" : String(r.ratio),
+        String(r.score),
+      ]),
+    );
+    const hist = (await api.get(`/v1/trending/s/history?member=${encodeURIComponent("a,b")}&hours=2`)).body;
+    const hrows = parseCsv(
+      (await api.get(`/v1/trending/s/history?member=${encodeURIComponent("a,b")}&hours=2`, CSV)).body,
+    );
+    expect(hrows[0]).toEqual(["hour", "count", "maxError"]);
+    expect(hrows.slice(1)).toEqual(hist.points.map((p: any) => [String(p.hour), String(p.count), String(p.maxError)]));
+    expect(hrows.slice(1).map((r) => r[1])).toEqual(["0", "1", "2"]);
+    // empty: header alone
+    expect((await api.get("/v1/trending/none/rising", CSV)).body).toBe("member,count,baseline,ratio,score\r\n");
+    // errors stay JSON envelopes
+    for (const bad of [
+      "/v1/trending/s/rising?n=0",
+      "/v1/trending/s/rising?baseline=soon",
+      "/v1/trending/s/history?hours=2",
+    ]) {
+      const r = await api.get(bad, CSV);
+      expect(r.status, bad).toBe(400);
+      expect(r.headers.get("content-type"), bad).toMatch(/^application\/json/);
+      expect(r.body.error.code, bad).toBeTypeOf("string");
+    }
+    // single objects: 406 as JSON
+    for (const single of ["/v1/presence/_total", "/v1/presence/r?day=2026-11-27", "/v1/ingest/status"]) {
+      const r = await api.get(single, single.includes("ingest") ? { key: "admin", ...CSV } : CSV);
+      expect(r.status, single).toBe(406);
+      expect(r.body.error.code).toBe("not_acceptable");
+    }
+  });
+});
