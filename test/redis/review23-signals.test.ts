@@ -98,3 +98,56 @@ describe("review 23: rising and history", () => {
     expect(edge.items[0]!.ratio).toBeCloseTo(HOUR, 0);
   });
 });
+
+describe("review 23: rising through a cached union equals rising without one", () => {
+  const settings = { retentionHours: 50 };
+  const seed = async (ctx: ReturnType<typeof lib.ctx>) => {
+    const events = [];
+    for (let h = 1; h <= 8; h++)
+      for (const [member, count] of [
+        ["a", h],
+        ["b", 2],
+        ["c", h % 3],
+      ] as const)
+        if (count > 0) events.push({ member, count, at: H12 - h * HOUR + 5 * MINUTE });
+    await trending.record(ctx, "s", events, settings);
+    await trending.record(
+      ctx,
+      "s",
+      [
+        { member: "a", count: 9 },
+        { member: "b", count: 6 },
+        { member: "c", count: 4 },
+        { member: "d", count: 2 },
+      ],
+      settings,
+    );
+  };
+
+  for (const baselineHours of [24, 48, 5, 6]) {
+    it(`baseline ${baselineHours} h: cold, after a top read of the same width, of another width, after a late event, after compaction`, async () => {
+      const ctx = lib.ctx(T0, `rv23-union-${baselineHours}`);
+      await seed(ctx);
+      const cold = await trending.rising(ctx, "s", { ...settings, baselineHours });
+      expect(cold.items.length).toBeGreaterThan(0);
+      // a top read of the same width leaves the union (split: the previous hour is not compacted)
+      await trending.top(ctx, "s", { ...settings, windowHours: baselineHours });
+      expect(await trending.rising(ctx, "s", { ...settings, baselineHours })).toEqual(cold);
+      // another width in the shared slot (or its own key) must not be read as this one
+      await trending.top(ctx, "s", { ...settings, windowHours: baselineHours === 5 ? 7 : 5 });
+      expect(await trending.rising(ctx, "s", { ...settings, baselineHours })).toEqual(cold);
+      await trending.top(ctx, "s", { ...settings, windowHours: baselineHours });
+      // a late event into a baseline hour: the union must not hide it
+      await trending.record(ctx, "s", [{ member: "d", count: 3, at: H12 - 3 * HOUR }], settings);
+      const late = await trending.rising(ctx, "s", { ...settings, baselineHours });
+      const fresh = lib.ctx(T0, `rv23-union-fresh-${baselineHours}`);
+      await seed(fresh);
+      await trending.record(fresh, "s", [{ member: "d", count: 3, at: H12 - 3 * HOUR }], settings);
+      expect(late).toEqual(await trending.rising(fresh, "s", { ...settings, baselineHours }));
+      // compaction (nothing trimmed at this size), then a top read builds an unsplit union
+      await trending.compact({ ...ctx, now: T0 }, settings);
+      await trending.top(ctx, "s", { ...settings, windowHours: baselineHours });
+      expect(await trending.rising(ctx, "s", { ...settings, baselineHours })).toEqual(late);
+    });
+  }
+});
