@@ -117,4 +117,23 @@ describe("review 23: CSV on every list GET of /openapi.json", () => {
       expect(r.body.error.code).toBe("not_acceptable");
     }
   });
+
+  it("presence members page through Link as CSV with ids needing quoting and URL escaping", async () => {
+    const ids = ["a,b", "x&y=1", "=1", 'q"q', "p%2Fq", "#h", "é ü", "+z"];
+    expect((await api.post("/v1/presence/room1/heartbeats", { ids })).status).toBe(200);
+    const seen: string[] = [];
+    let url: string | null = "/v1/presence/room1/members?limit=3";
+    let pages = 0;
+    for (; url && pages < 10; pages++) {
+      const page: { status: number; body: string; headers: Headers } = await api.get(url, CSV);
+      expect(page.status, url).toBe(200);
+      const rows = parseCsv(page.body);
+      expect(rows[0]).toEqual(["id", "lastSeen"]);
+      seen.push(...rows.slice(1).map((r) => r[0]!));
+      url = /<([^>]+)>; rel="next"/.exec(page.headers.get("link") ?? "")?.[1] ?? null;
+    }
+    const guard = (m: string) => (/^[=+\-@]/.test(m) ? `'${m}` : m);
+    expect(seen.sort()).toEqual(ids.map(guard).sort());
+    expect(pages).toBe(3);
+  });
 });
