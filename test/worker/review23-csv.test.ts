@@ -136,4 +136,34 @@ describe("review 23: CSV on every list GET of /openapi.json", () => {
     expect(seen.sort()).toEqual(ids.map(guard).sort());
     expect(pages).toBe(3);
   });
+
+  it("presence ?day= today and yesterday agree with the live figures of that day", async () => {
+    api.setNow(Date.UTC(2026, 10, 27, 10, 0));
+    expect((await api.post("/v1/presence/dayroom/heartbeats", { ids: ["u1", "u2", "u3"] })).status).toBe(200);
+    api.setNow(Date.UTC(2026, 10, 27, 23, 0));
+    expect((await api.post("/v1/presence/dayroom/heartbeats", { ids: ["u1", "u4"] })).status).toBe(200);
+    const live = (await api.get("/v1/presence/dayroom")).body;
+    const today = (await api.get("/v1/presence/dayroom?day=2026-11-27")).body;
+    expect(today).toMatchObject({
+      day: "2026-11-27",
+      peak: live.peakToday,
+      peakAt: live.peakAt,
+      active: live.activeToday,
+      new: live.newToday,
+    });
+    expect(today).toMatchObject({ peak: 3, active: 4, new: 4 });
+    api.setNow(Date.UTC(2026, 10, 28, 9, 30));
+    expect((await api.post("/v1/presence/dayroom/heartbeats", { ids: ["u1", "u5"] })).status).toBe(200);
+    const yesterday = (await api.get("/v1/presence/dayroom?day=2026-11-27")).body;
+    expect(yesterday).toEqual(today);
+    const now = (await api.get("/v1/presence/dayroom?day=2026-11-28")).body;
+    expect(now).toMatchObject({ peak: 2, active: 2, new: 1 });
+    for (const bad of ["2026-11-29", "2025-10-23", "2026-02-30", "2026-11-28T00:00Z", ""]) {
+      const r = await api.get(`/v1/presence/dayroom?day=${bad}`);
+      expect(r.status, bad).toBe(400);
+      expect(r.body.error.details?.[0]?.path ?? "day", bad).toBe("day");
+    }
+    expect((await api.get("/v1/presence/dayroom?day=2025-10-24")).status).toBe(200);
+    expect((await api.get("/v1/presence/_total?day=2026-11-28")).status).toBe(400);
+  });
 });
