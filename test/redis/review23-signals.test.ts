@@ -8,6 +8,9 @@ import { describe, expect, it } from "vitest";
 import { ValidationError } from "../../src/errors.ts";
 import { HOUR, MINUTE } from "../../src/time.ts";
 import * as trending from "../../src/trending/index.ts";
+import * as webhooks from "../../src/webhooks/index.ts";
+import { stored } from "../../src/webhooks/webhooks.ts";
+import { detectRising } from "../../src/webhooks/rising.ts";
 import { libraryTest } from "../helpers/library.ts";
 
 const lib = libraryTest("rv23-signals");
@@ -150,4 +153,42 @@ describe("review 23: rising through a cached union equals rising without one", (
       expect(await trending.rising(ctx, "s", { ...settings, baselineHours })).toEqual(late);
     });
   }
+});
+
+describe("review 23: trending.rising webhook, more members above the threshold than one run reports", () => {
+  // Severity medium. docs/webhooks.md promises "the subscribed streams' rising members with score ≥
+  // the webhook's threshold, once per member and hour", but detectRising read the rising list with
+  // n = 10 and emitted those only: members told already stay in that top 10 all hour, so an 11th
+  // member far above the threshold was never told in that hour. Fix: read up to 100 (the read's
+  // limit, no command more) and emit them a page of 10 at a time, the page turning each minute, so
+  // each member above the threshold is told within ⌈members / 10⌉ minutes, a run's cost unchanged.
+  it.fails("an 11th member above the threshold is told within the hour", async () => {
+    const ctx = lib.ctx(T0, "rv23-rising-hook");
+    const settings = { retentionHours: 50 };
+    await webhooks.put(
+      ctx,
+      "r",
+      {
+        url: "https://example.com/hook",
+        events: ["trending.rising"],
+        filter: { stream: "s" },
+        threshold: 3,
+        secret: "rv23-secret-0123456789",
+      },
+      { allowLocalHttp: true },
+    );
+    const events = Array.from({ length: 10 }, (_, i) => ({ member: `big${i}`, count: 100 }));
+    events.push({ member: "eleventh", count: 50 });
+    await trending.record(ctx, "s", events, settings);
+    const hooks = await stored(ctx);
+    let queued = 0;
+    let repeated = 0;
+    for (let minute = 0; minute < 5; minute++) {
+      const run = await detectRising({ ...ctx, now: T0 + minute * MINUTE }, hooks, settings.retentionHours);
+      queued += run.queued;
+      repeated += run.repeated;
+    }
+    expect(queued).toBe(11);
+    expect(repeated).toBeGreaterThan(0);
+  });
 });
