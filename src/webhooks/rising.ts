@@ -5,7 +5,7 @@ import { HOUR, MINUTE, hourIndex } from "../time.ts";
 import * as trending from "../trending/index.ts";
 import { registryKeys as trendingRegistry } from "../trending/keys.ts";
 import { listScript } from "../trending/read-scripts.ts";
-import { MAX_LISTED } from "../trending/validate.ts";
+import { MAX_LISTED, MAX_TOP_N } from "../trending/validate.ts";
 import { risingToldKey } from "./keys.ts";
 import { emitMany, type StoredWebhook } from "./webhooks.ts";
 
@@ -13,7 +13,10 @@ import { emitMany, type StoredWebhook } from "./webhooks.ts";
 // feature's own rising read and keeps no marks, so it shares none of their scripts.
 /** Streams one minute run reads for `trending.rising` (2 round trips each at most: the rising read, one emit of its findings). */
 export const RISING_STREAMS_PER_RUN = 5;
-/** Rising members one stream may report per run, highest score first. */
+/**
+ * Rising members one stream may report per run: a page of the members at or above the least
+ * threshold (highest score first), the page turning each minute (see detectRising).
+ */
 export const RISING_EVENTS_PER_STREAM = 10;
 /** The baseline (finished hours) the current hour is compared with: the GET's default. */
 export const RISING_BASELINE_HOURS = 24;
@@ -83,8 +86,8 @@ export interface RisingDetected {
  * `GET /v1/trending/{stream}/rising`) on the streams the subscribed webhooks name (a webhook
  * without a filter: every stream of the registry, at most 1,000), at most RISING_STREAMS_PER_RUN
  * per run, taking turns minute by minute when there are more. Each member whose score reaches the
- * least threshold is emitted (the enqueue gives it only to webhooks whose own threshold it
- * reaches); its id is made of the hour and the member, so it is sent at most once per hour
+ * least threshold is emitted, RISING_EVENTS_PER_STREAM a run (the enqueue gives it only to webhooks
+ * whose own threshold it reaches); its id is made of the hour and the member, so it is sent at most once per hour
  * however many runs see it.
  */
 export async function detectRising(
@@ -128,13 +131,20 @@ export async function detectRising(
   const told = { key: risingToldKey(ctx.prefix, hourIndex(ctx.now)), ttlMs: hour + 2 * HOUR - ctx.now };
   const out: RisingDetected = { ...none, streams: turn.length, of: streams.length, more: streams.length > turn.length };
   for (const stream of turn) {
+    // the read's most items (the same one command: it reads all its candidates anyway), then a page
+    // of RISING_EVENTS_PER_STREAM of those at or above the threshold, the page turning each minute:
+    // members told already stay at the top all hour, so the top page alone never told the ones
+    // below it (review 23); now each is told within ⌈members / page⌉ minutes, a run's cost unchanged
     const found = await trending.rising(ctx, stream, {
       retentionHours,
-      n: RISING_EVENTS_PER_STREAM,
+      n: MAX_TOP_N,
       baselineHours: Math.min(RISING_BASELINE_HOURS, retentionHours),
     });
-    const above = found.items.filter((item) => item.score >= threshold);
-    if (above.length === 0) continue;
+    const all = found.items.filter((item) => item.score >= threshold);
+    if (all.length === 0) continue;
+    const pages = Math.ceil(all.length / RISING_EVENTS_PER_STREAM);
+    const page = Math.floor(ctx.now / MINUTE) % pages;
+    const above = all.slice(page * RISING_EVENTS_PER_STREAM, (page + 1) * RISING_EVENTS_PER_STREAM);
     out.events += above.length;
     const sent = await emitMany(
       ctx,
