@@ -192,3 +192,18 @@ describe("review 23: trending.rising webhook, more members above the threshold t
     expect(repeated).toBeGreaterThan(0);
   });
 });
+
+describe("review 23: a stream younger than the baseline", () => {
+  it("its empty baseline hours count as 0 (docs/trending.md): a steady member reads as rising at 24 h, not at 1 h", async () => {
+    const ctx = lib.ctx(T0, "rv23-young");
+    const settings = { retentionHours: 50 };
+    // one finished hour of history at 100 an hour, and 50 by 12:30: steady
+    await trending.record(ctx, "s", [{ member: "m", count: 100, at: H12 - 30 * MINUTE }], settings);
+    await trending.record(ctx, "s", [{ member: "m", count: 50 }], settings);
+    const day = await trending.rising(ctx, "s", settings);
+    expect(day.items).toEqual([
+      { member: "m", count: 50, baseline: 50 / 24, ratio: 24, score: (50 - 50 / 24) / Math.sqrt(50 / 24 + 1) },
+    ]);
+    expect((await trending.rising(ctx, "s", { ...settings, baselineHours: 1 })).items).toEqual([]);
+  });
+});
