@@ -316,3 +316,34 @@ describe("error names of bad parameters (library, before any command)", () => {
     expect((await b.get("a")).score).toBe(1);
   });
 });
+
+describe("best as a player's first write of a season", () => {
+  // Severity medium. On a seasonal board of negative scores (times, penalties) without guards, a joined
+  // player's first write of a new season `set -50, mode: best` stores 0, a score the player never made,
+  // and ranks the player above everyone with a real (negative) score of the season. The player enters
+  // the season at 0 and `best` keeps the higher of 0 and -50 (score.ts); there is no score of this
+  // season to beat, so `best` should take the value, as review 20 suggested and left undone.
+  // Fix (score.ts): a `best` that is the player's first write of the season (absent, not yet written in
+  // this request) takes the value, in the check pass and the write pass alike; the docs say so.
+  it.fails("takes the value: there is no score of the season to beat", async () => {
+    const { stats, clock } = bench("best-first", T);
+    const b = stats.leaderboard("neg");
+    await b.configure({ reset: "daily" });
+    await b.join("a", { name: "A", score: -10 });
+    await b.join("b", { name: "B", score: -20 });
+    clock.now += 86_400_000;
+    expect(await b.set("b", -30, "best")).toMatchObject({ score: -30, rank: 1 });
+    expect(await b.set("a", -50, "best")).toMatchObject({ score: -50, rank: 2 });
+    expect((await b.page()).items.map((r) => [r.player, r.score])).toEqual([
+      ["b", -30],
+      ["a", -50],
+    ]);
+    // a batch: the first best of the season takes the value, the next ones keep the higher
+    clock.now += 86_400_000;
+    const res = await b.scores([
+      { player: "a", set: -40, mode: "best" },
+      { player: "a", set: -60, mode: "best" },
+    ]);
+    expect(res.results.map((r) => r.score)).toEqual([-40, -40]);
+  });
+});
