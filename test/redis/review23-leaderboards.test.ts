@@ -318,14 +318,14 @@ describe("error names of bad parameters (library, before any command)", () => {
 });
 
 describe("best as a player's first write of a season", () => {
-  // Severity medium. On a seasonal board of negative scores (times, penalties) without guards, a joined
+  // Fixed in review 23 (was it.fails, severity medium). On a seasonal board of negative scores (times, penalties) without guards, a joined
   // player's first write of a new season `set -50, mode: best` stores 0, a score the player never made,
   // and ranks the player above everyone with a real (negative) score of the season. The player enters
   // the season at 0 and `best` keeps the higher of 0 and -50 (score.ts); there is no score of this
   // season to beat, so `best` should take the value, as review 20 suggested and left undone.
-  // Fix (score.ts): a `best` that is the player's first write of the season (absent, not yet written in
+  // Fix (score.ts), as made: a `best` that is the player's first write of the season (absent, not yet written in
   // this request) takes the value, in the check pass and the write pass alike; the docs say so.
-  it.fails("takes the value: there is no score of the season to beat", async () => {
+  it("takes the value: there is no score of the season to beat", async () => {
     const { stats, clock } = bench("best-first", T);
     const b = stats.leaderboard("neg");
     await b.configure({ reset: "daily" });
