@@ -137,3 +137,21 @@ describe("season boundary through the routes", () => {
     });
   });
 });
+
+describe("CSV of a board", () => {
+  it("a page as CSV: the rows of the JSON, formulas in names neutralised, negative and fractional scores as numbers", async () => {
+    api.setNow("2027-05-01T10:00:00.000Z");
+    await api.put("/v1/leaderboards/csv/players/x", { name: "=cmd()", score: -1.5 });
+    await api.put("/v1/leaderboards/csv/players/y", { name: 'Y, the "second"', score: 1e15 });
+    const json = (await api.get("/v1/leaderboards/csv")).body;
+    const res = await api.get("/v1/leaderboards/csv", { headers: { accept: "text/csv" } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/csv/);
+    expect(res.headers.get("x-total-count")).toBe(String(json.total));
+    expect(res.body).toBe(
+      "rank,player,name,score,previousRank,bestRank\r\n" +
+        '1,y,"Y, the ""second""",1000000000000000,,1\r\n' +
+        "2,x,'=cmd(),-1.5,,1\r\n", // x was first when it joined: bestRank 1
+    );
+  });
+});
