@@ -87,11 +87,19 @@ end
 
 -- Pass 1 writes nothing: every intermediate score must stay within the exact range
 -- and the board's guards, so one bad item refuses the whole batch.
-local spent, lastIndex = {}, {}
+-- A player absent from the season has no score of it to beat: its first write, if a best, takes the
+-- value as a replace would (review 23: it kept the 0 entered with, stored 0 for a best of -50).
+local spent, lastIndex, wrote = {}, {}, {}
+local function kindOf(i, player, seen)
+  local kind = kinds[i]
+  if kind == 'best' and entries[player].absent and not seen[player] then kind = 'replace' end
+  seen[player] = true
+  return kind
+end
 for i = 1, n do
   local player = names[i]
   lastIndex[player] = i - 1
-  local kind   = kinds[i]
+  local kind   = kindOf(i, player, wrote)
   local value  = tonumber(values[i])
   local stored = sim[player]
   -- the same double addition ZINCRBY performs, so the check matches what pass 2 stores
@@ -134,10 +142,10 @@ for _, player in ipairs(distinct) do
   end
 end
 
-local results = {}
+local results, applied = {}, {}
 for i = 1, n do
   local player = names[i]
-  local kind   = kinds[i]
+  local kind   = kindOf(i, player, applied)
   local value  = values[i]
   local e      = entries[player]
   local before = current[player]

@@ -228,15 +228,25 @@ export class Model {
     // pass 1: nothing written; every intermediate result within ±1e15 and the guards
     const sim = new Map(distinct.map((p) => [p, rows.get(p)?.score ?? 0]));
     const spent = new Map<string, number>();
+    // review 23: a player absent from the season has no score of it to beat, so its first write, if
+    // a best, takes the value (as replace)
+    const absent = new Set(distinct.filter((p) => !rows.has(p)));
+    const modeOf = (c: Change, seen: Set<string>) => {
+      const first = absent.has(c.player) && !seen.has(c.player);
+      seen.add(c.player);
+      return "mode" in c && (c.mode === "replace" || first) ? "replace" : "best";
+    };
+    const seen1 = new Set<string>();
     for (const [i, c] of list.entries()) {
       const before = sim.get(c.player)!;
+      const mode = modeOf(c, seen1);
       let after: number;
       if ("by" in c) {
         after = before + c.by;
         spent.set(c.player, (spent.get(c.player) ?? 0) + Math.abs(c.by));
         if (this.inc !== null && spent.get(c.player)! > this.inc)
           return { ...no, kind: "guard" as const, cost: 3, index: i };
-      } else after = c.mode === "replace" ? c.set : Math.max(before, c.set);
+      } else after = mode === "replace" ? c.set : Math.max(before, c.set);
       if (Math.abs(after) > MAX) return { ...no, kind: "range" as const, cost: 3, index: i };
       if (after !== before) {
         if (this.min !== null && after < this.min) return { ...no, kind: "guard" as const, cost: 3, index: i };
@@ -262,10 +272,12 @@ export class Model {
     let reachedMove = false;
     let writes = 0;
     const results: { player: string; score: number; rank: number }[] = [];
+    const seen2 = new Set<string>();
     for (const c of list) {
       const row = rows.get(c.player)!;
       const before = row.score;
-      const after = z("by" in c ? before + c.by : c.mode === "replace" ? c.set : Math.max(before, c.set));
+      const mode = modeOf(c, seen2);
+      const after = z("by" in c ? before + c.by : mode === "replace" ? c.set : Math.max(before, c.set));
       if ("by" in c || after !== before) writes += 1; // ZINCRBY, or ZADD of a new value
       if (this.ties === "reached" && after !== before && row.seq !== lastSeq.v) {
         row.seq = lastSeq.v = ++this.seq;

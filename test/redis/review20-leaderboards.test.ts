@@ -56,7 +56,7 @@ describe("guards and the 0 a player enters a season with", () => {
   // silently dropped. Fix (score.ts), as made: a player absent from the season is entering it, a write: check the
   // result against the guards even when it equals the 0 it entered with (422, nothing written), and let a
   // `best` of a player absent from the season take the value (there is no score of this season to beat;
-  // docs/leaderboards.md "Joining a season"). Made: the 422 (the `best` semantics are unchanged).
+  // docs/leaderboards.md "Joining a season"). Made: the 422; review 23 made the `best` take the value.
   it("a player's first write of a season never stores a score outside the guards", async () => {
     const { stats, clock } = bench("g-first", T);
     const b = stats.leaderboard("neg");

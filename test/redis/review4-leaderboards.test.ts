@@ -181,14 +181,24 @@ class Model {
     const s = this.season(sid);
     const sim = new Map<string, number>();
     const spent = new Map<string, number>();
+    // review 23: a player absent from the season has no score of it to beat, so its first write, if
+    // a best, takes the value (as replace)
+    const absent = new Set(list.map((c) => c.player).filter((p) => !s.has(p)));
+    const modeOf = (c: Change, seen: Set<string>) => {
+      const first = absent.has(c.player) && !seen.has(c.player);
+      seen.add(c.player);
+      return "mode" in c && (c.mode === "replace" || first) ? "replace" : "best";
+    };
+    const seen1 = new Set<string>();
     for (const [i, c] of list.entries()) {
       const before = sim.get(c.player) ?? s.get(c.player)?.score ?? 0;
+      const mode = modeOf(c, seen1);
       let after: number;
       if ("by" in c) {
         after = before + c.by;
         spent.set(c.player, (spent.get(c.player) ?? 0) + Math.abs(c.by));
         if (this.cfg.inc !== null && spent.get(c.player)! > this.cfg.inc) return { kind: "guard", index: i };
-      } else after = c.mode === "replace" ? c.set : Math.max(before, c.set);
+      } else after = mode === "replace" ? c.set : Math.max(before, c.set);
       if (Math.abs(after) > 1e15) return { kind: "range", index: i };
       if (after !== before) {
         if (this.cfg.min !== null && after < this.cfg.min) return { kind: "guard", index: i };
@@ -201,9 +211,11 @@ class Model {
       if (!s.has(p) && v === 0 && this.outside(0))
         return { kind: "guard", index: list.map((c) => c.player).lastIndexOf(p) };
     for (const c of list) this.enter(c.player, now);
+    const seen2 = new Set<string>();
     for (const c of list) {
       const row = s.get(c.player)!;
-      const after = "by" in c ? row.score + c.by : c.mode === "replace" ? c.set : Math.max(row.score, c.set);
+      const mode = modeOf(c, seen2);
+      const after = "by" in c ? row.score + c.by : mode === "replace" ? c.set : Math.max(row.score, c.set);
       if (this.cfg.ties === "reached" && after !== row.score) {
         row.seq = ++this.seq;
         this.entries.get(c.player)!.seq = row.seq;

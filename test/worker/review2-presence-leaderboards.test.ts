@@ -810,16 +810,17 @@ describe("presence: today's peak before the day's first trim run", () => {
 });
 
 describe("leaderboards: entering a season by a write that changes nothing", () => {
-  it("a best below 0 as the first write of a season enters at 0; a replace below 0 writes it", async () => {
+  // Review 23 changed the first line: a `best` as a player's first write of a season took the 0 the
+  // player entered with (`set -5, best` answered 0); it now takes its value (no score of the season to
+  // beat; test/redis/review23-leaderboards.test.ts). The write that changes nothing is now `by: 0`.
+  it("a by: 0 as the first write of a season enters at 0; a best below 0 first takes its value; a replace below 0 writes it", async () => {
     const api = newApi("r2-lb-enter", "2026-11-20T23:59:00.000Z");
     await api.put(`${base}/en`, { reset: "daily", ties: "reached" }, { key: "admin" });
     await api.put(`${base}/en/players/a`, { name: "a", score: 5 });
     await api.put(`${base}/en/players/b`, { name: "b", score: 6 });
+    await api.put(`${base}/en/players/c`, { name: "c", score: 7 });
     api.setNow("2026-11-21T00:00:01.000Z");
-    expect((await api.post(`${base}/en/players/b/score`, { set: -5, mode: "best" })).body).toEqual({
-      score: 0,
-      rank: 1,
-    });
+    expect((await api.post(`${base}/en/players/b/score`, { by: 0 })).body).toEqual({ score: 0, rank: 1 });
     expect((await api.post(`${base}/en/players/a/score`, { by: 0 })).body).toEqual({ score: 0, rank: 2 });
     // both at 0 without a change this season: under ties reached b reached 0 in this season first
     // (the tie order of the day before no longer carries over: review 4)
@@ -827,6 +828,15 @@ describe("leaderboards: entering a season by a write that changes nothing", () =
       ["b", 0],
       ["a", 0],
     ]);
+    // b has a score of the season now: a best below it keeps it
+    expect((await api.post(`${base}/en/players/b/score`, { set: -5, mode: "best" })).body).toEqual({
+      score: 0,
+      rank: 1,
+    });
     expect((await api.post(`${base}/en/players/b/score`, { set: -5 })).body).toEqual({ score: -5, rank: 2 });
+    expect((await api.post(`${base}/en/players/c/score`, { set: -6, mode: "best" })).body).toEqual({
+      score: -6,
+      rank: 3,
+    });
   });
 });
