@@ -144,8 +144,8 @@ export const trendingCalls = (send: Send) => ({
 });
 
 export const counterCalls = (send: Send) => ({
-  /** One page of counter names, most recently written first; `nextOffset` asks for the next. */
-  list: <O extends ReadOptions = Json>(query: { limit?: number; offset?: number } = {}, read?: O) =>
+  /** One page of counter names, most recently written first; a pass follows `nextCursor` as `cursor` until it is null (or `nextOffset` as `offset`). */
+  list: <O extends ReadOptions = Json>(query: { limit?: number; cursor?: string; offset?: number } = {}, read?: O) =>
     send<ListResult<O, R<typeof counters.list>>>("listCounters", {}, query, undefined, read),
   incr: <W extends AsyncWriteOptions = WriteOptions>(counter: string, items: IncrInput | IncrInput[], write?: W) =>
     send<WriteResult<W, counters.IncrResult>>(

@@ -69,6 +69,7 @@ export type {
   Aggregate,
   PeriodOptions as CounterPeriodOptions,
   ReadOptions as CounterReadOptions,
+  ListOptions as CounterListOptions,
 } from "./counters/index.ts";
 export type {
   HistogramSettings,

@@ -7,12 +7,14 @@ import {
   defaulted,
   fieldsPrecheck,
   intField,
+  maxTextField,
   memberField,
   nameField,
   oneOf,
   oneOfField,
   textField,
 } from "../prechecks.ts";
+import { ACTIVITY_CURSOR_MAX } from "../../src/redis/pages.ts";
 import { MAX_OFFSET } from "../../src/validation.ts";
 import { intQuery, Member, Name, nameParams, nameParamsChecked } from "../schemas.ts";
 
@@ -105,13 +107,15 @@ export const ListQuery = once(() =>
   z.object({
     limit: intQuery(1, limits.MAX_LISTED, limits.MAX_LISTED),
     offset: intQuery(0, MAX_OFFSET, 0).openapi({
-      description: "names to skip: the previous page's nextOffset. @default 0",
+      description: "names to skip: the previous page's nextOffset (0 with a cursor). @default 0",
     }),
+    cursor: z.string().max(ACTIVITY_CURSOR_MAX).optional().openapi({ description: "nextCursor of the previous page" }),
   }),
 );
 export const listQueryPrecheck = fieldsPrecheck({
   limit: intField(1, limits.MAX_LISTED, limits.MAX_LISTED),
   offset: intField(0, MAX_OFFSET, 0),
+  cursor: maxTextField(ACTIVITY_CURSOR_MAX),
 });
 
 /** The query of a member delete: `periodQuery()` without `aggregate`. */

@@ -53,7 +53,7 @@ lazyRoute(
     tags,
     summary: "Names of existing counters, most recently written first, a page at a time",
     description:
-      "Ordered by each counter's last write, newest first, so a flood of new names cannot hide an active counter for long, and every name stays reachable by paging with `offset` = the previous page's `nextOffset`. (Until issue 12 the list was in byte order, one page of at most 1,000.)",
+      "Ordered by each counter's last write, newest first, so a flood of new names cannot hide an active counter for long. Page with `cursor`: the first page, then `nextCursor` until it is null; such a pass lists every counter listed throughout at least once (counters written while it runs follow at its end, so a name may be listed twice). `offset` = the previous page's `nextOffset` still pages by position: a counter leaving the list (expired, deleted) between two pages makes such a pass skip one. (Until issue 12 the list was in byte order, one page of at most 1,000.)",
     request: { query: prechecked(ListQuery, listQueryPrecheck) },
     responses: () => ({
       200: jsonResponse(
@@ -66,11 +66,13 @@ lazyRoute(
                 lastWriteAt: z.number().int().openapi({ description: "epoch ms of its last write" }),
               }),
             ),
-            nextOffset: z
-              .number()
-              .int()
-              .nullable()
-              .openapi({ description: "offset of the next page; null on the last page" }),
+            nextOffset: z.number().int().nullable().openapi({
+              description: "offset of the next page; null on the last, and on a page asked for by cursor",
+            }),
+            nextCursor: z.string().nullable().openapi({
+              description:
+                "pass as cursor for the next page; null on the last, and on a page asked for by an offset above 0",
+            }),
           })
           .openapi("CounterList"),
         "Counter names from the registry.",

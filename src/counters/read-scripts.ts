@@ -1,4 +1,5 @@
 import { ValidationError } from "../errors.ts";
+import { activityPageLua } from "../redis/pages.ts";
 import { defineScript } from "../redis/script.ts";
 import { edgeSumLua } from "./edges.ts";
 import { MAX_READ_COMMANDS } from "./limits.ts";
@@ -195,22 +196,31 @@ return {card, items}
 });
 
 /**
- * Drops names whose last key has expired (a bounded batch per call), then lists
- * names by recent activity (the registry's score is the time of the last write), most recent
- * first, from `offset`. Reads one name beyond the `limit`, so the caller knows whether more follow.
- * Returns flat name, last write pairs.
+ * Drops names whose last key has expired (a bounded batch per call), then lists names by recent
+ * activity (the registry's score is the time of the last write), most recent first. With
+ * `offset` (not '') from that position, reading one name beyond the `limit` so the caller knows
+ * whether more follow; else by cursor (activityPageLua, src/redis/pages.ts; the first page when
+ * `score` is ''): review 23 found an offset pass skipping a live name whenever a name of an
+ * earlier page expired or was deleted between pages (every later name moved up one place).
+ * Returns {flat = name, last write pairs; next = cursor parts or false}.
  */
 export const listScript = defineScript({
   name: "counters.list",
   write: false,
   keys: ["names", "expiry"],
-  args: ["now", "offset", "limit"],
+  args: ["now", "offset", "limit", "score", "member", "high", "low"],
+  uses: [activityPageLua],
   lua: `
 local gone = redis.call('ZRANGE', expiry, '-inf', tonumber(now), 'BYSCORE', 'LIMIT', 0, 1000)
 if #gone > 0 then
   redis.call('ZREM', names, unpack(gone))
   redis.call('ZREM', expiry, unpack(gone))
 end
-return redis.call('ZRANGE', names, tonumber(offset), tonumber(offset) + tonumber(limit), 'REV', 'WITHSCORES')
+if offset ~= '' then
+  local flat = redis.call('ZRANGE', names, tonumber(offset), tonumber(offset) + tonumber(limit), 'REV', 'WITHSCORES')
+  return {flat = flat, next = false}
+end
+local flat, next = activityPage(names, tonumber(limit), score, member, high, low)
+return {flat = flat, next = next}
 `,
 });

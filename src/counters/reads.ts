@@ -5,6 +5,7 @@
  */
 import type { Ctx } from "../context.ts";
 import { NotFoundError } from "../errors.ts";
+import { activityCursor, nextActivityCursor } from "../redis/pages.ts";
 import { asList } from "../redis/script.ts";
 import { CLOCK_SKEW_MS, periodEnd, periodStart, type Period } from "../time.ts";
 import { assertName, invalid, listPage, type PageOptions } from "../validation.ts";
@@ -299,24 +300,39 @@ export async function sorted(ctx: Ctx, name: string, options: SortedOptions = {}
   return withRange({ by: "member", order, numeric: byMember.numeric, count: card, items: byMember.items }, src.range);
 }
 
-export type ListOptions = PageOptions;
+export interface ListOptions extends PageOptions {
+  /** `nextCursor` of the previous page (then `offset` must be 0). @default undefined (first page) */
+  cursor?: string | undefined;
+}
 
 /**
  * Names of counters that exist, most recently written first (expired ones
  * dropped on the way), a page at a time: new names cannot push an active
- * counter out of view, and every name is reachable by paging.
+ * counter out of view. A pass by cursor (the first page, then `nextCursor` until
+ * null) lists every name listed throughout at least once, as the boards' and
+ * rooms' lists do (src/redis/pages.ts): names written while it runs follow at its
+ * end, so a name may be listed twice. By `offset` (`nextOffset`), as before
+ * cursors: a name leaving (expired, deleted) between pages makes the pass skip one.
  */
 export async function list(ctx: Ctx, options: ListOptions = {}) {
   const { offset, limit } = listPage(options, MAX_LISTED);
-  const flat = asList(
-    await listScript.run<string[]>(
-      ctx.redis,
-      { names: K.names(ctx.prefix), expiry: K.expiry(ctx.prefix) },
-      { now: ctx.now, offset, limit },
-    ),
+  const cursor = activityCursor(options.cursor);
+  const byCursor = cursor.score !== "";
+  if (byCursor && offset > 0) invalid([{ path: "offset", message: "must be 0 with a cursor (the cursor says where)" }]);
+  const res = await listScript.run<{ flat: string[] | Record<string, never>; next: string[] | false }>(
+    ctx.redis,
+    { names: K.names(ctx.prefix), expiry: K.expiry(ctx.prefix) },
+    { now: ctx.now, offset: offset > 0 ? offset : "", limit, ...cursor },
   );
-  const items = pairs(flat).map((p) => ({ counter: p.member, lastWriteAt: p.score }));
-  const more = items.length > limit;
+  const items = pairs(asList(res.flat)).map((p) => ({ counter: p.member, lastWriteAt: p.score }));
   const page = items.slice(0, limit);
-  return { counters: page.map((i) => i.counter), items: page, nextOffset: more ? offset + limit : null };
+  // by offset: one name read beyond the page says more follow; by cursor: the script's `next`
+  const nextCursor = offset > 0 ? null : nextActivityCursor(res.next);
+  const more = offset > 0 ? items.length > limit : nextCursor !== null;
+  return {
+    counters: page.map((i) => i.counter),
+    items: page,
+    nextOffset: more && !byCursor ? offset + limit : null,
+    nextCursor,
+  };
 }

@@ -57,7 +57,7 @@ export const QUERY_OPTIONS = {
   "leaderboard.rank": fields("season"),
   "leaderboard.page": fields("page", "limit", "season"),
   "leaderboard.around": fields("k", "season"),
-  "stats.counters": fields("limit", "offset"),
+  "stats.counters": fields("limit", "offset", "cursor"),
   "stats.histograms": fields("offset", "limit"),
   "stats.rooms": fields("limit", "cursor"),
   "stats.boards": fields("offset", "limit", "cursor"),

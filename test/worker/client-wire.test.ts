@@ -108,12 +108,14 @@ describe("CSV through the client", () => {
     await writer.leaderboards.join("b", "bob", { name: "Bob", score: 9 });
     const paging = { format: "csv", paging: true } as const;
 
-    // an offset list: the next page's query, followed, reaches the last page (next null)
+    // a cursor list (review 23: the counters' list pages by cursor, offset still by position): the
+    // next page's query, followed, reaches the last page (next null)
     const first = await client.counters.list({ limit: 1 }, paging);
-    expect(first.next).toEqual({ limit: "1", offset: "1" });
+    expect(Object.keys(first.next ?? {}).sort()).toEqual(["cursor", "limit"]);
     expect(rows(first.csv)).toHaveLength(2);
-    const second = await client.counters.list({ limit: 1, offset: Number(first.next?.offset) }, paging);
+    const second = await client.counters.list({ limit: 1, cursor: String(first.next?.cursor) }, paging);
     expect(second.next).toBeNull();
+    expect((await client.counters.list({ limit: 1, offset: 1 }, paging)).next).toBeNull();
     expect([rows(first.csv)[1], rows(second.csv)[1]].map((row) => row?.split(",")[0]).sort()).toEqual(["c1", "c2"]);
 
     // a limit cut: total counts the whole range

@@ -553,9 +553,13 @@ describe("more README / docs list and range claims", () => {
     expect(json.body.nextOffset).toBe(1); // the JSON has a next page
     const res = await api.get("/v1/counters?limit=1", { headers: { accept: "text/csv" } });
     expect(res.status).toBe(200);
-    expect(res.headers.get("link")).toBe('</v1/counters?limit=1&offset=1>; rel="next"');
-    const second = await api.get("/v1/counters?limit=1&offset=1");
-    const secondCsv = await api.get("/v1/counters?limit=1&offset=1", { headers: { accept: "text/csv" } });
+    // review 23: the first page's Link follows its `nextCursor` (the list pages by cursor), as the boards' does
+    const cursor = encodeURIComponent(json.body.nextCursor);
+    expect(res.headers.get("link")).toBe(`</v1/counters?limit=1&cursor=${cursor}>; rel="next"`);
+    const byOffset = await api.get("/v1/counters?limit=1&offset=1", { headers: { accept: "text/csv" } });
+    expect(byOffset.headers.get("link")).toBeNull(); // offset 1 of 2 names: the last page
+    const second = await api.get(`/v1/counters?limit=1&cursor=${cursor}`);
+    const secondCsv = await api.get(`/v1/counters?limit=1&cursor=${cursor}`, { headers: { accept: "text/csv" } });
     expect(String(secondCsv.body)).toContain(second.body.items[0].counter);
     expect(secondCsv.headers.get("link")).toBeNull(); // the last page
   });
@@ -778,7 +782,7 @@ describe("response shapes the docs' endpoint tables give (exact key sets)", () =
     expect(keysOf(incr.body)).toEqual(["results"]);
     expect(keysOf(incr.body.results[0])).toEqual(["member", "score"]);
     const list = await api.get("/v1/counters");
-    expect(keysOf(list.body)).toEqual(["counters", "items", "nextOffset"]);
+    expect(keysOf(list.body)).toEqual(["counters", "items", "nextCursor", "nextOffset"]);
     expect(keysOf(list.body.items[0])).toEqual(["counter", "lastWriteAt"]);
     const top = await api.get("/v1/counters/c/top?n=10");
     expect(keysOf(top.body)).toEqual(["counter", "items"]);

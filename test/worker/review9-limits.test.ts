@@ -569,6 +569,7 @@ describe("pages exactly as long as `limit`", () => {
   // [list path, the rows' field, how the next page is named, how to ask for it]
   const lists: [string, string, string, string][] = [
     ["/v1/counters", "counters", "nextOffset", "offset"],
+    ["/v1/counters", "counters", "nextCursor", "cursor"],
     ["/v1/histograms", "histograms", "next", "offset"],
     ["/v1/leaderboards", "boards", "next", "offset"],
     ["/v1/leaderboards", "boards", "nextCursor", "cursor"],
