@@ -180,8 +180,8 @@ export const counterCalls = (send: Send) => ({
 });
 
 export const histogramCalls = (send: Send) => ({
-  /** One page of histogram names; `next` asks for the next. */
-  list: <O extends ReadOptions = Json>(query: { limit?: number; offset?: number } = {}, read?: O) =>
+  /** One page of histogram names; a pass follows `nextCursor` as `cursor` until it is null (or `next` as `offset`). */
+  list: <O extends ReadOptions = Json>(query: { limit?: number; cursor?: string; offset?: number } = {}, read?: O) =>
     send<ListResult<O, R<typeof histograms.list>>>("listHistograms", {}, query, undefined, read),
   configure: (histogram: string, settings: histograms.HistogramSettings, write?: WriteOptions) =>
     send<histograms.HistogramInfo & { created: boolean }>("putHistogram", { histogram }, undefined, settings, write),

@@ -77,6 +77,7 @@ export type {
   HistogramSummary,
   Observation,
   ReadOptions as HistogramReadOptions,
+  ListOptions as HistogramListOptions,
   Bucket,
 } from "./histograms/index.ts";
 export type {

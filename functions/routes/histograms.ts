@@ -5,7 +5,8 @@ import { requireScope } from "../middleware/auth.ts";
 import { ctxOf, markReplay } from "../middleware/context.ts";
 import { includeRoutes, lazyRoute, once, prechecked } from "../lazy-route.ts";
 import { observeRoutes } from "./histograms-observe.ts";
-import { fieldsPrecheck, intField, textField } from "../prechecks.ts";
+import { fieldsPrecheck, intField, maxTextField, textField } from "../prechecks.ts";
+import { ACTIVITY_CURSOR_MAX } from "../../src/redis/pages.ts";
 import { createRouter } from "../router.ts";
 import {
   errorResponses,
@@ -135,13 +136,17 @@ export const readQueryPrecheck = fieldsPrecheck({
 /** The query of the histograms' list, and its precheck (`offset` and `limit` in plain digits). */
 export const ListQuery = once(() =>
   z.object({
-    offset: intQuery(0, MAX_OFFSET, 0).openapi({ description: "names to skip: `next` of the previous page" }),
+    offset: intQuery(0, MAX_OFFSET, 0).openapi({
+      description: "names to skip: `next` of the previous page (0 with a cursor)",
+    }),
     limit: intQuery(1, histograms.MAX_LIST, histograms.MAX_LIST).openapi({ description: "most names to return" }),
+    cursor: z.string().max(ACTIVITY_CURSOR_MAX).optional().openapi({ description: "nextCursor of the previous page" }),
   }),
 );
 export const listQueryPrecheck = fieldsPrecheck({
   offset: intField(0, MAX_OFFSET, 0),
   limit: intField(1, histograms.MAX_LIST, histograms.MAX_LIST),
+  cursor: maxTextField(ACTIVITY_CURSOR_MAX),
 });
 
 export const histogramsRoutes = createRouter();
@@ -154,7 +159,7 @@ lazyRoute(
     tags,
     summary: "Names of the histograms with live data, most recently active first, a page at a time",
     description:
-      "Ordered by when each histogram's newest data expires, latest first (with equal retention: most recently written day first, the same day by name in reverse byte order). A histogram whose data has all expired leaves the list (its settings stay; its next observation lists it again). `offset`/`limit` page through; `next` is the offset of the following page, null on the last.",
+      "Ordered by when each histogram's newest data expires, latest first (with equal retention: most recently written day first, the same day by name in reverse byte order). A histogram whose data has all expired leaves the list (its settings stay; its next observation lists it again). Page with `cursor`: the first page, then `nextCursor` until it is null; such a pass lists every histogram listed throughout at least once (one whose deadline rises past every deadline its first page saw follows at its end, so a name may be listed twice; one rising less, as by offset, may be missed). `offset` = the previous page's `next` still pages by position: a histogram leaving the list (expired, deleted) between two pages makes such a pass skip one.",
     request: { query: prechecked(ListQuery, listQueryPrecheck) },
     responses: () => ({
       200: jsonResponse(
@@ -162,7 +167,13 @@ lazyRoute(
           .object({
             histograms: z.array(z.string()),
             total: z.number().int().openapi({ description: "names listed in all" }),
-            next: z.number().int().nullable().openapi({ description: "offset of the next page; null on the last" }),
+            next: z.number().int().nullable().openapi({
+              description: "offset of the next page; null on the last, and on a page asked for by cursor",
+            }),
+            nextCursor: z.string().nullable().openapi({
+              description:
+                "pass as cursor for the next page; null on the last, and on a page asked for by an offset above 0",
+            }),
           })
           .openapi("HistogramList"),
         "A page of names.",

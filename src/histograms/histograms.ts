@@ -5,7 +5,8 @@
 import type { Ctx } from "../context.ts";
 import { asList, type Idempotency, type Written } from "../redis/script.ts";
 import { DAY, dayLabel, dayStart, periodEnd } from "../time.ts";
-import { assertName, listPage, type PageOptions } from "../validation.ts";
+import { activityCursor, nextActivityCursor } from "../redis/pages.ts";
+import { assertName, invalid, listPage, type PageOptions } from "../validation.ts";
 import { MAX_BUCKET_INDEX } from "./buckets.ts";
 import { dataKeys, dayUntil, histogramKeys, liveDays, liveMonths, monthOf } from "./keys.ts";
 import { deleteScript, listScript, observeScript, putScript } from "./scripts.ts";
@@ -151,29 +152,48 @@ export async function remove(ctx: Ctx, name: string): Promise<{ deleted: boolean
   return { deleted: value.removed > 0 };
 }
 
-export type ListOptions = PageOptions;
+export interface ListOptions extends PageOptions {
+  /** `nextCursor` of the previous page (then `offset` must be 0). @default undefined (first page) */
+  cursor?: string | undefined;
+}
 
 /**
  * Names of the histograms that hold live data (or were PUT less than their
  * retention ago), latest listing deadline first: with equal retention, most
  * recently written first. Names whose data all expired leave the registry
- * here, a bounded batch per call. `next` is the offset of the following page,
- * null on the last one.
+ * here, a bounded batch per call. A pass by cursor (the first page, then `nextCursor`
+ * until null) lists every name listed throughout at least once, as the counters' and
+ * boards' lists do (src/redis/pages.ts), and a name whose deadline rose past every deadline
+ * the pass's first page saw at its end (so a name may be listed twice). The deadline is not a
+ * time of writing: one rising mid-pass to no later than that (a shorter retention, or the
+ * same day as the newest) jumps ahead of the cursor unseen, as by offset. By `offset` (`next`,
+ * null on the last page), as before cursors: a name leaving between pages makes the pass skip one.
  */
 export async function list(
   ctx: Ctx,
   options: ListOptions = {},
-): Promise<{ histograms: string[]; total: number; next: number | null }> {
+): Promise<{ histograms: string[]; total: number; next: number | null; nextCursor: string | null }> {
   const { offset, limit } = listPage(options, MAX_LIST);
-  const reply = await listScript.run<{ names: string[] | Record<string, never>; total: number }>(
+  const cursor = activityCursor(options.cursor);
+  const byCursor = cursor.score !== "";
+  if (byCursor && offset > 0) invalid([{ path: "offset", message: "must be 0 with a cursor (the cursor says where)" }]);
+  const reply = await listScript.run<{
+    names: string[] | Record<string, never>;
+    next: string[] | false;
+    total: number;
+  }>(
     ctx.redis,
     { registry: histogramKeys.registry(ctx.prefix) },
-    { now: ctx.now, offset, limit },
+    { now: ctx.now, offset: offset > 0 ? offset : "", limit, ...cursor },
   );
   const histograms = asList(reply.names);
+  const at = offset + histograms.length;
+  // by offset: the total says more follow; by cursor: the script's `next`
+  const nextCursor = offset > 0 ? null : nextActivityCursor(reply.next);
   return {
     histograms,
     total: reply.total,
-    next: offset + histograms.length < reply.total ? offset + histograms.length : null,
+    next: !byCursor && at < reply.total ? at : null,
+    nextCursor,
   };
 }

@@ -1,4 +1,5 @@
 import { ConflictError, NotFoundError, ValidationError } from "../errors.ts";
+import { activityPageLua } from "../redis/pages.ts";
 import { defineLua, defineScript } from "../redis/script.ts";
 import { MAX_BUCKET_INDEX } from "./buckets.ts";
 import { isoDay } from "./keys.ts";
@@ -380,18 +381,29 @@ return {removed = removed}
  * GET the list. Drops names whose data has all expired (a bounded batch per
  * call, as counters do), then lists the rest latest deadline first: with equal
  * retention, most recently written day first (the same day: by name, reversed),
- * so names made in bulk cannot push a live one out of reach.
+ * so names made in bulk cannot push a live one out of reach. With `offset` (not '')
+ * from that position; else by cursor (activityPageLua, src/redis/pages.ts; the first page
+ * when `score` is ''): review 23 found an offset pass skipping a live name whenever a name of
+ * an earlier page expired or was deleted between pages (every later name moved up one place).
+ * Returns {names, next = cursor parts or false, total}.
  */
 export const listScript = defineScript({
   name: "histograms.list",
   write: false,
   keys: ["registry"],
-  args: ["now", "offset", "limit"],
+  args: ["now", "offset", "limit", "score", "member", "high", "low"],
+  uses: [activityPageLua],
   lua: `
-local first = tonumber(offset)
 local gone  = redis.call('ZRANGE', registry, '-inf', tonumber(now), 'BYSCORE', 'LIMIT', 0, 1000)
 if #gone > 0 then redis.call('ZREM', registry, unpack(gone)) end
-local names = redis.call('ZRANGE', registry, first, first + tonumber(limit) - 1, 'REV')
-return {names = names, total = redis.call('ZCARD', registry)}
+if offset ~= '' then
+  local first = tonumber(offset)
+  local names = redis.call('ZRANGE', registry, first, first + tonumber(limit) - 1, 'REV')
+  return {names = names, next = false, total = redis.call('ZCARD', registry)}
+end
+local flat, next = activityPage(registry, tonumber(limit), score, member, high, low)
+local names = {}
+for i = 1, #flat, 2 do names[#names + 1] = flat[i] end
+return {names = names, next = next, total = redis.call('ZCARD', registry)}
 `,
 });

@@ -204,7 +204,7 @@ export class Edgestats {
     return counters.list(this.#runtime.ctx(), options);
   }
 
-  /** A page of the histograms holding live data (`limit` ≤ 1,000, `offset` the previous page's `next`): `GET /v1/histograms`. */
+  /** A page of the histograms holding live data (`limit` ≤ 1,000, `cursor` the previous page's `nextCursor`, or `offset` its `next`): `GET /v1/histograms`. */
   async histograms(options: histograms.ListOptions = {}) {
     checkShape(options, QUERY_OPTIONS["stats.histograms"]);
     return histograms.list(this.#runtime.ctx(), options);

@@ -58,7 +58,7 @@ export const QUERY_OPTIONS = {
   "leaderboard.page": fields("page", "limit", "season"),
   "leaderboard.around": fields("k", "season"),
   "stats.counters": fields("limit", "offset", "cursor"),
-  "stats.histograms": fields("offset", "limit"),
+  "stats.histograms": fields("offset", "limit", "cursor"),
   "stats.rooms": fields("limit", "cursor"),
   "stats.boards": fields("offset", "limit", "cursor"),
   "stats.streamPage": fields("limit", "cursor"),

@@ -830,7 +830,7 @@ describe("response shapes the docs' endpoint tables give (exact key sets)", () =
     const api = newApi("r6-shape-h");
     const put = await api.put("/v1/histograms/h", { bucketWidth: 10 }, { key: "admin" });
     expect(keysOf(put.body)).toEqual(["bucketWidth", "created", "createdAt", "histogram", "retentionDays", "unit"]);
-    expect(keysOf((await api.get("/v1/histograms")).body)).toEqual(["histograms", "next", "total"]);
+    expect(keysOf((await api.get("/v1/histograms")).body)).toEqual(["histograms", "next", "nextCursor", "total"]);
     const read = await api.get("/v1/histograms/h");
     expect(keysOf(read.body)).toEqual(
       [
@@ -960,7 +960,16 @@ describe("CSV paging of the offset lists (README ## API in brief)", () => {
     const res = await api.get("/v1/histograms?limit=1", { headers: { accept: "text/csv" } });
     expect(res.status).toBe(200);
     expect(res.headers.get("x-total-count")).toBe("2");
-    expect(res.headers.get("link")).toBe('</v1/histograms?limit=1&offset=1>; rel="next"');
+    // review 23: the first page's Link follows its `nextCursor` (the list pages by cursor), as the counters' does
+    const json = await api.get("/v1/histograms?limit=1");
+    expect(json.body.next).toBe(1); // the JSON still says where the next page is by offset
+    const cursor = encodeURIComponent(json.body.nextCursor);
+    expect(res.headers.get("link")).toBe(`</v1/histograms?limit=1&cursor=${cursor}>; rel="next"`);
+    const byOffset = await api.get("/v1/histograms?limit=1&offset=1", { headers: { accept: "text/csv" } });
+    expect(byOffset.headers.get("link")).toBeNull(); // offset 1 of 2 names: the last page
+    const secondCsv = await api.get(`/v1/histograms?limit=1&cursor=${cursor}`, { headers: { accept: "text/csv" } });
+    expect(String(secondCsv.body)).toContain("h1");
+    expect(secondCsv.headers.get("link")).toBeNull(); // the last page
   });
 
   it("GET /v1/leaderboards?limit=1&offset=0 as CSV carries Link rel=next", async () => {

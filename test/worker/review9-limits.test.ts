@@ -571,6 +571,7 @@ describe("pages exactly as long as `limit`", () => {
     ["/v1/counters", "counters", "nextOffset", "offset"],
     ["/v1/counters", "counters", "nextCursor", "cursor"],
     ["/v1/histograms", "histograms", "next", "offset"],
+    ["/v1/histograms", "histograms", "nextCursor", "cursor"],
     ["/v1/leaderboards", "boards", "next", "offset"],
     ["/v1/leaderboards", "boards", "nextCursor", "cursor"],
     ["/v1/presence", "rooms", "nextCursor", "cursor"],
