@@ -265,6 +265,20 @@ export const area: CostArea = {
       commands: 7,
     },
     list: { call: "counter list", state: "steady", roundTrips: 1, commands: 3 },
+    listNext: {
+      call: "counter list",
+      state: "next page by cursor (cursor counter not moved)",
+      roundTrips: 1,
+      commands: 5,
+      note: "`ZSCORE` + `ZREVRANK` of the cursor's counter (a binary search among equal write times if it moved or left) and `ZREVRANGE` of the page; as on the first page, `EVALSHA` and the `ZRANGE` of names whose last key has expired (+2 `ZREM` when some have).",
+    },
+    listLast: {
+      call: "counter list",
+      state: "last page of a pass by cursor",
+      roundTrips: 1,
+      commands: 6,
+      note: "+1 on the page that ends the pass: `ZREVRANGEBYSCORE` of the counters written since the pass began (at most `limit` + 1), listed at its end, so no counter written throughout is missed.",
+    },
     union: {
       call: "counter union (admin), 1 counter + 5 days",
       state: "steady",

@@ -114,6 +114,19 @@ describe("counters: commands per call", () => {
       api.get(`${base}/r/top?period=day&from=2026-11-${from}&to=2026-11-${to}&aggregate=${aggregate}`),
     );
     await check("list", () => api.get(base));
+    // By cursor: every page but the pass's last costs listNext, the last listLast.
+    let cursor: string | null = (await api.get(`${base}?limit=2`)).body.nextCursor;
+    const costs: RowId[] = [];
+    while (cursor !== null) {
+      const url = `${base}?limit=2&cursor=${encodeURIComponent(cursor)}`;
+      const page = await api.get(url);
+      cursor = page.body.nextCursor;
+      const id: RowId = cursor === null ? "listLast" : "listNext";
+      await check(id, () => api.get(url));
+      costs.push(id);
+    }
+    expect(costs.at(-1)).toBe("listLast");
+    expect(costs).toContain("listNext");
   });
 
   it("period=hour incr with ttl: the index drops a day's fields once its day rollup has expired", async () => {
