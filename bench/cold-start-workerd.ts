@@ -353,6 +353,33 @@ export async function measureWorkerdColdStarts(options: {
   }
 }
 
+/** The bench's table (bench/results/README.md): CPU ms per step, the targets of issue 14 marked. */
+export function workerdTable(result: WorkerdColdStart): string {
+  const f = (x: number) => (Number.isNaN(x) ? "—" : x.toFixed(1));
+  const label: Record<Step, string> = {
+    "module evaluation": "module evaluation (target ≤ 30) [1]",
+    "first counter incr": "first request: a counter incr, 1 item, accepted (target ≤ 10)",
+    "first trending event": "first request: a trending event, accepted (target ≤ 10)",
+    "first presence heartbeat": "first request: a presence heartbeat, accepted (target ≤ 10)",
+    "first refused write": "first request: a refused counter write (target ≤ 10)",
+    "first read": "first request: a read refused by its query, prechecked (target ≤ 10)",
+    "empty request (floor)": "an empty request to a warm isolate (workerd's floor)",
+  };
+  const rows = STEPS.map((step) => {
+    const s = result.steps[step];
+    return `| ${label[step]} | ${f(s.min)} | ${f(s.p25)} | **${f(s.median)}** | ${f(s.allThreads)} | ${f(s.firstOfProcess)} |`;
+  });
+  return [
+    `Cold start in workerd itself (\`node bench/cold-start-workerd.ts\`): ${result.runs} fresh workerd processes through the miniflare wrangler uses, ${result.primed ? "each running a primer Worker (one fetch, a SHA-1) before " : ""}one isolate per kind, the kinds' order rotating from run to run; CPU ms of workerd's main thread, where the isolates run (what a Worker's CPU limit counts), from the kernel's per-thread counters, over the runs where the kind's isolate was not its process's first (the last column: those where it was, which pay ~1.5–2 ms more whatever the kind). Each figure includes workerd's own handling of the HTTP request (the floor) and, for accepted writes, its native fetch of the one Upstash call.`,
+    "",
+    "| step | min | p25 | median | all threads, median | first isolate of its process, median |",
+    "|---|---:|---:|---:|---:|---:|",
+    ...rows,
+    "",
+    "[1] Instantiating and evaluating the entry and its static imports; workerd parses every module when it loads the Worker, before anything can be timed (`module compile` in Node's table above, the same V8).",
+  ].join("\n");
+}
+
 if (import.meta.main) {
   const result = await measureWorkerdColdStarts({
     runs: Number(args.get("runs") ?? 15),

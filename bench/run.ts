@@ -28,6 +28,7 @@ import { writeReport, type ScenarioResult } from "./lib/report.ts";
 import { SCENARIOS, type Scenario, type Sides } from "./scenarios.ts";
 import { runHost, type CpuResult, type JobsResult } from "./cpu/index.ts";
 import { measureColdStart } from "./cold-start.ts";
+import { measureWorkerdColdStarts } from "./cold-start-workerd.ts";
 import { runScaling, type ScalingResult } from "./scaling/index.ts";
 import { presenceMemory, type MemoryFigures } from "./presence-memory.ts";
 
@@ -178,6 +179,8 @@ try {
       cpu = await runHost<CpuResult>({ mode: "cpu", bundle: script, upstashUrl, token: stack.token, quick }, 900_000);
       log("cold start: module evaluation and first requests, fresh processes (bench/cold-start.ts)");
       cpu.coldStart = await measureColdStart(script, quick ? 5 : 21, { upstash: upstashUrl, token: stack.token });
+      log("cold start in workerd itself: fresh workerd processes, one isolate per kind (bench/cold-start-workerd.ts)");
+      cpu.workerdColdStart = await measureWorkerdColdStarts({ runs: quick ? 5 : 20, bundle: script });
     } catch (error) {
       log(`cpu: FAILED ${String(error)}`);
     }

@@ -23,6 +23,7 @@
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import type { ColdStartResult } from "../cold-start.ts";
+import type { WorkerdColdStart } from "../cold-start-workerd.ts";
 
 export interface HostSpec {
   mode: "cpu" | "jobs";
@@ -52,6 +53,8 @@ export interface CpuResult {
   cases: CpuCase[];
   /** Cold start (bench/cold-start.ts, fresh processes), when the bench measured it. */
   coldStart?: ColdStartResult;
+  /** Cold start in workerd itself (bench/cold-start-workerd.ts), when the bench measured it. */
+  workerdColdStart?: WorkerdColdStart;
   node: string;
   jitless: boolean;
 }

@@ -5,6 +5,7 @@ import { bars, document, lines } from "./svg.ts";
 import type { Curve, ScalingResult } from "../scaling/types.ts";
 import type { MemoryFigures } from "../presence-memory.ts";
 import type { CpuResult, JobRun, JobsResult } from "../cpu/index.ts";
+import { workerdTable } from "../cold-start-workerd.ts";
 
 export interface ScenarioResult {
   scenario: string;
@@ -189,6 +190,7 @@ function cpuTable(cpu: CpuResult): string {
     "| call | calls | CPU ms / call | less the floor | target (issue 14) | wall ms / call |\n|---|---:|---:|---:|---|---:|\n" +
     rows.join("\n") +
     coldText +
+    (cpu.workerdColdStart ? `\n\n${workerdTable(cpu.workerdColdStart)}` : "") +
     `\n\nNode ${cpu.node}, eval disallowed (${cpu.jitless ? "zod's JIT off, as on Workers" : "WARNING: eval was allowed"}).\n`
   );
 }
