@@ -46,3 +46,26 @@ export function costOf(measured: { requests: number; commands: number }): { roun
 export function expected(row: CostRow): { roundTrips: number; commands: number } {
   return { roundTrips: row.roundTrips, commands: row.commands };
 }
+
+/**
+ * Pages a registry list by cursor from its first page (`<base>?limit=<limit>`) to the end of the
+ * pass, checking each later page's cost (measured by a second GET of the same URL): every page but
+ * the pass's last as `next`, the last as `last`. Returns the rows checked, in order.
+ */
+export async function checkCursorPass<Id extends string>(
+  get: (url: string) => Promise<{ status: number; body: { nextCursor: string | null } }>,
+  check: (id: Id, call: () => Promise<{ status: number }>) => Promise<unknown>,
+  list: { base: string; limit: number; next: Id; last: Id },
+): Promise<Id[]> {
+  const url = (cursor: string) => `${list.base}?limit=${list.limit}&cursor=${encodeURIComponent(cursor)}`;
+  let cursor = (await get(`${list.base}?limit=${list.limit}`)).body.nextCursor;
+  const checked: Id[] = [];
+  while (cursor !== null) {
+    const page = url(cursor);
+    cursor = (await get(page)).body.nextCursor;
+    const id = cursor === null ? list.last : list.next;
+    await check(id, () => get(page));
+    checked.push(id);
+  }
+  return checked;
+}

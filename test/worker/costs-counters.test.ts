@@ -5,7 +5,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { cacheSlot } from "../../src/counters/reads.ts";
 import { area } from "../costs/counters.ts";
-import { costOf, expected } from "../costs/types.ts";
+import { checkCursorPass, costOf, expected } from "../costs/types.ts";
 import { createTestApi } from "../helpers/worker.ts";
 
 const api = createTestApi({ label: "costs-counters", start: "2026-11-22T12:30:00Z" });
@@ -115,16 +115,7 @@ describe("counters: commands per call", () => {
     );
     await check("list", () => api.get(base));
     // By cursor: every page but the pass's last costs listNext, the last listLast.
-    let cursor: string | null = (await api.get(`${base}?limit=2`)).body.nextCursor;
-    const costs: RowId[] = [];
-    while (cursor !== null) {
-      const url = `${base}?limit=2&cursor=${encodeURIComponent(cursor)}`;
-      const page = await api.get(url);
-      cursor = page.body.nextCursor;
-      const id: RowId = cursor === null ? "listLast" : "listNext";
-      await check(id, () => api.get(url));
-      costs.push(id);
-    }
+    const costs = await checkCursorPass(api.get, check, { base, limit: 2, next: "listNext", last: "listLast" });
     expect(costs.at(-1)).toBe("listLast");
     expect(costs).toContain("listNext");
   });

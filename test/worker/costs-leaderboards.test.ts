@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { area } from "../costs/leaderboards.ts";
-import { costOf, expected } from "../costs/types.ts";
+import { checkCursorPass, costOf, expected } from "../costs/types.ts";
 import { createTestApi } from "../helpers/worker.ts";
 
 const api = createTestApi({ label: "costs-lb" });
@@ -90,16 +90,7 @@ describe("leaderboard costs", () => {
     await check("list", () => api.get(base));
     await check("list", () => api.get(`${base}?offset=1&limit=2`));
     // By cursor: every page but the pass's last costs listNext, the last listLast.
-    let cursor: string | null = (await api.get(`${base}?limit=2`)).body.nextCursor;
-    const costs: RowId[] = [];
-    while (cursor !== null) {
-      const url = `${base}?limit=2&cursor=${encodeURIComponent(cursor)}`;
-      const page = await api.get(url);
-      cursor = page.body.nextCursor;
-      const id: RowId = cursor === null ? "listLast" : "listNext";
-      await check(id, () => api.get(url));
-      costs.push(id);
-    }
+    const costs = await checkCursorPass(api.get, check, { base, limit: 2, next: "listNext", last: "listLast" });
     expect(costs.at(-1)).toBe("listLast");
     expect(costs).toContain("listNext");
   });
