@@ -7,7 +7,7 @@
  * after the batch's ids timed out; scopes; the longest room name and the longest ids (UTF-8 bytes)
  * through every key and the leave's path; ids with CSV-special characters in the members' CSV.
  */
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../functions/app.ts";
 import type { Ctx } from "../../src/context.ts";
 import * as presence from "../../src/presence/index.ts";
@@ -15,6 +15,7 @@ import { MINUTE, SECOND } from "../../src/time.ts";
 import { appHttp } from "../helpers/app-http.ts";
 import { keySnapshot } from "../helpers/key-snapshot.ts";
 import { libraryTest } from "../helpers/library.ts";
+import { BOOKKEEPING, Monitor } from "../helpers/monitor.ts";
 
 const { createTrimJob, day, heartbeat, leave, members, rooms, stats, total } = presence;
 const lib = libraryTest("review24-presence");
@@ -250,5 +251,57 @@ describe("review 24: HTTP: Idempotency-Key retries, scopes, names and ids at the
       });
     }
     expect((await http("read", "GET", `/v1/presence/_total?day=${iso(now)}`, env)).status).toBe(400);
+  });
+});
+
+describe("review 24: the site-wide peak's ties and commands of states next to the documented ones", () => {
+  let mon: Monitor;
+  beforeAll(async () => {
+    mon = await Monitor.open(process.env.EDGESTATS_REDIS_URL ?? "", lib.target, "rv24-ready");
+  });
+  afterAll(() => mon?.close());
+  let n = 0;
+  async function commands<R>(fn: () => Promise<R>): Promise<{ value: R; names: string[] }> {
+    const from = await mon.mark(`rv24-from-${++n}`);
+    const value = await fn();
+    const to = await mon.mark(`rv24-to-${n}`);
+    const names = mon.lines
+      .slice(from + 1, to)
+      .filter((l) => l.lua || !BOOKKEEPING.has(l.args[0]!.toUpperCase()))
+      .map((l) => l.args[0]!.toUpperCase());
+    return { value, names };
+  }
+
+  it("`_total`: the same highest sample again later keeps the first time; a higher one moves it", async () => {
+    const t0 = Date.UTC(2026, 10, 28, 15, 0, 30);
+    const base = lib.ctx(t0, "rv24sitetie");
+    await heartbeat(at(base, t0), "a", ["x", "y"], T_OPT);
+    await trim(at(base, t0 + SECOND), CONFIG);
+    expect(await total(at(base, t0 + SECOND))).toMatchObject({ online: 2, peakToday: 2, peakAt: t0 + SECOND });
+    const later = t0 + 10 * MINUTE;
+    await heartbeat(at(base, later), "b", ["p", "q"], T_OPT);
+    await trim(at(base, later + SECOND), CONFIG);
+    expect(await total(at(base, later + SECOND))).toMatchObject({ online: 2, peakToday: 2, peakAt: t0 + SECOND });
+    await heartbeat(at(base, later + MINUTE), "b", ["r"], T_OPT);
+    await trim(at(base, later + MINUTE + SECOND), CONFIG);
+    expect(await total(at(base, later + MINUTE + SECOND))).toMatchObject({
+      online: 3,
+      peakToday: 3,
+      peakAt: later + MINUTE + SECOND,
+    });
+  });
+
+  it("a known id back after its leave costs a plain heartbeat (5); a leave of an id already offline costs an online id's (4)", async () => {
+    const t0 = Date.UTC(2026, 10, 28, 16, 0);
+    const base = lib.ctx(t0, "rv24cost");
+    await heartbeat(at(base, t0), "c", ["a", "b"], T_OPT);
+    await leave(at(base, t0 + SECOND), "c", "a", T_OPT);
+    const back = await commands(() => heartbeat(at(base, t0 + 2 * SECOND), "c", ["a"], T_OPT));
+    expect(back.value).toMatchObject({ online: 2, new: 0 });
+    expect(back.names).toEqual(["EVALSHA", "HMGET", "BITFIELD", "ZADD", "ZCOUNT"]);
+    const gone = at(base, t0 + 2 * SECOND + TIMEOUT + 1);
+    const again = await commands(() => leave(gone, "c", "b", T_OPT));
+    expect(again.value).toMatchObject({ left: false });
+    expect(again.names).toEqual(["EVALSHA", "HMGET", "HSET", "ZADD"]);
   });
 });
