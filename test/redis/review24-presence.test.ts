@@ -223,6 +223,20 @@ describe("review 24: HTTP: Idempotency-Key retries, scopes, names and ids at the
     ]);
   });
 
+  it("methods a presence path does not have: a JSON 404/405 envelope, nothing written", async () => {
+    for (const [key, method, path] of [
+      ["read", "GET", "/v1/presence/nm/members/a"],
+      ["ingest", "PUT", "/v1/presence/nm/heartbeats"],
+      ["ingest", "POST", "/v1/presence/nm/members/a"],
+      ["ingest", "POST", "/v1/presence/nm"],
+    ] as const) {
+      const got = await http(key, method, path, env, method === "GET" ? undefined : { id: "a" });
+      expect([404, 405], `${method} ${path}`).toContain(got.status);
+      expect(typeof got.body?.error?.code, `${method} ${path}`).toBe("string");
+    }
+    expect(await keySnapshot(lib.target, prefix)).not.toContainEqual(expect.stringContaining(":nm:"));
+  });
+
   it("one Idempotency-Key in two rooms is two requests: both applied, each replayed on its own", async () => {
     const headers = { "idempotency-key": "rv24-two-rooms" };
     for (const room of ["k1", "k2"]) {
@@ -317,6 +331,9 @@ describe("review 24: a synchronous heartbeat from a Worker whose clock is behind
   // in the late branch answer ZCOUNT(seen, cutoff, '+inf') (one more command for late heartbeats
   // only, docs/costs.md note 1), keeping `count` for the peak; or pass the consumer's calls a flag so
   // queued late heartbeats, whose answer is dropped, do not pay it.
+  // Left unfixed: review 4's model (test/redis/review4-presence.test.ts) pins the current answer
+  // ("online at its own time") for queued late heartbeats, so this is a contract decision as much as a
+  // code change; see the review 24 report.
   it.fails("answers the room's online count as a read at its time does", async () => {
     const t0 = Date.UTC(2026, 10, 28, 17, 0);
     const base = lib.ctx(t0, "rv24skew");
