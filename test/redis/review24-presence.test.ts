@@ -331,9 +331,9 @@ describe("review 24: a synchronous heartbeat from a Worker whose clock is behind
   // in the late branch answer ZCOUNT(seen, cutoff, '+inf') (one more command for late heartbeats
   // only, docs/costs.md note 1), keeping `count` for the peak; or pass the consumer's calls a flag so
   // queued late heartbeats, whose answer is dropped, do not pay it.
-  // Left unfixed: review 4's model (test/redis/review4-presence.test.ts) pins the current answer
-  // ("online at its own time") for queued late heartbeats, so this is a contract decision as much as a
-  // code change; see the review 24 report.
+  // Left unfixed, documented as a known limit (docs/presence.md, late heartbeats): review 4's model
+  // (test/redis/review4-presence.test.ts) pins this answer ("online at its own time") and its command
+  // counts for queued late heartbeats, so the fix is a contract decision as much as a code change.
   it.fails("answers the room's online count as a read at its time does", async () => {
     const t0 = Date.UTC(2026, 10, 28, 17, 0);
     const base = lib.ctx(t0, "rv24skew");
