@@ -344,3 +344,39 @@ describe("review 24: a synchronous heartbeat from a Worker whose clock is behind
     expect(got.online).toBe(read.online);
   });
 });
+
+describe("review 24: the trim job's chunks with rooms deleted and created between them", () => {
+  it("a room of a visited chunk deleted and a new room made before the last chunk: the sample holds the rooms there", async () => {
+    const t0 = Date.UTC(2026, 10, 28, 18, 0, 30);
+    const base = lib.ctx(t0, "rv24chunks");
+    for (const [i, room] of ["c1", "c2", "c3", "c4"].entries())
+      await heartbeat(at(base, t0 + i), room, room === "c1" ? ["a", "b", "c"] : ["a"], T_OPT);
+    const now = t0 + 10 * SECOND;
+    // the run's 2nd trim script (its 2nd chunk of 2 rooms) first finds c1 deleted and c5 made
+    let scripts = 0;
+    const redis: Ctx["redis"] = {
+      ...base.redis,
+      ping: () => base.redis.ping(),
+      evalsha: (async (sha: string, keys: string[], args: string[]) => {
+        if (keys.some((k) => k.endsWith(":presence:c3:seen")) && ++scripts === 1) {
+          await presence.deleteRoom(at(base, now), "c1");
+          await heartbeat(at(base, now), "c5", ["z"], T_OPT);
+        }
+        return base.redis.evalsha(sha, keys, args);
+      }) as Ctx["redis"]["evalsha"],
+      eval: ((text: string, keys: string[], args: string[]) =>
+        base.redis.eval(text, keys, args)) as Ctx["redis"]["eval"],
+    };
+    const job = createTrimJob({ chunkRooms: 2 });
+    const run = await job({ ...base, redis, now }, CONFIG);
+    expect(scripts).toBe(1);
+    expect(run).toMatchObject({ rooms: 4 });
+    // c1 is gone for good: no key of it, not listed
+    expect((await keySnapshot(lib.target, base.prefix)).filter((k) => k.includes(":c1:"))).toEqual([]);
+    expect((await rooms(at(base, now))).rooms).not.toContain("c1");
+    // the sample: c2, c3, c4 (c5 not visited yet); the next run adds c5
+    expect(await total(at(base, now))).toMatchObject({ online: 3 });
+    await trim(at(base, now + MINUTE), CONFIG);
+    expect(await total(at(base, now + MINUTE))).toMatchObject({ online: 4 });
+  });
+});
