@@ -42,7 +42,11 @@ export interface HeartbeatOptions extends PresenceOptions {
 }
 
 export interface HeartbeatResult {
-  /** Ids online in the room right after this heartbeat. */
+  /**
+   * Ids online in the room right after this heartbeat. A heartbeat older than the room's latest
+   * (queued, or from a Worker whose clock is behind) counts at its own time: ids seen after it are
+   * not in it (docs/presence.md, review 24).
+   */
   online: number;
   /** Ids of this batch not seen in the room within the id horizon (never, or forgotten since). */
   new: number;
