@@ -159,7 +159,7 @@ lazyRoute(
     tags,
     summary: "Names of the histograms with live data, most recently active first, a page at a time",
     description:
-      "Ordered by when each histogram's newest data expires, latest first (with equal retention: most recently written day first, the same day by name in reverse byte order). A histogram whose data has all expired leaves the list (its settings stay; its next observation lists it again). Page with `cursor`: the first page, then `nextCursor` until it is null; such a pass lists every histogram listed throughout at least once (one whose deadline rises past every deadline its first page saw follows at its end, so a name may be listed twice; one rising less, as by offset, may be missed). `offset` = the previous page's `next` still pages by position: a histogram leaving the list (expired, deleted) between two pages makes such a pass skip one.",
+      "Ordered by the time of the write that last extended each histogram's listing (its creation, its newest day's first observation, a PUT on a later day or with a new retention), latest first (the same time: by name in reverse byte order). A histogram whose data has all expired leaves the list (its settings stay; its next observation lists it again). Page with `cursor`: the first page, then `nextCursor` until it is null; such a pass lists every histogram listed throughout at least once (one extended after its first page follows at its end, so a name may be listed twice). `offset` = the previous page's `next` pages by position: a histogram leaving the list or moving up between two pages makes such a pass skip one.",
     request: { query: prechecked(ListQuery, listQueryPrecheck) },
     responses: () => ({
       200: jsonResponse(

@@ -9,7 +9,8 @@ import { activityCursor, nextActivityCursor } from "../redis/pages.ts";
 import { assertName, invalid, listPage, type PageOptions } from "../validation.ts";
 import { MAX_BUCKET_INDEX } from "./buckets.ts";
 import { dataKeys, dayUntil, histogramKeys, liveDays, liveMonths, monthOf } from "./keys.ts";
-import { deleteScript, listScript, observeScript, putScript } from "./scripts.ts";
+import { listScript } from "./listing.ts";
+import { deleteScript, observeScript, putScript } from "./scripts.ts";
 import { checkSettings, groupObservations, MAX_BUCKETS_PER_DAY, MAX_LIST } from "./validate.ts";
 
 export interface HistogramSettings {
@@ -67,6 +68,7 @@ export async function put(
     {
       meta: histogramKeys.meta(ctx.prefix, name),
       registry: histogramKeys.registry(ctx.prefix),
+      deadlines: histogramKeys.deadlines(ctx.prefix),
       ...dataKeys(ctx.prefix, name, days, months),
     },
     {
@@ -100,6 +102,7 @@ export async function observe(
   const keys = {
     meta: histogramKeys.meta(ctx.prefix, name),
     registry: histogramKeys.registry(ctx.prefix),
+    deadlines: histogramKeys.deadlines(ctx.prefix),
     ...dataKeys(ctx.prefix, name, dayStarts, dayStarts.map(monthOf)),
   };
   const sums: string[] = [];
@@ -145,6 +148,7 @@ export async function remove(ctx: Ctx, name: string): Promise<{ deleted: boolean
     {
       meta: histogramKeys.meta(ctx.prefix, name),
       registry: histogramKeys.registry(ctx.prefix),
+      deadlines: histogramKeys.deadlines(ctx.prefix),
       stored: [...days, ...exts, ...months],
     },
     { name },
@@ -158,16 +162,16 @@ export interface ListOptions extends PageOptions {
 }
 
 /**
- * Names of the histograms that hold live data (or were PUT less than their
- * retention ago), latest listing deadline first: with equal retention, most
- * recently written first. Names whose data all expired leave the registry
- * here, a bounded batch per call. A pass by cursor (the first page, then `nextCursor`
- * until null) lists every name listed throughout at least once, as the counters' and
- * boards' lists do (src/redis/pages.ts), and a name whose deadline rose past every deadline
- * the pass's first page saw at its end (so a name may be listed twice). The deadline is not a
- * time of writing: one rising mid-pass to no later than that (a shorter retention, or the
- * same day as the newest) jumps ahead of the cursor unseen, as by offset. By `offset` (`next`,
- * null on the last page), as before cursors: a name leaving between pages makes the pass skip one.
+ * Names of the histograms that hold live data (or were PUT less than their retention ago), most
+ * recently stamped first: by the time of the write that created the name or last changed its
+ * listing deadline (its newest day's first write, a PUT on a later day or with a new retention).
+ * Names whose data all expired leave the list here, a bounded batch per call, at their deadline.
+ * A pass by cursor (the first page, then `nextCursor` until null) lists every name listed
+ * throughout at least once, as the counters' and boards' lists do (src/redis/pages.ts), and the
+ * names stamped after its first page at its end (so a name may be listed twice): a stamp is the
+ * time of the change, so no name can rise unseen past the cursor (review 23, fixed in review 24).
+ * By `offset` (`next`, null on the last page), as before cursors: a name leaving between pages
+ * makes the pass skip one.
  */
 export async function list(
   ctx: Ctx,
@@ -183,7 +187,7 @@ export async function list(
     total: number;
   }>(
     ctx.redis,
-    { registry: histogramKeys.registry(ctx.prefix) },
+    { registry: histogramKeys.registry(ctx.prefix), deadlines: histogramKeys.deadlines(ctx.prefix) },
     { now: ctx.now, offset: offset > 0 ? offset : "", limit, ...cursor },
   );
   const histograms = asList(reply.names);

@@ -43,11 +43,20 @@ export const histogramKeys = {
   scratch: (prefix: string, name: string, id?: string) =>
     id === undefined ? keyOf(prefix, "hist", name, "tmp") : keyOf(prefix, "hist", name, "tmp", id),
   /**
-   * Sorted set of histogram names scored with the epoch ms until which each
-   * is listed: when its newest data expires (or, without data, when data
-   * written on its last PUT day would). The list drops names past it.
+   * Sorted set of the listed names, scored with the epoch ms at which each was last stamped: by the
+   * write that created it or changed its listing deadline (`deadlines`). The list pages it, most
+   * recent first: a score that only rises, to the time of the change, is what a pass by cursor
+   * needs (src/redis/pages.ts); scored by the deadline, a name rising mid-pass to no later than
+   * the first page's highest was missed (review 23). Same members as `deadlines`.
    */
-  registry: (prefix: string) => keyOf(prefix, "hist", "_names"),
+  registry: (prefix: string) => keyOf(prefix, "hist", "_recent"),
+  /**
+   * Sorted set of the listed names scored with the epoch ms until which each is listed: when its
+   * newest data expires (or, without data, when data written on its last PUT day would). The list
+   * drops names past it from both sets. Until review 24 this was the registry the list paged (the
+   * key keeps its name, so a registry written before needs no migration of its deadlines).
+   */
+  deadlines: (prefix: string) => keyOf(prefix, "hist", "_names"),
 };
 
 /** Start times of the UTC days from `from` to `to` inclusive (both day starts). */

@@ -1,8 +1,8 @@
 import { ConflictError, NotFoundError, ValidationError } from "../errors.ts";
-import { activityPageLua } from "../redis/pages.ts";
 import { defineLua, defineScript } from "../redis/script.ts";
 import { MAX_BUCKET_INDEX } from "./buckets.ts";
 import { isoDay } from "./keys.ts";
+import { listingLua } from "./listing.ts";
 import { MAX_BUCKETS_PER_DAY } from "./validate.ts";
 
 /**
@@ -74,7 +74,7 @@ export function notFound(name: string | number): NotFoundError {
 export const putScript = defineScript({
   name: "histograms.put",
   write: true,
-  keys: ["meta", "registry", "...days", "...exts", "...months"],
+  keys: ["meta", "registry", "deadlines", "...days", "...exts", "...months"],
   args: [
     "name",
     "width",
@@ -88,7 +88,7 @@ export const putScript = defineScript({
     "...monthStarts",
     "...monthLastDays",
   ],
-  uses: [retentionLua],
+  uses: [retentionLua, listingLua],
   refusals: {
     width_conflict: (r, call) =>
       new ConflictError(
@@ -174,10 +174,10 @@ if not created and tonumber(current[2]) ~= retention then
       if ttl <= 0 then redis.call('UNLINK', months[k]) else redis.call('EXPIRE', months[k], ttl) end
     end
   end
-  redis.call('ZADD', registry, listed, name)
+  relist(deadlines, registry, name, listed, now, true)
 else
   -- Listed at least as long as data written today would be kept.
-  redis.call('ZADD', registry, 'GT', listed, name)
+  relist(deadlines, registry, name, listed, now, false)
 end
 return {created = created, createdAt = createdAt}
 `,
@@ -204,7 +204,8 @@ return {created = created, createdAt = createdAt}
  * then does ZCARD check the bucket cap and tell whether the day itself is new
  * (no other bucket and no sum yet); a new day gets its EXPIREs (its deadline
  * is fixed by its date and the retention, so later writes never move it) and
- * extends the registry's listing deadline. Validation of dates and values
+ * extends the name's listing deadline, stamping it in the registry only when that moved it
+ * (listingLua: one ZADD more on a day later than any it holds). Validation of dates and values
  * happens before any write; the one check that needs the writes (the cap) is
  * undone exactly (integer counts) before refusing, so a refusal leaves nothing.
  *
@@ -216,7 +217,7 @@ return {created = created, createdAt = createdAt}
 export const observeScript = defineScript({
   name: "histograms.observe",
   write: true,
-  keys: ["meta", "registry", "...days", "...exts", "...months"],
+  keys: ["meta", "registry", "deadlines", "...days", "...exts", "...months"],
   args: [
     "name",
     "now",
@@ -232,7 +233,7 @@ export const observeScript = defineScript({
     "...maxes",
     "...values",
   ],
-  uses: [bucketsLua, retentionLua],
+  uses: [bucketsLua, retentionLua, listingLua],
   resultUpFront: "{accepted = #values}",
   refusals: {
     not_found: (_r, call) => notFound(call.args.name),
@@ -355,7 +356,7 @@ for _, p in ipairs(plans) do
     if not listed or p.untilMs > listed then listed = p.untilMs end
   end
 end
-if listed then redis.call('ZADD', registry, 'GT', listed, name) end
+if listed then relist(deadlines, registry, name, listed, now, false) end
 -- last: after every refusal and every extremes write, so it never claims what no key holds
 if mirror.changed then
   redis.call('HSET', meta, 'extDay', string.format('%.0f', mirror.day), 'extMax', mirror.max, 'extNegMin', mirror.negMin)
@@ -364,46 +365,16 @@ return {accepted = accepted}
 `,
 });
 
-/** DELETE: the settings, every key that may hold data (`stored`), and the registry entry. */
+/** DELETE: the settings, every key that may hold data (`stored`), and the registry entries. */
 export const deleteScript = defineScript({
   name: "histograms.delete",
   write: true,
-  keys: ["meta", "registry", "...stored"],
+  keys: ["meta", "registry", "deadlines", "...stored"],
   args: ["name"],
   lua: `
 local removed = redis.call('UNLINK', meta, unpack(stored))
 redis.call('ZREM', registry, name)
+redis.call('ZREM', deadlines, name)
 return {removed = removed}
-`,
-});
-
-/**
- * GET the list. Drops names whose data has all expired (a bounded batch per
- * call, as counters do), then lists the rest latest deadline first: with equal
- * retention, most recently written day first (the same day: by name, reversed),
- * so names made in bulk cannot push a live one out of reach. With `offset` (not '')
- * from that position; else by cursor (activityPageLua, src/redis/pages.ts; the first page
- * when `score` is ''): review 23 found an offset pass skipping a live name whenever a name of
- * an earlier page expired or was deleted between pages (every later name moved up one place).
- * Returns {names, next = cursor parts or false, total}.
- */
-export const listScript = defineScript({
-  name: "histograms.list",
-  write: false,
-  keys: ["registry"],
-  args: ["now", "offset", "limit", "score", "member", "high", "low"],
-  uses: [activityPageLua],
-  lua: `
-local gone  = redis.call('ZRANGE', registry, '-inf', tonumber(now), 'BYSCORE', 'LIMIT', 0, 1000)
-if #gone > 0 then redis.call('ZREM', registry, unpack(gone)) end
-if offset ~= '' then
-  local first = tonumber(offset)
-  local names = redis.call('ZRANGE', registry, first, first + tonumber(limit) - 1, 'REV')
-  return {names = names, next = false, total = redis.call('ZCARD', registry)}
-end
-local flat, next = activityPage(registry, tonumber(limit), score, member, high, low)
-local names = {}
-for i = 1, #flat, 2 do names[#names + 1] = flat[i] end
-return {names = names, next = next, total = redis.call('ZCARD', registry)}
 `,
 });

@@ -13,15 +13,28 @@ export const area = {
   title: "Histograms",
   order: 30,
   rows: {
-    putNew: r("histogram PUT settings", "new histogram", 4),
-    putSame: r("histogram PUT settings", "existing, same width and retention", 4),
-    putRetention: r("histogram PUT settings", "existing, new retention, 1 stored day", 425, {
-      note: "A new retention re-times every stored day and month rollup: a script may touch only the keys it declares and SCAN is off limits, so it checks each of the 404 days and 15 months that may hold data (`EXISTS`) and re-expires those that do. An admin call, rare; the same holds for a width change while data may exist.",
+    putNew: r("histogram PUT settings", "new histogram", 5, {
+      note: "`HMGET`, `HSET` of the settings, and the listing: a `ZADD GT CH` of its deadline (`hist:_names`) and, as that changed it, a `ZADD GT` stamping it with now in the registry the list pages (`hist:_recent`; review 24: 4 before, the deadline was the registry). A PUT of the same settings on a later UTC day than its listing's moves the deadline too: 5.",
     }),
-    observeFirstOfDay: r("histogram observe, 1 value", "first observation of the UTC day", 12, {
+    putSame: r("histogram PUT settings", "existing, same width and retention", 4, {
+      note: "The same day: the `ZADD GT CH` of the deadline changes nothing, so no stamp.",
+    }),
+    putRetention: r("histogram PUT settings", "existing, new retention, 1 stored day", 426, {
+      note: "A new retention re-times every stored day and month rollup: a script may touch only the keys it declares and SCAN is off limits, so it checks each of the 404 days and 15 months that may hold data (`EXISTS`) and re-expires those that do. An admin call, rare; the same holds for a width change while data may exist. The deadline moves (set exactly, either way): its `ZADD` and the registry's stamp (425 before review 24).",
+    }),
+    observeFirstOfDay: r("histogram observe, 1 value", "first observation of the UTC day (the day of its PUT)", 12, {
       naive: 2,
-      note: "First touch of a day: `ZCARD` (bucket cap, and whether the day is new), an `EXPIRE` for each of the day's two keys and its month rollup, and a registry `ZADD`. Their deadline is fixed by the date and the retention, so later writes never repeat them. And an `HSET` of the new day's extremes into the settings (the mirror the steady row reads).",
+      note: "First touch of a day: `ZCARD` (bucket cap, and whether the day is new), an `EXPIRE` for each of the day's two keys and its month rollup, and a `ZADD GT CH` of the listing deadline (`hist:_names`; the PUT of this day already set it: unchanged, so no stamp). Their deadline is fixed by the date and the retention, so later writes never repeat them. And an `HSET` of the new day's extremes into the settings (the mirror the steady row reads).",
     }),
+    observeFirstOfLaterDay: r(
+      "histogram observe, 1 value",
+      "first observation of a UTC day later than any it holds",
+      13,
+      {
+        naive: 2,
+        note: "The first-touch row, and the deadline moved: a `ZADD GT` stamps the name with now in the registry the list pages (`hist:_recent`), so a pass by cursor lists it at its end (review 24: 12 before, the deadline was the registry, and a name rising mid-pass to no later than the first page's highest was missed). Once a day per histogram written daily.",
+      },
+    ),
     observeSteady: r("histogram observe, 1 value", "steady, existing bucket, within the day's extremes", 5, {
       naive: 2,
       target: 5,
@@ -55,7 +68,9 @@ export const area = {
       naive: 2000,
       note: "One `ZINCRBY` per distinct bucket on the day and one on its month rollup, and one of the day's sum (in the month rollup); the batch's extremes are within the day's.",
     }),
-    observeBatchFirst: r("histogram observe, 1,000 values", "first of the day, 100 new buckets", 210, { naive: 2000 }),
+    observeBatchFirst: r("histogram observe, 1,000 values", "first of the PUT's day, 100 new buckets", 210, {
+      naive: 2000,
+    }),
     observeRefused: r("histogram observe, 1 value", "histogram never created (404)", 2),
     read1: r("histogram read", "1 day", 5, {
       naive: 2,
@@ -82,9 +97,11 @@ export const area = {
       note: "69 parts (29 days, 10 rollups, 30 days), sized by 11 `ZCARD`s: the 10 rollups and one edge month (59 days at 5,001 entries could pass the 200,000-entry limit; bounded by it, they cannot), then `ZUNIONSTORE` into this request's scratch key, the extremes, the sums, and the `ZPOPMIN` after the script (was 12 `ZCARD`s, `ZUNION`). The most any read may spend is 60 (`MAX_READ_COMMANDS`): when a month's bound would refuse, its days are sized one by one within that budget (test/redis/histograms-bounds.test.ts).",
     }),
     readOld: r("histogram read", "400 days older than any retention", 2),
-    list: r("histogram list", "steady", 4, {
-      note: "Drops, in the same script, up to 1,000 names whose data has all expired (`ZRANGE … BYSCORE`; one `ZREM` more when there are some), then one page by recent activity and the total.",
+    list: r("histogram list", "steady", 5, {
+      note: "Drops, in the same script, up to 1,000 names whose listing deadline has passed (`ZRANGE … BYSCORE` of `hist:_names`; a `ZREM` from it and one from the registry when there are some), `ZCARD` of both sets (the total; the counts differ only for a registry written before review 24, or by an older release during a deploy: then a `ZUNIONSTORE` and a `ZINTERSTORE` make the registry hold the same names, once), then one page by recent activity (review 24: 4 before, one set).",
     }),
-    delete: r("histogram DELETE", "any", 3),
+    delete: r("histogram DELETE", "any", 4, {
+      note: "`UNLINK` of the settings and every key that may hold data, and a `ZREM` from each of the two listing sets (3 before review 24).",
+    }),
   },
 } satisfies CostArea;

@@ -543,6 +543,7 @@ async function snapshot(prefix: string, name: string, days: number[]): Promise<R
           : type;
   }
   out.registry = await command(target, "ZSCORE", histogramKeys.registry(prefix), name);
+  out.deadline = await command(target, "ZSCORE", histogramKeys.deadlines(prefix), name);
   return out;
 }
 

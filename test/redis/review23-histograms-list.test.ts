@@ -31,16 +31,19 @@ describe("review 23: paging the histograms' list", () => {
   // pages by position as before (and still skips one: documented).
   it("paging by nextCursor lists every histogram that lived throughout, as names are deleted, expire and rise", async () => {
     const { stats, clock } = library("r23paging", Date.UTC(2027, 2, 1, 12));
-    // listing deadlines by retention (PUT lists a name until its retention after today): e, d, c, b, a, x
+    // made a second apart, listed latest first (review 24: by the time of the write that listed
+    // them): e, d, c, b, a, x; x's deadline (a day's retention) passes first
     for (const [name, retentionDays] of [
+      ["x", 1],
       ["a", 6],
       ["b", 7],
       ["c", 8],
       ["d", 9],
       ["e", 10],
-      ["x", 1],
-    ] as const)
+    ] as const) {
+      clock.now += 1000;
       await stats.histogram(name).configure({ bucketWidth: 10, retentionDays });
+    }
     const first = await stats.histograms({ limit: 2 });
     expect(first.histograms).toEqual(["e", "d"]);
     expect(first.next).toBe(2);
@@ -52,7 +55,7 @@ describe("review 23: paging the histograms' list", () => {
       expect(page.next).toBeNull();
       seen.push(...page.histograms);
       if (pages === 0) {
-        // days on: x expired; a (not yet listed) rises above every deadline the first page saw
+        // days on: x expired; a (not yet listed) is written (a newer day: its deadline rises)
         clock.now += 5 * DAY;
         await stats.histogram("a").observe(1);
         await stats.histogram("n").configure({ bucketWidth: 10, retentionDays: 30 }); // new while the pass runs
@@ -68,14 +71,14 @@ describe("review 23: paging the histograms' list", () => {
     expect(byOffset.next).toBe(4);
   });
 
-  // it.fails (review 23, left). Severity: low. A pass by cursor lists at its end the names whose
-  // listing deadline rose past every deadline its first page saw (pages.ts's phases), which holds
-  // for the counters' list (its score is the time of the last write). A histogram's deadline is its
-  // newest day plus its retention: one with a shorter retention (or the same day as the newest)
-  // rising mid-pass to no later than that jumps ahead of the cursor and is not listed in that pass
-  // (as by offset, before and after the fix). Suggested fix: score the registry by the time of the
-  // last write (as counters do) and keep the deadlines in a second set that the list expires by.
-  it.fails("a name whose deadline rises mid-pass to no later than the first page's is listed", async () => {
+  // Was it.fails (review 23), fixed in review 24. Severity: low. A pass by cursor lists at its end
+  // the names that rose past every score its first page saw (pages.ts's phases), which holds when
+  // the score is a time of writing. The registry was scored by the listing deadline (newest day
+  // plus retention): a name with a shorter retention (or the same day as the newest) rising
+  // mid-pass to no later than that jumped ahead of the cursor and was not listed in that pass. Fix:
+  // the registry is scored by the time of the write that last changed the name's deadline, and
+  // the deadlines live in a second set (`hist:_names`) that the list expires by.
+  it("a name whose deadline rises mid-pass to no later than the first page's is listed", async () => {
     const { stats, clock } = library("r23rise", Date.UTC(2027, 2, 1, 12));
     for (const [name, retentionDays] of [
       ["a", 6],

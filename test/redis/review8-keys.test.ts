@@ -50,7 +50,7 @@ const at = (ctx: Ctx, now: number): Ctx => ({ ...ctx, now });
 
 describe("histograms", () => {
   const docs = [
-    /^hist:_names$/,
+    /^hist:_(names|recent)$/,
     /^hist:[^:]+$/,
     /^hist:[^:]+:\d{8}$/,
     /^hist:[^:]+:\d{8}:ext$/,
@@ -85,7 +85,7 @@ describe("histograms", () => {
         expect(k.pttl).toBeGreaterThan(0);
       } else {
         // settings hash and registry: until deleted
-        expect(["hist:lat", "hist:_names"]).toContain(k.key);
+        expect(["hist:lat", "hist:_names", "hist:_recent"]).toContain(k.key);
         expect(k.pttl).toBe(-1);
       }
     }
@@ -108,8 +108,10 @@ describe("histograms", () => {
     await hist.remove(at(ctx, late + 60_000), "lat");
     const left = (await scan(ctx)).map((k) => k.key);
     expect(left.filter((k) => k === "hist:lat" || k.startsWith("hist:lat:"))).toEqual([]);
-    expect(await command(target, "ZSCORE", `${ctx.prefix}:hist:_names`, "lat")).toBeNull();
-    expect(await command(target, "ZSCORE", `${ctx.prefix}:hist:_names`, "other")).not.toBeNull();
+    for (const reg of ["_names", "_recent"]) {
+      expect(await command(target, "ZSCORE", `${ctx.prefix}:hist:${reg}`, "lat")).toBeNull();
+      expect(await command(target, "ZSCORE", `${ctx.prefix}:hist:${reg}`, "other")).not.toBeNull();
+    }
     await hist.put(at(ctx, late + 2 * 60_000), "lat", { bucketWidth: 10, retentionDays: 30 });
     const fresh = await hist.read(at(ctx, late + 3 * 60_000), "lat", { from: "2026-10-22", to: "2026-11-21" });
     expect(fresh.count).toBe(0);
@@ -141,8 +143,10 @@ describe("histograms", () => {
     const later = at(ctx, T0 + 3 * DAY);
     const listed = await hist.list(later);
     expect(JSON.stringify(listed)).not.toContain('"short"');
-    expect(await command(target, "ZSCORE", `${ctx.prefix}:hist:_names`, "short")).toBeNull();
-    expect(await command(target, "ZSCORE", `${ctx.prefix}:hist:_names`, "long")).not.toBeNull();
+    for (const reg of ["_names", "_recent"]) {
+      expect(await command(target, "ZSCORE", `${ctx.prefix}:hist:${reg}`, "short")).toBeNull();
+      expect(await command(target, "ZSCORE", `${ctx.prefix}:hist:${reg}`, "long")).not.toBeNull();
+    }
   });
 
   it("a long read refused for too many buckets leaves no scratch union behind", async () => {

@@ -51,6 +51,18 @@ describe("histogram costs", () => {
     await check("observeRefused", () => api.post(`${H}/never/observations`, { value: 1 }), 404);
   });
 
+  it("observe: the first of a day later than any the histogram holds (its listing deadline rises)", async () => {
+    await api.put(`${H}/c-later`, { bucketWidth: 1 }, admin);
+    await api.post(`${H}/c-later/observations`, { value: 1 });
+    const start = api.now;
+    try {
+      api.advance(86_400_000);
+      await check("observeFirstOfLaterDay", () => api.post(`${H}/c-later/observations`, { value: 42 }));
+    } finally {
+      api.setNow(start);
+    }
+  });
+
   it("observe: 1,000 values, first of the day and steady", async () => {
     await api.put(`${H}/c-batch`, { bucketWidth: 1 }, admin);
     await check("observeBatchFirst", () => api.post(`${H}/c-batch/observations`, batch));

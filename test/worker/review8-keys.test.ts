@@ -27,7 +27,7 @@ const DOCUMENTED = [
   /^counters:[^:]+:hour:by-quarter:\d{8}T\d{2}$/,
   /^counters:[^:]+:(hour|day):by-(day|month):\d{6,8}$/,
   /^counters:[^:]+:(index|union:[0-3])$/,
-  /^hist:_names$/,
+  /^hist:_(names|recent)$/,
   /^hist:[^:]+$/,
   /^hist:[^:]+:\d{6}(\d{2}(:ext)?)?$/,
   /^presence:_(rooms|due)$/,
