@@ -152,8 +152,8 @@ describe("review 24: a late event for an hour already compacted", () => {
     // warm the 24 h, 48 h and slot (36 h) unions
     for (const windowHours of [24, 48, 36]) await trending.top(at(now), "l", { ...R, n: 5, windowHours });
     expect(await commands(() => trending.top(at(now), "l", { ...R, n: 5, windowHours: 48 }))).toBe(4);
-    // the late event: `tail` again, 2 in its old hour
-    await write(now + 1000, [{ member: "tail", count: 2, at: hour * HOUR + 5000 }]);
+    // the late event: `tail` again, 2 in its old hour (docs/costs.md: 5, ZADD _dirty and UNLINK of the stale unions)
+    expect(await commands(() => write(now + 1000, [{ member: "tail", count: 2, at: hour * HOUR + 5000 }]))).toBe(5);
     const later = now + 2000;
     // 24 h does not hold the hour: still warm (4); 48 h and the slot were rebuilt (cold, then warm)
     expect(await commands(() => trending.top(at(later), "l", { ...R, n: 5, windowHours: 24 }))).toBe(4);
@@ -173,6 +173,8 @@ describe("review 24: a late event for an hour already compacted", () => {
         maxError: 4,
       });
       expect(model.window("l", H, windowHours).get("tail")).toBeLessThanOrEqual(m.count + m.maxError);
+      // the member lookup: warm after the top read rebuilt the union (docs/costs.md: 6)
+      expect(await commands(() => trending.member(at(later), "l", "a", { ...R, windowHours }))).toBe(6);
     }
     // the next run trims the re-opened hour again (a, b stay; tail goes, the cut grows by 2)
     const run = await trending.compact(at((H + 1) * HOUR + 300_000), { ...R, keep });
@@ -386,6 +388,45 @@ describe("review 24: refusals, library and service alike", () => {
       });
     }
     expect(await trending.list(ctx)).toEqual([]);
+  });
+
+  it("Idempotency-Key on a batch refused for the hour bound: nothing written, the key not taken; the fixed batch under the same key is written once", async () => {
+    const post = (key: string, body: unknown) =>
+      app.request(
+        "/v1/trending/idem/events",
+        {
+          method: "POST",
+          headers: {
+            authorization: `Bearer ${KEYS.ingest}`,
+            "content-type": "application/json",
+            "idempotency-key": key,
+          },
+          body: JSON.stringify(body),
+        },
+        env,
+      );
+    const big = { events: Array.from({ length: 50 }, () => ({ member: "b", count: 1e12 })) };
+    expect((await post("k-big", big)).status).toBe(200);
+    const over = {
+      events: [
+        { member: "x", count: 3 },
+        { member: "b", count: 1 },
+      ],
+    };
+    const refused = await post("k-over", over);
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: { details: { path: string }[] } }).error.details[0]!.path).toBe(
+      "events.1.count",
+    );
+    // the same request again: refused again (not a replay of a success)
+    expect((await post("k-over", over)).status).toBe(400);
+    // the key was not taken: another body under it is written, once
+    const fixed = { events: [{ member: "x", count: 3 }] };
+    expect((await post("k-over", fixed)).status).toBe(200);
+    expect((await post("k-over", fixed)).status).toBe(200);
+    const x = await http("GET", "/v1/trending/idem/members/x");
+    expect(x.body.count).toBe(3);
+    expect((await http("GET", "/v1/trending/idem/members/b")).body.count).toBe(5e13);
   });
 
   it("members with quotes, commas, a leading '=', spaces and non-BMP characters: JSON gives them exactly; CSV quotes them and disarms the formula", async () => {
