@@ -429,6 +429,20 @@ describe("review 24: refusals, library and service alike", () => {
     expect((await http("GET", "/v1/trending/idem/members/b")).body.count).toBe(5e13);
   });
 
+  // With TRENDING_RETENTION_HOURS above 168 an event reaches back min(retention, 168) hours, as
+  // docs/trending.md says (the OpenAPI description of the route said "up to the retention": fixed
+  // in the route's text in phase 2).
+  it("retention 200 h: `at` 169 h back is a 400 naming the 168 h limit; 168 h back is accepted", async () => {
+    const env200 = lib.appEnv(KEYS, { TRENDING_RETENTION_HOURS: "200" });
+    const post = (at: number) =>
+      appHttp(app, env200, KEYS.admin)("POST", "/v1/trending/old/events", { member: "a", at });
+    const res = await post(now - 169 * HOUR);
+    expect(res.status).toBe(400);
+    expect(res.body.error.details[0]).toMatchObject({ path: "at" });
+    expect(res.body.error.details[0].message).toContain("168 hours");
+    expect((await post(now - 168 * HOUR)).status).toBe(200);
+  });
+
   it("members with quotes, commas, a leading '=', spaces and non-BMP characters: JSON gives them exactly; CSV quotes them and disarms the formula", async () => {
     const members = ['a"b', "c,d", "=1+1", " lead", "😀 emoji", "é"];
     const res = await http("POST", "/v1/trending/csv/events", {
