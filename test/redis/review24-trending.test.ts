@@ -17,6 +17,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../functions/app.ts";
+import { Edgestats } from "../../src/index.ts";
 import { createRedis } from "../../src/redis/client.ts";
 import { HOUR } from "../../src/time.ts";
 import * as trending from "../../src/trending/index.ts";
@@ -177,6 +178,10 @@ describe("review 24: a late event for an hour already compacted", () => {
       // the member lookup: warm after the top read rebuilt the union (docs/costs.md: 6)
       expect(await commands(() => trending.member(at(later), "l", "a", { ...R, windowHours }))).toBe(6);
     }
+    // another late event; this time the member lookup is the first read (docs/costs.md: cold 10)
+    await write(later + 1000, [{ member: "b", count: 1, at: hour * HOUR + 6000 }]);
+    expect(await commands(() => trending.member(at(later + 2000), "l", "b", { ...R, windowHours: 48 }))).toBe(10);
+    expect((await trending.member(at(later + 2000), "l", "b", { ...R, windowHours: 48 })).count).toBe(9);
     // the next run trims the re-opened hour again (a, b stay; tail goes, the cut grows by 2)
     const run = await trending.compact(at((H + 1) * HOUR + 300_000), { ...R, keep });
     expect(run.hoursTrimmed).toBe(1);
@@ -389,6 +394,37 @@ describe("review 24: refusals, library and service alike", () => {
       });
     }
     expect(await trending.list(ctx)).toEqual([]);
+  });
+
+  it("the window parameter: every bad value is refused with path `window`, by the library handle and the service alike", async () => {
+    const stats = new Edgestats({ redis: lib.redis, prefix: lib.prefix, clock: () => now });
+    const retention = lib.config.trendingRetentionHours;
+    const envDefault = lib.appEnv(KEYS);
+    const get = appHttp(app, envDefault, KEYS.admin);
+    for (const window of ["0h", "169h", "8d", "abc", "24", "1.5h", "-1h", "24H", " 24h", `${retention + 1}h`]) {
+      const res = await get("GET", `/v1/trending/s/top?window=${encodeURIComponent(window)}`);
+      expect(res.status, window).toBe(400);
+      expect(res.body.error.details[0].path, window).toBe("window");
+      const lookup = await get("GET", `/v1/trending/s/members/a?window=${encodeURIComponent(window)}`);
+      expect(lookup.status, window).toBe(400);
+      await expect(stats.trending("s").top({ window }), window).rejects.toMatchObject({
+        name: "ValidationError",
+        details: [{ path: "window" }],
+      });
+      await expect(stats.trending("s").member("a", { window }), window).rejects.toMatchObject({
+        name: "ValidationError",
+        details: [{ path: "window" }],
+      });
+    }
+    for (const window of [0, 1.5, -1, retention + 1, Number.NaN])
+      await expect(stats.trending("s").top({ window }), String(window)).rejects.toMatchObject({
+        name: "ValidationError",
+        details: [{ path: "window" }],
+      });
+    // the good forms agree: 1d is 24 h, the retention itself is the widest
+    expect((await get("GET", "/v1/trending/s/top?window=1d")).body.window.hours).toBe(24);
+    expect((await stats.trending("s").top({ window: "1d" })).window.hours).toBe(24);
+    expect((await stats.trending("s").top({ window: retention })).window.hours).toBe(retention);
   });
 
   it("Idempotency-Key on a batch refused for the hour bound: nothing written, the key not taken; the fixed batch under the same key is written once", async () => {
