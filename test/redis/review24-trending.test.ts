@@ -480,6 +480,32 @@ describe("review 24: refusals, library and service alike", () => {
     expect((await post(now - 168 * HOUR)).status).toBe(200);
   });
 
+  it("members that are URL syntax (/, %, ?, #, +, space, backslash, %2e%2e) are looked up by their encoded path and rank in byte order; '.' and '..' are refused at write", async () => {
+    const members = ["a/b", "%", "a%2Fb", "a b", "a+b", "a?b", "a#b", "\\", "%2e%2e"];
+    expect(
+      (await http("POST", "/v1/trending/url/events", { events: members.map((member) => ({ member })) })).status,
+    ).toBe(200);
+    const byBytes = [...members].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y)));
+    for (const m of members) {
+      const r = await http("GET", `/v1/trending/url/members/${encodeURIComponent(m)}`);
+      expect(r.status, m).toBe(200);
+      expect({ member: r.body.member, count: r.body.count, rank: r.body.rank }, m).toEqual({
+        member: m,
+        count: 1,
+        rank: byBytes.indexOf(m) + 1,
+      });
+    }
+    for (const member of [".", ".."]) {
+      const r = await http("POST", "/v1/trending/url/events", { member });
+      expect(r.status, member).toBe(400);
+      expect(r.body.error.details[0].path, member).toBe("member");
+      await expect(trending.record(ctx, "url", [{ member }], R), member).rejects.toMatchObject({
+        name: "ValidationError",
+        details: [{ path: "member" }],
+      });
+    }
+  });
+
   it("members with quotes, commas, a leading '=', spaces and non-BMP characters: JSON gives them exactly; CSV quotes them and disarms the formula", async () => {
     const members = ['a"b', "c,d", "=1+1", " lead", "😀 emoji", "é"];
     const res = await http("POST", "/v1/trending/csv/events", {
