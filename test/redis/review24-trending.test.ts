@@ -24,7 +24,7 @@ import * as trending from "../../src/trending/index.ts";
 import { appHttp, libraryTest } from "../helpers/library.ts";
 import { Model } from "../helpers/trending-model.ts";
 import { mulberry32 } from "../../dev/prng.ts";
-import { resetStats, statsOf } from "../helpers/upstash-rest.ts";
+import { keysUnder, resetStats, statsOf } from "../helpers/upstash-rest.ts";
 
 const lib = libraryTest("review24-trending");
 // 2026-11-28 11:00 UTC
@@ -188,6 +188,40 @@ describe("review 24: a late event for an hour already compacted", () => {
     const hist = await trending.history(at((H + 1) * HOUR + 300_001), "l", "tail", { ...R, hours: 31 });
     expect(hist.points[0]).toMatchObject({ hour: hour * HOUR, count: 0, maxError: 6 });
     expect(model.at("l", "tail", hour)).toBeLessThanOrEqual(hist.points[0]!.count + hist.points[0]!.maxError);
+  });
+});
+
+describe("review 24: compaction of a stream deleted mid-run", () => {
+  it("a run cut short by its script budget, the stream deleted, the next run: nothing of it comes back, the other stream is finished", async () => {
+    const H = H0 + 16;
+    const base = lib.ctx(H * HOUR + 600_000, "r24-cmp-del");
+    const at = (now: number) => ({ ...base, now });
+    for (const stream of ["x", "y"]) {
+      for (let h = H - 4; h < H; h++) {
+        const events = Array.from({ length: 12 }, (_, i) => ({ member: `${stream}${i}`, count: 1 + i, at: h * HOUR }));
+        await trending.record(base, stream, events, R);
+      }
+    }
+    // budget 10 moves, keep 4 (an hour costs min(8, 4) = 4 moves): two hours a script, one script a run
+    const first = await trending.compact(at(H * HOUR + 300_000), { ...R, keep: 4, scriptBudget: 10, maxBatches: 1 });
+    expect(first.more).toBe(true);
+    expect(first.hoursTrimmed).toBe(2);
+    await trending.deleteStream(at(H * HOUR + 310_000), "x", R);
+    let runs = 0;
+    let more = true;
+    while (more && runs++ < 20)
+      more = (await trending.compact(at(H * HOUR + 320_000), { ...R, keep: 4, scriptBudget: 10, maxBatches: 1 })).more;
+    expect(more).toBe(false);
+    expect(await trending.list(base)).toEqual(["y"]);
+    const x = (await keysUnder(lib.target, base.prefix)).filter((k) => k.includes(":trending:x:"));
+    expect(x).toEqual([]);
+    const y = await trending.top(at(H * HOUR + 330_000), "y", { ...R, n: 4 });
+    expect(y.items.map((i) => i.member)).toEqual(["y11", "y10", "y9", "y8"]);
+    expect(y.items[0]!.count).toBe(48);
+    expect(y.maxError).toBe(4 * 8);
+    // the mark and entries: y is done for hour H, x has none
+    const dirty = await trending.compact(at(H * HOUR + 340_000), { ...R, keep: 4 });
+    expect(dirty).toMatchObject({ streams: 0, hoursTrimmed: 0, more: false });
   });
 });
 
