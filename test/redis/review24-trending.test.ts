@@ -48,14 +48,14 @@ function counted(label: string, now: number) {
 }
 
 describe("review 24: DELETE and a reader whose clock is still in the previous hour", () => {
-  // Severity: low-medium. DELETE at HH:00:01 unlinks the unions of hours H and H + 1 (a clock ahead)
-  // but not those of H - 1, which a reader whose clock is a little behind (up to the 5 minutes the
+  // Found in review 24 (low-medium), fixed: DELETE at HH:00:01 unlinked the unions of hours H and
+  // H + 1 (a clock ahead) but not those of H - 1, which a reader whose clock is a little behind (up to the 5 minutes the
   // service allows elsewhere) still reads: its top and member lookup answer the deleted stream's
   // counts from the cached union (the buckets themselves are gone) until its clock turns. The write
   // path has the same guard since review 21 (staleUnions takes H - 1's unions in the first 5
-  // minutes). Fix: the delete script's `doomed` also takes the unions of H - 1 (3 more keys in the
-  // same UNLINK: no command more).
-  it.fails("after DELETE at HH:00:01, a reader at HH-1:59:58 reads nothing of the deleted stream", async () => {
+  // minutes). Fix (src/trending/delete.ts): the delete script's `doomed` also takes the unions of
+  // H - 1 (3 more keys in the same UNLINK: no command more).
+  it("after DELETE at HH:00:01, a reader at HH-1:59:58 reads nothing of the deleted stream", async () => {
     const H = H0 + 2;
     const base = lib.ctx((H - 1) * HOUR + 600_000, "r24-del-behind");
     const at = (now: number) => ({ ...base, now });
@@ -286,11 +286,9 @@ describe("review 24: fractional and huge weights", () => {
     expect(Number.isSafeInteger(top.items[0]!.count)).toBe(true);
   });
 
-  // Finding (low, docs): counts are doubles, and a fractional count far below the member's hour
-  // count is absorbed by the addition: 5e13 + 0.001 is 5e13 (the spacing of doubles there is
-  // 2^-7), so the write is acknowledged (`accepted: 1`) and counts nothing; the same for 1e12 +
-  // 1e-5. docs/trending.md promised exact sums for integer counts only, but said nothing of what a
-  // small fractional count does to a big one. Pinned as the behaviour; phase 2 documents it.
+  // Counts are doubles: a fractional count far below the member's hour count is absorbed by the
+  // addition (1e12 + 1e-5 is 1e12), acknowledged and counting nothing, as docs/trending.md "Counts and
+  // exactness" says ("a count below half an ulp of the member's count vanishes"). Pinned.
   it("a fractional count far below the member's hour count is acknowledged and absorbed (double addition)", async () => {
     const H = H0 + 8;
     const base = lib.ctx(H * HOUR + 60_000, "r24-absorb");
@@ -501,8 +499,8 @@ describe("review 24: refusals, library and service alike", () => {
   });
 
   // With TRENDING_RETENTION_HOURS above 168 an event reaches back min(retention, 168) hours, as
-  // docs/trending.md says (the OpenAPI description of the route said "up to the retention": fixed
-  // in the route's text in phase 2).
+  // docs/trending.md says (the OpenAPI description of the route said "up to the retention" until
+  // review 24: functions/routes/trending-events.ts).
   it("retention 200 h: `at` 169 h back is a 400 naming the 168 h limit; 168 h back is accepted", async () => {
     const env200 = lib.appEnv(KEYS, { TRENDING_RETENTION_HOURS: "200" });
     const post = (at: number) =>
@@ -664,9 +662,9 @@ describe("review 24: readers and writers up to 5 minutes apart, either way", () 
     expect((await walk(7, 0.02, 2)).failures).toEqual([]);
   });
 
-  // The walk that found the DELETE finding above: at step 587 a reader at 20:59:57 read a top 2 h
-  // holding `a` (written at 18:16) after a DELETE at 21:00:18, from the union of hour 20. Same fix.
-  it.fails("seed 1, more DELETEs, keep 0: every read equals the model", async () => {
+  // The walk that found the DELETE finding above: before the fix, at step 587 a reader at 20:59:57
+  // read a top 2 h holding `a` (written at 18:16) after a DELETE at 21:00:18, from the union of hour 20.
+  it("seed 1, more DELETEs, keep 0: every read equals the model", async () => {
     const { failures, trace } = await walk(1, 0.08, 0);
     expect(failures, trace.join("\n")).toEqual([]);
   });
