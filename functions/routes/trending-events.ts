@@ -82,7 +82,7 @@ lazyRoute(
     tags,
     summary: "Record one event or up to 1,000 (one Redis round trip)",
     description:
-      "Each event adds `count` to its member in the UTC hour bucket of `at` (default now). `at` may be up to the retention in the past and at most 5 minutes in the future.",
+      "Each event adds `count` to its member in the UTC hour bucket of `at` (default now). `at` must fall in an hour a window can still read (at most min(retention, 168) hours back) and be at most 5 minutes in the future.",
     request: { params: nameParamsChecked("stream"), ...jsonBody(prechecked(EventsBody, eventsPrecheck)) },
     responses: () => ({
       200: jsonResponse(z.object({ accepted: z.number().int() }), "Events recorded."),

@@ -13,7 +13,7 @@ export const DELETE_KEYS_PER_SCRIPT = 1000;
 
 /**
  * Deletes every key of a stream and its registry entries: one script for all a write can still reach
- * (the horizon's buckets, the current and next hour's unions, the legacy cuts hash, the registry);
+ * (the horizon's buckets, the previous, current and next hour's unions, the legacy cuts hash, the registry);
  * with a retention beyond the horizon (up to 9,600 h) the older buckets, which no write reaches, follow
  * in scripts of at most DELETE_KEYS_PER_SCRIPT keys (review 10: they were left to expire). Returns how
  * many keys existed.
@@ -31,8 +31,10 @@ export async function deleteStream(
   const reachable = H - horizonOf(options.retentionHours) - 1;
   const oldest = H - options.retentionHours - 1;
   const buckets = Array.from({ length: H + 2 - reachable }, (_, i) => keys.bucket(reachable + i));
-  // unions live until the end of their hour; H + 1 covers a writer whose clock is a little ahead
-  const unions = [H, H + 1].flatMap((hour) => keys.unionsOf(hour));
+  // unions live until the end of their hour; H + 1 covers a reader whose clock is a little ahead, and
+  // H - 1 one still in the previous hour (review 24: it read the deleted stream from that union until
+  // its clock turned, as review 21 found for a late write); 3 keys more in the same UNLINK
+  const unions = [H - 1, H, H + 1].flatMap((hour) => keys.unionsOf(hour));
   const { value, replayed } = await deleteScript.run<number>(
     ctx.redis,
     { names: reg.names, seen: reg.seen, dirty: reg.dirty, doomed: [keys.cuts, keys.scratch, ...buckets, ...unions] },
