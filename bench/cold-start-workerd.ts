@@ -20,8 +20,8 @@
  * A cold isolate in production starts in a workerd process that has served other Workers for
  * hours. So each fresh process first runs a primer Worker (not the bundle: PRIMER), and the kinds'
  * order rotates from run to run: a kind's figures are those of the runs where its isolate was not
- * its process's first, which pays ~1.5–2 ms more whatever the kind, primer or not (the last column
- * gives those runs' median; `--unprimed` leaves the primer out).
+ * its process's first, which paid ~1.5–2 ms more whatever the kind on a loaded machine, primer or
+ * not (the last column gives those runs' median; `--unprimed` leaves the primer out).
  *
  * Not included: workerd parses (compiles) every module of a bundle when it loads the Worker, before
  * an inspector can attach, so `module evaluation` is instantiating and evaluating the entry module
@@ -291,9 +291,9 @@ export async function measureWorkerdColdStarts(options: {
     // A throwaway run first: Redis then has each write's script (an EVALSHA of a measured first
     // write would otherwise be answered NOSCRIPT once and sent again), and the machine's caches are warm.
     await run(entry, bindings, kinds, primerUrl);
-    // The first isolate of a process pays ~1.5–2 ms more than the next ones whatever its kind, even
-    // after the primer (measured by reordering the kinds: the counter incr, always first until then,
-    // looked the dearest). So each run rotates the kinds, and a kind's figures are those of the runs
+    // The first isolate of a process paid ~1.5–2 ms more than the next ones whatever its kind, on a
+    // loaded machine even after the primer (measured by reordering the kinds: the counter incr,
+    // always first until then, looked the dearest). So each run rotates the kinds, and a kind's figures are those of the runs
     // where it was not first; its runs as the first isolate are reported apart (`firstOfProcess`).
     const later = new Map<Step, Cpu[]>(STEPS.map((s) => [s, []]));
     const first = new Map<Step, Cpu[]>(STEPS.map((s) => [s, []]));
@@ -370,7 +370,7 @@ export function workerdTable(result: WorkerdColdStart): string {
     return `| ${label[step]} | ${f(s.min)} | ${f(s.p25)} | **${f(s.median)}** | ${f(s.allThreads)} | ${f(s.firstOfProcess)} |`;
   });
   return [
-    `Cold start in workerd itself (\`node bench/cold-start-workerd.ts\`): ${result.runs} fresh workerd processes through the miniflare wrangler uses, ${result.primed ? "each running a primer Worker (one fetch, a SHA-1) before " : ""}one isolate per kind, the kinds' order rotating from run to run; CPU ms of workerd's main thread, where the isolates run (what a Worker's CPU limit counts), from the kernel's per-thread counters, over the runs where the kind's isolate was not its process's first (the last column: those where it was, which pay ~1.5–2 ms more whatever the kind). Each figure includes workerd's own handling of the HTTP request (the floor) and, for accepted writes, its native fetch of the one Upstash call.`,
+    `Cold start in workerd itself (\`node bench/cold-start-workerd.ts\`): ${result.runs} fresh workerd processes through the miniflare wrangler uses, ${result.primed ? "each running a primer Worker (one fetch, a SHA-1) before " : ""}one isolate per kind, the kinds' order rotating from run to run; CPU ms of workerd's main thread, where the isolates run (what a Worker's CPU limit counts), from the kernel's per-thread counters, over the runs where the kind's isolate was not its process's first (the last column: those where it was; without the primer the first isolate paid ~1.5–2 ms more whatever the kind). Each figure includes workerd's own handling of the HTTP request (the floor) and, for accepted writes, its native fetch of the one Upstash call.`,
     "",
     "| step | min | p25 | median | all threads, median | first isolate of its process, median |",
     "|---|---:|---:|---:|---:|---:|",
