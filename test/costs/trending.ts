@@ -99,6 +99,9 @@ export const area = {
       note: "The baseline hours are exactly the window of the top read's cached union: one `ZMSCORE` of the 200 candidates there.",
     }),
     risingQuiet: row("trending rising", "current hour empty", 2),
+    risingTie: row("trending rising / 24 h baseline", "warm, a tie across the 200 candidates' cut", 4, {
+      note: "+1 over warm: `ZREVRANGE` gives tied counts in descending byte order, so the tie at the cut is read again in ascending order (`ZRANGE … BYSCORE`, at most the places left), as every ranking here orders ties.",
+    }),
     history48: row("trending member history / 48 h", "any", 50, {
       note: "One `ZMSCORE` (the member and the hour's cut) per hour: 48 finished hours and the current one.",
     }),

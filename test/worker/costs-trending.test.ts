@@ -124,6 +124,13 @@ describe("trending costs", () => {
     check("risingOpen", await api.cost(() => ok(api.get("/v1/trending/rise/rising?n=10&baseline=24h"))));
     await ok(api.post("/internal/jobs/compact", undefined, { key: "admin" }));
     check("risingWarm", await api.cost(() => ok(api.get("/v1/trending/rise/rising?n=10&baseline=24h"))));
+    // another stream, warm as `rise`, whose current hour holds 300 members at 1: a tie across the
+    // 200 candidates' cut
+    const tied = Array.from({ length: 300 }, (_, i) => ({ member: `tie${i}` }));
+    await ok(events("rtie", { events: [{ member: "tie0", at: api.now - HOUR }, ...tied] }));
+    await ok(api.post("/internal/jobs/compact", undefined, { key: "admin" }));
+    await ok(api.get("/v1/trending/rtie/top?n=10&window=24h"));
+    check("risingTie", await api.cost(() => ok(api.get("/v1/trending/rtie/rising?n=10&baseline=24h"))));
     check("history48", await api.cost(() => ok(api.get("/v1/trending/rise/history?member=p3&hours=48"))));
     api.advance(HOUR);
     check("risingQuiet", await api.cost(() => ok(api.get("/v1/trending/rise/rising?n=10&baseline=24h"))));
