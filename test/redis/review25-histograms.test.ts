@@ -87,6 +87,26 @@ describe("review 25: the registry between Workers whose clocks differ", () => {
     },
   );
 
+  // Severity: low (the same flaw, without any skew). A name re-timed in the very millisecond of the
+  // newest stamp (two Workers, or one busy one: Workers' clocks advance only across I/O) takes
+  // that stamp, equal to the pass's `high`; among equal stamps names go in reverse byte order, so
+  // one sorting after the cursor's member lands ahead of the cursor, and the next phase lists only
+  // stamps above `high`: missed. Fix: the same, a stamp above the registry's highest.
+  it.fails("a pass lists a name re-timed in the millisecond of the newest stamp", async () => {
+    const { stats, base } = workers("samems");
+    for (const [i, name] of ["z", "m", "b"].entries()) {
+      base.now = T0 + i * 1000;
+      await stats.histogram(name).configure({ bucketWidth: 1, retentionDays: 10 });
+    }
+    base.now = T0 + 5000;
+    await stats.histogram("top").configure({ bucketWidth: 1, retentionDays: 10 });
+    const seen = await pass(stats, 1, async (page) => {
+      // after the first page (top), in the same millisecond: z ("z" sorts before "top" in reverse order)
+      if (page === 0) await stats.histogram("z").configure({ bucketWidth: 1, retentionDays: 20 });
+    });
+    for (const name of ["top", "z", "m", "b"]) expect(seen, name).toContain(name);
+  });
+
   it("a stamp only rises: a lagging Worker's write of a name stamped by one ahead leaves the stamp", async () => {
     const { base, at, registry, deadlines, score } = workers("rises");
     await at(CLOCK_SKEW_MS).histogram("h").configure({ bucketWidth: 1, retentionDays: 5 });
