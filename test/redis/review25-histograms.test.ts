@@ -66,7 +66,7 @@ describe("review 25: the registry between Workers whose clocks differ", () => {
   // review 24 fixed for deadlines; docs/histograms.md: "a stamp is the time of the change, above
   // anything the pass saw"). Fixed: the stamp is max(now, the registry's highest stamp + 1) (one
   // ZREVRANGE … 0 0 WITHSCORES more, only when the deadline moved), so a stamp is above every
-  // `high` any pass has seen whatever the clocks.
+  // `high` any pass has seen whatever the clocks (unless that high name was deleted since: docs).
   it("a pass lists a name re-timed mid-pass by a Worker whose clock lags the one that made the newest name", async () => {
     const { stats, base, at } = workers("skew");
     const names = ["n0", "n1", "n2", "n3", "n4", "n5"];
