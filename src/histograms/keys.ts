@@ -44,7 +44,8 @@ export const histogramKeys = {
     id === undefined ? keyOf(prefix, "hist", name, "tmp") : keyOf(prefix, "hist", name, "tmp", id),
   /**
    * Sorted set of the listed names, scored with the epoch ms at which each was last stamped: by the
-   * write that created it or changed its listing deadline (`deadlines`). The list pages it, most
+   * write that created it or changed its listing deadline (`deadlines`); above the set's highest
+   * whatever the writer's clock (listing.ts, review 25). The list pages it, most
    * recent first: a score that only rises, to the time of the change, is what a pass by cursor
    * needs (src/redis/pages.ts); scored by the deadline, a name rising mid-pass to no later than
    * the first page's highest was missed (review 23). Same members as `deadlines`.

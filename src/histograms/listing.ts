@@ -9,10 +9,13 @@ import { defineLua, defineScript } from "../redis/script.ts";
 /**
  * The listing of a name: its deadline in `deadlines` (raised with GT, or set exactly when a new
  * retention re-times it), and, only when that changed it (ZADD CH: added or moved), its stamp in
- * `registry` set to now (GT: a stamp only rises, even between clocks a little apart). The list
- * pages `registry` by cursor (src/redis/pages.ts), whose passes hold because a stamp that moves
- * a name is the time of the move; the deadline alone did not (review 23). One ZADD when the
- * deadline stays (steady PUT, a later write's older day), two when it changes.
+ * `registry` (GT: a stamp only rises). The list pages `registry` by cursor (src/redis/pages.ts),
+ * whose passes hold because a name that moves lands above every stamp a pass has seen (its
+ * `high`); the deadline alone did not (review 23). So the stamp is now or, when the registry's
+ * highest is not below now, that + 1 (review 25: now alone, from a Worker whose clock lags the one
+ * that wrote the highest by up to the minute allowed, or in the same millisecond, fell between a
+ * pass's cursor and its `high`, and that pass never listed the name). One ZADD when the deadline
+ * stays (steady PUT, a later write's older day), three when it changes.
  */
 export const listingLua = defineLua(
   "histograms.listing",
@@ -25,7 +28,12 @@ local function relist(deadlines, registry, name, untilMs, nowMs, exact)
   else
     changed = redis.call('ZADD', deadlines, 'GT', 'CH', untilMs, name)
   end
-  if changed == 1 then redis.call('ZADD', registry, 'GT', nowMs, name) end
+  if changed == 1 then
+    local top   = redis.call('ZREVRANGE', registry, 0, 0, 'WITHSCORES')
+    local stamp = tonumber(nowMs)
+    if top[2] and tonumber(top[2]) >= stamp then stamp = tonumber(top[2]) + 1 end
+    redis.call('ZADD', registry, 'GT', string.format('%.0f', stamp), name)
+  end
 end`,
 );
 

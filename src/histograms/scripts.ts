@@ -205,7 +205,7 @@ return {created = created, createdAt = createdAt}
  * (no other bucket and no sum yet); a new day gets its EXPIREs (its deadline
  * is fixed by its date and the retention, so later writes never move it) and
  * extends the name's listing deadline, stamping it in the registry only when that moved it
- * (listingLua: one ZADD more on a day later than any it holds). Validation of dates and values
+ * (listingLua: a ZREVRANGE and a ZADD more on a day later than any it holds). Validation of dates and values
  * happens before any write; the one check that needs the writes (the cap) is
  * undone exactly (integer counts) before refusing, so a refusal leaves nothing.
  *

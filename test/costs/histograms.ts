@@ -13,14 +13,14 @@ export const area = {
   title: "Histograms",
   order: 30,
   rows: {
-    putNew: r("histogram PUT settings", "new histogram", 5, {
-      note: "`HMGET`, `HSET` of the settings, and the listing: a `ZADD GT CH` of its deadline (`hist:_names`) and, as that changed it, a `ZADD GT` stamping it with now in the registry the list pages (`hist:_recent`; review 24: 4 before, the deadline was the registry). A PUT of the same settings on a later UTC day than its listing's moves the deadline too: 5.",
+    putNew: r("histogram PUT settings", "new histogram", 6, {
+      note: "`HMGET`, `HSET` of the settings, and the listing: a `ZADD GT CH` of its deadline (`hist:_names`) and, as that changed it, a `ZREVRANGE … 0 0 WITHSCORES` of the registry the list pages (`hist:_recent`) and a `ZADD GT` stamping the name there with now, or the highest stamp + 1 when that is not below now (review 24: 4 before, the deadline was the registry; review 25: 5 before, now alone, from a lagging clock or in the same millisecond, could fall below a pass's highest and be missed). A PUT of the same settings on a later UTC day than its listing's moves the deadline too: 6.",
     }),
     putSame: r("histogram PUT settings", "existing, same width and retention", 4, {
       note: "The same day: the `ZADD GT CH` of the deadline changes nothing, so no stamp.",
     }),
-    putRetention: r("histogram PUT settings", "existing, new retention, 1 stored day", 426, {
-      note: "A new retention re-times every stored day and month rollup: a script may touch only the keys it declares and SCAN is off limits, so it checks each of the 404 days and 15 months that may hold data (`EXISTS`) and re-expires those that do. An admin call, rare; the same holds for a width change while data may exist. The deadline moves (set exactly, either way): its `ZADD` and the registry's stamp (425 before review 24).",
+    putRetention: r("histogram PUT settings", "existing, new retention, 1 stored day", 427, {
+      note: "A new retention re-times every stored day and month rollup: a script may touch only the keys it declares and SCAN is off limits, so it checks each of the 404 days and 15 months that may hold data (`EXISTS`) and re-expires those that do. An admin call, rare; the same holds for a width change while data may exist. The deadline moves (set exactly, either way): its `ZADD` and the registry's stamp, above its highest (425 before review 24, 426 before review 25).",
     }),
     observeFirstOfDay: r("histogram observe, 1 value", "first observation of the UTC day (the day of its PUT)", 12, {
       naive: 2,
@@ -29,10 +29,10 @@ export const area = {
     observeFirstOfLaterDay: r(
       "histogram observe, 1 value",
       "first observation of a UTC day later than any it holds",
-      13,
+      14,
       {
         naive: 2,
-        note: "The first-touch row, and the deadline moved: a `ZADD GT` stamps the name with now in the registry the list pages (`hist:_recent`), so a pass by cursor lists it at its end (review 24: 12 before, the deadline was the registry, and a name rising mid-pass to no later than the first page's highest was missed). Once a day per histogram written daily.",
+        note: "The first-touch row, and the deadline moved: a `ZREVRANGE … 0 0 WITHSCORES` of the registry the list pages (`hist:_recent`) and a `ZADD GT` stamping the name there with now, or its highest stamp + 1 when that is not below now, so a pass by cursor lists it at its end (review 24: 12 before, the deadline was the registry, and a name rising mid-pass to no later than the first page's highest was missed; review 25: 13 before, now alone from a lagging clock could still fall below it). Once a day per histogram written daily.",
       },
     ),
     observeSteady: r("histogram observe, 1 value", "steady, existing bucket, within the day's extremes", 5, {

@@ -240,15 +240,15 @@ describe("review 24: exact commands (EVALSHA included, scripts cached)", () => {
     await stats.histogram("warm").observe(1);
     await stats.histogram("warm").delete();
     const h = stats.histogram("h");
-    expect(await commands(() => h.configure({ bucketWidth: 1 }))).toBe(5); // HMGET, HSET, 2 ZADD
+    expect(await commands(() => h.configure({ bucketWidth: 1 }))).toBe(6); // HMGET, HSET, 2 ZADD, the registry's highest (review 25)
     expect(await commands(() => h.configure({ bucketWidth: 1 }))).toBe(4); // the deadline stays: 1 ZADD
     expect(await commands(() => h.observe(5))).toBe(12); // first touch of the PUT's day: no stamp
     expect(await commands(() => h.observe(5))).toBe(5); // steady
     clock.now += DAY;
-    expect(await commands(() => h.observe(5))).toBe(13); // a later day: the deadline rises, stamped
+    expect(await commands(() => h.observe(5))).toBe(14); // a later day: the deadline rises, stamped above the highest
     expect(await commands(() => h.observe({ value: 5, at: T0 }))).toBe(6); // late write: no listing
     clock.now += DAY;
-    expect(await commands(() => h.configure({ bucketWidth: 1 }))).toBe(5); // a later day than its data's
+    expect(await commands(() => h.configure({ bucketWidth: 1 }))).toBe(6); // a later day than its data's
     expect(await commands(() => h.delete())).toBe(4); // UNLINK, 2 ZREM
   });
 
