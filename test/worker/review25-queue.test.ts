@@ -552,3 +552,53 @@ describe("review 25: bounds met by a merged batch", () => {
     expect((await topOf(q)).a).toBe(5e13);
   });
 });
+
+describe("review 25: an error on the EVAL path (Redis did not know the script yet)", () => {
+  /**
+   * A client of the api's real Redis that does not know any script yet (a fresh or flushed Redis,
+   * a new release's script): every EVALSHA answers NOSCRIPT, as Redis does, so each call goes on
+   * with EVAL of the script's text (src/redis/run.ts), which the real Redis runs.
+   */
+  const unloaded = (api: IngestApi): RedisClient => {
+    const redis = real(api);
+    return {
+      ping: () => redis.ping(),
+      evalsha: (() =>
+        Promise.reject(
+          Object.assign(new Error("NOSCRIPT No matching script. Please use EVAL."), { name: "UpstashError" }),
+        )) as RedisClient["evalsha"],
+      eval: redis.eval,
+    };
+  };
+
+  it("holds: on that path a queued write applies as usual", async () => {
+    const q = queued("r25-eval-ok");
+    expect((await q.post("/v1/counters/c/incr", { member: "a", by: 2 }, { headers: q.asyncHeaders })).status).toBe(202);
+    const one = await consumeOn(q, q.queue.sent, unloaded(q), [1]);
+    expect(one.stats).toMatchObject({ applied: 1 });
+    expect(await scoreOf(q, "a")).toBe(2);
+  });
+
+  // Severity: low (it takes an error reply of Redis's own: a script bug, a key of the wrong type).
+  // boundRefusal (src/ingest/dead-letter.ts) takes any error whose message *contains* `ERR
+  // counters.incr out_of_range` (or `ERR trending.record hour_count`) for the bound. An error of an
+  // EVAL carries the request (`…, command was: ["eval","<script text>",…]`), and the apply script's
+  // text holds those very strings, so on the EVAL path every script error reads as the bound: a
+  // message alone is dead-lettered at once as "a counter score outside ±1e15" (its ids marked
+  // applied, so a fixed release cannot apply it either), not retried; the same error via EVALSHA is
+  // retried. Fix: match the bound in the reply's own text (before `, command was: `), not in the
+  // command echoed after it.
+  it.fails("a script error is retried, not dead-lettered as a bound refusal", async () => {
+    const q = queued("r25-eval-wrongtype");
+    expect((await q.post("/v1/counters/c/incr", { member: "a", by: 2 }, { headers: q.asyncHeaders })).status).toBe(202);
+    expect((await q.post("/v1/counters/c/incr", { member: "z" })).status).toBe(200);
+    for (const key of (await q.keys()).filter((k: string) => /:c$/.test(k))) {
+      await command(q.target, "DEL", key);
+      await command(q.target, "SET", key, "not a zset");
+    }
+    const one = await consumeOn(q, q.queue.sent, unloaded(q), [1]);
+    expect(q.dlq.sent.map((m) => m.body.reason)).toEqual([]);
+    expect(one.stats).toMatchObject({ retried: 1, deadLettered: 0 });
+    expect(one.retryMessages).toEqual([{ msgId: q.queue.sent[0]!.id }]);
+  });
+});
