@@ -579,6 +579,17 @@ describe("review 25: an error on the EVAL path (Redis did not know the script ye
     expect(await scoreOf(q, "a")).toBe(2);
   });
 
+  it("holds: on that path a bound is still a bound: dead-lettered at once, naming it", async () => {
+    const q = queued("r25-eval-bound");
+    const full = { items: Array.from({ length: 1000 }, () => ({ member: "a", by: 1e12 })) };
+    expect((await q.post("/v1/counters/c/incr", full)).status).toBe(200);
+    expect((await q.post("/v1/counters/c/incr", { member: "a", by: 1 }, { headers: q.asyncHeaders })).status).toBe(202);
+    const one = await consumeOn(q, q.queue.sent, unloaded(q), [1]);
+    expect(one.stats).toMatchObject({ deadLettered: 1, retried: 0 });
+    expect(q.dlq.sent[0]?.body.reason).toMatch(/±1e15/);
+    expect(await scoreOf(q, "a")).toBe(1e15);
+  });
+
   // Severity: low (it takes an error reply of Redis's own: a script bug, a key of the wrong type).
   // boundRefusal (src/ingest/dead-letter.ts) takes any error whose message *contains* `ERR
   // counters.incr out_of_range` (or `ERR trending.record hour_count`) for the bound. An error of an
@@ -588,7 +599,8 @@ describe("review 25: an error on the EVAL path (Redis did not know the script ye
   // applied, so a fixed release cannot apply it either), not retried; the same error via EVALSHA is
   // retried. Fix: match the bound in the reply's own text (before `, command was: `), not in the
   // command echoed after it.
-  it.fails("a script error is retried, not dead-lettered as a bound refusal", async () => {
+  // Fixed in review 25 (dead-letter.ts boundRefusal reads the text before `, command was: `).
+  it("a script error is retried, not dead-lettered as a bound refusal", async () => {
     const q = queued("r25-eval-wrongtype");
     expect((await q.post("/v1/counters/c/incr", { member: "a", by: 2 }, { headers: q.asyncHeaders })).status).toBe(202);
     expect((await q.post("/v1/counters/c/incr", { member: "z" })).status).toBe(200);
