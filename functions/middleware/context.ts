@@ -97,10 +97,16 @@ export function ctxOf(c: Context<AppEnv>): Ctx {
 // The feature routes import markReplay from here; re-exported until they import ./replay.ts.
 export { markReplay } from "./replay.ts";
 
-/** True when the request's `Prefer` header holds `respond-async` (RFC 7240; other preferences may ride along). */
+/**
+ * True when the request's `Prefer` header holds `respond-async` (RFC 7240; other preferences may
+ * ride along). An empty value (`respond-async=""`, `respond-async=`) is no value (RFC 7240 §2).
+ */
 export function prefersAsync(header: string | undefined): boolean {
   if (!header) return false;
-  return header.split(",").some((pref) => (pref.split(";")[0] ?? "").trim().toLowerCase() === "respond-async");
+  return header.split(",").some((pref) => {
+    const [name = "", value] = (pref.split(";")[0] ?? "").split("=");
+    return name.trim().toLowerCase() === "respond-async" && (value === undefined || /^\s*(""\s*)?$/.test(value));
+  });
 }
 
 /**

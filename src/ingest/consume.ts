@@ -167,11 +167,14 @@ export async function consumeBatch(
         }
         return;
       }
-      if (!(error instanceof StorageUnavailableError))
+      const storage = error instanceof StorageUnavailableError;
+      if (!storage)
         console.error(
           `ingest: a group failed and is retried: ${error instanceof Error ? error.message : String(error)}`,
         );
-      const why = `storage error: ${error instanceof Error ? error.message : String(error)}`;
+      // named by kind: Redis's own reply to the script (WRONGTYPE, a script bug) is no outage, and
+      // "storage error" would send the operator to Upstash's status (review 25)
+      const why = `${storage ? "storage error" : "error"}: ${error instanceof Error ? error.message : String(error)}`;
       const last = (m: QueuedMessage) => isLastAttempt(m.attempts, maxRetries);
       for (const e of left) {
         // On its last delivery with a copy that has deliveries left (a keyed retry), acked as its duplicate: the

@@ -36,8 +36,12 @@ export function deadLetterBody(item: DeadLetterItem): { reason: string; messageI
  */
 export function boundRefusal(error: unknown): string | undefined {
   if (!(error instanceof Error)) return undefined;
-  if (error.message.includes(HOUR_COUNT_ERROR)) return "a trending count past the bound of 5e13 per member and hour";
-  if (error.message.includes(SCORE_RANGE_ERROR))
+  // the reply's own text only: the client's message goes on with `, command was: [...]`, which for
+  // an EVAL (Redis did not know the script yet) is the script's text, holding both strings below,
+  // so any error of it read as a bound and was dead-lettered at once (review 25)
+  const reply = error.message.split(", command was: ")[0] ?? "";
+  if (reply.includes(HOUR_COUNT_ERROR)) return "a trending count past the bound of 5e13 per member and hour";
+  if (reply.includes(SCORE_RANGE_ERROR))
     return "a counter score outside ±1e15 (the range kept exact), in the plain key, a bucket or a rollup";
   return undefined;
 }
