@@ -85,7 +85,7 @@ describe("a path parameter the URL cannot carry is refused before anything is se
       ];
       for (const [name, pending] of calls) {
         const before = sent.length;
-        const error = await refusal(pending);
+        const error = await refusal(pending());
         expect({ status: error.status, code: error.code }, name).toEqual({ status: 400, code: "invalid_request" });
         expect(error.details).toEqual([expect.objectContaining({ in: "param", path: name })]);
         expect(sent.length, `${name}: nothing sent`).toBe(before);
