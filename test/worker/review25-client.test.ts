@@ -128,6 +128,21 @@ describe("a path parameter the URL cannot carry is refused before anything is se
   });
 });
 
+describe("a refusal of the URL's path says so", () => {
+  // Fixed (was low): DELETE …/members/ (a trailing '/') and a path whose percent-escapes are not
+  // UTF-8 were refused with details `{ in: "json", path: "path" }`: the body, which a DELETE has
+  // none of. Fix: functions/middleware/request.ts gives them `in: "param"`, where the path's are.
+  it("a DELETE ending in '/' and a path with bad percent-escapes: details in the path", async () => {
+    const api = track(createTestApi({ label: "r25-path", start }));
+    const trailing = await api.del("/v1/counters/c/members/", { key: "admin" });
+    expect(trailing.status).toBe(400);
+    expect(trailing.body.error.details).toEqual([expect.objectContaining({ in: "param", path: "path" })]);
+    const escapes = await api.get("/v1/counters/%FF/top");
+    expect(escapes.status).toBe(400);
+    expect(escapes.body.error.details).toEqual([expect.objectContaining({ in: "param", path: "path" })]);
+  });
+});
+
 describe("cursors: every registry list and page, followed by `nextCursor` to its end", () => {
   let api: TestApi;
   let client: ReturnType<typeof workerClient>;
