@@ -118,7 +118,7 @@ export const trendingCalls = (send: Send) => ({
   list: <O extends ReadOptions = Json>(read?: O) =>
     send<ListResult<O, StreamsPage>>("listStreams", {}, undefined, undefined, read),
   /** A page of streams; a pass follows `nextCursor` as `cursor` until it is null. */
-  page: <O extends ReadOptions = Json>(query: { limit?: number; cursor?: string } = {}, read?: O) =>
+  page: <O extends ReadOptions = Json>(query: { limit?: number; cursor?: string | null } = {}, read?: O) =>
     send<ListResult<O, StreamsPage>>("listStreams", {}, query, undefined, read),
   record: <W extends AsyncWriteOptions = WriteOptions>(
     stream: string,
@@ -145,8 +145,10 @@ export const trendingCalls = (send: Send) => ({
 
 export const counterCalls = (send: Send) => ({
   /** One page of counter names, most recently written first; a pass follows `nextCursor` as `cursor` until it is null (or `nextOffset` as `offset`). */
-  list: <O extends ReadOptions = Json>(query: { limit?: number; cursor?: string; offset?: number } = {}, read?: O) =>
-    send<ListResult<O, R<typeof counters.list>>>("listCounters", {}, query, undefined, read),
+  list: <O extends ReadOptions = Json>(
+    query: { limit?: number; cursor?: string | null; offset?: number } = {},
+    read?: O,
+  ) => send<ListResult<O, R<typeof counters.list>>>("listCounters", {}, query, undefined, read),
   incr: <W extends AsyncWriteOptions = WriteOptions>(counter: string, items: IncrInput | IncrInput[], write?: W) =>
     send<WriteResult<W, counters.IncrResult>>(
       "incr",
@@ -181,8 +183,10 @@ export const counterCalls = (send: Send) => ({
 
 export const histogramCalls = (send: Send) => ({
   /** One page of histogram names; a pass follows `nextCursor` as `cursor` until it is null (or `next` as `offset`). */
-  list: <O extends ReadOptions = Json>(query: { limit?: number; cursor?: string; offset?: number } = {}, read?: O) =>
-    send<ListResult<O, R<typeof histograms.list>>>("listHistograms", {}, query, undefined, read),
+  list: <O extends ReadOptions = Json>(
+    query: { limit?: number; cursor?: string | null; offset?: number } = {},
+    read?: O,
+  ) => send<ListResult<O, R<typeof histograms.list>>>("listHistograms", {}, query, undefined, read),
   configure: (histogram: string, settings: histograms.HistogramSettings, write?: WriteOptions) =>
     send<histograms.HistogramInfo & { created: boolean }>("putHistogram", { histogram }, undefined, settings, write),
   observe: (
@@ -209,7 +213,7 @@ export const histogramCalls = (send: Send) => ({
 
 export const presenceCalls = (send: Send) => ({
   /** A page of rooms; a pass follows `nextCursor` as `cursor` until it is null. */
-  list: <O extends ReadOptions = Json>(query: { limit?: number; cursor?: string } = {}, read?: O) =>
+  list: <O extends ReadOptions = Json>(query: { limit?: number; cursor?: string | null } = {}, read?: O) =>
     send<ListResult<O, R<typeof presence.rooms>>>("listRooms", {}, query, undefined, read),
   heartbeat: <W extends AsyncWriteOptions = WriteOptions>(room: string, ids: string | string[], write?: W) =>
     send<WriteResult<W, presence.HeartbeatResult>>(
@@ -226,8 +230,11 @@ export const presenceCalls = (send: Send) => ({
   day: (room: string, day: string, call?: CallOptions) =>
     send<presence.RoomDay>("roomStats", { room }, { day }, undefined, call),
   total: (call?: CallOptions) => send<presence.SiteTotal>("presenceTotal", {}, undefined, undefined, call),
-  members: <O extends ReadOptions = Json>(room: string, query: { limit?: number; cursor?: string } = {}, read?: O) =>
-    send<ListResult<O, presence.MemberPage>>("roomMembers", { room }, query, undefined, read),
+  members: <O extends ReadOptions = Json>(
+    room: string,
+    query: { limit?: number; cursor?: string | null } = {},
+    read?: O,
+  ) => send<ListResult<O, presence.MemberPage>>("roomMembers", { room }, query, undefined, read),
   history: <O extends ReadOptions = Json>(room: string, query: { hours?: number } = {}, read?: O) =>
     send<ListResult<O, R<typeof presence.history>>>("roomHistory", { room }, query, undefined, read),
   delete: (room: string, call?: CallOptions) => send<void>("deleteRoom", { room }, undefined, undefined, call),
@@ -235,8 +242,10 @@ export const presenceCalls = (send: Send) => ({
 
 export const leaderboardCalls = (send: Send) => ({
   /** A page of boards; a pass follows `nextCursor` as `cursor` until it is null (or `next` as `offset`). */
-  list: <O extends ReadOptions = Json>(query: { limit?: number; cursor?: string; offset?: number } = {}, read?: O) =>
-    send<ListResult<O, lb.BoardList>>("listBoards", {}, query, undefined, read),
+  list: <O extends ReadOptions = Json>(
+    query: { limit?: number; cursor?: string | null; offset?: number } = {},
+    read?: O,
+  ) => send<ListResult<O, lb.BoardList>>("listBoards", {}, query, undefined, read),
   configure: (board: string, body: lb.BoardConfig = {}, write?: WriteOptions) =>
     send<Omit<lb.BoardSettings, "created"> & { created: boolean }>("configureBoard", { board }, undefined, body, write),
   page: <O extends ReadOptions = Json>(

@@ -145,6 +145,17 @@ export function dotSegment(name: string, value: string): EdgestatsError {
 }
 
 /**
+ * A path parameter refused before sending, with the refusal the route gives it (`{in: "param"}`):
+ * an empty one leaves an empty segment, and `/v1/presence/` is the room list's path, so
+ * presence.room("") resolved with the list typed as a room's stats (review 25).
+ */
+export function badParam(name: string, rule: string): EdgestatsError {
+  return new EdgestatsError(400, "invalid_request", `Invalid param field '${name}': ${rule}.`, [
+    { in: "param", path: name, message: rule },
+  ]);
+}
+
+/**
  * The call's own `signal` aborted it (before it was sent, mid-attempt or while it waited to retry):
  * status 0 like a network error, but its own code, as nothing is retried after it; `cause` is the
  * signal's reason (an AbortError DOMException unless the caller gave one).

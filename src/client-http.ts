@@ -4,8 +4,19 @@
  * with the EdgestatsError it comes to. What is retried, and how long the client waits in between,
  * is ./client.ts's.
  */
-import { dotSegment, errorOf, invalidResponse, networkError, ReplaySummarisedError } from "./client-errors.ts";
+import {
+  badParam,
+  dotSegment,
+  errorOf,
+  invalidResponse,
+  networkError,
+  ReplaySummarisedError,
+} from "./client-errors.ts";
 import type { AsyncWriteOptions, CsvPage, Query, ReadOptions } from "./client-types.ts";
+import { NAME_PATTERN, NAME_RULE } from "./names.ts";
+
+/** The path parameters that are names (API.md's name rule); the others (member, id, job) are any non-empty text. */
+const NAME_PARAMS = new Set(["stream", "counter", "histogram", "room", "board", "player", "name"]);
 
 /** The most of an error answer's body read (an envelope is small; a proxy's page need not be). */
 const MAX_ERROR_BODY = 1 << 20;
@@ -26,13 +37,19 @@ export function requestOf(
 ): { url: string; path: string; init: RequestInit & { method: string; headers: Record<string, string> } } {
   const path = template.replace(/\{(\w+)\}/g, (_, name: string) => {
     const value = params[name] ?? "";
+    // An empty segment, or a name the route refuses, may be another route's path: "" made
+    // GET /v1/presence/ (the room list) and "_total" GET /v1/presence/_total (the site total),
+    // each resolved as the room's stats (review 25). Refused here as the route refuses it.
+    if (value === "") throw badParam(name, "must not be empty");
     // URL parsing resolves "." and ".." (and %2e%2e) as dot segments: removeMember(c, "..") would
     // send DELETE /v1/counters/c/, the counter's own path. Such an id cannot travel in a path.
     if (value === "." || value === "..") throw dotSegment(name, value);
+    if (NAME_PARAMS.has(name) && !NAME_PATTERN.test(value)) throw badParam(name, NAME_RULE);
     return encodeURIComponent(value);
   });
   const search = new URLSearchParams();
-  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) search.set(k, String(v));
+  // null as undefined: a pass hands the last page's `nextCursor: null` back as `cursor` (review 25)
+  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== null) search.set(k, String(v));
   const qs = search.toString();
   const headers: Record<string, string> = {
     authorization: `Bearer ${target.key}`,

@@ -73,6 +73,7 @@ export interface AsyncWriteOptions extends WriteOptions {
    * Send `Prefer: respond-async`: a deployment with an ingest queue validates the write, queues it
    * and answers 202 `Queued`; one without answers synchronously, as if not asked. Tell them apart
    * with `"queued" in result`.
+   * @default false (the write is applied before the call resolves)
    */
   respondAsync?: boolean;
 }
@@ -93,7 +94,7 @@ type Prop<O, K extends string> = O[keyof O & K];
 export interface ReadOptions extends CallOptions {
   /** `"csv"`: send `Accept: text/csv` and resolve to the CSV text (errors still come as EdgestatsError). @default "json" */
   format?: "json" | "csv";
-  /** With `format: "csv"`: resolve to a `CsvPage`, the text with the paging its headers carry. */
+  /** With `format: "csv"`: resolve to a `CsvPage`, the text with the paging its headers carry. @default false (the CSV text alone) */
   paging?: boolean;
 }
 
@@ -124,7 +125,8 @@ export type ListResult<O, T> =
 /** The default read: JSON. */
 export type Json = { format?: "json" };
 
-export type Query = Record<string, string | number | undefined>;
+/** A call's query; undefined and null values are left out (null: the last page's `nextCursor`). */
+export type Query = Record<string, string | number | null | undefined>;
 export type At = number | string;
 
 export interface TrendingEventInput {
@@ -138,8 +140,11 @@ export interface IncrInput {
   member: string;
   /** @default 1 */
   by?: number;
+  /** Count in this calendar bucket (UTC; ISO weeks). @default undefined (a plain counter, no buckets) */
   period?: Period;
+  /** With `period`: the time whose bucket is counted, epoch ms or ISO-8601. @default now */
   at?: At;
+  /** Seconds the counter (with `period`, its bucket) lives after this write; it only adds life, never shortens it. @default undefined (an existing expiry is left alone; a new key never expires) */
   ttl?: number;
 }
 export type PeriodQuery = {

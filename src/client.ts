@@ -130,9 +130,21 @@ export function createClient(options: ClientOptions) {
   }
 
   return {
-    /** `{ ok, redis: { ok, latencyMs } }`; a 503 (Redis unreachable) is thrown. */
-    health: (call?: CallOptions) =>
-      send<{ ok: boolean; redis?: { ok: boolean; latencyMs: number } }>("health", {}, undefined, undefined, call),
+    /**
+     * `{ ok }` from the Worker alone; `redis: { ok, latencyMs }` too (one PING) with a read or admin
+     * key, or with `deep: true` and a key of any scope (`?deep=1`: a writer's ingest key got no Redis
+     * check, review 25). A 503 (Redis unreachable) is thrown.
+     */
+    health: (
+      call?: CallOptions & { /** Send `deep=1`: the Redis check with any key. @default false */ deep?: boolean },
+    ) =>
+      send<{ ok: boolean; redis?: { ok: boolean; latencyMs: number } }>(
+        "health",
+        {},
+        call?.deep ? { deep: 1 } : undefined,
+        undefined,
+        call,
+      ),
     jobs: jobCalls(send),
     trending: trendingCalls(send),
     counters: counterCalls(send),

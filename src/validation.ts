@@ -2,11 +2,9 @@
  * Pure checks shared by the HTTP schemas and the library (no zod, no Hono).
  */
 import { ValidationError, type FieldIssue } from "./errors.ts";
+import { NAME_PATTERN, NAME_RULE } from "./names.ts";
 
-/** Names of streams, counters, histograms, rooms, boards and players. */
-export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
-/** What a bad name is told, in every feature and in the OpenAPI schemas. */
-export const NAME_RULE = "must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$";
+export { NAME_PATTERN, NAME_RULE };
 /** Members and ids: at most this many UTF-8 bytes. */
 export const MAX_MEMBER_BYTES = 256;
 /** Largest absolute increment one write may carry. */

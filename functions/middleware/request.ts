@@ -43,11 +43,13 @@ export const pathGuard = createMiddleware<AppEnv>(async (c, next) => {
 function checkPath(method: string, path: string): void {
   // A DELETE's path never ends with "/": that is what an HTTP client makes of DELETE …/members/..
   // (URL parsing resolves dot segments), and the router would take it for the counter's, board's or
-  // room's own path: the whole thing would go instead of one member.
+  // room's own path: the whole thing would go instead of one member. Both refusals are of the URL's
+  // path, where the path parameters are (`in: "param"`): a DELETE's had no `in`, and was located
+  // in the body (`json`) by ../errors.ts (review 25).
   if (method === "DELETE" && path.length > 1 && path.endsWith("/"))
     throw new ValidationError(
       "A DELETE path must not end with '/'; a member or id '.' or '..' cannot be addressed in a URL.",
-      [{ path: "path", message: "no trailing '/' on a DELETE" }],
+      [{ in: "param", path: "path", message: "no trailing '/' on a DELETE" }],
     );
   if (path.includes("%")) {
     for (const segment of path.split("/")) {
@@ -55,7 +57,7 @@ function checkPath(method: string, path: string): void {
         decodeURIComponent(segment);
       } catch {
         throw new ValidationError("A path segment's percent-escapes are not UTF-8; encode names as UTF-8.", [
-          { path: "path", message: "percent-escapes must encode UTF-8" },
+          { in: "param", path: "path", message: "percent-escapes must encode UTF-8" },
         ]);
       }
     }

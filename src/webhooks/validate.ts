@@ -40,6 +40,11 @@ export const MAX_RISING_THRESHOLD = 1e6;
 export interface WebhookInput {
   url: string;
   events: EventType[];
+  /**
+   * The one stream, room or board the events are about; trending.entered, trending.left and
+   * presence.peak need it (EVENT_FILTERS). @default undefined: trending.rising of every stream,
+   * leaderboard.leader of every board
+   */
   filter?: Filter | undefined;
   /** Top-N compared by trending.entered/left. @default 10 */
   n?: number | undefined;

@@ -177,11 +177,17 @@ describe("edgestats/client against wrangler dev", () => {
         (e: unknown) => e as EdgestatsError,
       );
 
-    const invalid = await catchOf(client(KEYS.ingest, { fetch: counting }).counters.incr("bad name", { member: "x" }));
+    // a bad body: the service's 400, sent once
+    const invalid = await catchOf(client(KEYS.ingest, { fetch: counting }).counters.incr("hits", { member: "" }));
     expect(invalid).toBeInstanceOf(EdgestatsError);
     expect(invalid).toBeInstanceOf(LibraryError);
     expect(invalid).toMatchObject({ status: 400, code: "invalid_request" });
-    expect(invalid?.details?.[0]?.path).toBe("counter");
+    expect(invalid?.details?.[0]).toMatchObject({ in: "json", path: "member" });
+    expect(sent).toBe(1);
+    // a bad name in the path: the route's refusal, made by the client before sending (review 25)
+    const badName = await catchOf(client(KEYS.ingest, { fetch: counting }).counters.incr("bad name", { member: "x" }));
+    expect(badName).toMatchObject({ status: 400, code: "invalid_request" });
+    expect(badName?.details?.[0]).toMatchObject({ in: "param", path: "counter" });
     expect(sent).toBe(1);
 
     expect(await catchOf(client(KEYS.read).leaderboards.player("nope", "nobody"))).toMatchObject({

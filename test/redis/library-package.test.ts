@@ -128,7 +128,9 @@ describe("the npm package", () => {
     // (./client-calls.js: the calls, one group per feature, split from client.js in review 21)
     expect(importsOf("client.js")).toEqual(["./client-calls.js", "./client-errors.js", "./client-http.js"]);
     expect(importsOf("client-calls.js")).toEqual([]);
-    expect(importsOf("client-http.js")).toEqual(["./client-errors.js"]);
+    // (./names.js: the contract's name rule, which the client checks names in paths by since review 25)
+    expect(importsOf("client-http.js")).toEqual(["./client-errors.js", "./names.js"]);
+    expect(importsOf("names.js")).toEqual([]);
     expect(importsOf("client-errors.js")).toEqual(["./errors.js"]);
   });
 
