@@ -4,6 +4,7 @@ import type { Ctx } from "../../src/context.ts";
 import { put as putHistogram, read as readHistogram } from "../../src/histograms/index.ts";
 import { histogramKeys, monthOf } from "../../src/histograms/keys.ts";
 import { DAY, dayLabel } from "../../src/time.ts";
+import type { Edgestats } from "../../src/index.ts";
 import { createRedis } from "../../src/redis/client.ts";
 import { libraryTest, type LibraryTest } from "./library.ts";
 import { command, resetStats, statsOf } from "./upstash-rest.ts";
@@ -130,4 +131,25 @@ export function withOutsideDays(days: [number, number[]][], value = 0): [number,
     for (let d = month; d < next.getTime(); d += DAY) if (!given.has(d)) out.push([d, [value]]);
   }
   return out.sort((a, b) => a[0] - b[0]);
+}
+
+/**
+ * Every name a pass by cursor over the histograms list lists (pages of `limit`), calling `between`
+ * after each page; the pass must end (review 24 and 25 registry files).
+ */
+export async function histogramsPass(
+  stats: Edgestats,
+  limit: number,
+  between: (page: number) => Promise<void> = async () => {},
+): Promise<string[]> {
+  const seen: string[] = [];
+  let page = await stats.histograms({ limit });
+  seen.push(...page.histograms);
+  for (let n = 0; page.nextCursor !== null && n < 100; n += 1) {
+    await between(n);
+    page = await stats.histograms({ limit, cursor: page.nextCursor });
+    seen.push(...page.histograms);
+  }
+  expect(page.nextCursor).toBeNull();
+  return seen;
 }

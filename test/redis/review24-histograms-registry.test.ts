@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { histogramKeys } from "../../src/histograms/keys.ts";
 import { Edgestats } from "../../src/index.ts";
 import { createRedis } from "../../src/redis/client.ts";
+import { histogramsPass as pass } from "../helpers/histograms.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { command, resetStats, statsOf } from "../helpers/upstash-rest.ts";
 
@@ -44,20 +45,6 @@ function library(label: string, start = T0) {
     },
     score: (key: string, name: string) => command<string | null>(target, "ZSCORE", key, name),
   };
-}
-
-/** Every name a pass by cursor lists (pages of `limit`), calling `between` after each page. */
-async function pass(stats: Edgestats, limit: number, between: (page: number) => Promise<void> = async () => {}) {
-  const seen: string[] = [];
-  let page = await stats.histograms({ limit });
-  seen.push(...page.histograms);
-  for (let n = 0; page.nextCursor !== null && n < 100; n += 1) {
-    await between(n);
-    page = await stats.histograms({ limit, cursor: page.nextCursor });
-    seen.push(...page.histograms);
-  }
-  expect(page.nextCursor).toBeNull();
-  return seen;
 }
 
 describe("review 24: the histograms' list, scored by the time of listing", () => {

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { histogramKeys } from "../../src/histograms/keys.ts";
 import { Edgestats, ValidationError } from "../../src/index.ts";
 import { CLOCK_SKEW_MS } from "../../src/time.ts";
+import { histogramsPass as pass } from "../helpers/histograms.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { command, keysUnder } from "../helpers/upstash-rest.ts";
 
@@ -31,20 +32,6 @@ function workers(label: string, start = T0) {
     deadlines: histogramKeys.deadlines(ctx.prefix),
     score: (key: string, name: string) => command<string | null>(target, "ZSCORE", key, name),
   };
-}
-
-/** Every name a pass by cursor lists (pages of `limit`), calling `between` after each page. */
-async function pass(stats: Edgestats, limit: number, between: (page: number) => Promise<void> = async () => {}) {
-  const seen: string[] = [];
-  let page = await stats.histograms({ limit });
-  seen.push(...page.histograms);
-  for (let n = 0; page.nextCursor !== null && n < 100; n += 1) {
-    await between(n);
-    page = await stats.histograms({ limit, cursor: page.nextCursor });
-    seen.push(...page.histograms);
-  }
-  expect(page.nextCursor).toBeNull();
-  return seen;
 }
 
 async function fails(p: Promise<unknown>): Promise<unknown> {
