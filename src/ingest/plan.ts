@@ -78,8 +78,15 @@ export function libraryWrite(
   // queued: a score out of range raises an error rather than returning a refusal the apply script would ignore
   if (message.kind === "counters")
     return (ctx) => increment(ctx, message.name, items as IncrItem[], undefined, { queued: true });
+  // queued: the answer is dropped, so a late heartbeat need not pay the command that makes it
   return (ctx) =>
-    heartbeat(ctx, message.name, items as string[], { timeoutSeconds: settings.presenceTimeoutSeconds, sentAt });
+    heartbeat(
+      ctx,
+      message.name,
+      items as string[],
+      { timeoutSeconds: settings.presenceTimeoutSeconds, sentAt },
+      { queued: true },
+    );
 }
 
 /** Splits an amount into parts no larger than MAX_INCREMENT (a merged sum may exceed what one item may carry). */

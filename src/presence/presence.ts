@@ -43,21 +43,24 @@ export interface HeartbeatOptions extends PresenceOptions {
 
 export interface HeartbeatResult {
   /**
-   * Ids online in the room right after this heartbeat. A heartbeat older than the room's latest
-   * (queued, or from a Worker whose clock is behind) counts at its own time: ids seen after it are
-   * not in it (docs/presence.md, review 24).
+   * Ids online in the room right after this heartbeat: those a read at its time counts, ids seen
+   * after its time (by a Worker whose clock is ahead) included (docs/presence.md, review 24).
    */
   online: number;
   /** Ids of this batch not seen in the room within the id horizon (never, or forgotten since). */
   new: number;
 }
 
-/** Records that `ids` are online in `room` now; one round trip. */
+/**
+ * Records that `ids` are online in `room` now; one round trip. `internal.queued`: the queued
+ * consumer's call, which drops the answer (a late heartbeat then skips the command that makes it).
+ */
 export async function heartbeat(
   ctx: Ctx,
   room: string,
   ids: readonly string[],
   options: HeartbeatOptions = {},
+  internal: { queued?: boolean } = {},
 ): Promise<Written<HeartbeatResult>> {
   assertName(room, "room");
   requireIds(ids);
@@ -83,6 +86,7 @@ export async function heartbeat(
       dailyTtl: dailyTtlSeconds(ctx.now),
       historyTtl: HISTORY_ACTIVE_TTL_SECONDS,
       room,
+      answer: internal.queued ? 0 : 1,
       batch: ids,
       sentAt: options.sentAt ?? [],
     },

@@ -85,13 +85,15 @@ export function markOf(entry: string): [string, string] | undefined {
 /**
  * Marks a batch of ids online now. Returns { online, new }.
  * `now`, `cutoff`, `timeout` and `ofDay` are ms (`ofDay`: since 00:00 UTC), the TTLs seconds.
+ * `answer`: '1' when the caller reads `online` (a synchronous heartbeat), '0' when it drops it (the
+ * queued consumer): a late heartbeat pays one command for the answer only when it is read.
  * `siteActive` is the day's site-wide HyperLogLog of ids.
  */
 export const heartbeatScript = defineScript({
   name: "presence.heartbeat",
   write: true,
   keys: ["seen", "ids", "seq", "daily", "history", "due", "rooms", "siteActive"],
-  args: ["now", "cutoff", "timeout", "ofDay", "dailyTtl", "historyTtl", "room", "...batch", "...sentAt"],
+  args: ["now", "cutoff", "timeout", "ofDay", "dailyTtl", "historyTtl", "room", "answer", "...batch", "...sentAt"],
   uses: [reverseLua],
   lua: `
 local timeout         = tonumber(timeout)
@@ -296,7 +298,14 @@ if last == 0 or idled or ofDay + 1 - last >= timeout then
   redis.call('ZADD', history, 'NX', 0, '-')
   redis.call('EXPIRE', history, historyTtl)
 end
-return { online = count, new = #fresh }
+-- The answer: the ids online in the room right after this heartbeat, as a read at its time counts
+-- them (every last-seen within the timeout before it, or after it). A late one's own-time count
+-- above left out the ids seen after its time, which a Worker whose clock is behind (by up to the
+-- minute the service allows) answered as gone though they are online (review 24). +1 command for
+-- a late heartbeat whose answer is read.
+local online = count
+if late and answer == '1' then online = redis.call('ZCOUNT', seen, cutoff, '+inf') end
+return { online = online, new = #fresh }
 `,
 });
 

@@ -266,9 +266,11 @@ async function runModel(seed: number): Promise<RunResult> {
     // a late heartbeat counts its own ids and those seen within the timeout before its time (docs)
     let online = late ? own.size : countOnline(m, t);
     if (late) for (const [id, s] of m.score) if (!own.has(id) && s >= t - T && s < t) online += 1;
+    // its answer: what a read at its time counts, ids seen after a late one's time included (review 24)
+    const answer = late ? [...m.score.values()].filter((s) => s >= t - T).length : online;
     const res = await heartbeat(at(t), room, ids, T_OPT);
     check("heartbeat.new", t, res.new, fresh.length);
-    check("heartbeat.online", t, res.online, online);
+    check("heartbeat.online", t, res.online, answer);
     f.carryUncounted = false; // the day's first heartbeat counts the ids online at 00:00
     f.idleVisit = false; // back after a run took it for idle: that run's record is not the day's
     for (const id of unique) {

@@ -318,23 +318,34 @@ describe("review 24: the site-wide peak's ties and commands of states next to th
     expect(again.value).toMatchObject({ left: false });
     expect(again.names).toEqual(["EVALSHA", "HMGET", "HSET", "ZADD"]);
   });
+
+  it("a late synchronous heartbeat pays one ZCOUNT for its answer; the queued consumer's call, whose answer is dropped, does not", async () => {
+    const t0 = Date.UTC(2026, 10, 28, 16, 30);
+    const base = lib.ctx(t0, "rv24late");
+    await heartbeat(at(base, t0 + 2 * SECOND), "l", ["ahead", "x", "y"], T_OPT);
+    // own-time count, the count at the latest heartbeat (peak), the BITFIELD writing the latest
+    // back, then the answer's ZCOUNT (every id seen from its cutoff on)
+    const sync = await commands(() => heartbeat(at(base, t0), "l", ["x"], T_OPT));
+    expect(sync.value).toMatchObject({ online: 3, new: 0 });
+    expect(sync.names).toEqual(["EVALSHA", "HMGET", "BITFIELD", "ZADD", "ZCOUNT", "ZCOUNT", "BITFIELD", "ZCOUNT"]);
+    const queued = await commands(() => heartbeat(at(base, t0 + SECOND), "l", ["y"], T_OPT, { queued: true }));
+    expect(queued.names).toEqual(["EVALSHA", "HMGET", "BITFIELD", "ZADD", "ZCOUNT", "ZCOUNT", "BITFIELD"]);
+    // in time: no answer command either way
+    const inTime = await commands(() => heartbeat(at(base, t0 + 3 * SECOND), "l", ["x"], T_OPT));
+    expect(inTime.value).toMatchObject({ online: 3 });
+    expect(inTime.names).toEqual(["EVALSHA", "HMGET", "BITFIELD", "ZADD", "ZCOUNT"]);
+  });
 });
 
 describe("review 24: a synchronous heartbeat from a Worker whose clock is behind another's", () => {
-  // Severity: low. What is wrong: a heartbeat whose time is before the room's latest heartbeat (here a
-  // synchronous one from a Worker whose clock is 2 s behind the Worker that wrote the latest; queued
-  // ones too, but nobody reads their answer) answers `online` counting only the ids seen before its
-  // own time plus its own ids (`late` branch of heartbeatScript: ZCOUNT cutoff..(now + own), the count
-  // its PCU logic needs), so ids that heartbeated after its time are left out, while a read at the
-  // same instant (stats: ZCOUNT cutoff..+inf) counts them: the write answers 1, the read 2. The
-  // contract says `online` is the ids online in the room right after this heartbeat. Suggested fix:
-  // in the late branch answer ZCOUNT(seen, cutoff, '+inf') (one more command for late heartbeats
-  // only, docs/costs.md note 1), keeping `count` for the peak; or pass the consumer's calls a flag so
-  // queued late heartbeats, whose answer is dropped, do not pay it.
-  // Left unfixed, documented as a known limit (docs/presence.md, late heartbeats): review 4's model
-  // (test/redis/review4-presence.test.ts) pins this answer ("online at its own time") and its command
-  // counts for queued late heartbeats, so the fix is a contract decision as much as a code change.
-  it.fails("answers the room's online count as a read at its time does", async () => {
+  // Severity: low, FIXED (was kept as a known limit). A heartbeat whose time is before the room's
+  // latest heartbeat (here a synchronous one from a Worker whose clock is 2 s behind the Worker that
+  // wrote the latest) answered `online` counting only the ids seen before its own time plus its own
+  // ids (the count its PCU logic needs), so ids that heartbeated after its time were left out, while
+  // a read at the same instant counts them: the write answered 1, the read 2. It now answers
+  // ZCOUNT(seen, cutoff, +inf), one command more for late synchronous heartbeats only (queued ones
+  // drop their answer and skip it); review 4's model follows.
+  it("answers the room's online count as a read at its time does", async () => {
     const t0 = Date.UTC(2026, 10, 28, 17, 0);
     const base = lib.ctx(t0, "rv24skew");
     await heartbeat(at(base, t0 + 2 * SECOND), "k", ["ahead"], T_OPT);
