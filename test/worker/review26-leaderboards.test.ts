@@ -160,13 +160,13 @@ describe("CSV of every leaderboard list", () => {
     let path: string | null = "/v1/leaderboards?limit=2";
     let pages = 0;
     while (path && pages < 10) {
-      const res = await api.get(path, csv);
+      const res: { status: number; body: unknown; headers: Headers } = await api.get(path, csv);
       expect(res.status).toBe(200);
       expect(res.headers.get("content-type")).toMatch(/^text\/csv/);
       const lines = String(res.body).split("\r\n").filter(Boolean);
       expect(lines[0]).toBe("board");
       seen.push(...lines.slice(1));
-      const link = res.headers.get("link");
+      const link: string | null = res.headers.get("link");
       path = link ? (/^<([^>]+)>; rel="next"$/.exec(link)?.[1] ?? null) : null;
       pages++;
     }
