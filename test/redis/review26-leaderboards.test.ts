@@ -348,4 +348,25 @@ describe("error of each bad parameter: the library and the route agree (status 4
     expect(res.body.error.code).toBe(error.code);
     expect(res.body.error.details?.[0]?.path).toBe(error.details?.[0]?.path);
   });
+
+  // Severity: low (same finding as test/worker/review26-leaderboards.test.ts, "a batch sent as
+  // {items: [...]}"). What is wrong: a list of one change (`scores([change])`, the route's
+  // `{"items":[change]}`, the typed client's `scores`, which always sends `items`) is named as a single
+  // change: the library says `by` / `""` where the route's validation says `items.0.by`, and a
+  // guard's 422 says `""` on both. Suggested fix: a list is named `items.<i>` whatever its length;
+  // only the single forms (`score`, `increment`, `set`, the route's `{player, by}`) name the field
+  // alone.
+  it.fails("a list of one change: the library and the route name items.0.<field> and items.0", async () => {
+    const error = await errorOf(b.scores([{ player: "p", by: 2e12 }]));
+    const res = await http("POST", "/v1/leaderboards/e/scores", { items: [{ player: "p", by: 2e12 }] });
+    expect(res.body.error.details[0].path).toBe("items.0.by");
+    expect(error.details?.[0]?.path).toBe("items.0.by");
+    await b.configure({ maxIncrement: 5 });
+    await b.join("p", { name: "P" });
+    const guard = await errorOf(b.scores([{ player: "p", by: 6 }]));
+    const guardHttp = await http("POST", "/v1/leaderboards/e/scores", { items: [{ player: "p", by: 6 }] });
+    expect([guardHttp.status, guardHttp.body.error.code]).toEqual([422, "score_rejected"]);
+    expect([guard.code, guard.details?.[0]?.path]).toEqual(["score_rejected", "items.0"]);
+    expect(guardHttp.body.error.details[0].path).toBe("items.0");
+  });
 });
