@@ -195,3 +195,31 @@ describe("CSV of every leaderboard list", () => {
     expect(around.body).toBe("rank,player,name,score,previousRank,bestRank\r\n1,y,Y,9,,1\r\n2,x,'=X,3,,1\r\n");
   });
 });
+
+describe("scopes: variants of an admin path never let an ingest or read key configure or delete a board", () => {
+  it("trailing and doubled slashes, case, percent-escapes, HEAD: 403 or 404, the board unchanged", async () => {
+    const before = (await api.get("/v1/leaderboards/g/count")).body;
+    const variants = [
+      "/v1/leaderboards/g/",
+      "/v1/leaderboards/g//",
+      "/v1/leaderboards//g",
+      "/v1//leaderboards/g",
+      "/v1/Leaderboards/g",
+      "/V1/leaderboards/g",
+      "/v1/leaderboards/%67",
+      "/v1/leaderboards/./g",
+      "/v1/leaderboards/g/.",
+      "/v1/leaderboards/g?x=1",
+    ];
+    for (const path of variants) {
+      for (const key of ["ingest", "read"]) {
+        const put = await api.put(path, { keepSeasons: 2, maxIncrement: 999 }, { key });
+        expect([403, 404, 400], `PUT ${path} ${key}: ${put.status}`).toContain(put.status);
+        const del = await api.del(path, { key });
+        expect([403, 404, 400], `DELETE ${path} ${key}: ${del.status}`).toContain(del.status);
+      }
+    }
+    expect((await api.get("/v1/leaderboards/g/count")).body).toEqual(before);
+    expect((await api.get("/v1/leaderboards/g?limit=100")).body.total).toBe(3);
+  });
+});
