@@ -221,12 +221,12 @@ describe("DELETE of a board, and the list", () => {
 describe("the commands a removal runs, against docs/leaderboards.md", () => {
   const docs = readFileSync(new URL("../../docs/leaderboards.md", import.meta.url), "utf8");
 
-  // Severity: low (docs only). What is wrong: docs/leaderboards.md ("removing a player 6 (the sixth
+  // Fixed in review 26 (was it.fails). Severity: low (docs only). What was wrong: docs/leaderboards.md ("removing a player 6 (the sixth
   // is the `EXISTS` that takes an empty board out of the registry)") and docs/costs.md note 23
   // ("`EXISTS`, `ZREM`, `HGET`, `UNLINK`") name an EXISTS the removal never runs: removeScript
   // tells an empty board by `HLEN` of the players hash (its `_cfg` field counted). Suggested fix:
   // say HLEN in both (costs.md through scripts/costs, whose note it is).
-  it.fails("the command docs name as the removal's sixth is the one it runs", async () => {
+  it("the command docs name as the removal's sixth is the one it runs", async () => {
     const { stats, byCommand } = bench("cmds", EVE);
     const b = stats.leaderboard("r");
     await b.join("a", { name: "A" });
