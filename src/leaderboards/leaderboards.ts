@@ -6,7 +6,7 @@ import type { Idempotency, Written } from "../redis/script.ts";
 import { emitBlock } from "../webhooks/emit.ts";
 import { boardKeys, registryKey } from "./keys.ts";
 import { countScript } from "./read-scripts.ts";
-import { scoreScript } from "./score.ts";
+import { listCalls, scoreScript } from "./score.ts";
 import { configureScript, deleteScript, joinScript, removeScript } from "./scripts.ts";
 import {
   DEFAULT_KEEP_SEASONS,
@@ -232,31 +232,36 @@ export async function join(
 /**
  * Applies score changes in order, atomically: a missing player, a result
  * outside ±1e15 or a guard breach refuses the whole list and writes nothing.
+ * @param list the changes came as a list (`items`): a refusal names the item (`items.<i>`) even in a
+ *   list of one; by default only a list of several is named so.
  */
 export async function changeScores(
   ctx: Ctx,
   board: string,
   changes: (ScoreChange & { player: string })[],
   idempotency?: Idempotency,
+  list = changes.length > 1,
 ): Promise<Written<{ results: ScoreResult[] }>> {
-  checkChanges(board, changes);
+  checkChanges(board, changes, list);
   const season = seasonBlock(ctx.prefix, board, ctx.now);
   const k = boardKeys(ctx.prefix, board);
   // a change of #1 is queued for the leaderboard.leader webhooks in the same script
   const hooks = emitBlock(ctx);
+  const args = {
+    board,
+    limit: MAX_SCORE,
+    now: ctx.now,
+    names: changes.map((c) => c.player),
+    kinds: changes.map((c) => ("by" in c ? "by" : (c.mode ?? "replace"))),
+    values: changes.map((c) => negated("by" in c ? c.by : c.set)),
+    seasonArgs: season.args,
+    hookArgs: hooks.args,
+  };
+  if (list) listCalls.add(args);
   const { value, replayed } = await scoreScript.run<[string, string, number][]>(
     ctx.redis,
     { settings: k.settings, players: k.players, seasonKeys: season.keys, hookKeys: hooks.keys },
-    {
-      board,
-      limit: MAX_SCORE,
-      now: ctx.now,
-      names: changes.map((c) => c.player),
-      kinds: changes.map((c) => ("by" in c ? "by" : (c.mode ?? "replace"))),
-      values: changes.map((c) => negated("by" in c ? c.by : c.set)),
-      seasonArgs: season.args,
-      hookArgs: hooks.args,
-    },
+    args,
     idempotency,
   );
   return { results: value.map(([player, stored, rank]) => ({ player, score: scoreOf(stored), rank })), replayed };
@@ -274,7 +279,7 @@ export async function changeScore(
   idempotency?: Idempotency,
 ): Promise<Written<Omit<ScoreResult, "player">>> {
   checkBoard(board, player);
-  const { results, replayed } = await changeScores(ctx, board, [{ ...change, player }], idempotency);
+  const { results, replayed } = await changeScores(ctx, board, [{ ...change, player }], idempotency, false);
   const { score, rank } = results[0] as ScoreResult;
   return { score, rank, replayed };
 }

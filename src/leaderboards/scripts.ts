@@ -22,8 +22,8 @@ import { RESET_OF } from "./seasons.ts";
  * `seasonKeys` and `seasonArgs`; the board's reset picks its season (lua.ts, seasonOf).
  */
 
-/** A write the board's guards refuse (422 `score_rejected`); `batch` items are named by index. */
-export function rejected(board: string, r: Refusal, batch: boolean): RejectedError {
+/** A write the board's guards refuse (422 `score_rejected`); `path` names the item of a list ('' for none). */
+export function rejected(board: string, r: Refusal, path: string): RejectedError {
   const player = String(r.player);
   const what =
     r.guard === "maxIncrement"
@@ -32,7 +32,7 @@ export function rejected(board: string, r: Refusal, batch: boolean): RejectedErr
         ? `would take the score of '${player}' past ${String(r.guard)} ${String(r.bound)}`
         : `puts '${player}' outside the board's guards [${String(r.min ?? "-inf")}, ${String(r.max ?? "+inf")}]`;
   const detail: FieldIssue = {
-    path: batch && r.index !== undefined ? `items.${String(r.index)}` : "",
+    path,
     message: r.guard ? `refused by ${String(r.guard)}` : "refused by minScore/maxScore",
   };
   return new RejectedError("score_rejected", `The request ${what} on board '${board}'; nothing was written.`, [detail]);
@@ -116,7 +116,7 @@ export const joinScript = defineScript({
   keys: ["settings", "players", "profiles", "registry", "...seasonKeys"],
   args: ["board", "player", "now", "profile", "negScore", "...seasonArgs"],
   uses: [entryLua, cfgLua, seasonLua, memberLua],
-  refusals: { score_rejected: (r, call) => rejected(call.args.board as string, r, false) },
+  refusals: { score_rejected: (r, call) => rejected(call.args.board as string, r, "") },
   lua: `
 local got = redis.call('HMGET', players, player, '_cfg')
 local cfg = parseCfg(got[2])
