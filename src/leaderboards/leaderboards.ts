@@ -18,6 +18,7 @@ import {
   seasonBlock,
   seasonIdOf,
   type Reset,
+  type Season,
 } from "./seasons.ts";
 import {
   checkBoard,
@@ -294,6 +295,7 @@ export async function removePlayer(ctx: Ctx, board: string, player: string): Pro
   checkBoard(board, player);
   const k = boardKeys(ctx.prefix, board);
   const season = seasonBlock(ctx.prefix, board, ctx.now);
+  const next = nextSeasons(ctx.now);
   const { value } = await removeScript.run<{ removed: boolean }>(
     ctx.redis,
     {
@@ -304,10 +306,16 @@ export async function removePlayer(ctx: Ctx, board: string, player: string): Pro
       snapshot: k.snapshot,
       snapshotNext: k.snapshotNext,
       seasonKeys: season.keys,
+      nextKeys: next.map((n) => rankingKey(ctx.prefix, board, n.id)),
     },
-    { board, player, seasonArgs: season.args },
+    { board, player, seasonArgs: season.args, nextIds: next.map((n) => n.id) },
   );
   return value;
+}
+
+/** The season after the one of `now`, daily, weekly and monthly: where a Worker whose clock is past its end writes. */
+function nextSeasons(now: number): Season[] {
+  return (["daily", "weekly", "monthly"] as const).map((reset) => seasonAt(reset, seasonAt(reset, now).to as number));
 }
 
 /** Deletes every key of a board and its registry entry; no scan, the keys are known. */
@@ -318,10 +326,7 @@ export async function deleteBoard(ctx: Ctx, board: string): Promise<{ removed: b
   const kept = keptSeasons(ctx.now);
   // and the season after the current one: a Worker whose clock is already past its end may have
   // written there (review 8: a board deleted just before midnight came back with that ranking)
-  const next = [kept.daily[0], kept.weekly[0], kept.monthly[0]].flatMap((s) =>
-    s && s.to !== null ? [seasonAt(s.reset, s.to)] : [],
-  );
-  const rankings = [...kept.daily, ...kept.weekly, ...kept.monthly, ...next].map((season) =>
+  const rankings = [...kept.daily, ...kept.weekly, ...kept.monthly, ...nextSeasons(ctx.now)].map((season) =>
     rankingKey(ctx.prefix, board, season.id),
   );
   const { value } = await deleteScript.run<{ removed: boolean }>(

@@ -192,8 +192,8 @@ return {created = true, joinedAt = now, score = negScore, rank = rank}
 export const removeScript = defineScript({
   name: "leaderboards.remove",
   write: true,
-  keys: ["settings", "players", "profiles", "registry", "snapshot", "snapshotNext", "...seasonKeys"],
-  args: ["board", "player", "...seasonArgs"],
+  keys: ["settings", "players", "profiles", "registry", "snapshot", "snapshotNext", "...seasonKeys", "...nextKeys"],
+  args: ["board", "player", "...seasonArgs", "...nextIds"],
   uses: [entryLua, cfgLua, seasonLua, memberLua],
   lua: `
 local got = redis.call('HMGET', players, player, '_cfg', '_leader')
@@ -202,6 +202,11 @@ local cfg = parseCfg(got[2])
 local s   = seasonOf(cfg.reset, seasonKeys, seasonArgs)
 local e   = parseEntry(got[1])
 redis.call('ZREM', s.key, memberIn(e, s.sid))
+-- the player's latest write may be in the season after this one (a Worker whose clock is past the
+-- season's end): it leaves that ranking too, else the live season would list a row no entry names
+-- once it begins (review 26). nextKeys/nextIds: that season under daily, weekly, monthly.
+local ahead = ({d = 1, w = 2, m = 3})[cfg.reset]
+if ahead and e.sid == nextIds[ahead] then redis.call('ZREM', nextKeys[ahead], e.member) end
 -- finished seasons keep the player's member: its sequence is kept per season (at most the kept
 -- ones, the newest first) in the settings' 'gone:<player>' ('<policy>|<past>'), which a join of
 -- the player takes into the new entry's <past> (lua.ts, memberIn). Under 'joined' the record of
