@@ -94,8 +94,17 @@ export function addPlayerRoutes(routes: Routes): void {
     }),
     async (c) => {
       const { board } = c.req.valid("param");
-      const changes = normalizeBatch<z.infer<ReturnType<typeof BatchChange>>, "items">(c.req.valid("json"), "items");
-      const { results, replayed } = await leaderboards.changeScores(ctxOf(c), board, changes, c.get("idempotency"));
+      const body = c.req.valid("json");
+      const changes = normalizeBatch<z.infer<ReturnType<typeof BatchChange>>, "items">(body, "items");
+      // a refusal of an `items` list names the item, as its validation does, also in a list of one
+      const list = "items" in body;
+      const { results, replayed } = await leaderboards.changeScores(
+        ctxOf(c),
+        board,
+        changes,
+        c.get("idempotency"),
+        list,
+      );
       markReplay(c, replayed);
       return c.json({ results }, 200);
     },

@@ -6,7 +6,7 @@ import type { Idempotency, Written } from "../redis/script.ts";
 import { emitBlock } from "../webhooks/emit.ts";
 import { boardKeys, registryKey } from "./keys.ts";
 import { countScript } from "./read-scripts.ts";
-import { scoreScript } from "./score.ts";
+import { listCalls, scoreScript } from "./score.ts";
 import { configureScript, deleteScript, joinScript, removeScript } from "./scripts.ts";
 import {
   DEFAULT_KEEP_SEASONS,
@@ -18,6 +18,7 @@ import {
   seasonBlock,
   seasonIdOf,
   type Reset,
+  type Season,
 } from "./seasons.ts";
 import {
   checkBoard,
@@ -232,31 +233,36 @@ export async function join(
 /**
  * Applies score changes in order, atomically: a missing player, a result
  * outside ±1e15 or a guard breach refuses the whole list and writes nothing.
+ * @param list the changes came as a list (`items`): a refusal names the item (`items.<i>`) even in a
+ *   list of one; by default only a list of several is named so.
  */
 export async function changeScores(
   ctx: Ctx,
   board: string,
   changes: (ScoreChange & { player: string })[],
   idempotency?: Idempotency,
+  list = changes.length > 1,
 ): Promise<Written<{ results: ScoreResult[] }>> {
-  checkChanges(board, changes);
+  checkChanges(board, changes, list);
   const season = seasonBlock(ctx.prefix, board, ctx.now);
   const k = boardKeys(ctx.prefix, board);
   // a change of #1 is queued for the leaderboard.leader webhooks in the same script
   const hooks = emitBlock(ctx);
+  const args = {
+    board,
+    limit: MAX_SCORE,
+    now: ctx.now,
+    names: changes.map((c) => c.player),
+    kinds: changes.map((c) => ("by" in c ? "by" : (c.mode ?? "replace"))),
+    values: changes.map((c) => negated("by" in c ? c.by : c.set)),
+    seasonArgs: season.args,
+    hookArgs: hooks.args,
+  };
+  if (list) listCalls.add(args);
   const { value, replayed } = await scoreScript.run<[string, string, number][]>(
     ctx.redis,
     { settings: k.settings, players: k.players, seasonKeys: season.keys, hookKeys: hooks.keys },
-    {
-      board,
-      limit: MAX_SCORE,
-      now: ctx.now,
-      names: changes.map((c) => c.player),
-      kinds: changes.map((c) => ("by" in c ? "by" : (c.mode ?? "replace"))),
-      values: changes.map((c) => negated("by" in c ? c.by : c.set)),
-      seasonArgs: season.args,
-      hookArgs: hooks.args,
-    },
+    args,
     idempotency,
   );
   return { results: value.map(([player, stored, rank]) => ({ player, score: scoreOf(stored), rank })), replayed };
@@ -274,7 +280,7 @@ export async function changeScore(
   idempotency?: Idempotency,
 ): Promise<Written<Omit<ScoreResult, "player">>> {
   checkBoard(board, player);
-  const { results, replayed } = await changeScores(ctx, board, [{ ...change, player }], idempotency);
+  const { results, replayed } = await changeScores(ctx, board, [{ ...change, player }], idempotency, false);
   const { score, rank } = results[0] as ScoreResult;
   return { score, rank, replayed };
 }
@@ -289,6 +295,7 @@ export async function removePlayer(ctx: Ctx, board: string, player: string): Pro
   checkBoard(board, player);
   const k = boardKeys(ctx.prefix, board);
   const season = seasonBlock(ctx.prefix, board, ctx.now);
+  const next = nextSeasons(ctx.now);
   const { value } = await removeScript.run<{ removed: boolean }>(
     ctx.redis,
     {
@@ -299,10 +306,16 @@ export async function removePlayer(ctx: Ctx, board: string, player: string): Pro
       snapshot: k.snapshot,
       snapshotNext: k.snapshotNext,
       seasonKeys: season.keys,
+      nextKeys: next.map((n) => rankingKey(ctx.prefix, board, n.id)),
     },
-    { board, player, seasonArgs: season.args },
+    { board, player, seasonArgs: season.args, nextIds: next.map((n) => n.id) },
   );
   return value;
+}
+
+/** The season after the one of `now`, daily, weekly and monthly: where a Worker whose clock is past its end writes. */
+function nextSeasons(now: number): Season[] {
+  return (["daily", "weekly", "monthly"] as const).map((reset) => seasonAt(reset, seasonAt(reset, now).to as number));
 }
 
 /** Deletes every key of a board and its registry entry; no scan, the keys are known. */
@@ -313,10 +326,7 @@ export async function deleteBoard(ctx: Ctx, board: string): Promise<{ removed: b
   const kept = keptSeasons(ctx.now);
   // and the season after the current one: a Worker whose clock is already past its end may have
   // written there (review 8: a board deleted just before midnight came back with that ranking)
-  const next = [kept.daily[0], kept.weekly[0], kept.monthly[0]].flatMap((s) =>
-    s && s.to !== null ? [seasonAt(s.reset, s.to)] : [],
-  );
-  const rankings = [...kept.daily, ...kept.weekly, ...kept.monthly, ...next].map((season) =>
+  const rankings = [...kept.daily, ...kept.weekly, ...kept.monthly, ...nextSeasons(ctx.now)].map((season) =>
     rankingKey(ctx.prefix, board, season.id),
   );
   const { value } = await deleteScript.run<{ removed: boolean }>(

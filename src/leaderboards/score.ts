@@ -13,6 +13,15 @@ import { MAX_SCORE } from "./validate.ts";
  */
 
 /**
+ * The calls (their `args` objects) whose changes came as a list: a refusal names the item
+ * (`items.<i>`) whatever the list's length, as validation does. A single change (`changeScore`, the
+ * route's `{player, by}`) names none. Until review 26 a list of one was named as a single change
+ * (`""`), though the route's validation of the same body said `items.0.<field>`.
+ */
+export const listCalls = new WeakSet<object>();
+const pathOf = (call: { args: object }, index: unknown) => (listCalls.has(call.args) ? `items.${String(index)}` : "");
+
+/**
  * Apply score changes in order: change i is player `names[i]`, kind `kinds[i]` ('by' | 'replace'
  * | 'best') and negated value `values[i]`; `limit` is the exact range (±MAX_SCORE).
  * One HMGET of the board's settings string and the players' entries (ranking member, tie
@@ -29,13 +38,13 @@ export const scoreScript = defineScript({
   refusals: {
     no_player: (r) =>
       new NotFoundError(`No player '${String(r.player)}' on board '${String(r.board)}'; join the player first.`),
-    score_rejected: (r, call) => rejected(String(r.board), r, call.args.names.length > 1),
+    score_rejected: (r, call) => rejected(String(r.board), r, pathOf(call, r.index)),
     out_of_range: (r, call) =>
       new ValidationError(
         `The score of '${String(r.player)}' would leave ±${MAX_SCORE}, the range kept exact; nothing was changed.`,
         [
           {
-            path: call.args.names.length === 1 ? "" : `items.${String(r.index)}`,
+            path: pathOf(call, r.index),
             message: `resulting score must stay within ±${MAX_SCORE}`,
           },
         ],

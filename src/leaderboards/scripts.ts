@@ -22,8 +22,8 @@ import { RESET_OF } from "./seasons.ts";
  * `seasonKeys` and `seasonArgs`; the board's reset picks its season (lua.ts, seasonOf).
  */
 
-/** A write the board's guards refuse (422 `score_rejected`); `batch` items are named by index. */
-export function rejected(board: string, r: Refusal, batch: boolean): RejectedError {
+/** A write the board's guards refuse (422 `score_rejected`); `path` names the item of a list ('' for none). */
+export function rejected(board: string, r: Refusal, path: string): RejectedError {
   const player = String(r.player);
   const what =
     r.guard === "maxIncrement"
@@ -32,7 +32,7 @@ export function rejected(board: string, r: Refusal, batch: boolean): RejectedErr
         ? `would take the score of '${player}' past ${String(r.guard)} ${String(r.bound)}`
         : `puts '${player}' outside the board's guards [${String(r.min ?? "-inf")}, ${String(r.max ?? "+inf")}]`;
   const detail: FieldIssue = {
-    path: batch && r.index !== undefined ? `items.${String(r.index)}` : "",
+    path,
     message: r.guard ? `refused by ${String(r.guard)}` : "refused by minScore/maxScore",
   };
   return new RejectedError("score_rejected", `The request ${what} on board '${board}'; nothing was written.`, [detail]);
@@ -116,7 +116,7 @@ export const joinScript = defineScript({
   keys: ["settings", "players", "profiles", "registry", "...seasonKeys"],
   args: ["board", "player", "now", "profile", "negScore", "...seasonArgs"],
   uses: [entryLua, cfgLua, seasonLua, memberLua],
-  refusals: { score_rejected: (r, call) => rejected(call.args.board as string, r, false) },
+  refusals: { score_rejected: (r, call) => rejected(call.args.board as string, r, "") },
   lua: `
 local got = redis.call('HMGET', players, player, '_cfg')
 local cfg = parseCfg(got[2])
@@ -192,8 +192,8 @@ return {created = true, joinedAt = now, score = negScore, rank = rank}
 export const removeScript = defineScript({
   name: "leaderboards.remove",
   write: true,
-  keys: ["settings", "players", "profiles", "registry", "snapshot", "snapshotNext", "...seasonKeys"],
-  args: ["board", "player", "...seasonArgs"],
+  keys: ["settings", "players", "profiles", "registry", "snapshot", "snapshotNext", "...seasonKeys", "...nextKeys"],
+  args: ["board", "player", "...seasonArgs", "...nextIds"],
   uses: [entryLua, cfgLua, seasonLua, memberLua],
   lua: `
 local got = redis.call('HMGET', players, player, '_cfg', '_leader')
@@ -202,6 +202,11 @@ local cfg = parseCfg(got[2])
 local s   = seasonOf(cfg.reset, seasonKeys, seasonArgs)
 local e   = parseEntry(got[1])
 redis.call('ZREM', s.key, memberIn(e, s.sid))
+-- the player's latest write may be in the season after this one (a Worker whose clock is past the
+-- season's end): it leaves that ranking too, else the live season would list a row no entry names
+-- once it begins (review 26). nextKeys/nextIds: that season under daily, weekly, monthly.
+local ahead = ({d = 1, w = 2, m = 3})[cfg.reset]
+if ahead and e.sid == nextIds[ahead] then redis.call('ZREM', nextKeys[ahead], e.member) end
 -- finished seasons keep the player's member: its sequence is kept per season (at most the kept
 -- ones, the newest first) in the settings' 'gone:<player>' ('<policy>|<past>'), which a join of
 -- the player takes into the new entry's <past> (lua.ts, memberIn). Under 'joined' the record of

@@ -174,12 +174,16 @@ export function checkJoin(board: string, player: string, name: string, meta: unk
   if (issues.length > 0) invalid(issues);
 }
 
-/** A batch of score changes (items named `items.<i>.` when there are several). */
-export function checkChanges(board: string, changes: (ScoreChange & { player: string })[]): void {
+/** A batch of score changes (items named `items.<i>.` when they came as a list: by default, when there are several). */
+export function checkChanges(
+  board: string,
+  changes: (ScoreChange & { player: string })[],
+  list = changes.length > 1,
+): void {
   checkBoard(board);
   const size = batchIssue(changes.length, "items");
   if (size) invalid([size]);
-  const prefixOf = (i: number) => (changes.length === 1 ? "" : `items.${i}.`);
+  const prefixOf = (i: number) => (list ? `items.${i}.` : "");
   const issues = found(
     changes.flatMap((c, i) => [nameIssue(`${prefixOf(i)}player`, c.player), ...changeIssues(c, prefixOf(i))]),
   );

@@ -66,7 +66,7 @@ export class LeaderboardHandle {
     const batch = list(changes);
     checkItems(batch, (item) => changeFields(item, true), "items", Array.isArray(changes));
     const idempotency = await idempotencyOf(ctx, `leaderboard.scores ${this.board}`, options, batch);
-    return leaderboards.changeScores(ctx, this.board, batch, idempotency);
+    return leaderboards.changeScores(ctx, this.board, batch, idempotency, Array.isArray(changes));
   }
 
   /** A player's profile, score, rank, percentile and movement in a season (current by default); NotFoundError when absent. */

@@ -122,7 +122,7 @@ export const area = {
     count: r("leaderboard count", "any", 3),
     remove: r("leaderboard remove player", "not the last player", 6),
     removeLast: r("leaderboard remove player", "last player of a board made by joins", 9, {
-      note: "The last player's removal takes the board out of the registry and, when no admin configured it, deletes its settings: `EXISTS`, `ZREM`, `HGET`, `UNLINK`.",
+      note: "The last player's removal takes the board out of the registry and, when no admin configured it, deletes its settings: `HLEN` of the players hash (the sixth command every removal runs) tells it empty, then `ZREM`, `HGET`, `UNLINK`.",
     }),
     removeSeasonal: r("leaderboard remove player, daily board", "a player a finished season still ranks", 7, {
       note: "As a removal that is not the last, and the player's ranking member in each kept season it was in is kept (`HSET` of `gone:<player>` in the settings), so a join again reads those seasons (review 15). A player of the current season only costs the 6.",
