@@ -13,10 +13,12 @@ import type { Ctx } from "../../src/context.ts";
 import { SubrequestBudget, countingRedis } from "../../src/job-budget.ts";
 import type { Job } from "../../src/jobs.ts";
 import * as leaderboards from "../../src/leaderboards/index.ts";
-import { deleteRoom, heartbeat } from "../../src/presence/index.ts";
+import { deleteRoom, heartbeat, leave } from "../../src/presence/index.ts";
 import type { RedisClient } from "../../src/redis/client.ts";
 import { HOUR, MINUTE } from "../../src/time.ts";
 import { deleteStream, record, top } from "../../src/trending/index.ts";
+import { streamKeys } from "../../src/trending/keys.ts";
+import { runScheduledCounted } from "../../functions/scheduled.ts";
 import { libraryTest } from "../helpers/library.ts";
 import { command, keysUnder } from "../helpers/upstash-rest.ts";
 
@@ -135,6 +137,26 @@ describe("presence trim: the room deleted between the due list and the trim scri
   });
 });
 
+describe("presence trim: the room deleted between the due list and the leave marks' script", () => {
+  it("an unmapped id's leave mark due with the room deleted under it: nothing of the room is left without an expiry", async () => {
+    const ctx = lib.ctx(T0, "mark-del");
+    await heartbeat(ctx, "gone", ["u1"]);
+    await leave({ ...ctx, now: T0 + 1000 }, "gone", "never");
+    const later = T0 + 2 * 86_400_000 + 10 * MINUTE;
+    await budgeted(JOBS.trim!, { ...lib.ctx(T0, "mark-warm"), now: later });
+    const due = await command<string[]>(lib.target, "ZRANGE", `${ctx.prefix}:presence:_due`, 0, -1);
+    expect(due.some((e) => e.includes("never"))).toBe(true);
+    const at = { ...ctx, now: later };
+    const redis = interleaved(ctx.redis, 2, () => deleteRoom(at, "gone"));
+    const { result } = await budgeted(JOBS.trim!, { ...at, redis });
+    expect(redis.ran()).toBe(true);
+    expect(result.capped).toBe(false);
+    for (const [key, ttl] of Object.entries(await keysWith(ctx.prefix, ":gone"))) expect(ttl, key).toBeGreaterThan(0);
+    const after = await command<string[]>(lib.target, "ZRANGE", `${ctx.prefix}:presence:_due`, 0, -1);
+    expect(after.filter((e) => e.includes("gone"))).toEqual([]);
+  });
+});
+
 describe("leaderboards.snapshot: the board deleted between the registry's page and the step", () => {
   it("the step finds it gone: no snapshot, build or settings of the board come back; the day's pass completes", async () => {
     const ctx = lib.ctx(T0, "snap-del");
@@ -180,4 +202,40 @@ describe("leaderboards.snapshot: `more` when its script cap ends exactly with th
     const next = await budgeted(JOBS["leaderboards.snapshot"]!, { ...ctx, now: T0 + 2 * MINUTE }, 10_000, config);
     expect(next.result).toMatchObject({ scripts: 1, snapshots: 0, members: 0, more: false });
   });
+});
+
+describe("catching up 24 missed hours of busy streams on the free plan's 50 subrequests", () => {
+  it("the hourly trigger's first run trims every missed hour of 4 streams (3 scripts of moves) and says more: false", async () => {
+    const own = lib.ctx(T0, "catchup");
+    const H = Math.floor(T0 / HOUR);
+    const streams = ["s0", "s1", "s2", "s3"];
+    // 550 members an hour, keep 250: each hour is trimmed by copy (250 moves), 6,000 a stream, 24,000
+    // in all: more than one script's 10,000 (COMPACT_SCRIPT_BUDGET)
+    for (const s of streams)
+      for (let h = H - 24; h < H; h++)
+        await record(
+          { ...own, now: T0 },
+          s,
+          Array.from({ length: 550 }, (_, i) => ({ member: `m${i}`, count: 1 + (i % 7), at: h * HOUR + 1000 })),
+          TRENDING,
+        );
+    const env = lib.appEnv(
+      { ingest: "r26-ingest-key-00001", read: "r26-read-key-0000001", admin: "r26-admin-key-000001" },
+      { KEY_PREFIX: own.prefix, SUBREQUEST_LIMIT: "50", TRENDING_KEEP: "250" },
+    ) as unknown as Env;
+    const at = (H + 1) * HOUR + 5 * MINUTE;
+    const run = await runScheduledCounted("5 * * * *", at, env);
+    expect(run.subrequests).toBeLessThanOrEqual(50);
+    const compact = run.results.compact as Record<string, number | boolean>;
+    expect(compact).toMatchObject({ streams: 4, more: false, skipped: 0 });
+    // each of the 24 missed hours is trimmed to the kept 250 (and its sentinel)
+    expect(compact.hoursTrimmed).toBe(4 * 24);
+    for (const s of streams)
+      for (let h = H - 24; h < H; h++) {
+        const card = Number(await command(lib.target, "ZCARD", streamKeys(own.prefix, s).bucket(h)));
+        expect(card, `${s} ${h}`).toBeLessThanOrEqual(251);
+      }
+    const again = await runScheduledCounted("5 * * * *", at + HOUR, env);
+    expect((again.results.compact as Record<string, unknown>).more).toBe(false);
+  }, 120_000);
 });
