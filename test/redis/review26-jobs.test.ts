@@ -259,7 +259,8 @@ describe("the library's jobs in a user's Worker on Workers Free (50 subrequests 
     return { client, counted };
   }
 
-  // BUG (low): the library's jobs know no subrequest limit. `stats.jobs.compact()` sends up to 201
+  // FIXED (was BUG (low); review 26 phase 2: the Edgestats option `subrequestLimit` runs each job
+  // call within it, as POST /internal/jobs runs within SUBREQUEST_LIMIT). Was: the library's jobs know no subrequest limit. `stats.jobs.compact()` sends up to 201
   // requests (TRENDING_COMPACT_BATCHES 100 scripts of 2, and a look), `trim()` up to 42, the sweep
   // up to 40: in a user's Worker on Workers Free (50 subrequests an invocation) a busy hour's
   // compaction fails at its 51st request ("Too many subrequests"), every hour while the backlog
@@ -269,33 +270,30 @@ describe("the library's jobs in a user's Worker on Workers Free (50 subrequests 
   // it and docs/library.md does not say so. Suggested fix: an Edgestats option `subrequestLimit`
   // (as SUBREQUEST_LIMIT: 30..10,000,000) with which each `stats.jobs.*()` call runs under its own
   // SubrequestBudget, as POST /internal/jobs does, and says `more: true` at the limit.
-  it.fails(
-    "compact() with subrequestLimit 50 and 600 streams due: at most 50 requests a call, more: true, calls finish it",
-    async () => {
-      const own = lib.ctx(T0, "lib-limit");
-      const streams = Array.from({ length: 600 }, (_, i) => `s${i}`);
-      for (const s of streams) await record(own, s, [{ member: "x" }], TRENDING);
-      const { client, counted } = countedClient();
-      const stats = new Edgestats({
-        redis: client,
-        prefix: own.prefix,
-        clock: () => T0 + HOUR,
-        ...({ subrequestLimit: 50 } as object),
-      });
-      let compacted = 0;
-      const calls: number[] = [];
-      for (let i = 0; i < 5; i++) {
-        const before = counted.requests;
-        const result = await stats.jobs.compact();
-        calls.push(counted.requests - before);
-        compacted += Number(result.streams);
-        if (result.more === false) break;
-      }
-      expect(calls.length).toBeGreaterThan(1);
-      for (const n of calls) expect(n).toBeLessThanOrEqual(50);
-      expect(compacted).toBe(600);
-    },
-  );
+  it("compact() with subrequestLimit 50 and 600 streams due: at most 50 requests a call, more: true, calls finish it", async () => {
+    const own = lib.ctx(T0, "lib-limit");
+    const streams = Array.from({ length: 600 }, (_, i) => `s${i}`);
+    for (const s of streams) await record(own, s, [{ member: "x" }], TRENDING);
+    const { client, counted } = countedClient();
+    const stats = new Edgestats({
+      redis: client,
+      prefix: own.prefix,
+      clock: () => T0 + HOUR,
+      subrequestLimit: 50,
+    });
+    let compacted = 0;
+    const calls: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const before = counted.requests;
+      const result = await stats.jobs.compact();
+      calls.push(counted.requests - before);
+      compacted += Number(result.streams);
+      if (result.more === false) break;
+    }
+    expect(calls.length).toBeGreaterThan(1);
+    for (const n of calls) expect(n).toBeLessThanOrEqual(50);
+    expect(compacted).toBe(600);
+  });
 
   it("without a limit, one compact() call compacts the 600 streams in more than 50 requests (the service's default shape)", async () => {
     const own = lib.ctx(T0, "lib-nolimit");
