@@ -20,7 +20,9 @@ import { deleteStream, record, top } from "../../src/trending/index.ts";
 import { streamKeys } from "../../src/trending/keys.ts";
 import { runScheduledCounted } from "../../functions/scheduled.ts";
 import { Edgestats } from "../../src/index.ts";
+import * as webhooks from "../../src/webhooks/index.ts";
 import { libraryTest } from "../helpers/library.ts";
+import { receiverForTests } from "../helpers/webhook-receiver.ts";
 import { command, keysUnder } from "../helpers/upstash-rest.ts";
 
 const lib = libraryTest("rv26jobs", { timeoutMs: 4000 });
@@ -303,5 +305,42 @@ describe("the library's jobs in a user's Worker on Workers Free (50 subrequests 
     const result = await stats.jobs.compact();
     expect(result).toMatchObject({ streams: 600, more: false });
     expect(counted.requests).toBeGreaterThan(50);
+  });
+});
+
+describe("webhooks: the webhook deleted between the job's read of the webhooks and its detection", () => {
+  const receiver = receiverForTests();
+  const config = readConfig({ WEBHOOKS_ALLOW_LOCAL_HTTP: "true" });
+  it("presence.peak and trending.entered: nothing of the deleted webhook comes back, nothing is queued for it", async () => {
+    const cases: [string, Pick<webhooks.WebhookInput, "events" | "filter">][] = [
+      ["webhooks", { events: ["presence.peak"], filter: { room: "r" } }],
+      ["webhooks.trending", { events: ["trending.entered", "trending.left"], filter: { stream: "s" } }],
+    ];
+    for (const [job, hook] of cases) {
+      // the same webhook and data in two namespaces: in `control` nothing is deleted and the run
+      // queues the event (so the checks of the other are not empty by construction)
+      const control = lib.ctx(T0, `wh-ctl-${job}`);
+      const ctx = lib.ctx(T0, `wh-del-${job}`);
+      for (const c of [control, ctx]) {
+        await webhooks.put(
+          c,
+          "w",
+          { url: `${receiver.url}/w`, secret: "s3cret-s3cret-s3cret", ...hook },
+          { allowLocalHttp: true },
+        );
+        await heartbeat(c, "r", ["u1", "u2"]);
+        await record(c, "s", [{ member: "a", count: 3 }], TRENDING);
+      }
+      const now = job === "webhooks" ? T0 + MINUTE : T0 + HOUR + 5 * MINUTE;
+      const queued = await budgeted(JOBS[job]!, { ...control, now }, 10_000, config);
+      expect(queued.result.queued, job).toBe(1);
+      const at = { ...ctx, now };
+      const redis = interleaved(ctx.redis, 2, () => webhooks.remove(at, "w"));
+      await budgeted(JOBS[job]!, { ...at, redis }, 10_000, config);
+      expect(redis.ran(), job).toBe(true);
+      expect(await keysWith(ctx.prefix, ":webhooks:w"), job).toEqual({});
+      const pending = await command<string[]>(lib.target, "ZRANGE", `${ctx.prefix}:webhooks:_pending`, 0, -1);
+      expect(pending, job).toEqual([]);
+    }
   });
 });
