@@ -297,6 +297,25 @@ describe("the library's jobs in a user's Worker on Workers Free (50 subrequests 
     expect(compacted).toBe(600);
   });
 
+  it("with the package's own client (createRedis, pipelines): each call's batches stay within the limit", async () => {
+    const own = lib.ctx(T0, "lib-limit-own");
+    for (let i = 0; i < 300; i++) await record(own, `s${i}`, [{ member: "x" }], TRENDING);
+    const stats = new Edgestats({ redis: lib.redis, prefix: own.prefix, clock: () => T0 + HOUR, subrequestLimit: 30 });
+    let compacted = 0;
+    const runs: { batches: number; more: boolean }[] = [];
+    for (let i = 0; i < 6; i++) {
+      const result = await stats.jobs.compact();
+      runs.push({ batches: Number(result.batches), more: result.more === true });
+      compacted += Number(result.streams);
+      if (result.more === false) break;
+    }
+    // `batches` counts the run's round trips (the queue reads and the scripts)
+    for (const r of runs) expect(r.batches).toBeLessThanOrEqual(30);
+    expect(runs[0]!.more).toBe(true);
+    expect(runs.at(-1)!.more).toBe(false);
+    expect(compacted).toBe(300);
+  });
+
   it("without a limit, one compact() call compacts the 600 streams in more than 50 requests (the service's default shape)", async () => {
     const own = lib.ctx(T0, "lib-nolimit");
     for (let i = 0; i < 600; i++) await record(own, `s${i}`, [{ member: "x" }], TRENDING);
