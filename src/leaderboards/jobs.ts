@@ -48,6 +48,15 @@ export const snapshotListScript = defineScript({
   args: ["day", "n"],
   lua: `
 n = tonumber(n)
+-- A page is read one board past its n: whether any board follows says whether the page ends the
+-- registry (\`last\`), so a run whose scripts end with a registry of exactly whole pages says so
+-- and marks the day done, not \`more\` (review 26). The extra row is dropped.
+local function page(rows)
+  if #rows <= n * 2 then return rows, true end
+  rows[#rows] = nil
+  rows[#rows] = nil
+  return rows, false
+end
 local st = redis.call('HMGET', state, 'day', 'cursor')
 local cs, cname = '-inf', nil
 local cday, score, name = string.match(st[2] or '', '^([^|]+)|([^|]+)|(.*)$')
@@ -55,7 +64,7 @@ local cday, score, name = string.match(st[2] or '', '^([^|]+)|([^|]+)|(.*)$')
 -- days compare as strings): it never takes the earlier day's snapshot again (review 8)
 if (st[1] and st[1] >= day) or (cday and cday > day) then return {done = true} end
 if cday == day then cs, cname = score, name end
-local rows = redis.call('ZRANGE', registry, cs, '+inf', 'BYSCORE', 'WITHSCORES', 'LIMIT', 0, n)
+local rows, last = page(redis.call('ZRANGE', registry, cs, '+inf', 'BYSCORE', 'WITHSCORES', 'LIMIT', 0, n + 1))
 local boards = {}
 for i = 1, #rows, 2 do
   -- boards at the cursor's own score sort by name: those up to the cursor are done
@@ -68,13 +77,12 @@ if #boards == 0 and #rows == n * 2 then
   local at   = cname and redis.call('ZSCORE', registry, cname)
   local rank = at and tonumber(at) == tonumber(cs) and redis.call('ZRANK', registry, cname) or nil
   if rank then
-    rows = redis.call('ZRANGE', registry, rank + 1, rank + n, 'WITHSCORES')
+    rows, last = page(redis.call('ZRANGE', registry, rank + 1, rank + n + 1, 'WITHSCORES'))
   else
-    rows = redis.call('ZRANGE', registry, '(' .. cs, '+inf', 'BYSCORE', 'WITHSCORES', 'LIMIT', 0, n)
+    rows, last = page(redis.call('ZRANGE', registry, '(' .. cs, '+inf', 'BYSCORE', 'WITHSCORES', 'LIMIT', 0, n + 1))
   end
   for i = 1, #rows, 2 do boards[#boards + 1] = {rows[i], rows[i + 1]} end
 end
-local last = #rows < n * 2
 if #boards == 0 then
   redis.call('HSET', state, 'day', day)
   redis.call('HDEL', state, 'cursor')

@@ -9,6 +9,7 @@ import { readConfig, type Config } from "../config.ts";
 import type { Ctx } from "../context.ts";
 import * as counters from "../counters/index.ts";
 import * as histograms from "../histograms/index.ts";
+import { SubrequestBudget, countingRedis } from "../job-budget.ts";
 import type { Job } from "../jobs.ts";
 import { ConfigError } from "../errors.ts";
 import * as leaderboards from "../leaderboards/index.ts";
@@ -59,6 +60,14 @@ export interface EdgestatsOptions {
    * @default Date.now
    */
   clock?: () => number;
+  /**
+   * Subrequests (Redis requests) one `stats.jobs.*()` call may send, as the service's
+   * `SUBREQUEST_LIMIT` (30..10,000,000): a call stops before it (`more: true`, the trim's `capped`)
+   * and the next goes on. On Workers Free, whose invocations fail their 51st subrequest, the jobs
+   * one invocation runs share 50 (review 26: a busy hour's compaction sent up to 201). Without it a
+   * job keeps only its own caps.
+   */
+  subrequestLimit?: number;
   /** Trending settings; the service reads them from `TRENDING_*` vars. */
   trending?: {
     /** Hours an hourly bucket lives after its hour (the widest window). @default 50 */
@@ -107,6 +116,7 @@ function configOf(options: EdgestatsOptions): Config {
     TRENDING_KEEP: options.trending?.keep,
     TRENDING_COMPACT_BATCHES: options.trending?.compactBatches,
     PRESENCE_TIMEOUT_SECONDS: options.presence?.timeoutSeconds,
+    SUBREQUEST_LIMIT: options.subrequestLimit,
   };
   return readConfig(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)));
 }
@@ -140,6 +150,8 @@ export class Edgestats {
   /** The effective settings (defaults filled in). */
   readonly config: Readonly<Config>;
   readonly #runtime: Runtime;
+  /** Whether `subrequestLimit` was given: the jobs then run within it. */
+  readonly #jobsLimited: boolean;
 
   constructor(options: EdgestatsOptions) {
     if (!options || typeof options.redis?.evalsha !== "function" || typeof options.redis.eval !== "function") {
@@ -151,6 +163,7 @@ export class Edgestats {
     const redis = adapt(options.redis);
     const clock = options.clock ?? Date.now;
     this.config = Object.freeze(config);
+    this.#jobsLimited = options.subrequestLimit !== undefined;
     this.#runtime = { config, ctx: (): Ctx => ({ redis, prefix: config.keyPrefix, now: timeOf(clock) }) };
   }
 
@@ -243,7 +256,12 @@ export class Edgestats {
   async #run(jobs: Record<string, Job>, name: string): Promise<JobResult> {
     const job = jobs[name];
     if (!job) throw new Error(`no job '${name}'`);
-    return job(this.#runtime.ctx(), this.#runtime.config);
+    const ctx = this.#runtime.ctx();
+    if (!this.#jobsLimited) return job(ctx, this.#runtime.config);
+    // each call is its own invocation, as a POST /internal/jobs call is (functions/jobs.ts)
+    const invocation = new SubrequestBudget(this.#runtime.config.subrequestLimit);
+    const budget = invocation.allowance(invocation.limit, job.needs ?? 0);
+    return job({ ...ctx, redis: countingRedis(ctx.redis, invocation), budget }, this.#runtime.config);
   }
 }
 

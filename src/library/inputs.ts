@@ -92,7 +92,7 @@ export const WRITE_OPTIONS = fields("idempotencyKey");
 
 /** `new Edgestats(options)`'s settings (library-only: the service reads vars): a misspelt `prefx` wrote under "es". */
 export const SETTINGS = {
-  edgestats: fields("redis", "prefix", "clock", "trending", "presence"),
+  edgestats: fields("redis", "prefix", "clock", "subrequestLimit", "trending", "presence"),
   trending: fields("retentionHours", "keep", "compactBatches"),
   presence: fields("timeoutSeconds"),
 } as const;
