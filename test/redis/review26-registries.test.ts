@@ -123,14 +123,15 @@ const REGISTRIES: Registry[] = [
 
 const score = (key: string, name: string) => command<string | null>(target, "ZSCORE", key, name);
 
-// Found in review 26. Severity: medium (the histograms' review 25 miss, in every other registry).
+// Found in review 26, fixed (stampLua, src/redis/pages.ts). Severity: medium (the histograms'
+// review 25 miss, in every other registry).
 // Each registry's write stamps a name with the writing Worker's clock (counters: `ZADD _names now`,
 // not even GT; leaderboards: `ZADD _boards GT now` on configure and on a new player; presence:
 // `ZADD _rooms GT now` when a room becomes active). A pass's first page records `high`, the
 // highest stamp, which a Worker whose clock runs ahead (up to the minute allowed) may have
 // written; a name not yet listed that a Worker whose clock lags then re-stamps lands below that
 // `high` but above the cursor: ahead of the cursor, and the next phase lists only names above
-// `high`, so the pass never lists it although it was listed throughout. Suggested fix (as
+// `high`, so the pass never lists it although it was listed throughout. Fixed (as
 // src/histograms/listing.ts): stamp = max(now, the registry's highest + 1), in one shared Lua
 // function of src/redis/pages.ts (+1 ZREVRANGE 0 0, only on the writes that move a stamp).
 describe.each(REGISTRIES)("review 26: $label, between Workers whose clocks differ", (reg) => {
@@ -151,7 +152,7 @@ describe.each(REGISTRIES)("review 26: $label, between Workers whose clocks diffe
     for (const name of [...names, "ahead"]) expect(seen, name).toContain(name);
   });
 
-  // Found in review 26, severity low (the same flaw without any skew): a name re-stamped in the
+  // Found in review 26, fixed, severity low (the same flaw without any skew): a name re-stamped in the
   // very millisecond of the newest stamp takes that stamp, equal to the pass's `high`; among equal
   // stamps names go in reverse byte order, so one sorting after the cursor's member lands ahead of
   // the cursor, and the next phase lists only stamps above `high`: missed. Same fix.
@@ -170,9 +171,9 @@ describe.each(REGISTRIES)("review 26: $label, between Workers whose clocks diffe
     for (const name of ["top", "z", "m", "b"]) expect(seen, name).toContain(name);
   });
 
-  // Found in review 26 for counters (plain), severity low: `ZADD _names now` (no GT) lets a Worker
+  // Found in review 26 for counters (plain), fixed, severity low: `ZADD _names now` (no GT) lets a Worker
   // whose clock lags move a counter's activity back by up to the skew (its lastWriteAt goes back,
-  // and it drops below names written after it). Suggested fix: the shared stamp never lowers (GT).
+  // and it drops below names written after it). Fixed: the shared stamp never lowers (GT).
   it("a stamp only rises: a lagging Worker's write of the newest name leaves it at the top", async () => {
     const { stats, base, at, prefix } = workers(`rises${REGISTRIES.indexOf(reg)}`);
     await reg.touch(stats, "old");
@@ -294,7 +295,7 @@ describe("review 26: stamps written late (the trim job's hourly refresh, a queue
   const T_H = Date.UTC(2027, 4, 12, 13); // a whole hour: the trim run of this minute refreshes active rooms' stamps
   const trim = createTrimJob();
 
-  // Found in review 26, severity medium (the limit src/redis/pages.ts names: "stamped earlier but
+  // Found in review 26, fixed, severity medium (the limit src/redis/pages.ts names: "stamped earlier but
   // applied later"): the trim job's hourly refresh stamps each active room with the run's
   // scheduled minute (`ZADD _rooms GT now`), below a stamp a Worker ahead by up to the skew wrote:
   // every room not yet listed by a pass jumps between its cursor and `high`, and that pass never
@@ -318,7 +319,7 @@ describe("review 26: stamps written late (the trim job's hourly refresh, a queue
     for (const name of [...names, "ahead"]) expect(seen, name).toContain(name);
   });
 
-  // Found in review 26, severity medium: a heartbeat accepted queued and applied later carries its
+  // Found in review 26, fixed, severity medium: a heartbeat accepted queued and applied later carries its
   // own time; a room it makes active again is stamped with that time, which may be far below a
   // pass's `high` (written since by any Worker): missed by the pass. Same fix.
   it("a pass lists a room a late-applied heartbeat (its time minutes back) makes active again", async () => {
@@ -343,7 +344,7 @@ describe("review 26: stamps written late (the trim job's hourly refresh, a queue
 });
 
 describe("review 26: a counter's union (rollup) re-stamps its destination", () => {
-  // Found in review 26, severity medium: the union's register (src/counters/union.ts: `ZADD
+  // Found in review 26, fixed, severity medium: the union's register (src/counters/union.ts: `ZADD
   // _names now`) has the same flaw as the increment's. Same fix.
   it("a pass lists a destination a lagging Worker's union re-stamps mid-pass", async () => {
     const { stats, base, at } = workers("union");
