@@ -1,4 +1,5 @@
 import { ValidationError } from "../errors.ts";
+import { stampLua } from "../redis/pages.ts";
 import { defineScript } from "../redis/script.ts";
 import { fieldsLua } from "./life.ts";
 import { MAX_COUNTER_SCORE } from "./limits.ts";
@@ -37,9 +38,9 @@ export const SCORE_RANGE_ERROR = "ERR counters.incr out_of_range";
  * rollups above that key still hold what it held.
  *
  * Bookkeeping runs only on first touch, so a steady write is the ZINCRBY and
- * either the registry's activity ZADD and (with a ttl on the plain key) one
- * PTTL, or, for buckets, one HMGET of the index (the ZADD then at most once a
- * minute, with an HSET of the index's `r` stamp). Expiry rules, for every key written:
+ * either the ZSCORE of its registry activity (a stamp older than a minute is refreshed, stampLua)
+ * and (with a ttl on the plain key) one PTTL, or, for buckets, one HMGET of the index (the stamp
+ * then at most once a minute, with an HSET of the index's `r`). Expiry rules, for every key written:
  * - a key this write creates gets the ttl (none without one);
  * - an existing key with an expiry is only ever extended: when less than ttl
  *   is left, to ttl plus a tenth of it (at most an hour), so steady writes
@@ -71,7 +72,7 @@ export const incrScript = defineScript({
     "...rollupMembers",
     "...rollupBys",
   ],
-  uses: [fieldsLua],
+  uses: [fieldsLua, stampLua],
   refusals: {
     out_of_range: (r, call) =>
       new ValidationError(
@@ -133,9 +134,17 @@ end
 -- The registry's score is the last write, to the minute (lists show recent activity first): a
 -- period write whose index says the score was set less than a minute ago skips the ZADD, so a busy
 -- counter pays it once a minute, not on every write; such a name is registered (a live index
--- implies it). A name new to the registry has no _expiry entry, i.e. counts as never expiring.
+-- implies it). A plain write has no index: the score itself says so (one ZSCORE where a ZADD was;
+-- review 26: a stamp now goes above the registry's highest, stampLua, which must not run on every
+-- write of a busy registry, or stamps would run ahead of the clock). A name new to the registry
+-- has no _expiry entry, i.e. counts as never expiring.
 local refreshed = values and tonumber(values[nb + 1])
-local register = not (refreshed and refreshed <= now and now - refreshed < 60000)
+local own = nil
+if nb == 0 then
+  own = redis.call('ZSCORE', names, name)
+  refreshed = own and tonumber(own)
+end
+local register = not (refreshed and now - refreshed < 60000 and (own or refreshed <= now))
 local forever, grow = false, 0
 local usesPlain     = false
 for _, slot in ipairs(slots) do
@@ -285,7 +294,7 @@ local function withRecs(args)
 end
 local newName, stampR = false, false
 if register then
-  newName = redis.call('ZADD', names, now, name) == 1
+  newName = stamp(names, name, now) == 1
   stampR  = nb > 0
 end
 if usesPlain then

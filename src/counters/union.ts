@@ -5,6 +5,7 @@
  */
 import type { Ctx } from "../context.ts";
 import { ValidationError } from "../errors.ts";
+import { stampLua } from "../redis/pages.ts";
 import { defineLua, defineScript, type Idempotency, type Refusal, type Written } from "../redis/script.ts";
 import type { Period } from "../time.ts";
 import { assertName } from "../validation.ts";
@@ -17,7 +18,8 @@ import { checkUnion, checkUnionKeys } from "./validate.ts";
 /**
  * Keeps the registry exact after a rollup replaced the plain key: the name
  * lives until the later of its plain key and its index (which outlives every
- * bucket it lists). `now` is a number (epoch ms).
+ * bucket it lists). `now` is a number (epoch ms). Its activity is stamped as every registry
+ * write's (stampLua: above the registry's highest, review 26).
  */
 const registerLua = defineLua(
   "counters.register",
@@ -34,11 +36,12 @@ local function register(plain, index, names, expiry, name, now)
     redis.call('ZREM', names, name)
     redis.call('ZREM', expiry, name)
   else
-    redis.call('ZADD', names, now, name)
+    stamp(names, name, now)
     if left == -1 then redis.call('ZREM', expiry, name) else redis.call('ZADD', expiry, now + left, name) end
   end
 end
 `,
+  [stampLua],
 );
 
 /**

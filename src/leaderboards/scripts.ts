@@ -1,4 +1,5 @@
 import { ConflictError, RejectedError, ValidationError, type FieldIssue } from "../errors.ts";
+import { stampLua } from "../redis/pages.ts";
 import { defineScript, type Refusal } from "../redis/script.ts";
 import { cfgLua, entryLua, memberLua, seasonLua } from "./lua.ts";
 import { RESET_OF } from "./seasons.ts";
@@ -48,7 +49,7 @@ export const configureScript = defineScript({
   write: true,
   keys: ["settings", "players", "registry", "...seasonKeys"],
   args: ["board", "now", "ties", "reset", "keep", "min", "max", "maxIncrement", "...seasonArgs"],
-  uses: [cfgLua, seasonLua],
+  uses: [cfgLua, seasonLua, stampLua],
   refusals: {
     bad_range: () =>
       new ValidationError("minScore would exceed maxScore; nothing was changed.", [
@@ -100,7 +101,7 @@ if text ~= cfgText(old) then
   redis.call('HSET', players, '_cfg', text)
 end
 local s = seasonOf(cfg.reset, seasonKeys, seasonArgs)
-redis.call('ZADD', registry, 'GT', now, board)
+stamp(registry, board, now)
 return {ties = newTies, createdAt = createdAt, players = created and 0 or redis.call('ZCARD', s.key), created = created, cfg = text, season = s.sid}
 `,
 });
@@ -115,7 +116,7 @@ export const joinScript = defineScript({
   write: true,
   keys: ["settings", "players", "profiles", "registry", "...seasonKeys"],
   args: ["board", "player", "now", "profile", "negScore", "...seasonArgs"],
-  uses: [entryLua, cfgLua, seasonLua, memberLua],
+  uses: [entryLua, cfgLua, seasonLua, memberLua, stampLua],
   refusals: { score_rejected: (r, call) => rejected(call.args.board as string, r, "") },
   lua: `
 local got = redis.call('HMGET', players, player, '_cfg')
@@ -179,7 +180,7 @@ end
 redis.call('HSET', players, player, entryText(e))
 redis.call('HSET', profiles, player, profile)
 -- a new player is the activity the list is ordered by
-redis.call('ZADD', registry, 'GT', now, board)
+stamp(registry, board, now)
 return {created = true, joinedAt = now, score = negScore, rank = rank}
 `,
 });

@@ -1,3 +1,4 @@
+import { stampLua } from "../redis/pages.ts";
 import { defineLua, defineScript } from "../redis/script.ts";
 import { DAY } from "../time.ts";
 import { HEADER_BITS, IDLED_FLAG } from "./keys.ts";
@@ -94,7 +95,7 @@ export const heartbeatScript = defineScript({
   write: true,
   keys: ["seen", "ids", "seq", "daily", "history", "due", "rooms", "siteActive"],
   args: ["now", "cutoff", "timeout", "ofDay", "dailyTtl", "historyTtl", "room", "answer", "...batch", "...sentAt"],
-  uses: [reverseLua],
+  uses: [reverseLua, stampLua],
   lua: `
 local timeout         = tonumber(timeout)
 local ofDay           = tonumber(ofDay)
@@ -291,7 +292,7 @@ end
 if last == 0 or idled or ofDay + 1 - last >= timeout then
   -- with the site entry (SITE_ENTRY, byte 3, at 0): the runs sample _online until it is empty again
   redis.call('ZADD', due, now, room, 0, '\\3')
-  redis.call('ZADD', rooms, 'GT', now, room)
+  stamp(rooms, room, now)
   -- History gets its lifetime now, before the trim job writes a point: a
   -- placeholder (score 0, below every point) makes sure the key exists. 26 h
   -- is the longest lifetime history ever gets, so this never shortens it.

@@ -1,3 +1,4 @@
+import { stampLua } from "../redis/pages.ts";
 import { defineScript } from "../redis/script.ts";
 import { HEADER_BYTES, HISTORY_SCALE, IDLED_FLAG } from "./keys.ts";
 import { reverseLua } from "./scripts.ts";
@@ -82,7 +83,7 @@ export const trimScript = defineScript({
     "siteDue",
     "...roomNames",
   ],
-  uses: [reverseLua, siteLua],
+  uses: [reverseLua, siteLua, stampLua],
   lua: `
 local now        = tonumber(now)
 local idleAfter  = tonumber(idleAfter)
@@ -203,7 +204,7 @@ for r, room in ipairs(roomNames) do
     redis.call('ZADD', history, int(minute * ${HISTORY_SCALE} + math.min(count, ${HISTORY_SCALE - 1})), slot)
     if hourly then
       redis.call('EXPIRE', history, activeTtl)
-      redis.call('ZADD', rooms, 'GT', int(now), room)
+      stamp(rooms, room, int(now))
     end
     if rotate then redis.call('ZADD', due, 'XX', int(now), room) end
   end

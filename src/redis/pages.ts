@@ -3,7 +3,8 @@ import { defineLua } from "./script.ts";
 
 /**
  * Cursor pages over a sorted set: resuming after a (score, member) cursor, and the registry lists
- * (presence rooms, leaderboards) that are read highest activity first while activity rises.
+ * (counters, histograms, presence rooms, leaderboards) that are read highest activity first while
+ * activity rises, with the stamp every write that moves a name's activity goes through.
  */
 
 /** Does `a` sort after `b` in byte order (Lua's < uses the C library's collation)? */
@@ -54,6 +55,32 @@ end`,
 );
 
 /**
+ * Stamps the activity of `name` in the registry `key` at `now` (epoch ms, the writer's clock), and
+ * above every other name's stamp: a pass (activityPageLua) lists what rose above its `high` at its
+ * end, so a stamp must land above any `high` a pass has seen. `now` alone did not, from a Worker
+ * whose clock lags the one that wrote the highest (by up to the minute allowed), in that very
+ * millisecond, or from a write applied late with its own time (a queued heartbeat, the trim job's
+ * hourly refresh at its scheduled minute): between a pass's cursor and `high`, never listed by it
+ * (review 25 for the histograms, review 26 for the counters, boards and rooms). So the stamp is
+ * `now` or, when another name's is not below it, that + 1; GT: a stamp never goes back (the name
+ * at the top keeps its own). Returns 1 when the name is new. Two commands: ZREVRANGE of the
+ * highest, ZADD. Stamps run ahead of the clock only while more than one name a millisecond is
+ * stamped, for as long as that lasts: callers stamp a name at most once a minute where writes
+ * are frequent (counters).
+ */
+export const stampLua = defineLua(
+  "pages.stamp",
+  ["stamp"],
+  `
+local function stamp(key, name, now)
+  local top = redis.call('ZREVRANGE', key, 0, 0, 'WITHSCORES')
+  local at  = tonumber(now)
+  if top[1] and top[1] ~= name and tonumber(top[2]) >= at then at = tonumber(top[2]) + 1 end
+  return redis.call('ZADD', key, 'GT', string.format('%.0f', at), name)
+end`,
+);
+
+/**
  * A page of a registry scored by activity (a time that only rises), highest first, in passes that
  * list every member present throughout at least once although activity moves members up while a
  * client pages. Read by position alone, a member not yet listed whose activity is refreshed jumps
@@ -62,10 +89,12 @@ end`,
  * (`high`); when they are exhausted, the next phase lists, highest first, the members that rose
  * above `high` since (moved or new; its floor `low` is that `high`, its own `high` the highest it
  * saw), and so on until a phase ends with nothing above its `high`. A member that rose after being
- * listed is listed again (at least once, maybe twice). Refreshes are stamped with the time they
- * happened, above any earlier phase's `high`; one stamped earlier but applied later (a heartbeat
- * from the ingest queue, the trim job's hourly refresh stamped with its scheduled minute) can
- * still land between the cursor and `high`, unseen by that pass.
+ * listed is listed again (at least once, maybe twice). A refresh lands above any earlier phase's
+ * `high` because every write that moves a stamp goes through stampLua (above the registry's
+ * highest), whatever the writer's clock or how late the write is applied (a heartbeat from the
+ * ingest queue, the trim job's hourly refresh stamped with its scheduled minute). Limit: when the
+ * name holding the highest stamp leaves (deleted, expired) mid-pass, a later stamp can again land
+ * below that pass's `high` if the writer's clock is behind it.
  *
  * `activityPage(key, limit, score, member, high, low)`: `score` '' for the first page; `member`
  * '' resumes before every member of `score` (a phase's start); `low` '' in the first phase.

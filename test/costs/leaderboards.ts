@@ -16,14 +16,16 @@ export const area = {
   title: "Leaderboards",
   order: 50,
   rows: {
-    configureNew: r("leaderboard PUT board", "new board", 4),
-    configureExisting: r("leaderboard PUT board", "existing board", 4),
-    joinNewBoard: r("leaderboard join", "first player of a new board", 9),
-    joinNew: r("leaderboard join", "new player", 9, {
-      note: "A new player takes the next tie-break sequence (`HINCRBY`), a ranking entry, a players entry and a profile, and moves the board up the list (registry `ZADD`); the answer carries the rank (`ZRANK`).",
+    configureNew: r("leaderboard PUT board", "new board", 5),
+    configureExisting: r("leaderboard PUT board", "existing board", 5, {
+      note: "The board's activity stamp in the registry: `ZREVRANGE` of the highest, then `ZADD` above it (review 26: +1, so a pass over the list by cursor never misses a board re-stamped by a Worker whose clock lags).",
+    }),
+    joinNewBoard: r("leaderboard join", "first player of a new board", 10),
+    joinNew: r("leaderboard join", "new player", 10, {
+      note: "A new player takes the next tie-break sequence (`HINCRBY`), a ranking entry, a players entry and a profile, and moves the board up the list (registry `ZREVRANGE` + `ZADD`, review 26: above its highest); the answer carries the rank (`ZRANK`).",
     }),
     joinExisting: r("leaderboard join", "existing player (profile replaced)", 5),
-    joinNewSeasonal: r("leaderboard join, daily board", "new player", 10, {
+    joinNewSeasonal: r("leaderboard join, daily board", "new player", 11, {
       note: "As on a board without seasons, and the season key gets its lifetime (`EXPIRE … NX`) when the player enters it (review 11 measured it; the join rows named no board type).",
     }),
     joinExistingSeasonFirst: r(
@@ -118,7 +120,7 @@ export const area = {
       note: "`HMGET` of entries and `ZMSCORE`, and one command to tell a board from none; no `ZRANK` and no profiles.",
     }),
     rankNoneJoined: r("leaderboard subset ranking, 2 players", "none of the names ever joined", 3),
-    configureSeasons: r("leaderboard PUT board, reset and guards", "existing board", 6),
+    configureSeasons: r("leaderboard PUT board, reset and guards", "existing board", 7),
     count: r("leaderboard count", "any", 3),
     remove: r("leaderboard remove player", "not the last player", 6),
     removeLast: r("leaderboard remove player", "last player of a board made by joins", 9, {
@@ -127,8 +129,8 @@ export const area = {
     removeSeasonal: r("leaderboard remove player, daily board", "a player a finished season still ranks", 7, {
       note: "As a removal that is not the last, and the player's ranking member in each kept season it was in is kept (`HSET` of `gone:<player>` in the settings), so a join again reads those seasons (review 15). A player of the current season only costs the 6.",
     }),
-    joinAgainSeasonal: r("leaderboard join, daily board", "a player removed while a finished season ranks it", 12, {
-      note: "As a new player (10), and the kept members come into the new entry (read by the same `HMGET` of the settings): `ZRANK` in the season before for `previousRank`, `HDEL` of `gone:<player>`.",
+    joinAgainSeasonal: r("leaderboard join, daily board", "a player removed while a finished season ranks it", 13, {
+      note: "As a new player (11), and the kept members come into the new entry (read by the same `HMGET` of the settings): `ZRANK` in the season before for `previousRank`, `HDEL` of `gone:<player>`.",
     }),
     removeMissing: r("leaderboard remove player", "no such player", 2),
     deleteBoard: r("leaderboard delete board", "any", 3),

@@ -211,7 +211,8 @@ export class Model {
       rank: this.rankOf(sidNow, player)!,
       joinedAt: now,
     };
-    return { kind: "created" as const, cost: 9 + (this.seasonal() ? 1 : 0) + extra, answer };
+    // 10: the board's registry stamp is ZREVRANGE + ZADD (review 26)
+    return { kind: "created" as const, cost: 10 + (this.seasonal() ? 1 : 0) + extra, answer };
   }
 
   changes(list: Change[], now: number) {
@@ -390,7 +391,7 @@ export class Model {
     if (this.cfgText() !== oldText) cost += 2; // HSET cfg in the settings and `_cfg` in the players hash
     this.implicit = false;
     this.inRegistry = true;
-    cost += 1 + (created ? 0 : 1); // ZADD of the registry, ZCARD
+    cost += 2 + (created ? 0 : 1); // ZREVRANGE and ZADD of the registry (review 26), ZCARD
     const sid = this.sid(now);
     return {
       kind: "written" as const,

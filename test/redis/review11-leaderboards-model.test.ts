@@ -373,7 +373,7 @@ describe("leaderboards against a naive model, through the library (seeded)", () 
       "step at 23:59:59.999",
       "late write into the finished season",
       // docs/costs.md leaderboard rows
-      "cost join created 9",
+      "cost join created 10",
       "cost join existing 5",
       "cost scores written: steady 5",
       "cost scores written: steady, reached 9",
@@ -395,7 +395,7 @@ describe("leaderboards against a naive model, through the library (seeded)", () 
       "cost remove removed 6",
       // a finished season ranks the removed player: its members are kept, and its join again reads them (review 15)
       "cost remove removed 7",
-      "cost join created 12",
+      "cost join created 13",
       "cost remove none 2",
       "cost delete board 3",
     ];
@@ -628,7 +628,7 @@ describe("docs/costs.md leaderboard rows the walks rarely reach", () => {
   // a new player pays the season key's EXPIRE NX (10), an existing player's join that enters the new
   // season pays ZADD at 0, EXPIRE NX, the ZRANK of the season before and the HSET of the entry (9; 10 under
   // ties reached: its new sequence). docs/costs.md now has those rows (test/costs/leaderboards.ts).
-  it("a join on a daily board costs what docs/costs.md's daily join rows say (10 new, 9 existing entering the season)", async () => {
+  it("a join on a daily board costs what docs/costs.md's daily join rows say (11 new since review 26's registry stamp, 9 existing entering the season)", async () => {
     const D = Date.UTC(2027, 0, 20);
     const { stats, clock, commands } = bench("cost-join", D - 1000);
     const b = stats.leaderboard("j");
@@ -639,7 +639,7 @@ describe("docs/costs.md leaderboard rows the walks rarely reach", () => {
       newPlayer: await commands(() => b.join("n", { name: "N" })),
       existing: await commands(() => b.join("a", { name: "A2" })),
     };
-    expect(got).toEqual({ newPlayer: 10, existing: 9 });
+    expect(got).toEqual({ newPlayer: 11, existing: 9 });
     // the same join again, in the season it entered: the plain existing-player row
     expect(await commands(() => b.join("a", { name: "A3" }))).toBe(5);
   });

@@ -218,6 +218,21 @@ async function runModel(seed: number): Promise<RunResult> {
       },
     ]),
   );
+  /**
+   * The room list's stamp (src/redis/pages.ts stampLua, review 26): `t`, or, when another room's
+   * stamp is not below it, the highest (its room the last of equals in byte order) + 1; never lower.
+   */
+  const stampRoom = (m: RoomModel, t: number) => {
+    let top: RoomModel | null = null;
+    for (const o of model.values())
+      if (
+        o.listed !== null &&
+        (top === null || o.listed > top.listed! || (o.listed === top.listed && o.name > top.name))
+      )
+        top = o;
+    const at = top !== null && top !== m && top.listed! >= t ? top.listed! + 1 : t;
+    m.listed = Math.max(m.listed ?? -Infinity, at);
+  };
   const pools = new Map(
     ROOMS.map((r) => [
       r.name,
@@ -287,7 +302,7 @@ async function runModel(seed: number): Promise<RunResult> {
       m.idled.delete(day);
       siteEntry = true; // the site entry rides in the room's ZADD (fixpres)
       m.due = t;
-      m.listed = Math.max(m.listed ?? -Infinity, t);
+      stampRoom(m, t);
     }
     bump(late ? "heartbeat:late" : "heartbeat");
     bump("heartbeat:ids", unique.length);
@@ -408,8 +423,8 @@ async function runModel(seed: number): Promise<RunResult> {
         m.points.set(minute, count);
         cost += 1;
         if (hourly) {
-          cost += 2;
-          m.listed = Math.max(m.listed ?? -Infinity, t);
+          cost += 3; // EXPIRE of history, the stamp's ZREVRANGE and ZADD
+          stampRoom(m, t);
         }
       }
       // forgetting: ids idle past the horizon, lowest last-seen first, a budget per script call

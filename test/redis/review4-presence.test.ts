@@ -208,7 +208,8 @@ async function runModel(opts: RunOptions): Promise<{ mismatches: Mismatch[]; cou
       (firstToday ? 1 : 0) +
       (raised || late ? 1 : 0) +
       (lastBefore === 0 ? 3 : 0) +
-      (reactivates ? 4 : 0) +
+      // the room becomes active: _due, the room list's stamp (ZREVRANGE + ZADD, review 26), history
+      (reactivates ? 5 : 0) +
       (late ? 2 : 0);
     const res = await costed("heartbeat", t, want, () => heartbeat(at(t), room, ids, opt));
     check("heartbeat.new", t, res.new, fresh.length);
