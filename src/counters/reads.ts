@@ -324,7 +324,9 @@ export async function list(ctx: Ctx, options: ListOptions = {}) {
     { names: K.names(ctx.prefix), expiry: K.expiry(ctx.prefix) },
     { now: ctx.now, offset: offset > 0 ? offset : "", limit, ...cursor },
   );
-  const items = pairs(asList(res.flat)).map((p) => ({ counter: p.member, lastWriteAt: p.score }));
+  // a stamp runs ahead of the clock while more than one name a millisecond is stamped
+  // (src/redis/pages.ts `stampLua`): no write is later than the reader's now
+  const items = pairs(asList(res.flat)).map((p) => ({ counter: p.member, lastWriteAt: Math.min(p.score, ctx.now) }));
   const page = items.slice(0, limit);
   // by offset: one name read beyond the page says more follow; by cursor: the script's `next`
   const nextCursor = offset > 0 ? null : nextActivityCursor(res.next);

@@ -364,3 +364,27 @@ describe("review 26: a counter's union (rollup) re-stamps its destination", () =
     for (const name of [...names, "ahead"]) expect(seen, name).toContain(name);
   });
 });
+
+describe("review 26: stamps that run ahead of the clock", () => {
+  // Several names stamped in one millisecond take the ms after the highest each: their scores run
+  // ahead of the clock (by 4 ms here). The list keeps their order, and an item's lastWriteAt is its
+  // score but never later than the read's time: no write happened in the future.
+  it("names written in one millisecond list newest first; lastWriteAt is never after the read's now", async () => {
+    const { stats, base, prefix } = workers("ahead-clock");
+    base.now = T0;
+    for (const name of ["a", "b", "c", "d", "e"]) await stats.counter(name).incr({ member: "m" });
+    for (const [k, name] of ["a", "b", "c", "d", "e"].entries())
+      expect(Number(await score(counterKeys.names(prefix), name)), name).toBe(T0 + k);
+    const page = await stats.counters({ limit: 10 });
+    expect(page.counters).toEqual(["e", "d", "c", "b", "a"]);
+    expect(page.items.map((i) => i.lastWriteAt)).toEqual([T0, T0, T0, T0, T0]);
+    base.now = T0 + 2;
+    expect((await stats.counters({ limit: 10 })).items.map((i) => i.lastWriteAt)).toEqual([
+      T0 + 2,
+      T0 + 2,
+      T0 + 2,
+      T0 + 1,
+      T0,
+    ]);
+  });
+});
