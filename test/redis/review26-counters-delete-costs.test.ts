@@ -1,7 +1,7 @@
 /**
  * Review 26: the member delete's command counts that the docs state but no cost row pins
  * (docs/counters.md, Behaviour, the member delete; docs/costs.md rows 36-37; README "Decisions worth
- * knowing": "a counter member delete costs about one command per key that holds the member").
+ * knowing": a counter member delete costs about one command per key that may hold the member).
  */
 import { describe, expect, it } from "vitest";
 import { deleteMember, increment, type IncrItem } from "../../src/counters/index.ts";
@@ -77,9 +77,10 @@ describe("review 26: member delete command counts the docs state", () => {
     // 18 hours, 18 quarters, 5 days, 1 month hold it: 42 keys; the delete takes ~1 command for
     // each of the 108 hours under those quarters
     expect(keys).toBe(42);
-    // 146: 3.5 commands per key holding it. The README's "about one command per key that holds the
-    // member" and "at most about one command for each write it undoes" (18 writes of "s") hold only
-    // for dense members; per key that MAY hold it (every hour under a quarter holding it) they do
+    // 146: 3.5 commands per key holding it. The README said "about one command per key that holds
+    // the member" and "at most about one command for each write it undoes" (18 writes of "s"): true
+    // only of dense members. Review 26 (low, docs): now "per key that may hold the member" (each
+    // hour under a quarter holding it), which this pins
     expect({ requests: cost.requests, commands: cost.commands }).toEqual({ requests: 1, commands: 146 });
     expect(cost.commands).toBeGreaterThan(108);
     expect(cost.commands).toBeGreaterThan(3 * keys);
