@@ -50,7 +50,7 @@ async function existing(name: string, period: string) {
 }
 
 /** The index invariants after a delete (nothing expired meanwhile). */
-async function indexProblems(name: string, period: "hour" | "week" | "month", ttl: boolean) {
+async function indexProblems(name: string, period: "hour" | "day" | "week" | "month", ttl: boolean) {
   const flat = await command<string[]>(target, "HGETALL", counterKeys.index(prefix, name));
   const fields = new Map<string, string>();
   for (let i = 0; i + 1 < flat.length; i += 2) fields.set(flat[i]!, flat[i + 1]!);
@@ -96,7 +96,13 @@ async function age(name: string) {
 const nonZero = (m: Map<string, number>) => Object.fromEntries([...m].filter(([, v]) => v !== 0).sort());
 
 /** Reads of every kind over [from, to] against the model (members at 0 may read absent). */
-async function readsAgree(name: string, model: Model, period: "hour" | "week" | "month", from: number, to: number) {
+async function readsAgree(
+  name: string,
+  model: Model,
+  period: "hour" | "day" | "week" | "month",
+  from: number,
+  to: number,
+) {
   const want = sumOf(model, periodStart(period, from), periodEnd(period, to));
   const opts = { period, from, to };
   const label = `${new Date(from).toISOString()}..${new Date(to).toISOString()}`;
@@ -516,4 +522,61 @@ describe("review 26: a keyed delete split into parts, then writes and reads", ()
     await readsAgree(name, model, "hour", opts.from, last);
     await readsAgree(name, model, "hour", Date.UTC(2026, 10, 1, 3), Date.UTC(2026, 10, 3, 20));
   }, 60_000);
+});
+
+// ---------------------------------------------------------------------------------------------
+describe("review 26: day counters (months over days), ttl'd, index and reads", () => {
+  const D0 = Date.UTC(2026, 8, 20);
+  const dayAt = fc.integer({ min: 0, max: 60 }).map((k) => D0 + k * DAY);
+  const member = fc.constantFrom("a", "b", "c");
+  type Op =
+    | { kind: "write"; writes: { member: string; by: number; at: number }[] }
+    | { kind: "delete"; member: string; from: number; days: number };
+  const op: fc.Arbitrary<Op> = fc.oneof(
+    fc
+      .array(fc.record({ member, by: fc.constantFrom(-1, 1, 2), at: dayAt }), { minLength: 1, maxLength: 20 })
+      .map((writes) => ({ kind: "write" as const, writes })),
+    fc
+      .tuple(member, dayAt, fc.integer({ min: 0, max: 45 }))
+      .map(([m, from, days]) => ({ kind: "delete" as const, member: m, from, days })),
+  );
+  let run = 0;
+
+  it(
+    "raw days, index, reads",
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(op, { minLength: 2, maxLength: 8 }), async (ops) => {
+          const name = `r26d-${run++}`;
+          const model: Model = new Map();
+          for (const o of ops) {
+            if (o.kind === "write") {
+              await increment(
+                ctx,
+                name,
+                o.writes.map((w) => ({ ...w, period: "day" as const, ttl: TTL })),
+              );
+              for (const w of o.writes) {
+                const m = model.get(w.at) ?? new Map<string, number>();
+                m.set(w.member, (m.get(w.member) ?? 0) + w.by);
+                model.set(w.at, m);
+              }
+            } else {
+              const to = Math.min(periodStart("day", NOW), o.from + o.days * DAY);
+              let expected = 0;
+              for (const [d, ms] of model) if (d >= o.from && d <= to && ms.has(o.member)) expected++;
+              const got = await deleteMember(ctx, name, o.member, { period: "day", from: o.from, to });
+              expect(got.removed).toBe(expected);
+              for (const [d, ms] of model) if (d >= o.from && d <= to) ms.delete(o.member);
+              expect(await indexProblems(name, "day", true)).toEqual([]);
+            }
+          }
+          await readsAgree(name, model, "day", D0, D0 + 60 * DAY);
+          await readsAgree(name, model, "day", D0 + 9 * DAY, D0 + 43 * DAY);
+        }),
+        { numRuns: RUNS },
+      );
+    },
+    40_000 * (RUNS / 12 + 1),
+  );
 });
