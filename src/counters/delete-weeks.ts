@@ -8,7 +8,7 @@ import { defineLua } from "../redis/script.ts";
  * HMGET (a plan without rollups: a week or month counter, at most 59 buckets; month counters keep
  * none, their fields read absent), and each week whose ZREM removed the member and that still
  * lives gets its record less one in the HSET of the cache generation the delete makes anyway: no
- * command more. An emptied week's record goes with its field (delete-script.ts `forgetIfEmpty`).
+ * command more. An emptied week's record goes with its field (delete-removals.ts `flush`, one HDEL).
  */
 export const deleteWeeksLua = defineLua(
   "counters.deleteWeeks",

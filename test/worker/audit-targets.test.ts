@@ -64,7 +64,7 @@ describe("issue 15: 400-day `period=day` ranges (the cost table has `period=hour
 
   // Issue 15's "Done when" asks 400-day counter deletes to cost at most 60 commands. A member held
   // by hundreds of keys is not held to it, by decision (README, "Decisions worth knowing": a counter
-  // member delete costs about one command per key that holds the member; fewer would make every
+  // member delete costs about one command per key that may hold the member; fewer would make every
   // read pay a command per key it reads, or leave the erased data in Redis for a job to remove key
   // by key). Pinned instead: one accepted call, one script of 413 keys (399 days, 14 months; 7-15
   // ms at 10,000 and 100,000 members a day key, bench/scaling/dense-delete.ts), one command per key
