@@ -507,9 +507,11 @@ describe("first touch of a week", () => {
   // there (`c:w` = `<group>|0`), so later first touches skip the learn; or document 9–10.
   // Fixed (wt-week2): a write that records the key of the `w`/`m` cursor's group (its only field)
   // gives the cursor that expiry, so the cursor steps past a kept week for free (trim.ts trimNote).
-  it("costs 9 on every first touch of a week (docs/costs.md row 8)", async () => {
+  // 10 since review 26: the registry's stamp (a week's first touch refreshes it) reads the
+  // registry's highest first (src/redis/pages.ts stampLua)
+  it("costs 10 on every first touch of a week (docs/costs.md row 9)", async () => {
     const { weekly } = await costs("first9");
-    expect(weekly.map(([n]) => n)).toEqual([9, 9, 9, 9]);
+    expect(weekly.map(([n]) => n)).toEqual([10, 10, 10, 10]);
   });
 });
 
