@@ -66,6 +66,7 @@ export interface EdgestatsOptions {
    * and the next goes on. On Workers Free, whose invocations fail their 51st subrequest, the jobs
    * one invocation runs share 50 (review 26: a busy hour's compaction sent up to 201). Without it a
    * job keeps only its own caps.
+   * @default undefined (no limit but each job's own caps)
    */
   subrequestLimit?: number;
   /** Trending settings; the service reads them from `TRENDING_*` vars. */
